@@ -1,0 +1,212 @@
+// Package cli implements dshgen's subcommands; it is a package (not main) so that tests
+// and testscript can run the command in process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/dshkit/dsh/gen"
+	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/docs"
+	"github.com/dshkit/dsh/gen/emit/schema"
+	"github.com/dshkit/dsh/gen/ir"
+	"github.com/dshkit/dsh/gen/load"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitStale = 1
+	exitUsage = 2
+)
+
+const usage = `usage:
+  dshgen generate [-spec DIR] [-out DIR] [-docs FILE]  write the generated tree (only changed files)
+  dshgen check    [-spec DIR] [-out DIR] [-docs FILE]  exit 1 and print a diff if anything is stale
+  dshgen schema   -out DIR [-spec DIR]                  write one JSON Schema per payload and decision
+  dshgen docs     -out FILE [-spec DIR]                 write the Markdown catalog of every event
+`
+
+// Main runs dshgen with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	code := exitOK
+	switch cmd {
+	case "generate", "check":
+		code, err = tree(cmd, rest, stdout, stderr)
+	case "schema":
+		err = schemaCmd(rest, stdout)
+	case "docs":
+		err = docsCmd(rest, stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "dshgen: unknown command %q\n%s", cmd, usage)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, errorText(err))
+		return exitUsage
+	}
+	return code
+}
+
+// errorText renders an error; a spec error already starts with file:line:col.
+func errorText(err error) string {
+	var se *load.Error
+	if errors.As(err, &se) {
+		return err.Error()
+	}
+	return "dshgen: " + err.Error()
+}
+
+// usageError is a command-line mistake.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("%s: %v", fs.Name(), err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}
+
+func loadSpec(dir string) (*ir.Spec, error) {
+	return load.Dir(dir, filepath.ToSlash(filepath.Clean(dir)))
+}
+
+// tree implements generate and check. Output paths are computed relative to the common
+// root of -out and -docs so that the emitters' paths stay repository-relative.
+func tree(cmd string, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags(cmd)
+	specDir := fs.String("spec", "spec", "spec directory")
+	out := fs.String("out", "generated", "output directory of generated code and schemas")
+	docsFile := fs.String("docs", "docs/catalog.md", "Markdown catalog to write (empty: none)")
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	s, err := loadSpec(*specDir)
+	if err != nil {
+		return exitUsage, err
+	}
+	root, layout, err := layoutFor(*out, *docsFile, s.Package)
+	if err != nil {
+		return exitUsage, err
+	}
+	files, err := gen.Files(s, layout)
+	if err != nil {
+		return exitUsage, err
+	}
+	if cmd == "check" {
+		diffs, err := gen.Stale(root, files)
+		if err != nil {
+			return exitUsage, err
+		}
+		if len(diffs) > 0 {
+			for _, d := range diffs {
+				fmt.Fprint(stdout, d)
+			}
+			fmt.Fprintf(stderr, "dshgen check: %s\nrun: go generate ./spec (or dshgen generate)\n", gen.Summary(diffs))
+			return exitStale, nil
+		}
+		return exitOK, nil
+	}
+	changed, err := gen.Write(root, files)
+	if err != nil {
+		return exitUsage, err
+	}
+	for _, c := range changed {
+		fmt.Fprintf(stdout, "wrote %s\n", path.Join(filepath.ToSlash(root), c))
+	}
+	return exitOK, nil
+}
+
+// layoutFor maps -out and -docs onto a root and a Layout relative to it: -out DIR holds
+// DIR/<package> (Go) and DIR/schema, and root is DIR's parent; -docs must lie under root.
+func layoutFor(out, docsFile, pkg string) (string, gen.Layout, error) {
+	out = filepath.Clean(out)
+	root := filepath.Dir(out)
+	base := filepath.ToSlash(filepath.Base(out))
+	l := gen.Layout{GoDir: base + "/" + pkg, SchemaDir: base + "/schema"}
+	if docsFile != "" {
+		rel, err := filepath.Rel(root, filepath.Clean(docsFile))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", l, usageError{fmt.Sprintf("-docs %s must lie under %s (the parent of -out)", docsFile, root)}
+		}
+		l.DocsFile = filepath.ToSlash(rel)
+	}
+	return root, l, nil
+}
+
+func schemaCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("schema")
+	specDir := fs.String("spec", "spec", "spec directory")
+	out := fs.String("out", "", "directory to write the JSON Schema files into")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{"schema: -out DIR is required"}
+	}
+	s, err := loadSpec(*specDir)
+	if err != nil {
+		return err
+	}
+	files, err := schema.Emit(s, ".")
+	if err != nil {
+		return err
+	}
+	return writeUnder(*out, files, stdout)
+}
+
+func docsCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("docs")
+	specDir := fs.String("spec", "spec", "spec directory")
+	out := fs.String("out", "", "Markdown file to write")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{"docs: -out FILE is required"}
+	}
+	s, err := loadSpec(*specDir)
+	if err != nil {
+		return err
+	}
+	f, err := docs.Emit(s, filepath.Base(*out))
+	if err != nil {
+		return err
+	}
+	return writeUnder(filepath.Dir(*out), []emit.File{f}, stdout)
+}
+
+func writeUnder(dir string, files []emit.File, stdout io.Writer) error {
+	changed, err := gen.Write(dir, files)
+	for _, c := range changed {
+		fmt.Fprintf(stdout, "wrote %s\n", path.Join(filepath.ToSlash(dir), c))
+	}
+	return err
+}

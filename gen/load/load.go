@@ -1,0 +1,209 @@
+// Package load turns a CUE spec directory into the IR (gen/ir). It is the only package of
+// dsh that imports CUE: it evaluates the spec, lets CUE check it against spec/meta.cue,
+// then applies the checks CUE cannot express, and reports every problem with the CUE
+// file:line:col a reviewer has to edit.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+
+	"github.com/dshkit/dsh/gen/ir"
+)
+
+// Problem is one thing wrong with a spec, at a position.
+type Problem struct {
+	Pos ir.Pos
+	Msg string
+}
+
+// Error is a spec that could not be turned into IR. It lists every problem found, each
+// starting with its position ("spec/tools.cue:12:3: ...").
+type Error struct {
+	// Dir is the spec directory as the user named it; positions are shown under it.
+	Dir      string
+	Problems []Problem
+}
+
+// ErrSpec is wrapped by every *Error, so that callers can test errors.Is(err, ErrSpec).
+var ErrSpec = errors.New("invalid spec")
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		pos := p.Pos
+		if pos.File != "" && e.Dir != "" {
+			pos.File = path.Join(filepath.ToSlash(e.Dir), pos.File)
+		}
+		fmt.Fprintf(&b, "%s: %s", pos, p.Msg)
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrSpec) true.
+func (e *Error) Unwrap() error { return ErrSpec }
+
+// metaFile is the spec file holding the schema of the spec itself; its definitions are
+// not part of the generated surface.
+const metaFile = "meta.cue"
+
+// Dir loads the spec in directory dir (only its top-level .cue files: subdirectories such
+// as conformance/ are separate packages). display is how positions name the directory in
+// errors (e.g. "spec"); "" uses dir.
+func Dir(dir, display string) (*ir.Spec, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if display == "" {
+		display = dir
+	}
+	return build(abs, display, nil)
+}
+
+// FS loads the spec from the top-level .cue files of fsys (e.g. the embedded spec).
+// display is how positions name the directory in errors.
+func FS(fsys fs.FS, display string) (*ir.Spec, error) {
+	names, err := fs.Glob(fsys, "*.cue")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: no .cue files", display)
+	}
+	// cue/load reads overlays by absolute path; the directory need not exist.
+	root := filepath.Join(string(filepath.Separator), "dsh-embedded-spec")
+	overlay := map[string]load.Source{}
+	for _, n := range names {
+		data, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		overlay[filepath.Join(root, n)] = load.FromBytes(data)
+	}
+	return build(root, display, overlay)
+}
+
+func build(dir, display string, overlay map[string]load.Source) (*ir.Spec, error) {
+	cfg := &load.Config{Dir: dir, Overlay: overlay}
+	insts := load.Instances([]string{"."}, cfg)
+	if len(insts) != 1 {
+		return nil, fmt.Errorf("%s: expected one CUE package, found %d", display, len(insts))
+	}
+	inst := insts[0]
+	if inst.Err != nil {
+		return nil, cueError(display, inst.Err)
+	}
+	v := cuecontext.New().BuildInstance(inst)
+	if err := v.Err(); err != nil {
+		return nil, cueError(display, err)
+	}
+	if err := v.Validate(); err != nil {
+		return nil, cueError(display, err)
+	}
+	w := &walker{root: v, importPath: inst.ImportPath, spec: &ir.Spec{Package: inst.PkgName}, byName: map[string]*ir.Type{}, kinds: map[*ir.Type]string{}}
+	w.walk()
+	if len(w.problems) > 0 {
+		return nil, w.err(display)
+	}
+	return w.spec, nil
+}
+
+// cueError converts CUE's errors into an *Error with positions. CUE reports one error per
+// failed alternative of a disjunction; those are folded into one problem per path, placed
+// at the first position outside meta.cue (where the reviewer made the mistake).
+func cueError(display string, err error) error {
+	e := &Error{Dir: display}
+	type group struct {
+		pos  ir.Pos
+		msgs []string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, ce := range cueerrors.Errors(err) {
+		format, args := ce.Msg()
+		msg := fmt.Sprintf(format, args...)
+		key := strings.Join(ce.Path(), ".")
+		g := groups[key]
+		if g == nil {
+			g = &group{}
+			groups[key] = g
+			order = append(order, key)
+		}
+		if p := bestPos(ce); g.pos.File == "" || (g.pos.File == metaFile && p.File != "" && p.File != metaFile) {
+			g.pos = p
+		}
+		if len(ce.InputPositions()) > 0 || ce.Position().IsValid() || len(g.msgs) == 0 {
+			g.msgs = append(g.msgs, msg)
+		}
+	}
+	for _, key := range order {
+		g := groups[key]
+		msg := g.msgs[len(g.msgs)-1]
+		if len(g.msgs) > 2 {
+			msg = fmt.Sprintf("%s (and %d more alternatives)", msg, len(g.msgs)-2)
+		}
+		if key != "" {
+			msg = key + ": " + msg
+		}
+		e.Problems = append(e.Problems, Problem{Pos: g.pos, Msg: msg})
+	}
+	if len(e.Problems) == 0 {
+		e.Problems = []Problem{{Msg: err.Error()}}
+	}
+	sortProblems(e.Problems)
+	return e
+}
+
+// bestPos picks the error position a reviewer should look at: the first one outside
+// meta.cue, else the first valid one.
+func bestPos(ce cueerrors.Error) ir.Pos {
+	ps := append([]token.Pos{ce.Position()}, ce.InputPositions()...)
+	var first ir.Pos
+	for _, p := range ps {
+		if !p.IsValid() {
+			continue
+		}
+		ip := position(p)
+		if ip.File != metaFile {
+			return ip
+		}
+		if first.File == "" {
+			first = ip
+		}
+	}
+	return first
+}
+
+func position(p token.Pos) ir.Pos {
+	if !p.IsValid() {
+		return ir.Pos{}
+	}
+	return ir.Pos{File: filepath.Base(p.Filename()), Line: p.Line(), Col: p.Column()}
+}
+
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i].Pos, ps[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}

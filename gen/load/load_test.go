@@ -1,0 +1,145 @@
+package load_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/dshkit/dsh/gen/ir"
+	"github.com/dshkit/dsh/gen/load"
+	"github.com/dshkit/dsh/spec"
+)
+
+// writeSpec extracts the .cue files of a txtar archive into a fresh spec directory,
+// adding the real meta.cue unless the archive brings its own.
+func writeSpec(t *testing.T, a *txtar.Archive) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "spec")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hasMeta := false
+	for _, f := range a.Files {
+		if !strings.HasSuffix(f.Name, ".cue") {
+			continue
+		}
+		hasMeta = hasMeta || f.Name == "meta.cue"
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !hasMeta {
+		meta, err := spec.FS.ReadFile("meta.cue")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "meta.cue"), meta, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func section(a *txtar.Archive, name string) string {
+	for _, f := range a.Files {
+		if f.Name == name {
+			return strings.TrimSpace(string(f.Data))
+		}
+	}
+	return ""
+}
+
+// TestBadSpecs checks that every bad-spec case is rejected with an *Error whose first
+// line names the CUE position of the problem.
+func TestBadSpecs(t *testing.T) {
+	cases, err := filepath.Glob("../testdata/badspec/*.txtar")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no bad-spec cases: %v", err)
+	}
+	for _, c := range cases {
+		t.Run(strings.TrimSuffix(filepath.Base(c), ".txtar"), func(t *testing.T) {
+			a, err := txtar.ParseFile(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := writeSpec(t, a)
+			_, err = load.Dir(dir, "spec")
+			if err == nil {
+				t.Fatalf("load succeeded; want an error matching %q", section(a, "want"))
+			}
+			if !errors.Is(err, load.ErrSpec) {
+				t.Errorf("error does not wrap ErrSpec: %v", err)
+			}
+			want := regexp.MustCompile(section(a, "want"))
+			if !want.MatchString(err.Error()) {
+				t.Errorf("error:\n%v\nwant a line matching %q", err, want)
+			}
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			if !regexp.MustCompile(`^spec/[a-z_]+\.cue:\d+:\d+: `).MatchString(first) {
+				t.Errorf("first line %q does not start with the CUE file:line:col", first)
+			}
+		})
+	}
+}
+
+// TestEmbeddedSpec loads the real spec from the embedded files and checks the surface the
+// runtime depends on.
+func TestEmbeddedSpec(t *testing.T) {
+	s, err := load.FS(spec.FS, "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk, err := load.Dir("../../spec", "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Types) != len(disk.Types) || len(s.Events) != len(disk.Events) {
+		t.Errorf("embedded and on-disk spec differ: %d/%d types, %d/%d events", len(s.Types), len(disk.Types), len(s.Events), len(disk.Events))
+	}
+	kinds := func(name string) []string {
+		u := s.Lookup(name)
+		if u == nil || u.Kind != ir.Union {
+			t.Fatalf("%s is not a union", name)
+		}
+		var ks []string
+		for _, v := range u.Variants {
+			ks = append(ks, v.Type.Name)
+		}
+		return ks
+	}
+	for union, want := range map[string]string{
+		"PreToolDecision":  "PreToolAllow PreToolDeny PreToolAsk PreToolHalt",
+		"PreStepDecision":  "PreStepEnter PreStepReject PreStepHalt",
+		"GuardVerdict":     "GuardDeny GuardAbstain",
+		"PostToolDecision": "PostToolAccept PostToolBlock PostToolHalt",
+	} {
+		if got := strings.Join(kinds(union), " "); got != want {
+			t.Errorf("%s variants = %s, want %s", union, got, want)
+		}
+	}
+	domains := map[string]ir.Domain{}
+	for _, e := range s.Events {
+		domains[e.Name] = e.Domain
+		if e.Doc == "" {
+			t.Errorf("%s has no doc", e.Name)
+		}
+	}
+	for name, d := range map[string]ir.Domain{
+		"agent/session-start": ir.Notification, "agent/pre-step": ir.Waterfall, "agent/turn-stopping": ir.Notification,
+		"agent/request": ir.Waterfall, "agent/request-error": ir.Waterfall, "tools/pre-execute": ir.Waterfall,
+		"tools/guard": ir.Guard, "tools/execute": ir.Wrapper, "tools/post-execute": ir.Waterfall, "tools/result": ir.Observer,
+	} {
+		if domains[name] != d {
+			t.Errorf("event %s: domain %q, want %q", name, domains[name], d)
+		}
+	}
+	accept := s.Lookup("PostToolAccept")
+	if len(accept.Exclusive) != 1 || strings.Join(accept.Exclusive[0], ",") != "content,value" {
+		t.Errorf("PostToolAccept exclusive groups = %v", accept.Exclusive)
+	}
+}
