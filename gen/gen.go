@@ -205,7 +205,7 @@ func writeAtomic(dst string, data []byte) error {
 func Summary(diffs []string) string {
 	var names []string
 	for _, d := range diffs {
-		line, _, _ := strings.Cut(d, "\n")            // "diff a/<path> b/<path>"
+		line, _, _ := strings.Cut(d, "\n") // "diff a/<path> b/<path>"
 		name, _, _ := strings.Cut(strings.TrimPrefix(line, "diff a/"), " ")
 		names = append(names, name)
 	}

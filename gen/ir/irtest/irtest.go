@@ -6,8 +6,8 @@ import "github.com/dshkit/dsh/gen/ir"
 
 func pos(file string, line int) ir.Pos { return ir.Pos{File: file, Line: line, Col: 1} }
 
-func str() *ir.TypeRef              { return &ir.TypeRef{Kind: ir.String} }
-func named(n string) *ir.TypeRef    { return &ir.TypeRef{Kind: ir.Named, Name: n} }
+func str() *ir.TypeRef               { return &ir.TypeRef{Kind: ir.String} }
+func named(n string) *ir.TypeRef     { return &ir.TypeRef{Kind: ir.Named, Name: n} }
 func list(e *ir.TypeRef) *ir.TypeRef { return &ir.TypeRef{Kind: ir.List, Elem: e} }
 
 func field(json, goName, doc string, t *ir.TypeRef, mod string) *ir.Field {
