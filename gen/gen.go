@@ -132,7 +132,7 @@ func leftovers(root string, files []emit.File, want map[string]bool) ([]string, 
 			return nil, err
 		}
 		for _, e := range entries {
-			p := d + "/" + e.Name()
+			p := path.Join(d, e.Name())
 			if e.IsDir() || want[p] {
 				continue
 			}
@@ -150,9 +150,10 @@ func leftovers(root string, files []emit.File, want map[string]bool) ([]string, 
 }
 
 // Write brings the tree under root in line with files: it writes only files whose content
-// changed, each through a temporary file renamed into place, and removes leftover
-// generated files. It returns the paths it changed.
-func Write(root string, files []emit.File) ([]string, error) {
+// changed, each through a temporary file renamed into place, and, with prune, removes
+// generated files in the same directories that files no longer contains. It returns the
+// paths it changed.
+func Write(root string, files []emit.File, prune bool) ([]string, error) {
 	var changed []string
 	want := map[string]bool{}
 	for _, f := range files {
@@ -165,6 +166,9 @@ func Write(root string, files []emit.File) ([]string, error) {
 			return changed, err
 		}
 		changed = append(changed, f.Path)
+	}
+	if !prune {
+		return changed, nil
 	}
 	stale, err := leftovers(root, files, want)
 	if err != nil {

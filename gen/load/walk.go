@@ -100,7 +100,9 @@ func doc(v cue.Value) string {
 			parts = append(parts, t)
 		}
 	}
-	return strings.Join(parts, "\n")
+	// A definition's doc starts with its CUE name ("#PreToolDeny refuses ..."); Go doc
+	// comments start with the Go name.
+	return strings.TrimPrefix(strings.Join(parts, "\n"), "#")
 }
 
 // declare creates the IR type of one top-level definition, deciding its shape.

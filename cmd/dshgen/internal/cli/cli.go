@@ -134,7 +134,7 @@ func tree(cmd string, args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		return exitOK, nil
 	}
-	changed, err := gen.Write(root, files)
+	changed, err := gen.Write(root, files, true)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -204,7 +204,7 @@ func docsCmd(args []string, stdout io.Writer) error {
 }
 
 func writeUnder(dir string, files []emit.File, stdout io.Writer) error {
-	changed, err := gen.Write(dir, files)
+	changed, err := gen.Write(dir, files, false)
 	for _, c := range changed {
 		fmt.Fprintf(stdout, "wrote %s\n", path.Join(filepath.ToSlash(dir), c))
 	}

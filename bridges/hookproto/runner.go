@@ -1,0 +1,208 @@
+package hookproto
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Defaults for the zero fields of a [Command].
+const (
+	// DefaultOutputCap is the default cap on captured stdout and on captured stderr.
+	DefaultOutputCap = 1 << 20
+	// DefaultKillGrace is how long a timed-out or cancelled hook's process group has
+	// between SIGTERM and SIGKILL.
+	DefaultKillGrace = 500 * time.Millisecond
+	// DefaultPipeGrace is how long the runner keeps reading stdout and stderr after the
+	// hook's main process has exited, before it abandons the pipes (and kills the group).
+	DefaultPipeGrace = 200 * time.Millisecond
+)
+
+// Command is one hook run: what to execute and under which limits. Only Command is
+// required.
+type Command struct {
+	// Shell is the argv prefix a shell-form command runs under, e.g. {"sh", "-c"} for
+	// Claude Code or {"/bin/zsh", "-lc"} for Codex (see [Dialect.Shell]); empty means
+	// {"/bin/sh", "-c"}.
+	Shell []string
+	// Command is the command line (shell form), or the program to execute (exec form).
+	Command string
+	// Args, when non-nil (even empty), selects the exec form: Command runs with these
+	// arguments directly, without a shell.
+	Args []string
+	// Stdin is written to the hook's standard input, which is then closed. A hook that
+	// does not read it is not an error.
+	Stdin []byte
+	// Dir is the working directory; empty means the harness's.
+	Dir string
+	// Env holds KEY=value pairs added to (and overriding) the harness environment.
+	Env []string
+	// Timeout bounds the run; 0 means no timeout (only ctx bounds it).
+	Timeout time.Duration
+	// MaxStdout and MaxStderr cap the bytes kept of each stream; 0 means
+	// DefaultOutputCap. Output past the cap is read and discarded.
+	MaxStdout, MaxStderr int
+	// KillGrace is the delay between SIGTERM and SIGKILL; 0 means DefaultKillGrace.
+	KillGrace time.Duration
+	// PipeGrace is how long to wait for pipe EOF after the main process exits; 0 means
+	// DefaultPipeGrace.
+	PipeGrace time.Duration
+}
+
+// Result is how a run ended. Exactly one of these holds: SpawnErr is set; TimedOut or
+// Cancelled is set; Signal is set; ExitCode is set.
+type Result struct {
+	// ExitCode is the process's exit status; nil when it has none (spawn failure,
+	// timeout, cancellation, death by signal).
+	ExitCode *int
+	// Signal is the signal that killed the process, when one did and the run was not
+	// timed out or cancelled.
+	Signal os.Signal
+	// Stdout and Stderr are the captured output, each capped.
+	Stdout, Stderr []byte
+	// StdoutOverCap and StderrOverCap report output beyond the cap (discarded).
+	StdoutOverCap, StderrOverCap bool
+	// Duration is the wall time of the run, spawn to return.
+	Duration time.Duration
+	// TimedOut reports that Command.Timeout expired and the process group was killed.
+	TimedOut bool
+	// Cancelled reports that ctx ended first and the process group was killed (or, if
+	// ctx had ended before the run, that nothing was started).
+	Cancelled bool
+	// SpawnErr is set when the process could not be started (missing shell or program,
+	// bad working directory, …). A missing script under a shell is exit 127 instead.
+	SpawnErr error
+	// Orphaned reports that the main process exited but something it started still held
+	// stdout or stderr open after PipeGrace; output written after that is lost.
+	Orphaned bool
+	// Err is any other I/O failure, such as failing to write stdin for a reason other
+	// than the hook not reading it.
+	Err error
+}
+
+// Run executes one hook command and returns how it ended; it never panics and reports
+// every failure in the Result (dsh bridge decision 4).
+//
+// The hook runs in its own process group with Stdin on its standard input (written from
+// a goroutine, then closed; a hook that never reads it does not block the runner). When
+// the timeout expires or ctx ends, the whole group gets SIGTERM, then SIGKILL after
+// KillGrace. After the main process exits, Run reads the pipes for at most PipeGrace more,
+// so a background grandchild holding stdout cannot stall it. Before returning, Run sends
+// SIGKILL to the group, so no process of the hook's group outlives the call (a process
+// that moved to another group or session escapes, as it would from any shell).
+func Run(ctx context.Context, c Command) (res Result) {
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+	if ctx.Err() != nil {
+		res.Cancelled = true
+		return res
+	}
+	argv := append(append([]string(nil), c.Shell...), c.Command)
+	if len(c.Shell) == 0 {
+		argv = []string{"/bin/sh", "-c", c.Command}
+	}
+	if c.Args != nil {
+		argv = append([]string{c.Command}, c.Args...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.Stdin)
+	}
+	stdout := &capBuffer{max: orDefault(c.MaxStdout, DefaultOutputCap)}
+	stderr := &capBuffer{max: orDefault(c.MaxStderr, DefaultOutputCap)}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = orDefault(c.PipeGrace, DefaultPipeGrace)
+
+	if err := cmd.Start(); err != nil {
+		res.SpawnErr = err
+		return res
+	}
+	pgid := cmd.Process.Pid
+	defer func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }() // leftovers of the group
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if c.Timeout > 0 {
+		t := time.NewTimer(c.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-timeout:
+		res.TimedOut = true
+		err = killGroup(pgid, orDefault(c.KillGrace, DefaultKillGrace), done)
+	case <-ctx.Done():
+		res.Cancelled = true
+		err = killGroup(pgid, orDefault(c.KillGrace, DefaultKillGrace), done)
+	}
+
+	res.Stdout, res.StdoutOverCap = stdout.buf.Bytes(), stdout.over
+	res.Stderr, res.StderrOverCap = stderr.buf.Bytes(), stderr.over
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(err, exec.ErrWaitDelay):
+		res.Orphaned = true
+	case err != nil && !errors.As(err, &exitErr):
+		res.Err = err
+	}
+	if res.TimedOut || res.Cancelled || cmd.ProcessState == nil {
+		return res
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal()
+	} else {
+		code := cmd.ProcessState.ExitCode()
+		res.ExitCode = &code
+	}
+	return res
+}
+
+// killGroup sends SIGTERM to the process group, SIGKILL after grace if the main process
+// has not exited, and returns the Wait error.
+func killGroup(pgid int, grace time.Duration, done <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-done
+	}
+}
+
+// capBuffer keeps the first max bytes written to it and discards (but accepts) the rest,
+// so the writer never blocks on a full pipe and memory stays bounded.
+type capBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.over = true
+		b.buf.Write(p[:max(room, 0)])
+	} else {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}

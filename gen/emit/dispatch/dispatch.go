@@ -1,0 +1,391 @@
+// Package dispatch emits the listener surface of the generated package: per spec file, the
+// listener types, registration methods and runners of its events (<spec>_events.go) and the
+// type constants of its session events (<spec>_session.go); once, the registry machinery
+// (meta_registry.go) and the session-event decoder (meta_session.go).
+//
+// The generated code refers by name to the types emitted by gen/emit/gotypes (payload
+// records, decision unions with Kind methods) and, in meta_session.go, to its
+// ErrUnknownKind sentinel. It imports only the standard library.
+package dispatch
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"go/format"
+	"path"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/ir"
+)
+
+// MetaFile is the spec file named in the header of the shared meta_* files.
+const MetaFile = "meta.cue"
+
+//go:embed registry.tmpl
+var registrySource string
+
+var registryTmpl = template.Must(template.New("registry").Parse(registrySource))
+
+// Emit generates the dispatch files of s under outDir (a slash-separated path relative to
+// the repository root, e.g. "generated/dsh"), sorted by path.
+func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
+	evs, err := plan(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNames(s, evs); err != nil {
+		return nil, err
+	}
+	outDir = strings.TrimSuffix(strings.ReplaceAll(outDir, "\\", "/"), "/")
+	var files []emit.File
+	add := func(name string, src []byte) error {
+		out, err := format.Source(src)
+		if err != nil {
+			return fmt.Errorf("dispatch: %s does not parse (generator bug): %v\n%s", name, err, src)
+		}
+		files = append(files, emit.File{Path: path.Join(outDir, name), Data: out})
+		return nil
+	}
+
+	// Per spec file: events and session events.
+	byFile := map[string][]*event{}
+	for _, e := range evs {
+		byFile[e.ir.File] = append(byFile[e.ir.File], e)
+	}
+	sessByFile := map[string][]*ir.SessionEvent{}
+	for _, se := range s.SessionEvents {
+		sessByFile[se.File] = append(sessByFile[se.File], se)
+	}
+	bases := map[string]string{}
+	for _, f := range sortedKeys(keys(byFile), keys(sessByFile)) {
+		base := strings.TrimSuffix(path.Base(f), ".cue")
+		if other, ok := bases[base]; ok {
+			return nil, fmt.Errorf("dispatch: spec files %s and %s give the same Go file names", other, f)
+		}
+		bases[base] = f
+		if list := byFile[f]; len(list) > 0 {
+			if err := add(base+"_events.go", eventsFile(s, f, list)); err != nil {
+				return nil, err
+			}
+		}
+		if list := sessByFile[f]; len(list) > 0 {
+			if err := add(base+"_session.go", sessionFile(s, f, list)); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// Shared files.
+	var buf bytes.Buffer
+	if err := registryTmpl.Execute(&buf, map[string]any{
+		"Header":  emit.Header(MetaFile),
+		"Package": s.Package,
+		"Events":  evs,
+	}); err != nil {
+		return nil, fmt.Errorf("dispatch: meta_registry.go: %v", err)
+	}
+	if err := add("meta_registry.go", buf.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := add("meta_session.go", metaSessionFile(s)); err != nil {
+		return nil, err
+	}
+	emit.Sort(files)
+	return files, nil
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// sortedKeys returns the union of the key lists, sorted, without duplicates.
+func sortedKeys(lists ...[]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lists {
+		for _, k := range l {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// event is what the templates and writers need to know about one event.
+type event struct {
+	ir *ir.Event
+
+	Name     string // event name
+	Stem     string // Go stem
+	Doc      string
+	Payload  string // payload Go type name
+	Decision string // decision Go type name, "" for notifications and observers
+	Default  string // default variant kind (waterfall, guard)
+
+	DomainConst string // DomainWaterfall, ...
+	Field       string // the Registry field holding the listener list
+	Listener    string // <S>Listener
+	Next        string // <S>Next, "" when the domain has none
+	Register    string // OnS, S (guards) or WrapS
+	Runner      string // RunS, NotifyS or EmitS
+	Const       string // <S>EventName
+
+	defaultExpr string   // the default variant's zero value, e.g. PreToolAllow{}
+	denyKind    string   // the kind of a guard's deny variant
+	subjectNil  []string // nil checks on the subject path (Go expressions on p)
+	subjectExpr string   // the subject id (a string expression on p)
+}
+
+// plan checks every event against what its domain needs and resolves its Go names.
+func plan(s *ir.Spec) ([]*event, error) {
+	if s.Package == "" {
+		return nil, fmt.Errorf("dispatch: the spec has no Go package name")
+	}
+	evs := make([]*event, 0, len(s.Events))
+	for _, e := range s.Events {
+		x, err := planEvent(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s: event %q: %v", e.Pos, e.Name, err)
+		}
+		evs = append(evs, x)
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Name < evs[j].Name })
+	for _, se := range s.SessionEvents {
+		if se.Data == nil || se.Data.Kind != ir.Record {
+			return nil, fmt.Errorf("%s: session event %q: data must be a record", se.Pos, se.Type)
+		}
+		if se.GoName == "" {
+			return nil, fmt.Errorf("%s: session event %q has no Go stem", se.Pos, se.Type)
+		}
+	}
+	return evs, nil
+}
+
+func planEvent(e *ir.Event) (*event, error) {
+	if e.GoName == "" {
+		return nil, fmt.Errorf("no Go stem")
+	}
+	if e.Payload == nil || e.Payload.Kind != ir.Record {
+		return nil, fmt.Errorf("the payload must be a record")
+	}
+	x := &event{
+		ir:       e,
+		Name:     e.Name,
+		Stem:     e.GoName,
+		Doc:      strings.TrimSpace(e.Doc),
+		Payload:  e.Payload.Name,
+		Field:    "on" + e.GoName,
+		Listener: e.GoName + "Listener",
+		Const:    e.GoName + "EventName",
+	}
+	union := func() error {
+		if e.Decision == nil || e.Decision.Kind != ir.Union {
+			return fmt.Errorf("a %s needs a decision union", e.Domain)
+		}
+		return nil
+	}
+	variant := func(kind, what string) (*ir.Variant, error) {
+		for _, v := range e.Decision.Variants {
+			if v.Kind == kind {
+				return v, nil
+			}
+		}
+		return nil, fmt.Errorf("%s %q is not a variant of %s", what, kind, e.Decision.Name)
+	}
+	switch e.Domain {
+	case ir.Waterfall:
+		if err := union(); err != nil {
+			return nil, err
+		}
+		if e.Default == "" {
+			return nil, fmt.Errorf("a waterfall needs a default variant")
+		}
+		v, err := variant(e.Default, "the default")
+		if err != nil {
+			return nil, err
+		}
+		x.defaultExpr = v.Type.Name + "{}"
+		x.Default = e.Default
+		x.DomainConst = "DomainWaterfall"
+		x.Next = e.GoName + "Next"
+		x.Register = "On" + e.GoName
+		x.Runner = "Run" + e.GoName
+	case ir.Guard:
+		if err := union(); err != nil {
+			return nil, err
+		}
+		def := e.Default
+		if def == "" {
+			def = "abstain"
+		}
+		v, err := variant(def, "the default")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := variant("deny", "the verdict"); err != nil {
+			return nil, err
+		}
+		x.defaultExpr = v.Type.Name + "{}"
+		x.Default = def
+		x.denyKind = "deny"
+		x.DomainConst = "DomainGuard"
+		x.Register = e.GoName
+		x.Runner = "Run" + e.GoName
+	case ir.Wrapper:
+		if e.Decision == nil || (e.Decision.Kind != ir.Union && e.Decision.Kind != ir.Record) {
+			return nil, fmt.Errorf("a wrapper needs a result union or record")
+		}
+		x.DomainConst = "DomainWrapper"
+		x.Next = e.GoName + "Next"
+		x.Register = "Wrap" + e.GoName
+		x.Runner = "Run" + e.GoName
+	case ir.Notification, ir.Observer:
+		if e.Decision != nil {
+			return nil, fmt.Errorf("a %s has no decision", e.Domain)
+		}
+		x.Register = "On" + e.GoName
+		if e.Domain == ir.Notification {
+			x.DomainConst = "DomainNotification"
+			x.Runner = "Notify" + e.GoName
+		} else {
+			x.DomainConst = "DomainObserver"
+			x.Runner = "Emit" + e.GoName
+		}
+	default:
+		return nil, fmt.Errorf("unknown domain %q", e.Domain)
+	}
+	if e.Decision != nil {
+		x.Decision = e.Decision.Name
+	}
+	if len(e.Subject) > 0 {
+		if err := x.planSubject(e.Payload, e.Subject); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// planSubject resolves the subject path to a Go expression on the payload p, with the nil
+// checks that optional fields along it need.
+func (x *event) planSubject(t *ir.Type, subject []string) error {
+	expr := "p"
+	for i, name := range subject {
+		var f *ir.Field
+		for _, g := range t.Fields {
+			if g.GoName == name {
+				f = g
+			}
+		}
+		if f == nil {
+			return fmt.Errorf("subject %s: %s has no field %s", strings.Join(subject, "."), t.Name, name)
+		}
+		expr += "." + name
+		last := i == len(subject)-1
+		switch {
+		case last && f.Type.Kind == ir.String:
+			if f.Optional {
+				x.subjectNil = append(x.subjectNil, expr+" == nil")
+				expr = "*" + expr
+			}
+			x.subjectExpr = expr
+		case !last && f.Type.Kind == ir.Named && f.Type.Type != nil && f.Type.Type.Kind == ir.Record:
+			if f.Optional {
+				x.subjectNil = append(x.subjectNil, expr+" == nil")
+			}
+			t = f.Type.Type
+		default:
+			return fmt.Errorf("subject %s: %s.%s is %s, not a record on the way to a string",
+				strings.Join(subject, "."), t.Name, name, f.Type)
+		}
+	}
+	return nil
+}
+
+// checkNames rejects a spec whose generated names collide with one another or with the
+// names gen/emit/gotypes declares for the spec's types.
+func checkNames(s *ir.Spec, evs []*event) error {
+	taken := map[string]string{}
+	claim := func(name, by string) error {
+		if other, ok := taken[name]; ok {
+			return fmt.Errorf("dispatch: the Go name %s of %s clashes with %s", name, by, other)
+		}
+		taken[name] = by
+		return nil
+	}
+	for _, t := range s.Types {
+		names := []string{t.Name}
+		switch t.Kind {
+		case ir.Enum:
+			names = append(names, t.Name+"Values")
+			for _, v := range t.Values {
+				names = append(names, v.GoName)
+			}
+		case ir.Union:
+			names = append(names, t.Name+"Kind", t.Name+"Kinds", "Unmarshal"+t.Name, "Switch"+t.Name)
+			for _, v := range t.Variants {
+				names = append(names, v.Type.Name+"Kind", "New"+v.Type.Name)
+			}
+		}
+		for _, n := range names {
+			if _, ok := taken[n]; !ok { // gotypes is responsible for its own clashes
+				taken[n] = fmt.Sprintf("%s (from type %s at %s)", n, t.Name, t.Pos)
+			}
+		}
+	}
+	for _, n := range []string{"Domain", "DomainWaterfall", "DomainGuard", "DomainWrapper",
+		"DomainNotification", "DomainObserver", "EventInfo", "Events", "ErrNextReused",
+		"ErrNilDecision", "ListenerError", "ResolvedDecision", "RegistryOption", "WithLogger",
+		"WithDecisionAudit", "Registry", "NewRegistry", "Registrar", "SessionEventData",
+		"SessionEventTypes", "DecodeSessionEventData"} {
+		if err := claim(n, "the registry machinery"); err != nil {
+			return err
+		}
+	}
+	// Methods of Registrar and Registry share one namespace (Registry embeds Registrar).
+	methods := map[string]string{"Plugin": "Registry", "ForAgent": "Registrar", "Close": "Registrar"}
+	for _, e := range evs {
+		by := fmt.Sprintf("event %q (%s)", e.Name, e.ir.Pos)
+		for _, n := range []string{e.Listener, e.Next, e.Const} {
+			if n == "" {
+				continue
+			}
+			if err := claim(n, by); err != nil {
+				return err
+			}
+		}
+		for _, m := range []string{e.Register, e.Runner} {
+			if other, ok := methods[m]; ok {
+				return fmt.Errorf("dispatch: the method %s of %s clashes with %s", m, by, other)
+			}
+			methods[m] = by
+		}
+	}
+	data := map[*ir.Type]string{}
+	for _, se := range s.SessionEvents {
+		by := fmt.Sprintf("session event %q (%s)", se.Type, se.Pos)
+		if err := claim(se.GoName+"Type", by); err != nil {
+			return err
+		}
+		if other, ok := data[se.Data]; ok {
+			return fmt.Errorf("dispatch: %s and %s share the data record %s", other, by, se.Data.Name)
+		}
+		data[se.Data] = by
+		for _, f := range se.Data.Fields {
+			if f.GoName == "SessionEventType" {
+				return fmt.Errorf("dispatch: %s: the field %s.SessionEventType clashes with its method", by, se.Data.Name)
+			}
+		}
+	}
+	return nil
+}

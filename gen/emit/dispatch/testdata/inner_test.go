@@ -1,0 +1,682 @@
+// Behavioural tests of the generated dispatch surface, run by dispatch_test.go against the
+// package that gen/emit/gotypes and gen/emit/dispatch generate from its fixture.
+
+package demo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func payload(agent string) *DemoPayload { return &DemoPayload{AgentID: agent} }
+
+func ptr(s string) *string { return &s }
+
+// logPolicy is a policy listener that records name and passes through.
+func logPolicy(log *[]string, name string) PolicyListener {
+	return func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		*log = append(*log, name)
+		return next(ctx)
+	}
+}
+
+func wantListenerError(t *testing.T, err error, listener string, target error) *ListenerError {
+	t.Helper()
+	var le *ListenerError
+	if !errors.As(err, &le) {
+		t.Fatalf("error %v (%T) is not a *ListenerError", err, err)
+	}
+	if le.Listener != listener {
+		t.Errorf("failing listener %q, want %q (%v)", le.Listener, listener, err)
+	}
+	if target != nil && !errors.Is(err, target) {
+		t.Errorf("error %v does not wrap %v", err, target)
+	}
+	return le
+}
+
+func TestRegistrationOrder(t *testing.T) {
+	reg := NewRegistry()
+	var log []string
+	a := reg.Plugin("a")
+	b := reg.Plugin("b")
+	a.OnPolicy(logPolicy(&log, "a1"))
+	b.OnPolicy(logPolicy(&log, "b1"))
+	reg.OnPolicy(logPolicy(&log, "root1"))
+	a.ForAgent("x").OnPolicy(logPolicy(&log, "a2-x"))
+	a.OnPolicy(logPolicy(&log, "a3"))
+	d, err := reg.RunPolicy(context.Background(), payload("x"), func(context.Context) (Decision, error) {
+		log = append(log, "terminal")
+		return DemoDeny{Reason: "t"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != (DemoDeny{Reason: "t"}) {
+		t.Errorf("decision %#v", d)
+	}
+	if want := "a1 b1 root1 a2-x a3 terminal"; strings.Join(log, " ") != want {
+		t.Errorf("order %q, want %q", strings.Join(log, " "), want)
+	}
+
+	// Listener names count each plugin's registrations from 1.
+	names := []string{}
+	reg2 := NewRegistry()
+	p := reg2.Plugin("p")
+	for i := 0; i < 2; i++ {
+		p.OnStopping(func(context.Context, *DemoPayload) error { return errors.New("x") })
+		reg2.OnStopping(func(context.Context, *DemoPayload) error { return errors.New("x") })
+	}
+	p.ForAgent("x").DemoGuard(func(context.Context, *DemoPayload) Verdict { return VerdictAbstain{} }) // p#3, not run
+	reg2.Plugin("").OnStopping(func(context.Context, *DemoPayload) error { return errors.New("x") })
+	err = reg2.NotifyStopping(context.Background(), payload("y"))
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		names = append(names, e.(*ListenerError).Listener)
+	}
+	if want := "p#1 anonymous#1 p#2 anonymous#2 anonymous#3"; strings.Join(names, " ") != want {
+		t.Errorf("names %q, want %q", strings.Join(names, " "), want)
+	}
+}
+
+func TestScope(t *testing.T) {
+	reg := NewRegistry()
+	var mu sync.Mutex
+	var seen []string
+	rec := func(name string) StoppingListener {
+		return func(ctx context.Context, p *DemoPayload) error {
+			mu.Lock()
+			seen = append(seen, name)
+			mu.Unlock()
+			return nil
+		}
+	}
+	p := reg.Plugin("p")
+	p.OnStopping(rec("global"))
+	p.ForAgent("x").OnStopping(rec("x"))
+	reg.ForAgent("y").OnStopping(rec("y"))
+	p.ForAgent("y").ForAgent("x").OnStopping(rec("x2"))
+	for _, c := range []struct{ agent, want string }{
+		{"x", "global x x2"}, {"y", "global y"}, {"z", "global"}, {"", "global"},
+	} {
+		seen = nil
+		if err := reg.NotifyStopping(context.Background(), payload(c.agent)); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(seen, " "); got != c.want {
+			t.Errorf("agent %q: seen by %q, want %q", c.agent, got, c.want)
+		}
+	}
+
+	// A subject behind an optional string, or an optional record.
+	rn := func(name string) NoteListener {
+		return func(context.Context, *NestedPayload) error { seen = append(seen, name); return nil }
+	}
+	rd := func(name string) DeepListener {
+		return func(context.Context, *NestedPayload) { seen = append(seen, name) }
+	}
+	rp := func(name string) PlainListener {
+		return func(context.Context, *NestedPayload) error { seen = append(seen, name); return nil }
+	}
+	reg.OnNote(rn("note-global"))
+	reg.ForAgent("x").OnNote(rn("note-x"))
+	reg.OnDeep(rd("deep-global"))
+	reg.ForAgent("x").OnDeep(rd("deep-x"))
+	reg.OnPlain(rp("plain-global"))
+	reg.ForAgent("x").OnPlain(rp("plain-x"))
+	for _, c := range []struct {
+		p    *NestedPayload
+		want string
+	}{
+		{&NestedPayload{}, "note-global deep-global plain-global plain-x"},
+		{&NestedPayload{Exec: Exec{AgentID: ptr("x")}}, "note-global note-x deep-global plain-global plain-x"},
+		{&NestedPayload{Opt: &Exec{}}, "note-global deep-global plain-global plain-x"},
+		{&NestedPayload{Opt: &Exec{AgentID: ptr("x")}}, "note-global deep-global deep-x plain-global plain-x"},
+		{&NestedPayload{Opt: &Exec{AgentID: ptr("y")}}, "note-global deep-global plain-global plain-x"},
+		{nil, "note-global deep-global plain-global plain-x"},
+	} {
+		seen = nil
+		ctx := context.Background()
+		if err := errors.Join(reg.NotifyNote(ctx, c.p), reg.EmitDeep(ctx, c.p), reg.NotifyPlain(ctx, c.p)); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(seen, " "); got != c.want {
+			t.Errorf("%+v: seen by %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+func TestUnregisterAndClose(t *testing.T) {
+	reg := NewRegistry(WithLogger(slog.New(slog.DiscardHandler)))
+	var log []string
+	p := reg.Plugin("p")
+	q := reg.Plugin("q")
+	u1 := p.OnPolicy(logPolicy(&log, "p1"))
+	p.ForAgent("x").OnPolicy(logPolicy(&log, "p-x"))
+	q.OnPolicy(logPolicy(&log, "q1"))
+	reg.OnPolicy(logPolicy(&log, "root"))
+	p.OnPolicy(logPolicy(&log, "p2"))
+	run := func() string {
+		log = nil
+		if _, err := reg.RunPolicy(context.Background(), payload("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(log, " ")
+	}
+	if got := run(); got != "p1 p-x q1 root p2" {
+		t.Fatalf("before: %q", got)
+	}
+	u1()
+	u1() // idempotent
+	if got := run(); got != "p-x q1 root p2" {
+		t.Errorf("after unregister: %q", got)
+	}
+	p.Close()
+	if got := run(); got != "q1 root" {
+		t.Errorf("after p.Close: %q", got)
+	}
+	p.Close() // idempotent
+	if u := p.OnPolicy(logPolicy(&log, "late")); u == nil {
+		t.Error("nil unregister from a closed registrar")
+	} else {
+		u()
+	}
+	p.ForAgent("x").OnPolicy(logPolicy(&log, "late-x"))
+	if got := run(); got != "q1 root" {
+		t.Errorf("after registering on a closed registrar: %q", got)
+	}
+	reg.Close()
+	if got := run(); got != "" {
+		t.Errorf("after reg.Close: %q", got)
+	}
+}
+
+func TestNextReused(t *testing.T) {
+	reg := NewRegistry()
+	var second error
+	reg.Plugin("p").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		if _, err := next(ctx); err != nil {
+			return nil, err
+		}
+		_, second = next(ctx)
+		return DemoAllow{}, nil // the run fails anyway
+	})
+	d, err := reg.RunPolicy(context.Background(), payload("x"), nil)
+	if !errors.Is(second, ErrNextReused) {
+		t.Errorf("second next returned %v", second)
+	}
+	if d != nil {
+		t.Errorf("decision %#v on failure", d)
+	}
+	wantListenerError(t, err, "p#1", ErrNextReused)
+
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+		next(ctx)
+		next(ctx)
+		return DemoAllow{}
+	})
+	var terminals atomic.Int32
+	_, err = reg.RunRun(context.Background(), payload("x"), func(context.Context) Decision {
+		terminals.Add(1)
+		return DemoAllow{}
+	})
+	wantListenerError(t, err, "anonymous#1", ErrNextReused)
+	if n := terminals.Load(); n != 1 {
+		t.Errorf("terminal ran %d times", n)
+	}
+}
+
+func TestPanic(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	reg.Plugin("p").OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { panic("boom") })
+	_, err := reg.RunPolicy(ctx, payload("x"), nil)
+	le := wantListenerError(t, err, "p#1", nil)
+	if le.Panic != "boom" || !strings.Contains(err.Error(), "boom") || le.Event != PolicyEventName {
+		t.Errorf("panic error %#v: %v", le, err)
+	}
+
+	sentinel := errors.New("sentinel")
+	reg.Plugin("g").DemoGuard(func(context.Context, *DemoPayload) Verdict { panic(sentinel) })
+	_, err = reg.RunDemoGuard(ctx, payload("x"))
+	if le := wantListenerError(t, err, "g#1", sentinel); le.Panic != sentinel {
+		t.Errorf("panic value %v", le.Panic)
+	}
+
+	reg.Plugin("w").WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+		next(ctx)
+		panic(fmt.Sprintf("wrap %d", 1))
+	})
+	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
+	if le := wantListenerError(t, err, "w#1", nil); le.Panic != "wrap 1" {
+		t.Errorf("panic value %v", le.Panic)
+	}
+
+	// An inner panic is final even when the outer listener swallows the error from next.
+	reg2 := NewRegistry()
+	reg2.Plugin("outer").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		if _, err := next(ctx); err == nil {
+			t.Error("next did not report the inner failure")
+		}
+		return DemoAllow{}, nil
+	})
+	reg2.Plugin("inner").OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { panic("inner") })
+	_, err = reg2.RunPolicy(ctx, payload("x"), nil)
+	wantListenerError(t, err, "inner#1", nil)
+
+	// A returned error is the listener's failure too.
+	reg3 := NewRegistry()
+	reg3.Plugin("e").OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return nil, sentinel })
+	_, err = reg3.RunPolicy(ctx, payload("x"), nil)
+	wantListenerError(t, err, "e#1", sentinel)
+}
+
+func TestNilDecision(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return nil, nil })
+	_, err := reg.RunPolicy(ctx, payload("x"), nil)
+	wantListenerError(t, err, "anonymous#1", ErrNilDecision)
+
+	reg = NewRegistry()
+	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return (*DemoDeny)(nil), nil })
+	_, err = reg.RunPolicy(ctx, payload("x"), nil)
+	wantListenerError(t, err, "anonymous#1", ErrNilDecision)
+
+	reg.DemoGuard(func(context.Context, *DemoPayload) Verdict { return nil })
+	_, err = reg.RunDemoGuard(ctx, payload("x"))
+	wantListenerError(t, err, "anonymous#2", ErrNilDecision)
+
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { next(ctx); return nil })
+	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
+	wantListenerError(t, err, "anonymous#3", ErrNilDecision)
+
+	// A pointer variant is a decision.
+	reg = NewRegistry()
+	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return &DemoDeny{Reason: "r"}, nil })
+	if d, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || d.Kind() != "deny" {
+		t.Errorf("pointer variant: %v, %v", d, err)
+	}
+}
+
+func TestNilTerminal(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	d, err := reg.RunPolicy(ctx, payload("x"), nil)
+	if err != nil || d != (DemoAllow{}) {
+		t.Errorf("no listeners: %#v, %v", d, err)
+	}
+	var inner Decision
+	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		d, err := next(ctx)
+		inner = d
+		return d, err
+	})
+	d, err = reg.RunPolicy(ctx, payload("x"), nil)
+	if err != nil || d != (DemoAllow{}) || inner != (DemoAllow{}) {
+		t.Errorf("through a listener: %#v (inner %#v), %v", d, inner, err)
+	}
+	// A terminal error is the run's failure, returned as is.
+	sentinel := errors.New("terminal")
+	_, err = reg.RunPolicy(ctx, payload("x"), func(context.Context) (Decision, error) { return nil, sentinel })
+	if err != sentinel {
+		t.Errorf("terminal error: %v", err)
+	}
+	// A wrapper run needs a terminal.
+	if _, err := reg.RunRun(ctx, payload("x"), nil); err == nil {
+		t.Error("nil wrapper terminal accepted")
+	}
+}
+
+func TestShortCircuitAndTransform(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	var innerRan bool
+	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		d, err := next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d.Kind() == "deny" {
+			return DemoReplace{Items: []Item{{ID: "outer"}}}, nil
+		}
+		return d, nil
+	})
+	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		return DemoDeny{Reason: "inner"}, nil
+	})
+	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		innerRan = true
+		return next(ctx)
+	})
+	d, err := reg.RunPolicy(ctx, payload("x"), nil)
+	if err != nil || !reflect.DeepEqual(d, DemoReplace{Items: []Item{{ID: "outer"}}}) || innerRan {
+		t.Errorf("%#v, %v, inner ran %v", d, err, innerRan)
+	}
+}
+
+func TestGuard(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	var log []string
+	guard := func(name string, v Verdict) DemoGuardListener {
+		return func(context.Context, *DemoPayload) Verdict {
+			log = append(log, name)
+			return v
+		}
+	}
+	p := reg.Plugin("p")
+	p.ForAgent("x").DemoGuard(guard("scoped-x", VerdictAbstain{}))
+	p.ForAgent("y").DemoGuard(guard("scoped-y", VerdictDeny{Reason: "y"}))
+	p.DemoGuard(guard("global1", VerdictAbstain{}))
+	reg.DemoGuard(guard("global2", VerdictAbstain{}))
+	d, err := reg.RunDemoGuard(ctx, payload("x"))
+	if err != nil || d != (VerdictAbstain{}) {
+		t.Errorf("all abstain: %#v, %v", d, err)
+	}
+	if got := strings.Join(log, " "); got != "global1 global2 scoped-x" {
+		t.Errorf("order %q", got)
+	}
+
+	// First deny wins and stops.
+	log = nil
+	p.ForAgent("x").DemoGuard(guard("deny-x1", VerdictDeny{Reason: "first"}))
+	p.ForAgent("x").DemoGuard(guard("deny-x2", VerdictDeny{Reason: "second"}))
+	d, err = reg.RunDemoGuard(ctx, payload("x"))
+	if err != nil || d != (VerdictDeny{Reason: "first"}) {
+		t.Errorf("first deny: %#v, %v", d, err)
+	}
+	if got := strings.Join(log, " "); got != "global1 global2 scoped-x deny-x1" {
+		t.Errorf("order %q", got)
+	}
+
+	// A guard registered during the run is seen by it.
+	reg = NewRegistry()
+	log = nil
+	var once sync.Once
+	reg.DemoGuard(func(context.Context, *DemoPayload) Verdict {
+		log = append(log, "g1")
+		once.Do(func() {
+			reg.DemoGuard(guard("added-global", VerdictAbstain{}))
+			reg.ForAgent("x").DemoGuard(guard("added-x", VerdictDeny{Reason: "late"}))
+		})
+		return VerdictAbstain{}
+	})
+	d, err = reg.RunDemoGuard(ctx, payload("x"))
+	if err != nil || d != (VerdictDeny{Reason: "late"}) {
+		t.Errorf("late guard: %#v, %v", d, err)
+	}
+	if got := strings.Join(log, " "); got != "g1 added-global added-x" {
+		t.Errorf("order %q", got)
+	}
+
+	// A guard that unregisters itself during the run does not disturb it.
+	reg = NewRegistry()
+	log = nil
+	var self func()
+	self = reg.DemoGuard(func(context.Context, *DemoPayload) Verdict {
+		log = append(log, "self")
+		self()
+		return VerdictAbstain{}
+	})
+	reg.DemoGuard(guard("after", VerdictAbstain{}))
+	if _, err := reg.RunDemoGuard(ctx, payload("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(log, " "); got != "self after" {
+		t.Errorf("order %q", got)
+	}
+}
+
+func TestWrapperContext(t *testing.T) {
+	type key struct{}
+	reg := NewRegistry()
+	var log []string
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+		log = append(log, "outer")
+		d := next(context.WithValue(ctx, key{}, "outer"))
+		if d.Kind() == "deny" {
+			return DemoReplace{}
+		}
+		return d
+	})
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+		log = append(log, fmt.Sprint("inner sees ", ctx.Value(key{})))
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		return next(ctx)
+	})
+	d, err := reg.RunRun(context.Background(), payload("x"), func(ctx context.Context) Decision {
+		log = append(log, fmt.Sprint("terminal sees ", ctx.Value(key{}), " ", ctx.Err()))
+		return DemoDeny{Reason: "core"}
+	})
+	if err != nil || !reflect.DeepEqual(d, DemoReplace{}) {
+		t.Errorf("%#v, %v", d, err)
+	}
+	if got := strings.Join(log, "; "); got != "outer; inner sees outer; terminal sees outer <nil>" {
+		t.Errorf("log %q", got)
+	}
+}
+
+func TestNotification(t *testing.T) {
+	reg := NewRegistry()
+	var ran []string
+	e1 := errors.New("e1")
+	reg.Plugin("a").OnStopping(func(context.Context, *DemoPayload) error { ran = append(ran, "a"); return e1 })
+	reg.Plugin("b").OnStopping(func(context.Context, *DemoPayload) error { ran = append(ran, "b"); panic("b") })
+	reg.Plugin("c").OnStopping(func(context.Context, *DemoPayload) error { ran = append(ran, "c"); return nil })
+	err := reg.NotifyStopping(context.Background(), payload("x"))
+	if got := strings.Join(ran, " "); got != "a b c" {
+		t.Errorf("ran %q", got)
+	}
+	if !errors.Is(err, e1) {
+		t.Errorf("error %v does not wrap e1", err)
+	}
+	errs := err.(interface{ Unwrap() []error }).Unwrap()
+	if len(errs) != 2 {
+		t.Fatalf("errors %v", errs)
+	}
+	wantListenerError(t, errs[0], "a#1", e1)
+	if le := wantListenerError(t, errs[1], "b#1", nil); le.Panic != "b" {
+		t.Errorf("panic %v", le.Panic)
+	}
+	if err := NewRegistry().NotifyStopping(context.Background(), payload("x")); err != nil {
+		t.Errorf("no listeners: %v", err)
+	}
+}
+
+func TestObserver(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	reg := NewRegistry(WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))))
+	var ran []string
+	reg.Plugin("a").OnSeen(func(context.Context, *DemoPayload) { ran = append(ran, "a"); panic("observer boom") })
+	reg.Plugin("b").OnSeen(func(context.Context, *DemoPayload) { ran = append(ran, "b") })
+	err := reg.EmitSeen(context.Background(), payload("x"))
+	if got := strings.Join(ran, " "); got != "a b" {
+		t.Errorf("ran %q", got)
+	}
+	if le := wantListenerError(t, err, "a#1", nil); le.Panic != "observer boom" {
+		t.Errorf("panic %v", le.Panic)
+	}
+	mu.Lock()
+	logged := buf.String()
+	mu.Unlock()
+	for _, want := range []string{"observer failed", "event=demo/seen", "listener=a#1", "observer boom"} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("log %q lacks %q", logged, want)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestAudit(t *testing.T) {
+	var got []ResolvedDecision
+	reg := NewRegistry(WithDecisionAudit(func(_ context.Context, d ResolvedDecision) { got = append(got, d) }))
+	ctx := context.Background()
+	reg.Plugin("a").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next(ctx) })
+	reg.Plugin("b").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		if p.AgentID == "deny" {
+			return DemoDeny{Reason: "b"}, nil
+		}
+		return next(ctx)
+	})
+	reg.RunPolicy(ctx, payload("deny"), nil)
+	reg.RunPolicy(ctx, payload("x"), nil)
+	reg.Plugin("g").DemoGuard(func(context.Context, *DemoPayload) Verdict { return VerdictDeny{Reason: "g"} })
+	reg.RunDemoGuard(ctx, payload("x"))
+	want := []ResolvedDecision{
+		{Event: "demo/policy", Listener: "b#1", Kind: "deny", Decision: DemoDeny{Reason: "b"}},
+		{Event: "demo/policy", Listener: "", Kind: "allow", Decision: DemoAllow{}},
+		{Event: "demo/guard", Listener: "g#1", Kind: "deny", Decision: VerdictDeny{Reason: "g"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("audit\n%#v\nwant\n%#v", got, want)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	var names []string
+	for _, e := range Events {
+		names = append(names, e.Name)
+	}
+	if got := strings.Join(names, " "); got != "demo/guard demo/policy demo/run demo/seen demo/stopping nested/deep nested/note nested/plain" {
+		t.Errorf("events %q", got)
+	}
+	want := EventInfo{Name: "demo/policy", Domain: DomainWaterfall, Doc: "demo/policy is a demo waterfall.",
+		Payload: "DemoPayload", Decision: "Decision", Default: "allow"}
+	if Events[1] != want {
+		t.Errorf("%#v", Events[1])
+	}
+	if Events[0].Default != "abstain" || Events[2].Default != "" || Events[3].Decision != "" {
+		t.Errorf("%#v", Events[:4])
+	}
+}
+
+func TestDecodeSessionEventData(t *testing.T) {
+	if got := strings.Join(SessionEventTypes, " "); got != "demo/started nested/ended" {
+		t.Errorf("types %q", got)
+	}
+	d, err := DecodeSessionEventData(DemoStartedType, []byte(`{"turn":3}`))
+	if err != nil || d != (Started{Turn: 3}) || d.SessionEventType() != "demo/started" {
+		t.Errorf("%#v, %v", d, err)
+	}
+	d, err = DecodeSessionEventData("nested/ended", []byte(`{"reason":"done"}`))
+	if err != nil || d != (Ended{Reason: "done"}) {
+		t.Errorf("%#v, %v", d, err)
+	}
+	if _, err := DecodeSessionEventData(DemoStartedType, []byte(`{"turn":`)); err == nil {
+		t.Error("bad JSON accepted")
+	}
+	// Decoding is the data record's own, strict decoding.
+	for data, want := range map[string]error{`{"turn":3,"extra":1}`: ErrUnknownField, `{}`: ErrMissingField} {
+		_, err := DecodeSessionEventData(DemoStartedType, []byte(data))
+		var de *DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, want) || !strings.Contains(err.Error(), "demo/started") {
+			t.Errorf("%s: %v, want a *DecodeError wrapping %v", data, err, want)
+		}
+	}
+	d, err = DecodeSessionEventData("demo/nope", []byte(`{}`))
+	if d != nil || !errors.Is(err, ErrUnknownKind) || !strings.Contains(err.Error(), "demo/nope") {
+		t.Errorf("unknown type: %#v, %v", d, err)
+	}
+}
+
+func TestNilListener(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("nil listener accepted")
+		}
+	}()
+	NewRegistry().OnPolicy(nil)
+}
+
+func TestConcurrent(t *testing.T) {
+	reg := NewRegistry(WithLogger(slog.New(slog.DiscardHandler)), WithDecisionAudit(func(context.Context, ResolvedDecision) {}))
+	ctx := context.Background()
+	pass := func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next(ctx) }
+	abstain := func(context.Context, *DemoPayload) Verdict { return VerdictAbstain{} }
+	wrap := func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next(ctx) }
+	reg.OnPolicy(pass)
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := reg.Plugin(fmt.Sprint("w", w))
+				a := p.ForAgent(fmt.Sprint("agent", i%3))
+				u := p.OnPolicy(pass)
+				a.OnPolicy(pass)
+				a.DemoGuard(abstain)
+				p.WrapRun(wrap)
+				a.OnStopping(func(context.Context, *DemoPayload) error { return nil })
+				p.OnSeen(func(context.Context, *DemoPayload) {})
+				u()
+				if i%2 == 0 {
+					p.Close()
+				} else {
+					a.Close()
+				}
+			}
+		}()
+	}
+	var readers sync.WaitGroup
+	for g := 0; g < 100; g++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for i := 0; i < 50; i++ {
+				p := payload(fmt.Sprint("agent", (g+i)%4))
+				if _, err := reg.RunPolicy(ctx, p, nil); err != nil {
+					t.Error(err)
+					return
+				}
+				if d, err := reg.RunDemoGuard(ctx, p); err != nil || d.Kind() != "abstain" {
+					t.Error(d, err)
+					return
+				}
+				if _, err := reg.RunRun(ctx, p, func(context.Context) Decision { return DemoAllow{} }); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := errors.Join(reg.NotifyStopping(ctx, p), reg.EmitSeen(ctx, p)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	readers.Wait()
+	close(stop)
+	writers.Wait()
+	reg.Close()
+	var log []string
+	reg.Plugin("after").OnPolicy(logPolicy(&log, "x")) // on a closed root: ignored
+	if _, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || len(log) != 0 {
+		t.Errorf("after Close: %v %v", log, err)
+	}
+}

@@ -1,0 +1,67 @@
+package gotypes
+
+import (
+	_ "embed"
+	"fmt"
+	"go/format"
+	"path"
+	"strings"
+
+	"github.com/dshkit/dsh/gen/emit"
+)
+
+// The shared files are fixed Go text, kept in meta/ as templates that hold everything but
+// the header, the package clause and (for handles) the imports.
+var (
+	//go:embed meta/codec.go.tmpl
+	codecTemplate string
+	//go:embed meta/agent.go.tmpl
+	agentTemplate string
+	//go:embed meta/token.go.tmpl
+	tokenTemplate string
+)
+
+// handleTemplates maps each handle the spec may use to its declaration.
+var handleTemplates = map[string]string{"Agent": agentTemplate, "Token": tokenTemplate}
+
+// handleImports maps each handle to the standard packages its declaration imports.
+var handleImports = map[string][]string{"Agent": {"context"}, "Token": {"sync/atomic"}}
+
+// metaFiles renders meta_codec.go, and meta_handles.go when some field uses a handle.
+func (e *emitter) metaFiles(outDir string) ([]emit.File, error) {
+	codec, err := e.metaFile(codecTemplate)
+	if err != nil {
+		return nil, err
+	}
+	files := []emit.File{{Path: path.Join(outDir, "meta_codec.go"), Data: codec}}
+	if len(e.handles) == 0 {
+		return files, nil
+	}
+	var imports, decls []string
+	for _, name := range sortedKeys(e.handles) {
+		imports = append(imports, handleImports[name]...)
+		decls = append(decls, handleTemplates[name])
+	}
+	var body strings.Builder
+	body.WriteString("import (\n")
+	for _, imp := range imports {
+		fmt.Fprintf(&body, "\t%q\n", imp)
+	}
+	body.WriteString(")\n\n")
+	body.WriteString(strings.Join(decls, "\n"))
+	handles, err := e.metaFile(body.String())
+	if err != nil {
+		return nil, err
+	}
+	return append(files, emit.File{Path: path.Join(outDir, "meta_handles.go"), Data: handles}), nil
+}
+
+// metaFile prefixes body with the meta header and the package clause, and formats it.
+func (e *emitter) metaFile(body string) ([]byte, error) {
+	src := "// " + emit.Header(metaSpecFile) + "\n\npackage " + e.spec.Package + "\n\n" + body
+	out, err := format.Source([]byte(src))
+	if err != nil {
+		return nil, fmt.Errorf("gotypes: formatting a meta file: %w", err)
+	}
+	return out, nil
+}

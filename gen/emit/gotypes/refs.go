@@ -1,0 +1,270 @@
+package gotypes
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/dshkit/dsh/gen/ir"
+)
+
+// This file maps a field's type reference to the Go snippets every generated method needs:
+// its Go type, its decoder, its encoded value, its "is set" test and its validator.
+
+const (
+	jsonPkg = "encoding/json"
+	timePkg = "time"
+)
+
+// namedKind returns the kind of the type a Named reference designates, or 0 for any other
+// reference.
+func (e *emitter) namedKind(r *ir.TypeRef) ir.TypeKind {
+	if r.Kind != ir.Named {
+		return 0
+	}
+	return e.named(r).Kind
+}
+
+// pointerWhenOptional reports whether an optional field of type r is a pointer: scalars,
+// durations and records are; enums, unions, lists, maps and JSON have their own absent value.
+func (e *emitter) pointerWhenOptional(r *ir.TypeRef) bool {
+	switch r.Kind {
+	case ir.String, ir.Int, ir.Float, ir.Bool, ir.Duration:
+		return true
+	case ir.Named:
+		return e.namedKind(r) == ir.Record
+	}
+	return false
+}
+
+// goType is the Go type of a value of type r (a required or regular field, or an element).
+func (e *emitter) goType(r *ir.TypeRef) jen.Code {
+	switch r.Kind {
+	case ir.String:
+		return jen.String()
+	case ir.Int:
+		return jen.Int()
+	case ir.Float:
+		return jen.Float64()
+	case ir.Bool:
+		return jen.Bool()
+	case ir.JSON:
+		return jen.Qual(jsonPkg, "RawMessage")
+	case ir.Duration:
+		return jen.Qual(timePkg, "Duration")
+	case ir.List:
+		return jen.Index().Add(e.goType(r.Elem))
+	case ir.Map:
+		return jen.Map(jen.String()).Add(e.goType(r.Elem))
+	}
+	return jen.Id(r.Name) // Named and Handle
+}
+
+// fieldType is the Go type of field f.
+func (e *emitter) fieldType(f *ir.Field) jen.Code {
+	if f.Optional && !f.Runtime && e.pointerWhenOptional(f.Type) {
+		return jen.Op("*").Add(e.goType(f.Type))
+	}
+	return e.goType(f.Type)
+}
+
+// fieldTag is the struct tag of field f.
+func fieldTag(f *ir.Field) map[string]string {
+	switch {
+	case f.Runtime || f.Type.Kind == ir.Handle:
+		return map[string]string{"json": "-"}
+	case f.Optional:
+		return map[string]string{"json": f.JSONName + ",omitempty"}
+	}
+	return map[string]string{"json": f.JSONName}
+}
+
+// decoder is an expression of type func([]byte, *T) error that strictly decodes a value
+// of type r into T (the field's Go type when optional says so).
+func (e *emitter) decoder(r *ir.TypeRef, optional bool) jen.Code {
+	ptr := optional && e.pointerWhenOptional(r)
+	switch r.Kind {
+	case ir.JSON:
+		return jen.Id("decodeRaw")
+	case ir.Duration:
+		if ptr {
+			return jen.Id("ptrOf").Call(jen.Id("decodeDuration"))
+		}
+		return jen.Id("decodeDuration")
+	case ir.List:
+		return jen.Id("listOf").Call(e.decoder(r.Elem, false))
+	case ir.Map:
+		return jen.Id("mapOf").Call(e.decoder(r.Elem, false))
+	case ir.Named:
+		if e.namedKind(r) == ir.Union {
+			return jen.Id("unionOf").Call(jen.Id("Unmarshal" + r.Name))
+		}
+	}
+	t := e.goType(r)
+	if ptr {
+		t = jen.Op("*").Add(t)
+	}
+	return jen.Id("decodeValue").Types(t)
+}
+
+// encoded is the value to marshal for field f, read from x: nil lists and maps of a
+// non-optional field encode as empty, durations as milliseconds.
+func (e *emitter) encoded(f *ir.Field, x *jen.Statement) jen.Code {
+	switch {
+	case f.Type.Kind == ir.Duration:
+		return x.Clone().Dot("Milliseconds").Call()
+	case f.Optional:
+		return x
+	case f.Type.Kind == ir.List:
+		return jen.Id("nonNilList").Call(x)
+	case f.Type.Kind == ir.Map:
+		return jen.Id("nonNilMap").Call(x)
+	}
+	return x
+}
+
+// isSet is the condition under which optional field f, read from x, is present.
+func (e *emitter) isSet(f *ir.Field, x *jen.Statement) jen.Code {
+	switch {
+	case f.Type.Kind == ir.JSON:
+		return jen.Len(x).Op("!=").Lit(0)
+	case e.namedKind(f.Type) == ir.Enum:
+		return x.Clone().Op("!=").Lit("")
+	}
+	return x.Clone().Op("!=").Nil()
+}
+
+// checker is an expression of type func(T) error validating one value of type r, or nil
+// when such values need no check (they hold no enum, record or union).
+func (e *emitter) checker(r *ir.TypeRef) jen.Code {
+	switch r.Kind {
+	case ir.List, ir.Map:
+		elem := e.checker(r.Elem)
+		if elem == nil {
+			return nil
+		}
+		if r.Kind == ir.List {
+			return jen.Id("listChecker").Call(elem)
+		}
+		return jen.Id("mapChecker").Call(elem)
+	case ir.Named:
+		switch e.namedKind(r) {
+		case ir.Enum:
+			return jen.Id("checkEnum").Types(jen.Id(r.Name))
+		case ir.Record:
+			return jen.Id(r.Name).Dot("Validate")
+		case ir.Union:
+			return jen.Id(unionValidator(r.Name))
+		}
+	}
+	return nil
+}
+
+// check is a call validating x, a value of type r, or nil when it needs no check. Records
+// call their Validate method, so that x may be a pointer.
+func (e *emitter) check(r *ir.TypeRef, x *jen.Statement) jen.Code {
+	switch r.Kind {
+	case ir.List, ir.Map:
+		elem := e.checker(r.Elem)
+		if elem == nil {
+			return nil
+		}
+		if r.Kind == ir.List {
+			return jen.Id("checkList").Call(x, elem)
+		}
+		return jen.Id("checkMap").Call(x, elem)
+	case ir.Named:
+		switch e.namedKind(r) {
+		case ir.Enum:
+			return jen.Id("checkEnum").Call(x)
+		case ir.Record:
+			return x.Clone().Dot("Validate").Call()
+		case ir.Union:
+			return jen.Id(unionValidator(r.Name)).Call(x)
+		}
+	}
+	return nil
+}
+
+// defaultOf returns the JSON literal a regular field f gets when absent: its own default,
+// else its enum's default, else "" (the Go zero value).
+func (e *emitter) defaultOf(f *ir.Field) string {
+	if f.Required || f.Optional || f.Runtime {
+		return ""
+	}
+	if f.Default != "" {
+		return f.Default
+	}
+	if e.namedKind(f.Type) == ir.Enum {
+		if def := e.named(f.Type).Default; def != "" {
+			lit, _ := json.Marshal(def)
+			return string(lit)
+		}
+	}
+	return ""
+}
+
+// checkDefault rejects a default the generated decoder could not apply.
+func (e *emitter) checkDefault(f *ir.Field) error {
+	lit := e.defaultOf(f)
+	if lit == "" {
+		if f.Default != "" {
+			return fmt.Errorf("gotypes: %s: field %s has a default but is not a regular field", f.Pos, f.JSONName)
+		}
+		return nil
+	}
+	if err := e.checkLiteral(f.Type, []byte(lit)); err != nil {
+		return fmt.Errorf("gotypes: %s: default %s of field %s: %w", f.Pos, lit, f.JSONName, err)
+	}
+	return nil
+}
+
+// checkLiteral checks that lit is a JSON value of type r.
+func (e *emitter) checkLiteral(r *ir.TypeRef, lit []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(lit))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return fmt.Errorf("not one JSON value")
+	}
+	ok := true
+	switch r.Kind {
+	case ir.String:
+		_, ok = v.(string)
+	case ir.Int, ir.Duration:
+		n, isNum := v.(json.Number)
+		_, err := n.Int64()
+		ok = isNum && err == nil
+	case ir.Float:
+		_, ok = v.(json.Number)
+	case ir.Bool:
+		_, ok = v.(bool)
+	case ir.List:
+		_, ok = v.([]any)
+	case ir.Map:
+		_, ok = v.(map[string]any)
+	case ir.Named:
+		t := e.named(r)
+		switch t.Kind {
+		case ir.Enum:
+			s, isStr := v.(string)
+			ok = isStr && slices.ContainsFunc(t.Values, func(ev *ir.EnumValue) bool { return ev.Value == s })
+		default:
+			_, ok = v.(map[string]any)
+		}
+	case ir.Handle:
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("not a valid %s", r)
+	}
+	return nil
+}
+
+// unionValidator is the name of the unexported function validating a union's value.
+func unionValidator(union string) string {
+	return "validate" + union
+}

@@ -1,0 +1,218 @@
+package gen_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/dshkit/dsh/gen"
+	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/load"
+	"github.com/dshkit/dsh/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// A golden case is a txtar archive: its spec/*.cue files are the input (meta.cue is the
+// real one unless the case brings its own), every other file is an expected output of
+// one emitter, named by its path. Run `go test ./gen -update` to rewrite the outputs.
+func TestGolden(t *testing.T) {
+	cases, err := filepath.Glob("testdata/golden/*.txtar")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	for _, c := range cases {
+		t.Run(strings.TrimSuffix(filepath.Base(c), ".txtar"), func(t *testing.T) {
+			a, err := txtar.ParseFile(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := generate(t, a)
+			if *update {
+				var kept []txtar.File
+				for _, f := range a.Files {
+					if strings.HasPrefix(f.Name, "spec/") {
+						kept = append(kept, f)
+					}
+				}
+				for _, f := range files {
+					kept = append(kept, txtar.File{Name: f.Path, Data: f.Data})
+				}
+				a.Files = kept
+				if err := os.WriteFile(c, txtar.Format(a), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want := map[string][]byte{}
+			for _, f := range a.Files {
+				if !strings.HasPrefix(f.Name, "spec/") {
+					want[f.Name] = f.Data
+				}
+			}
+			for _, f := range files {
+				w, ok := want[f.Path]
+				if !ok {
+					t.Errorf("%s: generated but not in the golden file (run go test ./gen -update)", f.Path)
+					continue
+				}
+				delete(want, f.Path)
+				if !bytes.Equal(w, f.Data) {
+					t.Errorf("%s differs from the golden file (run go test ./gen -update and review the diff)", f.Path)
+				}
+			}
+			for p := range want {
+				t.Errorf("%s: in the golden file but no longer generated", p)
+			}
+			compile(t, files)
+		})
+	}
+}
+
+// generate loads the spec of a golden case and runs every emitter.
+func generate(t *testing.T, a *txtar.Archive) []emit.File {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "spec")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := spec.FS.ReadFile("meta.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := "dsh"
+	for _, f := range a.Files {
+		if strings.HasPrefix(f.Name, "spec/") {
+			if m := regexp.MustCompile(`(?m)^package (\w+)`).FindSubmatch(f.Data); m != nil {
+				pkg = string(m[1])
+			}
+		}
+	}
+	meta = bytes.Replace(meta, []byte("\npackage dsh\n"), []byte("\npackage "+pkg+"\n"), 1)
+	if err := os.WriteFile(filepath.Join(dir, "meta.cue"), meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range a.Files {
+		if name, ok := strings.CutPrefix(f.Name, "spec/"); ok {
+			if err := os.WriteFile(filepath.Join(dir, name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := load.Dir(dir, "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := gen.Files(s, gen.DefaultLayout(s.Package))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// compile builds and vets the generated Go of a case in a throwaway module: the
+// generated package must compile on its own, with the standard library only.
+func compile(t *testing.T, files []emit.File) {
+	t.Helper()
+	if testing.Short() {
+		t.Log("-short: not compiling the generated Go")
+		return
+	}
+	mod := t.TempDir()
+	write := func(p string, data []byte) {
+		full := filepath.Join(mod, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", []byte("module example.com/golden\n\ngo 1.26\n"))
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, ".go") {
+			write(f.Path, f.Data)
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("the case generated no Go")
+	}
+	cmd := exec.Command("go", "vet", "./...")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("generated Go does not compile or vet:\n%s", out)
+	}
+}
+
+// TestDeterministic generates the real spec twice, in two separate loads, and requires
+// byte-identical trees.
+func TestDeterministic(t *testing.T) {
+	run := func() []emit.File {
+		s, err := load.FS(spec.FS, "spec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := gen.Files(s, gen.DefaultLayout(s.Package))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	a, b := run(), run()
+	if len(a) != len(b) {
+		t.Fatalf("%d files, then %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Path != b[i].Path || !bytes.Equal(a[i].Data, b[i].Data) {
+			t.Errorf("%s differs between two runs", a[i].Path)
+		}
+	}
+}
+
+// TestCommittedTreeIsFresh is `dshgen check` as a test: the committed generated/ and
+// docs/catalog.md are exactly what the embedded spec produces.
+func TestCommittedTreeIsFresh(t *testing.T) {
+	s, err := load.FS(spec.FS, "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := gen.Files(s, gen.DefaultLayout(s.Package))
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs, err := gen.Stale("..", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Errorf("stale generated file (run go generate ./spec):\n%.2000s", d)
+	}
+}
+
+// BenchmarkCheck measures `dshgen check` on the full spec in process: load and evaluate
+// the CUE, run every emitter, compare with the committed tree.
+func BenchmarkCheck(b *testing.B) {
+	for b.Loop() {
+		s, err := load.Dir("../spec", "spec")
+		if err != nil {
+			b.Fatal(err)
+		}
+		files, err := gen.Files(s, gen.DefaultLayout(s.Package))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if diffs, err := gen.Stale("..", files); err != nil || len(diffs) > 0 {
+			b.Fatalf("stale: %v %d", err, len(diffs))
+		}
+	}
+}
