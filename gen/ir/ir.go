@@ -96,6 +96,11 @@ type Type struct {
 	// Runtime marks a record that only lives in memory (it is never encoded), such as a
 	// payload carrying an agent handle.
 	Runtime bool
+
+	// Open marks a record that tolerates unknown fields (CUE `...`): decoding ignores
+	// them and the JSON Schema allows them. External wire formats that add fields over
+	// time (Claude Code's hook output) are open; dsh's own types are closed.
+	Open bool
 }
 
 // EnumValue is one value of an enum.
@@ -135,6 +140,9 @@ type Field struct {
 	Default string
 	// Runtime marks a field that is never encoded (json:"-"), such as an agent handle.
 	Runtime bool
+	// Nullable means JSON null is an accepted value (CUE `T | null`); it decodes as absent
+	// (nil) and a nil required nullable field encodes as null.
+	Nullable bool
 }
 
 // RefKind is the kind of a type reference.

@@ -71,13 +71,32 @@ func Dir(dir, display string) (*ir.Spec, error) {
 	if display == "" {
 		display = dir
 	}
-	return build(abs, display, nil)
+	return build(abs, display, "", nil)
+}
+
+// Package loads the CUE package pkg from directory dir, which may hold several packages
+// (spec/wire holds claudecode and codex).
+func Package(dir, pkg, display string) (*ir.Spec, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if display == "" {
+		display = dir
+	}
+	return build(abs, display, pkg, nil)
 }
 
 // FS loads the spec from the top-level .cue files of fsys (e.g. the embedded spec).
 // display is how positions name the directory in errors.
 func FS(fsys fs.FS, display string) (*ir.Spec, error) {
-	names, err := fs.Glob(fsys, "*.cue")
+	return FSPackage(fsys, ".", "", display)
+}
+
+// FSPackage loads the CUE package pkg ("" for the only one) from the .cue files of
+// directory dir of fsys.
+func FSPackage(fsys fs.FS, dir, pkg, display string) (*ir.Spec, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, "*.cue"))
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +111,18 @@ func FS(fsys fs.FS, display string) (*ir.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		overlay[filepath.Join(root, n)] = load.FromBytes(data)
+		overlay[filepath.Join(root, path.Base(n))] = load.FromBytes(data)
 	}
-	return build(root, display, overlay)
+	return build(root, display, pkg, overlay)
 }
 
-func build(dir, display string, overlay map[string]load.Source) (*ir.Spec, error) {
+func build(dir, display, pkg string, overlay map[string]load.Source) (*ir.Spec, error) {
 	cfg := &load.Config{Dir: dir, Overlay: overlay}
-	insts := load.Instances([]string{"."}, cfg)
+	arg := "."
+	if pkg != "" {
+		arg = ".:" + pkg
+	}
+	insts := load.Instances([]string{arg}, cfg)
 	if len(insts) != 1 {
 		return nil, fmt.Errorf("%s: expected one CUE package, found %d", display, len(insts))
 	}

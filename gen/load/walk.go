@@ -133,7 +133,7 @@ func (w *walker) declare(name string, v cue.Value) {
 				t.Default = s
 			}
 		}
-	case op == cue.OrOp, refName(v) != "":
+	case op == cue.OrOp, isAlias(v):
 		// A disjunction, or a reference to a single variant (a one-variant union).
 		t.Kind = ir.Union
 		t.Discriminator = "kind"
@@ -159,6 +159,7 @@ func (w *walker) record(t *ir.Type, v cue.Value) {
 			w.errorf(t.Pos, "#%s: unknown declaration attribute @dsh(%s)", t.Name, a.Contents())
 		}
 	}
+	t.Open = v.Allows(cue.Str("dsh-open-probe"))
 	it, err := v.Fields(cue.Optional(true))
 	if err != nil {
 		w.errorf(t.Pos, "#%s: %v", t.Name, err)
@@ -203,7 +204,13 @@ func (w *walker) record(t *ir.Type, v cue.Value) {
 			t.Fields = append(t.Fields, f)
 			continue
 		}
-		ref := w.typeRef(t, f, fv)
+		var ref *ir.TypeRef
+		if k := fv.IncompleteKind(); k&cue.NullKind != 0 && k != cue.NullKind && k != cue.TopKind {
+			f.Nullable = true
+			ref = w.nonNull(t, f, fv)
+		} else {
+			ref = w.typeRef(t, f, fv)
+		}
 		if ref == nil {
 			continue
 		}
@@ -233,6 +240,15 @@ func (w *walker) record(t *ir.Type, v cue.Value) {
 			}
 		}
 	}
+}
+
+// isAlias reports whether v is nothing but a reference to another definition (`#U: #V`).
+func isAlias(v cue.Value) bool {
+	if op, _ := v.Expr(); op == cue.AndOp {
+		return false
+	}
+	_, p := v.ReferencePath()
+	return len(p.Selectors()) == 1 && p.Selectors()[0].IsDefinition()
 }
 
 // refName returns the name of the definition v refers to, or "". A value unified with a
@@ -308,6 +324,31 @@ func (w *walker) typeRef(t *ir.Type, f *ir.Field, v cue.Value) *ir.TypeRef {
 		w.errorf(f.Pos, "%s: unsupported type %v; use one of string, int, number, bool, _, [...T], {[string]: T} or a definition (a disjunction of kinds is not representable)", where, k)
 		return nil
 	}
+}
+
+// nonNull maps the type of a nullable field (`T | null`) without its null alternative.
+func (w *walker) nonNull(t *ir.Type, f *ir.Field, v cue.Value) *ir.TypeRef {
+	op, args := v.Expr()
+	var rest []cue.Value
+	for _, a := range args {
+		if a.IncompleteKind() != cue.NullKind {
+			rest = append(rest, a)
+		}
+	}
+	switch {
+	case op != cue.OrOp || len(rest) == 0:
+		w.errorf(f.Pos, "#%s.%s: unsupported nullable type; write `T | null`", t.Name, f.JSONName)
+		return nil
+	case len(rest) == 1:
+		return w.typeRef(t, f, rest[0])
+	}
+	for _, a := range rest {
+		if a.IncompleteKind() != cue.StringKind || !a.IsConcrete() {
+			w.errorf(f.Pos, "#%s.%s: a nullable disjunction must be `T | null` or string literals `| null`", t.Name, f.JSONName)
+			return nil
+		}
+	}
+	return w.inlineEnum(t, f, v, cue.OrOp, rest)
 }
 
 // inlineEnum turns an inline string literal or literal disjunction into a named enum
