@@ -16,6 +16,7 @@ import (
 	"github.com/dshkit/dsh/gen/emit"
 	"github.com/dshkit/dsh/gen/emit/dispatch"
 	"github.com/dshkit/dsh/gen/emit/docs"
+	"github.com/dshkit/dsh/gen/emit/gotests"
 	"github.com/dshkit/dsh/gen/emit/gotypes"
 	"github.com/dshkit/dsh/gen/emit/schema"
 	"github.com/dshkit/dsh/gen/ir"
@@ -55,6 +56,11 @@ func Files(s *ir.Spec, l Layout) ([]emit.File, error) {
 	}
 	if err := add(schema.Emit(s, l.SchemaDir)); err != nil {
 		return nil, fmt.Errorf("json schema: %w", err)
+	}
+	if l.SchemaDir != "" {
+		if err := add(gotests.Emit(s, l.GoDir, l.SchemaDir)); err != nil {
+			return nil, fmt.Errorf("go round-trip test: %w", err)
+		}
 	}
 	if l.DocsFile != "" {
 		f, err := docs.Emit(s, l.DocsFile)
