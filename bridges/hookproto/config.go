@@ -334,8 +334,21 @@ func (l *loader) diag(path, event, skipped string, err error) {
 	l.diags = append(l.diags, Diagnostic{File: l.opts.Source, Path: path, Event: event, Skipped: skipped, Err: err})
 }
 
-func (l *loader) malformed(path, event, skipped, what string, raw json.RawMessage) {
-	l.diag(path, event, skipped, fmt.Errorf("%w: %s, got %s", ErrMalformed, what, kindOf(raw)))
+// malformed reports a value of the wrong shape: "<what>, got <raw>" plus an optional
+// "; <then>" saying what was done instead of skipping.
+func (l *loader) malformed(path, event, skipped, what string, raw json.RawMessage, then ...string) {
+	got := "nothing"
+	if raw != nil {
+		got = string(bytes.Join(bytes.Fields(raw), []byte(" ")))
+		if cut, ok := cutRunes(got, 40); ok {
+			got = cut + "…"
+		}
+	}
+	msg := what + ", got " + got
+	for _, t := range then {
+		msg += "; " + t
+	}
+	l.diag(path, event, skipped, fmt.Errorf("%w: %s", ErrMalformed, msg))
 }
 
 func (l *loader) load(data []byte) {
@@ -488,7 +501,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	if s, ok := optString(obj["statusMessage"]); ok {
 		h.StatusMessage = s
 	} else {
-		l.malformed(path+".statusMessage", ev, "", "statusMessage must be a string; ignored", obj["statusMessage"])
+		l.malformed(path+".statusMessage", ev, "", "statusMessage must be a string", obj["statusMessage"], "ignored")
 	}
 	key := "timeout"
 	if l.opts.Dialect == Codex && kindOf(obj[key]) == "null" {
@@ -497,8 +510,8 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	if traw := obj[key]; kindOf(traw) != "null" {
 		var sec float64
 		if kindOf(traw) != "number" || json.Unmarshal(traw, &sec) != nil || !(sec > 0 && sec <= maxTimeoutSeconds) {
-			what := fmt.Sprintf("%s must be a positive number of seconds; using the default %v", key, h.Timeout)
-			l.malformed(path+"."+key, ev, "", what, traw)
+			l.malformed(path+"."+key, ev, "", key+" must be a positive number of seconds", traw,
+				fmt.Sprintf("using the default %v", h.Timeout))
 		} else {
 			h.Timeout = time.Duration(sec * float64(time.Second))
 		}

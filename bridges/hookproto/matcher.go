@@ -70,23 +70,20 @@ type Matcher struct {
 // A pattern RE2 rejects yields a *[MatcherError]; when the cause is JavaScript-only
 // syntax (lookaround, backreferences) it wraps [ErrJSOnlySyntax] and says so.
 func Compile(d Dialect, pattern string) (Matcher, error) {
+	if d != ClaudeCode && d != Codex {
+		return Matcher{}, fmt.Errorf("%w: unknown dialect %q", ErrInvalidMatcher, d)
+	}
 	if pattern == "" || pattern == "*" {
 		return Matcher{pattern: pattern}, nil
 	}
-	switch d {
-	case ClaudeCode:
-		if isExactList(pattern) {
-			names := []string{}
-			for _, n := range strings.FieldsFunc(pattern, func(r rune) bool { return r == '|' || r == ',' }) {
-				if n = strings.TrimSpace(n); n != "" {
-					names = append(names, n)
-				}
+	if d == ClaudeCode && isExactList(pattern) {
+		var names []string
+		for _, n := range strings.FieldsFunc(pattern, func(r rune) bool { return r == '|' || r == ',' }) {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
 			}
-			return Matcher{pattern: pattern, kind: matchExact, names: names}, nil
 		}
-	case Codex:
-	default:
-		return Matcher{}, fmt.Errorf("%w: unknown dialect %q", ErrInvalidMatcher, d)
+		return Matcher{pattern: pattern, kind: matchExact, names: names}, nil
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {

@@ -2,65 +2,28 @@ package hookproto
 
 import (
 	"fmt"
+	"github.com/dshkit/dsh/generated/dsh"
 	"strings"
 	"unicode/utf8"
 )
 
-// Outcome is what one hook run came to, as recorded in hook/result (the spec's
-// #HookOutcome). Only pass, allow, deny, ask, block and halt can carry a decision.
-type Outcome string
-
-// The outcomes.
-const (
-	// OutcomePass: the hook ran and made no decision.
-	OutcomePass Outcome = "pass"
-	// OutcomeAllow: the hook allowed the action.
-	OutcomeAllow Outcome = "allow"
-	// OutcomeDeny: the hook denied the action.
-	OutcomeDeny Outcome = "deny"
-	// OutcomeAsk: the hook asked for the user's approval.
-	OutcomeAsk Outcome = "ask"
-	// OutcomeBlock: the hook blocked (exit 2 or decision "block").
-	OutcomeBlock Outcome = "block"
-	// OutcomeHalt: the hook stopped the run (continue:false).
-	OutcomeHalt Outcome = "halt"
-	// OutcomeError: a non-blocking hook error: another exit code, a signal, a spawn
-	// failure, a cancellation or an over-cap output.
-	OutcomeError Outcome = "error"
-	// OutcomeTimeout: the hook was killed at its timeout.
-	OutcomeTimeout Outcome = "timeout"
-	// OutcomeFailed: output the engine rejects (Codex), recorded without a decision.
-	OutcomeFailed Outcome = "failed"
-)
-
-// Outcomes returns every outcome, in the spec's order.
-func Outcomes() []Outcome {
-	return []Outcome{OutcomePass, OutcomeAllow, OutcomeDeny, OutcomeAsk, OutcomeBlock,
-		OutcomeHalt, OutcomeError, OutcomeTimeout, OutcomeFailed}
-}
-
-// Valid reports whether o is one of the nine outcomes.
-func (o Outcome) Valid() bool {
-	switch o {
-	case OutcomePass, OutcomeAllow, OutcomeDeny, OutcomeAsk, OutcomeBlock,
-		OutcomeHalt, OutcomeError, OutcomeTimeout, OutcomeFailed:
-		return true
-	}
-	return false
-}
+// Outcome is what one hook run came to, as recorded in hook/result: the generated
+// dsh.HookOutcome (spec/hooks.cue), whose constants are dsh.Hookdsh.HookOutcomePass and so on.
+// Only pass, allow, deny, ask, block and halt can carry a decision.
+type Outcome = dsh.HookOutcome
 
 // ProcessOutcome settles the outcome of runs whose process side alone rules out any
-// decision: OutcomeTimeout for a timeout; OutcomeError for a cancellation, a spawn
+// decision: dsh.HookOutcomeTimeout for a timeout; dsh.HookOutcomeError for a cancellation, a spawn
 // failure, an I/O failure, a death by signal or an over-cap stdout or stderr (dsh bridge
 // decision 4). Otherwise it returns false, and the dialect decodes the exit code and
 // output.
 func ProcessOutcome(r Result) (Outcome, bool) {
 	switch {
 	case r.TimedOut:
-		return OutcomeTimeout, true
+		return dsh.HookOutcomeTimeout, true
 	case r.Cancelled, r.SpawnErr != nil, r.Err != nil, r.ExitCode == nil,
 		r.StdoutOverCap, r.StderrOverCap:
-		return OutcomeError, true
+		return dsh.HookOutcomeError, true
 	}
 	return "", false
 }

@@ -63,6 +63,9 @@ func (d *Detached) Go(ctx context.Context, cmd Command, onDone func(Result)) {
 		defer cancel()
 		stop := context.AfterFunc(d.ctx, cancel)
 		defer stop()
+		if d.ctx.Err() != nil {
+			cancel() // drained: do not wait for AfterFunc's goroutine
+		}
 		res := Run(ctx, cmd)
 		if onDone != nil {
 			defer func() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -53,8 +54,8 @@ type Command struct {
 	PipeGrace time.Duration
 }
 
-// Result is how a run ended. Exactly one of these holds: SpawnErr is set; TimedOut or
-// Cancelled is set; Signal is set; ExitCode is set.
+// Result is how a run ended. ExitCode is set only when the process exited on its own;
+// otherwise SpawnErr, TimedOut, Cancelled, Signal or Err says why not.
 type Result struct {
 	// ExitCode is the process's exit status; nil when it has none (spawn failure,
 	// timeout, cancellation, death by signal).
@@ -101,12 +102,14 @@ func Run(ctx context.Context, c Command) (res Result) {
 		res.Cancelled = true
 		return res
 	}
-	argv := append(append([]string(nil), c.Shell...), c.Command)
-	if len(c.Shell) == 0 {
-		argv = []string{"/bin/sh", "-c", c.Command}
-	}
-	if c.Args != nil {
+	var argv []string
+	switch {
+	case c.Args != nil:
 		argv = append([]string{c.Command}, c.Args...)
+	case len(c.Shell) > 0:
+		argv = append(slices.Clone(c.Shell), c.Command)
+	default:
+		argv = []string{"/bin/sh", "-c", c.Command}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir

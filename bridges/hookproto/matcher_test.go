@@ -1,0 +1,146 @@
+package hookproto
+
+import (
+	"errors"
+	"regexp/syntax"
+	"strings"
+	"testing"
+)
+
+func TestMatcher(t *testing.T) {
+	tests := []struct {
+		dialect Dialect
+		pattern string
+		yes, no []string
+	}{
+		// Scenario 14: absent, "" and "*" match everything in both dialects.
+		{ClaudeCode, "", []string{"Bash", "", "anything"}, nil},
+		{ClaudeCode, "*", []string{"Bash", "", "anything"}, nil},
+		{Codex, "", []string{"Bash", ""}, nil},
+		{Codex, "*", []string{"Bash", ""}, nil},
+		// Scenario 12: an exact name in Claude Code, an unanchored regex in Codex.
+		{ClaudeCode, "Bash", []string{"Bash"}, []string{"BashOutput", "bash", "MyBash"}},
+		{Codex, "Bash", []string{"Bash", "BashOutput", "MyBash"}, []string{"bash"}},
+		// Scenario 13.
+		{ClaudeCode, "Edit|Write", []string{"Edit", "Write"}, []string{"EditFile", "Read", "Edit|Write"}},
+		{Codex, "Edit|Write", []string{"Edit", "Write", "NotebookEdit"}, []string{"Read"}},
+		{ClaudeCode, "^Bash$", []string{"Bash"}, []string{"BashOutput"}},
+		{ClaudeCode, "Bash.*", []string{"Bash", "BashOutput"}, []string{"Read"}},
+		{ClaudeCode, `.*\.ts$`, []string{"foo.ts"}, []string{"foo.js"}},
+		// Regex mode is unanchored: Edit.* also hits NotebookEdit.
+		{ClaudeCode, "Edit.*", []string{"Edit", "NotebookEdit", "EditFile"}, []string{"Write"}},
+		// Scenario 14: Codex ^Edit$ does not match shell.
+		{Codex, "^Edit$", []string{"Edit"}, []string{"shell", "NotebookEdit"}},
+		// Scenario 15: SessionStart source.
+		{ClaudeCode, "startup", []string{"startup"}, []string{"resume"}},
+		// Scenario 16: the current literal set (',' ' ' '-').
+		{ClaudeCode, "Bash, Read", []string{"Bash", "Read"}, []string{"Bash, Read", "Edit", " Bash"}},
+		{Codex, "Bash, Read", []string{"Bash, Read", "xBash, Ready"}, []string{"Bash", "Read"}},
+		{ClaudeCode, "code-reviewer", []string{"code-reviewer"}, []string{"senior-code-reviewer"}},
+		{ClaudeCode, "Edit,Write | Read", []string{"Edit", "Write", "Read"}, []string{""}},
+		{ClaudeCode, " | ", nil, []string{"", " ", "Bash"}}, // a list of no names
+		// Scenario 17: MCP tool names.
+		{ClaudeCode, "mcp__memory", []string{"mcp__memory"}, []string{"mcp__memory__create_entities"}},
+		{ClaudeCode, "mcp__memory__.*", []string{"mcp__memory__create_entities", "mcp__memory__read"}, []string{"mcp__github__list", "mcp__memory"}},
+		{Codex, "mcp__memory__.*", []string{"mcp__memory__create_entities"}, []string{"mcp__github__list"}},
+		{Codex, "apply_patch|Write|Edit", []string{"apply_patch", "Edit"}, []string{"Bash"}},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.dialect, tt.pattern)
+		if err != nil {
+			t.Errorf("Compile(%s, %q): %v", tt.dialect, tt.pattern, err)
+			continue
+		}
+		if m.String() != tt.pattern {
+			t.Errorf("String() = %q, want %q", m.String(), tt.pattern)
+		}
+		if all := tt.pattern == "" || tt.pattern == "*"; m.MatchesAll() != all {
+			t.Errorf("%s %q: MatchesAll = %v", tt.dialect, tt.pattern, m.MatchesAll())
+		}
+		for _, s := range tt.yes {
+			if !m.Match(s) {
+				t.Errorf("%s %q should match %q", tt.dialect, tt.pattern, s)
+			}
+		}
+		for _, s := range tt.no {
+			if m.Match(s) {
+				t.Errorf("%s %q should not match %q", tt.dialect, tt.pattern, s)
+			}
+		}
+	}
+	var zero Matcher
+	if !zero.Match("x") || !zero.MatchesAll() {
+		t.Error("the zero Matcher should match everything")
+	}
+}
+
+func TestMatcherRejects(t *testing.T) {
+	tests := []struct {
+		pattern, construct string // construct is empty for a plain RE2 syntax error
+	}{
+		{"(?=Bash)", `lookahead "(?="`},
+		{"^(?!Bash).*", `negative lookahead "(?!"`},
+		{"(?<=mcp__)x", `lookbehind "(?<="`},
+		{"(?<!mcp__)x", `negative lookbehind "(?<!"`},
+		{`(Edit)\1`, `backreference "\\1"`},
+		{`(?<t>Edit)\k<t>`, `named backreference "\\k<"`},
+		{"(", ""},
+		{"[", ""},
+		{"Bash(git *", ""},
+		{`[(?=]\`, ""}, // inside a class "(?=" is literal; the error is the trailing '\'
+	}
+	for _, d := range []Dialect{ClaudeCode, Codex} {
+		for _, tt := range tests {
+			_, err := Compile(d, tt.pattern)
+			var me *MatcherError
+			if !errors.As(err, &me) || !errors.Is(err, ErrInvalidMatcher) || me.Pattern != tt.pattern || me.Dialect != d {
+				t.Errorf("Compile(%s, %q) = %v, want a MatcherError", d, tt.pattern, err)
+				continue
+			}
+			if !strings.Contains(err.Error(), `regex matcher "`) || !strings.Contains(err.Error(), string(d)) {
+				t.Errorf("message %q lacks the dialect or pattern", err)
+			}
+			if js := errors.Is(err, ErrJSOnlySyntax); js != (tt.construct != "") || js && !strings.Contains(err.Error(), tt.construct) {
+				t.Errorf("Compile(%s, %q) = %v, want JS-only construct %q", d, tt.pattern, err, tt.construct)
+			}
+			var se *syntax.Error
+			if tt.construct == "" && !errors.As(err, &se) {
+				t.Errorf("Compile(%s, %q) = %v, want the RE2 *syntax.Error", d, tt.pattern, err)
+			}
+		}
+	}
+	// RE2-valid patterns that look like JS-only syntax are accepted.
+	for _, p := range []string{`(?<name>Edit)`, `\\1`, `[(?=]`, `\12`} {
+		if _, err := Compile(Codex, p); err != nil {
+			t.Errorf("Compile(codex, %q): %v", p, err)
+		}
+	}
+	if _, err := Compile("cursor", "x"); !errors.Is(err, ErrInvalidMatcher) {
+		t.Errorf("unknown dialect: %v", err)
+	}
+}
+
+func FuzzMatcher(f *testing.F) {
+	for _, s := range [][2]string{
+		{"", "Bash"}, {"*", ""}, {"Edit|Write", "Edit"}, {"Edit.*", "NotebookEdit"},
+		{"mcp__memory__.*", "mcp__memory__x"}, {"Bash, Read", "Read"}, {"(?!x)", "y"},
+		{`(a)\1`, "aa"}, {"(", "("}, {`[\`, "\xff"}, {"a{1000}", "a"}, {"\xff|a", "\xff"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, subject string) {
+		for _, d := range []Dialect{ClaudeCode, Codex} {
+			m, err := Compile(d, pattern)
+			if err != nil {
+				if !errors.Is(err, ErrInvalidMatcher) {
+					t.Fatalf("Compile(%s, %q): error %v does not wrap ErrInvalidMatcher", d, pattern, err)
+				}
+				continue
+			}
+			got := m.Match(subject)
+			if (pattern == "" || pattern == "*") && !got {
+				t.Fatalf("%s %q must match everything, not %q", d, pattern, subject)
+			}
+		}
+	})
+}

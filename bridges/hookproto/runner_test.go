@@ -1,0 +1,350 @@
+package hookproto
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"github.com/dshkit/dsh/generated/dsh"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// script writes an executable /bin/sh script to a fresh temporary directory and returns
+// its path.
+func script(t testing.TB, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "hook.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sh is a Claude Code style shell-form command running the script at path.
+func sh(path string) Command {
+	return Command{Shell: ClaudeCode.Shell(nil), Command: path}
+}
+
+func exitCode(r Result) string {
+	if r.ExitCode == nil {
+		return "none"
+	}
+	return strconv.Itoa(*r.ExitCode)
+}
+
+// waitGone fails the test unless process pid has exited (a zombie counts as gone: PID 1
+// of a container may never reap it) within two seconds.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		// The state follows the parenthesised command name.
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+			return
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("process %d still running", pid)
+}
+
+// pollPID waits up to a second for path to hold a pid.
+func pollPID(path string) (int, bool) {
+	for range 100 {
+		b, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
+			return pid, true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0, false
+}
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	pid, ok := pollPID(path)
+	if !ok {
+		t.Fatalf("no pid in %s", path)
+	}
+	return pid
+}
+
+func TestRunExitCodes(t *testing.T) {
+	ctx := context.Background()
+	for _, code := range []int{0, 1, 2, 3} {
+		t.Run("exit"+strconv.Itoa(code), func(t *testing.T) {
+			r := Run(ctx, sh(script(t, "echo out; echo err >&2; exit "+strconv.Itoa(code))))
+			if got := exitCode(r); got != strconv.Itoa(code) {
+				t.Fatalf("exit code = %s, want %d (%+v)", got, code, r)
+			}
+			if string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" {
+				t.Errorf("stdout %q stderr %q", r.Stdout, r.Stderr)
+			}
+			if r.SpawnErr != nil || r.Err != nil || r.TimedOut || r.Cancelled || r.Orphaned {
+				t.Errorf("unexpected flags: %+v", r)
+			}
+			if _, settled := ProcessOutcome(r); settled {
+				t.Errorf("ProcessOutcome settled a plain exit")
+			}
+		})
+	}
+	// Scenario 21: a missing script under sh is exit 127, an ordinary exit code.
+	t.Run("missing-script-127", func(t *testing.T) {
+		r := Run(ctx, sh("/nonexistent/hook.sh"))
+		if exitCode(r) != "127" || r.SpawnErr != nil {
+			t.Fatalf("got %+v, want exit 127 and no spawn error", r)
+		}
+		if !strings.Contains(string(r.Stderr), "nonexistent") {
+			t.Errorf("stderr %q", r.Stderr)
+		}
+	})
+}
+
+func TestRunStdoutJSONAndStdin(t *testing.T) {
+	hook := script(t, `read -r line; printf '{"decision":"block","reason":"%s"}\n' "$line"`)
+	r := Run(context.Background(), Command{Shell: ClaudeCode.Shell(nil), Command: hook, Stdin: []byte("no way\n")})
+	if want := `{"decision":"block","reason":"no way"}` + "\n"; string(r.Stdout) != want || exitCode(r) != "0" {
+		t.Fatalf("stdout %q exit %s, want %q exit 0", r.Stdout, exitCode(r), want)
+	}
+}
+
+func TestRunSpawnErrors(t *testing.T) {
+	ctx := context.Background()
+	tests := map[string]Command{
+		"missing-shell": {Shell: []string{"/nonexistent/sh", "-c"}, Command: "true"},
+		"missing-exec":  {Command: "/nonexistent/prog", Args: []string{}},
+		"bad-workdir":   {Command: "true", Dir: "/nonexistent/dir"}, // scenario 28
+	}
+	for name, c := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := Run(ctx, c)
+			if r.SpawnErr == nil || r.ExitCode != nil {
+				t.Fatalf("got %+v, want a spawn error and no exit code", r)
+			}
+			if o, ok := ProcessOutcome(r); !ok || o != dsh.HookOutcomeError {
+				t.Errorf("ProcessOutcome = %q, %v", o, ok)
+			}
+		})
+	}
+}
+
+func TestRunSignalDeath(t *testing.T) {
+	r := Run(context.Background(), Command{Command: "/bin/sh", Args: []string{"-c", "kill -9 $$"}})
+	if r.ExitCode != nil || r.Signal != syscall.SIGKILL {
+		t.Fatalf("got exit %s signal %v, want no exit code and SIGKILL", exitCode(r), r.Signal)
+	}
+	if o, _ := ProcessOutcome(r); o != dsh.HookOutcomeError {
+		t.Errorf("ProcessOutcome = %q, want error", o)
+	}
+}
+
+func TestRunHugeOutputIsCapped(t *testing.T) {
+	// 10 MB on stdout, 40 MB on stderr: what is kept (and allocated) must not grow with it.
+	hook := script(t, "head -c 10485760 /dev/zero; head -c 41943040 /dev/zero >&2")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := Run(context.Background(), sh(hook))
+	runtime.ReadMemStats(&after)
+	if exitCode(r) != "0" {
+		t.Fatalf("exit %s: %+v", exitCode(r), r.SpawnErr)
+	}
+	if len(r.Stdout) != DefaultOutputCap || !r.StdoutOverCap {
+		t.Errorf("stdout %d bytes over=%v, want %d and over", len(r.Stdout), r.StdoutOverCap, DefaultOutputCap)
+	}
+	if len(r.Stderr) != DefaultOutputCap || !r.StderrOverCap {
+		t.Errorf("stderr %d bytes over=%v, want %d and over", len(r.Stderr), r.StderrOverCap, DefaultOutputCap)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("allocated %d bytes for 50 MB of output; memory is not bounded", alloc)
+	}
+	if o, _ := ProcessOutcome(r); o != dsh.HookOutcomeError {
+		t.Errorf("over-cap ProcessOutcome = %q, want error", o)
+	}
+
+	small := sh(script(t, "echo 0123456789abcdef"))
+	small.MaxStdout = 10
+	if r := Run(context.Background(), small); string(r.Stdout) != "0123456789" || !r.StdoutOverCap {
+		t.Errorf("MaxStdout 10: %q over=%v", r.Stdout, r.StdoutOverCap)
+	}
+}
+
+func TestRunNonUTF8(t *testing.T) {
+	r := Run(context.Background(), sh(script(t, `printf 'bad \377\376 bytes\n' >&2; printf '\377'; exit 2`)))
+	if !bytes.Equal(r.Stderr, []byte("bad \xff\xfe bytes\n")) || !bytes.Equal(r.Stdout, []byte{0xff}) {
+		t.Fatalf("raw bytes not kept: stdout %q stderr %q", r.Stdout, r.Stderr)
+	}
+	if got, want := StderrSummary(r.Stderr, 0), "bad \uFFFD bytes"; got != want {
+		t.Errorf("StderrSummary = %q, want %q", got, want)
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for name, body := range map[string]string{
+		"sleeps":       "echo started; sleep 30",
+		"ignores-term": "trap '' TERM; echo started; sleep 30", // needs the SIGKILL after KillGrace
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := sh(script(t, body))
+			c.Timeout = timeout
+			start := time.Now()
+			r := Run(context.Background(), c)
+			if el := time.Since(start); el < timeout || el > timeout+2*time.Second {
+				t.Errorf("returned after %v, want within [%v, %v]", el, timeout, timeout+2*time.Second)
+			}
+			if !r.TimedOut || r.Cancelled || r.ExitCode != nil {
+				t.Errorf("got %+v, want TimedOut and no exit code", r)
+			}
+			if string(r.Stdout) != "started\n" {
+				t.Errorf("stdout %q", r.Stdout)
+			}
+			if o, _ := ProcessOutcome(r); o != dsh.HookOutcomeTimeout {
+				t.Errorf("ProcessOutcome = %q, want timeout", o)
+			}
+		})
+	}
+}
+
+// A background grandchild that keeps stdout open must not stall the run (#77078), and it
+// is killed with the group once the hook has exited.
+func TestRunOrphanGrandchildHoldingStdout(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	c := sh(script(t, "sleep 30 & echo $! > "+pidFile+"; echo done; exit 0"))
+	c.Timeout = 10 * time.Second
+	start := time.Now()
+	r := Run(context.Background(), c)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("returned after %v, want promptly (pipe grace %v)", el, DefaultPipeGrace)
+	}
+	if exitCode(r) != "0" || string(r.Stdout) != "done\n" || !r.Orphaned || r.TimedOut {
+		t.Errorf("got exit %s stdout %q orphaned=%v timedOut=%v", exitCode(r), r.Stdout, r.Orphaned, r.TimedOut)
+	}
+	waitGone(t, readPID(t, pidFile))
+}
+
+// A hook that never reads stdin must not block the runner, even with far more input
+// than a pipe buffer holds (#90585).
+func TestRunStdinNotRead(t *testing.T) {
+	in := bytes.Repeat([]byte("x"), 1<<20)
+	c := sh(script(t, "sleep 0.1; exit 3"))
+	c.Stdin = in
+	c.Timeout = 10 * time.Second
+	start := time.Now()
+	r := Run(context.Background(), c)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("returned after %v", el)
+	}
+	if exitCode(r) != "3" || r.Err != nil || r.Orphaned {
+		t.Errorf("got exit %s err %v orphaned %v, want exit 3", exitCode(r), r.Err, r.Orphaned)
+	}
+	// The same input is delivered whole to a hook that reads it.
+	c = sh(script(t, "wc -c"))
+	c.Stdin = in
+	if r := Run(context.Background(), c); strings.TrimSpace(string(r.Stdout)) != "1048576" {
+		t.Errorf("wc -c read %q", r.Stdout)
+	}
+}
+
+func TestRunCancellation(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { pollPID(pidFile); cancel() }()
+	start := time.Now()
+	r := Run(ctx, sh(script(t, "sleep 30 & echo $! > "+pidFile+"; wait")))
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("returned after %v", el)
+	}
+	if !r.Cancelled || r.TimedOut || r.ExitCode != nil {
+		t.Errorf("got %+v, want Cancelled and no exit code", r)
+	}
+	waitGone(t, readPID(t, pidFile))
+
+	// Already cancelled: nothing starts.
+	if r := Run(ctx, sh("touch "+filepath.Join(dir, "ran"))); !r.Cancelled {
+		t.Errorf("got %+v, want Cancelled", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Errorf("a command ran under a cancelled context")
+	}
+}
+
+func TestRunEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOOKPROTO_INHERITED", "from-harness")
+	c := sh(script(t, `pwd; echo "$HOOKPROTO_EXTRA $HOOKPROTO_INHERITED"`))
+	c.Dir = dir
+	c.Env = []string{"HOOKPROTO_EXTRA=extra"}
+	r := Run(context.Background(), c)
+	want, _ := filepath.EvalSymlinks(dir)
+	if got := string(r.Stdout); got != want+"\nextra from-harness\n" {
+		t.Errorf("stdout %q, want dir %q and both variables", got, want)
+	}
+}
+
+func TestRunExecFormArgs(t *testing.T) {
+	hook := script(t, `printf '%s|%s|%s\n' "$#" "$1" "$2"`)
+	r := Run(context.Background(), Command{Command: "/bin/sh", Args: []string{hook, "a b", "$HOME;x"}})
+	if got := string(r.Stdout); got != "2|a b|$HOME;x\n" {
+		t.Errorf("stdout %q: the args were not passed verbatim", got)
+	}
+}
+
+func TestDialectShell(t *testing.T) {
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	if got := Codex.Shell(env("")); strings.Join(got, " ") != "/bin/sh -lc" {
+		t.Errorf("Codex without SHELL: %q", got)
+	}
+	if got := Codex.Shell(env("/bin/bash")); strings.Join(got, " ") != "/bin/bash -lc" {
+		t.Errorf("Codex with SHELL: %q", got)
+	}
+	if got := ClaudeCode.Shell(nil); strings.Join(got, " ") != "sh -c" {
+		t.Errorf("Claude Code: %q", got)
+	}
+	r := Run(context.Background(), Command{Shell: Codex.Shell(env("")), Command: "echo login-shell"})
+	if !strings.HasSuffix(string(r.Stdout), "login-shell\n") {
+		t.Errorf("Codex shell form: %q %v", r.Stdout, r.SpawnErr)
+	}
+}
+
+// BenchmarkRun compares a trivial hook run through plain os/exec with the same run
+// through Run (process group, stdin goroutine, caps, timers, group kill).
+func BenchmarkRun(b *testing.B) {
+	hook := script(b, `cat >/dev/null; echo '{"continue":true}'`)
+	stdin := []byte(`{"hook_event_name":"PreToolUse"}`)
+	b.Run("raw-exec", func(b *testing.B) {
+		for b.Loop() {
+			var out bytes.Buffer
+			cmd := exec.Command("sh", "-c", hook)
+			cmd.Stdin, cmd.Stdout = bytes.NewReader(stdin), &out
+			if err := cmd.Run(); err != nil || out.Len() == 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("runner", func(b *testing.B) {
+		ctx := context.Background()
+		for b.Loop() {
+			r := Run(ctx, Command{Shell: ClaudeCode.Shell(nil), Command: hook, Stdin: stdin, Timeout: time.Minute})
+			if exitCode(r) != "0" || len(r.Stdout) == 0 {
+				b.Fatalf("%+v", r)
+			}
+		}
+	})
+}
