@@ -1,0 +1,141 @@
+package gen
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/hookmap"
+	"github.com/dshkit/dsh/gen/ir"
+	"github.com/dshkit/dsh/gen/load"
+)
+
+// BridgesDir is the spec subdirectory holding the bridge mapping tables.
+const BridgesDir = "bridges"
+
+// Module is the Go module path of the generated packages.
+const Module = "github.com/dshkit/dsh"
+
+// LoadBridges loads the tables of dir/bridges (none when the directory does not exist) and
+// checks them against the loaded units (shown as display in errors).
+func LoadBridges(dir, display string, units []Unit) ([]*ir.Bridge, error) {
+	if _, err := os.Stat(path.Join(dir, BridgesDir)); err != nil {
+		return nil, nil
+	}
+	bs, err := load.Bridges(path.Join(dir, BridgesDir), path.Join(display, BridgesDir))
+	if err != nil {
+		return nil, err
+	}
+	return bs, CheckBridges(bs, units, path.Join(display, BridgesDir))
+}
+
+// LoadBridgesFS is LoadBridges over a file system such as the embedded spec.
+func LoadBridgesFS(fsys fs.FS, display string, units []Unit) ([]*ir.Bridge, error) {
+	if names, _ := fs.Glob(fsys, BridgesDir+"/*.cue"); len(names) == 0 {
+		return nil, nil
+	}
+	bs, err := load.BridgesFS(fsys, BridgesDir, path.Join(display, BridgesDir))
+	if err != nil {
+		return nil, err
+	}
+	return bs, CheckBridges(bs, units, path.Join(display, BridgesDir))
+}
+
+// CheckBridges cross-checks bridge tables against the specs they name: the wire package,
+// its input and output records, every output path and matcher field, and the extension
+// point of every event. All problems are reported, each at its table position.
+func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
+	specs := map[string]*ir.Spec{}
+	for _, u := range units {
+		specs[u.Spec.Package] = u.Spec
+	}
+	points := map[string]bool{}
+	if len(units) > 0 {
+		for _, e := range units[0].Spec.Events {
+			points[e.Name] = true
+		}
+	}
+	e := &load.Error{Dir: display}
+	bad := func(pos ir.Pos, format string, args ...any) {
+		e.Problems = append(e.Problems, load.Problem{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, b := range bs {
+		wire := specs[b.Wire]
+		if wire == nil {
+			bad(b.Pos, "bridge %q: no wire package %q in spec/wire", b.Dialect, b.Wire)
+			continue
+		}
+		for _, ev := range b.Events {
+			where := fmt.Sprintf("bridge %q event %q", b.Dialect, ev.Event)
+			if !points[ev.Point] {
+				bad(ev.Pos, "%s: unknown extension point %q", where, ev.Point)
+			}
+			in, out := wire.Lookup(ev.Input), wire.Lookup(ev.Output)
+			if in == nil || in.Kind != ir.Record {
+				bad(ev.Pos, "%s: input %q is not a record of wire package %s", where, ev.Input, b.Wire)
+			} else if ev.Matcher != "" && resolve(in, ev.Matcher) == nil {
+				bad(ev.Pos, "%s: matcher field %q is not a field of %s", where, ev.Matcher, ev.Input)
+			}
+			if out == nil || out.Kind != ir.Record {
+				bad(ev.Pos, "%s: output %q is not a record of wire package %s", where, ev.Output, b.Wire)
+				continue
+			}
+			paths := append([]string{}, ev.Contexts...)
+			if ev.Scope != "" {
+				paths = append(paths, ev.Scope)
+			}
+			for _, r := range ev.Rules {
+				paths = append(paths, r.When)
+				if r.Reason != "" {
+					paths = append(paths, r.Reason)
+				}
+			}
+			for _, n := range ev.Notices {
+				paths = append(paths, n.When)
+			}
+			for _, p := range paths {
+				if resolve(out, p) == nil {
+					bad(ev.Pos, "%s: %q is not a field path of %s", where, p, ev.Output)
+				}
+			}
+		}
+	}
+	if len(e.Problems) > 0 {
+		return e
+	}
+	return nil
+}
+
+// resolve follows a dotted JSON path through records and returns the last field.
+func resolve(t *ir.Type, p string) *ir.Field {
+	var f *ir.Field
+	for i, part := range strings.Split(p, ".") {
+		if i > 0 {
+			if f == nil || f.Type.Kind != ir.Named || f.Type.Type == nil || f.Type.Type.Kind != ir.Record {
+				return nil
+			}
+			t = f.Type.Type
+		}
+		f = nil
+		for _, c := range t.Fields {
+			if c.JSONName == part {
+				f = c
+			}
+		}
+		if f == nil {
+			return nil
+		}
+	}
+	return f
+}
+
+// BridgeFiles emits generated/hookmap for the tables, next to the Go of layout l.
+func BridgeFiles(bs []*ir.Bridge, l Layout) ([]emit.File, error) {
+	base := path.Dir(l.GoDir)
+	return hookmap.Emit(bs, path.Join(base, "hookmap"), func(pkg string) string {
+		return Module + "/" + path.Join(base, WireDir, pkg)
+	})
+}

@@ -1,0 +1,87 @@
+package ir
+
+// Bridge is the mapping table of one hook dialect (spec/bridges/*.cue): which external
+// event maps to which extension point and how hook output becomes an outcome.
+type Bridge struct {
+	// Dialect names the protocol, e.g. "claude-code".
+	Dialect string `json:"dialect"`
+	// GoName is the Go identifier of the dialect, e.g. "ClaudeCode".
+	GoName string `json:"-"`
+	// Doc is the table's doc comment.
+	Doc string `json:"-"`
+	// File is the spec file (relative to spec/bridges) the table is declared in.
+	File string `json:"-"`
+	// Pos is where the table is declared.
+	Pos Pos `json:"-"`
+	// Wire is the spec/wire package of the dialect's input and output types.
+	Wire string `json:"wire"`
+	// Plugin is the source stamped on every message the bridge adds.
+	Plugin string `json:"plugin"`
+	// DefaultTimeoutSec is a handler's timeout when it sets none.
+	DefaultTimeoutSec int `json:"defaultTimeoutSec"`
+	// Exit2EmptyStderr is what exit 2 with blank stderr does: "block" or "failed".
+	Exit2EmptyStderr string `json:"exit2EmptyStderr"`
+	// JSONPrefixes are the first characters that make stdout count as JSON.
+	JSONPrefixes []string `json:"jsonPrefixes"`
+	// InvalidJSON is the outcome of JSON-looking stdout that does not decode.
+	InvalidJSON string `json:"invalidJSON"`
+	// StdinNewline says whether the stdin JSON ends with a newline.
+	StdinNewline bool `json:"stdinNewline"`
+	// Events are the mapped events, sorted by name.
+	Events []*BridgeEvent `json:"-"`
+}
+
+// BridgeEvent maps one external event onto one extension point.
+type BridgeEvent struct {
+	// Event is the external event name, e.g. "PreToolUse".
+	Event string `json:"-"`
+	// Doc is the entry's doc comment.
+	Doc string `json:"-"`
+	// Pos is where the entry is declared.
+	Pos Pos `json:"-"`
+	// Point is the canonical extension point.
+	Point string `json:"point"`
+	// Input and Output are the wire record names of stdin and stdout.
+	Input  string `json:"input"`
+	Output string `json:"output"`
+	// Matcher is the input field a matcher tests; "" means matchers are ignored.
+	Matcher string `json:"matcher"`
+	// PlainStdoutContext says whether plain stdout on exit 0 is context.
+	PlainStdoutContext bool `json:"plainStdoutContext"`
+	// FallbackReason is the reason of a block that carries none.
+	FallbackReason string `json:"fallbackReason"`
+	// Scope is the output path of the event name gating the event-specific fields.
+	Scope string `json:"scope"`
+	// Halt says whether continue:false halts the turn at this event.
+	Halt bool `json:"halt"`
+	// Contexts are the output paths of context strings.
+	Contexts []string `json:"contexts"`
+	// JoinReasons is "all" or "first".
+	JoinReasons string `json:"joinReasons"`
+	// Rules decide the outcome; the first that holds wins.
+	Rules []*BridgeRule `json:"rules"`
+	// Notices are recorded, user-facing fields.
+	Notices []*BridgeNotice `json:"notices"`
+}
+
+// BridgeRule is one row of an event's decision table.
+type BridgeRule struct {
+	// When is the output path the rule tests.
+	When string `json:"when"`
+	// Is is the JSON literal the field must equal; "" means set and not empty.
+	Is string `json:"-"`
+	// Then is the outcome when the rule holds.
+	Then string `json:"then"`
+	// Reason is the output path of the reason.
+	Reason string `json:"reason"`
+	// NeedsReason makes a blank reason an outcome "failed".
+	NeedsReason bool `json:"needsReason"`
+}
+
+// BridgeNotice is a field recorded as a user-facing notice.
+type BridgeNotice struct {
+	// When is the output path of the field.
+	When string `json:"when"`
+	// Text is the notice; "{value}" stands for the field's value.
+	Text string `json:"text"`
+}
