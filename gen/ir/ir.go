@@ -35,6 +35,8 @@ type Spec struct {
 	Events []*Event
 	// SessionEvents holds every durable session-log event, sorted by Type.
 	SessionEvents []*SessionEvent
+	// Scenarios holds the conformance scenarios of the package, sorted by ID.
+	Scenarios []*Scenario
 
 	byName map[string]*Type
 }
@@ -291,6 +293,7 @@ func (s *Spec) Sort() {
 	sort.Slice(s.Types, func(i, j int) bool { return s.Types[i].Name < s.Types[j].Name })
 	sort.Slice(s.Events, func(i, j int) bool { return s.Events[i].Name < s.Events[j].Name })
 	sort.Slice(s.SessionEvents, func(i, j int) bool { return s.SessionEvents[i].Type < s.SessionEvents[j].Type })
+	sort.Slice(s.Scenarios, func(i, j int) bool { return s.Scenarios[i].ID < s.Scenarios[j].ID })
 	s.index()
 }
 
@@ -364,4 +367,19 @@ func (s *Spec) IsVariant(t *Type) (*Type, *Variant) {
 		}
 	}
 	return nil, nil
+}
+
+// Scenario is one conformance scenario (spec/conformance): data, checked against the
+// canonical spec by the generator and replayed by the conformance harness.
+type Scenario struct {
+	// ID is the scenario id, e.g. "b06-pre-step-reject".
+	ID string
+	// Doc is the scenario's doc comment: what it checks, in a sentence or two.
+	Doc string
+	// File is the spec file the scenario is declared in.
+	File string
+	// Pos is where the scenario is declared.
+	Pos Pos
+	// Data is the scenario as JSON (refs, setup, run, expect).
+	Data []byte
 }

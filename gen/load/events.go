@@ -212,3 +212,25 @@ func (w *walker) checkNames() {
 		claim(se.GoName+"Type", "session event "+se.Type, se.Pos)
 	}
 }
+
+// scenarios collects the conformance scenarios of the _scenarios registry as JSON.
+func (w *walker) scenarios() {
+	for _, e := range w.registry("_scenarios") {
+		pos := entryPos(e.v)
+		sc := &ir.Scenario{ID: e.name, Doc: doc(e.v), File: pos.File, Pos: pos}
+		if sc.Doc == "" {
+			w.errorf(pos, "scenario %q: missing doc comment (say what it checks)", e.name)
+		}
+		if err := e.v.Validate(cue.Concrete(true)); err != nil {
+			w.errorf(pos, "scenario %q: %v", e.name, err)
+			continue
+		}
+		data, err := e.v.MarshalJSON()
+		if err != nil {
+			w.errorf(pos, "scenario %q: %v", e.name, err)
+			continue
+		}
+		sc.Data = data
+		w.spec.Scenarios = append(w.spec.Scenarios, sc)
+	}
+}

@@ -61,6 +61,7 @@ func (w *walker) walk() {
 	}
 	w.events()
 	w.sessionEvents()
+	w.scenarios()
 	w.checkNames()
 	w.spec.Sort()
 }
