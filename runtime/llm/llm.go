@@ -1,0 +1,376 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net"
+	"slices"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// Model streams one model response per call. See the package documentation for the
+// stream contract every implementation keeps.
+type Model interface {
+	// Stream returns the response to req as a lazy sequence of chunks; each iteration of
+	// the sequence is one model call. The sequence ends with exactly one
+	// [dsh.ChunkFinish], or with a non-nil error for a transport-level failure.
+	Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error]
+}
+
+// Request is one frozen model request: the call configuration, the system prompt, the
+// history derived from the session log, and the tools in canonical order.
+type Request struct {
+	// Config is the call configuration agent/request produced (provider, model,
+	// maxTokens, temperature, extra).
+	Config dsh.LLMCallConfig
+	// System is the assembled system prompt. When it is empty, adapters fall back to
+	// Config.System.
+	System string
+	// Messages is the conversation, oldest first.
+	Messages []Message
+	// Tools are the tools the model may call, in canonical order.
+	Tools []ToolSpec
+}
+
+// Role is the side of the conversation a [Message] is on.
+type Role string
+
+const (
+	// RoleUser is a user-side message: a prompt, a context, or a tool result.
+	RoleUser Role = "user"
+	// RoleAssistant is a model response replayed into a later request.
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one message of a request. A tool result is a user message with one
+// [dsh.ToolResultBlock]; a tool call is a [dsh.ToolCallBlock] in an assistant message.
+type Message struct {
+	// Role is RoleUser or RoleAssistant.
+	Role Role
+	// Content is the message's blocks, in order.
+	Content []dsh.ContentBlock
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	// Name is the name the model calls the tool by.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the tool's arguments; nil means an object with
+	// no declared properties.
+	InputSchema json.RawMessage
+}
+
+// Clone returns a deep copy of r: no slice, map, pointer or raw JSON of the copy is shared
+// with r.
+func (r Request) Clone() Request {
+	c := Request{Config: cloneConfig(r.Config), System: r.System}
+	if r.Messages != nil {
+		c.Messages = make([]Message, len(r.Messages))
+		for i, m := range r.Messages {
+			c.Messages[i] = Message{Role: m.Role, Content: cloneBlocks(m.Content)}
+		}
+	}
+	if r.Tools != nil {
+		c.Tools = make([]ToolSpec, len(r.Tools))
+		for i, t := range r.Tools {
+			c.Tools[i] = ToolSpec{Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema)}
+		}
+	}
+	return c
+}
+
+func cloneConfig(c dsh.LLMCallConfig) dsh.LLMCallConfig {
+	out := c
+	out.MaxTokens = clonePtr(c.MaxTokens)
+	out.Temperature = clonePtr(c.Temperature)
+	out.System = clonePtr(c.System)
+	if c.Extra != nil {
+		out.Extra = make(map[string]json.RawMessage, len(c.Extra))
+		for k, v := range c.Extra {
+			out.Extra[k] = slices.Clone(v)
+		}
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// cloneBlocks deep-copies content blocks, keeping each block's dynamic type (value or
+// pointer variant).
+func cloneBlocks(bs []dsh.ContentBlock) []dsh.ContentBlock {
+	if bs == nil {
+		return nil
+	}
+	out := make([]dsh.ContentBlock, len(bs))
+	for i, b := range bs {
+		out[i] = cloneBlock(b)
+	}
+	return out
+}
+
+func cloneBlock(b dsh.ContentBlock) dsh.ContentBlock {
+	switch v := b.(type) {
+	case dsh.ToolResultBlock:
+		v.Content = cloneBlocks(v.Content)
+		return v
+	case *dsh.ToolResultBlock:
+		if v == nil {
+			return v
+		}
+		c := *v
+		c.Content = cloneBlocks(v.Content)
+		return &c
+	case *dsh.TextBlock:
+		return clonePtr(v)
+	case *dsh.ReasoningBlock:
+		return clonePtr(v)
+	case *dsh.ImageBlock:
+		return clonePtr(v)
+	case *dsh.ToolCallBlock:
+		return clonePtr(v)
+	}
+	// Value variants without reference fields (text, reasoning, image, tool call) and
+	// nil copy as they are.
+	return b
+}
+
+// Failure codes the package produces. Provider codes (from an error body) pass through
+// unchanged.
+const (
+	// CodeUnknown is an error nothing more specific is known about.
+	CodeUnknown = "UNKNOWN"
+	// CodeAborted is a call ended by the cancellation of its context.
+	CodeAborted = "ABORTED"
+	// CodeTimeout is a call whose context deadline passed, or a network timeout.
+	CodeTimeout = "TIMEOUT"
+	// CodeNetwork is a transport failure: the provider could not be reached.
+	CodeNetwork = "NETWORK_ERROR"
+	// CodeStreamInterrupted is a response stream that broke before its finish.
+	CodeStreamInterrupted = "STREAM_INTERRUPTED"
+	// CodeBadResponse is a response the adapter could not understand.
+	CodeBadResponse = "BAD_RESPONSE"
+	// CodeInvalidRequest is a request the adapter could not build or send.
+	CodeInvalidRequest = "INVALID_REQUEST"
+)
+
+// FailureError is a Go error that carries an exact [dsh.LLMFailure]; [AsFailure] returns
+// the failure unchanged. Models yield it when they know the failure facts but have no
+// finish to put them in.
+type FailureError struct {
+	// Failure is the failure the error stands for.
+	Failure dsh.LLMFailure
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error returns the failure's code and message.
+func (e *FailureError) Error() string {
+	return e.Failure.Code + ": " + e.Failure.Message
+}
+
+// Unwrap returns the underlying error.
+func (e *FailureError) Unwrap() error { return e.Err }
+
+// AsFailure converts a Go error yielded by a stream into the failure the loop records: a
+// [*FailureError]'s failure as is; context cancellation as [CodeAborted]; a passed
+// deadline or a network timeout as [CodeTimeout]; any other network error as
+// [CodeNetwork]; anything else as [CodeUnknown]. The message is the error's text. A nil
+// error gives a [CodeUnknown] failure with the message "unknown error".
+func AsFailure(err error) dsh.LLMFailure {
+	if err == nil {
+		return dsh.LLMFailure{Message: "unknown error", Code: CodeUnknown}
+	}
+	var fe *FailureError
+	if errors.As(err, &fe) {
+		return fe.Failure
+	}
+	code := CodeUnknown
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		code = CodeAborted
+	case errors.Is(err, context.DeadlineExceeded):
+		code = CodeTimeout
+	case errors.As(err, &netErr):
+		if netErr.Timeout() {
+			code = CodeTimeout
+		} else {
+			code = CodeNetwork
+		}
+	}
+	return dsh.LLMFailure{Message: err.Error(), Code: code}
+}
+
+// abortedFinish is the finish of a call whose context was cancelled.
+func abortedFinish(ctx context.Context, usage *dsh.Usage) dsh.ChunkFinish {
+	msg := "aborted"
+	if cause := context.Cause(ctx); cause != nil {
+		msg = cause.Error()
+	}
+	return dsh.ChunkFinish{
+		Reason: dsh.FinishReasonAborted,
+		Usage:  usage,
+		Error:  &dsh.LLMFailure{Message: msg, Code: CodeAborted},
+	}
+}
+
+// errorFinish is the finish of a failed call.
+func errorFinish(f dsh.LLMFailure, usage *dsh.Usage) dsh.ChunkFinish {
+	return dsh.ChunkFinish{Reason: dsh.FinishReasonError, Usage: usage, Error: &f}
+}
+
+// Response is a folded stream: what one model call produced.
+type Response struct {
+	// Content is the assistant content in stream order: each run of text deltas is one
+	// [dsh.TextBlock], each run of reasoning deltas one [dsh.ReasoningBlock], each tool
+	// call one [dsh.ToolCallBlock]. Truncated tool calls of a max-tokens finish are kept
+	// here; dropping them is the loop's rule.
+	Content []dsh.ContentBlock
+	// Text is all the text deltas, concatenated.
+	Text string
+	// Reasoning is all the reasoning deltas, concatenated.
+	Reasoning string
+	// ToolCalls are the tool calls, in stream order.
+	ToolCalls []dsh.ToolCallBlock
+	// Finish is the stream's finish; its Reason is empty if the stream ended without one.
+	Finish dsh.ChunkFinish
+	// Usage is the finish's usage, when the provider reported it.
+	Usage *dsh.Usage
+}
+
+// Message returns the response as an assistant message (its content shared, not
+// copied).
+func (r Response) Message() dsh.AssistantMessage {
+	return dsh.AssistantMessage{Role: dsh.AssistantMessageRoleAssistant, Content: r.Content}
+}
+
+// Finished reports whether the response has a finish.
+func (r Response) Finished() bool { return r.Finish.Reason != "" }
+
+// Errors [Assembler.Add] and [Collect] report for streams that break the contract.
+var (
+	// ErrNilChunk is a nil chunk yielded with a nil error.
+	ErrNilChunk = errors.New("llm: stream yielded a nil chunk")
+	// ErrChunkAfterFinish is a chunk yielded after the finish.
+	ErrChunkAfterFinish = errors.New("llm: stream yielded a chunk after its finish")
+	// ErrNoFinish is a stream that ended without a finish or an error.
+	ErrNoFinish = errors.New("llm: stream ended without a finish")
+)
+
+// Assembler folds chunks into a [Response] one at a time, for a consumer that also
+// handles each chunk itself (e.g. logs it). The zero value is ready to use.
+type Assembler struct {
+	resp Response
+}
+
+// Add folds one chunk. It returns [ErrNilChunk] for a nil chunk and
+// [ErrChunkAfterFinish] for any chunk after the finish, and leaves the response
+// unchanged then.
+func (a *Assembler) Add(c dsh.AssistantChunk) error {
+	if isNilChunk(c) {
+		return ErrNilChunk
+	}
+	if a.resp.Finished() {
+		return fmt.Errorf("%w (%s)", ErrChunkAfterFinish, c.Kind())
+	}
+	r := &a.resp
+	dsh.SwitchAssistantChunk(c,
+		func(d dsh.ChunkTextDelta) struct{} {
+			r.Text += d.Text
+			if n := len(r.Content); n > 0 {
+				if tb, ok := r.Content[n-1].(dsh.TextBlock); ok {
+					tb.Text += d.Text
+					r.Content[n-1] = tb
+					return struct{}{}
+				}
+			}
+			r.Content = append(r.Content, dsh.TextBlock{Text: d.Text})
+			return struct{}{}
+		},
+		func(d dsh.ChunkReasoningDelta) struct{} {
+			r.Reasoning += d.Text
+			if n := len(r.Content); n > 0 {
+				if rb, ok := r.Content[n-1].(dsh.ReasoningBlock); ok {
+					rb.Text += d.Text
+					r.Content[n-1] = rb
+					return struct{}{}
+				}
+			}
+			r.Content = append(r.Content, dsh.ReasoningBlock{Text: d.Text})
+			return struct{}{}
+		},
+		func(tc dsh.ChunkToolCall) struct{} {
+			b := dsh.ToolCallBlock{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
+			r.ToolCalls = append(r.ToolCalls, b)
+			r.Content = append(r.Content, b)
+			return struct{}{}
+		},
+		func(f dsh.ChunkFinish) struct{} {
+			r.Finish = f
+			r.Usage = f.Usage
+			return struct{}{}
+		},
+	)
+	return nil
+}
+
+// Response returns the response folded so far. Its slices are copies: later Adds do not
+// change them.
+func (a *Assembler) Response() Response {
+	r := a.resp
+	r.Content = slices.Clone(r.Content)
+	r.ToolCalls = slices.Clone(r.ToolCalls)
+	return r
+}
+
+// Finished reports whether the finish has been added.
+func (a *Assembler) Finished() bool { return a.resp.Finished() }
+
+// Collect consumes a whole stream and folds it into a [Response]. A yielded Go error ends
+// the fold and is returned with the response so far (use [AsFailure] on it). A stream that
+// breaks the contract (a nil chunk, a chunk after the finish, no finish at all) returns
+// the response so far and [ErrNilChunk], [ErrChunkAfterFinish] or [ErrNoFinish].
+func Collect(seq iter.Seq2[dsh.AssistantChunk, error]) (Response, error) {
+	var a Assembler
+	for c, err := range seq {
+		if err != nil {
+			return a.Response(), err
+		}
+		if err := a.Add(c); err != nil {
+			return a.Response(), err
+		}
+	}
+	if !a.Finished() {
+		return a.Response(), ErrNoFinish
+	}
+	return a.Response(), nil
+}
+
+// isNilChunk reports whether c is nil or a nil pointer variant.
+func isNilChunk(c dsh.AssistantChunk) bool {
+	switch v := c.(type) {
+	case nil:
+		return true
+	case *dsh.ChunkTextDelta:
+		return v == nil
+	case *dsh.ChunkReasoningDelta:
+		return v == nil
+	case *dsh.ChunkToolCall:
+		return v == nil
+	case *dsh.ChunkFinish:
+		return v == nil
+	}
+	return false
+}
