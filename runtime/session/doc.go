@@ -1,0 +1,84 @@
+// Package session is the durable session log of a dsh agent (SEMANTICS.md B §5.6): an
+// append-only sequence of typed events from which the agent's history, audit trail and
+// resumable state are derived.
+//
+// # The envelope
+//
+// Every event is an [Event]: its type, a seq contiguous from 0, the time it was appended
+// (RFC 3339 with nanoseconds, UTC), its data and, optionally, the seqs of the earlier
+// events it derives from. In a log file it is one line of JSON:
+//
+//	{"type":"turn/start","seq":1,"time":"2026-05-01T10:00:00.000000001Z","data":{"turn":1}}
+//	{"type":"tool/result","seq":9,"time":"...","data":{...},"sourceEventSeqs":[8]}
+//
+// The data is a record generated from the spec (package dsh): dsh.TurnStart for
+// turn/start, dsh.InboxSpliced for agent/inbox/spliced, and so on; the record's
+// SessionEventType method gives the type. [Event.Decode] turns the data back into its
+// record, strictly.
+//
+// # Appending
+//
+// [Open] a [Log] over a [Store] and [Log.Append] records to it:
+//
+//	ev, err := log.Append(ctx, dsh.TurnStart{Turn: 3})
+//
+// Append fails loudly at the call site and appends nothing when the data is not valid (the
+// record's Validate method fails, or it does not encode as lossless JSON: invalid UTF-8,
+// NaN, ...): errors.Is(err, ErrInvalidData). Seqs are assigned in append order, safely
+// under concurrency. Append returns once the event is in the store. [Log.Subscribe]
+// registers an observer that sees every later event, in order; a panicking observer is
+// logged and contained, and the append still counts. [Log.Events] reads what was appended
+// so far.
+//
+// # Stores
+//
+// [NewMemory] keeps events in memory, for tests and ephemeral agents. [OpenFile] keeps
+// them in a JSONL file, one envelope per line, each written with a single write and
+// terminated by a newline; the file is locked (flock, where available) while open. A Store is four methods
+// (load, append one encoded line, sync, close), so other backends are small.
+//
+// # Sync policy
+//
+// Writing an event puts it in the operating system's cache, where it survives the death of
+// the process; syncing (fsync) puts it on stable storage, where it survives a power loss
+// or a kernel crash too. [WithSyncPolicy] chooses when a Log syncs:
+//
+//   - [SyncOnTurnEnd] (default): after every turn/end, so a power loss loses at most the
+//     turn in progress, which resume closes as interrupted;
+//   - [SyncEveryEvent]: after every event, so that when Append returns the event survives
+//     a power loss; concurrent appenders share syncs;
+//   - [SyncNever]: only on [Log.Sync] and [Log.Close].
+//
+// Close always syncs. [Log.Synced] is the highest seq known to be durable. A failed sync
+// is final: the log refuses further appends (ErrSyncFailed), because which writes reached
+// the disk is then unknown.
+//
+// # Recovery
+//
+// A crash can leave a torn last line. OpenFile reads every line and keeps the longest
+// prefix of complete, valid envelopes with seqs 0, 1, 2, ...; it cuts the rest and says
+// what it cut and why in a [Recovery] (also logged). A bad line in the middle is a cut
+// point too: the valid lines after it are cut with it, since a log must stay a contiguous
+// prefix, and those bytes are first saved to a file next to the log
+// (Recovery.BackupPath). A crash never cuts an event whose sync completed: it can only
+// damage what was written after the last sync. Only the envelope is checked on open, so a
+// log from a newer version with unknown event types still opens; Event.Decode and Replay
+// check the data.
+//
+// # Resume
+//
+// To resume an agent, open its log, fold it with [Replay] and close a turn the crash left
+// open:
+//
+//	f, rec, err := session.OpenFile(path, session.WithFileLogger(logger))
+//	...
+//	log, err := session.Open(ctx, f, session.WithLogger(logger))
+//	...
+//	st, err := session.Replay(log.Events())
+//	...
+//	err = session.CloseInterrupted(ctx, log, st) // turn/end{interrupted} if st.TurnOpen
+//
+// The [State] holds the last turn and step numbers (the next turn is LastTurn+1), how the
+// last turn ended, and the two inbox lists, next-turn and next-step, rebuilt by applying
+// every agent/inbox/spliced event in order (canceled splices included).
+package session

@@ -1,0 +1,132 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// validator is what every generated record implements.
+type validator interface {
+	Validate() error
+}
+
+// encodeData checks data and returns its type and JSON. Every failure wraps
+// ErrInvalidData. data must be a generated session record (or a non-nil pointer to one)
+// whose type is in dsh.SessionEventTypes, pass its Validate method, and encode with
+// encoding/json to valid UTF-8 without replacing any invalid UTF-8 in its strings (which
+// encoding/json does silently, and which would make the log lossy).
+func encodeData(data dsh.SessionEventData) (string, json.RawMessage, error) {
+	if data == nil {
+		return "", nil, fmt.Errorf("%w: nil data", ErrInvalidData)
+	}
+	rv := reflect.ValueOf(data)
+	rt := rv.Type()
+	if rt.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return "", nil, fmt.Errorf("%w: nil %T", ErrInvalidData, data)
+		}
+		rt = rt.Elem()
+	}
+	if rt.PkgPath() != reflect.TypeFor[dsh.TurnStart]().PkgPath() {
+		return "", nil, fmt.Errorf("%w: %T is not a generated session record", ErrInvalidData, data)
+	}
+	typ := data.SessionEventType()
+	if !slices.Contains(dsh.SessionEventTypes, typ) {
+		return "", nil, fmt.Errorf("%w: unknown event type %q", ErrInvalidData, typ)
+	}
+	v, ok := data.(validator)
+	if !ok {
+		return "", nil, fmt.Errorf("%w: %T has no Validate method", ErrInvalidData, data)
+	}
+	if err := v.Validate(); err != nil {
+		return "", nil, fmt.Errorf("%w: %s: %w", ErrInvalidData, typ, err)
+	}
+	raw, err := marshal(data)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %s: %w", ErrInvalidData, typ, err)
+	}
+	if !utf8.Valid(raw) {
+		return "", nil, fmt.Errorf("%w: %s: raw JSON holds invalid UTF-8", ErrInvalidData, typ)
+	}
+	// encoding/json writes the escape \ufffd only for invalid UTF-8 in a string (a real
+	// U+FFFD is written as is), or copies one from raw JSON: look closer only then.
+	if bytes.Contains(raw, []byte(`\ufffd`)) {
+		if path, bad := invalidUTF8(rv, typ); bad {
+			return "", nil, fmt.Errorf("%w: %s: invalid UTF-8 in %s", ErrInvalidData, typ, path)
+		}
+	}
+	return typ, raw, nil
+}
+
+// invalidUTF8 looks for a string holding invalid UTF-8 in v and returns its path.
+func invalidUTF8(v reflect.Value, path string) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return path, !utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return invalidUTF8(v.Elem(), path)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				if p, bad := invalidUTF8(v.Field(i), path+"."+f.Name); bad {
+					return p, true
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", false // raw JSON or bytes: checked as a whole
+		}
+		for i := range v.Len() {
+			if p, bad := invalidUTF8(v.Index(i), path+"["+strconv.Itoa(i)+"]"); bad {
+				return p, true
+			}
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			k := iter.Key()
+			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
+				return path + " (a map key)", true
+			}
+			if p, bad := invalidUTF8(iter.Value(), path+"["+fmt.Sprint(k.Interface())+"]"); bad {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// marshal encodes data as json.Marshal does, but cheaper for a generated record: its
+// MarshalJSON output is checked with json.Valid instead of being re-encoded, and compacted
+// only if it holds a newline (a line of the log must not).
+func marshal(data dsh.SessionEventData) ([]byte, error) {
+	m, ok := data.(json.Marshaler)
+	if !ok {
+		return json.Marshal(data)
+	}
+	raw, err := m.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("%T.MarshalJSON returned invalid JSON", data)
+	}
+	if bytes.IndexByte(raw, '\n') >= 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, err
+		}
+		raw = buf.Bytes()
+	}
+	return raw, nil
+}
