@@ -3,6 +3,7 @@ package gen_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,19 +11,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/dshkit/dsh/gen"
 	"github.com/dshkit/dsh/gen/emit"
-	"github.com/dshkit/dsh/gen/load"
 	"github.com/dshkit/dsh/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // A golden case is a txtar archive: its spec/*.cue files are the input (meta.cue is the
-// real one unless the case brings its own), every other file is an expected output of
-// one emitter, named by its path. Run `go test ./gen -update` to rewrite the outputs.
+// real one unless the case brings its own), with wire packages in spec/wire/*.cue, and every
+// other file is an expected output of one emitter, named by its path. Run
+// `go test ./gen -update` to rewrite the outputs.
 func TestGolden(t *testing.T) {
 	cases, err := filepath.Glob("testdata/golden/*.txtar")
 	if err != nil || len(cases) == 0 {
@@ -76,7 +78,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// generate loads the spec of a golden case and runs every emitter.
+// generate loads the spec tree of a golden case and runs every emitter.
 func generate(t *testing.T, a *txtar.Archive) []emit.File {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "spec")
@@ -89,7 +91,7 @@ func generate(t *testing.T, a *txtar.Archive) []emit.File {
 	}
 	pkg := "dsh"
 	for _, f := range a.Files {
-		if strings.HasPrefix(f.Name, "spec/") {
+		if strings.HasPrefix(f.Name, "spec/") && !strings.HasPrefix(f.Name, "spec/"+gen.WireDir+"/") {
 			if m := regexp.MustCompile(`(?m)^package (\w+)`).FindSubmatch(f.Data); m != nil {
 				pkg = string(m[1])
 			}
@@ -101,16 +103,24 @@ func generate(t *testing.T, a *txtar.Archive) []emit.File {
 	}
 	for _, f := range a.Files {
 		if name, ok := strings.CutPrefix(f.Name, "spec/"); ok {
-			if err := os.WriteFile(filepath.Join(dir, name), f.Data, 0o644); err != nil {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	s, err := load.Dir(dir, "spec")
+	units, err := gen.LoadTree(dir, "spec", gen.DefaultLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := gen.Files(s, gen.DefaultLayout(s.Package))
+	bridges, err := gen.LoadBridges(dir, "spec", units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := gen.AllFiles(units, bridges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,20 +167,29 @@ func compile(t *testing.T, files []emit.File) {
 	}
 }
 
-// TestDeterministic generates the real spec twice, in two separate loads, and requires
+// embeddedTree generates the tree of the embedded spec: the canonical spec, its wire
+// packages and the bridge tables.
+func embeddedTree(t testing.TB) []emit.File {
+	t.Helper()
+	units, err := gen.LoadTreeFS(spec.FS, "spec", gen.DefaultLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridges, err := gen.LoadBridgesFS(spec.FS, "spec", units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := gen.AllFiles(units, bridges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestDeterministic generates the real spec tree twice, in two separate loads, and requires
 // byte-identical trees.
 func TestDeterministic(t *testing.T) {
-	run := func() []emit.File {
-		s, err := load.FS(spec.FS, "spec")
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := gen.Files(s, gen.DefaultLayout(s.Package))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return files
-	}
+	run := func() []emit.File { return embeddedTree(t) }
 	a, b := run(), run()
 	if len(a) != len(b) {
 		t.Fatalf("%d files, then %d", len(a), len(b))
@@ -182,17 +201,11 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestCommittedTreeIsFresh is `dshgen check` as a test: the committed generated/ and
-// docs/catalog.md are exactly what the embedded spec produces.
+// TestCommittedTreeIsFresh is `dshgen check` as a test: the committed generated/ (wire
+// packages and hookmap included) and docs/catalog.md are exactly what the embedded spec
+// produces.
 func TestCommittedTreeIsFresh(t *testing.T) {
-	s, err := load.FS(spec.FS, "spec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := gen.Files(s, gen.DefaultLayout(s.Package))
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := embeddedTree(t)
 	diffs, err := gen.Stale("..", files)
 	if err != nil {
 		t.Fatal(err)
@@ -202,15 +215,68 @@ func TestCommittedTreeIsFresh(t *testing.T) {
 	}
 }
 
-// BenchmarkCheck measures `dshgen check` on the full spec in process: load and evaluate
-// the CUE, run every emitter, compare with the committed tree.
+// TestEmbeddedTreeIsOnDisk requires the embedded spec (spec.FS) to be the spec tree on disk,
+// wire packages and bridge tables included: the same units, types and events, and the same
+// generated tree.
+func TestEmbeddedTreeIsOnDisk(t *testing.T) {
+	embedded, err := gen.LoadTreeFS(spec.FS, "spec", gen.DefaultLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk, err := gen.LoadTree("../spec", "spec", gen.DefaultLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(units []gen.Unit) []string {
+		var out []string
+		for _, u := range units {
+			out = append(out, fmt.Sprintf("%s %+v: %d types, %d events, %d session events",
+				u.Spec.Package, u.Layout, len(u.Spec.Types), len(u.Spec.Events), len(u.Spec.SessionEvents)))
+		}
+		return out
+	}
+	if diff := cmp.Diff(summary(disk), summary(embedded)); diff != "" {
+		t.Errorf("the embedded spec tree differs from spec/ (-disk +embedded):\n%s", diff)
+	}
+	var pkgs []string
+	for _, u := range embedded[1:] {
+		pkgs = append(pkgs, u.Spec.Package)
+	}
+	if got := strings.Join(pkgs, " "); got != "claudecode codex" {
+		t.Errorf("wire packages = %q, want \"claudecode codex\"", got)
+	}
+	bridges, err := gen.LoadBridges("../spec", "spec", disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := gen.AllFiles(disk, bridges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := embeddedTree(t)
+	if len(a) != len(b) {
+		t.Fatalf("%d files from spec/, %d from the embedded spec", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Path != b[i].Path || !bytes.Equal(a[i].Data, b[i].Data) {
+			t.Errorf("%s differs between spec/ and the embedded spec", a[i].Path)
+		}
+	}
+}
+
+// BenchmarkCheck measures `dshgen check` on the full spec tree in process: load and
+// evaluate the CUE, run every emitter, compare with the committed tree.
 func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
-		s, err := load.Dir("../spec", "spec")
+		units, err := gen.LoadTree("../spec", "spec", gen.DefaultLayout)
 		if err != nil {
 			b.Fatal(err)
 		}
-		files, err := gen.Files(s, gen.DefaultLayout(s.Package))
+		bridges, err := gen.LoadBridges("../spec", "spec", units)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files, err := gen.AllFiles(units, bridges)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,7 +23,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI scripts in testdata/script. Each script starts in a work
-// directory holding a copy of the real spec in spec/.
+// directory holding a copy of the real spec tree (spec.FS) in spec/: the canonical spec and
+// the wire packages in spec/wire.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
@@ -55,7 +56,11 @@ func TestScripts(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return os.WriteFile(filepath.Join(dir, p), data, 0o644)
+				dst := filepath.Join(dir, filepath.FromSlash(p))
+				if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+					return err
+				}
+				return os.WriteFile(dst, data, 0o644)
 			})
 		},
 	})

@@ -61,7 +61,8 @@ var (
 	ErrNilVariant = errors.New("nil union value")
 )
 
-// errNull is the cause of a DecodeError for a JSON null where the spec allows no null.
+// errNull is the cause of a DecodeError for a JSON null where the spec allows no null (a
+// field declared `T | null` accepts it; see nullable).
 var errNull = errors.New("null is not allowed here")
 
 // isNull reports whether data is the JSON literal null.
@@ -116,6 +117,12 @@ func (d *objectDecoder) kind(name, want string) {
 	} else if got != want {
 		d.fail(name, fmt.Errorf("%w %q (want %q)", ErrUnknownKind, got, want))
 	}
+}
+
+// skipUnknown forgets the fields that no one read, so that finish accepts them: the type
+// being decoded is open (CUE `...`).
+func (d *objectDecoder) skipUnknown() {
+	clear(d.fields)
 }
 
 // finish returns the first error recorded, else an ErrUnknownField error for the first
@@ -178,6 +185,19 @@ func decodeValue[T any](data []byte, v *T) error {
 		return errNull
 	}
 	return json.Unmarshal(data, v)
+}
+
+// nullable turns a decoder of T into one that also accepts null, as the zero value of T:
+// a nil pointer, list, map or union, or the empty enum (absent).
+func nullable[T any](dec func([]byte, *T) error) func([]byte, *T) error {
+	return func(data []byte, v *T) error {
+		if isNull(data) {
+			var zero T
+			*v = zero
+			return nil
+		}
+		return dec(data, v)
+	}
 }
 
 // decodeRaw keeps any JSON value, null included, as it is.

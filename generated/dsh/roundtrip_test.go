@@ -2,8 +2,8 @@
 
 // Package dsh_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
-// against its schema, and that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator.
+// against its schema, that the schema and the decoder both reject a variant with an
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
 //
 // Unlike the rest of the generated code, which imports only the standard library, this
 // test file also imports github.com/google/go-cmp/cmp and
@@ -27,6 +27,12 @@ import (
 
 // schemaDir is the directory of the JSON Schema files, relative to this package.
 const schemaDir = "../schema"
+
+// closed and open say whether a record rejects or ignores the fields it does not declare.
+const (
+	closed = false
+	open   = true
+)
 
 // cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
 var cmpOptions = []cmp.Option{
@@ -346,7 +352,7 @@ func TestRoundTrip(t *testing.T) {
 		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndInterrupted{}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("AgentErrorPayload", func(t *testing.T) {
-		checkRecord(t, "AgentErrorPayload", dsh.AgentErrorPayload{
+		checkRecord(t, "AgentErrorPayload", closed, dsh.AgentErrorPayload{
 			AgentID: "text-agentId",
 			Turn:    1,
 			Step:    1,
@@ -360,7 +366,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ApprovalAsked", func(t *testing.T) {
-		checkRecord(t, "ApprovalAsked", dsh.ApprovalAsked{
+		checkRecord(t, "ApprovalAsked", closed, dsh.ApprovalAsked{
 			ID:       "text-id",
 			ToolName: "text-toolName",
 			CallID:   ptr("text-callId"),
@@ -368,13 +374,13 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ApprovalDecided", func(t *testing.T) {
-		checkRecord(t, "ApprovalDecided", dsh.ApprovalDecided{
+		checkRecord(t, "ApprovalDecided", closed, dsh.ApprovalDecided{
 			ID:      "text-id",
 			Outcome: dsh.ApprovalOutcomeAllowedOnce,
 		})
 	})
 	t.Run("AssistantChunkLogged", func(t *testing.T) {
-		checkRecord(t, "AssistantChunkLogged", dsh.AssistantChunkLogged{
+		checkRecord(t, "AssistantChunkLogged", closed, dsh.AssistantChunkLogged{
 			Turn: 1,
 			Step: 1,
 			Chunk: dsh.ChunkTextDelta{
@@ -383,7 +389,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("AssistantMessageLogged", func(t *testing.T) {
-		checkRecord(t, "AssistantMessageLogged", dsh.AssistantMessageLogged{
+		checkRecord(t, "AssistantMessageLogged", closed, dsh.AssistantMessageLogged{
 			Turn: 1,
 			Step: 1,
 			Message: dsh.AssistantMessage{
@@ -402,14 +408,14 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ContinuationCapped", func(t *testing.T) {
-		checkRecord(t, "ContinuationCapped", dsh.ContinuationCapped{
+		checkRecord(t, "ContinuationCapped", closed, dsh.ContinuationCapped{
 			Turn:          1,
 			Continuations: 1,
 			Cap:           1,
 		})
 	})
 	t.Run("DecisionRecorded", func(t *testing.T) {
-		checkRecord(t, "DecisionRecorded", dsh.DecisionRecorded{
+		checkRecord(t, "DecisionRecorded", closed, dsh.DecisionRecorded{
 			Turn:     ptr(1),
 			Step:     ptr(1),
 			Point:    "text-point",
@@ -420,7 +426,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ExecutePayload", func(t *testing.T) {
-		checkRecord(t, "ExecutePayload", dsh.ExecutePayload{
+		checkRecord(t, "ExecutePayload", closed, dsh.ExecutePayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -431,7 +437,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("GuardPayload", func(t *testing.T) {
-		checkRecord(t, "GuardPayload", dsh.GuardPayload{
+		checkRecord(t, "GuardPayload", closed, dsh.GuardPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -442,7 +448,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("HookInvoked", func(t *testing.T) {
-		checkRecord(t, "HookInvoked", dsh.HookInvoked{
+		checkRecord(t, "HookInvoked", closed, dsh.HookInvoked{
 			Turn:      1,
 			Point:     "text-point",
 			Dialect:   dsh.HookDialectClaudeCode,
@@ -452,7 +458,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("HookResult", func(t *testing.T) {
-		checkRecord(t, "HookResult", dsh.HookResult{
+		checkRecord(t, "HookResult", closed, dsh.HookResult{
 			Turn:          1,
 			Point:         "text-point",
 			HandlerID:     "text-handlerId",
@@ -464,7 +470,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxClaimedPayload", func(t *testing.T) {
-		checkRecord(t, "InboxClaimedPayload", dsh.InboxClaimedPayload{
+		checkRecord(t, "InboxClaimedPayload", closed, dsh.InboxClaimedPayload{
 			AgentID: "text-agentId",
 			Message: dsh.UserMessage{
 				ID:   "text-id",
@@ -480,7 +486,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxDiscardedPayload", func(t *testing.T) {
-		checkRecord(t, "InboxDiscardedPayload", dsh.InboxDiscardedPayload{
+		checkRecord(t, "InboxDiscardedPayload", closed, dsh.InboxDiscardedPayload{
 			AgentID: "text-agentId",
 			Target:  dsh.InboxTargetNextTurn,
 			Message: dsh.UserMessage{
@@ -496,7 +502,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxInsertedPayload", func(t *testing.T) {
-		checkRecord(t, "InboxInsertedPayload", dsh.InboxInsertedPayload{
+		checkRecord(t, "InboxInsertedPayload", closed, dsh.InboxInsertedPayload{
 			AgentID: "text-agentId",
 			Target:  dsh.InboxTargetNextTurn,
 			Message: dsh.UserMessage{
@@ -512,7 +518,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxSpliced", func(t *testing.T) {
-		checkRecord(t, "InboxSpliced", dsh.InboxSpliced{
+		checkRecord(t, "InboxSpliced", closed, dsh.InboxSpliced{
 			Target:       dsh.InboxTargetNextTurn,
 			Start:        1,
 			RemovedCount: ptr(1),
@@ -532,7 +538,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolPayload", func(t *testing.T) {
-		checkRecord(t, "PostToolPayload", dsh.PostToolPayload{
+		checkRecord(t, "PostToolPayload", closed, dsh.PostToolPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -565,7 +571,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreStepPayload", func(t *testing.T) {
-		checkRecord(t, "PreStepPayload", dsh.PreStepPayload{
+		checkRecord(t, "PreStepPayload", closed, dsh.PreStepPayload{
 			AgentID: "text-agentId",
 			Messages: []dsh.UserMessage{
 				dsh.UserMessage{
@@ -584,7 +590,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolPayload", func(t *testing.T) {
-		checkRecord(t, "PreToolPayload", dsh.PreToolPayload{
+		checkRecord(t, "PreToolPayload", closed, dsh.PreToolPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -595,14 +601,14 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("RequestContext", func(t *testing.T) {
-		checkRecord(t, "RequestContext", dsh.RequestContext{
+		checkRecord(t, "RequestContext", closed, dsh.RequestContext{
 			Provider:      "text-provider",
 			Model:         "text-model",
 			ContextWindow: ptr(1),
 		})
 	})
 	t.Run("RequestErrorPayload", func(t *testing.T) {
-		checkRecord(t, "RequestErrorPayload", dsh.RequestErrorPayload{
+		checkRecord(t, "RequestErrorPayload", closed, dsh.RequestErrorPayload{
 			AgentID:  "text-agentId",
 			Turn:     1,
 			Step:     1,
@@ -618,7 +624,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("RequestHeaderLogged", func(t *testing.T) {
-		checkRecord(t, "RequestHeaderLogged", dsh.RequestHeaderLogged{
+		checkRecord(t, "RequestHeaderLogged", closed, dsh.RequestHeaderLogged{
 			Header: dsh.RequestHeader{
 				Config: dsh.LLMCallConfig{
 					Provider:    "text-provider",
@@ -638,54 +644,54 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("RequestPayload", func(t *testing.T) {
-		checkRecord(t, "RequestPayload", dsh.RequestPayload{
+		checkRecord(t, "RequestPayload", closed, dsh.RequestPayload{
 			AgentID: "text-agentId",
 			Turn:    1,
 			Step:    1,
 		})
 	})
 	t.Run("SessionCreated", func(t *testing.T) {
-		checkRecord(t, "SessionCreated", dsh.SessionCreated{
+		checkRecord(t, "SessionCreated", closed, dsh.SessionCreated{
 			SessionID: "text-sessionId",
 			AgentID:   "text-agentId",
 			Workspace: ptr("text-workspace"),
 		})
 	})
 	t.Run("SessionEndSeed", func(t *testing.T) {
-		checkRecord(t, "SessionEndSeed", dsh.SessionEndSeed{})
+		checkRecord(t, "SessionEndSeed", closed, dsh.SessionEndSeed{})
 	})
 	t.Run("SessionStartPayload", func(t *testing.T) {
-		checkRecord(t, "SessionStartPayload", dsh.SessionStartPayload{
+		checkRecord(t, "SessionStartPayload", closed, dsh.SessionStartPayload{
 			AgentID: "text-agentId",
 			Source:  dsh.SessionStartSourceStartup,
 		})
 	})
 	t.Run("StartListenerOverrun", func(t *testing.T) {
-		checkRecord(t, "StartListenerOverrun", dsh.StartListenerOverrun{
+		checkRecord(t, "StartListenerOverrun", closed, dsh.StartListenerOverrun{
 			Listener:  "text-listener",
 			TimeoutMS: 1,
 		})
 	})
 	t.Run("StatusPayload", func(t *testing.T) {
-		checkRecord(t, "StatusPayload", dsh.StatusPayload{
+		checkRecord(t, "StatusPayload", closed, dsh.StatusPayload{
 			AgentID: "text-agentId",
 			Status:  dsh.AgentStatusIdle,
 		})
 	})
 	t.Run("StepEnd", func(t *testing.T) {
-		checkRecord(t, "StepEnd", dsh.StepEnd{
+		checkRecord(t, "StepEnd", closed, dsh.StepEnd{
 			Turn: 1,
 			Step: 1,
 		})
 	})
 	t.Run("StepStart", func(t *testing.T) {
-		checkRecord(t, "StepStart", dsh.StepStart{
+		checkRecord(t, "StepStart", closed, dsh.StepStart{
 			Turn: 1,
 			Step: 1,
 		})
 	})
 	t.Run("ToolCall", func(t *testing.T) {
-		checkRecord(t, "ToolCall", dsh.ToolCall{
+		checkRecord(t, "ToolCall", closed, dsh.ToolCall{
 			Turn:      1,
 			Step:      1,
 			CallID:    "text-callId",
@@ -694,7 +700,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ToolResultLogged", func(t *testing.T) {
-		checkRecord(t, "ToolResultLogged", dsh.ToolResultLogged{
+		checkRecord(t, "ToolResultLogged", closed, dsh.ToolResultLogged{
 			Turn: 1,
 			Step: 1,
 			Message: dsh.UserMessage{
@@ -715,7 +721,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ToolResultPayload", func(t *testing.T) {
-		checkRecord(t, "ToolResultPayload", dsh.ToolResultPayload{
+		checkRecord(t, "ToolResultPayload", closed, dsh.ToolResultPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -748,18 +754,18 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("TurnEnd", func(t *testing.T) {
-		checkRecord(t, "TurnEnd", dsh.TurnEnd{
+		checkRecord(t, "TurnEnd", closed, dsh.TurnEnd{
 			Turn:   1,
 			Reason: dsh.TurnEndCompleted{},
 		})
 	})
 	t.Run("TurnStart", func(t *testing.T) {
-		checkRecord(t, "TurnStart", dsh.TurnStart{
+		checkRecord(t, "TurnStart", closed, dsh.TurnStart{
 			Turn: 1,
 		})
 	})
 	t.Run("TurnStoppingPayload", func(t *testing.T) {
-		checkRecord(t, "TurnStoppingPayload", dsh.TurnStoppingPayload{
+		checkRecord(t, "TurnStoppingPayload", closed, dsh.TurnStoppingPayload{
 			AgentID:        "text-agentId",
 			Turn:           1,
 			Continuations:  1,
@@ -767,7 +773,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserMessageLogged", func(t *testing.T) {
-		checkRecord(t, "UserMessageLogged", dsh.UserMessageLogged{
+		checkRecord(t, "UserMessageLogged", closed, dsh.UserMessageLogged{
 			Message: dsh.UserMessage{
 				ID:   "text-id",
 				Role: dsh.UserMessageRoleUser,
@@ -836,8 +842,9 @@ func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessa
 }
 
 // checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, want T) {
+// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
+// reject when the record is closed and both accept when it is open.
+func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
 	t.Helper()
 	if err := want.Validate(); err != nil {
 		t.Errorf("the sample does not validate: %v", err)
@@ -845,6 +852,64 @@ func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, w
 	data, err := json.Marshal(want)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
+	}
+	if err := validate(t, schema, data); err != nil {
+		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
+	}
+	var got T
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("unmarshal %s: %v", data, err)
+	}
+	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
+		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
+	}
+
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	fields["no-such-field"] = json.RawMessage("1")
+	if data, err = json.Marshal(fields); err != nil {
+		t.Fatal(err)
+	}
+	schemaErr := validate(t, schema, data)
+	var extra T
+	decodeErr := json.Unmarshal(data, &extra)
+	switch {
+	case isOpen && (schemaErr != nil || decodeErr != nil):
+		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
+	case isOpen:
+		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
+			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
+		}
+	case schemaErr == nil:
+		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
+	case !errors.Is(decodeErr, dsh.ErrUnknownField):
+		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, dsh.ErrUnknownField)
+	}
+}
+
+// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
+// where every one of them is null: the required and regular ones encode as null, and the
+// optional ones, which encode as absent, are set to null here, as a peer may send them.
+func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
+	t.Helper()
+	if err := want.Validate(); err != nil {
+		t.Errorf("the sample does not validate: %v", err)
+	}
+	data, err := json.Marshal(want)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range optional {
+		fields[name] = json.RawMessage("null")
+	}
+	if data, err = json.Marshal(fields); err != nil {
+		t.Fatal(err)
 	}
 	if err := validate(t, schema, data); err != nil {
 		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)

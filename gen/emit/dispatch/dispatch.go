@@ -1,7 +1,8 @@
 // Package dispatch emits the listener surface of the generated package: per spec file, the
 // listener types, registration methods and runners of its events (<spec>_events.go) and the
 // type constants of its session events (<spec>_session.go); once, the registry machinery
-// (meta_registry.go) and the session-event decoder (meta_session.go).
+// (meta_registry.go) and the session-event decoder (meta_session.go). A spec without events
+// and session events (a wire package) gets none of these.
 //
 // The generated code refers by name to the types emitted by gen/emit/gotypes (payload
 // records, decision unions with Kind methods) and, in meta_session.go, to its
@@ -31,8 +32,13 @@ var registrySource string
 var registryTmpl = template.Must(template.New("registry").Parse(registrySource))
 
 // Emit generates the dispatch files of s under outDir (a slash-separated path relative to
-// the repository root, e.g. "generated/dsh"), sorted by path.
+// the repository root, e.g. "generated/dsh"), sorted by path. A spec with neither events nor
+// session events (a wire package, which describes wire formats only) has no listener
+// surface: Emit returns no files for it, not even the registry.
 func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
+	if len(s.Events) == 0 && len(s.SessionEvents) == 0 {
+		return nil, nil
+	}
 	evs, err := plan(s)
 	if err != nil {
 		return nil, err

@@ -296,3 +296,17 @@ func TestDocComments(t *testing.T) {
 		}
 	}
 }
+
+// TestNoEvents: a spec with neither events nor session events (a wire package) gets no
+// dispatch files at all, not even the registry.
+func TestNoEvents(t *testing.T) {
+	s := fixture(t)
+	s.Events, s.SessionEvents = nil, nil
+	files, err := Emit(s, "generated/wire/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Errorf("a spec without events got %s", f.Path)
+	}
+}

@@ -7,7 +7,10 @@
 // the JSON against the schema file when there is one, decodes it with the generated decoder
 // and requires the value it started from. For variants it then replaces the discriminator
 // with "no-such-kind" and removes it, and requires both the schema and the decoder to reject
-// each (the decoder with ErrUnknownKind and ErrMissingKind).
+// each (the decoder with ErrUnknownKind and ErrMissingKind). For records it then adds an
+// unknown field, which the schema and the decoder must both reject (ErrUnknownField) when
+// the record is closed, and both accept when it is open. A record with nullable fields gets
+// a second sample with those fields null, which must validate and survive the round trip.
 //
 // The generated file is a test of package `<pkg>_test`. It imports the generated package,
 // the standard library, github.com/google/go-cmp/cmp and
@@ -45,6 +48,12 @@ const FileName = "roundtrip_test.go"
 // value cannot be built (an enum without values, a type with no finite value) or when the
 // rendered test does not parse.
 func Emit(s *ir.Spec, goDir, schemaDir string) ([]emit.File, error) {
+	return EmitWith(s, goDir, schemaDir, emit.Options{})
+}
+
+// EmitWith is Emit for a spec described by o (e.g. a wire package, whose header names
+// spec/wire/*.cue).
+func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File, error) {
 	if s.Package == "" {
 		return nil, fmt.Errorf("gotests: spec has no Go package name")
 	}
@@ -54,10 +63,7 @@ func Emit(s *ir.Spec, goDir, schemaDir string) ([]emit.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gotests: schema directory %s relative to %s: %w", schemaDir, goDir, err)
 	}
-	schemas, err := schemaNames(s, schemaDir)
-	if err != nil {
-		return nil, err
-	}
+	schemas := schemaNames(s)
 	types := append([]*ir.Type(nil), s.Types...)
 	sort.SliceStable(types, func(i, j int) bool { return types[i].Name < types[j].Name })
 	b := newSampler(s)
@@ -90,15 +96,36 @@ func Emit(s *ir.Spec, goDir, schemaDir string) ([]emit.File, error) {
 		if err != nil {
 			return nil, err
 		}
+		openness := "closed"
+		if t.Open {
+			openness = "open"
+		}
 		cases = append(cases, testCase{
 			Name: t.Name,
-			Call: fmt.Sprintf("checkRecord(t, %s, %s)", strconv.Quote(t.Name), expr),
+			Call: fmt.Sprintf("checkRecord(t, %s, %s, %s)", strconv.Quote(t.Name), openness, expr),
+		})
+		nullable, optional := nullableFields(t)
+		if !nullable {
+			continue
+		}
+		expr, err = b.topNulls(t)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{strconv.Quote(t.Name), expr}
+		for _, name := range optional {
+			args = append(args, strconv.Quote(name))
+		}
+		cases = append(cases, testCase{
+			Name: t.Name + "/nulls",
+			Call: fmt.Sprintf("checkNulls(t, %s)", strings.Join(args, ", ")),
 		})
 	}
 
 	var buf bytes.Buffer
 	err = fileTmpl.Execute(&buf, fileData{
-		Header:     emit.Header("*.cue"),
+		Header:     o.Header("*.cue"),
+		IDPrefix:   schema.ID(s, ""),
 		Pkg:        s.Package,
 		ImportPath: Module + "/" + goDir,
 		UsesTime:   b.usesTime,
@@ -127,6 +154,7 @@ type testCase struct {
 // fileData is what fileTmpl renders.
 type fileData struct {
 	Header     string
+	IDPrefix   string
 	Pkg        string
 	ImportPath string
 	UsesTime   bool
@@ -137,16 +165,29 @@ type fileData struct {
 
 // schemaNames returns the names of the types that have a schema file, as gen/emit/schema
 // decides (it is asked rather than imitated, so that the two never disagree).
-func schemaNames(s *ir.Spec, schemaDir string) (map[string]bool, error) {
-	files, err := schema.Emit(s, schemaDir)
-	if err != nil {
-		return nil, fmt.Errorf("gotests: listing the schema files: %w", err)
-	}
+func schemaNames(s *ir.Spec) map[string]bool {
 	names := map[string]bool{}
-	for _, f := range files {
-		names[strings.TrimSuffix(path.Base(f.Path), ".schema.json")] = true
+	for _, t := range schema.Roots(s) {
+		names[t.Name] = true
 	}
-	return names, nil
+	return names
+}
+
+// nullableFields reports whether record t has an encoded nullable field, and lists the JSON
+// names of the optional ones (which encode as absent, not null, when nil).
+func nullableFields(t *ir.Type) (bool, []string) {
+	has := false
+	var optional []string
+	for _, f := range t.Fields {
+		if !f.Nullable || f.Runtime || f.Type.Kind == ir.Handle {
+			continue
+		}
+		has = true
+		if f.Optional {
+			optional = append(optional, f.JSONName)
+		}
+	}
+	return has, optional
 }
 
 // discriminator is the JSON name of a union's discriminator ("kind" when the IR says none).
@@ -187,8 +228,8 @@ var fileTmpl = template.Must(template.New(FileName).Parse(`// {{.Header}}
 
 // Package {{.Pkg}}_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
-// against its schema, and that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator.
+// against its schema, that the schema and the decoder both reject a variant with an
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
 //
 // Unlike the rest of the generated code, which imports only the standard library, this
 // test file also imports github.com/google/go-cmp/cmp and
@@ -215,6 +256,12 @@ import (
 
 // schemaDir is the directory of the JSON Schema files, relative to this package.
 const schemaDir = {{printf "%q" .SchemaDir}}
+
+// closed and open say whether a record rejects or ignores the fields it does not declare.
+const (
+	closed = false
+	open   = true
+)
 
 // cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
 var cmpOptions = []cmp.Option{
@@ -285,8 +332,9 @@ func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessa
 }
 
 // checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, want T) {
+// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
+// reject when the record is closed and both accept when it is open.
+func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
 	t.Helper()
 	if err := want.Validate(); err != nil {
 		t.Errorf("the sample does not validate: %v", err)
@@ -294,6 +342,64 @@ func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, w
 	data, err := json.Marshal(want)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
+	}
+	if err := validate(t, schema, data); err != nil {
+		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
+	}
+	var got T
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("unmarshal %s: %v", data, err)
+	}
+	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
+		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
+	}
+
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	fields["no-such-field"] = json.RawMessage("1")
+	if data, err = json.Marshal(fields); err != nil {
+		t.Fatal(err)
+	}
+	schemaErr := validate(t, schema, data)
+	var extra T
+	decodeErr := json.Unmarshal(data, &extra)
+	switch {
+	case isOpen && (schemaErr != nil || decodeErr != nil):
+		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
+	case isOpen:
+		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
+			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
+		}
+	case schemaErr == nil:
+		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
+	case !errors.Is(decodeErr, {{.Pkg}}.ErrUnknownField):
+		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, {{.Pkg}}.ErrUnknownField)
+	}
+}
+
+// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
+// where every one of them is null: the required and regular ones encode as null, and the
+// optional ones, which encode as absent, are set to null here, as a peer may send them.
+func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
+	t.Helper()
+	if err := want.Validate(); err != nil {
+		t.Errorf("the sample does not validate: %v", err)
+	}
+	data, err := json.Marshal(want)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range optional {
+		fields[name] = json.RawMessage("null")
+	}
+	if data, err = json.Marshal(fields); err != nil {
+		t.Fatal(err)
 	}
 	if err := validate(t, schema, data); err != nil {
 		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
@@ -325,7 +431,7 @@ func validate(t *testing.T, name string, data []byte) error {
 		}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
-		url := "urn:dsh:schema:" + name
+		url := {{printf "%q" .IDPrefix}} + name
 		if err := c.AddResource(url, doc); err != nil {
 			t.Fatalf("%s.schema.json: %v", name, err)
 		}

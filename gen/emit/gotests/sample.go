@@ -15,7 +15,9 @@ import (
 // json.RawMessage compares as bytes), enums their first value, lists one element, maps one
 // key "k", records and unions recursively (a union takes its first variant). Runtime and
 // handle fields are never set, a variant's discriminator is its Go type, and of each
-// exclusive group only the first field is set.
+// exclusive group only the first field is set. Nullable fields are set like the others
+// (pointers for scalars and records); the "nulls" sample of a record leaves its own
+// nullable fields absent instead, so that they encode as null or not at all.
 //
 // Recursion is capped: a record nested deeper than maxDepth leaves its optional fields
 // absent and its lists and maps empty, and a union that deep takes the variant whose finite
@@ -109,7 +111,12 @@ func named(s *ir.Spec, r *ir.TypeRef) *ir.Type {
 
 // top renders the sample of record t at depth 0.
 func (b *sampler) top(t *ir.Type) (string, error) {
-	return b.record(t, 0)
+	return b.recordWith(t, 0, false)
+}
+
+// topNulls renders the sample of record t at depth 0 with its nullable fields absent (nil).
+func (b *sampler) topNulls(t *ir.Type) (string, error) {
+	return b.recordWith(t, 0, true)
 }
 
 // variant renders the sample of variant v of union u at depth 0.
@@ -122,6 +129,12 @@ func (b *sampler) variant(u *ir.Type, v *ir.Variant) (string, error) {
 
 // record renders a composite literal of record t, nested at depth.
 func (b *sampler) record(t *ir.Type, depth int) (string, error) {
+	return b.recordWith(t, depth, false)
+}
+
+// recordWith renders a composite literal of record t, nested at depth; nulls leaves t's
+// nullable fields absent.
+func (b *sampler) recordWith(t *ir.Type, depth int, nulls bool) (string, error) {
 	if depth > b.limit {
 		return "", fmt.Errorf("gotests: %s: %s has no finite sample value (a cycle of required fields?)", t.Pos, t.Name)
 	}
@@ -139,10 +152,10 @@ func (b *sampler) record(t *ir.Type, depth int) (string, error) {
 	var fields []string
 	for _, f := range t.Fields {
 		switch {
-		case f.Runtime, f.Type.Kind == ir.Handle, f.JSONName == disc, skip[f.JSONName], f.Optional && limited:
+		case f.Runtime, f.Type.Kind == ir.Handle, f.JSONName == disc, skip[f.JSONName], f.Optional && limited, f.Nullable && nulls:
 			continue
 		}
-		v, err := b.value(f.Type, f.JSONName, f.Optional, depth, limited)
+		v, err := b.value(f.Type, f.JSONName, f.Optional || f.Nullable, depth, limited)
 		if err != nil {
 			return "", err
 		}
@@ -155,8 +168,8 @@ func (b *sampler) record(t *ir.Type, depth int) (string, error) {
 }
 
 // value renders a value of type r for the field (or element of the field) name of a record
-// at depth; optional says the field is optional (scalars and records are then pointers),
-// limited that lists and maps stay empty.
+// at depth; optional says the field is optional or nullable (scalars and records are then
+// pointers), limited that lists and maps stay empty.
 func (b *sampler) value(r *ir.TypeRef, name string, optional bool, depth int, limited bool) (string, error) {
 	ptr := func(v string) string {
 		if optional {

@@ -29,10 +29,17 @@ const metaSpecFile = "meta.cue"
 // without a UserMessage record, a bad default, an exclusive group naming a non-optional
 // field, or two generated declarations with the same name.
 func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
+	return EmitWith(s, outDir, emit.Options{})
+}
+
+// EmitWith is Emit for a spec described by o (e.g. a wire package, whose headers name
+// spec/wire/<file>).
+func EmitWith(s *ir.Spec, outDir string, o emit.Options) ([]emit.File, error) {
 	e, err := newEmitter(s)
 	if err != nil {
 		return nil, err
 	}
+	e.opts = o
 	outDir = filepath.ToSlash(outDir)
 	var files []emit.File
 	for _, specFile := range e.specFiles() {
@@ -68,6 +75,8 @@ type emitter struct {
 	variants map[*ir.Type]unionOf
 	// handles is the set of handle names some field uses.
 	handles map[string]bool
+	// opts says where the spec's files live, for headers.
+	opts emit.Options
 }
 
 // newEmitter indexes s and rejects what the emitter cannot render.
@@ -196,7 +205,7 @@ func (e *emitter) typesOf(specFile string) []*ir.Type {
 // typesFile renders `<spec>_types.go` for one spec file.
 func (e *emitter) typesFile(specFile string) ([]byte, error) {
 	f := jen.NewFile(e.spec.Package)
-	f.HeaderComment(emit.Header(specFile))
+	f.HeaderComment(e.opts.Header(specFile))
 	for _, t := range e.typesOf(specFile) {
 		var decls []jen.Code
 		switch t.Kind {

@@ -1,6 +1,7 @@
 package gotypes
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -51,7 +52,11 @@ func (e *emitter) encodedFields(t *ir.Type) []*ir.Field {
 
 // recordStruct renders `type T struct{...}` with doc comments and json tags.
 func (e *emitter) recordStruct(t *ir.Type) jen.Code {
-	return doc(t.Doc).Type().Id(t.Name).StructFunc(func(g *jen.Group) {
+	text := t.Doc
+	if t.Open {
+		text += "\n\n" + t.Name + " is open: decoding ignores the fields it does not declare (they are not kept)."
+	}
+	return doc(text).Type().Id(t.Name).StructFunc(func(g *jen.Group) {
 		for _, f := range e.fields(t) {
 			for _, line := range docLines(goDoc(f.Doc, f.JSONName, f.GoName)) {
 				g.Comment(line)
@@ -62,14 +67,18 @@ func (e *emitter) recordStruct(t *ir.Type) jen.Code {
 }
 
 // marshal renders MarshalJSON: the fields in spec order (a variant's kind first), optional
-// ones only when set, regular lists and maps as empty rather than null.
+// ones only when set, absent nullable ones as null, other regular lists and maps as empty
+// rather than null.
 func (e *emitter) marshal(t *ir.Type) jen.Code {
 	comment := "MarshalJSON encodes r with its fields in spec order"
 	if u, ok := e.variants[t]; ok {
 		comment += ` ("` + u.union.Discriminator + `" first)`
 	}
-	comment += ": absent optional fields are omitted, nil lists and maps that are not optional " +
-		"encode as empty. It does not validate r."
+	comment += ": absent optional fields are omitted, "
+	if slices.ContainsFunc(e.encodedFields(t), func(f *ir.Field) bool { return f.Nullable && !f.Optional }) {
+		comment += "absent nullable fields that are not optional encode as null, "
+	}
+	comment += "nil lists and maps that are not optional encode as empty. It does not validate r."
 	body := []jen.Code{jen.Var().Id("enc").Id("objectEncoder")}
 	if u, ok := e.variants[t]; ok {
 		body = append(body, jen.Id("enc").Dot("field").Call(jen.Lit(u.union.Discriminator), jen.Id(kindConst(t.Name))))
@@ -77,8 +86,12 @@ func (e *emitter) marshal(t *ir.Type) jen.Code {
 	for _, f := range e.encodedFields(t) {
 		x := jen.Id("r").Dot(f.GoName)
 		put := jen.Id("enc").Dot("field").Call(jen.Lit(f.JSONName), e.encoded(f, x.Clone()))
-		if f.Optional {
+		switch {
+		case f.Optional:
 			put = jen.If(e.isSet(f, x)).Block(put)
+		case f.Nullable:
+			put = jen.If(e.isSet(f, x)).Block(put).Else().Block(
+				jen.Id("enc").Dot("field").Call(jen.Lit(f.JSONName), jen.Nil()))
 		}
 		body = append(body, put)
 	}
@@ -92,6 +105,10 @@ func (e *emitter) marshal(t *ir.Type) jen.Code {
 func (e *emitter) unmarshal(t *ir.Type) jen.Code {
 	comment := "UnmarshalJSON decodes " + article(t.Name) + " strictly (see DecodeError); absent regular " +
 		"fields get their default."
+	if t.Open {
+		comment = "UnmarshalJSON decodes " + article(t.Name) + " (see DecodeError); absent regular fields get " +
+			"their default. " + t.Name + " is open: fields it does not declare are ignored."
+	}
 	body := []jen.Code{
 		jen.List(jen.Id("dec"), jen.Err()).Op(":=").Id("newObjectDecoder").Call(jen.Lit(t.Name), jen.Id("data")),
 		ifErrReturn(jen.Err()),
@@ -102,6 +119,9 @@ func (e *emitter) unmarshal(t *ir.Type) jen.Code {
 	}
 	for _, f := range e.encodedFields(t) {
 		body = append(body, e.decodeField(f))
+	}
+	if t.Open {
+		body = append(body, jen.Id("dec").Dot("skipUnknown").Call())
 	}
 	body = append(body, jen.If(jen.Err().Op(":=").Id("dec").Dot("finish").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	if len(t.Exclusive) > 0 {
@@ -114,7 +134,7 @@ func (e *emitter) unmarshal(t *ir.Type) jen.Code {
 
 // decodeField renders the statement decoding field f into v.
 func (e *emitter) decodeField(f *ir.Field) jen.Code {
-	args := []jen.Code{jen.Id("dec"), jen.Lit(f.JSONName), jen.Op("&").Id("v").Dot(f.GoName), e.decoder(f.Type, f.Optional)}
+	args := []jen.Code{jen.Id("dec"), jen.Lit(f.JSONName), jen.Op("&").Id("v").Dot(f.GoName), e.fieldDecoder(f)}
 	switch def := e.defaultOf(f); {
 	case f.Required:
 		return jen.Id("requiredField").Call(args...)
@@ -124,8 +144,8 @@ func (e *emitter) decodeField(f *ir.Field) jen.Code {
 	return jen.Id("optionalField").Call(args...)
 }
 
-// validate renders Validate: enum values, non-nil required unions and exclusive groups,
-// recursively through records, unions, lists and maps.
+// validate renders Validate: enum values, non-nil required unions (unless nullable) and
+// exclusive groups, recursively through records, unions, lists and maps.
 func (e *emitter) validate(t *ir.Type) jen.Code {
 	comment := "Validate checks what the Go types cannot: enum values, non-nil unions and " +
 		"exclusive groups, recursively. It returns the first violation as a *DecodeError."
@@ -153,7 +173,7 @@ func (e *emitter) validateField(t *ir.Type, f *ir.Field) jen.Code {
 	stmt := jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(
 		jen.Return(jen.Id("fieldError").Call(jen.Lit(t.Name), jen.Lit(f.JSONName), jen.Err())),
 	)
-	if f.Optional && f.Type.Kind != ir.List && f.Type.Kind != ir.Map {
+	if absentable(f) && f.Type.Kind != ir.List && f.Type.Kind != ir.Map {
 		return jen.If(e.isSet(f, x)).Block(stmt)
 	}
 	return stmt

@@ -63,9 +63,16 @@ func (e *emitter) goType(r *ir.TypeRef) jen.Code {
 	return jen.Id(r.Name) // Named and Handle
 }
 
-// fieldType is the Go type of field f.
+// absentable reports whether field f has an absent (nil) value: it is optional, or nullable
+// (null decodes as absent, and a nil required or regular field encodes as null).
+func absentable(f *ir.Field) bool {
+	return (f.Optional || f.Nullable) && !f.Runtime
+}
+
+// fieldType is the Go type of field f: a pointer for an optional or nullable scalar,
+// duration or record.
 func (e *emitter) fieldType(f *ir.Field) jen.Code {
-	if f.Optional && !f.Runtime && e.pointerWhenOptional(f.Type) {
+	if absentable(f) && e.pointerWhenOptional(f.Type) {
 		return jen.Op("*").Add(e.goType(f.Type))
 	}
 	return e.goType(f.Type)
@@ -82,10 +89,20 @@ func fieldTag(f *ir.Field) map[string]string {
 	return map[string]string{"json": f.JSONName}
 }
 
+// fieldDecoder is the decoder of field f: the strict decoder of its type, into a pointer
+// when the field is one, and wrapped so that null decodes as absent when it is nullable.
+func (e *emitter) fieldDecoder(f *ir.Field) jen.Code {
+	dec := e.decoder(f.Type, absentable(f))
+	if f.Nullable && f.Type.Kind != ir.JSON {
+		return jen.Id("nullable").Call(dec)
+	}
+	return dec
+}
+
 // decoder is an expression of type func([]byte, *T) error that strictly decodes a value
-// of type r into T (the field's Go type when optional says so).
-func (e *emitter) decoder(r *ir.TypeRef, optional bool) jen.Code {
-	ptr := optional && e.pointerWhenOptional(r)
+// of type r into T (the field's Go type when pointer says so).
+func (e *emitter) decoder(r *ir.TypeRef, pointer bool) jen.Code {
+	ptr := pointer && e.pointerWhenOptional(r)
 	switch r.Kind {
 	case ir.JSON:
 		return jen.Id("decodeRaw")
@@ -111,12 +128,12 @@ func (e *emitter) decoder(r *ir.TypeRef, optional bool) jen.Code {
 }
 
 // encoded is the value to marshal for field f, read from x: nil lists and maps of a
-// non-optional field encode as empty, durations as milliseconds.
+// non-optional, non-nullable field encode as empty, durations as milliseconds.
 func (e *emitter) encoded(f *ir.Field, x *jen.Statement) jen.Code {
 	switch {
 	case f.Type.Kind == ir.Duration:
 		return x.Clone().Dot("Milliseconds").Call()
-	case f.Optional:
+	case f.Optional, f.Nullable:
 		return x
 	case f.Type.Kind == ir.List:
 		return jen.Id("nonNilList").Call(x)
@@ -126,7 +143,8 @@ func (e *emitter) encoded(f *ir.Field, x *jen.Statement) jen.Code {
 	return x
 }
 
-// isSet is the condition under which optional field f, read from x, is present.
+// isSet is the condition under which optional or nullable field f, read from x, is present
+// (not null).
 func (e *emitter) isSet(f *ir.Field, x *jen.Statement) jen.Code {
 	switch {
 	case f.Type.Kind == ir.JSON:
@@ -210,6 +228,9 @@ func (e *emitter) defaultOf(f *ir.Field) string {
 // checkDefault rejects a default the generated decoder could not apply.
 func (e *emitter) checkDefault(f *ir.Field) error {
 	lit := e.defaultOf(f)
+	if f.Nullable && lit == "null" {
+		return nil
+	}
 	if lit == "" {
 		if f.Default != "" {
 			return fmt.Errorf("gotypes: %s: field %s has a default but is not a regular field", f.Pos, f.JSONName)

@@ -1,9 +1,12 @@
 // Package schema emits JSON Schema (draft 2020-12) for the encoded surface of a dsh spec:
-// one self-contained file per event payload, event decision and session event data type.
+// one self-contained file per event payload, event decision and session event data type or,
+// for a spec without events and session events (a wire package such as spec/wire/codex.cue),
+// one per record, so that bridge authors in any language get the wire formats.
 //
 // The schemas are built from the IR alone and accept exactly what the generated Go decoder
-// accepts (docs/generated-api.md): records are closed, required fields are required,
-// regular and optional fields may be absent, runtime fields do not exist on the wire,
+// accepts (docs/generated-api.md): records are closed unless the spec marks them open
+// (CUE `...`), required fields are required, regular and optional fields may be absent,
+// nullable fields (`T | null`) also accept null, runtime fields do not exist on the wire,
 // unions are a oneOf of variants each carrying a required const discriminator, and an
 // exclusive group forbids setting more than one of its fields.
 package schema
@@ -25,12 +28,43 @@ const draft = "https://json-schema.org/draft/2020-12/schema"
 
 // Emit returns one file "<outDir>/<TypeName>.schema.json" per type used as an event payload,
 // an event decision or a session event data record, sorted by path. A type shared by several
-// events is emitted once; a runtime-only record (never encoded) has no schema.
+// events is emitted once; a runtime-only record (never encoded) has no schema. A spec with
+// neither events nor session events gets one file per record instead (see Roots).
 func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
+	return EmitWith(s, outDir, emit.Options{})
+}
+
+// EmitWith is Emit for a spec described by o (e.g. a wire package, whose "$comment" names
+// spec/wire/<file>).
+func EmitWith(s *ir.Spec, outDir string, o emit.Options) ([]emit.File, error) {
+	roots := Roots(s)
+	files := make([]emit.File, 0, len(roots))
+	for _, t := range roots {
+		data, err := document(s, t, o)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, emit.File{Path: path.Join(outDir, t.Name+".schema.json"), Data: data})
+	}
+	emit.Sort(files)
+	return files, nil
+}
+
+// Roots returns the types that get a schema file, sorted by name: the payloads, decisions
+// and session event data of s or, when s declares neither events nor session events (a wire
+// package), every record. Runtime-only records never have one.
+func Roots(s *ir.Spec) []*ir.Type {
 	roots := map[string]*ir.Type{}
 	add := func(t *ir.Type) {
 		if t != nil && !t.Runtime {
 			roots[t.Name] = t
+		}
+	}
+	if RecordCatalog(s) {
+		for _, t := range s.Types {
+			if t.Kind == ir.Record {
+				add(t)
+			}
 		}
 	}
 	for _, e := range s.Events {
@@ -45,17 +79,27 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-
-	files := make([]emit.File, 0, len(names))
-	for _, n := range names {
-		data, err := document(s, roots[n])
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, emit.File{Path: path.Join(outDir, n+".schema.json"), Data: data})
+	out := make([]*ir.Type, len(names))
+	for i, n := range names {
+		out[i] = roots[n]
 	}
-	emit.Sort(files)
-	return files, nil
+	return out
+}
+
+// RecordCatalog reports whether s is a spec without events and session events, such as a
+// wire package: it describes wire formats only, and every record gets a schema.
+func RecordCatalog(s *ir.Spec) bool {
+	return len(s.Events) == 0 && len(s.SessionEvents) == 0
+}
+
+// ID is the "$id" of the schema of type name in s: "urn:dsh:schema:<Name>" for a spec with
+// events, "urn:dsh:schema:<package>:<Name>" for a record catalog (a wire package), so that
+// the schemas of two wire packages declaring the same record name do not clash.
+func ID(s *ir.Spec, name string) string {
+	if RecordCatalog(s) {
+		return "urn:dsh:schema:" + s.Package + ":" + name
+	}
+	return "urn:dsh:schema:" + name
 }
 
 // obj is a JSON object under construction; encoding/json writes its keys sorted.
@@ -63,15 +107,15 @@ type obj = map[string]any
 
 // document renders the schema file of root: its own schema at the top level, and every
 // type it references under $defs.
-func document(s *ir.Spec, root *ir.Type) ([]byte, error) {
+func document(s *ir.Spec, root *ir.Type, o emit.Options) ([]byte, error) {
 	b := &builder{spec: s, root: root, defs: obj{}}
 	doc, err := b.typeSchema(root)
 	if err != nil {
 		return nil, err
 	}
 	doc["$schema"] = draft
-	doc["$id"] = "urn:dsh:schema:" + root.Name
-	doc["$comment"] = emit.Header(root.File)
+	doc["$id"] = ID(s, root.Name)
+	doc["$comment"] = o.Header(root.File)
 	if len(b.defs) > 0 {
 		doc["$defs"] = b.defs
 	}
@@ -124,9 +168,10 @@ func (b *builder) typeSchema(t *ir.Type) (obj, error) {
 	return o, nil
 }
 
-// record fills o with the schema of the record t: a closed object whose runtime fields are
-// absent, whose discriminator (when t is a union variant) is a required const, and whose
-// exclusive groups are pairwise "not both".
+// record fills o with the schema of the record t: an object, closed unless t is open, whose
+// runtime fields are absent, whose nullable fields also accept null, whose discriminator
+// (when t is a union variant) is a required const, and whose exclusive groups are pairwise
+// "not both".
 func (b *builder) record(t *ir.Type, o obj) error {
 	props := obj{}
 	var required []string
@@ -137,6 +182,9 @@ func (b *builder) record(t *ir.Type, o obj) error {
 		fs, err := b.refSchema(f.Type)
 		if err != nil {
 			return fmt.Errorf("%s: field %s of %s: %w", f.Pos, f.JSONName, t.Name, err)
+		}
+		if f.Nullable {
+			fs = orNull(fs)
 		}
 		fs["description"] = f.Doc
 		if f.Default != "" {
@@ -180,7 +228,9 @@ func (b *builder) record(t *ir.Type, o obj) error {
 
 	o["type"] = "object"
 	o["properties"] = props
-	o["additionalProperties"] = false
+	if !t.Open {
+		o["additionalProperties"] = false
+	}
 	if len(required) > 0 {
 		o["required"] = required
 	}
@@ -188,6 +238,20 @@ func (b *builder) record(t *ir.Type, o obj) error {
 		o["allOf"] = exclusive
 	}
 	return nil
+}
+
+// orNull is the schema of a nullable value of schema fs: "type": [T, "null"] when fs is a
+// plain typed schema, else an anyOf of fs and null (a reference or an enum). Any JSON
+// (the empty schema) already accepts null.
+func orNull(fs obj) obj {
+	if len(fs) == 0 {
+		return fs
+	}
+	if typ, ok := fs["type"].(string); ok && fs["enum"] == nil && fs["const"] == nil {
+		fs["type"] = []string{typ, "null"}
+		return fs
+	}
+	return obj{"anyOf": []any{fs, obj{"type": "null"}}}
 }
 
 // refSchema is the schema of a field or element type. It always returns a fresh object,

@@ -16,7 +16,6 @@ import (
 	"github.com/dshkit/dsh/gen/emit"
 	"github.com/dshkit/dsh/gen/emit/docs"
 	"github.com/dshkit/dsh/gen/emit/schema"
-	"github.com/dshkit/dsh/gen/ir"
 	"github.com/dshkit/dsh/gen/load"
 )
 
@@ -31,7 +30,14 @@ const usage = `usage:
   dshgen generate [-spec DIR] [-out DIR] [-docs FILE]  write the generated tree (only changed files)
   dshgen check    [-spec DIR] [-out DIR] [-docs FILE]  exit 1 and print a diff if anything is stale
   dshgen schema   -out DIR [-spec DIR]                  write one JSON Schema per payload and decision
+                                                        (DIR/<pkg>/: one per record of each wire package)
   dshgen docs     -out FILE [-spec DIR]                 write the Markdown catalog of every event
+                                                        (DIR/wire/<pkg>.md: one per wire package)
+
+Every command reads the whole spec tree: the canonical spec in -spec and one wire package
+per CUE package in -spec/wire. Wire packages generate Go into <out>/wire/<pkg> and schemas
+into <out>/schema/<pkg>; generate and check also cover the bridge tables of -spec/bridges
+(<out>/hookmap).
 `
 
 // Main runs dshgen with args (without the program name) and returns the exit code.
@@ -94,8 +100,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func loadSpec(dir string) (*ir.Spec, error) {
-	return load.Dir(dir, filepath.ToSlash(filepath.Clean(dir)))
+// loadTree loads the spec tree in dir (the canonical spec and its wire packages), laying the
+// canonical spec out with main.
+func loadTree(dir string, main func(pkg string) gen.Layout) ([]gen.Unit, error) {
+	return gen.LoadTree(dir, filepath.ToSlash(filepath.Clean(dir)), main)
 }
 
 // tree implements generate and check. Output paths are computed relative to the common
@@ -108,15 +116,19 @@ func tree(cmd string, args []string, stdout, stderr io.Writer) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
 	}
-	s, err := loadSpec(*specDir)
+	root, layout, err := layoutFor(*out, *docsFile)
 	if err != nil {
 		return exitUsage, err
 	}
-	root, layout, err := layoutFor(*out, *docsFile, s.Package)
+	units, err := loadTree(*specDir, layout)
 	if err != nil {
 		return exitUsage, err
 	}
-	files, err := gen.Files(s, layout)
+	bridges, err := gen.LoadBridges(*specDir, filepath.ToSlash(filepath.Clean(*specDir)), units)
+	if err != nil {
+		return exitUsage, err
+	}
+	files, err := gen.AllFiles(units, bridges)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -144,21 +156,34 @@ func tree(cmd string, args []string, stdout, stderr io.Writer) (int, error) {
 	return exitOK, nil
 }
 
-// layoutFor maps -out and -docs onto a root and a Layout relative to it: -out DIR holds
-// DIR/<package> (Go) and DIR/schema, and root is DIR's parent; -docs must lie under root.
-func layoutFor(out, docsFile, pkg string) (string, gen.Layout, error) {
+// layoutFor maps -out and -docs onto a root and the canonical spec's Layout relative to it,
+// as a function of the spec's package: -out DIR holds DIR/<package> (Go) and DIR/schema, and
+// root is DIR's parent; -docs must lie under root. (The wire packages' layouts follow from
+// it: gen.WireLayout.)
+func layoutFor(out, docsFile string) (string, func(pkg string) gen.Layout, error) {
 	out = filepath.Clean(out)
 	root := filepath.Dir(out)
 	base := filepath.ToSlash(filepath.Base(out))
-	l := gen.Layout{GoDir: base + "/" + pkg, SchemaDir: base + "/schema"}
+	docs := ""
 	if docsFile != "" {
 		rel, err := filepath.Rel(root, filepath.Clean(docsFile))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", l, usageError{fmt.Sprintf("-docs %s must lie under %s (the parent of -out)", docsFile, root)}
+			return "", nil, usageError{fmt.Sprintf("-docs %s must lie under %s (the parent of -out)", docsFile, root)}
 		}
-		l.DocsFile = filepath.ToSlash(rel)
+		docs = filepath.ToSlash(rel)
 	}
-	return root, l, nil
+	return root, func(pkg string) gen.Layout {
+		return gen.Layout{GoDir: base + "/" + pkg, SchemaDir: base + "/schema", DocsFile: docs}
+	}, nil
+}
+
+// standalone lays out the canonical spec for the schema and docs commands, which write into
+// a directory of their own: the schemas at its top (the wire packages' in <pkg>/, by
+// gen.WireLayout), the catalog named catalog. GoDir only anchors the wire layouts.
+func standalone(catalog string) func(pkg string) gen.Layout {
+	return func(pkg string) gen.Layout {
+		return gen.Layout{GoDir: "go/" + pkg, SchemaDir: ".", DocsFile: catalog}
+	}
 }
 
 func schemaCmd(args []string, stdout io.Writer) error {
@@ -171,13 +196,17 @@ func schemaCmd(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usageError{"schema: -out DIR is required"}
 	}
-	s, err := loadSpec(*specDir)
+	units, err := loadTree(*specDir, standalone(""))
 	if err != nil {
 		return err
 	}
-	files, err := schema.Emit(s, ".")
-	if err != nil {
-		return err
+	var files []emit.File
+	for _, u := range units {
+		fs, err := schema.EmitWith(u.Spec, u.Layout.SchemaDir, gen.Options(u.Spec, u.Layout))
+		if err != nil {
+			return fmt.Errorf("%s: %w", u.Spec.Package, err)
+		}
+		files = append(files, fs...)
 	}
 	return writeUnder(*out, files, stdout)
 }
@@ -192,15 +221,24 @@ func docsCmd(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usageError{"docs: -out FILE is required"}
 	}
-	s, err := loadSpec(*specDir)
+	units, err := loadTree(*specDir, standalone(filepath.ToSlash(filepath.Base(*out))))
 	if err != nil {
 		return err
 	}
-	f, err := docs.Emit(s, filepath.Base(*out))
-	if err != nil {
-		return err
+	var files []emit.File
+	for i, u := range units {
+		o := gen.Options(u.Spec, u.Layout)
+		name := u.Layout.DocsFile
+		if i > 0 { // a wire package: its layout has no catalog
+			name = path.Join(gen.WireDir, u.Spec.Package+".md")
+		}
+		f, err := docs.EmitWith(u.Spec, name, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", u.Spec.Package, err)
+		}
+		files = append(files, f)
 	}
-	return writeUnder(filepath.Dir(*out), []emit.File{f}, stdout)
+	return writeUnder(filepath.Dir(*out), files, stdout)
 }
 
 func writeUnder(dir string, files []emit.File, stdout io.Writer) error {

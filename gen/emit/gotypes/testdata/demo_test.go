@@ -23,10 +23,10 @@ func (fakeAgent) Halt(string)                               {}
 
 var _ Agent = fakeAgent{}
 
-// decodeErr asserts err wraps sentinel and is a *DecodeError on typ.field.
+// decodeErr asserts err wraps sentinel (unless nil) and is a *DecodeError on typ.field.
 func decodeErr(t *testing.T, err, sentinel error, typ, field string) *DecodeError {
 	t.Helper()
-	if !errors.Is(err, sentinel) {
+	if sentinel != nil && !errors.Is(err, sentinel) {
 		t.Fatalf("error %v does not wrap %v", err, sentinel)
 	}
 	var de *DecodeError
@@ -304,4 +304,65 @@ func TestTokens(t *testing.T) {
 	if err != nil || strings.Contains(string(data), "token") {
 		t.Errorf("a token is encoded: %s, %v", data, err)
 	}
+}
+
+func TestNullable(t *testing.T) {
+	var w Wire
+	in := `{"path":null,"mode":null,"verdict":null,"item":null,"tags":null,"wait":null}`
+	if err := json.Unmarshal([]byte(in), &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Path != nil || w.Mode != "" || w.Verdict != nil || w.Item != nil || w.Tags != nil || w.Wait != nil ||
+		w.Note != nil || w.Label == nil || *w.Label != "x" {
+		t.Errorf("null decodes as absent, defaults apply: %+v", w)
+	}
+	if err := w.Validate(); err != nil {
+		t.Errorf("absent nullable fields validate: %v", err)
+	}
+	// Absent required and regular nullable fields encode as null; optional ones are omitted.
+	data, err := json.Marshal(Wire{})
+	if want := `{"path":null,"mode":null,"verdict":null,"wait":null,"note":null,"label":null}`; err != nil || string(data) != want {
+		t.Errorf("nil nullable fields:\n got %s, %v\nwant %s", data, err, want)
+	}
+	// Required nullable fields must still be present.
+	err = json.Unmarshal([]byte(`{"mode":null,"verdict":null}`), &w)
+	decodeErr(t, err, ErrMissingField, "Wire", "path")
+	// Set values round-trip.
+	full := Wire{Path: ptr("p"), Mode: ColorRed, Verdict: NewVerdictDeny("r"), Item: &Item{ID: "i", Tags: []string{}},
+		Tags: []string{"a"}, Wait: ptr(2 * time.Millisecond), Note: ptr("n"), Label: ptr("l")}
+	data, err = json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Wire
+	if err := json.Unmarshal(data, &got); err != nil || !reflect.DeepEqual(got, full) {
+		t.Errorf("round trip of %s: %+v, %v", data, got, err)
+	}
+	// Values are still checked.
+	err = json.Unmarshal([]byte(`{"path":"p","mode":"green","verdict":null}`), &w)
+	decodeErr(t, err, ErrInvalidEnum, "Wire", "mode")
+	err = json.Unmarshal([]byte(`{"path":1,"mode":null,"verdict":null}`), &w)
+	decodeErr(t, err, nil, "Wire", "path")
+	decodeErr(t, Wire{Mode: "green"}.Validate(), ErrInvalidEnum, "Wire", "mode")
+	// A field that is not nullable still rejects null.
+	var it Item
+	if err := json.Unmarshal([]byte(`{"id":"a","ratio":null}`), &it); err == nil {
+		t.Error("a non-nullable optional field accepts null")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	var w Wire
+	in := `{"path":"p","mode":"red","verdict":{"kind":"abstain"},"future":{"x":1},"other":null}`
+	if err := json.Unmarshal([]byte(in), &w); err != nil {
+		t.Fatalf("an open record rejects unknown fields: %v", err)
+	}
+	if w.Path == nil || *w.Path != "p" || w.Mode != ColorRed {
+		t.Errorf("decoded %+v", w)
+	}
+	// Declared fields are still decoded strictly, and nested closed records stay closed.
+	err := json.Unmarshal([]byte(`{"mode":null,"verdict":null,"future":1}`), &w)
+	decodeErr(t, err, ErrMissingField, "Wire", "path")
+	err = json.Unmarshal([]byte(`{"path":null,"mode":null,"verdict":null,"item":{"id":"i","zz":1}}`), &w)
+	decodeErr(t, err, ErrUnknownField, "Wire", "item")
 }
