@@ -67,20 +67,9 @@ var codexShellOnly = map[string][]string{
 // codexDeviations lists, per reference schema, the fields the generated type declares but
 // the reference does not (the reference rejects them as additional properties). A field the
 // Go requires has a fill value, added to documents built from the reference before they are
-// decoded with the Go.
-var codexDeviations = map[string][]deviation{
-	// spec/wire/codex.cue sends turn_id to PreToolUse hooks, as HOOK-PROTOCOLS.md §2.3 says
-	// every turn-scoped event does, but the published pre-tool-use input schema declares no
-	// turn_id (the UserPromptSubmit, PostToolUse and Stop ones do), so a hook validating its
-	// stdin against it rejects dsh's. To be settled in the spec.
-	"pre-tool-use.command.input": {{field: "turn_id", fill: "turn-1"}},
-	// spec/wire/codex.cue keeps PreToolUse's legacy top-level `decision: "block"` and
-	// `reason`, which the Codex engine honours (HOOK-PROTOCOLS.md §2.6), but which the
-	// published pre-tool-use output schema does not declare: a hook printing them fails
-	// Codex's schema validation. To be settled in the spec (drop them, or keep them and
-	// say why).
-	"pre-tool-use.command.output": {{field: "decision"}, {field: "reason"}},
-}
+// decoded with the Go. It is empty: spec/wire/codex.cue follows the published schemas field
+// for field; a deviation added to the spec must be listed here, with the reason.
+var codexDeviations = map[string][]deviation{}
 
 // deviation is a field of a generated type that its reference schema does not declare.
 type deviation struct {
@@ -90,32 +79,11 @@ type deviation struct {
 }
 
 // codexNullLeniency lists the JSON paths (schema file: dotted path) where the generated Go
-// accepts null and the reference does not. spec/wire/codex.cue makes #Universal's
-// stopReason and systemMessage, and the decision, reason, hookSpecificOutput and
-// additionalContext fields of every event, nullable, as the Stop and UserPromptSubmit
-// schemas allow; the PreToolUse, PostToolUse and SessionStart schemas do not allow null
-// there. Codex fails a hook whose output sends null in these places; dsh's decoder takes it
-// as absent. To be settled in the spec (per-event nullability) or kept as a deliberate
-// leniency. The semantic rules the reference states with if/then (a "block" decision needs a
-// non-blank reason) are not the decoder's business either: the bridges check them.
-var codexNullLeniency = []string{
-	"post-tool-use.command.output: decision",
-	"post-tool-use.command.output: hookSpecificOutput",
-	"post-tool-use.command.output: hookSpecificOutput.additionalContext",
-	"post-tool-use.command.output: reason",
-	"post-tool-use.command.output: stopReason",
-	"post-tool-use.command.output: systemMessage",
-	"pre-tool-use.command.output: hookSpecificOutput",
-	"pre-tool-use.command.output: hookSpecificOutput.additionalContext",
-	"pre-tool-use.command.output: hookSpecificOutput.permissionDecision",
-	"pre-tool-use.command.output: hookSpecificOutput.permissionDecisionReason",
-	"pre-tool-use.command.output: stopReason",
-	"pre-tool-use.command.output: systemMessage",
-	"session-start.command.output: hookSpecificOutput",
-	"session-start.command.output: hookSpecificOutput.additionalContext",
-	"session-start.command.output: stopReason",
-	"session-start.command.output: systemMessage",
-}
+// accepts null and the reference does not. It is empty: the spec makes a field nullable
+// exactly where the published schema does (only the Stop and UserPromptSubmit outputs). The
+// semantic rules the reference states with if/then (a "block" decision needs a non-blank
+// reason) are not the decoder's business: the bridge tables check them (needsReason).
+var codexNullLeniency = []string{}
 
 // codexExample is a hand-written document for one reference schema: accepted by the
 // reference and decoded by the Go (with check, when set, true of the decoded value), or

@@ -50,7 +50,8 @@ var Codex = Bridge{
 			},
 		},
 		// PreToolUse: only a deny with a reason blocks; ask, allow without updatedInput,
-		// and the universal stop fields make the hook failed.
+		// a reason without a decision, and the universal stop fields make the hook failed
+		// (the legacy top-level decision is not in the published schema: failed too).
 		{
 			Name:               "PreToolUse",
 			Point:              "tools/pre-execute",
@@ -71,8 +72,6 @@ var Codex = Bridge{
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.updatedInput", Is: "", Then: "allow", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: true},
-				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.permissionDecisionReason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
 			},
 			Notices: []Notice{

@@ -338,12 +338,19 @@ func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
 	return decodeEnum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
 }
 
-// PreToolUseInput is the stdin of a PreToolUse hook.
+// PreToolUseInput is the stdin of a PreToolUse hook. (Unlike the other turn-scoped
+// events, the published schema has no turn_id here.)
 type PreToolUseInput struct {
 	// HookEventName names the event.
 	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// ToolName is the canonical tool name (e.g. "Bash").
+	ToolName string `json:"tool_name"`
+	// ToolInput is the call's arguments ({command} for shell-like tools).
+	ToolInput json.RawMessage `json:"tool_input"`
+	// ToolUseID is the id of the call.
+	ToolUseID string `json:"tool_use_id"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -352,14 +359,6 @@ type PreToolUseInput struct {
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
-	// TurnID identifies the turn.
-	TurnID string `json:"turn_id"`
-	// ToolName is the canonical tool name (e.g. "Bash").
-	ToolName string `json:"tool_name"`
-	// ToolInput is the call's arguments ({command} for shell-like tools).
-	ToolInput json.RawMessage `json:"tool_input"`
-	// ToolUseID is the id of the call.
-	ToolUseID string `json:"tool_use_id"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -369,6 +368,9 @@ func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
 	var enc objectEncoder
 	enc.field("hook_event_name", r.HookEventName)
 	enc.field("session_id", r.SessionID)
+	enc.field("tool_name", r.ToolName)
+	enc.field("tool_input", r.ToolInput)
+	enc.field("tool_use_id", r.ToolUseID)
 	if r.TranscriptPath != nil {
 		enc.field("transcript_path", r.TranscriptPath)
 	} else {
@@ -377,10 +379,6 @@ func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
 	enc.field("cwd", r.CWD)
 	enc.field("model", r.Model)
 	enc.field("permission_mode", r.PermissionMode)
-	enc.field("turn_id", r.TurnID)
-	enc.field("tool_name", r.ToolName)
-	enc.field("tool_input", r.ToolInput)
-	enc.field("tool_use_id", r.ToolUseID)
 	return enc.bytes()
 }
 
@@ -394,14 +392,13 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 	var v PreToolUseInput
 	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[PreToolUseInputHookEventName])
 	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
+	requiredField(dec, "tool_name", &v.ToolName, decodeValue[string])
+	requiredField(dec, "tool_input", &v.ToolInput, decodeRaw)
+	requiredField(dec, "tool_use_id", &v.ToolUseID, decodeValue[string])
 	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
 	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
 	requiredField(dec, "model", &v.Model, decodeValue[string])
 	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	requiredField(dec, "turn_id", &v.TurnID, decodeValue[string])
-	requiredField(dec, "tool_name", &v.ToolName, decodeValue[string])
-	requiredField(dec, "tool_input", &v.ToolInput, decodeRaw)
-	requiredField(dec, "tool_use_id", &v.ToolUseID, decodeValue[string])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -676,7 +673,8 @@ func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 	return decodeEnum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
-// Universal holds the stdout fields every event accepts.
+// Universal holds the stdout fields of the PreToolUse, PostToolUse and SessionStart
+// outputs, which the published schemas do not let be null.
 type Universal struct {
 	// Continue false stops processing (dsh: halt).
 	Continue *bool `json:"continue,omitempty"`
@@ -716,9 +714,9 @@ func (r *Universal) UnmarshalJSON(data []byte) error {
 	}
 	var v Universal
 	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
+	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
 	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -730,6 +728,163 @@ func (r *Universal) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Universal) Validate() error {
 	return nil
+}
+
+// UniversalNullable holds the stdout fields of the UserPromptSubmit and Stop outputs,
+// whose published schemas accept null for them.
+type UniversalNullable struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks; it needs a non-blank reason.
+	Decision UniversalNullableDecision `json:"decision,omitempty"`
+	// Reason explains a block (for Stop: the continuation prompt).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r UniversalNullable) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	if r.Continue != nil {
+		enc.field("continue", r.Continue)
+	}
+	if r.StopReason != nil {
+		enc.field("stopReason", r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.field("suppressOutput", r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.field("systemMessage", r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.field("decision", r.Decision)
+	}
+	if r.Reason != nil {
+		enc.field("reason", r.Reason)
+	}
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes a UniversalNullable strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *UniversalNullable) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("UniversalNullable", data)
+	if err != nil {
+		return err
+	}
+	var v UniversalNullable
+	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
+	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
+	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
+	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[UniversalNullableDecision]))
+	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r UniversalNullable) Validate() error {
+	if r.Decision != "" {
+		if err := checkEnum(r.Decision); err != nil {
+			return fieldError("UniversalNullable", "decision", err)
+		}
+	}
+	return nil
+}
+
+// StopOutputDecision is the set of values of StopOutput.Decision: decision "block" blocks;
+// it needs a non-blank reason.
+type StopOutputDecision string
+
+const (
+	// StopOutputDecisionBlock is the StopOutputDecision value "block".
+	StopOutputDecisionBlock StopOutputDecision = "block"
+)
+
+// StopOutputDecisionValues lists every StopOutputDecision value, in spec order.
+var StopOutputDecisionValues = []StopOutputDecision{StopOutputDecisionBlock}
+
+// Valid reports whether v is one of the StopOutputDecisionValues.
+func (v StopOutputDecision) Valid() bool {
+	switch v {
+	case StopOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a StopOutputDecision, rejecting any value not in
+// StopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *StopOutputDecision) UnmarshalJSON(data []byte) error {
+	return decodeEnum("StopOutputDecision", data, v, StopOutputDecisionValues)
+}
+
+// UniversalNullableDecision is the set of values of UniversalNullable.Decision: decision
+// "block" blocks; it needs a non-blank reason.
+type UniversalNullableDecision string
+
+const (
+	// UniversalNullableDecisionBlock is the UniversalNullableDecision value "block".
+	UniversalNullableDecisionBlock UniversalNullableDecision = "block"
+)
+
+// UniversalNullableDecisionValues lists every UniversalNullableDecision value, in spec
+// order.
+var UniversalNullableDecisionValues = []UniversalNullableDecision{UniversalNullableDecisionBlock}
+
+// Valid reports whether v is one of the UniversalNullableDecisionValues.
+func (v UniversalNullableDecision) Valid() bool {
+	switch v {
+	case UniversalNullableDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a UniversalNullableDecision, rejecting any value not in
+// UniversalNullableDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *UniversalNullableDecision) UnmarshalJSON(data []byte) error {
+	return decodeEnum("UniversalNullableDecision", data, v, UniversalNullableDecisionValues)
+}
+
+// UserPromptSubmitOutputDecision is the set of values of UserPromptSubmitOutput.Decision:
+// decision "block" blocks; it needs a non-blank reason.
+type UserPromptSubmitOutputDecision string
+
+const (
+	// UserPromptSubmitOutputDecisionBlock is the UserPromptSubmitOutputDecision value "block".
+	UserPromptSubmitOutputDecisionBlock UserPromptSubmitOutputDecision = "block"
+)
+
+// UserPromptSubmitOutputDecisionValues lists every UserPromptSubmitOutputDecision value, in
+// spec order.
+var UserPromptSubmitOutputDecisionValues = []UserPromptSubmitOutputDecision{UserPromptSubmitOutputDecisionBlock}
+
+// Valid reports whether v is one of the UserPromptSubmitOutputDecisionValues.
+func (v UserPromptSubmitOutputDecision) Valid() bool {
+	switch v {
+	case UserPromptSubmitOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a UserPromptSubmitOutputDecision, rejecting any value not in
+// UserPromptSubmitOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *UserPromptSubmitOutputDecision) UnmarshalJSON(data []byte) error {
+	return decodeEnum("UserPromptSubmitOutputDecision", data, v, UserPromptSubmitOutputDecisionValues)
 }
 
 // SessionStartOutput is what a SessionStart hook may print.
@@ -777,10 +932,10 @@ func (r *SessionStartOutput) UnmarshalJSON(data []byte) error {
 	}
 	var v SessionStartOutput
 	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, nullable(decodeValue[*SessionStartSpecific]))
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
+	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*SessionStartSpecific])
+	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
 	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -832,7 +987,7 @@ func (r *SessionStartSpecific) UnmarshalJSON(data []byte) error {
 	}
 	var v SessionStartSpecific
 	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[SessionStartSpecificHookEventName])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, nullable(decodeValue[*string]))
+	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
 	optionalField(dec, "env", &v.Env, mapOf(decodeValue[string]))
 	if err := dec.finish(); err != nil {
 		return err
@@ -883,18 +1038,18 @@ func (v *SessionStartSpecificHookEventName) UnmarshalJSON(data []byte) error {
 type UserPromptSubmitOutput struct {
 	// Continue false stops processing (dsh: halt).
 	Continue *bool `json:"continue,omitempty"`
-	// Decision "block" blocks the prompt; it needs a non-blank reason.
-	Decision UserPromptSubmitOutputDecision `json:"decision,omitempty"`
-	// Reason explains a block.
-	Reason *string `json:"reason,omitempty"`
 	// HookSpecificOutput holds the UserPromptSubmit-specific fields.
 	HookSpecificOutput *UserPromptSubmitSpecific `json:"hookSpecificOutput,omitempty"`
 	// StopReason is shown to the user when continue is false.
 	StopReason *string `json:"stopReason,omitempty"`
-	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	// SuppressOutput hides the output.
 	SuppressOutput *bool `json:"suppressOutput,omitempty"`
 	// SystemMessage is a warning for the user.
 	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks; it needs a non-blank reason.
+	Decision UserPromptSubmitOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block (for Stop: the continuation prompt).
+	Reason *string `json:"reason,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -903,12 +1058,6 @@ func (r UserPromptSubmitOutput) MarshalJSON() ([]byte, error) {
 	var enc objectEncoder
 	if r.Continue != nil {
 		enc.field("continue", r.Continue)
-	}
-	if r.Decision != "" {
-		enc.field("decision", r.Decision)
-	}
-	if r.Reason != nil {
-		enc.field("reason", r.Reason)
 	}
 	if r.HookSpecificOutput != nil {
 		enc.field("hookSpecificOutput", r.HookSpecificOutput)
@@ -922,6 +1071,12 @@ func (r UserPromptSubmitOutput) MarshalJSON() ([]byte, error) {
 	if r.SystemMessage != nil {
 		enc.field("systemMessage", r.SystemMessage)
 	}
+	if r.Decision != "" {
+		enc.field("decision", r.Decision)
+	}
+	if r.Reason != nil {
+		enc.field("reason", r.Reason)
+	}
 	return enc.bytes()
 }
 
@@ -934,12 +1089,12 @@ func (r *UserPromptSubmitOutput) UnmarshalJSON(data []byte) error {
 	}
 	var v UserPromptSubmitOutput
 	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[UserPromptSubmitOutputDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
 	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, nullable(decodeValue[*UserPromptSubmitSpecific]))
 	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
 	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
 	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[UserPromptSubmitOutputDecision]))
+	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -950,45 +1105,17 @@ func (r *UserPromptSubmitOutput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserPromptSubmitOutput) Validate() error {
-	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("UserPromptSubmitOutput", "decision", err)
-		}
-	}
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
 			return fieldError("UserPromptSubmitOutput", "hookSpecificOutput", err)
 		}
 	}
-	return nil
-}
-
-// UserPromptSubmitOutputDecision is the set of values of UserPromptSubmitOutput.Decision:
-// decision "block" blocks the prompt; it needs a non-blank reason.
-type UserPromptSubmitOutputDecision string
-
-const (
-	// UserPromptSubmitOutputDecisionBlock is the UserPromptSubmitOutputDecision value "block".
-	UserPromptSubmitOutputDecisionBlock UserPromptSubmitOutputDecision = "block"
-)
-
-// UserPromptSubmitOutputDecisionValues lists every UserPromptSubmitOutputDecision value, in
-// spec order.
-var UserPromptSubmitOutputDecisionValues = []UserPromptSubmitOutputDecision{UserPromptSubmitOutputDecisionBlock}
-
-// Valid reports whether v is one of the UserPromptSubmitOutputDecisionValues.
-func (v UserPromptSubmitOutputDecision) Valid() bool {
-	switch v {
-	case UserPromptSubmitOutputDecisionBlock:
-		return true
+	if r.Decision != "" {
+		if err := checkEnum(r.Decision); err != nil {
+			return fieldError("UserPromptSubmitOutput", "decision", err)
+		}
 	}
-	return false
-}
-
-// UnmarshalJSON decodes a UserPromptSubmitOutputDecision, rejecting any value not in
-// UserPromptSubmitOutputDecisionValues with an ErrInvalidEnum *DecodeError.
-func (v *UserPromptSubmitOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserPromptSubmitOutputDecision", data, v, UserPromptSubmitOutputDecisionValues)
+	return nil
 }
 
 // UserPromptSubmitSpecific holds the UserPromptSubmit-specific output fields.
@@ -1065,14 +1192,11 @@ func (v *UserPromptSubmitSpecificHookEventName) UnmarshalJSON(data []byte) error
 	return decodeEnum("UserPromptSubmitSpecificHookEventName", data, v, UserPromptSubmitSpecificHookEventNameValues)
 }
 
-// PreToolUseOutput is what a PreToolUse hook may print.
+// PreToolUseOutput is what a PreToolUse hook may print. The published schema has no
+// top-level decision or reason (the legacy block): a hook printing them is failed.
 type PreToolUseOutput struct {
 	// Continue false stops processing (dsh: halt).
 	Continue *bool `json:"continue,omitempty"`
-	// Decision "block" (legacy) denies the call; it needs a non-empty reason.
-	Decision PreToolUseOutputDecision `json:"decision,omitempty"`
-	// Reason explains a block.
-	Reason *string `json:"reason,omitempty"`
 	// HookSpecificOutput holds the PreToolUse-specific fields.
 	HookSpecificOutput *PreToolUseSpecific `json:"hookSpecificOutput,omitempty"`
 	// StopReason is shown to the user when continue is false.
@@ -1089,12 +1213,6 @@ func (r PreToolUseOutput) MarshalJSON() ([]byte, error) {
 	var enc objectEncoder
 	if r.Continue != nil {
 		enc.field("continue", r.Continue)
-	}
-	if r.Decision != "" {
-		enc.field("decision", r.Decision)
-	}
-	if r.Reason != nil {
-		enc.field("reason", r.Reason)
 	}
 	if r.HookSpecificOutput != nil {
 		enc.field("hookSpecificOutput", r.HookSpecificOutput)
@@ -1120,12 +1238,10 @@ func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
 	}
 	var v PreToolUseOutput
 	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[PreToolUseOutputDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, nullable(decodeValue[*PreToolUseSpecific]))
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
+	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*PreToolUseSpecific])
+	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
 	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -1136,44 +1252,12 @@ func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseOutput) Validate() error {
-	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("PreToolUseOutput", "decision", err)
-		}
-	}
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
 			return fieldError("PreToolUseOutput", "hookSpecificOutput", err)
 		}
 	}
 	return nil
-}
-
-// PreToolUseOutputDecision is the set of values of PreToolUseOutput.Decision: decision
-// "block" (legacy) denies the call; it needs a non-empty reason.
-type PreToolUseOutputDecision string
-
-const (
-	// PreToolUseOutputDecisionBlock is the PreToolUseOutputDecision value "block".
-	PreToolUseOutputDecisionBlock PreToolUseOutputDecision = "block"
-)
-
-// PreToolUseOutputDecisionValues lists every PreToolUseOutputDecision value, in spec order.
-var PreToolUseOutputDecisionValues = []PreToolUseOutputDecision{PreToolUseOutputDecisionBlock}
-
-// Valid reports whether v is one of the PreToolUseOutputDecisionValues.
-func (v PreToolUseOutputDecision) Valid() bool {
-	switch v {
-	case PreToolUseOutputDecisionBlock:
-		return true
-	}
-	return false
-}
-
-// UnmarshalJSON decodes a PreToolUseOutputDecision, rejecting any value not in
-// PreToolUseOutputDecisionValues with an ErrInvalidEnum *DecodeError.
-func (v *PreToolUseOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseOutputDecision", data, v, PreToolUseOutputDecisionValues)
 }
 
 // PreToolUseSpecific holds the PreToolUse-specific output fields.
@@ -1220,10 +1304,10 @@ func (r *PreToolUseSpecific) UnmarshalJSON(data []byte) error {
 	}
 	var v PreToolUseSpecific
 	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[PreToolUseSpecificHookEventName])
-	optionalField(dec, "permissionDecision", &v.PermissionDecision, nullable(decodeValue[PreToolUseSpecificPermissionDecision]))
-	optionalField(dec, "permissionDecisionReason", &v.PermissionDecisionReason, nullable(decodeValue[*string]))
+	optionalField(dec, "permissionDecision", &v.PermissionDecision, decodeValue[PreToolUseSpecificPermissionDecision])
+	optionalField(dec, "permissionDecisionReason", &v.PermissionDecisionReason, decodeValue[*string])
 	optionalField(dec, "updatedInput", &v.UpdatedInput, decodeRaw)
-	optionalField(dec, "additionalContext", &v.AdditionalContext, nullable(decodeValue[*string]))
+	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -1373,12 +1457,12 @@ func (r *PostToolUseOutput) UnmarshalJSON(data []byte) error {
 	}
 	var v PostToolUseOutput
 	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[PostToolUseOutputDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, nullable(decodeValue[*PostToolUseSpecific]))
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
+	optionalField(dec, "decision", &v.Decision, decodeValue[PostToolUseOutputDecision])
+	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
+	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*PostToolUseSpecific])
+	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
 	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -1468,7 +1552,7 @@ func (r *PostToolUseSpecific) UnmarshalJSON(data []byte) error {
 	}
 	var v PostToolUseSpecific
 	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[PostToolUseSpecificHookEventName])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, nullable(decodeValue[*string]))
+	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
 	optionalField(dec, "updatedToolOutput", &v.UpdatedToolOutput, decodeRaw)
 	optionalField(dec, "updatedMCPToolOutput", &v.UpdatedMCPToolOutput, decodeRaw)
 	if err := dec.finish(); err != nil {
@@ -1540,16 +1624,16 @@ func (v *PostToolUseSpecificHookEventName) UnmarshalJSON(data []byte) error {
 type StopOutput struct {
 	// Continue false stops processing (dsh: halt).
 	Continue *bool `json:"continue,omitempty"`
-	// Decision "block" continues the turn with reason as the prompt; it needs a reason.
-	Decision StopOutputDecision `json:"decision,omitempty"`
-	// Reason is the continuation prompt of a block.
-	Reason *string `json:"reason,omitempty"`
 	// StopReason is shown to the user when continue is false.
 	StopReason *string `json:"stopReason,omitempty"`
-	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	// SuppressOutput hides the output.
 	SuppressOutput *bool `json:"suppressOutput,omitempty"`
 	// SystemMessage is a warning for the user.
 	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks; it needs a non-blank reason.
+	Decision StopOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block (for Stop: the continuation prompt).
+	Reason *string `json:"reason,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1559,12 +1643,6 @@ func (r StopOutput) MarshalJSON() ([]byte, error) {
 	if r.Continue != nil {
 		enc.field("continue", r.Continue)
 	}
-	if r.Decision != "" {
-		enc.field("decision", r.Decision)
-	}
-	if r.Reason != nil {
-		enc.field("reason", r.Reason)
-	}
 	if r.StopReason != nil {
 		enc.field("stopReason", r.StopReason)
 	}
@@ -1573,6 +1651,12 @@ func (r StopOutput) MarshalJSON() ([]byte, error) {
 	}
 	if r.SystemMessage != nil {
 		enc.field("systemMessage", r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.field("decision", r.Decision)
+	}
+	if r.Reason != nil {
+		enc.field("reason", r.Reason)
 	}
 	return enc.bytes()
 }
@@ -1586,11 +1670,11 @@ func (r *StopOutput) UnmarshalJSON(data []byte) error {
 	}
 	var v StopOutput
 	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[StopOutputDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
 	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
 	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
 	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
+	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[StopOutputDecision]))
+	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -1607,31 +1691,4 @@ func (r StopOutput) Validate() error {
 		}
 	}
 	return nil
-}
-
-// StopOutputDecision is the set of values of StopOutput.Decision: decision "block" continues
-// the turn with reason as the prompt; it needs a reason.
-type StopOutputDecision string
-
-const (
-	// StopOutputDecisionBlock is the StopOutputDecision value "block".
-	StopOutputDecisionBlock StopOutputDecision = "block"
-)
-
-// StopOutputDecisionValues lists every StopOutputDecision value, in spec order.
-var StopOutputDecisionValues = []StopOutputDecision{StopOutputDecisionBlock}
-
-// Valid reports whether v is one of the StopOutputDecisionValues.
-func (v StopOutputDecision) Valid() bool {
-	switch v {
-	case StopOutputDecisionBlock:
-		return true
-	}
-	return false
-}
-
-// UnmarshalJSON decodes a StopOutputDecision, rejecting any value not in
-// StopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
-func (v *StopOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("StopOutputDecision", data, v, StopOutputDecisionValues)
 }

@@ -100,12 +100,6 @@ func TestRoundTrip(t *testing.T) {
 			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
-	t.Run("PostToolUseOutput/nulls", func(t *testing.T) {
-		checkNulls(t, "PostToolUseOutput", codex.PostToolUseOutput{
-			Continue:       ptr(true),
-			SuppressOutput: ptr(true),
-		}, "decision", "reason", "hookSpecificOutput", "stopReason", "systemMessage")
-	})
 	t.Run("PostToolUseSpecific", func(t *testing.T) {
 		checkRecord(t, "PostToolUseSpecific", closed, codex.PostToolUseSpecific{
 			HookEventName:        codex.PostToolUseSpecificHookEventNamePreToolUse,
@@ -114,45 +108,34 @@ func TestRoundTrip(t *testing.T) {
 			UpdatedMCPToolOutput: json.RawMessage(`{"k":"v"}`),
 		})
 	})
-	t.Run("PostToolUseSpecific/nulls", func(t *testing.T) {
-		checkNulls(t, "PostToolUseSpecific", codex.PostToolUseSpecific{
-			HookEventName:        codex.PostToolUseSpecificHookEventNamePreToolUse,
-			UpdatedToolOutput:    json.RawMessage(`{"k":"v"}`),
-			UpdatedMCPToolOutput: json.RawMessage(`{"k":"v"}`),
-		}, "additionalContext")
-	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
 		checkRecord(t, "PreToolUseInput", closed, codex.PreToolUseInput{
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage(`{"k":"v"}`),
+			ToolUseID:      "text-tool_use_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage(`{"k":"v"}`),
-			ToolUseID:      "text-tool_use_id",
 		})
 	})
 	t.Run("PreToolUseInput/nulls", func(t *testing.T) {
 		checkNulls(t, "PreToolUseInput", codex.PreToolUseInput{
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
-			CWD:            "text-cwd",
-			Model:          "text-model",
-			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage(`{"k":"v"}`),
 			ToolUseID:      "text-tool_use_id",
+			CWD:            "text-cwd",
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
 		})
 	})
 	t.Run("PreToolUseOutput", func(t *testing.T) {
 		checkRecord(t, "PreToolUseOutput", closed, codex.PreToolUseOutput{
 			Continue: ptr(true),
-			Decision: codex.PreToolUseOutputDecisionBlock,
-			Reason:   ptr("text-reason"),
 			HookSpecificOutput: &codex.PreToolUseSpecific{
 				HookEventName:            codex.PreToolUseSpecificHookEventNamePreToolUse,
 				PermissionDecision:       codex.PreToolUseSpecificPermissionDecisionAllow,
@@ -165,12 +148,6 @@ func TestRoundTrip(t *testing.T) {
 			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
-	t.Run("PreToolUseOutput/nulls", func(t *testing.T) {
-		checkNulls(t, "PreToolUseOutput", codex.PreToolUseOutput{
-			Continue:       ptr(true),
-			SuppressOutput: ptr(true),
-		}, "decision", "reason", "hookSpecificOutput", "stopReason", "systemMessage")
-	})
 	t.Run("PreToolUseSpecific", func(t *testing.T) {
 		checkRecord(t, "PreToolUseSpecific", closed, codex.PreToolUseSpecific{
 			HookEventName:            codex.PreToolUseSpecificHookEventNamePreToolUse,
@@ -179,12 +156,6 @@ func TestRoundTrip(t *testing.T) {
 			UpdatedInput:             json.RawMessage(`{"k":"v"}`),
 			AdditionalContext:        ptr("text-additionalContext"),
 		})
-	})
-	t.Run("PreToolUseSpecific/nulls", func(t *testing.T) {
-		checkNulls(t, "PreToolUseSpecific", codex.PreToolUseSpecific{
-			HookEventName: codex.PreToolUseSpecificHookEventNamePreToolUse,
-			UpdatedInput:  json.RawMessage(`{"k":"v"}`),
-		}, "permissionDecision", "permissionDecisionReason", "additionalContext")
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
 		checkRecord(t, "SessionStartInput", closed, codex.SessionStartInput{
@@ -222,12 +193,6 @@ func TestRoundTrip(t *testing.T) {
 			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
-	t.Run("SessionStartOutput/nulls", func(t *testing.T) {
-		checkNulls(t, "SessionStartOutput", codex.SessionStartOutput{
-			Continue:       ptr(true),
-			SuppressOutput: ptr(true),
-		}, "hookSpecificOutput", "stopReason", "systemMessage")
-	})
 	t.Run("SessionStartSpecific", func(t *testing.T) {
 		checkRecord(t, "SessionStartSpecific", closed, codex.SessionStartSpecific{
 			HookEventName:     codex.SessionStartSpecificHookEventNameSessionStart,
@@ -236,14 +201,6 @@ func TestRoundTrip(t *testing.T) {
 				"k": "text-env",
 			},
 		})
-	})
-	t.Run("SessionStartSpecific/nulls", func(t *testing.T) {
-		checkNulls(t, "SessionStartSpecific", codex.SessionStartSpecific{
-			HookEventName: codex.SessionStartSpecificHookEventNameSessionStart,
-			Env: map[string]string{
-				"k": "text-env",
-			},
-		}, "additionalContext")
 	})
 	t.Run("StopInput", func(t *testing.T) {
 		checkRecord(t, "StopInput", closed, codex.StopInput{
@@ -272,18 +229,18 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("StopOutput", func(t *testing.T) {
 		checkRecord(t, "StopOutput", closed, codex.StopOutput{
 			Continue:       ptr(true),
-			Decision:       codex.StopOutputDecisionBlock,
-			Reason:         ptr("text-reason"),
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
 			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       codex.StopOutputDecisionBlock,
+			Reason:         ptr("text-reason"),
 		})
 	})
 	t.Run("StopOutput/nulls", func(t *testing.T) {
 		checkNulls(t, "StopOutput", codex.StopOutput{
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
-		}, "decision", "reason", "stopReason", "systemMessage")
+		}, "stopReason", "systemMessage", "decision", "reason")
 	})
 	t.Run("Universal", func(t *testing.T) {
 		checkRecord(t, "Universal", closed, codex.Universal{
@@ -293,11 +250,21 @@ func TestRoundTrip(t *testing.T) {
 			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
-	t.Run("Universal/nulls", func(t *testing.T) {
-		checkNulls(t, "Universal", codex.Universal{
+	t.Run("UniversalNullable", func(t *testing.T) {
+		checkRecord(t, "UniversalNullable", closed, codex.UniversalNullable{
+			Continue:       ptr(true),
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       codex.UniversalNullableDecisionBlock,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("UniversalNullable/nulls", func(t *testing.T) {
+		checkNulls(t, "UniversalNullable", codex.UniversalNullable{
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
-		}, "stopReason", "systemMessage")
+		}, "stopReason", "systemMessage", "decision", "reason")
 	})
 	t.Run("UserPromptSubmitInput", func(t *testing.T) {
 		checkRecord(t, "UserPromptSubmitInput", closed, codex.UserPromptSubmitInput{
@@ -325,8 +292,6 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("UserPromptSubmitOutput", func(t *testing.T) {
 		checkRecord(t, "UserPromptSubmitOutput", closed, codex.UserPromptSubmitOutput{
 			Continue: ptr(true),
-			Decision: codex.UserPromptSubmitOutputDecisionBlock,
-			Reason:   ptr("text-reason"),
 			HookSpecificOutput: &codex.UserPromptSubmitSpecific{
 				HookEventName:     codex.UserPromptSubmitSpecificHookEventNameUserPromptSubmit,
 				AdditionalContext: ptr("text-additionalContext"),
@@ -334,13 +299,15 @@ func TestRoundTrip(t *testing.T) {
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
 			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       codex.UserPromptSubmitOutputDecisionBlock,
+			Reason:         ptr("text-reason"),
 		})
 	})
 	t.Run("UserPromptSubmitOutput/nulls", func(t *testing.T) {
 		checkNulls(t, "UserPromptSubmitOutput", codex.UserPromptSubmitOutput{
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
-		}, "decision", "reason", "hookSpecificOutput", "stopReason", "systemMessage")
+		}, "hookSpecificOutput", "stopReason", "systemMessage", "decision", "reason")
 	})
 	t.Run("UserPromptSubmitSpecific", func(t *testing.T) {
 		checkRecord(t, "UserPromptSubmitSpecific", closed, codex.UserPromptSubmitSpecific{
