@@ -1,9 +1,12 @@
 // Package hookproto is the dialect-neutral machinery shared by the Claude Code and Codex
-// shell-hook bridges: loading hooks.json / settings.json hook configurations, compiling
-// matchers, running hook commands safely (process groups, timeouts, output caps), running
-// them in parallel or detached, and the outcome vocabulary and summaries the bridges
-// record. Decoding a hook's output into a decision is the bridges' job, not this
-// package's. The design is HOOK-PROTOCOLS.md ("dsh bridge decisions" first).
+// shell-hook bridges: loading hooks.json / settings.json hook configurations (with
+// project trust), compiling matchers, running hook commands safely (process groups,
+// timeouts, output caps), running them in parallel or detached, the table-driven codec
+// (Decode: exit code, stdout and stderr to a Verdict through a generated hookmap table)
+// and merge (MergeVerdicts), the hook/invoked and hook/result records (Engine, Recorder),
+// and the outcome vocabulary and summaries. No dialect's protocol is hand-written here:
+// the tables in generated/hookmap (spec/bridges) say what each output means. The design
+// is HOOK-PROTOCOLS.md ("dsh bridge decisions" first).
 package hookproto
 
 import (

@@ -2,13 +2,14 @@ package hookproto
 
 import (
 	"fmt"
-	"github.com/dshkit/dsh/generated/dsh"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // Outcome is what one hook run came to, as recorded in hook/result: the generated
-// dsh.HookOutcome (spec/hooks.cue), whose constants are dsh.Hookdsh.HookOutcomePass and so on.
+// dsh.HookOutcome (spec/hooks.cue), whose constants are dsh.HookOutcomePass and so on.
 // Only pass, allow, deny, ask, block and halt can carry a decision.
 type Outcome = dsh.HookOutcome
 

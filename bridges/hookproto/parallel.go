@@ -106,3 +106,21 @@ func (d *Detached) Drain(ctx context.Context) error {
 		}
 	}
 }
+
+// Wait waits until no run is left, without cancelling any (runs started while it waits
+// are waited for too). It returns ctx.Err() if ctx ends first.
+func (d *Detached) Wait(ctx context.Context) error {
+	for {
+		d.mu.Lock()
+		idle, running := d.idle, d.running
+		d.mu.Unlock()
+		if running == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,209 @@
+// Package claudecode is the Claude Code hook bridge: it runs the shell hooks of Claude
+// Code settings files (settings.json, settings.local.json, plugin hooks/hooks.json) on
+// dsh's interception surface. It follows the classic Claude Code contract (JSON on
+// stdout only on exit 0, exit 2 blocks with stderr as the reason) and the current
+// matcher rule; the protocol mapping is the generated table hookmap.ClaudeCode
+// (spec/bridges/claudecode.cue). See HOOK-PROTOCOLS.md, "dsh bridge decisions".
+//
+// Mapped events: SessionStart (agent/session-start: contexts are injected before the
+// first request; cannot block), UserPromptSubmit (agent/pre-step: block rejects the
+// prompt, continue:false halts, contexts join the step), PreToolUse (tools/pre-execute:
+// deny, ask through the approval seam, halt; allow never pre-approves; contexts follow
+// the tool result), PostToolUse (tools/post-execute, successful results only: block
+// turns the result into feedback, halt, contexts), Stop (agent/turn-stopping: block
+// steers the reason into another step, halt ends the turn).
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/bridges/internal/hookbridge"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/generated/wire/claudecode"
+)
+
+// Plugin is the plugin name stamped on every message the bridge adds.
+var Plugin = hookmap.ClaudeCode.Plugin
+
+// ProjectFiles are the project-level settings files, relative to the project directory,
+// that Config.DiscoverProject loads (when the project is trusted).
+var ProjectFiles = []string{".claude/settings.json", ".claude/settings.local.json"}
+
+// Config configures a Claude Code bridge.
+type Config struct {
+	// Files are hook configuration files (settings.json shape, or a wrapper-less plugin
+	// hooks file), loaded in order. Explicitly named files load as given (dsh
+	// bridge decision 10).
+	Files []string
+	// Plugins are plugin hook files: CLAUDE_PLUGIN_ROOT (and CLAUDE_PLUGIN_DATA) are
+	// exported to their hooks and substituted as ${...} in their commands. An empty Path
+	// means <PluginRoot>/hooks/hooks.json.
+	Plugins []hookproto.Source
+	// Workspace is the session workspace: the default working directory of hooks and
+	// the default project directory. Required.
+	Workspace string
+	// ProjectDir is CLAUDE_PROJECT_DIR, exported to every hook and substituted as
+	// ${CLAUDE_PROJECT_DIR}; default Workspace.
+	ProjectDir string
+	// DiscoverProject also loads the ProjectFiles of ProjectDir that exist.
+	DiscoverProject bool
+	// TrustProject loads the project-level hook files DiscoverProject finds (dsh bridge
+	// decision 10); without it they are skipped with a diagnostic saying how to trust.
+	TrustProject bool
+	// Session describes the session and turn of an event (session_id, transcript_path,
+	// cwd, turn); nil sends empty values and records nothing at tool events.
+	Session hookproto.SessionFunc
+	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
+	Recorder hookproto.Recorder
+	// Logger receives load diagnostics and hook diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
+	StderrSummaryMax int
+}
+
+// Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
+type Option = hookbridge.Option
+
+// WithMessageIDs sets the generator of the ids of the messages the bridge adds.
+func WithMessageIDs(fn func() string) Option { return hookbridge.WithMessageIDs(fn) }
+
+// WithObserver registers fn to receive the report of every event that ran hooks.
+func WithObserver(fn func(*hookproto.Report)) Option { return hookbridge.WithObserver(fn) }
+
+// WithAsyncObserver registers fn to receive every async hook run when it finishes.
+func WithAsyncObserver(fn func(hookproto.HookRun)) Option { return hookbridge.WithAsyncObserver(fn) }
+
+// WithKillGrace tunes the runner: TERM to KILL on timeout, and the wait for output
+// after a hook exits (0 keeps the defaults).
+func WithKillGrace(kill, pipe time.Duration) Option { return hookbridge.WithKillGrace(kill, pipe) }
+
+// Bridge is a loaded Claude Code bridge: a dsh plugin. Register it on a registrar;
+// Close it to stop its async hooks.
+type Bridge struct {
+	b *hookbridge.Bridge
+}
+
+// New loads the configured hook files and returns the bridge. Loading never fails
+// whole (dsh bridge decision 9): problems are Diagnostics, logged, and every valid group
+// loads. The error reports an unusable Config (no Workspace).
+func New(cfg Config, opts ...Option) (*Bridge, error) {
+	b, err := hookbridge.New(dialect(), hookbridge.Options{
+		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
+		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
+		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax,
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Bridge{b: b}, nil
+}
+
+// Register registers one listener per mapped event that has hooks and returns a func
+// that unregisters them all.
+func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) { return b.b.Register(r) }
+
+// Diagnostics returns what loading reported.
+func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return b.b.Diagnostics() }
+
+// Config returns the loaded hook configuration.
+func (b *Bridge) Config() *hookproto.Config { return b.b.Config() }
+
+// Close kills the async hooks still running and waits for them.
+func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
+
+// Wait waits for the async hooks still running to finish, without killing them.
+func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
+
+// dialect is the bridge's dialect description (table, encoder, project files).
+func dialect() hookbridge.Dialect {
+	return hookbridge.Dialect{
+		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode,
+		ProjectFiles: ProjectFiles, SubstituteProjectDir: true,
+		ProjectEnv: func(dir string) []string { return []string{"CLAUDE_PROJECT_DIR=" + dir} },
+		TrustHint:  "pass --trust (Config.TrustProject) to load the project's hooks",
+	}
+}
+
+// encode builds the stdin of one event as the generated wire input type, with the
+// trailing newline Claude Code sends.
+func encode(in hookbridge.Input) ([]byte, error) {
+	s := in.Session
+	mode := claudecode.PermissionMode(s.PermissionMode)
+	if !mode.Valid() {
+		mode = ""
+	}
+	var v interface {
+		MarshalJSON() ([]byte, error)
+		Validate() error
+	}
+	switch in.Event {
+	case hookbridge.SessionStart:
+		x := claudecode.SessionStartInput{
+			HookEventName: claudecode.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
+			Source: claudecode.SessionStartInputSource(in.Source), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			PermissionMode: mode,
+		}
+		if s.Model != "" {
+			m := s.Model
+			x.Model = &m
+		}
+		v = x
+	case hookbridge.UserPromptSubmit:
+		v = claudecode.UserPromptSubmitInput{
+			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
+			Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode,
+		}
+	case hookbridge.PreToolUse:
+		v = claudecode.PreToolUseInput{
+			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
+			ToolName: in.ToolName, ToolInput: orEmpty(in.ToolInput), ToolUseID: in.ToolUseID,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode,
+		}
+	case hookbridge.PostToolUse:
+		v = claudecode.PostToolUseInput{
+			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
+			ToolName: in.ToolName, ToolInput: orEmpty(in.ToolInput), ToolUseID: in.ToolUseID,
+			ToolResponse: orNull(in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			PermissionMode: mode,
+		}
+	case hookbridge.Stop:
+		v = claudecode.StopInput{
+			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID,
+			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode,
+		}
+	default:
+		return nil, fmt.Errorf("claude-code: unmapped event %q", in.Event)
+	}
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if hookmap.ClaudeCode.StdinNewline {
+		data = append(data, '\n')
+	}
+	return data, nil
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}

@@ -1,0 +1,242 @@
+// Package codex is the Codex CLI hook bridge: it runs the shell hooks of Codex hooks.json
+// files (user, project and plugin) on dsh's interception surface. It follows the real
+// Codex engine (HOOK-PROTOCOLS.md, dsh bridge decision 2): hooks run as `$SHELL -lc`,
+// exit 2 blocks only with non-empty stderr, outputs are decoded strictly against the
+// published schemas, and invalid combinations (ask, allow without updatedInput, a deny
+// without a reason, unknown fields) make the hook failed while the call proceeds. The
+// protocol mapping is the generated table hookmap.Codex (spec/bridges/codex.cue).
+//
+// The mapped events and their extension points are those of the Claude Code bridge
+// (see bridges/claudecode); the table decides what each output means.
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/bridges/internal/hookbridge"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/generated/wire/codex"
+)
+
+// Plugin is the plugin name stamped on every message the bridge adds.
+var Plugin = hookmap.Codex.Plugin
+
+// ProjectFiles are the project-level hook files, relative to the project directory, that
+// Config.DiscoverProject loads (when the project is trusted).
+var ProjectFiles = []string{".codex/hooks.json"}
+
+// ShellTools are the tools whose tool_input Codex reduces to {command}
+// (HOOK-PROTOCOLS.md §2.3).
+var ShellTools = []string{"Bash", "shell", "local_shell", "shell_command", "exec_command", "container.exec", "unified_exec"}
+
+// DefaultModel is the model sent when neither the session nor Config names one.
+const DefaultModel = "unknown"
+
+// Config configures a Codex bridge.
+type Config struct {
+	// Files are hooks.json files, loaded in order. Explicitly named files load as given (dsh
+	// bridge decision 10).
+	Files []string
+	// Plugins are plugin hook files: PLUGIN_ROOT, CLAUDE_PLUGIN_ROOT (and the data
+	// variables) are exported to their hooks and substituted as ${...}. An empty Path
+	// means <PluginRoot>/hooks/hooks.json.
+	Plugins []hookproto.Source
+	// Workspace is the session workspace: the default working directory of hooks and
+	// the default project directory. Required.
+	Workspace string
+	// ProjectDir is the project root that decides which files are project-level;
+	// default Workspace. Codex exports no project variable.
+	ProjectDir string
+	// DiscoverProject also loads the ProjectFiles of ProjectDir that exist.
+	DiscoverProject bool
+	// TrustProject loads the project-level hook files DiscoverProject finds (dsh bridge
+	// decision 10); without it they are skipped with a diagnostic saying how to trust.
+	TrustProject bool
+	// Model is the model sent to hooks when the session names none (default
+	// DefaultModel).
+	Model string
+	// Session describes the session and turn of an event.
+	Session hookproto.SessionFunc
+	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
+	Recorder hookproto.Recorder
+	// Logger receives diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
+	StderrSummaryMax int
+	// Getenv reads the harness environment for $SHELL (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+// Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
+type Option = hookbridge.Option
+
+// WithMessageIDs sets the generator of the ids of the messages the bridge adds.
+func WithMessageIDs(fn func() string) Option { return hookbridge.WithMessageIDs(fn) }
+
+// WithObserver registers fn to receive the report of every event that ran hooks.
+func WithObserver(fn func(*hookproto.Report)) Option { return hookbridge.WithObserver(fn) }
+
+// WithAsyncObserver registers fn to receive every async hook run when it finishes.
+func WithAsyncObserver(fn func(hookproto.HookRun)) Option { return hookbridge.WithAsyncObserver(fn) }
+
+// WithKillGrace tunes the runner: TERM to KILL on timeout, and the wait for output
+// after a hook exits (0 keeps the defaults).
+func WithKillGrace(kill, pipe time.Duration) Option { return hookbridge.WithKillGrace(kill, pipe) }
+
+// Bridge is a loaded Codex bridge: a dsh plugin.
+type Bridge struct {
+	b *hookbridge.Bridge
+}
+
+// New loads the configured hook files and returns the bridge; see claudecode.New.
+func New(cfg Config, opts ...Option) (*Bridge, error) {
+	b, err := hookbridge.New(dialect(cfg.Model), hookbridge.Options{
+		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
+		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
+		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Bridge{b: b}, nil
+}
+
+// Register registers one listener per mapped event that has hooks and returns a func
+// that unregisters them all.
+func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) { return b.b.Register(r) }
+
+// Diagnostics returns what loading reported.
+func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return b.b.Diagnostics() }
+
+// Config returns the loaded hook configuration.
+func (b *Bridge) Config() *hookproto.Config { return b.b.Config() }
+
+// Close kills the async hooks still running and waits for them.
+func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
+
+// Wait waits for the async hooks still running to finish, without killing them.
+func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
+
+func dialect(model string) hookbridge.Dialect {
+	if model == "" {
+		model = DefaultModel
+	}
+	return hookbridge.Dialect{
+		Name: hookproto.Codex, Table: &hookmap.Codex, ProjectFiles: ProjectFiles,
+		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
+		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
+	}
+}
+
+// encode builds the stdin of one event as the generated wire input type (no trailing
+// newline): model and permission_mode always, turn_id as the turn number (where the
+// published schemas have it: not on PreToolUse), transcript_path
+// null when unknown, and {command} as the tool_input of shell-like tools.
+func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
+	s := in.Session
+	mode := codex.PermissionMode(s.PermissionMode)
+	if !mode.Valid() {
+		mode = codex.PermissionModeDefault
+	}
+	model := s.Model
+	if model == "" {
+		model = defaultModel
+	}
+	var transcript *string
+	if s.TranscriptPath != "" {
+		t := s.TranscriptPath
+		transcript = &t
+	}
+	turn := strconv.Itoa(in.Turn)
+	var v interface {
+		MarshalJSON() ([]byte, error)
+		Validate() error
+	}
+	switch in.Event {
+	case hookbridge.SessionStart:
+		v = codex.SessionStartInput{
+			HookEventName: codex.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
+			Source: codex.SessionStartInputSource(in.Source), TranscriptPath: transcript, CWD: s.CWD,
+			Model: model, PermissionMode: mode,
+		}
+	case hookbridge.UserPromptSubmit:
+		v = codex.UserPromptSubmitInput{
+			HookEventName: codex.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
+			Prompt: in.Prompt,
+		}
+	case hookbridge.PreToolUse:
+		v = codex.PreToolUseInput{
+			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
+			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
+		}
+	case hookbridge.PostToolUse:
+		resp := in.ToolResponse
+		if len(resp) == 0 {
+			resp = json.RawMessage("null")
+		}
+		v = codex.PostToolUseInput{
+			HookEventName: codex.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
+			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
+			ToolResponse: resp,
+		}
+	case hookbridge.Stop:
+		v = codex.StopInput{
+			HookEventName: codex.StopInputHookEventNameStop, SessionID: s.SessionID,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
+			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
+		}
+	default:
+		return nil, fmt.Errorf("codex: unmapped event %q", in.Event)
+	}
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	return v.MarshalJSON()
+}
+
+// ToolInput is the tool_input Codex sends: {command} for the ShellTools (a string
+// command as is, an argv array joined by spaces, anything else ""), the arguments as
+// they are for every other tool ({} when absent).
+func ToolInput(tool string, args json.RawMessage) json.RawMessage {
+	shell := false
+	for _, t := range ShellTools {
+		if t == tool {
+			shell = true
+		}
+	}
+	if !shell {
+		if len(args) == 0 {
+			return json.RawMessage("{}")
+		}
+		return args
+	}
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(args, &obj)
+	raw, ok := obj["command"]
+	if !ok {
+		raw = obj["cmd"]
+	}
+	cmd := ""
+	var str string
+	var argv []string
+	if json.Unmarshal(raw, &str) == nil {
+		cmd = str
+	} else if json.Unmarshal(raw, &argv) == nil {
+		cmd = strings.Join(argv, " ")
+	}
+	data, _ := json.Marshal(struct {
+		Command string `json:"command"`
+	}{cmd})
+	return data
+}

@@ -1,0 +1,253 @@
+package codex_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/hookproto"
+	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// schemaDir is where the published Codex hook schemas live, relative to the repository
+// root (HOOK-PROTOCOLS.md, dsh bridge decision 2).
+const schemaDir = "../shared/reference/codex-hook-schemas"
+
+// schemaNames maps each mapped event to the file prefix of its schemas.
+var schemaNames = map[string]string{
+	"SessionStart":     "session-start",
+	"UserPromptSubmit": "user-prompt-submit",
+	"PreToolUse":       "pre-tool-use",
+	"PostToolUse":      "post-tool-use",
+	"Stop":             "stop",
+}
+
+// repoRoot finds the directory holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// schemas compiles the published schemas of every mapped event: kind is "input" or
+// "output". A missing directory or output schema fails the test; the published set has
+// no session-start input schema, which is reported as such.
+func schemas(t *testing.T, kind string) map[string]*jsonschema.Schema {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), schemaDir)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the published Codex hook schemas are missing: %v\nThey are expected in %s (relative to the repository root); the cross-check cannot run without them.", err, schemaDir)
+	}
+	c := jsonschema.NewCompiler()
+	out := map[string]*jsonschema.Schema{}
+	for _, ev := range hookmap.Codex.Events {
+		prefix, ok := schemaNames[ev.Name]
+		if !ok {
+			t.Fatalf("no schema name for mapped event %s", ev.Name)
+		}
+		path := filepath.Join(dir, prefix+".command."+kind+".schema.json")
+		if _, err := os.Stat(path); err != nil {
+			if kind == "input" && ev.Name == "SessionStart" {
+				t.Logf("the published set has no %s input schema; its input is not cross-checked", ev.Name)
+				continue
+			}
+			t.Fatalf("missing schema %s: %v", path, err)
+		}
+		s, err := c.Compile(path)
+		if err != nil {
+			t.Fatalf("compiling %s: %v", path, err)
+		}
+		out[ev.Name] = s
+	}
+	return out
+}
+
+func validate(s *jsonschema.Schema, data []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return s.Validate(v)
+}
+
+// outputCandidates builds the outputs to cross-check for an event: every universal and
+// event field alone with each kind of value, and the interesting combinations.
+func outputCandidates(event string) []string {
+	values := []string{`null`, `""`, `"x"`, `" "`, `true`, `false`, `1`, `{}`, `[]`, `"block"`, `"approve"`, `"deny"`, `"allow"`, `"ask"`}
+	names := []string{"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop", "PermissionRequest", "Nope"}
+	top := []string{"continue", "stopReason", "suppressOutput", "systemMessage", "decision", "reason", "hookSpecificOutput", "unknownField"}
+	specific := []string{"permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext", "updatedToolOutput", "updatedMCPToolOutput", "env", "other"}
+	var out []string
+	for _, f := range top {
+		for _, v := range values {
+			out = append(out, fmt.Sprintf(`{%q:%s}`, f, v))
+		}
+	}
+	for _, n := range names {
+		out = append(out, fmt.Sprintf(`{"hookSpecificOutput":{"hookEventName":%q}}`, n))
+		for _, f := range specific {
+			for _, v := range values {
+				out = append(out, fmt.Sprintf(`{"hookSpecificOutput":{"hookEventName":%q,%q:%s}}`, n, f, v))
+			}
+		}
+	}
+	out = append(out,
+		`{"hookSpecificOutput":{"additionalContext":"no name"}}`,
+		`{"decision":"block","reason":"because"}`,
+		`{"decision":"block","reason":""}`,
+		`{"decision":"block"}`,
+		`{"decision":null,"reason":null}`,
+		`{"continue":false,"stopReason":"enough"}`,
+		`{"continue":false,"stopReason":"enough","decision":"block","reason":"more"}`,
+		`{"systemMessage":"note","suppressOutput":false}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","permissionDecision":"deny","permissionDecisionReason":"no"}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","permissionDecision":"deny","permissionDecisionReason":""}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","permissionDecision":"allow","updatedInput":{"command":"ls"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","permissionDecision":"allow","updatedInput":{"command":"ls"},"additionalContext":"c"}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","additionalContext":"ctx","env":{"A":"1"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","env":{"A":1}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","additionalContext":"ctx"},"decision":"block","reason":"r"}`,
+		`{"hookSpecificOutput":null}`,
+		`[1,2,3]`, `[]`, `{`, `{"a":1}{"b":2}`,
+	)
+	return out
+}
+
+// TestOutputsAgainstSchemas: every output the Codex bridge accepts validates against the
+// published output schema of its event, and every output the schema rejects makes the
+// hook failed.
+func TestOutputsAgainstSchemas(t *testing.T) {
+	outs := schemas(t, "output")
+	for _, ev := range hookmap.Codex.Events {
+		s := outs[ev.Name]
+		accepted, rejected := 0, 0
+		for _, cand := range outputCandidates(ev.Name) {
+			code := 0
+			v := hookproto.Decode(&hookmap.Codex, &ev, hookproto.Result{ExitCode: &code, Stdout: []byte(cand)})
+			schemaErr := validate(s, []byte(cand))
+			if v.Outcome != dsh.HookOutcomeFailed {
+				accepted++
+				if schemaErr != nil {
+					t.Errorf("%s: the bridge accepts %s (outcome %s) but the schema rejects it: %v", ev.Name, cand, v.Outcome, firstLine(schemaErr))
+				}
+			}
+			if schemaErr != nil {
+				rejected++
+				if v.Outcome != dsh.HookOutcomeFailed {
+					continue // reported above
+				}
+			}
+		}
+		t.Logf("%s: %d outputs accepted, %d rejected by the schema", ev.Name, accepted, rejected)
+		if accepted == 0 {
+			t.Errorf("%s: no candidate output was accepted", ev.Name)
+		}
+	}
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// TestInputsAgainstSchemas runs every mapped event through the bridge with a hook that
+// captures its stdin and validates it against the published input schema (the
+// schemas pin tool_name to "Bash" and tool_input to {command}; other tools are checked
+// with those two fields set aside).
+func TestInputsAgainstSchemas(t *testing.T) {
+	ins := schemas(t, "input")
+	dir, ws := t.TempDir(), t.TempDir()
+	var groups []ht.Group
+	for _, ev := range hookmap.Codex.Events {
+		groups = append(groups, ht.G(ev.Name, "", `cat > "`+dir+`/`+ev.Name+`-$$.json"`))
+	}
+	cfg := ht.Config(t, dir, "hooks.json", groups...)
+	h := ht.New(ws)
+	b, err := codex.New(codex.Config{Files: []string{cfg}, Workspace: ws, Session: h.Session, Recorder: h.Rec,
+		Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "/bin/sh" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Register(h.Reg.Plugin(codex.Plugin))
+	ctx := context.Background()
+	h.SessionStart(ctx, dsh.SessionStartSourceStartup)
+	h.PreStep(ctx, "hello")
+	for _, tool := range []struct{ name, args string }{
+		{"Bash", `{"command":"ls -la","description":"list"}`},
+		{"shell", `{"command":["bash","-lc","ls"]}`},
+		{"mcp__memory__read", `{"key":"a"}`},
+	} {
+		ex := h.Exec(tool.name, tool.args)
+		h.PreTool(ctx, ex)
+		h.PostTool(ctx, ex, ht.Success(`{"output":"ok"}`))
+	}
+	h.Stop(ctx, 0)
+	h.Stop(ctx, 1)
+	h.Transcript = "/logs/t.jsonl"
+	h.Stop(ctx, 0)
+
+	files, _ := filepath.Glob(filepath.Join(dir, "*-*.json"))
+	sort.Strings(files)
+	seen := map[string]int{}
+	for _, f := range files {
+		event, _, _ := strings.Cut(filepath.Base(f), "-")
+		seen[event]++
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.HasSuffix(data, []byte("\n")) {
+			t.Errorf("%s: Codex stdin must not end with a newline", event)
+		}
+		var in map[string]any
+		if err := json.Unmarshal(data, &in); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if in["hook_event_name"] != event {
+			t.Errorf("%s: hook_event_name %v", f, in["hook_event_name"])
+		}
+		s := ins[event]
+		if s == nil {
+			continue
+		}
+		if _, ok := in["tool_name"]; ok && event == "PreToolUse" {
+			in["tool_name"] = "Bash" // the schema pins the tool: set it aside
+			if _, isShell := in["tool_input"].(map[string]any)["command"]; !isShell {
+				in["tool_input"] = map[string]any{"command": ""}
+			}
+		}
+		norm, _ := json.Marshal(in)
+		if err := validate(s, norm); err != nil {
+			t.Errorf("%s input rejected by its schema: %v\n%s", event, err, data)
+		}
+	}
+	for _, ev := range hookmap.Codex.Events {
+		if seen[ev.Name] == 0 {
+			t.Errorf("no %s input captured", ev.Name)
+		}
+	}
+}

@@ -1,0 +1,364 @@
+package hookproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// Verdict is what one hook run came to at its event, decoded through the dialect's table
+// (generated/hookmap): an outcome, the reason of a decision, the contexts and notices it
+// contributes, and diagnostics explaining anything dropped or failed.
+type Verdict struct {
+	// Outcome is one of the nine dsh.HookOutcome values. error, timeout and failed carry
+	// no decision; halt means continue:false at an event that halts (the reason is the
+	// stopReason).
+	Outcome Outcome
+	// Reason is the reason of a deny, ask, block or halt, after the event's fallback
+	// (blocks and denies) was applied; may be empty for ask, allow and pass.
+	Reason string
+	// Contexts are the context strings the hook contributed, in table order (plain
+	// stdout last, where it counts), empty ones left out, not yet capped.
+	Contexts []string
+	// Notices are the user-facing notices (systemMessage and recorded-but-not-applied
+	// fields), never model-visible.
+	Notices []string
+	// Diagnostics explain what the codec dropped or why the hook failed: a process
+	// failure, invalid output, an ignored hookSpecificOutput, invalid UTF-8.
+	Diagnostics []string
+}
+
+// HasDecision reports whether the verdict carries a decision (allow, deny, ask, block or
+// halt).
+func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome == dsh.HookOutcomeHalt }
+
+// Decode turns one run's Result into a Verdict at event ev under the table b, following
+// dsh bridge decisions 1, 2, 4 and 7:
+//
+//   - a process outcome (timeout, cancellation, spawn or I/O failure, signal, over-cap
+//     output) is timeout or error, with a diagnostic;
+//   - exit 2 blocks with the trimmed stderr as reason (the event's blocking outcome:
+//     deny where the table denies, else block); blank stderr does what
+//     b.Exit2EmptyStderr says (block with the fallback reason, or failed); stdout is
+//     ignored;
+//   - any other non-zero exit code is error;
+//   - exit 0: empty stdout is pass; stdout starting with one of b.JSONPrefixes is
+//     decoded strictly with ev.DecodeOutput (a failure is b.InvalidJSON) and the
+//     event's rules, halt, contexts and notices are evaluated over it; other stdout is
+//     a context when ev.PlainStdoutContext, else ignored.
+//
+// Decode never panics; every Outcome it returns is valid.
+func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
+	var v Verdict
+	if o, ok := ProcessOutcome(r); ok {
+		v.Outcome = o
+		v.Diagnostics = append(v.Diagnostics, processDiagnostic(r))
+		return v
+	}
+	if r.Orphaned {
+		v.Diagnostics = append(v.Diagnostics, "a background process kept the hook's output open after it exited; later output was lost")
+	}
+	if !utf8.Valid(r.Stderr) {
+		v.Diagnostics = append(v.Diagnostics, "stderr is not valid UTF-8; invalid bytes replaced")
+	}
+	stderr := strings.TrimSpace(strings.ToValidUTF8(string(r.Stderr), "\uFFFD"))
+	switch code := *r.ExitCode; code {
+	case 0:
+	case 2:
+		if stderr == "" {
+			if b.Exit2EmptyStderr == string(dsh.HookOutcomeFailed) {
+				v.Outcome = dsh.HookOutcomeFailed
+				v.Diagnostics = append(v.Diagnostics, "exit 2 with empty stderr does not block in "+b.Dialect)
+				return v
+			}
+			stderr = ev.FallbackReason
+		}
+		v.Outcome, v.Reason = blockingOutcome(ev), stderr
+		return v
+	default:
+		v.Outcome = dsh.HookOutcomeError
+		msg := fmt.Sprintf("exit status %d (non-blocking)", code)
+		if line, _, _ := strings.Cut(stderr, "\n"); line != "" {
+			msg += ": " + line
+		}
+		v.Diagnostics = append(v.Diagnostics, msg)
+		return v
+	}
+
+	if !utf8.Valid(r.Stdout) {
+		v.Diagnostics = append(v.Diagnostics, "stdout is not valid UTF-8; invalid bytes replaced")
+	}
+	out := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD"))
+	if out == "" {
+		v.Outcome = dsh.HookOutcomePass
+		return v
+	}
+	if !looksJSON(out, b.JSONPrefixes) {
+		v.Outcome = dsh.HookOutcomePass
+		if ev.PlainStdoutContext {
+			v.Contexts = append(v.Contexts, out)
+		} else {
+			v.Diagnostics = append(v.Diagnostics, "plain stdout ignored at "+ev.Name)
+		}
+		return v
+	}
+	if ev.DecodeOutput == nil {
+		v.Outcome = Outcome(b.InvalidJSON)
+		v.Diagnostics = append(v.Diagnostics, "no output decoder for "+ev.Name)
+		return v
+	}
+	if _, err := ev.DecodeOutput([]byte(out)); err != nil {
+		v.Outcome = Outcome(b.InvalidJSON)
+		v.Diagnostics = append(v.Diagnostics, "invalid "+ev.Output+": "+err.Error())
+		return v
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		// DecodeOutput accepted it, so this cannot happen for a decoder over a record.
+		v.Outcome = Outcome(b.InvalidJSON)
+		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout is not a JSON object: %v", err))
+		return v
+	}
+	evaluate(&v, ev, obj)
+	return v
+}
+
+// evaluate applies the event's table to a decoded output object.
+func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
+	o := output{obj: obj}
+	if ev.Scope != "" {
+		parent, _ := splitPath(ev.Scope)
+		if pv, ok := lookup(obj, parent); ok && pv != nil {
+			name, _ := lookup(obj, ev.Scope)
+			if s, isStr := name.(string); !isStr || s != ev.Name {
+				o.gated = parent + "."
+				claimed := "no hookEventName"
+				if name != nil {
+					claimed = "hookEventName " + jsonText(name)
+				}
+				v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s ignored: %s, want %q", parent, claimed, ev.Name))
+			}
+		}
+	}
+
+	v.Outcome = dsh.HookOutcomePass
+	for _, r := range ev.Rules {
+		val, ok := o.get(r.When)
+		if !ok || !ruleHolds(val, r.Is) {
+			continue
+		}
+		then := Outcome(r.Then)
+		if then == dsh.HookOutcomeFailed {
+			v.Outcome = dsh.HookOutcomeFailed
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s %s is not valid at %s", r.When, describe(val, r.Is), ev.Name))
+			return
+		}
+		reason := ""
+		if r.Reason != "" {
+			if rv, ok := o.get(r.Reason); ok {
+				reason, _ = rv.(string)
+			}
+		}
+		if strings.TrimSpace(reason) == "" {
+			if r.NeedsReason {
+				v.Outcome = dsh.HookOutcomeFailed
+				v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s %s needs a non-empty %s", r.When, describe(val, r.Is), orField(r.Reason)))
+				return
+			}
+			reason = ""
+			if then == dsh.HookOutcomeDeny || then == dsh.HookOutcomeBlock {
+				reason = ev.FallbackReason
+			}
+		}
+		v.Outcome, v.Reason = then, reason
+		break
+	}
+	if ev.Halt {
+		if c, ok := o.get("continue"); ok && c == false {
+			stop := ""
+			if s, ok := o.get("stopReason"); ok {
+				stop, _ = s.(string)
+			}
+			if strings.TrimSpace(stop) == "" {
+				stop = "stopped by " + ev.Name + " hook (continue:false)"
+			}
+			v.Outcome, v.Reason = dsh.HookOutcomeHalt, stop
+		}
+	}
+	for _, p := range ev.Contexts {
+		if c, ok := o.get(p); ok {
+			if s, _ := c.(string); s != "" {
+				v.Contexts = append(v.Contexts, s)
+			}
+		}
+	}
+	for _, n := range ev.Notices {
+		val, ok := o.get(n.When)
+		if !ok || !nonEmpty(val) {
+			continue
+		}
+		text := n.Text
+		if strings.Contains(text, "{value}") {
+			s, isStr := val.(string)
+			if !isStr {
+				s = jsonText(val)
+			}
+			text = strings.ReplaceAll(text, "{value}", s)
+		}
+		v.Notices = append(v.Notices, text)
+	}
+}
+
+// output reads dotted paths of a decoded output object; paths under gated (the scope's
+// parent when the event name does not match) read as absent.
+type output struct {
+	obj   map[string]any
+	gated string
+}
+
+func (o output) get(path string) (any, bool) {
+	if o.gated != "" && strings.HasPrefix(path+".", o.gated) {
+		return nil, false
+	}
+	return lookup(o.obj, path)
+}
+
+// lookup follows a dotted path through nested objects. A present null reads as (nil,
+// true).
+func lookup(obj map[string]any, path string) (any, bool) {
+	var cur any = obj
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func splitPath(p string) (parent, last string) {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[:i], p[i+1:]
+	}
+	return "", p
+}
+
+// ruleHolds: with a literal, the value equals it; without, the value is set and not
+// empty.
+func ruleHolds(val any, is string) bool {
+	if is == "" {
+		return nonEmpty(val)
+	}
+	var want any
+	dec := json.NewDecoder(strings.NewReader(is))
+	dec.UseNumber()
+	if err := dec.Decode(&want); err != nil {
+		return false
+	}
+	return jsonEqual(val, want)
+}
+
+// nonEmpty: not null, not "", not an empty object or array. false and 0 count as set.
+func nonEmpty(val any) bool {
+	switch x := val.(type) {
+	case nil:
+		return false
+	case string:
+		return x != ""
+	case map[string]any:
+		return len(x) > 0
+	case []any:
+		return len(x) > 0
+	}
+	return true
+}
+
+func jsonEqual(a, b any) bool {
+	an, aok := a.(json.Number)
+	bn, bok := b.(json.Number)
+	if aok && bok {
+		af, err1 := an.Float64()
+		bf, err2 := bn.Float64()
+		return err1 == nil && err2 == nil && af == bf
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func jsonText(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSpace(buf.String())
+}
+
+func describe(val any, is string) string {
+	if is != "" {
+		return is
+	}
+	if s, ok := val.(string); ok && utf8.RuneCountInString(s) <= 40 {
+		return jsonText(s)
+	}
+	return "(set)"
+}
+
+func orField(p string) string {
+	if p == "" {
+		return "reason"
+	}
+	return p
+}
+
+func looksJSON(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if p != "" && strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// blockingOutcome is what exit 2 becomes at ev: deny where the event's rules deny (the
+// tool gate), block elsewhere.
+func blockingOutcome(ev *hookmap.Event) Outcome {
+	for _, r := range ev.Rules {
+		if r.Then == string(dsh.HookOutcomeDeny) {
+			return dsh.HookOutcomeDeny
+		}
+	}
+	return dsh.HookOutcomeBlock
+}
+
+// processDiagnostic explains a process outcome.
+func processDiagnostic(r Result) string {
+	switch {
+	case r.TimedOut:
+		return "timed out; the process group was killed"
+	case r.Cancelled:
+		return "cancelled; the process group was killed"
+	case r.SpawnErr != nil:
+		return "could not start: " + r.SpawnErr.Error()
+	case r.StdoutOverCap:
+		return "stdout exceeded its cap; output discarded"
+	case r.StderrOverCap:
+		return "stderr exceeded its cap; output discarded"
+	case r.Err != nil:
+		return "I/O failure: " + r.Err.Error()
+	case r.Signal != nil:
+		return "killed by signal " + r.Signal.String()
+	}
+	return "no exit status"
+}

@@ -1,0 +1,234 @@
+package hookproto
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+func exited(code int, stdout, stderr string) Result {
+	return Result{ExitCode: &code, Stdout: []byte(stdout), Stderr: []byte(stderr)}
+}
+
+func event(t testing.TB, b *hookmap.Bridge, name string) *hookmap.Event {
+	t.Helper()
+	ev, ok := b.Lookup(name)
+	if !ok {
+		t.Fatalf("%s has no event %s", b.Dialect, name)
+	}
+	return &ev
+}
+
+// TestDecode covers the codec scenarios of HOOK-PROTOCOLS.md §4 (18-28) under the dsh
+// decisions, for both tables.
+func TestDecode(t *testing.T) {
+	cc, cx := &hookmap.ClaudeCode, &hookmap.Codex
+	tests := []struct {
+		name     string
+		b        *hookmap.Bridge
+		event    string
+		res      Result
+		outcome  Outcome
+		reason   string
+		contexts []string
+		notices  []string
+		diag     string // a substring of some diagnostic
+	}{
+		// 18: exit 0, empty stdout: pass.
+		{name: "18 empty", b: cc, event: "PreToolUse", res: exited(0, "", ""), outcome: "pass"},
+		{name: "18 empty codex", b: cx, event: "PreToolUse", res: exited(0, "  \n", ""), outcome: "pass"},
+		// 19: exit 2 blocks with the trimmed stderr; at the tool gate the outcome is deny.
+		{name: "19 exit 2", b: cc, event: "PreToolUse", res: exited(2, "", "  this command is not allowed\n"), outcome: "deny", reason: "this command is not allowed"},
+		{name: "19 exit 2 prompt", b: cc, event: "UserPromptSubmit", res: exited(2, "", "no"), outcome: "block", reason: "no"},
+		{name: "19 exit 2 codex", b: cx, event: "Stop", res: exited(2, "", "keep going"), outcome: "block", reason: "keep going"},
+		// 20: blank stderr: Claude Code blocks with the fallback, Codex fails (decision 2).
+		{name: "20 cc", b: cc, event: "PreToolUse", res: exited(2, "", " \n"), outcome: "deny", reason: "blocked by PreToolUse hook"},
+		{name: "20 cc post", b: cc, event: "PostToolUse", res: exited(2, "", ""), outcome: "block", reason: "blocked by PostToolUse hook"},
+		{name: "20 cc stop", b: cc, event: "Stop", res: exited(2, "", ""), outcome: "block", reason: "continue: blocked by Stop hook"},
+		{name: "20 codex", b: cx, event: "PreToolUse", res: exited(2, "", ""), outcome: "failed", diag: "exit 2 with empty stderr"},
+		// 21: other exit codes are non-blocking errors.
+		{name: "21 exit 1", b: cc, event: "PreToolUse", res: exited(1, "", "some warning"), outcome: "error", diag: "exit status 1 (non-blocking): some warning"},
+		{name: "21 exit 127", b: cx, event: "PreToolUse", res: exited(127, "", "sh: 1: /nonexistent: not found"), outcome: "error", diag: "exit status 127"},
+		// 22: stdout is ignored on exit 2.
+		{name: "22", b: cc, event: "PreToolUse", res: exited(2, `{"decision":"approve"}`, "blocked"), outcome: "deny", reason: "blocked"},
+		// 23: top-level decisions other than approve/block: the wire type rejects them,
+		// so the hook is a recorded error and makes no decision (never a deny).
+		{name: "23 deny", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"deny"}`, ""), outcome: "error", diag: "invalid PreToolUseOutput"},
+		{name: "23 maybe", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"maybe"}`, ""), outcome: "error"},
+		{name: "23 approve", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"approve"}`, ""), outcome: "allow"},
+		{name: "23 block", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"block","reason":"legacy"}`, ""), outcome: "deny", reason: "legacy"},
+		// 24: hookSpecificOutput overrides the top-level decision.
+		{name: "24", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"approve","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"denied by policy"}}`, ""), outcome: "deny", reason: "denied by policy"},
+		// 25: event-specific fields of another (or no) event are dropped, and noted.
+		{name: "25 other event", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","permissionDecision":"deny","additionalContext":"x"}}`, ""), outcome: "pass", diag: `hookEventName "UserPromptSubmit", want "PreToolUse"`},
+		{name: "25 missing name", b: cc, event: "Stop", res: exited(0, `{"hookSpecificOutput":{"additionalContext":"x"}}`, ""), outcome: "pass", diag: "no hookEventName"},
+		{name: "25 codex", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"Stop","permissionDecision":"deny","permissionDecisionReason":"r"}}`, ""), outcome: "pass", diag: `hookEventName "Stop"`},
+		// 26: continue:false beats a block (dsh: halt with the stopReason).
+		{name: "26", b: cc, event: "Stop", res: exited(0, `{"decision":"block","reason":"top","continue":false,"stopReason":"halt","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, ""), outcome: "halt", reason: "halt"},
+		// 27: invalid JSON and non-objects; whitespace is trimmed.
+		{name: "27 invalid cc", b: cc, event: "PreToolUse", res: exited(0, `{ not valid json`, ""), outcome: "error", diag: "invalid PreToolUseOutput"},
+		{name: "27 array cc", b: cc, event: "PreToolUse", res: exited(0, `[1,2,3]`, ""), outcome: "pass", diag: "plain stdout ignored"},
+		{name: "27 array codex", b: cx, event: "PreToolUse", res: exited(0, `[1,2,3]`, ""), outcome: "failed"},
+		{name: "27 trimmed", b: cc, event: "UserPromptSubmit", res: exited(0, "  {\"decision\":\"block\"}  \n", ""), outcome: "block", reason: "blocked by UserPromptSubmit hook"},
+		// 28: no exit status: error (or timeout), no decision.
+		{name: "28 spawn", b: cc, event: "PreToolUse", res: Result{SpawnErr: errors.New("bad workdir: ENOENT")}, outcome: "error", diag: "bad workdir"},
+		{name: "28 signal", b: cc, event: "PreToolUse", res: Result{Signal: syscall.SIGKILL, Stderr: []byte("x")}, outcome: "error", diag: "signal"},
+		{name: "timeout", b: cc, event: "PreToolUse", res: Result{TimedOut: true}, outcome: "timeout"},
+		{name: "over cap", b: cc, event: "PreToolUse", res: Result{ExitCode: new(int), StdoutOverCap: true}, outcome: "error", diag: "stdout exceeded"},
+		// Contexts, plain stdout, notices (decision 7).
+		{name: "context", b: cc, event: "PostToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"note: tool was slow"}}`, ""), outcome: "pass", contexts: []string{"note: tool was slow"}},
+		{name: "43", b: cc, event: "PostToolUse", res: exited(0, `{"decision":"block","reason":"bad","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"context too"}}`, ""), outcome: "block", reason: "bad", contexts: []string{"context too"}},
+		{name: "64 plain prompt", b: cc, event: "UserPromptSubmit", res: exited(0, "Current time: noon\n", ""), outcome: "pass", contexts: []string{"Current time: noon"}},
+		{name: "plain session", b: cc, event: "SessionStart", res: exited(0, "project uses tabs", ""), outcome: "pass", contexts: []string{"project uses tabs"}},
+		{name: "plain pretool", b: cc, event: "PreToolUse", res: exited(0, "hello", ""), outcome: "pass", diag: "plain stdout ignored"},
+		{name: "36 notice", b: cc, event: "UserPromptSubmit", res: exited(0, `{"systemMessage":"heads up"}`, ""), outcome: "pass", notices: []string{"heads up"}},
+		{name: "39 updatedInput", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"rewritten"}}}`, ""), outcome: "allow", notices: []string{"updatedInput is recorded but not applied: dsh seals tool arguments before policy"}},
+		{name: "38 ask", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"needs approval"}}`, ""), outcome: "ask", reason: "needs approval"},
+		{name: "38 ask no reason", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}`, ""), outcome: "ask"},
+		{name: "40 halt", b: cc, event: "PreToolUse", res: exited(0, `{"continue":false,"stopReason":"halt"}`, ""), outcome: "halt", reason: "halt"},
+		{name: "halt no reason", b: cc, event: "PostToolUse", res: exited(0, `{"continue":false}`, ""), outcome: "halt", reason: "stopped by PostToolUse hook (continue:false)"},
+		{name: "stop needs reason", b: cc, event: "Stop", res: exited(0, `{"decision":"block"}`, ""), outcome: "failed", diag: "needs a non-empty reason"},
+		{name: "cc open output", b: cc, event: "PreToolUse", res: exited(0, `{"terminalSequence":"x","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r","future":1}}`, ""), outcome: "deny", reason: "r"},
+		// Codex (decision 2, real engine): ask, allow without updatedInput, empty
+		// reasons, stop fields at PreToolUse, unknown fields fail.
+		{name: "58 ask", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}`, ""), outcome: "failed"},
+		{name: "58 allow", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, ""), outcome: "failed"},
+		{name: "58 deny empty", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":" "}}`, ""), outcome: "failed"},
+		{name: "codex deny", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`, ""), outcome: "deny", reason: "no"},
+		{name: "codex allow updatedInput", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls"}}}`, ""), outcome: "allow", notices: []string{"updatedInput is recorded but not applied: dsh seals tool arguments before policy"}},
+		{name: "codex continue false pretool", b: cx, event: "PreToolUse", res: exited(0, `{"continue":false}`, ""), outcome: "failed"},
+		{name: "codex unknown field", b: cx, event: "Stop", res: exited(0, `{"decision":"block","reason":"x","extra":1}`, ""), outcome: "failed"},
+		{name: "codex block no reason", b: cx, event: "UserPromptSubmit", res: exited(0, `{"decision":"block"}`, ""), outcome: "failed"},
+		{name: "codex reason only", b: cx, event: "PostToolUse", res: exited(0, `{"reason":"why"}`, ""), outcome: "failed"},
+		{name: "55 codex plain", b: cx, event: "UserPromptSubmit", res: exited(0, "extra guidance from a plain hook", ""), outcome: "pass", contexts: []string{"extra guidance from a plain hook"}},
+		{name: "55 codex plain exit 1", b: cx, event: "UserPromptSubmit", res: exited(1, "stale", ""), outcome: "error"},
+		{name: "55 codex unrelated", b: cx, event: "UserPromptSubmit", res: exited(0, `{"unrelated":"json"}`, ""), outcome: "failed"},
+		{name: "55 codex session exit 2", b: cx, event: "SessionStart", res: exited(2, "ctx", "err"), outcome: "block", reason: "err"},
+		{name: "59 codex stop beats block", b: cx, event: "Stop", res: exited(0, `{"continue":false,"stopReason":"enough","decision":"block","reason":"keep going"}`, ""), outcome: "halt", reason: "enough"},
+		// Bad input.
+		{name: "two objects", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"block"}{"decision":"approve"}`, ""), outcome: "error"},
+		{name: "non-utf8 stdout", b: cc, event: "UserPromptSubmit", res: exited(0, "caf\xe9", ""), outcome: "pass", contexts: []string{"caf\uFFFD"}, diag: "not valid UTF-8"},
+		{name: "non-utf8 stderr", b: cc, event: "PreToolUse", res: exited(2, "", "no \xff"), outcome: "deny", reason: "no \uFFFD", diag: "not valid UTF-8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Decode(tc.b, event(t, tc.b, tc.event), tc.res)
+			if v.Outcome != tc.outcome || v.Reason != tc.reason {
+				t.Errorf("got %s %q, want %s %q (diagnostics %q)", v.Outcome, v.Reason, tc.outcome, tc.reason, v.Diagnostics)
+			}
+			if !slices.Equal(v.Contexts, tc.contexts) {
+				t.Errorf("contexts %q, want %q", v.Contexts, tc.contexts)
+			}
+			if !slices.Equal(v.Notices, tc.notices) {
+				t.Errorf("notices %q, want %q", v.Notices, tc.notices)
+			}
+			if tc.diag != "" && !strings.Contains(strings.Join(v.Diagnostics, "\n"), tc.diag) {
+				t.Errorf("diagnostics %q lack %q", v.Diagnostics, tc.diag)
+			}
+			if !v.Outcome.Valid() {
+				t.Errorf("invalid outcome %q", v.Outcome)
+			}
+		})
+	}
+}
+
+// TestMerge covers the merge scenarios of HOOK-PROTOCOLS.md §4 (29-31).
+func TestMerge(t *testing.T) {
+	cc := event(t, &hookmap.ClaudeCode, "PreToolUse")
+	v := func(o Outcome, reason string, ctx ...string) Verdict {
+		return Verdict{Outcome: o, Reason: reason, Contexts: ctx}
+	}
+	tests := []struct {
+		name    string
+		ev      *hookmap.Event
+		in      []Verdict
+		outcome Outcome
+		reason  string
+	}{
+		{"29 allow+ask", cc, []Verdict{v("allow", ""), v("ask", "")}, "ask", ""},
+		{"29 ask+deny", cc, []Verdict{v("ask", ""), v("deny", "d")}, "deny", "d"},
+		{"29 deny+allow", cc, []Verdict{v("deny", "d"), v("allow", "")}, "deny", "d"},
+		{"29 allow+block", cc, []Verdict{v("allow", ""), v("block", "b")}, "block", "b"},
+		{"30 joined", cc, []Verdict{v("deny", "first objection"), v("allow", "not collected"), v("block", "second objection")}, "deny", "first objection\n\nsecond objection"},
+		{"30 ask", cc, []Verdict{v("allow", "x"), v("ask", "needs approval")}, "ask", "needs approval"},
+		{"30 ask then deny", cc, []Verdict{v("ask", "a"), v("deny", "b")}, "deny", "b"},
+		{"first", event(t, &hookmap.Codex, "PreToolUse"), []Verdict{v("deny", "one"), v("deny", "two")}, "deny", "one"},
+		{"no decision", cc, []Verdict{v("error", ""), v("timeout", ""), v("failed", ""), v("pass", "")}, "pass", ""},
+		{"31 halt first", cc, []Verdict{v("pass", ""), v("halt", "halt now"), v("halt", "second"), v("deny", "d")}, "halt", "halt now"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := MergeVerdicts(tc.ev, tc.in)
+			if m.Outcome != tc.outcome || m.Reason != tc.reason {
+				t.Errorf("got %s %q, want %s %q", m.Outcome, m.Reason, tc.outcome, tc.reason)
+			}
+		})
+	}
+	// 31: contexts in hook order, empty ones skipped, each capped.
+	long := strings.Repeat("x", DefaultContextMax+50)
+	m := MergeVerdicts(cc, []Verdict{v("pass", "", "ctx-A"), v("pass", "", ""), v("halt", "h", "ctx-B"), v("pass", "", long)})
+	if len(m.Contexts) != 3 || m.Contexts[0] != "ctx-A" || m.Contexts[1] != "ctx-B" {
+		t.Fatalf("contexts %q", m.Contexts)
+	}
+	if n := len([]rune(m.Contexts[2])); n > DefaultContextMax || n < DefaultContextMax-10 || !strings.Contains(m.Contexts[2], "[truncated:") {
+		t.Errorf("long context: %d runes, want about %d with a truncation note", n, DefaultContextMax)
+	}
+}
+
+// FuzzOutputCodec decodes arbitrary exit code × stdout × stderr at every event of both
+// tables: no panic, and every outcome is one of the nine.
+func FuzzOutputCodec(f *testing.F) {
+	seeds := []struct {
+		code           int
+		stdout, stderr string
+	}{
+		{0, "", ""}, {2, "", "no"}, {2, "", ""}, {1, "x", "y"}, {127, "", ""},
+		{0, `{"decision":"block","reason":"r"}`, ""},
+		{0, `{"continue":false,"stopReason":"s"}`, ""},
+		{0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"x"}}`, ""},
+		{0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{}}}`, ""},
+		{0, `[1,2]`, ""}, {0, "{", ""}, {0, "plain", ""}, {0, "\xff\xfe", "\xff"}, {-1, "", ""},
+		{0, `{"hookSpecificOutput":null,"systemMessage":null,"decision":null}`, ""},
+		{0, `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"c","env":{"A":"b"}}}`, ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.code, s.stdout, s.stderr)
+	}
+	f.Fuzz(func(t *testing.T, code int, stdout, stderr string) {
+		for _, b := range hookmap.Bridges {
+			for i := range b.Events {
+				ev := &b.Events[i]
+				res := exited(code, stdout, stderr)
+				if code < 0 {
+					res = Result{Signal: syscall.SIGKILL, Stdout: []byte(stdout), Stderr: []byte(stderr)}
+				}
+				v := Decode(b, ev, res)
+				if !v.Outcome.Valid() {
+					t.Fatalf("%s %s: invalid outcome %q", b.Dialect, ev.Name, v.Outcome)
+				}
+				m := MergeVerdicts(ev, []Verdict{v, v})
+				if !m.Outcome.Valid() {
+					t.Fatalf("%s %s: invalid merged outcome %q", b.Dialect, ev.Name, m.Outcome)
+				}
+				switch v.Outcome {
+				case dsh.HookOutcomeError, dsh.HookOutcomeTimeout, dsh.HookOutcomeFailed:
+					if v.Reason != "" || len(v.Contexts) > 0 {
+						t.Fatalf("%s %s: %s carries a decision: %+v", b.Dialect, ev.Name, v.Outcome, v)
+					}
+					if len(v.Diagnostics) == 0 {
+						t.Fatalf("%s %s: %s without a diagnostic", b.Dialect, ev.Name, v.Outcome)
+					}
+				case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock, dsh.HookOutcomeHalt:
+					if strings.TrimSpace(v.Reason) == "" {
+						t.Fatalf("%s %s: %s without a reason", b.Dialect, ev.Name, v.Outcome)
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,292 @@
+package hookproto
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// Recorder appends session-log records. The bridges append their hook/invoked and
+// hook/result records (dsh.HookInvoked, dsh.HookResult) through it; a runtime adapts its
+// session log to it. Record must be safe for concurrent use.
+type Recorder interface {
+	Record(ctx context.Context, data dsh.SessionEventData) error
+}
+
+// RecorderFunc adapts a function to a Recorder.
+type RecorderFunc func(ctx context.Context, data dsh.SessionEventData) error
+
+// Record calls f.
+func (f RecorderFunc) Record(ctx context.Context, data dsh.SessionEventData) error {
+	return f(ctx, data)
+}
+
+// Engine fires one dialect's hooks: it matches the configured handlers of an event, runs
+// them (in parallel; async ones detached), decodes and merges their output through the
+// dialect's table, and records them. It is safe for concurrent use; configure it before
+// the first Fire and do not change it afterwards.
+type Engine struct {
+	// Table is the dialect's mapping table (hookmap.ClaudeCode, hookmap.Codex).
+	Table *hookmap.Bridge
+	// Config holds the loaded handlers.
+	Config *Config
+	// Shell is the argv prefix of shell-form handlers (Dialect.Shell).
+	Shell []string
+	// Env holds KEY=value pairs every handler gets besides the harness environment and
+	// its own Handler.Env.
+	Env []string
+	// Dir is the working directory of a run whose Fire.Dir is empty.
+	Dir string
+	// Recorder receives hook/invoked and hook/result inside open turns; nil records
+	// nothing.
+	Recorder Recorder
+	// Detached runs async handlers; nil runs them under an internal tracker that
+	// Close drains.
+	Detached *Detached
+	// Logger receives diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+	// StderrSummaryMax caps the stderr summary (0: DefaultStderrSummaryMax).
+	StderrSummaryMax int
+	// KillGrace and PipeGrace tune the runner (0: the defaults).
+	KillGrace, PipeGrace time.Duration
+
+	own atomic.Pointer[Detached]
+}
+
+// Fire is one occurrence of an external event.
+type Fire struct {
+	// Event is the external event name, e.g. "PreToolUse".
+	Event string
+	// Subject is what matchers test (tool name, SessionStart source); "" for events
+	// without a matcher.
+	Subject string
+	// Stdin is the encoded input JSON.
+	Stdin []byte
+	// Dir is the working directory of the hooks (the session cwd); "" means Engine.Dir.
+	Dir string
+	// Turn is the 1-based number of the open turn; records are written only when
+	// InTurn is set.
+	Turn int
+	// InTurn says whether the event fires inside an open turn.
+	InTurn bool
+	// OnAsync, if set, receives the outcome of each async handler when it finishes, on
+	// the run's goroutine.
+	OnAsync func(HookRun)
+}
+
+// HookRun is one handler's run and what it came to.
+type HookRun struct {
+	// Handler is the configured handler.
+	Handler Handler
+	// ID is its handler id, "<dialect>:<Event>:<n>", shared by its hook/invoked and
+	// hook/result records.
+	ID string
+	// Result is how the process ended.
+	Result Result
+	// Verdict is its decoded outcome.
+	Verdict Verdict
+	// StderrSummary is the recorded stderr summary ("" when stderr is blank).
+	StderrSummary string
+}
+
+// Record is the hook/result record of the run.
+func (h HookRun) Record(turn int) dsh.HookResult {
+	rec := dsh.HookResult{
+		Turn:       turn,
+		Point:      h.Handler.Event,
+		HandlerID:  h.ID,
+		Outcome:    h.Verdict.Outcome,
+		ExitCode:   h.Result.ExitCode,
+		DurationMS: int(h.Result.Duration.Milliseconds()),
+	}
+	if h.StderrSummary != "" {
+		s := h.StderrSummary
+		rec.StderrSummary = &s
+	}
+	if len(h.Verdict.Notices) > 0 {
+		s := strings.Join(h.Verdict.Notices, "\n")
+		rec.Notice = &s
+	}
+	return rec
+}
+
+// Report is what one Fire came to.
+type Report struct {
+	// Event is the event's table entry.
+	Event *hookmap.Event
+	// Hooks are the synchronous runs, in configuration order.
+	Hooks []HookRun
+	// Async is how many async handlers were started detached.
+	Async int
+	// Merged is the merge of the synchronous runs' verdicts.
+	Merged Merged
+}
+
+// Matched reports whether any handler (synchronous or async) matched.
+func (r *Report) Matched() bool { return r != nil && (len(r.Hooks) > 0 || r.Async > 0) }
+
+var handlerSeq atomic.Uint64
+
+// NewHandlerID returns a fresh handler id "<dialect>:<event>:<n>", n counting process-wide.
+func NewHandlerID(dialect, event string) string {
+	return fmt.Sprintf("%s:%s:%d", dialect, event, handlerSeq.Add(1))
+}
+
+func (e *Engine) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}
+
+func (e *Engine) detached() *Detached {
+	if e.Detached != nil {
+		return e.Detached
+	}
+	if d := e.own.Load(); d != nil {
+		return d
+	}
+	d := NewDetached(context.Background(), e.Logger)
+	if e.own.CompareAndSwap(nil, d) {
+		return d
+	}
+	return e.own.Load()
+}
+
+// Close drains the internal detached tracker (not a Detached the caller supplied): it
+// kills every running async hook and waits for them.
+func (e *Engine) Close(ctx context.Context) error {
+	if d := e.own.Load(); d != nil {
+		return d.Drain(ctx)
+	}
+	return nil
+}
+
+// Wait waits for the async hooks started through the internal tracker to finish,
+// without killing them; it returns ctx.Err() if ctx ends first.
+func (e *Engine) Wait(ctx context.Context) error {
+	return e.detached().Wait(ctx)
+}
+
+// Fire runs every handler of f.Event that matches f.Subject (dsh bridge decisions 3, 4
+// and 7). In an open turn, hook/invoked records are appended in configuration order
+// before any hook starts, and hook/result records in configuration order once all have
+// finished, so the log does not depend on finishing order. Async handlers start
+// detached and are not recorded; their outcome goes to f.OnAsync. An event the table
+// does not map, or with no matching handler, returns an empty report.
+func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
+	rep := &Report{Merged: Merged{Outcome: dsh.HookOutcomePass}}
+	if e.Table == nil {
+		return rep
+	}
+	ev, ok := e.Table.Lookup(f.Event)
+	if !ok {
+		return rep
+	}
+	rep.Event = &ev
+	var sync, async []Handler
+	for _, h := range e.Config.Match(f.Event, f.Subject) {
+		if h.Async {
+			async = append(async, h)
+		} else {
+			sync = append(sync, h)
+		}
+	}
+	log := e.logger()
+	record := e.Recorder != nil && f.InTurn
+	runs := make([]HookRun, len(sync))
+	cmds := make([]Command, len(sync))
+	for i, h := range sync {
+		runs[i] = HookRun{Handler: h, ID: NewHandlerID(e.Table.Dialect, f.Event)}
+		cmds[i] = e.command(h, f)
+		if record {
+			inv := dsh.HookInvoked{
+				Turn: f.Turn, Point: f.Event, Dialect: dsh.HookDialect(e.Table.Dialect),
+				HandlerID: runs[i].ID, Command: h.Command,
+			}
+			if m := h.Matcher.String(); m != "" {
+				inv.Matcher = &m
+			}
+			if err := e.Recorder.Record(ctx, inv); err != nil {
+				log.WarnContext(ctx, "hook/invoked not recorded", "handler", runs[i].ID, "error", err)
+			}
+		}
+	}
+	for _, h := range async {
+		e.startAsync(ctx, &ev, h, f)
+		rep.Async++
+	}
+	results := RunAll(ctx, cmds)
+	verdicts := make([]Verdict, len(runs))
+	for i := range runs {
+		runs[i].Result = results[i]
+		runs[i].Verdict = Decode(e.Table, &ev, results[i])
+		runs[i].StderrSummary = StderrSummary(results[i].Stderr, e.StderrSummaryMax)
+		verdicts[i] = runs[i].Verdict
+		e.logRun(ctx, runs[i])
+	}
+	if record {
+		for _, r := range runs {
+			if err := e.Recorder.Record(ctx, r.Record(f.Turn)); err != nil {
+				log.WarnContext(ctx, "hook/result not recorded", "handler", r.ID, "error", err)
+			}
+		}
+	}
+	rep.Hooks = runs
+	rep.Merged = MergeVerdicts(&ev, verdicts)
+	return rep
+}
+
+func (e *Engine) command(h Handler, f Fire) Command {
+	dir := f.Dir
+	if dir == "" {
+		dir = e.Dir
+	}
+	env := make([]string, 0, len(e.Env)+len(h.Env))
+	env = append(append(env, e.Env...), h.Env...)
+	return Command{
+		Shell: e.Shell, Command: h.Command, Args: h.Args, Stdin: f.Stdin, Dir: dir, Env: env,
+		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,
+	}
+}
+
+func (e *Engine) startAsync(ctx context.Context, ev *hookmap.Event, h Handler, f Fire) {
+	id := NewHandlerID(e.Table.Dialect, f.Event)
+	cmd := e.command(h, f)
+	// Never awaited: the run outlives the event (not its tracker).
+	e.detached().Go(context.WithoutCancel(ctx), cmd, func(res Result) {
+		run := HookRun{Handler: h, ID: id, Result: res, Verdict: Decode(e.Table, ev, res),
+			StderrSummary: StderrSummary(res.Stderr, e.StderrSummaryMax)}
+		e.logRun(ctx, run)
+		if f.OnAsync != nil {
+			f.OnAsync(run)
+		}
+	})
+}
+
+func (e *Engine) logRun(ctx context.Context, r HookRun) {
+	v := r.Verdict
+	if len(v.Diagnostics) == 0 && len(v.Notices) == 0 {
+		return
+	}
+	level := slog.LevelInfo
+	switch v.Outcome {
+	case dsh.HookOutcomeError, dsh.HookOutcomeTimeout, dsh.HookOutcomeFailed:
+		level = slog.LevelWarn
+	}
+	attrs := []any{"handler", r.ID, "event", r.Handler.Event, "command", r.Handler.Command,
+		"source", r.Handler.Source, "outcome", string(v.Outcome)}
+	if len(v.Diagnostics) > 0 {
+		attrs = append(attrs, "diagnostics", strings.Join(v.Diagnostics, "; "))
+	}
+	if len(v.Notices) > 0 {
+		attrs = append(attrs, "notices", strings.Join(v.Notices, "; "))
+	}
+	e.logger().Log(ctx, level, "hook run", attrs...)
+}

@@ -1,0 +1,124 @@
+package hookproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// ErrUntrusted is wrapped by the diagnostic of a project-level hook file that was not
+// loaded because the project is not trusted (dsh bridge decision 10).
+var ErrUntrusted = errors.New("project hook file not loaded: the project is not trusted")
+
+// Source is one hook configuration file to load.
+type Source struct {
+	// Path is the file (settings.json, hooks.json, or a plugin's hooks/hooks.json).
+	Path string
+	// PluginRoot, when set, marks the file as a plugin's hooks: it is the plugin's root
+	// (CLAUDE_PLUGIN_ROOT, Codex PLUGIN_ROOT), exported and substituted as ${...}.
+	PluginRoot string
+	// PluginData is the plugin's data directory (CLAUDE_PLUGIN_DATA, Codex PLUGIN_DATA).
+	PluginData string
+	// Project marks a project-level file (one the bridge discovered in the workspace,
+	// e.g. .claude/settings.json): it loads only when the project is trusted.
+	Project bool
+}
+
+// SourcesOptions configures LoadSources.
+type SourcesOptions struct {
+	// Dialect, Events and NoMatcherEvents are passed to every LoadFile.
+	Dialect         Dialect
+	Events          []string
+	NoMatcherEvents []string
+	// ProjectDir is the project (workspace) root, substituted for ${CLAUDE_PROJECT_DIR}
+	// when SubstituteProjectDir is set.
+	ProjectDir string
+	// Trusted says the project is trusted (an explicit flag or setting): only then do
+	// Project sources load. User-level and explicitly named files load as given.
+	Trusted bool
+	// SubstituteProjectDir substitutes and exports ${CLAUDE_PROJECT_DIR} (Claude Code).
+	SubstituteProjectDir bool
+	// TrustHint says how to trust the project, for the diagnostic of an untrusted file
+	// (default: "trust the project to load it").
+	TrustHint string
+}
+
+// LoadSources loads every source in order and merges them into one configuration (dsh
+// bridge decisions 9 and 10). A project-level file of an untrusted project is skipped
+// with an ErrUntrusted diagnostic that says how to trust it; every other problem is a
+// per-file, per-event, per-group or per-handler diagnostic from LoadFile. The returned
+// Config is never nil.
+func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
+	var (
+		cfgs  []*Config
+		diags []Diagnostic
+	)
+	for _, s := range srcs {
+		if s.Project && !o.Trusted {
+			hint := o.TrustHint
+			if hint == "" {
+				hint = "trust the project to load it"
+			}
+			diags = append(diags, Diagnostic{File: s.Path, Skipped: "file",
+				Err: fmt.Errorf("%w; %s", ErrUntrusted, hint)})
+			continue
+		}
+		lo := LoadOptions{
+			Dialect: o.Dialect, Source: s.Path, Events: o.Events, NoMatcherEvents: o.NoMatcherEvents,
+			PluginRoot: s.PluginRoot, PluginData: s.PluginData,
+		}
+		if o.SubstituteProjectDir {
+			lo.ProjectDir = o.ProjectDir
+		}
+		c, d := LoadFile(s.Path, lo)
+		cfgs = append(cfgs, c)
+		diags = append(diags, d...)
+	}
+	cfg, err := Merge(cfgs...)
+	if err != nil { // one dialect throughout: cannot happen
+		return &Config{Dialect: o.Dialect}, append(diags, Diagnostic{Skipped: "file", Err: err})
+	}
+	cfg.Dialect = o.Dialect
+	return cfg, diags
+}
+
+// FileExists reports whether a regular file exists at p.
+func FileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Session is what a bridge needs to know about the session and turn an event belongs
+// to, beyond the event's payload. A runtime provides it through a SessionFunc.
+type Session struct {
+	// SessionID identifies the session (session_id).
+	SessionID string
+	// TranscriptPath is the session log's path ("" when there is none: Claude Code sends
+	// "", Codex null).
+	TranscriptPath string
+	// CWD is the session's working directory, where hooks run; "" means the bridge's
+	// workspace.
+	CWD string
+	// Model is the session's model (Codex model; Claude Code SessionStart model).
+	Model string
+	// PermissionMode is the permission setting sent to hooks ("" means "default" for
+	// Codex, and is omitted for Claude Code).
+	PermissionMode string
+	// Turn is the 1-based number of the open turn (tool events; agent events carry
+	// their own).
+	Turn int
+	// TurnOpen says whether a turn is open (tool events); records are written only then.
+	TurnOpen bool
+	// LastAssistantMessage is the text of the model's last message, when known (Stop).
+	LastAssistantMessage *string
+	// Agent is the agent's handle, used to inject the contexts of async hooks that fired
+	// at tool events; nil drops them (with a log line).
+	Agent dsh.Agent
+}
+
+// SessionFunc returns the Session of the agent with the given id ("" for a call with no
+// agent).
+type SessionFunc func(ctx context.Context, agentID string) Session

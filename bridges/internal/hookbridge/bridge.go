@@ -1,0 +1,579 @@
+// Package hookbridge is the dialect-neutral half of the Claude Code and Codex bridges: it
+// loads a dialect's hook files, registers one listener per mapped event on a
+// dsh.Registrar, builds each event's input through the dialect's encoder, fires the
+// matched hooks through hookproto, and maps the merged verdict onto the extension
+// point's decision (HOOK-PROTOCOLS.md §3.1 and the dsh bridge decisions). The dialect
+// packages (bridges/claudecode, bridges/codex) supply the table and the wire encoding.
+package hookbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// The external events the bridges map (HOOK-PROTOCOLS.md §3.1).
+const (
+	SessionStart     = "SessionStart"
+	UserPromptSubmit = "UserPromptSubmit"
+	PreToolUse       = "PreToolUse"
+	PostToolUse      = "PostToolUse"
+	Stop             = "Stop"
+)
+
+// Input is the dialect-neutral content of one event's stdin; the dialect encodes it as
+// its wire input type.
+type Input struct {
+	// Event is the external event name.
+	Event string
+	// Session describes the session and turn.
+	Session hookproto.Session
+	// Turn is the 1-based turn number (0 outside a turn).
+	Turn int
+	// Source is the SessionStart source.
+	Source string
+	// Prompt is the UserPromptSubmit prompt text.
+	Prompt string
+	// ToolName, ToolInput and ToolUseID describe the call (tool events).
+	ToolName  string
+	ToolInput json.RawMessage
+	ToolUseID string
+	// ToolResponse is the tool's result (PostToolUse).
+	ToolResponse json.RawMessage
+	// StopHookActive is the Stop flag.
+	StopHookActive bool
+}
+
+// Dialect is what a dialect package supplies.
+type Dialect struct {
+	// Name is the hookproto dialect.
+	Name hookproto.Dialect
+	// Table is the generated mapping table.
+	Table *hookmap.Bridge
+	// Encode builds the stdin bytes of an event from in (with the trailing newline the
+	// table asks for).
+	Encode func(in Input) ([]byte, error)
+	// ProjectFiles are the project-level hook files, relative to the project directory,
+	// loaded when discovery is on (and the project is trusted).
+	ProjectFiles []string
+	// ProjectEnv, if set, returns the variables exported to every hook for a project
+	// directory (Claude Code: CLAUDE_PROJECT_DIR).
+	ProjectEnv func(projectDir string) []string
+	// SubstituteProjectDir substitutes ${CLAUDE_PROJECT_DIR} in commands.
+	SubstituteProjectDir bool
+	// TrustHint says how to trust a project, for diagnostics.
+	TrustHint string
+}
+
+// Options is the dialect-neutral configuration of a bridge; the dialect packages fill
+// it from their Config (see claudecode.Config for the meaning of each field).
+type Options struct {
+	Files           []string              // explicitly named hook files, loaded as given
+	Plugins         []hookproto.Source    // plugin hook files (PluginRoot set)
+	Workspace       string                // default hook cwd and project directory
+	ProjectDir      string                // project root (CLAUDE_PROJECT_DIR); default Workspace
+	DiscoverProject bool                  // load Dialect.ProjectFiles under ProjectDir
+	TrustProject    bool                  // let discovered project files load
+	Session         hookproto.SessionFunc // session and turn of an event
+	Recorder        hookproto.Recorder    // hook/invoked and hook/result sink
+	Logger          *slog.Logger          // diagnostics
+	StderrSummary   int                   // stderr summary cap (0: default)
+	Getenv          func(string) string   // harness environment for $SHELL (nil: os.Getenv)
+
+	// Set through Option.
+	NewID        func() string
+	Observe      func(*hookproto.Report)
+	ObserveAsync func(hookproto.HookRun)
+	KillGrace    time.Duration
+	PipeGrace    time.Duration
+}
+
+// Option adjusts a bridge.
+type Option func(*Options)
+
+// WithMessageIDs sets the generator of the ids of the messages the bridge adds (default:
+// "<plugin>-<random hex>").
+func WithMessageIDs(fn func() string) Option { return func(o *Options) { o.NewID = fn } }
+
+// WithObserver registers fn to receive the report of every event that ran hooks, after
+// the hooks finished and before the listener returns.
+func WithObserver(fn func(*hookproto.Report)) Option { return func(o *Options) { o.Observe = fn } }
+
+// WithAsyncObserver registers fn to receive every async hook run when it finishes, on
+// the run's goroutine.
+func WithAsyncObserver(fn func(hookproto.HookRun)) Option {
+	return func(o *Options) { o.ObserveAsync = fn }
+}
+
+// WithKillGrace sets the delays of the runner: TERM to KILL on timeout, and how long to
+// wait for output after a hook exits (0 keeps the defaults).
+func WithKillGrace(kill, pipe time.Duration) Option {
+	return func(o *Options) { o.KillGrace, o.PipeGrace = kill, pipe }
+}
+
+// Bridge is one loaded dialect bridge.
+type Bridge struct {
+	d      Dialect
+	o      Options
+	engine *hookproto.Engine
+	diags  []hookproto.Diagnostic
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	stash map[dsh.Token][]string // PreToolUse contexts waiting for the tool result
+}
+
+// New loads the dialect's hook files per o (decisions 5, 9 and 10) and returns the
+// bridge. Loading problems are diagnostics (Diagnostics), never an error; the error is
+// for an unusable configuration.
+func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if d.Table == nil || d.Encode == nil {
+		return nil, errors.New("hookbridge: dialect without table or encoder")
+	}
+	if o.Workspace == "" {
+		return nil, fmt.Errorf("%s bridge: Workspace is required", d.Name)
+	}
+	ws, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("%s bridge: workspace: %w", d.Name, err)
+	}
+	o.Workspace = ws
+	if o.ProjectDir == "" {
+		o.ProjectDir = ws
+	} else if o.ProjectDir, err = filepath.Abs(o.ProjectDir); err != nil {
+		return nil, fmt.Errorf("%s bridge: project dir: %w", d.Name, err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}}
+	if b.o.NewID == nil {
+		b.o.NewID = func() string {
+			var buf [12]byte
+			_, _ = rand.Read(buf[:])
+			return d.Table.Plugin + "-" + hex.EncodeToString(buf[:])
+		}
+	}
+
+	var events, noMatcher []string
+	for _, e := range d.Table.Events {
+		events = append(events, e.Name)
+		if e.Matcher == "" {
+			noMatcher = append(noMatcher, e.Name)
+		}
+	}
+	var srcs []hookproto.Source
+	for _, f := range o.Files {
+		srcs = append(srcs, hookproto.Source{Path: f})
+	}
+	if o.DiscoverProject {
+		for _, rel := range d.ProjectFiles {
+			if p := filepath.Join(o.ProjectDir, rel); hookproto.FileExists(p) {
+				srcs = append(srcs, hookproto.Source{Path: p, Project: true})
+			}
+		}
+	}
+	for _, p := range o.Plugins {
+		if p.Path == "" {
+			p.Path = filepath.Join(p.PluginRoot, "hooks", "hooks.json")
+		}
+		srcs = append(srcs, p)
+	}
+	cfg, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
+		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
+		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
+		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
+	})
+	b.diags = diags
+	for _, dg := range diags {
+		log.Warn("hook configuration", "dialect", string(d.Name), "diagnostic", dg.Error())
+	}
+	var env []string
+	if d.ProjectEnv != nil {
+		env = d.ProjectEnv(o.ProjectDir)
+	}
+	b.engine = &hookproto.Engine{
+		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), Env: env, Dir: o.Workspace,
+		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
+		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
+	}
+	return b, nil
+}
+
+// Diagnostics returns what loading reported, in order.
+func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return slices.Clone(b.diags) }
+
+// Config returns the loaded configuration.
+func (b *Bridge) Config() *hookproto.Config { return b.engine.Config }
+
+// Table returns the dialect's table.
+func (b *Bridge) Table() *hookmap.Bridge { return b.d.Table }
+
+// Close kills the async hooks still running and waits for them.
+func (b *Bridge) Close(ctx context.Context) error { return b.engine.Close(ctx) }
+
+// Wait waits for the async hooks still running to finish, without killing them.
+func (b *Bridge) Wait(ctx context.Context) error { return b.engine.Wait(ctx) }
+
+func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(event)) > 0 }
+
+// Register registers one listener per mapped event that has hooks (plus, when PreToolUse
+// has hooks, the post-execute and result listeners that deliver and clean up its
+// contexts) and returns a func that unregisters them all.
+func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
+	var unregs []func()
+	if b.has(SessionStart) {
+		unregs = append(unregs, r.OnSessionStart(b.sessionStart))
+	}
+	if b.has(UserPromptSubmit) {
+		unregs = append(unregs, r.OnPreStep(b.preStep))
+	}
+	if b.has(PreToolUse) {
+		unregs = append(unregs, r.OnPreTool(b.preTool))
+	}
+	if b.has(PostToolUse) || b.has(PreToolUse) {
+		unregs = append(unregs, r.OnPostTool(b.postTool))
+	}
+	if b.has(PreToolUse) {
+		unregs = append(unregs, r.OnToolResult(b.toolResult))
+	}
+	if b.has(Stop) {
+		unregs = append(unregs, r.OnTurnStopping(b.turnStopping))
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			for _, u := range unregs {
+				u()
+			}
+		})
+	}
+}
+
+func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session {
+	var s hookproto.Session
+	if b.o.Session != nil {
+		s = b.o.Session(ctx, agentID)
+	}
+	if s.CWD == "" {
+		s.CWD = b.o.Workspace
+	}
+	return s
+}
+
+// fire encodes in and fires the event.
+func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
+	stdin, err := b.d.Encode(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
+	}
+	rep := b.engine.Fire(ctx, hookproto.Fire{
+		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,
+		Turn: in.Turn, InTurn: inTurn, OnAsync: b.asyncInjector(in.Event, agent),
+	})
+	if b.o.Observe != nil && rep.Matched() {
+		b.o.Observe(rep)
+	}
+	return rep, nil
+}
+
+// asyncInjector injects an async hook's contexts for the agent's next step (decision 7).
+func (b *Bridge) asyncInjector(event string, agent dsh.Agent) func(hookproto.HookRun) {
+	return func(run hookproto.HookRun) {
+		if b.o.ObserveAsync != nil {
+			b.o.ObserveAsync(run)
+		}
+		var texts []string
+		for _, c := range run.Verdict.Contexts {
+			if c != "" {
+				texts = append(texts, hookproto.CapContext(c, hookproto.DefaultContextMax))
+			}
+		}
+		if len(texts) == 0 {
+			return
+		}
+		if agent == nil {
+			b.log.Warn("async hook context dropped: no agent handle", "event", event, "handler", run.ID)
+			return
+		}
+		if err := agent.Inject(context.Background(), b.message(texts)); err != nil {
+			b.log.Warn("async hook context not injected", "event", event, "handler", run.ID, "error", err)
+		}
+	}
+}
+
+// message is one plugin-sourced user message with one text block per text.
+func (b *Bridge) message(texts []string) dsh.UserMessage {
+	blocks := make([]dsh.ContentBlock, len(texts))
+	for i, t := range texts {
+		blocks[i] = dsh.TextBlock{Text: t}
+	}
+	return dsh.UserMessage{
+		ID: b.o.NewID(), Role: dsh.UserMessageRoleUser, Content: blocks,
+		Source: dsh.SourcePlugin{Plugin: b.d.Table.Plugin},
+	}
+}
+
+// sessionStart: contexts become one injected message; SessionStart cannot block.
+func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) error {
+	s := b.session(ctx, p.AgentID)
+	in := Input{Event: SessionStart, Session: s, Source: string(p.Source)}
+	rep, err := b.fire(ctx, in, string(p.Source), false, p.Agent)
+	if err != nil {
+		return err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny, dsh.HookOutcomeHalt:
+		b.log.Info("SessionStart hooks cannot block startup; ignored", "outcome", string(rep.Merged.Outcome), "reason", rep.Merged.Reason)
+	}
+	if len(rep.Merged.Contexts) == 0 {
+		return nil
+	}
+	if p.Agent == nil {
+		return errors.New("SessionStart hook contexts: the payload has no agent handle")
+	}
+	return p.Agent.Inject(ctx, b.message(rep.Merged.Contexts))
+}
+
+// userPrompt joins the text of the user-sourced messages of a batch; ok is false when
+// the batch holds none (a tool continuation or a steered plugin message), where
+// UserPromptSubmit does not fire.
+func userPrompt(msgs []dsh.UserMessage) (string, bool) {
+	var parts []string
+	found := false
+	for _, m := range msgs {
+		if m.Source == nil || m.Source.Kind() != dsh.SourceUserKind {
+			continue
+		}
+		found = true
+		for _, c := range m.Content {
+			switch t := c.(type) {
+			case dsh.TextBlock:
+				parts = append(parts, t.Text)
+			case *dsh.TextBlock:
+				parts = append(parts, t.Text)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), found
+}
+
+// preStep maps UserPromptSubmit: block rejects, halt halts, contexts are appended to the
+// downstream enter decision (and dropped otherwise).
+func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+	prompt, ok := userPrompt(p.Messages)
+	if !ok {
+		return next(ctx)
+	}
+	s := b.session(ctx, p.AgentID)
+	s.Turn, s.TurnOpen = p.Turn, true
+	rep, err := b.fire(ctx, Input{Event: UserPromptSubmit, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		return dsh.PreStepHalt{Reason: rep.Merged.Reason}, nil
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		reason := rep.Merged.Reason
+		return dsh.PreStepReject{Reason: &reason}, nil
+	}
+	d, err := next(ctx)
+	if err != nil || len(rep.Merged.Contexts) == 0 {
+		return d, err
+	}
+	var msgs []dsh.UserMessage
+	switch e := d.(type) {
+	case dsh.PreStepEnter:
+		msgs = e.Messages
+	case *dsh.PreStepEnter:
+		msgs = e.Messages
+	default:
+		b.log.Info("UserPromptSubmit context dropped: the step was not entered", "decision", string(d.Kind()))
+		return d, nil
+	}
+	out := make([]dsh.UserMessage, 0, len(msgs)+1)
+	out = append(append(out, msgs...), b.message(rep.Merged.Contexts))
+	return dsh.PreStepEnter{Messages: out}, nil
+}
+
+func agentID(ex dsh.ToolExecution) string {
+	if ex.AgentID != nil {
+		return *ex.AgentID
+	}
+	return ""
+}
+
+func toolInput(ex dsh.ToolExecution) json.RawMessage {
+	if len(ex.Arguments) == 0 {
+		return json.RawMessage("{}")
+	}
+	return ex.Arguments
+}
+
+// preTool maps PreToolUse: deny denies, ask asks the approval seam, halt halts; allow and
+// pass call next (allow never pre-approves). Contexts are kept for the tool result.
+func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	ex := p.Exec
+	s := b.session(ctx, agentID(ex))
+	in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+	rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
+		b.mu.Lock()
+		b.stash[ex.Token] = append(b.stash[ex.Token], rep.Merged.Contexts...)
+		b.mu.Unlock()
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		return dsh.PreToolHalt{Reason: rep.Merged.Reason}, nil
+	case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock:
+		return dsh.PreToolDeny{Reason: rep.Merged.Reason}, nil
+	case dsh.HookOutcomeAsk:
+		var reason *string
+		if r := rep.Merged.Reason; r != "" {
+			reason = &r
+		}
+		return dsh.PreToolAsk{Reason: reason}, nil
+	}
+	return next(ctx)
+}
+
+func (b *Bridge) unstash(t dsh.Token) []string {
+	if t.IsZero() {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.stash[t]
+	delete(b.stash, t)
+	return c
+}
+
+// toolResult drops PreToolUse contexts of a call whose post-execute never ran.
+func (b *Bridge) toolResult(_ context.Context, p *dsh.ToolResultPayload) { b.unstash(p.Exec.Token) }
+
+// toolResponse is the tool_response of a successful result: its value, or its text.
+func toolResponse(s dsh.ToolSuccess) json.RawMessage {
+	if len(s.Value) > 0 {
+		return s.Value
+	}
+	var parts []string
+	for _, c := range s.Content {
+		if t, ok := c.(dsh.TextBlock); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	data, _ := json.Marshal(strings.Join(parts, "\n"))
+	return data
+}
+
+// postTool maps PostToolUse (successful results only, decision 8) and delivers the
+// PreToolUse contexts: block becomes feedback, halt halts; otherwise next, then the hook
+// contexts are prepended to the downstream decision's contexts.
+func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+	texts := b.unstash(p.Exec.Token)
+	var succ *dsh.ToolSuccess
+	switch r := p.Result.(type) {
+	case dsh.ToolSuccess:
+		succ = &r
+	case *dsh.ToolSuccess:
+		succ = r
+	}
+	if succ != nil && b.has(PostToolUse) {
+		ex := p.Exec
+		s := b.session(ctx, agentID(ex))
+		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
+			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ)}
+		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, rep.Merged.Contexts...)
+		switch rep.Merged.Outcome {
+		case dsh.HookOutcomeHalt:
+			if len(texts) > 0 {
+				b.log.Info("PostToolUse contexts dropped: the turn halts", "count", len(texts))
+			}
+			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
+		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: rep.Merged.Reason}}}
+			if len(texts) > 0 {
+				blk.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
+			}
+			return blk, nil
+		}
+	}
+	d, err := next(ctx)
+	if err != nil || len(texts) == 0 {
+		return d, err
+	}
+	msg := b.message(texts)
+	prepend := func(ms []dsh.UserMessage) []dsh.UserMessage {
+		out := make([]dsh.UserMessage, 0, len(ms)+1)
+		return append(append(out, msg), ms...)
+	}
+	switch x := d.(type) {
+	case dsh.PostToolAccept:
+		x.AdditionalContexts = prepend(x.AdditionalContexts)
+		return x, nil
+	case *dsh.PostToolAccept:
+		c := *x
+		c.AdditionalContexts = prepend(c.AdditionalContexts)
+		return c, nil
+	case dsh.PostToolBlock:
+		x.AdditionalContexts = prepend(x.AdditionalContexts)
+		return x, nil
+	case *dsh.PostToolBlock:
+		c := *x
+		c.AdditionalContexts = prepend(c.AdditionalContexts)
+		return c, nil
+	}
+	b.log.Info("tool hook contexts dropped: the downstream decision carries none", "decision", string(d.Kind()))
+	return d, nil
+}
+
+// turnStopping maps Stop: block steers the reason into another step, halt ends the turn.
+func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) error {
+	s := b.session(ctx, p.AgentID)
+	s.Turn, s.TurnOpen = p.Turn, true
+	in := Input{Event: Stop, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
+	rep, err := b.fire(ctx, in, "", true, p.Agent)
+	if err != nil {
+		return err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		if p.Agent == nil {
+			return errors.New("Stop hook halt: the payload has no agent handle")
+		}
+		p.Agent.Halt(rep.Merged.Reason)
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		if p.Agent == nil {
+			return errors.New("Stop hook block: the payload has no agent handle")
+		}
+		return p.Agent.Steer(ctx, b.message([]string{rep.Merged.Reason}))
+	}
+	return nil
+}

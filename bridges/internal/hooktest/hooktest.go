@@ -1,0 +1,350 @@
+// Package hooktest is the test harness of the hook bridges: a recording agent handle and
+// session recorder, helpers that write hook scripts and configurations, and drivers that
+// run each extension point through a dsh.Registry the way the runtime does.
+package hooktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// Agent is a dsh.Agent that records what listeners do with it.
+type Agent struct {
+	AgentID string
+
+	mu       sync.Mutex
+	injected []dsh.UserMessage
+	steered  []dsh.UserMessage
+	halted   []string
+}
+
+// ID returns the agent id.
+func (a *Agent) ID() string { return a.AgentID }
+
+// Inject records msg.
+func (a *Agent) Inject(_ context.Context, msg dsh.UserMessage) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.injected = append(a.injected, msg)
+	return nil
+}
+
+// Steer records msg.
+func (a *Agent) Steer(_ context.Context, msg dsh.UserMessage) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.steered = append(a.steered, msg)
+	return nil
+}
+
+// Halt records reason.
+func (a *Agent) Halt(reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.halted = append(a.halted, reason)
+}
+
+// Injected, Steered and Halted return what was recorded, and reset it.
+func (a *Agent) Injected() []dsh.UserMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.injected
+	a.injected = nil
+	return out
+}
+
+// Steered returns and resets the steered messages.
+func (a *Agent) Steered() []dsh.UserMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.steered
+	a.steered = nil
+	return out
+}
+
+// Halted returns and resets the halt reasons.
+func (a *Agent) Halted() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.halted
+	a.halted = nil
+	return out
+}
+
+// Recorder is a hookproto.Recorder that keeps the records.
+type Recorder struct {
+	mu   sync.Mutex
+	recs []dsh.SessionEventData
+}
+
+// Record keeps d.
+func (r *Recorder) Record(_ context.Context, d dsh.SessionEventData) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, d)
+	return nil
+}
+
+// Take returns the records and resets them.
+func (r *Recorder) Take() []dsh.SessionEventData {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.recs
+	r.recs = nil
+	return out
+}
+
+// Types returns the session-event types of recs, e.g. "hook/invoked".
+func Types(recs []dsh.SessionEventData) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.SessionEventType())
+	}
+	return out
+}
+
+// Results returns the outcomes of the hook/result records of recs.
+func Results(recs []dsh.SessionEventData) []dsh.HookOutcome {
+	var out []dsh.HookOutcome
+	for _, r := range recs {
+		if res, ok := r.(dsh.HookResult); ok {
+			out = append(out, res.Outcome)
+		}
+	}
+	return out
+}
+
+// Script writes an executable /bin/sh script named name into dir and returns its path.
+func Script(t testing.TB, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Hook is one handler of a configuration written by Config.
+type Hook struct {
+	Command string
+	Timeout float64
+	Async   bool
+}
+
+// Group is one {matcher, hooks} entry.
+type Group struct {
+	Event   string
+	Matcher string
+	Hooks   []Hook
+}
+
+// G is shorthand for a group of command hooks.
+func G(event, matcher string, commands ...string) Group {
+	g := Group{Event: event, Matcher: matcher}
+	for _, c := range commands {
+		g.Hooks = append(g.Hooks, Hook{Command: c})
+	}
+	return g
+}
+
+// Config writes a {"hooks": {...}} configuration of the groups to dir/name and returns
+// its path.
+func Config(t testing.TB, dir, name string, groups ...Group) string {
+	t.Helper()
+	events := map[string][]any{}
+	for _, g := range groups {
+		var hs []any
+		for _, h := range g.Hooks {
+			m := map[string]any{"type": "command", "command": h.Command}
+			if h.Timeout > 0 {
+				m["timeout"] = h.Timeout
+			}
+			if h.Async {
+				m["async"] = true
+			}
+			hs = append(hs, m)
+		}
+		e := map[string]any{"hooks": hs}
+		if g.Matcher != "" {
+			e["matcher"] = g.Matcher
+		}
+		events[g.Event] = append(events[g.Event], e)
+	}
+	data, err := json.MarshalIndent(map[string]any{"hooks": events}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Raw(t, dir, name, string(data))
+}
+
+// Raw writes data to dir/name and returns its path.
+func Raw(t testing.TB, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Plugin is a registrable bridge.
+type Plugin interface {
+	Register(r *dsh.Registrar) (unregister func())
+}
+
+// Harness drives the extension points of a registry for one agent.
+type Harness struct {
+	Reg   *dsh.Registry
+	Agent *Agent
+	Rec   *Recorder
+	Dir   string
+	// Turn is the open turn of tool events (0: none open).
+	Turn int
+	// Transcript is the session's transcript path.
+	Transcript string
+}
+
+// New returns a harness whose workspace is dir.
+func New(dir string) *Harness {
+	return &Harness{Reg: dsh.NewRegistry(), Agent: &Agent{AgentID: "agent-1"}, Rec: &Recorder{}, Dir: dir, Turn: 1}
+}
+
+// Session is the hookproto.SessionFunc of the harness.
+func (h *Harness) Session(_ context.Context, agentID string) hookproto.Session {
+	return hookproto.Session{
+		SessionID: "session-1", TranscriptPath: h.Transcript, CWD: h.Dir, Model: "test-model",
+		Turn: h.Turn, TurnOpen: h.Turn > 0, Agent: h.Agent,
+	}
+}
+
+// UserMessage is a user-sourced prompt.
+func UserMessage(id, text string) dsh.UserMessage {
+	return dsh.UserMessage{ID: id, Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}, Source: dsh.SourceUser{}}
+}
+
+// PreStep runs agent/pre-step with a claimed batch of one user prompt; the terminal
+// enters with the batch.
+func (h *Harness) PreStep(ctx context.Context, prompt string) (dsh.PreStepDecision, error) {
+	p := &dsh.PreStepPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: h.Turn, Step: 1,
+		Messages: []dsh.UserMessage{UserMessage("prompt-1", prompt)}}
+	return h.Reg.RunPreStep(ctx, p, func(context.Context) (dsh.PreStepDecision, error) {
+		return dsh.PreStepEnter{Messages: p.Messages}, nil
+	})
+}
+
+// Exec returns a sealed call of the harness's agent.
+func (h *Harness) Exec(name, args string) dsh.ToolExecution {
+	id := "agent-1"
+	return dsh.ToolExecution{CallID: "call-" + name, Name: name, Arguments: json.RawMessage(args), AgentID: &id,
+		RootCallID: "call-" + name, Token: dsh.NewToken()}
+}
+
+// PreTool runs tools/pre-execute (default allow).
+func (h *Harness) PreTool(ctx context.Context, ex dsh.ToolExecution) (dsh.PreToolDecision, error) {
+	return h.Reg.RunPreTool(ctx, &dsh.PreToolPayload{Exec: ex}, nil)
+}
+
+// PostTool runs tools/post-execute over result (default accept).
+func (h *Harness) PostTool(ctx context.Context, ex dsh.ToolExecution, result dsh.ToolExecutionResult) (dsh.PostToolDecision, error) {
+	return h.Reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: result}, nil)
+}
+
+// Success is a successful result with a value and its text.
+func Success(value string) dsh.ToolSuccess {
+	return dsh.ToolSuccess{Value: json.RawMessage(value), Content: []dsh.ContentBlock{dsh.TextBlock{Text: value}}}
+}
+
+// Stop runs agent/turn-stopping.
+func (h *Harness) Stop(ctx context.Context, continuations int) error {
+	return h.Reg.NotifyTurnStopping(ctx, &dsh.TurnStoppingPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: h.Turn,
+		Continuations: continuations, StopHookActive: continuations > 0})
+}
+
+// SessionStart runs agent/session-start.
+func (h *Harness) SessionStart(ctx context.Context, src dsh.SessionStartSource) error {
+	return h.Reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Source: src})
+}
+
+// Texts returns the text blocks of a message.
+func Texts(m dsh.UserMessage) []string {
+	var out []string
+	for _, c := range m.Content {
+		if t, ok := c.(dsh.TextBlock); ok {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// Plugin returns the plugin name of a message's source, or its kind.
+func Source(m dsh.UserMessage) string {
+	if p, ok := m.Source.(dsh.SourcePlugin); ok {
+		return "plugin:" + p.Plugin
+	}
+	if m.Source == nil {
+		return "<nil>"
+	}
+	return string(m.Source.Kind())
+}
+
+// Describe renders a decision as "kind" or "kind: reason".
+func Describe(d any) string {
+	switch x := d.(type) {
+	case dsh.PreToolDeny:
+		return "deny: " + x.Reason
+	case dsh.PreToolAsk:
+		if x.Reason != nil {
+			return "ask: " + *x.Reason
+		}
+		return "ask"
+	case dsh.PreToolHalt:
+		return "halt: " + x.Reason
+	case dsh.PreStepReject:
+		if x.Reason != nil {
+			return "reject: " + *x.Reason
+		}
+		return "reject"
+	case dsh.PreStepHalt:
+		return "halt: " + x.Reason
+	case dsh.PostToolBlock:
+		var parts []string
+		for _, c := range x.Feedback {
+			if t, ok := c.(dsh.TextBlock); ok {
+				parts = append(parts, t.Text)
+			}
+		}
+		return "block: " + strings.Join(parts, "\n")
+	case dsh.PostToolHalt:
+		return "halt: " + x.Reason
+	case interface {
+		Kind() dsh.PreToolDecisionKind
+	}:
+		return string(x.Kind())
+	case interface {
+		Kind() dsh.PreStepDecisionKind
+	}:
+		return string(x.Kind())
+	case interface {
+		Kind() dsh.PostToolDecisionKind
+	}:
+		return string(x.Kind())
+	case nil:
+		return "<nil>"
+	}
+	return fmt.Sprintf("%T", d)
+}

@@ -1,0 +1,474 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dshkit/dsh/bridges/claudecode"
+	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+func init() {
+	commands["hooks"] = command{
+		summary: "fire one hook event at a Claude Code or Codex hooks configuration",
+		run:     runHooks,
+	}
+}
+
+const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex --config FILE [--project-dir DIR] [--trust] --event EVENT --input FILE|-
+
+Reads one hook input JSON (the stdin a hook would get), runs every hook of FILE that
+matches it exactly as the bridge runs them inside a session (in parallel, merged in
+configuration order), and prints one JSON object: the extension point's decision, the
+contexts and notices, and every hook's outcome in configuration order.
+
+--project-dir DIR is CLAUDE_PROJECT_DIR and also loads DIR's project hook files
+(.claude/settings.json and .claude/settings.local.json, or .codex/hooks.json), which
+load only with --trust. FILE itself is named explicitly and loads as given.
+Hooks run in the input's cwd when it is a directory, else in the current directory.
+
+Exit status: 0 when the hooks ran, 2 for a usage or configuration error.`
+
+// hooksUsageError is a usage or configuration error: one line on stderr, exit 2.
+type hooksUsageError struct{ msg string }
+
+func (e *hooksUsageError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &hooksUsageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func runHooks(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "run" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintln(stderr, hooksUsage)
+			return 2
+		}
+		fmt.Fprintln(stderr, "dsh hooks: want the subcommand run (dsh hooks run --help)")
+		return 2
+	}
+	out, warnings, err := hooksRun(ctx, args[1:], stdin)
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "dsh hooks: warning: "+w)
+	}
+	if err != nil {
+		var ue *hooksUsageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(stderr, "dsh hooks: "+oneLine(ue.msg))
+			return 2
+		}
+		fmt.Fprintln(stderr, "dsh hooks: "+oneLine(err.Error()))
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(stderr, "dsh hooks: "+err.Error())
+		return 1
+	}
+	return 0
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// hooksOutput is what dsh hooks run prints.
+type hooksOutput struct {
+	Event       string       `json:"event"`
+	Point       string       `json:"point"`
+	Decision    decisionJSON `json:"decision"`
+	Contexts    []string     `json:"contexts"`
+	Notices     []string     `json:"notices"`
+	Hooks       []hookJSON   `json:"hooks"`
+	Diagnostics []string     `json:"diagnostics,omitempty"`
+}
+
+type decisionJSON struct {
+	Kind   string  `json:"kind"`
+	Reason *string `json:"reason,omitempty"`
+}
+
+type hookJSON struct {
+	Command       string   `json:"command"`
+	ExitCode      *int     `json:"exitCode,omitempty"`
+	DurationMS    int64    `json:"durationMs"`
+	Outcome       string   `json:"outcome"`
+	StderrSummary string   `json:"stderrSummary,omitempty"`
+	Async         bool     `json:"async,omitempty"`
+	Contexts      []string `json:"contexts,omitempty"`
+	Diagnostics   []string `json:"diagnostics,omitempty"`
+}
+
+// hookInput is the union of the stdin fields the bridges read; unknown fields are
+// ignored (a real engine's input carries more).
+type hookInput struct {
+	HookEventName        string          `json:"hook_event_name"`
+	SessionID            string          `json:"session_id"`
+	TranscriptPath       *string         `json:"transcript_path"`
+	CWD                  string          `json:"cwd"`
+	Model                string          `json:"model"`
+	PermissionMode       string          `json:"permission_mode"`
+	TurnID               string          `json:"turn_id"`
+	Source               string          `json:"source"`
+	Prompt               *string         `json:"prompt"`
+	ToolName             string          `json:"tool_name"`
+	ToolInput            json.RawMessage `json:"tool_input"`
+	ToolUseID            string          `json:"tool_use_id"`
+	ToolResponse         json.RawMessage `json:"tool_response"`
+	StopHookActive       bool            `json:"stop_hook_active"`
+	LastAssistantMessage *string         `json:"last_assistant_message"`
+}
+
+// cliAgent is the agent handle of a dsh hooks run: it records what the listeners do.
+type cliAgent struct {
+	mu       sync.Mutex
+	injected []dsh.UserMessage
+	steered  []dsh.UserMessage
+	halted   *string
+}
+
+func (a *cliAgent) ID() string { return "dsh-hooks" }
+
+func (a *cliAgent) Inject(_ context.Context, m dsh.UserMessage) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.injected = append(a.injected, m)
+	return nil
+}
+
+func (a *cliAgent) Steer(_ context.Context, m dsh.UserMessage) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.steered = append(a.steered, m)
+	return nil
+}
+
+func (a *cliAgent) Halt(reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.halted == nil {
+		a.halted = &reason
+	}
+}
+
+func hooksRun(ctx context.Context, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
+	fs := flag.NewFlagSet("dsh hooks run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dialect := fs.String("dialect", "", "claude-code or codex")
+	config := fs.String("config", "", "the hooks configuration file")
+	projectDir := fs.String("project-dir", "", "the project directory (CLAUDE_PROJECT_DIR; its project hook files load with --trust)")
+	trust := fs.Bool("trust", false, "trust the project: load its project-level hook files")
+	event := fs.String("event", "", "the hook event, e.g. PreToolUse")
+	inputPath := fs.String("input", "", "the hook input JSON file, or - for stdin")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, usageErr("%s", strings.SplitN(hooksUsage, "\n", 2)[0])
+		}
+		return nil, nil, usageErr("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	var table *hookmap.Bridge
+	switch *dialect {
+	case "claude-code":
+		table = &hookmap.ClaudeCode
+	case "codex":
+		table = &hookmap.Codex
+	case "":
+		return nil, nil, usageErr("--dialect is required (claude-code or codex)")
+	default:
+		return nil, nil, usageErr("unknown --dialect %q (want claude-code or codex)", *dialect)
+	}
+	if *config == "" {
+		return nil, nil, usageErr("--config is required")
+	}
+	if *event == "" {
+		return nil, nil, usageErr("--event is required")
+	}
+	ev, ok := table.Lookup(*event)
+	if !ok {
+		var names []string
+		for _, e := range table.Events {
+			names = append(names, e.Name)
+		}
+		return nil, nil, usageErr("event %q is not supported by the %s bridge (supported: %s)", *event, table.Dialect, strings.Join(names, ", "))
+	}
+	if *inputPath == "" {
+		return nil, nil, usageErr("--input is required (a file, or - for stdin)")
+	}
+	var raw []byte
+	var err error
+	if *inputPath == "-" {
+		raw, err = io.ReadAll(stdin)
+	} else {
+		raw, err = os.ReadFile(*inputPath)
+	}
+	if err != nil {
+		return nil, nil, usageErr("cannot read the input: %v", err)
+	}
+	var in hookInput
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, nil, usageErr("the input is not a hook input JSON object: %v", err)
+	}
+	if in.HookEventName != "" && in.HookEventName != ev.Name {
+		return nil, nil, usageErr("the input's hook_event_name %q does not match --event %s", in.HookEventName, ev.Name)
+	}
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.CWD != "" {
+		if st, err := os.Stat(in.CWD); err == nil && st.IsDir() {
+			cwd = in.CWD
+		}
+	}
+	turn := 1
+	if n, err := strconv.Atoi(in.TurnID); err == nil && n > 0 {
+		turn = n
+	}
+	agent := &cliAgent{}
+	sess := hookproto.Session{
+		SessionID: in.SessionID, CWD: cwd, Model: in.Model, PermissionMode: in.PermissionMode,
+		Turn: turn, TurnOpen: true, LastAssistantMessage: in.LastAssistantMessage, Agent: agent,
+	}
+	if in.TranscriptPath != nil {
+		sess.TranscriptPath = *in.TranscriptPath
+	}
+	if sess.SessionID == "" {
+		sess.SessionID = "dsh-hooks"
+	}
+
+	var (
+		mu      sync.Mutex
+		reports []*hookproto.Report
+		asyncs  []hookproto.HookRun
+	)
+	observe := func(r *hookproto.Report) {
+		mu.Lock()
+		reports = append(reports, r)
+		mu.Unlock()
+	}
+	observeAsync := func(r hookproto.HookRun) {
+		mu.Lock()
+		asyncs = append(asyncs, r)
+		mu.Unlock()
+	}
+	type plugin interface {
+		Register(*dsh.Registrar) func()
+		Diagnostics() []hookproto.Diagnostic
+		Wait(context.Context) error
+		Close(context.Context) error
+	}
+	var br plugin
+	quiet := slog.New(slog.DiscardHandler)
+	sessionFn := func(context.Context, string) hookproto.Session { return sess }
+	discover := *projectDir != ""
+	switch table.Dialect {
+	case "claude-code":
+		b, err := claudecode.New(claudecode.Config{
+			Files: []string{*config}, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
+			TrustProject: *trust, Session: sessionFn, Logger: quiet,
+		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
+		if err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		br = b
+	default:
+		b, err := codex.New(codex.Config{
+			Files: []string{*config}, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
+			TrustProject: *trust, Session: sessionFn, Logger: quiet,
+		}, codex.WithObserver(observe), codex.WithAsyncObserver(observeAsync))
+		if err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		br = b
+	}
+	defer br.Close(context.WithoutCancel(ctx))
+
+	var warnings, diagnostics []string
+	for _, d := range br.Diagnostics() {
+		if d.Skipped == "file" && d.File == *config {
+			return nil, nil, usageErr("%v", d)
+		}
+		diagnostics = append(diagnostics, d.Error())
+		warnings = append(warnings, d.Error())
+	}
+
+	reg := dsh.NewRegistry(dsh.WithLogger(quiet))
+	br.Register(reg.Plugin(table.Plugin))
+	decision, err := fireEvent(ctx, reg, ev.Name, in, agent)
+	if err != nil {
+		return nil, warnings, err
+	}
+	if err := br.Wait(ctx); err != nil {
+		return nil, warnings, err
+	}
+
+	out := &hooksOutput{
+		Event: ev.Name, Point: ev.Point, Decision: decision, Contexts: []string{}, Notices: []string{},
+		Hooks: []hookJSON{}, Diagnostics: diagnostics,
+	}
+	for _, rep := range reports {
+		out.Contexts = append(out.Contexts, rep.Merged.Contexts...)
+		out.Notices = append(out.Notices, rep.Merged.Notices...)
+		for _, h := range rep.Hooks {
+			out.Hooks = append(out.Hooks, hookEntry(h, false))
+		}
+	}
+	for _, h := range asyncs {
+		out.Hooks = append(out.Hooks, hookEntry(h, true))
+		out.Notices = append(out.Notices, h.Verdict.Notices...)
+	}
+	return out, warnings, nil
+}
+
+func hookEntry(h hookproto.HookRun, async bool) hookJSON {
+	e := hookJSON{
+		Command: h.Handler.Command, ExitCode: h.Result.ExitCode, DurationMS: h.Result.Duration.Milliseconds(),
+		Outcome: string(h.Verdict.Outcome), StderrSummary: h.StderrSummary, Async: async,
+		Diagnostics: h.Verdict.Diagnostics,
+	}
+	if async {
+		e.Contexts = h.Verdict.Contexts
+	}
+	return e
+}
+
+// fireEvent builds the canonical payload of the input, runs the event's point through
+// the registry with a terminal that yields the point's default, and describes the
+// resulting decision.
+func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInput, agent *cliAgent) (decisionJSON, error) {
+	const agentID = "dsh-hooks"
+	aid := agentID
+	str := func(s string) *string { return &s }
+	switch event {
+	case "SessionStart":
+		src := dsh.SessionStartSource(in.Source)
+		if in.Source == "" {
+			src = dsh.SessionStartSourceStartup
+		}
+		if !src.Valid() {
+			return decisionJSON{}, usageErr("invalid SessionStart source %q", in.Source)
+		}
+		err := reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: agent, AgentID: agentID, Source: src})
+		return decisionJSON{Kind: "none"}, err
+	case "UserPromptSubmit":
+		if in.Prompt == nil {
+			return decisionJSON{}, usageErr("the UserPromptSubmit input has no prompt")
+		}
+		p := &dsh.PreStepPayload{Agent: agent, AgentID: agentID, Turn: 1, Step: 1, Messages: []dsh.UserMessage{{
+			ID: "dsh-hooks-prompt", Role: dsh.UserMessageRoleUser, Source: dsh.SourceUser{},
+			Content: []dsh.ContentBlock{dsh.TextBlock{Text: *in.Prompt}},
+		}}}
+		if n, err := strconv.Atoi(in.TurnID); err == nil && n > 0 {
+			p.Turn = n
+		}
+		d, err := reg.RunPreStep(ctx, p, func(context.Context) (dsh.PreStepDecision, error) {
+			return dsh.PreStepEnter{Messages: slices.Clone(p.Messages)}, nil
+		})
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		return dsh.SwitchPreStepDecision(d,
+			func(dsh.PreStepEnter) decisionJSON { return decisionJSON{Kind: "enter"} },
+			func(r dsh.PreStepReject) decisionJSON { return decisionJSON{Kind: "reject", Reason: r.Reason} },
+			func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(h.Reason)} },
+		), nil
+	case "PreToolUse", "PostToolUse":
+		if in.ToolName == "" {
+			return decisionJSON{}, usageErr("the %s input has no tool_name", event)
+		}
+		callID := in.ToolUseID
+		if callID == "" {
+			callID = "dsh-hooks-call"
+		}
+		args := in.ToolInput
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		ex := dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: &aid,
+			RootCallID: callID, Token: dsh.NewToken()}
+		if event == "PreToolUse" {
+			d, err := reg.RunPreTool(ctx, &dsh.PreToolPayload{Exec: ex}, nil)
+			if err != nil {
+				return decisionJSON{}, err
+			}
+			return dsh.SwitchPreToolDecision(d,
+				func(dsh.PreToolAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
+				func(x dsh.PreToolDeny) decisionJSON { return decisionJSON{Kind: "deny", Reason: str(x.Reason)} },
+				func(x dsh.PreToolAsk) decisionJSON { return decisionJSON{Kind: "ask", Reason: x.Reason} },
+				func(x dsh.PreToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
+			), nil
+		}
+		resp := in.ToolResponse
+		if len(resp) == 0 {
+			resp = json.RawMessage("null")
+		}
+		var text string
+		if json.Unmarshal(resp, &text) != nil {
+			text = string(resp)
+		}
+		result := dsh.ToolSuccess{Value: resp, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
+		d, err := reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: result}, nil)
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		return dsh.SwitchPostToolDecision(d,
+			func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
+			func(x dsh.PostToolBlock) decisionJSON {
+				var parts []string
+				for _, c := range x.Feedback {
+					if t, ok := c.(dsh.TextBlock); ok {
+						parts = append(parts, t.Text)
+					}
+				}
+				return decisionJSON{Kind: "block", Reason: str(strings.Join(parts, "\n"))}
+			},
+			func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
+		), nil
+	case "Stop":
+		p := &dsh.TurnStoppingPayload{Agent: agent, AgentID: agentID, Turn: 1, StopHookActive: in.StopHookActive}
+		if in.StopHookActive {
+			p.Continuations = 1
+		}
+		if n, err := strconv.Atoi(in.TurnID); err == nil && n > 0 {
+			p.Turn = n
+		}
+		if err := reg.NotifyTurnStopping(ctx, p); err != nil {
+			return decisionJSON{}, err
+		}
+		agent.mu.Lock()
+		defer agent.mu.Unlock()
+		switch {
+		case agent.halted != nil:
+			return decisionJSON{Kind: "halt", Reason: agent.halted}, nil
+		case len(agent.steered) > 0:
+			var parts []string
+			for _, m := range agent.steered {
+				for _, c := range m.Content {
+					if t, ok := c.(dsh.TextBlock); ok {
+						parts = append(parts, t.Text)
+					}
+				}
+			}
+			return decisionJSON{Kind: "continue", Reason: str(strings.Join(parts, "\n\n"))}, nil
+		}
+		return decisionJSON{Kind: "stop"}, nil
+	}
+	return decisionJSON{}, usageErr("event %q is not supported", event)
+}
