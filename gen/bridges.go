@@ -2,8 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -12,37 +10,6 @@ import (
 	"github.com/dshkit/dsh/gen/ir"
 	"github.com/dshkit/dsh/gen/load"
 )
-
-// BridgesDir is the spec subdirectory holding the bridge mapping tables.
-const BridgesDir = "bridges"
-
-// Module is the Go module path of the generated packages.
-const Module = "github.com/dshkit/dsh"
-
-// LoadBridges loads the tables of dir/bridges (none when the directory does not exist) and
-// checks them against the loaded units (shown as display in errors).
-func LoadBridges(dir, display string, units []Unit) ([]*ir.Bridge, error) {
-	if _, err := os.Stat(path.Join(dir, BridgesDir)); err != nil {
-		return nil, nil
-	}
-	bs, err := load.Bridges(path.Join(dir, BridgesDir), path.Join(display, BridgesDir))
-	if err != nil {
-		return nil, err
-	}
-	return bs, CheckBridges(bs, units, path.Join(display, BridgesDir))
-}
-
-// LoadBridgesFS is LoadBridges over a file system such as the embedded spec.
-func LoadBridgesFS(fsys fs.FS, display string, units []Unit) ([]*ir.Bridge, error) {
-	if names, _ := fs.Glob(fsys, BridgesDir+"/*.cue"); len(names) == 0 {
-		return nil, nil
-	}
-	bs, err := load.BridgesFS(fsys, BridgesDir, path.Join(display, BridgesDir))
-	if err != nil {
-		return nil, err
-	}
-	return bs, CheckBridges(bs, units, path.Join(display, BridgesDir))
-}
 
 // CheckBridges cross-checks bridge tables against the specs they name: the wire package,
 // its input and output records, every output path and matcher field, and the extension

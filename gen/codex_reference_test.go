@@ -241,11 +241,11 @@ func TestCodexReferenceExamples(t *testing.T) {
 // codexSpec loads the codex wire package from the embedded spec tree.
 func codexSpec(t *testing.T) *ir.Spec {
 	t.Helper()
-	units, err := gen.LoadTreeFS(spec.FS, "spec", gen.DefaultLayout)
+	tree, err := gen.LoadFS(spec.FS, "spec", gen.DefaultLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range units {
+	for _, u := range tree.Units {
 		if u.Spec.Package == "codex" {
 			return u.Spec
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/dshkit/dsh/gen/emit/docs"
 	"github.com/dshkit/dsh/gen/emit/gotests"
 	"github.com/dshkit/dsh/gen/emit/gotypes"
+	"github.com/dshkit/dsh/gen/emit/scenarios"
 	"github.com/dshkit/dsh/gen/emit/schema"
 	"github.com/dshkit/dsh/gen/ir"
 )
@@ -30,6 +31,8 @@ type Layout struct {
 	SchemaDir string
 	// DocsFile is the Markdown catalog (default "docs/catalog.md").
 	DocsFile string
+	// Suite, when set, says where the conformance suite of a spec with scenarios goes.
+	Suite *scenarios.Options
 }
 
 // DefaultLayout is the layout of the dsh repository for a spec whose package is pkg.
@@ -38,11 +41,10 @@ func DefaultLayout(pkg string) Layout {
 }
 
 // Files runs every emitter over s and returns all generated files, sorted by path.
-// Nothing touches the disk. A spec laid out by WireLayout is a wire package: its headers name
-// spec/wire/<file>. A spec without events and session events (every wire package) gets no
-// dispatch files and one JSON Schema per record.
-func Files(s *ir.Spec, l Layout) ([]emit.File, error) {
-	o := Options(s, l)
+// Nothing touches the disk. o.SpecDir names the spec's directory under spec/ for headers. A
+// spec without events and session events (a wire package) gets no dispatch files and one
+// JSON Schema per record.
+func Files(s *ir.Spec, l Layout, o emit.Options) ([]emit.File, error) {
 	var all []emit.File
 	add := func(fs []emit.File, err error) error {
 		if err != nil {
@@ -65,6 +67,13 @@ func Files(s *ir.Spec, l Layout) ([]emit.File, error) {
 			return nil, fmt.Errorf("go round-trip test: %w", err)
 		}
 	}
+	if l.Suite != nil {
+		so := *l.Suite
+		so.GoDir = l.GoDir
+		if err := add(scenarios.Emit(s, so)); err != nil {
+			return nil, fmt.Errorf("conformance suite: %w", err)
+		}
+	}
 	if l.DocsFile != "" {
 		f, err := docs.EmitWith(s, l.DocsFile, o)
 		if err != nil {
@@ -79,43 +88,6 @@ func Files(s *ir.Spec, l Layout) ([]emit.File, error) {
 		}
 	}
 	return all, nil
-}
-
-// AllFiles is TreeFiles plus the bridge mapping tables bs (gen/bridges.go: generated/hookmap
-// next to the canonical surface of units[0]; nothing when bs is empty): everything
-// `dshgen generate` writes, sorted by path.
-func AllFiles(units []Unit, bs []*ir.Bridge) ([]emit.File, error) {
-	files, err := TreeFiles(units)
-	if err != nil || len(bs) == 0 || len(units) == 0 {
-		return files, err
-	}
-	hm, err := BridgeFiles(bs, units[0].Layout)
-	if err != nil {
-		return nil, fmt.Errorf("bridge tables: %w", err)
-	}
-	files = append(files, hm...)
-	emit.Sort(files)
-	for i := 1; i < len(files); i++ {
-		if files[i].Path == files[i-1].Path {
-			return nil, fmt.Errorf("two emitters write %s", files[i].Path)
-		}
-	}
-	return files, nil
-}
-
-// Options returns the emitter options of spec s laid out as l: a layout that WireLayout
-// produces for s's package is a wire package's (its files are in spec/wire), any other is
-// the canonical spec's (spec/).
-func Options(s *ir.Spec, l Layout) emit.Options {
-	wireGo := path.Dir(l.GoDir)
-	if l.DocsFile != "" || path.Base(wireGo) != WireDir {
-		return emit.Options{}
-	}
-	main := Layout{GoDir: path.Join(path.Dir(wireGo), s.Package), SchemaDir: path.Dir(l.SchemaDir)}
-	if WireLayout(main, s.Package) == l {
-		return emit.Options{SpecDir: WireDir}
-	}
-	return emit.Options{}
 }
 
 // generatedMarker is how dshgen recognises a file it owns (and may delete when the spec no

@@ -112,15 +112,11 @@ func generate(t *testing.T, a *txtar.Archive) []emit.File {
 			}
 		}
 	}
-	units, err := gen.LoadTree(dir, "spec", gen.DefaultLayout)
+	tree, err := gen.Load(dir, "spec", gen.DefaultLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bridges, err := gen.LoadBridges(dir, "spec", units)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := gen.AllFiles(units, bridges)
+	files, err := tree.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,15 +167,11 @@ func compile(t *testing.T, files []emit.File) {
 // packages and the bridge tables.
 func embeddedTree(t testing.TB) []emit.File {
 	t.Helper()
-	units, err := gen.LoadTreeFS(spec.FS, "spec", gen.DefaultLayout)
+	tree, err := gen.LoadFS(spec.FS, "spec", gen.DefaultLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bridges, err := gen.LoadBridgesFS(spec.FS, "spec", units)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := gen.AllFiles(units, bridges)
+	files, err := tree.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +211,11 @@ func TestCommittedTreeIsFresh(t *testing.T) {
 // wire packages and bridge tables included: the same units, types and events, and the same
 // generated tree.
 func TestEmbeddedTreeIsOnDisk(t *testing.T) {
-	embedded, err := gen.LoadTreeFS(spec.FS, "spec", gen.DefaultLayout)
+	embedded, err := gen.LoadFS(spec.FS, "spec", gen.DefaultLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	disk, err := gen.LoadTree("../spec", "spec", gen.DefaultLayout)
+	disk, err := gen.Load("../spec", "spec", gen.DefaultLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,21 +227,20 @@ func TestEmbeddedTreeIsOnDisk(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff(summary(disk), summary(embedded)); diff != "" {
+	if diff := cmp.Diff(summary(disk.Units), summary(embedded.Units)); diff != "" {
 		t.Errorf("the embedded spec tree differs from spec/ (-disk +embedded):\n%s", diff)
 	}
 	var pkgs []string
-	for _, u := range embedded[1:] {
+	for _, u := range embedded.Units[1:] {
 		pkgs = append(pkgs, u.Spec.Package)
 	}
-	if got := strings.Join(pkgs, " "); got != "claudecode codex" {
-		t.Errorf("wire packages = %q, want \"claudecode codex\"", got)
+	if got := strings.Join(pkgs, " "); got != "claudecode codex conformance" {
+		t.Errorf("packages beside the canonical surface = %q, want \"claudecode codex conformance\"", got)
 	}
-	bridges, err := gen.LoadBridges("../spec", "spec", disk)
-	if err != nil {
-		t.Fatal(err)
+	if len(disk.Bridges) != 2 || len(embedded.Bridges) != 2 {
+		t.Errorf("bridge tables: %d on disk, %d embedded; want 2", len(disk.Bridges), len(embedded.Bridges))
 	}
-	a, err := gen.AllFiles(disk, bridges)
+	a, err := disk.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,15 +259,11 @@ func TestEmbeddedTreeIsOnDisk(t *testing.T) {
 // evaluate the CUE, run every emitter, compare with the committed tree.
 func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
-		units, err := gen.LoadTree("../spec", "spec", gen.DefaultLayout)
+		tree, err := gen.Load("../spec", "spec", gen.DefaultLayout)
 		if err != nil {
 			b.Fatal(err)
 		}
-		bridges, err := gen.LoadBridges("../spec", "spec", units)
-		if err != nil {
-			b.Fatal(err)
-		}
-		files, err := gen.AllFiles(units, bridges)
+		files, err := tree.Files()
 		if err != nil {
 			b.Fatal(err)
 		}

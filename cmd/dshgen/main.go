@@ -7,6 +7,7 @@
 //	dshgen check    [-spec DIR] [-out DIR] [-docs FILE]   exit 1 with a diff if anything is stale
 //	dshgen schema   -out DIR [-spec DIR]                   write one JSON Schema per payload/decision
 //	dshgen docs     -out FILE [-spec DIR]                  write the Markdown catalog
+//	dshgen scaffold -type T -events E1,E2 -out FILE        write a native plugin's Register glue
 //
 // Exit codes: 0 success (check: everything fresh), 1 check found stale files, 2 usage
 // error or an invalid spec (the message starts with the CUE file:line:col).

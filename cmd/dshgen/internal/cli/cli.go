@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,10 @@ import (
 	"github.com/dshkit/dsh/gen"
 	"github.com/dshkit/dsh/gen/emit"
 	"github.com/dshkit/dsh/gen/emit/docs"
+	"github.com/dshkit/dsh/gen/emit/scaffold"
 	"github.com/dshkit/dsh/gen/emit/schema"
 	"github.com/dshkit/dsh/gen/load"
+	"github.com/dshkit/dsh/spec"
 )
 
 // Exit codes.
@@ -56,6 +59,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = schemaCmd(rest, stdout)
 	case "docs":
 		err = docsCmd(rest, stdout)
+	case "scaffold":
+		err = scaffoldCmd(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -100,10 +105,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// loadTree loads the spec tree in dir (the canonical spec and its wire packages), laying the
-// canonical spec out with main.
-func loadTree(dir string, main func(pkg string) gen.Layout) ([]gen.Unit, error) {
-	return gen.LoadTree(dir, filepath.ToSlash(filepath.Clean(dir)), main)
+// loadTree loads the spec tree in dir (the canonical spec, its wire packages, the bridge
+// tables and the conformance scenarios), laying the canonical spec out with main.
+func loadTree(dir string, main func(pkg string) gen.Layout) (*gen.Tree, error) {
+	return gen.Load(dir, filepath.ToSlash(filepath.Clean(dir)), main)
 }
 
 // tree implements generate and check. Output paths are computed relative to the common
@@ -120,15 +125,11 @@ func tree(cmd string, args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	units, err := loadTree(*specDir, layout)
+	t, err := loadTree(*specDir, layout)
 	if err != nil {
 		return exitUsage, err
 	}
-	bridges, err := gen.LoadBridges(*specDir, filepath.ToSlash(filepath.Clean(*specDir)), units)
-	if err != nil {
-		return exitUsage, err
-	}
-	files, err := gen.AllFiles(units, bridges)
+	files, err := t.Files()
 	if err != nil {
 		return exitUsage, err
 	}
@@ -196,13 +197,13 @@ func schemaCmd(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usageError{"schema: -out DIR is required"}
 	}
-	units, err := loadTree(*specDir, standalone(""))
+	t, err := loadTree(*specDir, standalone(""))
 	if err != nil {
 		return err
 	}
 	var files []emit.File
-	for _, u := range units {
-		fs, err := schema.EmitWith(u.Spec, u.Layout.SchemaDir, gen.Options(u.Spec, u.Layout))
+	for _, u := range t.Units {
+		fs, err := schema.EmitWith(u.Spec, u.Layout.SchemaDir, emit.Options{SpecDir: u.SpecDir})
 		if err != nil {
 			return fmt.Errorf("%s: %w", u.Spec.Package, err)
 		}
@@ -221,16 +222,16 @@ func docsCmd(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usageError{"docs: -out FILE is required"}
 	}
-	units, err := loadTree(*specDir, standalone(filepath.ToSlash(filepath.Base(*out))))
+	t, err := loadTree(*specDir, standalone(filepath.ToSlash(filepath.Base(*out))))
 	if err != nil {
 		return err
 	}
 	var files []emit.File
-	for i, u := range units {
-		o := gen.Options(u.Spec, u.Layout)
+	for i, u := range t.Units {
+		o := emit.Options{SpecDir: u.SpecDir}
 		name := u.Layout.DocsFile
-		if i > 0 { // a wire package: its layout has no catalog
-			name = path.Join(gen.WireDir, u.Spec.Package+".md")
+		if i > 0 { // a wire or conformance package: its layout has no catalog
+			name = path.Join(u.SpecDir, u.Spec.Package+".md")
 		}
 		f, err := docs.EmitWith(u.Spec, name, o)
 		if err != nil {
@@ -247,4 +248,41 @@ func writeUnder(dir string, files []emit.File, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s\n", path.Join(filepath.ToSlash(dir), c))
 	}
 	return err
+}
+
+func scaffoldCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("scaffold")
+	specDir := fs.String("spec", "", "spec directory (default: the spec built into dshgen)")
+	typ := fs.String("type", "", "the plugin type whose methods are the listeners")
+	events := fs.String("events", "", "comma-separated extension points, e.g. tools/guard,tools/post-execute")
+	out := fs.String("out", "", "Go file to write")
+	pkg := fs.String("pkg", os.Getenv("GOPACKAGE"), "Go package of the file (default: $GOPACKAGE, set by go generate)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *typ == "" || *events == "" || *out == "":
+		return usageError{"scaffold: -type, -events and -out are required"}
+	case *pkg == "":
+		return usageError{"scaffold: -pkg is required outside go generate"}
+	}
+	var t *gen.Tree
+	var err error
+	if *specDir == "" {
+		t, err = gen.LoadFS(spec.FS, "spec", gen.DefaultLayout)
+	} else {
+		t, err = loadTree(*specDir, gen.DefaultLayout)
+	}
+	if err != nil {
+		return err
+	}
+	main := t.Main()
+	data, err := scaffold.Emit(main.Spec, scaffold.Options{
+		Package: *pkg, Type: *typ, Events: strings.Split(*events, ","),
+		Import: gen.Module + "/" + main.Layout.GoDir,
+	})
+	if err != nil {
+		return usageError{"scaffold: " + err.Error()}
+	}
+	return writeUnder(filepath.Dir(*out), []emit.File{{Path: filepath.Base(*out), Data: data}}, stdout)
 }
