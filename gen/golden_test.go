@@ -222,8 +222,9 @@ func TestEmbeddedTreeIsOnDisk(t *testing.T) {
 	summary := func(units []gen.Unit) []string {
 		var out []string
 		for _, u := range units {
-			out = append(out, fmt.Sprintf("%s %+v: %d types, %d events, %d session events",
-				u.Spec.Package, u.Layout, len(u.Spec.Types), len(u.Spec.Events), len(u.Spec.SessionEvents)))
+			out = append(out, fmt.Sprintf("%s %s %s %s: %d types, %d events, %d session events, %d scenarios",
+				u.Spec.Package, u.Layout.GoDir, u.Layout.SchemaDir, u.Layout.DocsFile,
+				len(u.Spec.Types), len(u.Spec.Events), len(u.Spec.SessionEvents), len(u.Spec.Scenarios)))
 		}
 		return out
 	}

@@ -20,7 +20,7 @@ const sdkHowTo = `DSH_CLAUDE_SDK_DTS is not set: it must name sdk.d.ts of @anthr
 Get it with:
 	cd /tmp && npm pack @anthropic-ai/claude-agent-sdk@` + sdkVersion + ` && mkdir -p claude-sdk && tar -xzf anthropic-ai-claude-agent-sdk-` + sdkVersion + `.tgz -C claude-sdk
 	export DSH_CLAUDE_SDK_DTS=/tmp/claude-sdk/package/sdk.d.ts
-(.ci/run fetches it the same way.)`
+(scripts/test, the README's test command, fetches it the same way.)`
 
 // sdkOmitted lists the SDK hook fields the Claude Code wire spec deliberately leaves out,
 // keyed "<SDK type>.<field>", with the reason. Input fields are ones dsh cannot produce;

@@ -188,7 +188,7 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 				stop, _ = s.(string)
 			}
 			if strings.TrimSpace(stop) == "" {
-				stop = "stopped by " + ev.Name + " hook (continue:false)"
+				stop = ev.HaltReason
 			}
 			v.Outcome, v.Reason = dsh.HookOutcomeHalt, stop
 		}
@@ -331,15 +331,9 @@ func looksJSON(s string, prefixes []string) bool {
 	return false
 }
 
-// blockingOutcome is what exit 2 becomes at ev: deny where the event's rules deny (the
-// tool gate), block elsewhere.
+// blockingOutcome is what exit 2 becomes at ev (the table's Exit2).
 func blockingOutcome(ev *hookmap.Event) Outcome {
-	for _, r := range ev.Rules {
-		if r.Then == string(dsh.HookOutcomeDeny) {
-			return dsh.HookOutcomeDeny
-		}
-	}
-	return dsh.HookOutcomeBlock
+	return Outcome(ev.Exit2)
 }
 
 // processDiagnostic explains a process outcome.

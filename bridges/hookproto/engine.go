@@ -113,6 +113,10 @@ func (h HookRun) Record(turn int) dsh.HookResult {
 		s := strings.Join(h.Verdict.Notices, "\n")
 		rec.Notice = &s
 	}
+	if len(h.Verdict.Diagnostics) > 0 {
+		s := strings.Join(h.Verdict.Diagnostics, "\n")
+		rec.Diagnostic = &s
+	}
 	return rec
 }
 

@@ -162,6 +162,9 @@ type HookResult struct {
 	DurationMS int `json:"durationMs"`
 	// Notice is the hook's user-facing systemMessage; it is never shown to the model.
 	Notice *string `json:"notice,omitempty"`
+	// Diagnostic explains an outcome that made no decision (error, timeout, failed), e.g.
+	// "exit 2 with empty stderr does not block in codex" or an output validation error.
+	Diagnostic *string `json:"diagnostic,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -182,6 +185,9 @@ func (r HookResult) MarshalJSON() ([]byte, error) {
 	if r.Notice != nil {
 		enc.field("notice", r.Notice)
 	}
+	if r.Diagnostic != nil {
+		enc.field("diagnostic", r.Diagnostic)
+	}
 	return enc.bytes()
 }
 
@@ -201,6 +207,7 @@ func (r *HookResult) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "stderrSummary", &v.StderrSummary, decodeValue[*string])
 	requiredField(dec, "durationMs", &v.DurationMS, decodeValue[int])
 	optionalField(dec, "notice", &v.Notice, decodeValue[*string])
+	optionalField(dec, "diagnostic", &v.Diagnostic, decodeValue[*string])
 	if err := dec.finish(); err != nil {
 		return err
 	}

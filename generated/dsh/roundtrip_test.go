@@ -467,6 +467,7 @@ func TestRoundTrip(t *testing.T) {
 			StderrSummary: ptr("text-stderrSummary"),
 			DurationMS:    1,
 			Notice:        ptr("text-notice"),
+			Diagnostic:    ptr("text-diagnostic"),
 		})
 	})
 	t.Run("InboxClaimedPayload", func(t *testing.T) {

@@ -30,6 +30,8 @@ var ClaudeCode = Bridge{
 			FallbackReason:     "blocked by PostToolUse hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
+			HaltReason:         "stopped by PostToolUse hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
@@ -59,6 +61,8 @@ var ClaudeCode = Bridge{
 			FallbackReason:     "blocked by PreToolUse hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
+			HaltReason:         "stopped by PreToolUse hook (continue:false)",
+			Exit2:              "deny",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
@@ -91,6 +95,8 @@ var ClaudeCode = Bridge{
 			FallbackReason:     "blocked by SessionStart hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
+			HaltReason:         "stopped by SessionStart hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules:              []Rule{},
@@ -116,6 +122,8 @@ var ClaudeCode = Bridge{
 			FallbackReason:     "continue: blocked by Stop hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
+			HaltReason:         "stopped by Stop hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{},
 			JoinReasons:        "all",
 			Rules: []Rule{
@@ -144,6 +152,8 @@ var ClaudeCode = Bridge{
 			FallbackReason:     "blocked by UserPromptSubmit hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
+			HaltReason:         "stopped by UserPromptSubmit hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{

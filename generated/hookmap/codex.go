@@ -29,6 +29,8 @@ var Codex = Bridge{
 			FallbackReason:     "blocked by PostToolUse hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
+			HaltReason:         "stopped by PostToolUse hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "first",
 			Rules: []Rule{
@@ -62,6 +64,8 @@ var Codex = Bridge{
 			FallbackReason:     "blocked by PreToolUse hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               false,
+			HaltReason:         "stopped by PreToolUse hook (continue:false)",
+			Exit2:              "deny",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "first",
 			Rules: []Rule{
@@ -97,6 +101,8 @@ var Codex = Bridge{
 			FallbackReason:     "blocked by SessionStart hook",
 			Scope:              "",
 			Halt:               true,
+			HaltReason:         "stopped by SessionStart hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules:              []Rule{},
@@ -122,6 +128,8 @@ var Codex = Bridge{
 			FallbackReason:     "continue: blocked by Stop hook",
 			Scope:              "",
 			Halt:               true,
+			HaltReason:         "stopped by Stop hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{},
 			JoinReasons:        "all",
 			Rules: []Rule{
@@ -149,6 +157,8 @@ var Codex = Bridge{
 			FallbackReason:     "blocked by UserPromptSubmit hook",
 			Scope:              "",
 			Halt:               true,
+			HaltReason:         "stopped by UserPromptSubmit hook (continue:false)",
+			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{

@@ -141,6 +141,11 @@ type Event struct {
 	Scope string
 	// Halt says whether continue:false halts the turn at this event.
 	Halt bool
+	// HaltReason is the halt reason when continue:false comes without a stopReason.
+	HaltReason string
+	// Exit2 is the outcome of exit 2 with a non-blank stderr (the reason): "deny" at the
+	// tool gate, "block" elsewhere.
+	Exit2 string
 	// Contexts are the output paths of context strings, in order.
 	Contexts []string
 	// JoinReasons is how several blocking hooks' reasons combine: "all" (joined by a
@@ -223,6 +228,8 @@ var {{$b.GoName}} = Bridge{
 			FallbackReason: {{q $e.FallbackReason}},
 			Scope: {{q $e.Scope}},
 			Halt: {{$e.Halt}},
+			HaltReason: {{q $e.HaltReason}},
+			Exit2: {{q $e.Exit2}},
 			Contexts: {{strs $e.Contexts}},
 			JoinReasons: {{q $e.JoinReasons}},
 			Rules: []Rule{
