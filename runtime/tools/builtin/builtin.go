@@ -1,0 +1,145 @@
+// Package builtin holds dsh's built-in tools, with Claude Code's tool names and input
+// shapes so that hook scripts written for Claude Code (which read tool_input.command or
+// tool_input.file_path) work unchanged:
+//
+//	Bash{command, description?, timeout?}        runs a command in the workspace
+//	Read{file_path, offset?, limit?}             reads a text file, numbered like cat -n
+//	Write{file_path, content}                    writes a file
+//	Edit{file_path, old_string, new_string, replace_all?}  replaces text in a file
+//
+// Every path is confined to the workspace: a relative path is taken under it, and a path
+// that resolves (symlinks included) outside it is an error result with code
+// PATH_OUTSIDE_WORKSPACE. Bash runs in the workspace in its own process group, with a
+// timeout and a cap on captured output.
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// Error codes of the built-in tools' structured failures.
+const (
+	CodeOutsideWorkspace = "PATH_OUTSIDE_WORKSPACE"
+	CodeNotFound         = "FILE_NOT_FOUND"
+	CodeEditNoMatch      = "EDIT_NO_MATCH"
+	CodeEditAmbiguous    = "EDIT_AMBIGUOUS"
+	CodeBashTimeout      = "BASH_TIMEOUT"
+	CodeBadInput         = "BAD_INPUT"
+)
+
+// Options configures the built-in tools.
+type Options struct {
+	// Workspace is the directory every path is confined to and Bash runs in. Required.
+	Workspace string
+	// BashTimeout is Bash's default timeout (default 2 minutes); a call's timeout (in
+	// milliseconds, as in Claude Code) may lower or raise it up to MaxBashTimeout.
+	BashTimeout time.Duration
+	// MaxBashTimeout caps a call's timeout (default 10 minutes).
+	MaxBashTimeout time.Duration
+	// MaxOutput caps the bytes of stdout and of stderr Bash keeps (default 30000 each).
+	MaxOutput int
+	// Env is Bash's environment (default: the process's).
+	Env []string
+	// ReadLimit is Read's default number of lines (default 2000).
+	ReadLimit int
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Workspace == "" {
+		return o, errors.New("builtin: Options.Workspace is required")
+	}
+	ws, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return o, err
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return o, fmt.Errorf("builtin: workspace: %w", err)
+	}
+	o.Workspace = ws
+	if o.BashTimeout <= 0 {
+		o.BashTimeout = 2 * time.Minute
+	}
+	if o.MaxBashTimeout <= 0 {
+		o.MaxBashTimeout = 10 * time.Minute
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = 30000
+	}
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = 2000
+	}
+	return o, nil
+}
+
+// Definitions returns the four tools, configured by o.
+func Definitions(o Options) ([]tools.Definition, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
+}
+
+// Register registers the four tools globally in r and returns a func that unregisters
+// them.
+func Register(r *tools.Registry, o Options) (unregister func(), err error) {
+	defs, err := Definitions(o)
+	if err != nil {
+		return nil, err
+	}
+	var undo []func()
+	unregister = func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+	for _, d := range defs {
+		u, err := r.Register(d)
+		if err != nil {
+			unregister()
+			return nil, err
+		}
+		undo = append(undo, u)
+	}
+	return unregister, nil
+}
+
+// resolve maps a tool's file_path to an absolute path inside the workspace, resolving
+// the symlinks of its deepest existing ancestor so that a link cannot lead outside.
+func resolve(workspace, p string) (string, error) {
+	if strings.TrimSpace(p) == "" {
+		return "", tools.NewError(CodeBadInput, "file_path is empty")
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workspace, p)
+	}
+	p = filepath.Clean(p)
+	existing, rest := p, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", tools.NewError(CodeBadInput, fmt.Sprintf("cannot resolve %s: %v", p, err))
+	}
+	full := filepath.Join(real, rest)
+	if full != workspace && !strings.HasPrefix(full, workspace+string(filepath.Separator)) {
+		return "", tools.NewError(CodeOutsideWorkspace, fmt.Sprintf("path %s is outside the workspace %s", p, workspace))
+	}
+	return full, nil
+}

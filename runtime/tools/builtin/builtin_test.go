@@ -1,0 +1,159 @@
+package builtin_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+// setup returns a runtime with the built-in tools over a fresh workspace.
+func setup(t *testing.T, o builtin.Options) (*tools.Runtime, string) {
+	t.Helper()
+	ws := t.TempDir()
+	o.Workspace = ws
+	reg := tools.NewRegistry()
+	if _, err := builtin.Register(reg, o); err != nil {
+		t.Fatal(err)
+	}
+	return tools.New(reg, dsh.NewRegistry()), ws
+}
+
+func run(t *testing.T, rt *tools.Runtime, name, args string) tools.Result {
+	t.Helper()
+	return rt.Execute(context.Background(), tools.Input{CallID: "c1", Name: name, Arguments: json.RawMessage(args)})
+}
+
+func text(r tools.Result) string {
+	var b strings.Builder
+	for _, c := range r.Content() {
+		if tb, ok := c.(dsh.TextBlock); ok {
+			b.WriteString(tb.Text)
+		}
+	}
+	return b.String()
+}
+
+func errCode(r tools.Result) string {
+	if f, ok := r.Outcome.(dsh.ToolFailure); ok && f.Error.Info != nil {
+		return f.Error.Info.Code
+	}
+	return ""
+}
+
+func TestWriteReadEdit(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{})
+	if r := run(t, rt, "Write", `{"file_path":"sub/a.txt","content":"one\ntwo\nthree\n"}`); r.IsError() {
+		t.Fatalf("Write: %s", text(r))
+	}
+	data, err := os.ReadFile(filepath.Join(ws, "sub", "a.txt"))
+	if err != nil || string(data) != "one\ntwo\nthree\n" {
+		t.Fatalf("file = %q, %v", data, err)
+	}
+	r := run(t, rt, "Read", `{"file_path":"`+filepath.Join(ws, "sub", "a.txt")+`","offset":2,"limit":1}`)
+	if got := text(r); got != "     2\ttwo\n" {
+		t.Errorf("Read = %q", got)
+	}
+	if r := run(t, rt, "Edit", `{"file_path":"sub/a.txt","old_string":"two","new_string":"2"}`); r.IsError() {
+		t.Fatalf("Edit: %s", text(r))
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, "sub", "a.txt")); string(data) != "one\n2\nthree\n" {
+		t.Errorf("after Edit: %q", data)
+	}
+	run(t, rt, "Write", `{"file_path":"b.txt","content":"x x x"}`)
+	if r := run(t, rt, "Edit", `{"file_path":"b.txt","old_string":"x","new_string":"y"}`); errCode(r) != builtin.CodeEditAmbiguous {
+		t.Errorf("ambiguous edit: code %q, %s", errCode(r), text(r))
+	}
+	if r := run(t, rt, "Edit", `{"file_path":"b.txt","old_string":"x","new_string":"y","replace_all":true}`); r.IsError() {
+		t.Errorf("replace_all: %s", text(r))
+	}
+	if r := run(t, rt, "Edit", `{"file_path":"b.txt","old_string":"zzz","new_string":"y"}`); errCode(r) != builtin.CodeEditNoMatch {
+		t.Errorf("no match: code %q", errCode(r))
+	}
+	if r := run(t, rt, "Read", `{"file_path":"missing.txt"}`); errCode(r) != builtin.CodeNotFound {
+		t.Errorf("missing: code %q", errCode(r))
+	}
+}
+
+func TestPathsAreConfined(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{})
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{
+		`{"file_path":"/etc/passwd"}`,
+		`{"file_path":"../escape.txt"}`,
+		`{"file_path":"link/secret.txt"}`,
+	} {
+		if r := run(t, rt, "Read", args); errCode(r) != builtin.CodeOutsideWorkspace {
+			t.Errorf("Read %s: code %q (%s)", args, errCode(r), text(r))
+		}
+	}
+	r := run(t, rt, "Write", `{"file_path":"link/new.txt","content":"x"}`)
+	if errCode(r) != builtin.CodeOutsideWorkspace {
+		t.Errorf("Write through a link: code %q", errCode(r))
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("a file was written outside the workspace")
+	}
+}
+
+func TestBash(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{MaxOutput: 100})
+	r := run(t, rt, "Bash", `{"command":"pwd; echo err >&2; exit 3"}`)
+	if r.IsError() {
+		t.Fatalf("Bash: %s", text(r))
+	}
+	got := text(r)
+	if !strings.Contains(got, ws) || !strings.Contains(got, "err") || !strings.Contains(got, "[exit code 3]") {
+		t.Errorf("Bash output = %q", got)
+	}
+	if r := run(t, rt, "Bash", `{"command":"head -c 5000 /dev/zero | tr '\\0' x"}`); !strings.Contains(text(r), "[output truncated]") || len(text(r)) > 200 {
+		t.Errorf("capped output: %d bytes %q", len(text(r)), text(r))
+	}
+	start := time.Now()
+	r = run(t, rt, "Bash", `{"command":"sleep 30 & sleep 30","timeout":200}`)
+	if errCode(r) != builtin.CodeBashTimeout {
+		t.Errorf("timeout: code %q (%s)", errCode(r), text(r))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("timeout took %s", d)
+	}
+}
+
+func TestBashCancel(t *testing.T) {
+	rt, _ := setup(t, builtin.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	start := time.Now()
+	r := rt.Execute(ctx, tools.Input{CallID: "c1", Name: "Bash", Arguments: json.RawMessage(`{"command":"sleep 30"}`)})
+	if !r.IsError() {
+		t.Errorf("cancelled Bash succeeded: %s", text(r))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+}
+
+func TestInputSchemas(t *testing.T) {
+	rt, _ := setup(t, builtin.Options{})
+	for name, args := range map[string]string{
+		"Bash":  `{"cmd":"ls"}`,
+		"Read":  `{"file_path":3}`,
+		"Write": `{"file_path":"a"}`,
+		"Edit":  `{"file_path":"a","old_string":"x"}`,
+	} {
+		r := run(t, rt, name, args)
+		if f, ok := r.Outcome.(dsh.ToolFailure); !ok || f.Error.Info == nil || f.Error.Info.Code != "INVALID_ARGS" {
+			t.Errorf("%s %s: want INVALID_ARGS, got %+v", name, args, r.Outcome)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/approval"
+)
+
+const (
+	// nViews is the number of argument copies a call carves from one allocation: one per
+	// phase payload, the body, the finalizer.
+	nViews = 7
+	// maxArena is the size of the largest arguments whose copies share one allocation;
+	// larger ones are copied separately, so that a kept copy does not retain the others.
+	maxArena = 2048
+)
+
+// call is the state of one execution. It holds the payloads of the phases, so that a call
+// costs few allocations.
+type call struct {
+	rt       *Runtime
+	ctx      context.Context // the caller's context: its cancellation is the caller's abort
+	exec     dsh.ToolExecution
+	agentID  string
+	def      *tool // the definition visible at creation (nil: unknown)
+	finalize func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
+	halt     *Halt
+
+	// survivors are the contexts every failure path keeps (SEMANTICS.md Part A item 5):
+	// the body's deferred contexts, or those of a post-execute block that replaced them.
+	// They are private and lossless.
+	survivors []dsh.UserMessage
+
+	views    []byte // room for nViews copies of the arguments
+	nextView atomic.Int32
+	agentIDs [nViews]string
+
+	pre   dsh.PreToolPayload
+	guard dsh.GuardPayload
+	exe   dsh.ExecutePayload
+	post  dsh.PostToolPayload
+	res   dsh.ToolResultPayload
+
+	mu          sync.Mutex // guards the dispatch state below
+	sealed      bool       // core dispatch can no longer start a body
+	bodyInvoked bool
+	body        sync.WaitGroup // a started body
+	rc          RunContext
+	minted      outcome  // core dispatch's own result, private
+	hasMinted   bool     // minted is set
+	handed      resultID // identity of the copy of minted handed to the wrappers
+
+	staged Call // the call's handle, returned by Runtime.Start
+}
+
+// stage is where a step of the pipeline sends the call.
+type stage int
+
+const (
+	toPolicy   stage = iota // run pre-dispatch: the abort check, pre-execute, ask, guards
+	toDispatch              // run the tools/execute wrappers around the body
+	toPost                  // run post-execute over the candidate
+	toFinish                // a final candidate: finalize, publish
+)
+
+// newCall creates the call (SEMANTICS.md B §4.2 steps 1-2): reads the input, mints the
+// token, resolves the visible definition and captures its finalizer.
+func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
+	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID}
+	c.exec = dsh.ToolExecution{
+		CallID:     in.CallID,
+		Name:       in.Name,
+		RootCallID: in.RootCallID,
+		Token:      dsh.NewToken(),
+		Parent:     in.Parent,
+	}
+	if c.exec.RootCallID == "" {
+		c.exec.RootCallID = in.CallID
+	}
+	if in.AgentID != "" {
+		c.exec.AgentID = &c.agentID
+	}
+	if c.def = rt.tools.lookup(in.AgentID, in.Name); c.def != nil {
+		c.finalize = c.def.def.FinalizeContent
+	}
+	return c
+}
+
+// materialize snapshots the arguments (B §4.2 step 4) into one allocation that also holds
+// the copies the phases will get.
+func (c *call) materialize(args json.RawMessage) bool {
+	raw, ok := losslessJSON(args)
+	if !ok {
+		return false
+	}
+	n := len(raw)
+	if n > maxArena {
+		c.exec.Arguments = append(json.RawMessage(nil), raw...)
+		return true
+	}
+	buf := make([]byte, n*(nViews+1))
+	copy(buf, raw)
+	c.exec.Arguments, c.views = buf[:n:n], buf[n:]
+	return true
+}
+
+// view returns a copy of the sealed call for one phase, with its own copy of the
+// arguments and of the agent id, so that no phase can change what another sees.
+func (c *call) view() dsh.ToolExecution {
+	v := c.exec
+	i := int(c.nextView.Add(1)) - 1
+	if n := len(c.exec.Arguments); n > 0 {
+		if i < nViews && c.views != nil {
+			v.Arguments = c.views[i*n : (i+1)*n : (i+1)*n]
+			copy(v.Arguments, c.exec.Arguments)
+		} else {
+			v.Arguments = cloneRaw(c.exec.Arguments)
+		}
+	}
+	if c.exec.AgentID != nil {
+		if i < nViews {
+			c.agentIDs[i] = c.agentID
+			v.AgentID = &c.agentIDs[i]
+		} else {
+			id := c.agentID
+			v.AgentID = &id
+		}
+	}
+	return v
+}
+
+// nested reports whether the call was dispatched by a composite.
+func (c *call) nested() bool { return !c.exec.Parent.IsZero() }
+
+// create completes creation (B §4.2 step 4): the arguments are snapshotted, then
+// validated against the input schema. Either failure is final and wins over an abort.
+func (c *call) create(args json.RawMessage) (outcome, stage) {
+	if !c.materialize(args) {
+		return failureOf(msgArgsNotJSON, nil), toFinish
+	}
+	// dsh: arguments are validated at creation, before any policy; a violation is final
+	// like a materialization failure.
+	if c.def != nil && c.def.input != nil {
+		if v := c.def.input.validate(c.exec.Arguments, ""); v != "" {
+			return failure(errInvalidArgs(v)), toFinish
+		}
+	}
+	return outcome{}, toPolicy
+}
+
+// policy runs pre-dispatch (B §4.3): a pre-aborted call is final; a denial or a later
+// abort goes to post-execute; a failure is final.
+func (c *call) policy() (outcome, stage) {
+	if c.ctx.Err() != nil {
+		return aborted(false), toFinish
+	}
+	c.pre.Exec = c.view()
+	decision, err := c.rt.hooks.RunPreTool(c.ctx, &c.pre, nil)
+	if err != nil {
+		return c.listenerFailure(err), toFinish
+	}
+	var (
+		reason string
+		denied bool
+	)
+	switch d := decision.(type) {
+	case dsh.PreToolAllow, *dsh.PreToolAllow:
+	case dsh.PreToolDeny:
+		reason, denied = d.Reason, true
+	case *dsh.PreToolDeny:
+		reason, denied = d.Reason, true
+	case dsh.PreToolHalt:
+		reason, denied = d.Reason, true
+		c.halt = &Halt{Reason: d.Reason, Point: HaltPreExecute}
+	case *dsh.PreToolHalt:
+		reason, denied = d.Reason, true
+		c.halt = &Halt{Reason: d.Reason, Point: HaltPreExecute}
+	case dsh.PreToolAsk:
+		if o, to, ok := c.ask(d.Reason, &reason, &denied); ok {
+			return o, to
+		}
+	case *dsh.PreToolAsk:
+		if o, to, ok := c.ask(d.Reason, &reason, &denied); ok {
+			return o, to
+		}
+	default:
+		return failureOf("unreachable: tools/pre-execute returned an unknown decision", nil), toFinish
+	}
+	// B §4.3 step 5: guards run only for an allow.
+	if !denied {
+		c.guard.Exec = c.view()
+		verdict, err := c.rt.hooks.RunGuard(c.ctx, &c.guard)
+		if err != nil {
+			return c.listenerFailure(err), toFinish
+		}
+		switch v := verdict.(type) {
+		case dsh.GuardDeny:
+			reason, denied = v.Reason, true
+		case *dsh.GuardDeny:
+			reason, denied = v.Reason, true
+		}
+	}
+	if denied {
+		return denial(reason), toPost
+	}
+	// B §4.3 step 6: an allow that settles after cancellation does not dispatch.
+	if c.ctx.Err() != nil {
+		return aborted(false), toPost
+	}
+	return outcome{}, toDispatch
+}
+
+// ask resolves an ask decision through the approval seam (B §2.10). It either sets the
+// denial (reason, denied), or leaves both to allow, or returns a candidate (ok): an
+// ABORTED_BEFORE_DISPATCH for post-execute, or a final failure.
+func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, stage, bool) {
+	name := quoted(c.exec.Name)
+	deny := func(r string) (outcome, stage, bool) {
+		*reason, *denied = r, true
+		return outcome{}, 0, false
+	}
+	if c.rt.approver == nil {
+		if reasonPtr != nil && *reasonPtr != "" {
+			return deny(*reasonPtr)
+		}
+		return deny("tool " + name + " requires approval (not yet supported)")
+	}
+	if c.exec.AgentID == nil {
+		return deny("tool " + name + " requires approval, but the call has no agent to route it through")
+	}
+	req := approval.Request{AgentID: c.agentID, ToolName: c.exec.Name, CallID: c.exec.CallID}
+	if reasonPtr != nil {
+		req.Reason = *reasonPtr
+	}
+	outcomeOf, err := callApprover(c.ctx, c.rt.approver, req)
+	if err != nil {
+		c.rt.log.LogAttrs(c.ctx, slog.LevelWarn, "tools: approval failed",
+			slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
+		return failure(err), toFinish, true
+	}
+	switch outcomeOf {
+	case dsh.ApprovalOutcomeAllowedOnce:
+		return outcome{}, 0, false
+	case dsh.ApprovalOutcomeRejected:
+		return deny("the user rejected tool " + name)
+	case dsh.ApprovalOutcomeCancelled:
+		if c.ctx.Err() != nil {
+			return aborted(false), toPost, true
+		}
+		return deny("approval for tool " + name + " was cancelled")
+	case dsh.ApprovalOutcomeUnavailable:
+		return deny("tool " + name + " requires approval, but no approval channel is available")
+	}
+	return failureOf("unreachable: approval returned the unknown outcome "+quoted(string(outcomeOf)), nil), toFinish, true
+}
+
+// callApprover calls the approver, turning a panic into an error.
+func callApprover(ctx context.Context, a approval.Approver, req approval.Request) (outcome dsh.ApprovalOutcome, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			outcome, err = "", &panicError{value: v}
+		}
+	}()
+	return a.Approve(ctx, req)
+}
+
+// listenerFailure is the final failure of a failed listener run; it is logged.
+func (c *call) listenerFailure(err error) outcome {
+	c.rt.log.LogAttrs(c.ctx, slog.LevelWarn, "tools: listener failed",
+		slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
+	return c.finalFailure(err)
+}
+
+// finalFailure is the failure of err with the contexts that survive every failure.
+func (c *call) finalFailure(err error) outcome {
+	f := failure(err)
+	f.contexts = c.survivors
+	return f
+}

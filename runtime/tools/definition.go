@@ -1,0 +1,59 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// Definition is a tool: its model-facing description, the contract of its arguments and
+// value, and its body.
+type Definition struct {
+	// Name is the tool name; it must be non-empty and unique within one registry layer.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the arguments (draft 2020-12 unless it names
+	// another draft; self-contained). Arguments are validated against it when the call is
+	// created, before any policy runs. Nil means any JSON value is accepted.
+	InputSchema json.RawMessage
+	// Output declares the canonical value and how it is presented; nil means any lossless
+	// value, rendered by the default rendering (see Output.Render), with no meta.
+	Output *Output
+	// Run is the body. It returns the canonical value, which must be lossless JSON
+	// (json.Marshal-able, no NaN or infinity, no -0; a json.RawMessage is taken as JSON).
+	// An error (or panic) fails the call; return an *Error for a structured failure.
+	Run func(ctx context.Context, rc *RunContext) (any, error)
+	// FinalizeContent, if set, maps the content of the final result of every call,
+	// whatever its outcome, exactly once. It is captured when the call is created, so
+	// unregistering the tool later does not remove it. It may replace only the content:
+	// nil keeps it. It must be total: an error or a panic replaces the result with a
+	// failure "finalizer violated its total contract: <cause>".
+	FinalizeContent func(exec dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
+	// IsConcurrencySafe, if set, tells whether a call with args may run in parallel with
+	// other parallel calls; see Runtime.ExecutionMode.
+	IsConcurrencySafe func(args json.RawMessage) bool
+}
+
+// Output declares a tool's canonical value and its presentation.
+type Output struct {
+	// Schema is the JSON Schema the value must satisfy; nil accepts any lossless value.
+	Schema json.RawMessage
+	// Render renders the content the model sees from the arguments and the value. Nil
+	// renders one text block: the value's text if it is a JSON string, else its JSON text.
+	Render func(args, value json.RawMessage) ([]dsh.ContentBlock, error)
+	// PresentationMeta, if set, computes the presentation metadata persisted for UI replay
+	// (top-level calls only); nil from it means no meta.
+	PresentationMeta func(args, value json.RawMessage) (json.RawMessage, error)
+}
+
+// Mode is how the agent loop's scheduler may run a call.
+type Mode string
+
+const (
+	// ModeExclusive: the call runs alone, as a barrier.
+	ModeExclusive Mode = "exclusive"
+	// ModeParallel: the call may run alongside other parallel calls.
+	ModeParallel Mode = "parallel"
+)

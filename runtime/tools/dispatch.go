@@ -1,0 +1,200 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// dispatch runs the tools/execute wrappers around core dispatch (SEMANTICS.md B §4.4): the
+// candidate goes to post-execute, a wrapper or normalization failure is final.
+func (c *call) dispatch() (outcome, stage) {
+	c.exe.Exec = c.view()
+	r, err := c.rt.hooks.RunExecute(c.ctx, &c.exe, c.core)
+
+	// A started body is always awaited, even when a wrapper returned without waiting.
+	c.mu.Lock()
+	c.sealed = true
+	c.mu.Unlock()
+	c.body.Wait()
+
+	if err != nil {
+		return c.listenerFailure(err), toFinish
+	}
+	o, ok := c.normalize(r)
+	if !ok {
+		return o, toFinish
+	}
+	// B §4.4 step 3: the body's deferred contexts come first, for success and failure.
+	if len(c.survivors) > 0 {
+		o.contexts = append(c.survivors[:len(c.survivors):len(c.survivors)], o.contexts...)
+	}
+	// B §4.4 step 4: only a success is replaced by the abort code.
+	if c.ctx.Err() != nil {
+		o = c.abortSuccess(o)
+	}
+	return o, toPost
+}
+
+// core is the innermost step of tools/execute: body dispatch (B §4.4 step 1). wctx is the
+// context the innermost wrapper passed to next.
+func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
+	bctx, stop := fuse(c.ctx, wctx)
+	defer stop()
+	if bctx.Err() != nil {
+		return c.mint(aborted(false))
+	}
+	t := c.rt.tools.lookup(c.agentID, c.exec.Name)
+	if t == nil {
+		return c.mint(failure(errUnknownTool(c.exec.Name)))
+	}
+	c.mu.Lock()
+	if c.sealed {
+		// next was called as its wrapper returned: the run is over, nothing may start.
+		c.mu.Unlock()
+		o := aborted(false)
+		return o.result()
+	}
+	c.bodyInvoked = true
+	c.body.Add(1)
+	defer c.body.Done()
+	c.rc.c, c.rc.exec = c, c.view()
+	c.mu.Unlock()
+
+	value, err := runBody(bctx, t.def.Run, &c.rc)
+	deferred, concluded := c.rc.close()
+	var o outcome
+	if err != nil {
+		o = failure(err)
+	} else {
+		raw, verr := marshalValue(value)
+		var text *string
+		if s, ok := value.(string); ok && verr == nil {
+			text = &s
+		}
+		if o = c.buildSuccessText(t, raw, verr, concluded, text); !o.failed && bctx.Err() != nil {
+			o = aborted(true)
+		}
+	}
+	c.mu.Lock()
+	c.survivors = deferred
+	c.mu.Unlock()
+	return c.mint(o)
+}
+
+// runBody calls the body, turning a panic into an error.
+func runBody(ctx context.Context, run func(context.Context, *RunContext) (any, error), rc *RunContext) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, &panicError{value: p}
+		}
+	}()
+	return run(ctx, rc)
+}
+
+// fuse returns the context the body runs under (SEMANTICS.md Part A item 1): the
+// caller's own when the wrapper passed it on, else a context with w's values that is
+// cancelled when either is.
+func fuse(caller, w context.Context) (context.Context, func()) {
+	if w == nil || sameContext(caller, w) {
+		return caller, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(w)
+	if caller.Err() != nil {
+		cancel(context.Cause(caller))
+		return ctx, func() {}
+	}
+	stop := context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// sameContext reports whether a and b are the same context; a non-comparable context is
+// never the same.
+func sameContext(a, b context.Context) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// mint records o, core dispatch's own result, and returns a copy of it for the wrappers,
+// which normalize recognizes when it comes back.
+func (c *call) mint(o outcome) dsh.ToolExecutionResult {
+	handed := o.clone()
+	r := handed.result()
+	v, _ := view(r)
+	c.mu.Lock()
+	c.minted, c.hasMinted, c.handed = o, true, v.id()
+	c.mu.Unlock()
+	return r
+}
+
+// normalize turns what the wrappers returned into the dispatch candidate (B §2.11): core
+// dispatch's own result passes unchanged (with the contexts the wrappers attached); any
+// other success is re-normalized through the output declaration (its authored content
+// and meta are ignored); a failure is kept. ok is false for a final failure.
+func (c *call) normalize(r dsh.ToolExecutionResult) (o outcome, ok bool) {
+	v, ok := view(r)
+	if !ok {
+		return c.finalFailure(errResultNotJSON), false
+	}
+	contexts, err := snapshotMessages(v.contexts)
+	if err != nil {
+		return c.finalFailure(errResultNotJSON), false
+	}
+	c.mu.Lock()
+	minted, hasMinted, handed := c.minted, c.hasMinted, c.handed
+	c.mu.Unlock()
+	switch {
+	case hasMinted && v.id() == handed:
+		o = minted
+	case v.failed:
+		o = v
+		if err := o.snapshotFailure(); err != nil {
+			return c.finalFailure(errResultNotJSON), false
+		}
+	default:
+		t := c.rt.tools.lookup(c.agentID, c.exec.Name)
+		if t == nil {
+			return c.finalFailure(errUnknownTool(c.exec.Name)), false
+		}
+		raw, verr := snapshotJSON(v.value)
+		if o = c.buildSuccess(t, raw, verr, c.concluded()); o.failed {
+			o.contexts = c.survivors
+			return o, false
+		}
+	}
+	o.contexts = contexts
+	return o, true
+}
+
+// concluded reports whether the body called ConcludeTurn.
+func (c *call) concluded() bool {
+	c.mu.Lock()
+	invoked := c.bodyInvoked
+	c.mu.Unlock()
+	return invoked && c.rc.isConcluded()
+}
+
+// invoked reports whether the body was invoked.
+func (c *call) invoked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bodyInvoked
+}
+
+// abortSuccess replaces a success by the cancellation failure for the body state,
+// keeping its contexts (B §4.6); a failure is kept.
+func (c *call) abortSuccess(o outcome) outcome {
+	if o.failed {
+		return o
+	}
+	f := aborted(c.invoked())
+	f.contexts = o.contexts
+	return f
+}

@@ -1,0 +1,438 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/approval"
+)
+
+// TestFailureTable_Section3_2 checks every tools row of SEMANTICS.md B §3.2: what a
+// failure at each point becomes, and which later phases still run.
+func TestFailureTable_Section3_2(t *testing.T) {
+	type row struct {
+		name string
+		// install makes the point fail with err.
+		install func(e *env, err error)
+		// phases are the phases that run, in order, besides the body.
+		phases []string
+		// body says whether the body runs.
+		body bool
+		// contexts are the contexts the result keeps (the body defers "d").
+		contexts []string
+		want     string
+	}
+	rows := []row{
+		{"pre-execute", func(e *env, err error) {
+			e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+				return nil, err
+			})
+		}, []string{"finalize", "result"}, false, nil, "Error: point failed"},
+		{"approval", func(e *env, err error) {
+			e.rt.approver = approval.ApproverFunc(func(context.Context, approval.Request) (dsh.ApprovalOutcome, error) { return "", err })
+			e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+				return dsh.NewPreToolAsk(), nil
+			})
+		}, []string{"finalize", "result"}, false, nil, "Error: point failed"},
+		{"guard", func(e *env, err error) {
+			e.hooks.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict { panic(err) })
+		}, []string{"finalize", "result"}, false, nil, "Error: panic: point failed"},
+		{"tools/execute", func(e *env, err error) {
+			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+				next(ctx)
+				panic(err)
+			})
+		}, []string{"finalize", "result"}, true, []string{"d"}, "Error: panic: point failed"},
+		{"post-execute", func(e *env, err error) {
+			e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{ctxMsg("p", "post")}}, err
+			})
+		}, []string{"post", "finalize", "result"}, true, []string{"d"}, "Error: point failed"},
+		{"finalizeContent", nil, []string{"post", "finalize", "result"}, true, []string{"d"}, "Error: point failed"},
+		{"tools/result", func(e *env, err error) {
+			e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { panic(err) })
+		}, []string{"post", "finalize", "result"}, true, []string{"d"}, "ok"},
+	}
+	for _, tc := range rows {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var rec recorder
+			pointErr := errors.New("point failed")
+			def := toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+				rec.add("body")
+				return "ok", rc.DeferContext(ctxMsg("d", "body"))
+			})
+			def.FinalizeContent = func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+				rec.add("finalize")
+				if tc.name == "finalizeContent" {
+					return nil, pointErr
+				}
+				return nil, nil
+			}
+			e.register(t, def)
+			e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				rec.add("post")
+				return next(ctx)
+			})
+			e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { rec.add("result") })
+			if tc.install != nil {
+				tc.install(e, pointErr)
+			}
+			r := e.rt.Execute(context.Background(), Input{CallID: "c1", Name: "t", Arguments: json.RawMessage(`{}`), AgentID: "a1"})
+			want := tc.phases
+			if tc.body {
+				want = append([]string{"body"}, want...)
+			}
+			if got := rec.get(); !slices.Equal(got, want) {
+				t.Errorf("phases = %v, want %v", got, want)
+			}
+			if text(r) != tc.want {
+				t.Errorf("text %q, want %q", text(r), tc.want)
+			}
+			if got := contextIDs(r); !slices.Equal(got, tc.contexts) {
+				t.Errorf("contexts = %v, want %v", got, tc.contexts)
+			}
+			if tc.name != "tools/result" && failureOfResult(t, r).Error.Info != nil {
+				t.Errorf("a plain error got info %+v", failureOfResult(t, r).Error.Info)
+			}
+		})
+	}
+}
+
+// Part A item 1: the body's context is cancelled by the caller's context and by the one
+// the wrapper passed to next; a wrapper cannot detach the body from the caller.
+func TestPartA1_BodyContextFusion(t *testing.T) {
+	for _, tc := range []string{"caller", "wrapper"} {
+		t.Run(tc, func(t *testing.T) {
+			e := newEnv(t)
+			entered := make(chan struct{})
+			e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+				close(entered)
+				<-ctx.Done()
+				return nil, context.Cause(ctx)
+			}))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			wctx, wcancel := context.WithCancel(context.Background()) // detached from the caller
+			defer wcancel()
+			e.hooks.WrapExecute(func(_ context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+				return next(wctx)
+			})
+			go func() {
+				<-entered
+				if tc == "caller" {
+					cancel()
+				} else {
+					wcancel()
+				}
+			}()
+			r := e.exec(ctx, "t", `{}`)
+			if text(r) != "Error: context canceled" {
+				t.Errorf("text %q", text(r))
+			}
+		})
+	}
+}
+
+// Part A item 2: a second call of next is that listener's failure; nothing is skipped and
+// the body runs once.
+func TestPartA2_NextReused(t *testing.T) {
+	for _, phase := range []string{"pre", "execute", "post"} {
+		t.Run(phase, func(t *testing.T) {
+			e := newEnv(t)
+			runs := 0
+			e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) { runs++; return "ok", nil }))
+			switch phase {
+			case "pre":
+				e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+					next(ctx)
+					return next(ctx)
+				})
+			case "execute":
+				e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+					r := next(ctx)
+					next(ctx)
+					return r
+				})
+			case "post":
+				e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+					d, _ := next(ctx)
+					next(ctx)
+					return d, nil
+				})
+			}
+			r := e.exec(context.Background(), "t", `{}`)
+			if text(r) != "Error: "+dsh.ErrNextReused.Error() {
+				t.Errorf("text %q", text(r))
+			}
+			if want := map[string]int{"pre": 0, "execute": 1, "post": 1}[phase]; runs != want {
+				t.Errorf("body ran %d times, want %d", runs, want)
+			}
+		})
+	}
+}
+
+// Part A item 3 (every listener of an awaited notification runs) concerns
+// agent/turn-stopping; its tools analogue: every tools/result observer runs even when an
+// earlier one panics, and the outcome is unchanged.
+func TestPartA3_EveryObserverRuns(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, echoDef())
+	var rec recorder
+	e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { rec.add("1"); panic("observer broke") })
+	e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { rec.add("2") })
+	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	if text(r) != "hi" || !slices.Equal(rec.get(), []string{"1", "2"}) {
+		t.Errorf("text %q observers %v", text(r), rec.get())
+	}
+}
+
+// Part A item 4: a panic at any point is the failure a returned error there becomes, with
+// the panic value in the message.
+func TestPartA4_PanicsAreFailures(t *testing.T) {
+	boom := NewError("BOOM", "boom")
+	for _, tc := range []struct {
+		name    string
+		install func(e *env, def *Definition)
+		want    string
+	}{
+		{"pre-execute", func(e *env, _ *Definition) {
+			e.hooks.OnPreTool(func(context.Context, *dsh.PreToolPayload, dsh.PreToolNext) (dsh.PreToolDecision, error) { panic(boom) })
+		}, "panic: boom"},
+		{"approver", func(e *env, _ *Definition) {
+			e.rt.approver = approval.ApproverFunc(func(context.Context, approval.Request) (dsh.ApprovalOutcome, error) { panic(boom) })
+			e.hooks.OnPreTool(func(context.Context, *dsh.PreToolPayload, dsh.PreToolNext) (dsh.PreToolDecision, error) {
+				return dsh.NewPreToolAsk(), nil
+			})
+		}, "panic: boom"},
+		{"guard", func(e *env, _ *Definition) {
+			e.hooks.Guard(func(context.Context, *dsh.GuardPayload) dsh.GuardVerdict { panic(boom) })
+		}, "panic: boom"},
+		{"wrapper", func(e *env, _ *Definition) {
+			e.hooks.WrapExecute(func(context.Context, *dsh.ExecutePayload, dsh.ExecuteNext) dsh.ToolExecutionResult { panic(boom) })
+		}, "panic: boom"},
+		{"body", func(e *env, def *Definition) {
+			def.Run = func(context.Context, *RunContext) (any, error) { panic(boom) }
+		}, "panic: boom"},
+		{"render", func(e *env, def *Definition) {
+			def.Output.Render = func(args, value json.RawMessage) ([]dsh.ContentBlock, error) { panic(boom) }
+		}, `tool "t" returned invalid output: output.render failed: panic: boom`},
+		{"post-execute", func(e *env, _ *Definition) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				panic(boom)
+			})
+		}, "panic: boom"},
+		{"finalizer", func(e *env, def *Definition) {
+			def.FinalizeContent = func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) { panic(boom) }
+		}, "panic: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			def := toolDef("t", func(context.Context, *RunContext) (any, error) { return "ok", nil })
+			tc.install(e, &def)
+			e.register(t, def)
+			r := e.rt.Execute(context.Background(), Input{CallID: "c1", Name: "t", Arguments: json.RawMessage(`{}`), AgentID: "a1"})
+			f := failureOfResult(t, r)
+			if f.Error.Message != tc.want {
+				t.Errorf("message %q, want %q", f.Error.Message, tc.want)
+			}
+			// A panicking *Error keeps its info, like the returned error would.
+			if !strings.HasPrefix(tc.want, "tool") && (f.Error.Info == nil || f.Error.Info.Code != "BOOM") {
+				t.Errorf("info %+v", f.Error.Info)
+			}
+		})
+	}
+}
+
+// Part A item 5: deferred contexts survive a failing wrapper, a failing finalizer and a
+// failing post-execute listener; only a block replaces them.
+func TestPartA5_DeferredContextsSurvive(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		install func(e *env, def *Definition)
+		want    []string
+	}{
+		{"wrapper-fails", func(e *env, _ *Definition) {
+			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+				next(ctx)
+				return nil // a nil result is the wrapper's failure
+			})
+		}, []string{"d"}},
+		{"wrapper-invalid-success", func(e *env, _ *Definition) {
+			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+				next(ctx)
+				return dsh.ToolSuccess{Value: json.RawMessage(`42`)}
+			})
+		}, []string{"d"}},
+		{"finalizer-fails", func(e *env, def *Definition) {
+			def.FinalizeContent = func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+				return nil, errors.New("no")
+			}
+		}, []string{"d"}},
+		{"post-fails", func(e *env, _ *Definition) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return nil, errors.New("no")
+			})
+		}, []string{"d"}},
+		{"post-accept-both", func(e *env, _ *Definition) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return dsh.PostToolAccept{Value: json.RawMessage(`"v"`), Content: []dsh.ContentBlock{}}, nil
+			})
+		}, []string{"d"}},
+		{"post-block-replaces", func(e *env, _ *Definition) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return dsh.PostToolBlock{Feedback: []dsh.ContentBlock{}, AdditionalContexts: []dsh.UserMessage{ctxMsg("b", "blocker")}}, nil
+			})
+		}, []string{"b"}},
+		{"post-block-then-finalizer-fails", func(e *env, def *Definition) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return dsh.NewPostToolBlock(nil), nil
+			})
+			def.FinalizeContent = func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+				return nil, errors.New("no")
+			}
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			def := toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+				return "ok", rc.DeferContext(ctxMsg("d", "body"))
+			})
+			tc.install(e, &def)
+			e.register(t, def)
+			r := e.exec(context.Background(), "t", `{}`)
+			failureOfResult(t, r)
+			if got := contextIDs(r); !slices.Equal(got, tc.want) {
+				t.Errorf("contexts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Part A item 7: a pre-execute halt denies the call with its reason and still reaches
+// post-execute; a post-execute halt keeps the result. Both are reported on the Result.
+func TestHalt(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, echoDef())
+	posts := 0
+	var preHalt, postHalt bool
+	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+		if preHalt {
+			return dsh.NewPreToolHalt("stop the run"), nil
+		}
+		return next(ctx)
+	})
+	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		posts++
+		if postHalt {
+			return dsh.NewPostToolHalt("enough"), nil
+		}
+		return next(ctx)
+	})
+	preHalt = true
+	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	if text(r) != "Error: stop the run" || posts != 1 || r.Halt == nil || *r.Halt != (Halt{Reason: "stop the run", Point: HaltPreExecute}) {
+		t.Errorf("pre halt: text %q posts %d halt %+v", text(r), posts, r.Halt)
+	}
+	preHalt, postHalt = false, true
+	r = e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	if text(r) != "hi" || r.Halt == nil || *r.Halt != (Halt{Reason: "enough", Point: HaltPostExecute}) {
+		t.Errorf("post halt: text %q halt %+v", text(r), r.Halt)
+	}
+	preHalt = true // the first halt wins
+	if r = e.exec(context.Background(), "echo", `{}`); r.Halt.Point != HaltPreExecute {
+		t.Errorf("halt %+v", r.Halt)
+	}
+	if data, err := json.Marshal(r); err != nil || !strings.Contains(string(data), `"halt":{"reason":"stop the run","point":"tools/pre-execute"}`) {
+		t.Errorf("result JSON %s %v", data, err)
+	}
+}
+
+// Arguments are validated against the input schema at creation, before any policy: a
+// violation is a final INVALID_ARGS failure that no policy phase sees.
+func TestInvalidArgumentsBeforePolicy(t *testing.T) {
+	e := newEnv(t)
+	var rec recorder
+	e.phaseCounter(&rec)
+	e.register(t, Definition{Name: "reader",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},
+			"color":{"enum":["red","green"]},"bag":{"type":"object"}},"required":["path"]}`),
+		Run: func(ctx context.Context, rc *RunContext) (any, error) { rec.add("body"); return "ok", nil }})
+	for _, tc := range []struct{ args, want string }{
+		{`{}`, `invalid arguments: missing required property "path"`},
+		{`{"path":1}`, `invalid arguments: "path" must be a string`},
+		{`{"path":"p","tags":["a",2]}`, `invalid arguments: "tags[1]" must be a string`},
+		{`{"path":"p","color":"blue"}`, `invalid arguments: "color" must be one of ["red","green"]`},
+		{`{"path":"p","bag":5}`, `invalid arguments: "bag" must be an object`},
+		{`"not json"`, `invalid arguments: arguments must be an object`},
+	} {
+		r := e.exec(context.Background(), "reader", tc.args)
+		f := failureOfResult(t, r)
+		if f.Error.Message != tc.want {
+			t.Errorf("%s: message %q, want %q", tc.args, f.Error.Message, tc.want)
+		}
+		wantInfo(t, r, NameToolArgs, CodeInvalidArgs)
+		if string(r.Exec.Arguments) != tc.args {
+			t.Errorf("exec.Arguments = %s", r.Exec.Arguments)
+		}
+	}
+	if got := rec.get(); len(got) != 6 || rec.count("result") != 6 {
+		t.Errorf("phases = %v, want only tools/result", got)
+	}
+	successOf(t, e.exec(context.Background(), "reader", `{"path":"/x","tags":["a"]}`))
+}
+
+// The captured finalizer runs exactly once on every outcome, including those that bypass
+// post-execute.
+func TestFinalizeRunsOncePerOutcome(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name    string
+		ctx     context.Context
+		args    string
+		install func(e *env)
+	}{
+		{"success", context.Background(), `{}`, nil},
+		{"not-json", context.Background(), `{`, nil},
+		{"invalid-args", context.Background(), `[]`, nil},
+		{"pre-aborted", cancelled, `{}`, nil},
+		{"denied", context.Background(), `{}`, func(e *env) {
+			e.hooks.OnPreTool(func(context.Context, *dsh.PreToolPayload, dsh.PreToolNext) (dsh.PreToolDecision, error) {
+				return dsh.NewPreToolDeny("no"), nil
+			})
+		}},
+		{"wrapper-fails", context.Background(), `{}`, func(e *env) {
+			e.hooks.WrapExecute(func(context.Context, *dsh.ExecutePayload, dsh.ExecuteNext) dsh.ToolExecutionResult { panic("w") })
+		}},
+		{"post-fails", context.Background(), `{}`, func(e *env) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return nil, errors.New("p")
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			calls := 0
+			def := toolDef("t", func(context.Context, *RunContext) (any, error) { return "ok", nil })
+			def.InputSchema = json.RawMessage(`{"type":"object"}`)
+			def.FinalizeContent = func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+				calls++
+				return nil, nil
+			}
+			e.register(t, def)
+			if tc.install != nil {
+				tc.install(e)
+			}
+			e.exec(tc.ctx, "t", tc.args)
+			if calls != 1 {
+				t.Errorf("finalizer ran %d times", calls)
+			}
+		})
+	}
+}

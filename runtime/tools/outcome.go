@@ -1,0 +1,138 @@
+package tools
+
+import (
+	"encoding/json"
+	"unsafe"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// outcome is the pipeline's private form of a result: every part is lossless JSON and
+// owned by the call. It becomes a dsh.ToolExecutionResult only where one is handed out.
+type outcome struct {
+	failed    bool
+	value     json.RawMessage // success only
+	err       dsh.ToolError   // failure only
+	content   []dsh.ContentBlock
+	meta      json.RawMessage
+	contexts  []dsh.UserMessage
+	concludes bool // success only
+}
+
+// result returns o as a result value (ToolSuccess or ToolFailure), sharing o's memory.
+func (o *outcome) result() dsh.ToolExecutionResult {
+	content := o.content
+	if content == nil {
+		content = []dsh.ContentBlock{}
+	}
+	if o.failed {
+		return dsh.ToolFailure{Error: o.err, Content: content, Meta: o.meta, AdditionalContexts: o.contexts}
+	}
+	s := dsh.ToolSuccess{Value: o.value, Content: content, Meta: o.meta, AdditionalContexts: o.contexts}
+	if o.concludes {
+		s.ConcludesTurn = newTrue()
+	}
+	return s
+}
+
+// clone returns a copy of o that shares no mutable memory with it.
+func (o *outcome) clone() outcome {
+	c := *o
+	c.value = cloneRaw(o.value)
+	c.meta = cloneRaw(o.meta)
+	c.content = cloneContent(o.content)
+	c.contexts = cloneMessages(o.contexts)
+	if o.err.Info != nil {
+		info := *o.err.Info
+		c.err.Info = &info
+	}
+	return c
+}
+
+// id is the identity of o's memory, by which normalize recognizes core dispatch's own
+// result coming back from the wrappers.
+func (o *outcome) id() resultID {
+	return resultID{failed: o.failed,
+		value: unsafe.SliceData(o.value), valueLen: len(o.value),
+		content: unsafe.SliceData(o.content), contentLen: len(o.content),
+		meta: unsafe.SliceData(o.meta), metaLen: len(o.meta)}
+}
+
+// resultID is the identity of a result's value, content and meta memory.
+type resultID struct {
+	failed            bool
+	value, meta       *byte
+	content           *dsh.ContentBlock
+	valueLen, metaLen int
+	contentLen        int
+}
+
+// view returns the parts of a listener-provided result without copying or validating
+// them (pointer variants are dereferenced); ok is false for a nil result.
+func view(r dsh.ToolExecutionResult) (o outcome, ok bool) {
+	switch v := r.(type) {
+	case dsh.ToolSuccess:
+		return successView(v), true
+	case *dsh.ToolSuccess:
+		if v != nil {
+			return successView(*v), true
+		}
+	case dsh.ToolFailure:
+		return failureView(v), true
+	case *dsh.ToolFailure:
+		if v != nil {
+			return failureView(*v), true
+		}
+	}
+	return outcome{}, false
+}
+
+func successView(v dsh.ToolSuccess) outcome {
+	return outcome{value: v.Value, content: v.Content, meta: v.Meta, contexts: v.AdditionalContexts,
+		concludes: v.ConcludesTurn != nil && *v.ConcludesTurn}
+}
+
+func failureView(v dsh.ToolFailure) outcome {
+	return outcome{failed: true, err: v.Error, content: v.Content, meta: v.Meta, contexts: v.AdditionalContexts}
+}
+
+// snapshotParts validates a failure's listener-provided parts and makes them private.
+func (o *outcome) snapshotFailure() error {
+	var err error
+	if o.err.Info != nil {
+		info := *o.err.Info
+		o.err.Info = &info
+	}
+	if o.content, err = snapshotContent(o.content); err != nil {
+		return err
+	}
+	if o.meta, err = snapshotMeta(o.meta); err != nil {
+		return err
+	}
+	o.contexts, err = snapshotMessages(o.contexts)
+	return err
+}
+
+// failureOf is the failure with message msg and info: content "Error: <msg>".
+func failureOf(msg string, info *dsh.ToolErrorInfo) outcome {
+	return outcome{failed: true, err: dsh.ToolError{Message: msg, Info: info},
+		content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: " + msg}}}
+}
+
+// failure is the failure of err (SEMANTICS.md B §3.2).
+func failure(err error) outcome {
+	msg, info := describe(err)
+	return failureOf(msg, info)
+}
+
+// denial is the failure of a policy denial: no info.
+func denial(reason string) outcome { return failureOf(reason, nil) }
+
+// aborted is the cancellation failure for the body state: ABORTED once the body was
+// invoked, ABORTED_BEFORE_DISPATCH otherwise.
+func aborted(bodyInvoked bool) outcome {
+	if bodyInvoked {
+		return failureOf(msgAborted, &dsh.ToolErrorInfo{Name: NameAbort, Code: CodeAborted})
+	}
+	return failureOf(msgAbortedBefore, &dsh.ToolErrorInfo{Name: NameAbort, Code: CodeAbortedBeforeDispatch})
+}

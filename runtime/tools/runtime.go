@@ -1,0 +1,207 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/approval"
+)
+
+// Runtime runs tool calls through the five-phase pipeline (see the package doc). It is
+// safe for concurrent use.
+type Runtime struct {
+	tools    *Registry
+	hooks    *dsh.Registry
+	approver approval.Approver
+	log      *slog.Logger
+}
+
+// Option configures a Runtime.
+type Option func(*Runtime)
+
+// WithApprover mounts the approval seam that resolves ask decisions. Without one an ask is
+// denied (SEMANTICS.md B §2.10).
+func WithApprover(a approval.Approver) Option {
+	return func(rt *Runtime) { rt.approver = a }
+}
+
+// WithLogger sets the logger of the runtime (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(rt *Runtime) {
+		if l != nil {
+			rt.log = l
+		}
+	}
+}
+
+// New returns a runtime that resolves tools in tools and dispatches the tools/* events
+// through hooks, where plugins and bridges register their listeners. A nil tools or hooks
+// is replaced by an empty one.
+func New(tools *Registry, hooks *dsh.Registry, opts ...Option) *Runtime {
+	if tools == nil {
+		tools = NewRegistry()
+	}
+	if hooks == nil {
+		hooks = dsh.NewRegistry()
+	}
+	rt := &Runtime{tools: tools, hooks: hooks, log: slog.Default()}
+	for _, o := range opts {
+		if o != nil {
+			o(rt)
+		}
+	}
+	return rt
+}
+
+// Tools returns the runtime's tool registry.
+func (rt *Runtime) Tools() *Registry { return rt.tools }
+
+// Hooks returns the registry the runtime dispatches the tools/* events through.
+func (rt *Runtime) Hooks() *dsh.Registry { return rt.hooks }
+
+// Input is one tool call, as the caller (the agent loop, a composite tool, a test) makes
+// it. It is read once, when the call is created.
+type Input struct {
+	// CallID is the id of the call (the model's tool-call id for a loop call).
+	CallID string
+	// Name is the tool name; unknown names are executed too (and fail with UNKNOWN_TOOL
+	// at dispatch, after policy).
+	Name string
+	// Arguments is the caller's JSON. It is snapshotted when the call is created;
+	// anything that is not lossless JSON (empty, invalid, invalid UTF-8, a non-finite
+	// number or -0) fails the call before any policy. Use ModelArguments to turn a
+	// model's raw argument string into Arguments.
+	Arguments json.RawMessage
+	// AgentID is the id of the agent the call runs for; empty for an agent-less call.
+	AgentID string
+	// Parent is the token of the composite call that dispatched this one; zero for a
+	// top-level call.
+	Parent dsh.Token
+	// RootCallID is the id of the outermost call of a nested chain; empty means CallID.
+	RootCallID string
+}
+
+// ModelArguments turns a model's raw tool-call argument string into Input.Arguments
+// (SEMANTICS.md B §5.4): "" gives {}, valid JSON is kept, anything else becomes that
+// string as a JSON string.
+func ModelArguments(raw string) json.RawMessage {
+	if raw == "" {
+		return json.RawMessage("{}")
+	}
+	if data, err := snapshotJSON([]byte(raw)); err == nil {
+		return data
+	}
+	data, _ := json.Marshal(raw)
+	return data
+}
+
+// HaltPoint says which decision halted the turn.
+type HaltPoint string
+
+const (
+	// HaltPreExecute: a tools/pre-execute halt; the call was denied with the reason.
+	HaltPreExecute HaltPoint = dsh.PreToolEventName
+	// HaltPostExecute: a tools/post-execute halt; the result was kept.
+	HaltPostExecute HaltPoint = dsh.PostToolEventName
+)
+
+// Halt is a halt decision made for a call (SEMANTICS.md Part A item 7): the agent loop
+// settles the rest of the batch and ends the turn aborted{hook{reason}}.
+type Halt struct {
+	// Reason is the halt reason.
+	Reason string `json:"reason"`
+	// Point is the event whose decision halted.
+	Point HaltPoint `json:"point"`
+}
+
+// Result is the outcome of one call.
+type Result struct {
+	// Exec is the sealed call, as the phases saw it.
+	Exec dsh.ToolExecution `json:"exec"`
+	// Outcome is the final, normalized result: a dsh.ToolSuccess or a dsh.ToolFailure
+	// (values, never pointers), lossless JSON.
+	Outcome dsh.ToolExecutionResult `json:"result"`
+	// Halt is set when a pre- or post-execute decision halted the turn (the first halt
+	// wins); the call's outcome stands either way.
+	Halt *Halt `json:"halt,omitempty"`
+}
+
+// IsError reports whether the call failed.
+func (r Result) IsError() bool {
+	_, ok := r.Outcome.(dsh.ToolFailure)
+	return ok
+}
+
+// Content returns the model-facing content of the outcome.
+func (r Result) Content() []dsh.ContentBlock {
+	switch v := r.Outcome.(type) {
+	case dsh.ToolSuccess:
+		return v.Content
+	case dsh.ToolFailure:
+		return v.Content
+	}
+	return nil
+}
+
+// AdditionalContexts returns the context messages the call adds after the batch's
+// results.
+func (r Result) AdditionalContexts() []dsh.UserMessage {
+	switch v := r.Outcome.(type) {
+	case dsh.ToolSuccess:
+		return v.AdditionalContexts
+	case dsh.ToolFailure:
+		return v.AdditionalContexts
+	}
+	return nil
+}
+
+// ConcludesTurn reports whether the call succeeded and its body asked to conclude the
+// turn.
+func (r Result) ConcludesTurn() bool {
+	s, ok := r.Outcome.(dsh.ToolSuccess)
+	return ok && s.ConcludesTurn != nil && *s.ConcludesTurn
+}
+
+// ExecutionMode classifies a call for the loop's scheduler (SEMANTICS.md B §4.10):
+// ModeParallel only when the definition visible to agentID's call is known, its
+// arguments are lossless and valid against its input schema, and its IsConcurrencySafe
+// returns true; ModeExclusive otherwise (unknown tool, no classifier, a panic, invalid
+// arguments).
+func (rt *Runtime) ExecutionMode(agentID, name string, args json.RawMessage) Mode {
+	t := rt.tools.lookup(agentID, name)
+	if t == nil || t.def.IsConcurrencySafe == nil {
+		return ModeExclusive
+	}
+	snap, err := snapshotJSON(args)
+	if err != nil {
+		return ModeExclusive
+	}
+	if t.input != nil && t.input.validate(snap, "") != "" {
+		return ModeExclusive
+	}
+	if classify(t.def.IsConcurrencySafe, snap) {
+		return ModeParallel
+	}
+	return ModeExclusive
+}
+
+// classify calls a concurrency classifier; a panic is false.
+func classify(f func(json.RawMessage) bool, args json.RawMessage) (safe bool) {
+	defer func() {
+		if recover() != nil {
+			safe = false
+		}
+	}()
+	return f(args)
+}
+
+// Execute runs one call through the pipeline and returns its result: Start, PreDispatch,
+// Dispatch and Finish in a row. It never panics and has no error: every failure at every
+// stage is a normalized failure outcome (SEMANTICS.md B §3.2). It returns once the call has
+// settled, including a started body, which is always awaited, even after ctx is
+// cancelled.
+func (rt *Runtime) Execute(ctx context.Context, in Input) Result {
+	return rt.Start(ctx, in).Finish()
+}

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// Call is one tool call driven stage by stage, for the agent loop's scheduler
+// (SEMANTICS.md B §5.4): pre-dispatch serially in model order, dispatch concurrently
+// within a parallel group, and finishing (post-execute, FinalizeContent, tools/result) at
+// commit, in model order. Each method first runs the stages before it that have not run;
+// a stage a call skips (after a final failure or a denial) does nothing. A Call is not
+// safe for concurrent use: call its methods one after the other (from any goroutines).
+type Call struct {
+	c   *call
+	o   outcome
+	at  stage
+	res *Result
+}
+
+// Start creates a call (SEMANTICS.md B §4.2): it reads in once, mints the token, captures
+// the visible definition's FinalizeContent, and snapshots and validates the arguments.
+// ctx is the caller's context for every stage.
+func (rt *Runtime) Start(ctx context.Context, in Input) *Call {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c := rt.newCall(ctx, in)
+	k := &c.staged // one allocation for the call and its handle
+	k.c = c
+	k.guard(func() { k.o, k.at = k.c.create(in.Arguments) })
+	return k
+}
+
+// Exec returns the sealed call (with its own copy of the arguments).
+func (k *Call) Exec() dsh.ToolExecution {
+	v := k.c.exec
+	v.Arguments = cloneRaw(v.Arguments)
+	if v.AgentID != nil {
+		id := *v.AgentID
+		v.AgentID = &id
+	}
+	return v
+}
+
+// Halt returns the halt decided for the call so far (after PreDispatch: a pre-execute
+// halt, on which the scheduler starts no further call), or nil.
+func (k *Call) Halt() *Halt {
+	if k.c.halt == nil {
+		return nil
+	}
+	h := *k.c.halt
+	return &h
+}
+
+// PreDispatch runs pre-dispatch (B §4.3): the abort check, the tools/pre-execute
+// waterfall, ask resolution and the guards.
+func (k *Call) PreDispatch() {
+	if k.at == toPolicy {
+		k.guard(func() { k.o, k.at = k.c.policy() })
+	}
+}
+
+// Dispatch runs the tools/execute wrappers around the body (B §4.4), if pre-dispatch
+// allowed the call. It returns once a started body has settled.
+func (k *Call) Dispatch() {
+	k.PreDispatch()
+	if k.at == toDispatch {
+		k.guard(func() { k.o, k.at = k.c.dispatch() })
+	}
+}
+
+// Finish runs post-execute (B §4.7) where it applies, then FinalizeContent and the
+// tools/result observers (B §4.8), and returns the result; later calls return the same
+// result.
+func (k *Call) Finish() Result {
+	k.Dispatch()
+	if k.at == toPost {
+		k.guard(func() { k.o, k.at = k.c.postExecute(k.o), toFinish })
+	}
+	if k.res == nil {
+		var r Result
+		k.guard(func() { r = k.c.finish(k.o) })
+		if r.Outcome == nil { // finish itself failed
+			o := k.o
+			r = Result{Exec: k.c.exec, Outcome: o.result(), Halt: k.c.halt}
+		}
+		k.res = &r
+	}
+	return *k.res
+}
+
+// guard runs one stage with a safety net for a defect of the runtime itself (plugin code
+// is recovered where it runs): a panic makes the call's candidate a final failure.
+func (k *Call) guard(stage func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			k.c.rt.log.LogAttrs(k.c.ctx, slog.LevelError, "tools: internal error",
+				slog.String("tool", k.c.exec.Name), slog.String("callId", k.c.exec.CallID), slog.Any("panic", p))
+			k.o, k.at = failureOf("internal error: "+printable(p), nil), toFinish
+		}
+	}()
+	stage()
+}
