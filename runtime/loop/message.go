@@ -1,0 +1,115 @@
+package loop
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"reflect"
+	"unicode/utf8"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// ErrNoSource is returned by Inject and Steer for a message without a source: a plugin
+// must say who produced the text it adds (only Followup defaults to the user source).
+var ErrNoSource = errors.New("loop: message has no source")
+
+// newMessageID mints a message id.
+func newMessageID() string { return "msg_" + rand.Text() }
+
+// prepareMessage returns a private, validated copy of msg for the inbox: an empty Role is
+// "user", an empty ID is minted, a nil Source is defSource (an error when that is nil too).
+// The copy shares nothing with msg, so the caller may go on changing msg.
+func prepareMessage(msg dsh.UserMessage, defSource dsh.MessageSource) (dsh.UserMessage, error) {
+	if msg.Role == "" {
+		msg.Role = dsh.UserMessageRoleUser
+	}
+	if msg.ID == "" {
+		msg.ID = newMessageID()
+	}
+	if msg.Source == nil {
+		if defSource == nil {
+			return dsh.UserMessage{}, ErrNoSource
+		}
+		msg.Source = defSource
+	}
+	out, err := cloneMessage(msg)
+	if err != nil {
+		return dsh.UserMessage{}, fmt.Errorf("loop: message %q: %w", msg.ID, err)
+	}
+	return out, nil
+}
+
+// errInvalidUTF8 is the failure of a message holding a string that is not valid UTF-8,
+// which JSON could carry only lossily.
+var errInvalidUTF8 = errors.New("a string holds invalid UTF-8")
+
+// cloneMessage deep-copies msg through its strict JSON form, which also validates it.
+func cloneMessage(msg dsh.UserMessage) (dsh.UserMessage, error) {
+	data, err := msg.MarshalJSON()
+	if err != nil {
+		return dsh.UserMessage{}, err
+	}
+	// encoding/json silently replaces invalid UTF-8 by the escape \ufffd.
+	if bytes.Contains(data, []byte(`\ufffd`)) && hasInvalidUTF8(reflect.ValueOf(msg)) {
+		return dsh.UserMessage{}, errInvalidUTF8
+	}
+	var out dsh.UserMessage
+	if err := out.UnmarshalJSON(data); err != nil {
+		return dsh.UserMessage{}, err
+	}
+	return out, nil
+}
+
+// cloneMessages deep-copies msgs; messages that cannot be copied (which the inbox never
+// holds) are kept as they are.
+func cloneMessages(msgs []dsh.UserMessage) []dsh.UserMessage {
+	if msgs == nil {
+		return nil
+	}
+	out := make([]dsh.UserMessage, len(msgs))
+	for i, m := range msgs {
+		c, err := cloneMessage(m)
+		if err != nil {
+			c = m
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// messageIDs returns the ids of msgs.
+func messageIDs(msgs []dsh.UserMessage) []string {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// hasInvalidUTF8 reports whether a string in v holds invalid UTF-8.
+func hasInvalidUTF8(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return !utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && hasInvalidUTF8(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && hasInvalidUTF8(v.Field(i)) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return !utf8.Valid(v.Bytes())
+		}
+		for i := range v.Len() {
+			if hasInvalidUTF8(v.Index(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}

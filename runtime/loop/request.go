@@ -1,0 +1,196 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/session"
+)
+
+// requestState is the driver's own state: what the requests of one agent instance depend
+// on besides the config (the header and context last logged, the history derived from
+// the log so far), and a turn/end left pending by a failed append. Only the driver (one
+// at a time) uses it.
+type requestState struct {
+	first      dsh.HeaderReason    // reason of this instance's first request/header
+	sent       bool                // this instance logged a request/header
+	header     []byte              // JSON of the last logged header; nil: none
+	logged     *dsh.LLMCallConfig  // config of the last logged header (folded into the seed)
+	context    *dsh.RequestContext // the last logged request/context
+	folded     int64               // the seq up to which history is folded
+	history    []llm.Message       // user/message, assistant/message and tool/result, in order
+	pendingEnd *dsh.TurnEnd        // a turn/end whose append failed, appended before the next turn
+}
+
+// restore folds the request/header and request/context events of a resumed log.
+func (r *requestState) restore(log *session.Log) error {
+	for ev := range log.Events() {
+		switch ev.Type {
+		case dsh.RequestHeaderLoggedType:
+			data, err := ev.Decode()
+			if err != nil {
+				return err
+			}
+			h := data.(dsh.RequestHeaderLogged).Header
+			r.header, err = h.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			cfg := h.Config
+			r.logged = &cfg
+		case dsh.RequestContextType:
+			data, err := ev.Decode()
+			if err != nil {
+				return err
+			}
+			c := data.(dsh.RequestContext)
+			r.context = &c
+		}
+	}
+	return nil
+}
+
+// messages folds the events appended since the last call into the history and returns
+// it (B §5.3 step 1: the messages are derived from the log, so a resumed agent sends the
+// same history). The returned slice must not be appended to.
+func (r *requestState) messages(log *session.Log) ([]llm.Message, error) {
+	for ev, err := range log.Events() {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Seq < r.folded {
+			continue
+		}
+		r.folded = ev.Seq + 1
+		var content []dsh.ContentBlock
+		role := llm.RoleUser
+		switch ev.Type {
+		case dsh.UserMessageLoggedType, dsh.ToolResultLoggedType, dsh.AssistantMessageLoggedType:
+		default:
+			continue
+		}
+		data, err := ev.Decode()
+		if err != nil {
+			return nil, fmt.Errorf("loop: history: event %d: %w", ev.Seq, err)
+		}
+		switch d := data.(type) {
+		case dsh.UserMessageLogged:
+			content = d.Message.Content
+		case dsh.ToolResultLogged:
+			content = d.Message.Content
+		case dsh.AssistantMessageLogged:
+			if len(d.Message.Content) == 0 {
+				continue // nothing to replay (e.g. a max-tokens finish of dropped calls)
+			}
+			role, content = llm.RoleAssistant, d.Message.Content
+		}
+		r.history = append(r.history, llm.Message{Role: role, Content: content})
+	}
+	return r.history[:len(r.history):len(r.history)], nil
+}
+
+// seed is the config agent/request starts from: the agent's options, then what the
+// logged header adds (B §2.4).
+func (a *Agent) seed() dsh.LLMCallConfig {
+	c := cloneConfig(a.cfg.LLM)
+	if c.System == nil && a.cfg.System != "" {
+		s := a.cfg.System
+		c.System = &s
+	}
+	if h := a.req.logged; h != nil {
+		if c.Provider == "" {
+			c.Provider = h.Provider
+		}
+		if c.Model == "" {
+			c.Model = h.Model
+		}
+		if c.MaxTokens == nil && h.MaxTokens != nil {
+			v := *h.MaxTokens
+			c.MaxTokens = &v
+		}
+		if c.Temperature == nil && h.Temperature != nil {
+			v := *h.Temperature
+			c.Temperature = &v
+		}
+		if c.System == nil && h.System != nil {
+			v := *h.System
+			c.System = &v
+		}
+	}
+	return c
+}
+
+// logHeader appends request/header when this is the instance's first request or the
+// header changed, and request/context when provider or model changed (B §5.3 step 1).
+func (a *Agent) logHeader(h dsh.RequestHeader) error {
+	data, err := h.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	r := &a.req
+	reason := dsh.HeaderReasonChange
+	if !r.sent {
+		reason = r.first
+	}
+	if !r.sent || !bytes.Equal(data, r.header) {
+		if _, err := a.log.Append(a.base, dsh.RequestHeaderLogged{Header: h, Reason: reason}); err != nil {
+			return err
+		}
+		r.sent, r.header = true, data
+		cfg := cloneConfig(h.Config)
+		r.logged = &cfg
+	}
+	ctx := dsh.RequestContext{Provider: h.Config.Provider, Model: h.Config.Model}
+	if r.context == nil || r.context.Provider != ctx.Provider || r.context.Model != ctx.Model {
+		if _, err := a.log.Append(a.base, ctx); err != nil {
+			return err
+		}
+		r.context = &ctx
+	}
+	return nil
+}
+
+// toolSpecs returns the tools offered to the model, in canonical (name) order, and their
+// names.
+func (a *Agent) toolSpecs() ([]llm.ToolSpec, []string) {
+	defs := a.rt.Tools().Visible(a.id)
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	specs := make([]llm.ToolSpec, len(defs))
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		specs[i] = llm.ToolSpec{Name: d.Name, Description: d.Description, InputSchema: slices.Clone(d.InputSchema)}
+		names[i] = d.Name
+	}
+	return specs, names
+}
+
+// cloneConfig deep-copies c.
+func cloneConfig(c dsh.LLMCallConfig) dsh.LLMCallConfig {
+	out := c
+	if c.MaxTokens != nil {
+		v := *c.MaxTokens
+		out.MaxTokens = &v
+	}
+	if c.Temperature != nil {
+		v := *c.Temperature
+		out.Temperature = &v
+	}
+	if c.System != nil {
+		v := *c.System
+		out.System = &v
+	}
+	if c.Extra != nil {
+		out.Extra = make(map[string]json.RawMessage, len(c.Extra))
+		for k, v := range maps.All(c.Extra) {
+			out.Extra[k] = slices.Clone(v)
+		}
+	}
+	return out
+}
