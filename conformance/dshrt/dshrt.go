@@ -1,0 +1,350 @@
+// Package dshrt wires dsh's own runtime (runtime/tools, runtime/loop, runtime/session,
+// runtime/llm, runtime/approval) into the conformance harness: New is the Factory the
+// generated scenario tests run.
+package dshrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/dshkit/dsh/conformance"
+	"github.com/dshkit/dsh/generated/dsh"
+	sc "github.com/dshkit/dsh/generated/conformance"
+	"github.com/dshkit/dsh/runtime/approval"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// Runtime is dsh's runtime under the conformance harness.
+type Runtime struct {
+	t     testing.TB
+	hooks *dsh.Registry
+	reg   *tools.Registry
+
+	mu       sync.Mutex
+	rt       *tools.Runtime
+	approver func(ctx context.Context, toolName string) (dsh.ApprovalOutcome, error)
+	model    *llm.Scripted
+	maxPar   int
+	contCap  int
+	agents   map[string]*agent
+	order    []string
+	logs     map[string]*session.Log
+	direct   *session.Log // the log of approval events of agent-less direct executions
+	closers  []func()
+	mutation Mutation
+}
+
+// Mutation deliberately breaks the runtime in one observable way, for the harness's
+// mutation check (conformance/mutation_test.go): a suite that passes against a mutant
+// would not detect that bug.
+type Mutation string
+
+// The mutations.
+const (
+	// Intact is the runtime as it is.
+	Intact Mutation = ""
+	// GuardsIgnored registers guards where nothing consults them, as if guards could not deny.
+	GuardsIgnored Mutation = "guards-ignored"
+	// ContextsBeforeResults reports every plugin user/message before the tool/result events
+	// of its batch, as if contexts were appended before results.
+	ContextsBeforeResults Mutation = "contexts-before-results"
+	// PostExecuteSkipped registers post-execute listeners where nothing consults them.
+	PostExecuteSkipped Mutation = "post-execute-skipped"
+	// ApprovalAlwaysAllows answers every ask with allowed-once.
+	ApprovalAlwaysAllows Mutation = "approval-always-allows"
+)
+
+// New is the conformance.Factory of dsh's runtime.
+func New(t testing.TB) conformance.Runtime { return NewMutant(t, Intact) }
+
+// NewMutant is New with a deliberate breakage (Intact: none).
+func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
+	return &Runtime{
+		t:        t,
+		hooks:    dsh.NewRegistry(dsh.WithLogger(slog.New(slog.DiscardHandler))),
+		reg:      tools.NewRegistry(),
+		agents:   map[string]*agent{},
+		logs:     map[string]*session.Log{},
+		model:    llm.NewScripted(),
+		mutation: m,
+	}
+}
+
+// Registrar returns the registry's plugin registrar for name (the root when name is
+// empty); a mutant routes some points nowhere.
+func (r *Runtime) Registrar(point, name string) *dsh.Registrar {
+	if (r.mutation == GuardsIgnored && point == dsh.GuardEventName) ||
+		(r.mutation == PostExecuteSkipped && point == dsh.PostToolEventName) {
+		return dsh.NewRegistry(dsh.WithLogger(slog.New(slog.DiscardHandler))).Registrar
+	}
+	if name == "" {
+		return r.hooks.Registrar
+	}
+	return r.hooks.Plugin(name)
+}
+
+// RegisterTool registers t globally.
+func (r *Runtime) RegisterTool(t conformance.Tool) error {
+	def := tools.Definition{
+		Name: t.Name,
+		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			v, err := t.Run(ctx, call{rc})
+			var he *conformance.HarnessError
+			if errors.As(err, &he) {
+				return nil, tools.NewError(he.Code, he.Message)
+			}
+			return v, err
+		},
+	}
+	if t.Parallel {
+		def.IsConcurrencySafe = func(json.RawMessage) bool { return true }
+	}
+	if len(t.OutputSchema) > 0 {
+		def.Output = &tools.Output{Schema: t.OutputSchema}
+	}
+	if t.Finalize != nil {
+		def.FinalizeContent = func(_ dsh.ToolExecution, res dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+			return t.Finalize(res)
+		}
+	}
+	_, err := r.reg.Register(def)
+	return err
+}
+
+// call adapts a tools.RunContext to conformance.Call.
+type call struct{ rc *tools.RunContext }
+
+func (c call) CallID() string { return c.rc.Exec().CallID }
+func (c call) AgentID() string {
+	if id := c.rc.Exec().AgentID; id != nil {
+		return *id
+	}
+	return ""
+}
+func (c call) Defer(msg dsh.UserMessage) error { return c.rc.DeferContext(msg) }
+func (c call) Conclude()                       { c.rc.ConcludeTurn() }
+
+// SetApprover mounts an approval service answering with fn.
+func (r *Runtime) SetApprover(fn func(ctx context.Context, toolName string) (dsh.ApprovalOutcome, error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.approver = fn
+}
+
+// SetModel scripts the model.
+func (r *Runtime) SetModel(responses []sc.Response) {
+	var out []llm.ScriptedResponse
+	for _, resp := range responses {
+		s := llm.ScriptedResponse{}
+		if resp.Text != nil {
+			s.Text = *resp.Text
+		}
+		if resp.Hang != nil {
+			s.Hang = *resp.Hang
+		}
+		for _, tc := range resp.ToolCalls {
+			s.ToolCalls = append(s.ToolCalls, llm.ScriptedToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		}
+		switch resp.Finish {
+		case sc.ResponseFinishMaxTokens:
+			s.Finish = dsh.FinishReasonMaxTokens
+		case sc.ResponseFinishError:
+			s.Finish = dsh.FinishReasonError
+			s.Error = &llm.ScriptedError{Message: "scripted provider failure", Code: "SCRIPTED"}
+		case sc.ResponseFinishStop:
+			s.Finish = dsh.FinishReasonStop
+		}
+		out = append(out, s)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.model = llm.NewScripted(out...)
+}
+
+// SetLimits sets the loop's limits.
+func (r *Runtime) SetLimits(maxParallelToolCalls, continuationCap int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.maxPar, r.contCap = maxParallelToolCalls, continuationCap
+}
+
+// tools returns the tool runtime, built on first use (after the setup).
+func (r *Runtime) tools() *tools.Runtime {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rt != nil {
+		return r.rt
+	}
+	var opts []tools.Option
+	if r.approver != nil {
+		svc := approval.NewService(approval.WithRecorder(approval.RecorderFunc(r.recordApproval)))
+		fn, mutate := r.approver, r.mutation == ApprovalAlwaysAllows
+		svc.AddAnswerer(approval.AnswererFunc(func(ctx context.Context, req approval.Request) (dsh.ApprovalOutcome, error) {
+			if mutate {
+				return dsh.ApprovalOutcomeAllowedOnce, nil
+			}
+			return fn(ctx, req.ToolName)
+		}))
+		opts = append(opts, tools.WithApprover(svc))
+	}
+	r.rt = tools.New(r.reg, r.hooks, opts...)
+	return r.rt
+}
+
+// recordApproval appends approval events to the log of the agent they concern.
+func (r *Runtime) recordApproval(ctx context.Context, data dsh.SessionEventData) error {
+	r.mu.Lock()
+	var log *session.Log
+	if len(r.order) > 0 {
+		log = r.logs[r.order[0]]
+	}
+	r.mu.Unlock()
+	if log == nil {
+		return nil
+	}
+	_, err := log.Append(ctx, data)
+	return err
+}
+
+// Execute runs a direct execution.
+func (r *Runtime) Execute(ctx context.Context, in conformance.ExecuteInput) dsh.ToolExecutionResult {
+	return r.tools().Execute(ctx, tools.Input{CallID: in.CallID, Name: in.Name, Arguments: in.Arguments, AgentID: in.AgentID}).Outcome
+}
+
+// Agent creates the agent with the id on first use.
+func (r *Runtime) Agent(ctx context.Context, id string) (conformance.Agent, error) {
+	rt := r.tools()
+	r.mu.Lock()
+	if a := r.agents[id]; a != nil {
+		r.mu.Unlock()
+		return a, nil
+	}
+	model, maxPar, contCap := r.model, r.maxPar, r.contCap
+	r.mu.Unlock()
+	log, err := session.Open(ctx, session.NewMemory())
+	if err != nil {
+		return nil, err
+	}
+	la, err := loop.New(ctx, loop.Config{
+		ID: id, Registry: r.hooks, Tools: rt, Model: model, Log: log,
+		MaxParallelToolCalls: maxPar, ContinuationCap: contCap,
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dshrt: %w", err)
+	}
+	a := &agent{Agent: la}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.agents[id] = a
+	r.order = append(r.order, id)
+	r.logs[id] = log
+	r.closers = append(r.closers, func() { _ = la.Close(); _ = log.Close() })
+	return a, nil
+}
+
+// Log returns the events of every agent's log, agent by agent in creation order.
+func (r *Runtime) Log() []conformance.LogEvent {
+	r.mu.Lock()
+	logs := make([]*session.Log, 0, len(r.order))
+	for _, id := range r.order {
+		logs = append(logs, r.logs[id])
+	}
+	mutate := r.mutation == ContextsBeforeResults
+	r.mu.Unlock()
+	var out []conformance.LogEvent
+	for _, l := range logs {
+		for e, err := range l.Events() {
+			if err != nil {
+				r.t.Errorf("dshrt: reading the log: %v", err)
+				break
+			}
+			out = append(out, conformance.LogEvent{Type: e.Type, Data: e.Data})
+		}
+	}
+	if mutate {
+		out = contextsFirst(out)
+	}
+	return out
+}
+
+// contextsFirst moves each run of user/message events that follows tool/result events
+// before those results: the ContextsBeforeResults mutation.
+func contextsFirst(in []conformance.LogEvent) []conformance.LogEvent {
+	out := append([]conformance.LogEvent{}, in...)
+	for i := 1; i < len(out); i++ {
+		if out[i].Type != "user/message" {
+			continue
+		}
+		j := i
+		for j > 0 && (out[j-1].Type == "tool/result" || out[j-1].Type == "step/start") {
+			out[j-1], out[j] = out[j], out[j-1]
+			j--
+		}
+	}
+	return out
+}
+
+// Requests returns the model requests, each as the texts of its messages.
+func (r *Runtime) Requests() [][]string {
+	r.mu.Lock()
+	model := r.model
+	r.mu.Unlock()
+	var out [][]string
+	for _, req := range model.Requests() {
+		var texts []string
+		for _, m := range req.Messages {
+			texts = append(texts, blockTexts(m.Content)...)
+		}
+		out = append(out, texts)
+	}
+	return out
+}
+
+func blockTexts(blocks []dsh.ContentBlock) []string {
+	var out []string
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case dsh.TextBlock:
+			out = append(out, b.Text)
+		case dsh.ToolResultBlock:
+			out = append(out, blockTexts(b.Content)...)
+		}
+	}
+	return out
+}
+
+// Close closes every agent and log.
+func (r *Runtime) Close() {
+	r.mu.Lock()
+	closers := r.closers
+	r.closers = nil
+	r.mu.Unlock()
+	for _, c := range closers {
+		c()
+	}
+}
+
+// agent adapts a loop.Agent to conformance.Agent.
+type agent struct{ *loop.Agent }
+
+func (a *agent) Handle() dsh.Agent                   { return a.Agent }
+func (a *agent) WaitIdle(ctx context.Context) error { return a.Wait(ctx) }
+func (a *agent) Cancel(cause string, keepInbox bool) {
+	var c dsh.AgentCancelCause = dsh.CancelUser{}
+	switch cause {
+	case "parent":
+		c = dsh.CancelParent{}
+	case "disposed":
+		c = dsh.CancelDisposed{}
+	}
+	a.Agent.Cancel(c, keepInbox)
+}

@@ -1,0 +1,111 @@
+// Package conformance is the harness of dsh's conformance suite: it replays the scenarios
+// of spec/conformance (generated into generated/conformance) against any runtime that
+// implements Runtime, so that a third-party runtime or bridge written in Go can run the
+// whole suite against itself. dsh's own runtime is wired in by conformance/dshrt.
+//
+// A scenario's scripted behaviours (call next, decide, fail, panic, steer, ...) are a
+// closed vocabulary defined in the spec; this harness turns them into listeners and tool
+// bodies on the generated surface, runs the scenario's inputs and compares the outcome with
+// go-cmp.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	sc "github.com/dshkit/dsh/generated/conformance"
+)
+
+// Runtime is what a runtime provides to run the suite against it. One Runtime serves one
+// scenario.
+type Runtime interface {
+	// Registrar is where the harness registers a listener of one extension point (e.g.
+	// "tools/pre-execute") named name ("" for unnamed): normally the registry's
+	// Plugin(name), every point sharing one registry.
+	Registrar(point, name string) *dsh.Registrar
+	// RegisterTool registers a tool for every agent.
+	RegisterTool(t Tool) error
+	// SetApprover mounts an approval service that answers with fn. Not called: none is
+	// mounted.
+	SetApprover(fn func(ctx context.Context, toolName string) (dsh.ApprovalOutcome, error))
+	// SetModel scripts the model's responses, consumed in order.
+	SetModel(responses []sc.Response)
+	// SetLimits sets the parallel tool-call cap and the continuation cap (0: default).
+	SetLimits(maxParallelToolCalls, continuationCap int)
+	// Execute runs one tool call directly through the pipeline.
+	Execute(ctx context.Context, in ExecuteInput) dsh.ToolExecutionResult
+	// Agent creates the agent with the id (running agent/session-start), or returns it.
+	Agent(ctx context.Context, id string) (Agent, error)
+	// Log returns the session log of the agents so far.
+	Log() []LogEvent
+	// Requests returns the model requests made so far, each as the texts of its messages
+	// in order (user, assistant, tool-result and plugin text alike).
+	Requests() [][]string
+	// Close releases everything the runtime holds.
+	Close()
+}
+
+// Factory builds a fresh Runtime for one scenario.
+type Factory func(t testing.TB) Runtime
+
+// Tool is a tool whose behaviour the harness scripts.
+type Tool struct {
+	// Name is the tool name.
+	Name string
+	// Parallel marks the tool concurrency-safe.
+	Parallel bool
+	// OutputSchema is the JSON Schema of the value; nil accepts any JSON.
+	OutputSchema json.RawMessage
+	// Run is the body.
+	Run func(ctx context.Context, call Call) (any, error)
+	// Finalize, if set, maps the final content of every call (nil keeps it).
+	Finalize func(result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
+}
+
+// Call is what a scripted tool body can do besides returning.
+type Call interface {
+	// CallID is the call's id.
+	CallID() string
+	// AgentID is the id of the agent the call runs for ("" when agent-less).
+	AgentID() string
+	// Defer adds a context to the call's result.
+	Defer(msg dsh.UserMessage) error
+	// Conclude asks to conclude the turn.
+	Conclude()
+}
+
+// ExecuteInput is a direct tool execution.
+type ExecuteInput struct {
+	// CallID, Name and Arguments describe the call.
+	CallID, Name string
+	// Arguments is the call's JSON arguments.
+	Arguments json.RawMessage
+	// AgentID is the agent the call runs for; "" for an agent-less call.
+	AgentID string
+}
+
+// Agent is an agent under test.
+type Agent interface {
+	// ID returns the agent id.
+	ID() string
+	// Handle is the dsh.Agent handle of the agent.
+	Handle() dsh.Agent
+	// Followup queues a prompt and wakes the agent.
+	Followup(ctx context.Context, msg dsh.UserMessage) error
+	// Cancel cancels the agent with the cause ("user", "parent" or "disposed").
+	Cancel(cause string, keepInbox bool)
+	// WaitIdle waits until the agent is idle.
+	WaitIdle(ctx context.Context) error
+	// Inbox returns the pending next-turn and next-step messages.
+	Inbox() (nextTurn, nextStep []dsh.UserMessage)
+}
+
+// LogEvent is one session-log event, as the harness compares it.
+type LogEvent struct {
+	// Type is the event type, e.g. "turn/end".
+	Type string
+	// Data is the event's data.
+	Data json.RawMessage
+}
