@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/claudecode"
+	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/examples/editnotes"
+	"github.com/dshkit/dsh/examples/rmguard"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+func init() {
+	commands["run"] = command{summary: "run one headless session (dsh run --demo for a bundled one)", run: runSession}
+	commands["log"] = command{summary: "pretty-print a session log (JSONL)", run: runLog}
+}
+
+//go:embed demo/demo.json
+var demoScript []byte
+
+// demoPrompt is the prompt of the bundled demo session.
+const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
+
+const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
+               [--hooks FILE --dialect claude-code|codex [--project-dir DIR] [--trust]] PROMPT...
+
+Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
+(Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
+
+  --demo               run the bundled scripted session in a temporary workspace, with two
+                       example native plugins (a guard denying rm -rf, a context after edits)
+  --model scripted:FILE  replay a scripted model ({"responses":[...]}, see runtime/llm)
+  --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
+                       OPENAI_MODEL and OPENAI_API_KEY from the environment
+  --workspace DIR      the workspace (default: a new temporary directory)
+  --log FILE           append the session log to FILE (JSONL); an existing log is resumed
+  --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
+  --dialect D          the hooks' dialect: claude-code (default) or codex
+  --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
+  --trust              also load the project directory's own hook files
+
+Exit status: 0 when the session ran (whatever its turns ended with); 2 for a usage error.`
+
+// runOptions are the parsed flags of dsh run.
+type runOptions struct {
+	demo               bool
+	model, workspace   string
+	logFile, hooksFile string
+	dialect            string
+	projectDir         string
+	trust              bool
+	prompt             string
+}
+
+func parseRun(args []string) (runOptions, error) {
+	var o runOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.demo, "demo", false, "")
+	fs.StringVar(&o.model, "model", "", "")
+	fs.StringVar(&o.workspace, "workspace", "", "")
+	fs.StringVar(&o.logFile, "log", "", "")
+	fs.StringVar(&o.hooksFile, "hooks", "", "")
+	fs.StringVar(&o.dialect, "dialect", "claude-code", "")
+	fs.BoolVar(&o.trust, "trust", false, "")
+	fs.StringVar(&o.projectDir, "project-dir", "", "")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.prompt = strings.TrimSpace(strings.Join(fs.Args(), " "))
+	switch {
+	case o.demo && o.model != "":
+		return o, errors.New("--demo runs its own scripted model; drop --model")
+	case o.demo && o.prompt == "":
+		o.prompt = demoPrompt
+	case !o.demo && o.model == "":
+		return o, errors.New("--model is required (or --demo)")
+	case o.prompt == "":
+		return o, errors.New("a PROMPT is required")
+	case o.dialect != "claude-code" && o.dialect != "codex":
+		return o, fmt.Errorf("--dialect %q: want claude-code or codex", o.dialect)
+	}
+	return o, nil
+}
+
+func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintln(stderr, runUsage)
+			return 2
+		}
+	}
+	o, err := parseRun(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh run: %v (dsh run --help)\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	if err := runOne(ctx, o, stderr); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "dsh run: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "dsh run: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// usageError is a problem with what the user asked for (a bad file, a missing variable).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// runOne runs the session o describes.
+func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	model, llmCfg, err := pickModel(o)
+	if err != nil {
+		return usageError{err}
+	}
+	workspace := o.workspace
+	if workspace == "" {
+		dir, err := os.MkdirTemp("", "dsh-run-")
+		if err != nil {
+			return err
+		}
+		workspace = dir
+		fmt.Fprintf(stderr, "workspace: %s\n", workspace)
+	} else if err := os.MkdirAll(workspace, 0o755); err != nil {
+		return usageError{err}
+	}
+
+	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
+	reg := tools.NewRegistry()
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace}); err != nil {
+		return err
+	}
+	rt := tools.New(reg, hooks, tools.WithLogger(logger))
+	if o.demo {
+		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
+		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
+	}
+
+	log, resume, err := openLog(ctx, o.logFile, stderr)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	tr := &transcript{w: stderr}
+	prog := newProgress(stderr)
+	defer prog.stop()
+	turn := &turnState{}
+	log.Subscribe(func(e session.Event) {
+		prog.clear()
+		tr.print(e)
+		turn.observe(e)
+		prog.observe(e)
+	})
+
+	if o.hooksFile != "" {
+		closeHooks, err := attachHooks(o, workspace, hooks, log, turn, logger)
+		if err != nil {
+			return err
+		}
+		defer closeHooks()
+	}
+
+	cfg := loop.Config{ID: "main", Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
+		System: "You are a coding agent working in " + workspace + ". Use the tools to act; be brief."}
+	var agent *loop.Agent
+	if resume {
+		agent, err = loop.Resume(ctx, cfg)
+	} else {
+		agent, err = loop.New(ctx, cfg)
+	}
+	if err != nil {
+		return err
+	}
+	defer agent.Close()
+	turn.setAgent(agent)
+	go func() {
+		<-ctx.Done()
+		agent.Cancel(dsh.CancelUser{}, true)
+	}()
+	msg := dsh.UserMessage{ID: fmt.Sprintf("prompt-%d", time.Now().UnixNano()), Role: dsh.UserMessageRoleUser,
+		Content: []dsh.ContentBlock{dsh.TextBlock{Text: o.prompt}}, Source: dsh.SourceUser{}}
+	if err := agent.Followup(context.WithoutCancel(ctx), msg); err != nil {
+		return err
+	}
+	return agent.Wait(context.WithoutCancel(ctx))
+}
+
+// pickModel builds the model o names and its call configuration.
+func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
+	switch {
+	case o.demo:
+		m, err := llm.ParseScript(demoScript)
+		return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
+	case strings.HasPrefix(o.model, "scripted:"):
+		path := strings.TrimPrefix(o.model, "scripted:")
+		m, err := llm.LoadScript(path)
+		return m, dsh.LLMCallConfig{Provider: "scripted", Model: filepath.Base(path)}, err
+	case o.model == "openai":
+		cfg := llm.OpenAIConfigFromEnv()
+		m, err := llm.NewOpenAI(cfg)
+		return m, dsh.LLMCallConfig{Provider: "openai", Model: cfg.Model}, err
+	}
+	return nil, dsh.LLMCallConfig{}, fmt.Errorf("--model %q: want scripted:FILE or openai", o.model)
+}
+
+// openLog opens the session log: a JSONL file (resumed when it holds events) or memory.
+func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, bool, error) {
+	if path == "" {
+		l, err := session.Open(ctx, session.NewMemory())
+		return l, false, err
+	}
+	f, rec, err := session.OpenFile(path)
+	if err != nil {
+		return nil, false, usageError{err}
+	}
+	if rec.Truncated() {
+		fmt.Fprintf(stderr, "dsh run: %s: recovered a damaged tail (%s); %d bytes dropped\n", path, rec.Reason, rec.TruncatedBytes)
+	}
+	l, err := session.Open(ctx, f)
+	if err != nil {
+		return nil, false, err
+	}
+	return l, l.Len() > 0, nil
+}
+
+// turnState follows the log to tell the hook bridges the current turn.
+type turnState struct {
+	mu    sync.Mutex
+	turn  int
+	open  bool
+	agent dsh.Agent
+}
+
+func (t *turnState) observe(e session.Event) {
+	data, err := e.Decode()
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch d := data.(type) {
+	case dsh.TurnStart:
+		t.turn, t.open = d.Turn, true
+	case dsh.TurnEnd:
+		t.open = false
+	}
+}
+
+func (t *turnState) setAgent(a dsh.Agent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.agent = a
+}
+
+func (t *turnState) session(workspace, transcript, model string) hookproto.SessionFunc {
+	return func(ctx context.Context, agentID string) hookproto.Session {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return hookproto.Session{SessionID: "main", TranscriptPath: transcript, CWD: workspace, Model: model,
+			Turn: t.turn, TurnOpen: t.open, Agent: t.agent}
+	}
+}
+
+// attachHooks loads the hooks file with the dialect's bridge and registers it.
+func attachHooks(o runOptions, workspace string, hooks *dsh.Registry, log *session.Log, turn *turnState, logger *slog.Logger) (func(), error) {
+	rec := hookproto.RecorderFunc(func(ctx context.Context, data dsh.SessionEventData) error {
+		_, err := log.Append(context.WithoutCancel(ctx), data)
+		return err
+	})
+	abs := o.logFile
+	if abs != "" {
+		abs, _ = filepath.Abs(abs)
+	}
+	sess := turn.session(workspace, abs, "dsh")
+	var register func(*dsh.Registrar) func()
+	var diags []hookproto.Diagnostic
+	var closer func(context.Context) error
+	switch o.dialect {
+	case "codex":
+		b, err := codex.New(codex.Config{Files: []string{o.hooksFile}, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
+			Session: sess, Recorder: rec, Logger: logger})
+		if err != nil {
+			return nil, usageError{err}
+		}
+		register, diags, closer = b.Register, b.Diagnostics(), b.Close
+	default:
+		b, err := claudecode.New(claudecode.Config{Files: []string{o.hooksFile}, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
+			Session: sess, Recorder: rec, Logger: logger})
+		if err != nil {
+			return nil, usageError{err}
+		}
+		register, diags, closer = b.Register, b.Diagnostics(), b.Close
+	}
+	for _, d := range diags {
+		logger.Warn("hooks", "diagnostic", d.Error())
+	}
+	unregister := register(hooks.Plugin("hooks-" + o.dialect))
+	return func() {
+		unregister()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = closer(ctx)
+	}, nil
+}
