@@ -467,6 +467,16 @@ func (l *evList[F]) remove(x *evListener[F]) {
 // seenBy returns the listeners that see an event of scope s, in registration order.
 func (l *evList[F]) seenBy(s evScope) []*evListener[F] {
 	all := l.load()
+	every := true
+	for _, x := range all {
+		if !s.sees(x.scoped, x.agent) {
+			every = false
+			break
+		}
+	}
+	if every {
+		return all // the snapshot is never modified: a registration replaces it
+	}
 	out := make([]*evListener[F], 0, len(all))
 	for _, x := range all {
 		if s.sees(x.scoped, x.agent) {
@@ -561,17 +571,22 @@ func (n *evNext) done() {
 func evCall(event, listener string, f func()) (le *ListenerError) {
 	defer func() {
 		if v := recover(); v != nil {
-			err, ok := v.(error)
-			if ok {
-				err = fmt.Errorf("panic: %w", err)
-			} else {
-				err = fmt.Errorf("panic: %v", v)
-			}
-			le = &ListenerError{Event: event, Listener: listener, Err: err, Panic: v}
+			le = evPanic(event, listener, v)
 		}
 	}()
 	f()
 	return nil
+}
+
+// evPanic is the *ListenerError of a listener that panicked with v.
+func evPanic(event, listener string, v any) *ListenerError {
+	err, ok := v.(error)
+	if ok {
+		err = fmt.Errorf("panic: %w", err)
+	} else {
+		err = fmt.Errorf("panic: %v", v)
+	}
+	return &ListenerError{Event: event, Listener: listener, Err: err, Panic: v}
 }
 
 // evIsNil reports whether v is nil or holds a nil pointer, func, map, slice, channel or
@@ -594,86 +609,126 @@ func evWaterfall[P, D any, N ~func(context.Context) (D, error), F ~func(context.
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
 	terminal N, def D, kind func(D) string,
 ) (D, error) {
-	var zero D
 	chain := l.seenBy(scope(p))
-	run := new(evRun)
-	tracing := g.cfg.audit != nil
-	// step runs the chain from listener i and returns its decision and the name of the
-	// listener the decision came from.
-	var step func(ctx context.Context, i int) (D, string, error)
-	step = func(ctx context.Context, i int) (D, string, error) {
-		if i == len(chain) {
-			if terminal == nil {
-				return def, "", nil
-			}
-			d, err := terminal(ctx)
-			if err == nil && evIsNil(d) {
-				err = fmt.Errorf("dsh: %s terminal: %w", event, ErrNilDecision)
-			}
-			if err != nil {
-				run.fail(err)
-				return zero, "", err
-			}
-			return d, "", nil
-		}
-		x := chain[i]
-		var (
-			uses       evNext
-			mu         sync.Mutex
-			inner      D
-			innerFrom  string
-			innerValid bool
-		)
-		next := N(func(nctx context.Context) (D, error) {
-			if err := uses.use(run, event, x.name); err != nil {
-				return zero, err
-			}
-			if nctx == nil {
-				nctx = ctx
-			}
-			d, from, err := step(nctx, i+1)
-			if tracing {
-				mu.Lock()
-				inner, innerFrom, innerValid = d, from, err == nil
-				mu.Unlock()
-			}
-			return d, err
-		})
-		var (
-			d   D
-			err error
-		)
-		if le := evCall(event, x.name, func() { d, err = x.fn(ctx, p, next) }); le != nil {
-			run.fail(le)
-		}
-		uses.done()
-		if ferr := run.failure(); ferr != nil {
-			return zero, "", ferr
-		}
-		if err == nil && evIsNil(d) {
-			err = ErrNilDecision
-		}
-		if err != nil {
-			le := &ListenerError{Event: event, Listener: x.name, Err: err}
-			run.fail(le)
-			return zero, "", le
-		}
-		from := x.name
-		if tracing {
-			mu.Lock()
-			if innerValid && reflect.DeepEqual(any(d), any(inner)) {
-				from = innerFrom
-			}
-			mu.Unlock()
-		}
-		return d, from, nil
-	}
-	d, from, err := step(ctx, 0)
+	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def,
+		tracing: g.cfg.audit != nil, frames: make([]evWfFrame[D], len(chain))}
+	d, from, err := w.step(ctx, 0)
 	if err != nil {
+		var zero D
 		return zero, err
 	}
 	g.audit(ctx, event, from, func() string { return kind(d) }, d)
 	return d, nil
+}
+
+// evWfRun is one run of a waterfall; its frames hold the per-listener state, allocated
+// together so that a listener costs one allocation (its next func).
+type evWfRun[P, D any, N ~func(context.Context) (D, error), F ~func(context.Context, *P, N) (D, error)] struct {
+	evRun
+	event    string
+	chain    []*evListener[F]
+	p        *P
+	terminal N
+	def      D
+	tracing  bool
+	frames   []evWfFrame[D]
+}
+
+// evWfFrame is the state of one listener in a waterfall run.
+type evWfFrame[D any] struct {
+	uses       evNext
+	ctx        context.Context
+	inner      D
+	innerFrom  string
+	innerValid bool
+}
+
+// step runs the chain from listener i and returns its decision and the name of the
+// listener the decision came from.
+func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error) {
+	var zero D
+	if i == len(w.chain) {
+		if w.terminal == nil {
+			return w.def, "", nil
+		}
+		d, err := w.terminal(ctx)
+		if err == nil && evIsNil(d) {
+			err = fmt.Errorf("dsh: %s terminal: %w", w.event, ErrNilDecision)
+		}
+		if err != nil {
+			w.fail(err)
+			return zero, "", err
+		}
+		return d, "", nil
+	}
+	x, f := w.chain[i], &w.frames[i]
+	f.ctx = ctx
+	next := N(func(nctx context.Context) (D, error) { return w.next(nctx, i) })
+	d, err, le := evInvoke2(w.event, x.name, func() (D, error) { return x.fn(ctx, w.p, next) })
+	if le != nil {
+		w.fail(le)
+	}
+	f.uses.done()
+	if ferr := w.failure(); ferr != nil {
+		return zero, "", ferr
+	}
+	if err == nil && evIsNil(d) {
+		err = ErrNilDecision
+	}
+	if err != nil {
+		le := &ListenerError{Event: w.event, Listener: x.name, Err: err}
+		w.fail(le)
+		return zero, "", le
+	}
+	from := x.name
+	if w.tracing {
+		f.uses.mu.Lock()
+		if f.innerValid && reflect.DeepEqual(any(d), any(f.inner)) {
+			from = f.innerFrom
+		}
+		f.uses.mu.Unlock()
+	}
+	return d, from, nil
+}
+
+// next is the next func of listener i: single use, then the rest of the chain.
+func (w *evWfRun[P, D, N, F]) next(nctx context.Context, i int) (D, error) {
+	f := &w.frames[i]
+	if err := f.uses.use(&w.evRun, w.event, w.chain[i].name); err != nil {
+		var zero D
+		return zero, err
+	}
+	if nctx == nil {
+		nctx = f.ctx
+	}
+	d, from, err := w.step(nctx, i+1)
+	if w.tracing {
+		f.uses.mu.Lock()
+		f.inner, f.innerFrom, f.innerValid = d, from, err == nil
+		f.uses.mu.Unlock()
+	}
+	return d, err
+}
+
+// evInvoke2 calls f, turning a panic into the listener's *ListenerError.
+func evInvoke2[D any](event, listener string, f func() (D, error)) (d D, err error, le *ListenerError) {
+	defer func() {
+		if v := recover(); v != nil {
+			le = evPanic(event, listener, v)
+		}
+	}()
+	d, err = f()
+	return d, err, nil
+}
+
+// evInvoke1 calls f, turning a panic into the listener's *ListenerError.
+func evInvoke1[D any](event, listener string, f func() D) (d D, le *ListenerError) {
+	defer func() {
+		if v := recover(); v != nil {
+			le = evPanic(event, listener, v)
+		}
+	}()
+	return f(), nil
 }
 
 // evGuard runs guards: the global ones, then those scoped to p's agent, each in
@@ -718,46 +773,67 @@ func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P
 		return zero, fmt.Errorf("dsh: %s: nil terminal", event)
 	}
 	chain := l.seenBy(scope(p))
-	run := new(evRun)
-	var step func(ctx context.Context, i int) D
-	step = func(ctx context.Context, i int) D {
-		if i == len(chain) {
-			d := terminal(ctx)
-			if evIsNil(d) {
-				run.fail(fmt.Errorf("dsh: %s terminal: %w", event, ErrNilDecision))
-			}
-			return d
-		}
-		x := chain[i]
-		var uses evNext
-		next := N(func(nctx context.Context) D {
-			if err := uses.use(run, event, x.name); err != nil {
-				return zero
-			}
-			if nctx == nil {
-				nctx = ctx
-			}
-			return step(nctx, i+1)
-		})
-		var d D
-		if le := evCall(event, x.name, func() { d = x.fn(ctx, p, next) }); le != nil {
-			run.fail(le)
-		}
-		uses.done()
-		if run.failure() != nil {
-			return zero
-		}
-		if evIsNil(d) {
-			run.fail(&ListenerError{Event: event, Listener: x.name, Err: ErrNilDecision})
-			return zero
-		}
-		return d
-	}
-	d := step(ctx, 0)
-	if err := run.failure(); err != nil {
+	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, frames: make([]evWrFrame, len(chain))}
+	d := w.step(ctx, 0)
+	if err := w.failure(); err != nil {
 		return zero, err
 	}
 	return d, nil
+}
+
+// evWrRun is one run of a wrapper chain.
+type evWrRun[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P, N) D] struct {
+	evRun
+	event    string
+	chain    []*evListener[F]
+	p        *P
+	terminal N
+	frames   []evWrFrame
+}
+
+// evWrFrame is the state of one wrapper in a run.
+type evWrFrame struct {
+	uses evNext
+	ctx  context.Context
+}
+
+func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
+	var zero D
+	if i == len(w.chain) {
+		d := w.terminal(ctx)
+		if evIsNil(d) {
+			w.fail(fmt.Errorf("dsh: %s terminal: %w", w.event, ErrNilDecision))
+		}
+		return d
+	}
+	x, f := w.chain[i], &w.frames[i]
+	f.ctx = ctx
+	next := N(func(nctx context.Context) D { return w.next(nctx, i) })
+	d, le := evInvoke1(w.event, x.name, func() D { return x.fn(ctx, w.p, next) })
+	if le != nil {
+		w.fail(le)
+	}
+	f.uses.done()
+	if w.failure() != nil {
+		return zero
+	}
+	if evIsNil(d) {
+		w.fail(&ListenerError{Event: w.event, Listener: x.name, Err: ErrNilDecision})
+		return zero
+	}
+	return d
+}
+
+func (w *evWrRun[P, D, N, F]) next(nctx context.Context, i int) D {
+	f := &w.frames[i]
+	if err := f.uses.use(&w.evRun, w.event, w.chain[i].name); err != nil {
+		var zero D
+		return zero
+	}
+	if nctx == nil {
+		nctx = f.ctx
+	}
+	return w.step(nctx, i+1)
 }
 
 // evNotify runs every listener that sees p, in order, whatever the others did, and joins
