@@ -611,7 +611,10 @@ func evWaterfall[P, D any, N ~func(context.Context) (D, error), F ~func(context.
 ) (D, error) {
 	chain := l.seenBy(scope(p))
 	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def,
-		tracing: g.cfg.audit != nil, frames: make([]evWfFrame[D], len(chain))}
+		tracing: g.cfg.audit != nil}
+	if len(chain) > 0 {
+		w.frames = make([]evWfFrame[D], len(chain))
+	}
 	d, from, err := w.step(ctx, 0)
 	if err != nil {
 		var zero D
@@ -773,6 +776,13 @@ func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P
 		return zero, fmt.Errorf("dsh: %s: nil terminal", event)
 	}
 	chain := l.seenBy(scope(p))
+	if len(chain) == 0 { // no wrapper: the core operation alone, with nothing to allocate
+		d := terminal(ctx)
+		if evIsNil(d) {
+			return zero, fmt.Errorf("dsh: %s terminal: %w", event, ErrNilDecision)
+		}
+		return d, nil
+	}
 	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, frames: make([]evWrFrame, len(chain))}
 	d := w.step(ctx, 0)
 	if err := w.failure(); err != nil {
