@@ -3,9 +3,12 @@
 package emit
 
 import (
+	"bytes"
 	"fmt"
+	"go/format"
 	"path"
 	"sort"
+	"text/template"
 )
 
 // File is one generated file.
@@ -41,4 +44,18 @@ func (o Options) Header(specFile string) string {
 // Sort orders files by path, so that every caller sees them in one deterministic order.
 func Sort(files []File) {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+}
+
+// RenderGo executes a Go source template with data and gofmts the result; a result that
+// does not parse is an error that shows the source.
+func RenderGo(t *template.Template, data any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return nil, err
+	}
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("generated Go does not parse: %w\n%s", err, b.Bytes())
+	}
+	return out, nil
 }

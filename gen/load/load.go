@@ -166,7 +166,7 @@ func cueError(display string, err error) error {
 			groups[key] = g
 			order = append(order, key)
 		}
-		if p := bestPos(ce); g.pos.File == "" || (g.pos.File == metaFile && p.File != "" && p.File != metaFile) {
+		if p := bestPos(ce); g.pos.File == "" || (isSchemaFile(g.pos.File) && p.File != "" && !isSchemaFile(p.File)) {
 			g.pos = p
 		}
 		if len(ce.InputPositions()) > 0 || ce.Position().IsValid() || len(g.msgs) == 0 {
@@ -175,6 +175,9 @@ func cueError(display string, err error) error {
 	}
 	for _, key := range order {
 		g := groups[key]
+		if g.pos.File == "" && hasChild(groups, key) {
+			continue // a summary ("N errors in empty disjunction") of errors listed below it
+		}
 		msg := g.msgs[len(g.msgs)-1]
 		if len(g.msgs) > 2 {
 			msg = fmt.Sprintf("%s (and %d more alternatives)", msg, len(g.msgs)-2)
@@ -191,8 +194,25 @@ func cueError(display string, err error) error {
 	return e
 }
 
-// bestPos picks the error position a reviewer should look at: the first one outside
-// meta.cue, else the first valid one.
+// hasChild reports whether some group's key lies below key.
+func hasChild[G any](groups map[string]G, key string) bool {
+	for k := range groups {
+		if strings.HasPrefix(k, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaFiles are the spec files that only declare the schema other files must satisfy:
+// meta.cue of the canonical spec and schema.cue of the conformance scenarios. An error
+// is shown at the data that violates them, not at the schema.
+var schemaFiles = map[string]bool{metaFile: true, "schema.cue": true}
+
+func isSchemaFile(name string) bool { return schemaFiles[name] }
+
+// bestPos picks the error position a reviewer should look at: the first one outside the
+// schema files, else the first valid one.
 func bestPos(ce cueerrors.Error) ir.Pos {
 	ps := append([]token.Pos{ce.Position()}, ce.InputPositions()...)
 	var first ir.Pos
@@ -201,7 +221,7 @@ func bestPos(ce cueerrors.Error) ir.Pos {
 			continue
 		}
 		ip := position(p)
-		if ip.File != metaFile {
+		if !isSchemaFile(ip.File) {
 			return ip
 		}
 		if first.File == "" {

@@ -5,9 +5,7 @@
 package hookmap
 
 import (
-	"bytes"
 	"fmt"
-	"go/format"
 	"path"
 	"sort"
 	"strconv"
@@ -80,17 +78,7 @@ var funcs = template.FuncMap{
 	},
 }
 
-func render(t *template.Template, data any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return nil, err
-	}
-	out, err := format.Source(b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("generated Go does not parse: %w\n%s", err, b.Bytes())
-	}
-	return out, nil
-}
+func render(t *template.Template, data any) ([]byte, error) { return emit.RenderGo(t, data) }
 
 var typesTmpl = template.Must(template.New("types").Funcs(funcs).Parse(`// {{.Header}}
 

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"go/format"
 	"path"
 	"sort"
 	"strings"
@@ -152,17 +151,7 @@ func index(s *ir.Spec) []byte {
 	return []byte(b.String())
 }
 
-func render(t *template.Template, data any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return nil, err
-	}
-	out, err := format.Source(b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("generated Go does not parse: %w\n%s", err, b.Bytes())
-	}
-	return out, nil
-}
+func render(t *template.Template, data any) ([]byte, error) { return emit.RenderGo(t, data) }
 
 var funcs = template.FuncMap{"lines": func(s string) []string { return strings.Split(s, "\n") }}
 

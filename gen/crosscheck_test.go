@@ -1,0 +1,107 @@
+package gen_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/dshkit/dsh/gen"
+	"github.com/dshkit/dsh/spec"
+)
+
+// specCopy writes the embedded spec tree to a temporary directory, plus extra files
+// (relative path → content), and returns the directory.
+func specCopy(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "spec")
+	err := fs.WalkDir(spec.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := spec.FS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, p), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, content := range extra {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestBadScenarios: a scenario naming an unknown behaviour, extension point, decision kind
+// or session event type fails loading with the scenario's CUE position.
+func TestBadScenarios(t *testing.T) {
+	for name, c := range map[string]struct{ scenario, want string }{
+		"unknown behaviour": {
+			`{refs: ["x"], setup: listeners: [{point: "tools/pre-execute", do: [{kind: "jump"}]}], run: [], expect: {}}`,
+			`^spec/conformance/zz_bad\.cue:\d+:\d+: .*_scenarios\."zz-bad"\.setup\.listeners\.0\.do\.0`,
+		},
+		"unknown extension point": {
+			`{refs: ["x"], setup: listeners: [{point: "tools/pre-exec", do: [{kind: "next"}]}], run: [], expect: {}}`,
+			`^spec/conformance/zz_bad\.cue:5:2: scenario "zz-bad": setup\.listeners\[0\]\.point: unknown extension point "tools/pre-exec"`,
+		},
+		"unknown decision kind": {
+			`{refs: ["x"], setup: listeners: [{point: "tools/pre-execute", do: [{kind: "decide", decision: {kind: "maybe"}}]}], run: [], expect: {}}`,
+			`^spec/conformance/zz_bad\.cue:5:2: scenario "zz-bad": setup\.listeners\[0\]\.do\[0\]\.decision: "maybe" is not a kind of PreToolDecision`,
+		},
+		"decision without its required field": {
+			`{refs: ["x"], setup: listeners: [{point: "tools/pre-execute", do: [{kind: "decide", decision: {kind: "deny"}}]}], run: [], expect: {}}`,
+			`needs field "reason"`,
+		},
+		"unknown event type": {
+			`{refs: ["x"], run: [], expect: log: ["turn/start", "turn/finish"]}`,
+			`^spec/conformance/zz_bad\.cue:5:2: scenario "zz-bad": expect\.log\[1\]: unknown session event type "turn/finish"`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := specCopy(t, map[string]string{"conformance/zz_bad.cue": "package conformance\n\n_scenarios: {\n\t// zz-bad is broken on purpose.\n\t\"zz-bad\": " + c.scenario + "\n}\n"})
+			_, err := gen.Load(dir, "spec", gen.DefaultLayout)
+			if err == nil {
+				t.Fatal("loaded a bad scenario")
+			}
+			if !regexp.MustCompile(c.want).MatchString(err.Error()) {
+				t.Errorf("error:\n%v\nwant a match for %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestBadBridgeTable: a table naming an unknown point, wire type or output path fails
+// loading with the table's CUE position.
+func TestBadBridgeTable(t *testing.T) {
+	dir := specCopy(t, nil)
+	path := filepath.Join(dir, "bridges", "codex.cue")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`contexts: \["hookSpecificOutput\.additionalContext"\]`).ReplaceAll(data, []byte(`contexts: ["hookSpecificOutput.additionalContxt"]`))
+	bad = regexp.MustCompile(`point:\s+"tools/post-execute"`).ReplaceAll(bad, []byte(`point: "tools/post-exec"`))
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = gen.Load(dir, "spec", gen.DefaultLayout)
+	if err == nil {
+		t.Fatal("loaded a bad bridge table")
+	}
+	for _, want := range []string{
+		`spec/bridges/codex\.cue:\d+:\d+: bridge "codex" event "PostToolUse": unknown extension point "tools/post-exec"`,
+		`spec/bridges/codex\.cue:\d+:\d+: bridge "codex" event "\w+": "hookSpecificOutput\.additionalContxt" is not a field path of \w+Output`,
+	} {
+		if !regexp.MustCompile(want).MatchString(err.Error()) {
+			t.Errorf("error:\n%v\nwant a line matching %q", err, want)
+		}
+	}
+}
