@@ -91,7 +91,7 @@ func generate(t *testing.T, a *txtar.Archive) []emit.File {
 	}
 	pkg := "dsh"
 	for _, f := range a.Files {
-		if strings.HasPrefix(f.Name, "spec/") && !strings.HasPrefix(f.Name, "spec/"+gen.WireDir+"/") {
+		if rest, ok := strings.CutPrefix(f.Name, "spec/"); ok && !strings.Contains(rest, "/") {
 			if m := regexp.MustCompile(`(?m)^package (\w+)`).FindSubmatch(f.Data); m != nil {
 				pkg = string(m[1])
 			}
@@ -144,12 +144,16 @@ func compile(t *testing.T, files []emit.File) {
 			t.Fatal(err)
 		}
 	}
-	write("go.mod", []byte("module example.com/golden\n\ngo 1.26\n"))
+	write("go.mod", []byte("module "+gen.Module+"\n\ngo 1.26\n")) // the module path generated imports use
 	n := 0
 	for _, f := range files {
-		if strings.HasSuffix(f.Path, ".go") && !strings.HasSuffix(f.Path, "_test.go") {
+		switch {
+		case strings.HasSuffix(f.Path, "_test.go"):
+		case strings.HasSuffix(f.Path, ".go"):
 			write(f.Path, f.Data)
 			n++
+		case strings.HasPrefix(f.Path, "generated/"):
+			write(f.Path, f.Data) // files the Go embeds, e.g. scenarios.json
 		}
 	}
 	if n == 0 {
