@@ -141,10 +141,24 @@ func describe(err error) (msg string, info *dsh.ToolErrorInfo) {
 		msg = printable(err)
 	}
 	var te *Error
-	if safeAs(err, &te) && te != nil {
+	var ie InfoError
+	switch {
+	case safeAs(err, &te) && te != nil:
 		info = te.info()
+	case safeAs(err, &ie) && ie != nil:
+		in := ie.ToolErrorInfo()
+		info = &in
 	}
 	return msg, info
+}
+
+// InfoError is implemented by errors that carry a structured error identity of their own
+// (a plugin's or a test harness's): a failure made from one gets its info {name, code},
+// as from an *Error (SEMANTICS.md B §3.2).
+type InfoError interface {
+	error
+	// ToolErrorInfo returns the error's {name, code}.
+	ToolErrorInfo() dsh.ToolErrorInfo
 }
 
 // safeAs is errors.As that treats a panicking Unwrap or As method as no match.
