@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dshkit/dsh/generated/dsh"
 	sc "github.com/dshkit/dsh/generated/conformance"
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // check compares the outcome of a run with the expectation; it returns one readable
@@ -53,6 +53,13 @@ func (r *run) check(x sc.Expect) []string {
 	}
 	for i, texts := range x.RequestAbsent {
 		problems = append(problems, requestHas(i, reqs, texts, false)...)
+	}
+	for i, want := range x.RequestMessages {
+		if i >= len(reqs) {
+			problems = append(problems, fmt.Sprintf("request %d: only %d requests were made", i+1, len(reqs)))
+			continue
+		}
+		diff(fmt.Sprintf("request %d messages", i+1), nilIfEmpty(want), nilIfEmpty(reqs[i]))
 	}
 	if x.NextTurn != nil || x.NextStep != nil {
 		var turn, step []dsh.UserMessage

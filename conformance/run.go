@@ -3,13 +3,12 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/dshkit/dsh/generated/dsh"
 	sc "github.com/dshkit/dsh/generated/conformance"
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // DefaultAgent is the id of the agent a scenario's inputs go to.
@@ -57,7 +56,7 @@ func RunScenario(t *testing.T, f Factory, e sc.Entry) {
 	defer rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	r := &run{rt: rt, ctx: ctx, gates: map[string]*gate{}, agents: map[string]Agent{}}
+	r := &run{rt: rt, ctx: ctx, gates: map[string]*gate{}, agents: map[string]Agent{}, ids: map[string]int{}}
 	if err := r.setup(e.Scenario.Setup); err != nil {
 		t.Fatalf("%s (%s)\nsetup: %v", e.ID, e.Doc, err)
 	}
@@ -86,6 +85,7 @@ type run struct {
 	agents  map[string]Agent
 	pending sync.WaitGroup // direct executions in flight
 	errs    []string
+	ids     map[string]int // how many messages used each text, for their ids
 }
 
 // gate is a named point a script waits at until a `release` step opens it.
@@ -119,6 +119,18 @@ func (r *run) wait(ctx context.Context, name string) error {
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+// release opens the named gate (once; releasing it again does nothing).
+func (r *run) release(name string) {
+	g := r.gate(name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
 	}
 }
 
@@ -162,13 +174,19 @@ func (r *run) existing(id string) Agent {
 	return r.agents[id]
 }
 
-// message builds a user message with a deterministic id.
+// message builds a user message with a deterministic id: its text, followed by "#n" for
+// the n-th message of the run with that text (n >= 2), so that expectations can name ids
+// (e.g. turn/end{blocked}.droppedMessageIds) and ids stay unique.
 func (r *run) message(text string, source dsh.MessageSource) dsh.UserMessage {
 	r.mu.Lock()
-	n := len(r.trace) + len(r.results)
+	r.ids[text]++
+	id := text
+	if n := r.ids[text]; n > 1 {
+		id = fmt.Sprintf("%s#%d", text, n)
+	}
 	r.mu.Unlock()
 	return dsh.UserMessage{
-		ID:      fmt.Sprintf("m-%s-%d-%d", strings.ReplaceAll(text, " ", "_"), n, time.Now().UnixNano()),
+		ID:      id,
 		Role:    dsh.UserMessageRoleUser,
 		Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}},
 		Source:  source,
@@ -209,12 +227,7 @@ func (r *run) step(s sc.Step) error {
 		a.Cancel(string(s.Cancel), s.KeepInbox != nil && *s.KeepInbox)
 		return nil
 	case s.Release != nil:
-		g := r.gate(*s.Release)
-		select {
-		case <-g.open:
-		default:
-			close(g.open)
-		}
+		r.release(*s.Release)
 		return nil
 	case s.Settle != nil:
 		g := r.gate(*s.Settle)
@@ -228,6 +241,18 @@ func (r *run) step(s sc.Step) error {
 		if a := r.existing(DefaultAgent); a != nil {
 			return a.WaitIdle(r.ctx)
 		}
+		return nil
+	case s.Resume != nil && *s.Resume:
+		if r.existing(DefaultAgent) == nil {
+			return fmt.Errorf("resume: no agent %q yet", DefaultAgent)
+		}
+		a, err := r.rt.Resume(r.ctx, DefaultAgent)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		r.mu.Lock()
+		r.agents[DefaultAgent] = a
+		r.mu.Unlock()
 		return nil
 	}
 	return fmt.Errorf("empty step")

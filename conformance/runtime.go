@@ -13,9 +13,10 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
-	"github.com/dshkit/dsh/generated/dsh"
 	sc "github.com/dshkit/dsh/generated/conformance"
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // Runtime is what a runtime provides to run the suite against it. One Runtime serves one
@@ -30,14 +31,20 @@ type Runtime interface {
 	// SetApprover mounts an approval service that answers with fn. Not called: none is
 	// mounted.
 	SetApprover(fn func(ctx context.Context, toolName string) (dsh.ApprovalOutcome, error))
-	// SetModel scripts the model's responses, consumed in order.
-	SetModel(responses []sc.Response)
-	// SetLimits sets the parallel tool-call cap and the continuation cap (0: default).
-	SetLimits(maxParallelToolCalls, continuationCap int)
+	// SetModel scripts the model's responses, consumed in order. A response with a gate
+	// calls wait(ctx, gate) once its text has streamed (at once when it has none), before
+	// its tool calls and finish (or before hanging); ctx is the request's context.
+	SetModel(responses []sc.Response, wait func(ctx context.Context, gate string) error)
+	// SetOptions sets the runtime's settings for the agents created afterwards.
+	SetOptions(o Options)
 	// Execute runs one tool call directly through the pipeline.
 	Execute(ctx context.Context, in ExecuteInput) dsh.ToolExecutionResult
 	// Agent creates the agent with the id (running agent/session-start), or returns it.
 	Agent(ctx context.Context, id string) (Agent, error)
+	// Resume disposes of the agent with the id, as a process exit would, and re-creates it
+	// from its persisted session log (agent/session-start with the source "resume"); the
+	// log goes on in the same session.
+	Resume(ctx context.Context, id string) (Agent, error)
 	// Log returns the session log of the agents so far.
 	Log() []LogEvent
 	// Requests returns the model requests made so far, each as the texts of its messages
@@ -45,6 +52,21 @@ type Runtime interface {
 	Requests() [][]string
 	// Close releases everything the runtime holds.
 	Close()
+}
+
+// Options are the settings a scenario's setup fixes; a zero field keeps the runtime's
+// default.
+type Options struct {
+	// MaxParallelToolCalls caps the tool calls in flight at once.
+	MaxParallelToolCalls int
+	// ContinuationCap caps how many times a turn continues from a natural stop
+	// (SEMANTICS A9).
+	ContinuationCap int
+	// SessionStartTimeout bounds the agent/session-start listeners (SEMANTICS A6).
+	SessionStartTimeout time.Duration
+	// Audit logs every decision a listener resolves at a policy point of an agent as
+	// decision/recorded (SEMANTICS A12).
+	Audit bool
 }
 
 // Factory builds a fresh Runtime for one scenario.
@@ -94,7 +116,9 @@ type Agent interface {
 	Handle() dsh.Agent
 	// Followup queues a prompt and wakes the agent.
 	Followup(ctx context.Context, msg dsh.UserMessage) error
-	// Cancel cancels the agent with the cause ("user", "parent" or "disposed").
+	// Cancel cancels the agent's turn with the cause ("user", "parent" or "disposed");
+	// unless keepInbox, it discards the inbox too. It must not block: scripts call it from
+	// inside the turn.
 	Cancel(cause string, keepInbox bool)
 	// WaitIdle waits until the agent is idle.
 	WaitIdle(ctx context.Context) error

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/dshkit/dsh/generated/dsh"
 	sc "github.com/dshkit/dsh/generated/conformance"
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // scope is what a script knows about the event it runs at.
@@ -20,11 +21,54 @@ type scope struct {
 	callID  string
 	turn    int
 	step    int
+	// vars are the values of the point-specific placeholders (see #Action).
+	vars map[string]string
 }
 
-// label expands the placeholders of a record label.
+// label expands the placeholders of a label, message text or gate name.
 func (s scope) label(l string) string {
-	return strings.NewReplacer("{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)).Replace(l)
+	if !strings.Contains(l, "{") {
+		return l
+	}
+	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
+	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error"} {
+		pairs = append(pairs, "{"+k+"}", s.vars[k])
+	}
+	return strings.NewReplacer(pairs...).Replace(l)
+}
+
+// with returns s with the placeholder k set to v.
+func (s scope) with(k, v string) scope {
+	vars := make(map[string]string, len(s.vars)+1)
+	for kk, vv := range s.vars {
+		vars[kk] = vv
+	}
+	vars[k] = v
+	s.vars = vars
+	return s
+}
+
+// matcher returns the filter of a listener's `when`: whether the script runs at an event
+// of scope s. times counts the matching events, safely across goroutines.
+func matcher(w *sc.When) func(s scope) bool {
+	if w == nil {
+		return func(scope) bool { return true }
+	}
+	var mu sync.Mutex
+	seen := 0
+	return func(s scope) bool {
+		if (w.Turn != nil && *w.Turn != s.turn) || (w.Step != nil && *w.Step != s.step) ||
+			(w.CallID != nil && *w.CallID != s.callID) {
+			return false
+		}
+		if w.Times == nil {
+			return true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen++
+		return seen <= *w.Times
+	}
 }
 
 // errScript is the error a `fail` action returns.
@@ -45,25 +89,25 @@ func (r *run) effect(ctx context.Context, s scope, a sc.Action) (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		return true, h.Steer(ctx, r.message(a.Text, pluginSource))
+		return true, h.Steer(ctx, r.message(s.label(a.Text), pluginSource))
 	case sc.ActInject:
 		h, err := r.handle(s)
 		if err != nil {
 			return true, err
 		}
-		return true, h.Inject(ctx, r.message(a.Text, pluginSource))
+		return true, h.Inject(ctx, r.message(s.label(a.Text), pluginSource))
 	case sc.ActFollowup:
 		ag := r.existing(s.agentID)
 		if ag == nil {
 			return true, fmt.Errorf("followup: no agent %q", s.agentID)
 		}
-		return true, ag.Followup(ctx, r.message(a.Text, dsh.SourceUser{}))
+		return true, ag.Followup(ctx, r.message(s.label(a.Text), dsh.SourceUser{}))
 	case sc.ActHalt:
 		h, err := r.handle(s)
 		if err != nil {
 			return true, err
 		}
-		h.Halt(a.Reason)
+		h.Halt(s.label(a.Reason))
 	case sc.ActCancel:
 		ag := r.existing(s.agentID)
 		if ag == nil {
@@ -71,7 +115,12 @@ func (r *run) effect(ctx context.Context, s scope, a sc.Action) (bool, error) {
 		}
 		ag.Cancel(string(a.Cause), a.KeepInbox != nil && *a.KeepInbox)
 	case sc.ActWait:
-		return true, r.wait(ctx, a.Gate)
+		if a.IgnoreCancel != nil && *a.IgnoreCancel {
+			return true, r.wait(r.ctx, s.label(a.Gate)) // bounded by the scenario only
+		}
+		return true, r.wait(ctx, s.label(a.Gate))
+	case sc.ActRelease:
+		r.release(s.label(a.Gate))
 	case sc.ActSleep:
 		select {
 		case <-time.After(time.Duration(a.MS) * time.Millisecond):
@@ -168,6 +217,12 @@ type HarnessError struct {
 
 func (e *HarnessError) Error() string { return e.Message }
 
+// ToolErrorInfo returns {HarnessError, Code}, so that a runtime reading structured error
+// identity through this method (dsh: tools.InfoError) reports it in the failure's info.
+func (e *HarnessError) ToolErrorInfo() dsh.ToolErrorInfo {
+	return dsh.ToolErrorInfo{Name: "HarnessError", Code: e.Code}
+}
+
 // notify interprets a script at a notification or observer point.
 func (r *run) notify(ctx context.Context, s scope, acts []sc.Action) error {
 	for _, a := range acts {
@@ -213,19 +268,19 @@ func (r *run) guard(ctx context.Context, s scope, acts []sc.Action) dsh.GuardVer
 	return dsh.GuardAbstain{}
 }
 
-// addContextTo appends a plugin context to an accept or enter decision.
-func addContext[D any](r *run, text string, d D) (D, error) {
+// addContext appends a plugin context to an accept, block or enter decision.
+func addContext(r *run, text string, d any) (any, error) {
 	msg := r.message(text, pluginSource)
-	switch v := any(d).(type) {
+	switch v := d.(type) {
 	case dsh.PostToolAccept:
 		v.AdditionalContexts = append(append([]dsh.UserMessage{}, v.AdditionalContexts...), msg)
-		return any(v).(D), nil
+		return v, nil
 	case dsh.PreStepEnter:
 		v.Messages = append(append([]dsh.UserMessage{}, v.Messages...), msg)
-		return any(v).(D), nil
+		return v, nil
 	case dsh.PostToolBlock:
 		v.AdditionalContexts = append(append([]dsh.UserMessage{}, v.AdditionalContexts...), msg)
-		return any(v).(D), nil
+		return v, nil
 	}
 	return d, fmt.Errorf("conformance: add-context needs an accept, block or enter decision, got %T", d)
 }
@@ -244,6 +299,7 @@ func (r *run) register(l sc.Listener) error {
 		reg = reg.ForAgent(*l.Agent)
 	}
 	acts := l.Do
+	match := matcher(l.When)
 	callScope := func(e dsh.ToolExecution) scope {
 		s := scope{callID: e.CallID}
 		if e.AgentID != nil {
@@ -251,28 +307,65 @@ func (r *run) register(l sc.Listener) error {
 		}
 		return s
 	}
+	// observe runs the script at an observer point, which cannot fail: a failure panics.
+	observe := func(ctx context.Context, s scope) {
+		if !match(s) {
+			return
+		}
+		if err := r.notify(ctx, s, acts); err != nil {
+			panic(err)
+		}
+	}
+	// addCtx applies add-context, its text expanded in s, to an accept, block or enter
+	// decision.
+	addCtx := func(s scope) func(d any, a sc.Action) (any, error) {
+		return func(d any, a sc.Action) (any, error) {
+			if ac, ok := a.(sc.ActAddContext); ok {
+				return addContext(r, s.label(ac.Text), d)
+			}
+			return d, fmt.Errorf("conformance: %s is not supported at %s", a.Kind(), l.Point)
+		}
+	}
 	switch l.Point {
 	case dsh.PreToolEventName:
 		reg.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-			return waterfall(r, ctx, callScope(p.Exec), acts, next, dsh.UnmarshalPreToolDecision, nil)
+			s := callScope(p.Exec)
+			if !match(s) {
+				return next(ctx)
+			}
+			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalPreToolDecision, nil)
 		})
 	case dsh.PostToolEventName:
 		reg.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-			return waterfall(r, ctx, callScope(p.Exec), acts, next, dsh.UnmarshalPostToolDecision,
+			s := callScope(p.Exec)
+			if !match(s) {
+				return next(ctx)
+			}
+			add := addCtx(s)
+			return waterfall(r, ctx, s, acts, next, postToolDecision,
 				func(d dsh.PostToolDecision, a sc.Action) (dsh.PostToolDecision, error) {
-					if ac, ok := a.(sc.ActAddContext); ok {
-						return addContext(r, ac.Text, d)
+					out, err := add(d, a)
+					if err != nil {
+						return d, err
 					}
-					return d, fmt.Errorf("conformance: %s is not supported at %s", a.Kind(), l.Point)
+					return out.(dsh.PostToolDecision), nil
 				})
 		})
 	case dsh.GuardEventName:
 		reg.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict {
-			return r.guard(ctx, callScope(p.Exec), acts)
+			s := callScope(p.Exec)
+			if !match(s) {
+				return dsh.GuardAbstain{}
+			}
+			return r.guard(ctx, s, acts)
 		})
 	case dsh.ExecuteEventName:
 		reg.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-			res, err := waterfall(r, ctx, callScope(p.Exec), acts,
+			s := callScope(p.Exec)
+			if !match(s) {
+				return next(ctx)
+			}
+			res, err := waterfall(r, ctx, s, acts,
 				func(ctx context.Context) (dsh.ToolExecutionResult, error) { return next(ctx), nil },
 				dsh.UnmarshalToolExecutionResult, nil)
 			if err != nil {
@@ -282,49 +375,87 @@ func (r *run) register(l sc.Listener) error {
 		})
 	case dsh.ToolResultEventName:
 		reg.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
-			if err := r.notify(ctx, callScope(p.Exec), acts); err != nil {
-				panic(err)
-			}
+			observe(ctx, callScope(p.Exec))
 		})
 	case dsh.PreStepEventName:
 		reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
-			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}
+			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("messages", strings.Join(texts(p.Messages), "|"))
+			if !match(s) {
+				return next(ctx)
+			}
+			add := addCtx(s)
 			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalPreStepDecision,
 				func(d dsh.PreStepDecision, a sc.Action) (dsh.PreStepDecision, error) {
-					switch a := a.(type) {
-					case sc.ActAddContext:
-						return addContext(r, a.Text, d)
-					case sc.ActRewrite:
+					if rw, ok := a.(sc.ActRewrite); ok {
 						enter, ok := d.(dsh.PreStepEnter)
 						if !ok || len(enter.Messages) == 0 {
 							return d, fmt.Errorf("conformance: rewrite needs an enter decision with messages, got %T", d)
 						}
 						msgs := append([]dsh.UserMessage{}, enter.Messages...)
-						msgs[0].Content = []dsh.ContentBlock{dsh.TextBlock{Text: a.Text}}
+						msgs[0].Content = []dsh.ContentBlock{dsh.TextBlock{Text: s.label(rw.Text)}}
 						enter.Messages = msgs
 						return enter, nil
 					}
-					return d, fmt.Errorf("conformance: %s is not supported at %s", a.Kind(), l.Point)
+					out, err := add(d, a)
+					if err != nil {
+						return d, err
+					}
+					return out.(dsh.PreStepDecision), nil
 				})
+		})
+	case dsh.RequestEventName:
+		reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
+			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}
+			if !match(s) {
+				return next(ctx)
+			}
+			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalRequestDecision, nil)
 		})
 	case dsh.RequestErrorEventName:
 		reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
-			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}
+			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("error", p.Failure.Message)
+			if !match(s) {
+				return next(ctx)
+			}
 			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalRequestErrorDecision, nil)
 		})
 	case dsh.SessionStartEventName:
 		reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
-			return r.notify(ctx, scope{agentID: p.AgentID, handle: p.Agent}, acts)
+			s := scope{agentID: p.AgentID, handle: p.Agent}.with("source", string(p.Source))
+			if !match(s) {
+				return nil
+			}
+			return r.notify(ctx, s, acts)
 		})
 	case dsh.TurnStoppingEventName:
 		reg.OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
-			return r.notify(ctx, scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}, acts)
+			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}.
+				with("continuations", strconv.Itoa(p.Continuations)).
+				with("stopHookActive", strconv.FormatBool(p.StopHookActive))
+			if !match(s) {
+				return nil
+			}
+			return r.notify(ctx, s, acts)
 		})
 	case dsh.StatusEventName:
 		reg.OnStatus(func(ctx context.Context, p *dsh.StatusPayload) {
-			if err := r.notify(ctx, scope{agentID: p.AgentID, handle: p.Agent}, acts); err != nil {
-				panic(err)
-			}
+			observe(ctx, scope{agentID: p.AgentID, handle: p.Agent}.with("status", string(p.Status)))
+		})
+	case dsh.AgentErrorEventName:
+		reg.OnAgentError(func(ctx context.Context, p *dsh.AgentErrorPayload) {
+			observe(ctx, scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("error", p.Error.Message))
+		})
+	case dsh.InboxInsertedEventName:
+		reg.OnInboxInserted(func(ctx context.Context, p *dsh.InboxInsertedPayload) {
+			observe(ctx, scope{agentID: p.AgentID, handle: p.Agent}.with("text", textOf(p.Message.Content)))
+		})
+	case dsh.InboxClaimedEventName:
+		reg.OnInboxClaimed(func(ctx context.Context, p *dsh.InboxClaimedPayload) {
+			observe(ctx, scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}.with("text", textOf(p.Message.Content)))
+		})
+	case dsh.InboxDiscardedEventName:
+		reg.OnInboxDiscarded(func(ctx context.Context, p *dsh.InboxDiscardedPayload) {
+			observe(ctx, scope{agentID: p.AgentID, handle: p.Agent}.with("text", textOf(p.Message.Content)))
 		})
 	default:
 		return fmt.Errorf("%w %q", errUnsupported, l.Point)
@@ -354,7 +485,7 @@ func (r *run) tool(t sc.Tool) Tool {
 			case sc.ActFail:
 				return nil, scriptError(a.Message, a.Code)
 			case sc.ActDefer:
-				if err := call.Defer(r.message(a.Text, pluginSource)); err != nil {
+				if err := call.Defer(r.message(s.label(a.Text), pluginSource)); err != nil {
 					return nil, err
 				}
 			case sc.ActConclude:
@@ -382,8 +513,10 @@ func (r *run) tool(t sc.Tool) Tool {
 						return nil, fmt.Errorf("conformance: a finalizer's value must be a string")
 					}
 					return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
-				case sc.ActFail, sc.ActError:
-					return nil, errors.New("finalizer failed")
+				case sc.ActFail:
+					return nil, scriptError(a.Message, a.Code)
+				case sc.ActError:
+					return nil, scriptError(a.Message, a.Code)
 				default:
 					return nil, fmt.Errorf("conformance: action %s is not supported in a finalizer", a.Kind())
 				}
@@ -403,8 +536,12 @@ func (r *run) setup(s sc.Setup) error {
 	if s.ContinuationCap != nil {
 		cap = *s.ContinuationCap
 	}
-	r.rt.SetLimits(max, cap)
-	r.rt.SetModel(s.Model)
+	opts := Options{MaxParallelToolCalls: max, ContinuationCap: cap, Audit: s.Audit != nil && *s.Audit}
+	if s.SessionStartTimeoutMS != nil {
+		opts.SessionStartTimeout = time.Duration(*s.SessionStartTimeoutMS) * time.Millisecond
+	}
+	r.rt.SetOptions(opts)
+	r.rt.SetModel(s.Model, r.wait)
 	if s.Approver != "" {
 		answer := dsh.ApprovalOutcome(s.Approver)
 		r.rt.SetApprover(func(ctx context.Context, tool string) (dsh.ApprovalOutcome, error) {
@@ -429,4 +566,31 @@ func (r *run) setup(s sc.Setup) error {
 		}
 	}
 	return nil
+}
+
+// postToolDecision decodes a scripted post-execute decision. An accept that sets both
+// content and value, which the strict decoder refuses, is built as is: a Go listener can
+// return it, and what the runtime makes of it is what a scenario checks (SEMANTICS B6.84).
+func postToolDecision(data []byte) (dsh.PostToolDecision, error) {
+	d, err := dsh.UnmarshalPostToolDecision(data)
+	if err == nil || !errors.Is(err, dsh.ErrExclusive) {
+		return d, err
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return d, err
+	}
+	value := fields["value"]
+	delete(fields, "value")
+	rest, merr := json.Marshal(fields)
+	if merr != nil {
+		return d, err
+	}
+	d, uerr := dsh.UnmarshalPostToolDecision(rest)
+	accept, ok := d.(dsh.PostToolAccept)
+	if uerr != nil || !ok {
+		return d, err
+	}
+	accept.Value = value
+	return accept, nil
 }

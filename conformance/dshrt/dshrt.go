@@ -8,13 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"sync"
 	"testing"
 
 	"github.com/dshkit/dsh/conformance"
-	"github.com/dshkit/dsh/generated/dsh"
 	sc "github.com/dshkit/dsh/generated/conformance"
+	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/approval"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
@@ -31,13 +32,13 @@ type Runtime struct {
 	mu       sync.Mutex
 	rt       *tools.Runtime
 	approver func(ctx context.Context, toolName string) (dsh.ApprovalOutcome, error)
-	model    *llm.Scripted
-	maxPar   int
-	contCap  int
+	model    *gatedModel
+	opts     conformance.Options
 	agents   map[string]*agent
 	order    []string
 	logs     map[string]*session.Log
-	direct   *session.Log // the log of approval events of agent-less direct executions
+	stores   map[string]*session.Memory // each agent's persisted session, for Resume
+	direct   *session.Log               // the log of approval events of agent-less direct executions
 	closers  []func()
 	mutation Mutation
 }
@@ -68,12 +69,14 @@ func New(t testing.TB) conformance.Runtime { return NewMutant(t, Intact) }
 // NewMutant is New with a deliberate breakage (Intact: none).
 func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
 	return &Runtime{
-		t:        t,
-		hooks:    dsh.NewRegistry(dsh.WithLogger(slog.New(slog.DiscardHandler))),
+		t: t,
+		// The decision audit hook is installed always; Config.Audit turns it on per agent.
+		hooks:    dsh.NewRegistry(dsh.WithLogger(slog.New(slog.DiscardHandler)), loop.DecisionAudit()),
 		reg:      tools.NewRegistry(),
 		agents:   map[string]*agent{},
 		logs:     map[string]*session.Log{},
-		model:    llm.NewScripted(),
+		stores:   map[string]*session.Memory{},
+		model:    &gatedModel{inner: llm.NewScripted()},
 		mutation: m,
 	}
 }
@@ -139,9 +142,10 @@ func (r *Runtime) SetApprover(fn func(ctx context.Context, toolName string) (dsh
 	r.approver = fn
 }
 
-// SetModel scripts the model.
-func (r *Runtime) SetModel(responses []sc.Response) {
+// SetModel scripts the model; wait serves the responses' gates.
+func (r *Runtime) SetModel(responses []sc.Response, wait func(ctx context.Context, gate string) error) {
 	var out []llm.ScriptedResponse
+	var gates []string
 	for _, resp := range responses {
 		s := llm.ScriptedResponse{}
 		if resp.Text != nil {
@@ -150,6 +154,14 @@ func (r *Runtime) SetModel(responses []sc.Response) {
 		if resp.Hang != nil {
 			s.Hang = *resp.Hang
 		}
+		if resp.Usage != nil {
+			s.Usage = &dsh.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
+		}
+		gate := ""
+		if resp.Gate != nil {
+			gate = *resp.Gate
+		}
+		gates = append(gates, gate)
 		for _, tc := range resp.ToolCalls {
 			s.ToolCalls = append(s.ToolCalls, llm.ScriptedToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 		}
@@ -166,15 +178,72 @@ func (r *Runtime) SetModel(responses []sc.Response) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.model = llm.NewScripted(out...)
+	r.model = &gatedModel{inner: llm.NewScripted(out...), responses: out, gates: gates, wait: wait}
 }
 
-// SetLimits sets the loop's limits.
-func (r *Runtime) SetLimits(maxParallelToolCalls, continuationCap int) {
+// SetOptions sets the loop's settings.
+func (r *Runtime) SetOptions(o conformance.Options) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.maxPar, r.contCap = maxParallelToolCalls, continuationCap
+	r.opts = o
 }
+
+// gatedModel is the scripted model with the harness's response gates: a gated response
+// waits at its gate once its text has streamed (at once when it has none), before its
+// tool calls and finish. Agents share it; calls take the responses in order.
+type gatedModel struct {
+	inner     *llm.Scripted
+	responses []llm.ScriptedResponse
+	gates     []string
+	wait      func(ctx context.Context, gate string) error
+
+	mu    sync.Mutex
+	calls int
+}
+
+// Stream plays the next response, waiting at its gate if it has one.
+func (g *gatedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+	inner := g.inner.Stream(ctx, req)
+	return func(yield func(dsh.AssistantChunk, error) bool) {
+		g.mu.Lock()
+		i := g.calls
+		g.calls++
+		g.mu.Unlock()
+		gate, visible := "", ""
+		if i < len(g.gates) {
+			gate, visible = g.gates[i], g.responses[i].Reasoning+g.responses[i].Text
+		}
+		waited := gate == ""
+		pass := func() {
+			waited = true
+			_ = g.wait(ctx, gate) // a cancelled wait goes on: the stream then ends aborted
+		}
+		if !waited && visible == "" {
+			pass()
+		}
+		streamed := ""
+		for c, err := range inner {
+			if !yield(c, err) {
+				return
+			}
+			if waited {
+				continue
+			}
+			switch d := c.(type) {
+			case dsh.ChunkTextDelta:
+				streamed += d.Text
+			case dsh.ChunkReasoningDelta:
+				streamed += d.Text
+			}
+			if streamed == visible {
+				pass()
+			}
+		}
+	}
+}
+
+// Requests returns the requests the model received.
+func (g *gatedModel) Requests() []llm.Request { return g.inner.Requests() }
 
 // tools returns the tool runtime, built on first use (after the setup).
 func (r *Runtime) tools() *tools.Runtime {
@@ -227,17 +296,13 @@ func (r *Runtime) Agent(ctx context.Context, id string) (conformance.Agent, erro
 		r.mu.Unlock()
 		return a, nil
 	}
-	model, maxPar, contCap := r.model, r.maxPar, r.contCap
 	r.mu.Unlock()
-	log, err := session.Open(ctx, session.NewMemory())
+	store := session.NewMemory()
+	log, err := session.Open(ctx, store)
 	if err != nil {
 		return nil, err
 	}
-	la, err := loop.New(ctx, loop.Config{
-		ID: id, Registry: r.hooks, Tools: rt, Model: model, Log: log,
-		MaxParallelToolCalls: maxPar, ContinuationCap: contCap,
-		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
-	})
+	la, err := loop.New(ctx, r.config(id, rt, log))
 	if err != nil {
 		return nil, fmt.Errorf("dshrt: %w", err)
 	}
@@ -246,6 +311,53 @@ func (r *Runtime) Agent(ctx context.Context, id string) (conformance.Agent, erro
 	defer r.mu.Unlock()
 	r.agents[id] = a
 	r.order = append(r.order, id)
+	r.logs[id] = log
+	r.stores[id] = store
+	r.closers = append(r.closers, func() { _ = la.Close(); _ = log.Close() })
+	return a, nil
+}
+
+// config is the loop config of the agent id over log.
+func (r *Runtime) config(id string, rt *tools.Runtime, log *session.Log) loop.Config {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return loop.Config{
+		ID: id, Registry: r.hooks, Tools: rt, Model: r.model, Log: log,
+		MaxParallelToolCalls: r.opts.MaxParallelToolCalls, ContinuationCap: r.opts.ContinuationCap,
+		SessionStartTimeout: r.opts.SessionStartTimeout, Audit: r.opts.Audit,
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
+	}
+}
+
+// Resume closes the agent id and its log, reopens the log over the same store and
+// resumes the agent from it (loop.Resume).
+func (r *Runtime) Resume(ctx context.Context, id string) (conformance.Agent, error) {
+	rt := r.tools()
+	r.mu.Lock()
+	old, store, oldLog := r.agents[id], r.stores[id], r.logs[id]
+	r.mu.Unlock()
+	if old == nil {
+		return nil, fmt.Errorf("dshrt: no agent %q to resume", id)
+	}
+	if err := old.Agent.Close(); err != nil {
+		return nil, fmt.Errorf("dshrt: close %q: %w", id, err)
+	}
+	if err := oldLog.Close(); err != nil {
+		return nil, fmt.Errorf("dshrt: close the log of %q: %w", id, err)
+	}
+	log, err := session.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	la, err := loop.Resume(ctx, r.config(id, rt, log))
+	if err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("dshrt: resume %q: %w", id, err)
+	}
+	a := &agent{Agent: la}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.agents[id] = a
 	r.logs[id] = log
 	r.closers = append(r.closers, func() { _ = la.Close(); _ = log.Close() })
 	return a, nil
@@ -336,7 +448,7 @@ func (r *Runtime) Close() {
 // agent adapts a loop.Agent to conformance.Agent.
 type agent struct{ *loop.Agent }
 
-func (a *agent) Handle() dsh.Agent                   { return a.Agent }
+func (a *agent) Handle() dsh.Agent                  { return a.Agent }
 func (a *agent) WaitIdle(ctx context.Context) error { return a.Wait(ctx) }
 func (a *agent) Cancel(cause string, keepInbox bool) {
 	var c dsh.AgentCancelCause = dsh.CancelUser{}

@@ -92,6 +92,12 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("Action/wait", func(t *testing.T) {
 		checkVariant(t, "", "kind", conformance.Action(conformance.ActWait{
+			Gate:         "text-gate",
+			IgnoreCancel: ptr(true),
+		}), conformance.UnmarshalAction)
+	})
+	t.Run("Action/release", func(t *testing.T) {
+		checkVariant(t, "", "kind", conformance.Action(conformance.ActRelease{
 			Gate: "text-gate",
 		}), conformance.UnmarshalAction)
 	})
@@ -195,6 +201,11 @@ func TestRoundTrip(t *testing.T) {
 			Label: "text-label",
 		})
 	})
+	t.Run("ActRelease", func(t *testing.T) {
+		checkRecord(t, "ActRelease", closed, conformance.ActRelease{
+			Gate: "text-gate",
+		})
+	})
 	t.Run("ActRewrite", func(t *testing.T) {
 		checkRecord(t, "ActRewrite", closed, conformance.ActRewrite{
 			Text: "text-text",
@@ -217,7 +228,8 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ActWait", func(t *testing.T) {
 		checkRecord(t, "ActWait", closed, conformance.ActWait{
-			Gate: "text-gate",
+			Gate:         "text-gate",
+			IgnoreCancel: ptr(true),
 		})
 	})
 	t.Run("EventMatch", func(t *testing.T) {
@@ -274,6 +286,11 @@ func TestRoundTrip(t *testing.T) {
 					"text-requestAbsent",
 				},
 			},
+			RequestMessages: [][]string{
+				[]string{
+					"text-requestMessages",
+				},
+			},
 			Trace: []string{
 				"text-trace",
 			},
@@ -290,6 +307,12 @@ func TestRoundTrip(t *testing.T) {
 			Point: "text-point",
 			Name:  ptr("text-name"),
 			Agent: ptr("text-agent"),
+			When: &conformance.When{
+				Turn:   ptr(1),
+				Step:   ptr(1),
+				CallID: ptr("text-callId"),
+				Times:  ptr(1),
+			},
 			Do: []conformance.Action{
 				conformance.ActNext{
 					Twice: ptr(true),
@@ -309,6 +332,11 @@ func TestRoundTrip(t *testing.T) {
 			},
 			Finish: conformance.ResponseFinishStop,
 			Hang:   ptr(true),
+			Gate:   ptr("text-gate"),
+			Usage: &conformance.Usage{
+				InputTokens:  1,
+				OutputTokens: 1,
+			},
 		})
 	})
 	t.Run("ResultMatch", func(t *testing.T) {
@@ -347,6 +375,7 @@ func TestRoundTrip(t *testing.T) {
 						Point: "text-point",
 						Name:  ptr("text-name"),
 						Agent: ptr("text-agent"),
+						When:  &conformance.When{},
 						Do: []conformance.Action{
 							conformance.ActNext{},
 						},
@@ -364,10 +393,17 @@ func TestRoundTrip(t *testing.T) {
 						},
 						Finish: conformance.ResponseFinishStop,
 						Hang:   ptr(true),
+						Gate:   ptr("text-gate"),
+						Usage: &conformance.Usage{
+							InputTokens:  1,
+							OutputTokens: 1,
+						},
 					},
 				},
-				MaxParallelToolCalls: ptr(1),
-				ContinuationCap:      ptr(1),
+				MaxParallelToolCalls:  ptr(1),
+				ContinuationCap:       ptr(1),
+				SessionStartTimeoutMS: ptr(1),
+				Audit:                 ptr(true),
 			},
 			Run: []conformance.Step{
 				conformance.Step{
@@ -386,6 +422,7 @@ func TestRoundTrip(t *testing.T) {
 					Release: ptr("text-release"),
 					Idle:    ptr(true),
 					Settle:  ptr("text-settle"),
+					Resume:  ptr(true),
 				},
 			},
 			Expect: conformance.Expect{
@@ -425,6 +462,11 @@ func TestRoundTrip(t *testing.T) {
 						"text-requestAbsent",
 					},
 				},
+				RequestMessages: [][]string{
+					[]string{
+						"text-requestMessages",
+					},
+				},
 				Trace: []string{
 					"text-trace",
 				},
@@ -461,6 +503,12 @@ func TestRoundTrip(t *testing.T) {
 					Point: "text-point",
 					Name:  ptr("text-name"),
 					Agent: ptr("text-agent"),
+					When: &conformance.When{
+						Turn:   ptr(1),
+						Step:   ptr(1),
+						CallID: ptr("text-callId"),
+						Times:  ptr(1),
+					},
 					Do: []conformance.Action{
 						conformance.ActNext{
 							Twice: ptr(true),
@@ -481,10 +529,17 @@ func TestRoundTrip(t *testing.T) {
 					},
 					Finish: conformance.ResponseFinishStop,
 					Hang:   ptr(true),
+					Gate:   ptr("text-gate"),
+					Usage: &conformance.Usage{
+						InputTokens:  1,
+						OutputTokens: 1,
+					},
 				},
 			},
-			MaxParallelToolCalls: ptr(1),
-			ContinuationCap:      ptr(1),
+			MaxParallelToolCalls:  ptr(1),
+			ContinuationCap:       ptr(1),
+			SessionStartTimeoutMS: ptr(1),
+			Audit:                 ptr(true),
 		})
 	})
 	t.Run("Step", func(t *testing.T) {
@@ -504,6 +559,7 @@ func TestRoundTrip(t *testing.T) {
 			Release: ptr("text-release"),
 			Idle:    ptr(true),
 			Settle:  ptr("text-settle"),
+			Resume:  ptr(true),
 		})
 	})
 	t.Run("Tool", func(t *testing.T) {
@@ -528,6 +584,20 @@ func TestRoundTrip(t *testing.T) {
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: json.RawMessage(`{"k":"v"}`),
+		})
+	})
+	t.Run("Usage", func(t *testing.T) {
+		checkRecord(t, "Usage", closed, conformance.Usage{
+			InputTokens:  1,
+			OutputTokens: 1,
+		})
+	})
+	t.Run("When", func(t *testing.T) {
+		checkRecord(t, "When", closed, conformance.When{
+			Turn:   ptr(1),
+			Step:   ptr(1),
+			CallID: ptr("text-callId"),
+			Times:  ptr(1),
 		})
 	})
 }

@@ -9,10 +9,763 @@ import (
 	runtime "github.com/dshkit/dsh/conformance/dshrt"
 )
 
+// TestA01BodyContextFollowsCaller runs scenario a01-body-context-follows-caller:
+// Part A item 1: the body runs under a context that ends when the caller's does, also
+// through a wrapper: a body that cancels its agent and then waits on a gate nobody
+// releases returns (with a failure) instead of hanging.
+func TestA01BodyContextFollowsCaller(t *testing.T) {
+	harness.RunID(t, runtime.New, "a01-body-context-follows-caller")
+}
+
+// TestA02NextSingleUseExecute runs scenario a02-next-single-use-execute:
+// Part A item 2 at tools/execute: a wrapper calling next twice fails (final); the body
+// ran exactly once, and its deferred context survives.
+func TestA02NextSingleUseExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "a02-next-single-use-execute")
+}
+
+// TestA02NextSingleUsePostExecute runs scenario a02-next-single-use-post-execute:
+// Part A item 2 at tools/post-execute: a second call of next fails the listener; the
+// inner listener ran exactly once, and the failure replaces the result.
+func TestA02NextSingleUsePostExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "a02-next-single-use-post-execute")
+}
+
+// TestA02NextSingleUsePreExecute runs scenario a02-next-single-use-pre-execute:
+// Part A item 2 at tools/pre-execute: a second call of next fails the listener; the
+// inner listener ran exactly once (never skipped), and the failure is final.
+func TestA02NextSingleUsePreExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "a02-next-single-use-pre-execute")
+}
+
+// TestA03EveryTurnStoppingListenerRuns runs scenario a03-every-turn-stopping-listener-runs:
+// Part A3: every turn-stopping listener runs, in order, even after one panicked; the
+// panic still ends the turn error with the panic value in its message.
+func TestA03EveryTurnStoppingListenerRuns(t *testing.T) {
+	harness.RunID(t, runtime.New, "a03-every-turn-stopping-listener-runs")
+}
+
+// TestA03TurnStoppingEveryListener runs scenario a03-turn-stopping-every-listener:
+// Part A item 3: every agent/turn-stopping listener runs, in order.
+func TestA03TurnStoppingEveryListener(t *testing.T) {
+	harness.RunID(t, runtime.New, "a03-turn-stopping-every-listener")
+}
+
+// TestA04PanicBody runs scenario a04-panic-body:
+// Part A item 4: a panicking body is a failed body: the failure reaches the wrapper as
+// a result and post-execute still runs.
+func TestA04PanicBody(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-body")
+}
+
+// TestA04PanicBodyInLoop runs scenario a04-panic-body-in-loop:
+// Part A item 4 in the agent loop: a panicking tool body becomes the call's failed
+// result; the turn goes on and the model sees the failure.
+func TestA04PanicBodyInLoop(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-body-in-loop")
+}
+
+// TestA04PanicExecute runs scenario a04-panic-execute:
+// Part A item 4: a wrapper panicking before next is a final failure; the body never
+// runs.
+func TestA04PanicExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-execute")
+}
+
+// TestA04PanicFinalizer runs scenario a04-panic-finalizer:
+// Part A item 4: a panicking finalizer replaces the result with the failure of the
+// panic, once.
+func TestA04PanicFinalizer(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-finalizer")
+}
+
+// TestA04PanicGuard runs scenario a04-panic-guard:
+// Part A item 4: a panicking guard is a final failure.
+func TestA04PanicGuard(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-guard")
+}
+
+// TestA04PanicPostExecute runs scenario a04-panic-post-execute:
+// Part A item 4: a panicking post-execute listener is a final failure.
+func TestA04PanicPostExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-post-execute")
+}
+
+// TestA04PanicPreExecute runs scenario a04-panic-pre-execute:
+// Part A item 4: a panicking pre-execute listener is the final failure a returned
+// error there becomes, with the panic value in the message.
+func TestA04PanicPreExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-pre-execute")
+}
+
+// TestA04PanicResultObserver runs scenario a04-panic-result-observer:
+// Part A item 4: a panicking tools/result observer is contained: the result stands and
+// the next observer runs.
+func TestA04PanicResultObserver(t *testing.T) {
+	harness.RunID(t, runtime.New, "a04-panic-result-observer")
+}
+
+// TestA05BlockContextsSurviveFinalizer runs scenario a05-block-contexts-survive-finalizer:
+// Part A item 5: the contexts a post-execute block set survive a later failing
+// finalizer (the block replaced the deferred ones).
+func TestA05BlockContextsSurviveFinalizer(t *testing.T) {
+	harness.RunID(t, runtime.New, "a05-block-contexts-survive-finalizer")
+}
+
+// TestA05DeferredSurviveInLoop runs scenario a05-deferred-survive-in-loop:
+// Part A item 5 in the agent loop: a body that defers a context and fails still gets
+// its context logged after the tool/result, entering the next step.
+func TestA05DeferredSurviveInLoop(t *testing.T) {
+	harness.RunID(t, runtime.New, "a05-deferred-survive-in-loop")
+}
+
+// TestA05ExecutePanicKeepsDeferred runs scenario a05-execute-panic-keeps-deferred:
+// Part A item 5: a wrapper panicking after next keeps the body's deferred contexts.
+func TestA05ExecutePanicKeepsDeferred(t *testing.T) {
+	harness.RunID(t, runtime.New, "a05-execute-panic-keeps-deferred")
+}
+
+// TestA05InvalidOutputKeepsDeferred runs scenario a05-invalid-output-keeps-deferred:
+// Part A item 5: an invalid body value (INVALID_TOOL_OUTPUT) keeps the body's deferred
+// context.
+func TestA05InvalidOutputKeepsDeferred(t *testing.T) {
+	harness.RunID(t, runtime.New, "a05-invalid-output-keeps-deferred")
+}
+
+// TestA05PostFailureKeepsDeferred runs scenario a05-post-failure-keeps-deferred:
+// Part A item 5: a post-execute failure (accept{value} over a failed body) keeps the
+// body's deferred context.
+func TestA05PostFailureKeepsDeferred(t *testing.T) {
+	harness.RunID(t, runtime.New, "a05-post-failure-keeps-deferred")
+}
+
+// TestA05WrapperInvalidResultKeepsDeferred runs scenario a05-wrapper-invalid-result-keeps-deferred:
+// Part A item 5: a wrapper result that fails normalization (a value violating the
+// output schema) keeps the body's deferred context.
+func TestA05WrapperInvalidResultKeepsDeferred(t *testing.T) {
+	harness.RunID(t, runtime.New, "a05-wrapper-invalid-result-keeps-deferred")
+}
+
+// TestA06OverrunningSessionStartIsCancelledAndRecorded runs scenario a06-overrunning-session-start-is-cancelled-and-recorded:
+// Part A6: a session-start listener that overruns the bound is cancelled and recorded
+// (session/start-listener-overrun naming it); the listeners after it run and startup
+// proceeds.
+func TestA06OverrunningSessionStartIsCancelledAndRecorded(t *testing.T) {
+	harness.RunID(t, runtime.New, "a06-overrunning-session-start-is-cancelled-and-recorded")
+}
+
+// TestA06SessionStartIsAwaited runs scenario a06-session-start-is-awaited:
+// Part A6: session-start is awaited: a listener that injects only after a while still
+// reaches request 1.
+func TestA06SessionStartIsAwaited(t *testing.T) {
+	harness.RunID(t, runtime.New, "a06-session-start-is-awaited")
+}
+
+// TestA07HaltFromAToolBody runs scenario a07-halt-from-a-tool-body:
+// Part A7: Halt from a tool body lets that call finish and be recorded, starts no
+// further call and ends the turn aborted{hook{reason}}.
+func TestA07HaltFromAToolBody(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body")
+}
+
+// TestA07PostExecuteHaltKeepsResult runs scenario a07-post-execute-halt-keeps-result:
+// Part A item 7 at tools/post-execute: a halt keeps the result.
+func TestA07PostExecuteHaltKeepsResult(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-result")
+}
+
+// TestA07PostExecuteHaltKeepsTheResult runs scenario a07-post-execute-halt-keeps-the-result:
+// Part A7: a post-execute halt keeps and records that call's result, settles the rest of
+// the batch (ABORTED_BEFORE_DISPATCH) and ends the turn aborted{hook{reason}}.
+func TestA07PostExecuteHaltKeepsTheResult(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-the-result")
+}
+
+// TestA07PreExecuteHaltDenies runs scenario a07-pre-execute-halt-denies:
+// Part A item 7 at tools/pre-execute: a halt denies the call with its reason, and the
+// denial still reaches post-execute.
+func TestA07PreExecuteHaltDenies(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-pre-execute-halt-denies")
+}
+
+// TestA07PreExecuteHaltSettlesTheBatch runs scenario a07-pre-execute-halt-settles-the-batch:
+// Part A7: a pre-execute halt denies that call with the reason (post-execute still sees
+// the denial), starts no further call (ABORTED_BEFORE_DISPATCH pair) and ends the turn
+// aborted{hook{reason}} once the batch settled.
+func TestA07PreExecuteHaltSettlesTheBatch(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-pre-execute-halt-settles-the-batch")
+}
+
+// TestA07PreStepHaltLeavesTheInbox runs scenario a07-pre-step-halt-leaves-the-inbox:
+// Part A7: a pre-step halt ends the turn aborted{hook{reason}} with no step, and leaves
+// the inbox as it was: the queued follow-up stays pending and the driver stops.
+func TestA07PreStepHaltLeavesTheInbox(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-pre-step-halt-leaves-the-inbox")
+}
+
+// TestA07TurnStoppingHalt runs scenario a07-turn-stopping-halt:
+// Part A7: Halt from a turn-stopping listener ends the turn aborted{hook{reason}}; what
+// the listener injected stays in next-step instead of continuing the turn.
+func TestA07TurnStoppingHalt(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-turn-stopping-halt")
+}
+
+// TestA08RejectReasonAndDroppedIDs runs scenario a08-reject-reason-and-dropped-ids:
+// Part A8: a reject with a reason records the reason and the ids of the claimed messages
+// it dropped in turn/end{blocked}.
+func TestA08RejectReasonAndDroppedIDs(t *testing.T) {
+	harness.RunID(t, runtime.New, "a08-reject-reason-and-dropped-ids")
+}
+
+// TestA09ContinuationCap runs scenario a09-continuation-cap:
+// Part A9: turn-stopping sees Continuations and StopHookActive; past the cap (2) the
+// steered input is discarded (canceled splice, agent/inbox/discarded), the cap is
+// recorded as turn/continuation-capped, and the turn ends completed.
+func TestA09ContinuationCap(t *testing.T) {
+	harness.RunID(t, runtime.New, "a09-continuation-cap")
+}
+
+// TestA09DefaultContinuationCap runs scenario a09-default-continuation-cap:
+// Part A9: the default cap is 8 continuations: a listener that always steers gets nine
+// steps, then the cap.
+func TestA09DefaultContinuationCap(t *testing.T) {
+	harness.RunID(t, runtime.New, "a09-default-continuation-cap")
+}
+
+// TestA11CancelDiscardsContextsBeforeAndAfter runs scenario a11-cancel-discards-contexts-before-and-after:
+// Part A11: a cancel without keepInbox discards the contexts of the batch whether they
+// were accepted before it (c1's deferred context) or after it (c2's).
+func TestA11CancelDiscardsContextsBeforeAndAfter(t *testing.T) {
+	harness.RunID(t, runtime.New, "a11-cancel-discards-contexts-before-and-after")
+}
+
+// TestA11PlainCancelDiscardsThePoolContexts runs scenario a11-plain-cancel-discards-the-pool-contexts:
+// Part A11 (B6.57 without keepInbox): the plain cancel discards the contexts accepted
+// after it too; nothing is left in next-step.
+func TestA11PlainCancelDiscardsThePoolContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "a11-plain-cancel-discards-the-pool-contexts")
+}
+
+// TestA12DecisionAudit runs scenario a12-decision-audit:
+// Part A12: with auditing on, a named listener's deny at tools/pre-execute and reject at
+// agent/pre-step are logged as decision/recorded (point, listener, kind, reason, turn,
+// step, call); a pass-through listener's (default) decision is not.
+func TestA12DecisionAudit(t *testing.T) {
+	harness.RunID(t, runtime.New, "a12-decision-audit")
+}
+
+// TestA12NoAuditByDefault runs scenario a12-no-audit-by-default:
+// Part A12: auditing is optional; without it the same decisions leave no
+// decision/recorded in the log.
+func TestA12NoAuditByDefault(t *testing.T) {
+	harness.RunID(t, runtime.New, "a12-no-audit-by-default")
+}
+
+// TestB001PreStepSeesPrompt runs scenario b001-pre-step-sees-prompt:
+// Pre-step sees the followed-up prompt as its batch, and the prompt is logged as a
+// user/message with the same content.
+func TestB001PreStepSeesPrompt(t *testing.T) {
+	harness.RunID(t, runtime.New, "b001-pre-step-sees-prompt")
+}
+
+// TestB002PreStepAtEveryStep runs scenario b002-pre-step-at-every-step:
+// Pre-step runs at every step, tool continuations included: (turn 1, step 1, the prompt)
+// then (turn 1, step 2, an empty batch).
+func TestB002PreStepAtEveryStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "b002-pre-step-at-every-step")
+}
+
+// TestB003AwaitingPreStepLogsCallerMessage runs scenario b003-awaiting-pre-step-logs-caller-message:
+// A pre-step that awaits before deciding changes nothing: the logged user/message is the
+// caller's message, same id and content, and request 1 holds only it.
+func TestB003AwaitingPreStepLogsCallerMessage(t *testing.T) {
+	harness.RunID(t, runtime.New, "b003-awaiting-pre-step-logs-caller-message")
+}
+
+// TestB004PreStepRewritesInPlace runs scenario b004-pre-step-rewrites-in-place:
+// An enter decision that rewrites the prompt in place (same id) is what is logged and
+// sent: "REWRITTEN", never "original".
+func TestB004PreStepRewritesInPlace(t *testing.T) {
+	harness.RunID(t, runtime.New, "b004-pre-step-rewrites-in-place")
+}
+
+// TestB005PreStepAddsPluginMessage runs scenario b005-pre-step-adds-plugin-message:
+// A plugin message added to the enter decision is logged after the prompt, with its
+// plugin source, and both reach request 1.
+func TestB005PreStepAddsPluginMessage(t *testing.T) {
+	harness.RunID(t, runtime.New, "b005-pre-step-adds-plugin-message")
+}
+
+// TestB006PreStepReject runs scenario b006-pre-step-reject:
+// A pre-step reject blocks the turn: turn/start then turn/end{blocked} with the dropped
+// prompt's id, no step, no user/message and no model request.
+func TestB006PreStepReject(t *testing.T) {
+	harness.RunID(t, runtime.New, "b006-pre-step-reject")
+}
+
+// TestB007BlockedTurnThenPendingFollowupRuns runs scenario b007-blocked-turn-then-pending-followup-runs:
+// Part A10: after a blocked turn the driver goes on with the pending follow-up at once:
+// "secret" is blocked, "safe" runs in turn 2 without another wake, and no request ever
+// holds "secret".
+func TestB007BlockedTurnThenPendingFollowupRuns(t *testing.T) {
+	harness.RunID(t, runtime.New, "b007-blocked-turn-then-pending-followup-runs")
+}
+
+// TestB008SendsDuringPreStepLandAtTheNextStep runs scenario b008-sends-during-pre-step-land-at-the-next-step:
+// An inject and a steer that arrive while pre-step awaits do not join the current batch:
+// step 1's request holds only the prompt; step 2 of the same turn logs ctx then steer and
+// sends both.
+func TestB008SendsDuringPreStepLandAtTheNextStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "b008-sends-during-pre-step-land-at-the-next-step")
+}
+
+// TestB009PendingStepsReachTheNextWake runs scenario b009-pending-steps-reach-the-next-wake:
+// The next wake after a rejected pre-step sends the pending inject and steer before the
+// new prompt, and never the blocked prompt.
+func TestB009PendingStepsReachTheNextWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b009-pending-steps-reach-the-next-wake")
+}
+
+// TestB009SendsDuringRejectedPreStepStayPending runs scenario b009-sends-during-rejected-pre-step-stay-pending:
+// Part A10: an inject and a steer that arrive while pre-step awaits and then rejects stay
+// in next-step; with no follow-up pending the driver stops after the blocked turn.
+func TestB009SendsDuringRejectedPreStepStayPending(t *testing.T) {
+	harness.RunID(t, runtime.New, "b009-sends-during-rejected-pre-step-stay-pending")
+}
+
+// TestB010OuterRejectKeepsInnerSends runs scenario b010-outer-reject-keeps-inner-sends:
+// An outer listener rejects after the inner one injected and steered: the turn is blocked
+// with the outer reason, and (Part A10) the pending follow-up runs at once with the
+// injected and steered messages before it.
+func TestB010OuterRejectKeepsInnerSends(t *testing.T) {
+	harness.RunID(t, runtime.New, "b010-outer-reject-keeps-inner-sends")
+}
+
+// TestB011KeptFollowupRunsOnTheNextWake runs scenario b011-kept-followup-runs-on-the-next-wake:
+// After a pre-step throw the next waking send runs the kept follow-up, then itself,
+// each in a turn of its own.
+func TestB011KeptFollowupRunsOnTheNextWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b011-kept-followup-runs-on-the-next-wake")
+}
+
+// TestB011PreStepThrowEndsTurnError runs scenario b011-pre-step-throw-ends-turn-error:
+// A throwing pre-step ends the turn error{message, UNKNOWN}: agent/error once, statuses
+// running then idle, no request, and the queued follow-up stays pending (the driver
+// stops, Part A10).
+func TestB011PreStepThrowEndsTurnError(t *testing.T) {
+	harness.RunID(t, runtime.New, "b011-pre-step-throw-ends-turn-error")
+}
+
+// TestB012EmptyFirstBatchCompletesWithoutAStep runs scenario b012-empty-first-batch-completes-without-a-step:
+// enter{[]} at the first step completes the turn without opening a step: no request,
+// nothing left in the inbox.
+func TestB012EmptyFirstBatchCompletesWithoutAStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "b012-empty-first-batch-completes-without-a-step")
+}
+
+// TestB013EmptyContinuationBatchClosesTheTurn runs scenario b013-empty-continuation-batch-closes-the-turn:
+// A continuation proposed by an inject at turn-stopping and entered empty by pre-step
+// closes the turn: one step, one request.
+func TestB013EmptyContinuationBatchClosesTheTurn(t *testing.T) {
+	harness.RunID(t, runtime.New, "b013-empty-continuation-batch-closes-the-turn")
+}
+
+// TestB014RejectOfTheSecondProposal runs scenario b014-reject-of-the-second-proposal:
+// A reject of the second proposal (continued by an inject at turn-stopping) blocks the
+// turn after one request, dropping the injected message.
+func TestB014RejectOfTheSecondProposal(t *testing.T) {
+	harness.RunID(t, runtime.New, "b014-reject-of-the-second-proposal")
+}
+
+// TestB015PreStepRunsBeforeTheStepOpens runs scenario b015-pre-step-runs-before-the-step-opens:
+// Pre-step runs before its step opens: with decision auditing on, each step's audited
+// pre-step decision is logged before that step's step/start (and after the previous
+// step/end).
+func TestB015PreStepRunsBeforeTheStepOpens(t *testing.T) {
+	harness.RunID(t, runtime.New, "b015-pre-step-runs-before-the-step-opens")
+}
+
+// TestB016KeptSteeringReachesTheNextWake runs scenario b016-kept-steering-reaches-the-next-wake:
+// The steering kept after a pre-step throw reaches the next wake's request, before the
+// new prompt.
+func TestB016KeptSteeringReachesTheNextWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b016-kept-steering-reaches-the-next-wake")
+}
+
+// TestB016SteerThenThrowKeepsTheSteering runs scenario b016-steer-then-throw-keeps-the-steering:
+// A pre-step that steers and then throws ends the turn error with no request; the
+// steering stays in next-step.
+func TestB016SteerThenThrowKeepsTheSteering(t *testing.T) {
+	harness.RunID(t, runtime.New, "b016-steer-then-throw-keeps-the-steering")
+}
+
+// TestB017SessionStartOnceAtStartup runs scenario b017-session-start-once-at-startup:
+// Session-start runs once, with the source "startup", when the agent is created, and not
+// again for its turns.
+func TestB017SessionStartOnceAtStartup(t *testing.T) {
+	harness.RunID(t, runtime.New, "b017-session-start-once-at-startup")
+}
+
+// TestB018SessionStartInjectReachesRequest1 runs scenario b018-session-start-inject-reaches-request-1:
+// A message session-start injects reaches request 1, before the prompt, logged with its
+// plugin source.
+func TestB018SessionStartInjectReachesRequest1(t *testing.T) {
+	harness.RunID(t, runtime.New, "b018-session-start-inject-reaches-request-1")
+}
+
+// TestB019SessionStartFailureIsContained runs scenario b019-session-start-failure-is-contained:
+// Failing and panicking session-start listeners are contained: the agent is created and
+// the next follow-up makes its request.
+func TestB019SessionStartFailureIsContained(t *testing.T) {
+	harness.RunID(t, runtime.New, "b019-session-start-failure-is-contained")
+}
+
+// TestB020ResumeRunsSessionStartResume runs scenario b020-resume-runs-session-start-resume:
+// Resuming a persisted session runs session-start once more, with the source "resume";
+// the next turn goes on from the logged history with a "resume" request header.
+func TestB020ResumeRunsSessionStartResume(t *testing.T) {
+	harness.RunID(t, runtime.New, "b020-resume-runs-session-start-resume")
+}
+
+// TestB021SteeringContinuesTheTurn runs scenario b021-steering-continues-the-turn:
+// Steering at turn-stopping continues the same turn: two continuations give three steps
+// and three requests in one turn.
+func TestB021SteeringContinuesTheTurn(t *testing.T) {
+	harness.RunID(t, runtime.New, "b021-steering-continues-the-turn")
+}
+
+// TestB022SteerOnceAtTheStop runs scenario b022-steer-once-at-the-stop:
+// One steer at the first natural stop: request 2 holds the steering after the first
+// answer, and there is no second turn/start.
+func TestB022SteerOnceAtTheStop(t *testing.T) {
+	harness.RunID(t, runtime.New, "b022-steer-once-at-the-stop")
+}
+
+// TestB023MaxTokensIsSticky runs scenario b023-max-tokens-is-sticky:
+// max-tokens is sticky: a step that hit it, continued by a steer, makes the turn end
+// max-tokens although the second step completed; request 2 is exactly the prompt, the
+// truncated answer and the steering.
+func TestB023MaxTokensIsSticky(t *testing.T) {
+	harness.RunID(t, runtime.New, "b023-max-tokens-is-sticky")
+}
+
+// TestB024MaxTokensThenCompleted runs scenario b024-max-tokens-then-completed:
+// max-tokens does not carry over to the next turn: the reasons are max-tokens then
+// completed.
+func TestB024MaxTokensThenCompleted(t *testing.T) {
+	harness.RunID(t, runtime.New, "b024-max-tokens-then-completed")
+}
+
+// TestB025MaxTokensDropsToolCalls runs scenario b025-max-tokens-drops-tool-calls:
+// A max-tokens finish drops its tool calls: no body runs, no tool/call is logged, the
+// assistant message is empty but carries the usage, and the turn ends max-tokens.
+func TestB025MaxTokensDropsToolCalls(t *testing.T) {
+	harness.RunID(t, runtime.New, "b025-max-tokens-drops-tool-calls")
+}
+
+// TestB026ConcludeTurnEndsAfterTheBatch runs scenario b026-conclude-turn-ends-after-the-batch:
+// A tool that concludes the turn ends it after its batch: its tool/result is logged and
+// there is exactly one request.
+func TestB026ConcludeTurnEndsAfterTheBatch(t *testing.T) {
+	harness.RunID(t, runtime.New, "b026-conclude-turn-ends-after-the-batch")
+}
+
+// TestB027ConcludingToolThatSteers runs scenario b027-concluding-tool-that-steers:
+// A concluding tool that also steers does not end the turn at its step: the steering
+// runs a second step of the same turn (two requests, one turn/end).
+func TestB027ConcludingToolThatSteers(t *testing.T) {
+	harness.RunID(t, runtime.New, "b027-concluding-tool-that-steers")
+}
+
+// TestB028TurnStoppingThrowEndsTurnError runs scenario b028-turn-stopping-throw-ends-turn-error:
+// A throwing turn-stopping listener ends the turn error{message, UNKNOWN} after
+// agent/error; the listener after it still runs (A3), and the next follow-up completes
+// normally.
+func TestB028TurnStoppingThrowEndsTurnError(t *testing.T) {
+	harness.RunID(t, runtime.New, "b028-turn-stopping-throw-ends-turn-error")
+}
+
+// TestB029CancelAtTurnStopping runs scenario b029-cancel-at-turn-stopping:
+// A turn-stopping listener that cancels (user) ends the turn aborted{user} after its one
+// step.
+func TestB029CancelAtTurnStopping(t *testing.T) {
+	harness.RunID(t, runtime.New, "b029-cancel-at-turn-stopping")
+}
+
+// TestB030SteerWakesAndContinues runs scenario b030-steer-wakes-and-continues:
+// A steer wakes an idle agent into a turn; a second steer while step 1 is being
+// proposed enters step 2 of the same turn (request 1 has only a, request 2 has b).
+func TestB030SteerWakesAndContinues(t *testing.T) {
+	harness.RunID(t, runtime.New, "b030-steer-wakes-and-continues")
+}
+
+// TestB031InjectDoesNotWake runs scenario b031-inject-does-not-wake:
+// An inject on an idle agent does not wake it: no status change, no turn, only the
+// splice into next-step.
+func TestB031InjectDoesNotWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b031-inject-does-not-wake")
+}
+
+// TestB031InjectedMessageReachesTheNextFollowup runs scenario b031-injected-message-reaches-the-next-followup:
+// An injected message waits for the next follow-up and reaches its request, before the
+// prompt.
+func TestB031InjectedMessageReachesTheNextFollowup(t *testing.T) {
+	harness.RunID(t, runtime.New, "b031-injected-message-reaches-the-next-followup")
+}
+
+// TestB032ToolBodySteersIntoTheNextStep runs scenario b032-tool-body-steers-into-the-next-step:
+// A tool body that steers: the steering is spliced during the body but logged as a
+// user/message only after the next step/start, and reaches request 2.
+func TestB032ToolBodySteersIntoTheNextStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "b032-tool-body-steers-into-the-next-step")
+}
+
+// TestB033InjectedContextsFollowTheResults runs scenario b033-injected-contexts-follow-the-results:
+// Messages a body injects are no user/message while it runs; after the tool/result they
+// are logged in order and follow the tool result in request 2.
+func TestB033InjectedContextsFollowTheResults(t *testing.T) {
+	harness.RunID(t, runtime.New, "b033-injected-contexts-follow-the-results")
+}
+
+// TestB034ContextsAfterAllResults runs scenario b034-contexts-after-all-results:
+// The contexts post-execute adds to two calls are logged after both tool/results, in
+// call order.
+func TestB034ContextsAfterAllResults(t *testing.T) {
+	harness.RunID(t, runtime.New, "b034-contexts-after-all-results")
+}
+
+// TestB035ParallelContextsInModelOrder runs scenario b035-parallel-contexts-in-model-order:
+// Parallel calls that settle in reverse order: their contexts are still ordered
+// [ctx-c1, ctx-c2], and both follow the last tool/result.
+func TestB035ParallelContextsInModelOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "b035-parallel-contexts-in-model-order")
+}
+
+// TestB036DeferredContextsFollowTheResult runs scenario b036-deferred-contexts-follow-the-result:
+// Contexts a body defers are logged after its tool/result, in the order deferred.
+func TestB036DeferredContextsFollowTheResult(t *testing.T) {
+	harness.RunID(t, runtime.New, "b036-deferred-contexts-follow-the-result")
+}
+
+// TestB039FollowupTrace runs scenario b039-followup-trace:
+// A follow-up on an idle agent gives B's canonical trace: the first event is the
+// next-turn splice, the last turn/end, the boundaries turn/start, step/start, step/end,
+// turn/end, and the first request header says "initial".
+func TestB039FollowupTrace(t *testing.T) {
+	harness.RunID(t, runtime.New, "b039-followup-trace")
+}
+
+// TestB040CancelAHangingStream runs scenario b040-cancel-a-hanging-stream:
+// A cancel (user) while the stream hangs ends the turn aborted{user}; the text streamed
+// so far is kept as an interrupted assistant message.
+func TestB040CancelAHangingStream(t *testing.T) {
+	harness.RunID(t, runtime.New, "b040-cancel-a-hanging-stream")
+}
+
+// TestB041CancelBeforeAnyStep runs scenario b041-cancel-before-any-step:
+// A cancel before any step opens (pre-step still pending) ends the only turn
+// aborted{user} with no step and no user/message; the queued follow-up is discarded by
+// a canceled splice; statuses go running then idle.
+func TestB041CancelBeforeAnyStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "b041-cancel-before-any-step")
+}
+
+// TestB042CancelDiscardsTheQueuedTail runs scenario b042-cancel-discards-the-queued-tail:
+// A cancel during a hanging step discards the follow-up queued behind it
+// (agent/inbox/discarded): one turn, one request.
+func TestB042CancelDiscardsTheQueuedTail(t *testing.T) {
+	harness.RunID(t, runtime.New, "b042-cancel-discards-the-queued-tail")
+}
+
+// TestB043SteerThenCancelIsNeverLogged runs scenario b043-steer-then-cancel-is-never-logged:
+// A steer followed by a cancel during a hanging step: the steering is never logged as a
+// user/message and no second turn starts.
+func TestB043SteerThenCancelIsNeverLogged(t *testing.T) {
+	harness.RunID(t, runtime.New, "b043-steer-then-cancel-is-never-logged")
+}
+
+// TestB044KeepInboxCancelAfterTheClaim runs scenario b044-keep-inbox-cancel-after-the-claim:
+// cancel(user, keepInbox) right after the waking follow-up was claimed: no canceled
+// splice, no request, turn/end{aborted{user}}.
+func TestB044KeepInboxCancelAfterTheClaim(t *testing.T) {
+	harness.RunID(t, runtime.New, "b044-keep-inbox-cancel-after-the-claim")
+}
+
+// TestB045KeepInboxPreservesTheQueue runs scenario b045-keep-inbox-preserves-the-queue:
+// cancel(user, keepInbox) during a hanging step keeps the queued follow-up, and the
+// driver stops after the aborted turn (Part A10).
+func TestB045KeepInboxPreservesTheQueue(t *testing.T) {
+	harness.RunID(t, runtime.New, "b045-keep-inbox-preserves-the-queue")
+}
+
+// TestB045PreservedFollowupRunsBeforeTheWake runs scenario b045-preserved-followup-runs-before-the-wake:
+// The next wake after a keepInbox cancel runs the preserved follow-up, then its own, each
+// in a turn of its own.
+func TestB045PreservedFollowupRunsBeforeTheWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b045-preserved-followup-runs-before-the-wake")
+}
+
+// TestB046FirstCancelCauseWins runs scenario b046-first-cancel-cause-wins:
+// The first cancel cause wins: cancel(parent) then cancel(user) ends the turn
+// aborted{parent}.
+func TestB046FirstCancelCauseWins(t *testing.T) {
+	harness.RunID(t, runtime.New, "b046-first-cancel-cause-wins")
+}
+
+// TestB047CancelBeforeDispatch runs scenario b047-cancel-before-dispatch:
+// A cancel after the tool-call step's assistant message and before dispatch (here from
+// pre-execute, which then allows): the body never runs, c1 gets tool/call and an
+// ABORTED_BEFORE_DISPATCH tool/result, and the next turn's request holds that result.
+func TestB047CancelBeforeDispatch(t *testing.T) {
+	harness.RunID(t, runtime.New, "b047-cancel-before-dispatch")
+}
+
+// TestB048CancelFromAToolDiscardsTheBatchContexts runs scenario b048-cancel-from-a-tool-discards-the-batch-contexts:
+// Part A11 (B6.48): a tool that injects and then cancels (no keepInbox), with a
+// post-execute context X: the log ends tool/result, step/end, turn/end, and every
+// context of the batch is discarded (the injected one and X, accepted after the cancel).
+func TestB048CancelFromAToolDiscardsTheBatchContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "b048-cancel-from-a-tool-discards-the-batch-contexts")
+}
+
+// TestB048KeepInboxParksTheContexts runs scenario b048-keep-inbox-parks-the-contexts:
+// B6.48 with keepInbox: the injected message and X stay parked in next-step.
+func TestB048KeepInboxParksTheContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "b048-keep-inbox-parks-the-contexts")
+}
+
+// TestB048ParkedContextsEnterAfterAWake runs scenario b048-parked-contexts-enter-after-a-wake:
+// B6.48 with keepInbox: after a wake the parked messages are the only plugin
+// user/messages, entered before the new prompt.
+func TestB048ParkedContextsEnterAfterAWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b048-parked-contexts-enter-after-a-wake")
+}
+
+// TestB049CancelClearsEarlierContextsOfTheBatch runs scenario b049-cancel-clears-earlier-contexts-of-the-batch:
+// A cancel from c2 clears the context post-execute added to c1's earlier result: two
+// tool/results, then step/end and turn/end, and no plugin user/message ever.
+func TestB049CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
+	harness.RunID(t, runtime.New, "b049-cancel-clears-earlier-contexts-of-the-batch")
+}
+
+// TestB050DisposalWhileAToolWaits runs scenario b050-disposal-while-a-tool-waits:
+// Disposal (cancel with the cause disposed, keeping the inbox) while a tool waits on its
+// signal: turn/end{aborted{disposed}}, one turn, and post-execute's context Y is parked
+// in next-step, never entered.
+func TestB050DisposalWhileAToolWaits(t *testing.T) {
+	harness.RunID(t, runtime.New, "b050-disposal-while-a-tool-waits")
+}
+
+// TestB051ParallelBodiesOverlap runs scenario b051-parallel-bodies-overlap:
+// Three parallel-safe calls: all three bodies are in flight at once (each waits at its
+// own gate, and every gate is reached before any is released).
+func TestB051ParallelBodiesOverlap(t *testing.T) {
+	harness.RunID(t, runtime.New, "b051-parallel-bodies-overlap")
+}
+
+// TestB052ExclusiveCallIsABarrier runs scenario b052-exclusive-call-is-a-barrier:
+// An exclusive call is a barrier: [r(parallel), w(exclusive), r(parallel)] runs r-A1 to
+// its end, then w-A2, then r-A3.
+func TestB052ExclusiveCallIsABarrier(t *testing.T) {
+	harness.RunID(t, runtime.New, "b052-exclusive-call-is-a-barrier")
+}
+
+// TestB053CommitWaitsForModelOrder runs scenario b053-commit-waits-for-model-order:
+// Parallel c1 and c2 where c2 settles first: nothing is committed (tools/result, then
+// tool/result) before c1 settles; the results are c1 then c2, and so is the history.
+func TestB053CommitWaitsForModelOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "b053-commit-waits-for-model-order")
+}
+
+// TestB054PolicyObservedInModelOrder runs scenario b054-policy-observed-in-model-order:
+// Pre-execute sees three parallel calls in model order, and so does post-execute,
+// although they settle in reverse order.
+func TestB054PolicyObservedInModelOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "b054-policy-observed-in-model-order")
+}
+
+// TestB055DenyAndThrowAtPreExecute runs scenario b055-deny-and-throw-at-pre-execute:
+// A pre-execute deny of c2 and throw for c3: only c1's body runs, post-execute sees c1
+// and c2 (not the throw), and the results are c1's value, "blocked by policy" and
+// "pre exploded".
+func TestB055DenyAndThrowAtPreExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "b055-deny-and-throw-at-pre-execute")
+}
+
+// TestB056MaxParallelOneIsSerial runs scenario b056-max-parallel-one-is-serial:
+// maxParallelToolCalls 1 makes parallel calls serial: no body starts before the previous
+// one ended.
+func TestB056MaxParallelOneIsSerial(t *testing.T) {
+	harness.RunID(t, runtime.New, "b056-max-parallel-one-is-serial")
+}
+
+// TestB057CapThenCancelThenRelease runs scenario b057-cap-then-cancel-then-release:
+// Cap 2, four parallel calls, a keepInbox cancel once two bodies run, then the bodies
+// return: four tool/call and tool/result pairs in model order, c1 and c2 ABORTED (their
+// bodies ran), c3 and c4 ABORTED_BEFORE_DISPATCH, and next-step keeps [ctx-c1, ctx-c2].
+func TestB057CapThenCancelThenRelease(t *testing.T) {
+	harness.RunID(t, runtime.New, "b057-cap-then-cancel-then-release")
+}
+
+// TestB057ParkedContextsEnterAfterAWake runs scenario b057-parked-contexts-enter-after-a-wake:
+// After B6.57's keepInbox cancel, a wake logs the parked contexts as plugin
+// user/messages, before the new prompt.
+func TestB057ParkedContextsEnterAfterAWake(t *testing.T) {
+	harness.RunID(t, runtime.New, "b057-parked-contexts-enter-after-a-wake")
+}
+
+// TestB058CancelDuringPreExecute runs scenario b058-cancel-during-pre-execute:
+// A cancel while c1's pre-execute is pending (it allows afterwards): no body starts, and
+// both calls of the parallel pair get ABORTED_BEFORE_DISPATCH.
+func TestB058CancelDuringPreExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "b058-cancel-during-pre-execute")
+}
+
+// TestB059AbortMidPoolSkipsTheBarrier runs scenario b059-abort-mid-pool-skips-the-barrier:
+// An abort in the middle of a parallel pool: the exclusive call after it never runs and
+// gets an ABORTED_BEFORE_DISPATCH pair.
+func TestB059AbortMidPoolSkipsTheBarrier(t *testing.T) {
+	harness.RunID(t, runtime.New, "b059-abort-mid-pool-skips-the-barrier")
+}
+
+// TestB061EmptyArguments runs scenario b061-empty-arguments:
+// An empty raw argument string is logged as "" and the call is dispatched (the body
+// gets {}).
+func TestB061EmptyArguments(t *testing.T) {
+	harness.RunID(t, runtime.New, "b061-empty-arguments")
+}
+
+// TestB061RawArguments runs scenario b061-raw-arguments:
+// The model's raw argument string "not json" is logged verbatim and the call is
+// dispatched (the body gets it as a JSON string).
+func TestB061RawArguments(t *testing.T) {
+	harness.RunID(t, runtime.New, "b061-raw-arguments")
+}
+
+// TestB062HarnessErrorLogged runs scenario b062-harness-error-logged:
+// A body failing with HarnessError("exploded", "BOOM") is logged with
+// error{HarnessError, BOOM} and isError.
+func TestB062HarnessErrorLogged(t *testing.T) {
+	harness.RunID(t, runtime.New, "b062-harness-error-logged")
+}
+
+// TestB063ReplacedContentKeepsCallID runs scenario b063-replaced-content-keeps-call-id:
+// Content replaced by post-execute is still logged under the model's call id, and the
+// model sees only the replacement.
+func TestB063ReplacedContentKeepsCallID(t *testing.T) {
+	harness.RunID(t, runtime.New, "b063-replaced-content-keeps-call-id")
+}
+
 // TestB064Echo runs scenario b064-echo:
 // A direct execution of a tool returning "hi" yields that value as text content.
 func TestB064Echo(t *testing.T) {
 	harness.RunID(t, runtime.New, "b064-echo")
+}
+
+// TestB064ResultObserved runs scenario b064-result-observed:
+// The tools/result observers see the call exactly once, after the pipeline settled.
+func TestB064ResultObserved(t *testing.T) {
+	harness.RunID(t, runtime.New, "b064-result-observed")
 }
 
 // TestB065PhaseOrder runs scenario b065-phase-order:
@@ -25,4 +778,421 @@ func TestB065PhaseOrder(t *testing.T) {
 // A pre-execute deny skips the wrappers and the body; post-execute still runs.
 func TestB066PreExecuteDeny(t *testing.T) {
 	harness.RunID(t, runtime.New, "b066-pre-execute-deny")
+}
+
+// TestB067AskNoServiceDefault runs scenario b067-ask-no-service-default:
+// An ask without a reason and no approval service mounted is denied with the fixed
+// "requires approval (not yet supported)" text.
+func TestB067AskNoServiceDefault(t *testing.T) {
+	harness.RunID(t, runtime.New, "b067-ask-no-service-default")
+}
+
+// TestB067AskNoServiceReason runs scenario b067-ask-no-service-reason:
+// An ask with a reason and no approval service mounted is denied with that reason; the
+// body never runs and the denial reaches post-execute.
+func TestB067AskNoServiceReason(t *testing.T) {
+	harness.RunID(t, runtime.New, "b067-ask-no-service-reason")
+}
+
+// TestB068ApprovalAllowedOnce runs scenario b068-approval-allowed-once:
+// An allowed-once answer lets the call run; the seam records the request (tool name,
+// call id, reason) and the outcome as approval/asked and approval/decided.
+func TestB068ApprovalAllowedOnce(t *testing.T) {
+	harness.RunID(t, runtime.New, "b068-approval-allowed-once")
+}
+
+// TestB068ApprovalThenGuard runs scenario b068-approval-then-guard:
+// An allowed-once answer still goes through the guards, which can deny the call.
+func TestB068ApprovalThenGuard(t *testing.T) {
+	harness.RunID(t, runtime.New, "b068-approval-then-guard")
+}
+
+// TestB069ApprovalCancelled runs scenario b069-approval-cancelled:
+// A cancelled answer (the caller itself not aborted) denies the call with the fixed
+// cancellation text.
+func TestB069ApprovalCancelled(t *testing.T) {
+	harness.RunID(t, runtime.New, "b069-approval-cancelled")
+}
+
+// TestB069ApprovalNoAgent runs scenario b069-approval-no-agent:
+// An ask on an agent-less call is denied without asking: the approver (which would
+// allow) is never consulted, and the body never runs.
+func TestB069ApprovalNoAgent(t *testing.T) {
+	harness.RunID(t, runtime.New, "b069-approval-no-agent")
+}
+
+// TestB069ApprovalRejected runs scenario b069-approval-rejected:
+// A rejected answer denies the call with the fixed rejection text.
+func TestB069ApprovalRejected(t *testing.T) {
+	harness.RunID(t, runtime.New, "b069-approval-rejected")
+}
+
+// TestB069ApprovalUnavailable runs scenario b069-approval-unavailable:
+// An unavailable answer denies the call: no approval channel is available.
+func TestB069ApprovalUnavailable(t *testing.T) {
+	harness.RunID(t, runtime.New, "b069-approval-unavailable")
+}
+
+// TestB070AbortDuringApproval runs scenario b070-abort-during-approval:
+// The caller (the agent's turn) is cancelled while the call goes to approval: the
+// seam reports cancelled even though the answerer would allow, the call ends
+// ABORTED_BEFORE_DISPATCH, the body never runs, and post-execute still runs.
+func TestB070AbortDuringApproval(t *testing.T) {
+	harness.RunID(t, runtime.New, "b070-abort-during-approval")
+}
+
+// TestB071GuardsFirstReason runs scenario b071-guards-first-reason:
+// Guards run in order until one denies: an abstaining guard passes, the first reason
+// wins, later guards do not run, and the denial reaches post-execute.
+func TestB071GuardsFirstReason(t *testing.T) {
+	harness.RunID(t, runtime.New, "b071-guards-first-reason")
+}
+
+// TestB071GuardsSkippedAfterDeny runs scenario b071-guards-skipped-after-deny:
+// Guards run only when the pre-execute decision is allow: after a deny they are
+// skipped.
+func TestB071GuardsSkippedAfterDeny(t *testing.T) {
+	harness.RunID(t, runtime.New, "b071-guards-skipped-after-deny")
+}
+
+// TestB072AllowCannotBypassGuard runs scenario b072-allow-cannot-bypass-guard:
+// An outer pre-execute listener that turns the inner deny into allow cannot bypass a
+// guard: guards run after the whole waterfall.
+func TestB072AllowCannotBypassGuard(t *testing.T) {
+	harness.RunID(t, runtime.New, "b072-allow-cannot-bypass-guard")
+}
+
+// TestB072OuterAllowOverridesDeny runs scenario b072-outer-allow-overrides-deny:
+// An outer pre-execute listener can turn an inner deny into allow: without a guard
+// the call runs.
+func TestB072OuterAllowOverridesDeny(t *testing.T) {
+	harness.RunID(t, runtime.New, "b072-outer-allow-overrides-deny")
+}
+
+// TestB072ScopedGuard runs scenario b072-scoped-guard:
+// A guard scoped to agent a1 denies a1's call even though pre-execute allows it; the
+// same tool runs for agent a2, whom the guard does not see.
+func TestB072ScopedGuard(t *testing.T) {
+	harness.RunID(t, runtime.New, "b072-scoped-guard")
+}
+
+// TestB072ScopedPreExecute runs scenario b072-scoped-pre-execute:
+// A pre-execute listener scoped to agent a1 sees only a1's calls: not another agent's,
+// nor an agent-less call.
+func TestB072ScopedPreExecute(t *testing.T) {
+	harness.RunID(t, runtime.New, "b072-scoped-pre-execute")
+}
+
+// TestB074ExecuteThrow runs scenario b074-execute-throw:
+// A failing tools/execute wrapper (a Go wrapper fails by panicking) gives the failure
+// of that panic; post-execute is skipped.
+func TestB074ExecuteThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b074-execute-throw")
+}
+
+// TestB074HarnessErrorInfo runs scenario b074-harness-error-info:
+// A listener failing with a structured harness error keeps its name and code as the
+// result's error info.
+func TestB074HarnessErrorInfo(t *testing.T) {
+	harness.RunID(t, runtime.New, "b074-harness-error-info")
+}
+
+// TestB074PostExecuteThrow runs scenario b074-post-execute-throw:
+// A failing post-execute listener replaces the successful result with `Error: <msg>`.
+func TestB074PostExecuteThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b074-post-execute-throw")
+}
+
+// TestB074PreExecuteThrow runs scenario b074-pre-execute-throw:
+// A failing pre-execute listener gives `Error: <msg>`; the body and post-execute are
+// skipped.
+func TestB074PreExecuteThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b074-pre-execute-throw")
+}
+
+// TestB075BodyThrow runs scenario b075-body-throw:
+// A failing body arrives at the wrapper as a failure result (next does not fail), keeps
+// its HarnessError info, and still reaches post-execute.
+func TestB075BodyThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b075-body-throw")
+}
+
+// TestB076UnknownTool runs scenario b076-unknown-tool:
+// An unknown tool still reaches pre-execute, fails at dispatch with UNKNOWN_TOOL, and
+// reaches post-execute.
+func TestB076UnknownTool(t *testing.T) {
+	harness.RunID(t, runtime.New, "b076-unknown-tool")
+}
+
+// TestB078WrapperShortCircuit runs scenario b078-wrapper-short-circuit:
+// A wrapper that returns its own success without next skips the body; the value is
+// re-rendered and the content it authored is ignored.
+func TestB078WrapperShortCircuit(t *testing.T) {
+	harness.RunID(t, runtime.New, "b078-wrapper-short-circuit")
+}
+
+// TestB079WrapperFailureVerbatim runs scenario b079-wrapper-failure-verbatim:
+// A failure a wrapper returns is kept verbatim: its content, error info and contexts.
+func TestB079WrapperFailureVerbatim(t *testing.T) {
+	harness.RunID(t, runtime.New, "b079-wrapper-failure-verbatim")
+}
+
+// TestB080WrapperResultRevalidated runs scenario b080-wrapper-result-revalidated:
+// A success a wrapper returns is re-validated against the tool's output schema: a
+// cached string value for an object-output tool is INVALID_TOOL_OUTPUT, which is final
+// (post-execute is skipped).
+func TestB080WrapperResultRevalidated(t *testing.T) {
+	harness.RunID(t, runtime.New, "b080-wrapper-result-revalidated")
+}
+
+// TestB081ValueViolatesSchema runs scenario b081-value-violates-schema:
+// A body value that violates the output schema is INVALID_TOOL_OUTPUT with a
+// path-qualified violation, and carries no value.
+func TestB081ValueViolatesSchema(t *testing.T) {
+	harness.RunID(t, runtime.New, "b081-value-violates-schema")
+}
+
+// TestB083AcceptContent runs scenario b083-accept-content:
+// accept{content} replaces only the content: the value is kept.
+func TestB083AcceptContent(t *testing.T) {
+	harness.RunID(t, runtime.New, "b083-accept-content")
+}
+
+// TestB083AcceptValueContext runs scenario b083-accept-value-context:
+// accept{value} from an inner listener re-renders the content from the new value, and
+// an outer listener merging its context into next's decision attaches it.
+func TestB083AcceptValueContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "b083-accept-value-context")
+}
+
+// TestB084AcceptBoth runs scenario b084-accept-both:
+// accept with both content and value is a final failure with the fixed text.
+func TestB084AcceptBoth(t *testing.T) {
+	harness.RunID(t, runtime.New, "b084-accept-both")
+}
+
+// TestB084AcceptInvalidValue runs scenario b084-accept-invalid-value:
+// accept{value} is re-validated: 1 for a string-output tool is INVALID_TOOL_OUTPUT.
+func TestB084AcceptInvalidValue(t *testing.T) {
+	harness.RunID(t, runtime.New, "b084-accept-invalid-value")
+}
+
+// TestB085BlockEmptyFeedback runs scenario b085-block-empty-feedback:
+// block with empty feedback is a failure with empty content.
+func TestB085BlockEmptyFeedback(t *testing.T) {
+	harness.RunID(t, runtime.New, "b085-block-empty-feedback")
+}
+
+// TestB085BlockFeedback runs scenario b085-block-feedback:
+// block turns a success into a failure whose content is the feedback.
+func TestB085BlockFeedback(t *testing.T) {
+	harness.RunID(t, runtime.New, "b085-block-feedback")
+}
+
+// TestB086AcceptValueOverFailure runs scenario b086-accept-value-over-failure:
+// accept{value} over a failed body is a final failure with the fixed text.
+func TestB086AcceptValueOverFailure(t *testing.T) {
+	harness.RunID(t, runtime.New, "b086-accept-value-over-failure")
+}
+
+// TestB087ContextOrder runs scenario b087-context-order:
+// Contexts are ordered body-deferred (in order), then post-execute's.
+func TestB087ContextOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "b087-context-order")
+}
+
+// TestB088BlockReplacesContexts runs scenario b088-block-replaces-contexts:
+// A post-execute block with its own context replaces every earlier context.
+func TestB088BlockReplacesContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "b088-block-replaces-contexts")
+}
+
+// TestB088DeferredSurviveBodyThrow runs scenario b088-deferred-survive-body-throw:
+// A body that defers a context and then fails keeps the context on its failure.
+func TestB088DeferredSurviveBodyThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b088-deferred-survive-body-throw")
+}
+
+// TestB089PreAborted runs scenario b089-pre-aborted:
+// A pre-aborted call runs no phase but the observers: ABORTED_BEFORE_DISPATCH.
+func TestB089PreAborted(t *testing.T) {
+	harness.RunID(t, runtime.New, "b089-pre-aborted")
+}
+
+// TestB090ArgumentsNotLossless runs scenario b090-arguments-not-lossless:
+// Arguments that are not lossless JSON (a non-finite number) fail the call at creation,
+// even over a pre-aborted signal; only the observers run.
+func TestB090ArgumentsNotLossless(t *testing.T) {
+	harness.RunID(t, runtime.New, "b090-arguments-not-lossless")
+}
+
+// TestB091CancelDuringPreThenAllow runs scenario b091-cancel-during-pre-then-allow:
+// Cancelled while pre-execute awaits, which then allows: ABORTED_BEFORE_DISPATCH; the
+// body never runs and post-execute still runs.
+func TestB091CancelDuringPreThenAllow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-allow")
+}
+
+// TestB091CancelDuringPreThenDeny runs scenario b091-cancel-during-pre-then-deny:
+// Cancelled while pre-execute awaits, which then denies: the denial is kept (the more
+// specific outcome wins) and reaches post-execute.
+func TestB091CancelDuringPreThenDeny(t *testing.T) {
+	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-deny")
+}
+
+// TestB091CancelDuringPreThenThrow runs scenario b091-cancel-during-pre-then-throw:
+// Cancelled while pre-execute awaits, which then fails: the failure is kept and is
+// final (no post-execute).
+func TestB091CancelDuringPreThenThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-throw")
+}
+
+// TestB092CallerAbortedBeforeNext runs scenario b092-caller-aborted-before-next:
+// The caller is cancelled while a wrapper awaits before next: next finds the body's
+// context already ended, so the body never runs, the call is ABORTED_BEFORE_DISPATCH,
+// and post-execute still runs.
+func TestB092CallerAbortedBeforeNext(t *testing.T) {
+	harness.RunID(t, runtime.New, "b092-caller-aborted-before-next")
+}
+
+// TestB093CancelDuringPost runs scenario b093-cancel-during-post:
+// Cancelled while post-execute awaits: the success becomes ABORTED and keeps the
+// body's context followed by post-execute's.
+func TestB093CancelDuringPost(t *testing.T) {
+	harness.RunID(t, runtime.New, "b093-cancel-during-post")
+}
+
+// TestB093CancelDuringWrapper runs scenario b093-cancel-during-wrapper:
+// A body that completed with a deferred context, cancelled while the wrapper awaits
+// after next: the success becomes ABORTED and keeps the context (parked in next-step
+// by a keepInbox cancel).
+func TestB093CancelDuringWrapper(t *testing.T) {
+	harness.RunID(t, runtime.New, "b093-cancel-during-wrapper")
+}
+
+// TestB096AbortedBodyKeepsContexts runs scenario b096-aborted-body-keeps-contexts:
+// A body whose caller is cancelled while it runs (here by the body itself), and which
+// then returns a value, ends ABORTED carrying its deferred context.
+func TestB096AbortedBodyKeepsContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "b096-aborted-body-keeps-contexts")
+}
+
+// TestB096UncooperativeBodyAwaited runs scenario b096-uncooperative-body-awaited:
+// An uncooperative body that ignores the cancellation is awaited: the call settles
+// (and the observers run) only after the body returns, ABORTED with its deferred
+// context.
+func TestB096UncooperativeBodyAwaited(t *testing.T) {
+	harness.RunID(t, runtime.New, "b096-uncooperative-body-awaited")
+}
+
+// TestB098FinalizerNoneKeepsContent runs scenario b098-finalizer-none-keeps-content:
+// A finalizer that returns nothing keeps the content; it runs exactly once.
+func TestB098FinalizerNoneKeepsContent(t *testing.T) {
+	harness.RunID(t, runtime.New, "b098-finalizer-none-keeps-content")
+}
+
+// TestB098FinalizerThrow runs scenario b098-finalizer-throw:
+// A throwing finalizer replaces the result with the failure of its error; it runs
+// exactly once.
+func TestB098FinalizerThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b098-finalizer-throw")
+}
+
+// TestB099FinalizerAfterPreThrow runs scenario b099-finalizer-after-pre-throw:
+// The captured finalizer also maps the content of a final failure that bypassed
+// post-execute (a failing pre-execute listener); the error info is kept.
+func TestB099FinalizerAfterPreThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "b099-finalizer-after-pre-throw")
+}
+
+// TestB22InboxNotificationsInClaimOrder runs scenario b2-2-inbox-notifications-in-claim-order:
+// agent/inbox/inserted fires once per inserted message and agent/inbox/claimed once per
+// claimed message, in claim order (next-step before the prompt), before pre-step.
+func TestB22InboxNotificationsInClaimOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "b2-2-inbox-notifications-in-claim-order")
+}
+
+// TestB32RequestErrorDefaultEndsTurnError runs scenario b3-2-request-error-default-ends-turn-error:
+// Without a request-error listener (default none) a provider failure ends the turn
+// error with the failure's own facts.
+func TestB32RequestErrorDefaultEndsTurnError(t *testing.T) {
+	harness.RunID(t, runtime.New, "b3-2-request-error-default-ends-turn-error")
+}
+
+// TestB32RequestErrorRetryStaysInTheStep runs scenario b3-2-request-error-retry-stays-in-the-step:
+// A request-error retry re-sends within the same step: two requests, one step, and the
+// turn completes.
+func TestB32RequestErrorRetryStaysInTheStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "b3-2-request-error-retry-stays-in-the-step")
+}
+
+// TestB32RequestErrorThrowEndsTurnError runs scenario b3-2-request-error-throw-ends-turn-error:
+// §3.2: a throwing agent/request-error listener ends the turn error{message, UNKNOWN}
+// after agent/error; the driver stops and the queued follow-up stays pending.
+func TestB32RequestErrorThrowEndsTurnError(t *testing.T) {
+	harness.RunID(t, runtime.New, "b3-2-request-error-throw-ends-turn-error")
+}
+
+// TestB32RequestThrowEndsTurnError runs scenario b3-2-request-throw-ends-turn-error:
+// §3.2: a throwing agent/request listener ends the turn error{message, UNKNOWN} before
+// any request is made.
+func TestB32RequestThrowEndsTurnError(t *testing.T) {
+	harness.RunID(t, runtime.New, "b3-2-request-throw-ends-turn-error")
+}
+
+// TestB32StatusAndInboxThrowsAreContained runs scenario b3-2-status-and-inbox-throws-are-contained:
+// §3.2: failing and panicking agent/status and agent/inbox/* listeners are contained:
+// the turn completes as if they were not there.
+func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
+	harness.RunID(t, runtime.New, "b3-2-status-and-inbox-throws-are-contained")
+}
+
+// TestT32ApprovalThrow runs scenario t32-approval-throw:
+// §3.2 approval: a failing approval service is a final failure; guards, dispatch and
+// post-execute are skipped. (Its text is the service's error, which is the runtime's.)
+func TestT32ApprovalThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-approval-throw")
+}
+
+// TestT32ExecuteThrow runs scenario t32-execute-throw:
+// §3.2 tools/execute: a failing wrapper is final and post-execute is skipped; the
+// body's deferred context survives (Part A item 5 overrides "contexts are lost").
+func TestT32ExecuteThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-execute-throw")
+}
+
+// TestT32FinalizeThrow runs scenario t32-finalize-throw:
+// §3.2 finalizeContent: a failing finalizer replaces the result with its failure and
+// is not re-invoked; the body's deferred context survives (Part A item 5).
+func TestT32FinalizeThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-finalize-throw")
+}
+
+// TestT32GuardThrow runs scenario t32-guard-throw:
+// §3.2 guards: a failing guard is final; later guards, dispatch and post-execute are
+// skipped.
+func TestT32GuardThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-guard-throw")
+}
+
+// TestT32PostExecuteThrow runs scenario t32-post-execute-throw:
+// §3.2 tools/post-execute: a failing listener replaces the prior result; the contexts
+// added by post-execute are discarded, the body's deferred context survives (Part A
+// item 5).
+func TestT32PostExecuteThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-post-execute-throw")
+}
+
+// TestT32PreExecuteThrow runs scenario t32-pre-execute-throw:
+// §3.2 tools/pre-execute: a failing listener is final; guards, the wrappers, the body
+// and post-execute are skipped; finalizeContent and tools/result still run.
+func TestT32PreExecuteThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-pre-execute-throw")
+}
+
+// TestT32ResultObserverThrow runs scenario t32-result-observer-throw:
+// §3.2 tools/result: a failing observer is contained: the next observer still runs and
+// the result is unchanged.
+func TestT32ResultObserverThrow(t *testing.T) {
+	harness.RunID(t, runtime.New, "t32-result-observer-throw")
 }

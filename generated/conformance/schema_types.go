@@ -75,6 +75,12 @@ type Setup struct {
 	MaxParallelToolCalls *int `json:"maxParallelToolCalls,omitempty"`
 	// ContinuationCap caps turn-stopping continuations (0: the runtime's default).
 	ContinuationCap *int `json:"continuationCap,omitempty"`
+	// SessionStartTimeoutMS bounds the agent/session-start listeners (0: the runtime's
+	// default, SEMANTICS A6).
+	SessionStartTimeoutMS *int `json:"sessionStartTimeoutMs,omitempty"`
+	// Audit turns decision auditing on (SEMANTICS A12): every decision a listener resolves
+	// at a policy point of an agent's call or step is logged as decision/recorded.
+	Audit *bool `json:"audit,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -93,6 +99,12 @@ func (r Setup) MarshalJSON() ([]byte, error) {
 	if r.ContinuationCap != nil {
 		enc.field("continuationCap", r.ContinuationCap)
 	}
+	if r.SessionStartTimeoutMS != nil {
+		enc.field("sessionStartTimeoutMs", r.SessionStartTimeoutMS)
+	}
+	if r.Audit != nil {
+		enc.field("audit", r.Audit)
+	}
 	return enc.bytes()
 }
 
@@ -110,6 +122,8 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "model", &v.Model, listOf(decodeValue[Response]))
 	optionalField(dec, "maxParallelToolCalls", &v.MaxParallelToolCalls, decodeValue[*int])
 	optionalField(dec, "continuationCap", &v.ContinuationCap, decodeValue[*int])
+	optionalField(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, decodeValue[*int])
+	optionalField(dec, "audit", &v.Audit, decodeValue[*bool])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -246,6 +260,10 @@ type Listener struct {
 	Name *string `json:"name,omitempty"`
 	// Agent scopes the listener to one agent id; absent: global.
 	Agent *string `json:"agent,omitempty"`
+	// When restricts the script to some events; at the others the listener does nothing
+	// of its own (a waterfall or wrapper returns what next returned, a guard abstains, a
+	// notification returns).
+	When *When `json:"when,omitempty"`
 	// Do is the script; a waterfall or wrapper script that ends without deciding returns
 	// what next returned (calling next if it has not yet).
 	Do []Action `json:"do"`
@@ -262,6 +280,9 @@ func (r Listener) MarshalJSON() ([]byte, error) {
 	if r.Agent != nil {
 		enc.field("agent", r.Agent)
 	}
+	if r.When != nil {
+		enc.field("when", r.When)
+	}
 	enc.field("do", nonNilList(r.Do))
 	return enc.bytes()
 }
@@ -277,6 +298,7 @@ func (r *Listener) UnmarshalJSON(data []byte) error {
 	requiredField(dec, "point", &v.Point, decodeValue[string])
 	optionalField(dec, "name", &v.Name, decodeValue[*string])
 	optionalField(dec, "agent", &v.Agent, decodeValue[*string])
+	optionalField(dec, "when", &v.When, decodeValue[*When])
 	optionalField(dec, "do", &v.Do, listOf(unionOf(UnmarshalAction)))
 	if err := dec.finish(); err != nil {
 		return err
@@ -288,14 +310,82 @@ func (r *Listener) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Listener) Validate() error {
+	if r.When != nil {
+		if err := r.When.Validate(); err != nil {
+			return fieldError("Listener", "when", err)
+		}
+	}
 	if err := checkList(r.Do, validateAction); err != nil {
 		return fieldError("Listener", "do", err)
 	}
 	return nil
 }
 
+// When selects the events a listener's script runs at: all of its fields must match.
+type When struct {
+	// Turn matches the event's turn (agent/* points that have one).
+	Turn *int `json:"turn,omitempty"`
+	// Step matches the event's step (at agent/pre-step: the proposed step).
+	Step *int `json:"step,omitempty"`
+	// CallID matches the tool call id (tools/* points).
+	CallID *string `json:"callId,omitempty"`
+	// Times limits the script to the first n events that match the other fields.
+	Times *int `json:"times,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r When) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	if r.Turn != nil {
+		enc.field("turn", r.Turn)
+	}
+	if r.Step != nil {
+		enc.field("step", r.Step)
+	}
+	if r.CallID != nil {
+		enc.field("callId", r.CallID)
+	}
+	if r.Times != nil {
+		enc.field("times", r.Times)
+	}
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes a When strictly (see DecodeError); absent regular fields get their
+// default.
+func (r *When) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("When", data)
+	if err != nil {
+		return err
+	}
+	var v When
+	optionalField(dec, "turn", &v.Turn, decodeValue[*int])
+	optionalField(dec, "step", &v.Step, decodeValue[*int])
+	optionalField(dec, "callId", &v.CallID, decodeValue[*string])
+	optionalField(dec, "times", &v.Times, decodeValue[*int])
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r When) Validate() error {
+	return nil
+}
+
 // Action is one step of a scripted behaviour: the closed vocabulary of what a listener,
 // guard, wrapper, tool body or finalizer may do.
+//
+// The text of a label, message, context or gate name may hold placeholders, replaced with
+// what the event knows ("" or 0 when it does not): "{callId}", "{turn}", "{step}";
+// "{messages}", the texts of the agent/pre-step batch joined by "|"; "{text}", the text
+// of the message of an agent/inbox/* event; "{status}" at agent/status; "{source}" at
+// agent/session-start; "{continuations}" and "{stopHookActive}" at agent/turn-stopping;
+// "{error}", the failure message at agent/error and agent/request-error.
 //
 //sumtype:decl
 type Action interface {
@@ -331,6 +421,8 @@ const (
 	ActCancelKind ActionKind = "cancel"
 	// ActWaitKind is the kind of ActWait.
 	ActWaitKind ActionKind = "wait"
+	// ActReleaseKind is the kind of ActRelease.
+	ActReleaseKind ActionKind = "release"
 	// ActAddContextKind is the kind of ActAddContext.
 	ActAddContextKind ActionKind = "add-context"
 	// ActRewriteKind is the kind of ActRewrite.
@@ -348,7 +440,7 @@ const (
 )
 
 // ActionKinds lists every ActionKind, in spec order.
-var ActionKinds = []ActionKind{ActNextKind, ActDecideKind, ActFailKind, ActPanicKind, ActRecordKind, ActSteerKind, ActInjectKind, ActFollowupKind, ActHaltKind, ActCancelKind, ActWaitKind, ActAddContextKind, ActRewriteKind, ActValueKind, ActErrorKind, ActDeferKind, ActConcludeKind, ActSleepKind}
+var ActionKinds = []ActionKind{ActNextKind, ActDecideKind, ActFailKind, ActPanicKind, ActRecordKind, ActSteerKind, ActInjectKind, ActFollowupKind, ActHaltKind, ActCancelKind, ActWaitKind, ActReleaseKind, ActAddContextKind, ActRewriteKind, ActValueKind, ActErrorKind, ActDeferKind, ActConcludeKind, ActSleepKind}
 
 // UnmarshalAction decodes an Action, choosing the variant by its "kind" field: a missing or
 // unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the variant itself
@@ -425,6 +517,12 @@ func UnmarshalAction(data []byte) (Action, error) {
 			return nil, err
 		}
 		return v, nil
+	case ActReleaseKind:
+		var v ActRelease
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
 	case ActAddContextKind:
 		var v ActAddContext
 		if err := v.UnmarshalJSON(data); err != nil {
@@ -474,7 +572,7 @@ func UnmarshalAction(data []byte) (Action, error) {
 // SwitchAction calls the function for the variant u holds (as T or *T) and returns its
 // result. It takes one function per variant, so adding a variant to the spec breaks every
 // call at compile time. It panics if u is nil or a nil pointer: a programming error.
-func SwitchAction[R any](u Action, onNext func(ActNext) R, onDecide func(ActDecide) R, onFail func(ActFail) R, onPanic func(ActPanic) R, onRecord func(ActRecord) R, onSteer func(ActSteer) R, onInject func(ActInject) R, onFollowup func(ActFollowup) R, onHalt func(ActHalt) R, onCancel func(ActCancel) R, onWait func(ActWait) R, onAddContext func(ActAddContext) R, onRewrite func(ActRewrite) R, onValue func(ActValue) R, onError func(ActError) R, onDefer func(ActDefer) R, onConclude func(ActConclude) R, onSleep func(ActSleep) R) R {
+func SwitchAction[R any](u Action, onNext func(ActNext) R, onDecide func(ActDecide) R, onFail func(ActFail) R, onPanic func(ActPanic) R, onRecord func(ActRecord) R, onSteer func(ActSteer) R, onInject func(ActInject) R, onFollowup func(ActFollowup) R, onHalt func(ActHalt) R, onCancel func(ActCancel) R, onWait func(ActWait) R, onRelease func(ActRelease) R, onAddContext func(ActAddContext) R, onRewrite func(ActRewrite) R, onValue func(ActValue) R, onError func(ActError) R, onDefer func(ActDefer) R, onConclude func(ActConclude) R, onSleep func(ActSleep) R) R {
 	switch v := u.(type) {
 	case ActNext:
 		return onNext(v)
@@ -541,6 +639,12 @@ func SwitchAction[R any](u Action, onNext func(ActNext) R, onDecide func(ActDeci
 	case *ActWait:
 		if v != nil {
 			return onWait(*v)
+		}
+	case ActRelease:
+		return onRelease(v)
+	case *ActRelease:
+		if v != nil {
+			return onRelease(*v)
 		}
 	case ActAddContext:
 		return onAddContext(v)
@@ -655,6 +759,12 @@ func validateAction(u Action) error {
 	case ActWait:
 		return v.Validate()
 	case *ActWait:
+		if v != nil {
+			return v.Validate()
+		}
+	case ActRelease:
+		return v.Validate()
+	case *ActRelease:
 		if v != nil {
 			return v.Validate()
 		}
@@ -922,7 +1032,7 @@ func (r ActPanic) Validate() error {
 
 // ActRecord appends a label to the scenario's trace.
 type ActRecord struct {
-	// Label is appended; "{callId}", "{turn}" and "{step}" are replaced when known.
+	// Label is appended, its placeholders replaced (see #Action).
 	Label string `json:"label"`
 }
 
@@ -1272,11 +1382,14 @@ func (v *ActCancelCause) UnmarshalJSON(data []byte) error {
 	return decodeEnum("ActCancelCause", data, v, ActCancelCauseValues)
 }
 
-// ActWait blocks until the named gate is released by a `release` step, or the context
-// ends.
+// ActWait blocks until the named gate is released by a `release` step or action, or the
+// context ends (then the script fails with the context's cause).
 type ActWait struct {
 	// Gate names the gate.
 	Gate string `json:"gate"`
+	// IgnoreCancel waits for the release alone, as an uncooperative body or listener
+	// would, whatever happens to its context.
+	IgnoreCancel *bool `json:"ignoreCancel,omitempty"`
 }
 
 // isAction makes ActWait an Action variant.
@@ -1299,6 +1412,9 @@ func (r ActWait) MarshalJSON() ([]byte, error) {
 	var enc objectEncoder
 	enc.field("kind", ActWaitKind)
 	enc.field("gate", r.Gate)
+	if r.IgnoreCancel != nil {
+		enc.field("ignoreCancel", r.IgnoreCancel)
+	}
 	return enc.bytes()
 }
 
@@ -1312,6 +1428,7 @@ func (r *ActWait) UnmarshalJSON(data []byte) error {
 	var v ActWait
 	dec.kind("kind", "wait")
 	requiredField(dec, "gate", &v.Gate, decodeValue[string])
+	optionalField(dec, "ignoreCancel", &v.IgnoreCancel, decodeValue[*bool])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -1322,6 +1439,58 @@ func (r *ActWait) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ActWait) Validate() error {
+	return nil
+}
+
+// ActRelease opens the named gate, as a `release` step does, and goes on.
+type ActRelease struct {
+	// Gate names the gate.
+	Gate string `json:"gate"`
+}
+
+// isAction makes ActRelease an Action variant.
+func (ActRelease) isAction() {}
+
+// Kind returns ActReleaseKind.
+func (ActRelease) Kind() ActionKind {
+	return ActReleaseKind
+}
+
+// NewActRelease returns an ActRelease as an Action, from its required fields in spec order.
+func NewActRelease(gate string) Action {
+	return ActRelease{Gate: gate}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r ActRelease) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	enc.field("kind", ActReleaseKind)
+	enc.field("gate", r.Gate)
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes an ActRelease strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *ActRelease) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("ActRelease", data)
+	if err != nil {
+		return err
+	}
+	var v ActRelease
+	dec.kind("kind", "release")
+	requiredField(dec, "gate", &v.Gate, decodeValue[string])
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ActRelease) Validate() error {
 	return nil
 }
 
@@ -1702,6 +1871,12 @@ type Response struct {
 	Finish ResponseFinish `json:"finish,omitempty"`
 	// Hang blocks until the request is cancelled.
 	Hang *bool `json:"hang,omitempty"`
+	// Gate makes the model wait at the named gate once it has streamed the response's text
+	// (at once when there is none), before its tool calls and finish (or before hanging):
+	// a `settle` step then knows the request is in flight.
+	Gate *string `json:"gate,omitempty"`
+	// Usage is the usage the finish reports.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1720,6 +1895,12 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Hang != nil {
 		enc.field("hang", r.Hang)
 	}
+	if r.Gate != nil {
+		enc.field("gate", r.Gate)
+	}
+	if r.Usage != nil {
+		enc.field("usage", r.Usage)
+	}
 	return enc.bytes()
 }
 
@@ -1735,6 +1916,8 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "toolCalls", &v.ToolCalls, listOf(decodeValue[ToolCallScript]))
 	optionalField(dec, "finish", &v.Finish, decodeValue[ResponseFinish])
 	optionalField(dec, "hang", &v.Hang, decodeValue[*bool])
+	optionalField(dec, "gate", &v.Gate, decodeValue[*string])
+	optionalField(dec, "usage", &v.Usage, decodeValue[*Usage])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -1751,6 +1934,11 @@ func (r Response) Validate() error {
 	if r.Finish != "" {
 		if err := checkEnum(r.Finish); err != nil {
 			return fieldError("Response", "finish", err)
+		}
+	}
+	if r.Usage != nil {
+		if err := r.Usage.Validate(); err != nil {
+			return fieldError("Response", "usage", err)
 		}
 	}
 	return nil
@@ -1785,6 +1973,46 @@ func (v ResponseFinish) Valid() bool {
 // with an ErrInvalidEnum *DecodeError.
 func (v *ResponseFinish) UnmarshalJSON(data []byte) error {
 	return decodeEnum("ResponseFinish", data, v, ResponseFinishValues)
+}
+
+// Usage is the token usage of a scripted response.
+type Usage struct {
+	// InputTokens is the number of input tokens.
+	InputTokens int `json:"inputTokens"`
+	// OutputTokens is the number of output tokens.
+	OutputTokens int `json:"outputTokens"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r Usage) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	enc.field("inputTokens", r.InputTokens)
+	enc.field("outputTokens", r.OutputTokens)
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes a Usage strictly (see DecodeError); absent regular fields get their
+// default.
+func (r *Usage) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("Usage", data)
+	if err != nil {
+		return err
+	}
+	var v Usage
+	requiredField(dec, "inputTokens", &v.InputTokens, decodeValue[int])
+	requiredField(dec, "outputTokens", &v.OutputTokens, decodeValue[int])
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r Usage) Validate() error {
+	return nil
 }
 
 // ToolCallScript is one scripted tool call.
@@ -1853,6 +2081,9 @@ type Step struct {
 	Idle *bool `json:"idle,omitempty"`
 	// Settle waits until the named gate has a waiter, so the next step lands mid-flight.
 	Settle *string `json:"settle,omitempty"`
+	// Resume disposes of the agent and re-creates it from its session log (SEMANTICS B6.20):
+	// agent/session-start runs again with the source "resume".
+	Resume *bool `json:"resume,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1886,6 +2117,9 @@ func (r Step) MarshalJSON() ([]byte, error) {
 	if r.Settle != nil {
 		enc.field("settle", r.Settle)
 	}
+	if r.Resume != nil {
+		enc.field("resume", r.Resume)
+	}
 	return enc.bytes()
 }
 
@@ -1906,6 +2140,7 @@ func (r *Step) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "release", &v.Release, decodeValue[*string])
 	optionalField(dec, "idle", &v.Idle, decodeValue[*bool])
 	optionalField(dec, "settle", &v.Settle, decodeValue[*string])
+	optionalField(dec, "resume", &v.Resume, decodeValue[*bool])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -2034,6 +2269,10 @@ type Expect struct {
 	RequestTexts [][]string `json:"requestTexts,omitempty"`
 	// RequestAbsent lists, per request, texts that must not appear in it.
 	RequestAbsent [][]string `json:"requestAbsent,omitempty"`
+	// RequestMessages is, per request (the first ones), the exact list of the texts of its
+	// messages in order (Runtime.Requests: a tool result by the text of its content;
+	// blocks without text, such as tool calls, add nothing).
+	RequestMessages [][]string `json:"requestMessages,omitempty"`
 	// Trace is the exact list of recorded labels.
 	Trace []string `json:"trace,omitempty"`
 	// NextTurn and nextStep are the texts left in the inbox lists.
@@ -2067,6 +2306,9 @@ func (r Expect) MarshalJSON() ([]byte, error) {
 	if r.RequestAbsent != nil {
 		enc.field("requestAbsent", r.RequestAbsent)
 	}
+	if r.RequestMessages != nil {
+		enc.field("requestMessages", r.RequestMessages)
+	}
 	if r.Trace != nil {
 		enc.field("trace", r.Trace)
 	}
@@ -2094,6 +2336,7 @@ func (r *Expect) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "requests", &v.Requests, decodeValue[*int])
 	optionalField(dec, "requestTexts", &v.RequestTexts, listOf(listOf(decodeValue[string])))
 	optionalField(dec, "requestAbsent", &v.RequestAbsent, listOf(listOf(decodeValue[string])))
+	optionalField(dec, "requestMessages", &v.RequestMessages, listOf(listOf(decodeValue[string])))
 	optionalField(dec, "trace", &v.Trace, listOf(decodeValue[string]))
 	optionalField(dec, "nextTurn", &v.NextTurn, listOf(decodeValue[string]))
 	optionalField(dec, "nextStep", &v.NextStep, listOf(decodeValue[string]))
