@@ -52,25 +52,32 @@ func RunID(t *testing.T, f Factory, id string) {
 // with the scenario's doc, as a test error.
 func RunScenario(t *testing.T, f Factory, e sc.Entry) {
 	t.Helper()
-	rt := f(t)
+	for _, problem := range Evaluate(t, f, e) {
+		t.Errorf("%s: %s\n%s", e.ID, e.Doc, problem)
+	}
+}
+
+// Evaluate runs one scenario against a runtime built by f and returns every mismatch, as
+// readable text; nil means the runtime conforms. A setup or input failure, or a runtime
+// that does not settle, is one problem that ends the run.
+func Evaluate(tb testing.TB, f Factory, e sc.Entry) []string {
+	rt := f(tb)
 	defer rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
 	r := &run{rt: rt, ctx: ctx, gates: map[string]*gate{}, agents: map[string]Agent{}, ids: map[string]int{}}
 	if err := r.setup(e.Scenario.Setup); err != nil {
-		t.Fatalf("%s (%s)\nsetup: %v", e.ID, e.Doc, err)
+		return []string{fmt.Sprintf("setup: %v", err)}
 	}
 	for i, step := range e.Scenario.Run {
 		if err := r.step(step); err != nil {
-			t.Fatalf("%s (%s)\nrun[%d]: %v", e.ID, e.Doc, i, err)
+			return []string{fmt.Sprintf("run[%d]: %v", i, err)}
 		}
 	}
 	if err := r.settle(); err != nil {
-		t.Fatalf("%s (%s)\n%v", e.ID, e.Doc, err)
+		return []string{err.Error()}
 	}
-	for _, problem := range r.check(e.Scenario.Expect) {
-		t.Errorf("%s: %s\n%s", e.ID, e.Doc, problem)
-	}
+	return r.check(e.Scenario.Expect)
 }
 
 // run is the state of one scenario run.

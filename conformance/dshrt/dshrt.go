@@ -63,6 +63,9 @@ const (
 	ApprovalAlwaysAllows Mutation = "approval-always-allows"
 )
 
+// Mutations lists every deliberate breakage (Intact aside).
+var Mutations = []Mutation{GuardsIgnored, ContextsBeforeResults, PostExecuteSkipped, ApprovalAlwaysAllows}
+
 // New is the conformance.Factory of dsh's runtime.
 func New(t testing.TB) conformance.Runtime { return NewMutant(t, Intact) }
 
@@ -264,6 +267,7 @@ func (r *Runtime) tools() *tools.Runtime {
 		}))
 		opts = append(opts, tools.WithApprover(svc))
 	}
+	opts = append(opts, tools.WithLogger(slog.New(slog.DiscardHandler)))
 	r.rt = tools.New(r.reg, r.hooks, opts...)
 	return r.rt
 }
@@ -388,19 +392,31 @@ func (r *Runtime) Log() []conformance.LogEvent {
 	return out
 }
 
-// contextsFirst moves each run of user/message events that follows tool/result events
-// before those results: the ContextsBeforeResults mutation.
+// contextsFirst is the ContextsBeforeResults mutation: every user/message that enters the
+// step after a tool batch (after its tool/result events and the step boundary) is moved
+// before the batch's tool/call and tool/result events, as if contexts were appended before
+// results.
 func contextsFirst(in []conformance.LogEvent) []conformance.LogEvent {
 	out := append([]conformance.LogEvent{}, in...)
-	for i := 1; i < len(out); i++ {
+	between := map[string]bool{"step/start": true, "step/end": true, "agent/inbox/spliced": true, "user/message": true}
+	for i := range out {
 		if out[i].Type != "user/message" {
 			continue
 		}
-		j := i
-		for j > 0 && (out[j-1].Type == "tool/result" || out[j-1].Type == "step/start") {
-			out[j-1], out[j] = out[j], out[j-1]
-			j--
+		k := i - 1
+		for k >= 0 && between[out[k].Type] {
+			k--
 		}
+		if k < 0 || out[k].Type != "tool/result" {
+			continue
+		}
+		m := k
+		for m > 0 && (out[m-1].Type == "tool/result" || out[m-1].Type == "tool/call") {
+			m--
+		}
+		moved := out[i]
+		copy(out[m+1:i+1], out[m:i])
+		out[m] = moved
 	}
 	return out
 }
