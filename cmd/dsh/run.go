@@ -173,8 +173,10 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 	defer prog.stop()
 	turn := &turnState{}
 	log.Subscribe(func(e session.Event) {
-		prog.clear()
-		tr.print(e)
+		if s := line(e); s != "" {
+			prog.clear()
+			tr.write(s)
+		}
 		turn.observe(e)
 		prog.observe(e)
 	})

@@ -125,11 +125,9 @@ func reason(r dsh.TurnEndReason) string {
 	return kind + " " + string(rest)
 }
 
-// print writes the transcript line of e, if any.
-func (t *transcript) print(e session.Event) {
-	if s := line(e); s != "" {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		fmt.Fprintln(t.w, s)
-	}
+// write writes one rendered transcript entry.
+func (t *transcript) write(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintln(t.w, s)
 }
