@@ -2,7 +2,10 @@
 
 package dsh
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // AgentErrorEventName is the name of the agent/error event, an observer.
 const AgentErrorEventName = "agent/error"
@@ -289,6 +292,15 @@ func (g *Registry) NotifySessionStart(ctx context.Context, p *SessionStartPayloa
 	return evNotify(ctx, SessionStartEventName, &g.onSessionStart, p, evScopeSessionStart)
 }
 
+// NotifySessionStartBounded is NotifySessionStart with a bound on each listener: a listener
+// runs under a context cancelled (with cause ErrListenerOverrun) when bound passes; one
+// that has not returned a short grace later is abandoned, named in overran, and the run
+// goes on with the next listener. Failures are returned as by NotifySessionStart; an
+// abandoned listener's is not.
+func (g *Registry) NotifySessionStartBounded(ctx context.Context, p *SessionStartPayload, bound time.Duration) (overran []string, err error) {
+	return evNotifyBounded(ctx, SessionStartEventName, &g.onSessionStart, p, evScopeSessionStart, bound)
+}
+
 // evScopeSessionStart is the scope of the payload of agent/session-start: its subject is
 // AgentID.
 func evScopeSessionStart(p *SessionStartPayload) evScope {
@@ -353,6 +365,15 @@ func (r *Registrar) OnTurnStopping(fn TurnStoppingListener) (unregister func()) 
 // joined. The listeners registered for one agent run only when p's subject is that agent.
 func (g *Registry) NotifyTurnStopping(ctx context.Context, p *TurnStoppingPayload) error {
 	return evNotify(ctx, TurnStoppingEventName, &g.onTurnStopping, p, evScopeTurnStopping)
+}
+
+// NotifyTurnStoppingBounded is NotifyTurnStopping with a bound on each listener: a listener
+// runs under a context cancelled (with cause ErrListenerOverrun) when bound passes; one
+// that has not returned a short grace later is abandoned, named in overran, and the run
+// goes on with the next listener. Failures are returned as by NotifyTurnStopping; an
+// abandoned listener's is not.
+func (g *Registry) NotifyTurnStoppingBounded(ctx context.Context, p *TurnStoppingPayload, bound time.Duration) (overran []string, err error) {
+	return evNotifyBounded(ctx, TurnStoppingEventName, &g.onTurnStopping, p, evScopeTurnStopping, bound)
 }
 
 // evScopeTurnStopping is the scope of the payload of agent/turn-stopping: its subject is

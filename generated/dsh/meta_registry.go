@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Domain is the authority kind of an extension point: it fixes the shape of the event's
@@ -861,6 +862,58 @@ func evNotify[P any, F ~func(context.Context, *P) error](
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ErrListenerOverrun is the cause of the context of a listener that exceeded its bound
+// (the Bounded notification runners).
+var ErrListenerOverrun = errors.New("dsh: listener exceeded its bound")
+
+// evOverrunGrace is how long a Bounded runner waits, after a listener's bound passed and
+// its context was cancelled, before it abandons the listener.
+const evOverrunGrace = 50 * time.Millisecond
+
+// evNotifyBounded is evNotify with each listener bounded: a listener still running a grace
+// after its bound is abandoned (it keeps its goroutine until it returns) and named.
+func evNotifyBounded[P any, F ~func(context.Context, *P) error](
+	ctx context.Context, event string, l *evList[F], p *P, scope func(*P) evScope, bound time.Duration,
+) (overran []string, err error) {
+	var errs []error
+	for _, x := range l.seenBy(scope(p)) {
+		lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			if le := evCall(event, x.name, func() { err = x.fn(lctx, p) }); le != nil {
+				done <- le
+			} else if err != nil {
+				done <- &ListenerError{Event: event, Listener: x.name, Err: err}
+			} else {
+				done <- nil
+			}
+		}()
+		var res error
+		select {
+		case res = <-done:
+		case <-lctx.Done():
+			if errors.Is(context.Cause(lctx), ErrListenerOverrun) {
+				overran = append(overran, x.name)
+			}
+			grace := time.NewTimer(evOverrunGrace)
+			select {
+			case res = <-done:
+			case <-grace.C:
+			}
+			grace.Stop()
+			if errors.Is(context.Cause(lctx), ErrListenerOverrun) {
+				res = nil // the overrun is the listener's failure, reported in overran
+			}
+		}
+		cancel()
+		if res != nil {
+			errs = append(errs, res)
+		}
+	}
+	return overran, errors.Join(errs...)
 }
 
 // evObserve runs every listener that sees p, in order; a failure (a panic) is logged and

@@ -135,12 +135,21 @@ func TestPartA06_UncooperativeListenerDoesNotBlockStartup(t *testing.T) {
 	e.cfg.SessionStartTimeout = 30 * time.Millisecond
 	stuck := make(chan struct{})
 	defer close(stuck)
-	e.reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
+	e.reg.Plugin("stuck").OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
 		<-stuck // ignores its context
 		return nil
 	})
+	ran := false
+	e.reg.Plugin("after").OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
+		ran = true
+		return nil
+	})
 	a := e.agent()
-	diff(t, "overruns", []dsh.StartListenerOverrun{{Listener: unidentifiedListener, TimeoutMS: 30}},
+	if !ran {
+		t.Error("the listener after the abandoned one did not run")
+	}
+	// Even a listener that ignores its context is named: each listener has its own bound.
+	diff(t, "overruns", []dsh.StartListenerOverrun{{Listener: "stuck#1", TimeoutMS: 30}},
 		records[dsh.StartListenerOverrun](t, e.log))
 	followup(t, a, "u1", "hello")
 	wait(t, a)

@@ -54,7 +54,18 @@ func (w *writer) header(specFile, pkg string) {
 func eventsFile(s *ir.Spec, file string, evs []*event) []byte {
 	var w writer
 	w.header(file, s.Package)
-	w.p(`import "context"`)
+	timed := false
+	for _, e := range evs {
+		timed = timed || e.ir.Domain == ir.Notification
+	}
+	if timed {
+		w.p("import (")
+		w.p(`	"context"`)
+		w.p(`	"time"`)
+		w.p(")")
+	} else {
+		w.p(`import "context"`)
+	}
 	for _, e := range evs {
 		w.p("")
 		e.write(&w)
@@ -147,6 +158,11 @@ func (e *event) write(w *writer) {
 		w.para("%s runs every %s listener that sees p, in registration order, whatever the others did, and returns their failures (each a *ListenerError) joined. %s", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s) error {", e.Runner, e.Payload)
 		w.p("	return evNotify(ctx, %s, &g.%s, p, %s)", e.Const, e.Field, scope)
+		w.p("}")
+		w.p("")
+		w.para("%sBounded is %s with a bound on each listener: a listener runs under a context cancelled (with cause ErrListenerOverrun) when bound passes; one that has not returned a short grace later is abandoned, named in overran, and the run goes on with the next listener. Failures are returned as by %s; an abandoned listener's is not.", e.Runner, e.Runner, e.Runner)
+		w.p("func (g *Registry) %sBounded(ctx context.Context, p *%s, bound time.Duration) (overran []string, err error) {", e.Runner, e.Payload)
+		w.p("	return evNotifyBounded(ctx, %s, &g.%s, p, %s, bound)", e.Const, e.Field, scope)
 		w.p("}")
 	case ir.Observer:
 		w.para("%s runs every %s listener that sees p, in registration order. A failure is logged, changes nothing, and is returned (each a *ListenerError, joined) for the caller to record. %s", e.Runner, e.Name, scopeDoc)

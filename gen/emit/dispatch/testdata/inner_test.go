@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func payload(agent string) *DemoPayload { return &DemoPayload{AgentID: agent} }
@@ -678,5 +679,47 @@ func TestConcurrent(t *testing.T) {
 	reg.Plugin("after").OnPolicy(logPolicy(&log, "x")) // on a closed root: ignored
 	if _, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || len(log) != 0 {
 		t.Errorf("after Close: %v %v", log, err)
+	}
+}
+
+// TestNotificationBounded: a listener that ignores its bounded context is abandoned and
+// named; one that returns the cancellation is named too; the others run and their failures
+// are returned; nothing waits for an abandoned listener.
+func TestNotificationBounded(t *testing.T) {
+	reg := NewRegistry()
+	release := make(chan struct{})
+	defer close(release)
+	var ran []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); ran = append(ran, s); mu.Unlock() }
+	reg.Plugin("stuck").OnStopping(func(ctx context.Context, p *DemoPayload) error {
+		<-release // ignores ctx
+		return nil
+	})
+	reg.Plugin("polite").OnStopping(func(ctx context.Context, p *DemoPayload) error {
+		<-ctx.Done()
+		if !errors.Is(context.Cause(ctx), ErrListenerOverrun) {
+			t.Errorf("cause = %v, want ErrListenerOverrun", context.Cause(ctx))
+		}
+		return ctx.Err()
+	})
+	reg.Plugin("quick").OnStopping(func(ctx context.Context, p *DemoPayload) error { note("quick"); return nil })
+	reg.Plugin("failing").OnStopping(func(ctx context.Context, p *DemoPayload) error { return errors.New("boom") })
+	start := time.Now()
+	overran, err := reg.NotifyStoppingBounded(context.Background(), payload("x"), 30*time.Millisecond)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the bounded run took %s", d)
+	}
+	if strings.Join(overran, ",") != "stuck#1,polite#1" {
+		t.Errorf("overran = %v, want [stuck#1 polite#1]", overran)
+	}
+	var le *ListenerError
+	if !errors.As(err, &le) || le.Listener != "failing#1" || strings.Contains(err.Error(), "polite") {
+		t.Errorf("err = %v, want only failing#1's failure", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(ran, ",") != "quick" {
+		t.Errorf("ran = %v", ran)
 	}
 }
