@@ -33,6 +33,9 @@ func (r *run) check(x sc.Expect) []string {
 	for i, m := range x.Events {
 		problems = append(problems, matchEvent(i, m, log)...)
 	}
+	if x.HookOutcomes != nil {
+		diff("hook/result outcomes", x.HookOutcomes, hookOutcomes(log))
+	}
 	if x.Trace != nil {
 		diff("trace", x.Trace, nilIfEmpty(trace))
 	}
@@ -118,11 +121,49 @@ func matchEvent(i int, m sc.EventMatch, log []LogEvent) []string {
 			if msg := subset(m.Data, e.Data); msg != "" {
 				return []string{fmt.Sprintf("events[%d]: %s #%d: %s\n  data: %s", i, m.Type, nth, msg, e.Data)}
 			}
+			if msg := absent(m.Absent, e.Data); msg != "" {
+				return []string{fmt.Sprintf("events[%d]: %s #%d: %s\n  data: %s", i, m.Type, nth, msg, e.Data)}
+			}
 			return nil
 		}
 		seen++
 	}
 	return []string{fmt.Sprintf("events[%d]: no %s #%d in the log (%d of that type)", i, m.Type, nth, seen)}
+}
+
+// absent reports a key of keys that the object got (JSON) has.
+func absent(keys []string, got json.RawMessage) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	var g map[string]json.RawMessage
+	if err := json.Unmarshal(got, &g); err != nil {
+		return "bad event data: " + err.Error()
+	}
+	for _, k := range keys {
+		if v, ok := g[k]; ok {
+			return fmt.Sprintf(".%s: want absent, got %s", k, v)
+		}
+	}
+	return ""
+}
+
+// hookOutcomes lists the outcomes of the hook/result events of log, in order.
+func hookOutcomes(log []LogEvent) []string {
+	out := []string{}
+	for _, e := range log {
+		if e.Type != "hook/result" {
+			continue
+		}
+		var d struct {
+			Outcome string `json:"outcome"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			d.Outcome = "<" + err.Error() + ">"
+		}
+		out = append(out, d.Outcome)
+	}
+	return out
 }
 
 // subset reports how want (JSON) is not contained in got (JSON): objects by key, arrays

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func Evaluate(tb testing.TB, f Factory, e sc.Entry) []string {
 	defer rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	r := &run{rt: rt, ctx: ctx, gates: map[string]*gate{}, agents: map[string]Agent{}, ids: map[string]int{}}
+	r := &run{rt: rt, ctx: ctx, gates: map[string]*gate{}, agents: map[string]Agent{}, ids: map[string]int{}, tempDir: tb.TempDir}
 	if err := r.setup(e.Scenario.Setup); err != nil {
 		return []string{fmt.Sprintf("setup: %v", err)}
 	}
@@ -93,6 +94,9 @@ type run struct {
 	pending sync.WaitGroup // direct executions in flight
 	errs    []string
 	ids     map[string]int // how many messages used each text, for their ids
+
+	tempDir   func() string // a fresh temporary directory, removed after the run
+	hookFiles *hookFiles    // the scenario's hook scripts, when it has hooks
 }
 
 // gate is a named point a script waits at until a `release` step opens it.
@@ -114,13 +118,19 @@ func (r *run) gate(name string) *gate {
 	return g
 }
 
-// wait blocks at the named gate until it is released or ctx ends.
-func (r *run) wait(ctx context.Context, name string) error {
+// arrive counts a waiter at the named gate: a `settle` step on it then returns.
+func (r *run) arrive(name string) *gate {
 	g := r.gate(name)
 	r.mu.Lock()
 	g.waiters++
 	r.mu.Unlock()
 	g.once.Do(func() { close(g.waiting) })
+	return g
+}
+
+// wait blocks at the named gate until it is released or ctx ends.
+func (r *run) wait(ctx context.Context, name string) error {
+	g := r.arrive(name)
 	select {
 	case <-g.open:
 		return nil
@@ -129,7 +139,8 @@ func (r *run) wait(ctx context.Context, name string) error {
 	}
 }
 
-// release opens the named gate (once; releasing it again does nothing).
+// release opens the named gate (once; releasing it again does nothing), for scripted
+// hooks too.
 func (r *run) release(name string) {
 	g := r.gate(name)
 	r.mu.Lock()
@@ -138,6 +149,11 @@ func (r *run) release(name string) {
 	case <-g.open:
 	default:
 		close(g.open)
+		if r.hookFiles != nil {
+			if err := os.WriteFile(r.hookFiles.gateFile(name, "open"), nil, 0o644); err != nil {
+				r.errs = append(r.errs, fmt.Sprintf("release %q for the hooks: %v", name, err))
+			}
+		}
 	}
 }
 

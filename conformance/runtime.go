@@ -37,6 +37,30 @@ type Runtime interface {
 	SetModel(responses []sc.Response, wait func(ctx context.Context, gate string) error)
 	// SetOptions sets the runtime's settings for the agents created afterwards.
 	SetOptions(o Options)
+	// AttachHooks attaches a shell-hook bridge (HOOK-PROTOCOLS.md) running the hooks
+	// configuration h.ConfigPath in h.Dialect ("claude-code" or "codex"). The harness calls
+	// it during the setup, after RegisterTool and before registering the scenario's
+	// listeners, and before any agent exists; a runtime without bridges returns an error
+	// (the hook scenarios then fail at their setup). The runtime must:
+	//
+	//   - load the file with the dialect's bridge, as a user would name it explicitly, and
+	//     register the bridge on the same registry as the listeners, now: it is then the
+	//     outermost listener at every point it maps (session start, pre-step, pre-execute,
+	//     post-execute, turn-stopping);
+	//   - run the hooks with h.Workspace as their working directory (and Claude Code's
+	//     CLAUDE_PROJECT_DIR), through a POSIX sh: Claude Code's `sh -c`, Codex's
+	//     `$SHELL -lc` with a POSIX $SHELL;
+	//   - describe the session of each event lazily, when it fires (the agent may not exist
+	//     at AttachHooks): the agent's handle (for the contexts and steering the bridge
+	//     adds), its open turn, if any, and no transcript path (Claude Code sends "",
+	//     Codex null);
+	//   - append the bridge's hook/invoked and hook/result records to the agent's session
+	//     log, where Log returns them, inside the agent's open turns;
+	//   - make Agent.WaitIdle wait, once the agent is idle, for the async hooks started so
+	//     far too, and for what they inject, so that a scenario's outcome does not depend
+	//     on when a detached hook finishes;
+	//   - kill the hooks still running at Close.
+	AttachHooks(ctx context.Context, h HookConfig) error
 	// Execute runs one tool call directly through the pipeline.
 	Execute(ctx context.Context, in ExecuteInput) dsh.ToolExecutionResult
 	// Agent creates the agent with the id (running agent/session-start), or returns it.
@@ -67,6 +91,20 @@ type Options struct {
 	// Audit logs every decision a listener resolves at a policy point of an agent as
 	// decision/recorded (SEMANTICS A12).
 	Audit bool
+}
+
+// HookConfig is a hooks configuration the harness wrote for a scenario
+// (spec/conformance/schema.cue, #Hooks).
+type HookConfig struct {
+	// Dialect is the hook protocol: "claude-code" or "codex".
+	Dialect string
+	// ConfigPath is the hooks file, in the dialect's settings shape
+	// ({"hooks": {Event: [{matcher, hooks: [...]}]}}); its commands source scripts the
+	// harness wrote.
+	ConfigPath string
+	// Workspace is the session's working directory: the hooks' cwd and Claude Code's
+	// project directory. It exists and is empty.
+	Workspace string
 }
 
 // Factory builds a fresh Runtime for one scenario.

@@ -560,6 +560,11 @@ func (r *run) setup(s sc.Setup) error {
 			return err
 		}
 	}
+	if s.Hooks != nil {
+		if err := r.hooks(r.tempDir(), *s.Hooks); err != nil {
+			return fmt.Errorf("hooks: %w", err)
+		}
+	}
 	for i, l := range s.Listeners {
 		if err := r.register(l); err != nil {
 			return fmt.Errorf("listeners[%d]: %w", i, err)

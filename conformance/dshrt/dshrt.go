@@ -10,9 +10,15 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/dshkit/dsh/bridges/claudecode"
+	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/conformance"
 	sc "github.com/dshkit/dsh/generated/conformance"
 	"github.com/dshkit/dsh/generated/dsh"
@@ -41,6 +47,46 @@ type Runtime struct {
 	direct   *session.Log               // the log of approval events of agent-less direct executions
 	closers  []func()
 	mutation Mutation
+
+	hookBridge hookBridge            // the attached hook bridge, if any
+	turns      map[string]*turnState // each agent's open turn, for the hook bridge
+}
+
+// hookBridge is what dshrt uses of a loaded claudecode or codex bridge.
+type hookBridge interface {
+	Register(*dsh.Registrar) (unregister func())
+	Diagnostics() []hookproto.Diagnostic
+	Wait(context.Context) error
+	Close(context.Context) error
+}
+
+// turnState follows an agent's session log to tell the hook bridge its open turn, as
+// cmd/dsh does.
+type turnState struct {
+	mu   sync.Mutex
+	turn int
+	open bool
+}
+
+func (t *turnState) observe(e session.Event) {
+	data, err := e.Decode()
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch d := data.(type) {
+	case dsh.TurnStart:
+		t.turn, t.open = d.Turn, true
+	case dsh.TurnEnd:
+		t.open = false
+	}
+}
+
+func (t *turnState) get() (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.turn, t.open
 }
 
 // Mutation deliberately breaks the runtime in one observable way, for the harness's
@@ -81,6 +127,7 @@ func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
 		stores:   map[string]*session.Memory{},
 		model:    &gatedModel{inner: llm.NewScripted()},
 		mutation: m,
+		turns:    map[string]*turnState{},
 	}
 }
 
@@ -287,6 +334,111 @@ func (r *Runtime) recordApproval(ctx context.Context, data dsh.SessionEventData)
 	return err
 }
 
+// AttachHooks loads the hooks file with dsh's bridge of the dialect (bridges/claudecode,
+// bridges/codex) and registers it as the plugin "hooks-<dialect>", as `dsh run --hooks`
+// does (cmd/dsh/run.go): the session of an event is its agent's, resolved when the event
+// fires (handle, open turn, id as session id, no transcript path, model "scripted"); the
+// hook/invoked and hook/result records go to the log of the first agent, like the
+// approval records; Codex's $SHELL is /bin/sh. The bridge's messages get deterministic
+// ids ("hooks-<dialect>-<n>").
+func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) error {
+	r.mu.Lock()
+	attached := r.hookBridge != nil
+	r.mu.Unlock()
+	if attached {
+		return errors.New("dshrt: hooks are already attached")
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	rec := hookproto.RecorderFunc(r.recordHook)
+	var n atomic.Int64
+	var b hookBridge
+	var plugin string
+	switch h.Dialect {
+	case "claude-code":
+		plugin = claudecode.Plugin
+		ids := claudecode.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
+		cb, err := claudecode.New(claudecode.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace,
+			Session: r.hookSession, Recorder: rec, Logger: quiet}, ids)
+		if err != nil {
+			return fmt.Errorf("dshrt: %w", err)
+		}
+		b = cb
+	case "codex":
+		plugin = codex.Plugin
+		ids := codex.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
+		cb, err := codex.New(codex.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace, Model: "scripted",
+			Session: r.hookSession, Recorder: rec, Logger: quiet, Getenv: posixShell}, ids)
+		if err != nil {
+			return fmt.Errorf("dshrt: %w", err)
+		}
+		b = cb
+	default:
+		return fmt.Errorf("dshrt: unknown hook dialect %q", h.Dialect)
+	}
+	for _, d := range b.Diagnostics() {
+		r.t.Logf("dshrt: hooks: %v", d)
+	}
+	unregister := b.Register(r.hooks.Plugin(plugin))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hookBridge = b
+	r.closers = append(r.closers, unregister)
+	return nil
+}
+
+// posixShell is the Codex bridge's view of the environment: $SHELL is /bin/sh.
+func posixShell(k string) string {
+	if k == "SHELL" {
+		return "/bin/sh"
+	}
+	return os.Getenv(k)
+}
+
+// hookSession describes the session of the agent id for the hook bridge.
+func (r *Runtime) hookSession(_ context.Context, id string) hookproto.Session {
+	s := hookproto.Session{SessionID: id, Model: "scripted"}
+	if id == "" {
+		s.SessionID = "direct"
+	}
+	r.mu.Lock()
+	a, ts := r.agents[id], r.turns[id]
+	r.mu.Unlock()
+	if a != nil {
+		s.Agent = a.Agent
+	}
+	if ts != nil {
+		s.Turn, s.TurnOpen = ts.get()
+	}
+	return s
+}
+
+// recordHook appends a hook record to the log of the first agent.
+func (r *Runtime) recordHook(ctx context.Context, data dsh.SessionEventData) error {
+	r.mu.Lock()
+	var log *session.Log
+	if len(r.order) > 0 {
+		log = r.logs[r.order[0]]
+	}
+	r.mu.Unlock()
+	if log == nil {
+		return nil
+	}
+	_, err := log.Append(context.WithoutCancel(ctx), data)
+	return err
+}
+
+// follow tracks the open turn of the agent id from log.
+func (r *Runtime) follow(id string, log *session.Log) {
+	r.mu.Lock()
+	ts := r.turns[id]
+	if ts == nil {
+		ts = &turnState{}
+		r.turns[id] = ts
+	}
+	r.mu.Unlock()
+	log.Subscribe(ts.observe)
+}
+
 // Execute runs a direct execution.
 func (r *Runtime) Execute(ctx context.Context, in conformance.ExecuteInput) dsh.ToolExecutionResult {
 	return r.tools().Execute(ctx, tools.Input{CallID: in.CallID, Name: in.Name, Arguments: in.Arguments, AgentID: in.AgentID}).Outcome
@@ -306,11 +458,12 @@ func (r *Runtime) Agent(ctx context.Context, id string) (conformance.Agent, erro
 	if err != nil {
 		return nil, err
 	}
+	r.follow(id, log)
 	la, err := loop.New(ctx, r.config(id, rt, log))
 	if err != nil {
 		return nil, fmt.Errorf("dshrt: %w", err)
 	}
-	a := &agent{Agent: la}
+	a := &agent{Agent: la, rt: r}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.agents[id] = a
@@ -353,12 +506,13 @@ func (r *Runtime) Resume(ctx context.Context, id string) (conformance.Agent, err
 	if err != nil {
 		return nil, err
 	}
+	r.follow(id, log)
 	la, err := loop.Resume(ctx, r.config(id, rt, log))
 	if err != nil {
 		_ = log.Close()
 		return nil, fmt.Errorf("dshrt: resume %q: %w", id, err)
 	}
-	a := &agent{Agent: la}
+	a := &agent{Agent: la, rt: r}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.agents[id] = a
@@ -459,13 +613,43 @@ func (r *Runtime) Close() {
 	for _, c := range closers {
 		c()
 	}
+	r.mu.Lock()
+	b := r.hookBridge
+	r.mu.Unlock()
+	if b != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			r.t.Errorf("dshrt: closing the hook bridge: %v", err)
+		}
+	}
 }
 
 // agent adapts a loop.Agent to conformance.Agent.
-type agent struct{ *loop.Agent }
+type agent struct {
+	*loop.Agent
+	rt *Runtime
+}
 
-func (a *agent) Handle() dsh.Agent                  { return a.Agent }
-func (a *agent) WaitIdle(ctx context.Context) error { return a.Wait(ctx) }
+func (a *agent) Handle() dsh.Agent { return a.Agent }
+
+// WaitIdle waits until the agent is idle and, with hooks attached, for the async hooks
+// started so far (what they inject does not wake the agent).
+func (a *agent) WaitIdle(ctx context.Context) error {
+	if err := a.Wait(ctx); err != nil {
+		return err
+	}
+	a.rt.mu.Lock()
+	b := a.rt.hookBridge
+	a.rt.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	if err := b.Wait(ctx); err != nil {
+		return err
+	}
+	return a.Wait(ctx)
+}
 func (a *agent) Cancel(cause string, keepInbox bool) {
 	var c dsh.AgentCancelCause = dsh.CancelUser{}
 	switch cause {

@@ -237,6 +237,9 @@ func TestRoundTrip(t *testing.T) {
 			Type: "text-type",
 			Nth:  ptr(1),
 			Data: json.RawMessage(`{"k":"v"}`),
+			Absent: []string{
+				"text-absent",
+			},
 		})
 	})
 	t.Run("Execute", func(t *testing.T) {
@@ -261,6 +264,9 @@ func TestRoundTrip(t *testing.T) {
 					Type: "text-type",
 					Nth:  ptr(1),
 					Data: json.RawMessage(`{"k":"v"}`),
+					Absent: []string{
+						"text-absent",
+					},
 				},
 			},
 			Results: []conformance.ResultMatch{
@@ -299,6 +305,68 @@ func TestRoundTrip(t *testing.T) {
 			},
 			NextStep: []string{
 				"text-nextStep",
+			},
+			HookOutcomes: []string{
+				"text-hookOutcomes",
+			},
+		})
+	})
+	t.Run("HookGroup", func(t *testing.T) {
+		checkRecord(t, "HookGroup", closed, conformance.HookGroup{
+			Matcher: ptr("text-matcher"),
+			Hooks: []conformance.HookScript{
+				conformance.HookScript{
+					Exit:       1,
+					Stdout:     ptr("text-stdout"),
+					Stderr:     ptr("text-stderr"),
+					EchoStdin:  conformance.HookScriptEchoStdinStdout,
+					DelayMS:    ptr(1),
+					Gate:       ptr("text-gate"),
+					Times:      ptr(1),
+					Signal:     conformance.HookScriptSignalKILL,
+					Async:      ptr(true),
+					TimeoutSec: ptr(1.5),
+				},
+			},
+		})
+	})
+	t.Run("HookScript", func(t *testing.T) {
+		checkRecord(t, "HookScript", closed, conformance.HookScript{
+			Exit:       1,
+			Stdout:     ptr("text-stdout"),
+			Stderr:     ptr("text-stderr"),
+			EchoStdin:  conformance.HookScriptEchoStdinStdout,
+			DelayMS:    ptr(1),
+			Gate:       ptr("text-gate"),
+			Times:      ptr(1),
+			Signal:     conformance.HookScriptSignalKILL,
+			Async:      ptr(true),
+			TimeoutSec: ptr(1.5),
+		})
+	})
+	t.Run("Hooks", func(t *testing.T) {
+		checkRecord(t, "Hooks", closed, conformance.Hooks{
+			Dialect: conformance.HooksDialectClaudeCode,
+			Events: map[string][]conformance.HookGroup{
+				"k": []conformance.HookGroup{
+					conformance.HookGroup{
+						Matcher: ptr("text-matcher"),
+						Hooks: []conformance.HookScript{
+							conformance.HookScript{
+								Exit:       1,
+								Stdout:     ptr("text-stdout"),
+								Stderr:     ptr("text-stderr"),
+								EchoStdin:  conformance.HookScriptEchoStdinStdout,
+								DelayMS:    ptr(1),
+								Gate:       ptr("text-gate"),
+								Times:      ptr(1),
+								Signal:     conformance.HookScriptSignalKILL,
+								Async:      ptr(true),
+								TimeoutSec: ptr(1.5),
+							},
+						},
+					},
+				},
 			},
 		})
 	})
@@ -404,6 +472,16 @@ func TestRoundTrip(t *testing.T) {
 				ContinuationCap:       ptr(1),
 				SessionStartTimeoutMS: ptr(1),
 				Audit:                 ptr(true),
+				Hooks: &conformance.Hooks{
+					Dialect: conformance.HooksDialectClaudeCode,
+					Events: map[string][]conformance.HookGroup{
+						"k": []conformance.HookGroup{
+							conformance.HookGroup{
+								Hooks: []conformance.HookScript{},
+							},
+						},
+					},
+				},
 			},
 			Run: []conformance.Step{
 				conformance.Step{
@@ -437,6 +515,9 @@ func TestRoundTrip(t *testing.T) {
 						Type: "text-type",
 						Nth:  ptr(1),
 						Data: json.RawMessage(`{"k":"v"}`),
+						Absent: []string{
+							"text-absent",
+						},
 					},
 				},
 				Results: []conformance.ResultMatch{
@@ -475,6 +556,9 @@ func TestRoundTrip(t *testing.T) {
 				},
 				NextStep: []string{
 					"text-nextStep",
+				},
+				HookOutcomes: []string{
+					"text-hookOutcomes",
 				},
 			},
 		})
@@ -540,6 +624,21 @@ func TestRoundTrip(t *testing.T) {
 			ContinuationCap:       ptr(1),
 			SessionStartTimeoutMS: ptr(1),
 			Audit:                 ptr(true),
+			Hooks: &conformance.Hooks{
+				Dialect: conformance.HooksDialectClaudeCode,
+				Events: map[string][]conformance.HookGroup{
+					"k": []conformance.HookGroup{
+						conformance.HookGroup{
+							Matcher: ptr("text-matcher"),
+							Hooks: []conformance.HookScript{
+								conformance.HookScript{
+									Exit: 1,
+								},
+							},
+						},
+					},
+				},
+			},
 		})
 	})
 	t.Run("Step", func(t *testing.T) {

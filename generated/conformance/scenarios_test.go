@@ -1147,6 +1147,549 @@ func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
 	harness.RunID(t, runtime.New, "b3-2-status-and-inbox-throws-are-contained")
 }
 
+// TestH003InvalidMatcherSkipsItsGroup runs scenario h003-invalid-matcher-skips-its-group:
+// An invalid regex matcher skips only its own group: the valid PreToolUse group of the
+// same file still loads and denies the call (the TS bridge registered nothing).
+func TestH003InvalidMatcherSkipsItsGroup(t *testing.T) {
+	harness.RunID(t, runtime.New, "h003-invalid-matcher-skips-its-group")
+}
+
+// TestH004UnsupportedEventSkipped runs scenario h004-unsupported-event-skipped:
+// An event the bridge does not map (Setup) is skipped with its bad matcher; the
+// UserPromptSubmit hook of the same file still blocks the prompt.
+func TestH004UnsupportedEventSkipped(t *testing.T) {
+	harness.RunID(t, runtime.New, "h004-unsupported-event-skipped")
+}
+
+// TestH005MatchersOfMatcherlessEventsIgnored runs scenario h005-matchers-of-matcherless-events-ignored:
+// The matchers of events without a matcher subject (UserPromptSubmit "[", Stop "(")
+// are dropped, not validated: both hooks fire.
+func TestH005MatchersOfMatcherlessEventsIgnored(t *testing.T) {
+	harness.RunID(t, runtime.New, "h005-matchers-of-matcherless-events-ignored")
+}
+
+// TestH010CodexAsyncRunsDetached runs scenario h010-codex-async-runs-detached:
+// Codex async hooks run detached (decision 7; the TS bridge skipped them): the sync
+// hook of the group denies at once, the async one is not recorded, and its context,
+// injected when it finishes after the turn, reaches the next turn's request.
+func TestH010CodexAsyncRunsDetached(t *testing.T) {
+	harness.RunID(t, runtime.New, "h010-codex-async-runs-detached")
+}
+
+// TestH012ClaudeCodeLiteralMatcher runs scenario h012-claude-code-literal-matcher:
+// Claude Code: a matcher of letters only is an exact list: "Bash" does not match
+// BashOutput, which runs without a hook, and denies Bash.
+func TestH012ClaudeCodeLiteralMatcher(t *testing.T) {
+	harness.RunID(t, runtime.New, "h012-claude-code-literal-matcher")
+}
+
+// TestH012CodexRegexMatcher runs scenario h012-codex-regex-matcher:
+// Codex: every matcher is an unanchored regex: "Bash" matches BashOutput too.
+func TestH012CodexRegexMatcher(t *testing.T) {
+	harness.RunID(t, runtime.New, "h012-codex-regex-matcher")
+}
+
+// TestH013ClaudeCodeListAndRegexMatchers runs scenario h013-claude-code-list-and-regex-matchers:
+// Claude Code: "Edit|Write" is an exact list (Edit and Write, not EditFile or Read);
+// "Bash.*" and `.*\.ts$` are regexes (Bash.* matches BashOutput; `.*\.ts$` matches
+// foo.ts, not foo.js).
+func TestH013ClaudeCodeListAndRegexMatchers(t *testing.T) {
+	harness.RunID(t, runtime.New, "h013-claude-code-list-and-regex-matchers")
+}
+
+// TestH014UnmatchedCallNotRecorded runs scenario h014-unmatched-call-not-recorded:
+// Codex "^Edit$" does not match the tool shell: no hook/invoked is written and the
+// tool runs.
+func TestH014UnmatchedCallNotRecorded(t *testing.T) {
+	harness.RunID(t, runtime.New, "h014-unmatched-call-not-recorded")
+}
+
+// TestH015SessionStartStartupNotOnResume runs scenario h015-session-start-startup-not-on-resume:
+// SessionStart["startup"] fires for a new session (its plain stdout is context before
+// the first request) and not when the session is resumed: request 2, after the resume,
+// holds the context once, from the history.
+func TestH015SessionStartStartupNotOnResume(t *testing.T) {
+	harness.RunID(t, runtime.New, "h015-session-start-startup-not-on-resume")
+}
+
+// TestH016ClaudeCodeExtendedLiteralMatchers runs scenario h016-claude-code-extended-literal-matchers:
+// Claude Code follows the current literal rule (decision 1; the TS bridge took these
+// for regexes): "Edit, Write" is an exact list split on "," (with blanks trimmed), and
+// "code-reviewer" matches only code-reviewer, not senior-code-reviewer.
+func TestH016ClaudeCodeExtendedLiteralMatchers(t *testing.T) {
+	harness.RunID(t, runtime.New, "h016-claude-code-extended-literal-matchers")
+}
+
+// TestH017ClaudeCodeMCPMatchers runs scenario h017-claude-code-mcp-matchers:
+// Claude Code "mcp__memory" is an exact name that matches no tool of the server;
+// "mcp__memory__.*" matches mcp__memory__create_entities.
+func TestH017ClaudeCodeMCPMatchers(t *testing.T) {
+	harness.RunID(t, runtime.New, "h017-claude-code-mcp-matchers")
+}
+
+// TestH018Exit0EmptyPass runs scenario h018-exit0-empty-pass:
+// Exit 0 with empty stdout is no decision: hook/result pass with exit code 0, recorded
+// inside the turn around the call, and the tool runs.
+func TestH018Exit0EmptyPass(t *testing.T) {
+	harness.RunID(t, runtime.New, "h018-exit0-empty-pass")
+}
+
+// TestH019Exit2StderrDeniesTrimmed runs scenario h019-exit2-stderr-denies-trimmed:
+// Exit 2 blocks with the trimmed stderr as the reason: the body never runs, the result
+// is the reason, and the stderr summary is trimmed too.
+func TestH019Exit2StderrDeniesTrimmed(t *testing.T) {
+	harness.RunID(t, runtime.New, "h019-exit2-stderr-denies-trimmed")
+}
+
+// TestH020ClaudeCodeExit2BlankStderrBlocks runs scenario h020-claude-code-exit2-blank-stderr-blocks:
+// Claude Code: exit 2 with blank stderr still blocks, with the event's fallback reason.
+func TestH020ClaudeCodeExit2BlankStderrBlocks(t *testing.T) {
+	harness.RunID(t, runtime.New, "h020-claude-code-exit2-blank-stderr-blocks")
+}
+
+// TestH020CodexExit2BlankStderrFails runs scenario h020-codex-exit2-blank-stderr-fails:
+// Codex: exit 2 with blank stderr does not block; the hook is failed (recorded, no
+// decision) and the tool runs, as in the real Codex engine.
+func TestH020CodexExit2BlankStderrFails(t *testing.T) {
+	harness.RunID(t, runtime.New, "h020-codex-exit2-blank-stderr-fails")
+}
+
+// TestH021OtherExitCodesDoNotBlock runs scenario h021-other-exit-codes-do-not-block:
+// Any other exit code is a non-blocking hook error: exit 1 with a warning and exit 127
+// (a command not found) are recorded with their exit codes, and the tool runs.
+func TestH021OtherExitCodesDoNotBlock(t *testing.T) {
+	harness.RunID(t, runtime.New, "h021-other-exit-codes-do-not-block")
+}
+
+// TestH022Exit2IgnoresStdout runs scenario h022-exit2-ignores-stdout:
+// Exit 2 ignores stdout: {"decision":"approve"} on stdout does not soften the block,
+// whose reason is stderr.
+func TestH022Exit2IgnoresStdout(t *testing.T) {
+	harness.RunID(t, runtime.New, "h022-exit2-ignores-stdout")
+}
+
+// TestH023TopLevelDecisionOnlyApproveOrBlock runs scenario h023-top-level-decision-only-approve-or-block:
+// At top level only approve and block are decisions: deny, allow, ask and maybe are
+// invalid output (a recorded hook error, no decision), approve is allow (which never
+// pre-approves), and the tool runs.
+func TestH023TopLevelDecisionOnlyApproveOrBlock(t *testing.T) {
+	harness.RunID(t, runtime.New, "h023-top-level-decision-only-approve-or-block")
+}
+
+// TestH024PermissionDecisionOverridesTopLevel runs scenario h024-permission-decision-overrides-top-level:
+// hookSpecificOutput.permissionDecision overrides the top-level decision: approve plus
+// a deny "denied by policy" denies with that reason.
+func TestH024PermissionDecisionOverridesTopLevel(t *testing.T) {
+	harness.RunID(t, runtime.New, "h024-permission-decision-overrides-top-level")
+}
+
+// TestH025MismatchedEventNameDiscarded runs scenario h025-mismatched-event-name-discarded:
+// A hookSpecificOutput naming another event is discarded: a PreToolUse hook printing
+// the UserPromptSubmit deny decides nothing, and the tool runs.
+func TestH025MismatchedEventNameDiscarded(t *testing.T) {
+	harness.RunID(t, runtime.New, "h025-mismatched-event-name-discarded")
+}
+
+// TestH025MissingEventNameDropsContext runs scenario h025-missing-event-name-drops-context:
+// A hookSpecificOutput without hookEventName is discarded too: the UserPromptSubmit
+// additionalContext never reaches the model, and the Stop one is no notice.
+func TestH025MissingEventNameDropsContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h025-missing-event-name-drops-context")
+}
+
+// TestH026StopContinueFalseBeatsBlock runs scenario h026-stop-continue-false-beats-block:
+// Stop: continue:false beats a block in the same output (dsh maps continue:false to
+// halt, decision 7): the turn ends aborted by the hook with the stopReason, no second
+// request; the allow of another event is dropped.
+func TestH026StopContinueFalseBeatsBlock(t *testing.T) {
+	harness.RunID(t, runtime.New, "h026-stop-continue-false-beats-block")
+}
+
+// TestH027ArrayStdoutClaudeCodeIsPlainContext runs scenario h027-array-stdout-claude-code-is-plain-context:
+// Claude Code: only "{" starts JSON, so "[1,2,3]" on UserPromptSubmit is plain stdout,
+// which is context (decision 7).
+func TestH027ArrayStdoutClaudeCodeIsPlainContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h027-array-stdout-claude-code-is-plain-context")
+}
+
+// TestH027ArrayStdoutCodexIsInvalidOutput runs scenario h027-array-stdout-codex-is-invalid-output:
+// Codex: "[" starts JSON too, so "[1,2,3]" is output that fails the schema: the hook
+// is failed and nothing reaches the model.
+func TestH027ArrayStdoutCodexIsInvalidOutput(t *testing.T) {
+	harness.RunID(t, runtime.New, "h027-array-stdout-codex-is-invalid-output")
+}
+
+// TestH027InvalidJSONIsAHookError runs scenario h027-invalid-json-is-a-hook-error:
+// Stdout that starts like JSON but does not parse is a recorded hook error with no
+// decision; the tool runs.
+func TestH027InvalidJSONIsAHookError(t *testing.T) {
+	harness.RunID(t, runtime.New, "h027-invalid-json-is-a-hook-error")
+}
+
+// TestH027PaddedJSONIsTrimmedAndParsed runs scenario h027-padded-json-is-trimmed-and-parsed:
+// JSON surrounded by blanks is trimmed and parsed: a top-level block denies the call
+// with the fallback reason.
+func TestH027PaddedJSONIsTrimmedAndParsed(t *testing.T) {
+	harness.RunID(t, runtime.New, "h027-padded-json-is-trimmed-and-parsed")
+}
+
+// TestH028KilledBySignalNoExitCode runs scenario h028-killed-by-signal-no-exit-code:
+// A hook killed by a signal has no exit code: hook/result is error without an
+// exitCode key (its stderr summary kept), and the tool runs.
+func TestH028KilledBySignalNoExitCode(t *testing.T) {
+	harness.RunID(t, runtime.New, "h028-killed-by-signal-no-exit-code")
+}
+
+// TestH029AllowAskIsAsk runs scenario h029-allow-ask-is-ask:
+// allow + ask merges to ask; with no approval service the ask fails closed with its
+// reason.
+func TestH029AllowAskIsAsk(t *testing.T) {
+	harness.RunID(t, runtime.New, "h029-allow-ask-is-ask")
+}
+
+// TestH029AllowBlockIsDeny runs scenario h029-allow-block-is-deny:
+// allow + a top-level block merges to deny, with the block's reason.
+func TestH029AllowBlockIsDeny(t *testing.T) {
+	harness.RunID(t, runtime.New, "h029-allow-block-is-deny")
+}
+
+// TestH029AskDenyIsDeny runs scenario h029-ask-deny-is-deny:
+// ask + deny merges to deny.
+func TestH029AskDenyIsDeny(t *testing.T) {
+	harness.RunID(t, runtime.New, "h029-ask-deny-is-deny")
+}
+
+// TestH029DenyAllowIsDeny runs scenario h029-deny-allow-is-deny:
+// deny + allow merges to deny.
+func TestH029DenyAllowIsDeny(t *testing.T) {
+	harness.RunID(t, runtime.New, "h029-deny-allow-is-deny")
+}
+
+// TestH030AskReasonReachesApproval runs scenario h030-ask-reason-reaches-approval:
+// allow "x" + ask "needs approval" asks with "needs approval" only; the approval
+// service sees that reason, and allowed-once runs the tool.
+func TestH030AskReasonReachesApproval(t *testing.T) {
+	harness.RunID(t, runtime.New, "h030-ask-reason-reaches-approval")
+}
+
+// TestH030DenyBeatsAskReason runs scenario h030-deny-beats-ask-reason:
+// ask "a" + deny "b" denies with "b" only.
+func TestH030DenyBeatsAskReason(t *testing.T) {
+	harness.RunID(t, runtime.New, "h030-deny-beats-ask-reason")
+}
+
+// TestH030WinningRankReasonsJoined runs scenario h030-winning-rank-reasons-joined:
+// Reasons are kept from the winning rank only and joined by a blank line: deny "first
+// objection", allow "not collected", block "second objection".
+func TestH030WinningRankReasonsJoined(t *testing.T) {
+	harness.RunID(t, runtime.New, "h030-winning-rank-reasons-joined")
+}
+
+// TestH031ContextsAccumulateInOrder runs scenario h031-contexts-accumulate-in-order:
+// Contexts accumulate in hook order, empty ones skipped: ctx-A, "", ctx-B become one
+// plugin message with two text blocks after the prompt.
+func TestH031ContextsAccumulateInOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "h031-contexts-accumulate-in-order")
+}
+
+// TestH031FirstContinueFalseWins runs scenario h031-first-continue-false-wins:
+// The first continue:false wins with its stopReason: continue:true, then "halt now",
+// then "second" halt the prompt with "halt now"; no request is made.
+func TestH031FirstContinueFalseWins(t *testing.T) {
+	harness.RunID(t, runtime.New, "h031-first-continue-false-wins")
+}
+
+// TestH032PromptBlockedByExit2 runs scenario h032-prompt-blocked-by-exit2:
+// UserPromptSubmit exit 2 rejects the prompt: the turn ends blocked with the stderr
+// reason and the prompt dropped, the model gets no request, and the log is turn/start,
+// hook/invoked, hook/result, turn/end.
+func TestH032PromptBlockedByExit2(t *testing.T) {
+	harness.RunID(t, runtime.New, "h032-prompt-blocked-by-exit2")
+}
+
+// TestH032PromptBlockedEmptyStderr runs scenario h032-prompt-blocked-empty-stderr:
+// UserPromptSubmit exit 2 with empty stderr blocks with the fallback reason.
+func TestH032PromptBlockedEmptyStderr(t *testing.T) {
+	harness.RunID(t, runtime.New, "h032-prompt-blocked-empty-stderr")
+}
+
+// TestH033PromptContextJoinsTheStep runs scenario h033-prompt-context-joins-the-step:
+// A UserPromptSubmit additionalContext joins the step as a separate plugin-sourced
+// user/message after the prompt.
+func TestH033PromptContextJoinsTheStep(t *testing.T) {
+	harness.RunID(t, runtime.New, "h033-prompt-context-joins-the-step")
+}
+
+// TestH034DownstreamRejectWinsOverContext runs scenario h034-downstream-reject-wins-over-context:
+// A downstream pre-step listener that rejects wins over the bridge's context: no
+// context message is written and the model gets no request.
+func TestH034DownstreamRejectWinsOverContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h034-downstream-reject-wins-over-context")
+}
+
+// TestH035ContextAfterDownstreamRewrite runs scenario h035-context-after-downstream-rewrite:
+// The bridge's context is appended after what the downstream decided: a listener that
+// rewrites the prompt and adds a policy context gives rewritten prompt, policy context,
+// bridge context, in that order.
+func TestH035ContextAfterDownstreamRewrite(t *testing.T) {
+	harness.RunID(t, runtime.New, "h035-context-after-downstream-rewrite")
+}
+
+// TestH036SystemMessageIsANotice runs scenario h036-system-message-is-a-notice:
+// systemMessage is a user-facing notice recorded in hook/result, never shown to the
+// model.
+func TestH036SystemMessageIsANotice(t *testing.T) {
+	harness.RunID(t, runtime.New, "h036-system-message-is-a-notice")
+}
+
+// TestH037PreToolDenyByMatcher runs scenario h037-pre-tool-deny-by-matcher:
+// PreToolUse["danger"] exit 2: calling danger never runs its body and its result is
+// the stderr; calling safe runs normally, with no hook.
+func TestH037PreToolDenyByMatcher(t *testing.T) {
+	harness.RunID(t, runtime.New, "h037-pre-tool-deny-by-matcher")
+}
+
+// TestH037PreToolDenyEmptyStderr runs scenario h037-pre-tool-deny-empty-stderr:
+// PreToolUse exit 2 with empty stderr denies with "blocked by PreToolUse hook".
+func TestH037PreToolDenyEmptyStderr(t *testing.T) {
+	harness.RunID(t, runtime.New, "h037-pre-tool-deny-empty-stderr")
+}
+
+// TestH038AskFailsClosedWithoutApprover runs scenario h038-ask-fails-closed-without-approver:
+// A PreToolUse ask with no approval service fails closed: the tool does not run and
+// the result holds the ask's reason.
+func TestH038AskFailsClosedWithoutApprover(t *testing.T) {
+	harness.RunID(t, runtime.New, "h038-ask-fails-closed-without-approver")
+}
+
+// TestH038AskRejectedFailsClosed runs scenario h038-ask-rejected-fails-closed:
+// An ask without a reason, rejected by the approval service, still fails closed: the
+// tool does not run and its result is an error.
+func TestH038AskRejectedFailsClosed(t *testing.T) {
+	harness.RunID(t, runtime.New, "h038-ask-rejected-fails-closed")
+}
+
+// TestH039AllowUpdatedInputNotApplied runs scenario h039-allow-updated-input-not-applied:
+// allow with updatedInput never pre-approves and never rewrites: the downstream
+// pre-execute listener still runs, the call keeps its arguments, and hook/result
+// carries the notice that updatedInput is recorded but not applied.
+func TestH039AllowUpdatedInputNotApplied(t *testing.T) {
+	harness.RunID(t, runtime.New, "h039-allow-updated-input-not-applied")
+}
+
+// TestH040PreToolContinueFalseHalts runs scenario h040-pre-tool-continue-false-halts:
+// PreToolUse continue:false halts (decision 7, where TS only recorded it): the tool
+// does not run, its result is the stop reason, and the turn ends aborted by the hook
+// after the batch, with no second request.
+func TestH040PreToolContinueFalseHalts(t *testing.T) {
+	harness.RunID(t, runtime.New, "h040-pre-tool-continue-false-halts")
+}
+
+// TestH041ErrorResultRunsNoPostToolUse runs scenario h041-error-result-runs-no-post-tool-use:
+// PostToolUse fires for successful results only (decision 8): a call whose body fails
+// runs no PostToolUse hook, and its error stands.
+func TestH041ErrorResultRunsNoPostToolUse(t *testing.T) {
+	harness.RunID(t, runtime.New, "h041-error-result-runs-no-post-tool-use")
+}
+
+// TestH041PostToolBlockEmptyStderr runs scenario h041-post-tool-block-empty-stderr:
+// PostToolUse exit 2 with empty stderr gives the feedback "blocked by PostToolUse hook".
+func TestH041PostToolBlockEmptyStderr(t *testing.T) {
+	harness.RunID(t, runtime.New, "h041-post-tool-block-empty-stderr")
+}
+
+// TestH041PostToolBlockFeedback runs scenario h041-post-tool-block-feedback:
+// PostToolUse exit 2 after the tool ran turns its result into an error whose content
+// is the stderr feedback.
+func TestH041PostToolBlockFeedback(t *testing.T) {
+	harness.RunID(t, runtime.New, "h041-post-tool-block-feedback")
+}
+
+// TestH042PostToolContextAfterResult runs scenario h042-post-tool-context-after-result:
+// A PostToolUse additionalContext lands as a plugin-sourced user/message after the
+// tool/result, in the next step.
+func TestH042PostToolContextAfterResult(t *testing.T) {
+	harness.RunID(t, runtime.New, "h042-post-tool-context-after-result")
+}
+
+// TestH043PostToolBlockWithContext runs scenario h043-post-tool-block-with-context:
+// PostToolUse block with a reason and a context: the result is the feedback "bad" and
+// the context is injected too.
+func TestH043PostToolBlockWithContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h043-post-tool-block-with-context")
+}
+
+// TestH044BridgeContextBeforePolicyContext runs scenario h044-bridge-context-before-policy-context:
+// The bridge's context comes before a downstream policy context.
+func TestH044BridgeContextBeforePolicyContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h044-bridge-context-before-policy-context")
+}
+
+// TestH044DownstreamBlockKeepsBridgeContext runs scenario h044-downstream-block-keeps-bridge-context:
+// A downstream block stays a block with its feedback, and the bridge's context is
+// kept.
+func TestH044DownstreamBlockKeepsBridgeContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h044-downstream-block-keeps-bridge-context")
+}
+
+// TestH044DownstreamReplaceKeepsBridgeContext runs scenario h044-downstream-replace-keeps-bridge-context:
+// A downstream post-execute listener that replaces the value keeps its value, and the
+// bridge's context still follows the result.
+func TestH044DownstreamReplaceKeepsBridgeContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h044-downstream-replace-keeps-bridge-context")
+}
+
+// TestH045StopBlockContinuesOnce runs scenario h045-stop-block-continues-once:
+// A Stop hook that exits 2 once steers its stderr into another step of the same turn:
+// two requests, the second holding "continue please" as a plugin message; the second
+// stop passes.
+func TestH045StopBlockContinuesOnce(t *testing.T) {
+	harness.RunID(t, runtime.New, "h045-stop-block-continues-once")
+}
+
+// TestH045StopBlockEmptyStderr runs scenario h045-stop-block-empty-stderr:
+// A Stop block with empty stderr steers the fallback "continue: blocked by Stop hook".
+func TestH045StopBlockEmptyStderr(t *testing.T) {
+	harness.RunID(t, runtime.New, "h045-stop-block-empty-stderr")
+}
+
+// TestH046StopHookActiveAndCap runs scenario h046-stop-hook-active-and-cap:
+// A Stop hook that always blocks: stop_hook_active is false on the first stop and true
+// on re-entry (the hook's stdin, echoed as its reason, says so), and after 8
+// consecutive blocks the turn ends, the cap recorded (decision 6).
+func TestH046StopHookActiveAndCap(t *testing.T) {
+	harness.RunID(t, runtime.New, "h046-stop-hook-active-and-cap")
+}
+
+// TestH047SessionStartContextBeforeFirstRequest runs scenario h047-session-start-context-before-first-request:
+// SessionStart["startup"] additionalContext is injected before the first request.
+func TestH047SessionStartContextBeforeFirstRequest(t *testing.T) {
+	harness.RunID(t, runtime.New, "h047-session-start-context-before-first-request")
+}
+
+// TestH051ClaudeCodePayload runs scenario h051-claude-code-payload:
+// The Claude Code PreToolUse stdin, echoed as the deny reason: hook_event_name,
+// session_id, tool_name, the real tool_input, tool_use_id, cwd and an empty
+// transcript_path (the session has no file).
+func TestH051ClaudeCodePayload(t *testing.T) {
+	harness.RunID(t, runtime.New, "h051-claude-code-payload")
+}
+
+// TestH052ContextCappedAt10000 runs scenario h052-context-capped-at-10000:
+// Each context reaching the model is capped at 10,000 characters with a truncation
+// note (decision 7): 10,100 characters of plain UserPromptSubmit stdout keep 9,953 and
+// say how many were omitted.
+func TestH052ContextCappedAt10000(t *testing.T) {
+	harness.RunID(t, runtime.New, "h052-context-capped-at-10000")
+}
+
+// TestH052StderrSummaryCapped runs scenario h052-stderr-summary-capped:
+// The stderr summary is capped at 500 characters plus "…"; the model gets the whole
+// stderr as the reason.
+func TestH052StderrSummaryCapped(t *testing.T) {
+	harness.RunID(t, runtime.New, "h052-stderr-summary-capped")
+}
+
+// TestH053ExecutionsOutsideATurnNotRecorded runs scenario h053-executions-outside-a-turn-not-recorded:
+// Outside an open turn nothing is recorded: a direct agent-less execution, and one
+// for the idle agent, are denied by the PreToolUse hook, and the log holds the only
+// turn's records (its prompt ran no tool hook).
+func TestH053ExecutionsOutsideATurnNotRecorded(t *testing.T) {
+	harness.RunID(t, runtime.New, "h053-executions-outside-a-turn-not-recorded")
+}
+
+// TestH054CodexDenyRecordedAsCodex runs scenario h054-codex-deny-recorded-as-codex:
+// Codex PreToolUse["Bash"] exit 2 with stderr denies with that text; hook/invoked
+// names the codex dialect, the point and the matcher.
+func TestH054CodexDenyRecordedAsCodex(t *testing.T) {
+	harness.RunID(t, runtime.New, "h054-codex-deny-recorded-as-codex")
+}
+
+// TestH055CodexPromptPlainStdoutContext runs scenario h055-codex-prompt-plain-stdout-context:
+// Codex UserPromptSubmit: plain stdout on exit 0 is context; plain stdout with exit 1
+// is an error and {"unrelated":"json"} fails the schema, neither adds anything.
+func TestH055CodexPromptPlainStdoutContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h055-codex-prompt-plain-stdout-context")
+}
+
+// TestH055CodexSessionStartPlainStdout runs scenario h055-codex-session-start-plain-stdout:
+// Codex SessionStart: plain stdout on exit 0 is injected before the first request;
+// plain stdout with exit 2 is not (SessionStart cannot block either).
+func TestH055CodexSessionStartPlainStdout(t *testing.T) {
+	harness.RunID(t, runtime.New, "h055-codex-session-start-plain-stdout")
+}
+
+// TestH056CodexShellPayload runs scenario h056-codex-shell-payload:
+// The Codex PreToolUse stdin, echoed as the deny reason: tool_name as called, the shell
+// tool's input reduced to {command} ("" for a non-string command), model,
+// permission_mode "default" and a null transcript_path.
+func TestH056CodexShellPayload(t *testing.T) {
+	harness.RunID(t, runtime.New, "h056-codex-shell-payload")
+}
+
+// TestH057CancelKillsTheHook runs scenario h057-cancel-kills-the-hook:
+// Cancelling the turn while a UserPromptSubmit hook runs kills it: the hook/result is
+// an error without exit code, the turn ends aborted by the user with no request, and
+// the log is turn/start, hook/invoked, hook/result, turn/end.
+func TestH057CancelKillsTheHook(t *testing.T) {
+	harness.RunID(t, runtime.New, "h057-cancel-kills-the-hook")
+}
+
+// TestH058CodexAskAllowAndReasonlessDenyFail runs scenario h058-codex-ask-allow-and-reasonless-deny-fail:
+// Codex PreToolUse ask, allow without updatedInput, and deny without a reason are all
+// failed (recorded, no decision), and the tool runs.
+func TestH058CodexAskAllowAndReasonlessDenyFail(t *testing.T) {
+	harness.RunID(t, runtime.New, "h058-codex-ask-allow-and-reasonless-deny-fail")
+}
+
+// TestH059CodexStopHaltBeatsBlock runs scenario h059-codex-stop-halt-beats-block:
+// Codex Stop: continue:false in one hook beats a block in another: the turn ends
+// aborted by the hook with "enough", and there is no continuation.
+func TestH059CodexStopHaltBeatsBlock(t *testing.T) {
+	harness.RunID(t, runtime.New, "h059-codex-stop-halt-beats-block")
+}
+
+// TestH060ClaudeCodeRunsIdenticalCommandOnce runs scenario h060-claude-code-runs-identical-command-once:
+// Claude Code runs an identical command configured twice once.
+func TestH060ClaudeCodeRunsIdenticalCommandOnce(t *testing.T) {
+	harness.RunID(t, runtime.New, "h060-claude-code-runs-identical-command-once")
+}
+
+// TestH060CodexRunsIdenticalCommandsTwice runs scenario h060-codex-runs-identical-commands-twice:
+// Codex runs an identical command configured twice twice.
+func TestH060CodexRunsIdenticalCommandsTwice(t *testing.T) {
+	harness.RunID(t, runtime.New, "h060-codex-runs-identical-commands-twice")
+}
+
+// TestH062AllHooksRunDenyWins runs scenario h062-all-hooks-run-deny-wins:
+// Claude Code PreToolUse hooks returning allow, ask and a slower deny all run to
+// completion, in parallel; results are recorded in configuration order, and deny wins.
+func TestH062AllHooksRunDenyWins(t *testing.T) {
+	harness.RunID(t, runtime.New, "h062-all-hooks-run-deny-wins")
+}
+
+// TestH063TimeoutIsNoDecision runs scenario h063-timeout-is-no-decision:
+// A PreToolUse hook that outlives its timeout is killed: its output is discarded
+// (timeout, no exit code, no decision) and the call goes through.
+func TestH063TimeoutIsNoDecision(t *testing.T) {
+	harness.RunID(t, runtime.New, "h063-timeout-is-no-decision")
+}
+
+// TestH064ClaudeCodePlainStdoutContext runs scenario h064-claude-code-plain-stdout-context:
+// Claude Code UserPromptSubmit plain stdout on exit 0 is context (decision 7; the TS
+// bridge dropped it).
+func TestH064ClaudeCodePlainStdoutContext(t *testing.T) {
+	harness.RunID(t, runtime.New, "h064-claude-code-plain-stdout-context")
+}
+
+// TestH065AsyncHookNeverBlocks runs scenario h065-async-hook-never-blocks:
+// An async PostToolUse hook runs detached: the turn does not wait for it (request 2
+// lacks its context, and it is not recorded), its context is injected for the next
+// step when it finishes, and the next turn's request has it.
+func TestH065AsyncHookNeverBlocks(t *testing.T) {
+	harness.RunID(t, runtime.New, "h065-async-hook-never-blocks")
+}
+
 // TestT32ApprovalThrow runs scenario t32-approval-throw:
 // §3.2 approval: a failing approval service is a final failure; guards, dispatch and
 // post-execute are skipped. (Its text is the service's error, which is the runtime's.)

@@ -81,6 +81,10 @@ type Setup struct {
 	// Audit turns decision auditing on (SEMANTICS A12): every decision a listener resolves
 	// at a policy point of an agent's call or step is logged as decision/recorded.
 	Audit *bool `json:"audit,omitempty"`
+	// Hooks attaches a shell-hook bridge (HOOK-PROTOCOLS.md) running scripted hook
+	// processes; absent: no bridge. The bridge is registered before the listeners, so it is
+	// the outermost listener at every point it maps and the listeners are its downstream.
+	Hooks *Hooks `json:"hooks,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -105,6 +109,9 @@ func (r Setup) MarshalJSON() ([]byte, error) {
 	if r.Audit != nil {
 		enc.field("audit", r.Audit)
 	}
+	if r.Hooks != nil {
+		enc.field("hooks", r.Hooks)
+	}
 	return enc.bytes()
 }
 
@@ -124,6 +131,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "continuationCap", &v.ContinuationCap, decodeValue[*int])
 	optionalField(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, decodeValue[*int])
 	optionalField(dec, "audit", &v.Audit, decodeValue[*bool])
+	optionalField(dec, "hooks", &v.Hooks, decodeValue[*Hooks])
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -147,6 +155,11 @@ func (r Setup) Validate() error {
 	}
 	if err := checkList(r.Model, Response.Validate); err != nil {
 		return fieldError("Setup", "model", err)
+	}
+	if r.Hooks != nil {
+		if err := r.Hooks.Validate(); err != nil {
+			return fieldError("Setup", "hooks", err)
+		}
 	}
 	return nil
 }
@@ -186,6 +199,303 @@ func (v SetupApprover) Valid() bool {
 // an ErrInvalidEnum *DecodeError.
 func (v *SetupApprover) UnmarshalJSON(data []byte) error {
 	return decodeEnum("SetupApprover", data, v, SetupApproverValues)
+}
+
+// Hooks is a Claude Code or Codex hooks configuration whose hooks are scripted processes.
+// The harness writes each #HookScript as a real POSIX shell script in a temporary
+// directory, and the configuration as a hooks file in the dialect's shape
+// ({"hooks": {Event: [{matcher, hooks: [{type: "command", command, timeout, async}]}]}}),
+// each handler's command sourcing its script (`. '<path>'`), so that exit and kill end
+// the hook process itself. Identical scripts share one file, hence one command (Claude
+// Code runs an identical command once). The hooks run in the session's working directory.
+type Hooks struct {
+	// Dialect is the hook protocol, and the bridge that runs the configuration.
+	Dialect HooksDialect `json:"dialect"`
+	// Events maps a hook event name (e.g. "PreToolUse"; an event the bridge does not map
+	// is written as well, for the bridge to skip) to its matcher groups, in order.
+	Events map[string][]HookGroup `json:"events"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r Hooks) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	enc.field("dialect", r.Dialect)
+	enc.field("events", nonNilMap(r.Events))
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes a Hooks strictly (see DecodeError); absent regular fields get their
+// default.
+func (r *Hooks) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("Hooks", data)
+	if err != nil {
+		return err
+	}
+	var v Hooks
+	requiredField(dec, "dialect", &v.Dialect, decodeValue[HooksDialect])
+	requiredField(dec, "events", &v.Events, mapOf(listOf(decodeValue[HookGroup])))
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r Hooks) Validate() error {
+	if err := checkEnum(r.Dialect); err != nil {
+		return fieldError("Hooks", "dialect", err)
+	}
+	if err := checkMap(r.Events, listChecker(HookGroup.Validate)); err != nil {
+		return fieldError("Hooks", "events", err)
+	}
+	return nil
+}
+
+// HooksDialect is the set of values of Hooks.Dialect: dialect is the hook protocol, and the
+// bridge that runs the configuration.
+type HooksDialect string
+
+const (
+	// HooksDialectClaudeCode is the HooksDialect value "claude-code".
+	HooksDialectClaudeCode HooksDialect = "claude-code"
+	// HooksDialectCodex is the HooksDialect value "codex".
+	HooksDialectCodex HooksDialect = "codex"
+)
+
+// HooksDialectValues lists every HooksDialect value, in spec order.
+var HooksDialectValues = []HooksDialect{HooksDialectClaudeCode, HooksDialectCodex}
+
+// Valid reports whether v is one of the HooksDialectValues.
+func (v HooksDialect) Valid() bool {
+	switch v {
+	case HooksDialectClaudeCode, HooksDialectCodex:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a HooksDialect, rejecting any value not in HooksDialectValues with
+// an ErrInvalidEnum *DecodeError.
+func (v *HooksDialect) UnmarshalJSON(data []byte) error {
+	return decodeEnum("HooksDialect", data, v, HooksDialectValues)
+}
+
+// HookGroup is one {matcher, hooks} entry of a hook event.
+type HookGroup struct {
+	// Matcher selects the subjects (tool name, SessionStart source) the group runs for;
+	// absent: every subject.
+	Matcher *string `json:"matcher,omitempty"`
+	// Hooks are the group's handlers, in order.
+	Hooks []HookScript `json:"hooks"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r HookGroup) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	if r.Matcher != nil {
+		enc.field("matcher", r.Matcher)
+	}
+	enc.field("hooks", nonNilList(r.Hooks))
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes a HookGroup strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *HookGroup) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("HookGroup", data)
+	if err != nil {
+		return err
+	}
+	var v HookGroup
+	optionalField(dec, "matcher", &v.Matcher, decodeValue[*string])
+	requiredField(dec, "hooks", &v.Hooks, listOf(decodeValue[HookScript]))
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r HookGroup) Validate() error {
+	if err := checkList(r.Hooks, HookScript.Validate); err != nil {
+		return fieldError("HookGroup", "hooks", err)
+	}
+	return nil
+}
+
+// HookScript is one scripted hook process. In order, it: (times) exits 0 silently past
+// its first `times` runs; (gate) reaches its gate and blocks until it is released; sleeps
+// delayMs; writes stdout, then stderr; copies its stdin to echoStdin; and finally kills
+// itself with signal, or exits with exit. The scripts are POSIX sh, except that delays
+// and gate polling use a fractional `sleep` (GNU, BusyBox and BSD sleep accept one).
+type HookScript struct {
+	// Exit is the exit code (0: success, 2: blocking, anything else: a non-blocking error).
+	Exit int `json:"exit"`
+	// Stdout is written verbatim to stdout (no newline added).
+	Stdout *string `json:"stdout,omitempty"`
+	// Stderr is written verbatim to stderr (no newline added).
+	Stderr *string `json:"stderr,omitempty"`
+	// EchoStdin copies the hook's stdin (the event's input JSON) to its stdout or stderr,
+	// after stdout and stderr: with exit 2 and "stderr" the input becomes the reason of
+	// the block, which the scenario can read in a tool result or a request.
+	EchoStdin HookScriptEchoStdin `json:"echoStdin,omitempty"`
+	// DelayMS sleeps before writing anything (keep it at most 300).
+	DelayMS *int `json:"delayMs,omitempty"`
+	// Gate makes the hook reach the named gate when it starts (a `settle` step then knows
+	// the hook is running) and block there until a `release` step or action opens it, as
+	// long as its process lives.
+	Gate *string `json:"gate,omitempty"`
+	// Times limits the scripted behaviour to the first n runs of the script; later runs
+	// exit 0 with no output (a Stop hook that blocks once).
+	Times *int `json:"times,omitempty"`
+	// Signal makes the hook kill itself with the signal instead of exiting: it dies
+	// without an exit code.
+	Signal HookScriptSignal `json:"signal,omitempty"`
+	// Async marks the handler async (run detached, never awaited).
+	Async *bool `json:"async,omitempty"`
+	// TimeoutSec is the handler's timeout, in seconds (the dialect's `timeout`); absent:
+	// the dialect's default.
+	TimeoutSec *float64 `json:"timeoutSec,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r HookScript) MarshalJSON() ([]byte, error) {
+	var enc objectEncoder
+	enc.field("exit", r.Exit)
+	if r.Stdout != nil {
+		enc.field("stdout", r.Stdout)
+	}
+	if r.Stderr != nil {
+		enc.field("stderr", r.Stderr)
+	}
+	if r.EchoStdin != "" {
+		enc.field("echoStdin", r.EchoStdin)
+	}
+	if r.DelayMS != nil {
+		enc.field("delayMs", r.DelayMS)
+	}
+	if r.Gate != nil {
+		enc.field("gate", r.Gate)
+	}
+	if r.Times != nil {
+		enc.field("times", r.Times)
+	}
+	if r.Signal != "" {
+		enc.field("signal", r.Signal)
+	}
+	if r.Async != nil {
+		enc.field("async", r.Async)
+	}
+	if r.TimeoutSec != nil {
+		enc.field("timeoutSec", r.TimeoutSec)
+	}
+	return enc.bytes()
+}
+
+// UnmarshalJSON decodes a HookScript strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *HookScript) UnmarshalJSON(data []byte) error {
+	dec, err := newObjectDecoder("HookScript", data)
+	if err != nil {
+		return err
+	}
+	var v HookScript
+	defaultField(dec, "exit", &v.Exit, decodeValue[int], `0`)
+	optionalField(dec, "stdout", &v.Stdout, decodeValue[*string])
+	optionalField(dec, "stderr", &v.Stderr, decodeValue[*string])
+	optionalField(dec, "echoStdin", &v.EchoStdin, decodeValue[HookScriptEchoStdin])
+	optionalField(dec, "delayMs", &v.DelayMS, decodeValue[*int])
+	optionalField(dec, "gate", &v.Gate, decodeValue[*string])
+	optionalField(dec, "times", &v.Times, decodeValue[*int])
+	optionalField(dec, "signal", &v.Signal, decodeValue[HookScriptSignal])
+	optionalField(dec, "async", &v.Async, decodeValue[*bool])
+	optionalField(dec, "timeoutSec", &v.TimeoutSec, decodeValue[*float64])
+	if err := dec.finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r HookScript) Validate() error {
+	if r.EchoStdin != "" {
+		if err := checkEnum(r.EchoStdin); err != nil {
+			return fieldError("HookScript", "echoStdin", err)
+		}
+	}
+	if r.Signal != "" {
+		if err := checkEnum(r.Signal); err != nil {
+			return fieldError("HookScript", "signal", err)
+		}
+	}
+	return nil
+}
+
+// HookScriptEchoStdin is the set of values of HookScript.EchoStdin: echoStdin copies the
+// hook's stdin (the event's input JSON) to its stdout or stderr,
+type HookScriptEchoStdin string
+
+const (
+	// HookScriptEchoStdinStdout is the HookScriptEchoStdin value "stdout".
+	HookScriptEchoStdinStdout HookScriptEchoStdin = "stdout"
+	// HookScriptEchoStdinStderr is the HookScriptEchoStdin value "stderr".
+	HookScriptEchoStdinStderr HookScriptEchoStdin = "stderr"
+)
+
+// HookScriptEchoStdinValues lists every HookScriptEchoStdin value, in spec order.
+var HookScriptEchoStdinValues = []HookScriptEchoStdin{HookScriptEchoStdinStdout, HookScriptEchoStdinStderr}
+
+// Valid reports whether v is one of the HookScriptEchoStdinValues.
+func (v HookScriptEchoStdin) Valid() bool {
+	switch v {
+	case HookScriptEchoStdinStdout, HookScriptEchoStdinStderr:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a HookScriptEchoStdin, rejecting any value not in
+// HookScriptEchoStdinValues with an ErrInvalidEnum *DecodeError.
+func (v *HookScriptEchoStdin) UnmarshalJSON(data []byte) error {
+	return decodeEnum("HookScriptEchoStdin", data, v, HookScriptEchoStdinValues)
+}
+
+// HookScriptSignal is the set of values of HookScript.Signal: signal makes the hook kill
+// itself with the signal instead of exiting: it dies
+type HookScriptSignal string
+
+const (
+	// HookScriptSignalKILL is the HookScriptSignal value "KILL".
+	HookScriptSignalKILL HookScriptSignal = "KILL"
+	// HookScriptSignalTERM is the HookScriptSignal value "TERM".
+	HookScriptSignalTERM HookScriptSignal = "TERM"
+)
+
+// HookScriptSignalValues lists every HookScriptSignal value, in spec order.
+var HookScriptSignalValues = []HookScriptSignal{HookScriptSignalKILL, HookScriptSignalTERM}
+
+// Valid reports whether v is one of the HookScriptSignalValues.
+func (v HookScriptSignal) Valid() bool {
+	switch v {
+	case HookScriptSignalKILL, HookScriptSignalTERM:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a HookScriptSignal, rejecting any value not in
+// HookScriptSignalValues with an ErrInvalidEnum *DecodeError.
+func (v *HookScriptSignal) UnmarshalJSON(data []byte) error {
+	return decodeEnum("HookScriptSignal", data, v, HookScriptSignalValues)
 }
 
 // Tool is a tool with a scripted body.
@@ -2279,6 +2589,9 @@ type Expect struct {
 	NextTurn []string `json:"nextTurn,omitempty"`
 	// NextStep is the texts left in the next-step list.
 	NextStep []string `json:"nextStep,omitempty"`
+	// HookOutcomes is the exact list of the outcomes of the hook/result events, in log
+	// order (e.g. ["allow", "ask", "deny"]).
+	HookOutcomes []string `json:"hookOutcomes,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -2318,6 +2631,9 @@ func (r Expect) MarshalJSON() ([]byte, error) {
 	if r.NextStep != nil {
 		enc.field("nextStep", r.NextStep)
 	}
+	if r.HookOutcomes != nil {
+		enc.field("hookOutcomes", r.HookOutcomes)
+	}
 	return enc.bytes()
 }
 
@@ -2340,6 +2656,7 @@ func (r *Expect) UnmarshalJSON(data []byte) error {
 	optionalField(dec, "trace", &v.Trace, listOf(decodeValue[string]))
 	optionalField(dec, "nextTurn", &v.NextTurn, listOf(decodeValue[string]))
 	optionalField(dec, "nextStep", &v.NextStep, listOf(decodeValue[string]))
+	optionalField(dec, "hookOutcomes", &v.HookOutcomes, listOf(decodeValue[string]))
 	if err := dec.finish(); err != nil {
 		return err
 	}
@@ -2367,6 +2684,9 @@ type EventMatch struct {
 	Nth *int `json:"nth,omitempty"`
 	// Data is a JSON subset the event's data must contain.
 	Data json.RawMessage `json:"data"`
+	// Absent lists top-level keys the event's data must not have (e.g. "exitCode" of a
+	// hook/result whose process died without an exit code).
+	Absent []string `json:"absent,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -2378,6 +2698,9 @@ func (r EventMatch) MarshalJSON() ([]byte, error) {
 		enc.field("nth", r.Nth)
 	}
 	enc.field("data", r.Data)
+	if r.Absent != nil {
+		enc.field("absent", r.Absent)
+	}
 	return enc.bytes()
 }
 
@@ -2392,6 +2715,7 @@ func (r *EventMatch) UnmarshalJSON(data []byte) error {
 	requiredField(dec, "type", &v.Type, decodeValue[string])
 	optionalField(dec, "nth", &v.Nth, decodeValue[*int])
 	requiredField(dec, "data", &v.Data, decodeRaw)
+	optionalField(dec, "absent", &v.Absent, listOf(decodeValue[string]))
 	if err := dec.finish(); err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, conc
 			s := textOf(value)
 			text = &s
 		}
-		content = []dsh.ContentBlock{dsh.TextBlock{Text: *text}}
+		content = c.boxes.textContent(*text, c.copies())
 	} else {
 		rendered, err := callProjector(out.Render, c.exec.Arguments, value)
 		if err != nil {
@@ -60,7 +60,15 @@ func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, conc
 			return failure(errInvalidOutput(name, "output.presentationMeta returned non-lossless JSON"))
 		}
 	}
-	return o
+	return c.room.reserve(o, c.copies())
+}
+
+// copies is the number of copies of a result the phases after dispatch hand out.
+func (c *call) copies() int {
+	if c.finalizer() == nil {
+		return nCopies - 1
+	}
+	return nCopies
 }
 
 // callProjector calls a render or presentationMeta projector with private copies of the

@@ -5,16 +5,24 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
-	"sync/atomic"
+	"unsafe"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/approval"
 )
 
+// The copies of the sealed call the phases get, one each (see view).
 const (
+	viewPre = iota
+	viewGuard
+	viewExecute
+	viewBody
+	viewPost
+	viewFinalize
+	viewResult
 	// nViews is the number of argument copies a call carves from one allocation: one per
 	// phase payload, the body, the finalizer.
-	nViews = 7
+	nViews
 	// maxArena is the size of the largest arguments whose copies share one allocation;
 	// larger ones are copied separately, so that a kept copy does not retain the others.
 	maxArena = 2048
@@ -23,21 +31,22 @@ const (
 // call is the state of one execution. It holds the payloads of the phases, so that a call
 // costs few allocations.
 type call struct {
-	rt       *Runtime
-	ctx      context.Context // the caller's context: its cancellation is the caller's abort
-	exec     dsh.ToolExecution
-	agentID  string
-	def      *tool // the definition visible at creation (nil: unknown)
-	finalize func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
-	halt     *Halt
+	rt      *Runtime
+	ctx     context.Context // the caller's context: its cancellation is the caller's abort
+	exec    dsh.ToolExecution
+	agentID string
+	def     *tool // the definition visible at creation (nil: unknown); it is immutable
+	halt    *Halt
 
 	// survivors are the contexts every failure path keeps (SEMANTICS.md Part A item 5):
 	// the body's deferred contexts, or those of a post-execute block that replaced them.
 	// They are private and lossless.
 	survivors []dsh.UserMessage
 
-	views    []byte // room for nViews copies of the arguments
-	nextView atomic.Int32
+	// cand is the candidate result, private: what the last stage made of the call, and
+	// while the wrappers run, core dispatch's own result.
+	cand outcome
+
 	agentIDs [nViews]string
 
 	pre   dsh.PreToolPayload
@@ -49,17 +58,30 @@ type call struct {
 	mu          sync.Mutex // guards the dispatch state below
 	sealed      bool       // core dispatch can no longer start a body
 	bodyInvoked bool
-	body        sync.WaitGroup // a started body
-	rc          RunContext
-	minted      outcome  // core dispatch's own result, private
-	hasMinted   bool     // minted is set
-	handed      resultID // identity of the copy of minted handed to the wrappers
+	hasMinted   bool // core dispatch's own result is set (kept in cand while the wrappers run)
+	// arena: the arguments are followed, in their allocation, by room for nViews copies.
+	// It and the handle's state (at, finished) are not guarded by mu: they sit here to
+	// pack the struct below 1784 bytes (with its malloc header, the 1792-byte class).
+	arena    bool
+	at       stage          // the next stage the handle runs
+	finished bool           // the handle has the result
+	body     sync.WaitGroup // a started body
+	rc       RunContext
+	handed   resultID // identity of the copy of it handed to the wrappers
+
+	// room is where the copies of the candidate that the phases hand out are carved from
+	// (see room); it is set when a success is built and used by one goroutine at a time
+	// (core dispatch before the run is sealed, the caller's afterwards).
+	room room
+	// boxes hold the results the call hands out and its default-rendered content (see
+	// boxes); same discipline as room.
+	boxes boxes
 
 	staged Call // the call's handle, returned by Runtime.Start
 }
 
 // stage is where a step of the pipeline sends the call.
-type stage int
+type stage uint8
 
 const (
 	toPolicy   stage = iota // run pre-dispatch: the abort check, pre-execute, ask, guards
@@ -69,7 +91,7 @@ const (
 )
 
 // newCall creates the call (SEMANTICS.md B §4.2 steps 1-2): reads the input, mints the
-// token, resolves the visible definition and captures its finalizer.
+// token, resolves the visible definition, which captures its finalizer.
 func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
 	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID}
 	c.exec = dsh.ToolExecution{
@@ -85,10 +107,16 @@ func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
 	if in.AgentID != "" {
 		c.exec.AgentID = &c.agentID
 	}
-	if c.def = rt.tools.lookup(in.AgentID, in.Name); c.def != nil {
-		c.finalize = c.def.def.FinalizeContent
-	}
+	c.def = rt.tools.lookup(in.AgentID, in.Name)
 	return c
+}
+
+// finalizer is the FinalizeContent captured when the call was created, or nil.
+func (c *call) finalizer() func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+	if c.def == nil {
+		return nil
+	}
+	return c.def.def.FinalizeContent
 }
 
 // materialize snapshots the arguments (B §4.2 step 4) into one allocation that also holds
@@ -105,33 +133,29 @@ func (c *call) materialize(args json.RawMessage) bool {
 	}
 	buf := make([]byte, n*(nViews+1))
 	copy(buf, raw)
-	c.exec.Arguments, c.views = buf[:n:n], buf[n:]
+	c.exec.Arguments, c.arena = buf[:n:n], true
 	return true
 }
 
-// view returns a copy of the sealed call for one phase, with its own copy of the
-// arguments and of the agent id, so that no phase can change what another sees.
-func (c *call) view() dsh.ToolExecution {
-	v := c.exec
-	i := int(c.nextView.Add(1)) - 1
+// view sets *v to copy i of the sealed call (one of the view* constants, each taken
+// once), with its own copy of the arguments and of the agent id, so that no phase can
+// change what another sees.
+func (c *call) view(v *dsh.ToolExecution, i int) {
+	*v = c.exec
 	if n := len(c.exec.Arguments); n > 0 {
-		if i < nViews && c.views != nil {
-			v.Arguments = c.views[i*n : (i+1)*n : (i+1)*n]
+		if c.arena {
+			// The arguments' allocation holds them and then nViews copies of them.
+			all := unsafe.Slice(unsafe.SliceData(c.exec.Arguments), n*(nViews+1))
+			v.Arguments = all[(i+1)*n : (i+2)*n : (i+2)*n]
 			copy(v.Arguments, c.exec.Arguments)
 		} else {
 			v.Arguments = cloneRaw(c.exec.Arguments)
 		}
 	}
 	if c.exec.AgentID != nil {
-		if i < nViews {
-			c.agentIDs[i] = c.agentID
-			v.AgentID = &c.agentIDs[i]
-		} else {
-			id := c.agentID
-			v.AgentID = &id
-		}
+		c.agentIDs[i] = c.agentID
+		v.AgentID = &c.agentIDs[i]
 	}
-	return v
 }
 
 // nested reports whether the call was dispatched by a composite.
@@ -139,27 +163,42 @@ func (c *call) nested() bool { return !c.exec.Parent.IsZero() }
 
 // create completes creation (B §4.2 step 4): the arguments are snapshotted, then
 // validated against the input schema. Either failure is final and wins over an abort.
-func (c *call) create(args json.RawMessage) (outcome, stage) {
+func (c *call) create(args json.RawMessage) stage {
 	if !c.materialize(args) {
-		return failureOf(msgArgsNotJSON, nil), toFinish
+		return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
 	}
 	// dsh: arguments are validated at creation, before any policy; a violation is final
 	// like a materialization failure.
 	if c.def != nil && c.def.input != nil {
 		if v := c.def.input.validate(c.exec.Arguments, ""); v != "" {
-			return failure(errInvalidArgs(v)), toFinish
+			return c.settle(failure(errInvalidArgs(v)), toFinish)
 		}
 	}
-	return outcome{}, toPolicy
+	return toPolicy
+}
+
+// settle makes o the candidate and returns to.
+func (c *call) settle(o outcome, to stage) stage {
+	c.cand = o
+	return to
 }
 
 // policy runs pre-dispatch (B §4.3): a pre-aborted call is final; a denial or a later
 // abort goes to post-execute; a failure is final.
-func (c *call) policy() (outcome, stage) {
+func (c *call) policy() stage {
+	o, to := c.decide()
+	if to != toDispatch {
+		c.cand = o
+	}
+	return to
+}
+
+// decide is policy, returning the candidate (none for toDispatch).
+func (c *call) decide() (outcome, stage) {
 	if c.ctx.Err() != nil {
 		return aborted(false), toFinish
 	}
-	c.pre.Exec = c.view()
+	c.view(&c.pre.Exec, viewPre)
 	decision, err := c.rt.hooks.RunPreTool(c.ctx, &c.pre, nil)
 	if err != nil {
 		return c.listenerFailure(err), toFinish
@@ -193,7 +232,7 @@ func (c *call) policy() (outcome, stage) {
 	}
 	// B §4.3 step 5: guards run only for an allow.
 	if !denied {
-		c.guard.Exec = c.view()
+		c.view(&c.guard.Exec, viewGuard)
 		verdict, err := c.rt.hooks.RunGuard(c.ctx, &c.guard)
 		if err != nil {
 			return c.listenerFailure(err), toFinish

@@ -8,8 +8,8 @@ import (
 
 // dispatch runs the tools/execute wrappers around core dispatch (SEMANTICS.md B §4.4): the
 // candidate goes to post-execute, a wrapper or normalization failure is final.
-func (c *call) dispatch() (outcome, stage) {
-	c.exe.Exec = c.view()
+func (c *call) dispatch() stage {
+	c.view(&c.exe.Exec, viewExecute)
 	r, err := c.rt.hooks.RunExecute(c.ctx, &c.exe, c.core)
 
 	// A started body is always awaited, even when a wrapper returned without waiting.
@@ -19,21 +19,21 @@ func (c *call) dispatch() (outcome, stage) {
 	c.body.Wait()
 
 	if err != nil {
-		return c.listenerFailure(err), toFinish
+		return c.settle(c.listenerFailure(err), toFinish)
 	}
-	o, ok := c.normalize(r)
-	if !ok {
-		return o, toFinish
+	if !c.normalize(r) {
+		return toFinish
 	}
+	o := &c.cand
 	// B §4.4 step 3: the body's deferred contexts come first, for success and failure.
 	if len(c.survivors) > 0 {
 		o.contexts = append(c.survivors[:len(c.survivors):len(c.survivors)], o.contexts...)
 	}
 	// B §4.4 step 4: only a success is replaced by the abort code.
-	if c.ctx.Err() != nil {
-		o = c.abortSuccess(o)
+	if !o.failed && c.ctx.Err() != nil {
+		*o = c.abortSuccess(*o)
 	}
-	return o, toPost
+	return toPost
 }
 
 // core is the innermost step of tools/execute: body dispatch (B §4.4 step 1). wctx is the
@@ -58,7 +58,8 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 	c.bodyInvoked = true
 	c.body.Add(1)
 	defer c.body.Done()
-	c.rc.c, c.rc.exec = c, c.view()
+	c.rc.c = c
+	c.view(&c.rc.exec, viewBody)
 	c.mu.Unlock()
 
 	value, err := runBody(bctx, t.def.Run, &c.rc)
@@ -67,7 +68,7 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 	if err != nil {
 		o = failure(err)
 	} else {
-		raw, verr := marshalValue(value)
+		raw, verr := marshalValueRoom(value, c.copies())
 		var text *string
 		if s, ok := value.(string); ok && verr == nil {
 			text = &s
@@ -125,52 +126,61 @@ func sameContext(a, b context.Context) (same bool) {
 // mint records o, core dispatch's own result, and returns a copy of it for the wrappers,
 // which normalize recognizes when it comes back.
 func (c *call) mint(o outcome) dsh.ToolExecutionResult {
-	handed := o.clone()
-	r := handed.result()
-	v, _ := view(r)
 	c.mu.Lock()
-	c.minted, c.hasMinted, c.handed = o, true, v.id()
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if c.sealed {
+		// next was called as its wrapper returned: nobody normalizes this result.
+		handed := o.clone()
+		return handed.result()
+	}
+	handed := c.room.copyOf(&o)
+	r := c.boxes.result(&handed)
+	v, _ := view(r)
+	c.cand, c.hasMinted, c.handed = o, true, v.id()
 	return r
 }
 
-// normalize turns what the wrappers returned into the dispatch candidate (B §2.11): core
+// normalize makes what the wrappers returned the dispatch candidate (B §2.11): core
 // dispatch's own result passes unchanged (with the contexts the wrappers attached); any
 // other success is re-normalized through the output declaration (its authored content
-// and meta are ignored); a failure is kept. ok is false for a final failure.
-func (c *call) normalize(r dsh.ToolExecutionResult) (o outcome, ok bool) {
+// and meta are ignored); a failure is kept. It returns false for a final failure.
+func (c *call) normalize(r dsh.ToolExecutionResult) bool {
 	v, ok := view(r)
 	if !ok {
-		return c.finalFailure(errResultNotJSON), false
+		c.cand = c.finalFailure(errResultNotJSON)
+		return false
 	}
 	contexts, err := snapshotMessages(v.contexts)
 	if err != nil {
-		return c.finalFailure(errResultNotJSON), false
+		c.cand = c.finalFailure(errResultNotJSON)
+		return false
 	}
 	c.mu.Lock()
-	minted, hasMinted, handed := c.minted, c.hasMinted, c.handed
+	hasMinted, handed := c.hasMinted, c.handed
 	c.mu.Unlock()
 	switch {
 	case hasMinted && v.id() == handed:
-		o = minted
+		// c.cand is core dispatch's own result.
 	case v.failed:
-		o = v
-		if err := o.snapshotFailure(); err != nil {
-			return c.finalFailure(errResultNotJSON), false
+		if err := v.snapshotFailure(); err != nil {
+			c.cand = c.finalFailure(errResultNotJSON)
+			return false
 		}
+		c.cand = v
 	default:
 		t := c.rt.tools.lookup(c.agentID, c.exec.Name)
 		if t == nil {
-			return c.finalFailure(errUnknownTool(c.exec.Name)), false
+			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
+			return false
 		}
-		raw, verr := snapshotJSON(v.value)
-		if o = c.buildSuccess(t, raw, verr, c.concluded()); o.failed {
-			o.contexts = c.survivors
-			return o, false
+		raw, verr := snapshotJSONRoom(v.value, c.copies())
+		if c.cand = c.buildSuccess(t, raw, verr, c.concluded()); c.cand.failed {
+			c.cand.contexts = c.survivors
+			return false
 		}
 	}
-	o.contexts = contexts
-	return o, true
+	c.cand.contexts = contexts
+	return true
 }
 
 // concluded reports whether the body called ConcludeTurn.

@@ -6,29 +6,32 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// finish applies the captured finalizer once and publishes the result to the tools/result
-// observers (SEMANTICS.md B §4.8). Every candidate is already materialized: the pipeline
-// snapshots whatever a listener supplies when it takes it.
-func (c *call) finish(o outcome) Result {
-	if c.finalize != nil {
-		o = c.applyFinalize(o)
+// finish applies the captured finalizer once to the candidate and publishes the result to
+// the tools/result observers (SEMANTICS.md B §4.8). Every candidate is already
+// materialized: the pipeline snapshots whatever a listener supplies when it takes it.
+func (c *call) finish() dsh.ToolExecutionResult {
+	if c.finalizer() != nil {
+		c.applyFinalize()
 	}
-	observed := o.clone()
-	c.res = dsh.ToolResultPayload{Exec: c.view(), Result: observed.result()}
+	observed := c.room.copyOf(&c.cand)
+	c.view(&c.res.Exec, viewResult)
+	c.res.Result = c.boxes.result(&observed)
 	if err := c.rt.hooks.EmitToolResult(c.ctx, &c.res); err != nil {
 		c.rt.log.LogAttrs(c.ctx, slog.LevelDebug, "tools: tools/result observer failed",
 			slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
 	}
-	// The call is over: its private exec and outcome become the caller's.
-	return Result{Exec: c.exec, Outcome: o.result(), Halt: c.halt}
+	// The call is over: its private outcome becomes the caller's.
+	return c.boxes.result(&c.cand)
 }
 
-// applyFinalize runs the finalizer on o; it may replace only the content. A failing
-// finalizer, or one returning content that is not lossless, gives the failure of that
-// error, with the contexts that survive every failure.
-func (c *call) applyFinalize(o outcome) outcome {
-	in := o.clone()
-	content, err := callFinalize(c.finalize, c.view(), in.result())
+// applyFinalize runs the finalizer on the candidate; it may replace only the content. A
+// failing finalizer, or one returning content that is not lossless, gives the failure of
+// that error, with the contexts that survive every failure.
+func (c *call) applyFinalize() {
+	in := c.room.copyOf(&c.cand)
+	var exec dsh.ToolExecution
+	c.view(&exec, viewFinalize)
+	content, err := callFinalize(c.finalizer(), exec, c.boxes.result(&in))
 	if err == nil && content != nil {
 		if content, err = snapshotContent(content); err != nil {
 			err = errResultNotJSON
@@ -37,12 +40,12 @@ func (c *call) applyFinalize(o outcome) outcome {
 	if err != nil {
 		c.rt.log.LogAttrs(c.ctx, slog.LevelWarn, "tools: finalizer failed",
 			slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
-		return c.finalFailure(err)
+		c.cand = c.finalFailure(err)
+		return
 	}
 	if content != nil {
-		o.content = content
+		c.cand.content = content
 	}
-	return o
 }
 
 // callFinalize calls a finalizer, turning a panic into an error.

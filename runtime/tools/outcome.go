@@ -53,18 +53,18 @@ func (o *outcome) clone() outcome {
 // result coming back from the wrappers.
 func (o *outcome) id() resultID {
 	return resultID{failed: o.failed,
-		value: unsafe.SliceData(o.value), valueLen: len(o.value),
-		content: unsafe.SliceData(o.content), contentLen: len(o.content),
-		meta: unsafe.SliceData(o.meta), metaLen: len(o.meta)}
+		value: unsafe.SliceData(o.value), valueLen: uint32(len(o.value)),
+		content: unsafe.SliceData(o.content), contentLen: uint32(len(o.content)),
+		meta: unsafe.SliceData(o.meta), metaLen: uint32(len(o.meta))}
 }
 
-// resultID is the identity of a result's value, content and meta memory.
+// resultID is the identity of a result's value, content and meta memory (lengths modulo
+// 2^32: a slice at the same address whose length differs by 4 GiB is not a concern).
 type resultID struct {
-	failed            bool
-	value, meta       *byte
-	content           *dsh.ContentBlock
-	valueLen, metaLen int
-	contentLen        int
+	value, meta                   *byte
+	content                       *dsh.ContentBlock
+	valueLen, metaLen, contentLen uint32
+	failed                        bool
 }
 
 // view returns the parts of a listener-provided result without copying or validating

@@ -9,38 +9,37 @@ import (
 )
 
 // postExecute runs the tools/post-execute waterfall over the candidate and applies its
-// decision (SEMANTICS.md B §4.7).
-func (c *call) postExecute(candidate outcome) outcome {
-	payload := candidate.clone()
-	c.post = dsh.PostToolPayload{Exec: c.view(), Result: payload.result()}
+// decision to it (SEMANTICS.md B §4.7).
+func (c *call) postExecute() {
+	payload := c.room.copyOf(&c.cand)
+	c.view(&c.post.Exec, viewPost)
+	c.post.Result = c.boxes.result(&payload)
 	decision, err := c.rt.hooks.RunPostTool(c.ctx, &c.post, nil)
 	if err != nil {
-		return c.listenerFailure(err)
+		c.cand = c.listenerFailure(err)
+		return
 	}
-	var o outcome
 	switch d := decision.(type) {
 	case dsh.PostToolAccept:
-		o = c.accept(candidate, d)
+		c.accept(d)
 	case *dsh.PostToolAccept:
-		o = c.accept(candidate, *d)
+		c.accept(*d)
 	case dsh.PostToolBlock:
-		o = c.block(d)
+		c.cand = c.block(d)
 	case *dsh.PostToolBlock:
-		o = c.block(*d)
+		c.cand = c.block(*d)
 	case dsh.PostToolHalt:
 		c.halted(d.Reason)
-		o = candidate
 	case *dsh.PostToolHalt:
 		c.halted(d.Reason)
-		o = candidate
 	default:
-		return c.finalFailure(errors.New("unreachable: tools/post-execute returned an unknown decision"))
+		c.cand = c.finalFailure(errors.New("unreachable: tools/post-execute returned an unknown decision"))
+		return
 	}
 	// A success whose caller was cancelled meanwhile becomes the cancellation result.
-	if c.ctx.Err() != nil {
-		o = c.abortSuccess(o)
+	if !c.cand.failed && c.ctx.Err() != nil {
+		c.cand = c.abortSuccess(c.cand)
 	}
-	return o
 }
 
 // halted records a post-execute halt, unless an earlier halt was recorded.
@@ -80,38 +79,44 @@ func blockMessage(feedback []dsh.ContentBlock) string {
 	return strings.Join(parts, "\n")
 }
 
-// accept applies an accept decision: it may replace the content or the value (not both)
-// and appends its contexts.
-func (c *call) accept(o outcome, d dsh.PostToolAccept) outcome {
+// accept applies an accept decision to the candidate: it may replace the content or the
+// value (not both) and appends its contexts.
+func (c *call) accept(d dsh.PostToolAccept) {
 	if d.Content != nil && len(d.Value) != 0 {
-		return c.finalFailure(errors.New(msgAcceptBoth))
+		c.cand = c.finalFailure(errors.New(msgAcceptBoth))
+		return
 	}
 	extra, err := snapshotMessages(d.AdditionalContexts)
 	if err != nil {
-		return c.finalFailure(errResultNotJSON)
+		c.cand = c.finalFailure(errResultNotJSON)
+		return
 	}
-	contexts := o.contexts
+	contexts := c.cand.contexts
 	if len(extra) > 0 {
-		contexts = slices.Concat(o.contexts, extra)
+		contexts = slices.Concat(c.cand.contexts, extra)
 	}
 	switch {
 	case len(d.Value) != 0:
-		if o.failed {
-			return c.finalFailure(errors.New(msgValueOfFailed))
+		if c.cand.failed {
+			c.cand = c.finalFailure(errors.New(msgValueOfFailed))
+			return
 		}
 		t := c.rt.tools.lookup(c.agentID, c.exec.Name)
 		if t == nil {
-			return c.finalFailure(errUnknownTool(c.exec.Name))
+			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
+			return
 		}
-		raw, verr := snapshotJSON(d.Value)
-		o = c.buildSuccess(t, raw, verr, c.concluded())
+		raw, verr := snapshotJSONRoom(d.Value, c.copies())
+		c.cand = c.buildSuccess(t, raw, verr, c.concluded())
 	case d.Content != nil:
 		content, err := snapshotContent(d.Content)
 		if err != nil {
-			return c.finalFailure(errResultNotJSON)
+			c.cand = c.finalFailure(errResultNotJSON)
+			return
 		}
-		o.content = content
+		c.cand.content = content
+	case len(extra) == 0:
+		return // accept{}: the candidate is unchanged
 	}
-	o.contexts = contexts
-	return o
+	c.cand.contexts = contexts
 }

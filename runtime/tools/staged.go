@@ -14,10 +14,8 @@ import (
 // a stage a call skips (after a final failure or a denial) does nothing. A Call is not
 // safe for concurrent use: call its methods one after the other (from any goroutines).
 type Call struct {
-	c   *call
-	o   outcome
-	at  stage
-	res *Result
+	c   *call                   // the call; the stage it is at is c.at
+	out dsh.ToolExecutionResult // the final outcome, once c.finished
 }
 
 // Start creates a call (SEMANTICS.md B §4.2): it reads in once, mints the token, captures
@@ -30,7 +28,7 @@ func (rt *Runtime) Start(ctx context.Context, in Input) *Call {
 	c := rt.newCall(ctx, in)
 	k := &c.staged // one allocation for the call and its handle
 	k.c = c
-	k.guard(func() { k.o, k.at = k.c.create(in.Arguments) })
+	k.guard(func() { k.c.at = k.c.create(in.Arguments) })
 	return k
 }
 
@@ -58,8 +56,8 @@ func (k *Call) Halt() *Halt {
 // PreDispatch runs pre-dispatch (B §4.3): the abort check, the tools/pre-execute
 // waterfall, ask resolution and the guards.
 func (k *Call) PreDispatch() {
-	if k.at == toPolicy {
-		k.guard(func() { k.o, k.at = k.c.policy() })
+	if k.c.at == toPolicy {
+		k.guard(func() { k.c.at = k.c.policy() })
 	}
 }
 
@@ -67,8 +65,8 @@ func (k *Call) PreDispatch() {
 // allowed the call. It returns once a started body has settled.
 func (k *Call) Dispatch() {
 	k.PreDispatch()
-	if k.at == toDispatch {
-		k.guard(func() { k.o, k.at = k.c.dispatch() })
+	if k.c.at == toDispatch {
+		k.guard(func() { k.c.at = k.c.dispatch() })
 	}
 }
 
@@ -77,19 +75,17 @@ func (k *Call) Dispatch() {
 // result.
 func (k *Call) Finish() Result {
 	k.Dispatch()
-	if k.at == toPost {
-		k.guard(func() { k.o, k.at = k.c.postExecute(k.o), toFinish })
+	if k.c.at == toPost {
+		k.guard(func() { k.c.postExecute(); k.c.at = toFinish })
 	}
-	if k.res == nil {
-		var r Result
-		k.guard(func() { r = k.c.finish(k.o) })
-		if r.Outcome == nil { // finish itself failed
-			o := k.o
-			r = Result{Exec: k.c.exec, Outcome: o.result(), Halt: k.c.halt}
+	if !k.c.finished {
+		k.guard(func() { k.out = k.c.finish() })
+		if k.out == nil { // finish itself failed
+			k.out = k.c.cand.result()
 		}
-		k.res = &r
+		k.c.finished = true
 	}
-	return *k.res
+	return Result{Exec: k.c.exec, Outcome: k.out, Halt: k.c.halt}
 }
 
 // guard runs one stage with a safety net for a defect of the runtime itself (plugin code
@@ -99,7 +95,7 @@ func (k *Call) guard(stage func()) {
 		if p := recover(); p != nil {
 			k.c.rt.log.LogAttrs(k.c.ctx, slog.LevelError, "tools: internal error",
 				slog.String("tool", k.c.exec.Name), slog.String("callId", k.c.exec.CallID), slog.Any("panic", p))
-			k.o, k.at = failureOf("internal error: "+printable(p), nil), toFinish
+			k.c.cand, k.c.at = failureOf("internal error: "+printable(p), nil), toFinish
 		}
 	}()
 	stage()

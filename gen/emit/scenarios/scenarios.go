@@ -113,6 +113,9 @@ func index(s *ir.Spec) []byte {
 				Listeners []struct {
 					Point string `json:"point"`
 				} `json:"listeners"`
+				Hooks *struct {
+					Dialect string `json:"dialect"`
+				} `json:"hooks"`
 			} `json:"setup"`
 		}
 		_ = json.Unmarshal(sc.Data, &data) // shape checked by the loader
@@ -122,6 +125,11 @@ func index(s *ir.Spec) []byte {
 				seen[l.Point] = true
 				byPoint[l.Point] = append(byPoint[l.Point], sc.ID)
 			}
+		}
+		if data.Setup.Hooks != nil {
+			key := "(" + data.Setup.Hooks.Dialect + " hooks)"
+			seen[key] = true
+			byPoint[key] = append(byPoint[key], sc.ID)
 		}
 		if len(seen) == 0 {
 			byPoint["(no listeners)"] = append(byPoint["(no listeners)"], sc.ID)
@@ -134,7 +142,7 @@ func index(s *ir.Spec) []byte {
 	sort.Strings(points)
 	var b strings.Builder
 	b.WriteString("<!-- " + emit.Header("conformance/*.cue") + " -->\n\n")
-	fmt.Fprintf(&b, "# Conformance scenarios\n\n%d scenarios, generated from `spec/conformance/*.cue`. A scenario appears under every extension point it registers a listener at.\n\n", len(s.Scenarios))
+	fmt.Fprintf(&b, "# Conformance scenarios\n\n%d scenarios, generated from `spec/conformance/*.cue`. A scenario appears under every extension point it registers a listener at, and under the dialect of the shell hooks it attaches.\n\n", len(s.Scenarios))
 	b.WriteString("| extension point | scenarios | ids |\n| --- | --- | --- |\n")
 	for _, p := range points {
 		ids := byPoint[p]
