@@ -315,6 +315,45 @@ func (g *Registry) audit(ctx context.Context, event, listener string, kind func(
 	}
 }
 
+// Listens reports whether a listener of any scope is registered for event (an extension
+// point's name, such as the <Event>EventName constants) right now; an unknown name has
+// none. A caller may skip building a payload that no listener would see.
+func (g *Registry) Listens(event string) bool {
+	switch event {
+	case AgentErrorEventName:
+		return len(g.onAgentError.load()) > 0
+	case InboxClaimedEventName:
+		return len(g.onInboxClaimed.load()) > 0
+	case InboxDiscardedEventName:
+		return len(g.onInboxDiscarded.load()) > 0
+	case InboxInsertedEventName:
+		return len(g.onInboxInserted.load()) > 0
+	case PreStepEventName:
+		return len(g.onPreStep.load()) > 0
+	case RequestEventName:
+		return len(g.onRequest.load()) > 0
+	case RequestErrorEventName:
+		return len(g.onRequestError.load()) > 0
+	case SessionStartEventName:
+		return len(g.onSessionStart.load()) > 0
+	case StatusEventName:
+		return len(g.onStatus.load()) > 0
+	case TurnStoppingEventName:
+		return len(g.onTurnStopping.load()) > 0
+	case ExecuteEventName:
+		return len(g.onExecute.load()) > 0
+	case GuardEventName:
+		return len(g.onGuard.load()) > 0
+	case PostToolEventName:
+		return len(g.onPostTool.load()) > 0
+	case PreToolEventName:
+		return len(g.onPreTool.load()) > 0
+	case ToolResultEventName:
+		return len(g.onToolResult.load()) > 0
+	}
+	return false
+}
+
 // Registrar registers listeners for one plugin (or anonymously), either globally or for one
 // agent. Every registration returns a func that unregisters it (calling it again does
 // nothing); Close unregisters everything the registrar and the registrars derived from it
@@ -487,13 +526,13 @@ func (l *evList[F]) seenBy(s evScope) []*evListener[F] {
 	return out
 }
 
-// after returns the first listener registered after the one numbered id that match
-// accepts, reading the list as it is now.
-func (l *evList[F]) after(id uint64, match func(*evListener[F]) bool) *evListener[F] {
+// after returns the first listener registered after the one numbered id that is global
+// (scoped false) or scoped to an agent of s (scoped true), reading the list as it is now.
+func (l *evList[F]) after(id uint64, scoped bool, s evScope) *evListener[F] {
 	all := l.load()
 	for i := sort.Search(len(all), func(i int) bool { return all[i].id > id }); i < len(all); i++ {
-		if match(all[i]) {
-			return all[i]
+		if x := all[i]; x.scoped == scoped && (!scoped || s.sees(true, x.agent)) {
+			return x
 		}
 	}
 	return nil
@@ -517,56 +556,45 @@ func (s evScope) sees(scoped bool, agent string) bool {
 // evUnscoped is the scope function of events without a subject.
 func evUnscoped[P any](*P) evScope { return evScope{} }
 
-// evRun collects the first failure of one run; a failure is final.
+// evRun collects the first failure of one run; a failure is final. It is read after every
+// listener, so reading it is one atomic load.
 type evRun struct {
-	mu  sync.Mutex
-	err error
+	err atomic.Pointer[error]
 }
 
 func (r *evRun) fail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err == nil {
-		r.err = err
-	}
+	r.err.CompareAndSwap(nil, &err)
 }
 
 func (r *evRun) failure() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
+	if p := r.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
-// evNext tracks the uses of one next func.
+// evNext tracks the uses of one next func in one word: bit 0 is set once the listener
+// returned, the bits above count the calls.
 type evNext struct {
-	mu       sync.Mutex
-	calls    int
-	returned bool
+	state atomic.Uint32
 }
 
 // use records a call of next and says whether it may proceed: it returns ErrNextReused for
 // a second call (the listener's failure, recorded in run) and a wrapped ErrNextReused for a
 // call made after the listener returned.
 func (n *evNext) use(run *evRun, event, listener string) error {
-	n.mu.Lock()
-	n.calls++
-	calls, returned := n.calls, n.returned
-	n.mu.Unlock()
+	s := n.state.Add(2)
 	switch {
-	case returned:
+	case s&1 != 0:
 		return fmt.Errorf("%w: called after the listener returned", ErrNextReused)
-	case calls > 1:
+	case s>>1 > 1:
 		run.fail(&ListenerError{Event: event, Listener: listener, Err: ErrNextReused})
 		return ErrNextReused
 	}
 	return nil
 }
 
-func (n *evNext) done() {
-	n.mu.Lock()
-	n.returned = true
-	n.mu.Unlock()
-}
+func (n *evNext) done() { n.state.Or(1) }
 
 // evCall calls f, turning a panic into the listener's *ListenerError.
 func evCall(event, listener string, f func()) (le *ListenerError) {
@@ -596,9 +624,9 @@ func evIsNil(v any) bool {
 	if v == nil {
 		return true
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
+	switch reflect.TypeOf(v).Kind() {
 	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
+		return reflect.ValueOf(v).IsNil()
 	}
 	return false
 }
@@ -610,23 +638,41 @@ func evWaterfall[P, D any, N ~func(context.Context) (D, error), F ~func(context.
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
 	terminal N, def D, kind func(D) string,
 ) (D, error) {
+	var zero D
 	chain := l.seenBy(scope(p))
-	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def,
-		tracing: g.cfg.audit != nil}
-	if len(chain) > 0 {
-		w.frames = make([]evWfFrame[D], len(chain))
+	if len(chain) == 0 { // no listener: the terminal or the default, with nothing to allocate
+		d := def
+		if terminal != nil {
+			var err error
+			if d, err = terminal(ctx); err == nil && evIsNil(d) {
+				err = fmt.Errorf("dsh: %s terminal: %w", event, ErrNilDecision)
+			}
+			if err != nil {
+				return zero, err
+			}
+		}
+		g.audit(ctx, event, "", func() string { return kind(d) }, d)
+		return d, nil
+	}
+	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def}
+	if len(chain) <= len(w.inline) {
+		w.frames = w.inline[:len(chain)]
+	} else {
+		w.frames = make([]evWfFrame, len(chain))
+	}
+	if g.cfg.audit != nil {
+		w.trace = make([]evWfTrace[D], len(chain))
 	}
 	d, from, err := w.step(ctx, 0)
 	if err != nil {
-		var zero D
 		return zero, err
 	}
 	g.audit(ctx, event, from, func() string { return kind(d) }, d)
 	return d, nil
 }
 
-// evWfRun is one run of a waterfall; its frames hold the per-listener state, allocated
-// together so that a listener costs one allocation (its next func).
+// evWfRun is one run of a waterfall. It is one allocation with the state of its first
+// listeners (inline); each listener adds one, its next func.
 type evWfRun[P, D any, N ~func(context.Context) (D, error), F ~func(context.Context, *P, N) (D, error)] struct {
 	evRun
 	event    string
@@ -634,17 +680,24 @@ type evWfRun[P, D any, N ~func(context.Context) (D, error), F ~func(context.Cont
 	p        *P
 	terminal N
 	def      D
-	tracing  bool
-	frames   []evWfFrame[D]
+	frames   []evWfFrame
+	trace    []evWfTrace[D] // set when decisions are audited
+	inline   [4]evWfFrame
 }
 
 // evWfFrame is the state of one listener in a waterfall run.
-type evWfFrame[D any] struct {
-	uses       evNext
-	ctx        context.Context
-	inner      D
-	innerFrom  string
-	innerValid bool
+type evWfFrame struct {
+	uses evNext
+	ctx  context.Context
+}
+
+// evWfTrace is what the next func of one listener returned, for the audit: the listener
+// that returns it unchanged passes on where it came from.
+type evWfTrace[D any] struct {
+	mu    sync.Mutex
+	d     D
+	from  string
+	valid bool
 }
 
 // step runs the chain from listener i and returns its decision and the name of the
@@ -667,8 +720,7 @@ func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error
 	}
 	x, f := w.chain[i], &w.frames[i]
 	f.ctx = ctx
-	next := N(func(nctx context.Context) (D, error) { return w.next(nctx, i) })
-	d, err, le := evInvoke2(w.event, x.name, func() (D, error) { return x.fn(ctx, w.p, next) })
+	d, err, le := w.invoke(ctx, x, N(func(nctx context.Context) (D, error) { return w.next(nctx, i) }))
 	if le != nil {
 		w.fail(le)
 	}
@@ -685,14 +737,26 @@ func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error
 		return zero, "", le
 	}
 	from := x.name
-	if w.tracing {
-		f.uses.mu.Lock()
-		if f.innerValid && reflect.DeepEqual(any(d), any(f.inner)) {
-			from = f.innerFrom
+	if w.trace != nil {
+		t := &w.trace[i]
+		t.mu.Lock()
+		if t.valid && reflect.DeepEqual(any(d), any(t.d)) {
+			from = t.from
 		}
-		f.uses.mu.Unlock()
+		t.mu.Unlock()
 	}
 	return d, from, nil
+}
+
+// invoke calls listener x, turning a panic into its *ListenerError.
+func (w *evWfRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next N) (d D, err error, le *ListenerError) {
+	defer func() {
+		if v := recover(); v != nil {
+			le = evPanic(w.event, x.name, v)
+		}
+	}()
+	d, err = x.fn(ctx, w.p, next)
+	return d, err, nil
 }
 
 // next is the next func of listener i: single use, then the rest of the chain.
@@ -706,33 +770,13 @@ func (w *evWfRun[P, D, N, F]) next(nctx context.Context, i int) (D, error) {
 		nctx = f.ctx
 	}
 	d, from, err := w.step(nctx, i+1)
-	if w.tracing {
-		f.uses.mu.Lock()
-		f.inner, f.innerFrom, f.innerValid = d, from, err == nil
-		f.uses.mu.Unlock()
+	if w.trace != nil {
+		t := &w.trace[i]
+		t.mu.Lock()
+		t.d, t.from, t.valid = d, from, err == nil
+		t.mu.Unlock()
 	}
 	return d, err
-}
-
-// evInvoke2 calls f, turning a panic into the listener's *ListenerError.
-func evInvoke2[D any](event, listener string, f func() (D, error)) (d D, err error, le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			le = evPanic(event, listener, v)
-		}
-	}()
-	d, err = f()
-	return d, err, nil
-}
-
-// evInvoke1 calls f, turning a panic into the listener's *ListenerError.
-func evInvoke1[D any](event, listener string, f func() D) (d D, le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			le = evPanic(event, listener, v)
-		}
-	}()
-	return f(), nil
 }
 
 // evGuard runs guards: the global ones, then those scoped to p's agent, each in
@@ -743,14 +787,10 @@ func evGuard[P, D any, F ~func(context.Context, *P) D](
 ) (D, error) {
 	var zero D
 	s := scope(p)
-	phases := [...]func(*evListener[F]) bool{
-		func(x *evListener[F]) bool { return !x.scoped },
-		func(x *evListener[F]) bool { return x.scoped && s.sees(true, x.agent) },
-	}
-	for _, match := range phases {
-		for x := l.after(0, match); x != nil; x = l.after(x.id, match) {
-			var d D
-			if le := evCall(event, x.name, func() { d = x.fn(ctx, p) }); le != nil {
+	for _, scoped := range [...]bool{false, true} {
+		for x := l.after(0, scoped, s); x != nil; x = l.after(x.id, scoped, s) {
+			d, le := evGuardCall(ctx, event, x, p)
+			if le != nil {
 				return zero, le
 			}
 			if evIsNil(d) {
@@ -764,6 +804,16 @@ func evGuard[P, D any, F ~func(context.Context, *P) D](
 	}
 	g.audit(ctx, event, "", func() string { return kind(def) }, def)
 	return def, nil
+}
+
+// evGuardCall calls guard x, turning a panic into its *ListenerError.
+func evGuardCall[P, D any, F ~func(context.Context, *P) D](ctx context.Context, event string, x *evListener[F], p *P) (d D, le *ListenerError) {
+	defer func() {
+		if v := recover(); v != nil {
+			le = evPanic(event, x.name, v)
+		}
+	}()
+	return x.fn(ctx, p), nil
 }
 
 // evWrapper runs wrappers: the listeners that see p, outermost first, around terminal. Any
@@ -784,7 +834,12 @@ func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P
 		}
 		return d, nil
 	}
-	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, frames: make([]evWrFrame, len(chain))}
+	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal}
+	if len(chain) <= len(w.inline) {
+		w.frames = w.inline[:len(chain)]
+	} else {
+		w.frames = make([]evWrFrame, len(chain))
+	}
 	d := w.step(ctx, 0)
 	if err := w.failure(); err != nil {
 		return zero, err
@@ -792,7 +847,8 @@ func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P
 	return d, nil
 }
 
-// evWrRun is one run of a wrapper chain.
+// evWrRun is one run of a wrapper chain. It is one allocation with the state of its first
+// wrappers (inline); each wrapper adds one, its next func.
 type evWrRun[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P, N) D] struct {
 	evRun
 	event    string
@@ -800,6 +856,7 @@ type evWrRun[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P, 
 	p        *P
 	terminal N
 	frames   []evWrFrame
+	inline   [2]evWrFrame
 }
 
 // evWrFrame is the state of one wrapper in a run.
@@ -819,8 +876,7 @@ func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
 	}
 	x, f := w.chain[i], &w.frames[i]
 	f.ctx = ctx
-	next := N(func(nctx context.Context) D { return w.next(nctx, i) })
-	d, le := evInvoke1(w.event, x.name, func() D { return x.fn(ctx, w.p, next) })
+	d, le := w.invoke(ctx, x, N(func(nctx context.Context) D { return w.next(nctx, i) }))
 	if le != nil {
 		w.fail(le)
 	}
@@ -833,6 +889,16 @@ func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
 		return zero
 	}
 	return d
+}
+
+// invoke calls wrapper x, turning a panic into its *ListenerError.
+func (w *evWrRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next N) (d D, le *ListenerError) {
+	defer func() {
+		if v := recover(); v != nil {
+			le = evPanic(w.event, x.name, v)
+		}
+	}()
+	return x.fn(ctx, w.p, next), nil
 }
 
 func (w *evWrRun[P, D, N, F]) next(nctx context.Context, i int) D {

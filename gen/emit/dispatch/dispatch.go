@@ -359,7 +359,7 @@ func checkNames(s *ir.Spec, evs []*event) error {
 		}
 	}
 	// Methods of Registrar and Registry share one namespace (Registry embeds Registrar).
-	methods := map[string]string{"Plugin": "Registry", "ForAgent": "Registrar", "Close": "Registrar"}
+	methods := map[string]string{"Plugin": "Registry", "Listens": "Registry", "ForAgent": "Registrar", "Close": "Registrar"}
 	for _, e := range evs {
 		by := fmt.Sprintf("event %q (%s)", e.Name, e.ir.Pos)
 		for _, n := range []string{e.Listener, e.Next, e.Const} {

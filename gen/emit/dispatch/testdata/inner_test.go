@@ -723,3 +723,54 @@ func TestNotificationBounded(t *testing.T) {
 		t.Errorf("ran = %v", ran)
 	}
 }
+
+func TestListens(t *testing.T) {
+	reg := NewRegistry()
+	if reg.Listens(PolicyEventName) || reg.Listens(RunEventName) || reg.Listens("no/such") {
+		t.Fatal("an empty registry listens")
+	}
+	unregister := reg.Plugin("p").ForAgent("x").OnPolicy(logPolicy(new([]string), "p"))
+	if !reg.Listens(PolicyEventName) {
+		t.Error("a scoped listener is not reported")
+	}
+	if reg.Listens(RunEventName) || reg.Listens(DemoGuardEventName) {
+		t.Error("another event is reported")
+	}
+	unregister()
+	if reg.Listens(PolicyEventName) {
+		t.Error("an unregistered listener is still reported")
+	}
+}
+
+// TestLongChains runs chains longer than a run keeps inline, in order, with a listener of
+// the middle reusing its next.
+func TestLongChains(t *testing.T) {
+	reg := NewRegistry()
+	var log []string
+	for i := range 9 {
+		reg.OnPolicy(logPolicy(&log, fmt.Sprint("p", i)))
+		reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+			log = append(log, fmt.Sprint("w", i))
+			return next(ctx)
+		})
+	}
+	ctx := context.Background()
+	d, err := reg.RunPolicy(ctx, payload("x"), nil)
+	if err != nil || d.Kind() != "allow" {
+		t.Fatalf("%#v, %v", d, err)
+	}
+	d, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoDeny{Reason: "core"} })
+	if err != nil || d.Kind() != "deny" {
+		t.Fatalf("%#v, %v", d, err)
+	}
+	if got := strings.Join(log, " "); got != "p0 p1 p2 p3 p4 p5 p6 p7 p8 w0 w1 w2 w3 w4 w5 w6 w7 w8" {
+		t.Errorf("log %q", got)
+	}
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+		next(ctx)
+		return next(ctx)
+	})
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next(ctx) })
+	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoDeny{Reason: "core"} })
+	wantListenerError(t, err, "anonymous#19", ErrNextReused)
+}
