@@ -315,9 +315,11 @@ func (g *Registry) audit(ctx context.Context, event, listener string, kind func(
 	}
 }
 
-// Listens reports whether a listener of any scope is registered for event (an extension
-// point's name, such as the <Event>EventName constants) right now; an unknown name has
-// none. A caller may skip building a payload that no listener would see.
+// Listens reports whether running event (an extension point's name, such as the
+// <Event>EventName constants) would reach anyone right now: a listener of any scope is
+// registered for it, or, for a waterfall or a guard, decisions are audited
+// (WithDecisionAudit). An unknown name reaches no one. When it is false, a caller may skip
+// building the payload and take the event's default outcome instead of running it.
 func (g *Registry) Listens(event string) bool {
 	switch event {
 	case AgentErrorEventName:
@@ -329,11 +331,11 @@ func (g *Registry) Listens(event string) bool {
 	case InboxInsertedEventName:
 		return len(g.onInboxInserted.load()) > 0
 	case PreStepEventName:
-		return len(g.onPreStep.load()) > 0
+		return g.cfg.audit != nil || len(g.onPreStep.load()) > 0
 	case RequestEventName:
-		return len(g.onRequest.load()) > 0
+		return g.cfg.audit != nil || len(g.onRequest.load()) > 0
 	case RequestErrorEventName:
-		return len(g.onRequestError.load()) > 0
+		return g.cfg.audit != nil || len(g.onRequestError.load()) > 0
 	case SessionStartEventName:
 		return len(g.onSessionStart.load()) > 0
 	case StatusEventName:
@@ -343,11 +345,11 @@ func (g *Registry) Listens(event string) bool {
 	case ExecuteEventName:
 		return len(g.onExecute.load()) > 0
 	case GuardEventName:
-		return len(g.onGuard.load()) > 0
+		return g.cfg.audit != nil || len(g.onGuard.load()) > 0
 	case PostToolEventName:
-		return len(g.onPostTool.load()) > 0
+		return g.cfg.audit != nil || len(g.onPostTool.load()) > 0
 	case PreToolEventName:
-		return len(g.onPreTool.load()) > 0
+		return g.cfg.audit != nil || len(g.onPreTool.load()) > 0
 	case ToolResultEventName:
 		return len(g.onToolResult.load()) > 0
 	}

@@ -63,12 +63,19 @@ func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, conc
 	return c.room.reserve(o, c.copies())
 }
 
-// copies is the number of copies of a result the phases after dispatch hand out.
+// copies is the number of copies of a result the phases after dispatch hand out: to the
+// wrappers, post-execute, the finalizer and the observers, those of them that run. (A
+// listener registered meanwhile is served too: the room is only where copies are carved
+// from while it lasts.)
 func (c *call) copies() int {
-	if c.finalizer() == nil {
-		return nCopies - 1
+	n := 0
+	for _, on := range [...]bool{c.wrapped, c.finalizer() != nil,
+		c.rt.hooks.Listens(dsh.PostToolEventName), c.rt.hooks.Listens(dsh.ToolResultEventName)} {
+		if on {
+			n++
+		}
 	}
-	return nCopies
+	return n
 }
 
 // callProjector calls a render or presentationMeta projector with private copies of the

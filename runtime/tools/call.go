@@ -63,6 +63,7 @@ type call struct {
 	// It and the handle's state (at, finished) are not guarded by mu: they sit here to
 	// pack the struct below 1784 bytes (with its malloc header, the 1792-byte class).
 	arena    bool
+	wrapped  bool           // tools/execute wrappers ran around core dispatch
 	at       stage          // the next stage the handle runs
 	finished bool           // the handle has the result
 	body     sync.WaitGroup // a started body
@@ -198,10 +199,17 @@ func (c *call) decide() (outcome, stage) {
 	if c.ctx.Err() != nil {
 		return aborted(false), toFinish
 	}
-	c.view(&c.pre.Exec, viewPre)
-	decision, err := c.rt.hooks.RunPreTool(c.ctx, &c.pre, nil)
-	if err != nil {
-		return c.listenerFailure(err), toFinish
+	hooks := c.rt.hooks
+	// A phase nobody listens to is not run: its payload is not built, and its default
+	// (allow, abstain) is the outcome.
+	var decision dsh.PreToolDecision = dsh.PreToolAllow{}
+	if hooks.Listens(dsh.PreToolEventName) {
+		c.view(&c.pre.Exec, viewPre)
+		d, err := hooks.RunPreTool(c.ctx, &c.pre, nil)
+		if err != nil {
+			return c.listenerFailure(err), toFinish
+		}
+		decision = d
 	}
 	var (
 		reason string
@@ -231,9 +239,9 @@ func (c *call) decide() (outcome, stage) {
 		return failureOf("unreachable: tools/pre-execute returned an unknown decision", nil), toFinish
 	}
 	// B §4.3 step 5: guards run only for an allow.
-	if !denied {
+	if !denied && hooks.Listens(dsh.GuardEventName) {
 		c.view(&c.guard.Exec, viewGuard)
-		verdict, err := c.rt.hooks.RunGuard(c.ctx, &c.guard)
+		verdict, err := hooks.RunGuard(c.ctx, &c.guard)
 		if err != nil {
 			return c.listenerFailure(err), toFinish
 		}

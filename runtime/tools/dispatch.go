@@ -9,8 +9,19 @@ import (
 // dispatch runs the tools/execute wrappers around core dispatch (SEMANTICS.md B §4.4): the
 // candidate goes to post-execute, a wrapper or normalization failure is final.
 func (c *call) dispatch() stage {
-	c.view(&c.exe.Exec, viewExecute)
-	r, err := c.rt.hooks.RunExecute(c.ctx, &c.exe, c.core)
+	var (
+		r   dsh.ToolExecutionResult
+		err error
+	)
+	c.wrapped = c.rt.hooks.Listens(dsh.ExecuteEventName)
+	if c.wrapped {
+		c.view(&c.exe.Exec, viewExecute)
+		r, err = c.rt.hooks.RunExecute(c.ctx, &c.exe, c.core)
+	} else {
+		// No wrapper: core dispatch's own result is the candidate, with nothing to
+		// normalize.
+		c.cand, _ = c.invoke(c.ctx)
+	}
 
 	// A started body is always awaited, even when a wrapper returned without waiting.
 	c.mu.Lock()
@@ -18,11 +29,13 @@ func (c *call) dispatch() stage {
 	c.mu.Unlock()
 	c.body.Wait()
 
-	if err != nil {
-		return c.settle(c.listenerFailure(err), toFinish)
-	}
-	if !c.normalize(r) {
-		return toFinish
+	if c.wrapped {
+		if err != nil {
+			return c.settle(c.listenerFailure(err), toFinish)
+		}
+		if !c.normalize(r) {
+			return toFinish
+		}
 	}
 	o := &c.cand
 	// B §4.4 step 3: the body's deferred contexts come first, for success and failure.
@@ -39,21 +52,31 @@ func (c *call) dispatch() stage {
 // core is the innermost step of tools/execute: body dispatch (B §4.4 step 1). wctx is the
 // context the innermost wrapper passed to next.
 func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
+	o, ok := c.invoke(wctx)
+	if !ok {
+		// next was called as its wrapper returned: nobody normalizes this result.
+		return o.result()
+	}
+	return c.mint(o)
+}
+
+// invoke is body dispatch under the context wctx: the body's result, or the failure
+// that replaces it. ok is false when the run was already sealed (next was called as its
+// wrapper returned), and nothing started.
+func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
 	bctx, stop := fuse(c.ctx, wctx)
 	defer stop()
 	if bctx.Err() != nil {
-		return c.mint(aborted(false))
+		return aborted(false), true
 	}
 	t := c.rt.tools.lookup(c.agentID, c.exec.Name)
 	if t == nil {
-		return c.mint(failure(errUnknownTool(c.exec.Name)))
+		return failure(errUnknownTool(c.exec.Name)), true
 	}
 	c.mu.Lock()
 	if c.sealed {
-		// next was called as its wrapper returned: the run is over, nothing may start.
 		c.mu.Unlock()
-		o := aborted(false)
-		return o.result()
+		return aborted(false), false
 	}
 	c.bodyInvoked = true
 	c.body.Add(1)
@@ -64,7 +87,6 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 
 	value, err := runBody(bctx, t.def.Run, &c.rc)
 	deferred, concluded := c.rc.close()
-	var o outcome
 	if err != nil {
 		o = failure(err)
 	} else {
@@ -80,7 +102,7 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 	c.mu.Lock()
 	c.survivors = deferred
 	c.mu.Unlock()
-	return c.mint(o)
+	return o, true
 }
 
 // runBody calls the body, turning a panic into an error.

@@ -13,12 +13,14 @@ func (c *call) finish() dsh.ToolExecutionResult {
 	if c.finalizer() != nil {
 		c.applyFinalize()
 	}
-	observed := c.room.copyOf(&c.cand)
-	c.view(&c.res.Exec, viewResult)
-	c.res.Result = c.boxes.result(&observed)
-	if err := c.rt.hooks.EmitToolResult(c.ctx, &c.res); err != nil {
-		c.rt.log.LogAttrs(c.ctx, slog.LevelDebug, "tools: tools/result observer failed",
-			slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
+	if c.rt.hooks.Listens(dsh.ToolResultEventName) {
+		observed := c.room.copyOf(&c.cand)
+		c.view(&c.res.Exec, viewResult)
+		c.res.Result = c.boxes.result(&observed)
+		if err := c.rt.hooks.EmitToolResult(c.ctx, &c.res); err != nil {
+			c.rt.log.LogAttrs(c.ctx, slog.LevelDebug, "tools: tools/result observer failed",
+				slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
+		}
 	}
 	// The call is over: its private outcome becomes the caller's.
 	return c.boxes.result(&c.cand)

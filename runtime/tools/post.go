@@ -11,6 +11,11 @@ import (
 // postExecute runs the tools/post-execute waterfall over the candidate and applies its
 // decision to it (SEMANTICS.md B §4.7).
 func (c *call) postExecute() {
+	if !c.rt.hooks.Listens(dsh.PostToolEventName) {
+		// Nobody listens: the decision is accept{}, which keeps the candidate.
+		c.abortSucceeded()
+		return
+	}
 	payload := c.room.copyOf(&c.cand)
 	c.view(&c.post.Exec, viewPost)
 	c.post.Result = c.boxes.result(&payload)
@@ -36,7 +41,12 @@ func (c *call) postExecute() {
 		c.cand = c.finalFailure(errors.New("unreachable: tools/post-execute returned an unknown decision"))
 		return
 	}
-	// A success whose caller was cancelled meanwhile becomes the cancellation result.
+	c.abortSucceeded()
+}
+
+// abortSucceeded makes a success whose caller was cancelled meanwhile the cancellation
+// result.
+func (c *call) abortSucceeded() {
 	if !c.cand.failed && c.ctx.Err() != nil {
 		c.cand = c.abortSuccess(c.cand)
 	}

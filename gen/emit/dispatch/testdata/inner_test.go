@@ -740,6 +740,10 @@ func TestListens(t *testing.T) {
 	if reg.Listens(PolicyEventName) {
 		t.Error("an unregistered listener is still reported")
 	}
+	audited := NewRegistry(WithDecisionAudit(func(context.Context, ResolvedDecision) {}))
+	if !audited.Listens(PolicyEventName) || !audited.Listens(DemoGuardEventName) || audited.Listens(RunEventName) {
+		t.Error("an audit reaches policy points only")
+	}
 }
 
 // TestLongChains runs chains longer than a run keeps inline, in order, with a listener of
