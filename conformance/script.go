@@ -331,18 +331,18 @@ func (r *run) register(l sc.Listener) error {
 		reg.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 			s := callScope(p.Exec)
 			if !match(s) {
-				return next(ctx)
+				return next.Call(ctx)
 			}
-			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalPreToolDecision, nil)
+			return waterfall(r, ctx, s, acts, next.Call, dsh.UnmarshalPreToolDecision, nil)
 		})
 	case dsh.PostToolEventName:
 		reg.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 			s := callScope(p.Exec)
 			if !match(s) {
-				return next(ctx)
+				return next.Call(ctx)
 			}
 			add := addCtx(s)
-			return waterfall(r, ctx, s, acts, next, postToolDecision,
+			return waterfall(r, ctx, s, acts, next.Call, postToolDecision,
 				func(d dsh.PostToolDecision, a sc.Action) (dsh.PostToolDecision, error) {
 					out, err := add(d, a)
 					if err != nil {
@@ -363,10 +363,10 @@ func (r *run) register(l sc.Listener) error {
 		reg.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 			s := callScope(p.Exec)
 			if !match(s) {
-				return next(ctx)
+				return next.Call(ctx)
 			}
 			res, err := waterfall(r, ctx, s, acts,
-				func(ctx context.Context) (dsh.ToolExecutionResult, error) { return next(ctx), nil },
+				func(ctx context.Context) (dsh.ToolExecutionResult, error) { return next.Call(ctx), nil },
 				dsh.UnmarshalToolExecutionResult, nil)
 			if err != nil {
 				panic(err) // a wrapper has no error return: its failure is a panic
@@ -381,10 +381,10 @@ func (r *run) register(l sc.Listener) error {
 		reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("messages", strings.Join(texts(p.Messages), "|"))
 			if !match(s) {
-				return next(ctx)
+				return next.Call(ctx)
 			}
 			add := addCtx(s)
-			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalPreStepDecision,
+			return waterfall(r, ctx, s, acts, next.Call, dsh.UnmarshalPreStepDecision,
 				func(d dsh.PreStepDecision, a sc.Action) (dsh.PreStepDecision, error) {
 					if rw, ok := a.(sc.ActRewrite); ok {
 						enter, ok := d.(dsh.PreStepEnter)
@@ -407,17 +407,17 @@ func (r *run) register(l sc.Listener) error {
 		reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
 			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}
 			if !match(s) {
-				return next(ctx)
+				return next.Call(ctx)
 			}
-			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalRequestDecision, nil)
+			return waterfall(r, ctx, s, acts, next.Call, dsh.UnmarshalRequestDecision, nil)
 		})
 	case dsh.RequestErrorEventName:
 		reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
 			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("error", p.Failure.Message)
 			if !match(s) {
-				return next(ctx)
+				return next.Call(ctx)
 			}
-			return waterfall(r, ctx, s, acts, next, dsh.UnmarshalRequestErrorDecision, nil)
+			return waterfall(r, ctx, s, acts, next.Call, dsh.UnmarshalRequestErrorDecision, nil)
 		})
 	case dsh.SessionStartEventName:
 		reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {

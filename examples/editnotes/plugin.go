@@ -22,7 +22,7 @@ type Plugin struct {
 // OnPostTool adds the note to the decision of the inner listeners after a successful
 // Write or Edit; it never replaces their decision.
 func (p *Plugin) OnPostTool(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-	d, err := next(ctx)
+	d, err := next.Call(ctx)
 	if err != nil {
 		return d, err
 	}

@@ -152,9 +152,32 @@ const PreStepEventName = "agent/pre-step"
 // failure ends the turn error and stops the driver.
 type PreStepListener func(ctx context.Context, p *PreStepPayload, next PreStepNext) (PreStepDecision, error)
 
-// PreStepNext runs the rest of the agent/pre-step chain under ctx. It may be called at most
-// once.
-type PreStepNext func(ctx context.Context) (PreStepDecision, error)
+// PreStepNext runs the rest of a agent/pre-step chain: the listeners registered after the
+// one it is passed to, then the runner's terminal. Call it at most once, with a context
+// derived from the listener's (nil stands for the listener's own). It is a small value:
+// passing it allocates nothing. PreStepNextFunc makes one from a func, to call a listener
+// outside a registry; the zero PreStepNext runs nothing.
+type PreStepNext struct {
+	chain evWfChain[PreStepDecision]
+	i     int
+	fn    func(context.Context) (PreStepDecision, error)
+}
+
+// Call runs the rest of the chain under ctx and returns its outcome.
+func (n PreStepNext) Call(ctx context.Context) (PreStepDecision, error) {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	return nil, evErrZeroNext
+}
+
+// PreStepNextFunc returns the PreStepNext whose Call calls fn.
+func PreStepNextFunc(fn func(ctx context.Context) (PreStepDecision, error)) PreStepNext {
+	return PreStepNext{fn: fn}
+}
 
 // OnPreStep registers fn as a agent/pre-step listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
@@ -167,9 +190,10 @@ func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
 // nil terminal decides PreStepEnter{}. The listeners registered for one agent run only when
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
-func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal PreStepNext) (PreStepDecision, error) {
+func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal func(context.Context) (PreStepDecision, error)) (PreStepDecision, error) {
 	return evWaterfall(ctx, g, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}),
-		func(d PreStepDecision) string { return string(d.Kind()) })
+		func(d PreStepDecision) string { return string(d.Kind()) },
+		func(c evWfChain[PreStepDecision], i int) PreStepNext { return PreStepNext{chain: c, i: i} })
 }
 
 // evScopePreStep is the scope of the payload of agent/pre-step: its subject is AgentID.
@@ -193,9 +217,32 @@ const RequestEventName = "agent/request"
 // failure ends the turn error.
 type RequestListener func(ctx context.Context, p *RequestPayload, next RequestNext) (RequestDecision, error)
 
-// RequestNext runs the rest of the agent/request chain under ctx. It may be called at most
-// once.
-type RequestNext func(ctx context.Context) (RequestDecision, error)
+// RequestNext runs the rest of a agent/request chain: the listeners registered after the
+// one it is passed to, then the runner's terminal. Call it at most once, with a context
+// derived from the listener's (nil stands for the listener's own). It is a small value:
+// passing it allocates nothing. RequestNextFunc makes one from a func, to call a listener
+// outside a registry; the zero RequestNext runs nothing.
+type RequestNext struct {
+	chain evWfChain[RequestDecision]
+	i     int
+	fn    func(context.Context) (RequestDecision, error)
+}
+
+// Call runs the rest of the chain under ctx and returns its outcome.
+func (n RequestNext) Call(ctx context.Context) (RequestDecision, error) {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	return nil, evErrZeroNext
+}
+
+// RequestNextFunc returns the RequestNext whose Call calls fn.
+func RequestNextFunc(fn func(ctx context.Context) (RequestDecision, error)) RequestNext {
+	return RequestNext{fn: fn}
+}
 
 // OnRequest registers fn as a agent/request listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
@@ -208,9 +255,10 @@ func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
 // nil terminal decides RequestUse{}. The listeners registered for one agent run only when
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
-func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal RequestNext) (RequestDecision, error) {
+func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal func(context.Context) (RequestDecision, error)) (RequestDecision, error) {
 	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}),
-		func(d RequestDecision) string { return string(d.Kind()) })
+		func(d RequestDecision) string { return string(d.Kind()) },
+		func(c evWfChain[RequestDecision], i int) RequestNext { return RequestNext{chain: c, i: i} })
 }
 
 // evScopeRequest is the scope of the payload of agent/request: its subject is AgentID.
@@ -235,9 +283,32 @@ const RequestErrorEventName = "agent/request-error"
 // step. A failure ends the turn error.
 type RequestErrorListener func(ctx context.Context, p *RequestErrorPayload, next RequestErrorNext) (RequestErrorDecision, error)
 
-// RequestErrorNext runs the rest of the agent/request-error chain under ctx. It may be
-// called at most once.
-type RequestErrorNext func(ctx context.Context) (RequestErrorDecision, error)
+// RequestErrorNext runs the rest of a agent/request-error chain: the listeners registered
+// after the one it is passed to, then the runner's terminal. Call it at most once, with a
+// context derived from the listener's (nil stands for the listener's own). It is a small
+// value: passing it allocates nothing. RequestErrorNextFunc makes one from a func, to call
+// a listener outside a registry; the zero RequestErrorNext runs nothing.
+type RequestErrorNext struct {
+	chain evWfChain[RequestErrorDecision]
+	i     int
+	fn    func(context.Context) (RequestErrorDecision, error)
+}
+
+// Call runs the rest of the chain under ctx and returns its outcome.
+func (n RequestErrorNext) Call(ctx context.Context) (RequestErrorDecision, error) {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	return nil, evErrZeroNext
+}
+
+// RequestErrorNextFunc returns the RequestErrorNext whose Call calls fn.
+func RequestErrorNextFunc(fn func(ctx context.Context) (RequestErrorDecision, error)) RequestErrorNext {
+	return RequestErrorNext{fn: fn}
+}
 
 // OnRequestError registers fn as a agent/request-error listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
@@ -251,9 +322,12 @@ func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) 
 // one agent run only when p's subject is that agent. A listener failure is final and
 // returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is
 // then nil.
-func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal RequestErrorNext) (RequestErrorDecision, error) {
+func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal func(context.Context) (RequestErrorDecision, error)) (RequestErrorDecision, error) {
 	return evWaterfall(ctx, g, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}),
-		func(d RequestErrorDecision) string { return string(d.Kind()) })
+		func(d RequestErrorDecision) string { return string(d.Kind()) },
+		func(c evWfChain[RequestErrorDecision], i int) RequestErrorNext {
+			return RequestErrorNext{chain: c, i: i}
+		})
 }
 
 // evScopeRequestError is the scope of the payload of agent/request-error: its subject is

@@ -181,6 +181,8 @@ var (
 	ErrNextReused = errors.New("dsh: next called more than once")
 	// ErrNilDecision is the failure of a listener that returned a nil decision or result.
 	ErrNilDecision = errors.New("dsh: nil decision")
+	// evErrZeroNext is the failure of a call of the zero next value of a waterfall.
+	evErrZeroNext = errors.New("dsh: call of a zero next value, which runs nothing")
 )
 
 // ListenerError is the failure of one listener: an error it returned, a panic it raised
@@ -636,9 +638,9 @@ func evIsNil(v any) bool {
 // evWaterfall runs a waterfall: the listeners that see p, outermost first, around terminal
 // (nil: def). Any failure (a listener's, or the terminal's error) is final: it is returned
 // whatever the outer listeners do with the error their next returned.
-func evWaterfall[P, D any, N ~func(context.Context) (D, error), F ~func(context.Context, *P, N) (D, error)](
+func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal N, def D, kind func(D) string,
+	terminal func(context.Context) (D, error), def D, kind func(D) string, mk func(evWfChain[D], int) N,
 ) (D, error) {
 	var zero D
 	chain := l.seenBy(scope(p))
@@ -656,7 +658,7 @@ func evWaterfall[P, D any, N ~func(context.Context) (D, error), F ~func(context.
 		g.audit(ctx, event, "", func() string { return kind(d) }, d)
 		return d, nil
 	}
-	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def}
+	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def, mk: mk}
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
@@ -673,15 +675,21 @@ func evWaterfall[P, D any, N ~func(context.Context) (D, error), F ~func(context.
 	return d, nil
 }
 
-// evWfRun is one run of a waterfall. It is one allocation with the state of its first
-// listeners (inline); each listener adds one, its next func.
-type evWfRun[P, D any, N ~func(context.Context) (D, error), F ~func(context.Context, *P, N) (D, error)] struct {
+// evWfChain is a running waterfall, as the next values of its listeners call it.
+type evWfChain[D any] interface {
+	next(ctx context.Context, i int) (D, error)
+}
+
+// evWfRun is one run of a waterfall: one allocation, with the state of its first listeners
+// inline. A listener's next value points at it, so that passing next allocates nothing.
+type evWfRun[P, D, N any, F ~func(context.Context, *P, N) (D, error)] struct {
 	evRun
 	event    string
 	chain    []*evListener[F]
 	p        *P
-	terminal N
+	terminal func(context.Context) (D, error)
 	def      D
+	mk       func(evWfChain[D], int) N // the next value of listener i
 	frames   []evWfFrame
 	trace    []evWfTrace[D] // set when decisions are audited
 	inline   [4]evWfFrame
@@ -722,7 +730,7 @@ func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error
 	}
 	x, f := w.chain[i], &w.frames[i]
 	f.ctx = ctx
-	d, err, le := w.invoke(ctx, x, N(func(nctx context.Context) (D, error) { return w.next(nctx, i) }))
+	d, err, le := w.invoke(ctx, x, w.mk(w, i))
 	if le != nil {
 		w.fail(le)
 	}
@@ -820,9 +828,9 @@ func evGuardCall[P, D any, F ~func(context.Context, *P) D](ctx context.Context, 
 
 // evWrapper runs wrappers: the listeners that see p, outermost first, around terminal. Any
 // failure is final: the run returns it, whatever the outer wrappers return.
-func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P, N) D](
+func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal N,
+	terminal func(context.Context) D, mk func(evWrChain[D], int) N,
 ) (D, error) {
 	var zero D
 	if terminal == nil {
@@ -836,7 +844,7 @@ func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P
 		}
 		return d, nil
 	}
-	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal}
+	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, mk: mk}
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
@@ -849,14 +857,21 @@ func evWrapper[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P
 	return d, nil
 }
 
-// evWrRun is one run of a wrapper chain. It is one allocation with the state of its first
-// wrappers (inline); each wrapper adds one, its next func.
-type evWrRun[P, D any, N ~func(context.Context) D, F ~func(context.Context, *P, N) D] struct {
+// evWrChain is a running wrapper chain, as the next values of its wrappers call it.
+type evWrChain[D any] interface {
+	next(ctx context.Context, i int) D
+}
+
+// evWrRun is one run of a wrapper chain: one allocation, with the state of its first
+// wrappers inline. A wrapper's next value points at it, so that passing next allocates
+// nothing.
+type evWrRun[P, D, N any, F ~func(context.Context, *P, N) D] struct {
 	evRun
 	event    string
 	chain    []*evListener[F]
 	p        *P
-	terminal N
+	terminal func(context.Context) D
+	mk       func(evWrChain[D], int) N // the next value of wrapper i
 	frames   []evWrFrame
 	inline   [2]evWrFrame
 }
@@ -878,7 +893,7 @@ func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
 	}
 	x, f := w.chain[i], &w.frames[i]
 	f.ctx = ctx
-	d, le := w.invoke(ctx, x, N(func(nctx context.Context) D { return w.next(nctx, i) }))
+	d, le := w.invoke(ctx, x, w.mk(w, i))
 	if le != nil {
 		w.fail(le)
 	}

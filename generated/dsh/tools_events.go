@@ -16,9 +16,32 @@ const ExecuteEventName = "tools/execute"
 // (at most once) or returns its own result, which is re-normalized.
 type ExecuteListener func(ctx context.Context, p *ExecutePayload, next ExecuteNext) ToolExecutionResult
 
-// ExecuteNext runs the rest of the tools/execute chain under ctx. It may be called at most
-// once.
-type ExecuteNext func(ctx context.Context) ToolExecutionResult
+// ExecuteNext runs the rest of a tools/execute chain: the wrappers registered after the one
+// it is passed to, then the core operation. Call it at most once, with a context derived
+// from the listener's (nil stands for the listener's own). It is a small value: passing it
+// allocates nothing. ExecuteNextFunc makes one from a func, to call a listener outside a
+// registry; the zero ExecuteNext runs nothing.
+type ExecuteNext struct {
+	chain evWrChain[ToolExecutionResult]
+	i     int
+	fn    func(context.Context) ToolExecutionResult
+}
+
+// Call runs the rest of the chain under ctx and returns its outcome.
+func (n ExecuteNext) Call(ctx context.Context) ToolExecutionResult {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	return nil
+}
+
+// ExecuteNextFunc returns the ExecuteNext whose Call calls fn.
+func ExecuteNextFunc(fn func(ctx context.Context) ToolExecutionResult) ExecuteNext {
+	return ExecuteNext{fn: fn}
+}
 
 // WrapExecute registers fn as a tools/execute wrapper, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
@@ -30,8 +53,9 @@ func (r *Registrar) WrapExecute(fn ExecuteListener) (unregister func()) {
 // see p, the first registered outermost, and returns the outermost result. The listeners
 // registered for one agent run only when p's subject is that agent. A wrapper failure is
 // final and returned as a *ListenerError; the result is then nil.
-func (g *Registry) RunExecute(ctx context.Context, p *ExecutePayload, terminal ExecuteNext) (ToolExecutionResult, error) {
-	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal)
+func (g *Registry) RunExecute(ctx context.Context, p *ExecutePayload, terminal func(context.Context) ToolExecutionResult) (ToolExecutionResult, error) {
+	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal,
+		func(c evWrChain[ToolExecutionResult], i int) ExecuteNext { return ExecuteNext{chain: c, i: i} })
 }
 
 // evScopeExecute is the scope of the payload of tools/execute: its subject is Exec.AgentID.
@@ -89,9 +113,32 @@ const PostToolEventName = "tools/post-execute"
 // replaced content or value), block with feedback, or halt the turn.
 type PostToolListener func(ctx context.Context, p *PostToolPayload, next PostToolNext) (PostToolDecision, error)
 
-// PostToolNext runs the rest of the tools/post-execute chain under ctx. It may be called at
-// most once.
-type PostToolNext func(ctx context.Context) (PostToolDecision, error)
+// PostToolNext runs the rest of a tools/post-execute chain: the listeners registered after
+// the one it is passed to, then the runner's terminal. Call it at most once, with a context
+// derived from the listener's (nil stands for the listener's own). It is a small value:
+// passing it allocates nothing. PostToolNextFunc makes one from a func, to call a listener
+// outside a registry; the zero PostToolNext runs nothing.
+type PostToolNext struct {
+	chain evWfChain[PostToolDecision]
+	i     int
+	fn    func(context.Context) (PostToolDecision, error)
+}
+
+// Call runs the rest of the chain under ctx and returns its outcome.
+func (n PostToolNext) Call(ctx context.Context) (PostToolDecision, error) {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	return nil, evErrZeroNext
+}
+
+// PostToolNextFunc returns the PostToolNext whose Call calls fn.
+func PostToolNextFunc(fn func(ctx context.Context) (PostToolDecision, error)) PostToolNext {
+	return PostToolNext{fn: fn}
+}
 
 // OnPostTool registers fn as a tools/post-execute listener, after those already registered,
 // and returns a func that unregisters it. fn must not be nil.
@@ -104,9 +151,10 @@ func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
 // one. A nil terminal decides PostToolAccept{}. The listeners registered for one agent run
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
-func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal PostToolNext) (PostToolDecision, error) {
+func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal func(context.Context) (PostToolDecision, error)) (PostToolDecision, error) {
 	return evWaterfall(ctx, g, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}),
-		func(d PostToolDecision) string { return string(d.Kind()) })
+		func(d PostToolDecision) string { return string(d.Kind()) },
+		func(c evWfChain[PostToolDecision], i int) PostToolNext { return PostToolNext{chain: c, i: i} })
 }
 
 // evScopePostTool is the scope of the payload of tools/post-execute: its subject is
@@ -131,9 +179,32 @@ const PreToolEventName = "tools/pre-execute"
 // approval seam, or halt the turn. A throw is a final failure.
 type PreToolListener func(ctx context.Context, p *PreToolPayload, next PreToolNext) (PreToolDecision, error)
 
-// PreToolNext runs the rest of the tools/pre-execute chain under ctx. It may be called at
-// most once.
-type PreToolNext func(ctx context.Context) (PreToolDecision, error)
+// PreToolNext runs the rest of a tools/pre-execute chain: the listeners registered after
+// the one it is passed to, then the runner's terminal. Call it at most once, with a context
+// derived from the listener's (nil stands for the listener's own). It is a small value:
+// passing it allocates nothing. PreToolNextFunc makes one from a func, to call a listener
+// outside a registry; the zero PreToolNext runs nothing.
+type PreToolNext struct {
+	chain evWfChain[PreToolDecision]
+	i     int
+	fn    func(context.Context) (PreToolDecision, error)
+}
+
+// Call runs the rest of the chain under ctx and returns its outcome.
+func (n PreToolNext) Call(ctx context.Context) (PreToolDecision, error) {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	return nil, evErrZeroNext
+}
+
+// PreToolNextFunc returns the PreToolNext whose Call calls fn.
+func PreToolNextFunc(fn func(ctx context.Context) (PreToolDecision, error)) PreToolNext {
+	return PreToolNext{fn: fn}
+}
 
 // OnPreTool registers fn as a tools/pre-execute listener, after those already registered,
 // and returns a func that unregisters it. fn must not be nil.
@@ -146,9 +217,10 @@ func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
 // one. A nil terminal decides PreToolAllow{}. The listeners registered for one agent run
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
-func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal PreToolNext) (PreToolDecision, error) {
+func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal func(context.Context) (PreToolDecision, error)) (PreToolDecision, error) {
 	return evWaterfall(ctx, g, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}),
-		func(d PreToolDecision) string { return string(d.Kind()) })
+		func(d PreToolDecision) string { return string(d.Kind()) },
+		func(c evWfChain[PreToolDecision], i int) PreToolNext { return PreToolNext{chain: c, i: i} })
 }
 
 // evScopePreTool is the scope of the payload of tools/pre-execute: its subject is

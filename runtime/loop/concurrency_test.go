@@ -31,7 +31,7 @@ func TestConcurrentAgents(t *testing.T) {
 		globalMu.Lock()
 		global[p.AgentID]++
 		globalMu.Unlock()
-		return next(ctx)
+		return next.Call(ctx)
 	})
 
 	type result struct {
@@ -53,13 +53,13 @@ func TestConcurrentAgents(t *testing.T) {
 				r.foreign = append(r.foreign, p.AgentID)
 			}
 			r.preSteps++
-			return next(ctx)
+			return next.Call(ctx)
 		})
 		scoped.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 			if p.Exec.AgentID == nil || *p.Exec.AgentID != id {
 				r.foreign = append(r.foreign, "tool call of another agent")
 			}
-			return next(ctx)
+			return next.Call(ctx)
 		})
 		wg.Add(1)
 		go func() {

@@ -402,7 +402,7 @@ func blockPreStepUntilCancel(entered chan<- struct{}) dsh.PreStepListener {
 			entered <- struct{}{}
 			<-ctx.Done()
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	}
 }
 

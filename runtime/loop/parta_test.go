@@ -24,7 +24,7 @@ func TestPartA07_PreStepHaltLeavesInbox(t *testing.T) {
 			<-queued
 			return dsh.PreStepHalt{Reason: "enough"}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "first")
@@ -65,11 +65,11 @@ func TestPartA07_PreExecuteHaltSettlesBatch(t *testing.T) {
 		if p.Exec.CallID == "c2" {
 			return dsh.PreToolHalt{Reason: "enough"}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.reg.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		post.add(p.Exec.CallID)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -93,7 +93,7 @@ func TestPartA07_PostExecuteHaltKeepsResult(t *testing.T) {
 		if p.Exec.CallID == "c1" {
 			return dsh.PostToolHalt{Reason: "enough"}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -111,7 +111,7 @@ func TestPartA08_RejectReasonAndDroppedIDs(t *testing.T) {
 		if p.Step == 2 {
 			return dsh.PreStepReject{Reason: &reason}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.reg.OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
 		if err := p.Agent.Inject(ctx, pluginMsg("i1", "one")); err != nil {
@@ -132,7 +132,7 @@ func TestPartA10_QueueAfterBlockedErrorAborted(t *testing.T) {
 	queued := make(chan struct{}, 1)
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		if len(p.Messages) != 1 {
-			return next(ctx)
+			return next.Call(ctx)
 		}
 		switch p.Messages[0].ID {
 		case "blocked":
@@ -145,7 +145,7 @@ func TestPartA10_QueueAfterBlockedErrorAborted(t *testing.T) {
 			<-queued
 			<-ctx.Done()
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 
@@ -193,10 +193,10 @@ func TestPartA12_DecisionAudit(t *testing.T) {
 		if p.Turn == 2 {
 			return dsh.PreStepReject{Reason: &reason}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.reg.Plugin("passthrough").OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")

@@ -130,7 +130,7 @@ func TestScenario046_FirstCancelCauseWins(t *testing.T) {
 		entered <- struct{}{}
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -185,7 +185,7 @@ func injectThenCancel(keepInbox bool) tools.Definition {
 
 // addX is a post-execute listener adding the context X.
 func addX(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-	if _, err := next(ctx); err != nil {
+	if _, err := next.Call(ctx); err != nil {
 		return nil, err
 	}
 	return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{pluginMsg("X", "X")}}, nil
@@ -249,7 +249,7 @@ func TestScenario049_CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
 		if p.Exec.CallID == "c1" {
 			return contextPerCall(ctx, p, next)
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -271,7 +271,7 @@ func TestScenario050_DisposalWhileToolWaits(t *testing.T) {
 		return nil, ctx.Err()
 	}))
 	e.reg.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-		if _, err := next(ctx); err != nil {
+		if _, err := next.Call(ctx); err != nil {
 			return nil, err
 		}
 		return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{pluginMsg("Y", "Y")}}, nil

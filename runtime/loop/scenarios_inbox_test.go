@@ -113,7 +113,7 @@ func TestScenario033_InjectedContextsFollowResults(t *testing.T) {
 
 // contextPerCall is a post-execute listener adding the context "ctx-<callId>".
 func contextPerCall(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-	if _, err := next(ctx); err != nil {
+	if _, err := next.Call(ctx); err != nil {
 		return nil, err
 	}
 	id := "ctx-" + p.Exec.CallID

@@ -24,7 +24,7 @@ func TestScenario001_PreStepSeesPrompt(t *testing.T) {
 	var seen [][]string
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		seen = append(seen, msgTexts(p.Messages))
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "hello")
@@ -42,7 +42,7 @@ func TestScenario002_PreStepAtEveryStep(t *testing.T) {
 	var seen []call
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		seen = append(seen, call{p.Turn, p.Step, len(p.Messages)})
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -58,7 +58,7 @@ func TestScenario003_PreStepPayloadIsPrivate(t *testing.T) {
 	release := make(chan struct{})
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		<-release // awaits
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		// Changing the payload changes nothing: it is the listener's own copy.
 		p.Messages[0].Content[0] = dsh.TextBlock{Text: "mutated"}
 		p.Messages[0].Source = dsh.SourcePlugin{Plugin: "evil"}
@@ -82,7 +82,7 @@ func TestScenario003_PreStepPayloadIsPrivate(t *testing.T) {
 func TestScenario004_PreStepRewritesInPlace(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func TestScenario004_PreStepRewritesInPlace(t *testing.T) {
 func TestScenario005_PreStepAddsPluginMessage(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ func TestScenario007_RejectOnePromptThenNextRuns(t *testing.T) {
 			<-queued
 			return dsh.PreStepReject{}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "secret", "secret")
@@ -175,7 +175,7 @@ func awaitingPreStep(entered chan<- struct{}, release <-chan struct{}, decide fu
 				return decide(), nil
 			}
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	}
 }
 
@@ -233,7 +233,7 @@ func TestScenario010_OuterRejectsInnerSends(t *testing.T) {
 	queued := make(chan struct{})
 	reason := "blocked prompt"
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil || p.Turn != 1 {
 			return d, err
 		}
@@ -249,7 +249,7 @@ func TestScenario010_OuterRejectsInnerSends(t *testing.T) {
 				return nil, err
 			}
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "blocked prompt")
@@ -275,7 +275,7 @@ func TestScenario011_PreStepThrowEndsTurnError(t *testing.T) {
 			<-queued
 			return nil, errors.New("prompt hook broke")
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	var statuses recorder
 	e.reg.OnStatus(func(ctx context.Context, p *dsh.StatusPayload) { statuses.add(string(p.Status)) })
@@ -308,7 +308,7 @@ func enterNothing(from int) dsh.PreStepListener {
 		if p.Step >= from {
 			return dsh.PreStepEnter{Messages: []dsh.UserMessage{}}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	}
 }
 
@@ -349,7 +349,7 @@ func TestScenario014_RejectSecondProposal(t *testing.T) {
 		if p.Step == 2 {
 			return dsh.PreStepReject{}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.reg.OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
 		return p.Agent.Inject(ctx, pluginMsg("i1", "more"))
@@ -369,7 +369,7 @@ func TestScenario015_PreStepRunsBeforeStepOpens(t *testing.T) {
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		evs := events(e.log)
 		tails = append(tails, evs[len(evs)-1].Type)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "hello")
@@ -389,7 +389,7 @@ func TestScenario016_SteerThenThrowKeepsSteering(t *testing.T) {
 			}
 			return nil, errors.New("boom")
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "hello")

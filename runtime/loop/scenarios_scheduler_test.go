@@ -89,11 +89,11 @@ func TestScenario054_PolicyObservedInModelOrder(t *testing.T) {
 	var pre, post recorder
 	e.reg.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		pre.add(p.Exec.CallID)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.reg.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		post.add(p.Exec.CallID)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	delays := map[string]time.Duration{"c1": 30 * time.Millisecond, "c2": 15 * time.Millisecond, "c3": 0}
 	e.register(toolDef("p", true, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -122,11 +122,11 @@ func TestScenario055_DenyAndThrowAtPreExecute(t *testing.T) {
 		case "c3":
 			return nil, errors.New("pre exploded")
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.reg.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		post.add(p.Exec.CallID)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -206,7 +206,7 @@ func TestScenario058_CancelDuringPreExecute(t *testing.T) {
 	e.reg.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		entered <- struct{}{}
 		<-ctx.Done() // still pending when the cancel comes; then allows
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")

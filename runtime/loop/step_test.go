@@ -21,7 +21,7 @@ func TestStreamErrorMidToolCallEndsTurnError(t *testing.T) {
 	var attempts []int
 	e.reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
 		attempts = append(attempts, p.Attempt)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -79,7 +79,7 @@ func TestRequestListenerChangesHeader(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	e.cfg.System = "be brief"
 	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil || p.Turn == 1 {
 			return d, err
 		}

@@ -29,11 +29,11 @@ func addFull8(hooks *dsh.Registry) {
 	}
 	hooks.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict { return dsh.GuardAbstain{} })
 	hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	for range 2 {
 		hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-			return next(ctx)
+			return next.Call(ctx)
 		})
 	}
 	hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {})
@@ -41,7 +41,7 @@ func addFull8(hooks *dsh.Registry) {
 
 func addPassPre(hooks *dsh.Registry) {
 	hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-		return next(ctx)
+		return next.Call(ctx)
 	})
 }
 

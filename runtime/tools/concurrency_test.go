@@ -35,7 +35,7 @@ func TestConcurrentExecutions(t *testing.T) {
 	}
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		see("pre", p.Exec)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.Plugin("scoped").ForAgent("even").Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict {
 		guards.Add(1)
@@ -43,11 +43,11 @@ func TestConcurrentExecutions(t *testing.T) {
 	})
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 		see("execute", p.Exec)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		see("post", p.Exec)
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil {
 			return nil, err
 		}

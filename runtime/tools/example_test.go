@@ -36,7 +36,7 @@ func Example() {
 		if p.Exec.Name == "write_file" && json.Unmarshal(p.Exec.Arguments, &args) == nil && !strings.HasPrefix(args.Path, "/tmp/") {
 			return dsh.NewPreToolDeny("writes are limited to /tmp"), nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 
 	rt := tools.New(registry, hooks)

@@ -44,7 +44,7 @@ func TestFailureTable_Section3_2(t *testing.T) {
 		}, []string{"finalize", "result"}, false, nil, "Error: panic: point failed"},
 		{"tools/execute", func(e *env, err error) {
 			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-				next(ctx)
+				next.Call(ctx)
 				panic(err)
 			})
 		}, []string{"finalize", "result"}, true, []string{"d"}, "Error: panic: point failed"},
@@ -77,7 +77,7 @@ func TestFailureTable_Section3_2(t *testing.T) {
 			e.register(t, def)
 			e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 				rec.add("post")
-				return next(ctx)
+				return next.Call(ctx)
 			})
 			e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { rec.add("result") })
 			if tc.install != nil {
@@ -121,7 +121,7 @@ func TestPartA1_BodyContextFusion(t *testing.T) {
 			wctx, wcancel := context.WithCancel(context.Background()) // detached from the caller
 			defer wcancel()
 			e.hooks.WrapExecute(func(_ context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-				return next(wctx)
+				return next.Call(wctx)
 			})
 			go func() {
 				<-entered
@@ -150,19 +150,19 @@ func TestPartA2_NextReused(t *testing.T) {
 			switch phase {
 			case "pre":
 				e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-					next(ctx)
-					return next(ctx)
+					next.Call(ctx)
+					return next.Call(ctx)
 				})
 			case "execute":
 				e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-					r := next(ctx)
-					next(ctx)
+					r := next.Call(ctx)
+					next.Call(ctx)
 					return r
 				})
 			case "post":
 				e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-					d, _ := next(ctx)
-					next(ctx)
+					d, _ := next.Call(ctx)
+					next.Call(ctx)
 					return d, nil
 				})
 			}
@@ -259,13 +259,13 @@ func TestPartA5_DeferredContextsSurvive(t *testing.T) {
 	}{
 		{"wrapper-fails", func(e *env, _ *Definition) {
 			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-				next(ctx)
+				next.Call(ctx)
 				return nil // a nil result is the wrapper's failure
 			})
 		}, []string{"d"}},
 		{"wrapper-invalid-success", func(e *env, _ *Definition) {
 			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-				next(ctx)
+				next.Call(ctx)
 				return dsh.ToolSuccess{Value: json.RawMessage(`42`)}
 			})
 		}, []string{"d"}},
@@ -325,14 +325,14 @@ func TestHalt(t *testing.T) {
 		if preHalt {
 			return dsh.NewPreToolHalt("stop the run"), nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		posts++
 		if postHalt {
 			return dsh.NewPostToolHalt("enough"), nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	preHalt = true
 	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)

@@ -43,7 +43,7 @@ func FuzzExecute(f *testing.F) {
 			d, err := dsh.UnmarshalPreToolDecision(pre)
 			if err != nil {
 				if mode&1 != 0 {
-					return next(ctx)
+					return next.Call(ctx)
 				}
 				return nil, err
 			}
@@ -61,7 +61,7 @@ func FuzzExecute(f *testing.F) {
 		})
 		e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 			if mode&4 == 0 {
-				return next(ctx)
+				return next.Call(ctx)
 			}
 			r, err := dsh.UnmarshalToolExecutionResult(wrapped)
 			if err != nil {
@@ -75,7 +75,7 @@ func FuzzExecute(f *testing.F) {
 				if mode&8 != 0 {
 					panic(err)
 				}
-				return next(ctx)
+				return next.Call(ctx)
 			}
 			return d, nil
 		})

@@ -189,15 +189,15 @@ func (r *recorder) count(s string) int {
 func (e *env) phaseCounter(rec *recorder) {
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		rec.add("pre")
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 		rec.add("execute")
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		rec.add("post")
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { rec.add("result") })
 }

@@ -58,13 +58,13 @@ func TestResultCopiesAreIsolated(t *testing.T) {
 			}
 			e.register(t, def)
 			e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-				r := next(ctx)
+				r := next.Call(ctx)
 				got("wrapper", r)
 				return r // core dispatch's own result: the pipeline keeps its private one
 			})
 			e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 				got("post", p.Result)
-				return next(ctx)
+				return next.Call(ctx)
 			})
 			e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { got("observer", p.Result) })
 			r := e.rt.Execute(context.Background(), Input{CallID: "c1", Name: "iso", Arguments: json.RawMessage(`{"a":"b"}`), AgentID: "a1"})
@@ -129,7 +129,7 @@ func TestStragglingNext(t *testing.T) {
 				wctx, cancel = context.WithCancel(ctx)
 				cancel()
 			}
-			go next(wctx)
+			go next.Call(wctx)
 			return dsh.ToolSuccess{Value: json.RawMessage(`"wrapper"`)}
 		})
 		var seen []string

@@ -208,7 +208,7 @@ func TestLargeArgumentsAreCopiedPerPhase(t *testing.T) {
 	}})
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		p.Exec.Arguments[2] = 'X'
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	r := e.exec(context.Background(), "big", big)
 	if bodySaw != big || string(r.Exec.Arguments) != big {

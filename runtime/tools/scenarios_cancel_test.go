@@ -67,7 +67,7 @@ func TestScenario091_CancelDuringPreExecute(t *testing.T) {
 		decide func(ctx context.Context, next dsh.PreToolNext) (dsh.PreToolDecision, error)
 		want   string
 	}{
-		{"allow", func(ctx context.Context, next dsh.PreToolNext) (dsh.PreToolDecision, error) { return next(ctx) },
+		{"allow", func(ctx context.Context, next dsh.PreToolNext) (dsh.PreToolDecision, error) { return next.Call(ctx) },
 			"Error: tool call aborted before dispatch"},
 		{"deny", func(ctx context.Context, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 			return dsh.NewPreToolDeny("policy denied the call"), nil
@@ -111,7 +111,7 @@ func TestScenario092_WrapperSwappedContext(t *testing.T) {
 				} else {
 					rcancel()
 				}
-				return next(replacement)
+				return next.Call(replacement)
 			})
 			r := e.exec(ctx, "must-not-run", `{}`)
 			wantOutcome(t, r, `{"kind":"failure","error":{"message":"tool call aborted before dispatch","info":{"name":"AbortError","code":"ABORTED_BEFORE_DISPATCH"}},
@@ -147,7 +147,7 @@ func TestScenario093_CancelAfterBody(t *testing.T) {
 		e.register(t, toolDef("t", body))
 		ctx, cancel := context.WithCancel(context.Background())
 		e.hooks.WrapExecute(func(wctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-			r := next(wctx)
+			r := next.Call(wctx)
 			cancel()
 			return r
 		})
@@ -201,7 +201,7 @@ func TestScenario094_FusedBodyContext(t *testing.T) {
 		return "stopped", nil
 	}))
 	e.hooks.WrapExecute(func(wctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		return next(replacement)
+		return next.Call(replacement)
 	})
 	go func() { <-entered; cancel() }()
 	r := e.exec(ctx, "cooperative", `{}`)
@@ -223,12 +223,12 @@ func TestScenario095_PostSeesCallerContext(t *testing.T) {
 	e.register(t, echoDef())
 	ctx := context.WithValue(context.Background(), ctxKey{}, "caller")
 	e.hooks.WrapExecute(func(wctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		return next(context.WithValue(wctx, ctxKey{}, "wrapper"))
+		return next.Call(context.WithValue(wctx, ctxKey{}, "wrapper"))
 	})
 	var postValue any
 	e.hooks.OnPostTool(func(pctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		postValue = pctx.Value(ctxKey{})
-		return next(pctx)
+		return next.Call(pctx)
 	})
 	successOf(t, e.exec(ctx, "echo", `{}`))
 	if postValue != "caller" {
@@ -280,7 +280,7 @@ func TestScenario096_UncooperativeBody(t *testing.T) {
 		return "late", rc.DeferContext(ctxMsg("late", "slow"))
 	}))
 	e.hooks.WrapExecute(func(wctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		go next(wctx)
+		go next.Call(wctx)
 		<-entered2
 		go func() { time.Sleep(5 * time.Millisecond); close(release2) }()
 		return dsh.NewToolFailure(dsh.ToolError{Message: "timed out", Info: &dsh.ToolErrorInfo{Name: "TimeoutError", Code: "TOOL_TIMEOUT"}})
@@ -420,7 +420,7 @@ func TestScenario100_NestedCalls(t *testing.T) {
 
 	veto := e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		if p.Exec.Name != "terminal-nested" {
-			return next(ctx)
+			return next.Call(ctx)
 		}
 		return dsh.NewPostToolBlock([]dsh.ContentBlock{dsh.TextBlock{Text: "nested success rejected"}}), nil
 	})
@@ -450,7 +450,7 @@ func TestScenario101_TokensAndFrozenArguments(t *testing.T) {
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		add("pre", p.Exec.Token)
 		p.Exec.Arguments[2] = 'Y'
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict {
 		add("guard", p.Exec.Token)
@@ -461,11 +461,11 @@ func TestScenario101_TokensAndFrozenArguments(t *testing.T) {
 	})
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 		add("execute", p.Exec.Token)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		add("post", p.Exec.Token)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	args := json.RawMessage(`{"a":1}`)
 	r1 := e.rt.Execute(context.Background(), Input{CallID: "c1", Name: "probe", Arguments: args})

@@ -90,17 +90,17 @@ func TestScenario065_PhaseOrder(t *testing.T) {
 	}))
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		rec.add("pre")
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 		rec.add("execute:before")
-		r := next(ctx)
+		r := next.Call(ctx)
 		rec.add("execute:after")
 		return r
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		rec.add("post")
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	successOf(t, e.exec(context.Background(), "traced", `{}`))
 	want := []string{"pre", "execute:before", "body", "execute:after", "post"}
@@ -123,13 +123,13 @@ func TestScenario066_PreExecuteDeny(t *testing.T) {
 	})
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 		rec.add("execute")
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		rec.add("post")
 		f := p.Result.(dsh.ToolFailure)
 		f.Content[0] = dsh.TextBlock{Text: "mutated"} // the payload is a copy
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	r := e.exec(context.Background(), "echo", `{}`)
 	wantOutcome(t, r, `{"kind":"failure","error":{"message":"nope"},"content":[{"kind":"text","text":"Error: nope"}]}`)
@@ -366,12 +366,12 @@ func TestScenario075_ThrownBodyNormalizedBeforeWrapper(t *testing.T) {
 	}))
 	var seen, postSaw dsh.ToolExecutionResult
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		seen = next(ctx)
+		seen = next.Call(ctx)
 		return seen
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		postSaw = p.Result
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	r := e.exec(context.Background(), "boom", `{}`)
 	f, ok := seen.(dsh.ToolFailure)

@@ -85,7 +85,7 @@ func TestScenario080_CachedResultRevalidated(t *testing.T) {
 	var cached dsh.ToolExecutionResult
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 		if p.Exec.Name == "string-output" {
-			cached = next(ctx)
+			cached = next.Call(ctx)
 			return cached
 		}
 		return cached
@@ -93,7 +93,7 @@ func TestScenario080_CachedResultRevalidated(t *testing.T) {
 	posts := 0
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		posts++
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	if r := e.exec(context.Background(), "string-output", `{}`); string(successOf(t, r).Value) != `"cached"` {
 		t.Fatalf("first: %s", outcomeJSON(t, r))
@@ -315,7 +315,7 @@ func TestScenario087_ContextOrder(t *testing.T) {
 		return "done", rc.DeferContext(ctxMsg("n2", "nested-2"))
 	}))
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		r := next(ctx).(dsh.ToolSuccess)
+		r := next.Call(ctx).(dsh.ToolSuccess)
 		if len(r.AdditionalContexts) != 0 {
 			t.Errorf("a wrapper saw deferred contexts: %v", r.AdditionalContexts)
 		}
@@ -323,7 +323,7 @@ func TestScenario087_ContextOrder(t *testing.T) {
 		return r
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -27,11 +27,11 @@ func TestStagedCallsKeepModelOrder(t *testing.T) {
 	}))
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		rec.add("pre:" + p.Exec.CallID)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 		rec.add("post:" + p.Exec.CallID)
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { rec.add("result:" + p.Exec.CallID) })
 

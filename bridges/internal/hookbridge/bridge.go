@@ -382,7 +382,7 @@ func userPrompt(msgs []dsh.UserMessage) (string, bool) {
 func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 	prompt, ok := userPrompt(p.Messages)
 	if !ok {
-		return next(ctx)
+		return next.Call(ctx)
 	}
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
@@ -397,7 +397,7 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 		reason := rep.Merged.Reason
 		return dsh.PreStepReject{Reason: &reason}, nil
 	}
-	d, err := next(ctx)
+	d, err := next.Call(ctx)
 	if err != nil || len(rep.Merged.Contexts) == 0 {
 		return d, err
 	}
@@ -457,7 +457,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		}
 		return dsh.PreToolAsk{Reason: reason}, nil
 	}
-	return next(ctx)
+	return next.Call(ctx)
 }
 
 func (b *Bridge) unstash(t dsh.Token) []string {
@@ -525,7 +525,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return blk, nil
 		}
 	}
-	d, err := next(ctx)
+	d, err := next.Call(ctx)
 	if err != nil || len(texts) == 0 {
 		return d, err
 	}

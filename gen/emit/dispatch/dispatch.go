@@ -362,7 +362,11 @@ func checkNames(s *ir.Spec, evs []*event) error {
 	methods := map[string]string{"Plugin": "Registry", "Listens": "Registry", "ForAgent": "Registrar", "Close": "Registrar"}
 	for _, e := range evs {
 		by := fmt.Sprintf("event %q (%s)", e.Name, e.ir.Pos)
-		for _, n := range []string{e.Listener, e.Next, e.Const} {
+		nextFunc := ""
+		if e.Next != "" {
+			nextFunc = e.Next + "Func"
+		}
+		for _, n := range []string{e.Listener, e.Next, nextFunc, e.Const} {
 			if n == "" {
 				continue
 			}

@@ -25,7 +25,7 @@ func ptr(s string) *string { return &s }
 func logPolicy(log *[]string, name string) PolicyListener {
 	return func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
 		*log = append(*log, name)
-		return next(ctx)
+		return next.Call(ctx)
 	}
 }
 
@@ -203,10 +203,10 @@ func TestNextReused(t *testing.T) {
 	reg := NewRegistry()
 	var second error
 	reg.Plugin("p").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
-		if _, err := next(ctx); err != nil {
+		if _, err := next.Call(ctx); err != nil {
 			return nil, err
 		}
-		_, second = next(ctx)
+		_, second = next.Call(ctx)
 		return DemoAllow{}, nil // the run fails anyway
 	})
 	d, err := reg.RunPolicy(context.Background(), payload("x"), nil)
@@ -219,8 +219,8 @@ func TestNextReused(t *testing.T) {
 	wantListenerError(t, err, "p#1", ErrNextReused)
 
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
-		next(ctx)
-		next(ctx)
+		next.Call(ctx)
+		next.Call(ctx)
 		return DemoAllow{}
 	})
 	var terminals atomic.Int32
@@ -252,7 +252,7 @@ func TestPanic(t *testing.T) {
 	}
 
 	reg.Plugin("w").WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
-		next(ctx)
+		next.Call(ctx)
 		panic(fmt.Sprintf("wrap %d", 1))
 	})
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
@@ -263,7 +263,7 @@ func TestPanic(t *testing.T) {
 	// An inner panic is final even when the outer listener swallows the error from next.
 	reg2 := NewRegistry()
 	reg2.Plugin("outer").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
-		if _, err := next(ctx); err == nil {
+		if _, err := next.Call(ctx); err == nil {
 			t.Error("next did not report the inner failure")
 		}
 		return DemoAllow{}, nil
@@ -295,7 +295,7 @@ func TestNilDecision(t *testing.T) {
 	_, err = reg.RunDemoGuard(ctx, payload("x"))
 	wantListenerError(t, err, "anonymous#2", ErrNilDecision)
 
-	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { next(ctx); return nil })
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { next.Call(ctx); return nil })
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
 	wantListenerError(t, err, "anonymous#3", ErrNilDecision)
 
@@ -316,7 +316,7 @@ func TestNilTerminal(t *testing.T) {
 	}
 	var inner Decision
 	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		inner = d
 		return d, err
 	})
@@ -341,7 +341,7 @@ func TestShortCircuitAndTransform(t *testing.T) {
 	reg := NewRegistry()
 	var innerRan bool
 	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
-		d, err := next(ctx)
+		d, err := next.Call(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +355,7 @@ func TestShortCircuitAndTransform(t *testing.T) {
 	})
 	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
 		innerRan = true
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	d, err := reg.RunPolicy(ctx, payload("x"), nil)
 	if err != nil || !reflect.DeepEqual(d, DemoReplace{Items: []Item{{ID: "outer"}}}) || innerRan {
@@ -442,7 +442,7 @@ func TestWrapperContext(t *testing.T) {
 	var log []string
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
 		log = append(log, "outer")
-		d := next(context.WithValue(ctx, key{}, "outer"))
+		d := next.Call(context.WithValue(ctx, key{}, "outer"))
 		if d.Kind() == "deny" {
 			return DemoReplace{}
 		}
@@ -452,7 +452,7 @@ func TestWrapperContext(t *testing.T) {
 		log = append(log, fmt.Sprint("inner sees ", ctx.Value(key{})))
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	d, err := reg.RunRun(context.Background(), payload("x"), func(ctx context.Context) Decision {
 		log = append(log, fmt.Sprint("terminal sees ", ctx.Value(key{}), " ", ctx.Err()))
@@ -532,12 +532,12 @@ func TestAudit(t *testing.T) {
 	var got []ResolvedDecision
 	reg := NewRegistry(WithDecisionAudit(func(_ context.Context, d ResolvedDecision) { got = append(got, d) }))
 	ctx := context.Background()
-	reg.Plugin("a").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next(ctx) })
+	reg.Plugin("a").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next.Call(ctx) })
 	reg.Plugin("b").OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
 		if p.AgentID == "deny" {
 			return DemoDeny{Reason: "b"}, nil
 		}
-		return next(ctx)
+		return next.Call(ctx)
 	})
 	reg.RunPolicy(ctx, payload("deny"), nil)
 	reg.RunPolicy(ctx, payload("x"), nil)
@@ -612,9 +612,9 @@ func TestNilListener(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	reg := NewRegistry(WithLogger(slog.New(slog.DiscardHandler)), WithDecisionAudit(func(context.Context, ResolvedDecision) {}))
 	ctx := context.Background()
-	pass := func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next(ctx) }
+	pass := func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next.Call(ctx) }
 	abstain := func(context.Context, *DemoPayload) Verdict { return VerdictAbstain{} }
-	wrap := func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next(ctx) }
+	wrap := func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next.Call(ctx) }
 	reg.OnPolicy(pass)
 	stop := make(chan struct{})
 	var writers sync.WaitGroup
@@ -755,7 +755,7 @@ func TestLongChains(t *testing.T) {
 		reg.OnPolicy(logPolicy(&log, fmt.Sprint("p", i)))
 		reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
 			log = append(log, fmt.Sprint("w", i))
-			return next(ctx)
+			return next.Call(ctx)
 		})
 	}
 	ctx := context.Background()
@@ -771,10 +771,53 @@ func TestLongChains(t *testing.T) {
 		t.Errorf("log %q", got)
 	}
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
-		next(ctx)
-		return next(ctx)
+		next.Call(ctx)
+		return next.Call(ctx)
 	})
-	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next(ctx) })
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next.Call(ctx) })
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoDeny{Reason: "core"} })
 	wantListenerError(t, err, "anonymous#19", ErrNextReused)
+}
+
+func TestNextValues(t *testing.T) {
+	ctx := context.Background()
+	// A listener called outside a registry, with a next made from a func.
+	var log []string
+	d, err := logPolicy(&log, "alone")(ctx, payload("x"), PolicyNextFunc(func(context.Context) (Decision, error) {
+		return DemoDeny{Reason: "from func"}, nil
+	}))
+	if err != nil || !reflect.DeepEqual(d, DemoDeny{Reason: "from func"}) || len(log) != 1 {
+		t.Errorf("%#v, %v, %q", d, err, log)
+	}
+	r := RunNextFunc(func(context.Context) Decision { return DemoReplace{} }).Call(ctx)
+	if !reflect.DeepEqual(r, DemoReplace{}) {
+		t.Errorf("wrapper next from func: %#v", r)
+	}
+	// The zero next runs nothing.
+	if d, err := (PolicyNext{}).Call(ctx); d != nil || err == nil {
+		t.Errorf("zero waterfall next: %#v, %v", d, err)
+	}
+	if r := (RunNext{}).Call(ctx); r != nil {
+		t.Errorf("zero wrapper next: %#v", r)
+	}
+}
+
+// TestRunAllocations pins what a run allocates: the run itself, whatever the number of
+// listeners (up to those it keeps inline), nothing per listener.
+func TestRunAllocations(t *testing.T) {
+	reg := NewRegistry()
+	pass := func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next.Call(ctx) }
+	wrap := func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next.Call(ctx) }
+	ctx, p := context.Background(), payload("x")
+	terminal := func(context.Context) Decision { return DemoAllow{} }
+	if n := testing.AllocsPerRun(100, func() { reg.RunPolicy(ctx, p, nil); reg.RunRun(ctx, p, terminal) }); n != 0 {
+		t.Errorf("runs without listeners allocate %v times", n)
+	}
+	for range 2 {
+		reg.OnPolicy(pass)
+		reg.WrapRun(wrap)
+	}
+	if n := testing.AllocsPerRun(100, func() { reg.RunPolicy(ctx, p, nil); reg.RunRun(ctx, p, terminal) }); n != 2 {
+		t.Errorf("two runs of two listeners allocate %v times, want 2", n)
+	}
 }
