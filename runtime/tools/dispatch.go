@@ -90,12 +90,13 @@ func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
 	if err != nil {
 		o = failure(err)
 	} else {
-		raw, verr := marshalValueRoom(value, c.copies())
+		copies := c.copies()
+		raw, verr := marshalValueRoom(value, copies)
 		var text *string
 		if s, ok := value.(string); ok && verr == nil {
 			text = &s
 		}
-		if o = c.buildSuccessText(t, raw, verr, concluded, text); !o.failed && bctx.Err() != nil {
+		if o = c.buildSuccessText(t, raw, verr, concluded, text, copies); !o.failed && bctx.Err() != nil {
 			o = aborted(true)
 		}
 	}
@@ -195,8 +196,9 @@ func (c *call) normalize(r dsh.ToolExecutionResult) bool {
 			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
 			return false
 		}
-		raw, verr := snapshotJSONRoom(v.value, c.copies())
-		if c.cand = c.buildSuccess(t, raw, verr, c.concluded()); c.cand.failed {
+		copies := c.copies()
+		raw, verr := snapshotJSONRoom(v.value, copies)
+		if c.cand = c.buildSuccess(t, raw, verr, c.concluded(), copies); c.cand.failed {
 			c.cand.contexts = c.survivors
 			return false
 		}

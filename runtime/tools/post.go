@@ -116,8 +116,9 @@ func (c *call) accept(d dsh.PostToolAccept) {
 			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
 			return
 		}
-		raw, verr := snapshotJSONRoom(d.Value, c.copies())
-		c.cand = c.buildSuccess(t, raw, verr, c.concluded())
+		copies := c.copies()
+		raw, verr := snapshotJSONRoom(d.Value, copies)
+		c.cand = c.buildSuccess(t, raw, verr, c.concluded(), copies)
 	case d.Content != nil:
 		content, err := snapshotContent(d.Content)
 		if err != nil {

@@ -802,8 +802,8 @@ func TestNextValues(t *testing.T) {
 	}
 }
 
-// TestRunAllocations pins what a run allocates: the run itself, whatever the number of
-// listeners (up to those it keeps inline), nothing per listener.
+// TestRunAllocations pins what a run allocates: the run itself, and nothing per listener
+// (a next is a value), as long as the run keeps the listeners' state inline.
 func TestRunAllocations(t *testing.T) {
 	reg := NewRegistry()
 	pass := func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) { return next.Call(ctx) }
@@ -820,4 +820,93 @@ func TestRunAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { reg.RunPolicy(ctx, p, nil); reg.RunRun(ctx, p, terminal) }); n != 2 {
 		t.Errorf("two runs of two listeners allocate %v times, want 2", n)
 	}
+}
+
+// TestStaleNextAfterReuse: a next kept past its run fails as a call after its listener
+// returned, and cannot reach a later run.
+func TestStaleNextAfterReuse(t *testing.T) {
+	reg := NewRegistry()
+	ctx := context.Background()
+	var (
+		first    PolicyNext
+		firstRun RunNext
+	)
+	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		switch p.AgentID {
+		case "first":
+			first = next
+		case "second":
+			if d, err := first.Call(ctx); d != nil || !errors.Is(err, ErrNextReused) {
+				t.Errorf("stale next in a later run: %#v, %v", d, err)
+			}
+		}
+		return next.Call(ctx)
+	})
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
+		switch p.AgentID {
+		case "first":
+			firstRun = next
+		case "second":
+			if d := firstRun.Call(ctx); d != nil {
+				t.Errorf("stale wrapper next in a later run: %#v", d)
+			}
+		}
+		return next.Call(ctx)
+	})
+	var terminals atomic.Int32
+	terminal := func(context.Context) Decision { terminals.Add(1); return DemoDeny{Reason: "core"} }
+	for _, agent := range []string{"first", "second", "second"} {
+		d, err := reg.RunPolicy(ctx, payload(agent), nil)
+		if err != nil || d.Kind() != "allow" {
+			t.Errorf("%s policy run: %#v, %v", agent, d, err)
+		}
+		if d, err := reg.RunRun(ctx, payload(agent), terminal); err != nil || d.Kind() != "deny" {
+			t.Errorf("%s wrapper run: %#v, %v", agent, d, err)
+		}
+	}
+	if n := terminals.Load(); n != 3 {
+		t.Errorf("terminal ran %d times, want 3", n)
+	}
+}
+
+// TestNextFromGoroutine: a listener may hand next to a goroutine and wait for it; a next
+// called by a goroutine after its listener returned runs nothing, while other runs go on.
+func TestNextFromGoroutine(t *testing.T) {
+	reg := NewRegistry()
+	ctx := context.Background()
+	late := make(chan PolicyNext, 1)
+	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
+		if p.AgentID == "late" {
+			late <- next
+			return DemoDeny{Reason: "early"}, nil
+		}
+		var (
+			d   Decision
+			err error
+			wg  sync.WaitGroup
+		)
+		wg.Go(func() { d, err = next.Call(ctx) })
+		wg.Wait()
+		return d, err
+	})
+	if d, err := reg.RunPolicy(ctx, payload("late"), nil); err != nil || d.Kind() != "deny" {
+		t.Fatalf("%#v, %v", d, err)
+	}
+	stale := <-late
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if d, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || d.Kind() != "allow" {
+					t.Errorf("%#v, %v", d, err)
+				}
+			}
+		})
+		wg.Go(func() {
+			if _, err := stale.Call(ctx); !errors.Is(err, ErrNextReused) {
+				t.Errorf("late next: %v", err)
+			}
+		})
+	}
+	wg.Wait()
 }
