@@ -160,6 +160,7 @@ type PreStepListener func(ctx context.Context, p *PreStepPayload, next PreStepNe
 type PreStepNext struct {
 	chain evWfChain[PreStepDecision]
 	i     int
+	ctx   context.Context // the listener's
 	fn    func(context.Context) (PreStepDecision, error)
 }
 
@@ -167,7 +168,7 @@ type PreStepNext struct {
 func (n PreStepNext) Call(ctx context.Context) (PreStepDecision, error) {
 	switch {
 	case n.chain != nil:
-		return n.chain.next(ctx, n.i)
+		return n.chain.next(n.ctx, ctx, n.i)
 	case n.fn != nil:
 		return n.fn(ctx)
 	}
@@ -193,7 +194,9 @@ func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
 func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal func(context.Context) (PreStepDecision, error)) (PreStepDecision, error) {
 	return evWaterfall(ctx, g, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}),
 		func(d PreStepDecision) string { return string(d.Kind()) },
-		func(c evWfChain[PreStepDecision], i int) PreStepNext { return PreStepNext{chain: c, i: i} })
+		func(c evWfChain[PreStepDecision], i int, ctx context.Context) PreStepNext {
+			return PreStepNext{chain: c, i: i, ctx: ctx}
+		})
 }
 
 // evScopePreStep is the scope of the payload of agent/pre-step: its subject is AgentID.
@@ -225,6 +228,7 @@ type RequestListener func(ctx context.Context, p *RequestPayload, next RequestNe
 type RequestNext struct {
 	chain evWfChain[RequestDecision]
 	i     int
+	ctx   context.Context // the listener's
 	fn    func(context.Context) (RequestDecision, error)
 }
 
@@ -232,7 +236,7 @@ type RequestNext struct {
 func (n RequestNext) Call(ctx context.Context) (RequestDecision, error) {
 	switch {
 	case n.chain != nil:
-		return n.chain.next(ctx, n.i)
+		return n.chain.next(n.ctx, ctx, n.i)
 	case n.fn != nil:
 		return n.fn(ctx)
 	}
@@ -258,7 +262,9 @@ func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
 func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal func(context.Context) (RequestDecision, error)) (RequestDecision, error) {
 	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}),
 		func(d RequestDecision) string { return string(d.Kind()) },
-		func(c evWfChain[RequestDecision], i int) RequestNext { return RequestNext{chain: c, i: i} })
+		func(c evWfChain[RequestDecision], i int, ctx context.Context) RequestNext {
+			return RequestNext{chain: c, i: i, ctx: ctx}
+		})
 }
 
 // evScopeRequest is the scope of the payload of agent/request: its subject is AgentID.
@@ -291,6 +297,7 @@ type RequestErrorListener func(ctx context.Context, p *RequestErrorPayload, next
 type RequestErrorNext struct {
 	chain evWfChain[RequestErrorDecision]
 	i     int
+	ctx   context.Context // the listener's
 	fn    func(context.Context) (RequestErrorDecision, error)
 }
 
@@ -298,7 +305,7 @@ type RequestErrorNext struct {
 func (n RequestErrorNext) Call(ctx context.Context) (RequestErrorDecision, error) {
 	switch {
 	case n.chain != nil:
-		return n.chain.next(ctx, n.i)
+		return n.chain.next(n.ctx, ctx, n.i)
 	case n.fn != nil:
 		return n.fn(ctx)
 	}
@@ -325,8 +332,8 @@ func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) 
 func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal func(context.Context) (RequestErrorDecision, error)) (RequestErrorDecision, error) {
 	return evWaterfall(ctx, g, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}),
 		func(d RequestErrorDecision) string { return string(d.Kind()) },
-		func(c evWfChain[RequestErrorDecision], i int) RequestErrorNext {
-			return RequestErrorNext{chain: c, i: i}
+		func(c evWfChain[RequestErrorDecision], i int, ctx context.Context) RequestErrorNext {
+			return RequestErrorNext{chain: c, i: i, ctx: ctx}
 		})
 }
 

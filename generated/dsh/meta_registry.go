@@ -640,7 +640,7 @@ func evIsNil(v any) bool {
 // whatever the outer listeners do with the error their next returned.
 func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) (D, error), def D, kind func(D) string, mk func(evWfChain[D], int) N,
+	terminal func(context.Context) (D, error), def D, kind func(D) string, mk func(evWfChain[D], int, context.Context) N,
 ) (D, error) {
 	var zero D
 	chain := l.seenBy(scope(p))
@@ -662,7 +662,7 @@ func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
-		w.frames = make([]evWfFrame, len(chain))
+		w.frames = make([]evNext, len(chain))
 	}
 	if g.cfg.audit != nil {
 		w.trace = make([]evWfTrace[D], len(chain))
@@ -677,7 +677,7 @@ func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
 
 // evWfChain is a running waterfall, as the next values of its listeners call it.
 type evWfChain[D any] interface {
-	next(ctx context.Context, i int) (D, error)
+	next(ctx, nctx context.Context, i int) (D, error)
 }
 
 // evWfRun is one run of a waterfall: one allocation, with the state of its first listeners
@@ -689,16 +689,10 @@ type evWfRun[P, D, N any, F ~func(context.Context, *P, N) (D, error)] struct {
 	p        *P
 	terminal func(context.Context) (D, error)
 	def      D
-	mk       func(evWfChain[D], int) N // the next value of listener i
-	frames   []evWfFrame
-	trace    []evWfTrace[D] // set when decisions are audited
-	inline   [4]evWfFrame
-}
-
-// evWfFrame is the state of one listener in a waterfall run.
-type evWfFrame struct {
-	uses evNext
-	ctx  context.Context
+	mk       func(evWfChain[D], int, context.Context) N // the next value of listener i, given ctx
+	frames   []evNext                                   // the uses of each listener's next
+	trace    []evWfTrace[D]                             // set when decisions are audited
+	inline   [8]evNext
 }
 
 // evWfTrace is what the next func of one listener returned, for the audit: the listener
@@ -729,12 +723,11 @@ func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error
 		return d, "", nil
 	}
 	x, f := w.chain[i], &w.frames[i]
-	f.ctx = ctx
-	d, err, le := w.invoke(ctx, x, w.mk(w, i))
+	d, err, le := w.invoke(ctx, x, w.mk(w, i, ctx))
 	if le != nil {
 		w.fail(le)
 	}
-	f.uses.done()
+	f.done()
 	if ferr := w.failure(); ferr != nil {
 		return zero, "", ferr
 	}
@@ -769,15 +762,15 @@ func (w *evWfRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next
 	return d, err, nil
 }
 
-// next is the next func of listener i: single use, then the rest of the chain.
-func (w *evWfRun[P, D, N, F]) next(nctx context.Context, i int) (D, error) {
-	f := &w.frames[i]
-	if err := f.uses.use(&w.evRun, w.event, w.chain[i].name); err != nil {
+// next is the next value of listener i, which was given ctx: single use, then the rest of
+// the chain under nctx (nil: ctx).
+func (w *evWfRun[P, D, N, F]) next(ctx, nctx context.Context, i int) (D, error) {
+	if err := w.frames[i].use(&w.evRun, w.event, w.chain[i].name); err != nil {
 		var zero D
 		return zero, err
 	}
 	if nctx == nil {
-		nctx = f.ctx
+		nctx = ctx
 	}
 	d, from, err := w.step(nctx, i+1)
 	if w.trace != nil {
@@ -830,7 +823,7 @@ func evGuardCall[P, D any, F ~func(context.Context, *P) D](ctx context.Context, 
 // failure is final: the run returns it, whatever the outer wrappers return.
 func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) D, mk func(evWrChain[D], int) N,
+	terminal func(context.Context) D, mk func(evWrChain[D], int, context.Context) N,
 ) (D, error) {
 	var zero D
 	if terminal == nil {
@@ -848,7 +841,7 @@ func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
-		w.frames = make([]evWrFrame, len(chain))
+		w.frames = make([]evNext, len(chain))
 	}
 	d := w.step(ctx, 0)
 	if err := w.failure(); err != nil {
@@ -859,7 +852,7 @@ func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
 
 // evWrChain is a running wrapper chain, as the next values of its wrappers call it.
 type evWrChain[D any] interface {
-	next(ctx context.Context, i int) D
+	next(ctx, nctx context.Context, i int) D
 }
 
 // evWrRun is one run of a wrapper chain: one allocation, with the state of its first
@@ -871,15 +864,9 @@ type evWrRun[P, D, N any, F ~func(context.Context, *P, N) D] struct {
 	chain    []*evListener[F]
 	p        *P
 	terminal func(context.Context) D
-	mk       func(evWrChain[D], int) N // the next value of wrapper i
-	frames   []evWrFrame
-	inline   [2]evWrFrame
-}
-
-// evWrFrame is the state of one wrapper in a run.
-type evWrFrame struct {
-	uses evNext
-	ctx  context.Context
+	mk       func(evWrChain[D], int, context.Context) N // the next value of wrapper i, given ctx
+	frames   []evNext                                   // the uses of each wrapper's next
+	inline   [4]evNext
 }
 
 func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
@@ -892,12 +879,11 @@ func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
 		return d
 	}
 	x, f := w.chain[i], &w.frames[i]
-	f.ctx = ctx
-	d, le := w.invoke(ctx, x, w.mk(w, i))
+	d, le := w.invoke(ctx, x, w.mk(w, i, ctx))
 	if le != nil {
 		w.fail(le)
 	}
-	f.uses.done()
+	f.done()
 	if w.failure() != nil {
 		return zero
 	}
@@ -918,14 +904,13 @@ func (w *evWrRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next
 	return x.fn(ctx, w.p, next), nil
 }
 
-func (w *evWrRun[P, D, N, F]) next(nctx context.Context, i int) D {
-	f := &w.frames[i]
-	if err := f.uses.use(&w.evRun, w.event, w.chain[i].name); err != nil {
+func (w *evWrRun[P, D, N, F]) next(ctx, nctx context.Context, i int) D {
+	if err := w.frames[i].use(&w.evRun, w.event, w.chain[i].name); err != nil {
 		var zero D
 		return zero
 	}
 	if nctx == nil {
-		nctx = f.ctx
+		nctx = ctx
 	}
 	return w.step(nctx, i+1)
 }

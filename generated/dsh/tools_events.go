@@ -24,6 +24,7 @@ type ExecuteListener func(ctx context.Context, p *ExecutePayload, next ExecuteNe
 type ExecuteNext struct {
 	chain evWrChain[ToolExecutionResult]
 	i     int
+	ctx   context.Context // the listener's
 	fn    func(context.Context) ToolExecutionResult
 }
 
@@ -31,7 +32,7 @@ type ExecuteNext struct {
 func (n ExecuteNext) Call(ctx context.Context) ToolExecutionResult {
 	switch {
 	case n.chain != nil:
-		return n.chain.next(ctx, n.i)
+		return n.chain.next(n.ctx, ctx, n.i)
 	case n.fn != nil:
 		return n.fn(ctx)
 	}
@@ -55,7 +56,9 @@ func (r *Registrar) WrapExecute(fn ExecuteListener) (unregister func()) {
 // final and returned as a *ListenerError; the result is then nil.
 func (g *Registry) RunExecute(ctx context.Context, p *ExecutePayload, terminal func(context.Context) ToolExecutionResult) (ToolExecutionResult, error) {
 	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal,
-		func(c evWrChain[ToolExecutionResult], i int) ExecuteNext { return ExecuteNext{chain: c, i: i} })
+		func(c evWrChain[ToolExecutionResult], i int, ctx context.Context) ExecuteNext {
+			return ExecuteNext{chain: c, i: i, ctx: ctx}
+		})
 }
 
 // evScopeExecute is the scope of the payload of tools/execute: its subject is Exec.AgentID.
@@ -121,6 +124,7 @@ type PostToolListener func(ctx context.Context, p *PostToolPayload, next PostToo
 type PostToolNext struct {
 	chain evWfChain[PostToolDecision]
 	i     int
+	ctx   context.Context // the listener's
 	fn    func(context.Context) (PostToolDecision, error)
 }
 
@@ -128,7 +132,7 @@ type PostToolNext struct {
 func (n PostToolNext) Call(ctx context.Context) (PostToolDecision, error) {
 	switch {
 	case n.chain != nil:
-		return n.chain.next(ctx, n.i)
+		return n.chain.next(n.ctx, ctx, n.i)
 	case n.fn != nil:
 		return n.fn(ctx)
 	}
@@ -154,7 +158,9 @@ func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
 func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal func(context.Context) (PostToolDecision, error)) (PostToolDecision, error) {
 	return evWaterfall(ctx, g, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}),
 		func(d PostToolDecision) string { return string(d.Kind()) },
-		func(c evWfChain[PostToolDecision], i int) PostToolNext { return PostToolNext{chain: c, i: i} })
+		func(c evWfChain[PostToolDecision], i int, ctx context.Context) PostToolNext {
+			return PostToolNext{chain: c, i: i, ctx: ctx}
+		})
 }
 
 // evScopePostTool is the scope of the payload of tools/post-execute: its subject is
@@ -187,6 +193,7 @@ type PreToolListener func(ctx context.Context, p *PreToolPayload, next PreToolNe
 type PreToolNext struct {
 	chain evWfChain[PreToolDecision]
 	i     int
+	ctx   context.Context // the listener's
 	fn    func(context.Context) (PreToolDecision, error)
 }
 
@@ -194,7 +201,7 @@ type PreToolNext struct {
 func (n PreToolNext) Call(ctx context.Context) (PreToolDecision, error) {
 	switch {
 	case n.chain != nil:
-		return n.chain.next(ctx, n.i)
+		return n.chain.next(n.ctx, ctx, n.i)
 	case n.fn != nil:
 		return n.fn(ctx)
 	}
@@ -220,7 +227,9 @@ func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
 func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal func(context.Context) (PreToolDecision, error)) (PreToolDecision, error) {
 	return evWaterfall(ctx, g, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}),
 		func(d PreToolDecision) string { return string(d.Kind()) },
-		func(c evWfChain[PreToolDecision], i int) PreToolNext { return PreToolNext{chain: c, i: i} })
+		func(c evWfChain[PreToolDecision], i int, ctx context.Context) PreToolNext {
+			return PreToolNext{chain: c, i: i, ctx: ctx}
+		})
 }
 
 // evScopePreTool is the scope of the payload of tools/pre-execute: its subject is
