@@ -577,7 +577,7 @@ func (r *evRun) failure() error {
 	return nil
 }
 
-// evNext tracks the uses of one next func in one word: bit 0 is set once the listener
+// evNext tracks the uses of one next value in one word: bit 0 is set once the listener
 // returned, the bits above count the calls.
 type evNext struct {
 	state atomic.Uint32
@@ -695,7 +695,7 @@ type evWfRun[P, D, N any, F ~func(context.Context, *P, N) (D, error)] struct {
 	inline   [8]evNext
 }
 
-// evWfTrace is what the next func of one listener returned, for the audit: the listener
+// evWfTrace is what the next of one listener returned, for the audit: the listener
 // that returns it unchanged passes on where it came from.
 type evWfTrace[D any] struct {
 	mu    sync.Mutex
