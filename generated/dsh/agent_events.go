@@ -152,33 +152,8 @@ const PreStepEventName = "agent/pre-step"
 // failure ends the turn error and stops the driver.
 type PreStepListener func(ctx context.Context, p *PreStepPayload, next PreStepNext) (PreStepDecision, error)
 
-// PreStepNext runs the rest of a agent/pre-step chain: the listeners registered after the
-// one it is passed to, then the runner's terminal. Call it at most once, with a context
-// derived from the listener's (nil stands for the listener's own). It is a small value:
-// passing it allocates nothing. PreStepNextFunc makes one from a func, to call a listener
-// outside a registry; the zero PreStepNext runs nothing.
-type PreStepNext struct {
-	chain evWfChain[PreStepDecision]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) (PreStepDecision, error)
-}
-
-// Call runs the rest of the chain under ctx and returns its outcome.
-func (n PreStepNext) Call(ctx context.Context) (PreStepDecision, error) {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	return nil, evErrZeroNext
-}
-
-// PreStepNextFunc returns the PreStepNext whose Call calls fn.
-func PreStepNextFunc(fn func(ctx context.Context) (PreStepDecision, error)) PreStepNext {
-	return PreStepNext{fn: fn}
-}
+// PreStepNext runs the rest of the agent/pre-step chain (see WaterfallNext).
+type PreStepNext = WaterfallNext[PreStepDecision]
 
 // OnPreStep registers fn as a agent/pre-step listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
@@ -193,10 +168,7 @@ func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal func(context.Context) (PreStepDecision, error)) (PreStepDecision, error) {
 	return evWaterfall(ctx, g, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}),
-		func(d PreStepDecision) string { return string(d.Kind()) },
-		func(c evWfChain[PreStepDecision], i int, ctx context.Context) PreStepNext {
-			return PreStepNext{chain: c, i: i, ctx: ctx}
-		})
+		func(d PreStepDecision) string { return string(d.Kind()) })
 }
 
 // evScopePreStep is the scope of the payload of agent/pre-step: its subject is AgentID.
@@ -220,33 +192,8 @@ const RequestEventName = "agent/request"
 // failure ends the turn error.
 type RequestListener func(ctx context.Context, p *RequestPayload, next RequestNext) (RequestDecision, error)
 
-// RequestNext runs the rest of a agent/request chain: the listeners registered after the
-// one it is passed to, then the runner's terminal. Call it at most once, with a context
-// derived from the listener's (nil stands for the listener's own). It is a small value:
-// passing it allocates nothing. RequestNextFunc makes one from a func, to call a listener
-// outside a registry; the zero RequestNext runs nothing.
-type RequestNext struct {
-	chain evWfChain[RequestDecision]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) (RequestDecision, error)
-}
-
-// Call runs the rest of the chain under ctx and returns its outcome.
-func (n RequestNext) Call(ctx context.Context) (RequestDecision, error) {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	return nil, evErrZeroNext
-}
-
-// RequestNextFunc returns the RequestNext whose Call calls fn.
-func RequestNextFunc(fn func(ctx context.Context) (RequestDecision, error)) RequestNext {
-	return RequestNext{fn: fn}
-}
+// RequestNext runs the rest of the agent/request chain (see WaterfallNext).
+type RequestNext = WaterfallNext[RequestDecision]
 
 // OnRequest registers fn as a agent/request listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
@@ -261,10 +208,7 @@ func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal func(context.Context) (RequestDecision, error)) (RequestDecision, error) {
 	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}),
-		func(d RequestDecision) string { return string(d.Kind()) },
-		func(c evWfChain[RequestDecision], i int, ctx context.Context) RequestNext {
-			return RequestNext{chain: c, i: i, ctx: ctx}
-		})
+		func(d RequestDecision) string { return string(d.Kind()) })
 }
 
 // evScopeRequest is the scope of the payload of agent/request: its subject is AgentID.
@@ -289,33 +233,8 @@ const RequestErrorEventName = "agent/request-error"
 // step. A failure ends the turn error.
 type RequestErrorListener func(ctx context.Context, p *RequestErrorPayload, next RequestErrorNext) (RequestErrorDecision, error)
 
-// RequestErrorNext runs the rest of a agent/request-error chain: the listeners registered
-// after the one it is passed to, then the runner's terminal. Call it at most once, with a
-// context derived from the listener's (nil stands for the listener's own). It is a small
-// value: passing it allocates nothing. RequestErrorNextFunc makes one from a func, to call
-// a listener outside a registry; the zero RequestErrorNext runs nothing.
-type RequestErrorNext struct {
-	chain evWfChain[RequestErrorDecision]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) (RequestErrorDecision, error)
-}
-
-// Call runs the rest of the chain under ctx and returns its outcome.
-func (n RequestErrorNext) Call(ctx context.Context) (RequestErrorDecision, error) {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	return nil, evErrZeroNext
-}
-
-// RequestErrorNextFunc returns the RequestErrorNext whose Call calls fn.
-func RequestErrorNextFunc(fn func(ctx context.Context) (RequestErrorDecision, error)) RequestErrorNext {
-	return RequestErrorNext{fn: fn}
-}
+// RequestErrorNext runs the rest of the agent/request-error chain (see WaterfallNext).
+type RequestErrorNext = WaterfallNext[RequestErrorDecision]
 
 // OnRequestError registers fn as a agent/request-error listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
@@ -331,10 +250,7 @@ func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) 
 // then nil.
 func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal func(context.Context) (RequestErrorDecision, error)) (RequestErrorDecision, error) {
 	return evWaterfall(ctx, g, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}),
-		func(d RequestErrorDecision) string { return string(d.Kind()) },
-		func(c evWfChain[RequestErrorDecision], i int, ctx context.Context) RequestErrorNext {
-			return RequestErrorNext{chain: c, i: i, ctx: ctx}
-		})
+		func(d RequestErrorDecision) string { return string(d.Kind()) })
 }
 
 // evScopeRequestError is the scope of the payload of agent/request-error: its subject is

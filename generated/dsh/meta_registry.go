@@ -181,7 +181,7 @@ var (
 	ErrNextReused = errors.New("dsh: next called more than once")
 	// ErrNilDecision is the failure of a listener that returned a nil decision or result.
 	ErrNilDecision = errors.New("dsh: nil decision")
-	// evErrZeroNext is the failure of a call of the zero next value of a waterfall.
+	// evErrZeroNext is the failure of a call of the zero WaterfallNext.
 	evErrZeroNext = errors.New("dsh: call of a zero next value, which runs nothing")
 )
 
@@ -638,9 +638,9 @@ func evIsNil(v any) bool {
 // evWaterfall runs a waterfall: the listeners that see p, outermost first, around terminal
 // (nil: def). Any failure (a listener's, or the terminal's error) is final: it is returned
 // whatever the outer listeners do with the error their next returned.
-func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
+func evWaterfall[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, error)](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) (D, error), def D, kind func(D) string, mk func(evWfChain[D], int, context.Context) N,
+	terminal func(context.Context) (D, error), def D, kind func(D) string,
 ) (D, error) {
 	var zero D
 	chain := l.seenBy(scope(p))
@@ -658,7 +658,7 @@ func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
 		g.audit(ctx, event, "", func() string { return kind(d) }, d)
 		return d, nil
 	}
-	w := &evWfRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, def: def, mk: mk}
+	w := &evWfRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal, def: def}
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
@@ -675,6 +675,36 @@ func evWaterfall[P, D, N any, F ~func(context.Context, *P, N) (D, error)](
 	return d, nil
 }
 
+// WaterfallNext runs the rest of a waterfall's chain: the listeners registered after the
+// one it is passed to, then the runner's terminal. A listener calls it at most once, with a
+// context derived from its own (nil stands for its own). It is a small value: passing it
+// allocates nothing. Each waterfall names its own (PreToolNext is
+// WaterfallNext[PreToolDecision]). WaterfallNextFunc makes one from a func, to call a
+// listener outside a registry; the zero WaterfallNext runs nothing.
+type WaterfallNext[D any] struct {
+	chain evWfChain[D]
+	i     int
+	ctx   context.Context // the listener's
+	fn    func(context.Context) (D, error)
+}
+
+// Call runs the rest of the chain under ctx and returns its decision.
+func (n WaterfallNext[D]) Call(ctx context.Context) (D, error) {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(n.ctx, ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	var zero D
+	return zero, evErrZeroNext
+}
+
+// WaterfallNextFunc returns the WaterfallNext whose Call calls fn.
+func WaterfallNextFunc[D any](fn func(ctx context.Context) (D, error)) WaterfallNext[D] {
+	return WaterfallNext[D]{fn: fn}
+}
+
 // evWfChain is a running waterfall, as the next values of its listeners call it.
 type evWfChain[D any] interface {
 	next(ctx, nctx context.Context, i int) (D, error)
@@ -682,16 +712,15 @@ type evWfChain[D any] interface {
 
 // evWfRun is one run of a waterfall: one allocation, with the state of its first listeners
 // inline. A listener's next value points at it, so that passing next allocates nothing.
-type evWfRun[P, D, N any, F ~func(context.Context, *P, N) (D, error)] struct {
+type evWfRun[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, error)] struct {
 	evRun
 	event    string
 	chain    []*evListener[F]
 	p        *P
 	terminal func(context.Context) (D, error)
 	def      D
-	mk       func(evWfChain[D], int, context.Context) N // the next value of listener i, given ctx
-	frames   []evNext                                   // the uses of each listener's next
-	trace    []evWfTrace[D]                             // set when decisions are audited
+	frames   []evNext       // the uses of each listener's next
+	trace    []evWfTrace[D] // set when decisions are audited
 	inline   [8]evNext
 }
 
@@ -706,7 +735,7 @@ type evWfTrace[D any] struct {
 
 // step runs the chain from listener i and returns its decision and the name of the
 // listener the decision came from.
-func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error) {
+func (w *evWfRun[P, D, F]) step(ctx context.Context, i int) (D, string, error) {
 	var zero D
 	if i == len(w.chain) {
 		if w.terminal == nil {
@@ -723,7 +752,7 @@ func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error
 		return d, "", nil
 	}
 	x, f := w.chain[i], &w.frames[i]
-	d, err, le := w.invoke(ctx, x, w.mk(w, i, ctx))
+	d, err, le := w.invoke(ctx, x, WaterfallNext[D]{chain: w, i: i, ctx: ctx})
 	if le != nil {
 		w.fail(le)
 	}
@@ -752,7 +781,7 @@ func (w *evWfRun[P, D, N, F]) step(ctx context.Context, i int) (D, string, error
 }
 
 // invoke calls listener x, turning a panic into its *ListenerError.
-func (w *evWfRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next N) (d D, err error, le *ListenerError) {
+func (w *evWfRun[P, D, F]) invoke(ctx context.Context, x *evListener[F], next WaterfallNext[D]) (d D, err error, le *ListenerError) {
 	defer func() {
 		if v := recover(); v != nil {
 			le = evPanic(w.event, x.name, v)
@@ -764,7 +793,7 @@ func (w *evWfRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next
 
 // next is the next value of listener i, which was given ctx: single use, then the rest of
 // the chain under nctx (nil: ctx).
-func (w *evWfRun[P, D, N, F]) next(ctx, nctx context.Context, i int) (D, error) {
+func (w *evWfRun[P, D, F]) next(ctx, nctx context.Context, i int) (D, error) {
 	if err := w.frames[i].use(&w.evRun, w.event, w.chain[i].name); err != nil {
 		var zero D
 		return zero, err
@@ -821,9 +850,9 @@ func evGuardCall[P, D any, F ~func(context.Context, *P) D](ctx context.Context, 
 
 // evWrapper runs wrappers: the listeners that see p, outermost first, around terminal. Any
 // failure is final: the run returns it, whatever the outer wrappers return.
-func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
+func evWrapper[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) D, mk func(evWrChain[D], int, context.Context) N,
+	terminal func(context.Context) D,
 ) (D, error) {
 	var zero D
 	if terminal == nil {
@@ -837,7 +866,7 @@ func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
 		}
 		return d, nil
 	}
-	w := &evWrRun[P, D, N, F]{event: event, chain: chain, p: p, terminal: terminal, mk: mk}
+	w := &evWrRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal}
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
@@ -850,6 +879,36 @@ func evWrapper[P, D, N any, F ~func(context.Context, *P, N) D](
 	return d, nil
 }
 
+// WrapperNext runs the rest of a wrapper chain: the wrappers registered after the one it
+// is passed to, then the core operation. A wrapper calls it at most once, with a context
+// derived from its own (nil stands for its own); that context reaches the core operation.
+// It is a small value: passing it allocates nothing. Each wrapper event names its own
+// (ExecuteNext is WrapperNext[ToolExecutionResult]). WrapperNextFunc makes one from a func,
+// to call a wrapper outside a registry; the zero WrapperNext runs nothing and returns nil.
+type WrapperNext[D any] struct {
+	chain evWrChain[D]
+	i     int
+	ctx   context.Context // the wrapper's
+	fn    func(context.Context) D
+}
+
+// Call runs the rest of the chain under ctx and returns its result.
+func (n WrapperNext[D]) Call(ctx context.Context) D {
+	switch {
+	case n.chain != nil:
+		return n.chain.next(n.ctx, ctx, n.i)
+	case n.fn != nil:
+		return n.fn(ctx)
+	}
+	var zero D
+	return zero
+}
+
+// WrapperNextFunc returns the WrapperNext whose Call calls fn.
+func WrapperNextFunc[D any](fn func(ctx context.Context) D) WrapperNext[D] {
+	return WrapperNext[D]{fn: fn}
+}
+
 // evWrChain is a running wrapper chain, as the next values of its wrappers call it.
 type evWrChain[D any] interface {
 	next(ctx, nctx context.Context, i int) D
@@ -858,18 +917,17 @@ type evWrChain[D any] interface {
 // evWrRun is one run of a wrapper chain: one allocation, with the state of its first
 // wrappers inline. A wrapper's next value points at it, so that passing next allocates
 // nothing.
-type evWrRun[P, D, N any, F ~func(context.Context, *P, N) D] struct {
+type evWrRun[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D] struct {
 	evRun
 	event    string
 	chain    []*evListener[F]
 	p        *P
 	terminal func(context.Context) D
-	mk       func(evWrChain[D], int, context.Context) N // the next value of wrapper i, given ctx
-	frames   []evNext                                   // the uses of each wrapper's next
+	frames   []evNext // the uses of each wrapper's next
 	inline   [4]evNext
 }
 
-func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
+func (w *evWrRun[P, D, F]) step(ctx context.Context, i int) D {
 	var zero D
 	if i == len(w.chain) {
 		d := w.terminal(ctx)
@@ -879,7 +937,7 @@ func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
 		return d
 	}
 	x, f := w.chain[i], &w.frames[i]
-	d, le := w.invoke(ctx, x, w.mk(w, i, ctx))
+	d, le := w.invoke(ctx, x, WrapperNext[D]{chain: w, i: i, ctx: ctx})
 	if le != nil {
 		w.fail(le)
 	}
@@ -895,7 +953,7 @@ func (w *evWrRun[P, D, N, F]) step(ctx context.Context, i int) D {
 }
 
 // invoke calls wrapper x, turning a panic into its *ListenerError.
-func (w *evWrRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next N) (d D, le *ListenerError) {
+func (w *evWrRun[P, D, F]) invoke(ctx context.Context, x *evListener[F], next WrapperNext[D]) (d D, le *ListenerError) {
 	defer func() {
 		if v := recover(); v != nil {
 			le = evPanic(w.event, x.name, v)
@@ -904,7 +962,7 @@ func (w *evWrRun[P, D, N, F]) invoke(ctx context.Context, x *evListener[F], next
 	return x.fn(ctx, w.p, next), nil
 }
 
-func (w *evWrRun[P, D, N, F]) next(ctx, nctx context.Context, i int) D {
+func (w *evWrRun[P, D, F]) next(ctx, nctx context.Context, i int) D {
 	if err := w.frames[i].use(&w.evRun, w.event, w.chain[i].name); err != nil {
 		var zero D
 		return zero

@@ -16,33 +16,8 @@ const ExecuteEventName = "tools/execute"
 // (at most once) or returns its own result, which is re-normalized.
 type ExecuteListener func(ctx context.Context, p *ExecutePayload, next ExecuteNext) ToolExecutionResult
 
-// ExecuteNext runs the rest of a tools/execute chain: the wrappers registered after the one
-// it is passed to, then the core operation. Call it at most once, with a context derived
-// from the listener's (nil stands for the listener's own). It is a small value: passing it
-// allocates nothing. ExecuteNextFunc makes one from a func, to call a listener outside a
-// registry; the zero ExecuteNext runs nothing.
-type ExecuteNext struct {
-	chain evWrChain[ToolExecutionResult]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) ToolExecutionResult
-}
-
-// Call runs the rest of the chain under ctx and returns its outcome.
-func (n ExecuteNext) Call(ctx context.Context) ToolExecutionResult {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	return nil
-}
-
-// ExecuteNextFunc returns the ExecuteNext whose Call calls fn.
-func ExecuteNextFunc(fn func(ctx context.Context) ToolExecutionResult) ExecuteNext {
-	return ExecuteNext{fn: fn}
-}
+// ExecuteNext runs the rest of the tools/execute chain (see WrapperNext).
+type ExecuteNext = WrapperNext[ToolExecutionResult]
 
 // WrapExecute registers fn as a tools/execute wrapper, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
@@ -55,10 +30,7 @@ func (r *Registrar) WrapExecute(fn ExecuteListener) (unregister func()) {
 // registered for one agent run only when p's subject is that agent. A wrapper failure is
 // final and returned as a *ListenerError; the result is then nil.
 func (g *Registry) RunExecute(ctx context.Context, p *ExecutePayload, terminal func(context.Context) ToolExecutionResult) (ToolExecutionResult, error) {
-	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal,
-		func(c evWrChain[ToolExecutionResult], i int, ctx context.Context) ExecuteNext {
-			return ExecuteNext{chain: c, i: i, ctx: ctx}
-		})
+	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal)
 }
 
 // evScopeExecute is the scope of the payload of tools/execute: its subject is Exec.AgentID.
@@ -116,33 +88,8 @@ const PostToolEventName = "tools/post-execute"
 // replaced content or value), block with feedback, or halt the turn.
 type PostToolListener func(ctx context.Context, p *PostToolPayload, next PostToolNext) (PostToolDecision, error)
 
-// PostToolNext runs the rest of a tools/post-execute chain: the listeners registered after
-// the one it is passed to, then the runner's terminal. Call it at most once, with a context
-// derived from the listener's (nil stands for the listener's own). It is a small value:
-// passing it allocates nothing. PostToolNextFunc makes one from a func, to call a listener
-// outside a registry; the zero PostToolNext runs nothing.
-type PostToolNext struct {
-	chain evWfChain[PostToolDecision]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) (PostToolDecision, error)
-}
-
-// Call runs the rest of the chain under ctx and returns its outcome.
-func (n PostToolNext) Call(ctx context.Context) (PostToolDecision, error) {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	return nil, evErrZeroNext
-}
-
-// PostToolNextFunc returns the PostToolNext whose Call calls fn.
-func PostToolNextFunc(fn func(ctx context.Context) (PostToolDecision, error)) PostToolNext {
-	return PostToolNext{fn: fn}
-}
+// PostToolNext runs the rest of the tools/post-execute chain (see WaterfallNext).
+type PostToolNext = WaterfallNext[PostToolDecision]
 
 // OnPostTool registers fn as a tools/post-execute listener, after those already registered,
 // and returns a func that unregisters it. fn must not be nil.
@@ -157,10 +104,7 @@ func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal func(context.Context) (PostToolDecision, error)) (PostToolDecision, error) {
 	return evWaterfall(ctx, g, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}),
-		func(d PostToolDecision) string { return string(d.Kind()) },
-		func(c evWfChain[PostToolDecision], i int, ctx context.Context) PostToolNext {
-			return PostToolNext{chain: c, i: i, ctx: ctx}
-		})
+		func(d PostToolDecision) string { return string(d.Kind()) })
 }
 
 // evScopePostTool is the scope of the payload of tools/post-execute: its subject is
@@ -185,33 +129,8 @@ const PreToolEventName = "tools/pre-execute"
 // approval seam, or halt the turn. A throw is a final failure.
 type PreToolListener func(ctx context.Context, p *PreToolPayload, next PreToolNext) (PreToolDecision, error)
 
-// PreToolNext runs the rest of a tools/pre-execute chain: the listeners registered after
-// the one it is passed to, then the runner's terminal. Call it at most once, with a context
-// derived from the listener's (nil stands for the listener's own). It is a small value:
-// passing it allocates nothing. PreToolNextFunc makes one from a func, to call a listener
-// outside a registry; the zero PreToolNext runs nothing.
-type PreToolNext struct {
-	chain evWfChain[PreToolDecision]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) (PreToolDecision, error)
-}
-
-// Call runs the rest of the chain under ctx and returns its outcome.
-func (n PreToolNext) Call(ctx context.Context) (PreToolDecision, error) {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	return nil, evErrZeroNext
-}
-
-// PreToolNextFunc returns the PreToolNext whose Call calls fn.
-func PreToolNextFunc(fn func(ctx context.Context) (PreToolDecision, error)) PreToolNext {
-	return PreToolNext{fn: fn}
-}
+// PreToolNext runs the rest of the tools/pre-execute chain (see WaterfallNext).
+type PreToolNext = WaterfallNext[PreToolDecision]
 
 // OnPreTool registers fn as a tools/pre-execute listener, after those already registered,
 // and returns a func that unregisters it. fn must not be nil.
@@ -226,10 +145,7 @@ func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal func(context.Context) (PreToolDecision, error)) (PreToolDecision, error) {
 	return evWaterfall(ctx, g, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}),
-		func(d PreToolDecision) string { return string(d.Kind()) },
-		func(c evWfChain[PreToolDecision], i int, ctx context.Context) PreToolNext {
-			return PreToolNext{chain: c, i: i, ctx: ctx}
-		})
+		func(d PreToolDecision) string { return string(d.Kind()) })
 }
 
 // evScopePreTool is the scope of the payload of tools/pre-execute: its subject is

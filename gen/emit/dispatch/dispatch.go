@@ -353,7 +353,8 @@ func checkNames(s *ir.Spec, evs []*event) error {
 		"DomainNotification", "DomainObserver", "EventInfo", "Events", "ErrNextReused",
 		"ErrNilDecision", "ListenerError", "ResolvedDecision", "RegistryOption", "WithLogger",
 		"WithDecisionAudit", "Registry", "NewRegistry", "Registrar", "SessionEventData",
-		"SessionEventTypes", "DecodeSessionEventData"} {
+		"SessionEventTypes", "DecodeSessionEventData", "WaterfallNext", "WaterfallNextFunc",
+		"WrapperNext", "WrapperNextFunc"} {
 		if err := claim(n, "the registry machinery"); err != nil {
 			return err
 		}
@@ -362,11 +363,7 @@ func checkNames(s *ir.Spec, evs []*event) error {
 	methods := map[string]string{"Plugin": "Registry", "Listens": "Registry", "ForAgent": "Registrar", "Close": "Registrar"}
 	for _, e := range evs {
 		by := fmt.Sprintf("event %q (%s)", e.Name, e.ir.Pos)
-		nextFunc := ""
-		if e.Next != "" {
-			nextFunc = e.Next + "Func"
-		}
-		for _, n := range []string{e.Listener, e.Next, nextFunc, e.Const} {
+		for _, n := range []string{e.Listener, e.Next, e.Const} {
 			if n == "" {
 				continue
 			}

@@ -43,40 +43,11 @@ func (w *writer) para(format string, args ...any) {
 	w.p("%s", line)
 }
 
-// next writes the Next type of a waterfall or wrapper event: a value naming the running
-// chain and the listener's place in it, with its Call method and NextFunc constructor.
-// result is the format of Call's results (%s: the decision type), zero the statement of a
-// zero value's Call, chain the generic chain interface.
-func (w *writer) next(e *event, result, zero, chain string) {
-	results := fmt.Sprintf(result, e.Decision)
-	rest := "listeners"
-	then := "the runner's terminal"
-	if e.ir.Domain == ir.Wrapper {
-		rest, then = "wrappers", "the core operation"
-	}
-	w.para("%s runs the rest of a %s chain: the %s registered after the one it is passed to, then %s. Call it at most once, with a context derived from the listener's (nil stands for the listener's own). It is a small value: passing it allocates nothing. %sFunc makes one from a func, to call a listener outside a registry; the zero %s runs nothing.", e.Next, e.Name, rest, then, e.Next, e.Next)
-	w.p("type %s struct {", e.Next)
-	w.p("	chain %s[%s]", chain, e.Decision)
-	w.p("	i     int")
-	w.p("	ctx   context.Context // the listener's")
-	w.p("	fn    func(context.Context) %s", results)
-	w.p("}")
-	w.p("")
-	w.para("Call runs the rest of the chain under ctx and returns its outcome.")
-	w.p("func (n %s) Call(ctx context.Context) %s {", e.Next, results)
-	w.p("	switch {")
-	w.p("	case n.chain != nil:")
-	w.p("		return n.chain.next(n.ctx, ctx, n.i)")
-	w.p("	case n.fn != nil:")
-	w.p("		return n.fn(ctx)")
-	w.p("	}")
-	w.p("	%s", zero)
-	w.p("}")
-	w.p("")
-	w.para("%sFunc returns the %s whose Call calls fn.", e.Next, e.Next)
-	w.p("func %sFunc(fn func(ctx context.Context) %s) %s {", e.Next, results, e.Next)
-	w.p("	return %s{fn: fn}", e.Next)
-	w.p("}")
+// next writes the Next type of a waterfall or wrapper event: an alias of the domain's
+// generic next value (generic is WaterfallNext or WrapperNext).
+func (w *writer) next(e *event, generic string) {
+	w.para("%s runs the rest of the %s chain (see %s).", e.Next, e.Name, generic)
+	w.p("type %s = %s[%s]", e.Next, generic, e.Decision)
 }
 
 func (w *writer) header(specFile, pkg string) {
@@ -135,13 +106,13 @@ func (e *event) write(w *writer) {
 	case ir.Waterfall:
 		w.p("type %s func(ctx context.Context, p *%s, next %s) (%s, error)", e.Listener, e.Payload, e.Next, e.Decision)
 		w.p("")
-		w.next(e, "(%s, error)", "return nil, evErrZeroNext", "evWfChain")
+		w.next(e, "WaterfallNext")
 	case ir.Guard:
 		w.p("type %s func(ctx context.Context, p *%s) %s", e.Listener, e.Payload, e.Decision)
 	case ir.Wrapper:
 		w.p("type %s func(ctx context.Context, p *%s, next %s) %s", e.Listener, e.Payload, e.Next, e.Decision)
 		w.p("")
-		w.next(e, "%s", "return nil", "evWrChain")
+		w.next(e, "WrapperNext")
 	case ir.Notification:
 		w.p("type %s func(ctx context.Context, p *%s) error", e.Listener, e.Payload)
 	case ir.Observer:
@@ -174,8 +145,7 @@ func (e *event) write(w *writer) {
 		w.para("%s runs the %s listeners that see p in registration order, the first registered outermost, around terminal, and returns the decision of the outermost one. A nil terminal decides %s. %s A listener failure is final and returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.", e.Runner, e.Name, e.defaultExpr, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) (%s, error)) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
 		w.p("	return evWaterfall(ctx, g, %s, &g.%s, p, %s, terminal, %s(%s),", e.Const, e.Field, scope, e.Decision, e.defaultExpr)
-		w.p("		func(d %s) string { return string(d.Kind()) },", e.Decision)
-		w.p("		func(c evWfChain[%s], i int, ctx context.Context) %s { return %s{chain: c, i: i, ctx: ctx} })", e.Decision, e.Next, e.Next)
+		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Guard:
 		w.para("%s runs the global %s guards, then those registered for p's agent, each in registration order, until one denies, and returns that verdict, or %s when every guard abstains. Guards registered during the run are seen by it. A failing guard stops the run with a *ListenerError.", e.Runner, e.Name, e.defaultExpr)
@@ -187,8 +157,7 @@ func (e *event) write(w *writer) {
 	case ir.Wrapper:
 		w.para("%s runs terminal, the core operation, wrapped by the %s wrappers that see p, the first registered outermost, and returns the outermost result. %s A wrapper failure is final and returned as a *ListenerError; the result is then nil.", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) %s) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
-		w.p("	return evWrapper(ctx, g, %s, &g.%s, p, %s, terminal,", e.Const, e.Field, scope)
-		w.p("		func(c evWrChain[%s], i int, ctx context.Context) %s { return %s{chain: c, i: i, ctx: ctx} })", e.Decision, e.Next, e.Next)
+		w.p("	return evWrapper(ctx, g, %s, &g.%s, p, %s, terminal)", e.Const, e.Field, scope)
 		w.p("}")
 	case ir.Notification:
 		w.para("%s runs every %s listener that sees p, in registration order, whatever the others did, and returns their failures (each a *ListenerError) joined. %s", e.Runner, e.Name, scopeDoc)

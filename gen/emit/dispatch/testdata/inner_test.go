@@ -783,13 +783,13 @@ func TestNextValues(t *testing.T) {
 	ctx := context.Background()
 	// A listener called outside a registry, with a next made from a func.
 	var log []string
-	d, err := logPolicy(&log, "alone")(ctx, payload("x"), PolicyNextFunc(func(context.Context) (Decision, error) {
+	d, err := logPolicy(&log, "alone")(ctx, payload("x"), WaterfallNextFunc(func(context.Context) (Decision, error) {
 		return DemoDeny{Reason: "from func"}, nil
 	}))
 	if err != nil || !reflect.DeepEqual(d, DemoDeny{Reason: "from func"}) || len(log) != 1 {
 		t.Errorf("%#v, %v, %q", d, err, log)
 	}
-	r := RunNextFunc(func(context.Context) Decision { return DemoReplace{} }).Call(ctx)
+	r := WrapperNextFunc(func(context.Context) Decision { return DemoReplace{} }).Call(ctx)
 	if !reflect.DeepEqual(r, DemoReplace{}) {
 		t.Errorf("wrapper next from func: %#v", r)
 	}
