@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 
@@ -33,13 +34,8 @@ func TestUnlistenedPhasesStillAudited(t *testing.T) {
 		t.Fatalf("result %s", outcomeJSON(t, r))
 	}
 	want := []string{"tools/pre-execute allow", "tools/guard abstain", "tools/post-execute accept"}
-	if len(got) != len(want) {
-		t.Fatalf("audit %q, want %q", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("audit %q, want %q", got, want)
-		}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit %q, want %q", got, want)
 	}
 }
 

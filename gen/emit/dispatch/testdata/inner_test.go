@@ -746,8 +746,8 @@ func TestListens(t *testing.T) {
 	}
 }
 
-// TestLongChains runs chains longer than a run keeps inline, in order, with a listener of
-// the middle reusing its next.
+// TestLongChains runs chains longer than a run keeps inline, in order; a wrapper that
+// reuses its next then fails the run, with inner wrappers past the inline state.
 func TestLongChains(t *testing.T) {
 	reg := NewRegistry()
 	var log []string
@@ -822,9 +822,9 @@ func TestRunAllocations(t *testing.T) {
 	}
 }
 
-// TestStaleNextAfterReuse: a next kept past its run fails as a call after its listener
-// returned, and cannot reach a later run.
-func TestStaleNextAfterReuse(t *testing.T) {
+// TestStaleNext: a next kept past its run fails as a call after its listener returned, and
+// cannot reach a later run.
+func TestStaleNext(t *testing.T) {
 	reg := NewRegistry()
 	ctx := context.Background()
 	var (
