@@ -1,14 +1,12 @@
 package loop
 
 import (
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"reflect"
-	"unicode/utf8"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/validutf8"
 )
 
 // ErrNoSource is returned by Inject and Steer for a message without a source: a plugin
@@ -52,7 +50,7 @@ func cloneMessage(msg dsh.UserMessage) (dsh.UserMessage, error) {
 		return dsh.UserMessage{}, err
 	}
 	// encoding/json silently replaces invalid UTF-8 by the escape \ufffd.
-	if bytes.Contains(data, []byte(`\ufffd`)) && hasInvalidUTF8(reflect.ValueOf(msg)) {
+	if _, ok := validutf8.Encoded(data, msg, "message"); !ok {
 		return dsh.UserMessage{}, errInvalidUTF8
 	}
 	var out dsh.UserMessage
@@ -86,30 +84,4 @@ func messageIDs(msgs []dsh.UserMessage) []string {
 		ids[i] = m.ID
 	}
 	return ids
-}
-
-// hasInvalidUTF8 reports whether a string in v holds invalid UTF-8.
-func hasInvalidUTF8(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.String:
-		return !utf8.ValidString(v.String())
-	case reflect.Pointer, reflect.Interface:
-		return !v.IsNil() && hasInvalidUTF8(v.Elem())
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() && hasInvalidUTF8(v.Field(i)) {
-				return true
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return !utf8.Valid(v.Bytes())
-		}
-		for i := range v.Len() {
-			if hasInvalidUTF8(v.Index(i)) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/validutf8"
 )
 
 // validator is what every generated record implements.
@@ -52,58 +51,10 @@ func encodeData(data dsh.SessionEventData) (string, json.RawMessage, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: %s: %w", ErrInvalidData, typ, err)
 	}
-	if !utf8.Valid(raw) {
-		return "", nil, fmt.Errorf("%w: %s: raw JSON holds invalid UTF-8", ErrInvalidData, typ)
-	}
-	// encoding/json writes the escape \ufffd only for invalid UTF-8 in a string (a real
-	// U+FFFD is written as is), or copies one from raw JSON: look closer only then.
-	if bytes.Contains(raw, []byte(`\ufffd`)) {
-		if path, bad := invalidUTF8(rv, typ); bad {
-			return "", nil, fmt.Errorf("%w: %s: invalid UTF-8 in %s", ErrInvalidData, typ, path)
-		}
+	if path, ok := validutf8.Encoded(raw, data, typ); !ok {
+		return "", nil, fmt.Errorf("%w: %s: invalid UTF-8 in %s", ErrInvalidData, typ, path)
 	}
 	return typ, raw, nil
-}
-
-// invalidUTF8 looks for a string holding invalid UTF-8 in v and returns its path.
-func invalidUTF8(v reflect.Value, path string) (string, bool) {
-	switch v.Kind() {
-	case reflect.String:
-		return path, !utf8.ValidString(v.String())
-	case reflect.Pointer, reflect.Interface:
-		if !v.IsNil() {
-			return invalidUTF8(v.Elem(), path)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				if p, bad := invalidUTF8(v.Field(i), path+"."+f.Name); bad {
-					return p, true
-				}
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return "", false // raw JSON or bytes: checked as a whole
-		}
-		for i := range v.Len() {
-			if p, bad := invalidUTF8(v.Index(i), path+"["+strconv.Itoa(i)+"]"); bad {
-				return p, true
-			}
-		}
-	case reflect.Map:
-		iter := v.MapRange()
-		for iter.Next() {
-			k := iter.Key()
-			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
-				return path + " (a map key)", true
-			}
-			if p, bad := invalidUTF8(iter.Value(), path+"["+fmt.Sprint(k.Interface())+"]"); bad {
-				return p, true
-			}
-		}
-	}
-	return "", false
 }
 
 // marshal encodes data as json.Marshal does, but cheaper for a generated record: its

@@ -223,10 +223,10 @@ func (c *call) decide() (outcome, stage) {
 		reason, denied = d.Reason, true
 	case dsh.PreToolHalt:
 		reason, denied = d.Reason, true
-		c.halt = &Halt{Reason: d.Reason, Point: HaltPreExecute}
+		c.halt = &Halt{Reason: jsonSafe(d.Reason), Point: HaltPreExecute}
 	case *dsh.PreToolHalt:
 		reason, denied = d.Reason, true
-		c.halt = &Halt{Reason: d.Reason, Point: HaltPreExecute}
+		c.halt = &Halt{Reason: jsonSafe(d.Reason), Point: HaltPreExecute}
 	case dsh.PreToolAsk:
 		if o, to, ok := c.ask(d.Reason, &reason, &denied); ok {
 			return o, to

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dshkit/dsh/runtime/internal/validutf8"
 )
 
 // errNotLossless is the cause of a value, argument, meta or content that is not lossless
@@ -119,6 +121,9 @@ func marshalValueRoom(v any, copies int) (json.RawMessage, error) {
 		return nil, errNotLossless
 	}
 	if !finiteNumbers(data) {
+		return nil, errNotLossless
+	}
+	if _, ok := validutf8.Encoded(data, v, "value"); !ok {
 		return nil, errNotLossless
 	}
 	return data, nil

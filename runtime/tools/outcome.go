@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"strings"
 	"unsafe"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -99,8 +100,14 @@ func failureView(v dsh.ToolFailure) outcome {
 // snapshotParts validates a failure's listener-provided parts and makes them private.
 func (o *outcome) snapshotFailure() error {
 	var err error
+	if !validText(o.err.Message) {
+		return errNotLossless
+	}
 	if o.err.Info != nil {
 		info := *o.err.Info
+		if !validText(info.Name, info.Code) {
+			return errNotLossless
+		}
 		o.err.Info = &info
 	}
 	if o.content, err = snapshotContent(o.content); err != nil {
@@ -113,11 +120,23 @@ func (o *outcome) snapshotFailure() error {
 	return err
 }
 
-// failureOf is the failure with message msg and info: content "Error: <msg>".
+// failureOf is the failure with message msg and info: content "Error: <msg>". The message
+// and info are made JSON-safe (see jsonSafe): they come from Go errors, panics and policy
+// reasons, whatever their bytes.
 func failureOf(msg string, info *dsh.ToolErrorInfo) outcome {
+	msg = jsonSafe(msg)
+	if info != nil && !validText(info.Name, info.Code) {
+		info = &dsh.ToolErrorInfo{Name: jsonSafe(info.Name), Code: jsonSafe(info.Code)}
+	}
 	return outcome{failed: true, err: dsh.ToolError{Message: msg, Info: info},
 		content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: " + msg}}}
 }
+
+// jsonSafe returns s with each run of invalid UTF-8 bytes replaced by U+FFFD (encoding/json
+// would write U+FFFD for them anyway, byte by byte). Text the pipeline derives from an error
+// or a reason always makes a failure; a value, content or context that a party supplies with
+// invalid bytes is not lossless instead.
+func jsonSafe(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // failure is the failure of err (SEMANTICS.md B §3.2).
 func failure(err error) outcome {

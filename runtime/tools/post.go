@@ -55,7 +55,7 @@ func (c *call) abortSucceeded() {
 // halted records a post-execute halt, unless an earlier halt was recorded.
 func (c *call) halted(reason string) {
 	if c.halt == nil {
-		c.halt = &Halt{Reason: reason, Point: HaltPostExecute}
+		c.halt = &Halt{Reason: jsonSafe(reason), Point: HaltPostExecute}
 	}
 }
 

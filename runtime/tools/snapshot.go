@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -29,28 +30,28 @@ func snapshotContent(blocks []dsh.ContentBlock) ([]dsh.ContentBlock, error) {
 func snapshotBlock(b dsh.ContentBlock) (dsh.ContentBlock, error) {
 	switch v := b.(type) {
 	case dsh.TextBlock:
-		return v, nil
+		return checked(v, validText(v.Text))
 	case *dsh.TextBlock:
 		if v != nil {
-			return *v, nil
+			return checked(*v, validText(v.Text))
 		}
 	case dsh.ReasoningBlock:
-		return v, nil
+		return checked(v, validText(v.Text))
 	case *dsh.ReasoningBlock:
 		if v != nil {
-			return *v, nil
+			return checked(*v, validText(v.Text))
 		}
 	case dsh.ImageBlock:
-		return v, nil
+		return checked(v, validText(v.MediaType, v.Data))
 	case *dsh.ImageBlock:
 		if v != nil {
-			return *v, nil
+			return checked(*v, validText(v.MediaType, v.Data))
 		}
 	case dsh.ToolCallBlock:
-		return v, nil
+		return checked(v, validText(v.ID, v.Name, v.Arguments))
 	case *dsh.ToolCallBlock:
 		if v != nil {
-			return *v, nil
+			return checked(*v, validText(v.ID, v.Name, v.Arguments))
 		}
 	case dsh.ToolResultBlock:
 		return snapshotToolResultBlock(v)
@@ -62,7 +63,30 @@ func snapshotBlock(b dsh.ContentBlock) (dsh.ContentBlock, error) {
 	return nil, errNotLossless
 }
 
+// checked returns b when ok, else errNotLossless.
+func checked[T any](b T, ok bool) (T, error) {
+	if !ok {
+		var zero T
+		return zero, errNotLossless
+	}
+	return b, nil
+}
+
+// validText reports whether every string of ss is valid UTF-8: only such text survives JSON
+// unchanged (encoding/json replaces invalid bytes with U+FFFD), so any other is not lossless.
+func validText(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
 func snapshotToolResultBlock(v dsh.ToolResultBlock) (dsh.ContentBlock, error) {
+	if !validText(v.ToolCallID) {
+		return nil, errNotLossless
+	}
 	content, err := snapshotContent(v.Content)
 	if err != nil {
 		return nil, err
@@ -90,7 +114,7 @@ func snapshotMessages(msgs []dsh.UserMessage) ([]dsh.UserMessage, error) {
 
 // snapshotMessage validates one context message and returns a private copy.
 func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
-	if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Source == nil {
+	if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Source == nil || !validText(m.ID) {
 		return dsh.UserMessage{}, errNotLossless
 	}
 	if err := m.Validate(); err != nil {
@@ -120,10 +144,10 @@ func snapshotSource(s dsh.MessageSource) (dsh.MessageSource, error) {
 			return *v, nil
 		}
 	case dsh.SourcePlugin:
-		return cloneSourcePlugin(v), nil
+		return snapshotSourcePlugin(v)
 	case *dsh.SourcePlugin:
 		if v != nil {
-			return cloneSourcePlugin(*v), nil
+			return snapshotSourcePlugin(*v)
 		}
 	case dsh.SourceModel:
 		return snapshotSourceModel(v)
@@ -132,16 +156,26 @@ func snapshotSource(s dsh.MessageSource) (dsh.MessageSource, error) {
 			return snapshotSourceModel(*v)
 		}
 	case dsh.SourceTool:
-		return v, nil
+		return checked(v, validText(v.CallID))
 	case *dsh.SourceTool:
 		if v != nil {
-			return *v, nil
+			return checked(*v, validText(v.CallID))
 		}
 	}
 	return nil, errNotLossless
 }
 
+func snapshotSourcePlugin(v dsh.SourcePlugin) (dsh.MessageSource, error) {
+	if !validText(v.Plugin) || (v.Summary != nil && !validText(*v.Summary)) {
+		return nil, errNotLossless
+	}
+	return cloneSourcePlugin(v), nil
+}
+
 func snapshotSourceModel(v dsh.SourceModel) (dsh.MessageSource, error) {
+	if !validText(v.Provider, v.Model) {
+		return nil, errNotLossless
+	}
 	if len(v.ReplayState) != 0 {
 		state, err := snapshotJSON(v.ReplayState)
 		if err != nil {
