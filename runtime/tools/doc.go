@@ -59,7 +59,11 @@
 // pipeline, the caller or another phase sees through them; listeners of one phase share
 // that phase's payload and should treat it as read-only. Whatever a listener hands back
 // (a decision's content or contexts, a wrapper's result) is snapshotted when the pipeline
-// takes it. Contexts are ordered body-deferred, wrapper-added, post-execute-added; the
+// takes it. Lossless JSON means text too: a value, content, context or supplied failure
+// holding a string that is not valid UTF-8 (which JSON would carry only with U+FFFD in
+// its place) gets the not-lossless failure of its point, while failure messages and halt
+// reasons made from errors, panics and reasons are made valid (U+FFFD for invalid bytes),
+// so that every result is JSON-safe. Contexts are ordered body-deferred, wrapper-added, post-execute-added; the
 // body-deferred ones are kept on every failure path unless a post-execute block replaces
 // them.
 //
