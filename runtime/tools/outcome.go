@@ -100,14 +100,11 @@ func failureView(v dsh.ToolFailure) outcome {
 // snapshotParts validates a failure's listener-provided parts and makes them private.
 func (o *outcome) snapshotFailure() error {
 	var err error
-	if !validText(o.err.Message) {
-		return errNotLossless
+	if err := validText(o.err, "error"); err != nil {
+		return err
 	}
 	if o.err.Info != nil {
 		info := *o.err.Info
-		if !validText(info.Name, info.Code) {
-			return errNotLossless
-		}
 		o.err.Info = &info
 	}
 	if o.content, err = snapshotContent(o.content); err != nil {
@@ -125,7 +122,7 @@ func (o *outcome) snapshotFailure() error {
 // reasons, whatever their bytes.
 func failureOf(msg string, info *dsh.ToolErrorInfo) outcome {
 	msg = jsonSafe(msg)
-	if info != nil && !validText(info.Name, info.Code) {
+	if info != nil && (jsonSafe(info.Name) != info.Name || jsonSafe(info.Code) != info.Code) {
 		info = &dsh.ToolErrorInfo{Name: jsonSafe(info.Name), Code: jsonSafe(info.Code)}
 	}
 	return outcome{failed: true, err: dsh.ToolError{Message: msg, Info: info},

@@ -3,9 +3,10 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
+	"reflect"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/validutf8"
 )
 
 // snapshotContent validates blocks as lossless content and returns a private copy in which
@@ -23,35 +24,47 @@ func snapshotContent(blocks []dsh.ContentBlock) ([]dsh.ContentBlock, error) {
 		}
 		out[i] = c
 	}
+	if err := validText(out, "content"); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// validText checks that every string in v is valid UTF-8: JSON carries other text only
+// with U+FFFD in place of the invalid bytes, so it is not lossless.
+func validText(v any, root string) error {
+	if path, bad := validutf8.Find(reflect.ValueOf(v), root); bad {
+		return fmt.Errorf("%w: invalid UTF-8 in %s", errNotLossless, path)
+	}
+	return nil
 }
 
 // snapshotBlock validates one block and returns it as a value variant.
 func snapshotBlock(b dsh.ContentBlock) (dsh.ContentBlock, error) {
 	switch v := b.(type) {
 	case dsh.TextBlock:
-		return checked(v, validText(v.Text))
+		return v, nil
 	case *dsh.TextBlock:
 		if v != nil {
-			return checked(*v, validText(v.Text))
+			return *v, nil
 		}
 	case dsh.ReasoningBlock:
-		return checked(v, validText(v.Text))
+		return v, nil
 	case *dsh.ReasoningBlock:
 		if v != nil {
-			return checked(*v, validText(v.Text))
+			return *v, nil
 		}
 	case dsh.ImageBlock:
-		return checked(v, validText(v.MediaType, v.Data))
+		return v, nil
 	case *dsh.ImageBlock:
 		if v != nil {
-			return checked(*v, validText(v.MediaType, v.Data))
+			return *v, nil
 		}
 	case dsh.ToolCallBlock:
-		return checked(v, validText(v.ID, v.Name, v.Arguments))
+		return v, nil
 	case *dsh.ToolCallBlock:
 		if v != nil {
-			return checked(*v, validText(v.ID, v.Name, v.Arguments))
+			return *v, nil
 		}
 	case dsh.ToolResultBlock:
 		return snapshotToolResultBlock(v)
@@ -63,30 +76,7 @@ func snapshotBlock(b dsh.ContentBlock) (dsh.ContentBlock, error) {
 	return nil, errNotLossless
 }
 
-// checked returns b when ok, else errNotLossless.
-func checked[T any](b T, ok bool) (T, error) {
-	if !ok {
-		var zero T
-		return zero, errNotLossless
-	}
-	return b, nil
-}
-
-// validText reports whether every string of ss is valid UTF-8: only such text survives JSON
-// unchanged (encoding/json replaces invalid bytes with U+FFFD), so any other is not lossless.
-func validText(ss ...string) bool {
-	for _, s := range ss {
-		if !utf8.ValidString(s) {
-			return false
-		}
-	}
-	return true
-}
-
 func snapshotToolResultBlock(v dsh.ToolResultBlock) (dsh.ContentBlock, error) {
-	if !validText(v.ToolCallID) {
-		return nil, errNotLossless
-	}
 	content, err := snapshotContent(v.Content)
 	if err != nil {
 		return nil, err
@@ -114,7 +104,7 @@ func snapshotMessages(msgs []dsh.UserMessage) ([]dsh.UserMessage, error) {
 
 // snapshotMessage validates one context message and returns a private copy.
 func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
-	if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Source == nil || !validText(m.ID) {
+	if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Source == nil {
 		return dsh.UserMessage{}, errNotLossless
 	}
 	if err := m.Validate(); err != nil {
@@ -131,7 +121,11 @@ func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
 	if content == nil {
 		content = []dsh.ContentBlock{}
 	}
-	return dsh.UserMessage{ID: m.ID, Role: m.Role, Content: content, Source: src}, nil
+	out := dsh.UserMessage{ID: m.ID, Role: m.Role, Content: content, Source: src}
+	if err := validText(out, "message"); err != nil {
+		return dsh.UserMessage{}, err
+	}
+	return out, nil
 }
 
 // snapshotSource returns a message source as a private value variant.
@@ -144,10 +138,10 @@ func snapshotSource(s dsh.MessageSource) (dsh.MessageSource, error) {
 			return *v, nil
 		}
 	case dsh.SourcePlugin:
-		return snapshotSourcePlugin(v)
+		return cloneSourcePlugin(v), nil
 	case *dsh.SourcePlugin:
 		if v != nil {
-			return snapshotSourcePlugin(*v)
+			return cloneSourcePlugin(*v), nil
 		}
 	case dsh.SourceModel:
 		return snapshotSourceModel(v)
@@ -156,26 +150,16 @@ func snapshotSource(s dsh.MessageSource) (dsh.MessageSource, error) {
 			return snapshotSourceModel(*v)
 		}
 	case dsh.SourceTool:
-		return checked(v, validText(v.CallID))
+		return v, nil
 	case *dsh.SourceTool:
 		if v != nil {
-			return checked(*v, validText(v.CallID))
+			return *v, nil
 		}
 	}
 	return nil, errNotLossless
 }
 
-func snapshotSourcePlugin(v dsh.SourcePlugin) (dsh.MessageSource, error) {
-	if !validText(v.Plugin) || (v.Summary != nil && !validText(*v.Summary)) {
-		return nil, errNotLossless
-	}
-	return cloneSourcePlugin(v), nil
-}
-
 func snapshotSourceModel(v dsh.SourceModel) (dsh.MessageSource, error) {
-	if !validText(v.Provider, v.Model) {
-		return nil, errNotLossless
-	}
 	if len(v.ReplayState) != 0 {
 		state, err := snapshotJSON(v.ReplayState)
 		if err != nil {

@@ -35,28 +35,32 @@ const maxDepth = 1000
 // Find looks for a string or string map key in v that is not valid UTF-8 and returns its
 // path below root. It follows pointers, interfaces, exported and embedded struct fields,
 // slices, arrays and maps; byte slices and arrays (raw JSON, or bytes encoded as base64)
-// are not text.
+// are not text. Unless it finds one, it allocates only to read maps.
 func Find(v reflect.Value, root string) (string, bool) {
-	return find(v, root, 0)
+	if suffix, bad := find(v, 0); bad {
+		return root + suffix, true
+	}
+	return "", false
 }
 
-func find(v reflect.Value, path string, depth int) (string, bool) {
+// find is Find, returning the path below v, built on the way back up.
+func find(v reflect.Value, depth int) (string, bool) {
 	if !v.IsValid() || depth > maxDepth {
 		return "", false
 	}
 	switch v.Kind() {
 	case reflect.String:
-		return path, !utf8.ValidString(v.String())
+		return "", !utf8.ValidString(v.String())
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			return find(v.Elem(), path, depth+1)
+			return find(v.Elem(), depth+1)
 		}
 	case reflect.Struct:
 		t := v.Type()
 		for i := range t.NumField() {
 			if f := t.Field(i); f.IsExported() || f.Anonymous {
-				if p, bad := find(v.Field(i), path+"."+f.Name, depth+1); bad {
-					return p, true
+				if p, bad := find(v.Field(i), depth+1); bad {
+					return "." + f.Name + p, true
 				}
 			}
 		}
@@ -65,18 +69,18 @@ func find(v reflect.Value, path string, depth int) (string, bool) {
 			return "", false
 		}
 		for i := range v.Len() {
-			if p, bad := find(v.Index(i), path+"["+strconv.Itoa(i)+"]", depth+1); bad {
-				return p, true
+			if p, bad := find(v.Index(i), depth+1); bad {
+				return "[" + strconv.Itoa(i) + "]" + p, true
 			}
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
 			k := it.Key()
 			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
-				return path + " (a map key)", true
+				return " (a map key)", true
 			}
-			if p, bad := find(it.Value(), path+"["+fmt.Sprint(keyOf(k))+"]", depth+1); bad {
-				return p, true
+			if p, bad := find(it.Value(), depth+1); bad {
+				return "[" + fmt.Sprint(keyOf(k)) + "]" + p, true
 			}
 		}
 	}

@@ -72,3 +72,16 @@ func TestEncoded(t *testing.T) {
 		})
 	}
 }
+
+// TestFindAllocatesNothing: walking valid text without maps costs no allocation (the
+// content blocks and messages a tool call checks have none).
+func TestFindAllocatesNothing(t *testing.T) {
+	v := reflect.ValueOf([]any{record{Name: "n", Items: []inner{{Text: "a"}, {Text: "b"}}}, &inner{Text: "c"}})
+	if n := testing.AllocsPerRun(100, func() {
+		if _, bad := Find(v, "r"); bad {
+			t.Fatal("found invalid text")
+		}
+	}); n != 0 {
+		t.Errorf("Find allocates %v times", n)
+	}
+}
