@@ -145,7 +145,8 @@ const PreStepEventName = "agent/pre-step"
 // next, which runs the listeners registered after it and then the runtime's default, and
 // returns a decision: what next returned, a transformed one, or its own without calling
 // next (which skips the inner listeners). next may be called at most once, with a context
-// derived from ctx. Returning an error, a nil decision or panicking fails the run.
+// derived from ctx. Returning an error, a nil decision, one of a type that is not a variant
+// of PreStepDecision, or panicking fails the run.
 //
 // agent/pre-step is the policy gate before every proposed step, tool continuations
 // included: enter with a (rewritten) batch, reject the batch, or halt the turn. A
@@ -167,7 +168,7 @@ func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal func(context.Context) (PreStepDecision, error)) (PreStepDecision, error) {
-	return evWaterfall(ctx, g, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}),
+	return evWaterfall(ctx, g, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}), evCheckPreStepDecision,
 		func(d PreStepDecision) string { return string(d.Kind()) })
 }
 
@@ -186,7 +187,8 @@ const RequestEventName = "agent/request"
 // next, which runs the listeners registered after it and then the runtime's default, and
 // returns a decision: what next returned, a transformed one, or its own without calling
 // next (which skips the inner listeners). next may be called at most once, with a context
-// derived from ctx. Returning an error, a nil decision or panicking fails the run.
+// derived from ctx. Returning an error, a nil decision, one of a type that is not a variant
+// of RequestDecision, or panicking fails the run.
 //
 // agent/request chooses the config of every model request; next yields the seed. A
 // failure ends the turn error.
@@ -207,7 +209,7 @@ func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal func(context.Context) (RequestDecision, error)) (RequestDecision, error) {
-	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}),
+	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}), evCheckRequestDecision,
 		func(d RequestDecision) string { return string(d.Kind()) })
 }
 
@@ -226,8 +228,8 @@ const RequestErrorEventName = "agent/request-error"
 // payload and next, which runs the listeners registered after it and then the runtime's
 // default, and returns a decision: what next returned, a transformed one, or its own
 // without calling next (which skips the inner listeners). next may be called at most once,
-// with a context derived from ctx. Returning an error, a nil decision or panicking fails
-// the run.
+// with a context derived from ctx. Returning an error, a nil decision, one of a type that
+// is not a variant of RequestErrorDecision, or panicking fails the run.
 //
 // agent/request-error decides whether a failed model request is retried within the
 // step. A failure ends the turn error.
@@ -249,7 +251,7 @@ func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) 
 // returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is
 // then nil.
 func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal func(context.Context) (RequestErrorDecision, error)) (RequestErrorDecision, error) {
-	return evWaterfall(ctx, g, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}),
+	return evWaterfall(ctx, g, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}), evCheckRequestErrorDecision,
 		func(d RequestErrorDecision) string { return string(d.Kind()) })
 }
 

@@ -181,13 +181,16 @@ var (
 	ErrNextReused = errors.New("dsh: next called more than once")
 	// ErrNilDecision is the failure of a listener that returned a nil decision or result.
 	ErrNilDecision = errors.New("dsh: nil decision")
+	// ErrUnknownVariant is the failure of a listener that returned a decision or result of
+	// a type that is not a variant of its union (a type that embeds a variant, say).
+	ErrUnknownVariant = errors.New("dsh: a decision or result of an unknown type")
 	// evErrZeroNext is the failure of a call of the zero WaterfallNext.
 	evErrZeroNext = errors.New("dsh: call of a zero next value, which runs nothing")
 )
 
 // ListenerError is the failure of one listener: an error it returned, a panic it raised
-// (Panic holds the recovered value), a nil decision (ErrNilDecision) or a reused next
-// (ErrNextReused). errors.Is and errors.As see through it to Err.
+// (Panic holds the recovered value), a nil decision (ErrNilDecision), one of an unknown
+// type (ErrUnknownVariant) or a reused next (ErrNextReused). errors.Is and errors.As see through it to Err.
 type ListenerError struct {
 	// Event is the event name, e.g. "tools/pre-execute".
 	Event string
@@ -635,12 +638,200 @@ func evIsNil(v any) bool {
 	return false
 }
 
+// evTerminalCheck is the failure of a run whose terminal returned a value that failed its
+// check (err), or nil.
+func evTerminalCheck(event string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("dsh: %s terminal: %w", event, err)
+}
+
+// evCheckRecord is the check of a record result: a value, never nil or unknown.
+func evCheckRecord[D any](D) error { return nil }
+
+// evCheckGuardVerdict checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// GuardVerdict.
+func evCheckGuardVerdict(d GuardVerdict) error {
+	switch v := d.(type) {
+	case GuardDeny, GuardAbstain:
+		return nil
+	case *GuardDeny:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *GuardAbstain:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckPostToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PostToolDecision.
+func evCheckPostToolDecision(d PostToolDecision) error {
+	switch v := d.(type) {
+	case PostToolAccept, PostToolBlock, PostToolHalt:
+		return nil
+	case *PostToolAccept:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PostToolBlock:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PostToolHalt:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckPreStepDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PreStepDecision.
+func evCheckPreStepDecision(d PreStepDecision) error {
+	switch v := d.(type) {
+	case PreStepEnter, PreStepReject, PreStepHalt:
+		return nil
+	case *PreStepEnter:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PreStepReject:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PreStepHalt:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckPreToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PreToolDecision.
+func evCheckPreToolDecision(d PreToolDecision) error {
+	switch v := d.(type) {
+	case PreToolAllow, PreToolDeny, PreToolAsk, PreToolHalt:
+		return nil
+	case *PreToolAllow:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PreToolDeny:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PreToolAsk:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *PreToolHalt:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckRequestDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// RequestDecision.
+func evCheckRequestDecision(d RequestDecision) error {
+	switch v := d.(type) {
+	case RequestUse:
+		return nil
+	case *RequestUse:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckRequestErrorDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// RequestErrorDecision.
+func evCheckRequestErrorDecision(d RequestErrorDecision) error {
+	switch v := d.(type) {
+	case RequestErrorRetry, RequestErrorNone:
+		return nil
+	case *RequestErrorRetry:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *RequestErrorNone:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckToolExecutionResult checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// ToolExecutionResult.
+func evCheckToolExecutionResult(d ToolExecutionResult) error {
+	switch v := d.(type) {
+	case ToolSuccess, ToolFailure:
+		return nil
+	case *ToolSuccess:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case *ToolFailure:
+		if v == nil {
+			return ErrNilDecision
+		}
+		return nil
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
 // evWaterfall runs a waterfall: the listeners that see p, outermost first, around terminal
 // (nil: def). Any failure (a listener's, or the terminal's error) is final: it is returned
 // whatever the outer listeners do with the error their next returned.
 func evWaterfall[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, error)](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) (D, error), def D, kind func(D) string,
+	terminal func(context.Context) (D, error), def D, check func(D) error, kind func(D) string,
 ) (D, error) {
 	var zero D
 	chain := l.seenBy(scope(p))
@@ -648,8 +839,8 @@ func evWaterfall[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, er
 		d := def
 		if terminal != nil {
 			var err error
-			if d, err = terminal(ctx); err == nil && evIsNil(d) {
-				err = fmt.Errorf("dsh: %s terminal: %w", event, ErrNilDecision)
+			if d, err = terminal(ctx); err == nil {
+				err = evTerminalCheck(event, check(d))
 			}
 			if err != nil {
 				return zero, err
@@ -658,7 +849,7 @@ func evWaterfall[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, er
 		g.audit(ctx, event, "", func() string { return kind(d) }, d)
 		return d, nil
 	}
-	w := &evWfRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal, def: def}
+	w := &evWfRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal, def: def, check: check}
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
@@ -719,6 +910,7 @@ type evWfRun[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, error)
 	p        *P
 	terminal func(context.Context) (D, error)
 	def      D
+	check    func(D) error
 	frames   []evNext       // the uses of each listener's next
 	trace    []evWfTrace[D] // set when decisions are audited
 	inline   [8]evNext
@@ -742,8 +934,8 @@ func (w *evWfRun[P, D, F]) step(ctx context.Context, i int) (D, string, error) {
 			return w.def, "", nil
 		}
 		d, err := w.terminal(ctx)
-		if err == nil && evIsNil(d) {
-			err = fmt.Errorf("dsh: %s terminal: %w", w.event, ErrNilDecision)
+		if err == nil {
+			err = evTerminalCheck(w.event, w.check(d))
 		}
 		if err != nil {
 			w.fail(err)
@@ -760,8 +952,8 @@ func (w *evWfRun[P, D, F]) step(ctx context.Context, i int) (D, string, error) {
 	if ferr := w.failure(); ferr != nil {
 		return zero, "", ferr
 	}
-	if err == nil && evIsNil(d) {
-		err = ErrNilDecision
+	if err == nil {
+		err = w.check(d)
 	}
 	if err != nil {
 		le := &ListenerError{Event: w.event, Listener: x.name, Err: err}
@@ -815,7 +1007,7 @@ func (w *evWfRun[P, D, F]) next(ctx, nctx context.Context, i int) (D, error) {
 // registration order, re-reading the list at each step, until one denies.
 func evGuard[P, D any, F ~func(context.Context, *P) D](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	def D, deny func(D) bool, kind func(D) string,
+	def D, check func(D) error, deny func(D) bool, kind func(D) string,
 ) (D, error) {
 	var zero D
 	s := scope(p)
@@ -825,8 +1017,8 @@ func evGuard[P, D any, F ~func(context.Context, *P) D](
 			if le != nil {
 				return zero, le
 			}
-			if evIsNil(d) {
-				return zero, &ListenerError{Event: event, Listener: x.name, Err: ErrNilDecision}
+			if err := check(d); err != nil {
+				return zero, &ListenerError{Event: event, Listener: x.name, Err: err}
 			}
 			if deny(d) {
 				g.audit(ctx, event, x.name, func() string { return kind(d) }, d)
@@ -852,7 +1044,7 @@ func evGuardCall[P, D any, F ~func(context.Context, *P) D](ctx context.Context, 
 // failure is final: the run returns it, whatever the outer wrappers return.
 func evWrapper[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) D,
+	terminal func(context.Context) D, check func(D) error,
 ) (D, error) {
 	var zero D
 	if terminal == nil {
@@ -861,12 +1053,12 @@ func evWrapper[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D](
 	chain := l.seenBy(scope(p))
 	if len(chain) == 0 { // no wrapper: the core operation alone, with nothing to allocate
 		d := terminal(ctx)
-		if evIsNil(d) {
-			return zero, fmt.Errorf("dsh: %s terminal: %w", event, ErrNilDecision)
+		if err := evTerminalCheck(event, check(d)); err != nil {
+			return zero, err
 		}
 		return d, nil
 	}
-	w := &evWrRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal}
+	w := &evWrRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal, check: check}
 	if len(chain) <= len(w.inline) {
 		w.frames = w.inline[:len(chain)]
 	} else {
@@ -923,6 +1115,7 @@ type evWrRun[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D] struct {
 	chain    []*evListener[F]
 	p        *P
 	terminal func(context.Context) D
+	check    func(D) error
 	frames   []evNext // the uses of each wrapper's next
 	inline   [4]evNext
 }
@@ -931,8 +1124,8 @@ func (w *evWrRun[P, D, F]) step(ctx context.Context, i int) D {
 	var zero D
 	if i == len(w.chain) {
 		d := w.terminal(ctx)
-		if evIsNil(d) {
-			w.fail(fmt.Errorf("dsh: %s terminal: %w", w.event, ErrNilDecision))
+		if err := evTerminalCheck(w.event, w.check(d)); err != nil {
+			w.fail(err)
 		}
 		return d
 	}
@@ -945,8 +1138,8 @@ func (w *evWrRun[P, D, F]) step(ctx context.Context, i int) D {
 	if w.failure() != nil {
 		return zero
 	}
-	if evIsNil(d) {
-		w.fail(&ListenerError{Event: w.event, Listener: x.name, Err: ErrNilDecision})
+	if err := w.check(d); err != nil {
+		w.fail(&ListenerError{Event: w.event, Listener: x.name, Err: err})
 		return zero
 	}
 	return d

@@ -10,7 +10,8 @@ const ExecuteEventName = "tools/execute"
 // ExecuteListener is a wrapper of tools/execute. It gets the payload and next, which runs
 // the wrappers registered after it and then the core operation, and returns a result:
 // usually what next returned. next may be called at most once; the context passed to it
-// reaches the core operation. Returning a nil result or panicking fails the run.
+// reaches the core operation. Returning a nil result, one of a type that is not a variant
+// of ToolExecutionResult, or panicking fails the run.
 //
 // tools/execute wraps core dispatch: timeouts, retries, metrics. A wrapper calls next
 // (at most once) or returns its own result, which is re-normalized.
@@ -30,7 +31,7 @@ func (r *Registrar) WrapExecute(fn ExecuteListener) (unregister func()) {
 // registered for one agent run only when p's subject is that agent. A wrapper failure is
 // final and returned as a *ListenerError; the result is then nil.
 func (g *Registry) RunExecute(ctx context.Context, p *ExecutePayload, terminal func(context.Context) ToolExecutionResult) (ToolExecutionResult, error) {
-	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal)
+	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal, evCheckToolExecutionResult)
 }
 
 // evScopeExecute is the scope of the payload of tools/execute: its subject is Exec.AgentID.
@@ -45,7 +46,8 @@ func evScopeExecute(p *ExecutePayload) evScope {
 const GuardEventName = "tools/guard"
 
 // GuardListener is a guard of tools/guard: it denies or abstains, never allows. Returning a
-// nil verdict or panicking fails the run.
+// nil verdict, one of a type that is not a variant of GuardVerdict, or panicking fails the
+// run.
 //
 // tools/guard is terminal, monotonic policy after the whole pre-execute waterfall:
 // global guards first, then the agent's; the first deny wins; a guard cannot allow.
@@ -62,7 +64,7 @@ func (r *Registrar) Guard(fn GuardListener) (unregister func()) {
 // every guard abstains. Guards registered during the run are seen by it. A failing guard
 // stops the run with a *ListenerError.
 func (g *Registry) RunGuard(ctx context.Context, p *GuardPayload) (GuardVerdict, error) {
-	return evGuard(ctx, g, GuardEventName, &g.onGuard, p, evScopeGuard, GuardVerdict(GuardAbstain{}),
+	return evGuard(ctx, g, GuardEventName, &g.onGuard, p, evScopeGuard, GuardVerdict(GuardAbstain{}), evCheckGuardVerdict,
 		func(d GuardVerdict) bool { return d.Kind() == "deny" },
 		func(d GuardVerdict) string { return string(d.Kind()) })
 }
@@ -82,7 +84,8 @@ const PostToolEventName = "tools/post-execute"
 // and next, which runs the listeners registered after it and then the runtime's default,
 // and returns a decision: what next returned, a transformed one, or its own without calling
 // next (which skips the inner listeners). next may be called at most once, with a context
-// derived from ctx. Returning an error, a nil decision or panicking fails the run.
+// derived from ctx. Returning an error, a nil decision, one of a type that is not a variant
+// of PostToolDecision, or panicking fails the run.
 //
 // tools/post-execute inspects and transforms every resolved outcome: accept (with a
 // replaced content or value), block with feedback, or halt the turn.
@@ -103,7 +106,7 @@ func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal func(context.Context) (PostToolDecision, error)) (PostToolDecision, error) {
-	return evWaterfall(ctx, g, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}),
+	return evWaterfall(ctx, g, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}), evCheckPostToolDecision,
 		func(d PostToolDecision) string { return string(d.Kind()) })
 }
 
@@ -123,7 +126,8 @@ const PreToolEventName = "tools/pre-execute"
 // next, which runs the listeners registered after it and then the runtime's default, and
 // returns a decision: what next returned, a transformed one, or its own without calling
 // next (which skips the inner listeners). next may be called at most once, with a context
-// derived from ctx. Returning an error, a nil decision or panicking fails the run.
+// derived from ctx. Returning an error, a nil decision, one of a type that is not a variant
+// of PreToolDecision, or panicking fails the run.
 //
 // tools/pre-execute is the extensible gate before dispatch: allow, deny, ask the
 // approval seam, or halt the turn. A throw is a final failure.
@@ -144,7 +148,7 @@ func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal func(context.Context) (PreToolDecision, error)) (PreToolDecision, error) {
-	return evWaterfall(ctx, g, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}),
+	return evWaterfall(ctx, g, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}), evCheckPreToolDecision,
 		func(d PreToolDecision) string { return string(d.Kind()) })
 }
 

@@ -436,3 +436,85 @@ func TestFinalizeRunsOncePerOutcome(t *testing.T) {
 		})
 	}
 }
+
+// Types that embed a variant satisfy a union's interface without being one of its
+// variants.
+type (
+	embedsAllow   struct{ dsh.PreToolAllow }
+	embedsAbstain struct{ dsh.GuardAbstain }
+	embedsAccept  struct{ dsh.PostToolAccept }
+	embedsSuccess struct{ dsh.ToolSuccess }
+)
+
+// TestBadDecisions: a listener, guard or wrapper that returns nil, a nil pointer variant
+// or a value of a type that is not a variant fails at its point like a returned error
+// (issue 3's bad input; B §3.2): the result is that final failure, a guard in particular
+// does not abstain, and the body runs only if the failing point is after it.
+func TestBadDecisions(t *testing.T) {
+	const (
+		nilDecision = "Error: dsh: nil decision"
+		unknown     = "Error: dsh: a decision or result of an unknown type"
+	)
+	pre := func(d dsh.PreToolDecision) func(e *env) {
+		return func(e *env) {
+			e.hooks.OnPreTool(func(context.Context, *dsh.PreToolPayload, dsh.PreToolNext) (dsh.PreToolDecision, error) {
+				return d, nil
+			})
+		}
+	}
+	guard := func(v dsh.GuardVerdict) func(e *env) {
+		return func(e *env) { e.hooks.Guard(func(context.Context, *dsh.GuardPayload) dsh.GuardVerdict { return v }) }
+	}
+	wrapper := func(r dsh.ToolExecutionResult) func(e *env) {
+		return func(e *env) {
+			e.hooks.WrapExecute(func(ctx context.Context, _ *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+				next.Call(ctx)
+				return r
+			})
+		}
+	}
+	post := func(d dsh.PostToolDecision) func(e *env) {
+		return func(e *env) {
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return d, nil
+			})
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		install func(e *env)
+		body    bool
+		want    string
+	}{
+		{"pre-execute nil", pre(nil), false, nilDecision},
+		{"pre-execute nil pointer", pre((*dsh.PreToolDeny)(nil)), false, nilDecision},
+		{"pre-execute unknown", pre(embedsAllow{}), false, unknown},
+		{"guard nil", guard(nil), false, nilDecision},
+		{"guard unknown", guard(embedsAbstain{}), false, unknown},
+		{"wrapper nil", wrapper(nil), true, nilDecision},
+		{"wrapper unknown", wrapper(embedsSuccess{dsh.ToolSuccess{Value: json.RawMessage(`"x"`)}}), true, unknown},
+		{"post-execute nil", post(nil), true, nilDecision},
+		{"post-execute unknown", post(embedsAccept{}), true, unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ran := false
+			e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+				ran = true
+				return "ok", rc.DeferContext(ctxMsg("d", "body"))
+			}))
+			tc.install(e)
+			r := e.exec(context.Background(), "t", `{}`)
+			wantJSONSafe(t, r)
+			if text(r) != tc.want {
+				t.Errorf("result %s, want %q", outcomeJSON(t, r), tc.want)
+			}
+			if ran != tc.body {
+				t.Errorf("body ran: %v, want %v", ran, tc.body)
+			}
+			if ids := contextIDs(r); tc.body != (len(ids) == 1 && ids[0] == "d") {
+				t.Errorf("contexts %v (the body's deferred context survives every failure after it)", ids)
+			}
+		})
+	}
+}

@@ -91,6 +91,7 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 		"Header":  emit.Header(MetaFile),
 		"Package": s.Package,
 		"Events":  evs,
+		"Unions":  decisionUnions(evs),
 	}); err != nil {
 		return nil, fmt.Errorf("dispatch: meta_registry.go: %v", err)
 	}
@@ -102,6 +103,49 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 	}
 	emit.Sort(files)
 	return files, nil
+}
+
+// union is a decision or result union, for the check the runners make of what a listener
+// returned.
+type union struct {
+	Name     string
+	Variants []string // the variants' Go type names
+}
+
+// decisionUnions lists the unions the events decide with, each once, sorted by name.
+func decisionUnions(evs []*event) []union {
+	seen := map[string]bool{}
+	var out []union
+	for _, e := range evs {
+		d := e.ir.Decision
+		if d == nil || d.Kind != ir.Union || seen[d.Name] {
+			continue
+		}
+		seen[d.Name] = true
+		u := union{Name: d.Name}
+		for _, v := range d.Variants {
+			u.Variants = append(u.Variants, v.Type.Name)
+		}
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// check is the Go expression of the check a runner makes of what e's listeners return.
+func (e *event) check() string {
+	if e.ir.Decision.Kind == ir.Union {
+		return "evCheck" + e.Decision
+	}
+	return "evCheckRecord[" + e.Decision + "]"
+}
+
+// badResult says what a wrapper of e must not return.
+func (e *event) badResult() string {
+	if e.ir.Decision.Kind == ir.Union {
+		return "a nil result, one of a type that is not a variant of " + e.Decision + ","
+	}
+	return "a nil result"
 }
 
 func keys[V any](m map[string]V) []string {
@@ -351,10 +395,10 @@ func checkNames(s *ir.Spec, evs []*event) error {
 	}
 	for _, n := range []string{"Domain", "DomainWaterfall", "DomainGuard", "DomainWrapper",
 		"DomainNotification", "DomainObserver", "EventInfo", "Events", "ErrNextReused",
-		"ErrNilDecision", "ListenerError", "ResolvedDecision", "RegistryOption", "WithLogger",
-		"WithDecisionAudit", "Registry", "NewRegistry", "Registrar", "SessionEventData",
-		"SessionEventTypes", "DecodeSessionEventData", "WaterfallNext", "WaterfallNextFunc",
-		"WrapperNext", "WrapperNextFunc"} {
+		"ErrNilDecision", "ErrUnknownVariant", "ListenerError", "ResolvedDecision",
+		"RegistryOption", "WithLogger", "WithDecisionAudit", "Registry", "NewRegistry",
+		"Registrar", "SessionEventData", "SessionEventTypes", "DecodeSessionEventData",
+		"WaterfallNext", "WaterfallNextFunc", "WrapperNext", "WrapperNextFunc"} {
 		if err := claim(n, "the registry machinery"); err != nil {
 			return err
 		}

@@ -88,11 +88,11 @@ func (e *event) write(w *writer) {
 	// The listener type, with the event's documentation.
 	switch e.ir.Domain {
 	case ir.Waterfall:
-		w.para("%s is a listener of %s, a waterfall. It gets the payload and next, which runs the listeners registered after it and then the runtime's default, and returns a decision: what next returned, a transformed one, or its own without calling next (which skips the inner listeners). next may be called at most once, with a context derived from ctx. Returning an error, a nil decision or panicking fails the run.", e.Listener, e.Name)
+		w.para("%s is a listener of %s, a waterfall. It gets the payload and next, which runs the listeners registered after it and then the runtime's default, and returns a decision: what next returned, a transformed one, or its own without calling next (which skips the inner listeners). next may be called at most once, with a context derived from ctx. Returning an error, a nil decision, one of a type that is not a variant of %s, or panicking fails the run.", e.Listener, e.Name, e.Decision)
 	case ir.Guard:
-		w.para("%s is a guard of %s: it denies or abstains, never allows. Returning a nil verdict or panicking fails the run.", e.Listener, e.Name)
+		w.para("%s is a guard of %s: it denies or abstains, never allows. Returning a nil verdict, one of a type that is not a variant of %s, or panicking fails the run.", e.Listener, e.Name, e.Decision)
 	case ir.Wrapper:
-		w.para("%s is a wrapper of %s. It gets the payload and next, which runs the wrappers registered after it and then the core operation, and returns a result: usually what next returned. next may be called at most once; the context passed to it reaches the core operation. Returning a nil result or panicking fails the run.", e.Listener, e.Name)
+		w.para("%s is a wrapper of %s. It gets the payload and next, which runs the wrappers registered after it and then the core operation, and returns a result: usually what next returned. next may be called at most once; the context passed to it reaches the core operation. Returning %s or panicking fails the run.", e.Listener, e.Name, e.badResult())
 	case ir.Notification:
 		w.para("%s is a listener of %s, an awaited notification: every listener runs, in order; a returned error or a panic is reported to the caller and stops nothing.", e.Listener, e.Name)
 	case ir.Observer:
@@ -144,20 +144,20 @@ func (e *event) write(w *writer) {
 	case ir.Waterfall:
 		w.para("%s runs the %s listeners that see p in registration order, the first registered outermost, around terminal, and returns the decision of the outermost one. A nil terminal decides %s. %s A listener failure is final and returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.", e.Runner, e.Name, e.defaultExpr, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) (%s, error)) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
-		w.p("	return evWaterfall(ctx, g, %s, &g.%s, p, %s, terminal, %s(%s),", e.Const, e.Field, scope, e.Decision, e.defaultExpr)
+		w.p("	return evWaterfall(ctx, g, %s, &g.%s, p, %s, terminal, %s(%s), %s,", e.Const, e.Field, scope, e.Decision, e.defaultExpr, e.check())
 		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Guard:
 		w.para("%s runs the global %s guards, then those registered for p's agent, each in registration order, until one denies, and returns that verdict, or %s when every guard abstains. Guards registered during the run are seen by it. A failing guard stops the run with a *ListenerError.", e.Runner, e.Name, e.defaultExpr)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s) (%s, error) {", e.Runner, e.Payload, e.Decision)
-		w.p("	return evGuard(ctx, g, %s, &g.%s, p, %s, %s(%s),", e.Const, e.Field, scope, e.Decision, e.defaultExpr)
+		w.p("	return evGuard(ctx, g, %s, &g.%s, p, %s, %s(%s), %s,", e.Const, e.Field, scope, e.Decision, e.defaultExpr, e.check())
 		w.p("		func(d %s) bool { return d.Kind() == %q },", e.Decision, e.denyKind)
 		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Wrapper:
 		w.para("%s runs terminal, the core operation, wrapped by the %s wrappers that see p, the first registered outermost, and returns the outermost result. %s A wrapper failure is final and returned as a *ListenerError; the result is then nil.", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) %s) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
-		w.p("	return evWrapper(ctx, g, %s, &g.%s, p, %s, terminal)", e.Const, e.Field, scope)
+		w.p("	return evWrapper(ctx, g, %s, &g.%s, p, %s, terminal, %s)", e.Const, e.Field, scope, e.check())
 		w.p("}")
 	case ir.Notification:
 		w.para("%s runs every %s listener that sees p, in registration order, whatever the others did, and returns their failures (each a *ListenerError) joined. %s", e.Runner, e.Name, scopeDoc)

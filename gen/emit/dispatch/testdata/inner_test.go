@@ -307,6 +307,49 @@ func TestNilDecision(t *testing.T) {
 	}
 }
 
+// embedsDeny and embedsAbstain embed a variant, which makes them satisfy the union
+// interface without being variants.
+type (
+	embedsDeny    struct{ DemoDeny }
+	embedsAbstain struct{ VerdictAbstain }
+)
+
+// TestUnknownVariant: a listener, guard or wrapper that returns a value of a type that is
+// not a variant of its union fails the run (a guard in particular does not abstain), and
+// so does a terminal.
+func TestUnknownVariant(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	reg.OnPolicy(func(ctx context.Context, _ *DemoPayload, next PolicyNext) (Decision, error) {
+		next.Call(ctx)
+		return embedsDeny{}, nil
+	})
+	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return embedsDeny{}, nil })
+	_, err := reg.RunPolicy(ctx, payload("x"), nil)
+	wantListenerError(t, err, "anonymous#2", ErrUnknownVariant)
+
+	reg = NewRegistry()
+	reg.DemoGuard(func(context.Context, *DemoPayload) Verdict { return embedsAbstain{} })
+	_, err = reg.RunDemoGuard(ctx, payload("x"))
+	wantListenerError(t, err, "anonymous#1", ErrUnknownVariant)
+
+	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { next.Call(ctx); return embedsDeny{} })
+	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
+	wantListenerError(t, err, "anonymous#2", ErrUnknownVariant)
+
+	// Terminals, with and without listeners.
+	for _, reg := range []*Registry{NewRegistry(), reg} {
+		_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return embedsDeny{} })
+		if !errors.Is(err, ErrUnknownVariant) {
+			t.Errorf("wrapper terminal: %v", err)
+		}
+		_, err = reg.RunPolicy(ctx, payload("x"), func(context.Context) (Decision, error) { return embedsDeny{}, nil })
+		if !errors.Is(err, ErrUnknownVariant) {
+			t.Errorf("waterfall terminal: %v", err)
+		}
+	}
+}
+
 func TestNilTerminal(t *testing.T) {
 	ctx := context.Background()
 	reg := NewRegistry()
