@@ -66,6 +66,7 @@ type call struct {
 	wrapped  bool           // tools/execute wrappers ran around core dispatch
 	at       stage          // the next stage the handle runs
 	finished bool           // the handle has the result
+	depth    uint8          // Input.depth (fits the padding before body)
 	body     sync.WaitGroup // a started body
 	rc       RunContext
 	handed   resultID // identity of the copy of it handed to the wrappers
@@ -94,7 +95,7 @@ const (
 // newCall creates the call (SEMANTICS.md B §4.2 steps 1-2): reads the input, mints the
 // token, resolves the visible definition, which captures its finalizer.
 func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
-	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID}
+	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID, depth: in.depth}
 	c.exec = dsh.ToolExecution{
 		CallID:     in.CallID,
 		Name:       in.Name,
@@ -174,6 +175,10 @@ func (c *call) create(args json.RawMessage) stage {
 		if v := c.def.input.validate(c.exec.Arguments, ""); v != "" {
 			return c.settle(failure(errInvalidArgs(v)), toFinish)
 		}
+	}
+	// dsh: a call nested too deep is final too (see MaxNesting).
+	if c.depth > MaxNesting {
+		return c.settle(failure(errNestingTooDeep(c.exec.Name)), toFinish)
 	}
 	return toPolicy
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -34,6 +35,8 @@ const (
 	CodeAborted = "ABORTED"
 	// CodeAbortedBeforeDispatch: the caller cancelled the call before the body was invoked.
 	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
+	// CodeNestingTooDeep: RunContext.Execute nested the call more than MaxNesting deep.
+	CodeNestingTooDeep = "NESTING_TOO_DEEP"
 )
 
 // Error is a structured error: a tool body, a listener, a guard, an approver or a finalizer
@@ -87,6 +90,11 @@ func errUnknownTool(name string) *Error {
 func errInvalidOutput(name, violation string) *Error {
 	return &Error{Name: NameToolOutput, Code: CodeInvalidToolOutput,
 		Message: "tool " + quoted(name) + " returned invalid output: " + violation}
+}
+
+func errNestingTooDeep(name string) *Error {
+	return &Error{Code: CodeNestingTooDeep,
+		Message: "tool " + quoted(name) + " is nested more than " + strconv.Itoa(MaxNesting) + " calls deep"}
 }
 
 func errInvalidArgs(violations string) *Error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -517,4 +518,48 @@ func TestBadDecisions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNestingLimit: a composite that keeps calling itself through RunContext.Execute gets,
+// MaxNesting calls down, a final failure instead of a body run (nothing below it runs:
+// neither pre-execute nor the body), and every level above unwinds normally.
+func TestNestingLimit(t *testing.T) {
+	e := newEnv(t)
+	var (
+		mu     sync.Mutex
+		bodies int
+		pres   int
+	)
+	e.register(t, toolDef("loop", func(ctx context.Context, rc *RunContext) (any, error) {
+		mu.Lock()
+		bodies++
+		mu.Unlock()
+		r := rc.Execute(ctx, Input{CallID: "again", Name: "loop", Arguments: json.RawMessage(`{}`)})
+		return text(r), nil
+	}))
+	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+		mu.Lock()
+		pres++
+		mu.Unlock()
+		return next.Call(ctx)
+	})
+	r := e.exec(context.Background(), "loop", `{}`)
+	want := `Error: tool "loop" is nested more than 64 calls deep`
+	if got := text(r); got != want {
+		t.Fatalf("result %q, want %q", got, want)
+	}
+	if bodies != MaxNesting+1 || pres != MaxNesting+1 {
+		t.Errorf("%d bodies and %d pre-execute runs, want %d of each (the top-level call and %d nested)",
+			bodies, pres, MaxNesting+1, MaxNesting)
+	}
+
+	// The failure itself, from a direct nested call at the limit.
+	var nested Result
+	e.register(t, toolDef("deep", func(ctx context.Context, rc *RunContext) (any, error) {
+		rc.c.depth = MaxNesting // as if MaxNesting calls above it
+		nested = rc.Execute(ctx, Input{CallID: "n", Name: "deep", Arguments: json.RawMessage(`{}`)})
+		return "ok", nil
+	}))
+	e.exec(context.Background(), "deep", `{}`)
+	wantInfo(t, nested, NameHarnessError, CodeNestingTooDeep)
 }

@@ -80,10 +80,11 @@ func (rc *RunContext) ConcludeTurn() {
 // Execute runs a nested call through the complete pipeline (SEMANTICS.md B §4.9), with
 // this call's token as its Parent and this call's RootCallID; an empty AgentID is this
 // call's agent. The nested call computes no meta. Forward its result to pass its contexts
-// and conclusion on.
+// and conclusion on. A call nested more than MaxNesting deep fails without running.
 func (rc *RunContext) Execute(ctx context.Context, in Input) Result {
 	in.Parent = rc.exec.Token
 	in.RootCallID = rc.exec.RootCallID
+	in.depth = min(rc.c.depth, MaxNesting) + 1
 	if in.AgentID == "" {
 		in.AgentID = rc.c.agentID
 	}

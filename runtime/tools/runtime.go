@@ -81,7 +81,15 @@ type Input struct {
 	Parent dsh.Token
 	// RootCallID is the id of the outermost call of a nested chain; empty means CallID.
 	RootCallID string
+
+	depth uint8 // how many calls RunContext.Execute nested this one in (0: top level)
 }
+
+// MaxNesting is how deep RunContext.Execute nests calls: a call nested deeper fails at
+// creation (CodeNestingTooDeep), before any policy, so that a composite tool that keeps
+// calling itself fails instead of exhausting the goroutine's stack, which no recover can
+// catch.
+const MaxNesting = 64
 
 // ModelArguments turns a model's raw tool-call argument string into Input.Arguments
 // (SEMANTICS.md B §5.4): "" gives {}, valid JSON is kept, anything else becomes that
