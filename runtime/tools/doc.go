@@ -68,6 +68,6 @@
 // them.
 //
 // Composite tools run nested calls with RunContext.Execute (the nested call's Parent is
-// the composite's token; it computes no meta) and pass a nested result's contexts and
-// conclusion on with RunContext.Forward.
+// the composite's token; it computes no meta; calls nest at most [MaxNesting] deep) and
+// pass a nested result's contexts and conclusion on with RunContext.Forward.
 package tools
