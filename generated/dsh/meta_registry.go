@@ -190,7 +190,8 @@ var (
 
 // ListenerError is the failure of one listener: an error it returned, a panic it raised
 // (Panic holds the recovered value), a nil decision (ErrNilDecision), one of an unknown
-// type (ErrUnknownVariant) or a reused next (ErrNextReused). errors.Is and errors.As see through it to Err.
+// type (ErrUnknownVariant) or a reused next (ErrNextReused). errors.Is and errors.As see
+// through it to Err.
 type ListenerError struct {
 	// Event is the event name, e.g. "tools/pre-execute".
 	Event string
