@@ -563,3 +563,55 @@ func TestNestingLimit(t *testing.T) {
 	e.exec(context.Background(), "deep", `{}`)
 	wantInfo(t, nested, NameHarnessError, CodeNestingTooDeep)
 }
+
+// nestedContent is content of one tool-result block nested depth deep around a text block.
+func nestedContent(depth int) []dsh.ContentBlock {
+	c := []dsh.ContentBlock{dsh.TextBlock{Text: "leaf"}}
+	for range depth {
+		c = []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "c", Content: c}}
+	}
+	return c
+}
+
+// TestCyclicContent: content that holds itself (through a tool-result block) or nests
+// tool-result blocks more than 64 deep is not lossless (B §0 rejects cycles): a listener
+// that supplies it gets the not-lossless failure, DeferContext refuses it, and nothing
+// recurses without end.
+func TestCyclicContent(t *testing.T) {
+	cyclic := make([]dsh.ContentBlock, 1)
+	cyclic[0] = dsh.ToolResultBlock{ToolCallID: "c", Content: cyclic}
+	for _, tc := range []struct {
+		name    string
+		content []dsh.ContentBlock
+		ok      bool
+	}{
+		{"cycle", cyclic, false},
+		{"too deep", nestedContent(maxContentDepth + 1), false},
+		{"deep", nestedContent(maxContentDepth), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var deferErr error
+			e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+				deferErr = rc.DeferContext(dsh.UserMessage{Source: dsh.SourceUser{}, Content: tc.content})
+				return "ok", nil
+			}))
+			e.hooks.OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+				return dsh.PostToolAccept{Content: tc.content}, nil
+			})
+			r := e.exec(context.Background(), "t", `{}`)
+			if tc.ok {
+				if deferErr != nil || len(successOf(t, r).Content) != 1 {
+					t.Errorf("DeferContext: %v; result %s", deferErr, outcomeJSON(t, r))
+				}
+				return
+			}
+			if !errors.Is(deferErr, errNotLossless) {
+				t.Errorf("DeferContext = %v, want not lossless", deferErr)
+			}
+			if text(r) != "Error: "+msgResultNotJSON {
+				t.Errorf("result %s", outcomeJSON(t, r))
+			}
+		})
+	}
+}

@@ -13,19 +13,36 @@ import (
 // every block is a value variant (pointer variants are dereferenced). A nil slice stays
 // nil.
 func snapshotContent(blocks []dsh.ContentBlock) ([]dsh.ContentBlock, error) {
+	out, err := snapshotContentAt(blocks, 0)
+	if err == nil {
+		err = validText(out, "content")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// maxContentDepth bounds how deep tool-result blocks nest: deeper content (content that
+// holds itself, say) is not lossless.
+const maxContentDepth = 64
+
+// snapshotContentAt is snapshotContent for content nested depth tool-result blocks deep,
+// without the text check.
+func snapshotContentAt(blocks []dsh.ContentBlock, depth int) ([]dsh.ContentBlock, error) {
 	if blocks == nil {
 		return nil, nil
 	}
+	if depth > maxContentDepth {
+		return nil, fmt.Errorf("%w: tool-result blocks nested more than %d deep", errNotLossless, maxContentDepth)
+	}
 	out := make([]dsh.ContentBlock, len(blocks))
 	for i, b := range blocks {
-		c, err := snapshotBlock(b)
+		c, err := snapshotBlock(b, depth)
 		if err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
 		out[i] = c
-	}
-	if err := validText(out, "content"); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
@@ -39,8 +56,9 @@ func validText(v any, root string) error {
 	return nil
 }
 
-// snapshotBlock validates one block and returns it as a value variant.
-func snapshotBlock(b dsh.ContentBlock) (dsh.ContentBlock, error) {
+// snapshotBlock validates one block, in content nested depth deep, and returns it as a
+// value variant.
+func snapshotBlock(b dsh.ContentBlock, depth int) (dsh.ContentBlock, error) {
 	switch v := b.(type) {
 	case dsh.TextBlock:
 		return v, nil
@@ -67,17 +85,17 @@ func snapshotBlock(b dsh.ContentBlock) (dsh.ContentBlock, error) {
 			return *v, nil
 		}
 	case dsh.ToolResultBlock:
-		return snapshotToolResultBlock(v)
+		return snapshotToolResultBlock(v, depth)
 	case *dsh.ToolResultBlock:
 		if v != nil {
-			return snapshotToolResultBlock(*v)
+			return snapshotToolResultBlock(*v, depth)
 		}
 	}
 	return nil, errNotLossless
 }
 
-func snapshotToolResultBlock(v dsh.ToolResultBlock) (dsh.ContentBlock, error) {
-	content, err := snapshotContent(v.Content)
+func snapshotToolResultBlock(v dsh.ToolResultBlock, depth int) (dsh.ContentBlock, error) {
+	content, err := snapshotContentAt(v.Content, depth+1)
 	if err != nil {
 		return nil, err
 	}
@@ -102,13 +120,12 @@ func snapshotMessages(msgs []dsh.UserMessage) ([]dsh.UserMessage, error) {
 	return out, nil
 }
 
-// snapshotMessage validates one context message and returns a private copy.
+// snapshotMessage validates one context message and returns a private copy. The copy is
+// what gets validated: the generated Validate recurses into content without a bound, and
+// the snapshot's content is bounded (see maxContentDepth).
 func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
 	if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Source == nil {
 		return dsh.UserMessage{}, errNotLossless
-	}
-	if err := m.Validate(); err != nil {
-		return dsh.UserMessage{}, err
 	}
 	src, err := snapshotSource(m.Source)
 	if err != nil {
@@ -122,6 +139,9 @@ func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
 		content = []dsh.ContentBlock{}
 	}
 	out := dsh.UserMessage{ID: m.ID, Role: m.Role, Content: content, Source: src}
+	if err := out.Validate(); err != nil {
+		return dsh.UserMessage{}, err
+	}
 	if err := validText(out, "message"); err != nil {
 		return dsh.UserMessage{}, err
 	}
