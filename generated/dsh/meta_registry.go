@@ -651,6 +651,14 @@ func evTerminalCheck(event string, err error) error {
 // evCheckRecord is the check of a record result: a value, never nil or unknown.
 func evCheckRecord[D any](D) error { return nil }
 
+// evCheckPointer is the check of a pointer variant: ErrNilDecision when it is nil.
+func evCheckPointer[T any](v *T) error {
+	if v == nil {
+		return ErrNilDecision
+	}
+	return nil
+}
+
 // evCheckGuardVerdict checks what a listener or terminal returned: ErrNilDecision for nil
 // (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
 // GuardVerdict.
@@ -659,15 +667,9 @@ func evCheckGuardVerdict(d GuardVerdict) error {
 	case GuardDeny, GuardAbstain:
 		return nil
 	case *GuardDeny:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *GuardAbstain:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}
@@ -682,20 +684,11 @@ func evCheckPostToolDecision(d PostToolDecision) error {
 	case PostToolAccept, PostToolBlock, PostToolHalt:
 		return nil
 	case *PostToolAccept:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PostToolBlock:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PostToolHalt:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}
@@ -710,20 +703,11 @@ func evCheckPreStepDecision(d PreStepDecision) error {
 	case PreStepEnter, PreStepReject, PreStepHalt:
 		return nil
 	case *PreStepEnter:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PreStepReject:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PreStepHalt:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}
@@ -738,25 +722,13 @@ func evCheckPreToolDecision(d PreToolDecision) error {
 	case PreToolAllow, PreToolDeny, PreToolAsk, PreToolHalt:
 		return nil
 	case *PreToolAllow:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PreToolDeny:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PreToolAsk:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *PreToolHalt:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}
@@ -771,10 +743,7 @@ func evCheckRequestDecision(d RequestDecision) error {
 	case RequestUse:
 		return nil
 	case *RequestUse:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}
@@ -789,15 +758,9 @@ func evCheckRequestErrorDecision(d RequestErrorDecision) error {
 	case RequestErrorRetry, RequestErrorNone:
 		return nil
 	case *RequestErrorRetry:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *RequestErrorNone:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}
@@ -812,15 +775,9 @@ func evCheckToolExecutionResult(d ToolExecutionResult) error {
 	case ToolSuccess, ToolFailure:
 		return nil
 	case *ToolSuccess:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case *ToolFailure:
-		if v == nil {
-			return ErrNilDecision
-		}
-		return nil
+		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
 	}

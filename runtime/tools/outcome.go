@@ -122,8 +122,10 @@ func (o *outcome) snapshotFailure() error {
 // reasons, whatever their bytes.
 func failureOf(msg string, info *dsh.ToolErrorInfo) outcome {
 	msg = jsonSafe(msg)
-	if info != nil && (jsonSafe(info.Name) != info.Name || jsonSafe(info.Code) != info.Code) {
-		info = &dsh.ToolErrorInfo{Name: jsonSafe(info.Name), Code: jsonSafe(info.Code)}
+	if info != nil {
+		if name, code := jsonSafe(info.Name), jsonSafe(info.Code); name != info.Name || code != info.Code {
+			info = &dsh.ToolErrorInfo{Name: name, Code: code}
+		}
 	}
 	return outcome{failed: true, err: dsh.ToolError{Message: msg, Info: info},
 		content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: " + msg}}}

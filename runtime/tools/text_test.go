@@ -65,7 +65,7 @@ func TestValueText(t *testing.T) {
 		{"pointer", &struct{ S *string }{S: new(invalid)}, notLossless, ""},
 		{"MarshalJSON writing invalid bytes", rawInvalid{}, notLossless, ""},
 		{"generated record", []dsh.ContentBlock{dsh.TextBlock{Text: invalid}}, notLossless, ""},
-		{"MarshalText writing invalid bytes", []textMarshaled{"ok", invalid}, notLossless, ""},
+		{"MarshalText type holding invalid bytes", []textMarshaled{"ok", invalid}, notLossless, ""},
 		{"MarshalText", map[string]any{"t": textMarshaled("\uFFFD"), "r": json.RawMessage(`"\ufffd"`)}, "", `{"r":"\ufffd","t":"\uFFFD"}`},
 		{"replacement character", "ok \uFFFD", "", `"ok \uFFFD"`},
 		{"raw escape", json.RawMessage(`"\ufffd"`), "", `"\ufffd"`},
