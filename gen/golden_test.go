@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshkit/dsh/gen"
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/internal/gentest"
 	"github.com/dshkit/dsh/spec"
 )
 
@@ -124,7 +125,8 @@ func generate(t *testing.T, a *txtar.Archive) []emit.File {
 }
 
 // compile builds and vets the generated Go of a case in a throwaway module: the
-// generated package must compile on its own, with the standard library only. The generated
+// generated package must compile on its own, with the standard library and the codec
+// runtime only. The generated
 // test files are left out: they also import go-cmp and jsonschema, which the throwaway
 // module does not require; `go test ./generated/...` and gen/emit/gotests' own tests run
 // them.
@@ -145,6 +147,9 @@ func compile(t *testing.T, files []emit.File) {
 		}
 	}
 	write("go.mod", []byte("module "+gen.Module+"\n\ngo 1.26\n")) // the module path generated imports use
+	for _, f := range gentest.RuntimeFiles(t, false) {
+		write(f.Path, f.Data) // the codec runtime the generated Go imports
+	}
 	n := 0
 	for _, f := range files {
 		switch {

@@ -2,7 +2,10 @@
 
 package conformance
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // Scenario is one conformance case.
 type Scenario struct {
@@ -19,27 +22,40 @@ type Scenario struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Scenario) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("refs", nonNilList(r.Refs))
-	enc.field("setup", r.Setup)
-	enc.field("run", nonNilList(r.Run))
-	enc.field("expect", r.Expect)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Scenario) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("refs")
+	codec.EncodeList(enc, codec.NonNilList(r.Refs), (*codec.Encoder).String)
+	enc.Key("setup")
+	r.Setup.encodeJSON(enc)
+	enc.Key("run")
+	codec.EncodeList(enc, codec.NonNilList(r.Run), func(enc *codec.Encoder, v Step) {
+		v.encodeJSON(enc)
+	})
+	enc.Key("expect")
+	r.Expect.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Scenario strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Scenario) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Scenario", data)
+	dec, err := codec.NewObjectDecoder("Scenario", data)
 	if err != nil {
 		return err
 	}
 	var v Scenario
-	requiredField(dec, "refs", &v.Refs, listOf(decodeValue[string]))
-	optionalField(dec, "setup", &v.Setup, decodeValue[Setup])
-	requiredField(dec, "run", &v.Run, listOf(decodeValue[Step]))
-	requiredField(dec, "expect", &v.Expect, decodeValue[Expect])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "refs", &v.Refs, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "setup", &v.Setup, codec.Value[Setup])
+	codec.Required(dec, "run", &v.Run, codec.ListOf(codec.Value[Step]))
+	codec.Required(dec, "expect", &v.Expect, codec.Value[Expect])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -50,13 +66,13 @@ func (r *Scenario) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Scenario) Validate() error {
 	if err := r.Setup.Validate(); err != nil {
-		return fieldError("Scenario", "setup", err)
+		return codec.FieldError("Scenario", "setup", err)
 	}
-	if err := checkList(r.Run, Step.Validate); err != nil {
-		return fieldError("Scenario", "run", err)
+	if err := codec.CheckList(r.Run, Step.Validate); err != nil {
+		return codec.FieldError("Scenario", "run", err)
 	}
 	if err := r.Expect.Validate(); err != nil {
-		return fieldError("Scenario", "expect", err)
+		return codec.FieldError("Scenario", "expect", err)
 	}
 	return nil
 }
@@ -90,49 +106,71 @@ type Setup struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Setup) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("tools", nonNilList(r.Tools))
-	enc.field("listeners", nonNilList(r.Listeners))
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Setup) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("tools")
+	codec.EncodeList(enc, codec.NonNilList(r.Tools), func(enc *codec.Encoder, v Tool) {
+		v.encodeJSON(enc)
+	})
+	enc.Key("listeners")
+	codec.EncodeList(enc, codec.NonNilList(r.Listeners), func(enc *codec.Encoder, v Listener) {
+		v.encodeJSON(enc)
+	})
 	if r.Approver != "" {
-		enc.field("approver", r.Approver)
+		enc.Key("approver")
+		enc.String(string(r.Approver))
 	}
-	enc.field("model", nonNilList(r.Model))
+	enc.Key("model")
+	codec.EncodeList(enc, codec.NonNilList(r.Model), func(enc *codec.Encoder, v Response) {
+		v.encodeJSON(enc)
+	})
 	if r.MaxParallelToolCalls != nil {
-		enc.field("maxParallelToolCalls", r.MaxParallelToolCalls)
+		enc.Key("maxParallelToolCalls")
+		enc.Int(*r.MaxParallelToolCalls)
 	}
 	if r.ContinuationCap != nil {
-		enc.field("continuationCap", r.ContinuationCap)
+		enc.Key("continuationCap")
+		enc.Int(*r.ContinuationCap)
 	}
 	if r.SessionStartTimeoutMS != nil {
-		enc.field("sessionStartTimeoutMs", r.SessionStartTimeoutMS)
+		enc.Key("sessionStartTimeoutMs")
+		enc.Int(*r.SessionStartTimeoutMS)
 	}
 	if r.Audit != nil {
-		enc.field("audit", r.Audit)
+		enc.Key("audit")
+		enc.Bool(*r.Audit)
 	}
 	if r.Hooks != nil {
-		enc.field("hooks", r.Hooks)
+		enc.Key("hooks")
+		r.Hooks.encodeJSON(enc)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Setup strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Setup) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Setup", data)
+	dec, err := codec.NewObjectDecoder("Setup", data)
 	if err != nil {
 		return err
 	}
 	var v Setup
-	optionalField(dec, "tools", &v.Tools, listOf(decodeValue[Tool]))
-	optionalField(dec, "listeners", &v.Listeners, listOf(decodeValue[Listener]))
-	optionalField(dec, "approver", &v.Approver, decodeValue[SetupApprover])
-	optionalField(dec, "model", &v.Model, listOf(decodeValue[Response]))
-	optionalField(dec, "maxParallelToolCalls", &v.MaxParallelToolCalls, decodeValue[*int])
-	optionalField(dec, "continuationCap", &v.ContinuationCap, decodeValue[*int])
-	optionalField(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, decodeValue[*int])
-	optionalField(dec, "audit", &v.Audit, decodeValue[*bool])
-	optionalField(dec, "hooks", &v.Hooks, decodeValue[*Hooks])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "tools", &v.Tools, codec.ListOf(codec.Value[Tool]))
+	codec.Optional(dec, "listeners", &v.Listeners, codec.ListOf(codec.Value[Listener]))
+	codec.Optional(dec, "approver", &v.Approver, codec.Value[SetupApprover])
+	codec.Optional(dec, "model", &v.Model, codec.ListOf(codec.Value[Response]))
+	codec.Optional(dec, "maxParallelToolCalls", &v.MaxParallelToolCalls, codec.Value[*int])
+	codec.Optional(dec, "continuationCap", &v.ContinuationCap, codec.Value[*int])
+	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
+	codec.Optional(dec, "audit", &v.Audit, codec.Value[*bool])
+	codec.Optional(dec, "hooks", &v.Hooks, codec.Value[*Hooks])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -142,23 +180,23 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Setup) Validate() error {
-	if err := checkList(r.Tools, Tool.Validate); err != nil {
-		return fieldError("Setup", "tools", err)
+	if err := codec.CheckList(r.Tools, Tool.Validate); err != nil {
+		return codec.FieldError("Setup", "tools", err)
 	}
-	if err := checkList(r.Listeners, Listener.Validate); err != nil {
-		return fieldError("Setup", "listeners", err)
+	if err := codec.CheckList(r.Listeners, Listener.Validate); err != nil {
+		return codec.FieldError("Setup", "listeners", err)
 	}
 	if r.Approver != "" {
-		if err := checkEnum(r.Approver); err != nil {
-			return fieldError("Setup", "approver", err)
+		if err := codec.CheckEnum(r.Approver); err != nil {
+			return codec.FieldError("Setup", "approver", err)
 		}
 	}
-	if err := checkList(r.Model, Response.Validate); err != nil {
-		return fieldError("Setup", "model", err)
+	if err := codec.CheckList(r.Model, Response.Validate); err != nil {
+		return codec.FieldError("Setup", "model", err)
 	}
 	if r.Hooks != nil {
 		if err := r.Hooks.Validate(); err != nil {
-			return fieldError("Setup", "hooks", err)
+			return codec.FieldError("Setup", "hooks", err)
 		}
 	}
 	return nil
@@ -198,7 +236,7 @@ func (v SetupApprover) Valid() bool {
 // UnmarshalJSON decodes a SetupApprover, rejecting any value not in SetupApproverValues with
 // an ErrInvalidEnum *DecodeError.
 func (v *SetupApprover) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SetupApprover", data, v, SetupApproverValues)
+	return codec.Enum("SetupApprover", data, v, SetupApproverValues)
 }
 
 // Hooks is a Claude Code or Codex hooks configuration whose hooks are scripted processes.
@@ -219,23 +257,36 @@ type Hooks struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Hooks) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("dialect", r.Dialect)
-	enc.field("events", nonNilMap(r.Events))
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Hooks) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("dialect")
+	enc.String(string(r.Dialect))
+	enc.Key("events")
+	codec.EncodeMap(enc, codec.NonNilMap(r.Events), func(enc *codec.Encoder, v []HookGroup) {
+		codec.EncodeList(enc, v, func(enc *codec.Encoder, v HookGroup) {
+			v.encodeJSON(enc)
+		})
+	})
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Hooks strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Hooks) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Hooks", data)
+	dec, err := codec.NewObjectDecoder("Hooks", data)
 	if err != nil {
 		return err
 	}
 	var v Hooks
-	requiredField(dec, "dialect", &v.Dialect, decodeValue[HooksDialect])
-	requiredField(dec, "events", &v.Events, mapOf(listOf(decodeValue[HookGroup])))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "dialect", &v.Dialect, codec.Value[HooksDialect])
+	codec.Required(dec, "events", &v.Events, codec.MapOf(codec.ListOf(codec.Value[HookGroup])))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -245,11 +296,11 @@ func (r *Hooks) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Hooks) Validate() error {
-	if err := checkEnum(r.Dialect); err != nil {
-		return fieldError("Hooks", "dialect", err)
+	if err := codec.CheckEnum(r.Dialect); err != nil {
+		return codec.FieldError("Hooks", "dialect", err)
 	}
-	if err := checkMap(r.Events, listChecker(HookGroup.Validate)); err != nil {
-		return fieldError("Hooks", "events", err)
+	if err := codec.CheckMap(r.Events, codec.ListChecker(HookGroup.Validate)); err != nil {
+		return codec.FieldError("Hooks", "events", err)
 	}
 	return nil
 }
@@ -280,7 +331,7 @@ func (v HooksDialect) Valid() bool {
 // UnmarshalJSON decodes a HooksDialect, rejecting any value not in HooksDialectValues with
 // an ErrInvalidEnum *DecodeError.
 func (v *HooksDialect) UnmarshalJSON(data []byte) error {
-	return decodeEnum("HooksDialect", data, v, HooksDialectValues)
+	return codec.Enum("HooksDialect", data, v, HooksDialectValues)
 }
 
 // HookGroup is one {matcher, hooks} entry of a hook event.
@@ -295,25 +346,36 @@ type HookGroup struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookGroup) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r HookGroup) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Matcher != nil {
-		enc.field("matcher", r.Matcher)
+		enc.Key("matcher")
+		enc.String(*r.Matcher)
 	}
-	enc.field("hooks", nonNilList(r.Hooks))
-	return enc.bytes()
+	enc.Key("hooks")
+	codec.EncodeList(enc, codec.NonNilList(r.Hooks), func(enc *codec.Encoder, v HookScript) {
+		v.encodeJSON(enc)
+	})
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a HookGroup strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *HookGroup) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("HookGroup", data)
+	dec, err := codec.NewObjectDecoder("HookGroup", data)
 	if err != nil {
 		return err
 	}
 	var v HookGroup
-	optionalField(dec, "matcher", &v.Matcher, decodeValue[*string])
-	requiredField(dec, "hooks", &v.Hooks, listOf(decodeValue[HookScript]))
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "matcher", &v.Matcher, codec.Value[*string])
+	codec.Required(dec, "hooks", &v.Hooks, codec.ListOf(codec.Value[HookScript]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -323,8 +385,8 @@ func (r *HookGroup) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r HookGroup) Validate() error {
-	if err := checkList(r.Hooks, HookScript.Validate); err != nil {
-		return fieldError("HookGroup", "hooks", err)
+	if err := codec.CheckList(r.Hooks, HookScript.Validate); err != nil {
+		return codec.FieldError("HookGroup", "hooks", err)
 	}
 	return nil
 }
@@ -367,57 +429,74 @@ type HookScript struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookScript) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("exit", r.Exit)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r HookScript) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("exit")
+	enc.Int(r.Exit)
 	if r.Stdout != nil {
-		enc.field("stdout", r.Stdout)
+		enc.Key("stdout")
+		enc.String(*r.Stdout)
 	}
 	if r.Stderr != nil {
-		enc.field("stderr", r.Stderr)
+		enc.Key("stderr")
+		enc.String(*r.Stderr)
 	}
 	if r.EchoStdin != "" {
-		enc.field("echoStdin", r.EchoStdin)
+		enc.Key("echoStdin")
+		enc.String(string(r.EchoStdin))
 	}
 	if r.DelayMS != nil {
-		enc.field("delayMs", r.DelayMS)
+		enc.Key("delayMs")
+		enc.Int(*r.DelayMS)
 	}
 	if r.Gate != nil {
-		enc.field("gate", r.Gate)
+		enc.Key("gate")
+		enc.String(*r.Gate)
 	}
 	if r.Times != nil {
-		enc.field("times", r.Times)
+		enc.Key("times")
+		enc.Int(*r.Times)
 	}
 	if r.Signal != "" {
-		enc.field("signal", r.Signal)
+		enc.Key("signal")
+		enc.String(string(r.Signal))
 	}
 	if r.Async != nil {
-		enc.field("async", r.Async)
+		enc.Key("async")
+		enc.Bool(*r.Async)
 	}
 	if r.TimeoutSec != nil {
-		enc.field("timeoutSec", r.TimeoutSec)
+		enc.Key("timeoutSec")
+		enc.Float(*r.TimeoutSec)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a HookScript strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *HookScript) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("HookScript", data)
+	dec, err := codec.NewObjectDecoder("HookScript", data)
 	if err != nil {
 		return err
 	}
 	var v HookScript
-	defaultField(dec, "exit", &v.Exit, decodeValue[int], `0`)
-	optionalField(dec, "stdout", &v.Stdout, decodeValue[*string])
-	optionalField(dec, "stderr", &v.Stderr, decodeValue[*string])
-	optionalField(dec, "echoStdin", &v.EchoStdin, decodeValue[HookScriptEchoStdin])
-	optionalField(dec, "delayMs", &v.DelayMS, decodeValue[*int])
-	optionalField(dec, "gate", &v.Gate, decodeValue[*string])
-	optionalField(dec, "times", &v.Times, decodeValue[*int])
-	optionalField(dec, "signal", &v.Signal, decodeValue[HookScriptSignal])
-	optionalField(dec, "async", &v.Async, decodeValue[*bool])
-	optionalField(dec, "timeoutSec", &v.TimeoutSec, decodeValue[*float64])
-	if err := dec.finish(); err != nil {
+	codec.Default(dec, "exit", &v.Exit, codec.Value[int], `0`)
+	codec.Optional(dec, "stdout", &v.Stdout, codec.Value[*string])
+	codec.Optional(dec, "stderr", &v.Stderr, codec.Value[*string])
+	codec.Optional(dec, "echoStdin", &v.EchoStdin, codec.Value[HookScriptEchoStdin])
+	codec.Optional(dec, "delayMs", &v.DelayMS, codec.Value[*int])
+	codec.Optional(dec, "gate", &v.Gate, codec.Value[*string])
+	codec.Optional(dec, "times", &v.Times, codec.Value[*int])
+	codec.Optional(dec, "signal", &v.Signal, codec.Value[HookScriptSignal])
+	codec.Optional(dec, "async", &v.Async, codec.Value[*bool])
+	codec.Optional(dec, "timeoutSec", &v.TimeoutSec, codec.Value[*float64])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -428,13 +507,13 @@ func (r *HookScript) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r HookScript) Validate() error {
 	if r.EchoStdin != "" {
-		if err := checkEnum(r.EchoStdin); err != nil {
-			return fieldError("HookScript", "echoStdin", err)
+		if err := codec.CheckEnum(r.EchoStdin); err != nil {
+			return codec.FieldError("HookScript", "echoStdin", err)
 		}
 	}
 	if r.Signal != "" {
-		if err := checkEnum(r.Signal); err != nil {
-			return fieldError("HookScript", "signal", err)
+		if err := codec.CheckEnum(r.Signal); err != nil {
+			return codec.FieldError("HookScript", "signal", err)
 		}
 	}
 	return nil
@@ -466,7 +545,7 @@ func (v HookScriptEchoStdin) Valid() bool {
 // UnmarshalJSON decodes a HookScriptEchoStdin, rejecting any value not in
 // HookScriptEchoStdinValues with an ErrInvalidEnum *DecodeError.
 func (v *HookScriptEchoStdin) UnmarshalJSON(data []byte) error {
-	return decodeEnum("HookScriptEchoStdin", data, v, HookScriptEchoStdinValues)
+	return codec.Enum("HookScriptEchoStdin", data, v, HookScriptEchoStdinValues)
 }
 
 // HookScriptSignal is the set of values of HookScript.Signal: signal makes the hook kill
@@ -495,7 +574,7 @@ func (v HookScriptSignal) Valid() bool {
 // UnmarshalJSON decodes a HookScriptSignal, rejecting any value not in
 // HookScriptSignalValues with an ErrInvalidEnum *DecodeError.
 func (v *HookScriptSignal) UnmarshalJSON(data []byte) error {
-	return decodeEnum("HookScriptSignal", data, v, HookScriptSignalValues)
+	return codec.Enum("HookScriptSignal", data, v, HookScriptSignalValues)
 }
 
 // Tool is a tool with a scripted body.
@@ -515,35 +594,47 @@ type Tool struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Tool) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("name", r.Name)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Tool) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("name")
+	enc.String(r.Name)
 	if r.Parallel != nil {
-		enc.field("parallel", r.Parallel)
+		enc.Key("parallel")
+		enc.Bool(*r.Parallel)
 	}
 	if len(r.OutputSchema) != 0 {
-		enc.field("outputSchema", r.OutputSchema)
+		enc.Key("outputSchema")
+		enc.Raw(r.OutputSchema)
 	}
-	enc.field("body", nonNilList(r.Body))
+	enc.Key("body")
+	codec.EncodeList(enc, codec.NonNilList(r.Body), encodeAction)
 	if r.Finalize != nil {
-		enc.field("finalize", r.Finalize)
+		enc.Key("finalize")
+		codec.EncodeList(enc, r.Finalize, encodeAction)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Tool strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Tool) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Tool", data)
+	dec, err := codec.NewObjectDecoder("Tool", data)
 	if err != nil {
 		return err
 	}
 	var v Tool
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	optionalField(dec, "parallel", &v.Parallel, decodeValue[*bool])
-	optionalField(dec, "outputSchema", &v.OutputSchema, decodeRaw)
-	optionalField(dec, "body", &v.Body, listOf(unionOf(UnmarshalAction)))
-	optionalField(dec, "finalize", &v.Finalize, listOf(unionOf(UnmarshalAction)))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Optional(dec, "parallel", &v.Parallel, codec.Value[*bool])
+	codec.Optional(dec, "outputSchema", &v.OutputSchema, codec.Raw)
+	codec.Optional(dec, "body", &v.Body, codec.ListOf(codec.UnionOf(UnmarshalAction)))
+	codec.Optional(dec, "finalize", &v.Finalize, codec.ListOf(codec.UnionOf(UnmarshalAction)))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -553,11 +644,11 @@ func (r *Tool) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Tool) Validate() error {
-	if err := checkList(r.Body, validateAction); err != nil {
-		return fieldError("Tool", "body", err)
+	if err := codec.CheckList(r.Body, validateAction); err != nil {
+		return codec.FieldError("Tool", "body", err)
 	}
-	if err := checkList(r.Finalize, validateAction); err != nil {
-		return fieldError("Tool", "finalize", err)
+	if err := codec.CheckList(r.Finalize, validateAction); err != nil {
+		return codec.FieldError("Tool", "finalize", err)
 	}
 	return nil
 }
@@ -582,35 +673,47 @@ type Listener struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Listener) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("point", r.Point)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Listener) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("point")
+	enc.String(r.Point)
 	if r.Name != nil {
-		enc.field("name", r.Name)
+		enc.Key("name")
+		enc.String(*r.Name)
 	}
 	if r.Agent != nil {
-		enc.field("agent", r.Agent)
+		enc.Key("agent")
+		enc.String(*r.Agent)
 	}
 	if r.When != nil {
-		enc.field("when", r.When)
+		enc.Key("when")
+		r.When.encodeJSON(enc)
 	}
-	enc.field("do", nonNilList(r.Do))
-	return enc.bytes()
+	enc.Key("do")
+	codec.EncodeList(enc, codec.NonNilList(r.Do), encodeAction)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Listener strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Listener) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Listener", data)
+	dec, err := codec.NewObjectDecoder("Listener", data)
 	if err != nil {
 		return err
 	}
 	var v Listener
-	requiredField(dec, "point", &v.Point, decodeValue[string])
-	optionalField(dec, "name", &v.Name, decodeValue[*string])
-	optionalField(dec, "agent", &v.Agent, decodeValue[*string])
-	optionalField(dec, "when", &v.When, decodeValue[*When])
-	optionalField(dec, "do", &v.Do, listOf(unionOf(UnmarshalAction)))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "point", &v.Point, codec.Value[string])
+	codec.Optional(dec, "name", &v.Name, codec.Value[*string])
+	codec.Optional(dec, "agent", &v.Agent, codec.Value[*string])
+	codec.Optional(dec, "when", &v.When, codec.Value[*When])
+	codec.Optional(dec, "do", &v.Do, codec.ListOf(codec.UnionOf(UnmarshalAction)))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -622,11 +725,11 @@ func (r *Listener) UnmarshalJSON(data []byte) error {
 func (r Listener) Validate() error {
 	if r.When != nil {
 		if err := r.When.Validate(); err != nil {
-			return fieldError("Listener", "when", err)
+			return codec.FieldError("Listener", "when", err)
 		}
 	}
-	if err := checkList(r.Do, validateAction); err != nil {
-		return fieldError("Listener", "do", err)
+	if err := codec.CheckList(r.Do, validateAction); err != nil {
+		return codec.FieldError("Listener", "do", err)
 	}
 	return nil
 }
@@ -646,35 +749,46 @@ type When struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r When) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r When) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Turn != nil {
-		enc.field("turn", r.Turn)
+		enc.Key("turn")
+		enc.Int(*r.Turn)
 	}
 	if r.Step != nil {
-		enc.field("step", r.Step)
+		enc.Key("step")
+		enc.Int(*r.Step)
 	}
 	if r.CallID != nil {
-		enc.field("callId", r.CallID)
+		enc.Key("callId")
+		enc.String(*r.CallID)
 	}
 	if r.Times != nil {
-		enc.field("times", r.Times)
+		enc.Key("times")
+		enc.Int(*r.Times)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a When strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *When) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("When", data)
+	dec, err := codec.NewObjectDecoder("When", data)
 	if err != nil {
 		return err
 	}
 	var v When
-	optionalField(dec, "turn", &v.Turn, decodeValue[*int])
-	optionalField(dec, "step", &v.Step, decodeValue[*int])
-	optionalField(dec, "callId", &v.CallID, decodeValue[*string])
-	optionalField(dec, "times", &v.Times, decodeValue[*int])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "turn", &v.Turn, codec.Value[*int])
+	codec.Optional(dec, "step", &v.Step, codec.Value[*int])
+	codec.Optional(dec, "callId", &v.CallID, codec.Value[*string])
+	codec.Optional(dec, "times", &v.Times, codec.Value[*int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -756,7 +870,7 @@ var ActionKinds = []ActionKind{ActNextKind, ActDecideKind, ActFailKind, ActPanic
 // unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the variant itself
 // is decoded strictly.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := peekKind("Action", "kind", data)
+	kind, err := codec.PeekKind("Action", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -876,7 +990,7 @@ func UnmarshalAction(data []byte) (Action, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("Action", "kind", kind, ActionKinds)
+	return nil, codec.UnknownKind("Action", "kind", kind, ActionKinds)
 }
 
 // SwitchAction calls the function for the variant u holds (as T or *T) and returns its
@@ -1121,7 +1235,170 @@ func validateAction(u Action) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeAction writes u to enc as encoding/json would: the variant's MarshalJSON, or null
+// for a nil union or nil pointer variant.
+func encodeAction(enc *codec.Encoder, u Action) {
+	switch v := u.(type) {
+	case ActNext:
+		v.encodeJSON(enc)
+	case *ActNext:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActDecide:
+		v.encodeJSON(enc)
+	case *ActDecide:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActFail:
+		v.encodeJSON(enc)
+	case *ActFail:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActPanic:
+		v.encodeJSON(enc)
+	case *ActPanic:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActRecord:
+		v.encodeJSON(enc)
+	case *ActRecord:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActSteer:
+		v.encodeJSON(enc)
+	case *ActSteer:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActInject:
+		v.encodeJSON(enc)
+	case *ActInject:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActFollowup:
+		v.encodeJSON(enc)
+	case *ActFollowup:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActHalt:
+		v.encodeJSON(enc)
+	case *ActHalt:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActCancel:
+		v.encodeJSON(enc)
+	case *ActCancel:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActWait:
+		v.encodeJSON(enc)
+	case *ActWait:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActRelease:
+		v.encodeJSON(enc)
+	case *ActRelease:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActAddContext:
+		v.encodeJSON(enc)
+	case *ActAddContext:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActRewrite:
+		v.encodeJSON(enc)
+	case *ActRewrite:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActValue:
+		v.encodeJSON(enc)
+	case *ActValue:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActError:
+		v.encodeJSON(enc)
+	case *ActError:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActDefer:
+		v.encodeJSON(enc)
+	case *ActDefer:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActConclude:
+		v.encodeJSON(enc)
+	case *ActConclude:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ActSleep:
+		v.encodeJSON(enc)
+	case *ActSleep:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // ActNext calls next (waterfalls and wrappers) and keeps its result as the current one.
@@ -1147,25 +1424,34 @@ func NewActNext() Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActNext) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActNextKind)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActNext) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActNextKind))
 	if r.Twice != nil {
-		enc.field("twice", r.Twice)
+		enc.Key("twice")
+		enc.Bool(*r.Twice)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActNext strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActNext) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActNext", data)
+	dec, err := codec.NewObjectDecoder("ActNext", data)
 	if err != nil {
 		return err
 	}
 	var v ActNext
-	dec.kind("kind", "next")
-	optionalField(dec, "twice", &v.Twice, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "next")
+	codec.Optional(dec, "twice", &v.Twice, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1201,23 +1487,32 @@ func NewActDecide(decision json.RawMessage) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActDecide) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActDecideKind)
-	enc.field("decision", r.Decision)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActDecide) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActDecideKind))
+	enc.Key("decision")
+	enc.Raw(r.Decision)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActDecide strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActDecide) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActDecide", data)
+	dec, err := codec.NewObjectDecoder("ActDecide", data)
 	if err != nil {
 		return err
 	}
 	var v ActDecide
-	dec.kind("kind", "decide")
-	requiredField(dec, "decision", &v.Decision, decodeRaw)
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "decide")
+	codec.Required(dec, "decision", &v.Decision, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1255,27 +1550,37 @@ func NewActFail(message string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActFail) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActFailKind)
-	enc.field("message", r.Message)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActFail) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActFailKind))
+	enc.Key("message")
+	enc.String(r.Message)
 	if r.Code != nil {
-		enc.field("code", r.Code)
+		enc.Key("code")
+		enc.String(*r.Code)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActFail strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActFail) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActFail", data)
+	dec, err := codec.NewObjectDecoder("ActFail", data)
 	if err != nil {
 		return err
 	}
 	var v ActFail
-	dec.kind("kind", "fail")
-	requiredField(dec, "message", &v.Message, decodeValue[string])
-	optionalField(dec, "code", &v.Code, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "fail")
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	codec.Optional(dec, "code", &v.Code, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1311,23 +1616,32 @@ func NewActPanic(message string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActPanic) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActPanicKind)
-	enc.field("message", r.Message)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActPanic) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActPanicKind))
+	enc.Key("message")
+	enc.String(r.Message)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActPanic strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActPanic) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActPanic", data)
+	dec, err := codec.NewObjectDecoder("ActPanic", data)
 	if err != nil {
 		return err
 	}
 	var v ActPanic
-	dec.kind("kind", "panic")
-	requiredField(dec, "message", &v.Message, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "panic")
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1363,23 +1677,32 @@ func NewActRecord(label string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActRecord) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActRecordKind)
-	enc.field("label", r.Label)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActRecord) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActRecordKind))
+	enc.Key("label")
+	enc.String(r.Label)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActRecord strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActRecord) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActRecord", data)
+	dec, err := codec.NewObjectDecoder("ActRecord", data)
 	if err != nil {
 		return err
 	}
 	var v ActRecord
-	dec.kind("kind", "record")
-	requiredField(dec, "label", &v.Label, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "record")
+	codec.Required(dec, "label", &v.Label, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1415,23 +1738,32 @@ func NewActSteer(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActSteer) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActSteerKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActSteer) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActSteerKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActSteer strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActSteer) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActSteer", data)
+	dec, err := codec.NewObjectDecoder("ActSteer", data)
 	if err != nil {
 		return err
 	}
 	var v ActSteer
-	dec.kind("kind", "steer")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "steer")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1467,23 +1799,32 @@ func NewActInject(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActInject) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActInjectKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActInject) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActInjectKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActInject strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActInject) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActInject", data)
+	dec, err := codec.NewObjectDecoder("ActInject", data)
 	if err != nil {
 		return err
 	}
 	var v ActInject
-	dec.kind("kind", "inject")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "inject")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1520,23 +1861,32 @@ func NewActFollowup(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActFollowup) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActFollowupKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActFollowup) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActFollowupKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActFollowup strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActFollowup) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActFollowup", data)
+	dec, err := codec.NewObjectDecoder("ActFollowup", data)
 	if err != nil {
 		return err
 	}
 	var v ActFollowup
-	dec.kind("kind", "followup")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "followup")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1572,23 +1922,32 @@ func NewActHalt(reason string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActHalt) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActHaltKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActHalt) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActHaltKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActHalt strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActHalt) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActHalt", data)
+	dec, err := codec.NewObjectDecoder("ActHalt", data)
 	if err != nil {
 		return err
 	}
 	var v ActHalt
-	dec.kind("kind", "halt")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "halt")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1626,27 +1985,37 @@ func NewActCancel(cause ActCancelCause) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActCancel) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActCancelKind)
-	enc.field("cause", r.Cause)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActCancel) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActCancelKind))
+	enc.Key("cause")
+	enc.String(string(r.Cause))
 	if r.KeepInbox != nil {
-		enc.field("keepInbox", r.KeepInbox)
+		enc.Key("keepInbox")
+		enc.Bool(*r.KeepInbox)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActCancel strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActCancel) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActCancel", data)
+	dec, err := codec.NewObjectDecoder("ActCancel", data)
 	if err != nil {
 		return err
 	}
 	var v ActCancel
-	dec.kind("kind", "cancel")
-	requiredField(dec, "cause", &v.Cause, decodeValue[ActCancelCause])
-	optionalField(dec, "keepInbox", &v.KeepInbox, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "cancel")
+	codec.Required(dec, "cause", &v.Cause, codec.Value[ActCancelCause])
+	codec.Optional(dec, "keepInbox", &v.KeepInbox, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1656,8 +2025,8 @@ func (r *ActCancel) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ActCancel) Validate() error {
-	if err := checkEnum(r.Cause); err != nil {
-		return fieldError("ActCancel", "cause", err)
+	if err := codec.CheckEnum(r.Cause); err != nil {
+		return codec.FieldError("ActCancel", "cause", err)
 	}
 	return nil
 }
@@ -1689,7 +2058,7 @@ func (v ActCancelCause) Valid() bool {
 // UnmarshalJSON decodes an ActCancelCause, rejecting any value not in ActCancelCauseValues
 // with an ErrInvalidEnum *DecodeError.
 func (v *ActCancelCause) UnmarshalJSON(data []byte) error {
-	return decodeEnum("ActCancelCause", data, v, ActCancelCauseValues)
+	return codec.Enum("ActCancelCause", data, v, ActCancelCauseValues)
 }
 
 // ActWait blocks until the named gate is released by a `release` step or action, or the
@@ -1719,27 +2088,37 @@ func NewActWait(gate string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActWait) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActWaitKind)
-	enc.field("gate", r.Gate)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActWait) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActWaitKind))
+	enc.Key("gate")
+	enc.String(r.Gate)
 	if r.IgnoreCancel != nil {
-		enc.field("ignoreCancel", r.IgnoreCancel)
+		enc.Key("ignoreCancel")
+		enc.Bool(*r.IgnoreCancel)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActWait strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActWait) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActWait", data)
+	dec, err := codec.NewObjectDecoder("ActWait", data)
 	if err != nil {
 		return err
 	}
 	var v ActWait
-	dec.kind("kind", "wait")
-	requiredField(dec, "gate", &v.Gate, decodeValue[string])
-	optionalField(dec, "ignoreCancel", &v.IgnoreCancel, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "wait")
+	codec.Required(dec, "gate", &v.Gate, codec.Value[string])
+	codec.Optional(dec, "ignoreCancel", &v.IgnoreCancel, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1775,23 +2154,32 @@ func NewActRelease(gate string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActRelease) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActReleaseKind)
-	enc.field("gate", r.Gate)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActRelease) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActReleaseKind))
+	enc.Key("gate")
+	enc.String(r.Gate)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActRelease strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActRelease) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActRelease", data)
+	dec, err := codec.NewObjectDecoder("ActRelease", data)
 	if err != nil {
 		return err
 	}
 	var v ActRelease
-	dec.kind("kind", "release")
-	requiredField(dec, "gate", &v.Gate, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "release")
+	codec.Required(dec, "gate", &v.Gate, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1829,23 +2217,32 @@ func NewActAddContext(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActAddContext) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActAddContextKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActAddContext) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActAddContextKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActAddContext strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ActAddContext) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActAddContext", data)
+	dec, err := codec.NewObjectDecoder("ActAddContext", data)
 	if err != nil {
 		return err
 	}
 	var v ActAddContext
-	dec.kind("kind", "add-context")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "add-context")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1881,23 +2278,32 @@ func NewActRewrite(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActRewrite) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActRewriteKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActRewrite) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActRewriteKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActRewrite strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActRewrite) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActRewrite", data)
+	dec, err := codec.NewObjectDecoder("ActRewrite", data)
 	if err != nil {
 		return err
 	}
 	var v ActRewrite
-	dec.kind("kind", "rewrite")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "rewrite")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1933,23 +2339,32 @@ func NewActValue(value json.RawMessage) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActValue) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActValueKind)
-	enc.field("value", r.Value)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActValue) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActValueKind))
+	enc.Key("value")
+	enc.Raw(r.Value)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActValue strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActValue) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActValue", data)
+	dec, err := codec.NewObjectDecoder("ActValue", data)
 	if err != nil {
 		return err
 	}
 	var v ActValue
-	dec.kind("kind", "value")
-	requiredField(dec, "value", &v.Value, decodeRaw)
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "value")
+	codec.Required(dec, "value", &v.Value, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1987,27 +2402,37 @@ func NewActError(message string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActError) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActErrorKind)
-	enc.field("message", r.Message)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActError) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActErrorKind))
+	enc.Key("message")
+	enc.String(r.Message)
 	if r.Code != nil {
-		enc.field("code", r.Code)
+		enc.Key("code")
+		enc.String(*r.Code)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActError strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActError) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActError", data)
+	dec, err := codec.NewObjectDecoder("ActError", data)
 	if err != nil {
 		return err
 	}
 	var v ActError
-	dec.kind("kind", "error")
-	requiredField(dec, "message", &v.Message, decodeValue[string])
-	optionalField(dec, "code", &v.Code, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "error")
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	codec.Optional(dec, "code", &v.Code, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2043,23 +2468,32 @@ func NewActDefer(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActDefer) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActDeferKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActDefer) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActDeferKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActDefer strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActDefer) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActDefer", data)
+	dec, err := codec.NewObjectDecoder("ActDefer", data)
 	if err != nil {
 		return err
 	}
 	var v ActDefer
-	dec.kind("kind", "defer")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "defer")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2092,21 +2526,29 @@ func NewActConclude() Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActConclude) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActConcludeKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActConclude) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActConcludeKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActConclude strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActConclude) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActConclude", data)
+	dec, err := codec.NewObjectDecoder("ActConclude", data)
 	if err != nil {
 		return err
 	}
 	var v ActConclude
-	dec.kind("kind", "conclude")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "conclude")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2142,23 +2584,32 @@ func NewActSleep(ms int) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActSleep) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ActSleepKind)
-	enc.field("ms", r.MS)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActSleep) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ActSleepKind))
+	enc.Key("ms")
+	enc.Int(r.MS)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ActSleep strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ActSleep) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ActSleep", data)
+	dec, err := codec.NewObjectDecoder("ActSleep", data)
 	if err != nil {
 		return err
 	}
 	var v ActSleep
-	dec.kind("kind", "sleep")
-	requiredField(dec, "ms", &v.MS, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "sleep")
+	codec.Required(dec, "ms", &v.MS, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2192,43 +2643,58 @@ type Response struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Response) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Response) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Text != nil {
-		enc.field("text", r.Text)
+		enc.Key("text")
+		enc.String(*r.Text)
 	}
 	if r.ToolCalls != nil {
-		enc.field("toolCalls", r.ToolCalls)
+		enc.Key("toolCalls")
+		codec.EncodeList(enc, r.ToolCalls, func(enc *codec.Encoder, v ToolCallScript) {
+			v.encodeJSON(enc)
+		})
 	}
 	if r.Finish != "" {
-		enc.field("finish", r.Finish)
+		enc.Key("finish")
+		enc.String(string(r.Finish))
 	}
 	if r.Hang != nil {
-		enc.field("hang", r.Hang)
+		enc.Key("hang")
+		enc.Bool(*r.Hang)
 	}
 	if r.Gate != nil {
-		enc.field("gate", r.Gate)
+		enc.Key("gate")
+		enc.String(*r.Gate)
 	}
 	if r.Usage != nil {
-		enc.field("usage", r.Usage)
+		enc.Key("usage")
+		r.Usage.encodeJSON(enc)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Response strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Response) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Response", data)
+	dec, err := codec.NewObjectDecoder("Response", data)
 	if err != nil {
 		return err
 	}
 	var v Response
-	optionalField(dec, "text", &v.Text, decodeValue[*string])
-	optionalField(dec, "toolCalls", &v.ToolCalls, listOf(decodeValue[ToolCallScript]))
-	optionalField(dec, "finish", &v.Finish, decodeValue[ResponseFinish])
-	optionalField(dec, "hang", &v.Hang, decodeValue[*bool])
-	optionalField(dec, "gate", &v.Gate, decodeValue[*string])
-	optionalField(dec, "usage", &v.Usage, decodeValue[*Usage])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "text", &v.Text, codec.Value[*string])
+	codec.Optional(dec, "toolCalls", &v.ToolCalls, codec.ListOf(codec.Value[ToolCallScript]))
+	codec.Optional(dec, "finish", &v.Finish, codec.Value[ResponseFinish])
+	codec.Optional(dec, "hang", &v.Hang, codec.Value[*bool])
+	codec.Optional(dec, "gate", &v.Gate, codec.Value[*string])
+	codec.Optional(dec, "usage", &v.Usage, codec.Value[*Usage])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2238,17 +2704,17 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Response) Validate() error {
-	if err := checkList(r.ToolCalls, ToolCallScript.Validate); err != nil {
-		return fieldError("Response", "toolCalls", err)
+	if err := codec.CheckList(r.ToolCalls, ToolCallScript.Validate); err != nil {
+		return codec.FieldError("Response", "toolCalls", err)
 	}
 	if r.Finish != "" {
-		if err := checkEnum(r.Finish); err != nil {
-			return fieldError("Response", "finish", err)
+		if err := codec.CheckEnum(r.Finish); err != nil {
+			return codec.FieldError("Response", "finish", err)
 		}
 	}
 	if r.Usage != nil {
 		if err := r.Usage.Validate(); err != nil {
-			return fieldError("Response", "usage", err)
+			return codec.FieldError("Response", "usage", err)
 		}
 	}
 	return nil
@@ -2282,7 +2748,7 @@ func (v ResponseFinish) Valid() bool {
 // UnmarshalJSON decodes a ResponseFinish, rejecting any value not in ResponseFinishValues
 // with an ErrInvalidEnum *DecodeError.
 func (v *ResponseFinish) UnmarshalJSON(data []byte) error {
-	return decodeEnum("ResponseFinish", data, v, ResponseFinishValues)
+	return codec.Enum("ResponseFinish", data, v, ResponseFinishValues)
 }
 
 // Usage is the token usage of a scripted response.
@@ -2296,23 +2762,32 @@ type Usage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Usage) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("inputTokens", r.InputTokens)
-	enc.field("outputTokens", r.OutputTokens)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Usage) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("inputTokens")
+	enc.Int(r.InputTokens)
+	enc.Key("outputTokens")
+	enc.Int(r.OutputTokens)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Usage strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Usage) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Usage", data)
+	dec, err := codec.NewObjectDecoder("Usage", data)
 	if err != nil {
 		return err
 	}
 	var v Usage
-	requiredField(dec, "inputTokens", &v.InputTokens, decodeValue[int])
-	requiredField(dec, "outputTokens", &v.OutputTokens, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "inputTokens", &v.InputTokens, codec.Value[int])
+	codec.Required(dec, "outputTokens", &v.OutputTokens, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2338,27 +2813,37 @@ type ToolCallScript struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolCallScript) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("id", r.ID)
-	enc.field("name", r.Name)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolCallScript) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("id")
+	enc.String(r.ID)
+	enc.Key("name")
+	enc.String(r.Name)
 	if len(r.Arguments) != 0 {
-		enc.field("arguments", r.Arguments)
+		enc.Key("arguments")
+		enc.Raw(r.Arguments)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolCallScript strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ToolCallScript) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolCallScript", data)
+	dec, err := codec.NewObjectDecoder("ToolCallScript", data)
 	if err != nil {
 		return err
 	}
 	var v ToolCallScript
-	requiredField(dec, "id", &v.ID, decodeValue[string])
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	optionalField(dec, "arguments", &v.Arguments, decodeRaw)
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Optional(dec, "arguments", &v.Arguments, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2399,59 +2884,76 @@ type Step struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Step) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Step) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Followup != nil {
-		enc.field("followup", r.Followup)
+		enc.Key("followup")
+		enc.String(*r.Followup)
 	}
 	if r.Steer != nil {
-		enc.field("steer", r.Steer)
+		enc.Key("steer")
+		enc.String(*r.Steer)
 	}
 	if r.Inject != nil {
-		enc.field("inject", r.Inject)
+		enc.Key("inject")
+		enc.String(*r.Inject)
 	}
 	if r.Cancel != "" {
-		enc.field("cancel", r.Cancel)
+		enc.Key("cancel")
+		enc.String(string(r.Cancel))
 	}
 	if r.KeepInbox != nil {
-		enc.field("keepInbox", r.KeepInbox)
+		enc.Key("keepInbox")
+		enc.Bool(*r.KeepInbox)
 	}
 	if r.Execute != nil {
-		enc.field("execute", r.Execute)
+		enc.Key("execute")
+		r.Execute.encodeJSON(enc)
 	}
 	if r.Release != nil {
-		enc.field("release", r.Release)
+		enc.Key("release")
+		enc.String(*r.Release)
 	}
 	if r.Idle != nil {
-		enc.field("idle", r.Idle)
+		enc.Key("idle")
+		enc.Bool(*r.Idle)
 	}
 	if r.Settle != nil {
-		enc.field("settle", r.Settle)
+		enc.Key("settle")
+		enc.String(*r.Settle)
 	}
 	if r.Resume != nil {
-		enc.field("resume", r.Resume)
+		enc.Key("resume")
+		enc.Bool(*r.Resume)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Step strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Step) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Step", data)
+	dec, err := codec.NewObjectDecoder("Step", data)
 	if err != nil {
 		return err
 	}
 	var v Step
-	optionalField(dec, "followup", &v.Followup, decodeValue[*string])
-	optionalField(dec, "steer", &v.Steer, decodeValue[*string])
-	optionalField(dec, "inject", &v.Inject, decodeValue[*string])
-	optionalField(dec, "cancel", &v.Cancel, decodeValue[StepCancel])
-	optionalField(dec, "keepInbox", &v.KeepInbox, decodeValue[*bool])
-	optionalField(dec, "execute", &v.Execute, decodeValue[*Execute])
-	optionalField(dec, "release", &v.Release, decodeValue[*string])
-	optionalField(dec, "idle", &v.Idle, decodeValue[*bool])
-	optionalField(dec, "settle", &v.Settle, decodeValue[*string])
-	optionalField(dec, "resume", &v.Resume, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "followup", &v.Followup, codec.Value[*string])
+	codec.Optional(dec, "steer", &v.Steer, codec.Value[*string])
+	codec.Optional(dec, "inject", &v.Inject, codec.Value[*string])
+	codec.Optional(dec, "cancel", &v.Cancel, codec.Value[StepCancel])
+	codec.Optional(dec, "keepInbox", &v.KeepInbox, codec.Value[*bool])
+	codec.Optional(dec, "execute", &v.Execute, codec.Value[*Execute])
+	codec.Optional(dec, "release", &v.Release, codec.Value[*string])
+	codec.Optional(dec, "idle", &v.Idle, codec.Value[*bool])
+	codec.Optional(dec, "settle", &v.Settle, codec.Value[*string])
+	codec.Optional(dec, "resume", &v.Resume, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2462,13 +2964,13 @@ func (r *Step) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Step) Validate() error {
 	if r.Cancel != "" {
-		if err := checkEnum(r.Cancel); err != nil {
-			return fieldError("Step", "cancel", err)
+		if err := codec.CheckEnum(r.Cancel); err != nil {
+			return codec.FieldError("Step", "cancel", err)
 		}
 	}
 	if r.Execute != nil {
 		if err := r.Execute.Validate(); err != nil {
-			return fieldError("Step", "execute", err)
+			return codec.FieldError("Step", "execute", err)
 		}
 	}
 	return nil
@@ -2501,7 +3003,7 @@ func (v StepCancel) Valid() bool {
 // UnmarshalJSON decodes a StepCancel, rejecting any value not in StepCancelValues with an
 // ErrInvalidEnum *DecodeError.
 func (v *StepCancel) UnmarshalJSON(data []byte) error {
-	return decodeEnum("StepCancel", data, v, StepCancelValues)
+	return codec.Enum("StepCancel", data, v, StepCancelValues)
 }
 
 // Execute is a direct tool execution.
@@ -2521,35 +3023,47 @@ type Execute struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Execute) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("callId", r.CallID)
-	enc.field("name", r.Name)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Execute) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("callId")
+	enc.String(r.CallID)
+	enc.Key("name")
+	enc.String(r.Name)
 	if len(r.Arguments) != 0 {
-		enc.field("arguments", r.Arguments)
+		enc.Key("arguments")
+		enc.Raw(r.Arguments)
 	}
 	if r.Agent != nil {
-		enc.field("agent", r.Agent)
+		enc.Key("agent")
+		enc.String(*r.Agent)
 	}
 	if r.PreCancelled != nil {
-		enc.field("preCancelled", r.PreCancelled)
+		enc.Key("preCancelled")
+		enc.Bool(*r.PreCancelled)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an Execute strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Execute) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Execute", data)
+	dec, err := codec.NewObjectDecoder("Execute", data)
 	if err != nil {
 		return err
 	}
 	var v Execute
-	requiredField(dec, "callId", &v.CallID, decodeValue[string])
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	optionalField(dec, "arguments", &v.Arguments, decodeRaw)
-	optionalField(dec, "agent", &v.Agent, decodeValue[*string])
-	optionalField(dec, "preCancelled", &v.PreCancelled, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Optional(dec, "arguments", &v.Arguments, codec.Raw)
+	codec.Optional(dec, "agent", &v.Agent, codec.Value[*string])
+	codec.Optional(dec, "preCancelled", &v.PreCancelled, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2597,67 +3111,96 @@ type Expect struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Expect) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Expect) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Log != nil {
-		enc.field("log", r.Log)
+		enc.Key("log")
+		codec.EncodeList(enc, r.Log, (*codec.Encoder).String)
 	}
 	if r.LogTypes != nil {
-		enc.field("logTypes", r.LogTypes)
+		enc.Key("logTypes")
+		codec.EncodeList(enc, r.LogTypes, (*codec.Encoder).String)
 	}
 	if r.Events != nil {
-		enc.field("events", r.Events)
+		enc.Key("events")
+		codec.EncodeList(enc, r.Events, func(enc *codec.Encoder, v EventMatch) {
+			v.encodeJSON(enc)
+		})
 	}
 	if r.Results != nil {
-		enc.field("results", r.Results)
+		enc.Key("results")
+		codec.EncodeList(enc, r.Results, func(enc *codec.Encoder, v ResultMatch) {
+			v.encodeJSON(enc)
+		})
 	}
 	if r.Requests != nil {
-		enc.field("requests", r.Requests)
+		enc.Key("requests")
+		enc.Int(*r.Requests)
 	}
 	if r.RequestTexts != nil {
-		enc.field("requestTexts", r.RequestTexts)
+		enc.Key("requestTexts")
+		codec.EncodeList(enc, r.RequestTexts, func(enc *codec.Encoder, v []string) {
+			codec.EncodeList(enc, v, (*codec.Encoder).String)
+		})
 	}
 	if r.RequestAbsent != nil {
-		enc.field("requestAbsent", r.RequestAbsent)
+		enc.Key("requestAbsent")
+		codec.EncodeList(enc, r.RequestAbsent, func(enc *codec.Encoder, v []string) {
+			codec.EncodeList(enc, v, (*codec.Encoder).String)
+		})
 	}
 	if r.RequestMessages != nil {
-		enc.field("requestMessages", r.RequestMessages)
+		enc.Key("requestMessages")
+		codec.EncodeList(enc, r.RequestMessages, func(enc *codec.Encoder, v []string) {
+			codec.EncodeList(enc, v, (*codec.Encoder).String)
+		})
 	}
 	if r.Trace != nil {
-		enc.field("trace", r.Trace)
+		enc.Key("trace")
+		codec.EncodeList(enc, r.Trace, (*codec.Encoder).String)
 	}
 	if r.NextTurn != nil {
-		enc.field("nextTurn", r.NextTurn)
+		enc.Key("nextTurn")
+		codec.EncodeList(enc, r.NextTurn, (*codec.Encoder).String)
 	}
 	if r.NextStep != nil {
-		enc.field("nextStep", r.NextStep)
+		enc.Key("nextStep")
+		codec.EncodeList(enc, r.NextStep, (*codec.Encoder).String)
 	}
 	if r.HookOutcomes != nil {
-		enc.field("hookOutcomes", r.HookOutcomes)
+		enc.Key("hookOutcomes")
+		codec.EncodeList(enc, r.HookOutcomes, (*codec.Encoder).String)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an Expect strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Expect) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Expect", data)
+	dec, err := codec.NewObjectDecoder("Expect", data)
 	if err != nil {
 		return err
 	}
 	var v Expect
-	optionalField(dec, "log", &v.Log, listOf(decodeValue[string]))
-	optionalField(dec, "logTypes", &v.LogTypes, listOf(decodeValue[string]))
-	optionalField(dec, "events", &v.Events, listOf(decodeValue[EventMatch]))
-	optionalField(dec, "results", &v.Results, listOf(decodeValue[ResultMatch]))
-	optionalField(dec, "requests", &v.Requests, decodeValue[*int])
-	optionalField(dec, "requestTexts", &v.RequestTexts, listOf(listOf(decodeValue[string])))
-	optionalField(dec, "requestAbsent", &v.RequestAbsent, listOf(listOf(decodeValue[string])))
-	optionalField(dec, "requestMessages", &v.RequestMessages, listOf(listOf(decodeValue[string])))
-	optionalField(dec, "trace", &v.Trace, listOf(decodeValue[string]))
-	optionalField(dec, "nextTurn", &v.NextTurn, listOf(decodeValue[string]))
-	optionalField(dec, "nextStep", &v.NextStep, listOf(decodeValue[string]))
-	optionalField(dec, "hookOutcomes", &v.HookOutcomes, listOf(decodeValue[string]))
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "log", &v.Log, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "logTypes", &v.LogTypes, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "events", &v.Events, codec.ListOf(codec.Value[EventMatch]))
+	codec.Optional(dec, "results", &v.Results, codec.ListOf(codec.Value[ResultMatch]))
+	codec.Optional(dec, "requests", &v.Requests, codec.Value[*int])
+	codec.Optional(dec, "requestTexts", &v.RequestTexts, codec.ListOf(codec.ListOf(codec.Value[string])))
+	codec.Optional(dec, "requestAbsent", &v.RequestAbsent, codec.ListOf(codec.ListOf(codec.Value[string])))
+	codec.Optional(dec, "requestMessages", &v.RequestMessages, codec.ListOf(codec.ListOf(codec.Value[string])))
+	codec.Optional(dec, "trace", &v.Trace, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "nextTurn", &v.NextTurn, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "nextStep", &v.NextStep, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "hookOutcomes", &v.HookOutcomes, codec.ListOf(codec.Value[string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2667,11 +3210,11 @@ func (r *Expect) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Expect) Validate() error {
-	if err := checkList(r.Events, EventMatch.Validate); err != nil {
-		return fieldError("Expect", "events", err)
+	if err := codec.CheckList(r.Events, EventMatch.Validate); err != nil {
+		return codec.FieldError("Expect", "events", err)
 	}
-	if err := checkList(r.Results, ResultMatch.Validate); err != nil {
-		return fieldError("Expect", "results", err)
+	if err := codec.CheckList(r.Results, ResultMatch.Validate); err != nil {
+		return codec.FieldError("Expect", "results", err)
 	}
 	return nil
 }
@@ -2692,31 +3235,42 @@ type EventMatch struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r EventMatch) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("type", r.Type)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r EventMatch) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("type")
+	enc.String(r.Type)
 	if r.Nth != nil {
-		enc.field("nth", r.Nth)
+		enc.Key("nth")
+		enc.Int(*r.Nth)
 	}
-	enc.field("data", r.Data)
+	enc.Key("data")
+	enc.Raw(r.Data)
 	if r.Absent != nil {
-		enc.field("absent", r.Absent)
+		enc.Key("absent")
+		codec.EncodeList(enc, r.Absent, (*codec.Encoder).String)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an EventMatch strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *EventMatch) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("EventMatch", data)
+	dec, err := codec.NewObjectDecoder("EventMatch", data)
 	if err != nil {
 		return err
 	}
 	var v EventMatch
-	requiredField(dec, "type", &v.Type, decodeValue[string])
-	optionalField(dec, "nth", &v.Nth, decodeValue[*int])
-	requiredField(dec, "data", &v.Data, decodeRaw)
-	optionalField(dec, "absent", &v.Absent, listOf(decodeValue[string]))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "type", &v.Type, codec.Value[string])
+	codec.Optional(dec, "nth", &v.Nth, codec.Value[*int])
+	codec.Required(dec, "data", &v.Data, codec.Raw)
+	codec.Optional(dec, "absent", &v.Absent, codec.ListOf(codec.Value[string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -2748,43 +3302,56 @@ type ResultMatch struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ResultMatch) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ResultMatch) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.IsError != nil {
-		enc.field("isError", r.IsError)
+		enc.Key("isError")
+		enc.Bool(*r.IsError)
 	}
 	if r.Text != nil {
-		enc.field("text", r.Text)
+		enc.Key("text")
+		enc.String(*r.Text)
 	}
 	if r.ErrorCode != nil {
-		enc.field("errorCode", r.ErrorCode)
+		enc.Key("errorCode")
+		enc.String(*r.ErrorCode)
 	}
 	if r.ErrorName != nil {
-		enc.field("errorName", r.ErrorName)
+		enc.Key("errorName")
+		enc.String(*r.ErrorName)
 	}
 	if r.Contexts != nil {
-		enc.field("contexts", r.Contexts)
+		enc.Key("contexts")
+		codec.EncodeList(enc, r.Contexts, (*codec.Encoder).String)
 	}
 	if len(r.Value) != 0 {
-		enc.field("value", r.Value)
+		enc.Key("value")
+		enc.Raw(r.Value)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ResultMatch strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ResultMatch) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ResultMatch", data)
+	dec, err := codec.NewObjectDecoder("ResultMatch", data)
 	if err != nil {
 		return err
 	}
 	var v ResultMatch
-	optionalField(dec, "isError", &v.IsError, decodeValue[*bool])
-	optionalField(dec, "text", &v.Text, decodeValue[*string])
-	optionalField(dec, "errorCode", &v.ErrorCode, decodeValue[*string])
-	optionalField(dec, "errorName", &v.ErrorName, decodeValue[*string])
-	optionalField(dec, "contexts", &v.Contexts, listOf(decodeValue[string]))
-	optionalField(dec, "value", &v.Value, decodeRaw)
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "isError", &v.IsError, codec.Value[*bool])
+	codec.Optional(dec, "text", &v.Text, codec.Value[*string])
+	codec.Optional(dec, "errorCode", &v.ErrorCode, codec.Value[*string])
+	codec.Optional(dec, "errorName", &v.ErrorName, codec.Value[*string])
+	codec.Optional(dec, "contexts", &v.Contexts, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "value", &v.Value, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v

@@ -2,7 +2,10 @@
 
 package dsh
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // InboxTarget names one of an agent's two durable inbox lists: "next-turn" holds follow-up
 // prompts, one per turn; "next-step" holds steering and injected contexts, claimed at the
@@ -31,7 +34,7 @@ func (v InboxTarget) Valid() bool {
 // UnmarshalJSON decodes an InboxTarget, rejecting any value not in InboxTargetValues with an
 // ErrInvalidEnum *DecodeError.
 func (v *InboxTarget) UnmarshalJSON(data []byte) error {
-	return decodeEnum("InboxTarget", data, v, InboxTargetValues)
+	return codec.Enum("InboxTarget", data, v, InboxTargetValues)
 }
 
 // LLMCallConfig is the configuration of one model request. It is folded from the agent's
@@ -55,39 +58,52 @@ type LLMCallConfig struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r LLMCallConfig) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("provider", r.Provider)
-	enc.field("model", r.Model)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r LLMCallConfig) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("provider")
+	enc.String(r.Provider)
+	enc.Key("model")
+	enc.String(r.Model)
 	if r.MaxTokens != nil {
-		enc.field("maxTokens", r.MaxTokens)
+		enc.Key("maxTokens")
+		enc.Int(*r.MaxTokens)
 	}
 	if r.Temperature != nil {
-		enc.field("temperature", r.Temperature)
+		enc.Key("temperature")
+		enc.Float(*r.Temperature)
 	}
 	if r.System != nil {
-		enc.field("system", r.System)
+		enc.Key("system")
+		enc.String(*r.System)
 	}
 	if r.Extra != nil {
-		enc.field("extra", r.Extra)
+		enc.Key("extra")
+		codec.EncodeMap(enc, r.Extra, (*codec.Encoder).Raw)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a LLMCallConfig strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *LLMCallConfig) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("LLMCallConfig", data)
+	dec, err := codec.NewObjectDecoder("LLMCallConfig", data)
 	if err != nil {
 		return err
 	}
 	var v LLMCallConfig
-	requiredField(dec, "provider", &v.Provider, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	optionalField(dec, "maxTokens", &v.MaxTokens, decodeValue[*int])
-	optionalField(dec, "temperature", &v.Temperature, decodeValue[*float64])
-	optionalField(dec, "system", &v.System, decodeValue[*string])
-	optionalField(dec, "extra", &v.Extra, mapOf(decodeRaw))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "provider", &v.Provider, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Optional(dec, "maxTokens", &v.MaxTokens, codec.Value[*int])
+	codec.Optional(dec, "temperature", &v.Temperature, codec.Value[*float64])
+	codec.Optional(dec, "system", &v.System, codec.Value[*string])
+	codec.Optional(dec, "extra", &v.Extra, codec.MapOf(codec.Raw))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -114,23 +130,32 @@ type SessionStartPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("source", r.Source)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("source")
+	enc.String(string(r.Source))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *SessionStartPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartPayload", data)
+	dec, err := codec.NewObjectDecoder("SessionStartPayload", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "source", &v.Source, decodeValue[SessionStartSource])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartSource])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -140,8 +165,8 @@ func (r *SessionStartPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionStartPayload) Validate() error {
-	if err := checkEnum(r.Source); err != nil {
-		return fieldError("SessionStartPayload", "source", err)
+	if err := codec.CheckEnum(r.Source); err != nil {
+		return codec.FieldError("SessionStartPayload", "source", err)
 	}
 	return nil
 }
@@ -166,27 +191,40 @@ type PreStepPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreStepPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("messages", nonNilList(r.Messages))
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreStepPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("messages")
+	codec.EncodeList(enc, codec.NonNilList(r.Messages), func(enc *codec.Encoder, v UserMessage) {
+		v.encodeJSON(enc)
+	})
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreStepPayload strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PreStepPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreStepPayload", data)
+	dec, err := codec.NewObjectDecoder("PreStepPayload", data)
 	if err != nil {
 		return err
 	}
 	var v PreStepPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "messages", &v.Messages, listOf(decodeValue[UserMessage]))
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "messages", &v.Messages, codec.ListOf(codec.Value[UserMessage]))
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -196,8 +234,8 @@ func (r *PreStepPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreStepPayload) Validate() error {
-	if err := checkList(r.Messages, UserMessage.Validate); err != nil {
-		return fieldError("PreStepPayload", "messages", err)
+	if err := codec.CheckList(r.Messages, UserMessage.Validate); err != nil {
+		return codec.FieldError("PreStepPayload", "messages", err)
 	}
 	return nil
 }
@@ -231,7 +269,7 @@ var PreStepDecisionKinds = []PreStepDecisionKind{PreStepEnterKind, PreStepReject
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
 // the variant itself is decoded strictly.
 func UnmarshalPreStepDecision(data []byte) (PreStepDecision, error) {
-	kind, err := peekKind("PreStepDecision", "kind", data)
+	kind, err := codec.PeekKind("PreStepDecision", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +293,7 @@ func UnmarshalPreStepDecision(data []byte) (PreStepDecision, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("PreStepDecision", "kind", kind, PreStepDecisionKinds)
+	return nil, codec.UnknownKind("PreStepDecision", "kind", kind, PreStepDecisionKinds)
 }
 
 // SwitchPreStepDecision calls the function for the variant u holds (as T or *T) and returns
@@ -308,7 +346,42 @@ func validatePreStepDecision(u PreStepDecision) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodePreStepDecision writes u to enc as encoding/json would: the variant's MarshalJSON,
+// or null for a nil union or nil pointer variant.
+func encodePreStepDecision(enc *codec.Encoder, u PreStepDecision) {
+	switch v := u.(type) {
+	case PreStepEnter:
+		v.encodeJSON(enc)
+	case *PreStepEnter:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PreStepReject:
+		v.encodeJSON(enc)
+	case *PreStepReject:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PreStepHalt:
+		v.encodeJSON(enc)
+	case *PreStepHalt:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // PreStepEnter opens the step with exactly these messages. The list is the complete
@@ -339,23 +412,34 @@ func NewPreStepEnter(messages []UserMessage) PreStepDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreStepEnter) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreStepEnterKind)
-	enc.field("messages", nonNilList(r.Messages))
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreStepEnter) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreStepEnterKind))
+	enc.Key("messages")
+	codec.EncodeList(enc, codec.NonNilList(r.Messages), func(enc *codec.Encoder, v UserMessage) {
+		v.encodeJSON(enc)
+	})
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreStepEnter strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PreStepEnter) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreStepEnter", data)
+	dec, err := codec.NewObjectDecoder("PreStepEnter", data)
 	if err != nil {
 		return err
 	}
 	var v PreStepEnter
-	dec.kind("kind", "enter")
-	requiredField(dec, "messages", &v.Messages, listOf(decodeValue[UserMessage]))
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "enter")
+	codec.Required(dec, "messages", &v.Messages, codec.ListOf(codec.Value[UserMessage]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -365,8 +449,8 @@ func (r *PreStepEnter) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreStepEnter) Validate() error {
-	if err := checkList(r.Messages, UserMessage.Validate); err != nil {
-		return fieldError("PreStepEnter", "messages", err)
+	if err := codec.CheckList(r.Messages, UserMessage.Validate); err != nil {
+		return codec.FieldError("PreStepEnter", "messages", err)
 	}
 	return nil
 }
@@ -395,25 +479,34 @@ func NewPreStepReject() PreStepDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreStepReject) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreStepRejectKind)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreStepReject) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreStepRejectKind))
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreStepReject strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PreStepReject) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreStepReject", data)
+	dec, err := codec.NewObjectDecoder("PreStepReject", data)
 	if err != nil {
 		return err
 	}
 	var v PreStepReject
-	dec.kind("kind", "reject")
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "reject")
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -451,23 +544,32 @@ func NewPreStepHalt(reason string) PreStepDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreStepHalt) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreStepHaltKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreStepHalt) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreStepHaltKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreStepHalt strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PreStepHalt) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreStepHalt", data)
+	dec, err := codec.NewObjectDecoder("PreStepHalt", data)
 	if err != nil {
 		return err
 	}
 	var v PreStepHalt
-	dec.kind("kind", "halt")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "halt")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -502,27 +604,38 @@ type TurnStoppingPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r TurnStoppingPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("turn", r.Turn)
-	enc.field("continuations", r.Continuations)
-	enc.field("stopHookActive", r.StopHookActive)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnStoppingPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("continuations")
+	enc.Int(r.Continuations)
+	enc.Key("stopHookActive")
+	enc.Bool(r.StopHookActive)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnStoppingPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *TurnStoppingPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnStoppingPayload", data)
+	dec, err := codec.NewObjectDecoder("TurnStoppingPayload", data)
 	if err != nil {
 		return err
 	}
 	var v TurnStoppingPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "continuations", &v.Continuations, decodeValue[int])
-	requiredField(dec, "stopHookActive", &v.StopHookActive, decodeValue[bool])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "continuations", &v.Continuations, codec.Value[int])
+	codec.Required(dec, "stopHookActive", &v.StopHookActive, codec.Value[bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -550,25 +663,35 @@ type RequestPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestPayload strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *RequestPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestPayload", data)
+	dec, err := codec.NewObjectDecoder("RequestPayload", data)
 	if err != nil {
 		return err
 	}
 	var v RequestPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -606,7 +729,7 @@ var RequestDecisionKinds = []RequestDecisionKind{RequestUseKind}
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
 // the variant itself is decoded strictly.
 func UnmarshalRequestDecision(data []byte) (RequestDecision, error) {
-	kind, err := peekKind("RequestDecision", "kind", data)
+	kind, err := codec.PeekKind("RequestDecision", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -618,7 +741,7 @@ func UnmarshalRequestDecision(data []byte) (RequestDecision, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("RequestDecision", "kind", kind, RequestDecisionKinds)
+	return nil, codec.UnknownKind("RequestDecision", "kind", kind, RequestDecisionKinds)
 }
 
 // SwitchRequestDecision calls the function for the variant u holds (as T or *T) and returns
@@ -647,7 +770,26 @@ func validateRequestDecision(u RequestDecision) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeRequestDecision writes u to enc as encoding/json would: the variant's MarshalJSON,
+// or null for a nil union or nil pointer variant.
+func encodeRequestDecision(enc *codec.Encoder, u RequestDecision) {
+	switch v := u.(type) {
+	case RequestUse:
+		v.encodeJSON(enc)
+	case *RequestUse:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // RequestUse sends the request with this config. The default is the frozen seed config
@@ -675,23 +817,32 @@ func NewRequestUse(config LLMCallConfig) RequestDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r RequestUse) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", RequestUseKind)
-	enc.field("config", r.Config)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestUse) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(RequestUseKind))
+	enc.Key("config")
+	r.Config.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestUse strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *RequestUse) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestUse", data)
+	dec, err := codec.NewObjectDecoder("RequestUse", data)
 	if err != nil {
 		return err
 	}
 	var v RequestUse
-	dec.kind("kind", "use")
-	requiredField(dec, "config", &v.Config, decodeValue[LLMCallConfig])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "use")
+	codec.Required(dec, "config", &v.Config, codec.Value[LLMCallConfig])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -702,7 +853,7 @@ func (r *RequestUse) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r RequestUse) Validate() error {
 	if err := r.Config.Validate(); err != nil {
-		return fieldError("RequestUse", "config", err)
+		return codec.FieldError("RequestUse", "config", err)
 	}
 	return nil
 }
@@ -728,31 +879,44 @@ type RequestErrorPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestErrorPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	enc.field("provider", r.Provider)
-	enc.field("failure", r.Failure)
-	enc.field("attempt", r.Attempt)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestErrorPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.Key("provider")
+	enc.String(r.Provider)
+	enc.Key("failure")
+	r.Failure.encodeJSON(enc)
+	enc.Key("attempt")
+	enc.Int(r.Attempt)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestErrorPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *RequestErrorPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestErrorPayload", data)
+	dec, err := codec.NewObjectDecoder("RequestErrorPayload", data)
 	if err != nil {
 		return err
 	}
 	var v RequestErrorPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	requiredField(dec, "provider", &v.Provider, decodeValue[string])
-	requiredField(dec, "failure", &v.Failure, decodeValue[LLMFailure])
-	requiredField(dec, "attempt", &v.Attempt, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "provider", &v.Provider, codec.Value[string])
+	codec.Required(dec, "failure", &v.Failure, codec.Value[LLMFailure])
+	codec.Required(dec, "attempt", &v.Attempt, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -763,7 +927,7 @@ func (r *RequestErrorPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r RequestErrorPayload) Validate() error {
 	if err := r.Failure.Validate(); err != nil {
-		return fieldError("RequestErrorPayload", "failure", err)
+		return codec.FieldError("RequestErrorPayload", "failure", err)
 	}
 	return nil
 }
@@ -796,7 +960,7 @@ var RequestErrorDecisionKinds = []RequestErrorDecisionKind{RequestErrorRetryKind
 // "kind" field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind
 // *DecodeError, and the variant itself is decoded strictly.
 func UnmarshalRequestErrorDecision(data []byte) (RequestErrorDecision, error) {
-	kind, err := peekKind("RequestErrorDecision", "kind", data)
+	kind, err := codec.PeekKind("RequestErrorDecision", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -814,7 +978,7 @@ func UnmarshalRequestErrorDecision(data []byte) (RequestErrorDecision, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("RequestErrorDecision", "kind", kind, RequestErrorDecisionKinds)
+	return nil, codec.UnknownKind("RequestErrorDecision", "kind", kind, RequestErrorDecisionKinds)
 }
 
 // SwitchRequestErrorDecision calls the function for the variant u holds (as T or *T) and
@@ -856,7 +1020,34 @@ func validateRequestErrorDecision(u RequestErrorDecision) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeRequestErrorDecision writes u to enc as encoding/json would: the variant's
+// MarshalJSON, or null for a nil union or nil pointer variant.
+func encodeRequestErrorDecision(enc *codec.Encoder, u RequestErrorDecision) {
+	switch v := u.(type) {
+	case RequestErrorRetry:
+		v.encodeJSON(enc)
+	case *RequestErrorRetry:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case RequestErrorNone:
+		v.encodeJSON(enc)
+	case *RequestErrorNone:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // RequestErrorRetry re-derives and re-sends the request within the same step. A retry
@@ -883,25 +1074,34 @@ func NewRequestErrorRetry() RequestErrorDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r RequestErrorRetry) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", RequestErrorRetryKind)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestErrorRetry) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(RequestErrorRetryKind))
 	if r.DelayMS != nil {
-		enc.field("delayMs", r.DelayMS)
+		enc.Key("delayMs")
+		enc.Int(*r.DelayMS)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestErrorRetry strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *RequestErrorRetry) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestErrorRetry", data)
+	dec, err := codec.NewObjectDecoder("RequestErrorRetry", data)
 	if err != nil {
 		return err
 	}
 	var v RequestErrorRetry
-	dec.kind("kind", "retry")
-	optionalField(dec, "delayMs", &v.DelayMS, decodeValue[*int])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "retry")
+	codec.Optional(dec, "delayMs", &v.DelayMS, codec.Value[*int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -934,21 +1134,29 @@ func NewRequestErrorNone() RequestErrorDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r RequestErrorNone) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", RequestErrorNoneKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestErrorNone) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(RequestErrorNoneKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestErrorNone strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *RequestErrorNone) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestErrorNone", data)
+	dec, err := codec.NewObjectDecoder("RequestErrorNone", data)
 	if err != nil {
 		return err
 	}
 	var v RequestErrorNone
-	dec.kind("kind", "none")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "none")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -974,23 +1182,32 @@ type StatusPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StatusPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("status", r.Status)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StatusPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("status")
+	enc.String(string(r.Status))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StatusPayload strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *StatusPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StatusPayload", data)
+	dec, err := codec.NewObjectDecoder("StatusPayload", data)
 	if err != nil {
 		return err
 	}
 	var v StatusPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "status", &v.Status, decodeValue[AgentStatus])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "status", &v.Status, codec.Value[AgentStatus])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1000,8 +1217,8 @@ func (r *StatusPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StatusPayload) Validate() error {
-	if err := checkEnum(r.Status); err != nil {
-		return fieldError("StatusPayload", "status", err)
+	if err := codec.CheckEnum(r.Status); err != nil {
+		return codec.FieldError("StatusPayload", "status", err)
 	}
 	return nil
 }
@@ -1024,27 +1241,38 @@ type AgentErrorPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AgentErrorPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	enc.field("error", r.Error)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r AgentErrorPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.Key("error")
+	r.Error.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an AgentErrorPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *AgentErrorPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("AgentErrorPayload", data)
+	dec, err := codec.NewObjectDecoder("AgentErrorPayload", data)
 	if err != nil {
 		return err
 	}
 	var v AgentErrorPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	requiredField(dec, "error", &v.Error, decodeValue[LLMFailure])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "error", &v.Error, codec.Value[LLMFailure])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1055,7 +1283,7 @@ func (r *AgentErrorPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r AgentErrorPayload) Validate() error {
 	if err := r.Error.Validate(); err != nil {
-		return fieldError("AgentErrorPayload", "error", err)
+		return codec.FieldError("AgentErrorPayload", "error", err)
 	}
 	return nil
 }
@@ -1075,25 +1303,35 @@ type InboxInsertedPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxInsertedPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("target", r.Target)
-	enc.field("message", r.Message)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InboxInsertedPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("target")
+	enc.String(string(r.Target))
+	enc.Key("message")
+	r.Message.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an InboxInsertedPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *InboxInsertedPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("InboxInsertedPayload", data)
+	dec, err := codec.NewObjectDecoder("InboxInsertedPayload", data)
 	if err != nil {
 		return err
 	}
 	var v InboxInsertedPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "target", &v.Target, decodeValue[InboxTarget])
-	requiredField(dec, "message", &v.Message, decodeValue[UserMessage])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "target", &v.Target, codec.Value[InboxTarget])
+	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1103,11 +1341,11 @@ func (r *InboxInsertedPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r InboxInsertedPayload) Validate() error {
-	if err := checkEnum(r.Target); err != nil {
-		return fieldError("InboxInsertedPayload", "target", err)
+	if err := codec.CheckEnum(r.Target); err != nil {
+		return codec.FieldError("InboxInsertedPayload", "target", err)
 	}
 	if err := r.Message.Validate(); err != nil {
-		return fieldError("InboxInsertedPayload", "message", err)
+		return codec.FieldError("InboxInsertedPayload", "message", err)
 	}
 	return nil
 }
@@ -1127,25 +1365,35 @@ type InboxDiscardedPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxDiscardedPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("target", r.Target)
-	enc.field("message", r.Message)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InboxDiscardedPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("target")
+	enc.String(string(r.Target))
+	enc.Key("message")
+	r.Message.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an InboxDiscardedPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *InboxDiscardedPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("InboxDiscardedPayload", data)
+	dec, err := codec.NewObjectDecoder("InboxDiscardedPayload", data)
 	if err != nil {
 		return err
 	}
 	var v InboxDiscardedPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "target", &v.Target, decodeValue[InboxTarget])
-	requiredField(dec, "message", &v.Message, decodeValue[UserMessage])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "target", &v.Target, codec.Value[InboxTarget])
+	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1155,11 +1403,11 @@ func (r *InboxDiscardedPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r InboxDiscardedPayload) Validate() error {
-	if err := checkEnum(r.Target); err != nil {
-		return fieldError("InboxDiscardedPayload", "target", err)
+	if err := codec.CheckEnum(r.Target); err != nil {
+		return codec.FieldError("InboxDiscardedPayload", "target", err)
 	}
 	if err := r.Message.Validate(); err != nil {
-		return fieldError("InboxDiscardedPayload", "message", err)
+		return codec.FieldError("InboxDiscardedPayload", "message", err)
 	}
 	return nil
 }
@@ -1179,25 +1427,35 @@ type InboxClaimedPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxClaimedPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("agentId", r.AgentID)
-	enc.field("message", r.Message)
-	enc.field("turn", r.Turn)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InboxClaimedPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId")
+	enc.String(r.AgentID)
+	enc.Key("message")
+	r.Message.encodeJSON(enc)
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an InboxClaimedPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *InboxClaimedPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("InboxClaimedPayload", data)
+	dec, err := codec.NewObjectDecoder("InboxClaimedPayload", data)
 	if err != nil {
 		return err
 	}
 	var v InboxClaimedPayload
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	requiredField(dec, "message", &v.Message, decodeValue[UserMessage])
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1208,7 +1466,7 @@ func (r *InboxClaimedPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r InboxClaimedPayload) Validate() error {
 	if err := r.Message.Validate(); err != nil {
-		return fieldError("InboxClaimedPayload", "message", err)
+		return codec.FieldError("InboxClaimedPayload", "message", err)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@
 
 package dsh
 
+import codec "github.com/dshkit/dsh/codec"
+
 // ApprovalOutcome is how an approval request ended. Only "allowed-once" lets the call
 // proceed (and guards still run); "rejected", "cancelled" and "unavailable" (no answerer)
 // deny it. A grant covers that one call only (SEMANTICS.md B §2.10, §3.4).
@@ -33,7 +35,7 @@ func (v ApprovalOutcome) Valid() bool {
 // UnmarshalJSON decodes an ApprovalOutcome, rejecting any value not in ApprovalOutcomeValues
 // with an ErrInvalidEnum *DecodeError.
 func (v *ApprovalOutcome) UnmarshalJSON(data []byte) error {
-	return decodeEnum("ApprovalOutcome", data, v, ApprovalOutcomeValues)
+	return codec.Enum("ApprovalOutcome", data, v, ApprovalOutcomeValues)
 }
 
 // ApprovalAsked records that the approval seam was asked about a tool call.
@@ -51,31 +53,42 @@ type ApprovalAsked struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ApprovalAsked) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("id", r.ID)
-	enc.field("toolName", r.ToolName)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalAsked) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("id")
+	enc.String(r.ID)
+	enc.Key("toolName")
+	enc.String(r.ToolName)
 	if r.CallID != nil {
-		enc.field("callId", r.CallID)
+		enc.Key("callId")
+		enc.String(*r.CallID)
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ApprovalAsked strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ApprovalAsked) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ApprovalAsked", data)
+	dec, err := codec.NewObjectDecoder("ApprovalAsked", data)
 	if err != nil {
 		return err
 	}
 	var v ApprovalAsked
-	requiredField(dec, "id", &v.ID, decodeValue[string])
-	requiredField(dec, "toolName", &v.ToolName, decodeValue[string])
-	optionalField(dec, "callId", &v.CallID, decodeValue[*string])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "toolName", &v.ToolName, codec.Value[string])
+	codec.Optional(dec, "callId", &v.CallID, codec.Value[*string])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -99,23 +112,32 @@ type ApprovalDecided struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ApprovalDecided) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("id", r.ID)
-	enc.field("outcome", r.Outcome)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalDecided) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("id")
+	enc.String(r.ID)
+	enc.Key("outcome")
+	enc.String(string(r.Outcome))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ApprovalDecided strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ApprovalDecided) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ApprovalDecided", data)
+	dec, err := codec.NewObjectDecoder("ApprovalDecided", data)
 	if err != nil {
 		return err
 	}
 	var v ApprovalDecided
-	requiredField(dec, "id", &v.ID, decodeValue[string])
-	requiredField(dec, "outcome", &v.Outcome, decodeValue[ApprovalOutcome])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "outcome", &v.Outcome, codec.Value[ApprovalOutcome])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -125,8 +147,8 @@ func (r *ApprovalDecided) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ApprovalDecided) Validate() error {
-	if err := checkEnum(r.Outcome); err != nil {
-		return fieldError("ApprovalDecided", "outcome", err)
+	if err := codec.CheckEnum(r.Outcome); err != nil {
+		return codec.FieldError("ApprovalDecided", "outcome", err)
 	}
 	return nil
 }

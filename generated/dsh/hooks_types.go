@@ -2,6 +2,8 @@
 
 package dsh
 
+import codec "github.com/dshkit/dsh/codec"
+
 // HookDialect names the shell-hook protocol a hook was configured in.
 type HookDialect string
 
@@ -27,7 +29,7 @@ func (v HookDialect) Valid() bool {
 // UnmarshalJSON decodes a HookDialect, rejecting any value not in HookDialectValues with an
 // ErrInvalidEnum *DecodeError.
 func (v *HookDialect) UnmarshalJSON(data []byte) error {
-	return decodeEnum("HookDialect", data, v, HookDialectValues)
+	return codec.Enum("HookDialect", data, v, HookDialectValues)
 }
 
 // HookOutcome is what one shell hook run came to: "pass" (no decision), "allow", "deny",
@@ -74,7 +76,7 @@ func (v HookOutcome) Valid() bool {
 // UnmarshalJSON decodes a HookOutcome, rejecting any value not in HookOutcomeValues with an
 // ErrInvalidEnum *DecodeError.
 func (v *HookOutcome) UnmarshalJSON(data []byte) error {
-	return decodeEnum("HookOutcome", data, v, HookOutcomeValues)
+	return codec.Enum("HookOutcome", data, v, HookOutcomeValues)
 }
 
 // HookInvoked records that a shell hook is about to run. Records of one event are
@@ -99,33 +101,46 @@ type HookInvoked struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookInvoked) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("point", r.Point)
-	enc.field("dialect", r.Dialect)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r HookInvoked) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("point")
+	enc.String(r.Point)
+	enc.Key("dialect")
+	enc.String(string(r.Dialect))
 	if r.Matcher != nil {
-		enc.field("matcher", r.Matcher)
+		enc.Key("matcher")
+		enc.String(*r.Matcher)
 	}
-	enc.field("handlerId", r.HandlerID)
-	enc.field("command", r.Command)
-	return enc.bytes()
+	enc.Key("handlerId")
+	enc.String(r.HandlerID)
+	enc.Key("command")
+	enc.String(r.Command)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a HookInvoked strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *HookInvoked) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("HookInvoked", data)
+	dec, err := codec.NewObjectDecoder("HookInvoked", data)
 	if err != nil {
 		return err
 	}
 	var v HookInvoked
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "point", &v.Point, decodeValue[string])
-	requiredField(dec, "dialect", &v.Dialect, decodeValue[HookDialect])
-	optionalField(dec, "matcher", &v.Matcher, decodeValue[*string])
-	requiredField(dec, "handlerId", &v.HandlerID, decodeValue[string])
-	requiredField(dec, "command", &v.Command, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "point", &v.Point, codec.Value[string])
+	codec.Required(dec, "dialect", &v.Dialect, codec.Value[HookDialect])
+	codec.Optional(dec, "matcher", &v.Matcher, codec.Value[*string])
+	codec.Required(dec, "handlerId", &v.HandlerID, codec.Value[string])
+	codec.Required(dec, "command", &v.Command, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -135,8 +150,8 @@ func (r *HookInvoked) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r HookInvoked) Validate() error {
-	if err := checkEnum(r.Dialect); err != nil {
-		return fieldError("HookInvoked", "dialect", err)
+	if err := codec.CheckEnum(r.Dialect); err != nil {
+		return codec.FieldError("HookInvoked", "dialect", err)
 	}
 	return nil
 }
@@ -170,45 +185,61 @@ type HookResult struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookResult) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("point", r.Point)
-	enc.field("handlerId", r.HandlerID)
-	enc.field("outcome", r.Outcome)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r HookResult) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("point")
+	enc.String(r.Point)
+	enc.Key("handlerId")
+	enc.String(r.HandlerID)
+	enc.Key("outcome")
+	enc.String(string(r.Outcome))
 	if r.ExitCode != nil {
-		enc.field("exitCode", r.ExitCode)
+		enc.Key("exitCode")
+		enc.Int(*r.ExitCode)
 	}
 	if r.StderrSummary != nil {
-		enc.field("stderrSummary", r.StderrSummary)
+		enc.Key("stderrSummary")
+		enc.String(*r.StderrSummary)
 	}
-	enc.field("durationMs", r.DurationMS)
+	enc.Key("durationMs")
+	enc.Int(r.DurationMS)
 	if r.Notice != nil {
-		enc.field("notice", r.Notice)
+		enc.Key("notice")
+		enc.String(*r.Notice)
 	}
 	if r.Diagnostic != nil {
-		enc.field("diagnostic", r.Diagnostic)
+		enc.Key("diagnostic")
+		enc.String(*r.Diagnostic)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a HookResult strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *HookResult) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("HookResult", data)
+	dec, err := codec.NewObjectDecoder("HookResult", data)
 	if err != nil {
 		return err
 	}
 	var v HookResult
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "point", &v.Point, decodeValue[string])
-	requiredField(dec, "handlerId", &v.HandlerID, decodeValue[string])
-	requiredField(dec, "outcome", &v.Outcome, decodeValue[HookOutcome])
-	optionalField(dec, "exitCode", &v.ExitCode, decodeValue[*int])
-	optionalField(dec, "stderrSummary", &v.StderrSummary, decodeValue[*string])
-	requiredField(dec, "durationMs", &v.DurationMS, decodeValue[int])
-	optionalField(dec, "notice", &v.Notice, decodeValue[*string])
-	optionalField(dec, "diagnostic", &v.Diagnostic, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "point", &v.Point, codec.Value[string])
+	codec.Required(dec, "handlerId", &v.HandlerID, codec.Value[string])
+	codec.Required(dec, "outcome", &v.Outcome, codec.Value[HookOutcome])
+	codec.Optional(dec, "exitCode", &v.ExitCode, codec.Value[*int])
+	codec.Optional(dec, "stderrSummary", &v.StderrSummary, codec.Value[*string])
+	codec.Required(dec, "durationMs", &v.DurationMS, codec.Value[int])
+	codec.Optional(dec, "notice", &v.Notice, codec.Value[*string])
+	codec.Optional(dec, "diagnostic", &v.Diagnostic, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -218,8 +249,8 @@ func (r *HookResult) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r HookResult) Validate() error {
-	if err := checkEnum(r.Outcome); err != nil {
-		return fieldError("HookResult", "outcome", err)
+	if err := codec.CheckEnum(r.Outcome); err != nil {
+		return codec.FieldError("HookResult", "outcome", err)
 	}
 	return nil
 }

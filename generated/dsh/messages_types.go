@@ -2,7 +2,10 @@
 
 package dsh
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // UserMessage is every message that enters the model's context on the user side: a prompt,
 // a steering or injected context, a message a pre-step listener adds, an additionalContext
@@ -27,27 +30,38 @@ type UserMessage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserMessage) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("id", r.ID)
-	enc.field("role", r.Role)
-	enc.field("content", nonNilList(r.Content))
-	enc.field("source", r.Source)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserMessage) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("id")
+	enc.String(r.ID)
+	enc.Key("role")
+	enc.String(string(r.Role))
+	enc.Key("content")
+	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("source")
+	encodeMessageSource(enc, r.Source)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserMessage strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *UserMessage) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserMessage", data)
+	dec, err := codec.NewObjectDecoder("UserMessage", data)
 	if err != nil {
 		return err
 	}
 	var v UserMessage
-	requiredField(dec, "id", &v.ID, decodeValue[string])
-	requiredField(dec, "role", &v.Role, decodeValue[UserMessageRole])
-	requiredField(dec, "content", &v.Content, listOf(unionOf(UnmarshalContentBlock)))
-	requiredField(dec, "source", &v.Source, unionOf(UnmarshalMessageSource))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "role", &v.Role, codec.Value[UserMessageRole])
+	codec.Required(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Required(dec, "source", &v.Source, codec.UnionOf(UnmarshalMessageSource))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -57,14 +71,14 @@ func (r *UserMessage) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserMessage) Validate() error {
-	if err := checkEnum(r.Role); err != nil {
-		return fieldError("UserMessage", "role", err)
+	if err := codec.CheckEnum(r.Role); err != nil {
+		return codec.FieldError("UserMessage", "role", err)
 	}
-	if err := checkList(r.Content, validateContentBlock); err != nil {
-		return fieldError("UserMessage", "content", err)
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("UserMessage", "content", err)
 	}
 	if err := validateMessageSource(r.Source); err != nil {
-		return fieldError("UserMessage", "source", err)
+		return codec.FieldError("UserMessage", "source", err)
 	}
 	return nil
 }
@@ -92,7 +106,7 @@ func (v UserMessageRole) Valid() bool {
 // UnmarshalJSON decodes a UserMessageRole, rejecting any value not in UserMessageRoleValues
 // with an ErrInvalidEnum *DecodeError.
 func (v *UserMessageRole) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserMessageRole", data, v, UserMessageRoleValues)
+	return codec.Enum("UserMessageRole", data, v, UserMessageRoleValues)
 }
 
 // AssistantMessage is one complete model response of a step, as recorded in the session log
@@ -108,23 +122,32 @@ type AssistantMessage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AssistantMessage) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("role", r.Role)
-	enc.field("content", nonNilList(r.Content))
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r AssistantMessage) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("role")
+	enc.String(string(r.Role))
+	enc.Key("content")
+	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an AssistantMessage strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *AssistantMessage) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("AssistantMessage", data)
+	dec, err := codec.NewObjectDecoder("AssistantMessage", data)
 	if err != nil {
 		return err
 	}
 	var v AssistantMessage
-	requiredField(dec, "role", &v.Role, decodeValue[AssistantMessageRole])
-	requiredField(dec, "content", &v.Content, listOf(unionOf(UnmarshalContentBlock)))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "role", &v.Role, codec.Value[AssistantMessageRole])
+	codec.Required(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -134,11 +157,11 @@ func (r *AssistantMessage) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r AssistantMessage) Validate() error {
-	if err := checkEnum(r.Role); err != nil {
-		return fieldError("AssistantMessage", "role", err)
+	if err := codec.CheckEnum(r.Role); err != nil {
+		return codec.FieldError("AssistantMessage", "role", err)
 	}
-	if err := checkList(r.Content, validateContentBlock); err != nil {
-		return fieldError("AssistantMessage", "content", err)
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("AssistantMessage", "content", err)
 	}
 	return nil
 }
@@ -167,7 +190,7 @@ func (v AssistantMessageRole) Valid() bool {
 // UnmarshalJSON decodes an AssistantMessageRole, rejecting any value not in
 // AssistantMessageRoleValues with an ErrInvalidEnum *DecodeError.
 func (v *AssistantMessageRole) UnmarshalJSON(data []byte) error {
-	return decodeEnum("AssistantMessageRole", data, v, AssistantMessageRoleValues)
+	return codec.Enum("AssistantMessageRole", data, v, AssistantMessageRoleValues)
 }
 
 // MessageSource says who produced a UserMessage (SEMANTICS.md B §0).
@@ -201,7 +224,7 @@ var MessageSourceKinds = []MessageSourceKind{SourceUserKind, SourcePluginKind, S
 // a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the
 // variant itself is decoded strictly.
 func UnmarshalMessageSource(data []byte) (MessageSource, error) {
-	kind, err := peekKind("MessageSource", "kind", data)
+	kind, err := codec.PeekKind("MessageSource", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +254,7 @@ func UnmarshalMessageSource(data []byte) (MessageSource, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("MessageSource", "kind", kind, MessageSourceKinds)
+	return nil, codec.UnknownKind("MessageSource", "kind", kind, MessageSourceKinds)
 }
 
 // SwitchMessageSource calls the function for the variant u holds (as T or *T) and returns
@@ -296,7 +319,50 @@ func validateMessageSource(u MessageSource) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeMessageSource writes u to enc as encoding/json would: the variant's MarshalJSON, or
+// null for a nil union or nil pointer variant.
+func encodeMessageSource(enc *codec.Encoder, u MessageSource) {
+	switch v := u.(type) {
+	case SourceUser:
+		v.encodeJSON(enc)
+	case *SourceUser:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case SourcePlugin:
+		v.encodeJSON(enc)
+	case *SourcePlugin:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case SourceModel:
+		v.encodeJSON(enc)
+	case *SourceModel:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case SourceTool:
+		v.encodeJSON(enc)
+	case *SourceTool:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // SourceUser marks text the user wrote (a prompt or a user steering).
@@ -319,21 +385,29 @@ func NewSourceUser() MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourceUser) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", SourceUserKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SourceUser) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(SourceUserKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SourceUser strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *SourceUser) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SourceUser", data)
+	dec, err := codec.NewObjectDecoder("SourceUser", data)
 	if err != nil {
 		return err
 	}
 	var v SourceUser
-	dec.kind("kind", "user")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "user")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -376,31 +450,42 @@ func NewSourcePlugin(plugin string) MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourcePlugin) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", SourcePluginKind)
-	enc.field("plugin", r.Plugin)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SourcePlugin) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(SourcePluginKind))
+	enc.Key("plugin")
+	enc.String(r.Plugin)
 	if r.Form != "" {
-		enc.field("form", r.Form)
+		enc.Key("form")
+		enc.String(string(r.Form))
 	}
 	if r.Summary != nil {
-		enc.field("summary", r.Summary)
+		enc.Key("summary")
+		enc.String(*r.Summary)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SourcePlugin strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *SourcePlugin) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SourcePlugin", data)
+	dec, err := codec.NewObjectDecoder("SourcePlugin", data)
 	if err != nil {
 		return err
 	}
 	var v SourcePlugin
-	dec.kind("kind", "plugin")
-	requiredField(dec, "plugin", &v.Plugin, decodeValue[string])
-	optionalField(dec, "form", &v.Form, decodeValue[PluginForm])
-	optionalField(dec, "summary", &v.Summary, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "plugin")
+	codec.Required(dec, "plugin", &v.Plugin, codec.Value[string])
+	codec.Optional(dec, "form", &v.Form, codec.Value[PluginForm])
+	codec.Optional(dec, "summary", &v.Summary, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -411,8 +496,8 @@ func (r *SourcePlugin) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SourcePlugin) Validate() error {
 	if r.Form != "" {
-		if err := checkEnum(r.Form); err != nil {
-			return fieldError("SourcePlugin", "form", err)
+		if err := codec.CheckEnum(r.Form); err != nil {
+			return codec.FieldError("SourcePlugin", "form", err)
 		}
 	}
 	return nil
@@ -454,7 +539,7 @@ func (v PluginForm) Valid() bool {
 // UnmarshalJSON decodes a PluginForm, rejecting any value not in PluginFormValues with an
 // ErrInvalidEnum *DecodeError.
 func (v *PluginForm) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PluginForm", data, v, PluginFormValues)
+	return codec.Enum("PluginForm", data, v, PluginFormValues)
 }
 
 // SourceModel marks a message produced by a model call other than this agent's own stream
@@ -487,29 +572,40 @@ func NewSourceModel(provider string, model string) MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourceModel) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", SourceModelKind)
-	enc.field("provider", r.Provider)
-	enc.field("model", r.Model)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SourceModel) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(SourceModelKind))
+	enc.Key("provider")
+	enc.String(r.Provider)
+	enc.Key("model")
+	enc.String(r.Model)
 	if len(r.ReplayState) != 0 {
-		enc.field("replayState", r.ReplayState)
+		enc.Key("replayState")
+		enc.Raw(r.ReplayState)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SourceModel strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *SourceModel) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SourceModel", data)
+	dec, err := codec.NewObjectDecoder("SourceModel", data)
 	if err != nil {
 		return err
 	}
 	var v SourceModel
-	dec.kind("kind", "model")
-	requiredField(dec, "provider", &v.Provider, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	optionalField(dec, "replayState", &v.ReplayState, decodeRaw)
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "model")
+	codec.Required(dec, "provider", &v.Provider, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Optional(dec, "replayState", &v.ReplayState, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -546,23 +642,32 @@ func NewSourceTool(callID string) MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourceTool) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", SourceToolKind)
-	enc.field("callId", r.CallID)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SourceTool) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(SourceToolKind))
+	enc.Key("callId")
+	enc.String(r.CallID)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SourceTool strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *SourceTool) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SourceTool", data)
+	dec, err := codec.NewObjectDecoder("SourceTool", data)
 	if err != nil {
 		return err
 	}
 	var v SourceTool
-	dec.kind("kind", "tool")
-	requiredField(dec, "callId", &v.CallID, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "tool")
+	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -608,7 +713,7 @@ var ContentBlockKinds = []ContentBlockKind{TextBlockKind, ReasoningBlockKind, Im
 // missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the
 // variant itself is decoded strictly.
 func UnmarshalContentBlock(data []byte) (ContentBlock, error) {
-	kind, err := peekKind("ContentBlock", "kind", data)
+	kind, err := codec.PeekKind("ContentBlock", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -644,7 +749,7 @@ func UnmarshalContentBlock(data []byte) (ContentBlock, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("ContentBlock", "kind", kind, ContentBlockKinds)
+	return nil, codec.UnknownKind("ContentBlock", "kind", kind, ContentBlockKinds)
 }
 
 // SwitchContentBlock calls the function for the variant u holds (as T or *T) and returns its
@@ -721,7 +826,58 @@ func validateContentBlock(u ContentBlock) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeContentBlock writes u to enc as encoding/json would: the variant's MarshalJSON, or
+// null for a nil union or nil pointer variant.
+func encodeContentBlock(enc *codec.Encoder, u ContentBlock) {
+	switch v := u.(type) {
+	case TextBlock:
+		v.encodeJSON(enc)
+	case *TextBlock:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ReasoningBlock:
+		v.encodeJSON(enc)
+	case *ReasoningBlock:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ImageBlock:
+		v.encodeJSON(enc)
+	case *ImageBlock:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ToolCallBlock:
+		v.encodeJSON(enc)
+	case *ToolCallBlock:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ToolResultBlock:
+		v.encodeJSON(enc)
+	case *ToolResultBlock:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // TextBlock is plain text.
@@ -748,23 +904,32 @@ func NewTextBlock(text string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TextBlock) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TextBlockKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TextBlock) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TextBlockKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TextBlock strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *TextBlock) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TextBlock", data)
+	dec, err := codec.NewObjectDecoder("TextBlock", data)
 	if err != nil {
 		return err
 	}
 	var v TextBlock
-	dec.kind("kind", "text")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "text")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -801,23 +966,32 @@ func NewReasoningBlock(text string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ReasoningBlock) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ReasoningBlockKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ReasoningBlock) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ReasoningBlockKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ReasoningBlock strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ReasoningBlock) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ReasoningBlock", data)
+	dec, err := codec.NewObjectDecoder("ReasoningBlock", data)
 	if err != nil {
 		return err
 	}
 	var v ReasoningBlock
-	dec.kind("kind", "reasoning")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "reasoning")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -856,25 +1030,35 @@ func NewImageBlock(mediaType string, data string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ImageBlock) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ImageBlockKind)
-	enc.field("mediaType", r.MediaType)
-	enc.field("data", r.Data)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ImageBlock) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ImageBlockKind))
+	enc.Key("mediaType")
+	enc.String(r.MediaType)
+	enc.Key("data")
+	enc.String(r.Data)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ImageBlock strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ImageBlock) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ImageBlock", data)
+	dec, err := codec.NewObjectDecoder("ImageBlock", data)
 	if err != nil {
 		return err
 	}
 	var v ImageBlock
-	dec.kind("kind", "image")
-	requiredField(dec, "mediaType", &v.MediaType, decodeValue[string])
-	requiredField(dec, "data", &v.Data, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "image")
+	codec.Required(dec, "mediaType", &v.MediaType, codec.Value[string])
+	codec.Required(dec, "data", &v.Data, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -916,27 +1100,38 @@ func NewToolCallBlock(id string, name string, arguments string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolCallBlock) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ToolCallBlockKind)
-	enc.field("id", r.ID)
-	enc.field("name", r.Name)
-	enc.field("arguments", r.Arguments)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolCallBlock) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ToolCallBlockKind))
+	enc.Key("id")
+	enc.String(r.ID)
+	enc.Key("name")
+	enc.String(r.Name)
+	enc.Key("arguments")
+	enc.String(r.Arguments)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolCallBlock strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ToolCallBlock) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolCallBlock", data)
+	dec, err := codec.NewObjectDecoder("ToolCallBlock", data)
 	if err != nil {
 		return err
 	}
 	var v ToolCallBlock
-	dec.kind("kind", "tool-call")
-	requiredField(dec, "id", &v.ID, decodeValue[string])
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	requiredField(dec, "arguments", &v.Arguments, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "tool-call")
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -978,27 +1173,38 @@ func NewToolResultBlock(toolCallID string, content []ContentBlock, isError bool)
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolResultBlock) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ToolResultBlockKind)
-	enc.field("toolCallId", r.ToolCallID)
-	enc.field("content", nonNilList(r.Content))
-	enc.field("isError", r.IsError)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolResultBlock) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ToolResultBlockKind))
+	enc.Key("toolCallId")
+	enc.String(r.ToolCallID)
+	enc.Key("content")
+	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("isError")
+	enc.Bool(r.IsError)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolResultBlock strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ToolResultBlock) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolResultBlock", data)
+	dec, err := codec.NewObjectDecoder("ToolResultBlock", data)
 	if err != nil {
 		return err
 	}
 	var v ToolResultBlock
-	dec.kind("kind", "tool-result")
-	requiredField(dec, "toolCallId", &v.ToolCallID, decodeValue[string])
-	requiredField(dec, "content", &v.Content, listOf(unionOf(UnmarshalContentBlock)))
-	requiredField(dec, "isError", &v.IsError, decodeValue[bool])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "tool-result")
+	codec.Required(dec, "toolCallId", &v.ToolCallID, codec.Value[string])
+	codec.Required(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Required(dec, "isError", &v.IsError, codec.Value[bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1008,8 +1214,8 @@ func (r *ToolResultBlock) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolResultBlock) Validate() error {
-	if err := checkList(r.Content, validateContentBlock); err != nil {
-		return fieldError("ToolResultBlock", "content", err)
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("ToolResultBlock", "content", err)
 	}
 	return nil
 }
@@ -1025,23 +1231,32 @@ type Usage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Usage) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("inputTokens", r.InputTokens)
-	enc.field("outputTokens", r.OutputTokens)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Usage) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("inputTokens")
+	enc.Int(r.InputTokens)
+	enc.Key("outputTokens")
+	enc.Int(r.OutputTokens)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Usage strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Usage) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Usage", data)
+	dec, err := codec.NewObjectDecoder("Usage", data)
 	if err != nil {
 		return err
 	}
 	var v Usage
-	requiredField(dec, "inputTokens", &v.InputTokens, decodeValue[int])
-	requiredField(dec, "outputTokens", &v.OutputTokens, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "inputTokens", &v.InputTokens, codec.Value[int])
+	codec.Required(dec, "outputTokens", &v.OutputTokens, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1074,35 +1289,47 @@ type LLMFailure struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r LLMFailure) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("message", r.Message)
-	enc.field("code", r.Code)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r LLMFailure) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("message")
+	enc.String(r.Message)
+	enc.Key("code")
+	enc.String(r.Code)
 	if r.Status != nil {
-		enc.field("status", r.Status)
+		enc.Key("status")
+		enc.Int(*r.Status)
 	}
 	if r.ProviderRetryAfterMS != nil {
-		enc.field("providerRetryAfterMs", r.ProviderRetryAfterMS)
+		enc.Key("providerRetryAfterMs")
+		enc.Int(*r.ProviderRetryAfterMS)
 	}
 	if r.RequestID != nil {
-		enc.field("requestId", r.RequestID)
+		enc.Key("requestId")
+		enc.String(*r.RequestID)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a LLMFailure strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *LLMFailure) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("LLMFailure", data)
+	dec, err := codec.NewObjectDecoder("LLMFailure", data)
 	if err != nil {
 		return err
 	}
 	var v LLMFailure
-	requiredField(dec, "message", &v.Message, decodeValue[string])
-	requiredField(dec, "code", &v.Code, decodeValue[string])
-	optionalField(dec, "status", &v.Status, decodeValue[*int])
-	optionalField(dec, "providerRetryAfterMs", &v.ProviderRetryAfterMS, decodeValue[*int])
-	optionalField(dec, "requestId", &v.RequestID, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	codec.Required(dec, "code", &v.Code, codec.Value[string])
+	codec.Optional(dec, "status", &v.Status, codec.Value[*int])
+	codec.Optional(dec, "providerRetryAfterMs", &v.ProviderRetryAfterMS, codec.Value[*int])
+	codec.Optional(dec, "requestId", &v.RequestID, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1147,7 +1374,7 @@ var AgentCancelCauseKinds = []AgentCancelCauseKind{CancelUserKind, CancelParentK
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
 // the variant itself is decoded strictly.
 func UnmarshalAgentCancelCause(data []byte) (AgentCancelCause, error) {
-	kind, err := peekKind("AgentCancelCause", "kind", data)
+	kind, err := codec.PeekKind("AgentCancelCause", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -1177,7 +1404,7 @@ func UnmarshalAgentCancelCause(data []byte) (AgentCancelCause, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("AgentCancelCause", "kind", kind, AgentCancelCauseKinds)
+	return nil, codec.UnknownKind("AgentCancelCause", "kind", kind, AgentCancelCauseKinds)
 }
 
 // SwitchAgentCancelCause calls the function for the variant u holds (as T or *T) and returns
@@ -1242,7 +1469,50 @@ func validateAgentCancelCause(u AgentCancelCause) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeAgentCancelCause writes u to enc as encoding/json would: the variant's MarshalJSON,
+// or null for a nil union or nil pointer variant.
+func encodeAgentCancelCause(enc *codec.Encoder, u AgentCancelCause) {
+	switch v := u.(type) {
+	case CancelUser:
+		v.encodeJSON(enc)
+	case *CancelUser:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case CancelParent:
+		v.encodeJSON(enc)
+	case *CancelParent:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case CancelHook:
+		v.encodeJSON(enc)
+	case *CancelHook:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case CancelDisposed:
+		v.encodeJSON(enc)
+	case *CancelDisposed:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // CancelUser is a cancellation the user asked for.
@@ -1265,21 +1535,29 @@ func NewCancelUser() AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelUser) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", CancelUserKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r CancelUser) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(CancelUserKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a CancelUser strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *CancelUser) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("CancelUser", data)
+	dec, err := codec.NewObjectDecoder("CancelUser", data)
 	if err != nil {
 		return err
 	}
 	var v CancelUser
-	dec.kind("kind", "user")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "user")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1312,21 +1590,29 @@ func NewCancelParent() AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelParent) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", CancelParentKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r CancelParent) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(CancelParentKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a CancelParent strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *CancelParent) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("CancelParent", data)
+	dec, err := codec.NewObjectDecoder("CancelParent", data)
 	if err != nil {
 		return err
 	}
 	var v CancelParent
-	dec.kind("kind", "parent")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "parent")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1364,23 +1650,32 @@ func NewCancelHook(reason string) AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelHook) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", CancelHookKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r CancelHook) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(CancelHookKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a CancelHook strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *CancelHook) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("CancelHook", data)
+	dec, err := codec.NewObjectDecoder("CancelHook", data)
 	if err != nil {
 		return err
 	}
 	var v CancelHook
-	dec.kind("kind", "hook")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "hook")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1413,21 +1708,29 @@ func NewCancelDisposed() AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelDisposed) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", CancelDisposedKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r CancelDisposed) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(CancelDisposedKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a CancelDisposed strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *CancelDisposed) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("CancelDisposed", data)
+	dec, err := codec.NewObjectDecoder("CancelDisposed", data)
 	if err != nil {
 		return err
 	}
 	var v CancelDisposed
-	dec.kind("kind", "disposed")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "disposed")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1476,7 +1779,7 @@ var TurnEndReasonKinds = []TurnEndReasonKind{TurnEndCompletedKind, TurnEndAborte
 // a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the
 // variant itself is decoded strictly.
 func UnmarshalTurnEndReason(data []byte) (TurnEndReason, error) {
-	kind, err := peekKind("TurnEndReason", "kind", data)
+	kind, err := codec.PeekKind("TurnEndReason", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -1518,7 +1821,7 @@ func UnmarshalTurnEndReason(data []byte) (TurnEndReason, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("TurnEndReason", "kind", kind, TurnEndReasonKinds)
+	return nil, codec.UnknownKind("TurnEndReason", "kind", kind, TurnEndReasonKinds)
 }
 
 // SwitchTurnEndReason calls the function for the variant u holds (as T or *T) and returns
@@ -1607,7 +1910,66 @@ func validateTurnEndReason(u TurnEndReason) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeTurnEndReason writes u to enc as encoding/json would: the variant's MarshalJSON, or
+// null for a nil union or nil pointer variant.
+func encodeTurnEndReason(enc *codec.Encoder, u TurnEndReason) {
+	switch v := u.(type) {
+	case TurnEndCompleted:
+		v.encodeJSON(enc)
+	case *TurnEndCompleted:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case TurnEndAborted:
+		v.encodeJSON(enc)
+	case *TurnEndAborted:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case TurnEndBlocked:
+		v.encodeJSON(enc)
+	case *TurnEndBlocked:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case TurnEndError:
+		v.encodeJSON(enc)
+	case *TurnEndError:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case TurnEndMaxTokens:
+		v.encodeJSON(enc)
+	case *TurnEndMaxTokens:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case TurnEndInterrupted:
+		v.encodeJSON(enc)
+	case *TurnEndInterrupted:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // TurnEndCompleted is a turn that ended naturally, including one that ended because the
@@ -1631,21 +1993,29 @@ func NewTurnEndCompleted() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndCompleted) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TurnEndCompletedKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEndCompleted) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TurnEndCompletedKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEndCompleted strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *TurnEndCompleted) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEndCompleted", data)
+	dec, err := codec.NewObjectDecoder("TurnEndCompleted", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEndCompleted
-	dec.kind("kind", "completed")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "completed")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1682,23 +2052,32 @@ func NewTurnEndAborted(reason AgentCancelCause) TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndAborted) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TurnEndAbortedKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEndAborted) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TurnEndAbortedKind))
+	enc.Key("reason")
+	encodeAgentCancelCause(enc, r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEndAborted strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *TurnEndAborted) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEndAborted", data)
+	dec, err := codec.NewObjectDecoder("TurnEndAborted", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEndAborted
-	dec.kind("kind", "aborted")
-	requiredField(dec, "reason", &v.Reason, unionOf(UnmarshalAgentCancelCause))
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "aborted")
+	codec.Required(dec, "reason", &v.Reason, codec.UnionOf(UnmarshalAgentCancelCause))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1709,7 +2088,7 @@ func (r *TurnEndAborted) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r TurnEndAborted) Validate() error {
 	if err := validateAgentCancelCause(r.Reason); err != nil {
-		return fieldError("TurnEndAborted", "reason", err)
+		return codec.FieldError("TurnEndAborted", "reason", err)
 	}
 	return nil
 }
@@ -1741,29 +2120,39 @@ func NewTurnEndBlocked() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndBlocked) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TurnEndBlockedKind)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEndBlocked) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TurnEndBlockedKind))
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
 	if r.DroppedMessageIDs != nil {
-		enc.field("droppedMessageIds", r.DroppedMessageIDs)
+		enc.Key("droppedMessageIds")
+		codec.EncodeList(enc, r.DroppedMessageIDs, (*codec.Encoder).String)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEndBlocked strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *TurnEndBlocked) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEndBlocked", data)
+	dec, err := codec.NewObjectDecoder("TurnEndBlocked", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEndBlocked
-	dec.kind("kind", "blocked")
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	optionalField(dec, "droppedMessageIds", &v.DroppedMessageIDs, listOf(decodeValue[string]))
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "blocked")
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "droppedMessageIds", &v.DroppedMessageIDs, codec.ListOf(codec.Value[string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1801,23 +2190,32 @@ func NewTurnEndError(error LLMFailure) TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndError) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TurnEndErrorKind)
-	enc.field("error", r.Error)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEndError) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TurnEndErrorKind))
+	enc.Key("error")
+	r.Error.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEndError strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *TurnEndError) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEndError", data)
+	dec, err := codec.NewObjectDecoder("TurnEndError", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEndError
-	dec.kind("kind", "error")
-	requiredField(dec, "error", &v.Error, decodeValue[LLMFailure])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "error")
+	codec.Required(dec, "error", &v.Error, codec.Value[LLMFailure])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1828,7 +2226,7 @@ func (r *TurnEndError) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r TurnEndError) Validate() error {
 	if err := r.Error.Validate(); err != nil {
-		return fieldError("TurnEndError", "error", err)
+		return codec.FieldError("TurnEndError", "error", err)
 	}
 	return nil
 }
@@ -1854,21 +2252,29 @@ func NewTurnEndMaxTokens() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndMaxTokens) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TurnEndMaxTokensKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEndMaxTokens) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TurnEndMaxTokensKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEndMaxTokens strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *TurnEndMaxTokens) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEndMaxTokens", data)
+	dec, err := codec.NewObjectDecoder("TurnEndMaxTokens", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEndMaxTokens
-	dec.kind("kind", "max-tokens")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "max-tokens")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1902,21 +2308,29 @@ func NewTurnEndInterrupted() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndInterrupted) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", TurnEndInterruptedKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEndInterrupted) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(TurnEndInterruptedKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEndInterrupted strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *TurnEndInterrupted) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEndInterrupted", data)
+	dec, err := codec.NewObjectDecoder("TurnEndInterrupted", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEndInterrupted
-	dec.kind("kind", "interrupted")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "interrupted")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1955,7 +2369,7 @@ func (v AgentStatus) Valid() bool {
 // UnmarshalJSON decodes an AgentStatus, rejecting any value not in AgentStatusValues with an
 // ErrInvalidEnum *DecodeError.
 func (v *AgentStatus) UnmarshalJSON(data []byte) error {
-	return decodeEnum("AgentStatus", data, v, AgentStatusValues)
+	return codec.Enum("AgentStatus", data, v, AgentStatusValues)
 }
 
 // SessionStartSource says why an agent was published: "startup" for every fresh create
@@ -1990,5 +2404,5 @@ func (v SessionStartSource) Valid() bool {
 // UnmarshalJSON decodes a SessionStartSource, rejecting any value not in
 // SessionStartSourceValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartSource) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartSource", data, v, SessionStartSourceValues)
+	return codec.Enum("SessionStartSource", data, v, SessionStartSourceValues)
 }

@@ -2,7 +2,10 @@
 
 package dsh
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // InboxSpliced is one durable inbox mutation: remove removedCount messages at start, then
 // insert inserted there. Every mutation is committed to the log before it is applied
@@ -24,33 +27,47 @@ type InboxSpliced struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxSpliced) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("target", r.Target)
-	enc.field("start", r.Start)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InboxSpliced) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("target")
+	enc.String(string(r.Target))
+	enc.Key("start")
+	enc.Int(r.Start)
 	if r.RemovedCount != nil {
-		enc.field("removedCount", r.RemovedCount)
+		enc.Key("removedCount")
+		enc.Int(*r.RemovedCount)
 	}
-	enc.field("inserted", nonNilList(r.Inserted))
+	enc.Key("inserted")
+	codec.EncodeList(enc, codec.NonNilList(r.Inserted), func(enc *codec.Encoder, v UserMessage) {
+		v.encodeJSON(enc)
+	})
 	if r.Outcome != "" {
-		enc.field("outcome", r.Outcome)
+		enc.Key("outcome")
+		enc.String(string(r.Outcome))
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an InboxSpliced strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *InboxSpliced) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("InboxSpliced", data)
+	dec, err := codec.NewObjectDecoder("InboxSpliced", data)
 	if err != nil {
 		return err
 	}
 	var v InboxSpliced
-	requiredField(dec, "target", &v.Target, decodeValue[InboxTarget])
-	requiredField(dec, "start", &v.Start, decodeValue[int])
-	optionalField(dec, "removedCount", &v.RemovedCount, decodeValue[*int])
-	requiredField(dec, "inserted", &v.Inserted, listOf(decodeValue[UserMessage]))
-	optionalField(dec, "outcome", &v.Outcome, decodeValue[InboxSplicedOutcome])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "target", &v.Target, codec.Value[InboxTarget])
+	codec.Required(dec, "start", &v.Start, codec.Value[int])
+	codec.Optional(dec, "removedCount", &v.RemovedCount, codec.Value[*int])
+	codec.Required(dec, "inserted", &v.Inserted, codec.ListOf(codec.Value[UserMessage]))
+	codec.Optional(dec, "outcome", &v.Outcome, codec.Value[InboxSplicedOutcome])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -60,15 +77,15 @@ func (r *InboxSpliced) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r InboxSpliced) Validate() error {
-	if err := checkEnum(r.Target); err != nil {
-		return fieldError("InboxSpliced", "target", err)
+	if err := codec.CheckEnum(r.Target); err != nil {
+		return codec.FieldError("InboxSpliced", "target", err)
 	}
-	if err := checkList(r.Inserted, UserMessage.Validate); err != nil {
-		return fieldError("InboxSpliced", "inserted", err)
+	if err := codec.CheckList(r.Inserted, UserMessage.Validate); err != nil {
+		return codec.FieldError("InboxSpliced", "inserted", err)
 	}
 	if r.Outcome != "" {
-		if err := checkEnum(r.Outcome); err != nil {
-			return fieldError("InboxSpliced", "outcome", err)
+		if err := codec.CheckEnum(r.Outcome); err != nil {
+			return codec.FieldError("InboxSpliced", "outcome", err)
 		}
 	}
 	return nil
@@ -98,7 +115,7 @@ func (v InboxSplicedOutcome) Valid() bool {
 // UnmarshalJSON decodes an InboxSplicedOutcome, rejecting any value not in
 // InboxSplicedOutcomeValues with an ErrInvalidEnum *DecodeError.
 func (v *InboxSplicedOutcome) UnmarshalJSON(data []byte) error {
-	return decodeEnum("InboxSplicedOutcome", data, v, InboxSplicedOutcomeValues)
+	return codec.Enum("InboxSplicedOutcome", data, v, InboxSplicedOutcomeValues)
 }
 
 // TurnStart opens a turn.
@@ -110,21 +127,29 @@ type TurnStart struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r TurnStart) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnStart) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnStart strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *TurnStart) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnStart", data)
+	dec, err := codec.NewObjectDecoder("TurnStart", data)
 	if err != nil {
 		return err
 	}
 	var v TurnStart
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -148,23 +173,32 @@ type TurnEnd struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r TurnEnd) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnEnd) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("reason")
+	encodeTurnEndReason(enc, r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a TurnEnd strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *TurnEnd) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("TurnEnd", data)
+	dec, err := codec.NewObjectDecoder("TurnEnd", data)
 	if err != nil {
 		return err
 	}
 	var v TurnEnd
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "reason", &v.Reason, unionOf(UnmarshalTurnEndReason))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "reason", &v.Reason, codec.UnionOf(UnmarshalTurnEndReason))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -175,7 +209,7 @@ func (r *TurnEnd) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r TurnEnd) Validate() error {
 	if err := validateTurnEndReason(r.Reason); err != nil {
-		return fieldError("TurnEnd", "reason", err)
+		return codec.FieldError("TurnEnd", "reason", err)
 	}
 	return nil
 }
@@ -191,23 +225,32 @@ type StepStart struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StepStart) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StepStart) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StepStart strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *StepStart) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StepStart", data)
+	dec, err := codec.NewObjectDecoder("StepStart", data)
 	if err != nil {
 		return err
 	}
 	var v StepStart
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -231,23 +274,32 @@ type StepEnd struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StepEnd) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StepEnd) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StepEnd strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *StepEnd) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StepEnd", data)
+	dec, err := codec.NewObjectDecoder("StepEnd", data)
 	if err != nil {
 		return err
 	}
 	var v StepEnd
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -270,21 +322,29 @@ type UserMessageLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserMessageLogged) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("message", r.Message)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserMessageLogged) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("message")
+	r.Message.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserMessageLogged strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *UserMessageLogged) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserMessageLogged", data)
+	dec, err := codec.NewObjectDecoder("UserMessageLogged", data)
 	if err != nil {
 		return err
 	}
 	var v UserMessageLogged
-	requiredField(dec, "message", &v.Message, decodeValue[UserMessage])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -295,7 +355,7 @@ func (r *UserMessageLogged) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserMessageLogged) Validate() error {
 	if err := r.Message.Validate(); err != nil {
-		return fieldError("UserMessageLogged", "message", err)
+		return codec.FieldError("UserMessageLogged", "message", err)
 	}
 	return nil
 }
@@ -331,7 +391,7 @@ var AssistantChunkKinds = []AssistantChunkKind{ChunkTextDeltaKind, ChunkReasonin
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
 // the variant itself is decoded strictly.
 func UnmarshalAssistantChunk(data []byte) (AssistantChunk, error) {
-	kind, err := peekKind("AssistantChunk", "kind", data)
+	kind, err := codec.PeekKind("AssistantChunk", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +421,7 @@ func UnmarshalAssistantChunk(data []byte) (AssistantChunk, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("AssistantChunk", "kind", kind, AssistantChunkKinds)
+	return nil, codec.UnknownKind("AssistantChunk", "kind", kind, AssistantChunkKinds)
 }
 
 // SwitchAssistantChunk calls the function for the variant u holds (as T or *T) and returns
@@ -426,7 +486,50 @@ func validateAssistantChunk(u AssistantChunk) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeAssistantChunk writes u to enc as encoding/json would: the variant's MarshalJSON, or
+// null for a nil union or nil pointer variant.
+func encodeAssistantChunk(enc *codec.Encoder, u AssistantChunk) {
+	switch v := u.(type) {
+	case ChunkTextDelta:
+		v.encodeJSON(enc)
+	case *ChunkTextDelta:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ChunkReasoningDelta:
+		v.encodeJSON(enc)
+	case *ChunkReasoningDelta:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ChunkToolCall:
+		v.encodeJSON(enc)
+	case *ChunkToolCall:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ChunkFinish:
+		v.encodeJSON(enc)
+	case *ChunkFinish:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // ChunkTextDelta is a piece of response text.
@@ -453,23 +556,32 @@ func NewChunkTextDelta(text string) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkTextDelta) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ChunkTextDeltaKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ChunkTextDelta) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ChunkTextDeltaKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ChunkTextDelta strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ChunkTextDelta) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ChunkTextDelta", data)
+	dec, err := codec.NewObjectDecoder("ChunkTextDelta", data)
 	if err != nil {
 		return err
 	}
 	var v ChunkTextDelta
-	dec.kind("kind", "text-delta")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "text-delta")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -506,23 +618,32 @@ func NewChunkReasoningDelta(text string) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkReasoningDelta) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ChunkReasoningDeltaKind)
-	enc.field("text", r.Text)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ChunkReasoningDelta) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ChunkReasoningDeltaKind))
+	enc.Key("text")
+	enc.String(r.Text)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ChunkReasoningDelta strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *ChunkReasoningDelta) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ChunkReasoningDelta", data)
+	dec, err := codec.NewObjectDecoder("ChunkReasoningDelta", data)
 	if err != nil {
 		return err
 	}
 	var v ChunkReasoningDelta
-	dec.kind("kind", "reasoning-delta")
-	requiredField(dec, "text", &v.Text, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "reasoning-delta")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -563,27 +684,38 @@ func NewChunkToolCall(id string, name string, arguments string) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkToolCall) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ChunkToolCallKind)
-	enc.field("id", r.ID)
-	enc.field("name", r.Name)
-	enc.field("arguments", r.Arguments)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ChunkToolCall) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ChunkToolCallKind))
+	enc.Key("id")
+	enc.String(r.ID)
+	enc.Key("name")
+	enc.String(r.Name)
+	enc.Key("arguments")
+	enc.String(r.Arguments)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ChunkToolCall strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ChunkToolCall) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ChunkToolCall", data)
+	dec, err := codec.NewObjectDecoder("ChunkToolCall", data)
 	if err != nil {
 		return err
 	}
 	var v ChunkToolCall
-	dec.kind("kind", "tool-call")
-	requiredField(dec, "id", &v.ID, decodeValue[string])
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	requiredField(dec, "arguments", &v.Arguments, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "tool-call")
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -624,31 +756,42 @@ func NewChunkFinish(reason FinishReason) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkFinish) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ChunkFinishKind)
-	enc.field("reason", r.Reason)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ChunkFinish) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ChunkFinishKind))
+	enc.Key("reason")
+	enc.String(string(r.Reason))
 	if r.Usage != nil {
-		enc.field("usage", r.Usage)
+		enc.Key("usage")
+		r.Usage.encodeJSON(enc)
 	}
 	if r.Error != nil {
-		enc.field("error", r.Error)
+		enc.Key("error")
+		r.Error.encodeJSON(enc)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ChunkFinish strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ChunkFinish) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ChunkFinish", data)
+	dec, err := codec.NewObjectDecoder("ChunkFinish", data)
 	if err != nil {
 		return err
 	}
 	var v ChunkFinish
-	dec.kind("kind", "finish")
-	requiredField(dec, "reason", &v.Reason, decodeValue[FinishReason])
-	optionalField(dec, "usage", &v.Usage, decodeValue[*Usage])
-	optionalField(dec, "error", &v.Error, decodeValue[*LLMFailure])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "finish")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[FinishReason])
+	codec.Optional(dec, "usage", &v.Usage, codec.Value[*Usage])
+	codec.Optional(dec, "error", &v.Error, codec.Value[*LLMFailure])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -658,17 +801,17 @@ func (r *ChunkFinish) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ChunkFinish) Validate() error {
-	if err := checkEnum(r.Reason); err != nil {
-		return fieldError("ChunkFinish", "reason", err)
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("ChunkFinish", "reason", err)
 	}
 	if r.Usage != nil {
 		if err := r.Usage.Validate(); err != nil {
-			return fieldError("ChunkFinish", "usage", err)
+			return codec.FieldError("ChunkFinish", "usage", err)
 		}
 	}
 	if r.Error != nil {
 		if err := r.Error.Validate(); err != nil {
-			return fieldError("ChunkFinish", "error", err)
+			return codec.FieldError("ChunkFinish", "error", err)
 		}
 	}
 	return nil
@@ -707,7 +850,7 @@ func (v FinishReason) Valid() bool {
 // UnmarshalJSON decodes a FinishReason, rejecting any value not in FinishReasonValues with
 // an ErrInvalidEnum *DecodeError.
 func (v *FinishReason) UnmarshalJSON(data []byte) error {
-	return decodeEnum("FinishReason", data, v, FinishReasonValues)
+	return codec.Enum("FinishReason", data, v, FinishReasonValues)
 }
 
 // AssistantChunkLogged records one streamed chunk of a step's response.
@@ -723,25 +866,35 @@ type AssistantChunkLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AssistantChunkLogged) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	enc.field("chunk", r.Chunk)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r AssistantChunkLogged) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.Key("chunk")
+	encodeAssistantChunk(enc, r.Chunk)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an AssistantChunkLogged strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *AssistantChunkLogged) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("AssistantChunkLogged", data)
+	dec, err := codec.NewObjectDecoder("AssistantChunkLogged", data)
 	if err != nil {
 		return err
 	}
 	var v AssistantChunkLogged
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	requiredField(dec, "chunk", &v.Chunk, unionOf(UnmarshalAssistantChunk))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "chunk", &v.Chunk, codec.UnionOf(UnmarshalAssistantChunk))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -752,7 +905,7 @@ func (r *AssistantChunkLogged) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r AssistantChunkLogged) Validate() error {
 	if err := validateAssistantChunk(r.Chunk); err != nil {
-		return fieldError("AssistantChunkLogged", "chunk", err)
+		return codec.FieldError("AssistantChunkLogged", "chunk", err)
 	}
 	return nil
 }
@@ -776,33 +929,45 @@ type AssistantMessageLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AssistantMessageLogged) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	enc.field("message", r.Message)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r AssistantMessageLogged) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.Key("message")
+	r.Message.encodeJSON(enc)
 	if r.Usage != nil {
-		enc.field("usage", r.Usage)
+		enc.Key("usage")
+		r.Usage.encodeJSON(enc)
 	}
 	if r.Interrupted != nil {
-		enc.field("interrupted", r.Interrupted)
+		enc.Key("interrupted")
+		enc.Bool(*r.Interrupted)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an AssistantMessageLogged strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *AssistantMessageLogged) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("AssistantMessageLogged", data)
+	dec, err := codec.NewObjectDecoder("AssistantMessageLogged", data)
 	if err != nil {
 		return err
 	}
 	var v AssistantMessageLogged
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	requiredField(dec, "message", &v.Message, decodeValue[AssistantMessage])
-	optionalField(dec, "usage", &v.Usage, decodeValue[*Usage])
-	optionalField(dec, "interrupted", &v.Interrupted, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "message", &v.Message, codec.Value[AssistantMessage])
+	codec.Optional(dec, "usage", &v.Usage, codec.Value[*Usage])
+	codec.Optional(dec, "interrupted", &v.Interrupted, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -813,11 +978,11 @@ func (r *AssistantMessageLogged) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r AssistantMessageLogged) Validate() error {
 	if err := r.Message.Validate(); err != nil {
-		return fieldError("AssistantMessageLogged", "message", err)
+		return codec.FieldError("AssistantMessageLogged", "message", err)
 	}
 	if r.Usage != nil {
 		if err := r.Usage.Validate(); err != nil {
-			return fieldError("AssistantMessageLogged", "usage", err)
+			return codec.FieldError("AssistantMessageLogged", "usage", err)
 		}
 	}
 	return nil
@@ -841,29 +1006,41 @@ type ToolCall struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolCall) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	enc.field("callId", r.CallID)
-	enc.field("name", r.Name)
-	enc.field("arguments", r.Arguments)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolCall) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.Key("callId")
+	enc.String(r.CallID)
+	enc.Key("name")
+	enc.String(r.Name)
+	enc.Key("arguments")
+	enc.String(r.Arguments)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolCall strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ToolCall) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolCall", data)
+	dec, err := codec.NewObjectDecoder("ToolCall", data)
 	if err != nil {
 		return err
 	}
 	var v ToolCall
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	requiredField(dec, "callId", &v.CallID, decodeValue[string])
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	requiredField(dec, "arguments", &v.Arguments, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -896,33 +1073,45 @@ type ToolResultLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolResultLogged) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("step", r.Step)
-	enc.field("message", r.Message)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolResultLogged) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("step")
+	enc.Int(r.Step)
+	enc.Key("message")
+	r.Message.encodeJSON(enc)
 	if r.Error != nil {
-		enc.field("error", r.Error)
+		enc.Key("error")
+		r.Error.encodeJSON(enc)
 	}
 	if len(r.Meta) != 0 {
-		enc.field("meta", r.Meta)
+		enc.Key("meta")
+		enc.Raw(r.Meta)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolResultLogged strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ToolResultLogged) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolResultLogged", data)
+	dec, err := codec.NewObjectDecoder("ToolResultLogged", data)
 	if err != nil {
 		return err
 	}
 	var v ToolResultLogged
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "step", &v.Step, decodeValue[int])
-	requiredField(dec, "message", &v.Message, decodeValue[UserMessage])
-	optionalField(dec, "error", &v.Error, decodeValue[*ToolErrorInfo])
-	optionalField(dec, "meta", &v.Meta, decodeRaw)
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Optional(dec, "error", &v.Error, codec.Value[*ToolErrorInfo])
+	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -933,11 +1122,11 @@ func (r *ToolResultLogged) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolResultLogged) Validate() error {
 	if err := r.Message.Validate(); err != nil {
-		return fieldError("ToolResultLogged", "message", err)
+		return codec.FieldError("ToolResultLogged", "message", err)
 	}
 	if r.Error != nil {
 		if err := r.Error.Validate(); err != nil {
-			return fieldError("ToolResultLogged", "error", err)
+			return codec.FieldError("ToolResultLogged", "error", err)
 		}
 	}
 	return nil
@@ -954,25 +1143,34 @@ type RequestHeader struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestHeader) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("config", r.Config)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestHeader) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("config")
+	r.Config.encodeJSON(enc)
 	if r.Tools != nil {
-		enc.field("tools", r.Tools)
+		enc.Key("tools")
+		codec.EncodeList(enc, r.Tools, (*codec.Encoder).String)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestHeader strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *RequestHeader) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestHeader", data)
+	dec, err := codec.NewObjectDecoder("RequestHeader", data)
 	if err != nil {
 		return err
 	}
 	var v RequestHeader
-	requiredField(dec, "config", &v.Config, decodeValue[LLMCallConfig])
-	optionalField(dec, "tools", &v.Tools, listOf(decodeValue[string]))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "config", &v.Config, codec.Value[LLMCallConfig])
+	codec.Optional(dec, "tools", &v.Tools, codec.ListOf(codec.Value[string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -983,7 +1181,7 @@ func (r *RequestHeader) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r RequestHeader) Validate() error {
 	if err := r.Config.Validate(); err != nil {
-		return fieldError("RequestHeader", "config", err)
+		return codec.FieldError("RequestHeader", "config", err)
 	}
 	return nil
 }
@@ -1017,7 +1215,7 @@ func (v HeaderReason) Valid() bool {
 // UnmarshalJSON decodes a HeaderReason, rejecting any value not in HeaderReasonValues with
 // an ErrInvalidEnum *DecodeError.
 func (v *HeaderReason) UnmarshalJSON(data []byte) error {
-	return decodeEnum("HeaderReason", data, v, HeaderReasonValues)
+	return codec.Enum("HeaderReason", data, v, HeaderReasonValues)
 }
 
 // RequestHeaderLogged records the request header on a loop's first request and whenever it
@@ -1032,23 +1230,32 @@ type RequestHeaderLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestHeaderLogged) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("header", r.Header)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestHeaderLogged) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("header")
+	r.Header.encodeJSON(enc)
+	enc.Key("reason")
+	enc.String(string(r.Reason))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestHeaderLogged strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *RequestHeaderLogged) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestHeaderLogged", data)
+	dec, err := codec.NewObjectDecoder("RequestHeaderLogged", data)
 	if err != nil {
 		return err
 	}
 	var v RequestHeaderLogged
-	requiredField(dec, "header", &v.Header, decodeValue[RequestHeader])
-	requiredField(dec, "reason", &v.Reason, decodeValue[HeaderReason])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "header", &v.Header, codec.Value[RequestHeader])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[HeaderReason])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1059,10 +1266,10 @@ func (r *RequestHeaderLogged) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r RequestHeaderLogged) Validate() error {
 	if err := r.Header.Validate(); err != nil {
-		return fieldError("RequestHeaderLogged", "header", err)
+		return codec.FieldError("RequestHeaderLogged", "header", err)
 	}
-	if err := checkEnum(r.Reason); err != nil {
-		return fieldError("RequestHeaderLogged", "reason", err)
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("RequestHeaderLogged", "reason", err)
 	}
 	return nil
 }
@@ -1080,27 +1287,37 @@ type RequestContext struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestContext) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("provider", r.Provider)
-	enc.field("model", r.Model)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RequestContext) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("provider")
+	enc.String(r.Provider)
+	enc.Key("model")
+	enc.String(r.Model)
 	if r.ContextWindow != nil {
-		enc.field("contextWindow", r.ContextWindow)
+		enc.Key("contextWindow")
+		enc.Int(*r.ContextWindow)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a RequestContext strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *RequestContext) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("RequestContext", data)
+	dec, err := codec.NewObjectDecoder("RequestContext", data)
 	if err != nil {
 		return err
 	}
 	var v RequestContext
-	requiredField(dec, "provider", &v.Provider, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	optionalField(dec, "contextWindow", &v.ContextWindow, decodeValue[*int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "provider", &v.Provider, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Optional(dec, "contextWindow", &v.ContextWindow, codec.Value[*int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1126,27 +1343,37 @@ type SessionCreated struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionCreated) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("sessionId", r.SessionID)
-	enc.field("agentId", r.AgentID)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionCreated) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("sessionId")
+	enc.String(r.SessionID)
+	enc.Key("agentId")
+	enc.String(r.AgentID)
 	if r.Workspace != nil {
-		enc.field("workspace", r.Workspace)
+		enc.Key("workspace")
+		enc.String(*r.Workspace)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionCreated strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *SessionCreated) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionCreated", data)
+	dec, err := codec.NewObjectDecoder("SessionCreated", data)
 	if err != nil {
 		return err
 	}
 	var v SessionCreated
-	requiredField(dec, "sessionId", &v.SessionID, decodeValue[string])
-	requiredField(dec, "agentId", &v.AgentID, decodeValue[string])
-	optionalField(dec, "workspace", &v.Workspace, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "sessionId", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Optional(dec, "workspace", &v.Workspace, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1166,19 +1393,26 @@ type SessionEndSeed struct{}
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionEndSeed) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionEndSeed) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionEndSeed strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *SessionEndSeed) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionEndSeed", data)
+	dec, err := codec.NewObjectDecoder("SessionEndSeed", data)
 	if err != nil {
 		return err
 	}
 	var v SessionEndSeed
-	if err := dec.finish(); err != nil {
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1213,41 +1447,55 @@ type DecisionRecorded struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r DecisionRecorded) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r DecisionRecorded) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Turn != nil {
-		enc.field("turn", r.Turn)
+		enc.Key("turn")
+		enc.Int(*r.Turn)
 	}
 	if r.Step != nil {
-		enc.field("step", r.Step)
+		enc.Key("step")
+		enc.Int(*r.Step)
 	}
-	enc.field("point", r.Point)
-	enc.field("listener", r.Listener)
-	enc.field("decision", r.Decision)
+	enc.Key("point")
+	enc.String(r.Point)
+	enc.Key("listener")
+	enc.String(r.Listener)
+	enc.Key("decision")
+	enc.String(r.Decision)
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
 	if r.CallID != nil {
-		enc.field("callId", r.CallID)
+		enc.Key("callId")
+		enc.String(*r.CallID)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a DecisionRecorded strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *DecisionRecorded) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("DecisionRecorded", data)
+	dec, err := codec.NewObjectDecoder("DecisionRecorded", data)
 	if err != nil {
 		return err
 	}
 	var v DecisionRecorded
-	optionalField(dec, "turn", &v.Turn, decodeValue[*int])
-	optionalField(dec, "step", &v.Step, decodeValue[*int])
-	requiredField(dec, "point", &v.Point, decodeValue[string])
-	requiredField(dec, "listener", &v.Listener, decodeValue[string])
-	requiredField(dec, "decision", &v.Decision, decodeValue[string])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	optionalField(dec, "callId", &v.CallID, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "turn", &v.Turn, codec.Value[*int])
+	codec.Optional(dec, "step", &v.Step, codec.Value[*int])
+	codec.Required(dec, "point", &v.Point, codec.Value[string])
+	codec.Required(dec, "listener", &v.Listener, codec.Value[string])
+	codec.Required(dec, "decision", &v.Decision, codec.Value[string])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "callId", &v.CallID, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1274,25 +1522,35 @@ type ContinuationCapped struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ContinuationCapped) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("turn", r.Turn)
-	enc.field("continuations", r.Continuations)
-	enc.field("cap", r.Cap)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ContinuationCapped) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("turn")
+	enc.Int(r.Turn)
+	enc.Key("continuations")
+	enc.Int(r.Continuations)
+	enc.Key("cap")
+	enc.Int(r.Cap)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ContinuationCapped strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *ContinuationCapped) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ContinuationCapped", data)
+	dec, err := codec.NewObjectDecoder("ContinuationCapped", data)
 	if err != nil {
 		return err
 	}
 	var v ContinuationCapped
-	requiredField(dec, "turn", &v.Turn, decodeValue[int])
-	requiredField(dec, "continuations", &v.Continuations, decodeValue[int])
-	requiredField(dec, "cap", &v.Cap, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "continuations", &v.Continuations, codec.Value[int])
+	codec.Required(dec, "cap", &v.Cap, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1317,23 +1575,32 @@ type StartListenerOverrun struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StartListenerOverrun) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("listener", r.Listener)
-	enc.field("timeoutMs", r.TimeoutMS)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StartListenerOverrun) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("listener")
+	enc.String(r.Listener)
+	enc.Key("timeoutMs")
+	enc.Int(r.TimeoutMS)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StartListenerOverrun strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *StartListenerOverrun) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StartListenerOverrun", data)
+	dec, err := codec.NewObjectDecoder("StartListenerOverrun", data)
 	if err != nil {
 		return err
 	}
 	var v StartListenerOverrun
-	requiredField(dec, "listener", &v.Listener, decodeValue[string])
-	requiredField(dec, "timeoutMs", &v.TimeoutMS, decodeValue[int])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "listener", &v.Listener, codec.Value[string])
+	codec.Required(dec, "timeoutMs", &v.TimeoutMS, codec.Value[int])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v

@@ -2,7 +2,10 @@
 
 package dsh
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // ToolExecution is the read-only view of one tool call that every phase of the tool
 // pipeline sees. Its identity is sealed before any policy runs (SEMANTICS.md B §4.1).
@@ -29,33 +32,45 @@ type ToolExecution struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolExecution) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("callId", r.CallID)
-	enc.field("name", r.Name)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolExecution) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("callId")
+	enc.String(r.CallID)
+	enc.Key("name")
+	enc.String(r.Name)
 	if len(r.Arguments) != 0 {
-		enc.field("arguments", r.Arguments)
+		enc.Key("arguments")
+		enc.Raw(r.Arguments)
 	}
 	if r.AgentID != nil {
-		enc.field("agentId", r.AgentID)
+		enc.Key("agentId")
+		enc.String(*r.AgentID)
 	}
-	enc.field("rootCallId", r.RootCallID)
-	return enc.bytes()
+	enc.Key("rootCallId")
+	enc.String(r.RootCallID)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolExecution strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ToolExecution) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolExecution", data)
+	dec, err := codec.NewObjectDecoder("ToolExecution", data)
 	if err != nil {
 		return err
 	}
 	var v ToolExecution
-	requiredField(dec, "callId", &v.CallID, decodeValue[string])
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	optionalField(dec, "arguments", &v.Arguments, decodeRaw)
-	optionalField(dec, "agentId", &v.AgentID, decodeValue[*string])
-	requiredField(dec, "rootCallId", &v.RootCallID, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Optional(dec, "arguments", &v.Arguments, codec.Raw)
+	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
+	codec.Required(dec, "rootCallId", &v.RootCallID, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -79,23 +94,32 @@ type ToolErrorInfo struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolErrorInfo) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("name", r.Name)
-	enc.field("code", r.Code)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolErrorInfo) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("name")
+	enc.String(r.Name)
+	enc.Key("code")
+	enc.String(r.Code)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolErrorInfo strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ToolErrorInfo) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolErrorInfo", data)
+	dec, err := codec.NewObjectDecoder("ToolErrorInfo", data)
 	if err != nil {
 		return err
 	}
 	var v ToolErrorInfo
-	requiredField(dec, "name", &v.Name, decodeValue[string])
-	requiredField(dec, "code", &v.Code, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "code", &v.Code, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -119,25 +143,34 @@ type ToolError struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolError) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("message", r.Message)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolError) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("message")
+	enc.String(r.Message)
 	if r.Info != nil {
-		enc.field("info", r.Info)
+		enc.Key("info")
+		r.Info.encodeJSON(enc)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolError strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ToolError) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolError", data)
+	dec, err := codec.NewObjectDecoder("ToolError", data)
 	if err != nil {
 		return err
 	}
 	var v ToolError
-	requiredField(dec, "message", &v.Message, decodeValue[string])
-	optionalField(dec, "info", &v.Info, decodeValue[*ToolErrorInfo])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	codec.Optional(dec, "info", &v.Info, codec.Value[*ToolErrorInfo])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -149,7 +182,7 @@ func (r *ToolError) UnmarshalJSON(data []byte) error {
 func (r ToolError) Validate() error {
 	if r.Info != nil {
 		if err := r.Info.Validate(); err != nil {
-			return fieldError("ToolError", "info", err)
+			return codec.FieldError("ToolError", "info", err)
 		}
 	}
 	return nil
@@ -183,7 +216,7 @@ var ToolExecutionResultKinds = []ToolExecutionResultKind{ToolSuccessKind, ToolFa
 // "kind" field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind
 // *DecodeError, and the variant itself is decoded strictly.
 func UnmarshalToolExecutionResult(data []byte) (ToolExecutionResult, error) {
-	kind, err := peekKind("ToolExecutionResult", "kind", data)
+	kind, err := codec.PeekKind("ToolExecutionResult", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +234,7 @@ func UnmarshalToolExecutionResult(data []byte) (ToolExecutionResult, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("ToolExecutionResult", "kind", kind, ToolExecutionResultKinds)
+	return nil, codec.UnknownKind("ToolExecutionResult", "kind", kind, ToolExecutionResultKinds)
 }
 
 // SwitchToolExecutionResult calls the function for the variant u holds (as T or *T) and
@@ -243,7 +276,34 @@ func validateToolExecutionResult(u ToolExecutionResult) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeToolExecutionResult writes u to enc as encoding/json would: the variant's
+// MarshalJSON, or null for a nil union or nil pointer variant.
+func encodeToolExecutionResult(enc *codec.Encoder, u ToolExecutionResult) {
+	switch v := u.(type) {
+	case ToolSuccess:
+		v.encodeJSON(enc)
+	case *ToolSuccess:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case ToolFailure:
+		v.encodeJSON(enc)
+	case *ToolFailure:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // ToolSuccess is a tool call that produced a valid canonical value.
@@ -278,37 +338,52 @@ func NewToolSuccess(value json.RawMessage) ToolExecutionResult {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolSuccess) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ToolSuccessKind)
-	enc.field("value", r.Value)
-	enc.field("content", nonNilList(r.Content))
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolSuccess) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ToolSuccessKind))
+	enc.Key("value")
+	enc.Raw(r.Value)
+	enc.Key("content")
+	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
 	if len(r.Meta) != 0 {
-		enc.field("meta", r.Meta)
+		enc.Key("meta")
+		enc.Raw(r.Meta)
 	}
 	if r.AdditionalContexts != nil {
-		enc.field("additionalContexts", r.AdditionalContexts)
+		enc.Key("additionalContexts")
+		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+			v.encodeJSON(enc)
+		})
 	}
 	if r.ConcludesTurn != nil {
-		enc.field("concludesTurn", r.ConcludesTurn)
+		enc.Key("concludesTurn")
+		enc.Bool(*r.ConcludesTurn)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolSuccess strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ToolSuccess) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolSuccess", data)
+	dec, err := codec.NewObjectDecoder("ToolSuccess", data)
 	if err != nil {
 		return err
 	}
 	var v ToolSuccess
-	dec.kind("kind", "success")
-	requiredField(dec, "value", &v.Value, decodeRaw)
-	optionalField(dec, "content", &v.Content, listOf(unionOf(UnmarshalContentBlock)))
-	optionalField(dec, "meta", &v.Meta, decodeRaw)
-	optionalField(dec, "additionalContexts", &v.AdditionalContexts, listOf(decodeValue[UserMessage]))
-	optionalField(dec, "concludesTurn", &v.ConcludesTurn, decodeValue[*bool])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "success")
+	codec.Required(dec, "value", &v.Value, codec.Raw)
+	codec.Optional(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	codec.Optional(dec, "concludesTurn", &v.ConcludesTurn, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -318,11 +393,11 @@ func (r *ToolSuccess) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolSuccess) Validate() error {
-	if err := checkList(r.Content, validateContentBlock); err != nil {
-		return fieldError("ToolSuccess", "content", err)
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("ToolSuccess", "content", err)
 	}
-	if err := checkList(r.AdditionalContexts, UserMessage.Validate); err != nil {
-		return fieldError("ToolSuccess", "additionalContexts", err)
+	if err := codec.CheckList(r.AdditionalContexts, UserMessage.Validate); err != nil {
+		return codec.FieldError("ToolSuccess", "additionalContexts", err)
 	}
 	return nil
 }
@@ -357,33 +432,47 @@ func NewToolFailure(error ToolError) ToolExecutionResult {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolFailure) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", ToolFailureKind)
-	enc.field("error", r.Error)
-	enc.field("content", nonNilList(r.Content))
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolFailure) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(ToolFailureKind))
+	enc.Key("error")
+	r.Error.encodeJSON(enc)
+	enc.Key("content")
+	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
 	if len(r.Meta) != 0 {
-		enc.field("meta", r.Meta)
+		enc.Key("meta")
+		enc.Raw(r.Meta)
 	}
 	if r.AdditionalContexts != nil {
-		enc.field("additionalContexts", r.AdditionalContexts)
+		enc.Key("additionalContexts")
+		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+			v.encodeJSON(enc)
+		})
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolFailure strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *ToolFailure) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolFailure", data)
+	dec, err := codec.NewObjectDecoder("ToolFailure", data)
 	if err != nil {
 		return err
 	}
 	var v ToolFailure
-	dec.kind("kind", "failure")
-	requiredField(dec, "error", &v.Error, decodeValue[ToolError])
-	optionalField(dec, "content", &v.Content, listOf(unionOf(UnmarshalContentBlock)))
-	optionalField(dec, "meta", &v.Meta, decodeRaw)
-	optionalField(dec, "additionalContexts", &v.AdditionalContexts, listOf(decodeValue[UserMessage]))
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "failure")
+	codec.Required(dec, "error", &v.Error, codec.Value[ToolError])
+	codec.Optional(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -394,13 +483,13 @@ func (r *ToolFailure) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolFailure) Validate() error {
 	if err := r.Error.Validate(); err != nil {
-		return fieldError("ToolFailure", "error", err)
+		return codec.FieldError("ToolFailure", "error", err)
 	}
-	if err := checkList(r.Content, validateContentBlock); err != nil {
-		return fieldError("ToolFailure", "content", err)
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("ToolFailure", "content", err)
 	}
-	if err := checkList(r.AdditionalContexts, UserMessage.Validate); err != nil {
-		return fieldError("ToolFailure", "additionalContexts", err)
+	if err := codec.CheckList(r.AdditionalContexts, UserMessage.Validate); err != nil {
+		return codec.FieldError("ToolFailure", "additionalContexts", err)
 	}
 	return nil
 }
@@ -436,7 +525,7 @@ var PreToolDecisionKinds = []PreToolDecisionKind{PreToolAllowKind, PreToolDenyKi
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
 // the variant itself is decoded strictly.
 func UnmarshalPreToolDecision(data []byte) (PreToolDecision, error) {
-	kind, err := peekKind("PreToolDecision", "kind", data)
+	kind, err := codec.PeekKind("PreToolDecision", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +555,7 @@ func UnmarshalPreToolDecision(data []byte) (PreToolDecision, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("PreToolDecision", "kind", kind, PreToolDecisionKinds)
+	return nil, codec.UnknownKind("PreToolDecision", "kind", kind, PreToolDecisionKinds)
 }
 
 // SwitchPreToolDecision calls the function for the variant u holds (as T or *T) and returns
@@ -531,7 +620,50 @@ func validatePreToolDecision(u PreToolDecision) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodePreToolDecision writes u to enc as encoding/json would: the variant's MarshalJSON,
+// or null for a nil union or nil pointer variant.
+func encodePreToolDecision(enc *codec.Encoder, u PreToolDecision) {
+	switch v := u.(type) {
+	case PreToolAllow:
+		v.encodeJSON(enc)
+	case *PreToolAllow:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PreToolDeny:
+		v.encodeJSON(enc)
+	case *PreToolDeny:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PreToolAsk:
+		v.encodeJSON(enc)
+	case *PreToolAsk:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PreToolHalt:
+		v.encodeJSON(enc)
+	case *PreToolHalt:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // PreToolAllow lets the call proceed to the guards and dispatch.
@@ -554,21 +686,29 @@ func NewPreToolAllow() PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolAllow) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreToolAllowKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolAllow) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreToolAllowKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolAllow strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PreToolAllow) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolAllow", data)
+	dec, err := codec.NewObjectDecoder("PreToolAllow", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolAllow
-	dec.kind("kind", "allow")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "allow")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -605,23 +745,32 @@ func NewPreToolDeny(reason string) PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolDeny) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreToolDenyKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolDeny) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreToolDenyKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolDeny strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PreToolDeny) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolDeny", data)
+	dec, err := codec.NewObjectDecoder("PreToolDeny", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolDeny
-	dec.kind("kind", "deny")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "deny")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -657,25 +806,34 @@ func NewPreToolAsk() PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolAsk) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreToolAskKind)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolAsk) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreToolAskKind))
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolAsk strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PreToolAsk) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolAsk", data)
+	dec, err := codec.NewObjectDecoder("PreToolAsk", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolAsk
-	dec.kind("kind", "ask")
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "ask")
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -713,23 +871,32 @@ func NewPreToolHalt(reason string) PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolHalt) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PreToolHaltKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolHalt) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PreToolHaltKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolHalt strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PreToolHalt) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolHalt", data)
+	dec, err := codec.NewObjectDecoder("PreToolHalt", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolHalt
-	dec.kind("kind", "halt")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "halt")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -769,7 +936,7 @@ var GuardVerdictKinds = []GuardVerdictKind{GuardDenyKind, GuardAbstainKind}
 // missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the
 // variant itself is decoded strictly.
 func UnmarshalGuardVerdict(data []byte) (GuardVerdict, error) {
-	kind, err := peekKind("GuardVerdict", "kind", data)
+	kind, err := codec.PeekKind("GuardVerdict", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -787,7 +954,7 @@ func UnmarshalGuardVerdict(data []byte) (GuardVerdict, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("GuardVerdict", "kind", kind, GuardVerdictKinds)
+	return nil, codec.UnknownKind("GuardVerdict", "kind", kind, GuardVerdictKinds)
 }
 
 // SwitchGuardVerdict calls the function for the variant u holds (as T or *T) and returns its
@@ -828,7 +995,34 @@ func validateGuardVerdict(u GuardVerdict) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodeGuardVerdict writes u to enc as encoding/json would: the variant's MarshalJSON, or
+// null for a nil union or nil pointer variant.
+func encodeGuardVerdict(enc *codec.Encoder, u GuardVerdict) {
+	switch v := u.(type) {
+	case GuardDeny:
+		v.encodeJSON(enc)
+	case *GuardDeny:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case GuardAbstain:
+		v.encodeJSON(enc)
+	case *GuardAbstain:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // GuardDeny refuses the call; the first guard reason wins.
@@ -855,23 +1049,32 @@ func NewGuardDeny(reason string) GuardVerdict {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r GuardDeny) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", GuardDenyKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r GuardDeny) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(GuardDenyKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a GuardDeny strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *GuardDeny) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("GuardDeny", data)
+	dec, err := codec.NewObjectDecoder("GuardDeny", data)
 	if err != nil {
 		return err
 	}
 	var v GuardDeny
-	dec.kind("kind", "deny")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "deny")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -904,21 +1107,29 @@ func NewGuardAbstain() GuardVerdict {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r GuardAbstain) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", GuardAbstainKind)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r GuardAbstain) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(GuardAbstainKind))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a GuardAbstain strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *GuardAbstain) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("GuardAbstain", data)
+	dec, err := codec.NewObjectDecoder("GuardAbstain", data)
 	if err != nil {
 		return err
 	}
 	var v GuardAbstain
-	dec.kind("kind", "abstain")
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "abstain")
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -960,7 +1171,7 @@ var PostToolDecisionKinds = []PostToolDecisionKind{PostToolAcceptKind, PostToolB
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
 // the variant itself is decoded strictly.
 func UnmarshalPostToolDecision(data []byte) (PostToolDecision, error) {
-	kind, err := peekKind("PostToolDecision", "kind", data)
+	kind, err := codec.PeekKind("PostToolDecision", "kind", data)
 	if err != nil {
 		return nil, err
 	}
@@ -984,7 +1195,7 @@ func UnmarshalPostToolDecision(data []byte) (PostToolDecision, error) {
 		}
 		return v, nil
 	}
-	return nil, unknownKind("PostToolDecision", "kind", kind, PostToolDecisionKinds)
+	return nil, codec.UnknownKind("PostToolDecision", "kind", kind, PostToolDecisionKinds)
 }
 
 // SwitchPostToolDecision calls the function for the variant u holds (as T or *T) and returns
@@ -1037,7 +1248,42 @@ func validatePostToolDecision(u PostToolDecision) error {
 			return v.Validate()
 		}
 	}
-	return ErrNilVariant
+	return codec.ErrNilVariant
+}
+
+// encodePostToolDecision writes u to enc as encoding/json would: the variant's MarshalJSON,
+// or null for a nil union or nil pointer variant.
+func encodePostToolDecision(enc *codec.Encoder, u PostToolDecision) {
+	switch v := u.(type) {
+	case PostToolAccept:
+		v.encodeJSON(enc)
+	case *PostToolAccept:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PostToolBlock:
+		v.encodeJSON(enc)
+	case *PostToolBlock:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case PostToolHalt:
+		v.encodeJSON(enc)
+	case *PostToolHalt:
+		if v == nil {
+			enc.Null()
+		} else {
+			v.encodeJSON(enc)
+		}
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
 }
 
 // PostToolAccept keeps the result, optionally replacing its content or its value (not
@@ -1068,33 +1314,46 @@ func NewPostToolAccept() PostToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PostToolAccept) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PostToolAcceptKind)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolAccept) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PostToolAcceptKind))
 	if r.Content != nil {
-		enc.field("content", r.Content)
+		enc.Key("content")
+		codec.EncodeList(enc, r.Content, encodeContentBlock)
 	}
 	if len(r.Value) != 0 {
-		enc.field("value", r.Value)
+		enc.Key("value")
+		enc.Raw(r.Value)
 	}
 	if r.AdditionalContexts != nil {
-		enc.field("additionalContexts", r.AdditionalContexts)
+		enc.Key("additionalContexts")
+		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+			v.encodeJSON(enc)
+		})
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolAccept strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PostToolAccept) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolAccept", data)
+	dec, err := codec.NewObjectDecoder("PostToolAccept", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolAccept
-	dec.kind("kind", "accept")
-	optionalField(dec, "content", &v.Content, listOf(unionOf(UnmarshalContentBlock)))
-	optionalField(dec, "value", &v.Value, decodeRaw)
-	optionalField(dec, "additionalContexts", &v.AdditionalContexts, listOf(decodeValue[UserMessage]))
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "accept")
+	codec.Optional(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Optional(dec, "value", &v.Value, codec.Raw)
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	if err := v.checkExclusive(); err != nil {
@@ -1107,11 +1366,11 @@ func (r *PostToolAccept) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolAccept) Validate() error {
-	if err := checkList(r.Content, validateContentBlock); err != nil {
-		return fieldError("PostToolAccept", "content", err)
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("PostToolAccept", "content", err)
 	}
-	if err := checkList(r.AdditionalContexts, UserMessage.Validate); err != nil {
-		return fieldError("PostToolAccept", "additionalContexts", err)
+	if err := codec.CheckList(r.AdditionalContexts, UserMessage.Validate); err != nil {
+		return codec.FieldError("PostToolAccept", "additionalContexts", err)
 	}
 	return r.checkExclusive()
 }
@@ -1119,7 +1378,7 @@ func (r PostToolAccept) Validate() error {
 // checkExclusive reports an ErrExclusive *DecodeError when more than one field of an
 // exclusive group is set (content|value).
 func (r PostToolAccept) checkExclusive() error {
-	return exclusive("PostToolAccept", []string{"content", "value"}, r.Content != nil, len(r.Value) != 0)
+	return codec.Exclusive("PostToolAccept", []string{"content", "value"}, r.Content != nil, len(r.Value) != 0)
 }
 
 // PostToolBlock turns the result into a failure whose content is the feedback.
@@ -1148,27 +1407,39 @@ func NewPostToolBlock(feedback []ContentBlock) PostToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PostToolBlock) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PostToolBlockKind)
-	enc.field("feedback", nonNilList(r.Feedback))
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolBlock) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PostToolBlockKind))
+	enc.Key("feedback")
+	codec.EncodeList(enc, codec.NonNilList(r.Feedback), encodeContentBlock)
 	if r.AdditionalContexts != nil {
-		enc.field("additionalContexts", r.AdditionalContexts)
+		enc.Key("additionalContexts")
+		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+			v.encodeJSON(enc)
+		})
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolBlock strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PostToolBlock) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolBlock", data)
+	dec, err := codec.NewObjectDecoder("PostToolBlock", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolBlock
-	dec.kind("kind", "block")
-	requiredField(dec, "feedback", &v.Feedback, listOf(unionOf(UnmarshalContentBlock)))
-	optionalField(dec, "additionalContexts", &v.AdditionalContexts, listOf(decodeValue[UserMessage]))
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "block")
+	codec.Required(dec, "feedback", &v.Feedback, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1178,11 +1449,11 @@ func (r *PostToolBlock) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolBlock) Validate() error {
-	if err := checkList(r.Feedback, validateContentBlock); err != nil {
-		return fieldError("PostToolBlock", "feedback", err)
+	if err := codec.CheckList(r.Feedback, validateContentBlock); err != nil {
+		return codec.FieldError("PostToolBlock", "feedback", err)
 	}
-	if err := checkList(r.AdditionalContexts, UserMessage.Validate); err != nil {
-		return fieldError("PostToolBlock", "additionalContexts", err)
+	if err := codec.CheckList(r.AdditionalContexts, UserMessage.Validate); err != nil {
+		return codec.FieldError("PostToolBlock", "additionalContexts", err)
 	}
 	return nil
 }
@@ -1211,23 +1482,32 @@ func NewPostToolHalt(reason string) PostToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PostToolHalt) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("kind", PostToolHaltKind)
-	enc.field("reason", r.Reason)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolHalt) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind")
+	enc.String(string(PostToolHaltKind))
+	enc.Key("reason")
+	enc.String(r.Reason)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolHalt strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *PostToolHalt) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolHalt", data)
+	dec, err := codec.NewObjectDecoder("PostToolHalt", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolHalt
-	dec.kind("kind", "halt")
-	requiredField(dec, "reason", &v.Reason, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	dec.Kind("kind", "halt")
+	codec.Required(dec, "reason", &v.Reason, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1249,21 +1529,29 @@ type PreToolPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("exec", r.Exec)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("exec")
+	r.Exec.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolPayload strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PreToolPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolPayload", data)
+	dec, err := codec.NewObjectDecoder("PreToolPayload", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolPayload
-	requiredField(dec, "exec", &v.Exec, decodeValue[ToolExecution])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1274,7 +1562,7 @@ func (r *PreToolPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolPayload) Validate() error {
 	if err := r.Exec.Validate(); err != nil {
-		return fieldError("PreToolPayload", "exec", err)
+		return codec.FieldError("PreToolPayload", "exec", err)
 	}
 	return nil
 }
@@ -1288,21 +1576,29 @@ type GuardPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r GuardPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("exec", r.Exec)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r GuardPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("exec")
+	r.Exec.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a GuardPayload strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *GuardPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("GuardPayload", data)
+	dec, err := codec.NewObjectDecoder("GuardPayload", data)
 	if err != nil {
 		return err
 	}
 	var v GuardPayload
-	requiredField(dec, "exec", &v.Exec, decodeValue[ToolExecution])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1313,7 +1609,7 @@ func (r *GuardPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r GuardPayload) Validate() error {
 	if err := r.Exec.Validate(); err != nil {
-		return fieldError("GuardPayload", "exec", err)
+		return codec.FieldError("GuardPayload", "exec", err)
 	}
 	return nil
 }
@@ -1327,21 +1623,29 @@ type ExecutePayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ExecutePayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("exec", r.Exec)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ExecutePayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("exec")
+	r.Exec.encodeJSON(enc)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes an ExecutePayload strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *ExecutePayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ExecutePayload", data)
+	dec, err := codec.NewObjectDecoder("ExecutePayload", data)
 	if err != nil {
 		return err
 	}
 	var v ExecutePayload
-	requiredField(dec, "exec", &v.Exec, decodeValue[ToolExecution])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1352,7 +1656,7 @@ func (r *ExecutePayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ExecutePayload) Validate() error {
 	if err := r.Exec.Validate(); err != nil {
-		return fieldError("ExecutePayload", "exec", err)
+		return codec.FieldError("ExecutePayload", "exec", err)
 	}
 	return nil
 }
@@ -1368,23 +1672,32 @@ type PostToolPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("exec", r.Exec)
-	enc.field("result", r.Result)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("exec")
+	r.Exec.encodeJSON(enc)
+	enc.Key("result")
+	encodeToolExecutionResult(enc, r.Result)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolPayload strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PostToolPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolPayload", data)
+	dec, err := codec.NewObjectDecoder("PostToolPayload", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolPayload
-	requiredField(dec, "exec", &v.Exec, decodeValue[ToolExecution])
-	requiredField(dec, "result", &v.Result, unionOf(UnmarshalToolExecutionResult))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "result", &v.Result, codec.UnionOf(UnmarshalToolExecutionResult))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1395,10 +1708,10 @@ func (r *PostToolPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolPayload) Validate() error {
 	if err := r.Exec.Validate(); err != nil {
-		return fieldError("PostToolPayload", "exec", err)
+		return codec.FieldError("PostToolPayload", "exec", err)
 	}
 	if err := validateToolExecutionResult(r.Result); err != nil {
-		return fieldError("PostToolPayload", "result", err)
+		return codec.FieldError("PostToolPayload", "result", err)
 	}
 	return nil
 }
@@ -1414,23 +1727,32 @@ type ToolResultPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolResultPayload) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("exec", r.Exec)
-	enc.field("result", r.Result)
-	return enc.bytes()
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolResultPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("exec")
+	r.Exec.encodeJSON(enc)
+	enc.Key("result")
+	encodeToolExecutionResult(enc, r.Result)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a ToolResultPayload strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *ToolResultPayload) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("ToolResultPayload", data)
+	dec, err := codec.NewObjectDecoder("ToolResultPayload", data)
 	if err != nil {
 		return err
 	}
 	var v ToolResultPayload
-	requiredField(dec, "exec", &v.Exec, decodeValue[ToolExecution])
-	requiredField(dec, "result", &v.Result, unionOf(UnmarshalToolExecutionResult))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "result", &v.Result, codec.UnionOf(UnmarshalToolExecutionResult))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1441,10 +1763,10 @@ func (r *ToolResultPayload) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolResultPayload) Validate() error {
 	if err := r.Exec.Validate(); err != nil {
-		return fieldError("ToolResultPayload", "exec", err)
+		return codec.FieldError("ToolResultPayload", "exec", err)
 	}
 	if err := validateToolExecutionResult(r.Result); err != nil {
-		return fieldError("ToolResultPayload", "result", err)
+		return codec.FieldError("ToolResultPayload", "result", err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshkit/dsh/gen/emit"
 	"github.com/dshkit/dsh/gen/emit/gotypes"
+	"github.com/dshkit/dsh/gen/internal/gentest"
 	"github.com/dshkit/dsh/gen/ir"
 	"github.com/dshkit/dsh/gen/ir/irtest"
 )
@@ -217,7 +218,9 @@ func TestGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("go.mod", []byte("module example.com/gentest\n\ngo 1.26\n"))
+	for _, f := range gentest.ModuleFiles(t, "example.com/gentest") {
+		write(f.Path, f.Data)
+	}
 	types, err := gotypes.Emit(fixture(t), outDir)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/dshkit/dsh/gen/emit"
 	"github.com/dshkit/dsh/gen/emit/gotypes"
 	"github.com/dshkit/dsh/gen/emit/schema"
+	"github.com/dshkit/dsh/gen/internal/gentest"
 	"github.com/dshkit/dsh/gen/ir"
 	"github.com/dshkit/dsh/gen/ir/irtest"
 )
@@ -265,6 +266,7 @@ func TestGeneratedTestPasses(t *testing.T) {
 		}
 		files = append(files, fs...)
 	}
+	files = append(files, gentest.RuntimeFiles(t, true)...)
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "..", name))
 		if err != nil {

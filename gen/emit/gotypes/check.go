@@ -12,7 +12,7 @@ import (
 
 // checkFiles parses the emitted files and rejects two package-level declarations with
 // the same name (e.g. a spec type named like a generated helper), and any import outside
-// the standard library, so that a clash surfaces here rather than in the Go build.
+// the standard library and the codec runtime, so that a clash surfaces here rather than in the Go build.
 func checkFiles(files []emit.File) error {
 	declared := map[string]string{}
 	fset := token.NewFileSet()
@@ -22,11 +22,15 @@ func checkFiles(files []emit.File) error {
 			return fmt.Errorf("gotypes: emitted %s does not parse: %w", f.Path, err)
 		}
 		for _, imp := range file.Imports {
-			if first, _, _ := strings.Cut(strings.Trim(imp.Path.Value, `"`), "/"); strings.Contains(first, ".") {
-				return fmt.Errorf("gotypes: emitted %s imports %s, which is not in the standard library", f.Path, imp.Path.Value)
+			p := strings.Trim(imp.Path.Value, `"`)
+			if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") && p != codecPkg {
+				return fmt.Errorf("gotypes: emitted %s imports %s, which is neither the standard library nor the codec runtime", f.Path, imp.Path.Value)
 			}
 		}
 		for _, name := range topLevelNames(file) {
+			if name == "_" {
+				continue
+			}
 			if prev, ok := declared[name]; ok {
 				return fmt.Errorf("gotypes: %s declares %s, already declared in %s", f.Path, name, prev)
 			}

@@ -61,7 +61,7 @@ func (e *emitter) enumUnmarshal(t *ir.Type) jen.Code {
 	return doc("UnmarshalJSON decodes " + article(t.Name) + ", rejecting any value not in " + t.Name +
 		"Values with an ErrInvalidEnum *DecodeError.").
 		Func().Params(jen.Id("v").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().
-		Block(jen.Return(jen.Id("decodeEnum").Call(jen.Lit(t.Name), jen.Id("data"), jen.Id("v"), jen.Id(t.Name+"Values"))))
+		Block(jen.Return(rt("Enum").Call(jen.Lit(t.Name), jen.Id("data"), jen.Id("v"), jen.Id(t.Name+"Values"))))
 }
 
 // quote renders s as a Go (and, for spec values, JSON) string literal for comments.

@@ -1,10 +1,13 @@
 // Package gotypes emits the Go types of a dsh spec: one `<spec>_types.go` per spec file
-// holding its records, enums and unions, plus the shared `meta_codec.go` (decode errors and
-// codec helpers) and `meta_handles.go` (the runtime handles the spec uses).
+// holding its records, enums and unions, plus the shared `meta_codec.go` (the compile-time
+// check of the codec runtime's version, and the decoding errors re-exported from it) and
+// `meta_handles.go` (the runtime handles the spec uses).
 //
 // The contract it implements is docs/generated-api.md ("Files", "Field types", "Records",
 // "Enums", "Unions", "Handles"). It reads only the IR (gen/ir); its output imports only the
-// standard library, is gofmt'ed, and is byte-for-byte deterministic for a given IR.
+// standard library and github.com/dshkit/dsh/codec (the codec runtime the generated
+// encoders and decoders call), is gofmt'ed, and is byte-for-byte deterministic for a given
+// IR.
 package gotypes
 
 import (

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/internal/gentest"
 	"github.com/dshkit/dsh/gen/ir"
 	"github.com/dshkit/dsh/gen/ir/irtest"
 )
@@ -224,9 +225,8 @@ func writeModule(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files,
-		emit.File{Path: "go.mod", Data: []byte("module example.com/gentest\n\ngo 1.26\n")},
-		emit.File{Path: "demo/demo_test.go", Data: test})
+	files = append(files, gentest.ModuleFiles(t, "example.com/gentest")...)
+	files = append(files, emit.File{Path: "demo/demo_test.go", Data: test})
 	for _, f := range files {
 		writeFile(t, filepath.Join(dir, filepath.FromSlash(f.Path)), f.Data)
 	}

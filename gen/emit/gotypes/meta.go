@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"go/format"
 	"path"
+	"strconv"
 	"strings"
 
+	"github.com/dshkit/dsh/codec"
 	"github.com/dshkit/dsh/gen/emit"
 )
 
@@ -27,13 +29,14 @@ var handleTemplates = map[string]string{"Agent": agentTemplate, "Token": tokenTe
 // handleImports maps each handle to the standard packages its declaration imports.
 var handleImports = map[string][]string{"Agent": {"context"}, "Token": {"sync/atomic"}}
 
-// metaFiles renders meta_codec.go, and meta_handles.go when some field uses a handle.
+// metaFiles renders meta_codec.go (the compile-time check of the codec runtime's version and
+// the re-exported decoding errors), and meta_handles.go when some field uses a handle.
 func (e *emitter) metaFiles(outDir string) ([]emit.File, error) {
-	codec, err := e.metaFile(codecTemplate)
+	codecFile, err := e.metaFile(strings.ReplaceAll(codecTemplate, "{{VERSION}}", strconv.Itoa(codec.Version)))
 	if err != nil {
 		return nil, err
 	}
-	files := []emit.File{{Path: path.Join(outDir, "meta_codec.go"), Data: codec}}
+	files := []emit.File{{Path: path.Join(outDir, "meta_codec.go"), Data: codecFile}}
 	if len(e.handles) == 0 {
 		return files, nil
 	}

@@ -16,7 +16,8 @@ func (e *emitter) record(t *ir.Type) []jen.Code {
 	if u, ok := e.variants[t]; ok {
 		decls = append(decls, e.variantMethods(t, u)...)
 	}
-	decls = append(decls, e.marshal(t), e.unmarshal(t), e.validate(t))
+	decls = append(decls, e.marshal(t)...)
+	decls = append(decls, e.unmarshal(t), e.validate(t))
 	if len(t.Exclusive) > 0 {
 		decls = append(decls, e.checkExclusive(t))
 	}
@@ -66,10 +67,10 @@ func (e *emitter) recordStruct(t *ir.Type) jen.Code {
 	})
 }
 
-// marshal renders MarshalJSON: the fields in spec order (a variant's kind first), optional
-// ones only when set, absent nullable ones as null, other regular lists and maps as empty
-// rather than null.
-func (e *emitter) marshal(t *ir.Type) jen.Code {
+// marshal renders MarshalJSON and the encodeJSON method it runs: the fields in spec order
+// (a variant's kind first), optional ones only when set, absent nullable ones as null, other
+// regular lists and maps as empty rather than null, written into a codec.Encoder.
+func (e *emitter) marshal(t *ir.Type) []jen.Code {
 	comment := "MarshalJSON encodes r with its fields in spec order"
 	if u, ok := e.variants[t]; ok {
 		comment += ` ("` + u.union.Discriminator + `" first)`
@@ -79,25 +80,40 @@ func (e *emitter) marshal(t *ir.Type) jen.Code {
 		comment += "absent nullable fields that are not optional encode as null, "
 	}
 	comment += "nil lists and maps that are not optional encode as empty. It does not validate r."
-	body := []jen.Code{jen.Var().Id("enc").Id("objectEncoder")}
+	marshal := doc(comment).Func().Params(jen.Id("r").Id(t.Name)).Id("MarshalJSON").Params().
+		Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Id("enc").Op(":=").Add(rt("NewEncoder")).Call(),
+		jen.Id("r").Dot("encodeJSON").Call(jen.Id("enc")),
+		jen.Return(jen.Id("enc").Dot("Finish").Call()),
+	)
+
+	enc := func(method string, args ...jen.Code) jen.Code { return jen.Id("enc").Dot(method).Call(args...) }
+	body := []jen.Code{enc("BeginObject")}
 	if u, ok := e.variants[t]; ok {
-		body = append(body, jen.Id("enc").Dot("field").Call(jen.Lit(u.union.Discriminator), jen.Id(kindConst(t.Name))))
+		body = append(body, enc("Key", jen.Lit(u.union.Discriminator)), enc("String", jen.String().Call(jen.Id(kindConst(t.Name)))))
 	}
 	for _, f := range e.encodedFields(t) {
 		x := jen.Id("r").Dot(f.GoName)
-		put := jen.Id("enc").Dot("field").Call(jen.Lit(f.JSONName), e.encoded(f, x.Clone()))
+		key := enc("Key", jen.Lit(f.JSONName))
 		switch {
 		case f.Optional:
-			put = jen.If(e.isSet(f, x)).Block(put)
+			body = append(body, jen.If(e.isSet(f, x)).Block(key, e.encodeValue(f.Type, x.Clone(), absentable(f))))
 		case f.Nullable:
-			put = jen.If(e.isSet(f, x)).Block(put).Else().Block(
-				jen.Id("enc").Dot("field").Call(jen.Lit(f.JSONName), jen.Nil()))
+			body = append(body, key, jen.If(e.isSet(f, x)).Block(e.encodeValue(f.Type, x.Clone(), true)).Else().Block(enc("Null")))
+		default:
+			switch f.Type.Kind {
+			case ir.List:
+				x = rt("NonNilList").Call(x)
+			case ir.Map:
+				x = rt("NonNilMap").Call(x)
+			}
+			body = append(body, key, e.encodeValue(f.Type, x, false))
 		}
-		body = append(body, put)
 	}
-	body = append(body, jen.Return(jen.Id("enc").Dot("bytes").Call()))
-	return doc(comment).Func().Params(jen.Id("r").Id(t.Name)).Id("MarshalJSON").Params().
-		Params(jen.Index().Byte(), jen.Error()).Block(body...)
+	body = append(body, enc("EndObject"))
+	encode := doc("encodeJSON writes r to enc as MarshalJSON encodes it.").
+		Func().Params(jen.Id("r").Id(t.Name)).Id("encodeJSON").Params(jen.Id("enc").Op("*").Add(rt("Encoder"))).Block(body...)
+	return []jen.Code{marshal, encode}
 }
 
 // unmarshal renders the strict UnmarshalJSON: every field decoded in spec order, required
@@ -110,20 +126,20 @@ func (e *emitter) unmarshal(t *ir.Type) jen.Code {
 			"their default. " + t.Name + " is open: fields it does not declare are ignored."
 	}
 	body := []jen.Code{
-		jen.List(jen.Id("dec"), jen.Err()).Op(":=").Id("newObjectDecoder").Call(jen.Lit(t.Name), jen.Id("data")),
+		jen.List(jen.Id("dec"), jen.Err()).Op(":=").Add(rt("NewObjectDecoder")).Call(jen.Lit(t.Name), jen.Id("data")),
 		ifErrReturn(jen.Err()),
 		jen.Var().Id("v").Id(t.Name),
 	}
 	if u, ok := e.variants[t]; ok {
-		body = append(body, jen.Id("dec").Dot("kind").Call(jen.Lit(u.union.Discriminator), jen.Lit(u.variant.Kind)))
+		body = append(body, jen.Id("dec").Dot("Kind").Call(jen.Lit(u.union.Discriminator), jen.Lit(u.variant.Kind)))
 	}
 	for _, f := range e.encodedFields(t) {
 		body = append(body, e.decodeField(f))
 	}
 	if t.Open {
-		body = append(body, jen.Id("dec").Dot("skipUnknown").Call())
+		body = append(body, jen.Id("dec").Dot("SkipUnknown").Call())
 	}
-	body = append(body, jen.If(jen.Err().Op(":=").Id("dec").Dot("finish").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+	body = append(body, jen.If(jen.Err().Op(":=").Id("dec").Dot("Finish").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	if len(t.Exclusive) > 0 {
 		body = append(body, jen.If(jen.Err().Op(":=").Id("v").Dot("checkExclusive").Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	}
@@ -137,11 +153,11 @@ func (e *emitter) decodeField(f *ir.Field) jen.Code {
 	args := []jen.Code{jen.Id("dec"), jen.Lit(f.JSONName), jen.Op("&").Id("v").Dot(f.GoName), e.fieldDecoder(f)}
 	switch def := e.defaultOf(f); {
 	case f.Required:
-		return jen.Id("requiredField").Call(args...)
+		return rt("Required").Call(args...)
 	case def != "":
-		return jen.Id("defaultField").Call(append(args, rawString(def))...)
+		return rt("Default").Call(append(args, rawString(def))...)
 	}
-	return jen.Id("optionalField").Call(args...)
+	return rt("Optional").Call(args...)
 }
 
 // validate renders Validate: enum values, non-nil required unions (unless nullable) and
@@ -171,7 +187,7 @@ func (e *emitter) validateField(t *ir.Type, f *ir.Field) jen.Code {
 		return nil
 	}
 	stmt := jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(
-		jen.Return(jen.Id("fieldError").Call(jen.Lit(t.Name), jen.Lit(f.JSONName), jen.Err())),
+		jen.Return(rt("FieldError").Call(jen.Lit(t.Name), jen.Lit(f.JSONName), jen.Err())),
 	)
 	if absentable(f) && f.Type.Kind != ir.List && f.Type.Kind != ir.Map {
 		return jen.If(e.isSet(f, x)).Block(stmt)
@@ -208,7 +224,7 @@ func (e *emitter) exclusiveCall(t *ir.Type, group []string) jen.Code {
 		set = append(set, e.isSet(f, jen.Id("r").Dot(f.GoName)))
 	}
 	args := append([]jen.Code{jen.Lit(t.Name), jen.Index().String().Values(names...)}, set...)
-	return jen.Id("exclusive").Call(args...)
+	return rt("Exclusive").Call(args...)
 }
 
 // rawString renders s as a Go string literal, raw (`...`) when it can be, so that a JSON

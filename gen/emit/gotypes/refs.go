@@ -17,7 +17,12 @@ import (
 const (
 	jsonPkg = "encoding/json"
 	timePkg = "time"
+	// codecPkg is the runtime of the generated code (see the codec package).
+	codecPkg = "github.com/dshkit/dsh/codec"
 )
+
+// rt refers to name in the codec runtime.
+func rt(name string) *jen.Statement { return jen.Qual(codecPkg, name) }
 
 // namedKind returns the kind of the type a Named reference designates, or 0 for any other
 // reference.
@@ -94,7 +99,7 @@ func fieldTag(f *ir.Field) map[string]string {
 func (e *emitter) fieldDecoder(f *ir.Field) jen.Code {
 	dec := e.decoder(f.Type, absentable(f))
 	if f.Nullable && f.Type.Kind != ir.JSON {
-		return jen.Id("nullable").Call(dec)
+		return rt("Nullable").Call(dec)
 	}
 	return dec
 }
@@ -105,42 +110,81 @@ func (e *emitter) decoder(r *ir.TypeRef, pointer bool) jen.Code {
 	ptr := pointer && e.pointerWhenOptional(r)
 	switch r.Kind {
 	case ir.JSON:
-		return jen.Id("decodeRaw")
+		return rt("Raw")
 	case ir.Duration:
 		if ptr {
-			return jen.Id("ptrOf").Call(jen.Id("decodeDuration"))
+			return rt("PtrOf").Call(rt("Duration"))
 		}
-		return jen.Id("decodeDuration")
+		return rt("Duration")
 	case ir.List:
-		return jen.Id("listOf").Call(e.decoder(r.Elem, false))
+		return rt("ListOf").Call(e.decoder(r.Elem, false))
 	case ir.Map:
-		return jen.Id("mapOf").Call(e.decoder(r.Elem, false))
+		return rt("MapOf").Call(e.decoder(r.Elem, false))
 	case ir.Named:
 		if e.namedKind(r) == ir.Union {
-			return jen.Id("unionOf").Call(jen.Id("Unmarshal" + r.Name))
+			return rt("UnionOf").Call(jen.Id("Unmarshal" + r.Name))
 		}
 	}
 	t := e.goType(r)
 	if ptr {
 		t = jen.Op("*").Add(t)
 	}
-	return jen.Id("decodeValue").Types(t)
+	return rt("Value").Types(t)
 }
 
-// encoded is the value to marshal for field f, read from x: nil lists and maps of a
-// non-optional, non-nullable field encode as empty, durations as milliseconds.
-func (e *emitter) encoded(f *ir.Field, x *jen.Statement) jen.Code {
-	switch {
-	case f.Type.Kind == ir.Duration:
-		return x.Clone().Dot("Milliseconds").Call()
-	case f.Optional, f.Nullable:
-		return x
-	case f.Type.Kind == ir.List:
-		return jen.Id("nonNilList").Call(x)
-	case f.Type.Kind == ir.Map:
-		return jen.Id("nonNilMap").Call(x)
+// encodeValue is the statement writing x, a value of type r, to the codec.Encoder enc:
+// scalars and enums directly (through x's pointer when pointer says the field is one),
+// durations as milliseconds, records through their encodeJSON method, unions through their
+// encode function, lists and maps element by element.
+func (e *emitter) encodeValue(r *ir.TypeRef, x *jen.Statement, pointer bool) jen.Code {
+	enc := func(method string, arg jen.Code) jen.Code { return jen.Id("enc").Dot(method).Call(arg) }
+	val := jen.Code(x)
+	if pointer && e.pointerWhenOptional(r) {
+		val = jen.Op("*").Add(x.Clone())
 	}
-	return x
+	switch r.Kind {
+	case ir.String:
+		return enc("String", val)
+	case ir.Int:
+		return enc("Int", val)
+	case ir.Float:
+		return enc("Float", val)
+	case ir.Bool:
+		return enc("Bool", val)
+	case ir.JSON:
+		return enc("Raw", x)
+	case ir.Duration:
+		return enc("Int64", x.Clone().Dot("Milliseconds").Call())
+	case ir.List, ir.Map:
+		fn := "EncodeList"
+		if r.Kind == ir.Map {
+			fn = "EncodeMap"
+		}
+		return rt(fn).Call(jen.Id("enc"), x, e.elemEncoder(r.Elem))
+	case ir.Named:
+		switch e.namedKind(r) {
+		case ir.Enum:
+			return enc("String", jen.String().Call(x))
+		case ir.Union:
+			return jen.Id(unionEncoder(r.Name)).Call(jen.Id("enc"), x)
+		}
+		return x.Clone().Dot("encodeJSON").Call(jen.Id("enc"))
+	}
+	return enc("Value", x) // a handle is never encoded; kept for completeness
+}
+
+// elemEncoder is an expression of type func(*codec.Encoder, T) writing a list or map
+// element of type r: an Encoder method, a union's encode function, or a function literal.
+func (e *emitter) elemEncoder(r *ir.TypeRef) jen.Code {
+	method := map[ir.RefKind]string{ir.String: "String", ir.Int: "Int", ir.Float: "Float", ir.Bool: "Bool", ir.JSON: "Raw"}[r.Kind]
+	switch {
+	case method != "":
+		return jen.Parens(jen.Op("*").Add(rt("Encoder"))).Dot(method)
+	case e.namedKind(r) == ir.Union:
+		return jen.Id(unionEncoder(r.Name))
+	}
+	return jen.Func().Params(jen.Id("enc").Op("*").Add(rt("Encoder")), jen.Id("v").Add(e.goType(r))).
+		Block(e.encodeValue(r, jen.Id("v"), false))
 }
 
 // isSet is the condition under which optional or nullable field f, read from x, is present
@@ -165,13 +209,13 @@ func (e *emitter) checker(r *ir.TypeRef) jen.Code {
 			return nil
 		}
 		if r.Kind == ir.List {
-			return jen.Id("listChecker").Call(elem)
+			return rt("ListChecker").Call(elem)
 		}
-		return jen.Id("mapChecker").Call(elem)
+		return rt("MapChecker").Call(elem)
 	case ir.Named:
 		switch e.namedKind(r) {
 		case ir.Enum:
-			return jen.Id("checkEnum").Types(jen.Id(r.Name))
+			return rt("CheckEnum").Types(jen.Id(r.Name))
 		case ir.Record:
 			return jen.Id(r.Name).Dot("Validate")
 		case ir.Union:
@@ -191,13 +235,13 @@ func (e *emitter) check(r *ir.TypeRef, x *jen.Statement) jen.Code {
 			return nil
 		}
 		if r.Kind == ir.List {
-			return jen.Id("checkList").Call(x, elem)
+			return rt("CheckList").Call(x, elem)
 		}
-		return jen.Id("checkMap").Call(x, elem)
+		return rt("CheckMap").Call(x, elem)
 	case ir.Named:
 		switch e.namedKind(r) {
 		case ir.Enum:
-			return jen.Id("checkEnum").Call(x)
+			return rt("CheckEnum").Call(x)
 		case ir.Record:
 			return x.Clone().Dot("Validate").Call()
 		case ir.Union:
@@ -283,6 +327,11 @@ func (e *emitter) checkLiteral(r *ir.TypeRef, lit []byte) error {
 		return fmt.Errorf("not a valid %s", r)
 	}
 	return nil
+}
+
+// unionEncoder is the name of the unexported function encoding a union's value.
+func unionEncoder(union string) string {
+	return "encode" + union
 }
 
 // unionValidator is the name of the unexported function validating a union's value.

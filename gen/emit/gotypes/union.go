@@ -17,6 +17,7 @@ func (e *emitter) union(t *ir.Type) []jen.Code {
 		e.unionUnmarshal(t),
 		e.unionSwitch(t),
 		e.unionValidate(t),
+		e.unionEncode(t),
 	}
 }
 
@@ -70,10 +71,10 @@ func (e *emitter) unionUnmarshal(t *ir.Type) jen.Code {
 		)
 	}
 	return doc(comment).Func().Id(name).Params(jen.Id("data").Index().Byte()).Params(jen.Id(t.Name), jen.Error()).Block(
-		jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("peekKind").Call(jen.Lit(t.Name), jen.Lit(t.Discriminator), jen.Id("data")),
+		jen.List(jen.Id("kind"), jen.Err()).Op(":=").Add(rt("PeekKind")).Call(jen.Lit(t.Name), jen.Lit(t.Discriminator), jen.Id("data")),
 		ifErrReturn(jen.Nil(), jen.Err()),
 		jen.Switch(jen.Id(kindType(t.Name)).Call(jen.Id("kind"))).Block(cases...),
-		jen.Return(jen.Nil(), jen.Id("unknownKind").Call(jen.Lit(t.Name), jen.Lit(t.Discriminator), jen.Id("kind"), jen.Id(kindsVar(t.Name)))),
+		jen.Return(jen.Nil(), rt("UnknownKind").Call(jen.Lit(t.Name), jen.Lit(t.Discriminator), jen.Id("kind"), jen.Id(kindsVar(t.Name)))),
 	)
 }
 
@@ -118,7 +119,33 @@ func (e *emitter) unionValidate(t *ir.Type) jen.Code {
 	return doc(name+" validates the variant u holds; a nil union or nil pointer variant is ErrNilVariant.").
 		Func().Id(name).Params(jen.Id("u").Id(t.Name)).Error().Block(
 		jen.Switch(jen.Id("v").Op(":=").Id("u").Assert(jen.Type())).Block(cases...),
-		jen.Return(jen.Id("ErrNilVariant")),
+		jen.Return(rt("ErrNilVariant")),
+	)
+}
+
+// unionEncode renders the unexported encoder of a union value: the variant's encodeJSON, null
+// for a nil union or nil pointer variant (as encoding/json writes them), and encoding/json
+// for any other type that satisfies the interface (one embedding a variant).
+func (e *emitter) unionEncode(t *ir.Type) jen.Code {
+	name := unionEncoder(t.Name)
+	encode := jen.Id("v").Dot("encodeJSON").Call(jen.Id("enc"))
+	null := jen.Id("enc").Dot("Null").Call()
+	var cases []jen.Code
+	for _, v := range t.Variants {
+		cases = append(cases,
+			jen.Case(jen.Id(v.Type.Name)).Block(encode),
+			jen.Case(jen.Op("*").Id(v.Type.Name)).Block(
+				jen.If(jen.Id("v").Op("==").Nil()).Block(null).Else().Block(encode),
+			),
+		)
+	}
+	cases = append(cases,
+		jen.Case(jen.Nil()).Block(null),
+		jen.Default().Block(jen.Id("enc").Dot("Value").Call(jen.Id("v"))),
+	)
+	return doc(name+" writes u to enc as encoding/json would: the variant's MarshalJSON, or null for a nil union or nil pointer variant.").
+		Func().Id(name).Params(jen.Id("enc").Op("*").Add(rt("Encoder")), jen.Id("u").Id(t.Name)).Block(
+		jen.Switch(jen.Id("v").Op(":=").Id("u").Assert(jen.Type())).Block(cases...),
 	)
 }
 

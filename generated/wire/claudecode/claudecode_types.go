@@ -2,7 +2,10 @@
 
 package claudecode
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // PermissionMode is Claude Code's permission setting, sent to hooks.
 type PermissionMode string
@@ -37,7 +40,7 @@ func (v PermissionMode) Valid() bool {
 // UnmarshalJSON decodes a PermissionMode, rejecting any value not in PermissionModeValues
 // with an ErrInvalidEnum *DecodeError.
 func (v *PermissionMode) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PermissionMode", data, v, PermissionModeValues)
+	return codec.Enum("PermissionMode", data, v, PermissionModeValues)
 }
 
 // Common holds the stdin fields every event carries.
@@ -59,37 +62,50 @@ type Common struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Common) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("session_id", r.SessionID)
-	enc.field("transcript_path", r.TranscriptPath)
-	enc.field("cwd", r.CWD)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Common) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("transcript_path")
+	enc.String(r.TranscriptPath)
+	enc.Key("cwd")
+	enc.String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.field("permission_mode", r.PermissionMode)
+		enc.Key("permission_mode")
+		enc.String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.field("agent_id", r.AgentID)
+		enc.Key("agent_id")
+		enc.String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.field("agent_type", r.AgentType)
+		enc.Key("agent_type")
+		enc.String(*r.AgentType)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Common strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Common) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Common", data)
+	dec, err := codec.NewObjectDecoder("Common", data)
 	if err != nil {
 		return err
 	}
 	var v Common
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, decodeValue[string])
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	optionalField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	optionalField(dec, "agent_id", &v.AgentID, decodeValue[*string])
-	optionalField(dec, "agent_type", &v.AgentType, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -100,8 +116,8 @@ func (r *Common) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Common) Validate() error {
 	if r.PermissionMode != "" {
-		if err := checkEnum(r.PermissionMode); err != nil {
-			return fieldError("Common", "permission_mode", err)
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("Common", "permission_mode", err)
 		}
 	}
 	return nil
@@ -132,45 +148,61 @@ type SessionStartInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
-	enc.field("source", r.Source)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("source")
+	enc.String(string(r.Source))
 	if r.Model != nil {
-		enc.field("model", r.Model)
+		enc.Key("model")
+		enc.String(*r.Model)
 	}
-	enc.field("transcript_path", r.TranscriptPath)
-	enc.field("cwd", r.CWD)
+	enc.Key("transcript_path")
+	enc.String(r.TranscriptPath)
+	enc.Key("cwd")
+	enc.String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.field("permission_mode", r.PermissionMode)
+		enc.Key("permission_mode")
+		enc.String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.field("agent_id", r.AgentID)
+		enc.Key("agent_id")
+		enc.String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.field("agent_type", r.AgentType)
+		enc.Key("agent_type")
+		enc.String(*r.AgentType)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartInput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartInput", data)
+	dec, err := codec.NewObjectDecoder("SessionStartInput", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[SessionStartInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "source", &v.Source, decodeValue[SessionStartInputSource])
-	optionalField(dec, "model", &v.Model, decodeValue[*string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, decodeValue[string])
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	optionalField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	optionalField(dec, "agent_id", &v.AgentID, decodeValue[*string])
-	optionalField(dec, "agent_type", &v.AgentType, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
+	codec.Optional(dec, "model", &v.Model, codec.Value[*string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -180,15 +212,15 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionStartInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("SessionStartInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SessionStartInput", "hook_event_name", err)
 	}
-	if err := checkEnum(r.Source); err != nil {
-		return fieldError("SessionStartInput", "source", err)
+	if err := codec.CheckEnum(r.Source); err != nil {
+		return codec.FieldError("SessionStartInput", "source", err)
 	}
 	if r.PermissionMode != "" {
-		if err := checkEnum(r.PermissionMode); err != nil {
-			return fieldError("SessionStartInput", "permission_mode", err)
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SessionStartInput", "permission_mode", err)
 		}
 	}
 	return nil
@@ -220,7 +252,7 @@ func (v SessionStartInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a SessionStartInputHookEventName, rejecting any value not in
 // SessionStartInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartInputHookEventName", data, v, SessionStartInputHookEventNameValues)
+	return codec.Enum("SessionStartInputHookEventName", data, v, SessionStartInputHookEventNameValues)
 }
 
 // SessionStartInputSource is the set of values of SessionStartInput.Source: source says why
@@ -253,7 +285,7 @@ func (v SessionStartInputSource) Valid() bool {
 // UnmarshalJSON decodes a SessionStartInputSource, rejecting any value not in
 // SessionStartInputSourceValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartInputSource) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartInputSource", data, v, SessionStartInputSourceValues)
+	return codec.Enum("SessionStartInputSource", data, v, SessionStartInputSourceValues)
 }
 
 // UserPromptSubmitInput is the stdin of a UserPromptSubmit hook.
@@ -279,41 +311,56 @@ type UserPromptSubmitInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("prompt", r.Prompt)
-	enc.field("session_id", r.SessionID)
-	enc.field("transcript_path", r.TranscriptPath)
-	enc.field("cwd", r.CWD)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("prompt")
+	enc.String(r.Prompt)
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("transcript_path")
+	enc.String(r.TranscriptPath)
+	enc.Key("cwd")
+	enc.String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.field("permission_mode", r.PermissionMode)
+		enc.Key("permission_mode")
+		enc.String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.field("agent_id", r.AgentID)
+		enc.Key("agent_id")
+		enc.String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.field("agent_type", r.AgentType)
+		enc.Key("agent_type")
+		enc.String(*r.AgentType)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserPromptSubmitInput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserPromptSubmitInput", data)
+	dec, err := codec.NewObjectDecoder("UserPromptSubmitInput", data)
 	if err != nil {
 		return err
 	}
 	var v UserPromptSubmitInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[UserPromptSubmitInputHookEventName])
-	requiredField(dec, "prompt", &v.Prompt, decodeValue[string])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, decodeValue[string])
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	optionalField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	optionalField(dec, "agent_id", &v.AgentID, decodeValue[*string])
-	optionalField(dec, "agent_type", &v.AgentType, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
+	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -323,12 +370,12 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserPromptSubmitInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("UserPromptSubmitInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("UserPromptSubmitInput", "hook_event_name", err)
 	}
 	if r.PermissionMode != "" {
-		if err := checkEnum(r.PermissionMode); err != nil {
-			return fieldError("UserPromptSubmitInput", "permission_mode", err)
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("UserPromptSubmitInput", "permission_mode", err)
 		}
 	}
 	return nil
@@ -360,7 +407,7 @@ func (v UserPromptSubmitInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a UserPromptSubmitInputHookEventName, rejecting any value not in
 // UserPromptSubmitInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
+	return codec.Enum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
 }
 
 // PreToolUseInput is the stdin of a PreToolUse hook.
@@ -390,45 +437,62 @@ type PreToolUseInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
-	enc.field("tool_name", r.ToolName)
-	enc.field("tool_input", r.ToolInput)
-	enc.field("tool_use_id", r.ToolUseID)
-	enc.field("transcript_path", r.TranscriptPath)
-	enc.field("cwd", r.CWD)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("tool_name")
+	enc.String(r.ToolName)
+	enc.Key("tool_input")
+	enc.Raw(r.ToolInput)
+	enc.Key("tool_use_id")
+	enc.String(r.ToolUseID)
+	enc.Key("transcript_path")
+	enc.String(r.TranscriptPath)
+	enc.Key("cwd")
+	enc.String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.field("permission_mode", r.PermissionMode)
+		enc.Key("permission_mode")
+		enc.String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.field("agent_id", r.AgentID)
+		enc.Key("agent_id")
+		enc.String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.field("agent_type", r.AgentType)
+		enc.Key("agent_type")
+		enc.String(*r.AgentType)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolUseInput strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolUseInput", data)
+	dec, err := codec.NewObjectDecoder("PreToolUseInput", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolUseInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[PreToolUseInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "tool_name", &v.ToolName, decodeValue[string])
-	requiredField(dec, "tool_input", &v.ToolInput, decodeRaw)
-	requiredField(dec, "tool_use_id", &v.ToolUseID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, decodeValue[string])
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	optionalField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	optionalField(dec, "agent_id", &v.AgentID, decodeValue[*string])
-	optionalField(dec, "agent_type", &v.AgentType, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -438,12 +502,12 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("PreToolUseInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreToolUseInput", "hook_event_name", err)
 	}
 	if r.PermissionMode != "" {
-		if err := checkEnum(r.PermissionMode); err != nil {
-			return fieldError("PreToolUseInput", "permission_mode", err)
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PreToolUseInput", "permission_mode", err)
 		}
 	}
 	return nil
@@ -475,7 +539,7 @@ func (v PreToolUseInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a PreToolUseInputHookEventName, rejecting any value not in
 // PreToolUseInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseInputHookEventName", data, v, PreToolUseInputHookEventNameValues)
+	return codec.Enum("PreToolUseInputHookEventName", data, v, PreToolUseInputHookEventNameValues)
 }
 
 // PostToolUseInput is the stdin of a PostToolUse hook.
@@ -507,47 +571,65 @@ type PostToolUseInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
-	enc.field("tool_name", r.ToolName)
-	enc.field("tool_input", r.ToolInput)
-	enc.field("tool_use_id", r.ToolUseID)
-	enc.field("tool_response", r.ToolResponse)
-	enc.field("transcript_path", r.TranscriptPath)
-	enc.field("cwd", r.CWD)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("tool_name")
+	enc.String(r.ToolName)
+	enc.Key("tool_input")
+	enc.Raw(r.ToolInput)
+	enc.Key("tool_use_id")
+	enc.String(r.ToolUseID)
+	enc.Key("tool_response")
+	enc.Raw(r.ToolResponse)
+	enc.Key("transcript_path")
+	enc.String(r.TranscriptPath)
+	enc.Key("cwd")
+	enc.String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.field("permission_mode", r.PermissionMode)
+		enc.Key("permission_mode")
+		enc.String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.field("agent_id", r.AgentID)
+		enc.Key("agent_id")
+		enc.String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.field("agent_type", r.AgentType)
+		enc.Key("agent_type")
+		enc.String(*r.AgentType)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolUseInput strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolUseInput", data)
+	dec, err := codec.NewObjectDecoder("PostToolUseInput", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolUseInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[PostToolUseInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "tool_name", &v.ToolName, decodeValue[string])
-	requiredField(dec, "tool_input", &v.ToolInput, decodeRaw)
-	requiredField(dec, "tool_use_id", &v.ToolUseID, decodeValue[string])
-	requiredField(dec, "tool_response", &v.ToolResponse, decodeRaw)
-	requiredField(dec, "transcript_path", &v.TranscriptPath, decodeValue[string])
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	optionalField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	optionalField(dec, "agent_id", &v.AgentID, decodeValue[*string])
-	optionalField(dec, "agent_type", &v.AgentType, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -557,12 +639,12 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("PostToolUseInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolUseInput", "hook_event_name", err)
 	}
 	if r.PermissionMode != "" {
-		if err := checkEnum(r.PermissionMode); err != nil {
-			return fieldError("PostToolUseInput", "permission_mode", err)
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PostToolUseInput", "permission_mode", err)
 		}
 	}
 	return nil
@@ -594,7 +676,7 @@ func (v PostToolUseInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a PostToolUseInputHookEventName, rejecting any value not in
 // PostToolUseInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PostToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PostToolUseInputHookEventName", data, v, PostToolUseInputHookEventNameValues)
+	return codec.Enum("PostToolUseInputHookEventName", data, v, PostToolUseInputHookEventNameValues)
 }
 
 // StopInput is the stdin of a Stop hook.
@@ -623,45 +705,61 @@ type StopInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
-	enc.field("stop_hook_active", r.StopHookActive)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("stop_hook_active")
+	enc.Bool(r.StopHookActive)
 	if r.LastAssistantMessage != nil {
-		enc.field("last_assistant_message", r.LastAssistantMessage)
+		enc.Key("last_assistant_message")
+		enc.String(*r.LastAssistantMessage)
 	}
-	enc.field("transcript_path", r.TranscriptPath)
-	enc.field("cwd", r.CWD)
+	enc.Key("transcript_path")
+	enc.String(r.TranscriptPath)
+	enc.Key("cwd")
+	enc.String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.field("permission_mode", r.PermissionMode)
+		enc.Key("permission_mode")
+		enc.String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.field("agent_id", r.AgentID)
+		enc.Key("agent_id")
+		enc.String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.field("agent_type", r.AgentType)
+		enc.Key("agent_type")
+		enc.String(*r.AgentType)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StopInput strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *StopInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StopInput", data)
+	dec, err := codec.NewObjectDecoder("StopInput", data)
 	if err != nil {
 		return err
 	}
 	var v StopInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[StopInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "stop_hook_active", &v.StopHookActive, decodeValue[bool])
-	optionalField(dec, "last_assistant_message", &v.LastAssistantMessage, decodeValue[*string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, decodeValue[string])
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	optionalField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	optionalField(dec, "agent_id", &v.AgentID, decodeValue[*string])
-	optionalField(dec, "agent_type", &v.AgentType, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
+	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -671,12 +769,12 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("StopInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("StopInput", "hook_event_name", err)
 	}
 	if r.PermissionMode != "" {
-		if err := checkEnum(r.PermissionMode); err != nil {
-			return fieldError("StopInput", "permission_mode", err)
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("StopInput", "permission_mode", err)
 		}
 	}
 	return nil
@@ -706,7 +804,7 @@ func (v StopInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a StopInputHookEventName, rejecting any value not in
 // StopInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
+	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
 // Universal holds the stdout fields every event accepts.
@@ -728,43 +826,56 @@ type Universal struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Universal) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Universal) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Universal strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Universal) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Universal", data)
+	dec, err := codec.NewObjectDecoder("Universal", data)
 	if err != nil {
 		return err
 	}
 	var v Universal
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	optionalField(dec, "decision", &v.Decision, decodeValue[UniversalDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[UniversalDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -775,8 +886,8 @@ func (r *Universal) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Universal) Validate() error {
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("Universal", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("Universal", "decision", err)
 		}
 	}
 	return nil
@@ -809,7 +920,7 @@ func (v PostToolUseOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a PostToolUseOutputDecision, rejecting any value not in
 // PostToolUseOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PostToolUseOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PostToolUseOutputDecision", data, v, PostToolUseOutputDecisionValues)
+	return codec.Enum("PostToolUseOutputDecision", data, v, PostToolUseOutputDecisionValues)
 }
 
 // PreToolUseOutputDecision is the set of values of PreToolUseOutput.Decision: decision
@@ -838,7 +949,7 @@ func (v PreToolUseOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a PreToolUseOutputDecision, rejecting any value not in
 // PreToolUseOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseOutputDecision", data, v, PreToolUseOutputDecisionValues)
+	return codec.Enum("PreToolUseOutputDecision", data, v, PreToolUseOutputDecisionValues)
 }
 
 // SessionStartOutputDecision is the set of values of SessionStartOutput.Decision: decision
@@ -868,7 +979,7 @@ func (v SessionStartOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a SessionStartOutputDecision, rejecting any value not in
 // SessionStartOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartOutputDecision", data, v, SessionStartOutputDecisionValues)
+	return codec.Enum("SessionStartOutputDecision", data, v, SessionStartOutputDecisionValues)
 }
 
 // StopOutputDecision is the set of values of StopOutput.Decision: decision "block" blocks
@@ -897,7 +1008,7 @@ func (v StopOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a StopOutputDecision, rejecting any value not in
 // StopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *StopOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("StopOutputDecision", data, v, StopOutputDecisionValues)
+	return codec.Enum("StopOutputDecision", data, v, StopOutputDecisionValues)
 }
 
 // UniversalDecision is the set of values of Universal.Decision: decision "block" blocks (the
@@ -926,7 +1037,7 @@ func (v UniversalDecision) Valid() bool {
 // UnmarshalJSON decodes a UniversalDecision, rejecting any value not in
 // UniversalDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *UniversalDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UniversalDecision", data, v, UniversalDecisionValues)
+	return codec.Enum("UniversalDecision", data, v, UniversalDecisionValues)
 }
 
 // UserPromptSubmitOutputDecision is the set of values of UserPromptSubmitOutput.Decision:
@@ -957,7 +1068,7 @@ func (v UserPromptSubmitOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a UserPromptSubmitOutputDecision, rejecting any value not in
 // UserPromptSubmitOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *UserPromptSubmitOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserPromptSubmitOutputDecision", data, v, UserPromptSubmitOutputDecisionValues)
+	return codec.Enum("UserPromptSubmitOutputDecision", data, v, UserPromptSubmitOutputDecisionValues)
 }
 
 // SessionStartOutput is what a SessionStart hook may print.
@@ -984,48 +1095,62 @@ type SessionStartOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartOutput (see DecodeError); absent regular fields get
 // their default. SessionStartOutput is open: fields it does not declare are ignored.
 func (r *SessionStartOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartOutput", data)
+	dec, err := codec.NewObjectDecoder("SessionStartOutput", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*SessionStartSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	optionalField(dec, "decision", &v.Decision, decodeValue[SessionStartOutputDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*SessionStartSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[SessionStartOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1037,12 +1162,12 @@ func (r *SessionStartOutput) UnmarshalJSON(data []byte) error {
 func (r SessionStartOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("SessionStartOutput", "hookSpecificOutput", err)
+			return codec.FieldError("SessionStartOutput", "hookSpecificOutput", err)
 		}
 	}
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("SessionStartOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("SessionStartOutput", "decision", err)
 		}
 	}
 	return nil
@@ -1062,28 +1187,37 @@ type SessionStartSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.field("hookEventName", r.HookEventName)
+		enc.Key("hookEventName")
+		enc.String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartSpecific (see DecodeError); absent regular fields get
 // their default. SessionStartSpecific is open: fields it does not declare are ignored.
 func (r *SessionStartSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartSpecific", data)
+	dec, err := codec.NewObjectDecoder("SessionStartSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartSpecific
-	optionalField(dec, "hookEventName", &v.HookEventName, decodeValue[*string])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1120,48 +1254,62 @@ type UserPromptSubmitOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptSubmitOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserPromptSubmitOutput (see DecodeError); absent regular fields
 // get their default. UserPromptSubmitOutput is open: fields it does not declare are ignored.
 func (r *UserPromptSubmitOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserPromptSubmitOutput", data)
+	dec, err := codec.NewObjectDecoder("UserPromptSubmitOutput", data)
 	if err != nil {
 		return err
 	}
 	var v UserPromptSubmitOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*UserPromptSubmitSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	optionalField(dec, "decision", &v.Decision, decodeValue[UserPromptSubmitOutputDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*UserPromptSubmitSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[UserPromptSubmitOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1173,12 +1321,12 @@ func (r *UserPromptSubmitOutput) UnmarshalJSON(data []byte) error {
 func (r UserPromptSubmitOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("UserPromptSubmitOutput", "hookSpecificOutput", err)
+			return codec.FieldError("UserPromptSubmitOutput", "hookSpecificOutput", err)
 		}
 	}
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("UserPromptSubmitOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("UserPromptSubmitOutput", "decision", err)
 		}
 	}
 	return nil
@@ -1198,29 +1346,38 @@ type UserPromptSubmitSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptSubmitSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.field("hookEventName", r.HookEventName)
+		enc.Key("hookEventName")
+		enc.String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserPromptSubmitSpecific (see DecodeError); absent regular fields
 // get their default. UserPromptSubmitSpecific is open: fields it does not declare are
 // ignored.
 func (r *UserPromptSubmitSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserPromptSubmitSpecific", data)
+	dec, err := codec.NewObjectDecoder("UserPromptSubmitSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v UserPromptSubmitSpecific
-	optionalField(dec, "hookEventName", &v.HookEventName, decodeValue[*string])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1257,48 +1414,62 @@ type PreToolUseOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolUseOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolUseOutput (see DecodeError); absent regular fields get
 // their default. PreToolUseOutput is open: fields it does not declare are ignored.
 func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolUseOutput", data)
+	dec, err := codec.NewObjectDecoder("PreToolUseOutput", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolUseOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*PreToolUseSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	optionalField(dec, "decision", &v.Decision, decodeValue[PreToolUseOutputDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PreToolUseSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PreToolUseOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1310,12 +1481,12 @@ func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
 func (r PreToolUseOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("PreToolUseOutput", "hookSpecificOutput", err)
+			return codec.FieldError("PreToolUseOutput", "hookSpecificOutput", err)
 		}
 	}
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("PreToolUseOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PreToolUseOutput", "decision", err)
 		}
 	}
 	return nil
@@ -1341,40 +1512,52 @@ type PreToolUseSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolUseSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.field("hookEventName", r.HookEventName)
+		enc.Key("hookEventName")
+		enc.String(*r.HookEventName)
 	}
 	if r.PermissionDecision != "" {
-		enc.field("permissionDecision", r.PermissionDecision)
+		enc.Key("permissionDecision")
+		enc.String(string(r.PermissionDecision))
 	}
 	if r.PermissionDecisionReason != nil {
-		enc.field("permissionDecisionReason", r.PermissionDecisionReason)
+		enc.Key("permissionDecisionReason")
+		enc.String(*r.PermissionDecisionReason)
 	}
 	if len(r.UpdatedInput) != 0 {
-		enc.field("updatedInput", r.UpdatedInput)
+		enc.Key("updatedInput")
+		enc.Raw(r.UpdatedInput)
 	}
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolUseSpecific (see DecodeError); absent regular fields get
 // their default. PreToolUseSpecific is open: fields it does not declare are ignored.
 func (r *PreToolUseSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolUseSpecific", data)
+	dec, err := codec.NewObjectDecoder("PreToolUseSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolUseSpecific
-	optionalField(dec, "hookEventName", &v.HookEventName, decodeValue[*string])
-	optionalField(dec, "permissionDecision", &v.PermissionDecision, decodeValue[PreToolUseSpecificPermissionDecision])
-	optionalField(dec, "permissionDecisionReason", &v.PermissionDecisionReason, decodeValue[*string])
-	optionalField(dec, "updatedInput", &v.UpdatedInput, decodeRaw)
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "permissionDecision", &v.PermissionDecision, codec.Value[PreToolUseSpecificPermissionDecision])
+	codec.Optional(dec, "permissionDecisionReason", &v.PermissionDecisionReason, codec.Value[*string])
+	codec.Optional(dec, "updatedInput", &v.UpdatedInput, codec.Raw)
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1385,8 +1568,8 @@ func (r *PreToolUseSpecific) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseSpecific) Validate() error {
 	if r.PermissionDecision != "" {
-		if err := checkEnum(r.PermissionDecision); err != nil {
-			return fieldError("PreToolUseSpecific", "permissionDecision", err)
+		if err := codec.CheckEnum(r.PermissionDecision); err != nil {
+			return codec.FieldError("PreToolUseSpecific", "permissionDecision", err)
 		}
 	}
 	return nil
@@ -1428,7 +1611,7 @@ func (v PreToolUseSpecificPermissionDecision) Valid() bool {
 // UnmarshalJSON decodes a PreToolUseSpecificPermissionDecision, rejecting any value not in
 // PreToolUseSpecificPermissionDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseSpecificPermissionDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseSpecificPermissionDecision", data, v, PreToolUseSpecificPermissionDecisionValues)
+	return codec.Enum("PreToolUseSpecificPermissionDecision", data, v, PreToolUseSpecificPermissionDecisionValues)
 }
 
 // PostToolUseOutput is what a PostToolUse hook may print.
@@ -1455,48 +1638,62 @@ type PostToolUseOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolUseOutput (see DecodeError); absent regular fields get
 // their default. PostToolUseOutput is open: fields it does not declare are ignored.
 func (r *PostToolUseOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolUseOutput", data)
+	dec, err := codec.NewObjectDecoder("PostToolUseOutput", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolUseOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*PostToolUseSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	optionalField(dec, "decision", &v.Decision, decodeValue[PostToolUseOutputDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PostToolUseSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PostToolUseOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1508,12 +1705,12 @@ func (r *PostToolUseOutput) UnmarshalJSON(data []byte) error {
 func (r PostToolUseOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("PostToolUseOutput", "hookSpecificOutput", err)
+			return codec.FieldError("PostToolUseOutput", "hookSpecificOutput", err)
 		}
 	}
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("PostToolUseOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PostToolUseOutput", "decision", err)
 		}
 	}
 	return nil
@@ -1537,36 +1734,47 @@ type PostToolUseSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.field("hookEventName", r.HookEventName)
+		enc.Key("hookEventName")
+		enc.String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
 	if len(r.UpdatedToolOutput) != 0 {
-		enc.field("updatedToolOutput", r.UpdatedToolOutput)
+		enc.Key("updatedToolOutput")
+		enc.Raw(r.UpdatedToolOutput)
 	}
 	if len(r.UpdatedMCPToolOutput) != 0 {
-		enc.field("updatedMCPToolOutput", r.UpdatedMCPToolOutput)
+		enc.Key("updatedMCPToolOutput")
+		enc.Raw(r.UpdatedMCPToolOutput)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolUseSpecific (see DecodeError); absent regular fields get
 // their default. PostToolUseSpecific is open: fields it does not declare are ignored.
 func (r *PostToolUseSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolUseSpecific", data)
+	dec, err := codec.NewObjectDecoder("PostToolUseSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolUseSpecific
-	optionalField(dec, "hookEventName", &v.HookEventName, decodeValue[*string])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	optionalField(dec, "updatedToolOutput", &v.UpdatedToolOutput, decodeRaw)
-	optionalField(dec, "updatedMCPToolOutput", &v.UpdatedMCPToolOutput, decodeRaw)
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	codec.Optional(dec, "updatedToolOutput", &v.UpdatedToolOutput, codec.Raw)
+	codec.Optional(dec, "updatedMCPToolOutput", &v.UpdatedMCPToolOutput, codec.Raw)
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1602,48 +1810,62 @@ type StopOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StopOutput (see DecodeError); absent regular fields get their
 // default. StopOutput is open: fields it does not declare are ignored.
 func (r *StopOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StopOutput", data)
+	dec, err := codec.NewObjectDecoder("StopOutput", data)
 	if err != nil {
 		return err
 	}
 	var v StopOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*StopSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	optionalField(dec, "decision", &v.Decision, decodeValue[StopOutputDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*StopSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[StopOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1655,12 +1877,12 @@ func (r *StopOutput) UnmarshalJSON(data []byte) error {
 func (r StopOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("StopOutput", "hookSpecificOutput", err)
+			return codec.FieldError("StopOutput", "hookSpecificOutput", err)
 		}
 	}
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("StopOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("StopOutput", "decision", err)
 		}
 	}
 	return nil
@@ -1679,28 +1901,37 @@ type StopSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.field("hookEventName", r.HookEventName)
+		enc.Key("hookEventName")
+		enc.String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StopSpecific (see DecodeError); absent regular fields get their
 // default. StopSpecific is open: fields it does not declare are ignored.
 func (r *StopSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StopSpecific", data)
+	dec, err := codec.NewObjectDecoder("StopSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v StopSpecific
-	optionalField(dec, "hookEventName", &v.HookEventName, decodeValue[*string])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	dec.skipUnknown()
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v

@@ -2,7 +2,10 @@
 
 package codex
 
-import "encoding/json"
+import (
+	"encoding/json"
+	codec "github.com/dshkit/dsh/codec"
+)
 
 // PermissionMode is Codex's permission setting, sent to hooks.
 type PermissionMode string
@@ -35,7 +38,7 @@ func (v PermissionMode) Valid() bool {
 // UnmarshalJSON decodes a PermissionMode, rejecting any value not in PermissionModeValues
 // with an ErrInvalidEnum *DecodeError.
 func (v *PermissionMode) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PermissionMode", data, v, PermissionModeValues)
+	return codec.Enum("PermissionMode", data, v, PermissionModeValues)
 }
 
 // Common holds the stdin fields every event carries.
@@ -56,33 +59,45 @@ type Common struct {
 // absent nullable fields that are not optional encode as null, nil lists and maps that are
 // not optional encode as empty. It does not validate r.
 func (r Common) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("session_id", r.SessionID)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Common) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("transcript_path")
 	if r.TranscriptPath != nil {
-		enc.field("transcript_path", r.TranscriptPath)
+		enc.String(*r.TranscriptPath)
 	} else {
-		enc.field("transcript_path", nil)
+		enc.Null()
 	}
-	enc.field("cwd", r.CWD)
-	enc.field("model", r.Model)
-	enc.field("permission_mode", r.PermissionMode)
-	return enc.bytes()
+	enc.Key("cwd")
+	enc.String(r.CWD)
+	enc.Key("model")
+	enc.String(r.Model)
+	enc.Key("permission_mode")
+	enc.String(string(r.PermissionMode))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Common strictly (see DecodeError); absent regular fields get their
 // default.
 func (r *Common) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Common", data)
+	dec, err := codec.NewObjectDecoder("Common", data)
 	if err != nil {
 		return err
 	}
 	var v Common
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -92,8 +107,8 @@ func (r *Common) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r Common) Validate() error {
-	if err := checkEnum(r.PermissionMode); err != nil {
-		return fieldError("Common", "permission_mode", err)
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("Common", "permission_mode", err)
 	}
 	return nil
 }
@@ -120,37 +135,51 @@ type SessionStartInput struct {
 // absent nullable fields that are not optional encode as null, nil lists and maps that are
 // not optional encode as empty. It does not validate r.
 func (r SessionStartInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
-	enc.field("source", r.Source)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("source")
+	enc.String(string(r.Source))
+	enc.Key("transcript_path")
 	if r.TranscriptPath != nil {
-		enc.field("transcript_path", r.TranscriptPath)
+		enc.String(*r.TranscriptPath)
 	} else {
-		enc.field("transcript_path", nil)
+		enc.Null()
 	}
-	enc.field("cwd", r.CWD)
-	enc.field("model", r.Model)
-	enc.field("permission_mode", r.PermissionMode)
-	return enc.bytes()
+	enc.Key("cwd")
+	enc.String(r.CWD)
+	enc.Key("model")
+	enc.String(r.Model)
+	enc.Key("permission_mode")
+	enc.String(string(r.PermissionMode))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartInput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartInput", data)
+	dec, err := codec.NewObjectDecoder("SessionStartInput", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[SessionStartInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "source", &v.Source, decodeValue[SessionStartInputSource])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -160,14 +189,14 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionStartInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("SessionStartInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SessionStartInput", "hook_event_name", err)
 	}
-	if err := checkEnum(r.Source); err != nil {
-		return fieldError("SessionStartInput", "source", err)
+	if err := codec.CheckEnum(r.Source); err != nil {
+		return codec.FieldError("SessionStartInput", "source", err)
 	}
-	if err := checkEnum(r.PermissionMode); err != nil {
-		return fieldError("SessionStartInput", "permission_mode", err)
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("SessionStartInput", "permission_mode", err)
 	}
 	return nil
 }
@@ -198,7 +227,7 @@ func (v SessionStartInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a SessionStartInputHookEventName, rejecting any value not in
 // SessionStartInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartInputHookEventName", data, v, SessionStartInputHookEventNameValues)
+	return codec.Enum("SessionStartInputHookEventName", data, v, SessionStartInputHookEventNameValues)
 }
 
 // SessionStartInputSource is the set of values of SessionStartInput.Source: source says why
@@ -231,7 +260,7 @@ func (v SessionStartInputSource) Valid() bool {
 // UnmarshalJSON decodes a SessionStartInputSource, rejecting any value not in
 // SessionStartInputSourceValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartInputSource) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartInputSource", data, v, SessionStartInputSourceValues)
+	return codec.Enum("SessionStartInputSource", data, v, SessionStartInputSourceValues)
 }
 
 // UserPromptSubmitInput is the stdin of a UserPromptSubmit hook.
@@ -258,39 +287,54 @@ type UserPromptSubmitInput struct {
 // absent nullable fields that are not optional encode as null, nil lists and maps that are
 // not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("transcript_path")
 	if r.TranscriptPath != nil {
-		enc.field("transcript_path", r.TranscriptPath)
+		enc.String(*r.TranscriptPath)
 	} else {
-		enc.field("transcript_path", nil)
+		enc.Null()
 	}
-	enc.field("cwd", r.CWD)
-	enc.field("model", r.Model)
-	enc.field("permission_mode", r.PermissionMode)
-	enc.field("turn_id", r.TurnID)
-	enc.field("prompt", r.Prompt)
-	return enc.bytes()
+	enc.Key("cwd")
+	enc.String(r.CWD)
+	enc.Key("model")
+	enc.String(r.Model)
+	enc.Key("permission_mode")
+	enc.String(string(r.PermissionMode))
+	enc.Key("turn_id")
+	enc.String(r.TurnID)
+	enc.Key("prompt")
+	enc.String(r.Prompt)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserPromptSubmitInput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserPromptSubmitInput", data)
+	dec, err := codec.NewObjectDecoder("UserPromptSubmitInput", data)
 	if err != nil {
 		return err
 	}
 	var v UserPromptSubmitInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[UserPromptSubmitInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	requiredField(dec, "turn_id", &v.TurnID, decodeValue[string])
-	requiredField(dec, "prompt", &v.Prompt, decodeValue[string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -300,11 +344,11 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserPromptSubmitInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("UserPromptSubmitInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("UserPromptSubmitInput", "hook_event_name", err)
 	}
-	if err := checkEnum(r.PermissionMode); err != nil {
-		return fieldError("UserPromptSubmitInput", "permission_mode", err)
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("UserPromptSubmitInput", "permission_mode", err)
 	}
 	return nil
 }
@@ -335,7 +379,7 @@ func (v UserPromptSubmitInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a UserPromptSubmitInputHookEventName, rejecting any value not in
 // UserPromptSubmitInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
+	return codec.Enum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
 }
 
 // PreToolUseInput is the stdin of a PreToolUse hook. (Unlike the other turn-scoped
@@ -365,41 +409,57 @@ type PreToolUseInput struct {
 // absent nullable fields that are not optional encode as null, nil lists and maps that are
 // not optional encode as empty. It does not validate r.
 func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
-	enc.field("tool_name", r.ToolName)
-	enc.field("tool_input", r.ToolInput)
-	enc.field("tool_use_id", r.ToolUseID)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("tool_name")
+	enc.String(r.ToolName)
+	enc.Key("tool_input")
+	enc.Raw(r.ToolInput)
+	enc.Key("tool_use_id")
+	enc.String(r.ToolUseID)
+	enc.Key("transcript_path")
 	if r.TranscriptPath != nil {
-		enc.field("transcript_path", r.TranscriptPath)
+		enc.String(*r.TranscriptPath)
 	} else {
-		enc.field("transcript_path", nil)
+		enc.Null()
 	}
-	enc.field("cwd", r.CWD)
-	enc.field("model", r.Model)
-	enc.field("permission_mode", r.PermissionMode)
-	return enc.bytes()
+	enc.Key("cwd")
+	enc.String(r.CWD)
+	enc.Key("model")
+	enc.String(r.Model)
+	enc.Key("permission_mode")
+	enc.String(string(r.PermissionMode))
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolUseInput strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolUseInput", data)
+	dec, err := codec.NewObjectDecoder("PreToolUseInput", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolUseInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[PreToolUseInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "tool_name", &v.ToolName, decodeValue[string])
-	requiredField(dec, "tool_input", &v.ToolInput, decodeRaw)
-	requiredField(dec, "tool_use_id", &v.ToolUseID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -409,11 +469,11 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("PreToolUseInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreToolUseInput", "hook_event_name", err)
 	}
-	if err := checkEnum(r.PermissionMode); err != nil {
-		return fieldError("PreToolUseInput", "permission_mode", err)
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("PreToolUseInput", "permission_mode", err)
 	}
 	return nil
 }
@@ -444,7 +504,7 @@ func (v PreToolUseInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a PreToolUseInputHookEventName, rejecting any value not in
 // PreToolUseInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseInputHookEventName", data, v, PreToolUseInputHookEventNameValues)
+	return codec.Enum("PreToolUseInputHookEventName", data, v, PreToolUseInputHookEventNameValues)
 }
 
 // PostToolUseInput is the stdin of a PostToolUse hook.
@@ -477,45 +537,63 @@ type PostToolUseInput struct {
 // absent nullable fields that are not optional encode as null, nil lists and maps that are
 // not optional encode as empty. It does not validate r.
 func (r PostToolUseInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("transcript_path")
 	if r.TranscriptPath != nil {
-		enc.field("transcript_path", r.TranscriptPath)
+		enc.String(*r.TranscriptPath)
 	} else {
-		enc.field("transcript_path", nil)
+		enc.Null()
 	}
-	enc.field("cwd", r.CWD)
-	enc.field("model", r.Model)
-	enc.field("permission_mode", r.PermissionMode)
-	enc.field("turn_id", r.TurnID)
-	enc.field("tool_name", r.ToolName)
-	enc.field("tool_input", r.ToolInput)
-	enc.field("tool_use_id", r.ToolUseID)
-	enc.field("tool_response", r.ToolResponse)
-	return enc.bytes()
+	enc.Key("cwd")
+	enc.String(r.CWD)
+	enc.Key("model")
+	enc.String(r.Model)
+	enc.Key("permission_mode")
+	enc.String(string(r.PermissionMode))
+	enc.Key("turn_id")
+	enc.String(r.TurnID)
+	enc.Key("tool_name")
+	enc.String(r.ToolName)
+	enc.Key("tool_input")
+	enc.Raw(r.ToolInput)
+	enc.Key("tool_use_id")
+	enc.String(r.ToolUseID)
+	enc.Key("tool_response")
+	enc.Raw(r.ToolResponse)
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolUseInput strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolUseInput", data)
+	dec, err := codec.NewObjectDecoder("PostToolUseInput", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolUseInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[PostToolUseInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	requiredField(dec, "turn_id", &v.TurnID, decodeValue[string])
-	requiredField(dec, "tool_name", &v.ToolName, decodeValue[string])
-	requiredField(dec, "tool_input", &v.ToolInput, decodeRaw)
-	requiredField(dec, "tool_use_id", &v.ToolUseID, decodeValue[string])
-	requiredField(dec, "tool_response", &v.ToolResponse, decodeRaw)
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -525,11 +603,11 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("PostToolUseInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolUseInput", "hook_event_name", err)
 	}
-	if err := checkEnum(r.PermissionMode); err != nil {
-		return fieldError("PostToolUseInput", "permission_mode", err)
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("PostToolUseInput", "permission_mode", err)
 	}
 	return nil
 }
@@ -560,7 +638,7 @@ func (v PostToolUseInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a PostToolUseInputHookEventName, rejecting any value not in
 // PostToolUseInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PostToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PostToolUseInputHookEventName", data, v, PostToolUseInputHookEventNameValues)
+	return codec.Enum("PostToolUseInputHookEventName", data, v, PostToolUseInputHookEventNameValues)
 }
 
 // StopInput is the stdin of a Stop hook.
@@ -589,45 +667,61 @@ type StopInput struct {
 // absent nullable fields that are not optional encode as null, nil lists and maps that are
 // not optional encode as empty. It does not validate r.
 func (r StopInput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hook_event_name", r.HookEventName)
-	enc.field("session_id", r.SessionID)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name")
+	enc.String(string(r.HookEventName))
+	enc.Key("session_id")
+	enc.String(r.SessionID)
+	enc.Key("transcript_path")
 	if r.TranscriptPath != nil {
-		enc.field("transcript_path", r.TranscriptPath)
+		enc.String(*r.TranscriptPath)
 	} else {
-		enc.field("transcript_path", nil)
+		enc.Null()
 	}
-	enc.field("cwd", r.CWD)
-	enc.field("model", r.Model)
-	enc.field("permission_mode", r.PermissionMode)
-	enc.field("turn_id", r.TurnID)
-	enc.field("stop_hook_active", r.StopHookActive)
+	enc.Key("cwd")
+	enc.String(r.CWD)
+	enc.Key("model")
+	enc.String(r.Model)
+	enc.Key("permission_mode")
+	enc.String(string(r.PermissionMode))
+	enc.Key("turn_id")
+	enc.String(r.TurnID)
+	enc.Key("stop_hook_active")
+	enc.Bool(r.StopHookActive)
+	enc.Key("last_assistant_message")
 	if r.LastAssistantMessage != nil {
-		enc.field("last_assistant_message", r.LastAssistantMessage)
+		enc.String(*r.LastAssistantMessage)
 	} else {
-		enc.field("last_assistant_message", nil)
+		enc.Null()
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StopInput strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *StopInput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StopInput", data)
+	dec, err := codec.NewObjectDecoder("StopInput", data)
 	if err != nil {
 		return err
 	}
 	var v StopInput
-	requiredField(dec, "hook_event_name", &v.HookEventName, decodeValue[StopInputHookEventName])
-	requiredField(dec, "session_id", &v.SessionID, decodeValue[string])
-	requiredField(dec, "transcript_path", &v.TranscriptPath, nullable(decodeValue[*string]))
-	requiredField(dec, "cwd", &v.CWD, decodeValue[string])
-	requiredField(dec, "model", &v.Model, decodeValue[string])
-	requiredField(dec, "permission_mode", &v.PermissionMode, decodeValue[PermissionMode])
-	requiredField(dec, "turn_id", &v.TurnID, decodeValue[string])
-	requiredField(dec, "stop_hook_active", &v.StopHookActive, decodeValue[bool])
-	requiredField(dec, "last_assistant_message", &v.LastAssistantMessage, nullable(decodeValue[*string]))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
+	codec.Required(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -637,11 +731,11 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopInput) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("StopInput", "hook_event_name", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("StopInput", "hook_event_name", err)
 	}
-	if err := checkEnum(r.PermissionMode); err != nil {
-		return fieldError("StopInput", "permission_mode", err)
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("StopInput", "permission_mode", err)
 	}
 	return nil
 }
@@ -670,7 +764,7 @@ func (v StopInputHookEventName) Valid() bool {
 // UnmarshalJSON decodes a StopInputHookEventName, rejecting any value not in
 // StopInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
+	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
 // Universal holds the stdout fields of the PreToolUse, PostToolUse and SessionStart
@@ -689,35 +783,46 @@ type Universal struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Universal) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Universal) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a Universal strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *Universal) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("Universal", data)
+	dec, err := codec.NewObjectDecoder("Universal", data)
 	if err != nil {
 		return err
 	}
 	var v Universal
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -750,43 +855,56 @@ type UniversalNullable struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UniversalNullable) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UniversalNullable) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UniversalNullable strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *UniversalNullable) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UniversalNullable", data)
+	dec, err := codec.NewObjectDecoder("UniversalNullable", data)
 	if err != nil {
 		return err
 	}
 	var v UniversalNullable
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[UniversalNullableDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Nullable(codec.Value[*string]))
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Nullable(codec.Value[*string]))
+	codec.Optional(dec, "decision", &v.Decision, codec.Nullable(codec.Value[UniversalNullableDecision]))
+	codec.Optional(dec, "reason", &v.Reason, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -797,8 +915,8 @@ func (r *UniversalNullable) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UniversalNullable) Validate() error {
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("UniversalNullable", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("UniversalNullable", "decision", err)
 		}
 	}
 	return nil
@@ -828,7 +946,7 @@ func (v StopOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a StopOutputDecision, rejecting any value not in
 // StopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *StopOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("StopOutputDecision", data, v, StopOutputDecisionValues)
+	return codec.Enum("StopOutputDecision", data, v, StopOutputDecisionValues)
 }
 
 // UniversalNullableDecision is the set of values of UniversalNullable.Decision: decision
@@ -856,7 +974,7 @@ func (v UniversalNullableDecision) Valid() bool {
 // UnmarshalJSON decodes a UniversalNullableDecision, rejecting any value not in
 // UniversalNullableDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *UniversalNullableDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UniversalNullableDecision", data, v, UniversalNullableDecisionValues)
+	return codec.Enum("UniversalNullableDecision", data, v, UniversalNullableDecisionValues)
 }
 
 // UserPromptSubmitOutputDecision is the set of values of UserPromptSubmitOutput.Decision:
@@ -884,7 +1002,7 @@ func (v UserPromptSubmitOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a UserPromptSubmitOutputDecision, rejecting any value not in
 // UserPromptSubmitOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *UserPromptSubmitOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserPromptSubmitOutputDecision", data, v, UserPromptSubmitOutputDecisionValues)
+	return codec.Enum("UserPromptSubmitOutputDecision", data, v, UserPromptSubmitOutputDecisionValues)
 }
 
 // SessionStartOutput is what a SessionStart hook may print.
@@ -904,39 +1022,51 @@ type SessionStartOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartOutput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *SessionStartOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartOutput", data)
+	dec, err := codec.NewObjectDecoder("SessionStartOutput", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*SessionStartSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*SessionStartSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -948,7 +1078,7 @@ func (r *SessionStartOutput) UnmarshalJSON(data []byte) error {
 func (r SessionStartOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("SessionStartOutput", "hookSpecificOutput", err)
+			return codec.FieldError("SessionStartOutput", "hookSpecificOutput", err)
 		}
 	}
 	return nil
@@ -967,29 +1097,39 @@ type SessionStartSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hookEventName", r.HookEventName)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionStartSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hookEventName")
+	enc.String(string(r.HookEventName))
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
 	if r.Env != nil {
-		enc.field("env", r.Env)
+		enc.Key("env")
+		codec.EncodeMap(enc, r.Env, (*codec.Encoder).String)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a SessionStartSpecific strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *SessionStartSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("SessionStartSpecific", data)
+	dec, err := codec.NewObjectDecoder("SessionStartSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v SessionStartSpecific
-	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[SessionStartSpecificHookEventName])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	optionalField(dec, "env", &v.Env, mapOf(decodeValue[string]))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hookEventName", &v.HookEventName, codec.Value[SessionStartSpecificHookEventName])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	codec.Optional(dec, "env", &v.Env, codec.MapOf(codec.Value[string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -999,8 +1139,8 @@ func (r *SessionStartSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionStartSpecific) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("SessionStartSpecific", "hookEventName", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SessionStartSpecific", "hookEventName", err)
 	}
 	return nil
 }
@@ -1031,7 +1171,7 @@ func (v SessionStartSpecificHookEventName) Valid() bool {
 // UnmarshalJSON decodes a SessionStartSpecificHookEventName, rejecting any value not in
 // SessionStartSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartSpecificHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("SessionStartSpecificHookEventName", data, v, SessionStartSpecificHookEventNameValues)
+	return codec.Enum("SessionStartSpecificHookEventName", data, v, SessionStartSpecificHookEventNameValues)
 }
 
 // UserPromptSubmitOutput is what a UserPromptSubmit hook may print.
@@ -1055,47 +1195,61 @@ type UserPromptSubmitOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptSubmitOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserPromptSubmitOutput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *UserPromptSubmitOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserPromptSubmitOutput", data)
+	dec, err := codec.NewObjectDecoder("UserPromptSubmitOutput", data)
 	if err != nil {
 		return err
 	}
 	var v UserPromptSubmitOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, nullable(decodeValue[*UserPromptSubmitSpecific]))
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[UserPromptSubmitOutputDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Nullable(codec.Value[*UserPromptSubmitSpecific]))
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Nullable(codec.Value[*string]))
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Nullable(codec.Value[*string]))
+	codec.Optional(dec, "decision", &v.Decision, codec.Nullable(codec.Value[UserPromptSubmitOutputDecision]))
+	codec.Optional(dec, "reason", &v.Reason, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1107,12 +1261,12 @@ func (r *UserPromptSubmitOutput) UnmarshalJSON(data []byte) error {
 func (r UserPromptSubmitOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("UserPromptSubmitOutput", "hookSpecificOutput", err)
+			return codec.FieldError("UserPromptSubmitOutput", "hookSpecificOutput", err)
 		}
 	}
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("UserPromptSubmitOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("UserPromptSubmitOutput", "decision", err)
 		}
 	}
 	return nil
@@ -1129,25 +1283,34 @@ type UserPromptSubmitSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hookEventName", r.HookEventName)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptSubmitSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hookEventName")
+	enc.String(string(r.HookEventName))
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a UserPromptSubmitSpecific strictly (see DecodeError); absent
 // regular fields get their default.
 func (r *UserPromptSubmitSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("UserPromptSubmitSpecific", data)
+	dec, err := codec.NewObjectDecoder("UserPromptSubmitSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v UserPromptSubmitSpecific
-	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[UserPromptSubmitSpecificHookEventName])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, nullable(decodeValue[*string]))
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hookEventName", &v.HookEventName, codec.Value[UserPromptSubmitSpecificHookEventName])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1157,8 +1320,8 @@ func (r *UserPromptSubmitSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserPromptSubmitSpecific) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("UserPromptSubmitSpecific", "hookEventName", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("UserPromptSubmitSpecific", "hookEventName", err)
 	}
 	return nil
 }
@@ -1189,7 +1352,7 @@ func (v UserPromptSubmitSpecificHookEventName) Valid() bool {
 // UnmarshalJSON decodes a UserPromptSubmitSpecificHookEventName, rejecting any value not in
 // UserPromptSubmitSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *UserPromptSubmitSpecificHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("UserPromptSubmitSpecificHookEventName", data, v, UserPromptSubmitSpecificHookEventNameValues)
+	return codec.Enum("UserPromptSubmitSpecificHookEventName", data, v, UserPromptSubmitSpecificHookEventNameValues)
 }
 
 // PreToolUseOutput is what a PreToolUse hook may print. The published schema has no
@@ -1210,39 +1373,51 @@ type PreToolUseOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolUseOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolUseOutput strictly (see DecodeError); absent regular fields
 // get their default.
 func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolUseOutput", data)
+	dec, err := codec.NewObjectDecoder("PreToolUseOutput", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolUseOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*PreToolUseSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PreToolUseSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1254,7 +1429,7 @@ func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
 func (r PreToolUseOutput) Validate() error {
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("PreToolUseOutput", "hookSpecificOutput", err)
+			return codec.FieldError("PreToolUseOutput", "hookSpecificOutput", err)
 		}
 	}
 	return nil
@@ -1278,37 +1453,49 @@ type PreToolUseSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hookEventName", r.HookEventName)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreToolUseSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hookEventName")
+	enc.String(string(r.HookEventName))
 	if r.PermissionDecision != "" {
-		enc.field("permissionDecision", r.PermissionDecision)
+		enc.Key("permissionDecision")
+		enc.String(string(r.PermissionDecision))
 	}
 	if r.PermissionDecisionReason != nil {
-		enc.field("permissionDecisionReason", r.PermissionDecisionReason)
+		enc.Key("permissionDecisionReason")
+		enc.String(*r.PermissionDecisionReason)
 	}
 	if len(r.UpdatedInput) != 0 {
-		enc.field("updatedInput", r.UpdatedInput)
+		enc.Key("updatedInput")
+		enc.Raw(r.UpdatedInput)
 	}
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PreToolUseSpecific strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *PreToolUseSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PreToolUseSpecific", data)
+	dec, err := codec.NewObjectDecoder("PreToolUseSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v PreToolUseSpecific
-	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[PreToolUseSpecificHookEventName])
-	optionalField(dec, "permissionDecision", &v.PermissionDecision, decodeValue[PreToolUseSpecificPermissionDecision])
-	optionalField(dec, "permissionDecisionReason", &v.PermissionDecisionReason, decodeValue[*string])
-	optionalField(dec, "updatedInput", &v.UpdatedInput, decodeRaw)
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hookEventName", &v.HookEventName, codec.Value[PreToolUseSpecificHookEventName])
+	codec.Optional(dec, "permissionDecision", &v.PermissionDecision, codec.Value[PreToolUseSpecificPermissionDecision])
+	codec.Optional(dec, "permissionDecisionReason", &v.PermissionDecisionReason, codec.Value[*string])
+	codec.Optional(dec, "updatedInput", &v.UpdatedInput, codec.Raw)
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1318,12 +1505,12 @@ func (r *PreToolUseSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseSpecific) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("PreToolUseSpecific", "hookEventName", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreToolUseSpecific", "hookEventName", err)
 	}
 	if r.PermissionDecision != "" {
-		if err := checkEnum(r.PermissionDecision); err != nil {
-			return fieldError("PreToolUseSpecific", "permissionDecision", err)
+		if err := codec.CheckEnum(r.PermissionDecision); err != nil {
+			return codec.FieldError("PreToolUseSpecific", "permissionDecision", err)
 		}
 	}
 	return nil
@@ -1363,7 +1550,7 @@ func (v PreToolUseSpecificHookEventName) Valid() bool {
 // UnmarshalJSON decodes a PreToolUseSpecificHookEventName, rejecting any value not in
 // PreToolUseSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseSpecificHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseSpecificHookEventName", data, v, PreToolUseSpecificHookEventNameValues)
+	return codec.Enum("PreToolUseSpecificHookEventName", data, v, PreToolUseSpecificHookEventNameValues)
 }
 
 // PreToolUseSpecificPermissionDecision is the set of values of
@@ -1399,7 +1586,7 @@ func (v PreToolUseSpecificPermissionDecision) Valid() bool {
 // UnmarshalJSON decodes a PreToolUseSpecificPermissionDecision, rejecting any value not in
 // PreToolUseSpecificPermissionDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseSpecificPermissionDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PreToolUseSpecificPermissionDecision", data, v, PreToolUseSpecificPermissionDecisionValues)
+	return codec.Enum("PreToolUseSpecificPermissionDecision", data, v, PreToolUseSpecificPermissionDecisionValues)
 }
 
 // PostToolUseOutput is what a PostToolUse hook may print.
@@ -1423,47 +1610,61 @@ type PostToolUseOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.field("hookSpecificOutput", r.HookSpecificOutput)
+		enc.Key("hookSpecificOutput")
+		r.HookSpecificOutput.encodeJSON(enc)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolUseOutput strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *PostToolUseOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolUseOutput", data)
+	dec, err := codec.NewObjectDecoder("PostToolUseOutput", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolUseOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "decision", &v.Decision, decodeValue[PostToolUseOutputDecision])
-	optionalField(dec, "reason", &v.Reason, decodeValue[*string])
-	optionalField(dec, "hookSpecificOutput", &v.HookSpecificOutput, decodeValue[*PostToolUseSpecific])
-	optionalField(dec, "stopReason", &v.StopReason, decodeValue[*string])
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, decodeValue[*string])
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PostToolUseOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PostToolUseSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1474,13 +1675,13 @@ func (r *PostToolUseOutput) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseOutput) Validate() error {
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("PostToolUseOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PostToolUseOutput", "decision", err)
 		}
 	}
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
-			return fieldError("PostToolUseOutput", "hookSpecificOutput", err)
+			return codec.FieldError("PostToolUseOutput", "hookSpecificOutput", err)
 		}
 	}
 	return nil
@@ -1511,7 +1712,7 @@ func (v PostToolUseOutputDecision) Valid() bool {
 // UnmarshalJSON decodes a PostToolUseOutputDecision, rejecting any value not in
 // PostToolUseOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PostToolUseOutputDecision) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PostToolUseOutputDecision", data, v, PostToolUseOutputDecisionValues)
+	return codec.Enum("PostToolUseOutputDecision", data, v, PostToolUseOutputDecisionValues)
 }
 
 // PostToolUseSpecific holds the PostToolUse-specific output fields.
@@ -1529,33 +1730,44 @@ type PostToolUseSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseSpecific) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
-	enc.field("hookEventName", r.HookEventName)
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hookEventName")
+	enc.String(string(r.HookEventName))
 	if r.AdditionalContext != nil {
-		enc.field("additionalContext", r.AdditionalContext)
+		enc.Key("additionalContext")
+		enc.String(*r.AdditionalContext)
 	}
 	if len(r.UpdatedToolOutput) != 0 {
-		enc.field("updatedToolOutput", r.UpdatedToolOutput)
+		enc.Key("updatedToolOutput")
+		enc.Raw(r.UpdatedToolOutput)
 	}
 	if len(r.UpdatedMCPToolOutput) != 0 {
-		enc.field("updatedMCPToolOutput", r.UpdatedMCPToolOutput)
+		enc.Key("updatedMCPToolOutput")
+		enc.Raw(r.UpdatedMCPToolOutput)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a PostToolUseSpecific strictly (see DecodeError); absent regular
 // fields get their default.
 func (r *PostToolUseSpecific) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("PostToolUseSpecific", data)
+	dec, err := codec.NewObjectDecoder("PostToolUseSpecific", data)
 	if err != nil {
 		return err
 	}
 	var v PostToolUseSpecific
-	requiredField(dec, "hookEventName", &v.HookEventName, decodeValue[PostToolUseSpecificHookEventName])
-	optionalField(dec, "additionalContext", &v.AdditionalContext, decodeValue[*string])
-	optionalField(dec, "updatedToolOutput", &v.UpdatedToolOutput, decodeRaw)
-	optionalField(dec, "updatedMCPToolOutput", &v.UpdatedMCPToolOutput, decodeRaw)
-	if err := dec.finish(); err != nil {
+	codec.Required(dec, "hookEventName", &v.HookEventName, codec.Value[PostToolUseSpecificHookEventName])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	codec.Optional(dec, "updatedToolOutput", &v.UpdatedToolOutput, codec.Raw)
+	codec.Optional(dec, "updatedMCPToolOutput", &v.UpdatedMCPToolOutput, codec.Raw)
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1565,8 +1777,8 @@ func (r *PostToolUseSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseSpecific) Validate() error {
-	if err := checkEnum(r.HookEventName); err != nil {
-		return fieldError("PostToolUseSpecific", "hookEventName", err)
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolUseSpecific", "hookEventName", err)
 	}
 	return nil
 }
@@ -1617,7 +1829,7 @@ func (v PostToolUseSpecificHookEventName) Valid() bool {
 // UnmarshalJSON decodes a PostToolUseSpecificHookEventName, rejecting any value not in
 // PostToolUseSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PostToolUseSpecificHookEventName) UnmarshalJSON(data []byte) error {
-	return decodeEnum("PostToolUseSpecificHookEventName", data, v, PostToolUseSpecificHookEventNameValues)
+	return codec.Enum("PostToolUseSpecificHookEventName", data, v, PostToolUseSpecificHookEventNameValues)
 }
 
 // StopOutput is what a Stop hook may print.
@@ -1639,43 +1851,56 @@ type StopOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopOutput) MarshalJSON() ([]byte, error) {
-	var enc objectEncoder
+	enc := codec.NewEncoder()
+	r.encodeJSON(enc)
+	return enc.Finish()
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
 	if r.Continue != nil {
-		enc.field("continue", r.Continue)
+		enc.Key("continue")
+		enc.Bool(*r.Continue)
 	}
 	if r.StopReason != nil {
-		enc.field("stopReason", r.StopReason)
+		enc.Key("stopReason")
+		enc.String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.field("suppressOutput", r.SuppressOutput)
+		enc.Key("suppressOutput")
+		enc.Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.field("systemMessage", r.SystemMessage)
+		enc.Key("systemMessage")
+		enc.String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.field("decision", r.Decision)
+		enc.Key("decision")
+		enc.String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.field("reason", r.Reason)
+		enc.Key("reason")
+		enc.String(*r.Reason)
 	}
-	return enc.bytes()
+	enc.EndObject()
 }
 
 // UnmarshalJSON decodes a StopOutput strictly (see DecodeError); absent regular fields get
 // their default.
 func (r *StopOutput) UnmarshalJSON(data []byte) error {
-	dec, err := newObjectDecoder("StopOutput", data)
+	dec, err := codec.NewObjectDecoder("StopOutput", data)
 	if err != nil {
 		return err
 	}
 	var v StopOutput
-	optionalField(dec, "continue", &v.Continue, decodeValue[*bool])
-	optionalField(dec, "stopReason", &v.StopReason, nullable(decodeValue[*string]))
-	optionalField(dec, "suppressOutput", &v.SuppressOutput, decodeValue[*bool])
-	optionalField(dec, "systemMessage", &v.SystemMessage, nullable(decodeValue[*string]))
-	optionalField(dec, "decision", &v.Decision, nullable(decodeValue[StopOutputDecision]))
-	optionalField(dec, "reason", &v.Reason, nullable(decodeValue[*string]))
-	if err := dec.finish(); err != nil {
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Nullable(codec.Value[*string]))
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Nullable(codec.Value[*string]))
+	codec.Optional(dec, "decision", &v.Decision, codec.Nullable(codec.Value[StopOutputDecision]))
+	codec.Optional(dec, "reason", &v.Reason, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
 		return err
 	}
 	*r = v
@@ -1686,8 +1911,8 @@ func (r *StopOutput) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopOutput) Validate() error {
 	if r.Decision != "" {
-		if err := checkEnum(r.Decision); err != nil {
-			return fieldError("StopOutput", "decision", err)
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("StopOutput", "decision", err)
 		}
 	}
 	return nil

@@ -1,0 +1,259 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// isNull reports whether data is the JSON literal null.
+func isNull(data []byte) bool {
+	return string(bytes.TrimSpace(data)) == "null"
+}
+
+// ObjectDecoder decodes one JSON object field by field, remembering the first error and
+// which fields are still unread.
+type ObjectDecoder struct {
+	typ    string
+	fields map[string]json.RawMessage
+	err    error
+}
+
+// NewObjectDecoder starts decoding data, which must be a JSON object, as the type typ.
+func NewObjectDecoder(typ string, data []byte) (*ObjectDecoder, error) {
+	if isNull(data) {
+		return nil, &DecodeError{Type: typ, Err: errNull}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, &DecodeError{Type: typ, Err: err}
+	}
+	return &ObjectDecoder{typ: typ, fields: fields}, nil
+}
+
+// take removes field name from the unread fields and returns its raw value.
+func (d *ObjectDecoder) take(name string) (json.RawMessage, bool) {
+	raw, ok := d.fields[name]
+	delete(d.fields, name)
+	return raw, ok
+}
+
+// fail records err, as a DecodeError on field, unless an error is already recorded.
+func (d *ObjectDecoder) fail(field string, err error) {
+	if d.err == nil {
+		d.err = &DecodeError{Type: d.typ, Field: field, Err: err}
+	}
+}
+
+// Kind checks the discriminator name of a union variant: present and equal to want.
+func (d *ObjectDecoder) Kind(name, want string) {
+	raw, ok := d.take(name)
+	if !ok {
+		d.fail(name, ErrMissingKind)
+		return
+	}
+	var got string
+	if err := Value(raw, &got); err != nil {
+		d.fail(name, err)
+	} else if got != want {
+		d.fail(name, fmt.Errorf("%w %q (want %q)", ErrUnknownKind, got, want))
+	}
+}
+
+// SkipUnknown forgets the fields that no one read, so that Finish accepts them: the type
+// being decoded is open (CUE `...`).
+func (d *ObjectDecoder) SkipUnknown() {
+	clear(d.fields)
+}
+
+// Finish returns the first error recorded, else an ErrUnknownField error for the first
+// (in name order) field that no one read.
+func (d *ObjectDecoder) Finish() error {
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.fields) > 0 {
+		return &DecodeError{Type: d.typ, Field: sortedKeys(d.fields)[0], Err: ErrUnknownField}
+	}
+	return nil
+}
+
+// Required decodes the required field name into v; its absence is ErrMissingField.
+func Required[T any](d *ObjectDecoder, name string, v *T, dec func([]byte, *T) error) {
+	raw, ok := d.take(name)
+	switch {
+	case !ok:
+		d.fail(name, ErrMissingField)
+	case d.err == nil:
+		if err := dec(raw, v); err != nil {
+			d.fail(name, err)
+		}
+	}
+}
+
+// Optional decodes field name into v when it is present, and leaves v alone otherwise.
+func Optional[T any](d *ObjectDecoder, name string, v *T, dec func([]byte, *T) error) {
+	raw, ok := d.take(name)
+	if ok && d.err == nil {
+		if err := dec(raw, v); err != nil {
+			d.fail(name, err)
+		}
+	}
+}
+
+// Default decodes field name into v, or the JSON literal def when it is absent.
+func Default[T any](d *ObjectDecoder, name string, v *T, dec func([]byte, *T) error, def string) {
+	raw, ok := d.take(name)
+	if !ok {
+		raw = json.RawMessage(def)
+	}
+	if d.err == nil {
+		if err := dec(raw, v); err != nil {
+			d.fail(name, err)
+		}
+	}
+}
+
+// Value decodes data into v with encoding/json, rejecting null. Records and enums decode
+// strictly through their UnmarshalJSON methods.
+func Value[T any](data []byte, v *T) error {
+	if isNull(data) {
+		return errNull
+	}
+	return json.Unmarshal(data, v)
+}
+
+// Nullable turns a decoder of T into one that also accepts null, as the zero value of T:
+// a nil pointer, list, map or union, or the empty enum (absent).
+func Nullable[T any](dec func([]byte, *T) error) func([]byte, *T) error {
+	return func(data []byte, v *T) error {
+		if isNull(data) {
+			var zero T
+			*v = zero
+			return nil
+		}
+		return dec(data, v)
+	}
+}
+
+// Raw keeps any JSON value, null included, as it is.
+func Raw(data []byte, v *json.RawMessage) error {
+	*v = append(json.RawMessage(nil), bytes.TrimSpace(data)...)
+	return nil
+}
+
+// Duration decodes a duration encoded as an integer number of milliseconds.
+func Duration(data []byte, v *time.Duration) error {
+	var ms int64
+	if err := Value(data, &ms); err != nil {
+		return err
+	}
+	*v = time.Duration(ms) * time.Millisecond
+	return nil
+}
+
+// Enum decodes a string that must be one of values, as the enum type typ.
+func Enum[E ~string](typ string, data []byte, v *E, values []E) error {
+	var s string
+	if err := Value(data, &s); err != nil {
+		return &DecodeError{Type: typ, Err: err}
+	}
+	for _, allowed := range values {
+		if E(s) == allowed {
+			*v = allowed
+			return nil
+		}
+	}
+	return &DecodeError{Type: typ, Err: fmt.Errorf("%w %q (want one of %s)", ErrInvalidEnum, s, join(values))}
+}
+
+// PtrOf turns a decoder of T into a decoder of a newly allocated *T.
+func PtrOf[T any](dec func([]byte, *T) error) func([]byte, **T) error {
+	return func(data []byte, v **T) error {
+		p := new(T)
+		if err := dec(data, p); err != nil {
+			return err
+		}
+		*v = p
+		return nil
+	}
+}
+
+// ListOf turns a decoder of T into a decoder of a JSON array of T (not null).
+func ListOf[T any](dec func([]byte, *T) error) func([]byte, *[]T) error {
+	return func(data []byte, v *[]T) error {
+		var raws []json.RawMessage
+		if err := Value(data, &raws); err != nil {
+			return err
+		}
+		out := make([]T, len(raws))
+		for i, raw := range raws {
+			if err := dec(raw, &out[i]); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		*v = out
+		return nil
+	}
+}
+
+// MapOf turns a decoder of T into a decoder of a JSON object of T (not null).
+func MapOf[T any](dec func([]byte, *T) error) func([]byte, *map[string]T) error {
+	return func(data []byte, v *map[string]T) error {
+		var raws map[string]json.RawMessage
+		if err := Value(data, &raws); err != nil {
+			return err
+		}
+		out := make(map[string]T, len(raws))
+		for _, key := range sortedKeys(raws) {
+			var elem T
+			if err := dec(raws[key], &elem); err != nil {
+				return fmt.Errorf("[%q]: %w", key, err)
+			}
+			out[key] = elem
+		}
+		*v = out
+		return nil
+	}
+}
+
+// UnionOf turns a union's Unmarshal function into a decoder.
+func UnionOf[U any](unmarshal func([]byte) (U, error)) func([]byte, *U) error {
+	return func(data []byte, v *U) error {
+		u, err := unmarshal(data)
+		if err != nil {
+			return err
+		}
+		*v = u
+		return nil
+	}
+}
+
+// PeekKind reads the discriminator name of a union value of type typ.
+func PeekKind(typ, name string, data []byte) (string, error) {
+	d, err := NewObjectDecoder(typ, data)
+	if err != nil {
+		return "", err
+	}
+	raw, ok := d.take(name)
+	if !ok {
+		return "", &DecodeError{Type: typ, Field: name, Err: ErrMissingKind}
+	}
+	var kind string
+	if err := Value(raw, &kind); err != nil {
+		return "", &DecodeError{Type: typ, Field: name, Err: err}
+	}
+	return kind, nil
+}
+
+// sortedKeys returns the keys of m in increasing order.
+func sortedKeys[T any](m map[string]T) []string {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
+}
