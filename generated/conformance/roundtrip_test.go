@@ -3,237 +3,227 @@
 // Package conformance_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
 // against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
-//
-// Unlike the rest of the generated code, which imports only the standard library, this
-// test file also imports github.com/google/go-cmp/cmp and
-// github.com/santhosh-tekuri/jsonschema/v6. Being a _test.go file, it adds neither to what
-// importers of package conformance build.
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
+// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
+// package, which imports only the standard library and the codec runtime) imports go-cmp
+// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// conformance build.
 package conformance_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/dshkit/dsh/codec/codectest"
 	"github.com/dshkit/dsh/generated/conformance"
 )
 
-// schemaDir is the directory of the JSON Schema files, relative to this package.
-const schemaDir = "../schema/conformance"
+// schemas are the JSON Schema files of the package's types.
+var schemas = codectest.NewSchemas("../schema/conformance", "urn:dsh:schema:conformance:")
 
 // closed and open say whether a record rejects or ignores the fields it does not declare.
 const (
-	closed = false
-	open   = true
+	closed = codectest.Closed
+	open   = codectest.Open
 )
-
-// cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
-var cmpOptions = []cmp.Option{}
 
 func TestRoundTrip(t *testing.T) {
 	t.Run("Action/next", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActNext{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActNext{
 			Twice: ptr(true),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/decide", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActDecide{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActDecide{
 			Decision: json.RawMessage(`{"k":"v"}`),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/fail", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActFail{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActFail{
 			Message: "text-message",
 			Code:    ptr("text-code"),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/panic", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActPanic{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActPanic{
 			Message: "text-message",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/record", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActRecord{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActRecord{
 			Label: "text-label",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/steer", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActSteer{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActSteer{
 			Text: "text-text",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/inject", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActInject{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActInject{
 			Text: "text-text",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/followup", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActFollowup{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActFollowup{
 			Text: "text-text",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/halt", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActHalt{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActHalt{
 			Reason: "text-reason",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/cancel", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActCancel{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActCancel{
 			Cause:     conformance.ActCancelCauseUser,
 			KeepInbox: ptr(true),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/wait", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActWait{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActWait{
 			Gate:         "text-gate",
 			IgnoreCancel: ptr(true),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/release", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActRelease{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActRelease{
 			Gate: "text-gate",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/add-context", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActAddContext{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActAddContext{
 			Text: "text-text",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/rewrite", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActRewrite{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActRewrite{
 			Text: "text-text",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/value", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActValue{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActValue{
 			Value: json.RawMessage(`{"k":"v"}`),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/error", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActError{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActError{
 			Message: "text-message",
 			Code:    ptr("text-code"),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/defer", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActDefer{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActDefer{
 			Text: "text-text",
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/conclude", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActConclude{}), conformance.UnmarshalAction)
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActConclude{}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/sleep", func(t *testing.T) {
-		checkVariant(t, "", "kind", conformance.Action(conformance.ActSleep{
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActSleep{
 			MS: 1,
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("ActAddContext", func(t *testing.T) {
-		checkRecord(t, "ActAddContext", closed, conformance.ActAddContext{
+		codectest.CheckRecord(t, schemas, "ActAddContext", closed, conformance.ActAddContext{
 			Text: "text-text",
 		})
 	})
 	t.Run("ActCancel", func(t *testing.T) {
-		checkRecord(t, "ActCancel", closed, conformance.ActCancel{
+		codectest.CheckRecord(t, schemas, "ActCancel", closed, conformance.ActCancel{
 			Cause:     conformance.ActCancelCauseUser,
 			KeepInbox: ptr(true),
 		})
 	})
 	t.Run("ActConclude", func(t *testing.T) {
-		checkRecord(t, "ActConclude", closed, conformance.ActConclude{})
+		codectest.CheckRecord(t, schemas, "ActConclude", closed, conformance.ActConclude{})
 	})
 	t.Run("ActDecide", func(t *testing.T) {
-		checkRecord(t, "ActDecide", closed, conformance.ActDecide{
+		codectest.CheckRecord(t, schemas, "ActDecide", closed, conformance.ActDecide{
 			Decision: json.RawMessage(`{"k":"v"}`),
 		})
 	})
 	t.Run("ActDefer", func(t *testing.T) {
-		checkRecord(t, "ActDefer", closed, conformance.ActDefer{
+		codectest.CheckRecord(t, schemas, "ActDefer", closed, conformance.ActDefer{
 			Text: "text-text",
 		})
 	})
 	t.Run("ActError", func(t *testing.T) {
-		checkRecord(t, "ActError", closed, conformance.ActError{
+		codectest.CheckRecord(t, schemas, "ActError", closed, conformance.ActError{
 			Message: "text-message",
 			Code:    ptr("text-code"),
 		})
 	})
 	t.Run("ActFail", func(t *testing.T) {
-		checkRecord(t, "ActFail", closed, conformance.ActFail{
+		codectest.CheckRecord(t, schemas, "ActFail", closed, conformance.ActFail{
 			Message: "text-message",
 			Code:    ptr("text-code"),
 		})
 	})
 	t.Run("ActFollowup", func(t *testing.T) {
-		checkRecord(t, "ActFollowup", closed, conformance.ActFollowup{
+		codectest.CheckRecord(t, schemas, "ActFollowup", closed, conformance.ActFollowup{
 			Text: "text-text",
 		})
 	})
 	t.Run("ActHalt", func(t *testing.T) {
-		checkRecord(t, "ActHalt", closed, conformance.ActHalt{
+		codectest.CheckRecord(t, schemas, "ActHalt", closed, conformance.ActHalt{
 			Reason: "text-reason",
 		})
 	})
 	t.Run("ActInject", func(t *testing.T) {
-		checkRecord(t, "ActInject", closed, conformance.ActInject{
+		codectest.CheckRecord(t, schemas, "ActInject", closed, conformance.ActInject{
 			Text: "text-text",
 		})
 	})
 	t.Run("ActNext", func(t *testing.T) {
-		checkRecord(t, "ActNext", closed, conformance.ActNext{
+		codectest.CheckRecord(t, schemas, "ActNext", closed, conformance.ActNext{
 			Twice: ptr(true),
 		})
 	})
 	t.Run("ActPanic", func(t *testing.T) {
-		checkRecord(t, "ActPanic", closed, conformance.ActPanic{
+		codectest.CheckRecord(t, schemas, "ActPanic", closed, conformance.ActPanic{
 			Message: "text-message",
 		})
 	})
 	t.Run("ActRecord", func(t *testing.T) {
-		checkRecord(t, "ActRecord", closed, conformance.ActRecord{
+		codectest.CheckRecord(t, schemas, "ActRecord", closed, conformance.ActRecord{
 			Label: "text-label",
 		})
 	})
 	t.Run("ActRelease", func(t *testing.T) {
-		checkRecord(t, "ActRelease", closed, conformance.ActRelease{
+		codectest.CheckRecord(t, schemas, "ActRelease", closed, conformance.ActRelease{
 			Gate: "text-gate",
 		})
 	})
 	t.Run("ActRewrite", func(t *testing.T) {
-		checkRecord(t, "ActRewrite", closed, conformance.ActRewrite{
+		codectest.CheckRecord(t, schemas, "ActRewrite", closed, conformance.ActRewrite{
 			Text: "text-text",
 		})
 	})
 	t.Run("ActSleep", func(t *testing.T) {
-		checkRecord(t, "ActSleep", closed, conformance.ActSleep{
+		codectest.CheckRecord(t, schemas, "ActSleep", closed, conformance.ActSleep{
 			MS: 1,
 		})
 	})
 	t.Run("ActSteer", func(t *testing.T) {
-		checkRecord(t, "ActSteer", closed, conformance.ActSteer{
+		codectest.CheckRecord(t, schemas, "ActSteer", closed, conformance.ActSteer{
 			Text: "text-text",
 		})
 	})
 	t.Run("ActValue", func(t *testing.T) {
-		checkRecord(t, "ActValue", closed, conformance.ActValue{
+		codectest.CheckRecord(t, schemas, "ActValue", closed, conformance.ActValue{
 			Value: json.RawMessage(`{"k":"v"}`),
 		})
 	})
 	t.Run("ActWait", func(t *testing.T) {
-		checkRecord(t, "ActWait", closed, conformance.ActWait{
+		codectest.CheckRecord(t, schemas, "ActWait", closed, conformance.ActWait{
 			Gate:         "text-gate",
 			IgnoreCancel: ptr(true),
 		})
 	})
 	t.Run("EventMatch", func(t *testing.T) {
-		checkRecord(t, "EventMatch", closed, conformance.EventMatch{
+		codectest.CheckRecord(t, schemas, "EventMatch", closed, conformance.EventMatch{
 			Type: "text-type",
 			Nth:  ptr(1),
 			Data: json.RawMessage(`{"k":"v"}`),
@@ -243,7 +233,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Execute", func(t *testing.T) {
-		checkRecord(t, "Execute", closed, conformance.Execute{
+		codectest.CheckRecord(t, schemas, "Execute", closed, conformance.Execute{
 			CallID:       "text-callId",
 			Name:         "text-name",
 			Arguments:    json.RawMessage(`{"k":"v"}`),
@@ -252,7 +242,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Expect", func(t *testing.T) {
-		checkRecord(t, "Expect", closed, conformance.Expect{
+		codectest.CheckRecord(t, schemas, "Expect", closed, conformance.Expect{
 			Log: []string{
 				"text-log",
 			},
@@ -312,7 +302,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("HookGroup", func(t *testing.T) {
-		checkRecord(t, "HookGroup", closed, conformance.HookGroup{
+		codectest.CheckRecord(t, schemas, "HookGroup", closed, conformance.HookGroup{
 			Matcher: ptr("text-matcher"),
 			Hooks: []conformance.HookScript{
 				conformance.HookScript{
@@ -331,7 +321,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("HookScript", func(t *testing.T) {
-		checkRecord(t, "HookScript", closed, conformance.HookScript{
+		codectest.CheckRecord(t, schemas, "HookScript", closed, conformance.HookScript{
 			Exit:       1,
 			Stdout:     ptr("text-stdout"),
 			Stderr:     ptr("text-stderr"),
@@ -345,7 +335,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Hooks", func(t *testing.T) {
-		checkRecord(t, "Hooks", closed, conformance.Hooks{
+		codectest.CheckRecord(t, schemas, "Hooks", closed, conformance.Hooks{
 			Dialect: conformance.HooksDialectClaudeCode,
 			Events: map[string][]conformance.HookGroup{
 				"k": []conformance.HookGroup{
@@ -371,7 +361,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Listener", func(t *testing.T) {
-		checkRecord(t, "Listener", closed, conformance.Listener{
+		codectest.CheckRecord(t, schemas, "Listener", closed, conformance.Listener{
 			Point: "text-point",
 			Name:  ptr("text-name"),
 			Agent: ptr("text-agent"),
@@ -389,7 +379,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Response", func(t *testing.T) {
-		checkRecord(t, "Response", closed, conformance.Response{
+		codectest.CheckRecord(t, schemas, "Response", closed, conformance.Response{
 			Text: ptr("text-text"),
 			ToolCalls: []conformance.ToolCallScript{
 				conformance.ToolCallScript{
@@ -408,7 +398,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ResultMatch", func(t *testing.T) {
-		checkRecord(t, "ResultMatch", closed, conformance.ResultMatch{
+		codectest.CheckRecord(t, schemas, "ResultMatch", closed, conformance.ResultMatch{
 			IsError:   ptr(true),
 			Text:      ptr("text-text"),
 			ErrorCode: ptr("text-errorCode"),
@@ -420,7 +410,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Scenario", func(t *testing.T) {
-		checkRecord(t, "Scenario", closed, conformance.Scenario{
+		codectest.CheckRecord(t, schemas, "Scenario", closed, conformance.Scenario{
 			Refs: []string{
 				"text-refs",
 			},
@@ -564,7 +554,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Setup", func(t *testing.T) {
-		checkRecord(t, "Setup", closed, conformance.Setup{
+		codectest.CheckRecord(t, schemas, "Setup", closed, conformance.Setup{
 			Tools: []conformance.Tool{
 				conformance.Tool{
 					Name:         "text-name",
@@ -642,7 +632,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Step", func(t *testing.T) {
-		checkRecord(t, "Step", closed, conformance.Step{
+		codectest.CheckRecord(t, schemas, "Step", closed, conformance.Step{
 			Followup:  ptr("text-followup"),
 			Steer:     ptr("text-steer"),
 			Inject:    ptr("text-inject"),
@@ -662,7 +652,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Tool", func(t *testing.T) {
-		checkRecord(t, "Tool", closed, conformance.Tool{
+		codectest.CheckRecord(t, schemas, "Tool", closed, conformance.Tool{
 			Name:         "text-name",
 			Parallel:     ptr(true),
 			OutputSchema: json.RawMessage(`{"k":"v"}`),
@@ -679,195 +669,26 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ToolCallScript", func(t *testing.T) {
-		checkRecord(t, "ToolCallScript", closed, conformance.ToolCallScript{
+		codectest.CheckRecord(t, schemas, "ToolCallScript", closed, conformance.ToolCallScript{
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: json.RawMessage(`{"k":"v"}`),
 		})
 	})
 	t.Run("Usage", func(t *testing.T) {
-		checkRecord(t, "Usage", closed, conformance.Usage{
+		codectest.CheckRecord(t, schemas, "Usage", closed, conformance.Usage{
 			InputTokens:  1,
 			OutputTokens: 1,
 		})
 	})
 	t.Run("When", func(t *testing.T) {
-		checkRecord(t, "When", closed, conformance.When{
+		codectest.CheckRecord(t, schemas, "When", closed, conformance.When{
 			Turn:   ptr(1),
 			Step:   ptr(1),
 			CallID: ptr("text-callId"),
 			Times:  ptr(1),
 		})
 	})
-}
-
-// checkVariant round-trips want, a variant of a union, through JSON and unmarshal, then
-// requires the schema (when there is one) and unmarshal to reject it with an unknown and
-// without a discriminator.
-func checkVariant[U any](t *testing.T, schema, discriminator string, want U, unmarshal func([]byte) (U, error)) {
-	t.Helper()
-	if v, ok := any(want).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			t.Errorf("the sample does not validate: %v", err)
-		}
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if schema != "" {
-		if err := validate(t, schema, data); err != nil {
-			t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-		}
-	}
-	got, err := unmarshal(data)
-	if err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields[discriminator] = json.RawMessage(`"no-such-kind"`)
-	rejects(t, schema, fields, unmarshal, conformance.ErrUnknownKind)
-	delete(fields, discriminator)
-	rejects(t, schema, fields, unmarshal, conformance.ErrMissingKind)
-}
-
-// rejects requires the schema (when there is one) to reject the object fields, and
-// unmarshal to fail on it with an error wrapping sentinel.
-func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessage, unmarshal func([]byte) (U, error), sentinel error) {
-	t.Helper()
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if schema != "" && validate(t, schema, data) == nil {
-		t.Errorf("%s.schema.json accepts %s", schema, data)
-	}
-	if _, err := unmarshal(data); !errors.Is(err, sentinel) {
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, err, sentinel)
-	}
-}
-
-// checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
-// reject when the record is closed and both accept when it is open.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["no-such-field"] = json.RawMessage("1")
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	schemaErr := validate(t, schema, data)
-	var extra T
-	decodeErr := json.Unmarshal(data, &extra)
-	switch {
-	case isOpen && (schemaErr != nil || decodeErr != nil):
-		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
-	case isOpen:
-		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
-			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
-		}
-	case schemaErr == nil:
-		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
-	case !errors.Is(decodeErr, conformance.ErrUnknownField):
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, conformance.ErrUnknownField)
-	}
-}
-
-// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
-// where every one of them is null: the required and regular ones encode as null, and the
-// optional ones, which encode as absent, are set to null here, as a peer may send them.
-func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range optional {
-		fields[name] = json.RawMessage("null")
-	}
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-}
-
-// schemas caches the compiled schemas by type name (subtests run one at a time).
-var schemas = map[string]*jsonschema.Schema{}
-
-// validate validates data against <name>.schema.json in schemaDir.
-func validate(t *testing.T, name string, data []byte) error {
-	t.Helper()
-	sch, ok := schemas[name]
-	if !ok {
-		raw, err := os.ReadFile(filepath.Join(schemaDir, name+".schema.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		url := "urn:dsh:schema:conformance:" + name
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		if sch, err = c.Compile(url); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		schemas[name] = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	return sch.Validate(inst)
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.

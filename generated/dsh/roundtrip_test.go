@@ -3,77 +3,69 @@
 // Package dsh_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
 // against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
-//
-// Unlike the rest of the generated code, which imports only the standard library, this
-// test file also imports github.com/google/go-cmp/cmp and
-// github.com/santhosh-tekuri/jsonschema/v6. Being a _test.go file, it adds neither to what
-// importers of package dsh build.
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
+// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
+// package, which imports only the standard library and the codec runtime) imports go-cmp
+// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// dsh build.
 package dsh_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/dshkit/dsh/codec/codectest"
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// schemaDir is the directory of the JSON Schema files, relative to this package.
-const schemaDir = "../schema"
+// schemas are the JSON Schema files of the package's types; the runtime handles (never
+// encoded, so always zero here) compare with ==.
+var schemas = codectest.NewSchemas("../schema", "urn:dsh:schema:",
+	cmp.Comparer(func(a, b dsh.Agent) bool { return a == b }),
+	cmp.Comparer(func(a, b dsh.Token) bool { return a == b }))
 
 // closed and open say whether a record rejects or ignores the fields it does not declare.
 const (
-	closed = false
-	open   = true
+	closed = codectest.Closed
+	open   = codectest.Open
 )
-
-// cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
-var cmpOptions = []cmp.Option{
-	cmp.Comparer(func(a, b dsh.Agent) bool { return a == b }),
-	cmp.Comparer(func(a, b dsh.Token) bool { return a == b }),
-}
 
 func TestRoundTrip(t *testing.T) {
 	t.Run("AgentCancelCause/user", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AgentCancelCause(dsh.CancelUser{}), dsh.UnmarshalAgentCancelCause)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AgentCancelCause(dsh.CancelUser{}), dsh.UnmarshalAgentCancelCause)
 	})
 	t.Run("AgentCancelCause/parent", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AgentCancelCause(dsh.CancelParent{}), dsh.UnmarshalAgentCancelCause)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AgentCancelCause(dsh.CancelParent{}), dsh.UnmarshalAgentCancelCause)
 	})
 	t.Run("AgentCancelCause/hook", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AgentCancelCause(dsh.CancelHook{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AgentCancelCause(dsh.CancelHook{
 			Reason: "text-reason",
 		}), dsh.UnmarshalAgentCancelCause)
 	})
 	t.Run("AgentCancelCause/disposed", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AgentCancelCause(dsh.CancelDisposed{}), dsh.UnmarshalAgentCancelCause)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AgentCancelCause(dsh.CancelDisposed{}), dsh.UnmarshalAgentCancelCause)
 	})
 	t.Run("AssistantChunk/text-delta", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AssistantChunk(dsh.ChunkTextDelta{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkTextDelta{
 			Text: "text-text",
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/reasoning-delta", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AssistantChunk(dsh.ChunkReasoningDelta{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkReasoningDelta{
 			Text: "text-text",
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/tool-call", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AssistantChunk(dsh.ChunkToolCall{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkToolCall{
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: "text-arguments",
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/finish", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.AssistantChunk(dsh.ChunkFinish{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkFinish{
 			Reason: dsh.FinishReasonStop,
 			Usage: &dsh.Usage{
 				InputTokens:  1,
@@ -89,30 +81,30 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("ContentBlock/text", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.ContentBlock(dsh.TextBlock{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.TextBlock{
 			Text: "text-text",
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/reasoning", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.ContentBlock(dsh.ReasoningBlock{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.ReasoningBlock{
 			Text: "text-text",
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/image", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.ContentBlock(dsh.ImageBlock{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.ImageBlock{
 			MediaType: "text-mediaType",
 			Data:      "text-data",
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/tool-call", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.ContentBlock(dsh.ToolCallBlock{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.ToolCallBlock{
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: "text-arguments",
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/tool-result", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.ContentBlock(dsh.ToolResultBlock{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.ToolResultBlock{
 			ToolCallID: "text-toolCallId",
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
@@ -123,37 +115,37 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("GuardVerdict/deny", func(t *testing.T) {
-		checkVariant(t, "GuardVerdict", "kind", dsh.GuardVerdict(dsh.GuardDeny{
+		codectest.CheckVariant(t, schemas, "GuardVerdict", "kind", dsh.GuardVerdict(dsh.GuardDeny{
 			Reason: "text-reason",
 		}), dsh.UnmarshalGuardVerdict)
 	})
 	t.Run("GuardVerdict/abstain", func(t *testing.T) {
-		checkVariant(t, "GuardVerdict", "kind", dsh.GuardVerdict(dsh.GuardAbstain{}), dsh.UnmarshalGuardVerdict)
+		codectest.CheckVariant(t, schemas, "GuardVerdict", "kind", dsh.GuardVerdict(dsh.GuardAbstain{}), dsh.UnmarshalGuardVerdict)
 	})
 	t.Run("MessageSource/user", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.MessageSource(dsh.SourceUser{}), dsh.UnmarshalMessageSource)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.MessageSource(dsh.SourceUser{}), dsh.UnmarshalMessageSource)
 	})
 	t.Run("MessageSource/plugin", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.MessageSource(dsh.SourcePlugin{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.MessageSource(dsh.SourcePlugin{
 			Plugin:  "text-plugin",
 			Form:    dsh.PluginFormInstructions,
 			Summary: ptr("text-summary"),
 		}), dsh.UnmarshalMessageSource)
 	})
 	t.Run("MessageSource/model", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.MessageSource(dsh.SourceModel{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.MessageSource(dsh.SourceModel{
 			Provider:    "text-provider",
 			Model:       "text-model",
 			ReplayState: json.RawMessage(`{"k":"v"}`),
 		}), dsh.UnmarshalMessageSource)
 	})
 	t.Run("MessageSource/tool", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.MessageSource(dsh.SourceTool{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.MessageSource(dsh.SourceTool{
 			CallID: "text-callId",
 		}), dsh.UnmarshalMessageSource)
 	})
 	t.Run("PostToolDecision/accept", func(t *testing.T) {
-		checkVariant(t, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolAccept{
+		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolAccept{
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
 					Text: "text-text",
@@ -174,7 +166,7 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalPostToolDecision)
 	})
 	t.Run("PostToolDecision/block", func(t *testing.T) {
-		checkVariant(t, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolBlock{
+		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolBlock{
 			Feedback: []dsh.ContentBlock{
 				dsh.TextBlock{
 					Text: "text-text",
@@ -195,12 +187,12 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalPostToolDecision)
 	})
 	t.Run("PostToolDecision/halt", func(t *testing.T) {
-		checkVariant(t, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolHalt{
+		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolHalt{
 			Reason: "text-reason",
 		}), dsh.UnmarshalPostToolDecision)
 	})
 	t.Run("PreStepDecision/enter", func(t *testing.T) {
-		checkVariant(t, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepEnter{
+		codectest.CheckVariant(t, schemas, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepEnter{
 			Messages: []dsh.UserMessage{
 				dsh.UserMessage{
 					ID:   "text-id",
@@ -216,35 +208,35 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalPreStepDecision)
 	})
 	t.Run("PreStepDecision/reject", func(t *testing.T) {
-		checkVariant(t, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepReject{
+		codectest.CheckVariant(t, schemas, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepReject{
 			Reason: ptr("text-reason"),
 		}), dsh.UnmarshalPreStepDecision)
 	})
 	t.Run("PreStepDecision/halt", func(t *testing.T) {
-		checkVariant(t, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepHalt{
+		codectest.CheckVariant(t, schemas, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepHalt{
 			Reason: "text-reason",
 		}), dsh.UnmarshalPreStepDecision)
 	})
 	t.Run("PreToolDecision/allow", func(t *testing.T) {
-		checkVariant(t, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolAllow{}), dsh.UnmarshalPreToolDecision)
+		codectest.CheckVariant(t, schemas, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolAllow{}), dsh.UnmarshalPreToolDecision)
 	})
 	t.Run("PreToolDecision/deny", func(t *testing.T) {
-		checkVariant(t, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolDeny{
+		codectest.CheckVariant(t, schemas, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolDeny{
 			Reason: "text-reason",
 		}), dsh.UnmarshalPreToolDecision)
 	})
 	t.Run("PreToolDecision/ask", func(t *testing.T) {
-		checkVariant(t, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolAsk{
+		codectest.CheckVariant(t, schemas, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolAsk{
 			Reason: ptr("text-reason"),
 		}), dsh.UnmarshalPreToolDecision)
 	})
 	t.Run("PreToolDecision/halt", func(t *testing.T) {
-		checkVariant(t, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolHalt{
+		codectest.CheckVariant(t, schemas, "PreToolDecision", "kind", dsh.PreToolDecision(dsh.PreToolHalt{
 			Reason: "text-reason",
 		}), dsh.UnmarshalPreToolDecision)
 	})
 	t.Run("RequestDecision/use", func(t *testing.T) {
-		checkVariant(t, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestUse{
+		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestUse{
 			Config: dsh.LLMCallConfig{
 				Provider:    "text-provider",
 				Model:       "text-model",
@@ -258,15 +250,15 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalRequestDecision)
 	})
 	t.Run("RequestErrorDecision/retry", func(t *testing.T) {
-		checkVariant(t, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorRetry{
+		codectest.CheckVariant(t, schemas, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorRetry{
 			DelayMS: ptr(1),
 		}), dsh.UnmarshalRequestErrorDecision)
 	})
 	t.Run("RequestErrorDecision/none", func(t *testing.T) {
-		checkVariant(t, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorNone{}), dsh.UnmarshalRequestErrorDecision)
+		codectest.CheckVariant(t, schemas, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorNone{}), dsh.UnmarshalRequestErrorDecision)
 	})
 	t.Run("ToolExecutionResult/success", func(t *testing.T) {
-		checkVariant(t, "ToolExecutionResult", "kind", dsh.ToolExecutionResult(dsh.ToolSuccess{
+		codectest.CheckVariant(t, schemas, "ToolExecutionResult", "kind", dsh.ToolExecutionResult(dsh.ToolSuccess{
 			Value: json.RawMessage(`{"k":"v"}`),
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
@@ -290,7 +282,7 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalToolExecutionResult)
 	})
 	t.Run("ToolExecutionResult/failure", func(t *testing.T) {
-		checkVariant(t, "ToolExecutionResult", "kind", dsh.ToolExecutionResult(dsh.ToolFailure{
+		codectest.CheckVariant(t, schemas, "ToolExecutionResult", "kind", dsh.ToolExecutionResult(dsh.ToolFailure{
 			Error: dsh.ToolError{
 				Message: "text-message",
 				Info: &dsh.ToolErrorInfo{
@@ -319,15 +311,15 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalToolExecutionResult)
 	})
 	t.Run("TurnEndReason/completed", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndCompleted{}), dsh.UnmarshalTurnEndReason)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndCompleted{}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("TurnEndReason/aborted", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndAborted{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndAborted{
 			Reason: dsh.CancelUser{},
 		}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("TurnEndReason/blocked", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndBlocked{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndBlocked{
 			Reason: ptr("text-reason"),
 			DroppedMessageIDs: []string{
 				"text-droppedMessageIds",
@@ -335,7 +327,7 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("TurnEndReason/error", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndError{
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndError{
 			Error: dsh.LLMFailure{
 				Message:              "text-message",
 				Code:                 "text-code",
@@ -346,13 +338,13 @@ func TestRoundTrip(t *testing.T) {
 		}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("TurnEndReason/max-tokens", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndMaxTokens{}), dsh.UnmarshalTurnEndReason)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndMaxTokens{}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("TurnEndReason/interrupted", func(t *testing.T) {
-		checkVariant(t, "", "kind", dsh.TurnEndReason(dsh.TurnEndInterrupted{}), dsh.UnmarshalTurnEndReason)
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndInterrupted{}), dsh.UnmarshalTurnEndReason)
 	})
 	t.Run("AgentErrorPayload", func(t *testing.T) {
-		checkRecord(t, "AgentErrorPayload", closed, dsh.AgentErrorPayload{
+		codectest.CheckRecord(t, schemas, "AgentErrorPayload", closed, dsh.AgentErrorPayload{
 			AgentID: "text-agentId",
 			Turn:    1,
 			Step:    1,
@@ -366,7 +358,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ApprovalAsked", func(t *testing.T) {
-		checkRecord(t, "ApprovalAsked", closed, dsh.ApprovalAsked{
+		codectest.CheckRecord(t, schemas, "ApprovalAsked", closed, dsh.ApprovalAsked{
 			ID:       "text-id",
 			ToolName: "text-toolName",
 			CallID:   ptr("text-callId"),
@@ -374,13 +366,13 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ApprovalDecided", func(t *testing.T) {
-		checkRecord(t, "ApprovalDecided", closed, dsh.ApprovalDecided{
+		codectest.CheckRecord(t, schemas, "ApprovalDecided", closed, dsh.ApprovalDecided{
 			ID:      "text-id",
 			Outcome: dsh.ApprovalOutcomeAllowedOnce,
 		})
 	})
 	t.Run("AssistantChunkLogged", func(t *testing.T) {
-		checkRecord(t, "AssistantChunkLogged", closed, dsh.AssistantChunkLogged{
+		codectest.CheckRecord(t, schemas, "AssistantChunkLogged", closed, dsh.AssistantChunkLogged{
 			Turn: 1,
 			Step: 1,
 			Chunk: dsh.ChunkTextDelta{
@@ -389,7 +381,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("AssistantMessageLogged", func(t *testing.T) {
-		checkRecord(t, "AssistantMessageLogged", closed, dsh.AssistantMessageLogged{
+		codectest.CheckRecord(t, schemas, "AssistantMessageLogged", closed, dsh.AssistantMessageLogged{
 			Turn: 1,
 			Step: 1,
 			Message: dsh.AssistantMessage{
@@ -408,14 +400,14 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ContinuationCapped", func(t *testing.T) {
-		checkRecord(t, "ContinuationCapped", closed, dsh.ContinuationCapped{
+		codectest.CheckRecord(t, schemas, "ContinuationCapped", closed, dsh.ContinuationCapped{
 			Turn:          1,
 			Continuations: 1,
 			Cap:           1,
 		})
 	})
 	t.Run("DecisionRecorded", func(t *testing.T) {
-		checkRecord(t, "DecisionRecorded", closed, dsh.DecisionRecorded{
+		codectest.CheckRecord(t, schemas, "DecisionRecorded", closed, dsh.DecisionRecorded{
 			Turn:     ptr(1),
 			Step:     ptr(1),
 			Point:    "text-point",
@@ -426,7 +418,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ExecutePayload", func(t *testing.T) {
-		checkRecord(t, "ExecutePayload", closed, dsh.ExecutePayload{
+		codectest.CheckRecord(t, schemas, "ExecutePayload", closed, dsh.ExecutePayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -437,7 +429,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("GuardPayload", func(t *testing.T) {
-		checkRecord(t, "GuardPayload", closed, dsh.GuardPayload{
+		codectest.CheckRecord(t, schemas, "GuardPayload", closed, dsh.GuardPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -448,7 +440,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("HookInvoked", func(t *testing.T) {
-		checkRecord(t, "HookInvoked", closed, dsh.HookInvoked{
+		codectest.CheckRecord(t, schemas, "HookInvoked", closed, dsh.HookInvoked{
 			Turn:      1,
 			Point:     "text-point",
 			Dialect:   dsh.HookDialectClaudeCode,
@@ -458,7 +450,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("HookResult", func(t *testing.T) {
-		checkRecord(t, "HookResult", closed, dsh.HookResult{
+		codectest.CheckRecord(t, schemas, "HookResult", closed, dsh.HookResult{
 			Turn:          1,
 			Point:         "text-point",
 			HandlerID:     "text-handlerId",
@@ -471,7 +463,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxClaimedPayload", func(t *testing.T) {
-		checkRecord(t, "InboxClaimedPayload", closed, dsh.InboxClaimedPayload{
+		codectest.CheckRecord(t, schemas, "InboxClaimedPayload", closed, dsh.InboxClaimedPayload{
 			AgentID: "text-agentId",
 			Message: dsh.UserMessage{
 				ID:   "text-id",
@@ -487,7 +479,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxDiscardedPayload", func(t *testing.T) {
-		checkRecord(t, "InboxDiscardedPayload", closed, dsh.InboxDiscardedPayload{
+		codectest.CheckRecord(t, schemas, "InboxDiscardedPayload", closed, dsh.InboxDiscardedPayload{
 			AgentID: "text-agentId",
 			Target:  dsh.InboxTargetNextTurn,
 			Message: dsh.UserMessage{
@@ -503,7 +495,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxInsertedPayload", func(t *testing.T) {
-		checkRecord(t, "InboxInsertedPayload", closed, dsh.InboxInsertedPayload{
+		codectest.CheckRecord(t, schemas, "InboxInsertedPayload", closed, dsh.InboxInsertedPayload{
 			AgentID: "text-agentId",
 			Target:  dsh.InboxTargetNextTurn,
 			Message: dsh.UserMessage{
@@ -519,7 +511,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("InboxSpliced", func(t *testing.T) {
-		checkRecord(t, "InboxSpliced", closed, dsh.InboxSpliced{
+		codectest.CheckRecord(t, schemas, "InboxSpliced", closed, dsh.InboxSpliced{
 			Target:       dsh.InboxTargetNextTurn,
 			Start:        1,
 			RemovedCount: ptr(1),
@@ -539,7 +531,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolPayload", func(t *testing.T) {
-		checkRecord(t, "PostToolPayload", closed, dsh.PostToolPayload{
+		codectest.CheckRecord(t, schemas, "PostToolPayload", closed, dsh.PostToolPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -572,7 +564,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreStepPayload", func(t *testing.T) {
-		checkRecord(t, "PreStepPayload", closed, dsh.PreStepPayload{
+		codectest.CheckRecord(t, schemas, "PreStepPayload", closed, dsh.PreStepPayload{
 			AgentID: "text-agentId",
 			Messages: []dsh.UserMessage{
 				dsh.UserMessage{
@@ -591,7 +583,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolPayload", func(t *testing.T) {
-		checkRecord(t, "PreToolPayload", closed, dsh.PreToolPayload{
+		codectest.CheckRecord(t, schemas, "PreToolPayload", closed, dsh.PreToolPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -602,14 +594,14 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("RequestContext", func(t *testing.T) {
-		checkRecord(t, "RequestContext", closed, dsh.RequestContext{
+		codectest.CheckRecord(t, schemas, "RequestContext", closed, dsh.RequestContext{
 			Provider:      "text-provider",
 			Model:         "text-model",
 			ContextWindow: ptr(1),
 		})
 	})
 	t.Run("RequestErrorPayload", func(t *testing.T) {
-		checkRecord(t, "RequestErrorPayload", closed, dsh.RequestErrorPayload{
+		codectest.CheckRecord(t, schemas, "RequestErrorPayload", closed, dsh.RequestErrorPayload{
 			AgentID:  "text-agentId",
 			Turn:     1,
 			Step:     1,
@@ -625,7 +617,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("RequestHeaderLogged", func(t *testing.T) {
-		checkRecord(t, "RequestHeaderLogged", closed, dsh.RequestHeaderLogged{
+		codectest.CheckRecord(t, schemas, "RequestHeaderLogged", closed, dsh.RequestHeaderLogged{
 			Header: dsh.RequestHeader{
 				Config: dsh.LLMCallConfig{
 					Provider:    "text-provider",
@@ -645,54 +637,54 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("RequestPayload", func(t *testing.T) {
-		checkRecord(t, "RequestPayload", closed, dsh.RequestPayload{
+		codectest.CheckRecord(t, schemas, "RequestPayload", closed, dsh.RequestPayload{
 			AgentID: "text-agentId",
 			Turn:    1,
 			Step:    1,
 		})
 	})
 	t.Run("SessionCreated", func(t *testing.T) {
-		checkRecord(t, "SessionCreated", closed, dsh.SessionCreated{
+		codectest.CheckRecord(t, schemas, "SessionCreated", closed, dsh.SessionCreated{
 			SessionID: "text-sessionId",
 			AgentID:   "text-agentId",
 			Workspace: ptr("text-workspace"),
 		})
 	})
 	t.Run("SessionEndSeed", func(t *testing.T) {
-		checkRecord(t, "SessionEndSeed", closed, dsh.SessionEndSeed{})
+		codectest.CheckRecord(t, schemas, "SessionEndSeed", closed, dsh.SessionEndSeed{})
 	})
 	t.Run("SessionStartPayload", func(t *testing.T) {
-		checkRecord(t, "SessionStartPayload", closed, dsh.SessionStartPayload{
+		codectest.CheckRecord(t, schemas, "SessionStartPayload", closed, dsh.SessionStartPayload{
 			AgentID: "text-agentId",
 			Source:  dsh.SessionStartSourceStartup,
 		})
 	})
 	t.Run("StartListenerOverrun", func(t *testing.T) {
-		checkRecord(t, "StartListenerOverrun", closed, dsh.StartListenerOverrun{
+		codectest.CheckRecord(t, schemas, "StartListenerOverrun", closed, dsh.StartListenerOverrun{
 			Listener:  "text-listener",
 			TimeoutMS: 1,
 		})
 	})
 	t.Run("StatusPayload", func(t *testing.T) {
-		checkRecord(t, "StatusPayload", closed, dsh.StatusPayload{
+		codectest.CheckRecord(t, schemas, "StatusPayload", closed, dsh.StatusPayload{
 			AgentID: "text-agentId",
 			Status:  dsh.AgentStatusIdle,
 		})
 	})
 	t.Run("StepEnd", func(t *testing.T) {
-		checkRecord(t, "StepEnd", closed, dsh.StepEnd{
+		codectest.CheckRecord(t, schemas, "StepEnd", closed, dsh.StepEnd{
 			Turn: 1,
 			Step: 1,
 		})
 	})
 	t.Run("StepStart", func(t *testing.T) {
-		checkRecord(t, "StepStart", closed, dsh.StepStart{
+		codectest.CheckRecord(t, schemas, "StepStart", closed, dsh.StepStart{
 			Turn: 1,
 			Step: 1,
 		})
 	})
 	t.Run("ToolCall", func(t *testing.T) {
-		checkRecord(t, "ToolCall", closed, dsh.ToolCall{
+		codectest.CheckRecord(t, schemas, "ToolCall", closed, dsh.ToolCall{
 			Turn:      1,
 			Step:      1,
 			CallID:    "text-callId",
@@ -701,7 +693,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ToolResultLogged", func(t *testing.T) {
-		checkRecord(t, "ToolResultLogged", closed, dsh.ToolResultLogged{
+		codectest.CheckRecord(t, schemas, "ToolResultLogged", closed, dsh.ToolResultLogged{
 			Turn: 1,
 			Step: 1,
 			Message: dsh.UserMessage{
@@ -722,7 +714,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("ToolResultPayload", func(t *testing.T) {
-		checkRecord(t, "ToolResultPayload", closed, dsh.ToolResultPayload{
+		codectest.CheckRecord(t, schemas, "ToolResultPayload", closed, dsh.ToolResultPayload{
 			Exec: dsh.ToolExecution{
 				CallID:     "text-callId",
 				Name:       "text-name",
@@ -755,18 +747,18 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("TurnEnd", func(t *testing.T) {
-		checkRecord(t, "TurnEnd", closed, dsh.TurnEnd{
+		codectest.CheckRecord(t, schemas, "TurnEnd", closed, dsh.TurnEnd{
 			Turn:   1,
 			Reason: dsh.TurnEndCompleted{},
 		})
 	})
 	t.Run("TurnStart", func(t *testing.T) {
-		checkRecord(t, "TurnStart", closed, dsh.TurnStart{
+		codectest.CheckRecord(t, schemas, "TurnStart", closed, dsh.TurnStart{
 			Turn: 1,
 		})
 	})
 	t.Run("TurnStoppingPayload", func(t *testing.T) {
-		checkRecord(t, "TurnStoppingPayload", closed, dsh.TurnStoppingPayload{
+		codectest.CheckRecord(t, schemas, "TurnStoppingPayload", closed, dsh.TurnStoppingPayload{
 			AgentID:        "text-agentId",
 			Turn:           1,
 			Continuations:  1,
@@ -774,7 +766,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserMessageLogged", func(t *testing.T) {
-		checkRecord(t, "UserMessageLogged", closed, dsh.UserMessageLogged{
+		codectest.CheckRecord(t, schemas, "UserMessageLogged", closed, dsh.UserMessageLogged{
 			Message: dsh.UserMessage{
 				ID:   "text-id",
 				Role: dsh.UserMessageRoleUser,
@@ -787,175 +779,6 @@ func TestRoundTrip(t *testing.T) {
 			},
 		})
 	})
-}
-
-// checkVariant round-trips want, a variant of a union, through JSON and unmarshal, then
-// requires the schema (when there is one) and unmarshal to reject it with an unknown and
-// without a discriminator.
-func checkVariant[U any](t *testing.T, schema, discriminator string, want U, unmarshal func([]byte) (U, error)) {
-	t.Helper()
-	if v, ok := any(want).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			t.Errorf("the sample does not validate: %v", err)
-		}
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if schema != "" {
-		if err := validate(t, schema, data); err != nil {
-			t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-		}
-	}
-	got, err := unmarshal(data)
-	if err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields[discriminator] = json.RawMessage(`"no-such-kind"`)
-	rejects(t, schema, fields, unmarshal, dsh.ErrUnknownKind)
-	delete(fields, discriminator)
-	rejects(t, schema, fields, unmarshal, dsh.ErrMissingKind)
-}
-
-// rejects requires the schema (when there is one) to reject the object fields, and
-// unmarshal to fail on it with an error wrapping sentinel.
-func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessage, unmarshal func([]byte) (U, error), sentinel error) {
-	t.Helper()
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if schema != "" && validate(t, schema, data) == nil {
-		t.Errorf("%s.schema.json accepts %s", schema, data)
-	}
-	if _, err := unmarshal(data); !errors.Is(err, sentinel) {
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, err, sentinel)
-	}
-}
-
-// checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
-// reject when the record is closed and both accept when it is open.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["no-such-field"] = json.RawMessage("1")
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	schemaErr := validate(t, schema, data)
-	var extra T
-	decodeErr := json.Unmarshal(data, &extra)
-	switch {
-	case isOpen && (schemaErr != nil || decodeErr != nil):
-		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
-	case isOpen:
-		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
-			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
-		}
-	case schemaErr == nil:
-		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
-	case !errors.Is(decodeErr, dsh.ErrUnknownField):
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, dsh.ErrUnknownField)
-	}
-}
-
-// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
-// where every one of them is null: the required and regular ones encode as null, and the
-// optional ones, which encode as absent, are set to null here, as a peer may send them.
-func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range optional {
-		fields[name] = json.RawMessage("null")
-	}
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-}
-
-// schemas caches the compiled schemas by type name (subtests run one at a time).
-var schemas = map[string]*jsonschema.Schema{}
-
-// validate validates data against <name>.schema.json in schemaDir.
-func validate(t *testing.T, name string, data []byte) error {
-	t.Helper()
-	sch, ok := schemas[name]
-	if !ok {
-		raw, err := os.ReadFile(filepath.Join(schemaDir, name+".schema.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		url := "urn:dsh:schema:" + name
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		if sch, err = c.Compile(url); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		schemas[name] = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	return sch.Validate(inst)
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.

@@ -12,11 +12,12 @@
 // the record is closed, and both accept when it is open. A record with nullable fields gets
 // a second sample with those fields null, which must validate and survive the round trip.
 //
-// The generated file is a test of package `<pkg>_test`. It imports the generated package,
-// the standard library, github.com/google/go-cmp/cmp and
-// github.com/santhosh-tekuri/jsonschema/v6: it is the one generated file allowed to import
-// outside the standard library, which it can because test files are never built by the
-// generated package's importers. Its output is gofmt'ed and byte-for-byte deterministic.
+// The checks themselves are hand-written, in github.com/dshkit/dsh/codec/codectest; the
+// generated file holds the samples and one call per case. It is a test of package
+// `<pkg>_test` and imports the generated package, the standard library, codectest and (for
+// the runtime handles' comparers) github.com/google/go-cmp/cmp: being a test file, it adds
+// nothing to what the generated package's importers build. Its output is gofmt'ed and
+// byte-for-byte deterministic.
 package gotests
 
 import (
@@ -83,7 +84,7 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 			}
 			cases = append(cases, testCase{
 				Name: u.Name + "/" + v.Kind,
-				Call: fmt.Sprintf("checkVariant(t, %s, %s, %s.%s(%s), %s.Unmarshal%s)",
+				Call: fmt.Sprintf("codectest.CheckVariant(t, schemas, %s, %s, %s.%s(%s), %s.Unmarshal%s)",
 					strconv.Quote(schemaName), strconv.Quote(discriminator(u)), s.Package, u.Name, expr, s.Package, u.Name),
 			})
 		}
@@ -102,7 +103,7 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 		}
 		cases = append(cases, testCase{
 			Name: t.Name,
-			Call: fmt.Sprintf("checkRecord(t, %s, %s, %s)", strconv.Quote(t.Name), openness, expr),
+			Call: fmt.Sprintf("codectest.CheckRecord(t, schemas, %s, %s, %s)", strconv.Quote(t.Name), openness, expr),
 		})
 		nullable, optional := nullableFields(t)
 		if !nullable {
@@ -118,7 +119,7 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 		}
 		cases = append(cases, testCase{
 			Name: t.Name + "/nulls",
-			Call: fmt.Sprintf("checkNulls(t, %s)", strings.Join(args, ", ")),
+			Call: fmt.Sprintf("codectest.CheckNulls(t, schemas, %s)", strings.Join(args, ", ")),
 		})
 	}
 
@@ -129,6 +130,7 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 		Pkg:        s.Package,
 		ImportPath: Module + "/" + goDir,
 		UsesTime:   b.usesTime,
+		UsesJSON:   usesJSON(cases),
 		SchemaDir:  filepath.ToSlash(rel),
 		Handles:    handles(s),
 		Cases:      cases,
@@ -158,9 +160,20 @@ type fileData struct {
 	Pkg        string
 	ImportPath string
 	UsesTime   bool
+	UsesJSON   bool
 	SchemaDir  string
 	Handles    []string
 	Cases      []testCase
+}
+
+// usesJSON reports whether a sample refers to package encoding/json (json.RawMessage).
+func usesJSON(cases []testCase) bool {
+	for _, c := range cases {
+		if strings.Contains(c.Call, "json.") {
+			return true
+		}
+	}
+	return false
 }
 
 // schemaNames returns the names of the types that have a schema file, as gen/emit/schema
@@ -229,46 +242,38 @@ var fileTmpl = template.Must(template.New(FileName).Parse(`// {{.Header}}
 // Package {{.Pkg}}_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
 // against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
-//
-// Unlike the rest of the generated code, which imports only the standard library, this
-// test file also imports github.com/google/go-cmp/cmp and
-// github.com/santhosh-tekuri/jsonschema/v6. Being a _test.go file, it adds neither to what
-// importers of package {{.Pkg}} build.
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
+// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
+// package, which imports only the standard library and the codec runtime) imports go-cmp
+// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// {{.Pkg}} build.
 package {{.Pkg}}_test
 
 import (
-	"bytes"
+{{- if .UsesJSON}}
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
+{{- end}}
 	"testing"
 {{- if .UsesTime}}
 	"time"
 {{- end}}
-
+{{if .Handles}}
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+{{end}}
+	"github.com/dshkit/dsh/codec/codectest"
 	"{{.ImportPath}}"
 )
 
-// schemaDir is the directory of the JSON Schema files, relative to this package.
-const schemaDir = {{printf "%q" .SchemaDir}}
+// schemas are the JSON Schema files of the package's types{{if .Handles}}; the runtime handles (never
+// encoded, so always zero here) compare with =={{end}}.
+var schemas = codectest.NewSchemas({{printf "%q" .SchemaDir}}, {{printf "%q" .IDPrefix}}{{range .Handles}},
+	cmp.Comparer(func(a, b {{$.Pkg}}.{{.}}) bool { return a == b }){{end}})
 
 // closed and open say whether a record rejects or ignores the fields it does not declare.
 const (
-	closed = false
-	open   = true
+	closed = codectest.Closed
+	open   = codectest.Open
 )
-
-// cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
-var cmpOptions = []cmp.Option{
-{{- range .Handles}}
-	cmp.Comparer(func(a, b {{$.Pkg}}.{{.}}) bool { return a == b }),
-{{- end}}
-}
 
 func TestRoundTrip(t *testing.T) {
 {{- range .Cases}}
@@ -276,175 +281,6 @@ func TestRoundTrip(t *testing.T) {
 		{{.Call}}
 	})
 {{- end}}
-}
-
-// checkVariant round-trips want, a variant of a union, through JSON and unmarshal, then
-// requires the schema (when there is one) and unmarshal to reject it with an unknown and
-// without a discriminator.
-func checkVariant[U any](t *testing.T, schema, discriminator string, want U, unmarshal func([]byte) (U, error)) {
-	t.Helper()
-	if v, ok := any(want).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			t.Errorf("the sample does not validate: %v", err)
-		}
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if schema != "" {
-		if err := validate(t, schema, data); err != nil {
-			t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-		}
-	}
-	got, err := unmarshal(data)
-	if err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields[discriminator] = json.RawMessage(` + "`" + `"no-such-kind"` + "`" + `)
-	rejects(t, schema, fields, unmarshal, {{.Pkg}}.ErrUnknownKind)
-	delete(fields, discriminator)
-	rejects(t, schema, fields, unmarshal, {{.Pkg}}.ErrMissingKind)
-}
-
-// rejects requires the schema (when there is one) to reject the object fields, and
-// unmarshal to fail on it with an error wrapping sentinel.
-func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessage, unmarshal func([]byte) (U, error), sentinel error) {
-	t.Helper()
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if schema != "" && validate(t, schema, data) == nil {
-		t.Errorf("%s.schema.json accepts %s", schema, data)
-	}
-	if _, err := unmarshal(data); !errors.Is(err, sentinel) {
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, err, sentinel)
-	}
-}
-
-// checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
-// reject when the record is closed and both accept when it is open.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["no-such-field"] = json.RawMessage("1")
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	schemaErr := validate(t, schema, data)
-	var extra T
-	decodeErr := json.Unmarshal(data, &extra)
-	switch {
-	case isOpen && (schemaErr != nil || decodeErr != nil):
-		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
-	case isOpen:
-		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
-			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
-		}
-	case schemaErr == nil:
-		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
-	case !errors.Is(decodeErr, {{.Pkg}}.ErrUnknownField):
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, {{.Pkg}}.ErrUnknownField)
-	}
-}
-
-// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
-// where every one of them is null: the required and regular ones encode as null, and the
-// optional ones, which encode as absent, are set to null here, as a peer may send them.
-func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range optional {
-		fields[name] = json.RawMessage("null")
-	}
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-}
-
-// schemas caches the compiled schemas by type name (subtests run one at a time).
-var schemas = map[string]*jsonschema.Schema{}
-
-// validate validates data against <name>.schema.json in schemaDir.
-func validate(t *testing.T, name string, data []byte) error {
-	t.Helper()
-	sch, ok := schemas[name]
-	if !ok {
-		raw, err := os.ReadFile(filepath.Join(schemaDir, name+".schema.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		url := {{printf "%q" .IDPrefix}} + name
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		if sch, err = c.Compile(url); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		schemas[name] = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	return sch.Validate(inst)
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.

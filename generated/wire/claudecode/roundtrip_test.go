@@ -3,43 +3,33 @@
 // Package claudecode_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
 // against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
-//
-// Unlike the rest of the generated code, which imports only the standard library, this
-// test file also imports github.com/google/go-cmp/cmp and
-// github.com/santhosh-tekuri/jsonschema/v6. Being a _test.go file, it adds neither to what
-// importers of package claudecode build.
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
+// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
+// package, which imports only the standard library and the codec runtime) imports go-cmp
+// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// claudecode build.
 package claudecode_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/dshkit/dsh/codec/codectest"
 	"github.com/dshkit/dsh/generated/wire/claudecode"
 )
 
-// schemaDir is the directory of the JSON Schema files, relative to this package.
-const schemaDir = "../../schema/claudecode"
+// schemas are the JSON Schema files of the package's types.
+var schemas = codectest.NewSchemas("../../schema/claudecode", "urn:dsh:schema:claudecode:")
 
 // closed and open say whether a record rejects or ignores the fields it does not declare.
 const (
-	closed = false
-	open   = true
+	closed = codectest.Closed
+	open   = codectest.Open
 )
-
-// cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
-var cmpOptions = []cmp.Option{}
 
 func TestRoundTrip(t *testing.T) {
 	t.Run("Common", func(t *testing.T) {
-		checkRecord(t, "Common", closed, claudecode.Common{
+		codectest.CheckRecord(t, schemas, "Common", closed, claudecode.Common{
 			SessionID:      "text-session_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
@@ -49,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
-		checkRecord(t, "PostToolUseInput", closed, claudecode.PostToolUseInput{
+		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, claudecode.PostToolUseInput{
 			HookEventName:  claudecode.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:      "text-session_id",
 			ToolName:       "text-tool_name",
@@ -64,7 +54,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseOutput", func(t *testing.T) {
-		checkRecord(t, "PostToolUseOutput", open, claudecode.PostToolUseOutput{
+		codectest.CheckRecord(t, schemas, "PostToolUseOutput", open, claudecode.PostToolUseOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &claudecode.PostToolUseSpecific{
 				HookEventName:        ptr("text-hookEventName"),
@@ -80,7 +70,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseSpecific", func(t *testing.T) {
-		checkRecord(t, "PostToolUseSpecific", open, claudecode.PostToolUseSpecific{
+		codectest.CheckRecord(t, schemas, "PostToolUseSpecific", open, claudecode.PostToolUseSpecific{
 			HookEventName:        ptr("text-hookEventName"),
 			AdditionalContext:    ptr("text-additionalContext"),
 			UpdatedToolOutput:    json.RawMessage(`{"k":"v"}`),
@@ -88,7 +78,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
-		checkRecord(t, "PreToolUseInput", closed, claudecode.PreToolUseInput{
+		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, claudecode.PreToolUseInput{
 			HookEventName:  claudecode.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
 			ToolName:       "text-tool_name",
@@ -102,7 +92,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseOutput", func(t *testing.T) {
-		checkRecord(t, "PreToolUseOutput", open, claudecode.PreToolUseOutput{
+		codectest.CheckRecord(t, schemas, "PreToolUseOutput", open, claudecode.PreToolUseOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &claudecode.PreToolUseSpecific{
 				HookEventName:            ptr("text-hookEventName"),
@@ -119,7 +109,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseSpecific", func(t *testing.T) {
-		checkRecord(t, "PreToolUseSpecific", open, claudecode.PreToolUseSpecific{
+		codectest.CheckRecord(t, schemas, "PreToolUseSpecific", open, claudecode.PreToolUseSpecific{
 			HookEventName:            ptr("text-hookEventName"),
 			PermissionDecision:       claudecode.PreToolUseSpecificPermissionDecisionAllow,
 			PermissionDecisionReason: ptr("text-permissionDecisionReason"),
@@ -128,7 +118,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
-		checkRecord(t, "SessionStartInput", closed, claudecode.SessionStartInput{
+		codectest.CheckRecord(t, schemas, "SessionStartInput", closed, claudecode.SessionStartInput{
 			HookEventName:  claudecode.SessionStartInputHookEventNameSessionStart,
 			SessionID:      "text-session_id",
 			Source:         claudecode.SessionStartInputSourceStartup,
@@ -141,7 +131,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartOutput", func(t *testing.T) {
-		checkRecord(t, "SessionStartOutput", open, claudecode.SessionStartOutput{
+		codectest.CheckRecord(t, schemas, "SessionStartOutput", open, claudecode.SessionStartOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &claudecode.SessionStartSpecific{
 				HookEventName:     ptr("text-hookEventName"),
@@ -155,13 +145,13 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartSpecific", func(t *testing.T) {
-		checkRecord(t, "SessionStartSpecific", open, claudecode.SessionStartSpecific{
+		codectest.CheckRecord(t, schemas, "SessionStartSpecific", open, claudecode.SessionStartSpecific{
 			HookEventName:     ptr("text-hookEventName"),
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
 	t.Run("StopInput", func(t *testing.T) {
-		checkRecord(t, "StopInput", closed, claudecode.StopInput{
+		codectest.CheckRecord(t, schemas, "StopInput", closed, claudecode.StopInput{
 			HookEventName:        claudecode.StopInputHookEventNameStop,
 			SessionID:            "text-session_id",
 			StopHookActive:       true,
@@ -174,7 +164,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("StopOutput", func(t *testing.T) {
-		checkRecord(t, "StopOutput", open, claudecode.StopOutput{
+		codectest.CheckRecord(t, schemas, "StopOutput", open, claudecode.StopOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &claudecode.StopSpecific{
 				HookEventName:     ptr("text-hookEventName"),
@@ -188,13 +178,13 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("StopSpecific", func(t *testing.T) {
-		checkRecord(t, "StopSpecific", open, claudecode.StopSpecific{
+		codectest.CheckRecord(t, schemas, "StopSpecific", open, claudecode.StopSpecific{
 			HookEventName:     ptr("text-hookEventName"),
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
 	t.Run("Universal", func(t *testing.T) {
-		checkRecord(t, "Universal", closed, claudecode.Universal{
+		codectest.CheckRecord(t, schemas, "Universal", closed, claudecode.Universal{
 			Continue:       ptr(true),
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
@@ -204,7 +194,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserPromptSubmitInput", func(t *testing.T) {
-		checkRecord(t, "UserPromptSubmitInput", closed, claudecode.UserPromptSubmitInput{
+		codectest.CheckRecord(t, schemas, "UserPromptSubmitInput", closed, claudecode.UserPromptSubmitInput{
 			HookEventName:  claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			Prompt:         "text-prompt",
 			SessionID:      "text-session_id",
@@ -216,7 +206,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserPromptSubmitOutput", func(t *testing.T) {
-		checkRecord(t, "UserPromptSubmitOutput", open, claudecode.UserPromptSubmitOutput{
+		codectest.CheckRecord(t, schemas, "UserPromptSubmitOutput", open, claudecode.UserPromptSubmitOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &claudecode.UserPromptSubmitSpecific{
 				HookEventName:     ptr("text-hookEventName"),
@@ -230,180 +220,11 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserPromptSubmitSpecific", func(t *testing.T) {
-		checkRecord(t, "UserPromptSubmitSpecific", open, claudecode.UserPromptSubmitSpecific{
+		codectest.CheckRecord(t, schemas, "UserPromptSubmitSpecific", open, claudecode.UserPromptSubmitSpecific{
 			HookEventName:     ptr("text-hookEventName"),
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
-}
-
-// checkVariant round-trips want, a variant of a union, through JSON and unmarshal, then
-// requires the schema (when there is one) and unmarshal to reject it with an unknown and
-// without a discriminator.
-func checkVariant[U any](t *testing.T, schema, discriminator string, want U, unmarshal func([]byte) (U, error)) {
-	t.Helper()
-	if v, ok := any(want).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			t.Errorf("the sample does not validate: %v", err)
-		}
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if schema != "" {
-		if err := validate(t, schema, data); err != nil {
-			t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-		}
-	}
-	got, err := unmarshal(data)
-	if err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields[discriminator] = json.RawMessage(`"no-such-kind"`)
-	rejects(t, schema, fields, unmarshal, claudecode.ErrUnknownKind)
-	delete(fields, discriminator)
-	rejects(t, schema, fields, unmarshal, claudecode.ErrMissingKind)
-}
-
-// rejects requires the schema (when there is one) to reject the object fields, and
-// unmarshal to fail on it with an error wrapping sentinel.
-func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessage, unmarshal func([]byte) (U, error), sentinel error) {
-	t.Helper()
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if schema != "" && validate(t, schema, data) == nil {
-		t.Errorf("%s.schema.json accepts %s", schema, data)
-	}
-	if _, err := unmarshal(data); !errors.Is(err, sentinel) {
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, err, sentinel)
-	}
-}
-
-// checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
-// reject when the record is closed and both accept when it is open.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["no-such-field"] = json.RawMessage("1")
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	schemaErr := validate(t, schema, data)
-	var extra T
-	decodeErr := json.Unmarshal(data, &extra)
-	switch {
-	case isOpen && (schemaErr != nil || decodeErr != nil):
-		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
-	case isOpen:
-		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
-			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
-		}
-	case schemaErr == nil:
-		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
-	case !errors.Is(decodeErr, claudecode.ErrUnknownField):
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, claudecode.ErrUnknownField)
-	}
-}
-
-// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
-// where every one of them is null: the required and regular ones encode as null, and the
-// optional ones, which encode as absent, are set to null here, as a peer may send them.
-func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range optional {
-		fields[name] = json.RawMessage("null")
-	}
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-}
-
-// schemas caches the compiled schemas by type name (subtests run one at a time).
-var schemas = map[string]*jsonschema.Schema{}
-
-// validate validates data against <name>.schema.json in schemaDir.
-func validate(t *testing.T, name string, data []byte) error {
-	t.Helper()
-	sch, ok := schemas[name]
-	if !ok {
-		raw, err := os.ReadFile(filepath.Join(schemaDir, name+".schema.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		url := "urn:dsh:schema:claudecode:" + name
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		if sch, err = c.Compile(url); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		schemas[name] = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	return sch.Validate(inst)
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.

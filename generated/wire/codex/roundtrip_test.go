@@ -3,43 +3,33 @@
 // Package codex_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
 // against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls.
-//
-// Unlike the rest of the generated code, which imports only the standard library, this
-// test file also imports github.com/google/go-cmp/cmp and
-// github.com/santhosh-tekuri/jsonschema/v6. Being a _test.go file, it adds neither to what
-// importers of package codex build.
+// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
+// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
+// package, which imports only the standard library and the codec runtime) imports go-cmp
+// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// codex build.
 package codex_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/dshkit/dsh/codec/codectest"
 	"github.com/dshkit/dsh/generated/wire/codex"
 )
 
-// schemaDir is the directory of the JSON Schema files, relative to this package.
-const schemaDir = "../../schema/codex"
+// schemas are the JSON Schema files of the package's types.
+var schemas = codectest.NewSchemas("../../schema/codex", "urn:dsh:schema:codex:")
 
 // closed and open say whether a record rejects or ignores the fields it does not declare.
 const (
-	closed = false
-	open   = true
+	closed = codectest.Closed
+	open   = codectest.Open
 )
-
-// cmpOptions compare the runtime handles (never encoded, so always zero here) with ==.
-var cmpOptions = []cmp.Option{}
 
 func TestRoundTrip(t *testing.T) {
 	t.Run("Common", func(t *testing.T) {
-		checkRecord(t, "Common", closed, codex.Common{
+		codectest.CheckRecord(t, schemas, "Common", closed, codex.Common{
 			SessionID:      "text-session_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
@@ -48,7 +38,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("Common/nulls", func(t *testing.T) {
-		checkNulls(t, "Common", codex.Common{
+		codectest.CheckNulls(t, schemas, "Common", codex.Common{
 			SessionID:      "text-session_id",
 			CWD:            "text-cwd",
 			Model:          "text-model",
@@ -56,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
-		checkRecord(t, "PostToolUseInput", closed, codex.PostToolUseInput{
+		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, codex.PostToolUseInput{
 			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:      "text-session_id",
 			TranscriptPath: ptr("text-transcript_path"),
@@ -71,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseInput/nulls", func(t *testing.T) {
-		checkNulls(t, "PostToolUseInput", codex.PostToolUseInput{
+		codectest.CheckNulls(t, schemas, "PostToolUseInput", codex.PostToolUseInput{
 			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:      "text-session_id",
 			CWD:            "text-cwd",
@@ -85,7 +75,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseOutput", func(t *testing.T) {
-		checkRecord(t, "PostToolUseOutput", closed, codex.PostToolUseOutput{
+		codectest.CheckRecord(t, schemas, "PostToolUseOutput", closed, codex.PostToolUseOutput{
 			Continue: ptr(true),
 			Decision: codex.PostToolUseOutputDecisionBlock,
 			Reason:   ptr("text-reason"),
@@ -101,7 +91,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PostToolUseSpecific", func(t *testing.T) {
-		checkRecord(t, "PostToolUseSpecific", closed, codex.PostToolUseSpecific{
+		codectest.CheckRecord(t, schemas, "PostToolUseSpecific", closed, codex.PostToolUseSpecific{
 			HookEventName:        codex.PostToolUseSpecificHookEventNamePreToolUse,
 			AdditionalContext:    ptr("text-additionalContext"),
 			UpdatedToolOutput:    json.RawMessage(`{"k":"v"}`),
@@ -109,7 +99,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
-		checkRecord(t, "PreToolUseInput", closed, codex.PreToolUseInput{
+		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, codex.PreToolUseInput{
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
 			ToolName:       "text-tool_name",
@@ -122,7 +112,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseInput/nulls", func(t *testing.T) {
-		checkNulls(t, "PreToolUseInput", codex.PreToolUseInput{
+		codectest.CheckNulls(t, schemas, "PreToolUseInput", codex.PreToolUseInput{
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
 			ToolName:       "text-tool_name",
@@ -134,7 +124,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseOutput", func(t *testing.T) {
-		checkRecord(t, "PreToolUseOutput", closed, codex.PreToolUseOutput{
+		codectest.CheckRecord(t, schemas, "PreToolUseOutput", closed, codex.PreToolUseOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &codex.PreToolUseSpecific{
 				HookEventName:            codex.PreToolUseSpecificHookEventNamePreToolUse,
@@ -149,7 +139,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("PreToolUseSpecific", func(t *testing.T) {
-		checkRecord(t, "PreToolUseSpecific", closed, codex.PreToolUseSpecific{
+		codectest.CheckRecord(t, schemas, "PreToolUseSpecific", closed, codex.PreToolUseSpecific{
 			HookEventName:            codex.PreToolUseSpecificHookEventNamePreToolUse,
 			PermissionDecision:       codex.PreToolUseSpecificPermissionDecisionAllow,
 			PermissionDecisionReason: ptr("text-permissionDecisionReason"),
@@ -158,7 +148,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
-		checkRecord(t, "SessionStartInput", closed, codex.SessionStartInput{
+		codectest.CheckRecord(t, schemas, "SessionStartInput", closed, codex.SessionStartInput{
 			HookEventName:  codex.SessionStartInputHookEventNameSessionStart,
 			SessionID:      "text-session_id",
 			Source:         codex.SessionStartInputSourceStartup,
@@ -169,7 +159,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartInput/nulls", func(t *testing.T) {
-		checkNulls(t, "SessionStartInput", codex.SessionStartInput{
+		codectest.CheckNulls(t, schemas, "SessionStartInput", codex.SessionStartInput{
 			HookEventName:  codex.SessionStartInputHookEventNameSessionStart,
 			SessionID:      "text-session_id",
 			Source:         codex.SessionStartInputSourceStartup,
@@ -179,7 +169,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartOutput", func(t *testing.T) {
-		checkRecord(t, "SessionStartOutput", closed, codex.SessionStartOutput{
+		codectest.CheckRecord(t, schemas, "SessionStartOutput", closed, codex.SessionStartOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &codex.SessionStartSpecific{
 				HookEventName:     codex.SessionStartSpecificHookEventNameSessionStart,
@@ -194,7 +184,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("SessionStartSpecific", func(t *testing.T) {
-		checkRecord(t, "SessionStartSpecific", closed, codex.SessionStartSpecific{
+		codectest.CheckRecord(t, schemas, "SessionStartSpecific", closed, codex.SessionStartSpecific{
 			HookEventName:     codex.SessionStartSpecificHookEventNameSessionStart,
 			AdditionalContext: ptr("text-additionalContext"),
 			Env: map[string]string{
@@ -203,7 +193,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("StopInput", func(t *testing.T) {
-		checkRecord(t, "StopInput", closed, codex.StopInput{
+		codectest.CheckRecord(t, schemas, "StopInput", closed, codex.StopInput{
 			HookEventName:        codex.StopInputHookEventNameStop,
 			SessionID:            "text-session_id",
 			TranscriptPath:       ptr("text-transcript_path"),
@@ -216,7 +206,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("StopInput/nulls", func(t *testing.T) {
-		checkNulls(t, "StopInput", codex.StopInput{
+		codectest.CheckNulls(t, schemas, "StopInput", codex.StopInput{
 			HookEventName:  codex.StopInputHookEventNameStop,
 			SessionID:      "text-session_id",
 			CWD:            "text-cwd",
@@ -227,7 +217,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("StopOutput", func(t *testing.T) {
-		checkRecord(t, "StopOutput", closed, codex.StopOutput{
+		codectest.CheckRecord(t, schemas, "StopOutput", closed, codex.StopOutput{
 			Continue:       ptr(true),
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
@@ -237,13 +227,13 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("StopOutput/nulls", func(t *testing.T) {
-		checkNulls(t, "StopOutput", codex.StopOutput{
+		codectest.CheckNulls(t, schemas, "StopOutput", codex.StopOutput{
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
 		}, "stopReason", "systemMessage", "decision", "reason")
 	})
 	t.Run("Universal", func(t *testing.T) {
-		checkRecord(t, "Universal", closed, codex.Universal{
+		codectest.CheckRecord(t, schemas, "Universal", closed, codex.Universal{
 			Continue:       ptr(true),
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
@@ -251,7 +241,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UniversalNullable", func(t *testing.T) {
-		checkRecord(t, "UniversalNullable", closed, codex.UniversalNullable{
+		codectest.CheckRecord(t, schemas, "UniversalNullable", closed, codex.UniversalNullable{
 			Continue:       ptr(true),
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
@@ -261,13 +251,13 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UniversalNullable/nulls", func(t *testing.T) {
-		checkNulls(t, "UniversalNullable", codex.UniversalNullable{
+		codectest.CheckNulls(t, schemas, "UniversalNullable", codex.UniversalNullable{
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
 		}, "stopReason", "systemMessage", "decision", "reason")
 	})
 	t.Run("UserPromptSubmitInput", func(t *testing.T) {
-		checkRecord(t, "UserPromptSubmitInput", closed, codex.UserPromptSubmitInput{
+		codectest.CheckRecord(t, schemas, "UserPromptSubmitInput", closed, codex.UserPromptSubmitInput{
 			HookEventName:  codex.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			SessionID:      "text-session_id",
 			TranscriptPath: ptr("text-transcript_path"),
@@ -279,7 +269,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserPromptSubmitInput/nulls", func(t *testing.T) {
-		checkNulls(t, "UserPromptSubmitInput", codex.UserPromptSubmitInput{
+		codectest.CheckNulls(t, schemas, "UserPromptSubmitInput", codex.UserPromptSubmitInput{
 			HookEventName:  codex.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			SessionID:      "text-session_id",
 			CWD:            "text-cwd",
@@ -290,7 +280,7 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserPromptSubmitOutput", func(t *testing.T) {
-		checkRecord(t, "UserPromptSubmitOutput", closed, codex.UserPromptSubmitOutput{
+		codectest.CheckRecord(t, schemas, "UserPromptSubmitOutput", closed, codex.UserPromptSubmitOutput{
 			Continue: ptr(true),
 			HookSpecificOutput: &codex.UserPromptSubmitSpecific{
 				HookEventName:     codex.UserPromptSubmitSpecificHookEventNameUserPromptSubmit,
@@ -304,191 +294,22 @@ func TestRoundTrip(t *testing.T) {
 		})
 	})
 	t.Run("UserPromptSubmitOutput/nulls", func(t *testing.T) {
-		checkNulls(t, "UserPromptSubmitOutput", codex.UserPromptSubmitOutput{
+		codectest.CheckNulls(t, schemas, "UserPromptSubmitOutput", codex.UserPromptSubmitOutput{
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
 		}, "hookSpecificOutput", "stopReason", "systemMessage", "decision", "reason")
 	})
 	t.Run("UserPromptSubmitSpecific", func(t *testing.T) {
-		checkRecord(t, "UserPromptSubmitSpecific", closed, codex.UserPromptSubmitSpecific{
+		codectest.CheckRecord(t, schemas, "UserPromptSubmitSpecific", closed, codex.UserPromptSubmitSpecific{
 			HookEventName:     codex.UserPromptSubmitSpecificHookEventNameUserPromptSubmit,
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
 	t.Run("UserPromptSubmitSpecific/nulls", func(t *testing.T) {
-		checkNulls(t, "UserPromptSubmitSpecific", codex.UserPromptSubmitSpecific{
+		codectest.CheckNulls(t, schemas, "UserPromptSubmitSpecific", codex.UserPromptSubmitSpecific{
 			HookEventName: codex.UserPromptSubmitSpecificHookEventNameUserPromptSubmit,
 		}, "additionalContext")
 	})
-}
-
-// checkVariant round-trips want, a variant of a union, through JSON and unmarshal, then
-// requires the schema (when there is one) and unmarshal to reject it with an unknown and
-// without a discriminator.
-func checkVariant[U any](t *testing.T, schema, discriminator string, want U, unmarshal func([]byte) (U, error)) {
-	t.Helper()
-	if v, ok := any(want).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			t.Errorf("the sample does not validate: %v", err)
-		}
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if schema != "" {
-		if err := validate(t, schema, data); err != nil {
-			t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-		}
-	}
-	got, err := unmarshal(data)
-	if err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields[discriminator] = json.RawMessage(`"no-such-kind"`)
-	rejects(t, schema, fields, unmarshal, codex.ErrUnknownKind)
-	delete(fields, discriminator)
-	rejects(t, schema, fields, unmarshal, codex.ErrMissingKind)
-}
-
-// rejects requires the schema (when there is one) to reject the object fields, and
-// unmarshal to fail on it with an error wrapping sentinel.
-func rejects[U any](t *testing.T, schema string, fields map[string]json.RawMessage, unmarshal func([]byte) (U, error), sentinel error) {
-	t.Helper()
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if schema != "" && validate(t, schema, data) == nil {
-		t.Errorf("%s.schema.json accepts %s", schema, data)
-	}
-	if _, err := unmarshal(data); !errors.Is(err, sentinel) {
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, err, sentinel)
-	}
-}
-
-// checkRecord round-trips want, a record with a schema file, through JSON, the schema
-// and json.Unmarshal, then adds an unknown field, which the schema and the decoder must both
-// reject when the record is closed and both accept when it is open.
-func checkRecord[T interface{ Validate() error }](t *testing.T, schema string, isOpen bool, want T) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["no-such-field"] = json.RawMessage("1")
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	schemaErr := validate(t, schema, data)
-	var extra T
-	decodeErr := json.Unmarshal(data, &extra)
-	switch {
-	case isOpen && (schemaErr != nil || decodeErr != nil):
-		t.Errorf("open record with an unknown field %s: schema: %v, unmarshal: %v; want both to accept it", data, schemaErr, decodeErr)
-	case isOpen:
-		if diff := cmp.Diff(want, extra, cmpOptions...); diff != "" {
-			t.Errorf("the unknown field of %s changed the value (-want +got):\n%s", data, diff)
-		}
-	case schemaErr == nil:
-		t.Errorf("%s.schema.json accepts the unknown field of %s", schema, data)
-	case !errors.Is(decodeErr, codex.ErrUnknownField):
-		t.Errorf("unmarshal %s: %v, want an error wrapping %q", data, decodeErr, codex.ErrUnknownField)
-	}
-}
-
-// checkNulls round-trips want, a record whose nullable fields are all absent, through JSON
-// where every one of them is null: the required and regular ones encode as null, and the
-// optional ones, which encode as absent, are set to null here, as a peer may send them.
-func checkNulls[T interface{ Validate() error }](t *testing.T, schema string, want T, optional ...string) {
-	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range optional {
-		fields[name] = json.RawMessage("null")
-	}
-	if data, err = json.Marshal(fields); err != nil {
-		t.Fatal(err)
-	}
-	if err := validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, cmpOptions...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
-}
-
-// schemas caches the compiled schemas by type name (subtests run one at a time).
-var schemas = map[string]*jsonschema.Schema{}
-
-// validate validates data against <name>.schema.json in schemaDir.
-func validate(t *testing.T, name string, data []byte) error {
-	t.Helper()
-	sch, ok := schemas[name]
-	if !ok {
-		raw, err := os.ReadFile(filepath.Join(schemaDir, name+".schema.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		url := "urn:dsh:schema:codex:" + name
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		if sch, err = c.Compile(url); err != nil {
-			t.Fatalf("%s.schema.json: %v", name, err)
-		}
-		schemas[name] = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	return sch.Validate(inst)
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.
