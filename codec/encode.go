@@ -40,6 +40,14 @@ func NewEncoder() *Encoder {
 	return e
 }
 
+// Marshal returns the JSON encode writes of v, encode being a generated type's encodeJSON
+// method (T.encodeJSON): what a generated MarshalJSON returns.
+func Marshal[T any](v T, encode func(T, *Encoder)) ([]byte, error) {
+	e := NewEncoder()
+	encode(v, e)
+	return e.Finish()
+}
+
 // Finish returns a copy of what e holds, or its first error, and puts e back in the pool:
 // e must not be used afterwards.
 func (e *Encoder) Finish() ([]byte, error) {
@@ -96,12 +104,13 @@ func (e *Encoder) BeginArray() { e.buf = append(e.buf, '[') }
 func (e *Encoder) EndArray() { e.buf = append(e.buf, ']') }
 
 // Key writes the key of the next object member: a comma unless it is the first, the name
-// as a JSON string, and ':'.
-func (e *Encoder) Key(name string) {
+// as a JSON string, and ':'. It returns e, to write the value: enc.Key("id").String(id).
+func (e *Encoder) Key(name string) *Encoder {
 	e.comma()
 	e.key = name
 	e.buf = appendString(e.buf, name)
 	e.buf = append(e.buf, ':')
+	return e
 }
 
 // Elem writes the separator before the next array element (none before the first).
@@ -237,6 +246,16 @@ func EncodeMap[T any](e *Encoder, m map[string]T, elem func(*Encoder, T)) {
 		elem(e, m[k])
 	}
 	e.EndObject()
+}
+
+// EncodePtr writes *p with encode (a generated type's encodeJSON method), or null when p is
+// nil, as encoding/json writes a nil pointer.
+func EncodePtr[T any](e *Encoder, p *T, encode func(T, *Encoder)) {
+	if p == nil {
+		e.Null()
+		return
+	}
+	encode(*p, e)
 }
 
 // NonNilList returns s, or an empty list when s is nil, so that it encodes as [].

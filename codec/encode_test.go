@@ -124,6 +124,28 @@ func mustJSON(v any) string {
 	return string(data)
 }
 
+type point struct{ X, Y int }
+
+func (p point) encodeJSON(e *Encoder) {
+	e.BeginObject()
+	e.Key("x").Int(p.X)
+	e.Key("y").Int(p.Y)
+	e.EndObject()
+}
+
+func TestMarshalAndEncodePtr(t *testing.T) {
+	got, err := Marshal(point{1, 2}, point.encodeJSON)
+	if err != nil || string(got) != `{"x":1,"y":2}` {
+		t.Errorf("Marshal: %s %v", got, err)
+	}
+	got, err = encodeOne(func(e *Encoder) {
+		EncodeList(e, []*point{{3, 4}, nil}, func(e *Encoder, p *point) { EncodePtr(e, p, point.encodeJSON) })
+	})
+	if err != nil || string(got) != `[{"x":3,"y":4},null]` {
+		t.Errorf("EncodePtr: %s %v", got, err)
+	}
+}
+
 func TestFinishCopiesAndFirstErrorWins(t *testing.T) {
 	a, _ := encodeOne(func(e *Encoder) { e.String("first") })
 	b, _ := encodeOne(func(e *Encoder) { e.String("second") })

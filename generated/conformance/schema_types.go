@@ -22,24 +22,18 @@ type Scenario struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Scenario) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Scenario.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Scenario) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("refs")
-	codec.EncodeList(enc, codec.NonNilList(r.Refs), (*codec.Encoder).String)
-	enc.Key("setup")
-	r.Setup.encodeJSON(enc)
-	enc.Key("run")
-	codec.EncodeList(enc, codec.NonNilList(r.Run), func(enc *codec.Encoder, v Step) {
+	codec.EncodeList(enc.Key("refs"), codec.NonNilList(r.Refs), (*codec.Encoder).String)
+	r.Setup.encodeJSON(enc.Key("setup"))
+	codec.EncodeList(enc.Key("run"), codec.NonNilList(r.Run), func(enc *codec.Encoder, v Step) {
 		v.encodeJSON(enc)
 	})
-	enc.Key("expect")
-	r.Expect.encodeJSON(enc)
+	r.Expect.encodeJSON(enc.Key("expect"))
 	enc.EndObject()
 }
 
@@ -106,49 +100,38 @@ type Setup struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Setup) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Setup.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Setup) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("tools")
-	codec.EncodeList(enc, codec.NonNilList(r.Tools), func(enc *codec.Encoder, v Tool) {
+	codec.EncodeList(enc.Key("tools"), codec.NonNilList(r.Tools), func(enc *codec.Encoder, v Tool) {
 		v.encodeJSON(enc)
 	})
-	enc.Key("listeners")
-	codec.EncodeList(enc, codec.NonNilList(r.Listeners), func(enc *codec.Encoder, v Listener) {
+	codec.EncodeList(enc.Key("listeners"), codec.NonNilList(r.Listeners), func(enc *codec.Encoder, v Listener) {
 		v.encodeJSON(enc)
 	})
 	if r.Approver != "" {
-		enc.Key("approver")
-		enc.String(string(r.Approver))
+		enc.Key("approver").String(string(r.Approver))
 	}
-	enc.Key("model")
-	codec.EncodeList(enc, codec.NonNilList(r.Model), func(enc *codec.Encoder, v Response) {
+	codec.EncodeList(enc.Key("model"), codec.NonNilList(r.Model), func(enc *codec.Encoder, v Response) {
 		v.encodeJSON(enc)
 	})
 	if r.MaxParallelToolCalls != nil {
-		enc.Key("maxParallelToolCalls")
-		enc.Int(*r.MaxParallelToolCalls)
+		enc.Key("maxParallelToolCalls").Int(*r.MaxParallelToolCalls)
 	}
 	if r.ContinuationCap != nil {
-		enc.Key("continuationCap")
-		enc.Int(*r.ContinuationCap)
+		enc.Key("continuationCap").Int(*r.ContinuationCap)
 	}
 	if r.SessionStartTimeoutMS != nil {
-		enc.Key("sessionStartTimeoutMs")
-		enc.Int(*r.SessionStartTimeoutMS)
+		enc.Key("sessionStartTimeoutMs").Int(*r.SessionStartTimeoutMS)
 	}
 	if r.Audit != nil {
-		enc.Key("audit")
-		enc.Bool(*r.Audit)
+		enc.Key("audit").Bool(*r.Audit)
 	}
 	if r.Hooks != nil {
-		enc.Key("hooks")
-		r.Hooks.encodeJSON(enc)
+		r.Hooks.encodeJSON(enc.Key("hooks"))
 	}
 	enc.EndObject()
 }
@@ -257,18 +240,14 @@ type Hooks struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Hooks) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Hooks.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Hooks) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("dialect")
-	enc.String(string(r.Dialect))
-	enc.Key("events")
-	codec.EncodeMap(enc, codec.NonNilMap(r.Events), func(enc *codec.Encoder, v []HookGroup) {
+	enc.Key("dialect").String(string(r.Dialect))
+	codec.EncodeMap(enc.Key("events"), codec.NonNilMap(r.Events), func(enc *codec.Encoder, v []HookGroup) {
 		codec.EncodeList(enc, v, func(enc *codec.Encoder, v HookGroup) {
 			v.encodeJSON(enc)
 		})
@@ -346,20 +325,16 @@ type HookGroup struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookGroup) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, HookGroup.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r HookGroup) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Matcher != nil {
-		enc.Key("matcher")
-		enc.String(*r.Matcher)
+		enc.Key("matcher").String(*r.Matcher)
 	}
-	enc.Key("hooks")
-	codec.EncodeList(enc, codec.NonNilList(r.Hooks), func(enc *codec.Encoder, v HookScript) {
+	codec.EncodeList(enc.Key("hooks"), codec.NonNilList(r.Hooks), func(enc *codec.Encoder, v HookScript) {
 		v.encodeJSON(enc)
 	})
 	enc.EndObject()
@@ -429,51 +404,39 @@ type HookScript struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookScript) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, HookScript.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r HookScript) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("exit")
-	enc.Int(r.Exit)
+	enc.Key("exit").Int(r.Exit)
 	if r.Stdout != nil {
-		enc.Key("stdout")
-		enc.String(*r.Stdout)
+		enc.Key("stdout").String(*r.Stdout)
 	}
 	if r.Stderr != nil {
-		enc.Key("stderr")
-		enc.String(*r.Stderr)
+		enc.Key("stderr").String(*r.Stderr)
 	}
 	if r.EchoStdin != "" {
-		enc.Key("echoStdin")
-		enc.String(string(r.EchoStdin))
+		enc.Key("echoStdin").String(string(r.EchoStdin))
 	}
 	if r.DelayMS != nil {
-		enc.Key("delayMs")
-		enc.Int(*r.DelayMS)
+		enc.Key("delayMs").Int(*r.DelayMS)
 	}
 	if r.Gate != nil {
-		enc.Key("gate")
-		enc.String(*r.Gate)
+		enc.Key("gate").String(*r.Gate)
 	}
 	if r.Times != nil {
-		enc.Key("times")
-		enc.Int(*r.Times)
+		enc.Key("times").Int(*r.Times)
 	}
 	if r.Signal != "" {
-		enc.Key("signal")
-		enc.String(string(r.Signal))
+		enc.Key("signal").String(string(r.Signal))
 	}
 	if r.Async != nil {
-		enc.Key("async")
-		enc.Bool(*r.Async)
+		enc.Key("async").Bool(*r.Async)
 	}
 	if r.TimeoutSec != nil {
-		enc.Key("timeoutSec")
-		enc.Float(*r.TimeoutSec)
+		enc.Key("timeoutSec").Float(*r.TimeoutSec)
 	}
 	enc.EndObject()
 }
@@ -594,29 +557,22 @@ type Tool struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Tool) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Tool.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Tool) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("name")
-	enc.String(r.Name)
+	enc.Key("name").String(r.Name)
 	if r.Parallel != nil {
-		enc.Key("parallel")
-		enc.Bool(*r.Parallel)
+		enc.Key("parallel").Bool(*r.Parallel)
 	}
 	if len(r.OutputSchema) != 0 {
-		enc.Key("outputSchema")
-		enc.Raw(r.OutputSchema)
+		enc.Key("outputSchema").Raw(r.OutputSchema)
 	}
-	enc.Key("body")
-	codec.EncodeList(enc, codec.NonNilList(r.Body), encodeAction)
+	codec.EncodeList(enc.Key("body"), codec.NonNilList(r.Body), encodeAction)
 	if r.Finalize != nil {
-		enc.Key("finalize")
-		codec.EncodeList(enc, r.Finalize, encodeAction)
+		codec.EncodeList(enc.Key("finalize"), r.Finalize, encodeAction)
 	}
 	enc.EndObject()
 }
@@ -673,30 +629,23 @@ type Listener struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Listener) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Listener.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Listener) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("point")
-	enc.String(r.Point)
+	enc.Key("point").String(r.Point)
 	if r.Name != nil {
-		enc.Key("name")
-		enc.String(*r.Name)
+		enc.Key("name").String(*r.Name)
 	}
 	if r.Agent != nil {
-		enc.Key("agent")
-		enc.String(*r.Agent)
+		enc.Key("agent").String(*r.Agent)
 	}
 	if r.When != nil {
-		enc.Key("when")
-		r.When.encodeJSON(enc)
+		r.When.encodeJSON(enc.Key("when"))
 	}
-	enc.Key("do")
-	codec.EncodeList(enc, codec.NonNilList(r.Do), encodeAction)
+	codec.EncodeList(enc.Key("do"), codec.NonNilList(r.Do), encodeAction)
 	enc.EndObject()
 }
 
@@ -749,29 +698,23 @@ type When struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r When) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, When.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r When) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Turn != nil {
-		enc.Key("turn")
-		enc.Int(*r.Turn)
+		enc.Key("turn").Int(*r.Turn)
 	}
 	if r.Step != nil {
-		enc.Key("step")
-		enc.Int(*r.Step)
+		enc.Key("step").Int(*r.Step)
 	}
 	if r.CallID != nil {
-		enc.Key("callId")
-		enc.String(*r.CallID)
+		enc.Key("callId").String(*r.CallID)
 	}
 	if r.Times != nil {
-		enc.Key("times")
-		enc.Int(*r.Times)
+		enc.Key("times").Int(*r.Times)
 	}
 	enc.EndObject()
 }
@@ -1245,155 +1188,79 @@ func encodeAction(enc *codec.Encoder, u Action) {
 	case ActNext:
 		v.encodeJSON(enc)
 	case *ActNext:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActNext.encodeJSON)
 	case ActDecide:
 		v.encodeJSON(enc)
 	case *ActDecide:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActDecide.encodeJSON)
 	case ActFail:
 		v.encodeJSON(enc)
 	case *ActFail:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActFail.encodeJSON)
 	case ActPanic:
 		v.encodeJSON(enc)
 	case *ActPanic:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActPanic.encodeJSON)
 	case ActRecord:
 		v.encodeJSON(enc)
 	case *ActRecord:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActRecord.encodeJSON)
 	case ActSteer:
 		v.encodeJSON(enc)
 	case *ActSteer:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActSteer.encodeJSON)
 	case ActInject:
 		v.encodeJSON(enc)
 	case *ActInject:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActInject.encodeJSON)
 	case ActFollowup:
 		v.encodeJSON(enc)
 	case *ActFollowup:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActFollowup.encodeJSON)
 	case ActHalt:
 		v.encodeJSON(enc)
 	case *ActHalt:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActHalt.encodeJSON)
 	case ActCancel:
 		v.encodeJSON(enc)
 	case *ActCancel:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActCancel.encodeJSON)
 	case ActWait:
 		v.encodeJSON(enc)
 	case *ActWait:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActWait.encodeJSON)
 	case ActRelease:
 		v.encodeJSON(enc)
 	case *ActRelease:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActRelease.encodeJSON)
 	case ActAddContext:
 		v.encodeJSON(enc)
 	case *ActAddContext:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActAddContext.encodeJSON)
 	case ActRewrite:
 		v.encodeJSON(enc)
 	case *ActRewrite:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActRewrite.encodeJSON)
 	case ActValue:
 		v.encodeJSON(enc)
 	case *ActValue:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActValue.encodeJSON)
 	case ActError:
 		v.encodeJSON(enc)
 	case *ActError:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActError.encodeJSON)
 	case ActDefer:
 		v.encodeJSON(enc)
 	case *ActDefer:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActDefer.encodeJSON)
 	case ActConclude:
 		v.encodeJSON(enc)
 	case *ActConclude:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActConclude.encodeJSON)
 	case ActSleep:
 		v.encodeJSON(enc)
 	case *ActSleep:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ActSleep.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1424,19 +1291,15 @@ func NewActNext() Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActNext) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActNext.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActNext) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActNextKind))
+	enc.Key("kind").String(string(ActNextKind))
 	if r.Twice != nil {
-		enc.Key("twice")
-		enc.Bool(*r.Twice)
+		enc.Key("twice").Bool(*r.Twice)
 	}
 	enc.EndObject()
 }
@@ -1487,18 +1350,14 @@ func NewActDecide(decision json.RawMessage) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActDecide) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActDecide.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActDecide) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActDecideKind))
-	enc.Key("decision")
-	enc.Raw(r.Decision)
+	enc.Key("kind").String(string(ActDecideKind))
+	enc.Key("decision").Raw(r.Decision)
 	enc.EndObject()
 }
 
@@ -1550,21 +1409,16 @@ func NewActFail(message string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActFail) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActFail.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActFail) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActFailKind))
-	enc.Key("message")
-	enc.String(r.Message)
+	enc.Key("kind").String(string(ActFailKind))
+	enc.Key("message").String(r.Message)
 	if r.Code != nil {
-		enc.Key("code")
-		enc.String(*r.Code)
+		enc.Key("code").String(*r.Code)
 	}
 	enc.EndObject()
 }
@@ -1616,18 +1470,14 @@ func NewActPanic(message string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActPanic) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActPanic.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActPanic) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActPanicKind))
-	enc.Key("message")
-	enc.String(r.Message)
+	enc.Key("kind").String(string(ActPanicKind))
+	enc.Key("message").String(r.Message)
 	enc.EndObject()
 }
 
@@ -1677,18 +1527,14 @@ func NewActRecord(label string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActRecord) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActRecord.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActRecord) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActRecordKind))
-	enc.Key("label")
-	enc.String(r.Label)
+	enc.Key("kind").String(string(ActRecordKind))
+	enc.Key("label").String(r.Label)
 	enc.EndObject()
 }
 
@@ -1738,18 +1584,14 @@ func NewActSteer(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActSteer) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActSteer.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActSteer) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActSteerKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ActSteerKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -1799,18 +1641,14 @@ func NewActInject(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActInject) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActInject.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActInject) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActInjectKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ActInjectKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -1861,18 +1699,14 @@ func NewActFollowup(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActFollowup) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActFollowup.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActFollowup) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActFollowupKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ActFollowupKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -1922,18 +1756,14 @@ func NewActHalt(reason string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActHalt) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActHalt.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActHalt) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActHaltKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(ActHaltKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -1985,21 +1815,16 @@ func NewActCancel(cause ActCancelCause) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActCancel) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActCancel.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActCancel) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActCancelKind))
-	enc.Key("cause")
-	enc.String(string(r.Cause))
+	enc.Key("kind").String(string(ActCancelKind))
+	enc.Key("cause").String(string(r.Cause))
 	if r.KeepInbox != nil {
-		enc.Key("keepInbox")
-		enc.Bool(*r.KeepInbox)
+		enc.Key("keepInbox").Bool(*r.KeepInbox)
 	}
 	enc.EndObject()
 }
@@ -2088,21 +1913,16 @@ func NewActWait(gate string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActWait) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActWait.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActWait) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActWaitKind))
-	enc.Key("gate")
-	enc.String(r.Gate)
+	enc.Key("kind").String(string(ActWaitKind))
+	enc.Key("gate").String(r.Gate)
 	if r.IgnoreCancel != nil {
-		enc.Key("ignoreCancel")
-		enc.Bool(*r.IgnoreCancel)
+		enc.Key("ignoreCancel").Bool(*r.IgnoreCancel)
 	}
 	enc.EndObject()
 }
@@ -2154,18 +1974,14 @@ func NewActRelease(gate string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActRelease) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActRelease.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActRelease) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActReleaseKind))
-	enc.Key("gate")
-	enc.String(r.Gate)
+	enc.Key("kind").String(string(ActReleaseKind))
+	enc.Key("gate").String(r.Gate)
 	enc.EndObject()
 }
 
@@ -2217,18 +2033,14 @@ func NewActAddContext(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActAddContext) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActAddContext.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActAddContext) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActAddContextKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ActAddContextKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -2278,18 +2090,14 @@ func NewActRewrite(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActRewrite) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActRewrite.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActRewrite) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActRewriteKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ActRewriteKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -2339,18 +2147,14 @@ func NewActValue(value json.RawMessage) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActValue) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActValue.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActValue) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActValueKind))
-	enc.Key("value")
-	enc.Raw(r.Value)
+	enc.Key("kind").String(string(ActValueKind))
+	enc.Key("value").Raw(r.Value)
 	enc.EndObject()
 }
 
@@ -2402,21 +2206,16 @@ func NewActError(message string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActError) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActError.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActError) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActErrorKind))
-	enc.Key("message")
-	enc.String(r.Message)
+	enc.Key("kind").String(string(ActErrorKind))
+	enc.Key("message").String(r.Message)
 	if r.Code != nil {
-		enc.Key("code")
-		enc.String(*r.Code)
+		enc.Key("code").String(*r.Code)
 	}
 	enc.EndObject()
 }
@@ -2468,18 +2267,14 @@ func NewActDefer(text string) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActDefer) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActDefer.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActDefer) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActDeferKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ActDeferKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -2526,16 +2321,13 @@ func NewActConclude() Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActConclude) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActConclude.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActConclude) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActConcludeKind))
+	enc.Key("kind").String(string(ActConcludeKind))
 	enc.EndObject()
 }
 
@@ -2584,18 +2376,14 @@ func NewActSleep(ms int) Action {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ActSleep) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ActSleep.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ActSleep) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ActSleepKind))
-	enc.Key("ms")
-	enc.Int(r.MS)
+	enc.Key("kind").String(string(ActSleepKind))
+	enc.Key("ms").Int(r.MS)
 	enc.EndObject()
 }
 
@@ -2643,39 +2431,31 @@ type Response struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Response) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Response.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Response) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Text != nil {
-		enc.Key("text")
-		enc.String(*r.Text)
+		enc.Key("text").String(*r.Text)
 	}
 	if r.ToolCalls != nil {
-		enc.Key("toolCalls")
-		codec.EncodeList(enc, r.ToolCalls, func(enc *codec.Encoder, v ToolCallScript) {
+		codec.EncodeList(enc.Key("toolCalls"), r.ToolCalls, func(enc *codec.Encoder, v ToolCallScript) {
 			v.encodeJSON(enc)
 		})
 	}
 	if r.Finish != "" {
-		enc.Key("finish")
-		enc.String(string(r.Finish))
+		enc.Key("finish").String(string(r.Finish))
 	}
 	if r.Hang != nil {
-		enc.Key("hang")
-		enc.Bool(*r.Hang)
+		enc.Key("hang").Bool(*r.Hang)
 	}
 	if r.Gate != nil {
-		enc.Key("gate")
-		enc.String(*r.Gate)
+		enc.Key("gate").String(*r.Gate)
 	}
 	if r.Usage != nil {
-		enc.Key("usage")
-		r.Usage.encodeJSON(enc)
+		r.Usage.encodeJSON(enc.Key("usage"))
 	}
 	enc.EndObject()
 }
@@ -2762,18 +2542,14 @@ type Usage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Usage) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Usage.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Usage) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("inputTokens")
-	enc.Int(r.InputTokens)
-	enc.Key("outputTokens")
-	enc.Int(r.OutputTokens)
+	enc.Key("inputTokens").Int(r.InputTokens)
+	enc.Key("outputTokens").Int(r.OutputTokens)
 	enc.EndObject()
 }
 
@@ -2813,21 +2589,16 @@ type ToolCallScript struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolCallScript) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolCallScript.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolCallScript) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("id")
-	enc.String(r.ID)
-	enc.Key("name")
-	enc.String(r.Name)
+	enc.Key("id").String(r.ID)
+	enc.Key("name").String(r.Name)
 	if len(r.Arguments) != 0 {
-		enc.Key("arguments")
-		enc.Raw(r.Arguments)
+		enc.Key("arguments").Raw(r.Arguments)
 	}
 	enc.EndObject()
 }
@@ -2884,53 +2655,41 @@ type Step struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Step) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Step.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Step) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Followup != nil {
-		enc.Key("followup")
-		enc.String(*r.Followup)
+		enc.Key("followup").String(*r.Followup)
 	}
 	if r.Steer != nil {
-		enc.Key("steer")
-		enc.String(*r.Steer)
+		enc.Key("steer").String(*r.Steer)
 	}
 	if r.Inject != nil {
-		enc.Key("inject")
-		enc.String(*r.Inject)
+		enc.Key("inject").String(*r.Inject)
 	}
 	if r.Cancel != "" {
-		enc.Key("cancel")
-		enc.String(string(r.Cancel))
+		enc.Key("cancel").String(string(r.Cancel))
 	}
 	if r.KeepInbox != nil {
-		enc.Key("keepInbox")
-		enc.Bool(*r.KeepInbox)
+		enc.Key("keepInbox").Bool(*r.KeepInbox)
 	}
 	if r.Execute != nil {
-		enc.Key("execute")
-		r.Execute.encodeJSON(enc)
+		r.Execute.encodeJSON(enc.Key("execute"))
 	}
 	if r.Release != nil {
-		enc.Key("release")
-		enc.String(*r.Release)
+		enc.Key("release").String(*r.Release)
 	}
 	if r.Idle != nil {
-		enc.Key("idle")
-		enc.Bool(*r.Idle)
+		enc.Key("idle").Bool(*r.Idle)
 	}
 	if r.Settle != nil {
-		enc.Key("settle")
-		enc.String(*r.Settle)
+		enc.Key("settle").String(*r.Settle)
 	}
 	if r.Resume != nil {
-		enc.Key("resume")
-		enc.Bool(*r.Resume)
+		enc.Key("resume").Bool(*r.Resume)
 	}
 	enc.EndObject()
 }
@@ -3023,29 +2782,22 @@ type Execute struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Execute) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Execute.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Execute) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("callId")
-	enc.String(r.CallID)
-	enc.Key("name")
-	enc.String(r.Name)
+	enc.Key("callId").String(r.CallID)
+	enc.Key("name").String(r.Name)
 	if len(r.Arguments) != 0 {
-		enc.Key("arguments")
-		enc.Raw(r.Arguments)
+		enc.Key("arguments").Raw(r.Arguments)
 	}
 	if r.Agent != nil {
-		enc.Key("agent")
-		enc.String(*r.Agent)
+		enc.Key("agent").String(*r.Agent)
 	}
 	if r.PreCancelled != nil {
-		enc.Key("preCancelled")
-		enc.Bool(*r.PreCancelled)
+		enc.Key("preCancelled").Bool(*r.PreCancelled)
 	}
 	enc.EndObject()
 }
@@ -3111,71 +2863,57 @@ type Expect struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Expect) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Expect.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Expect) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Log != nil {
-		enc.Key("log")
-		codec.EncodeList(enc, r.Log, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("log"), r.Log, (*codec.Encoder).String)
 	}
 	if r.LogTypes != nil {
-		enc.Key("logTypes")
-		codec.EncodeList(enc, r.LogTypes, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("logTypes"), r.LogTypes, (*codec.Encoder).String)
 	}
 	if r.Events != nil {
-		enc.Key("events")
-		codec.EncodeList(enc, r.Events, func(enc *codec.Encoder, v EventMatch) {
+		codec.EncodeList(enc.Key("events"), r.Events, func(enc *codec.Encoder, v EventMatch) {
 			v.encodeJSON(enc)
 		})
 	}
 	if r.Results != nil {
-		enc.Key("results")
-		codec.EncodeList(enc, r.Results, func(enc *codec.Encoder, v ResultMatch) {
+		codec.EncodeList(enc.Key("results"), r.Results, func(enc *codec.Encoder, v ResultMatch) {
 			v.encodeJSON(enc)
 		})
 	}
 	if r.Requests != nil {
-		enc.Key("requests")
-		enc.Int(*r.Requests)
+		enc.Key("requests").Int(*r.Requests)
 	}
 	if r.RequestTexts != nil {
-		enc.Key("requestTexts")
-		codec.EncodeList(enc, r.RequestTexts, func(enc *codec.Encoder, v []string) {
+		codec.EncodeList(enc.Key("requestTexts"), r.RequestTexts, func(enc *codec.Encoder, v []string) {
 			codec.EncodeList(enc, v, (*codec.Encoder).String)
 		})
 	}
 	if r.RequestAbsent != nil {
-		enc.Key("requestAbsent")
-		codec.EncodeList(enc, r.RequestAbsent, func(enc *codec.Encoder, v []string) {
+		codec.EncodeList(enc.Key("requestAbsent"), r.RequestAbsent, func(enc *codec.Encoder, v []string) {
 			codec.EncodeList(enc, v, (*codec.Encoder).String)
 		})
 	}
 	if r.RequestMessages != nil {
-		enc.Key("requestMessages")
-		codec.EncodeList(enc, r.RequestMessages, func(enc *codec.Encoder, v []string) {
+		codec.EncodeList(enc.Key("requestMessages"), r.RequestMessages, func(enc *codec.Encoder, v []string) {
 			codec.EncodeList(enc, v, (*codec.Encoder).String)
 		})
 	}
 	if r.Trace != nil {
-		enc.Key("trace")
-		codec.EncodeList(enc, r.Trace, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("trace"), r.Trace, (*codec.Encoder).String)
 	}
 	if r.NextTurn != nil {
-		enc.Key("nextTurn")
-		codec.EncodeList(enc, r.NextTurn, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("nextTurn"), r.NextTurn, (*codec.Encoder).String)
 	}
 	if r.NextStep != nil {
-		enc.Key("nextStep")
-		codec.EncodeList(enc, r.NextStep, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("nextStep"), r.NextStep, (*codec.Encoder).String)
 	}
 	if r.HookOutcomes != nil {
-		enc.Key("hookOutcomes")
-		codec.EncodeList(enc, r.HookOutcomes, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("hookOutcomes"), r.HookOutcomes, (*codec.Encoder).String)
 	}
 	enc.EndObject()
 }
@@ -3235,25 +2973,19 @@ type EventMatch struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r EventMatch) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, EventMatch.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r EventMatch) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("type")
-	enc.String(r.Type)
+	enc.Key("type").String(r.Type)
 	if r.Nth != nil {
-		enc.Key("nth")
-		enc.Int(*r.Nth)
+		enc.Key("nth").Int(*r.Nth)
 	}
-	enc.Key("data")
-	enc.Raw(r.Data)
+	enc.Key("data").Raw(r.Data)
 	if r.Absent != nil {
-		enc.Key("absent")
-		codec.EncodeList(enc, r.Absent, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("absent"), r.Absent, (*codec.Encoder).String)
 	}
 	enc.EndObject()
 }
@@ -3302,37 +3034,29 @@ type ResultMatch struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ResultMatch) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ResultMatch.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ResultMatch) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.IsError != nil {
-		enc.Key("isError")
-		enc.Bool(*r.IsError)
+		enc.Key("isError").Bool(*r.IsError)
 	}
 	if r.Text != nil {
-		enc.Key("text")
-		enc.String(*r.Text)
+		enc.Key("text").String(*r.Text)
 	}
 	if r.ErrorCode != nil {
-		enc.Key("errorCode")
-		enc.String(*r.ErrorCode)
+		enc.Key("errorCode").String(*r.ErrorCode)
 	}
 	if r.ErrorName != nil {
-		enc.Key("errorName")
-		enc.String(*r.ErrorName)
+		enc.Key("errorName").String(*r.ErrorName)
 	}
 	if r.Contexts != nil {
-		enc.Key("contexts")
-		codec.EncodeList(enc, r.Contexts, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("contexts"), r.Contexts, (*codec.Encoder).String)
 	}
 	if len(r.Value) != 0 {
-		enc.Key("value")
-		enc.Raw(r.Value)
+		enc.Key("value").Raw(r.Value)
 	}
 	enc.EndObject()
 }

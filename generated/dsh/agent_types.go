@@ -58,33 +58,25 @@ type LLMCallConfig struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r LLMCallConfig) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, LLMCallConfig.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r LLMCallConfig) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("provider")
-	enc.String(r.Provider)
-	enc.Key("model")
-	enc.String(r.Model)
+	enc.Key("provider").String(r.Provider)
+	enc.Key("model").String(r.Model)
 	if r.MaxTokens != nil {
-		enc.Key("maxTokens")
-		enc.Int(*r.MaxTokens)
+		enc.Key("maxTokens").Int(*r.MaxTokens)
 	}
 	if r.Temperature != nil {
-		enc.Key("temperature")
-		enc.Float(*r.Temperature)
+		enc.Key("temperature").Float(*r.Temperature)
 	}
 	if r.System != nil {
-		enc.Key("system")
-		enc.String(*r.System)
+		enc.Key("system").String(*r.System)
 	}
 	if r.Extra != nil {
-		enc.Key("extra")
-		codec.EncodeMap(enc, r.Extra, (*codec.Encoder).Raw)
+		codec.EncodeMap(enc.Key("extra"), r.Extra, (*codec.Encoder).Raw)
 	}
 	enc.EndObject()
 }
@@ -130,18 +122,14 @@ type SessionStartPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SessionStartPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionStartPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("source")
-	enc.String(string(r.Source))
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("source").String(string(r.Source))
 	enc.EndObject()
 }
 
@@ -191,24 +179,18 @@ type PreStepPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreStepPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreStepPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreStepPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("messages")
-	codec.EncodeList(enc, codec.NonNilList(r.Messages), func(enc *codec.Encoder, v UserMessage) {
+	enc.Key("agentId").String(r.AgentID)
+	codec.EncodeList(enc.Key("messages"), codec.NonNilList(r.Messages), func(enc *codec.Encoder, v UserMessage) {
 		v.encodeJSON(enc)
 	})
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
 	enc.EndObject()
 }
 
@@ -356,27 +338,15 @@ func encodePreStepDecision(enc *codec.Encoder, u PreStepDecision) {
 	case PreStepEnter:
 		v.encodeJSON(enc)
 	case *PreStepEnter:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreStepEnter.encodeJSON)
 	case PreStepReject:
 		v.encodeJSON(enc)
 	case *PreStepReject:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreStepReject.encodeJSON)
 	case PreStepHalt:
 		v.encodeJSON(enc)
 	case *PreStepHalt:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreStepHalt.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -412,18 +382,14 @@ func NewPreStepEnter(messages []UserMessage) PreStepDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreStepEnter) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreStepEnter.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreStepEnter) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreStepEnterKind))
-	enc.Key("messages")
-	codec.EncodeList(enc, codec.NonNilList(r.Messages), func(enc *codec.Encoder, v UserMessage) {
+	enc.Key("kind").String(string(PreStepEnterKind))
+	codec.EncodeList(enc.Key("messages"), codec.NonNilList(r.Messages), func(enc *codec.Encoder, v UserMessage) {
 		v.encodeJSON(enc)
 	})
 	enc.EndObject()
@@ -479,19 +445,15 @@ func NewPreStepReject() PreStepDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreStepReject) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreStepReject.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreStepReject) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreStepRejectKind))
+	enc.Key("kind").String(string(PreStepRejectKind))
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -544,18 +506,14 @@ func NewPreStepHalt(reason string) PreStepDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreStepHalt) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreStepHalt.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreStepHalt) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreStepHaltKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(PreStepHaltKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -604,22 +562,16 @@ type TurnStoppingPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r TurnStoppingPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnStoppingPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnStoppingPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("continuations")
-	enc.Int(r.Continuations)
-	enc.Key("stopHookActive")
-	enc.Bool(r.StopHookActive)
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("continuations").Int(r.Continuations)
+	enc.Key("stopHookActive").Bool(r.StopHookActive)
 	enc.EndObject()
 }
 
@@ -663,20 +615,15 @@ type RequestPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
 	enc.EndObject()
 }
 
@@ -780,11 +727,7 @@ func encodeRequestDecision(enc *codec.Encoder, u RequestDecision) {
 	case RequestUse:
 		v.encodeJSON(enc)
 	case *RequestUse:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, RequestUse.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -817,18 +760,14 @@ func NewRequestUse(config LLMCallConfig) RequestDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r RequestUse) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestUse.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestUse) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(RequestUseKind))
-	enc.Key("config")
-	r.Config.encodeJSON(enc)
+	enc.Key("kind").String(string(RequestUseKind))
+	r.Config.encodeJSON(enc.Key("config"))
 	enc.EndObject()
 }
 
@@ -879,26 +818,18 @@ type RequestErrorPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestErrorPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestErrorPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestErrorPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
-	enc.Key("provider")
-	enc.String(r.Provider)
-	enc.Key("failure")
-	r.Failure.encodeJSON(enc)
-	enc.Key("attempt")
-	enc.Int(r.Attempt)
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	enc.Key("provider").String(r.Provider)
+	r.Failure.encodeJSON(enc.Key("failure"))
+	enc.Key("attempt").Int(r.Attempt)
 	enc.EndObject()
 }
 
@@ -1030,19 +961,11 @@ func encodeRequestErrorDecision(enc *codec.Encoder, u RequestErrorDecision) {
 	case RequestErrorRetry:
 		v.encodeJSON(enc)
 	case *RequestErrorRetry:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, RequestErrorRetry.encodeJSON)
 	case RequestErrorNone:
 		v.encodeJSON(enc)
 	case *RequestErrorNone:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, RequestErrorNone.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1074,19 +997,15 @@ func NewRequestErrorRetry() RequestErrorDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r RequestErrorRetry) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestErrorRetry.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestErrorRetry) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(RequestErrorRetryKind))
+	enc.Key("kind").String(string(RequestErrorRetryKind))
 	if r.DelayMS != nil {
-		enc.Key("delayMs")
-		enc.Int(*r.DelayMS)
+		enc.Key("delayMs").Int(*r.DelayMS)
 	}
 	enc.EndObject()
 }
@@ -1134,16 +1053,13 @@ func NewRequestErrorNone() RequestErrorDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r RequestErrorNone) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestErrorNone.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestErrorNone) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(RequestErrorNoneKind))
+	enc.Key("kind").String(string(RequestErrorNoneKind))
 	enc.EndObject()
 }
 
@@ -1182,18 +1098,14 @@ type StatusPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StatusPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StatusPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StatusPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("status")
-	enc.String(string(r.Status))
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("status").String(string(r.Status))
 	enc.EndObject()
 }
 
@@ -1241,22 +1153,16 @@ type AgentErrorPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AgentErrorPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, AgentErrorPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r AgentErrorPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
-	enc.Key("error")
-	r.Error.encodeJSON(enc)
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	r.Error.encodeJSON(enc.Key("error"))
 	enc.EndObject()
 }
 
@@ -1303,20 +1209,15 @@ type InboxInsertedPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxInsertedPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, InboxInsertedPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r InboxInsertedPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("target")
-	enc.String(string(r.Target))
-	enc.Key("message")
-	r.Message.encodeJSON(enc)
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("target").String(string(r.Target))
+	r.Message.encodeJSON(enc.Key("message"))
 	enc.EndObject()
 }
 
@@ -1365,20 +1266,15 @@ type InboxDiscardedPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxDiscardedPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, InboxDiscardedPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r InboxDiscardedPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("target")
-	enc.String(string(r.Target))
-	enc.Key("message")
-	r.Message.encodeJSON(enc)
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("target").String(string(r.Target))
+	r.Message.encodeJSON(enc.Key("message"))
 	enc.EndObject()
 }
 
@@ -1427,20 +1323,15 @@ type InboxClaimedPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxClaimedPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, InboxClaimedPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r InboxClaimedPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("agentId")
-	enc.String(r.AgentID)
-	enc.Key("message")
-	r.Message.encodeJSON(enc)
-	enc.Key("turn")
-	enc.Int(r.Turn)
+	enc.Key("agentId").String(r.AgentID)
+	r.Message.encodeJSON(enc.Key("message"))
+	enc.Key("turn").Int(r.Turn)
 	enc.EndObject()
 }
 

@@ -53,25 +53,19 @@ type ApprovalAsked struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ApprovalAsked) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ApprovalAsked.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ApprovalAsked) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("id")
-	enc.String(r.ID)
-	enc.Key("toolName")
-	enc.String(r.ToolName)
+	enc.Key("id").String(r.ID)
+	enc.Key("toolName").String(r.ToolName)
 	if r.CallID != nil {
-		enc.Key("callId")
-		enc.String(*r.CallID)
+		enc.Key("callId").String(*r.CallID)
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -112,18 +106,14 @@ type ApprovalDecided struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ApprovalDecided) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ApprovalDecided.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ApprovalDecided) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("id")
-	enc.String(r.ID)
-	enc.Key("outcome")
-	enc.String(string(r.Outcome))
+	enc.Key("id").String(r.ID)
+	enc.Key("outcome").String(string(r.Outcome))
 	enc.EndObject()
 }
 

@@ -101,28 +101,20 @@ type HookInvoked struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookInvoked) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, HookInvoked.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r HookInvoked) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("point")
-	enc.String(r.Point)
-	enc.Key("dialect")
-	enc.String(string(r.Dialect))
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("point").String(r.Point)
+	enc.Key("dialect").String(string(r.Dialect))
 	if r.Matcher != nil {
-		enc.Key("matcher")
-		enc.String(*r.Matcher)
+		enc.Key("matcher").String(*r.Matcher)
 	}
-	enc.Key("handlerId")
-	enc.String(r.HandlerID)
-	enc.Key("command")
-	enc.String(r.Command)
+	enc.Key("handlerId").String(r.HandlerID)
+	enc.Key("command").String(r.Command)
 	enc.EndObject()
 }
 
@@ -185,39 +177,28 @@ type HookResult struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r HookResult) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, HookResult.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r HookResult) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("point")
-	enc.String(r.Point)
-	enc.Key("handlerId")
-	enc.String(r.HandlerID)
-	enc.Key("outcome")
-	enc.String(string(r.Outcome))
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("point").String(r.Point)
+	enc.Key("handlerId").String(r.HandlerID)
+	enc.Key("outcome").String(string(r.Outcome))
 	if r.ExitCode != nil {
-		enc.Key("exitCode")
-		enc.Int(*r.ExitCode)
+		enc.Key("exitCode").Int(*r.ExitCode)
 	}
 	if r.StderrSummary != nil {
-		enc.Key("stderrSummary")
-		enc.String(*r.StderrSummary)
+		enc.Key("stderrSummary").String(*r.StderrSummary)
 	}
-	enc.Key("durationMs")
-	enc.Int(r.DurationMS)
+	enc.Key("durationMs").Int(r.DurationMS)
 	if r.Notice != nil {
-		enc.Key("notice")
-		enc.String(*r.Notice)
+		enc.Key("notice").String(*r.Notice)
 	}
 	if r.Diagnostic != nil {
-		enc.Key("diagnostic")
-		enc.String(*r.Diagnostic)
+		enc.Key("diagnostic").String(*r.Diagnostic)
 	}
 	enc.EndObject()
 }

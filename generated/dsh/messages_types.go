@@ -30,22 +30,16 @@ type UserMessage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserMessage) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, UserMessage.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserMessage) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("id")
-	enc.String(r.ID)
-	enc.Key("role")
-	enc.String(string(r.Role))
-	enc.Key("content")
-	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
-	enc.Key("source")
-	encodeMessageSource(enc, r.Source)
+	enc.Key("id").String(r.ID)
+	enc.Key("role").String(string(r.Role))
+	codec.EncodeList(enc.Key("content"), codec.NonNilList(r.Content), encodeContentBlock)
+	encodeMessageSource(enc.Key("source"), r.Source)
 	enc.EndObject()
 }
 
@@ -122,18 +116,14 @@ type AssistantMessage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AssistantMessage) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, AssistantMessage.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r AssistantMessage) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("role")
-	enc.String(string(r.Role))
-	enc.Key("content")
-	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("role").String(string(r.Role))
+	codec.EncodeList(enc.Key("content"), codec.NonNilList(r.Content), encodeContentBlock)
 	enc.EndObject()
 }
 
@@ -329,35 +319,19 @@ func encodeMessageSource(enc *codec.Encoder, u MessageSource) {
 	case SourceUser:
 		v.encodeJSON(enc)
 	case *SourceUser:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, SourceUser.encodeJSON)
 	case SourcePlugin:
 		v.encodeJSON(enc)
 	case *SourcePlugin:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, SourcePlugin.encodeJSON)
 	case SourceModel:
 		v.encodeJSON(enc)
 	case *SourceModel:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, SourceModel.encodeJSON)
 	case SourceTool:
 		v.encodeJSON(enc)
 	case *SourceTool:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, SourceTool.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -385,16 +359,13 @@ func NewSourceUser() MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourceUser) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SourceUser.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SourceUser) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(SourceUserKind))
+	enc.Key("kind").String(string(SourceUserKind))
 	enc.EndObject()
 }
 
@@ -450,25 +421,19 @@ func NewSourcePlugin(plugin string) MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourcePlugin) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SourcePlugin.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SourcePlugin) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(SourcePluginKind))
-	enc.Key("plugin")
-	enc.String(r.Plugin)
+	enc.Key("kind").String(string(SourcePluginKind))
+	enc.Key("plugin").String(r.Plugin)
 	if r.Form != "" {
-		enc.Key("form")
-		enc.String(string(r.Form))
+		enc.Key("form").String(string(r.Form))
 	}
 	if r.Summary != nil {
-		enc.Key("summary")
-		enc.String(*r.Summary)
+		enc.Key("summary").String(*r.Summary)
 	}
 	enc.EndObject()
 }
@@ -572,23 +537,17 @@ func NewSourceModel(provider string, model string) MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourceModel) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SourceModel.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SourceModel) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(SourceModelKind))
-	enc.Key("provider")
-	enc.String(r.Provider)
-	enc.Key("model")
-	enc.String(r.Model)
+	enc.Key("kind").String(string(SourceModelKind))
+	enc.Key("provider").String(r.Provider)
+	enc.Key("model").String(r.Model)
 	if len(r.ReplayState) != 0 {
-		enc.Key("replayState")
-		enc.Raw(r.ReplayState)
+		enc.Key("replayState").Raw(r.ReplayState)
 	}
 	enc.EndObject()
 }
@@ -642,18 +601,14 @@ func NewSourceTool(callID string) MessageSource {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r SourceTool) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SourceTool.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SourceTool) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(SourceToolKind))
-	enc.Key("callId")
-	enc.String(r.CallID)
+	enc.Key("kind").String(string(SourceToolKind))
+	enc.Key("callId").String(r.CallID)
 	enc.EndObject()
 }
 
@@ -836,43 +791,23 @@ func encodeContentBlock(enc *codec.Encoder, u ContentBlock) {
 	case TextBlock:
 		v.encodeJSON(enc)
 	case *TextBlock:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TextBlock.encodeJSON)
 	case ReasoningBlock:
 		v.encodeJSON(enc)
 	case *ReasoningBlock:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ReasoningBlock.encodeJSON)
 	case ImageBlock:
 		v.encodeJSON(enc)
 	case *ImageBlock:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ImageBlock.encodeJSON)
 	case ToolCallBlock:
 		v.encodeJSON(enc)
 	case *ToolCallBlock:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ToolCallBlock.encodeJSON)
 	case ToolResultBlock:
 		v.encodeJSON(enc)
 	case *ToolResultBlock:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ToolResultBlock.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -904,18 +839,14 @@ func NewTextBlock(text string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TextBlock) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TextBlock.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TextBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TextBlockKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(TextBlockKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -966,18 +897,14 @@ func NewReasoningBlock(text string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ReasoningBlock) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ReasoningBlock.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ReasoningBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ReasoningBlockKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ReasoningBlockKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -1030,20 +957,15 @@ func NewImageBlock(mediaType string, data string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ImageBlock) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ImageBlock.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ImageBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ImageBlockKind))
-	enc.Key("mediaType")
-	enc.String(r.MediaType)
-	enc.Key("data")
-	enc.String(r.Data)
+	enc.Key("kind").String(string(ImageBlockKind))
+	enc.Key("mediaType").String(r.MediaType)
+	enc.Key("data").String(r.Data)
 	enc.EndObject()
 }
 
@@ -1100,22 +1022,16 @@ func NewToolCallBlock(id string, name string, arguments string) ContentBlock {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolCallBlock) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolCallBlock.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolCallBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ToolCallBlockKind))
-	enc.Key("id")
-	enc.String(r.ID)
-	enc.Key("name")
-	enc.String(r.Name)
-	enc.Key("arguments")
-	enc.String(r.Arguments)
+	enc.Key("kind").String(string(ToolCallBlockKind))
+	enc.Key("id").String(r.ID)
+	enc.Key("name").String(r.Name)
+	enc.Key("arguments").String(r.Arguments)
 	enc.EndObject()
 }
 
@@ -1173,22 +1089,16 @@ func NewToolResultBlock(toolCallID string, content []ContentBlock, isError bool)
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolResultBlock) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolResultBlock.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolResultBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ToolResultBlockKind))
-	enc.Key("toolCallId")
-	enc.String(r.ToolCallID)
-	enc.Key("content")
-	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
-	enc.Key("isError")
-	enc.Bool(r.IsError)
+	enc.Key("kind").String(string(ToolResultBlockKind))
+	enc.Key("toolCallId").String(r.ToolCallID)
+	codec.EncodeList(enc.Key("content"), codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("isError").Bool(r.IsError)
 	enc.EndObject()
 }
 
@@ -1231,18 +1141,14 @@ type Usage struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Usage) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Usage.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Usage) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("inputTokens")
-	enc.Int(r.InputTokens)
-	enc.Key("outputTokens")
-	enc.Int(r.OutputTokens)
+	enc.Key("inputTokens").Int(r.InputTokens)
+	enc.Key("outputTokens").Int(r.OutputTokens)
 	enc.EndObject()
 }
 
@@ -1289,29 +1195,22 @@ type LLMFailure struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r LLMFailure) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, LLMFailure.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r LLMFailure) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("message")
-	enc.String(r.Message)
-	enc.Key("code")
-	enc.String(r.Code)
+	enc.Key("message").String(r.Message)
+	enc.Key("code").String(r.Code)
 	if r.Status != nil {
-		enc.Key("status")
-		enc.Int(*r.Status)
+		enc.Key("status").Int(*r.Status)
 	}
 	if r.ProviderRetryAfterMS != nil {
-		enc.Key("providerRetryAfterMs")
-		enc.Int(*r.ProviderRetryAfterMS)
+		enc.Key("providerRetryAfterMs").Int(*r.ProviderRetryAfterMS)
 	}
 	if r.RequestID != nil {
-		enc.Key("requestId")
-		enc.String(*r.RequestID)
+		enc.Key("requestId").String(*r.RequestID)
 	}
 	enc.EndObject()
 }
@@ -1479,35 +1378,19 @@ func encodeAgentCancelCause(enc *codec.Encoder, u AgentCancelCause) {
 	case CancelUser:
 		v.encodeJSON(enc)
 	case *CancelUser:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, CancelUser.encodeJSON)
 	case CancelParent:
 		v.encodeJSON(enc)
 	case *CancelParent:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, CancelParent.encodeJSON)
 	case CancelHook:
 		v.encodeJSON(enc)
 	case *CancelHook:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, CancelHook.encodeJSON)
 	case CancelDisposed:
 		v.encodeJSON(enc)
 	case *CancelDisposed:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, CancelDisposed.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1535,16 +1418,13 @@ func NewCancelUser() AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelUser) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, CancelUser.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r CancelUser) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(CancelUserKind))
+	enc.Key("kind").String(string(CancelUserKind))
 	enc.EndObject()
 }
 
@@ -1590,16 +1470,13 @@ func NewCancelParent() AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelParent) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, CancelParent.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r CancelParent) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(CancelParentKind))
+	enc.Key("kind").String(string(CancelParentKind))
 	enc.EndObject()
 }
 
@@ -1650,18 +1527,14 @@ func NewCancelHook(reason string) AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelHook) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, CancelHook.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r CancelHook) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(CancelHookKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(CancelHookKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -1708,16 +1581,13 @@ func NewCancelDisposed() AgentCancelCause {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r CancelDisposed) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, CancelDisposed.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r CancelDisposed) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(CancelDisposedKind))
+	enc.Key("kind").String(string(CancelDisposedKind))
 	enc.EndObject()
 }
 
@@ -1920,51 +1790,27 @@ func encodeTurnEndReason(enc *codec.Encoder, u TurnEndReason) {
 	case TurnEndCompleted:
 		v.encodeJSON(enc)
 	case *TurnEndCompleted:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TurnEndCompleted.encodeJSON)
 	case TurnEndAborted:
 		v.encodeJSON(enc)
 	case *TurnEndAborted:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TurnEndAborted.encodeJSON)
 	case TurnEndBlocked:
 		v.encodeJSON(enc)
 	case *TurnEndBlocked:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TurnEndBlocked.encodeJSON)
 	case TurnEndError:
 		v.encodeJSON(enc)
 	case *TurnEndError:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TurnEndError.encodeJSON)
 	case TurnEndMaxTokens:
 		v.encodeJSON(enc)
 	case *TurnEndMaxTokens:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TurnEndMaxTokens.encodeJSON)
 	case TurnEndInterrupted:
 		v.encodeJSON(enc)
 	case *TurnEndInterrupted:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, TurnEndInterrupted.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1993,16 +1839,13 @@ func NewTurnEndCompleted() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndCompleted) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEndCompleted.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEndCompleted) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TurnEndCompletedKind))
+	enc.Key("kind").String(string(TurnEndCompletedKind))
 	enc.EndObject()
 }
 
@@ -2052,18 +1895,14 @@ func NewTurnEndAborted(reason AgentCancelCause) TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndAborted) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEndAborted.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEndAborted) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TurnEndAbortedKind))
-	enc.Key("reason")
-	encodeAgentCancelCause(enc, r.Reason)
+	enc.Key("kind").String(string(TurnEndAbortedKind))
+	encodeAgentCancelCause(enc.Key("reason"), r.Reason)
 	enc.EndObject()
 }
 
@@ -2120,23 +1959,18 @@ func NewTurnEndBlocked() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndBlocked) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEndBlocked.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEndBlocked) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TurnEndBlockedKind))
+	enc.Key("kind").String(string(TurnEndBlockedKind))
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	if r.DroppedMessageIDs != nil {
-		enc.Key("droppedMessageIds")
-		codec.EncodeList(enc, r.DroppedMessageIDs, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("droppedMessageIds"), r.DroppedMessageIDs, (*codec.Encoder).String)
 	}
 	enc.EndObject()
 }
@@ -2190,18 +2024,14 @@ func NewTurnEndError(error LLMFailure) TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndError) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEndError.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEndError) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TurnEndErrorKind))
-	enc.Key("error")
-	r.Error.encodeJSON(enc)
+	enc.Key("kind").String(string(TurnEndErrorKind))
+	r.Error.encodeJSON(enc.Key("error"))
 	enc.EndObject()
 }
 
@@ -2252,16 +2082,13 @@ func NewTurnEndMaxTokens() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndMaxTokens) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEndMaxTokens.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEndMaxTokens) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TurnEndMaxTokensKind))
+	enc.Key("kind").String(string(TurnEndMaxTokensKind))
 	enc.EndObject()
 }
 
@@ -2308,16 +2135,13 @@ func NewTurnEndInterrupted() TurnEndReason {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r TurnEndInterrupted) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEndInterrupted.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEndInterrupted) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(TurnEndInterruptedKind))
+	enc.Key("kind").String(string(TurnEndInterruptedKind))
 	enc.EndObject()
 }
 

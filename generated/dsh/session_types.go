@@ -27,29 +27,22 @@ type InboxSpliced struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r InboxSpliced) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, InboxSpliced.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r InboxSpliced) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("target")
-	enc.String(string(r.Target))
-	enc.Key("start")
-	enc.Int(r.Start)
+	enc.Key("target").String(string(r.Target))
+	enc.Key("start").Int(r.Start)
 	if r.RemovedCount != nil {
-		enc.Key("removedCount")
-		enc.Int(*r.RemovedCount)
+		enc.Key("removedCount").Int(*r.RemovedCount)
 	}
-	enc.Key("inserted")
-	codec.EncodeList(enc, codec.NonNilList(r.Inserted), func(enc *codec.Encoder, v UserMessage) {
+	codec.EncodeList(enc.Key("inserted"), codec.NonNilList(r.Inserted), func(enc *codec.Encoder, v UserMessage) {
 		v.encodeJSON(enc)
 	})
 	if r.Outcome != "" {
-		enc.Key("outcome")
-		enc.String(string(r.Outcome))
+		enc.Key("outcome").String(string(r.Outcome))
 	}
 	enc.EndObject()
 }
@@ -127,16 +120,13 @@ type TurnStart struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r TurnStart) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnStart.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnStart) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
+	enc.Key("turn").Int(r.Turn)
 	enc.EndObject()
 }
 
@@ -173,18 +163,14 @@ type TurnEnd struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r TurnEnd) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, TurnEnd.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r TurnEnd) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("reason")
-	encodeTurnEndReason(enc, r.Reason)
+	enc.Key("turn").Int(r.Turn)
+	encodeTurnEndReason(enc.Key("reason"), r.Reason)
 	enc.EndObject()
 }
 
@@ -225,18 +211,14 @@ type StepStart struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StepStart) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StepStart.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StepStart) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
 	enc.EndObject()
 }
 
@@ -274,18 +256,14 @@ type StepEnd struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StepEnd) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StepEnd.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StepEnd) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
 	enc.EndObject()
 }
 
@@ -322,16 +300,13 @@ type UserMessageLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserMessageLogged) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, UserMessageLogged.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserMessageLogged) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("message")
-	r.Message.encodeJSON(enc)
+	r.Message.encodeJSON(enc.Key("message"))
 	enc.EndObject()
 }
 
@@ -496,35 +471,19 @@ func encodeAssistantChunk(enc *codec.Encoder, u AssistantChunk) {
 	case ChunkTextDelta:
 		v.encodeJSON(enc)
 	case *ChunkTextDelta:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ChunkTextDelta.encodeJSON)
 	case ChunkReasoningDelta:
 		v.encodeJSON(enc)
 	case *ChunkReasoningDelta:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ChunkReasoningDelta.encodeJSON)
 	case ChunkToolCall:
 		v.encodeJSON(enc)
 	case *ChunkToolCall:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ChunkToolCall.encodeJSON)
 	case ChunkFinish:
 		v.encodeJSON(enc)
 	case *ChunkFinish:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ChunkFinish.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -556,18 +515,14 @@ func NewChunkTextDelta(text string) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkTextDelta) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ChunkTextDelta.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ChunkTextDelta) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ChunkTextDeltaKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ChunkTextDeltaKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -618,18 +573,14 @@ func NewChunkReasoningDelta(text string) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkReasoningDelta) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ChunkReasoningDelta.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ChunkReasoningDelta) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ChunkReasoningDeltaKind))
-	enc.Key("text")
-	enc.String(r.Text)
+	enc.Key("kind").String(string(ChunkReasoningDeltaKind))
+	enc.Key("text").String(r.Text)
 	enc.EndObject()
 }
 
@@ -684,22 +635,16 @@ func NewChunkToolCall(id string, name string, arguments string) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkToolCall) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ChunkToolCall.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ChunkToolCall) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ChunkToolCallKind))
-	enc.Key("id")
-	enc.String(r.ID)
-	enc.Key("name")
-	enc.String(r.Name)
-	enc.Key("arguments")
-	enc.String(r.Arguments)
+	enc.Key("kind").String(string(ChunkToolCallKind))
+	enc.Key("id").String(r.ID)
+	enc.Key("name").String(r.Name)
+	enc.Key("arguments").String(r.Arguments)
 	enc.EndObject()
 }
 
@@ -756,25 +701,19 @@ func NewChunkFinish(reason FinishReason) AssistantChunk {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ChunkFinish) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ChunkFinish.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ChunkFinish) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ChunkFinishKind))
-	enc.Key("reason")
-	enc.String(string(r.Reason))
+	enc.Key("kind").String(string(ChunkFinishKind))
+	enc.Key("reason").String(string(r.Reason))
 	if r.Usage != nil {
-		enc.Key("usage")
-		r.Usage.encodeJSON(enc)
+		r.Usage.encodeJSON(enc.Key("usage"))
 	}
 	if r.Error != nil {
-		enc.Key("error")
-		r.Error.encodeJSON(enc)
+		r.Error.encodeJSON(enc.Key("error"))
 	}
 	enc.EndObject()
 }
@@ -866,20 +805,15 @@ type AssistantChunkLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AssistantChunkLogged) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, AssistantChunkLogged.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r AssistantChunkLogged) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
-	enc.Key("chunk")
-	encodeAssistantChunk(enc, r.Chunk)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	encodeAssistantChunk(enc.Key("chunk"), r.Chunk)
 	enc.EndObject()
 }
 
@@ -929,27 +863,20 @@ type AssistantMessageLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r AssistantMessageLogged) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, AssistantMessageLogged.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r AssistantMessageLogged) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
-	enc.Key("message")
-	r.Message.encodeJSON(enc)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	r.Message.encodeJSON(enc.Key("message"))
 	if r.Usage != nil {
-		enc.Key("usage")
-		r.Usage.encodeJSON(enc)
+		r.Usage.encodeJSON(enc.Key("usage"))
 	}
 	if r.Interrupted != nil {
-		enc.Key("interrupted")
-		enc.Bool(*r.Interrupted)
+		enc.Key("interrupted").Bool(*r.Interrupted)
 	}
 	enc.EndObject()
 }
@@ -1006,24 +933,17 @@ type ToolCall struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolCall) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolCall.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolCall) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
-	enc.Key("callId")
-	enc.String(r.CallID)
-	enc.Key("name")
-	enc.String(r.Name)
-	enc.Key("arguments")
-	enc.String(r.Arguments)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	enc.Key("callId").String(r.CallID)
+	enc.Key("name").String(r.Name)
+	enc.Key("arguments").String(r.Arguments)
 	enc.EndObject()
 }
 
@@ -1073,27 +993,20 @@ type ToolResultLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolResultLogged) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolResultLogged.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolResultLogged) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("step")
-	enc.Int(r.Step)
-	enc.Key("message")
-	r.Message.encodeJSON(enc)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	r.Message.encodeJSON(enc.Key("message"))
 	if r.Error != nil {
-		enc.Key("error")
-		r.Error.encodeJSON(enc)
+		r.Error.encodeJSON(enc.Key("error"))
 	}
 	if len(r.Meta) != 0 {
-		enc.Key("meta")
-		enc.Raw(r.Meta)
+		enc.Key("meta").Raw(r.Meta)
 	}
 	enc.EndObject()
 }
@@ -1143,19 +1056,15 @@ type RequestHeader struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestHeader) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestHeader.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestHeader) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("config")
-	r.Config.encodeJSON(enc)
+	r.Config.encodeJSON(enc.Key("config"))
 	if r.Tools != nil {
-		enc.Key("tools")
-		codec.EncodeList(enc, r.Tools, (*codec.Encoder).String)
+		codec.EncodeList(enc.Key("tools"), r.Tools, (*codec.Encoder).String)
 	}
 	enc.EndObject()
 }
@@ -1230,18 +1139,14 @@ type RequestHeaderLogged struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestHeaderLogged) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestHeaderLogged.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestHeaderLogged) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("header")
-	r.Header.encodeJSON(enc)
-	enc.Key("reason")
-	enc.String(string(r.Reason))
+	r.Header.encodeJSON(enc.Key("header"))
+	enc.Key("reason").String(string(r.Reason))
 	enc.EndObject()
 }
 
@@ -1287,21 +1192,16 @@ type RequestContext struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r RequestContext) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, RequestContext.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r RequestContext) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("provider")
-	enc.String(r.Provider)
-	enc.Key("model")
-	enc.String(r.Model)
+	enc.Key("provider").String(r.Provider)
+	enc.Key("model").String(r.Model)
 	if r.ContextWindow != nil {
-		enc.Key("contextWindow")
-		enc.Int(*r.ContextWindow)
+		enc.Key("contextWindow").Int(*r.ContextWindow)
 	}
 	enc.EndObject()
 }
@@ -1343,21 +1243,16 @@ type SessionCreated struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionCreated) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SessionCreated.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionCreated) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("sessionId")
-	enc.String(r.SessionID)
-	enc.Key("agentId")
-	enc.String(r.AgentID)
+	enc.Key("sessionId").String(r.SessionID)
+	enc.Key("agentId").String(r.AgentID)
 	if r.Workspace != nil {
-		enc.Key("workspace")
-		enc.String(*r.Workspace)
+		enc.Key("workspace").String(*r.Workspace)
 	}
 	enc.EndObject()
 }
@@ -1393,9 +1288,7 @@ type SessionEndSeed struct{}
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionEndSeed) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SessionEndSeed.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
@@ -1447,35 +1340,26 @@ type DecisionRecorded struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r DecisionRecorded) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, DecisionRecorded.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r DecisionRecorded) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Turn != nil {
-		enc.Key("turn")
-		enc.Int(*r.Turn)
+		enc.Key("turn").Int(*r.Turn)
 	}
 	if r.Step != nil {
-		enc.Key("step")
-		enc.Int(*r.Step)
+		enc.Key("step").Int(*r.Step)
 	}
-	enc.Key("point")
-	enc.String(r.Point)
-	enc.Key("listener")
-	enc.String(r.Listener)
-	enc.Key("decision")
-	enc.String(r.Decision)
+	enc.Key("point").String(r.Point)
+	enc.Key("listener").String(r.Listener)
+	enc.Key("decision").String(r.Decision)
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	if r.CallID != nil {
-		enc.Key("callId")
-		enc.String(*r.CallID)
+		enc.Key("callId").String(*r.CallID)
 	}
 	enc.EndObject()
 }
@@ -1522,20 +1406,15 @@ type ContinuationCapped struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ContinuationCapped) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ContinuationCapped.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ContinuationCapped) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("turn")
-	enc.Int(r.Turn)
-	enc.Key("continuations")
-	enc.Int(r.Continuations)
-	enc.Key("cap")
-	enc.Int(r.Cap)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("continuations").Int(r.Continuations)
+	enc.Key("cap").Int(r.Cap)
 	enc.EndObject()
 }
 
@@ -1575,18 +1454,14 @@ type StartListenerOverrun struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StartListenerOverrun) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StartListenerOverrun.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StartListenerOverrun) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("listener")
-	enc.String(r.Listener)
-	enc.Key("timeoutMs")
-	enc.Int(r.TimeoutMS)
+	enc.Key("listener").String(r.Listener)
+	enc.Key("timeoutMs").Int(r.TimeoutMS)
 	enc.EndObject()
 }
 

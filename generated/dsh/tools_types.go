@@ -32,28 +32,21 @@ type ToolExecution struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolExecution) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolExecution.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolExecution) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("callId")
-	enc.String(r.CallID)
-	enc.Key("name")
-	enc.String(r.Name)
+	enc.Key("callId").String(r.CallID)
+	enc.Key("name").String(r.Name)
 	if len(r.Arguments) != 0 {
-		enc.Key("arguments")
-		enc.Raw(r.Arguments)
+		enc.Key("arguments").Raw(r.Arguments)
 	}
 	if r.AgentID != nil {
-		enc.Key("agentId")
-		enc.String(*r.AgentID)
+		enc.Key("agentId").String(*r.AgentID)
 	}
-	enc.Key("rootCallId")
-	enc.String(r.RootCallID)
+	enc.Key("rootCallId").String(r.RootCallID)
 	enc.EndObject()
 }
 
@@ -94,18 +87,14 @@ type ToolErrorInfo struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolErrorInfo) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolErrorInfo.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolErrorInfo) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("name")
-	enc.String(r.Name)
-	enc.Key("code")
-	enc.String(r.Code)
+	enc.Key("name").String(r.Name)
+	enc.Key("code").String(r.Code)
 	enc.EndObject()
 }
 
@@ -143,19 +132,15 @@ type ToolError struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolError) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolError.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolError) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("message")
-	enc.String(r.Message)
+	enc.Key("message").String(r.Message)
 	if r.Info != nil {
-		enc.Key("info")
-		r.Info.encodeJSON(enc)
+		r.Info.encodeJSON(enc.Key("info"))
 	}
 	enc.EndObject()
 }
@@ -286,19 +271,11 @@ func encodeToolExecutionResult(enc *codec.Encoder, u ToolExecutionResult) {
 	case ToolSuccess:
 		v.encodeJSON(enc)
 	case *ToolSuccess:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ToolSuccess.encodeJSON)
 	case ToolFailure:
 		v.encodeJSON(enc)
 	case *ToolFailure:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, ToolFailure.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -338,33 +315,25 @@ func NewToolSuccess(value json.RawMessage) ToolExecutionResult {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolSuccess) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolSuccess.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolSuccess) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ToolSuccessKind))
-	enc.Key("value")
-	enc.Raw(r.Value)
-	enc.Key("content")
-	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("kind").String(string(ToolSuccessKind))
+	enc.Key("value").Raw(r.Value)
+	codec.EncodeList(enc.Key("content"), codec.NonNilList(r.Content), encodeContentBlock)
 	if len(r.Meta) != 0 {
-		enc.Key("meta")
-		enc.Raw(r.Meta)
+		enc.Key("meta").Raw(r.Meta)
 	}
 	if r.AdditionalContexts != nil {
-		enc.Key("additionalContexts")
-		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+		codec.EncodeList(enc.Key("additionalContexts"), r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
 			v.encodeJSON(enc)
 		})
 	}
 	if r.ConcludesTurn != nil {
-		enc.Key("concludesTurn")
-		enc.Bool(*r.ConcludesTurn)
+		enc.Key("concludesTurn").Bool(*r.ConcludesTurn)
 	}
 	enc.EndObject()
 }
@@ -432,27 +401,20 @@ func NewToolFailure(error ToolError) ToolExecutionResult {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r ToolFailure) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolFailure.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolFailure) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(ToolFailureKind))
-	enc.Key("error")
-	r.Error.encodeJSON(enc)
-	enc.Key("content")
-	codec.EncodeList(enc, codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("kind").String(string(ToolFailureKind))
+	r.Error.encodeJSON(enc.Key("error"))
+	codec.EncodeList(enc.Key("content"), codec.NonNilList(r.Content), encodeContentBlock)
 	if len(r.Meta) != 0 {
-		enc.Key("meta")
-		enc.Raw(r.Meta)
+		enc.Key("meta").Raw(r.Meta)
 	}
 	if r.AdditionalContexts != nil {
-		enc.Key("additionalContexts")
-		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+		codec.EncodeList(enc.Key("additionalContexts"), r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
 			v.encodeJSON(enc)
 		})
 	}
@@ -630,35 +592,19 @@ func encodePreToolDecision(enc *codec.Encoder, u PreToolDecision) {
 	case PreToolAllow:
 		v.encodeJSON(enc)
 	case *PreToolAllow:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreToolAllow.encodeJSON)
 	case PreToolDeny:
 		v.encodeJSON(enc)
 	case *PreToolDeny:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreToolDeny.encodeJSON)
 	case PreToolAsk:
 		v.encodeJSON(enc)
 	case *PreToolAsk:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreToolAsk.encodeJSON)
 	case PreToolHalt:
 		v.encodeJSON(enc)
 	case *PreToolHalt:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PreToolHalt.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -686,16 +632,13 @@ func NewPreToolAllow() PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolAllow) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolAllow.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolAllow) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreToolAllowKind))
+	enc.Key("kind").String(string(PreToolAllowKind))
 	enc.EndObject()
 }
 
@@ -745,18 +688,14 @@ func NewPreToolDeny(reason string) PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolDeny) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolDeny.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolDeny) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreToolDenyKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(PreToolDenyKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -806,19 +745,15 @@ func NewPreToolAsk() PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolAsk) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolAsk.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolAsk) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreToolAskKind))
+	enc.Key("kind").String(string(PreToolAskKind))
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -871,18 +806,14 @@ func NewPreToolHalt(reason string) PreToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PreToolHalt) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolHalt.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolHalt) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PreToolHaltKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(PreToolHaltKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -1005,19 +936,11 @@ func encodeGuardVerdict(enc *codec.Encoder, u GuardVerdict) {
 	case GuardDeny:
 		v.encodeJSON(enc)
 	case *GuardDeny:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, GuardDeny.encodeJSON)
 	case GuardAbstain:
 		v.encodeJSON(enc)
 	case *GuardAbstain:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, GuardAbstain.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1049,18 +972,14 @@ func NewGuardDeny(reason string) GuardVerdict {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r GuardDeny) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, GuardDeny.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r GuardDeny) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(GuardDenyKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(GuardDenyKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -1107,16 +1026,13 @@ func NewGuardAbstain() GuardVerdict {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r GuardAbstain) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, GuardAbstain.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r GuardAbstain) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(GuardAbstainKind))
+	enc.Key("kind").String(string(GuardAbstainKind))
 	enc.EndObject()
 }
 
@@ -1258,27 +1174,15 @@ func encodePostToolDecision(enc *codec.Encoder, u PostToolDecision) {
 	case PostToolAccept:
 		v.encodeJSON(enc)
 	case *PostToolAccept:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PostToolAccept.encodeJSON)
 	case PostToolBlock:
 		v.encodeJSON(enc)
 	case *PostToolBlock:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PostToolBlock.encodeJSON)
 	case PostToolHalt:
 		v.encodeJSON(enc)
 	case *PostToolHalt:
-		if v == nil {
-			enc.Null()
-		} else {
-			v.encodeJSON(enc)
-		}
+		codec.EncodePtr(enc, v, PostToolHalt.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1314,27 +1218,21 @@ func NewPostToolAccept() PostToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PostToolAccept) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolAccept.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolAccept) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PostToolAcceptKind))
+	enc.Key("kind").String(string(PostToolAcceptKind))
 	if r.Content != nil {
-		enc.Key("content")
-		codec.EncodeList(enc, r.Content, encodeContentBlock)
+		codec.EncodeList(enc.Key("content"), r.Content, encodeContentBlock)
 	}
 	if len(r.Value) != 0 {
-		enc.Key("value")
-		enc.Raw(r.Value)
+		enc.Key("value").Raw(r.Value)
 	}
 	if r.AdditionalContexts != nil {
-		enc.Key("additionalContexts")
-		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+		codec.EncodeList(enc.Key("additionalContexts"), r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
 			v.encodeJSON(enc)
 		})
 	}
@@ -1407,21 +1305,16 @@ func NewPostToolBlock(feedback []ContentBlock) PostToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PostToolBlock) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolBlock.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PostToolBlockKind))
-	enc.Key("feedback")
-	codec.EncodeList(enc, codec.NonNilList(r.Feedback), encodeContentBlock)
+	enc.Key("kind").String(string(PostToolBlockKind))
+	codec.EncodeList(enc.Key("feedback"), codec.NonNilList(r.Feedback), encodeContentBlock)
 	if r.AdditionalContexts != nil {
-		enc.Key("additionalContexts")
-		codec.EncodeList(enc, r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
+		codec.EncodeList(enc.Key("additionalContexts"), r.AdditionalContexts, func(enc *codec.Encoder, v UserMessage) {
 			v.encodeJSON(enc)
 		})
 	}
@@ -1482,18 +1375,14 @@ func NewPostToolHalt(reason string) PostToolDecision {
 // are omitted, nil lists and maps that are not optional encode as empty. It does not
 // validate r.
 func (r PostToolHalt) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolHalt.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolHalt) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("kind")
-	enc.String(string(PostToolHaltKind))
-	enc.Key("reason")
-	enc.String(r.Reason)
+	enc.Key("kind").String(string(PostToolHaltKind))
+	enc.Key("reason").String(r.Reason)
 	enc.EndObject()
 }
 
@@ -1529,16 +1418,13 @@ type PreToolPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("exec")
-	r.Exec.encodeJSON(enc)
+	r.Exec.encodeJSON(enc.Key("exec"))
 	enc.EndObject()
 }
 
@@ -1576,16 +1462,13 @@ type GuardPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r GuardPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, GuardPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r GuardPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("exec")
-	r.Exec.encodeJSON(enc)
+	r.Exec.encodeJSON(enc.Key("exec"))
 	enc.EndObject()
 }
 
@@ -1623,16 +1506,13 @@ type ExecutePayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ExecutePayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ExecutePayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ExecutePayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("exec")
-	r.Exec.encodeJSON(enc)
+	r.Exec.encodeJSON(enc.Key("exec"))
 	enc.EndObject()
 }
 
@@ -1672,18 +1552,14 @@ type PostToolPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("exec")
-	r.Exec.encodeJSON(enc)
-	enc.Key("result")
-	encodeToolExecutionResult(enc, r.Result)
+	r.Exec.encodeJSON(enc.Key("exec"))
+	encodeToolExecutionResult(enc.Key("result"), r.Result)
 	enc.EndObject()
 }
 
@@ -1727,18 +1603,14 @@ type ToolResultPayload struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r ToolResultPayload) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, ToolResultPayload.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r ToolResultPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("exec")
-	r.Exec.encodeJSON(enc)
-	enc.Key("result")
-	encodeToolExecutionResult(enc, r.Result)
+	r.Exec.encodeJSON(enc.Key("exec"))
+	encodeToolExecutionResult(enc.Key("result"), r.Result)
 	enc.EndObject()
 }
 

@@ -82,24 +82,25 @@ func (e *emitter) marshal(t *ir.Type) []jen.Code {
 	comment += "nil lists and maps that are not optional encode as empty. It does not validate r."
 	marshal := doc(comment).Func().Params(jen.Id("r").Id(t.Name)).Id("MarshalJSON").Params().
 		Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Id("enc").Op(":=").Add(rt("NewEncoder")).Call(),
-		jen.Id("r").Dot("encodeJSON").Call(jen.Id("enc")),
-		jen.Return(jen.Id("enc").Dot("Finish").Call()),
+		jen.Return(rt("Marshal").Call(jen.Id("r"), jen.Id(t.Name).Dot("encodeJSON"))),
 	)
 
 	enc := func(method string, args ...jen.Code) jen.Code { return jen.Id("enc").Dot(method).Call(args...) }
+	// key is the encoder with the member name written, to write its value: enc.Key("id").
+	key := func(name string) *jen.Statement { return jen.Id("enc").Dot("Key").Call(jen.Lit(name)) }
 	body := []jen.Code{enc("BeginObject")}
 	if u, ok := e.variants[t]; ok {
-		body = append(body, enc("Key", jen.Lit(u.union.Discriminator)), enc("String", jen.String().Call(jen.Id(kindConst(t.Name)))))
+		kind := jen.Id(kindConst(t.Name))
+		body = append(body, e.encodeValue(&ir.TypeRef{Kind: ir.String}, jen.String().Call(kind), false, key(u.union.Discriminator)))
 	}
 	for _, f := range e.encodedFields(t) {
 		x := jen.Id("r").Dot(f.GoName)
-		key := enc("Key", jen.Lit(f.JSONName))
 		switch {
 		case f.Optional:
-			body = append(body, jen.If(e.isSet(f, x)).Block(key, e.encodeValue(f.Type, x.Clone(), absentable(f))))
+			body = append(body, jen.If(e.isSet(f, x)).Block(e.encodeValue(f.Type, x.Clone(), absentable(f), key(f.JSONName))))
 		case f.Nullable:
-			body = append(body, key, jen.If(e.isSet(f, x)).Block(e.encodeValue(f.Type, x.Clone(), true)).Else().Block(enc("Null")))
+			body = append(body, jen.If(e.isSet(f, x)).Block(e.encodeValue(f.Type, x.Clone(), true, key(f.JSONName))).
+				Else().Block(key(f.JSONName).Dot("Null").Call()))
 		default:
 			switch f.Type.Kind {
 			case ir.List:
@@ -107,7 +108,7 @@ func (e *emitter) marshal(t *ir.Type) []jen.Code {
 			case ir.Map:
 				x = rt("NonNilMap").Call(x)
 			}
-			body = append(body, key, e.encodeValue(f.Type, x, false))
+			body = append(body, e.encodeValue(f.Type, x, false, key(f.JSONName)))
 		}
 	}
 	body = append(body, enc("EndObject"))

@@ -132,45 +132,45 @@ func (e *emitter) decoder(r *ir.TypeRef, pointer bool) jen.Code {
 	return rt("Value").Types(t)
 }
 
-// encodeValue is the statement writing x, a value of type r, to the codec.Encoder enc:
-// scalars and enums directly (through x's pointer when pointer says the field is one),
-// durations as milliseconds, records through their encodeJSON method, unions through their
-// encode function, lists and maps element by element.
-func (e *emitter) encodeValue(r *ir.TypeRef, x *jen.Statement, pointer bool) jen.Code {
-	enc := func(method string, arg jen.Code) jen.Code { return jen.Id("enc").Dot(method).Call(arg) }
+// encodeValue is the statement writing x, a value of type r, to to, an expression of type
+// *codec.Encoder (the encoder enc, or enc.Key(name) for an object member): scalars and enums
+// directly (through x's pointer when pointer says the field is one), durations as
+// milliseconds, records through their encodeJSON method, unions through their encode
+// function, lists and maps element by element.
+func (e *emitter) encodeValue(r *ir.TypeRef, x *jen.Statement, pointer bool, to *jen.Statement) jen.Code {
 	val := jen.Code(x)
 	if pointer && e.pointerWhenOptional(r) {
 		val = jen.Op("*").Add(x.Clone())
 	}
 	switch r.Kind {
 	case ir.String:
-		return enc("String", val)
+		return to.Dot("String").Call(val)
 	case ir.Int:
-		return enc("Int", val)
+		return to.Dot("Int").Call(val)
 	case ir.Float:
-		return enc("Float", val)
+		return to.Dot("Float").Call(val)
 	case ir.Bool:
-		return enc("Bool", val)
+		return to.Dot("Bool").Call(val)
 	case ir.JSON:
-		return enc("Raw", x)
+		return to.Dot("Raw").Call(x)
 	case ir.Duration:
-		return enc("Int64", x.Clone().Dot("Milliseconds").Call())
+		return to.Dot("Int64").Call(x.Clone().Dot("Milliseconds").Call())
 	case ir.List, ir.Map:
 		fn := "EncodeList"
 		if r.Kind == ir.Map {
 			fn = "EncodeMap"
 		}
-		return rt(fn).Call(jen.Id("enc"), x, e.elemEncoder(r.Elem))
+		return rt(fn).Call(to, x, e.elemEncoder(r.Elem))
 	case ir.Named:
 		switch e.namedKind(r) {
 		case ir.Enum:
-			return enc("String", jen.String().Call(x))
+			return to.Dot("String").Call(jen.String().Call(x))
 		case ir.Union:
-			return jen.Id(unionEncoder(r.Name)).Call(jen.Id("enc"), x)
+			return jen.Id(unionEncoder(r.Name)).Call(to, x)
 		}
-		return x.Clone().Dot("encodeJSON").Call(jen.Id("enc"))
+		return x.Clone().Dot("encodeJSON").Call(to)
 	}
-	return enc("Value", x) // a handle is never encoded; kept for completeness
+	return to.Dot("Value").Call(x) // a handle is never encoded; kept for completeness
 }
 
 // elemEncoder is an expression of type func(*codec.Encoder, T) writing a list or map
@@ -184,7 +184,7 @@ func (e *emitter) elemEncoder(r *ir.TypeRef) jen.Code {
 		return jen.Id(unionEncoder(r.Name))
 	}
 	return jen.Func().Params(jen.Id("enc").Op("*").Add(rt("Encoder")), jen.Id("v").Add(e.goType(r))).
-		Block(e.encodeValue(r, jen.Id("v"), false))
+		Block(e.encodeValue(r, jen.Id("v"), false, jen.Id("enc")))
 }
 
 // isSet is the condition under which optional or nullable field f, read from x, is present

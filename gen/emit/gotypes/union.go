@@ -128,19 +128,15 @@ func (e *emitter) unionValidate(t *ir.Type) jen.Code {
 // for any other type that satisfies the interface (one embedding a variant).
 func (e *emitter) unionEncode(t *ir.Type) jen.Code {
 	name := unionEncoder(t.Name)
-	encode := jen.Id("v").Dot("encodeJSON").Call(jen.Id("enc"))
-	null := jen.Id("enc").Dot("Null").Call()
 	var cases []jen.Code
 	for _, v := range t.Variants {
 		cases = append(cases,
-			jen.Case(jen.Id(v.Type.Name)).Block(encode),
-			jen.Case(jen.Op("*").Id(v.Type.Name)).Block(
-				jen.If(jen.Id("v").Op("==").Nil()).Block(null).Else().Block(encode),
-			),
+			jen.Case(jen.Id(v.Type.Name)).Block(jen.Id("v").Dot("encodeJSON").Call(jen.Id("enc"))),
+			jen.Case(jen.Op("*").Id(v.Type.Name)).Block(rt("EncodePtr").Call(jen.Id("enc"), jen.Id("v"), jen.Id(v.Type.Name).Dot("encodeJSON"))),
 		)
 	}
 	cases = append(cases,
-		jen.Case(jen.Nil()).Block(null),
+		jen.Case(jen.Nil()).Block(jen.Id("enc").Dot("Null").Call()),
 		jen.Default().Block(jen.Id("enc").Dot("Value").Call(jen.Id("v"))),
 	)
 	return doc(name+" writes u to enc as encoding/json would: the variant's MarshalJSON, or null for a nil union or nil pointer variant.").

@@ -62,31 +62,23 @@ type Common struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Common) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Common.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Common) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("session_id")
-	enc.String(r.SessionID)
-	enc.Key("transcript_path")
-	enc.String(r.TranscriptPath)
-	enc.Key("cwd")
-	enc.String(r.CWD)
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.Key("permission_mode")
-		enc.String(string(r.PermissionMode))
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.Key("agent_id")
-		enc.String(*r.AgentID)
+		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.Key("agent_type")
-		enc.String(*r.AgentType)
+		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -148,39 +140,28 @@ type SessionStartInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartInput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SessionStartInput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name")
-	enc.String(string(r.HookEventName))
-	enc.Key("session_id")
-	enc.String(r.SessionID)
-	enc.Key("source")
-	enc.String(string(r.Source))
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("source").String(string(r.Source))
 	if r.Model != nil {
-		enc.Key("model")
-		enc.String(*r.Model)
+		enc.Key("model").String(*r.Model)
 	}
-	enc.Key("transcript_path")
-	enc.String(r.TranscriptPath)
-	enc.Key("cwd")
-	enc.String(r.CWD)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.Key("permission_mode")
-		enc.String(string(r.PermissionMode))
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.Key("agent_id")
-		enc.String(*r.AgentID)
+		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.Key("agent_type")
-		enc.String(*r.AgentType)
+		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -311,35 +292,25 @@ type UserPromptSubmitInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitInput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, UserPromptSubmitInput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name")
-	enc.String(string(r.HookEventName))
-	enc.Key("prompt")
-	enc.String(r.Prompt)
-	enc.Key("session_id")
-	enc.String(r.SessionID)
-	enc.Key("transcript_path")
-	enc.String(r.TranscriptPath)
-	enc.Key("cwd")
-	enc.String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("prompt").String(r.Prompt)
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.Key("permission_mode")
-		enc.String(string(r.PermissionMode))
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.Key("agent_id")
-		enc.String(*r.AgentID)
+		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.Key("agent_type")
-		enc.String(*r.AgentType)
+		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -437,39 +408,27 @@ type PreToolUseInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolUseInput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name")
-	enc.String(string(r.HookEventName))
-	enc.Key("session_id")
-	enc.String(r.SessionID)
-	enc.Key("tool_name")
-	enc.String(r.ToolName)
-	enc.Key("tool_input")
-	enc.Raw(r.ToolInput)
-	enc.Key("tool_use_id")
-	enc.String(r.ToolUseID)
-	enc.Key("transcript_path")
-	enc.String(r.TranscriptPath)
-	enc.Key("cwd")
-	enc.String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_use_id").String(r.ToolUseID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.Key("permission_mode")
-		enc.String(string(r.PermissionMode))
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.Key("agent_id")
-		enc.String(*r.AgentID)
+		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.Key("agent_type")
-		enc.String(*r.AgentType)
+		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -571,41 +530,28 @@ type PostToolUseInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseInput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolUseInput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name")
-	enc.String(string(r.HookEventName))
-	enc.Key("session_id")
-	enc.String(r.SessionID)
-	enc.Key("tool_name")
-	enc.String(r.ToolName)
-	enc.Key("tool_input")
-	enc.Raw(r.ToolInput)
-	enc.Key("tool_use_id")
-	enc.String(r.ToolUseID)
-	enc.Key("tool_response")
-	enc.Raw(r.ToolResponse)
-	enc.Key("transcript_path")
-	enc.String(r.TranscriptPath)
-	enc.Key("cwd")
-	enc.String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_use_id").String(r.ToolUseID)
+	enc.Key("tool_response").Raw(r.ToolResponse)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.Key("permission_mode")
-		enc.String(string(r.PermissionMode))
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.Key("agent_id")
-		enc.String(*r.AgentID)
+		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.Key("agent_type")
-		enc.String(*r.AgentType)
+		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -705,39 +651,28 @@ type StopInput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopInput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StopInput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StopInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name")
-	enc.String(string(r.HookEventName))
-	enc.Key("session_id")
-	enc.String(r.SessionID)
-	enc.Key("stop_hook_active")
-	enc.Bool(r.StopHookActive)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("stop_hook_active").Bool(r.StopHookActive)
 	if r.LastAssistantMessage != nil {
-		enc.Key("last_assistant_message")
-		enc.String(*r.LastAssistantMessage)
+		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
 	}
-	enc.Key("transcript_path")
-	enc.String(r.TranscriptPath)
-	enc.Key("cwd")
-	enc.String(r.CWD)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
-		enc.Key("permission_mode")
-		enc.String(string(r.PermissionMode))
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
-		enc.Key("agent_id")
-		enc.String(*r.AgentID)
+		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
-		enc.Key("agent_type")
-		enc.String(*r.AgentType)
+		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -826,37 +761,29 @@ type Universal struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r Universal) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, Universal.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r Universal) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
-		enc.Key("continue")
-		enc.Bool(*r.Continue)
+		enc.Key("continue").Bool(*r.Continue)
 	}
 	if r.StopReason != nil {
-		enc.Key("stopReason")
-		enc.String(*r.StopReason)
+		enc.Key("stopReason").String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.Key("suppressOutput")
-		enc.Bool(*r.SuppressOutput)
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.Key("systemMessage")
-		enc.String(*r.SystemMessage)
+		enc.Key("systemMessage").String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.Key("decision")
-		enc.String(string(r.Decision))
+		enc.Key("decision").String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -1095,41 +1022,32 @@ type SessionStartOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartOutput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SessionStartOutput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionStartOutput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
-		enc.Key("continue")
-		enc.Bool(*r.Continue)
+		enc.Key("continue").Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.Key("hookSpecificOutput")
-		r.HookSpecificOutput.encodeJSON(enc)
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
 	}
 	if r.StopReason != nil {
-		enc.Key("stopReason")
-		enc.String(*r.StopReason)
+		enc.Key("stopReason").String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.Key("suppressOutput")
-		enc.Bool(*r.SuppressOutput)
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.Key("systemMessage")
-		enc.String(*r.SystemMessage)
+		enc.Key("systemMessage").String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.Key("decision")
-		enc.String(string(r.Decision))
+		enc.Key("decision").String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -1187,21 +1105,17 @@ type SessionStartSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r SessionStartSpecific) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, SessionStartSpecific.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionStartSpecific) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.Key("hookEventName")
-		enc.String(*r.HookEventName)
+		enc.Key("hookEventName").String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.Key("additionalContext")
-		enc.String(*r.AdditionalContext)
+		enc.Key("additionalContext").String(*r.AdditionalContext)
 	}
 	enc.EndObject()
 }
@@ -1254,41 +1168,32 @@ type UserPromptSubmitOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitOutput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, UserPromptSubmitOutput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserPromptSubmitOutput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
-		enc.Key("continue")
-		enc.Bool(*r.Continue)
+		enc.Key("continue").Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.Key("hookSpecificOutput")
-		r.HookSpecificOutput.encodeJSON(enc)
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
 	}
 	if r.StopReason != nil {
-		enc.Key("stopReason")
-		enc.String(*r.StopReason)
+		enc.Key("stopReason").String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.Key("suppressOutput")
-		enc.Bool(*r.SuppressOutput)
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.Key("systemMessage")
-		enc.String(*r.SystemMessage)
+		enc.Key("systemMessage").String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.Key("decision")
-		enc.String(string(r.Decision))
+		enc.Key("decision").String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -1346,21 +1251,17 @@ type UserPromptSubmitSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r UserPromptSubmitSpecific) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, UserPromptSubmitSpecific.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserPromptSubmitSpecific) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.Key("hookEventName")
-		enc.String(*r.HookEventName)
+		enc.Key("hookEventName").String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.Key("additionalContext")
-		enc.String(*r.AdditionalContext)
+		enc.Key("additionalContext").String(*r.AdditionalContext)
 	}
 	enc.EndObject()
 }
@@ -1414,41 +1315,32 @@ type PreToolUseOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseOutput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolUseOutput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolUseOutput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
-		enc.Key("continue")
-		enc.Bool(*r.Continue)
+		enc.Key("continue").Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.Key("hookSpecificOutput")
-		r.HookSpecificOutput.encodeJSON(enc)
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
 	}
 	if r.StopReason != nil {
-		enc.Key("stopReason")
-		enc.String(*r.StopReason)
+		enc.Key("stopReason").String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.Key("suppressOutput")
-		enc.Bool(*r.SuppressOutput)
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.Key("systemMessage")
-		enc.String(*r.SystemMessage)
+		enc.Key("systemMessage").String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.Key("decision")
-		enc.String(string(r.Decision))
+		enc.Key("decision").String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -1512,33 +1404,26 @@ type PreToolUseSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PreToolUseSpecific) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PreToolUseSpecific.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolUseSpecific) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.Key("hookEventName")
-		enc.String(*r.HookEventName)
+		enc.Key("hookEventName").String(*r.HookEventName)
 	}
 	if r.PermissionDecision != "" {
-		enc.Key("permissionDecision")
-		enc.String(string(r.PermissionDecision))
+		enc.Key("permissionDecision").String(string(r.PermissionDecision))
 	}
 	if r.PermissionDecisionReason != nil {
-		enc.Key("permissionDecisionReason")
-		enc.String(*r.PermissionDecisionReason)
+		enc.Key("permissionDecisionReason").String(*r.PermissionDecisionReason)
 	}
 	if len(r.UpdatedInput) != 0 {
-		enc.Key("updatedInput")
-		enc.Raw(r.UpdatedInput)
+		enc.Key("updatedInput").Raw(r.UpdatedInput)
 	}
 	if r.AdditionalContext != nil {
-		enc.Key("additionalContext")
-		enc.String(*r.AdditionalContext)
+		enc.Key("additionalContext").String(*r.AdditionalContext)
 	}
 	enc.EndObject()
 }
@@ -1638,41 +1523,32 @@ type PostToolUseOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseOutput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolUseOutput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolUseOutput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
-		enc.Key("continue")
-		enc.Bool(*r.Continue)
+		enc.Key("continue").Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.Key("hookSpecificOutput")
-		r.HookSpecificOutput.encodeJSON(enc)
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
 	}
 	if r.StopReason != nil {
-		enc.Key("stopReason")
-		enc.String(*r.StopReason)
+		enc.Key("stopReason").String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.Key("suppressOutput")
-		enc.Bool(*r.SuppressOutput)
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.Key("systemMessage")
-		enc.String(*r.SystemMessage)
+		enc.Key("systemMessage").String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.Key("decision")
-		enc.String(string(r.Decision))
+		enc.Key("decision").String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -1734,29 +1610,23 @@ type PostToolUseSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r PostToolUseSpecific) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, PostToolUseSpecific.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolUseSpecific) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.Key("hookEventName")
-		enc.String(*r.HookEventName)
+		enc.Key("hookEventName").String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.Key("additionalContext")
-		enc.String(*r.AdditionalContext)
+		enc.Key("additionalContext").String(*r.AdditionalContext)
 	}
 	if len(r.UpdatedToolOutput) != 0 {
-		enc.Key("updatedToolOutput")
-		enc.Raw(r.UpdatedToolOutput)
+		enc.Key("updatedToolOutput").Raw(r.UpdatedToolOutput)
 	}
 	if len(r.UpdatedMCPToolOutput) != 0 {
-		enc.Key("updatedMCPToolOutput")
-		enc.Raw(r.UpdatedMCPToolOutput)
+		enc.Key("updatedMCPToolOutput").Raw(r.UpdatedMCPToolOutput)
 	}
 	enc.EndObject()
 }
@@ -1810,41 +1680,32 @@ type StopOutput struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopOutput) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StopOutput.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StopOutput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
-		enc.Key("continue")
-		enc.Bool(*r.Continue)
+		enc.Key("continue").Bool(*r.Continue)
 	}
 	if r.HookSpecificOutput != nil {
-		enc.Key("hookSpecificOutput")
-		r.HookSpecificOutput.encodeJSON(enc)
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
 	}
 	if r.StopReason != nil {
-		enc.Key("stopReason")
-		enc.String(*r.StopReason)
+		enc.Key("stopReason").String(*r.StopReason)
 	}
 	if r.SuppressOutput != nil {
-		enc.Key("suppressOutput")
-		enc.Bool(*r.SuppressOutput)
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
 	}
 	if r.SystemMessage != nil {
-		enc.Key("systemMessage")
-		enc.String(*r.SystemMessage)
+		enc.Key("systemMessage").String(*r.SystemMessage)
 	}
 	if r.Decision != "" {
-		enc.Key("decision")
-		enc.String(string(r.Decision))
+		enc.Key("decision").String(string(r.Decision))
 	}
 	if r.Reason != nil {
-		enc.Key("reason")
-		enc.String(*r.Reason)
+		enc.Key("reason").String(*r.Reason)
 	}
 	enc.EndObject()
 }
@@ -1901,21 +1762,17 @@ type StopSpecific struct {
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
 // nil lists and maps that are not optional encode as empty. It does not validate r.
 func (r StopSpecific) MarshalJSON() ([]byte, error) {
-	enc := codec.NewEncoder()
-	r.encodeJSON(enc)
-	return enc.Finish()
+	return codec.Marshal(r, StopSpecific.encodeJSON)
 }
 
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StopSpecific) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.HookEventName != nil {
-		enc.Key("hookEventName")
-		enc.String(*r.HookEventName)
+		enc.Key("hookEventName").String(*r.HookEventName)
 	}
 	if r.AdditionalContext != nil {
-		enc.Key("additionalContext")
-		enc.String(*r.AdditionalContext)
+		enc.Key("additionalContext").String(*r.AdditionalContext)
 	}
 	enc.EndObject()
 }

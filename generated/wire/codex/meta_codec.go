@@ -4,40 +4,29 @@ package codex
 
 import "github.com/dshkit/dsh/codec"
 
-// The codec of this package's types runs on github.com/dshkit/dsh/codec, the runtime of the
-// code dshgen generates. These constants check at compile time that this code and the codec
-// version the build uses agree (see codec.EnforceVersion): when they do not, regenerate this
-// package with the dshgen of that dsh version, or upgrade the dsh dependency.
+// This package's codec runs on github.com/dshkit/dsh/codec, the runtime of the code dshgen
+// generates. These constants check at compile time that the two agree (see
+// codec.EnforceVersion): if they do not, regenerate with the dshgen of the dsh version the
+// build uses, or upgrade dsh.
 const (
 	_ = codec.EnforceVersion(1 - codec.MinVersion)
 	_ = codec.EnforceVersion(codec.MaxVersion - 1)
 )
 
 // DecodeError is the error of decoding or validating a generated type. It names the type
-// and the JSON field at fault and wraps the cause: one of the Err* sentinels, or an
-// encoding/json error for a malformed or mistyped value. Use errors.Is and errors.As. It is
-// codec.DecodeError, shared by every generated package.
+// and the JSON field at fault and wraps the cause (one of the Err* sentinels, or an
+// encoding/json error); use errors.Is and errors.As. It is codec.DecodeError, shared by
+// every generated package.
 type DecodeError = codec.DecodeError
 
-// The causes of a DecodeError, for errors.Is. Each is the codec runtime's sentinel, so it
-// matches the errors of every generated package.
+// The causes a DecodeError wraps, for errors.Is: the codec runtime's sentinels, the same
+// values in every generated package.
 var (
-	// ErrMissingField is the cause of a DecodeError for an absent required field.
-	ErrMissingField = codec.ErrMissingField
-	// ErrUnknownField is the cause of a DecodeError for a field the type does not declare.
-	ErrUnknownField = codec.ErrUnknownField
-	// ErrMissingKind is the cause of a DecodeError for a union value without its
-	// discriminator ("kind").
-	ErrMissingKind = codec.ErrMissingKind
-	// ErrUnknownKind is the cause of a DecodeError for a union value whose discriminator
-	// names no variant; the message names the kind found and the kinds allowed.
-	ErrUnknownKind = codec.ErrUnknownKind
-	// ErrInvalidEnum is the cause of a DecodeError for a value outside its enum.
-	ErrInvalidEnum = codec.ErrInvalidEnum
-	// ErrExclusive is the cause of a DecodeError for a record setting more than one field of
-	// an exclusive group; the error's Field names the fields set, joined by "|".
-	ErrExclusive = codec.ErrExclusive
-	// ErrNilVariant is the cause of a DecodeError for a nil union value (or nil pointer
-	// variant) where one is required.
-	ErrNilVariant = codec.ErrNilVariant
+	ErrMissingField = codec.ErrMissingField // an absent required field
+	ErrUnknownField = codec.ErrUnknownField // a field the type does not declare
+	ErrMissingKind  = codec.ErrMissingKind  // a union value without its discriminator
+	ErrUnknownKind  = codec.ErrUnknownKind  // a discriminator that names no variant
+	ErrInvalidEnum  = codec.ErrInvalidEnum  // a value outside its enum
+	ErrExclusive    = codec.ErrExclusive    // more than one field of an exclusive group set
+	ErrNilVariant   = codec.ErrNilVariant   // a nil union value (or nil pointer variant)
 )
