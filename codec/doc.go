@@ -28,16 +28,14 @@
 package codec
 
 // EnforceVersion is used by generated code to check, at compile time, that it and this
-// package agree. A generated package declares
+// package agree. A generated package's meta_codec.go declares
 //
 //	const (
-//		// The generated code is recent enough for this runtime.
-//		_ = codec.EnforceVersion(GenVersion - codec.MinVersion)
-//		// This runtime is recent enough for the generated code.
-//		_ = codec.EnforceVersion(codec.MaxVersion - GenVersion)
+//		_ = codec.EnforceVersion(1 - codec.MinVersion) // the generated code is recent enough
+//		_ = codec.EnforceVersion(codec.MaxVersion - 1) // this runtime is recent enough
 //	)
 //
-// with GenVersion the [Version] of the generator that wrote it (dshgen writes the number).
+// with 1 standing for the [Version] of the dshgen that wrote it.
 // Converting a negative constant to an unsigned type does not compile, so a build fails,
 // naming the generated file, when the generated code is older than MinVersion (regenerate
 // it with the dshgen of the dsh version the module depends on) or newer than MaxVersion

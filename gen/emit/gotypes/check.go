@@ -12,7 +12,8 @@ import (
 
 // checkFiles parses the emitted files and rejects two package-level declarations with
 // the same name (e.g. a spec type named like a generated helper), and any import outside
-// the standard library and the codec runtime, so that a clash surfaces here rather than in the Go build.
+// the standard library and the codec runtime, so that a clash surfaces here rather than in
+// the Go build. The blank constants of the version check may repeat.
 func checkFiles(files []emit.File) error {
 	declared := map[string]string{}
 	fset := token.NewFileSet()
