@@ -85,15 +85,7 @@ func (s *Schemas) validate(t *testing.T, name string, data []byte) error {
 // unknown and without a discriminator.
 func CheckVariant[U any](t *testing.T, s *Schemas, schema, discriminator string, want U, unmarshal func([]byte) (U, error)) {
 	t.Helper()
-	if v, ok := any(want).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			t.Errorf("the sample does not validate: %v", err)
-		}
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
+	data := encodeSample(t, want)
 	if schema != "" {
 		if err := s.validate(t, schema, data); err != nil {
 			t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
@@ -132,23 +124,8 @@ func rejects[U any](t *testing.T, s *Schemas, schema string, fields map[string]j
 // reject when the record is closed and both accept when it is open.
 func CheckRecord[T interface{ Validate() error }](t *testing.T, s *Schemas, schema string, isOpen bool, want T) {
 	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
-	}
-	data, err := json.Marshal(want)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	if err := s.validate(t, schema, data); err != nil {
-		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
-	}
-	var got T
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", data, err)
-	}
-	if diff := cmp.Diff(want, got, s.options...); diff != "" {
-		t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
-	}
+	data := encodeSample(t, want)
+	decodeRecord(t, s, schema, data, want)
 
 	fields := object(t, data)
 	fields["no-such-field"] = json.RawMessage("1")
@@ -176,18 +153,33 @@ func CheckRecord[T interface{ Validate() error }](t *testing.T, s *Schemas, sche
 // may send them.
 func CheckNulls[T interface{ Validate() error }](t *testing.T, s *Schemas, schema string, want T, optional ...string) {
 	t.Helper()
-	if err := want.Validate(); err != nil {
-		t.Errorf("the sample does not validate: %v", err)
+	fields := object(t, encodeSample(t, want))
+	for _, name := range optional {
+		fields[name] = json.RawMessage("null")
+	}
+	decodeRecord(t, s, schema, marshal(t, fields), want)
+}
+
+// encodeSample checks that want, a sample value, validates (when it has a Validate method)
+// and returns its JSON.
+func encodeSample(t *testing.T, want any) []byte {
+	t.Helper()
+	if v, ok := want.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			t.Errorf("the sample does not validate: %v", err)
+		}
 	}
 	data, err := json.Marshal(want)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
 	}
-	fields := object(t, data)
-	for _, name := range optional {
-		fields[name] = json.RawMessage("null")
-	}
-	data = marshal(t, fields)
+	return data
+}
+
+// decodeRecord requires data to validate against <schema>.schema.json and to decode, with
+// the record's UnmarshalJSON, to want.
+func decodeRecord[T any](t *testing.T, s *Schemas, schema string, data []byte, want T) {
+	t.Helper()
 	if err := s.validate(t, schema, data); err != nil {
 		t.Errorf("%s does not validate against %s.schema.json: %v", data, schema, err)
 	}
