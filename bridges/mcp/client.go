@@ -1,0 +1,511 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// Defaults of the Options fields.
+const (
+	// DefaultStartTimeout bounds a server's start: spawn (or connect), initialize and the
+	// tool listing.
+	DefaultStartTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds one tool call.
+	DefaultCallTimeout = 10 * time.Minute
+	// DefaultStopGrace is how long a stdio server gets to exit once its stdin is closed,
+	// and then once it got SIGTERM, before its process group is killed.
+	DefaultStopGrace = 2 * time.Second
+)
+
+// Failure codes of MCP tool calls (the info.code of a failed result).
+const (
+	// CodeToolError is a result the server marked isError.
+	CodeToolError = "MCP_TOOL_ERROR"
+	// CodeServerError is a server that failed: crashed, closed the connection, answered
+	// garbage or an error.
+	CodeServerError = "MCP_SERVER_ERROR"
+	// CodeTimeout is a call that ran past Options.CallTimeout.
+	CodeTimeout = "MCP_TIMEOUT"
+	// CodeUnavailable is a call to a server that did not start.
+	CodeUnavailable = "MCP_SERVER_UNAVAILABLE"
+)
+
+// Options configures Start.
+type Options struct {
+	// Dir is the working directory of stdio servers (the session's workspace).
+	Dir string
+	// Env is the base environment of stdio servers (default os.Environ()).
+	Env []string
+	// StartTimeout, CallTimeout and StopGrace default to the Default* constants.
+	StartTimeout time.Duration
+	CallTimeout  time.Duration
+	StopGrace    time.Duration
+	// Logger receives start failures and server diagnostics (default: discard).
+	Logger *slog.Logger
+	// ClientVersion is reported to servers as the client's version (default "dev").
+	ClientVersion string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = DefaultStopGrace
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	return o
+}
+
+// Set is the MCP servers of one session, started together. Its tools call the servers;
+// Close stops them all.
+type Set struct {
+	o       Options
+	servers []*server
+}
+
+// server is one mounted server.
+type server struct {
+	cfg   ServerConfig
+	o     Options
+	sess  *sdk.ClientSession
+	cmd   *exec.Cmd // stdio servers only
+	tools []*sdk.Tool
+	err   error // why it did not start
+
+	closeOnce sync.Once
+}
+
+// ToolName is the dsh name of tool of server: mcp__<server>__<tool>, every character
+// outside [A-Za-z0-9_-] replaced by _ (as Claude Code names MCP tools).
+func ToolName(server, tool string) string {
+	return "mcp__" + sanitize(server) + "__" + sanitize(tool)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+func sanitize(s string) string { return unsafeName.ReplaceAllString(s, "_") }
+
+// Start starts every server at once (session-start mounting, dsh decision: the model
+// needs the tool list for its first request) and lists their tools, each bounded by
+// Options.StartTimeout. A server that fails to start is reported in the returned errors,
+// mounts no tools and does not stop the others. Close the Set to stop the servers.
+func Start(ctx context.Context, servers []ServerConfig, o Options) (*Set, []error) {
+	o = o.withDefaults()
+	s := &Set{o: o}
+	var wg sync.WaitGroup
+	for _, cfg := range servers {
+		srv := &server{cfg: cfg, o: o}
+		s.servers = append(s.servers, srv)
+		wg.Go(func() { srv.start(ctx) })
+	}
+	wg.Wait()
+	var errs []error
+	for _, srv := range s.servers {
+		if srv.err != nil {
+			errs = append(errs, srv.err)
+			o.Logger.Warn("mcp: server not mounted", "server", srv.cfg.Name, "source", srv.cfg.Source, "error", srv.err)
+		}
+	}
+	return s, errs
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+func (srv *server) start(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, srv.o.StartTimeout)
+	defer cancel()
+	fail := func(err error) {
+		srv.err = fmt.Errorf("mcp server %q (%s): %w", srv.cfg.Name, srv.cfg.Source, err)
+		srv.stop()
+	}
+	var t sdk.Transport
+	switch srv.cfg.Type {
+	case TypeStdio:
+		cmd := exec.Command(srv.cfg.Command, srv.cfg.Args...)
+		cmd.Dir = srv.o.Dir
+		cmd.Env = append(append([]string(nil), srv.o.Env...), srv.cfg.Env...)
+		cmd.Stderr = &logWriter{log: srv.o.Logger, server: srv.cfg.Name}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.WaitDelay = srv.o.StopGrace
+		srv.cmd = cmd
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: srv.o.StopGrace}
+	case TypeHTTP, TypeSSE:
+		hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: srv.cfg.Headers}}
+		if srv.cfg.Type == TypeSSE {
+			t = &sdk.SSEClientTransport{Endpoint: srv.cfg.URL, HTTPClient: hc}
+		} else {
+			t = &sdk.StreamableClientTransport{Endpoint: srv.cfg.URL, HTTPClient: hc, MaxRetries: -1}
+		}
+	default:
+		fail(fmt.Errorf("unknown type %q", srv.cfg.Type))
+		return
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: srv.o.ClientVersion},
+		&sdk.ClientOptions{Logger: srv.o.Logger})
+	type connected struct {
+		sess *sdk.ClientSession
+		err  error
+	}
+	ch := make(chan connected, 1)
+	go func() {
+		sess, err := client.Connect(ctx, t, nil)
+		ch <- connected{sess, err}
+	}()
+	var c connected
+	select {
+	case c = <-ch:
+	case <-ctx.Done():
+		// A server that never answers initialize: kill it so that Connect returns.
+		srv.killGroup()
+		c = <-ch
+		if c.err == nil {
+			c.err = ctx.Err()
+		}
+	}
+	if c.err != nil {
+		if c.sess != nil {
+			srv.sess = c.sess
+		}
+		fail(fmt.Errorf("start: %w", c.err))
+		return
+	}
+	srv.sess = c.sess
+	for tool, err := range c.sess.Tools(ctx, nil) {
+		if err != nil {
+			fail(fmt.Errorf("list tools: %w", err))
+			return
+		}
+		srv.tools = append(srv.tools, tool)
+	}
+}
+
+// Servers returns the names of the servers that started, in configuration order.
+func (s *Set) Servers() []string {
+	var out []string
+	for _, srv := range s.servers {
+		if srv.err == nil {
+			out = append(out, srv.cfg.Name)
+		}
+	}
+	return out
+}
+
+// Definitions returns the dsh tool definitions of every tool of every started server.
+// A tool whose input schema dsh cannot compile is given with no schema (any arguments;
+// the server validates them).
+func (s *Set) Definitions() []tools.Definition {
+	var defs []tools.Definition
+	for _, srv := range s.servers {
+		if srv.err != nil {
+			continue
+		}
+		for _, tool := range srv.tools {
+			defs = append(defs, srv.definition(tool))
+		}
+	}
+	return defs
+}
+
+// Register registers Definitions in reg for agentID ("" registers them globally) and
+// returns a func that unregisters them. A definition reg refuses (say, a schema it cannot
+// compile) is registered again without its schema; one refused twice is reported.
+func (s *Set) Register(reg *tools.Registry, agentID string) (unregister func(), errs []error) {
+	var unregs []func()
+	for _, def := range s.Definitions() {
+		add := func(d tools.Definition) (func(), error) {
+			if agentID == "" {
+				return reg.Register(d)
+			}
+			return reg.RegisterForAgent(agentID, d)
+		}
+		u, err := add(def)
+		if err != nil && def.InputSchema != nil && !errors.Is(err, tools.ErrDuplicate) {
+			s.o.Logger.Warn("mcp: input schema not usable; the server validates the arguments", "tool", def.Name, "error", err)
+			def.InputSchema = nil
+			u, err = add(def)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mcp: tool %s: %w", def.Name, err))
+			continue
+		}
+		unregs = append(unregs, u)
+	}
+	return func() {
+		for _, u := range unregs {
+			u()
+		}
+	}, errs
+}
+
+// ReadOnly reports whether the dsh tool name is an MCP tool its server annotates
+// readOnlyHint.
+func (s *Set) ReadOnly(name string) bool {
+	for _, srv := range s.servers {
+		for _, tool := range srv.tools {
+			if ToolName(srv.cfg.Name, tool.Name) == name {
+				return tool.Annotations != nil && tool.Annotations.ReadOnlyHint
+			}
+		}
+	}
+	return false
+}
+
+// Close stops every server: the connection is closed (a stdio server's stdin first,
+// SIGTERM after StopGrace, then SIGKILL), and then whatever remains of a stdio server's
+// process group is killed. It is safe to call more than once.
+func (s *Set) Close() error {
+	if s == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, srv := range s.servers {
+		wg.Go(srv.stop)
+	}
+	wg.Wait()
+	return nil
+}
+
+func (srv *server) stop() {
+	srv.closeOnce.Do(func() {
+		if srv.sess != nil {
+			_ = srv.sess.Close()
+		}
+		srv.killGroup()
+		if srv.cmd != nil && srv.cmd.Process != nil && srv.cmd.ProcessState == nil && srv.sess == nil {
+			_ = srv.cmd.Wait()
+		}
+	})
+}
+
+// killGroup kills the stdio server's process group (its children included).
+func (srv *server) killGroup() {
+	if srv.cmd != nil && srv.cmd.Process != nil {
+		_ = syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// definition is the dsh tool of one MCP tool.
+func (srv *server) definition(tool *sdk.Tool) tools.Definition {
+	var schema json.RawMessage
+	if tool.InputSchema != nil {
+		if b, err := json.Marshal(tool.InputSchema); err == nil {
+			schema = b
+		}
+	}
+	name := ToolName(srv.cfg.Name, tool.Name)
+	mcpName := tool.Name
+	return tools.Definition{
+		Name:        name,
+		Description: tool.Description,
+		InputSchema: schema,
+		Output:      &tools.Output{Render: render},
+		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			return srv.call(ctx, mcpName, rc.Exec().Arguments)
+		},
+	}
+}
+
+// Value is the canonical value of a successful MCP tool call: the server's content
+// blocks as MCP sent them and its structured result, when it gave one.
+type Value struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+}
+
+func (srv *server) call(ctx context.Context, tool string, args json.RawMessage) (any, error) {
+	if srv.err != nil || srv.sess == nil {
+		return nil, tools.NewError(CodeUnavailable, fmt.Sprintf("MCP server %q is not running", srv.cfg.Name))
+	}
+	ctx, cancel := context.WithTimeout(ctx, srv.o.CallTimeout)
+	defer cancel()
+	var a any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		a = args
+	}
+	res, err := srv.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: a})
+	if err != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, tools.NewError(CodeTimeout, fmt.Sprintf("MCP server %q: %s timed out after %s", srv.cfg.Name, tool, srv.o.CallTimeout))
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		return nil, tools.NewError(CodeServerError, fmt.Sprintf("MCP server %q: %s: %v", srv.cfg.Name, tool, err))
+	}
+	var v Value
+	for _, c := range res.Content {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, tools.NewError(CodeServerError, fmt.Sprintf("MCP server %q: %s: unencodable content: %v", srv.cfg.Name, tool, err))
+		}
+		v.Content = append(v.Content, b)
+	}
+	if v.Content == nil {
+		v.Content = []json.RawMessage{}
+	}
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, tools.NewError(CodeServerError, fmt.Sprintf("MCP server %q: %s: unencodable structured content: %v", srv.cfg.Name, tool, err))
+		}
+		v.StructuredContent = b
+	}
+	if res.IsError {
+		msg := textOf(v)
+		if msg == "" {
+			msg = "the tool failed"
+		}
+		return nil, tools.NewError(CodeToolError, msg)
+	}
+	return v, nil
+}
+
+// textOf joins the text blocks of v.
+func textOf(v Value) string {
+	blocks, _ := contentBlocks(v)
+	var parts []string
+	for _, b := range blocks {
+		if t, ok := b.(dsh.TextBlock); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// render maps a Value to the content the model sees.
+func render(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+	var v Value
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, err
+	}
+	return contentBlocks(v)
+}
+
+// wireContent is the union of the MCP content block shapes.
+type wireContent struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data"`
+	MIMEType string `json:"mimeType"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Resource *struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType"`
+		Text     string `json:"text"`
+		Blob     string `json:"blob"`
+	} `json:"resource"`
+}
+
+// contentBlocks maps MCP content to dsh content: text as text, images as images, and
+// everything else as a text description (audio, links, embedded resources); a result
+// with no content but a structured value shows that value's JSON.
+func contentBlocks(v Value) ([]dsh.ContentBlock, error) {
+	var out []dsh.ContentBlock
+	for _, raw := range v.Content {
+		var c wireContent
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return nil, err
+		}
+		switch c.Type {
+		case "text":
+			out = append(out, dsh.TextBlock{Text: c.Text})
+		case "image":
+			if _, err := base64.StdEncoding.DecodeString(c.Data); err == nil && c.MIMEType != "" {
+				out = append(out, dsh.ImageBlock{MediaType: c.MIMEType, Data: c.Data})
+			} else {
+				out = append(out, dsh.TextBlock{Text: "[image " + c.MIMEType + ", not decodable]"})
+			}
+		case "audio":
+			out = append(out, dsh.TextBlock{Text: fmt.Sprintf("[audio %s, %d base64 characters]", c.MIMEType, len(c.Data))})
+		case "resource_link":
+			out = append(out, dsh.TextBlock{Text: fmt.Sprintf("[resource_link name=%s uri=%s]", c.Name, c.URI)})
+		case "resource":
+			switch {
+			case c.Resource == nil:
+				out = append(out, dsh.TextBlock{Text: "[resource]"})
+			case c.Resource.Blob != "":
+				out = append(out, dsh.TextBlock{Text: fmt.Sprintf("[resource %s %s, binary]", c.Resource.URI, c.Resource.MIMEType)})
+			default:
+				out = append(out, dsh.TextBlock{Text: fmt.Sprintf("[resource %s]\n%s", c.Resource.URI, c.Resource.Text)})
+			}
+		default:
+			out = append(out, dsh.TextBlock{Text: string(raw)})
+		}
+	}
+	if len(out) == 0 && len(v.StructuredContent) > 0 {
+		out = append(out, dsh.TextBlock{Text: string(v.StructuredContent)})
+	}
+	if len(out) == 0 {
+		out = append(out, dsh.TextBlock{Text: "(no output)"})
+	}
+	return out, nil
+}
+
+// logWriter forwards a stdio server's stderr to the logger, line by line.
+type logWriter struct {
+	log    *slog.Logger
+	server string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		w.log.Debug("mcp server stderr", "server", w.server, "line", string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4096 {
+		w.log.Debug("mcp server stderr", "server", w.server, "line", string(w.buf))
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}

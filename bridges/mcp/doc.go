@@ -1,0 +1,24 @@
+// Package mcp mounts MCP (Model Context Protocol) servers in a dsh session, on the official
+// Go SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// [LoadFile] and [Parse] read Claude Code's .mcp.json shape ({"mcpServers": {NAME:
+// {command, args, env} | {type: "http"|"sse", url, headers}}}), expanding ${VAR} and
+// ${VAR:-default}; a malformed server is a [ConfigError] naming the file and the field,
+// and the others still load. [Start] starts a session's servers together, at session
+// start (the model needs their tools for its first request), each bounded by
+// Options.StartTimeout; a server that does not start is reported and mounts nothing.
+//
+// Every tool of a started server becomes a dsh tool named mcp__<server>__<tool>
+// ([ToolName], as Claude Code names them, so hook matchers such as mcp__github__.* work)
+// with the server's input schema. A call's value is a [Value] (the MCP content blocks and
+// the structured result); the model sees the content mapped to dsh blocks (text, images,
+// and a text description of audio, links and resources). A result the server marks
+// isError, a crashed server, a garbled connection or a call past Options.CallTimeout is a
+// normalized tool failure (codes MCP_TOOL_ERROR, MCP_SERVER_ERROR, MCP_TIMEOUT,
+// MCP_SERVER_UNAVAILABLE); the session goes on.
+//
+// [Set.Close] stops every server: a stdio server's stdin is closed, SIGTERM follows after
+// Options.StopGrace, then SIGKILL, and finally its whole process group (servers run in
+// their own) is killed, so that npx wrappers and their children do not outlive the
+// session.
+package mcp
