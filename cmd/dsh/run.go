@@ -40,7 +40,8 @@ var demoScript []byte
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
 const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
-               [--hooks FILE --dialect claude-code|codex [--project-dir DIR] [--trust]] PROMPT...
+               [--hooks FILE --dialect claude-code|codex [--project-dir DIR] [--trust]]
+               [--mcp-config FILE] PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
 (Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
@@ -55,7 +56,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
   --dialect D          the hooks' dialect: claude-code (default) or codex
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
-  --trust              also load the project directory's own hook files
+  --trust              also load the project directory's own hook files and .mcp.json
+  --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
+                       tools are named mcp__<server>__<tool>
 
 Exit status: 0 when the session ran (whatever its turns ended with); 2 for a usage error.`
 
@@ -67,6 +70,7 @@ type runOptions struct {
 	dialect            string
 	projectDir         string
 	trust              bool
+	mcpConfig          string
 	prompt             string
 }
 
@@ -82,6 +86,7 @@ func parseRun(args []string) (runOptions, error) {
 	fs.StringVar(&o.dialect, "dialect", "claude-code", "")
 	fs.BoolVar(&o.trust, "trust", false, "")
 	fs.StringVar(&o.projectDir, "project-dir", "", "")
+	fs.StringVar(&o.mcpConfig, "mcp-config", "", "")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -157,6 +162,11 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace}); err != nil {
 		return err
 	}
+	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
 	rt := tools.New(reg, hooks, tools.WithLogger(logger))
 	if o.demo {
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
@@ -254,6 +264,7 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 
 // turnState follows the log to tell the hook bridges the current turn.
 type turnState struct {
+	id    string // the hooks' session_id (default "main")
 	mu    sync.Mutex
 	turn  int
 	open  bool
@@ -285,7 +296,11 @@ func (t *turnState) session(workspace, transcript, model string) hookproto.Sessi
 	return func(ctx context.Context, agentID string) hookproto.Session {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		return hookproto.Session{SessionID: "main", TranscriptPath: transcript, CWD: workspace, Model: model,
+		id := t.id
+		if id == "" {
+			id = "main"
+		}
+		return hookproto.Session{SessionID: id, TranscriptPath: transcript, CWD: workspace, Model: model,
 			Turn: t.turn, TurnOpen: t.open, Agent: t.agent}
 	}
 }

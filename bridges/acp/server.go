@@ -1,0 +1,511 @@
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/dshkit/dsh/bridges/mcp"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// AgentID is the loop agent id of every ACP session (each session has its own registries).
+const AgentID = "main"
+
+// Permissions is which tool calls ask the client before they run.
+type Permissions string
+
+const (
+	// PermissionsAsk asks for every call except Read and MCP tools annotated read-only
+	// (the default, like Claude Code's default mode).
+	PermissionsAsk Permissions = "ask"
+	// PermissionsAllow asks for none; a hook's or plugin's ask decision still asks.
+	PermissionsAllow Permissions = "allow"
+)
+
+// SessionSpec describes a session being created or loaded, for Config.Setup.
+type SessionSpec struct {
+	// ID is the ACP session id.
+	ID string
+	// CWD is the session's absolute working directory: the workspace of its tools.
+	CWD string
+	// Log is the session's durable log; LogPath is its file.
+	Log     *session.Log
+	LogPath string
+	// Loaded is true for session/load.
+	Loaded bool
+}
+
+// Env is what Config.Setup builds for one session: the registries, model and hooks the
+// agent loop runs with. The ACP bridge adds its own listeners (permissions, tool progress,
+// prompt correlation) and the session's MCP tools to them.
+type Env struct {
+	// Hooks is the session's listener registry (native plugins and hook bridges).
+	Hooks *dsh.Registry
+	// Tools is the session's tool registry (the built-in tools).
+	Tools *tools.Registry
+	// Model and LLM are the model and its call configuration.
+	Model llm.Model
+	LLM   dsh.LLMCallConfig
+	// System is the system prompt.
+	System string
+	// MCPServers are mounted in the session before its own mcpServers (a session server
+	// of the same name replaces one of these): --mcp-config and the project's .mcp.json.
+	MCPServers []mcp.ServerConfig
+	// Started, if set, is called with the agent once it exists (hook bridges need it).
+	Started func(*loop.Agent)
+	// Close, if set, releases what Setup acquired (hook bridges); called once.
+	Close func()
+}
+
+// Config configures a Server.
+type Config struct {
+	// Setup builds a session's environment. Required.
+	Setup func(ctx context.Context, spec SessionSpec) (*Env, error)
+	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required.
+	SessionsDir string
+	// MCP configures the MCP clients (Dir is set per session).
+	MCP mcp.Options
+	// Permissions is the default permission policy (default PermissionsAsk).
+	Permissions Permissions
+	// Name and Version are reported in agentInfo (default "dsh", "dev").
+	Name, Version string
+	// Logger receives diagnostics (stderr in dsh acp; default: discard).
+	Logger *slog.Logger
+}
+
+// Server is an ACP agent: it serves one client connection with any number of sessions.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	c   *conn
+
+	mu          sync.Mutex
+	initialized bool
+	sessions    map[string]*acpSession
+	handlers    sync.WaitGroup
+}
+
+// NewServer returns a server for cfg.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Setup == nil || cfg.SessionsDir == "" {
+		return nil, errors.New("acp: Config.Setup and Config.SessionsDir are required")
+	}
+	if cfg.Permissions == "" {
+		cfg.Permissions = PermissionsAsk
+	}
+	if cfg.Name == "" {
+		cfg.Name = "dsh"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MCP.Logger == nil {
+		cfg.MCP.Logger = cfg.Logger
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, sessions: map[string]*acpSession{}}, nil
+}
+
+// Serve reads frames from in and writes frames to out until in ends or ctx is done. Then
+// every session is cancelled, its prompt answered, its agent, MCP servers and log closed,
+// and Serve returns (nil for a clean end of input). Nothing but frames goes to out.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.c = newConn(out)
+	done := make(chan error, 1)
+	go func() {
+		done <- readFrames(in, func(line []byte) { s.handleLine(ctx, line) })
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+	}
+	s.shutdown()
+	return err
+}
+
+// shutdown cancels and settles every session, then closes them.
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	sessions := make([]*acpSession, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		ss.cancel(dsh.CancelDisposed{})
+	}
+	s.handlers.Wait() // every prompt is answered
+	s.c.shut()
+	for _, ss := range sessions {
+		ss.close()
+	}
+}
+
+func (s *Server) handleLine(ctx context.Context, line []byte) {
+	if line == nil {
+		s.c.reply(nil, nil, rpcErr(CodeParseError, "Parse error: frame larger than %d bytes", MaxFrame))
+		return
+	}
+	if line[0] == '[' {
+		s.c.reply(nil, nil, rpcErr(CodeInvalidRequest, "Invalid request: batches are not supported in ACP v1"))
+		return
+	}
+	var f frame
+	if err := json.Unmarshal(line, &f); err != nil {
+		s.c.reply(nil, nil, rpcErr(CodeParseError, "Parse error: %v", err))
+		return
+	}
+	isRequest := len(f.ID) > 0 && string(f.ID) != "null"
+	switch {
+	case f.Method == "" && isRequest:
+		s.c.deliver(f)
+	case f.Method == "":
+		s.c.reply(nil, nil, rpcErr(CodeInvalidRequest, "Invalid request: no method"))
+	case !isRequest:
+		s.notification(f)
+	default:
+		s.handlers.Add(1)
+		go func() {
+			defer s.handlers.Done()
+			res, e := s.request(ctx, f)
+			if err := s.c.reply(f.ID, res, e); err != nil {
+				s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
+			}
+			if e == nil {
+				s.after(f.Method, res)
+			}
+		}()
+	}
+}
+
+// after runs once a response is on the wire: a new or loaded session's commands.
+func (s *Server) after(method string, res any) {
+	var id string
+	switch r := res.(type) {
+	case newSessionResult:
+		id = r.SessionID
+	case loadedSession:
+		id = r.id
+	default:
+		return
+	}
+	none := []json.RawMessage{}
+	s.sendUpdate(id, update{SessionUpdate: "available_commands_update", AvailableCommands: &none})
+}
+
+// loadedSession is the session/load result (null on the wire) with the session id.
+type loadedSession struct{ id string }
+
+// MarshalJSON writes null.
+func (loadedSession) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+
+func (s *Server) sendUpdate(id string, u update) {
+	if err := s.c.notify("session/update", sessionNotification{SessionID: id, Update: u}); err != nil {
+		s.log.Debug("acp: session/update not written", "session", id, "error", err)
+	}
+}
+
+func (s *Server) notification(f frame) {
+	switch f.Method {
+	case "session/cancel":
+		var p sessionIDParams
+		if json.Unmarshal(f.Params, &p) != nil {
+			return
+		}
+		if ss := s.session(p.SessionID); ss != nil {
+			ss.cancel(dsh.CancelUser{})
+		}
+	default:
+		// Unknown notifications (extensions included) are ignored.
+	}
+}
+
+func (s *Server) session(id string) *acpSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+func decodeParams(raw json.RawMessage, v any) *RPCError {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return rpcErr(CodeInvalidParams, "Invalid params: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) request(ctx context.Context, f frame) (any, *RPCError) {
+	s.mu.Lock()
+	initialized := s.initialized
+	s.mu.Unlock()
+	if f.Method != "initialize" && !initialized {
+		if !knownMethod(f.Method) {
+			return nil, rpcErr(CodeMethodNotFound, "Method not found: %s", f.Method)
+		}
+		return nil, rpcErr(CodeInvalidRequest, "Invalid request: %s before initialize", f.Method)
+	}
+	switch f.Method {
+	case "initialize":
+		var p initializeParams
+		if e := decodeParams(f.Params, &p); e != nil {
+			return nil, e
+		}
+		if p.ProtocolVersion == nil {
+			return nil, rpcErr(CodeInvalidParams, "Invalid params: protocolVersion is required")
+		}
+		s.mu.Lock()
+		s.initialized = true
+		s.mu.Unlock()
+		return initializeResult{
+			ProtocolVersion: ProtocolVersion,
+			AgentCapabilities: agentCapabilities{LoadSession: true,
+				PromptCapabilities: promptCapabilities{EmbeddedContext: true},
+				MCPCapabilities:    mcpCapabilities{HTTP: true, SSE: true}},
+			AuthMethods: []authMethod{{ID: "dsh-model-flags", Name: "Model from dsh's command line",
+				Description: "dsh uses the model given by its --model flag and environment; there is nothing to log in to."}},
+			AgentInfo: implementation{Name: s.cfg.Name, Title: "dsh", Version: s.cfg.Version},
+		}, nil
+	case "authenticate":
+		return struct{}{}, nil
+	case "session/new":
+		var p newSessionParams
+		if e := decodeParams(f.Params, &p); e != nil {
+			return nil, e
+		}
+		ss, e := s.open(ctx, newSessionID(), p.CWD, p.MCPServers, false)
+		if e != nil {
+			return nil, e
+		}
+		return newSessionResult{SessionID: ss.id}, nil
+	case "session/load":
+		var p loadSessionParams
+		if e := decodeParams(f.Params, &p); e != nil {
+			return nil, e
+		}
+		ss, e := s.open(ctx, p.SessionID, p.CWD, p.MCPServers, true)
+		if e != nil {
+			return nil, e
+		}
+		return loadedSession{id: ss.id}, nil
+	case "session/prompt":
+		var p promptParams
+		if e := decodeParams(f.Params, &p); e != nil {
+			return nil, e
+		}
+		ss := s.session(p.SessionID)
+		if ss == nil {
+			return nil, sessionNotFound(p.SessionID)
+		}
+		return ss.prompt(p.Prompt)
+	case "session/cancel":
+		// Some clients send it as a request: cancel, then answer.
+		var p sessionIDParams
+		if e := decodeParams(f.Params, &p); e != nil {
+			return nil, e
+		}
+		if ss := s.session(p.SessionID); ss != nil {
+			ss.cancel(dsh.CancelUser{})
+		}
+		return nil, nil
+	}
+	return nil, rpcErr(CodeMethodNotFound, "Method not found: %s", f.Method)
+}
+
+func knownMethod(m string) bool {
+	switch m {
+	case "authenticate", "session/new", "session/load", "session/prompt", "session/cancel":
+		return true
+	}
+	return false
+}
+
+func sessionNotFound(id string) *RPCError {
+	e := rpcErr(CodeNotFound, "Resource not found: session %q", id)
+	e.Data, _ = json.Marshal(map[string]string{"sessionId": id})
+	return e
+}
+
+var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+func newSessionID() string { return "sess_" + strings.ToLower(rand.Text()) }
+
+// open creates (load=false) or loads a session.
+func (s *Server) open(ctx context.Context, id, cwd string, servers []mcpServer, load bool) (*acpSession, *RPCError) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return nil, rpcErr(CodeInvalidParams, "Invalid params: cwd must be an absolute path, got %q", cwd)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, rpcErr(CodeInvalidParams, "Invalid params: cwd %q is not a directory", cwd)
+	}
+	mcpCfgs, e := mcpConfigs(servers)
+	if e != nil {
+		return nil, e
+	}
+	if !validID.MatchString(id) {
+		return nil, rpcErr(CodeInvalidParams, "Invalid params: session id %q (want letters, digits, _ and -)", id)
+	}
+	if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
+		return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
+	}
+	path := filepath.Join(s.cfg.SessionsDir, id+".jsonl")
+	s.mu.Lock()
+	if _, dup := s.sessions[id]; dup {
+		s.mu.Unlock()
+		return nil, rpcErr(CodeInvalidParams, "Invalid params: session %q is already open on this connection", id)
+	}
+	s.sessions[id] = nil // reserved
+	s.mu.Unlock()
+	ss, e := s.start(ctx, id, cwd, path, mcpCfgs, load)
+	s.mu.Lock()
+	if e != nil {
+		delete(s.sessions, id)
+	} else {
+		s.sessions[id] = ss
+	}
+	s.mu.Unlock()
+	return ss, e
+}
+
+// mcpConfigs converts ACP's mcpServers.
+func mcpConfigs(servers []mcpServer) ([]mcp.ServerConfig, *RPCError) {
+	var out []mcp.ServerConfig
+	for i, m := range servers {
+		sc := mcp.ServerConfig{Name: m.Name, Source: "session mcpServers"}
+		if m.Name == "" {
+			return nil, rpcErr(CodeInvalidParams, "Invalid params: mcpServers[%d].name is required", i)
+		}
+		switch m.Type {
+		case "", "stdio":
+			if m.Command == "" {
+				return nil, rpcErr(CodeInvalidParams, "Invalid params: mcpServers[%d].command is required", i)
+			}
+			sc.Type, sc.Command, sc.Args = mcp.TypeStdio, m.Command, m.Args
+			for _, e := range m.Env {
+				sc.Env = append(sc.Env, e.Name+"="+e.Value)
+			}
+		case "http", "sse":
+			if m.URL == "" {
+				return nil, rpcErr(CodeInvalidParams, "Invalid params: mcpServers[%d].url is required", i)
+			}
+			sc.Type, sc.URL = m.Type, m.URL
+			if len(m.Headers) > 0 {
+				sc.Headers = map[string]string{}
+				for _, h := range m.Headers {
+					sc.Headers[h.Name] = h.Value
+				}
+			}
+		default:
+			return nil, rpcErr(CodeInvalidParams, "Invalid params: mcpServers[%d].type %q", i, m.Type)
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// mergeServers puts session servers after the configured ones, replacing same names.
+func mergeServers(base, session []mcp.ServerConfig) []mcp.ServerConfig {
+	names := map[string]bool{}
+	for _, s := range session {
+		names[s.Name] = true
+	}
+	var out []mcp.ServerConfig
+	for _, b := range base {
+		if !names[b.Name] {
+			out = append(out, b)
+		}
+	}
+	return append(out, session...)
+}
+
+// start opens the log, builds the environment, replays a loaded log and starts the agent.
+func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.ServerConfig, load bool) (*acpSession, *RPCError) {
+	if load {
+		if _, err := os.Stat(path); err != nil {
+			return nil, sessionNotFound(id)
+		}
+	} else if _, err := os.Stat(path); err == nil {
+		return nil, rpcErr(CodeInternalError, "session id collision: %s exists", path)
+	}
+	f, rec, err := session.OpenFile(path)
+	if err != nil {
+		return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+	}
+	if rec.Truncated() {
+		s.log.Warn("acp: recovered a damaged log tail", "log", path, "reason", rec.Reason, "bytes", rec.TruncatedBytes)
+	}
+	lg, err := session.Open(ctx, f)
+	if err != nil {
+		f.Close()
+		return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+	}
+	if load && lg.Len() == 0 {
+		lg.Close()
+		return nil, sessionNotFound(id)
+	}
+	env, err := s.cfg.Setup(ctx, SessionSpec{ID: id, CWD: cwd, Log: lg, LogPath: path, Loaded: load})
+	if err != nil {
+		lg.Close()
+		return nil, rpcErr(CodeInternalError, "session setup: %v", err)
+	}
+	ss := newSession(s, id, cwd, lg, env)
+	fail := func(code int, format string, args ...any) (*acpSession, *RPCError) {
+		ss.close()
+		return nil, rpcErr(code, format, args...)
+	}
+	mo := s.cfg.MCP
+	mo.Dir = cwd
+	set, errs := mcp.Start(ctx, mergeServers(env.MCPServers, servers), mo)
+	ss.mcp = set
+	for _, e := range errs {
+		s.log.Warn("acp: MCP server not mounted", "session", id, "error", e)
+	}
+	unreg, rerrs := set.Register(env.Tools, "")
+	ss.closers = append(ss.closers, unreg)
+	for _, e := range rerrs {
+		s.log.Warn("acp: MCP tool not registered", "session", id, "error", e)
+	}
+	ss.wire()
+	if load {
+		for e := range lg.Events() {
+			ss.tr.observe(e, true)
+		}
+	}
+	ss.subscribe()
+	cfg := loop.Config{ID: AgentID, SessionID: id, Registry: env.Hooks, Tools: ss.rt, Model: env.Model, Log: lg,
+		LLM: env.LLM, System: env.System, Logger: s.log}
+	var agent *loop.Agent
+	if load {
+		agent, err = loop.Resume(ctx, cfg)
+	} else {
+		agent, err = loop.New(ctx, cfg)
+	}
+	if err != nil {
+		return fail(CodeInternalError, "starting the agent: %v", err)
+	}
+	ss.agent = agent
+	if env.Started != nil {
+		env.Started(agent)
+	}
+	return ss, nil
+}
+
+
+

@@ -1,0 +1,315 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/mcp"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/approval"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// acpSession is one ACP session: a loop agent, its log, its MCP servers, and the prompt in
+// flight.
+type acpSession struct {
+	srv   *Server
+	id    string
+	cwd   string
+	log   *session.Log
+	env   *Env
+	rt    *tools.Runtime
+	mcp   *mcp.Set
+	tr    *translator
+	agent *loop.Agent
+
+	closers []func()
+
+	// admit serializes admitting a prompt (check, then Followup) against cancel, so that
+	// a cancel never falls between them.
+	admit sync.Mutex
+	mu    sync.Mutex
+	cur   *promptRun
+	gone  bool
+
+	closeOnce sync.Once
+}
+
+// promptRun is one session/prompt in flight.
+type promptRun struct {
+	msgID     string
+	turn      int // the turn that claimed the prompt; 0 until then
+	cancelled bool
+	done      chan struct{}
+}
+
+func newSession(srv *Server, id, cwd string, lg *session.Log, env *Env) *acpSession {
+	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env}
+	ss.tr = newTranslator(cwd, func(u update) { srv.sendUpdate(id, u) })
+	return ss
+}
+
+// wire builds the tool runtime with the approval seam and registers the bridge's
+// listeners: the permission policy (after the session's hooks, so theirs decide first),
+// tool progress, and the prompt's turn correlation.
+func (ss *acpSession) wire() {
+	svc := approval.NewService(approval.WithRecorder(loop.ApprovalRecorder()), approval.WithLogger(ss.srv.log))
+	svc.AddAnswerer(approval.AnswererFunc(ss.answer))
+	ss.rt = tools.New(ss.env.Tools, ss.env.Hooks, tools.WithApprover(svc), tools.WithLogger(ss.srv.log))
+	r := ss.env.Hooks.Plugin("acp").ForAgent(AgentID)
+	if ss.srv.cfg.Permissions == PermissionsAsk {
+		ss.closers = append(ss.closers, r.OnPreTool(ss.permissionPolicy))
+	}
+	ss.closers = append(ss.closers,
+		r.WrapExecute(ss.progress),
+		r.OnInboxClaimed(ss.claimed))
+}
+
+// subscribe streams every new log event to the client.
+func (ss *acpSession) subscribe() {
+	ss.closers = append(ss.closers, ss.log.Subscribe(func(e session.Event) { ss.tr.observe(e, false) }))
+}
+
+// needsPermission is the default policy: everything but Read and read-only MCP tools.
+func (ss *acpSession) needsPermission(name string) bool {
+	if name == "Read" {
+		return false
+	}
+	if strings.HasPrefix(name, "mcp__") && ss.mcp != nil && ss.mcp.ReadOnly(name) {
+		return false
+	}
+	return true
+}
+
+func (ss *acpSession) permissionPolicy(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	d, err := next.Call(ctx)
+	if err != nil {
+		return d, err
+	}
+	if _, allow := d.(dsh.PreToolAllow); allow && p.Exec.Parent.IsZero() && ss.needsPermission(p.Exec.Name) {
+		return dsh.PreToolAsk{}, nil
+	}
+	return d, nil
+}
+
+// progress marks a call in_progress when its dispatch starts.
+func (ss *acpSession) progress(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+	if p.Exec.Parent.IsZero() && ss.tr.waitAnnounced(ctx, p.Exec.CallID) {
+		ss.srv.sendUpdate(ss.id, update{SessionUpdate: "tool_call_update", ToolCallID: p.Exec.CallID, Status: "in_progress"})
+	}
+	return next.Call(ctx)
+}
+
+func (ss *acpSession) claimed(_ context.Context, p *dsh.InboxClaimedPayload) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cur != nil && ss.cur.turn == 0 && p.Message.ID == ss.cur.msgID {
+		ss.cur.turn = p.Turn
+	}
+}
+
+// answer asks the client through session/request_permission: allow-once allows, any
+// other selected option rejects, cancelled cancels; a failed request is unavailable.
+func (ss *acpSession) answer(ctx context.Context, req approval.Request) (dsh.ApprovalOutcome, error) {
+	if req.CallID == "" {
+		return approval.Pass, nil
+	}
+	if !ss.tr.waitAnnounced(ctx, req.CallID) {
+		return dsh.ApprovalOutcomeCancelled, nil
+	}
+	title := ss.tr.title(req.CallID)
+	if title == "" {
+		title = req.ToolName
+	}
+	if req.Reason != "" {
+		title += ": " + req.Reason
+	}
+	var res requestPermissionResult
+	err := ss.srv.c.call(ctx, "session/request_permission", requestPermissionParams{
+		SessionID: ss.id,
+		ToolCall:  permissionToolCall{ToolCallID: req.CallID, Title: title},
+		Options: []permissionOption{
+			{OptionID: optionAllowOnce, Name: "Allow", Kind: "allow_once"},
+			{OptionID: optionRejectOnce, Name: "Reject", Kind: "reject_once"},
+		},
+	}, &res)
+	switch {
+	case ctx.Err() != nil:
+		return dsh.ApprovalOutcomeCancelled, nil
+	case err != nil:
+		ss.srv.log.Warn("acp: permission request failed", "session", ss.id, "call", req.CallID, "error", err)
+		return dsh.ApprovalOutcomeUnavailable, nil
+	case res.Outcome.Outcome == "cancelled":
+		return dsh.ApprovalOutcomeCancelled, nil
+	case res.Outcome.Outcome == "selected" && res.Outcome.OptionID == optionAllowOnce:
+		return dsh.ApprovalOutcomeAllowedOnce, nil
+	}
+	return dsh.ApprovalOutcomeRejected, nil
+}
+
+// Overlapping prompts (dsh decision): a prompt for a session whose previous prompt was
+// cancelled waits for that one to settle and then runs (editors let the user type right
+// after Stop); a prompt while another one runs uncancelled is refused with -32602.
+
+// prompt runs one session/prompt to its stop reason.
+func (ss *acpSession) prompt(blocks []json.RawMessage) (any, *RPCError) {
+	msg, e := userMessage(blocks)
+	if e != nil {
+		return nil, e
+	}
+	p := &promptRun{msgID: msg.ID, done: make(chan struct{})}
+	for {
+		ss.mu.Lock()
+		cur := ss.cur
+		switch {
+		case ss.gone:
+			ss.mu.Unlock()
+			return nil, rpcErr(CodeInvalidRequest, "session %q is closing", ss.id)
+		case cur == nil:
+			ss.cur = p
+		case !cur.cancelled:
+			ss.mu.Unlock()
+			return nil, rpcErr(CodeInvalidParams, "Invalid params: session %q already has a prompt in flight; send session/cancel first", ss.id)
+		}
+		ss.mu.Unlock()
+		if cur == nil {
+			break
+		}
+		<-cur.done
+	}
+	finish := func() {
+		ss.mu.Lock()
+		ss.cur = nil
+		ss.mu.Unlock()
+		close(p.done)
+	}
+	ctx := context.Background()
+	ss.admit.Lock()
+	ss.mu.Lock()
+	cancelled := p.cancelled
+	ss.mu.Unlock()
+	if cancelled {
+		ss.admit.Unlock()
+		finish()
+		return promptResult{StopReason: "cancelled"}, nil
+	}
+	err := ss.agent.Followup(ctx, msg)
+	ss.admit.Unlock()
+	if err != nil {
+		finish()
+		return nil, rpcErr(CodeInternalError, "Internal error: %v", err)
+	}
+	_ = ss.agent.Wait(ctx)
+	ss.tr.waitSeen(ss.log.Len() - 1)
+	ss.mu.Lock()
+	cancelled, turn := p.cancelled, p.turn
+	ss.mu.Unlock()
+	defer finish()
+	if cancelled {
+		return promptResult{StopReason: "cancelled"}, nil
+	}
+	if turn == 0 {
+		return promptResult{StopReason: "cancelled"}, nil // no turn claimed the prompt
+	}
+	reason, ok := ss.tr.turnEnd(turn)
+	if !ok {
+		return nil, rpcErr(CodeInternalError, "Internal error: turn %d of the prompt did not end", turn)
+	}
+	return stopReason(reason)
+}
+
+// stopReason maps how the prompt's turn ended.
+func stopReason(r dsh.TurnEndReason) (any, *RPCError) {
+	switch v := r.(type) {
+	case dsh.TurnEndMaxTokens:
+		return promptResult{StopReason: "max_tokens"}, nil
+	case dsh.TurnEndError:
+		return nil, rpcErr(CodeInternalError, "turn failed: %s", v.Error.Message)
+	case dsh.TurnEndInterrupted:
+		return promptResult{StopReason: "cancelled"}, nil
+	case dsh.TurnEndAborted:
+		switch v.Reason.(type) {
+		case dsh.CancelUser, dsh.CancelDisposed:
+			return promptResult{StopReason: "cancelled"}, nil
+		}
+	}
+	return promptResult{StopReason: "end_turn"}, nil // completed, blocked, other aborts
+}
+
+// userMessage builds the prompt's message: text as text, links and embedded text
+// resources as text references; images and audio are refused (not advertised).
+func userMessage(blocks []json.RawMessage) (dsh.UserMessage, *RPCError) {
+	var content []dsh.ContentBlock
+	for i, raw := range blocks {
+		var b contentBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return dsh.UserMessage{}, rpcErr(CodeInvalidParams, "Invalid params: prompt[%d]: %v", i, err)
+		}
+		switch b.Type {
+		case "text":
+			content = append(content, dsh.TextBlock{Text: b.Text})
+		case "resource_link":
+			content = append(content, dsh.TextBlock{Text: fmt.Sprintf("[resource_link name=%s uri=%s]", b.Name, b.URI)})
+		case "resource":
+			switch {
+			case b.Resource == nil:
+				return dsh.UserMessage{}, rpcErr(CodeInvalidParams, "Invalid params: prompt[%d].resource is required", i)
+			case b.Resource.Blob != "":
+				content = append(content, dsh.TextBlock{Text: fmt.Sprintf("[resource uri=%s (binary, not included)]", b.Resource.URI)})
+			default:
+				content = append(content, dsh.TextBlock{Text: fmt.Sprintf("[resource uri=%s]\n%s", b.Resource.URI, b.Resource.Text)})
+			}
+		default:
+			return dsh.UserMessage{}, rpcErr(CodeInvalidParams, "Invalid params: prompt[%d]: %q content is not supported (see promptCapabilities)", i, b.Type)
+		}
+	}
+	if len(content) == 0 {
+		return dsh.UserMessage{}, rpcErr(CodeInvalidParams, "Invalid params: the prompt is empty")
+	}
+	return dsh.UserMessage{ID: fmt.Sprintf("prompt_%d", time.Now().UnixNano()), Role: dsh.UserMessageRoleUser,
+		Content: content, Source: dsh.SourceUser{}}, nil
+}
+
+// cancel aborts the session's turn; a prompt in flight answers cancelled once the agent
+// is idle and every update is written.
+func (ss *acpSession) cancel(cause dsh.AgentCancelCause) {
+	ss.admit.Lock()
+	defer ss.admit.Unlock()
+	ss.mu.Lock()
+	if ss.cur != nil {
+		ss.cur.cancelled = true
+	}
+	if _, disposed := cause.(dsh.CancelDisposed); disposed {
+		ss.gone = true
+	}
+	agent := ss.agent
+	ss.mu.Unlock()
+	if agent != nil {
+		agent.Cancel(cause, false)
+	}
+}
+
+// close stops the agent, the MCP servers and the hooks, and closes the log.
+func (ss *acpSession) close() {
+	ss.closeOnce.Do(func() {
+		if ss.agent != nil {
+			_ = ss.agent.Close() // cancels (disposed) and waits until idle
+		}
+		for i := len(ss.closers) - 1; i >= 0; i-- {
+			ss.closers[i]()
+		}
+		if ss.env.Close != nil {
+			ss.env.Close()
+		}
+		ss.mcp.Close()
+		if err := ss.log.Close(); err != nil {
+			ss.srv.log.Warn("acp: closing the log", "session", ss.id, "error", err)
+		}
+	})
+}

@@ -1,0 +1,314 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/session"
+)
+
+// translator turns session-log events into session/update notifications. Live streaming
+// and session/load replay share it, so that a replayed session looks like the live one.
+type translator struct {
+	cwd  string
+	send func(update)
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	seen      int64 // the last seq translated
+	calls     map[string]*callInfo
+	turnEnds  map[int]dsh.TurnEndReason
+	announced map[string]chan struct{}
+}
+
+// callInfo is what a tool/call said, kept for its tool/result.
+type callInfo struct {
+	name  string
+	title string
+	args json.RawMessage
+	diff *toolCallContent // edits: the diff shown with the call and again with its result
+}
+
+func newTranslator(cwd string, send func(update)) *translator {
+	t := &translator{cwd: cwd, send: send, seen: -1, calls: map[string]*callInfo{},
+		turnEnds: map[int]dsh.TurnEndReason{}, announced: map[string]chan struct{}{}}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+// observe translates one event. replay says it comes from session/load: user prompts are
+// replayed then (live, the client already shows them) and files are not read for diffs.
+func (t *translator) observe(e session.Event, replay bool) {
+	defer t.markSeen(e.Seq)
+	data, err := e.Decode()
+	if err != nil {
+		return
+	}
+	switch d := data.(type) {
+	case dsh.UserMessageLogged:
+		if !replay {
+			return
+		}
+		if _, ok := d.Message.Source.(dsh.SourceUser); !ok {
+			return
+		}
+		for _, b := range d.Message.Content {
+			if cb, ok := acpContent(b); ok {
+				t.send(update{SessionUpdate: "user_message_chunk", Content: cb})
+			}
+		}
+	case dsh.AssistantChunkLogged:
+		switch c := d.Chunk.(type) {
+		case dsh.ChunkTextDelta:
+			if c.Text != "" {
+				t.send(update{SessionUpdate: "agent_message_chunk", Content: contentBlock{Type: "text", Text: c.Text}})
+			}
+		case dsh.ChunkReasoningDelta:
+			if c.Text != "" {
+				t.send(update{SessionUpdate: "agent_thought_chunk", Content: contentBlock{Type: "text", Text: c.Text}})
+			}
+		}
+	case dsh.ToolCall:
+		t.toolCall(d, replay)
+	case dsh.ToolResultLogged:
+		t.toolResult(d)
+	case dsh.TurnEnd:
+		t.mu.Lock()
+		t.turnEnds[d.Turn] = d.Reason
+		t.mu.Unlock()
+	}
+}
+
+func (t *translator) markSeen(seq int64) {
+	t.mu.Lock()
+	if seq > t.seen {
+		t.seen = seq
+	}
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
+
+// waitSeen blocks until the event seq has been translated.
+func (t *translator) waitSeen(seq int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.seen < seq {
+		t.cond.Wait()
+	}
+}
+
+// turnEnd returns how turn ended, if it did.
+func (t *translator) turnEnd(turn int) (dsh.TurnEndReason, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.turnEnds[turn]
+	return r, ok
+}
+
+// announcedCh returns the channel closed once the tool_call of id is on the wire.
+func (t *translator) announcedCh(id string) chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch, ok := t.announced[id]
+	if !ok {
+		ch = make(chan struct{})
+		t.announced[id] = ch
+	}
+	return ch
+}
+
+// waitAnnounced waits until the tool_call of id was sent, so that nothing refers to a call
+// the client does not know yet.
+func (t *translator) waitAnnounced(ctx context.Context, id string) bool {
+	select {
+	case <-t.announcedCh(id):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// title returns the title of the announced call id ("" if unknown).
+func (t *translator) title(id string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.calls[id]; c != nil {
+		return c.title
+	}
+	return ""
+}
+
+// describe returns the card title and ACP kind of a call.
+func (t *translator) describe(name string, args json.RawMessage) (title, kind string, locs []location) {
+	var a struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(args, &a)
+	path := a.FilePath
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(t.cwd, path)
+	}
+	if path != "" {
+		locs = []location{{Path: path}}
+	}
+	switch name {
+	case "Bash":
+		cmd := a.Command
+		if i := strings.IndexByte(cmd, '\n'); i >= 0 {
+			cmd = cmd[:i] + " …"
+		}
+		return "`" + cmd + "`", "execute", nil
+	case "Read":
+		return "Read " + path, "read", locs
+	case "Write":
+		return "Write " + path, "edit", locs
+	case "Edit":
+		return "Edit " + path, "edit", locs
+	}
+	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+		if srv, tool, ok := strings.Cut(rest, "__"); ok {
+			return srv + ": " + tool, "other", nil
+		}
+	}
+	return name, "other", nil
+}
+
+// diffOf is the diff an edit call shows: Edit's old and new strings, or Write's new
+// content over the file's current text (read live only; null is a new file).
+func (t *translator) diffOf(name string, args json.RawMessage, replay bool) *toolCallContent {
+	var a struct {
+		FilePath  string  `json:"file_path"`
+		Content   *string `json:"content"`
+		OldString *string `json:"old_string"`
+		NewString *string `json:"new_string"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.FilePath == "" {
+		return nil
+	}
+	path := a.FilePath
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(t.cwd, path)
+	}
+	switch {
+	case name == "Edit" && a.OldString != nil && a.NewString != nil:
+		return &toolCallContent{Type: "diff", Path: path, OldText: a.OldString, NewText: a.NewString}
+	case name == "Write" && a.Content != nil:
+		var old *string
+		if !replay {
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 {
+				if b, err := os.ReadFile(path); err == nil {
+					s := string(b)
+					old = &s
+				}
+			}
+		}
+		return &toolCallContent{Type: "diff", Path: path, OldText: old, NewText: a.Content}
+	}
+	return nil
+}
+
+func (t *translator) toolCall(d dsh.ToolCall, replay bool) {
+	args := json.RawMessage(d.Arguments)
+	if !json.Valid(args) {
+		args = nil
+	}
+	title, kind, locs := t.describe(d.Name, args)
+	info := &callInfo{name: d.Name, title: title, args: args, diff: t.diffOf(d.Name, args, replay)}
+	t.mu.Lock()
+	t.calls[d.CallID] = info
+	t.mu.Unlock()
+	u := update{SessionUpdate: "tool_call", ToolCallID: d.CallID, Title: title, Kind: kind, Status: "pending",
+		Locations: locs, RawInput: rawObject(args)}
+	if info.diff != nil {
+		u.Content = []toolCallContent{*info.diff}
+	}
+	t.send(u)
+	close(t.announcedCh(d.CallID))
+}
+
+// rawObject returns args when they are a JSON object (rawInput is an object).
+func rawObject(args json.RawMessage) json.RawMessage {
+	if len(args) > 0 && args[0] == '{' {
+		return args
+	}
+	return nil
+}
+
+func (t *translator) toolResult(d dsh.ToolResultLogged) {
+	for _, b := range d.Message.Content {
+		tr, ok := b.(dsh.ToolResultBlock)
+		if !ok {
+			continue
+		}
+		t.mu.Lock()
+		info := t.calls[tr.ToolCallID]
+		delete(t.calls, tr.ToolCallID)
+		t.mu.Unlock()
+		if info == nil {
+			// A call whose tool_call was never sent (it cannot happen with the loop's
+			// tool/call-first order): announce it first rather than refer to an unknown id.
+			info = &callInfo{name: "tool"}
+			t.send(update{SessionUpdate: "tool_call", ToolCallID: tr.ToolCallID, Title: "tool", Kind: "other", Status: "pending"})
+			close(t.announcedCh(tr.ToolCallID))
+		}
+		text := blocksText(tr.Content)
+		u := update{SessionUpdate: "tool_call_update", ToolCallID: tr.ToolCallID, Status: "completed", RawOutput: text}
+		var content []toolCallContent
+		switch {
+		case tr.IsError:
+			u.Status = "failed"
+			content = []toolCallContent{{Type: "content", Content: &contentBlock{Type: "text", Text: text}}}
+		case info.diff != nil:
+			content = []toolCallContent{*info.diff}
+		case info.name == "Bash":
+			content = []toolCallContent{{Type: "content", Content: &contentBlock{Type: "text", Text: fenced(text)}}}
+		default:
+			for _, cb := range tr.Content {
+				if c, ok := acpContent(cb); ok {
+					content = append(content, toolCallContent{Type: "content", Content: &c})
+				}
+			}
+		}
+		if content != nil {
+			u.Content = content
+		}
+		t.send(u)
+	}
+}
+
+// fenced wraps command output in a console code fence longer than any fence inside it.
+func fenced(s string) string {
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + "console\n" + strings.TrimSuffix(s, "\n") + "\n" + fence
+}
+
+// blocksText joins the text of blocks.
+func blocksText(blocks []dsh.ContentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		if tb, ok := b.(dsh.TextBlock); ok {
+			parts = append(parts, tb.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// acpContent maps a dsh content block to an ACP one (text and images).
+func acpContent(b dsh.ContentBlock) (contentBlock, bool) {
+	switch v := b.(type) {
+	case dsh.TextBlock:
+		return contentBlock{Type: "text", Text: v.Text}, true
+	case dsh.ImageBlock:
+		return contentBlock{Type: "image", Data: v.Data, MIMEType: v.MediaType}, true
+	}
+	return contentBlock{}, false
+}

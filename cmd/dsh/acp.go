@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/dshkit/dsh/bridges/acp"
+	"github.com/dshkit/dsh/examples/editnotes"
+	"github.com/dshkit/dsh/examples/rmguard"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+func init() {
+	commands["acp"] = command{summary: "serve ACP (Agent Client Protocol) on stdio, for editors such as Zed", run: runACP}
+}
+
+const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai] [--sessions DIR]
+               [--hooks FILE --dialect claude-code|codex [--project-dir DIR]] [--trust]
+               [--mcp-config FILE] [--permissions ask|allow]
+
+Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
+stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
+session/new is a dsh session with the built-in tools confined to the session's cwd; the
+session's mcpServers are mounted; session/load resumes a session from its log. The
+process ends when stdin does, after cancelling and settling every session.
+
+  --demo               the bundled scripted model and the two example native plugins
+  --model M            as dsh run: scripted:FILE (a fresh script per session) or openai
+  --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
+                       $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
+  --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
+  --dialect D          the hooks' dialect: claude-code (default) or codex
+  --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks and where .mcp.json is looked
+                       for (default: the session's cwd)
+  --trust              also load the project's own hook files and .mcp.json servers
+  --mcp-config FILE    MCP servers for every session (Claude Code's .mcp.json shape)
+  --permissions P      ask (default): every tool but Read and read-only MCP tools asks the
+                       editor first (session/request_permission); allow: none asks unless
+                       a hook or plugin decides ask
+
+Exit status: 0 when stdin ended; 2 for a usage error.`
+
+// acpOptions are the parsed flags of dsh acp.
+type acpOptions struct {
+	run         runOptions // model, hooks and MCP flags, shared with dsh run
+	sessions    string
+	permissions string
+}
+
+func parseACP(args []string) (acpOptions, error) {
+	var o acpOptions
+	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.run.demo, "demo", false, "")
+	fs.StringVar(&o.run.model, "model", "", "")
+	fs.StringVar(&o.run.hooksFile, "hooks", "", "")
+	fs.StringVar(&o.run.dialect, "dialect", "claude-code", "")
+	fs.StringVar(&o.run.projectDir, "project-dir", "", "")
+	fs.BoolVar(&o.run.trust, "trust", false, "")
+	fs.StringVar(&o.run.mcpConfig, "mcp-config", "", "")
+	fs.StringVar(&o.sessions, "sessions", "", "")
+	fs.StringVar(&o.permissions, "permissions", string(acp.PermissionsAsk), "")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.run.demo && o.run.model != "":
+		return o, errors.New("--demo runs its own scripted model; drop --model")
+	case !o.run.demo && o.run.model == "":
+		return o, errors.New("--model is required (or --demo)")
+	case o.run.dialect != "claude-code" && o.run.dialect != "codex":
+		return o, fmt.Errorf("--dialect %q: want claude-code or codex", o.run.dialect)
+	case o.permissions != string(acp.PermissionsAsk) && o.permissions != string(acp.PermissionsAllow):
+		return o, fmt.Errorf("--permissions %q: want ask or allow", o.permissions)
+	}
+	if o.sessions == "" {
+		state := os.Getenv("XDG_STATE_HOME")
+		if state == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return o, fmt.Errorf("--sessions: no default (%v); pass a directory", err)
+			}
+			state = filepath.Join(home, ".local", "state")
+		}
+		o.sessions = filepath.Join(state, "dsh", "sessions")
+	}
+	return o, nil
+}
+
+func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintln(stderr, acpUsage)
+			return 2
+		}
+	}
+	o, err := parseACP(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v (dsh acp --help)\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Check the model and the config files once, up front: a usage error exits 2 before
+	// any frame is read.
+	if _, _, err := pickModel(o.run); err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
+		return 2
+	}
+	if _, err := mcpServers(o.run.mcpConfig, "", false, logger); err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
+		return 2
+	}
+	if o.run.hooksFile != "" {
+		if _, err := os.Stat(o.run.hooksFile); err != nil {
+			fmt.Fprintf(stderr, "dsh acp: --hooks: %v\n", err)
+			return 2
+		}
+	}
+	srv, err := acp.NewServer(acp.Config{
+		Setup:       func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) { return acpSetup(o, spec, logger) },
+		SessionsDir: o.sessions,
+		Permissions: acp.Permissions(o.permissions),
+		Logger:      logger,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx, stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// acpSetup builds one session's environment the way dsh run builds its session: the
+// model, the built-in tools in the session's cwd, the demo plugins, the hooks bridge and
+// the MCP servers of --mcp-config and the project.
+func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
+	ro := o.run
+	ro.logFile = spec.LogPath
+	model, llmCfg, err := pickModel(ro)
+	if err != nil {
+		return nil, err
+	}
+	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
+	reg := tools.NewRegistry()
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD}); err != nil {
+		return nil, err
+	}
+	if ro.demo {
+		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
+		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
+	}
+	turn := &turnState{id: spec.ID}
+	unsubscribe := spec.Log.Subscribe(turn.observe)
+	closeHooks := func() {}
+	if ro.hooksFile != "" {
+		if closeHooks, err = attachHooks(ro, spec.CWD, hooks, spec.Log, turn, logger); err != nil {
+			unsubscribe()
+			return nil, err
+		}
+	}
+	projectDir := ro.projectDir
+	if projectDir == "" {
+		projectDir = spec.CWD
+	}
+	servers, err := mcpServers(ro.mcpConfig, projectDir, ro.trust, logger)
+	if err != nil {
+		closeHooks()
+		unsubscribe()
+		return nil, err
+	}
+	return &acp.Env{
+		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
+		System:  "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
+		Started: func(a *loop.Agent) { turn.setAgent(a) },
+		Close:   func() { closeHooks(); unsubscribe() },
+	}, nil
+}
