@@ -209,11 +209,12 @@ func (s *Server) after(method string, res any) {
 	s.sendUpdate(id, update{SessionUpdate: "available_commands_update", AvailableCommands: &none})
 }
 
-// loadedSession is the session/load result (null on the wire) with the session id.
+// loadedSession is the session/load result ({} on the wire: no modes, no config
+// options) with the session id.
 type loadedSession struct{ id string }
 
-// MarshalJSON writes null.
-func (loadedSession) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+// MarshalJSON writes {}.
+func (loadedSession) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
 
 func (s *Server) sendUpdate(id string, u update) {
 	if err := s.c.notify("session/update", sessionNotification{SessionID: id, Update: u}); err != nil {
