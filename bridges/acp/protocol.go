@@ -148,15 +148,15 @@ type location struct {
 
 // update is one SessionUpdate; SessionUpdate is the discriminator.
 type update struct {
-	SessionUpdate     string            `json:"sessionUpdate"`
-	Content           any               `json:"content,omitempty"` // contentBlock or []toolCallContent
-	ToolCallID        string            `json:"toolCallId,omitempty"`
-	Title             string            `json:"title,omitempty"`
-	Kind              string            `json:"kind,omitempty"`
-	Status            string            `json:"status,omitempty"`
-	Locations         []location        `json:"locations,omitempty"`
-	RawInput          json.RawMessage   `json:"rawInput,omitempty"`
-	RawOutput         any               `json:"rawOutput,omitempty"`
+	SessionUpdate     string             `json:"sessionUpdate"`
+	Content           any                `json:"content,omitempty"` // contentBlock or []toolCallContent
+	ToolCallID        string             `json:"toolCallId,omitempty"`
+	Title             string             `json:"title,omitempty"`
+	Kind              string             `json:"kind,omitempty"`
+	Status            string             `json:"status,omitempty"`
+	Locations         []location         `json:"locations,omitempty"`
+	RawInput          json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput         any                `json:"rawOutput,omitempty"`
 	AvailableCommands *[]json.RawMessage `json:"availableCommands,omitempty"`
 }
 

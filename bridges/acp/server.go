@@ -507,6 +507,3 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 	}
 	return ss, nil
 }
-
-
-

@@ -30,8 +30,8 @@ type translator struct {
 type callInfo struct {
 	name  string
 	title string
-	args json.RawMessage
-	diff *toolCallContent // edits: the diff shown with the call and again with its result
+	args  json.RawMessage
+	diff  *toolCallContent // edits: the diff shown with the call and again with its result
 }
 
 func newTranslator(cwd string, send func(update)) *translator {
