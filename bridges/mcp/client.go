@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -97,7 +98,7 @@ type server struct {
 	cfg   ServerConfig
 	o     Options
 	sess  *sdk.ClientSession
-	cmd   *exec.Cmd // stdio servers only
+	pid   atomic.Int64 // a stdio server's process (and process group) id, once started
 	tools []*sdk.Tool
 	err   error // why it did not start
 
@@ -168,8 +169,7 @@ func (srv *server) start(ctx context.Context) {
 		cmd.Stderr = &logWriter{log: srv.o.Logger, server: srv.cfg.Name}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.WaitDelay = srv.o.StopGrace
-		srv.cmd = cmd
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: srv.o.StopGrace}
+		t = &groupTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: srv.o.StopGrace}, cmd: cmd, pid: &srv.pid}
 	case TypeHTTP, TypeSSE:
 		hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: srv.cfg.Headers}}
 		if srv.cfg.Type == TypeSSE {
@@ -312,17 +312,31 @@ func (srv *server) stop() {
 			_ = srv.sess.Close()
 		}
 		srv.killGroup()
-		if srv.cmd != nil && srv.cmd.Process != nil && srv.cmd.ProcessState == nil && srv.sess == nil {
-			_ = srv.cmd.Wait()
-		}
 	})
 }
 
 // killGroup kills the stdio server's process group (its children included).
 func (srv *server) killGroup() {
-	if srv.cmd != nil && srv.cmd.Process != nil {
-		_ = syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGKILL)
+	if pid := srv.pid.Load(); pid > 0 {
+		_ = syscall.Kill(-int(pid), syscall.SIGKILL)
 	}
+}
+
+// groupTransport is the SDK's command transport, recording the started process's id so
+// that its process group can be killed.
+type groupTransport struct {
+	inner *sdk.CommandTransport
+	cmd   *exec.Cmd
+	pid   *atomic.Int64
+}
+
+// Connect starts the server.
+func (t *groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err == nil && t.cmd.Process != nil {
+		t.pid.Store(int64(t.cmd.Process.Pid))
+	}
+	return c, err
 }
 
 // definition is the dsh tool of one MCP tool.

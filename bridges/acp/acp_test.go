@@ -1,0 +1,449 @@
+package acp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/acp"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+// client is a test ACP client on pipes to an in-process server.
+type client struct {
+	t      testing.TB
+	in     *io.PipeWriter
+	frames chan map[string]any
+	served chan error
+	nextID int
+}
+
+// start serves a Server whose sessions use the models newModel returns (one per session)
+// and the built-in tools plus extra.
+func start(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.Model, extra ...tools.Definition) *client {
+	t.Helper()
+	srv, err := acp.NewServer(acp.Config{
+		SessionsDir: filepath.Join(dir, "sessions"),
+		Permissions: perms,
+		Setup: func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) {
+			reg := tools.NewRegistry()
+			if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD}); err != nil {
+				return nil, err
+			}
+			for _, d := range extra {
+				if _, err := reg.Register(d); err != nil {
+					return nil, err
+				}
+			}
+			return &acp.Env{Hooks: dsh.NewRegistry(), Tools: reg, Model: newModel(), LLM: dsh.LLMCallConfig{Provider: "test", Model: "m"}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &client{t: t, in: inW, frames: make(chan map[string]any, 1024), served: make(chan error, 1)}
+	go func() {
+		c.served <- srv.Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var f map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+				t.Errorf("stdout is not a frame: %q", sc.Text())
+				continue
+			}
+			c.frames <- f
+		}
+		close(c.frames)
+	}()
+	t.Cleanup(func() { inW.Close() })
+	return c
+}
+
+func (c *client) send(raw string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, raw+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// request sends a request and returns its id.
+func (c *client) request(method string, params any) int {
+	c.t.Helper()
+	id := c.nextID
+	c.nextID++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	c.send(string(b))
+	return id
+}
+
+// next returns the next frame.
+func (c *client) next() map[string]any {
+	c.t.Helper()
+	select {
+	case f, ok := <-c.frames:
+		if !ok {
+			c.t.Fatal("connection ended")
+		}
+		return f
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("no frame")
+	}
+	return nil
+}
+
+// until reads frames until one satisfies pred, answering permission requests with allow.
+func (c *client) until(pred func(map[string]any) bool) (seen []map[string]any) {
+	c.t.Helper()
+	for {
+		f := c.next()
+		seen = append(seen, f)
+		if pred(f) {
+			return seen
+		}
+		if f["method"] == "session/request_permission" {
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f["id"],
+				"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}}})
+			c.send(string(b))
+		}
+	}
+}
+
+func responseTo(id int) func(map[string]any) bool {
+	return func(f map[string]any) bool {
+		v, ok := f["id"].(float64)
+		return ok && int(v) == id && f["method"] == nil
+	}
+}
+
+func (c *client) call(method string, params any) map[string]any {
+	c.t.Helper()
+	seen := c.until(responseTo(c.request(method, params)))
+	return seen[len(seen)-1]
+}
+
+func errCode(f map[string]any) int {
+	e, _ := f["error"].(map[string]any)
+	if e == nil {
+		return 0
+	}
+	return int(e["code"].(float64))
+}
+
+func (c *client) newSession(cwd string) string {
+	c.t.Helper()
+	if r := c.call("initialize", map[string]any{"protocolVersion": 1}); r["result"] == nil {
+		c.t.Fatalf("initialize: %v", r)
+	}
+	r := c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	res, _ := r["result"].(map[string]any)
+	if res == nil {
+		c.t.Fatalf("session/new: %v", r)
+	}
+	return res["sessionId"].(string)
+}
+
+func prompt(id, text string) map[string]any {
+	return map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": text}}}
+}
+
+func stopReason(f map[string]any) string {
+	r, _ := f["result"].(map[string]any)
+	s, _ := r["stopReason"].(string)
+	return s
+}
+
+func scripted(rs ...llm.ScriptedResponse) func() llm.Model {
+	return func() llm.Model { return llm.NewScripted(rs...) }
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted())
+	c.send("this is not json")
+	if f := c.next(); errCode(f) != acp.CodeParseError || f["id"] != nil {
+		t.Fatalf("garbage: %v", f)
+	}
+	if f := c.call("session/new", map[string]any{"cwd": dir}); errCode(f) != acp.CodeInvalidRequest {
+		t.Errorf("before initialize: %v", f)
+	}
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	c.send(`[{"jsonrpc":"2.0","id":99,"method":"initialize"}]`)
+	if f := c.next(); errCode(f) != acp.CodeInvalidRequest {
+		t.Errorf("batch: %v", f)
+	}
+	if f := c.call("nope/nope", map[string]any{}); errCode(f) != acp.CodeMethodNotFound {
+		t.Errorf("unknown method: %v", f)
+	}
+	if f := c.call("session/new", map[string]any{"cwd": "relative/dir", "mcpServers": []any{}}); errCode(f) != acp.CodeInvalidParams ||
+		!strings.Contains(f["error"].(map[string]any)["message"].(string), "absolute") {
+		t.Errorf("relative cwd: %v", f)
+	}
+	if f := c.call("session/prompt", prompt("sess_missing", "hi")); errCode(f) != acp.CodeNotFound {
+		t.Errorf("unknown session: %v", f)
+	}
+	if f := c.call("session/load", map[string]any{"sessionId": "sess_missing", "cwd": dir, "mcpServers": []any{}}); errCode(f) != acp.CodeNotFound {
+		t.Errorf("load unknown: %v", f)
+	}
+	if f := c.call("session/load", map[string]any{"sessionId": "../escape", "cwd": dir, "mcpServers": []any{}}); errCode(f) != acp.CodeInvalidParams {
+		t.Errorf("load bad id: %v", f)
+	}
+	id := c.newSession(dir)
+	if f := c.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "audio", "data": "", "mimeType": "audio/wav"}}}); errCode(f) != acp.CodeInvalidParams {
+		t.Errorf("audio prompt: %v", f)
+	}
+	// The connection still works.
+	if f := c.call("session/prompt", prompt(id, "hi")); stopReason(f) != "end_turn" {
+		t.Errorf("prompt after bad input: %v", f)
+	}
+}
+
+func TestStopReasons(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted(
+		llm.ScriptedResponse{Text: "cut", Finish: dsh.FinishReasonMaxTokens},
+		llm.ScriptedResponse{Error: &llm.ScriptedError{Message: "provider down", Code: "UNAVAILABLE"}},
+		llm.ScriptedResponse{Text: "fine"},
+	))
+	id := c.newSession(dir)
+	if f := c.call("session/prompt", prompt(id, "a")); stopReason(f) != "max_tokens" {
+		t.Errorf("max tokens: %v", f)
+	}
+	f := c.call("session/prompt", prompt(id, "b"))
+	if errCode(f) != acp.CodeInternalError || !strings.Contains(fmt.Sprint(f["error"]), "provider down") {
+		t.Errorf("error turn: %v", f)
+	}
+	if f := c.call("session/prompt", prompt(id, "c")); stopReason(f) != "end_turn" {
+		t.Errorf("after error: %v", f)
+	}
+}
+
+// TestOverlappingPrompts: a second prompt while one runs is refused; after a cancel, a new
+// prompt waits for the cancelled one to settle and then runs.
+func TestOverlappingPrompts(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted(
+		llm.ScriptedResponse{Text: "thinking hard", Hang: true},
+		llm.ScriptedResponse{Text: "next one"},
+	))
+	id := c.newSession(dir)
+	first := c.request("session/prompt", prompt(id, "one"))
+	c.until(func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f["params"]), "agent_message_chunk") })
+	if f := c.call("session/prompt", prompt(id, "two")); errCode(f) != acp.CodeInvalidParams {
+		t.Fatalf("overlapping prompt: %v", f)
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, id))
+	third := c.request("session/prompt", prompt(id, "three"))
+	got := map[int]string{}
+	c.until(func(f map[string]any) bool {
+		if v, ok := f["id"].(float64); ok && f["method"] == nil {
+			got[int(v)] = stopReason(f)
+		}
+		return len(got) == 2
+	})
+	if got[first] != "cancelled" || got[third] != "end_turn" {
+		t.Errorf("stop reasons = %v", got)
+	}
+}
+
+// TestEOFMidTurn: a client that disappears mid-turn cancels it, the prompt is answered,
+// Serve returns and the log is consistent (replays, last turn closed).
+func TestEOFMidTurn(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted(llm.ScriptedResponse{Text: "forever", Hang: true}))
+	id := c.newSession(dir)
+	p := c.request("session/prompt", prompt(id, "go"))
+	c.until(func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f["params"]), "agent_message_chunk") })
+	c.in.Close()
+	f := c.until(responseTo(p))
+	if r := stopReason(f[len(f)-1]); r != "cancelled" {
+		t.Errorf("stop reason = %q", r)
+	}
+	select {
+	case err := <-c.served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	file, rec, err := session.OpenFile(filepath.Join(dir, "sessions", id+".jsonl"))
+	if err != nil || rec.Truncated() {
+		t.Fatalf("log: %v %+v", err, rec)
+	}
+	lg, err := session.Open(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close()
+	st, err := session.Replay(lg.Events())
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	var last session.Event
+	for e := range lg.Events() {
+		if e.Type == dsh.TurnEndType {
+			last = e
+		}
+	}
+	if !strings.Contains(string(last.Data), `"aborted"`) {
+		t.Errorf("last turn/end = %s (state %+v)", last.Data, st)
+	}
+}
+
+// TestPermissions: the default policy asks for Bash, not for Read; a rejected call does
+// not run; an unknown option is a reject; the tool_call precedes the request.
+func TestPermissions(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAsk, scripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
+			{ID: "r", Name: "Read", Arguments: json.RawMessage(`{"file_path":"x.txt"}`)},
+			{ID: "b", Name: "Bash", Arguments: json.RawMessage(`{"command":"touch ran"}`)},
+		}},
+		llm.ScriptedResponse{Text: "ok"},
+	))
+	id := c.newSession(dir)
+	p := c.request("session/prompt", prompt(id, "go"))
+	var asked []string
+	announced := map[string]bool{}
+	for {
+		f := c.next()
+		if params, _ := f["params"].(map[string]any); params != nil {
+			if u, _ := params["update"].(map[string]any); u != nil && u["sessionUpdate"] == "tool_call" {
+				announced[u["toolCallId"].(string)] = true
+			}
+			if f["method"] == "session/request_permission" {
+				call := params["toolCall"].(map[string]any)["toolCallId"].(string)
+				asked = append(asked, call)
+				if !announced[call] {
+					t.Errorf("permission for %s before its tool_call", call)
+				}
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f["id"],
+					"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "something-else"}}})
+				c.send(string(b))
+			}
+		}
+		if responseTo(p)(f) {
+			break
+		}
+	}
+	if strings.Join(asked, ",") != "b" {
+		t.Errorf("asked for %v", asked)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("a call answered with an unknown option ran")
+	}
+}
+
+// chanModel streams the chunks pushed on its channel; closing it finishes the response.
+type chanModel struct{ chunks chan dsh.AssistantChunk }
+
+func (m chanModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+	return func(yield func(dsh.AssistantChunk, error) bool) {
+		for {
+			select {
+			case c, ok := <-m.chunks:
+				if !ok {
+					yield(dsh.ChunkFinish{Reason: dsh.FinishReasonStop}, nil)
+					return
+				}
+				if !yield(c, nil) {
+					return
+				}
+			case <-ctx.Done():
+				yield(dsh.ChunkFinish{Reason: dsh.FinishReasonAborted}, nil)
+				return
+			}
+		}
+	}
+}
+
+// BenchmarkChunkToUpdate measures the latency from a model chunk arriving at the agent
+// loop to its session/update frame written on the connection (one op = one chunk, sent
+// after the previous frame was read).
+func BenchmarkChunkToUpdate(b *testing.B) {
+	dir := b.TempDir()
+	m := chanModel{chunks: make(chan dsh.AssistantChunk)}
+	c := start(b, dir, acp.PermissionsAllow, func() llm.Model { return m })
+	id := c.newSession(dir)
+	p := c.request("session/prompt", prompt(id, "stream"))
+	isChunk := func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f["params"]), "agent_message_chunk") }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		m.chunks <- dsh.ChunkTextDelta{Text: "token "}
+		c.until(isChunk)
+	}
+	b.StopTimer()
+	close(m.chunks)
+	c.until(responseTo(p))
+}
+
+// blockTool runs until its call is cancelled.
+var blockTool = tools.Definition{Name: "Block", Description: "blocks until cancelled",
+	Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+
+// BenchmarkCancelToResponse measures the time from session/cancel to the cancelled
+// session/prompt response while a tool call runs (the timer runs only over that span).
+func BenchmarkCancelToResponse(b *testing.B) {
+	dir := b.TempDir()
+	var mu sync.Mutex
+	n := 0
+	model := func() llm.Model {
+		return modelFunc(func(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+			mu.Lock()
+			n++
+			call := fmt.Sprintf("blk_%d", n)
+			mu.Unlock()
+			return func(yield func(dsh.AssistantChunk, error) bool) {
+				if yield(dsh.ChunkToolCall{ID: call, Name: "Block", Arguments: "{}"}, nil) {
+					yield(dsh.ChunkFinish{Reason: dsh.FinishReasonToolCalls}, nil)
+				}
+			}
+		})
+	}
+	c := start(b, dir, acp.PermissionsAllow, model, blockTool)
+	id := c.newSession(dir)
+	inProgress := func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f["params"]), "in_progress") }
+	cancel := fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, id)
+	b.ResetTimer()
+	b.StopTimer()
+	for range b.N {
+		p := c.request("session/prompt", prompt(id, "block"))
+		c.until(inProgress)
+		b.StartTimer()
+		c.send(cancel)
+		seen := c.until(responseTo(p))
+		b.StopTimer()
+		if r := stopReason(seen[len(seen)-1]); r != "cancelled" {
+			b.Fatalf("stop reason %q", r)
+		}
+	}
+}
+
+type modelFunc func(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error]
+
+func (f modelFunc) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+	return f(ctx, req)
+}
