@@ -1,0 +1,58 @@
+// Package acp runs dsh sessions as an ACP (Agent Client Protocol) v1 agent, so that an
+// editor such as Zed drives them: the editor is the client, [Server.Serve] speaks
+// JSON-RPC 2.0 on the agent's stdio, one compact frame a line, and writes nothing else to
+// its output. `dsh acp` (cmd/dsh) is the command; /work/shared/design/ACP.md (in the design
+// notes) is the research it follows.
+//
+// # Methods
+//
+//   - initialize: protocol 1 (whatever the client asks), loadSession, embedded-context
+//     prompts, MCP over stdio, HTTP and SSE, one agent-type auth method (dsh needs no
+//     login: the model comes from the command line) and agentInfo.
+//   - session/new {cwd, mcpServers}: cwd must be an absolute directory; the session's log
+//     is SessionsDir/<sessionId>.jsonl; Config.Setup builds its registries and model (dsh
+//     acp shares dsh run's setup: built-in tools in cwd, hooks, native plugins); the
+//     configured and the session's MCP servers start (bridges/mcp) and their tools are
+//     registered. available_commands_update (an empty catalogue) follows the response.
+//   - session/load {sessionId, cwd, mcpServers}: the log is replayed as session/update
+//     (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call,
+//     tool_call_update), the agent is resumed from it (loop.Resume), and the response ({})
+//     follows the replay.
+//   - session/prompt: the prompt (text; resource links and embedded text resources as text
+//     references; images and audio are refused with -32602) is one follow-up message;
+//     agent/inbox/claimed names its turn; the prompt settles when the agent is idle and
+//     every update is written. Stop reasons: completed, blocked and aborts not caused by
+//     the client → end_turn; max-tokens → max_tokens; session/cancel (and the end of the
+//     connection) → cancelled; an error turn → -32603 "turn failed: ...".
+//   - session/cancel (notification, or request): cancels the turn (agent.Cancel with the
+//     cause user, the inbox discarded); the approval seam resolves a pending permission as
+//     cancelled; in-flight tools drain; the prompt then answers cancelled.
+//
+// A second prompt while one runs is refused with -32602; a prompt that follows a
+// session/cancel waits for the cancelled one to settle and then runs (editors let the user
+// type right after Stop). Unparseable frames get -32700 (id null) and the connection goes
+// on; batches -32600; unknown methods -32601; requests before initialize -32600; unknown
+// sessions -32002. When the input ends every session is cancelled, every prompt answered,
+// and the agents, MCP servers and logs are closed.
+//
+// # Updates
+//
+// Updates are translated from the session log, so live streaming and load replay are one
+// code path: assistant/chunk text and reasoning deltas → agent_message_chunk and
+// agent_thought_chunk; tool/call → tool_call (pending; kind execute for Bash, read for
+// Read, edit with diff content for Write and Edit, other otherwise; rawInput; locations);
+// dispatch (a tools/execute wrapper) → tool_call_update in_progress; tool/result →
+// completed or failed, with the diff again for edits, the output fenced as console text
+// for Bash, the content otherwise, and the text as rawOutput. A permission request or
+// in_progress update waits until the call's tool_call is on the wire.
+//
+// # Permissions
+//
+// With [PermissionsAsk] (the default) every top-level call except Read and MCP tools
+// annotated readOnlyHint asks the client, after the session's own listeners (a hook's deny
+// wins; a hook's ask asks). The request goes through the approval seam
+// (runtime/approval, recorded as approval/asked and approval/decided) to
+// session/request_permission with two options, allow-once and reject-once: allow-once
+// allows; any other option rejects; cancelled cancels; a failed request (the client gone,
+// an error answer) is unavailable, which denies.
+package acp
