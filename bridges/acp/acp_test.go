@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,12 @@ type client struct {
 // and the built-in tools plus extra.
 func start(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.Model, extra ...tools.Definition) *client {
 	t.Helper()
+	return startWith(t, dir, perms, newModel, nil, extra...)
+}
+
+// startWith is start with the server's output passed through wrap first.
+func startWith(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.Model, wrap func(io.Writer) io.Writer, extra ...tools.Definition) *client {
+	t.Helper()
 	srv, err := acp.NewServer(acp.Config{
 		SessionsDir: filepath.Join(dir, "sessions"),
 		Permissions: perms,
@@ -57,8 +64,12 @@ func start(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &client{t: t, in: inW, frames: make(chan map[string]any, 1024), served: make(chan error, 1)}
+	var out io.Writer = outW
+	if wrap != nil {
+		out = wrap(outW)
+	}
 	go func() {
-		c.served <- srv.Serve(context.Background(), inR, outW)
+		c.served <- srv.Serve(context.Background(), inR, out)
 		outW.Close()
 	}()
 	go func() {
@@ -353,15 +364,15 @@ func TestPermissions(t *testing.T) {
 	}
 }
 
-// chanModel streams the chunks pushed on its channel; closing it finishes the response.
+// chanModel streams the chunks pushed on its channel; a nil chunk finishes the response.
 type chanModel struct{ chunks chan dsh.AssistantChunk }
 
 func (m chanModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		for {
 			select {
-			case c, ok := <-m.chunks:
-				if !ok {
+			case c := <-m.chunks:
+				if c == nil {
 					yield(dsh.ChunkFinish{Reason: dsh.FinishReasonStop}, nil)
 					return
 				}
@@ -376,24 +387,49 @@ func (m chanModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.As
 	}
 }
 
+// chunkTap takes the agent_message_chunk frames off the server's output (signalling each
+// on its channel) and passes every other frame on.
+type chunkTap struct {
+	w      io.Writer
+	chunks chan struct{}
+}
+
+func (t chunkTap) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"agent_message_chunk"`)) {
+		t.chunks <- struct{}{}
+		return len(p), nil
+	}
+	return t.w.Write(p)
+}
+
 // BenchmarkChunkToUpdate measures the latency from a model chunk arriving at the agent
-// loop to its session/update frame written on the connection (one op = one chunk, sent
-// after the previous frame was read).
+// loop (the model's stream yields it) to its session/update frame written on the
+// connection: the log append, the translation, the encoding and the write. One op is one
+// chunk, sent once the previous frame was written; every 256 chunks the response ends and
+// a new prompt starts (outside the timer), so that responses have a realistic length.
 func BenchmarkChunkToUpdate(b *testing.B) {
 	dir := b.TempDir()
 	m := chanModel{chunks: make(chan dsh.AssistantChunk)}
-	c := start(b, dir, acp.PermissionsAllow, func() llm.Model { return m })
+	written := make(chan struct{})
+	c := startWith(b, dir, acp.PermissionsAllow, func() llm.Model { return m },
+		func(w io.Writer) io.Writer { return chunkTap{w: w, chunks: written} })
 	id := c.newSession(dir)
 	p := c.request("session/prompt", prompt(id, "stream"))
-	isChunk := func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f["params"]), "agent_message_chunk") }
 	b.ReportAllocs()
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
+		if i > 0 && i%256 == 0 {
+			b.StopTimer()
+			m.chunks <- nil
+			c.until(responseTo(p))
+			p = c.request("session/prompt", prompt(id, "stream"))
+			b.StartTimer()
+		}
 		m.chunks <- dsh.ChunkTextDelta{Text: "token "}
-		c.until(isChunk)
+		<-written
 	}
 	b.StopTimer()
-	close(m.chunks)
+	m.chunks <- nil
 	c.until(responseTo(p))
 }
 
