@@ -483,3 +483,64 @@ type modelFunc func(ctx context.Context, req llm.Request) iter.Seq2[dsh.Assistan
 func (f modelFunc) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	return f(ctx, req)
 }
+
+// TestPermissionTransportFailure: a client that answers session/request_permission with
+// an error denies the call (unavailable), recorded in the log's approval/decided.
+func TestPermissionTransportFailure(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAsk, scripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "b", Name: "Bash", Arguments: json.RawMessage(`{"command":"touch ran"}`)}}},
+		llm.ScriptedResponse{Text: "ok"},
+	))
+	id := c.newSession(dir)
+	p := c.request("session/prompt", prompt(id, "go"))
+	var failed bool
+	for {
+		f := c.next()
+		if f["method"] == "session/request_permission" {
+			c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"error":{"code":-32603,"message":"ui crashed"}}`, f["id"]))
+		}
+		if strings.Contains(fmt.Sprint(f["params"]), "status:failed") {
+			failed = true
+		}
+		if responseTo(p)(f) {
+			if stopReason(f) != "end_turn" {
+				t.Errorf("stop reason: %v", f)
+			}
+			break
+		}
+	}
+	if !failed {
+		t.Error("the call did not fail")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the call ran without a permission")
+	}
+	c.in.Close()
+	<-c.served
+	b, err := os.ReadFile(filepath.Join(dir, "sessions", id+".jsonl"))
+	if err != nil || !strings.Contains(string(b), `"outcome":"unavailable"`) {
+		t.Errorf("approval/decided unavailable not logged (%v)", err)
+	}
+}
+
+// TestMCPServerThatDoesNotStart: session/new with an MCP server that cannot start still
+// creates the session (the failure is logged), and prompts work.
+func TestMCPServerThatDoesNotStart(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted(llm.ScriptedResponse{Text: "fine"}))
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	r := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{
+		map[string]any{"name": "ghost", "command": filepath.Join(dir, "no-such-server"), "args": []any{}, "env": []any{}},
+	}})
+	res, _ := r["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("session/new: %v", r)
+	}
+	if f := c.call("session/prompt", prompt(res["sessionId"].(string), "hi")); stopReason(f) != "end_turn" {
+		t.Errorf("prompt: %v", f)
+	}
+	if f := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{map[string]any{"name": "x", "args": []any{}, "env": []any{}}}}); errCode(f) != acp.CodeInvalidParams {
+		t.Errorf("mcpServers without a command: %v", f)
+	}
+}
