@@ -544,3 +544,39 @@ func TestMCPServerThatDoesNotStart(t *testing.T) {
 		t.Errorf("mcpServers without a command: %v", f)
 	}
 }
+
+// TestTerminalMeta: a client advertising _meta.terminal_output gets Bash calls as terminal
+// cards with Zed's _meta convention (output and exit code on the result, no content).
+func TestTerminalMeta(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "t1", Name: "Bash", Arguments: json.RawMessage(`{"command":"echo out; exit 3"}`)}}},
+		llm.ScriptedResponse{Text: "ok"},
+	))
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"terminal_output": true}}})
+	r := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	id := r["result"].(map[string]any)["sessionId"].(string)
+	seen := c.until(responseTo(c.request("session/prompt", prompt(id, "go"))))
+	var call, done map[string]any
+	for _, f := range seen {
+		params, _ := f["params"].(map[string]any)
+		u, _ := params["update"].(map[string]any)
+		if u == nil || u["toolCallId"] != "t1" {
+			continue
+		}
+		switch {
+		case u["sessionUpdate"] == "tool_call":
+			call = u
+		case u["status"] == "completed":
+			done = u
+		}
+	}
+	b, _ := json.Marshal(call)
+	if !strings.Contains(string(b), `"content":[{"terminalId":"t1","type":"terminal"}]`) || !strings.Contains(string(b), `"terminal_info":{"cwd":`) {
+		t.Errorf("tool_call = %s", b)
+	}
+	b, _ = json.Marshal(done)
+	if done["content"] != nil || !strings.Contains(string(b), `"exit_code":3`) || !strings.Contains(string(b), `"data":"out\n\n[exit code 3]"`) {
+		t.Errorf("result = %s", b)
+	}
+}

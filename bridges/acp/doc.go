@@ -43,7 +43,10 @@
 // Read, edit with diff content for Write and Edit, other otherwise; rawInput; locations);
 // dispatch (a tools/execute wrapper) → tool_call_update in_progress; tool/result →
 // completed or failed, with the diff again for edits, the output fenced as console text
-// for Bash, the content otherwise, and the text as rawOutput. A permission request or
+// for Bash (or, for a client advertising clientCapabilities._meta.terminal_output, Zed's
+// terminal card convention: a terminal content block and _meta.terminal_info on the call,
+// _meta.terminal_output and terminal_exit on the result), the content otherwise, and the
+// text as rawOutput. A permission request or
 // in_progress update waits until the call's tool_call is on the wire.
 //
 // # Permissions

@@ -114,11 +114,12 @@ type contentBlock struct {
 
 // toolCallContent is ACP's ToolCallContent: content, diff or terminal.
 type toolCallContent struct {
-	Type    string        `json:"type"`
-	Content *contentBlock `json:"content,omitempty"`
-	Path    string        `json:"path,omitempty"`
-	OldText *string       `json:"oldText,omitempty"`
-	NewText *string       `json:"newText,omitempty"`
+	Type       string        `json:"type"`
+	Content    *contentBlock `json:"content,omitempty"`
+	Path       string        `json:"path,omitempty"`
+	TerminalID string        `json:"terminalId,omitempty"`
+	OldText    *string       `json:"oldText,omitempty"`
+	NewText    *string       `json:"newText,omitempty"`
 }
 
 // MarshalJSON writes oldText as null for a diff of a new file (the field is required).
@@ -158,6 +159,7 @@ type update struct {
 	RawInput          json.RawMessage    `json:"rawInput,omitempty"`
 	RawOutput         any                `json:"rawOutput,omitempty"`
 	AvailableCommands *[]json.RawMessage `json:"availableCommands,omitempty"`
+	Meta              map[string]any     `json:"_meta,omitempty"`
 }
 
 type sessionNotification struct {

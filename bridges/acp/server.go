@@ -92,10 +92,11 @@ type Server struct {
 	log *slog.Logger
 	c   *conn
 
-	mu          sync.Mutex
-	initialized bool
-	sessions    map[string]*acpSession
-	handlers    sync.WaitGroup
+	mu           sync.Mutex
+	initialized  bool
+	terminalMeta bool // the client advertised _meta.terminal_output (Zed)
+	sessions     map[string]*acpSession
+	handlers     sync.WaitGroup
 }
 
 // NewServer returns a server for cfg.
@@ -274,6 +275,7 @@ func (s *Server) request(ctx context.Context, f frame) (any, *RPCError) {
 		}
 		s.mu.Lock()
 		s.initialized = true
+		s.terminalMeta = p.ClientCapabilities.Meta["terminal_output"] == true
 		s.mu.Unlock()
 		return initializeResult{
 			ProtocolVersion: ProtocolVersion,

@@ -52,6 +52,9 @@ type promptRun struct {
 func newSession(srv *Server, id, cwd string, lg *session.Log, env *Env) *acpSession {
 	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env}
 	ss.tr = newTranslator(cwd, func(u update) { srv.sendUpdate(id, u) })
+	srv.mu.Lock()
+	ss.tr.terminalMeta = srv.terminalMeta
+	srv.mu.Unlock()
 	return ss
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -17,6 +19,9 @@ import (
 type translator struct {
 	cwd  string
 	send func(update)
+	// terminalMeta shows Bash calls as terminals with Zed's display-only _meta convention
+	// (terminal_info, terminal_output, terminal_exit) instead of fenced text.
+	terminalMeta bool
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -228,6 +233,10 @@ func (t *translator) toolCall(d dsh.ToolCall, replay bool) {
 	if info.diff != nil {
 		u.Content = []toolCallContent{*info.diff}
 	}
+	if d.Name == "Bash" && t.terminalMeta {
+		u.Content = []toolCallContent{{Type: "terminal", TerminalID: d.CallID}}
+		u.Meta = map[string]any{"terminal_info": map[string]any{"terminal_id": d.CallID, "cwd": t.cwd}}
+	}
 	t.send(u)
 	close(t.announcedCh(d.CallID))
 }
@@ -266,6 +275,12 @@ func (t *translator) toolResult(d dsh.ToolResultLogged) {
 			content = []toolCallContent{{Type: "content", Content: &contentBlock{Type: "text", Text: text}}}
 		case info.diff != nil:
 			content = []toolCallContent{*info.diff}
+		case info.name == "Bash" && t.terminalMeta:
+			// No content: it would replace the terminal block.
+			u.Meta = map[string]any{
+				"terminal_output": map[string]any{"terminal_id": tr.ToolCallID, "data": text},
+				"terminal_exit":   map[string]any{"terminal_id": tr.ToolCallID, "exit_code": exitCode(text), "signal": nil},
+			}
 		case info.name == "Bash":
 			content = []toolCallContent{{Type: "content", Content: &contentBlock{Type: "text", Text: fenced(text)}}}
 		default:
@@ -280,6 +295,17 @@ func (t *translator) toolResult(d dsh.ToolResultLogged) {
 		}
 		t.send(u)
 	}
+}
+
+var exitSuffix = regexp.MustCompile(`\n\[exit code (-?\d+)\]$`)
+
+// exitCode reads the exit code Bash's rendering appends ("[exit code N]"; none is 0).
+func exitCode(text string) int {
+	if m := exitSuffix.FindStringSubmatch(text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
 }
 
 // fenced wraps command output in a console code fence longer than any fence inside it.

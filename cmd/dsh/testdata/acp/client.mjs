@@ -2,7 +2,7 @@
 // driving `dsh acp` through initialize → new (with a real MCP server) → prompts with tool
 // calls (permissions allowed and rejected, an MCP call denied by a PreToolUse hook) →
 // cancel while a tool runs → a prompt after the cancel → a second process that loads the
-// session and continues it. Every frame in both directions is validated against the ACP
+// session and continues it (as a client advertising Zed's _meta.terminal_output). Every frame in both directions is validated against the ACP
 // JSON Schema shipped in the SDK package. It prints one JSON report on stdout and exits 1
 // with the reasons when a check fails.
 //
@@ -215,7 +215,8 @@ let sessionId;
   const agent = startAgent(env.SCRIPT2);
   const state = newState([]);
   await makeClient(state).connectWith(agent.stream, async (cx) => {
-    await cx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    // This client is Zed-like: Bash calls come back as terminal cards (_meta convention).
+    await cx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } });
     const loaded = await cx.request(acp.methods.agent.session.load, { sessionId, cwd: env.WORK, mcpServers: [] });
     check(loaded === null || typeof loaded === "object", "load result");
     const replay = [...state.updates];
@@ -225,6 +226,11 @@ let sessionId;
     check(text(replay, "agent_message_chunk").includes("Writing files."), "replay has the answer");
     check(toolUpdates(replay, "w1").some((u) => u.status === "completed"), "replay has the Write result");
     check(toolUpdates(replay, "s1").at(-1)?.status === "failed", "replay has the cancelled call");
+    const e1 = toolUpdates(replay, "e1");
+    check(e1[0]?.content?.[0]?.type === "terminal" && e1[0]?._meta?.terminal_info?.terminal_id === "e1", "replayed Bash is a terminal card");
+    const e1done = e1.find((u) => u.status === "completed");
+    check(e1done && e1done.content === undefined && e1done._meta?.terminal_output?.data?.includes("fenced") &&
+      e1done._meta?.terminal_exit?.exit_code === 0, "terminal output and exit in _meta");
 
     state.updates.length = 0;
     const r = await cx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Continue" }] });
