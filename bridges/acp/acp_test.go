@@ -580,3 +580,64 @@ func TestTerminalMeta(t *testing.T) {
 		t.Errorf("result = %s", b)
 	}
 }
+
+// TestCancelWithPendingPermission: a cancel while a permission request is unanswered
+// settles the request as cancelled, the call does not run, and the prompt answers
+// cancelled.
+func TestCancelWithPendingPermission(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAsk, scripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "b", Name: "Bash", Arguments: json.RawMessage(`{"command":"touch ran"}`)}}},
+	))
+	id := c.newSession(dir)
+	p := c.request("session/prompt", prompt(id, "go"))
+	for f := c.next(); f["method"] != "session/request_permission"; f = c.next() {
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, id))
+	var last map[string]any
+	for f := c.next(); ; f = c.next() {
+		if responseTo(p)(f) {
+			last = f
+			break
+		}
+	}
+	if stopReason(last) != "cancelled" {
+		t.Errorf("stop reason: %v", last)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the call ran")
+	}
+	c.in.Close()
+	<-c.served
+	b, _ := os.ReadFile(filepath.Join(dir, "sessions", id+".jsonl"))
+	if !strings.Contains(string(b), `"outcome":"cancelled"`) {
+		t.Error("approval/decided cancelled not logged")
+	}
+}
+
+// TestSeveralSessions: two sessions of one connection run prompts at the same time, each
+// with its own model, workspace and log.
+func TestSeveralSessions(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, func() llm.Model {
+		return llm.NewScripted(llm.ScriptedResponse{Text: "slow answer", DelayMS: 50})
+	})
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.MkdirAll(a, 0o755)
+	os.MkdirAll(b, 0o755)
+	ida := c.newSession(a)
+	r := c.call("session/new", map[string]any{"cwd": b, "mcpServers": []any{}})
+	idb := r["result"].(map[string]any)["sessionId"].(string)
+	pa := c.request("session/prompt", prompt(ida, "one"))
+	pb := c.request("session/prompt", prompt(idb, "two"))
+	got := map[int]string{}
+	c.until(func(f map[string]any) bool {
+		if v, ok := f["id"].(float64); ok && f["method"] == nil {
+			got[int(v)] = stopReason(f)
+		}
+		return len(got) == 2
+	})
+	if got[pa] != "end_turn" || got[pb] != "end_turn" || ida == idb {
+		t.Errorf("stop reasons %v, ids %s %s", got, ida, idb)
+	}
+}

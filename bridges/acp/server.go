@@ -142,20 +142,27 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 
 // shutdown cancels and settles every session, then closes them.
 func (s *Server) shutdown() {
-	s.mu.Lock()
-	sessions := make([]*acpSession, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		sessions = append(sessions, ss)
-	}
-	s.mu.Unlock()
-	for _, ss := range sessions {
+	for _, ss := range s.openSessions() {
 		ss.cancel(dsh.CancelDisposed{})
 	}
-	s.handlers.Wait() // every prompt is answered
+	s.handlers.Wait() // every prompt is answered, every session/new or load is done
 	s.c.shut()
-	for _, ss := range sessions {
+	for _, ss := range s.openSessions() {
 		ss.close()
 	}
+}
+
+// openSessions returns the open sessions (not those still being created).
+func (s *Server) openSessions() []*acpSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sessions := make([]*acpSession, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		if ss != nil {
+			sessions = append(sessions, ss)
+		}
+	}
+	return sessions
 }
 
 func (s *Server) handleLine(ctx context.Context, line []byte) {
