@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/dshkit/dsh/bridges/acp"
@@ -86,6 +87,12 @@ func parseACP(args []string) (acpOptions, error) {
 	case o.permissions != string(acp.PermissionsAsk) && o.permissions != string(acp.PermissionsAllow):
 		return o, fmt.Errorf("--permissions %q: want ask or allow", o.permissions)
 	}
+	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
+		// Each session loads the script afresh: pin it to the directory dsh started in.
+		if abs, err := filepath.Abs(path); err == nil {
+			o.run.model = "scripted:" + abs
+		}
+	}
 	if o.sessions == "" {
 		state := os.Getenv("XDG_STATE_HOME")
 		if state == "" {
@@ -119,13 +126,12 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
 		return 2
 	}
-	if _, err := mcpServers(o.run.mcpConfig, "", false, logger); err != nil {
-		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
-		return 2
-	}
-	if o.run.hooksFile != "" {
-		if _, err := os.Stat(o.run.hooksFile); err != nil {
-			fmt.Fprintf(stderr, "dsh acp: --hooks: %v\n", err)
+	for flag, file := range map[string]string{"--mcp-config": o.run.mcpConfig, "--hooks": o.run.hooksFile} {
+		if file == "" {
+			continue
+		}
+		if _, err := os.Stat(file); err != nil {
+			fmt.Fprintf(stderr, "dsh acp: %s: %v\n", flag, err)
 			return 2
 		}
 	}
