@@ -1,8 +1,8 @@
 // Package acp runs dsh sessions as an ACP (Agent Client Protocol) v1 agent, so that an
 // editor such as Zed drives them: the editor is the client, [Server.Serve] speaks
 // JSON-RPC 2.0 on the agent's stdio, one compact frame a line, and writes nothing else to
-// its output. `dsh acp` (cmd/dsh) is the command; /work/shared/design/ACP.md (in the design
-// notes) is the research it follows.
+// its output. `dsh acp` (cmd/dsh) is the command; the design notes' ACP.md is the research
+// it follows.
 //
 // # Methods
 //
