@@ -641,3 +641,42 @@ func TestSeveralSessions(t *testing.T) {
 		t.Errorf("stop reasons %v, ids %s %s", got, ida, idb)
 	}
 }
+
+// TestLoadAndContinue: a second server on the same sessions directory loads a session
+// (replaying it before the response) and continues it, even when its model reuses a
+// call id of the replayed history.
+func TestLoadAndContinue(t *testing.T) {
+	dir := t.TempDir()
+	script := scripted(
+		llm.ScriptedResponse{Text: "reading", ToolCalls: []llm.ScriptedToolCall{{ID: "x1", Name: "Read", Arguments: json.RawMessage(`{"file_path":"f.txt"}`)}}},
+		llm.ScriptedResponse{Text: "read it"},
+	)
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content\n"), 0o644)
+	c := start(t, dir, acp.PermissionsAllow, script)
+	id := c.newSession(dir)
+	if f := c.call("session/prompt", prompt(id, "first prompt")); stopReason(f) != "end_turn" {
+		t.Fatalf("first: %v", f)
+	}
+	c.in.Close()
+	<-c.served
+
+	c = start(t, dir, acp.PermissionsAllow, script)
+	c.call("initialize", map[string]any{"protocolVersion": 1})
+	seen := c.until(responseTo(c.request("session/load", map[string]any{"sessionId": id, "cwd": dir, "mcpServers": []any{}})))
+	if r := seen[len(seen)-1]; r["error"] != nil {
+		t.Fatalf("load: %v", r)
+	}
+	replay := fmt.Sprint(seen)
+	for _, want := range []string{"user_message_chunk", "first prompt", "tool_call", "x1", "completed", "reading"} {
+		if !strings.Contains(replay, want) {
+			t.Errorf("replay lacks %q", want)
+		}
+	}
+	seen = c.until(responseTo(c.request("session/prompt", prompt(id, "again"))))
+	if r := seen[len(seen)-1]; stopReason(r) != "end_turn" {
+		t.Errorf("continued prompt: %v", r)
+	}
+	if !strings.Contains(fmt.Sprint(seen), "x1") {
+		t.Error("the continued turn did not call the tool")
+	}
+}

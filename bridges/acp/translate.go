@@ -127,6 +127,17 @@ func (t *translator) announcedCh(id string) chan struct{} {
 	return ch
 }
 
+// announce marks id's tool_call as sent (a call id seen again, say in a resumed session
+// whose model reuses ids, stays announced).
+func (t *translator) announce(id string) {
+	ch := t.announcedCh(id)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
 // waitAnnounced waits until the tool_call of id was sent, so that nothing refers to a call
 // the client does not know yet.
 func (t *translator) waitAnnounced(ctx context.Context, id string) bool {
@@ -238,7 +249,7 @@ func (t *translator) toolCall(d dsh.ToolCall, replay bool) {
 		u.Meta = map[string]any{"terminal_info": map[string]any{"terminal_id": d.CallID, "cwd": t.cwd}}
 	}
 	t.send(u)
-	close(t.announcedCh(d.CallID))
+	t.announce(d.CallID)
 }
 
 // rawObject returns args when they are a JSON object (rawInput is an object).
@@ -264,7 +275,7 @@ func (t *translator) toolResult(d dsh.ToolResultLogged) {
 			// tool/call-first order): announce it first rather than refer to an unknown id.
 			info = &callInfo{name: "tool"}
 			t.send(update{SessionUpdate: "tool_call", ToolCallID: tr.ToolCallID, Title: "tool", Kind: "other", Status: "pending"})
-			close(t.announcedCh(tr.ToolCallID))
+			t.announce(tr.ToolCallID)
 		}
 		text := blocksText(tr.Content)
 		u := update{SessionUpdate: "tool_call_update", ToolCallID: tr.ToolCallID, Status: "completed", RawOutput: text}
