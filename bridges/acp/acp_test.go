@@ -196,7 +196,12 @@ func TestBadInput(t *testing.T) {
 	if f := c.call("session/new", map[string]any{"cwd": dir}); errCode(f) != acp.CodeInvalidRequest {
 		t.Errorf("before initialize: %v", f)
 	}
-	c.call("initialize", map[string]any{"protocolVersion": 1})
+	if f := c.call("initialize", map[string]any{"protocolVersion": 7}); fmt.Sprint(f["result"].(map[string]any)["protocolVersion"]) != "1" {
+		t.Errorf("initialize with version 7: %v", f)
+	}
+	if f := c.call("initialize", map[string]any{}); errCode(f) != acp.CodeInvalidParams {
+		t.Errorf("initialize without a version: %v", f)
+	}
 	c.send(`[{"jsonrpc":"2.0","id":99,"method":"initialize"}]`)
 	if f := c.next(); errCode(f) != acp.CodeInvalidRequest {
 		t.Errorf("batch: %v", f)
