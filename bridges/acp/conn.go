@@ -90,11 +90,14 @@ func (c *conn) write(f any) error {
 
 // notify sends a notification.
 func (c *conn) notify(method string, params any) error {
-	p, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	return c.write(frame{JSONRPC: "2.0", Method: method, Params: p})
+	return c.write(notification{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+// notification is an outgoing notification, encoded in one pass.
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
 }
 
 // reply answers request id with result, or with e when it is not nil.

@@ -50,6 +50,14 @@ func newTranslator(cwd string, send func(update)) *translator {
 // replayed then (live, the client already shows them) and files are not read for diffs.
 func (t *translator) observe(e session.Event, replay bool) {
 	defer t.markSeen(e.Seq)
+	switch e.Type {
+	case dsh.AssistantChunkLoggedType:
+		t.chunk(e.Data) // the hot path: a light decode of the two fields it needs
+		return
+	case dsh.UserMessageLoggedType, dsh.ToolCallType, dsh.ToolResultLoggedType, dsh.TurnEndType:
+	default:
+		return
+	}
 	data, err := e.Decode()
 	if err != nil {
 		return
@@ -67,17 +75,6 @@ func (t *translator) observe(e session.Event, replay bool) {
 				t.send(update{SessionUpdate: "user_message_chunk", Content: cb})
 			}
 		}
-	case dsh.AssistantChunkLogged:
-		switch c := d.Chunk.(type) {
-		case dsh.ChunkTextDelta:
-			if c.Text != "" {
-				t.send(update{SessionUpdate: "agent_message_chunk", Content: contentBlock{Type: "text", Text: c.Text}})
-			}
-		case dsh.ChunkReasoningDelta:
-			if c.Text != "" {
-				t.send(update{SessionUpdate: "agent_thought_chunk", Content: contentBlock{Type: "text", Text: c.Text}})
-			}
-		}
 	case dsh.ToolCall:
 		t.toolCall(d, replay)
 	case dsh.ToolResultLogged:
@@ -86,6 +83,25 @@ func (t *translator) observe(e session.Event, replay bool) {
 		t.mu.Lock()
 		t.turnEnds[d.Turn] = d.Reason
 		t.mu.Unlock()
+	}
+}
+
+// chunk translates an assistant/chunk event: text and reasoning deltas.
+func (t *translator) chunk(data []byte) {
+	var d struct {
+		Chunk struct {
+			Kind dsh.AssistantChunkKind `json:"kind"`
+			Text string                 `json:"text"`
+		} `json:"chunk"`
+	}
+	if json.Unmarshal(data, &d) != nil || d.Chunk.Text == "" {
+		return
+	}
+	switch d.Chunk.Kind {
+	case dsh.ChunkTextDeltaKind:
+		t.send(update{SessionUpdate: "agent_message_chunk", Content: contentBlock{Type: "text", Text: d.Chunk.Text}})
+	case dsh.ChunkReasoningDeltaKind:
+		t.send(update{SessionUpdate: "agent_thought_chunk", Content: contentBlock{Type: "text", Text: d.Chunk.Text}})
 	}
 }
 
