@@ -17,9 +17,9 @@ import (
 	"github.com/dshkit/dsh/bridges/codex"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
-	"github.com/dshkit/dsh/internal/oracle"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/internal/oracle"
 )
 
 // schemaDir is where the published Codex hook schemas live inside shared/ (HOOK-PROTOCOLS.md,
