@@ -29,3 +29,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
+
+tool github.com/dshkit/dsh/cmd/dshscaffold

@@ -11,7 +11,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-//go:generate go run github.com/dshkit/dsh/cmd/dshgen scaffold -type Plugin -events tools/post-execute -out plugin_gen.go
+//go:generate go tool dshscaffold -type Plugin -events tools/post-execute -out plugin_gen.go
 
 // Plugin adds a note after file changes.
 type Plugin struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-//go:generate go run github.com/dshkit/dsh/cmd/dshgen scaffold -type Plugin -events tools/guard -out plugin_gen.go
+//go:generate go tool dshscaffold -type Plugin -events tools/guard -out plugin_gen.go
 
 // Plugin denies destructive recursive removals.
 type Plugin struct {
