@@ -36,6 +36,9 @@ type Command struct {
 	Usage string
 	// Flags are the command's flags; define them before calling Parse.
 	Flags *flag.FlagSet
+	// OmitFlagList leaves the generated flag list out of the help, for a Usage that
+	// describes every flag itself.
+	OmitFlagList bool
 
 	stdout, stderr io.Writer
 }
@@ -53,7 +56,7 @@ func (c *Command) Help() string {
 	b.WriteString(c.Usage)
 	has := false
 	c.Flags.VisitAll(func(*flag.Flag) { has = true })
-	if has {
+	if has && !c.OmitFlagList {
 		b.WriteString("\nflags:\n")
 		c.Flags.SetOutput(&b)
 		c.Flags.PrintDefaults()
