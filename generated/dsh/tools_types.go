@@ -182,6 +182,18 @@ type ToolExecutionResult interface {
 	isToolExecutionResult()
 	// Kind returns the variant's discriminator.
 	Kind() ToolExecutionResultKind
+	// WithContent returns, as a ToolExecutionResult, a copy of v with more appended to Content;
+	// v's own slice is not written.
+	WithContent(more ...ContentBlock) ToolExecutionResult
+	// GetContent returns Content.
+	GetContent() []ContentBlock
+	// GetMeta returns Meta.
+	GetMeta() json.RawMessage
+	// WithAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
+	// to AdditionalContexts; v's own slice is not written.
+	WithAdditionalContexts(more ...UserMessage) ToolExecutionResult
+	// GetAdditionalContexts returns AdditionalContexts.
+	GetAdditionalContexts() []UserMessage
 }
 
 // ToolExecutionResultKind is the discriminator ("kind") of a ToolExecutionResult.

@@ -12,11 +12,13 @@ func (c *call) dispatch() stage {
 	var (
 		r   dsh.ToolExecutionResult
 		err error
+		fc  *finalCtx // where tools.Fail records a wrapper's final failure
 	)
 	c.wrapped = c.rt.hooks.Listens(dsh.ExecuteEventName)
 	if c.wrapped {
 		c.view(&c.exe.Exec, viewExecute)
-		r, err = c.rt.hooks.RunExecute(c.ctx, &c.exe, c.core)
+		fc = &finalCtx{Context: c.ctx}
+		r, err = c.rt.hooks.RunExecute(fc, &c.exe, c.core)
 	} else {
 		// No wrapper: core dispatch's own result is the candidate, with nothing to
 		// normalize.
@@ -32,6 +34,9 @@ func (c *call) dispatch() stage {
 	if c.wrapped {
 		if err != nil {
 			return c.settle(c.listenerFailure(err), toFinish)
+		}
+		if ferr := fc.failed(); ferr != nil {
+			return c.settle(c.finalFailure(ferr), toFinish)
 		}
 		if !c.normalize(r) {
 			return toFinish
@@ -64,7 +69,7 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 // that replaces it. ok is false when the run was already sealed (next was called as its
 // wrapper returned), and nothing started.
 func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
-	bctx, stop := fuse(c.ctx, wctx)
+	bctx, stop := fuse(c.ctx, unwrapFinal(c.ctx, wctx))
 	defer stop()
 	if bctx.Err() != nil {
 		return aborted(false), true
@@ -175,7 +180,7 @@ func (c *call) normalize(r dsh.ToolExecutionResult) bool {
 	}
 	contexts, err := snapshotMessages(v.contexts)
 	if err != nil {
-		c.cand = c.finalFailure(errResultNotJSON)
+		c.cand = c.notLossless("tools/execute result", err)
 		return false
 	}
 	c.mu.Lock()
