@@ -164,7 +164,7 @@ func (e *emitter) unionAccessorSigs(t *ir.Type) []jen.Code {
 // plainGetterSig is the interface signature of Get<F> for a shared non-pointer field.
 func (e *emitter) plainGetterSig(f *ir.Field) jen.Code {
 	get := "Get" + f.GoName
-	return doc(get+" returns "+f.GoName+".").Id(get).Params().Add(e.fieldType(f))
+	return doc(get + " returns " + f.GoName + ".").Id(get).Params().Add(e.fieldType(f))
 }
 
 // sharedGetterDecls renders Get<F> on variant t for each non-pointer field its union's
