@@ -191,6 +191,22 @@ func (a *cliAgent) Halt(reason string) {
 	}
 }
 
+// Cancel records a cancellation as a halt: a hooks run has no turn to abort.
+func (a *cliAgent) Cancel(cause dsh.AgentCancelCause, keepInbox bool) {
+	kind := "user"
+	if cause != nil {
+		kind = string(cause.Kind())
+	}
+	a.Halt("cancelled (" + kind + ")")
+}
+
+// Inbox returns what the hooks injected (next step) and steered (next step too).
+func (a *cliAgent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return nil, append(append([]dsh.UserMessage(nil), a.injected...), a.steered...)
+}
+
 func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
 	fs := c.Flags
 	dialect := fs.String("dialect", "", "claude-code or codex (required)")

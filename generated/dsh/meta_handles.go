@@ -21,6 +21,12 @@ type Agent interface {
 	// Halt ends the agent's current turn as aborted by a hook with the reason, once the
 	// running batch has settled; the inbox is left as it is.
 	Halt(reason string)
+	// Cancel aborts the agent's current turn with cause (nil is the user); the first cause
+	// wins. Unless keepInbox, it also discards the inbox and every context the current tool
+	// batch produces. It never blocks for long and may be called from a listener.
+	Cancel(cause AgentCancelCause, keepInbox bool)
+	// Inbox returns copies of the pending next-turn and next-step messages, in order.
+	Inbox() (nextTurn, nextStep []UserMessage)
 }
 
 // Token is the opaque identity of one tool execution. Tokens support equality only

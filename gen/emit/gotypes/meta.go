@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshkit/dsh/codec"
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/ir"
 )
 
 // The shared files are fixed Go text, kept in meta/ as templates that hold everything but
@@ -21,7 +22,21 @@ var (
 	agentTemplate string
 	//go:embed meta/token.go.tmpl
 	tokenTemplate string
+	// agentControlTemplate holds the Agent methods that need the AgentCancelCause union:
+	// they are part of the handle when the spec declares it (the canonical spec does).
+	//go:embed meta/agent_control.go.tmpl
+	agentControlTemplate string
 )
+
+// agentDecl is the Agent handle's declaration for the spec: with Cancel and Inbox when the
+// spec declares the AgentCancelCause union.
+func (e *emitter) agentDecl() string {
+	if t := e.spec.Lookup("AgentCancelCause"); t == nil || t.Kind != ir.Union {
+		return agentTemplate
+	}
+	i := strings.LastIndex(agentTemplate, "}")
+	return agentTemplate[:i] + agentControlTemplate + agentTemplate[i:]
+}
 
 // handleTemplates maps each handle the spec may use to its declaration.
 var handleTemplates = map[string]string{"Agent": agentTemplate, "Token": tokenTemplate}
@@ -43,6 +58,10 @@ func (e *emitter) metaFiles(outDir string) ([]emit.File, error) {
 	var imports, decls []string
 	for _, name := range sortedKeys(e.handles) {
 		imports = append(imports, handleImports[name]...)
+		if name == "Agent" {
+			decls = append(decls, e.agentDecl())
+			continue
+		}
 		decls = append(decls, handleTemplates[name])
 	}
 	var body strings.Builder
