@@ -47,9 +47,9 @@ func (v LLMCallConfig) WithSystem(x string) LLMCallConfig {
 	return v
 }
 
-// WithMessages returns, as a PreStepDecision, a copy of v with more appended to Messages;
-// v's own slice is not written.
-func (v PreStepEnter) WithMessages(more ...UserMessage) PreStepDecision {
+// AppendMessages returns, as a PreStepDecision, a copy of v with more appended to Messages
+// (to an empty one: then it holds just more); v's own slice is not written.
+func (v PreStepEnter) AppendMessages(more ...UserMessage) PreStepDecision {
 	v.Messages = append(v.Messages[:len(v.Messages):len(v.Messages)], more...)
 	return v
 }

@@ -17,9 +17,9 @@ func (v SourcePlugin) WithSummary(x string) SourcePlugin {
 	return v
 }
 
-// WithContent returns, as a ContentBlock, a copy of v with more appended to Content; v's own
-// slice is not written.
-func (v ToolResultBlock) WithContent(more ...ContentBlock) ContentBlock {
+// AppendContent returns, as a ContentBlock, a copy of v with more appended to Content (to an
+// empty one: then it holds just more); v's own slice is not written.
+func (v ToolResultBlock) AppendContent(more ...ContentBlock) ContentBlock {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
 }
@@ -84,9 +84,10 @@ func (v TurnEndBlocked) WithReason(x string) TurnEndBlocked {
 	return v
 }
 
-// WithDroppedMessageIDs returns, as a TurnEndReason, a copy of v with more appended to
-// DroppedMessageIDs; v's own slice is not written.
-func (v TurnEndBlocked) WithDroppedMessageIDs(more ...string) TurnEndReason {
+// AppendDroppedMessageIDs returns, as a TurnEndReason, a copy of v with more appended to
+// DroppedMessageIDs (to an empty one: then it holds just more); v's own slice is not
+// written.
+func (v TurnEndBlocked) AppendDroppedMessageIDs(more ...string) TurnEndReason {
 	v.DroppedMessageIDs = append(v.DroppedMessageIDs[:len(v.DroppedMessageIDs):len(v.DroppedMessageIDs)], more...)
 	return v
 }

@@ -29,6 +29,15 @@ type Agent interface {
 	Inbox() (nextTurn, nextStep []UserMessage)
 }
 
+// UserText returns a user message of one text block from source, e.g.
+// UserText(SourcePlugin{Plugin: "notes"}, "notes.md changed"). Its ID is left empty and
+// its role is user: the runtime mints the ID wherever a plugin hands it a message (an
+// agent's Inject and Steer, a tool body's DeferContext, the contexts of a decision or a
+// tools/execute result).
+func UserText(source MessageSource, text string) UserMessage {
+	return UserMessage{Role: UserMessageRoleUser, Content: []ContentBlock{TextBlock{Text: text}}, Source: source}
+}
+
 // Token is the opaque identity of one tool execution. Tokens support equality only
 // (compare them with ==); the zero Token identifies nothing. A Token is never encoded.
 type Token struct {

@@ -19,16 +19,17 @@ func (v ToolExecution) WithAgentID(x string) ToolExecution {
 	return v
 }
 
-// WithContent returns, as a ToolExecutionResult, a copy of v with more appended to Content;
-// v's own slice is not written.
-func (v ToolSuccess) WithContent(more ...ContentBlock) ToolExecutionResult {
+// AppendContent returns, as a ToolExecutionResult, a copy of v with more appended to Content
+// (to an empty one: then it holds just more); v's own slice is not written.
+func (v ToolSuccess) AppendContent(more ...ContentBlock) ToolExecutionResult {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
 }
 
-// WithAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
-// to AdditionalContexts; v's own slice is not written.
-func (v ToolSuccess) WithAdditionalContexts(more ...UserMessage) ToolExecutionResult {
+// AppendAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
+// to AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+// written.
+func (v ToolSuccess) AppendAdditionalContexts(more ...UserMessage) ToolExecutionResult {
 	v.AdditionalContexts = append(v.AdditionalContexts[:len(v.AdditionalContexts):len(v.AdditionalContexts)], more...)
 	return v
 }
@@ -63,16 +64,17 @@ func (v ToolSuccess) GetAdditionalContexts() []UserMessage {
 	return v.AdditionalContexts
 }
 
-// WithContent returns, as a ToolExecutionResult, a copy of v with more appended to Content;
-// v's own slice is not written.
-func (v ToolFailure) WithContent(more ...ContentBlock) ToolExecutionResult {
+// AppendContent returns, as a ToolExecutionResult, a copy of v with more appended to Content
+// (to an empty one: then it holds just more); v's own slice is not written.
+func (v ToolFailure) AppendContent(more ...ContentBlock) ToolExecutionResult {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
 }
 
-// WithAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
-// to AdditionalContexts; v's own slice is not written.
-func (v ToolFailure) WithAdditionalContexts(more ...UserMessage) ToolExecutionResult {
+// AppendAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
+// to AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+// written.
+func (v ToolFailure) AppendAdditionalContexts(more ...UserMessage) ToolExecutionResult {
 	v.AdditionalContexts = append(v.AdditionalContexts[:len(v.AdditionalContexts):len(v.AdditionalContexts)], more...)
 	return v
 }
@@ -107,30 +109,32 @@ func (v PreToolAsk) WithReason(x string) PreToolAsk {
 	return v
 }
 
-// WithContent returns, as a PostToolDecision, a copy of v with more appended to Content; v's
-// own slice is not written.
-func (v PostToolAccept) WithContent(more ...ContentBlock) PostToolDecision {
+// AppendContent returns, as a PostToolDecision, a copy of v with more appended to Content
+// (to an empty one: then it holds just more); v's own slice is not written.
+func (v PostToolAccept) AppendContent(more ...ContentBlock) PostToolDecision {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
 }
 
-// WithAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to
-// AdditionalContexts; v's own slice is not written.
-func (v PostToolAccept) WithAdditionalContexts(more ...UserMessage) PostToolDecision {
+// AppendAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to
+// AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+// written.
+func (v PostToolAccept) AppendAdditionalContexts(more ...UserMessage) PostToolDecision {
 	v.AdditionalContexts = append(v.AdditionalContexts[:len(v.AdditionalContexts):len(v.AdditionalContexts)], more...)
 	return v
 }
 
-// WithFeedback returns, as a PostToolDecision, a copy of v with more appended to Feedback;
-// v's own slice is not written.
-func (v PostToolBlock) WithFeedback(more ...ContentBlock) PostToolDecision {
+// AppendFeedback returns, as a PostToolDecision, a copy of v with more appended to Feedback
+// (to an empty one: then it holds just more); v's own slice is not written.
+func (v PostToolBlock) AppendFeedback(more ...ContentBlock) PostToolDecision {
 	v.Feedback = append(v.Feedback[:len(v.Feedback):len(v.Feedback)], more...)
 	return v
 }
 
-// WithAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to
-// AdditionalContexts; v's own slice is not written.
-func (v PostToolBlock) WithAdditionalContexts(more ...UserMessage) PostToolDecision {
+// AppendAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to
+// AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+// written.
+func (v PostToolBlock) AppendAdditionalContexts(more ...UserMessage) PostToolDecision {
 	v.AdditionalContexts = append(v.AdditionalContexts[:len(v.AdditionalContexts):len(v.AdditionalContexts)], more...)
 	return v
 }

@@ -182,16 +182,17 @@ type ToolExecutionResult interface {
 	isToolExecutionResult()
 	// Kind returns the variant's discriminator.
 	Kind() ToolExecutionResultKind
-	// WithContent returns, as a ToolExecutionResult, a copy of v with more appended to Content;
-	// v's own slice is not written.
-	WithContent(more ...ContentBlock) ToolExecutionResult
+	// AppendContent returns, as a ToolExecutionResult, a copy of v with more appended to Content
+	// (to an empty one: then it holds just more); v's own slice is not written.
+	AppendContent(more ...ContentBlock) ToolExecutionResult
 	// GetContent returns Content.
 	GetContent() []ContentBlock
 	// GetMeta returns Meta.
 	GetMeta() json.RawMessage
-	// WithAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
-	// to AdditionalContexts; v's own slice is not written.
-	WithAdditionalContexts(more ...UserMessage) ToolExecutionResult
+	// AppendAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
+	// to AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+	// written.
+	AppendAdditionalContexts(more ...UserMessage) ToolExecutionResult
 	// GetAdditionalContexts returns AdditionalContexts.
 	GetAdditionalContexts() []UserMessage
 }

@@ -3,6 +3,8 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,96 @@ func TestWrapperFailsCleanly(t *testing.T) {
 	r := tools.Fail(context.Background(), tools.NewError("TIMEOUT", "x"))
 	if f, ok := r.(dsh.ToolFailure); !ok || f.Error.Message != "x" {
 		t.Errorf("Fail outside a pipeline: %+v", r)
+	}
+}
+
+// TestContextsWithoutIDOrRole: contexts a plugin builds with dsh.UserText (no ID, role
+// user) or with no role at all, returned from a tools/execute wrapper (added to the result
+// with AppendAdditionalContexts, no type switch) and from a post-execute accept, keep the
+// call successful: the pipeline mints their IDs and fills the role, as DeferContext does.
+// A context without a source still fails the call, and the log names the field.
+func TestContextsWithoutIDOrRole(t *testing.T) {
+	registry := dsh.NewRegistry()
+	p := registry.Plugin("notes")
+	p.WrapExecute(func(ctx context.Context, pl *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+		return next.Call(ctx).AppendAdditionalContexts(dsh.UserText(dsh.SourcePlugin{Plugin: "notes"}, "from the wrapper"))
+	})
+	p.OnPostTool(func(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		if pl.Exec.Name == "NoSource" {
+			return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "x"}}}}}, nil
+		}
+		// No ID and no role: filled in.
+		return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{{
+			Content: []dsh.ContentBlock{dsh.TextBlock{Text: "from post-execute"}}, Source: dsh.SourcePlugin{Plugin: "notes"}}}}, nil
+	})
+	var logged strings.Builder
+	reg := tools.NewRegistry()
+	for _, name := range []string{"Edit", "NoSource"} {
+		reg.Register(tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) { return "edited", nil }})
+	}
+	rt := tools.New(reg, registry, tools.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+
+	res := rt.Execute(context.Background(), tools.Input{CallID: "c1", Name: "Edit", Arguments: json.RawMessage(`{}`)})
+	if res.IsError() {
+		t.Fatalf("the call failed: %+v", res.Outcome)
+	}
+	got := res.Outcome.GetAdditionalContexts() // shared by every result variant
+	if len(got) != 2 {
+		t.Fatalf("contexts %+v", got)
+	}
+	for i, want := range []string{"from the wrapper", "from post-execute"} {
+		m := got[i]
+		if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Content[0] != (dsh.TextBlock{Text: want}) {
+			t.Errorf("context %d: %+v", i, m)
+		}
+	}
+	if got[0].ID == got[1].ID {
+		t.Errorf("minted IDs are not distinct: %q", got[0].ID)
+	}
+
+	res = rt.Execute(context.Background(), tools.Input{CallID: "c2", Name: "NoSource", Arguments: json.RawMessage(`{}`)})
+	if !res.IsError() {
+		t.Fatalf("a context without a source was accepted: %+v", res.Outcome)
+	}
+	if !strings.Contains(logged.String(), "source is missing") {
+		t.Errorf("the log does not name the missing field:\n%s", logged.String())
+	}
+}
+
+// TestOptionalFieldsWithoutPointers: optional reasons and agent ids read and set without
+// pointers (Get<F>, With<F>); what the union variants share reads without a type switch.
+func TestOptionalFieldsWithoutPointers(t *testing.T) {
+	ask := dsh.PreToolAsk{}.WithReason("needs a human")
+	if ask.Reason == nil || *ask.Reason != "needs a human" || ask.GetReason() != "needs a human" {
+		t.Errorf("WithReason: %+v", ask)
+	}
+	if (dsh.PreToolAsk{}).GetReason() != "" {
+		t.Error("GetReason of an absent reason is not empty")
+	}
+	var d dsh.PreToolDecision = ask // the variant is the decision
+	if d.Kind() != dsh.PreToolAskKind {
+		t.Errorf("kind %s", d.Kind())
+	}
+
+	exec := dsh.ToolExecution{Name: "Bash"}
+	if exec.GetAgentID() != "" {
+		t.Error("GetAgentID of an agent-less call")
+	}
+	exec = exec.WithAgentID("a1")
+	if exec.GetAgentID() != "a1" || *exec.AgentID != "a1" {
+		t.Errorf("WithAgentID: %+v", exec)
+	}
+
+	// Append never writes the variant's own slice.
+	base := dsh.ToolSuccess{Content: make([]dsh.ContentBlock, 1, 4)}
+	base.Content[0] = dsh.TextBlock{Text: "a"}
+	r1 := base.AppendContent(dsh.TextBlock{Text: "b"})
+	r2 := base.AppendContent(dsh.TextBlock{Text: "c"})
+	if len(base.Content) != 1 || r1.GetContent()[1] != (dsh.TextBlock{Text: "b"}) || r2.GetContent()[1] != (dsh.TextBlock{Text: "c"}) {
+		t.Errorf("AppendContent aliased: %+v %+v %+v", base.Content, r1.GetContent(), r2.GetContent())
+	}
+	var r dsh.ToolExecutionResult = dsh.ToolFailure{Error: dsh.ToolError{Message: "x"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: x"}}}
+	if len(r.GetContent()) != 1 || len(r.AppendAdditionalContexts(dsh.UserText(dsh.SourceUser{}, "hi")).GetAdditionalContexts()) != 1 {
+		t.Errorf("union accessors on a failure: %+v", r)
 	}
 }

@@ -13,11 +13,11 @@ import (
 //
 //   - on every record, for each optional scalar field F (a *T): Get<F>() T, the value or
 //     T's zero value, and With<F>(T) returning a copy with F set;
-//   - on every union variant, for each list field F: With<F>(more ...E) returning, as the
+//   - on every union variant, for each list field F: Append<F>(more ...E) returning, as the
 //     union, a copy with more appended (the variant's own slice is never written);
 //   - on every union, the methods of the fields all its variants share with one Go type:
-//     Get<F>() T for each, and With<F>(more ...E) U for a shared list, so that code holding
-//     the union reads a shared field or adds to it without a type switch.
+//     Get<F>() T for each, and Append<F>(more ...E) U for a shared list, so that code
+//     holding the union reads a shared field or adds to it without a type switch.
 //
 // (A method cannot have its field's name, hence Get<F>.)
 
@@ -76,11 +76,11 @@ func (e *emitter) accessors(t *ir.Type) []accessor {
 				),
 			})
 		case f.Type.Kind == ir.List && isVariant:
-			with := "With" + f.GoName
+			with := "Append" + f.GoName
 			union := u.union.Name
 			elem := e.goType(f.Type.Elem)
 			comment := with + " returns, as " + article(union) + ", a copy of v with more appended to " +
-				f.GoName + "; v's own slice is not written."
+				f.GoName + " (to an empty one: then it holds just more); v's own slice is not written."
 			out = append(out, accessor{
 				name: with,
 				sig:  doc(comment).Id(with).Params(jen.Id("more").Op("...").Add(elem)).Id(union),
@@ -98,9 +98,9 @@ func (e *emitter) accessors(t *ir.Type) []accessor {
 	return out
 }
 
-// sharedGetters returns the non-pointer fields every variant of union t has with one Go
+// sharedFields returns the non-pointer fields every variant of union t has with one Go
 // type (the pointer scalars have their Get<F> already), by name; list fields are also
-// covered by the With<F> every variant has.
+// covered by the Append<F> every variant has.
 func (e *emitter) sharedFields(t *ir.Type) []*ir.Field {
 	if len(t.Variants) == 0 {
 		return nil
@@ -149,7 +149,7 @@ func (e *emitter) unionAccessorSigs(t *ir.Type) []jen.Code {
 			}
 		case f.Type.Kind == ir.List:
 			for _, a := range e.accessors(t.Variants[0].Type) {
-				if a.name == "With"+f.GoName {
+				if a.name == "Append"+f.GoName {
 					sigs = append(sigs, a.sig)
 				}
 			}

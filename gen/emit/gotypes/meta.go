@@ -26,6 +26,10 @@ var (
 	// they are part of the handle when the spec declares it (the canonical spec does).
 	//go:embed meta/agent_control.go.tmpl
 	agentControlTemplate string
+	// messagesTemplate holds the message constructors that follow the Agent handle when the
+	// spec declares the records and unions they build (the canonical spec does).
+	//go:embed meta/messages.go.tmpl
+	messagesTemplate string
 )
 
 // agentDecl is the Agent handle's declaration for the spec: with Cancel and Inbox when the
@@ -35,7 +39,32 @@ func (e *emitter) agentDecl() string {
 		return agentTemplate
 	}
 	i := strings.LastIndex(agentTemplate, "}")
-	return agentTemplate[:i] + agentControlTemplate + agentTemplate[i:]
+	decl := agentTemplate[:i] + agentControlTemplate + agentTemplate[i:]
+	if e.hasMessageTypes() {
+		decl += messagesTemplate
+	}
+	return decl
+}
+
+// hasMessageTypes reports whether the spec declares what UserText builds: the UserMessage
+// record with Role, Content and Source, the MessageSource and ContentBlock unions and the
+// TextBlock record.
+func (e *emitter) hasMessageTypes() bool {
+	um := e.spec.Lookup("UserMessage")
+	if um == nil || um.Kind != ir.Record {
+		return false
+	}
+	for _, name := range []string{"role", "content", "source"} {
+		if fieldByJSON(um, name) == nil {
+			return false
+		}
+	}
+	for name, kind := range map[string]ir.TypeKind{"MessageSource": ir.Union, "ContentBlock": ir.Union, "TextBlock": ir.Record} {
+		if t := e.spec.Lookup(name); t == nil || t.Kind != kind {
+			return false
+		}
+	}
+	return true
 }
 
 // handleTemplates maps each handle the spec may use to its declaration.
