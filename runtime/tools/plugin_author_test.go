@@ -166,3 +166,70 @@ func TestOptionalFieldsWithoutPointers(t *testing.T) {
 		t.Errorf("union accessors on a failure: %+v", r)
 	}
 }
+
+// TestScopedGuardReplacedDuringItsCall pins the timing recorded in docs/decisions.md
+// ("Scoped guard replacement"): a scoped guard that, while it runs, unregisters itself and
+// registers its replacement (the last guard of its agent) is followed by the replacement
+// in the same call, because a guard chain reads the registry as it is when it moves on.
+// The reference harness defers the replacement to the next call.
+func TestScopedGuardReplacedDuringItsCall(t *testing.T) {
+	registry := dsh.NewRegistry()
+	scoped := registry.Plugin("policy").ForAgent("a1")
+	var ran []string
+	var unregister func()
+	unregister = scoped.Guard(func(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdict {
+		ran = append(ran, "first")
+		unregister()
+		scoped.Guard(func(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdict {
+			ran = append(ran, "replacement")
+			return dsh.GuardDeny{Reason: "replaced"}
+		})
+		return dsh.GuardAbstain{}
+	})
+	reg := tools.NewRegistry()
+	reg.Register(tools.Definition{Name: "T", Run: func(ctx context.Context, rc *tools.RunContext) (any, error) { return "ok", nil }})
+	rt := tools.New(reg, registry)
+
+	res := rt.Execute(context.Background(), tools.Input{CallID: "c1", Name: "T", AgentID: "a1", Arguments: json.RawMessage(`{}`)})
+	if strings.Join(ran, ",") != "first,replacement" || !res.IsError() {
+		t.Errorf("first call: guards ran %v, isError %v; want the replacement in the same call", ran, res.IsError())
+	}
+	ran = nil
+	res = rt.Execute(context.Background(), tools.Input{CallID: "c2", Name: "T", AgentID: "a1", Arguments: json.RawMessage(`{}`)})
+	if strings.Join(ran, ",") != "replacement" || !res.IsError() {
+		t.Errorf("second call: guards ran %v", ran)
+	}
+}
+
+// TestFinalizerFailureAsDocumented checks Definition.FinalizeContent's doc: an error gives
+// a failure with the error's own message (an *Error keeps its code), a panic one of message
+// "panic: <value>"; there is no other prefix.
+func TestFinalizerFailureAsDocumented(t *testing.T) {
+	for name, c := range map[string]struct {
+		fin      func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
+		msg, code string
+	}{
+		"error": {func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+			return nil, tools.NewError("REDACT_FAILED", "cannot redact")
+		}, "cannot redact", "REDACT_FAILED"},
+		"panic": {func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+			panic("redactor broke")
+		}, "panic: redactor broke", ""},
+	} {
+		reg := tools.NewRegistry()
+		reg.Register(tools.Definition{Name: "T", FinalizeContent: c.fin,
+			Run: func(ctx context.Context, rc *tools.RunContext) (any, error) { return "ok", nil }})
+		res := tools.New(reg, dsh.NewRegistry(), tools.WithLogger(slog.New(slog.DiscardHandler))).Execute(context.Background(), tools.Input{CallID: "c", Name: "T", Arguments: json.RawMessage(`{}`)})
+		f, ok := res.Outcome.(dsh.ToolFailure)
+		if !ok {
+			t.Fatalf("%s: outcome %T", name, res.Outcome)
+		}
+		code := ""
+		if f.Error.Info != nil {
+			code = f.Error.Info.Code
+		}
+		if f.Error.Message != c.msg || code != c.code || f.Content[0] != (dsh.TextBlock{Text: "Error: " + c.msg}) {
+			t.Errorf("%s: error %q code %q content %+v; want %q %q", name, f.Error.Message, code, f.Content, c.msg, c.code)
+		}
+	}
+}
