@@ -206,7 +206,7 @@ func TestScopedGuardReplacedDuringItsCall(t *testing.T) {
 // "panic: <value>"; there is no other prefix.
 func TestFinalizerFailureAsDocumented(t *testing.T) {
 	for name, c := range map[string]struct {
-		fin      func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
+		fin       func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
 		msg, code string
 	}{
 		"error": {func(dsh.ToolExecution, dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
