@@ -87,3 +87,25 @@ func TestUsageExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleScript runs the README's `dsh run --model scripted:examples/scripts/rm.json`
+// with a log, then `dsh log` on it: the example script stays a valid scripted model.
+func TestExampleScript(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "--model", "scripted:../../examples/scripts/rm.json", "--workspace", dir, "--log", dir + "/s.jsonl", "clean", "up"}
+	if code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("dsh run: exit %d\n%s", code, &stderr)
+	}
+	if !strings.Contains(stderr.String(), "── turn 1 ended: completed") || !strings.Contains(stderr.String(), "rm -r -f build") {
+		t.Errorf("transcript:\n%s", &stderr)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main(context.Background(), []string{"log", dir + "/s.jsonl"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("dsh log: exit %d\n%s", code, &stderr)
+	}
+	if !strings.Contains(stdout.String(), "assistant: Done: build is gone.") {
+		t.Errorf("dsh log:\n%s", &stdout)
+	}
+}

@@ -2,7 +2,7 @@
 // Bash commands running `rm -rf`, written against the generated surface (generated/dsh).
 //
 // The plugin is a type whose methods are typed listeners; `go generate` writes the
-// registration glue (plugin_gen.go: Plugin.Register) from the spec with dshgen scaffold, so
+// registration glue (plugin_gen.go: Plugin.Register) with dshscaffold (go tool dshscaffold), so
 // the glue always matches the extension points' current listener types.
 package rmguard
 
