@@ -12,13 +12,12 @@ func (c *call) dispatch() stage {
 	var (
 		r   dsh.ToolExecutionResult
 		err error
-		fc  *finalCtx // where tools.Fail records a wrapper's final failure
 	)
 	c.wrapped = c.rt.hooks.Listens(dsh.ExecuteEventName)
 	if c.wrapped {
 		c.view(&c.exe.Exec, viewExecute)
-		fc = &finalCtx{Context: c.ctx}
-		r, err = c.rt.hooks.RunExecute(fc, &c.exe, c.core)
+		// The call is the wrappers' context: the caller's, plus itself for tools.Fail.
+		r, err = c.rt.hooks.RunExecute(c, &c.exe, c.core)
 	} else {
 		// No wrapper: core dispatch's own result is the candidate, with nothing to
 		// normalize.
@@ -32,10 +31,11 @@ func (c *call) dispatch() stage {
 	c.body.Wait()
 
 	if c.wrapped {
+		ferr, failed := c.takeFinal()
 		if err != nil {
 			return c.settle(c.listenerFailure(err), toFinish)
 		}
-		if ferr := fc.failed(); ferr != nil {
+		if failed {
 			return c.settle(c.finalFailure(ferr), toFinish)
 		}
 		if !c.normalize(r) {
@@ -69,7 +69,7 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 // that replaces it. ok is false when the run was already sealed (next was called as its
 // wrapper returned), and nothing started.
 func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
-	bctx, stop := fuse(c.ctx, unwrapFinal(c.ctx, wctx))
+	bctx, stop := fuse(c.ctx, c.unwrapFinal(wctx))
 	defer stop()
 	if bctx.Err() != nil {
 		return aborted(false), true

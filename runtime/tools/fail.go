@@ -3,7 +3,7 @@ package tools
 import (
 	"context"
 	"log/slog"
-	"sync"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -22,8 +22,8 @@ func Fail(ctx context.Context, err error) dsh.ToolExecutionResult {
 	if err == nil {
 		err = errNilFail
 	}
-	if fc, ok := ctx.Value(finalKey{}).(*finalCtx); ok {
-		fc.fail(err)
+	if c, ok := ctx.Value(finalKey{}).(*call); ok {
+		c.fail(err)
 	}
 	o := failure(err)
 	return o.result()
@@ -32,45 +32,54 @@ func Fail(ctx context.Context, err error) dsh.ToolExecutionResult {
 // errNilFail is the failure of Fail(ctx, nil).
 var errNilFail = &Error{Name: NameHarnessError, Code: "NIL_ERROR", Message: "tools.Fail called with a nil error"}
 
-// finalKey is the context key of the finalCtx of a wrapped call.
+// finalKey is the context key under which a wrapped call's context holds the call.
 type finalKey struct{}
 
-// finalCtx is the context the tools/execute wrappers of a call get: the caller's, plus the
-// slot Fail records a final failure in.
-type finalCtx struct {
-	context.Context
-	mu  sync.Mutex
-	err error
-}
+// The call is the context its tools/execute wrappers get: the caller's context, plus the
+// call itself under finalKey for Fail. Being its own context, it costs no allocation.
 
-// Value returns fc for finalKey and defers to the caller's context otherwise.
-func (fc *finalCtx) Value(key any) any {
+// Deadline is the caller's.
+func (c *call) Deadline() (time.Time, bool) { return c.ctx.Deadline() }
+
+// Done is the caller's.
+func (c *call) Done() <-chan struct{} { return c.ctx.Done() }
+
+// Err is the caller's.
+func (c *call) Err() error { return c.ctx.Err() }
+
+// Value returns the call for finalKey and defers to the caller's context otherwise.
+func (c *call) Value(key any) any {
 	if _, ok := key.(finalKey); ok {
-		return fc
+		return c
 	}
-	return fc.Context.Value(key)
+	return c.ctx.Value(key)
 }
 
-func (fc *finalCtx) fail(err error) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	if fc.err == nil {
-		fc.err = err
+// fail records err as the call's final failure, unless one is recorded or the wrappers are
+// over (the run is sealed). The record lives in the runtime's finals map, not in the call,
+// whose size is tuned (see size_test.go); dispatch takes it out.
+func (c *call) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sealed {
+		c.rt.finals.LoadOrStore(c, err)
 	}
 }
 
-// failed returns the error of the first Fail, or nil.
-func (fc *finalCtx) failed() error {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	return fc.err
+// takeFinal removes and returns the call's final failure, if a wrapper recorded one.
+func (c *call) takeFinal() (error, bool) {
+	v, ok := c.rt.finals.LoadAndDelete(c)
+	if !ok {
+		return nil, false
+	}
+	return v.(error), true
 }
 
-// unwrapFinal returns the caller's context when w is the call's own finalCtx passed on
-// unchanged, so that the body runs under the caller's context without a fused one.
-func unwrapFinal(caller, w context.Context) context.Context {
-	if fc, ok := w.(*finalCtx); ok && sameContext(fc.Context, caller) {
-		return caller
+// unwrapFinal returns the caller's context when w is the call itself, passed on unchanged
+// by the wrappers, so that the body runs under the caller's context without a fused one.
+func (c *call) unwrapFinal(w context.Context) context.Context {
+	if cc, ok := w.(*call); ok && cc == c {
+		return c.ctx
 	}
 	return w
 }
