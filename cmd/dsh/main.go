@@ -54,9 +54,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return clix.ExitOK
 	case args[0] == "help" && len(args) == 2:
 		// dsh help CMD is dsh CMD --help.
-		if _, ok := commands[args[1]]; ok {
-			args = []string{args[1], "--help"}
-		}
+		args = []string{args[1], "--help"}
 	}
 	c, ok := commands[args[0]]
 	if !ok {
