@@ -47,6 +47,11 @@ func (v LLMCallConfig) WithSystem(x string) LLMCallConfig {
 	return v
 }
 
+// GetMessages returns Messages.
+func (v PreStepEnter) GetMessages() []UserMessage {
+	return v.Messages
+}
+
 // AppendMessages returns, as a PreStepDecision, a copy of v with more appended to Messages
 // (to an empty one: then it holds just more); v's own slice is not written.
 func (v PreStepEnter) AppendMessages(more ...UserMessage) PreStepDecision {

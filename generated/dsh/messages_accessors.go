@@ -17,6 +17,11 @@ func (v SourcePlugin) WithSummary(x string) SourcePlugin {
 	return v
 }
 
+// GetContent returns Content.
+func (v ToolResultBlock) GetContent() []ContentBlock {
+	return v.Content
+}
+
 // AppendContent returns, as a ContentBlock, a copy of v with more appended to Content (to an
 // empty one: then it holds just more); v's own slice is not written.
 func (v ToolResultBlock) AppendContent(more ...ContentBlock) ContentBlock {
@@ -82,6 +87,11 @@ func (v TurnEndBlocked) GetReason() string {
 func (v TurnEndBlocked) WithReason(x string) TurnEndBlocked {
 	v.Reason = &x
 	return v
+}
+
+// GetDroppedMessageIDs returns DroppedMessageIDs.
+func (v TurnEndBlocked) GetDroppedMessageIDs() []string {
+	return v.DroppedMessageIDs
 }
 
 // AppendDroppedMessageIDs returns, as a TurnEndReason, a copy of v with more appended to

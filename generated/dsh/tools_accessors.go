@@ -19,11 +19,21 @@ func (v ToolExecution) WithAgentID(x string) ToolExecution {
 	return v
 }
 
+// GetContent returns Content.
+func (v ToolSuccess) GetContent() []ContentBlock {
+	return v.Content
+}
+
 // AppendContent returns, as a ToolExecutionResult, a copy of v with more appended to Content
 // (to an empty one: then it holds just more); v's own slice is not written.
 func (v ToolSuccess) AppendContent(more ...ContentBlock) ToolExecutionResult {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
+}
+
+// GetAdditionalContexts returns AdditionalContexts.
+func (v ToolSuccess) GetAdditionalContexts() []UserMessage {
+	return v.AdditionalContexts
 }
 
 // AppendAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
@@ -49,19 +59,14 @@ func (v ToolSuccess) WithConcludesTurn(x bool) ToolSuccess {
 	return v
 }
 
-// GetContent returns Content.
-func (v ToolSuccess) GetContent() []ContentBlock {
-	return v.Content
-}
-
 // GetMeta returns Meta.
 func (v ToolSuccess) GetMeta() json.RawMessage {
 	return v.Meta
 }
 
-// GetAdditionalContexts returns AdditionalContexts.
-func (v ToolSuccess) GetAdditionalContexts() []UserMessage {
-	return v.AdditionalContexts
+// GetContent returns Content.
+func (v ToolFailure) GetContent() []ContentBlock {
+	return v.Content
 }
 
 // AppendContent returns, as a ToolExecutionResult, a copy of v with more appended to Content
@@ -69,6 +74,11 @@ func (v ToolSuccess) GetAdditionalContexts() []UserMessage {
 func (v ToolFailure) AppendContent(more ...ContentBlock) ToolExecutionResult {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
+}
+
+// GetAdditionalContexts returns AdditionalContexts.
+func (v ToolFailure) GetAdditionalContexts() []UserMessage {
+	return v.AdditionalContexts
 }
 
 // AppendAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
@@ -79,19 +89,9 @@ func (v ToolFailure) AppendAdditionalContexts(more ...UserMessage) ToolExecution
 	return v
 }
 
-// GetContent returns Content.
-func (v ToolFailure) GetContent() []ContentBlock {
-	return v.Content
-}
-
 // GetMeta returns Meta.
 func (v ToolFailure) GetMeta() json.RawMessage {
 	return v.Meta
-}
-
-// GetAdditionalContexts returns AdditionalContexts.
-func (v ToolFailure) GetAdditionalContexts() []UserMessage {
-	return v.AdditionalContexts
 }
 
 // GetReason returns Reason, or the zero value when it is absent.
@@ -109,11 +109,35 @@ func (v PreToolAsk) WithReason(x string) PreToolAsk {
 	return v
 }
 
+// PostToolDecisionWithAdditionalContexts is a PostToolDecision variant that has
+// AdditionalContexts (PostToolAccept, PostToolBlock): `if w, ok :=
+// d.(PostToolDecisionWithAdditionalContexts); ok { d = w.AppendAdditionalContexts(...) }`
+// adds to it whatever the variant.
+type PostToolDecisionWithAdditionalContexts interface {
+	PostToolDecision
+	// GetAdditionalContexts returns AdditionalContexts.
+	GetAdditionalContexts() []UserMessage
+	// AppendAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to
+	// AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+	// written.
+	AppendAdditionalContexts(more ...UserMessage) PostToolDecision
+}
+
+// GetContent returns Content.
+func (v PostToolAccept) GetContent() []ContentBlock {
+	return v.Content
+}
+
 // AppendContent returns, as a PostToolDecision, a copy of v with more appended to Content
 // (to an empty one: then it holds just more); v's own slice is not written.
 func (v PostToolAccept) AppendContent(more ...ContentBlock) PostToolDecision {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
 	return v
+}
+
+// GetAdditionalContexts returns AdditionalContexts.
+func (v PostToolAccept) GetAdditionalContexts() []UserMessage {
+	return v.AdditionalContexts
 }
 
 // AppendAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to
@@ -124,11 +148,21 @@ func (v PostToolAccept) AppendAdditionalContexts(more ...UserMessage) PostToolDe
 	return v
 }
 
+// GetFeedback returns Feedback.
+func (v PostToolBlock) GetFeedback() []ContentBlock {
+	return v.Feedback
+}
+
 // AppendFeedback returns, as a PostToolDecision, a copy of v with more appended to Feedback
 // (to an empty one: then it holds just more); v's own slice is not written.
 func (v PostToolBlock) AppendFeedback(more ...ContentBlock) PostToolDecision {
 	v.Feedback = append(v.Feedback[:len(v.Feedback):len(v.Feedback)], more...)
 	return v
+}
+
+// GetAdditionalContexts returns AdditionalContexts.
+func (v PostToolBlock) GetAdditionalContexts() []UserMessage {
+	return v.AdditionalContexts
 }
 
 // AppendAdditionalContexts returns, as a PostToolDecision, a copy of v with more appended to

@@ -233,3 +233,35 @@ func TestFinalizerFailureAsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestAddContextToAnyDecision: an outer post-execute listener adds a context to whatever
+// the inner one decided, accept or block, with one type assertion and no switch.
+func TestAddContextToAnyDecision(t *testing.T) {
+	registry := dsh.NewRegistry()
+	p := registry.Plugin("audit")
+	p.OnPostTool(func(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		d, err := next.Call(ctx)
+		if w, ok := d.(dsh.PostToolDecisionWithAdditionalContexts); ok && err == nil {
+			d = w.AppendAdditionalContexts(dsh.UserText(dsh.SourcePlugin{Plugin: "audit"}, "audited "+pl.Exec.Name))
+		}
+		return d, err
+	})
+	p.OnPostTool(func(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		if pl.Exec.Name == "Blocked" {
+			return dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: "not now"}}}, nil
+		}
+		return next.Call(ctx)
+	})
+	reg := tools.NewRegistry()
+	for _, name := range []string{"Fine", "Blocked"} {
+		reg.Register(tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) { return "ok", nil }})
+	}
+	rt := tools.New(reg, registry)
+	for name, isError := range map[string]bool{"Fine": false, "Blocked": true} {
+		res := rt.Execute(context.Background(), tools.Input{CallID: "c", Name: name, Arguments: json.RawMessage(`{}`)})
+		ctxs := res.AdditionalContexts()
+		if res.IsError() != isError || len(ctxs) != 1 || ctxs[0].Content[0] != (dsh.TextBlock{Text: "audited " + name}) {
+			t.Errorf("%s: isError %v, contexts %+v", name, res.IsError(), ctxs)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package gotypes
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -81,6 +82,15 @@ func (e *emitter) accessors(t *ir.Type) []accessor {
 			elem := e.goType(f.Type.Elem)
 			comment := with + " returns, as " + article(union) + ", a copy of v with more appended to " +
 				f.GoName + " (to an empty one: then it holds just more); v's own slice is not written."
+			get := "Get" + f.GoName
+			out = append(out, accessor{
+				name: get,
+				sig:  doc(get + " returns " + f.GoName + ".").Id(get).Params().Add(e.fieldType(f)),
+				decl: doc(get + " returns " + f.GoName + ".").
+					Func().Params(jen.Id("v").Id(t.Name)).Id(get).Params().Add(e.fieldType(f)).Block(
+					jen.Return(jen.Id("v").Dot(f.GoName)),
+				),
+			})
 			out = append(out, accessor{
 				name: with,
 				sig:  doc(comment).Id(with).Params(jen.Id("more").Op("...").Add(elem)).Id(union),
@@ -149,11 +159,10 @@ func (e *emitter) unionAccessorSigs(t *ir.Type) []jen.Code {
 			}
 		case f.Type.Kind == ir.List:
 			for _, a := range e.accessors(t.Variants[0].Type) {
-				if a.name == "Append"+f.GoName {
+				if a.name == "Append"+f.GoName || a.name == "Get"+f.GoName {
 					sigs = append(sigs, a.sig)
 				}
 			}
-			sigs = append(sigs, e.plainGetterSig(f))
 		default:
 			sigs = append(sigs, e.plainGetterSig(f))
 		}
@@ -176,14 +185,59 @@ func (e *emitter) sharedGetterDecls(t *ir.Type) []jen.Code {
 	}
 	var out []jen.Code
 	for _, f := range e.sharedFields(u.union) {
-		if e.isOptionalScalar(f) {
-			continue
+		if e.isOptionalScalar(f) || f.Type.Kind == ir.List {
+			continue // accessors renders these
 		}
 		get := "Get" + f.GoName
 		out = append(out, doc(get+" returns "+f.GoName+".").
 			Func().Params(jen.Id("v").Id(t.Name)).Id(get).Params().Add(e.fieldType(f)).Block(
 			jen.Return(jen.Id("v").Dot(f.GoName)),
 		))
+	}
+	return out
+}
+
+// partialInterfaces renders, for union t, one interface per list field that some variants
+// (at least two, not all) have with one Go type: `<U>With<F>`, the union plus that field's
+// Get and Append, so that code holding the union adds to the field with one type assertion.
+func (e *emitter) partialInterfaces(t *ir.Type) []jen.Code {
+	type group struct {
+		field    *ir.Field
+		variants []string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, v := range t.Variants {
+		for _, f := range e.fields(v.Type) {
+			if f.Runtime || f.Type.Kind != ir.List {
+				continue
+			}
+			key := f.GoName + " " + goTypeKey(e.fieldType(f))
+			if groups[key] == nil {
+				groups[key] = &group{field: f}
+				order = append(order, key)
+			}
+			groups[key].variants = append(groups[key].variants, v.Type.Name)
+		}
+	}
+	var out []jen.Code
+	for _, key := range order {
+		g := groups[key]
+		if len(g.variants) < 2 || len(g.variants) == len(t.Variants) {
+			continue
+		}
+		name := t.Name + "With" + g.field.GoName
+		var sigs []jen.Code
+		sigs = append(sigs, jen.Id(t.Name))
+		for _, a := range e.accessors(e.spec.Lookup(g.variants[0])) {
+			if a.name == "Get"+g.field.GoName || a.name == "Append"+g.field.GoName {
+				sigs = append(sigs, a.sig)
+			}
+		}
+		comment := name + " is " + article(t.Name) + " variant that has " + g.field.GoName + " (" +
+			strings.Join(g.variants, ", ") + "): `if w, ok := d.(" + name + "); ok { d = w.Append" +
+			g.field.GoName + "(...) }` adds to it whatever the variant."
+		out = append(out, doc(comment).Type().Id(name).Interface(sigs...))
 	}
 	return out
 }
@@ -195,6 +249,13 @@ func (e *emitter) accessorsFile(specFile string) ([]byte, error) {
 	f.HeaderComment(e.opts.Header(specFile))
 	n := 0
 	for _, t := range e.typesOf(specFile) {
+		if t.Kind == ir.Union {
+			for _, d := range e.partialInterfaces(t) {
+				f.Add(d)
+				f.Line()
+				n++
+			}
+		}
 		if t.Kind != ir.Record {
 			continue
 		}
