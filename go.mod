@@ -35,3 +35,5 @@ require (
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
+
+tool github.com/dshkit/dsh/cmd/dshscaffold

@@ -18,13 +18,15 @@ import (
 	"github.com/dshkit/dsh/gen"
 	"github.com/dshkit/dsh/gen/ir"
 	"github.com/dshkit/dsh/generated/wire/codex"
+	"github.com/dshkit/dsh/internal/oracle"
 	"github.com/dshkit/dsh/spec"
 )
 
 // This file cross-checks the generated Codex wire types (generated/wire/codex, from
 // spec/wire/codex.cue) against the JSON Schemas Codex publishes for its hooks, kept in
 // shared/reference/codex-hook-schemas beside the repository (../shared from the repository
-// root, as in CI's clean clone). Both directions are checked:
+// root, as in CI's clean clone, or $DSH_SHARED; see internal/oracle: missing, the check
+// fails under CI and skips elsewhere). Both directions are checked:
 //
 //   - Go to reference: a fully populated and a minimal value of each generated type,
 //     marshalled, validate against the reference schema.
@@ -40,8 +42,8 @@ import (
 // tool_input to {command}, since it describes Codex's shell tool only; dsh's types carry any
 // tool, so those two constraints are not checked.
 
-// codexReferenceDir is where the reference schemas live, relative to the repository root.
-const codexReferenceDir = "../shared/reference/codex-hook-schemas"
+// codexReferenceDir is where the reference schemas live inside shared/.
+const codexReferenceDir = "reference/codex-hook-schemas"
 
 // codexReference maps each reference schema (its file name without .schema.json) to the
 // generated type that must agree with it.
@@ -254,36 +256,14 @@ func codexSpec(t *testing.T) *ir.Spec {
 	return nil
 }
 
-// repoRoot returns the directory of this module's go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(data, []byte("module github.com/dshkit/dsh\n")) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find the repository root (go.mod of github.com/dshkit/dsh)")
-		}
-		dir = parent
-	}
-}
-
 // loadCodexReference reads and compiles every reference schema. A missing directory fails
-// the test: the cross-check is not optional.
+// the test under CI and skips it elsewhere (internal/oracle).
 func loadCodexReference(t *testing.T) map[string]*codexRef {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), filepath.FromSlash(codexReferenceDir))
+	dir := oracle.Dir(t, codexReferenceDir)
 	names, err := filepath.Glob(filepath.Join(dir, "*.schema.json"))
 	if err != nil || len(names) == 0 {
-		t.Fatalf("the Codex reference schemas are missing: no %s/*.schema.json.\n"+
-			"This test needs shared/ checked out beside the repository (%s relative to its root); it does not skip.",
-			dir, codexReferenceDir)
+		t.Fatalf("the Codex reference schemas are missing: no %s/*.schema.json", dir)
 	}
 	refs := map[string]*codexRef{}
 	for _, n := range names {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +15,7 @@ import (
 	"github.com/dshkit/dsh/examples/editnotes"
 	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
@@ -50,7 +49,9 @@ process ends when stdin does, after cancelling and settling every session.
                        editor first (session/request_permission); allow: none asks unless
                        a hook or plugin decides ask
 
-Exit status: 0 when stdin ended; 2 for a usage error.`
+Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
+config file); 2 for a usage error.
+`
 
 // acpOptions are the parsed flags of dsh acp.
 type acpOptions struct {
@@ -59,33 +60,29 @@ type acpOptions struct {
 	permissions string
 }
 
-func parseACP(args []string) (acpOptions, error) {
-	var o acpOptions
-	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&o.run.demo, "demo", false, "")
-	fs.StringVar(&o.run.model, "model", "", "")
-	fs.StringVar(&o.run.hooksFile, "hooks", "", "")
-	fs.StringVar(&o.run.dialect, "dialect", "claude-code", "")
-	fs.StringVar(&o.run.projectDir, "project-dir", "", "")
-	fs.BoolVar(&o.run.trust, "trust", false, "")
-	fs.StringVar(&o.run.mcpConfig, "mcp-config", "", "")
-	fs.StringVar(&o.sessions, "sessions", "", "")
-	fs.StringVar(&o.permissions, "permissions", string(acp.PermissionsAsk), "")
-	if err := fs.Parse(args); err != nil {
-		return o, err
+// parseACP parses dsh acp's arguments; when it returns !ok, c has printed the help or the
+// usage error and the command exits with code.
+func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) {
+	fs := c.Flags
+	fs.BoolVar(&o.run.demo, "demo", false, "the bundled scripted model and example plugins")
+	fs.StringVar(&o.run.model, "model", "", "scripted:FILE or openai")
+	fs.StringVar(&o.run.hooksFile, "hooks", "", "run the hooks of FILE")
+	o.run.dialect = "claude-code"
+	fs.Var(clix.OneOf(&o.run.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
+	fs.StringVar(&o.run.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
+	fs.BoolVar(&o.run.trust, "trust", false, "load the project's own hook files and .mcp.json")
+	fs.StringVar(&o.run.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
+	fs.StringVar(&o.sessions, "sessions", "", "where session logs go")
+	o.permissions = string(acp.PermissionsAsk)
+	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
+	if code, ok := c.Parse(args, 0); !ok {
+		return o, code, false
 	}
 	switch {
-	case fs.NArg() > 0:
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case o.run.demo && o.run.model != "":
-		return o, errors.New("--demo runs its own scripted model; drop --model")
+		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
 	case !o.run.demo && o.run.model == "":
-		return o, errors.New("--model is required (or --demo)")
-	case o.run.dialect != "claude-code" && o.run.dialect != "codex":
-		return o, fmt.Errorf("--dialect %q: want claude-code or codex", o.run.dialect)
-	case o.permissions != string(acp.PermissionsAsk) && o.permissions != string(acp.PermissionsAllow):
-		return o, fmt.Errorf("--permissions %q: want ask or allow", o.permissions)
+		return o, c.UsageError("--model is required (or --demo)"), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.
@@ -98,41 +95,34 @@ func parseACP(args []string) (acpOptions, error) {
 		if state == "" {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return o, fmt.Errorf("--sessions: no default (%v); pass a directory", err)
+				return o, c.Fail(fmt.Errorf("--sessions: no default (%v); pass a directory", err)), false
 			}
 			state = filepath.Join(home, ".local", "state")
 		}
 		o.sessions = filepath.Join(state, "dsh", "sessions")
 	}
-	return o, nil
+	return o, clix.ExitOK, true
 }
 
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Fprintln(stderr, acpUsage)
-			return 2
-		}
-	}
-	o, err := parseACP(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "dsh acp: %v (dsh acp --help)\n", err)
-		return 2
+	c := clix.New("dsh acp", acpUsage, stdout, stderr)
+	c.OmitFlagList = true
+	o, code, ok := parseACP(c, args)
+	if !ok {
+		return code
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Check the model and the config files once, up front: a usage error exits 2 before
 	// any frame is read.
 	if _, _, err := pickModel(o.run); err != nil {
-		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
-		return 2
+		return c.Fail(err)
 	}
 	for flag, file := range map[string]string{"--mcp-config": o.run.mcpConfig, "--hooks": o.run.hooksFile} {
 		if file == "" {
 			continue
 		}
 		if _, err := os.Stat(file); err != nil {
-			fmt.Fprintf(stderr, "dsh acp: %s: %v\n", flag, err)
-			return 2
+			return c.Fail(fmt.Errorf("%s: %v", flag, err))
 		}
 	}
 	srv, err := acp.NewServer(acp.Config{

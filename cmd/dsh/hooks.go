@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/internal/clix"
 )
 
 func init() {
@@ -40,9 +40,12 @@ contexts and notices, and every hook's outcome in configuration order.
 load only with --trust. FILE itself is named explicitly and loads as given.
 Hooks run in the input's cwd when it is a directory, else in the current directory.
 
-Exit status: 0 when the hooks ran, 2 for a usage or configuration error.`
+Exit status: 0 when the hooks ran; 1 when the configuration or the input cannot be used
+(one line on stderr) or the hooks could not run; 2 for a usage error.
+`
 
-// hooksUsageError is a usage or configuration error: one line on stderr, exit 2.
+// hooksUsageError is a configuration or input error (a missing or invalid file, an input
+// that does not fit the event): one line on stderr, exit 1.
 type hooksUsageError struct{ msg string }
 
 func (e *hooksUsageError) Error() string { return e.msg }
@@ -51,27 +54,51 @@ func usageErr(format string, args ...any) error {
 	return &hooksUsageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// hooksFlagError is a usage error of dsh hooks run's flags: the usage follows, exit 2.
+type hooksFlagError struct {
+	msg  string
+	code int // when msg is empty: the exit code of a parse that printed help or an error
+}
+
+func (e *hooksFlagError) Error() string { return e.msg }
+
+func flagErr(format string, args ...any) error {
+	return &hooksFlagError{msg: fmt.Sprintf(format, args...)}
+}
+
+const hooksTopUsage = `usage: dsh hooks run [flags]
+
+Subcommands:
+  run   fire one hook event at a Claude Code or Codex hooks configuration
+
+Run dsh hooks run --help for its flags.
+`
+
 func runHooks(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "run" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(stderr, hooksUsage)
-			return 2
-		}
-		fmt.Fprintln(stderr, "dsh hooks: want the subcommand run (dsh hooks run --help)")
-		return 2
+	top := clix.New("dsh hooks", hooksTopUsage, stdout, stderr)
+	switch {
+	case len(args) == 0:
+		return top.UsageError("want the subcommand run")
+	case clix.IsHelp(args[0]):
+		fmt.Fprint(stdout, top.Help())
+		return clix.ExitOK
+	case args[0] != "run":
+		return top.UsageError("unknown subcommand %q (want run)", args[0])
 	}
-	out, warnings, err := hooksRun(ctx, args[1:], stdin)
+	c := clix.New("dsh hooks run", hooksUsage, stdout, stderr)
+	out, warnings, err := hooksRun(ctx, c, args[1:], stdin)
 	for _, w := range warnings {
-		fmt.Fprintln(stderr, "dsh hooks: warning: "+w)
+		fmt.Fprintln(stderr, "dsh hooks run: warning: "+w)
 	}
 	if err != nil {
-		var ue *hooksUsageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, "dsh hooks: "+oneLine(ue.msg))
-			return 2
+		var fe *hooksFlagError
+		if errors.As(err, &fe) {
+			if fe.msg == "" {
+				return fe.code
+			}
+			return c.UsageError("%s", fe.msg)
 		}
-		fmt.Fprintln(stderr, "dsh hooks: "+oneLine(err.Error()))
-		return 1
+		return c.Fail(errors.New(oneLine(err.Error())))
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -164,23 +191,32 @@ func (a *cliAgent) Halt(reason string) {
 	}
 }
 
-func hooksRun(ctx context.Context, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
-	fs := flag.NewFlagSet("dsh hooks run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dialect := fs.String("dialect", "", "claude-code or codex")
+// Cancel records a cancellation as a halt: a hooks run has no turn to abort.
+func (a *cliAgent) Cancel(cause dsh.AgentCancelCause, keepInbox bool) {
+	kind := "user"
+	if cause != nil {
+		kind = string(cause.Kind())
+	}
+	a.Halt("cancelled (" + kind + ")")
+}
+
+// Inbox returns what the hooks injected (next step) and steered (next step too).
+func (a *cliAgent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return nil, append(append([]dsh.UserMessage(nil), a.injected...), a.steered...)
+}
+
+func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
+	fs := c.Flags
+	dialect := fs.String("dialect", "", "claude-code or codex (required)")
 	config := fs.String("config", "", "the hooks configuration file")
 	projectDir := fs.String("project-dir", "", "the project directory (CLAUDE_PROJECT_DIR; its project hook files load with --trust)")
 	trust := fs.Bool("trust", false, "trust the project: load its project-level hook files")
 	event := fs.String("event", "", "the hook event, e.g. PreToolUse")
 	inputPath := fs.String("input", "", "the hook input JSON file, or - for stdin")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, usageErr("%s", strings.SplitN(hooksUsage, "\n", 2)[0])
-		}
-		return nil, nil, usageErr("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return nil, nil, usageErr("unexpected argument %q", fs.Arg(0))
+	if code, ok := c.Parse(args, 0); !ok {
+		return nil, nil, &hooksFlagError{code: code}
 	}
 	var table *hookmap.Bridge
 	switch *dialect {
@@ -189,15 +225,15 @@ func hooksRun(ctx context.Context, args []string, stdin io.Reader) (*hooksOutput
 	case "codex":
 		table = &hookmap.Codex
 	case "":
-		return nil, nil, usageErr("--dialect is required (claude-code or codex)")
+		return nil, nil, flagErr("--dialect is required (claude-code or codex)")
 	default:
-		return nil, nil, usageErr("unknown --dialect %q (want claude-code or codex)", *dialect)
+		return nil, nil, flagErr("unknown --dialect %q (want claude-code or codex)", *dialect)
 	}
 	if *config == "" {
-		return nil, nil, usageErr("--config is required")
+		return nil, nil, flagErr("--config is required")
 	}
 	if *event == "" {
-		return nil, nil, usageErr("--event is required")
+		return nil, nil, flagErr("--event is required")
 	}
 	ev, ok := table.Lookup(*event)
 	if !ok {
@@ -205,10 +241,10 @@ func hooksRun(ctx context.Context, args []string, stdin io.Reader) (*hooksOutput
 		for _, e := range table.Events {
 			names = append(names, e.Name)
 		}
-		return nil, nil, usageErr("event %q is not supported by the %s bridge (supported: %s)", *event, table.Dialect, strings.Join(names, ", "))
+		return nil, nil, flagErr("event %q is not supported by the %s bridge (supported: %s)", *event, table.Dialect, strings.Join(names, ", "))
 	}
 	if *inputPath == "" {
-		return nil, nil, usageErr("--input is required (a file, or - for stdin)")
+		return nil, nil, flagErr("--input is required (a file, or - for stdin)")
 	}
 	var raw []byte
 	var err error
@@ -303,6 +339,8 @@ func hooksRun(ctx context.Context, args []string, stdin io.Reader) (*hooksOutput
 	var warnings, diagnostics []string
 	for _, d := range br.Diagnostics() {
 		if d.Skipped == "file" && d.File == *config {
+			// The file named by --config cannot be used: the command fails (it does not skip it).
+			d.Skipped = ""
 			return nil, nil, usageErr("%v", d)
 		}
 		diagnostics = append(diagnostics, d.Error())

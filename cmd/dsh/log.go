@@ -7,37 +7,30 @@ import (
 	"io"
 	"os"
 
+	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
 const logUsage = `usage: dsh log [--raw] FILE
 
 Prints the session log FILE (JSONL, as dsh run --log writes it) as a readable transcript;
---raw prints every event as "seq type data". A damaged line is reported and ends the
-listing (the file is not modified).`
+--raw prints every event as "seq type data". A damaged line is reported on stderr and ends
+the listing with exit status 1 (the file is not modified).
+`
 
 func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	raw := false
-	var files []string
-	for _, a := range args {
-		switch a {
-		case "--raw", "-raw":
-			raw = true
-		case "-h", "--help", "-help":
-			fmt.Fprintln(stderr, logUsage)
-			return 2
-		default:
-			files = append(files, a)
-		}
+	c := clix.New("dsh log", logUsage, stdout, stderr)
+	raw := c.Flags.Bool("raw", false, `print every event as "seq type data"`)
+	if code, ok := c.Parse(args, 1); !ok {
+		return code
 	}
-	if len(files) != 1 {
-		fmt.Fprintln(stderr, "dsh log: want exactly one FILE (dsh log --help)")
-		return 2
+	if c.Flags.NArg() != 1 {
+		return c.UsageError("want exactly one FILE")
 	}
-	f, err := os.Open(files[0])
+	name := c.Flags.Arg(0)
+	f, err := os.Open(name)
 	if err != nil {
-		fmt.Fprintf(stderr, "dsh log: %v\n", err)
-		return 2
+		return c.Fail(err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -47,10 +40,9 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		n++
 		var e session.Event
 		if err := e.UnmarshalJSON(sc.Bytes()); err != nil {
-			fmt.Fprintf(stdout, "%s:%d: damaged event (%v); the rest is not shown\n", files[0], n, err)
-			return 0
+			return c.Fail(fmt.Errorf("%s:%d: damaged event (%v); the rest is not shown", name, n, err))
 		}
-		if raw {
+		if *raw {
 			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
 			continue
 		}
@@ -59,7 +51,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 	}
 	if err := sc.Err(); err != nil {
-		fmt.Fprintf(stdout, "%s: %v\n", files[0], err)
+		return c.Fail(fmt.Errorf("%s: %w", name, err))
 	}
-	return 0
+	return clix.ExitOK
 }

@@ -4,12 +4,16 @@
 //
 //	dsh <command> [arguments]
 //
-// Each command lives in its own file and registers itself in commands (see hooks.go):
+// Each command lives in its own file and registers itself in commands:
 //
-//	hooks   fire one hook event at a Claude Code or Codex hooks configuration
+//	hooks   fire one hook event at a Claude Code or Codex hooks configuration (hooks.go)
+//	log     pretty-print a session log (log.go)
+//	run     run one headless session (run.go)
 //
-// Exit codes: 0 success; 2 a usage or configuration error (one line on stderr); other
-// codes are command-specific.
+// Every command follows one convention (internal/clix): -h, --help or help prints its usage
+// on stdout and exits 0; a usage error (a bad flag or argument) prints the problem and the
+// usage on stderr and exits 2; a failure (a file that cannot be read, a damaged log) prints
+// one line naming it on stderr and exits 1.
 package main
 
 import (
@@ -18,6 +22,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
+
+	"github.com/dshkit/dsh/internal/clix"
 )
 
 // command is one dsh subcommand.
@@ -38,27 +45,36 @@ func main() {
 
 // Main runs dsh with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		return 2
+	top := clix.New("dsh", usage(), stdout, stderr)
+	switch {
+	case len(args) == 0:
+		return top.UsageError("a command is required")
+	case len(args) == 1 && clix.IsHelp(args[0]):
+		fmt.Fprint(stdout, top.Help())
+		return clix.ExitOK
+	case args[0] == "help" && len(args) == 2:
+		// dsh help CMD is dsh CMD --help.
+		args = []string{args[1], "--help"}
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "dsh: unknown command %q (run dsh help)\n", args[0])
-		return 2
+		return top.UsageError("unknown command %q", args[0])
 	}
 	return c.run(ctx, args[1:], stdin, stdout, stderr)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: dsh <command> [arguments]")
-	fmt.Fprintln(w, "commands:")
+// usage is dsh's usage: the commands and their summaries.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: dsh <command> [arguments]\n\ncommands:\n")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-8s %s\n", n, commands[n].summary)
 	}
+	b.WriteString("\nRun dsh <command> --help (or dsh help <command>) for a command's usage.\n")
+	return b.String()
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +19,7 @@ import (
 	"github.com/dshkit/dsh/examples/editnotes"
 	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
@@ -51,7 +50,7 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --model scripted:FILE  replay a scripted model ({"responses":[...]}, see runtime/llm)
   --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
                        OPENAI_MODEL and OPENAI_API_KEY from the environment
-  --workspace DIR      the workspace (default: a new temporary directory)
+  --workspace DIR      the workspace (default: a new temporary directory, removed at exit)
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
   --dialect D          the hooks' dialect: claude-code (default) or codex
@@ -60,7 +59,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
                        tools are named mcp__<server>__<tool>
 
-Exit status: 0 when the session ran (whatever its turns ended with); 2 for a usage error.`
+Exit status: 0 when the session ran (whatever its turns ended with); 1 when it could not
+(an unreadable script, log or hooks file); 2 for a usage error.
+`
 
 // runOptions are the parsed flags of dsh run.
 type runOptions struct {
@@ -74,65 +75,56 @@ type runOptions struct {
 	prompt             string
 }
 
-func parseRun(args []string) (runOptions, error) {
-	var o runOptions
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&o.demo, "demo", false, "")
-	fs.StringVar(&o.model, "model", "", "")
-	fs.StringVar(&o.workspace, "workspace", "", "")
-	fs.StringVar(&o.logFile, "log", "", "")
-	fs.StringVar(&o.hooksFile, "hooks", "", "")
-	fs.StringVar(&o.dialect, "dialect", "claude-code", "")
-	fs.BoolVar(&o.trust, "trust", false, "")
-	fs.StringVar(&o.projectDir, "project-dir", "", "")
-	fs.StringVar(&o.mcpConfig, "mcp-config", "", "")
-	if err := fs.Parse(args); err != nil {
-		return o, err
+// parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
+// usage error and the command exits with code.
+func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) {
+	fs := c.Flags
+	fs.BoolVar(&o.demo, "demo", false, "run the bundled scripted session")
+	fs.StringVar(&o.model, "model", "", "scripted:FILE or openai")
+	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
+	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
+	fs.StringVar(&o.hooksFile, "hooks", "", "run the hooks of FILE")
+	o.dialect = "claude-code"
+	fs.Var(clix.OneOf(&o.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
+	fs.BoolVar(&o.trust, "trust", false, "load the project's own hook files")
+	fs.StringVar(&o.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
+	fs.StringVar(&o.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
+	if code, ok := c.Parse(args, -1); !ok {
+		return o, code, false
 	}
 	o.prompt = strings.TrimSpace(strings.Join(fs.Args(), " "))
 	switch {
 	case o.demo && o.model != "":
-		return o, errors.New("--demo runs its own scripted model; drop --model")
+		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
 	case o.demo && o.prompt == "":
 		o.prompt = demoPrompt
 	case !o.demo && o.model == "":
-		return o, errors.New("--model is required (or --demo)")
+		return o, c.UsageError("--model is required (or --demo)"), false
+	case !o.demo && o.model != "openai" && (!strings.HasPrefix(o.model, "scripted:") || o.model == "scripted:"):
+		return o, c.UsageError("--model %q: want scripted:FILE or openai", o.model), false
 	case o.prompt == "":
-		return o, errors.New("a PROMPT is required")
-	case o.dialect != "claude-code" && o.dialect != "codex":
-		return o, fmt.Errorf("--dialect %q: want claude-code or codex", o.dialect)
+		return o, c.UsageError("a PROMPT is required"), false
 	}
-	return o, nil
+	return o, clix.ExitOK, true
 }
 
 func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Fprintln(stderr, runUsage)
-			return 2
-		}
-	}
-	o, err := parseRun(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "dsh run: %v (dsh run --help)\n", err)
-		return 2
+	c := clix.New("dsh run", runUsage, stdout, stderr)
+	c.OmitFlagList = true
+	o, code, ok := parseRun(c, args)
+	if !ok {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	if err := runOne(ctx, o, stderr); err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "dsh run: %v\n", err)
-			return 2
-		}
-		fmt.Fprintf(stderr, "dsh run: %v\n", err)
-		return 1
+		return c.Fail(err)
 	}
-	return 0
+	return clix.ExitOK
 }
 
-// usageError is a problem with what the user asked for (a bad file, a missing variable).
+// usageError is a problem with what the user named (a file that cannot be read, a missing
+// variable): like every failure to run, it exits 1 with one line naming it.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -151,8 +143,9 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		defer os.RemoveAll(dir)
 		workspace = dir
-		fmt.Fprintf(stderr, "workspace: %s\n", workspace)
+		fmt.Fprintf(stderr, "workspace: %s (removed at exit; --workspace DIR keeps one)\n", workspace)
 	} else if err := os.MkdirAll(workspace, 0o755); err != nil {
 		return usageError{err}
 	}

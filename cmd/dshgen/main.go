@@ -7,7 +7,11 @@
 //	dshgen check    [-spec DIR] [-out DIR] [-docs FILE]   exit 1 with a diff if anything is stale
 //	dshgen schema   -out DIR [-spec DIR]                   write one JSON Schema per payload/decision
 //	dshgen docs     -out FILE [-spec DIR]                  write the Markdown catalog
-//	dshgen scaffold -type T -events E1,E2 -out FILE        write a native plugin's Register glue
+//	dshgen scaffold -type T -events E1,E2 -out FILE [-pkg NAME]   write a native plugin's Register glue
+//	                                                       (-pkg defaults to $GOPACKAGE, set by go generate)
+//
+// Every command prints its usage and flags on stdout with -help (exit 0); a usage error
+// prints the problem and the usage on stderr (exit 2).
 //
 // Exit codes: 0 success (check: everything fresh), 1 check found stale files, 2 usage
 // error or an invalid spec (the message starts with the CUE file:line:col).

@@ -29,6 +29,10 @@ func (a *agent) Steer(_ context.Context, m dsh.UserMessage) error {
 	return nil
 }
 func (a *agent) Halt(reason string) { a.halted = append(a.halted, reason) }
+func (a *agent) Cancel(cause dsh.AgentCancelCause, keepInbox bool) {
+	a.halted = append(a.halted, "cancel")
+}
+func (a *agent) Inbox() (nextTurn, nextStep []dsh.UserMessage) { return nil, nil }
 
 func TestExampleHooks(t *testing.T) {
 	ctx := context.Background()

@@ -11,7 +11,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-//go:generate go run github.com/dshkit/dsh/cmd/dshgen scaffold -type Plugin -events tools/post-execute -out plugin_gen.go
+//go:generate go tool dshscaffold -type Plugin -events tools/post-execute -out plugin_gen.go
 
 // Plugin adds a note after file changes.
 type Plugin struct {
@@ -43,13 +43,9 @@ func (p *Plugin) OnPostTool(ctx context.Context, pl *dsh.PostToolPayload, next d
 		Content: []dsh.ContentBlock{dsh.TextBlock{Text: fmt.Sprintf(note, in.FilePath)}},
 		Source:  dsh.SourcePlugin{Plugin: "editnotes"},
 	}
-	switch v := d.(type) {
-	case dsh.PostToolAccept:
-		v.AdditionalContexts = append(v.AdditionalContexts, msg)
-		return v, nil
-	case dsh.PostToolBlock:
-		v.AdditionalContexts = append(v.AdditionalContexts, msg)
-		return v, nil
+	// Accept and block carry contexts; a halt has none.
+	if w, ok := d.(dsh.PostToolDecisionWithAdditionalContexts); ok {
+		return w.AppendAdditionalContexts(msg), nil
 	}
 	return d, nil
 }

@@ -2,7 +2,7 @@
 // Bash commands running `rm -rf`, written against the generated surface (generated/dsh).
 //
 // The plugin is a type whose methods are typed listeners; `go generate` writes the
-// registration glue (plugin_gen.go: Plugin.Register) from the spec with dshgen scaffold, so
+// registration glue (plugin_gen.go: Plugin.Register) with dshscaffold (go tool dshscaffold), so
 // the glue always matches the extension points' current listener types.
 package rmguard
 
@@ -14,7 +14,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-//go:generate go run github.com/dshkit/dsh/cmd/dshgen scaffold -type Plugin -events tools/guard -out plugin_gen.go
+//go:generate go tool dshscaffold -type Plugin -events tools/guard -out plugin_gen.go
 
 // Plugin denies destructive recursive removals.
 type Plugin struct {

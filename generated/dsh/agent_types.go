@@ -659,6 +659,8 @@ type RequestDecision interface {
 	isRequestDecision()
 	// Kind returns the variant's discriminator.
 	Kind() RequestDecisionKind
+	// GetConfig returns Config.
+	GetConfig() LLMCallConfig
 }
 
 // RequestDecisionKind is the discriminator ("kind") of a RequestDecision.

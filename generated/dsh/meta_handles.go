@@ -21,6 +21,21 @@ type Agent interface {
 	// Halt ends the agent's current turn as aborted by a hook with the reason, once the
 	// running batch has settled; the inbox is left as it is.
 	Halt(reason string)
+	// Cancel aborts the agent's current turn with cause (nil is the user); the first cause
+	// wins. Unless keepInbox, it also discards the inbox and every context the current tool
+	// batch produces. It never blocks for long and may be called from a listener.
+	Cancel(cause AgentCancelCause, keepInbox bool)
+	// Inbox returns copies of the pending next-turn and next-step messages, in order.
+	Inbox() (nextTurn, nextStep []UserMessage)
+}
+
+// UserText returns a user message of one text block from source, e.g.
+// UserText(SourcePlugin{Plugin: "notes"}, "notes.md changed"). Its ID is left empty and
+// its role is user: the runtime mints the ID wherever a plugin hands it a message (an
+// agent's Inject and Steer, a tool body's DeferContext, the contexts of a decision or a
+// tools/execute result).
+func UserText(source MessageSource, text string) UserMessage {
+	return UserMessage{Role: UserMessageRoleUser, Content: []ContentBlock{TextBlock{Text: text}}, Source: source}
 }
 
 // Token is the opaque identity of one tool execution. Tokens support equality only

@@ -49,6 +49,11 @@ type EventInfo struct {
 	// Default is the kind of the variant a waterfall or guard resolves to when no listener
 	// decides; empty for the other domains.
 	Default string
+	// Register is the Registrar method that registers a listener, e.g. "Guard", "OnPreTool"
+	// or "WrapExecute".
+	Register string
+	// Listener is the Go name of the listener type, e.g. "GuardListener".
+	Listener string
 }
 
 // Events lists every extension point, sorted by name.
@@ -60,6 +65,8 @@ var Events = []EventInfo{
 		Payload:  "AgentErrorPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnAgentError",
+		Listener: "AgentErrorListener",
 	},
 	{
 		Name:     "agent/inbox/claimed",
@@ -68,6 +75,8 @@ var Events = []EventInfo{
 		Payload:  "InboxClaimedPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnInboxClaimed",
+		Listener: "InboxClaimedListener",
 	},
 	{
 		Name:     "agent/inbox/discarded",
@@ -76,6 +85,8 @@ var Events = []EventInfo{
 		Payload:  "InboxDiscardedPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnInboxDiscarded",
+		Listener: "InboxDiscardedListener",
 	},
 	{
 		Name:     "agent/inbox/inserted",
@@ -84,6 +95,8 @@ var Events = []EventInfo{
 		Payload:  "InboxInsertedPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnInboxInserted",
+		Listener: "InboxInsertedListener",
 	},
 	{
 		Name:     "agent/pre-step",
@@ -92,6 +105,8 @@ var Events = []EventInfo{
 		Payload:  "PreStepPayload",
 		Decision: "PreStepDecision",
 		Default:  "enter",
+		Register: "OnPreStep",
+		Listener: "PreStepListener",
 	},
 	{
 		Name:     "agent/request",
@@ -100,6 +115,8 @@ var Events = []EventInfo{
 		Payload:  "RequestPayload",
 		Decision: "RequestDecision",
 		Default:  "use",
+		Register: "OnRequest",
+		Listener: "RequestListener",
 	},
 	{
 		Name:     "agent/request-error",
@@ -108,6 +125,8 @@ var Events = []EventInfo{
 		Payload:  "RequestErrorPayload",
 		Decision: "RequestErrorDecision",
 		Default:  "none",
+		Register: "OnRequestError",
+		Listener: "RequestErrorListener",
 	},
 	{
 		Name:     "agent/session-start",
@@ -116,6 +135,8 @@ var Events = []EventInfo{
 		Payload:  "SessionStartPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnSessionStart",
+		Listener: "SessionStartListener",
 	},
 	{
 		Name:     "agent/status",
@@ -124,6 +145,8 @@ var Events = []EventInfo{
 		Payload:  "StatusPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnStatus",
+		Listener: "StatusListener",
 	},
 	{
 		Name:     "agent/turn-stopping",
@@ -132,6 +155,8 @@ var Events = []EventInfo{
 		Payload:  "TurnStoppingPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnTurnStopping",
+		Listener: "TurnStoppingListener",
 	},
 	{
 		Name:     "tools/execute",
@@ -140,6 +165,8 @@ var Events = []EventInfo{
 		Payload:  "ExecutePayload",
 		Decision: "ToolExecutionResult",
 		Default:  "",
+		Register: "WrapExecute",
+		Listener: "ExecuteListener",
 	},
 	{
 		Name:     "tools/guard",
@@ -148,6 +175,8 @@ var Events = []EventInfo{
 		Payload:  "GuardPayload",
 		Decision: "GuardVerdict",
 		Default:  "abstain",
+		Register: "Guard",
+		Listener: "GuardListener",
 	},
 	{
 		Name:     "tools/post-execute",
@@ -156,6 +185,8 @@ var Events = []EventInfo{
 		Payload:  "PostToolPayload",
 		Decision: "PostToolDecision",
 		Default:  "accept",
+		Register: "OnPostTool",
+		Listener: "PostToolListener",
 	},
 	{
 		Name:     "tools/pre-execute",
@@ -164,6 +195,8 @@ var Events = []EventInfo{
 		Payload:  "PreToolPayload",
 		Decision: "PreToolDecision",
 		Default:  "allow",
+		Register: "OnPreTool",
+		Listener: "PreToolListener",
 	},
 	{
 		Name:     "tools/result",
@@ -172,6 +205,8 @@ var Events = []EventInfo{
 		Payload:  "ToolResultPayload",
 		Decision: "",
 		Default:  "",
+		Register: "OnToolResult",
+		Listener: "ToolResultListener",
 	},
 }
 

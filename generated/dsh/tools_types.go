@@ -182,6 +182,19 @@ type ToolExecutionResult interface {
 	isToolExecutionResult()
 	// Kind returns the variant's discriminator.
 	Kind() ToolExecutionResultKind
+	// GetContent returns Content.
+	GetContent() []ContentBlock
+	// AppendContent returns, as a ToolExecutionResult, a copy of v with more appended to Content
+	// (to an empty one: then it holds just more); v's own slice is not written.
+	AppendContent(more ...ContentBlock) ToolExecutionResult
+	// GetMeta returns Meta.
+	GetMeta() json.RawMessage
+	// GetAdditionalContexts returns AdditionalContexts.
+	GetAdditionalContexts() []UserMessage
+	// AppendAdditionalContexts returns, as a ToolExecutionResult, a copy of v with more appended
+	// to AdditionalContexts (to an empty one: then it holds just more); v's own slice is not
+	// written.
+	AppendAdditionalContexts(more ...UserMessage) ToolExecutionResult
 }
 
 // ToolExecutionResultKind is the discriminator ("kind") of a ToolExecutionResult.

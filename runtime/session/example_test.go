@@ -102,3 +102,31 @@ func ExampleLog_Subscribe() {
 	// 0 tool/call 2026-05-01T12:00:00Z {"turn":1,"step":1,"callId":"c1","name":"ls","arguments":"{}"}
 	// true 1
 }
+
+// Reading a log: Of yields the decoded data of the events of one type; Decoded yields
+// every event with its data.
+func ExampleOf() {
+	ctx := context.Background()
+	log, err := session.Open(ctx, session.NewMemory())
+	check(err)
+	for _, data := range []dsh.SessionEventData{
+		dsh.TurnStart{Turn: 1},
+		dsh.UserMessageLogged{Message: text("m1", "hello")},
+		dsh.TurnEnd{Turn: 1, Reason: dsh.TurnEndCompleted{}},
+	} {
+		_, err := log.Append(ctx, data)
+		check(err)
+	}
+	for end, err := range session.Of[dsh.TurnEnd](log.Events()) {
+		check(err)
+		fmt.Println("turn", end.Turn, "ended:", end.Reason.Kind())
+	}
+	for ev, data := range session.Decoded(log.Events()) {
+		if m, ok := data.(dsh.UserMessageLogged); ok {
+			fmt.Println(ev.Seq, m.Message.Content[0].(dsh.TextBlock).Text)
+		}
+	}
+	// Output:
+	// turn 1 ended: completed
+	// 1 hello
+}

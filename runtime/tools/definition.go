@@ -28,8 +28,11 @@ type Definition struct {
 	// FinalizeContent, if set, maps the content of the final result of every call,
 	// whatever its outcome, exactly once. It is captured when the call is created, so
 	// unregistering the tool later does not remove it. It may replace only the content:
-	// nil keeps it. It must be total: an error or a panic replaces the result with a
-	// failure "finalizer violated its total contract: <cause>".
+	// nil keeps it. It must be total: an error replaces the result with a failure whose
+	// message is the error's own (an *Error keeps its code; the model sees "Error:
+	// <message>"), a panic with one of message "panic: <value>", and content that is not
+	// lossless JSON with the failure "tool result must be losslessly JSON-serializable";
+	// the contexts that survive every failure are kept.
 	FinalizeContent func(exec dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
 	// IsConcurrencySafe, if set, tells whether a call with args may run in parallel with
 	// other parallel calls; see Runtime.ExecutionMode.

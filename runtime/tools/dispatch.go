@@ -16,7 +16,8 @@ func (c *call) dispatch() stage {
 	c.wrapped = c.rt.hooks.Listens(dsh.ExecuteEventName)
 	if c.wrapped {
 		c.view(&c.exe.Exec, viewExecute)
-		r, err = c.rt.hooks.RunExecute(c.ctx, &c.exe, c.core)
+		// The call is the wrappers' context: the caller's, plus itself for tools.Fail.
+		r, err = c.rt.hooks.RunExecute(c, &c.exe, c.core)
 	} else {
 		// No wrapper: core dispatch's own result is the candidate, with nothing to
 		// normalize.
@@ -30,8 +31,12 @@ func (c *call) dispatch() stage {
 	c.body.Wait()
 
 	if c.wrapped {
+		ferr, failed := c.takeFinal()
 		if err != nil {
 			return c.settle(c.listenerFailure(err), toFinish)
+		}
+		if failed {
+			return c.settle(c.finalFailure(ferr), toFinish)
 		}
 		if !c.normalize(r) {
 			return toFinish
@@ -64,7 +69,7 @@ func (c *call) core(wctx context.Context) dsh.ToolExecutionResult {
 // that replaces it. ok is false when the run was already sealed (next was called as its
 // wrapper returned), and nothing started.
 func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
-	bctx, stop := fuse(c.ctx, wctx)
+	bctx, stop := fuse(c.ctx, c.unwrapFinal(wctx))
 	defer stop()
 	if bctx.Err() != nil {
 		return aborted(false), true
@@ -175,7 +180,7 @@ func (c *call) normalize(r dsh.ToolExecutionResult) bool {
 	}
 	contexts, err := snapshotMessages(v.contexts)
 	if err != nil {
-		c.cand = c.finalFailure(errResultNotJSON)
+		c.cand = c.notLossless("tools/execute result", err)
 		return false
 	}
 	c.mu.Lock()

@@ -65,7 +65,10 @@ func (c *call) block(d dsh.PostToolBlock) outcome {
 	contexts, cerr := snapshotMessages(d.AdditionalContexts)
 	c.survivors = contexts
 	feedback, err := snapshotContent(d.Feedback)
-	if err != nil || cerr != nil {
+	if cerr != nil {
+		return c.notLossless("post-execute block", cerr)
+	}
+	if err != nil {
 		return c.finalFailure(errResultNotJSON)
 	}
 	return outcome{failed: true, err: dsh.ToolError{Message: blockMessage(feedback)},
@@ -98,7 +101,7 @@ func (c *call) accept(d dsh.PostToolAccept) {
 	}
 	extra, err := snapshotMessages(d.AdditionalContexts)
 	if err != nil {
-		c.cand = c.finalFailure(errResultNotJSON)
+		c.cand = c.notLossless("post-execute accept", err)
 		return
 	}
 	contexts := c.cand.contexts

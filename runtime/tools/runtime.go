@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/approval"
@@ -16,6 +17,9 @@ type Runtime struct {
 	hooks    *dsh.Registry
 	approver approval.Approver
 	log      *slog.Logger
+	// finals holds the final failure a tools/execute wrapper recorded with Fail, by *call,
+	// until dispatch takes it (fail.go).
+	finals sync.Map
 }
 
 // Option configures a Runtime.

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -123,9 +124,22 @@ func snapshotMessages(msgs []dsh.UserMessage) ([]dsh.UserMessage, error) {
 // snapshotMessage validates one context message and returns a private copy. The copy is
 // what gets validated: the generated Validate recurses into content without a bound, and
 // the snapshot's content is bounded (see maxContentDepth).
+//
+// As everywhere a plugin hands the runtime a message (RunContext.DeferContext, the
+// agent's Inject and Steer, pre-step enter), an empty ID is minted and an empty Role is
+// "user"; a missing Source or another role is an error naming the field.
 func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
-	if m.ID == "" || m.Role != dsh.UserMessageRoleUser || m.Source == nil {
-		return dsh.UserMessage{}, errNotLossless
+	if m.ID == "" {
+		m.ID = "msg_" + rand.Text()
+	}
+	if m.Role == "" {
+		m.Role = dsh.UserMessageRoleUser
+	}
+	switch {
+	case m.Role != dsh.UserMessageRoleUser:
+		return dsh.UserMessage{}, fmt.Errorf("message %q: role %q: %w", m.ID, m.Role, errNotLossless)
+	case m.Source == nil:
+		return dsh.UserMessage{}, fmt.Errorf("message %q: source is missing: %w", m.ID, errNotLossless)
 	}
 	src, err := snapshotSource(m.Source)
 	if err != nil {

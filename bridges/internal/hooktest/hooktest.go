@@ -53,6 +53,22 @@ func (a *Agent) Halt(reason string) {
 	a.halted = append(a.halted, reason)
 }
 
+// Cancel records the cancellation as a halt with the cause's kind.
+func (a *Agent) Cancel(cause dsh.AgentCancelCause, keepInbox bool) {
+	kind := "user"
+	if cause != nil {
+		kind = string(cause.Kind())
+	}
+	a.Halt("cancel: " + kind)
+}
+
+// Inbox returns the injected and steered messages: what the hooks queued.
+func (a *Agent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return nil, append(append([]dsh.UserMessage(nil), a.injected...), a.steered...)
+}
+
 // Injected, Steered and Halted return what was recorded, and reset it.
 func (a *Agent) Injected() []dsh.UserMessage {
 	a.mu.Lock()

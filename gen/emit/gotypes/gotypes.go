@@ -52,6 +52,13 @@ func EmitWith(s *ir.Spec, outDir string, o emit.Options) ([]emit.File, error) {
 		}
 		base := strings.TrimSuffix(path.Base(specFile), ".cue")
 		files = append(files, emit.File{Path: path.Join(outDir, base+"_types.go"), Data: data})
+		acc, err := e.accessorsFile(specFile)
+		if err != nil {
+			return nil, err
+		}
+		if acc != nil {
+			files = append(files, emit.File{Path: path.Join(outDir, base+"_accessors.go"), Data: acc})
+		}
 	}
 	metas, err := e.metaFiles(outDir)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshkit/dsh/codec"
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/ir"
 )
 
 // The shared files are fixed Go text, kept in meta/ as templates that hold everything but
@@ -21,7 +22,50 @@ var (
 	agentTemplate string
 	//go:embed meta/token.go.tmpl
 	tokenTemplate string
+	// agentControlTemplate holds the Agent methods that need the AgentCancelCause union:
+	// they are part of the handle when the spec declares it (the canonical spec does).
+	//go:embed meta/agent_control.go.tmpl
+	agentControlTemplate string
+	// messagesTemplate holds the message constructors that follow the Agent handle when the
+	// spec declares the records and unions they build (the canonical spec does).
+	//go:embed meta/messages.go.tmpl
+	messagesTemplate string
 )
+
+// agentDecl is the Agent handle's declaration for the spec: with Cancel and Inbox when the
+// spec declares the AgentCancelCause union.
+func (e *emitter) agentDecl() string {
+	if t := e.spec.Lookup("AgentCancelCause"); t == nil || t.Kind != ir.Union {
+		return agentTemplate
+	}
+	i := strings.LastIndex(agentTemplate, "}")
+	decl := agentTemplate[:i] + agentControlTemplate + agentTemplate[i:]
+	if e.hasMessageTypes() {
+		decl += messagesTemplate
+	}
+	return decl
+}
+
+// hasMessageTypes reports whether the spec declares what UserText builds: the UserMessage
+// record with Role, Content and Source, the MessageSource and ContentBlock unions and the
+// TextBlock record.
+func (e *emitter) hasMessageTypes() bool {
+	um := e.spec.Lookup("UserMessage")
+	if um == nil || um.Kind != ir.Record {
+		return false
+	}
+	for _, name := range []string{"role", "content", "source"} {
+		if fieldByJSON(um, name) == nil {
+			return false
+		}
+	}
+	for name, kind := range map[string]ir.TypeKind{"MessageSource": ir.Union, "ContentBlock": ir.Union, "TextBlock": ir.Record} {
+		if t := e.spec.Lookup(name); t == nil || t.Kind != kind {
+			return false
+		}
+	}
+	return true
+}
 
 // handleTemplates maps each handle the spec may use to its declaration.
 var handleTemplates = map[string]string{"Agent": agentTemplate, "Token": tokenTemplate}
@@ -43,6 +87,10 @@ func (e *emitter) metaFiles(outDir string) ([]emit.File, error) {
 	var imports, decls []string
 	for _, name := range sortedKeys(e.handles) {
 		imports = append(imports, handleImports[name]...)
+		if name == "Agent" {
+			decls = append(decls, e.agentDecl())
+			continue
+		}
 		decls = append(decls, handleTemplates[name])
 	}
 	var body strings.Builder

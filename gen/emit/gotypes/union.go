@@ -26,10 +26,12 @@ func marker(union string) string { return "is" + union }
 
 // unionInterface renders the sealed interface, marked for sumtype checkers.
 func (e *emitter) unionInterface(t *ir.Type) jen.Code {
-	return doc(t.Doc).Comment("//").Line().Comment("//sumtype:decl").Line().Type().Id(t.Name).Interface(
-		doc(marker(t.Name)+" seals "+t.Name+": only its variants implement it.").Id(marker(t.Name)).Params(),
+	methods := []jen.Code{
+		doc(marker(t.Name) + " seals " + t.Name + ": only its variants implement it.").Id(marker(t.Name)).Params(),
 		doc("Kind returns the variant's discriminator.").Id("Kind").Params().Id(kindType(t.Name)),
-	)
+	}
+	methods = append(methods, e.unionAccessorSigs(t)...) // accessors.go
+	return doc(t.Doc).Comment("//").Line().Comment("//sumtype:decl").Line().Type().Id(t.Name).Interface(methods...)
 }
 
 // unionKinds renders the Kind type and one constant per variant.

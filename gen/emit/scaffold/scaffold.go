@@ -2,6 +2,10 @@
 // list of extension points, a Register method that registers the type's typed listener
 // methods, plus compile-time checks that each method has its point's listener type. The
 // plugin author writes the methods; `go generate` keeps the glue in step with the spec.
+//
+// The package imports no CUE: EmitEvents works from a plain event table, which the
+// CUE-free command dshscaffold takes from the generated surface (dsh.Events), so a plugin's
+// module needs no spec toolchain; Emit takes the table from a loaded spec (dshgen scaffold).
 package scaffold
 
 import (
@@ -26,7 +30,20 @@ type Options struct {
 	Import string
 }
 
-// registration is how a listener of domain d is registered (the Registrar method prefix).
+// Event is what scaffolding needs to know about one extension point.
+type Event struct {
+	// Name is the event name, e.g. "tools/guard".
+	Name string
+	// Domain is the authority kind, e.g. "guard".
+	Domain string
+	// Register is the Registrar method that registers a listener, e.g. "Guard" or "OnPreTool";
+	// the plugin's listener method has the same name.
+	Register string
+	// Listener is the Go name of the listener type, e.g. "GuardListener".
+	Listener string
+}
+
+// registration is how a listener of e is registered (the Registrar method name).
 func registration(e *ir.Event) string {
 	switch e.Domain {
 	case ir.Guard:
@@ -37,30 +54,56 @@ func registration(e *ir.Event) string {
 	return "On" + e.GoName
 }
 
-// Emit renders the glue file for o, or an error naming an unknown event.
-func Emit(s *ir.Spec, o Options) ([]byte, error) {
-	byName := map[string]*ir.Event{}
+// SpecEvents returns the event table of a loaded spec.
+func SpecEvents(s *ir.Spec) []Event {
+	evs := make([]Event, 0, len(s.Events))
 	for _, e := range s.Events {
+		evs = append(evs, Event{Name: e.Name, Domain: string(e.Domain), Register: registration(e), Listener: e.GoName + "Listener"})
+	}
+	return evs
+}
+
+// Emit renders the glue file for o from the events of s, or an error naming an unknown
+// event.
+func Emit(s *ir.Spec, o Options) ([]byte, error) {
+	return EmitEvents(SpecEvents(s), o)
+}
+
+// UnknownEventError is the error of an extension point the table does not hold.
+type UnknownEventError struct {
+	// Name is the unknown name; Known lists the table's names, sorted.
+	Name  string
+	Known []string
+}
+
+func (e *UnknownEventError) Error() string {
+	return fmt.Sprintf("unknown extension point %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
+}
+
+// EmitEvents renders the glue file for o from the event table events, or an error naming
+// an unknown event (*UnknownEventError).
+func EmitEvents(events []Event, o Options) ([]byte, error) {
+	byName := map[string]Event{}
+	for _, e := range events {
 		byName[e.Name] = e
 	}
-	type item struct{ Event, Method, Listener, Domain string }
-	var items []item
+	var items []Event
 	seen := map[string]bool{}
 	for _, name := range o.Events {
-		e := byName[name]
-		if e == nil {
+		e, ok := byName[name]
+		if !ok {
 			known := make([]string, 0, len(byName))
 			for n := range byName {
 				known = append(known, n)
 			}
 			sort.Strings(known)
-			return nil, fmt.Errorf("unknown extension point %q (known: %s)", name, strings.Join(known, ", "))
+			return nil, &UnknownEventError{Name: name, Known: known}
 		}
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		items = append(items, item{Event: e.Name, Method: registration(e), Listener: e.GoName + "Listener", Domain: string(e.Domain)})
+		items = append(items, e)
 	}
 	return emit.RenderGo(tmpl, map[string]any{"O": o, "Items": items})
 }
@@ -73,14 +116,14 @@ import dsh "{{.O.Import}}"
 
 // Register registers the listeners of p on r, in this order:
 {{- range .Items}}
-//   - {{.Method}} at {{.Event}} ({{.Domain}})
+//   - {{.Register}} at {{.Name}} ({{.Domain}})
 {{- end}}
 //
 // It returns a func that unregisters them all.
 func (p *{{.O.Type}}) Register(r *dsh.Registrar) (unregister func()) {
 	undo := []func(){
 {{- range .Items}}
-		r.{{.Method}}(p.{{.Method}}),
+		r.{{.Register}}(p.{{.Register}}),
 {{- end}}
 	}
 	return func() {
@@ -95,7 +138,7 @@ func (p *{{.O.Type}}) Register(r *dsh.Registrar) (unregister func()) {
 func _() {
 	var p *{{.O.Type}}
 {{- range .Items}}
-	var _ dsh.{{.Listener}} = p.{{.Method}}
+	var _ dsh.{{.Listener}} = p.{{.Register}}
 {{- end}}
 }
 `))

@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/dshkit/dsh/gen/emit/scaffold"
 	"github.com/dshkit/dsh/gen/emit/schema"
 	"github.com/dshkit/dsh/gen/load"
+	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/spec"
 )
 
@@ -36,71 +36,100 @@ const usage = `usage:
                                                         (DIR/<pkg>/: one per record of each wire package)
   dshgen docs     -out FILE [-spec DIR]                 write the Markdown catalog of every event
                                                         (DIR/wire/<pkg>.md: one per wire package)
+  dshgen scaffold -type T -events E1,E2 -out FILE [-pkg NAME] [-spec DIR]
+                                                        write a native plugin's Register glue
+                                                        (-pkg defaults to $GOPACKAGE, set by go generate;
+                                                        a plugin module uses the CUE-free dshscaffold)
 
 Every command reads the whole spec tree: the canonical spec in -spec and one wire package
 per CUE package in -spec/wire. Wire packages generate Go into <out>/wire/<pkg> and schemas
 into <out>/schema/<pkg>; generate and check also cover the bridge tables of -spec/bridges
 (<out>/hookmap).
+
+Run dshgen <command> -help for a command's flags. Exit status: 0 success (check: fresh),
+1 check found stale files, 2 a usage error or an invalid spec.
 `
 
 // Main runs dshgen with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	top := clix.New("dshgen", usage, stdout, stderr)
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return top.UsageError("a command is required")
 	}
 	cmd, rest := args[0], args[1:]
-	var err error
-	code := exitOK
-	switch cmd {
-	case "generate", "check":
-		code, err = tree(cmd, rest, stdout, stderr)
-	case "schema":
-		err = schemaCmd(rest, stdout)
-	case "docs":
-		err = docsCmd(rest, stdout)
-	case "scaffold":
-		err = scaffoldCmd(rest, stdout)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+	if clix.IsHelp(cmd) {
+		fmt.Fprint(stdout, top.Help())
 		return exitOK
-	default:
-		fmt.Fprintf(stderr, "dshgen: unknown command %q\n%s", cmd, usage)
-		return exitUsage
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, errorText(err))
+	run, ok := map[string]func(*clix.Command, []string, io.Writer, io.Writer) (int, error){
+		"generate": tree, "check": tree, "schema": schemaCmd, "docs": docsCmd, "scaffold": scaffoldCmd,
+	}[cmd]
+	if !ok {
+		return top.UsageError("unknown command %q", cmd)
+	}
+	c := clix.New("dshgen "+cmd, subUsage[cmd], stdout, stderr)
+	code, err := run(c, rest, stdout, stderr)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue) && ue.parsed:
+		return code
+	case errors.As(err, &ue):
+		return c.UsageError("%s", ue.msg)
+	case err != nil:
+		fmt.Fprintln(stderr, errorText(cmd, err))
 		return exitUsage
 	}
 	return code
 }
 
+// subUsage is each command's synopsis, printed before its flags.
+var subUsage = map[string]string{
+	"generate": "usage: dshgen generate [-spec DIR] [-out DIR] [-docs FILE]\n\nWrites the generated tree: only the files whose content changed, each atomically;\nremoves generated files the spec no longer produces. An invalid spec writes nothing.\n",
+	"check":    "usage: dshgen check [-spec DIR] [-out DIR] [-docs FILE]\n\nExits 1 and prints a unified diff when any generated file is stale.\n",
+	"schema":   "usage: dshgen schema -out DIR [-spec DIR]\n\nWrites one JSON Schema per payload and decision into DIR (DIR/<pkg>/ for wire packages).\n",
+	"docs":     "usage: dshgen docs -out FILE [-spec DIR]\n\nWrites the Markdown catalog of every event to FILE (and one per wire package beside it).\n",
+	"scaffold": "usage: dshgen scaffold -type T -events E1,E2 -out FILE [-pkg NAME] [-spec DIR]\n\nWrites a native plugin's Register glue for T's listener methods at the events.\n-pkg defaults to $GOPACKAGE, which go generate sets; outside go generate it is required.\nA plugin's own module uses the CUE-free command dshscaffold instead (see README.md).\n",
+}
+
 // errorText renders an error; a spec error already starts with file:line:col.
-func errorText(err error) string {
+func errorText(cmd string, err error) string {
 	var se *load.Error
 	if errors.As(err, &se) {
 		return err.Error()
 	}
-	return "dshgen: " + err.Error()
+	return "dshgen " + cmd + ": " + err.Error()
 }
 
-// usageError is a command-line mistake.
-type usageError struct{ msg string }
+// usageError is a command-line mistake: Main prints it with the command's usage (exit 2).
+// parsed marks a parse that already printed the help or the error (the code is returned).
+type usageError struct {
+	msg    string
+	parsed bool
+}
 
 func (e usageError) Error() string { return e.msg }
 
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
+// parse parses args with c; a returned error is a usageError.
+func parse(c *clix.Command, args []string) (int, error) {
+	if code, ok := c.Parse(args, 0); !ok {
+		return code, usageError{parsed: true}
+	}
+	return exitOK, nil
 }
 
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Sprintf("%s: %v", fs.Name(), err)}
+// specDirFlag defines -spec on c with the default def.
+func specDirFlag(c *clix.Command, def, usage string) *string {
+	return c.Flags.String("spec", def, usage)
+}
+
+// checkSpecDir fails with a usage error when dir is not a directory.
+func checkSpecDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return usageError{msg: fmt.Sprintf("-spec %s: %v", dir, errors.Unwrap(err))}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	if !fi.IsDir() {
+		return usageError{msg: fmt.Sprintf("-spec %s: not a directory", dir)}
 	}
 	return nil
 }
@@ -113,12 +142,15 @@ func loadTree(dir string, main func(pkg string) gen.Layout) (*gen.Tree, error) {
 
 // tree implements generate and check. Output paths are computed relative to the common
 // root of -out and -docs so that the emitters' paths stay repository-relative.
-func tree(cmd string, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags(cmd)
-	specDir := fs.String("spec", "spec", "spec directory")
-	out := fs.String("out", "generated", "output directory of generated code and schemas")
-	docsFile := fs.String("docs", "docs/catalog.md", "Markdown catalog to write (empty: none)")
-	if err := parse(fs, args); err != nil {
+func tree(c *clix.Command, args []string, stdout, stderr io.Writer) (int, error) {
+	cmd := strings.TrimPrefix(c.Name, "dshgen ")
+	specDir := specDirFlag(c, "spec", "spec directory")
+	out := c.Flags.String("out", "generated", "output directory of generated code and schemas")
+	docsFile := c.Flags.String("docs", "docs/catalog.md", "Markdown catalog to write (empty: none)")
+	if code, err := parse(c, args); err != nil {
+		return code, err
+	}
+	if err := checkSpecDir(*specDir); err != nil {
 		return exitUsage, err
 	}
 	root, layout, err := layoutFor(*out, *docsFile)
@@ -169,7 +201,7 @@ func layoutFor(out, docsFile string) (string, func(pkg string) gen.Layout, error
 	if docsFile != "" {
 		rel, err := filepath.Rel(root, filepath.Clean(docsFile))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", nil, usageError{fmt.Sprintf("-docs %s must lie under %s (the parent of -out)", docsFile, root)}
+			return "", nil, usageError{msg: fmt.Sprintf("-docs %s must lie under %s (the parent of -out)", docsFile, root)}
 		}
 		docs = filepath.ToSlash(rel)
 	}
@@ -187,44 +219,56 @@ func standalone(catalog string) func(pkg string) gen.Layout {
 	}
 }
 
-func schemaCmd(args []string, stdout io.Writer) error {
-	fs := newFlags("schema")
-	specDir := fs.String("spec", "spec", "spec directory")
-	out := fs.String("out", "", "directory to write the JSON Schema files into")
-	if err := parse(fs, args); err != nil {
-		return err
+func schemaCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, error) {
+	specDir := specDirFlag(c, "spec", "spec directory")
+	out := c.Flags.String("out", "", "directory to write the JSON Schema files into (required)")
+	if code, err := parse(c, args); err != nil {
+		return code, err
 	}
 	if *out == "" {
-		return usageError{"schema: -out DIR is required"}
+		return exitUsage, usageError{msg: "-out DIR is required"}
+	}
+	if err := checkSpecDir(*specDir); err != nil {
+		return exitUsage, err
 	}
 	t, err := loadTree(*specDir, standalone(""))
 	if err != nil {
-		return err
+		return exitUsage, err
 	}
 	var files []emit.File
 	for _, u := range t.Units {
 		fs, err := schema.EmitWith(u.Spec, u.Layout.SchemaDir, emit.Options{SpecDir: u.SpecDir})
 		if err != nil {
-			return fmt.Errorf("%s: %w", u.Spec.Package, err)
+			return exitUsage, fmt.Errorf("%s: %w", u.Spec.Package, err)
 		}
 		files = append(files, fs...)
 	}
-	return writeUnder(*out, files, stdout)
+	return exitFor(writeUnder(*out, files, stdout))
 }
 
-func docsCmd(args []string, stdout io.Writer) error {
-	fs := newFlags("docs")
-	specDir := fs.String("spec", "spec", "spec directory")
-	out := fs.String("out", "", "Markdown file to write")
-	if err := parse(fs, args); err != nil {
-		return err
+// exitFor is the exit code and error of a command that returned err.
+func exitFor(err error) (int, error) {
+	if err != nil {
+		return exitUsage, err
+	}
+	return exitOK, nil
+}
+
+func docsCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, error) {
+	specDir := specDirFlag(c, "spec", "spec directory")
+	out := c.Flags.String("out", "", "Markdown file to write (required)")
+	if code, err := parse(c, args); err != nil {
+		return code, err
 	}
 	if *out == "" {
-		return usageError{"docs: -out FILE is required"}
+		return exitUsage, usageError{msg: "-out FILE is required"}
+	}
+	if err := checkSpecDir(*specDir); err != nil {
+		return exitUsage, err
 	}
 	t, err := loadTree(*specDir, standalone(filepath.ToSlash(filepath.Base(*out))))
 	if err != nil {
-		return err
+		return exitUsage, err
 	}
 	var files []emit.File
 	for i, u := range t.Units {
@@ -235,11 +279,11 @@ func docsCmd(args []string, stdout io.Writer) error {
 		}
 		f, err := docs.EmitWith(u.Spec, name, o)
 		if err != nil {
-			return fmt.Errorf("%s: %w", u.Spec.Package, err)
+			return exitUsage, fmt.Errorf("%s: %w", u.Spec.Package, err)
 		}
 		files = append(files, f)
 	}
-	return writeUnder(filepath.Dir(*out), files, stdout)
+	return exitFor(writeUnder(filepath.Dir(*out), files, stdout))
 }
 
 func writeUnder(dir string, files []emit.File, stdout io.Writer) error {
@@ -250,31 +294,33 @@ func writeUnder(dir string, files []emit.File, stdout io.Writer) error {
 	return err
 }
 
-func scaffoldCmd(args []string, stdout io.Writer) error {
-	fs := newFlags("scaffold")
-	specDir := fs.String("spec", "", "spec directory (default: the spec built into dshgen)")
-	typ := fs.String("type", "", "the plugin type whose methods are the listeners")
-	events := fs.String("events", "", "comma-separated extension points, e.g. tools/guard,tools/post-execute")
-	out := fs.String("out", "", "Go file to write")
-	pkg := fs.String("pkg", os.Getenv("GOPACKAGE"), "Go package of the file (default: $GOPACKAGE, set by go generate)")
-	if err := parse(fs, args); err != nil {
-		return err
+func scaffoldCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, error) {
+	specDir := specDirFlag(c, "", "spec directory (default: the spec built into dshgen)")
+	typ := c.Flags.String("type", "", "the plugin type whose methods are the listeners (required)")
+	events := c.Flags.String("events", "", "comma-separated extension points, e.g. tools/guard,tools/post-execute (required)")
+	out := c.Flags.String("out", "", "Go file to write (required)")
+	pkg := c.Flags.String("pkg", os.Getenv("GOPACKAGE"), "Go package of the file (default $GOPACKAGE, set by go generate)")
+	if code, err := parse(c, args); err != nil {
+		return code, err
 	}
 	switch {
 	case *typ == "" || *events == "" || *out == "":
-		return usageError{"scaffold: -type, -events and -out are required"}
+		return exitUsage, usageError{msg: "-type, -events and -out are required"}
 	case *pkg == "":
-		return usageError{"scaffold: -pkg is required outside go generate"}
+		return exitUsage, usageError{msg: "-pkg is required outside go generate (which sets $GOPACKAGE)"}
 	}
 	var t *gen.Tree
 	var err error
 	if *specDir == "" {
 		t, err = gen.LoadFS(spec.FS, "spec", gen.DefaultLayout)
 	} else {
+		if err := checkSpecDir(*specDir); err != nil {
+			return exitUsage, err
+		}
 		t, err = loadTree(*specDir, gen.DefaultLayout)
 	}
 	if err != nil {
-		return err
+		return exitUsage, err
 	}
 	main := t.Main()
 	data, err := scaffold.Emit(main.Spec, scaffold.Options{
@@ -282,7 +328,7 @@ func scaffoldCmd(args []string, stdout io.Writer) error {
 		Import: gen.Module + "/" + main.Layout.GoDir,
 	})
 	if err != nil {
-		return usageError{"scaffold: " + err.Error()}
+		return exitUsage, usageError{msg: err.Error()}
 	}
-	return writeUnder(filepath.Dir(*out), []emit.File{{Path: filepath.Base(*out), Data: data}}, stdout)
+	return exitFor(writeUnder(filepath.Dir(*out), []emit.File{{Path: filepath.Base(*out), Data: data}}, stdout))
 }

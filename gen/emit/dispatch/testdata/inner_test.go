@@ -605,9 +605,12 @@ func TestEvents(t *testing.T) {
 		t.Errorf("events %q", got)
 	}
 	want := EventInfo{Name: "demo/policy", Domain: DomainWaterfall, Doc: "demo/policy is a demo waterfall.",
-		Payload: "DemoPayload", Decision: "Decision", Default: "allow"}
+		Payload: "DemoPayload", Decision: "Decision", Default: "allow", Register: "OnPolicy", Listener: "PolicyListener"}
 	if Events[1] != want {
 		t.Errorf("%#v", Events[1])
+	}
+	if Events[0].Register != "DemoGuard" || Events[2].Register != "WrapRun" {
+		t.Errorf("registrations: %#v", Events[:3])
 	}
 	if Events[0].Default != "abstain" || Events[2].Default != "" || Events[3].Decision != "" {
 		t.Errorf("%#v", Events[:4])
