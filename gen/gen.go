@@ -21,6 +21,7 @@ import (
 	"github.com/dshkit/dsh/gen/emit/scenarios"
 	"github.com/dshkit/dsh/gen/emit/schema"
 	"github.com/dshkit/dsh/gen/ir"
+	"github.com/dshkit/dsh/internal/atomicfile"
 )
 
 // Layout says where each kind of output goes, relative to the output root.
@@ -180,7 +181,10 @@ func Write(root string, files []emit.File, prune bool) ([]string, error) {
 		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, f.Data) {
 			continue
 		}
-		if err := writeAtomic(dst, f.Data); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return changed, err
+		}
+		if err := atomicfile.Write(dst, f.Data); err != nil {
 			return changed, err
 		}
 		changed = append(changed, f.Path)
@@ -199,28 +203,6 @@ func Write(root string, files []emit.File, prune bool) ([]string, error) {
 		changed = append(changed, p+" (removed)")
 	}
 	return changed, nil
-}
-
-func writeAtomic(dst string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
 }
 
 // Summary is a one-line account of a set of diffs, e.g. "3 stale files: a, b, c".

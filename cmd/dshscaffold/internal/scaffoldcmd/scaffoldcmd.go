@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshkit/dsh/gen/emit/scaffold"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/atomicfile"
 	"github.com/dshkit/dsh/internal/clix"
 )
 
@@ -75,32 +75,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.Fail(err)
 	}
-	if err := writeFile(*out, data); err != nil {
+	if err := atomicfile.Write(*out, data); err != nil {
 		return c.Fail(err)
 	}
 	return clix.ExitOK
-}
-
-// writeFile writes data to name atomically (a temporary file renamed over it), leaving an
-// unchanged file untouched.
-func writeFile(name string, data []byte) error {
-	if old, err := os.ReadFile(name); err == nil && string(old) == string(data) {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".dshscaffold-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }
