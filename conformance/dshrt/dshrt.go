@@ -125,7 +125,7 @@ func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
 		agents:   map[string]*agent{},
 		logs:     map[string]*session.Log{},
 		stores:   map[string]*session.Memory{},
-		model:    &gatedModel{inner: llm.NewScripted()},
+		model:    &gatedModel{inner: llm.NewScripted().RecordRequests()},
 		mutation: m,
 		turns:    map[string]*turnState{},
 	}
@@ -228,7 +228,7 @@ func (r *Runtime) SetModel(responses []sc.Response, wait func(ctx context.Contex
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.model = &gatedModel{inner: llm.NewScripted(out...), responses: out, gates: gates, wait: wait}
+	r.model = &gatedModel{inner: llm.NewScripted(out...).RecordRequests(), responses: out, gates: gates, wait: wait}
 }
 
 // SetOptions sets the loop's settings.

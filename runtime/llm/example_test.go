@@ -9,15 +9,16 @@ import (
 	"github.com/dshkit/dsh/runtime/llm"
 )
 
-// A scripted model plays its responses in order and records every request, so a loop
-// test can drive a tool round trip and then assert what the model was sent.
+// A scripted model plays its responses in order and, after RecordRequests, records every
+// request, so a loop test can drive a tool round trip and then assert what the model was
+// sent.
 func ExampleScripted() {
 	model := llm.NewScripted(
 		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
 			{Name: "Bash", Arguments: json.RawMessage(`{"command": "ls"}`)},
 		}},
 		llm.ScriptedResponse{Text: "There are two files."},
-	)
+	).RecordRequests()
 	ctx := context.Background()
 	req := llm.Request{
 		Config:   dsh.LLMCallConfig{Provider: "scripted", Model: "test"},

@@ -92,13 +92,27 @@ type scriptedCall struct {
 }
 
 // Scripted is a [Model] that plays a script: each call consumes the next response, in
-// order; once they are used up every call answers the text [ExhaustedText]. It records
-// every request it receives. It is safe for concurrent use.
+// order; once they are used up every call answers the text [ExhaustedText]. After
+// [Scripted.RecordRequests] it records every request it receives (tests inspect them with
+// [Scripted.Requests]); by default it keeps none, so that a long session does not keep a
+// copy of its history per step. It is safe for concurrent use.
 type Scripted struct {
 	mu        sync.Mutex
 	responses []scriptedCall
 	next      int
+	record    bool
 	requests  []Request
+}
+
+// RecordRequests makes the model record a deep copy of every request it receives from
+// then on, for [Scripted.Requests], and returns the model. Recording costs a copy of the
+// whole request (history included) per call and keeps every copy: use it in tests, not
+// in long sessions.
+func (s *Scripted) RecordRequests() *Scripted {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.record = true
+	return s
 }
 
 // NewScripted returns a model that plays responses in order. A response that breaks the
@@ -253,10 +267,15 @@ func scriptedArguments(raw json.RawMessage) (string, error) {
 }
 
 // Stream plays the next scripted response (see [ScriptedResponse] for the order of a
-// call). Each iteration of the returned sequence is one call: it records a deep copy of
-// req (as it was when Stream was called) and consumes one response.
+// call). Each iteration of the returned sequence is one call: it consumes one response and,
+// when the model records requests, records a deep copy of req (as it was when Stream was
+// called).
 func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error] {
-	frozen := req.Clone()
+	var frozen *Request
+	if s.recording() {
+		c := req.Clone()
+		frozen = &c
+	}
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		sc := s.take(frozen)
 		if sc.invalid != nil {
@@ -315,11 +334,20 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 	}
 }
 
-// take records req and returns the next response to play.
-func (s *Scripted) take(req Request) scriptedCall {
+// recording reports whether the model records requests.
+func (s *Scripted) recording() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, req)
+	return s.record
+}
+
+// take records req, unless it is nil, and returns the next response to play.
+func (s *Scripted) take(req *Request) scriptedCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if req != nil {
+		s.requests = append(s.requests, *req)
+	}
 	if s.next >= len(s.responses) {
 		return scriptedCall{
 			resp:   ScriptedResponse{Text: ExhaustedText},
@@ -331,7 +359,8 @@ func (s *Scripted) take(req Request) scriptedCall {
 	return sc
 }
 
-// Requests returns deep copies of every request the model received, in call order.
+// Requests returns deep copies of every request the model recorded, in call order: every
+// request it received since [Scripted.RecordRequests]; none without it.
 func (s *Scripted) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -54,6 +54,7 @@ func TestParseScriptPlaysInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.RecordRequests()
 	if m.Remaining() != 5 {
 		t.Fatalf("Remaining = %d", m.Remaining())
 	}
@@ -239,7 +240,7 @@ func TestScriptedDelayAndCancellation(t *testing.T) {
 		ScriptedResponse{DelayMS: 30, Text: "late"},
 		ScriptedResponse{DelayMS: 60_000, Text: "never"},
 		ScriptedResponse{Text: "a b c"},
-	)
+	).RecordRequests()
 	start := time.Now()
 	resp, err := Collect(m.Stream(context.Background(), Request{}))
 	if err != nil || resp.Text != "late" {
@@ -292,7 +293,7 @@ func TestScriptedConsumerBreak(t *testing.T) {
 }
 
 func TestScriptedRecordsDeepCopies(t *testing.T) {
-	m := NewScripted()
+	m := NewScripted().RecordRequests()
 	req := Request{
 		Config:   dsh.LLMCallConfig{Provider: "scripted", Model: "m", MaxTokens: ptr(10)},
 		System:   "sys",
@@ -328,7 +329,7 @@ func TestScriptedConcurrentUse(t *testing.T) {
 	for i := range responses {
 		responses[i] = ScriptedResponse{Text: "r" + string(rune('A'+i%26)) + string(rune('a'+i/26))}
 	}
-	m := NewScripted(responses...)
+	m := NewScripted(responses...).RecordRequests()
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -405,5 +406,24 @@ func TestSplitDeltas(t *testing.T) {
 		if strings.Join(splitDeltas(in), "") != in {
 			t.Errorf("splitDeltas(%q) loses text", in)
 		}
+	}
+}
+
+func TestScriptedRecordsNothingByDefault(t *testing.T) {
+	m := NewScripted(ScriptedResponse{Text: "one"}, ScriptedResponse{Text: "two"})
+	if _, err := Collect(m.Stream(context.Background(), Request{Messages: []Message{userText("a")}})); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Requests(); len(got) != 0 {
+		t.Fatalf("a model without RecordRequests recorded %d requests", len(got))
+	}
+	m.RecordRequests()
+	resp, err := Collect(m.Stream(context.Background(), Request{Messages: []Message{userText("b")}}))
+	if err != nil || resp.Text != "two" {
+		t.Fatalf("second call = %q, %v", resp.Text, err)
+	}
+	got := m.Requests()
+	if len(got) != 1 || got[0].Messages[0].Content[0].(dsh.TextBlock).Text != "b" {
+		t.Fatalf("after RecordRequests: %+v", got)
 	}
 }

@@ -43,7 +43,7 @@ func newEnv(t testing.TB, responses ...llm.ScriptedResponse) *env {
 	t.Helper()
 	e := &env{t: t, reg: dsh.NewRegistry(dsh.WithLogger(quiet), DecisionAudit()), tools: tools.NewRegistry()}
 	e.rt = tools.New(e.tools, e.reg, tools.WithLogger(quiet))
-	e.script = llm.NewScripted(responses...)
+	e.script = llm.NewScripted(responses...).RecordRequests()
 	e.model = e.script
 	e.store = session.NewMemory()
 	e.log = e.openLog()

@@ -44,7 +44,7 @@ func TestResumeSendsTheSameHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A fresh model that plays the rest of the script.
-	rest := llm.NewScripted(resumeScript()[3:]...)
+	rest := llm.NewScripted(resumeScript()[3:]...).RecordRequests()
 	e.log, e.model = e.openLog(), rest
 	b, err := Resume(context.Background(), e.config())
 	if err != nil {
