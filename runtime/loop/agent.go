@@ -103,19 +103,34 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	if err := checkOwner(cfg.Log, cfg.ID); err != nil {
 		return nil, err
 	}
-	st, err := session.Replay(cfg.Log.Events())
+	a := newAgent(ctx, cfg)
+	// One pass over the log: Replay folds the turn state while the request state folds
+	// the headers and the history, so that the first request after resuming only reads
+	// the events appended since.
+	var foldErr error
+	st, err := session.Replay(func(yield func(session.Event, error) bool) {
+		for ev, err := range cfg.Log.Events() {
+			if err == nil {
+				if foldErr = a.req.fold(ev, true); foldErr != nil {
+					return
+				}
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	})
+	if err == nil {
+		err = foldErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotResumable, err)
 	}
-	a := newAgent(ctx, cfg)
 	if err := session.CloseInterrupted(a.base, a.log, st); err != nil {
 		return nil, fmt.Errorf("loop: resume agent %q: %w", a.id, err)
 	}
 	a.lastTurn = st.LastTurn
 	a.nextTurn, a.nextStep = st.NextTurn, st.NextStep
-	if err := a.req.restore(a.log); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotResumable, err)
-	}
 	a.req.first = dsh.HeaderReasonResume
 	a.sessionStart(ctx, dsh.SessionStartSourceResume)
 	return a, nil

@@ -27,69 +27,68 @@ type requestState struct {
 	pendingEnd *dsh.TurnEnd        // a turn/end whose append failed, appended before the next turn
 }
 
-// restore folds the request/header and request/context events of a resumed log.
-func (r *requestState) restore(log *session.Log) error {
-	for ev := range log.Events() {
-		switch ev.Type {
-		case dsh.RequestHeaderLoggedType:
-			data, err := ev.Decode()
-			if err != nil {
-				return err
-			}
-			h := data.(dsh.RequestHeaderLogged).Header
-			r.header, err = h.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			cfg := h.Config
-			r.logged = &cfg
-		case dsh.RequestContextType:
-			data, err := ev.Decode()
-			if err != nil {
-				return err
-			}
-			c := data.(dsh.RequestContext)
-			r.context = &c
-		}
+// fold folds one event into the history (B §5.3 step 1: the messages are derived from
+// the log, so a resumed agent sends the same history) and, when headers is set (on
+// resume), the last request/header and request/context into the state (a running agent
+// keeps those as it appends them). Events must come in seq order; fold skips the events
+// before r.folded.
+func (r *requestState) fold(ev session.Event, headers bool) error {
+	if ev.Seq < r.folded {
+		return nil
 	}
+	r.folded = ev.Seq + 1
+	switch ev.Type {
+	case dsh.UserMessageLoggedType, dsh.ToolResultLoggedType, dsh.AssistantMessageLoggedType:
+	case dsh.RequestHeaderLoggedType, dsh.RequestContextType:
+		if !headers {
+			return nil
+		}
+	default:
+		return nil
+	}
+	data, err := ev.Decode()
+	if err != nil {
+		return fmt.Errorf("loop: history: event %d: %w", ev.Seq, err)
+	}
+	role := llm.RoleUser
+	var content []dsh.ContentBlock
+	switch d := data.(type) {
+	case dsh.RequestHeaderLogged:
+		r.header, err = d.Header.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		cfg := d.Header.Config
+		r.logged = &cfg
+		return nil
+	case dsh.RequestContext:
+		r.context = &d
+		return nil
+	case dsh.UserMessageLogged:
+		content = d.Message.Content
+	case dsh.ToolResultLogged:
+		content = d.Message.Content
+	case dsh.AssistantMessageLogged:
+		if len(d.Message.Content) == 0 {
+			return nil // nothing to replay (e.g. a max-tokens finish of dropped calls)
+		}
+		role, content = llm.RoleAssistant, d.Message.Content
+	}
+	r.history = append(r.history, llm.Message{Role: role, Content: content})
 	return nil
 }
 
 // messages folds the events appended since the last call into the history and returns
-// it (B §5.3 step 1: the messages are derived from the log, so a resumed agent sends the
-// same history). The returned slice must not be appended to.
+// it. It reads only those events, so a step costs the same however long the log is. The
+// returned slice must not be appended to.
 func (r *requestState) messages(log *session.Log) ([]llm.Message, error) {
-	for ev, err := range log.Events() {
+	for ev, err := range log.EventsFrom(r.folded) {
 		if err != nil {
 			return nil, err
 		}
-		if ev.Seq < r.folded {
-			continue
+		if err := r.fold(ev, false); err != nil {
+			return nil, err
 		}
-		r.folded = ev.Seq + 1
-		var content []dsh.ContentBlock
-		role := llm.RoleUser
-		switch ev.Type {
-		case dsh.UserMessageLoggedType, dsh.ToolResultLoggedType, dsh.AssistantMessageLoggedType:
-		default:
-			continue
-		}
-		data, err := ev.Decode()
-		if err != nil {
-			return nil, fmt.Errorf("loop: history: event %d: %w", ev.Seq, err)
-		}
-		switch d := data.(type) {
-		case dsh.UserMessageLogged:
-			content = d.Message.Content
-		case dsh.ToolResultLogged:
-			content = d.Message.Content
-		case dsh.AssistantMessageLogged:
-			if len(d.Message.Content) == 0 {
-				continue // nothing to replay (e.g. a max-tokens finish of dropped calls)
-			}
-			role, content = llm.RoleAssistant, d.Message.Content
-		}
-		r.history = append(r.history, llm.Message{Role: role, Content: content})
 	}
 	return r.history[:len(r.history):len(r.history)], nil
 }

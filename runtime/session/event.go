@@ -156,8 +156,12 @@ func appendJSONString(buf []byte, s string) ([]byte, error) {
 	return append(buf, q...), nil
 }
 
-// decodeLine decodes one stored line (without its newline) into an event.
+// decodeLine decodes one stored line (without its newline) into an event. The event's
+// Data shares line's memory.
 func decodeLine(line []byte) (Event, error) {
+	if ev, ok := parseEnvelope(line); ok {
+		return ev, nil
+	}
 	var ev Event
 	if err := ev.UnmarshalJSON(line); err != nil {
 		return Event{}, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -83,8 +84,8 @@ type File struct {
 	size   int64
 	err    error // sticky: the file's state is unknown
 	closed bool
-	loaded []Event
-	taken  bool // Load was called
+	starts []int64 // the offset of each event's line; the file's size ends the last one
+	taken  bool    // Load was called
 }
 
 // OpenFile opens the log file at path, creating it (mode 0600) if needed, reads every line
@@ -126,13 +127,21 @@ func OpenFile(path string, opts ...FileOption) (*File, Recovery, error) {
 			return fail(fmt.Errorf("session: sync directory of %s: %w", path, err))
 		}
 	}
-	data, err := io.ReadAll(f)
+	starts, rec, err := scan(f)
 	if err != nil {
 		return fail(fmt.Errorf("session: read %s: %w", path, err))
 	}
-	events, rec := scan(data)
 	if rec.Truncated() {
-		cut := data[rec.ValidBytes:]
+		cut := make([]byte, rec.TruncatedBytes)
+		if _, err := f.ReadAt(cut, rec.ValidBytes); err != nil {
+			return fail(fmt.Errorf("session: read %s: %w", path, err))
+		}
+		rec.DroppedLines = int64(bytes.Count(cut, []byte{'\n'}))
+		if cut[len(cut)-1] != '\n' {
+			rec.DroppedLines++
+		}
+		rec.Reason = fmt.Sprintf("%s; cut %d bytes (%d lines), kept %d events", rec.Reason,
+			rec.TruncatedBytes, rec.DroppedLines, rec.Events)
 		if bytes.IndexByte(cut, '\n') >= 0 {
 			backup, err := saveCut(path, cut)
 			if err != nil {
@@ -152,7 +161,7 @@ func OpenFile(path string, opts ...FileOption) (*File, Recovery, error) {
 			"eventsKept", rec.Events, "truncatedBytes", rec.TruncatedBytes,
 			"droppedLines", rec.DroppedLines, "backup", rec.BackupPath)
 	}
-	return &File{path: path, f: f, size: rec.ValidBytes, loaded: events}, rec, nil
+	return &File{path: path, f: f, size: rec.ValidBytes, starts: starts}, rec, nil
 }
 
 // openOrCreate opens path for appending, creating it if it does not exist.
@@ -171,46 +180,91 @@ func openOrCreate(path string) (*os.File, bool, error) {
 	return f, false, nil
 }
 
-// scan reads the valid prefix of a log file's contents.
-func scan(data []byte) ([]Event, Recovery) {
+// readChunk is how much of a log file a read asks for at a time.
+const readChunk = 256 << 10
+
+// lines calls fn with each line of the file's bytes from off to end (without its newline)
+// and the offset it starts at, reading them in chunks; a line fn keeps stays valid. It
+// stops when fn returns false, and calls torn with the offset and length of a last piece
+// that has no newline.
+func lines(r io.ReaderAt, off, end int64, fn func(line []byte, at int64) bool, torn func(at, n int64)) error {
+	var pending []byte // the start of a line the previous chunk did not finish
+	for off < end {
+		want := min(int64(readChunk), end-off)
+		buf := make([]byte, int64(len(pending))+want)
+		copy(buf, pending)
+		n, err := r.ReadAt(buf[len(pending):], off)
+		if n < int(want) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		at := off - int64(len(pending))
+		off += int64(n)
+		rest := buf
+		for {
+			nl := bytes.IndexByte(rest, '\n')
+			if nl < 0 {
+				break
+			}
+			if !fn(rest[:nl:nl], at) {
+				return nil
+			}
+			at += int64(nl) + 1
+			rest = rest[nl+1:]
+		}
+		pending = rest
+	}
+	if len(pending) > 0 && torn != nil {
+		torn(end-int64(len(pending)), int64(len(pending)))
+	}
+	return nil
+}
+
+// scan reads the valid prefix of a log file, checking every envelope, and returns the
+// offset of each event's line in it.
+func scan(f *os.File) ([]int64, Recovery, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, Recovery{}, err
+	}
 	var (
-		events []Event
+		starts []int64
 		rec    Recovery
 		off    int64
+		lineNo int64
 	)
-	for lineNo := int64(1); off < int64(len(data)); lineNo++ {
-		rest := data[off:]
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			rec.Kind, rec.Line = RecoveryTornTail, lineNo
-			rec.Reason = fmt.Sprintf("line %d is incomplete: %d bytes without a final newline", lineNo, len(rest))
-			break
-		}
-		ev, err := decodeLine(rest[:nl])
+	size := info.Size()
+	err = lines(f, 0, size, func(line []byte, at int64) bool {
+		lineNo++
+		ev, err := decodeLine(line)
 		if err != nil {
 			rec.Kind, rec.Line = RecoveryCorruptLine, lineNo
 			rec.Reason = fmt.Sprintf("line %d is not a valid event envelope: %v", lineNo, err)
-			break
+			return false
 		}
-		if want := int64(len(events)); ev.Seq != want {
+		if want := int64(len(starts)); ev.Seq != want {
 			rec.Kind, rec.Line = RecoverySeqGap, lineNo
 			rec.Reason = fmt.Sprintf("line %d has seq %d, want %d", lineNo, ev.Seq, want)
-			break
+			return false
 		}
-		events = append(events, ev)
-		off += int64(nl) + 1
+		starts = append(starts, at)
+		off = at + int64(len(line)) + 1
+		return true
+	}, func(at, n int64) {
+		lineNo++
+		rec.Kind, rec.Line = RecoveryTornTail, lineNo
+		rec.Reason = fmt.Sprintf("line %d is incomplete: %d bytes without a final newline", lineNo, n)
+	})
+	if err != nil {
+		return nil, Recovery{}, err
 	}
-	rec.Events, rec.ValidBytes = int64(len(events)), off
-	if cut := data[off:]; len(cut) > 0 {
-		rec.TruncatedBytes = int64(len(cut))
-		rec.DroppedLines = int64(bytes.Count(cut, []byte{'\n'}))
-		if cut[len(cut)-1] != '\n' {
-			rec.DroppedLines++
-		}
-		rec.Reason = fmt.Sprintf("%s; cut %d bytes (%d lines), kept %d events", rec.Reason,
-			rec.TruncatedBytes, rec.DroppedLines, rec.Events)
+	rec.Events, rec.ValidBytes = int64(len(starts)), off
+	if cut := size - off; cut > 0 {
+		rec.TruncatedBytes = cut
 	}
-	return events, rec
+	return starts, rec, nil
 }
 
 // saveCut writes the bytes about to be cut from the log at path to a new file next to
@@ -240,20 +294,65 @@ func saveCut(path string, cut []byte) (string, error) {
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
 
-// Load returns the events read by OpenFile. It may be called once.
-func (f *File) Load(ctx context.Context) ([]Event, error) {
+// Load returns the number of events OpenFile found. It may be called once.
+func (f *File) Load(ctx context.Context) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return nil, ErrClosed
+		return 0, ErrClosed
 	}
 	if f.taken {
-		return nil, errors.New("session: file store already loaded")
+		return 0, errors.New("session: file store already loaded")
 	}
 	f.taken = true
-	events := f.loaded
-	f.loaded = nil
-	return events, nil
+	return int64(len(f.starts)), nil
+}
+
+// Read reads the events from to to-1 back from the file, a chunk at a time, while Append
+// may go on. A line that no longer decodes (the file was changed behind the store's back)
+// yields an error wrapping ErrCorrupt.
+func (f *File) Read(ctx context.Context, from, to int64) iter.Seq2[Event, error] {
+	f.mu.Lock()
+	n, size, err := int64(len(f.starts)), f.size, f.usable()
+	var start, end int64
+	if err == nil && from >= 0 && from <= to && to <= n {
+		start, end = size, size
+		if from < n {
+			start = f.starts[from]
+		}
+		if to < n {
+			end = f.starts[to]
+		}
+	}
+	file := f.f
+	f.mu.Unlock()
+	return func(yield func(Event, error) bool) {
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		if from < 0 || from > to || to > n {
+			yield(Event{}, fmt.Errorf("session: %s: read of events %d to %d of %d", f.path, from, to, n))
+			return
+		}
+		seq := from
+		stopped := false
+		rerr := lines(file, start, end, func(line []byte, _ int64) bool {
+			ev, err := decodeLine(line)
+			if err != nil {
+				err = fmt.Errorf("session: %s: event %d: %w", f.path, seq, err)
+			}
+			seq++
+			if !yield(ev, err) || err != nil {
+				stopped = true
+				return false
+			}
+			return true
+		}, nil)
+		if !stopped && rerr != nil {
+			yield(Event{}, fmt.Errorf("session: read %s: %w", f.path, rerr))
+		}
+	}
 }
 
 // Append writes line with one write call. If the write fails or is short, the file is
@@ -270,6 +369,7 @@ func (f *File) Append(ctx context.Context, line []byte) error {
 	}
 	n, err := f.f.Write(line)
 	if err == nil {
+		f.starts = append(f.starts, f.size)
 		f.size += int64(n)
 		return nil
 	}
@@ -324,6 +424,6 @@ func (f *File) Close() error {
 		return nil
 	}
 	f.closed = true
-	f.loaded = nil
+	f.starts = nil
 	return f.f.Close()
 }

@@ -94,8 +94,14 @@ func WithSources(seqs ...int64) AppendOption {
 // one huge event does not pin its size for the log's lifetime.
 const maxKeptLineBuffer = 1 << 20
 
-// Log is an append-only session log: events with contiguous seqs from 0, kept in memory
-// and in a [Store]. Its methods are safe for concurrent use.
+// keptRecent is how many of the most recent events a Log keeps in memory, at least: it
+// keeps between keptRecent and 2*keptRecent of them, and reads older ones from its store.
+const keptRecent = 1024
+
+// Log is an append-only session log: events with contiguous seqs from 0, kept in a
+// [Store]. It keeps its most recent events in memory too, so that reading what was just
+// appended (as the agent loop does every step) does not go back to the store. Its methods
+// are safe for concurrent use.
 type Log struct {
 	store  Store
 	clock  func() time.Time
@@ -103,7 +109,9 @@ type Log struct {
 	policy SyncPolicy
 
 	mu         sync.Mutex
-	events     []Event
+	n          int64   // number of events: the seq of the next one
+	recent     []Event // the events from seq recentFrom to n-1; replaced, never changed in place
+	recentFrom int64
 	line       []byte // encoding buffer, reused under mu
 	closed     bool
 	err        error           // sticky failure: set by a failed sync
@@ -124,9 +132,10 @@ type subscription struct {
 	canceled atomic.Bool
 }
 
-// Open returns a Log over store, holding the events the store already has. It syncs the
-// store once, so that every loaded event counts as durable. The Log owns the store from
-// then on and closes it in Close; when Open fails, the caller still owns it.
+// Open returns a Log over store, holding the events the store already has (they stay in
+// the store: Open does not read them). It syncs the store once, so that every loaded
+// event counts as durable. The Log owns the store from then on and closes it in Close;
+// when Open fails, the caller still owns it.
 func Open(ctx context.Context, store Store, opts ...Option) (*Log, error) {
 	if store == nil {
 		return nil, errors.New("session: nil store")
@@ -138,20 +147,18 @@ func Open(ctx context.Context, store Store, opts ...Option) (*Log, error) {
 	if o.policy < SyncOnTurnEnd || o.policy > SyncNever {
 		return nil, fmt.Errorf("session: unknown sync policy %v", o.policy)
 	}
-	events, err := store.Load(ctx)
+	n, err := store.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("session: load: %w", err)
 	}
-	for i, ev := range events {
-		if ev.Seq != int64(i) {
-			return nil, fmt.Errorf("%w: store event %d has seq %d", ErrCorrupt, i, ev.Seq)
-		}
+	if n < 0 {
+		return nil, fmt.Errorf("%w: store holds %d events", ErrCorrupt, n)
 	}
 	if err := store.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSyncFailed, err)
 	}
-	l := &Log{store: store, clock: o.clock, log: o.log, policy: o.policy, events: events}
-	l.synced.Store(int64(len(events)) - 1)
+	l := &Log{store: store, clock: o.clock, log: o.log, policy: o.policy, n: n, recentFrom: n}
+	l.synced.Store(n - 1)
 	return l, nil
 }
 
@@ -201,7 +208,7 @@ func (l *Log) write(ctx context.Context, typ string, raw []byte, sources []int64
 	if l.err != nil {
 		return Event{}, fmt.Errorf("session: log refuses appends after an earlier failure: %w", l.err)
 	}
-	seq := int64(len(l.events))
+	seq := l.n
 	if err := checkSources(seq, sources); err != nil {
 		return Event{}, fmt.Errorf("%w: %w", ErrInvalidSource, err)
 	}
@@ -221,7 +228,12 @@ func (l *Log) write(ctx context.Context, typ string, raw []byte, sources []int64
 	if err != nil {
 		return Event{}, fmt.Errorf("session: append %s: %w", typ, err)
 	}
-	l.events = append(l.events, ev)
+	l.n++
+	if len(l.recent) >= 2*keptRecent {
+		l.recent = append(make([]Event, 0, 2*keptRecent), l.recent[keptRecent:]...)
+		l.recentFrom += keptRecent
+	}
+	l.recent = append(l.recent, ev)
 	if len(l.subs) > 0 {
 		l.pending = append(l.pending, ev)
 	}
@@ -253,7 +265,7 @@ func (l *Log) syncTo(ctx context.Context, seq int64) error {
 // syncLocked syncs the store up to the last appended event. Called with syncMu held.
 func (l *Log) syncLocked(ctx context.Context) error {
 	l.mu.Lock()
-	target, err := int64(len(l.events))-1, l.err
+	target, err := l.n-1, l.err
 	l.mu.Unlock()
 	if err != nil {
 		return err
@@ -280,14 +292,42 @@ func (l *Log) syncLocked(ctx context.Context) error {
 }
 
 // Events returns a reader over the events appended before the call (a snapshot: later
-// appends are not seen). The error is always nil for a Log, whose events are in memory;
-// the type lets Replay read other sources too.
-func (l *Log) Events() iter.Seq2[Event, error] {
+// appends are not seen). It reads older events from the store as the iteration reaches
+// them, so reading a long log takes little memory; an error reading the store (or a store
+// event out of sequence, wrapping ErrCorrupt) is yielded, and ends the iteration.
+func (l *Log) Events() iter.Seq2[Event, error] { return l.EventsFrom(0) }
+
+// EventsFrom is Events without the events before seq from: it reads the events from seq
+// from up to the last one appended before the call. Reading the events appended since a
+// recent seq costs no store read.
+func (l *Log) EventsFrom(from int64) iter.Seq2[Event, error] {
 	l.mu.Lock()
-	snap := l.events[:len(l.events):len(l.events)]
+	n, recent, recentFrom := l.n, l.recent[:len(l.recent):len(l.recent)], l.recentFrom
 	l.mu.Unlock()
+	from = max(from, 0)
 	return func(yield func(Event, error) bool) {
-		for _, ev := range snap {
+		if from < recentFrom {
+			want := from
+			for ev, err := range l.store.Read(context.Background(), from, recentFrom) {
+				if err == nil && ev.Seq != want {
+					err = fmt.Errorf("%w: store event %d has seq %d", ErrCorrupt, want, ev.Seq)
+				}
+				if err != nil {
+					yield(Event{}, fmt.Errorf("session: read event %d: %w", want, err))
+					return
+				}
+				if !yield(ev, nil) {
+					return
+				}
+				want++
+			}
+			if want != recentFrom {
+				yield(Event{}, fmt.Errorf("%w: the store read ended at event %d of %d", ErrCorrupt, want, recentFrom))
+				return
+			}
+			from = recentFrom
+		}
+		for _, ev := range recent[min(from-recentFrom, int64(len(recent))):min(n-recentFrom, int64(len(recent)))] {
 			if !yield(ev, nil) {
 				return
 			}
@@ -299,7 +339,7 @@ func (l *Log) Events() iter.Seq2[Event, error] {
 func (l *Log) Len() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return int64(len(l.events))
+	return l.n
 }
 
 // Subscribe registers an observer (B §3.2 "session observer") called with every event
@@ -315,7 +355,7 @@ func (l *Log) Subscribe(fn func(Event)) (cancel func()) {
 		return func() {}
 	}
 	l.mu.Lock()
-	s := &subscription{fn: fn, from: int64(len(l.events))}
+	s := &subscription{fn: fn, from: l.n}
 	l.subs = append(l.subs[:len(l.subs):len(l.subs)], s)
 	l.mu.Unlock()
 	return func() {

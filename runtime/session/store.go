@@ -5,15 +5,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 )
 
-// Store is where a [Log] keeps its events. A Log serializes its calls of Append, may call
-// Sync concurrently with Append (never with Close), and calls Load once, first.
+// Store is where a [Log] keeps its events. A Log calls Load once, first; it serializes its
+// calls of Append; it may call Sync and Read concurrently with Append (never with Close).
+// A Log keeps only its most recent events in memory and reads the others back with Read,
+// so a store need not hold its events in memory either.
 type Store interface {
-	// Load returns the events the store already holds, in order, with seqs contiguous
-	// from 0.
-	Load(ctx context.Context) ([]Event, error)
+	// Load returns how many events the store already holds: their seqs are 0 to n-1.
+	Load(ctx context.Context) (n int64, err error)
+	// Read returns the events with seqs from to to-1, in order, for 0 <= from <= to <= the
+	// number of events loaded or appended. It reads each event when the iteration reaches
+	// it and yields an error (wrapping ErrCorrupt for a line that is not a valid envelope)
+	// when it cannot. The events it yields must stay valid after the iteration: a Log hands
+	// them out.
+	Read(ctx context.Context, from, to int64) iter.Seq2[Event, error]
 	// Append adds one event: line is its envelope encoded as a single line of JSON,
 	// terminated by '\n'. When Append returns nil the event is in the store (though not
 	// necessarily durable); when it returns an error the store is as it was before the
@@ -40,23 +48,47 @@ func NewMemory() *Memory { return &Memory{} }
 // errInUse is the error of loading a Memory that an open Log is still using.
 var errInUse = errors.New("session: memory store is in use by an open log")
 
-// Load returns the events appended so far by earlier Logs, and marks the store in use.
-func (m *Memory) Load(ctx context.Context) ([]Event, error) {
+// Load checks the events appended so far by earlier Logs, returns their number and marks
+// the store in use.
+func (m *Memory) Load(ctx context.Context) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.open {
-		return nil, errInUse
+		return 0, errInUse
 	}
-	events := make([]Event, 0, len(m.lines))
 	for i, line := range m.lines {
 		ev, err := decodeLine(line[:len(line)-1])
 		if err != nil {
-			return nil, fmt.Errorf("session: memory line %d: %w", i+1, err)
+			return 0, fmt.Errorf("session: memory line %d: %w", i+1, err)
 		}
-		events = append(events, ev)
+		if ev.Seq != int64(i) {
+			return 0, fmt.Errorf("%w: memory line %d has seq %d", ErrCorrupt, i+1, ev.Seq)
+		}
 	}
 	m.open = true
-	return events, nil
+	return int64(len(m.lines)), nil
+}
+
+// Read decodes the lines of the events from to to-1.
+func (m *Memory) Read(ctx context.Context, from, to int64) iter.Seq2[Event, error] {
+	m.mu.Lock()
+	lines := m.lines[:len(m.lines):len(m.lines)]
+	m.mu.Unlock()
+	return func(yield func(Event, error) bool) {
+		if from < 0 || to > int64(len(lines)) || from > to {
+			yield(Event{}, fmt.Errorf("session: memory store: read of events %d to %d of %d", from, to, len(lines)))
+			return
+		}
+		for i, line := range lines[from:to] {
+			ev, err := decodeLine(line[:len(line)-1])
+			if err != nil {
+				err = fmt.Errorf("session: memory line %d: %w", from+int64(i)+1, err)
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // Append keeps a copy of line.
