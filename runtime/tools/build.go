@@ -12,14 +12,14 @@ var errResultNotJSON = errors.New(msgResultNotJSON)
 
 // buildSuccess builds the success result of a canonical value (SEMANTICS.md B §4.5), or
 // the INVALID_TOOL_OUTPUT failure of an invalid one. value is the lossless encoding of the
-// value, or verr why there is none; copies is c.copies().
-func (c *call) buildSuccess(t *tool, value json.RawMessage, verr error, concluded bool, copies int) outcome {
-	return c.buildSuccessText(t, value, verr, concluded, nil, copies)
+// value, or verr why there is none.
+func (c *call) buildSuccess(t *tool, value json.RawMessage, verr error, concluded bool) outcome {
+	return c.buildSuccessText(t, value, verr, concluded, nil)
 }
 
 // buildSuccessText is buildSuccess with the value's text when the value is a string,
 // which spares the default rendering from decoding it.
-func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, concluded bool, text *string, copies int) outcome {
+func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, concluded bool, text *string) outcome {
 	name := c.exec.Name
 	if verr != nil {
 		violation := msgValueNotLossless
@@ -40,7 +40,7 @@ func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, conc
 			s := textOf(value)
 			text = &s
 		}
-		content = c.boxes.textContent(*text, copies)
+		content = []dsh.ContentBlock{dsh.TextBlock{Text: *text}}
 	} else {
 		rendered, err := callProjector(out.Render, c.exec.Arguments, value)
 		if err != nil {
@@ -60,22 +60,7 @@ func (c *call) buildSuccessText(t *tool, value json.RawMessage, verr error, conc
 			return failure(errInvalidOutput(name, "output.presentationMeta returned non-lossless JSON"))
 		}
 	}
-	return c.room.reserve(o, copies)
-}
-
-// copies is the number of copies of a result the phases after dispatch hand out: to the
-// wrappers, post-execute, the finalizer and the observers, those of them that run. (A
-// listener registered meanwhile is served too: the room is only where copies are carved
-// from while it lasts.)
-func (c *call) copies() int {
-	n := 0
-	for _, on := range [...]bool{c.wrapped, c.finalizer() != nil,
-		c.rt.hooks.Listens(dsh.PostToolEventName), c.rt.hooks.Listens(dsh.ToolResultEventName)} {
-		if on {
-			n++
-		}
-	}
-	return n
+	return o
 }
 
 // callProjector calls a render or presentationMeta projector with private copies of the

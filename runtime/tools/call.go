@@ -71,14 +71,6 @@ type call struct {
 	rc       RunContext
 	handed   resultID // identity of the copy of it handed to the wrappers
 
-	// room is where the copies of the candidate that the phases hand out are carved from
-	// (see room); it is set when a success is built and used by one goroutine at a time
-	// (core dispatch before the run is sealed, the caller's afterwards).
-	room room
-	// boxes hold the results the call hands out and its default-rendered content (see
-	// boxes); same discipline as room.
-	boxes boxes
-
 	staged Call // the call's handle, returned by Runtime.Start
 }
 

@@ -95,13 +95,12 @@ func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
 	if err != nil {
 		o = failure(err)
 	} else {
-		copies := c.copies()
-		raw, verr := marshalValueRoom(value, copies)
+		raw, verr := marshalValue(value)
 		var text *string
 		if s, ok := value.(string); ok && verr == nil {
 			text = &s
 		}
-		if o = c.buildSuccessText(t, raw, verr, concluded, text, copies); !o.failed && bctx.Err() != nil {
+		if o = c.buildSuccessText(t, raw, verr, concluded, text); !o.failed && bctx.Err() != nil {
 			o = aborted(true)
 		}
 	}
@@ -161,8 +160,8 @@ func (c *call) mint(o outcome) dsh.ToolExecutionResult {
 		handed := o.clone()
 		return handed.result()
 	}
-	handed := c.room.copyOf(&o)
-	r := c.boxes.result(&handed)
+	handed := o.clone()
+	r := handed.result()
 	v, _ := view(r)
 	c.cand, c.hasMinted, c.handed = o, true, v.id()
 	return r
@@ -201,9 +200,8 @@ func (c *call) normalize(r dsh.ToolExecutionResult) bool {
 			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
 			return false
 		}
-		copies := c.copies()
-		raw, verr := snapshotJSONRoom(v.value, copies)
-		if c.cand = c.buildSuccess(t, raw, verr, c.concluded(), copies); c.cand.failed {
+		raw, verr := snapshotJSON(v.value)
+		if c.cand = c.buildSuccess(t, raw, verr, c.concluded()); c.cand.failed {
 			c.cand.contexts = c.survivors
 			return false
 		}

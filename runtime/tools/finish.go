@@ -14,26 +14,26 @@ func (c *call) finish() dsh.ToolExecutionResult {
 		c.applyFinalize()
 	}
 	if c.rt.hooks.Listens(dsh.ToolResultEventName) {
-		observed := c.room.copyOf(&c.cand)
+		observed := c.cand.clone()
 		c.view(&c.res.Exec, viewResult)
-		c.res.Result = c.boxes.result(&observed)
+		c.res.Result = observed.result()
 		if err := c.rt.hooks.EmitToolResult(c.ctx, &c.res); err != nil {
 			c.rt.log.LogAttrs(c.ctx, slog.LevelDebug, "tools: tools/result observer failed",
 				slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
 		}
 	}
 	// The call is over: its private outcome becomes the caller's.
-	return c.boxes.result(&c.cand)
+	return c.cand.result()
 }
 
 // applyFinalize runs the finalizer on the candidate; it may replace only the content. A
 // failing finalizer, or one returning content that is not lossless, gives the failure of
 // that error, with the contexts that survive every failure.
 func (c *call) applyFinalize() {
-	in := c.room.copyOf(&c.cand)
+	in := c.cand.clone()
 	var exec dsh.ToolExecution
 	c.view(&exec, viewFinalize)
-	content, err := callFinalize(c.finalizer(), exec, c.boxes.result(&in))
+	content, err := callFinalize(c.finalizer(), exec, in.result())
 	if err == nil && content != nil {
 		if content, err = snapshotContent(content); err != nil {
 			err = errResultNotJSON

@@ -25,20 +25,6 @@ func snapshotJSON(raw []byte) (json.RawMessage, error) {
 	return append(json.RawMessage(nil), raw...), nil
 }
 
-// snapshotJSONRoom is snapshotJSON with spare capacity for copies copies of the snapshot
-// (none above maxArena).
-func snapshotJSONRoom(raw []byte, copies int) (json.RawMessage, error) {
-	raw, ok := losslessJSON(raw)
-	if !ok {
-		return nil, errNotLossless
-	}
-	n := len(raw)
-	if n <= maxArena {
-		n *= copies + 1
-	}
-	return append(make(json.RawMessage, 0, n), raw...), nil
-}
-
 // losslessJSON reports whether raw, without surrounding white space, is lossless JSON,
 // and returns it so trimmed (not copied).
 func losslessJSON(raw []byte) ([]byte, bool) {
@@ -84,26 +70,18 @@ func isNumberByte(c byte) bool {
 
 // marshalValue encodes the canonical value a tool body (or a wrapper) returned as lossless
 // JSON.
-func marshalValue(v any) (json.RawMessage, error) { return marshalValueRoom(v, 0) }
-
-// marshalValueRoom is marshalValue, in memory with spare capacity for copies copies of the
-// encoding when that is cheap.
-func marshalValueRoom(v any, copies int) (json.RawMessage, error) {
+func marshalValue(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case json.RawMessage:
-		return snapshotJSONRoom(v, copies)
+		return snapshotJSON(v)
 	case *json.RawMessage:
 		if v == nil {
 			return json.RawMessage("null"), nil
 		}
-		return snapshotJSONRoom(*v, copies)
+		return snapshotJSON(*v)
 	case string:
 		if utf8.ValidString(v) {
-			n := len(v) + 2
-			if n <= maxArena {
-				n *= copies + 1
-			}
-			return appendJSONString(make([]byte, 0, n), v), nil
+			return appendJSONString(make([]byte, 0, len(v)+2), v), nil
 		}
 	}
 	data, err := safeMarshal(v)

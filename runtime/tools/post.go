@@ -16,9 +16,9 @@ func (c *call) postExecute() {
 		c.abortSucceeded()
 		return
 	}
-	payload := c.room.copyOf(&c.cand)
+	payload := c.cand.clone()
 	c.view(&c.post.Exec, viewPost)
-	c.post.Result = c.boxes.result(&payload)
+	c.post.Result = payload.result()
 	decision, err := c.rt.hooks.RunPostTool(c.ctx, &c.post, nil)
 	if err != nil {
 		c.cand = c.listenerFailure(err)
@@ -119,9 +119,8 @@ func (c *call) accept(d dsh.PostToolAccept) {
 			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
 			return
 		}
-		copies := c.copies()
-		raw, verr := snapshotJSONRoom(d.Value, copies)
-		c.cand = c.buildSuccess(t, raw, verr, c.concluded(), copies)
+		raw, verr := snapshotJSON(d.Value)
+		c.cand = c.buildSuccess(t, raw, verr, c.concluded())
 	case d.Content != nil:
 		content, err := snapshotContent(d.Content)
 		if err != nil {
