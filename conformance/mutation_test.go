@@ -2,14 +2,20 @@ package conformance_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/conformance"
 	"github.com/dshkit/dsh/conformance/dshrt"
 )
 
+// mutantTimeout bounds a scenario run against a mutant.
+const mutantTimeout = 5 * time.Second
+
 // TestMutantsAreDetected runs the whole suite against deliberately broken variants of
 // dsh's runtime and requires each breakage to fail at least one scenario: a suite that
-// passes against a mutant would not notice that bug in a real runtime.
+// passes against a mutant would not notice that bug in a real runtime. A scenario that
+// wedges under a mutant counts as detecting it after mutantTimeout rather than the
+// suite's 20 s (the intact runtime runs every scenario in milliseconds).
 func TestMutantsAreDetected(t *testing.T) {
 	entries, err := conformance.Scenarios()
 	if err != nil {
@@ -20,7 +26,7 @@ func TestMutantsAreDetected(t *testing.T) {
 			t.Parallel()
 			var caught []string
 			for _, e := range entries {
-				if len(conformance.Evaluate(t, func(tb testing.TB) conformance.Runtime { return dshrt.NewMutant(tb, m) }, e)) > 0 {
+				if len(conformance.EvaluateWithin(t, func(tb testing.TB) conformance.Runtime { return dshrt.NewMutant(tb, m) }, e, mutantTimeout)) > 0 {
 					caught = append(caught, e.ID)
 				}
 			}

@@ -60,13 +60,19 @@ func RunScenario(t *testing.T, f Factory, e sc.Entry) {
 
 // Evaluate runs one scenario against a runtime built by f and returns every mismatch, as
 // readable text; nil means the runtime conforms. A setup or input failure, or a runtime
-// that does not settle, is one problem that ends the run.
+// that does not settle within 20 s, is one problem that ends the run.
 func Evaluate(tb testing.TB, f Factory, e sc.Entry) []string {
+	return EvaluateWithin(tb, f, e, scenarioTimeout)
+}
+
+// EvaluateWithin is Evaluate with the scenario bounded by limit instead of 20 s: a
+// mutation check, where a wedged scenario is just one more detection, can wait less.
+func EvaluateWithin(tb testing.TB, f Factory, e sc.Entry, limit time.Duration) []string {
 	rt := f(tb)
 	defer rt.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	r := &run{rt: rt, ctx: ctx, gates: map[string]*gate{}, agents: map[string]Agent{}, ids: map[string]int{}, tempDir: tb.TempDir}
+	r := &run{rt: rt, ctx: ctx, limit: limit, gates: map[string]*gate{}, agents: map[string]Agent{}, ids: map[string]int{}, tempDir: tb.TempDir}
 	if err := r.setup(e.Scenario.Setup); err != nil {
 		return []string{fmt.Sprintf("setup: %v", err)}
 	}
@@ -83,8 +89,9 @@ func Evaluate(tb testing.TB, f Factory, e sc.Entry) []string {
 
 // run is the state of one scenario run.
 type run struct {
-	rt  Runtime
-	ctx context.Context
+	rt    Runtime
+	ctx   context.Context
+	limit time.Duration // ctx's bound
 
 	mu      sync.Mutex
 	trace   []string
@@ -322,7 +329,7 @@ func (r *run) settle() error {
 	select {
 	case <-done:
 	case <-r.ctx.Done():
-		return fmt.Errorf("direct executions did not finish within %s", scenarioTimeout)
+		return fmt.Errorf("direct executions did not finish within %s", r.limit)
 	}
 	r.mu.Lock()
 	agents := make([]Agent, 0, len(r.agents))

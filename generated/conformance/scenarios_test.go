@@ -14,6 +14,7 @@ import (
 // through a wrapper: a body that cancels its agent and then waits on a gate nobody
 // releases returns (with a failure) instead of hanging.
 func TestA01BodyContextFollowsCaller(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a01-body-context-follows-caller")
 }
 
@@ -21,6 +22,7 @@ func TestA01BodyContextFollowsCaller(t *testing.T) {
 // Part A item 2 at tools/execute: a wrapper calling next twice fails (final); the body
 // ran exactly once, and its deferred context survives.
 func TestA02NextSingleUseExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a02-next-single-use-execute")
 }
 
@@ -28,6 +30,7 @@ func TestA02NextSingleUseExecute(t *testing.T) {
 // Part A item 2 at tools/post-execute: a second call of next fails the listener; the
 // inner listener ran exactly once, and the failure replaces the result.
 func TestA02NextSingleUsePostExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a02-next-single-use-post-execute")
 }
 
@@ -35,6 +38,7 @@ func TestA02NextSingleUsePostExecute(t *testing.T) {
 // Part A item 2 at tools/pre-execute: a second call of next fails the listener; the
 // inner listener ran exactly once (never skipped), and the failure is final.
 func TestA02NextSingleUsePreExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a02-next-single-use-pre-execute")
 }
 
@@ -42,12 +46,14 @@ func TestA02NextSingleUsePreExecute(t *testing.T) {
 // Part A3: every turn-stopping listener runs, in order, even after one panicked; the
 // panic still ends the turn error with the panic value in its message.
 func TestA03EveryTurnStoppingListenerRuns(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a03-every-turn-stopping-listener-runs")
 }
 
 // TestA03TurnStoppingEveryListener runs scenario a03-turn-stopping-every-listener:
 // Part A item 3: every agent/turn-stopping listener runs, in order.
 func TestA03TurnStoppingEveryListener(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a03-turn-stopping-every-listener")
 }
 
@@ -55,6 +61,7 @@ func TestA03TurnStoppingEveryListener(t *testing.T) {
 // Part A item 4: a panicking body is a failed body: the failure reaches the wrapper as
 // a result and post-execute still runs.
 func TestA04PanicBody(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-body")
 }
 
@@ -62,6 +69,7 @@ func TestA04PanicBody(t *testing.T) {
 // Part A item 4 in the agent loop: a panicking tool body becomes the call's failed
 // result; the turn goes on and the model sees the failure.
 func TestA04PanicBodyInLoop(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-body-in-loop")
 }
 
@@ -69,6 +77,7 @@ func TestA04PanicBodyInLoop(t *testing.T) {
 // Part A item 4: a wrapper panicking before next is a final failure; the body never
 // runs.
 func TestA04PanicExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-execute")
 }
 
@@ -76,18 +85,21 @@ func TestA04PanicExecute(t *testing.T) {
 // Part A item 4: a panicking finalizer replaces the result with the failure of the
 // panic, once.
 func TestA04PanicFinalizer(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-finalizer")
 }
 
 // TestA04PanicGuard runs scenario a04-panic-guard:
 // Part A item 4: a panicking guard is a final failure.
 func TestA04PanicGuard(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-guard")
 }
 
 // TestA04PanicPostExecute runs scenario a04-panic-post-execute:
 // Part A item 4: a panicking post-execute listener is a final failure.
 func TestA04PanicPostExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-post-execute")
 }
 
@@ -95,6 +107,7 @@ func TestA04PanicPostExecute(t *testing.T) {
 // Part A item 4: a panicking pre-execute listener is the final failure a returned
 // error there becomes, with the panic value in the message.
 func TestA04PanicPreExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-pre-execute")
 }
 
@@ -102,6 +115,7 @@ func TestA04PanicPreExecute(t *testing.T) {
 // Part A item 4: a panicking tools/result observer is contained: the result stands and
 // the next observer runs.
 func TestA04PanicResultObserver(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a04-panic-result-observer")
 }
 
@@ -109,6 +123,7 @@ func TestA04PanicResultObserver(t *testing.T) {
 // Part A item 5: the contexts a post-execute block set survive a later failing
 // finalizer (the block replaced the deferred ones).
 func TestA05BlockContextsSurviveFinalizer(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a05-block-contexts-survive-finalizer")
 }
 
@@ -116,12 +131,14 @@ func TestA05BlockContextsSurviveFinalizer(t *testing.T) {
 // Part A item 5 in the agent loop: a body that defers a context and fails still gets
 // its context logged after the tool/result, entering the next step.
 func TestA05DeferredSurviveInLoop(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a05-deferred-survive-in-loop")
 }
 
 // TestA05ExecutePanicKeepsDeferred runs scenario a05-execute-panic-keeps-deferred:
 // Part A item 5: a wrapper panicking after next keeps the body's deferred contexts.
 func TestA05ExecutePanicKeepsDeferred(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a05-execute-panic-keeps-deferred")
 }
 
@@ -129,6 +146,7 @@ func TestA05ExecutePanicKeepsDeferred(t *testing.T) {
 // Part A item 5: an invalid body value (INVALID_TOOL_OUTPUT) keeps the body's deferred
 // context.
 func TestA05InvalidOutputKeepsDeferred(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a05-invalid-output-keeps-deferred")
 }
 
@@ -136,6 +154,7 @@ func TestA05InvalidOutputKeepsDeferred(t *testing.T) {
 // Part A item 5: a post-execute failure (accept{value} over a failed body) keeps the
 // body's deferred context.
 func TestA05PostFailureKeepsDeferred(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a05-post-failure-keeps-deferred")
 }
 
@@ -143,6 +162,7 @@ func TestA05PostFailureKeepsDeferred(t *testing.T) {
 // Part A item 5: a wrapper result that fails normalization (a value violating the
 // output schema) keeps the body's deferred context.
 func TestA05WrapperInvalidResultKeepsDeferred(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a05-wrapper-invalid-result-keeps-deferred")
 }
 
@@ -165,12 +185,14 @@ func TestA06SessionStartIsAwaited(t *testing.T) {
 // Part A7: Halt from a tool body lets that call finish and be recorded, starts no
 // further call and ends the turn aborted{hook{reason}}.
 func TestA07HaltFromAToolBody(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body")
 }
 
 // TestA07PostExecuteHaltKeepsResult runs scenario a07-post-execute-halt-keeps-result:
 // Part A item 7 at tools/post-execute: a halt keeps the result.
 func TestA07PostExecuteHaltKeepsResult(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-result")
 }
 
@@ -178,6 +200,7 @@ func TestA07PostExecuteHaltKeepsResult(t *testing.T) {
 // Part A7: a post-execute halt keeps and records that call's result, settles the rest of
 // the batch (ABORTED_BEFORE_DISPATCH) and ends the turn aborted{hook{reason}}.
 func TestA07PostExecuteHaltKeepsTheResult(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-the-result")
 }
 
@@ -185,6 +208,7 @@ func TestA07PostExecuteHaltKeepsTheResult(t *testing.T) {
 // Part A item 7 at tools/pre-execute: a halt denies the call with its reason, and the
 // denial still reaches post-execute.
 func TestA07PreExecuteHaltDenies(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-pre-execute-halt-denies")
 }
 
@@ -193,6 +217,7 @@ func TestA07PreExecuteHaltDenies(t *testing.T) {
 // the denial), starts no further call (ABORTED_BEFORE_DISPATCH pair) and ends the turn
 // aborted{hook{reason}} once the batch settled.
 func TestA07PreExecuteHaltSettlesTheBatch(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-pre-execute-halt-settles-the-batch")
 }
 
@@ -200,6 +225,7 @@ func TestA07PreExecuteHaltSettlesTheBatch(t *testing.T) {
 // Part A7: a pre-step halt ends the turn aborted{hook{reason}} with no step, and leaves
 // the inbox as it was: the queued follow-up stays pending and the driver stops.
 func TestA07PreStepHaltLeavesTheInbox(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-pre-step-halt-leaves-the-inbox")
 }
 
@@ -207,6 +233,7 @@ func TestA07PreStepHaltLeavesTheInbox(t *testing.T) {
 // Part A7: Halt from a turn-stopping listener ends the turn aborted{hook{reason}}; what
 // the listener injected stays in next-step instead of continuing the turn.
 func TestA07TurnStoppingHalt(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-turn-stopping-halt")
 }
 
@@ -214,6 +241,7 @@ func TestA07TurnStoppingHalt(t *testing.T) {
 // Part A8: a reject with a reason records the reason and the ids of the claimed messages
 // it dropped in turn/end{blocked}.
 func TestA08RejectReasonAndDroppedIDs(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a08-reject-reason-and-dropped-ids")
 }
 
@@ -222,6 +250,7 @@ func TestA08RejectReasonAndDroppedIDs(t *testing.T) {
 // steered input is discarded (canceled splice, agent/inbox/discarded), the cap is
 // recorded as turn/continuation-capped, and the turn ends completed.
 func TestA09ContinuationCap(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a09-continuation-cap")
 }
 
@@ -229,6 +258,7 @@ func TestA09ContinuationCap(t *testing.T) {
 // Part A9: the default cap is 8 continuations: a listener that always steers gets nine
 // steps, then the cap.
 func TestA09DefaultContinuationCap(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a09-default-continuation-cap")
 }
 
@@ -236,6 +266,7 @@ func TestA09DefaultContinuationCap(t *testing.T) {
 // Part A11: a cancel without keepInbox discards the contexts of the batch whether they
 // were accepted before it (c1's deferred context) or after it (c2's).
 func TestA11CancelDiscardsContextsBeforeAndAfter(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a11-cancel-discards-contexts-before-and-after")
 }
 
@@ -243,6 +274,7 @@ func TestA11CancelDiscardsContextsBeforeAndAfter(t *testing.T) {
 // Part A11 (B6.57 without keepInbox): the plain cancel discards the contexts accepted
 // after it too; nothing is left in next-step.
 func TestA11PlainCancelDiscardsThePoolContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a11-plain-cancel-discards-the-pool-contexts")
 }
 
@@ -251,6 +283,7 @@ func TestA11PlainCancelDiscardsThePoolContexts(t *testing.T) {
 // agent/pre-step are logged as decision/recorded (point, listener, kind, reason, turn,
 // step, call); a pass-through listener's (default) decision is not.
 func TestA12DecisionAudit(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a12-decision-audit")
 }
 
@@ -258,6 +291,7 @@ func TestA12DecisionAudit(t *testing.T) {
 // Part A12: auditing is optional; without it the same decisions leave no
 // decision/recorded in the log.
 func TestA12NoAuditByDefault(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a12-no-audit-by-default")
 }
 
@@ -265,6 +299,7 @@ func TestA12NoAuditByDefault(t *testing.T) {
 // Pre-step sees the followed-up prompt as its batch, and the prompt is logged as a
 // user/message with the same content.
 func TestB001PreStepSeesPrompt(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b001-pre-step-sees-prompt")
 }
 
@@ -272,6 +307,7 @@ func TestB001PreStepSeesPrompt(t *testing.T) {
 // Pre-step runs at every step, tool continuations included: (turn 1, step 1, the prompt)
 // then (turn 1, step 2, an empty batch).
 func TestB002PreStepAtEveryStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b002-pre-step-at-every-step")
 }
 
@@ -279,6 +315,7 @@ func TestB002PreStepAtEveryStep(t *testing.T) {
 // A pre-step that awaits before deciding changes nothing: the logged user/message is the
 // caller's message, same id and content, and request 1 holds only it.
 func TestB003AwaitingPreStepLogsCallerMessage(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b003-awaiting-pre-step-logs-caller-message")
 }
 
@@ -286,6 +323,7 @@ func TestB003AwaitingPreStepLogsCallerMessage(t *testing.T) {
 // An enter decision that rewrites the prompt in place (same id) is what is logged and
 // sent: "REWRITTEN", never "original".
 func TestB004PreStepRewritesInPlace(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b004-pre-step-rewrites-in-place")
 }
 
@@ -293,6 +331,7 @@ func TestB004PreStepRewritesInPlace(t *testing.T) {
 // A plugin message added to the enter decision is logged after the prompt, with its
 // plugin source, and both reach request 1.
 func TestB005PreStepAddsPluginMessage(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b005-pre-step-adds-plugin-message")
 }
 
@@ -300,6 +339,7 @@ func TestB005PreStepAddsPluginMessage(t *testing.T) {
 // A pre-step reject blocks the turn: turn/start then turn/end{blocked} with the dropped
 // prompt's id, no step, no user/message and no model request.
 func TestB006PreStepReject(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b006-pre-step-reject")
 }
 
@@ -308,6 +348,7 @@ func TestB006PreStepReject(t *testing.T) {
 // "secret" is blocked, "safe" runs in turn 2 without another wake, and no request ever
 // holds "secret".
 func TestB007BlockedTurnThenPendingFollowupRuns(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b007-blocked-turn-then-pending-followup-runs")
 }
 
@@ -316,6 +357,7 @@ func TestB007BlockedTurnThenPendingFollowupRuns(t *testing.T) {
 // step 1's request holds only the prompt; step 2 of the same turn logs ctx then steer and
 // sends both.
 func TestB008SendsDuringPreStepLandAtTheNextStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b008-sends-during-pre-step-land-at-the-next-step")
 }
 
@@ -323,6 +365,7 @@ func TestB008SendsDuringPreStepLandAtTheNextStep(t *testing.T) {
 // The next wake after a rejected pre-step sends the pending inject and steer before the
 // new prompt, and never the blocked prompt.
 func TestB009PendingStepsReachTheNextWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b009-pending-steps-reach-the-next-wake")
 }
 
@@ -330,6 +373,7 @@ func TestB009PendingStepsReachTheNextWake(t *testing.T) {
 // Part A10: an inject and a steer that arrive while pre-step awaits and then rejects stay
 // in next-step; with no follow-up pending the driver stops after the blocked turn.
 func TestB009SendsDuringRejectedPreStepStayPending(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b009-sends-during-rejected-pre-step-stay-pending")
 }
 
@@ -338,6 +382,7 @@ func TestB009SendsDuringRejectedPreStepStayPending(t *testing.T) {
 // with the outer reason, and (Part A10) the pending follow-up runs at once with the
 // injected and steered messages before it.
 func TestB010OuterRejectKeepsInnerSends(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b010-outer-reject-keeps-inner-sends")
 }
 
@@ -345,6 +390,7 @@ func TestB010OuterRejectKeepsInnerSends(t *testing.T) {
 // After a pre-step throw the next waking send runs the kept follow-up, then itself,
 // each in a turn of its own.
 func TestB011KeptFollowupRunsOnTheNextWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b011-kept-followup-runs-on-the-next-wake")
 }
 
@@ -353,6 +399,7 @@ func TestB011KeptFollowupRunsOnTheNextWake(t *testing.T) {
 // running then idle, no request, and the queued follow-up stays pending (the driver
 // stops, Part A10).
 func TestB011PreStepThrowEndsTurnError(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b011-pre-step-throw-ends-turn-error")
 }
 
@@ -360,6 +407,7 @@ func TestB011PreStepThrowEndsTurnError(t *testing.T) {
 // enter{[]} at the first step completes the turn without opening a step: no request,
 // nothing left in the inbox.
 func TestB012EmptyFirstBatchCompletesWithoutAStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b012-empty-first-batch-completes-without-a-step")
 }
 
@@ -367,6 +415,7 @@ func TestB012EmptyFirstBatchCompletesWithoutAStep(t *testing.T) {
 // A continuation proposed by an inject at turn-stopping and entered empty by pre-step
 // closes the turn: one step, one request.
 func TestB013EmptyContinuationBatchClosesTheTurn(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b013-empty-continuation-batch-closes-the-turn")
 }
 
@@ -374,6 +423,7 @@ func TestB013EmptyContinuationBatchClosesTheTurn(t *testing.T) {
 // A reject of the second proposal (continued by an inject at turn-stopping) blocks the
 // turn after one request, dropping the injected message.
 func TestB014RejectOfTheSecondProposal(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b014-reject-of-the-second-proposal")
 }
 
@@ -382,6 +432,7 @@ func TestB014RejectOfTheSecondProposal(t *testing.T) {
 // pre-step decision is logged before that step's step/start (and after the previous
 // step/end).
 func TestB015PreStepRunsBeforeTheStepOpens(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b015-pre-step-runs-before-the-step-opens")
 }
 
@@ -389,6 +440,7 @@ func TestB015PreStepRunsBeforeTheStepOpens(t *testing.T) {
 // The steering kept after a pre-step throw reaches the next wake's request, before the
 // new prompt.
 func TestB016KeptSteeringReachesTheNextWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b016-kept-steering-reaches-the-next-wake")
 }
 
@@ -396,6 +448,7 @@ func TestB016KeptSteeringReachesTheNextWake(t *testing.T) {
 // A pre-step that steers and then throws ends the turn error with no request; the
 // steering stays in next-step.
 func TestB016SteerThenThrowKeepsTheSteering(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b016-steer-then-throw-keeps-the-steering")
 }
 
@@ -403,6 +456,7 @@ func TestB016SteerThenThrowKeepsTheSteering(t *testing.T) {
 // Session-start runs once, with the source "startup", when the agent is created, and not
 // again for its turns.
 func TestB017SessionStartOnceAtStartup(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b017-session-start-once-at-startup")
 }
 
@@ -410,6 +464,7 @@ func TestB017SessionStartOnceAtStartup(t *testing.T) {
 // A message session-start injects reaches request 1, before the prompt, logged with its
 // plugin source.
 func TestB018SessionStartInjectReachesRequest1(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b018-session-start-inject-reaches-request-1")
 }
 
@@ -417,6 +472,7 @@ func TestB018SessionStartInjectReachesRequest1(t *testing.T) {
 // Failing and panicking session-start listeners are contained: the agent is created and
 // the next follow-up makes its request.
 func TestB019SessionStartFailureIsContained(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b019-session-start-failure-is-contained")
 }
 
@@ -424,6 +480,7 @@ func TestB019SessionStartFailureIsContained(t *testing.T) {
 // Resuming a persisted session runs session-start once more, with the source "resume";
 // the next turn goes on from the logged history with a "resume" request header.
 func TestB020ResumeRunsSessionStartResume(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b020-resume-runs-session-start-resume")
 }
 
@@ -431,6 +488,7 @@ func TestB020ResumeRunsSessionStartResume(t *testing.T) {
 // Steering at turn-stopping continues the same turn: two continuations give three steps
 // and three requests in one turn.
 func TestB021SteeringContinuesTheTurn(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b021-steering-continues-the-turn")
 }
 
@@ -438,6 +496,7 @@ func TestB021SteeringContinuesTheTurn(t *testing.T) {
 // One steer at the first natural stop: request 2 holds the steering after the first
 // answer, and there is no second turn/start.
 func TestB022SteerOnceAtTheStop(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b022-steer-once-at-the-stop")
 }
 
@@ -446,6 +505,7 @@ func TestB022SteerOnceAtTheStop(t *testing.T) {
 // max-tokens although the second step completed; request 2 is exactly the prompt, the
 // truncated answer and the steering.
 func TestB023MaxTokensIsSticky(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b023-max-tokens-is-sticky")
 }
 
@@ -453,6 +513,7 @@ func TestB023MaxTokensIsSticky(t *testing.T) {
 // max-tokens does not carry over to the next turn: the reasons are max-tokens then
 // completed.
 func TestB024MaxTokensThenCompleted(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b024-max-tokens-then-completed")
 }
 
@@ -460,6 +521,7 @@ func TestB024MaxTokensThenCompleted(t *testing.T) {
 // A max-tokens finish drops its tool calls: no body runs, no tool/call is logged, the
 // assistant message is empty but carries the usage, and the turn ends max-tokens.
 func TestB025MaxTokensDropsToolCalls(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b025-max-tokens-drops-tool-calls")
 }
 
@@ -467,6 +529,7 @@ func TestB025MaxTokensDropsToolCalls(t *testing.T) {
 // A tool that concludes the turn ends it after its batch: its tool/result is logged and
 // there is exactly one request.
 func TestB026ConcludeTurnEndsAfterTheBatch(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b026-conclude-turn-ends-after-the-batch")
 }
 
@@ -474,6 +537,7 @@ func TestB026ConcludeTurnEndsAfterTheBatch(t *testing.T) {
 // A concluding tool that also steers does not end the turn at its step: the steering
 // runs a second step of the same turn (two requests, one turn/end).
 func TestB027ConcludingToolThatSteers(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b027-concluding-tool-that-steers")
 }
 
@@ -482,6 +546,7 @@ func TestB027ConcludingToolThatSteers(t *testing.T) {
 // agent/error; the listener after it still runs (A3), and the next follow-up completes
 // normally.
 func TestB028TurnStoppingThrowEndsTurnError(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b028-turn-stopping-throw-ends-turn-error")
 }
 
@@ -489,6 +554,7 @@ func TestB028TurnStoppingThrowEndsTurnError(t *testing.T) {
 // A turn-stopping listener that cancels (user) ends the turn aborted{user} after its one
 // step.
 func TestB029CancelAtTurnStopping(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b029-cancel-at-turn-stopping")
 }
 
@@ -496,6 +562,7 @@ func TestB029CancelAtTurnStopping(t *testing.T) {
 // A steer wakes an idle agent into a turn; a second steer while step 1 is being
 // proposed enters step 2 of the same turn (request 1 has only a, request 2 has b).
 func TestB030SteerWakesAndContinues(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b030-steer-wakes-and-continues")
 }
 
@@ -503,6 +570,7 @@ func TestB030SteerWakesAndContinues(t *testing.T) {
 // An inject on an idle agent does not wake it: no status change, no turn, only the
 // splice into next-step.
 func TestB031InjectDoesNotWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b031-inject-does-not-wake")
 }
 
@@ -510,6 +578,7 @@ func TestB031InjectDoesNotWake(t *testing.T) {
 // An injected message waits for the next follow-up and reaches its request, before the
 // prompt.
 func TestB031InjectedMessageReachesTheNextFollowup(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b031-injected-message-reaches-the-next-followup")
 }
 
@@ -517,6 +586,7 @@ func TestB031InjectedMessageReachesTheNextFollowup(t *testing.T) {
 // A tool body that steers: the steering is spliced during the body but logged as a
 // user/message only after the next step/start, and reaches request 2.
 func TestB032ToolBodySteersIntoTheNextStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b032-tool-body-steers-into-the-next-step")
 }
 
@@ -524,6 +594,7 @@ func TestB032ToolBodySteersIntoTheNextStep(t *testing.T) {
 // Messages a body injects are no user/message while it runs; after the tool/result they
 // are logged in order and follow the tool result in request 2.
 func TestB033InjectedContextsFollowTheResults(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b033-injected-contexts-follow-the-results")
 }
 
@@ -531,6 +602,7 @@ func TestB033InjectedContextsFollowTheResults(t *testing.T) {
 // The contexts post-execute adds to two calls are logged after both tool/results, in
 // call order.
 func TestB034ContextsAfterAllResults(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b034-contexts-after-all-results")
 }
 
@@ -538,12 +610,14 @@ func TestB034ContextsAfterAllResults(t *testing.T) {
 // Parallel calls that settle in reverse order: their contexts are still ordered
 // [ctx-c1, ctx-c2], and both follow the last tool/result.
 func TestB035ParallelContextsInModelOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b035-parallel-contexts-in-model-order")
 }
 
 // TestB036DeferredContextsFollowTheResult runs scenario b036-deferred-contexts-follow-the-result:
 // Contexts a body defers are logged after its tool/result, in the order deferred.
 func TestB036DeferredContextsFollowTheResult(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b036-deferred-contexts-follow-the-result")
 }
 
@@ -552,6 +626,7 @@ func TestB036DeferredContextsFollowTheResult(t *testing.T) {
 // next-turn splice, the last turn/end, the boundaries turn/start, step/start, step/end,
 // turn/end, and the first request header says "initial".
 func TestB039FollowupTrace(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b039-followup-trace")
 }
 
@@ -559,6 +634,7 @@ func TestB039FollowupTrace(t *testing.T) {
 // A cancel (user) while the stream hangs ends the turn aborted{user}; the text streamed
 // so far is kept as an interrupted assistant message.
 func TestB040CancelAHangingStream(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b040-cancel-a-hanging-stream")
 }
 
@@ -567,6 +643,7 @@ func TestB040CancelAHangingStream(t *testing.T) {
 // aborted{user} with no step and no user/message; the queued follow-up is discarded by
 // a canceled splice; statuses go running then idle.
 func TestB041CancelBeforeAnyStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b041-cancel-before-any-step")
 }
 
@@ -574,6 +651,7 @@ func TestB041CancelBeforeAnyStep(t *testing.T) {
 // A cancel during a hanging step discards the follow-up queued behind it
 // (agent/inbox/discarded): one turn, one request.
 func TestB042CancelDiscardsTheQueuedTail(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b042-cancel-discards-the-queued-tail")
 }
 
@@ -581,6 +659,7 @@ func TestB042CancelDiscardsTheQueuedTail(t *testing.T) {
 // A steer followed by a cancel during a hanging step: the steering is never logged as a
 // user/message and no second turn starts.
 func TestB043SteerThenCancelIsNeverLogged(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b043-steer-then-cancel-is-never-logged")
 }
 
@@ -588,6 +667,7 @@ func TestB043SteerThenCancelIsNeverLogged(t *testing.T) {
 // cancel(user, keepInbox) right after the waking follow-up was claimed: no canceled
 // splice, no request, turn/end{aborted{user}}.
 func TestB044KeepInboxCancelAfterTheClaim(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b044-keep-inbox-cancel-after-the-claim")
 }
 
@@ -595,6 +675,7 @@ func TestB044KeepInboxCancelAfterTheClaim(t *testing.T) {
 // cancel(user, keepInbox) during a hanging step keeps the queued follow-up, and the
 // driver stops after the aborted turn (Part A10).
 func TestB045KeepInboxPreservesTheQueue(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b045-keep-inbox-preserves-the-queue")
 }
 
@@ -602,6 +683,7 @@ func TestB045KeepInboxPreservesTheQueue(t *testing.T) {
 // The next wake after a keepInbox cancel runs the preserved follow-up, then its own, each
 // in a turn of its own.
 func TestB045PreservedFollowupRunsBeforeTheWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b045-preserved-followup-runs-before-the-wake")
 }
 
@@ -609,6 +691,7 @@ func TestB045PreservedFollowupRunsBeforeTheWake(t *testing.T) {
 // The first cancel cause wins: cancel(parent) then cancel(user) ends the turn
 // aborted{parent}.
 func TestB046FirstCancelCauseWins(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b046-first-cancel-cause-wins")
 }
 
@@ -617,6 +700,7 @@ func TestB046FirstCancelCauseWins(t *testing.T) {
 // pre-execute, which then allows): the body never runs, c1 gets tool/call and an
 // ABORTED_BEFORE_DISPATCH tool/result, and the next turn's request holds that result.
 func TestB047CancelBeforeDispatch(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b047-cancel-before-dispatch")
 }
 
@@ -625,12 +709,14 @@ func TestB047CancelBeforeDispatch(t *testing.T) {
 // post-execute context X: the log ends tool/result, step/end, turn/end, and every
 // context of the batch is discarded (the injected one and X, accepted after the cancel).
 func TestB048CancelFromAToolDiscardsTheBatchContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b048-cancel-from-a-tool-discards-the-batch-contexts")
 }
 
 // TestB048KeepInboxParksTheContexts runs scenario b048-keep-inbox-parks-the-contexts:
 // B6.48 with keepInbox: the injected message and X stay parked in next-step.
 func TestB048KeepInboxParksTheContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b048-keep-inbox-parks-the-contexts")
 }
 
@@ -638,6 +724,7 @@ func TestB048KeepInboxParksTheContexts(t *testing.T) {
 // B6.48 with keepInbox: after a wake the parked messages are the only plugin
 // user/messages, entered before the new prompt.
 func TestB048ParkedContextsEnterAfterAWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b048-parked-contexts-enter-after-a-wake")
 }
 
@@ -645,6 +732,7 @@ func TestB048ParkedContextsEnterAfterAWake(t *testing.T) {
 // A cancel from c2 clears the context post-execute added to c1's earlier result: two
 // tool/results, then step/end and turn/end, and no plugin user/message ever.
 func TestB049CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b049-cancel-clears-earlier-contexts-of-the-batch")
 }
 
@@ -653,6 +741,7 @@ func TestB049CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
 // signal: turn/end{aborted{disposed}}, one turn, and post-execute's context Y is parked
 // in next-step, never entered.
 func TestB050DisposalWhileAToolWaits(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b050-disposal-while-a-tool-waits")
 }
 
@@ -660,6 +749,7 @@ func TestB050DisposalWhileAToolWaits(t *testing.T) {
 // Three parallel-safe calls: all three bodies are in flight at once (each waits at its
 // own gate, and every gate is reached before any is released).
 func TestB051ParallelBodiesOverlap(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b051-parallel-bodies-overlap")
 }
 
@@ -674,6 +764,7 @@ func TestB052ExclusiveCallIsABarrier(t *testing.T) {
 // Parallel c1 and c2 where c2 settles first: nothing is committed (tools/result, then
 // tool/result) before c1 settles; the results are c1 then c2, and so is the history.
 func TestB053CommitWaitsForModelOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b053-commit-waits-for-model-order")
 }
 
@@ -681,6 +772,7 @@ func TestB053CommitWaitsForModelOrder(t *testing.T) {
 // Pre-execute sees three parallel calls in model order, and so does post-execute,
 // although they settle in reverse order.
 func TestB054PolicyObservedInModelOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b054-policy-observed-in-model-order")
 }
 
@@ -689,6 +781,7 @@ func TestB054PolicyObservedInModelOrder(t *testing.T) {
 // and c2 (not the throw), and the results are c1's value, "blocked by policy" and
 // "pre exploded".
 func TestB055DenyAndThrowAtPreExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b055-deny-and-throw-at-pre-execute")
 }
 
@@ -704,6 +797,7 @@ func TestB056MaxParallelOneIsSerial(t *testing.T) {
 // return: four tool/call and tool/result pairs in model order, c1 and c2 ABORTED (their
 // bodies ran), c3 and c4 ABORTED_BEFORE_DISPATCH, and next-step keeps [ctx-c1, ctx-c2].
 func TestB057CapThenCancelThenRelease(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b057-cap-then-cancel-then-release")
 }
 
@@ -711,6 +805,7 @@ func TestB057CapThenCancelThenRelease(t *testing.T) {
 // After B6.57's keepInbox cancel, a wake logs the parked contexts as plugin
 // user/messages, before the new prompt.
 func TestB057ParkedContextsEnterAfterAWake(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b057-parked-contexts-enter-after-a-wake")
 }
 
@@ -718,6 +813,7 @@ func TestB057ParkedContextsEnterAfterAWake(t *testing.T) {
 // A cancel while c1's pre-execute is pending (it allows afterwards): no body starts, and
 // both calls of the parallel pair get ABORTED_BEFORE_DISPATCH.
 func TestB058CancelDuringPreExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b058-cancel-during-pre-execute")
 }
 
@@ -725,6 +821,7 @@ func TestB058CancelDuringPreExecute(t *testing.T) {
 // An abort in the middle of a parallel pool: the exclusive call after it never runs and
 // gets an ABORTED_BEFORE_DISPATCH pair.
 func TestB059AbortMidPoolSkipsTheBarrier(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b059-abort-mid-pool-skips-the-barrier")
 }
 
@@ -732,6 +829,7 @@ func TestB059AbortMidPoolSkipsTheBarrier(t *testing.T) {
 // An empty raw argument string is logged as "" and the call is dispatched (the body
 // gets {}).
 func TestB061EmptyArguments(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b061-empty-arguments")
 }
 
@@ -739,6 +837,7 @@ func TestB061EmptyArguments(t *testing.T) {
 // The model's raw argument string "not json" is logged verbatim and the call is
 // dispatched (the body gets it as a JSON string).
 func TestB061RawArguments(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b061-raw-arguments")
 }
 
@@ -746,6 +845,7 @@ func TestB061RawArguments(t *testing.T) {
 // A body failing with HarnessError("exploded", "BOOM") is logged with
 // error{HarnessError, BOOM} and isError.
 func TestB062HarnessErrorLogged(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b062-harness-error-logged")
 }
 
@@ -753,30 +853,35 @@ func TestB062HarnessErrorLogged(t *testing.T) {
 // Content replaced by post-execute is still logged under the model's call id, and the
 // model sees only the replacement.
 func TestB063ReplacedContentKeepsCallID(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b063-replaced-content-keeps-call-id")
 }
 
 // TestB064Echo runs scenario b064-echo:
 // A direct execution of a tool returning "hi" yields that value as text content.
 func TestB064Echo(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b064-echo")
 }
 
 // TestB064ResultObserved runs scenario b064-result-observed:
 // The tools/result observers see the call exactly once, after the pipeline settled.
 func TestB064ResultObserved(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b064-result-observed")
 }
 
 // TestB065PhaseOrder runs scenario b065-phase-order:
 // Listeners at every phase run in pipeline order around the body.
 func TestB065PhaseOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b065-phase-order")
 }
 
 // TestB066PreExecuteDeny runs scenario b066-pre-execute-deny:
 // A pre-execute deny skips the wrappers and the body; post-execute still runs.
 func TestB066PreExecuteDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b066-pre-execute-deny")
 }
 
@@ -784,6 +889,7 @@ func TestB066PreExecuteDeny(t *testing.T) {
 // An ask without a reason and no approval service mounted is denied with the fixed
 // "requires approval (not yet supported)" text.
 func TestB067AskNoServiceDefault(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b067-ask-no-service-default")
 }
 
@@ -791,6 +897,7 @@ func TestB067AskNoServiceDefault(t *testing.T) {
 // An ask with a reason and no approval service mounted is denied with that reason; the
 // body never runs and the denial reaches post-execute.
 func TestB067AskNoServiceReason(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b067-ask-no-service-reason")
 }
 
@@ -798,12 +905,14 @@ func TestB067AskNoServiceReason(t *testing.T) {
 // An allowed-once answer lets the call run; the seam records the request (tool name,
 // call id, reason) and the outcome as approval/asked and approval/decided.
 func TestB068ApprovalAllowedOnce(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b068-approval-allowed-once")
 }
 
 // TestB068ApprovalThenGuard runs scenario b068-approval-then-guard:
 // An allowed-once answer still goes through the guards, which can deny the call.
 func TestB068ApprovalThenGuard(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b068-approval-then-guard")
 }
 
@@ -811,6 +920,7 @@ func TestB068ApprovalThenGuard(t *testing.T) {
 // A cancelled answer (the caller itself not aborted) denies the call with the fixed
 // cancellation text.
 func TestB069ApprovalCancelled(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b069-approval-cancelled")
 }
 
@@ -818,18 +928,21 @@ func TestB069ApprovalCancelled(t *testing.T) {
 // An ask on an agent-less call is denied without asking: the approver (which would
 // allow) is never consulted, and the body never runs.
 func TestB069ApprovalNoAgent(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b069-approval-no-agent")
 }
 
 // TestB069ApprovalRejected runs scenario b069-approval-rejected:
 // A rejected answer denies the call with the fixed rejection text.
 func TestB069ApprovalRejected(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b069-approval-rejected")
 }
 
 // TestB069ApprovalUnavailable runs scenario b069-approval-unavailable:
 // An unavailable answer denies the call: no approval channel is available.
 func TestB069ApprovalUnavailable(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b069-approval-unavailable")
 }
 
@@ -838,6 +951,7 @@ func TestB069ApprovalUnavailable(t *testing.T) {
 // seam reports cancelled even though the answerer would allow, the call ends
 // ABORTED_BEFORE_DISPATCH, the body never runs, and post-execute still runs.
 func TestB070AbortDuringApproval(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b070-abort-during-approval")
 }
 
@@ -845,6 +959,7 @@ func TestB070AbortDuringApproval(t *testing.T) {
 // Guards run in order until one denies: an abstaining guard passes, the first reason
 // wins, later guards do not run, and the denial reaches post-execute.
 func TestB071GuardsFirstReason(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b071-guards-first-reason")
 }
 
@@ -852,6 +967,7 @@ func TestB071GuardsFirstReason(t *testing.T) {
 // Guards run only when the pre-execute decision is allow: after a deny they are
 // skipped.
 func TestB071GuardsSkippedAfterDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b071-guards-skipped-after-deny")
 }
 
@@ -859,6 +975,7 @@ func TestB071GuardsSkippedAfterDeny(t *testing.T) {
 // An outer pre-execute listener that turns the inner deny into allow cannot bypass a
 // guard: guards run after the whole waterfall.
 func TestB072AllowCannotBypassGuard(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b072-allow-cannot-bypass-guard")
 }
 
@@ -866,6 +983,7 @@ func TestB072AllowCannotBypassGuard(t *testing.T) {
 // An outer pre-execute listener can turn an inner deny into allow: without a guard
 // the call runs.
 func TestB072OuterAllowOverridesDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b072-outer-allow-overrides-deny")
 }
 
@@ -873,6 +991,7 @@ func TestB072OuterAllowOverridesDeny(t *testing.T) {
 // A guard scoped to agent a1 denies a1's call even though pre-execute allows it; the
 // same tool runs for agent a2, whom the guard does not see.
 func TestB072ScopedGuard(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b072-scoped-guard")
 }
 
@@ -880,6 +999,7 @@ func TestB072ScopedGuard(t *testing.T) {
 // A pre-execute listener scoped to agent a1 sees only a1's calls: not another agent's,
 // nor an agent-less call.
 func TestB072ScopedPreExecute(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b072-scoped-pre-execute")
 }
 
@@ -887,6 +1007,7 @@ func TestB072ScopedPreExecute(t *testing.T) {
 // A failing tools/execute wrapper (a Go wrapper fails by panicking) gives the failure
 // of that panic; post-execute is skipped.
 func TestB074ExecuteThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b074-execute-throw")
 }
 
@@ -894,12 +1015,14 @@ func TestB074ExecuteThrow(t *testing.T) {
 // A listener failing with a structured harness error keeps its name and code as the
 // result's error info.
 func TestB074HarnessErrorInfo(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b074-harness-error-info")
 }
 
 // TestB074PostExecuteThrow runs scenario b074-post-execute-throw:
 // A failing post-execute listener replaces the successful result with `Error: <msg>`.
 func TestB074PostExecuteThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b074-post-execute-throw")
 }
 
@@ -907,6 +1030,7 @@ func TestB074PostExecuteThrow(t *testing.T) {
 // A failing pre-execute listener gives `Error: <msg>`; the body and post-execute are
 // skipped.
 func TestB074PreExecuteThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b074-pre-execute-throw")
 }
 
@@ -914,6 +1038,7 @@ func TestB074PreExecuteThrow(t *testing.T) {
 // A failing body arrives at the wrapper as a failure result (next does not fail), keeps
 // its HarnessError info, and still reaches post-execute.
 func TestB075BodyThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b075-body-throw")
 }
 
@@ -921,6 +1046,7 @@ func TestB075BodyThrow(t *testing.T) {
 // An unknown tool still reaches pre-execute, fails at dispatch with UNKNOWN_TOOL, and
 // reaches post-execute.
 func TestB076UnknownTool(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b076-unknown-tool")
 }
 
@@ -928,12 +1054,14 @@ func TestB076UnknownTool(t *testing.T) {
 // A wrapper that returns its own success without next skips the body; the value is
 // re-rendered and the content it authored is ignored.
 func TestB078WrapperShortCircuit(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b078-wrapper-short-circuit")
 }
 
 // TestB079WrapperFailureVerbatim runs scenario b079-wrapper-failure-verbatim:
 // A failure a wrapper returns is kept verbatim: its content, error info and contexts.
 func TestB079WrapperFailureVerbatim(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b079-wrapper-failure-verbatim")
 }
 
@@ -942,6 +1070,7 @@ func TestB079WrapperFailureVerbatim(t *testing.T) {
 // cached string value for an object-output tool is INVALID_TOOL_OUTPUT, which is final
 // (post-execute is skipped).
 func TestB080WrapperResultRevalidated(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b080-wrapper-result-revalidated")
 }
 
@@ -949,12 +1078,14 @@ func TestB080WrapperResultRevalidated(t *testing.T) {
 // A body value that violates the output schema is INVALID_TOOL_OUTPUT with a
 // path-qualified violation, and carries no value.
 func TestB081ValueViolatesSchema(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b081-value-violates-schema")
 }
 
 // TestB083AcceptContent runs scenario b083-accept-content:
 // accept{content} replaces only the content: the value is kept.
 func TestB083AcceptContent(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b083-accept-content")
 }
 
@@ -962,60 +1093,70 @@ func TestB083AcceptContent(t *testing.T) {
 // accept{value} from an inner listener re-renders the content from the new value, and
 // an outer listener merging its context into next's decision attaches it.
 func TestB083AcceptValueContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b083-accept-value-context")
 }
 
 // TestB084AcceptBoth runs scenario b084-accept-both:
 // accept with both content and value is a final failure with the fixed text.
 func TestB084AcceptBoth(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b084-accept-both")
 }
 
 // TestB084AcceptInvalidValue runs scenario b084-accept-invalid-value:
 // accept{value} is re-validated: 1 for a string-output tool is INVALID_TOOL_OUTPUT.
 func TestB084AcceptInvalidValue(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b084-accept-invalid-value")
 }
 
 // TestB085BlockEmptyFeedback runs scenario b085-block-empty-feedback:
 // block with empty feedback is a failure with empty content.
 func TestB085BlockEmptyFeedback(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b085-block-empty-feedback")
 }
 
 // TestB085BlockFeedback runs scenario b085-block-feedback:
 // block turns a success into a failure whose content is the feedback.
 func TestB085BlockFeedback(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b085-block-feedback")
 }
 
 // TestB086AcceptValueOverFailure runs scenario b086-accept-value-over-failure:
 // accept{value} over a failed body is a final failure with the fixed text.
 func TestB086AcceptValueOverFailure(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b086-accept-value-over-failure")
 }
 
 // TestB087ContextOrder runs scenario b087-context-order:
 // Contexts are ordered body-deferred (in order), then post-execute's.
 func TestB087ContextOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b087-context-order")
 }
 
 // TestB088BlockReplacesContexts runs scenario b088-block-replaces-contexts:
 // A post-execute block with its own context replaces every earlier context.
 func TestB088BlockReplacesContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b088-block-replaces-contexts")
 }
 
 // TestB088DeferredSurviveBodyThrow runs scenario b088-deferred-survive-body-throw:
 // A body that defers a context and then fails keeps the context on its failure.
 func TestB088DeferredSurviveBodyThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b088-deferred-survive-body-throw")
 }
 
 // TestB089PreAborted runs scenario b089-pre-aborted:
 // A pre-aborted call runs no phase but the observers: ABORTED_BEFORE_DISPATCH.
 func TestB089PreAborted(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b089-pre-aborted")
 }
 
@@ -1023,6 +1164,7 @@ func TestB089PreAborted(t *testing.T) {
 // Arguments that are not lossless JSON (a non-finite number) fail the call at creation,
 // even over a pre-aborted signal; only the observers run.
 func TestB090ArgumentsNotLossless(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b090-arguments-not-lossless")
 }
 
@@ -1030,6 +1172,7 @@ func TestB090ArgumentsNotLossless(t *testing.T) {
 // Cancelled while pre-execute awaits, which then allows: ABORTED_BEFORE_DISPATCH; the
 // body never runs and post-execute still runs.
 func TestB091CancelDuringPreThenAllow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-allow")
 }
 
@@ -1037,6 +1180,7 @@ func TestB091CancelDuringPreThenAllow(t *testing.T) {
 // Cancelled while pre-execute awaits, which then denies: the denial is kept (the more
 // specific outcome wins) and reaches post-execute.
 func TestB091CancelDuringPreThenDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-deny")
 }
 
@@ -1044,6 +1188,7 @@ func TestB091CancelDuringPreThenDeny(t *testing.T) {
 // Cancelled while pre-execute awaits, which then fails: the failure is kept and is
 // final (no post-execute).
 func TestB091CancelDuringPreThenThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-throw")
 }
 
@@ -1052,6 +1197,7 @@ func TestB091CancelDuringPreThenThrow(t *testing.T) {
 // context already ended, so the body never runs, the call is ABORTED_BEFORE_DISPATCH,
 // and post-execute still runs.
 func TestB092CallerAbortedBeforeNext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b092-caller-aborted-before-next")
 }
 
@@ -1059,6 +1205,7 @@ func TestB092CallerAbortedBeforeNext(t *testing.T) {
 // Cancelled while post-execute awaits: the success becomes ABORTED and keeps the
 // body's context followed by post-execute's.
 func TestB093CancelDuringPost(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b093-cancel-during-post")
 }
 
@@ -1067,6 +1214,7 @@ func TestB093CancelDuringPost(t *testing.T) {
 // after next: the success becomes ABORTED and keeps the context (parked in next-step
 // by a keepInbox cancel).
 func TestB093CancelDuringWrapper(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b093-cancel-during-wrapper")
 }
 
@@ -1074,6 +1222,7 @@ func TestB093CancelDuringWrapper(t *testing.T) {
 // A body whose caller is cancelled while it runs (here by the body itself), and which
 // then returns a value, ends ABORTED carrying its deferred context.
 func TestB096AbortedBodyKeepsContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b096-aborted-body-keeps-contexts")
 }
 
@@ -1082,12 +1231,14 @@ func TestB096AbortedBodyKeepsContexts(t *testing.T) {
 // (and the observers run) only after the body returns, ABORTED with its deferred
 // context.
 func TestB096UncooperativeBodyAwaited(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b096-uncooperative-body-awaited")
 }
 
 // TestB098FinalizerNoneKeepsContent runs scenario b098-finalizer-none-keeps-content:
 // A finalizer that returns nothing keeps the content; it runs exactly once.
 func TestB098FinalizerNoneKeepsContent(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b098-finalizer-none-keeps-content")
 }
 
@@ -1095,6 +1246,7 @@ func TestB098FinalizerNoneKeepsContent(t *testing.T) {
 // A throwing finalizer replaces the result with the failure of its error; it runs
 // exactly once.
 func TestB098FinalizerThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b098-finalizer-throw")
 }
 
@@ -1102,6 +1254,7 @@ func TestB098FinalizerThrow(t *testing.T) {
 // The captured finalizer also maps the content of a final failure that bypassed
 // post-execute (a failing pre-execute listener); the error info is kept.
 func TestB099FinalizerAfterPreThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b099-finalizer-after-pre-throw")
 }
 
@@ -1109,6 +1262,7 @@ func TestB099FinalizerAfterPreThrow(t *testing.T) {
 // agent/inbox/inserted fires once per inserted message and agent/inbox/claimed once per
 // claimed message, in claim order (next-step before the prompt), before pre-step.
 func TestB22InboxNotificationsInClaimOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b2-2-inbox-notifications-in-claim-order")
 }
 
@@ -1116,6 +1270,7 @@ func TestB22InboxNotificationsInClaimOrder(t *testing.T) {
 // Without a request-error listener (default none) a provider failure ends the turn
 // error with the failure's own facts.
 func TestB32RequestErrorDefaultEndsTurnError(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-request-error-default-ends-turn-error")
 }
 
@@ -1123,6 +1278,7 @@ func TestB32RequestErrorDefaultEndsTurnError(t *testing.T) {
 // A request-error retry re-sends within the same step: two requests, one step, and the
 // turn completes.
 func TestB32RequestErrorRetryStaysInTheStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-request-error-retry-stays-in-the-step")
 }
 
@@ -1130,6 +1286,7 @@ func TestB32RequestErrorRetryStaysInTheStep(t *testing.T) {
 // §3.2: a throwing agent/request-error listener ends the turn error{message, UNKNOWN}
 // after agent/error; the driver stops and the queued follow-up stays pending.
 func TestB32RequestErrorThrowEndsTurnError(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-request-error-throw-ends-turn-error")
 }
 
@@ -1137,6 +1294,7 @@ func TestB32RequestErrorThrowEndsTurnError(t *testing.T) {
 // §3.2: a throwing agent/request listener ends the turn error{message, UNKNOWN} before
 // any request is made.
 func TestB32RequestThrowEndsTurnError(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-request-throw-ends-turn-error")
 }
 
@@ -1144,6 +1302,7 @@ func TestB32RequestThrowEndsTurnError(t *testing.T) {
 // §3.2: failing and panicking agent/status and agent/inbox/* listeners are contained:
 // the turn completes as if they were not there.
 func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-status-and-inbox-throws-are-contained")
 }
 
@@ -1151,6 +1310,7 @@ func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
 // An invalid regex matcher skips only its own group: the valid PreToolUse group of the
 // same file still loads and denies the call (the TS bridge registered nothing).
 func TestH003InvalidMatcherSkipsItsGroup(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h003-invalid-matcher-skips-its-group")
 }
 
@@ -1158,6 +1318,7 @@ func TestH003InvalidMatcherSkipsItsGroup(t *testing.T) {
 // An event the bridge does not map (Setup) is skipped with its bad matcher; the
 // UserPromptSubmit hook of the same file still blocks the prompt.
 func TestH004UnsupportedEventSkipped(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h004-unsupported-event-skipped")
 }
 
@@ -1165,6 +1326,7 @@ func TestH004UnsupportedEventSkipped(t *testing.T) {
 // The matchers of events without a matcher subject (UserPromptSubmit "[", Stop "(")
 // are dropped, not validated: both hooks fire.
 func TestH005MatchersOfMatcherlessEventsIgnored(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h005-matchers-of-matcherless-events-ignored")
 }
 
@@ -1180,12 +1342,14 @@ func TestH010CodexAsyncRunsDetached(t *testing.T) {
 // Claude Code: a matcher of letters only is an exact list: "Bash" does not match
 // BashOutput, which runs without a hook, and denies Bash.
 func TestH012ClaudeCodeLiteralMatcher(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h012-claude-code-literal-matcher")
 }
 
 // TestH012CodexRegexMatcher runs scenario h012-codex-regex-matcher:
 // Codex: every matcher is an unanchored regex: "Bash" matches BashOutput too.
 func TestH012CodexRegexMatcher(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h012-codex-regex-matcher")
 }
 
@@ -1194,6 +1358,7 @@ func TestH012CodexRegexMatcher(t *testing.T) {
 // "Bash.*" and `.*\.ts$` are regexes (Bash.* matches BashOutput; `.*\.ts$` matches
 // foo.ts, not foo.js).
 func TestH013ClaudeCodeListAndRegexMatchers(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h013-claude-code-list-and-regex-matchers")
 }
 
@@ -1201,6 +1366,7 @@ func TestH013ClaudeCodeListAndRegexMatchers(t *testing.T) {
 // Codex "^Edit$" does not match the tool shell: no hook/invoked is written and the
 // tool runs.
 func TestH014UnmatchedCallNotRecorded(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h014-unmatched-call-not-recorded")
 }
 
@@ -1209,6 +1375,7 @@ func TestH014UnmatchedCallNotRecorded(t *testing.T) {
 // the first request) and not when the session is resumed: request 2, after the resume,
 // holds the context once, from the history.
 func TestH015SessionStartStartupNotOnResume(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h015-session-start-startup-not-on-resume")
 }
 
@@ -1217,6 +1384,7 @@ func TestH015SessionStartStartupNotOnResume(t *testing.T) {
 // for regexes): "Edit, Write" is an exact list split on "," (with blanks trimmed), and
 // "code-reviewer" matches only code-reviewer, not senior-code-reviewer.
 func TestH016ClaudeCodeExtendedLiteralMatchers(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h016-claude-code-extended-literal-matchers")
 }
 
@@ -1224,6 +1392,7 @@ func TestH016ClaudeCodeExtendedLiteralMatchers(t *testing.T) {
 // Claude Code "mcp__memory" is an exact name that matches no tool of the server;
 // "mcp__memory__.*" matches mcp__memory__create_entities.
 func TestH017ClaudeCodeMCPMatchers(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h017-claude-code-mcp-matchers")
 }
 
@@ -1231,6 +1400,7 @@ func TestH017ClaudeCodeMCPMatchers(t *testing.T) {
 // Exit 0 with empty stdout is no decision: hook/result pass with exit code 0, recorded
 // inside the turn around the call, and the tool runs.
 func TestH018Exit0EmptyPass(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h018-exit0-empty-pass")
 }
 
@@ -1238,12 +1408,14 @@ func TestH018Exit0EmptyPass(t *testing.T) {
 // Exit 2 blocks with the trimmed stderr as the reason: the body never runs, the result
 // is the reason, and the stderr summary is trimmed too.
 func TestH019Exit2StderrDeniesTrimmed(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h019-exit2-stderr-denies-trimmed")
 }
 
 // TestH020ClaudeCodeExit2BlankStderrBlocks runs scenario h020-claude-code-exit2-blank-stderr-blocks:
 // Claude Code: exit 2 with blank stderr still blocks, with the event's fallback reason.
 func TestH020ClaudeCodeExit2BlankStderrBlocks(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h020-claude-code-exit2-blank-stderr-blocks")
 }
 
@@ -1251,6 +1423,7 @@ func TestH020ClaudeCodeExit2BlankStderrBlocks(t *testing.T) {
 // Codex: exit 2 with blank stderr does not block; the hook is failed (recorded, no
 // decision) and the tool runs, as in the real Codex engine.
 func TestH020CodexExit2BlankStderrFails(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h020-codex-exit2-blank-stderr-fails")
 }
 
@@ -1258,6 +1431,7 @@ func TestH020CodexExit2BlankStderrFails(t *testing.T) {
 // Any other exit code is a non-blocking hook error: exit 1 with a warning and exit 127
 // (a command not found) are recorded with their exit codes, and the tool runs.
 func TestH021OtherExitCodesDoNotBlock(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h021-other-exit-codes-do-not-block")
 }
 
@@ -1265,6 +1439,7 @@ func TestH021OtherExitCodesDoNotBlock(t *testing.T) {
 // Exit 2 ignores stdout: {"decision":"approve"} on stdout does not soften the block,
 // whose reason is stderr.
 func TestH022Exit2IgnoresStdout(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h022-exit2-ignores-stdout")
 }
 
@@ -1273,6 +1448,7 @@ func TestH022Exit2IgnoresStdout(t *testing.T) {
 // invalid output (a recorded hook error, no decision), approve is allow (which never
 // pre-approves), and the tool runs.
 func TestH023TopLevelDecisionOnlyApproveOrBlock(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h023-top-level-decision-only-approve-or-block")
 }
 
@@ -1280,6 +1456,7 @@ func TestH023TopLevelDecisionOnlyApproveOrBlock(t *testing.T) {
 // hookSpecificOutput.permissionDecision overrides the top-level decision: approve plus
 // a deny "denied by policy" denies with that reason.
 func TestH024PermissionDecisionOverridesTopLevel(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h024-permission-decision-overrides-top-level")
 }
 
@@ -1287,6 +1464,7 @@ func TestH024PermissionDecisionOverridesTopLevel(t *testing.T) {
 // A hookSpecificOutput naming another event is discarded: a PreToolUse hook printing
 // the UserPromptSubmit deny decides nothing, and the tool runs.
 func TestH025MismatchedEventNameDiscarded(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h025-mismatched-event-name-discarded")
 }
 
@@ -1294,6 +1472,7 @@ func TestH025MismatchedEventNameDiscarded(t *testing.T) {
 // A hookSpecificOutput without hookEventName is discarded too: the UserPromptSubmit
 // additionalContext never reaches the model, and the Stop one is no notice.
 func TestH025MissingEventNameDropsContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h025-missing-event-name-drops-context")
 }
 
@@ -1302,6 +1481,7 @@ func TestH025MissingEventNameDropsContext(t *testing.T) {
 // halt, decision 7): the turn ends aborted by the hook with the stopReason, no second
 // request; the allow of another event is dropped.
 func TestH026StopContinueFalseBeatsBlock(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h026-stop-continue-false-beats-block")
 }
 
@@ -1309,6 +1489,7 @@ func TestH026StopContinueFalseBeatsBlock(t *testing.T) {
 // Claude Code: only "{" starts JSON, so "[1,2,3]" on UserPromptSubmit is plain stdout,
 // which is context (decision 7).
 func TestH027ArrayStdoutClaudeCodeIsPlainContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h027-array-stdout-claude-code-is-plain-context")
 }
 
@@ -1316,6 +1497,7 @@ func TestH027ArrayStdoutClaudeCodeIsPlainContext(t *testing.T) {
 // Codex: "[" starts JSON too, so "[1,2,3]" is output that fails the schema: the hook
 // is failed and nothing reaches the model.
 func TestH027ArrayStdoutCodexIsInvalidOutput(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h027-array-stdout-codex-is-invalid-output")
 }
 
@@ -1323,6 +1505,7 @@ func TestH027ArrayStdoutCodexIsInvalidOutput(t *testing.T) {
 // Stdout that starts like JSON but does not parse is a recorded hook error with no
 // decision; the tool runs.
 func TestH027InvalidJSONIsAHookError(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h027-invalid-json-is-a-hook-error")
 }
 
@@ -1330,6 +1513,7 @@ func TestH027InvalidJSONIsAHookError(t *testing.T) {
 // JSON surrounded by blanks is trimmed and parsed: a top-level block denies the call
 // with the fallback reason.
 func TestH027PaddedJSONIsTrimmedAndParsed(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h027-padded-json-is-trimmed-and-parsed")
 }
 
@@ -1337,6 +1521,7 @@ func TestH027PaddedJSONIsTrimmedAndParsed(t *testing.T) {
 // A hook killed by a signal has no exit code: hook/result is error without an
 // exitCode key (its stderr summary kept), and the tool runs.
 func TestH028KilledBySignalNoExitCode(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h028-killed-by-signal-no-exit-code")
 }
 
@@ -1344,24 +1529,28 @@ func TestH028KilledBySignalNoExitCode(t *testing.T) {
 // allow + ask merges to ask; with no approval service the ask fails closed with its
 // reason.
 func TestH029AllowAskIsAsk(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h029-allow-ask-is-ask")
 }
 
 // TestH029AllowBlockIsDeny runs scenario h029-allow-block-is-deny:
 // allow + a top-level block merges to deny, with the block's reason.
 func TestH029AllowBlockIsDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h029-allow-block-is-deny")
 }
 
 // TestH029AskDenyIsDeny runs scenario h029-ask-deny-is-deny:
 // ask + deny merges to deny.
 func TestH029AskDenyIsDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h029-ask-deny-is-deny")
 }
 
 // TestH029DenyAllowIsDeny runs scenario h029-deny-allow-is-deny:
 // deny + allow merges to deny.
 func TestH029DenyAllowIsDeny(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h029-deny-allow-is-deny")
 }
 
@@ -1369,12 +1558,14 @@ func TestH029DenyAllowIsDeny(t *testing.T) {
 // allow "x" + ask "needs approval" asks with "needs approval" only; the approval
 // service sees that reason, and allowed-once runs the tool.
 func TestH030AskReasonReachesApproval(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h030-ask-reason-reaches-approval")
 }
 
 // TestH030DenyBeatsAskReason runs scenario h030-deny-beats-ask-reason:
 // ask "a" + deny "b" denies with "b" only.
 func TestH030DenyBeatsAskReason(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h030-deny-beats-ask-reason")
 }
 
@@ -1382,6 +1573,7 @@ func TestH030DenyBeatsAskReason(t *testing.T) {
 // Reasons are kept from the winning rank only and joined by a blank line: deny "first
 // objection", allow "not collected", block "second objection".
 func TestH030WinningRankReasonsJoined(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h030-winning-rank-reasons-joined")
 }
 
@@ -1389,6 +1581,7 @@ func TestH030WinningRankReasonsJoined(t *testing.T) {
 // Contexts accumulate in hook order, empty ones skipped: ctx-A, "", ctx-B become one
 // plugin message with two text blocks after the prompt.
 func TestH031ContextsAccumulateInOrder(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h031-contexts-accumulate-in-order")
 }
 
@@ -1396,6 +1589,7 @@ func TestH031ContextsAccumulateInOrder(t *testing.T) {
 // The first continue:false wins with its stopReason: continue:true, then "halt now",
 // then "second" halt the prompt with "halt now"; no request is made.
 func TestH031FirstContinueFalseWins(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h031-first-continue-false-wins")
 }
 
@@ -1404,12 +1598,14 @@ func TestH031FirstContinueFalseWins(t *testing.T) {
 // reason and the prompt dropped, the model gets no request, and the log is turn/start,
 // hook/invoked, hook/result, turn/end.
 func TestH032PromptBlockedByExit2(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h032-prompt-blocked-by-exit2")
 }
 
 // TestH032PromptBlockedEmptyStderr runs scenario h032-prompt-blocked-empty-stderr:
 // UserPromptSubmit exit 2 with empty stderr blocks with the fallback reason.
 func TestH032PromptBlockedEmptyStderr(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h032-prompt-blocked-empty-stderr")
 }
 
@@ -1417,6 +1613,7 @@ func TestH032PromptBlockedEmptyStderr(t *testing.T) {
 // A UserPromptSubmit additionalContext joins the step as a separate plugin-sourced
 // user/message after the prompt.
 func TestH033PromptContextJoinsTheStep(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h033-prompt-context-joins-the-step")
 }
 
@@ -1424,6 +1621,7 @@ func TestH033PromptContextJoinsTheStep(t *testing.T) {
 // A downstream pre-step listener that rejects wins over the bridge's context: no
 // context message is written and the model gets no request.
 func TestH034DownstreamRejectWinsOverContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h034-downstream-reject-wins-over-context")
 }
 
@@ -1432,6 +1630,7 @@ func TestH034DownstreamRejectWinsOverContext(t *testing.T) {
 // rewrites the prompt and adds a policy context gives rewritten prompt, policy context,
 // bridge context, in that order.
 func TestH035ContextAfterDownstreamRewrite(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h035-context-after-downstream-rewrite")
 }
 
@@ -1439,6 +1638,7 @@ func TestH035ContextAfterDownstreamRewrite(t *testing.T) {
 // systemMessage is a user-facing notice recorded in hook/result, never shown to the
 // model.
 func TestH036SystemMessageIsANotice(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h036-system-message-is-a-notice")
 }
 
@@ -1446,12 +1646,14 @@ func TestH036SystemMessageIsANotice(t *testing.T) {
 // PreToolUse["danger"] exit 2: calling danger never runs its body and its result is
 // the stderr; calling safe runs normally, with no hook.
 func TestH037PreToolDenyByMatcher(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h037-pre-tool-deny-by-matcher")
 }
 
 // TestH037PreToolDenyEmptyStderr runs scenario h037-pre-tool-deny-empty-stderr:
 // PreToolUse exit 2 with empty stderr denies with "blocked by PreToolUse hook".
 func TestH037PreToolDenyEmptyStderr(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h037-pre-tool-deny-empty-stderr")
 }
 
@@ -1459,6 +1661,7 @@ func TestH037PreToolDenyEmptyStderr(t *testing.T) {
 // A PreToolUse ask with no approval service fails closed: the tool does not run and
 // the result holds the ask's reason.
 func TestH038AskFailsClosedWithoutApprover(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h038-ask-fails-closed-without-approver")
 }
 
@@ -1466,6 +1669,7 @@ func TestH038AskFailsClosedWithoutApprover(t *testing.T) {
 // An ask without a reason, rejected by the approval service, still fails closed: the
 // tool does not run and its result is an error.
 func TestH038AskRejectedFailsClosed(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h038-ask-rejected-fails-closed")
 }
 
@@ -1474,6 +1678,7 @@ func TestH038AskRejectedFailsClosed(t *testing.T) {
 // pre-execute listener still runs, the call keeps its arguments, and hook/result
 // carries the notice that updatedInput is recorded but not applied.
 func TestH039AllowUpdatedInputNotApplied(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h039-allow-updated-input-not-applied")
 }
 
@@ -1482,6 +1687,7 @@ func TestH039AllowUpdatedInputNotApplied(t *testing.T) {
 // does not run, its result is the stop reason, and the turn ends aborted by the hook
 // after the batch, with no second request.
 func TestH040PreToolContinueFalseHalts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h040-pre-tool-continue-false-halts")
 }
 
@@ -1489,12 +1695,14 @@ func TestH040PreToolContinueFalseHalts(t *testing.T) {
 // PostToolUse fires for successful results only (decision 8): a call whose body fails
 // runs no PostToolUse hook, and its error stands.
 func TestH041ErrorResultRunsNoPostToolUse(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h041-error-result-runs-no-post-tool-use")
 }
 
 // TestH041PostToolBlockEmptyStderr runs scenario h041-post-tool-block-empty-stderr:
 // PostToolUse exit 2 with empty stderr gives the feedback "blocked by PostToolUse hook".
 func TestH041PostToolBlockEmptyStderr(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h041-post-tool-block-empty-stderr")
 }
 
@@ -1502,6 +1710,7 @@ func TestH041PostToolBlockEmptyStderr(t *testing.T) {
 // PostToolUse exit 2 after the tool ran turns its result into an error whose content
 // is the stderr feedback.
 func TestH041PostToolBlockFeedback(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h041-post-tool-block-feedback")
 }
 
@@ -1509,6 +1718,7 @@ func TestH041PostToolBlockFeedback(t *testing.T) {
 // A PostToolUse additionalContext lands as a plugin-sourced user/message after the
 // tool/result, in the next step.
 func TestH042PostToolContextAfterResult(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h042-post-tool-context-after-result")
 }
 
@@ -1516,12 +1726,14 @@ func TestH042PostToolContextAfterResult(t *testing.T) {
 // PostToolUse block with a reason and a context: the result is the feedback "bad" and
 // the context is injected too.
 func TestH043PostToolBlockWithContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h043-post-tool-block-with-context")
 }
 
 // TestH044BridgeContextBeforePolicyContext runs scenario h044-bridge-context-before-policy-context:
 // The bridge's context comes before a downstream policy context.
 func TestH044BridgeContextBeforePolicyContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h044-bridge-context-before-policy-context")
 }
 
@@ -1529,6 +1741,7 @@ func TestH044BridgeContextBeforePolicyContext(t *testing.T) {
 // A downstream block stays a block with its feedback, and the bridge's context is
 // kept.
 func TestH044DownstreamBlockKeepsBridgeContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h044-downstream-block-keeps-bridge-context")
 }
 
@@ -1536,6 +1749,7 @@ func TestH044DownstreamBlockKeepsBridgeContext(t *testing.T) {
 // A downstream post-execute listener that replaces the value keeps its value, and the
 // bridge's context still follows the result.
 func TestH044DownstreamReplaceKeepsBridgeContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h044-downstream-replace-keeps-bridge-context")
 }
 
@@ -1544,12 +1758,14 @@ func TestH044DownstreamReplaceKeepsBridgeContext(t *testing.T) {
 // two requests, the second holding "continue please" as a plugin message; the second
 // stop passes.
 func TestH045StopBlockContinuesOnce(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h045-stop-block-continues-once")
 }
 
 // TestH045StopBlockEmptyStderr runs scenario h045-stop-block-empty-stderr:
 // A Stop block with empty stderr steers the fallback "continue: blocked by Stop hook".
 func TestH045StopBlockEmptyStderr(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h045-stop-block-empty-stderr")
 }
 
@@ -1558,12 +1774,14 @@ func TestH045StopBlockEmptyStderr(t *testing.T) {
 // on re-entry (the hook's stdin, echoed as its reason, says so), and after 8
 // consecutive blocks the turn ends, the cap recorded (decision 6).
 func TestH046StopHookActiveAndCap(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h046-stop-hook-active-and-cap")
 }
 
 // TestH047SessionStartContextBeforeFirstRequest runs scenario h047-session-start-context-before-first-request:
 // SessionStart["startup"] additionalContext is injected before the first request.
 func TestH047SessionStartContextBeforeFirstRequest(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h047-session-start-context-before-first-request")
 }
 
@@ -1572,6 +1790,7 @@ func TestH047SessionStartContextBeforeFirstRequest(t *testing.T) {
 // session_id, tool_name, the real tool_input, tool_use_id, cwd and an empty
 // transcript_path (the session has no file).
 func TestH051ClaudeCodePayload(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h051-claude-code-payload")
 }
 
@@ -1580,6 +1799,7 @@ func TestH051ClaudeCodePayload(t *testing.T) {
 // note (decision 7): 10,100 characters of plain UserPromptSubmit stdout keep 9,953 and
 // say how many were omitted.
 func TestH052ContextCappedAt10000(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h052-context-capped-at-10000")
 }
 
@@ -1587,6 +1807,7 @@ func TestH052ContextCappedAt10000(t *testing.T) {
 // The stderr summary is capped at 500 characters plus "…"; the model gets the whole
 // stderr as the reason.
 func TestH052StderrSummaryCapped(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h052-stderr-summary-capped")
 }
 
@@ -1595,6 +1816,7 @@ func TestH052StderrSummaryCapped(t *testing.T) {
 // for the idle agent, are denied by the PreToolUse hook, and the log holds the only
 // turn's records (its prompt ran no tool hook).
 func TestH053ExecutionsOutsideATurnNotRecorded(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h053-executions-outside-a-turn-not-recorded")
 }
 
@@ -1602,6 +1824,7 @@ func TestH053ExecutionsOutsideATurnNotRecorded(t *testing.T) {
 // Codex PreToolUse["Bash"] exit 2 with stderr denies with that text; hook/invoked
 // names the codex dialect, the point and the matcher.
 func TestH054CodexDenyRecordedAsCodex(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h054-codex-deny-recorded-as-codex")
 }
 
@@ -1609,6 +1832,7 @@ func TestH054CodexDenyRecordedAsCodex(t *testing.T) {
 // Codex UserPromptSubmit: plain stdout on exit 0 is context; plain stdout with exit 1
 // is an error and {"unrelated":"json"} fails the schema, neither adds anything.
 func TestH055CodexPromptPlainStdoutContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h055-codex-prompt-plain-stdout-context")
 }
 
@@ -1616,6 +1840,7 @@ func TestH055CodexPromptPlainStdoutContext(t *testing.T) {
 // Codex SessionStart: plain stdout on exit 0 is injected before the first request;
 // plain stdout with exit 2 is not (SessionStart cannot block either).
 func TestH055CodexSessionStartPlainStdout(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h055-codex-session-start-plain-stdout")
 }
 
@@ -1624,6 +1849,7 @@ func TestH055CodexSessionStartPlainStdout(t *testing.T) {
 // tool's input reduced to {command} ("" for a non-string command), model,
 // permission_mode "default" and a null transcript_path.
 func TestH056CodexShellPayload(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h056-codex-shell-payload")
 }
 
@@ -1632,6 +1858,7 @@ func TestH056CodexShellPayload(t *testing.T) {
 // an error without exit code, the turn ends aborted by the user with no request, and
 // the log is turn/start, hook/invoked, hook/result, turn/end.
 func TestH057CancelKillsTheHook(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h057-cancel-kills-the-hook")
 }
 
@@ -1639,6 +1866,7 @@ func TestH057CancelKillsTheHook(t *testing.T) {
 // Codex PreToolUse ask, allow without updatedInput, and deny without a reason are all
 // failed (recorded, no decision), and the tool runs.
 func TestH058CodexAskAllowAndReasonlessDenyFail(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h058-codex-ask-allow-and-reasonless-deny-fail")
 }
 
@@ -1646,18 +1874,21 @@ func TestH058CodexAskAllowAndReasonlessDenyFail(t *testing.T) {
 // Codex Stop: continue:false in one hook beats a block in another: the turn ends
 // aborted by the hook with "enough", and there is no continuation.
 func TestH059CodexStopHaltBeatsBlock(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h059-codex-stop-halt-beats-block")
 }
 
 // TestH060ClaudeCodeRunsIdenticalCommandOnce runs scenario h060-claude-code-runs-identical-command-once:
 // Claude Code runs an identical command configured twice once.
 func TestH060ClaudeCodeRunsIdenticalCommandOnce(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h060-claude-code-runs-identical-command-once")
 }
 
 // TestH060CodexRunsIdenticalCommandsTwice runs scenario h060-codex-runs-identical-commands-twice:
 // Codex runs an identical command configured twice twice.
 func TestH060CodexRunsIdenticalCommandsTwice(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h060-codex-runs-identical-commands-twice")
 }
 
@@ -1679,6 +1910,7 @@ func TestH063TimeoutIsNoDecision(t *testing.T) {
 // Claude Code UserPromptSubmit plain stdout on exit 0 is context (decision 7; the TS
 // bridge dropped it).
 func TestH064ClaudeCodePlainStdoutContext(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "h064-claude-code-plain-stdout-context")
 }
 
@@ -1694,6 +1926,7 @@ func TestH065AsyncHookNeverBlocks(t *testing.T) {
 // §3.2 approval: a failing approval service is a final failure; guards, dispatch and
 // post-execute are skipped. (Its text is the service's error, which is the runtime's.)
 func TestT32ApprovalThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-approval-throw")
 }
 
@@ -1701,6 +1934,7 @@ func TestT32ApprovalThrow(t *testing.T) {
 // §3.2 tools/execute: a failing wrapper is final and post-execute is skipped; the
 // body's deferred context survives (Part A item 5 overrides "contexts are lost").
 func TestT32ExecuteThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-execute-throw")
 }
 
@@ -1708,6 +1942,7 @@ func TestT32ExecuteThrow(t *testing.T) {
 // §3.2 finalizeContent: a failing finalizer replaces the result with its failure and
 // is not re-invoked; the body's deferred context survives (Part A item 5).
 func TestT32FinalizeThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-finalize-throw")
 }
 
@@ -1715,6 +1950,7 @@ func TestT32FinalizeThrow(t *testing.T) {
 // §3.2 guards: a failing guard is final; later guards, dispatch and post-execute are
 // skipped.
 func TestT32GuardThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-guard-throw")
 }
 
@@ -1723,6 +1959,7 @@ func TestT32GuardThrow(t *testing.T) {
 // added by post-execute are discarded, the body's deferred context survives (Part A
 // item 5).
 func TestT32PostExecuteThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-post-execute-throw")
 }
 
@@ -1730,6 +1967,7 @@ func TestT32PostExecuteThrow(t *testing.T) {
 // §3.2 tools/pre-execute: a failing listener is final; guards, the wrappers, the body
 // and post-execute are skipped; finalizeContent and tools/result still run.
 func TestT32PreExecuteThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-pre-execute-throw")
 }
 
@@ -1737,5 +1975,6 @@ func TestT32PreExecuteThrow(t *testing.T) {
 // §3.2 tools/result: a failing observer is contained: the next observer still runs and
 // the result is unchanged.
 func TestT32ResultObserverThrow(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "t32-result-observer-throw")
 }

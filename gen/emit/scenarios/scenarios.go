@@ -54,9 +54,13 @@ func Emit(s *ir.Spec, o Options) ([]emit.File, error) {
 		return nil, err
 	}
 	files = append(files, emit.File{Path: path.Join(o.GoDir, "scenarios.go"), Data: embed})
-	var tests []map[string]string
+	var tests []map[string]any
 	for _, sc := range s.Scenarios {
-		tests = append(tests, map[string]string{"Func": "Test" + ir.GoName(sc.ID), "ID": sc.ID, "Doc": sc.Doc})
+		timed, err := timed(sc.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: scenario %q: %v", sc.Pos, sc.ID, err)
+		}
+		tests = append(tests, map[string]any{"Func": "Test" + ir.GoName(sc.ID), "ID": sc.ID, "Doc": sc.Doc, "Parallel": !timed})
 	}
 	test, err := render(testTmpl, map[string]any{"Header": header, "Package": s.Package, "Tests": tests, "Harness": o.Harness, "Runtime": o.Runtime})
 	if err != nil {
@@ -68,6 +72,41 @@ func Emit(s *ir.Spec, o Options) ([]emit.File, error) {
 	}
 	emit.Sort(files)
 	return files, nil
+}
+
+// timingFields are the scenario fields that make it depend on the wall clock: a delay, a
+// wait or a timeout.
+var timingFields = map[string]bool{"delayMs": true, "async": true, "ms": true, "sessionStartTimeoutMs": true, "timeoutSec": true}
+
+// timed reports whether the scenario data holds a timing field anywhere. Such a scenario's
+// test runs on its own (before the others, which run in parallel): its outcome depends
+// on how fast things run, which a loaded machine would change.
+func timed(data []byte) (bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // scenarios hold numbers beyond float64 (1E+400)
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return false, err
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if timingFields[k] || walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v), nil
 }
 
 // scenariosJSON renders {"$comment", "scenarios": [{id, doc, file, refs, setup, run, expect}]}.
@@ -246,6 +285,9 @@ import (
 // {{.}}
 {{- end}}
 func {{.Func}}(t *testing.T) {
+{{- if .Parallel}}
+	t.Parallel()
+{{- end}}
 	harness.RunID(t, runtime.New, {{printf "%q" .ID}})
 }
 {{end}}`))
