@@ -3,7 +3,9 @@ package loop
 import (
 	"context"
 	"fmt"
+	"iter"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -13,10 +15,12 @@ import (
 )
 
 // BenchmarkTurnAt measures one more turn of a session that already ran N turns: the
-// scripted model answers two echo tool calls, then a text, so that a turn is two model
-// steps and two tool calls (about 16 events). One op is one turn; the N prior turns are
-// set up before the timer starts, on a memory store or a JSONL file (default sync
-// policy: one fsync per turn). A turn's cost should not depend on N.
+// model answers two echo tool calls, then a text, so that a turn is two model steps and
+// two tool calls (about 20 events). One op is one turn; the N prior turns run once,
+// before the loop (b.Loop), on a memory store or a JSONL file (default sync policy: one
+// fsync per turn). A turn's cost should not depend on N. Since setup runs once, the
+// instructions of one turn are the difference of two runs with -benchtime 30x and 10x,
+// divided by 20 (docs/performance.md).
 func BenchmarkTurnAt(b *testing.B) {
 	for _, store := range []string{"memory", "jsonl"} {
 		for _, n := range []int{10, 100, 1000, 5000} {
@@ -42,19 +46,13 @@ func benchTurnAt(b *testing.B, store string, prior int) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	// The script is played in order: enough turns for the prior ones and the timed ones
-	// (b.N is known here; the benchmark function runs once per b.N).
-	script := make([]llm.ScriptedResponse, 0, 2*(prior+b.N))
-	for range prior + b.N {
-		script = append(script, calls("c1:echo", "c2:echo"), text("done"))
-	}
 	reg := dsh.NewRegistry(dsh.WithLogger(quiet))
 	toolReg := tools.NewRegistry()
 	if _, err := toolReg.Register(okTool("echo", true)); err != nil {
 		b.Fatal(err)
 	}
 	a, err := New(ctx, Config{ID: "bench", Registry: reg, Tools: tools.New(toolReg, reg, tools.WithLogger(quiet)),
-		Model: llm.NewScripted(script...), Log: l, LLM: dsh.LLMCallConfig{Provider: "test", Model: "m"}, Logger: quiet})
+		Model: &cycleModel{}, Log: l, LLM: dsh.LLMCallConfig{Provider: "test", Model: "m"}, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,10 +70,28 @@ func benchTurnAt(b *testing.B, store string, prior int) {
 		turn()
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
+	before, turns := l.Len(), 0
+	for b.Loop() {
 		turn()
+		turns++
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(l.Len())/float64(prior+b.N), "events/turn")
+	b.ReportMetric(float64(l.Len()-before)/float64(turns), "events/turn")
+}
+
+// cycleModel answers two echo tool calls, then a text, then again, forever: a scripted
+// model whose script never runs out, so that a benchmark's turns all look alike.
+type cycleModel struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (m *cycleModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+	m.mu.Lock()
+	m.n++
+	odd := m.n%2 == 1
+	m.mu.Unlock()
+	if odd {
+		return llm.NewScripted(calls("c1:echo", "c2:echo")).Stream(ctx, req)
+	}
+	return llm.NewScripted(text("done")).Stream(ctx, req)
 }
