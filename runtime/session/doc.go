@@ -34,8 +34,15 @@
 //
 // [NewMemory] keeps events in memory, for tests and ephemeral agents. [OpenFile] keeps
 // them in a JSONL file, one envelope per line, each written with a single write and
-// terminated by a newline; the file is locked (flock, where available) while open. A Store is four methods
-// (load, append one encoded line, sync, close), so other backends are small.
+// terminated by a newline; the file is locked (flock, where available) while open. A Store is five methods
+// (load, read back a range of events, append one encoded line, sync, close), so other
+// backends are small.
+//
+// A Log keeps only its most recent events (a few thousand) in memory and reads the older
+// ones back from its store when [Log.Events] reaches them, so a long log costs little
+// memory: opening a log file reads it once to check it and remembers where each line
+// starts. [Log.EventsFrom] reads from a given seq, without touching the store when the
+// events asked for are recent.
 //
 // # Sync policy
 //

@@ -294,7 +294,9 @@ func (l *Log) syncLocked(ctx context.Context) error {
 // Events returns a reader over the events appended before the call (a snapshot: later
 // appends are not seen). It reads older events from the store as the iteration reaches
 // them, so reading a long log takes little memory; an error reading the store (or a store
-// event out of sequence, wrapping ErrCorrupt) is yielded, and ends the iteration.
+// event out of sequence, wrapping ErrCorrupt) is yielded, and ends the iteration. After
+// Close, a store that is closed (a File) can no longer be read: only the recent events
+// kept in memory are still readable, and reaching older ones yields ErrClosed.
 func (l *Log) Events() iter.Seq2[Event, error] { return l.EventsFrom(0) }
 
 // EventsFrom is Events without the events before seq from: it reads the events from seq
