@@ -48,14 +48,18 @@ func foldAll(t testing.TB, l *session.Log) []llm.Message {
 	return out
 }
 
-// checkingModel compares every request's history, as JSON, with the full fold of the log
-// at the time of the request, then plays the inner model.
+// checkingModel compares a request's history, as JSON, with the full fold of the log at
+// the time of the request, then plays the inner model. It checks the first 20 requests,
+// every 8th and every request while all is set: a full fold per request would make the
+// test quadratic.
 type checkingModel struct {
-	t     testing.TB
-	inner llm.Model
-	mu    sync.Mutex
-	log   *session.Log
-	n     int
+	t       testing.TB
+	inner   llm.Model
+	mu      sync.Mutex
+	log     *session.Log
+	n       int
+	all     bool
+	checked int
 }
 
 func (m *checkingModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
@@ -63,7 +67,14 @@ func (m *checkingModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[d
 	l := m.log
 	m.n++
 	n := m.n
+	check := m.all || n <= 20 || n%8 == 0
+	if check {
+		m.checked++
+	}
 	m.mu.Unlock()
+	if !check {
+		return m.inner.Stream(ctx, req)
+	}
 	got, err := json.Marshal(req.Messages)
 	if err != nil {
 		m.t.Fatal(err)
@@ -167,7 +178,7 @@ func TestIncrementalHistoryMatchesFullFold(t *testing.T) {
 			l = open()
 			defer l.Close()
 			model.mu.Lock()
-			model.log, model.inner = l, llm.NewScripted(script[len(script)-10:]...)
+			model.log, model.inner, model.all = l, llm.NewScripted(script[len(script)-10:]...), true
 			model.mu.Unlock()
 			cfg.Log = l
 			b, err := Resume(ctx, cfg)
@@ -183,6 +194,55 @@ func TestIncrementalHistoryMatchesFullFold(t *testing.T) {
 			if model.n == before {
 				t.Fatal("no request after resuming")
 			}
+			if model.checked < 50 {
+				t.Fatalf("only %d requests checked", model.checked)
+			}
 		})
+	}
+}
+
+// copyMessage gives what the JSON round trip gives, shares no mutable memory with its
+// input, and falls back to the round trip for a variant it does not know.
+func TestCopyMessageIsADeepCopy(t *testing.T) {
+	summary := "sum"
+	msgs := []dsh.UserMessage{
+		{ID: "u", Role: dsh.UserMessageRoleUser, Source: dsh.SourceUser{}, Content: []dsh.ContentBlock{
+			dsh.TextBlock{Text: "a"}, dsh.ReasoningBlock{Text: "r"}, dsh.ImageBlock{MediaType: "image/png", Data: "AAAA"},
+			dsh.ToolCallBlock{ID: "c", Name: "n", Arguments: "{}"},
+			dsh.ToolResultBlock{ToolCallID: "c", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "nested"}}},
+		}},
+		{ID: "p", Role: dsh.UserMessageRoleUser, Source: dsh.SourcePlugin{Plugin: "x", Summary: &summary}, Content: []dsh.ContentBlock{}},
+		{ID: "m", Role: dsh.UserMessageRoleUser, Source: dsh.SourceModel{Provider: "p", Model: "m", ReplayState: json.RawMessage(`{"k":1}`)},
+			Content: []dsh.ContentBlock{dsh.TextBlock{Text: "b"}}},
+		{ID: "t", Role: dsh.UserMessageRoleUser, Source: dsh.SourceTool{CallID: "c"}, Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "pointer variant"}}},
+	}
+	for _, m := range msgs {
+		want, err := cloneMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := copyMessage(m)
+		if jsonOf(t, got) != jsonOf(t, want) {
+			t.Errorf("copy of %s = %s, want %s", m.ID, jsonOf(t, got), jsonOf(t, want))
+		}
+		if len(m.Content) > 0 && &got.Content[0] == &m.Content[0] {
+			t.Errorf("copy of %s shares its content", m.ID)
+		}
+	}
+	got := copyMessage(msgs[0])
+	tr := got.Content[4].(dsh.ToolResultBlock)
+	tr.Content[0] = dsh.TextBlock{Text: "changed"}
+	if msgs[0].Content[4].(dsh.ToolResultBlock).Content[0].(dsh.TextBlock).Text != "nested" {
+		t.Error("a nested tool result's content is shared")
+	}
+	p := copyMessage(msgs[1])
+	*p.Source.(dsh.SourcePlugin).Summary = "changed"
+	m := copyMessage(msgs[2])
+	m.Source.(dsh.SourceModel).ReplayState[0] = 'X'
+	if summary != "sum" || string(msgs[2].Source.(dsh.SourceModel).ReplayState) != `{"k":1}` {
+		t.Error("a source's pointer or raw state is shared")
+	}
+	if _, ok := copyMessage(msgs[3]).Content[0].(dsh.TextBlock); !ok {
+		t.Error("a pointer variant did not go through the JSON copy")
 	}
 }

@@ -207,11 +207,5 @@ func (a *Agent) pending() (nextTurn, nextStep int) {
 	return len(a.nextTurn), len(a.nextStep)
 }
 
-// cloneMust deep-copies m; a message the inbox holds always copies.
-func cloneMust(m dsh.UserMessage) dsh.UserMessage {
-	c, err := cloneMessage(m)
-	if err != nil {
-		return m
-	}
-	return c
-}
+// cloneMust deep-copies m, a message the inbox holds (see copyMessage).
+func cloneMust(m dsh.UserMessage) dsh.UserMessage { return copyMessage(m) }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -60,21 +61,80 @@ func cloneMessage(msg dsh.UserMessage) (dsh.UserMessage, error) {
 	return out, nil
 }
 
-// cloneMessages deep-copies msgs; messages that cannot be copied (which the inbox never
-// holds) are kept as they are.
+// cloneMessages deep-copies msgs, which hold messages prepareMessage returned (see
+// copyMessage); messages that cannot be copied (which the inbox never holds) are kept as
+// they are.
 func cloneMessages(msgs []dsh.UserMessage) []dsh.UserMessage {
 	if msgs == nil {
 		return nil
 	}
 	out := make([]dsh.UserMessage, len(msgs))
 	for i, m := range msgs {
-		c, err := cloneMessage(m)
-		if err != nil {
-			c = m
-		}
-		out[i] = c
+		out[i] = copyMessage(m)
 	}
 	return out
+}
+
+// copyMessage deep-copies a message prepareMessage returned, field by field: the value
+// variants of content blocks and sources it knows share their immutable strings and copy
+// their slices and pointers. Anything else (a pointer variant, a variant added to the spec
+// later) makes it copy the whole message through JSON, like cloneMessage; a message that
+// cannot be copied at all is returned as it is.
+func copyMessage(m dsh.UserMessage) dsh.UserMessage {
+	content, ok := copyBlocks(m.Content, 0)
+	if ok {
+		switch s := m.Source.(type) {
+		case nil, dsh.SourceUser, dsh.SourceTool:
+		case dsh.SourcePlugin:
+			if s.Summary != nil {
+				v := *s.Summary
+				s.Summary = &v
+			}
+			m.Source = s
+		case dsh.SourceModel:
+			if s.ReplayState != nil {
+				s.ReplayState = append(json.RawMessage(nil), s.ReplayState...)
+			}
+			m.Source = s
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		c, err := cloneMessage(m)
+		if err != nil {
+			return m
+		}
+		return c
+	}
+	m.Content = content
+	return m
+}
+
+// copyBlocks copies content for copyMessage; ok is false when it holds a block it does
+// not know, or nests tool results more than 64 deep.
+func copyBlocks(bs []dsh.ContentBlock, depth int) (out []dsh.ContentBlock, ok bool) {
+	if bs == nil {
+		return nil, true
+	}
+	if depth > 64 {
+		return nil, false
+	}
+	out = make([]dsh.ContentBlock, len(bs))
+	for i, b := range bs {
+		switch v := b.(type) {
+		case dsh.TextBlock, dsh.ReasoningBlock, dsh.ImageBlock, dsh.ToolCallBlock:
+			out[i] = v // only strings: an interface's copy of a value cannot be changed
+		case dsh.ToolResultBlock:
+			if v.Content, ok = copyBlocks(v.Content, depth+1); !ok {
+				return nil, false
+			}
+			out[i] = v
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // messageIDs returns the ids of msgs.
