@@ -189,6 +189,21 @@ func TestA07HaltFromAToolBody(t *testing.T) {
 	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body")
 }
 
+// TestA07HaltFromAToolBodyLeavesTheContexts runs scenario a07-halt-from-a-tool-body-leaves-the-contexts:
+// Part A7 through the agent handle: a Halt from a tool body leaves its deferred context
+// in next-step as well.
+func TestA07HaltFromAToolBodyLeavesTheContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body-leaves-the-contexts")
+}
+
+// TestA07HaltLeavesTheBatchContexts runs scenario a07-halt-leaves-the-batch-contexts:
+// Part A7: a halt decision ends the turn but, unlike a cancel, leaves the batch's
+// contexts in the inbox: the context c1's body deferred stays in next-step and nothing is
+// discarded (breakage: the halt discards them as a cancel does).
+func TestA07HaltLeavesTheBatchContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-halt-leaves-the-batch-contexts")
+}
+
 // TestA07PostExecuteHaltKeepsResult runs scenario a07-post-execute-halt-keeps-result:
 // Part A item 7 at tools/post-execute: a halt keeps the result.
 func TestA07PostExecuteHaltKeepsResult(t *testing.T) {
@@ -202,6 +217,13 @@ func TestA07PostExecuteHaltKeepsResult(t *testing.T) {
 func TestA07PostExecuteHaltKeepsTheResult(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-the-result")
+}
+
+// TestA07PostExecuteHaltLeavesTheContexts runs scenario a07-post-execute-halt-leaves-the-contexts:
+// Part A7 at post-execute: the halting call's own deferred context stays in next-step
+// too.
+func TestA07PostExecuteHaltLeavesTheContexts(t *testing.T) {
+	harness.RunID(t, runtime.New, "a07-post-execute-halt-leaves-the-contexts")
 }
 
 // TestA07PreExecuteHaltDenies runs scenario a07-pre-execute-halt-denies:
@@ -260,6 +282,14 @@ func TestA09ContinuationCap(t *testing.T) {
 func TestA09DefaultContinuationCap(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "a09-default-continuation-cap")
+}
+
+// TestA10ModelFailureStopsTheDriver runs scenario a10-model-failure-stops-the-driver:
+// Part A10: after a turn ends in error from a model failure (no request-error listener),
+// the driver stops and the follow-up queued meanwhile stays pending (breakage: the
+// driver goes on with it).
+func TestA10ModelFailureStopsTheDriver(t *testing.T) {
+	harness.RunID(t, runtime.New, "a10-model-failure-stops-the-driver")
 }
 
 // TestA11CancelDiscardsContextsBeforeAndAfter runs scenario a11-cancel-discards-contexts-before-and-after:
@@ -1266,6 +1296,14 @@ func TestB22InboxNotificationsInClaimOrder(t *testing.T) {
 	harness.RunID(t, runtime.New, "b2-2-inbox-notifications-in-claim-order")
 }
 
+// TestB25RequestErrorRetriesAgainAndAgain runs scenario b2-5-request-error-retries-again-and-again:
+// B §2.5: every agent/request-error retry is honoured, not only the first of a step:
+// two failures retried, the third request succeeds, all in one step, under one logged request header (breakage: the second retry
+// ends the turn in error).
+func TestB25RequestErrorRetriesAgainAndAgain(t *testing.T) {
+	harness.RunID(t, runtime.New, "b2-5-request-error-retries-again-and-again")
+}
+
 // TestB32RequestErrorDefaultEndsTurnError runs scenario b3-2-request-error-default-ends-turn-error:
 // Without a request-error listener (default none) a provider failure ends the turn
 // error with the failure's own facts.
@@ -1304,6 +1342,23 @@ func TestB32RequestThrowEndsTurnError(t *testing.T) {
 func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-status-and-inbox-throws-are-contained")
+}
+
+// TestB43AllowAfterCancelDoesNotDispatch runs scenario b4-3-allow-after-cancel-does-not-dispatch:
+// B §4.3 step 6: an allow that settles after the caller's cancellation ends
+// ABORTED_BEFORE_DISPATCH at policy and goes to post-execute; the tools/execute wrappers
+// never run (breakage: the allow dispatches, and a wrapper runs around an aborted core).
+func TestB43AllowAfterCancelDoesNotDispatch(t *testing.T) {
+	harness.RunID(t, runtime.New, "b4-3-allow-after-cancel-does-not-dispatch")
+}
+
+// TestB44SuccessAfterAbortReachesPostExecuteAborted runs scenario b4-4-success-after-abort-reaches-post-execute-aborted:
+// B §4.4 step 4: a success that settles after the caller aborted (the body returned
+// before the cancel, its wrapper after it) reaches post-execute as the ABORTED failure,
+// so an accept{value} there fails as on any failed result (breakage: post-execute sees
+// the success, replaces its value, and the result ends a plain ABORTED).
+func TestB44SuccessAfterAbortReachesPostExecuteAborted(t *testing.T) {
+	harness.RunID(t, runtime.New, "b4-4-success-after-abort-reaches-post-execute-aborted")
 }
 
 // TestH003InvalidMatcherSkipsItsGroup runs scenario h003-invalid-matcher-skips-its-group:
