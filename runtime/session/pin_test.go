@@ -1,0 +1,69 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// A failed sync is sticky: once a sync has failed, the log refuses every later append and
+// every later sync, even when the store would now succeed, so that no event lands after a
+// gap in what is durable (the events appended before the failure may be lost).
+func TestFailedSyncIsSticky(t *testing.T) {
+	for name, c := range map[string]struct {
+		policy SyncPolicy
+		fail   func(*Log) error // the operation whose sync fails
+	}{
+		"append under sync-every-event": {SyncEveryEvent, func(l *Log) error {
+			_, err := l.Append(context.Background(), dsh.StepStart{Turn: 1, Step: 1})
+			return err
+		}},
+		"turn/end under sync-on-turn-end": {SyncOnTurnEnd, func(l *Log) error {
+			_, err := l.Append(context.Background(), dsh.TurnEnd{Turn: 1, Reason: dsh.TurnEndCompleted{}})
+			return err
+		}},
+		"explicit Sync under sync-never": {SyncNever, func(l *Log) error {
+			mustAppend(t, l, dsh.StepStart{Turn: 1, Step: 1})
+			return l.Sync(context.Background())
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := &countingStore{Store: NewMemory()}
+			l := mustOpen(t, store, WithSyncPolicy(c.policy))
+			mustAppend(t, l, dsh.TurnStart{Turn: 1})
+			store.failSync.Store(true)
+			if err := c.fail(l); !errors.Is(err, ErrSyncFailed) {
+				t.Fatalf("the failing sync returned %v, want ErrSyncFailed", err)
+			}
+			n, synced := l.Len(), l.Synced()
+			store.failSync.Store(false) // the store recovers; the log must not
+
+			_, err := l.Append(context.Background(), dsh.StepEnd{Turn: 1, Step: 1})
+			if !errors.Is(err, ErrSyncFailed) {
+				t.Errorf("Append after a failed sync = %v, want an error wrapping ErrSyncFailed", err)
+			}
+			if l.Len() != n {
+				t.Errorf("Append after a failed sync appended: Len %d, want %d", l.Len(), n)
+			}
+			if err := l.Sync(context.Background()); !errors.Is(err, ErrSyncFailed) {
+				t.Errorf("Sync after a failed sync = %v, want ErrSyncFailed", err)
+			}
+			if l.Synced() != synced {
+				t.Errorf("Synced moved from %d to %d after the failure", synced, l.Synced())
+			}
+			if err := l.Close(); !errors.Is(err, ErrSyncFailed) {
+				t.Errorf("Close = %v, want ErrSyncFailed", err)
+			}
+			// Nothing reached the store after the failure either.
+			stored, err := store.Load(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(stored)) != n {
+				t.Errorf("the store holds %d events, want %d", len(stored), n)
+			}
+		})
+	}
+}
