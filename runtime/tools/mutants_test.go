@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// The tests of this file pin rules that a mutation pass (docs/testing.md) showed no other
+// test to check.
+
+// An agent-less call shows no agent id at any phase, an agent's call its id at every one.
+func TestPhasesSeeTheCallsAgentID(t *testing.T) {
+	for _, agent := range []string{"", "a1"} {
+		e := newEnv(t)
+		e.register(t, echoDef())
+		var seen []*string
+		e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+			seen = append(seen, p.Exec.AgentID)
+			return next.Call(ctx)
+		})
+		e.hooks.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict {
+			seen = append(seen, p.Exec.AgentID)
+			return dsh.GuardAbstain{}
+		})
+		e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+			seen = append(seen, p.Exec.AgentID)
+			return next.Call(ctx)
+		})
+		e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+			seen = append(seen, p.Exec.AgentID)
+			return next.Call(ctx)
+		})
+		e.hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) { seen = append(seen, p.Exec.AgentID) })
+		r := e.rt.Execute(context.Background(), Input{CallID: "c1", Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), AgentID: agent})
+		if r.IsError() {
+			t.Fatalf("agent %q: %s", agent, text(r))
+		}
+		if len(seen) != 5 {
+			t.Fatalf("agent %q: %d phases ran, want 5", agent, len(seen))
+		}
+		for i, id := range seen {
+			switch {
+			case agent == "" && id != nil:
+				t.Errorf("agent-less call: phase %d sees agent id %q", i, *id)
+			case agent != "" && (id == nil || *id != agent):
+				t.Errorf("agent %q: phase %d sees agent id %v", agent, i, id)
+			}
+		}
+	}
+}
+
+// B §4.4 step 1.1: when the innermost wrapper passes the caller's own context to next, the
+// body runs under that very context (no fusion); a derived one is fused with the caller's.
+func TestBodyRunsUnderTheCallersOwnContext(t *testing.T) {
+	type key struct{}
+	caller := context.WithValue(context.Background(), key{}, "caller")
+	for _, derive := range []bool{false, true} {
+		e := newEnv(t)
+		var body context.Context
+		e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+			body = ctx
+			return "ok", nil
+		}))
+		e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+			if derive {
+				ctx = context.WithValue(ctx, key{}, "wrapper")
+			}
+			return next.Call(ctx)
+		})
+		if r := e.exec(caller, "t", `{}`); r.IsError() {
+			t.Fatalf("derive=%v: %s", derive, text(r))
+		}
+		if same := body == caller; same == derive {
+			t.Errorf("derive=%v: the body's context is the caller's: %v", derive, same)
+		}
+		if want := map[bool]string{false: "caller", true: "wrapper"}[derive]; body.Value(key{}) != want {
+			t.Errorf("derive=%v: the body sees value %v, want %q", derive, body.Value(key{}), want)
+		}
+	}
+}
+
+// A failing tools/result observer is logged (at debug level); a healthy one is not.
+func TestFailedResultObserverIsLogged(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		var logs bytes.Buffer
+		tools := NewRegistry()
+		hooks := dsh.NewRegistry(dsh.WithLogger(quietLogger()))
+		rt := New(tools, hooks, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		if _, err := tools.Register(echoDef()); err != nil {
+			t.Fatal(err)
+		}
+		hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
+			if fail {
+				panic("observer broke")
+			}
+		})
+		if r := rt.Execute(context.Background(), Input{CallID: "c1", Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); r.IsError() {
+			t.Fatalf("fail=%v: %s", fail, text(r))
+		}
+		if logged := strings.Contains(logs.String(), "tools/result observer failed"); logged != fail {
+			t.Errorf("fail=%v: logged %v: %s", fail, logged, logs.String())
+		}
+	}
+}
+
+// Strings are skipped when a Go value's encoding is checked for lossless numbers: a
+// string that reads like a non-finite number or a negative zero, escapes included, is
+// lossless.
+func TestNumberLikeStringsAreLossless(t *testing.T) {
+	for _, v := range []any{
+		map[string]any{"s": "-0"}, map[string]any{"s": "1e999"}, []string{"x-0", "xx-0", "x 1e999"}, []string{`x"-0`},
+		map[string]any{"s": `\`, "n": -1}, []any{`a\"1e999`, 2},
+	} {
+		e := newEnv(t)
+		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+			return v, nil
+		}})
+		if r := e.exec(context.Background(), "t", `{}`); r.IsError() {
+			t.Errorf("value %#v: %s", v, text(r))
+		}
+	}
+	// The check itself still applies outside strings.
+	e := newEnv(t)
+	e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+		return map[string]any{"s": "x", "n": math.Copysign(0, -1)}, nil
+	}})
+	if r := e.exec(context.Background(), "t", `{}`); !r.IsError() {
+		t.Errorf("a negative zero outside a string is lossless: %s", outcomeJSON(t, r))
+	}
+}
