@@ -117,6 +117,7 @@ func TestNumberLikeStringsAreLossless(t *testing.T) {
 	for _, v := range []any{
 		map[string]any{"s": "-0"}, map[string]any{"s": "1e999"}, []string{"x-0", "xx-0", "x 1e999"}, []string{`x"-0`},
 		map[string]any{"s": `\`, "n": -1}, []any{`a\"1e999`, 2},
+		[]any{1, "-0"}, []any{-9, json.Number("1e9"), json.Number("1" + strings.Repeat("0", 300))},
 	} {
 		e := newEnv(t)
 		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
@@ -133,5 +134,31 @@ func TestNumberLikeStringsAreLossless(t *testing.T) {
 	}})
 	if r := e.exec(context.Background(), "t", `{}`); !r.IsError() {
 		t.Errorf("a negative zero outside a string is lossless: %s", outcomeJSON(t, r))
+	}
+	// So does the range check of a long integer literal, which overflows a float64.
+	e = newEnv(t)
+	e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+		return []any{json.Number("1" + strings.Repeat("0", 310))}, nil
+	}})
+	if r := e.exec(context.Background(), "t", `{}`); !r.IsError() {
+		t.Errorf("a 311-digit integer is lossless: %s", outcomeJSON(t, r))
+	}
+}
+
+// A string value is encoded as encoding/json would (without HTML escaping): printable
+// ASCII, the space included, as is.
+func TestStringValueEncoding(t *testing.T) {
+	for v, want := range map[string]string{
+		"a b":       `"a b"`,
+		"q\"\\ \n":  `"q\"\\ \n"`,
+		"<&>\u2028": `"<&>\u2028"`,
+		"\x01\x1f~": `"\u0001\u001f~"`,
+	} {
+		e := newEnv(t)
+		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) { return v, nil }})
+		r := e.exec(context.Background(), "t", `{}`)
+		if got := string(successOf(t, r).Value); got != want {
+			t.Errorf("value %q encodes as %s, want %s", v, got, want)
+		}
 	}
 }
