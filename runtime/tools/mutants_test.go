@@ -150,6 +150,7 @@ func TestNumberLikeStringsAreLossless(t *testing.T) {
 func TestStringValueEncoding(t *testing.T) {
 	for v, want := range map[string]string{
 		"a b":       `"a b"`,
+		"é\"x\n":    `"é\"x\n"`,
 		"q\"\\ \n":  `"q\"\\ \n"`,
 		"<&>\u2028": `"<&>\u2028"`,
 		"\x01\x1f~": `"\u0001\u001f~"`,
@@ -159,6 +160,27 @@ func TestStringValueEncoding(t *testing.T) {
 		r := e.exec(context.Background(), "t", `{}`)
 		if got := string(successOf(t, r).Value); got != want {
 			t.Errorf("value %q encodes as %s, want %s", v, got, want)
+		}
+	}
+}
+
+// The default rendering of a string value given as JSON text is the string itself,
+// escapes decoded; any other value renders as its JSON text.
+func TestDefaultRenderingOfJSONText(t *testing.T) {
+	for raw, want := range map[string]string{
+		`""`:        "",
+		`"\"b"`:     `"b`,
+		`"a\u0041"`: "aA",
+		`"plain"`:   "plain",
+		`[1,"x"]`:   `[1,"x"]`,
+		`7`:         "7",
+	} {
+		e := newEnv(t)
+		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+			return json.RawMessage(raw), nil
+		}})
+		if got := text(e.exec(context.Background(), "t", `{}`)); got != want {
+			t.Errorf("value %s renders as %q, want %q", raw, got, want)
 		}
 	}
 }
