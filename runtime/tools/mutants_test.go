@@ -184,3 +184,23 @@ func TestDefaultRenderingOfJSONText(t *testing.T) {
 		}
 	}
 }
+
+// A failure a tools/execute wrapper returns is materialized whole: meta that is not
+// lossless JSON makes it the final materialization failure, however valid its content.
+func TestWrapperFailureMetaIsMaterialized(t *testing.T) {
+	for meta, lossless := range map[string]bool{`{"a":1}`: true, `{"a":`: false, `[1e999]`: false} {
+		e := newEnv(t)
+		e.register(t, echoDef())
+		e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+			return dsh.ToolFailure{Error: dsh.ToolError{Message: "wrapped"},
+				Content: []dsh.ContentBlock{dsh.TextBlock{Text: "wrapped"}}, Meta: json.RawMessage(meta)}
+		})
+		f := failureOfResult(t, e.exec(context.Background(), "echo", `{"text":"hi"}`))
+		switch {
+		case lossless && (f.Error.Message != "wrapped" || string(f.Meta) != meta):
+			t.Errorf("meta %s: got %+v, want the wrapper's failure", meta, f)
+		case !lossless && f.Error.Message != msgResultNotJSON:
+			t.Errorf("meta %s: got %q, want %q", meta, f.Error.Message, msgResultNotJSON)
+		}
+	}
+}
