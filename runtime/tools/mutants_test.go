@@ -204,3 +204,19 @@ func TestWrapperFailureMetaIsMaterialized(t *testing.T) {
 		}
 	}
 }
+
+// The info of a tool's error is made JSON-safe field by field: an invalid code alone is
+// cleaned, as is an invalid name alone.
+func TestErrorInfoIsMadeJSONSafe(t *testing.T) {
+	for _, c := range []struct{ name, code, wantName, wantCode string }{
+		{NameHarnessError, "BAD\xff", NameHarnessError, "BAD\uFFFD"},
+		{"Name\xfe", "OK", "Name\uFFFD", "OK"},
+		{NameHarnessError, "OK", NameHarnessError, "OK"},
+	} {
+		e := newEnv(t)
+		e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+			return nil, &Error{Name: c.name, Code: c.code, Message: "failed"}
+		}))
+		wantInfo(t, e.exec(context.Background(), "t", `{}`), c.wantName, c.wantCode)
+	}
+}
