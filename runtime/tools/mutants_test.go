@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,5 +219,33 @@ func TestErrorInfoIsMadeJSONSafe(t *testing.T) {
 			return nil, &Error{Name: c.name, Code: c.code, Message: "failed"}
 		}))
 		wantInfo(t, e.exec(context.Background(), "t", `{}`), c.wantName, c.wantCode)
+	}
+}
+
+// Visible offers an agent its own tools, which shadow the global ones of the same name,
+// and no other agent's.
+func TestVisibleIncludesTheAgentsOwnTools(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, Definition{Name: "x", Description: "global", Run: echoDef().Run})
+	for _, d := range []Definition{{Name: "x", Description: "a1's"}, {Name: "mine", Description: "a1's"}} {
+		d.Run = echoDef().Run
+		if _, err := e.tools.RegisterForAgent("a1", d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	describe := func(agent string) []string {
+		var out []string
+		for _, d := range e.tools.Visible(agent) {
+			out = append(out, d.Name+":"+d.Description)
+		}
+		return out
+	}
+	if got, want := describe("a1"), []string{"mine:a1's", "x:a1's"}; !slices.Equal(got, want) {
+		t.Errorf("Visible(a1) = %v, want %v", got, want)
+	}
+	for _, agent := range []string{"a2", ""} {
+		if got, want := describe(agent), []string{"x:global"}; !slices.Equal(got, want) {
+			t.Errorf("Visible(%q) = %v, want %v", agent, got, want)
+		}
 	}
 }
