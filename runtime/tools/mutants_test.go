@@ -249,3 +249,33 @@ func TestVisibleIncludesTheAgentsOwnTools(t *testing.T) {
 		}
 	}
 }
+
+// A nested call without an agent id runs for its parent's agent (and so sees that agent's
+// tools); one that names an agent runs for that agent.
+func TestNestedCallInheritsTheAgent(t *testing.T) {
+	e := newEnv(t)
+	for _, agent := range []string{"a1", "a2"} {
+		who := agent
+		if _, err := e.tools.RegisterForAgent(agent, toolDef("inner", func(ctx context.Context, rc *RunContext) (any, error) {
+			return "inner of " + who, nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.register(t, toolDef("outer", func(ctx context.Context, rc *RunContext) (any, error) {
+		var in struct {
+			Agent string `json:"agent"`
+		}
+		if err := rc.BindArguments(&in); err != nil {
+			return nil, err
+		}
+		r := rc.Execute(ctx, Input{CallID: "n1", Name: "inner", Arguments: json.RawMessage(`{}`), AgentID: in.Agent})
+		return text(r), nil
+	}))
+	for args, want := range map[string]string{`{}`: "inner of a1", `{"agent":"a2"}`: "inner of a2"} {
+		r := e.rt.Execute(context.Background(), Input{CallID: "c1", Name: "outer", Arguments: json.RawMessage(args), AgentID: "a1"})
+		if got := text(r); got != want {
+			t.Errorf("outer %s for a1: %q, want %q", args, got, want)
+		}
+	}
+}
