@@ -61,7 +61,7 @@ func TestScannerAgreesWithEncodingJSON(t *testing.T) {
 		// Closing a container gives its depth back: many siblings nest no deeper.
 		"[" + strings.Repeat("{},", maxDepth) + "1]", "[" + strings.Repeat("[],", maxDepth) + "1]",
 		"[" + strings.Repeat(`{"a":1},`, maxDepth) + "1]", "[" + strings.Repeat("[1],", maxDepth) + "1]",
-		`"a"`, `""`, `"\u00e9"`, `"\u00E9"`, `"\u00g9"`, `"\u00e"`, `"\u00"`, `"\"`, `"\x"`, `"\/\b\f\n\r\t\\\""`,
+		`"a"`, `""`, `"\u00e9"`, `"\u00E9"`, `"\u09af"`, `"\uAF0F"`, `"\u00/0"`, `"\u00:0"`, `"\u00@0"`, `"\u00G0"`, "\"\\u00`0\"", `"\u00g0"`, `"\u00g9"`, `"\u00e"`, `"\u00"`, `"\"`, `"\x"`, `"\/\b\f\n\r\t\\\""`,
 		"\"a\x01\"", "\"\x1f\"", "\"\xff\"", "\"é€😀\"", "\"\xe2\x82\"", `"abc`, `"\`, `"\u`,
 		"0", "-0", "-0.0", "0.0", "1", "-1", "01", "-01", "1.", "1.5", ".5", "+1", "1e", "1e+", "1e-", "1e5",
 		"1E-5", "1e+5", "1e999", "-1e999", "1e-400", "0x1", "-", "--1", "1.5e3", "9", "-9", "19.9e9",
