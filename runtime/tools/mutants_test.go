@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -277,5 +278,36 @@ func TestNestedCallInheritsTheAgent(t *testing.T) {
 		if got := text(r); got != want {
 			t.Errorf("outer %s for a1: %q, want %q", args, got, want)
 		}
+	}
+}
+
+// A violation inside nested arrays names each index, however deep (the path follows the
+// instance through every array).
+func TestViolationPathThroughNestedArrays(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, Definition{Name: "t",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"m":{"type":"array","items":{"type":"array","items":{"type":"object","properties":{"s":{"type":"string"}}}}}}}`),
+		Run:         func(ctx context.Context, rc *RunContext) (any, error) { return "ok", nil }})
+	for args, want := range map[string]string{
+		`{"m":[[{"s":1}]]}`:       `invalid arguments: "m[0][0].s" must be a string`,
+		`{"m":[[],[{},{"s":2}]]}`: `invalid arguments: "m[1][1].s" must be a string`,
+	} {
+		if got := failureOfResult(t, e.exec(context.Background(), "t", args)).Error.Message; got != want {
+			t.Errorf("%s: %q, want %q", args, got, want)
+		}
+	}
+}
+
+// Content given as pointers to blocks is kept as the blocks, images included.
+func TestPointerContentBlocksAreKept(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, echoDef())
+	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		return dsh.PostToolAccept{Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "t"}, &dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}}, nil
+	})
+	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	want := []dsh.ContentBlock{dsh.TextBlock{Text: "t"}, dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}
+	if got := r.Content(); !reflect.DeepEqual(got, want) {
+		t.Errorf("content = %#v, want %#v", got, want)
 	}
 }
