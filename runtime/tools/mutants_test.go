@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -309,5 +310,42 @@ func TestPointerContentBlocksAreKept(t *testing.T) {
 	want := []dsh.ContentBlock{dsh.TextBlock{Text: "t"}, dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}
 	if got := r.Content(); !reflect.DeepEqual(got, want) {
 		t.Errorf("content = %#v, want %#v", got, want)
+	}
+}
+
+// Contexts keep their sources: a pointer source is kept as the source, a model source
+// without replay state is valid, and one with replay state gets a private copy of it.
+func TestContextSourcesAreKept(t *testing.T) {
+	state := json.RawMessage(`{"k":1}`)
+	sources := []dsh.MessageSource{
+		&dsh.SourceTool{CallID: "x"}, dsh.SourceModel{Provider: "p", Model: "m"},
+		&dsh.SourceModel{Provider: "p", Model: "m", ReplayState: state},
+	}
+	e := newEnv(t)
+	e.register(t, echoDef())
+	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		var contexts []dsh.UserMessage
+		for i, s := range sources {
+			m := ctxMsg(strconv.Itoa(i), "p")
+			m.Source = s
+			contexts = append(contexts, m)
+		}
+		return dsh.PostToolAccept{AdditionalContexts: contexts}, nil
+	})
+	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	if r.IsError() {
+		t.Fatalf("rejected: %s", text(r))
+	}
+	state[1] = 'X' // the listener's buffer changes afterwards
+	var got []dsh.MessageSource
+	for _, m := range r.AdditionalContexts() {
+		got = append(got, m.Source)
+	}
+	want := []dsh.MessageSource{
+		dsh.SourceTool{CallID: "x"}, dsh.SourceModel{Provider: "p", Model: "m"},
+		dsh.SourceModel{Provider: "p", Model: "m", ReplayState: json.RawMessage(`{"k":1}`)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sources = %#v, want %#v", got, want)
 	}
 }
