@@ -135,7 +135,7 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 	o := output{obj: obj}
 	if ev.Scope != "" {
-		parent, _ := splitPath(ev.Scope)
+		parent := parentPath(ev.Scope)
 		if pv, ok := lookup(obj, parent); ok && pv != nil {
 			name, _ := lookup(obj, ev.Scope)
 			if s, isStr := name.(string); !isStr || s != ev.Name {
@@ -247,11 +247,9 @@ func lookup(obj map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
-func splitPath(p string) (parent, last string) {
-	if i := strings.LastIndexByte(p, '.'); i >= 0 {
-		return p[:i], p[i+1:]
-	}
-	return "", p
+// parentPath is the dotted path p without its last element ("" for a single element).
+func parentPath(p string) string {
+	return p[:max(strings.LastIndexByte(p, '.'), 0)]
 }
 
 // ruleHolds: with a literal, the value equals it; without, the value is set and not
