@@ -1,6 +1,7 @@
 package hookproto
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -61,5 +62,32 @@ func TestLoadDiagnosticsQuoteTheValue(t *testing.T) {
 	}
 	if hs := c.Handlers("Stop"); len(hs) != 1 || hs[0].Timeout != maxTimeoutSeconds*time.Second {
 		t.Errorf("timeout %s: handlers %+v", max, hs)
+	}
+}
+
+// Paths write identifier keys (letters, digits, _ and $) dotted and quote any other key.
+func TestDiagnosticPathsQuoteOnlyNonIdentifiers(t *testing.T) {
+	names := map[string]string{
+		"az": "hooks.az", "AZ": "hooks.AZ", "_$09": "hooks._$09",
+		"a-b": `hooks["a-b"]`, "`": "hooks[\"`\"]", "{": `hooks["{"]`, "@": `hooks["@"]`, "[": `hooks["["]`,
+		"/": `hooks["/"]`, ":": `hooks[":"]`, "é": `hooks["é"]`, "": `hooks[""]`,
+	}
+	obj := map[string]any{}
+	for n := range names {
+		obj[n] = []any{}
+	}
+	data, err := json.Marshal(map[string]any{"hooks": obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ds := Load(data, ccOpts)
+	got := map[string]bool{}
+	for _, d := range ds {
+		got[d.Path] = true
+	}
+	for n, want := range names {
+		if !got[want] {
+			t.Errorf("event %q: no diagnostic at %s (paths: %v)", n, want, got)
+		}
 	}
 }
