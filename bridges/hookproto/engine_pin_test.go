@@ -47,6 +47,10 @@ func TestFireLogsRecorderFailuresAndNoisyRuns(t *testing.T) {
 				e.Recorder = RecorderFunc(func(context.Context, dsh.SessionEventData) error { return errors.New("log full") })
 			}
 			e.Fire(context.Background(), Fire{Event: "Stop", Turn: 1, InTurn: true, Stdin: []byte(`{}`)})
+			// The noisy run's line carries its diagnostics, and no empty notices.
+			if c.failing && (!strings.Contains(logs.String(), "diagnostics=") || strings.Contains(logs.String(), "notices=")) {
+				t.Errorf("hook run line: %s", logs.String())
+			}
 			for msg, want := range c.want {
 				if got := strings.Contains(logs.String(), "msg=\""+msg+"\""); got != want {
 					t.Errorf("logged %q: %v, want %v\n%s", msg, got, want, logs.String())
