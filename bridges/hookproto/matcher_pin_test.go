@@ -1,0 +1,25 @@
+package hookproto
+
+import "testing"
+
+// In Claude Code a pattern of letters, digits, _, -, space, comma and | is an exact list
+// (it matches only the names it lists), whatever letters or digits it holds; any other
+// character makes it a regular expression.
+func TestClaudeCodeExactListCharacters(t *testing.T) {
+	for _, c := range []struct {
+		pattern, subject string
+		want             bool
+	}{
+		{"a", "Bash", false}, {"z", "Fizz", false}, {"A", "AB", false}, {"Z", "ZZ", false},
+		{"0", "10", false}, {"9", "99", false}, {"a_-9", "xa_-9", false}, {"a", "a", true},
+		{"a.", "Bash.", true}, // "." makes it a regular expression
+	} {
+		m, err := Compile(ClaudeCode, c.pattern)
+		if err != nil {
+			t.Fatalf("Compile(%q): %v", c.pattern, err)
+		}
+		if got := m.Match(c.subject); got != c.want {
+			t.Errorf("%q matches %q: %v, want %v", c.pattern, c.subject, got, c.want)
+		}
+	}
+}
