@@ -1,6 +1,10 @@
 package hookproto
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 // In Claude Code a pattern of letters, digits, _, -, space, comma and | is an exact list
 // (it matches only the names it lists), whatever letters or digits it holds; any other
@@ -20,6 +24,16 @@ func TestClaudeCodeExactListCharacters(t *testing.T) {
 		}
 		if got := m.Match(c.subject); got != c.want {
 			t.Errorf("%q matches %q: %v, want %v", c.pattern, c.subject, got, c.want)
+		}
+	}
+}
+
+// Every backreference digit, 1 to 9, is named as a JavaScript-only construct.
+func TestMatcherNamesEveryBackreferenceDigit(t *testing.T) {
+	for _, p := range []string{`(a)\1`, `(a)(b)(c)(d)(e)(f)(g)(h)(i)\9`} {
+		_, err := Compile(Codex, p)
+		if want := `backreference "\\` + p[len(p)-1:] + `"`; !errors.Is(err, ErrJSOnlySyntax) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Compile(%q) = %v, want %s named", p, err, want)
 		}
 	}
 }
