@@ -59,3 +59,14 @@ func TestFireLogsRecorderFailuresAndNoisyRuns(t *testing.T) {
 		})
 	}
 }
+
+// A run with a notice only is logged with the notice, and no empty diagnostics.
+func TestFireLogsANoticeOnlyRun(t *testing.T) {
+	e, _, _ := engineFor(t, &hookmap.ClaudeCode, "Stop", group("", h(`echo '{"systemMessage":"hello"}'`)))
+	var logs bytes.Buffer
+	e.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	e.Fire(context.Background(), Fire{Event: "Stop", Turn: 1, InTurn: true, Stdin: []byte(`{}`)})
+	if line := logs.String(); !strings.Contains(line, "notices=hello") || strings.Contains(line, "diagnostics=") {
+		t.Errorf("notice-only run logged: %q", line)
+	}
+}
