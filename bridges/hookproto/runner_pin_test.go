@@ -39,3 +39,14 @@ func TestRunTermReachesTheWholeGroup(t *testing.T) {
 	}
 	waitGone(t, readPID(t, ready))
 }
+
+// Output that fills the cap exactly is not over it; one byte more is.
+func TestRunOutputCapBoundary(t *testing.T) {
+	for out, over := range map[string]bool{"abcde": false, "abcdef": true} {
+		c := Command{Command: "printf " + out, MaxStdout: 5}
+		r := Run(context.Background(), c)
+		if string(r.Stdout) != out[:5] || r.StdoutOverCap != over {
+			t.Errorf("printf %s under a 5-byte cap: stdout %q, over %v; want %q, %v", out, r.Stdout, r.StdoutOverCap, out[:5], over)
+		}
+	}
+}
