@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -65,5 +66,27 @@ func TestFailedSyncIsSticky(t *testing.T) {
 				t.Errorf("the store holds %d events, want %d", len(stored), n)
 			}
 		})
+	}
+}
+
+// Event times of years 0 to 9999 are appended (RFC 3339 has four-digit years); others are
+// refused and append nothing.
+func TestEventTimeYears(t *testing.T) {
+	for year, ok := range map[int]bool{0: true, 9999: true, -1: false, 10000: false} {
+		at := time.Date(year, 6, 1, 0, 0, 0, 0, time.UTC)
+		l := mustOpen(t, NewMemory(), WithClock(func() time.Time { return at }))
+		_, err := l.Append(context.Background(), dsh.TurnStart{Turn: 1})
+		if (err == nil) != ok || l.Len() != map[bool]int64{true: 1, false: 0}[ok] {
+			t.Errorf("year %d: Append error %v, Len %d; want accepted %v", year, err, l.Len(), ok)
+		}
+		if ok {
+			ev := l.Events()
+			for e := range ev {
+				if !e.Time.Equal(at) {
+					t.Errorf("year %d: logged time %v", year, e.Time)
+				}
+			}
+		}
+		_ = l.Close()
 	}
 }
