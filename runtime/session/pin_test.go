@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -88,5 +89,17 @@ func TestEventTimeYears(t *testing.T) {
 			}
 		}
 		_ = l.Close()
+	}
+}
+
+// An event type is written as a JSON string that decodes to it: plain printable ASCII
+// verbatim, anything else escaped.
+func TestAppendJSONStringDecodesBack(t *testing.T) {
+	for _, s := range []string{"tool/call", "", " ~", "<&>", "a\"b", `a\b`, "a\x1fb", "a\x7fb", "é", "a\nb"} {
+		got, err := appendJSONString([]byte("x"), s)
+		var back string
+		if err != nil || len(got) < 1 || got[0] != 'x' || json.Unmarshal(got[1:], &back) != nil || back != s {
+			t.Errorf("appendJSONString(%q) = %s, %v: does not decode back", s, got, err)
+		}
 	}
 }
