@@ -1,9 +1,12 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -101,5 +104,56 @@ func TestAppendJSONStringDecodesBack(t *testing.T) {
 		if err != nil || len(got) < 1 || got[0] != 'x' || json.Unmarshal(got[1:], &back) != nil || back != s {
 			t.Errorf("appendJSONString(%q) = %s, %v: does not decode back", s, got, err)
 		}
+	}
+}
+
+// A corrupt part that starts with an empty line is saved before it is cut, like any cut
+// that holds a whole line.
+func TestCutStartingWithAnEmptyLineIsSaved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	f, _, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustOpen(t, f)
+	mustAppend(t, l, dsh.TurnStart{Turn: 1})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopened as it is, the file is clean.
+	f, rec, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec != (Recovery{Events: 1, ValidBytes: rec.ValidBytes}) || rec.ValidBytes == 0 {
+		t.Errorf("clean file: recovery %+v", rec)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tail := []byte("\n{\"type\":\"turn/end\"}\n")
+	w, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(tail); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, rec, err = OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if rec.Kind != RecoveryCorruptLine || rec.Line != 2 || rec.Events != 1 || rec.BackupPath == "" {
+		t.Fatalf("recovery %+v, want line 2 corrupt, 1 event kept and the cut saved", rec)
+	}
+	if filepath.Dir(rec.BackupPath) != filepath.Dir(path) {
+		t.Errorf("backup %s is not next to %s", rec.BackupPath, path)
+	}
+	if saved, err := os.ReadFile(rec.BackupPath); err != nil || !bytes.Equal(saved, tail) {
+		t.Errorf("backup = %q, %v; want %q", saved, err, tail)
 	}
 }
