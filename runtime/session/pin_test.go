@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -155,5 +156,31 @@ func TestCutStartingWithAnEmptyLineIsSaved(t *testing.T) {
 	}
 	if saved, err := os.ReadFile(rec.BackupPath); err != nil || !bytes.Equal(saved, tail) {
 		t.Errorf("backup = %q, %v; want %q", saved, err, tail)
+	}
+}
+
+// Creating session files leaks no descriptor (the directory opened to sync a new file's
+// entry is closed again).
+func TestCreatingFilesLeaksNoDescriptor(t *testing.T) {
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(entries)
+	}
+	dir := t.TempDir()
+	before := fds()
+	for i := range 20 {
+		f, _, err := OpenFile(filepath.Join(dir, strconv.Itoa(i)+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := fds(); after >= before+20 {
+		t.Errorf("%d descriptors open after creating and closing 20 files, %d before", after, before)
 	}
 }
