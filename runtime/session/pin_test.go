@@ -184,3 +184,22 @@ func TestCreatingFilesLeaksNoDescriptor(t *testing.T) {
 		t.Errorf("%d descriptors open after creating and closing 20 files, %d before", after, before)
 	}
 }
+
+// A Sync or a Close with nothing new to make durable does not sync the store again.
+func TestSyncWithNothingNewIsFree(t *testing.T) {
+	store := &countingStore{Store: NewMemory()}
+	l := mustOpen(t, store, WithSyncPolicy(SyncNever))
+	mustAppend(t, l, dsh.TurnStart{Turn: 1})
+	base := store.syncs.Load()
+	for range 3 {
+		if err := l.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.syncs.Load() - base; n != 1 {
+		t.Errorf("three Syncs and a Close over one new event synced the store %d times, want 1", n)
+	}
+}
