@@ -193,6 +193,7 @@ func TestA07HaltFromAToolBody(t *testing.T) {
 // Part A7 through the agent handle: a Halt from a tool body leaves its deferred context
 // in next-step as well.
 func TestA07HaltFromAToolBodyLeavesTheContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body-leaves-the-contexts")
 }
 
@@ -201,6 +202,7 @@ func TestA07HaltFromAToolBodyLeavesTheContexts(t *testing.T) {
 // contexts in the inbox: the context c1's body deferred stays in next-step and nothing is
 // discarded (breakage: the halt discards them as a cancel does).
 func TestA07HaltLeavesTheBatchContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-halt-leaves-the-batch-contexts")
 }
 
@@ -223,6 +225,7 @@ func TestA07PostExecuteHaltKeepsTheResult(t *testing.T) {
 // Part A7 at post-execute: the halting call's own deferred context stays in next-step
 // too.
 func TestA07PostExecuteHaltLeavesTheContexts(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a07-post-execute-halt-leaves-the-contexts")
 }
 
@@ -289,6 +292,7 @@ func TestA09DefaultContinuationCap(t *testing.T) {
 // the driver stops and the follow-up queued meanwhile stays pending (breakage: the
 // driver goes on with it).
 func TestA10ModelFailureStopsTheDriver(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "a10-model-failure-stops-the-driver")
 }
 
@@ -1301,6 +1305,7 @@ func TestB22InboxNotificationsInClaimOrder(t *testing.T) {
 // two failures retried, the third request succeeds, all in one step, under one logged request header (breakage: the second retry
 // ends the turn in error).
 func TestB25RequestErrorRetriesAgainAndAgain(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b2-5-request-error-retries-again-and-again")
 }
 
@@ -1349,6 +1354,7 @@ func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
 // ABORTED_BEFORE_DISPATCH at policy and goes to post-execute; the tools/execute wrappers
 // never run (breakage: the allow dispatches, and a wrapper runs around an aborted core).
 func TestB43AllowAfterCancelDoesNotDispatch(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b4-3-allow-after-cancel-does-not-dispatch")
 }
 
@@ -1358,6 +1364,7 @@ func TestB43AllowAfterCancelDoesNotDispatch(t *testing.T) {
 // so an accept{value} there fails as on any failed result (breakage: post-execute sees
 // the success, replaces its value, and the result ends a plain ABORTED).
 func TestB44SuccessAfterAbortReachesPostExecuteAborted(t *testing.T) {
+	t.Parallel()
 	harness.RunID(t, runtime.New, "b4-4-success-after-abort-reaches-post-execute-aborted")
 }
 

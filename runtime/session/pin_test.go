@@ -67,8 +67,8 @@ func TestFailedSyncIsSticky(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if int64(len(stored)) != n {
-				t.Errorf("the store holds %d events, want %d", len(stored), n)
+			if stored != n {
+				t.Errorf("the store holds %d events, want %d", stored, n)
 			}
 		})
 	}
