@@ -14,11 +14,11 @@ func isNull(data []byte) bool {
 }
 
 // ObjectDecoder decodes one JSON object field by field, remembering the first error and
-// which fields are still unread.
+// which fields are still unread. Finish returns it to a pool: it must not be used after.
 type ObjectDecoder struct {
-	typ    string
-	fields map[string]json.RawMessage
-	err    error
+	typ     string
+	members []member
+	err     error
 }
 
 // NewObjectDecoder starts decoding data, which must be a JSON object, as the type typ.
@@ -26,17 +26,39 @@ func NewObjectDecoder(typ string, data []byte) (*ObjectDecoder, error) {
 	if isNull(data) {
 		return nil, &DecodeError{Type: typ, Err: errNull}
 	}
+	d := decoderPool.Get().(*ObjectDecoder)
+	d.typ = typ
+	members, ok := scanObject(data, d.members[:0])
+	d.members = members
+	if ok {
+		return d, nil
+	}
+	// Not an object the scanner takes: encoding/json decides, and gives its error.
+	clear(d.members)
+	d.members = d.members[:0]
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
+		d.release()
 		return nil, &DecodeError{Type: typ, Err: err}
 	}
-	return &ObjectDecoder{typ: typ, fields: fields}, nil
+	for _, name := range sortedKeys(fields) {
+		d.members = append(d.members, member{name: []byte(name), raw: fields[name]})
+	}
+	return d, nil
 }
 
-// take removes field name from the unread fields and returns its raw value.
+// take marks field name read and returns its raw value: the last one if the object repeats
+// the name, as encoding/json keeps the last.
 func (d *ObjectDecoder) take(name string) (json.RawMessage, bool) {
-	raw, ok := d.fields[name]
-	delete(d.fields, name)
+	var raw json.RawMessage
+	ok := false
+	for i := range d.members {
+		m := &d.members[i]
+		if !m.taken && string(m.name) == name {
+			m.taken = true
+			raw, ok = m.raw, true
+		}
+	}
 	return raw, ok
 }
 
@@ -65,19 +87,29 @@ func (d *ObjectDecoder) Kind(name, want string) {
 // SkipUnknown forgets the fields that no one read, so that Finish accepts them: the type
 // being decoded is open (CUE `...`).
 func (d *ObjectDecoder) SkipUnknown() {
-	clear(d.fields)
+	for i := range d.members {
+		d.members[i].taken = true
+	}
 }
 
 // Finish returns the first error recorded, else an ErrUnknownField error for the first
-// (in name order) field that no one read.
+// (in name order) field that no one read. It returns d to a pool: d must not be used after.
 func (d *ObjectDecoder) Finish() error {
-	if d.err != nil {
-		return d.err
+	err := d.err
+	if err == nil {
+		var first []byte
+		found := false
+		for _, m := range d.members {
+			if !m.taken && (!found || string(m.name) < string(first)) {
+				first, found = m.name, true
+			}
+		}
+		if found {
+			err = &DecodeError{Type: d.typ, Field: string(first), Err: ErrUnknownField}
+		}
 	}
-	if len(d.fields) > 0 {
-		return &DecodeError{Type: d.typ, Field: sortedKeys(d.fields)[0], Err: ErrUnknownField}
-	}
-	return nil
+	d.release()
+	return err
 }
 
 // Required decodes the required field name into v; its absence is ErrMissingField.
@@ -122,7 +154,121 @@ func Value[T any](data []byte, v *T) error {
 	if isNull(data) {
 		return errNull
 	}
+	if u, ok := any(v).(json.Unmarshaler); ok && len(data) > 0 && validValue(data) {
+		// encoding/json checks the whole value, then hands it, as it is, to UnmarshalJSON
+		// and returns its error unchanged.
+		return u.UnmarshalJSON(data)
+	}
+	if fastValue(data, v) {
+		return nil
+	}
 	return json.Unmarshal(data, v)
+}
+
+// fastValue decodes data into v, as json.Unmarshal would, when that is simple: a string
+// without escapes or non-ASCII bytes, a boolean, a small integer. It reports false, leaving v alone, otherwise.
+func fastValue(data []byte, v any) bool {
+	switch p := v.(type) {
+	case *string:
+		s, ok := plainString(data)
+		if ok {
+			*p = s
+		}
+		return ok
+	case **string:
+		s, ok := plainString(data)
+		if ok {
+			if *p == nil {
+				*p = new(string)
+			}
+			**p = s
+		}
+		return ok
+	case *bool:
+		b, ok := plainBool(data)
+		if ok {
+			*p = b
+		}
+		return ok
+	case **bool:
+		b, ok := plainBool(data)
+		if ok {
+			if *p == nil {
+				*p = new(bool)
+			}
+			**p = b
+		}
+		return ok
+	case *int:
+		n, ok := plainInt(data)
+		if ok {
+			*p = int(n)
+		}
+		return ok
+	case **int:
+		n, ok := plainInt(data)
+		if ok {
+			if *p == nil {
+				*p = new(int)
+			}
+			**p = int(n)
+		}
+		return ok
+	case *int64:
+		n, ok := plainInt(data)
+		if ok {
+			*p = n
+		}
+		return ok
+	}
+	return false
+}
+
+// plainString returns the value of data when data is a JSON string of printable ASCII
+// without escapes.
+func plainString(data []byte) (string, bool) {
+	if len(data) < 2 || data[0] != '"' {
+		return "", false
+	}
+	end, plain := scanString(data, 0)
+	if end != len(data) || !plain {
+		return "", false
+	}
+	return string(data[1 : len(data)-1]), true
+}
+
+// plainBool returns the value of data when data is exactly true or false.
+func plainBool(data []byte) (bool, bool) {
+	switch string(data) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// plainInt returns the value of data when data is a JSON integer of at most 18 digits,
+// without fraction, exponent or whitespace.
+func plainInt(data []byte) (int64, bool) {
+	digits := data
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) != len(data) {
+		n = -n
+	}
+	return n, true
 }
 
 // Nullable turns a decoder of T into one that also accepts null, as the zero value of T:
@@ -184,9 +330,20 @@ func PtrOf[T any](dec func([]byte, *T) error) func([]byte, **T) error {
 // ListOf turns a decoder of T into a decoder of a JSON array of T (not null).
 func ListOf[T any](dec func([]byte, *T) error) func([]byte, *[]T) error {
 	return func(data []byte, v *[]T) error {
-		var raws []json.RawMessage
-		if err := Value(data, &raws); err != nil {
-			return err
+		if isNull(data) {
+			return errNull
+		}
+		var buf [16][]byte
+		raws, ok := scanArray(data, buf[:0])
+		if !ok {
+			var old []json.RawMessage
+			if err := json.Unmarshal(data, &old); err != nil {
+				return err
+			}
+			raws = raws[:0]
+			for _, raw := range old {
+				raws = append(raws, raw)
+			}
 		}
 		out := make([]T, len(raws))
 		for i, raw := range raws {
@@ -238,6 +395,7 @@ func PeekKind(typ, name string, data []byte) (string, error) {
 		return "", err
 	}
 	raw, ok := d.take(name)
+	d.release()
 	if !ok {
 		return "", &DecodeError{Type: typ, Field: name, Err: ErrMissingKind}
 	}
