@@ -76,8 +76,12 @@ func (d *ObjectDecoder) Kind(name, want string) {
 		d.fail(name, ErrMissingKind)
 		return
 	}
-	var got string
-	if err := Value(raw, &got); err != nil {
+	if len(raw) >= 2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == want {
+		if end, plain := scanString(raw, 0); end == len(raw) && plain {
+			return // the common case, without allocating the kind found
+		}
+	}
+	if got, err := stringValue(raw); err != nil {
 		d.fail(name, err)
 	} else if got != want {
 		d.fail(name, fmt.Errorf("%w %q (want %q)", ErrUnknownKind, got, want))
@@ -399,11 +403,26 @@ func PeekKind(typ, name string, data []byte) (string, error) {
 	if !ok {
 		return "", &DecodeError{Type: typ, Field: name, Err: ErrMissingKind}
 	}
-	var kind string
-	if err := Value(raw, &kind); err != nil {
+	kind, err := stringValue(raw)
+	if err != nil {
 		return "", &DecodeError{Type: typ, Field: name, Err: err}
 	}
 	return kind, nil
+}
+
+// stringValue decodes data as Value does a string, without allocating for a plain one.
+func stringValue(data []byte) (string, error) {
+	if s, ok := plainString(data); ok {
+		return s, nil
+	}
+	return slowString(data)
+}
+
+// slowString decodes data as Value does a string.
+func slowString(data []byte) (string, error) {
+	var s string
+	err := Value(data, &s)
+	return s, err
 }
 
 // sortedKeys returns the keys of m in increasing order.
