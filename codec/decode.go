@@ -434,3 +434,20 @@ func sortedKeys[T any](m map[string]T) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Unmarshal decodes data into v exactly as json.Unmarshal does. When *T has its own
+// UnmarshalJSON (the generated records) and data is one well-formed value, it calls it
+// directly, as encoding/json would after checking data, without encoding/json's second
+// scan and reflection.
+func Unmarshal[T any](data []byte, v *T) error {
+	if u, ok := any(v).(json.Unmarshaler); ok {
+		start, end := skipSpace(data, 0), len(data)
+		for end > start && isSpace(data[end-1]) {
+			end--
+		}
+		if start < end && validValue(data[start:end]) {
+			return u.UnmarshalJSON(data[start:end])
+		}
+	}
+	return json.Unmarshal(data, v)
+}

@@ -45,8 +45,8 @@ type EnforceVersion uint
 const (
 	// Version is the version of the generated-code contract this package implements; dshgen
 	// writes it into the code it generates. It grows when generated code starts calling
-	// something new.
-	Version = 1
+	// something new: 2 added Unmarshal (the generated session-event decoder calls it).
+	Version = 2
 	// MinVersion is the oldest generated code this package still runs.
 	MinVersion = 1
 	// MaxVersion is the newest generated code this package runs.

@@ -373,6 +373,21 @@ func checkValues(t *testing.T, data []byte) {
 		compare("[]hue", g, w, ListOf(Value[hue])(data, &g), oldListOf(oldValue[hue])(data, &w))
 	}
 	{
+		var g, w inner
+		ge, we := Unmarshal(data, &g), json.Unmarshal(data, &w)
+		compare("Unmarshal inner", g, w, ge, we)
+	}
+	{
+		var g, w hue
+		ge, we := Unmarshal(data, &g), json.Unmarshal(data, &w)
+		compare("Unmarshal hue", g, w, ge, we)
+	}
+	{
+		var g, w []string
+		ge, we := Unmarshal(data, &g), json.Unmarshal(data, &w)
+		compare("Unmarshal []string", g, w, ge, we)
+	}
+	{
 		g, ge := PeekKind("U", "kind", data)
 		w, we := oldPeekKind("U", "kind", data)
 		compare("PeekKind", g, w, ge, we)
@@ -463,6 +478,8 @@ var decodeCorpus = []string{
 	`false`,
 	`null`,
 	` null `,
+	" {\"x\":\"a\"}\n",
+	"\t\"red\" ",
 	"\u00a0null",
 	`0`,
 	`-0`,

@@ -3,8 +3,9 @@
 package dsh
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"github.com/dshkit/dsh/codec"
 )
 
 // SessionEventData is the data of a durable session-log event: the data record of every
@@ -46,127 +47,127 @@ func DecodeSessionEventData(typ string, data []byte) (SessionEventData, error) {
 	switch typ {
 	case InboxSplicedType:
 		var v InboxSpliced
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case ApprovalAskedType:
 		var v ApprovalAsked
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case ApprovalDecidedType:
 		var v ApprovalDecided
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case AssistantChunkLoggedType:
 		var v AssistantChunkLogged
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case AssistantMessageLoggedType:
 		var v AssistantMessageLogged
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case DecisionRecordedType:
 		var v DecisionRecorded
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case HookInvokedType:
 		var v HookInvoked
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case HookResultType:
 		var v HookResult
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case RequestContextType:
 		var v RequestContext
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case RequestHeaderLoggedType:
 		var v RequestHeaderLogged
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case SessionCreatedType:
 		var v SessionCreated
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case SessionEndSeedType:
 		var v SessionEndSeed
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case StartListenerOverrunType:
 		var v StartListenerOverrun
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case StepEndType:
 		var v StepEnd
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case StepStartType:
 		var v StepStart
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case ToolCallType:
 		var v ToolCall
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case ToolResultLoggedType:
 		var v ToolResultLogged
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case ContinuationCappedType:
 		var v ContinuationCapped
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case TurnEndType:
 		var v TurnEnd
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case TurnStartType:
 		var v TurnStart
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil
 	case UserMessageLoggedType:
 		var v UserMessageLogged
-		if err := json.Unmarshal(data, &v); err != nil {
+		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}
 		return v, nil

@@ -6,7 +6,8 @@
 //
 // The generated code refers by name to the types emitted by gen/emit/gotypes (payload
 // records, decision unions with Kind methods) and, in meta_session.go, to its
-// ErrUnknownKind sentinel. It imports only the standard library.
+// ErrUnknownKind sentinel. It imports only the standard library and, in meta_session.go,
+// github.com/dshkit/dsh/codec (whose Unmarshal decodes an event's data).
 package dispatch
 
 import (

@@ -217,8 +217,9 @@ func metaSessionFile(s *ir.Spec) []byte {
 	w.header(MetaFile, s.Package)
 	if len(s.SessionEvents) > 0 {
 		w.p("import (")
-		w.p(`	"encoding/json"`)
 		w.p(`	"fmt"`)
+		w.p("")
+		w.p(`	"github.com/dshkit/dsh/codec"`)
 		w.p(")")
 	} else {
 		w.p(`import "fmt"`)
@@ -244,7 +245,7 @@ func metaSessionFile(s *ir.Spec) []byte {
 		for _, se := range s.SessionEvents {
 			w.p("	case %sType:", se.GoName)
 			w.p("		var v %s", se.Data.Name)
-			w.p("		if err := json.Unmarshal(data, &v); err != nil {")
+			w.p("		if err := codec.Unmarshal(data, &v); err != nil {")
 			w.p(`			return nil, fmt.Errorf("%s: %%s data: %%w", typ, err)`, s.Package)
 			w.p("		}")
 			w.p("		return v, nil")
