@@ -44,6 +44,10 @@ func scanString(data []byte, i int) (int, bool) {
 	plain := true
 	for i < len(data) {
 		c := data[i]
+		if plainByte[c] {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			return i + 1, plain
@@ -80,6 +84,15 @@ func scanString(data []byte, i int) (int, bool) {
 	}
 	return -1, false
 }
+
+// plainByte tells the bytes that stand for themselves in a plain string: printable ASCII
+// but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // isHex reports whether c is a hexadecimal digit.
 func isHex(c byte) bool {
