@@ -49,7 +49,7 @@ type Runtime interface {
 	//     post-execute, turn-stopping);
 	//   - run the hooks with h.Workspace as their working directory (and Claude Code's
 	//     CLAUDE_PROJECT_DIR), through a POSIX sh: Claude Code's `sh -c`, Codex's
-	//     `$SHELL -lc` with a POSIX $SHELL;
+	//     `$SHELL -c` with a POSIX $SHELL;
 	//   - describe the session of each event lazily, when it fires (the agent may not exist
 	//     at AttachHooks): the agent's handle (for the contexts and steering the bridge
 	//     adds), its open turn, if any, and no transcript path (Claude Code sends "",

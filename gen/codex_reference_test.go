@@ -69,9 +69,15 @@ var codexShellOnly = map[string][]string{
 // codexDeviations lists, per reference schema, the fields the generated type declares but
 // the reference does not (the reference rejects them as additional properties). A field the
 // Go requires has a fill value, added to documents built from the reference before they are
-// decoded with the Go. It is empty: spec/wire/codex.cue follows the published schemas field
-// for field; a deviation added to the spec must be listed here, with the reason.
-var codexDeviations = map[string][]deviation{}
+// decoded with the Go. spec/wire/codex.cue follows the published schemas field for field
+// except where the real engine (0.169.0, checked by differential/) disagrees with them; a
+// deviation added to the spec must be listed here, with the reason.
+var codexDeviations = map[string][]deviation{
+	// The engine sends turn_id at PreToolUse too.
+	"pre-tool-use.command.input": {{field: "turn_id"}},
+	// The engine honours the legacy {"decision":"block","reason":...} at PreToolUse.
+	"pre-tool-use.command.output": {{field: "decision"}, {field: "reason"}},
+}
 
 // deviation is a field of a generated type that its reference schema does not declare.
 type deviation struct {

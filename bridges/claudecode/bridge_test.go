@@ -278,7 +278,7 @@ func TestPreToolUse(t *testing.T) {
 	t.Run("37 empty stderr", func(t *testing.T) {
 		h, _ := setup(t, ht.G("PreToolUse", "", `exit 2`))
 		d, _ := h.PreTool(ctx, h.Exec("danger", `{}`))
-		if ht.Describe(d) != "deny: blocked by PreToolUse hook" {
+		if ht.Describe(d) != "deny: Blocked by hook" {
 			t.Errorf("%s", ht.Describe(d))
 		}
 	})
@@ -425,7 +425,7 @@ func TestPostToolUse(t *testing.T) {
 	t.Run("41 empty stderr", func(t *testing.T) {
 		h, _ := setup(t, ht.G("PostToolUse", "", `exit 2`))
 		d, _ := h.PostTool(ctx, h.Exec("x", `{}`), ht.Success(`1`))
-		if ht.Describe(d) != "block: blocked by PostToolUse hook" {
+		if ht.Describe(d) != "block: Blocked by hook" {
 			t.Errorf("%s", ht.Describe(d))
 		}
 	})
@@ -545,7 +545,7 @@ func TestStop(t *testing.T) {
 	t.Run("45 empty stderr", func(t *testing.T) {
 		h, _ := setup(t, ht.G("Stop", "", `exit 2`))
 		h.Stop(ctx, 0)
-		if s := h.Agent.Steered(); len(s) != 1 || ht.Texts(s[0])[0] != "continue: blocked by Stop hook" {
+		if s := h.Agent.Steered(); len(s) != 1 || ht.Texts(s[0])[0] != "Blocked by hook" {
 			t.Errorf("%+v", s)
 		}
 	})

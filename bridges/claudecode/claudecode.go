@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/hookproto"
@@ -65,6 +66,17 @@ type Config struct {
 	Logger *slog.Logger
 	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
 	StderrSummaryMax int
+	// EnvFile, when set, is exported to SessionStart hooks as CLAUDE_ENV_FILE: the file
+	// whose `export NAME=value` lines the session's Bash commands source (see
+	// builtin.Options.EnvFile).
+	EnvFile string
+	// AsEngine makes the bridge write its hooks' words for the model as the real engine
+	// does and follow the engine where it differs from dsh's canonical mapping
+	// (docs/decisions.md, "Differences from the real engines"): contexts and denials in
+	// the engine's wording, a PostToolUse block that keeps the result and adds the reason
+	// after it, Stop contexts that continue the turn, continue:false at PreToolUse that
+	// lets the call run and then ends the turn. dsh run sets it unless --canonical.
+	AsEngine bool
 }
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
@@ -93,7 +105,7 @@ type Bridge struct {
 // whole (dsh bridge decision 9): problems are Diagnostics, logged, and every valid group
 // loads. The error reports an unusable Config (no Workspace).
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(dialect(), hookbridge.Options{
+	b, err := hookbridge.New(dialect(cfg.AsEngine, cfg.EnvFile), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax,
@@ -121,12 +133,27 @@ func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
 func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
 // dialect is the bridge's dialect description (table, encoder, project files).
-func dialect() hookbridge.Dialect {
+func dialect(asEngine bool, envFile string) hookbridge.Dialect {
+	var render hookbridge.Render
+	if asEngine {
+		render = hookbridge.Render{Contexts: renderContexts, Deny: renderDeny, PostBlock: renderPostBlock,
+			AskDenied: func(reason string) string { return reason },
+			Stop:      renderStop, StopContexts: true, PreHaltRunsTool: true, PromptContextsFirst: true}
+	}
 	return hookbridge.Dialect{
 		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode,
 		ProjectFiles: ProjectFiles, SubstituteProjectDir: true,
 		ProjectEnv: func(dir string) []string { return []string{"CLAUDE_PROJECT_DIR=" + dir} },
-		TrustHint:  "pass --trust (Config.TrustProject) to load the project's hooks",
+		SessionEnv: func(event string, s hookproto.Session) []string {
+			env := sessionEnv(event, s)
+			if envFile != "" && event == hookbridge.SessionStart {
+				env = append(env, "CLAUDE_ENV_FILE="+envFile)
+			}
+			return env
+		},
+		Durations: true,
+		Render:    render,
+		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
 
@@ -138,45 +165,53 @@ func encode(in hookbridge.Input) ([]byte, error) {
 	if !mode.Valid() {
 		mode = ""
 	}
+	// The real engine sends prompt_id and permission_mode on every event but
+	// SessionStart, and no model (differential suite).
+	var prompt *string
+	if s.PromptID != "" {
+		p := s.PromptID
+		prompt = &p
+	}
 	var v interface {
 		MarshalJSON() ([]byte, error)
 		Validate() error
 	}
 	switch in.Event {
 	case hookbridge.SessionStart:
-		x := claudecode.SessionStartInput{
+		v = claudecode.SessionStartInput{
 			HookEventName: claudecode.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
 			Source: claudecode.SessionStartInputSource(in.Source), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
-			PermissionMode: mode,
 		}
-		if s.Model != "" {
-			m := s.Model
-			x.Model = &m
-		}
-		v = x
 	case hookbridge.UserPromptSubmit:
 		v = claudecode.UserPromptSubmitInput{
 			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
-			Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode,
+			Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case hookbridge.PreToolUse:
 		v = claudecode.PreToolUseInput{
 			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: orEmpty(in.ToolInput), ToolUseID: in.ToolUseID,
-			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case hookbridge.PostToolUse:
 		v = claudecode.PostToolUseInput{
 			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: orEmpty(in.ToolInput), ToolUseID: in.ToolUseID,
-			ToolResponse: orNull(in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
-			PermissionMode: mode,
+			ToolResponse: ToolResponse(in.ToolName, in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			PermissionMode: mode, PromptID: prompt,
+		}
+		if in.DurationMS >= 0 {
+			d := in.DurationMS
+			x := v.(claudecode.PostToolUseInput)
+			x.DurationMS = &d
+			v = x
 		}
 	case hookbridge.Stop:
 		v = claudecode.StopInput{
 			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
-			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
+			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
 		}
 	default:
 		return nil, fmt.Errorf("claude-code: unmapped event %q", in.Event)
@@ -206,4 +241,125 @@ func orNull(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return raw
+}
+
+// sessionEnv is what the real engine exports to every hook besides CLAUDE_PROJECT_DIR:
+// CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT (sdk-cli, as under the headless claude -p) and
+// CLAUDE_CODE_SESSION_ID.
+func sessionEnv(_ string, s hookproto.Session) []string {
+	env := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=sdk-cli"}
+	if s.SessionID != "" {
+		env = append(env, "CLAUDE_CODE_SESSION_ID="+s.SessionID)
+	}
+	return env
+}
+
+// ToolResponse is the tool_response Claude Code sends for a tool's result value: for
+// Bash, the engine's own shape ({stdout (trailing newlines trimmed), stderr, interrupted,
+// isImage, noOutputExpected}) built from dsh's {stdout, stderr, exitCode}; any other
+// value as it is (null when absent).
+func ToolResponse(tool string, value json.RawMessage) json.RawMessage {
+	if tool == "Bash" {
+		var r struct {
+			Stdout *string `json:"stdout"`
+			Stderr string  `json:"stderr"`
+		}
+		if json.Unmarshal(value, &r) == nil && r.Stdout != nil {
+			data, err := json.Marshal(struct {
+				Stdout           string `json:"stdout"`
+				Stderr           string `json:"stderr"`
+				Interrupted      bool   `json:"interrupted"`
+				IsImage          bool   `json:"isImage"`
+				NoOutputExpected bool   `json:"noOutputExpected"`
+			}{Stdout: strings.TrimRight(*r.Stdout, "\n"), Stderr: strings.TrimRight(r.Stderr, "\n")})
+			if err == nil {
+				return data
+			}
+		}
+	}
+	return orNull(value)
+}
+
+// reminder wraps a text as Claude Code wraps the hook texts it shows the model.
+func reminder(s string) string { return "<system-reminder>\n" + s + "\n</system-reminder>" }
+
+// renderContexts writes contexts as the real engine does: per run, plain stdout as
+// "<label> hook success: <text>" (label: the event, ":<source>" for SessionStart and
+// ":<tool>" for tool events) and additionalContext as "<event> hook additional
+// context: <text>" (":<tool>" for tool events), each in a system reminder.
+func renderContexts(event, subject string, rep *hookproto.Report) []string {
+	tool := event == hookbridge.PreToolUse || event == hookbridge.PostToolUse
+	var out []string
+	for _, h := range rep.Hooks {
+		plain := hookbridge.PlainStdout(h)
+		for _, c := range h.Verdict.Contexts {
+			if c == "" {
+				continue
+			}
+			c = hookproto.CapContext(c, hookproto.DefaultContextMax)
+			label := event
+			if tool || (plain && event == hookbridge.SessionStart && subject != "") {
+				label += ":" + subject
+			}
+			if plain {
+				out = append(out, reminder(label+" hook success: "+c))
+			} else {
+				out = append(out, reminder(label+" hook additional context: "+c))
+			}
+		}
+	}
+	return out
+}
+
+// blockText is the engine's words for one blocking run: "[<command>]: <stderr>" for exit
+// 2 ("No stderr output" when it is empty), else the reason ("Blocked by hook").
+func blockText(b hookbridge.Blocker) string {
+	if b.Exit2 {
+		s := b.Stderr
+		if s == "" {
+			s = "No stderr output"
+		}
+		return "[" + b.Command + "]: " + s
+	}
+	if b.Reason == "" {
+		return "Blocked by hook"
+	}
+	return b.Reason
+}
+
+// renderDeny is the tool result of a denied call: "PreToolUse:<tool> hook error: <text>".
+// When several hooks deny, the real engine shows the one that finished last (it varies
+// from run to run); dsh shows the first in configuration order (docs/decisions.md).
+func renderDeny(tool string, _ json.RawMessage, rep *hookproto.Report) string {
+	bs := hookbridge.Blockers(rep)
+	text := "Blocked by hook"
+	if len(bs) > 0 {
+		text = blockText(bs[0])
+	}
+	return "PreToolUse:" + tool + " hook error: " + text
+}
+
+// renderPostBlock is the feedback after a result a PostToolUse hook blocked:
+// "PostToolUse:<tool> hook blocking error from command: \"<command>\": <text>".
+func renderPostBlock(tool string, rep *hookproto.Report) string {
+	var parts []string
+	for _, b := range hookbridge.Blockers(rep) {
+		parts = append(parts, reminder("PostToolUse:"+tool+" hook blocking error from command: \""+b.Command+"\": "+blockText(b)))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// renderStop is the message a Stop block continues the turn with: for a JSON block a
+// reminder "Stop hook blocking error from command: \"<command>\": <reason>" and the
+// text "Stop hook feedback:\n<reason>"; for exit 2 only the feedback, with
+// "[<command>]: <stderr>".
+func renderStop(rep *hookproto.Report) []string {
+	var out []string
+	for _, b := range hookbridge.Blockers(rep) {
+		if !b.Exit2 {
+			out = append(out, reminder("Stop hook blocking error from command: \""+b.Command+"\": "+blockText(b)))
+		}
+		out = append(out, "Stop hook feedback:\n"+blockText(b))
+	}
+	return out
 }

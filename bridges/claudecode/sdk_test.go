@@ -28,8 +28,7 @@ Get it with:
 // printing them is tolerated and the field ignored). An entry that the wire spec no
 // longer omits fails the test, so the list stays exact.
 var sdkOmitted = map[string]string{
-	"BaseHookInput.prompt_id": "dsh has no prompt correlation id (OpenTelemetry prompt.id)",
-	"BaseHookInput.effort":    "dsh has no reasoning-effort setting",
+	"BaseHookInput.effort": "dsh has no reasoning-effort setting",
 
 	"SessionStartHookInput.session_title":               "dsh sessions have no title",
 	"SessionStartHookInput.seconds_since_last_response": "resume cache metrics are not tracked by dsh",
@@ -40,12 +39,8 @@ var sdkOmitted = map[string]string{
 	"UserPromptSubmitHookInput.source":        "dsh does not classify who authored a prompt (user, sdk, loop wakeup, ...)",
 	"UserPromptSubmitHookInput.session_title": "dsh sessions have no title",
 
-	"PreToolUseHookInput.mcp_server":   "the tool pipeline carries no MCP server provenance",
-	"PostToolUseHookInput.mcp_server":  "the tool pipeline carries no MCP server provenance",
-	"PostToolUseHookInput.duration_ms": "post-execute payloads do not carry the execution time",
-
-	"StopHookInput.background_tasks": "dsh has no background tasks",
-	"StopHookInput.session_crons":    "dsh has no session-scoped cron tasks",
+	"PreToolUseHookInput.mcp_server":  "the tool pipeline carries no MCP server provenance",
+	"PostToolUseHookInput.mcp_server": "the tool pipeline carries no MCP server provenance",
 
 	"SyncHookJSONOutput.terminalSequence": "dsh drives no terminal; ignored",
 

@@ -124,8 +124,9 @@ func TestPlainStdout(t *testing.T) {
 }
 
 // Scenario 56: the Codex payload: tool_name as called, {command} for shell tools, model,
-// permission_mode, null transcript_path, no trailing newline. (The scenario's turn_id is
-// not sent at PreToolUse: the published schema has none there; see TestTurnID.)
+// permission_mode, null transcript_path, no trailing newline, and turn_id at PreToolUse
+// too: the published schema has none there, but the real engine sends it (differential
+// suite).
 func TestPayload(t *testing.T) {
 	dir := t.TempDir()
 	h := setup(t, ht.G("PreToolUse", "", `cat > "`+dir+`/$(date +%s%N).json"`))
@@ -148,8 +149,8 @@ func TestPayload(t *testing.T) {
 		if err := json.Unmarshal(data, &in); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := in["turn_id"]; ok {
-			t.Errorf("PreToolUse carries turn_id, which its published schema does not allow")
+		if string(in["turn_id"]) != `"4"` {
+			t.Errorf("PreToolUse turn_id = %s, want \"4\" (the real engine sends it)", in["turn_id"])
 		}
 		for k, want := range map[string]string{"model": `"test-model"`, "permission_mode": `"default"`, "transcript_path": `null`, "hook_event_name": `"PreToolUse"`} {
 			if string(in[k]) != want {
@@ -250,7 +251,7 @@ func TestMatchers(t *testing.T) {
 	}
 }
 
-// Scenarios 8-10 and decisions 2, 5, 7: timeout keys, plugin variables, $SHELL -lc,
+// Scenarios 8-10 and decisions 2, 5, 7: timeout keys, plugin variables, $SHELL -c,
 // async hooks run detached (not skipped).
 func TestConfigAndEnv(t *testing.T) {
 	t.Run("8 timeoutSec", func(t *testing.T) {
@@ -287,7 +288,8 @@ func TestConfigAndEnv(t *testing.T) {
 			t.Errorf("user hook substituted: %s", hs[0].Command)
 		}
 	})
-	t.Run("login shell", func(t *testing.T) {
+	// The real engine runs `$SHELL -c`, not a login shell (differential suite).
+	t.Run("shell -c not a login shell", func(t *testing.T) {
 		ws := t.TempDir()
 		ht.Script(t, ws, "fake-shell", `echo "$@" > `+ws+`/argv; exec /bin/sh "$@"`)
 		cfg := ht.Config(t, ws, "hooks.json", ht.G("Stop", "", "true"))
@@ -299,7 +301,7 @@ func TestConfigAndEnv(t *testing.T) {
 		}})
 		h.Stop(ctx, 0)
 		data, _ := os.ReadFile(filepath.Join(ws, "argv"))
-		if strings.TrimSpace(string(data)) != "-lc true" {
+		if strings.TrimSpace(string(data)) != "-c true" {
 			t.Errorf("argv %q", data)
 		}
 	})

@@ -1,6 +1,6 @@
 // Package codex is the Codex CLI hook bridge: it runs the shell hooks of Codex hooks.json
 // files (user, project and plugin) on dsh's interception surface. It follows the real
-// Codex engine (HOOK-PROTOCOLS.md, dsh bridge decision 2): hooks run as `$SHELL -lc`,
+// Codex engine (HOOK-PROTOCOLS.md, dsh bridge decision 2): hooks run as `$SHELL -c`,
 // exit 2 blocks only with non-empty stderr, outputs are decoded strictly against the
 // published schemas, and invalid combinations (ask, allow without updatedInput, a deny
 // without a reason, unknown fields) make the hook failed while the call proceeds. The
@@ -63,6 +63,12 @@ type Config struct {
 	// Model is the model sent to hooks when the session names none (default
 	// DefaultModel).
 	Model string
+	// AsEngine makes the bridge write its hooks' words for the model as the real engine
+	// does (docs/decisions.md, "Differences from the real engines"): a denial reads
+	// "Command blocked by PreToolUse hook: <reason>. Command: <command>" and a Stop block
+	// continues the turn with <hook_prompt hook_run_id="...">reason</hook_prompt>. dsh run
+	// sets it unless --canonical.
+	AsEngine bool
 	// Session describes the session and turn of an event.
 	Session hookproto.SessionFunc
 	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
@@ -98,7 +104,7 @@ type Bridge struct {
 
 // New loads the configured hook files and returns the bridge; see claudecode.New.
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(dialect(cfg.Model), hookbridge.Options{
+	b, err := hookbridge.New(dialect(cfg.Model, cfg.AsEngine), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,
@@ -125,7 +131,11 @@ func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
-func dialect(model string) hookbridge.Dialect {
+func dialect(model string, asEngine bool) hookbridge.Dialect {
+	var render hookbridge.Render
+	if asEngine {
+		render = hookbridge.Render{Deny: renderDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay}
+	}
 	if model == "" {
 		model = DefaultModel
 	}
@@ -133,13 +143,42 @@ func dialect(model string) hookbridge.Dialect {
 		Name: hookproto.Codex, Table: &hookmap.Codex, ProjectFiles: ProjectFiles,
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
+		Render:    render,
 	}
 }
 
+// renderDeny is the real engine's tool output for a denied call: "Command blocked by
+// PreToolUse hook: <reason>. Command: <command>" (the first denying hook's reason).
+func renderDeny(tool string, args json.RawMessage, rep *hookproto.Report) string {
+	reason := rep.Merged.Reason
+	if bs := hookbridge.Blockers(rep); len(bs) > 0 {
+		reason = bs[0].Reason
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(ToolInput(tool, args), &in)
+	return "Command blocked by PreToolUse hook: " + reason + ". Command: " + in.Command
+}
+
+// renderStop is the real engine's continuation after a Stop block: one
+// <hook_prompt hook_run_id="stop:<n>:<source>">reason</hook_prompt> per blocking hook.
+func renderStop(rep *hookproto.Report) []string {
+	var out []string
+	for _, b := range hookbridge.Blockers(rep) {
+		out = append(out, fmt.Sprintf("<hook_prompt hook_run_id=%q>%s</hook_prompt>", fmt.Sprintf("stop:%d:%s", b.Position, b.Source), b.Reason))
+	}
+	if len(out) == 0 {
+		out = []string{rep.Merged.Reason}
+	}
+	return out
+}
+
 // encode builds the stdin of one event as the generated wire input type (no trailing
-// newline): model and permission_mode always, turn_id as the turn number (where the
-// published schemas have it: not on PreToolUse), transcript_path
-// null when unknown, and {command} as the tool_input of shell-like tools.
+// newline): model and permission_mode always, turn_id (Session.TurnID, else the turn
+// number; on PreToolUse too, as the real engine sends it although the published schema
+// does not list it), transcript_path null when unknown, {command} as the tool_input of
+// shell-like tools and their output text as the tool_response.
 func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 	s := in.Session
 	mode := codex.PermissionMode(s.PermissionMode)
@@ -156,6 +195,9 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 		transcript = &t
 	}
 	turn := strconv.Itoa(in.Turn)
+	if s.TurnID != "" {
+		turn = s.TurnID
+	}
 	var v interface {
 		MarshalJSON() ([]byte, error)
 		Validate() error
@@ -178,12 +220,10 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
+			TurnID: &turn,
 		}
 	case hookbridge.PostToolUse:
-		resp := in.ToolResponse
-		if len(resp) == 0 {
-			resp = json.RawMessage("null")
-		}
+		resp := ToolResponse(in.ToolName, in.ToolResponse)
 		v = codex.PostToolUseInput{
 			HookEventName: codex.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
@@ -203,6 +243,29 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// ToolResponse is the tool_response Codex sends: for the ShellTools a plain string, the
+// command's output (dsh's {stdout, stderr} joined); any other value as it is (null when
+// absent).
+func ToolResponse(tool string, value json.RawMessage) json.RawMessage {
+	if len(value) == 0 {
+		return json.RawMessage("null")
+	}
+	for _, t := range ShellTools {
+		if t != tool {
+			continue
+		}
+		var r struct {
+			Stdout *string `json:"stdout"`
+			Stderr string  `json:"stderr"`
+		}
+		if json.Unmarshal(value, &r) == nil && r.Stdout != nil {
+			data, _ := json.Marshal(*r.Stdout + r.Stderr)
+			return data
+		}
+	}
+	return value
 }
 
 // ToolInput is the tool_input Codex sends: {command} for the ShellTools (a string

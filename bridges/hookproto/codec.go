@@ -99,8 +99,15 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 		v.Outcome = dsh.HookOutcomePass
 		return v
 	}
-	if !looksJSON(out, b.JSONPrefixes) {
+	invalid := Outcome(b.InvalidJSON)
+	if b.InvalidJSON == "plain" {
+		invalid = dsh.HookOutcomeError
+	}
+	if !looksJSON(out, b.JSONPrefixes) || (b.InvalidJSON == "plain" && !json.Valid([]byte(out))) {
 		v.Outcome = dsh.HookOutcomePass
+		if looksJSON(out, b.JSONPrefixes) {
+			v.Diagnostics = append(v.Diagnostics, "stdout is not valid JSON: taken as plain output")
+		}
 		if ev.PlainStdoutContext {
 			v.Contexts = append(v.Contexts, out)
 		} else {
@@ -109,12 +116,12 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 		return v
 	}
 	if ev.DecodeOutput == nil {
-		v.Outcome = Outcome(b.InvalidJSON)
+		v.Outcome = invalid
 		v.Diagnostics = append(v.Diagnostics, "no output decoder for "+ev.Name)
 		return v
 	}
 	if _, err := ev.DecodeOutput([]byte(out)); err != nil {
-		v.Outcome = Outcome(b.InvalidJSON)
+		v.Outcome = invalid
 		v.Diagnostics = append(v.Diagnostics, "invalid "+ev.Output+": "+err.Error())
 		return v
 	}
@@ -123,7 +130,7 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	dec.UseNumber()
 	if err := dec.Decode(&obj); err != nil || obj == nil {
 		// DecodeOutput accepted it, so this cannot happen for a decoder over a record.
-		v.Outcome = Outcome(b.InvalidJSON)
+		v.Outcome = invalid
 		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout is not a JSON object: %v", err))
 		return v
 	}

@@ -47,9 +47,9 @@ func TestDecode(t *testing.T) {
 		{name: "19 exit 2 prompt", b: cc, event: "UserPromptSubmit", res: exited(2, "", "no"), outcome: "block", reason: "no"},
 		{name: "19 exit 2 codex", b: cx, event: "Stop", res: exited(2, "", "keep going"), outcome: "block", reason: "keep going"},
 		// 20: blank stderr: Claude Code blocks with the fallback, Codex fails (decision 2).
-		{name: "20 cc", b: cc, event: "PreToolUse", res: exited(2, "", " \n"), outcome: "deny", reason: "blocked by PreToolUse hook"},
-		{name: "20 cc post", b: cc, event: "PostToolUse", res: exited(2, "", ""), outcome: "block", reason: "blocked by PostToolUse hook"},
-		{name: "20 cc stop", b: cc, event: "Stop", res: exited(2, "", ""), outcome: "block", reason: "continue: blocked by Stop hook"},
+		{name: "20 cc", b: cc, event: "PreToolUse", res: exited(2, "", " \n"), outcome: "deny", reason: "Blocked by hook"},
+		{name: "20 cc post", b: cc, event: "PostToolUse", res: exited(2, "", ""), outcome: "block", reason: "Blocked by hook"},
+		{name: "20 cc stop", b: cc, event: "Stop", res: exited(2, "", ""), outcome: "block", reason: "Blocked by hook"},
 		{name: "20 codex", b: cx, event: "PreToolUse", res: exited(2, "", ""), outcome: "failed", diag: "exit 2 with empty stderr"},
 		// 21: other exit codes are non-blocking errors.
 		{name: "21 exit 1", b: cc, event: "PreToolUse", res: exited(1, "", "some warning"), outcome: "error", diag: "exit status 1 (non-blocking): some warning"},
@@ -71,7 +71,10 @@ func TestDecode(t *testing.T) {
 		// 26: continue:false beats a block (dsh: halt with the stopReason).
 		{name: "26", b: cc, event: "Stop", res: exited(0, `{"decision":"block","reason":"top","continue":false,"stopReason":"halt","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, ""), outcome: "halt", reason: "halt"},
 		// 27: invalid JSON and non-objects; whitespace is trimmed.
-		{name: "27 invalid cc", b: cc, event: "PreToolUse", res: exited(0, `{ not valid json`, ""), outcome: "error", diag: "invalid PreToolUseOutput"},
+		// Claude Code (as the real engine): stdout that does not parse is plain output.
+		{name: "27 invalid cc", b: cc, event: "PreToolUse", res: exited(0, `{ not valid json`, ""), outcome: "pass", diag: "not valid JSON: taken as plain output"},
+		{name: "27 invalid cc context", b: cc, event: "UserPromptSubmit", res: exited(0, `{ not valid json`, ""), outcome: "pass", contexts: []string{"{ not valid json"}},
+		{name: "27 undecodable cc", b: cc, event: "PreToolUse", res: exited(0, `{"continue":"yes"}`, ""), outcome: "error", diag: "invalid PreToolUseOutput"},
 		{name: "27 array cc", b: cc, event: "PreToolUse", res: exited(0, `[1,2,3]`, ""), outcome: "pass", diag: "plain stdout ignored"},
 		{name: "27 array codex", b: cx, event: "PreToolUse", res: exited(0, `[1,2,3]`, ""), outcome: "failed"},
 		{name: "27 trimmed", b: cc, event: "UserPromptSubmit", res: exited(0, "  {\"decision\":\"block\"}  \n", ""), outcome: "block", reason: "blocked by UserPromptSubmit hook"},
@@ -92,7 +95,8 @@ func TestDecode(t *testing.T) {
 		{name: "38 ask no reason", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}`, ""), outcome: "ask"},
 		{name: "40 halt", b: cc, event: "PreToolUse", res: exited(0, `{"continue":false,"stopReason":"halt"}`, ""), outcome: "halt", reason: "halt"},
 		{name: "halt no reason", b: cc, event: "PostToolUse", res: exited(0, `{"continue":false}`, ""), outcome: "halt", reason: "stopped by PostToolUse hook (continue:false)"},
-		{name: "stop needs reason", b: cc, event: "Stop", res: exited(0, `{"decision":"block"}`, ""), outcome: "failed", diag: "needs a non-empty reason"},
+		// The real engine blocks a reasonless Stop block with "Blocked by hook".
+		{name: "stop blank reason", b: cc, event: "Stop", res: exited(0, `{"decision":"block"}`, ""), outcome: "block", reason: "Blocked by hook"},
 		{name: "cc open output", b: cc, event: "PreToolUse", res: exited(0, `{"terminalSequence":"x","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r","future":1}}`, ""), outcome: "deny", reason: "r"},
 		// Codex (decision 2, real engine): ask, allow without updatedInput, empty
 		// reasons, stop fields at PreToolUse, unknown fields fail.
@@ -111,7 +115,7 @@ func TestDecode(t *testing.T) {
 		{name: "55 codex session exit 2", b: cx, event: "SessionStart", res: exited(2, "ctx", "err"), outcome: "block", reason: "err"},
 		{name: "59 codex stop beats block", b: cx, event: "Stop", res: exited(0, `{"continue":false,"stopReason":"enough","decision":"block","reason":"keep going"}`, ""), outcome: "halt", reason: "enough"},
 		// Bad input.
-		{name: "two objects", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"block"}{"decision":"approve"}`, ""), outcome: "error"},
+		{name: "two objects", b: cc, event: "PreToolUse", res: exited(0, `{"decision":"block"}{"decision":"approve"}`, ""), outcome: "pass", diag: "taken as plain output"},
 		{name: "non-utf8 stdout", b: cc, event: "UserPromptSubmit", res: exited(0, "caf\xe9", ""), outcome: "pass", contexts: []string{"caf\uFFFD"}, diag: "not valid UTF-8"},
 		{name: "non-utf8 stderr", b: cc, event: "PreToolUse", res: exited(2, "", "no \xff"), outcome: "deny", reason: "no \uFFFD", diag: "not valid UTF-8"},
 	}

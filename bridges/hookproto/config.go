@@ -45,17 +45,19 @@ func (d Dialect) DefaultTimeout() time.Duration {
 }
 
 // Shell returns the argv prefix a shell-form handler runs under, for [Command.Shell]:
-// Claude Code runs `sh -c`; Codex runs `$SHELL -lc`, falling back to `/bin/sh -lc` when
-// SHELL is unset. getenv reads the harness environment (nil means [os.Getenv]).
+// Claude Code runs `sh -c`; Codex runs `$SHELL -c`, falling back to `/bin/sh -c` when
+// SHELL is unset (the real engine, 0.169.0, runs no login shell, so hooks keep the
+// caller's PATH; the differential suite checks it). getenv reads the harness environment
+// (nil means [os.Getenv]).
 func (d Dialect) Shell(getenv func(string) string) []string {
 	if d == Codex {
 		if getenv == nil {
 			getenv = os.Getenv
 		}
 		if sh := getenv("SHELL"); sh != "" {
-			return []string{sh, "-lc"}
+			return []string{sh, "-c"}
 		}
-		return []string{"/bin/sh", "-lc"}
+		return []string{"/bin/sh", "-c"}
 	}
 	return []string{"sh", "-c"}
 }
@@ -157,6 +159,9 @@ type Handler struct {
 	// Command is the command line (shell form), or the program (exec form), after
 	// ${...} substitution.
 	Command string
+	// Configured is Command as the file wrote it, before substitution (the engines quote
+	// it so in the texts the model reads).
+	Configured string
 	// Args, when non-nil (even empty), selects the exec form: Command runs with these
 	// arguments and no shell. Substituted like Command.
 	Args []string
@@ -194,7 +199,10 @@ type Group struct {
 type Config struct {
 	// Dialect is the protocol it was loaded under.
 	Dialect Dialect
-	groups  map[string][]Group
+	// DisabledBy names the Claude Code settings file whose "disableAllHooks": true turned
+	// every hook off ("" when none did). A disabled configuration has no groups.
+	DisabledBy string
+	groups     map[string][]Group
 }
 
 // Events returns the names of the events that have at least one group, sorted.
@@ -272,7 +280,8 @@ func dedupeKey(h Handler) string {
 }
 
 // Merge combines configurations loaded from several files into one, each event's groups
-// in argument order. Nil configurations are ignored; mixing dialects is an error. Claude
+// in argument order; when one of them has DisabledBy set, the result has it and no groups
+// (Claude Code's disableAllHooks). Nil configurations are ignored; mixing dialects is an error. Claude
 // Code de-duplication (identical command string plus args runs once) applies to the
 // result through [Config.Match]; Codex does not de-duplicate.
 func Merge(configs ...*Config) (*Config, error) {
@@ -289,6 +298,13 @@ func Merge(configs ...*Config) (*Config, error) {
 		for ev, gs := range c.groups {
 			out.groups[ev] = append(out.groups[ev], gs...)
 		}
+		if out.DisabledBy == "" {
+			out.DisabledBy = c.DisabledBy
+		}
+	}
+	if out.DisabledBy != "" {
+		// Claude Code: "disableAllHooks": true in any settings file turns every hook off.
+		out.groups = map[string][]Group{}
 	}
 	return out, nil
 }
@@ -322,6 +338,9 @@ func LoadFile(path string, opts LoadOptions) (*Config, []Diagnostic) {
 func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 	l := &loader{opts: opts, cfg: &Config{Dialect: opts.Dialect, groups: map[string][]Group{}}}
 	l.load(data)
+	if l.cfg.DisabledBy != "" {
+		l.cfg.groups = map[string][]Group{}
+	}
 	return l.cfg, l.diags
 }
 
@@ -366,6 +385,17 @@ func (l *loader) load(data []byte) {
 		}
 		l.diag("", "", "file", fmt.Errorf("%w: %w", ErrConfigSyntax, err))
 		return
+	}
+	if raw, ok := top["disableAllHooks"]; ok && l.opts.Dialect == ClaudeCode {
+		var off bool
+		if json.Unmarshal(raw, &off) != nil {
+			l.malformed("disableAllHooks", "", "", "disableAllHooks must be a boolean", raw, "ignored")
+		} else if off {
+			l.cfg.DisabledBy = l.opts.Source
+			if l.cfg.DisabledBy == "" {
+				l.cfg.DisabledBy = "(settings)"
+			}
+		}
 	}
 	events, prefix, wrapped := top, "", false
 	if raw, ok := top["hooks"]; ok {
@@ -519,6 +549,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 			h.Timeout = time.Duration(sec * float64(time.Second))
 		}
 	}
+	h.Configured = h.Command
 	if l.subst != nil {
 		h.Command = l.subst.Replace(h.Command)
 		for i, a := range h.Args {

@@ -454,3 +454,24 @@ func TestMergeDedupe(t *testing.T) {
 		t.Error("nil Config is not empty")
 	}
 }
+
+// TestDisableAllHooks: Claude Code's "disableAllHooks": true in any settings file turns
+// every hook off, from every file; a non-boolean is a diagnostic and ignored.
+func TestDisableAllHooks(t *testing.T) {
+	dir := t.TempDir()
+	on := filepath.Join(dir, "on.json")
+	off := filepath.Join(dir, "off.json")
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(on, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}`), 0o644)
+	_ = os.WriteFile(off, []byte(`{"disableAllHooks":true}`), 0o644)
+	_ = os.WriteFile(bad, []byte(`{"disableAllHooks":"yes","hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}`), 0o644)
+	o := SourcesOptions{Dialect: ClaudeCode, Events: []string{"Stop"}}
+	cfg, _ := LoadSources([]Source{{Path: on}, {Path: off}}, o)
+	if cfg.DisabledBy != off || len(cfg.Events()) != 0 {
+		t.Errorf("disabled by %q, events %v", cfg.DisabledBy, cfg.Events())
+	}
+	cfg, diags := LoadSources([]Source{{Path: bad}}, o)
+	if cfg.DisabledBy != "" || len(cfg.Events()) != 1 || len(diags) != 1 || !strings.Contains(diags[0].Error(), "disableAllHooks must be a boolean") {
+		t.Errorf("disabled by %q, events %v, diags %v", cfg.DisabledBy, cfg.Events(), diags)
+	}
+}

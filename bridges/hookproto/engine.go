@@ -78,6 +78,9 @@ type Fire struct {
 	// OnAsync, if set, receives the outcome of each async handler when it finishes, on
 	// the run's goroutine.
 	OnAsync func(HookRun)
+	// Env holds KEY=value pairs this event's handlers get besides Engine.Env (e.g. the
+	// session id variable); a handler's own Handler.Env still wins.
+	Env []string
 }
 
 // HookRun is one handler's run and what it came to.
@@ -252,8 +255,8 @@ func (e *Engine) command(h Handler, f Fire) Command {
 	if dir == "" {
 		dir = e.Dir
 	}
-	env := make([]string, 0, len(e.Env)+len(h.Env))
-	env = append(append(env, e.Env...), h.Env...)
+	env := make([]string, 0, len(e.Env)+len(f.Env)+len(h.Env))
+	env = append(append(append(env, e.Env...), f.Env...), h.Env...)
 	return Command{
 		Shell: e.Shell, Command: h.Command, Args: h.Args, Stdin: f.Stdin, Dir: dir, Env: env,
 		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,

@@ -308,10 +308,10 @@ func TestRunExecFormArgs(t *testing.T) {
 
 func TestDialectShell(t *testing.T) {
 	env := func(v string) func(string) string { return func(string) string { return v } }
-	if got := Codex.Shell(env("")); strings.Join(got, " ") != "/bin/sh -lc" {
+	if got := Codex.Shell(env("")); strings.Join(got, " ") != "/bin/sh -c" {
 		t.Errorf("Codex without SHELL: %q", got)
 	}
-	if got := Codex.Shell(env("/bin/bash")); strings.Join(got, " ") != "/bin/bash -lc" {
+	if got := Codex.Shell(env("/bin/bash")); strings.Join(got, " ") != "/bin/bash -c" {
 		t.Errorf("Codex with SHELL: %q", got)
 	}
 	if got := ClaudeCode.Shell(nil); strings.Join(got, " ") != "sh -c" {

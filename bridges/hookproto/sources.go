@@ -114,6 +114,11 @@ type Session struct {
 	TurnOpen bool
 	// LastAssistantMessage is the text of the model's last message, when known (Stop).
 	LastAssistantMessage *string
+	// PromptID identifies the user prompt of the open turn (Claude Code prompt_id, sent
+	// on every event but SessionStart; "" omits it).
+	PromptID string
+	// TurnID identifies the open turn (Codex turn_id; "" sends the turn number).
+	TurnID string
 	// Agent is the agent's handle, used to inject the contexts of async hooks that fired
 	// at tool events; nil drops them (with a log line).
 	Agent dsh.Agent

@@ -166,8 +166,8 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	turn := &turnState{id: spec.ID}
 	unsubscribe := spec.Log.Subscribe(turn.observe)
 	closeHooks := func() {}
-	if ro.hooksFile != "" {
-		if closeHooks, err = attachHooks(ro, spec.CWD, hooks, spec.Log, turn, logger); err != nil {
+	if ro.hasHooks() {
+		if closeHooks, err = attachHooks(ro, llmCfg.Model, spec.CWD, hooks, spec.Log, turn, logger); err != nil {
 			unsubscribe()
 			return nil, err
 		}

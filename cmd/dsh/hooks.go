@@ -28,7 +28,7 @@ func init() {
 	}
 }
 
-const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex --config FILE [--project-dir DIR] [--trust] --event EVENT --input FILE|-
+const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] --event EVENT --input FILE|-
 
 Reads one hook input JSON (the stdin a hook would get), runs every hook of FILE that
 matches it exactly as the bridge runs them inside a session (in parallel, merged in
@@ -38,6 +38,9 @@ contexts and notices, and every hook's outcome in configuration order.
 --project-dir DIR is CLAUDE_PROJECT_DIR and also loads DIR's project hook files
 (.claude/settings.json and .claude/settings.local.json, or .codex/hooks.json), which
 load only with --trust. FILE itself is named explicitly and loads as given.
+--plugin-dir DIR (repeatable) loads a Claude Code plugin's hooks as claude --plugin-dir
+does (.claude-plugin/plugin.json and hooks/hooks.json; CLAUDE_PLUGIN_ROOT set and
+substituted); a malformed plugin is a diagnostic and the others still load.
 Hooks run in the input's cwd when it is a directory, else in the current directory.
 
 Exit status: 0 when the hooks ran; 1 when the configuration or the input cannot be used
@@ -215,6 +218,8 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	trust := fs.Bool("trust", false, "trust the project: load its project-level hook files")
 	event := fs.String("event", "", "the hook event, e.g. PreToolUse")
 	inputPath := fs.String("input", "", "the hook input JSON file, or - for stdin")
+	var dirs pluginDirs
+	fs.Var(&dirs, "plugin-dir", "a Claude Code plugin directory (repeatable)")
 	if code, ok := c.Parse(args, 0); !ok {
 		return nil, nil, &hooksFlagError{code: code}
 	}
@@ -229,9 +234,14 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	default:
 		return nil, nil, flagErr("unknown --dialect %q (want claude-code or codex)", *dialect)
 	}
-	if *config == "" {
-		return nil, nil, flagErr("--config is required")
+	if *config == "" && len(dirs) == 0 {
+		return nil, nil, flagErr("--config or --plugin-dir is required")
 	}
+	var files []string
+	if *config != "" {
+		files = []string{*config}
+	}
+	plugins, pluginProblems := loadPlugins(dirs)
 	if *event == "" {
 		return nil, nil, flagErr("--event is required")
 	}
@@ -317,7 +327,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	switch table.Dialect {
 	case "claude-code":
 		b, err := claudecode.New(claudecode.Config{
-			Files: []string{*config}, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
+			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
 		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
 		if err != nil {
@@ -326,7 +336,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		br = b
 	default:
 		b, err := codex.New(codex.Config{
-			Files: []string{*config}, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
+			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
 		}, codex.WithObserver(observe), codex.WithAsyncObserver(observeAsync))
 		if err != nil {
@@ -337,6 +347,8 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	defer br.Close(context.WithoutCancel(ctx))
 
 	var warnings, diagnostics []string
+	diagnostics = append(diagnostics, pluginProblems...)
+	warnings = append(warnings, pluginProblems...)
 	for _, d := range br.Diagnostics() {
 		if d.Skipped == "file" && d.File == *config {
 			// The file named by --config cannot be used: the command fails (it does not skip it).

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,7 +41,8 @@ var demoScript []byte
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
 const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
-               [--hooks FILE --dialect claude-code|codex [--project-dir DIR] [--trust]]
+               [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
+               [--trust] [--transcript FILE] [--stop-cap N] [--canonical]
                [--mcp-config FILE] PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
@@ -53,11 +56,26 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --workspace DIR      the workspace (default: a new temporary directory, removed at exit)
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
+  --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
+                       hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
+                       and substituted; repeatable
+  --setting-sources S  also load these settings files, as claude --setting-sources: a comma
+                       list of user (~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json),
+                       project (.claude/settings.json; Codex: .codex/hooks.json) and local
+                       (.claude/settings.local.json) under --project-dir; project and local
+                       load only with --trust. Default: none (only the files named)
+  --transcript FILE    where to keep the transcript the hooks read at transcript_path, in the
+                       engine's format: Claude Code's JSONL, or a Codex rollout (default: a
+                       new file under the temporary directory)
   --dialect D          the hooks' dialect: claude-code (default) or codex
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files and .mcp.json
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
                        tools are named mcp__<server>__<tool>
+  --canonical          write the hooks' words for the model in dsh's canonical form instead
+                       of the real engine's wording and behaviour (docs/decisions.md)
+  --stop-cap N         how many times a Stop hook may continue one turn (0: never);
+                       default as the dialect's engine: 8 for claude-code, none for codex
 
 Exit status: 0 when the session ran (whatever its turns ended with); 1 when it could not
 (an unreadable script, log or hooks file); 2 for a usage error.
@@ -72,6 +90,12 @@ type runOptions struct {
 	projectDir         string
 	trust              bool
 	mcpConfig          string
+	stopCap            int // -1: the dialect's default
+	canonical          bool
+	pluginDirs         pluginDirs
+	transcript         string
+	settingSources     string
+	envFile            string // CLAUDE_ENV_FILE (set by runOne)
 	prompt             string
 }
 
@@ -89,6 +113,11 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 	fs.BoolVar(&o.trust, "trust", false, "load the project's own hook files")
 	fs.StringVar(&o.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
 	fs.StringVar(&o.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
+	fs.IntVar(&o.stopCap, "stop-cap", -1, "how many times a Stop hook may continue one turn")
+	fs.BoolVar(&o.canonical, "canonical", false, "dsh's own wording for the hooks' words")
+	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
+	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
+	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
@@ -104,6 +133,10 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 		return o, c.UsageError("--model %q: want scripted:FILE or openai", o.model), false
 	case o.prompt == "":
 		return o, c.UsageError("a PROMPT is required"), false
+	case badSources(o.settingSources) != "":
+		return o, c.UsageError("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources)), false
+	case o.stopCap < -1:
+		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.stopCap), false
 	}
 	return o, clix.ExitOK, true
 }
@@ -152,7 +185,21 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace}); err != nil {
+	if o.hasHooks() && o.dialect != "codex" {
+		// Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write exports the session's
+		// Bash commands source.
+		dir, err := os.MkdirTemp("", "dsh-env-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.envFile = filepath.Join(dir, "env.sh")
+	}
+	noOutput := ""
+	if o.hasHooks() && o.dialect != "codex" && !o.canonical {
+		noOutput = "(Bash completed with no output)" // as Claude Code's Bash
+	}
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, NoOutputText: noOutput}); err != nil {
 		return err
 	}
 	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
@@ -184,8 +231,8 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		prog.observe(e)
 	})
 
-	if o.hooksFile != "" {
-		closeHooks, err := attachHooks(o, workspace, hooks, log, turn, logger)
+	if o.hasHooks() {
+		closeHooks, err := attachHooks(o, llmCfg.Model, workspace, hooks, log, turn, logger)
 		if err != nil {
 			return err
 		}
@@ -193,7 +240,8 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 	}
 
 	cfg := loop.Config{ID: "main", Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
-		System: "You are a coding agent working in " + workspace + ". Use the tools to act; be brief."}
+		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
+		ContinuationCap: continuationCap(o)}
 	var agent *loop.Agent
 	if resume {
 		agent, err = loop.Resume(ctx, cfg)
@@ -217,6 +265,76 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 	return agent.Wait(context.WithoutCancel(ctx))
 }
 
+// hasHooks says whether o loads hooks (a file or plugins).
+func (o runOptions) hasHooks() bool {
+	return o.hooksFile != "" || len(o.pluginDirs) > 0 || o.settingSources != ""
+}
+
+// badSources returns the first unknown name of a --setting-sources list ("" if none).
+func badSources(list string) string {
+	for _, s := range strings.Split(list, ",") {
+		switch strings.TrimSpace(s) {
+		case "", "user", "project", "local":
+		default:
+			return s
+		}
+	}
+	return ""
+}
+
+// settingFiles returns the settings files --setting-sources names that exist, in the
+// engine's order (user, project, local): the project-level ones only when trusted (else a
+// warning saying how to trust).
+func settingFiles(o runOptions, workspace string, logger *slog.Logger) []string {
+	want := map[string]bool{}
+	for _, s := range strings.Split(o.settingSources, ",") {
+		want[strings.TrimSpace(s)] = true
+	}
+	project := o.projectDir
+	if project == "" {
+		project = workspace
+	}
+	home, _ := os.UserHomeDir()
+	var candidates [][2]string // source, path
+	if o.dialect == "codex" {
+		codexHome := os.Getenv("CODEX_HOME")
+		if codexHome == "" {
+			codexHome = filepath.Join(home, ".codex")
+		}
+		candidates = [][2]string{{"user", filepath.Join(codexHome, "hooks.json")}, {"project", filepath.Join(project, ".codex", "hooks.json")}}
+	} else {
+		candidates = [][2]string{{"user", filepath.Join(home, ".claude", "settings.json")},
+			{"project", filepath.Join(project, ".claude", "settings.json")}, {"local", filepath.Join(project, ".claude", "settings.local.json")}}
+	}
+	var out []string
+	for _, c := range candidates {
+		if !want[c[0]] || !hookproto.FileExists(c[1]) {
+			continue
+		}
+		if c[0] != "user" && !o.trust {
+			logger.Warn("hooks", "diagnostic", c[1]+": a project settings file loads only with --trust; skipped")
+			continue
+		}
+		out = append(out, c[1])
+	}
+	return out
+}
+
+// continuationCap is the loop's Stop continuation cap for o: --stop-cap when given, else
+// what the dialect's engine does (Claude Code continues a turn at most 8 times, Codex
+// without limit; differential suite).
+func continuationCap(o runOptions) int {
+	switch {
+	case o.stopCap == 0:
+		return -1 // loop.Config: negative means no continuation
+	case o.stopCap > 0:
+		return o.stopCap
+	case o.hasHooks() && o.dialect == "codex":
+		return math.MaxInt
+	}
+	return loop.DefaultContinuationCap
+}
+
 // pickModel builds the model o names and its call configuration.
 func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
 	switch {
@@ -229,6 +347,11 @@ func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
 		return m, dsh.LLMCallConfig{Provider: "scripted", Model: filepath.Base(path)}, err
 	case o.model == "openai":
 		cfg := llm.OpenAIConfigFromEnv()
+		if o.hasHooks() && o.dialect == "codex" && !o.canonical {
+			// Codex sends hook contexts as developer messages; the chat wire's nearest is
+			// a system message.
+			cfg.PluginContextRole = "system"
+		}
 		m, err := llm.NewOpenAI(cfg)
 		return m, dsh.LLMCallConfig{Provider: "openai", Model: cfg.Model}, err
 	}
@@ -257,11 +380,23 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 
 // turnState follows the log to tell the hook bridges the current turn.
 type turnState struct {
-	id    string // the hooks' session_id (default "main")
-	mu    sync.Mutex
-	turn  int
-	open  bool
-	agent dsh.Agent
+	id     string // the hooks' session_id (default: a new UUID)
+	mu     sync.Mutex
+	turn   int
+	open   bool
+	agent  dsh.Agent
+	turnID string  // a UUID per turn: Claude Code's prompt_id, Codex's turn_id
+	last   *string // the text of the last assistant message (Stop's last_assistant_message)
+}
+
+// newUUID returns a random (version 4) UUID, the form the engines give their session,
+// prompt and turn ids.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 func (t *turnState) observe(e session.Event) {
@@ -273,9 +408,18 @@ func (t *turnState) observe(e session.Event) {
 	defer t.mu.Unlock()
 	switch d := data.(type) {
 	case dsh.TurnStart:
-		t.turn, t.open = d.Turn, true
+		t.turn, t.open, t.turnID = d.Turn, true, newUUID()
 	case dsh.TurnEnd:
 		t.open = false
+	case dsh.AssistantMessageLogged:
+		var text strings.Builder
+		for _, b := range d.Message.Content {
+			if tb, ok := b.(dsh.TextBlock); ok {
+				text.WriteString(tb.Text)
+			}
+		}
+		s := text.String()
+		t.last = &s
 	}
 }
 
@@ -285,21 +429,22 @@ func (t *turnState) setAgent(a dsh.Agent) {
 	t.agent = a
 }
 
-func (t *turnState) session(workspace, transcript, model string) hookproto.SessionFunc {
+// session describes the session to the hooks as the engines do: a UUID session id,
+// a UUID per turn (prompt_id, turn_id), the route's model, and the permission mode
+// bypassPermissions (dsh run asks no one before a tool runs).
+func (t *turnState) session(sessionID, workspace, transcript, model string) hookproto.SessionFunc {
 	return func(ctx context.Context, agentID string) hookproto.Session {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		id := t.id
-		if id == "" {
-			id = "main"
-		}
-		return hookproto.Session{SessionID: id, TranscriptPath: transcript, CWD: workspace, Model: model,
-			Turn: t.turn, TurnOpen: t.open, Agent: t.agent}
+		s := hookproto.Session{SessionID: sessionID, TranscriptPath: transcript, CWD: workspace, Model: model,
+			PermissionMode: "bypassPermissions", Turn: t.turn, TurnOpen: t.open, Agent: t.agent,
+			PromptID: t.turnID, TurnID: t.turnID, LastAssistantMessage: t.last}
+		return s
 	}
 }
 
 // attachHooks loads the hooks file with the dialect's bridge and registers it.
-func attachHooks(o runOptions, workspace string, hooks *dsh.Registry, log *session.Log, turn *turnState, logger *slog.Logger) (func(), error) {
+func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log *session.Log, turn *turnState, logger *slog.Logger) (func(), error) {
 	rec := hookproto.RecorderFunc(func(ctx context.Context, data dsh.SessionEventData) error {
 		_, err := log.Append(context.WithoutCancel(ctx), data)
 		return err
@@ -308,22 +453,70 @@ func attachHooks(o runOptions, workspace string, hooks *dsh.Registry, log *sessi
 	if abs != "" {
 		abs, _ = filepath.Abs(abs)
 	}
-	sess := turn.session(workspace, abs, "dsh")
+	sessionID := turn.id
+	if sessionID == "" {
+		sessionID = newUUID()
+	}
+	files := settingFiles(o, workspace, logger)
+	if o.hooksFile != "" {
+		files = append(files, o.hooksFile)
+	}
+	plugins, problems := loadPlugins(o.pluginDirs)
+	for _, p := range problems {
+		logger.Warn("plugin", "diagnostic", p)
+	}
+	// The hooks read transcript_path in the engine's own format: Claude Code's JSONL
+	// transcript, or a Codex rollout; it is current before each hook runs.
+	type transcriptWriter interface {
+		Observe(dsh.SessionEventData) error
+		Close() error
+	}
+	path := o.transcript
+	if path == "" {
+		if o.dialect == "codex" {
+			path = filepath.Join(os.TempDir(), "dsh-rollouts", "rollout-"+time.Now().UTC().Format("2006-01-02T15-04-05")+"-"+sessionID+".jsonl")
+		} else {
+			path = filepath.Join(os.TempDir(), "dsh-transcripts", sessionID+".jsonl")
+		}
+	}
+	path, _ = filepath.Abs(path)
+	var tw transcriptWriter
+	var err error
+	if o.dialect == "codex" {
+		tw, err = codex.NewRollout(path, sessionID, workspace)
+	} else {
+		tw, err = claudecode.NewTranscript(path, sessionID, workspace)
+	}
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--transcript: %w", err)}
+	}
+	cancelTranscript := log.Subscribe(func(e session.Event) {
+		if data, err := e.Decode(); err == nil {
+			if err := tw.Observe(data); err != nil {
+				logger.Warn("transcript", "error", err)
+			}
+		}
+	})
+	stopTranscript := func() { cancelTranscript(); _ = tw.Close() }
+	abs = path
+	sess := turn.session(sessionID, workspace, abs, model)
 	var register func(*dsh.Registrar) func()
 	var diags []hookproto.Diagnostic
 	var closer func(context.Context) error
 	switch o.dialect {
 	case "codex":
-		b, err := codex.New(codex.Config{Files: []string{o.hooksFile}, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger})
+		b, err := codex.New(codex.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
+			Session: sess, Recorder: rec, Logger: logger, AsEngine: !o.canonical})
 		if err != nil {
+			stopTranscript()
 			return nil, usageError{err}
 		}
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	default:
-		b, err := claudecode.New(claudecode.Config{Files: []string{o.hooksFile}, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger})
+		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
+			Session: sess, Recorder: rec, Logger: logger, AsEngine: !o.canonical, EnvFile: o.envFile})
 		if err != nil {
+			stopTranscript()
 			return nil, usageError{err}
 		}
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
@@ -334,6 +527,7 @@ func attachHooks(o runOptions, workspace string, hooks *dsh.Registry, log *sessi
 	unregister := register(hooks.Plugin("hooks-" + o.dialect))
 	return func() {
 		unregister()
+		stopTranscript()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = closer(ctx)

@@ -1563,12 +1563,13 @@ func TestH027ArrayStdoutCodexIsInvalidOutput(t *testing.T) {
 	harness.RunID(t, runtime.New, "h027-array-stdout-codex-is-invalid-output")
 }
 
-// TestH027InvalidJSONIsAHookError runs scenario h027-invalid-json-is-a-hook-error:
-// Stdout that starts like JSON but does not parse is a recorded hook error with no
-// decision; the tool runs.
-func TestH027InvalidJSONIsAHookError(t *testing.T) {
+// TestH027InvalidJSONIsPlainOutput runs scenario h027-invalid-json-is-plain-output:
+// Claude Code: stdout that starts like JSON but does not parse is plain output, as in
+// the real engine (ignored at PreToolUse, a context where plain stdout is one); the
+// tool runs.
+func TestH027InvalidJSONIsPlainOutput(t *testing.T) {
 	t.Parallel()
-	harness.RunID(t, runtime.New, "h027-invalid-json-is-a-hook-error")
+	harness.RunID(t, runtime.New, "h027-invalid-json-is-plain-output")
 }
 
 // TestH027PaddedJSONIsTrimmedAndParsed runs scenario h027-padded-json-is-trimmed-and-parsed:
@@ -1713,7 +1714,7 @@ func TestH037PreToolDenyByMatcher(t *testing.T) {
 }
 
 // TestH037PreToolDenyEmptyStderr runs scenario h037-pre-tool-deny-empty-stderr:
-// PreToolUse exit 2 with empty stderr denies with "blocked by PreToolUse hook".
+// PreToolUse exit 2 with empty stderr denies with "Blocked by hook" (the real engine's words).
 func TestH037PreToolDenyEmptyStderr(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "h037-pre-tool-deny-empty-stderr")
@@ -1762,7 +1763,7 @@ func TestH041ErrorResultRunsNoPostToolUse(t *testing.T) {
 }
 
 // TestH041PostToolBlockEmptyStderr runs scenario h041-post-tool-block-empty-stderr:
-// PostToolUse exit 2 with empty stderr gives the feedback "blocked by PostToolUse hook".
+// PostToolUse exit 2 with empty stderr gives the feedback "Blocked by hook".
 func TestH041PostToolBlockEmptyStderr(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "h041-post-tool-block-empty-stderr")
@@ -1825,7 +1826,7 @@ func TestH045StopBlockContinuesOnce(t *testing.T) {
 }
 
 // TestH045StopBlockEmptyStderr runs scenario h045-stop-block-empty-stderr:
-// A Stop block with empty stderr steers the fallback "continue: blocked by Stop hook".
+// A Stop block with empty stderr steers the fallback "Blocked by hook".
 func TestH045StopBlockEmptyStderr(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "h045-stop-block-empty-stderr")

@@ -15,7 +15,7 @@ var ClaudeCode = Bridge{
 	DefaultTimeoutSec: 60,
 	Exit2EmptyStderr:  "block",
 	JSONPrefixes:      []string{"{"},
-	InvalidJSON:       "error",
+	InvalidJSON:       "plain",
 	StdinNewline:      true,
 	Events: []Event{
 		// PostToolUse fires for successful results only; a block turns the result into
@@ -27,7 +27,7 @@ var ClaudeCode = Bridge{
 			Output:             "PostToolUseOutput",
 			Matcher:            "tool_name",
 			PlainStdoutContext: false,
-			FallbackReason:     "blocked by PostToolUse hook",
+			FallbackReason:     "Blocked by hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
 			HaltReason:         "stopped by PostToolUse hook (continue:false)",
@@ -58,7 +58,7 @@ var ClaudeCode = Bridge{
 			Output:             "PreToolUseOutput",
 			Matcher:            "tool_name",
 			PlainStdoutContext: false,
-			FallbackReason:     "blocked by PreToolUse hook",
+			FallbackReason:     "Blocked by hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
 			HaltReason:         "stopped by PreToolUse hook (continue:false)",
@@ -111,7 +111,9 @@ var ClaudeCode = Bridge{
 				return out, nil
 			},
 		},
-		// Stop can continue the turn: a block steers the reason into the next step.
+		// Stop can continue the turn: a block steers the reason into the next step (an
+		// empty reason is "Blocked by hook"), and so does additionalContext without a
+		// block (as the real engine does).
 		{
 			Name:               "Stop",
 			Point:              "agent/turn-stopping",
@@ -119,19 +121,18 @@ var ClaudeCode = Bridge{
 			Output:             "StopOutput",
 			Matcher:            "",
 			PlainStdoutContext: false,
-			FallbackReason:     "continue: blocked by Stop hook",
+			FallbackReason:     "Blocked by hook",
 			Scope:              "hookSpecificOutput.hookEventName",
 			Halt:               true,
 			HaltReason:         "stopped by Stop hook (continue:false)",
 			Exit2:              "block",
-			Contexts:           []string{},
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
-				{When: "hookSpecificOutput.additionalContext", Text: "{value}"},
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopOutput

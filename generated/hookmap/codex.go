@@ -18,7 +18,9 @@ var Codex = Bridge{
 	InvalidJSON:       "failed",
 	StdinNewline:      false,
 	Events: []Event{
-		// PostToolUse: a block with a reason turns the result into feedback.
+		// PostToolUse: a block with a reason turns the result into feedback. The real
+		// engine does not halt on continue:false here: the stopReason replaces the tool
+		// output, as a block's reason does, and the model is called again.
 		{
 			Name:               "PostToolUse",
 			Point:              "tools/post-execute",
@@ -28,12 +30,13 @@ var Codex = Bridge{
 			PlainStdoutContext: false,
 			FallbackReason:     "blocked by PostToolUse hook",
 			Scope:              "hookSpecificOutput.hookEventName",
-			Halt:               true,
+			Halt:               false,
 			HaltReason:         "stopped by PostToolUse hook (continue:false)",
 			Exit2:              "block",
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "first",
 			Rules: []Rule{
+				{When: "continue", Is: "false", Then: "block", Reason: "stopReason", NeedsReason: false},
 				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true},
 				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
@@ -51,9 +54,10 @@ var Codex = Bridge{
 				return out, nil
 			},
 		},
-		// PreToolUse: only a deny with a reason blocks; ask, allow without updatedInput,
-		// a reason without a decision, and the universal stop fields make the hook failed
-		// (the legacy top-level decision is not in the published schema: failed too).
+		// PreToolUse: a deny with a reason blocks, and so does the legacy top-level
+		// decision "block" with a reason (not in the published schema, but the real
+		// engine honours it); ask, allow without updatedInput, a reason without a
+		// decision, and the universal stop fields make the hook failed.
 		{
 			Name:               "PreToolUse",
 			Point:              "tools/pre-execute",
@@ -73,6 +77,9 @@ var Codex = Bridge{
 				{When: "stopReason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: true},
+				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: true},
+				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "reason", Is: "\"\"", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "failed", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.updatedInput", Is: "", Then: "allow", Reason: "", NeedsReason: false},
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "failed", Reason: "", NeedsReason: false},

@@ -53,6 +53,9 @@ type Message struct {
 	Role Role
 	// Content is the message's blocks, in order.
 	Content []dsh.ContentBlock
+	// Source is where a user message came from (nil when unknown); an adapter may render
+	// plugin contexts differently (see OpenAIConfig.PluginContextRole).
+	Source dsh.MessageSource
 }
 
 // ToolSpec describes a tool to the model.
@@ -73,7 +76,7 @@ func (r Request) Clone() Request {
 	if r.Messages != nil {
 		c.Messages = make([]Message, len(r.Messages))
 		for i, m := range r.Messages {
-			c.Messages[i] = Message{Role: m.Role, Content: cloneBlocks(m.Content)}
+			c.Messages[i] = Message{Role: m.Role, Content: cloneBlocks(m.Content), Source: m.Source}
 		}
 	}
 	if r.Tools != nil {

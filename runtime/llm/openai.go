@@ -53,6 +53,11 @@ type OpenAIConfig struct {
 	// Logger receives debug records of requests and finishes and warnings about content
 	// the wire format cannot carry; nil discards them.
 	Logger *slog.Logger
+	// PluginContextRole, when set (e.g. "system" or "developer"), is the role of user
+	// messages a plugin added as plain contexts (Message.Source a SourcePlugin without a
+	// form) that hold no tool result, one message per block, so that hook contexts read as
+	// the engine's do (Codex sends each as a developer message); empty keeps "user".
+	PluginContextRole string
 	// ReplayReasoning sends the reasoning of replayed assistant messages back as
 	// "reasoning_content" (some providers require it in tool loops, others reject it);
 	// by default it is dropped.
@@ -105,6 +110,7 @@ type OpenAI struct {
 	client          *http.Client
 	log             *slog.Logger
 	replayReasoning bool
+	contextRole     string
 	now             func() time.Time
 }
 
@@ -136,6 +142,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		client:          client,
 		log:             log,
 		replayReasoning: cfg.ReplayReasoning,
+		contextRole:     cfg.PluginContextRole,
 		now:             time.Now,
 	}, nil
 }
@@ -291,6 +298,13 @@ func (m *OpenAI) wireMessages(req Request) ([]wireMessage, error) {
 		}
 		switch msg.Role {
 		case RoleUser:
+			if m.contextRole != "" && pluginContext(msg) {
+				// One message per context, as Codex sends them.
+				for _, b := range msg.Content {
+					out = append(out, wireMessage{Role: m.contextRole, Content: m.userContent([]dsh.ContentBlock{b})})
+				}
+				continue
+			}
 			out = m.appendUser(out, msg.Content)
 		case RoleAssistant:
 			out = append(out, m.assistantMessage(msg.Content))
@@ -299,6 +313,32 @@ func (m *OpenAI) wireMessages(req Request) ([]wireMessage, error) {
 		}
 	}
 	return out, nil
+}
+
+// pluginContext says whether msg is a plain plugin context: plugin-sourced, no form, no
+// tool result.
+func pluginContext(msg Message) bool {
+	var p dsh.SourcePlugin
+	switch s := msg.Source.(type) {
+	case dsh.SourcePlugin:
+		p = s
+	case *dsh.SourcePlugin:
+		if s == nil {
+			return false
+		}
+		p = *s
+	default:
+		return false
+	}
+	if p.Form != "" {
+		return false
+	}
+	for _, b := range msg.Content {
+		if _, ok := asToolResult(b); ok {
+			return false
+		}
+	}
+	return len(msg.Content) > 0
 }
 
 // appendUser maps a user message: runs of non-tool-result blocks become user messages,

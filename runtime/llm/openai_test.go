@@ -747,3 +747,41 @@ func TestTruncateAndRetryAfterBounds(t *testing.T) {
 // Both models satisfy the seam.
 var _ Model = (*OpenAI)(nil)
 var _ Model = (*Scripted)(nil)
+
+// TestOpenAIPluginContextRole: with PluginContextRole, each block of a plain plugin
+// context is a message of that role; user messages, plugin messages with a form and
+// tool results keep their mapping; Request.Clone keeps the source.
+func TestOpenAIPluginContextRole(t *testing.T) {
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		streamHeaders(w)
+		writeSSE(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, doneEvent)
+	}))
+	t.Cleanup(srv.Close)
+	m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", HTTPClient: srv.Client(), PluginContextRole: "system"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Messages: []Message{
+		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "go"}}, Source: dsh.SourceUser{}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "ctx 1"}, dsh.TextBlock{Text: "ctx 2"}}, Source: dsh.SourcePlugin{Plugin: "hooks"}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "note"}}, Source: &dsh.SourcePlugin{Plugin: "p", Form: dsh.PluginFormInstructions}},
+	}}
+	if _, err := Collect(m.Stream(context.Background(), req.Clone())); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, msg := range body.Messages {
+		got = append(got, msg.Role+":"+fmt.Sprint(msg.Content))
+	}
+	want := []string{"user:go", "system:ctx 1", "system:ctx 2", "user:note"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

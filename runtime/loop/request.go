@@ -52,6 +52,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 	}
 	role := llm.RoleUser
 	var content []dsh.ContentBlock
+	var source dsh.MessageSource
 	switch d := data.(type) {
 	case dsh.RequestHeaderLogged:
 		r.header, err = d.Header.MarshalJSON()
@@ -65,7 +66,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 		r.context = &d
 		return nil
 	case dsh.UserMessageLogged:
-		content = d.Message.Content
+		content, source = d.Message.Content, d.Message.Source
 	case dsh.ToolResultLogged:
 		content = d.Message.Content
 	case dsh.AssistantMessageLogged:
@@ -74,7 +75,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 		}
 		role, content = llm.RoleAssistant, d.Message.Content
 	}
-	r.history = append(r.history, llm.Message{Role: role, Content: content})
+	r.history = append(r.history, llm.Message{Role: role, Content: content, Source: source})
 	return nil
 }
 

@@ -55,6 +55,9 @@ type Input struct {
 	ToolResponse json.RawMessage
 	// StopHookActive is the Stop flag.
 	StopHookActive bool
+	// DurationMS is how long the call executed, in milliseconds (PostToolUse; -1 when
+	// unknown).
+	DurationMS int
 }
 
 // Dialect is what a dialect package supplies.
@@ -72,10 +75,18 @@ type Dialect struct {
 	// ProjectEnv, if set, returns the variables exported to every hook for a project
 	// directory (Claude Code: CLAUDE_PROJECT_DIR).
 	ProjectEnv func(projectDir string) []string
+	// SessionEnv, if set, returns the variables exported to the hooks of one event of a
+	// session (Claude Code: CLAUDECODE, CLAUDE_CODE_SESSION_ID).
+	SessionEnv func(event string, s hookproto.Session) []string
+	// Durations times each call's execution (a tools/execute wrapper) for the
+	// PostToolUse input's DurationMS (Claude Code duration_ms).
+	Durations bool
 	// SubstituteProjectDir substitutes ${CLAUDE_PROJECT_DIR} in commands.
 	SubstituteProjectDir bool
 	// TrustHint says how to trust a project, for diagnostics.
 	TrustHint string
+	// Render is how the dialect writes its hooks' words for the model.
+	Render Render
 }
 
 // Options is the dialect-neutral configuration of a bridge; the dialect packages fill
@@ -132,8 +143,12 @@ type Bridge struct {
 	diags  []hookproto.Diagnostic
 	log    *slog.Logger
 
-	mu    sync.Mutex
-	stash map[dsh.Token][]string // PreToolUse contexts waiting for the tool result
+	mu     sync.Mutex
+	stash  map[dsh.Token][]string      // PreToolUse contexts waiting for the tool result
+	denied map[dsh.Token]string        // rendered result texts of calls PreToolUse denied (Render.Deny)
+	asked  map[dsh.Token][2]string     // asked calls: the ask reason and its rendering (Render.AskDenied)
+	took   map[dsh.Token]time.Duration // execution times (Dialect.Durations)
+	halts  map[dsh.Token]string        // continue:false reasons of calls let run (Render.PreHaltRunsTool)
 }
 
 // New loads the dialect's hook files per o (decisions 5, 9 and 10) and returns the
@@ -165,7 +180,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}}
+	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{}}
 	if b.o.NewID == nil {
 		b.o.NewID = func() string {
 			var buf [12]byte
@@ -250,6 +265,9 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	if b.has(PreToolUse) {
 		unregs = append(unregs, r.OnPreTool(b.preTool))
 	}
+	if b.has(PostToolUse) && b.d.Durations {
+		unregs = append(unregs, r.WrapExecute(b.timeExecute))
+	}
 	if b.has(PostToolUse) || b.has(PreToolUse) {
 		unregs = append(unregs, r.OnPostTool(b.postTool))
 	}
@@ -286,9 +304,13 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
 	}
+	var env []string
+	if b.d.SessionEnv != nil {
+		env = b.d.SessionEnv(in.Event, in.Session)
+	}
 	rep := b.engine.Fire(ctx, hookproto.Fire{
 		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,
-		Turn: in.Turn, InTurn: inTurn, OnAsync: b.asyncInjector(in.Event, agent),
+		Turn: in.Turn, InTurn: inTurn, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
 	})
 	if b.o.Observe != nil && rep.Matched() {
 		b.o.Observe(rep)
@@ -351,7 +373,7 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 	if p.Agent == nil {
 		return errors.New("SessionStart hook contexts: the payload has no agent handle")
 	}
-	return p.Agent.Inject(ctx, b.message(rep.Merged.Contexts))
+	return p.Agent.Inject(ctx, b.message(b.contexts(SessionStart, string(p.Source), rep)))
 }
 
 // userPrompt joins the text of the user-sourced messages of a batch; ok is false when
@@ -412,7 +434,11 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 		return d, nil
 	}
 	out := make([]dsh.UserMessage, 0, len(msgs)+1)
-	out = append(append(out, msgs...), b.message(rep.Merged.Contexts))
+	if b.d.Render.PromptContextsFirst {
+		out = append(append(out, b.message(b.contexts(UserPromptSubmit, "", rep))), msgs...)
+		return dsh.PreStepEnter{Messages: out}, nil
+	}
+	out = append(append(out, msgs...), b.message(b.contexts(UserPromptSubmit, "", rep)))
 	return dsh.PreStepEnter{Messages: out}, nil
 }
 
@@ -441,23 +467,100 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		return nil, err
 	}
 	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
+		texts := b.contexts(PreToolUse, ex.Name, rep)
 		b.mu.Lock()
-		b.stash[ex.Token] = append(b.stash[ex.Token], rep.Merged.Contexts...)
+		b.stash[ex.Token] = append(b.stash[ex.Token], texts...)
 		b.mu.Unlock()
 	}
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeHalt:
+		if b.d.Render.PreHaltRunsTool && !ex.Token.IsZero() {
+			// The engine lets the call run and ends the turn after it (postTool halts).
+			b.mu.Lock()
+			b.halts[ex.Token] = rep.Merged.Reason
+			b.mu.Unlock()
+			return next.Call(ctx)
+		}
 		return dsh.PreToolHalt{Reason: rep.Merged.Reason}, nil
 	case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock:
+		if b.d.Render.Deny != nil && !ex.Token.IsZero() {
+			text := b.d.Render.Deny(ex.Name, toolInput(ex), rep)
+			b.mu.Lock()
+			b.denied[ex.Token] = text
+			b.mu.Unlock()
+		}
 		return dsh.PreToolDeny{Reason: rep.Merged.Reason}, nil
 	case dsh.HookOutcomeAsk:
 		var reason *string
 		if r := rep.Merged.Reason; r != "" {
 			reason = &r
+			if b.d.Render.AskDenied != nil && !ex.Token.IsZero() {
+				b.mu.Lock()
+				b.asked[ex.Token] = [2]string{r, b.d.Render.AskDenied(r)}
+				b.mu.Unlock()
+			}
 		}
 		return dsh.PreToolAsk{Reason: reason}, nil
 	}
 	return next.Call(ctx)
+}
+
+// timeExecute records how long a call's execution took, for PostToolUse's duration.
+func (b *Bridge) timeExecute(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+	start := time.Now()
+	res := next.Call(ctx)
+	if !p.Exec.Token.IsZero() {
+		b.mu.Lock()
+		b.took[p.Exec.Token] = time.Since(start)
+		b.mu.Unlock()
+	}
+	return res
+}
+
+// duration returns (and forgets) a call's execution time in ms, -1 when unknown.
+func (b *Bridge) duration(t dsh.Token) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.took[t]
+	delete(b.took, t)
+	if !ok {
+		return -1
+	}
+	return int(d.Milliseconds())
+}
+
+// takeDenied returns (and forgets) the rendered denial of a call and its halt reason.
+func (b *Bridge) takeDenied(t dsh.Token) (denied string, isDenied bool, halt string, halts bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	denied, isDenied = b.denied[t]
+	halt, halts = b.halts[t]
+	delete(b.denied, t)
+	delete(b.halts, t)
+	delete(b.asked, t)
+	return denied, isDenied, halt, halts
+}
+
+// askDenied returns the rendering of an asked call's result when the runtime denied it
+// with the ask's reason (no one could answer).
+func (b *Bridge) askDenied(t dsh.Token, result dsh.ToolExecutionResult) (string, bool) {
+	b.mu.Lock()
+	a, ok := b.asked[t]
+	b.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	var f *dsh.ToolFailure
+	switch r := result.(type) {
+	case dsh.ToolFailure:
+		f = &r
+	case *dsh.ToolFailure:
+		f = r
+	}
+	if f == nil || f.Error.Message != a[0] {
+		return "", false
+	}
+	return a[1], true
 }
 
 func (b *Bridge) unstash(t dsh.Token) []string {
@@ -472,7 +575,10 @@ func (b *Bridge) unstash(t dsh.Token) []string {
 }
 
 // toolResult drops PreToolUse contexts of a call whose post-execute never ran.
-func (b *Bridge) toolResult(_ context.Context, p *dsh.ToolResultPayload) { b.unstash(p.Exec.Token) }
+func (b *Bridge) toolResult(_ context.Context, p *dsh.ToolResultPayload) {
+	b.unstash(p.Exec.Token)
+	b.takeDenied(p.Exec.Token)
+}
 
 // toolResponse is the tool_response of a successful result: its value, or its text.
 func toolResponse(s dsh.ToolSuccess) json.RawMessage {
@@ -494,6 +600,27 @@ func toolResponse(s dsh.ToolSuccess) json.RawMessage {
 // contexts are prepended to the downstream decision's contexts.
 func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 	texts := b.unstash(p.Exec.Token)
+	askText, asked := b.askDenied(p.Exec.Token, p.Result)
+	took := b.duration(p.Exec.Token)
+	deniedText, isDenied, haltReason, halts := b.takeDenied(p.Exec.Token)
+	if asked {
+		deniedText, isDenied = askText, true
+	}
+	if isDenied {
+		// The dialect's wording of the denial replaces dsh's "Error: <reason>".
+		d, err := next.Call(ctx)
+		if err != nil {
+			return d, err
+		}
+		acc := dsh.PostToolAccept{Content: []dsh.ContentBlock{dsh.TextBlock{Text: deniedText}}}
+		if len(texts) > 0 {
+			acc.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
+		}
+		if x, ok := d.(dsh.PostToolAccept); ok {
+			acc.AdditionalContexts = append(acc.AdditionalContexts, x.AdditionalContexts...)
+		}
+		return acc, nil
+	}
 	var succ *dsh.ToolSuccess
 	switch r := p.Result.(type) {
 	case dsh.ToolSuccess:
@@ -505,12 +632,21 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
-			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ)}
+			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ), DurationMS: took}
 		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 		if err != nil {
 			return nil, err
 		}
-		texts = append(texts, rep.Merged.Contexts...)
+		post := b.contexts(PostToolUse, ex.Name, rep)
+		switch rep.Merged.Outcome {
+		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+			if b.d.Render.PostBlock != nil {
+				// The result stays; the reason follows it as feedback (Claude Code).
+				texts = append(texts, b.d.Render.PostBlock(ex.Name, rep))
+				rep.Merged.Outcome = dsh.HookOutcomePass
+			}
+		}
+		texts = append(texts, post...)
 		switch rep.Merged.Outcome {
 		case dsh.HookOutcomeHalt:
 			if len(texts) > 0 {
@@ -524,6 +660,12 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			}
 			return blk, nil
 		}
+	}
+	if halts {
+		if len(texts) > 0 {
+			b.log.Info("tool hook contexts dropped: the turn halts", "count", len(texts))
+		}
+		return dsh.PostToolHalt{Reason: haltReason}, nil
 	}
 	d, err := next.Call(ctx)
 	if err != nil || len(texts) == 0 {
@@ -573,7 +715,22 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 		if p.Agent == nil {
 			return errors.New("Stop hook block: the payload has no agent handle")
 		}
-		return p.Agent.Steer(ctx, b.message([]string{rep.Merged.Reason}))
+		texts := []string{rep.Merged.Reason}
+		if b.d.Render.Stop != nil {
+			texts = b.d.Render.Stop(rep)
+		}
+		msg := b.message(texts)
+		if f := b.d.Render.StopForm; f != "" {
+			msg.Source = dsh.SourcePlugin{Plugin: b.d.Table.Plugin, Form: f}
+		}
+		return p.Agent.Steer(ctx, msg)
+	default:
+		if b.d.Render.StopContexts && len(rep.Merged.Contexts) > 0 {
+			if p.Agent == nil {
+				return errors.New("Stop hook context: the payload has no agent handle")
+			}
+			return p.Agent.Steer(ctx, b.message(b.contexts(Stop, "", rep)))
+		}
 	}
 	return nil
 }

@@ -101,7 +101,8 @@ type Bridge struct {
 	Exit2EmptyStderr string
 	// JSONPrefixes are the first characters that make (trimmed) stdout count as JSON.
 	JSONPrefixes []string
-	// InvalidJSON is the outcome ("error" or "failed") of JSON-looking stdout that does
+	// InvalidJSON is the outcome ("error" or "failed"; "plain": unparsable stdout is plain
+	// stdout, undecodable JSON an error) of JSON-looking stdout that does
 	// not parse or does not decode as the event's output.
 	InvalidJSON string
 	// StdinNewline says whether the stdin JSON ends with a newline.

@@ -2,6 +2,21 @@
 
 package claudecode
 
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v Common) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v Common) WithPromptID(x string) Common {
+	v.PromptID = &x
+	return v
+}
+
 // GetAgentID returns AgentID, or the zero value when it is absent.
 func (v Common) GetAgentID() string {
 	if v.AgentID == nil {
@@ -47,6 +62,21 @@ func (v SessionStartInput) WithModel(x string) SessionStartInput {
 	return v
 }
 
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v SessionStartInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v SessionStartInput) WithPromptID(x string) SessionStartInput {
+	v.PromptID = &x
+	return v
+}
+
 // GetAgentID returns AgentID, or the zero value when it is absent.
 func (v SessionStartInput) GetAgentID() string {
 	if v.AgentID == nil {
@@ -74,6 +104,21 @@ func (v SessionStartInput) GetAgentType() string {
 // WithAgentType returns a copy of v with AgentType set to x.
 func (v SessionStartInput) WithAgentType(x string) SessionStartInput {
 	v.AgentType = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v UserPromptSubmitInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v UserPromptSubmitInput) WithPromptID(x string) UserPromptSubmitInput {
+	v.PromptID = &x
 	return v
 }
 
@@ -107,6 +152,21 @@ func (v UserPromptSubmitInput) WithAgentType(x string) UserPromptSubmitInput {
 	return v
 }
 
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v PreToolUseInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v PreToolUseInput) WithPromptID(x string) PreToolUseInput {
+	v.PromptID = &x
+	return v
+}
+
 // GetAgentID returns AgentID, or the zero value when it is absent.
 func (v PreToolUseInput) GetAgentID() string {
 	if v.AgentID == nil {
@@ -134,6 +194,36 @@ func (v PreToolUseInput) GetAgentType() string {
 // WithAgentType returns a copy of v with AgentType set to x.
 func (v PreToolUseInput) WithAgentType(x string) PreToolUseInput {
 	v.AgentType = &x
+	return v
+}
+
+// GetDurationMS returns DurationMS, or the zero value when it is absent.
+func (v PostToolUseInput) GetDurationMS() int {
+	if v.DurationMS == nil {
+		var zero int
+		return zero
+	}
+	return *v.DurationMS
+}
+
+// WithDurationMS returns a copy of v with DurationMS set to x.
+func (v PostToolUseInput) WithDurationMS(x int) PostToolUseInput {
+	v.DurationMS = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v PostToolUseInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v PostToolUseInput) WithPromptID(x string) PostToolUseInput {
+	v.PromptID = &x
 	return v
 }
 
@@ -179,6 +269,21 @@ func (v StopInput) GetLastAssistantMessage() string {
 // WithLastAssistantMessage returns a copy of v with LastAssistantMessage set to x.
 func (v StopInput) WithLastAssistantMessage(x string) StopInput {
 	v.LastAssistantMessage = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v StopInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v StopInput) WithPromptID(x string) StopInput {
+	v.PromptID = &x
 	return v
 }
 

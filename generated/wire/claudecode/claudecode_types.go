@@ -53,6 +53,9 @@ type Common struct {
 	CWD string `json:"cwd"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -73,6 +76,9 @@ func (r Common) encodeJSON(enc *codec.Encoder) {
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
 		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -95,6 +101,7 @@ func (r *Common) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -131,6 +138,9 @@ type SessionStartInput struct {
 	CWD string `json:"cwd"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -157,6 +167,9 @@ func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	if r.PermissionMode != "" {
 		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
 	}
@@ -181,6 +194,7 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -283,6 +297,9 @@ type UserPromptSubmitInput struct {
 	CWD string `json:"cwd"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -305,6 +322,9 @@ func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
 		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -329,6 +349,7 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -399,6 +420,9 @@ type PreToolUseInput struct {
 	CWD string `json:"cwd"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -423,6 +447,9 @@ func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
 		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -449,6 +476,7 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -515,12 +543,17 @@ type PostToolUseInput struct {
 	ToolUseID string `json:"tool_use_id"`
 	// ToolResponse is the tool's structured output.
 	ToolResponse json.RawMessage `json:"tool_response"`
+	// DurationMS is how long the tool ran, in milliseconds.
+	DurationMS *int `json:"duration_ms,omitempty"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -542,10 +575,16 @@ func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.Key("tool_input").Raw(r.ToolInput)
 	enc.Key("tool_use_id").String(r.ToolUseID)
 	enc.Key("tool_response").Raw(r.ToolResponse)
+	if r.DurationMS != nil {
+		enc.Key("duration_ms").Int(*r.DurationMS)
+	}
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
 		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -570,9 +609,11 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
+	codec.Optional(dec, "duration_ms", &v.DurationMS, codec.Value[*int])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -636,12 +677,19 @@ type StopInput struct {
 	StopHookActive bool `json:"stop_hook_active"`
 	// LastAssistantMessage is the text of the model's last message, when there is one.
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
+	// BackgroundTasks are the session's background tasks (dsh has none: []).
+	BackgroundTasks []json.RawMessage `json:"background_tasks,omitempty"`
+	// SessionCrons are the session's scheduled prompts (dsh has none: []).
+	SessionCrons []json.RawMessage `json:"session_crons,omitempty"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -663,10 +711,19 @@ func (r StopInput) encodeJSON(enc *codec.Encoder) {
 	if r.LastAssistantMessage != nil {
 		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
 	}
+	if r.BackgroundTasks != nil {
+		codec.EncodeList(enc.Key("background_tasks"), r.BackgroundTasks, (*codec.Encoder).Raw)
+	}
+	if r.SessionCrons != nil {
+		codec.EncodeList(enc.Key("session_crons"), r.SessionCrons, (*codec.Encoder).Raw)
+	}
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
 		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -689,9 +746,12 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
 	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
+	codec.Optional(dec, "background_tasks", &v.BackgroundTasks, codec.ListOf(codec.Raw))
+	codec.Optional(dec, "session_crons", &v.SessionCrons, codec.ListOf(codec.Raw))
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {

@@ -34,6 +34,7 @@ func TestRoundTrip(t *testing.T) {
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
 			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
 		})
@@ -46,9 +47,11 @@ func TestRoundTrip(t *testing.T) {
 			ToolInput:      json.RawMessage(`{"k":"v"}`),
 			ToolUseID:      "text-tool_use_id",
 			ToolResponse:   json.RawMessage(`{"k":"v"}`),
+			DurationMS:     ptr(1),
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
 			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
 		})
@@ -87,6 +90,7 @@ func TestRoundTrip(t *testing.T) {
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
 			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
 		})
@@ -126,6 +130,7 @@ func TestRoundTrip(t *testing.T) {
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
 			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
 		})
@@ -156,11 +161,18 @@ func TestRoundTrip(t *testing.T) {
 			SessionID:            "text-session_id",
 			StopHookActive:       true,
 			LastAssistantMessage: ptr("text-last_assistant_message"),
-			TranscriptPath:       "text-transcript_path",
-			CWD:                  "text-cwd",
-			PermissionMode:       claudecode.PermissionModeDefault,
-			AgentID:              ptr("text-agent_id"),
-			AgentType:            ptr("text-agent_type"),
+			BackgroundTasks: []json.RawMessage{
+				json.RawMessage(`{"k":"v"}`),
+			},
+			SessionCrons: []json.RawMessage{
+				json.RawMessage(`{"k":"v"}`),
+			},
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 		})
 	})
 	t.Run("StopOutput", func(t *testing.T) {
@@ -201,6 +213,7 @@ func TestRoundTrip(t *testing.T) {
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
 			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
 		})

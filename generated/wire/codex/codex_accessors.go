@@ -62,6 +62,21 @@ func (v PreToolUseInput) WithTranscriptPath(x string) PreToolUseInput {
 	return v
 }
 
+// GetTurnID returns TurnID, or the zero value when it is absent.
+func (v PreToolUseInput) GetTurnID() string {
+	if v.TurnID == nil {
+		var zero string
+		return zero
+	}
+	return *v.TurnID
+}
+
+// WithTurnID returns a copy of v with TurnID set to x.
+func (v PreToolUseInput) WithTurnID(x string) PreToolUseInput {
+	v.TurnID = &x
+	return v
+}
+
 // GetTranscriptPath returns TranscriptPath, or the zero value when it is absent.
 func (v PostToolUseInput) GetTranscriptPath() string {
 	if v.TranscriptPath == nil {
@@ -419,6 +434,21 @@ func (v PreToolUseOutput) GetContinue() bool {
 // WithContinue returns a copy of v with Continue set to x.
 func (v PreToolUseOutput) WithContinue(x bool) PreToolUseOutput {
 	v.Continue = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v PreToolUseOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v PreToolUseOutput) WithReason(x string) PreToolUseOutput {
+	v.Reason = &x
 	return v
 }
 

@@ -356,19 +356,13 @@ func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
 }
 
-// PreToolUseInput is the stdin of a PreToolUse hook. (Unlike the other turn-scoped
-// events, the published schema has no turn_id here.)
+// PreToolUseInput is the stdin of a PreToolUse hook. (The published schema has no
+// turn_id here; the real engine sends it.)
 type PreToolUseInput struct {
 	// HookEventName names the event.
 	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
-	// ToolName is the canonical tool name (e.g. "Bash").
-	ToolName string `json:"tool_name"`
-	// ToolInput is the call's arguments ({command} for shell-like tools).
-	ToolInput json.RawMessage `json:"tool_input"`
-	// ToolUseID is the id of the call.
-	ToolUseID string `json:"tool_use_id"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -377,6 +371,14 @@ type PreToolUseInput struct {
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
+	// TurnID identifies the turn.
+	TurnID *string `json:"turn_id,omitempty"`
+	// ToolName is the canonical tool name (e.g. "Bash").
+	ToolName string `json:"tool_name"`
+	// ToolInput is the call's arguments ({command} for shell-like tools).
+	ToolInput json.RawMessage `json:"tool_input"`
+	// ToolUseID is the id of the call.
+	ToolUseID string `json:"tool_use_id"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -391,9 +393,6 @@ func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
-	enc.Key("tool_name").String(r.ToolName)
-	enc.Key("tool_input").Raw(r.ToolInput)
-	enc.Key("tool_use_id").String(r.ToolUseID)
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
@@ -402,6 +401,12 @@ func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.Key("cwd").String(r.CWD)
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
+	if r.TurnID != nil {
+		enc.Key("turn_id").String(*r.TurnID)
+	}
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_use_id").String(r.ToolUseID)
 	enc.EndObject()
 }
 
@@ -415,13 +420,14 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 	var v PreToolUseInput
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
-	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
-	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
-	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "turn_id", &v.TurnID, codec.Value[*string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1256,10 +1262,15 @@ func (v *UserPromptSubmitSpecificHookEventName) UnmarshalJSON(data []byte) error
 }
 
 // PreToolUseOutput is what a PreToolUse hook may print. The published schema has no
-// top-level decision or reason (the legacy block): a hook printing them is failed.
+// top-level decision or reason, but the real engine (0.169.0) honours the legacy
+// {"decision":"block","reason":...}: it blocks like a deny (differential suite).
 type PreToolUseOutput struct {
 	// Continue false stops processing (dsh: halt).
 	Continue *bool `json:"continue,omitempty"`
+	// Decision "block" (legacy) blocks the call, with reason.
+	Decision PreToolUseOutputDecision `json:"decision,omitempty"`
+	// Reason is the legacy block's reason.
+	Reason *string `json:"reason,omitempty"`
 	// HookSpecificOutput holds the PreToolUse-specific fields.
 	HookSpecificOutput *PreToolUseSpecific `json:"hookSpecificOutput,omitempty"`
 	// StopReason is shown to the user when continue is false.
@@ -1281,6 +1292,12 @@ func (r PreToolUseOutput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	if r.Continue != nil {
 		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
 	}
 	if r.HookSpecificOutput != nil {
 		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
@@ -1306,6 +1323,8 @@ func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
 	}
 	var v PreToolUseOutput
 	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PreToolUseOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
 	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PreToolUseSpecific])
 	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
 	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
@@ -1320,12 +1339,44 @@ func (r *PreToolUseOutput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseOutput) Validate() error {
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PreToolUseOutput", "decision", err)
+		}
+	}
 	if r.HookSpecificOutput != nil {
 		if err := r.HookSpecificOutput.Validate(); err != nil {
 			return codec.FieldError("PreToolUseOutput", "hookSpecificOutput", err)
 		}
 	}
 	return nil
+}
+
+// PreToolUseOutputDecision is the set of values of PreToolUseOutput.Decision: decision
+// "block" (legacy) blocks the call, with reason.
+type PreToolUseOutputDecision string
+
+const (
+	// PreToolUseOutputDecisionBlock is the PreToolUseOutputDecision value "block".
+	PreToolUseOutputDecisionBlock PreToolUseOutputDecision = "block"
+)
+
+// PreToolUseOutputDecisionValues lists every PreToolUseOutputDecision value, in spec order.
+var PreToolUseOutputDecisionValues = []PreToolUseOutputDecision{PreToolUseOutputDecisionBlock}
+
+// Valid reports whether v is one of the PreToolUseOutputDecisionValues.
+func (v PreToolUseOutputDecision) Valid() bool {
+	switch v {
+	case PreToolUseOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreToolUseOutputDecision, rejecting any value not in
+// PreToolUseOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *PreToolUseOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreToolUseOutputDecision", data, v, PreToolUseOutputDecisionValues)
 }
 
 // PreToolUseSpecific holds the PreToolUse-specific output fields.

@@ -102,30 +102,34 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, codex.PreToolUseInput{
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage(`{"k":"v"}`),
-			ToolUseID:      "text-tool_use_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
+			TurnID:         ptr("text-turn_id"),
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage(`{"k":"v"}`),
+			ToolUseID:      "text-tool_use_id",
 		})
 	})
 	t.Run("PreToolUseInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PreToolUseInput", codex.PreToolUseInput{
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage(`{"k":"v"}`),
-			ToolUseID:      "text-tool_use_id",
 			CWD:            "text-cwd",
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
+			TurnID:         ptr("text-turn_id"),
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage(`{"k":"v"}`),
+			ToolUseID:      "text-tool_use_id",
 		})
 	})
 	t.Run("PreToolUseOutput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseOutput", closed, codex.PreToolUseOutput{
 			Continue: ptr(true),
+			Decision: codex.PreToolUseOutputDecisionBlock,
+			Reason:   ptr("text-reason"),
 			HookSpecificOutput: &codex.PreToolUseSpecific{
 				HookEventName:            codex.PreToolUseSpecificHookEventNamePreToolUse,
 				PermissionDecision:       codex.PreToolUseSpecificPermissionDecisionAllow,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -40,7 +41,9 @@ func bash(o Options) tools.Definition {
 		Name:        "Bash",
 		Description: "Runs a shell command (bash -c) in the workspace and returns its stdout, stderr and exit code.",
 		InputSchema: json.RawMessage(bashSchema),
-		Output:      &tools.Output{Render: renderBash},
+		Output: &tools.Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			return renderBash(args, value, o.NoOutputText)
+		}},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in struct {
 				Command string `json:"command"`
@@ -83,12 +86,20 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	if _, err := exec.LookPath(shell); err != nil {
 		shell = "/bin/sh"
 	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if o.EnvFile != "" {
+		if shell == "bash" {
+			env = append(slices.Clip(env), "BASH_ENV="+o.EnvFile)
+		} else {
+			command = "[ -f " + shellQuote(o.EnvFile) + " ] && . " + shellQuote(o.EnvFile) + "\n" + command
+		}
+	}
 	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir = o.Workspace
-	cmd.Env = o.Env
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, stderr := &capped{max: o.MaxOutput}, &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -124,8 +135,9 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	return res, nil
 }
 
-// renderBash renders Bash's value as the text the model sees.
-func renderBash(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+// renderBash renders Bash's value as the text the model sees; noOutput is the text of
+// an empty output ("" means "(no output)").
+func renderBash(args, value json.RawMessage, noOutput string) ([]dsh.ContentBlock, error) {
 	var r bashResult
 	if err := json.Unmarshal(value, &r); err != nil {
 		return nil, err
@@ -145,7 +157,13 @@ func renderBash(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 		fmt.Fprintf(&b, "\n[exit code %d]", r.ExitCode)
 	}
 	if b.Len() == 0 {
-		b.WriteString("(no output)")
+		if noOutput == "" {
+			noOutput = "(no output)"
+		}
+		b.WriteString(noOutput)
 	}
 	return []dsh.ContentBlock{dsh.TextBlock{Text: b.String()}}, nil
 }
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

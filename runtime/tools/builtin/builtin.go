@@ -47,6 +47,13 @@ type Options struct {
 	MaxOutput int
 	// Env is Bash's environment (default: the process's).
 	Env []string
+	// NoOutputText is what Bash shows the model for a command with no output (default
+	// "(no output)"; Claude Code writes "(Bash completed with no output)").
+	NoOutputText string
+	// EnvFile, when set, is a shell file sourced before every Bash command when it exists
+	// (Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write `export NAME=value` lines to
+	// it for the session's commands). Under bash it is BASH_ENV.
+	EnvFile string
 	// ReadLimit is Read's default number of lines (default 2000).
 	ReadLimit int
 }

@@ -129,6 +129,34 @@ func TestBash(t *testing.T) {
 	}
 }
 
+// TestBashEnvFile: Options.EnvFile (Claude Code's CLAUDE_ENV_FILE) is sourced before
+// every command once it exists; a missing file is no error.
+func TestBashEnvFile(t *testing.T) {
+	envFile := filepath.Join(t.TempDir(), "env.sh")
+	rt, _ := setup(t, builtin.Options{EnvFile: envFile})
+	if r := run(t, rt, "Bash", `{"command":"echo \"[$DIFF_VAR]\""}`); r.IsError() || strings.TrimSpace(text(r)) != "[]" {
+		t.Fatalf("before: %s", text(r))
+	}
+	if err := os.WriteFile(envFile, []byte("export DIFF_VAR=set-by-hook\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, rt, "Bash", `{"command":"echo \"[$DIFF_VAR]\""}`); strings.TrimSpace(text(r)) != "[set-by-hook]" {
+		t.Errorf("after: %s", text(r))
+	}
+}
+
+// TestBashNoOutputText: an empty output reads "(no output)", or Options.NoOutputText.
+func TestBashNoOutputText(t *testing.T) {
+	rt, _ := setup(t, builtin.Options{})
+	if r := run(t, rt, "Bash", `{"command":"true"}`); text(r) != "(no output)" {
+		t.Errorf("default: %q", text(r))
+	}
+	rt, _ = setup(t, builtin.Options{NoOutputText: "(Bash completed with no output)"})
+	if r := run(t, rt, "Bash", `{"command":"true"}`); text(r) != "(Bash completed with no output)" {
+		t.Errorf("set: %q", text(r))
+	}
+}
+
 func TestBashCancel(t *testing.T) {
 	rt, _ := setup(t, builtin.Options{})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,162 @@
+package claudecode
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// Transcript writes a session's conversation as a Claude Code transcript: JSONL entries
+// of type "user" and "assistant", each with message.role and message.content (a string
+// for a plain prompt; blocks of type text, tool_use and tool_result otherwise), uuid,
+// parentUuid (the previous entry), sessionId, cwd and timestamp, as the real engine
+// writes them under ~/.claude/projects. Hooks that parse transcript_path (a Stop loop
+// reading the last assistant message) read it as they read the engine's. Feed it every
+// logged event with Observe; an entry is on disk when Observe returns, so the transcript is
+// current before the next hook runs. It is safe for concurrent use.
+type Transcript struct {
+	mu        sync.Mutex
+	f         *os.File
+	path      string
+	sessionID string
+	cwd       string
+	parent    *string
+}
+
+// NewTranscript creates (or appends to) the transcript at path.
+func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &Transcript{f: f, path: path, sessionID: sessionID, cwd: cwd}, nil
+}
+
+// Path is the transcript's path (the hooks' transcript_path).
+func (t *Transcript) Path() string { return t.path }
+
+// Close closes the file.
+func (t *Transcript) Close() error { return t.f.Close() }
+
+// Observe writes the entry of one logged event: a user message (user/message), an
+// assistant message (assistant/message) or a tool result (tool/result); other events are
+// ignored.
+func (t *Transcript) Observe(data dsh.SessionEventData) error {
+	var role string
+	var content any
+	switch d := data.(type) {
+	case dsh.UserMessageLogged:
+		role, content = "user", userContent(d.Message.Content)
+	case dsh.ToolResultLogged:
+		role, content = "user", userContent(d.Message.Content)
+	case dsh.AssistantMessageLogged:
+		role, content = "assistant", assistantContent(d.Message.Content)
+	default:
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := uuid4()
+	entry := struct {
+		ParentUUID  *string `json:"parentUuid"`
+		IsSidechain bool    `json:"isSidechain"`
+		Type        string  `json:"type"`
+		Message     struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"message"`
+		UUID      string `json:"uuid"`
+		Timestamp string `json:"timestamp"`
+		UserType  string `json:"userType"`
+		CWD       string `json:"cwd"`
+		SessionID string `json:"sessionId"`
+		Version   string `json:"version"`
+	}{ParentUUID: t.parent, Type: role, UUID: id, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		UserType: "external", CWD: t.cwd, SessionID: t.sessionID, Version: "dsh"}
+	entry.Message.Role, entry.Message.Content = role, content
+	// As the engine writes it: <, > and & unescaped (hooks grep for "<promise>").
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(entry); err != nil {
+		return err
+	}
+	if _, err := t.f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("transcript %s: %w", t.path, err)
+	}
+	t.parent = &id
+	return nil
+}
+
+// userContent is a user entry's content: the text alone for a message of one text
+// block (as the engine writes a prompt), else blocks.
+func userContent(blocks []dsh.ContentBlock) any {
+	if len(blocks) == 1 {
+		if tb, ok := blocks[0].(dsh.TextBlock); ok {
+			return tb.Text
+		}
+	}
+	out := make([]map[string]any, 0, len(blocks))
+	for _, b := range blocks {
+		switch v := b.(type) {
+		case dsh.TextBlock:
+			out = append(out, map[string]any{"type": "text", "text": v.Text})
+		case dsh.ToolResultBlock:
+			out = append(out, map[string]any{"type": "tool_result", "tool_use_id": v.ToolCallID,
+				"content": textOf(v.Content), "is_error": v.IsError})
+		case dsh.ImageBlock:
+			out = append(out, map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": v.MediaType, "data": v.Data}})
+		}
+	}
+	return out
+}
+
+// assistantContent is an assistant entry's blocks: text, thinking and tool_use.
+func assistantContent(blocks []dsh.ContentBlock) []map[string]any {
+	out := make([]map[string]any, 0, len(blocks))
+	for _, b := range blocks {
+		switch v := b.(type) {
+		case dsh.TextBlock:
+			out = append(out, map[string]any{"type": "text", "text": v.Text})
+		case dsh.ReasoningBlock:
+			out = append(out, map[string]any{"type": "thinking", "thinking": v.Text})
+		case dsh.ToolCallBlock:
+			var input any = map[string]any{}
+			if v.Arguments != "" && json.Valid([]byte(v.Arguments)) {
+				input = json.RawMessage(v.Arguments)
+			}
+			out = append(out, map[string]any{"type": "tool_use", "id": v.ID, "name": v.Name, "input": input})
+		}
+	}
+	return out
+}
+
+func textOf(blocks []dsh.ContentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		if tb, ok := b.(dsh.TextBlock); ok {
+			parts = append(parts, tb.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// uuid4 returns a random (version 4) UUID.
+func uuid4() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

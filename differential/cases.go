@@ -1,0 +1,255 @@
+package differential
+
+import "strings"
+
+// Hook is one hook of a case: a shell script registered on an event.
+type Hook struct {
+	Event   string
+	Matcher string // "" matches everything
+	// Script is the hook's shell script; {{state}} is replaced by a per-run state
+	// directory (for hooks that act once or count).
+	Script string
+	// Timeout is the hook's timeout in seconds (0: the engine's default).
+	Timeout int
+	// Source is the settings file the hook is in: "" (the file passed to the engine),
+	// "user", "project" or "local" (the Claude Code settings hierarchy).
+	Source string
+}
+
+// Case is one differential case: hooks and the scripted model turns.
+type Case struct {
+	Name string
+	// Engines are the engines the case runs under ("claude", "codex"); empty: both.
+	Engines []string
+	Hooks   []Hook
+	Turns   []Turn
+	// Plugin loads the hooks as a Claude Code plugin (--plugin-dir) instead of a settings
+	// file; their scripts run from ${CLAUDE_PLUGIN_ROOT}.
+	Plugin bool
+	// DisableAll adds "disableAllHooks": true to the settings file.
+	DisableAll bool
+	// Sources has dsh load the settings hierarchy (--setting-sources user,project,local
+	// --trust), as the engine does by default.
+	Sources bool
+}
+
+// RunsOn says whether c runs under engine.
+func (c Case) RunsOn(engine string) bool {
+	if len(c.Engines) == 0 {
+		return true
+	}
+	for _, e := range c.Engines {
+		if e == engine {
+			return true
+		}
+	}
+	return false
+}
+
+// Prompt is the prompt every case starts with.
+const Prompt = "Do the task."
+
+// oneCall is a turn that runs one command (creating marker file ran_1), then a final
+// text.
+var oneCall = []Turn{{Text: "running", Bash: []string{"touch ran_1; echo out1"}}, {Text: "finished"}}
+
+// twoCalls runs two commands in one turn.
+var twoCalls = []Turn{{Text: "running", Bash: []string{"touch ran_1; echo out1", "touch ran_2; echo out2"}}, {Text: "finished"}}
+
+// textOnly is a turn with no tool call.
+var textOnly = []Turn{{Text: "finished"}}
+
+func js(s string) string { return "printf '%s\\n' '" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// once makes a script act only on its first run (state kept in {{state}}/NAME).
+func once(name, script string) string {
+	return "if [ -e {{state}}/" + name + " ]; then exit 0; fi\ntouch {{state}}/" + name + "\n" + script
+}
+
+// upTo makes a script act on its first n runs.
+func upTo(name string, n int, script string) string {
+	return "c=$(cat {{state}}/" + name + " 2>/dev/null || echo 0)\nif [ \"$c\" -ge " + itoa(n) + " ]; then exit 0; fi\necho $((c+1)) > {{state}}/" + name + "\n" + script
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func h(event, script string) Hook { return Hook{Event: event, Script: script} }
+
+func ho(event, script string) Hook { return Hook{Event: event, Script: script} }
+
+// Cases is the differential suite.
+func Cases() []Case {
+	pre := func(name string, turns []Turn, hooks ...Hook) Case {
+		return Case{Name: "pre/" + name, Hooks: hooks, Turns: turns}
+	}
+	post := func(name string, turns []Turn, hooks ...Hook) Case {
+		return Case{Name: "post/" + name, Hooks: hooks, Turns: turns}
+	}
+	stop := func(name string, turns []Turn, hooks ...Hook) Case {
+		return Case{Name: "stop/" + name, Hooks: hooks, Turns: turns}
+	}
+	ups := func(name string, hooks ...Hook) Case {
+		return Case{Name: "prompt/" + name, Hooks: hooks, Turns: oneCall}
+	}
+	ss := func(name string, hooks ...Hook) Case {
+		return Case{Name: "session/" + name, Hooks: hooks, Turns: oneCall}
+	}
+	const P, O, S, U, SS = "PreToolUse", "PostToolUse", "Stop", "UserPromptSubmit", "SessionStart"
+	denyJSON := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"denied by policy"}}`
+	cs := []Case{
+		// Every event, silent: the baseline of hook stdin and environment.
+		{Name: "all/exit0", Turns: oneCall, Hooks: []Hook{h(SS, "exit 0"), h(U, "exit 0"), h(P, "exit 0"), h(O, "exit 0"), h(S, "exit 0")}},
+		{Name: "all/two-calls", Turns: twoCalls, Hooks: []Hook{h(P, "exit 0"), h(O, "exit 0"), h(S, "exit 0")}},
+		{Name: "all/rule-engine", Turns: oneCall, Hooks: []Hook{h(U, "cat >/dev/null; exit 0"), h(P, "cat >/dev/null; exit 0"), h(O, "cat >/dev/null; exit 0"), h(S, "cat >/dev/null; exit 0")}},
+
+		pre("exit0", oneCall, h(P, "exit 0")),
+		pre("exit1", oneCall, h(P, "echo 'pre hook trouble' >&2; exit 1")),
+		pre("exit2", oneCall, h(P, "echo 'blocked by policy' >&2; exit 2")),
+		pre("exit2-empty", oneCall, h(P, "exit 2")),
+		pre("exit127", oneCall, h(P, "exit 127")),
+		pre("deny", oneCall, h(P, js(denyJSON))),
+		pre("deny-noreason", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}`))),
+		pre("allow", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"fine"}}`))),
+		pre("ask", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"please confirm"}}`))),
+		pre("legacy-block", oneCall, h(P, js(`{"decision":"block","reason":"legacy no"}`))),
+		pre("legacy-approve", oneCall, h(P, js(`{"decision":"approve","reason":"legacy yes"}`))),
+		pre("continue-false", oneCall, h(P, js(`{"continue":false,"stopReason":"halted by hook"}`))),
+		pre("context", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre context"}}`))),
+		pre("plain-stdout", oneCall, h(P, "echo 'plain pre words'")),
+		pre("invalid-json", oneCall, h(P, "echo '{\"decision\": '")),
+		pre("timeout", oneCall, Hook{Event: P, Script: "sleep 4", Timeout: 1}),
+		pre("two-deny", oneCall, h(P, js(denyJSON)), h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"second says no"}}`))),
+		pre("deny-and-context", oneCall, h(P, js(denyJSON)), h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre context"}}`))),
+		pre("updated-input", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"touch ran_changed; echo changed"}}}`))),
+		pre("matcher-miss", oneCall, Hook{Event: P, Matcher: "Read", Script: "echo no >&2; exit 2"}),
+		pre("matcher-bash", oneCall, Hook{Event: P, Matcher: "Bash", Script: "echo bash blocked >&2; exit 2"}),
+		pre("system-message", oneCall, h(P, js(`{"systemMessage":"a note for the user"}`))),
+		pre("deny-two-calls", twoCalls, h(P, "grep -q ran_2 && { echo 'not the second' >&2; exit 2; }; exit 0")),
+		pre("exit2-stdout-json", oneCall, h(P, js(denyJSON)+"; echo 'stderr reason' >&2; exit 2")),
+
+		post("exit0", oneCall, h(O, "exit 0")),
+		post("exit1", oneCall, h(O, "echo 'post hook trouble' >&2; exit 1")),
+		post("exit2", oneCall, h(O, "echo 'post feedback' >&2; exit 2")),
+		post("exit2-empty", oneCall, h(O, "exit 2")),
+		post("exit127", oneCall, h(O, "exit 127")),
+		post("block", oneCall, h(O, js(`{"decision":"block","reason":"post block reason"}`))),
+		post("block-noreason", oneCall, h(O, js(`{"decision":"block"}`))),
+		post("context", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post context"}}`))),
+		post("continue-false", oneCall, h(O, js(`{"continue":false,"stopReason":"halted after tool"}`))),
+		post("plain-stdout", oneCall, h(O, "echo 'plain post words'")),
+		post("invalid-json", oneCall, h(O, "echo '{\"decision\": '")),
+		post("timeout", oneCall, Hook{Event: O, Script: "sleep 4", Timeout: 1}),
+		post("two-contexts", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"first context"}}`)), h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"second context"}}`))),
+		post("failing-tool", []Turn{{Text: "running", Bash: []string{"touch ran_1; echo bad >&2; exit 3"}}, {Text: "finished"}}, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post context"}}`))),
+		post("block-and-context", oneCall, h(O, js(`{"decision":"block","reason":"post block reason","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post context"}}`))),
+
+		stop("exit0", textOnly, h(S, "exit 0")),
+		stop("exit1", textOnly, h(S, "echo 'stop trouble' >&2; exit 1")),
+		stop("exit2-once", textOnly, h(S, once("s", "echo 'keep going' >&2; exit 2"))),
+		stop("exit2-empty-once", textOnly, h(S, once("s", "exit 2"))),
+		stop("block-once", textOnly, h(S, once("s", js(`{"decision":"block","reason":"not yet"}`)))),
+		stop("block-noreason-once", textOnly, h(S, once("s", js(`{"decision":"block"}`)))),
+		stop("context-once", textOnly, h(S, once("s", js(`{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"stop context"}}`)))),
+		stop("continue-false", textOnly, h(S, js(`{"continue":false,"stopReason":"stop halted"}`))),
+		stop("plain-stdout", textOnly, h(S, "echo 'plain stop words'")),
+		stop("invalid-json", textOnly, h(S, "echo '{\"decision\": '")),
+		stop("timeout", textOnly, Hook{Event: S, Script: "sleep 4", Timeout: 1}),
+		stop("block-3", textOnly, h(S, upTo("n", 3, js(`{"decision":"block","reason":"again"}`)))),
+		stop("block-12", textOnly, h(S, upTo("n", 12, js(`{"decision":"block","reason":"again"}`)))),
+		stop("active-guard", textOnly, h(S, `grep -q '"stop_hook_active":true' && exit 0; `+js(`{"decision":"block","reason":"one more pass"}`))),
+		stop("after-tool", oneCall, h(S, once("s", js(`{"decision":"block","reason":"not yet"}`)))),
+		// A hook that parses the transcript: the last assistant line carries the final text
+		// (after a second: Claude Code writes its transcript asynchronously, and right at
+		// Stop the last message may not be there yet; transcript-now shows it).
+		stop("transcript-last", oneCall, h(S, `sleep 1; `+transcriptLast)),
+		{Name: "stop/transcript-now", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{h(S, transcriptLast)}},
+		stop("two-hooks", textOnly, h(S, once("a", js(`{"decision":"block","reason":"first"}`))), h(S, "exit 0")),
+
+		ups("exit0", h(U, "exit 0")),
+		ups("exit1", h(U, "echo 'prompt trouble' >&2; exit 1")),
+		ups("exit2", h(U, "echo 'prompt rejected' >&2; exit 2")),
+		ups("block", h(U, js(`{"decision":"block","reason":"no prompts today"}`))),
+		ups("context", h(U, js(`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"prompt context"}}`))),
+		ups("plain-stdout", h(U, "echo 'plain prompt words'")),
+		ups("continue-false", h(U, js(`{"continue":false,"stopReason":"prompt halted"}`))),
+		ups("invalid-json", h(U, "echo '{\"decision\": '")),
+		ups("timeout", Hook{Event: U, Script: "sleep 4", Timeout: 1}),
+		ups("two-contexts", h(U, "echo 'first words'"), h(U, js(`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"second context"}}`))),
+
+		ss("exit0", h(SS, "exit 0")),
+		{Name: "session/env-file", Engines: []string{"claude"}, Turns: []Turn{{Text: "running", Bash: []string{"touch ran_$DIFF_VAR"}}, {Text: "finished"}},
+			Hooks: []Hook{h(SS, `[ -n "$CLAUDE_ENV_FILE" ] && echo 'export DIFF_VAR=from_env_file' >> "$CLAUDE_ENV_FILE"; exit 0`)}},
+		ss("exit1", h(SS, "echo 'session trouble' >&2; exit 1")),
+		ss("exit2", h(SS, "echo 'session exit2' >&2; exit 2")),
+		ss("context", h(SS, js(`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"session context"}}`))),
+		ss("plain-stdout", h(SS, "echo 'plain session words'")),
+		ss("invalid-json", h(SS, "echo '{\"decision\": '")),
+		// Plugins: a Stop loop in the shape of the official Ralph loop (it reads the last
+		// assistant message from the transcript and a state file, and blocks with the prompt
+		// until the model writes the promise), a rule engine on several events, a guard
+		// that warns once per session.
+		{Name: "plugin/ralph-loop", Engines: []string{"claude"}, Plugin: true, Hooks: []Hook{h(S, ralphStop)},
+			Turns: []Turn{{Text: "working 1"}, {Text: "working 2", Bash: []string{"touch ran_1"}}, {Text: "working 3"}, {Text: "all done <promise>DONE</promise>"}}},
+		{Name: "plugin/rule-engine", Engines: []string{"claude"}, Plugin: true, Turns: oneCall,
+			Hooks: []Hook{h(U, ruleEngine), h(P, ruleEngine), h(O, ruleEngine), h(S, ruleEngine)}},
+		{Name: "plugin/warn-once", Engines: []string{"claude"}, Plugin: true, Turns: twoCalls,
+			Hooks: []Hook{h(P, once("warned", js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"security reminder: review commands"}}`)))}},
+		// Settings: the user, project and local files all load and their hooks all run.
+		{Name: "settings/hierarchy", Engines: []string{"claude"}, Sources: true, Turns: oneCall, Hooks: []Hook{
+			{Event: P, Source: "user", Script: js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"from user settings"}}`)},
+			{Event: O, Source: "project", Script: js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"from project settings"}}`)},
+			{Event: S, Source: "local", Script: once("s", js(`{"decision":"block","reason":"from local settings"}`))},
+			h(U, "exit 0"),
+		}},
+		// Settings: disableAllHooks turns every hook off.
+		{Name: "settings/disable-all", Engines: []string{"claude"}, DisableAll: true, Turns: oneCall,
+			Hooks: []Hook{h(P, "echo no >&2; exit 2"), h(S, "exit 0")}},
+		{Name: "session/matcher-startup", Turns: oneCall, Hooks: []Hook{{Event: SS, Matcher: "startup", Script: "echo 'startup words'"}}},
+	}
+	return cs
+}
+
+// ralphStop is a Stop hook in the shape of the official Ralph loop's: the state file
+// (iteration, max) lives in the workspace; the last assistant message comes from the
+// transcript at transcript_path (Claude Code's JSONL); the promise ends the loop. It waits
+// a second first: Claude Code writes its transcript asynchronously and, under load, the
+// last message may not be there yet when Stop hooks run (see stop/transcript-now).
+const ralphStop = `input=$(cat)
+sleep 1
+state=.ralph-state
+[ -f "$state" ] || echo 0 > "$state"
+n=$(cat "$state")
+[ "$n" -ge 10 ] && exit 0
+transcript=$(printf '%s' "$input" | sed 's/.*"transcript_path":"\([^"]*\)".*/\1/')
+last=$(grep '"type":"assistant"' "$transcript" | tail -1)
+case "$last" in *'<promise>DONE</promise>'*) rm -f "$state"; exit 0 ;; esac
+echo $((n+1)) > "$state"
+printf '%s\n' '{"decision":"block","reason":"Continue the task. Say <promise>DONE</promise> when it is done."}'
+`
+
+// ruleEngine is one script registered on several events that decides by the event
+// name, as rule-engine plugins do: it denies rm, adds a context after tools, and lets the
+// rest pass.
+const ruleEngine = `input=$(cat)
+case "$input" in
+*'"hook_event_name":"PreToolUse"'*'rm -rf'*) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"rule: no rm -rf"}}' ;;
+*'"hook_event_name":"PostToolUse"'*) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"rule: tool ran"}}' ;;
+*'"hook_event_name":"UserPromptSubmit"'*) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"rule: be careful"}}' ;;
+esac
+exit 0
+`
+
+// transcriptLast touches ran_transcript_ok when the last assistant line of the transcript
+// at transcript_path holds the text "finished".
+const transcriptLast = `t=$(sed 's/.*"transcript_path":"\([^"]*\)".*/\1/')
+grep '"role":"assistant"' "$t" | tail -1 | grep -q '"text":"finished"' && touch ran_transcript_ok; exit 0`

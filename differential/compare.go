@@ -1,0 +1,294 @@
+package differential
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Observation is what one run of a case showed.
+type Observation struct {
+	Effects []string // marker files the tool calls created, sorted
+	Calls   int      // main model requests
+	Sent    []Next   // what each main request sent after the model's previous response
+	Hooks   []HookRun
+}
+
+// ReadEffects lists the ran_* marker files of a workspace.
+func ReadEffects(ws string) []string {
+	ents, _ := os.ReadDir(ws)
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "ran_") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Normalizer rewrites run-specific values (paths, ids, times) to placeholders.
+type Normalizer struct {
+	Paths map[string]string // path prefix → placeholder, longest first when applied
+	// NoErrorFlag drops the error flag of tool results (the Responses API has none).
+	NoErrorFlag bool
+	// CallerPath, when set, is the PATH the engines were started with: Compare checks that
+	// hooks keep it (env.PATH).
+	CallerPath string
+}
+
+var (
+	uuidRE   = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	callIDRE = regexp.MustCompile(`\b(toolu|call)_\d{3}_\d+\b`)
+	hookIDRE = regexp.MustCompile(`hook_run_id="[^"]*"`)
+)
+
+// Text normalizes a string.
+func (n Normalizer) Text(s string) string {
+	keys := make([]string, 0, len(n.Paths))
+	for k := range n.Paths {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) })
+	for _, k := range keys {
+		s = strings.ReplaceAll(s, k, n.Paths[k])
+	}
+	s = uuidRE.ReplaceAllString(s, "<uuid>")
+	s = callIDRE.ReplaceAllString(s, "<call>")
+	s = hookIDRE.ReplaceAllString(s, `hook_run_id="<id>"`)
+	return s
+}
+
+// Value normalizes a decoded stdin field.
+func (n Normalizer) Value(field string, v any) string {
+	switch field {
+	case "transcript_path":
+		// The format is checked separately; here only that it is a path.
+		if s, ok := v.(string); ok && s != "" {
+			return "<path>"
+		}
+	case "duration_ms":
+		if _, ok := v.(float64); ok {
+			return "<ms>"
+		}
+	case "session_id", "turn_id", "prompt_id":
+		if s, ok := v.(string); ok {
+			if uuidRE.MatchString(s) && len(s) == 36 {
+				return "<uuid>"
+			}
+			return "<id:" + s + ">"
+		}
+	}
+	data, _ := json.Marshal(v)
+	return n.Text(string(data))
+}
+
+// TrackedEnv are the environment variables whose presence the suite compares.
+var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PLUGIN_ROOT", "CLAUDE_ENV_FILE", "CLAUDE_CODE_ENTRYPOINT"}
+
+// Diff is one difference: an aspect (effects, calls, sent, runs, exit, stdin.FIELD,
+// env.VAR) and what differed.
+type Diff struct {
+	Aspect, Detail string
+}
+
+func (d Diff) String() string { return d.Aspect + ": " + d.Detail }
+
+// Compare returns the differences between the engine's observation and dsh's.
+func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
+	var out []Diff
+	if fmt.Sprint(engine.Effects) != fmt.Sprint(dsh.Effects) {
+		out = append(out, Diff{"effects", fmt.Sprintf("engine ran %v, dsh ran %v", engine.Effects, dsh.Effects)})
+	}
+	if engine.Calls != dsh.Calls {
+		out = append(out, Diff{"calls", fmt.Sprintf("engine made %d model calls, dsh %d", engine.Calls, dsh.Calls)})
+	}
+	for i := 0; i < len(engine.Sent) && i < len(dsh.Sent); i++ {
+		a, b := normItems(engine.Sent[i], ne), normItems(dsh.Sent[i], nd)
+		if a != b {
+			out = append(out, Diff{"sent", fmt.Sprintf("call %d: engine sent %s; dsh sent %s", i+1, a, b)})
+		}
+	}
+	// Hook runs, paired by hook name and order.
+	er, dr := byName(engine.Hooks), byName(dsh.Hooks)
+	names := map[string]bool{}
+	for k := range er {
+		names[k] = true
+	}
+	for k := range dr {
+		names[k] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for k := range names {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	fieldDiffs := map[string][]string{}
+	var fieldOrder []string
+	addField := func(aspect, detail string) {
+		if _, ok := fieldDiffs[aspect]; !ok {
+			fieldOrder = append(fieldOrder, aspect)
+		}
+		fieldDiffs[aspect] = append(fieldDiffs[aspect], detail)
+	}
+	for _, name := range sorted {
+		a, b := er[name], dr[name]
+		if len(a) != len(b) {
+			out = append(out, Diff{"runs", fmt.Sprintf("%s ran %d times under the engine, %d under dsh", name, len(a), len(b))})
+		}
+		for i := 0; i < len(a) && i < len(b); i++ {
+			if a[i].Exit != b[i].Exit {
+				out = append(out, Diff{"exit", fmt.Sprintf("%s run %d: exit %q under the engine, %q under dsh", name, i+1, a[i].Exit, b[i].Exit)})
+			}
+			keys := map[string]bool{}
+			for k := range a[i].Stdin {
+				keys[k] = true
+			}
+			for k := range b[i].Stdin {
+				keys[k] = true
+			}
+			for k := range keys {
+				va, oka := a[i].Stdin[k]
+				vb, okb := b[i].Stdin[k]
+				switch {
+				case !okb:
+					addField("stdin."+k, fmt.Sprintf("%s: only the engine sends it (%s)", name, ne.Value(k, va)))
+				case !oka:
+					addField("stdin."+k, fmt.Sprintf("%s: only dsh sends it (%s)", name, nd.Value(k, vb)))
+				default:
+					if x, y := ne.Value(k, va), nd.Value(k, vb); x != y {
+						addField("stdin."+k, fmt.Sprintf("%s: engine %s, dsh %s", name, x, y))
+					}
+				}
+			}
+			for _, v := range TrackedEnv {
+				_, oka := a[i].Env[v]
+				_, okb := b[i].Env[v]
+				if oka != okb {
+					addField("env."+v, fmt.Sprintf("%s: set by the engine %v, by dsh %v", name, oka, okb))
+				}
+			}
+			if p := ne.CallerPath; p != "" {
+				oka, okb := strings.Contains(a[i].Env["PATH"], p), strings.Contains(b[i].Env["PATH"], p)
+				if oka != okb {
+					addField("env.PATH", fmt.Sprintf("%s: the hook's PATH keeps the caller's under the engine %v, under dsh %v", name, oka, okb))
+				}
+			}
+		}
+	}
+	sort.Strings(fieldOrder)
+	for _, f := range fieldOrder {
+		out = append(out, Diff{f, fieldDiffs[f][0]})
+	}
+	return out
+}
+
+func normItems(items Next, n Normalizer) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		it.Text = n.Text(it.Text)
+		if n.NoErrorFlag {
+			it.Error = false
+		}
+		parts[i] = it.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// byName groups runs by hook name, in start order, except that runs for parallel tool
+// calls are ordered by the call's position in its turn (engines start them in any
+// order).
+func byName(runs []HookRun) map[string][]HookRun {
+	out := map[string][]HookRun{}
+	for _, r := range runs {
+		out[r.Name] = append(out[r.Name], r)
+	}
+	for _, rs := range out {
+		sort.SliceStable(rs, func(i, j int) bool {
+			a, b := callKey(rs[i]), callKey(rs[j])
+			return a != "" && b != "" && a < b
+		})
+	}
+	return out
+}
+
+// callKey is the "<turn>_<index>" suffix of a run's tool_use_id ("" when it has none).
+func callKey(r HookRun) string {
+	id, _ := r.Stdin["tool_use_id"].(string)
+	if m := callIDRE.FindString(id); m != "" {
+		_, k, _ := strings.Cut(m, "_")
+		return k
+	}
+	return ""
+}
+
+// Listed is one row of the table of differences in docs/decisions.md.
+type Listed struct {
+	Case, Engine, Aspect, Kind, Reason string
+	Line                               int
+}
+
+// Matches says whether the row covers a difference of a case under an engine.
+func (l Listed) Matches(caseName, engine, aspect string) bool {
+	return (l.Case == "*" || l.Case == caseName || (strings.HasSuffix(l.Case, "*") && strings.HasPrefix(caseName, strings.TrimSuffix(l.Case, "*")))) &&
+		(l.Engine == "*" || l.Engine == engine) && l.Aspect == aspect
+}
+
+// ReadListed reads the table between the markers <!-- differential:begin --> and
+// <!-- differential:end --> of a Markdown file: rows | case | engine | aspect | kind |
+// reason |, kind being "deliberate", "varies" (deliberate, and the engine's own output
+// varies from run to run, so the row may match nothing) or "pending".
+func ReadListed(path string) ([]Listed, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Listed
+	in := false
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		t := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.Contains(t, "<!-- differential:begin -->"):
+			in = true
+			continue
+		case strings.Contains(t, "<!-- differential:end -->"):
+			return out, nil
+		}
+		if !in || !strings.HasPrefix(t, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(t, "|"), "|")
+		if len(cells) != 5 {
+			return nil, fmt.Errorf("%s:%d: want 5 cells (case | engine | aspect | kind | reason), got %d", path, line, len(cells))
+		}
+		for i := range cells {
+			cells[i] = strings.Trim(strings.TrimSpace(cells[i]), "`")
+		}
+		if cells[0] == "case" || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		l := Listed{Case: cells[0], Engine: cells[1], Aspect: cells[2], Kind: cells[3], Reason: cells[4], Line: line}
+		if l.Kind != "deliberate" && l.Kind != "pending" && l.Kind != "varies" {
+			return nil, fmt.Errorf("%s:%d: kind %q: want deliberate, varies or pending", path, line, l.Kind)
+		}
+		if l.Engine != "*" && l.Engine != "claude" && l.Engine != "codex" {
+			return nil, fmt.Errorf("%s:%d: engine %q: want claude, codex or *", path, line, l.Engine)
+		}
+		if l.Reason == "" {
+			return nil, fmt.Errorf("%s:%d: a listed difference needs a reason", path, line)
+		}
+		out = append(out, l)
+	}
+	if !in {
+		return nil, fmt.Errorf("%s: no <!-- differential:begin --> table", path)
+	}
+	return out, fmt.Errorf("%s: the differential table has no <!-- differential:end -->", path)
+}

@@ -1,0 +1,378 @@
+package differential
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// setup installs the engines and builds dsh; outside CI a failure to install skips.
+func setup(t *testing.T) (Engines, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the differential suite runs the real engines; not in -short mode")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	e, err := Install(ctx, CacheDir(root))
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("differential: cannot install the pinned engines: %v", err)
+		}
+		t.Skipf("differential: cannot install the pinned engines (CI would fail): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "dsh")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/dsh")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dsh: %v\n%s", err, out)
+	}
+	return e, bin
+}
+
+// runDir is the layout of one run of a case.
+type runDir struct {
+	root, home, ws, hooklog, state, hooks string
+}
+
+func newRunDir(t *testing.T, base string) runDir {
+	d := runDir{root: base, home: filepath.Join(base, "home"), ws: filepath.Join(base, "ws"),
+		hooklog: filepath.Join(base, "hooklog"), state: filepath.Join(base, "state"), hooks: filepath.Join(base, "hooks")}
+	for _, p := range []string{d.home, d.ws, d.hooklog, d.state, d.hooks, filepath.Join(d.home, ".codex")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// plugin writes the case's hooks as a Claude Code plugin under the run and returns its
+// directory: its commands run the scripts from ${CLAUDE_PLUGIN_ROOT}.
+func (d runDir) plugin(t *testing.T, c Case, wrap string) string {
+	dir := filepath.Join(d.root, "plugin")
+	for _, p := range []string{filepath.Join(dir, ".claude-plugin"), filepath.Join(dir, "hooks")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest := `{"name":"difftest","version":"0.0.1","description":"written for the differential suite"}`
+	if err := os.WriteFile(filepath.Join(dir, ".claude-plugin", "plugin.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := d.hooksJSONAt(t, c, wrap, filepath.Join(dir, "hooks"), "${CLAUDE_PLUGIN_ROOT}/hooks", "")
+	if err := os.WriteFile(filepath.Join(dir, "hooks", "hooks.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// hooksJSON writes the case's hook scripts and returns the hooks configuration
+// ({"hooks": {...}}), each command wrapped by the recorder.
+func (d runDir) hooksJSON(t *testing.T, c Case, wrap string) []byte {
+	return d.hooksJSONAt(t, c, wrap, d.hooks, d.hooks, "")
+}
+
+// writeSources writes the hooks of the settings hierarchy (Hook.Source user, project,
+// local) where the engine reads them: under the run's HOME and workspace.
+func (d runDir) writeSources(t *testing.T, c Case, wrap string) {
+	files := map[string]string{
+		"user":    filepath.Join(d.home, ".claude", "settings.json"),
+		"project": filepath.Join(d.ws, ".claude", "settings.json"),
+		"local":   filepath.Join(d.ws, ".claude", "settings.local.json"),
+	}
+	for src, path := range files {
+		has := false
+		for _, hk := range c.Hooks {
+			has = has || hk.Source == src
+		}
+		if !has {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, d.hooksJSONAt(t, c, wrap, d.hooks, d.hooks, src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// hooksJSONAt writes the scripts into dir and names them as ref/NAME.sh in the commands;
+// only the hooks of the settings source src are in the result ("" for the settings file).
+func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []byte {
+	events := map[string][]any{}
+	count := map[string]int{}
+	for _, hk := range c.Hooks {
+		count[hk.Event]++
+		if hk.Source != src {
+			continue
+		}
+		name := fmt.Sprintf("%s-%d", hk.Event, count[hk.Event])
+		script := filepath.Join(dir, name+".sh")
+		if err := os.WriteFile(script, []byte(strings.ReplaceAll(hk.Script, "{{state}}", d.state)+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		handler := map[string]any{"type": "command", "command": fmt.Sprintf("sh %s %s %s %s", wrap, d.hooklog, name, ref+"/"+name+".sh")}
+		if hk.Timeout > 0 {
+			handler["timeout"] = hk.Timeout
+		}
+		events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{handler}})
+	}
+	settings := map[string]any{"hooks": events}
+	if c.DisableAll {
+		settings["disableAllHooks"] = true
+	}
+	data, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// Result is the comparison of one case under one engine.
+type Result struct {
+	Case, Engine string
+	Diffs        []Diff
+	Err          string
+	EngineTime   time.Duration
+	DshTime      time.Duration
+	EngineHooks  int
+	DshHooks     int
+}
+
+// runCase runs c under engine and under dsh and compares.
+func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine string) Result {
+	res := Result{Case: c.Name, Engine: engine}
+	ctx := context.Background()
+	obs := func(dir runDir, reqs []Request, sent []Next) Observation {
+		runs, err := ReadHookRuns(dir.hooklog)
+		if err != nil {
+			res.Err += err.Error()
+		}
+		calls := 0
+		for _, r := range reqs {
+			if r.Main {
+				calls++
+			}
+		}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Sent: sent, Hooks: runs}
+	}
+	// The engine.
+	ed := newRunDir(t, filepath.Join(base, "engine"))
+	cfg := ed.hooksJSON(t, c, wrap)
+	ed.writeSources(t, c, wrap)
+	var eo Observation
+	var em *Mock
+	var err error
+	switch engine {
+	case "claude":
+		settings := filepath.Join(ed.root, "settings.json")
+		var extra []string
+		if c.Plugin {
+			cfg = []byte(`{}`)
+			extra = []string{"--plugin-dir", ed.plugin(t, c, wrap)}
+		}
+		_ = os.WriteFile(settings, cfg, 0o644)
+		em, err = NewMock(Anthropic, c.Turns)
+		if err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		r := RunClaude(ctx, e, ed.home, ed.ws, settings, em.URL(), Prompt, extra...)
+		res.EngineTime = r.Elapsed
+		if r.Err != nil && !isExit(r.Err) {
+			res.Err = fmt.Sprintf("claude: %v\n%s", r.Err, r.Stderr)
+		}
+		eo = obs(ed, em.Requests(), SentAnthropic(em.Requests()))
+	case "codex":
+		codexHome := filepath.Join(ed.home, ".codex")
+		_ = os.WriteFile(filepath.Join(codexHome, "hooks.json"), cfg, 0o644)
+		em, err = NewMock(Responses, c.Turns)
+		if err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		r := RunCodex(ctx, e, ed.home, codexHome, ed.ws, em.URL(), Prompt)
+		res.EngineTime = r.Elapsed
+		if r.Err != nil && !isExit(r.Err) {
+			res.Err = fmt.Sprintf("codex: %v\n%s", r.Err, r.Stderr)
+		}
+		eo = obs(ed, em.Requests(), SentResponses(em.Requests()))
+	}
+	em.Close()
+	saveRequests(ed.root, em.Requests())
+	if s := em.Strays(); len(s) > 0 {
+		res.Err += fmt.Sprintf("%s tried to reach something other than the mock: %v", engine, s)
+	}
+	// dsh.
+	dd := newRunDir(t, filepath.Join(base, "dsh"))
+	hooksFile := filepath.Join(dd.root, "hooks.json")
+	var extra []string
+	if c.Plugin {
+		_ = os.WriteFile(hooksFile, []byte(`{}`), 0o644)
+		extra = []string{"--plugin-dir", dd.plugin(t, c, wrap)}
+	} else {
+		_ = os.WriteFile(hooksFile, dd.hooksJSON(t, c, wrap), 0o644)
+	}
+	dd.writeSources(t, c, wrap)
+	if c.Sources {
+		extra = append(extra, "--setting-sources", "user,project,local", "--trust")
+	}
+	dm, err := NewMock(Chat, c.Turns)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	dialect := map[string]string{"claude": "claude-code", "codex": "codex"}[engine]
+	logFile := filepath.Join(dd.root, "session.jsonl")
+	r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), Prompt, extra...)
+	res.DshTime = r.Elapsed
+	dm.Close()
+	saveRequests(dd.root, dm.Requests())
+	if r.Err != nil {
+		res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
+	}
+	do := obs(dd, dm.Requests(), SentChat(dm.Requests(), ToolErrors(logFile)))
+	res.EngineHooks, res.DshHooks = len(eo.Hooks), len(do.Hooks)
+	ne := Normalizer{Paths: map[string]string{ed.ws: "<ws>", ed.home: "<home>", ed.root: "<run>", wrap: "<wrap>"}}
+	nd := Normalizer{Paths: map[string]string{dd.ws: "<ws>", dd.home: "<home>", dd.root: "<run>", wrap: "<wrap>"}}
+	if engine == "codex" {
+		ne.NoErrorFlag, nd.NoErrorFlag = true, true
+	}
+	ne.CallerPath = os.Getenv("PATH")
+	res.Diffs = Compare(eo, do, ne, nd)
+	return res
+}
+
+// saveRequests writes the recorded request bodies next to a run (req-N.json).
+func saveRequests(dir string, reqs []Request) {
+	for i, r := range reqs {
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("req-%d.json", i)), r.Body, 0o644)
+	}
+}
+
+func isExit(err error) bool {
+	_, ok := err.(*exec.ExitError)
+	return ok
+}
+
+func slug(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }
+
+// TestDifferential runs every case under the real engines and under dsh run and fails on
+// a difference docs/decisions.md does not list (and on a listed one that no longer
+// occurs).
+func TestDifferential(t *testing.T) {
+	e, dshBin := setup(t)
+	listed, err := ReadListed(filepath.Join("..", "docs", "decisions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := Cases()
+	filter := os.Getenv("DSH_DIFFERENTIAL_CASES")
+	var re *regexp.Regexp
+	if filter != "" {
+		re = regexp.MustCompile(filter)
+	}
+	base := t.TempDir()
+	if keep := os.Getenv("DSH_DIFFERENTIAL_KEEP"); keep != "" {
+		base = keep // keep every run's files for a look
+		_ = os.RemoveAll(base)
+		_ = os.MkdirAll(base, 0o755)
+	}
+	wrap := filepath.Join(base, "wrap.sh")
+	if err := os.WriteFile(wrap, []byte(WrapScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jobs := 3
+	if n, err := strconv.Atoi(os.Getenv("DSH_DIFFERENTIAL_JOBS")); err == nil && n > 0 {
+		jobs = n
+	}
+	type job struct {
+		c      Case
+		engine string
+	}
+	var todo []job
+	for _, c := range cases {
+		if re != nil && !re.MatchString(c.Name) {
+			continue
+		}
+		for _, eng := range []string{"claude", "codex"} {
+			if c.RunsOn(eng) {
+				todo = append(todo, job{c, eng})
+			}
+		}
+	}
+	results := make([]Result, len(todo))
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i, j := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = runCase(t, e, dshBin, filepath.Join(base, slug(j.c.Name), j.engine), wrap, j.c, j.engine)
+		}()
+	}
+	wg.Wait()
+
+	used := make([]bool, len(listed))
+	same, accepted := 0, map[string]int{}
+	var engineTime, dshTime time.Duration
+	var engineHooks, dshHooks int
+	for _, r := range results {
+		engineTime += r.EngineTime
+		dshTime += r.DshTime
+		engineHooks += r.EngineHooks
+		dshHooks += r.DshHooks
+		if r.Err != "" {
+			t.Errorf("%s under %s: %s", r.Case, r.Engine, r.Err)
+			continue
+		}
+		if len(r.Diffs) == 0 {
+			same++
+			continue
+		}
+		for _, d := range r.Diffs {
+			ok := false
+			for i, l := range listed {
+				if l.Matches(r.Case, r.Engine, d.Aspect) {
+					used[i], ok = true, true
+					accepted[l.Kind]++
+				}
+			}
+			if !ok {
+				t.Errorf("%s under %s: %s", r.Case, r.Engine, d)
+			}
+		}
+	}
+	if re == nil {
+		for i, l := range listed {
+			if !used[i] && l.Kind != "varies" {
+				t.Errorf("docs/decisions.md:%d lists %s/%s/%s, which no longer differs: remove the row", l.Line, l.Case, l.Engine, l.Aspect)
+			}
+		}
+	}
+	t.Logf("differential: %d cases, %d comparisons, %d SAME; accepted differences: %d deliberate, %d varies, %d pending",
+		len(cases), len(results), same, accepted["deliberate"], accepted["varies"], accepted["pending"])
+	t.Logf("differential: engines %v for %d hook runs, dsh %v for %d hook runs", engineTime.Round(time.Millisecond), engineHooks, dshTime.Round(time.Millisecond), dshHooks)
+	if p := os.Getenv("DSH_DIFFERENTIAL_REPORT"); p != "" {
+		sort.SliceStable(results, func(i, j int) bool { return results[i].Case < results[j].Case })
+		data, _ := json.MarshalIndent(results, "", "  ")
+		_ = os.WriteFile(p, data, 0o644)
+	}
+}

@@ -1,0 +1,185 @@
+package differential
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The pinned engines.
+const (
+	ClaudeCodePackage = "@anthropic-ai/claude-code"
+	ClaudeCodeVersion = "2.1.328"
+	CodexPackage      = "@openai/codex"
+	CodexVersion      = "0.169.0"
+)
+
+// Engines are the installed engine binaries.
+type Engines struct {
+	Claude string // the claude executable
+	Codex  string // the codex launcher (node script)
+}
+
+// CacheDir is $DSH_CACHE, else ./.cache under the module root dir.
+func CacheDir(moduleRoot string) string {
+	if d := os.Getenv("DSH_CACHE"); d != "" {
+		return d
+	}
+	return filepath.Join(moduleRoot, ".cache")
+}
+
+// Install installs the pinned engines with npm into cache/engines (once; later calls
+// reuse the installation).
+func Install(ctx context.Context, cache string) (Engines, error) {
+	e := Engines{
+		Claude: filepath.Join(cache, "engines", "claude-code-"+ClaudeCodeVersion, "node_modules", ".bin", "claude"),
+		Codex:  filepath.Join(cache, "engines", "codex-"+CodexVersion, "node_modules", ".bin", "codex"),
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		if exists(e.Claude) && exists(e.Codex) {
+			return e, nil
+		}
+		return e, errors.New("npm is needed to install the engines (apt-get install nodejs npm)")
+	}
+	for _, p := range []struct{ bin, dir, pkg string }{
+		{e.Claude, "claude-code-" + ClaudeCodeVersion, ClaudeCodePackage + "@" + ClaudeCodeVersion},
+		{e.Codex, "codex-" + CodexVersion, CodexPackage + "@" + CodexVersion},
+	} {
+		if exists(p.bin) {
+			continue
+		}
+		dir := filepath.Join(cache, "engines", p.dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return e, err
+		}
+		cmd := exec.CommandContext(ctx, "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, p.pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return e, fmt.Errorf("npm install %s: %v\n%s", p.pkg, err, out)
+		}
+		if !exists(p.bin) {
+			return e, fmt.Errorf("npm install %s: %s missing afterwards", p.pkg, p.bin)
+		}
+	}
+	return e, nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// Run is one engine invocation's result.
+type Run struct {
+	Stdout, Stderr string
+	Err            error
+	Elapsed        time.Duration
+}
+
+// baseEnv is the environment every engine run starts from: PATH and the locale only, so
+// no variable of the caller (a real key, a proxy) leaks in.
+func baseEnv(home string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"SHELL=/bin/sh",
+	}
+}
+
+// trapProxy points every proxy variable at the mock, so that a request for any other
+// host reaches the mock (and is recorded there as a stray) instead of the network.
+func trapProxy(mockURL string) []string {
+	var out []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		out = append(out, k+"="+mockURL)
+	}
+	return append(out, "NO_PROXY=127.0.0.1", "no_proxy=127.0.0.1")
+}
+
+func run(ctx context.Context, dir string, env []string, timeout time.Duration, name string, args ...string) Run {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = nil // /dev/null: closed stdin
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	return Run{Stdout: out.String(), Stderr: errb.String(), Err: err, Elapsed: time.Since(start)}
+}
+
+// RunClaude runs `claude -p PROMPT` headless in workspace with the settings file,
+// against the mock.
+func RunClaude(ctx context.Context, e Engines, home, workspace, settings, mockURL, prompt string, extra ...string) Run {
+	env := append(baseEnv(home),
+		"ANTHROPIC_BASE_URL="+mockURL,
+		"ANTHROPIC_API_KEY=sk-ant-dummy-differential",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"IS_SANDBOX=1",
+	)
+	env = append(env, trapProxy(mockURL)...)
+	args := append([]string{"-p", prompt,
+		"--output-format", "json", "--settings", settings, "--dangerously-skip-permissions",
+		"--model", "claude-sonnet-4-5", "--max-turns", "40"}, extra...)
+	return run(ctx, workspace, env, 90*time.Second, e.Claude, args...)
+}
+
+// codexConfig is the throwaway config.toml: a custom provider on the mock.
+func codexConfig(mockURL string) string {
+	return fmt.Sprintf(`model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.mock]
+name = "mock"
+base_url = "%s/v1"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+hooks = true
+codex_hooks = true
+plugins = false
+apps = false
+remote_models = false
+`, mockURL)
+}
+
+// RunCodex runs `codex exec PROMPT` with codexHome (config.toml and hooks.json) against
+// the mock.
+func RunCodex(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, prompt string) Run {
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(codexConfig(mockURL)), 0o644); err != nil {
+		return Run{Err: err}
+	}
+	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "MOCK_API_KEY=dummy", "RUST_LOG=error")
+	env = append(env, trapProxy(mockURL)...)
+	return run(ctx, workspace, env, 90*time.Second, e.Codex, "exec", "--skip-git-repo-check",
+		"--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", workspace, prompt)
+}
+
+// RunDsh runs `dsh run` with the hooks file in the dialect against the mock's
+// chat-completions endpoint.
+func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFile, mockURL, prompt string, extra ...string) Run {
+	env := append(baseEnv(home), "OPENAI_BASE_URL="+mockURL+"/v1", "OPENAI_MODEL=mock-model", "OPENAI_API_KEY=dummy")
+	args := append([]string{"run", "--model", "openai", "--workspace", workspace, "--log", logFile,
+		"--hooks", hooks, "--dialect", dialect}, extra...)
+	args = append(args, prompt)
+	return run(ctx, workspace, env, 90*time.Second, dshBin, args...)
+}

@@ -1,0 +1,330 @@
+package differential
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// WrapScript is the hook wrapper: `sh wrap.sh LOGDIR NAME SCRIPT` records the hook's
+// stdin, environment, start time and exit status under LOGDIR, then runs SCRIPT with the
+// same stdin and exits as it did.
+const WrapScript = `#!/bin/sh
+log=$1; name=$2; script=$3
+d=$(mktemp -d "$log/run.XXXXXXXX")
+date +%s%N > "$d/start"
+echo "$name" > "$d/name"
+cat > "$d/stdin"
+env > "$d/env"
+sh "$script" < "$d/stdin"
+rc=$?
+echo $rc > "$d/exit"
+exit $rc
+`
+
+// HookRun is one recorded hook run.
+type HookRun struct {
+	Name  string         // the hook's name in the case (event-index)
+	Start int64          // start time, ns
+	Stdin map[string]any // the decoded stdin (nil when it was not a JSON object)
+	Raw   string         // the raw stdin
+	Env   map[string]string
+	Exit  string // the exit status ("" when the wrapper was killed)
+}
+
+// ReadHookRuns reads the runs recorded under dir, in start order.
+func ReadHookRuns(dir string) ([]HookRun, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var runs []HookRun
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run.") {
+			continue
+		}
+		d := filepath.Join(dir, e.Name())
+		read := func(n string) string { b, _ := os.ReadFile(filepath.Join(d, n)); return string(b) }
+		r := HookRun{Name: strings.TrimSpace(read("name")), Raw: read("stdin"), Exit: strings.TrimSpace(read("exit")), Env: map[string]string{}}
+		r.Start, _ = strconv.ParseInt(strings.TrimSpace(read("start")), 10, 64)
+		var m map[string]any
+		if json.Unmarshal([]byte(r.Raw), &m) == nil {
+			r.Stdin = m
+		}
+		for _, line := range strings.Split(read("env"), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				r.Env[k] = v
+			}
+		}
+		runs = append(runs, r)
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if runs[i].Start != runs[j].Start {
+			return runs[i].Start < runs[j].Start
+		}
+		return runs[i].Name < runs[j].Name
+	})
+	return runs, nil
+}
+
+// Item is one thing the model was sent after its previous response.
+type Item struct {
+	Kind  string `json:"kind"` // "result" (a tool result), "context" (a system/developer text), "user" (a user-role text)
+	Error bool   `json:"error,omitempty"`
+	Text  string `json:"text"`
+}
+
+func (it Item) String() string {
+	e := ""
+	if it.Error {
+		e = "!"
+	}
+	return fmt.Sprintf("%s%s:%q", it.Kind, e, it.Text)
+}
+
+var (
+	reminderRE = regexp.MustCompile(`(?s)\n*<system-reminder>\n?(.*?)\n?</system-reminder>\n*`)
+	codexOutRE = regexp.MustCompile(`(?s)^Chunk ID: \S+\nWall time: [^\n]*\n(?:Process exited with code (\d+)\n)?(?:Original token count: \d+\n)?Output:\n(.*)$`)
+)
+
+// splitReminders takes the <system-reminder> blocks out of a text: the rest and the
+// reminders (token counters dropped).
+func splitReminders(s string) (string, []string) {
+	var rs []string
+	rest := reminderRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := reminderRE.FindStringSubmatch(m)
+		r := strings.TrimSpace(sub[1])
+		if !strings.HasPrefix(r, "<total_tokens>") {
+			rs = append(rs, r)
+		}
+		return ""
+	})
+	return rest, rs
+}
+
+// Next is what a main request sent after the model's previous response.
+type Next []Item
+
+// hookReminderRE matches the reminders Claude Code writes for hooks; the first request
+// carries many other reminders (environment, tools, memory) that are left out.
+var hookReminderRE = regexp.MustCompile(`^\S+ hook (success|additional context|blocking error|error)`)
+
+// SentAnthropic returns, for every main request, the items after the last assistant
+// message (the first request: the prompt and the hooks' reminders).
+func SentAnthropic(reqs []Request) []Next {
+	var out []Next
+	first := true
+	for _, r := range reqs {
+		if !r.Main {
+			continue
+		}
+		var body struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		prelude := first
+		first = false
+		last := -1
+		for i, m := range body.Messages {
+			if m.Role == "assistant" {
+				last = i
+			}
+		}
+		var next Next
+		for _, m := range body.Messages[last+1:] {
+			var blocks []map[string]any
+			if json.Unmarshal(m.Content, &blocks) != nil {
+				var s string
+				_ = json.Unmarshal(m.Content, &s)
+				blocks = []map[string]any{{"type": "text", "text": s}}
+			}
+			for _, b := range blocks {
+				switch b["type"] {
+				case "tool_result":
+					text := blockText(b["content"])
+					rest, rs := splitReminders(text)
+					isErr, _ := b["is_error"].(bool)
+					next = append(next, Item{Kind: "result", Error: isErr, Text: strings.TrimRight(rest, "\n")})
+					for _, r := range rs {
+						next = append(next, Item{Kind: "context", Text: r})
+					}
+				case "text":
+					text, _ := b["text"].(string)
+					rest, rs := splitReminders(text)
+					for _, r := range rs {
+						if prelude && !hookReminderRE.MatchString(r) {
+							continue
+						}
+						next = append(next, Item{Kind: "context", Text: r})
+					}
+					if strings.TrimSpace(rest) != "" {
+						next = append(next, Item{Kind: "user", Text: strings.TrimSpace(rest)})
+					}
+				}
+			}
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+func blockText(v any) string {
+	switch c := v.(type) {
+	case string:
+		return c
+	case []any:
+		var parts []string
+		for _, p := range c {
+			if pm, ok := p.(map[string]any); ok {
+				if s, ok := pm["text"].(string); ok {
+					parts = append(parts, s)
+				}
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
+
+// SentResponses returns, for every main Responses request, the items after the last
+// item the model produced (the first request: what follows the environment context).
+func SentResponses(reqs []Request) []Next {
+	var out []Next
+	first := true
+	for _, r := range reqs {
+		if !r.Main {
+			continue
+		}
+		var body struct {
+			Input []map[string]any `json:"input"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		last := -1
+		for i, it := range body.Input {
+			if it["type"] == "function_call" || (it["type"] == "message" && it["role"] == "assistant") {
+				last = i
+			}
+			if first && it["type"] == "message" && strings.HasPrefix(strings.TrimSpace(blockText(it["content"])), "<environment_context>") {
+				last = i
+			}
+		}
+		first = false
+		var next Next
+		for _, it := range body.Input[last+1:] {
+			switch it["type"] {
+			case "function_call_output":
+				out, _ := it["output"].(string)
+				isErr := false
+				if m := codexOutRE.FindStringSubmatch(out); m != nil {
+					isErr = m[1] != "" && m[1] != "0"
+					out = m[2]
+				}
+				next = append(next, Item{Kind: "result", Error: isErr, Text: strings.TrimRight(out, "\n")})
+			case "message":
+				role, _ := it["role"].(string)
+				text := blockText(it["content"])
+				kind := "user"
+				if role == "developer" || role == "system" {
+					kind = "context"
+				}
+				next = append(next, Item{Kind: kind, Text: strings.TrimSpace(text)})
+			}
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+// SentChat returns, for every main chat-completions request, the messages after the
+// last assistant message (the first request: after the system prompt). errs says which
+// tool call ids dsh marked as errors (the chat wire has no error flag; the session log
+// has it).
+func SentChat(reqs []Request, errs map[string]bool) []Next {
+	var out []Next
+	first := true
+	for _, r := range reqs {
+		if !r.Main {
+			continue
+		}
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		last := -1
+		for i, m := range body.Messages {
+			if m["role"] == "assistant" || (first && i == 0 && m["role"] == "system") {
+				last = i
+			}
+		}
+		first = false
+		var next Next
+		for _, m := range body.Messages[last+1:] {
+			text := blockText(m["content"])
+			switch m["role"] {
+			case "tool":
+				id, _ := m["tool_call_id"].(string)
+				rest, rs := splitReminders(text)
+				next = append(next, Item{Kind: "result", Error: errs[id], Text: strings.TrimRight(rest, "\n")})
+				for _, r := range rs {
+					next = append(next, Item{Kind: "context", Text: r})
+				}
+			case "system", "developer":
+				next = append(next, Item{Kind: "context", Text: strings.TrimSpace(text)})
+			default:
+				rest, rs := splitReminders(text)
+				for _, r := range rs {
+					next = append(next, Item{Kind: "context", Text: r})
+				}
+				if strings.TrimSpace(rest) != "" {
+					next = append(next, Item{Kind: "user", Text: strings.TrimSpace(rest)})
+				}
+			}
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+// ToolErrors reads a dsh session log and returns the ids of the tool results it marked
+// as errors.
+func ToolErrors(logFile string) map[string]bool {
+	out := map[string]bool{}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, `"isError":true`) {
+			continue
+		}
+		var e struct {
+			Data struct {
+				Message struct {
+					Content []struct {
+						ToolCallID string `json:"toolCallId"`
+						IsError    bool   `json:"isError"`
+					} `json:"content"`
+				} `json:"message"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil {
+			for _, c := range e.Data.Message.Content {
+				if c.IsError {
+					out[c.ToolCallID] = true
+				}
+			}
+		}
+	}
+	return out
+}
