@@ -138,6 +138,12 @@ func Cases() []Case {
 		pre("exit2-stdout-json", oneCall, h(P, js(denyJSON)+"; echo 'stderr reason' >&2; exit 2")),
 
 		post("exit0", oneCall, h(O, "exit 0")),
+		// Claude Code's file tools: tool_input and tool_response of Write, Read and Edit.
+		{Name: "post/file-tools", Engines: []string{"claude"}, Hooks: []Hook{h(P, "exit 0"), h(O, "exit 0")}, Turns: []Turn{
+			{Text: "writing", Calls: []Call{{Name: "Write", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "content": "alpha\nbeta\n"}}}},
+			{Text: "reading", Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/notes.txt"}}}},
+			{Text: "editing", Calls: []Call{{Name: "Edit", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "old_string": "beta", "new_string": "gamma"}}}},
+			{Text: "finished"}}},
 		post("exit1", oneCall, h(O, "echo 'post hook trouble' >&2; exit 1")),
 		post("exit2", oneCall, h(O, "echo 'post feedback' >&2; exit 2")),
 		post("exit2-empty", oneCall, h(O, "exit 2")),

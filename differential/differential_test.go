@@ -187,7 +187,7 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 			extra = []string{"--plugin-dir", ed.plugin(t, c, wrap)}
 		}
 		_ = os.WriteFile(settings, cfg, 0o644)
-		em, err = NewMock(Anthropic, c.Turns)
+		em, err = NewMock(Anthropic, In(c.Turns, ed.ws))
 		if err != nil {
 			res.Err = err.Error()
 			return res
@@ -232,7 +232,7 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 	if c.Sources {
 		extra = append(extra, "--setting-sources", "user,project,local", "--trust")
 	}
-	dm, err := NewMock(Chat, c.Turns)
+	dm, err := NewMock(Chat, In(c.Turns, dd.ws))
 	if err != nil {
 		res.Err = err.Error()
 		return res

@@ -21,6 +21,35 @@ type Turn struct {
 	Text string `json:"text,omitempty"`
 	// Bash are the shell commands of the turn's tool calls, in order.
 	Bash []string `json:"bash,omitempty"`
+	// Calls are other tool calls (Claude Code's tools: Read, Write, Edit), after Bash;
+	// "{{ws}}" in their string inputs is the workspace (see Turn.In).
+	Calls []Call `json:"calls,omitempty"`
+}
+
+// Call is a tool call by name with its input.
+type Call struct {
+	Name  string         `json:"name"`
+	Input map[string]any `json:"input"`
+}
+
+// In returns turns with "{{ws}}" in the calls' string inputs replaced by ws.
+func In(turns []Turn, ws string) []Turn {
+	out := make([]Turn, len(turns))
+	for i, t := range turns {
+		out[i] = t
+		out[i].Calls = nil
+		for _, c := range t.Calls {
+			in := map[string]any{}
+			for k, v := range c.Input {
+				if s, ok := v.(string); ok {
+					v = strings.ReplaceAll(s, "{{ws}}", ws)
+				}
+				in[k] = v
+			}
+			out[i].Calls = append(out[i].Calls, Call{Name: c.Name, Input: in})
+		}
+	}
+	return out
 }
 
 // Protocol is a model wire protocol the mock serves.
@@ -175,8 +204,11 @@ func (m *Mock) anthropic(w http.ResponseWriter, req map[string]any, t Turn, n in
 		content = append(content, map[string]any{"type": "tool_use", "id": callID("toolu_", n, i), "name": "Bash",
 			"input": map[string]any{"command": c, "description": "run"}})
 	}
+	for i, c := range t.Calls {
+		content = append(content, map[string]any{"type": "tool_use", "id": callID("toolu_", n, len(t.Bash)+i), "name": c.Name, "input": c.Input})
+	}
 	stop := "end_turn"
-	if len(t.Bash) > 0 {
+	if len(t.Bash)+len(t.Calls) > 0 {
 		stop = "tool_use"
 	}
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -264,8 +296,14 @@ func (m *Mock) chat(w http.ResponseWriter, t Turn, n int) {
 		sse(&b, "", map[string]any{"id": id, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
 			map[string]any{"index": i, "id": callID("call_", n, i), "type": "function", "function": map[string]any{"name": "Bash", "arguments": string(args)}}}}}}})
 	}
+	for j, c := range t.Calls {
+		i := len(t.Bash) + j
+		args, _ := json.Marshal(c.Input)
+		sse(&b, "", map[string]any{"id": id, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
+			map[string]any{"index": i, "id": callID("call_", n, i), "type": "function", "function": map[string]any{"name": c.Name, "arguments": string(args)}}}}}}})
+	}
 	finish := "stop"
-	if len(t.Bash) > 0 {
+	if len(t.Bash)+len(t.Calls) > 0 {
 		finish = "tool_calls"
 	}
 	sse(&b, "", map[string]any{"id": id, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}})
