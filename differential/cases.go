@@ -136,6 +136,8 @@ func Cases() []Case {
 		pre("system-message", oneCall, h(P, js(`{"systemMessage":"a note for the user"}`))),
 		pre("deny-two-calls", twoCalls, h(P, "grep -q ran_2 && { echo 'not the second' >&2; exit 2; }; exit 0")),
 		pre("exit2-stdout-json", oneCall, h(P, js(denyJSON)+"; echo 'stderr reason' >&2; exit 2")),
+		pre("exit2-stdout-allow", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`)+"; echo 'stderr reason' >&2; exit 2")),
+		pre("exit2-stdout-context", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"ctx on exit 2"}}`)+"; echo 'stderr reason' >&2; exit 2")),
 
 		post("exit0", oneCall, h(O, "exit 0")),
 		// Claude Code's file tools: tool_input and tool_response of Write, Read and Edit.

@@ -80,6 +80,9 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 			stderr = ev.FallbackReason
 		}
 		v.Outcome, v.Reason = blockingOutcome(ev), stderr
+		if b.Exit2ReadsJSON {
+			exit2JSON(&v, b, ev, r.Stdout)
+		}
 		return v
 	default:
 		v.Outcome = dsh.HookOutcomeError
@@ -360,4 +363,29 @@ func processDiagnostic(r Result) string {
 		return "killed by signal " + r.Signal.String()
 	}
 	return "no exit status"
+}
+
+// exit2JSON applies JSON stdout on exit 2 (Bridge.Exit2ReadsJSON): its contexts join the
+// verdict, and a block or deny with a reason supplies the reason; the outcome stays the
+// exit-2 block. Stdout that is not a decodable output object is ignored.
+func exit2JSON(v *Verdict, b *hookmap.Bridge, ev *hookmap.Event, stdout []byte) {
+	out := strings.TrimSpace(strings.ToValidUTF8(string(stdout), "\uFFFD"))
+	if out == "" || !looksJSON(out, b.JSONPrefixes) || ev.DecodeOutput == nil {
+		return
+	}
+	if _, err := ev.DecodeOutput([]byte(out)); err != nil {
+		return
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return
+	}
+	var j Verdict
+	evaluate(&j, ev, obj)
+	v.Contexts = append(v.Contexts, j.Contexts...)
+	if (j.Outcome == dsh.HookOutcomeBlock || j.Outcome == dsh.HookOutcomeDeny) && j.Reason != "" && j.Reason != ev.FallbackReason {
+		v.Reason = j.Reason
+	}
 }

@@ -71,6 +71,12 @@ func TestDecode(t *testing.T) {
 		// 26: continue:false beats a block (dsh: halt with the stopReason).
 		{name: "26", b: cc, event: "Stop", res: exited(0, `{"decision":"block","reason":"top","continue":false,"stopReason":"halt","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, ""), outcome: "halt", reason: "halt"},
 		// 27: invalid JSON and non-objects; whitespace is trimmed.
+		// Claude Code (as the real engine): JSON stdout still counts on exit 2: a deny reason
+		// replaces stderr, contexts join, an allow does not lift the block.
+		{name: "exit2 json deny cc", b: cc, event: "PreToolUse", res: exited(2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"json says no"}}`, "stderr says no"), outcome: "deny", reason: "json says no"},
+		{name: "exit2 json context cc", b: cc, event: "PreToolUse", res: exited(2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"ctx"}}`, "stderr says no"), outcome: "deny", reason: "stderr says no", contexts: []string{"ctx"}},
+		{name: "exit2 json allow cc", b: cc, event: "PreToolUse", res: exited(2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, "stderr says no"), outcome: "deny", reason: "stderr says no"},
+		{name: "exit2 json ignored codex", b: cx, event: "PreToolUse", res: exited(2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"ctx"}}`, "stderr says no"), outcome: "deny", reason: "stderr says no"},
 		// Claude Code (as the real engine): stdout that does not parse is plain output.
 		{name: "27 invalid cc", b: cc, event: "PreToolUse", res: exited(0, `{ not valid json`, ""), outcome: "pass", diag: "not valid JSON: taken as plain output"},
 		{name: "27 invalid cc context", b: cc, event: "UserPromptSubmit", res: exited(0, `{ not valid json`, ""), outcome: "pass", contexts: []string{"{ not valid json"}},

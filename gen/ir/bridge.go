@@ -27,6 +27,9 @@ type Bridge struct {
 	InvalidJSON string `json:"invalidJSON"`
 	// StdinNewline says whether the stdin JSON ends with a newline.
 	StdinNewline bool `json:"stdinNewline"`
+	// Exit2ReadsJSON says whether JSON stdout still counts on exit 2 (its contexts, and a
+	// block or deny reason over stderr).
+	Exit2ReadsJSON bool `json:"exit2ReadsJSON"`
 	// Events are the mapped events, sorted by name.
 	Events []*BridgeEvent `json:"-"`
 }

@@ -17,6 +17,7 @@ var ClaudeCode = Bridge{
 	JSONPrefixes:      []string{"{"},
 	InvalidJSON:       "plain",
 	StdinNewline:      true,
+	Exit2ReadsJSON:    true,
 	Events: []Event{
 		// PostToolUse fires for successful results only; a block turns the result into
 		// feedback for the model.

@@ -17,6 +17,7 @@ var Codex = Bridge{
 	JSONPrefixes:      []string{"{", "["},
 	InvalidJSON:       "failed",
 	StdinNewline:      false,
+	Exit2ReadsJSON:    false,
 	Events: []Event{
 		// PostToolUse: a block with a reason turns the result into feedback. The real
 		// engine does not halt on continue:false here: the stopReason replaces the tool

@@ -25,6 +25,9 @@ type Bridge struct {
 	InvalidJSON string
 	// StdinNewline says whether the stdin JSON ends with a newline.
 	StdinNewline bool
+	// Exit2ReadsJSON says whether JSON stdout still counts on exit 2: its contexts join,
+	// and its block or deny reason replaces stderr as the reason.
+	Exit2ReadsJSON bool
 	// Events maps each supported external event to its table, sorted by name.
 	Events []Event
 }

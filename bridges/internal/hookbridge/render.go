@@ -75,8 +75,13 @@ func Blockers(rep *hookproto.Report) []Blocker {
 		if h.Handler.Args != nil {
 			cmd = strings.Join(append([]string{cmd}, h.Handler.Args...), " ")
 		}
-		out = append(out, Blocker{Command: cmd, Exit2: h.Result.ExitCode != nil && *h.Result.ExitCode == 2,
-			Stderr: strings.TrimSpace(string(h.Result.Stderr)), Reason: h.Verdict.Reason, Source: h.Handler.Source, Position: i})
+		stderr := strings.TrimSpace(string(h.Result.Stderr))
+		// An exit-2 block whose reason came from JSON stdout (Exit2ReadsJSON) reads as a
+		// JSON block.
+		exit2 := h.Result.ExitCode != nil && *h.Result.ExitCode == 2 &&
+			(h.Verdict.Reason == stderr || (stderr == "" && rep.Event != nil && h.Verdict.Reason == rep.Event.FallbackReason))
+		out = append(out, Blocker{Command: cmd, Exit2: exit2,
+			Stderr: stderr, Reason: h.Verdict.Reason, Source: h.Handler.Source, Position: i})
 	}
 	return out
 }

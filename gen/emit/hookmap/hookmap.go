@@ -107,6 +107,9 @@ type Bridge struct {
 	InvalidJSON string
 	// StdinNewline says whether the stdin JSON ends with a newline.
 	StdinNewline bool
+	// Exit2ReadsJSON says whether JSON stdout still counts on exit 2: its contexts join,
+	// and its block or deny reason replaces stderr as the reason.
+	Exit2ReadsJSON bool
 	// Events maps each supported external event to its table, sorted by name.
 	Events []Event
 }
@@ -203,6 +206,7 @@ var {{$b.GoName}} = Bridge{
 	JSONPrefixes: {{strs $b.JSONPrefixes}},
 	InvalidJSON: {{q $b.InvalidJSON}},
 	StdinNewline: {{$b.StdinNewline}},
+	Exit2ReadsJSON: {{$b.Exit2ReadsJSON}},
 	Events: []Event{
 	{{- range $e := $b.Events}}
 		{{range lines $e.Doc}}// {{.}}
