@@ -36,7 +36,7 @@ func foldAll(t testing.TB, l *session.Log) []llm.Message {
 		}
 		switch d := data.(type) {
 		case dsh.UserMessageLogged:
-			out = append(out, llm.Message{Role: llm.RoleUser, Content: d.Message.Content})
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: d.Message.Content, Source: d.Message.Source})
 		case dsh.ToolResultLogged:
 			out = append(out, llm.Message{Role: llm.RoleUser, Content: d.Message.Content})
 		case dsh.AssistantMessageLogged:
