@@ -232,6 +232,22 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestRequestsRightAfterInitialize: a client that sends session/new without waiting for
+// initialize's response still gets a session (requests run concurrently, but initialize
+// is handled in frame order).
+func TestRequestsRightAfterInitialize(t *testing.T) {
+	dir := t.TempDir()
+	c := start(t, dir, acp.PermissionsAllow, scripted())
+	for i := 0; i < 20; i++ {
+		c.request("initialize", map[string]any{"protocolVersion": 1})
+		id := c.request("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+		seen := c.until(responseTo(id))
+		if r := seen[len(seen)-1]; r["result"] == nil {
+			t.Fatalf("round %d: session/new right after initialize: %v", i, r)
+		}
+	}
+}
+
 func TestStopReasons(t *testing.T) {
 	dir := t.TempDir()
 	c := start(t, dir, acp.PermissionsAllow, scripted(

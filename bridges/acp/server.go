@@ -187,6 +187,14 @@ func (s *Server) handleLine(ctx context.Context, line []byte) {
 		s.c.reply(nil, nil, rpcErr(CodeInvalidRequest, "Invalid request: no method"))
 	case !isRequest:
 		s.notification(f)
+	case f.Method == "initialize":
+		// initialize is answered in frame order, before the next frame is read: a request
+		// sent right after it (without waiting for its response) sees the connection
+		// initialized, as it would on a server that handles frames one at a time.
+		res, e := s.request(ctx, f)
+		if err := s.c.reply(f.ID, res, e); err != nil {
+			s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
+		}
 	default:
 		s.handlers.Add(1)
 		go func() {
