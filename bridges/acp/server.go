@@ -64,6 +64,9 @@ type Env struct {
 	// MCPServers are mounted in the session before its own mcpServers (a session server
 	// of the same name replaces one of these): --mcp-config and the project's .mcp.json.
 	MCPServers []mcp.ServerConfig
+	// ContinuationCap is the loop's Stop continuation cap (loop.Config.ContinuationCap;
+	// 0 is the loop's default).
+	ContinuationCap int
 	// Started, if set, is called with the agent once it exists (hook bridges need it).
 	Started func(*loop.Agent)
 	// Close, if set, releases what Setup acquired (hook bridges); called once.
@@ -508,7 +511,7 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 	}
 	ss.subscribe()
 	cfg := loop.Config{ID: AgentID, SessionID: id, Registry: env.Hooks, Tools: ss.rt, Model: env.Model, Log: lg,
-		LLM: env.LLM, System: env.System, Logger: s.log}
+		LLM: env.LLM, System: env.System, Logger: s.log, ContinuationCap: env.ContinuationCap}
 	var agent *loop.Agent
 	if load {
 		agent, err = loop.Resume(ctx, cfg)

@@ -26,8 +26,9 @@ func init() {
 }
 
 const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai] [--sessions DIR]
-               [--hooks FILE --dialect claude-code|codex [--project-dir DIR]] [--trust]
-               [--mcp-config FILE] [--permissions ask|allow]
+               [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
+               [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
+               [--canonical] [--mcp-config FILE] [--permissions ask|allow]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
@@ -40,6 +41,8 @@ process ends when stdin does, after cancelling and settling every session.
   --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
   --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
+  --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical
+                       as dsh run (see dsh run --help), in every session
   --dialect D          the hooks' dialect: claude-code (default) or codex
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks and where .mcp.json is looked
                        for (default: the session's cwd)
@@ -72,6 +75,10 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 	fs.StringVar(&o.run.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
 	fs.BoolVar(&o.run.trust, "trust", false, "load the project's own hook files and .mcp.json")
 	fs.StringVar(&o.run.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
+	fs.Var(&o.run.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
+	fs.StringVar(&o.run.settingSources, "setting-sources", "", "user,project,local settings to load")
+	fs.IntVar(&o.run.stopCap, "stop-cap", -1, "how many times a Stop hook may continue one turn")
+	fs.BoolVar(&o.run.canonical, "canonical", false, "dsh's own wording for the hooks' words")
 	fs.StringVar(&o.sessions, "sessions", "", "where session logs go")
 	o.permissions = string(acp.PermissionsAsk)
 	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
@@ -83,6 +90,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
 	case !o.run.demo && o.run.model == "":
 		return o, c.UsageError("--model is required (or --demo)"), false
+	case o.run.stopCap < -1:
+		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.run.stopCap), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.
@@ -184,8 +193,9 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	return &acp.Env{
 		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
-		System:  "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
-		Started: func(a *loop.Agent) { turn.setAgent(a) },
-		Close:   func() { closeHooks(); unsubscribe() },
+		ContinuationCap: continuationCap(ro),
+		System:          "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
+		Started:         func(a *loop.Agent) { turn.setAgent(a) },
+		Close:           func() { closeHooks(); unsubscribe() },
 	}, nil
 }
