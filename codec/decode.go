@@ -169,6 +169,19 @@ func Value[T any](data []byte, v *T) error {
 	return json.Unmarshal(data, v)
 }
 
+// Checked is Value for data already known to be one well-formed JSON value: an object
+// member or a list element handed over by an ObjectDecoder, ListOf or MapOf, which scanned
+// it. For such data Value either passes its own validity check or, when its scanner does
+// not take data, leaves it to encoding/json, which finds it valid; both then hand data, as
+// it is, to T's UnmarshalJSON and return its error unchanged. Checked goes there directly,
+// without scanning data a second time. Other data must go through Value.
+func Checked[T any](data []byte, v *T) error {
+	if u, ok := any(v).(json.Unmarshaler); ok && len(data) > 0 && !isNull(data) {
+		return u.UnmarshalJSON(data)
+	}
+	return Value(data, v)
+}
+
 // fastValue decodes data into v, as json.Unmarshal would, when that is simple: a string
 // without escapes or non-ASCII bytes, a boolean, a small integer. It reports false, leaving v alone, otherwise.
 func fastValue(data []byte, v any) bool {

@@ -46,9 +46,9 @@ func (r *Scenario) UnmarshalJSON(data []byte) error {
 	}
 	var v Scenario
 	codec.Required(dec, "refs", &v.Refs, codec.ListOf(codec.Value[string]))
-	codec.Optional(dec, "setup", &v.Setup, codec.Value[Setup])
-	codec.Required(dec, "run", &v.Run, codec.ListOf(codec.Value[Step]))
-	codec.Required(dec, "expect", &v.Expect, codec.Value[Expect])
+	codec.Optional(dec, "setup", &v.Setup, codec.Checked[Setup])
+	codec.Required(dec, "run", &v.Run, codec.ListOf(codec.Checked[Step]))
+	codec.Required(dec, "expect", &v.Expect, codec.Checked[Expect])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -144,10 +144,10 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v Setup
-	codec.Optional(dec, "tools", &v.Tools, codec.ListOf(codec.Value[Tool]))
-	codec.Optional(dec, "listeners", &v.Listeners, codec.ListOf(codec.Value[Listener]))
+	codec.Optional(dec, "tools", &v.Tools, codec.ListOf(codec.Checked[Tool]))
+	codec.Optional(dec, "listeners", &v.Listeners, codec.ListOf(codec.Checked[Listener]))
 	codec.Optional(dec, "approver", &v.Approver, codec.Value[SetupApprover])
-	codec.Optional(dec, "model", &v.Model, codec.ListOf(codec.Value[Response]))
+	codec.Optional(dec, "model", &v.Model, codec.ListOf(codec.Checked[Response]))
 	codec.Optional(dec, "maxParallelToolCalls", &v.MaxParallelToolCalls, codec.Value[*int])
 	codec.Optional(dec, "continuationCap", &v.ContinuationCap, codec.Value[*int])
 	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
@@ -264,7 +264,7 @@ func (r *Hooks) UnmarshalJSON(data []byte) error {
 	}
 	var v Hooks
 	codec.Required(dec, "dialect", &v.Dialect, codec.Value[HooksDialect])
-	codec.Required(dec, "events", &v.Events, codec.MapOf(codec.ListOf(codec.Value[HookGroup])))
+	codec.Required(dec, "events", &v.Events, codec.MapOf(codec.ListOf(codec.Checked[HookGroup])))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func (r *HookGroup) UnmarshalJSON(data []byte) error {
 	}
 	var v HookGroup
 	codec.Optional(dec, "matcher", &v.Matcher, codec.Value[*string])
-	codec.Required(dec, "hooks", &v.Hooks, codec.ListOf(codec.Value[HookScript]))
+	codec.Required(dec, "hooks", &v.Hooks, codec.ListOf(codec.Checked[HookScript]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -2469,7 +2469,7 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 	}
 	var v Response
 	codec.Optional(dec, "text", &v.Text, codec.Value[*string])
-	codec.Optional(dec, "toolCalls", &v.ToolCalls, codec.ListOf(codec.Value[ToolCallScript]))
+	codec.Optional(dec, "toolCalls", &v.ToolCalls, codec.ListOf(codec.Checked[ToolCallScript]))
 	codec.Optional(dec, "finish", &v.Finish, codec.Value[ResponseFinish])
 	codec.Optional(dec, "hang", &v.Hang, codec.Value[*bool])
 	codec.Optional(dec, "gate", &v.Gate, codec.Value[*string])
@@ -2928,8 +2928,8 @@ func (r *Expect) UnmarshalJSON(data []byte) error {
 	var v Expect
 	codec.Optional(dec, "log", &v.Log, codec.ListOf(codec.Value[string]))
 	codec.Optional(dec, "logTypes", &v.LogTypes, codec.ListOf(codec.Value[string]))
-	codec.Optional(dec, "events", &v.Events, codec.ListOf(codec.Value[EventMatch]))
-	codec.Optional(dec, "results", &v.Results, codec.ListOf(codec.Value[ResultMatch]))
+	codec.Optional(dec, "events", &v.Events, codec.ListOf(codec.Checked[EventMatch]))
+	codec.Optional(dec, "results", &v.Results, codec.ListOf(codec.Checked[ResultMatch]))
 	codec.Optional(dec, "requests", &v.Requests, codec.Value[*int])
 	codec.Optional(dec, "requestTexts", &v.RequestTexts, codec.ListOf(codec.ListOf(codec.Value[string])))
 	codec.Optional(dec, "requestAbsent", &v.RequestAbsent, codec.ListOf(codec.ListOf(codec.Value[string])))

@@ -203,7 +203,7 @@ func (r *PreStepPayload) UnmarshalJSON(data []byte) error {
 	}
 	var v PreStepPayload
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
-	codec.Required(dec, "messages", &v.Messages, codec.ListOf(codec.Value[UserMessage]))
+	codec.Required(dec, "messages", &v.Messages, codec.ListOf(codec.Checked[UserMessage]))
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	codec.Required(dec, "step", &v.Step, codec.Value[int])
 	if err := dec.Finish(); err != nil {
@@ -404,7 +404,7 @@ func (r *PreStepEnter) UnmarshalJSON(data []byte) error {
 	}
 	var v PreStepEnter
 	dec.Kind("kind", "enter")
-	codec.Required(dec, "messages", &v.Messages, codec.ListOf(codec.Value[UserMessage]))
+	codec.Required(dec, "messages", &v.Messages, codec.ListOf(codec.Checked[UserMessage]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -782,7 +782,7 @@ func (r *RequestUse) UnmarshalJSON(data []byte) error {
 	}
 	var v RequestUse
 	dec.Kind("kind", "use")
-	codec.Required(dec, "config", &v.Config, codec.Value[LLMCallConfig])
+	codec.Required(dec, "config", &v.Config, codec.Checked[LLMCallConfig])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -847,7 +847,7 @@ func (r *RequestErrorPayload) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	codec.Required(dec, "step", &v.Step, codec.Value[int])
 	codec.Required(dec, "provider", &v.Provider, codec.Value[string])
-	codec.Required(dec, "failure", &v.Failure, codec.Value[LLMFailure])
+	codec.Required(dec, "failure", &v.Failure, codec.Checked[LLMFailure])
 	codec.Required(dec, "attempt", &v.Attempt, codec.Value[int])
 	if err := dec.Finish(); err != nil {
 		return err
@@ -1179,7 +1179,7 @@ func (r *AgentErrorPayload) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	codec.Required(dec, "step", &v.Step, codec.Value[int])
-	codec.Required(dec, "error", &v.Error, codec.Value[LLMFailure])
+	codec.Required(dec, "error", &v.Error, codec.Checked[LLMFailure])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1233,7 +1233,7 @@ func (r *InboxInsertedPayload) UnmarshalJSON(data []byte) error {
 	var v InboxInsertedPayload
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Required(dec, "target", &v.Target, codec.Value[InboxTarget])
-	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Required(dec, "message", &v.Message, codec.Checked[UserMessage])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1290,7 +1290,7 @@ func (r *InboxDiscardedPayload) UnmarshalJSON(data []byte) error {
 	var v InboxDiscardedPayload
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Required(dec, "target", &v.Target, codec.Value[InboxTarget])
-	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Required(dec, "message", &v.Message, codec.Checked[UserMessage])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1346,7 +1346,7 @@ func (r *InboxClaimedPayload) UnmarshalJSON(data []byte) error {
 	}
 	var v InboxClaimedPayload
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
-	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Required(dec, "message", &v.Message, codec.Checked[UserMessage])
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	if err := dec.Finish(); err != nil {
 		return err

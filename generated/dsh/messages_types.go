@@ -2044,7 +2044,7 @@ func (r *TurnEndError) UnmarshalJSON(data []byte) error {
 	}
 	var v TurnEndError
 	dec.Kind("kind", "error")
-	codec.Required(dec, "error", &v.Error, codec.Value[LLMFailure])
+	codec.Required(dec, "error", &v.Error, codec.Checked[LLMFailure])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func (r *InboxSpliced) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "target", &v.Target, codec.Value[InboxTarget])
 	codec.Required(dec, "start", &v.Start, codec.Value[int])
 	codec.Optional(dec, "removedCount", &v.RemovedCount, codec.Value[*int])
-	codec.Required(dec, "inserted", &v.Inserted, codec.ListOf(codec.Value[UserMessage]))
+	codec.Required(dec, "inserted", &v.Inserted, codec.ListOf(codec.Checked[UserMessage]))
 	codec.Optional(dec, "outcome", &v.Outcome, codec.Value[InboxSplicedOutcome])
 	if err := dec.Finish(); err != nil {
 		return err
@@ -318,7 +318,7 @@ func (r *UserMessageLogged) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v UserMessageLogged
-	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Required(dec, "message", &v.Message, codec.Checked[UserMessage])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -891,7 +891,7 @@ func (r *AssistantMessageLogged) UnmarshalJSON(data []byte) error {
 	var v AssistantMessageLogged
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	codec.Required(dec, "step", &v.Step, codec.Value[int])
-	codec.Required(dec, "message", &v.Message, codec.Value[AssistantMessage])
+	codec.Required(dec, "message", &v.Message, codec.Checked[AssistantMessage])
 	codec.Optional(dec, "usage", &v.Usage, codec.Value[*Usage])
 	codec.Optional(dec, "interrupted", &v.Interrupted, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
@@ -1021,7 +1021,7 @@ func (r *ToolResultLogged) UnmarshalJSON(data []byte) error {
 	var v ToolResultLogged
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	codec.Required(dec, "step", &v.Step, codec.Value[int])
-	codec.Required(dec, "message", &v.Message, codec.Value[UserMessage])
+	codec.Required(dec, "message", &v.Message, codec.Checked[UserMessage])
 	codec.Optional(dec, "error", &v.Error, codec.Value[*ToolErrorInfo])
 	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
 	if err := dec.Finish(); err != nil {
@@ -1077,7 +1077,7 @@ func (r *RequestHeader) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v RequestHeader
-	codec.Required(dec, "config", &v.Config, codec.Value[LLMCallConfig])
+	codec.Required(dec, "config", &v.Config, codec.Checked[LLMCallConfig])
 	codec.Optional(dec, "tools", &v.Tools, codec.ListOf(codec.Value[string]))
 	if err := dec.Finish(); err != nil {
 		return err
@@ -1158,7 +1158,7 @@ func (r *RequestHeaderLogged) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v RequestHeaderLogged
-	codec.Required(dec, "header", &v.Header, codec.Value[RequestHeader])
+	codec.Required(dec, "header", &v.Header, codec.Checked[RequestHeader])
 	codec.Required(dec, "reason", &v.Reason, codec.Value[HeaderReason])
 	if err := dec.Finish(); err != nil {
 		return err

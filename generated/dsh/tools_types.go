@@ -363,7 +363,7 @@ func (r *ToolSuccess) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "value", &v.Value, codec.Raw)
 	codec.Optional(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
 	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
-	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Checked[UserMessage]))
 	codec.Optional(dec, "concludesTurn", &v.ConcludesTurn, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
@@ -443,10 +443,10 @@ func (r *ToolFailure) UnmarshalJSON(data []byte) error {
 	}
 	var v ToolFailure
 	dec.Kind("kind", "failure")
-	codec.Required(dec, "error", &v.Error, codec.Value[ToolError])
+	codec.Required(dec, "error", &v.Error, codec.Checked[ToolError])
 	codec.Optional(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
 	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
-	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Checked[UserMessage]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1263,7 +1263,7 @@ func (r *PostToolAccept) UnmarshalJSON(data []byte) error {
 	dec.Kind("kind", "accept")
 	codec.Optional(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
 	codec.Optional(dec, "value", &v.Value, codec.Raw)
-	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Checked[UserMessage]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1344,7 +1344,7 @@ func (r *PostToolBlock) UnmarshalJSON(data []byte) error {
 	var v PostToolBlock
 	dec.Kind("kind", "block")
 	codec.Required(dec, "feedback", &v.Feedback, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
-	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Value[UserMessage]))
+	codec.Optional(dec, "additionalContexts", &v.AdditionalContexts, codec.ListOf(codec.Checked[UserMessage]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1449,7 +1449,7 @@ func (r *PreToolPayload) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PreToolPayload
-	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1493,7 +1493,7 @@ func (r *GuardPayload) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v GuardPayload
-	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1537,7 +1537,7 @@ func (r *ExecutePayload) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v ExecutePayload
-	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1584,7 +1584,7 @@ func (r *PostToolPayload) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PostToolPayload
-	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
 	codec.Required(dec, "result", &v.Result, codec.UnionOf(UnmarshalToolExecutionResult))
 	if err := dec.Finish(); err != nil {
 		return err
@@ -1635,7 +1635,7 @@ func (r *ToolResultPayload) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v ToolResultPayload
-	codec.Required(dec, "exec", &v.Exec, codec.Value[ToolExecution])
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
 	codec.Required(dec, "result", &v.Result, codec.UnionOf(UnmarshalToolExecutionResult))
 	if err := dec.Finish(); err != nil {
 		return err

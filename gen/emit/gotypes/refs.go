@@ -128,6 +128,10 @@ func (e *emitter) decoder(r *ir.TypeRef, pointer bool) jen.Code {
 	t := e.goType(r)
 	if ptr {
 		t = jen.Op("*").Add(t)
+	} else if e.namedKind(r) == ir.Record {
+		// The raw value comes from an object member or a list element, which the decoder
+		// has already scanned: the record's UnmarshalJSON need not wait for another scan.
+		return rt("Checked").Types(t)
 	}
 	return rt("Value").Types(t)
 }
