@@ -2,15 +2,15 @@ package claudecode
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
@@ -67,7 +67,7 @@ func (t *Transcript) Observe(data dsh.SessionEventData) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	id := uuid4()
+	id := hookproto.NewUUID()
 	entry := struct {
 		ParentUUID  *string `json:"parentUuid"`
 		IsSidechain bool    `json:"isSidechain"`
@@ -114,7 +114,7 @@ func userContent(blocks []dsh.ContentBlock) any {
 			out = append(out, map[string]any{"type": "text", "text": v.Text})
 		case dsh.ToolResultBlock:
 			out = append(out, map[string]any{"type": "tool_result", "tool_use_id": v.ToolCallID,
-				"content": textOf(v.Content), "is_error": v.IsError})
+				"content": hookbridge.Text(v.Content), "is_error": v.IsError})
 		case dsh.ImageBlock:
 			out = append(out, map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": v.MediaType, "data": v.Data}})
 		}
@@ -140,23 +140,4 @@ func assistantContent(blocks []dsh.ContentBlock) []map[string]any {
 		}
 	}
 	return out
-}
-
-func textOf(blocks []dsh.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		if tb, ok := b.(dsh.TextBlock); ok {
-			parts = append(parts, tb.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// uuid4 returns a random (version 4) UUID.
-func uuid4() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
@@ -63,17 +63,17 @@ func (r *Rollout) Observe(data dsh.SessionEventData) error {
 	var items []map[string]any
 	switch d := data.(type) {
 	case dsh.UserMessageLogged:
-		if t := texts(d.Message.Content); t != "" {
+		if t := hookbridge.Text(d.Message.Content); t != "" {
 			items = append(items, message("user", "input_text", t))
 		}
 	case dsh.ToolResultLogged:
 		for _, b := range d.Message.Content {
 			if tr, ok := b.(dsh.ToolResultBlock); ok {
-				items = append(items, map[string]any{"type": "function_call_output", "call_id": tr.ToolCallID, "output": texts(tr.Content)})
+				items = append(items, map[string]any{"type": "function_call_output", "call_id": tr.ToolCallID, "output": hookbridge.Text(tr.Content)})
 			}
 		}
 	case dsh.AssistantMessageLogged:
-		if t := texts(d.Message.Content); t != "" {
+		if t := hookbridge.Text(d.Message.Content); t != "" {
 			items = append(items, message("assistant", "output_text", t))
 		}
 		for _, b := range d.Message.Content {
@@ -111,16 +111,6 @@ func (r *Rollout) write(typ string, payload map[string]any) error {
 
 func message(role, kind, text string) map[string]any {
 	return map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": kind, "text": text}}}
-}
-
-func texts(blocks []dsh.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		if t, ok := b.(dsh.TextBlock); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func newID() string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
 	"fmt"
 	"io"
@@ -389,16 +388,6 @@ type turnState struct {
 	last   *string // the text of the last assistant message (Stop's last_assistant_message)
 }
 
-// newUUID returns a random (version 4) UUID, the form the engines give their session,
-// prompt and turn ids.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
 func (t *turnState) observe(e session.Event) {
 	data, err := e.Decode()
 	if err != nil {
@@ -408,7 +397,7 @@ func (t *turnState) observe(e session.Event) {
 	defer t.mu.Unlock()
 	switch d := data.(type) {
 	case dsh.TurnStart:
-		t.turn, t.open, t.turnID = d.Turn, true, newUUID()
+		t.turn, t.open, t.turnID = d.Turn, true, hookproto.NewUUID()
 	case dsh.TurnEnd:
 		t.open = false
 	case dsh.AssistantMessageLogged:
@@ -455,7 +444,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	}
 	sessionID := turn.id
 	if sessionID == "" {
-		sessionID = newUUID()
+		sessionID = hookproto.NewUUID()
 	}
 	files := settingFiles(o, workspace, logger)
 	if o.hooksFile != "" {

@@ -585,14 +585,20 @@ func toolResponse(s dsh.ToolSuccess) json.RawMessage {
 	if len(s.Value) > 0 {
 		return s.Value
 	}
+	data, _ := json.Marshal(Text(s.Content))
+	return data
+}
+
+// Text is the text blocks of content joined by newlines: what the engines' transcripts and
+// tool_response carry for a message or a tool result.
+func Text(content []dsh.ContentBlock) string {
 	var parts []string
-	for _, c := range s.Content {
+	for _, c := range content {
 		if t, ok := c.(dsh.TextBlock); ok {
 			parts = append(parts, t.Text)
 		}
 	}
-	data, _ := json.Marshal(strings.Join(parts, "\n"))
-	return data
+	return strings.Join(parts, "\n")
 }
 
 // postTool maps PostToolUse (successful results only, decision 8) and delivers the
