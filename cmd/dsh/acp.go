@@ -67,18 +67,7 @@ type acpOptions struct {
 // usage error and the command exits with code.
 func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) {
 	fs := c.Flags
-	fs.BoolVar(&o.run.demo, "demo", false, "the bundled scripted model and example plugins")
-	fs.StringVar(&o.run.model, "model", "", "scripted:FILE or openai")
-	fs.StringVar(&o.run.hooksFile, "hooks", "", "run the hooks of FILE")
-	o.run.dialect = "claude-code"
-	fs.Var(clix.OneOf(&o.run.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
-	fs.StringVar(&o.run.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
-	fs.BoolVar(&o.run.trust, "trust", false, "load the project's own hook files and .mcp.json")
-	fs.StringVar(&o.run.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
-	fs.Var(&o.run.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
-	fs.StringVar(&o.run.settingSources, "setting-sources", "", "user,project,local settings to load")
-	fs.IntVar(&o.run.stopCap, "stop-cap", -1, "how many times a Stop hook may continue one turn")
-	fs.BoolVar(&o.run.canonical, "canonical", false, "dsh's own wording for the hooks' words")
+	o.run.sessionFlags(fs)
 	fs.StringVar(&o.sessions, "sessions", "", "where session logs go")
 	o.permissions = string(acp.PermissionsAsk)
 	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,25 +99,31 @@ type runOptions struct {
 	prompt             string
 }
 
-// parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
-// usage error and the command exits with code.
-func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) {
-	fs := c.Flags
-	fs.BoolVar(&o.demo, "demo", false, "run the bundled scripted session")
+// sessionFlags defines on fs the flags dsh run and dsh acp share: the model, the hooks,
+// the plugins and the MCP servers of a session.
+func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.demo, "demo", false, "the bundled scripted model and example plugins")
 	fs.StringVar(&o.model, "model", "", "scripted:FILE or openai")
-	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
-	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
 	fs.StringVar(&o.hooksFile, "hooks", "", "run the hooks of FILE")
 	o.dialect = "claude-code"
 	fs.Var(clix.OneOf(&o.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
-	fs.BoolVar(&o.trust, "trust", false, "load the project's own hook files")
+	fs.BoolVar(&o.trust, "trust", false, "load the project's own hook files and .mcp.json")
 	fs.StringVar(&o.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
 	fs.StringVar(&o.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
 	fs.IntVar(&o.stopCap, "stop-cap", -1, "how many times a Stop hook may continue one turn")
 	fs.BoolVar(&o.canonical, "canonical", false, "dsh's own wording for the hooks' words")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
-	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
+}
+
+// parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
+// usage error and the command exits with code.
+func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) {
+	fs := c.Flags
+	o.sessionFlags(fs)
+	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
+	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
+	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
