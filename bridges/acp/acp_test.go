@@ -597,7 +597,7 @@ func TestTerminalMeta(t *testing.T) {
 		t.Errorf("tool_call = %s", b)
 	}
 	b, _ = json.Marshal(done)
-	if done["content"] != nil || !strings.Contains(string(b), `"exit_code":3`) || !strings.Contains(string(b), `"data":"out\n\n[exit code 3]"`) {
+	if done["content"] != nil || !strings.Contains(string(b), `"exit_code":3`) || !strings.Contains(string(b), `"data":"out\n[exit code 3]"`) {
 		t.Errorf("result = %s", b)
 	}
 }

@@ -324,11 +324,20 @@ func (t *translator) toolResult(d dsh.ToolResultLogged) {
 	}
 }
 
-var exitSuffix = regexp.MustCompile(`\n\[exit code (-?\d+)\]$`)
+var (
+	exitSuffix = regexp.MustCompile(`\n?\[exit code (-?\d+)\]$`)
+	exitHeader = regexp.MustCompile(`(?m)\A(?:[^\n]*\n)*?Process exited with code (-?\d+)\n(?:[^\n]*\n)*?Output:\n`)
+)
 
-// exitCode reads the exit code Bash's rendering appends ("[exit code N]"; none is 0).
+// exitCode reads the exit code from Bash's rendering: dsh's "[exit code N]" at the end,
+// or the "Process exited with code N" of the Codex style's header (none is 0). Claude
+// Code's style fails the call instead.
 func exitCode(text string) int {
-	if m := exitSuffix.FindStringSubmatch(text); m != nil {
+	m := exitSuffix.FindStringSubmatch(text)
+	if m == nil {
+		m = exitHeader.FindStringSubmatch(text)
+	}
+	if m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// setupEngine is setup with AsEngine: the real engine's wording and behaviour.
+// setupEngine is setup with the default (engine) behaviour: the real engine's wording and behaviour.
 func setupEngine(t *testing.T, groups ...ht.Group) *ht.Harness {
 	t.Helper()
-	h, _ := setupIn(t, t.TempDir(), claudecode.Config{Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)}, AsEngine: true})
+	h, _ := setupIn(t, t.TempDir(), claudecode.Config{Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)}})
 	return h
 }
 

@@ -25,7 +25,7 @@ var ctx = context.Background()
 func setup(t *testing.T, groups ...ht.Group) (*ht.Harness, *claudecode.Bridge) {
 	t.Helper()
 	dir := t.TempDir()
-	return setupIn(t, dir, claudecode.Config{Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)}})
+	return setupIn(t, dir, claudecode.Config{Canonical: true, Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)}})
 }
 
 func setupIn(t *testing.T, dir string, cfg claudecode.Config) (*ht.Harness, *claudecode.Bridge) {
@@ -73,7 +73,7 @@ func wantRecords(t *testing.T, h *ht.Harness, outcomes ...dsh.HookOutcome) {
 
 // Scenario 2: a missing configuration is a diagnostic; nothing registers or records.
 func TestMissingConfig(t *testing.T) {
-	h, b := setupIn(t, t.TempDir(), claudecode.Config{Files: []string{"/nonexistent/settings.json"}})
+	h, b := setupIn(t, t.TempDir(), claudecode.Config{Canonical: true, Files: []string{"/nonexistent/settings.json"}})
 	d := b.Diagnostics()
 	if len(d) != 1 || !errors.Is(d[0], hookproto.ErrConfigRead) {
 		t.Fatalf("diagnostics %v", d)
@@ -96,7 +96,7 @@ func TestLoadingNeverFailsWhole(t *testing.T) {
 		"Setup":[{"matcher":"(","hooks":[{"type":"command","command":"exit 2"}]}],
 		"UserPromptSubmit":[{"matcher":"[","hooks":[{"command":"echo 'prompt denied by policy' >&2; exit 2"}]}],
 		"Stop":[{"matcher":"(","hooks":[{"type":"prompt","prompt":"x"},{"command":"exit 0"},{"type":"http","url":"x"}]}]}}`)
-	h, b := setupIn(t, t.TempDir(), claudecode.Config{Files: []string{cfg}})
+	h, b := setupIn(t, t.TempDir(), claudecode.Config{Canonical: true, Files: []string{cfg}})
 	var msgs []string
 	for _, d := range b.Diagnostics() {
 		msgs = append(msgs, d.Error())
@@ -336,7 +336,7 @@ func TestPreToolUse(t *testing.T) {
 	t.Run("63 timeout", func(t *testing.T) {
 		dir := t.TempDir()
 		cfg := ht.Config(t, dir, "settings.json", ht.Group{Event: "PreToolUse", Hooks: []ht.Hook{{Command: `sleep 5; exit 2`, Timeout: 0.3}}})
-		h, _ := setupIn(t, dir, claudecode.Config{Files: []string{cfg}})
+		h, _ := setupIn(t, dir, claudecode.Config{Canonical: true, Files: []string{cfg}})
 		start := time.Now()
 		d, _ := h.PreTool(ctx, h.Exec("x", `{}`))
 		if d.Kind() != dsh.PreToolAllowKind || time.Since(start) > 2*time.Second {
@@ -347,7 +347,7 @@ func TestPreToolUse(t *testing.T) {
 	t.Run("50 51 cwd, env and payload", func(t *testing.T) {
 		ws, other := t.TempDir(), t.TempDir()
 		cfg := ht.Config(t, other, "settings.json", ht.G("PreToolUse", "", `pwd > where; cat > payload; echo "$CLAUDE_PROJECT_DIR" > projdir`))
-		h, _ := setupIn(t, ws, claudecode.Config{Files: []string{cfg}})
+		h, _ := setupIn(t, ws, claudecode.Config{Canonical: true, Files: []string{cfg}})
 		h.Transcript = "/logs/session-1.jsonl"
 		if _, err := h.PreTool(ctx, h.Exec("Bash", `{"command":"ls","description":"list"}`)); err != nil {
 			t.Fatal(err)
@@ -393,7 +393,7 @@ func TestPreToolUse(t *testing.T) {
 	})
 	t.Run("53 unregistered", func(t *testing.T) {
 		h := ht.New(t.TempDir())
-		b, err := claudecode.New(claudecode.Config{Workspace: h.Dir, Files: []string{ht.Config(t, h.Dir, "s.json", ht.G("UserPromptSubmit", "", "exit 2"))}})
+		b, err := claudecode.New(claudecode.Config{Canonical: true, Workspace: h.Dir, Files: []string{ht.Config(t, h.Dir, "s.json", ht.G("UserPromptSubmit", "", "exit 2"))}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,7 +592,7 @@ func TestDedupe(t *testing.T) {
 	cmd := `echo x >> ` + filepath.Join(dir, "count")
 	a := ht.Config(t, dir, "a.json", ht.G("Stop", "", cmd))
 	b := ht.Config(t, dir, "b.json", ht.G("Stop", "", cmd))
-	h, _ := setupIn(t, ws, claudecode.Config{Files: []string{a, b}})
+	h, _ := setupIn(t, ws, claudecode.Config{Canonical: true, Files: []string{a, b}})
 	h.Stop(ctx, 0)
 	data, _ := os.ReadFile(filepath.Join(dir, "count"))
 	if string(data) != "x\n" {
@@ -606,7 +606,7 @@ func TestPluginAndTrust(t *testing.T) {
 		root, ws := t.TempDir(), t.TempDir()
 		ht.Script(t, root, "s.sh", `echo "$CLAUDE_PLUGIN_ROOT" > `+ws+`/env; exit 0`)
 		ht.Raw(t, root, "hooks/hooks.json", `{"Stop":[{"hooks":[{"type":"command","command":"${CLAUDE_PLUGIN_ROOT}/s.sh"}]}],"description":"p"}`)
-		h, _ := setupIn(t, ws, claudecode.Config{Plugins: []hookproto.Source{{PluginRoot: root}}})
+		h, _ := setupIn(t, ws, claudecode.Config{Canonical: true, Plugins: []hookproto.Source{{PluginRoot: root}}})
 		h.Stop(ctx, 0)
 		wantRecords(t, h, "pass")
 		data, _ := os.ReadFile(filepath.Join(ws, "env"))
@@ -618,7 +618,7 @@ func TestPluginAndTrust(t *testing.T) {
 		ws := t.TempDir()
 		ht.Config(t, ws, ".claude/settings.json", ht.G("UserPromptSubmit", "", "echo project >&2; exit 2"))
 		ht.Config(t, ws, ".claude/settings.local.json", ht.G("UserPromptSubmit", "", "echo local >&2; exit 2"))
-		h, b := setupIn(t, ws, claudecode.Config{DiscoverProject: true})
+		h, b := setupIn(t, ws, claudecode.Config{Canonical: true, DiscoverProject: true})
 		d := b.Diagnostics()
 		if len(d) != 2 || !errors.Is(d[0], hookproto.ErrUntrusted) || !strings.Contains(d[0].Error(), "--trust") {
 			t.Fatalf("diagnostics %v", d)
@@ -626,7 +626,7 @@ func TestPluginAndTrust(t *testing.T) {
 		if dec, _ := h.PreStep(ctx, "x"); dec.Kind() != dsh.PreStepEnterKind {
 			t.Errorf("untrusted hooks ran: %s", ht.Describe(dec))
 		}
-		h, b = setupIn(t, ws, claudecode.Config{DiscoverProject: true, TrustProject: true})
+		h, b = setupIn(t, ws, claudecode.Config{Canonical: true, DiscoverProject: true, TrustProject: true})
 		if len(b.Diagnostics()) != 0 {
 			t.Fatal(b.Diagnostics())
 		}
@@ -643,7 +643,7 @@ func TestAsync(t *testing.T) {
 	cfg := ht.Config(t, dir, "s.json", ht.Group{Event: "PostToolUse", Hooks: []ht.Hook{
 		{Command: `sleep 1; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"lint: 2 warnings"}}'; exit 2`, Async: true},
 	}})
-	h, b := setupIn(t, t.TempDir(), claudecode.Config{Files: []string{cfg}})
+	h, b := setupIn(t, t.TempDir(), claudecode.Config{Canonical: true, Files: []string{cfg}})
 	start := time.Now()
 	d, _ := h.PostTool(ctx, h.Exec("Write", `{}`), ht.Success(`1`))
 	if time.Since(start) > 800*time.Millisecond || d.Kind() != dsh.PostToolAcceptKind {
@@ -659,7 +659,7 @@ func TestAsync(t *testing.T) {
 	}
 	cfg = ht.Config(t, dir, "s2.json", ht.Group{Event: "PostToolUse", Hooks: []ht.Hook{
 		{Command: `sleep 0.2; echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"lint: 2 warnings"}}'`, Async: true}}})
-	h, b = setupIn(t, t.TempDir(), claudecode.Config{Files: []string{cfg}})
+	h, b = setupIn(t, t.TempDir(), claudecode.Config{Canonical: true, Files: []string{cfg}})
 	h.PostTool(ctx, h.Exec("Write", `{}`), ht.Success(`1`))
 	if err := b.Wait(ctx); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@
 package claudecode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,13 +71,16 @@ type Config struct {
 	// whose `export NAME=value` lines the session's Bash commands source (see
 	// builtin.Options.EnvFile).
 	EnvFile string
-	// AsEngine makes the bridge write its hooks' words for the model as the real engine
-	// does and follow the engine where it differs from dsh's canonical mapping
-	// (docs/decisions.md, "Differences from the real engines"): contexts and denials in
-	// the engine's wording, a PostToolUse block that keeps the result and adds the reason
-	// after it, Stop contexts that continue the turn, continue:false at PreToolUse that
-	// lets the call run and then ends the turn. dsh run sets it unless --canonical.
-	AsEngine bool
+	// Canonical makes the bridge write its hooks' words for the model in dsh's canonical
+	// form and follow dsh's canonical mapping where the real engine differs from it.
+	// Without it (the default) the bridge does what Claude Code does (docs/decisions.md,
+	// "Differences from the real engines"): contexts and denials in the engine's
+	// wording, a PostToolUse block that keeps the result and adds the reason after it,
+	// Stop contexts that continue the turn, continue:false at PreToolUse that lets the
+	// call run and then ends the turn. dsh run sets it with --canonical; the conformance
+	// scenarios, which pin the canonical mapping, set it too. The built-in tools word
+	// their results as Claude Code's with builtin.StyleClaudeCode.
+	Canonical bool
 }
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
@@ -105,7 +109,7 @@ type Bridge struct {
 // whole (dsh bridge decision 9): problems are Diagnostics, logged, and every valid group
 // loads. The error reports an unusable Config (no Workspace).
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(dialect(cfg.AsEngine, cfg.EnvFile), hookbridge.Options{
+	b, err := hookbridge.New(dialect(!cfg.Canonical, cfg.EnvFile), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax,
@@ -190,13 +194,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 	case hookbridge.PreToolUse:
 		v = claudecode.PreToolUseInput{
 			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
-			ToolName: in.ToolName, ToolInput: orEmpty(in.ToolInput), ToolUseID: in.ToolUseID,
+			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case hookbridge.PostToolUse:
 		v = claudecode.PostToolUseInput{
 			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
-			ToolName: in.ToolName, ToolInput: orEmpty(in.ToolInput), ToolUseID: in.ToolUseID,
+			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			ToolResponse: ToolResponse(in.ToolName, in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			PermissionMode: mode, PromptID: prompt,
 		}
@@ -227,6 +231,30 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		data = append(data, '\n')
 	}
 	return data, nil
+}
+
+// ToolInput is the tool_input Claude Code sends for a call's arguments: as the model gave
+// them ({} when absent), with the defaults the engine fills into its own tools' input
+// before any hook sees it: Edit's replace_all (false).
+func ToolInput(tool string, args json.RawMessage) json.RawMessage {
+	args = orEmpty(args)
+	if tool != "Edit" {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args
+	}
+	if _, ok := m["replace_all"]; ok {
+		return args
+	}
+	// Appended, so the model's keys keep their order (the engine sends replace_all last).
+	trimmed := bytes.TrimRight(args, " \t\r\n")
+	out := append(bytes.TrimSuffix(trimmed[:len(trimmed):len(trimmed)], []byte("}")), []byte(`,"replace_all":false}`)...)
+	if len(m) == 0 {
+		out = []byte(`{"replace_all":false}`)
+	}
+	return out
 }
 
 func orEmpty(raw json.RawMessage) json.RawMessage {

@@ -48,7 +48,7 @@ func setupIn(t *testing.T, dir string, cfg codex.Config) (*ht.Harness, *codex.Br
 
 func setup(t *testing.T, groups ...ht.Group) *ht.Harness {
 	t.Helper()
-	h, _ := setupIn(t, t.TempDir(), codex.Config{Files: []string{ht.Config(t, t.TempDir(), "hooks.json", groups...)}})
+	h, _ := setupIn(t, t.TempDir(), codex.Config{Canonical: true, Files: []string{ht.Config(t, t.TempDir(), "hooks.json", groups...)}})
 	return h
 }
 
@@ -228,7 +228,7 @@ func TestNoDedupe(t *testing.T) {
 	cmd := `echo x >> ` + filepath.Join(dir, "count")
 	a := ht.Config(t, dir, "a.json", ht.G("Stop", "", cmd))
 	b := ht.Config(t, dir, "b.json", ht.G("Stop", "", cmd))
-	h, _ := setupIn(t, ws, codex.Config{Files: []string{a, b}})
+	h, _ := setupIn(t, ws, codex.Config{Canonical: true, Files: []string{a, b}})
 	h.Stop(ctx, 0)
 	data, _ := os.ReadFile(filepath.Join(dir, "count"))
 	if string(data) != "x\nx\n" {
@@ -259,7 +259,7 @@ func TestConfigAndEnv(t *testing.T) {
 		cfg := ht.Raw(t, dir, "hooks.json", `{"hooks":{"PreToolUse":[{"hooks":[
 			{"type":"command","command":"sleep 5","timeoutSec":0.3},
 			{"type":"command","command":"true"}]}]}}`)
-		h, b := setupIn(t, t.TempDir(), codex.Config{Files: []string{cfg}})
+		h, b := setupIn(t, t.TempDir(), codex.Config{Canonical: true, Files: []string{cfg}})
 		hs := b.Config().Handlers("PreToolUse")
 		if hs[0].Timeout != 300*time.Millisecond || hs[1].Timeout != 600*time.Second {
 			t.Errorf("timeouts %v %v", hs[0].Timeout, hs[1].Timeout)
@@ -278,7 +278,7 @@ func TestConfigAndEnv(t *testing.T) {
 		ht.Script(t, root, "s.sh", `echo "$PLUGIN_ROOT|$CLAUDE_PLUGIN_ROOT" > `+ws+`/env`)
 		ht.Raw(t, root, "hooks/hooks.json", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"${PLUGIN_ROOT}/s.sh"}]}]}}`)
 		user := ht.Raw(t, plain, "hooks.json", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo '${NOT_SUBSTITUTED}/s.sh' > `+ws+`/cmd"}]}]}}`)
-		h, b := setupIn(t, ws, codex.Config{Files: []string{user}, Plugins: []hookproto.Source{{PluginRoot: root}}})
+		h, b := setupIn(t, ws, codex.Config{Canonical: true, Files: []string{user}, Plugins: []hookproto.Source{{PluginRoot: root}}})
 		h.Stop(ctx, 0)
 		data, _ := os.ReadFile(filepath.Join(ws, "env"))
 		if strings.TrimSpace(string(data)) != root+"|"+root {
@@ -293,7 +293,7 @@ func TestConfigAndEnv(t *testing.T) {
 		ws := t.TempDir()
 		ht.Script(t, ws, "fake-shell", `echo "$@" > `+ws+`/argv; exec /bin/sh "$@"`)
 		cfg := ht.Config(t, ws, "hooks.json", ht.G("Stop", "", "true"))
-		h, _ := setupIn(t, ws, codex.Config{Files: []string{cfg}, Getenv: func(k string) string {
+		h, _ := setupIn(t, ws, codex.Config{Canonical: true, Files: []string{cfg}, Getenv: func(k string) string {
 			if k == "SHELL" {
 				return filepath.Join(ws, "fake-shell")
 			}
@@ -311,7 +311,7 @@ func TestConfigAndEnv(t *testing.T) {
 			{Command: `echo "sync" >&2; exit 2`},
 			{Command: `sleep 0.2; touch ` + dir + `/bg`, Async: true},
 		}})
-		h, b := setupIn(t, t.TempDir(), codex.Config{Files: []string{cfg}})
+		h, b := setupIn(t, t.TempDir(), codex.Config{Canonical: true, Files: []string{cfg}})
 		d, _ := h.PreTool(ctx, h.Exec("Bash", `{}`))
 		if ht.Describe(d) != "deny: sync" {
 			t.Errorf("%s", ht.Describe(d))

@@ -63,12 +63,14 @@ type Config struct {
 	// Model is the model sent to hooks when the session names none (default
 	// DefaultModel).
 	Model string
-	// AsEngine makes the bridge write its hooks' words for the model as the real engine
-	// does (docs/decisions.md, "Differences from the real engines"): a denial reads
-	// "Command blocked by PreToolUse hook: <reason>. Command: <command>" and a Stop block
-	// continues the turn with <hook_prompt hook_run_id="...">reason</hook_prompt>. dsh run
-	// sets it unless --canonical.
-	AsEngine bool
+	// Canonical makes the bridge write its hooks' words for the model in dsh's canonical
+	// form. Without it (the default) they read as the real engine writes them
+	// (docs/decisions.md, "Differences from the real engines"): a denial reads "Command
+	// blocked by PreToolUse hook: <reason>. Command: <command>" and a Stop block continues
+	// the turn with <hook_prompt hook_run_id="...">reason</hook_prompt>. dsh run sets it
+	// with --canonical; the conformance scenarios set it too. The built-in tools word
+	// Bash's output as Codex's shell with builtin.StyleCodex.
+	Canonical bool
 	// Session describes the session and turn of an event.
 	Session hookproto.SessionFunc
 	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
@@ -104,7 +106,7 @@ type Bridge struct {
 
 // New loads the configured hook files and returns the bridge; see claudecode.New.
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(dialect(cfg.Model, cfg.AsEngine), hookbridge.Options{
+	b, err := hookbridge.New(dialect(cfg.Model, !cfg.Canonical), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,

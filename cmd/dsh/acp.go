@@ -154,7 +154,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD}); err != nil {
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}); err != nil {
 		return nil, err
 	}
 	if ro.demo {

@@ -329,6 +329,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		b, err := claudecode.New(claudecode.Config{
 			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
+			Canonical: true, // reports the decision and contexts in dsh's canonical form
 		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
@@ -338,6 +339,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		b, err := codex.New(codex.Config{
 			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
+			Canonical: true, // as above
 		}, codex.WithObserver(observe), codex.WithAsyncObserver(observeAsync))
 		if err != nil {
 			return nil, nil, usageErr("%v", err)

@@ -201,11 +201,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		o.envFile = filepath.Join(dir, "env.sh")
 	}
-	noOutput := ""
-	if o.hasHooks() && o.dialect != "codex" && !o.canonical {
-		noOutput = "(Bash completed with no output)" // as Claude Code's Bash
-	}
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, NoOutputText: noOutput}); err != nil {
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o)}); err != nil {
 		return err
 	}
 	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
@@ -269,6 +265,19 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		return err
 	}
 	return agent.Wait(context.WithoutCancel(ctx))
+}
+
+// toolStyle is how the built-in tools word their results: as the dialect's engine does
+// when hooks are loaded (Claude Code's Bash fails on a non-zero exit; Codex's output has
+// its header), dsh's own words without hooks or with --canonical.
+func toolStyle(o runOptions) builtin.Style {
+	switch {
+	case !o.hasHooks() || o.canonical:
+		return builtin.StyleDSH
+	case o.dialect == "codex":
+		return builtin.StyleCodex
+	}
+	return builtin.StyleClaudeCode
 }
 
 // hasHooks says whether o loads hooks (a file or plugins).
@@ -502,7 +511,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	switch o.dialect {
 	case "codex":
 		b, err := codex.New(codex.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, AsEngine: !o.canonical})
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}
@@ -510,7 +519,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	default:
 		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, AsEngine: !o.canonical, EnvFile: o.envFile})
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}

@@ -358,7 +358,7 @@ func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) err
 		plugin = claudecode.Plugin
 		ids := claudecode.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
 		cb, err := claudecode.New(claudecode.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace,
-			Session: r.hookSession, Recorder: rec, Logger: quiet}, ids)
+			Session: r.hookSession, Recorder: rec, Logger: quiet, Canonical: true}, ids)
 		if err != nil {
 			return fmt.Errorf("dshrt: %w", err)
 		}
@@ -367,7 +367,7 @@ func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) err
 		plugin = codex.Plugin
 		ids := codex.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
 		cb, err := codex.New(codex.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace, Model: "scripted",
-			Session: r.hookSession, Recorder: rec, Logger: quiet, Getenv: posixShell}, ids)
+			Session: r.hookSession, Recorder: rec, Logger: quiet, Getenv: posixShell, Canonical: true}, ids)
 		if err != nil {
 			return fmt.Errorf("dshrt: %w", err)
 		}

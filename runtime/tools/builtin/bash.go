@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"slices"
@@ -34,15 +35,24 @@ type bashResult struct {
 	Stderr          string `json:"stderr"`
 	ExitCode        int    `json:"exitCode"`
 	OutputTruncated bool   `json:"outputTruncated,omitempty"`
+	// WallTime is how long the command ran, in seconds (to the microsecond).
+	WallTime float64 `json:"wallTime"`
 }
 
 func bash(o Options) tools.Definition {
-	return tools.Definition{
+	d := tools.Definition{
 		Name:        "Bash",
 		Description: "Runs a shell command (bash -c) in the workspace and returns its stdout, stderr and exit code.",
 		InputSchema: json.RawMessage(bashSchema),
 		Output: &tools.Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			return renderBash(args, value, o.NoOutputText)
+			var r bashResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			if o.Style == StyleCodex {
+				return []dsh.ContentBlock{dsh.TextBlock{Text: renderCodex(r)}}, nil
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: renderBash(r, o.NoOutputText)}}, nil
 		}},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in struct {
@@ -56,9 +66,37 @@ func bash(o Options) tools.Definition {
 			if in.Timeout > 0 {
 				timeout = min(time.Duration(in.Timeout)*time.Millisecond, o.MaxBashTimeout)
 			}
-			return runBash(ctx, o, in.Command, timeout)
+			res, err := runBash(ctx, o, in.Command, timeout)
+			if err != nil {
+				return nil, err
+			}
+			if o.Style == StyleClaudeCode && res.ExitCode != 0 {
+				return nil, tools.NewError(CodeBashExit, claudeExitText(res))
+			}
+			return res, nil
 		},
 	}
+	if o.Style == StyleClaudeCode {
+		// Claude Code shows a failed command's text as it is, without dsh's "Error: ".
+		d.FinalizeContent = func(_ dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+			if f, ok := result.(dsh.ToolFailure); ok && f.Error.Info != nil && f.Error.Info.Code == CodeBashExit {
+				return []dsh.ContentBlock{dsh.TextBlock{Text: f.Error.Message}}, nil
+			}
+			return nil, nil
+		}
+	}
+	return d
+}
+
+// claudeExitText is Claude Code's text of a command that exited non-zero: "Exit code N"
+// and the output (its shell merges stdout and stderr; dsh has them apart, stdout first),
+// trimmed.
+func claudeExitText(r bashResult) string {
+	parts := []string{fmt.Sprintf("Exit code %d", r.ExitCode)}
+	if out := r.Stdout + r.Stderr; out != "" {
+		parts = append(parts, out)
+	}
+	return strings.TrimSpace(strings.Join(parts, "\n"))
 }
 
 // capped is a writer that keeps the first max bytes and counts the rest.
@@ -79,7 +117,7 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func runBash(ctx context.Context, o Options, command string, timeout time.Duration) (any, error) {
+func runBash(ctx context.Context, o Options, command string, timeout time.Duration) (bashResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	shell := "bash"
@@ -104,8 +142,9 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	stdout, stderr := &capped{max: o.MaxOutput}, &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 500 * time.Millisecond
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return bashResult{}, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -116,53 +155,72 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-done
 	}
+	took := time.Since(start)
 	// Whatever the command left running in its group goes with it.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return nil, tools.NewError(CodeBashTimeout, fmt.Sprintf("command timed out after %s", timeout))
+			return bashResult{}, tools.NewError(CodeBashTimeout, fmt.Sprintf("command timed out after %s", timeout))
 		}
-		return nil, ctxErr
+		return bashResult{}, ctxErr
 	}
-	res := bashResult{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), OutputTruncated: stdout.truncated || stderr.truncated}
+	res := bashResult{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), OutputTruncated: stdout.truncated || stderr.truncated,
+		WallTime: float64(took.Microseconds()) / 1e6}
 	var exitErr *exec.ExitError
 	switch {
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 	case err != nil && !errors.Is(err, exec.ErrWaitDelay):
-		return nil, err
+		return bashResult{}, err
 	}
 	return res, nil
 }
 
-// renderBash renders Bash's value as the text the model sees; noOutput is the text of
-// an empty output ("" means "(no output)").
-func renderBash(args, value json.RawMessage, noOutput string) ([]dsh.ContentBlock, error) {
-	var r bashResult
-	if err := json.Unmarshal(value, &r); err != nil {
-		return nil, err
-	}
+// renderBash renders Bash's value as the text the model sees (StyleDSH and
+// StyleClaudeCode): stdout, stderr on a line of its own, "[output truncated]" and
+// "[exit code N]" on lines of their own; noOutput when all is empty.
+func renderBash(r bashResult, noOutput string) string {
 	var b strings.Builder
-	b.WriteString(r.Stdout)
-	if r.Stderr != "" {
+	line := func() {
 		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
 			b.WriteByte('\n')
 		}
+	}
+	b.WriteString(r.Stdout)
+	if r.Stderr != "" {
+		line()
 		b.WriteString(r.Stderr)
 	}
 	if r.OutputTruncated {
-		b.WriteString("\n[output truncated]")
+		line()
+		b.WriteString("[output truncated]")
 	}
 	if r.ExitCode != 0 {
-		fmt.Fprintf(&b, "\n[exit code %d]", r.ExitCode)
+		line()
+		fmt.Fprintf(&b, "[exit code %d]", r.ExitCode)
 	}
 	if b.Len() == 0 {
-		if noOutput == "" {
-			noOutput = "(no output)"
-		}
 		b.WriteString(noOutput)
 	}
-	return []dsh.ContentBlock{dsh.TextBlock{Text: b.String()}}, nil
+	return b.String()
+}
+
+// renderCodex renders Bash's value as Codex's exec_command output: "Chunk ID" (Codex's is
+// random; dsh's is derived from the value, so a rendering is reproducible), "Wall time",
+// "Process exited with code N", "Original token count" (Codex's estimate: a token per 4
+// bytes, rounded up) and the output after "Output:".
+func renderCodex(r bashResult) string {
+	out := r.Stdout + r.Stderr
+	if r.OutputTruncated {
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += "[output truncated]\n"
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%d\x00%g\x00%s", r.ExitCode, r.WallTime, out)
+	return fmt.Sprintf("Chunk ID: %06x\nWall time: %.4f seconds\nProcess exited with code %d\nOriginal token count: %d\nOutput:\n%s",
+		h.Sum32()&0xffffff, r.WallTime, r.ExitCode, (len(out)+3)/4, out)
 }
 
 // shellQuote quotes s for a POSIX shell.

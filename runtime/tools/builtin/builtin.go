@@ -7,6 +7,14 @@
 //	Write{file_path, content}                    writes a file
 //	Edit{file_path, old_string, new_string, replace_all?}  replaces text in a file
 //
+// Their values have Claude Code's shapes too, the ones its PostToolUse hooks read as
+// tool_response: Read {type: "text", file: {filePath, content, numLines, startLine,
+// totalLines}}, Write {type: "create"|"update", filePath, content, structuredPatch,
+// originalFile, userModified}, Edit {filePath, oldString, newString, originalFile,
+// structuredPatch, userModified, replaceAll}; Bash's is {stdout, stderr, exitCode,
+// outputTruncated?, wallTime} (Claude Code's bridge sends its own Bash shape from it).
+// How the model reads them is Options.Style: dsh's own words, Claude Code's or Codex's.
+//
 // Every path is confined to the workspace: a relative path is taken under it, and a path
 // that resolves (symlinks included) outside it is an error result with code
 // PATH_OUTSIDE_WORKSPACE. Bash runs in the workspace in its own process group, with a
@@ -32,6 +40,35 @@ const (
 	CodeEditAmbiguous    = "EDIT_AMBIGUOUS"
 	CodeBashTimeout      = "BASH_TIMEOUT"
 	CodeBadInput         = "BAD_INPUT"
+	// CodeBashExit is the failure of a command that exited non-zero under StyleClaudeCode
+	// (Claude Code's Bash fails then); its message is "Exit code N" and the output.
+	CodeBashExit = "BASH_EXIT"
+)
+
+// Style is how the tools word their results for the model, and whether a command that
+// exits non-zero fails the call. The values are the same in every style.
+type Style string
+
+const (
+	// StyleDSH is dsh's own wording (the zero value): Bash succeeds whatever the exit
+	// code, with its output and then "[exit code N]" when N is not 0; Read numbers lines
+	// like cat -n; Write and Edit say what they did ("wrote N bytes to PATH", "replaced N
+	// occurrence(s) in PATH").
+	StyleDSH Style = ""
+	// StyleClaudeCode is Claude Code's (checked against the engine by the differential
+	// suite): a command that exits non-zero fails the call, the model reading "Exit code
+	// N" and the output, as an error (so tools/post-execute sees a failure: PostToolUse
+	// does not run; PostToolUseFailure would); an empty output reads "(Bash completed
+	// with no output)"; Read numbers lines "N\tline"; Write says "File created
+	// successfully at: PATH" or "The file PATH has been updated successfully.", Edit "The
+	// file PATH has been updated successfully.", both with the engine's "(file state is
+	// current in your context — no need to Read it back)".
+	StyleClaudeCode Style = "claude-code"
+	// StyleCodex is Codex's shell output for Bash: a header (Chunk ID, Wall time,
+	// "Process exited with code N", Original token count) then "Output:" and the output;
+	// a non-zero exit does not fail the call. The file tools read as in StyleDSH (Codex
+	// has no such tools).
+	StyleCodex Style = "codex"
 )
 
 // Options configures the built-in tools.
@@ -47,8 +84,10 @@ type Options struct {
 	MaxOutput int
 	// Env is Bash's environment (default: the process's).
 	Env []string
+	// Style is how the tools word their results for the model (default StyleDSH).
+	Style Style
 	// NoOutputText is what Bash shows the model for a command with no output (default
-	// "(no output)"; Claude Code writes "(Bash completed with no output)").
+	// "(no output)", under StyleClaudeCode "(Bash completed with no output)").
 	NoOutputText string
 	// EnvFile, when set, is a shell file sourced before every Bash command when it exists
 	// (Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write `export NAME=value` lines to
@@ -81,6 +120,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = 2000
+	}
+	switch o.Style {
+	case StyleDSH, StyleCodex:
+	case StyleClaudeCode:
+		if o.NoOutputText == "" {
+			o.NoOutputText = "(Bash completed with no output)"
+		}
+	default:
+		return o, fmt.Errorf("builtin: Options.Style %q: want %q, %q or %q", o.Style, StyleDSH, StyleClaudeCode, StyleCodex)
+	}
+	if o.NoOutputText == "" {
+		o.NoOutputText = "(no output)"
 	}
 	return o, nil
 }

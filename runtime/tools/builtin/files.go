@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -46,12 +47,57 @@ const editSchema = `{
   "additionalProperties": false
 }`
 
+// readResult is Read's value: Claude Code's Read output for a text file.
+type readResult struct {
+	Type string   `json:"type"` // "text"
+	File readFile `json:"file"`
+}
+
+type readFile struct {
+	FilePath   string `json:"filePath"`
+	Content    string `json:"content"`    // the lines read, joined by "\n"
+	NumLines   int    `json:"numLines"`   // how many lines were read
+	StartLine  int    `json:"startLine"`  // the first line read, from 1
+	TotalLines int    `json:"totalLines"` // the file's lines (a final "\n" ends an empty last line)
+}
+
+// writeResult is Write's value: Claude Code's Write output.
+type writeResult struct {
+	Type            string  `json:"type"` // "create" or "update"
+	FilePath        string  `json:"filePath"`
+	Content         string  `json:"content"`
+	StructuredPatch []hunk  `json:"structuredPatch"` // old to new; empty for a new file
+	OriginalFile    *string `json:"originalFile"`    // null for a new file
+	UserModified    bool    `json:"userModified"`    // always false (no one edits the call)
+}
+
+// editResult is Edit's value: Claude Code's Edit output.
+type editResult struct {
+	FilePath        string `json:"filePath"`
+	OldString       string `json:"oldString"`
+	NewString       string `json:"newString"`
+	OriginalFile    string `json:"originalFile"`
+	StructuredPatch []hunk `json:"structuredPatch"`
+	UserModified    bool   `json:"userModified"`
+	ReplaceAll      bool   `json:"replaceAll"`
+}
+
+// fileStateNote is what Claude Code appends to a successful Write or Edit.
+const fileStateNote = " (file state is current in your context \u2014 no need to Read it back)"
+
 func read(o Options) tools.Definition {
 	return tools.Definition{
 		Name:              "Read",
 		Description:       "Reads a text file from the workspace. Lines are numbered from 1, like cat -n.",
 		InputSchema:       json.RawMessage(readSchema),
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r readResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: renderRead(r.File, o.Style)}}, nil
+		}},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in struct {
 				FilePath string `json:"file_path"`
@@ -76,18 +122,53 @@ func read(o Options) tools.Definition {
 			if limit <= 0 {
 				limit = o.ReadLimit
 			}
-			lines := strings.SplitAfter(string(data), "\n")
-			if n := len(lines); n > 0 && lines[n-1] == "" {
-				lines = lines[:n-1]
+			// Lines as Claude Code counts them: split at "\n", so that a final "\n" ends
+			// an empty last line and an empty file has one empty line.
+			lines := strings.Split(string(data), "\n")
+			end := min(start-1+limit, len(lines))
+			var got []string
+			if start-1 < len(lines) {
+				got = lines[start-1 : end]
 			}
-			var b strings.Builder
-			for i := start - 1; i < len(lines) && i < start-1+limit; i++ {
-				fmt.Fprintf(&b, "%6d\t%s", i+1, strings.TrimSuffix(lines[i], "\n"))
-				b.WriteByte('\n')
-			}
-			return b.String(), nil
+			return readResult{Type: "text", File: readFile{FilePath: in.FilePath, Content: strings.Join(got, "\n"),
+				NumLines: len(got), StartLine: start, TotalLines: len(lines)}}, nil
 		},
 	}
+}
+
+// renderRead renders the lines Read read: numbered like cat -n (StyleDSH, StyleCodex;
+// a final empty line is not shown), or as Claude Code numbers them ("N\tline", then
+// trimmed at the end as the engine sends it; an empty file and an offset past the end
+// are a warning).
+func renderRead(f readFile, style Style) string {
+	if style == StyleClaudeCode {
+		switch {
+		case f.Content != "":
+		case f.NumLines >= 1 && f.TotalLines > 1:
+			return fmt.Sprint(f.StartLine) // an empty line: "N\t", trimmed
+		case f.NumLines >= 1 || f.TotalLines == 0:
+			return "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+		default:
+			return fmt.Sprintf("<system-reminder>Warning: the file exists but is shorter than the provided offset (%d). The file has %d lines.</system-reminder>", f.StartLine, f.TotalLines)
+		}
+		var b strings.Builder
+		for i, l := range strings.Split(f.Content, "\n") {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "%d\t%s", f.StartLine+i, strings.TrimSuffix(l, "\r"))
+		}
+		return strings.TrimRight(b.String(), " \t\n\r")
+	}
+	lines := strings.Split(f.Content, "\n")
+	if f.StartLine-1+len(lines) >= f.TotalLines && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1] // the empty line after the file's final "\n"
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		fmt.Fprintf(&b, "%6d\t%s\n", f.StartLine+i, l)
+	}
+	return b.String()
 }
 
 func write(o Options) tools.Definition {
@@ -95,6 +176,21 @@ func write(o Options) tools.Definition {
 		Name:        "Write",
 		Description: "Writes a file in the workspace, replacing it if it exists and creating missing directories.",
 		InputSchema: json.RawMessage(writeSchema),
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r writeResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			text := fmt.Sprintf("wrote %d bytes to %s", len(r.Content), r.FilePath)
+			if o.Style == StyleClaudeCode {
+				if r.Type == "create" {
+					text = "File created successfully at: " + r.FilePath + fileStateNote
+				} else {
+					text = "The file " + r.FilePath + " has been updated successfully." + fileStateNote
+				}
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
+		}},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in struct {
 				FilePath string `json:"file_path"`
@@ -107,13 +203,20 @@ func write(o Options) tools.Definition {
 			if err != nil {
 				return nil, err
 			}
+			res := writeResult{Type: "create", FilePath: in.FilePath, Content: in.Content, StructuredPatch: []hunk{}}
+			if old, err := os.ReadFile(p); err == nil {
+				s := string(old)
+				res.Type, res.OriginalFile, res.StructuredPatch = "update", &s, patch(s, in.Content)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return nil, err
 			}
 			if err := os.WriteFile(p, []byte(in.Content), 0o644); err != nil {
 				return nil, err
 			}
-			return fmt.Sprintf("wrote %d bytes to %s", len(in.Content), in.FilePath), nil
+			return res, nil
 		},
 	}
 }
@@ -123,6 +226,23 @@ func edit(o Options) tools.Definition {
 		Name:        "Edit",
 		Description: "Replaces exact text in a workspace file: old_string must occur exactly once, unless replace_all is set.",
 		InputSchema: json.RawMessage(editSchema),
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r editResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			text := fmt.Sprintf("replaced %d occurrence(s) in %s", 1, r.FilePath)
+			if r.ReplaceAll {
+				text = fmt.Sprintf("replaced %d occurrence(s) in %s", strings.Count(r.OriginalFile, r.OldString), r.FilePath)
+			}
+			if o.Style == StyleClaudeCode {
+				text = "The file " + r.FilePath + " has been updated successfully." + fileStateNote
+				if r.ReplaceAll {
+					text = "The file " + r.FilePath + " has been updated. All occurrences were successfully replaced." + fileStateNote
+				}
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
+		}},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in struct {
 				FilePath   string `json:"file_path"`
@@ -150,18 +270,19 @@ func edit(o Options) tools.Definition {
 			if err != nil {
 				return nil, err
 			}
-			text := string(data)
-			n := strings.Count(text, in.OldString)
+			orig := string(data)
+			n := strings.Count(orig, in.OldString)
 			switch {
 			case n == 0:
 				return nil, tools.NewError(CodeEditNoMatch, fmt.Sprintf("old_string not found in %s", in.FilePath))
 			case n > 1 && !in.ReplaceAll:
 				return nil, tools.NewError(CodeEditAmbiguous, fmt.Sprintf("old_string occurs %d times in %s; make it unique or set replace_all", n, in.FilePath))
 			}
+			var text string
 			if in.ReplaceAll {
-				text = strings.ReplaceAll(text, in.OldString, in.NewString)
+				text = strings.ReplaceAll(orig, in.OldString, in.NewString)
 			} else {
-				text = strings.Replace(text, in.OldString, in.NewString, 1)
+				text = strings.Replace(orig, in.OldString, in.NewString, 1)
 			}
 			info, err := os.Stat(p)
 			if err != nil {
@@ -170,7 +291,8 @@ func edit(o Options) tools.Definition {
 			if err := os.WriteFile(p, []byte(text), info.Mode().Perm()); err != nil {
 				return nil, err
 			}
-			return fmt.Sprintf("replaced %d occurrence(s) in %s", map[bool]int{true: n, false: 1}[in.ReplaceAll], in.FilePath), nil
+			return editResult{FilePath: in.FilePath, OldString: in.OldString, NewString: in.NewString, OriginalFile: orig,
+				StructuredPatch: patch(orig, text), ReplaceAll: in.ReplaceAll}, nil
 		},
 	}
 }
