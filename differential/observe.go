@@ -92,8 +92,24 @@ func (it Item) String() string {
 
 var (
 	reminderRE = regexp.MustCompile(`(?s)\n*<system-reminder>\n?(.*?)\n?</system-reminder>\n*`)
-	codexOutRE = regexp.MustCompile(`(?s)^Chunk ID: \S+\nWall time: [^\n]*\n(?:Process exited with code (\d+)\n)?(?:Original token count: \d+\n)?Output:\n(.*)$`)
+	codexOutRE = regexp.MustCompile(`(?s)^Chunk ID: \S+\nWall time: [^\n]*\n(?:Process exited with code (\d+)\n)?(Original token count: \d+\n)?Output:\n(.*)$`)
 )
+
+// codexOutput normalizes the text of a Codex shell result (exec_command): the header's
+// run-specific values become placeholders ("Chunk ID: <id>", "Wall time: <s>"), the exit
+// code and token count stay, and the exit code gives the error flag. ok is false for a
+// text without the header.
+func codexOutput(out string) (text string, isErr, ok bool) {
+	m := codexOutRE.FindStringSubmatch(out)
+	if m == nil {
+		return out, false, false
+	}
+	text = "Chunk ID: <id>\nWall time: <s>\n"
+	if m[1] != "" {
+		text += "Process exited with code " + m[1] + "\n"
+	}
+	return text + m[2] + "Output:\n" + m[3], m[1] != "" && m[1] != "0", true
+}
 
 // splitReminders takes the <system-reminder> blocks out of a text: the rest and the
 // reminders (token counters dropped).
@@ -225,11 +241,7 @@ func SentResponses(reqs []Request) []Next {
 			switch it["type"] {
 			case "function_call_output":
 				out, _ := it["output"].(string)
-				isErr := false
-				if m := codexOutRE.FindStringSubmatch(out); m != nil {
-					isErr = m[1] != "" && m[1] != "0"
-					out = m[2]
-				}
+				out, isErr, _ := codexOutput(out)
 				next = append(next, Item{Kind: "result", Error: isErr, Text: strings.TrimRight(out, "\n")})
 			case "message":
 				role, _ := it["role"].(string)
@@ -275,6 +287,8 @@ func SentChat(reqs []Request, errs map[string]bool) []Next {
 			case "tool":
 				id, _ := m["tool_call_id"].(string)
 				rest, rs := splitReminders(text)
+				// dsh's Bash in the Codex style writes Codex's header too.
+				rest, _, _ = codexOutput(rest)
 				next = append(next, Item{Kind: "result", Error: errs[id], Text: strings.TrimRight(rest, "\n")})
 				for _, r := range rs {
 					next = append(next, Item{Kind: "context", Text: r})
