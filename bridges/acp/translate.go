@@ -326,7 +326,7 @@ func (t *translator) toolResult(d dsh.ToolResultLogged) {
 
 var (
 	exitSuffix = regexp.MustCompile(`\n?\[exit code (-?\d+)\]$`)
-	exitHeader = regexp.MustCompile(`(?m)\A(?:[^\n]*\n)*?Process exited with code (-?\d+)\n(?:[^\n]*\n)*?Output:\n`)
+	exitHeader = regexp.MustCompile(`\AChunk ID: [^\n]*\nWall time: [^\n]*\nProcess exited with code (-?\d+)\n`)
 )
 
 // exitCode reads the exit code from Bash's rendering: dsh's "[exit code N]" at the end,

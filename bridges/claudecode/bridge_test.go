@@ -500,6 +500,37 @@ func TestPostToolUse(t *testing.T) {
 			t.Errorf("%s %v", data, err)
 		}
 	})
+	t.Run("Edit's replace_all default", func(t *testing.T) {
+		// The engine fills replace_all:false into Edit's tool_input before any hook runs
+		// (differential suite, post/file-tools); a given value and other tools stay as they are.
+		dir := t.TempDir()
+		h, _ := setup(t, ht.G("PreToolUse", "", `cat >> `+dir+`/pre`), ht.G("PostToolUse", "", `cat >> `+dir+`/post`))
+		for _, c := range [][2]string{
+			{"Edit", `{"file_path":"a","old_string":"x","new_string":"y"}`},
+			{"Edit", `{"file_path":"a","old_string":"x","new_string":"y","replace_all":true}`},
+			{"Write", `{"file_path":"a","content":"x"}`},
+		} {
+			ex := h.Exec(c[0], c[1])
+			h.PreTool(ctx, ex)
+			h.PostTool(ctx, ex, ht.Success(`{}`))
+		}
+		want := []string{`{"file_path":"a","old_string":"x","new_string":"y","replace_all":false}`,
+			`{"file_path":"a","old_string":"x","new_string":"y","replace_all":true}`, `{"file_path":"a","content":"x"}`}
+		for _, f := range []string{"pre", "post"} {
+			data, _ := os.ReadFile(filepath.Join(dir, f))
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				var in map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(line), &in); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				got = append(got, string(in["tool_input"]))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s tool_input = %q, want %q", f, got, want)
+			}
+		}
+	})
 	t.Run("PreToolUse context after the result", func(t *testing.T) {
 		h, _ := setup(t,
 			ht.G("PreToolUse", "", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre ctx"}}'`),

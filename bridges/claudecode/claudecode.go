@@ -12,6 +12,11 @@
 // the tool result), PostToolUse (tools/post-execute, successful results only: block
 // turns the result into feedback, halt, contexts), Stop (agent/turn-stopping: block
 // steers the reason into another step, halt ends the turn).
+//
+// By default the bridge does what the real engine does where it differs from that
+// canonical mapping, in the engine's words (docs/decisions.md, "Bridges");
+// Config.Canonical asks for the canonical mapping. Pair it with the built-in tools in
+// builtin.StyleClaudeCode for Claude Code's tool results.
 package claudecode
 
 import (

@@ -7,7 +7,9 @@
 // protocol mapping is the generated table hookmap.Codex (spec/bridges/codex.cue).
 //
 // The mapped events and their extension points are those of the Claude Code bridge
-// (see bridges/claudecode); the table decides what each output means.
+// (see bridges/claudecode); the table decides what each output means. As there, the
+// bridge follows the real engine by default (Config.Canonical asks for dsh's canonical
+// mapping); the built-in tools in builtin.StyleCodex write Bash's output as Codex does.
 package codex
 
 import (

@@ -410,7 +410,8 @@ type PreToolUseInput struct {
 	SessionID string `json:"session_id"`
 	// ToolName is the tool the model called, e.g. "Bash" or "mcp__memory__read".
 	ToolName string `json:"tool_name"`
-	// ToolInput is the call's arguments, as the model gave them (Bash: command, ...).
+	// ToolInput is the call's arguments, as the model gave them (Bash: command, ...), with
+	// the defaults the engine fills into its own tools (Edit: replace_all false).
 	ToolInput json.RawMessage `json:"tool_input"`
 	// ToolUseID is the id of the call.
 	ToolUseID string `json:"tool_use_id"`
@@ -537,11 +538,15 @@ type PostToolUseInput struct {
 	SessionID string `json:"session_id"`
 	// ToolName is the tool that ran.
 	ToolName string `json:"tool_name"`
-	// ToolInput is the call's arguments.
+	// ToolInput is the call's arguments, with the engine's defaults (see PreToolUse).
 	ToolInput json.RawMessage `json:"tool_input"`
 	// ToolUseID is the id of the call.
 	ToolUseID string `json:"tool_use_id"`
-	// ToolResponse is the tool's structured output.
+	// ToolResponse is the tool's structured output: the engine's own shape for its tools
+	// (Bash {stdout, stderr, interrupted, isImage, noOutputExpected}; Read {type, file};
+	// Write {type, filePath, content, structuredPatch, originalFile, userModified}; Edit
+	// {filePath, oldString, newString, originalFile, structuredPatch, userModified,
+	// replaceAll}), any other tool's value as it is.
 	ToolResponse json.RawMessage `json:"tool_response"`
 	// DurationMS is how long the tool ran, in milliseconds.
 	DurationMS *int `json:"duration_ms,omitempty"`

@@ -103,6 +103,8 @@ func TestBashRendering(t *testing.T) {
 		"printf err >&2":             "err",
 		"true":                       "(no output)",
 		"printf x; exit 4":           "x\n[exit code 4]",
+		"echo x; exit 4":             "x\n[exit code 4]", // no blank line before the code
+		"exit 4":                     "[exit code 4]",
 	} {
 		args := `{"command":` + strconv.Quote(cmd) + `}`
 		if got := text(run(t, rt, "Bash", args)); got != want {
