@@ -146,6 +146,15 @@ func Cases() []Case {
 			{Text: "reading", Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/notes.txt"}}}},
 			{Text: "editing", Calls: []Call{{Name: "Edit", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "old_string": "beta", "new_string": "gamma"}}}},
 			{Text: "finished"}}},
+		// An update by Write (after a partial Read) and an Edit of every occurrence: the rest
+		// of the file tools' shapes and words. (A read past the end matched too, as a sixth
+		// call, but from there the engine adds a reminder about its task tools.)
+		{Name: "post/file-tools-update", Engines: []string{"claude"}, Hooks: []Hook{h(O, "exit 0")}, Turns: []Turn{
+			{Text: "writing", Calls: []Call{{Name: "Write", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "content": "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"}}}},
+			{Text: "reading", Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "offset": 2, "limit": 3}}}},
+			{Text: "rewriting", Calls: []Call{{Name: "Write", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "content": "one\ntwo\nTHREE\nfour\nfive\nsix\nseven\nEIGHT\nnine\nten"}}}},
+			{Text: "editing", Calls: []Call{{Name: "Edit", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "old_string": "f", "new_string": "F", "replace_all": true}}}},
+			{Text: "finished"}}},
 		post("exit1", oneCall, h(O, "echo 'post hook trouble' >&2; exit 1")),
 		post("exit2", oneCall, h(O, "echo 'post feedback' >&2; exit 2")),
 		post("exit2-empty", oneCall, h(O, "exit 2")),
