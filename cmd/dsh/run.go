@@ -72,8 +72,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --trust              also load the project directory's own hook files and .mcp.json
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
                        tools are named mcp__<server>__<tool>
-  --canonical          write the hooks' words for the model in dsh's canonical form instead
-                       of the real engine's wording and behaviour (docs/decisions.md)
+  --canonical          write the hooks' words and the built-in tools' results for the model
+                       in dsh's canonical form instead of the real engine's wording and
+                       behaviour (docs/decisions.md)
   --stop-cap N         how many times a Stop hook may continue one turn (0: never);
                        default as the dialect's engine: 8 for claude-code, none for codex
 
