@@ -82,6 +82,10 @@ type editResult struct {
 	ReplaceAll      bool   `json:"replaceAll"`
 }
 
+// text is a file's bytes as text: each run of bytes that is not UTF-8 becomes U+FFFD (as
+// Claude Code decodes files), so that a value holding file text is always lossless JSON.
+func text(data []byte) string { return strings.ToValidUTF8(string(data), "\uFFFD") }
+
 // fileStateNote is what Claude Code appends to a successful Write or Edit.
 const fileStateNote = " (file state is current in your context \u2014 no need to Read it back)"
 
@@ -124,7 +128,7 @@ func read(o Options) tools.Definition {
 			}
 			// Lines as Claude Code counts them: split at "\n", so that a final "\n" ends
 			// an empty last line and an empty file has one empty line.
-			lines := strings.Split(string(data), "\n")
+			lines := strings.Split(text(data), "\n")
 			end := min(start-1+limit, len(lines))
 			var got []string
 			if start-1 < len(lines) {
@@ -205,7 +209,7 @@ func write(o Options) tools.Definition {
 			}
 			res := writeResult{Type: "create", FilePath: in.FilePath, Content: in.Content, StructuredPatch: []hunk{}}
 			if old, err := os.ReadFile(p); err == nil {
-				s := string(old)
+				s := text(old)
 				res.Type, res.OriginalFile, res.StructuredPatch = "update", &s, patch(s, in.Content)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return nil, err
@@ -278,21 +282,21 @@ func edit(o Options) tools.Definition {
 			case n > 1 && !in.ReplaceAll:
 				return nil, tools.NewError(CodeEditAmbiguous, fmt.Sprintf("old_string occurs %d times in %s; make it unique or set replace_all", n, in.FilePath))
 			}
-			var text string
+			var updated string
 			if in.ReplaceAll {
-				text = strings.ReplaceAll(orig, in.OldString, in.NewString)
+				updated = strings.ReplaceAll(orig, in.OldString, in.NewString)
 			} else {
-				text = strings.Replace(orig, in.OldString, in.NewString, 1)
+				updated = strings.Replace(orig, in.OldString, in.NewString, 1)
 			}
 			info, err := os.Stat(p)
 			if err != nil {
 				return nil, err
 			}
-			if err := os.WriteFile(p, []byte(text), info.Mode().Perm()); err != nil {
+			if err := os.WriteFile(p, []byte(updated), info.Mode().Perm()); err != nil {
 				return nil, err
 			}
-			return editResult{FilePath: in.FilePath, OldString: in.OldString, NewString: in.NewString, OriginalFile: orig,
-				StructuredPatch: patch(orig, text), ReplaceAll: in.ReplaceAll}, nil
+			return editResult{FilePath: in.FilePath, OldString: in.OldString, NewString: in.NewString, OriginalFile: text(data),
+				StructuredPatch: patch(text(data), text([]byte(updated))), ReplaceAll: in.ReplaceAll}, nil
 		},
 	}
 }
