@@ -139,3 +139,26 @@ func TestBadStyle(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestNotUTF8: a file whose bytes are not all UTF-8 reads, and is written over and edited,
+// with U+FFFD for those bytes in the values (a value must be lossless JSON); the file
+// itself keeps the bytes Edit did not touch.
+func TestNotUTF8(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{Style: builtin.StyleClaudeCode})
+	p := filepath.Join(ws, "b.bin")
+	if err := os.WriteFile(p, []byte("a\xffb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, run(t, rt, "Read", `{"file_path":"b.bin"}`)); !strings.Contains(got, `"content":"a�b\n"`) {
+		t.Errorf("Read = %s", got)
+	}
+	if got := value(t, run(t, rt, "Edit", `{"file_path":"b.bin","old_string":"a","new_string":"c"}`)); !strings.Contains(got, `"originalFile":"a�b\n"`) {
+		t.Errorf("Edit = %s", got)
+	}
+	if data, _ := os.ReadFile(p); string(data) != "c\xffb\n" {
+		t.Errorf("after Edit: %q", data)
+	}
+	if got := value(t, run(t, rt, "Write", `{"file_path":"b.bin","content":"x"}`)); !strings.Contains(got, `"originalFile":"c�b\n"`) {
+		t.Errorf("Write = %s", got)
+	}
+}
