@@ -77,9 +77,14 @@ func bash(o Options) tools.Definition {
 		},
 	}
 	if o.Style == StyleClaudeCode {
-		// Claude Code shows a failed command's text as it is, without dsh's "Error: ".
+		// Claude Code shows a failed command's text as it is, without dsh's "Error: " (a
+		// content a listener replaced stays as it is).
 		d.FinalizeContent = func(_ dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
-			if f, ok := result.(dsh.ToolFailure); ok && f.Error.Info != nil && f.Error.Info.Code == CodeBashExit {
+			f, ok := result.(dsh.ToolFailure)
+			if !ok || f.Error.Info == nil || f.Error.Info.Code != CodeBashExit || len(f.Content) != 1 {
+				return nil, nil
+			}
+			if t, ok := f.Content[0].(dsh.TextBlock); ok && t.Text == "Error: "+f.Error.Message {
 				return []dsh.ContentBlock{dsh.TextBlock{Text: f.Error.Message}}, nil
 			}
 			return nil, nil

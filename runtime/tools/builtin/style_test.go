@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -160,5 +161,22 @@ func TestNotUTF8(t *testing.T) {
 	}
 	if got := value(t, run(t, rt, "Write", `{"file_path":"b.bin","content":"x"}`)); !strings.Contains(got, `"originalFile":"c�b\n"`) {
 		t.Errorf("Write = %s", got)
+	}
+}
+
+// TestClaudeCodeExitContentReplaced: a content a tools/post-execute listener gave the
+// failure of a failing command stays as the listener wrote it.
+func TestClaudeCodeExitContentReplaced(t *testing.T) {
+	reg := tools.NewRegistry()
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleClaudeCode}); err != nil {
+		t.Fatal(err)
+	}
+	hooks := dsh.NewRegistry()
+	hooks.Plugin("p").OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		return dsh.PostToolAccept{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "replaced"}}}, nil
+	})
+	r := run(t, tools.New(reg, hooks), "Bash", `{"command":"exit 3"}`)
+	if errCode(r) != builtin.CodeBashExit || text(r) != "replaced" {
+		t.Errorf("%+v, text %q", r.Outcome, text(r))
 	}
 }
