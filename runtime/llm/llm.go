@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -273,9 +274,17 @@ var (
 )
 
 // Assembler folds chunks into a [Response] one at a time, for a consumer that also
-// handles each chunk itself (e.g. logs it). The zero value is ready to use.
+// handles each chunk itself (e.g. logs it). The zero value is ready to use. Folding is
+// linear in the stream's length: text and reasoning deltas are appended to builders and
+// joined into strings only when [Assembler.Response] is called.
 type Assembler struct {
 	resp Response
+	// text and reasoning hold Response.Text and Response.Reasoning.
+	text, reasoning strings.Builder
+	// run holds the text of the trailing run of text or reasoning deltas, which is not in
+	// resp.Content yet; runKind says which (0: no run open).
+	run     strings.Builder
+	runKind dsh.ContentBlockKind
 }
 
 // Add folds one chunk. It returns [ErrNilChunk] for a nil chunk and
@@ -291,30 +300,17 @@ func (a *Assembler) Add(c dsh.AssistantChunk) error {
 	r := &a.resp
 	dsh.SwitchAssistantChunk(c,
 		func(d dsh.ChunkTextDelta) struct{} {
-			r.Text += d.Text
-			if n := len(r.Content); n > 0 {
-				if tb, ok := r.Content[n-1].(dsh.TextBlock); ok {
-					tb.Text += d.Text
-					r.Content[n-1] = tb
-					return struct{}{}
-				}
-			}
-			r.Content = append(r.Content, dsh.TextBlock{Text: d.Text})
+			a.text.WriteString(d.Text)
+			a.extend(dsh.TextBlock{}.Kind(), d.Text)
 			return struct{}{}
 		},
 		func(d dsh.ChunkReasoningDelta) struct{} {
-			r.Reasoning += d.Text
-			if n := len(r.Content); n > 0 {
-				if rb, ok := r.Content[n-1].(dsh.ReasoningBlock); ok {
-					rb.Text += d.Text
-					r.Content[n-1] = rb
-					return struct{}{}
-				}
-			}
-			r.Content = append(r.Content, dsh.ReasoningBlock{Text: d.Text})
+			a.reasoning.WriteString(d.Text)
+			a.extend(dsh.ReasoningBlock{}.Kind(), d.Text)
 			return struct{}{}
 		},
 		func(tc dsh.ChunkToolCall) struct{} {
+			a.closeRun()
 			b := dsh.ToolCallBlock{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
 			r.ToolCalls = append(r.ToolCalls, b)
 			r.Content = append(r.Content, b)
@@ -329,11 +325,44 @@ func (a *Assembler) Add(c dsh.AssistantChunk) error {
 	return nil
 }
 
+// extend adds a delta of the given kind to the trailing run, closing the run first if
+// it is of the other kind.
+func (a *Assembler) extend(kind dsh.ContentBlockKind, text string) {
+	if a.runKind != kind {
+		a.closeRun()
+		a.runKind = kind
+	}
+	a.run.WriteString(text)
+}
+
+// closeRun moves the trailing run, if any, into the content as one block.
+func (a *Assembler) closeRun() {
+	if a.runKind == "" {
+		return
+	}
+	a.resp.Content = append(a.resp.Content, a.runBlock())
+	a.run.Reset()
+	a.runKind = ""
+}
+
+// runBlock is the trailing run as a content block.
+func (a *Assembler) runBlock() dsh.ContentBlock {
+	if a.runKind == (dsh.ReasoningBlock{}).Kind() {
+		return dsh.ReasoningBlock{Text: a.run.String()}
+	}
+	return dsh.TextBlock{Text: a.run.String()}
+}
+
 // Response returns the response folded so far. Its slices are copies: later Adds do not
 // change them.
 func (a *Assembler) Response() Response {
 	r := a.resp
+	r.Text = a.text.String()
+	r.Reasoning = a.reasoning.String()
 	r.Content = slices.Clone(r.Content)
+	if a.runKind != "" {
+		r.Content = append(r.Content, a.runBlock())
+	}
 	r.ToolCalls = slices.Clone(r.ToolCalls)
 	return r
 }
