@@ -169,7 +169,7 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 		}
 		return bashResult{}, ctxErr
 	}
-	res := bashResult{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), OutputTruncated: stdout.truncated || stderr.truncated,
+	res := bashResult{Stdout: text(stdout.buf.Bytes()), Stderr: text(stderr.buf.Bytes()), OutputTruncated: stdout.truncated || stderr.truncated,
 		WallTime: float64(took.Microseconds()) / 1e6}
 	var exitErr *exec.ExitError
 	switch {

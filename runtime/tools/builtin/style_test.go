@@ -34,7 +34,11 @@ func value(t *testing.T, r tools.Result) string {
 // whatever the style.
 func TestFileToolValues(t *testing.T) {
 	for _, style := range []builtin.Style{builtin.StyleDSH, builtin.StyleClaudeCode, builtin.StyleCodex} {
-		t.Run(string(style), func(t *testing.T) {
+		name := string(style)
+		if name == "" {
+			name = "dsh"
+		}
+		t.Run(name, func(t *testing.T) {
 			rt, ws := setup(t, builtin.Options{Style: style})
 			p := filepath.Join(ws, "notes.txt")
 			q, _ := json.Marshal(p)
@@ -161,6 +165,28 @@ func TestNotUTF8(t *testing.T) {
 	}
 	if got := value(t, run(t, rt, "Write", `{"file_path":"b.bin","content":"x"}`)); !strings.Contains(got, `"originalFile":"c�b\n"`) {
 		t.Errorf("Write = %s", got)
+	}
+}
+
+// TestBashNotUTF8: output bytes that are not UTF-8 (binary output, a cut multi-byte
+// character) read as U+FFFD, in the value and in every style, instead of failing the call
+// for a value that is not lossless JSON.
+func TestBashNotUTF8(t *testing.T) {
+	for _, style := range []builtin.Style{builtin.StyleDSH, builtin.StyleClaudeCode, builtin.StyleCodex} {
+		name := string(style)
+		if name == "" {
+			name = "dsh"
+		}
+		t.Run(name, func(t *testing.T) {
+			rt, _ := setup(t, builtin.Options{Style: style})
+			r := run(t, rt, "Bash", `{"command":"printf 'a\\377b'; printf 'c\\303' >&2"}`)
+			if got := value(t, r); !strings.Contains(got, `"stdout":"a\ufffdb"`) && !strings.Contains(got, `"stdout":"a�b"`) {
+				t.Fatalf("Bash value = %s", got)
+			}
+			if got := value(t, r); !strings.Contains(got, `"stderr":"c\ufffd"`) && !strings.Contains(got, `"stderr":"c�"`) {
+				t.Errorf("Bash value = %s", got)
+			}
+		})
 	}
 }
 
