@@ -47,6 +47,36 @@ func (v LLMCallConfig) WithSystem(x string) LLMCallConfig {
 	return v
 }
 
+// GetCompactionID returns CompactionID, or the zero value when it is absent.
+func (v SessionStartPayload) GetCompactionID() string {
+	if v.CompactionID == nil {
+		var zero string
+		return zero
+	}
+	return *v.CompactionID
+}
+
+// WithCompactionID returns a copy of v with CompactionID set to x.
+func (v SessionStartPayload) WithCompactionID(x string) SessionStartPayload {
+	v.CompactionID = &x
+	return v
+}
+
+// GetTurn returns Turn, or the zero value when it is absent.
+func (v SessionStartPayload) GetTurn() int {
+	if v.Turn == nil {
+		var zero int
+		return zero
+	}
+	return *v.Turn
+}
+
+// WithTurn returns a copy of v with Turn set to x.
+func (v SessionStartPayload) WithTurn(x int) SessionStartPayload {
+	v.Turn = &x
+	return v
+}
+
 // GetMessages returns Messages.
 func (v PreStepEnter) GetMessages() []UserMessage {
 	return v.Messages

@@ -272,7 +272,8 @@ const SessionStartEventName = "agent/session-start"
 // nothing.
 //
 // agent/session-start fires once per agent publication (create or resume), after
-// session/created and before the first claim. Listeners are awaited in order, bounded
+// session/created and before the first claim, and again (source "compact") after every
+// committed compaction, before the next claim. Listeners are awaited in order, bounded
 // by a configurable timeout (default 5 s); contexts they inject reach request 1. It
 // cannot veto startup: a failing or overrunning listener is recorded and startup
 // proceeds (SEMANTICS.md Part A item 6).

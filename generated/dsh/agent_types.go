@@ -115,8 +115,13 @@ type SessionStartPayload struct {
 	Agent Agent `json:"-"`
 	// AgentID is the id of the agent being published.
 	AgentID string `json:"agentId"`
-	// Source says whether the agent was freshly created or resumed.
+	// Source says whether the agent was freshly created or resumed, or ("compact") has just
+	// been compacted.
 	Source SessionStartSource `json:"source"`
+	// CompactionID is the committed compaction attempt, for the source "compact".
+	CompactionID *string `json:"compactionId,omitempty"`
+	// Turn is the open turn, for the source "compact" of an automatic compaction.
+	Turn *int `json:"turn,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -130,6 +135,12 @@ func (r SessionStartPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("agentId").String(r.AgentID)
 	enc.Key("source").String(string(r.Source))
+	if r.CompactionID != nil {
+		enc.Key("compactionId").String(*r.CompactionID)
+	}
+	if r.Turn != nil {
+		enc.Key("turn").Int(*r.Turn)
+	}
 	enc.EndObject()
 }
 
@@ -143,6 +154,8 @@ func (r *SessionStartPayload) UnmarshalJSON(data []byte) error {
 	var v SessionStartPayload
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartSource])
+	codec.Optional(dec, "compactionId", &v.CompactionID, codec.Value[*string])
+	codec.Optional(dec, "turn", &v.Turn, codec.Value[*int])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

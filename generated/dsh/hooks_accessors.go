@@ -2,6 +2,21 @@
 
 package dsh
 
+// GetMaintenance returns Maintenance, or the zero value when it is absent.
+func (v HookInvoked) GetMaintenance() string {
+	if v.Maintenance == nil {
+		var zero string
+		return zero
+	}
+	return *v.Maintenance
+}
+
+// WithMaintenance returns a copy of v with Maintenance set to x.
+func (v HookInvoked) WithMaintenance(x string) HookInvoked {
+	v.Maintenance = &x
+	return v
+}
+
 // GetMatcher returns Matcher, or the zero value when it is absent.
 func (v HookInvoked) GetMatcher() string {
 	if v.Matcher == nil {
@@ -14,6 +29,21 @@ func (v HookInvoked) GetMatcher() string {
 // WithMatcher returns a copy of v with Matcher set to x.
 func (v HookInvoked) WithMatcher(x string) HookInvoked {
 	v.Matcher = &x
+	return v
+}
+
+// GetMaintenance returns Maintenance, or the zero value when it is absent.
+func (v HookResult) GetMaintenance() string {
+	if v.Maintenance == nil {
+		var zero string
+		return zero
+	}
+	return *v.Maintenance
+}
+
+// WithMaintenance returns a copy of v with Maintenance set to x.
+func (v HookResult) WithMaintenance(x string) HookResult {
+	v.Maintenance = &x
 	return v
 }
 

@@ -83,8 +83,13 @@ func (v *HookOutcome) UnmarshalJSON(data []byte) error {
 // appended in configuration order before any of its hooks starts (HOOK-PROTOCOLS.md §3.4,
 // dsh bridge decision 3).
 type HookInvoked struct {
-	// Turn is the 1-based number of the open turn.
+	// Turn is the 1-based number of the open turn; 0 when the hook runs outside a turn, for
+	// a manual compaction (maintenance is then set).
 	Turn int `json:"turn"`
+	// Maintenance is the owner of a hook that runs for a compaction attempt (PreCompact,
+	// PostCompact, SessionStart[compact]): the attempt's compactionId. It is set with or
+	// without an open turn.
+	Maintenance *string `json:"maintenance,omitempty"`
 	// Point is the hook event name, e.g. "PreToolUse".
 	Point string `json:"point"`
 	// Dialect is the protocol the hook was configured in.
@@ -108,6 +113,9 @@ func (r HookInvoked) MarshalJSON() ([]byte, error) {
 func (r HookInvoked) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("turn").Int(r.Turn)
+	if r.Maintenance != nil {
+		enc.Key("maintenance").String(*r.Maintenance)
+	}
 	enc.Key("point").String(r.Point)
 	enc.Key("dialect").String(string(r.Dialect))
 	if r.Matcher != nil {
@@ -127,6 +135,7 @@ func (r *HookInvoked) UnmarshalJSON(data []byte) error {
 	}
 	var v HookInvoked
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Optional(dec, "maintenance", &v.Maintenance, codec.Value[*string])
 	codec.Required(dec, "point", &v.Point, codec.Value[string])
 	codec.Required(dec, "dialect", &v.Dialect, codec.Value[HookDialect])
 	codec.Optional(dec, "matcher", &v.Matcher, codec.Value[*string])
@@ -151,8 +160,13 @@ func (r HookInvoked) Validate() error {
 // HookResult records how a shell hook run ended. Results of one event are appended in
 // configuration order once all of its hooks have finished.
 type HookResult struct {
-	// Turn is the 1-based number of the open turn.
+	// Turn is the 1-based number of the open turn; 0 when the hook runs outside a turn, for
+	// a manual compaction (maintenance is then set).
 	Turn int `json:"turn"`
+	// Maintenance is the owner of a hook that runs for a compaction attempt (PreCompact,
+	// PostCompact, SessionStart[compact]): the attempt's compactionId. It is set with or
+	// without an open turn.
+	Maintenance *string `json:"maintenance,omitempty"`
 	// Point is the hook event name, e.g. "PreToolUse".
 	Point string `json:"point"`
 	// HandlerID is the id of the matching hook/invoked.
@@ -184,6 +198,9 @@ func (r HookResult) MarshalJSON() ([]byte, error) {
 func (r HookResult) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("turn").Int(r.Turn)
+	if r.Maintenance != nil {
+		enc.Key("maintenance").String(*r.Maintenance)
+	}
 	enc.Key("point").String(r.Point)
 	enc.Key("handlerId").String(r.HandlerID)
 	enc.Key("outcome").String(string(r.Outcome))
@@ -212,6 +229,7 @@ func (r *HookResult) UnmarshalJSON(data []byte) error {
 	}
 	var v HookResult
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Optional(dec, "maintenance", &v.Maintenance, codec.Value[*string])
 	codec.Required(dec, "point", &v.Point, codec.Value[string])
 	codec.Required(dec, "handlerId", &v.HandlerID, codec.Value[string])
 	codec.Required(dec, "outcome", &v.Outcome, codec.Value[HookOutcome])

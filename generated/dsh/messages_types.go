@@ -471,7 +471,8 @@ func (r SourcePlugin) Validate() error {
 // PluginForm classifies a plugin message: "instructions" (standing guidance), "catalog" (a
 // listing of available things, e.g. skills), "snapshot" (the runtime-context sections of the
 // system prompt), "notice" (a short notice, described by summary), "relay" (content relayed
-// from elsewhere, e.g. another agent) or "recall" (recalled memory).
+// from elsewhere, e.g. another agent), "recall" (recalled memory) or "checkpoint" (the
+// summary a compaction wrote in place of the history it shadows, plugin "compaction").
 type PluginForm string
 
 const (
@@ -487,15 +488,17 @@ const (
 	PluginFormRelay PluginForm = "relay"
 	// PluginFormRecall is the PluginForm value "recall".
 	PluginFormRecall PluginForm = "recall"
+	// PluginFormCheckpoint is the PluginForm value "checkpoint".
+	PluginFormCheckpoint PluginForm = "checkpoint"
 )
 
 // PluginFormValues lists every PluginForm value, in spec order.
-var PluginFormValues = []PluginForm{PluginFormInstructions, PluginFormCatalog, PluginFormSnapshot, PluginFormNotice, PluginFormRelay, PluginFormRecall}
+var PluginFormValues = []PluginForm{PluginFormInstructions, PluginFormCatalog, PluginFormSnapshot, PluginFormNotice, PluginFormRelay, PluginFormRecall, PluginFormCheckpoint}
 
 // Valid reports whether v is one of the PluginFormValues.
 func (v PluginForm) Valid() bool {
 	switch v {
-	case PluginFormInstructions, PluginFormCatalog, PluginFormSnapshot, PluginFormNotice, PluginFormRelay, PluginFormRecall:
+	case PluginFormInstructions, PluginFormCatalog, PluginFormSnapshot, PluginFormNotice, PluginFormRelay, PluginFormRecall, PluginFormCheckpoint:
 		return true
 	}
 	return false
@@ -1181,7 +1184,9 @@ func (r Usage) Validate() error {
 type LLMFailure struct {
 	// Message is the human-readable failure text.
 	Message string `json:"message"`
-	// Code is the machine-readable failure code, e.g. "UNKNOWN" or a provider error code.
+	// Code is the machine-readable failure code, e.g. "UNKNOWN", a provider error code, or
+	// "CONTEXT_WINDOW_EXCEEDED" for a request the model's context window cannot hold (the
+	// adapters normalize the providers' codes to it; it triggers overflow compaction).
 	Code string `json:"code"`
 	// Status is the provider's HTTP status, when there was one.
 	Status *int `json:"status,omitempty"`
@@ -2198,8 +2203,8 @@ func (v *AgentStatus) UnmarshalJSON(data []byte) error {
 
 // SessionStartSource says why an agent was published: "startup" for every fresh create
 // (seeded, forked and create-on-first-use included), "resume" for every load from
-// persistence; "clear" and "compact" are reserved and not emitted yet (SEMANTICS.md B
-// §2.1).
+// persistence, "compact" after every committed compaction (REWRITE-COMPACTION.md §2.2);
+// "clear" is reserved and not emitted yet (SEMANTICS.md B §2.1).
 type SessionStartSource string
 
 const (

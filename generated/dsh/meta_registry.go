@@ -31,6 +31,9 @@ const (
 	DomainNotification Domain = "notification"
 	// DomainObserver is contained: every listener runs; failures are logged and change nothing.
 	DomainObserver Domain = "observer"
+	// DomainFold is a bounded vote: every listener runs under a bound and returns a decision
+	// of its own; the runtime folds the decisions by the event's rule.
+	DomainFold Domain = "fold"
 )
 
 // EventInfo describes one extension point.
@@ -131,7 +134,7 @@ var Events = []EventInfo{
 	{
 		Name:     "agent/session-start",
 		Domain:   DomainNotification,
-		Doc:      "agent/session-start fires once per agent publication (create or resume), after\nsession/created and before the first claim. Listeners are awaited in order, bounded\nby a configurable timeout (default 5 s); contexts they inject reach request 1. It\ncannot veto startup: a failing or overrunning listener is recorded and startup\nproceeds (SEMANTICS.md Part A item 6).",
+		Doc:      "agent/session-start fires once per agent publication (create or resume), after\nsession/created and before the first claim, and again (source \"compact\") after every\ncommitted compaction, before the next claim. Listeners are awaited in order, bounded\nby a configurable timeout (default 5 s); contexts they inject reach request 1. It\ncannot veto startup: a failing or overrunning listener is recorded and startup\nproceeds (SEMANTICS.md Part A item 6).",
 		Payload:  "SessionStartPayload",
 		Decision: "",
 		Default:  "",
@@ -157,6 +160,26 @@ var Events = []EventInfo{
 		Default:  "",
 		Register: "OnTurnStopping",
 		Listener: "TurnStoppingListener",
+	},
+	{
+		Name:     "compaction/post-compact",
+		Domain:   DomainFold,
+		Doc:      "compaction/post-compact runs after compaction/end of every bracketed attempt. Each\nlistener votes Accept or Append, under a bound; the contexts of every Append are\nadded, in registration order, when the attempt did not fail. After a committed attempt\nagent/session-start then runs with source \"compact\"; its contexts follow these.",
+		Payload:  "PostCompactPayload",
+		Decision: "PostCompactDecision",
+		Default:  "accept",
+		Register: "OnPostCompact",
+		Listener: "PostCompactListener",
+	},
+	{
+		Name:     "compaction/pre-compact",
+		Domain:   DomainFold,
+		Doc:      "compaction/pre-compact runs after an attempt's range is selected and before\ncompaction/start, for every trigger. Each listener votes Proceed (optionally with\ninstructions), Replace or Defer, under a bound (default 5 s); the votes fold as\n#PreCompactDecision says, and a failing or overrunning listener counts as Proceed.",
+		Payload:  "PreCompactPayload",
+		Decision: "PreCompactDecision",
+		Default:  "proceed",
+		Register: "OnPreCompact",
+		Listener: "PreCompactListener",
 	},
 	{
 		Name:     "tools/execute",
@@ -307,6 +330,8 @@ type Registry struct {
 	onSessionStart   evList[SessionStartListener]
 	onStatus         evList[StatusListener]
 	onTurnStopping   evList[TurnStoppingListener]
+	onPostCompact    evList[PostCompactListener]
+	onPreCompact     evList[PreCompactListener]
 	onExecute        evList[ExecuteListener]
 	onGuard          evList[GuardListener]
 	onPostTool       evList[PostToolListener]
@@ -383,6 +408,10 @@ func (g *Registry) Listens(event string) bool {
 		return len(g.onStatus.load()) > 0
 	case TurnStoppingEventName:
 		return len(g.onTurnStopping.load()) > 0
+	case PostCompactEventName:
+		return len(g.onPostCompact.load()) > 0
+	case PreCompactEventName:
+		return len(g.onPreCompact.load()) > 0
 	case ExecuteEventName:
 		return len(g.onExecute.load()) > 0
 	case GuardEventName:
@@ -711,6 +740,23 @@ func evCheckGuardVerdict(d GuardVerdict) error {
 	return ErrUnknownVariant
 }
 
+// evCheckPostCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PostCompactDecision.
+func evCheckPostCompactDecision(d PostCompactDecision) error {
+	switch v := d.(type) {
+	case PostCompactAccept, PostCompactAppend:
+		return nil
+	case *PostCompactAccept:
+		return evCheckPointer(v)
+	case *PostCompactAppend:
+		return evCheckPointer(v)
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
 // evCheckPostToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
 // (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
 // PostToolDecision.
@@ -723,6 +769,25 @@ func evCheckPostToolDecision(d PostToolDecision) error {
 	case *PostToolBlock:
 		return evCheckPointer(v)
 	case *PostToolHalt:
+		return evCheckPointer(v)
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckPreCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PreCompactDecision.
+func evCheckPreCompactDecision(d PreCompactDecision) error {
+	switch v := d.(type) {
+	case PreCompactProceed, PreCompactReplace, PreCompactDefer:
+		return nil
+	case *PreCompactProceed:
+		return evCheckPointer(v)
+	case *PreCompactReplace:
+		return evCheckPointer(v)
+	case *PreCompactDefer:
 		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
@@ -1226,6 +1291,88 @@ func evNotifyBounded[P any, F ~func(context.Context, *P) error](
 		}
 	}
 	return overran, errors.Join(errs...)
+}
+
+// FoldVote is one listener's part in a fold run (the Run<Event> runners of fold events):
+// its decision, or why it has none. A listener that failed, panicked, returned a nil
+// decision or one of an unknown type has Err set (a *ListenerError); one that overran its
+// bound has Overran set and no decision. Exactly one of Decision (non-nil), Err and Overran
+// is set.
+type FoldVote[D any] struct {
+	// Listener is the registered name of the listener.
+	Listener string
+	// Decision is the listener's decision, when it returned a valid one in time.
+	Decision D
+	// Err is the listener's failure, a *ListenerError.
+	Err error
+	// Overran reports that the listener did not return within its bound plus a short grace;
+	// it was abandoned (it keeps its goroutine until it returns) and its decision, if any,
+	// is ignored.
+	Overran bool
+}
+
+// evFold runs every listener that sees p, in registration order, each under a context
+// cancelled with cause ErrListenerOverrun once bound passes (bound <= 0: no bound), and
+// returns one vote per listener. A listener still running a grace after its bound is
+// abandoned.
+func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
+	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
+	bound time.Duration, check func(D) error, kind func(D) string,
+) []FoldVote[D] {
+	var votes []FoldVote[D]
+	for _, x := range l.seenBy(scope(p)) {
+		lctx, cancel := ctx, context.CancelFunc(func() {})
+		if bound > 0 {
+			lctx, cancel = context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
+		}
+		type result struct {
+			d   D
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			var r result
+			if le := evCall(event, x.name, func() { r.d, r.err = x.fn(lctx, p) }); le != nil {
+				r.err = le
+			} else if r.err != nil {
+				r.err = &ListenerError{Event: event, Listener: x.name, Err: r.err}
+			} else if err := check(r.d); err != nil {
+				r.err = &ListenerError{Event: event, Listener: x.name, Err: err}
+			}
+			done <- r
+		}()
+		v := FoldVote[D]{Listener: x.name}
+		var (
+			r   result
+			got bool
+		)
+		select {
+		case r, got = <-done:
+		case <-lctx.Done():
+			grace := time.NewTimer(evOverrunGrace)
+			select {
+			case r, got = <-done:
+			case <-grace.C:
+			}
+			grace.Stop()
+			if errors.Is(context.Cause(lctx), ErrListenerOverrun) {
+				got, v.Overran = false, true
+			}
+		}
+		cancel()
+		if got {
+			if r.err != nil {
+				v.Err = r.err
+			} else {
+				v.Decision = r.d
+				g.audit(ctx, event, x.name, func() string { return kind(r.d) }, r.d)
+			}
+		} else if !v.Overran {
+			v.Err = &ListenerError{Event: event, Listener: x.name, Err: context.Cause(lctx)}
+		}
+		votes = append(votes, v)
+	}
+	return votes
 }
 
 // evObserve runs every listener that sees p, in order; a failure (a panic) is logged and

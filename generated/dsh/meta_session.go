@@ -22,6 +22,12 @@ var SessionEventTypes = []string{
 	ApprovalDecidedType,
 	AssistantChunkLoggedType,
 	AssistantMessageLoggedType,
+	CompactionCheckpointType,
+	CompactionEndType,
+	CompactionListenerFailedType,
+	CompactionSkippedType,
+	CompactionStartType,
+	CompactionSummaryType,
 	DecisionRecordedType,
 	HookInvokedType,
 	HookResultType,
@@ -71,6 +77,42 @@ func DecodeSessionEventData(typ string, data []byte) (SessionEventData, error) {
 		return v, nil
 	case AssistantMessageLoggedType:
 		var v AssistantMessageLogged
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case CompactionCheckpointType:
+		var v CompactionCheckpoint
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case CompactionEndType:
+		var v CompactionEnd
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case CompactionListenerFailedType:
+		var v CompactionListenerFailed
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case CompactionSkippedType:
+		var v CompactionSkipped
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case CompactionStartType:
+		var v CompactionStart
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case CompactionSummaryType:
+		var v CompactionSummary
 		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}

@@ -144,6 +144,25 @@ func TestRoundTrip(t *testing.T) {
 			CallID: "text-callId",
 		}), dsh.UnmarshalMessageSource)
 	})
+	t.Run("PostCompactDecision/accept", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "PostCompactDecision", "kind", dsh.PostCompactDecision(dsh.PostCompactAccept{}), dsh.UnmarshalPostCompactDecision)
+	})
+	t.Run("PostCompactDecision/append", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "PostCompactDecision", "kind", dsh.PostCompactDecision(dsh.PostCompactAppend{
+			Contexts: []dsh.UserMessage{
+				dsh.UserMessage{
+					ID:   "text-id",
+					Role: dsh.UserMessageRoleUser,
+					Content: []dsh.ContentBlock{
+						dsh.TextBlock{
+							Text: "text-text",
+						},
+					},
+					Source: dsh.SourceUser{},
+				},
+			},
+		}), dsh.UnmarshalPostCompactDecision)
+	})
 	t.Run("PostToolDecision/accept", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolAccept{
 			Content: []dsh.ContentBlock{
@@ -190,6 +209,24 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolHalt{
 			Reason: "text-reason",
 		}), dsh.UnmarshalPostToolDecision)
+	})
+	t.Run("PreCompactDecision/proceed", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "PreCompactDecision", "kind", dsh.PreCompactDecision(dsh.PreCompactProceed{
+			Instructions: []string{
+				"text-instructions",
+			},
+		}), dsh.UnmarshalPreCompactDecision)
+	})
+	t.Run("PreCompactDecision/replace", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "PreCompactDecision", "kind", dsh.PreCompactDecision(dsh.PreCompactReplace{
+			Summary: "text-summary",
+			Reason:  ptr("text-reason"),
+		}), dsh.UnmarshalPreCompactDecision)
+	})
+	t.Run("PreCompactDecision/defer", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "PreCompactDecision", "kind", dsh.PreCompactDecision(dsh.PreCompactDefer{
+			Reason: "text-reason",
+		}), dsh.UnmarshalPreCompactDecision)
 	})
 	t.Run("PreStepDecision/enter", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PreStepDecision", "kind", dsh.PreStepDecision(dsh.PreStepEnter{
@@ -399,6 +436,101 @@ func TestRoundTrip(t *testing.T) {
 			Interrupted: ptr(true),
 		})
 	})
+	t.Run("CompactionCheckpoint", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactionCheckpoint", closed, dsh.CompactionCheckpoint{
+			CompactionID: "text-compactionId",
+			Message: dsh.UserMessage{
+				ID:   "text-id",
+				Role: dsh.UserMessageRoleUser,
+				Content: []dsh.ContentBlock{
+					dsh.TextBlock{
+						Text: "text-text",
+					},
+				},
+				Source: dsh.SourceUser{},
+			},
+			Replace: dsh.CompactionRange{
+				Start: 1,
+				End:   1,
+				ShadowedSeqs: []int{
+					1,
+				},
+			},
+			TokensAfter: 1,
+		})
+	})
+	t.Run("CompactionEnd", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactionEnd", closed, dsh.CompactionEnd{
+			CompactionID: "text-compactionId",
+			Outcome:      dsh.CompactionOutcomeCommitted,
+			Error:        ptr("text-error"),
+			TokensBefore: 1,
+			TokensAfter:  1,
+		})
+	})
+	t.Run("CompactionListenerFailed", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactionListenerFailed", closed, dsh.CompactionListenerFailed{
+			CompactionID: "text-compactionId",
+			Point:        "text-point",
+			Listener:     "text-listener",
+			Error:        "text-error",
+			Overran:      ptr(true),
+		})
+	})
+	t.Run("CompactionSkipped", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactionSkipped", closed, dsh.CompactionSkipped{
+			CompactionID: "text-compactionId",
+			Trigger:      dsh.CompactionTriggerPressure,
+			Turn:         ptr(1),
+			By:           "text-by",
+			Reason:       "text-reason",
+			Consecutive:  1,
+			Overridden:   ptr(true),
+		})
+	})
+	t.Run("CompactionStart", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactionStart", closed, dsh.CompactionStart{
+			CompactionID:    "text-compactionId",
+			Trigger:         dsh.CompactionTriggerPressure,
+			Origin:          dsh.CompactionOriginAuto,
+			Turn:            ptr(1),
+			SourceCommandID: ptr("text-sourceCommandId"),
+			Instructions: []dsh.CompactionInstruction{
+				dsh.CompactionInstruction{
+					By:     "text-by",
+					Digest: "text-digest",
+				},
+			},
+			Range: dsh.CompactionRange{
+				Start: 1,
+				End:   1,
+				ShadowedSeqs: []int{
+					1,
+				},
+			},
+		})
+	})
+	t.Run("CompactionSummary", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactionSummary", closed, dsh.CompactionSummary{
+			CompactionID: "text-compactionId",
+			Summary:      "text-summary",
+			ShadowedRange: dsh.CompactionRange{
+				Start: 1,
+				End:   1,
+				ShadowedSeqs: []int{
+					1,
+				},
+			},
+			ShadowedTokenCount: 1,
+			Provider:           "text-provider",
+			Model:              "text-model",
+			MaxTokens:          ptr(1),
+			Usage: &dsh.Usage{
+				InputTokens:  1,
+				OutputTokens: 1,
+			},
+		})
+	})
 	t.Run("ContinuationCapped", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ContinuationCapped", closed, dsh.ContinuationCapped{
 			Turn:          1,
@@ -441,17 +573,19 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("HookInvoked", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "HookInvoked", closed, dsh.HookInvoked{
-			Turn:      1,
-			Point:     "text-point",
-			Dialect:   dsh.HookDialectClaudeCode,
-			Matcher:   ptr("text-matcher"),
-			HandlerID: "text-handlerId",
-			Command:   "text-command",
+			Turn:        1,
+			Maintenance: ptr("text-maintenance"),
+			Point:       "text-point",
+			Dialect:     dsh.HookDialectClaudeCode,
+			Matcher:     ptr("text-matcher"),
+			HandlerID:   "text-handlerId",
+			Command:     "text-command",
 		})
 	})
 	t.Run("HookResult", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "HookResult", closed, dsh.HookResult{
 			Turn:          1,
+			Maintenance:   ptr("text-maintenance"),
 			Point:         "text-point",
 			HandlerID:     "text-handlerId",
 			Outcome:       dsh.HookOutcomePass,
@@ -530,6 +664,26 @@ func TestRoundTrip(t *testing.T) {
 			Outcome: dsh.InboxSplicedOutcomeCanceled,
 		})
 	})
+	t.Run("PostCompactPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostCompactPayload", closed, dsh.PostCompactPayload{
+			AgentID:       "text-agentId",
+			CompactionID:  "text-compactionId",
+			Trigger:       dsh.CompactionTriggerPressure,
+			Origin:        dsh.CompactionOriginAuto,
+			Turn:          ptr(1),
+			Outcome:       dsh.CompactionOutcomeCommitted,
+			Error:         ptr("text-error"),
+			CheckpointSeq: ptr(1),
+			SummarySeq:    ptr(1),
+			ShadowedSeqs: []int{
+				1,
+			},
+			TokensBefore:      1,
+			TokensAfter:       1,
+			Summary:           ptr("text-summary"),
+			ReplaceGeneration: 1,
+		})
+	})
 	t.Run("PostToolPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolPayload", closed, dsh.PostToolPayload{
 			Exec: dsh.ToolExecution{
@@ -561,6 +715,34 @@ func TestRoundTrip(t *testing.T) {
 				},
 				ConcludesTurn: ptr(true),
 			},
+		})
+	})
+	t.Run("PreCompactPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreCompactPayload", closed, dsh.PreCompactPayload{
+			AgentID:      "text-agentId",
+			CompactionID: "text-compactionId",
+			Trigger:      dsh.CompactionTriggerPressure,
+			Origin:       dsh.CompactionOriginAuto,
+			Turn:         ptr(1),
+			Phases: []dsh.CompactionPhase{
+				dsh.CompactionPhasePrune,
+			},
+			PlannedRange: dsh.CompactionRange{
+				Start: 1,
+				End:   1,
+				ShadowedSeqs: []int{
+					1,
+				},
+			},
+			ShadowedTokens:    1,
+			MeasuredTokens:    1,
+			ContextWindow:     1,
+			Threshold:         1,
+			RetainedTokens:    1,
+			Ordinal:           1,
+			SourceCommandID:   ptr("text-sourceCommandId"),
+			UserInstructions:  ptr("text-userInstructions"),
+			ConsecutiveDefers: 1,
 		})
 	})
 	t.Run("PreStepPayload", func(t *testing.T) {
@@ -655,8 +837,10 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionStartPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionStartPayload", closed, dsh.SessionStartPayload{
-			AgentID: "text-agentId",
-			Source:  dsh.SessionStartSourceStartup,
+			AgentID:      "text-agentId",
+			Source:       dsh.SessionStartSourceStartup,
+			CompactionID: ptr("text-compactionId"),
+			Turn:         ptr(1),
 		})
 	})
 	t.Run("StartListenerOverrun", func(t *testing.T) {

@@ -301,6 +301,22 @@ func planEvent(e *ir.Event) (*event, error) {
 		x.Next = e.GoName + "Next"
 		x.Register = "Wrap" + e.GoName
 		x.Runner = "Run" + e.GoName
+	case ir.Fold:
+		if err := union(); err != nil {
+			return nil, err
+		}
+		if e.Default == "" {
+			return nil, fmt.Errorf("a fold needs a default variant")
+		}
+		v, err := variant(e.Default, "the default")
+		if err != nil {
+			return nil, err
+		}
+		x.defaultExpr = v.Type.Name + "{}"
+		x.Default = e.Default
+		x.DomainConst = "DomainFold"
+		x.Register = "On" + e.GoName
+		x.Runner = "Run" + e.GoName
 	case ir.Notification, ir.Observer:
 		if e.Decision != nil {
 			return nil, fmt.Errorf("a %s has no decision", e.Domain)
@@ -395,7 +411,7 @@ func checkNames(s *ir.Spec, evs []*event) error {
 		}
 	}
 	for _, n := range []string{"Domain", "DomainWaterfall", "DomainGuard", "DomainWrapper",
-		"DomainNotification", "DomainObserver", "EventInfo", "Events", "ErrNextReused",
+		"DomainNotification", "DomainObserver", "DomainFold", "FoldVote", "EventInfo", "Events", "ErrNextReused",
 		"ErrNilDecision", "ErrUnknownVariant", "ListenerError", "ResolvedDecision",
 		"RegistryOption", "WithLogger", "WithDecisionAudit", "Registry", "NewRegistry",
 		"Registrar", "SessionEventData", "SessionEventTypes", "DecodeSessionEventData",

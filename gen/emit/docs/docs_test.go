@@ -59,6 +59,7 @@ func TestOrder(t *testing.T) {
 		"### `demo/run`",
 		"### `demo/seen`",
 		"### `demo/stopping`",
+		"### `demo/vote`",
 		"## Session events",
 		"### `demo/started`",
 		"#### Data `Started`",
