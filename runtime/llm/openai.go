@@ -838,6 +838,9 @@ func parseAPIError(raw json.RawMessage) (msg, code string) {
 	if code == "" {
 		code = e.Type
 	}
+	if code == "context_length_exceeded" {
+		code = CodeContextWindowExceeded
+	}
 	return e.Message, code
 }
 

@@ -102,6 +102,20 @@ type Scripted struct {
 	next      int
 	record    bool
 	requests  []Request
+	window    int // the context window, in estimated tokens; 0: none
+}
+
+// WithContextWindow gives the model a context window of n tokens, as [EstimateRequest]
+// measures them, and returns the model. A request larger than n then fails at once with an
+// error finish of code [CodeContextWindowExceeded], consuming no scripted response (a
+// provider rejects it before generating); every other call reports its usage, when its
+// response scripts none, as the estimated input and output tokens. n <= 0 removes the
+// window.
+func (s *Scripted) WithContextWindow(n int) *Scripted {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.window = max(n, 0)
+	return s
 }
 
 // RecordRequests makes the model record a deep copy of every request it receives from
@@ -276,8 +290,30 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 		c := req.Clone()
 		frozen = &c
 	}
+	s.mu.Lock()
+	window := s.window
+	s.mu.Unlock()
+	input := 0
+	if window > 0 {
+		input = EstimateRequest(req)
+	}
 	return func(yield func(dsh.AssistantChunk, error) bool) {
+		if window > 0 && input > window {
+			s.mu.Lock()
+			if frozen != nil {
+				s.requests = append(s.requests, *frozen)
+			}
+			s.mu.Unlock()
+			yield(errorFinish(dsh.LLMFailure{
+				Message: fmt.Sprintf("the request holds %d tokens, more than the context window of %d", input, window),
+				Code:    CodeContextWindowExceeded,
+			}, nil), nil)
+			return
+		}
 		sc := s.take(frozen)
+		if window > 0 && sc.invalid == nil && sc.finish.Usage == nil {
+			sc.finish.Usage = &dsh.Usage{InputTokens: input, OutputTokens: estimateResponse(sc.resp, sc.calls)}
+		}
 		if sc.invalid != nil {
 			yield(errorFinish(dsh.LLMFailure{Message: sc.invalid.Error(), Code: CodeInvalidScript}, nil), nil)
 			return

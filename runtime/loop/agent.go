@@ -33,15 +33,17 @@ type Agent struct {
 	// mut serializes inbox mutations, across their appends (inbox.go).
 	mut sync.Mutex
 
-	mu       sync.Mutex // guards the fields below; never held across an append or a call-out
-	nextTurn []dsh.UserMessage
-	nextStep []dsh.UserMessage
-	lastTurn int
-	running  bool          // a driver is running (status running)
-	idle     chan struct{} // closed once the agent is idle
-	turn     *turnRun      // the current turn, while running
-	latched  bool          // a waking send landed on an aborted turn: replay a wake when idle
-	closed   bool
+	mu        sync.Mutex // guards the fields below; never held across an append or a call-out
+	nextTurn  []dsh.UserMessage
+	nextStep  []dsh.UserMessage
+	lastTurn  int
+	running   bool          // a driver is running (status running)
+	idle      chan struct{} // closed once the agent is idle
+	turn      *turnRun      // the current turn, while running
+	latched   bool          // a waking send landed on an aborted turn: replay a wake when idle
+	closed    bool
+	maint     bool // a manual compaction holds the idle agent (compaction.go)
+	maintWake bool // a waking send arrived during the manual compaction: wake after it
 
 	// req is the state of the requests, owned by the driver (one at a time).
 	req requestState
@@ -52,6 +54,7 @@ type turnRun struct {
 	n      int
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	prompt bool // the first claim ended with a next-turn prompt
 
 	// Guarded by Agent.mu.
 	cause   dsh.AgentCancelCause // the first Cancel or Halt cause: the turn ends aborted with it
@@ -131,6 +134,13 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.lastTurn = st.LastTurn
 	a.nextTurn, a.nextStep = st.NextTurn, st.NextStep
+	if id := a.req.openAttempt; id != "" {
+		// A crash between compaction/start and compaction/end: the attempt is stale. Its
+		// lock is released, no pre- or post-compact runs for it, and the next attempt
+		// works; a checkpoint it wrote (the commit point) stands.
+		a.logger.Warn("loop: a stale compaction attempt was left open by a crash", "compactionId", id)
+		a.req.openAttempt = ""
+	}
 	a.req.first = dsh.HeaderReasonResume
 	a.sessionStart(ctx, dsh.SessionStartSourceResume)
 	return a, nil
@@ -170,6 +180,7 @@ func newAgent(ctx context.Context, cfg Config) *Agent {
 		idle:   make(chan struct{}),
 	}
 	close(a.idle)
+	a.req.usageAt = -1
 	a.base = withScope(context.WithoutCancel(ctx), scope{agent: a})
 	return a
 }

@@ -22,7 +22,45 @@ const (
 	// DefaultSessionStartTimeout is the default bound on the agent/session-start listeners
 	// (SEMANTICS.md Part A item 6).
 	DefaultSessionStartTimeout = 5 * time.Second
+	// DefaultThresholdRatio is the default share of the context window at which pressure
+	// compaction runs.
+	DefaultThresholdRatio = 0.8
+	// DefaultRetainRatio is the default share of the context window the newest messages
+	// may keep, uncompacted, after a checkpoint.
+	DefaultRetainRatio = 0.16
+	// DefaultMaxConsecutiveDefers is the default defer cap: the pressure attempt after this
+	// many consecutive deferred ones is overridden and runs.
+	DefaultMaxConsecutiveDefers = 3
+	// DefaultCompactionListenerTimeout is the default bound on each compaction listener.
+	DefaultCompactionListenerTimeout = 5 * time.Second
 )
+
+// CompactionConfig configures compaction (REWRITE-COMPACTION.md §2.2). With no context
+// window known for the model, pressure compaction is off; overflow compaction (a request
+// failing with CONTEXT_WINDOW_EXCEEDED) and manual compaction (Agent.Compact) work
+// whatever the window.
+type CompactionConfig struct {
+	// ContextWindow is the model's context window, in tokens (0: unknown).
+	ContextWindow int
+	// Windows are per-model context windows, keyed "provider/model" or "model"; they win
+	// over ContextWindow.
+	Windows map[string]int
+	// ThresholdRatio is the share of the window at which a step boundary compacts (0: 0.8).
+	ThresholdRatio float64
+	// RetainRatio is the share of the window the newest whole messages keep after a
+	// checkpoint (0: 0.16).
+	RetainRatio float64
+	// MaxConsecutiveDefers is the defer cap (0: 3; negative: a defer is never overridden).
+	MaxConsecutiveDefers int
+	// ListenerTimeout bounds each compaction/pre-compact and compaction/post-compact
+	// listener, and the agent/session-start listeners of the source compact (0: 5 s).
+	ListenerTimeout time.Duration
+	// SummaryMaxTokens caps the summarizer's output (0: the config's maxTokens).
+	SummaryMaxTokens int
+	// Disabled turns automatic compaction off (pressure and overflow); manual compaction
+	// still works.
+	Disabled bool
+}
 
 // Config configures an Agent. ID, Registry, Model and Log are required.
 type Config struct {
@@ -56,6 +94,8 @@ type Config struct {
 	// policy point (SEMANTICS.md Part A item 12). It needs a Registry created with the
 	// DecisionAudit option.
 	Audit bool
+	// Compaction configures compaction.
+	Compaction CompactionConfig
 	// Logger receives the agent's diagnostics (default: discard).
 	Logger *slog.Logger
 }
@@ -100,6 +140,32 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.SessionStartTimeout <= 0 {
 		c.SessionStartTimeout = DefaultSessionStartTimeout
+	}
+	cc := &c.Compaction
+	switch {
+	case cc.ContextWindow < 0:
+		return c, fmt.Errorf("%w: negative Compaction.ContextWindow %d", ErrInvalidConfig, cc.ContextWindow)
+	case cc.ThresholdRatio < 0 || cc.ThresholdRatio > 1:
+		return c, fmt.Errorf("%w: Compaction.ThresholdRatio %v is not in (0, 1]", ErrInvalidConfig, cc.ThresholdRatio)
+	case cc.RetainRatio < 0 || cc.RetainRatio >= 1:
+		return c, fmt.Errorf("%w: Compaction.RetainRatio %v is not in (0, 1)", ErrInvalidConfig, cc.RetainRatio)
+	}
+	for k, v := range cc.Windows {
+		if v < 0 {
+			return c, fmt.Errorf("%w: negative Compaction.Windows[%q] %d", ErrInvalidConfig, k, v)
+		}
+	}
+	if cc.ThresholdRatio == 0 {
+		cc.ThresholdRatio = DefaultThresholdRatio
+	}
+	if cc.RetainRatio == 0 {
+		cc.RetainRatio = DefaultRetainRatio
+	}
+	if cc.MaxConsecutiveDefers == 0 {
+		cc.MaxConsecutiveDefers = DefaultMaxConsecutiveDefers
+	}
+	if cc.ListenerTimeout <= 0 {
+		cc.ListenerTimeout = DefaultCompactionListenerTimeout
 	}
 	return c, nil
 }

@@ -25,7 +25,10 @@ const (
 // happen on the caller's goroutine, the rest of the turn on the driver's.
 func (a *Agent) wake() {
 	a.mu.Lock()
-	if a.running || a.closed {
+	if a.maint && !a.closed {
+		a.maintWake = true // the manual compaction wakes the agent when it is done
+	}
+	if a.running || a.closed || a.maint {
 		a.mu.Unlock()
 		return
 	}
@@ -67,7 +70,7 @@ func (a *Agent) beginTurn(t *turnRun) (claimed []dsh.UserMessage, open bool, err
 	a.mu.Lock()
 	a.lastTurn = t.n
 	a.mu.Unlock()
-	claimed, err = a.claim(t.n, true)
+	claimed, t.prompt, err = a.claimParts(t.n, true)
 	return claimed, true, err
 }
 

@@ -78,31 +78,36 @@ func (a *Agent) insert(ctx context.Context, target dsh.InboxTarget, msgs []dsh.U
 // when withPrompt, the first next-turn message; it emits agent/inbox/claimed for each, in
 // claim order.
 func (a *Agent) claim(turn int, withPrompt bool) ([]dsh.UserMessage, error) {
+	claimed, _, err := a.claimParts(turn, withPrompt)
+	return claimed, err
+}
+
+// claimParts is claim; prompt reports whether the batch ends with a next-turn prompt.
+func (a *Agent) claimParts(turn int, withPrompt bool) (claimed []dsh.UserMessage, prompt bool, err error) {
 	a.mut.Lock()
 	a.mu.Lock()
 	steps := slices.Clone(a.nextStep)
-	var prompt []dsh.UserMessage
+	var prompts []dsh.UserMessage
 	if withPrompt && len(a.nextTurn) > 0 {
-		prompt = []dsh.UserMessage{a.nextTurn[0]}
+		prompts = []dsh.UserMessage{a.nextTurn[0]}
 	}
 	a.mu.Unlock()
-	var err error
 	if len(steps) > 0 {
 		_, err = a.spliceLocked(a.base, dsh.InboxTargetNextStep, 0, len(steps), nil, false)
 	}
-	if err == nil && len(prompt) > 0 {
+	if err == nil && len(prompts) > 0 {
 		_, err = a.spliceLocked(a.base, dsh.InboxTargetNextTurn, 0, 1, nil, false)
 	}
 	a.mut.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	claimed := append(steps, prompt...)
+	claimed = append(steps, prompts...)
 	for _, m := range claimed {
 		a.emit(dsh.InboxClaimedEventName, a.reg.EmitInboxClaimed(a.base, &dsh.InboxClaimedPayload{
 			Agent: a, AgentID: a.id, Message: cloneMust(m), Turn: turn}))
 	}
-	return claimed, nil
+	return claimed, len(prompts) > 0, nil
 }
 
 // clearWait is how long clearInbox waits for a busy inbox before clearing it
@@ -205,6 +210,13 @@ func (a *Agent) pending() (nextTurn, nextStep int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.nextTurn), len(a.nextStep)
+}
+
+// pendingSteps returns the next-step messages pending now (shared, not copied: read only).
+func (a *Agent) pendingSteps() []dsh.UserMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nextStep
 }
 
 // cloneMust deep-copies m, a message the inbox holds (see copyMessage).

@@ -24,7 +24,16 @@ type requestState struct {
 	context    *dsh.RequestContext // the last logged request/context
 	folded     int64               // the seq up to which history is folded
 	history    []llm.Message       // user/message, assistant/message and tool/result, in order
+	seqs       []int64             // the seq of the event each history message came from
 	pendingEnd *dsh.TurnEnd        // a turn/end whose append failed, appended before the next turn
+
+	// The compaction state, folded from the log too (compaction.go).
+	usage       int    // input+output tokens the provider reported for the last response
+	usageAt     int    // len(history) when usage applied; -1: no usage since the last checkpoint
+	attempts    int    // compaction/start events so far (the next attempt's ordinal - 1)
+	generation  int    // compaction/checkpoint events so far
+	defers      int    // consecutive deferred pressure attempts
+	openAttempt string // the compactionId of a compaction/start without its end: stale
 }
 
 // fold folds one event into the history (B §5.3 step 1: the messages are derived from
@@ -38,7 +47,8 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 	}
 	r.folded = ev.Seq + 1
 	switch ev.Type {
-	case dsh.UserMessageLoggedType, dsh.ToolResultLoggedType, dsh.AssistantMessageLoggedType:
+	case dsh.UserMessageLoggedType, dsh.ToolResultLoggedType, dsh.AssistantMessageLoggedType,
+		dsh.CompactionCheckpointType, dsh.CompactionStartType, dsh.CompactionEndType, dsh.CompactionSkippedType:
 	case dsh.RequestHeaderLoggedType, dsh.RequestContextType:
 		if !headers {
 			return nil
@@ -70,12 +80,58 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 	case dsh.ToolResultLogged:
 		content = d.Message.Content
 	case dsh.AssistantMessageLogged:
+		if d.Usage != nil && d.Interrupted == nil {
+			r.usage, r.usageAt = d.Usage.InputTokens+d.Usage.OutputTokens, len(r.history)
+			if len(d.Message.Content) > 0 {
+				r.usageAt++
+			}
+		}
 		if len(d.Message.Content) == 0 {
 			return nil // nothing to replay (e.g. a max-tokens finish of dropped calls)
 		}
 		role, content = llm.RoleAssistant, d.Message.Content
+	case dsh.CompactionCheckpoint:
+		return r.checkpoint(ev.Seq, d)
+	case dsh.CompactionStart:
+		r.attempts++
+		r.defers = 0
+		r.openAttempt = d.CompactionID
+		return nil
+	case dsh.CompactionEnd:
+		if r.openAttempt == d.CompactionID {
+			r.openAttempt = ""
+		}
+		return nil
+	case dsh.CompactionSkipped:
+		if d.Trigger == dsh.CompactionTriggerPressure {
+			r.defers = d.Consecutive
+			if d.Overridden != nil && *d.Overridden {
+				r.defers = 0
+			}
+		}
+		return nil
 	}
 	r.history = append(r.history, llm.Message{Role: role, Content: content, Source: source})
+	r.seqs = append(r.seqs, ev.Seq)
+	return nil
+}
+
+// checkpoint folds a compaction/checkpoint: its message replaces the history range it
+// names (REWRITE-COMPACTION.md §2.2), and the provider's last usage no longer applies.
+func (r *requestState) checkpoint(seq int64, d dsh.CompactionCheckpoint) error {
+	start, end := d.Replace.Start, d.Replace.End
+	if start < 0 || end < start || end > len(r.history) {
+		return fmt.Errorf("loop: history: event %d: checkpoint range [%d, %d) outside a history of %d messages",
+			seq, start, end, len(r.history))
+	}
+	msg := llm.Message{Role: llm.RoleUser, Content: d.Message.Content, Source: d.Message.Source}
+	history := make([]llm.Message, 0, len(r.history)-(end-start)+1)
+	history = append(append(append(history, r.history[:start]...), msg), r.history[end:]...)
+	seqs := make([]int64, 0, len(history))
+	seqs = append(append(append(seqs, r.seqs[:start]...), seq), r.seqs[end:]...)
+	r.history, r.seqs = history, seqs
+	r.usageAt = -1
+	r.generation++
 	return nil
 }
 
@@ -146,6 +202,9 @@ func (a *Agent) logHeader(h dsh.RequestHeader) error {
 		r.logged = &cfg
 	}
 	ctx := dsh.RequestContext{Provider: h.Config.Provider, Model: h.Config.Model}
+	if w := a.window(h.Config); w > 0 {
+		ctx.ContextWindow = &w
+	}
 	if r.context == nil || r.context.Provider != ctx.Provider || r.context.Model != ctx.Model {
 		if _, err := a.log.Append(a.base, ctx); err != nil {
 			return err

@@ -41,6 +41,7 @@ func (a *Agent) runStep(ctx context.Context, t *turnRun, step int, msgs []dsh.Us
 			return endNone, nil, err
 		}
 	}
+	overflowed := false // overflow recovery runs once per step
 	for attempt := 1; ; attempt++ {
 		cfg, err := a.request(ctx, t, step)
 		if err != nil {
@@ -68,6 +69,20 @@ func (a *Agent) runStep(ctx context.Context, t *turnRun, step int, msgs []dsh.Us
 		}
 		if failure == nil {
 			return a.settle(ctx, t, step, resp, seqs)
+		}
+		if !overflowed && !a.cfg.Compaction.Disabled && llm.IsContextWindowExceeded(*failure) {
+			overflowed = true
+			retry, deferred, err := a.overflow(ctx, t)
+			switch {
+			case err != nil:
+				return endNone, nil, err
+			case t.ctx.Err() != nil:
+				return endNone, nil, nil
+			case deferred:
+				return endNone, failure, nil // no retry: the original failure ends the turn
+			case retry:
+				continue
+			}
 		}
 		retry, err := a.requestError(ctx, t, step, cfg.Provider, *failure, attempt)
 		switch {

@@ -33,6 +33,21 @@ func (a *Agent) runTurn(t *turnRun, claimed []dsh.UserMessage) (dsh.TurnEndReaso
 		}
 		return dsh.TurnEndCompleted{}
 	}
+	// The compaction phase of the first step: its claim was made when the turn started,
+	// so the contexts compaction adds are claimed now, before the prompt.
+	if c := a.stopCause(t); c == nil {
+		n, err := a.pressure(t, claimed)
+		if err != nil {
+			return a.fail(t, 1, err), stop
+		}
+		if n > 0 {
+			extra, err := a.claim(t.n, false)
+			if err != nil {
+				return a.fail(t, 1, err), stop
+			}
+			claimed = mergeClaim(claimed, extra, t.prompt)
+		}
+	}
 	for {
 		// Step 3: the system prompt is static (Config.System); then the abort check.
 		if c := a.stopCause(t); c != nil {
@@ -104,11 +119,29 @@ func (a *Agent) runTurn(t *turnRun, claimed []dsh.UserMessage) (dsh.TurnEndReaso
 				continuations++
 			}
 		}
+		// The compaction phase: the step is durable, the next one is not claimed yet.
+		if _, err := a.pressure(t, a.pendingSteps()); err != nil {
+			return a.fail(t, step+1, err), stop
+		}
+		if c := a.stopCause(t); c != nil {
+			return aborted(c), stop
+		}
 		// Step 9: the next step claims the next-step list only.
 		if claimed, err = a.claim(t.n, false); err != nil {
 			return a.fail(t, step+1, err), stop
 		}
 	}
+}
+
+// mergeClaim places the contexts claimed after the first claim of a turn before its
+// prompt, as if they had been claimed together.
+func mergeClaim(claimed, extra []dsh.UserMessage, prompt bool) []dsh.UserMessage {
+	if !prompt || len(claimed) == 0 {
+		return append(claimed, extra...)
+	}
+	n := len(claimed) - 1
+	out := make([]dsh.UserMessage, 0, len(claimed)+len(extra))
+	return append(append(append(out, claimed[:n]...), extra...), claimed[n])
 }
 
 // capContinuations discards the input steered past the continuation cap and closes the
