@@ -636,5 +636,3 @@ func TestResumeAfterCompactionsSendsTheSameRequests(t *testing.T) {
 		t.Fatal(d)
 	}
 }
-
-
