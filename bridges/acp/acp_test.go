@@ -701,3 +701,53 @@ func TestLoadAndContinue(t *testing.T) {
 		t.Error("the continued turn did not call the tool")
 	}
 }
+
+// TestCompactCommand: /compact is advertised; typed as a prompt it compacts the session
+// (the summarizer's answer becomes the checkpoint the next prompt's request starts with)
+// and answers end_turn with a message; on a fresh session there is nothing to compact.
+func TestCompactCommand(t *testing.T) {
+	dir := t.TempDir()
+	model := llm.NewScripted(llm.ScriptedResponse{Text: strings.Repeat("a long answer ", 40)}, llm.ScriptedResponse{Text: "two"},
+		llm.ScriptedResponse{Text: "THE SUMMARY"}, llm.ScriptedResponse{Text: "three"}).RecordRequests()
+	c := start(t, dir, acp.PermissionsAllow, func() llm.Model { return model })
+	if r := c.call("initialize", map[string]any{"protocolVersion": 1}); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	c.request("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var id string
+	cmds := c.until(func(f map[string]any) bool {
+		if r, ok := f["result"].(map[string]any); ok && r["sessionId"] != nil {
+			id = r["sessionId"].(string)
+		}
+		p, _ := f["params"].(map[string]any)
+		u, _ := p["update"].(map[string]any)
+		return u["sessionUpdate"] == "available_commands_update"
+	})
+	if last := fmt.Sprint(cmds[len(cmds)-1]); !strings.Contains(last, "name:compact") {
+		t.Fatalf("available commands: %s", last)
+	}
+	f := c.call("session/prompt", prompt(id, "/compact"))
+	if stopReason(f) != "end_turn" {
+		t.Fatalf("/compact on a fresh session: %v", f)
+	}
+	for _, p := range []string{"one", "two"} {
+		if f := c.call("session/prompt", prompt(id, p)); stopReason(f) != "end_turn" {
+			t.Fatalf("prompt %s: %v", p, f)
+		}
+	}
+	seen := c.until(responseTo(c.request("session/prompt", prompt(id, "/compact keep the numbers"))))
+	if stopReason(seen[len(seen)-1]) != "end_turn" || !strings.Contains(fmt.Sprint(seen), "Compacted the conversation") {
+		t.Fatalf("/compact: %v", seen)
+	}
+	if f := c.call("session/prompt", prompt(id, "three")); stopReason(f) != "end_turn" {
+		t.Fatalf("prompt three: %v", f)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 4 || !strings.Contains(fmt.Sprint(reqs[2].Messages), "keep the numbers") {
+		t.Fatalf("%d requests; summarizer %v", len(reqs), reqs[len(reqs)-1].Messages)
+	}
+	first := reqs[3].Messages[0].Content[0].(dsh.TextBlock).Text
+	if !strings.Contains(first, "THE SUMMARY") {
+		t.Fatalf("the request after /compact starts with %q", first)
+	}
+}

@@ -13,7 +13,7 @@
 //     is SessionsDir/<sessionId>.jsonl; Config.Setup builds its registries and model (dsh
 //     acp shares dsh run's setup: built-in tools in cwd, hooks, native plugins); the
 //     configured and the session's MCP servers start (bridges/mcp) and their tools are
-//     registered. available_commands_update (an empty catalogue) follows the response.
+//     registered. available_commands_update (one command, /compact) follows the response.
 //   - session/load {sessionId, cwd, mcpServers}: the log is replayed as session/update
 //     (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call,
 //     tool_call_update), the agent is resumed from it (loop.Resume), and the response ({})

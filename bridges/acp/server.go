@@ -67,6 +67,10 @@ type Env struct {
 	// ContinuationCap is the loop's Stop continuation cap (loop.Config.ContinuationCap;
 	// 0 is the loop's default).
 	ContinuationCap int
+	// Compaction configures the session's compaction (loop.Config.Compaction): the
+	// model's context window, the threshold. A prompt "/compact [instructions]" compacts
+	// the idle session instead of starting a turn.
+	Compaction loop.CompactionConfig
 	// Started, if set, is called with the agent once it exists (hook bridges need it).
 	Started func(*loop.Agent)
 	// Close, if set, releases what Setup acquired (hook bridges); called once.
@@ -224,8 +228,8 @@ func (s *Server) after(method string, res any) {
 	default:
 		return
 	}
-	none := []json.RawMessage{}
-	s.sendUpdate(id, update{SessionUpdate: "available_commands_update", AvailableCommands: &none})
+	cmds := []json.RawMessage{json.RawMessage(compactCommandJSON)}
+	s.sendUpdate(id, update{SessionUpdate: "available_commands_update", AvailableCommands: &cmds})
 }
 
 // loadedSession is the session/load result ({} on the wire: no modes, no config
@@ -511,7 +515,7 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 	}
 	ss.subscribe()
 	cfg := loop.Config{ID: AgentID, SessionID: id, Registry: env.Hooks, Tools: ss.rt, Model: env.Model, Log: lg,
-		LLM: env.LLM, System: env.System, Logger: s.log, ContinuationCap: env.ContinuationCap}
+		LLM: env.LLM, System: env.System, Logger: s.log, ContinuationCap: env.ContinuationCap, Compaction: env.Compaction}
 	var agent *loop.Agent
 	if load {
 		agent, err = loop.Resume(ctx, cfg)

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -202,6 +203,11 @@ func (ss *acpSession) prompt(blocks []json.RawMessage) (any, *RPCError) {
 		finish()
 		return promptResult{StopReason: "cancelled"}, nil
 	}
+	if instructions, ok := compactCommand(msg); ok {
+		ss.admit.Unlock()
+		defer finish()
+		return ss.compact(ctx, instructions)
+	}
 	err := ss.agent.Followup(ctx, msg)
 	ss.admit.Unlock()
 	if err != nil {
@@ -225,6 +231,48 @@ func (ss *acpSession) prompt(blocks []json.RawMessage) (any, *RPCError) {
 		return nil, rpcErr(CodeInternalError, "Internal error: turn %d of the prompt did not end", turn)
 	}
 	return stopReason(reason)
+}
+
+// compactCommandJSON is the /compact entry of available_commands_update.
+const compactCommandJSON = `{"name":"compact","description":"Compact the conversation: summarize it to free the context window","input":{"hint":"optional instructions for the summary"}}`
+
+// compactCommand reports whether msg is the command "/compact [instructions]": one text
+// block whose first word is /compact.
+func compactCommand(msg dsh.UserMessage) (instructions string, ok bool) {
+	if len(msg.Content) != 1 {
+		return "", false
+	}
+	tb, isText := msg.Content[0].(dsh.TextBlock)
+	if !isText {
+		return "", false
+	}
+	text := strings.TrimSpace(tb.Text)
+	rest, found := strings.CutPrefix(text, "/compact")
+	if !found || (rest != "" && rest[0] != ' ' && rest[0] != '\n' && rest[0] != '\t') {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
+}
+
+// compact runs /compact: the session's agent compacts while idle. The outcome is told as
+// an agent message; a compaction a plugin deferred, or that failed, answers an error
+// naming why.
+func (ss *acpSession) compact(ctx context.Context, instructions string) (any, *RPCError) {
+	res, err := ss.agent.Compact(ctx, instructions)
+	say := func(text string) {
+		ss.srv.sendUpdate(ss.id, update{SessionUpdate: "agent_message_chunk", Content: contentBlock{Type: "text", Text: text}})
+	}
+	switch {
+	case errors.Is(err, loop.ErrNothingToCompact):
+		say("Nothing to compact yet.")
+	case err != nil:
+		return nil, rpcErr(CodeInternalError, "Internal error: /compact: %v", err)
+	default:
+		say(fmt.Sprintf("Compacted the conversation: about %d tokens before, %d after.", res.TokensBefore, res.TokensAfter))
+	}
+	_ = ss.agent.Wait(ctx) // a prompt queued meanwhile
+	ss.tr.waitSeen(ss.log.Len() - 1)
+	return promptResult{StopReason: "end_turn"}, nil
 }
 
 // stopReason maps how the prompt's turn ended.

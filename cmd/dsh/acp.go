@@ -29,6 +29,7 @@ const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model opena
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--mcp-config FILE] [--permissions ask|allow]
+               [--context-window N] [--compact-threshold R]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
@@ -41,8 +42,11 @@ process ends when stdin does, after cancelling and settling every session.
   --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
   --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
-  --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical
-                       as dsh run (see dsh run --help), in every session
+  --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
+  --compact-threshold R
+                       as dsh run (see dsh run --help), in every session; a prompt of
+                       "/compact [instructions]" compacts the session (advertised in
+                       available_commands_update)
   --dialect D          the hooks' dialect: claude-code (default) or codex
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks and where .mcp.json is looked
                        for (default: the session's cwd)
@@ -81,6 +85,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--model is required (or --demo)"), false
 	case o.run.stopCap < -1:
 		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.run.stopCap), false
+	case o.run.checkCompaction() != "":
+		return o, c.UsageError("%s", o.run.checkCompaction()), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.
@@ -182,9 +188,9 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	return &acp.Env{
 		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
-		ContinuationCap: continuationCap(ro),
-		System:          "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
-		Started:         func(a *loop.Agent) { turn.setAgent(a) },
-		Close:           func() { closeHooks(); unsubscribe() },
+		ContinuationCap: continuationCap(ro), Compaction: ro.compaction(),
+		System:  "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
+		Started: func(a *loop.Agent) { turn.setAgent(a) },
+		Close:   func() { closeHooks(); unsubscribe() },
 	}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,7 +44,7 @@ const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean
 const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical]
-               [--mcp-config FILE] PROMPT...
+               [--mcp-config FILE] [--context-window N] [--compact-threshold R] PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
 (Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
@@ -77,6 +78,14 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
                        behaviour (docs/decisions.md)
   --stop-cap N         how many times a Stop hook may continue one turn (0: never);
                        default as the dialect's engine: 8 for claude-code, none for codex
+  --context-window N   the model's context window, in tokens: the session compacts (one
+                       summarizing model call) before a step once the request reaches
+                       --compact-threshold of it (default 0.8). Without it only a request
+                       the provider rejects as too long compacts
+  --compact-threshold R  the share of the window at which to compact, in (0, 1]
+
+A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
+running a turn (the instructions guide the summary).
 
 Exit status: 0 when the session ran (whatever its turns ended with); 1 when it could not
 (an unreadable script, log or hooks file); 2 for a usage error.
@@ -96,7 +105,9 @@ type runOptions struct {
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
-	envFile            string // CLAUDE_ENV_FILE (set by runOne)
+	contextWindow      int     // tokens; 0: unknown
+	compactThreshold   float64 // 0: the loop's default
+	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
 	prompt             string
 }
 
@@ -115,6 +126,24 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.canonical, "canonical", false, "dsh's own wording for the hooks' words")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
+	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
+	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
+}
+
+// compaction is the loop's compaction config for o.
+func (o runOptions) compaction() loop.CompactionConfig {
+	return loop.CompactionConfig{ContextWindow: o.contextWindow, ThresholdRatio: o.compactThreshold}
+}
+
+// checkCompaction returns a usage problem with o's compaction flags, or "".
+func (o runOptions) checkCompaction() string {
+	switch {
+	case o.contextWindow < 0:
+		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
+	case o.compactThreshold < 0 || o.compactThreshold > 1:
+		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
+	}
+	return ""
 }
 
 // parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
@@ -144,6 +173,8 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 		return o, c.UsageError("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources)), false
 	case o.stopCap < -1:
 		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.stopCap), false
+	case o.checkCompaction() != "":
+		return o, c.UsageError("%s", o.checkCompaction()), false
 	}
 	return o, clix.ExitOK, true
 }
@@ -244,7 +275,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 
 	cfg := loop.Config{ID: "main", Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
 		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
-		ContinuationCap: continuationCap(o)}
+		ContinuationCap: continuationCap(o), Compaction: o.compaction()}
 	var agent *loop.Agent
 	if resume {
 		agent, err = loop.Resume(ctx, cfg)
@@ -260,6 +291,9 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		<-ctx.Done()
 		agent.Cancel(dsh.CancelUser{}, true)
 	}()
+	if instructions, ok := compactPrompt(o.prompt); ok {
+		return compactNow(ctx, agent, instructions, stderr)
+	}
 	msg := dsh.UserMessage{ID: fmt.Sprintf("prompt-%d", time.Now().UnixNano()), Role: dsh.UserMessageRoleUser,
 		Content: []dsh.ContentBlock{dsh.TextBlock{Text: o.prompt}}, Source: dsh.SourceUser{}}
 	if err := agent.Followup(context.WithoutCancel(ctx), msg); err != nil {
@@ -279,6 +313,30 @@ func toolStyle(o runOptions) builtin.Style {
 		return builtin.StyleCodex
 	}
 	return builtin.StyleClaudeCode
+}
+
+// compactPrompt reports whether prompt is the command "/compact [instructions]".
+func compactPrompt(prompt string) (instructions string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(prompt), "/compact")
+	if !found || (rest != "" && !strings.ContainsAny(rest[:1], " \t\n")) {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
+}
+
+// compactNow runs /compact on the (resumed) session: the agent compacts its history now.
+// Nothing to compact is not an error; a deferred or failed compaction is.
+func compactNow(ctx context.Context, agent *loop.Agent, instructions string, stderr io.Writer) error {
+	res, err := agent.Compact(ctx, instructions)
+	switch {
+	case errors.Is(err, loop.ErrNothingToCompact):
+		fmt.Fprintln(stderr, "dsh run: /compact: nothing to compact yet")
+		return nil
+	case err != nil:
+		return fmt.Errorf("/compact: %w", err)
+	}
+	fmt.Fprintf(stderr, "dsh run: /compact: about %d tokens before, %d after\n", res.TokensBefore, res.TokensAfter)
+	return nil
 }
 
 // hasHooks says whether o loads hooks (a file or plugins).

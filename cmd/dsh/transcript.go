@@ -104,6 +104,18 @@ func line(e session.Event) string {
 		return fmt.Sprintf("  continuation cap reached (%d)", d.Cap)
 	case dsh.StartListenerOverrun:
 		return fmt.Sprintf("  session-start listener %s overran", d.Listener)
+	case dsh.CompactionStart:
+		return fmt.Sprintf("── compacting (%s): %d messages", d.Trigger, d.Range.End-d.Range.Start)
+	case dsh.CompactionEnd:
+		if d.Error != nil {
+			return fmt.Sprintf("── compaction failed: %s", clip(*d.Error))
+		}
+		return fmt.Sprintf("── compacted: about %d tokens before, %d after", d.TokensBefore, d.TokensAfter)
+	case dsh.CompactionSkipped:
+		if d.Overridden != nil && *d.Overridden {
+			return fmt.Sprintf("── compaction defer by %s overridden (cap reached)", d.By)
+		}
+		return fmt.Sprintf("── compaction deferred by %s: %s", d.By, clip(d.Reason))
 	}
 	return ""
 }
