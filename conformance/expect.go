@@ -33,6 +33,12 @@ func (r *run) check(x sc.Expect) []string {
 	for i, m := range x.Events {
 		problems = append(problems, matchEvent(i, m, log)...)
 	}
+	if x.Compacts != nil {
+		r.mu.Lock()
+		compacts := append([]string{}, r.compacts...)
+		r.mu.Unlock()
+		diff("compact outcomes", x.Compacts, compacts)
+	}
 	if x.HookOutcomes != nil {
 		diff("hook/result outcomes", x.HookOutcomes, hookOutcomes(log))
 	}

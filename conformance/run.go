@@ -93,14 +93,15 @@ type run struct {
 	ctx   context.Context
 	limit time.Duration // ctx's bound
 
-	mu      sync.Mutex
-	trace   []string
-	results []dsh.ToolExecutionResult
-	gates   map[string]*gate
-	agents  map[string]Agent
-	pending sync.WaitGroup // direct executions in flight
-	errs    []string
-	ids     map[string]int // how many messages used each text, for their ids
+	mu       sync.Mutex
+	trace    []string
+	results  []dsh.ToolExecutionResult
+	gates    map[string]*gate
+	agents   map[string]Agent
+	pending  sync.WaitGroup // direct executions in flight
+	errs     []string
+	ids      map[string]int // how many messages used each text, for their ids
+	compacts []string       // the outcomes of the compact steps
 
 	tempDir   func() string // a fresh temporary directory, removed after the run
 	hookFiles *hookFiles    // the scenario's hook scripts, when it has hooks
@@ -271,6 +272,19 @@ func (r *run) step(s sc.Step) error {
 		if a := r.existing(DefaultAgent); a != nil {
 			return a.WaitIdle(r.ctx)
 		}
+		return nil
+	case s.Compact != nil:
+		a, err := r.agent(DefaultAgent)
+		if err != nil {
+			return err
+		}
+		out, err := a.Compact(r.ctx, *s.Compact)
+		if err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+		r.mu.Lock()
+		r.compacts = append(r.compacts, out)
+		r.mu.Unlock()
 		return nil
 	case s.Resume != nil && *s.Resume:
 		if r.existing(DefaultAgent) == nil {

@@ -91,6 +91,24 @@ type Options struct {
 	// Audit logs every decision a listener resolves at a policy point of an agent as
 	// decision/recorded (SEMANTICS A12).
 	Audit bool
+	// Compaction configures compaction (REWRITE-COMPACTION.md §2).
+	Compaction CompactionOptions
+}
+
+// CompactionOptions are a scenario's compaction settings; a zero field keeps the runtime's
+// default.
+type CompactionOptions struct {
+	// ContextWindow is the model's context window the agent knows, in tokens (0: unknown).
+	ContextWindow int
+	// ModelWindow is the scripted model's own window, in estimated tokens: SetModel's
+	// model fails a larger request with CONTEXT_WINDOW_EXCEEDED, consuming no response,
+	// and reports the estimated usage of the others (0: no window). SetOptions comes
+	// before SetModel.
+	ModelWindow int
+	// ThresholdRatio is the share of the window at which a step boundary compacts.
+	ThresholdRatio float64
+	// ListenerTimeout bounds each compaction listener.
+	ListenerTimeout time.Duration
 }
 
 // HookConfig is a hooks configuration the harness wrote for a scenario
@@ -162,6 +180,10 @@ type Agent interface {
 	WaitIdle(ctx context.Context) error
 	// Inbox returns the pending next-turn and next-step messages.
 	Inbox() (nextTurn, nextStep []dsh.UserMessage)
+	// Compact compacts the idle agent now (the trigger "manual") with the instructions
+	// and returns the outcome: "committed", "failed", "nothing" (no range worth
+	// compacting) or "deferred by <listener name>"; err is anything else.
+	Compact(ctx context.Context, instructions string) (outcome string, err error)
 }
 
 // LogEvent is one session-log event, as the harness compares it.

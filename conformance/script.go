@@ -31,7 +31,8 @@ func (s scope) label(l string) string {
 		return l
 	}
 	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
-	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error"} {
+	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error",
+		"trigger", "origin", "instructions", "outcome", "summary"} {
 		pairs = append(pairs, "{"+k+"}", s.vars[k])
 	}
 	return strings.NewReplacer(pairs...).Replace(l)
@@ -457,10 +458,78 @@ func (r *run) register(l sc.Listener) error {
 		reg.OnInboxDiscarded(func(ctx context.Context, p *dsh.InboxDiscardedPayload) {
 			observe(ctx, scope{agentID: p.AgentID, handle: p.Agent}.with("text", textOf(p.Message.Content)))
 		})
+	case dsh.PreCompactEventName:
+		reg.OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+			s := compactScope(p.AgentID, p.Agent, p.Turn, p.Trigger, p.Origin)
+			if p.UserInstructions != nil {
+				s = s.with("instructions", *p.UserInstructions)
+			}
+			if !match(s) {
+				return dsh.PreCompactProceed{}, nil
+			}
+			return vote(r, ctx, s, acts, dsh.PreCompactDecision(dsh.PreCompactProceed{}), dsh.UnmarshalPreCompactDecision, nil)
+		})
+	case dsh.PostCompactEventName:
+		reg.OnPostCompact(func(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
+			s := compactScope(p.AgentID, p.Agent, p.Turn, p.Trigger, p.Origin).with("outcome", string(p.Outcome))
+			if p.Summary != nil {
+				s = s.with("summary", *p.Summary)
+			}
+			if !match(s) {
+				return dsh.PostCompactAccept{}, nil
+			}
+			return vote(r, ctx, s, acts, dsh.PostCompactDecision(dsh.PostCompactAccept{}), dsh.UnmarshalPostCompactDecision,
+				func(d dsh.PostCompactDecision, text string) dsh.PostCompactDecision {
+					var ctxs []dsh.UserMessage
+					if a, ok := d.(dsh.PostCompactAppend); ok {
+						ctxs = a.Contexts
+					}
+					return dsh.PostCompactAppend{Contexts: append(append([]dsh.UserMessage{}, ctxs...), r.message(text, pluginSource))}
+				})
+		})
 	default:
 		return fmt.Errorf("%w %q", errUnsupported, l.Point)
 	}
 	return nil
+}
+
+// compactScope is the scope of a compaction point's event.
+func compactScope(agentID string, h dsh.Agent, turn *int, trigger dsh.CompactionTrigger, origin dsh.CompactionOrigin) scope {
+	s := scope{agentID: agentID, handle: h}
+	if turn != nil {
+		s.turn = *turn
+	}
+	return s.with("trigger", string(trigger)).with("origin", string(origin))
+}
+
+// vote interprets a listener script at a fold point: side effects, then decide (the
+// decision), fail, or add-context (through addContext); a script that ends without
+// deciding votes the current decision (def at first).
+func vote[D any](r *run, ctx context.Context, s scope, acts []sc.Action, def D, decode func([]byte) (D, error),
+	addContext func(D, string) D) (D, error) {
+	cur := def
+	for _, a := range acts {
+		if ok, err := r.effect(ctx, s, a); ok {
+			if err != nil {
+				return cur, err
+			}
+			continue
+		}
+		switch a := a.(type) {
+		case sc.ActDecide:
+			return decode(a.Decision)
+		case sc.ActFail:
+			return cur, scriptError(a.Message, a.Code)
+		case sc.ActAddContext:
+			if addContext == nil {
+				return cur, fmt.Errorf("conformance: add-context is not supported at this point")
+			}
+			cur = addContext(cur, s.label(a.Text))
+		default:
+			return cur, fmt.Errorf("conformance: action %s is not supported at a fold point", a.Kind())
+		}
+	}
+	return cur, nil
 }
 
 // tool builds a scripted tool.
@@ -537,6 +606,18 @@ func (r *run) setup(s sc.Setup) error {
 		cap = *s.ContinuationCap
 	}
 	opts := Options{MaxParallelToolCalls: max, ContinuationCap: cap, Audit: s.Audit != nil && *s.Audit}
+	if c := s.Compaction; c != nil {
+		opts.Compaction = CompactionOptions{ContextWindow: c.ContextWindow, ModelWindow: c.ContextWindow}
+		if c.ModelWindow != nil {
+			opts.Compaction.ModelWindow = *c.ModelWindow
+		}
+		if c.ThresholdRatio != nil {
+			opts.Compaction.ThresholdRatio = *c.ThresholdRatio
+		}
+		if c.ListenerTimeoutMS != nil {
+			opts.Compaction.ListenerTimeout = time.Duration(*c.ListenerTimeoutMS) * time.Millisecond
+		}
+	}
 	if s.SessionStartTimeoutMS != nil {
 		opts.SessionStartTimeout = time.Duration(*s.SessionStartTimeoutMS) * time.Millisecond
 	}

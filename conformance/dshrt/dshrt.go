@@ -107,10 +107,16 @@ const (
 	PostExecuteSkipped Mutation = "post-execute-skipped"
 	// ApprovalAlwaysAllows answers every ask with allowed-once.
 	ApprovalAlwaysAllows Mutation = "approval-always-allows"
+	// PreCompactIgnored registers compaction/pre-compact listeners where nothing consults
+	// them, as if compaction could not be deferred, replaced or instructed.
+	PreCompactIgnored Mutation = "pre-compact-ignored"
+	// CompactionOff never compacts: the agent knows no context window and overflow
+	// recovery is off.
+	CompactionOff Mutation = "compaction-off"
 )
 
 // Mutations lists every deliberate breakage (Intact aside).
-var Mutations = []Mutation{GuardsIgnored, ContextsBeforeResults, PostExecuteSkipped, ApprovalAlwaysAllows}
+var Mutations = []Mutation{GuardsIgnored, ContextsBeforeResults, PostExecuteSkipped, ApprovalAlwaysAllows, PreCompactIgnored, CompactionOff}
 
 // New is the conformance.Factory of dsh's runtime.
 func New(t testing.TB) conformance.Runtime { return NewMutant(t, Intact) }
@@ -135,7 +141,8 @@ func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
 // empty); a mutant routes some points nowhere.
 func (r *Runtime) Registrar(point, name string) *dsh.Registrar {
 	if (r.mutation == GuardsIgnored && point == dsh.GuardEventName) ||
-		(r.mutation == PostExecuteSkipped && point == dsh.PostToolEventName) {
+		(r.mutation == PostExecuteSkipped && point == dsh.PostToolEventName) ||
+		(r.mutation == PreCompactIgnored && point == dsh.PreCompactEventName) {
 		return dsh.NewRegistry(dsh.WithLogger(slog.New(slog.DiscardHandler))).Registrar
 	}
 	if name == "" {
@@ -228,7 +235,9 @@ func (r *Runtime) SetModel(responses []sc.Response, wait func(ctx context.Contex
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.model = &gatedModel{inner: llm.NewScripted(out...).RecordRequests(), responses: out, gates: gates, wait: wait}
+	window := r.opts.Compaction.ModelWindow
+	r.model = &gatedModel{inner: llm.NewScripted(out...).RecordRequests().WithContextWindow(window), responses: out,
+		gates: gates, wait: wait, window: window}
 }
 
 // SetOptions sets the loop's settings.
@@ -246,6 +255,7 @@ type gatedModel struct {
 	responses []llm.ScriptedResponse
 	gates     []string
 	wait      func(ctx context.Context, gate string) error
+	window    int // the scripted model's window: a larger request consumes no response
 
 	mu    sync.Mutex
 	calls int
@@ -254,6 +264,9 @@ type gatedModel struct {
 // Stream plays the next response, waiting at its gate if it has one.
 func (g *gatedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	inner := g.inner.Stream(ctx, req)
+	if g.window > 0 && llm.EstimateRequest(req) > g.window {
+		return inner // refused for its size: it takes no response, hence no gate
+	}
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		g.mu.Lock()
 		i := g.calls
@@ -483,6 +496,9 @@ func (r *Runtime) config(id string, rt *tools.Runtime, log *session.Log) loop.Co
 		MaxParallelToolCalls: r.opts.MaxParallelToolCalls, ContinuationCap: r.opts.ContinuationCap,
 		SessionStartTimeout: r.opts.SessionStartTimeout, Audit: r.opts.Audit,
 		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
+		Compaction: loop.CompactionConfig{ContextWindow: r.opts.Compaction.ContextWindow,
+			ThresholdRatio: r.opts.Compaction.ThresholdRatio, ListenerTimeout: r.opts.Compaction.ListenerTimeout,
+			Disabled: r.mutation == CompactionOff},
 	}
 }
 
@@ -650,6 +666,25 @@ func (a *agent) WaitIdle(ctx context.Context) error {
 	}
 	return a.Wait(ctx)
 }
+
+// Compact runs loop.Agent.Compact and names its outcome.
+func (a *agent) Compact(ctx context.Context, instructions string) (string, error) {
+	res, err := a.Agent.Compact(ctx, instructions)
+	var de *loop.DeferredError
+	var fe *loop.FailedError
+	switch {
+	case err == nil:
+		return string(res.Outcome), nil
+	case errors.Is(err, loop.ErrNothingToCompact):
+		return "nothing", nil
+	case errors.As(err, &de):
+		return "deferred by " + de.Listener, nil
+	case errors.As(err, &fe):
+		return "failed", nil
+	}
+	return "", err
+}
+
 func (a *agent) Cancel(cause string, keepInbox bool) {
 	var c dsh.AgentCancelCause = dsh.CancelUser{}
 	switch cause {

@@ -222,6 +222,14 @@ func TestRoundTrip(t *testing.T) {
 			IgnoreCancel: ptr(true),
 		})
 	})
+	t.Run("Compaction", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "Compaction", closed, conformance.Compaction{
+			ContextWindow:     1,
+			ModelWindow:       ptr(1),
+			ThresholdRatio:    ptr(1.5),
+			ListenerTimeoutMS: ptr(1),
+		})
+	})
 	t.Run("EventMatch", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "EventMatch", closed, conformance.EventMatch{
 			Type: "text-type",
@@ -298,6 +306,9 @@ func TestRoundTrip(t *testing.T) {
 			},
 			HookOutcomes: []string{
 				"text-hookOutcomes",
+			},
+			Compacts: []string{
+				"text-compacts",
 			},
 		})
 	})
@@ -462,6 +473,12 @@ func TestRoundTrip(t *testing.T) {
 				ContinuationCap:       ptr(1),
 				SessionStartTimeoutMS: ptr(1),
 				Audit:                 ptr(true),
+				Compaction: &conformance.Compaction{
+					ContextWindow:     1,
+					ModelWindow:       ptr(1),
+					ThresholdRatio:    ptr(1.5),
+					ListenerTimeoutMS: ptr(1),
+				},
 				Hooks: &conformance.Hooks{
 					Dialect: conformance.HooksDialectClaudeCode,
 					Events: map[string][]conformance.HookGroup{
@@ -491,6 +508,7 @@ func TestRoundTrip(t *testing.T) {
 					Idle:    ptr(true),
 					Settle:  ptr("text-settle"),
 					Resume:  ptr(true),
+					Compact: ptr("text-compact"),
 				},
 			},
 			Expect: conformance.Expect{
@@ -549,6 +567,9 @@ func TestRoundTrip(t *testing.T) {
 				},
 				HookOutcomes: []string{
 					"text-hookOutcomes",
+				},
+				Compacts: []string{
+					"text-compacts",
 				},
 			},
 		})
@@ -614,6 +635,12 @@ func TestRoundTrip(t *testing.T) {
 			ContinuationCap:       ptr(1),
 			SessionStartTimeoutMS: ptr(1),
 			Audit:                 ptr(true),
+			Compaction: &conformance.Compaction{
+				ContextWindow:     1,
+				ModelWindow:       ptr(1),
+				ThresholdRatio:    ptr(1.5),
+				ListenerTimeoutMS: ptr(1),
+			},
 			Hooks: &conformance.Hooks{
 				Dialect: conformance.HooksDialectClaudeCode,
 				Events: map[string][]conformance.HookGroup{
@@ -649,6 +676,7 @@ func TestRoundTrip(t *testing.T) {
 			Idle:    ptr(true),
 			Settle:  ptr("text-settle"),
 			Resume:  ptr(true),
+			Compact: ptr("text-compact"),
 		})
 	})
 	t.Run("Tool", func(t *testing.T) {

@@ -1368,6 +1368,139 @@ func TestB44SuccessAfterAbortReachesPostExecuteAborted(t *testing.T) {
 	harness.RunID(t, runtime.New, "b4-4-success-after-abort-reaches-post-execute-aborted")
 }
 
+// TestCompactListenerFailuresCountAsProceed runs scenario compact-listener-failures-count-as-proceed:
+// Bad input: a failing, a panicking and an overrunning pre-compact listener each count
+// as Proceed and are recorded as compaction/listener-failed; the attempt commits.
+func TestCompactListenerFailuresCountAsProceed(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact-listener-failures-count-as-proceed")
+}
+
+// TestCompactManualWhileIdle runs scenario compact-manual-while-idle:
+// Manual compaction while idle: the trigger and origin are manual, there is no turn,
+// the user's instructions reach the directive, and the next prompt's request starts
+// from the checkpoint.
+func TestCompactManualWhileIdle(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact-manual-while-idle")
+}
+
+// TestCompactOverflowCompactsAndRetries runs scenario compact-overflow-compacts-and-retries:
+// Overflow without a known window: the request fails with CONTEXT_WINDOW_EXCEEDED,
+// the attempt shadows everything before the newest message, and the request is sent
+// again and fits.
+func TestCompactOverflowCompactsAndRetries(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact-overflow-compacts-and-retries")
+}
+
+// TestCompactResumeAfterCompaction runs scenario compact-resume-after-compaction:
+// A compacted session resumes from its log: the request after the resume starts from
+// the checkpoint, as the running agent's would.
+func TestCompactResumeAfterCompaction(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact-resume-after-compaction")
+}
+
+// TestCompact01PressureBelowThresholdNothing runs scenario compact01-pressure-below-threshold-nothing:
+// §2.4-1: below the threshold nothing happens: no pre-compact, no compaction event.
+func TestCompact01PressureBelowThresholdNothing(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact01-pressure-below-threshold-nothing")
+}
+
+// TestCompact02PressureBracketsThenSessionStart runs scenario compact02-pressure-brackets-then-session-start:
+// §2.4-2: over the threshold with no vote against it, the boundary of the fourth turn
+// compacts before its step: compaction/start < summary < checkpoint < end, post-compact
+// reports committed, then agent/session-start{compact}; the summarizer replays the
+// prefix; the next request holds the summary, the retained answer and the prompt, and
+// not the shadowed messages.
+func TestCompact02PressureBracketsThenSessionStart(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact02-pressure-brackets-then-session-start")
+}
+
+// TestCompact03ProceedInstructionsReachTheDirective runs scenario compact03-proceed-instructions-reach-the-directive:
+// §2.4-3: Proceed with instructions: the summarizer's trailing directive carries them,
+// and compaction/start names who gave them.
+func TestCompact03ProceedInstructionsReachTheDirective(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact03-proceed-instructions-reach-the-directive")
+}
+
+// TestCompact04PressureDeferUntilTheCap runs scenario compact04-pressure-defer-until-the-cap:
+// §2.4-4: Defer on pressure skips the attempt (compaction/skipped, no bracket) and the
+// step runs uncompacted; the fourth consecutive defer is overridden and the attempt runs.
+func TestCompact04PressureDeferUntilTheCap(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact04-pressure-defer-until-the-cap")
+}
+
+// TestCompact05DeferWinsOverProceed runs scenario compact05-defer-wins-over-proceed:
+// §2.4-5: A defers and B proceeds with instructions: the Defer wins and B's
+// instructions are dropped (no bracket, no summarizer call).
+func TestCompact05DeferWinsOverProceed(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact05-defer-wins-over-proceed")
+}
+
+// TestCompact06OverflowDeferEndsWithTheOriginalError runs scenario compact06-overflow-defer-ends-with-the-original-error:
+// §2.4-6: Defer on overflow: no retry; the turn ends error with the provider's original
+// CONTEXT_WINDOW_EXCEEDED, and pre-compact ran once.
+func TestCompact06OverflowDeferEndsWithTheOriginalError(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact06-overflow-defer-ends-with-the-original-error")
+}
+
+// TestCompact07ManualDeferFailsNamingTheListener runs scenario compact07-manual-defer-fails-naming-the-listener:
+// §2.4-7: Defer on /compact: the command fails naming the listener, there is no
+// bracket, and a prompt queued during the attempt runs after it.
+func TestCompact07ManualDeferFailsNamingTheListener(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact07-manual-defer-fails-naming-the-listener")
+}
+
+// TestCompact08aReplaceMakesNoModelCall runs scenario compact08a-replace-makes-no-model-call:
+// §2.4-8, smaller: a Replace supplies the checkpoint: no summarizer call, and
+// compaction/summary names the plugin as provider.
+func TestCompact08aReplaceMakesNoModelCall(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact08a-replace-makes-no-model-call")
+}
+
+// TestCompact08bReplaceThatDoesNotShrinkFails runs scenario compact08b-replace-that-does-not-shrink-fails:
+// §2.4-8, not smaller: a Replace summary larger than the shadowed range is refused:
+// compaction/end{error}, no summary and no checkpoint, the history unchanged, and
+// post-compact reports failed.
+func TestCompact08bReplaceThatDoesNotShrinkFails(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact08b-replace-that-does-not-shrink-fails")
+}
+
+// TestCompact09PostCompactAppendEntersTheNextStep runs scenario compact09-post-compact-append-enters-the-next-step:
+// §2.4-9: an Append after an automatic compaction: its context enters the next step
+// through the claim, after the checkpoint and before the prompt, sourced by the plugin.
+func TestCompact09PostCompactAppendEntersTheNextStep(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact09-post-compact-append-enters-the-next-step")
+}
+
+// TestCompact10SummarizerFailurePostCompactFailed runs scenario compact10-summarizer-failure-post-compact-failed:
+// §2.4-10: the summarizer fails: compaction/end{failed, error}, post-compact reports
+// failed, its Append is ignored, and the step runs uncompacted.
+func TestCompact10SummarizerFailurePostCompactFailed(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact10-summarizer-failure-post-compact-failed")
+}
+
+// TestCompact16PostCompactContextsDoNotRecompact runs scenario compact16-post-compact-contexts-do-not-recompact:
+// §2.4-16: post-compact contexts that push the session over the threshold again do not
+// start a second compaction at the same boundary.
+func TestCompact16PostCompactContextsDoNotRecompact(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "compact16-post-compact-contexts-do-not-recompact")
+}
+
 // TestH003InvalidMatcherSkipsItsGroup runs scenario h003-invalid-matcher-skips-its-group:
 // An invalid regex matcher skips only its own group: the valid PreToolUse group of the
 // same file still loads and denies the call (the TS bridge registered nothing).

@@ -63,6 +63,51 @@ func (v Setup) WithAudit(x bool) Setup {
 	return v
 }
 
+// GetModelWindow returns ModelWindow, or the zero value when it is absent.
+func (v Compaction) GetModelWindow() int {
+	if v.ModelWindow == nil {
+		var zero int
+		return zero
+	}
+	return *v.ModelWindow
+}
+
+// WithModelWindow returns a copy of v with ModelWindow set to x.
+func (v Compaction) WithModelWindow(x int) Compaction {
+	v.ModelWindow = &x
+	return v
+}
+
+// GetThresholdRatio returns ThresholdRatio, or the zero value when it is absent.
+func (v Compaction) GetThresholdRatio() float64 {
+	if v.ThresholdRatio == nil {
+		var zero float64
+		return zero
+	}
+	return *v.ThresholdRatio
+}
+
+// WithThresholdRatio returns a copy of v with ThresholdRatio set to x.
+func (v Compaction) WithThresholdRatio(x float64) Compaction {
+	v.ThresholdRatio = &x
+	return v
+}
+
+// GetListenerTimeoutMS returns ListenerTimeoutMS, or the zero value when it is absent.
+func (v Compaction) GetListenerTimeoutMS() int {
+	if v.ListenerTimeoutMS == nil {
+		var zero int
+		return zero
+	}
+	return *v.ListenerTimeoutMS
+}
+
+// WithListenerTimeoutMS returns a copy of v with ListenerTimeoutMS set to x.
+func (v Compaction) WithListenerTimeoutMS(x int) Compaction {
+	v.ListenerTimeoutMS = &x
+	return v
+}
+
 // GetMatcher returns Matcher, or the zero value when it is absent.
 func (v HookGroup) GetMatcher() string {
 	if v.Matcher == nil {
@@ -525,6 +570,21 @@ func (v Step) GetResume() bool {
 // WithResume returns a copy of v with Resume set to x.
 func (v Step) WithResume(x bool) Step {
 	v.Resume = &x
+	return v
+}
+
+// GetCompact returns Compact, or the zero value when it is absent.
+func (v Step) GetCompact() string {
+	if v.Compact == nil {
+		var zero string
+		return zero
+	}
+	return *v.Compact
+}
+
+// WithCompact returns a copy of v with Compact set to x.
+func (v Step) WithCompact(x string) Step {
+	v.Compact = &x
 	return v
 }
 

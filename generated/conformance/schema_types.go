@@ -91,6 +91,9 @@ type Setup struct {
 	// Audit turns decision auditing on (SEMANTICS A12): every decision a listener resolves
 	// at a policy point of an agent's call or step is logged as decision/recorded.
 	Audit *bool `json:"audit,omitempty"`
+	// Compaction configures compaction (REWRITE-COMPACTION.md §2); absent: the runtime's
+	// defaults, with no context window known and a model without a window.
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// Hooks attaches a shell-hook bridge (HOOK-PROTOCOLS.md) running scripted hook
 	// processes; absent: no bridge. The bridge is registered before the listeners, so it is
 	// the outermost listener at every point it maps and the listeners are its downstream.
@@ -130,6 +133,9 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.Audit != nil {
 		enc.Key("audit").Bool(*r.Audit)
 	}
+	if r.Compaction != nil {
+		r.Compaction.encodeJSON(enc.Key("compaction"))
+	}
 	if r.Hooks != nil {
 		r.Hooks.encodeJSON(enc.Key("hooks"))
 	}
@@ -152,6 +158,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "continuationCap", &v.ContinuationCap, codec.Value[*int])
 	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
 	codec.Optional(dec, "audit", &v.Audit, codec.Value[*bool])
+	codec.Optional(dec, "compaction", &v.Compaction, codec.Value[*Compaction])
 	codec.Optional(dec, "hooks", &v.Hooks, codec.Value[*Hooks])
 	if err := dec.Finish(); err != nil {
 		return err
@@ -176,6 +183,11 @@ func (r Setup) Validate() error {
 	}
 	if err := codec.CheckList(r.Model, Response.Validate); err != nil {
 		return codec.FieldError("Setup", "model", err)
+	}
+	if r.Compaction != nil {
+		if err := r.Compaction.Validate(); err != nil {
+			return codec.FieldError("Setup", "compaction", err)
+		}
 	}
 	if r.Hooks != nil {
 		if err := r.Hooks.Validate(); err != nil {
@@ -220,6 +232,70 @@ func (v SetupApprover) Valid() bool {
 // an ErrInvalidEnum *DecodeError.
 func (v *SetupApprover) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SetupApprover", data, v, SetupApproverValues)
+}
+
+// Compaction is the compaction setting of a scenario. Token counts are those of the
+// runtime's estimator, which the scripted model reports as its usage once it has a window
+// (dsh: one token per started 4 bytes of text, 4 per message, see runtime/llm).
+type Compaction struct {
+	// ContextWindow is the model's context window the agent knows, in tokens (0: unknown,
+	// no pressure compaction).
+	ContextWindow int `json:"contextWindow"`
+	// ModelWindow is the scripted model's own window: a larger request fails with
+	// CONTEXT_WINDOW_EXCEEDED, consuming no response; absent: contextWindow.
+	ModelWindow *int `json:"modelWindow,omitempty"`
+	// ThresholdRatio is the share of the window at which a step boundary compacts
+	// (absent: 0.8).
+	ThresholdRatio *float64 `json:"thresholdRatio,omitempty"`
+	// ListenerTimeoutMS bounds each compaction listener (absent: the runtime's default).
+	ListenerTimeoutMS *int `json:"listenerTimeoutMs,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r Compaction) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, Compaction.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Compaction) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("contextWindow").Int(r.ContextWindow)
+	if r.ModelWindow != nil {
+		enc.Key("modelWindow").Int(*r.ModelWindow)
+	}
+	if r.ThresholdRatio != nil {
+		enc.Key("thresholdRatio").Float(*r.ThresholdRatio)
+	}
+	if r.ListenerTimeoutMS != nil {
+		enc.Key("listenerTimeoutMs").Int(*r.ListenerTimeoutMS)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a Compaction strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *Compaction) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("Compaction", data)
+	if err != nil {
+		return err
+	}
+	var v Compaction
+	codec.Default(dec, "contextWindow", &v.ContextWindow, codec.Value[int], `0`)
+	codec.Optional(dec, "modelWindow", &v.ModelWindow, codec.Value[*int])
+	codec.Optional(dec, "thresholdRatio", &v.ThresholdRatio, codec.Value[*float64])
+	codec.Optional(dec, "listenerTimeoutMs", &v.ListenerTimeoutMS, codec.Value[*int])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r Compaction) Validate() error {
+	return nil
 }
 
 // Hooks is a Claude Code or Codex hooks configuration whose hooks are scripted processes.
@@ -752,7 +828,10 @@ func (r When) Validate() error {
 // "{messages}", the texts of the agent/pre-step batch joined by "|"; "{text}", the text
 // of the message of an agent/inbox/* event; "{status}" at agent/status; "{source}" at
 // agent/session-start; "{continuations}" and "{stopHookActive}" at agent/turn-stopping;
-// "{error}", the failure message at agent/error and agent/request-error.
+// "{error}", the failure message at agent/error and agent/request-error; "{trigger}" and
+// "{origin}" at compaction/pre-compact and compaction/post-compact, "{instructions}" (the
+// user's) at compaction/pre-compact, "{outcome}" and "{summary}" at
+// compaction/post-compact.
 //
 //sumtype:decl
 type Action interface {
@@ -2009,7 +2088,8 @@ func (r ActRelease) Validate() error {
 }
 
 // ActAddContext, after next, adds a plugin-sourced context to an accept decision
-// (post-execute) or an enter decision (pre-step).
+// (post-execute) or an enter decision (pre-step); at compaction/post-compact it makes the
+// listener's decision an append carrying the context.
 type ActAddContext struct {
 	// Text is the context text.
 	Text string `json:"text"`
@@ -2650,6 +2730,9 @@ type Step struct {
 	// Resume disposes of the agent and re-creates it from its session log (SEMANTICS B6.20):
 	// agent/session-start runs again with the source "resume".
 	Resume *bool `json:"resume,omitempty"`
+	// Compact compacts the idle agent now (/compact), with these instructions ("" for
+	// none); the outcome is collected for expect.compacts.
+	Compact *string `json:"compact,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -2691,6 +2774,9 @@ func (r Step) encodeJSON(enc *codec.Encoder) {
 	if r.Resume != nil {
 		enc.Key("resume").Bool(*r.Resume)
 	}
+	if r.Compact != nil {
+		enc.Key("compact").String(*r.Compact)
+	}
 	enc.EndObject()
 }
 
@@ -2712,6 +2798,7 @@ func (r *Step) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "idle", &v.Idle, codec.Value[*bool])
 	codec.Optional(dec, "settle", &v.Settle, codec.Value[*string])
 	codec.Optional(dec, "resume", &v.Resume, codec.Value[*bool])
+	codec.Optional(dec, "compact", &v.Compact, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -2858,6 +2945,9 @@ type Expect struct {
 	// HookOutcomes is the exact list of the outcomes of the hook/result events, in log
 	// order (e.g. ["allow", "ask", "deny"]).
 	HookOutcomes []string `json:"hookOutcomes,omitempty"`
+	// Compacts is the outcome of each `compact` step, in order: "committed", "failed",
+	// "nothing" (no range worth compacting) or "deferred by <listener name>".
+	Compacts []string `json:"compacts,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -2915,6 +3005,9 @@ func (r Expect) encodeJSON(enc *codec.Encoder) {
 	if r.HookOutcomes != nil {
 		codec.EncodeList(enc.Key("hookOutcomes"), r.HookOutcomes, (*codec.Encoder).String)
 	}
+	if r.Compacts != nil {
+		codec.EncodeList(enc.Key("compacts"), r.Compacts, (*codec.Encoder).String)
+	}
 	enc.EndObject()
 }
 
@@ -2938,6 +3031,7 @@ func (r *Expect) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "nextTurn", &v.NextTurn, codec.ListOf(codec.Value[string]))
 	codec.Optional(dec, "nextStep", &v.NextStep, codec.ListOf(codec.Value[string]))
 	codec.Optional(dec, "hookOutcomes", &v.HookOutcomes, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "compacts", &v.Compacts, codec.ListOf(codec.Value[string]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
