@@ -67,6 +67,14 @@ func decisionReason(d any) *string {
 				return str(t.Text)
 			}
 		}
+	case dsh.PreCompactDefer:
+		return str(v.Reason)
+	case dsh.PreCompactReplace:
+		return v.Reason
+	case *dsh.PreCompactDefer:
+		return decisionReason(*v)
+	case *dsh.PreCompactReplace:
+		return decisionReason(*v)
 	case *dsh.PreStepReject:
 		return decisionReason(*v)
 	case *dsh.PreStepHalt:

@@ -33,6 +33,10 @@ const CheckpointPlugin = "compaction"
 // maxCompactionContexts caps the contexts post-compact listeners add at one attempt.
 const maxCompactionContexts = 16
 
+// minPressureShadow is the smallest range, in estimated tokens, a pressure attempt
+// summarizes: a checkpoint costs about 30 tokens by itself.
+const minPressureShadow = 64
+
 // maxInstructionLen caps one pre-compact instruction, in bytes.
 const maxInstructionLen = 4000
 
@@ -310,9 +314,14 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	if k == 0 {
 		return res
 	}
+	shadowed := llm.EstimateMessages(history[:k])
+	if at.trigger == dsh.CompactionTriggerPressure && shadowed < minPressureShadow {
+		// Not worth a model call at every boundary: what presses is the prefix or the
+		// newest messages, which a checkpoint cannot shrink.
+		return res
+	}
 	res.selected = true
 	res.id = "cmp_" + rand.Text()
-	shadowed := llm.EstimateMessages(history[:k])
 	rng := dsh.CompactionRange{Start: 0, End: k, ShadowedSeqs: make([]int, k)}
 	for i, s := range a.req.seqs[:k] {
 		rng.ShadowedSeqs[i] = int(s)

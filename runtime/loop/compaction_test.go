@@ -636,3 +636,23 @@ func TestResumeAfterCompactionsSendsTheSameRequests(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+// TestPressureSkipsATinyRange: when what presses is the system prompt, not the history,
+// no attempt is made (a checkpoint could not shrink the few messages before the newest).
+func TestPressureSkipsATinyRange(t *testing.T) {
+	e := compactEnv(t, 1000, text("one"), text("two"), text("three"))
+	e.cfg.System = filler("rules", 900)
+	ran := 0
+	e.reg.OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		ran++
+		return dsh.PreCompactProceed{}, nil
+	})
+	a := e.agent()
+	for i := range 3 {
+		followup(t, a, fmt.Sprintf("p%d", i), "hi")
+		wait(t, a)
+	}
+	if ran != 0 || len(typesOf(e.log, compactionTypes...)) != 0 || len(e.requests()) != 3 {
+		t.Fatalf("pre-compact ran %d times; events %v; %d requests", ran, typesOf(e.log, compactionTypes...), len(e.requests()))
+	}
+}
