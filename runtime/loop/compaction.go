@@ -287,6 +287,10 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 			cfg.Model = c.Model
 		}
 	}
+	window := a.window(cfg)
+	if at.trigger == dsh.CompactionTriggerPressure && window <= 0 {
+		return res // no window known: nothing to measure against (and nothing to pay)
+	}
 	history, err := a.req.messages(a.log)
 	if err != nil {
 		res.err = err
@@ -298,12 +302,11 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	}
 	specs, _ := a.toolSpecs()
 	prefix := llm.EstimatePrefix(system, specs)
-	window := a.window(cfg)
 	cc := a.cfg.Compaction
 	measured := a.measure(prefix, history, at.pending)
 	threshold := int(float64(window) * cc.ThresholdRatio)
 	res.before, res.after = measured, measured
-	if at.trigger == dsh.CompactionTriggerPressure && (window <= 0 || measured < threshold) {
+	if at.trigger == dsh.CompactionTriggerPressure && measured < threshold {
 		return res
 	}
 	budget := -1
@@ -684,7 +687,7 @@ func checkpointMessage(summary string) dsh.UserMessage {
 // claimed for the step, not yet in the history). It reports the number of contexts the
 // attempt added to the next-step inbox; err is a failed append.
 func (a *Agent) pressure(t *turnRun, pending []dsh.UserMessage) (int, error) {
-	if a.cfg.Compaction.Disabled {
+	if cc := a.cfg.Compaction; cc.Disabled || (cc.ContextWindow == 0 && len(cc.Windows) == 0) {
 		return 0, nil
 	}
 	turn := t.n
