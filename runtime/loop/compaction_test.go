@@ -23,6 +23,7 @@ import (
 // than its window with CONTEXT_WINDOW_EXCEEDED, as a provider would.
 type summarizingModel struct {
 	window int
+	flat   bool // report a fixed usage instead of estimating the request (a model whose cost does not grow)
 
 	mu        sync.Mutex
 	record    bool
@@ -35,7 +36,10 @@ type summarizingModel struct {
 
 func (m *summarizingModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	return func(yield func(dsh.AssistantChunk, error) bool) {
-		in := llm.EstimateRequest(req)
+		in := 1
+		if !m.flat {
+			in = llm.EstimateRequest(req)
+		}
 		last := ""
 		if n := len(req.Messages); n > 0 {
 			last = textOf(req.Messages[n-1].Content)
@@ -150,16 +154,21 @@ func TestLongSessionStaysUnderTheWindow(t *testing.T) {
 }
 
 // BenchmarkLongSession measures the throughput of the 2,000-turn session with compaction
-// on (a 1,000-token window) and off (no window: the history grows).
+// on (a 1,000-token window) and off (no window: the history grows to 4,000 messages). The
+// test model estimates every request it gets, as a provider's cost grows with the request;
+// compaction-off-flat-model has it report a fixed usage instead, which leaves the loop's
+// own cost of a growing session.
 func BenchmarkLongSession(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		window int
-	}{{"compaction-on", 1000}, {"compaction-off", 0}} {
+		flat   bool
+	}{{"compaction-on", 1000, false}, {"compaction-off", 0, false}, {"compaction-off-flat-model", 0, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			const turns = 2000
 			for b.Loop() {
-				e, _ := longEnv(b, c.window)
+				e, m := longEnv(b, c.window)
+				m.flat = c.flat
 				a := e.agent()
 				longSession(b, a, 0, turns)
 				_ = a.Close()
