@@ -27,7 +27,7 @@ type summarizingModel struct {
 
 	mu        sync.Mutex
 	record    bool
-	digests   []string // sha256 of each non-summarizer request's JSON, when recording
+	digests   []string // sha256 of each request's JSON (summarizer requests included), when recording
 	largest   int      // the largest request, in estimated tokens
 	overflows int
 	summaries int
@@ -54,19 +54,19 @@ func (m *summarizingModel) Stream(ctx context.Context, req llm.Request) iter.Seq
 			yield(dsh.ChunkFinish{Reason: dsh.FinishReasonError, Error: &dsh.LLMFailure{Message: "too long", Code: llm.CodeContextWindowExceeded}}, nil)
 			return
 		}
+		if m.record {
+			data, err := json.Marshal(req)
+			if err != nil {
+				panic(err)
+			}
+			sum := sha256.Sum256(data)
+			m.digests = append(m.digests, fmt.Sprintf("%x", sum[:8]))
+		}
 		var out string
 		if summarizer {
 			m.summaries++
 			out = fmt.Sprintf("Summary of %d messages; the last said: %.40s", len(req.Messages)-1, textOf(req.Messages[max(len(req.Messages)-2, 0)].Content))
 		} else {
-			if m.record {
-				data, err := json.Marshal(req)
-				if err != nil {
-					panic(err)
-				}
-				sum := sha256.Sum256(data)
-				m.digests = append(m.digests, fmt.Sprintf("%x", sum[:8]))
-			}
 			out = "answer to " + last
 		}
 		m.mu.Unlock()
