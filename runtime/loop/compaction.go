@@ -361,7 +361,9 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 			res.err = err
 			return res
 		}
-		a.req.defers = skip.Consecutive
+		if at.trigger == dsh.CompactionTriggerPressure {
+			a.req.defers = skip.Consecutive // as requestState.fold counts them on resume
+		}
 		if skip.Overridden == nil {
 			res.deferredBy, res.deferReason = fold.deferBy, fold.deferReason
 			return res
@@ -389,8 +391,11 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	summary := dsh.CompactionSummary{CompactionID: res.id, ShadowedRange: rng, ShadowedTokenCount: shadowed}
 	var text string
 	if fold.replaceBy != "" {
-		text = fold.replace
+		text = strings.TrimSpace(fold.replace)
 		summary.Provider, summary.Model = "plugin:"+pluginOf(fold.replaceBy), fold.replaceBy
+		if text == "" {
+			err = fmt.Errorf("the summary %s supplied is empty", fold.replaceBy)
+		}
 	} else {
 		text, summary.Usage, err = a.summarize(ctx, cfg, system, specs, history[:k], at.instructions, fold.instructions)
 		summary.Provider, summary.Model = cfg.Provider, cfg.Model

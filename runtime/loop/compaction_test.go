@@ -665,3 +665,42 @@ func TestPressureSkipsATinyRange(t *testing.T) {
 		t.Fatalf("pre-compact ran %d times; events %v; %d requests", ran, typesOf(e.log, compactionTypes...), len(e.requests()))
 	}
 }
+
+// TestManualDeferDoesNotCountTowardsTheCap: a deferred /compact is not a deferred pressure
+// attempt: the pressure count stays as the log folds it on resume.
+func TestManualDeferDoesNotCountTowardsTheCap(t *testing.T) {
+	e := newEnv(t, text(filler("one", 60)), text("two"))
+	e.reg.Plugin("guard").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		if p.ConsecutiveDefers != 0 {
+			t.Errorf("consecutive defers %d before a pressure attempt ever ran", p.ConsecutiveDefers)
+		}
+		return dsh.PreCompactDefer{Reason: "no"}, nil
+	})
+	a := e.agent()
+	followup(t, a, "p1", "first")
+	wait(t, a)
+	followup(t, a, "p2", "second")
+	wait(t, a)
+	for range 2 {
+		if _, err := a.Compact(context.Background(), ""); err == nil {
+			t.Fatal("a deferred compaction succeeded")
+		}
+	}
+	if a.req.defers != 0 {
+		t.Fatalf("defers = %d after two manual defers", a.req.defers)
+	}
+}
+
+// TestEmptyReplaceIsRefused: a Replace with an empty summary fails the attempt.
+func TestEmptyReplaceIsRefused(t *testing.T) {
+	e := pressureSetup(t, text("after"))
+	e.reg.Plugin("x").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		return dsh.PreCompactReplace{Summary: "  "}, nil
+	})
+	a := e.agent()
+	fourTurns(t, a)
+	ends := records[dsh.CompactionEnd](t, e.log)
+	if len(ends) != 1 || ends[0].Outcome != dsh.CompactionOutcomeFailed || !strings.Contains(*ends[0].Error, "empty") {
+		t.Fatalf("ends %+v", ends)
+	}
+}
