@@ -25,7 +25,7 @@ const usage = `usage:
 
 Writes FILE: a Register method on *T registering T's listener methods at the named
 extension points (method names: Guard for tools/guard, On<Name> for waterfalls,
-notifications and observers, Wrap<Name> for wrappers; -list prints them), and
+notifications, observers and folds, Wrap<Name> for wrappers; -list prints them), and
 compile-time checks of their listener types. Run it from go generate:
 
   //go:generate go tool dshscaffold -type Plugin -events tools/guard -out plugin_gen.go
