@@ -293,6 +293,11 @@ func TestOpenAIServerErrors(t *testing.T) {
 			want: dsh.LLMFailure{Message: "bad tools", Code: "40001", Status: ptr(400)},
 		},
 		{
+			name: "400 context length exceeded", status: 400, contentType: "application/json",
+			body: `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			want: dsh.LLMFailure{Message: "This model's maximum context length is 8192 tokens.", Code: CodeContextWindowExceeded, Status: ptr(400)},
+		},
+		{
 			name: "string error", status: 401, contentType: "application/json",
 			body: `{"error":"invalid api key"}`,
 			want: dsh.LLMFailure{Message: "invalid api key", Code: "HTTP_401", Status: ptr(401)},
