@@ -221,14 +221,14 @@ const (
 	Notification Domain = "notification"
 	// Observer is contained: every listener runs, failures are recorded and ignored.
 	Observer Domain = "observer"
-	// Fold is a bounded vote: every listener runs, each bounded, and returns a decision of
+	// Vote is a bounded vote: every listener runs, each bounded, and returns a decision of
 	// its own; the runner returns every listener's decision or failure, in registration
 	// order, for the runtime to fold by the event's documented rule.
-	Fold Domain = "fold"
+	Vote Domain = "vote"
 )
 
 // Domains lists every domain, in the order the docs present them.
-var Domains = []Domain{Waterfall, Guard, Wrapper, Notification, Observer, Fold}
+var Domains = []Domain{Waterfall, Guard, Wrapper, Notification, Observer, Vote}
 
 // Event is an extension point.
 type Event struct {

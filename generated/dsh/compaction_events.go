@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// PostCompactEventName is the name of the compaction/post-compact event, a fold.
+// PostCompactEventName is the name of the compaction/post-compact event, a vote.
 const PostCompactEventName = "compaction/post-compact"
 
-// PostCompactListener is a listener of compaction/post-compact, a fold: every listener
+// PostCompactListener is a listener of compaction/post-compact, a vote: every listener
 // runs, in order, each under a bound, and returns its own decision (a variant of
 // PostCompactDecision); it does not see the others' decisions. The runtime folds the
 // decisions by the event's rule. Returning an error, a nil decision, one of a type that is
@@ -35,8 +35,8 @@ func (r *Registrar) OnPostCompact(fn PostCompactListener) (unregister func()) {
 // failure (a *ListenerError), or Overran for a listener that had not returned a short grace
 // after its bound (it is abandoned). The listeners registered for one agent run only when
 // p's subject is that agent.
-func (g *Registry) RunPostCompact(ctx context.Context, p *PostCompactPayload, bound time.Duration) []FoldVote[PostCompactDecision] {
-	return evFold(ctx, g, PostCompactEventName, &g.onPostCompact, p, evScopePostCompact, bound, evCheckPostCompactDecision,
+func (g *Registry) RunPostCompact(ctx context.Context, p *PostCompactPayload, bound time.Duration) []Vote[PostCompactDecision] {
+	return evVote(ctx, g, PostCompactEventName, &g.onPostCompact, p, evScopePostCompact, bound, evCheckPostCompactDecision,
 		func(d PostCompactDecision) string { return string(d.Kind()) })
 }
 
@@ -49,10 +49,10 @@ func evScopePostCompact(p *PostCompactPayload) evScope {
 	return evScope{scoped: true, has: true, agent: p.AgentID}
 }
 
-// PreCompactEventName is the name of the compaction/pre-compact event, a fold.
+// PreCompactEventName is the name of the compaction/pre-compact event, a vote.
 const PreCompactEventName = "compaction/pre-compact"
 
-// PreCompactListener is a listener of compaction/pre-compact, a fold: every listener runs,
+// PreCompactListener is a listener of compaction/pre-compact, a vote: every listener runs,
 // in order, each under a bound, and returns its own decision (a variant of
 // PreCompactDecision); it does not see the others' decisions. The runtime folds the
 // decisions by the event's rule. Returning an error, a nil decision, one of a type that is
@@ -77,8 +77,8 @@ func (r *Registrar) OnPreCompact(fn PreCompactListener) (unregister func()) {
 // failure (a *ListenerError), or Overran for a listener that had not returned a short grace
 // after its bound (it is abandoned). The listeners registered for one agent run only when
 // p's subject is that agent.
-func (g *Registry) RunPreCompact(ctx context.Context, p *PreCompactPayload, bound time.Duration) []FoldVote[PreCompactDecision] {
-	return evFold(ctx, g, PreCompactEventName, &g.onPreCompact, p, evScopePreCompact, bound, evCheckPreCompactDecision,
+func (g *Registry) RunPreCompact(ctx context.Context, p *PreCompactPayload, bound time.Duration) []Vote[PreCompactDecision] {
+	return evVote(ctx, g, PreCompactEventName, &g.onPreCompact, p, evScopePreCompact, bound, evCheckPreCompactDecision,
 		func(d PreCompactDecision) string { return string(d.Kind()) })
 }
 

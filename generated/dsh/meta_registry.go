@@ -31,9 +31,9 @@ const (
 	DomainNotification Domain = "notification"
 	// DomainObserver is contained: every listener runs; failures are logged and change nothing.
 	DomainObserver Domain = "observer"
-	// DomainFold is a bounded vote: every listener runs under a bound and returns a decision
+	// DomainVote is a bounded vote: every listener runs under a bound and returns a decision
 	// of its own; the runtime folds the decisions by the event's rule.
-	DomainFold Domain = "fold"
+	DomainVote Domain = "vote"
 )
 
 // EventInfo describes one extension point.
@@ -163,7 +163,7 @@ var Events = []EventInfo{
 	},
 	{
 		Name:     "compaction/post-compact",
-		Domain:   DomainFold,
+		Domain:   DomainVote,
 		Doc:      "compaction/post-compact runs after compaction/end of every bracketed attempt. Each\nlistener votes Accept or Append, under a bound; the contexts of every Append are\nadded, in registration order, when the attempt did not fail. After a committed attempt\nagent/session-start then runs with source \"compact\"; its contexts follow these.",
 		Payload:  "PostCompactPayload",
 		Decision: "PostCompactDecision",
@@ -173,7 +173,7 @@ var Events = []EventInfo{
 	},
 	{
 		Name:     "compaction/pre-compact",
-		Domain:   DomainFold,
+		Domain:   DomainVote,
 		Doc:      "compaction/pre-compact runs after an attempt's range is selected and before\ncompaction/start, for every trigger. Each listener votes Proceed (optionally with\ninstructions), Replace or Defer, under a bound (default 5 s); the votes fold as\n#PreCompactDecision says, and a failing or overrunning listener counts as Proceed.",
 		Payload:  "PreCompactPayload",
 		Decision: "PreCompactDecision",
@@ -1293,12 +1293,12 @@ func evNotifyBounded[P any, F ~func(context.Context, *P) error](
 	return overran, errors.Join(errs...)
 }
 
-// FoldVote is one listener's part in a fold run (the Run<Event> runners of fold events):
+// Vote is one listener's part in a vote (the Run<Event> runners of vote events):
 // its decision, or why it has none. A listener that failed, panicked, returned a nil
 // decision or one of an unknown type has Err set (a *ListenerError); one that overran its
 // bound has Overran set and no decision. Exactly one of Decision (non-nil), Err and Overran
 // is set.
-type FoldVote[D any] struct {
+type Vote[D any] struct {
 	// Listener is the registered name of the listener.
 	Listener string
 	// Decision is the listener's decision, when it returned a valid one in time.
@@ -1311,15 +1311,15 @@ type FoldVote[D any] struct {
 	Overran bool
 }
 
-// evFold runs every listener that sees p, in registration order, each under a context
+// evVote runs every listener that sees p, in registration order, each under a context
 // cancelled with cause ErrListenerOverrun once bound passes (bound <= 0: no bound), and
 // returns one vote per listener. A listener still running a grace after its bound is
 // abandoned.
-func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
+func evVote[P, D any, F ~func(context.Context, *P) (D, error)](
 	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
 	bound time.Duration, check func(D) error, kind func(D) string,
-) []FoldVote[D] {
-	var votes []FoldVote[D]
+) []Vote[D] {
+	var votes []Vote[D]
 	for _, x := range l.seenBy(scope(p)) {
 		lctx, cancel := ctx, context.CancelFunc(func() {})
 		if bound > 0 {
@@ -1341,7 +1341,7 @@ func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
 			}
 			done <- r
 		}()
-		v := FoldVote[D]{Listener: x.name}
+		v := Vote[D]{Listener: x.name}
 		var (
 			r   result
 			got bool

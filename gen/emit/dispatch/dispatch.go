@@ -301,12 +301,12 @@ func planEvent(e *ir.Event) (*event, error) {
 		x.Next = e.GoName + "Next"
 		x.Register = "Wrap" + e.GoName
 		x.Runner = "Run" + e.GoName
-	case ir.Fold:
+	case ir.Vote:
 		if err := union(); err != nil {
 			return nil, err
 		}
 		if e.Default == "" {
-			return nil, fmt.Errorf("a fold needs a default variant")
+			return nil, fmt.Errorf("a vote needs a default variant")
 		}
 		v, err := variant(e.Default, "the default")
 		if err != nil {
@@ -314,7 +314,7 @@ func planEvent(e *ir.Event) (*event, error) {
 		}
 		x.defaultExpr = v.Type.Name + "{}"
 		x.Default = e.Default
-		x.DomainConst = "DomainFold"
+		x.DomainConst = "DomainVote"
 		x.Register = "On" + e.GoName
 		x.Runner = "Run" + e.GoName
 	case ir.Notification, ir.Observer:
@@ -411,7 +411,7 @@ func checkNames(s *ir.Spec, evs []*event) error {
 		}
 	}
 	for _, n := range []string{"Domain", "DomainWaterfall", "DomainGuard", "DomainWrapper",
-		"DomainNotification", "DomainObserver", "DomainFold", "FoldVote", "EventInfo", "Events", "ErrNextReused",
+		"DomainNotification", "DomainObserver", "DomainVote", "Vote", "EventInfo", "Events", "ErrNextReused",
 		"ErrNilDecision", "ErrUnknownVariant", "ListenerError", "ResolvedDecision",
 		"RegistryOption", "WithLogger", "WithDecisionAudit", "Registry", "NewRegistry",
 		"Registrar", "SessionEventData", "SessionEventTypes", "DecodeSessionEventData",

@@ -63,7 +63,7 @@ func eventsFile(s *ir.Spec, file string, evs []*event) []byte {
 	w.header(file, s.Package)
 	timed := false
 	for _, e := range evs {
-		timed = timed || e.ir.Domain == ir.Notification || e.ir.Domain == ir.Fold
+		timed = timed || e.ir.Domain == ir.Notification || e.ir.Domain == ir.Vote
 	}
 	if timed {
 		w.p("import (")
@@ -97,8 +97,8 @@ func (e *event) write(w *writer) {
 		w.para("%s is a listener of %s, an awaited notification: every listener runs, in order; a returned error or a panic is reported to the caller and stops nothing.", e.Listener, e.Name)
 	case ir.Observer:
 		w.para("%s is a listener of %s, an observer: every listener runs, in order; a panic is logged and reported to the caller, and changes nothing.", e.Listener, e.Name)
-	case ir.Fold:
-		w.para("%s is a listener of %s, a fold: every listener runs, in order, each under a bound, and returns its own decision (a variant of %s); it does not see the others' decisions. The runtime folds the decisions by the event's rule. Returning an error, a nil decision, one of a type that is not a variant of %s, panicking or overrunning the bound makes the listener count as the default, %s.", e.Listener, e.Name, e.Decision, e.Decision, e.Default)
+	case ir.Vote:
+		w.para("%s is a listener of %s, a vote: every listener runs, in order, each under a bound, and returns its own decision (a variant of %s); it does not see the others' decisions. The runtime folds the decisions by the event's rule. Returning an error, a nil decision, one of a type that is not a variant of %s, panicking or overrunning the bound makes the listener count as the default, %s.", e.Listener, e.Name, e.Decision, e.Decision, e.Default)
 	}
 	if e.Doc != "" {
 		w.p("//")
@@ -119,7 +119,7 @@ func (e *event) write(w *writer) {
 		w.p("type %s func(ctx context.Context, p *%s) error", e.Listener, e.Payload)
 	case ir.Observer:
 		w.p("type %s func(ctx context.Context, p *%s)", e.Listener, e.Payload)
-	case ir.Fold:
+	case ir.Vote:
 		w.p("type %s func(ctx context.Context, p *%s) (%s, error)", e.Listener, e.Payload, e.Decision)
 	}
 	w.p("")
@@ -173,10 +173,10 @@ func (e *event) write(w *writer) {
 		w.p("func (g *Registry) %sBounded(ctx context.Context, p *%s, bound time.Duration) (overran []string, err error) {", e.Runner, e.Payload)
 		w.p("	return evNotifyBounded(ctx, %s, &g.%s, p, %s, bound)", e.Const, e.Field, scope)
 		w.p("}")
-	case ir.Fold:
+	case ir.Vote:
 		w.para("%s runs every %s listener that sees p, in registration order, each under a context cancelled (with cause ErrListenerOverrun) when bound passes (bound <= 0: none), and returns one vote per listener, in that order: its decision, its failure (a *ListenerError), or Overran for a listener that had not returned a short grace after its bound (it is abandoned). %s", e.Runner, e.Name, scopeDoc)
-		w.p("func (g *Registry) %s(ctx context.Context, p *%s, bound time.Duration) []FoldVote[%s] {", e.Runner, e.Payload, e.Decision)
-		w.p("	return evFold(ctx, g, %s, &g.%s, p, %s, bound, %s,", e.Const, e.Field, scope, e.check())
+		w.p("func (g *Registry) %s(ctx context.Context, p *%s, bound time.Duration) []Vote[%s] {", e.Runner, e.Payload, e.Decision)
+		w.p("	return evVote(ctx, g, %s, &g.%s, p, %s, bound, %s,", e.Const, e.Field, scope, e.check())
 		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Observer:

@@ -22,7 +22,7 @@ var domainDocs = map[ir.Domain]string{
 	ir.Wrapper:      "around dispatch: each listener wraps `next` (core dispatch) and returns a normalized result.",
 	ir.Notification: "awaited: every listener runs in order whatever the others did; failures are joined and reported.",
 	ir.Observer:     "contained: every listener runs; failures are logged and recorded but change nothing.",
-	ir.Fold:         "a bounded vote: every listener runs, each under a bound, and returns its own decision; the runtime folds them by the event's rule, and a failing or overrunning listener counts as the default.",
+	ir.Vote:         "a bounded vote: every listener runs, each under a bound, and returns its own decision; the runtime folds them by the event's rule, and a failing or overrunning listener counts as the default.",
 }
 
 // Emit renders the catalog of s as the file outFile. Each type is described once, in the

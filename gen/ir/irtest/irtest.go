@@ -88,7 +88,7 @@ func Small() *ir.Spec {
 		ev("demo/run", "Run", ir.Wrapper, decision, ""),
 		ev("demo/stopping", "Stopping", ir.Notification, nil, ""),
 		ev("demo/seen", "Seen", ir.Observer, nil, ""),
-		ev("demo/vote", "Vote", ir.Fold, decision, "allow"),
+		ev("demo/vote", "Vote", ir.Vote, decision, "allow"),
 	}
 	s.SessionEvents = []*ir.SessionEvent{{Type: "demo/started", GoName: "DemoStarted", Doc: "demo/started records a start.", File: "log.cue", Pos: pos("log.cue", 8), Data: started, Owner: "runtime"}}
 	if err := s.Link(); err != nil {

@@ -770,10 +770,10 @@ func TestNotificationBounded(t *testing.T) {
 	}
 }
 
-// TestFold: every listener votes, in registration order, whatever the others did; a
+// TestVote: every listener votes, in registration order, whatever the others did; a
 // failure, a panic, a nil decision and an overrun are votes without a decision; nothing
 // waits for an abandoned listener; a scoped listener only sees its agent.
-func TestFold(t *testing.T) {
+func TestVote(t *testing.T) {
 	reg := NewRegistry()
 	release := make(chan struct{})
 	defer close(release)
@@ -796,7 +796,7 @@ func TestFold(t *testing.T) {
 	start := time.Now()
 	votes := reg.RunVote(context.Background(), payload("x"), 30*time.Millisecond)
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("the fold took %s", d)
+		t.Errorf("the vote took %s", d)
 	}
 	var got []string
 	for _, v := range votes {
