@@ -11,7 +11,11 @@
 // deny, ask through the approval seam, halt; allow never pre-approves; contexts follow
 // the tool result), PostToolUse (tools/post-execute, successful results only: block
 // turns the result into feedback, halt, contexts), Stop (agent/turn-stopping: block
-// steers the reason into another step, halt ends the turn).
+// steers the reason into another step, halt ends the turn), PreCompact
+// (compaction/pre-compact: block or exit 2 defers, plain stdout adds summarizer
+// instructions), PostCompact (compaction/post-compact: additionalContext follows the
+// checkpoint), SessionEnd (agent/session-end: cleanup only, reason "other" when the agent
+// is closed; nothing it prints counts).
 //
 // By default the bridge does what the real engine does where it differs from that
 // canonical mapping, in the engine's words (docs/decisions.md, "Bridges");
@@ -162,6 +166,7 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 		},
 		Durations: true,
 		Render:    render,
+		EndReason: endReason,
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
@@ -187,9 +192,36 @@ func encode(in hookbridge.Input) ([]byte, error) {
 	}
 	switch in.Event {
 	case hookbridge.SessionStart:
-		v = claudecode.SessionStartInput{
+		x := claudecode.SessionStartInput{
 			HookEventName: claudecode.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
 			Source: claudecode.SessionStartInputSource(in.Source), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+		}
+		if in.Source == string(dsh.SessionStartSourceCompact) {
+			// After a compaction the engine also sends the model and the prompt's id.
+			x.PromptID = prompt
+			if s.Model != "" {
+				m := s.Model
+				x.Model = &m
+			}
+		}
+		v = x
+	case hookbridge.SessionEnd:
+		v = claudecode.SessionEndInput{
+			HookEventName: claudecode.SessionEndInputHookEventNameSessionEnd, SessionID: s.SessionID,
+			Reason: claudecode.SessionEndInputReason(endReason(in.Reason)), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			PromptID: prompt,
+		}
+	case hookbridge.PreCompact:
+		v = claudecode.PreCompactInput{
+			HookEventName: claudecode.PreCompactInputHookEventNamePreCompact, SessionID: s.SessionID,
+			Trigger: claudecode.PreCompactInputTrigger(in.Trigger), CustomInstructions: in.CustomInstructions,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
+		}
+	case hookbridge.PostCompact:
+		v = claudecode.PostCompactInput{
+			HookEventName: claudecode.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID,
+			Trigger: claudecode.PostCompactInputTrigger(in.Trigger), CompactSummary: in.CompactSummary,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
 		}
 	case hookbridge.UserPromptSubmit:
 		v = claudecode.UserPromptSubmitInput{
@@ -236,6 +268,16 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		data = append(data, '\n')
 	}
 	return data, nil
+}
+
+// endReason is Claude Code's SessionEnd reason for a canonical one: an agent closed by its
+// host ("close") ends as claude -p's session does when its prompt is done, "other"; a
+// cleared conversation is "clear".
+func endReason(reason string) string {
+	if reason == string(dsh.SessionEndReasonClear) {
+		return "clear"
+	}
+	return "other"
 }
 
 // ToolInput is the tool_input Claude Code sends for a call's arguments: as the model gave

@@ -322,3 +322,76 @@ func TestConfigAndEnv(t *testing.T) {
 		}
 	})
 }
+
+// Codex PreCompact and PostCompact only observe a compaction (REWRITE-COMPACTION.md §2.3):
+// exit 2 and a block do not defer it, systemMessage is a notice, and contexts are not
+// taken; continue:false stops the turn (as Codex 0.169.0): the bridge defers the attempt
+// and halts. The input carries turn_id, model and trigger, and no permission_mode.
+func TestCompactionObservesOnly(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	for _, c := range []struct {
+		pre, want string
+		halted    bool
+	}{
+		{`cat > ` + in + `; echo 'not now' >&2; exit 2`, "proceed", false},
+		{`echo '{"decision":"block","reason":"no"}'`, "proceed", false},
+		{`echo 'plain words'`, "proceed", false},
+		{`echo '{"systemMessage":"compacting"}'`, "proceed", false},
+		{`echo '{"continue":false,"stopReason":"no compaction"}'`, "defer:no compaction", true},
+	} {
+		h := setup(t, ht.G("PreCompact", "auto", c.pre), ht.G("PreCompact", "manual", `touch `+filepath.Join(dir, "manual-ran")))
+		d, err := h.PreCompact(ctx, "cmp_1", dsh.CompactionOriginAuto, "", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(d.Kind())
+		if x, ok := d.(dsh.PreCompactDefer); ok {
+			got += ":" + x.Reason
+		}
+		if x, ok := d.(dsh.PreCompactProceed); ok && len(x.Instructions) > 0 {
+			got += ":" + strings.Join(x.Instructions, "|")
+		}
+		if got != c.want {
+			t.Errorf("%s: %s, want %s", c.pre, got, c.want)
+		}
+		if hs := h.Agent.Halted(); (len(hs) > 0) != c.halted {
+			t.Errorf("%s: halted %v", c.pre, hs)
+		}
+		recs := records(t, h)
+		if len(recs) != 2 {
+			t.Errorf("%s: %d records", c.pre, len(recs))
+		} else if inv := recs[0].(dsh.HookInvoked); inv.Maintenance == nil || *inv.Maintenance != "cmp_1" || inv.Turn != 3 {
+			t.Errorf("%s: invoked %+v", c.pre, inv)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manual-ran")); err == nil {
+		t.Error("the manual matcher ran at an automatic compaction")
+	}
+	data, _ := os.ReadFile(in)
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("stdin %q: %v", data, err)
+	}
+	if m["hook_event_name"] != "PreCompact" || m["trigger"] != "auto" || m["turn_id"] != "3" || m["model"] != "test-model" {
+		t.Errorf("stdin %v", m)
+	}
+	if _, ok := m["permission_mode"]; ok {
+		t.Errorf("stdin has permission_mode: %v", m)
+	}
+
+	post := filepath.Join(dir, "post.json")
+	h := setup(t, ht.G("PostCompact", "", `cat > `+post+`; echo '{"hookSpecificOutput":{"hookEventName":"PostCompact","additionalContext":"not taken"}}'`),
+		ht.G("PostCompact", "", `echo '{"systemMessage":"compacted"}'`))
+	d, err := h.PostCompact(ctx, "cmp_2", dsh.CompactionOriginAuto, "S", 1)
+	if err != nil || d.Kind() != dsh.PostCompactAcceptKind {
+		t.Errorf("PostCompact: %s, %v", ht.Describe(d), err)
+	}
+	data, _ = os.ReadFile(post)
+	if !strings.Contains(string(data), `"hook_event_name":"PostCompact"`) || strings.Contains(string(data), "compact_summary") {
+		t.Errorf("PostCompact stdin %s", data)
+	}
+	if got := ht.Results(records(t, h)); !slices.Equal(got, []dsh.HookOutcome{dsh.HookOutcomeFailed, dsh.HookOutcomePass}) {
+		t.Errorf("PostCompact outcomes %v", got)
+	}
+}

@@ -7,7 +7,9 @@
 // protocol mapping is the generated table hookmap.Codex (spec/bridges/codex.cue).
 //
 // The mapped events and their extension points are those of the Claude Code bridge
-// (see bridges/claudecode); the table decides what each output means. As there, the
+// (see bridges/claudecode), without SessionEnd; the table decides what each output means.
+// PreCompact and PostCompact only observe a compaction (a block does not defer it;
+// continue:false halts the turn, as Codex 0.169.0). As in the Claude Code bridge, the
 // bridge follows the real engine by default (Config.Canonical asks for dsh's canonical
 // mapping); the built-in tools in builtin.StyleCodex write Bash's output as Codex does.
 package codex
@@ -148,6 +150,8 @@ func dialect(model string, asEngine bool) hookbridge.Dialect {
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,
+		// Codex compaction cannot be blocked: PreCompact and PostCompact observe it.
+		CompactObserveOnly: true,
 	}
 }
 
@@ -239,6 +243,16 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.StopInputHookEventNameStop, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
+		}
+	case hookbridge.PreCompact:
+		v = codex.PreCompactInput{
+			HookEventName: codex.PreCompactInputHookEventNamePreCompact, SessionID: s.SessionID, TurnID: turn,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, Trigger: codex.PreCompactInputTrigger(in.Trigger),
+		}
+	case hookbridge.PostCompact:
+		v = codex.PostCompactInput{
+			HookEventName: codex.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID, TurnID: turn,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, Trigger: codex.PostCompactInputTrigger(in.Trigger),
 		}
 	default:
 		return nil, fmt.Errorf("codex: unmapped event %q", in.Event)

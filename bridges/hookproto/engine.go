@@ -75,6 +75,10 @@ type Fire struct {
 	Turn int
 	// InTurn says whether the event fires inside an open turn.
 	InTurn bool
+	// Maintenance is the compaction attempt the event fires for (PreCompact, PostCompact,
+	// SessionStart[compact]): its records carry it as their owner, and they are written
+	// with or without an open turn (Turn 0 outside one).
+	Maintenance string
 	// OnAsync, if set, receives the outcome of each async handler when it finishes, on
 	// the run's goroutine.
 	OnAsync func(HookRun)
@@ -206,7 +210,12 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 		}
 	}
 	log := e.logger()
-	record := e.Recorder != nil && f.InTurn
+	record := e.Recorder != nil && (f.InTurn || f.Maintenance != "")
+	var owner *string
+	if f.Maintenance != "" {
+		m := f.Maintenance
+		owner = &m
+	}
 	runs := make([]HookRun, len(sync))
 	cmds := make([]Command, len(sync))
 	for i, h := range sync {
@@ -215,7 +224,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 		if record {
 			inv := dsh.HookInvoked{
 				Turn: f.Turn, Point: f.Event, Dialect: dsh.HookDialect(e.Table.Dialect),
-				HandlerID: runs[i].ID, Command: h.Command,
+				HandlerID: runs[i].ID, Command: h.Command, Maintenance: owner,
 			}
 			if m := h.Matcher.String(); m != "" {
 				inv.Matcher = &m
@@ -240,7 +249,9 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	}
 	if record {
 		for _, r := range runs {
-			if err := e.Recorder.Record(ctx, r.Record(f.Turn)); err != nil {
+			res := r.Record(f.Turn)
+			res.Maintenance = owner
+			if err := e.Recorder.Record(ctx, res); err != nil {
 				log.WarnContext(ctx, "hook/result not recorded", "handler", r.ID, "error", err)
 			}
 		}

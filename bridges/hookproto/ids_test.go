@@ -19,3 +19,14 @@ func TestNewUUID(t *testing.T) {
 		t.Errorf("two calls gave the same id %q", a)
 	}
 }
+
+// UUIDFor is deterministic, differs by name, and has the canonical UUID form.
+func TestUUIDFor(t *testing.T) {
+	a, b := UUIDFor("cmp_1"), UUIDFor("cmp_2")
+	if a != UUIDFor("cmp_1") || a == b {
+		t.Errorf("UUIDFor(cmp_1)=%s twice %s, cmp_2 %s", a, UUIDFor("cmp_1"), b)
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(a) {
+		t.Errorf("UUIDFor = %q, not a version-8 UUID", a)
+	}
+}

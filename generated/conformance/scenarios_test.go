@@ -2118,6 +2118,35 @@ func TestH065AsyncHookNeverBlocks(t *testing.T) {
 	harness.RunID(t, runtime.New, "h065-async-hook-never-blocks")
 }
 
+// TestHc11CompactCCPostcompactUnderManualCompact runs scenario hc11-compact-cc-postcompact-under-manual-compact:
+// §2.4-11: /compact with a Claude Code PostCompact hook: the hook runs outside any turn
+// (hook/* records with turn 0, owned by the attempt), sees the summary, and its
+// additionalContext enters with the next prompt, right after the checkpoint.
+func TestHc11CompactCCPostcompactUnderManualCompact(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "hc11-compact-cc-postcompact-under-manual-compact")
+}
+
+// TestHc13CompactCCPrecompactMatcherManual runs scenario hc13-compact-cc-precompact-matcher-manual:
+// §2.4-13: the matcher of a Claude Code PreCompact group tests the origin: at /compact
+// the "manual" group runs and its plain stdout (here a label and its stdin, with trigger
+// "manual" and the user's custom_instructions) joins the summarizer directive; the "auto"
+// group does not run.
+func TestHc13CompactCCPrecompactMatcherManual(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "hc13-compact-cc-precompact-matcher-manual")
+}
+
+// TestHc14CompactCodexPrecompactContinueFalseHalts runs scenario hc14-compact-codex-precompact-continue-false-halts:
+// §2.4-14, as the real engine (Codex 0.169.0) does it: a Codex PreCompact hook that
+// prints continue:false stops the turn before the compaction (the design's "hook Failed,
+// compaction proceeds" is not what the engine does): the pressure attempt is deferred
+// (compaction/skipped, no bracket) and the turn ends aborted by the hook.
+func TestHc14CompactCodexPrecompactContinueFalseHalts(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "hc14-compact-codex-precompact-continue-false-halts")
+}
+
 // TestT32ApprovalThrow runs scenario t32-approval-throw:
 // §3.2 approval: a failing approval service is a final failure; guards, dispatch and
 // post-execute are skipped. (Its text is the service's error, which is the runtime's.)

@@ -264,6 +264,52 @@ func evScopeRequestError(p *RequestErrorPayload) evScope {
 	return evScope{scoped: true, has: true, agent: p.AgentID}
 }
 
+// SessionEndEventName is the name of the agent/session-end event, a notification.
+const SessionEndEventName = "agent/session-end"
+
+// SessionEndListener is a listener of agent/session-end, an awaited notification: every
+// listener runs, in order; a returned error or a panic is reported to the caller and stops
+// nothing.
+//
+// agent/session-end fires once per agent, when it is closed: after the last turn ended
+// and the agent is idle and closed (sends fail). It is for cleanup only: listeners
+// cannot change the session. They are awaited in order, each bounded by a budget
+// (Config.SessionEndTimeout, default 1.5 s, as Claude Code's SessionEnd hooks); a
+// listener still running at its bound has its context cancelled and, after a short
+// grace, is abandoned and recorded as session/end-listener-overrun.
+type SessionEndListener func(ctx context.Context, p *SessionEndPayload) error
+
+// OnSessionEnd registers fn as a agent/session-end listener, after those already
+// registered, and returns a func that unregisters it. fn must not be nil.
+func (r *Registrar) OnSessionEnd(fn SessionEndListener) (unregister func()) {
+	return evRegister(r, SessionEndEventName, &r.reg.onSessionEnd, fn)
+}
+
+// NotifySessionEnd runs every agent/session-end listener that sees p, in registration
+// order, whatever the others did, and returns their failures (each a *ListenerError)
+// joined. The listeners registered for one agent run only when p's subject is that agent.
+func (g *Registry) NotifySessionEnd(ctx context.Context, p *SessionEndPayload) error {
+	return evNotify(ctx, SessionEndEventName, &g.onSessionEnd, p, evScopeSessionEnd)
+}
+
+// NotifySessionEndBounded is NotifySessionEnd with a bound on each listener: a listener
+// runs under a context cancelled (with cause ErrListenerOverrun) when bound passes; one
+// that has not returned a short grace later is abandoned, named in overran, and the run
+// goes on with the next listener. Failures are returned as by NotifySessionEnd; an
+// abandoned listener's is not.
+func (g *Registry) NotifySessionEndBounded(ctx context.Context, p *SessionEndPayload, bound time.Duration) (overran []string, err error) {
+	return evNotifyBounded(ctx, SessionEndEventName, &g.onSessionEnd, p, evScopeSessionEnd, bound)
+}
+
+// evScopeSessionEnd is the scope of the payload of agent/session-end: its subject is
+// AgentID.
+func evScopeSessionEnd(p *SessionEndPayload) evScope {
+	if p == nil {
+		return evScope{scoped: true}
+	}
+	return evScope{scoped: true, has: true, agent: p.AgentID}
+}
+
 // SessionStartEventName is the name of the agent/session-start event, a notification.
 const SessionStartEventName = "agent/session-start"
 

@@ -1376,3 +1376,84 @@ func (r InboxClaimedPayload) Validate() error {
 	}
 	return nil
 }
+
+// SessionEndReason says why an agent's session ended: "close" when its host closed it
+// (Agent.Close: dsh run is done with its prompt, an ACP session was closed or its
+// connection ended); "clear" is reserved (a cleared conversation) and not emitted yet.
+type SessionEndReason string
+
+const (
+	// SessionEndReasonClose is the SessionEndReason value "close".
+	SessionEndReasonClose SessionEndReason = "close"
+	// SessionEndReasonClear is the SessionEndReason value "clear".
+	SessionEndReasonClear SessionEndReason = "clear"
+)
+
+// SessionEndReasonValues lists every SessionEndReason value, in spec order.
+var SessionEndReasonValues = []SessionEndReason{SessionEndReasonClose, SessionEndReasonClear}
+
+// Valid reports whether v is one of the SessionEndReasonValues.
+func (v SessionEndReason) Valid() bool {
+	switch v {
+	case SessionEndReasonClose, SessionEndReasonClear:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SessionEndReason, rejecting any value not in
+// SessionEndReasonValues with an ErrInvalidEnum *DecodeError.
+func (v *SessionEndReason) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SessionEndReason", data, v, SessionEndReasonValues)
+}
+
+// SessionEndPayload is what agent/session-end listeners receive.
+type SessionEndPayload struct {
+	// Agent is the handle of the closing agent. It is idle and closed: sends fail.
+	// Runtime-only, never encoded.
+	Agent Agent `json:"-"`
+	// AgentID is the id of the closing agent.
+	AgentID string `json:"agentId"`
+	// Reason says why the session ended.
+	Reason SessionEndReason `json:"reason"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SessionEndPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SessionEndPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionEndPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("reason").String(string(r.Reason))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SessionEndPayload strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SessionEndPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SessionEndPayload", data)
+	if err != nil {
+		return err
+	}
+	var v SessionEndPayload
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[SessionEndReason])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SessionEndPayload) Validate() error {
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("SessionEndPayload", "reason", err)
+	}
+	return nil
+}

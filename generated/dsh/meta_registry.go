@@ -132,6 +132,16 @@ var Events = []EventInfo{
 		Listener: "RequestErrorListener",
 	},
 	{
+		Name:     "agent/session-end",
+		Domain:   DomainNotification,
+		Doc:      "agent/session-end fires once per agent, when it is closed: after the last turn ended\nand the agent is idle and closed (sends fail). It is for cleanup only: listeners\ncannot change the session. They are awaited in order, each bounded by a budget\n(Config.SessionEndTimeout, default 1.5 s, as Claude Code's SessionEnd hooks); a\nlistener still running at its bound has its context cancelled and, after a short\ngrace, is abandoned and recorded as session/end-listener-overrun.",
+		Payload:  "SessionEndPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnSessionEnd",
+		Listener: "SessionEndListener",
+	},
+	{
 		Name:     "agent/session-start",
 		Domain:   DomainNotification,
 		Doc:      "agent/session-start fires once per agent publication (create or resume), after\nsession/created and before the first claim, and again (source \"compact\") after every\ncommitted compaction, before the next claim. Listeners are awaited in order, bounded\nby a configurable timeout (default 5 s); contexts they inject reach request 1. It\ncannot veto startup: a failing or overrunning listener is recorded and startup\nproceeds (SEMANTICS.md Part A item 6).",
@@ -327,6 +337,7 @@ type Registry struct {
 	onPreStep        evList[PreStepListener]
 	onRequest        evList[RequestListener]
 	onRequestError   evList[RequestErrorListener]
+	onSessionEnd     evList[SessionEndListener]
 	onSessionStart   evList[SessionStartListener]
 	onStatus         evList[StatusListener]
 	onTurnStopping   evList[TurnStoppingListener]
@@ -402,6 +413,8 @@ func (g *Registry) Listens(event string) bool {
 		return g.cfg.audit != nil || len(g.onRequest.load()) > 0
 	case RequestErrorEventName:
 		return g.cfg.audit != nil || len(g.onRequestError.load()) > 0
+	case SessionEndEventName:
+		return len(g.onSessionEnd.load()) > 0
 	case SessionStartEventName:
 		return len(g.onSessionStart.load()) > 0
 	case StatusEventName:

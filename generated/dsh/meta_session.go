@@ -34,6 +34,7 @@ var SessionEventTypes = []string{
 	RequestContextType,
 	RequestHeaderLoggedType,
 	SessionCreatedType,
+	EndListenerOverrunType,
 	SessionEndSeedType,
 	StartListenerOverrunType,
 	StepEndType,
@@ -149,6 +150,12 @@ func DecodeSessionEventData(typ string, data []byte) (SessionEventData, error) {
 		return v, nil
 	case SessionCreatedType:
 		var v SessionCreated
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case EndListenerOverrunType:
+		var v EndListenerOverrun
 		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}

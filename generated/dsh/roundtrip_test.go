@@ -549,6 +549,12 @@ func TestRoundTrip(t *testing.T) {
 			CallID:   ptr("text-callId"),
 		})
 	})
+	t.Run("EndListenerOverrun", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "EndListenerOverrun", closed, dsh.EndListenerOverrun{
+			Listener: "text-listener",
+			BudgetMS: 1,
+		})
+	})
 	t.Run("ExecutePayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ExecutePayload", closed, dsh.ExecutePayload{
 			Exec: dsh.ToolExecution{
@@ -830,6 +836,12 @@ func TestRoundTrip(t *testing.T) {
 			SessionID: "text-sessionId",
 			AgentID:   "text-agentId",
 			Workspace: ptr("text-workspace"),
+		})
+	})
+	t.Run("SessionEndPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SessionEndPayload", closed, dsh.SessionEndPayload{
+			AgentID: "text-agentId",
+			Reason:  dsh.SessionEndReasonClose,
 		})
 	})
 	t.Run("SessionEndSeed", func(t *testing.T) {

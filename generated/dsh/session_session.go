@@ -72,6 +72,16 @@ const SessionCreatedType = "session/created"
 // session/created events.
 func (SessionCreated) SessionEventType() string { return SessionCreatedType }
 
+// EndListenerOverrunType is the session-log type of the session/end-listener-overrun event,
+// whose data is EndListenerOverrun (appended by: runtime).
+//
+// session/end-listener-overrun records a session-end listener abandoned at its bound.
+const EndListenerOverrunType = "session/end-listener-overrun"
+
+// SessionEventType returns EndListenerOverrunType: EndListenerOverrun is the data of
+// session/end-listener-overrun events.
+func (EndListenerOverrun) SessionEventType() string { return EndListenerOverrunType }
+
 // SessionEndSeedType is the session-log type of the session/end-seed event, whose data is
 // SessionEndSeed (appended by: runtime).
 //

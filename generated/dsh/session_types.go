@@ -1487,3 +1487,49 @@ func (r *StartListenerOverrun) UnmarshalJSON(data []byte) error {
 func (r StartListenerOverrun) Validate() error {
 	return nil
 }
+
+// EndListenerOverrun records an agent/session-end listener still running at its bound;
+// it was cancelled and abandoned, and closing went on.
+type EndListenerOverrun struct {
+	// Listener is the registered name of the listener.
+	Listener string `json:"listener"`
+	// BudgetMS is the bound it exceeded, in milliseconds.
+	BudgetMS int `json:"budgetMs"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r EndListenerOverrun) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, EndListenerOverrun.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r EndListenerOverrun) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("listener").String(r.Listener)
+	enc.Key("budgetMs").Int(r.BudgetMS)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an EndListenerOverrun strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *EndListenerOverrun) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("EndListenerOverrun", data)
+	if err != nil {
+		return err
+	}
+	var v EndListenerOverrun
+	codec.Required(dec, "listener", &v.Listener, codec.Value[string])
+	codec.Required(dec, "budgetMs", &v.BudgetMS, codec.Value[int])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r EndListenerOverrun) Validate() error {
+	return nil
+}

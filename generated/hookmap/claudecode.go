@@ -19,6 +19,35 @@ var ClaudeCode = Bridge{
 	StdinNewline:      true,
 	Exit2ReadsJSON:    true,
 	Events: []Event{
+		// PostCompact runs after a compaction (compaction/post-compact) with the summary;
+		// hookSpecificOutput.additionalContext is context right after the checkpoint (the
+		// real engine rejects it: a superset); plain stdout is ignored.
+		{
+			Name:               "PostCompact",
+			Point:              "compaction/post-compact",
+			Input:              "PostCompactInput",
+			Output:             "PostCompactOutput",
+			Matcher:            "trigger",
+			PlainStdoutContext: false,
+			FallbackReason:     "Blocked by hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               false,
+			HaltReason:         "stopped by PostCompact hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.PostCompactOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// PostToolUse fires for successful results only; a block turns the result into
 		// feedback for the model.
 		{
@@ -45,6 +74,38 @@ var ClaudeCode = Bridge{
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostToolUseOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// PreCompact runs before a compaction (compaction/pre-compact), matched on the
+		// trigger (manual, auto): exit 2 or decision "block" defers it; plain stdout on
+		// exit 0 adds summarizer instructions (after /compact's); continue:false does not
+		// stop the compaction (as the real engine).
+		{
+			Name:               "PreCompact",
+			Point:              "compaction/pre-compact",
+			Input:              "PreCompactInput",
+			Output:             "PreCompactOutput",
+			Matcher:            "trigger",
+			PlainStdoutContext: true,
+			FallbackReason:     "Blocked by hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by PreCompact hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules: []Rule{
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.PreCompactOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}
@@ -79,6 +140,35 @@ var ClaudeCode = Bridge{
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PreToolUseOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// SessionEnd runs when the agent is closed (agent/session-end), for cleanup only:
+		// nothing it prints or exits with changes anything (its notices are recorded),
+		// and the runtime bounds it (1.5 s, as the real engine).
+		{
+			Name:               "SessionEnd",
+			Point:              "agent/session-end",
+			Input:              "SessionEndInput",
+			Output:             "SessionEndOutput",
+			Matcher:            "reason",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by SessionEnd hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by SessionEnd hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.SessionEndOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

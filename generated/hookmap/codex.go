@@ -19,6 +19,34 @@ var Codex = Bridge{
 	StdinNewline:      false,
 	Exit2ReadsJSON:    false,
 	Events: []Event{
+		// PostCompact observes a finished compaction (compaction/post-compact): only
+		// systemMessage counts (a notice).
+		{
+			Name:               "PostCompact",
+			Point:              "compaction/post-compact",
+			Input:              "PostCompactInput",
+			Output:             "PostCompactOutput",
+			Matcher:            "trigger",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by PostCompact hook",
+			Scope:              "",
+			Halt:               true,
+			HaltReason:         "stopped by PostCompact hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.PostCompactOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// PostToolUse: a block with a reason turns the result into feedback. The real
 		// engine does not halt on continue:false here: the stopReason replaces the tool
 		// output, as a block's reason does, and the model is called again.
@@ -49,6 +77,35 @@ var Codex = Bridge{
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PostToolUseOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// PreCompact observes a compaction (compaction/pre-compact), matched on the
+		// trigger: it cannot defer it (exit 2 and a block are ignored); systemMessage is a
+		// notice; continue:false stops the turn before the compaction (Codex 0.169.0).
+		{
+			Name:               "PreCompact",
+			Point:              "compaction/pre-compact",
+			Input:              "PreCompactInput",
+			Output:             "PreCompactOutput",
+			Matcher:            "trigger",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by PreCompact hook",
+			Scope:              "",
+			Halt:               true,
+			HaltReason:         "stopped by PreCompact hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.PreCompactOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

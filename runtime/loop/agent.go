@@ -229,16 +229,22 @@ func (a *Agent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
 var ErrClosed = errors.New("loop: agent closed")
 
 // Close disposes of the agent: it cancels the current turn with the cause disposed,
-// keeping the inbox (it stays in the log for a later Resume), and waits until the agent
-// is idle. Sends fail with ErrClosed afterwards. The session log is not closed: it
+// keeping the inbox (it stays in the log for a later Resume), waits until the agent
+// is idle, and then (the first time) runs the agent/session-end listeners, each bounded
+// by Config.SessionEndTimeout. Sends fail with ErrClosed afterwards. The session log is not closed: it
 // belongs to the caller. Close is idempotent.
 func (a *Agent) Close() error {
 	a.mu.Lock()
+	first := !a.closed
 	a.closed = true
 	a.latched = false
 	a.mu.Unlock()
 	a.Cancel(dsh.CancelDisposed{}, true)
-	return a.Wait(context.Background())
+	err := a.Wait(context.Background())
+	if first {
+		a.sessionEnd(dsh.SessionEndReasonClose)
+	}
+	return err
 }
 
 // emit logs the failure of an observer run; observers cannot change anything.

@@ -22,6 +22,9 @@ const (
 	// DefaultSessionStartTimeout is the default bound on the agent/session-start listeners
 	// (SEMANTICS.md Part A item 6).
 	DefaultSessionStartTimeout = 5 * time.Second
+	// DefaultSessionEndTimeout is the default bound on each agent/session-end listener
+	// (Claude Code gives its SessionEnd hooks 1.5 s).
+	DefaultSessionEndTimeout = 1500 * time.Millisecond
 	// DefaultThresholdRatio is the default share of the context window at which pressure
 	// compaction runs.
 	DefaultThresholdRatio = 0.8
@@ -90,6 +93,8 @@ type Config struct {
 	ContinuationCap int
 	// SessionStartTimeout bounds the agent/session-start listeners (0: 5 s).
 	SessionStartTimeout time.Duration
+	// SessionEndTimeout bounds each agent/session-end listener Close runs (0: 1.5 s).
+	SessionEndTimeout time.Duration
 	// Audit appends a decision/recorded event for every decision a listener resolves at a
 	// policy point (SEMANTICS.md Part A item 12). It needs a Registry created with the
 	// DecisionAudit option.
@@ -137,6 +142,9 @@ func (c Config) normalized() (Config, error) {
 		c.ContinuationCap = DefaultContinuationCap
 	} else if c.ContinuationCap < 0 {
 		c.ContinuationCap = 0
+	}
+	if c.SessionEndTimeout <= 0 {
+		c.SessionEndTimeout = DefaultSessionEndTimeout
 	}
 	if c.SessionStartTimeout <= 0 {
 		c.SessionStartTimeout = DefaultSessionStartTimeout

@@ -26,6 +26,23 @@ func (a *Agent) sessionStart(ctx context.Context, source dsh.SessionStartSource)
 	}
 }
 
+// sessionEnd runs the agent/session-end listeners once the agent is closed and idle, in
+// order, each bounded by Config.SessionEndTimeout: a listener still running at its bound
+// has its context cancelled and, after a short grace, is abandoned and recorded as
+// session/end-listener-overrun. Failures are logged; nothing is undone.
+func (a *Agent) sessionEnd(reason dsh.SessionEndReason) {
+	bound := a.cfg.SessionEndTimeout
+	overran, err := a.reg.NotifySessionEndBounded(a.base, &dsh.SessionEndPayload{Agent: a, AgentID: a.id, Reason: reason}, bound)
+	for _, name := range overran {
+		if _, err := a.log.Append(a.base, dsh.EndListenerOverrun{Listener: name, BudgetMS: int(bound / time.Millisecond)}); err != nil {
+			a.logger.Error("loop: cannot record a session-end overrun", "listener", name, "err", err)
+		}
+	}
+	for _, le := range listenerErrors(err) {
+		a.logger.Warn("loop: agent/session-end listener failed", "listener", le.Listener, "err", le.Err)
+	}
+}
+
 // recordOverrun appends session/start-listener-overrun.
 func (a *Agent) recordOverrun(listener string, bound time.Duration) {
 	if _, err := a.log.Append(a.base, dsh.StartListenerOverrun{Listener: listener, TimeoutMS: int(bound / time.Millisecond)}); err != nil {
@@ -49,5 +66,5 @@ func listenerErrors(err error) []*dsh.ListenerError {
 	if errors.As(err, &le) {
 		return []*dsh.ListenerError{le}
 	}
-	return []*dsh.ListenerError{{Event: dsh.SessionStartEventName, Listener: "?", Err: err}}
+	return []*dsh.ListenerError{{Listener: "?", Err: err}}
 }

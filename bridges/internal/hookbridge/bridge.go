@@ -32,6 +32,9 @@ const (
 	PreToolUse       = "PreToolUse"
 	PostToolUse      = "PostToolUse"
 	Stop             = "Stop"
+	SessionEnd       = "SessionEnd"
+	PreCompact       = "PreCompact"
+	PostCompact      = "PostCompact"
 )
 
 // Input is the dialect-neutral content of one event's stdin; the dialect encodes it as
@@ -45,6 +48,17 @@ type Input struct {
 	Turn int
 	// Source is the SessionStart source.
 	Source string
+	// Reason is the canonical SessionEnd reason (the dialect maps it to its own).
+	Reason string
+	// Trigger is the compaction's origin, "manual" or "auto" (PreCompact, PostCompact).
+	Trigger string
+	// CustomInstructions are the /compact instructions (PreCompact; nil for none).
+	CustomInstructions *string
+	// CompactSummary is the checkpoint text (PostCompact).
+	CompactSummary string
+	// Maintenance is the compaction attempt the event fires for (PreCompact,
+	// PostCompact, SessionStart[compact]): the owner of its hook records.
+	Maintenance string
 	// Prompt is the UserPromptSubmit prompt text.
 	Prompt string
 	// ToolName, ToolInput and ToolUseID describe the call (tool events).
@@ -87,6 +101,20 @@ type Dialect struct {
 	TrustHint string
 	// Render is how the dialect writes its hooks' words for the model.
 	Render Render
+	// CompactObserveOnly says the dialect's PreCompact cannot defer a compaction (Codex):
+	// a block is ignored and plain stdout adds no instructions.
+	CompactObserveOnly bool
+	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
+	// SessionEnd matchers test and its input carries).
+	EndReason func(reason string) string
+}
+
+// SessionEndReason is the dialect's session-end reason for a canonical one.
+func (d Dialect) SessionEndReason(reason string) string {
+	if d.EndReason != nil {
+		return d.EndReason(reason)
+	}
+	return reason
 }
 
 // Options is the dialect-neutral configuration of a bridge; the dialect packages fill
@@ -277,6 +305,15 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	if b.has(Stop) {
 		unregs = append(unregs, r.OnTurnStopping(b.turnStopping))
 	}
+	if b.has(SessionEnd) {
+		unregs = append(unregs, r.OnSessionEnd(b.sessionEnd))
+	}
+	if b.has(PreCompact) {
+		unregs = append(unregs, r.OnPreCompact(b.preCompact))
+	}
+	if b.has(PostCompact) {
+		unregs = append(unregs, r.OnPostCompact(b.postCompact))
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -310,7 +347,7 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 	}
 	rep := b.engine.Fire(ctx, hookproto.Fire{
 		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,
-		Turn: in.Turn, InTurn: inTurn, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
+		Turn: in.Turn, InTurn: inTurn, Maintenance: in.Maintenance, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
 	})
 	if b.o.Observe != nil && rep.Matched() {
 		b.o.Observe(rep)
@@ -359,7 +396,12 @@ func (b *Bridge) message(texts []string) dsh.UserMessage {
 func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) error {
 	s := b.session(ctx, p.AgentID)
 	in := Input{Event: SessionStart, Session: s, Source: string(p.Source)}
-	rep, err := b.fire(ctx, in, string(p.Source), false, p.Agent)
+	if p.CompactionID != nil {
+		// After a compaction: the hooks are the attempt's, inside its turn if any.
+		in = b.compactInput(ctx, SessionStart, p.AgentID, *p.CompactionID, "", p.Turn)
+		in.Source = string(p.Source)
+	}
+	rep, err := b.fire(ctx, in, string(p.Source), in.Session.TurnOpen && p.Turn != nil, p.Agent)
 	if err != nil {
 		return err
 	}
@@ -739,4 +781,92 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 		}
 	}
 	return nil
+}
+
+// sessionEnd maps SessionEnd: the hooks run for cleanup; nothing they print or exit with
+// changes anything (the session is over), so outcomes other than pass are only logged.
+// The runtime bounds the listener (agent/session-end); its context ending kills the hooks.
+func (b *Bridge) sessionEnd(ctx context.Context, p *dsh.SessionEndPayload) error {
+	s := b.session(ctx, p.AgentID)
+	in := Input{Event: SessionEnd, Session: s, Reason: string(p.Reason)}
+	rep, err := b.fire(ctx, in, b.d.SessionEndReason(string(p.Reason)), false, nil)
+	if err != nil {
+		return err
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("SessionEnd hooks cannot change anything; ignored", "outcome", string(o), "reason", rep.Merged.Reason)
+	}
+	return nil
+}
+
+// compactInput is the input of a compaction event: the session, the attempt's turn
+// (none for a manual compaction), the trigger and the attempt as owner.
+func (b *Bridge) compactInput(ctx context.Context, event, agentID, compactionID string, origin dsh.CompactionOrigin, turn *int) Input {
+	s := b.session(ctx, agentID)
+	in := Input{Event: event, Session: s, Trigger: string(origin), Maintenance: compactionID}
+	in.Session.Turn, in.Session.TurnOpen = 0, false
+	if turn != nil {
+		in.Turn, in.Session.Turn, in.Session.TurnOpen = *turn, *turn, true
+	} else {
+		// A manual compaction is its own prompt (Claude Code gives /compact a prompt_id):
+		// every hook of the attempt gets the same id.
+		in.Session.PromptID = hookproto.UUIDFor(compactionID)
+	}
+	return in
+}
+
+// preCompact maps PreCompact (REWRITE-COMPACTION.md §2.3), matched on the origin (manual,
+// auto): a block (exit 2, decision "block") defers the compaction, plain stdout on exit 0
+// becomes summarizer instructions, a halt (Codex continue:false) defers it and halts the
+// open turn. A dialect whose PreCompact only observes (Codex) cannot defer: its blocks
+// are ignored.
+func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+	in := b.compactInput(ctx, PreCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+	in.CustomInstructions = p.UserInstructions
+	rep, err := b.fire(ctx, in, string(p.Origin), p.Turn != nil, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		if p.Agent != nil && p.Turn != nil {
+			p.Agent.Halt(rep.Merged.Reason)
+		}
+		return dsh.PreCompactDefer{Reason: rep.Merged.Reason}, nil
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		if !b.d.CompactObserveOnly {
+			return dsh.PreCompactDefer{Reason: rep.Merged.Reason}, nil
+		}
+		b.log.Info("PreCompact hooks cannot defer a compaction in this dialect; ignored", "dialect", string(b.d.Name), "reason", rep.Merged.Reason)
+	}
+	var instructions []string
+	if !b.d.CompactObserveOnly {
+		for _, c := range rep.Merged.Contexts {
+			if c = strings.TrimSpace(c); c != "" {
+				instructions = append(instructions, c)
+			}
+		}
+	}
+	return dsh.PreCompactProceed{Instructions: instructions}, nil
+}
+
+// postCompact maps PostCompact: the summary goes in; contexts (Claude Code
+// hookSpecificOutput.additionalContext) are appended after the checkpoint; a halt (Codex
+// continue:false) halts the open turn. The runtime drops contexts of a failed attempt.
+func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
+	in := b.compactInput(ctx, PostCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+	if p.Summary != nil {
+		in.CompactSummary = *p.Summary
+	}
+	rep, err := b.fire(ctx, in, string(p.Origin), p.Turn != nil, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Merged.Outcome == dsh.HookOutcomeHalt && p.Agent != nil && p.Turn != nil {
+		p.Agent.Halt(rep.Merged.Reason)
+	}
+	if len(rep.Merged.Contexts) == 0 {
+		return dsh.PostCompactAccept{}, nil
+	}
+	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(PostCompact, string(p.Origin), rep))}}, nil
 }

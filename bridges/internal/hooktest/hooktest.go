@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
@@ -294,6 +295,70 @@ func (h *Harness) Stop(ctx context.Context, continuations int) error {
 // SessionStart runs agent/session-start.
 func (h *Harness) SessionStart(ctx context.Context, src dsh.SessionStartSource) error {
 	return h.Reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Source: src})
+}
+
+// SessionEnd runs agent/session-end with the reason, each listener bounded by bound.
+func (h *Harness) SessionEnd(ctx context.Context, reason dsh.SessionEndReason, bound time.Duration) (overran []string, err error) {
+	return h.Reg.NotifySessionEndBounded(ctx, &dsh.SessionEndPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Reason: reason}, bound)
+}
+
+// PreCompact runs compaction/pre-compact for attempt id with the origin, the user's
+// instructions ("" for none) and the open turn (0: a manual compaction, outside a turn);
+// it returns the decision of the only listener.
+func (h *Harness) PreCompact(ctx context.Context, id string, origin dsh.CompactionOrigin, instructions string, turn int) (dsh.PreCompactDecision, error) {
+	p := &dsh.PreCompactPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, CompactionID: id, Origin: origin,
+		Trigger: dsh.CompactionTriggerManual, Phases: []dsh.CompactionPhase{dsh.CompactionPhaseSummarize}}
+	if origin == dsh.CompactionOriginAuto {
+		p.Trigger = dsh.CompactionTriggerPressure
+	}
+	if instructions != "" {
+		p.UserInstructions = &instructions
+	}
+	if turn > 0 {
+		p.Turn = &turn
+	}
+	return only(h.Reg.RunPreCompact(ctx, p, 10*time.Second))
+}
+
+// PostCompact runs compaction/post-compact for a committed attempt id with the summary;
+// it returns the decision of the only listener.
+func (h *Harness) PostCompact(ctx context.Context, id string, origin dsh.CompactionOrigin, summary string, turn int) (dsh.PostCompactDecision, error) {
+	p := &dsh.PostCompactPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, CompactionID: id, Origin: origin,
+		Trigger: dsh.CompactionTriggerManual, Outcome: dsh.CompactionOutcomeCommitted, Summary: &summary}
+	if origin == dsh.CompactionOriginAuto {
+		p.Trigger = dsh.CompactionTriggerPressure
+	}
+	if turn > 0 {
+		p.Turn = &turn
+	}
+	return only(h.Reg.RunPostCompact(ctx, p, 10*time.Second))
+}
+
+// SessionStartCompact runs agent/session-start with the source compact after attempt id
+// (turn 0: a manual compaction).
+func (h *Harness) SessionStartCompact(ctx context.Context, id string, turn int) error {
+	p := &dsh.SessionStartPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Source: dsh.SessionStartSourceCompact, CompactionID: &id}
+	if turn > 0 {
+		p.Turn = &turn
+	}
+	return h.Reg.NotifySessionStart(ctx, p)
+}
+
+// only returns the decision of the one vote of a vote run (nil, nil when no listener
+// voted).
+func only[D any](votes []dsh.Vote[D]) (D, error) {
+	var zero D
+	switch {
+	case len(votes) == 0:
+		return zero, nil
+	case len(votes) > 1:
+		return zero, fmt.Errorf("%d votes, want one", len(votes))
+	case votes[0].Overran:
+		return zero, fmt.Errorf("%s overran", votes[0].Listener)
+	case votes[0].Err != nil:
+		return zero, votes[0].Err
+	}
+	return votes[0].Decision, nil
 }
 
 // Texts returns the text blocks of a message.

@@ -317,6 +317,156 @@ func (v StopInput) WithAgentType(x string) StopInput {
 	return v
 }
 
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v SessionEndInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v SessionEndInput) WithPromptID(x string) SessionEndInput {
+	v.PromptID = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v SessionEndInput) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v SessionEndInput) WithAgentID(x string) SessionEndInput {
+	v.AgentID = &x
+	return v
+}
+
+// GetAgentType returns AgentType, or the zero value when it is absent.
+func (v SessionEndInput) GetAgentType() string {
+	if v.AgentType == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentType
+}
+
+// WithAgentType returns a copy of v with AgentType set to x.
+func (v SessionEndInput) WithAgentType(x string) SessionEndInput {
+	v.AgentType = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v PreCompactInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v PreCompactInput) WithPromptID(x string) PreCompactInput {
+	v.PromptID = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v PreCompactInput) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v PreCompactInput) WithAgentID(x string) PreCompactInput {
+	v.AgentID = &x
+	return v
+}
+
+// GetAgentType returns AgentType, or the zero value when it is absent.
+func (v PreCompactInput) GetAgentType() string {
+	if v.AgentType == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentType
+}
+
+// WithAgentType returns a copy of v with AgentType set to x.
+func (v PreCompactInput) WithAgentType(x string) PreCompactInput {
+	v.AgentType = &x
+	return v
+}
+
+// GetCustomInstructions returns CustomInstructions, or the zero value when it is absent.
+func (v PreCompactInput) GetCustomInstructions() string {
+	if v.CustomInstructions == nil {
+		var zero string
+		return zero
+	}
+	return *v.CustomInstructions
+}
+
+// WithCustomInstructions returns a copy of v with CustomInstructions set to x.
+func (v PreCompactInput) WithCustomInstructions(x string) PreCompactInput {
+	v.CustomInstructions = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v PostCompactInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v PostCompactInput) WithPromptID(x string) PostCompactInput {
+	v.PromptID = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v PostCompactInput) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v PostCompactInput) WithAgentID(x string) PostCompactInput {
+	v.AgentID = &x
+	return v
+}
+
+// GetAgentType returns AgentType, or the zero value when it is absent.
+func (v PostCompactInput) GetAgentType() string {
+	if v.AgentType == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentType
+}
+
+// WithAgentType returns a copy of v with AgentType set to x.
+func (v PostCompactInput) WithAgentType(x string) PostCompactInput {
+	v.AgentType = &x
+	return v
+}
+
 // GetContinue returns Continue, or the zero value when it is absent.
 func (v Universal) GetContinue() bool {
 	if v.Continue == nil {
@@ -929,6 +1079,276 @@ func (v StopSpecific) GetAdditionalContext() string {
 
 // WithAdditionalContext returns a copy of v with AdditionalContext set to x.
 func (v StopSpecific) WithAdditionalContext(x string) StopSpecific {
+	v.AdditionalContext = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v SessionEndOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v SessionEndOutput) WithContinue(x bool) SessionEndOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v SessionEndOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v SessionEndOutput) WithStopReason(x string) SessionEndOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v SessionEndOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v SessionEndOutput) WithSuppressOutput(x bool) SessionEndOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v SessionEndOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v SessionEndOutput) WithSystemMessage(x string) SessionEndOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v SessionEndOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v SessionEndOutput) WithReason(x string) SessionEndOutput {
+	v.Reason = &x
+	return v
+}
+
+// GetHookEventName returns HookEventName, or the zero value when it is absent.
+func (v IgnoredSpecific) GetHookEventName() string {
+	if v.HookEventName == nil {
+		var zero string
+		return zero
+	}
+	return *v.HookEventName
+}
+
+// WithHookEventName returns a copy of v with HookEventName set to x.
+func (v IgnoredSpecific) WithHookEventName(x string) IgnoredSpecific {
+	v.HookEventName = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PreCompactOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PreCompactOutput) WithContinue(x bool) PreCompactOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PreCompactOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PreCompactOutput) WithStopReason(x string) PreCompactOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PreCompactOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PreCompactOutput) WithSuppressOutput(x bool) PreCompactOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PreCompactOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PreCompactOutput) WithSystemMessage(x string) PreCompactOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v PreCompactOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v PreCompactOutput) WithReason(x string) PreCompactOutput {
+	v.Reason = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PostCompactOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PostCompactOutput) WithContinue(x bool) PostCompactOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PostCompactOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PostCompactOutput) WithStopReason(x string) PostCompactOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PostCompactOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PostCompactOutput) WithSuppressOutput(x bool) PostCompactOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PostCompactOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PostCompactOutput) WithSystemMessage(x string) PostCompactOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v PostCompactOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v PostCompactOutput) WithReason(x string) PostCompactOutput {
+	v.Reason = &x
+	return v
+}
+
+// GetHookEventName returns HookEventName, or the zero value when it is absent.
+func (v PostCompactSpecific) GetHookEventName() string {
+	if v.HookEventName == nil {
+		var zero string
+		return zero
+	}
+	return *v.HookEventName
+}
+
+// WithHookEventName returns a copy of v with HookEventName set to x.
+func (v PostCompactSpecific) WithHookEventName(x string) PostCompactSpecific {
+	v.HookEventName = &x
+	return v
+}
+
+// GetAdditionalContext returns AdditionalContext, or the zero value when it is absent.
+func (v PostCompactSpecific) GetAdditionalContext() string {
+	if v.AdditionalContext == nil {
+		var zero string
+		return zero
+	}
+	return *v.AdditionalContext
+}
+
+// WithAdditionalContext returns a copy of v with AdditionalContext set to x.
+func (v PostCompactSpecific) WithAdditionalContext(x string) PostCompactSpecific {
 	v.AdditionalContext = &x
 	return v
 }

@@ -807,6 +807,484 @@ func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
+// SessionEndInput is the stdin of a SessionEnd hook (no permission_mode, as the real
+// engine).
+type SessionEndInput struct {
+	// HookEventName names the event.
+	HookEventName SessionEndInputHookEventName `json:"hook_event_name"`
+	// Reason says why the session ended; claude -p sends "other" when its prompt is done,
+	// and so does dsh when an agent is closed.
+	Reason SessionEndInputReason `json:"reason"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SessionEndInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SessionEndInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionEndInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("reason").String(string(r.Reason))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SessionEndInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *SessionEndInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SessionEndInput", data)
+	if err != nil {
+		return err
+	}
+	var v SessionEndInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionEndInputHookEventName])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[SessionEndInputReason])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SessionEndInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SessionEndInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("SessionEndInput", "reason", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SessionEndInput", "permission_mode", err)
+		}
+	}
+	return nil
+}
+
+// SessionEndInputHookEventName is the set of values of SessionEndInput.HookEventName:
+// hook_event_name names the event.
+type SessionEndInputHookEventName string
+
+const (
+	// SessionEndInputHookEventNameSessionEnd is the SessionEndInputHookEventName value
+	// "SessionEnd".
+	SessionEndInputHookEventNameSessionEnd SessionEndInputHookEventName = "SessionEnd"
+)
+
+// SessionEndInputHookEventNameValues lists every SessionEndInputHookEventName value, in spec
+// order.
+var SessionEndInputHookEventNameValues = []SessionEndInputHookEventName{SessionEndInputHookEventNameSessionEnd}
+
+// Valid reports whether v is one of the SessionEndInputHookEventNameValues.
+func (v SessionEndInputHookEventName) Valid() bool {
+	switch v {
+	case SessionEndInputHookEventNameSessionEnd:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SessionEndInputHookEventName, rejecting any value not in
+// SessionEndInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SessionEndInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SessionEndInputHookEventName", data, v, SessionEndInputHookEventNameValues)
+}
+
+// SessionEndInputReason is the set of values of SessionEndInput.Reason: reason says why the
+// session ended; claude -p sends "other" when its prompt is done,
+type SessionEndInputReason string
+
+const (
+	// SessionEndInputReasonClear is the SessionEndInputReason value "clear".
+	SessionEndInputReasonClear SessionEndInputReason = "clear"
+	// SessionEndInputReasonResume is the SessionEndInputReason value "resume".
+	SessionEndInputReasonResume SessionEndInputReason = "resume"
+	// SessionEndInputReasonLogout is the SessionEndInputReason value "logout".
+	SessionEndInputReasonLogout SessionEndInputReason = "logout"
+	// SessionEndInputReasonPromptInputExit is the SessionEndInputReason value
+	// "prompt_input_exit".
+	SessionEndInputReasonPromptInputExit SessionEndInputReason = "prompt_input_exit"
+	// SessionEndInputReasonOther is the SessionEndInputReason value "other".
+	SessionEndInputReasonOther SessionEndInputReason = "other"
+)
+
+// SessionEndInputReasonValues lists every SessionEndInputReason value, in spec order.
+var SessionEndInputReasonValues = []SessionEndInputReason{SessionEndInputReasonClear, SessionEndInputReasonResume, SessionEndInputReasonLogout, SessionEndInputReasonPromptInputExit, SessionEndInputReasonOther}
+
+// Valid reports whether v is one of the SessionEndInputReasonValues.
+func (v SessionEndInputReason) Valid() bool {
+	switch v {
+	case SessionEndInputReasonClear, SessionEndInputReasonResume, SessionEndInputReasonLogout, SessionEndInputReasonPromptInputExit, SessionEndInputReasonOther:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SessionEndInputReason, rejecting any value not in
+// SessionEndInputReasonValues with an ErrInvalidEnum *DecodeError.
+func (v *SessionEndInputReason) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SessionEndInputReason", data, v, SessionEndInputReasonValues)
+}
+
+// PreCompactInput is the stdin of a PreCompact hook (no permission_mode, as the real
+// engine).
+type PreCompactInput struct {
+	// HookEventName names the event.
+	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
+	Trigger PreCompactInputTrigger `json:"trigger"`
+	// CustomInstructions are the instructions given with /compact; null for an
+	// automatic compaction.
+	CustomInstructions *string `json:"custom_instructions"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r PreCompactInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PreCompactInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("trigger").String(string(r.Trigger))
+	if r.CustomInstructions != nil {
+		enc.Key("custom_instructions").String(*r.CustomInstructions)
+	} else {
+		enc.Key("custom_instructions").Null()
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PreCompactInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PreCompactInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PreCompactInput", data)
+	if err != nil {
+		return err
+	}
+	var v PreCompactInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PreCompactInputTrigger])
+	codec.Required(dec, "custom_instructions", &v.CustomInstructions, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PreCompactInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreCompactInput", "hook_event_name", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PreCompactInput", "permission_mode", err)
+		}
+	}
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("PreCompactInput", "trigger", err)
+	}
+	return nil
+}
+
+// PreCompactInputHookEventName is the set of values of PreCompactInput.HookEventName:
+// hook_event_name names the event.
+type PreCompactInputHookEventName string
+
+const (
+	// PreCompactInputHookEventNamePreCompact is the PreCompactInputHookEventName value
+	// "PreCompact".
+	PreCompactInputHookEventNamePreCompact PreCompactInputHookEventName = "PreCompact"
+)
+
+// PreCompactInputHookEventNameValues lists every PreCompactInputHookEventName value, in spec
+// order.
+var PreCompactInputHookEventNameValues = []PreCompactInputHookEventName{PreCompactInputHookEventNamePreCompact}
+
+// Valid reports whether v is one of the PreCompactInputHookEventNameValues.
+func (v PreCompactInputHookEventName) Valid() bool {
+	switch v {
+	case PreCompactInputHookEventNamePreCompact:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreCompactInputHookEventName, rejecting any value not in
+// PreCompactInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PreCompactInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreCompactInputHookEventName", data, v, PreCompactInputHookEventNameValues)
+}
+
+// PreCompactInputTrigger is the set of values of PreCompactInput.Trigger: trigger is
+// "manual" for /compact, "auto" for an automatic compaction.
+type PreCompactInputTrigger string
+
+const (
+	// PreCompactInputTriggerManual is the PreCompactInputTrigger value "manual".
+	PreCompactInputTriggerManual PreCompactInputTrigger = "manual"
+	// PreCompactInputTriggerAuto is the PreCompactInputTrigger value "auto".
+	PreCompactInputTriggerAuto PreCompactInputTrigger = "auto"
+)
+
+// PreCompactInputTriggerValues lists every PreCompactInputTrigger value, in spec order.
+var PreCompactInputTriggerValues = []PreCompactInputTrigger{PreCompactInputTriggerManual, PreCompactInputTriggerAuto}
+
+// Valid reports whether v is one of the PreCompactInputTriggerValues.
+func (v PreCompactInputTrigger) Valid() bool {
+	switch v {
+	case PreCompactInputTriggerManual, PreCompactInputTriggerAuto:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreCompactInputTrigger, rejecting any value not in
+// PreCompactInputTriggerValues with an ErrInvalidEnum *DecodeError.
+func (v *PreCompactInputTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreCompactInputTrigger", data, v, PreCompactInputTriggerValues)
+}
+
+// PostCompactInput is the stdin of a PostCompact hook (no permission_mode, as the real
+// engine).
+type PostCompactInput struct {
+	// HookEventName names the event.
+	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
+	Trigger PostCompactInputTrigger `json:"trigger"`
+	// CompactSummary is the summary that replaced the conversation.
+	CompactSummary string `json:"compact_summary"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostCompactInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostCompactInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("trigger").String(string(r.Trigger))
+	enc.Key("compact_summary").String(r.CompactSummary)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostCompactInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PostCompactInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostCompactInput", data)
+	if err != nil {
+		return err
+	}
+	var v PostCompactInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PostCompactInputTrigger])
+	codec.Required(dec, "compact_summary", &v.CompactSummary, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostCompactInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostCompactInput", "hook_event_name", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PostCompactInput", "permission_mode", err)
+		}
+	}
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("PostCompactInput", "trigger", err)
+	}
+	return nil
+}
+
+// PostCompactInputHookEventName is the set of values of PostCompactInput.HookEventName:
+// hook_event_name names the event.
+type PostCompactInputHookEventName string
+
+const (
+	// PostCompactInputHookEventNamePostCompact is the PostCompactInputHookEventName value
+	// "PostCompact".
+	PostCompactInputHookEventNamePostCompact PostCompactInputHookEventName = "PostCompact"
+)
+
+// PostCompactInputHookEventNameValues lists every PostCompactInputHookEventName value, in
+// spec order.
+var PostCompactInputHookEventNameValues = []PostCompactInputHookEventName{PostCompactInputHookEventNamePostCompact}
+
+// Valid reports whether v is one of the PostCompactInputHookEventNameValues.
+func (v PostCompactInputHookEventName) Valid() bool {
+	switch v {
+	case PostCompactInputHookEventNamePostCompact:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostCompactInputHookEventName, rejecting any value not in
+// PostCompactInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PostCompactInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostCompactInputHookEventName", data, v, PostCompactInputHookEventNameValues)
+}
+
+// PostCompactInputTrigger is the set of values of PostCompactInput.Trigger: trigger is
+// "manual" for /compact, "auto" for an automatic compaction.
+type PostCompactInputTrigger string
+
+const (
+	// PostCompactInputTriggerManual is the PostCompactInputTrigger value "manual".
+	PostCompactInputTriggerManual PostCompactInputTrigger = "manual"
+	// PostCompactInputTriggerAuto is the PostCompactInputTrigger value "auto".
+	PostCompactInputTriggerAuto PostCompactInputTrigger = "auto"
+)
+
+// PostCompactInputTriggerValues lists every PostCompactInputTrigger value, in spec order.
+var PostCompactInputTriggerValues = []PostCompactInputTrigger{PostCompactInputTriggerManual, PostCompactInputTriggerAuto}
+
+// Valid reports whether v is one of the PostCompactInputTriggerValues.
+func (v PostCompactInputTrigger) Valid() bool {
+	switch v {
+	case PostCompactInputTriggerManual, PostCompactInputTriggerAuto:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostCompactInputTrigger, rejecting any value not in
+// PostCompactInputTriggerValues with an ErrInvalidEnum *DecodeError.
+func (v *PostCompactInputTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostCompactInputTrigger", data, v, PostCompactInputTriggerValues)
+}
+
 // Universal holds the stdout fields every event accepts.
 type Universal struct {
 	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
@@ -885,6 +1363,36 @@ func (r Universal) Validate() error {
 	return nil
 }
 
+// PostCompactOutputDecision is the set of values of PostCompactOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type PostCompactOutputDecision string
+
+const (
+	// PostCompactOutputDecisionApprove is the PostCompactOutputDecision value "approve".
+	PostCompactOutputDecisionApprove PostCompactOutputDecision = "approve"
+	// PostCompactOutputDecisionBlock is the PostCompactOutputDecision value "block".
+	PostCompactOutputDecisionBlock PostCompactOutputDecision = "block"
+)
+
+// PostCompactOutputDecisionValues lists every PostCompactOutputDecision value, in spec
+// order.
+var PostCompactOutputDecisionValues = []PostCompactOutputDecision{PostCompactOutputDecisionApprove, PostCompactOutputDecisionBlock}
+
+// Valid reports whether v is one of the PostCompactOutputDecisionValues.
+func (v PostCompactOutputDecision) Valid() bool {
+	switch v {
+	case PostCompactOutputDecisionApprove, PostCompactOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostCompactOutputDecision, rejecting any value not in
+// PostCompactOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *PostCompactOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostCompactOutputDecision", data, v, PostCompactOutputDecisionValues)
+}
+
 // PostToolUseOutputDecision is the set of values of PostToolUseOutput.Decision: decision
 // "block" blocks (the event decides what that means); "approve" is legacy.
 type PostToolUseOutputDecision string
@@ -915,6 +1423,35 @@ func (v *PostToolUseOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostToolUseOutputDecision", data, v, PostToolUseOutputDecisionValues)
 }
 
+// PreCompactOutputDecision is the set of values of PreCompactOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type PreCompactOutputDecision string
+
+const (
+	// PreCompactOutputDecisionApprove is the PreCompactOutputDecision value "approve".
+	PreCompactOutputDecisionApprove PreCompactOutputDecision = "approve"
+	// PreCompactOutputDecisionBlock is the PreCompactOutputDecision value "block".
+	PreCompactOutputDecisionBlock PreCompactOutputDecision = "block"
+)
+
+// PreCompactOutputDecisionValues lists every PreCompactOutputDecision value, in spec order.
+var PreCompactOutputDecisionValues = []PreCompactOutputDecision{PreCompactOutputDecisionApprove, PreCompactOutputDecisionBlock}
+
+// Valid reports whether v is one of the PreCompactOutputDecisionValues.
+func (v PreCompactOutputDecision) Valid() bool {
+	switch v {
+	case PreCompactOutputDecisionApprove, PreCompactOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreCompactOutputDecision, rejecting any value not in
+// PreCompactOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *PreCompactOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreCompactOutputDecision", data, v, PreCompactOutputDecisionValues)
+}
+
 // PreToolUseOutputDecision is the set of values of PreToolUseOutput.Decision: decision
 // "block" blocks (the event decides what that means); "approve" is legacy.
 type PreToolUseOutputDecision string
@@ -942,6 +1479,35 @@ func (v PreToolUseOutputDecision) Valid() bool {
 // PreToolUseOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PreToolUseOutputDecision", data, v, PreToolUseOutputDecisionValues)
+}
+
+// SessionEndOutputDecision is the set of values of SessionEndOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type SessionEndOutputDecision string
+
+const (
+	// SessionEndOutputDecisionApprove is the SessionEndOutputDecision value "approve".
+	SessionEndOutputDecisionApprove SessionEndOutputDecision = "approve"
+	// SessionEndOutputDecisionBlock is the SessionEndOutputDecision value "block".
+	SessionEndOutputDecisionBlock SessionEndOutputDecision = "block"
+)
+
+// SessionEndOutputDecisionValues lists every SessionEndOutputDecision value, in spec order.
+var SessionEndOutputDecisionValues = []SessionEndOutputDecision{SessionEndOutputDecisionApprove, SessionEndOutputDecisionBlock}
+
+// Valid reports whether v is one of the SessionEndOutputDecisionValues.
+func (v SessionEndOutputDecision) Valid() bool {
+	switch v {
+	case SessionEndOutputDecisionApprove, SessionEndOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SessionEndOutputDecision, rejecting any value not in
+// SessionEndOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *SessionEndOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SessionEndOutputDecision", data, v, SessionEndOutputDecisionValues)
 }
 
 // SessionStartOutputDecision is the set of values of SessionStartOutput.Decision: decision
@@ -1863,5 +2429,390 @@ func (r *StopSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopSpecific) Validate() error {
+	return nil
+}
+
+// SessionEndOutput is what a SessionEnd hook may print; the session is over, so nothing
+// of it counts (systemMessage is recorded).
+//
+// SessionEndOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type SessionEndOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput is accepted and ignored (the event has no specific fields).
+	HookSpecificOutput *IgnoredSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision SessionEndOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SessionEndOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SessionEndOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionEndOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SessionEndOutput (see DecodeError); absent regular fields get
+// their default. SessionEndOutput is open: fields it does not declare are ignored.
+func (r *SessionEndOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SessionEndOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SessionEndOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*IgnoredSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[SessionEndOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SessionEndOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("SessionEndOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("SessionEndOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// IgnoredSpecific is a hookSpecificOutput dsh accepts and ignores, for the events that
+// have no specific output fields.
+//
+// IgnoredSpecific is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type IgnoredSpecific struct {
+	// HookEventName names the event.
+	HookEventName *string `json:"hookEventName,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r IgnoredSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, IgnoredSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r IgnoredSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an IgnoredSpecific (see DecodeError); absent regular fields get
+// their default. IgnoredSpecific is open: fields it does not declare are ignored.
+func (r *IgnoredSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("IgnoredSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v IgnoredSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r IgnoredSpecific) Validate() error {
+	return nil
+}
+
+// PreCompactOutput is what a PreCompact hook may print: decision "block" (or exit 2)
+// defers the compaction; plain stdout on exit 0 adds summarizer instructions. The real
+// engine has no hookSpecificOutput for PreCompact.
+//
+// PreCompactOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type PreCompactOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput is accepted and ignored (the event has no specific fields).
+	HookSpecificOutput *IgnoredSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision PreCompactOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PreCompactOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PreCompactOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreCompactOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PreCompactOutput (see DecodeError); absent regular fields get
+// their default. PreCompactOutput is open: fields it does not declare are ignored.
+func (r *PreCompactOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PreCompactOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PreCompactOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*IgnoredSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PreCompactOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PreCompactOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("PreCompactOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PreCompactOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PostCompactOutput is what a PostCompact hook may print. The real engine (2.1.328)
+// rejects hookSpecificOutput here ("Hook JSON output validation failed"); dsh reads
+// hookSpecificOutput.additionalContext as context after the checkpoint, a superset.
+//
+// PostCompactOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type PostCompactOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the PostCompact-specific fields.
+	HookSpecificOutput *PostCompactSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision PostCompactOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostCompactOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostCompactOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostCompactOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostCompactOutput (see DecodeError); absent regular fields get
+// their default. PostCompactOutput is open: fields it does not declare are ignored.
+func (r *PostCompactOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostCompactOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PostCompactOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PostCompactSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PostCompactOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostCompactOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("PostCompactOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PostCompactOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PostCompactSpecific holds the PostCompact-specific output fields.
+//
+// PostCompactSpecific is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type PostCompactSpecific struct {
+	// HookEventName must equal "PostCompact" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is added to the model's context right after the checkpoint.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostCompactSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostCompactSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostCompactSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostCompactSpecific (see DecodeError); absent regular fields get
+// their default. PostCompactSpecific is open: fields it does not declare are ignored.
+func (r *PostCompactSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostCompactSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v PostCompactSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostCompactSpecific) Validate() error {
 	return nil
 }

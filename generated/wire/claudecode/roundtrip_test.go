@@ -39,6 +39,45 @@ func TestRoundTrip(t *testing.T) {
 			AgentType:      ptr("text-agent_type"),
 		})
 	})
+	t.Run("IgnoredSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "IgnoredSpecific", open, claudecode.IgnoredSpecific{
+			HookEventName: ptr("text-hookEventName"),
+		})
+	})
+	t.Run("PostCompactInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostCompactInput", closed, claudecode.PostCompactInput{
+			HookEventName:  claudecode.PostCompactInputHookEventNamePostCompact,
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Trigger:        claudecode.PostCompactInputTriggerManual,
+			CompactSummary: "text-compact_summary",
+		})
+	})
+	t.Run("PostCompactOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostCompactOutput", open, claudecode.PostCompactOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.PostCompactSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.PostCompactOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("PostCompactSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostCompactSpecific", open, claudecode.PostCompactSpecific{
+			HookEventName:     ptr("text-hookEventName"),
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, claudecode.PostToolUseInput{
 			HookEventName:  claudecode.PostToolUseInputHookEventNamePostToolUse,
@@ -80,6 +119,46 @@ func TestRoundTrip(t *testing.T) {
 			UpdatedMCPToolOutput: json.RawMessage(`{"k":"v"}`),
 		})
 	})
+	t.Run("PreCompactInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreCompactInput", closed, claudecode.PreCompactInput{
+			HookEventName:      claudecode.PreCompactInputHookEventNamePreCompact,
+			SessionID:          "text-session_id",
+			TranscriptPath:     "text-transcript_path",
+			CWD:                "text-cwd",
+			PermissionMode:     claudecode.PermissionModeDefault,
+			PromptID:           ptr("text-prompt_id"),
+			AgentID:            ptr("text-agent_id"),
+			AgentType:          ptr("text-agent_type"),
+			Trigger:            claudecode.PreCompactInputTriggerManual,
+			CustomInstructions: ptr("text-custom_instructions"),
+		})
+	})
+	t.Run("PreCompactInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "PreCompactInput", claudecode.PreCompactInput{
+			HookEventName:  claudecode.PreCompactInputHookEventNamePreCompact,
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Trigger:        claudecode.PreCompactInputTriggerManual,
+		})
+	})
+	t.Run("PreCompactOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreCompactOutput", open, claudecode.PreCompactOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.IgnoredSpecific{
+				HookEventName: ptr("text-hookEventName"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.PreCompactOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, claudecode.PreToolUseInput{
 			HookEventName:  claudecode.PreToolUseInputHookEventNamePreToolUse,
@@ -119,6 +198,32 @@ func TestRoundTrip(t *testing.T) {
 			PermissionDecisionReason: ptr("text-permissionDecisionReason"),
 			UpdatedInput:             json.RawMessage(`{"k":"v"}`),
 			AdditionalContext:        ptr("text-additionalContext"),
+		})
+	})
+	t.Run("SessionEndInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SessionEndInput", closed, claudecode.SessionEndInput{
+			HookEventName:  claudecode.SessionEndInputHookEventNameSessionEnd,
+			Reason:         claudecode.SessionEndInputReasonClear,
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+		})
+	})
+	t.Run("SessionEndOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SessionEndOutput", open, claudecode.SessionEndOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.IgnoredSpecific{
+				HookEventName: ptr("text-hookEventName"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.SessionEndOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
 		})
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {

@@ -122,6 +122,51 @@ func (v StopInput) WithLastAssistantMessage(x string) StopInput {
 	return v
 }
 
+// GetTranscriptPath returns TranscriptPath, or the zero value when it is absent.
+func (v CompactInput) GetTranscriptPath() string {
+	if v.TranscriptPath == nil {
+		var zero string
+		return zero
+	}
+	return *v.TranscriptPath
+}
+
+// WithTranscriptPath returns a copy of v with TranscriptPath set to x.
+func (v CompactInput) WithTranscriptPath(x string) CompactInput {
+	v.TranscriptPath = &x
+	return v
+}
+
+// GetTranscriptPath returns TranscriptPath, or the zero value when it is absent.
+func (v PreCompactInput) GetTranscriptPath() string {
+	if v.TranscriptPath == nil {
+		var zero string
+		return zero
+	}
+	return *v.TranscriptPath
+}
+
+// WithTranscriptPath returns a copy of v with TranscriptPath set to x.
+func (v PreCompactInput) WithTranscriptPath(x string) PreCompactInput {
+	v.TranscriptPath = &x
+	return v
+}
+
+// GetTranscriptPath returns TranscriptPath, or the zero value when it is absent.
+func (v PostCompactInput) GetTranscriptPath() string {
+	if v.TranscriptPath == nil {
+		var zero string
+		return zero
+	}
+	return *v.TranscriptPath
+}
+
+// WithTranscriptPath returns a copy of v with TranscriptPath set to x.
+func (v PostCompactInput) WithTranscriptPath(x string) PostCompactInput {
+	v.TranscriptPath = &x
+	return v
+}
+
 // GetContinue returns Continue, or the zero value when it is absent.
 func (v Universal) GetContinue() bool {
 	if v.Continue == nil {
@@ -690,5 +735,125 @@ func (v StopOutput) GetReason() string {
 // WithReason returns a copy of v with Reason set to x.
 func (v StopOutput) WithReason(x string) StopOutput {
 	v.Reason = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PreCompactOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PreCompactOutput) WithContinue(x bool) PreCompactOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PreCompactOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PreCompactOutput) WithStopReason(x string) PreCompactOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PreCompactOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PreCompactOutput) WithSuppressOutput(x bool) PreCompactOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PreCompactOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PreCompactOutput) WithSystemMessage(x string) PreCompactOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PostCompactOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PostCompactOutput) WithContinue(x bool) PostCompactOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PostCompactOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PostCompactOutput) WithStopReason(x string) PostCompactOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PostCompactOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PostCompactOutput) WithSuppressOutput(x bool) PostCompactOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PostCompactOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PostCompactOutput) WithSystemMessage(x string) PostCompactOutput {
+	v.SystemMessage = &x
 	return v
 }

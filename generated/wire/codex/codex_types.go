@@ -712,6 +712,374 @@ func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
+// CompactInput holds the stdin fields of PreCompact and PostCompact: the common fields
+// without permission_mode, and the turn, as Codex 0.169.0 sends them (differential suite;
+// there is no published schema for them).
+type CompactInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
+	Trigger CompactInputTrigger `json:"trigger"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r CompactInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, CompactInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r CompactInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("model").String(r.Model)
+	enc.Key("trigger").String(string(r.Trigger))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a CompactInput strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *CompactInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("CompactInput", data)
+	if err != nil {
+		return err
+	}
+	var v CompactInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[CompactInputTrigger])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r CompactInput) Validate() error {
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("CompactInput", "trigger", err)
+	}
+	return nil
+}
+
+// CompactInputTrigger is the set of values of CompactInput.Trigger: trigger is "manual" for
+// /compact, "auto" for an automatic compaction.
+type CompactInputTrigger string
+
+const (
+	// CompactInputTriggerManual is the CompactInputTrigger value "manual".
+	CompactInputTriggerManual CompactInputTrigger = "manual"
+	// CompactInputTriggerAuto is the CompactInputTrigger value "auto".
+	CompactInputTriggerAuto CompactInputTrigger = "auto"
+)
+
+// CompactInputTriggerValues lists every CompactInputTrigger value, in spec order.
+var CompactInputTriggerValues = []CompactInputTrigger{CompactInputTriggerManual, CompactInputTriggerAuto}
+
+// Valid reports whether v is one of the CompactInputTriggerValues.
+func (v CompactInputTrigger) Valid() bool {
+	switch v {
+	case CompactInputTriggerManual, CompactInputTriggerAuto:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a CompactInputTrigger, rejecting any value not in
+// CompactInputTriggerValues with an ErrInvalidEnum *DecodeError.
+func (v *CompactInputTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("CompactInputTrigger", data, v, CompactInputTriggerValues)
+}
+
+// PostCompactInputTrigger is the set of values of PostCompactInput.Trigger: trigger is
+// "manual" for /compact, "auto" for an automatic compaction.
+type PostCompactInputTrigger string
+
+const (
+	// PostCompactInputTriggerManual is the PostCompactInputTrigger value "manual".
+	PostCompactInputTriggerManual PostCompactInputTrigger = "manual"
+	// PostCompactInputTriggerAuto is the PostCompactInputTrigger value "auto".
+	PostCompactInputTriggerAuto PostCompactInputTrigger = "auto"
+)
+
+// PostCompactInputTriggerValues lists every PostCompactInputTrigger value, in spec order.
+var PostCompactInputTriggerValues = []PostCompactInputTrigger{PostCompactInputTriggerManual, PostCompactInputTriggerAuto}
+
+// Valid reports whether v is one of the PostCompactInputTriggerValues.
+func (v PostCompactInputTrigger) Valid() bool {
+	switch v {
+	case PostCompactInputTriggerManual, PostCompactInputTriggerAuto:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostCompactInputTrigger, rejecting any value not in
+// PostCompactInputTriggerValues with an ErrInvalidEnum *DecodeError.
+func (v *PostCompactInputTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostCompactInputTrigger", data, v, PostCompactInputTriggerValues)
+}
+
+// PreCompactInputTrigger is the set of values of PreCompactInput.Trigger: trigger is
+// "manual" for /compact, "auto" for an automatic compaction.
+type PreCompactInputTrigger string
+
+const (
+	// PreCompactInputTriggerManual is the PreCompactInputTrigger value "manual".
+	PreCompactInputTriggerManual PreCompactInputTrigger = "manual"
+	// PreCompactInputTriggerAuto is the PreCompactInputTrigger value "auto".
+	PreCompactInputTriggerAuto PreCompactInputTrigger = "auto"
+)
+
+// PreCompactInputTriggerValues lists every PreCompactInputTrigger value, in spec order.
+var PreCompactInputTriggerValues = []PreCompactInputTrigger{PreCompactInputTriggerManual, PreCompactInputTriggerAuto}
+
+// Valid reports whether v is one of the PreCompactInputTriggerValues.
+func (v PreCompactInputTrigger) Valid() bool {
+	switch v {
+	case PreCompactInputTriggerManual, PreCompactInputTriggerAuto:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreCompactInputTrigger, rejecting any value not in
+// PreCompactInputTriggerValues with an ErrInvalidEnum *DecodeError.
+func (v *PreCompactInputTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreCompactInputTrigger", data, v, PreCompactInputTriggerValues)
+}
+
+// PreCompactInput is the stdin of a PreCompact hook.
+type PreCompactInput struct {
+	// HookEventName names the event.
+	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
+	Trigger PreCompactInputTrigger `json:"trigger"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r PreCompactInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PreCompactInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("model").String(r.Model)
+	enc.Key("trigger").String(string(r.Trigger))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PreCompactInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PreCompactInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PreCompactInput", data)
+	if err != nil {
+		return err
+	}
+	var v PreCompactInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PreCompactInputTrigger])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PreCompactInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreCompactInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("PreCompactInput", "trigger", err)
+	}
+	return nil
+}
+
+// PreCompactInputHookEventName is the set of values of PreCompactInput.HookEventName:
+// hook_event_name names the event.
+type PreCompactInputHookEventName string
+
+const (
+	// PreCompactInputHookEventNamePreCompact is the PreCompactInputHookEventName value
+	// "PreCompact".
+	PreCompactInputHookEventNamePreCompact PreCompactInputHookEventName = "PreCompact"
+)
+
+// PreCompactInputHookEventNameValues lists every PreCompactInputHookEventName value, in spec
+// order.
+var PreCompactInputHookEventNameValues = []PreCompactInputHookEventName{PreCompactInputHookEventNamePreCompact}
+
+// Valid reports whether v is one of the PreCompactInputHookEventNameValues.
+func (v PreCompactInputHookEventName) Valid() bool {
+	switch v {
+	case PreCompactInputHookEventNamePreCompact:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreCompactInputHookEventName, rejecting any value not in
+// PreCompactInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PreCompactInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreCompactInputHookEventName", data, v, PreCompactInputHookEventNameValues)
+}
+
+// PostCompactInput is the stdin of a PostCompact hook.
+type PostCompactInput struct {
+	// HookEventName names the event.
+	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
+	Trigger PostCompactInputTrigger `json:"trigger"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r PostCompactInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostCompactInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("model").String(r.Model)
+	enc.Key("trigger").String(string(r.Trigger))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostCompactInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PostCompactInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostCompactInput", data)
+	if err != nil {
+		return err
+	}
+	var v PostCompactInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PostCompactInputTrigger])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostCompactInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostCompactInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("PostCompactInput", "trigger", err)
+	}
+	return nil
+}
+
+// PostCompactInputHookEventName is the set of values of PostCompactInput.HookEventName:
+// hook_event_name names the event.
+type PostCompactInputHookEventName string
+
+const (
+	// PostCompactInputHookEventNamePostCompact is the PostCompactInputHookEventName value
+	// "PostCompact".
+	PostCompactInputHookEventNamePostCompact PostCompactInputHookEventName = "PostCompact"
+)
+
+// PostCompactInputHookEventNameValues lists every PostCompactInputHookEventName value, in
+// spec order.
+var PostCompactInputHookEventNameValues = []PostCompactInputHookEventName{PostCompactInputHookEventNamePostCompact}
+
+// Valid reports whether v is one of the PostCompactInputHookEventNameValues.
+func (v PostCompactInputHookEventName) Valid() bool {
+	switch v {
+	case PostCompactInputHookEventNamePostCompact:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostCompactInputHookEventName, rejecting any value not in
+// PostCompactInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PostCompactInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostCompactInputHookEventName", data, v, PostCompactInputHookEventNameValues)
+}
+
 // Universal holds the stdout fields of the PreToolUse, PostToolUse and SessionStart
 // outputs, which the published schemas do not let be null.
 type Universal struct {
@@ -1829,5 +2197,128 @@ func (r StopOutput) Validate() error {
 			return codec.FieldError("StopOutput", "decision", err)
 		}
 	}
+	return nil
+}
+
+// PreCompactOutput is what a PreCompact hook may print: Codex compaction cannot be
+// blocked; systemMessage is a notice; continue:false stops the turn (Codex 0.169.0).
+type PreCompactOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PreCompactOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PreCompactOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreCompactOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PreCompactOutput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PreCompactOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PreCompactOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PreCompactOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PreCompactOutput) Validate() error {
+	return nil
+}
+
+// PostCompactOutput is what a PostCompact hook may print: only systemMessage counts.
+type PostCompactOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostCompactOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostCompactOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostCompactOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostCompactOutput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PostCompactOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostCompactOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PostCompactOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostCompactOutput) Validate() error {
 	return nil
 }

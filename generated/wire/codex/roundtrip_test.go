@@ -45,6 +45,54 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: codex.PermissionModeDefault,
 		})
 	})
+	t.Run("CompactInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "CompactInput", closed, codex.CompactInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			Model:          "text-model",
+			Trigger:        codex.CompactInputTriggerManual,
+		})
+	})
+	t.Run("CompactInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "CompactInput", codex.CompactInput{
+			SessionID: "text-session_id",
+			TurnID:    "text-turn_id",
+			CWD:       "text-cwd",
+			Model:     "text-model",
+			Trigger:   codex.CompactInputTriggerManual,
+		})
+	})
+	t.Run("PostCompactInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostCompactInput", closed, codex.PostCompactInput{
+			HookEventName:  codex.PostCompactInputHookEventNamePostCompact,
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			Model:          "text-model",
+			Trigger:        codex.PostCompactInputTriggerManual,
+		})
+	})
+	t.Run("PostCompactInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "PostCompactInput", codex.PostCompactInput{
+			HookEventName: codex.PostCompactInputHookEventNamePostCompact,
+			SessionID:     "text-session_id",
+			TurnID:        "text-turn_id",
+			CWD:           "text-cwd",
+			Model:         "text-model",
+			Trigger:       codex.PostCompactInputTriggerManual,
+		})
+	})
+	t.Run("PostCompactOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostCompactOutput", closed, codex.PostCompactOutput{
+			Continue:       ptr(true),
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+		})
+	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, codex.PostToolUseInput{
 			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
@@ -96,6 +144,35 @@ func TestRoundTrip(t *testing.T) {
 			AdditionalContext:    ptr("text-additionalContext"),
 			UpdatedToolOutput:    json.RawMessage(`{"k":"v"}`),
 			UpdatedMCPToolOutput: json.RawMessage(`{"k":"v"}`),
+		})
+	})
+	t.Run("PreCompactInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreCompactInput", closed, codex.PreCompactInput{
+			HookEventName:  codex.PreCompactInputHookEventNamePreCompact,
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			Model:          "text-model",
+			Trigger:        codex.PreCompactInputTriggerManual,
+		})
+	})
+	t.Run("PreCompactInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "PreCompactInput", codex.PreCompactInput{
+			HookEventName: codex.PreCompactInputHookEventNamePreCompact,
+			SessionID:     "text-session_id",
+			TurnID:        "text-turn_id",
+			CWD:           "text-cwd",
+			Model:         "text-model",
+			Trigger:       codex.PreCompactInputTriggerManual,
+		})
+	})
+	t.Run("PreCompactOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreCompactOutput", closed, codex.PreCompactOutput{
+			Continue:       ptr(true),
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
