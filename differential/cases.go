@@ -31,7 +31,31 @@ type Case struct {
 	// Sources has dsh load the settings hierarchy (--setting-sources user,project,local
 	// --trust), as the engine does by default.
 	Sources bool
+	// Prompts are further prompts, each sent by a new run that continues the session
+	// (claude -p --continue, codex exec resume --last, dsh run on the same --log); "/compact
+	// [instructions]" asks for a manual compaction.
+	Prompts []string
+	// AutoCompact sets a small context window so that a response reporting a large usage
+	// (Turn.InputTokens) makes the next request compact first (see AutoCompactArgs).
+	AutoCompact bool
 }
+
+// AutoCompact settings: the window each engine is given when Case.AutoCompact is set,
+// so that a response reporting BigUsage input tokens is over every engine's threshold.
+const (
+	// ClaudeCompactWindow is CLAUDE_CODE_AUTO_COMPACT_WINDOW (Claude Code compacts when the
+	// last response's usage nears it; without it the engine resolves a window the mock's
+	// usage never reaches and compacts only when a request fails with "prompt is too long").
+	ClaudeCompactWindow = "20000"
+	// CodexCompactLimit is Codex's model_auto_compact_token_limit.
+	CodexCompactLimit = 1000
+	// DshContextWindow is dsh run's --context-window: small, so that the newest exchange
+	// is larger than the share of it a checkpoint keeps (0.16) and, as the engines do, dsh
+	// summarizes the whole history.
+	DshContextWindow = "1000"
+	// BigUsage is the input token count a turn reports to trigger compaction.
+	BigUsage = 190000
+)
 
 // RunsOn says whether c runs under engine.
 func (c Case) RunsOn(engine string) bool {
@@ -233,7 +257,69 @@ func Cases() []Case {
 			Hooks: []Hook{h(P, "echo no >&2; exit 2"), h(S, "exit 0")}},
 		{Name: "session/matcher-startup", Turns: oneCall, Hooks: []Hook{{Event: SS, Matcher: "startup", Script: "echo 'startup words'"}}},
 	}
-	return cs
+	return append(cs, compactionCases()...)
+}
+
+// compactionCases are the cases of compaction (PreCompact, PostCompact, SessionStart with
+// source compact) and of the session's end (SessionEnd). Automatic compaction: a response
+// reports BigUsage input tokens under a small window (Case.AutoCompact), or a request fails
+// as over the context window (Turn.Overflow). Manual compaction: a continued run whose
+// prompt is "/compact [instructions]" (Claude Code only: codex exec sends "/compact" to
+// the model as a prompt; its /compact is a TUI command).
+func compactionCases() []Case {
+	const PC, PO, SS, SE = "PreCompact", "PostCompact", "SessionStart", "SessionEnd"
+	claude := []string{"claude"}
+	// The first command prints 300 lines, so that the history is larger than a summary:
+	// dsh refuses a summary that does not shrink what it replaces.
+	const long = "touch ran_1; seq 1 300"
+	// Automatic compaction comes after two steps: dsh keeps the newest exchange verbatim
+	// after the checkpoint, so there must be an older one to summarize.
+	second := Turn{Text: "running more", Bash: []string{"touch ran_2; echo out2"}}
+	bigSecond := second
+	bigSecond.InputTokens = BigUsage
+	big := []Turn{{Text: "running", Bash: []string{long}}, bigSecond, {Text: "finished"}}
+	overflow := []Turn{{Text: "running", Bash: []string{long}}, second, {Overflow: true}, {Text: "finished"}}
+	longCall := []Turn{{Text: "running", Bash: []string{long}}, {Text: "finished"}}
+	manual := []string{"/compact keep codename HERON", "Next task."}
+	auto := func(name string, hooks ...Hook) Case {
+		return Case{Name: "compact/auto-" + name, AutoCompact: true, Turns: big, Hooks: hooks}
+	}
+	man := func(name string, hooks ...Hook) Case {
+		return Case{Name: "compact/manual-" + name, Engines: claude, Prompts: manual, Turns: longCall, Hooks: hooks}
+	}
+	all := func(pre string) []Hook { return []Hook{h(PC, pre), h(PO, "exit 0"), h(SS, "exit 0")} }
+	return []Case{
+		auto("exit0", all("exit 0")...),
+		auto("matcher", Hook{Event: PC, Matcher: "manual", Script: "exit 0"}, Hook{Event: PC, Matcher: "auto", Script: "exit 0"},
+			Hook{Event: SS, Matcher: "compact", Script: "exit 0"}),
+		auto("pre-plain-stdout", h(PC, "echo 'keep codename OSPREY'")),
+		auto("pre-exit2", h(PC, "echo 'not now' >&2; exit 2"), h(PO, "exit 0")),
+		auto("pre-block", h(PC, js(`{"decision":"block","reason":"not now"}`)), h(PO, "exit 0")),
+		auto("pre-continue-false", h(PC, js(`{"continue":false,"stopReason":"no compaction"}`)), h(PO, "exit 0")),
+		auto("pre-system-message", h(PC, js(`{"systemMessage":"compacting now"}`)), h(PO, "exit 0")),
+		auto("post-context", h(PO, js(`{"hookSpecificOutput":{"hookEventName":"PostCompact","additionalContext":"post compact context"}}`))),
+		auto("post-continue-false", h(PO, js(`{"continue":false,"stopReason":"stop after compaction"}`))),
+		auto("post-plain-stdout", h(PO, "echo 'plain post compact words'")),
+		auto("post-system-message", h(PO, js(`{"systemMessage":"compacted"}`))),
+		auto("session-start-context", Hook{Event: SS, Matcher: "compact", Script: js(`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"restored after compact"}}`)}),
+		{Name: "compact/overflow", Turns: overflow, Hooks: all("exit 0")},
+		man("exit0", all("exit 0")...),
+		man("matcher", Hook{Event: PC, Matcher: "auto", Script: "exit 0"}, Hook{Event: PC, Matcher: "manual", Script: "exit 0"}),
+		man("pre-plain-stdout", h(PC, "echo 'keep codename OSPREY'")),
+		man("pre-exit2", h(PC, "echo 'not now' >&2; exit 2"), h(PO, "exit 0"), h(SS, "exit 0")),
+		man("pre-block", h(PC, js(`{"decision":"block","reason":"not now"}`)), h(PO, "exit 0")),
+		man("post-context", h(PO, js(`{"hookSpecificOutput":{"hookEventName":"PostCompact","additionalContext":"post compact context"}}`))),
+		man("session-start-context", Hook{Event: SS, Matcher: "compact", Script: js(`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"restored after compact"}}`)}),
+		{Name: "session-end/exit0", Engines: claude, Turns: oneCall, Hooks: []Hook{h(SE, "exit 0")}},
+		{Name: "session-end/matcher", Engines: claude, Turns: oneCall, Hooks: []Hook{
+			{Event: SE, Matcher: "other", Script: "exit 0"}, {Event: SE, Matcher: "clear", Script: "exit 0"}}},
+		{Name: "session-end/two-runs", Engines: claude, Turns: oneCall, Prompts: []string{"Next task."}, Hooks: []Hook{h(SE, "exit 0"), h(SS, "exit 0")}},
+		{Name: "session-end/output-ignored", Engines: claude, Turns: oneCall, Hooks: []Hook{
+			h(SE, js(`{"decision":"block","reason":"no","continue":false,"systemMessage":"bye"}`)), h(SE, "echo 'end words' >&2; exit 2")}},
+		// The engine gives SessionEnd hooks a shared budget of about 1.5 s: a slow hook is
+		// killed before it touches its marker.
+		{Name: "session-end/budget", Engines: claude, Turns: oneCall, Hooks: []Hook{h(SE, "sleep 3; touch ran_late")}},
+	}
 }
 
 // ralphStop is a Stop hook in the shape of the official Ralph loop's: the state file
@@ -270,3 +356,6 @@ exit 0
 // at transcript_path holds the text "finished".
 const transcriptLast = `t=$(sed 's/.*"transcript_path":"\([^"]*\)".*/\1/')
 grep '"role":"assistant"' "$t" | tail -1 | grep -q '"text":"finished"' && touch ran_transcript_ok; exit 0`
+
+// DshAutoCompactArgs are the dsh run flags of Case.AutoCompact.
+var DshAutoCompactArgs = []string{"--context-window", DshContextWindow}

@@ -14,8 +14,11 @@ import (
 type Observation struct {
 	Effects []string // marker files the tool calls created, sorted
 	Calls   int      // main model requests
-	Sent    []Next   // what each main request sent after the model's previous response
-	Hooks   []HookRun
+	// Summaries are the compaction summarization requests: for each, the probe words
+	// (CompactWords) its directive holds.
+	Summaries []string
+	Sent      []Next // what each main request sent after the model's previous response
+	Hooks     []HookRun
 }
 
 // ReadEffects lists the ran_* marker files of a workspace.
@@ -106,6 +109,11 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 	}
 	if engine.Calls != dsh.Calls {
 		out = append(out, Diff{"calls", fmt.Sprintf("engine made %d model calls, dsh %d", engine.Calls, dsh.Calls)})
+	}
+	if len(engine.Summaries) != len(dsh.Summaries) {
+		out = append(out, Diff{"summaries", fmt.Sprintf("engine made %d summarization requests, dsh %d", len(engine.Summaries), len(dsh.Summaries))})
+	} else if fmt.Sprint(engine.Summaries) != fmt.Sprint(dsh.Summaries) {
+		out = append(out, Diff{"directive", fmt.Sprintf("the summarization directives hold %q under the engine, %q under dsh", engine.Summaries, dsh.Summaries)})
 	}
 	for i := 0; i < len(engine.Sent) && i < len(dsh.Sent); i++ {
 		a, b := normItems(engine.Sent[i], ne), normItems(dsh.Sent[i], nd)

@@ -169,12 +169,19 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 				calls++
 			}
 		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Sent: sent, Hooks: runs}
+		var summaries []string
+		for _, r := range reqs {
+			if r.Summarize {
+				summaries = append(summaries, DirectiveWords(r.Body))
+			}
+		}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs}
 	}
 	// The engine.
 	ed := newRunDir(t, filepath.Join(base, "engine"))
 	cfg := ed.hooksJSON(t, c, wrap)
 	ed.writeSources(t, c, wrap)
+	prompts := append([]string{Prompt}, c.Prompts...)
 	var eo Observation
 	var em *Mock
 	var err error
@@ -186,16 +193,27 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 			cfg = []byte(`{}`)
 			extra = []string{"--plugin-dir", ed.plugin(t, c, wrap)}
 		}
+		var env []string
+		if c.AutoCompact {
+			env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+ClaudeCompactWindow)
+		}
 		_ = os.WriteFile(settings, cfg, 0o644)
 		em, err = NewMock(Anthropic, In(c.Turns, ed.ws))
 		if err != nil {
 			res.Err = err.Error()
 			return res
 		}
-		r := RunClaude(ctx, e, ed.home, ed.ws, settings, em.URL(), Prompt, extra...)
-		res.EngineTime = r.Elapsed
-		if r.Err != nil && !isExit(r.Err) {
-			res.Err = fmt.Sprintf("claude: %v\n%s", r.Err, r.Stderr)
+		for i, p := range prompts {
+			args := extra
+			if i > 0 {
+				em.NextRun()
+				args = append(append([]string(nil), extra...), "--continue")
+			}
+			r := RunClaudeEnv(ctx, e, ed.home, ed.ws, settings, em.URL(), env, p, args...)
+			res.EngineTime += r.Elapsed
+			if r.Err != nil && !isExit(r.Err) {
+				res.Err += fmt.Sprintf("claude: %v\n%s", r.Err, r.Stderr)
+			}
 		}
 		eo = obs(ed, em.Requests(), SentAnthropic(em.Requests()))
 	case "codex":
@@ -206,10 +224,19 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 			res.Err = err.Error()
 			return res
 		}
-		r := RunCodex(ctx, e, ed.home, codexHome, ed.ws, em.URL(), Prompt)
-		res.EngineTime = r.Elapsed
-		if r.Err != nil && !isExit(r.Err) {
-			res.Err = fmt.Sprintf("codex: %v\n%s", r.Err, r.Stderr)
+		extraConfig := ""
+		if c.AutoCompact {
+			extraConfig = fmt.Sprintf("model_auto_compact_token_limit = %d\nmodel_context_window = %d\n", CodexCompactLimit, 200000)
+		}
+		for i, p := range prompts {
+			if i > 0 {
+				em.NextRun()
+			}
+			r := RunCodexArgs(ctx, e, ed.home, codexHome, ed.ws, em.URL(), extraConfig, i > 0, p)
+			res.EngineTime += r.Elapsed
+			if r.Err != nil && !isExit(r.Err) {
+				res.Err += fmt.Sprintf("codex: %v\n%s", r.Err, r.Stderr)
+			}
 		}
 		eo = obs(ed, em.Requests(), SentResponses(em.Requests()))
 	}
@@ -232,6 +259,9 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 	if c.Sources {
 		extra = append(extra, "--setting-sources", "user,project,local", "--trust")
 	}
+	if c.AutoCompact {
+		extra = append(extra, DshAutoCompactArgs...)
+	}
 	dm, err := NewMock(Chat, In(c.Turns, dd.ws))
 	if err != nil {
 		res.Err = err.Error()
@@ -239,13 +269,20 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 	}
 	dialect := map[string]string{"claude": "claude-code", "codex": "codex"}[engine]
 	logFile := filepath.Join(dd.root, "session.jsonl")
-	r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), Prompt, extra...)
-	res.DshTime = r.Elapsed
+	for i, p := range prompts {
+		if i > 0 {
+			dm.NextRun()
+		}
+		r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), p, extra...)
+		res.DshTime += r.Elapsed
+		// A /compact that a hook defers or that fails exits 1 (the engine's exit status is
+		// not compared either); what it did shows in the comparison.
+		if r.Err != nil && !(strings.HasPrefix(p, "/compact") && isExit(r.Err)) {
+			res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
+		}
+	}
 	dm.Close()
 	saveRequests(dd.root, dm.Requests())
-	if r.Err != nil {
-		res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
-	}
 	do := obs(dd, dm.Requests(), SentChat(dm.Requests(), ToolErrors(logFile)))
 	res.EngineHooks, res.DshHooks = len(eo.Hooks), len(do.Hooks)
 	ne := Normalizer{Paths: map[string]string{ed.ws: "<ws>", ed.home: "<home>", ed.root: "<run>", wrap: "<wrap>"}}

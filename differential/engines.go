@@ -117,6 +117,11 @@ func run(ctx context.Context, dir string, env []string, timeout time.Duration, n
 // RunClaude runs `claude -p PROMPT` headless in workspace with the settings file,
 // against the mock.
 func RunClaude(ctx context.Context, e Engines, home, workspace, settings, mockURL, prompt string, extra ...string) Run {
+	return RunClaudeEnv(ctx, e, home, workspace, settings, mockURL, nil, prompt, extra...)
+}
+
+// RunClaudeEnv is RunClaude with extra environment variables (NAME=value).
+func RunClaudeEnv(ctx context.Context, e Engines, home, workspace, settings, mockURL string, extraEnv []string, prompt string, extra ...string) Run {
 	env := append(baseEnv(home),
 		"ANTHROPIC_BASE_URL="+mockURL,
 		"ANTHROPIC_API_KEY=sk-ant-dummy-differential",
@@ -127,6 +132,7 @@ func RunClaude(ctx context.Context, e Engines, home, workspace, settings, mockUR
 		"IS_SANDBOX=1",
 	)
 	env = append(env, trapProxy(mockURL)...)
+	env = append(env, extraEnv...)
 	args := append([]string{"-p", prompt,
 		"--output-format", "json", "--settings", settings, "--dangerously-skip-permissions",
 		"--model", "claude-sonnet-4-5", "--max-turns", "40"}, extra...)
@@ -162,6 +168,21 @@ remote_models = false
 `, mockURL)
 }
 
+// RunCodexArgs is RunCodex with extra config.toml text and, when resume is set, `codex
+// exec resume --last PROMPT` (the previous session of codexHome).
+func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, extraConfig string, resume bool, prompt string) Run {
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(extraConfig+"\n"+codexConfig(mockURL)), 0o644); err != nil {
+		return Run{Err: err}
+	}
+	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "MOCK_API_KEY=dummy", "RUST_LOG=error")
+	env = append(env, trapProxy(mockURL)...)
+	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", workspace}
+	if resume {
+		args = append(args, "resume", "--last")
+	}
+	return run(ctx, workspace, env, 90*time.Second, e.Codex, append(args, prompt)...)
+}
+
 // RunCodex runs `codex exec PROMPT` with codexHome (config.toml and hooks.json) against
 // the mock.
 func RunCodex(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, prompt string) Run {
@@ -177,7 +198,13 @@ func RunCodex(ctx context.Context, e Engines, home, codexHome, workspace, mockUR
 // RunDsh runs `dsh run` with the hooks file in the dialect against the mock's
 // chat-completions endpoint.
 func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFile, mockURL, prompt string, extra ...string) Run {
-	env := append(baseEnv(home), "OPENAI_BASE_URL="+mockURL+"/v1", "OPENAI_MODEL=mock-model", "OPENAI_API_KEY=dummy")
+	// The model's name is the engine's (hooks see it: Codex's model, Claude Code's at
+	// SessionStart[compact]).
+	model := "mock-model"
+	if dialect == "claude-code" {
+		model = "claude-sonnet-4-5"
+	}
+	env := append(baseEnv(home), "OPENAI_BASE_URL="+mockURL+"/v1", "OPENAI_MODEL="+model, "OPENAI_API_KEY=dummy")
 	args := append([]string{"run", "--model", "openai", "--workspace", workspace, "--log", logFile,
 		"--hooks", hooks, "--dialect", dialect}, extra...)
 	args = append(args, prompt)

@@ -24,6 +24,20 @@ type Turn struct {
 	// Calls are other tool calls (Claude Code's tools: Read, Write, Edit), after Bash;
 	// "{{ws}}" in their string inputs is the workspace (see Turn.In).
 	Calls []Call `json:"calls,omitempty"`
+	// InputTokens is the input token count the response reports (0: 10), so that a case
+	// can make an engine think its context window is nearly full (automatic compaction).
+	InputTokens int `json:"inputTokens,omitempty"`
+	// Overflow answers the request with the protocol's context-window error instead (the
+	// turn is consumed; the engine's recovery gets the next one).
+	Overflow bool `json:"overflow,omitempty"`
+}
+
+// inputTokens is the usage a response to t reports.
+func (t Turn) inputTokens() int {
+	if t.InputTokens > 0 {
+		return t.InputTokens
+	}
+	return 10
 }
 
 // Call is a tool call by name with its input.
@@ -68,6 +82,24 @@ type Request struct {
 	Body         json.RawMessage
 	// Main says the request was a turn of the agent loop (it consumed a scripted turn).
 	Main bool
+	// Summarize says the request asked for a compaction summary (see SummaryDirectives);
+	// it is answered with Summary and consumes no scripted turn.
+	Summarize bool
+	// Run is the 0-based number of the engine run that made the request (see Mock.NextRun).
+	Run int
+}
+
+// Summary is the text the mock answers every summarization request with, inside the
+// <summary> tags Claude Code asks for; the checkpoint message each engine builds from it
+// is recognized by it (Item kind "checkpoint").
+const Summary = "CHECKPOINT: the task ran one command."
+
+// SummaryDirectives are the phrases that make a request a compaction summarization: the
+// trailing directive of Claude Code's, Codex's and dsh's summarizer requests.
+var SummaryDirectives = []string{
+	"Your task is to create a detailed summary of the conversation so far", // Claude Code 2.1.328
+	"You are performing a CONTEXT CHECKPOINT COMPACTION",                   // Codex 0.169.0
+	"Your context window is being compacted",                               // dsh
 }
 
 // Mock is a model server on 127.0.0.1 that replays scripted turns: every main request
@@ -82,6 +114,7 @@ type Mock struct {
 	ln  net.Listener
 
 	mu       sync.Mutex
+	run      int
 	next     int
 	calls    int
 	requests []Request
@@ -111,6 +144,62 @@ func (m *Mock) Requests() []Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Request(nil), m.requests...)
+}
+
+// NextRun marks the requests that follow as made by the next engine run (a continued
+// session).
+func (m *Mock) NextRun() {
+	m.mu.Lock()
+	m.run++
+	m.mu.Unlock()
+}
+
+// CompactWords are the probe words cases give as compaction instructions (/compact
+// instructions, PreCompact output); DirectiveWords reports which reached a summarizer.
+var CompactWords = []string{"HERON", "OSPREY"}
+
+// DirectiveWords returns the CompactWords the last message of a summarization request
+// holds, joined by "+" ("-" for none).
+func DirectiveWords(body []byte) string {
+	var req map[string]any
+	if json.Unmarshal(body, &req) != nil {
+		return "-"
+	}
+	var words []string
+	text := lastText(req)
+	for _, w := range CompactWords {
+		if strings.Contains(text, w) {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return "-"
+	}
+	return strings.Join(words, "+")
+}
+
+// lastText is the text of a request's last message (or input item).
+func lastText(req map[string]any) string {
+	var last any
+	for _, k := range []string{"messages", "input"} {
+		if l, ok := req[k].([]any); ok && len(l) > 0 {
+			last = l[len(l)-1]
+		}
+	}
+	lm, _ := last.(map[string]any)
+	return blockText(lm["content"])
+}
+
+// summarizes says whether a request body asks for a compaction summary: its last message
+// (or input item) holds one of SummaryDirectives.
+func summarizes(req map[string]any) bool {
+	text := lastText(req)
+	for _, d := range SummaryDirectives {
+		if strings.Contains(text, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // Strays returns the requests that were not model API calls.
@@ -155,7 +244,8 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tools, _ := req["tools"].([]any)
-	main := len(tools) > 0
+	summarize := summarizes(req)
+	main := len(tools) > 0 && !summarize
 	m.mu.Lock()
 	turn := Turn{Text: "done"}
 	if main {
@@ -166,13 +256,20 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.calls++
 	n := m.calls
-	m.requests = append(m.requests, Request{Method: r.Method, Path: path, Body: body, Main: main})
+	m.requests = append(m.requests, Request{Method: r.Method, Path: path, Body: body, Main: main, Summarize: summarize, Run: m.run})
 	m.mu.Unlock()
-	if !main {
-		// A side request (a title, a summary): answer briefly.
+	switch {
+	case summarize:
+		turn = Turn{Text: "<summary>\n" + Summary + "\n</summary>"}
+	case !main:
+		// A side request (a title): answer briefly.
 		turn = Turn{Text: "ok"}
 	}
 	stream, _ := req["stream"].(bool)
+	if turn.Overflow {
+		m.overflow(w)
+		return
+	}
 	switch m.proto {
 	case Anthropic:
 		m.anthropic(w, req, turn, n, stream)
@@ -180,6 +277,25 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.responses(w, req, turn, n)
 	case Chat:
 		m.chat(w, turn, n)
+	}
+}
+
+// overflow answers with the protocol's error for a request over the context window.
+func (m *Mock) overflow(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	switch m.proto {
+	case Anthropic:
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)
+	case Responses:
+		w.Header().Set("Content-Type", "text/event-stream")
+		var b bytes.Buffer
+		sse(&b, "response.failed", map[string]any{"type": "response.failed", "response": map[string]any{"id": "resp_overflow",
+			"error": map[string]any{"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model. Please adjust your input and try again."}}})
+		_, _ = w.Write(b.Bytes())
+	case Chat:
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"message":"This model's maximum context length is 200000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
 	}
 }
 
@@ -211,7 +327,7 @@ func (m *Mock) anthropic(w http.ResponseWriter, req map[string]any, t Turn, n in
 	if len(t.Bash)+len(t.Calls) > 0 {
 		stop = "tool_use"
 	}
-	usage := map[string]any{"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	usage := map[string]any{"input_tokens": t.inputTokens(), "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	msgID := fmt.Sprintf("msg_%03d", n)
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -280,7 +396,7 @@ func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n in
 		sse(&b, "response.output_item.done", map[string]any{"type": "response.output_item.done", "item": item})
 	}
 	sse(&b, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": respID,
-		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": nil, "output_tokens": 5, "output_tokens_details": nil, "total_tokens": 15}}})
+		"usage": map[string]any{"input_tokens": t.inputTokens(), "input_tokens_details": nil, "output_tokens": 5, "output_tokens_details": nil, "total_tokens": t.inputTokens() + 5}}})
 	_, _ = w.Write(b.Bytes())
 }
 
@@ -307,6 +423,7 @@ func (m *Mock) chat(w http.ResponseWriter, t Turn, n int) {
 		finish = "tool_calls"
 	}
 	sse(&b, "", map[string]any{"id": id, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}})
+	sse(&b, "", map[string]any{"id": id, "choices": []any{}, "usage": map[string]any{"prompt_tokens": t.inputTokens(), "completion_tokens": 5, "total_tokens": t.inputTokens() + 5}})
 	fmt.Fprint(&b, "data: [DONE]\n\n")
 	_, _ = w.Write(b.Bytes())
 }

@@ -134,11 +134,12 @@ type Next []Item
 var hookReminderRE = regexp.MustCompile(`^\S+ hook (success|additional context|blocking error|error)`)
 
 // SentAnthropic returns, for every main request, the items after the last assistant
-// message (the first request: the prompt and the hooks' reminders).
+// message (the first request of a run: the prompt and the hooks' reminders). A request
+// that follows a summarization starts with a "checkpoint" item when it carries the
+// checkpoint, even before the last assistant message (a retained tail).
 func SentAnthropic(reqs []Request) []Next {
 	var out []Next
-	first := true
-	for _, r := range reqs {
+	for i, r := range reqs {
 		if !r.Main {
 			continue
 		}
@@ -149,8 +150,7 @@ func SentAnthropic(reqs []Request) []Next {
 			} `json:"messages"`
 		}
 		_ = json.Unmarshal(r.Body, &body)
-		prelude := first
-		first = false
+		prelude, compacted := opensRun(reqs, i)
 		last := -1
 		for i, m := range body.Messages {
 			if m.Role == "assistant" {
@@ -158,14 +158,26 @@ func SentAnthropic(reqs []Request) []Next {
 			}
 		}
 		var next Next
-		for _, m := range body.Messages[last+1:] {
-			var blocks []map[string]any
-			if json.Unmarshal(m.Content, &blocks) != nil {
+		blocks := func(m json.RawMessage) []map[string]any {
+			var bs []map[string]any
+			if json.Unmarshal(m, &bs) != nil {
 				var s string
-				_ = json.Unmarshal(m.Content, &s)
-				blocks = []map[string]any{{"type": "text", "text": s}}
+				_ = json.Unmarshal(m, &s)
+				bs = []map[string]any{{"type": "text", "text": s}}
 			}
-			for _, b := range blocks {
+			return bs
+		}
+		if compacted {
+			for _, m := range body.Messages[:last+1] {
+				for _, b := range blocks(m.Content) {
+					if t, _ := b["text"].(string); strings.Contains(t, Summary) {
+						next = append(next, Item{Kind: "checkpoint", Text: Summary})
+					}
+				}
+			}
+		}
+		for _, m := range body.Messages[last+1:] {
+			for _, b := range blocks(m.Content) {
 				switch b["type"] {
 				case "tool_result":
 					text := blockText(b["content"])
@@ -173,10 +185,23 @@ func SentAnthropic(reqs []Request) []Next {
 					isErr, _ := b["is_error"].(bool)
 					next = append(next, Item{Kind: "result", Error: isErr, Text: strings.TrimRight(rest, "\n")})
 					for _, r := range rs {
+						if prelude && !hookReminderRE.MatchString(r) {
+							continue // after a compaction the engine attaches its environment again
+						}
 						next = append(next, Item{Kind: "context", Text: r})
 					}
 				case "text":
 					text, _ := b["text"].(string)
+					if strings.Contains(text, Summary) {
+						next = append(next, Item{Kind: "checkpoint", Text: Summary})
+						continue
+					}
+					if it, ok := localCommand(text); ok {
+						if it.Kind != "" {
+							next = append(next, it)
+						}
+						continue
+					}
 					rest, rs := splitReminders(text)
 					for _, r := range rs {
 						if prelude && !hookReminderRE.MatchString(r) {
@@ -193,6 +218,42 @@ func SentAnthropic(reqs []Request) []Next {
 		out = append(out, next)
 	}
 	return out
+}
+
+// opensRun says whether the main request reqs[i] is the first of its run (prelude), and
+// whether a summarization came before it since the previous main request (compacted).
+func opensRun(reqs []Request, i int) (prelude, compacted bool) {
+	for j := i - 1; j >= 0; j-- {
+		if reqs[j].Summarize {
+			compacted = true
+		}
+		if reqs[j].Main {
+			return reqs[j].Run != reqs[i].Run || compacted, compacted
+		}
+	}
+	return true, compacted
+}
+
+var (
+	commandRE = regexp.MustCompile(`(?s)^\s*<command-name>(.*?)</command-name>.*?<command-args>(.*?)</command-args>`)
+	stdoutRE  = regexp.MustCompile(`(?s)^\s*<local-command-stdout>(.*?)</local-command-stdout>`)
+)
+
+// localCommand classifies the messages Claude Code records for a local command (a
+// slash command it runs itself, such as /compact): the caveat is dropped (ok with an
+// empty Kind), the command becomes a "command" item ("/compact ARGS"), its output a
+// "command-output" item.
+func localCommand(text string) (Item, bool) {
+	switch {
+	case strings.HasPrefix(strings.TrimSpace(text), "<local-command-caveat>"):
+		return Item{}, true
+	case commandRE.MatchString(text):
+		m := commandRE.FindStringSubmatch(text)
+		return Item{Kind: "command", Text: strings.TrimSpace(m[1] + " " + m[2])}, true
+	case stdoutRE.MatchString(text):
+		return Item{Kind: "command-output", Text: strings.TrimSpace(stdoutRE.FindStringSubmatch(text)[1])}, true
+	}
+	return Item{}, false
 }
 
 func blockText(v any) string {
@@ -214,11 +275,12 @@ func blockText(v any) string {
 }
 
 // SentResponses returns, for every main Responses request, the items after the last
-// item the model produced (the first request: what follows the environment context).
+// item the model produced (the first request of a run, and one after a summarization:
+// what follows the environment context when the model produced nothing after it). The
+// checkpoint message is a "checkpoint" item.
 func SentResponses(reqs []Request) []Next {
 	var out []Next
-	first := true
-	for _, r := range reqs {
+	for i, r := range reqs {
 		if !r.Main {
 			continue
 		}
@@ -226,16 +288,16 @@ func SentResponses(reqs []Request) []Next {
 			Input []map[string]any `json:"input"`
 		}
 		_ = json.Unmarshal(r.Body, &body)
+		prelude, _ := opensRun(reqs, i)
 		last := -1
 		for i, it := range body.Input {
 			if it["type"] == "function_call" || (it["type"] == "message" && it["role"] == "assistant") {
 				last = i
 			}
-			if first && it["type"] == "message" && strings.HasPrefix(strings.TrimSpace(blockText(it["content"])), "<environment_context>") {
+			if prelude && it["type"] == "message" && strings.HasPrefix(strings.TrimSpace(blockText(it["content"])), "<environment_context>") {
 				last = i
 			}
 		}
-		first = false
 		var next Next
 		for _, it := range body.Input[last+1:] {
 			switch it["type"] {
@@ -250,6 +312,9 @@ func SentResponses(reqs []Request) []Next {
 				if role == "developer" || role == "system" {
 					kind = "context"
 				}
+				if strings.Contains(text, Summary) {
+					kind, text = "checkpoint", Summary
+				}
 				next = append(next, Item{Kind: kind, Text: strings.TrimSpace(text)})
 			}
 		}
@@ -259,13 +324,13 @@ func SentResponses(reqs []Request) []Next {
 }
 
 // SentChat returns, for every main chat-completions request, the messages after the
-// last assistant message (the first request: after the system prompt). errs says which
-// tool call ids dsh marked as errors (the chat wire has no error flag; the session log
-// has it).
+// last assistant message (the first request of a run: after the system prompt). errs says
+// which tool call ids dsh marked as errors (the chat wire has no error flag; the session
+// log has it). The checkpoint message is a "checkpoint" item, listed first when it comes
+// before the last assistant message (a retained tail).
 func SentChat(reqs []Request, errs map[string]bool) []Next {
 	var out []Next
-	first := true
-	for _, r := range reqs {
+	for i, r := range reqs {
 		if !r.Main {
 			continue
 		}
@@ -273,16 +338,27 @@ func SentChat(reqs []Request, errs map[string]bool) []Next {
 			Messages []map[string]any `json:"messages"`
 		}
 		_ = json.Unmarshal(r.Body, &body)
+		prelude, compacted := opensRun(reqs, i)
 		last := -1
 		for i, m := range body.Messages {
-			if m["role"] == "assistant" || (first && i == 0 && m["role"] == "system") {
+			if m["role"] == "assistant" || (prelude && i == 0 && m["role"] == "system") {
 				last = i
 			}
 		}
-		first = false
 		var next Next
+		if compacted {
+			for _, m := range body.Messages[:last+1] {
+				if m["role"] != "assistant" && strings.Contains(blockText(m["content"]), Summary) {
+					next = append(next, Item{Kind: "checkpoint", Text: Summary})
+				}
+			}
+		}
 		for _, m := range body.Messages[last+1:] {
 			text := blockText(m["content"])
+			if strings.Contains(text, Summary) {
+				next = append(next, Item{Kind: "checkpoint", Text: Summary})
+				continue
+			}
 			switch m["role"] {
 			case "tool":
 				id, _ := m["tool_call_id"].(string)
