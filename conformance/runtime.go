@@ -29,7 +29,7 @@ type Runtime interface {
 	// RegisterTool registers a tool for every agent.
 	RegisterTool(t Tool) error
 	// SetApprover mounts an approval service that answers with fn. Not called: none is
-	// mounted.
+	// mounted. fn may return AllowedOnceStale.
 	SetApprover(fn func(ctx context.Context, toolName string) (dsh.ApprovalOutcome, error))
 	// SetModel scripts the model's responses, consumed in order. A response with a gate
 	// calls wait(ctx, gate) once its text has streamed (at once when it has none), before
@@ -91,6 +91,11 @@ type Options struct {
 	// Audit logs every decision a listener resolves at a policy point of an agent as
 	// decision/recorded (SEMANTICS A12).
 	Audit bool
+	// RewriteConflict is the conflict policy of the tools/rewrite-input fold: "ordered" or
+	// "fail" ("": the runtime's default).
+	RewriteConflict string
+	// RewriteDeadline bounds each tools/rewrite-input listener.
+	RewriteDeadline time.Duration
 	// Compaction configures compaction (REWRITE-COMPACTION.md §2).
 	Compaction CompactionOptions
 }
@@ -110,6 +115,12 @@ type CompactionOptions struct {
 	// ListenerTimeout bounds each compaction listener.
 	ListenerTimeout time.Duration
 }
+
+// AllowedOnceStale is the outcome SetApprover's fn returns for an allowed-once given for
+// other arguments than the call's: the runtime's answer echoes the digest of the model's
+// arguments (or any digest other than the asked one), and the call must be denied with
+// APPROVAL_STALE (REWRITE-COMPACTION.md §1.7).
+const AllowedOnceStale dsh.ApprovalOutcome = "allowed-once-stale"
 
 // HookConfig is a hooks configuration the harness wrote for a scenario
 // (spec/conformance/schema.cue, #Hooks).
@@ -134,6 +145,11 @@ type Tool struct {
 	Name string
 	// Parallel marks the tool concurrency-safe.
 	Parallel bool
+	// ExclusiveWhen, when set, makes the tool exclusive for the calls whose arguments'
+	// JSON text contains it, and concurrency-safe for the others.
+	ExclusiveWhen string
+	// InputSchema is the JSON Schema of the arguments; nil accepts any JSON.
+	InputSchema json.RawMessage
 	// OutputSchema is the JSON Schema of the value; nil accepts any JSON.
 	OutputSchema json.RawMessage
 	// Run is the body.
@@ -148,6 +164,8 @@ type Call interface {
 	CallID() string
 	// AgentID is the id of the agent the call runs for ("" when agent-less).
 	AgentID() string
+	// Arguments is the call's arguments, as the body got them.
+	Arguments() json.RawMessage
 	// Defer adds a context to the call's result.
 	Defer(msg dsh.UserMessage) error
 	// Conclude asks to conclude the turn.

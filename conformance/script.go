@@ -32,7 +32,7 @@ func (s scope) label(l string) string {
 	}
 	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
 	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error",
-		"trigger", "origin", "instructions", "outcome", "summary"} {
+		"trigger", "origin", "instructions", "outcome", "summary", "args", "modelArgs"} {
 		pairs = append(pairs, "{"+k+"}", s.vars[k])
 	}
 	return strings.NewReplacer(pairs...).Replace(l)
@@ -269,6 +269,29 @@ func (r *run) guard(ctx context.Context, s scope, acts []sc.Action) dsh.GuardVer
 	return dsh.GuardAbstain{}
 }
 
+// rewrite interprets a script at tools/rewrite-input, a fold without next: decide returns
+// the decision, fail an error; a script that ends without deciding keeps the input.
+func (r *run) rewrite(ctx context.Context, s scope, acts []sc.Action) (dsh.RewriteDecision, error) {
+	for _, a := range acts {
+		ok, err := r.effect(ctx, s, a)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			continue
+		}
+		switch a := a.(type) {
+		case sc.ActDecide:
+			return dsh.UnmarshalRewriteDecision(a.Decision)
+		case sc.ActFail:
+			return nil, scriptError(a.Message, a.Code)
+		default:
+			return nil, fmt.Errorf("conformance: action %s is not supported at tools/rewrite-input", a.Kind())
+		}
+	}
+	return dsh.RewriteKeep{}, nil
+}
+
 // addContext appends a plugin context to an accept, block or enter decision.
 func addContext(r *run, text string, d any) (any, error) {
 	msg := r.message(text, pluginSource)
@@ -306,7 +329,7 @@ func (r *run) register(l sc.Listener) error {
 		if e.AgentID != nil {
 			s.agentID = *e.AgentID
 		}
-		return s
+		return s.with("args", string(e.Arguments)).with("modelArgs", string(e.ModelArguments))
 	}
 	// observe runs the script at an observer point, which cannot fail: a failure panics.
 	observe := func(ctx context.Context, s scope) {
@@ -377,6 +400,17 @@ func (r *run) register(l sc.Listener) error {
 	case dsh.ToolResultEventName:
 		reg.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
 			observe(ctx, callScope(p.Exec))
+		})
+	case dsh.RewriteInputEventName:
+		reg.OnRewriteInput(func(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
+			s := scope{callID: p.CallID, turn: p.Turn, step: p.Step}.with("args", string(p.Input)).with("modelArgs", string(p.ModelInput))
+			if p.AgentID != nil {
+				s.agentID = *p.AgentID
+			}
+			if !match(s) {
+				return dsh.RewriteKeep{}, nil
+			}
+			return r.rewrite(ctx, s, acts)
 		})
 	case dsh.PreStepEventName:
 		reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
@@ -534,10 +568,13 @@ func vote[D any](r *run, ctx context.Context, s scope, acts []sc.Action, def D, 
 
 // tool builds a scripted tool.
 func (r *run) tool(t sc.Tool) Tool {
-	out := Tool{Name: t.Name, Parallel: t.Parallel != nil && *t.Parallel, OutputSchema: t.OutputSchema}
+	out := Tool{Name: t.Name, Parallel: t.Parallel != nil && *t.Parallel, OutputSchema: t.OutputSchema, InputSchema: t.InputSchema}
+	if t.ExclusiveWhen != nil {
+		out.ExclusiveWhen = *t.ExclusiveWhen
+	}
 	body := t.Body
 	out.Run = func(ctx context.Context, call Call) (any, error) {
-		s := scope{agentID: call.AgentID(), callID: call.CallID()}
+		s := scope{agentID: call.AgentID(), callID: call.CallID()}.with("args", string(call.Arguments()))
 		var value any = json.RawMessage("null")
 		for _, a := range body {
 			if ok, err := r.effect(ctx, s, a); ok {
@@ -606,6 +643,12 @@ func (r *run) setup(s sc.Setup) error {
 		cap = *s.ContinuationCap
 	}
 	opts := Options{MaxParallelToolCalls: max, ContinuationCap: cap, Audit: s.Audit != nil && *s.Audit}
+	if s.RewriteConflict != "" {
+		opts.RewriteConflict = string(s.RewriteConflict)
+	}
+	if s.RewriteDeadlineMS != nil {
+		opts.RewriteDeadline = time.Duration(*s.RewriteDeadlineMS) * time.Millisecond
+	}
 	if c := s.Compaction; c != nil {
 		opts.Compaction = CompactionOptions{ContextWindow: c.ContextWindow, ModelWindow: c.ContextWindow}
 		if c.ModelWindow != nil {
@@ -632,6 +675,8 @@ func (r *run) setup(s sc.Setup) error {
 			case "hang":
 				<-ctx.Done()
 				return dsh.ApprovalOutcomeCancelled, nil
+			case "stale":
+				return AllowedOnceStale, nil
 			}
 			return answer, nil
 		})

@@ -83,7 +83,22 @@ func line(e session.Event) string {
 		}
 		return strings.Join(out, "\n")
 	case dsh.ToolCall:
-		return fmt.Sprintf("  ⚙ %s %s", d.Name, clip(d.Arguments))
+		s := fmt.Sprintf("  ⚙ %s %s", d.Name, clip(d.Arguments))
+		if d.ModelArguments != nil {
+			var by []string
+			if d.Rewrite != nil {
+				for _, st := range d.Rewrite.Chain {
+					if st.Kind != dsh.RewriteStepKindNoop {
+						by = append(by, st.By)
+					}
+				}
+			}
+			s += fmt.Sprintf("\n    (rewritten by %s; the model wrote %s)", strings.Join(by, ", "), clip(*d.ModelArguments))
+		}
+		if e := d.RewriteError; e != nil {
+			s += fmt.Sprintf("\n    (rewrite failed, %s: %s)", e.Code, clip(e.Message))
+		}
+		return s
 	case dsh.ToolResultLogged:
 		mark := "✓"
 		for _, b := range d.Message.Content {

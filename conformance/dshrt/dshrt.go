@@ -11,6 +11,7 @@ import (
 	"iter"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -167,6 +168,11 @@ func (r *Runtime) RegisterTool(t conformance.Tool) error {
 	if t.Parallel {
 		def.IsConcurrencySafe = func(json.RawMessage) bool { return true }
 	}
+	if t.ExclusiveWhen != "" {
+		marker := t.ExclusiveWhen
+		def.IsConcurrencySafe = func(args json.RawMessage) bool { return !strings.Contains(string(args), marker) }
+	}
+	def.InputSchema = t.InputSchema
 	if len(t.OutputSchema) > 0 {
 		def.Output = &tools.Output{Schema: t.OutputSchema}
 	}
@@ -189,6 +195,7 @@ func (c call) AgentID() string {
 	}
 	return ""
 }
+func (c call) Arguments() json.RawMessage      { return c.rc.Exec().Arguments }
 func (c call) Defer(msg dsh.UserMessage) error { return c.rc.DeferContext(msg) }
 func (c call) Conclude()                       { c.rc.ConcludeTurn() }
 
@@ -319,13 +326,30 @@ func (r *Runtime) tools() *tools.Runtime {
 	if r.approver != nil {
 		svc := approval.NewService(approval.WithRecorder(approval.RecorderFunc(r.recordApproval)))
 		fn, mutate := r.approver, r.mutation == ApprovalAlwaysAllows
-		svc.AddAnswerer(approval.AnswererFunc(func(ctx context.Context, req approval.Request) (dsh.ApprovalOutcome, error) {
+		svc.AddAnswerer(digestAnswerer(func(ctx context.Context, req approval.Request) (approval.Decision, error) {
 			if mutate {
-				return dsh.ApprovalOutcomeAllowedOnce, nil
+				return approval.Decision{Outcome: dsh.ApprovalOutcomeAllowedOnce, ArgsDigest: req.ArgsDigest}, nil
 			}
-			return fn(ctx, req.ToolName)
+			out, err := fn(ctx, req.ToolName)
+			if out == conformance.AllowedOnceStale {
+				stale := tools.ArgsDigest(req.ModelArguments)
+				if stale == "" || stale == req.ArgsDigest {
+					stale = "sha256:stale"
+				}
+				return approval.Decision{Outcome: dsh.ApprovalOutcomeAllowedOnce, ArgsDigest: stale}, err
+			}
+			return approval.Decision{Outcome: out, ArgsDigest: req.ArgsDigest}, err
 		}))
 		opts = append(opts, tools.WithApprover(svc))
+	}
+	switch r.opts.RewriteConflict {
+	case "fail":
+		opts = append(opts, tools.WithRewriteConflict(tools.ConflictFail))
+	case "ordered":
+		opts = append(opts, tools.WithRewriteConflict(tools.ConflictOrdered))
+	}
+	if r.opts.RewriteDeadline > 0 {
+		opts = append(opts, tools.WithRewriteDeadline(r.opts.RewriteDeadline))
 	}
 	opts = append(opts, tools.WithLogger(slog.New(slog.DiscardHandler)))
 	r.rt = tools.New(r.reg, r.hooks, opts...)
@@ -694,4 +718,16 @@ func (a *agent) Cancel(cause string, keepInbox bool) {
 		c = dsh.CancelDisposed{}
 	}
 	a.Agent.Cancel(c, keepInbox)
+}
+
+// digestAnswerer is an approval answerer that echoes the argument digest it answers for.
+type digestAnswerer func(ctx context.Context, req approval.Request) (approval.Decision, error)
+
+func (f digestAnswerer) Answer(ctx context.Context, req approval.Request) (dsh.ApprovalOutcome, error) {
+	d, err := f(ctx, req)
+	return d.Outcome, err
+}
+
+func (f digestAnswerer) AnswerDigest(ctx context.Context, req approval.Request) (approval.Decision, error) {
+	return f(ctx, req)
 }

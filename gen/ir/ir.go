@@ -225,10 +225,13 @@ const (
 	// its own; the runner returns every listener's decision or failure, in registration
 	// order, for the runtime to fold by the event's documented rule.
 	Vote Domain = "vote"
+	// Fold is a left fold with no next: each listener gets the payload the runtime made of
+	// the previous listener's decision and returns its own decision.
+	Fold Domain = "fold"
 )
 
 // Domains lists every domain, in the order the docs present them.
-var Domains = []Domain{Waterfall, Guard, Wrapper, Notification, Observer, Vote}
+var Domains = []Domain{Waterfall, Guard, Wrapper, Fold, Notification, Observer, Vote}
 
 // Event is an extension point.
 type Event struct {

@@ -76,7 +76,7 @@ func (w *walker) events() {
 			continue
 		}
 		switch ev.Domain {
-		case ir.Waterfall, ir.Guard, ir.Vote:
+		case ir.Waterfall, ir.Guard, ir.Vote, ir.Fold:
 			if ev.Decision == nil || ev.Decision.Kind != ir.Union {
 				w.errorf(pos, "event %q: a %s's decision must be a union", e.name, ev.Domain)
 				continue

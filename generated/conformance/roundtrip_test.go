@@ -428,9 +428,11 @@ func TestRoundTrip(t *testing.T) {
 			Setup: conformance.Setup{
 				Tools: []conformance.Tool{
 					conformance.Tool{
-						Name:         "text-name",
-						Parallel:     ptr(true),
-						OutputSchema: json.RawMessage(`{"k":"v"}`),
+						Name:          "text-name",
+						Parallel:      ptr(true),
+						ExclusiveWhen: ptr("text-exclusiveWhen"),
+						InputSchema:   json.RawMessage(`{"k":"v"}`),
+						OutputSchema:  json.RawMessage(`{"k":"v"}`),
 						Body: []conformance.Action{
 							conformance.ActNext{},
 						},
@@ -472,6 +474,8 @@ func TestRoundTrip(t *testing.T) {
 				MaxParallelToolCalls:  ptr(1),
 				ContinuationCap:       ptr(1),
 				SessionStartTimeoutMS: ptr(1),
+				RewriteConflict:       conformance.SetupRewriteConflictOrdered,
+				RewriteDeadlineMS:     ptr(1),
 				Audit:                 ptr(true),
 				Compaction: &conformance.Compaction{
 					ContextWindow:     1,
@@ -578,9 +582,11 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Setup", closed, conformance.Setup{
 			Tools: []conformance.Tool{
 				conformance.Tool{
-					Name:         "text-name",
-					Parallel:     ptr(true),
-					OutputSchema: json.RawMessage(`{"k":"v"}`),
+					Name:          "text-name",
+					Parallel:      ptr(true),
+					ExclusiveWhen: ptr("text-exclusiveWhen"),
+					InputSchema:   json.RawMessage(`{"k":"v"}`),
+					OutputSchema:  json.RawMessage(`{"k":"v"}`),
 					Body: []conformance.Action{
 						conformance.ActNext{
 							Twice: ptr(true),
@@ -634,6 +640,8 @@ func TestRoundTrip(t *testing.T) {
 			MaxParallelToolCalls:  ptr(1),
 			ContinuationCap:       ptr(1),
 			SessionStartTimeoutMS: ptr(1),
+			RewriteConflict:       conformance.SetupRewriteConflictOrdered,
+			RewriteDeadlineMS:     ptr(1),
 			Audit:                 ptr(true),
 			Compaction: &conformance.Compaction{
 				ContextWindow:     1,
@@ -681,9 +689,11 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("Tool", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Tool", closed, conformance.Tool{
-			Name:         "text-name",
-			Parallel:     ptr(true),
-			OutputSchema: json.RawMessage(`{"k":"v"}`),
+			Name:          "text-name",
+			Parallel:      ptr(true),
+			ExclusiveWhen: ptr("text-exclusiveWhen"),
+			InputSchema:   json.RawMessage(`{"k":"v"}`),
+			OutputSchema:  json.RawMessage(`{"k":"v"}`),
 			Body: []conformance.Action{
 				conformance.ActNext{
 					Twice: ptr(true),

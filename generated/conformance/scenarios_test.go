@@ -2147,6 +2147,162 @@ func TestHc14CompactCodexPrecompactContinueFalseHalts(t *testing.T) {
 	harness.RunID(t, runtime.New, "hc14-compact-codex-precompact-continue-false-halts")
 }
 
+// TestRw01RewriteNoneIsUnchanged runs scenario rw01-rewrite-none-is-unchanged:
+// §1.9.1: with no rewriter, tool/call.arguments is the model's raw string (white space
+// and all), with no modelArguments, rewrite or rewriteError; the log is as before.
+func TestRw01RewriteNoneIsUnchanged(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw01-rewrite-none-is-unchanged")
+}
+
+// TestRw02RewriteKeepIsUnchanged runs scenario rw02-rewrite-keep-is-unchanged:
+// §1.9.2: a rewriter that keeps the input (it only records) leaves everything as with
+// no rewriter.
+func TestRw02RewriteKeepIsUnchanged(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw02-rewrite-keep-is-unchanged")
+}
+
+// TestRw03RewriteReplace runs scenario rw03-rewrite-replace:
+// §1.9.3: a Replace on bash: tool/call holds the effective JSON, modelArguments the raw
+// original and the chain [{by: p, kind: replace}] with the output's digest; pre-execute
+// and the body see the effective arguments (pre-execute the model's beside them); the
+// assistant message stays verbatim and the model sees the notice first in the result.
+func TestRw03RewriteReplace(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw03-rewrite-replace")
+}
+
+// TestRw04RewriteFoldInOrder runs scenario rw04-rewrite-fold-in-order:
+// §1.9.4: A then B: B sees A's output and the model's untouched input; the effective
+// input is B(A(x)); the chain is A, B with the digest of each output.
+func TestRw04RewriteFoldInOrder(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw04-rewrite-fold-in-order")
+}
+
+// TestRw05RewriteConflictFail runs scenario rw05-rewrite-conflict-fail:
+// §1.9.5, fail: the same two rewrites fail the call closed with REWRITE_CONFLICT naming
+// timeout: no pre-execute, no dispatch; tool/call has the model's arguments and the
+// rewriteError.
+func TestRw05RewriteConflictFail(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw05-rewrite-conflict-fail")
+}
+
+// TestRw05RewriteConflictOrdered runs scenario rw05-rewrite-conflict-ordered:
+// §1.9.5, ordered (the default): A and B both set timeout; B wins and both are recorded.
+func TestRw05RewriteConflictOrdered(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw05-rewrite-conflict-ordered")
+}
+
+// TestRw06RewriteNoop runs scenario rw06-rewrite-noop:
+// §1.9.6: a rewrite equal to its input after canonicalization (other key order) is a
+// noop chain entry: no modelArguments, no notice; arguments stay the raw string.
+func TestRw06RewriteNoop(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw06-rewrite-noop")
+}
+
+// TestRw07RewriteDropsRequiredField runs scenario rw07-rewrite-drops-required-field:
+// §1.9.7: a Replace that drops the required command: no pre-execute, no dispatch;
+// REWRITE_INVALID names command; tool/call has the model's arguments and the
+// rewriteError. Finalization and tools/result still run.
+func TestRw07RewriteDropsRequiredField(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw07-rewrite-drops-required-field")
+}
+
+// TestRw08RewriteUnknownFieldClosedSchema runs scenario rw08-rewrite-unknown-field-closed-schema:
+// §1.9.8: an unknown env field on a closed schema is REWRITE_INVALID naming env, not a
+// silent no-op (a direct execution).
+func TestRw08RewriteUnknownFieldClosedSchema(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw08-rewrite-unknown-field-closed-schema")
+}
+
+// TestRw09RewritePanicFailsOneCall runs scenario rw09-rewrite-panic-fails-one-call:
+// §1.9.9: the rewriter panics on call 2 of 3: call 2 is REWRITE_FAILED (its tool/call
+// with the model's arguments and the rewriteError), calls 1 and 3 run, and the results
+// stay in model order.
+func TestRw09RewritePanicFailsOneCall(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw09-rewrite-panic-fails-one-call")
+}
+
+// TestRw10RewriteRepairsBrokenJSON runs scenario rw10-rewrite-repairs-broken-json:
+// §1.9.10: broken model JSON arrives Raw; a rewriter's repair is validated and
+// dispatched, and modelArguments holds the broken string.
+func TestRw10RewriteRepairsBrokenJSON(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw10-rewrite-repairs-broken-json")
+}
+
+// TestRw11RewriteCancelledWhileWaiting runs scenario rw11-rewrite-cancelled-while-waiting:
+// §1.9.11: the turn is cancelled while a rewriter waits: a tool/call with the model's
+// arguments and no partial rewrite, and an ABORTED_BEFORE_DISPATCH result.
+func TestRw11RewriteCancelledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw11-rewrite-cancelled-while-waiting")
+}
+
+// TestRw12RewriteThenDeny runs scenario rw12-rewrite-then-deny:
+// §1.9.12: a rewrite, then a pre-execute deny: the deny result; tool/call shows the
+// effective arguments, the original and the chain; post-execute runs as for every deny.
+func TestRw12RewriteThenDeny(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw12-rewrite-then-deny")
+}
+
+// TestRw13RewriteApprovalBindsDigest runs scenario rw13-rewrite-approval-binds-digest:
+// §1.9.13: a rewrite, then ask: approval/asked carries callId and the effective
+// arguments' digest; a matching allowed-once dispatches exactly those arguments.
+func TestRw13RewriteApprovalBindsDigest(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw13-rewrite-approval-binds-digest")
+}
+
+// TestRw13RewriteApprovalStaleDigest runs scenario rw13-rewrite-approval-stale-digest:
+// §1.9.13: an allowed-once that echoes the original's digest is stale: the call is
+// denied with APPROVAL_STALE, the body never runs, post-execute runs as for a deny.
+func TestRw13RewriteApprovalStaleDigest(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw13-rewrite-approval-stale-digest")
+}
+
+// TestRw21RewriteMakesCallExclusive runs scenario rw21-rewrite-makes-call-exclusive:
+// §1.9.21: a rewrite makes call 2 of a parallel group exclusive: classification uses
+// the effective arguments, and call 2 waits for a barrier (call 1 ends before it
+// starts, call 3 starts after it ends).
+func TestRw21RewriteMakesCallExclusive(t *testing.T) {
+	harness.RunID(t, runtime.New, "rw21-rewrite-makes-call-exclusive")
+}
+
+// TestRw22RewriteResumeRunsNoRewriter runs scenario rw22-rewrite-resume-runs-no-rewriter:
+// §1.9.22: a session with a rewritten call, resumed: the next request derives the same
+// history (the notice included) and the rewriter does not run again.
+func TestRw22RewriteResumeRunsNoRewriter(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw22-rewrite-resume-runs-no-rewriter")
+}
+
+// TestRw23RewriteSilent runs scenario rw23-rewrite-silent:
+// §1.9.23: a Silent rewrite: no notice in the history; tool/call still has
+// modelArguments and the chain (disclosure silent).
+func TestRw23RewriteSilent(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw23-rewrite-silent")
+}
+
+// TestRw24RewriteLogOrder runs scenario rw24-rewrite-log-order:
+// §1.9.24: the log order of a rewritten, asked call: assistant/message < tool/call <
+// approval/asked < approval/decided < tool/result.
+func TestRw24RewriteLogOrder(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw24-rewrite-log-order")
+}
+
 // TestT32ApprovalThrow runs scenario t32-approval-throw:
 // §3.2 approval: a failing approval service is a final failure; guards, dispatch and
 // post-execute are skipped. (Its text is the service's error, which is the runtime's.)

@@ -48,6 +48,21 @@ func (v Setup) WithSessionStartTimeoutMS(x int) Setup {
 	return v
 }
 
+// GetRewriteDeadlineMS returns RewriteDeadlineMS, or the zero value when it is absent.
+func (v Setup) GetRewriteDeadlineMS() int {
+	if v.RewriteDeadlineMS == nil {
+		var zero int
+		return zero
+	}
+	return *v.RewriteDeadlineMS
+}
+
+// WithRewriteDeadlineMS returns a copy of v with RewriteDeadlineMS set to x.
+func (v Setup) WithRewriteDeadlineMS(x int) Setup {
+	v.RewriteDeadlineMS = &x
+	return v
+}
+
 // GetAudit returns Audit, or the zero value when it is absent.
 func (v Setup) GetAudit() bool {
 	if v.Audit == nil {
@@ -240,6 +255,21 @@ func (v Tool) GetParallel() bool {
 // WithParallel returns a copy of v with Parallel set to x.
 func (v Tool) WithParallel(x bool) Tool {
 	v.Parallel = &x
+	return v
+}
+
+// GetExclusiveWhen returns ExclusiveWhen, or the zero value when it is absent.
+func (v Tool) GetExclusiveWhen() string {
+	if v.ExclusiveWhen == nil {
+		var zero string
+		return zero
+	}
+	return *v.ExclusiveWhen
+}
+
+// WithExclusiveWhen returns a copy of v with ExclusiveWhen set to x.
+func (v Tool) WithExclusiveWhen(x string) Tool {
+	v.ExclusiveWhen = &x
 	return v
 }
 

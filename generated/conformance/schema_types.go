@@ -77,7 +77,9 @@ type Setup struct {
 	Tools []Tool `json:"tools"`
 	// Listeners are the registered listeners and guards, in registration order.
 	Listeners []Listener `json:"listeners"`
-	// Approver answers ask decisions; absent: no approval service is mounted.
+	// Approver answers ask decisions; absent: no approval service is mounted. "stale"
+	// answers allowed-once for other arguments than the call's: it echoes the digest of the
+	// model's arguments (REWRITE-COMPACTION.md §1.7).
 	Approver SetupApprover `json:"approver,omitempty"`
 	// Model is the scripted model's responses, consumed in order ("done" when exhausted).
 	Model []Response `json:"model"`
@@ -88,6 +90,11 @@ type Setup struct {
 	// SessionStartTimeoutMS bounds the agent/session-start listeners (0: the runtime's
 	// default, SEMANTICS A6).
 	SessionStartTimeoutMS *int `json:"sessionStartTimeoutMs,omitempty"`
+	// RewriteConflict is the conflict policy of the tools/rewrite-input fold (absent: the
+	// runtime's default, "ordered").
+	RewriteConflict SetupRewriteConflict `json:"rewriteConflict,omitempty"`
+	// RewriteDeadlineMS bounds each tools/rewrite-input listener (0: the runtime's default).
+	RewriteDeadlineMS *int `json:"rewriteDeadlineMs,omitempty"`
 	// Audit turns decision auditing on (SEMANTICS A12): every decision a listener resolves
 	// at a policy point of an agent's call or step is logged as decision/recorded.
 	Audit *bool `json:"audit,omitempty"`
@@ -130,6 +137,12 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.SessionStartTimeoutMS != nil {
 		enc.Key("sessionStartTimeoutMs").Int(*r.SessionStartTimeoutMS)
 	}
+	if r.RewriteConflict != "" {
+		enc.Key("rewriteConflict").String(string(r.RewriteConflict))
+	}
+	if r.RewriteDeadlineMS != nil {
+		enc.Key("rewriteDeadlineMs").Int(*r.RewriteDeadlineMS)
+	}
 	if r.Audit != nil {
 		enc.Key("audit").Bool(*r.Audit)
 	}
@@ -157,6 +170,8 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "maxParallelToolCalls", &v.MaxParallelToolCalls, codec.Value[*int])
 	codec.Optional(dec, "continuationCap", &v.ContinuationCap, codec.Value[*int])
 	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
+	codec.Optional(dec, "rewriteConflict", &v.RewriteConflict, codec.Value[SetupRewriteConflict])
+	codec.Optional(dec, "rewriteDeadlineMs", &v.RewriteDeadlineMS, codec.Value[*int])
 	codec.Optional(dec, "audit", &v.Audit, codec.Value[*bool])
 	codec.Optional(dec, "compaction", &v.Compaction, codec.Value[*Compaction])
 	codec.Optional(dec, "hooks", &v.Hooks, codec.Value[*Hooks])
@@ -184,6 +199,11 @@ func (r Setup) Validate() error {
 	if err := codec.CheckList(r.Model, Response.Validate); err != nil {
 		return codec.FieldError("Setup", "model", err)
 	}
+	if r.RewriteConflict != "" {
+		if err := codec.CheckEnum(r.RewriteConflict); err != nil {
+			return codec.FieldError("Setup", "rewriteConflict", err)
+		}
+	}
 	if r.Compaction != nil {
 		if err := r.Compaction.Validate(); err != nil {
 			return codec.FieldError("Setup", "compaction", err)
@@ -198,7 +218,7 @@ func (r Setup) Validate() error {
 }
 
 // SetupApprover is the set of values of Setup.Approver: approver answers ask decisions;
-// absent: no approval service is mounted.
+// absent: no approval service is mounted. "stale"
 type SetupApprover string
 
 const (
@@ -214,15 +234,17 @@ const (
 	SetupApproverNone SetupApprover = "none"
 	// SetupApproverHang is the SetupApprover value "hang".
 	SetupApproverHang SetupApprover = "hang"
+	// SetupApproverStale is the SetupApprover value "stale".
+	SetupApproverStale SetupApprover = "stale"
 )
 
 // SetupApproverValues lists every SetupApprover value, in spec order.
-var SetupApproverValues = []SetupApprover{SetupApproverAllowedOnce, SetupApproverRejected, SetupApproverCancelled, SetupApproverUnavailable, SetupApproverNone, SetupApproverHang}
+var SetupApproverValues = []SetupApprover{SetupApproverAllowedOnce, SetupApproverRejected, SetupApproverCancelled, SetupApproverUnavailable, SetupApproverNone, SetupApproverHang, SetupApproverStale}
 
 // Valid reports whether v is one of the SetupApproverValues.
 func (v SetupApprover) Valid() bool {
 	switch v {
-	case SetupApproverAllowedOnce, SetupApproverRejected, SetupApproverCancelled, SetupApproverUnavailable, SetupApproverNone, SetupApproverHang:
+	case SetupApproverAllowedOnce, SetupApproverRejected, SetupApproverCancelled, SetupApproverUnavailable, SetupApproverNone, SetupApproverHang, SetupApproverStale:
 		return true
 	}
 	return false
@@ -232,6 +254,35 @@ func (v SetupApprover) Valid() bool {
 // an ErrInvalidEnum *DecodeError.
 func (v *SetupApprover) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SetupApprover", data, v, SetupApproverValues)
+}
+
+// SetupRewriteConflict is the set of values of Setup.RewriteConflict: rewriteConflict is the
+// conflict policy of the tools/rewrite-input fold (absent: the
+type SetupRewriteConflict string
+
+const (
+	// SetupRewriteConflictOrdered is the SetupRewriteConflict value "ordered".
+	SetupRewriteConflictOrdered SetupRewriteConflict = "ordered"
+	// SetupRewriteConflictFail is the SetupRewriteConflict value "fail".
+	SetupRewriteConflictFail SetupRewriteConflict = "fail"
+)
+
+// SetupRewriteConflictValues lists every SetupRewriteConflict value, in spec order.
+var SetupRewriteConflictValues = []SetupRewriteConflict{SetupRewriteConflictOrdered, SetupRewriteConflictFail}
+
+// Valid reports whether v is one of the SetupRewriteConflictValues.
+func (v SetupRewriteConflict) Valid() bool {
+	switch v {
+	case SetupRewriteConflictOrdered, SetupRewriteConflictFail:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SetupRewriteConflict, rejecting any value not in
+// SetupRewriteConflictValues with an ErrInvalidEnum *DecodeError.
+func (v *SetupRewriteConflict) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SetupRewriteConflict", data, v, SetupRewriteConflictValues)
 }
 
 // Compaction is the compaction setting of a scenario. Token counts are those of the
@@ -622,6 +673,11 @@ type Tool struct {
 	Name string `json:"name"`
 	// Parallel marks the tool concurrency-safe.
 	Parallel *bool `json:"parallel,omitempty"`
+	// ExclusiveWhen makes the tool exclusive for the calls whose arguments' JSON text
+	// contains this string, and concurrency-safe for the others (it implies parallel).
+	ExclusiveWhen *string `json:"exclusiveWhen,omitempty"`
+	// InputSchema is the JSON Schema of the tool's arguments; absent: any JSON.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// OutputSchema is the JSON Schema of the tool's value; absent: any JSON.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Body is what the tool does, in order; it returns the value of its last `value`.
@@ -643,6 +699,12 @@ func (r Tool) encodeJSON(enc *codec.Encoder) {
 	if r.Parallel != nil {
 		enc.Key("parallel").Bool(*r.Parallel)
 	}
+	if r.ExclusiveWhen != nil {
+		enc.Key("exclusiveWhen").String(*r.ExclusiveWhen)
+	}
+	if len(r.InputSchema) != 0 {
+		enc.Key("inputSchema").Raw(r.InputSchema)
+	}
 	if len(r.OutputSchema) != 0 {
 		enc.Key("outputSchema").Raw(r.OutputSchema)
 	}
@@ -663,6 +725,8 @@ func (r *Tool) UnmarshalJSON(data []byte) error {
 	var v Tool
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Optional(dec, "parallel", &v.Parallel, codec.Value[*bool])
+	codec.Optional(dec, "exclusiveWhen", &v.ExclusiveWhen, codec.Value[*string])
+	codec.Optional(dec, "inputSchema", &v.InputSchema, codec.Raw)
 	codec.Optional(dec, "outputSchema", &v.OutputSchema, codec.Raw)
 	codec.Optional(dec, "body", &v.Body, codec.ListOf(codec.UnionOf(UnmarshalAction)))
 	codec.Optional(dec, "finalize", &v.Finalize, codec.ListOf(codec.UnionOf(UnmarshalAction)))
@@ -831,7 +895,10 @@ func (r When) Validate() error {
 // "{error}", the failure message at agent/error and agent/request-error; "{trigger}" and
 // "{origin}" at compaction/pre-compact and compaction/post-compact, "{instructions}" (the
 // user's) at compaction/pre-compact, "{outcome}" and "{summary}" at
-// compaction/post-compact.
+// compaction/post-compact; "{args}", the call's arguments as JSON at the tools/* points and
+// in a tool body (at tools/rewrite-input, the current input), and "{modelArgs}", the
+// model's arguments when a rewrite changed them ("" otherwise; at tools/rewrite-input, the
+// model's input).
 //
 //sumtype:decl
 type Action interface {

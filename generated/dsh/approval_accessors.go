@@ -31,3 +31,33 @@ func (v ApprovalAsked) WithReason(x string) ApprovalAsked {
 	v.Reason = &x
 	return v
 }
+
+// GetArgsDigest returns ArgsDigest, or the zero value when it is absent.
+func (v ApprovalAsked) GetArgsDigest() string {
+	if v.ArgsDigest == nil {
+		var zero string
+		return zero
+	}
+	return *v.ArgsDigest
+}
+
+// WithArgsDigest returns a copy of v with ArgsDigest set to x.
+func (v ApprovalAsked) WithArgsDigest(x string) ApprovalAsked {
+	v.ArgsDigest = &x
+	return v
+}
+
+// GetArgsDigest returns ArgsDigest, or the zero value when it is absent.
+func (v ApprovalDecided) GetArgsDigest() string {
+	if v.ArgsDigest == nil {
+		var zero string
+		return zero
+	}
+	return *v.ArgsDigest
+}
+
+// WithArgsDigest returns a copy of v with ArgsDigest set to x.
+func (v ApprovalDecided) WithArgsDigest(x string) ApprovalDecided {
+	v.ArgsDigest = &x
+	return v
+}

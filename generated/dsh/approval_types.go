@@ -48,6 +48,10 @@ type ApprovalAsked struct {
 	CallID *string `json:"callId,omitempty"`
 	// Reason is the reason the ask decision gave.
 	Reason *string `json:"reason,omitempty"`
+	// ArgsDigest is "sha256:" and the hex SHA-256 of the canonical JSON of the sealed
+	// (effective) arguments the approval is for. An answer counts only for the digest it
+	// echoes: allowed-once with another digest is a denial, APPROVAL_STALE.
+	ArgsDigest *string `json:"argsDigest,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -67,6 +71,9 @@ func (r ApprovalAsked) encodeJSON(enc *codec.Encoder) {
 	if r.Reason != nil {
 		enc.Key("reason").String(*r.Reason)
 	}
+	if r.ArgsDigest != nil {
+		enc.Key("argsDigest").String(*r.ArgsDigest)
+	}
 	enc.EndObject()
 }
 
@@ -82,6 +89,7 @@ func (r *ApprovalAsked) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "toolName", &v.ToolName, codec.Value[string])
 	codec.Optional(dec, "callId", &v.CallID, codec.Value[*string])
 	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "argsDigest", &v.ArgsDigest, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -101,6 +109,10 @@ type ApprovalDecided struct {
 	ID string `json:"id"`
 	// Outcome is how the request ended.
 	Outcome ApprovalOutcome `json:"outcome"`
+	// ArgsDigest is the argument digest the answer was given for (the asked argsDigest,
+	// unless the answerer echoed another): an allowed-once whose digest differs from the
+	// asked one is a denial, APPROVAL_STALE.
+	ArgsDigest *string `json:"argsDigest,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -114,6 +126,9 @@ func (r ApprovalDecided) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("id").String(r.ID)
 	enc.Key("outcome").String(string(r.Outcome))
+	if r.ArgsDigest != nil {
+		enc.Key("argsDigest").String(*r.ArgsDigest)
+	}
 	enc.EndObject()
 }
 
@@ -127,6 +142,7 @@ func (r *ApprovalDecided) UnmarshalJSON(data []byte) error {
 	var v ApprovalDecided
 	codec.Required(dec, "id", &v.ID, codec.Value[string])
 	codec.Required(dec, "outcome", &v.Outcome, codec.Value[ApprovalOutcome])
+	codec.Optional(dec, "argsDigest", &v.ArgsDigest, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ const (
 	DomainGuard Domain = "guard"
 	// DomainWrapper is around-dispatch: each listener wraps next and returns a result.
 	DomainWrapper Domain = "wrapper"
+	// DomainFold is a left fold with no next: each listener gets the payload the runtime
+	// made of the decisions before it and returns its own decision.
+	DomainFold Domain = "fold"
 	// DomainNotification is awaited: every listener runs in order; failures are reported.
 	DomainNotification Domain = "notification"
 	// DomainObserver is contained: every listener runs; failures are logged and change nothing.
@@ -241,6 +244,16 @@ var Events = []EventInfo{
 		Register: "OnToolResult",
 		Listener: "ToolResultListener",
 	},
+	{
+		Name:     "tools/rewrite-input",
+		Domain:   DomainFold,
+		Doc:      "tools/rewrite-input rewrites a model's tool-call arguments before the call is logged,\nclassified and sealed: a left fold in registration order with no next, each listener\nseeing the previous output and the model's untouched input. The result is validated\nagainst the tool's input schema; an invalid or conflicting rewrite, or a listener\nthat fails, panics or overruns its deadline, fails the call closed (REWRITE_INVALID,\nREWRITE_CONFLICT, REWRITE_FAILED) with no pre-execute and no dispatch. Replay never\nruns it again.",
+		Payload:  "RewriteInputPayload",
+		Decision: "RewriteDecision",
+		Default:  "keep",
+		Register: "OnRewriteInput",
+		Listener: "RewriteInputListener",
+	},
 }
 
 var (
@@ -309,7 +322,8 @@ func WithLogger(l *slog.Logger) RegistryOption {
 }
 
 // WithDecisionAudit installs fn, called once for every waterfall and guard run that
-// resolves to a decision (not for a failed run), with the listener the decision came from.
+// resolves to a decision (not for a failed run), with the listener the decision came from,
+// and once for every decision of a fold listener (before the runtime applies it).
 // fn runs on the dispatching goroutine and must not block.
 func WithDecisionAudit(fn func(ctx context.Context, d ResolvedDecision)) RegistryOption {
 	return func(c *evConfig) { c.audit = fn }
@@ -348,6 +362,7 @@ type Registry struct {
 	onPostTool       evList[PostToolListener]
 	onPreTool        evList[PreToolListener]
 	onToolResult     evList[ToolResultListener]
+	onRewriteInput   evList[RewriteInputListener]
 }
 
 // NewRegistry returns an empty registry configured by opts.
@@ -435,6 +450,8 @@ func (g *Registry) Listens(event string) bool {
 		return g.cfg.audit != nil || len(g.onPreTool.load()) > 0
 	case ToolResultEventName:
 		return len(g.onToolResult.load()) > 0
+	case RewriteInputEventName:
+		return len(g.onRewriteInput.load()) > 0
 	}
 	return false
 }
@@ -873,6 +890,25 @@ func evCheckRequestErrorDecision(d RequestErrorDecision) error {
 	case *RequestErrorRetry:
 		return evCheckPointer(v)
 	case *RequestErrorNone:
+		return evCheckPointer(v)
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckRewriteDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// RewriteDecision.
+func evCheckRewriteDecision(d RewriteDecision) error {
+	switch v := d.(type) {
+	case RewriteKeep, RewriteReplace, RewriteMerge:
+		return nil
+	case *RewriteKeep:
+		return evCheckPointer(v)
+	case *RewriteReplace:
+		return evCheckPointer(v)
+	case *RewriteMerge:
 		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
@@ -1402,4 +1438,94 @@ func evObserve[P any, F ~func(context.Context, *P)](
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// evFold runs a fold: the listeners that see p, in registration order, each given the
+// payload apply made of the previous decision. A failure stops the run.
+func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
+	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
+	bound time.Duration, check func(D) error, kind func(D) string,
+	apply func(ctx context.Context, listener string, d D) (*P, error),
+) error {
+	if apply == nil {
+		return fmt.Errorf("dsh: %s: nil apply", event)
+	}
+	for _, x := range l.seenBy(scope(p)) {
+		d, le := evFoldCall(ctx, event, x, p, bound)
+		if le != nil {
+			return le
+		}
+		if err := check(d); err != nil {
+			return &ListenerError{Event: event, Listener: x.name, Err: err}
+		}
+		if g.cfg.audit != nil {
+			g.audit(ctx, event, x.name, func() string { return kind(d) }, d)
+		}
+		next, err := apply(ctx, x.name, d)
+		if err != nil {
+			return err
+		}
+		if next != nil {
+			p = next
+		}
+	}
+	return nil
+}
+
+// evFoldCall calls fold listener x: inline when bound <= 0, otherwise on its own goroutine
+// under a bounded context, abandoning it a grace after an overrun or a cancellation of ctx.
+func evFoldCall[P, D any, F ~func(context.Context, *P) (D, error)](
+	ctx context.Context, event string, x *evListener[F], p *P, bound time.Duration,
+) (D, *ListenerError) {
+	var zero D
+	if bound <= 0 {
+		return evFoldInvoke(ctx, event, x, p)
+	}
+	lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
+	defer cancel()
+	type answer struct {
+		d  D
+		le *ListenerError
+	}
+	done := make(chan answer, 1)
+	go func() {
+		d, le := evFoldInvoke(lctx, event, x, p)
+		done <- answer{d, le}
+	}()
+	select {
+	case a := <-done:
+		return a.d, a.le
+	case <-lctx.Done():
+	}
+	// It overran its bound, or ctx ended: whatever it returns now is void. It gets a grace
+	// to return (and release its goroutine) before it is abandoned.
+	grace := time.NewTimer(evOverrunGrace)
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+	grace.Stop()
+	cause := context.Cause(lctx)
+	if !errors.Is(cause, ErrListenerOverrun) {
+		cause = context.Cause(ctx)
+	}
+	return zero, &ListenerError{Event: event, Listener: x.name, Err: cause}
+}
+
+// evFoldInvoke calls fold listener x, turning an error or a panic into its *ListenerError.
+func evFoldInvoke[P, D any, F ~func(context.Context, *P) (D, error)](
+	ctx context.Context, event string, x *evListener[F], p *P,
+) (d D, le *ListenerError) {
+	defer func() {
+		if v := recover(); v != nil {
+			var zero D
+			d, le = zero, evPanic(event, x.name, v)
+		}
+	}()
+	d, err := x.fn(ctx, p)
+	if err != nil {
+		var zero D
+		return zero, &ListenerError{Event: event, Listener: x.name, Err: err}
+	}
+	return d, nil
 }

@@ -294,6 +294,23 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("RequestErrorDecision/none", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorNone{}), dsh.UnmarshalRequestErrorDecision)
 	})
+	t.Run("RewriteDecision/keep", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RewriteDecision", "kind", dsh.RewriteDecision(dsh.RewriteKeep{}), dsh.UnmarshalRewriteDecision)
+	})
+	t.Run("RewriteDecision/replace", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RewriteDecision", "kind", dsh.RewriteDecision(dsh.RewriteReplace{
+			Args:       json.RawMessage(`{"k":"v"}`),
+			Reason:     ptr("text-reason"),
+			Disclosure: dsh.RewriteDisclosureNotice,
+		}), dsh.UnmarshalRewriteDecision)
+	})
+	t.Run("RewriteDecision/merge", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RewriteDecision", "kind", dsh.RewriteDecision(dsh.RewriteMerge{
+			Patch:      json.RawMessage(`{"k":"v"}`),
+			Reason:     ptr("text-reason"),
+			Disclosure: dsh.RewriteDisclosureNotice,
+		}), dsh.UnmarshalRewriteDecision)
+	})
 	t.Run("ToolExecutionResult/success", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "ToolExecutionResult", "kind", dsh.ToolExecutionResult(dsh.ToolSuccess{
 			Value: json.RawMessage(`{"k":"v"}`),
@@ -396,16 +413,18 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ApprovalAsked", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ApprovalAsked", closed, dsh.ApprovalAsked{
-			ID:       "text-id",
-			ToolName: "text-toolName",
-			CallID:   ptr("text-callId"),
-			Reason:   ptr("text-reason"),
+			ID:         "text-id",
+			ToolName:   "text-toolName",
+			CallID:     ptr("text-callId"),
+			Reason:     ptr("text-reason"),
+			ArgsDigest: ptr("text-argsDigest"),
 		})
 	})
 	t.Run("ApprovalDecided", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ApprovalDecided", closed, dsh.ApprovalDecided{
-			ID:      "text-id",
-			Outcome: dsh.ApprovalOutcomeAllowedOnce,
+			ID:         "text-id",
+			Outcome:    dsh.ApprovalOutcomeAllowedOnce,
+			ArgsDigest: ptr("text-argsDigest"),
 		})
 	})
 	t.Run("AssistantChunkLogged", func(t *testing.T) {
@@ -558,22 +577,24 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("ExecutePayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ExecutePayload", closed, dsh.ExecutePayload{
 			Exec: dsh.ToolExecution{
-				CallID:     "text-callId",
-				Name:       "text-name",
-				Arguments:  json.RawMessage(`{"k":"v"}`),
-				AgentID:    ptr("text-agentId"),
-				RootCallID: "text-rootCallId",
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
 			},
 		})
 	})
 	t.Run("GuardPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "GuardPayload", closed, dsh.GuardPayload{
 			Exec: dsh.ToolExecution{
-				CallID:     "text-callId",
-				Name:       "text-name",
-				Arguments:  json.RawMessage(`{"k":"v"}`),
-				AgentID:    ptr("text-agentId"),
-				RootCallID: "text-rootCallId",
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
 			},
 		})
 	})
@@ -693,11 +714,12 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("PostToolPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolPayload", closed, dsh.PostToolPayload{
 			Exec: dsh.ToolExecution{
-				CallID:     "text-callId",
-				Name:       "text-name",
-				Arguments:  json.RawMessage(`{"k":"v"}`),
-				AgentID:    ptr("text-agentId"),
-				RootCallID: "text-rootCallId",
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
 			},
 			Result: dsh.ToolSuccess{
 				Value: json.RawMessage(`{"k":"v"}`),
@@ -773,11 +795,12 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("PreToolPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolPayload", closed, dsh.PreToolPayload{
 			Exec: dsh.ToolExecution{
-				CallID:     "text-callId",
-				Name:       "text-name",
-				Arguments:  json.RawMessage(`{"k":"v"}`),
-				AgentID:    ptr("text-agentId"),
-				RootCallID: "text-rootCallId",
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
 			},
 		})
 	})
@@ -831,6 +854,20 @@ func TestRoundTrip(t *testing.T) {
 			Step:    1,
 		})
 	})
+	t.Run("RewriteInputPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "RewriteInputPayload", closed, dsh.RewriteInputPayload{
+			CallID:     "text-callId",
+			Name:       "text-name",
+			Input:      json.RawMessage(`{"k":"v"}`),
+			InputRaw:   ptr(true),
+			ModelInput: json.RawMessage(`{"k":"v"}`),
+			ModelRaw:   ptr(true),
+			Schema:     json.RawMessage(`{"k":"v"}`),
+			AgentID:    ptr("text-agentId"),
+			Turn:       1,
+			Step:       1,
+		})
+	})
 	t.Run("SessionCreated", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionCreated", closed, dsh.SessionCreated{
 			SessionID: "text-sessionId",
@@ -881,11 +918,28 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ToolCall", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ToolCall", closed, dsh.ToolCall{
-			Turn:      1,
-			Step:      1,
-			CallID:    "text-callId",
-			Name:      "text-name",
-			Arguments: "text-arguments",
+			Turn:           1,
+			Step:           1,
+			CallID:         "text-callId",
+			Name:           "text-name",
+			Arguments:      "text-arguments",
+			ModelArguments: ptr("text-modelArguments"),
+			Rewrite: &dsh.ToolCallRewrite{
+				Chain: []dsh.RewriteStep{
+					dsh.RewriteStep{
+						By:     "text-by",
+						Kind:   dsh.RewriteStepKindReplace,
+						Reason: ptr("text-reason"),
+						Digest: "text-digest",
+					},
+				},
+				Disclosure: dsh.RewriteDisclosureNotice,
+			},
+			RewriteError: &dsh.RewriteError{
+				By:      ptr("text-by"),
+				Code:    dsh.RewriteErrorCodeREWRITEINVALID,
+				Message: "text-message",
+			},
 		})
 	})
 	t.Run("ToolResultLogged", func(t *testing.T) {
@@ -907,16 +961,29 @@ func TestRoundTrip(t *testing.T) {
 				Code: "text-code",
 			},
 			Meta: json.RawMessage(`{"k":"v"}`),
+			RewriteNotice: &dsh.RewriteNotice{
+				By: []string{
+					"text-by",
+				},
+				Fields: []dsh.RewriteNoticeField{
+					dsh.RewriteNoticeField{
+						Name:  "text-name",
+						Value: ptr("text-value"),
+					},
+				},
+				Value: ptr("text-value"),
+			},
 		})
 	})
 	t.Run("ToolResultPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ToolResultPayload", closed, dsh.ToolResultPayload{
 			Exec: dsh.ToolExecution{
-				CallID:     "text-callId",
-				Name:       "text-name",
-				Arguments:  json.RawMessage(`{"k":"v"}`),
-				AgentID:    ptr("text-agentId"),
-				RootCallID: "text-rootCallId",
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
 			},
 			Result: dsh.ToolSuccess{
 				Value: json.RawMessage(`{"k":"v"}`),

@@ -32,6 +32,81 @@ func (v AssistantMessageLogged) WithInterrupted(x bool) AssistantMessageLogged {
 	return v
 }
 
+// GetModelArguments returns ModelArguments, or the zero value when it is absent.
+func (v ToolCall) GetModelArguments() string {
+	if v.ModelArguments == nil {
+		var zero string
+		return zero
+	}
+	return *v.ModelArguments
+}
+
+// WithModelArguments returns a copy of v with ModelArguments set to x.
+func (v ToolCall) WithModelArguments(x string) ToolCall {
+	v.ModelArguments = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v RewriteStep) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v RewriteStep) WithReason(x string) RewriteStep {
+	v.Reason = &x
+	return v
+}
+
+// GetBy returns By, or the zero value when it is absent.
+func (v RewriteError) GetBy() string {
+	if v.By == nil {
+		var zero string
+		return zero
+	}
+	return *v.By
+}
+
+// WithBy returns a copy of v with By set to x.
+func (v RewriteError) WithBy(x string) RewriteError {
+	v.By = &x
+	return v
+}
+
+// GetValue returns Value, or the zero value when it is absent.
+func (v RewriteNotice) GetValue() string {
+	if v.Value == nil {
+		var zero string
+		return zero
+	}
+	return *v.Value
+}
+
+// WithValue returns a copy of v with Value set to x.
+func (v RewriteNotice) WithValue(x string) RewriteNotice {
+	v.Value = &x
+	return v
+}
+
+// GetValue returns Value, or the zero value when it is absent.
+func (v RewriteNoticeField) GetValue() string {
+	if v.Value == nil {
+		var zero string
+		return zero
+	}
+	return *v.Value
+}
+
+// WithValue returns a copy of v with Value set to x.
+func (v RewriteNoticeField) WithValue(x string) RewriteNoticeField {
+	v.Value = &x
+	return v
+}
+
 // GetContextWindow returns ContextWindow, or the zero value when it is absent.
 func (v RequestContext) GetContextWindow() int {
 	if v.ContextWindow == nil {

@@ -915,7 +915,8 @@ func (r AssistantMessageLogged) Validate() error {
 	return nil
 }
 
-// ToolCall records a tool call as the model made it, before any policy runs.
+// ToolCall records a tool call before any policy runs: the effective arguments after the
+// tools/rewrite-input phase, with the model's own beside them when a rewrite changed them.
 type ToolCall struct {
 	// Turn is the 1-based number of the turn.
 	Turn int `json:"turn"`
@@ -925,9 +926,20 @@ type ToolCall struct {
 	CallID string `json:"callId"`
 	// Name is the tool name the model asked for.
 	Name string `json:"name"`
-	// Arguments is the model's raw argument string, exactly as streamed (it may not be
-	// valid JSON).
+	// Arguments is the effective arguments: the model's raw argument string, exactly as
+	// streamed (it may not be valid JSON), unless a tools/rewrite-input rewrite changed the
+	// value, and then the effective arguments as canonical JSON. Replay and resume read
+	// the call from here and never run a rewriter again.
 	Arguments string `json:"arguments"`
+	// ModelArguments is the model's raw argument string, present only when a rewrite
+	// changed the value (arguments then holds the effective one).
+	ModelArguments *string `json:"modelArguments,omitempty"`
+	// Rewrite is the tools/rewrite-input chain that produced arguments; absent when every
+	// listener kept the input (or none listens).
+	Rewrite *ToolCallRewrite `json:"rewrite,omitempty"`
+	// RewriteError is the failure of the tools/rewrite-input phase: the call failed closed
+	// (no pre-execute, no dispatch) and arguments holds the model's raw string.
+	RewriteError *RewriteError `json:"rewriteError,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -944,6 +956,15 @@ func (r ToolCall) encodeJSON(enc *codec.Encoder) {
 	enc.Key("callId").String(r.CallID)
 	enc.Key("name").String(r.Name)
 	enc.Key("arguments").String(r.Arguments)
+	if r.ModelArguments != nil {
+		enc.Key("modelArguments").String(*r.ModelArguments)
+	}
+	if r.Rewrite != nil {
+		r.Rewrite.encodeJSON(enc.Key("rewrite"))
+	}
+	if r.RewriteError != nil {
+		r.RewriteError.encodeJSON(enc.Key("rewriteError"))
+	}
 	enc.EndObject()
 }
 
@@ -960,6 +981,9 @@ func (r *ToolCall) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	codec.Optional(dec, "modelArguments", &v.ModelArguments, codec.Value[*string])
+	codec.Optional(dec, "rewrite", &v.Rewrite, codec.Value[*ToolCallRewrite])
+	codec.Optional(dec, "rewriteError", &v.RewriteError, codec.Value[*RewriteError])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -970,6 +994,357 @@ func (r *ToolCall) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolCall) Validate() error {
+	if r.Rewrite != nil {
+		if err := r.Rewrite.Validate(); err != nil {
+			return codec.FieldError("ToolCall", "rewrite", err)
+		}
+	}
+	if r.RewriteError != nil {
+		if err := r.RewriteError.Validate(); err != nil {
+			return codec.FieldError("ToolCall", "rewriteError", err)
+		}
+	}
+	return nil
+}
+
+// ToolCallRewrite is the durable record of the tools/rewrite-input fold of one call.
+type ToolCallRewrite struct {
+	// Chain lists the listeners that did not keep the input, in fold order.
+	Chain []RewriteStep `json:"chain"`
+	// Disclosure is "silent" when every rewrite that changed the value was silent, and
+	// "notice" otherwise: whether the model-facing notice is written.
+	Disclosure RewriteDisclosure `json:"disclosure"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r ToolCallRewrite) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ToolCallRewrite.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolCallRewrite) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	codec.EncodeList(enc.Key("chain"), codec.NonNilList(r.Chain), func(enc *codec.Encoder, v RewriteStep) {
+		v.encodeJSON(enc)
+	})
+	enc.Key("disclosure").String(string(r.Disclosure))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a ToolCallRewrite strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *ToolCallRewrite) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ToolCallRewrite", data)
+	if err != nil {
+		return err
+	}
+	var v ToolCallRewrite
+	codec.Required(dec, "chain", &v.Chain, codec.ListOf(codec.Checked[RewriteStep]))
+	codec.Required(dec, "disclosure", &v.Disclosure, codec.Value[RewriteDisclosure])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ToolCallRewrite) Validate() error {
+	if err := codec.CheckList(r.Chain, RewriteStep.Validate); err != nil {
+		return codec.FieldError("ToolCallRewrite", "chain", err)
+	}
+	if err := codec.CheckEnum(r.Disclosure); err != nil {
+		return codec.FieldError("ToolCallRewrite", "disclosure", err)
+	}
+	return nil
+}
+
+// RewriteStepKind is what one listener of the fold did: replaced the input, merged a
+// patch into it, or returned a value equal to its input after canonicalization (noop).
+type RewriteStepKind string
+
+const (
+	// RewriteStepKindReplace is the RewriteStepKind value "replace".
+	RewriteStepKindReplace RewriteStepKind = "replace"
+	// RewriteStepKindMerge is the RewriteStepKind value "merge".
+	RewriteStepKindMerge RewriteStepKind = "merge"
+	// RewriteStepKindNoop is the RewriteStepKind value "noop".
+	RewriteStepKindNoop RewriteStepKind = "noop"
+)
+
+// RewriteStepKindValues lists every RewriteStepKind value, in spec order.
+var RewriteStepKindValues = []RewriteStepKind{RewriteStepKindReplace, RewriteStepKindMerge, RewriteStepKindNoop}
+
+// Valid reports whether v is one of the RewriteStepKindValues.
+func (v RewriteStepKind) Valid() bool {
+	switch v {
+	case RewriteStepKindReplace, RewriteStepKindMerge, RewriteStepKindNoop:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a RewriteStepKind, rejecting any value not in RewriteStepKindValues
+// with an ErrInvalidEnum *DecodeError.
+func (v *RewriteStepKind) UnmarshalJSON(data []byte) error {
+	return codec.Enum("RewriteStepKind", data, v, RewriteStepKindValues)
+}
+
+// RewriteStep is one listener's step of the fold.
+type RewriteStep struct {
+	// By names the listener: its registered name, or "hook:<handlerId>" for a bridged hook.
+	By string `json:"by"`
+	// Kind is what it did.
+	Kind RewriteStepKind `json:"kind"`
+	// Reason is the reason it gave.
+	Reason *string `json:"reason,omitempty"`
+	// Digest is "sha256:" and the hex SHA-256 of the canonical JSON of the step's output
+	// (keys sorted, no insignificant space).
+	Digest string `json:"digest"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r RewriteStep) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteStep.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteStep) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("by").String(r.By)
+	enc.Key("kind").String(string(r.Kind))
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.Key("digest").String(r.Digest)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteStep strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *RewriteStep) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteStep", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteStep
+	codec.Required(dec, "by", &v.By, codec.Value[string])
+	codec.Required(dec, "kind", &v.Kind, codec.Value[RewriteStepKind])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Required(dec, "digest", &v.Digest, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteStep) Validate() error {
+	if err := codec.CheckEnum(r.Kind); err != nil {
+		return codec.FieldError("RewriteStep", "kind", err)
+	}
+	return nil
+}
+
+// RewriteErrorCode is the failure code of a failed tools/rewrite-input phase:
+// REWRITE_INVALID (a value that is not lossless JSON, or that fails the tool's input
+// schema: a missing required field, an unknown field on a closed schema),
+// REWRITE_CONFLICT (two rewrites of the same top-level field under the "fail" conflict
+// policy), REWRITE_FAILED (a listener returned an error, panicked or overran its deadline).
+type RewriteErrorCode string
+
+const (
+	// RewriteErrorCodeREWRITEINVALID is the RewriteErrorCode value "REWRITE_INVALID".
+	RewriteErrorCodeREWRITEINVALID RewriteErrorCode = "REWRITE_INVALID"
+	// RewriteErrorCodeREWRITECONFLICT is the RewriteErrorCode value "REWRITE_CONFLICT".
+	RewriteErrorCodeREWRITECONFLICT RewriteErrorCode = "REWRITE_CONFLICT"
+	// RewriteErrorCodeREWRITEFAILED is the RewriteErrorCode value "REWRITE_FAILED".
+	RewriteErrorCodeREWRITEFAILED RewriteErrorCode = "REWRITE_FAILED"
+)
+
+// RewriteErrorCodeValues lists every RewriteErrorCode value, in spec order.
+var RewriteErrorCodeValues = []RewriteErrorCode{RewriteErrorCodeREWRITEINVALID, RewriteErrorCodeREWRITECONFLICT, RewriteErrorCodeREWRITEFAILED}
+
+// Valid reports whether v is one of the RewriteErrorCodeValues.
+func (v RewriteErrorCode) Valid() bool {
+	switch v {
+	case RewriteErrorCodeREWRITEINVALID, RewriteErrorCodeREWRITECONFLICT, RewriteErrorCodeREWRITEFAILED:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a RewriteErrorCode, rejecting any value not in
+// RewriteErrorCodeValues with an ErrInvalidEnum *DecodeError.
+func (v *RewriteErrorCode) UnmarshalJSON(data []byte) error {
+	return codec.Enum("RewriteErrorCode", data, v, RewriteErrorCodeValues)
+}
+
+// RewriteError is the failure of the tools/rewrite-input phase of one call.
+type RewriteError struct {
+	// By names the listener at fault (for a schema failure, the last one that changed the
+	// value); absent when none can be named.
+	By *string `json:"by,omitempty"`
+	// Code is the failure code, also the code of the call's failure result.
+	Code RewriteErrorCode `json:"code"`
+	// Message is the failure message the model sees after "Error: ".
+	Message string `json:"message"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r RewriteError) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteError.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteError) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.By != nil {
+		enc.Key("by").String(*r.By)
+	}
+	enc.Key("code").String(string(r.Code))
+	enc.Key("message").String(r.Message)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteError strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *RewriteError) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteError", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteError
+	codec.Optional(dec, "by", &v.By, codec.Value[*string])
+	codec.Required(dec, "code", &v.Code, codec.Value[RewriteErrorCode])
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteError) Validate() error {
+	if err := codec.CheckEnum(r.Code); err != nil {
+		return codec.FieldError("RewriteError", "code", err)
+	}
+	return nil
+}
+
+// RewriteNotice is the model-facing notice of a disclosed rewrite: deriving the model's
+// history renders it as the first text block of the call's tool result, leaving the
+// assistant message verbatim (REWRITE-COMPACTION.md §1.6).
+type RewriteNotice struct {
+	// By names the listeners that changed the value, in fold order.
+	By []string `json:"by"`
+	// Fields are the changed top-level fields, sorted by name; empty when the input or the
+	// result is not an object (value then holds the whole effective arguments).
+	Fields []RewriteNoticeField `json:"fields"`
+	// Value is the effective arguments as bounded JSON text, when they are not an object or
+	// the model's were not.
+	Value *string `json:"value,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r RewriteNotice) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteNotice.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteNotice) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	codec.EncodeList(enc.Key("by"), codec.NonNilList(r.By), (*codec.Encoder).String)
+	codec.EncodeList(enc.Key("fields"), codec.NonNilList(r.Fields), func(enc *codec.Encoder, v RewriteNoticeField) {
+		v.encodeJSON(enc)
+	})
+	if r.Value != nil {
+		enc.Key("value").String(*r.Value)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteNotice strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *RewriteNotice) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteNotice", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteNotice
+	codec.Required(dec, "by", &v.By, codec.ListOf(codec.Value[string]))
+	codec.Required(dec, "fields", &v.Fields, codec.ListOf(codec.Checked[RewriteNoticeField]))
+	codec.Optional(dec, "value", &v.Value, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteNotice) Validate() error {
+	if err := codec.CheckList(r.Fields, RewriteNoticeField.Validate); err != nil {
+		return codec.FieldError("RewriteNotice", "fields", err)
+	}
+	return nil
+}
+
+// RewriteNoticeField is one top-level field a rewrite changed.
+type RewriteNoticeField struct {
+	// Name is the field name.
+	Name string `json:"name"`
+	// Value is the new value as JSON text, cut to a bounded length ("…" marks a cut);
+	// absent when the field was removed.
+	Value *string `json:"value,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r RewriteNoticeField) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteNoticeField.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteNoticeField) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("name").String(r.Name)
+	if r.Value != nil {
+		enc.Key("value").String(*r.Value)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteNoticeField strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *RewriteNoticeField) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteNoticeField", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteNoticeField
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Optional(dec, "value", &v.Value, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteNoticeField) Validate() error {
 	return nil
 }
 
@@ -988,6 +1363,9 @@ type ToolResultLogged struct {
 	Error *ToolErrorInfo `json:"error,omitempty"`
 	// Meta is the presentation metadata for UI replay (top-level calls only).
 	Meta json.RawMessage `json:"meta,omitempty"`
+	// RewriteNotice is the notice of a disclosed tools/rewrite-input rewrite of the call;
+	// the model sees it as the result's first text block, before the tool's content.
+	RewriteNotice *RewriteNotice `json:"rewriteNotice,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1008,6 +1386,9 @@ func (r ToolResultLogged) encodeJSON(enc *codec.Encoder) {
 	if len(r.Meta) != 0 {
 		enc.Key("meta").Raw(r.Meta)
 	}
+	if r.RewriteNotice != nil {
+		r.RewriteNotice.encodeJSON(enc.Key("rewriteNotice"))
+	}
 	enc.EndObject()
 }
 
@@ -1024,6 +1405,7 @@ func (r *ToolResultLogged) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "message", &v.Message, codec.Checked[UserMessage])
 	codec.Optional(dec, "error", &v.Error, codec.Value[*ToolErrorInfo])
 	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
+	codec.Optional(dec, "rewriteNotice", &v.RewriteNotice, codec.Value[*RewriteNotice])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1040,6 +1422,11 @@ func (r ToolResultLogged) Validate() error {
 	if r.Error != nil {
 		if err := r.Error.Validate(); err != nil {
 			return codec.FieldError("ToolResultLogged", "error", err)
+		}
+	}
+	if r.RewriteNotice != nil {
+		if err := r.RewriteNotice.Validate(); err != nil {
+			return codec.FieldError("ToolResultLogged", "rewriteNotice", err)
 		}
 	}
 	return nil

@@ -172,3 +172,78 @@ func (v PostToolBlock) AppendAdditionalContexts(more ...UserMessage) PostToolDec
 	v.AdditionalContexts = append(v.AdditionalContexts[:len(v.AdditionalContexts):len(v.AdditionalContexts)], more...)
 	return v
 }
+
+// GetInputRaw returns InputRaw, or the zero value when it is absent.
+func (v RewriteInputPayload) GetInputRaw() bool {
+	if v.InputRaw == nil {
+		var zero bool
+		return zero
+	}
+	return *v.InputRaw
+}
+
+// WithInputRaw returns a copy of v with InputRaw set to x.
+func (v RewriteInputPayload) WithInputRaw(x bool) RewriteInputPayload {
+	v.InputRaw = &x
+	return v
+}
+
+// GetModelRaw returns ModelRaw, or the zero value when it is absent.
+func (v RewriteInputPayload) GetModelRaw() bool {
+	if v.ModelRaw == nil {
+		var zero bool
+		return zero
+	}
+	return *v.ModelRaw
+}
+
+// WithModelRaw returns a copy of v with ModelRaw set to x.
+func (v RewriteInputPayload) WithModelRaw(x bool) RewriteInputPayload {
+	v.ModelRaw = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v RewriteInputPayload) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v RewriteInputPayload) WithAgentID(x string) RewriteInputPayload {
+	v.AgentID = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v RewriteReplace) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v RewriteReplace) WithReason(x string) RewriteReplace {
+	v.Reason = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v RewriteMerge) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v RewriteMerge) WithReason(x string) RewriteMerge {
+	v.Reason = &x
+	return v
+}

@@ -2,7 +2,10 @@
 
 package dsh
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // ExecuteEventName is the name of the tools/execute event, a wrapper.
 const ExecuteEventName = "tools/execute"
@@ -192,4 +195,51 @@ func evScopeToolResult(p *ToolResultPayload) evScope {
 		return evScope{scoped: true}
 	}
 	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+}
+
+// RewriteInputEventName is the name of the tools/rewrite-input event, a fold.
+const RewriteInputEventName = "tools/rewrite-input"
+
+// RewriteInputListener is a listener of tools/rewrite-input, a fold: listeners run one
+// after the other in registration order, with no next; each gets the payload the runtime
+// made of the decisions before it and returns its own decision (RewriteKeep{} is no
+// opinion). Returning an error, a nil decision, one of a type that is not a variant of
+// RewriteDecision, panicking or overrunning the runner's bound fails the run.
+//
+// tools/rewrite-input rewrites a model's tool-call arguments before the call is logged,
+// classified and sealed: a left fold in registration order with no next, each listener
+// seeing the previous output and the model's untouched input. The result is validated
+// against the tool's input schema; an invalid or conflicting rewrite, or a listener
+// that fails, panics or overruns its deadline, fails the call closed (REWRITE_INVALID,
+// REWRITE_CONFLICT, REWRITE_FAILED) with no pre-execute and no dispatch. Replay never
+// runs it again.
+type RewriteInputListener func(ctx context.Context, p *RewriteInputPayload) (RewriteDecision, error)
+
+// OnRewriteInput registers fn as a tools/rewrite-input listener, after those already
+// registered, and returns a func that unregisters it. fn must not be nil.
+func (r *Registrar) OnRewriteInput(fn RewriteInputListener) (unregister func()) {
+	return evRegister(r, RewriteInputEventName, &r.reg.onRewriteInput, fn)
+}
+
+// RunRewriteInput runs the tools/rewrite-input listeners that see p, in registration order,
+// as a left fold: the first gets p; apply gets each listener's decision (checked, the
+// default RewriteKeep{} included) and returns the payload the next listener gets (nil: the
+// same one). With bound > 0 each listener runs under a context cancelled (with cause
+// ErrListenerOverrun) when bound passes, and one that has not returned by then fails the
+// run (it is abandoned a short grace later if it still has not returned); with bound <= 0
+// listeners run unbounded on the caller's goroutine. The listeners registered for one agent
+// run only when p's subject is that agent. A listener failure stops the run and is returned
+// as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while
+// a listener runs, ctx's cause); an error of apply stops it and is returned as is.
+func (g *Registry) RunRewriteInput(ctx context.Context, p *RewriteInputPayload, bound time.Duration, apply func(ctx context.Context, listener string, d RewriteDecision) (*RewriteInputPayload, error)) error {
+	return evFold(ctx, g, RewriteInputEventName, &g.onRewriteInput, p, evScopeRewriteInput, bound, evCheckRewriteDecision, func(d RewriteDecision) string { return string(d.Kind()) }, apply)
+}
+
+// evScopeRewriteInput is the scope of the payload of tools/rewrite-input: its subject is
+// AgentID.
+func evScopeRewriteInput(p *RewriteInputPayload) evScope {
+	if p == nil || p.AgentID == nil {
+		return evScope{scoped: true}
+	}
+	return evScope{scoped: true, has: true, agent: *p.AgentID}
 }

@@ -15,8 +15,12 @@ type ToolExecution struct {
 	// Name is the tool name the call asked for; unknown names reach policy too.
 	Name string `json:"name"`
 	// Arguments is the frozen JSON snapshot of the arguments; absent when they could not
-	// be materialized.
+	// be materialized. After a tools/rewrite-input rewrite they are the effective
+	// arguments, which policy, approval, the body and presentation all see.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ModelArguments is the model's own arguments, present only when a tools/rewrite-input
+	// rewrite changed them (the raw text as a JSON string when it was not valid JSON).
+	ModelArguments json.RawMessage `json:"modelArguments,omitempty"`
 	// AgentID is the id of the agent the call runs for; absent for an agent-less call.
 	AgentID *string `json:"agentId,omitempty"`
 	// RootCallID is the call id of the outermost call of a nested chain (this call's id
@@ -43,6 +47,9 @@ func (r ToolExecution) encodeJSON(enc *codec.Encoder) {
 	if len(r.Arguments) != 0 {
 		enc.Key("arguments").Raw(r.Arguments)
 	}
+	if len(r.ModelArguments) != 0 {
+		enc.Key("modelArguments").Raw(r.ModelArguments)
+	}
 	if r.AgentID != nil {
 		enc.Key("agentId").String(*r.AgentID)
 	}
@@ -61,6 +68,7 @@ func (r *ToolExecution) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Optional(dec, "arguments", &v.Arguments, codec.Raw)
+	codec.Optional(dec, "modelArguments", &v.ModelArguments, codec.Raw)
 	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
 	codec.Required(dec, "rootCallId", &v.RootCallID, codec.Value[string])
 	if err := dec.Finish(); err != nil {
@@ -80,7 +88,11 @@ func (r ToolExecution) Validate() error {
 type ToolErrorInfo struct {
 	// Name is the error class, e.g. "ToolNotFoundError" or "AbortError".
 	Name string `json:"name"`
-	// Code is the machine-readable code, e.g. "UNKNOWN_TOOL" or "ABORTED_BEFORE_DISPATCH".
+	// Code is the machine-readable code, e.g. "UNKNOWN_TOOL" or "ABORTED_BEFORE_DISPATCH";
+	// a failed tools/rewrite-input phase gives a #RewriteErrorCode (REWRITE_INVALID,
+	// REWRITE_CONFLICT, REWRITE_FAILED, name "RewriteError"), and an allowed-once answer
+	// for another argument digest than the sealed call's a denial with APPROVAL_STALE
+	// (name "ApprovalError").
 	Code string `json:"code"`
 }
 
@@ -1420,6 +1432,470 @@ func (r *PostToolHalt) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolHalt) Validate() error {
 	return nil
+}
+
+// RewriteInputPayload is what tools/rewrite-input listeners receive: one tool call of the
+// model, after its arguments were parsed and before the call is logged and sealed
+// (REWRITE-COMPACTION.md §1.1-1.2). Each listener of the fold sees the value the previous
+// ones made of the input, and the model's original beside it.
+type RewriteInputPayload struct {
+	// CallID is the id the model gave the call.
+	CallID string `json:"callId"`
+	// Name is the tool name the call asked for (not rewritable).
+	Name string `json:"name"`
+	// Input is the current effective arguments: the model's, or what the listeners before
+	// this one made of them. Model arguments that are not valid JSON arrive as a JSON string
+	// holding the raw text (Raw, see inputRaw); a listener may repair them.
+	Input json.RawMessage `json:"input"`
+	// InputRaw is set while input is still the model's unparsable raw text.
+	InputRaw *bool `json:"inputRaw,omitempty"`
+	// ModelInput is the model's arguments, untouched by any listener (Raw as for input).
+	ModelInput json.RawMessage `json:"modelInput"`
+	// ModelRaw is set when the model's arguments were not valid JSON: modelInput is then the
+	// raw text as a JSON string.
+	ModelRaw *bool `json:"modelRaw,omitempty"`
+	// Schema is the JSON Schema of the input of the tool visible to the call (read-only);
+	// absent for an unknown tool or a tool without one.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// AgentID is the id of the agent the call runs for; absent for an agent-less call.
+	AgentID *string `json:"agentId,omitempty"`
+	// Turn is the 1-based turn of the call; 0 for a direct execution.
+	Turn int `json:"turn"`
+	// Step is the 1-based step of the call within the turn; 0 for a direct execution.
+	Step int `json:"step"`
+	// Parent is the token of the composite call that dispatched this one, if nested.
+	Parent Token `json:"-"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r RewriteInputPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteInputPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteInputPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("callId").String(r.CallID)
+	enc.Key("name").String(r.Name)
+	enc.Key("input").Raw(r.Input)
+	if r.InputRaw != nil {
+		enc.Key("inputRaw").Bool(*r.InputRaw)
+	}
+	enc.Key("modelInput").Raw(r.ModelInput)
+	if r.ModelRaw != nil {
+		enc.Key("modelRaw").Bool(*r.ModelRaw)
+	}
+	if len(r.Schema) != 0 {
+		enc.Key("schema").Raw(r.Schema)
+	}
+	if r.AgentID != nil {
+		enc.Key("agentId").String(*r.AgentID)
+	}
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteInputPayload strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *RewriteInputPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteInputPayload", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteInputPayload
+	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "input", &v.Input, codec.Raw)
+	codec.Optional(dec, "inputRaw", &v.InputRaw, codec.Value[*bool])
+	codec.Required(dec, "modelInput", &v.ModelInput, codec.Raw)
+	codec.Optional(dec, "modelRaw", &v.ModelRaw, codec.Value[*bool])
+	codec.Optional(dec, "schema", &v.Schema, codec.Raw)
+	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
+	codec.Default(dec, "turn", &v.Turn, codec.Value[int], `0`)
+	codec.Default(dec, "step", &v.Step, codec.Value[int], `0`)
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteInputPayload) Validate() error {
+	return nil
+}
+
+// RewriteDecision is what a tools/rewrite-input listener returns. It cannot deny, allow,
+// rename the tool or change the call id: to stop a call, keep the input and deny at
+// tools/pre-execute; a rewrite never grants approval (REWRITE-COMPACTION.md §1.2).
+//
+//sumtype:decl
+type RewriteDecision interface {
+	// isRewriteDecision seals RewriteDecision: only its variants implement it.
+	isRewriteDecision()
+	// Kind returns the variant's discriminator.
+	Kind() RewriteDecisionKind
+}
+
+// RewriteDecisionKind is the discriminator ("kind") of a RewriteDecision.
+type RewriteDecisionKind string
+
+const (
+	// RewriteKeepKind is the kind of RewriteKeep.
+	RewriteKeepKind RewriteDecisionKind = "keep"
+	// RewriteReplaceKind is the kind of RewriteReplace.
+	RewriteReplaceKind RewriteDecisionKind = "replace"
+	// RewriteMergeKind is the kind of RewriteMerge.
+	RewriteMergeKind RewriteDecisionKind = "merge"
+)
+
+// RewriteDecisionKinds lists every RewriteDecisionKind, in spec order.
+var RewriteDecisionKinds = []RewriteDecisionKind{RewriteKeepKind, RewriteReplaceKind, RewriteMergeKind}
+
+// UnmarshalRewriteDecision decodes a RewriteDecision, choosing the variant by its "kind"
+// field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
+// the variant itself is decoded strictly.
+func UnmarshalRewriteDecision(data []byte) (RewriteDecision, error) {
+	kind, err := codec.PeekKind("RewriteDecision", "kind", data)
+	if err != nil {
+		return nil, err
+	}
+	switch RewriteDecisionKind(kind) {
+	case RewriteKeepKind:
+		var v RewriteKeep
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case RewriteReplaceKind:
+		var v RewriteReplace
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case RewriteMergeKind:
+		var v RewriteMerge
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	return nil, codec.UnknownKind("RewriteDecision", "kind", kind, RewriteDecisionKinds)
+}
+
+// SwitchRewriteDecision calls the function for the variant u holds (as T or *T) and returns
+// its result. It takes one function per variant, so adding a variant to the spec breaks
+// every call at compile time. It panics if u is nil or a nil pointer: a programming error.
+func SwitchRewriteDecision[R any](u RewriteDecision, onKeep func(RewriteKeep) R, onReplace func(RewriteReplace) R, onMerge func(RewriteMerge) R) R {
+	switch v := u.(type) {
+	case RewriteKeep:
+		return onKeep(v)
+	case *RewriteKeep:
+		if v != nil {
+			return onKeep(*v)
+		}
+	case RewriteReplace:
+		return onReplace(v)
+	case *RewriteReplace:
+		if v != nil {
+			return onReplace(*v)
+		}
+	case RewriteMerge:
+		return onMerge(v)
+	case *RewriteMerge:
+		if v != nil {
+			return onMerge(*v)
+		}
+	}
+	panic("dsh: SwitchRewriteDecision called with a nil RewriteDecision")
+}
+
+// validateRewriteDecision validates the variant u holds; a nil union or nil pointer variant
+// is ErrNilVariant.
+func validateRewriteDecision(u RewriteDecision) error {
+	switch v := u.(type) {
+	case RewriteKeep:
+		return v.Validate()
+	case *RewriteKeep:
+		if v != nil {
+			return v.Validate()
+		}
+	case RewriteReplace:
+		return v.Validate()
+	case *RewriteReplace:
+		if v != nil {
+			return v.Validate()
+		}
+	case RewriteMerge:
+		return v.Validate()
+	case *RewriteMerge:
+		if v != nil {
+			return v.Validate()
+		}
+	}
+	return codec.ErrNilVariant
+}
+
+// encodeRewriteDecision writes u to enc as encoding/json would: the variant's MarshalJSON,
+// or null for a nil union or nil pointer variant.
+func encodeRewriteDecision(enc *codec.Encoder, u RewriteDecision) {
+	switch v := u.(type) {
+	case RewriteKeep:
+		v.encodeJSON(enc)
+	case *RewriteKeep:
+		codec.EncodePtr(enc, v, RewriteKeep.encodeJSON)
+	case RewriteReplace:
+		v.encodeJSON(enc)
+	case *RewriteReplace:
+		codec.EncodePtr(enc, v, RewriteReplace.encodeJSON)
+	case RewriteMerge:
+		v.encodeJSON(enc)
+	case *RewriteMerge:
+		codec.EncodePtr(enc, v, RewriteMerge.encodeJSON)
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
+}
+
+// RewriteKeep has no opinion: the input goes on unchanged. It never erases an earlier
+// listener's rewrite.
+type RewriteKeep struct{}
+
+// isRewriteDecision makes RewriteKeep a RewriteDecision variant.
+func (RewriteKeep) isRewriteDecision() {}
+
+// Kind returns RewriteKeepKind.
+func (RewriteKeep) Kind() RewriteDecisionKind {
+	return RewriteKeepKind
+}
+
+// NewRewriteKeep returns a RewriteKeep as a RewriteDecision.
+func NewRewriteKeep() RewriteDecision {
+	return RewriteKeep{}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r RewriteKeep) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteKeep.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteKeep) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(RewriteKeepKind))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteKeep strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *RewriteKeep) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteKeep", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteKeep
+	dec.Kind("kind", "keep")
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteKeep) Validate() error {
+	return nil
+}
+
+// RewriteReplace replaces the whole input with args (Claude Code's updatedInput).
+type RewriteReplace struct {
+	// Args is the new input; it must be lossless JSON, and valid against the tool's input
+	// schema once the fold ends.
+	Args json.RawMessage `json:"args"`
+	// Reason says why, for the audit and the model-facing notice.
+	Reason *string `json:"reason,omitempty"`
+	// Disclosure says whether the model is told (absent: notice).
+	Disclosure RewriteDisclosure `json:"disclosure,omitempty"`
+}
+
+// isRewriteDecision makes RewriteReplace a RewriteDecision variant.
+func (RewriteReplace) isRewriteDecision() {}
+
+// Kind returns RewriteReplaceKind.
+func (RewriteReplace) Kind() RewriteDecisionKind {
+	return RewriteReplaceKind
+}
+
+// NewRewriteReplace returns a RewriteReplace as a RewriteDecision, from its required fields
+// in spec order.
+func NewRewriteReplace(args json.RawMessage) RewriteDecision {
+	return RewriteReplace{Args: args}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r RewriteReplace) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteReplace.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteReplace) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(RewriteReplaceKind))
+	enc.Key("args").Raw(r.Args)
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	if r.Disclosure != "" {
+		enc.Key("disclosure").String(string(r.Disclosure))
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteReplace strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *RewriteReplace) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteReplace", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteReplace
+	dec.Kind("kind", "replace")
+	codec.Required(dec, "args", &v.Args, codec.Raw)
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "disclosure", &v.Disclosure, codec.Value[RewriteDisclosure])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteReplace) Validate() error {
+	if r.Disclosure != "" {
+		if err := codec.CheckEnum(r.Disclosure); err != nil {
+			return codec.FieldError("RewriteReplace", "disclosure", err)
+		}
+	}
+	return nil
+}
+
+// RewriteMerge applies a JSON merge patch (RFC 7396) to the current input: a null member
+// deletes that field.
+type RewriteMerge struct {
+	// Patch is the merge patch; it must be lossless JSON.
+	Patch json.RawMessage `json:"patch"`
+	// Reason says why, for the audit and the model-facing notice.
+	Reason *string `json:"reason,omitempty"`
+	// Disclosure says whether the model is told (absent: notice).
+	Disclosure RewriteDisclosure `json:"disclosure,omitempty"`
+}
+
+// isRewriteDecision makes RewriteMerge a RewriteDecision variant.
+func (RewriteMerge) isRewriteDecision() {}
+
+// Kind returns RewriteMergeKind.
+func (RewriteMerge) Kind() RewriteDecisionKind {
+	return RewriteMergeKind
+}
+
+// NewRewriteMerge returns a RewriteMerge as a RewriteDecision, from its required fields in
+// spec order.
+func NewRewriteMerge(patch json.RawMessage) RewriteDecision {
+	return RewriteMerge{Patch: patch}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r RewriteMerge) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, RewriteMerge.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r RewriteMerge) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(RewriteMergeKind))
+	enc.Key("patch").Raw(r.Patch)
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	if r.Disclosure != "" {
+		enc.Key("disclosure").String(string(r.Disclosure))
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a RewriteMerge strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *RewriteMerge) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("RewriteMerge", data)
+	if err != nil {
+		return err
+	}
+	var v RewriteMerge
+	dec.Kind("kind", "merge")
+	codec.Required(dec, "patch", &v.Patch, codec.Raw)
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "disclosure", &v.Disclosure, codec.Value[RewriteDisclosure])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r RewriteMerge) Validate() error {
+	if r.Disclosure != "" {
+		if err := codec.CheckEnum(r.Disclosure); err != nil {
+			return codec.FieldError("RewriteMerge", "disclosure", err)
+		}
+	}
+	return nil
+}
+
+// RewriteDisclosure says whether a rewrite is disclosed to the model: "notice" puts a
+// notice naming the rewriter and the changed fields before the tool's result in the
+// model's history; "silent" drops the notice (for transparent proxies), never the audit
+// record.
+type RewriteDisclosure string
+
+const (
+	// RewriteDisclosureNotice is the RewriteDisclosure value "notice".
+	RewriteDisclosureNotice RewriteDisclosure = "notice"
+	// RewriteDisclosureSilent is the RewriteDisclosure value "silent".
+	RewriteDisclosureSilent RewriteDisclosure = "silent"
+)
+
+// RewriteDisclosureValues lists every RewriteDisclosure value, in spec order.
+var RewriteDisclosureValues = []RewriteDisclosure{RewriteDisclosureNotice, RewriteDisclosureSilent}
+
+// Valid reports whether v is one of the RewriteDisclosureValues.
+func (v RewriteDisclosure) Valid() bool {
+	switch v {
+	case RewriteDisclosureNotice, RewriteDisclosureSilent:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a RewriteDisclosure, rejecting any value not in
+// RewriteDisclosureValues with an ErrInvalidEnum *DecodeError.
+func (v *RewriteDisclosure) UnmarshalJSON(data []byte) error {
+	return codec.Enum("RewriteDisclosure", data, v, RewriteDisclosureValues)
 }
 
 // PreToolPayload is what tools/pre-execute listeners receive.

@@ -14,6 +14,7 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -28,6 +29,43 @@ type Request struct {
 	CallID string
 	// Reason is the reason the ask decision gave; empty when it gave none.
 	Reason string
+	// Arguments is the call's sealed, effective arguments (after any tools/rewrite-input
+	// rewrite): what the call runs with if allowed. Treat it as read-only.
+	Arguments json.RawMessage
+	// ModelArguments is the model's own arguments when a rewrite changed them; nil
+	// otherwise. A UI shows them beside Arguments.
+	ModelArguments json.RawMessage
+	// ArgsDigest is the digest of Arguments ("sha256:<hex>" of their canonical JSON) an
+	// answer is bound to: an allowed-once counts only when the answer echoes it (see
+	// DigestAnswerer); otherwise the call is denied with APPROVAL_STALE.
+	ArgsDigest string
+}
+
+// Decision is an approval answer together with the argument digest it was given for.
+type Decision struct {
+	// Outcome is how the request ended.
+	Outcome dsh.ApprovalOutcome
+	// ArgsDigest is the digest the answer echoed; an answerer that does not echo one
+	// answered the request it was given, whose Request.ArgsDigest it is.
+	ArgsDigest string
+}
+
+// DigestApprover is an Approver that also reports the argument digest its answer echoed
+// (REWRITE-COMPACTION.md §1.7). The tool pipeline prefers it: an allowed-once whose digest
+// is not the sealed call's is a denial (APPROVAL_STALE). Service implements it.
+type DigestApprover interface {
+	Approver
+	// ApproveDigest resolves req and reports the digest the answer was given for.
+	ApproveDigest(ctx context.Context, req Request) (Decision, error)
+}
+
+// DigestAnswerer is an Answerer whose answer names the argument digest it approves, as an
+// asynchronous answerer (a UI answering by request id later) does: Service asks it with
+// AnswerDigest instead of Answer.
+type DigestAnswerer interface {
+	Answerer
+	// AnswerDigest decides req, or passes (Outcome Pass), echoing the digest it decided for.
+	AnswerDigest(ctx context.Context, req Request) (Decision, error)
 }
 
 // Approver resolves approval requests. Approve returns how the request ended; ctx is the

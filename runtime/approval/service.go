@@ -133,6 +133,14 @@ func (s *Service) AddAnswerer(a Answerer) (remove func()) {
 
 // Approve resolves req (see Service).
 func (s *Service) Approve(ctx context.Context, req Request) (dsh.ApprovalOutcome, error) {
+	d, err := s.ApproveDigest(ctx, req)
+	return d.Outcome, err
+}
+
+// ApproveDigest resolves req (see Service) and reports the argument digest the deciding
+// answerer echoed: a DigestAnswerer's own, any other answerer's req.ArgsDigest. The
+// approval/asked event carries req.ArgsDigest and approval/decided the echo.
+func (s *Service) ApproveDigest(ctx context.Context, req Request) (Decision, error) {
 	s.mu.Lock()
 	policy, answerers := s.policy, s.answerers
 	s.mu.Unlock()
@@ -145,12 +153,16 @@ func (s *Service) Approve(ctx context.Context, req Request) (dsh.ApprovalOutcome
 	if req.Reason != "" {
 		asked.Reason = &req.Reason
 	}
+	if req.ArgsDigest != "" {
+		asked.ArgsDigest = &req.ArgsDigest
+	}
 	if err := s.record(ctx, asked); err != nil {
-		return "", err
+		return Decision{}, err
 	}
 
 	var (
 		outcome dsh.ApprovalOutcome
+		echo    = req.ArgsDigest
 		err     error
 	)
 	switch {
@@ -159,17 +171,26 @@ func (s *Service) Approve(ctx context.Context, req Request) (dsh.ApprovalOutcome
 	case policy == PolicyNever:
 		outcome = dsh.ApprovalOutcomeRejected
 	default:
-		outcome, err = s.ask(ctx, req, answerers)
+		var a answer
+		a, err = s.ask(ctx, req, answerers)
+		outcome = a.outcome
+		if a.echoed {
+			echo = a.digest
+		}
 	}
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "approval: request failed",
 			slog.String("id", id), slog.String("tool", req.ToolName), slog.Any("error", err))
-		return "", err
+		return Decision{}, err
 	}
-	if err := s.record(ctx, dsh.ApprovalDecided{ID: id, Outcome: outcome}); err != nil {
-		return "", err
+	decided := dsh.ApprovalDecided{ID: id, Outcome: outcome}
+	if echo != "" {
+		decided.ArgsDigest = &echo
 	}
-	return outcome, nil
+	if err := s.record(ctx, decided); err != nil {
+		return Decision{}, err
+	}
+	return Decision{Outcome: outcome, ArgsDigest: echo}, nil
 }
 
 // record appends data when a recorder is set. It uses a context that is not cancelled
@@ -186,33 +207,36 @@ func (s *Service) record(ctx context.Context, data dsh.SessionEventData) error {
 
 type answer struct {
 	outcome dsh.ApprovalOutcome
+	digest  string // the digest a DigestAnswerer echoed
+	echoed  bool
 	err     error
 }
 
 // ask resolves the answerers, racing them against ctx: a cancellation before the answer
 // gives cancelled, and the late answer is dropped.
-func (s *Service) ask(ctx context.Context, req Request, answerers []*answerer) (dsh.ApprovalOutcome, error) {
+func (s *Service) ask(ctx context.Context, req Request, answerers []*answerer) (answer, error) {
+	cancelled := answer{outcome: dsh.ApprovalOutcomeCancelled}
 	if ctx.Done() == nil {
 		a := resolve(ctx, req, answerers)
-		return a.outcome, a.err
+		return a, a.err
 	}
 	ch := make(chan answer, 1)
 	go func() { ch <- resolve(ctx, req, answerers) }()
 	select {
 	case a := <-ch:
 		if ctx.Err() != nil {
-			return dsh.ApprovalOutcomeCancelled, nil
+			return cancelled, nil
 		}
-		return a.outcome, a.err
+		return a, a.err
 	case <-ctx.Done():
-		return dsh.ApprovalOutcomeCancelled, nil
+		return cancelled, nil
 	}
 }
 
 // resolve asks each answerer in order until one decides.
 func resolve(ctx context.Context, req Request, answerers []*answerer) answer {
 	for i, x := range answerers {
-		outcome, err := callAnswerer(ctx, x.a, req)
+		outcome, digest, echoed, err := callAnswerer(ctx, x.a, req)
 		switch {
 		case err != nil:
 			return answer{err: fmt.Errorf("approval: answerer %d: %w", i+1, err)}
@@ -221,19 +245,25 @@ func resolve(ctx context.Context, req Request, answerers []*answerer) answer {
 		case !outcome.Valid():
 			return answer{err: fmt.Errorf("approval: answerer %d: %w %q", i+1, ErrInvalidOutcome, string(outcome))}
 		}
-		return answer{outcome: outcome}
+		return answer{outcome: outcome, digest: digest, echoed: echoed}
 	}
 	return answer{outcome: dsh.ApprovalOutcomeUnavailable}
 }
 
-// callAnswerer calls a, turning a panic into an error.
-func callAnswerer(ctx context.Context, a Answerer, req Request) (outcome dsh.ApprovalOutcome, err error) {
+// callAnswerer calls a (AnswerDigest for a DigestAnswerer, which echoes a digest),
+// turning a panic into an error.
+func callAnswerer(ctx context.Context, a Answerer, req Request) (outcome dsh.ApprovalOutcome, digest string, echoed bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			outcome, err = "", &PanicError{Value: v}
 		}
 	}()
-	return a.Answer(ctx, req)
+	if da, ok := a.(DigestAnswerer); ok {
+		d, err := da.AnswerDigest(ctx, req)
+		return d.Outcome, d.ArgsDigest, true, err
+	}
+	outcome, err = a.Answer(ctx, req)
+	return outcome, "", false, err
 }
 
 // PanicError is the error of an answerer that panicked.

@@ -48,7 +48,8 @@ func (a *Agent) runBatch(ctx context.Context, t *turnRun, step int, blocks []dsh
 	b := &batch{a: a, t: t, step: step, ctx: ctx, slots: make([]slot, len(blocks)), settled: make(chan int, len(blocks))}
 	for i, blk := range blocks {
 		b.slots[i] = slot{block: blk, in: tools.Input{
-			CallID: blk.ID, Name: blk.Name, Arguments: tools.ModelArguments(blk.Arguments), AgentID: a.id}}
+			CallID: blk.ID, Name: blk.Name, Arguments: tools.ModelArguments(blk.Arguments), RawArguments: blk.Arguments,
+			AgentID: a.id, Turn: t.n, Step: step}}
 	}
 	b.run()
 	return b.concluded, b.err
@@ -96,19 +97,34 @@ func (b *batch) stopping() bool {
 	return b.err != nil || b.a.stopCause(b.t) != nil
 }
 
-// mode classifies slot i (B §4.10).
+// mode classifies slot i (B §4.10) on its effective arguments: the slot is created first
+// (REWRITE-COMPACTION.md §1.1: parse, the tools/rewrite-input fold, validation), so that a
+// rewrite that turns a read into a write makes the call exclusive.
 func (b *batch) mode(i int) tools.Mode {
-	s := &b.slots[i]
-	return b.a.rt.ExecutionMode(b.a.id, s.in.Name, s.in.Arguments)
+	return b.create(&b.slots[i]).Mode()
 }
 
-// start starts the next slot: tool/call, then pre-dispatch on the scheduler's goroutine
-// (serially, in model order), then dispatch on its own goroutine. Post-execute,
-// FinalizeContent and tools/result run when the slot is committed (Finish), in model
-// order.
+// create creates the call of s once (tools.Runtime.Start): its rewrite phase runs on the
+// scheduler's goroutine, in model order, before the call is logged.
+func (b *batch) create(s *slot) *tools.Call {
+	if s.call == nil {
+		s.call = b.a.rt.Start(withScope(b.ctx, scope{agent: b.a, turn: b.t.n, step: b.step, callID: s.block.ID}), s.in)
+	}
+	return s.call
+}
+
+// start starts the next slot: tool/call (with the effective arguments), then pre-dispatch
+// on the scheduler's goroutine (serially, in model order), then dispatch on its own
+// goroutine. Post-execute, FinalizeContent and tools/result run when the slot is
+// committed (Finish), in model order. A batch stopped meanwhile (while the slot's
+// rewriters ran) starts nothing: the slot is settled as unstarted.
 func (b *batch) start() {
+	if b.stopping() {
+		return
+	}
 	i := b.started
 	s := &b.slots[i]
+	b.create(s)
 	seq, err := b.logCall(s)
 	if err != nil {
 		b.err = err
@@ -116,7 +132,6 @@ func (b *batch) start() {
 	}
 	b.started++
 	s.callSeq = seq
-	s.call = b.a.rt.Start(withScope(b.ctx, scope{agent: b.a, turn: b.t.n, step: b.step, callID: s.block.ID}), s.in)
 	s.call.PreDispatch()
 	if h := s.call.Halt(); h != nil {
 		// Part A item 7: a pre-execute halt denies this call and starts no further one.
@@ -129,10 +144,20 @@ func (b *batch) start() {
 	}()
 }
 
-// logCall appends the tool/call of s (its arguments as the model wrote them).
+// logCall appends the tool/call of s: its arguments as the model wrote them, or the
+// effective ones with the model's beside them and the rewrite chain when a
+// tools/rewrite-input rewrite changed them (REWRITE-COMPACTION.md §1.5).
 func (b *batch) logCall(s *slot) (int64, error) {
-	ev, err := b.a.log.Append(b.a.base, dsh.ToolCall{Turn: b.t.n, Step: b.step, CallID: s.block.ID,
-		Name: s.block.Name, Arguments: s.block.Arguments})
+	rec := dsh.ToolCall{Turn: b.t.n, Step: b.step, CallID: s.block.ID, Name: s.block.Name, Arguments: s.block.Arguments}
+	if s.call != nil {
+		rw := s.call.Rewritten()
+		if rw.Changed {
+			raw := s.block.Arguments
+			rec.Arguments, rec.ModelArguments = rw.Arguments, &raw
+		}
+		rec.Rewrite, rec.RewriteError = rw.Rewrite, rw.Error
+	}
+	ev, err := b.a.log.Append(b.a.base, rec)
 	if err != nil {
 		return 0, fmt.Errorf("loop: tool/call %q: %w", s.block.ID, err)
 	}
@@ -197,6 +222,9 @@ func (b *batch) logResult(s *slot, res tools.Result) error {
 		Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: s.block.ID, Content: content, IsError: res.IsError()}},
 		Source:  dsh.SourceTool{CallID: s.block.ID},
 	}}
+	if s.call != nil {
+		rec.RewriteNotice = s.call.Rewritten().Notice
+	}
 	switch o := res.Outcome.(type) {
 	case dsh.ToolSuccess:
 		rec.Meta = o.Meta
@@ -226,9 +254,16 @@ func (b *batch) synthetic() {
 		return
 	}
 	s.callSeq = seq
+	if s.call != nil {
+		// Created (and rewritten) while being classified, never started.
+		s.call.Skip()
+		b.record(s, s.call.Finish())
+		return
+	}
 	ctx, cancel := context.WithCancel(withScope(b.ctx, scope{agent: b.a, turn: b.t.n, step: b.step, callID: s.block.ID}))
 	cancel()
-	b.record(s, b.a.rt.Execute(ctx, s.in))
+	s.call = b.a.rt.Start(ctx, s.in) // a cancelled context runs no rewriter
+	b.record(s, s.call.Finish())
 }
 
 // accept puts the batch's contexts at the end of the next-step inbox, after every

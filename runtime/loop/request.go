@@ -10,6 +10,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
 )
 
 // requestState is the driver's own state: what the requests of one agent instance depend
@@ -78,7 +79,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 	case dsh.UserMessageLogged:
 		content, source = d.Message.Content, d.Message.Source
 	case dsh.ToolResultLogged:
-		content = d.Message.Content
+		content = withNotice(d.Message.Content, d.RewriteNotice)
 	case dsh.AssistantMessageLogged:
 		if d.Usage != nil && d.Interrupted == nil {
 			r.usage, r.usageAt = d.Usage.InputTokens+d.Usage.OutputTokens, len(r.history)
@@ -249,6 +250,23 @@ func cloneConfig(c dsh.LLMCallConfig) dsh.LLMCallConfig {
 		out.Extra = make(map[string]json.RawMessage, len(c.Extra))
 		for k, v := range maps.All(c.Extra) {
 			out.Extra[k] = slices.Clone(v)
+		}
+	}
+	return out
+}
+
+// withNotice is the model-facing content of a tool/result: its content, with the notice of
+// a disclosed tools/rewrite-input rewrite as the first text block of the tool-result
+// block (REWRITE-COMPACTION.md §1.6). The logged content itself is never changed.
+func withNotice(content []dsh.ContentBlock, n *dsh.RewriteNotice) []dsh.ContentBlock {
+	if n == nil {
+		return content
+	}
+	out := slices.Clone(content)
+	for i, b := range out {
+		if tr, ok := b.(dsh.ToolResultBlock); ok {
+			tr.Content = append([]dsh.ContentBlock{dsh.TextBlock{Text: tools.RewriteNoticeText(*n)}}, tr.Content...)
+			out[i] = tr
 		}
 	}
 	return out

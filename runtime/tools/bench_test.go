@@ -39,6 +39,13 @@ func addFull8(hooks *dsh.Registry) {
 	hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {})
 }
 
+// addPassRewrite registers a tools/rewrite-input listener that keeps the input.
+func addPassRewrite(hooks *dsh.Registry) {
+	hooks.OnRewriteInput(func(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
+		return dsh.RewriteKeep{}, nil
+	})
+}
+
 func addPassPre(hooks *dsh.Registry) {
 	hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		return next.Call(ctx)
@@ -61,8 +68,8 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 		}
 	})
-	run := func(b *testing.B, setup func(*dsh.Registry)) {
-		e := newEnv(b)
+	run := func(b *testing.B, setup func(*dsh.Registry), opts ...Option) {
+		e := newEnv(b, opts...)
 		e.register(b, benchEcho())
 		setup(e.hooks)
 		in := Input{CallID: "c1", Name: "echo", Arguments: args, AgentID: "a1"}
@@ -75,7 +82,14 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 	}
 	b.Run("bare", func(b *testing.B) { run(b, func(*dsh.Registry) {}) })
+	// One pass-through tools/rewrite-input listener (it keeps the input): bounded by the
+	// default deadline (each listener runs on its own goroutine), and unbounded (inline).
+	b.Run("bare+rewrite", func(b *testing.B) { run(b, addPassRewrite) })
+	b.Run("bare+rewrite-unbounded", func(b *testing.B) { run(b, addPassRewrite, WithRewriteDeadline(0)) })
 	b.Run("full8", func(b *testing.B) { run(b, addFull8) })
+	b.Run("full8+rewrite", func(b *testing.B) {
+		run(b, func(h *dsh.Registry) { addFull8(h); addPassRewrite(h) })
+	})
 	b.Run("full8+10pre", func(b *testing.B) {
 		run(b, func(h *dsh.Registry) {
 			addFull8(h)

@@ -37,6 +37,10 @@ type call struct {
 	agentID string
 	def     *tool // the definition visible at creation (nil: unknown); it is immutable
 	halt    *Halt
+	rw      *rewriteState // what tools/rewrite-input made of the call; nil: nobody listened
+	// approved is the digest of the arguments an allowed-once answer was given for; the
+	// body must get exactly those (dispatch checks it).
+	approved string
 
 	// survivors are the contexts every failure path keeps (SEMANTICS.md Part A item 5):
 	// the body's deferred contexts, or those of a post-execute block that replaced them.
@@ -150,6 +154,9 @@ func (c *call) view(v *dsh.ToolExecution, i int) {
 		c.agentIDs[i] = c.agentID
 		v.AgentID = &c.agentIDs[i]
 	}
+	if c.exec.ModelArguments != nil {
+		v.ModelArguments = cloneRaw(c.exec.ModelArguments)
+	}
 }
 
 // nested reports whether the call was dispatched by a composite.
@@ -157,7 +164,17 @@ func (c *call) nested() bool { return !c.exec.Parent.IsZero() }
 
 // create completes creation (B §4.2 step 4): the arguments are snapshotted, then
 // validated against the input schema. Either failure is final and wins over an abort.
-func (c *call) create(args json.RawMessage) stage {
+func (c *call) create(in Input) stage {
+	args := c.rewrite(in)
+	if c.rw != nil && c.rw.err != nil {
+		// REWRITE-COMPACTION.md §1.4: a failed rewrite fails the call closed, with the
+		// model's arguments: no pre-execute, no dispatch; finalization still runs.
+		c.logRewrite()
+		if !c.materialize(args) { // unreachable: the model's arguments were lossless
+			return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
+		}
+		return c.settle(rewriteFailure(c.rw.err), toFinish)
+	}
 	if !c.materialize(args) {
 		return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
 	}
@@ -277,11 +294,15 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 	if c.exec.AgentID == nil {
 		return deny("tool " + name + " requires approval, but the call has no agent to route it through")
 	}
-	req := approval.Request{AgentID: c.agentID, ToolName: c.exec.Name, CallID: c.exec.CallID}
+	// REWRITE-COMPACTION.md §1.7: the approval is bound to the sealed (effective)
+	// arguments by their digest.
+	digest := ArgsDigest(c.exec.Arguments)
+	req := approval.Request{AgentID: c.agentID, ToolName: c.exec.Name, CallID: c.exec.CallID,
+		Arguments: cloneRaw(c.exec.Arguments), ModelArguments: cloneRaw(c.exec.ModelArguments), ArgsDigest: digest}
 	if reasonPtr != nil {
 		req.Reason = *reasonPtr
 	}
-	outcomeOf, err := callApprover(c.ctx, c.rt.approver, req)
+	outcomeOf, echo, err := callApprover(c.ctx, c.rt.approver, req)
 	if err != nil {
 		c.rt.log.LogAttrs(c.ctx, slog.LevelWarn, "tools: approval failed",
 			slog.String("tool", c.exec.Name), slog.String("callId", c.exec.CallID), slog.Any("error", err))
@@ -289,6 +310,12 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 	}
 	switch outcomeOf {
 	case dsh.ApprovalOutcomeAllowedOnce:
+		if echo != digest {
+			// A stale answer (for other arguments) is a denial.
+			return failureOf("approval for tool "+name+" was given for other arguments than the call's (stale argument digest)",
+				&dsh.ToolErrorInfo{Name: NameApprovalError, Code: CodeApprovalStale}), toPost, true
+		}
+		c.approved = digest
 		return outcome{}, 0, false
 	case dsh.ApprovalOutcomeRejected:
 		return deny("the user rejected tool " + name)
@@ -303,14 +330,21 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 	return failureOf("unreachable: approval returned the unknown outcome "+quoted(string(outcomeOf)), nil), toFinish, true
 }
 
-// callApprover calls the approver, turning a panic into an error.
-func callApprover(ctx context.Context, a approval.Approver, req approval.Request) (outcome dsh.ApprovalOutcome, err error) {
+// callApprover calls the approver (ApproveDigest for a DigestApprover), turning a panic
+// into an error. echo is the argument digest the answer was given for: req.ArgsDigest for
+// an approver that does not report one.
+func callApprover(ctx context.Context, a approval.Approver, req approval.Request) (outcome dsh.ApprovalOutcome, echo string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			outcome, err = "", &panicError{value: v}
 		}
 	}()
-	return a.Approve(ctx, req)
+	if da, ok := a.(approval.DigestApprover); ok {
+		d, err := da.ApproveDigest(ctx, req)
+		return d.Outcome, d.ArgsDigest, err
+	}
+	outcome, err = a.Approve(ctx, req)
+	return outcome, req.ArgsDigest, err
 }
 
 // listenerFailure is the final failure of a failed listener run; it is logged.

@@ -78,6 +78,11 @@ func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
 	if t == nil {
 		return failure(errUnknownTool(c.exec.Name)), true
 	}
+	// REWRITE-COMPACTION.md §1.7: an approved call's body gets exactly the arguments the
+	// approval was given for (the body's view is a copy of these).
+	if c.approved != "" && ArgsDigest(c.exec.Arguments) != c.approved {
+		return failureOf("internal error: the arguments of the approved call changed before dispatch", nil), true
+	}
 	c.mu.Lock()
 	if c.sealed {
 		c.mu.Unlock()

@@ -19,9 +19,22 @@
 // generated *dsh.Registry given to [New], where native plugins and hook bridges register
 // them; listeners registered ForAgent see only that agent's calls.
 //
+//  0. Rewrite (REWRITE-COMPACTION.md §1). When tools/rewrite-input listeners are
+//     registered, they fold over the parsed arguments in registration order (no next;
+//     each sees the previous output and the model's untouched input) and may keep,
+//     replace or merge-patch them. The result is validated against the tool's input
+//     schema; a rewrite that is not lossless JSON or fails the schema (REWRITE_INVALID),
+//     conflicts under ConflictFail (REWRITE_CONFLICT), or a listener that fails, panics
+//     or overruns its deadline (REWRITE_FAILED) fails the call closed: the failure is
+//     final (step 5) with the model's arguments, and no pre-execute or dispatch runs.
+//     Otherwise the effective arguments are what every later phase, the approval seam
+//     (bound to their ArgsDigest: a stale allowed-once is a denial, APPROVAL_STALE), the
+//     body and the classifier (Call.Mode) see; ToolExecution.ModelArguments keeps the
+//     model's. Call.Rewritten is the record the agent loop writes to tool/call and
+//     tool/result.
 //  1. Creation. The input is read once, a fresh dsh.Token is minted, the definition
-//     visible to the call is resolved and its FinalizeContent captured. The arguments are
-//     snapshotted (invalid JSON is the final failure "tool execution arguments must be
+//     visible to the call is resolved and its FinalizeContent captured. The (effective)
+//     arguments are snapshotted (invalid JSON is the final failure "tool execution arguments must be
 //     losslessly JSON-serializable") and then validated against the input schema: a
 //     violation is the final failure "invalid arguments: ..." {ToolArgsError,
 //     INVALID_ARGS}. Both happen before any policy, so policy listeners and guards only

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/approval"
@@ -17,6 +18,9 @@ type Runtime struct {
 	hooks    *dsh.Registry
 	approver approval.Approver
 	log      *slog.Logger
+	// conflict and rewriteBound configure the tools/rewrite-input fold (rewrite.go).
+	conflict     ConflictPolicy
+	rewriteBound time.Duration
 	// finals holds the final failure a tools/execute wrapper recorded with Fail, by *call,
 	// until dispatch takes it (fail.go).
 	finals sync.Map
@@ -50,7 +54,7 @@ func New(tools *Registry, hooks *dsh.Registry, opts ...Option) *Runtime {
 	if hooks == nil {
 		hooks = dsh.NewRegistry()
 	}
-	rt := &Runtime{tools: tools, hooks: hooks, log: slog.Default()}
+	rt := &Runtime{tools: tools, hooks: hooks, log: slog.Default(), conflict: ConflictOrdered, rewriteBound: DefaultRewriteDeadline}
 	for _, o := range opts {
 		if o != nil {
 			o(rt)
@@ -76,8 +80,16 @@ type Input struct {
 	// Arguments is the caller's JSON. It is snapshotted when the call is created;
 	// anything that is not lossless JSON (empty, invalid, invalid UTF-8, a non-finite
 	// number or -0) fails the call before any policy. Use ModelArguments to turn a
-	// model's raw argument string into Arguments.
+	// model's raw argument string into Arguments. The tools/rewrite-input listeners may
+	// rewrite them before the call is sealed.
 	Arguments json.RawMessage
+	// RawArguments is the model's raw argument string Arguments was made from with
+	// ModelArguments, for a call the model made; it tells the tools/rewrite-input
+	// listeners that arguments which were not valid JSON arrive as a JSON string (Raw).
+	RawArguments string
+	// Turn and Step locate a call the model made, for the tools/rewrite-input payload; 0
+	// for a direct execution.
+	Turn, Step int
 	// AgentID is the id of the agent the call runs for; empty for an agent-less call.
 	AgentID string
 	// Parent is the token of the composite call that dispatched this one; zero for a
@@ -182,7 +194,11 @@ func (r Result) ConcludesTurn() bool {
 // returns true; ModeExclusive otherwise (unknown tool, no classifier, a panic, invalid
 // arguments).
 func (rt *Runtime) ExecutionMode(agentID, name string, args json.RawMessage) Mode {
-	t := rt.tools.lookup(agentID, name)
+	return modeOf(rt.tools.lookup(agentID, name), args)
+}
+
+// modeOf classifies args for the definition t (nil: unknown).
+func modeOf(t *tool, args json.RawMessage) Mode {
 	if t == nil || t.def.IsConcurrencySafe == nil {
 		return ModeExclusive
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -186,8 +187,9 @@ func TestScenario068_AskAllowedOnce(t *testing.T) {
 	if text(r) != "hi" || r.IsError() {
 		t.Fatalf("result %s", outcomeJSON(t, r))
 	}
-	want := []approval.Request{{AgentID: "a1", ToolName: "echo", CallID: "c1", Reason: "hook wants a human"}}
-	if !slices.Equal(seen, want) {
+	want := []approval.Request{{AgentID: "a1", ToolName: "echo", CallID: "c1", Reason: "hook wants a human",
+		Arguments: json.RawMessage(`{"text":"hi"}`), ArgsDigest: ArgsDigest(json.RawMessage(`{"text":"hi"}`))}}
+	if !reflect.DeepEqual(seen, want) {
 		t.Errorf("requests = %+v", seen)
 	}
 	if seenCtx.Value(ctxKey{}) != "caller" {

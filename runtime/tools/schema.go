@@ -93,6 +93,10 @@ func collectViolations(e *jsonschema.ValidationError, doc any, root string, out 
 		*out = append(*out, quotedPath(root, path)+" must be one of "+compactJSON(k.Want))
 	case *kind.Const:
 		*out = append(*out, quotedPath(root, path)+" must be "+compactJSON(k.Want))
+	case *kind.AdditionalProperties:
+		for _, name := range k.Properties {
+			*out = append(*out, "unknown property "+strconv.Quote(joinPath(path, name)))
+		}
 	case *kind.FalseSchema:
 		*out = append(*out, quotedPath(root, path)+" is not allowed")
 	default:

@@ -19,8 +19,9 @@ type Call struct {
 }
 
 // Start creates a call (SEMANTICS.md B §4.2): it reads in once, mints the token, captures
-// the visible definition's FinalizeContent, and snapshots and validates the arguments.
-// ctx is the caller's context for every stage.
+// the visible definition's FinalizeContent, runs the tools/rewrite-input phase
+// (REWRITE-COMPACTION.md §1.1-1.4; see Rewritten and Mode), and snapshots and validates the
+// effective arguments. ctx is the caller's context for every stage, the rewriters' too.
 func (rt *Runtime) Start(ctx context.Context, in Input) *Call {
 	if ctx == nil {
 		ctx = context.Background()
@@ -28,7 +29,7 @@ func (rt *Runtime) Start(ctx context.Context, in Input) *Call {
 	c := rt.newCall(ctx, in)
 	k := &c.staged // one allocation for the call and its handle
 	k.c = c
-	k.guard(func() { k.c.at = k.c.create(in.Arguments) })
+	k.guard(func() { k.c.at = k.c.create(in) })
 	return k
 }
 
@@ -36,11 +37,36 @@ func (rt *Runtime) Start(ctx context.Context, in Input) *Call {
 func (k *Call) Exec() dsh.ToolExecution {
 	v := k.c.exec
 	v.Arguments = cloneRaw(v.Arguments)
+	v.ModelArguments = cloneRaw(v.ModelArguments)
 	if v.AgentID != nil {
 		id := *v.AgentID
 		v.AgentID = &id
 	}
 	return v
+}
+
+// Rewritten returns what the tools/rewrite-input phase made of the call, for its tool/call
+// and tool/result records (the zero Rewritten when no listener ran).
+func (k *Call) Rewritten() Rewritten { return k.c.rewritten() }
+
+// Mode classifies the call for the loop's scheduler (SEMANTICS.md B §4.10) on its
+// effective arguments, those a tools/rewrite-input rewrite made (a rewrite may turn a
+// read into a write): ModeExclusive for a call whose creation already failed.
+func (k *Call) Mode() Mode {
+	if k.c.at != toPolicy {
+		return ModeExclusive
+	}
+	return modeOf(k.c.def, k.c.exec.Arguments)
+}
+
+// Skip settles a call whose pre-dispatch has not run as ABORTED_BEFORE_DISPATCH, for a
+// scheduler that created it and then starts no further call; Finish then runs
+// FinalizeContent and the tools/result observers as for any call. A call already past
+// creation's final failures, or already started, is left as it is.
+func (k *Call) Skip() {
+	if k.c.at == toPolicy {
+		k.c.cand, k.c.at = aborted(false), toFinish
+	}
 }
 
 // Halt returns the halt decided for the call so far (after PreDispatch: a pre-execute

@@ -182,14 +182,14 @@ type event struct {
 	Doc      string
 	Payload  string // payload Go type name
 	Decision string // decision Go type name, "" for notifications and observers
-	Default  string // default variant kind (waterfall, guard)
+	Default  string // default variant kind (waterfall, guard, fold)
 
 	DomainConst string // DomainWaterfall, ...
 	Field       string // the Registry field holding the listener list
 	Listener    string // <S>Listener
 	Next        string // <S>Next, "" when the domain has none
 	Register    string // OnS, S (guards) or WrapS
-	Runner      string // RunS, NotifyS or EmitS
+	Runner      string // RunS (waterfall, guard, wrapper, fold), NotifyS or EmitS
 	Const       string // <S>EventName
 
 	defaultExpr string   // the default variant's zero value, e.g. PreToolAllow{}
@@ -317,6 +317,22 @@ func planEvent(e *ir.Event) (*event, error) {
 		x.DomainConst = "DomainVote"
 		x.Register = "On" + e.GoName
 		x.Runner = "Run" + e.GoName
+	case ir.Fold:
+		if err := union(); err != nil {
+			return nil, err
+		}
+		if e.Default == "" {
+			return nil, fmt.Errorf("a fold needs a default variant")
+		}
+		v, err := variant(e.Default, "the default")
+		if err != nil {
+			return nil, err
+		}
+		x.defaultExpr = v.Type.Name + "{}"
+		x.Default = e.Default
+		x.DomainConst = "DomainFold"
+		x.Register = "On" + e.GoName
+		x.Runner = "Run" + e.GoName
 	case ir.Notification, ir.Observer:
 		if e.Decision != nil {
 			return nil, fmt.Errorf("a %s has no decision", e.Domain)
@@ -411,7 +427,7 @@ func checkNames(s *ir.Spec, evs []*event) error {
 		}
 	}
 	for _, n := range []string{"Domain", "DomainWaterfall", "DomainGuard", "DomainWrapper",
-		"DomainNotification", "DomainObserver", "DomainVote", "Vote", "EventInfo", "Events", "ErrNextReused",
+		"DomainFold", "DomainNotification", "DomainObserver", "DomainVote", "Vote", "EventInfo", "Events", "ErrNextReused",
 		"ErrNilDecision", "ErrUnknownVariant", "ListenerError", "ResolvedDecision",
 		"RegistryOption", "WithLogger", "WithDecisionAudit", "Registry", "NewRegistry",
 		"Registrar", "SessionEventData", "SessionEventTypes", "DecodeSessionEventData",

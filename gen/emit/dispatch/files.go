@@ -63,7 +63,7 @@ func eventsFile(s *ir.Spec, file string, evs []*event) []byte {
 	w.header(file, s.Package)
 	timed := false
 	for _, e := range evs {
-		timed = timed || e.ir.Domain == ir.Notification || e.ir.Domain == ir.Vote
+		timed = timed || e.ir.Domain == ir.Notification || e.ir.Domain == ir.Vote || e.ir.Domain == ir.Fold
 	}
 	if timed {
 		w.p("import (")
@@ -93,6 +93,8 @@ func (e *event) write(w *writer) {
 		w.para("%s is a guard of %s: it denies or abstains, never allows. Returning a nil verdict, one of a type that is not a variant of %s, or panicking fails the run.", e.Listener, e.Name, e.Decision)
 	case ir.Wrapper:
 		w.para("%s is a wrapper of %s. It gets the payload and next, which runs the wrappers registered after it and then the core operation, and returns a result: usually what next returned. next may be called at most once; the context passed to it reaches the core operation. Returning %s or panicking fails the run.", e.Listener, e.Name, e.badResult())
+	case ir.Fold:
+		w.para("%s is a listener of %s, a fold: listeners run one after the other in registration order, with no next; each gets the payload the runtime made of the decisions before it and returns its own decision (%s is no opinion). Returning an error, a nil decision, one of a type that is not a variant of %s, panicking or overrunning the runner's bound fails the run.", e.Listener, e.Name, e.defaultExpr, e.Decision)
 	case ir.Notification:
 		w.para("%s is a listener of %s, an awaited notification: every listener runs, in order; a returned error or a panic is reported to the caller and stops nothing.", e.Listener, e.Name)
 	case ir.Observer:
@@ -115,6 +117,8 @@ func (e *event) write(w *writer) {
 		w.p("type %s func(ctx context.Context, p *%s, next %s) %s", e.Listener, e.Payload, e.Next, e.Decision)
 		w.p("")
 		w.next(e, "WrapperNext")
+	case ir.Fold:
+		w.p("type %s func(ctx context.Context, p *%s) (%s, error)", e.Listener, e.Payload, e.Decision)
 	case ir.Notification:
 		w.p("type %s func(ctx context.Context, p *%s) error", e.Listener, e.Payload)
 	case ir.Observer:
@@ -162,6 +166,11 @@ func (e *event) write(w *writer) {
 		w.para("%s runs terminal, the core operation, wrapped by the %s wrappers that see p, the first registered outermost, and returns the outermost result. %s A wrapper failure is final and returned as a *ListenerError; the result is then nil.", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) %s) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
 		w.p("	return evWrapper(ctx, g, %s, &g.%s, p, %s, terminal, %s)", e.Const, e.Field, scope, e.check())
+		w.p("}")
+	case ir.Fold:
+		w.para("%s runs the %s listeners that see p, in registration order, as a left fold: the first gets p; apply gets each listener's decision (checked, the default %s included) and returns the payload the next listener gets (nil: the same one). With bound > 0 each listener runs under a context cancelled (with cause ErrListenerOverrun) when bound passes, and one that has not returned by then fails the run (it is abandoned a short grace later if it still has not returned); with bound <= 0 listeners run unbounded on the caller's goroutine. %s A listener failure stops the run and is returned as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while a listener runs, ctx's cause); an error of apply stops it and is returned as is.", e.Runner, e.Name, e.defaultExpr, scopeDoc)
+		w.p("func (g *Registry) %s(ctx context.Context, p *%s, bound time.Duration, apply func(ctx context.Context, listener string, d %s) (*%s, error)) error {", e.Runner, e.Payload, e.Decision, e.Payload)
+		w.p("	return evFold(ctx, g, %s, &g.%s, p, %s, bound, %s, func(d %s) string { return string(d.Kind()) }, apply)", e.Const, e.Field, scope, e.check(), e.Decision)
 		w.p("}")
 	case ir.Notification:
 		w.para("%s runs every %s listener that sees p, in registration order, whatever the others did, and returns their failures (each a *ListenerError) joined. %s", e.Runner, e.Name, scopeDoc)

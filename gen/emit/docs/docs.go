@@ -20,6 +20,7 @@ var domainDocs = map[ir.Domain]string{
 	ir.Waterfall:    "a policy chain: each listener gets the payload and `next` and returns a decision; the first registered is outermost.",
 	ir.Guard:        "terminal policy: global guards, then the agent's, deny or abstain (never allow); the first deny wins.",
 	ir.Wrapper:      "around dispatch: each listener wraps `next` (core dispatch) and returns a normalized result.",
+	ir.Fold:         "a left fold with no `next`: each listener, in registration order, sees the value the previous ones made (and the untouched original) and returns a decision the runtime applies before the next runs.",
 	ir.Notification: "awaited: every listener runs in order whatever the others did; failures are joined and reported.",
 	ir.Observer:     "contained: every listener runs; failures are logged and recorded but change nothing.",
 	ir.Vote:         "a bounded vote: every listener runs, each under a bound, and returns its own decision; the runtime folds them by the event's rule, and a failing or overrunning listener counts as the default.",

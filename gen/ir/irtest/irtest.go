@@ -86,6 +86,7 @@ func Small() *ir.Spec {
 		ev("demo/policy", "Policy", ir.Waterfall, decision, "allow"),
 		ev("demo/guard", "DemoGuard", ir.Guard, verdict, "abstain"),
 		ev("demo/run", "Run", ir.Wrapper, decision, ""),
+		ev("demo/fold", "Fold", ir.Fold, decision, "allow"),
 		ev("demo/stopping", "Stopping", ir.Notification, nil, ""),
 		ev("demo/seen", "Seen", ir.Observer, nil, ""),
 		ev("demo/vote", "Vote", ir.Vote, decision, "allow"),
