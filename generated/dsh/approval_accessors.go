@@ -61,3 +61,63 @@ func (v ApprovalDecided) WithArgsDigest(x string) ApprovalDecided {
 	v.ArgsDigest = &x
 	return v
 }
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v ApprovalAnswerPayload) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v ApprovalAnswerPayload) WithReason(x string) ApprovalAnswerPayload {
+	v.Reason = &x
+	return v
+}
+
+// GetMessage returns Message, or the zero value when it is absent.
+func (v ApprovalAnswerDeny) GetMessage() string {
+	if v.Message == nil {
+		var zero string
+		return zero
+	}
+	return *v.Message
+}
+
+// WithMessage returns a copy of v with Message set to x.
+func (v ApprovalAnswerDeny) WithMessage(x string) ApprovalAnswerDeny {
+	v.Message = &x
+	return v
+}
+
+// GetInterrupt returns Interrupt, or the zero value when it is absent.
+func (v ApprovalAnswerDeny) GetInterrupt() bool {
+	if v.Interrupt == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Interrupt
+}
+
+// WithInterrupt returns a copy of v with Interrupt set to x.
+func (v ApprovalAnswerDeny) WithInterrupt(x bool) ApprovalAnswerDeny {
+	v.Interrupt = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v ApprovalPromptPayload) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v ApprovalPromptPayload) WithReason(x string) ApprovalPromptPayload {
+	v.Reason = &x
+	return v
+}

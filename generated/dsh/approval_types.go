@@ -158,3 +158,410 @@ func (r ApprovalDecided) Validate() error {
 	}
 	return nil
 }
+
+// ApprovalAnswerPayload is what approval/answer listeners receive: a call that needs
+// approval, before the approval seam asks anyone.
+type ApprovalAnswerPayload struct {
+	// Exec is the sealed call.
+	Exec ToolExecution `json:"exec"`
+	// Reason is the reason the ask decision gave, when it gave one.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r ApprovalAnswerPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ApprovalAnswerPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalAnswerPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	r.Exec.encodeJSON(enc.Key("exec"))
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an ApprovalAnswerPayload strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *ApprovalAnswerPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ApprovalAnswerPayload", data)
+	if err != nil {
+		return err
+	}
+	var v ApprovalAnswerPayload
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ApprovalAnswerPayload) Validate() error {
+	if err := r.Exec.Validate(); err != nil {
+		return codec.FieldError("ApprovalAnswerPayload", "exec", err)
+	}
+	return nil
+}
+
+// ApprovalAnswerDecision is what an approval/answer listener returns: pass (leave the
+// request to the approval seam), allow or deny.
+//
+//sumtype:decl
+type ApprovalAnswerDecision interface {
+	// isApprovalAnswerDecision seals ApprovalAnswerDecision: only its variants implement it.
+	isApprovalAnswerDecision()
+	// Kind returns the variant's discriminator.
+	Kind() ApprovalAnswerDecisionKind
+}
+
+// ApprovalAnswerDecisionKind is the discriminator ("kind") of an ApprovalAnswerDecision.
+type ApprovalAnswerDecisionKind string
+
+const (
+	// ApprovalAnswerPassKind is the kind of ApprovalAnswerPass.
+	ApprovalAnswerPassKind ApprovalAnswerDecisionKind = "pass"
+	// ApprovalAnswerAllowKind is the kind of ApprovalAnswerAllow.
+	ApprovalAnswerAllowKind ApprovalAnswerDecisionKind = "allow"
+	// ApprovalAnswerDenyKind is the kind of ApprovalAnswerDeny.
+	ApprovalAnswerDenyKind ApprovalAnswerDecisionKind = "deny"
+)
+
+// ApprovalAnswerDecisionKinds lists every ApprovalAnswerDecisionKind, in spec order.
+var ApprovalAnswerDecisionKinds = []ApprovalAnswerDecisionKind{ApprovalAnswerPassKind, ApprovalAnswerAllowKind, ApprovalAnswerDenyKind}
+
+// UnmarshalApprovalAnswerDecision decodes an ApprovalAnswerDecision, choosing the variant by
+// its "kind" field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind
+// *DecodeError, and the variant itself is decoded strictly.
+func UnmarshalApprovalAnswerDecision(data []byte) (ApprovalAnswerDecision, error) {
+	kind, err := codec.PeekKind("ApprovalAnswerDecision", "kind", data)
+	if err != nil {
+		return nil, err
+	}
+	switch ApprovalAnswerDecisionKind(kind) {
+	case ApprovalAnswerPassKind:
+		var v ApprovalAnswerPass
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case ApprovalAnswerAllowKind:
+		var v ApprovalAnswerAllow
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case ApprovalAnswerDenyKind:
+		var v ApprovalAnswerDeny
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	return nil, codec.UnknownKind("ApprovalAnswerDecision", "kind", kind, ApprovalAnswerDecisionKinds)
+}
+
+// SwitchApprovalAnswerDecision calls the function for the variant u holds (as T or *T) and
+// returns its result. It takes one function per variant, so adding a variant to the spec
+// breaks every call at compile time. It panics if u is nil or a nil pointer: a programming
+// error.
+func SwitchApprovalAnswerDecision[R any](u ApprovalAnswerDecision, onPass func(ApprovalAnswerPass) R, onAllow func(ApprovalAnswerAllow) R, onDeny func(ApprovalAnswerDeny) R) R {
+	switch v := u.(type) {
+	case ApprovalAnswerPass:
+		return onPass(v)
+	case *ApprovalAnswerPass:
+		if v != nil {
+			return onPass(*v)
+		}
+	case ApprovalAnswerAllow:
+		return onAllow(v)
+	case *ApprovalAnswerAllow:
+		if v != nil {
+			return onAllow(*v)
+		}
+	case ApprovalAnswerDeny:
+		return onDeny(v)
+	case *ApprovalAnswerDeny:
+		if v != nil {
+			return onDeny(*v)
+		}
+	}
+	panic("dsh: SwitchApprovalAnswerDecision called with a nil ApprovalAnswerDecision")
+}
+
+// validateApprovalAnswerDecision validates the variant u holds; a nil union or nil pointer
+// variant is ErrNilVariant.
+func validateApprovalAnswerDecision(u ApprovalAnswerDecision) error {
+	switch v := u.(type) {
+	case ApprovalAnswerPass:
+		return v.Validate()
+	case *ApprovalAnswerPass:
+		if v != nil {
+			return v.Validate()
+		}
+	case ApprovalAnswerAllow:
+		return v.Validate()
+	case *ApprovalAnswerAllow:
+		if v != nil {
+			return v.Validate()
+		}
+	case ApprovalAnswerDeny:
+		return v.Validate()
+	case *ApprovalAnswerDeny:
+		if v != nil {
+			return v.Validate()
+		}
+	}
+	return codec.ErrNilVariant
+}
+
+// encodeApprovalAnswerDecision writes u to enc as encoding/json would: the variant's
+// MarshalJSON, or null for a nil union or nil pointer variant.
+func encodeApprovalAnswerDecision(enc *codec.Encoder, u ApprovalAnswerDecision) {
+	switch v := u.(type) {
+	case ApprovalAnswerPass:
+		v.encodeJSON(enc)
+	case *ApprovalAnswerPass:
+		codec.EncodePtr(enc, v, ApprovalAnswerPass.encodeJSON)
+	case ApprovalAnswerAllow:
+		v.encodeJSON(enc)
+	case *ApprovalAnswerAllow:
+		codec.EncodePtr(enc, v, ApprovalAnswerAllow.encodeJSON)
+	case ApprovalAnswerDeny:
+		v.encodeJSON(enc)
+	case *ApprovalAnswerDeny:
+		codec.EncodePtr(enc, v, ApprovalAnswerDeny.encodeJSON)
+	case nil:
+		enc.Null()
+	default:
+		enc.Value(v)
+	}
+}
+
+// ApprovalAnswerPass leaves the request to the next listener, then to the approval seam.
+type ApprovalAnswerPass struct{}
+
+// isApprovalAnswerDecision makes ApprovalAnswerPass an ApprovalAnswerDecision variant.
+func (ApprovalAnswerPass) isApprovalAnswerDecision() {}
+
+// Kind returns ApprovalAnswerPassKind.
+func (ApprovalAnswerPass) Kind() ApprovalAnswerDecisionKind {
+	return ApprovalAnswerPassKind
+}
+
+// NewApprovalAnswerPass returns an ApprovalAnswerPass as an ApprovalAnswerDecision.
+func NewApprovalAnswerPass() ApprovalAnswerDecision {
+	return ApprovalAnswerPass{}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r ApprovalAnswerPass) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ApprovalAnswerPass.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalAnswerPass) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(ApprovalAnswerPassKind))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an ApprovalAnswerPass strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *ApprovalAnswerPass) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ApprovalAnswerPass", data)
+	if err != nil {
+		return err
+	}
+	var v ApprovalAnswerPass
+	dec.Kind("kind", "pass")
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ApprovalAnswerPass) Validate() error {
+	return nil
+}
+
+// ApprovalAnswerAllow answers the request as allowed-once would: the guards still run.
+type ApprovalAnswerAllow struct{}
+
+// isApprovalAnswerDecision makes ApprovalAnswerAllow an ApprovalAnswerDecision variant.
+func (ApprovalAnswerAllow) isApprovalAnswerDecision() {}
+
+// Kind returns ApprovalAnswerAllowKind.
+func (ApprovalAnswerAllow) Kind() ApprovalAnswerDecisionKind {
+	return ApprovalAnswerAllowKind
+}
+
+// NewApprovalAnswerAllow returns an ApprovalAnswerAllow as an ApprovalAnswerDecision.
+func NewApprovalAnswerAllow() ApprovalAnswerDecision {
+	return ApprovalAnswerAllow{}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r ApprovalAnswerAllow) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ApprovalAnswerAllow.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalAnswerAllow) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(ApprovalAnswerAllowKind))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an ApprovalAnswerAllow strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *ApprovalAnswerAllow) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ApprovalAnswerAllow", data)
+	if err != nil {
+		return err
+	}
+	var v ApprovalAnswerAllow
+	dec.Kind("kind", "allow")
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ApprovalAnswerAllow) Validate() error {
+	return nil
+}
+
+// ApprovalAnswerDeny answers the request as a rejection: the call is denied with the
+// message.
+type ApprovalAnswerDeny struct {
+	// Message is shown to the model; absent: "the approval was denied".
+	Message *string `json:"message,omitempty"`
+	// Interrupt also ends the whole turn once the batch has settled, as a
+	// tools/pre-execute halt does.
+	Interrupt *bool `json:"interrupt,omitempty"`
+}
+
+// isApprovalAnswerDecision makes ApprovalAnswerDeny an ApprovalAnswerDecision variant.
+func (ApprovalAnswerDeny) isApprovalAnswerDecision() {}
+
+// Kind returns ApprovalAnswerDenyKind.
+func (ApprovalAnswerDeny) Kind() ApprovalAnswerDecisionKind {
+	return ApprovalAnswerDenyKind
+}
+
+// NewApprovalAnswerDeny returns an ApprovalAnswerDeny as an ApprovalAnswerDecision.
+func NewApprovalAnswerDeny() ApprovalAnswerDecision {
+	return ApprovalAnswerDeny{}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r ApprovalAnswerDeny) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ApprovalAnswerDeny.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalAnswerDeny) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(ApprovalAnswerDenyKind))
+	if r.Message != nil {
+		enc.Key("message").String(*r.Message)
+	}
+	if r.Interrupt != nil {
+		enc.Key("interrupt").Bool(*r.Interrupt)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an ApprovalAnswerDeny strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *ApprovalAnswerDeny) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ApprovalAnswerDeny", data)
+	if err != nil {
+		return err
+	}
+	var v ApprovalAnswerDeny
+	dec.Kind("kind", "deny")
+	codec.Optional(dec, "message", &v.Message, codec.Value[*string])
+	codec.Optional(dec, "interrupt", &v.Interrupt, codec.Value[*bool])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ApprovalAnswerDeny) Validate() error {
+	return nil
+}
+
+// ApprovalPromptPayload is what approval/prompt observers receive: a call whose approval
+// request is about to go to the approval seam's answerers (typically a person).
+type ApprovalPromptPayload struct {
+	// Exec is the sealed call.
+	Exec ToolExecution `json:"exec"`
+	// Reason is the reason the ask decision gave, when it gave one.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r ApprovalPromptPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ApprovalPromptPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ApprovalPromptPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	r.Exec.encodeJSON(enc.Key("exec"))
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an ApprovalPromptPayload strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *ApprovalPromptPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ApprovalPromptPayload", data)
+	if err != nil {
+		return err
+	}
+	var v ApprovalPromptPayload
+	codec.Required(dec, "exec", &v.Exec, codec.Checked[ToolExecution])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ApprovalPromptPayload) Validate() error {
+	if err := r.Exec.Validate(); err != nil {
+		return codec.FieldError("ApprovalPromptPayload", "exec", err)
+	}
+	return nil
+}

@@ -175,6 +175,26 @@ var Events = []EventInfo{
 		Listener: "TurnStoppingListener",
 	},
 	{
+		Name:     "approval/answer",
+		Domain:   DomainWaterfall,
+		Doc:      "approval/answer runs when a call needs approval (a tools/pre-execute ask), before\nthe approval seam asks anyone, even when no seam is mounted: the first listener that\nallows or denies answers the request, and no approval/asked is recorded; pass (the\ndefault) leaves it to the seam. A failure is a final failure of the call.",
+		Payload:  "ApprovalAnswerPayload",
+		Decision: "ApprovalAnswerDecision",
+		Default:  "pass",
+		Register: "OnApprovalAnswer",
+		Listener: "ApprovalAnswerListener",
+	},
+	{
+		Name:     "approval/prompt",
+		Domain:   DomainObserver,
+		Doc:      "approval/prompt observes every approval request approval/answer left to a mounted\napproval seam, before the seam asks its answerers; observer failures are contained.",
+		Payload:  "ApprovalPromptPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnApprovalPrompt",
+		Listener: "ApprovalPromptListener",
+	},
+	{
 		Name:     "compaction/post-compact",
 		Domain:   DomainVote,
 		Doc:      "compaction/post-compact runs after compaction/end of every bracketed attempt. Each\nlistener votes Accept or Append, under a bound; the contexts of every Append are\nadded, in registration order, when the attempt did not fail. After a committed attempt\nagent/session-start then runs with source \"compact\"; its contexts follow these.",
@@ -355,6 +375,8 @@ type Registry struct {
 	onSessionStart   evList[SessionStartListener]
 	onStatus         evList[StatusListener]
 	onTurnStopping   evList[TurnStoppingListener]
+	onApprovalAnswer evList[ApprovalAnswerListener]
+	onApprovalPrompt evList[ApprovalPromptListener]
 	onPostCompact    evList[PostCompactListener]
 	onPreCompact     evList[PreCompactListener]
 	onExecute        evList[ExecuteListener]
@@ -436,6 +458,10 @@ func (g *Registry) Listens(event string) bool {
 		return len(g.onStatus.load()) > 0
 	case TurnStoppingEventName:
 		return len(g.onTurnStopping.load()) > 0
+	case ApprovalAnswerEventName:
+		return g.cfg.audit != nil || len(g.onApprovalAnswer.load()) > 0
+	case ApprovalPromptEventName:
+		return len(g.onApprovalPrompt.load()) > 0
 	case PostCompactEventName:
 		return len(g.onPostCompact.load()) > 0
 	case PreCompactEventName:
@@ -751,6 +777,25 @@ func evCheckPointer[T any](v *T) error {
 		return ErrNilDecision
 	}
 	return nil
+}
+
+// evCheckApprovalAnswerDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// ApprovalAnswerDecision.
+func evCheckApprovalAnswerDecision(d ApprovalAnswerDecision) error {
+	switch v := d.(type) {
+	case ApprovalAnswerPass, ApprovalAnswerAllow, ApprovalAnswerDeny:
+		return nil
+	case *ApprovalAnswerPass:
+		return evCheckPointer(v)
+	case *ApprovalAnswerAllow:
+		return evCheckPointer(v)
+	case *ApprovalAnswerDeny:
+		return evCheckPointer(v)
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
 }
 
 // evCheckGuardVerdict checks what a listener or terminal returned: ErrNilDecision for nil

@@ -47,6 +47,18 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("AgentCancelCause/disposed", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.AgentCancelCause(dsh.CancelDisposed{}), dsh.UnmarshalAgentCancelCause)
 	})
+	t.Run("ApprovalAnswerDecision/pass", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "ApprovalAnswerDecision", "kind", dsh.ApprovalAnswerDecision(dsh.ApprovalAnswerPass{}), dsh.UnmarshalApprovalAnswerDecision)
+	})
+	t.Run("ApprovalAnswerDecision/allow", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "ApprovalAnswerDecision", "kind", dsh.ApprovalAnswerDecision(dsh.ApprovalAnswerAllow{}), dsh.UnmarshalApprovalAnswerDecision)
+	})
+	t.Run("ApprovalAnswerDecision/deny", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "ApprovalAnswerDecision", "kind", dsh.ApprovalAnswerDecision(dsh.ApprovalAnswerDeny{
+			Message:   ptr("text-message"),
+			Interrupt: ptr(true),
+		}), dsh.UnmarshalApprovalAnswerDecision)
+	})
 	t.Run("AssistantChunk/text-delta", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkTextDelta{
 			Text: "text-text",
@@ -411,6 +423,19 @@ func TestRoundTrip(t *testing.T) {
 			},
 		})
 	})
+	t.Run("ApprovalAnswerPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "ApprovalAnswerPayload", closed, dsh.ApprovalAnswerPayload{
+			Exec: dsh.ToolExecution{
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
+			},
+			Reason: ptr("text-reason"),
+		})
+	})
 	t.Run("ApprovalAsked", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ApprovalAsked", closed, dsh.ApprovalAsked{
 			ID:         "text-id",
@@ -425,6 +450,19 @@ func TestRoundTrip(t *testing.T) {
 			ID:         "text-id",
 			Outcome:    dsh.ApprovalOutcomeAllowedOnce,
 			ArgsDigest: ptr("text-argsDigest"),
+		})
+	})
+	t.Run("ApprovalPromptPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "ApprovalPromptPayload", closed, dsh.ApprovalPromptPayload{
+			Exec: dsh.ToolExecution{
+				CallID:         "text-callId",
+				Name:           "text-name",
+				Arguments:      json.RawMessage(`{"k":"v"}`),
+				ModelArguments: json.RawMessage(`{"k":"v"}`),
+				AgentID:        ptr("text-agentId"),
+				RootCallID:     "text-rootCallId",
+			},
+			Reason: ptr("text-reason"),
 		})
 	})
 	t.Run("AssistantChunkLogged", func(t *testing.T) {

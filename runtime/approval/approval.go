@@ -68,6 +68,15 @@ type DigestAnswerer interface {
 	AnswerDigest(ctx context.Context, req Request) (Decision, error)
 }
 
+// ReasonPtr returns a pointer to a copy of Reason, or nil when it is empty.
+func (r Request) ReasonPtr() *string {
+	if r.Reason == "" {
+		return nil
+	}
+	s := r.Reason
+	return &s
+}
+
 // Approver resolves approval requests. Approve returns how the request ended; ctx is the
 // caller's context (its cancellation is the caller's abort). An error is a failure of the
 // seam itself, never a denial.

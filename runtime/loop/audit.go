@@ -11,7 +11,8 @@ import (
 // DecisionAudit is the registry option that makes Config.Audit work (SEMANTICS.md Part A
 // item 12): create the registry with dsh.NewRegistry(loop.DecisionAudit()). Every decision
 // a listener resolves at a policy point (agent/pre-step, agent/request,
-// agent/request-error, tools/pre-execute, tools/guard, tools/post-execute) for an agent
+// agent/request-error, tools/pre-execute, tools/guard, tools/post-execute,
+// approval/answer) for an agent
 // whose Config.Audit is set is then appended to that agent's log as decision/recorded,
 // with the turn, step and tool call it concerns. Decisions that are the event's default
 // or the runtime's own (no listener decided) are not recorded.
@@ -74,6 +75,10 @@ func decisionReason(d any) *string {
 	case *dsh.PreCompactDefer:
 		return decisionReason(*v)
 	case *dsh.PreCompactReplace:
+		return decisionReason(*v)
+	case dsh.ApprovalAnswerDeny:
+		return v.Message
+	case *dsh.ApprovalAnswerDeny:
 		return decisionReason(*v)
 	case *dsh.PreStepReject:
 		return decisionReason(*v)

@@ -285,6 +285,11 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 		*reason, *denied = r, true
 		return outcome{}, 0, false
 	}
+	// approval/answer: a listener may answer before the seam asks anyone (and whether or
+	// not one is mounted).
+	if o, to, ok, answered := c.answer(reasonPtr, reason, denied); answered {
+		return o, to, ok
+	}
 	if c.rt.approver == nil {
 		if reasonPtr != nil && *reasonPtr != "" {
 			return deny(*reasonPtr)
@@ -301,6 +306,12 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 		Arguments: cloneRaw(c.exec.Arguments), ModelArguments: cloneRaw(c.exec.ModelArguments), ArgsDigest: digest}
 	if reasonPtr != nil {
 		req.Reason = *reasonPtr
+	}
+	if hooks := c.rt.hooks; hooks.Listens(dsh.ApprovalPromptEventName) {
+		p := &dsh.ApprovalPromptPayload{Reason: req.ReasonPtr()}
+		c.freshView(&p.Exec)
+		// Observer failures are contained (logged by the registry) and change nothing.
+		_ = hooks.EmitApprovalPrompt(c.ctx, p)
 	}
 	outcomeOf, echo, err := callApprover(c.ctx, c.rt.approver, req)
 	if err != nil {
@@ -328,6 +339,63 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 		return deny("tool " + name + " requires approval, but no approval channel is available")
 	}
 	return failureOf("unreachable: approval returned the unknown outcome "+quoted(string(outcomeOf)), nil), toFinish, true
+}
+
+// answer runs approval/answer (when anyone listens). answered is false when every
+// listener passed: the request goes on to the approval seam. Otherwise it either sets the
+// denial (reason, denied; an interrupt also halts), or leaves both to allow, or returns a
+// final failure (ok).
+func (c *call) answer(reasonPtr *string, reason *string, denied *bool) (o outcome, to stage, ok, answered bool) {
+	hooks := c.rt.hooks
+	if !hooks.Listens(dsh.ApprovalAnswerEventName) {
+		return outcome{}, 0, false, false
+	}
+	p := &dsh.ApprovalAnswerPayload{}
+	if reasonPtr != nil && *reasonPtr != "" {
+		r := *reasonPtr
+		p.Reason = &r
+	}
+	c.freshView(&p.Exec)
+	d, err := hooks.RunApprovalAnswer(c.ctx, p, nil)
+	if err != nil {
+		return c.listenerFailure(err), toFinish, true, true
+	}
+	var deny *dsh.ApprovalAnswerDeny
+	switch x := d.(type) {
+	case dsh.ApprovalAnswerPass, *dsh.ApprovalAnswerPass:
+		return outcome{}, 0, false, false
+	case dsh.ApprovalAnswerAllow, *dsh.ApprovalAnswerAllow:
+		return outcome{}, 0, false, true
+	case dsh.ApprovalAnswerDeny:
+		deny = &x
+	case *dsh.ApprovalAnswerDeny:
+		deny = x
+	default:
+		return failureOf("unreachable: approval/answer returned an unknown decision", nil), toFinish, true, true
+	}
+	msg := "the approval was denied"
+	if deny.Message != nil && *deny.Message != "" {
+		msg = *deny.Message
+	}
+	*reason, *denied = msg, true
+	if deny.Interrupt != nil && *deny.Interrupt {
+		c.halt = &Halt{Reason: jsonSafe(msg), Point: HaltApprovalAnswer}
+	}
+	return outcome{}, 0, false, true
+}
+
+// freshView sets *v to a copy of the sealed call with its own copy of the arguments and
+// of the agent id, for the payloads of the rarely run approval points (view carves the
+// common phases' copies from one allocation).
+func (c *call) freshView(v *dsh.ToolExecution) {
+	*v = c.exec
+	if len(c.exec.Arguments) > 0 {
+		v.Arguments = cloneRaw(c.exec.Arguments)
+	}
+	if c.exec.AgentID != nil {
+		id := c.agentID
+		v.AgentID = &id
+	}
 }
 
 // callApprover calls the approver (ApproveDigest for a DigestApprover), turning a panic

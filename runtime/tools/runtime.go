@@ -129,6 +129,9 @@ const (
 	HaltPreExecute HaltPoint = dsh.PreToolEventName
 	// HaltPostExecute: a tools/post-execute halt; the result was kept.
 	HaltPostExecute HaltPoint = dsh.PostToolEventName
+	// HaltApprovalAnswer: an approval/answer deny with interrupt; the call was denied with
+	// the message.
+	HaltApprovalAnswer HaltPoint = dsh.ApprovalAnswerEventName
 )
 
 // Halt is a halt decision made for a call (SEMANTICS.md Part A item 7): the agent loop
