@@ -9,8 +9,12 @@
 // first request; cannot block), UserPromptSubmit (agent/pre-step: block rejects the
 // prompt, continue:false halts, contexts join the step), PreToolUse (tools/pre-execute:
 // deny, ask through the approval seam, halt; allow never pre-approves; contexts follow
-// the tool result), PostToolUse (tools/post-execute, successful results only: block
-// turns the result into feedback, halt, contexts), Stop (agent/turn-stopping: block
+// the tool result), PermissionRequest (approval/answer: allow or deny a call that needs
+// approval before anyone is asked; deny with interrupt ends the turn), PostToolUse
+// (tools/post-execute, successful results only: block turns the result into feedback,
+// halt, contexts), PostToolUseFailure (tools/post-execute, calls that ran and failed:
+// contexts), Notification (observe-only: approval/prompt as permission_prompt, and with
+// Config.Interactive agent/status idle as idle_prompt), Stop (agent/turn-stopping: block
 // steers the reason into another step, halt ends the turn), PreCompact
 // (compaction/pre-compact: block or exit 2 defers, plain stdout adds summarizer
 // instructions), PostCompact (compaction/post-compact: additionalContext follows the
@@ -90,6 +94,10 @@ type Config struct {
 	// scenarios, which pin the canonical mapping, set it too. The built-in tools word
 	// their results as Claude Code's with builtin.StyleClaudeCode.
 	Canonical bool
+	// Interactive says the host waits for the user's input between turns (dsh acp): an
+	// agent going idle then fires Notification idle_prompt. A headless run (dsh run, as
+	// claude -p) never waits, and fires none.
+	Interactive bool
 }
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
@@ -122,6 +130,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax,
+		Interactive: cfg.Interactive,
 	}, opts...)
 	if err != nil {
 		return nil, err
@@ -150,8 +159,9 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 	var render hookbridge.Render
 	if asEngine {
 		render = hookbridge.Render{Contexts: renderContexts, Deny: renderDeny, PostBlock: renderPostBlock,
-			AskDenied: func(reason string) string { return reason },
-			Stop:      renderStop, StopContexts: true, PreHaltRunsTool: true, PromptContextsFirst: true}
+			AskDenied:      func(reason string) string { return reason },
+			PermissionDeny: func(_, reason string) string { return reason },
+			Stop:           renderStop, StopContexts: true, PreHaltRunsTool: true, PromptContextsFirst: true}
 	}
 	return hookbridge.Dialect{
 		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode,
@@ -164,10 +174,11 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 			}
 			return env
 		},
-		Durations: true,
-		Render:    render,
-		EndReason: endReason,
-		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
+		Durations:        true,
+		Render:           render,
+		EndReason:        endReason,
+		NotificationText: notificationText,
+		TrustHint:        "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
 
@@ -247,6 +258,30 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			x.DurationMS = &d
 			v = x
 		}
+	case hookbridge.PermissionRequest:
+		v = claudecode.PermissionRequestInput{
+			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
+			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput),
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
+		}
+	case hookbridge.PostToolUseFailure:
+		x := claudecode.PostToolUseFailureInput{
+			HookEventName: claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure, SessionID: s.SessionID,
+			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
+			Error: in.Error, IsInterrupt: &in.IsInterrupt,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
+		}
+		if in.DurationMS >= 0 {
+			d := in.DurationMS
+			x.DurationMS = &d
+		}
+		v = x
+	case hookbridge.Notification:
+		v = claudecode.NotificationInput{
+			HookEventName: claudecode.NotificationInputHookEventNameNotification, SessionID: s.SessionID,
+			Message: in.Message, NotificationType: in.NotificationType,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
+		}
 	case hookbridge.Stop:
 		v = claudecode.StopInput{
 			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID,
@@ -318,6 +353,14 @@ func orNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
+// notificationText is the message of a Notification, in Claude Code's words.
+func notificationText(kind, tool string) string {
+	if kind == hookbridge.NotificationPermissionPrompt {
+		return "Claude needs your permission to use " + tool
+	}
+	return "Claude is waiting for your input"
+}
+
 // sessionEnv is what the real engine exports to every hook besides CLAUDE_PROJECT_DIR:
 // CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT (sdk-cli, as under the headless claude -p) and
 // CLAUDE_CODE_SESSION_ID.
@@ -363,7 +406,7 @@ func reminder(s string) string { return "<system-reminder>\n" + s + "\n</system-
 // ":<tool>" for tool events) and additionalContext as "<event> hook additional
 // context: <text>" (":<tool>" for tool events), each in a system reminder.
 func renderContexts(event, subject string, rep *hookproto.Report) []string {
-	tool := event == hookbridge.PreToolUse || event == hookbridge.PostToolUse
+	tool := event == hookbridge.PreToolUse || event == hookbridge.PostToolUse || event == hookbridge.PostToolUseFailure
 	var out []string
 	for _, h := range rep.Hooks {
 		plain := hookbridge.PlainStdout(h)

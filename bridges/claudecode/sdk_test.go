@@ -39,8 +39,10 @@ var sdkOmitted = map[string]string{
 	"UserPromptSubmitHookInput.source":        "dsh does not classify who authored a prompt (user, sdk, loop wakeup, ...)",
 	"UserPromptSubmitHookInput.session_title": "dsh sessions have no title",
 
-	"PreToolUseHookInput.mcp_server":  "the tool pipeline carries no MCP server provenance",
-	"PostToolUseHookInput.mcp_server": "the tool pipeline carries no MCP server provenance",
+	"PreToolUseHookInput.mcp_server":         "the tool pipeline carries no MCP server provenance",
+	"PostToolUseHookInput.mcp_server":        "the tool pipeline carries no MCP server provenance",
+	"PermissionRequestHookInput.mcp_server":  "the tool pipeline carries no MCP server provenance",
+	"PostToolUseFailureHookInput.mcp_server": "the tool pipeline carries no MCP server provenance",
 
 	"SyncHookJSONOutput.terminalSequence": "dsh drives no terminal; ignored",
 
@@ -84,6 +86,11 @@ func TestSDKTypes(t *testing.T) {
 		"PreCompact":  {claudecode.PreCompactInput{}, claudecode.PreCompactOutput{}, nil},
 		"PostCompact": {claudecode.PostCompactInput{}, claudecode.PostCompactOutput{}, nil},
 		"SessionEnd":  {claudecode.SessionEndInput{}, claudecode.SessionEndOutput{}, nil},
+		"PermissionRequest": {claudecode.PermissionRequestInput{}, claudecode.PermissionRequestOutput{},
+			claudecode.PermissionRequestSpecific{}},
+		"PostToolUseFailure": {claudecode.PostToolUseFailureInput{}, claudecode.PostToolUseFailureOutput{},
+			claudecode.PostToolUseFailureSpecific{}},
+		"Notification": {claudecode.NotificationInput{}, claudecode.NotificationOutput{}, claudecode.NotificationSpecific{}},
 	}
 	used := map[string]bool{}
 	check := func(sdkType string, goType any) {

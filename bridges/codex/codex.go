@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,7 +141,7 @@ func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 func dialect(model string, asEngine bool) hookbridge.Dialect {
 	var render hookbridge.Render
 	if asEngine {
-		render = hookbridge.Render{Deny: renderDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay}
+		render = hookbridge.Render{Deny: renderDeny, PermissionDeny: renderPermissionDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay}
 	}
 	if model == "" {
 		model = DefaultModel
@@ -167,6 +168,18 @@ func renderDeny(tool string, args json.RawMessage, rep *hookproto.Report) string
 	}
 	_ = json.Unmarshal(ToolInput(tool, args), &in)
 	return "Command blocked by PreToolUse hook: " + reason + ". Command: " + in.Command
+}
+
+// renderPermissionDeny is the real engine's tool output for a call a PermissionRequest
+// hook denied: its shell tool's failure, `exec_command failed: CreateProcess { message:
+// "Rejected(\"<reason>\")" }` (Rust's debug quoting, which strconv.Quote matches for
+// printable text); another tool's failure names that tool.
+func renderPermissionDeny(tool, reason string) string {
+	name := tool
+	if slices.Contains(ShellTools, tool) {
+		name = "exec_command"
+	}
+	return name + " failed: CreateProcess { message: " + strconv.Quote("Rejected("+strconv.Quote(reason)+")") + " }"
 }
 
 // renderStop is the real engine's continuation after a Stop block: one
@@ -238,6 +251,12 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			ToolResponse: resp,
 		}
+	case hookbridge.PermissionRequest:
+		v = codex.PermissionRequestInput{
+			HookEventName: codex.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
+			ToolName: in.ToolName, ToolInput: permissionToolInput(in.ToolName, in.ToolInput),
+		}
 	case hookbridge.Stop:
 		v = codex.StopInput{
 			HookEventName: codex.StopInputHookEventNameStop, SessionID: s.SessionID,
@@ -284,6 +303,37 @@ func ToolResponse(tool string, value json.RawMessage) json.RawMessage {
 		}
 	}
 	return value
+}
+
+// permissionToolInput is the tool_input of PermissionRequest: as ToolInput, plus for the
+// ShellTools the call's stated reason as description (the engine sends the escalation's
+// justification; dsh's Bash takes a description), when there is one.
+func permissionToolInput(tool string, args json.RawMessage) json.RawMessage {
+	in := ToolInput(tool, args)
+	if !slices.Contains(ShellTools, tool) {
+		return in
+	}
+	var a struct {
+		Description   *string `json:"description"`
+		Justification *string `json:"justification"`
+	}
+	_ = json.Unmarshal(args, &a)
+	why := a.Justification
+	if why == nil {
+		why = a.Description
+	}
+	if why == nil {
+		return in
+	}
+	var cmd struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(in, &cmd)
+	data, _ := json.Marshal(struct {
+		Command     string `json:"command"`
+		Description string `json:"description"`
+	}{cmd.Command, *why})
+	return data
 }
 
 // ToolInput is the tool_input Codex sends: {command} for the ShellTools (a string

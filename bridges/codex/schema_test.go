@@ -33,12 +33,18 @@ var schemaNames = map[string]string{
 	"PreToolUse":       "pre-tool-use",
 	"PostToolUse":      "post-tool-use",
 	"Stop":             "stop",
+	// The published set has no PermissionRequest schemas: testdata holds the engine's own,
+	// extracted from the codex 0.169.0 binary (engineSchemas).
+	"PermissionRequest": "permission-request",
 }
 
 // unpublished are the mapped events with no published schema: PreCompact and
 // PostCompact, whose inputs and outputs follow the real engine (the differential suite's
 // compact/* cases).
 var unpublished = map[string]bool{"PreCompact": true, "PostCompact": true}
+
+// engineSchemas are the schema prefixes read from testdata instead of shared/.
+var engineSchemas = map[string]bool{"permission-request": true}
 
 // schemas compiles the published schemas of every mapped event: kind is "input" or
 // "output". A missing directory or output schema fails the test; the published set has
@@ -58,6 +64,9 @@ func schemas(t *testing.T, kind string) map[string]*jsonschema.Schema {
 			t.Fatalf("no schema name for mapped event %s", ev.Name)
 		}
 		path := filepath.Join(dir, prefix+".command."+kind+".schema.json")
+		if engineSchemas[prefix] {
+			path = filepath.Join("testdata", prefix+".command."+kind+".schema.json")
+		}
 		if _, err := os.Stat(path); err != nil {
 			if kind == "input" && ev.Name == "SessionStart" {
 				t.Logf("the published set has no %s input schema; its input is not cross-checked", ev.Name)
@@ -120,6 +129,15 @@ func outputCandidates(event string) []string {
 		`{"hookSpecificOutput":{"hookEventName":"`+event+`","env":{"A":1}}}`,
 		`{"hookSpecificOutput":{"hookEventName":"`+event+`","additionalContext":"ctx"},"decision":"block","reason":"r"}`,
 		`{"hookSpecificOutput":null}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"allow"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"deny","message":"no"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"deny"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"deny","interrupt":true}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"deny","interrupt":false,"message":"no"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"allow","updatedInput":{"command":"ls"}}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"allow","updatedPermissions":[]}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{"behavior":"maybe"}}}`,
+		`{"hookSpecificOutput":{"hookEventName":"`+event+`","decision":{}}}`,
 		`[1,2,3]`, `[]`, `{`, `{"a":1}{"b":2}`,
 	)
 	return out
@@ -213,6 +231,7 @@ func TestInputsAgainstSchemas(t *testing.T) {
 	} {
 		ex := h.Exec(tool.name, tool.args)
 		h.PreTool(ctx, ex)
+		h.Reg.RunApprovalAnswer(ctx, &dsh.ApprovalAnswerPayload{Exec: ex}, nil)
 		h.PostTool(ctx, ex, ht.Success(`{"output":"ok"}`))
 	}
 	h.Stop(ctx, 0)

@@ -44,7 +44,8 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 //   - a process outcome (timeout, cancellation, spawn or I/O failure, signal, over-cap
 //     output) is timeout or error, with a diagnostic;
 //   - exit 2 blocks with the trimmed stderr as reason (the event's blocking outcome:
-//     deny where the table denies, else block); blank stderr does what
+//     deny where the table denies, else block; error where the table says exit 2 is not
+//     honoured); blank stderr does what
 //     b.Exit2EmptyStderr says (block with the fallback reason, or failed); stdout is
 //     ignored;
 //   - any other non-zero exit code is error;
@@ -71,6 +72,11 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	switch code := *r.ExitCode; code {
 	case 0:
 	case 2:
+		if ev.Exit2 == string(dsh.HookOutcomeError) {
+			v.Outcome = dsh.HookOutcomeError
+			v.Diagnostics = append(v.Diagnostics, "exit 2 does not block at "+ev.Name+" in "+b.Dialect+" (non-blocking)")
+			return v
+		}
 		if stderr == "" {
 			if b.Exit2EmptyStderr == string(dsh.HookOutcomeFailed) {
 				v.Outcome = dsh.HookOutcomeFailed
@@ -184,7 +190,7 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 				return
 			}
 			reason = ""
-			if then == dsh.HookOutcomeDeny || then == dsh.HookOutcomeBlock {
+			if then == dsh.HookOutcomeDeny || then == dsh.HookOutcomeBlock || then == dsh.HookOutcomeHalt {
 				reason = ev.FallbackReason
 			}
 		}

@@ -154,6 +154,12 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
 	ro := o.run
 	ro.logFile = spec.LogPath
+	// An editor asks its user (Notification permission_prompt) and waits for input between
+	// turns (idle_prompt); under --permissions ask the hooks see permission_mode default.
+	ro.interactive = true
+	if o.permissions == string(acp.PermissionsAsk) {
+		ro.permissionMode = permDefault
+	}
 	model, llmCfg, err := pickModel(ro)
 	if err != nil {
 		return nil, err

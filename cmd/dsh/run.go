@@ -44,7 +44,8 @@ const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean
 const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical]
-               [--mcp-config FILE] [--context-window N] [--compact-threshold R] PROMPT...
+               [--permission-mode default|bypassPermissions] [--mcp-config FILE]
+               [--context-window N] [--compact-threshold R] PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
 (Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
@@ -83,6 +84,11 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
                        --compact-threshold of it (default 0.8). Without it only a request
                        the provider rejects as too long compacts
   --compact-threshold R  the share of the window at which to compact, in (0, 1]
+  --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
+                       plugin asks; default: every call but Read needs approval, as under
+                       claude -p --permission-mode default. Headless, no one answers: a
+                       PermissionRequest hook (approval/answer) may allow or deny, else the
+                       call is denied. The hooks get it as permission_mode
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
 running a turn (the instructions guide the summary).
@@ -108,6 +114,8 @@ type runOptions struct {
 	contextWindow      int     // tokens; 0: unknown
 	compactThreshold   float64 // 0: the loop's default
 	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
+	permissionMode     string  // bypassPermissions or default
+	interactive        bool    // the host waits for input between turns (dsh acp)
 	prompt             string
 }
 
@@ -154,6 +162,8 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
 	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
+	o.permissionMode = permBypass
+	fs.Var(clix.OneOf(&o.permissionMode, false, permBypass, permDefault), "permission-mode", "default or bypassPermissions")
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
@@ -272,6 +282,10 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		}
 		defer closeHooks()
 	}
+	if o.permissionMode == permDefault {
+		// After the hooks, so that their decisions come first (as dsh acp's policy).
+		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
+	}
 
 	cfg := loop.Config{ID: "main", Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
 		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
@@ -337,6 +351,25 @@ func compactNow(ctx context.Context, agent *loop.Agent, instructions string, std
 	}
 	fmt.Fprintf(stderr, "dsh run: /compact: about %d tokens before, %d after\n", res.TokensBefore, res.TokensAfter)
 	return nil
+}
+
+// The permission modes of dsh run (Claude Code's names).
+const (
+	permBypass  = "bypassPermissions"
+	permDefault = "default"
+)
+
+// askUnlessRead is --permission-mode default: a top-level call to any tool but Read
+// that the other listeners allow needs approval.
+func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	d, err := next.Call(ctx)
+	if err != nil {
+		return d, err
+	}
+	if _, allow := d.(dsh.PreToolAllow); allow && p.Exec.Parent.IsZero() && p.Exec.Name != "Read" {
+		return dsh.PreToolAsk{}, nil
+	}
+	return d, nil
 }
 
 // hasHooks says whether o loads hooks (a file or plugins).
@@ -495,13 +528,13 @@ func (t *turnState) setAgent(a dsh.Agent) {
 
 // session describes the session to the hooks as the engines do: a UUID session id,
 // a UUID per turn (prompt_id, turn_id), the route's model, and the permission mode
-// bypassPermissions (dsh run asks no one before a tool runs).
-func (t *turnState) session(sessionID, workspace, transcript, model string) hookproto.SessionFunc {
+// (bypassPermissions unless calls need approval).
+func (t *turnState) session(sessionID, workspace, transcript, model, mode string) hookproto.SessionFunc {
 	return func(ctx context.Context, agentID string) hookproto.Session {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		s := hookproto.Session{SessionID: sessionID, TranscriptPath: transcript, CWD: workspace, Model: model,
-			PermissionMode: "bypassPermissions", Turn: t.turn, TurnOpen: t.open, Agent: t.agent,
+			PermissionMode: mode, Turn: t.turn, TurnOpen: t.open, Agent: t.agent,
 			PromptID: t.turnID, TurnID: t.turnID, LastAssistantMessage: t.last}
 		return s
 	}
@@ -563,7 +596,11 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	})
 	stopTranscript := func() { cancelTranscript(); _ = tw.Close() }
 	abs = path
-	sess := turn.session(sessionID, workspace, abs, model)
+	mode := o.permissionMode
+	if mode == "" {
+		mode = permBypass
+	}
+	sess := turn.session(sessionID, workspace, abs, model, mode)
 	var register func(*dsh.Registrar) func()
 	var diags []hookproto.Diagnostic
 	var closer func(context.Context) error
@@ -578,7 +615,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	default:
 		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile})
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}

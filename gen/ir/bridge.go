@@ -59,7 +59,7 @@ type BridgeEvent struct {
 	Halt bool `json:"halt"`
 	// HaltReason is the halt reason when continue:false comes without a stopReason.
 	HaltReason string `json:"haltReason"`
-	// Exit2 is the outcome of exit 2 with a non-blank stderr: "deny" or "block".
+	// Exit2 is the outcome of exit 2 with a non-blank stderr: "deny", "block" or "error".
 	Exit2 string `json:"exit2"`
 	// Contexts are the output paths of context strings.
 	Contexts []string `json:"contexts"`

@@ -19,6 +19,72 @@ var ClaudeCode = Bridge{
 	StdinNewline:      true,
 	Exit2ReadsJSON:    true,
 	Events: []Event{
+		// Notification observes: permission_prompt when an approval request goes to
+		// the approval seam (approval/prompt), idle_prompt when an interactive agent
+		// waits for input (agent/status idle); the matcher tests notification_type.
+		// Nothing it prints decides anything.
+		{
+			Name:               "Notification",
+			Point:              "approval/prompt",
+			Input:              "NotificationInput",
+			Output:             "NotificationOutput",
+			Matcher:            "notification_type",
+			PlainStdoutContext: false,
+			FallbackReason:     "Blocked by hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               false,
+			HaltReason:         "stopped by Notification hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.NotificationOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// PermissionRequest answers a call that needs approval (approval/answer), before
+		// anyone is asked: behavior allow answers allowed-once, deny denies with the
+		// message ("Permission denied by hook"), and deny with interrupt also ends the
+		// turn. As the real engine: exit 2 and continue:false are not honoured here.
+		{
+			Name:               "PermissionRequest",
+			Point:              "approval/answer",
+			Input:              "PermissionRequestInput",
+			Output:             "PermissionRequestOutput",
+			Matcher:            "tool_name",
+			PlainStdoutContext: false,
+			FallbackReason:     "Permission denied by hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               false,
+			HaltReason:         "stopped by PermissionRequest hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "first",
+			Rules: []Rule{
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"allow\"", Then: "allow", Reason: "", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.interrupt", Is: "true", Then: "halt", Reason: "hookSpecificOutput.decision.message", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.decision.message", NeedsReason: false},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+				{When: "hookSpecificOutput.decision.updatedInput", Text: "PermissionRequest updatedInput is recorded but not applied: an approval answer cannot rewrite the sealed call"},
+				{When: "hookSpecificOutput.decision.updatedPermissions", Text: "PermissionRequest updatedPermissions is recorded but not applied: dsh has no permission rules"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.PermissionRequestOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// PostCompact runs after a compaction (compaction/post-compact) with the summary;
 		// hookSpecificOutput.additionalContext is context right after the checkpoint (the
 		// real engine rejects it: a superset); plain stdout is ignored.
@@ -74,6 +140,34 @@ var ClaudeCode = Bridge{
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostToolUseOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// PostToolUseFailure fires for failed results (tools/post-execute; a denied or
+		// cancelled call runs none): its contexts follow the result; it cannot block.
+		{
+			Name:               "PostToolUseFailure",
+			Point:              "tools/post-execute",
+			Input:              "PostToolUseFailureInput",
+			Output:             "PostToolUseFailureOutput",
+			Matcher:            "tool_name",
+			PlainStdoutContext: false,
+			FallbackReason:     "Blocked by hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               true,
+			HaltReason:         "stopped by PostToolUseFailure hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.PostToolUseFailureOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

@@ -19,6 +19,46 @@ var Codex = Bridge{
 	StdinNewline:      false,
 	Exit2ReadsJSON:    false,
 	Events: []Event{
+		// PermissionRequest answers a call that needs approval (approval/answer), as the
+		// real engine: allow allows; deny denies with the message ("PermissionRequest
+		// hook denied approval"); exit 2 denies with stderr; interrupt, updatedInput and
+		// updatedPermissions (reserved by the engine) make the hook failed; several
+		// hooks: deny wins.
+		{
+			Name:               "PermissionRequest",
+			Point:              "approval/answer",
+			Input:              "PermissionRequestInput",
+			Output:             "PermissionRequestOutput",
+			Matcher:            "tool_name",
+			PlainStdoutContext: false,
+			FallbackReason:     "PermissionRequest hook denied approval",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               false,
+			HaltReason:         "stopped by PermissionRequest hook (continue:false)",
+			Exit2:              "deny",
+			Contexts:           []string{},
+			JoinReasons:        "first",
+			Rules: []Rule{
+				{When: "continue", Is: "false", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "stopReason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.updatedInput", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.updatedPermissions", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.interrupt", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.decision.message", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"allow\"", Then: "allow", Reason: "", NeedsReason: false},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.PermissionRequestOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// PostCompact observes a finished compaction (compaction/post-compact): only
 		// systemMessage counts (a notice).
 		{

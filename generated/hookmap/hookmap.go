@@ -54,7 +54,7 @@ type Event struct {
 	// HaltReason is the halt reason when continue:false comes without a stopReason.
 	HaltReason string
 	// Exit2 is the outcome of exit 2 with a non-blank stderr (the reason): "deny" at the
-	// tool gate, "block" elsewhere.
+	// tool gate, "block" elsewhere, "error" where exit 2 is not honoured.
 	Exit2 string
 	// Contexts are the output paths of context strings, in order.
 	Contexts []string
@@ -77,7 +77,7 @@ type Rule struct {
 	// Is is the JSON literal the field must equal; "" means the field is set, not null
 	// and not empty.
 	Is string
-	// Then is the outcome when the rule holds: allow, deny, ask, block or failed.
+	// Then is the outcome when the rule holds: allow, deny, ask, block, halt or failed.
 	Then string
 	// Reason is the output path of the outcome's reason.
 	Reason string

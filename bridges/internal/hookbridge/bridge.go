@@ -35,6 +35,21 @@ const (
 	SessionEnd       = "SessionEnd"
 	PreCompact       = "PreCompact"
 	PostCompact      = "PostCompact"
+	// PermissionRequest answers a call that needs approval (approval/answer).
+	PermissionRequest = "PermissionRequest"
+	// PostToolUseFailure follows a failed call (tools/post-execute).
+	PostToolUseFailure = "PostToolUseFailure"
+	// Notification observes an approval prompt (approval/prompt) or an idle agent
+	// (agent/status).
+	Notification = "Notification"
+)
+
+// The notification types of Notification (its matcher subject).
+const (
+	// NotificationPermissionPrompt: an approval request goes to the approval seam.
+	NotificationPermissionPrompt = "permission_prompt"
+	// NotificationIdlePrompt: an interactive agent waits for input.
+	NotificationIdlePrompt = "idle_prompt"
 )
 
 // Input is the dialect-neutral content of one event's stdin; the dialect encodes it as
@@ -69,9 +84,15 @@ type Input struct {
 	ToolResponse json.RawMessage
 	// StopHookActive is the Stop flag.
 	StopHookActive bool
-	// DurationMS is how long the call executed, in milliseconds (PostToolUse; -1 when
-	// unknown).
+	// DurationMS is how long the call executed, in milliseconds (PostToolUse and
+	// PostToolUseFailure; -1 when unknown).
 	DurationMS int
+	// Error is the failure's message (PostToolUseFailure).
+	Error string
+	// IsInterrupt says the failed call was cancelled while it ran (PostToolUseFailure).
+	IsInterrupt bool
+	// NotificationType and Message describe a Notification.
+	NotificationType, Message string
 }
 
 // Dialect is what a dialect package supplies.
@@ -107,6 +128,9 @@ type Dialect struct {
 	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
 	// SessionEnd matchers test and its input carries).
 	EndReason func(reason string) string
+	// NotificationText returns the message of a Notification of the given type about
+	// tool ("" for idle_prompt).
+	NotificationText func(kind, tool string) string
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -131,6 +155,7 @@ type Options struct {
 	Logger          *slog.Logger          // diagnostics
 	StderrSummary   int                   // stderr summary cap (0: default)
 	Getenv          func(string) string   // harness environment for $SHELL (nil: os.Getenv)
+	Interactive     bool                  // the host waits for input between turns (Notification idle_prompt)
 
 	// Set through Option.
 	NewID        func() string
@@ -175,7 +200,7 @@ type Bridge struct {
 	stash  map[dsh.Token][]string      // PreToolUse contexts waiting for the tool result
 	denied map[dsh.Token]string        // rendered result texts of calls PreToolUse denied (Render.Deny)
 	asked  map[dsh.Token][2]string     // asked calls: the ask reason and its rendering (Render.AskDenied)
-	took   map[dsh.Token]time.Duration // execution times (Dialect.Durations)
+	took   map[dsh.Token]time.Duration // execution times of dispatched calls
 	halts  map[dsh.Token]string        // continue:false reasons of calls let run (Render.PreHaltRunsTool)
 }
 
@@ -293,13 +318,24 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	if b.has(PreToolUse) {
 		unregs = append(unregs, r.OnPreTool(b.preTool))
 	}
-	if b.has(PostToolUse) && b.d.Durations {
+	if b.has(PermissionRequest) {
+		unregs = append(unregs, r.OnApprovalAnswer(b.approvalAnswer))
+	}
+	if b.has(Notification) {
+		unregs = append(unregs, r.OnApprovalPrompt(b.approvalPrompt))
+		if b.o.Interactive {
+			unregs = append(unregs, r.OnStatus(b.status))
+		}
+	}
+	// The execute wrapper times the calls (PostToolUse duration_ms) and tells a failed
+	// call that ran (PostToolUseFailure) from a denied one.
+	if b.has(PostToolUseFailure) || (b.has(PostToolUse) && b.d.Durations) {
 		unregs = append(unregs, r.WrapExecute(b.timeExecute))
 	}
-	if b.has(PostToolUse) || b.has(PreToolUse) {
+	if b.has(PostToolUse) || b.has(PreToolUse) || b.has(PostToolUseFailure) || b.has(PermissionRequest) {
 		unregs = append(unregs, r.OnPostTool(b.postTool))
 	}
-	if b.has(PreToolUse) {
+	if b.has(PreToolUse) || b.has(PermissionRequest) || b.has(PostToolUseFailure) {
 		unregs = append(unregs, r.OnToolResult(b.toolResult))
 	}
 	if b.has(Stop) {
@@ -559,16 +595,20 @@ func (b *Bridge) timeExecute(ctx context.Context, p *dsh.ExecutePayload, next ds
 	return res
 }
 
-// duration returns (and forgets) a call's execution time in ms, -1 when unknown.
-func (b *Bridge) duration(t dsh.Token) int {
+// duration returns (and forgets) a call's execution time in ms, -1 when unknown, and
+// whether the call was dispatched (when the execute wrapper is registered).
+func (b *Bridge) duration(t dsh.Token) (int, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	d, ok := b.took[t]
 	delete(b.took, t)
 	if !ok {
-		return -1
+		return -1, false
 	}
-	return int(d.Milliseconds())
+	if !b.d.Durations {
+		return -1, true
+	}
+	return int(d.Milliseconds()), true
 }
 
 // takeDenied returns (and forgets) the rendered denial of a call and its halt reason.
@@ -620,6 +660,7 @@ func (b *Bridge) unstash(t dsh.Token) []string {
 func (b *Bridge) toolResult(_ context.Context, p *dsh.ToolResultPayload) {
 	b.unstash(p.Exec.Token)
 	b.takeDenied(p.Exec.Token)
+	b.duration(p.Exec.Token)
 }
 
 // toolResponse is the tool_response of a successful result: its value, or its text.
@@ -649,7 +690,7 @@ func Text(content []dsh.ContentBlock) string {
 func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 	texts := b.unstash(p.Exec.Token)
 	askText, asked := b.askDenied(p.Exec.Token, p.Result)
-	took := b.duration(p.Exec.Token)
+	took, dispatched := b.duration(p.Exec.Token)
 	deniedText, isDenied, haltReason, halts := b.takeDenied(p.Exec.Token)
 	if asked {
 		deniedText, isDenied = askText, true
@@ -669,12 +710,38 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		}
 		return acc, nil
 	}
-	var succ *dsh.ToolSuccess
+	var (
+		succ *dsh.ToolSuccess
+		fail *dsh.ToolFailure
+	)
 	switch r := p.Result.(type) {
 	case dsh.ToolSuccess:
 		succ = &r
 	case *dsh.ToolSuccess:
 		succ = r
+	case dsh.ToolFailure:
+		fail = &r
+	case *dsh.ToolFailure:
+		fail = r
+	}
+	if fail != nil && dispatched && b.has(PostToolUseFailure) {
+		// A call that ran and failed (a denied call never reaches dispatch).
+		ex := p.Exec
+		s := b.session(ctx, agentID(ex))
+		interrupted := fail.Error.Info != nil && fail.Error.Info.Code == abortedCode
+		in := Input{Event: PostToolUseFailure, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
+			ToolUseID: ex.CallID, DurationMS: took, Error: fail.Error.Message, IsInterrupt: interrupted}
+		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, b.contexts(PostToolUseFailure, ex.Name, rep)...)
+		if rep.Merged.Outcome == dsh.HookOutcomeHalt {
+			if len(texts) > 0 {
+				b.log.Info("PostToolUseFailure contexts dropped: the turn halts", "count", len(texts))
+			}
+			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
+		}
 	}
 	if succ != nil && b.has(PostToolUse) {
 		ex := p.Exec
@@ -869,4 +936,74 @@ func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (ds
 		return dsh.PostCompactAccept{}, nil
 	}
 	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(PostCompact, string(p.Origin), rep))}}, nil
+}
+
+// abortedCode is the error code of a call cancelled while its body ran (runtime/tools
+// CodeAborted; not imported, to keep the bridges off the runtime).
+const abortedCode = "ABORTED"
+
+// approvalAnswer maps PermissionRequest: allow answers allowed-once, deny (or block)
+// denies with the reason, halt (a deny with interrupt) denies and ends the turn; anything
+// else leaves the request to the next listener and the approval seam.
+func (b *Bridge) approvalAnswer(ctx context.Context, p *dsh.ApprovalAnswerPayload, next dsh.ApprovalAnswerNext) (dsh.ApprovalAnswerDecision, error) {
+	ex := p.Exec
+	s := b.session(ctx, agentID(ex))
+	in := Input{Event: PermissionRequest, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+	rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
+	if err != nil {
+		return nil, err
+	}
+	reason := rep.Merged.Reason
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeAllow:
+		return dsh.ApprovalAnswerAllow{}, nil
+	case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock, dsh.HookOutcomeHalt:
+		if b.d.Render.PermissionDeny != nil && !ex.Token.IsZero() {
+			text := b.d.Render.PermissionDeny(ex.Name, reason)
+			b.mu.Lock()
+			b.denied[ex.Token] = text
+			b.mu.Unlock()
+		}
+		d := dsh.ApprovalAnswerDeny{Message: &reason}
+		if rep.Merged.Outcome == dsh.HookOutcomeHalt {
+			yes := true
+			d.Interrupt = &yes
+		}
+		return d, nil
+	}
+	return next.Call(ctx)
+}
+
+// notify fires Notification; it only observes, so its outcome is not acted on.
+func (b *Bridge) notify(ctx context.Context, kind, tool string, s hookproto.Session, inTurn bool) {
+	msg := ""
+	if b.d.NotificationText != nil {
+		msg = b.d.NotificationText(kind, tool)
+	}
+	in := Input{Event: Notification, Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
+	rep, err := b.fire(ctx, in, kind, inTurn, s.Agent)
+	if err != nil {
+		b.log.Warn("Notification hook", "type", kind, "error", err)
+		return
+	}
+	if rep.Merged.Outcome != dsh.HookOutcomePass || len(rep.Merged.Contexts) > 0 {
+		b.log.Info("Notification hooks only observe; their output is ignored", "type", kind, "outcome", string(rep.Merged.Outcome))
+	}
+}
+
+// approvalPrompt maps Notification permission_prompt: an approval request goes to the
+// approval seam.
+func (b *Bridge) approvalPrompt(ctx context.Context, p *dsh.ApprovalPromptPayload) {
+	s := b.session(ctx, agentID(p.Exec))
+	b.notify(ctx, NotificationPermissionPrompt, p.Exec.Name, s, p.Exec.AgentID != nil && s.TurnOpen)
+}
+
+// status maps Notification idle_prompt: an interactive agent went idle, waiting for input.
+func (b *Bridge) status(ctx context.Context, p *dsh.StatusPayload) {
+	if p.Status != dsh.AgentStatusIdle {
+		return
+	}
+	s := b.session(ctx, p.AgentID)
+	s.TurnOpen = false
+	b.notify(ctx, NotificationIdlePrompt, "", s, false)
 }

@@ -18,6 +18,9 @@ type Render struct {
 	Contexts func(event, subject string, rep *hookproto.Report) []string
 	// Deny renders the tool result text of a call the PreToolUse hooks denied.
 	Deny func(tool string, args json.RawMessage, rep *hookproto.Report) string
+	// PermissionDeny renders the tool result text of a call a PermissionRequest hook
+	// denied, from the merged reason.
+	PermissionDeny func(tool, reason string) string
 	// AskDenied renders the tool result text of a call a PreToolUse hook asked about when
 	// no one could answer and the runtime denied it (headless: Claude Code sends the
 	// reason alone).

@@ -257,6 +257,186 @@ func (v PostToolUseInput) WithAgentType(x string) PostToolUseInput {
 	return v
 }
 
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v PermissionRequestInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v PermissionRequestInput) WithPromptID(x string) PermissionRequestInput {
+	v.PromptID = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v PermissionRequestInput) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v PermissionRequestInput) WithAgentID(x string) PermissionRequestInput {
+	v.AgentID = &x
+	return v
+}
+
+// GetAgentType returns AgentType, or the zero value when it is absent.
+func (v PermissionRequestInput) GetAgentType() string {
+	if v.AgentType == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentType
+}
+
+// WithAgentType returns a copy of v with AgentType set to x.
+func (v PermissionRequestInput) WithAgentType(x string) PermissionRequestInput {
+	v.AgentType = &x
+	return v
+}
+
+// GetIsInterrupt returns IsInterrupt, or the zero value when it is absent.
+func (v PostToolUseFailureInput) GetIsInterrupt() bool {
+	if v.IsInterrupt == nil {
+		var zero bool
+		return zero
+	}
+	return *v.IsInterrupt
+}
+
+// WithIsInterrupt returns a copy of v with IsInterrupt set to x.
+func (v PostToolUseFailureInput) WithIsInterrupt(x bool) PostToolUseFailureInput {
+	v.IsInterrupt = &x
+	return v
+}
+
+// GetDurationMS returns DurationMS, or the zero value when it is absent.
+func (v PostToolUseFailureInput) GetDurationMS() int {
+	if v.DurationMS == nil {
+		var zero int
+		return zero
+	}
+	return *v.DurationMS
+}
+
+// WithDurationMS returns a copy of v with DurationMS set to x.
+func (v PostToolUseFailureInput) WithDurationMS(x int) PostToolUseFailureInput {
+	v.DurationMS = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v PostToolUseFailureInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v PostToolUseFailureInput) WithPromptID(x string) PostToolUseFailureInput {
+	v.PromptID = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v PostToolUseFailureInput) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v PostToolUseFailureInput) WithAgentID(x string) PostToolUseFailureInput {
+	v.AgentID = &x
+	return v
+}
+
+// GetAgentType returns AgentType, or the zero value when it is absent.
+func (v PostToolUseFailureInput) GetAgentType() string {
+	if v.AgentType == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentType
+}
+
+// WithAgentType returns a copy of v with AgentType set to x.
+func (v PostToolUseFailureInput) WithAgentType(x string) PostToolUseFailureInput {
+	v.AgentType = &x
+	return v
+}
+
+// GetTitle returns Title, or the zero value when it is absent.
+func (v NotificationInput) GetTitle() string {
+	if v.Title == nil {
+		var zero string
+		return zero
+	}
+	return *v.Title
+}
+
+// WithTitle returns a copy of v with Title set to x.
+func (v NotificationInput) WithTitle(x string) NotificationInput {
+	v.Title = &x
+	return v
+}
+
+// GetPromptID returns PromptID, or the zero value when it is absent.
+func (v NotificationInput) GetPromptID() string {
+	if v.PromptID == nil {
+		var zero string
+		return zero
+	}
+	return *v.PromptID
+}
+
+// WithPromptID returns a copy of v with PromptID set to x.
+func (v NotificationInput) WithPromptID(x string) NotificationInput {
+	v.PromptID = &x
+	return v
+}
+
+// GetAgentID returns AgentID, or the zero value when it is absent.
+func (v NotificationInput) GetAgentID() string {
+	if v.AgentID == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentID
+}
+
+// WithAgentID returns a copy of v with AgentID set to x.
+func (v NotificationInput) WithAgentID(x string) NotificationInput {
+	v.AgentID = &x
+	return v
+}
+
+// GetAgentType returns AgentType, or the zero value when it is absent.
+func (v NotificationInput) GetAgentType() string {
+	if v.AgentType == nil {
+		var zero string
+		return zero
+	}
+	return *v.AgentType
+}
+
+// WithAgentType returns a copy of v with AgentType set to x.
+func (v NotificationInput) WithAgentType(x string) NotificationInput {
+	v.AgentType = &x
+	return v
+}
+
 // GetLastAssistantMessage returns LastAssistantMessage, or the zero value when it is absent.
 func (v StopInput) GetLastAssistantMessage() string {
 	if v.LastAssistantMessage == nil {
@@ -974,6 +1154,336 @@ func (v PostToolUseSpecific) GetAdditionalContext() string {
 
 // WithAdditionalContext returns a copy of v with AdditionalContext set to x.
 func (v PostToolUseSpecific) WithAdditionalContext(x string) PostToolUseSpecific {
+	v.AdditionalContext = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PermissionRequestOutput) WithContinue(x bool) PermissionRequestOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PermissionRequestOutput) WithStopReason(x string) PermissionRequestOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PermissionRequestOutput) WithSuppressOutput(x bool) PermissionRequestOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PermissionRequestOutput) WithSystemMessage(x string) PermissionRequestOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v PermissionRequestOutput) WithReason(x string) PermissionRequestOutput {
+	v.Reason = &x
+	return v
+}
+
+// GetHookEventName returns HookEventName, or the zero value when it is absent.
+func (v PermissionRequestSpecific) GetHookEventName() string {
+	if v.HookEventName == nil {
+		var zero string
+		return zero
+	}
+	return *v.HookEventName
+}
+
+// WithHookEventName returns a copy of v with HookEventName set to x.
+func (v PermissionRequestSpecific) WithHookEventName(x string) PermissionRequestSpecific {
+	v.HookEventName = &x
+	return v
+}
+
+// GetMessage returns Message, or the zero value when it is absent.
+func (v PermissionRequestDecision) GetMessage() string {
+	if v.Message == nil {
+		var zero string
+		return zero
+	}
+	return *v.Message
+}
+
+// WithMessage returns a copy of v with Message set to x.
+func (v PermissionRequestDecision) WithMessage(x string) PermissionRequestDecision {
+	v.Message = &x
+	return v
+}
+
+// GetInterrupt returns Interrupt, or the zero value when it is absent.
+func (v PermissionRequestDecision) GetInterrupt() bool {
+	if v.Interrupt == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Interrupt
+}
+
+// WithInterrupt returns a copy of v with Interrupt set to x.
+func (v PermissionRequestDecision) WithInterrupt(x bool) PermissionRequestDecision {
+	v.Interrupt = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PostToolUseFailureOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PostToolUseFailureOutput) WithContinue(x bool) PostToolUseFailureOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PostToolUseFailureOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PostToolUseFailureOutput) WithStopReason(x string) PostToolUseFailureOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PostToolUseFailureOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PostToolUseFailureOutput) WithSuppressOutput(x bool) PostToolUseFailureOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PostToolUseFailureOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PostToolUseFailureOutput) WithSystemMessage(x string) PostToolUseFailureOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v PostToolUseFailureOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v PostToolUseFailureOutput) WithReason(x string) PostToolUseFailureOutput {
+	v.Reason = &x
+	return v
+}
+
+// GetHookEventName returns HookEventName, or the zero value when it is absent.
+func (v PostToolUseFailureSpecific) GetHookEventName() string {
+	if v.HookEventName == nil {
+		var zero string
+		return zero
+	}
+	return *v.HookEventName
+}
+
+// WithHookEventName returns a copy of v with HookEventName set to x.
+func (v PostToolUseFailureSpecific) WithHookEventName(x string) PostToolUseFailureSpecific {
+	v.HookEventName = &x
+	return v
+}
+
+// GetAdditionalContext returns AdditionalContext, or the zero value when it is absent.
+func (v PostToolUseFailureSpecific) GetAdditionalContext() string {
+	if v.AdditionalContext == nil {
+		var zero string
+		return zero
+	}
+	return *v.AdditionalContext
+}
+
+// WithAdditionalContext returns a copy of v with AdditionalContext set to x.
+func (v PostToolUseFailureSpecific) WithAdditionalContext(x string) PostToolUseFailureSpecific {
+	v.AdditionalContext = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v NotificationOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v NotificationOutput) WithContinue(x bool) NotificationOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v NotificationOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v NotificationOutput) WithStopReason(x string) NotificationOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v NotificationOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v NotificationOutput) WithSuppressOutput(x bool) NotificationOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v NotificationOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v NotificationOutput) WithSystemMessage(x string) NotificationOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetReason returns Reason, or the zero value when it is absent.
+func (v NotificationOutput) GetReason() string {
+	if v.Reason == nil {
+		var zero string
+		return zero
+	}
+	return *v.Reason
+}
+
+// WithReason returns a copy of v with Reason set to x.
+func (v NotificationOutput) WithReason(x string) NotificationOutput {
+	v.Reason = &x
+	return v
+}
+
+// GetHookEventName returns HookEventName, or the zero value when it is absent.
+func (v NotificationSpecific) GetHookEventName() string {
+	if v.HookEventName == nil {
+		var zero string
+		return zero
+	}
+	return *v.HookEventName
+}
+
+// WithHookEventName returns a copy of v with HookEventName set to x.
+func (v NotificationSpecific) WithHookEventName(x string) NotificationSpecific {
+	v.HookEventName = &x
+	return v
+}
+
+// GetAdditionalContext returns AdditionalContext, or the zero value when it is absent.
+func (v NotificationSpecific) GetAdditionalContext() string {
+	if v.AdditionalContext == nil {
+		var zero string
+		return zero
+	}
+	return *v.AdditionalContext
+}
+
+// WithAdditionalContext returns a copy of v with AdditionalContext set to x.
+func (v NotificationSpecific) WithAdditionalContext(x string) NotificationSpecific {
 	v.AdditionalContext = &x
 	return v
 }

@@ -671,6 +671,411 @@ func (v *PostToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostToolUseInputHookEventName", data, v, PostToolUseInputHookEventNameValues)
 }
 
+// PermissionRequestInput is the stdin of a PermissionRequest hook: a call that needs
+// approval (no tool_use_id, as the real engine).
+type PermissionRequestInput struct {
+	// HookEventName names the event.
+	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// ToolName is the tool the call asks for.
+	ToolName string `json:"tool_name"`
+	// ToolInput is the call's arguments.
+	ToolInput json.RawMessage `json:"tool_input"`
+	// PermissionSuggestions are the permission updates the engine would offer the user
+	// (dsh has no permission rules: absent).
+	PermissionSuggestions []json.RawMessage `json:"permission_suggestions,omitempty"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	if r.PermissionSuggestions != nil {
+		codec.EncodeList(enc.Key("permission_suggestions"), r.PermissionSuggestions, (*codec.Encoder).Raw)
+	}
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestInput", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Optional(dec, "permission_suggestions", &v.PermissionSuggestions, codec.ListOf(codec.Raw))
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PermissionRequestInput", "hook_event_name", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PermissionRequestInput", "permission_mode", err)
+		}
+	}
+	return nil
+}
+
+// PermissionRequestInputHookEventName is the set of values of
+// PermissionRequestInput.HookEventName: hook_event_name names the event.
+type PermissionRequestInputHookEventName string
+
+const (
+	// PermissionRequestInputHookEventNamePermissionRequest is the
+	// PermissionRequestInputHookEventName value "PermissionRequest".
+	PermissionRequestInputHookEventNamePermissionRequest PermissionRequestInputHookEventName = "PermissionRequest"
+)
+
+// PermissionRequestInputHookEventNameValues lists every PermissionRequestInputHookEventName
+// value, in spec order.
+var PermissionRequestInputHookEventNameValues = []PermissionRequestInputHookEventName{PermissionRequestInputHookEventNamePermissionRequest}
+
+// Valid reports whether v is one of the PermissionRequestInputHookEventNameValues.
+func (v PermissionRequestInputHookEventName) Valid() bool {
+	switch v {
+	case PermissionRequestInputHookEventNamePermissionRequest:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRequestInputHookEventName, rejecting any value not in
+// PermissionRequestInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRequestInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRequestInputHookEventName", data, v, PermissionRequestInputHookEventNameValues)
+}
+
+// PostToolUseFailureInput is the stdin of a PostToolUseFailure hook: a call whose tool
+// failed.
+type PostToolUseFailureInput struct {
+	// HookEventName names the event.
+	HookEventName PostToolUseFailureInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// ToolName is the tool that failed.
+	ToolName string `json:"tool_name"`
+	// ToolInput is the call's arguments.
+	ToolInput json.RawMessage `json:"tool_input"`
+	// ToolUseID is the id of the call.
+	ToolUseID string `json:"tool_use_id"`
+	// Error is the failure as the model sees it.
+	Error string `json:"error"`
+	// IsInterrupt says the call failed because it was interrupted.
+	IsInterrupt *bool `json:"is_interrupt,omitempty"`
+	// DurationMS is how long the tool ran, in milliseconds.
+	DurationMS *int `json:"duration_ms,omitempty"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostToolUseFailureInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolUseFailureInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseFailureInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_use_id").String(r.ToolUseID)
+	enc.Key("error").String(r.Error)
+	if r.IsInterrupt != nil {
+		enc.Key("is_interrupt").Bool(*r.IsInterrupt)
+	}
+	if r.DurationMS != nil {
+		enc.Key("duration_ms").Int(*r.DurationMS)
+	}
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolUseFailureInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PostToolUseFailureInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolUseFailureInput", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolUseFailureInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseFailureInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Required(dec, "error", &v.Error, codec.Value[string])
+	codec.Optional(dec, "is_interrupt", &v.IsInterrupt, codec.Value[*bool])
+	codec.Optional(dec, "duration_ms", &v.DurationMS, codec.Value[*int])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolUseFailureInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolUseFailureInput", "hook_event_name", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PostToolUseFailureInput", "permission_mode", err)
+		}
+	}
+	return nil
+}
+
+// PostToolUseFailureInputHookEventName is the set of values of
+// PostToolUseFailureInput.HookEventName: hook_event_name names the event.
+type PostToolUseFailureInputHookEventName string
+
+const (
+	// PostToolUseFailureInputHookEventNamePostToolUseFailure is the
+	// PostToolUseFailureInputHookEventName value "PostToolUseFailure".
+	PostToolUseFailureInputHookEventNamePostToolUseFailure PostToolUseFailureInputHookEventName = "PostToolUseFailure"
+)
+
+// PostToolUseFailureInputHookEventNameValues lists every
+// PostToolUseFailureInputHookEventName value, in spec order.
+var PostToolUseFailureInputHookEventNameValues = []PostToolUseFailureInputHookEventName{PostToolUseFailureInputHookEventNamePostToolUseFailure}
+
+// Valid reports whether v is one of the PostToolUseFailureInputHookEventNameValues.
+func (v PostToolUseFailureInputHookEventName) Valid() bool {
+	switch v {
+	case PostToolUseFailureInputHookEventNamePostToolUseFailure:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostToolUseFailureInputHookEventName, rejecting any value not in
+// PostToolUseFailureInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PostToolUseFailureInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostToolUseFailureInputHookEventName", data, v, PostToolUseFailureInputHookEventNameValues)
+}
+
+// NotificationInput is the stdin of a Notification hook.
+type NotificationInput struct {
+	// HookEventName names the event.
+	HookEventName NotificationInputHookEventName `json:"hook_event_name"`
+	// Message is the notification's text.
+	Message string `json:"message"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// Title is the notification's title, when it has one.
+	Title *string `json:"title,omitempty"`
+	// NotificationType says what the notification is about: permission_prompt or
+	// idle_prompt (dsh sends no other).
+	NotificationType string `json:"notification_type"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r NotificationInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, NotificationInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r NotificationInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("message").String(r.Message)
+	enc.Key("session_id").String(r.SessionID)
+	if r.Title != nil {
+		enc.Key("title").String(*r.Title)
+	}
+	enc.Key("notification_type").String(r.NotificationType)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a NotificationInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *NotificationInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("NotificationInput", data)
+	if err != nil {
+		return err
+	}
+	var v NotificationInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[NotificationInputHookEventName])
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Optional(dec, "title", &v.Title, codec.Value[*string])
+	codec.Required(dec, "notification_type", &v.NotificationType, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r NotificationInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("NotificationInput", "hook_event_name", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("NotificationInput", "permission_mode", err)
+		}
+	}
+	return nil
+}
+
+// NotificationInputHookEventName is the set of values of NotificationInput.HookEventName:
+// hook_event_name names the event.
+type NotificationInputHookEventName string
+
+const (
+	// NotificationInputHookEventNameNotification is the NotificationInputHookEventName value
+	// "Notification".
+	NotificationInputHookEventNameNotification NotificationInputHookEventName = "Notification"
+)
+
+// NotificationInputHookEventNameValues lists every NotificationInputHookEventName value, in
+// spec order.
+var NotificationInputHookEventNameValues = []NotificationInputHookEventName{NotificationInputHookEventNameNotification}
+
+// Valid reports whether v is one of the NotificationInputHookEventNameValues.
+func (v NotificationInputHookEventName) Valid() bool {
+	switch v {
+	case NotificationInputHookEventNameNotification:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a NotificationInputHookEventName, rejecting any value not in
+// NotificationInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *NotificationInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("NotificationInputHookEventName", data, v, NotificationInputHookEventNameValues)
+}
+
 // StopInput is the stdin of a Stop hook.
 type StopInput struct {
 	// HookEventName names the event.
@@ -1363,6 +1768,67 @@ func (r Universal) Validate() error {
 	return nil
 }
 
+// NotificationOutputDecision is the set of values of NotificationOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type NotificationOutputDecision string
+
+const (
+	// NotificationOutputDecisionApprove is the NotificationOutputDecision value "approve".
+	NotificationOutputDecisionApprove NotificationOutputDecision = "approve"
+	// NotificationOutputDecisionBlock is the NotificationOutputDecision value "block".
+	NotificationOutputDecisionBlock NotificationOutputDecision = "block"
+)
+
+// NotificationOutputDecisionValues lists every NotificationOutputDecision value, in spec
+// order.
+var NotificationOutputDecisionValues = []NotificationOutputDecision{NotificationOutputDecisionApprove, NotificationOutputDecisionBlock}
+
+// Valid reports whether v is one of the NotificationOutputDecisionValues.
+func (v NotificationOutputDecision) Valid() bool {
+	switch v {
+	case NotificationOutputDecisionApprove, NotificationOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a NotificationOutputDecision, rejecting any value not in
+// NotificationOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *NotificationOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("NotificationOutputDecision", data, v, NotificationOutputDecisionValues)
+}
+
+// PermissionRequestOutputDecision is the set of values of PermissionRequestOutput.Decision:
+// decision "block" blocks (the event decides what that means); "approve" is legacy.
+type PermissionRequestOutputDecision string
+
+const (
+	// PermissionRequestOutputDecisionApprove is the PermissionRequestOutputDecision value
+	// "approve".
+	PermissionRequestOutputDecisionApprove PermissionRequestOutputDecision = "approve"
+	// PermissionRequestOutputDecisionBlock is the PermissionRequestOutputDecision value "block".
+	PermissionRequestOutputDecisionBlock PermissionRequestOutputDecision = "block"
+)
+
+// PermissionRequestOutputDecisionValues lists every PermissionRequestOutputDecision value,
+// in spec order.
+var PermissionRequestOutputDecisionValues = []PermissionRequestOutputDecision{PermissionRequestOutputDecisionApprove, PermissionRequestOutputDecisionBlock}
+
+// Valid reports whether v is one of the PermissionRequestOutputDecisionValues.
+func (v PermissionRequestOutputDecision) Valid() bool {
+	switch v {
+	case PermissionRequestOutputDecisionApprove, PermissionRequestOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRequestOutputDecision, rejecting any value not in
+// PermissionRequestOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRequestOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRequestOutputDecision", data, v, PermissionRequestOutputDecisionValues)
+}
+
 // PostCompactOutputDecision is the set of values of PostCompactOutput.Decision: decision
 // "block" blocks (the event decides what that means); "approve" is legacy.
 type PostCompactOutputDecision string
@@ -1391,6 +1857,39 @@ func (v PostCompactOutputDecision) Valid() bool {
 // PostCompactOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PostCompactOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostCompactOutputDecision", data, v, PostCompactOutputDecisionValues)
+}
+
+// PostToolUseFailureOutputDecision is the set of values of
+// PostToolUseFailureOutput.Decision: decision "block" blocks (the event decides what that
+// means); "approve" is legacy.
+type PostToolUseFailureOutputDecision string
+
+const (
+	// PostToolUseFailureOutputDecisionApprove is the PostToolUseFailureOutputDecision value
+	// "approve".
+	PostToolUseFailureOutputDecisionApprove PostToolUseFailureOutputDecision = "approve"
+	// PostToolUseFailureOutputDecisionBlock is the PostToolUseFailureOutputDecision value
+	// "block".
+	PostToolUseFailureOutputDecisionBlock PostToolUseFailureOutputDecision = "block"
+)
+
+// PostToolUseFailureOutputDecisionValues lists every PostToolUseFailureOutputDecision value,
+// in spec order.
+var PostToolUseFailureOutputDecisionValues = []PostToolUseFailureOutputDecision{PostToolUseFailureOutputDecisionApprove, PostToolUseFailureOutputDecisionBlock}
+
+// Valid reports whether v is one of the PostToolUseFailureOutputDecisionValues.
+func (v PostToolUseFailureOutputDecision) Valid() bool {
+	switch v {
+	case PostToolUseFailureOutputDecisionApprove, PostToolUseFailureOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostToolUseFailureOutputDecision, rejecting any value not in
+// PostToolUseFailureOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *PostToolUseFailureOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostToolUseFailureOutputDecision", data, v, PostToolUseFailureOutputDecisionValues)
 }
 
 // PostToolUseOutputDecision is the set of values of PostToolUseOutput.Decision: decision
@@ -2285,6 +2784,559 @@ func (r *PostToolUseSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseSpecific) Validate() error {
+	return nil
+}
+
+// PermissionRequestOutput is what a PermissionRequest hook may print.
+//
+// PermissionRequestOutput is open: decoding ignores the fields it does not declare (they are
+// not kept).
+type PermissionRequestOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the PermissionRequest-specific fields.
+	HookSpecificOutput *PermissionRequestSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision PermissionRequestOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestOutput (see DecodeError); absent regular fields
+// get their default. PermissionRequestOutput is open: fields it does not declare are
+// ignored.
+func (r *PermissionRequestOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PermissionRequestSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PermissionRequestOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("PermissionRequestOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PermissionRequestOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PermissionRequestSpecific holds the PermissionRequest-specific output fields.
+//
+// PermissionRequestSpecific is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type PermissionRequestSpecific struct {
+	// HookEventName must equal "PermissionRequest" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// Decision answers the request; absent: no answer.
+	Decision *PermissionRequestDecision `json:"decision,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.Decision != nil {
+		r.Decision.encodeJSON(enc.Key("decision"))
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestSpecific (see DecodeError); absent regular fields
+// get their default. PermissionRequestSpecific is open: fields it does not declare are
+// ignored.
+func (r *PermissionRequestSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[*PermissionRequestDecision])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestSpecific) Validate() error {
+	if r.Decision != nil {
+		if err := r.Decision.Validate(); err != nil {
+			return codec.FieldError("PermissionRequestSpecific", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PermissionRequestDecision is a PermissionRequest hook's answer.
+//
+// PermissionRequestDecision is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type PermissionRequestDecision struct {
+	// Behavior allows or denies the call.
+	Behavior PermissionRequestDecisionBehavior `json:"behavior"`
+	// Message is the denial shown to the model (deny).
+	Message *string `json:"message,omitempty"`
+	// Interrupt also stops the turn (deny).
+	Interrupt *bool `json:"interrupt,omitempty"`
+	// UpdatedInput would rewrite the call's arguments (allow); dsh records it and does
+	// not apply it.
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	// UpdatedPermissions would add permission rules (allow); dsh has none and records it.
+	UpdatedPermissions json.RawMessage `json:"updatedPermissions,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestDecision) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestDecision.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestDecision) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("behavior").String(string(r.Behavior))
+	if r.Message != nil {
+		enc.Key("message").String(*r.Message)
+	}
+	if r.Interrupt != nil {
+		enc.Key("interrupt").Bool(*r.Interrupt)
+	}
+	if len(r.UpdatedInput) != 0 {
+		enc.Key("updatedInput").Raw(r.UpdatedInput)
+	}
+	if len(r.UpdatedPermissions) != 0 {
+		enc.Key("updatedPermissions").Raw(r.UpdatedPermissions)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestDecision (see DecodeError); absent regular fields
+// get their default. PermissionRequestDecision is open: fields it does not declare are
+// ignored.
+func (r *PermissionRequestDecision) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestDecision", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestDecision
+	codec.Required(dec, "behavior", &v.Behavior, codec.Value[PermissionRequestDecisionBehavior])
+	codec.Optional(dec, "message", &v.Message, codec.Value[*string])
+	codec.Optional(dec, "interrupt", &v.Interrupt, codec.Value[*bool])
+	codec.Optional(dec, "updatedInput", &v.UpdatedInput, codec.Raw)
+	codec.Optional(dec, "updatedPermissions", &v.UpdatedPermissions, codec.Raw)
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestDecision) Validate() error {
+	if err := codec.CheckEnum(r.Behavior); err != nil {
+		return codec.FieldError("PermissionRequestDecision", "behavior", err)
+	}
+	return nil
+}
+
+// PermissionRequestDecisionBehavior is the set of values of
+// PermissionRequestDecision.Behavior: behavior allows or denies the call.
+type PermissionRequestDecisionBehavior string
+
+const (
+	// PermissionRequestDecisionBehaviorAllow is the PermissionRequestDecisionBehavior value
+	// "allow".
+	PermissionRequestDecisionBehaviorAllow PermissionRequestDecisionBehavior = "allow"
+	// PermissionRequestDecisionBehaviorDeny is the PermissionRequestDecisionBehavior value
+	// "deny".
+	PermissionRequestDecisionBehaviorDeny PermissionRequestDecisionBehavior = "deny"
+)
+
+// PermissionRequestDecisionBehaviorValues lists every PermissionRequestDecisionBehavior
+// value, in spec order.
+var PermissionRequestDecisionBehaviorValues = []PermissionRequestDecisionBehavior{PermissionRequestDecisionBehaviorAllow, PermissionRequestDecisionBehaviorDeny}
+
+// Valid reports whether v is one of the PermissionRequestDecisionBehaviorValues.
+func (v PermissionRequestDecisionBehavior) Valid() bool {
+	switch v {
+	case PermissionRequestDecisionBehaviorAllow, PermissionRequestDecisionBehaviorDeny:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRequestDecisionBehavior, rejecting any value not in
+// PermissionRequestDecisionBehaviorValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRequestDecisionBehavior) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRequestDecisionBehavior", data, v, PermissionRequestDecisionBehaviorValues)
+}
+
+// PostToolUseFailureOutput is what a PostToolUseFailure hook may print.
+//
+// PostToolUseFailureOutput is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type PostToolUseFailureOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the PostToolUseFailure-specific fields.
+	HookSpecificOutput *PostToolUseFailureSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision PostToolUseFailureOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostToolUseFailureOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolUseFailureOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseFailureOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolUseFailureOutput (see DecodeError); absent regular fields
+// get their default. PostToolUseFailureOutput is open: fields it does not declare are
+// ignored.
+func (r *PostToolUseFailureOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolUseFailureOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolUseFailureOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PostToolUseFailureSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PostToolUseFailureOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolUseFailureOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("PostToolUseFailureOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PostToolUseFailureOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PostToolUseFailureSpecific holds the PostToolUseFailure-specific output fields.
+//
+// PostToolUseFailureSpecific is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type PostToolUseFailureSpecific struct {
+	// HookEventName must equal "PostToolUseFailure" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is added to the model's context after the failed result.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostToolUseFailureSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolUseFailureSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolUseFailureSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolUseFailureSpecific (see DecodeError); absent regular
+// fields get their default. PostToolUseFailureSpecific is open: fields it does not declare
+// are ignored.
+func (r *PostToolUseFailureSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolUseFailureSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolUseFailureSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolUseFailureSpecific) Validate() error {
+	return nil
+}
+
+// NotificationOutput is what a Notification hook may print (nothing of it decides).
+//
+// NotificationOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type NotificationOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the Notification-specific fields.
+	HookSpecificOutput *NotificationSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision NotificationOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r NotificationOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, NotificationOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r NotificationOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a NotificationOutput (see DecodeError); absent regular fields get
+// their default. NotificationOutput is open: fields it does not declare are ignored.
+func (r *NotificationOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("NotificationOutput", data)
+	if err != nil {
+		return err
+	}
+	var v NotificationOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*NotificationSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[NotificationOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r NotificationOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("NotificationOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("NotificationOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// NotificationSpecific holds the Notification-specific output fields.
+//
+// NotificationSpecific is open: decoding ignores the fields it does not declare (they are
+// not kept).
+type NotificationSpecific struct {
+	// HookEventName must equal "Notification" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is accepted and ignored: a notification reaches no model turn.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r NotificationSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, NotificationSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r NotificationSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a NotificationSpecific (see DecodeError); absent regular fields get
+// their default. NotificationSpecific is open: fields it does not declare are ignored.
+func (r *NotificationSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("NotificationSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v NotificationSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r NotificationSpecific) Validate() error {
 	return nil
 }
 

@@ -44,6 +44,99 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName: ptr("text-hookEventName"),
 		})
 	})
+	t.Run("NotificationInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "NotificationInput", closed, claudecode.NotificationInput{
+			HookEventName:    claudecode.NotificationInputHookEventNameNotification,
+			Message:          "text-message",
+			SessionID:        "text-session_id",
+			Title:            ptr("text-title"),
+			NotificationType: "text-notification_type",
+			TranscriptPath:   "text-transcript_path",
+			CWD:              "text-cwd",
+			PermissionMode:   claudecode.PermissionModeDefault,
+			PromptID:         ptr("text-prompt_id"),
+			AgentID:          ptr("text-agent_id"),
+			AgentType:        ptr("text-agent_type"),
+		})
+	})
+	t.Run("NotificationOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "NotificationOutput", open, claudecode.NotificationOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.NotificationSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.NotificationOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("NotificationSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "NotificationSpecific", open, claudecode.NotificationSpecific{
+			HookEventName:     ptr("text-hookEventName"),
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
+	t.Run("PermissionRequestDecision", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestDecision", open, claudecode.PermissionRequestDecision{
+			Behavior:           claudecode.PermissionRequestDecisionBehaviorAllow,
+			Message:            ptr("text-message"),
+			Interrupt:          ptr(true),
+			UpdatedInput:       json.RawMessage(`{"k":"v"}`),
+			UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+		})
+	})
+	t.Run("PermissionRequestInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestInput", closed, claudecode.PermissionRequestInput{
+			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest,
+			SessionID:     "text-session_id",
+			ToolName:      "text-tool_name",
+			ToolInput:     json.RawMessage(`{"k":"v"}`),
+			PermissionSuggestions: []json.RawMessage{
+				json.RawMessage(`{"k":"v"}`),
+			},
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+		})
+	})
+	t.Run("PermissionRequestOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestOutput", open, claudecode.PermissionRequestOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.PermissionRequestSpecific{
+				HookEventName: ptr("text-hookEventName"),
+				Decision: &claudecode.PermissionRequestDecision{
+					Behavior:           claudecode.PermissionRequestDecisionBehaviorAllow,
+					Message:            ptr("text-message"),
+					Interrupt:          ptr(true),
+					UpdatedInput:       json.RawMessage(`{"k":"v"}`),
+					UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+				},
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.PermissionRequestOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("PermissionRequestSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestSpecific", open, claudecode.PermissionRequestSpecific{
+			HookEventName: ptr("text-hookEventName"),
+			Decision: &claudecode.PermissionRequestDecision{
+				Behavior:           claudecode.PermissionRequestDecisionBehaviorAllow,
+				Message:            ptr("text-message"),
+				Interrupt:          ptr(true),
+				UpdatedInput:       json.RawMessage(`{"k":"v"}`),
+				UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+			},
+		})
+	})
 	t.Run("PostCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactInput", closed, claudecode.PostCompactInput{
 			HookEventName:  claudecode.PostCompactInputHookEventNamePostCompact,
@@ -74,6 +167,44 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostCompactSpecific", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactSpecific", open, claudecode.PostCompactSpecific{
+			HookEventName:     ptr("text-hookEventName"),
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
+	t.Run("PostToolUseFailureInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostToolUseFailureInput", closed, claudecode.PostToolUseFailureInput{
+			HookEventName:  claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure,
+			SessionID:      "text-session_id",
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage(`{"k":"v"}`),
+			ToolUseID:      "text-tool_use_id",
+			Error:          "text-error",
+			IsInterrupt:    ptr(true),
+			DurationMS:     ptr(1),
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PermissionMode: claudecode.PermissionModeDefault,
+			PromptID:       ptr("text-prompt_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+		})
+	})
+	t.Run("PostToolUseFailureOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostToolUseFailureOutput", open, claudecode.PostToolUseFailureOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.PostToolUseFailureSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.PostToolUseFailureOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("PostToolUseFailureSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostToolUseFailureSpecific", open, claudecode.PostToolUseFailureSpecific{
 			HookEventName:     ptr("text-hookEventName"),
 			AdditionalContext: ptr("text-additionalContext"),
 		})

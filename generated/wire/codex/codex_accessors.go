@@ -93,6 +93,21 @@ func (v PostToolUseInput) WithTranscriptPath(x string) PostToolUseInput {
 }
 
 // GetTranscriptPath returns TranscriptPath, or the zero value when it is absent.
+func (v PermissionRequestInput) GetTranscriptPath() string {
+	if v.TranscriptPath == nil {
+		var zero string
+		return zero
+	}
+	return *v.TranscriptPath
+}
+
+// WithTranscriptPath returns a copy of v with TranscriptPath set to x.
+func (v PermissionRequestInput) WithTranscriptPath(x string) PermissionRequestInput {
+	v.TranscriptPath = &x
+	return v
+}
+
+// GetTranscriptPath returns TranscriptPath, or the zero value when it is absent.
 func (v StopInput) GetTranscriptPath() string {
 	if v.TranscriptPath == nil {
 		var zero string
@@ -660,6 +675,96 @@ func (v PostToolUseSpecific) GetAdditionalContext() string {
 // WithAdditionalContext returns a copy of v with AdditionalContext set to x.
 func (v PostToolUseSpecific) WithAdditionalContext(x string) PostToolUseSpecific {
 	v.AdditionalContext = &x
+	return v
+}
+
+// GetContinue returns Continue, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetContinue() bool {
+	if v.Continue == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Continue
+}
+
+// WithContinue returns a copy of v with Continue set to x.
+func (v PermissionRequestOutput) WithContinue(x bool) PermissionRequestOutput {
+	v.Continue = &x
+	return v
+}
+
+// GetStopReason returns StopReason, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetStopReason() string {
+	if v.StopReason == nil {
+		var zero string
+		return zero
+	}
+	return *v.StopReason
+}
+
+// WithStopReason returns a copy of v with StopReason set to x.
+func (v PermissionRequestOutput) WithStopReason(x string) PermissionRequestOutput {
+	v.StopReason = &x
+	return v
+}
+
+// GetSuppressOutput returns SuppressOutput, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetSuppressOutput() bool {
+	if v.SuppressOutput == nil {
+		var zero bool
+		return zero
+	}
+	return *v.SuppressOutput
+}
+
+// WithSuppressOutput returns a copy of v with SuppressOutput set to x.
+func (v PermissionRequestOutput) WithSuppressOutput(x bool) PermissionRequestOutput {
+	v.SuppressOutput = &x
+	return v
+}
+
+// GetSystemMessage returns SystemMessage, or the zero value when it is absent.
+func (v PermissionRequestOutput) GetSystemMessage() string {
+	if v.SystemMessage == nil {
+		var zero string
+		return zero
+	}
+	return *v.SystemMessage
+}
+
+// WithSystemMessage returns a copy of v with SystemMessage set to x.
+func (v PermissionRequestOutput) WithSystemMessage(x string) PermissionRequestOutput {
+	v.SystemMessage = &x
+	return v
+}
+
+// GetMessage returns Message, or the zero value when it is absent.
+func (v PermissionRequestDecision) GetMessage() string {
+	if v.Message == nil {
+		var zero string
+		return zero
+	}
+	return *v.Message
+}
+
+// WithMessage returns a copy of v with Message set to x.
+func (v PermissionRequestDecision) WithMessage(x string) PermissionRequestDecision {
+	v.Message = &x
+	return v
+}
+
+// GetInterrupt returns Interrupt, or the zero value when it is absent.
+func (v PermissionRequestDecision) GetInterrupt() bool {
+	if v.Interrupt == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Interrupt
+}
+
+// WithInterrupt returns a copy of v with Interrupt set to x.
+func (v PermissionRequestDecision) WithInterrupt(x bool) PermissionRequestDecision {
+	v.Interrupt = &x
 	return v
 }
 

@@ -597,6 +597,121 @@ func (v *PostToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostToolUseInputHookEventName", data, v, PostToolUseInputHookEventNameValues)
 }
 
+// PermissionRequestInput is the stdin of a PermissionRequest hook (the engine's
+// permission-request.command.input schema).
+type PermissionRequestInput struct {
+	// HookEventName names the event.
+	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
+	// ToolName is the canonical tool name (e.g. "Bash").
+	ToolName string `json:"tool_name"`
+	// ToolInput is the call's arguments ({command, description?} for shell-like tools:
+	// the description is the call's stated justification).
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r PermissionRequestInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("session_id").String(r.SessionID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("model").String(r.Model)
+	enc.Key("permission_mode").String(string(r.PermissionMode))
+	enc.Key("turn_id").String(r.TurnID)
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestInput", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PermissionRequestInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("PermissionRequestInput", "permission_mode", err)
+	}
+	return nil
+}
+
+// PermissionRequestInputHookEventName is the set of values of
+// PermissionRequestInput.HookEventName: hook_event_name names the event.
+type PermissionRequestInputHookEventName string
+
+const (
+	// PermissionRequestInputHookEventNamePermissionRequest is the
+	// PermissionRequestInputHookEventName value "PermissionRequest".
+	PermissionRequestInputHookEventNamePermissionRequest PermissionRequestInputHookEventName = "PermissionRequest"
+)
+
+// PermissionRequestInputHookEventNameValues lists every PermissionRequestInputHookEventName
+// value, in spec order.
+var PermissionRequestInputHookEventNameValues = []PermissionRequestInputHookEventName{PermissionRequestInputHookEventNamePermissionRequest}
+
+// Valid reports whether v is one of the PermissionRequestInputHookEventNameValues.
+func (v PermissionRequestInputHookEventName) Valid() bool {
+	switch v {
+	case PermissionRequestInputHookEventNamePermissionRequest:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRequestInputHookEventName, rejecting any value not in
+// PermissionRequestInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRequestInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRequestInputHookEventName", data, v, PermissionRequestInputHookEventNameValues)
+}
+
 // StopInput is the stdin of a Stop hook.
 type StopInput struct {
 	// HookEventName names the event.
@@ -2120,6 +2235,262 @@ func (v PostToolUseSpecificHookEventName) Valid() bool {
 // PostToolUseSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *PostToolUseSpecificHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostToolUseSpecificHookEventName", data, v, PostToolUseSpecificHookEventNameValues)
+}
+
+// PermissionRequestOutput is what a PermissionRequest hook may print.
+type PermissionRequestOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the PermissionRequest-specific fields.
+	HookSpecificOutput *PermissionRequestSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestOutput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PermissionRequestOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PermissionRequestSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("PermissionRequestOutput", "hookSpecificOutput", err)
+		}
+	}
+	return nil
+}
+
+// PermissionRequestSpecific holds the PermissionRequest-specific output fields.
+type PermissionRequestSpecific struct {
+	// HookEventName must be "PermissionRequest".
+	HookEventName PermissionRequestSpecificHookEventName `json:"hookEventName"`
+	// Decision answers the request; absent: no answer.
+	Decision *PermissionRequestDecision `json:"decision,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hookEventName").String(string(r.HookEventName))
+	if r.Decision != nil {
+		r.Decision.encodeJSON(enc.Key("decision"))
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestSpecific strictly (see DecodeError); absent
+// regular fields get their default.
+func (r *PermissionRequestSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestSpecific
+	codec.Required(dec, "hookEventName", &v.HookEventName, codec.Value[PermissionRequestSpecificHookEventName])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[*PermissionRequestDecision])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestSpecific) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PermissionRequestSpecific", "hookEventName", err)
+	}
+	if r.Decision != nil {
+		if err := r.Decision.Validate(); err != nil {
+			return codec.FieldError("PermissionRequestSpecific", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PermissionRequestSpecificHookEventName is the set of values of
+// PermissionRequestSpecific.HookEventName: hookEventName must be "PermissionRequest".
+type PermissionRequestSpecificHookEventName string
+
+const (
+	// PermissionRequestSpecificHookEventNamePermissionRequest is the
+	// PermissionRequestSpecificHookEventName value "PermissionRequest".
+	PermissionRequestSpecificHookEventNamePermissionRequest PermissionRequestSpecificHookEventName = "PermissionRequest"
+)
+
+// PermissionRequestSpecificHookEventNameValues lists every
+// PermissionRequestSpecificHookEventName value, in spec order.
+var PermissionRequestSpecificHookEventNameValues = []PermissionRequestSpecificHookEventName{PermissionRequestSpecificHookEventNamePermissionRequest}
+
+// Valid reports whether v is one of the PermissionRequestSpecificHookEventNameValues.
+func (v PermissionRequestSpecificHookEventName) Valid() bool {
+	switch v {
+	case PermissionRequestSpecificHookEventNamePermissionRequest:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRequestSpecificHookEventName, rejecting any value not in
+// PermissionRequestSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRequestSpecificHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRequestSpecificHookEventName", data, v, PermissionRequestSpecificHookEventNameValues)
+}
+
+// PermissionRequestDecision is a PermissionRequest hook's answer.
+type PermissionRequestDecision struct {
+	// Behavior allows or denies the request.
+	Behavior PermissionRequestDecisionBehavior `json:"behavior"`
+	// Message is the denial's reason (deny).
+	Message *string `json:"message,omitempty"`
+	// Interrupt true makes the hook failed (reserved by the engine).
+	Interrupt *bool `json:"interrupt,omitempty"`
+	// UpdatedInput makes the hook failed (reserved by the engine).
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	// UpdatedPermissions makes the hook failed (reserved by the engine).
+	UpdatedPermissions json.RawMessage `json:"updatedPermissions,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRequestDecision) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRequestDecision.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRequestDecision) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("behavior").String(string(r.Behavior))
+	if r.Message != nil {
+		enc.Key("message").String(*r.Message)
+	}
+	if r.Interrupt != nil {
+		enc.Key("interrupt").Bool(*r.Interrupt)
+	}
+	if len(r.UpdatedInput) != 0 {
+		enc.Key("updatedInput").Raw(r.UpdatedInput)
+	}
+	if len(r.UpdatedPermissions) != 0 {
+		enc.Key("updatedPermissions").Raw(r.UpdatedPermissions)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRequestDecision strictly (see DecodeError); absent
+// regular fields get their default.
+func (r *PermissionRequestDecision) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRequestDecision", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRequestDecision
+	codec.Required(dec, "behavior", &v.Behavior, codec.Value[PermissionRequestDecisionBehavior])
+	codec.Optional(dec, "message", &v.Message, codec.Value[*string])
+	codec.Optional(dec, "interrupt", &v.Interrupt, codec.Value[*bool])
+	codec.Optional(dec, "updatedInput", &v.UpdatedInput, codec.Raw)
+	codec.Optional(dec, "updatedPermissions", &v.UpdatedPermissions, codec.Raw)
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRequestDecision) Validate() error {
+	if err := codec.CheckEnum(r.Behavior); err != nil {
+		return codec.FieldError("PermissionRequestDecision", "behavior", err)
+	}
+	return nil
+}
+
+// PermissionRequestDecisionBehavior is the set of values of
+// PermissionRequestDecision.Behavior: behavior allows or denies the request.
+type PermissionRequestDecisionBehavior string
+
+const (
+	// PermissionRequestDecisionBehaviorAllow is the PermissionRequestDecisionBehavior value
+	// "allow".
+	PermissionRequestDecisionBehaviorAllow PermissionRequestDecisionBehavior = "allow"
+	// PermissionRequestDecisionBehaviorDeny is the PermissionRequestDecisionBehavior value
+	// "deny".
+	PermissionRequestDecisionBehaviorDeny PermissionRequestDecisionBehavior = "deny"
+)
+
+// PermissionRequestDecisionBehaviorValues lists every PermissionRequestDecisionBehavior
+// value, in spec order.
+var PermissionRequestDecisionBehaviorValues = []PermissionRequestDecisionBehavior{PermissionRequestDecisionBehaviorAllow, PermissionRequestDecisionBehaviorDeny}
+
+// Valid reports whether v is one of the PermissionRequestDecisionBehaviorValues.
+func (v PermissionRequestDecisionBehavior) Valid() bool {
+	switch v {
+	case PermissionRequestDecisionBehaviorAllow, PermissionRequestDecisionBehaviorDeny:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRequestDecisionBehavior, rejecting any value not in
+// PermissionRequestDecisionBehaviorValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRequestDecisionBehavior) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRequestDecisionBehavior", data, v, PermissionRequestDecisionBehaviorValues)
 }
 
 // StopOutput is what a Stop hook may print.

@@ -64,6 +64,70 @@ func TestRoundTrip(t *testing.T) {
 			Trigger:   codex.CompactInputTriggerManual,
 		})
 	})
+	t.Run("PermissionRequestDecision", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestDecision", closed, codex.PermissionRequestDecision{
+			Behavior:           codex.PermissionRequestDecisionBehaviorAllow,
+			Message:            ptr("text-message"),
+			Interrupt:          ptr(true),
+			UpdatedInput:       json.RawMessage(`{"k":"v"}`),
+			UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+		})
+	})
+	t.Run("PermissionRequestInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestInput", closed, codex.PermissionRequestInput{
+			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
+			SessionID:      "text-session_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+			TurnID:         "text-turn_id",
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage(`{"k":"v"}`),
+		})
+	})
+	t.Run("PermissionRequestInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "PermissionRequestInput", codex.PermissionRequestInput{
+			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
+			SessionID:      "text-session_id",
+			CWD:            "text-cwd",
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+			TurnID:         "text-turn_id",
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage(`{"k":"v"}`),
+		})
+	})
+	t.Run("PermissionRequestOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestOutput", closed, codex.PermissionRequestOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &codex.PermissionRequestSpecific{
+				HookEventName: codex.PermissionRequestSpecificHookEventNamePermissionRequest,
+				Decision: &codex.PermissionRequestDecision{
+					Behavior:           codex.PermissionRequestDecisionBehaviorAllow,
+					Message:            ptr("text-message"),
+					Interrupt:          ptr(true),
+					UpdatedInput:       json.RawMessage(`{"k":"v"}`),
+					UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+				},
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+		})
+	})
+	t.Run("PermissionRequestSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRequestSpecific", closed, codex.PermissionRequestSpecific{
+			HookEventName: codex.PermissionRequestSpecificHookEventNamePermissionRequest,
+			Decision: &codex.PermissionRequestDecision{
+				Behavior:           codex.PermissionRequestDecisionBehaviorAllow,
+				Message:            ptr("text-message"),
+				Interrupt:          ptr(true),
+				UpdatedInput:       json.RawMessage(`{"k":"v"}`),
+				UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+			},
+		})
+	})
 	t.Run("PostCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactInput", closed, codex.PostCompactInput{
 			HookEventName:  codex.PostCompactInputHookEventNamePostCompact,
