@@ -38,6 +38,13 @@ type Case struct {
 	// AutoCompact sets a small context window so that a response reporting a large usage
 	// (Turn.InputTokens) makes the next request compact first (see AutoCompactArgs).
 	AutoCompact bool
+	// AskPermission runs the engines so that a shell call needs approval, which no one
+	// answers headless: Claude Code under --permission-mode default (instead of
+	// --dangerously-skip-permissions; its shell calls that write ask), Codex under
+	// --approve-for-me (instead of --dangerously-bypass-approvals-and-sandbox; the turns'
+	// Escalate calls ask), and dsh run under --permission-mode default (every call but
+	// Read asks). PermissionRequest hooks can answer.
+	AskPermission bool
 }
 
 // AutoCompact settings: the window each engine is given when Case.AutoCompact is set,
@@ -129,6 +136,10 @@ func Cases() []Case {
 		return Case{Name: "session/" + name, Hooks: hooks, Turns: oneCall}
 	}
 	const P, O, S, U, SS = "PreToolUse", "PostToolUse", "Stop", "UserPromptSubmit", "SessionStart"
+	const PR, PF, N = "PermissionRequest", "PostToolUseFailure", "Notification"
+	perm := func(name string, hooks ...Hook) Case {
+		return Case{Name: "perm/" + name, AskPermission: true, Hooks: hooks, Turns: escalated}
+	}
 	denyJSON := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"denied by policy"}}`
 	cs := []Case{
 		// Every event, silent: the baseline of hook stdin and environment.
@@ -256,6 +267,38 @@ func Cases() []Case {
 		{Name: "settings/disable-all", Engines: []string{"claude"}, DisableAll: true, Turns: oneCall,
 			Hooks: []Hook{h(P, "echo no >&2; exit 2"), h(S, "exit 0")}},
 		{Name: "session/matcher-startup", Turns: oneCall, Hooks: []Hook{{Event: SS, Matcher: "startup", Script: "echo 'startup words'"}}},
+
+		// PermissionRequest answers a call that needs approval (AskPermission: the engines'
+		// headless ask), before anyone is asked; PreToolUse and PostToolUse run around it.
+		perm("allow", h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)), h(P, "exit 0"), h(O, "exit 0")),
+		perm("deny", h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no way"}}}`)), h(O, "exit 0")),
+		perm("deny-noreason", h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny"}}}`))),
+		perm("exit2", h(PR, "echo 'no via exit 2' >&2; exit 2")),
+		perm("allow-and-deny", h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)),
+			h(PR, "sleep 1; "+js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"second no"}}}`))),
+		perm("matcher-bash", Hook{Event: PR, Matcher: "Bash", Script: js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)}),
+		// Claude Code only: interrupt ends the turn (Codex makes the hook failed and asks
+		// its automatic reviewer, a model call the mock cannot answer).
+		{Name: "perm/interrupt", Engines: []string{"claude"}, AskPermission: true, Turns: escalated,
+			Hooks: []Hook{h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"stop now","interrupt":true}}}`)), h(S, "exit 0")}},
+		// A PreToolUse ask, headless (no AskPermission): Claude Code denies it with the
+		// reason and runs no PermissionRequest.
+		{Name: "perm/pre-ask", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{
+			h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"please confirm"}}`)),
+			h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`))}},
+
+		// PostToolUseFailure (Claude Code): a failing command; PostToolUse fires for
+		// successes only.
+		{Name: "failure/context", Engines: []string{"claude"}, Turns: failing, Hooks: []Hook{
+			h(PF, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUseFailure","additionalContext":"failure context"}}`)), h(O, "exit 0")}},
+		{Name: "failure/success", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{h(PF, "exit 0"), h(O, "exit 0")}},
+		{Name: "failure/denied", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{h(P, js(denyJSON)), h(PF, "exit 0")}},
+
+		// Notification (Claude Code) observes prompts to a person: headless, none.
+		{Name: "notification/permission-prompt", Engines: []string{"claude"}, AskPermission: true, Turns: oneCall, Hooks: []Hook{
+			{Event: N, Matcher: "permission_prompt", Script: "exit 0"},
+			h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`))}},
+		{Name: "notification/any", Engines: []string{"claude"}, AskPermission: true, Turns: oneCall, Hooks: []Hook{h(N, "exit 0"), h(PR, "exit 0")}},
 	}
 	return append(cs, compactionCases()...)
 }
@@ -321,6 +364,12 @@ func compactionCases() []Case {
 		{Name: "session-end/budget", Engines: claude, Turns: oneCall, Hooks: []Hook{h(SE, "sleep 3; touch ran_late")}},
 	}
 }
+
+// escalated is oneCall with the call asking Codex for unsandboxed execution (Turn.Escalate).
+var escalated = []Turn{{Text: "running", Bash: []string{"touch ran_1; echo out1"}, Escalate: true}, {Text: "finished"}}
+
+// failing is a turn whose command fails (exit 3, after creating ran_1).
+var failing = []Turn{{Text: "running", Bash: []string{"touch ran_1; echo bad >&2; exit 3"}}, {Text: "finished"}}
 
 // ralphStop is a Stop hook in the shape of the official Ralph loop's: the state file
 // (iteration, max) lives in the workspace; the last assistant message comes from the

@@ -193,6 +193,9 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 			cfg = []byte(`{}`)
 			extra = []string{"--plugin-dir", ed.plugin(t, c, wrap)}
 		}
+		if c.AskPermission {
+			extra = append(extra, "--permission-mode", "default")
+		}
 		var env []string
 		if c.AutoCompact {
 			env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+ClaudeCompactWindow)
@@ -232,7 +235,7 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 			if i > 0 {
 				em.NextRun()
 			}
-			r := RunCodexArgs(ctx, e, ed.home, codexHome, ed.ws, em.URL(), extraConfig, i > 0, p)
+			r := RunCodexArgs(ctx, e, ed.home, codexHome, ed.ws, em.URL(), extraConfig, i > 0, c.AskPermission, p)
 			res.EngineTime += r.Elapsed
 			if r.Err != nil && !isExit(r.Err) {
 				res.Err += fmt.Sprintf("codex: %v\n%s", r.Err, r.Stderr)
@@ -258,6 +261,9 @@ func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine 
 	dd.writeSources(t, c, wrap)
 	if c.Sources {
 		extra = append(extra, "--setting-sources", "user,project,local", "--trust")
+	}
+	if c.AskPermission {
+		extra = append(extra, "--permission-mode", "default")
 	}
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)

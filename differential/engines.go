@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -120,7 +121,8 @@ func RunClaude(ctx context.Context, e Engines, home, workspace, settings, mockUR
 	return RunClaudeEnv(ctx, e, home, workspace, settings, mockURL, nil, prompt, extra...)
 }
 
-// RunClaudeEnv is RunClaude with extra environment variables (NAME=value).
+// RunClaudeEnv is RunClaude with extra environment variables (NAME=value). A
+// --permission-mode in extra replaces --dangerously-skip-permissions (Case.AskPermission).
 func RunClaudeEnv(ctx context.Context, e Engines, home, workspace, settings, mockURL string, extraEnv []string, prompt string, extra ...string) Run {
 	env := append(baseEnv(home),
 		"ANTHROPIC_BASE_URL="+mockURL,
@@ -133,9 +135,13 @@ func RunClaudeEnv(ctx context.Context, e Engines, home, workspace, settings, moc
 	)
 	env = append(env, trapProxy(mockURL)...)
 	env = append(env, extraEnv...)
-	args := append([]string{"-p", prompt,
-		"--output-format", "json", "--settings", settings, "--dangerously-skip-permissions",
-		"--model", "claude-sonnet-4-5", "--max-turns", "40"}, extra...)
+	perm := []string{"--dangerously-skip-permissions"}
+	if slices.Contains(extra, "--permission-mode") {
+		perm = nil
+	}
+	args := append(append([]string{"-p", prompt, "--output-format", "json", "--settings", settings}, perm...),
+		"--model", "claude-sonnet-4-5", "--max-turns", "40")
+	args = append(args, extra...)
 	return run(ctx, workspace, env, 90*time.Second, e.Claude, args...)
 }
 
@@ -169,14 +175,20 @@ remote_models = false
 }
 
 // RunCodexArgs is RunCodex with extra config.toml text and, when resume is set, `codex
-// exec resume --last PROMPT` (the previous session of codexHome).
-func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, extraConfig string, resume bool, prompt string) Run {
+// exec resume --last PROMPT` (the previous session of codexHome); ask runs it under
+// --approve-for-me (approval requests go to PermissionRequest hooks, then to the automatic
+// reviewer) instead of --dangerously-bypass-approvals-and-sandbox (Case.AskPermission).
+func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, extraConfig string, resume, ask bool, prompt string) Run {
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(extraConfig+"\n"+codexConfig(mockURL)), 0o644); err != nil {
 		return Run{Err: err}
 	}
 	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "MOCK_API_KEY=dummy", "RUST_LOG=error")
 	env = append(env, trapProxy(mockURL)...)
-	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", workspace}
+	perm := "--dangerously-bypass-approvals-and-sandbox"
+	if ask {
+		perm = "--approve-for-me"
+	}
+	args := []string{"exec", "--skip-git-repo-check", perm, "--dangerously-bypass-hook-trust", "-C", workspace}
 	if resume {
 		args = append(args, "resume", "--last")
 	}

@@ -30,6 +30,11 @@ type Turn struct {
 	// Overflow answers the request with the protocol's context-window error instead (the
 	// turn is consumed; the engine's recovery gets the next one).
 	Overflow bool `json:"overflow,omitempty"`
+	// Escalate makes the turn's shell calls ask Codex for unsandboxed execution
+	// (exec_command's sandbox_permissions "require_escalated", justification "run"): under
+	// --approve-for-me Codex then asks for approval, and PermissionRequest fires. The other
+	// protocols ignore it (their shell calls carry the description "run").
+	Escalate bool `json:"escalate,omitempty"`
 }
 
 // inputTokens is the usage a response to t reports.
@@ -392,6 +397,10 @@ func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n in
 	}
 	for i, c := range t.Bash {
 		name, args := codexShell(req, c)
+		if t.Escalate && name == "exec_command" {
+			a, _ := json.Marshal(map[string]any{"cmd": c, "sandbox_permissions": "require_escalated", "justification": "run"})
+			args = string(a)
+		}
 		item := map[string]any{"type": "function_call", "id": callID("fc_", n, i), "call_id": callID("call_", n, i), "name": name, "arguments": args}
 		sse(&b, "response.output_item.done", map[string]any{"type": "response.output_item.done", "item": item})
 	}
