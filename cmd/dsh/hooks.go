@@ -19,6 +19,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runtime/tools"
 )
 
 func init() {
@@ -160,6 +161,9 @@ type hookInput struct {
 	ToolResponse         json.RawMessage `json:"tool_response"`
 	StopHookActive       bool            `json:"stop_hook_active"`
 	LastAssistantMessage *string         `json:"last_assistant_message"`
+	Error                string          `json:"error"`
+	IsInterrupt          bool            `json:"is_interrupt"`
+	NotificationType     string          `json:"notification_type"`
 }
 
 // cliAgent is the agent handle of a dsh hooks run: it records what the listeners do.
@@ -329,7 +333,8 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		b, err := claudecode.New(claudecode.Config{
 			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
-			Canonical: true, // reports the decision and contexts in dsh's canonical form
+			Canonical:   true, // reports the decision and contexts in dsh's canonical form
+			Interactive: true, // --event Notification idle_prompt fires it
 		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
@@ -441,6 +446,65 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 			func(r dsh.PreStepReject) decisionJSON { return decisionJSON{Kind: "reject", Reason: r.Reason} },
 			func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(h.Reason)} },
 		), nil
+	case "PermissionRequest", "PostToolUseFailure":
+		if in.ToolName == "" {
+			return decisionJSON{}, usageErr("the %s input has no tool_name", event)
+		}
+		callID := in.ToolUseID
+		if callID == "" {
+			callID = "dsh-hooks-call"
+		}
+		args := in.ToolInput
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		ex := dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: &aid,
+			RootCallID: callID, Token: dsh.NewToken()}
+		if event == "PermissionRequest" {
+			d, err := reg.RunApprovalAnswer(ctx, &dsh.ApprovalAnswerPayload{Exec: ex}, nil)
+			if err != nil {
+				return decisionJSON{}, err
+			}
+			return dsh.SwitchApprovalAnswerDecision(d,
+				func(dsh.ApprovalAnswerPass) decisionJSON { return decisionJSON{Kind: "pass"} },
+				func(dsh.ApprovalAnswerAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
+				func(x dsh.ApprovalAnswerDeny) decisionJSON {
+					if x.Interrupt != nil && *x.Interrupt {
+						return decisionJSON{Kind: "halt", Reason: x.Message}
+					}
+					return decisionJSON{Kind: "deny", Reason: x.Message}
+				},
+			), nil
+		}
+		// The call ran (through the execute wrappers) and failed with the input's error.
+		failure := dsh.ToolFailure{Error: dsh.ToolError{Message: in.Error}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: " + in.Error}}}
+		if in.IsInterrupt {
+			failure.Error.Info = &dsh.ToolErrorInfo{Name: tools.NameAbort, Code: tools.CodeAborted}
+		}
+		if _, err := reg.RunExecute(ctx, &dsh.ExecutePayload{Exec: ex}, func(context.Context) dsh.ToolExecutionResult { return failure }); err != nil {
+			return decisionJSON{}, err
+		}
+		d, err := reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: failure}, nil)
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		return dsh.SwitchPostToolDecision(d,
+			func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
+			func(dsh.PostToolBlock) decisionJSON { return decisionJSON{Kind: "block"} },
+			func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
+		), nil
+	case "Notification":
+		switch in.NotificationType {
+		case "permission_prompt":
+			ex := dsh.ToolExecution{CallID: "dsh-hooks-call", Name: in.ToolName, Arguments: json.RawMessage("{}"), AgentID: &aid,
+				RootCallID: "dsh-hooks-call", Token: dsh.NewToken()}
+			err := reg.EmitApprovalPrompt(ctx, &dsh.ApprovalPromptPayload{Exec: ex})
+			return decisionJSON{Kind: "none"}, err
+		case "idle_prompt":
+			err := reg.EmitStatus(ctx, &dsh.StatusPayload{Agent: agent, AgentID: agentID, Status: dsh.AgentStatusIdle})
+			return decisionJSON{Kind: "none"}, err
+		}
+		return decisionJSON{}, usageErr("Notification notification_type %q: dsh sends permission_prompt and idle_prompt", in.NotificationType)
 	case "PreToolUse", "PostToolUse":
 		if in.ToolName == "" {
 			return decisionJSON{}, usageErr("the %s input has no tool_name", event)
