@@ -7,7 +7,9 @@
 // protocol mapping is the generated table hookmap.Codex (spec/bridges/codex.cue).
 //
 // The mapped events and their extension points are those of the Claude Code bridge
-// (see bridges/claudecode), without SessionEnd; the table decides what each output means.
+// (see bridges/claudecode), without SessionEnd, PostToolUseFailure and Notification, which
+// Codex lacks; the table decides what each output means. PermissionRequest follows the
+// engine (its deny needs no message; interrupt and updatedInput make the hook failed).
 // PreCompact and PostCompact only observe a compaction (a block does not defer it;
 // continue:false halts the turn, as Codex 0.169.0). As in the Claude Code bridge, the
 // bridge follows the real engine by default (Config.Canonical asks for dsh's canonical
