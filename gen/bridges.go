@@ -63,6 +63,18 @@ func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
 			for _, n := range ev.Notices {
 				paths = append(paths, n.When)
 			}
+			for _, r := range ev.Rules {
+				if r.Unless != "" {
+					paths = append(paths, r.Unless)
+				}
+			}
+			if rw := ev.Rewrite; rw != nil {
+				for _, p := range []string{rw.Input, rw.Mode, rw.Requires} {
+					if p != "" {
+						paths = append(paths, p)
+					}
+				}
+			}
 			for _, p := range paths {
 				if resolve(out, p) == nil {
 					bad(ev.Pos, "%s: %q is not a field path of %s", where, p, ev.Output)

@@ -161,7 +161,8 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 		render = hookbridge.Render{Contexts: renderContexts, Deny: renderDeny, PostBlock: renderPostBlock,
 			AskDenied:      func(reason string) string { return reason },
 			PermissionDeny: func(_, reason string) string { return reason },
-			Stop:           renderStop, StopContexts: true, PreHaltRunsTool: true, PromptContextsFirst: true}
+			Stop:           renderStop, StopContexts: true, PreHaltRunsTool: true, PromptContextsFirst: true,
+			RewriteSilent: true}
 	}
 	return hookbridge.Dialect{
 		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode,
@@ -178,6 +179,7 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 		Render:           render,
 		EndReason:        endReason,
 		NotificationText: notificationText,
+		OriginalInput:    true,
 		TrustHint:        "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
@@ -250,7 +252,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			ToolResponse: ToolResponse(in.ToolName, in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
-			PermissionMode: mode, PromptID: prompt,
+			PermissionMode: mode, PromptID: prompt, DshOriginalToolInput: in.OriginalInput,
 		}
 		if in.DurationMS >= 0 {
 			d := in.DurationMS

@@ -143,7 +143,8 @@ func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 func dialect(model string, asEngine bool) hookbridge.Dialect {
 	var render hookbridge.Render
 	if asEngine {
-		render = hookbridge.Render{Deny: renderDeny, PermissionDeny: renderPermissionDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay}
+		render = hookbridge.Render{Deny: renderDeny, PermissionDeny: renderPermissionDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay,
+			RewriteSilent: true}
 	}
 	if model == "" {
 		model = DefaultModel
@@ -155,7 +156,45 @@ func dialect(model string, asEngine bool) hookbridge.Dialect {
 		Render:    render,
 		// Codex compaction cannot be blocked: PreCompact and PostCompact observe it.
 		CompactObserveOnly: true,
+		MapRewrite:         MapRewrite,
 	}
+}
+
+// MapRewrite maps a PreToolUse updatedInput back onto the tool's arguments, as the real
+// engine does: for the ShellTools the hook saw {command}, so its command replaces the
+// call's (a string command, exec_command's cmd, or an argv as ["bash", "-lc", command]),
+// the other arguments kept; any other tool takes the object as given.
+func MapRewrite(tool string, args, updated json.RawMessage) json.RawMessage {
+	if !slices.Contains(ShellTools, tool) {
+		return updated
+	}
+	var u struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(updated, &u) != nil || u.Command == nil {
+		return updated // not {command}: as given (the schema check decides)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	key := "command"
+	if _, ok := obj["command"]; !ok {
+		if _, ok := obj["cmd"]; ok {
+			key = "cmd"
+		}
+	}
+	var argv []string
+	cmd, _ := json.Marshal(*u.Command)
+	if json.Unmarshal(obj[key], &argv) == nil {
+		cmd, _ = json.Marshal([]string{"bash", "-lc", *u.Command})
+	}
+	obj[key] = cmd
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return updated
+	}
+	return data
 }
 
 // renderDeny is the real engine's tool output for a denied call: "Command blocked by

@@ -32,6 +32,12 @@ type Verdict struct {
 	// Diagnostics explain what the codec dropped or why the hook failed: a process
 	// failure, invalid output, an ignored hookSpecificOutput, invalid UTF-8.
 	Diagnostics []string
+	// Rewrite is the hook's new arguments for the call (the event's Rewrite input, e.g.
+	// updatedInput), JSON; nil when it rewrites nothing. A failed hook rewrites nothing.
+	Rewrite json.RawMessage
+	// RewriteMerge makes Rewrite a JSON merge patch over the current arguments instead of
+	// a replacement.
+	RewriteMerge bool
 }
 
 // HasDecision reports whether the verdict carries a decision (allow, deny, ask, block or
@@ -171,6 +177,11 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 		if !ok || !ruleHolds(val, r.Is) {
 			continue
 		}
+		if r.Unless != "" {
+			if u, set := o.get(r.Unless); set && nonEmpty(u) {
+				continue
+			}
+		}
 		then := Outcome(r.Then)
 		if then == dsh.HookOutcomeFailed {
 			v.Outcome = dsh.HookOutcomeFailed
@@ -213,6 +224,23 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 		if c, ok := o.get(p); ok {
 			if s, _ := c.(string); s != "" {
 				v.Contexts = append(v.Contexts, s)
+			}
+		}
+	}
+	if rw := ev.Rewrite; rw != nil && v.Outcome != dsh.HookOutcomeFailed {
+		if val, ok := o.get(rw.Input); ok && val != nil {
+			req := true
+			if rw.Requires != "" {
+				got, set := o.get(rw.Requires)
+				s, _ := got.(string)
+				req = set && s == rw.RequiresIs
+			}
+			if data, err := json.Marshal(val); req && err == nil {
+				v.Rewrite = data
+				if rw.Mode != "" {
+					m, _ := o.get(rw.Mode)
+					v.RewriteMerge = m == "merge"
+				}
 			}
 		}
 	}

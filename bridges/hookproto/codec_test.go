@@ -96,7 +96,7 @@ func TestDecode(t *testing.T) {
 		{name: "plain session", b: cc, event: "SessionStart", res: exited(0, "project uses tabs", ""), outcome: "pass", contexts: []string{"project uses tabs"}},
 		{name: "plain pretool", b: cc, event: "PreToolUse", res: exited(0, "hello", ""), outcome: "pass", diag: "plain stdout ignored"},
 		{name: "36 notice", b: cc, event: "UserPromptSubmit", res: exited(0, `{"systemMessage":"heads up"}`, ""), outcome: "pass", notices: []string{"heads up"}},
-		{name: "39 updatedInput", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"rewritten"}}}`, ""), outcome: "allow", notices: []string{"updatedInput is recorded but not applied: dsh seals tool arguments before policy"}},
+		{name: "39 updatedInput", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"rewritten"}}}`, ""), outcome: "allow"},
 		{name: "38 ask", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"needs approval"}}`, ""), outcome: "ask", reason: "needs approval"},
 		{name: "38 ask no reason", b: cc, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}`, ""), outcome: "ask"},
 		{name: "40 halt", b: cc, event: "PreToolUse", res: exited(0, `{"continue":false,"stopReason":"halt"}`, ""), outcome: "halt", reason: "halt"},
@@ -110,7 +110,9 @@ func TestDecode(t *testing.T) {
 		{name: "58 allow", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, ""), outcome: "failed"},
 		{name: "58 deny empty", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":" "}}`, ""), outcome: "failed"},
 		{name: "codex deny", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`, ""), outcome: "deny", reason: "no"},
-		{name: "codex allow updatedInput", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls"}}}`, ""), outcome: "allow", notices: []string{"updatedInput is recorded but not applied: dsh seals tool arguments before policy"}},
+		{name: "codex allow updatedInput", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls"}}}`, ""), outcome: "allow"},
+		{name: "codex updatedInput alone", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"ls"}}}`, ""), outcome: "allow"},
+		{name: "codex deny updatedInput", b: cx, event: "PreToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no","updatedInput":{"command":"ls"}}}`, ""), outcome: "failed"},
 		{name: "codex continue false pretool", b: cx, event: "PreToolUse", res: exited(0, `{"continue":false}`, ""), outcome: "failed"},
 		{name: "codex unknown field", b: cx, event: "Stop", res: exited(0, `{"decision":"block","reason":"x","extra":1}`, ""), outcome: "failed"},
 		{name: "codex block no reason", b: cx, event: "UserPromptSubmit", res: exited(0, `{"decision":"block"}`, ""), outcome: "failed"},
@@ -142,6 +144,43 @@ func TestDecode(t *testing.T) {
 			}
 			if !v.Outcome.Valid() {
 				t.Errorf("invalid outcome %q", v.Outcome)
+			}
+		})
+	}
+}
+
+// TestDecodeRewrite: a PreToolUse updatedInput is the verdict's rewrite. Claude Code:
+// whatever the decision (a deny still denies), a merge with updatedInputMode "merge",
+// nothing under another event's name or on exit 2. Codex: only with allow.
+func TestDecodeRewrite(t *testing.T) {
+	cc, cx := &hookmap.ClaudeCode, &hookmap.Codex
+	out := func(fields string) string {
+		return `{"hookSpecificOutput":{"hookEventName":"PreToolUse",` + fields + `}}`
+	}
+	for _, tc := range []struct {
+		name    string
+		b       *hookmap.Bridge
+		res     Result
+		outcome dsh.HookOutcome
+		rewrite string
+		merge   bool
+	}{
+		{"cc allow", cc, exited(0, out(`"permissionDecision":"allow","updatedInput":{"command":"x","n":12345678901234567890}`), ""), "allow", `{"command":"x","n":12345678901234567890}`, false},
+		{"cc alone", cc, exited(0, out(`"updatedInput":{"command":"x"}`), ""), "pass", `{"command":"x"}`, false},
+		{"cc deny", cc, exited(0, out(`"permissionDecision":"deny","permissionDecisionReason":"no","updatedInput":{"command":"x"}`), ""), "deny", `{"command":"x"}`, false},
+		{"cc merge", cc, exited(0, out(`"updatedInput":{"timeout":5},"updatedInputMode":"merge"`), ""), "pass", `{"timeout":5}`, true},
+		{"cc replace mode", cc, exited(0, out(`"updatedInput":{"command":"x"},"updatedInputMode":"replace"`), ""), "pass", `{"command":"x"}`, false},
+		{"cc null", cc, exited(0, out(`"updatedInput":null`), ""), "pass", "", false},
+		{"cc other event", cc, exited(0, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedInput":{"command":"x"}}}`, ""), "pass", "", false},
+		{"cc exit 2", cc, exited(2, out(`"updatedInput":{"command":"x"}`), "no"), "deny", "", false},
+		{"codex allow", cx, exited(0, out(`"permissionDecision":"allow","updatedInput":{"command":"x"}`), ""), "allow", `{"command":"x"}`, false},
+		{"codex alone", cx, exited(0, out(`"updatedInput":{"command":"x"}`), ""), "allow", "", false},
+		{"codex deny", cx, exited(0, out(`"permissionDecision":"deny","permissionDecisionReason":"no","updatedInput":{"command":"x"}`), ""), "failed", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Decode(tc.b, event(t, tc.b, "PreToolUse"), tc.res)
+			if v.Outcome != tc.outcome || string(v.Rewrite) != tc.rewrite || v.RewriteMerge != tc.merge {
+				t.Errorf("got %s rewrite %s merge %v, want %s %s %v (diagnostics %q)", v.Outcome, v.Rewrite, v.RewriteMerge, tc.outcome, tc.rewrite, tc.merge, v.Diagnostics)
 			}
 		})
 	}

@@ -251,7 +251,13 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		return err
 	}
 	defer closeMCP()
-	rt := tools.New(reg, hooks, tools.WithLogger(logger))
+	topts := []tools.Option{tools.WithLogger(logger)}
+	if o.hasHooks() {
+		// The bridges' tools/rewrite-input listener runs the PreToolUse hooks, which their
+		// own timeouts bound (60 s, 600 s): the fold's default deadline would cut them.
+		topts = append(topts, tools.WithRewriteDeadline(0))
+	}
+	rt := tools.New(reg, hooks, topts...)
 	if o.demo {
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))

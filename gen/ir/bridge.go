@@ -69,6 +69,20 @@ type BridgeEvent struct {
 	Rules []*BridgeRule `json:"rules"`
 	// Notices are recorded, user-facing fields.
 	Notices []*BridgeNotice `json:"notices"`
+	// Rewrite reads a hook's rewrite of the call's arguments; nil: none.
+	Rewrite *BridgeRewrite `json:"rewrite"`
+}
+
+// BridgeRewrite reads a hook's rewrite of the call's arguments.
+type BridgeRewrite struct {
+	// Input is the output path of the new arguments.
+	Input string `json:"input"`
+	// Mode is the output path whose value "merge" makes them a merge patch.
+	Mode string `json:"mode"`
+	// Requires is the output path that must equal RequiresIs for the rewrite to count.
+	Requires string `json:"requires"`
+	// RequiresIs is the value Requires must have.
+	RequiresIs string `json:"requiresIs"`
 }
 
 // BridgeRule is one row of an event's decision table.
@@ -83,6 +97,8 @@ type BridgeRule struct {
 	Reason string `json:"reason"`
 	// NeedsReason makes a blank reason an outcome "failed".
 	NeedsReason bool `json:"needsReason"`
+	// Unless is an output path that must be unset for the rule to hold.
+	Unless string `json:"unless"`
 }
 
 // BridgeNotice is a field recorded as a user-facing notice.

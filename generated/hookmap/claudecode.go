@@ -68,9 +68,9 @@ var ClaudeCode = Bridge{
 			Contexts:           []string{},
 			JoinReasons:        "first",
 			Rules: []Rule{
-				{When: "hookSpecificOutput.decision.behavior", Is: "\"allow\"", Then: "allow", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.interrupt", Is: "true", Then: "halt", Reason: "hookSpecificOutput.decision.message", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.behavior", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.decision.message", NeedsReason: false},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"allow\"", Then: "allow", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.interrupt", Is: "true", Then: "halt", Reason: "hookSpecificOutput.decision.message", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.decision.message", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -131,7 +131,7 @@ var ClaudeCode = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -193,7 +193,7 @@ var ClaudeCode = Bridge{
 			Contexts:           []string{},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -206,7 +206,10 @@ var ClaudeCode = Bridge{
 				return out, nil
 			},
 		},
-		// PreToolUse gates the call: deny > ask > allow; allow never pre-approves.
+		// PreToolUse gates the call: deny > ask > allow; allow never pre-approves. Its
+		// updatedInput rewrites the arguments (tools/rewrite-input), whatever the
+		// decision: a replacement, or with updatedInputMode "merge" (a dsh extension) a
+		// merge patch; hooks run once per call, before the rewrite, on the model's input.
 		{
 			Name:               "PreToolUse",
 			Point:              "tools/pre-execute",
@@ -222,16 +225,16 @@ var ClaudeCode = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false},
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "ask", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false},
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "allow", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false},
-				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: false},
-				{When: "decision", Is: "\"approve\"", Then: "allow", Reason: "reason", NeedsReason: false},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "ask", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "allow", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
+				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: false, Unless: ""},
+				{When: "decision", Is: "\"approve\"", Then: "allow", Reason: "reason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
-				{When: "hookSpecificOutput.updatedInput", Text: "updatedInput is recorded but not applied: dsh seals tool arguments before policy"},
 			},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "hookSpecificOutput.updatedInputMode", Requires: "", RequiresIs: ""},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PreToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -314,7 +317,7 @@ var ClaudeCode = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -343,7 +346,7 @@ var ClaudeCode = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},

@@ -39,14 +39,14 @@ var Codex = Bridge{
 			Contexts:           []string{},
 			JoinReasons:        "first",
 			Rules: []Rule{
-				{When: "continue", Is: "false", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "stopReason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.updatedInput", Is: "", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.updatedPermissions", Is: "", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.interrupt", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.behavior", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.decision.message", NeedsReason: false},
-				{When: "hookSpecificOutput.decision.behavior", Is: "\"allow\"", Then: "allow", Reason: "", NeedsReason: false},
+				{When: "continue", Is: "false", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "stopReason", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.updatedInput", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.updatedPermissions", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.interrupt", Is: "true", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.decision.message", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.decision.behavior", Is: "\"allow\"", Then: "allow", Reason: "", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -105,10 +105,10 @@ var Codex = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "first",
 			Rules: []Rule{
-				{When: "continue", Is: "false", Then: "block", Reason: "stopReason", NeedsReason: false},
-				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true},
-				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "continue", Is: "false", Then: "block", Reason: "stopReason", NeedsReason: false, Unless: ""},
+				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true, Unless: ""},
+				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -154,8 +154,9 @@ var Codex = Bridge{
 		},
 		// PreToolUse: a deny with a reason blocks, and so does the legacy top-level
 		// decision "block" with a reason (not in the published schema, but the real
-		// engine honours it); ask, allow without updatedInput, a reason without a
-		// decision, and the universal stop fields make the hook failed.
+		// engine honours it); ask, allow without updatedInput, deny with updatedInput, a
+		// reason without a decision, and the universal stop fields make the hook failed
+		// (the real engine then runs the call as the model gave it).
 		{
 			Name:               "PreToolUse",
 			Point:              "tools/pre-execute",
@@ -171,22 +172,23 @@ var Codex = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "first",
 			Rules: []Rule{
-				{When: "continue", Is: "false", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "stopReason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: true},
-				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: true},
-				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "reason", Is: "\"\"", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.updatedInput", Is: "", Then: "allow", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "failed", Reason: "", NeedsReason: false},
-				{When: "hookSpecificOutput.permissionDecisionReason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "continue", Is: "false", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "stopReason", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "suppressOutput", Is: "true", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: true, Unless: "hookSpecificOutput.updatedInput"},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: true, Unless: ""},
+				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "reason", Is: "\"\"", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.updatedInput", Is: "", Then: "allow", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecisionReason", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
-				{When: "hookSpecificOutput.updatedInput", Text: "updatedInput is recorded but not applied: dsh seals tool arguments before policy"},
 			},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "", Requires: "hookSpecificOutput.permissionDecision", RequiresIs: "allow"},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PreToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -238,7 +240,7 @@ var Codex = Bridge{
 			Contexts:           []string{},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
@@ -267,8 +269,8 @@ var Codex = Bridge{
 			Contexts:           []string{"hookSpecificOutput.additionalContext"},
 			JoinReasons:        "all",
 			Rules: []Rule{
-				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true},
-				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false},
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true, Unless: ""},
+				{When: "reason", Is: "", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},

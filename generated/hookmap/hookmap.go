@@ -65,6 +65,9 @@ type Event struct {
 	Rules []Rule
 	// Notices are fields recorded as user-facing notices when set.
 	Notices []Notice
+	// Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
+	// nothing.
+	Rewrite *Rewrite
 	// DecodeOutput decodes stdout strictly as the event's wire output type and returns
 	// it; an error makes the hook's outcome the bridge's InvalidJSON.
 	DecodeOutput func(data []byte) (any, error)
@@ -83,6 +86,21 @@ type Rule struct {
 	Reason string
 	// NeedsReason makes a rule whose reason is blank an outcome "failed" instead.
 	NeedsReason bool
+	// Unless is an output path that must be unset (absent, null or empty) for the rule to
+	// hold; "" means no condition.
+	Unless string
+}
+
+// Rewrite reads a hook's rewrite of the call's arguments (tools/rewrite-input).
+type Rewrite struct {
+	// Input is the output path of the new arguments.
+	Input string
+	// Mode is the output path whose value "merge" makes the new arguments a JSON merge
+	// patch over the current ones; "" means always a replacement.
+	Mode string
+	// Requires is the output path that must equal RequiresIs (a string) for the rewrite
+	// to count; "" means no condition.
+	Requires, RequiresIs string
 }
 
 // Notice is a field recorded as a user-facing notice (never model-visible).

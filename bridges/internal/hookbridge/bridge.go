@@ -7,6 +7,7 @@
 package hookbridge
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -82,6 +83,9 @@ type Input struct {
 	ToolUseID string
 	// ToolResponse is the tool's result (PostToolUse).
 	ToolResponse json.RawMessage
+	// OriginalInput is the model's own arguments when a rewrite changed them (PostToolUse
+	// dsh_original_tool_input); nil otherwise.
+	OriginalInput json.RawMessage
 	// StopHookActive is the Stop flag.
 	StopHookActive bool
 	// DurationMS is how long the call executed, in milliseconds (PostToolUse and
@@ -131,6 +135,12 @@ type Dialect struct {
 	// NotificationText returns the message of a Notification of the given type about
 	// tool ("" for idle_prompt).
 	NotificationText func(kind, tool string) string
+	// MapRewrite, if set, maps a hook's updatedInput, given in the dialect's tool_input
+	// shape, back onto the tool's arguments (Codex: {command} for the shell tools).
+	MapRewrite func(tool string, args, updated json.RawMessage) json.RawMessage
+	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
+	// after a rewrite (Claude Code; Codex's published input schema is closed).
+	OriginalInput bool
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -202,7 +212,13 @@ type Bridge struct {
 	asked  map[dsh.Token][2]string     // asked calls: the ask reason and its rendering (Render.AskDenied)
 	took   map[dsh.Token]time.Duration // execution times of dispatched calls
 	halts  map[dsh.Token]string        // continue:false reasons of calls let run (Render.PreHaltRunsTool)
+	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
+	// until its pre-execute listener replays it (each hook runs once per call).
+	fired map[callKey]*hookproto.Report
 }
+
+// callKey identifies a call between the rewrite phase and pre-execute.
+type callKey struct{ agent, call string }
 
 // New loads the dialect's hook files per o (decisions 5, 9 and 10) and returns the
 // bridge. Loading problems are diagnostics (Diagnostics), never an error; the error is
@@ -233,7 +249,8 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{}}
+	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{},
+		fired: map[callKey]*hookproto.Report{}}
 	if b.o.NewID == nil {
 		b.o.NewID = func() string {
 			var buf [12]byte
@@ -316,7 +333,9 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 		unregs = append(unregs, r.OnPreStep(b.preStep))
 	}
 	if b.has(PreToolUse) {
-		unregs = append(unregs, r.OnPreTool(b.preTool))
+		// The hooks run once, in the rewrite phase, where their updatedInput counts; the
+		// pre-execute listener replays their decision.
+		unregs = append(unregs, r.OnRewriteInput(b.rewriteInput), r.OnPreTool(b.preTool))
 	}
 	if b.has(PermissionRequest) {
 		unregs = append(unregs, r.OnApprovalAnswer(b.approvalAnswer))
@@ -539,10 +558,14 @@ func toolInput(ex dsh.ToolExecution) json.RawMessage {
 func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 	ex := p.Exec
 	s := b.session(ctx, agentID(ex))
-	in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
-	rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
-	if err != nil {
-		return nil, err
+	rep := b.takeFired(agentID(ex), ex.CallID)
+	if rep == nil {
+		// No rewrite phase ran for the call (no model arguments to rewrite): fire here.
+		in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		var err error
+		if rep, err = b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent); err != nil {
+			return nil, err
+		}
 	}
 	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
 		texts := b.contexts(PreToolUse, ex.Name, rep)
@@ -656,8 +679,10 @@ func (b *Bridge) unstash(t dsh.Token) []string {
 	return c
 }
 
-// toolResult drops PreToolUse contexts of a call whose post-execute never ran.
+// toolResult drops PreToolUse contexts of a call whose post-execute never ran, and the
+// report of one whose pre-execute never ran (a failed rewrite).
 func (b *Bridge) toolResult(_ context.Context, p *dsh.ToolResultPayload) {
+	b.takeFired(agentID(p.Exec), p.Exec.CallID)
 	b.unstash(p.Exec.Token)
 	b.takeDenied(p.Exec.Token)
 	b.duration(p.Exec.Token)
@@ -748,6 +773,9 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ), DurationMS: took}
+		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
+			in.OriginalInput = ex.ModelArguments
+		}
 		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 		if err != nil {
 			return nil, err
@@ -1006,4 +1034,111 @@ func (b *Bridge) status(ctx context.Context, p *dsh.StatusPayload) {
 	s := b.session(ctx, p.AgentID)
 	s.TurnOpen = false
 	b.notify(ctx, NotificationIdlePrompt, "", s, false)
+}
+
+// takeFired returns (and forgets) the PreToolUse report of a call fired in the rewrite
+// phase, or nil.
+func (b *Bridge) takeFired(agent, call string) *hookproto.Report {
+	k := callKey{agent, call}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rep := b.fired[k]
+	delete(b.fired, k)
+	return rep
+}
+
+// rewriteInput runs the call's PreToolUse hooks, once and in parallel, on the input the
+// fold has so far (REWRITE-COMPACTION.md §1.3), keeps their report for the pre-execute
+// listener, and folds their rewrites (updatedInput) in configuration order, whatever
+// order they finished in: a replacement replaces, a merge patches the value so far. The
+// result is one replace of the effective value, or keep when nothing changed.
+func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
+	agent := ""
+	if p.AgentID != nil {
+		agent = *p.AgentID
+	}
+	s := b.session(ctx, agent)
+	input := p.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID}
+	rep, err := b.fire(ctx, in, p.Name, p.AgentID != nil && s.TurnOpen, s.Agent)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.fired[callKey{agent, p.CallID}] = rep
+	b.mu.Unlock()
+	cur := input
+	changed := false
+	var by []string
+	for _, h := range rep.Hooks {
+		rw := h.Verdict.Rewrite
+		if len(rw) == 0 {
+			continue
+		}
+		if b.d.MapRewrite != nil {
+			rw = b.d.MapRewrite(p.Name, cur, rw)
+		}
+		next := rw
+		if h.Verdict.RewriteMerge {
+			if next, err = mergePatch(cur, rw); err != nil {
+				b.log.Warn("PreToolUse updatedInput ignored: not a merge patch", "handler", h.ID, "error", err)
+				continue
+			}
+		}
+		cur, changed = next, true
+		by = append(by, h.ID)
+	}
+	if !changed {
+		return dsh.RewriteKeep{}, nil
+	}
+	reason := "PreToolUse hook updatedInput (" + strings.Join(by, ", ") + ")"
+	d := dsh.RewriteReplace{Args: cur, Reason: &reason}
+	if b.d.Render.RewriteSilent {
+		d.Disclosure = dsh.RewriteDisclosureSilent
+	}
+	return d, nil
+}
+
+// mergePatch applies the JSON merge patch (RFC 7396) patch to target.
+func mergePatch(target, patch json.RawMessage) (json.RawMessage, error) {
+	var t, p any
+	if err := decodeNumbers(patch, &p); err != nil {
+		return nil, err
+	}
+	if len(target) > 0 {
+		if err := decodeNumbers(target, &t); err != nil {
+			t = nil
+		}
+	}
+	return json.Marshal(applyPatch(t, p))
+}
+
+// decodeNumbers decodes data keeping numbers as written (json.Number).
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func applyPatch(target, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	tm, _ := target.(map[string]any)
+	out := make(map[string]any, len(tm)+len(pm))
+	for k, v := range tm {
+		out[k] = v
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = applyPatch(out[k], v)
+		}
+	}
+	return out
 }

@@ -18,6 +18,9 @@ type Render struct {
 	Contexts func(event, subject string, rep *hookproto.Report) []string
 	// Deny renders the tool result text of a call the PreToolUse hooks denied.
 	Deny func(tool string, args json.RawMessage, rep *hookproto.Report) string
+	// RewriteSilent makes the hooks' rewrites silent (no notice before the tool result),
+	// as the engines do not tell the model.
+	RewriteSilent bool
 	// PermissionDeny renders the tool result text of a call a PermissionRequest hook
 	// denied, from the merged reason.
 	PermissionDeny func(tool, reason string) string

@@ -147,6 +147,9 @@ type Event struct {
 	Rules []Rule
 	// Notices are fields recorded as user-facing notices when set.
 	Notices []Notice
+	// Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
+	// nothing.
+	Rewrite *Rewrite
 	// DecodeOutput decodes stdout strictly as the event's wire output type and returns
 	// it; an error makes the hook's outcome the bridge's InvalidJSON.
 	DecodeOutput func(data []byte) (any, error)
@@ -165,6 +168,21 @@ type Rule struct {
 	Reason string
 	// NeedsReason makes a rule whose reason is blank an outcome "failed" instead.
 	NeedsReason bool
+	// Unless is an output path that must be unset (absent, null or empty) for the rule to
+	// hold; "" means no condition.
+	Unless string
+}
+
+// Rewrite reads a hook's rewrite of the call's arguments (tools/rewrite-input).
+type Rewrite struct {
+	// Input is the output path of the new arguments.
+	Input string
+	// Mode is the output path whose value "merge" makes the new arguments a JSON merge
+	// patch over the current ones; "" means always a replacement.
+	Mode string
+	// Requires is the output path that must equal RequiresIs (a string) for the rewrite
+	// to count; "" means no condition.
+	Requires, RequiresIs string
 }
 
 // Notice is a field recorded as a user-facing notice (never model-visible).
@@ -227,7 +245,7 @@ var {{$b.GoName}} = Bridge{
 			JoinReasons: {{q $e.JoinReasons}},
 			Rules: []Rule{
 			{{- range $e.Rules}}
-				{When: {{q .When}}, Is: {{q .Is}}, Then: {{q .Then}}, Reason: {{q .Reason}}, NeedsReason: {{.NeedsReason}}},
+				{When: {{q .When}}, Is: {{q .Is}}, Then: {{q .Then}}, Reason: {{q .Reason}}, NeedsReason: {{.NeedsReason}}, Unless: {{q .Unless}}},
 			{{- end}}
 			},
 			Notices: []Notice{
@@ -235,6 +253,9 @@ var {{$b.GoName}} = Bridge{
 				{When: {{q .When}}, Text: {{q .Text}}},
 			{{- end}}
 			},
+			{{- with $e.Rewrite}}
+			Rewrite: &Rewrite{Input: {{q .Input}}, Mode: {{q .Mode}}, Requires: {{q .Requires}}, RequiresIs: {{q .RequiresIs}}},
+			{{- end}}
 			DecodeOutput: func(data []byte) (any, error) {
 				var out {{$b.Wire}}.{{$e.Output}}
 				if err := out.UnmarshalJSON(data); err != nil {

@@ -550,6 +550,9 @@ type PostToolUseInput struct {
 	ToolResponse json.RawMessage `json:"tool_response"`
 	// DurationMS is how long the tool ran, in milliseconds.
 	DurationMS *int `json:"duration_ms,omitempty"`
+	// DshOriginalToolInput is the model's own arguments, sent only when a rewrite
+	// (updatedInput) changed them; tool_input holds the effective ones (a dsh extension).
+	DshOriginalToolInput json.RawMessage `json:"dsh_original_tool_input,omitempty"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -583,6 +586,9 @@ func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	if r.DurationMS != nil {
 		enc.Key("duration_ms").Int(*r.DurationMS)
 	}
+	if len(r.DshOriginalToolInput) != 0 {
+		enc.Key("dsh_original_tool_input").Raw(r.DshOriginalToolInput)
+	}
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
@@ -615,6 +621,7 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
 	codec.Optional(dec, "duration_ms", &v.DurationMS, codec.Value[*int])
+	codec.Optional(dec, "dsh_original_tool_input", &v.DshOriginalToolInput, codec.Raw)
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
@@ -2525,8 +2532,11 @@ type PreToolUseSpecific struct {
 	PermissionDecision PreToolUseSpecificPermissionDecision `json:"permissionDecision,omitempty"`
 	// PermissionDecisionReason is the reason (shown to the model for deny).
 	PermissionDecisionReason *string `json:"permissionDecisionReason,omitempty"`
-	// UpdatedInput would rewrite the arguments; dsh records it and does not apply it yet.
+	// UpdatedInput rewrites the call's arguments (a replacement of the whole object).
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	// UpdatedInputMode "merge" (a dsh extension) makes updatedInput a JSON merge patch over
+	// the arguments instead of a replacement.
+	UpdatedInputMode PreToolUseSpecificUpdatedInputMode `json:"updatedInputMode,omitempty"`
 	// AdditionalContext is added to the model's context after the tool result.
 	AdditionalContext *string `json:"additionalContext,omitempty"`
 }
@@ -2552,6 +2562,9 @@ func (r PreToolUseSpecific) encodeJSON(enc *codec.Encoder) {
 	if len(r.UpdatedInput) != 0 {
 		enc.Key("updatedInput").Raw(r.UpdatedInput)
 	}
+	if r.UpdatedInputMode != "" {
+		enc.Key("updatedInputMode").String(string(r.UpdatedInputMode))
+	}
 	if r.AdditionalContext != nil {
 		enc.Key("additionalContext").String(*r.AdditionalContext)
 	}
@@ -2570,6 +2583,7 @@ func (r *PreToolUseSpecific) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permissionDecision", &v.PermissionDecision, codec.Value[PreToolUseSpecificPermissionDecision])
 	codec.Optional(dec, "permissionDecisionReason", &v.PermissionDecisionReason, codec.Value[*string])
 	codec.Optional(dec, "updatedInput", &v.UpdatedInput, codec.Raw)
+	codec.Optional(dec, "updatedInputMode", &v.UpdatedInputMode, codec.Value[PreToolUseSpecificUpdatedInputMode])
 	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
 	dec.SkipUnknown()
 	if err := dec.Finish(); err != nil {
@@ -2585,6 +2599,11 @@ func (r PreToolUseSpecific) Validate() error {
 	if r.PermissionDecision != "" {
 		if err := codec.CheckEnum(r.PermissionDecision); err != nil {
 			return codec.FieldError("PreToolUseSpecific", "permissionDecision", err)
+		}
+	}
+	if r.UpdatedInputMode != "" {
+		if err := codec.CheckEnum(r.UpdatedInputMode); err != nil {
+			return codec.FieldError("PreToolUseSpecific", "updatedInputMode", err)
 		}
 	}
 	return nil
@@ -2627,6 +2646,39 @@ func (v PreToolUseSpecificPermissionDecision) Valid() bool {
 // PreToolUseSpecificPermissionDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *PreToolUseSpecificPermissionDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PreToolUseSpecificPermissionDecision", data, v, PreToolUseSpecificPermissionDecisionValues)
+}
+
+// PreToolUseSpecificUpdatedInputMode is the set of values of
+// PreToolUseSpecific.UpdatedInputMode: updatedInputMode "merge" (a dsh extension) makes
+// updatedInput a JSON merge patch over
+type PreToolUseSpecificUpdatedInputMode string
+
+const (
+	// PreToolUseSpecificUpdatedInputModeReplace is the PreToolUseSpecificUpdatedInputMode value
+	// "replace".
+	PreToolUseSpecificUpdatedInputModeReplace PreToolUseSpecificUpdatedInputMode = "replace"
+	// PreToolUseSpecificUpdatedInputModeMerge is the PreToolUseSpecificUpdatedInputMode value
+	// "merge".
+	PreToolUseSpecificUpdatedInputModeMerge PreToolUseSpecificUpdatedInputMode = "merge"
+)
+
+// PreToolUseSpecificUpdatedInputModeValues lists every PreToolUseSpecificUpdatedInputMode
+// value, in spec order.
+var PreToolUseSpecificUpdatedInputModeValues = []PreToolUseSpecificUpdatedInputMode{PreToolUseSpecificUpdatedInputModeReplace, PreToolUseSpecificUpdatedInputModeMerge}
+
+// Valid reports whether v is one of the PreToolUseSpecificUpdatedInputModeValues.
+func (v PreToolUseSpecificUpdatedInputMode) Valid() bool {
+	switch v {
+	case PreToolUseSpecificUpdatedInputModeReplace, PreToolUseSpecificUpdatedInputModeMerge:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreToolUseSpecificUpdatedInputMode, rejecting any value not in
+// PreToolUseSpecificUpdatedInputModeValues with an ErrInvalidEnum *DecodeError.
+func (v *PreToolUseSpecificUpdatedInputMode) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreToolUseSpecificUpdatedInputMode", data, v, PreToolUseSpecificUpdatedInputModeValues)
 }
 
 // PostToolUseOutput is what a PostToolUse hook may print.

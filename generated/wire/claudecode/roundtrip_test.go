@@ -211,19 +211,20 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, claudecode.PostToolUseInput{
-			HookEventName:  claudecode.PostToolUseInputHookEventNamePostToolUse,
-			SessionID:      "text-session_id",
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage(`{"k":"v"}`),
-			ToolUseID:      "text-tool_use_id",
-			ToolResponse:   json.RawMessage(`{"k":"v"}`),
-			DurationMS:     ptr(1),
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
-			PromptID:       ptr("text-prompt_id"),
-			AgentID:        ptr("text-agent_id"),
-			AgentType:      ptr("text-agent_type"),
+			HookEventName:        claudecode.PostToolUseInputHookEventNamePostToolUse,
+			SessionID:            "text-session_id",
+			ToolName:             "text-tool_name",
+			ToolInput:            json.RawMessage(`{"k":"v"}`),
+			ToolUseID:            "text-tool_use_id",
+			ToolResponse:         json.RawMessage(`{"k":"v"}`),
+			DurationMS:           ptr(1),
+			DshOriginalToolInput: json.RawMessage(`{"k":"v"}`),
+			TranscriptPath:       "text-transcript_path",
+			CWD:                  "text-cwd",
+			PermissionMode:       claudecode.PermissionModeDefault,
+			PromptID:             ptr("text-prompt_id"),
+			AgentID:              ptr("text-agent_id"),
+			AgentType:            ptr("text-agent_type"),
 		})
 	})
 	t.Run("PostToolUseOutput", func(t *testing.T) {
@@ -313,6 +314,7 @@ func TestRoundTrip(t *testing.T) {
 				PermissionDecision:       claudecode.PreToolUseSpecificPermissionDecisionAllow,
 				PermissionDecisionReason: ptr("text-permissionDecisionReason"),
 				UpdatedInput:             json.RawMessage(`{"k":"v"}`),
+				UpdatedInputMode:         claudecode.PreToolUseSpecificUpdatedInputModeReplace,
 				AdditionalContext:        ptr("text-additionalContext"),
 			},
 			StopReason:     ptr("text-stopReason"),
@@ -328,6 +330,7 @@ func TestRoundTrip(t *testing.T) {
 			PermissionDecision:       claudecode.PreToolUseSpecificPermissionDecisionAllow,
 			PermissionDecisionReason: ptr("text-permissionDecisionReason"),
 			UpdatedInput:             json.RawMessage(`{"k":"v"}`),
+			UpdatedInputMode:         claudecode.PreToolUseSpecificUpdatedInputModeReplace,
 			AdditionalContext:        ptr("text-additionalContext"),
 		})
 	})

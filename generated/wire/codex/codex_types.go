@@ -1871,7 +1871,7 @@ type PreToolUseSpecific struct {
 	PermissionDecision PreToolUseSpecificPermissionDecision `json:"permissionDecision,omitempty"`
 	// PermissionDecisionReason is the reason of a deny.
 	PermissionDecisionReason *string `json:"permissionDecisionReason,omitempty"`
-	// UpdatedInput rewrites the arguments (dsh records it and does not apply it yet).
+	// UpdatedInput rewrites the arguments (only with permissionDecision allow).
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 	// AdditionalContext is passed to the model.
 	AdditionalContext *string `json:"additionalContext,omitempty"`
