@@ -166,6 +166,16 @@ func Cases() []Case {
 		pre("two-deny", oneCall, h(P, js(denyJSON)), h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"second says no"}}`))),
 		pre("deny-and-context", oneCall, h(P, js(denyJSON)), h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre context"}}`))),
 		pre("updated-input", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"touch ran_changed; echo changed"}}}`))),
+		// updatedInput (tools/rewrite-input): what runs, what the model sees, what
+		// PostToolUse receives.
+		pre("updated-input-post", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"touch ran_changed; echo changed"}}}`)), h(O, "exit 0")),
+		pre("updated-input-alone", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch ran_changed; echo changed"}}}`)), h(O, "exit 0")),
+		pre("updated-input-deny", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"denied by policy","updatedInput":{"command":"touch ran_changed; echo changed"}}}`)), h(O, "exit 0")),
+		pre("updated-input-two", oneCall,
+			h(P, "sleep 1; "+js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"touch ran_first; echo first"}}}`)),
+			h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"touch ran_second; echo second"}}}`)), h(O, "exit 0")),
+		{Name: "pre/updated-input-invalid", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{
+			h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"description":"no command"}}}`))}},
 		pre("matcher-miss", oneCall, Hook{Event: P, Matcher: "Read", Script: "echo no >&2; exit 2"}),
 		pre("matcher-bash", oneCall, Hook{Event: P, Matcher: "Bash", Script: "echo bash blocked >&2; exit 2"}),
 		pre("system-message", oneCall, h(P, js(`{"systemMessage":"a note for the user"}`))),
