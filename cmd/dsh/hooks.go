@@ -130,6 +130,9 @@ type hooksOutput struct {
 type decisionJSON struct {
 	Kind   string  `json:"kind"`
 	Reason *string `json:"reason,omitempty"`
+	// UpdatedInput is the effective tool input after the hooks' updatedInput (PreToolUse),
+	// when they rewrote it.
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
 
 type hookJSON struct {
@@ -520,16 +523,37 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 		ex := dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: &aid,
 			RootCallID: callID, Token: dsh.NewToken()}
 		if event == "PreToolUse" {
+			// The rewrite phase first, where the hooks run and their updatedInput counts;
+			// pre-execute then replays their decision.
+			var updated json.RawMessage
+			rp := &dsh.RewriteInputPayload{CallID: callID, Name: in.ToolName, Input: args, ModelInput: args, AgentID: &aid}
+			err := reg.RunRewriteInput(ctx, rp, 0, func(_ context.Context, _ string, d dsh.RewriteDecision) (*dsh.RewriteInputPayload, error) {
+				switch x := d.(type) {
+				case dsh.RewriteReplace:
+					updated = x.Args
+				case *dsh.RewriteReplace:
+					updated = x.Args
+				}
+				return nil, nil
+			})
+			if err != nil {
+				return decisionJSON{}, err
+			}
+			if updated != nil {
+				ex.Arguments = updated
+			}
 			d, err := reg.RunPreTool(ctx, &dsh.PreToolPayload{Exec: ex}, nil)
 			if err != nil {
 				return decisionJSON{}, err
 			}
-			return dsh.SwitchPreToolDecision(d,
+			out := dsh.SwitchPreToolDecision(d,
 				func(dsh.PreToolAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
 				func(x dsh.PreToolDeny) decisionJSON { return decisionJSON{Kind: "deny", Reason: str(x.Reason)} },
 				func(x dsh.PreToolAsk) decisionJSON { return decisionJSON{Kind: "ask", Reason: x.Reason} },
 				func(x dsh.PreToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
-			), nil
+			)
+			out.UpdatedInput = updated
+			return out, nil
 		}
 		resp := in.ToolResponse
 		if len(resp) == 0 {
