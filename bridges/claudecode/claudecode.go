@@ -7,9 +7,10 @@
 //
 // Mapped events: SessionStart (agent/session-start: contexts are injected before the
 // first request; cannot block), UserPromptSubmit (agent/pre-step: block rejects the
-// prompt, continue:false halts, contexts join the step), PreToolUse (tools/pre-execute:
-// deny, ask through the approval seam, halt; allow never pre-approves; contexts follow
-// the tool result), PermissionRequest (approval/answer: allow or deny a call that needs
+// prompt, continue:false halts, contexts join the step), PreToolUse (run once per call in
+// tools/rewrite-input, where updatedInput rewrites the arguments, folded in configuration
+// order; then tools/pre-execute: deny, ask through the approval seam, halt; allow never
+// pre-approves; contexts follow the tool result), PermissionRequest (approval/answer: allow or deny a call that needs
 // approval before anyone is asked; deny with interrupt ends the turn), PostToolUse
 // (tools/post-execute, successful results only: block turns the result into feedback,
 // halt, contexts), PostToolUseFailure (tools/post-execute, calls that ran and failed:
