@@ -57,7 +57,7 @@ func TestRewriteFoldsInConfigurationOrder(t *testing.T) {
 	dir := t.TempDir()
 	count := func(name string) string { return "echo x >> " + filepath.Join(dir, name) + "; " }
 	post := filepath.Join(dir, "post.json")
-	e := newRewriteEnv(t, claudecode.Config{AsEngine: true},
+	e := newRewriteEnv(t, claudecode.Config{},
 		ht.G("PreToolUse", "Bash", count("a")+"sleep 0.3; "+updated(`"permissionDecision":"allow","updatedInput":{"command":"first"}`)),
 		ht.G("PreToolUse", "Bash", count("b")+updated(`"updatedInput":{"command":"second"}`)),
 		ht.G("PostToolUse", "", "cat > "+post))
@@ -80,19 +80,19 @@ func TestRewriteFoldsInConfigurationOrder(t *testing.T) {
 	if got, _ := json.Marshal(in["dsh_original_tool_input"]); string(got) != `{"command":"model","description":"run"}` {
 		t.Errorf("PostToolUse dsh_original_tool_input %s", got)
 	}
-	// AsEngine: the rewrite is silent, as the engine tells the model nothing.
+	// As the engine (the default): the rewrite is silent, as the engine tells the model nothing.
 	if strings.Contains(resultText(r), "rewritten") {
-		t.Errorf("a notice under AsEngine: %q", resultText(r))
+		t.Errorf("a notice as the engine: %q", resultText(r))
 	}
 }
 
 // updatedInputMode merge patches the arguments (description kept); a deny from the same
 // hook still denies, with the rewrite recorded; an updatedInput that drops the required
-// command fails the call closed (REWRITE_INVALID), and the body never runs. Without
-// AsEngine the model is told about the rewrite.
+// command fails the call closed (REWRITE_INVALID), and the body never runs. Under
+// Config.Canonical the model is told about the rewrite.
 func TestRewriteModesAndFailures(t *testing.T) {
 	t.Run("merge", func(t *testing.T) {
-		e := newRewriteEnv(t, claudecode.Config{}, ht.G("PreToolUse", "", updated(`"updatedInput":{"timeout":5},"updatedInputMode":"merge"`)))
+		e := newRewriteEnv(t, claudecode.Config{Canonical: true}, ht.G("PreToolUse", "", updated(`"updatedInput":{"timeout":5},"updatedInputMode":"merge"`)))
 		k := e.rt.Start(ctx, tools.Input{CallID: "call-1", Name: "Bash", AgentID: "agent-1", Arguments: json.RawMessage(`{"command":"ls","description":"list"}`)})
 		k.PreDispatch()
 		k.Dispatch()
@@ -103,11 +103,11 @@ func TestRewriteModesAndFailures(t *testing.T) {
 		rw := k.Rewritten()
 		if rw.Notice == nil || rw.Rewrite == nil || len(rw.Rewrite.Chain) != 1 || rw.Rewrite.Chain[0].Reason == nil ||
 			!strings.Contains(*rw.Rewrite.Chain[0].Reason, "PreToolUse hook updatedInput (claude-code:PreToolUse:") {
-			t.Errorf("without AsEngine the rewrite is disclosed and names the hook: %+v", rw)
+			t.Errorf("canonically the rewrite is disclosed and names the hook: %+v", rw)
 		}
 	})
 	t.Run("deny", func(t *testing.T) {
-		e := newRewriteEnv(t, claudecode.Config{AsEngine: true}, ht.G("PreToolUse", "", updated(`"permissionDecision":"deny","permissionDecisionReason":"no","updatedInput":{"command":"x"}`)))
+		e := newRewriteEnv(t, claudecode.Config{}, ht.G("PreToolUse", "", updated(`"permissionDecision":"deny","permissionDecisionReason":"no","updatedInput":{"command":"x"}`)))
 		r := e.call(`{"command":"ls"}`)
 		if len(e.ran) != 0 || resultText(r) != "PreToolUse:Bash hook error: no" || string(r.Exec.Arguments) != `{"command":"x"}` {
 			t.Errorf("ran %q, text %q, arguments %s", e.ran, resultText(r), r.Exec.Arguments)
@@ -115,7 +115,7 @@ func TestRewriteModesAndFailures(t *testing.T) {
 		wantRecords(t, e.h, "deny")
 	})
 	t.Run("invalid", func(t *testing.T) {
-		e := newRewriteEnv(t, claudecode.Config{AsEngine: true}, ht.G("PreToolUse", "", updated(`"permissionDecision":"allow","updatedInput":{"description":"only"}`)))
+		e := newRewriteEnv(t, claudecode.Config{}, ht.G("PreToolUse", "", updated(`"permissionDecision":"allow","updatedInput":{"description":"only"}`)))
 		r := e.call(`{"command":"ls"}`)
 		f, ok := r.Outcome.(dsh.ToolFailure)
 		if len(e.ran) != 0 || !ok || f.Error.Info == nil || f.Error.Info.Code != tools.CodeRewriteInvalid || !strings.Contains(f.Error.Message, "command") {
@@ -127,7 +127,7 @@ func TestRewriteModesAndFailures(t *testing.T) {
 	})
 	t.Run("no rewrite", func(t *testing.T) {
 		dir := t.TempDir()
-		e := newRewriteEnv(t, claudecode.Config{AsEngine: true}, ht.G("PreToolUse", "", "echo x >> "+filepath.Join(dir, "n")))
+		e := newRewriteEnv(t, claudecode.Config{}, ht.G("PreToolUse", "", "echo x >> "+filepath.Join(dir, "n")))
 		r := e.call(`{"command":"ls"}`)
 		if len(e.ran) != 1 || e.ran[0] != `{"command":"ls"}` || len(r.Exec.ModelArguments) != 0 {
 			t.Errorf("ran %q, model arguments %s", e.ran, r.Exec.ModelArguments)

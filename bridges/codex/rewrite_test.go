@@ -23,7 +23,7 @@ func TestRewrite(t *testing.T) {
 		{"deny", pre(`"permissionDecision":"deny","permissionDecisionReason":"no","updatedInput":{"command":"rtk git status"}`), `{"command":"git status","description":"run"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, _ := setupIn(t, t.TempDir(), codex.Config{Files: []string{ht.Config(t, t.TempDir(), "hooks.json", ht.G("PreToolUse", "", tc.script))}, AsEngine: true})
+			h, _ := setupIn(t, t.TempDir(), codex.Config{Files: []string{ht.Config(t, t.TempDir(), "hooks.json", ht.G("PreToolUse", "", tc.script))}})
 			var ran []string
 			reg := tools.NewRegistry()
 			if _, err := reg.Register(tools.Definition{Name: "Bash", Output: &tools.Output{Schema: json.RawMessage(`{"type":"string"}`)},

@@ -1869,13 +1869,13 @@ func TestH038AskRejectedFailsClosed(t *testing.T) {
 	harness.RunID(t, runtime.New, "h038-ask-rejected-fails-closed")
 }
 
-// TestH039AllowUpdatedInputNotApplied runs scenario h039-allow-updated-input-not-applied:
-// allow with updatedInput never pre-approves and never rewrites: the downstream
-// pre-execute listener still runs, the call keeps its arguments, and hook/result
-// carries the notice that updatedInput is recorded but not applied.
-func TestH039AllowUpdatedInputNotApplied(t *testing.T) {
+// TestH039AllowUpdatedInputApplied runs scenario h039-allow-updated-input-applied:
+// allow with updatedInput never pre-approves: the downstream pre-execute listener
+// still runs; the hook, run once in the rewrite phase (its records before tool/call),
+// rewrites the call, whose tool/call holds the effective arguments and the model's.
+func TestH039AllowUpdatedInputApplied(t *testing.T) {
 	t.Parallel()
-	harness.RunID(t, runtime.New, "h039-allow-updated-input-not-applied")
+	harness.RunID(t, runtime.New, "h039-allow-updated-input-applied")
 }
 
 // TestH040PreToolContinueFalseHalts runs scenario h040-pre-tool-continue-false-halts:
