@@ -71,6 +71,10 @@ type Env struct {
 	// model's context window, the threshold. A prompt "/compact [instructions]" compacts
 	// the idle session instead of starting a turn.
 	Compaction loop.CompactionConfig
+	// ToolOptions are added to the session's tool runtime options (e.g.
+	// tools.WithRewriteDeadline for hook bridges, whose PreToolUse hooks run in the
+	// rewrite phase under their own timeouts).
+	ToolOptions []tools.Option
 	// Started, if set, is called with the agent once it exists (hook bridges need it).
 	Started func(*loop.Agent)
 	// Close, if set, releases what Setup acquired (hook bridges); called once.

@@ -65,7 +65,8 @@ func newSession(srv *Server, id, cwd string, lg *session.Log, env *Env) *acpSess
 func (ss *acpSession) wire() {
 	svc := approval.NewService(approval.WithRecorder(loop.ApprovalRecorder()), approval.WithLogger(ss.srv.log))
 	svc.AddAnswerer(approval.AnswererFunc(ss.answer))
-	ss.rt = tools.New(ss.env.Tools, ss.env.Hooks, tools.WithApprover(svc), tools.WithLogger(ss.srv.log))
+	opts := append([]tools.Option{tools.WithApprover(svc), tools.WithLogger(ss.srv.log)}, ss.env.ToolOptions...)
+	ss.rt = tools.New(ss.env.Tools, ss.env.Hooks, opts...)
 	r := ss.env.Hooks.Plugin("acp").ForAgent(AgentID)
 	if ss.srv.cfg.Permissions == PermissionsAsk {
 		ss.closers = append(ss.closers, r.OnPreTool(ss.permissionPolicy))

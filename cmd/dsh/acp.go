@@ -195,8 +195,10 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	return &acp.Env{
 		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
 		ContinuationCap: continuationCap(ro), Compaction: ro.compaction(),
-		System:  "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
-		Started: func(a *loop.Agent) { turn.setAgent(a) },
-		Close:   func() { closeHooks(); unsubscribe() },
+		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
+		ToolOptions: hooksToolOptions(ro),
+		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
+		Started:     func(a *loop.Agent) { turn.setAgent(a) },
+		Close:       func() { closeHooks(); unsubscribe() },
 	}, nil
 }

@@ -251,13 +251,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		return err
 	}
 	defer closeMCP()
-	topts := []tools.Option{tools.WithLogger(logger)}
-	if o.hasHooks() {
-		// The bridges' tools/rewrite-input listener runs the PreToolUse hooks, which their
-		// own timeouts bound (60 s, 600 s): the fold's default deadline would cut them.
-		topts = append(topts, tools.WithRewriteDeadline(0))
-	}
-	rt := tools.New(reg, hooks, topts...)
+	rt := tools.New(reg, hooks, append([]tools.Option{tools.WithLogger(logger)}, hooksToolOptions(o)...)...)
 	if o.demo {
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
@@ -357,6 +351,17 @@ func compactNow(ctx context.Context, agent *loop.Agent, instructions string, std
 	}
 	fmt.Fprintf(stderr, "dsh run: /compact: about %d tokens before, %d after\n", res.TokensBefore, res.TokensAfter)
 	return nil
+}
+
+// hooksToolOptions are the tool runtime options loaded hooks need: the bridges'
+// tools/rewrite-input listener runs the PreToolUse hooks, which their own timeouts bound
+// (60 s, 600 s), so the fold gets no deadline of its own (its 30 s default would cut a
+// slow hook and fail its call).
+func hooksToolOptions(o runOptions) []tools.Option {
+	if !o.hasHooks() {
+		return nil
+	}
+	return []tools.Option{tools.WithRewriteDeadline(0)}
 }
 
 // The permission modes of dsh run (Claude Code's names).
