@@ -80,6 +80,16 @@ func TestRewriteFoldsInConfigurationOrder(t *testing.T) {
 	if got, _ := json.Marshal(in["dsh_original_tool_input"]); string(got) != `{"command":"model","description":"run"}` {
 		t.Errorf("PostToolUse dsh_original_tool_input %s", got)
 	}
+	// hook/result says which rewrite was overridden and which applied (PostToolUse: none).
+	var got []string
+	for _, rec := range e.h.Rec.Take() {
+		if r, ok := rec.(dsh.HookResult); ok {
+			got = append(got, r.Point+":"+string(r.Rewrite))
+		}
+	}
+	if strings.Join(got, " ") != "PreToolUse:overridden PreToolUse:applied PostToolUse:" {
+		t.Errorf("hook/result rewrites %q", got)
+	}
 	// As the engine (the default): the rewrite is silent, as the engine tells the model nothing.
 	if strings.Contains(resultText(r), "rewritten") {
 		t.Errorf("a notice as the engine: %q", resultText(r))

@@ -100,6 +100,10 @@ type HookRun struct {
 	Verdict Verdict
 	// StderrSummary is the recorded stderr summary ("" when stderr is blank).
 	StderrSummary string
+	// Rewrite is what became of the run's rewrite (Verdict.Rewrite) once the event's runs
+	// fold in configuration order: applied or overridden by a later replacement; "" when
+	// it rewrote nothing.
+	Rewrite dsh.HookRewrite
 }
 
 // Record is the hook/result record of the run.
@@ -124,7 +128,26 @@ func (h HookRun) Record(turn int) dsh.HookResult {
 		s := strings.Join(h.Verdict.Diagnostics, "\n")
 		rec.Diagnostic = &s
 	}
+	rec.Rewrite = h.Rewrite
 	return rec
+}
+
+// markRewrites sets each run's Rewrite: a rewrite is overridden when a later run (in
+// configuration order) replaces the arguments, applied otherwise.
+func markRewrites(runs []HookRun) {
+	replaced := false
+	for i := len(runs) - 1; i >= 0; i-- {
+		if len(runs[i].Verdict.Rewrite) == 0 {
+			continue
+		}
+		runs[i].Rewrite = dsh.HookRewriteApplied
+		if replaced {
+			runs[i].Rewrite = dsh.HookRewriteOverridden
+		}
+		if !runs[i].Verdict.RewriteMerge {
+			replaced = true
+		}
+	}
 }
 
 // Report is what one Fire came to.
@@ -247,6 +270,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 		verdicts[i] = runs[i].Verdict
 		e.logRun(ctx, runs[i])
 	}
+	markRewrites(runs)
 	if record {
 		for _, r := range runs {
 			res := r.Record(f.Turn)

@@ -315,3 +315,36 @@ func TestFireAsync(t *testing.T) {
 		t.Errorf("Close took %v", d)
 	}
 }
+
+// markRewrites: a rewrite is overridden by any later replacement, never by a later merge.
+func TestMarkRewrites(t *testing.T) {
+	run := func(rw string, merge bool) HookRun {
+		var r HookRun
+		if rw != "" {
+			r.Verdict.Rewrite, r.Verdict.RewriteMerge = []byte(rw), merge
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		runs []HookRun
+		want string
+	}{
+		{[]HookRun{run(`{"a":1}`, false), run(`{"b":1}`, true), run(`{"c":1}`, false), run("", false), run(`{"d":1}`, true)}, "overridden overridden applied - applied"},
+		{[]HookRun{run(`{"a":1}`, true), run(`{"b":1}`, false)}, "overridden applied"},
+		{[]HookRun{run(`{"a":1}`, false), run(`{"b":1}`, true)}, "applied applied"},
+		{[]HookRun{run("", false)}, "-"},
+	} {
+		markRewrites(tc.runs)
+		var got []string
+		for _, r := range tc.runs {
+			s := string(r.Rewrite)
+			if s == "" {
+				s = "-"
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("got %q, want %q", strings.Join(got, " "), tc.want)
+		}
+	}
+}

@@ -186,6 +186,11 @@ type HookResult struct {
 	// Diagnostic explains an outcome that made no decision (error, timeout, failed), e.g.
 	// "exit 2 with empty stderr does not block in codex" or an output validation error.
 	Diagnostic *string `json:"diagnostic,omitempty"`
+	// Rewrite is what became of the hook's rewrite of the call (PreToolUse updatedInput):
+	// "applied" when it is part of the effective arguments, "overridden" when a later hook
+	// in configuration order replaced it (REWRITE-COMPACTION.md §1.3); absent when it
+	// rewrote nothing.
+	Rewrite HookRewrite `json:"rewrite,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -217,6 +222,9 @@ func (r HookResult) encodeJSON(enc *codec.Encoder) {
 	if r.Diagnostic != nil {
 		enc.Key("diagnostic").String(*r.Diagnostic)
 	}
+	if r.Rewrite != "" {
+		enc.Key("rewrite").String(string(r.Rewrite))
+	}
 	enc.EndObject()
 }
 
@@ -238,6 +246,7 @@ func (r *HookResult) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "durationMs", &v.DurationMS, codec.Value[int])
 	codec.Optional(dec, "notice", &v.Notice, codec.Value[*string])
 	codec.Optional(dec, "diagnostic", &v.Diagnostic, codec.Value[*string])
+	codec.Optional(dec, "rewrite", &v.Rewrite, codec.Value[HookRewrite])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -251,5 +260,38 @@ func (r HookResult) Validate() error {
 	if err := codec.CheckEnum(r.Outcome); err != nil {
 		return codec.FieldError("HookResult", "outcome", err)
 	}
+	if r.Rewrite != "" {
+		if err := codec.CheckEnum(r.Rewrite); err != nil {
+			return codec.FieldError("HookResult", "rewrite", err)
+		}
+	}
 	return nil
+}
+
+// HookRewrite is what became of one hook's rewrite of a call's arguments.
+type HookRewrite string
+
+const (
+	// HookRewriteApplied is the HookRewrite value "applied".
+	HookRewriteApplied HookRewrite = "applied"
+	// HookRewriteOverridden is the HookRewrite value "overridden".
+	HookRewriteOverridden HookRewrite = "overridden"
+)
+
+// HookRewriteValues lists every HookRewrite value, in spec order.
+var HookRewriteValues = []HookRewrite{HookRewriteApplied, HookRewriteOverridden}
+
+// Valid reports whether v is one of the HookRewriteValues.
+func (v HookRewrite) Valid() bool {
+	switch v {
+	case HookRewriteApplied, HookRewriteOverridden:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a HookRewrite, rejecting any value not in HookRewriteValues with an
+// ErrInvalidEnum *DecodeError.
+func (v *HookRewrite) UnmarshalJSON(data []byte) error {
+	return codec.Enum("HookRewrite", data, v, HookRewriteValues)
 }

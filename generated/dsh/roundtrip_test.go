@@ -659,6 +659,7 @@ func TestRoundTrip(t *testing.T) {
 			DurationMS:    1,
 			Notice:        ptr("text-notice"),
 			Diagnostic:    ptr("text-diagnostic"),
+			Rewrite:       dsh.HookRewriteApplied,
 		})
 	})
 	t.Run("InboxClaimedPayload", func(t *testing.T) {
