@@ -78,6 +78,11 @@ func (n Normalizer) Value(field string, v any) string {
 		if _, ok := v.(float64); ok {
 			return "<ms>"
 		}
+	case "seconds_since_last_response":
+		// Wall time between two runs: compared as a whole number of seconds.
+		if f, ok := v.(float64); ok && f >= 0 && f == float64(int64(f)) {
+			return "<seconds>"
+		}
 	case "session_id", "turn_id", "prompt_id":
 		if s, ok := v.(string); ok {
 			if uuidRE.MatchString(s) && len(s) == 36 {

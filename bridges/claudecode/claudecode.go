@@ -204,6 +204,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 				x.Model = &m
 			}
 		}
+		if r := in.Resumed; r != nil && in.Source == string(dsh.SessionStartSourceResume) {
+			secs, tokens := r.SecondsSinceLastResponse, r.ContextTokens
+			expired := !r.Measured || secs >= PromptCacheTTL
+			usd := CacheWriteUSD(s.Model, tokens)
+			x.SecondsSinceLastResponse, x.ContextTokens = &secs, &tokens
+			x.PromptCacheLikelyExpired, x.EstimatedCacheWriteUsd = &expired, &usd
+		}
 		v = x
 	case hookbridge.SessionEnd:
 		v = claudecode.SessionEndInput{

@@ -72,6 +72,42 @@ type Input struct {
 	// DurationMS is how long the call executed, in milliseconds (PostToolUse; -1 when
 	// unknown).
 	DurationMS int
+	// Resumed describes the context a resumed session starts from (SessionStart with
+	// source resume; nil when the agent cannot say or the log held no model response).
+	Resumed *Resumed
+}
+
+// Resumed is the context a resumed session starts from.
+type Resumed struct {
+	// SecondsSinceLastResponse is how long ago the last model response was logged,
+	// rounded to the second.
+	SecondsSinceLastResponse int
+	// ContextTokens is the context's size (the last response's usage since the last
+	// compaction, else the checkpoint's projected size, else an estimate).
+	ContextTokens int
+	// Measured is false right after a compaction: no response has cached the compacted
+	// context yet.
+	Measured bool
+}
+
+// resumeStater is what a resumed agent tells about its context (loop.Agent).
+type resumeStater interface {
+	ResumeStats() (lastResponse time.Time, tokens int, measured, ok bool)
+}
+
+// resumed returns what agent tells about the context it resumed from, at now; nil when
+// it cannot say.
+func resumed(agent dsh.Agent, now time.Time) *Resumed {
+	rs, ok := agent.(resumeStater)
+	if !ok {
+		return nil
+	}
+	at, tokens, measured, ok := rs.ResumeStats()
+	if !ok {
+		return nil
+	}
+	secs := int(max(0, now.Sub(at).Round(time.Second)/time.Second))
+	return &Resumed{SecondsSinceLastResponse: secs, ContextTokens: tokens, Measured: measured}
 }
 
 // Dialect is what a dialect package supplies.
@@ -396,6 +432,9 @@ func (b *Bridge) message(texts []string) dsh.UserMessage {
 func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) error {
 	s := b.session(ctx, p.AgentID)
 	in := Input{Event: SessionStart, Session: s, Source: string(p.Source)}
+	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
+		in.Resumed = resumed(p.Agent, time.Now())
+	}
 	if p.CompactionID != nil {
 		// After a compaction: the hooks are the attempt's, inside its turn if any.
 		in = b.compactInput(ctx, SessionStart, p.AgentID, *p.CompactionID, "", p.Turn)
