@@ -166,8 +166,10 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 		},
 		Durations: true,
 		Render:    render,
-		EndReason: endReason,
-		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
+		// The engine runs SessionStart[compact] before PostCompact (differential suite).
+		SessionStartBeforePostCompact: asEngine,
+		EndReason:                     endReason,
+		TrustHint:                     "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
 

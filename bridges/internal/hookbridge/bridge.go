@@ -140,6 +140,11 @@ type Dialect struct {
 	// CompactObserveOnly says the dialect's PreCompact cannot defer a compaction (Codex):
 	// a block is ignored and plain stdout adds no instructions.
 	CompactObserveOnly bool
+	// SessionStartBeforePostCompact runs the SessionStart[compact] hooks of a committed
+	// compaction before its PostCompact hooks, at compaction/post-compact, as Claude Code
+	// does (the canonical order, and Codex's, is post-compact, then
+	// agent/session-start{compact}); their contexts then come first too.
+	SessionStartBeforePostCompact bool
 	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
 	// SessionEnd matchers test and its input carries).
 	EndReason func(reason string) string
@@ -213,6 +218,7 @@ type Bridge struct {
 	asked  map[dsh.Token][2]string     // asked calls: the ask reason and its rendering (Render.AskDenied)
 	took   map[dsh.Token]time.Duration // execution times (Dialect.Durations)
 	halts  map[dsh.Token]string        // continue:false reasons of calls let run (Render.PreHaltRunsTool)
+	early  map[string]bool             // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
 }
 
 // New loads the dialect's hook files per o (decisions 5, 9 and 10) and returns the
@@ -430,17 +436,34 @@ func (b *Bridge) message(texts []string) dsh.UserMessage {
 
 // sessionStart: contexts become one injected message; SessionStart cannot block.
 func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) error {
-	s := b.session(ctx, p.AgentID)
-	in := Input{Event: SessionStart, Session: s, Source: string(p.Source)}
+	if p.CompactionID != nil {
+		b.mu.Lock()
+		done := b.early[*p.CompactionID]
+		delete(b.early, *p.CompactionID)
+		b.mu.Unlock()
+		if done {
+			return nil // ran before PostCompact (Dialect.SessionStartBeforePostCompact)
+		}
+		return b.sessionStartCompact(ctx, p.AgentID, *p.CompactionID, p.Turn, p.Agent)
+	}
+	in := Input{Event: SessionStart, Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
 	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
 		in.Resumed = resumed(p.Agent, time.Now())
 	}
-	if p.CompactionID != nil {
-		// After a compaction: the hooks are the attempt's, inside its turn if any.
-		in = b.compactInput(ctx, SessionStart, p.AgentID, *p.CompactionID, "", p.Turn)
-		in.Source = string(p.Source)
-	}
-	rep, err := b.fire(ctx, in, string(p.Source), in.Session.TurnOpen && p.Turn != nil, p.Agent)
+	return b.sessionStartFire(ctx, in, p.Turn, p.Agent)
+}
+
+// sessionStartCompact runs the SessionStart[compact] hooks of a committed compaction: the
+// hooks are the attempt's, inside its turn if any.
+func (b *Bridge) sessionStartCompact(ctx context.Context, agentID, compactionID string, turn *int, agent dsh.Agent) error {
+	in := b.compactInput(ctx, SessionStart, agentID, compactionID, "", turn)
+	in.Source = string(dsh.SessionStartSourceCompact)
+	return b.sessionStartFire(ctx, in, turn, agent)
+}
+
+// sessionStartFire fires SessionStart and injects its contexts.
+func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agent dsh.Agent) error {
+	rep, err := b.fire(ctx, in, in.Source, in.Session.TurnOpen && turn != nil, agent)
 	if err != nil {
 		return err
 	}
@@ -451,10 +474,10 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 	if len(rep.Merged.Contexts) == 0 {
 		return nil
 	}
-	if p.Agent == nil {
+	if agent == nil {
 		return errors.New("SessionStart hook contexts: the payload has no agent handle")
 	}
-	return p.Agent.Inject(ctx, b.message(b.contexts(SessionStart, string(p.Source), rep)))
+	return agent.Inject(ctx, b.message(b.contexts(SessionStart, in.Source, rep)))
 }
 
 // userPrompt joins the text of the user-sourced messages of a batch; ok is false when
@@ -893,6 +916,17 @@ func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.
 // hookSpecificOutput.additionalContext) are appended after the checkpoint; a halt (Codex
 // continue:false) halts the open turn. The runtime drops contexts of a failed attempt.
 func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
+	if b.d.SessionStartBeforePostCompact && b.has(SessionStart) && p.Outcome == dsh.CompactionOutcomeCommitted {
+		b.mu.Lock()
+		if b.early == nil {
+			b.early = map[string]bool{}
+		}
+		b.early[p.CompactionID] = true
+		b.mu.Unlock()
+		if err := b.sessionStartCompact(ctx, p.AgentID, p.CompactionID, p.Turn, p.Agent); err != nil {
+			b.log.Warn("SessionStart[compact] hooks before PostCompact", "compactionId", p.CompactionID, "err", err)
+		}
+	}
 	in := b.compactInput(ctx, PostCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	if p.Summary != nil {
 		in.CompactSummary = *p.Summary
