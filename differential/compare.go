@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -78,6 +79,11 @@ func (n Normalizer) Value(field string, v any) string {
 		if _, ok := v.(float64); ok {
 			return "<ms>"
 		}
+	case "seconds_since_last_response":
+		// Wall time between two runs: compared as a whole number of seconds.
+		if f, ok := v.(float64); ok && f >= 0 && f == float64(int64(f)) {
+			return "<seconds>"
+		}
 	case "session_id", "turn_id", "prompt_id":
 		if s, ok := v.(string); ok {
 			if uuidRE.MatchString(s) && len(s) == 36 {
@@ -120,6 +126,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		if a != b {
 			out = append(out, Diff{"sent", fmt.Sprintf("call %d: engine sent %s; dsh sent %s", i+1, a, b)})
 		}
+	}
+	if d, ok := orderDiff(engine.Hooks, dsh.Hooks); ok {
+		out = append(out, d)
 	}
 	// Hook runs, paired by hook name and order.
 	er, dr := byName(engine.Hooks), byName(dsh.Hooks)
@@ -193,6 +202,34 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		out = append(out, Diff{f, fieldDiffs[f][0]})
 	}
 	return out
+}
+
+// EventOrder is the order in which the hook events of runs ran: the event of each run
+// (its hook name without the "-N" suffix), in start order, with consecutive runs of one
+// event merged (the hooks of one event run concurrently, in any order, and the runs for
+// parallel tool calls too).
+func EventOrder(runs []HookRun) []string {
+	var out []string
+	for _, r := range runs {
+		ev := r.Name
+		if i := strings.LastIndex(ev, "-"); i > 0 {
+			ev = ev[:i]
+		}
+		if len(out) == 0 || out[len(out)-1] != ev {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// orderDiff is the "order" difference: the hook events ran in another order (see
+// EventOrder).
+func orderDiff(engine, dsh []HookRun) (Diff, bool) {
+	a, b := EventOrder(engine), EventOrder(dsh)
+	if slices.Equal(a, b) {
+		return Diff{}, false
+	}
+	return Diff{"order", fmt.Sprintf("hook events ran as %s under the engine, %s under dsh", strings.Join(a, ", "), strings.Join(b, ", "))}, true
 }
 
 func normItems(items Next, n Normalizer) string {

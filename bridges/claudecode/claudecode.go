@@ -181,7 +181,9 @@ func dialect(asEngine bool, envFile string) hookbridge.Dialect {
 		EndReason:        endReason,
 		NotificationText: notificationText,
 		OriginalInput:    true,
-		TrustHint:        "pass --trust (Config.TrustProject) to load the project's hooks",
+		// The engine runs SessionStart[compact] before PostCompact (differential suite).
+		SessionStartBeforePostCompact: asEngine,
+		TrustHint:                     "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
 
@@ -217,6 +219,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 				m := s.Model
 				x.Model = &m
 			}
+		}
+		if r := in.Resumed; r != nil && in.Source == string(dsh.SessionStartSourceResume) {
+			secs, tokens := r.SecondsSinceLastResponse, r.ContextTokens
+			expired := !r.Measured || secs >= PromptCacheTTL
+			usd := CacheWriteUSD(s.Model, tokens)
+			x.SecondsSinceLastResponse, x.ContextTokens = &secs, &tokens
+			x.PromptCacheLikelyExpired, x.EstimatedCacheWriteUsd = &expired, &usd
 		}
 		v = x
 	case hookbridge.SessionEnd:

@@ -30,11 +30,7 @@ Get it with:
 var sdkOmitted = map[string]string{
 	"BaseHookInput.effort": "dsh has no reasoning-effort setting",
 
-	"SessionStartHookInput.session_title":               "dsh sessions have no title",
-	"SessionStartHookInput.seconds_since_last_response": "resume cache metrics are not tracked by dsh",
-	"SessionStartHookInput.context_tokens":              "resume cache metrics are not tracked by dsh",
-	"SessionStartHookInput.prompt_cache_likely_expired": "resume cache metrics are not tracked by dsh",
-	"SessionStartHookInput.estimated_cache_write_usd":   "resume cache metrics are not tracked by dsh",
+	"SessionStartHookInput.session_title": "dsh sessions have no title",
 
 	"UserPromptSubmitHookInput.source":        "dsh does not classify who authored a prompt (user, sdk, loop wakeup, ...)",
 	"UserPromptSubmitHookInput.session_title": "dsh sessions have no title",

@@ -47,6 +47,10 @@ type Agent struct {
 
 	// req is the state of the requests, owned by the driver (one at a time).
 	req requestState
+
+	// resumed is the context Resume found (ok false for New); set before the agent is
+	// shared, read-only afterwards.
+	resumed ResumedContext
 }
 
 // turnRun is one turn: its number, its signal, and how it is being stopped.
@@ -142,6 +146,7 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 		a.req.openAttempt = ""
 	}
 	a.req.first = dsh.HeaderReasonResume
+	a.resumed = a.req.resumedContext()
 	a.sessionStart(ctx, dsh.SessionStartSourceResume)
 	return a, nil
 }

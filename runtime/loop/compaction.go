@@ -473,16 +473,18 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 		s := res.summary
 		post.Summary = &s
 	}
+	// The contexts are counted by the inbox: a post-compact listener may also Inject (the
+	// Claude Code bridge runs SessionStart[compact] hooks there, before PostCompact's, as
+	// the engine does).
+	_, stepsBefore := a.pending()
 	contexts := a.postCompact(ctx, post)
 	if len(contexts) > 0 {
 		if err := a.insert(a.base, dsh.InboxTargetNextStep, contexts); err != nil {
 			res.err = err
 			return res
 		}
-		res.contexts += len(contexts)
 	}
 	if res.outcome == dsh.CompactionOutcomeCommitted {
-		_, stepsBefore := a.pending()
 		id := res.id
 		bound := cc.ListenerTimeout
 		overran, err := a.reg.NotifySessionStartBounded(ctx, &dsh.SessionStartPayload{
@@ -493,10 +495,9 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 		for _, le := range listenerErrors(err) {
 			a.logger.Warn("loop: agent/session-start listener failed", "listener", le.Listener, "source", "compact", "err", le.Err)
 		}
-		_, stepsAfter := a.pending()
-		if stepsAfter > stepsBefore {
-			res.contexts += stepsAfter - stepsBefore
-		}
+	}
+	if _, stepsAfter := a.pending(); stepsAfter > stepsBefore {
+		res.contexts += stepsAfter - stepsBefore
 	}
 	return res
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
@@ -35,6 +36,9 @@ type requestState struct {
 	generation  int    // compaction/checkpoint events so far
 	defers      int    // consecutive deferred pressure attempts
 	openAttempt string // the compactionId of a compaction/start without its end: stale
+
+	respondedAt      time.Time // when the last assistant/message was logged (zero: none)
+	checkpointTokens int       // the projected size after the last compaction/checkpoint
 }
 
 // fold folds one event into the history (B §5.3 step 1: the messages are derived from
@@ -81,6 +85,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 	case dsh.ToolResultLogged:
 		content = withNotice(d.Message.Content, d.RewriteNotice)
 	case dsh.AssistantMessageLogged:
+		r.respondedAt = ev.Time
 		if d.Usage != nil && d.Interrupted == nil {
 			r.usage, r.usageAt = d.Usage.InputTokens+d.Usage.OutputTokens, len(r.history)
 			if len(d.Message.Content) > 0 {
@@ -132,6 +137,7 @@ func (r *requestState) checkpoint(seq int64, d dsh.CompactionCheckpoint) error {
 	seqs = append(append(append(seqs, r.seqs[:start]...), seq), r.seqs[end:]...)
 	r.history, r.seqs = history, seqs
 	r.usageAt = -1
+	r.checkpointTokens = d.TokensAfter
 	r.generation++
 	return nil
 }

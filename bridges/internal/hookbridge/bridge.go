@@ -97,6 +97,42 @@ type Input struct {
 	IsInterrupt bool
 	// NotificationType and Message describe a Notification.
 	NotificationType, Message string
+	// Resumed describes the context a resumed session starts from (SessionStart with
+	// source resume; nil when the agent cannot say or the log held no model response).
+	Resumed *Resumed
+}
+
+// Resumed is the context a resumed session starts from.
+type Resumed struct {
+	// SecondsSinceLastResponse is how long ago the last model response was logged,
+	// rounded to the second.
+	SecondsSinceLastResponse int
+	// ContextTokens is the context's size (the last response's usage since the last
+	// compaction, else the checkpoint's projected size, else an estimate).
+	ContextTokens int
+	// Measured is false right after a compaction: no response has cached the compacted
+	// context yet.
+	Measured bool
+}
+
+// resumeStater is what a resumed agent tells about its context (loop.Agent).
+type resumeStater interface {
+	ResumeStats() (lastResponse time.Time, tokens int, measured, ok bool)
+}
+
+// resumed returns what agent tells about the context it resumed from, at now; nil when
+// it cannot say.
+func resumed(agent dsh.Agent, now time.Time) *Resumed {
+	rs, ok := agent.(resumeStater)
+	if !ok {
+		return nil
+	}
+	at, tokens, measured, ok := rs.ResumeStats()
+	if !ok {
+		return nil
+	}
+	secs := int(max(0, now.Sub(at).Round(time.Second)/time.Second))
+	return &Resumed{SecondsSinceLastResponse: secs, ContextTokens: tokens, Measured: measured}
 }
 
 // Dialect is what a dialect package supplies.
@@ -129,6 +165,11 @@ type Dialect struct {
 	// CompactObserveOnly says the dialect's PreCompact cannot defer a compaction (Codex):
 	// a block is ignored and plain stdout adds no instructions.
 	CompactObserveOnly bool
+	// SessionStartBeforePostCompact runs the SessionStart[compact] hooks of a committed
+	// compaction before its PostCompact hooks, at compaction/post-compact, as Claude Code
+	// does (the canonical order, and Codex's, is post-compact, then
+	// agent/session-start{compact}); their contexts then come first too.
+	SessionStartBeforePostCompact bool
 	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
 	// SessionEnd matchers test and its input carries).
 	EndReason func(reason string) string
@@ -215,6 +256,7 @@ type Bridge struct {
 	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
 	// until its pre-execute listener replays it (each hook runs once per call).
 	fired map[callKey]*hookproto.Report
+	early map[string]bool // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
 }
 
 // callKey identifies a call between the rewrite phase and pre-execute.
@@ -449,14 +491,34 @@ func (b *Bridge) message(texts []string) dsh.UserMessage {
 
 // sessionStart: contexts become one injected message; SessionStart cannot block.
 func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) error {
-	s := b.session(ctx, p.AgentID)
-	in := Input{Event: SessionStart, Session: s, Source: string(p.Source)}
 	if p.CompactionID != nil {
-		// After a compaction: the hooks are the attempt's, inside its turn if any.
-		in = b.compactInput(ctx, SessionStart, p.AgentID, *p.CompactionID, "", p.Turn)
-		in.Source = string(p.Source)
+		b.mu.Lock()
+		done := b.early[*p.CompactionID]
+		delete(b.early, *p.CompactionID)
+		b.mu.Unlock()
+		if done {
+			return nil // ran before PostCompact (Dialect.SessionStartBeforePostCompact)
+		}
+		return b.sessionStartCompact(ctx, p.AgentID, *p.CompactionID, p.Turn, p.Agent)
 	}
-	rep, err := b.fire(ctx, in, string(p.Source), in.Session.TurnOpen && p.Turn != nil, p.Agent)
+	in := Input{Event: SessionStart, Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
+	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
+		in.Resumed = resumed(p.Agent, time.Now())
+	}
+	return b.sessionStartFire(ctx, in, p.Turn, p.Agent)
+}
+
+// sessionStartCompact runs the SessionStart[compact] hooks of a committed compaction: the
+// hooks are the attempt's, inside its turn if any.
+func (b *Bridge) sessionStartCompact(ctx context.Context, agentID, compactionID string, turn *int, agent dsh.Agent) error {
+	in := b.compactInput(ctx, SessionStart, agentID, compactionID, "", turn)
+	in.Source = string(dsh.SessionStartSourceCompact)
+	return b.sessionStartFire(ctx, in, turn, agent)
+}
+
+// sessionStartFire fires SessionStart and injects its contexts.
+func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agent dsh.Agent) error {
+	rep, err := b.fire(ctx, in, in.Source, in.Session.TurnOpen && turn != nil, agent)
 	if err != nil {
 		return err
 	}
@@ -467,10 +529,10 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 	if len(rep.Merged.Contexts) == 0 {
 		return nil
 	}
-	if p.Agent == nil {
+	if agent == nil {
 		return errors.New("SessionStart hook contexts: the payload has no agent handle")
 	}
-	return p.Agent.Inject(ctx, b.message(b.contexts(SessionStart, string(p.Source), rep)))
+	return agent.Inject(ctx, b.message(b.contexts(SessionStart, in.Source, rep)))
 }
 
 // userPrompt joins the text of the user-sourced messages of a batch; ok is false when
@@ -949,6 +1011,17 @@ func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.
 // hookSpecificOutput.additionalContext) are appended after the checkpoint; a halt (Codex
 // continue:false) halts the open turn. The runtime drops contexts of a failed attempt.
 func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
+	if b.d.SessionStartBeforePostCompact && b.has(SessionStart) && p.Outcome == dsh.CompactionOutcomeCommitted {
+		b.mu.Lock()
+		if b.early == nil {
+			b.early = map[string]bool{}
+		}
+		b.early[p.CompactionID] = true
+		b.mu.Unlock()
+		if err := b.sessionStartCompact(ctx, p.AgentID, p.CompactionID, p.Turn, p.Agent); err != nil {
+			b.log.Warn("SessionStart[compact] hooks before PostCompact", "compactionId", p.CompactionID, "err", err)
+		}
+	}
 	in := b.compactInput(ctx, PostCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	if p.Summary != nil {
 		in.CompactSummary = *p.Summary

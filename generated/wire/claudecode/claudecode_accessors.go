@@ -62,6 +62,69 @@ func (v SessionStartInput) WithModel(x string) SessionStartInput {
 	return v
 }
 
+// GetSecondsSinceLastResponse returns SecondsSinceLastResponse, or the zero value when it is
+// absent.
+func (v SessionStartInput) GetSecondsSinceLastResponse() int {
+	if v.SecondsSinceLastResponse == nil {
+		var zero int
+		return zero
+	}
+	return *v.SecondsSinceLastResponse
+}
+
+// WithSecondsSinceLastResponse returns a copy of v with SecondsSinceLastResponse set to x.
+func (v SessionStartInput) WithSecondsSinceLastResponse(x int) SessionStartInput {
+	v.SecondsSinceLastResponse = &x
+	return v
+}
+
+// GetContextTokens returns ContextTokens, or the zero value when it is absent.
+func (v SessionStartInput) GetContextTokens() int {
+	if v.ContextTokens == nil {
+		var zero int
+		return zero
+	}
+	return *v.ContextTokens
+}
+
+// WithContextTokens returns a copy of v with ContextTokens set to x.
+func (v SessionStartInput) WithContextTokens(x int) SessionStartInput {
+	v.ContextTokens = &x
+	return v
+}
+
+// GetPromptCacheLikelyExpired returns PromptCacheLikelyExpired, or the zero value when it is
+// absent.
+func (v SessionStartInput) GetPromptCacheLikelyExpired() bool {
+	if v.PromptCacheLikelyExpired == nil {
+		var zero bool
+		return zero
+	}
+	return *v.PromptCacheLikelyExpired
+}
+
+// WithPromptCacheLikelyExpired returns a copy of v with PromptCacheLikelyExpired set to x.
+func (v SessionStartInput) WithPromptCacheLikelyExpired(x bool) SessionStartInput {
+	v.PromptCacheLikelyExpired = &x
+	return v
+}
+
+// GetEstimatedCacheWriteUsd returns EstimatedCacheWriteUsd, or the zero value when it is
+// absent.
+func (v SessionStartInput) GetEstimatedCacheWriteUsd() float64 {
+	if v.EstimatedCacheWriteUsd == nil {
+		var zero float64
+		return zero
+	}
+	return *v.EstimatedCacheWriteUsd
+}
+
+// WithEstimatedCacheWriteUsd returns a copy of v with EstimatedCacheWriteUsd set to x.
+func (v SessionStartInput) WithEstimatedCacheWriteUsd(x float64) SessionStartInput {
+	v.EstimatedCacheWriteUsd = &x
+	return v
+}
+
 // GetPromptID returns PromptID, or the zero value when it is absent.
 func (v SessionStartInput) GetPromptID() string {
 	if v.PromptID == nil {

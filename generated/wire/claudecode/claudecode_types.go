@@ -132,6 +132,20 @@ type SessionStartInput struct {
 	Source SessionStartInputSource `json:"source"`
 	// Model is the session's model, when known.
 	Model *string `json:"model,omitempty"`
+	// SecondsSinceLastResponse is, at resume, how many seconds ago the resumed session's
+	// last model response arrived (rounded).
+	SecondsSinceLastResponse *int `json:"seconds_since_last_response,omitempty"`
+	// ContextTokens is, at resume, the size of the resumed context: the last response's
+	// input and output tokens, or after a compaction with no response since, the
+	// checkpoint's projected size.
+	ContextTokens *int `json:"context_tokens,omitempty"`
+	// PromptCacheLikelyExpired says, at resume, that seconds_since_last_response exceeds
+	// the prompt-cache TTL (5 minutes), or that no response since a compaction warmed the
+	// cache: the first request re-caches context_tokens.
+	PromptCacheLikelyExpired *bool `json:"prompt_cache_likely_expired,omitempty"`
+	// EstimatedCacheWriteUsd is, at resume, the list-price cost of writing
+	// context_tokens to the prompt cache on the session's model, rounded to 4 decimals.
+	EstimatedCacheWriteUsd *float64 `json:"estimated_cache_write_usd,omitempty"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -162,6 +176,18 @@ func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	if r.Model != nil {
 		enc.Key("model").String(*r.Model)
 	}
+	if r.SecondsSinceLastResponse != nil {
+		enc.Key("seconds_since_last_response").Int(*r.SecondsSinceLastResponse)
+	}
+	if r.ContextTokens != nil {
+		enc.Key("context_tokens").Int(*r.ContextTokens)
+	}
+	if r.PromptCacheLikelyExpired != nil {
+		enc.Key("prompt_cache_likely_expired").Bool(*r.PromptCacheLikelyExpired)
+	}
+	if r.EstimatedCacheWriteUsd != nil {
+		enc.Key("estimated_cache_write_usd").Float(*r.EstimatedCacheWriteUsd)
+	}
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
 	if r.PermissionMode != "" {
@@ -191,6 +217,10 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
 	codec.Optional(dec, "model", &v.Model, codec.Value[*string])
+	codec.Optional(dec, "seconds_since_last_response", &v.SecondsSinceLastResponse, codec.Value[*int])
+	codec.Optional(dec, "context_tokens", &v.ContextTokens, codec.Value[*int])
+	codec.Optional(dec, "prompt_cache_likely_expired", &v.PromptCacheLikelyExpired, codec.Value[*bool])
+	codec.Optional(dec, "estimated_cache_write_usd", &v.EstimatedCacheWriteUsd, codec.Value[*float64])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])

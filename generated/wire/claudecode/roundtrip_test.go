@@ -362,16 +362,20 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionStartInput", closed, claudecode.SessionStartInput{
-			HookEventName:  claudecode.SessionStartInputHookEventNameSessionStart,
-			SessionID:      "text-session_id",
-			Source:         claudecode.SessionStartInputSourceStartup,
-			Model:          ptr("text-model"),
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
-			PromptID:       ptr("text-prompt_id"),
-			AgentID:        ptr("text-agent_id"),
-			AgentType:      ptr("text-agent_type"),
+			HookEventName:            claudecode.SessionStartInputHookEventNameSessionStart,
+			SessionID:                "text-session_id",
+			Source:                   claudecode.SessionStartInputSourceStartup,
+			Model:                    ptr("text-model"),
+			SecondsSinceLastResponse: ptr(1),
+			ContextTokens:            ptr(1),
+			PromptCacheLikelyExpired: ptr(true),
+			EstimatedCacheWriteUsd:   ptr(1.5),
+			TranscriptPath:           "text-transcript_path",
+			CWD:                      "text-cwd",
+			PermissionMode:           claudecode.PermissionModeDefault,
+			PromptID:                 ptr("text-prompt_id"),
+			AgentID:                  ptr("text-agent_id"),
+			AgentType:                ptr("text-agent_type"),
 		})
 	})
 	t.Run("SessionStartOutput", func(t *testing.T) {
