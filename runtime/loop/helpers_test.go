@@ -77,8 +77,25 @@ func (e *env) agent() *Agent {
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
 	}
-	e.t.Cleanup(func() { _ = a.Close() })
+	e.t.Cleanup(func() { closeWithin(e.t, a) })
 	return a
+}
+
+// closeWithin closes a and fails the test when Close does not return within testTimeout:
+// a wedged turn then fails its test instead of hanging the package's tests (which also
+// keeps a mutation pass from waiting out its whole timeout, docs/testing.md).
+func closeWithin(t testing.TB, a *Agent) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		_ = a.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(testTimeout):
+		t.Errorf("Close did not return within %s", testTimeout)
+	}
 }
 
 // register registers def globally.
