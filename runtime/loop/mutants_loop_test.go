@@ -1,0 +1,92 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"testing"
+
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// The tests of this file pin rules that the full mutation pass over runtime/loop
+// (docs/testing.md) showed no other test to check.
+
+// ctxKey is the key of a value a test puts in the context it passes to New.
+type ctxKey struct{}
+
+// The values of the context New gets reach the agent's work (here a tool run), though its
+// cancellation does not.
+func TestNewKeepsTheContextValues(t *testing.T) {
+	e := newEnv(t, calls("c1:probe"), text("done"))
+	got := make(chan any, 1)
+	e.register(toolDef("probe", false, func(ctx context.Context, _ *tools.RunContext) (any, error) {
+		got <- ctx.Value(ctxKey{})
+		return "ok", nil
+	}))
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "mine"))
+	a, err := New(ctx, e.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeWithin(t, a) })
+	cancel()
+	followup(t, a, "u1", "hi")
+	wait(t, a)
+	if v := await(t, got, "the tool run"); v != "mine" {
+		t.Errorf("tool run saw value %v, want the one of New's context", v)
+	}
+	diff(t, "turn/end reasons", []string{`{"kind":"completed"}`}, reasons(t, e.log))
+}
+
+// corruptStore serves its events with the data of one seq replaced.
+type corruptStore struct {
+	*session.Memory
+	seq  int64
+	data string
+}
+
+func (s *corruptStore) Read(ctx context.Context, from, to int64) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		for ev, err := range s.Memory.Read(ctx, from, to) {
+			if err == nil && ev.Seq == s.seq {
+				ev.Data = []byte(s.data)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// A log whose history holds an event that does not decode is not resumable, even when the
+// turn structure replays.
+func TestResumeRefusesAnUndecodableHistoryEvent(t *testing.T) {
+	e := newEnv(t, text("one"))
+	a := e.agent()
+	followup(t, a, "u1", "hi")
+	wait(t, a)
+	closeWithin(t, a)
+	var userSeq int64 = -1
+	for ev := range e.log.Events() {
+		if ev.Type == "user/message" {
+			userSeq = ev.Seq
+		}
+	}
+	if userSeq < 0 {
+		t.Fatal("no user/message logged")
+	}
+	if err := e.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := session.Open(context.Background(), &corruptStore{Memory: e.store, seq: userSeq, data: `{"message":5}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.log = log
+	t.Cleanup(func() { _ = log.Close() })
+	if _, err := Resume(context.Background(), e.config()); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("Resume over an undecodable user/message: %v, want ErrNotResumable", err)
+	}
+}
