@@ -81,7 +81,7 @@ func TestConcurrentAgents(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			defer a.Close()
+			defer closeWithin(t, a)
 			for n := range turns {
 				if err := a.Followup(context.Background(), userMsg(fmt.Sprintf("u%d", n), "go")); err != nil {
 					t.Error(err)

@@ -185,7 +185,7 @@ func TestIncrementalHistoryMatchesFullFold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer b.Close()
+			defer closeWithin(t, b)
 			before := model.n
 			for i := range 3 {
 				followup(t, b, fmt.Sprintf("r%d", i), fmt.Sprintf("after resume %d", i))

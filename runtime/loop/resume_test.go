@@ -50,7 +50,7 @@ func TestResumeSendsTheSameHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer closeWithin(t, b)
 	followup(t, b, "third", "third")
 	wait(t, b)
 
@@ -95,7 +95,7 @@ func TestResumeClosesCrashOrphanedTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	defer closeWithin(t, a)
 	diff(t, "closed", []dsh.TurnEnd{{Turn: 1, Reason: dsh.TurnEndInterrupted{}}}, records[dsh.TurnEnd](t, e.log))
 	nextTurn, _ := a.Inbox()
 	diff(t, "restored inbox", []string{"queued"}, msgTexts(nextTurn))

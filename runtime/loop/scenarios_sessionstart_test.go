@@ -79,7 +79,7 @@ func TestScenario020_ResumeFiresSessionStartResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer closeWithin(t, b)
 	diff(t, "sources", []string{"startup", "resume"}, sources)
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
