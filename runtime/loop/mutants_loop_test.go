@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"testing"
@@ -129,4 +130,37 @@ func TestResumeSeedsTheConfigFromTheLoggedHeader(t *testing.T) {
 		t.Errorf("config after resuming: %s, want the logged header's", jsonOf(t, got))
 	}
 	diff(t, "request/context events", 1, len(records[dsh.RequestContext](t, e.log)))
+}
+
+// An agent/request listener that changes the config it got in place (the extra map, the
+// pointed-to maxTokens) changes that request only: the next request starts from the
+// agent's own config again.
+func TestRequestListenerCannotChangeTheAgentsConfig(t *testing.T) {
+	e := newEnv(t, text("one"), text("two"))
+	maxTokens := 100
+	e.cfg.LLM.MaxTokens = &maxTokens
+	e.cfg.LLM.Extra = map[string]json.RawMessage{"a": json.RawMessage(`1`)}
+	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
+		d, err := next.Call(ctx)
+		if err != nil || p.Turn != 1 {
+			return d, err
+		}
+		cfg := d.(dsh.RequestUse).Config
+		cfg.Extra["b"] = json.RawMessage(`2`)
+		*cfg.MaxTokens = 7
+		return dsh.RequestUse{Config: cfg}, nil
+	})
+	a := e.agent()
+	followup(t, a, "u1", "one")
+	wait(t, a)
+	followup(t, a, "u2", "two")
+	wait(t, a)
+	reqs := e.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	diff(t, "first extra", `{"a":1,"b":2}`, jsonOf(t, reqs[0].Config.Extra))
+	diff(t, "second extra", `{"a":1}`, jsonOf(t, reqs[1].Config.Extra))
+	diff(t, "second maxTokens", 100, *reqs[1].Config.MaxTokens)
+	diff(t, "the agent's own extra", `{"a":1}`, jsonOf(t, e.cfg.LLM.Extra))
 }
