@@ -1,10 +1,14 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -163,4 +167,38 @@ func TestRequestListenerCannotChangeTheAgentsConfig(t *testing.T) {
 	diff(t, "second extra", `{"a":1}`, jsonOf(t, reqs[1].Config.Extra))
 	diff(t, "second maxTokens", 100, *reqs[1].Config.MaxTokens)
 	diff(t, "the agent's own extra", `{"a":1}`, jsonOf(t, e.cfg.LLM.Extra))
+}
+
+// A Cancel whose discard of the inbox cannot be appended logs the failure and leaves the
+// inbox as it was; a discard that is appended logs nothing.
+func TestFailedInboxDiscardIsLogged(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		e := newEnv(t)
+		store := &failingStore{Memory: session.NewMemory()}
+		l, err := session.Open(context.Background(), store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.log = l
+		var logs bytes.Buffer
+		e.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		a := e.agent()
+		if err := a.Inject(context.Background(), pluginMsg("n1", "a note")); err != nil {
+			t.Fatal(err)
+		}
+		store.setFail(fail)
+		a.Cancel(nil, false)
+		_, nextStep := a.Inbox()
+		if logged := strings.Contains(logs.String(), "loop: cannot discard the inbox"); logged != fail {
+			t.Errorf("fail=%v: logged %v:\n%s", fail, logged, logs.String())
+		}
+		want := 0
+		if fail {
+			want = 1
+		}
+		diff(t, fmt.Sprintf("fail=%v: pending next-step messages", fail), want, len(nextStep))
+		store.setFail(false)
+		closeWithin(t, a)
+		_ = l.Close()
+	}
 }
