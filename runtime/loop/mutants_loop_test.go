@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
@@ -198,6 +199,35 @@ func TestFailedInboxDiscardIsLogged(t *testing.T) {
 		}
 		diff(t, fmt.Sprintf("fail=%v: pending next-step messages", fail), want, len(nextStep))
 		store.setFail(false)
+		closeWithin(t, a)
+		_ = l.Close()
+	}
+}
+
+// A session-start overrun whose record cannot be appended is logged; startup goes on.
+func TestUnrecordedSessionStartOverrunIsLogged(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		e := newEnv(t)
+		store := &failingStore{Memory: session.NewMemory()}
+		l, err := session.Open(context.Background(), store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.log = l
+		var logs bytes.Buffer
+		e.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		e.cfg.SessionStartTimeout = 20 * time.Millisecond
+		e.reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
+			store.setFail(fail)
+			<-ctx.Done()
+			return nil
+		})
+		a := e.agent()
+		store.setFail(false)
+		if logged := strings.Contains(logs.String(), "loop: cannot record a session-start overrun"); logged != fail {
+			t.Errorf("fail=%v: logged %v:\n%s", fail, logged, logs.String())
+		}
+		diff(t, fmt.Sprintf("fail=%v: overruns recorded", fail), !fail, hasType(l, dsh.StartListenerOverrunType))
 		closeWithin(t, a)
 		_ = l.Close()
 	}
