@@ -232,3 +232,24 @@ func TestUnrecordedSessionStartOverrunIsLogged(t *testing.T) {
 		_ = l.Close()
 	}
 }
+
+// Every failing agent/session-start listener is logged with its name; startup goes on.
+func TestFailingSessionStartListenersAreLogged(t *testing.T) {
+	e := newEnv(t, text("ok"))
+	var logs bytes.Buffer
+	e.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	for _, name := range []string{"first", "second"} {
+		e.reg.Plugin(name).OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
+			return errors.New(name + " broke")
+		})
+	}
+	a := e.agent()
+	for _, name := range []string{"first", "second"} {
+		if !strings.Contains(logs.String(), name+" broke") {
+			t.Errorf("the failure of %s is not logged:\n%s", name, logs.String())
+		}
+	}
+	followup(t, a, "u1", "hi")
+	wait(t, a)
+	diff(t, "turn/end reasons", []string{`{"kind":"completed"}`}, reasons(t, e.log))
+}
