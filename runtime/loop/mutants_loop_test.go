@@ -253,3 +253,53 @@ func TestFailingSessionStartListenersAreLogged(t *testing.T) {
 	wait(t, a)
 	diff(t, "turn/end reasons", []string{`{"kind":"completed"}`}, reasons(t, e.log))
 }
+
+// refuseStore refuses to append the events whose line contains refuse.
+type refuseStore struct {
+	*session.Memory
+	refuse string
+}
+
+func (s *refuseStore) Append(ctx context.Context, line []byte) error {
+	if s.refuse != "" && strings.Contains(string(line), s.refuse) {
+		return errors.New("no room for " + s.refuse)
+	}
+	return s.Memory.Append(ctx, line)
+}
+
+// A step/end that cannot be appended fails the turn (B §3.2), though the step itself went
+// well.
+func TestFailedStepEndAppendFailsTheTurn(t *testing.T) {
+	e := newEnv(t, calls("c1:echo"), text("never"))
+	e.register(okTool("echo", false))
+	l, err := session.Open(context.Background(), &refuseStore{Memory: session.NewMemory(), refuse: `"type":"step/end"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.log = l
+	t.Cleanup(func() { _ = l.Close() })
+	a := e.agent()
+	followup(t, a, "u1", "go")
+	wait(t, a)
+	diff(t, "requests", 1, len(e.requests()))
+	got := records[dsh.TurnEnd](t, l)
+	if len(got) != 1 || jsonOf(t, got[0].Reason) == `{"kind":"completed"}` || !strings.Contains(jsonOf(t, got[0].Reason), "no room for") {
+		t.Errorf("turn/end %s, want an error naming the failed append", jsonOf(t, got))
+	}
+}
+
+// agent/request-error counts the attempts of one step: 1, 2, ...
+func TestRequestErrorAttemptsCount(t *testing.T) {
+	failing := llm.ScriptedResponse{Error: &llm.ScriptedError{Message: "slow down", Code: "rate_limit"}}
+	e := newEnv(t, failing, failing, text("fine"))
+	var attempts []int
+	e.reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
+		attempts = append(attempts, p.Attempt)
+		return dsh.RequestErrorRetry{}, nil
+	})
+	a := e.agent()
+	followup(t, a, "u1", "go")
+	wait(t, a)
+	diff(t, "attempts", []int{1, 2}, attempts)
+	diff(t, "reasons", []string{`{"kind":"completed"}`}, reasons(t, e.log))
+}
