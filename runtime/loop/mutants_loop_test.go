@@ -303,3 +303,21 @@ func TestRequestErrorAttemptsCount(t *testing.T) {
 	diff(t, "attempts", []int{1, 2}, attempts)
 	diff(t, "reasons", []string{`{"kind":"completed"}`}, reasons(t, e.log))
 }
+
+// A retry that asks for a delay waits it before the next attempt.
+func TestRequestErrorRetryWaitsItsDelay(t *testing.T) {
+	e := newEnv(t, llm.ScriptedResponse{Error: &llm.ScriptedError{Message: "slow down", Code: "rate_limit"}}, text("fine"))
+	const delay = 150
+	e.reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
+		d := delay
+		return dsh.RequestErrorRetry{DelayMS: &d}, nil
+	})
+	a := e.agent()
+	start := time.Now()
+	followup(t, a, "u1", "go")
+	wait(t, a)
+	if took := time.Since(start); took < delay*time.Millisecond {
+		t.Errorf("the turn took %s, less than the retry delay of %d ms", took, delay)
+	}
+	diff(t, "requests", 2, len(e.requests()))
+}
