@@ -262,7 +262,7 @@ type refuseStore struct {
 
 func (s *refuseStore) Append(ctx context.Context, line []byte) error {
 	if s.refuse != "" && strings.Contains(string(line), s.refuse) {
-		return errors.New("no room for " + s.refuse)
+		return errors.New("store full")
 	}
 	return s.Memory.Append(ctx, line)
 }
@@ -283,7 +283,7 @@ func TestFailedStepEndAppendFailsTheTurn(t *testing.T) {
 	wait(t, a)
 	diff(t, "requests", 1, len(e.requests()))
 	got := records[dsh.TurnEnd](t, l)
-	if len(got) != 1 || jsonOf(t, got[0].Reason) == `{"kind":"completed"}` || !strings.Contains(jsonOf(t, got[0].Reason), "no room for") {
+	if len(got) != 1 || jsonOf(t, got[0].Reason) == `{"kind":"completed"}` || !strings.Contains(jsonOf(t, got[0].Reason), "store full") {
 		t.Errorf("turn/end %s, want an error naming the failed append", jsonOf(t, got))
 	}
 }
@@ -320,4 +320,39 @@ func TestRequestErrorRetryWaitsItsDelay(t *testing.T) {
 		t.Errorf("the turn took %s, less than the retry delay of %d ms", took, delay)
 	}
 	diff(t, "requests", 2, len(e.requests()))
+}
+
+// turnEndsInError runs one turn over a log that refuses the lines holding refuse and
+// checks that the turn ends in error naming the failed append, with no second request.
+func turnEndsInError(t *testing.T, e *env, refuse string) {
+	t.Helper()
+	l, err := session.Open(context.Background(), &refuseStore{Memory: session.NewMemory(), refuse: refuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.log = l
+	t.Cleanup(func() { _ = l.Close() })
+	a := e.agent()
+	followup(t, a, "u1", "go")
+	wait(t, a)
+	diff(t, "requests", 1, len(e.requests()))
+	got := records[dsh.TurnEnd](t, l)
+	if len(got) != 1 || !strings.Contains(jsonOf(t, got[0].Reason), `"kind":"error"`) || !strings.Contains(jsonOf(t, got[0].Reason), "store full") {
+		t.Errorf("turn/end %s, want an error naming the failed append", jsonOf(t, got))
+	}
+}
+
+// A tool/result that cannot be appended fails the turn: no further step runs.
+func TestFailedToolResultAppendFailsTheTurn(t *testing.T) {
+	e := newEnv(t, calls("c1:echo"), text("never"))
+	e.register(okTool("echo", false))
+	turnEndsInError(t, e, `"type":"tool/result"`)
+}
+
+// The batch's contexts that cannot be put in the inbox fail the turn (a failed append).
+func TestFailedContextInsertFailsTheTurn(t *testing.T) {
+	e := newEnv(t, calls("c1:echo"), text("never"))
+	e.register(okTool("echo", false))
+	e.reg.OnPostTool(contextPerCall)
+	turnEndsInError(t, e, `ctx-c1`)
 }
