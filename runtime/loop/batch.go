@@ -248,7 +248,6 @@ func (b *batch) synthetic() {
 	s := &b.slots[b.started]
 	seq, err := b.logCall(s)
 	b.started++
-	b.committed++
 	if err != nil {
 		b.err = err
 		return
