@@ -356,3 +356,90 @@ func TestFailedContextInsertFailsTheTurn(t *testing.T) {
 	e.reg.OnPostTool(contextPerCall)
 	turnEndsInError(t, e, `ctx-c1`)
 }
+
+// countingRefuseStore refuses the first n appends of lines holding refuse.
+type countingRefuseStore struct {
+	*session.Memory
+	refuse string
+	n      int
+}
+
+func (s *countingRefuseStore) Append(ctx context.Context, line []byte) error {
+	if s.n > 0 && strings.Contains(string(line), s.refuse) {
+		s.n--
+		return errors.New("store full")
+	}
+	return s.Memory.Append(ctx, line)
+}
+
+// A turn/end that cannot be appended stays pending: the next turn appends it before its
+// turn/start, and while that fails too no turn starts, so the log keeps its turn
+// structure (and replays).
+func TestPendingTurnEndIsAppendedBeforeTheNextTurn(t *testing.T) {
+	e := newEnv(t, text("one"), text("two"), text("three"))
+	l, err := session.Open(context.Background(), &countingRefuseStore{Memory: session.NewMemory(), refuse: `"type":"turn/end"`, n: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.log = l
+	t.Cleanup(func() { _ = l.Close() })
+	a := e.agent()
+	followup(t, a, "u1", "one") // its turn/end fails
+	wait(t, a)
+	followup(t, a, "u2", "two") // the pending turn/end fails again: no turn starts
+	wait(t, a)
+	diff(t, "turns started", 1, len(records[dsh.TurnStart](t, l)))
+	followup(t, a, "u3", "three")
+	wait(t, a)
+	diff(t, "boundaries", []string{"turn/start", "turn/end", "turn/start", "turn/end", "turn/start", "turn/end"},
+		typesOf(l, dsh.TurnStartType, dsh.TurnEndType))
+	diff(t, "turn numbers", []int{1, 2, 3}, fields(t, l, func(r dsh.TurnEnd) int { return r.Turn }))
+	if _, err := session.Replay(l.Events()); err != nil {
+		t.Errorf("the log does not replay: %v", err)
+	}
+}
+
+// A send with a cancelled context fails with its error and queues nothing.
+func TestSendWithACancelledContextFails(t *testing.T) {
+	e := newEnv(t, text("never"))
+	a := e.agent()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.Followup(ctx, userMsg("u1", "hi")); !errors.Is(err, context.Canceled) {
+		t.Errorf("Followup with a cancelled context: %v, want context.Canceled", err)
+	}
+	wait(t, a)
+	nextTurn, nextStep := a.Inbox()
+	diff(t, "pending", 0, len(nextTurn)+len(nextStep))
+	diff(t, "requests", 0, len(e.requests()))
+}
+
+// A Halt that arrives after the turn ended but before the driver moved on (here from a
+// session-log observer of its turn/end) still stops the driver: the follow-up queued
+// during the turn waits for the next waking send.
+func TestHaltAfterTheTurnEndedStopsTheDriver(t *testing.T) {
+	e := newEnv(t, text("one"), text("two"))
+	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+		if p.Turn == 1 {
+			if err := p.Agent.(*Agent).Followup(ctx, userMsg("u2", "two")); err != nil {
+				return nil, err
+			}
+		}
+		return next.Call(ctx)
+	})
+	a := e.agent()
+	halted := false
+	stop := e.log.Subscribe(func(ev session.Event) {
+		if ev.Type == dsh.TurnEndType && !halted {
+			halted = true
+			a.Halt("late")
+		}
+	})
+	defer stop()
+	followup(t, a, "u1", "one")
+	wait(t, a)
+	diff(t, "turns", 1, len(records[dsh.TurnStart](t, e.log)))
+	diff(t, "reasons", []string{`{"kind":"completed"}`}, reasons(t, e.log))
+	nextTurn, _ := a.Inbox()
+	diff(t, "pending follow-ups", []string{"u2"}, messageIDs(nextTurn))
+}
