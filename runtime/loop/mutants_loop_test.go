@@ -443,3 +443,27 @@ func TestHaltAfterTheTurnEndedStopsTheDriver(t *testing.T) {
 	nextTurn, _ := a.Inbox()
 	diff(t, "pending follow-ups", []string{"u2"}, messageIDs(nextTurn))
 }
+
+// New refuses a config missing any required field, or whose Tools dispatch through
+// another registry, naming what is wrong.
+func TestNewRefusesAnIncompleteConfig(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spoil func(*Config)
+		want  string
+	}{
+		{"no ID", func(c *Config) { c.ID = "" }, "empty ID"},
+		{"no Registry", func(c *Config) { c.Registry = nil }, "nil Registry"},
+		{"no Model", func(c *Config) { c.Model = nil }, "nil Model"},
+		{"no Log", func(c *Config) { c.Log = nil }, "nil Log"},
+		{"foreign Tools", func(c *Config) { c.Tools = tools.New(nil, dsh.NewRegistry()) }, "another registry"},
+	} {
+		e := newEnv(t)
+		cfg := e.config()
+		c.spoil(&cfg)
+		_, err := New(context.Background(), cfg)
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrInvalidConfig naming %q", c.name, err, c.want)
+		}
+	}
+}
