@@ -28,3 +28,20 @@ func TestNoticeOfAnEmptyObjectIsNotGiven(t *testing.T) {
 		}
 	}
 }
+
+// On exit 2, Claude Code's JSON stdout supplies the reason when it blocks (or denies) with
+// one; an allow's reason does not replace stderr's.
+func TestExit2JSONReasonOnlyFromABlockOrDeny(t *testing.T) {
+	cc := &hookmap.ClaudeCode
+	for _, tc := range []struct {
+		event, stdout, want string
+	}{
+		{"UserPromptSubmit", `{"decision":"block","reason":"json block"}`, "json block"},
+		{"PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"fine"}}`, "stderr says no"},
+	} {
+		v := Decode(cc, event(t, cc, tc.event), exited(2, tc.stdout, "stderr says no"))
+		if v.Reason != tc.want {
+			t.Errorf("%s exit 2 with %s: reason %q, want %q", tc.event, tc.stdout, v.Reason, tc.want)
+		}
+	}
+}
