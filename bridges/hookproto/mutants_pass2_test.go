@@ -45,3 +45,14 @@ func TestExit2JSONReasonOnlyFromABlockOrDeny(t *testing.T) {
 		}
 	}
 }
+
+// A hook runs in the fire's directory when it names one, else in the engine's.
+func TestHookRunsInTheFiresDirElseTheEngines(t *testing.T) {
+	e := &Engine{Dir: "/engine"}
+	if got := e.command(Handler{Command: "true"}, Fire{}).Dir; got != "/engine" {
+		t.Errorf("no fire dir: %q, want the engine's", got)
+	}
+	if got := e.command(Handler{Command: "true"}, Fire{Dir: "/fire"}).Dir; got != "/fire" {
+		t.Errorf("fire dir: %q, want the fire's", got)
+	}
+}
