@@ -21,8 +21,8 @@ func TestNoticeOfAnEmptyObjectIsNotGiven(t *testing.T) {
 		{`null`, 0},
 		{`{"command":"ls"}`, 1},
 	} {
-		out := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":` + tc.input + `}}`
-		v := Decode(cc, event(t, cc, "PreToolUse"), exited(0, out, ""))
+		out := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":` + tc.input + `}}}`
+		v := Decode(cc, event(t, cc, "PermissionRequest"), exited(0, out, ""))
 		if len(v.Notices) != tc.notices {
 			t.Errorf("updatedInput %s: notices %q, want %d", tc.input, v.Notices, tc.notices)
 		}
