@@ -130,6 +130,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 	if d, ok := orderDiff(engine.Hooks, dsh.Hooks); ok {
 		out = append(out, d)
 	}
+	if d, ok := continuityDiff(engine.Hooks, dsh.Hooks); ok {
+		out = append(out, d)
+	}
 	// Hook runs, paired by hook name and order.
 	er, dr := byName(engine.Hooks), byName(dsh.Hooks)
 	names := map[string]bool{}
@@ -202,6 +205,36 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		out = append(out, Diff{f, fieldDiffs[f][0]})
 	}
 	return out
+}
+
+// continuityFields are the stdin fields that name the session: the normalization hides
+// their values, so continuityDiff compares how many each side gave across a case's runs.
+var continuityFields = []string{"session_id", "transcript_path"}
+
+// continuityDiff compares how many distinct session_id and transcript_path values the
+// hooks saw on each side across all the runs of a case (a resumed run keeps both).
+func continuityDiff(engine, dsh []HookRun) (Diff, bool) {
+	var details []string
+	for _, f := range continuityFields {
+		if a, b := distinctValues(engine, f), distinctValues(dsh, f); a != b {
+			details = append(details, fmt.Sprintf("the hooks saw %d %s values under the engine, %d under dsh", a, f, b))
+		}
+	}
+	if len(details) == 0 {
+		return Diff{}, false
+	}
+	return Diff{"continuity", strings.Join(details, "; ")}, true
+}
+
+// distinctValues is the number of distinct non-empty string values of field in runs.
+func distinctValues(runs []HookRun, field string) int {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if s, ok := r.Stdin[field].(string); ok && s != "" {
+			seen[s] = true
+		}
+	}
+	return len(seen)
 }
 
 // EventOrder is the order in which the hook events of runs ran: the event of each run

@@ -40,7 +40,26 @@ func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transcript{f: f, path: path, sessionID: sessionID, cwd: cwd}, nil
+	return &Transcript{f: f, path: path, sessionID: sessionID, cwd: cwd, parent: lastUUID(path)}, nil
+}
+
+// lastUUID is the uuid of the last entry of the transcript at path (nil if none): a
+// resumed session's first entry continues the chain, as the engine's does.
+func lastUUID(path string) *string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var e struct {
+			UUID string `json:"uuid"`
+		}
+		if json.Unmarshal(lines[i], &e) == nil && e.UUID != "" {
+			return &e.UUID
+		}
+	}
+	return nil
 }
 
 // Path is the transcript's path (the hooks' transcript_path).

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
 	_ "embed"
 	"errors"
 	"flag"
@@ -262,10 +265,16 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		return err
 	}
 	defer log.Close()
+	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
+	// see the same session_id and transcript_path in every run of the session.
+	sessionID, err := logSessionID(log, resume)
+	if err != nil {
+		return usageError{fmt.Errorf("%s: %w", o.logFile, err)}
+	}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
 	defer prog.stop()
-	turn := &turnState{}
+	turn := &turnState{id: hookSessionID(sessionID)}
 	log.Subscribe(func(e session.Event) {
 		if s := line(e); s != "" {
 			prog.clear()
@@ -287,7 +296,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
 	}
 
-	cfg := loop.Config{ID: "main", Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
+	cfg := loop.Config{ID: "main", SessionID: sessionID, Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
 		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
 		ContinuationCap: continuationCap(o), Compaction: o.compaction()}
 	var agent *loop.Agent
@@ -496,6 +505,61 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 	return l, l.Len() > 0, nil
 }
 
+// logSessionID is the id of the session in log: the one its session/created records when
+// resumed, else a new one (which loop.New records).
+func logSessionID(log *session.Log, resume bool) (string, error) {
+	if !resume {
+		return "ses_" + rand.Text(), nil
+	}
+	for e, err := range log.Events() {
+		if err != nil {
+			return "", err
+		}
+		data, err := e.Decode()
+		if err != nil {
+			return "", fmt.Errorf("event %d: %w", e.Seq, err)
+		}
+		if c, ok := data.(dsh.SessionCreated); ok {
+			return c.SessionID, nil
+		}
+	}
+	return "", errors.New("no session/created event: not a session log")
+}
+
+// hookSessionID is the hooks' session_id for the session id sid: a UUID, as the engines
+// give, derived from sid (a name-based UUID, RFC 9562 version 5), so every run of a
+// session gives the same; sid itself when it is a UUID already.
+func hookSessionID(sid string) string {
+	if isUUID(sid) {
+		return sid
+	}
+	h := sha1.Sum([]byte("dsh-session:" + sid))
+	h[6] = h[6]&0x0f | 0x50
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// isUUID says whether s is a UUID in its textual form (8-4-4-4-12 hex digits).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // turnState follows the log to tell the hook bridges the current turn.
 type turnState struct {
 	id     string // the hooks' session_id (default: a new UUID)
@@ -582,7 +646,12 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	path := o.transcript
 	if path == "" {
 		if o.dialect == "codex" {
-			path = filepath.Join(os.TempDir(), "dsh-rollouts", "rollout-"+time.Now().UTC().Format("2006-01-02T15-04-05")+"-"+sessionID+".jsonl")
+			// As Codex finds a session's rollout on resume: by its id, whatever its date.
+			dir := filepath.Join(os.TempDir(), "dsh-rollouts")
+			path = filepath.Join(dir, "rollout-"+time.Now().UTC().Format("2006-01-02T15-04-05")+"-"+sessionID+".jsonl")
+			if found, _ := filepath.Glob(filepath.Join(dir, "rollout-*-"+sessionID+".jsonl")); len(found) > 0 {
+				path = found[0]
+			}
 		} else {
 			path = filepath.Join(os.TempDir(), "dsh-transcripts", sessionID+".jsonl")
 		}
