@@ -70,8 +70,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
                        (.claude/settings.local.json) under --project-dir; project and local
                        load only with --trust. Default: none (only the files named)
   --transcript FILE    where to keep the transcript the hooks read at transcript_path, in the
-                       engine's format: Claude Code's JSONL, or a Codex rollout (default: a
-                       new file under the temporary directory)
+                       engine's format: Claude Code's JSONL, or a Codex rollout (default: the
+                       session's file under the temporary directory, which a run continuing
+                       the session of --log goes on writing)
   --dialect D          the hooks' dialect: claude-code (default) or codex
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files and .mcp.json
