@@ -173,7 +173,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
 	}
-	turn := &turnState{id: spec.ID}
+	turn := &turnState{id: hookSessionID(spec.ID)}
 	unsubscribe := spec.Log.Subscribe(turn.observe)
 	closeHooks := func() {}
 	if ro.hasHooks() {

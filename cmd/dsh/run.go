@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha1"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -528,17 +526,13 @@ func logSessionID(log *session.Log, resume bool) (string, error) {
 }
 
 // hookSessionID is the hooks' session_id for the session id sid: a UUID, as the engines
-// give, derived from sid (a name-based UUID, RFC 9562 version 5), so every run of a
-// session gives the same; sid itself when it is a UUID already.
+// give, derived from sid ([hookproto.UUIDFor]), so every run of a session gives the same;
+// sid itself when it is a UUID already.
 func hookSessionID(sid string) string {
 	if isUUID(sid) {
 		return sid
 	}
-	h := sha1.Sum([]byte("dsh-session:" + sid))
-	h[6] = h[6]&0x0f | 0x50
-	h[8] = h[8]&0x3f | 0x80
-	x := hex.EncodeToString(h[:16])
-	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+	return hookproto.UUIDFor("dsh-session:" + sid)
 }
 
 // isUUID says whether s is a UUID in its textual form (8-4-4-4-12 hex digits).
