@@ -2271,6 +2271,64 @@ func TestRw13RewriteApprovalStaleDigest(t *testing.T) {
 	harness.RunID(t, runtime.New, "rw13-rewrite-approval-stale-digest")
 }
 
+// TestRw14RewriteCCAllowThenAskApprovesRewritten runs scenario rw14-rewrite-cc-allow-then-ask-approves-rewritten:
+// §1.9.14: Claude Code hook A allows with updatedInput and hook B asks: the approval is
+// asked for A's input (its argsDigest is the effective one), and approving runs it.
+func TestRw14RewriteCCAllowThenAskApprovesRewritten(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw14-rewrite-cc-allow-then-ask-approves-rewritten")
+}
+
+// TestRw15RewriteCCPassthroughEitherOrder runs scenario rw15-rewrite-cc-passthrough-either-order:
+// §1.9.15: a pass-through hook ({}) and a rewriter, in both orders (the group of tool a
+// has the pass-through first, that of tool b last): the rewritten input runs both times.
+func TestRw15RewriteCCPassthroughEitherOrder(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw15-rewrite-cc-passthrough-either-order")
+}
+
+// TestRw16RewriteCCConfigurationOrderWins runs scenario rw16-rewrite-cc-configuration-order-wins:
+// §1.9.16: two rewriters, the first-configured one slower (it finishes last): the second
+// in configuration order wins, and the first one's hook/result says overridden.
+func TestRw16RewriteCCConfigurationOrderWins(t *testing.T) {
+	harness.RunID(t, runtime.New, "rw16-rewrite-cc-configuration-order-wins")
+}
+
+// TestRw17RewriteCCMergeKeepsCommand runs scenario rw17-rewrite-cc-merge-keeps-command:
+// §1.9.17 (merge): the same updatedInput with updatedInputMode "merge" patches the input:
+// command is kept and the flag added.
+func TestRw17RewriteCCMergeKeepsCommand(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw17-rewrite-cc-merge-keeps-command")
+}
+
+// TestRw17RewriteCCReplaceDropsRequiredCommand runs scenario rw17-rewrite-cc-replace-drops-required-command:
+// §1.9.17 (default): updatedInput {dangerouslyDisableSandbox: true} replaces the input,
+// which drops Bash's required command: REWRITE_INVALID, no dispatch, and tool/call keeps
+// the model's arguments with the rewriteError.
+func TestRw17RewriteCCReplaceDropsRequiredCommand(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw17-rewrite-cc-replace-drops-required-command")
+}
+
+// TestRw18RewriteCodexShellDenyMCP runs scenario rw18-rewrite-codex-shell-deny-mcp:
+// §1.9.18: Codex. allow + updatedInput {command} on the shell tool is written back into
+// the shell's arguments (the other fields kept); deny + updatedInput is output Codex
+// rejects (the hook failed, the rewrite is ignored, the call runs as the model gave it);
+// an MCP tool takes the object as given.
+func TestRw18RewriteCodexShellDenyMCP(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw18-rewrite-codex-shell-deny-mcp")
+}
+
+// TestRw19RewriteCCPostToolInput runs scenario rw19-rewrite-cc-post-tool-input:
+// §1.9.19: after a rewrite, the PostToolUse stdin (echoed as the block's feedback) has
+// the effective tool_input and the model's as dsh_original_tool_input.
+func TestRw19RewriteCCPostToolInput(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw19-rewrite-cc-post-tool-input")
+}
+
 // TestRw21RewriteMakesCallExclusive runs scenario rw21-rewrite-makes-call-exclusive:
 // §1.9.21: a rewrite makes call 2 of a parallel group exclusive: classification uses
 // the effective arguments, and call 2 waits for a barrier (call 1 ends before it
