@@ -91,7 +91,8 @@ func (r *run) hooks(dir string, hk sc.Hooks) error {
 	for g := range gates {
 		go r.watchGate(g, hf.gateFile(g, "reached"))
 	}
-	return r.rt.AttachHooks(r.ctx, HookConfig{Dialect: string(hk.Dialect), ConfigPath: cfg, Workspace: hf.workspace})
+	return r.rt.AttachHooks(r.ctx, HookConfig{Dialect: string(hk.Dialect), ConfigPath: cfg, Workspace: hf.workspace,
+		RevalidateAfterRewrite: hk.GetRevalidateAfterRewrite()})
 }
 
 // watchGate marks the gate reached once a hook created its marker file.
@@ -124,6 +125,9 @@ func (h *hookFiles) script(s sc.HookScript) (string, error) {
 	path := filepath.Join(h.scripts, name+".sh")
 	var b strings.Builder
 	b.WriteString("# A conformance hook script (spec/conformance/schema.cue, #HookScript).\n")
+	if s.StdinContains != nil {
+		fmt.Fprintf(&b, "_in=$(cat)\ncase \"$_in\" in *%s*) ;; *) exit 0 ;; esac\n", shellQuote(*s.StdinContains))
+	}
 	if s.Times != nil {
 		count := shellQuote(filepath.Join(h.scripts, name+".count"))
 		fmt.Fprintf(&b, "_n=0\n[ -f %s ] && _n=$(cat %s)\n_n=$((_n + 1))\necho \"$_n\" > %s\n[ \"$_n\" -gt %d ] && exit 0\n",
@@ -142,11 +146,15 @@ func (h *hookFiles) script(s sc.HookScript) (string, error) {
 	if s.Stderr != nil {
 		fmt.Fprintf(&b, "printf '%%s' %s >&2\n", shellQuote(*s.Stderr))
 	}
+	echo := "cat"
+	if s.StdinContains != nil {
+		echo = `printf '%s' "$_in"` // stdin was read into _in
+	}
 	switch s.EchoStdin {
 	case sc.HookScriptEchoStdinStdout:
-		b.WriteString("cat\n")
+		b.WriteString(echo + "\n")
 	case sc.HookScriptEchoStdinStderr:
-		b.WriteString("cat >&2\n")
+		b.WriteString(echo + " >&2\n")
 	}
 	if s.Signal != "" {
 		fmt.Fprintf(&b, "kill -s %s $$\n", s.Signal)

@@ -134,6 +134,10 @@ type HookConfig struct {
 	// Workspace is the session's working directory: the hooks' cwd and Claude Code's
 	// project directory. It exists and is empty.
 	Workspace string
+	// RevalidateAfterRewrite runs the PreToolUse hooks a second time on the effective
+	// input after their updatedInput changed it (the Claude Code bridge option of the same
+	// name; REWRITE-COMPACTION.md §1.9.20).
+	RevalidateAfterRewrite bool
 }
 
 // Factory builds a fresh Runtime for one scenario.

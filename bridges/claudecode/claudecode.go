@@ -99,6 +99,13 @@ type Config struct {
 	// agent going idle then fires Notification idle_prompt. A headless run (dsh run, as
 	// claude -p) never waits, and fires none.
 	Interactive bool
+	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
+	// tools/pre-execute, on the effective input when their updatedInput changed it
+	// (REWRITE-COMPACTION.md §1.9.20): the stricter outcome of the two passes decides (a
+	// second-pass deny denies), and a second-pass updatedInput is ignored with a warning,
+	// recorded as the hook/result's diagnostic. Off by default, as in Claude Code, which
+	// runs each hook once per call.
+	RevalidateAfterRewrite bool
 }
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
@@ -131,7 +138,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax,
-		Interactive: cfg.Interactive,
+		Interactive: cfg.Interactive, RevalidateAfterRewrite: cfg.RevalidateAfterRewrite,
 	}, opts...)
 	if err != nil {
 		return nil, err

@@ -85,6 +85,9 @@ type Fire struct {
 	// Env holds KEY=value pairs this event's handlers get besides Engine.Env (e.g. the
 	// session id variable); a handler's own Handler.Env still wins.
 	Env []string
+	// IgnoreRewrite, if set, drops every run's rewrite (Verdict.Rewrite) and adds this
+	// text to its diagnostics, so that its hook/result says why (a revalidation pass).
+	IgnoreRewrite string
 }
 
 // HookRun is one handler's run and what it came to.
@@ -266,6 +269,10 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	for i := range runs {
 		runs[i].Result = results[i]
 		runs[i].Verdict = Decode(e.Table, &ev, results[i])
+		if f.IgnoreRewrite != "" && len(runs[i].Verdict.Rewrite) > 0 {
+			runs[i].Verdict.Rewrite, runs[i].Verdict.RewriteMerge = nil, false
+			runs[i].Verdict.Diagnostics = append(runs[i].Verdict.Diagnostics, f.IgnoreRewrite)
+		}
 		runs[i].StderrSummary = StderrSummary(results[i].Stderr, e.StderrSummaryMax)
 		verdicts[i] = runs[i].Verdict
 		e.logRun(ctx, runs[i])

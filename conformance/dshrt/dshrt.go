@@ -395,7 +395,7 @@ func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) err
 		plugin = claudecode.Plugin
 		ids := claudecode.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
 		cb, err := claudecode.New(claudecode.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace,
-			Session: r.hookSession, Recorder: rec, Logger: quiet, Canonical: true}, ids)
+			Session: r.hookSession, Recorder: rec, Logger: quiet, Canonical: true, RevalidateAfterRewrite: h.RevalidateAfterRewrite}, ids)
 		if err != nil {
 			return fmt.Errorf("dshrt: %w", err)
 		}

@@ -317,32 +317,34 @@ func TestRoundTrip(t *testing.T) {
 			Matcher: ptr("text-matcher"),
 			Hooks: []conformance.HookScript{
 				conformance.HookScript{
-					Exit:       1,
-					Stdout:     ptr("text-stdout"),
-					Stderr:     ptr("text-stderr"),
-					EchoStdin:  conformance.HookScriptEchoStdinStdout,
-					DelayMS:    ptr(1),
-					Gate:       ptr("text-gate"),
-					Times:      ptr(1),
-					Signal:     conformance.HookScriptSignalKILL,
-					Async:      ptr(true),
-					TimeoutSec: ptr(1.5),
+					StdinContains: ptr("text-stdinContains"),
+					Exit:          1,
+					Stdout:        ptr("text-stdout"),
+					Stderr:        ptr("text-stderr"),
+					EchoStdin:     conformance.HookScriptEchoStdinStdout,
+					DelayMS:       ptr(1),
+					Gate:          ptr("text-gate"),
+					Times:         ptr(1),
+					Signal:        conformance.HookScriptSignalKILL,
+					Async:         ptr(true),
+					TimeoutSec:    ptr(1.5),
 				},
 			},
 		})
 	})
 	t.Run("HookScript", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "HookScript", closed, conformance.HookScript{
-			Exit:       1,
-			Stdout:     ptr("text-stdout"),
-			Stderr:     ptr("text-stderr"),
-			EchoStdin:  conformance.HookScriptEchoStdinStdout,
-			DelayMS:    ptr(1),
-			Gate:       ptr("text-gate"),
-			Times:      ptr(1),
-			Signal:     conformance.HookScriptSignalKILL,
-			Async:      ptr(true),
-			TimeoutSec: ptr(1.5),
+			StdinContains: ptr("text-stdinContains"),
+			Exit:          1,
+			Stdout:        ptr("text-stdout"),
+			Stderr:        ptr("text-stderr"),
+			EchoStdin:     conformance.HookScriptEchoStdinStdout,
+			DelayMS:       ptr(1),
+			Gate:          ptr("text-gate"),
+			Times:         ptr(1),
+			Signal:        conformance.HookScriptSignalKILL,
+			Async:         ptr(true),
+			TimeoutSec:    ptr(1.5),
 		})
 	})
 	t.Run("Hooks", func(t *testing.T) {
@@ -354,21 +356,23 @@ func TestRoundTrip(t *testing.T) {
 						Matcher: ptr("text-matcher"),
 						Hooks: []conformance.HookScript{
 							conformance.HookScript{
-								Exit:       1,
-								Stdout:     ptr("text-stdout"),
-								Stderr:     ptr("text-stderr"),
-								EchoStdin:  conformance.HookScriptEchoStdinStdout,
-								DelayMS:    ptr(1),
-								Gate:       ptr("text-gate"),
-								Times:      ptr(1),
-								Signal:     conformance.HookScriptSignalKILL,
-								Async:      ptr(true),
-								TimeoutSec: ptr(1.5),
+								StdinContains: ptr("text-stdinContains"),
+								Exit:          1,
+								Stdout:        ptr("text-stdout"),
+								Stderr:        ptr("text-stderr"),
+								EchoStdin:     conformance.HookScriptEchoStdinStdout,
+								DelayMS:       ptr(1),
+								Gate:          ptr("text-gate"),
+								Times:         ptr(1),
+								Signal:        conformance.HookScriptSignalKILL,
+								Async:         ptr(true),
+								TimeoutSec:    ptr(1.5),
 							},
 						},
 					},
 				},
 			},
+			RevalidateAfterRewrite: ptr(true),
 		})
 	})
 	t.Run("Listener", func(t *testing.T) {
@@ -492,6 +496,7 @@ func TestRoundTrip(t *testing.T) {
 							},
 						},
 					},
+					RevalidateAfterRewrite: ptr(true),
 				},
 			},
 			Run: []conformance.Step{
@@ -663,6 +668,7 @@ func TestRoundTrip(t *testing.T) {
 						},
 					},
 				},
+				RevalidateAfterRewrite: ptr(true),
 			},
 		})
 	})

@@ -2329,6 +2329,24 @@ func TestRw19RewriteCCPostToolInput(t *testing.T) {
 	harness.RunID(t, runtime.New, "rw19-rewrite-cc-post-tool-input")
 }
 
+// TestRw20RewriteCCRevalidateDenies runs scenario rw20-rewrite-cc-revalidate-denies:
+// §1.9.20: with revalidateAfterRewrite, X's rewrite to rm -rf /tmp/x makes the hooks run
+// a second time at pre-execute on the effective input: Y, which passed the model's
+// input, now denies, and the call is denied; X's second-pass updatedInput is ignored,
+// its hook/result saying so in its diagnostic and claiming no rewrite.
+func TestRw20RewriteCCRevalidateDenies(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw20-rewrite-cc-revalidate-denies")
+}
+
+// TestRw20RewriteCCRevalidateOffRuns runs scenario rw20-rewrite-cc-revalidate-off-runs:
+// §1.9.20, the default: without revalidateAfterRewrite the hooks run once, on the
+// model's input, and the rewritten command runs (as in Claude Code).
+func TestRw20RewriteCCRevalidateOffRuns(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw20-rewrite-cc-revalidate-off-runs")
+}
+
 // TestRw21RewriteMakesCallExclusive runs scenario rw21-rewrite-makes-call-exclusive:
 // §1.9.21: a rewrite makes call 2 of a parallel group exclusive: classification uses
 // the effective arguments, and call 2 waits for a barrier (call 1 ends before it

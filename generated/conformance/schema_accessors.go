@@ -123,6 +123,22 @@ func (v Compaction) WithListenerTimeoutMS(x int) Compaction {
 	return v
 }
 
+// GetRevalidateAfterRewrite returns RevalidateAfterRewrite, or the zero value when it is
+// absent.
+func (v Hooks) GetRevalidateAfterRewrite() bool {
+	if v.RevalidateAfterRewrite == nil {
+		var zero bool
+		return zero
+	}
+	return *v.RevalidateAfterRewrite
+}
+
+// WithRevalidateAfterRewrite returns a copy of v with RevalidateAfterRewrite set to x.
+func (v Hooks) WithRevalidateAfterRewrite(x bool) Hooks {
+	v.RevalidateAfterRewrite = &x
+	return v
+}
+
 // GetMatcher returns Matcher, or the zero value when it is absent.
 func (v HookGroup) GetMatcher() string {
 	if v.Matcher == nil {
@@ -135,6 +151,21 @@ func (v HookGroup) GetMatcher() string {
 // WithMatcher returns a copy of v with Matcher set to x.
 func (v HookGroup) WithMatcher(x string) HookGroup {
 	v.Matcher = &x
+	return v
+}
+
+// GetStdinContains returns StdinContains, or the zero value when it is absent.
+func (v HookScript) GetStdinContains() string {
+	if v.StdinContains == nil {
+		var zero string
+		return zero
+	}
+	return *v.StdinContains
+}
+
+// WithStdinContains returns a copy of v with StdinContains set to x.
+func (v HookScript) WithStdinContains(x string) HookScript {
+	v.StdinContains = &x
 	return v
 }
 

@@ -362,6 +362,10 @@ type Hooks struct {
 	// Events maps a hook event name (e.g. "PreToolUse"; an event the bridge does not map
 	// is written as well, for the bridge to skip) to its matcher groups, in order.
 	Events map[string][]HookGroup `json:"events"`
+	// RevalidateAfterRewrite runs the PreToolUse hooks a second time on the effective input
+	// after their updatedInput changed it (Claude Code bridge option; REWRITE-COMPACTION.md
+	// §1.9.20).
+	RevalidateAfterRewrite *bool `json:"revalidateAfterRewrite,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -379,6 +383,9 @@ func (r Hooks) encodeJSON(enc *codec.Encoder) {
 			v.encodeJSON(enc)
 		})
 	})
+	if r.RevalidateAfterRewrite != nil {
+		enc.Key("revalidateAfterRewrite").Bool(*r.RevalidateAfterRewrite)
+	}
 	enc.EndObject()
 }
 
@@ -392,6 +399,7 @@ func (r *Hooks) UnmarshalJSON(data []byte) error {
 	var v Hooks
 	codec.Required(dec, "dialect", &v.Dialect, codec.Value[HooksDialect])
 	codec.Required(dec, "events", &v.Events, codec.MapOf(codec.ListOf(codec.Checked[HookGroup])))
+	codec.Optional(dec, "revalidateAfterRewrite", &v.RevalidateAfterRewrite, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -499,6 +507,10 @@ func (r HookGroup) Validate() error {
 // itself with signal, or exits with exit. The scripts are POSIX sh, except that delays
 // and gate polling use a fractional `sleep` (GNU, BusyBox and BSD sleep accept one).
 type HookScript struct {
+	// StdinContains makes the scripted behaviour conditional: a run whose stdin (the
+	// event's input JSON) does not contain this text exits 0 silently (it is checked first,
+	// before times; echoStdin still echoes the whole input).
+	StdinContains *string `json:"stdinContains,omitempty"`
 	// Exit is the exit code (0: success, 2: blocking, anything else: a non-blocking error).
 	Exit int `json:"exit"`
 	// Stdout is written verbatim to stdout (no newline added).
@@ -537,6 +549,9 @@ func (r HookScript) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r HookScript) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
+	if r.StdinContains != nil {
+		enc.Key("stdinContains").String(*r.StdinContains)
+	}
 	enc.Key("exit").Int(r.Exit)
 	if r.Stdout != nil {
 		enc.Key("stdout").String(*r.Stdout)
@@ -576,6 +591,7 @@ func (r *HookScript) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v HookScript
+	codec.Optional(dec, "stdinContains", &v.StdinContains, codec.Value[*string])
 	codec.Default(dec, "exit", &v.Exit, codec.Value[int], `0`)
 	codec.Optional(dec, "stdout", &v.Stdout, codec.Value[*string])
 	codec.Optional(dec, "stderr", &v.Stderr, codec.Value[*string])

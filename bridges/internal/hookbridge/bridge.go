@@ -207,6 +207,9 @@ type Options struct {
 	StderrSummary   int                   // stderr summary cap (0: default)
 	Getenv          func(string) string   // harness environment for $SHELL (nil: os.Getenv)
 	Interactive     bool                  // the host waits for input between turns (Notification idle_prompt)
+	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
+	// pre-execute, on the effective input when the rewrite phase changed it.
+	RevalidateAfterRewrite bool
 
 	// Set through Option.
 	NewID        func() string
@@ -434,6 +437,12 @@ func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session 
 
 // fire encodes in and fires the event.
 func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
+	return b.fireIgnoring(ctx, in, subject, inTurn, agent, "")
+}
+
+// fireIgnoring is fire, dropping the hooks' rewrites with the diagnostic ignore when it
+// is set (see hookproto.Fire.IgnoreRewrite).
+func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent, ignore string) (*hookproto.Report, error) {
 	stdin, err := b.d.Encode(in)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
@@ -445,6 +454,7 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 	rep := b.engine.Fire(ctx, hookproto.Fire{
 		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,
 		Turn: in.Turn, InTurn: inTurn, Maintenance: in.Maintenance, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
+		IgnoreRewrite: ignore,
 	})
 	if b.o.Observe != nil && rep.Matched() {
 		b.o.Observe(rep)
@@ -628,6 +638,28 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		if rep, err = b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent); err != nil {
 			return nil, err
 		}
+	} else if b.o.RevalidateAfterRewrite && len(ex.ModelArguments) > 0 {
+		// The rewrite phase changed the input: run the hooks again on the effective input
+		// (revalidateAfterRewrite); the stricter of the two passes decides, the first
+		// pass's contexts are kept, and a second-pass updatedInput is ignored.
+		in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		second, err := b.fireIgnoring(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent, revalidateIgnored)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range second.Hooks {
+			for _, d := range h.Verdict.Diagnostics {
+				if d == revalidateIgnored {
+					b.log.Warn("PreToolUse updatedInput ignored in the revalidation pass", "handler", h.ID, "call", ex.CallID)
+				}
+			}
+		}
+		if strictness(second.Merged.Outcome) > strictness(rep.Merged.Outcome) {
+			first := rep.Merged.Contexts
+			cp := *second
+			cp.Merged.Contexts = first
+			rep = &cp
+		}
 	}
 	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
 		texts := b.contexts(PreToolUse, ex.Name, rep)
@@ -666,6 +698,24 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		return dsh.PreToolAsk{Reason: reason}, nil
 	}
 	return next.Call(ctx)
+}
+
+// revalidateIgnored is the diagnostic of a second-pass PreToolUse hook whose updatedInput
+// the revalidation ignored.
+const revalidateIgnored = "updatedInput ignored: revalidateAfterRewrite runs the hooks on the rewritten input and does not rewrite it again"
+
+// strictness orders PreToolUse outcomes for the revalidation pass: halt, then a denial,
+// then ask, then everything else.
+func strictness(o dsh.HookOutcome) int {
+	switch o {
+	case dsh.HookOutcomeHalt:
+		return 3
+	case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock:
+		return 2
+	case dsh.HookOutcomeAsk:
+		return 1
+	}
+	return 0
 }
 
 // timeExecute records how long a call's execution took, for PostToolUse's duration.
