@@ -148,3 +148,62 @@ func TestRewriteModesAndFailures(t *testing.T) {
 		wantRecords(t, e.h, "pass")
 	})
 }
+
+// RevalidateAfterRewrite: when the hooks' updatedInput changed the input, they run a second
+// time on the effective input at pre-execute; a deny from that pass denies, and a
+// second-pass updatedInput is ignored (its hook/result says so and claims no rewrite).
+// Without a rewrite, or without the option, each hook runs once.
+func TestRewriteRevalidate(t *testing.T) {
+	dir := t.TempDir()
+	count := func(name string) string { return "echo x >> " + filepath.Join(dir, name) + "; " }
+	x := count("x") + updated(`"updatedInput":{"command":"rm -rf /tmp/x"}`)
+	y := count("y") + `case "$(cat)" in *'rm -rf'*) echo 'rm -rf is not allowed' >&2; exit 2 ;; esac`
+	runs := func(name string) int {
+		data, _ := os.ReadFile(filepath.Join(dir, name))
+		_ = os.Remove(filepath.Join(dir, name))
+		return strings.Count(string(data), "x\n")
+	}
+	for _, tc := range []struct {
+		name       string
+		revalidate bool
+		args       string
+		ran        bool
+		xRuns      int
+	}{
+		{"revalidate denies", true, `{"command":"ls /tmp/x"}`, false, 2},
+		{"off runs the rewrite", false, `{"command":"ls /tmp/x"}`, true, 1},
+		{"no change runs once", true, `{"command":"rm -rf /tmp/x"}`, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRewriteEnv(t, claudecode.Config{RevalidateAfterRewrite: tc.revalidate}, ht.G("PreToolUse", "Bash", x, y))
+			r := e.call(tc.args)
+			if (len(e.ran) == 1) != tc.ran || r.IsError() == tc.ran {
+				t.Fatalf("ran %q, error %v, want ran %v", e.ran, r.IsError(), tc.ran)
+			}
+			if tc.ran && e.ran[0] != `{"command":"rm -rf /tmp/x"}` {
+				t.Errorf("ran %q", e.ran)
+			}
+			if nx, ny := runs("x"), runs("y"); nx != tc.xRuns || ny != tc.xRuns {
+				t.Errorf("hooks ran %d and %d times, want %d", nx, ny, tc.xRuns)
+			}
+			var got []string
+			for _, rec := range e.h.Rec.Take() {
+				if hr, ok := rec.(dsh.HookResult); ok {
+					d := ""
+					if hr.Diagnostic != nil && strings.Contains(*hr.Diagnostic, "updatedInput ignored") {
+						d = "+ignored"
+					}
+					got = append(got, string(hr.Outcome)+":"+string(hr.Rewrite)+d)
+				}
+			}
+			want := map[string]string{
+				"revalidate denies":    "pass:applied pass: pass:+ignored deny:",
+				"off runs the rewrite": "pass:applied pass:",
+				"no change runs once":  "pass:applied deny:",
+			}[tc.name]
+			if strings.Join(got, " ") != want {
+				t.Errorf("hook/result %q, want %q", got, want)
+			}
+		})
+	}
+}
