@@ -44,7 +44,7 @@ const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean
 
 const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
-               [--trust] [--transcript FILE] [--stop-cap N] [--canonical]
+               [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
                [--context-window N] [--compact-threshold R] PROMPT...
 
@@ -79,6 +79,10 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions.md)
+  --revalidate-after-rewrite
+                       claude-code: when PreToolUse hooks rewrote a call's input
+                       (updatedInput), run them again on the rewritten input; a deny then
+                       denies, a second updatedInput is ignored
   --stop-cap N         how many times a Stop hook may continue one turn (0: never);
                        default as the dialect's engine: 8 for claude-code, none for codex
   --context-window N   the model's context window, in tokens: the session compacts (one
@@ -110,6 +114,7 @@ type runOptions struct {
 	mcpConfig          string
 	stopCap            int // -1: the dialect's default
 	canonical          bool
+	revalidate         bool
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
@@ -134,6 +139,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
 	fs.IntVar(&o.stopCap, "stop-cap", -1, "how many times a Stop hook may continue one turn")
 	fs.BoolVar(&o.canonical, "canonical", false, "dsh's own wording for the hooks' words")
+	fs.BoolVar(&o.revalidate, "revalidate-after-rewrite", false, "claude-code: run PreToolUse again on a rewritten input")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
 	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
@@ -690,7 +696,8 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	default:
 		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive})
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive,
+			RevalidateAfterRewrite: o.revalidate})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}
