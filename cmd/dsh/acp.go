@@ -28,7 +28,7 @@ func init() {
 const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai] [--sessions DIR]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
-               [--canonical] [--mcp-config FILE] [--permissions ask|allow]
+               [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
                [--context-window N] [--compact-threshold R]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
@@ -43,7 +43,7 @@ process ends when stdin does, after cancelling and settling every session.
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
   --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
-  --compact-threshold R
+  --compact-threshold R, --revalidate-after-rewrite
                        as dsh run (see dsh run --help), in every session; a prompt of
                        "/compact [instructions]" compacts the session (advertised in
                        available_commands_update)
@@ -85,6 +85,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--model is required (or --demo)"), false
 	case o.run.stopCap < -1:
 		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.run.stopCap), false
+	case o.run.revalidate && o.run.dialect == "codex":
+		return o, c.UsageError("--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"), false
 	case o.run.checkCompaction() != "":
 		return o, c.UsageError("%s", o.run.checkCompaction()), false
 	}

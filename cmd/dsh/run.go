@@ -191,6 +191,8 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 		return o, c.UsageError("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources)), false
 	case o.stopCap < -1:
 		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.stopCap), false
+	case o.revalidate && o.dialect == "codex":
+		return o, c.UsageError("--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"), false
 	case o.checkCompaction() != "":
 		return o, c.UsageError("%s", o.checkCompaction()), false
 	}
