@@ -2288,8 +2288,9 @@ func TestRw15RewriteCCPassthroughEitherOrder(t *testing.T) {
 }
 
 // TestRw16RewriteCCConfigurationOrderWins runs scenario rw16-rewrite-cc-configuration-order-wins:
-// §1.9.16: two rewriters, the first-configured one slower (it finishes last): the second
-// in configuration order wins, and the first one's hook/result says overridden.
+// §1.9.16: two rewriters, the first-configured one slower (it finishes last), at each of
+// 20 calls: the second in configuration order wins 20 times of 20, and the first one's
+// hook/result says overridden each time.
 func TestRw16RewriteCCConfigurationOrderWins(t *testing.T) {
 	harness.RunID(t, runtime.New, "rw16-rewrite-cc-configuration-order-wins")
 }
