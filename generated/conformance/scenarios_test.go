@@ -2313,8 +2313,9 @@ func TestRw17RewriteCCReplaceDropsRequiredCommand(t *testing.T) {
 }
 
 // TestRw18RewriteCodexShellDenyMCP runs scenario rw18-rewrite-codex-shell-deny-mcp:
-// §1.9.18: Codex. allow + updatedInput {command} on the shell tool is written back into
-// the shell's arguments (the other fields kept); deny + updatedInput is output Codex
+// §1.9.18: Codex. allow + updatedInput {command} on a shell tool is written back into
+// the shell's arguments (the other fields kept; exec_command's cmd; the command of an
+// argv ["bash", "-lc", command]); deny + updatedInput is output Codex
 // rejects (the hook failed, the rewrite is ignored, the call runs as the model gave it);
 // an MCP tool takes the object as given.
 func TestRw18RewriteCodexShellDenyMCP(t *testing.T) {
@@ -2328,6 +2329,14 @@ func TestRw18RewriteCodexShellDenyMCP(t *testing.T) {
 func TestRw19RewriteCCPostToolInput(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "rw19-rewrite-cc-post-tool-input")
+}
+
+// TestRw19RewriteCodexPostToolInput runs scenario rw19-rewrite-codex-post-tool-input:
+// §1.9.19, Codex: the PostToolUse stdin has the effective tool_input, and no
+// dsh_original_tool_input (Codex's published input schema is closed).
+func TestRw19RewriteCodexPostToolInput(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "rw19-rewrite-codex-post-tool-input")
 }
 
 // TestRw20RewriteCCRevalidateDenies runs scenario rw20-rewrite-cc-revalidate-denies:
