@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -49,5 +50,74 @@ func TestMeasureUsageAndEstimate(t *testing.T) {
 				t.Errorf("measure with pending = %d, want %d", got, c.want+pend)
 			}
 		})
+	}
+}
+
+// TestSelectCut: selectCut keeps the newest unit (an assistant message with its tool
+// results, or one message), grows the retained tail backwards while it fits the budget
+// (a tail exactly at the budget fits), never starts the tail at a tool result, never
+// shadows nothing but the previous checkpoint, and returns 0 when nothing can be shadowed.
+func TestSelectCut(t *testing.T) {
+	u := func(s string) llm.Message {
+		return llm.Message{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: s}}}
+	}
+	call := func(id string) llm.Message {
+		return llm.Message{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{dsh.ToolCallBlock{ID: id, Name: "echo", Arguments: "{}"}}}
+	}
+	result := func(id string) llm.Message {
+		return llm.Message{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: id,
+			Content: []dsh.ContentBlock{dsh.TextBlock{Text: "r"}}}}}
+	}
+	cp := llm.Message{Role: llm.RoleUser, Content: checkpointMessage("s").Content,
+		Source: dsh.SourcePlugin{Plugin: CheckpointPlugin, Form: dsh.PluginFormCheckpoint}}
+	five := msgs("m0", "m1", "m2", "m3", "m4")
+	e := llm.EstimateMessage(five[0]) // every message of five costs e
+	withTools := []llm.Message{u("m0"), call("a"), result("a"), u("m3"), call("b"), result("b"), result("b2")}
+	for _, c := range []struct {
+		name    string
+		history []llm.Message
+		budget  int
+		want    int
+	}{
+		{"empty", nil, -1, 0},
+		{"one message", msgs("m0"), -1, 0},
+		{"two messages", msgs("m0", "m1"), -1, 1},
+		{"only the checkpoint before the newest", []llm.Message{cp, u("m1")}, -1, 0},
+		{"the checkpoint and one more", []llm.Message{cp, u("m1"), u("m2")}, -1, 2},
+		{"newest unit with its results", withTools, -1, 4},
+		{"only results after the first message", []llm.Message{u("m0"), call("a"), result("a")}, -1, 1},
+		{"budget 0 keeps the newest", five, 0, 4},
+		{"tail of two fits", five, 2 * e, 3},
+		{"tail of three fits exactly", five, 3 * e, 2},
+		{"tail just under three", five, 3*e - 1, 3},
+		{"everything fits: the first message still goes", five, 100 * e, 1},
+		{"a tail does not start at a tool result", withTools, llm.EstimateMessages(withTools[2:]), 3},
+		{"a tail may start at the call", withTools, llm.EstimateMessages(withTools[1:]), 1},
+	} {
+		if got := selectCut(c.history, c.budget); got != c.want {
+			t.Errorf("%s: selectCut = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCompactUsesTheCallersContext: Compact runs the attempt under the caller's context
+// (its values reach the compaction listeners), not a fresh one.
+func TestCompactUsesTheCallersContext(t *testing.T) {
+	e := newEnv(t, text(filler("one", 60)), text("two"), text("SUMMARY"))
+	var got any
+	e.reg.Plugin("p").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		got = ctx.Value(ctxKey{})
+		return dsh.PreCompactProceed{}, nil
+	})
+	a := e.agent()
+	followup(t, a, "p1", "first")
+	wait(t, a)
+	followup(t, a, "p2", "second")
+	wait(t, a)
+	if _, err := a.Compact(context.WithValue(context.Background(), ctxKey{}, "mine"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got != "mine" {
+		t.Fatalf("the pre-compact listener's context holds %v", got)
 	}
 }

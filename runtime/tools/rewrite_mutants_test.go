@@ -27,16 +27,21 @@ func TestRewriteConflictLaterOptionWins(t *testing.T) {
 }
 
 // TestRewritePayloadCarriesModelInputAndSchema: every tools/rewrite-input listener sees
-// the model's arguments as modelInput and the tool's input schema, the first one with
-// input equal to them, a later one with the input the earlier ones made.
+// the model's arguments as modelInput, the tool's input schema and the calling agent's id,
+// the first one with input equal to modelInput, a later one with the input the earlier
+// ones made.
 func TestRewritePayloadCarriesModelInputAndSchema(t *testing.T) {
 	e := newEnv(t)
 	def := bashDef(nil)
 	e.register(t, def)
-	type seen struct{ input, model, schema string }
+	type seen struct{ input, model, schema, agent string }
 	var got []seen
 	record := func(p *dsh.RewriteInputPayload) {
-		got = append(got, seen{string(p.Input), string(p.ModelInput), string(p.Schema)})
+		agent := "<nil>"
+		if p.AgentID != nil {
+			agent = *p.AgentID
+		}
+		got = append(got, seen{string(p.Input), string(p.ModelInput), string(p.Schema), agent})
 	}
 	e.hooks.Plugin("A").OnRewriteInput(func(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
 		record(p)
@@ -50,14 +55,14 @@ func TestRewritePayloadCarriesModelInputAndSchema(t *testing.T) {
 	k := e.rt.Start(context.Background(), bashCall(model))
 	k.Finish()
 	want := []seen{
-		{model, model, string(def.InputSchema)},
-		{`{"command":"make","timeout":10}`, model, string(def.InputSchema)},
+		{model, model, string(def.InputSchema), "a1"},
+		{`{"command":"make","timeout":10}`, model, string(def.InputSchema), "a1"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d listeners ran, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i].input != want[i].input || got[i].model != want[i].model || !jsonEqual(got[i].schema, want[i].schema) {
+		if got[i].input != want[i].input || got[i].model != want[i].model || got[i].agent != want[i].agent || !jsonEqual(got[i].schema, want[i].schema) {
 			t.Errorf("listener %d saw %+v, want %+v", i, got[i], want[i])
 		}
 	}
