@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
@@ -119,5 +120,30 @@ func TestCompactUsesTheCallersContext(t *testing.T) {
 	}
 	if got != "mine" {
 		t.Fatalf("the pre-compact listener's context holds %v", got)
+	}
+}
+
+// TestResumedContextSources: the resumed context's tokens are the provider's usage when
+// one applies (usageAt 0 included), else the last checkpoint's projected size (not
+// measured), else the estimate of the history; a log without a response gives {}.
+func TestResumedContextSources(t *testing.T) {
+	at := time.Unix(1700000000, 0)
+	h := msgs(filler("one", 40), filler("two", 50))
+	for _, c := range []struct {
+		name string
+		r    requestState
+		want ResumedContext
+	}{
+		{"no response", requestState{usageAt: 0, usage: 7}, ResumedContext{}},
+		{"usage at 0", requestState{respondedAt: at, usageAt: 0, usage: 7, generation: 1, checkpointTokens: 42},
+			ResumedContext{OK: true, LastResponse: at, Tokens: 7, Measured: true}},
+		{"checkpoint", requestState{respondedAt: at, usageAt: -1, usage: 7, generation: 1, checkpointTokens: 42, history: h},
+			ResumedContext{OK: true, LastResponse: at, Tokens: 42}},
+		{"estimate", requestState{respondedAt: at, usageAt: -1, usage: 7, checkpointTokens: 42, history: h},
+			ResumedContext{OK: true, LastResponse: at, Tokens: llm.EstimateMessages(h), Measured: true}},
+	} {
+		if got := c.r.resumedContext(); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }
