@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -65,5 +68,35 @@ func TestRewritePayloadCarriesModelInputAndSchema(t *testing.T) {
 		if got[i].input != want[i].input || got[i].model != want[i].model || got[i].agent != want[i].agent || !jsonEqual(got[i].schema, want[i].schema) {
 			t.Errorf("listener %d saw %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestRewriteFailureIsLogged: a failed rewrite phase is logged as a warning naming the
+// tool, the call and the code.
+func TestRewriteFailureIsLogged(t *testing.T) {
+	var buf bytes.Buffer
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	e.register(t, bashDef(nil))
+	e.hooks.Plugin("p").OnRewriteInput(replaceWith(`{"timeout":5}`))
+	k := e.rt.Start(context.Background(), bashCall(`{"command":"make"}`))
+	k.Finish()
+	out := buf.String()
+	for _, want := range []string{"level=WARN", `msg="tools: rewrite failed"`, "tool=bash", "callId=c1", "code=" + CodeRewriteInvalid} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestBoundedNoticeValue: a notice value of noticeValueMax bytes is kept whole; a longer
+// one is cut on a rune boundary and marked.
+func TestBoundedNoticeValue(t *testing.T) {
+	exact := strings.Repeat("a", noticeValueMax)
+	if got := bounded(exact); got != exact {
+		t.Errorf("bounded(%d bytes) = %q", len(exact), got)
+	}
+	long := strings.Repeat("a", noticeValueMax-1) + "éz" // é straddles the limit
+	if got, want := bounded(long), strings.Repeat("a", noticeValueMax-1)+"…"; got != want {
+		t.Errorf("bounded(long) = %q, want %q", got, want)
 	}
 }
