@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -146,4 +147,56 @@ func TestResumedContextSources(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
+}
+
+// TestCompactFreshAgentHasNothingToCompact: Compact on an agent that has sent no request
+// yet (no request/context recorded) and has no provider or model configured returns
+// ErrNothingToCompact and writes nothing.
+func TestCompactFreshAgentHasNothingToCompact(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.LLM = dsh.LLMCallConfig{}
+	a := e.agent()
+	res, err := a.Compact(context.Background(), "")
+	if !errors.Is(err, ErrNothingToCompact) || res.CompactionID != "" {
+		t.Fatalf("Compact: %+v, %v", res, err)
+	}
+	if got := typesOf(e.log, compactionTypes...); len(got) != 0 {
+		t.Fatalf("compaction events %v", got)
+	}
+}
+
+// TestRetainedTailFollowsTheTrigger: with a known window, a manual compaction retains the
+// newest messages up to RetainRatio of it (here all but the first), while overflow
+// recovery keeps only the newest unit, whatever the window.
+func TestRetainedTailFollowsTheTrigger(t *testing.T) {
+	t.Run("manual", func(t *testing.T) {
+		e := newEnv(t, text(filler("one", 60)), text("two"), text("SUMMARY"))
+		e.cfg.Compaction = CompactionConfig{ContextWindow: 100000}
+		a := e.agent()
+		followup(t, a, "p1", filler("first", 80))
+		wait(t, a)
+		followup(t, a, "p2", "second")
+		wait(t, a)
+		if _, err := a.Compact(context.Background(), ""); err != nil {
+			t.Fatal(err)
+		}
+		start := records[dsh.CompactionStart](t, e.log)
+		if len(start) != 1 || start[0].Range.End != 1 {
+			t.Fatalf("compaction/start %+v, want the range [0, 1)", start)
+		}
+	})
+	t.Run("overflow", func(t *testing.T) {
+		e := newEnv(t, text(filler("alpha", 300)), text("SUMMARY"), text("fits now"))
+		e.script.WithContextWindow(500)
+		e.cfg.Compaction = CompactionConfig{ContextWindow: 100000} // wrong, and too big to press
+		a := e.agent()
+		followup(t, a, "p1", "first")
+		wait(t, a)
+		followup(t, a, "p2", filler("gamma", 250))
+		wait(t, a)
+		start := records[dsh.CompactionStart](t, e.log)
+		if len(start) != 1 || start[0].Trigger != dsh.CompactionTriggerOverflow || start[0].Range.End != 2 {
+			t.Fatalf("compaction/start %+v, want one overflow over [0, 2)", start)
+		}
+	})
 }
