@@ -200,3 +200,50 @@ func TestRetainedTailFollowsTheTrigger(t *testing.T) {
 		}
 	})
 }
+
+// TestPreCompactPayloadFigures: the pre-compact payload's retained tokens are the measured
+// tokens less the shadowed range and the request prefix (system prompt and tools), and the
+// first attempt's ordinal is 1.
+func TestPreCompactPayloadFigures(t *testing.T) {
+	e := newEnv(t, text(filler("one", 60)), text("two"), text("SUMMARY"))
+	e.cfg.System = "You are terse."
+	var got *dsh.PreCompactPayload
+	e.reg.Plugin("p").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		c := *p
+		got = &c
+		return dsh.PreCompactProceed{}, nil
+	})
+	a := e.agent()
+	followup(t, a, "p1", filler("first", 80))
+	wait(t, a)
+	followup(t, a, "p2", "second")
+	wait(t, a)
+	if _, err := a.Compact(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	prefix := llm.EstimatePrefix(e.cfg.System, nil)
+	if got == nil || prefix <= 0 {
+		t.Fatalf("payload %v, prefix %d", got, prefix)
+	}
+	if want := got.MeasuredTokens - got.ShadowedTokens - prefix; want <= 0 || got.RetainedTokens != want {
+		t.Errorf("retained %d, want %d (measured %d, shadowed %d, prefix %d)", got.RetainedTokens, want,
+			got.MeasuredTokens, got.ShadowedTokens, prefix)
+	}
+	if got.Ordinal != 1 {
+		t.Errorf("ordinal %d, want 1", got.Ordinal)
+	}
+}
+
+// TestPressureNeedsTheModelsWindow: with windows known for other models only, the window
+// of the model the agent calls is unknown and the pressure check does nothing, however
+// long the history.
+func TestPressureNeedsTheModelsWindow(t *testing.T) {
+	big := filler("alpha", 250)
+	e := newEnv(t, text(big), text(big), text(big), text("SUMMARY"), text("after"))
+	e.cfg.Compaction = CompactionConfig{Windows: map[string]int{"other/model": 1000}}
+	a := e.agent()
+	fourTurns(t, a)
+	if got := typesOf(e.log, compactionTypes...); len(got) != 0 {
+		t.Fatalf("compaction events %v", got)
+	}
+}
