@@ -384,7 +384,8 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 		res.err = err
 		return res
 	}
-	a.req.attempts++
+	// a.req.attempts counts compaction/start when the log is next folded (request.go), as
+	// on resume: counting it here too made a live agent's ordinals 1, 3, 5.
 	a.req.defers = 0
 	res.bracketed = true
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,5 +246,104 @@ func TestPressureNeedsTheModelsWindow(t *testing.T) {
 	fourTurns(t, a)
 	if got := typesOf(e.log, compactionTypes...); len(got) != 0 {
 		t.Fatalf("compaction events %v", got)
+	}
+}
+
+// twoTurns runs two turns, the first with a prompt big enough to be worth summarizing.
+func twoTurns(t *testing.T, a *Agent) {
+	t.Helper()
+	followup(t, a, "p1", filler("first", 80))
+	wait(t, a)
+	followup(t, a, "p2", "second")
+	wait(t, a)
+}
+
+// TestSummaryMaxTokens: compaction/summary records the summarizer's output cap: the
+// configured SummaryMaxTokens, else the config's maxTokens.
+func TestSummaryMaxTokens(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		summaryMax, w int
+	}{{"config", 0, 123}, {"summary", 77, 77}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, text(filler("one", 60)), text("two"), text("SUMMARY"))
+			mt := 123
+			e.cfg.LLM.MaxTokens = &mt
+			e.cfg.Compaction = CompactionConfig{SummaryMaxTokens: c.summaryMax}
+			a := e.agent()
+			twoTurns(t, a)
+			if _, err := a.Compact(context.Background(), ""); err != nil {
+				t.Fatal(err)
+			}
+			sum := records[dsh.CompactionSummary](t, e.log)
+			if len(sum) != 1 || sum[0].MaxTokens == nil || *sum[0].MaxTokens != c.w {
+				t.Fatalf("compaction/summary %+v, want maxTokens %d", sum, c.w)
+			}
+		})
+	}
+}
+
+// TestSecondAttemptOrdinal: the second compaction attempt's pre-compact payload has
+// ordinal 2.
+func TestSecondAttemptOrdinal(t *testing.T) {
+	e := newEnv(t, text(filler("one", 60)), text("two"), text("SUMMARY-1"), text(filler("three", 60)), text("SUMMARY-2"))
+	var ordinals []int
+	e.reg.Plugin("p").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		ordinals = append(ordinals, p.Ordinal)
+		return dsh.PreCompactProceed{}, nil
+	})
+	a := e.agent()
+	twoTurns(t, a)
+	if _, err := a.Compact(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	followup(t, a, "p3", filler("third", 80))
+	wait(t, a)
+	if _, err := a.Compact(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(ordinals) != 2 || ordinals[0] != 1 || ordinals[1] != 2 {
+		t.Fatalf("ordinals %v, want [1 2]", ordinals)
+	}
+}
+
+// TestSummaryAsBigAsTheRangeIsRefused: a summary whose checkpoint costs exactly as much as
+// the range it replaces does not shrink the history: the attempt fails.
+func TestSummaryAsBigAsTheRangeIsRefused(t *testing.T) {
+	e := newEnv(t, text(filler("one", 60)), text("two"))
+	e.reg.Plugin("p").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+		for n := 1; n < 4*p.ShadowedTokens; n++ {
+			s := strings.Repeat("x", n)
+			if llm.EstimateMessage(llm.Message{Content: checkpointMessage(s).Content}) == p.ShadowedTokens {
+				return dsh.PreCompactReplace{Summary: s}, nil
+			}
+		}
+		t.Errorf("no summary costs exactly %d tokens", p.ShadowedTokens)
+		return dsh.PreCompactProceed{}, nil
+	})
+	a := e.agent()
+	twoTurns(t, a)
+	res, err := a.Compact(context.Background(), "")
+	var fe *FailedError
+	if !errors.As(err, &fe) || res.Outcome != dsh.CompactionOutcomeFailed || !strings.Contains(fe.Reason, "does not shrink") {
+		t.Fatalf("Compact: %+v, %v", res, err)
+	}
+}
+
+// TestCheckpointTokensAfterCountsThePending: a pressure compaction's projected size
+// (compaction/checkpoint tokensAfter) is what the next request costs: the prefix, the
+// checkpoint, the retained tail and the claimed prompt not yet in the history.
+func TestCheckpointTokensAfterCountsThePending(t *testing.T) {
+	e := pressureSetup(t, text("SUMMARY"), text("after"))
+	a := e.agent()
+	fourTurns(t, a)
+	cps := records[dsh.CompactionCheckpoint](t, e.log)
+	if len(cps) != 1 {
+		t.Fatalf("%d checkpoints", len(cps))
+	}
+	reqs := e.requests()
+	next := reqs[len(reqs)-1]
+	if want := llm.EstimatePrefix(next.System, next.Tools) + llm.EstimateMessages(next.Messages); cps[0].TokensAfter != want {
+		t.Fatalf("tokensAfter %d, want %d (the next request's estimate)", cps[0].TokensAfter, want)
 	}
 }
