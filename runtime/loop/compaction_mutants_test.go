@@ -347,3 +347,34 @@ func TestCheckpointTokensAfterCountsThePending(t *testing.T) {
 		t.Fatalf("tokensAfter %d, want %d (the next request's estimate)", cps[0].TokensAfter, want)
 	}
 }
+
+// TestPostCompactPayloadSummaryAndError: the post-compact payload carries the summary of a
+// committed attempt and the failure of a failed one.
+func TestPostCompactPayloadSummaryAndError(t *testing.T) {
+	for _, c := range []struct {
+		name, replace, summary, errPart string
+	}{{"committed", "SHORT", "SHORT", ""}, {"failed", " ", "", "empty"}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, text(filler("one", 60)), text("two"))
+			e.reg.Plugin("p").OnPreCompact(func(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
+				return dsh.PreCompactReplace{Summary: c.replace}, nil
+			})
+			var summary, failure string
+			e.reg.Plugin("p").OnPostCompact(func(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
+				if p.Summary != nil {
+					summary = *p.Summary
+				}
+				if p.Error != nil {
+					failure = *p.Error
+				}
+				return dsh.PostCompactAccept{}, nil
+			})
+			a := e.agent()
+			twoTurns(t, a)
+			_, _ = a.Compact(context.Background(), "")
+			if summary != c.summary || (c.errPart == "") != (failure == "") || !strings.Contains(failure, c.errPart) {
+				t.Fatalf("post-compact summary %q, error %q; want %q, an error with %q", summary, failure, c.summary, c.errPart)
+			}
+		})
+	}
+}
