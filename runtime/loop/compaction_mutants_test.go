@@ -378,3 +378,29 @@ func TestPostCompactPayloadSummaryAndError(t *testing.T) {
 		})
 	}
 }
+
+// TestPostCompactContextsThenSessionStart: after a committed compaction whose post-compact
+// listener appends a context, agent/session-start{compact} still runs, and the context
+// reaches the next request.
+func TestPostCompactContextsThenSessionStart(t *testing.T) {
+	e := pressureSetup(t, text("SUMMARY"), text("after"))
+	e.reg.Plugin("restorer").OnPostCompact(func(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
+		return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "RESTORED"}}}}}, nil
+	})
+	started := 0
+	e.reg.Plugin("watch").OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
+		if p.Source == dsh.SessionStartSourceCompact {
+			started++
+		}
+		return nil
+	})
+	a := e.agent()
+	fourTurns(t, a)
+	if started != 1 {
+		t.Fatalf("session-start{compact} ran %d times", started)
+	}
+	reqs := e.requests()
+	if next := strings.Join(texts(reqs[len(reqs)-1]), "|"); !strings.Contains(next, "user:RESTORED") {
+		t.Fatalf("the request after compaction lacks the context: %s", next)
+	}
+}
