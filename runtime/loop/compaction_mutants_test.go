@@ -381,7 +381,7 @@ func TestPostCompactPayloadSummaryAndError(t *testing.T) {
 
 // TestPostCompactContextsThenSessionStart: after a committed compaction whose post-compact
 // listener appends a context, agent/session-start{compact} still runs, and the context
-// reaches the next request.
+// is claimed with the step, before the turn's prompt.
 func TestPostCompactContextsThenSessionStart(t *testing.T) {
 	e := pressureSetup(t, text("SUMMARY"), text("after"))
 	e.reg.Plugin("restorer").OnPostCompact(func(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
@@ -400,7 +400,7 @@ func TestPostCompactContextsThenSessionStart(t *testing.T) {
 		t.Fatalf("session-start{compact} ran %d times", started)
 	}
 	reqs := e.requests()
-	if next := strings.Join(texts(reqs[len(reqs)-1]), "|"); !strings.Contains(next, "user:RESTORED") {
-		t.Fatalf("the request after compaction lacks the context: %s", next)
+	if next := strings.Join(texts(reqs[len(reqs)-1]), "|"); !strings.Contains(next, "|user:RESTORED|user:prompt 3") {
+		t.Fatalf("the request after compaction lacks the context before the prompt: %s", next)
 	}
 }
