@@ -258,8 +258,9 @@ func twoTurns(t *testing.T, a *Agent) {
 	wait(t, a)
 }
 
-// TestSummaryMaxTokens: compaction/summary records the summarizer's output cap: the
-// configured SummaryMaxTokens, else the config's maxTokens.
+// TestSummaryMaxTokens: the summarizer request is capped, and compaction/summary records
+// the cap: the configured SummaryMaxTokens, else the config's maxTokens. With no
+// instructions the directive is the request's last text, as it is.
 func TestSummaryMaxTokens(t *testing.T) {
 	for _, c := range []struct {
 		name          string
@@ -278,6 +279,14 @@ func TestSummaryMaxTokens(t *testing.T) {
 			sum := records[dsh.CompactionSummary](t, e.log)
 			if len(sum) != 1 || sum[0].MaxTokens == nil || *sum[0].MaxTokens != c.w {
 				t.Fatalf("compaction/summary %+v, want maxTokens %d", sum, c.w)
+			}
+			reqs := e.requests()
+			if mt := reqs[2].Config.MaxTokens; mt == nil || *mt != c.w {
+				t.Fatalf("the summarizer request's maxTokens %v, want %d", mt, c.w)
+			}
+			// No plugin instructions: the directive ends the request as it is.
+			if last := texts(reqs[2]); last[len(last)-1] != "user:"+summaryDirective {
+				t.Fatalf("the summarizer request ends with %q", last[len(last)-1])
 			}
 		})
 	}
@@ -402,5 +411,18 @@ func TestPostCompactContextsThenSessionStart(t *testing.T) {
 	reqs := e.requests()
 	if next := strings.Join(texts(reqs[len(reqs)-1]), "|"); !strings.Contains(next, "|user:RESTORED|user:prompt 3") {
 		t.Fatalf("the request after compaction lacks the context before the prompt: %s", next)
+	}
+}
+
+// TestPressureWithPerModelWindowsOnly: a window known only per model (Windows, no
+// ContextWindow) is enough for the pressure check to compact.
+func TestPressureWithPerModelWindowsOnly(t *testing.T) {
+	big := filler("alpha", 250)
+	e := newEnv(t, text(big), text(big), text(big), text("SUMMARY"), text("after"))
+	e.cfg.Compaction = CompactionConfig{Windows: map[string]int{"test/m1": 1000}}
+	a := e.agent()
+	fourTurns(t, a)
+	if got := records[dsh.CompactionStart](t, e.log); len(got) != 1 || got[0].Trigger != dsh.CompactionTriggerPressure {
+		t.Fatalf("compaction/start %+v, want one pressure attempt", got)
 	}
 }
