@@ -426,3 +426,34 @@ func TestPressureWithPerModelWindowsOnly(t *testing.T) {
 		t.Fatalf("compaction/start %+v, want one pressure attempt", got)
 	}
 }
+
+// TestPressureAtExactlyTheThreshold: a step boundary whose measure equals the threshold
+// compacts (the threshold is reached, not exceeded); one token under it does not.
+func TestPressureAtExactlyTheThreshold(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		extra int // window - measure
+		want  bool
+	}{{"at", 0, true}, {"under", 1, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, text(filler("one", 80)), text("two"), text("SUMMARY"))
+			a := e.agent()
+			twoTurns(t, a)
+			a.cfg.Compaction.ThresholdRatio = 1
+			a.cfg.Compaction.ContextWindow = 1 << 30
+			probe := a.compact(context.Background(), attempt{trigger: dsh.CompactionTriggerPressure})
+			if probe.selected || probe.err != nil || probe.before <= 0 {
+				t.Fatalf("probe: %+v", probe)
+			}
+			a.cfg.Compaction.ContextWindow = probe.before + c.extra
+			res := a.compact(context.Background(), attempt{trigger: dsh.CompactionTriggerPressure})
+			if res.err != nil || res.before != probe.before {
+				t.Fatalf("attempt: %+v (measure %d before)", res, probe.before)
+			}
+			if res.selected != c.want || res.bracketed != c.want {
+				t.Fatalf("measure %d, window %d: selected %v, bracketed %v, want %v", res.before,
+					a.cfg.Compaction.ContextWindow, res.selected, res.bracketed, c.want)
+			}
+		})
+	}
+}
