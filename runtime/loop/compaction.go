@@ -361,14 +361,11 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 			res.err = err
 			return res
 		}
-		if at.trigger == dsh.CompactionTriggerPressure {
-			a.req.defers = skip.Consecutive // as requestState.fold counts them on resume
-		}
+		// a.req.defers follows compaction/skipped when the log is next folded (request.go).
 		if skip.Overridden == nil {
 			res.deferredBy, res.deferReason = fold.deferBy, fold.deferReason
 			return res
 		}
-		a.req.defers = 0
 		a.logger.Warn("loop: compaction defer overridden by the defer cap", "compactionId", res.id, "by", fold.deferBy)
 	}
 
@@ -384,9 +381,8 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 		res.err = err
 		return res
 	}
-	// a.req.attempts counts compaction/start when the log is next folded (request.go), as
-	// on resume: counting it here too made a live agent's ordinals 1, 3, 5.
-	a.req.defers = 0
+	// a.req.attempts and a.req.defers follow compaction/start when the log is next folded
+	// (request.go), as on resume: counting here too made a live agent's ordinals 1, 3, 5.
 	res.bracketed = true
 
 	summary := dsh.CompactionSummary{CompactionID: res.id, ShadowedRange: rng, ShadowedTokenCount: shadowed}
