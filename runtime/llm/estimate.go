@@ -12,10 +12,10 @@ import (
 // overflow compaction.
 const CodeContextWindowExceeded = "CONTEXT_WINDOW_EXCEEDED"
 
-// IsContextWindowExceeded reports whether f is a context-window failure: the code
-// [CodeContextWindowExceeded] or a provider's "context_length_exceeded".
+// IsContextWindowExceeded reports whether f is a context-window failure (the code
+// [CodeContextWindowExceeded], to which the adapters normalize their providers' codes).
 func IsContextWindowExceeded(f dsh.LLMFailure) bool {
-	return f.Code == CodeContextWindowExceeded || f.Code == "context_length_exceeded"
+	return f.Code == CodeContextWindowExceeded
 }
 
 // Token estimation. The estimator is deliberately simple and deterministic: a text costs

@@ -47,7 +47,7 @@ func TestScriptedContextWindow(t *testing.T) {
 	if err != nil || resp.Text != "fine" || resp.Usage == nil || *resp.Usage != (dsh.Usage{InputTokens: 5, OutputTokens: 1}) {
 		t.Fatalf("within the window: %+v %+v %v", resp.Finish, resp.Usage, err)
 	}
-	if !IsContextWindowExceeded(dsh.LLMFailure{Code: "context_length_exceeded"}) || IsContextWindowExceeded(dsh.LLMFailure{Code: "UNKNOWN"}) {
+	if !IsContextWindowExceeded(dsh.LLMFailure{Code: CodeContextWindowExceeded}) || IsContextWindowExceeded(dsh.LLMFailure{Code: "UNKNOWN"}) {
 		t.Error("IsContextWindowExceeded")
 	}
 }
