@@ -83,12 +83,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
 	case !o.run.demo && o.run.model == "":
 		return o, c.UsageError("--model is required (or --demo)"), false
-	case o.run.stopCap < -1:
-		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.run.stopCap), false
-	case o.run.revalidate && o.run.dialect == "codex":
-		return o, c.UsageError("--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"), false
-	case o.run.checkCompaction() != "":
-		return o, c.UsageError("%s", o.run.checkCompaction()), false
+	case o.run.checkSession() != "":
+		return o, c.UsageError("%s", o.run.checkSession()), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.

@@ -151,9 +151,16 @@ func (o runOptions) compaction() loop.CompactionConfig {
 	return loop.CompactionConfig{ContextWindow: o.contextWindow, ThresholdRatio: o.compactThreshold}
 }
 
-// checkCompaction returns a usage problem with o's compaction flags, or "".
-func (o runOptions) checkCompaction() string {
+// checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
+// returns the usage error, or "".
+func (o runOptions) checkSession() string {
 	switch {
+	case badSources(o.settingSources) != "":
+		return fmt.Sprintf("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources))
+	case o.stopCap < -1:
+		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
+	case o.revalidate && o.dialect == "codex":
+		return "--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"
 	case o.contextWindow < 0:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case o.compactThreshold < 0 || o.compactThreshold > 1:
@@ -187,14 +194,8 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 		return o, c.UsageError("--model %q: want scripted:FILE or openai", o.model), false
 	case o.prompt == "":
 		return o, c.UsageError("a PROMPT is required"), false
-	case badSources(o.settingSources) != "":
-		return o, c.UsageError("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources)), false
-	case o.stopCap < -1:
-		return o, c.UsageError("--stop-cap %d: want a count, 0 or more", o.stopCap), false
-	case o.revalidate && o.dialect == "codex":
-		return o, c.UsageError("--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"), false
-	case o.checkCompaction() != "":
-		return o, c.UsageError("%s", o.checkCompaction()), false
+	case o.checkSession() != "":
+		return o, c.UsageError("%s", o.checkSession()), false
 	}
 	return o, clix.ExitOK, true
 }
