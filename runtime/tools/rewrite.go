@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/jsonmerge"
 )
 
 // ConflictPolicy says what happens when two listeners of the tools/rewrite-input fold
@@ -394,27 +395,7 @@ func mergePatchJSON(target json.RawMessage, raw bool, patch json.RawMessage) (js
 			return nil, err
 		}
 	}
-	return encodeCanonical(mergePatch(t, p))
-}
-
-func mergePatch(target, patch any) any {
-	pm, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	tm, _ := target.(map[string]any)
-	out := make(map[string]any, len(tm)+len(pm))
-	for k, v := range tm {
-		out[k] = v
-	}
-	for k, v := range pm {
-		if v == nil {
-			delete(out, k)
-		} else {
-			out[k] = mergePatch(out[k], v)
-		}
-	}
-	return out
+	return encodeCanonical(jsonmerge.Apply(t, p))
 }
 
 // wholeValue is the field name a conflict or notice uses for arguments that are not an

@@ -24,6 +24,7 @@ import (
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/internal/jsonmerge"
 )
 
 // The external events the bridges map (HOOK-PROTOCOLS.md §3.1).
@@ -1236,7 +1237,7 @@ func mergePatch(target, patch json.RawMessage) (json.RawMessage, error) {
 			t = nil
 		}
 	}
-	return json.Marshal(applyPatch(t, p))
+	return json.Marshal(jsonmerge.Apply(t, p))
 }
 
 // decodeNumbers decodes data keeping numbers as written (json.Number).
@@ -1244,24 +1245,4 @@ func decodeNumbers(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	return dec.Decode(v)
-}
-
-func applyPatch(target, patch any) any {
-	pm, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	tm, _ := target.(map[string]any)
-	out := make(map[string]any, len(tm)+len(pm))
-	for k, v := range tm {
-		out[k] = v
-	}
-	for k, v := range pm {
-		if v == nil {
-			delete(out, k)
-		} else {
-			out[k] = applyPatch(out[k], v)
-		}
-	}
-	return out
 }
