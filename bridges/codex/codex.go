@@ -155,8 +155,7 @@ func dialect(model string, asEngine bool) hookbridge.Dialect {
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,
 		// Codex compaction cannot be blocked: PreCompact and PostCompact observe it.
-		CompactObserveOnly: true,
-		MapRewrite:         MapRewrite,
+		MapRewrite: MapRewrite,
 	}
 }
 

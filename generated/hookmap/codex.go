@@ -124,8 +124,9 @@ var Codex = Bridge{
 			},
 		},
 		// PreCompact observes a compaction (compaction/pre-compact), matched on the
-		// trigger: it cannot defer it (exit 2 and a block are ignored); systemMessage is a
-		// notice; continue:false stops the turn before the compaction (Codex 0.169.0).
+		// trigger: it cannot defer it (no rule blocks, and exit 2 is an error, as the engine
+		// does not honour it); systemMessage is a notice; continue:false stops the turn
+		// before the compaction (Codex 0.169.0).
 		{
 			Name:               "PreCompact",
 			Point:              "compaction/pre-compact",
@@ -137,7 +138,7 @@ var Codex = Bridge{
 			Scope:              "",
 			Halt:               true,
 			HaltReason:         "stopped by PreCompact hook (continue:false)",
-			Exit2:              "block",
+			Exit2:              "error",
 			Contexts:           []string{},
 			JoinReasons:        "all",
 			Rules:              []Rule{},

@@ -163,9 +163,6 @@ type Dialect struct {
 	TrustHint string
 	// Render is how the dialect writes its hooks' words for the model.
 	Render Render
-	// CompactObserveOnly says the dialect's PreCompact cannot defer a compaction (Codex):
-	// a block is ignored and plain stdout adds no instructions.
-	CompactObserveOnly bool
 	// SessionStartBeforePostCompact runs the SessionStart[compact] hooks of a committed
 	// compaction before its PostCompact hooks, at compaction/post-compact, as Claude Code
 	// does (the canonical order, and Codex's, is post-compact, then
@@ -1026,8 +1023,8 @@ func (b *Bridge) compactInput(ctx context.Context, event, agentID, compactionID 
 // preCompact maps PreCompact (REWRITE-COMPACTION.md §2.3), matched on the origin (manual,
 // auto): a block (exit 2, decision "block") defers the compaction, plain stdout on exit 0
 // becomes summarizer instructions, a halt (Codex continue:false) defers it and halts the
-// open turn. A dialect whose PreCompact only observes (Codex) cannot defer: its blocks
-// are ignored.
+// open turn. A dialect whose PreCompact only observes (Codex) says so in its table
+// (spec/bridges/codex.cue): no rule blocks and exit 2 is an error, so nothing defers.
 func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
 	in := b.compactInput(ctx, PreCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	in.CustomInstructions = p.UserInstructions
@@ -1042,17 +1039,12 @@ func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.
 		}
 		return dsh.PreCompactDefer{Reason: rep.Merged.Reason}, nil
 	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-		if !b.d.CompactObserveOnly {
-			return dsh.PreCompactDefer{Reason: rep.Merged.Reason}, nil
-		}
-		b.log.Info("PreCompact hooks cannot defer a compaction in this dialect; ignored", "dialect", string(b.d.Name), "reason", rep.Merged.Reason)
+		return dsh.PreCompactDefer{Reason: rep.Merged.Reason}, nil
 	}
 	var instructions []string
-	if !b.d.CompactObserveOnly {
-		for _, c := range rep.Merged.Contexts {
-			if c = strings.TrimSpace(c); c != "" {
-				instructions = append(instructions, c)
-			}
+	for _, c := range rep.Merged.Contexts {
+		if c = strings.TrimSpace(c); c != "" {
+			instructions = append(instructions, c)
 		}
 	}
 	return dsh.PreCompactProceed{Instructions: instructions}, nil
