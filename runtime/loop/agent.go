@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("loop: new agent %q: %w", a.id, err)
 	}
 	a.req.first = dsh.HeaderReasonInitial
-	a.sessionStart(ctx, dsh.SessionStartSourceStartup)
+	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceStartup}, a.cfg.SessionStartTimeout)
 	return a, nil
 }
 
@@ -147,7 +147,7 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.req.first = dsh.HeaderReasonResume
 	a.resumed = a.req.resumedContext()
-	a.sessionStart(ctx, dsh.SessionStartSourceResume)
+	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceResume}, a.cfg.SessionStartTimeout)
 	return a, nil
 }
 

@@ -483,15 +483,7 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	}
 	if res.outcome == dsh.CompactionOutcomeCommitted {
 		id := res.id
-		bound := cc.ListenerTimeout
-		overran, err := a.reg.NotifySessionStartBounded(ctx, &dsh.SessionStartPayload{
-			Agent: a, AgentID: a.id, Source: dsh.SessionStartSourceCompact, CompactionID: &id, Turn: at.turn}, bound)
-		for _, name := range overran {
-			a.recordOverrun(name, bound)
-		}
-		for _, le := range listenerErrors(err) {
-			a.logger.Warn("loop: agent/session-start listener failed", "listener", le.Listener, "source", "compact", "err", le.Err)
-		}
+		a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceCompact, CompactionID: &id, Turn: at.turn}, cc.ListenerTimeout)
 	}
 	if _, stepsAfter := a.pending(); stepsAfter > stepsBefore {
 		res.contexts += stepsAfter - stepsBefore

@@ -13,16 +13,16 @@ import (
 // A listener still running at its bound has its context cancelled (cause
 // dsh.ErrListenerOverrun) and, after a short grace, is abandoned and recorded as
 // session/start-listener-overrun with its name; startup goes on with the next listener.
-// Other failures are logged; nothing vetoes startup.
-func (a *Agent) sessionStart(ctx context.Context, source dsh.SessionStartSource) {
-	bound := a.cfg.SessionStartTimeout
-	overran, err := a.reg.NotifySessionStartBounded(withScope(ctx, scope{agent: a}),
-		&dsh.SessionStartPayload{Agent: a, AgentID: a.id, Source: source}, bound)
+// Other failures are logged; nothing vetoes startup. A compaction calls it too, with the
+// payload's source compact and its own bound.
+func (a *Agent) sessionStart(ctx context.Context, p dsh.SessionStartPayload, bound time.Duration) {
+	p.Agent, p.AgentID = a, a.id
+	overran, err := a.reg.NotifySessionStartBounded(withScope(ctx, scope{agent: a}), &p, bound)
 	for _, name := range overran {
 		a.recordOverrun(name, bound)
 	}
 	for _, le := range listenerErrors(err) {
-		a.logger.Warn("loop: agent/session-start listener failed", "listener", le.Listener, "err", le.Err)
+		a.logger.Warn("loop: agent/session-start listener failed", "listener", le.Listener, "source", string(p.Source), "err", le.Err)
 	}
 }
 
