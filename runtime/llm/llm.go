@@ -275,12 +275,10 @@ var (
 
 // Assembler folds chunks into a [Response] one at a time, for a consumer that also
 // handles each chunk itself (e.g. logs it). The zero value is ready to use. Folding is
-// linear in the stream's length: text and reasoning deltas are appended to builders and
-// joined into strings only when [Assembler.Response] is called.
+// linear in the stream's length: a run of text or reasoning deltas is appended to a
+// builder and becomes one block when the run ends or [Assembler.Response] is called.
 type Assembler struct {
 	resp Response
-	// text and reasoning hold Response.Text and Response.Reasoning.
-	text, reasoning strings.Builder
 	// run holds the text of the trailing run of text or reasoning deltas, which is not in
 	// resp.Content yet; runKind says which (0: no run open).
 	run     strings.Builder
@@ -300,12 +298,10 @@ func (a *Assembler) Add(c dsh.AssistantChunk) error {
 	r := &a.resp
 	dsh.SwitchAssistantChunk(c,
 		func(d dsh.ChunkTextDelta) struct{} {
-			a.text.WriteString(d.Text)
 			a.extend(dsh.TextBlock{}.Kind(), d.Text)
 			return struct{}{}
 		},
 		func(d dsh.ChunkReasoningDelta) struct{} {
-			a.reasoning.WriteString(d.Text)
 			a.extend(dsh.ReasoningBlock{}.Kind(), d.Text)
 			return struct{}{}
 		},
@@ -357,12 +353,20 @@ func (a *Assembler) runBlock() dsh.ContentBlock {
 // change them.
 func (a *Assembler) Response() Response {
 	r := a.resp
-	r.Text = a.text.String()
-	r.Reasoning = a.reasoning.String()
 	r.Content = slices.Clone(r.Content)
 	if a.runKind != "" {
 		r.Content = append(r.Content, a.runBlock())
 	}
+	var text, reasoning strings.Builder
+	for _, b := range r.Content {
+		switch b := b.(type) {
+		case dsh.TextBlock:
+			text.WriteString(b.Text)
+		case dsh.ReasoningBlock:
+			reasoning.WriteString(b.Text)
+		}
+	}
+	r.Text, r.Reasoning = text.String(), reasoning.String()
 	r.ToolCalls = slices.Clone(r.ToolCalls)
 	return r
 }
