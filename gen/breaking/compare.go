@@ -212,7 +212,7 @@ func (u *unitCmp) typ(ot, nt *ir.Type) {
 }
 
 func article(s string) string {
-	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+	if s != "" && strings.ContainsRune("aeio", rune(s[0])) {
 		return "an"
 	}
 	return "a"
@@ -373,6 +373,12 @@ func goType(r *ir.TypeRef) string {
 // duration is integer milliseconds), lists and maps of the same, or named types of the
 // same name (whose own changes are reported on the type) or of the same shape.
 func sameWire(a, b *ir.TypeRef) bool {
+	switch {
+	case a.Kind == ir.Named && b.Kind == ir.Named && a.Name == b.Name:
+		return true
+	case a.Kind == b.Kind && (a.Kind == ir.List || a.Kind == ir.Map):
+		return sameWire(a.Elem, b.Elem)
+	}
 	return wireShape(a, 2) == wireShape(b, 2)
 }
 
@@ -460,6 +466,7 @@ func (u *unitCmp) union(ot, nt *ir.Type) {
 	for _, ov := range ot.Variants {
 		if byKind(nt.Variants, ov.Kind) == nil {
 			if nv := byType(nt.Variants, ov.Type.Name); nv != nil {
+				u.touched[nv.Type.Name] = true
 				u.wireReport(ot, WireDiscriminatorChanged, nv.Type.Pos, "%s: variant %s's %s %q is now %q", ot.Name, ov.Type.Name, nt.Discriminator, ov.Kind, nv.Kind)
 			} else {
 				u.wireReport(ot, WireVariantRemoved, nt.Pos, "%s: variant %q (%s) was removed", ot.Name, ov.Kind, ov.Type.Name)
