@@ -48,11 +48,12 @@ func ChangelogHas(changelog []byte, v string) bool {
 // Announced reports whether the breaking changes of r are allowed: the new spec's major
 // version is above the old one's and changelog has an entry for the new version. why
 // says, in one line, what is missing or what announced them.
-func Announced(r Report, changelog []byte, changelogName string) (ok bool, why string) {
+// ref names the old spec in the message (e.g. "HEAD", "testdata/released-spec").
+func Announced(r Report, ref string, changelog []byte, changelogName string) (ok bool, why string) {
 	ov, nv := orUnversioned(r.OldVersion), orUnversioned(r.NewVersion)
 	switch {
 	case Major(nv) <= Major(ov):
-		return false, fmt.Sprintf("a breaking change needs a major version bump (the spec is %s, as against the baseline's %s) and an entry in %s", nv, ov, changelogName)
+		return false, fmt.Sprintf("a breaking change needs a major version bump (the spec is %s, %s's is %s) and an entry in %s", nv, ref, ov, changelogName)
 	case !ChangelogHas(changelog, nv):
 		return false, fmt.Sprintf("the major version bump to %s needs an entry \"## %s\" in %s", nv, nv, changelogName)
 	}
