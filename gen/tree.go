@@ -64,20 +64,22 @@ func (t *Tree) Main() Unit { return t.Units[0] }
 // Load loads the spec tree in dir (shown as display in errors), laying the canonical
 // surface out with main (DefaultLayout for the dsh repository).
 func Load(dir, display string, main func(pkg string) Layout) (*Tree, error) {
-	return loadTree(os.DirFS(dir), display, main, fileLoader{dir: dir})
+	return loadTree(os.DirFS(dir), display, main, fileLoader{dir: dir}, true)
 }
 
 // LoadFS is Load over a file system such as the embedded spec (spec.FS).
 func LoadFS(fsys fs.FS, display string, main func(pkg string) Layout) (*Tree, error) {
-	return loadTree(fsys, display, main, fsLoader{fsys: fsys})
+	return loadTree(fsys, display, main, fsLoader{fsys: fsys}, true)
 }
 
 // LoadCompare loads the spec tree of fsys (laid out with DefaultLayout) in the CUE
 // context ctx and keeps each unit's CUE definitions (Tree.Schemas), so that two trees
-// loaded in one context can be compared by CUE subsumption (dshgen breaking).
-func LoadCompare(ctx *load.Context, fsys fs.FS, display string) (*Tree, error) {
+// loaded in one context can be compared by CUE subsumption (dshgen breaking). Without
+// scenarios it leaves the conformance scenarios out (about a third of the work), which
+// only matter to a comparison for its notes.
+func LoadCompare(ctx *load.Context, fsys fs.FS, display string, scenarios bool) (*Tree, error) {
 	l := fsLoader{fsys: fsys, ctx: ctx, schemas: map[string]*load.Schemas{}}
-	t, err := loadTree(fsys, display, DefaultLayout, l)
+	t, err := loadTree(fsys, display, DefaultLayout, l, scenarios)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (l fsLoader) bridges(dir, display string) ([]*ir.Bridge, error) {
 	return load.BridgesFS(l.fsys, dir, display)
 }
 
-func loadTree(fsys fs.FS, display string, main func(pkg string) Layout, l loader) (*Tree, error) {
+func loadTree(fsys fs.FS, display string, main func(pkg string) Layout, l loader, scenarios bool) (*Tree, error) {
 	canon, err := l.pkg("", "", display)
 	if err != nil {
 		return nil, err
@@ -155,7 +157,7 @@ func loadTree(fsys fs.FS, display string, main func(pkg string) Layout, l loader
 			return nil, err
 		}
 	}
-	if has(fsys, ConformanceDir) {
+	if scenarios && has(fsys, ConformanceDir) {
 		d := path.Join(display, ConformanceDir)
 		cs, err := l.pkg(ConformanceDir, "", d)
 		if err != nil {

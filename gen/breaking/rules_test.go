@@ -113,11 +113,11 @@ func TestRules(t *testing.T) {
 // not even a note.
 func TestUnchangedTreeIsCompatible(t *testing.T) {
 	ctx := load.NewContext()
-	a, err := gen.LoadCompare(ctx, spec.FS, "spec")
+	a, err := gen.LoadCompare(ctx, spec.FS, "spec", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := gen.LoadCompare(ctx, spec.FS, "spec")
+	b, err := gen.LoadCompare(ctx, spec.FS, "spec", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func mapFS(tree map[string]string) fs.FS {
 func compare(t *testing.T, old, new map[string]string) breaking.Report {
 	t.Helper()
 	ctx := load.NewContext()
-	o, err := gen.LoadCompare(ctx, mapFS(old), "spec")
+	o, err := gen.LoadCompare(ctx, mapFS(old), "spec", true)
 	if err != nil {
 		t.Fatalf("old tree: %v", err)
 	}
-	n, err := gen.LoadCompare(ctx, mapFS(new), "spec")
+	n, err := gen.LoadCompare(ctx, mapFS(new), "spec", true)
 	if err != nil {
 		t.Fatalf("new tree: %v", err)
 	}
