@@ -24,7 +24,7 @@ func (w *walker) version() {
 	if !v.Exists() {
 		return
 	}
-	pos := position(v.Pos())
+	pos := entryPos(v) // the declaration, not meta.cue's constraint
 	s, err := v.String()
 	if err != nil || !v.IsConcrete() {
 		w.errorf(pos, "version must be a concrete string such as \"1.0.0\"")
