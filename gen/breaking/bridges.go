@@ -53,7 +53,7 @@ func (c *comparer) bridges(old, new []*ir.Bridge) {
 		for _, oe := range ob.Events {
 			ne := findBridgeEvent(nb.Events, oe.Event)
 			if ne == nil {
-				c.report(HookEventRemoved, dir, ob.Pos, "%s: event %s is no longer mapped: hooks configured for it stop running", ob.Dialect, oe.Event)
+				c.report(HookEventRemoved, dir, nb.Pos, "%s: event %s is no longer mapped: hooks configured for it stop running", ob.Dialect, oe.Event)
 				continue
 			}
 			c.bridgeEvent(ob.Dialect, oe, ne)
