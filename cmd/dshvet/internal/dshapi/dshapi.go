@@ -6,6 +6,7 @@ package dshapi
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/types"
 	"sort"
 	"strings"
@@ -199,4 +200,26 @@ func Variants(pkg *types.Package, union *types.TypeName) []*types.TypeName {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out
+}
+
+// Point names the extension point of a listener type: the Registrar method registering it
+// (which dshscaffold also uses as the listener method's name) and the event name (from the
+// <Name>EventName constant); either is "" when the surface does not say.
+func (s *Surface) Point(listener *types.TypeName) (method, event string) {
+	base := strings.TrimSuffix(listener.Name(), "Listener")
+	if c, ok := s.Pkg.Scope().Lookup(base + "EventName").(*types.Const); ok && c.Val().Kind() == constant.String {
+		event = constant.StringVal(c.Val())
+	}
+	reg, ok := s.Pkg.Scope().Lookup("Registrar").(*types.TypeName)
+	if !ok {
+		return "", event
+	}
+	ms := types.NewMethodSet(types.NewPointer(reg.Type()))
+	for i := 0; i < ms.Len(); i++ {
+		sig := ms.At(i).Type().(*types.Signature)
+		if sig.Params().Len() == 1 && types.Identical(sig.Params().At(0).Type(), listener.Type()) {
+			return ms.At(i).Obj().Name(), event
+		}
+	}
+	return "", event
 }

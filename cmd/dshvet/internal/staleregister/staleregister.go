@@ -4,10 +4,8 @@ package staleregister
 
 import (
 	"go/ast"
-	"go/constant"
 	"go/types"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
@@ -103,8 +101,8 @@ func checkPlugin(pass *analysis.Pass, s *dshapi.Surface, f *ast.File, named *typ
 		}
 		registered[sel.Sel.Name] = true
 		if obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(named), false, named.Obj().Pkg(), sel.Sel.Name); obj == nil {
-			pass.Reportf(sel.Sel.Pos(), "%s registers %s.%s, which %s no longer has: the registration is stale; re-run go generate (and drop its extension point from the //go:generate line)",
-				file, named.Obj().Name(), sel.Sel.Name, named.Obj().Name())
+			pass.Reportf(sel.Sel.Pos(), "%s registers %s.%s, which %s no longer has: the registration is stale; %s",
+				file, named.Obj().Name(), sel.Sel.Name, named.Obj().Name(), goneFix(s, sel.Sel.Name))
 		}
 		return true
 	})
@@ -117,13 +115,27 @@ func checkPlugin(pass *analysis.Pass, s *dshapi.Surface, f *ast.File, named *typ
 		if lt == nil {
 			continue
 		}
-		point := ""
-		if c, ok := s.Pkg.Scope().Lookup(strings.TrimSuffix(lt.Name(), "Listener") + "EventName").(*types.Const); ok && c.Val().Kind() == constant.String {
-			point = constant.StringVal(c.Val())
+		method, event := s.Point(lt)
+		event = orName(event, "its extension point")
+		fix := "add " + event + " to the dshscaffold -events of the //go:generate line and re-run go generate"
+		if method != "" && method != m.Name() {
+			fix = "dshscaffold registers " + event + "'s listener as a method named " + method +
+				": rename it " + method + ", add " + event + " to the dshscaffold -events of the //go:generate line and re-run go generate"
 		}
-		pass.Reportf(m.Pos(), "%s.%s has the type of %s.%s but %s does not register it, so it never runs: add %s to the dshscaffold -events of the //go:generate line and re-run go generate",
-			named.Obj().Name(), m.Name(), s.Pkg.Name(), lt.Name(), file, orName(point, "its extension point"))
+		pass.Reportf(m.Pos(), "%s.%s has the type of %s.%s but %s does not register it, so it never runs: %s",
+			named.Obj().Name(), m.Name(), s.Pkg.Name(), lt.Name(), file, fix)
 	}
+}
+
+// goneFix says how to mend a registration of a method named name that does not exist.
+func goneFix(s *dshapi.Surface, name string) string {
+	for _, lt := range s.Listeners {
+		if method, event := s.Point(lt); method == name && event != "" {
+			return "dshscaffold registers " + event + "'s listener as a method named " + name +
+				": give the listener that name again, or drop " + event + " from the //go:generate line, and re-run go generate"
+		}
+	}
+	return "re-run go generate"
 }
 
 func orName(s, alt string) string {

@@ -7,7 +7,7 @@ import dsh "github.com/dshkit/dsh/generated/dsh"
 // Register registers the listeners of p on r.
 func (p *Plugin) Register(r *dsh.Registrar) (unregister func()) {
 	undo := []func(){
-		r.Guard(p.Guard), // want `plugin_gen.go registers Plugin.Guard, which Plugin no longer has: the registration is stale; re-run go generate`
+		r.Guard(p.Guard), // want `plugin_gen.go registers Plugin.Guard, which Plugin no longer has: the registration is stale; dshscaffold registers tools/guard's listener as a method named Guard: give the listener that name again, or drop tools/guard from the //go:generate line, and re-run go generate`
 	}
 	return func() {
 		for _, u := range undo {
