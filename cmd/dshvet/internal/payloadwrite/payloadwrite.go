@@ -19,8 +19,8 @@ var Analyzer = &analysis.Analyzer{
 	Doc: `report a listener writing to its payload
 
 A listener's payload is a snapshot: the runtime does not read it back, so writing to it
-(assigning a field, a slice element or a map entry, ++, --, delete or clear on what the
-payload holds) changes nothing the run does, and can race with the other listeners that see
+(assigning a field, a slice element or a map entry, ++, --, delete, clear or copy into
+what the payload holds) changes nothing the run does, and can race with the other listeners that see
 the same snapshot. A listener changes the run through the decision it returns; the report
 names it: a variant of the listener's decision with a field of the name written when there
 is one, else the decision type and its variants. An observer (no decision) cannot change
@@ -72,8 +72,13 @@ func checkFunc(pass *analysis.Pass, s *dshapi.Surface, f dshapi.Func, lt *types.
 			report(n.X, "assigned")
 		case *ast.CallExpr:
 			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && len(n.Args) > 0 {
-				if b, ok := pass.TypesInfo.Uses[id].(*types.Builtin); ok && (b.Name() == "delete" || b.Name() == "clear") {
-					report(n.Args[0], "cleared by "+b.Name())
+				if b, ok := pass.TypesInfo.Uses[id].(*types.Builtin); ok {
+					switch b.Name() {
+					case "delete", "clear":
+						report(n.Args[0], "cleared by "+b.Name())
+					case "copy":
+						report(n.Args[0], "written by copy")
+					}
 				}
 			}
 		}
@@ -82,7 +87,7 @@ func checkFunc(pass *analysis.Pass, s *dshapi.Surface, f dshapi.Func, lt *types.
 }
 
 // rooted reports whether e denotes memory reached from the payload pl (p.F, p.F[i], *p,
-// p.M[k], ...) and returns the field names selected on the way, outermost first.
+// p.M[k], p.F[i:j], ...) and returns the field names selected on the way, outermost first.
 func rooted(info *types.Info, pl *types.Var, e ast.Expr) ([]string, bool) {
 	var path []string
 	deref := false
@@ -95,6 +100,9 @@ func rooted(info *types.Info, pl *types.Var, e ast.Expr) ([]string, bool) {
 			path = append([]string{x.Sel.Name}, path...)
 			e = x.X
 		case *ast.IndexExpr:
+			deref = true
+			e = x.X
+		case *ast.SliceExpr:
 			deref = true
 			e = x.X
 		case *ast.StarExpr:

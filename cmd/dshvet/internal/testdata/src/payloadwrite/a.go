@@ -15,10 +15,14 @@ func (p *Plugin) OnPreTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh
 	pl.Tags = append(pl.Tags, "x") // want `pl.Tags assigned`
 	pl.Exec.Arguments[1]++         // want `pl.Exec.Arguments\[1\] assigned`
 	delete(pl.Exec.Meta, "k")      // want `pl.Exec.Meta cleared by delete`
+	copy(pl.Exec.Arguments, "{}")  // want `pl.Exec.Arguments written by copy`
+	copy(pl.Tags[:0], pl.Tags)     // want `pl.Tags\[:0\] written by copy`
 	*pl = dsh.PreToolPayload{}     // want `\*pl assigned`
 
 	// Reading, copying, and writing a copy are fine.
 	name := pl.Exec.Name
+	buf := make([]byte, 2)
+	copy(buf, pl.Exec.Arguments)
 	exec := pl.Exec
 	exec.Name = name + "!"
 	local := *pl
