@@ -23,7 +23,8 @@ interrupt, a deadline or a shutdown. This analyzer reports, in those functions a
 function literals inside them: time.Sleep (select on ctx.Done() and a timer instead),
 exec.Command (exec.CommandContext), http.Get, http.Head, http.Post, http.PostForm and the
 same methods of *http.Client (http.NewRequestWithContext and Client.Do), and
-http.NewRequest (http.NewRequestWithContext).`,
+http.NewRequest (http.NewRequestWithContext), net.Dial and net.DialTimeout
+(net.Dialer.DialContext).`,
 	Run: run,
 }
 
@@ -40,6 +41,8 @@ var instead = map[string]string{
 	"(*net/http.Client).Head":     "http.NewRequestWithContext(ctx, ...) and Client.Do",
 	"(*net/http.Client).Post":     "http.NewRequestWithContext(ctx, ...) and Client.Do",
 	"(*net/http.Client).PostForm": "http.NewRequestWithContext(ctx, ...) and Client.Do",
+	"net.Dial":                    "(&net.Dialer{}).DialContext(ctx, ...)",
+	"net.DialTimeout":             "(&net.Dialer{Timeout: ...}).DialContext(ctx, ...)",
 }
 
 func run(pass *analysis.Pass) (any, error) {

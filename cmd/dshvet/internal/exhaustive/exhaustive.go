@@ -45,6 +45,7 @@ type Union struct {
 // AFact marks Union as a fact.
 func (*Union) AFact() {}
 
+// String shows the variants, as analysistest expects facts.
 func (u *Union) String() string { return "union(" + strings.Join(u.Variants, ", ") + ")" }
 
 func run(pass *analysis.Pass) (any, error) {

@@ -2,6 +2,7 @@ package ctxblock
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -23,6 +24,7 @@ func (p *Plugin) Guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdi
 	http.Head("http://127.0.0.1/")                                               // want `http.Head in`
 	p.client.Get("http://127.0.0.1/")                                            // want `\(\*http.Client\).Get in`
 	http.NewRequest("GET", "http://127.0.0.1/", nil)                             // want `http.NewRequest in .* use http.NewRequestWithContext`
+	net.Dial("tcp", "127.0.0.1:80")                                              // want `net.Dial in .* use \(&net.Dialer\{\}\).DialContext`
 	return dsh.GuardAbstain{}
 }
 
@@ -30,6 +32,7 @@ func (p *Plugin) Guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdi
 func (p *Plugin) OnPreTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 	exec.CommandContext(ctx, "git", "status").Run()
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://127.0.0.1/", nil)
+	(&net.Dialer{}).DialContext(ctx, "tcp", "127.0.0.1:80")
 	p.client.Do(req)
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
