@@ -25,8 +25,10 @@ listener with ErrNextReused and so the whole run. This analyzer follows the list
 control flow and reports a call of next that can run after another on the same path,
 including a call in a loop. It also reports a call of next in a go or defer statement (or
 in the function literal one runs): that call can run after the listener has returned its
-own decision, when the chain is gone, so it fails and its result is lost. Calls in other
-function literals, and next passed to another function, are not followed.`,
+own decision, when the chain is gone, so it fails and its result is lost; and next stored
+where it outlives the listener (a field, a map or slice element, a package variable, a
+channel). Calls in other function literals, and next passed to another function, are not
+followed.`,
 	Run: run,
 }
 
@@ -95,6 +97,40 @@ func checkFunc(pass *analysis.Pass, f dshapi.Func, next *types.Var) {
 		}
 		for _, c := range late {
 			pass.Reportf(c.Pos(), "%s is called in a %s statement, so it can run after the listener returned: the call then fails with ErrNextReused and its decision is lost; call it before returning", next.Name(), kw)
+		}
+		return true
+	})
+
+	// next stored where it outlives the listener: a field, an element, a package variable,
+	// a channel.
+	isNext := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.Uses[id] == next
+	}
+	escapes := func(lhs ast.Expr) bool {
+		id, ok := ast.Unparen(lhs).(*ast.Ident)
+		if !ok {
+			return true // p.f, m[k], *ptr
+		}
+		v, ok := info.ObjectOf(id).(*types.Var)
+		return ok && v.Parent() == v.Pkg().Scope()
+	}
+	ast.Inspect(f.Body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			if len(s.Lhs) == len(s.Rhs) {
+				for i, r := range s.Rhs {
+					if isNext(r) && escapes(s.Lhs[i]) {
+						pass.Reportf(r.Pos(), "%s is stored in %s, where it outlives the listener: a call after the listener returned fails with ErrNextReused", next.Name(), types.ExprString(s.Lhs[i]))
+					}
+				}
+			}
+		case *ast.SendStmt:
+			if isNext(s.Value) {
+				pass.Reportf(s.Value.Pos(), "%s is sent on a channel, where it outlives the listener: a call after the listener returned fails with ErrNextReused", next.Name())
+			}
 		}
 		return true
 	})

@@ -7,7 +7,27 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-type Plugin struct{ retry bool }
+type Plugin struct {
+	retry bool
+	saved dsh.PreToolNext
+	queue chan dsh.PreToolNext
+}
+
+var lastNext dsh.PostToolNext
+
+// Saved keeps next for later.
+func (p *Plugin) Saved(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	p.saved = next  // want `next is stored in p.saved, where it outlives the listener`
+	p.queue <- next // want `next is sent on a channel`
+	n := next       // a local copy is fine
+	return n.Call(ctx)
+}
+
+// Global keeps next in a package variable.
+func Global(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+	lastNext = next // want `next is stored in lastNext`
+	return dsh.PostToolAccept{}, nil
+}
 
 // Twice calls next twice in sequence.
 func (p *Plugin) Twice(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
