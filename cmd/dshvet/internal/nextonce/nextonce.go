@@ -43,7 +43,7 @@ func run(pass *analysis.Pass) (any, error) {
 	return nil, nil
 }
 
-// isCall reports whether e is a call of next.Call.
+// isCall reports whether n is a call of next.Call.
 func isCall(info *types.Info, next *types.Var, n ast.Node) bool {
 	call, ok := n.(*ast.CallExpr)
 	if !ok {
