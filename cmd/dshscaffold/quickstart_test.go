@@ -70,9 +70,13 @@ func readQuickStart(t *testing.T, readme string) quickStart {
 	return qs
 }
 
+// toolPath is a command substitution of a tool's path, as in go vet -vettool=$(go tool -n dshvet).
+var toolPath = regexp.MustCompile(`\$\(go tool -n (\w+)\)`)
+
 // scriptLines translates README shell lines into testscript commands: `a && b` is two
 // commands, cd and mkdir are testscript's own, a trailing `# prints: TEXT` comment asserts
-// the command's stdout, /path/to/dsh is the checkout ($DSH).
+// the command's stdout, /path/to/dsh is the checkout ($DSH), $(go tool -n NAME) is
+// $TOOL_NAME, set by the toolpath command just before.
 func scriptLines(t *testing.T, lines []string) []string {
 	t.Helper()
 	var out []string
@@ -86,6 +90,10 @@ func scriptLines(t *testing.T, lines []string) []string {
 		}
 		for _, cmd := range strings.Split(line, "&&") {
 			cmd = strings.TrimSpace(strings.ReplaceAll(cmd, "/path/to/dsh", "$DSH"))
+			for _, m := range toolPath.FindAllStringSubmatch(cmd, -1) {
+				out = append(out, "toolpath "+m[1])
+				cmd = strings.ReplaceAll(cmd, m[0], "$TOOL_"+m[1])
+			}
 			switch {
 			case cmd == "":
 			case strings.HasPrefix(cmd, "cd "), strings.HasPrefix(cmd, "mkdir "):
@@ -103,9 +111,10 @@ func scriptLines(t *testing.T, lines []string) []string {
 
 // TestQuickStartOutsideModule follows the README's quick start verbatim in a new module
 // outside the repository (a replace to this checkout): its setup commands, its three files,
-// go generate, go test and go run. Offline: GOPROXY=off, with the local module cache. The
-// plugin's go.mod must gain no CUE, no jennifer: only the generated surface, the runtime's
-// two indirect modules and the dshscaffold tool.
+// go generate, go vet with dshvet, go test and go run. Offline: GOPROXY=off, with the local
+// module cache. The plugin's go.mod must gain no CUE, no jennifer: only the generated
+// surface, the runtime's two indirect modules and the dshscaffold and dshvet tools (with the
+// analysis framework's modules).
 func TestQuickStartOutsideModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module outside the repository with the go command")
@@ -153,11 +162,18 @@ grep 'r.Guard\(p.Guard\),' plugin_gen.go
 
 # go.mod: dsh, the tool, the runtime's two indirect modules; no spec toolchain
 grep '^require github.com/dshkit/dsh v0.0.0$' go.mod
-grep '^tool github.com/dshkit/dsh/cmd/dshscaffold$' go.mod
+grep '^\s*(tool )?github.com/dshkit/dsh/cmd/dshscaffold$' go.mod
+grep '^\s*(tool )?github.com/dshkit/dsh/cmd/dshvet$' go.mod
 ! grep 'cuelang.org|cuelabs.dev|dave/jennifer|protobuf|oauth2|x/net|ociregistry' go.mod
 exec go list -deps tool
 stdout '^github.com/dshkit/dsh/cmd/dshscaffold$'
+stdout '^github.com/dshkit/dsh/cmd/dshvet$'
 ! stdout 'cuelang.org|dave/jennifer'
+
+# dshvet has nothing to report on the quick start, standalone either
+exec go tool dshvet ./...
+! stdout .
+! stderr .
 exec go list -deps -test ./...
 stdout '^github.com/dshkit/dsh/runtime/loop$'
 ! stdout 'cuelang.org|dave/jennifer'
@@ -171,6 +187,16 @@ stdout '^tools/guard +guard +Guard +GuardListener$'
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: dir,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// toolpath NAME sets $TOOL_NAME to the path of the module's tool NAME (go tool -n).
+			"toolpath": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: toolpath NAME")
+				}
+				ts.Check(ts.Exec("go", "tool", "-n", args[0]))
+				ts.Setenv("TOOL_"+args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
+		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("DSH", root)
 			e.Setenv("PATH", filepath.Dir(goBin)+string(os.PathListSeparator)+e.Getenv("PATH"))

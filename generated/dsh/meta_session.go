@@ -10,6 +10,8 @@ import (
 
 // SessionEventData is the data of a durable session-log event: the data record of every
 // session event implements it.
+//
+//sumtype:decl
 type SessionEventData interface {
 	// SessionEventType returns the envelope type of the events the data belongs to.
 	SessionEventType() string

@@ -75,7 +75,7 @@ func TestGoldenLogsReplay(t *testing.T) {
 	}
 	for _, typ := range dsh.SessionEventTypes {
 		if !seen[typ] {
-			t.Errorf("no golden log holds a %s event: add one (gen/breaking TestWriteGoldenLog)", typ)
+			t.Errorf("no golden log holds a %s event: write one for the new spec version, keeping the old ones (go test ./gen/breaking -run TestWriteGoldenLog -golden-log $PWD/runtime/session/testdata/golden/spec-X.Y.Z.jsonl)", typ)
 		}
 	}
 }

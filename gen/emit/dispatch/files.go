@@ -245,6 +245,8 @@ func metaSessionFile(s *ir.Spec) []byte {
 	}
 	w.p("")
 	w.para("SessionEventData is the data of a durable session-log event: the data record of every session event implements it.")
+	w.p("//")
+	w.p("//sumtype:decl")
 	w.p("type SessionEventData interface {")
 	w.p("	// SessionEventType returns the envelope type of the events the data belongs to.")
 	w.p("	SessionEventType() string")

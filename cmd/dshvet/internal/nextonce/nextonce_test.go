@@ -1,0 +1,14 @@
+package nextonce_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/dshkit/dsh/cmd/dshvet/internal/nextonce"
+	"github.com/dshkit/dsh/cmd/dshvet/internal/vettest"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, vettest.Dir(t), nextonce.Analyzer, "nextonce")
+}

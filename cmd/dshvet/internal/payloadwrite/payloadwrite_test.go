@@ -1,0 +1,14 @@
+package payloadwrite_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/dshkit/dsh/cmd/dshvet/internal/payloadwrite"
+	"github.com/dshkit/dsh/cmd/dshvet/internal/vettest"
+)
+
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, vettest.Dir(t), payloadwrite.Analyzer, "payloadwrite")
+}
