@@ -115,6 +115,9 @@ func TestCIRejectsAnUnannouncedBreakingChange(t *testing.T) {
 	if out, code := run(t, clone, nil, bin, "breaking", "--against", "HEAD"); code != 1 || !strings.Contains(out, "WIRE_FIELD_REMOVED") {
 		t.Fatalf("breaking --against HEAD on the dirty tree: exit %d\n%s", code, out)
 	}
+	if out, _ := run(t, clone, nil, "git", "status", "--porcelain", "--untracked-files=all", "--ignored"); out != " M spec/session.cue\n" {
+		t.Fatalf("breaking wrote to the tree: git status\n%s", out)
+	}
 	gitIn(t, clone, "commit", "--quiet", "-am", "drop session/created's workspace")
 	out, code := run(t, clone, env, "scripts/spec-compat")
 	if code != 1 || !strings.Contains(out, "spec/session.cue:") || !strings.Contains(out, "WIRE_FIELD_REMOVED") || !strings.Contains(out, "major version bump") {
