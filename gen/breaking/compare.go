@@ -504,6 +504,9 @@ func (u *unitCmp) events() {
 		if name(oe.Payload) != name(ne.Payload) {
 			u.report(GoListenerChanged, u.dir, ne.Pos, "%q: payload %s is now %s", oe.Name, name(oe.Payload), name(ne.Payload))
 		}
+		if oe.Default != ne.Default {
+			u.report(HookPointDefaultChanged, u.dir, ne.Pos, "%q: when no listener decides it resolves to %q, was %q", oe.Name, ne.Default, oe.Default)
+		}
 		if name(oe.Decision) != name(ne.Decision) {
 			u.report(GoListenerChanged, u.dir, ne.Pos, "%q: decision %s is now %s", oe.Name, name(oe.Decision), name(ne.Decision))
 		}

@@ -76,6 +76,7 @@ const (
 	HookReasonsChanged       = "HOOK_REASONS_CHANGED"
 	HookRewriteChanged       = "HOOK_REWRITE_CHANGED"
 	HookNoticesChanged       = "HOOK_NOTICES_CHANGED"
+	HookPointDefaultChanged  = "HOOK_POINT_DEFAULT_CHANGED"
 )
 
 // Rules lists every rule, by category then ID order of presentation.
@@ -119,6 +120,7 @@ var Rules = []Rule{
 	{HookReasonsChanged, Hook, "how block reasons are chosen changed (fallback reason, join mode, event scope)"},
 	{HookRewriteChanged, Hook, "how a hook's rewrite of a call's arguments is read changed"},
 	{HookNoticesChanged, Hook, "which output fields become user-facing notices changed"},
+	{HookPointDefaultChanged, Hook, "what an extension point resolves to when no listener decides changed: a hook (or plugin) that abstains now lets something else happen"},
 }
 
 // RuleByID returns the rule with the given ID.
