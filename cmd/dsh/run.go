@@ -57,7 +57,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
                        OPENAI_MODEL and OPENAI_API_KEY from the environment
   --workspace DIR      the workspace (default: a new temporary directory, removed at exit)
-  --log FILE           append the session log to FILE (JSONL); an existing log is resumed
+  --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
+                       A file that is not a session log, a symbolic link or a damaged log
+                       is refused and left as it is (see dsh log --repair)
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
   --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
                        hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
@@ -504,7 +506,7 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 		return nil, false, usageError{err}
 	}
 	if rec.Truncated() {
-		fmt.Fprintf(stderr, "dsh run: %s: recovered a damaged tail (%s); %d bytes dropped\n", path, rec.Reason, rec.TruncatedBytes)
+		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
 	}
 	l, err := session.Open(ctx, f)
 	if err != nil {

@@ -194,5 +194,5 @@ func writeNew(dir, pattern string, data []byte, perm os.FileMode) (string, error
 		os.Remove(b.Name())
 		return "", err
 	}
-	return b.Name(), nil
+	return filepath.Join(dir, filepath.Base(b.Name())), nil
 }
