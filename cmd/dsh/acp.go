@@ -164,7 +164,8 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}); err != nil {
+	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}
+	if _, err := builtin.Register(reg, toolOpts); err != nil {
 		return nil, err
 	}
 	if ro.demo {
@@ -196,7 +197,11 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
 		ToolOptions: hooksToolOptions(ro),
 		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
-		Started:     func(a *loop.Agent) { turn.setAgent(a) },
-		Close:       func() { closeHooks(); unsubscribe() },
+		// A Write's diff shows the old text only as the Write tool itself could read it.
+		FileText: func(ctx context.Context, p string) (string, bool, error) {
+			return builtin.CurrentText(ctx, toolOpts, p)
+		},
+		Started: func(a *loop.Agent) { turn.setAgent(a) },
+		Close:   func() { closeHooks(); unsubscribe() },
 	}, nil
 }

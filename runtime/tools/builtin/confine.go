@@ -249,7 +249,8 @@ func cutRunes(s string, n int) string {
 // CurrentText returns the whole text of the workspace file filePath as the Read tool
 // may read it, for showing what a Write would replace (the ACP diff preview): through
 // the same confinement as the tools (os.Root on the workspace, symlinks resolved
-// beneath it at the moment of use), regular files only, and under Read's byte cap. It
+// beneath it at the moment of use), regular files only (never the kernel's files under
+// /proc or /sys, even in a workspace that holds them), and under Read's byte cap. It
 // returns exists false and no error for a file that does not exist, and an error (with
 // one of the tools' codes: PATH_OUTSIDE_WORKSPACE, NOT_REGULAR_FILE, FILE_TOO_LARGE)
 // whenever the Read tool would refuse: nothing it returns could not have been read by
@@ -268,6 +269,11 @@ func CurrentText(ctx context.Context, o Options, filePath string) (text string, 
 		return "", false, err
 	}
 	defer wf.f.Close()
+	if pseudoFS(wf.f) {
+		// The kernel's files (/proc, /sys) are not shown before a call runs, even in a
+		// workspace that holds them: they report a size they do not have, and some never end.
+		return "", true, notRegular(filePath, 0)
+	}
 	if wf.info.Size() > int64(o.ReadMaxBytes) {
 		return "", true, tooLarge(wf.info.Size(), int64(o.ReadMaxBytes))
 	}
