@@ -33,8 +33,10 @@ const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model opena
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
-session/new is a dsh session with the built-in tools confined to the session's cwd; the
-session's mcpServers are mounted; session/load resumes a session from its log. The
+session/new is a dsh session with the built-in tools in the session's cwd (Read, Write
+and Edit confined to it as under dsh run; Bash is not: it runs with your rights); the
+session's mcpServers are mounted; session/load resumes a session from its log (a damaged
+log is refused and left as it is: see dsh log --repair). The
 process ends when stdin does, after cancelling and settling every session.
 
   --demo               the bundled scripted model and the two example native plugins

@@ -49,7 +49,14 @@ const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model opena
                [--context-window N] [--compact-threshold R] PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
-(Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
+(Bash, Read, Write, Edit). A readable transcript goes to stderr.
+
+Read, Write and Edit are confined to the workspace: every path is opened through os.Root,
+so neither "..", an absolute path nor a symlink (even one swapped in mid-call) leads
+outside, and only regular files are opened (a FIFO, device or socket is refused). Read
+streams the file: at most 256 KiB of text per call (a larger whole file needs offset and
+limit), lines cut at 2000 characters with a note. Bash is NOT confined: it runs in the
+workspace with your user's rights and can read and write anything you can.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)

@@ -11,7 +11,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // RecoveryKind classifies damage found in a log file.
@@ -120,7 +123,7 @@ type File struct {
 //   - The file is opened without following a symbolic link (O_NOFOLLOW) and must be a
 //     regular file; otherwise OpenFile fails with ErrNotLog.
 //   - A file that is not empty must start with a valid session event: an envelope with
-//     seq 0 whose data decodes as its type's record. Otherwise it is not a session log
+//     seq 0 and a session event type. Otherwise it is not a session log
 //     and OpenFile fails with ErrNotLog, leaving it as it is.
 //   - Every following line must be a valid envelope with the next seq. The first line
 //     that is not is damage: OpenFile fails with a [*DamageError] naming the line
@@ -291,11 +294,8 @@ func scan(f *os.File, path string) ([]int64, Recovery, error) {
 		lineNo++
 		ev, err := decodeLine(line)
 		if lineNo == 1 {
-			if err == nil && ev.Seq != 0 {
-				err = fmt.Errorf("its seq is %d, not 0", ev.Seq)
-			}
 			if err == nil {
-				_, err = ev.Decode()
+				err = firstEvent(ev)
 			}
 			if err != nil {
 				bad = notLog(path, err)
@@ -345,6 +345,19 @@ func scan(f *os.File, path string) ([]int64, Recovery, error) {
 		rec.TruncatedBytes = cut
 	}
 	return starts, rec, nil
+}
+
+// firstEvent checks the first event of a log: seq 0 and a session event type. Its data
+// is not decoded, so that a log a newer version wrote, with fields this one does not
+// know, still opens.
+func firstEvent(ev Event) error {
+	if ev.Seq != 0 {
+		return fmt.Errorf("its seq is %d, not 0", ev.Seq)
+	}
+	if _, known := slices.BinarySearch(dsh.SessionEventTypes, ev.Type); !known {
+		return fmt.Errorf("%q is not a session event type", ev.Type)
+	}
+	return nil
 }
 
 // notLog is the error of a file whose first line is not a valid session event.

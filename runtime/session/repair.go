@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 // RepairReport says what [Repair] did.
@@ -41,8 +43,8 @@ func (r RepairReport) Changed() bool { return len(r.Damaged) > 0 || r.Renumbered
 //
 // Repair takes the log's lock, so it refuses a log that is open (ErrLocked), and it
 // refuses, changing nothing, what OpenFile refuses as not a log: a symbolic link, a file
-// that is not regular, a file with no event, or one whose first event does not decode
-// (ErrNotLog). A clean log is left as it is.
+// that is not regular, a file with no event, or one whose first event is not of a
+// session event type (ErrNotLog). A clean log is left as it is.
 func Repair(path string) (RepairReport, error) {
 	rep := RepairReport{Path: path}
 	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonBlock, 0)
@@ -103,8 +105,8 @@ func Repair(path string) (RepairReport, error) {
 	if len(keep) == 0 {
 		return rep, fmt.Errorf("%w: %s holds no session event; the file is left as it is", ErrNotLog, path)
 	}
-	if _, err := keep[0].ev.Decode(); err != nil {
-		return rep, fmt.Errorf("%w: %s: its first event does not decode (%v); the file is left as it is", ErrNotLog, path, err)
+	if _, known := slices.BinarySearch(dsh.SessionEventTypes, keep[0].ev.Type); !known {
+		return rep, fmt.Errorf("%w: %s: its first event's type %q is not a session event type; the file is left as it is", ErrNotLog, path, keep[0].ev.Type)
 	}
 
 	// The kept events, renumbered where needed.
