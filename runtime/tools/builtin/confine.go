@@ -48,17 +48,34 @@ type workspaceFile struct {
 // the opened descriptor (O_NONBLOCK, so a FIFO swapped in never blocks the open). With
 // O_CREATE in flag, missing parent directories are made (inside the root too).
 func openInWorkspace(workspace, filePath string, flag int, perm fs.FileMode) (*workspaceFile, error) {
-	full, err := resolve(workspace, filePath)
+	rel, err := workspaceRel(workspace, filePath)
 	if err != nil {
 		return nil, err
 	}
+	return openRel(workspace, rel, filePath, flag, perm)
+}
+
+// workspaceRel checks filePath as it is now (resolve) and returns it relative to the
+// workspace.
+func workspaceRel(workspace, filePath string) (string, error) {
+	full, err := resolve(workspace, filePath)
+	if err != nil {
+		return "", err
+	}
 	rel, err := filepath.Rel(workspace, full)
 	if err != nil {
-		return nil, tools.NewError(CodeOutsideWorkspace, fmt.Sprintf("path %s is outside the workspace %s", filePath, workspace))
+		return "", tools.NewError(CodeOutsideWorkspace, fmt.Sprintf("path %s is outside the workspace %s", filePath, workspace))
 	}
 	if rel == "." {
-		return nil, notRegular(filePath, fs.ModeDir)
+		return "", notRegular(filePath, fs.ModeDir)
 	}
+	return rel, nil
+}
+
+// openRel opens rel, a path workspaceRel checked, through an os.Root on the workspace:
+// whatever the path's components have become since the check, the open stays beneath
+// the workspace. filePath is the caller's path, for errors.
+func openRel(workspace, rel, filePath string, flag int, perm fs.FileMode) (*workspaceFile, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", workspace, err)

@@ -183,33 +183,72 @@ func TestWriteRaceStaysInside(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tmpLink := filepath.Join(ws, ".link")
-		tmpDir := filepath.Join(ws, ".dir")
 		for !stop.Load() {
-			// d becomes a real directory, then a symlink to outside, each by an atomic
-			// rename.
-			_ = os.RemoveAll(tmpDir)
-			_ = os.Mkdir(tmpDir, 0o755)
-			_ = os.Rename(tmpDir, d)
-			_ = os.Remove(tmpLink)
-			_ = os.Symlink(outside, tmpLink)
-			if err := os.Rename(tmpLink, d); err != nil {
-				_ = os.RemoveAll(d)
-				_ = os.Rename(tmpLink, d)
-			}
+			// d is a real directory, then a symlink to outside. (RemoveAll removes a
+			// symlink itself, never what it points to.)
+			_ = os.RemoveAll(d)
+			_ = os.Mkdir(d, 0o755)
+			_ = os.RemoveAll(d)
+			_ = os.Symlink(outside, d)
 		}
 	}()
 	deadline := time.Now().Add(3 * time.Second)
 	n := 0
 	for ; n < 3000 && time.Now().Before(deadline); n++ {
-		run(t, rt, "Write", `{"file_path":"d/f.txt","content":"x"}`)
-		run(t, rt, "Edit", `{"file_path":"d/f.txt","old_string":"x","new_string":"y"}`)
+		name := fmt.Sprintf("d/f%d.txt", n)
+		run(t, rt, "Write", `{"file_path":"`+name+`","content":"x"}`)
+		run(t, rt, "Edit", `{"file_path":"`+name+`","old_string":"x","new_string":"y"}`)
 	}
 	stop.Store(true)
 	wg.Wait()
 	entries, _ := os.ReadDir(outside)
 	if len(entries) > 0 {
-		t.Fatalf("after %d racing Writes, %d file(s) landed outside the workspace", n, len(entries))
+		t.Fatalf("after %d racing Writes and Edits, %d file(s) landed outside the workspace", n, len(entries))
 	}
 	t.Logf("%d racing Writes and Edits, none outside", n)
+}
+
+// TestEditRaceStaysInside: an Edit of a large file takes long enough between its check
+// of the path and its write for the directory to become a symlink to outside meanwhile;
+// the write must still land inside (the file it opened), never in the outside file the
+// path names by then.
+func TestEditRaceStaysInside(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{})
+	outside := t.TempDir()
+	d := filepath.Join(ws, "d")
+	big := strings.Repeat("0123456789abcdef", 1<<18) + "needle\n" // 4 MiB, one line (a cheap patch)
+	if err := os.WriteFile(filepath.Join(outside, "big.txt"), []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, delay := range []time.Duration{0, time.Millisecond} {
+		_ = os.Remove(d)
+		_ = os.RemoveAll(d + ".real")
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "big.txt"), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan tools.Result, 1)
+		go func() {
+			done <- rt.Execute(context.Background(), tools.Input{CallID: "c", Name: "Edit",
+				Arguments: json.RawMessage(`{"file_path":"d/big.txt","old_string":"needle","new_string":"pin"}`)})
+		}()
+		time.Sleep(delay)
+		if err := os.Rename(d, d+".real"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, d); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		if got, _ := os.ReadFile(filepath.Join(outside, "big.txt")); string(got) != "outside\n" {
+			t.Fatalf("swap after %s: the Edit wrote outside the workspace (%d bytes there now; result: %.100s)", delay, len(got), text(r))
+		}
+		if !r.IsError() {
+			if got, _ := os.ReadFile(filepath.Join(d+".real", "big.txt")); !strings.HasSuffix(string(got), "pin\n") {
+				t.Errorf("swap after %s: the Edit succeeded but the file it opened does not hold it", delay)
+			}
+		}
+	}
 }
