@@ -52,9 +52,6 @@ type Recovery struct {
 	TruncatedBytes int64
 	// DroppedLines is how many lines were cut: 1 for a torn tail.
 	DroppedLines int64
-	// BackupPath is unused by OpenFile (a torn tail is not saved; [Repair] saves what
-	// it moves aside).
-	BackupPath string
 }
 
 // Truncated reports whether anything was cut.
