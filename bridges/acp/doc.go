@@ -17,7 +17,13 @@
 //   - session/load {sessionId, cwd, mcpServers}: the log is replayed as session/update
 //     (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call,
 //     tool_call_update), the agent is resumed from it (loop.Resume), and the response ({})
-//     follows the replay.
+//     follows the replay. A log that is damaged (anywhere but a torn last line), not a
+//     session log, or a symbolic link is refused with an error (-32603) naming the file
+//     and the line, and left as it is (session.OpenFile).
+//   - A Write's tool_call shows a diff whose old text is read, before any permission is
+//     asked, only as the Write tool itself could read it (Env.FileText,
+//     builtin.CurrentText): confined to the session's cwd through os.Root, regular files
+//     only, never /proc or /sys, under Read's byte cap. Anything else shows no diff.
 //   - session/prompt: the prompt (text; resource links and embedded text resources as text
 //     references; images and audio are refused with -32602) is one follow-up message;
 //     agent/inbox/claimed names its turn; the prompt settles when the agent is idle and

@@ -75,6 +75,12 @@ type Env struct {
 	// tools.WithRewriteDeadline for hook bridges, whose PreToolUse hooks run in the
 	// rewrite phase under their own timeouts).
 	ToolOptions []tools.Option
+	// FileText, if set, reads a file's current text for the diff that a Write's tool card
+	// and permission prompt show, as the Write tool itself could read it: it must apply the
+	// tools' confinement and caps (builtin.CurrentText with the session's tool options
+	// does). An error shows no diff. Default: builtin.CurrentText with the session's cwd
+	// as the workspace and the default caps.
+	FileText func(ctx context.Context, filePath string) (text string, exists bool, err error)
 	// Started, if set, is called with the agent once it exists (hook bridges need it).
 	Started func(*loop.Agent)
 	// Close, if set, releases what Setup acquired (hook bridges); called once.

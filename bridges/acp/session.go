@@ -15,6 +15,7 @@ import (
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // acpSession is one ACP session: a loop agent, its log, its MCP servers, and the prompt in
@@ -53,6 +54,12 @@ type promptRun struct {
 func newSession(srv *Server, id, cwd string, lg *session.Log, env *Env) *acpSession {
 	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env}
 	ss.tr = newTranslator(cwd, func(u update) { srv.sendUpdate(id, u) })
+	ss.tr.fileText = func(filePath string) (string, bool, error) {
+		if env.FileText != nil {
+			return env.FileText(context.Background(), filePath)
+		}
+		return builtin.CurrentText(context.Background(), builtin.Options{Workspace: cwd}, filePath)
+	}
 	srv.mu.Lock()
 	ss.tr.terminalMeta = srv.terminalMeta
 	srv.mu.Unlock()

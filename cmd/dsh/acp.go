@@ -33,8 +33,10 @@ const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model opena
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
-session/new is a dsh session with the built-in tools confined to the session's cwd; the
-session's mcpServers are mounted; session/load resumes a session from its log. The
+session/new is a dsh session with the built-in tools in the session's cwd (Read, Write
+and Edit confined to it as under dsh run; Bash is not: it runs with your rights); the
+session's mcpServers are mounted; session/load resumes a session from its log (a damaged
+log is refused and left as it is: see dsh log --repair). The
 process ends when stdin does, after cancelling and settling every session.
 
   --demo               the bundled scripted model and the two example native plugins
@@ -164,7 +166,8 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}); err != nil {
+	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}
+	if _, err := builtin.Register(reg, toolOpts); err != nil {
 		return nil, err
 	}
 	if ro.demo {
@@ -196,7 +199,11 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
 		ToolOptions: hooksToolOptions(ro),
 		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
-		Started:     func(a *loop.Agent) { turn.setAgent(a) },
-		Close:       func() { closeHooks(); unsubscribe() },
+		// A Write's diff shows the old text only as the Write tool itself could read it.
+		FileText: func(ctx context.Context, p string) (string, bool, error) {
+			return builtin.CurrentText(ctx, toolOpts, p)
+		},
+		Started: func(a *loop.Agent) { turn.setAgent(a) },
+		Close:   func() { closeHooks(); unsubscribe() },
 	}, nil
 }

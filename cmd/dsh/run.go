@@ -49,7 +49,14 @@ const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model opena
                [--context-window N] [--compact-threshold R] PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
-(Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
+(Bash, Read, Write, Edit). A readable transcript goes to stderr.
+
+Read, Write and Edit are confined to the workspace: every path is opened through os.Root,
+so neither "..", an absolute path nor a symlink (even one swapped in mid-call) leads
+outside, and only regular files are opened (a FIFO, device or socket is refused). Read
+streams the file: at most 256 KiB of text per call (a larger whole file needs offset and
+limit), lines cut at 2000 characters with a note. Bash is NOT confined: it runs in the
+workspace with your user's rights and can read and write anything you can.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
@@ -57,7 +64,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
                        OPENAI_MODEL and OPENAI_API_KEY from the environment
   --workspace DIR      the workspace (default: a new temporary directory, removed at exit)
-  --log FILE           append the session log to FILE (JSONL); an existing log is resumed
+  --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
+                       A file that is not a session log, a symbolic link or a damaged log
+                       is refused and left as it is (see dsh log --repair)
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
   --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
                        hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
@@ -504,7 +513,7 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 		return nil, false, usageError{err}
 	}
 	if rec.Truncated() {
-		fmt.Fprintf(stderr, "dsh run: %s: recovered a damaged tail (%s); %d bytes dropped\n", path, rec.Reason, rec.TruncatedBytes)
+		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
 	}
 	l, err := session.Open(ctx, f)
 	if err != nil {
