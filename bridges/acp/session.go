@@ -31,6 +31,14 @@ type acpSession struct {
 	agent *loop.Agent
 
 	closers []func()
+	// servers are the session's own MCP servers (mcpServers), kept for reopening it.
+	servers []mcp.ServerConfig
+	// used and pins are guarded by Server.mu: the session's last use (Server.tick), and
+	// the prompts that hold it open.
+	used int64
+	pins int
+	// closed is closed once close has released everything.
+	closed chan struct{}
 
 	// admit serializes admitting a prompt (check, then Followup) against cancel, so that
 	// a cancel never falls between them.
@@ -51,7 +59,7 @@ type promptRun struct {
 }
 
 func newSession(srv *Server, id, cwd string, lg *session.Log, env *Env) *acpSession {
-	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env}
+	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env, closed: make(chan struct{})}
 	ss.tr = newTranslator(cwd, func(u update) { srv.sendUpdate(id, u) })
 	srv.mu.Lock()
 	ss.tr.terminalMeta = srv.terminalMeta
@@ -363,5 +371,13 @@ func (ss *acpSession) close() {
 		if err := ss.log.Close(); err != nil {
 			ss.srv.log.Warn("acp: closing the log", "session", ss.id, "error", err)
 		}
+		close(ss.closed)
 	})
+}
+
+// idle reports that no prompt is in flight.
+func (ss *acpSession) idle() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.cur == nil && !ss.gone
 }
