@@ -65,7 +65,9 @@
 // # Permissions
 //
 // With [PermissionsAsk] (the default) every top-level call except Read and MCP tools
-// annotated readOnlyHint asks the client, after the session's own listeners (a hook's deny
+// annotated readOnlyHint by a server the user trusts (Config.MCP.TrustedServers, dsh acp
+// --mcp-trust NAME; another server's annotation is a hint, not a permission) asks the
+// client, after the session's own listeners (a hook's deny
 // wins; a hook's ask asks). The request goes through the approval seam
 // (runtime/approval, recorded as approval/asked and approval/decided) to
 // session/request_permission with two options, allow-once and reject-once: allow-once

@@ -28,8 +28,9 @@ const AgentID = "main"
 type Permissions string
 
 const (
-	// PermissionsAsk asks for every call except Read and MCP tools annotated read-only
-	// (the default, like Claude Code's default mode).
+	// PermissionsAsk asks for every call except Read and MCP tools annotated read-only by
+	// a trusted server (Config.MCP.TrustedServers) (the default, like Claude Code's
+	// default mode).
 	PermissionsAsk Permissions = "ask"
 	// PermissionsAllow asks for none; a hook's or plugin's ask decision still asks.
 	PermissionsAllow Permissions = "allow"

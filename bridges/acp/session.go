@@ -89,7 +89,9 @@ func (ss *acpSession) subscribe() {
 	ss.closers = append(ss.closers, ss.log.Subscribe(func(e session.Event) { ss.tr.observe(e, false) }))
 }
 
-// needsPermission is the default policy: everything but Read and read-only MCP tools.
+// needsPermission is the default policy: everything but Read and the MCP tools annotated
+// read-only by a server the user trusts (mcp.Options.TrustedServers): an untrusted
+// server's readOnlyHint is a hint, not a permission.
 func (ss *acpSession) needsPermission(name string) bool {
 	if name == "Read" {
 		return false
