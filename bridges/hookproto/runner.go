@@ -40,7 +40,11 @@ type Command struct {
 	Stdin []byte
 	// Dir is the working directory; empty means the harness's.
 	Dir string
-	// Env holds KEY=value pairs added to (and overriding) the harness environment.
+	// BaseEnv is the environment the hook starts from, KEY=value pairs; nil means the
+	// harness's (os.Environ()). dsh run --env-deny passes the harness's without the
+	// denied variables.
+	BaseEnv []string
+	// Env holds KEY=value pairs added to (and overriding) the base environment.
 	Env []string
 	// Timeout bounds the run; 0 means no timeout (only ctx bounds it).
 	Timeout time.Duration
@@ -119,7 +123,11 @@ func Run(ctx context.Context, c Command) (res Result) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), c.Env...)
+	base := c.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(slices.Clip(base), c.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
