@@ -144,23 +144,9 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
-// openFDs counts this process's open file descriptors.
-func openFDs(t *testing.T) int {
+// serve serves srv to a test client on pipes.
+func serve(t *testing.T, srv *acp.Server) *client {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
-	}
-	return len(ents)
-}
-
-// TestIdleSessionsReleased: 1,000 session/new keep at most MaxOpenSessions sessions open
-// (issue 30: before, 797 file descriptors stayed open); a prompt to a session closed for
-// being idle reopens it from its log, without replaying it, and session/load reopens one
-// too.
-func TestIdleSessionsReleased(t *testing.T) {
-	dir := t.TempDir()
-	srv := testServer(t, dir, acp.Config{}, scripted(llm.ScriptedResponse{Text: "hello again"}))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &client{t: t, in: inW, frames: make(chan map[string]any, 1024), served: make(chan error, 1)}
@@ -179,7 +165,60 @@ func TestIdleSessionsReleased(t *testing.T) {
 		}
 		close(c.frames)
 	}()
-	defer func() { inW.Close(); <-c.served }()
+	t.Cleanup(func() { inW.Close(); <-c.served })
+	return c
+}
+
+// TestBusy: past MaxInFlight a request is answered -32000 at once; a session/cancel
+// request is never refused, and the cancelled prompt answers.
+func TestBusy(t *testing.T) {
+	dir := t.TempDir()
+	c := serve(t, testServer(t, dir, acp.Config{MaxInFlight: 1}, scripted(llm.ScriptedResponse{Text: "thinking", Hang: true})))
+	id := c.newSession(dir)
+	p := c.request("session/prompt", prompt(id, "hang"))
+	c.until(func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f), "thinking") }) // the prompt runs
+	if f := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}); errCode(f) != acp.CodeServerBusy {
+		t.Errorf("a second request with one in flight: %v, want -32000", f)
+	}
+	seen := c.until(responseTo(c.request("session/cancel", map[string]any{"sessionId": id})))
+	if r := seen[len(seen)-1]; r["error"] != nil {
+		t.Errorf("session/cancel refused: %v", r)
+	}
+	if r := c.until(responseTo(p)); stopReason(r[len(r)-1]) != "cancelled" {
+		t.Errorf("the cancelled prompt: %v", r[len(r)-1])
+	}
+	// Once the prompt is answered its slot is free (a client may see busy for the instant
+	// between the response and the release: it retries).
+	for i := 0; ; i++ {
+		f := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+		if errCode(f) == acp.CodeServerBusy && i < 100 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if f["error"] != nil {
+			t.Errorf("after the prompt answered: %v", f)
+		}
+		break
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// TestIdleSessionsReleased: 1,000 session/new keep at most MaxOpenSessions sessions open
+// (issue 30: before, 797 file descriptors stayed open); a prompt to a session closed for
+// being idle reopens it from its log, without replaying it, and session/load reopens one
+// too.
+func TestIdleSessionsReleased(t *testing.T) {
+	dir := t.TempDir()
+	c := serve(t, testServer(t, dir, acp.Config{}, scripted(llm.ScriptedResponse{Text: "hello again"})))
 
 	first := c.newSession(dir)
 	if f := c.call("session/prompt", prompt(first, "first prompt")); stopReason(f) != "end_turn" {

@@ -41,7 +41,8 @@
 // answered at once with -32000 "Server busy" by the goroutine that reads the input, so a
 // client that stops reading the agent's output stops being read from once the pipe is
 // full: memory stays flat however many requests it sends. Responses to the agent's own
-// requests (session/request_permission) and notifications never wait for a slot. At most
+// requests (session/request_permission), notifications and session/cancel never wait for
+// a slot. At most
 // Config.MaxOpenSessions sessions (default 16) stay open: past that, the least recently
 // used idle ones (no prompt in flight) are closed, releasing their agent, hooks, MCP
 // servers and log file; a prompt naming such a session reopens it from its log (as

@@ -243,10 +243,11 @@ func (s *Server) handleLine(ctx context.Context, line []byte) {
 		s.c.reply(nil, nil, rpcErr(CodeInvalidRequest, "Invalid request: no method"))
 	case !isRequest:
 		s.notification(f)
-	case f.Method == "initialize":
+	case f.Method == "initialize", f.Method == "session/cancel":
 		// initialize is answered in frame order, before the next frame is read: a request
 		// sent right after it (without waiting for its response) sees the connection
-		// initialized, as it would on a server that handles frames one at a time.
+		// initialized, as it would on a server that handles frames one at a time. A
+		// session/cancel request is answered here too, so that it is never refused as busy.
 		res, e := s.request(ctx, f)
 		if err := s.c.reply(f.ID, res, e); err != nil {
 			s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
@@ -265,11 +266,13 @@ func (s *Server) handleLine(ctx context.Context, line []byte) {
 		s.handlers.Add(1)
 		go func() {
 			defer s.handlers.Done()
-			defer func() { <-s.slots }()
 			res, e := s.request(ctx, f)
 			if err := s.c.reply(f.ID, res, e); err != nil {
 				s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
 			}
+			// The slot is held until the response is written (a client that does not
+			// read keeps it), and no longer: the next request may use it.
+			<-s.slots
 			if e == nil {
 				s.after(f.Method, res)
 			}
