@@ -26,7 +26,9 @@ import (
 func testServer(t testing.TB, dir string, cfg acp.Config, newModel func() llm.Model) *acp.Server {
 	t.Helper()
 	cfg.SessionsDir = filepath.Join(dir, "sessions")
-	cfg.Permissions = acp.PermissionsAllow
+	if cfg.Permissions == "" {
+		cfg.Permissions = acp.PermissionsAllow
+	}
 	cfg.Setup = func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) {
 		reg := tools.NewRegistry()
 		if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD}); err != nil {
