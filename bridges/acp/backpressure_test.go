@@ -177,6 +177,9 @@ func TestBusy(t *testing.T) {
 	dir := t.TempDir()
 	c := serve(t, testServer(t, dir, acp.Config{MaxInFlight: 1}, scripted(llm.ScriptedResponse{Text: "thinking", Hang: true})))
 	id := c.newSession(dir)
+	// session/new's slot is free once its available_commands_update (sent after the
+	// release) arrives.
+	c.until(func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f), "available_commands_update") })
 	p := c.request("session/prompt", prompt(id, "hang"))
 	c.until(func(f map[string]any) bool { return strings.Contains(fmt.Sprint(f), "thinking") }) // the prompt runs
 	if f := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}); errCode(f) != acp.CodeServerBusy {
