@@ -377,9 +377,11 @@ func (ss *acpSession) close() {
 	})
 }
 
-// idle reports that no prompt is in flight.
+// idle reports that no prompt is in flight and the agent runs no turn (one an async
+// hook started, say).
 func (ss *acpSession) idle() bool {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.cur == nil && !ss.gone
+	idle, agent := ss.cur == nil && !ss.gone, ss.agent
+	ss.mu.Unlock()
+	return idle && (agent == nil || agent.Status() == dsh.AgentStatusIdle)
 }
