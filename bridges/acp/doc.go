@@ -41,6 +41,20 @@
 // sessions -32002. When the input ends every session is cancelled, every prompt answered,
 // and the agents, MCP servers and logs are closed.
 //
+// # Backpressure and idle sessions
+//
+// At most Config.MaxInFlight requests (default 64) are handled at once; one past that is
+// answered at once with -32000 "Server busy" by the goroutine that reads the input, so a
+// client that stops reading the agent's output stops being read from once the pipe is
+// full: memory stays flat however many requests it sends. Responses to the agent's own
+// requests (session/request_permission), notifications and session/cancel never wait for
+// a slot. At most
+// Config.MaxOpenSessions sessions (default 16) stay open: past that, the least recently
+// used idle ones (no prompt in flight) are closed, releasing their agent, hooks, MCP
+// servers and log file; a prompt naming such a session reopens it from its log (as
+// session/load does, resuming the agent, but without replaying the log to the client),
+// and session/load reopens it too.
+//
 // # Updates
 //
 // Updates are translated from the session log, so live streaming and load replay are one
@@ -58,7 +72,9 @@
 // # Permissions
 //
 // With [PermissionsAsk] (the default) every top-level call except Read and MCP tools
-// annotated readOnlyHint asks the client, after the session's own listeners (a hook's deny
+// annotated readOnlyHint by a server the user trusts (Config.MCP.TrustedServers, dsh acp
+// --mcp-trust NAME; another server's annotation is a hint, not a permission) asks the
+// client, after the session's own listeners (a hook's deny
 // wins; a hook's ask asks). The request goes through the approval seam
 // (runtime/approval, recorded as approval/asked and approval/decided) to
 // session/request_permission with two options, allow-once and reject-once: allow-once

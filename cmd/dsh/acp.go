@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/dshkit/dsh/bridges/acp"
+	"github.com/dshkit/dsh/bridges/mcp"
 	"github.com/dshkit/dsh/examples/editnotes"
 	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
@@ -29,7 +30,8 @@ const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model opena
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
-               [--context-window N] [--compact-threshold R]
+               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--mcp-trust NAME]...
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
@@ -54,9 +56,14 @@ process ends when stdin does, after cancelling and settling every session.
                        for (default: the session's cwd)
   --trust              also load the project's own hook files and .mcp.json servers
   --mcp-config FILE    MCP servers for every session (Claude Code's .mcp.json shape)
-  --permissions P      ask (default): every tool but Read and read-only MCP tools asks the
-                       editor first (session/request_permission); allow: none asks unless
-                       a hook or plugin decides ask
+  --permissions P      ask (default): every tool but Read and read-only MCP tools of trusted
+                       servers asks the editor first (session/request_permission); allow:
+                       none asks unless a hook or plugin decides ask
+  --mcp-trust NAME     trust MCP server NAME's tool annotations: its tools annotated
+                       readOnlyHint run without asking under --permissions ask (another
+                       server's annotation is a hint, not a permission); repeatable
+  --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
+                       servers; repeatable
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
 config file); 2 for a usage error.
@@ -67,6 +74,7 @@ type acpOptions struct {
 	run         runOptions // model, hooks and MCP flags, shared with dsh run
 	sessions    string
 	permissions string
+	mcpTrust    names // --mcp-trust NAME: servers whose readOnlyHint skips the ask
 }
 
 // parseACP parses dsh acp's arguments; when it returns !ok, c has printed the help or the
@@ -77,6 +85,7 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 	fs.StringVar(&o.sessions, "sessions", "", "where session logs go")
 	o.permissions = string(acp.PermissionsAsk)
 	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
+	fs.Var(&o.mcpTrust, "mcp-trust", "trust the tool annotations of MCP server NAME (repeatable)")
 	if code, ok := c.Parse(args, 0); !ok {
 		return o, code, false
 	}
@@ -134,6 +143,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		SessionsDir: o.sessions,
 		Permissions: acp.Permissions(o.permissions),
 		Logger:      logger,
+		MCP:         mcp.Options{Env: o.run.envDeny.childEnv(), TrustedServers: o.mcpTrust},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
@@ -166,7 +176,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
-	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}
+	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro), Env: ro.envDeny.childEnv()}
 	if _, err := builtin.Register(reg, toolOpts); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 		"dsh": func() {
 			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		"envmcp": envMCP,
 	})
 }
 

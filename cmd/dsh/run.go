@@ -46,7 +46,7 @@ const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model opena
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
-               [--context-window N] [--compact-threshold R] PROMPT...
+               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]... PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
 (Bash, Read, Write, Edit). A readable transcript goes to stderr.
@@ -84,7 +84,13 @@ workspace with your user's rights and can read and write anything you can.
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files and .mcp.json
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
-                       tools are named mcp__<server>__<tool>
+                       tools are named mcp__<server>__<tool> (sanitised to 64 characters);
+                       a result keeps at most 100,000 bytes, with a note
+  --env-deny PATTERN   keep the variables whose names match PATTERN (a name or a glob such
+                       as 'AWS_*' or '*_TOKEN') away from Bash, hooks and MCP servers, which
+                       otherwise inherit dsh's whole environment; repeatable. A value set
+                       explicitly (an MCP server's env in .mcp.json, the hooks' own
+                       CLAUDE_PROJECT_DIR...) still goes
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions.md)
@@ -132,6 +138,7 @@ type runOptions struct {
 	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
+	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
 	prompt             string
 }
 
@@ -153,6 +160,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
 	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
+	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
 }
 
 // compaction is the loop's compaction config for o.
@@ -263,7 +271,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		o.envFile = filepath.Join(dir, "env.sh")
 	}
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o)}); err != nil {
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o), Env: o.envDeny.childEnv()}); err != nil {
 		return err
 	}
 	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
@@ -700,7 +708,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	switch o.dialect {
 	case "codex":
 		b, err := codex.New(codex.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical})
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, BaseEnv: o.envDeny.childEnv()})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}
@@ -709,7 +717,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	default:
 		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
 			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive,
-			RevalidateAfterRewrite: o.revalidate})
+			RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}
