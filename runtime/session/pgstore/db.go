@@ -262,15 +262,19 @@ func (db *DB) read(ctx context.Context, id string, from, to int64) iter.Seq2[ses
 				return
 			}
 			got := int64(0)
+			var arena []byte // the chunk's lines: one allocation for many events
 			for rows.Next() {
-				var (
-					seq  int64
-					line []byte
-				)
-				err := rows.Scan(&seq, &line)
+				var seq int64
+				err := rows.Scan(&seq, nil)
 				var ev session.Event
 				if err == nil {
-					ev, err = session.DecodeLine(line)
+					raw := rows.RawValues()[1] // bytea in binary format: the line's bytes
+					if len(arena)+len(raw) > cap(arena) {
+						arena = make([]byte, 0, max(len(raw), 256<<10))
+					}
+					start := len(arena)
+					arena = append(arena, raw...)
+					ev, err = session.DecodeLine(arena[start:len(arena):len(arena)])
 					if err == nil && (seq != next || ev.Seq != next) {
 						err = fmt.Errorf("%w: row %d holds event %d, want %d", session.ErrCorrupt, seq, ev.Seq, next)
 					}
