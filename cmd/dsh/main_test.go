@@ -11,11 +11,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"dsh": func() {
-			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := testscript.RunMain(m, map[string]func() int{
+		"dsh": func() int {
+			return Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		},
 	})
+	stopPostgres() // the server the PostgreSQL tests started, if any (pg_test.go)
+	os.Exit(code)
 }
 
 // TestScripts runs the CLI scripts in testdata/script, each in a fresh work directory

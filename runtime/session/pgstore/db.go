@@ -103,7 +103,8 @@ type DB struct {
 // from the libpq environment variables, PGPASSWORD included) and creates the schema, or
 // checks its version. It fails with one line naming the database when the URL is bad, the
 // server is down or refuses the credentials, or the schema is newer (ErrSchemaVersion).
-// pool_max_conns in the URL bounds the connections used for appends and reads (default
+// connect_timeout in the URL bounds each connection attempt (default 15 s);
+// pool_max_conns bounds the connections used for appends and reads (default
 // pgx's, at least 4); two more serve leases and syncs.
 func Connect(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	o := dbOptions{log: slog.New(slog.DiscardHandler)}
@@ -114,6 +115,9 @@ func Connect(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: bad database URL: %s", oneLine(err))
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 15 * time.Second // an unreachable host fails, it does not hang
 	}
 	scfg := cfg.Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
