@@ -11,13 +11,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := testscript.RunMain(m, map[string]func() int{
-		"dsh": func() int {
-			return Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// stopAfter stops the server the PostgreSQL tests started, if any (pg_test.go).
+	testscript.Main(stopAfter{m}, map[string]func(){
+		"dsh": func() {
+			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
-	stopPostgres() // the server the PostgreSQL tests started, if any (pg_test.go)
-	os.Exit(code)
 }
 
 // TestScripts runs the CLI scripts in testdata/script, each in a fresh work directory

@@ -259,3 +259,13 @@ func TestACPOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// stopAfter runs the tests, then stops the PostgreSQL server (testscript.Main exits the
+// process itself).
+type stopAfter struct{ m *testing.M }
+
+func (s stopAfter) Run() int {
+	code := s.m.Run()
+	stopPostgres()
+	return code
+}
