@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 
 	"github.com/dshkit/dsh/runtime/session"
@@ -43,7 +44,8 @@ func logName(o runOptions) string {
 // function closes the log, releasing the lease, and the database. Every failure to reach
 // the database or to take the lease is one line, exit 1.
 func openPGLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
-	db, err := pgstore.Connect(ctx, o.logFile)
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := pgstore.Connect(ctx, o.logFile, pgstore.WithLogger(logger))
 	if err != nil {
 		return nil, false, nil, usageError{err}
 	}

@@ -199,12 +199,12 @@ func TestLeaseExpiry(t *testing.T) {
 	url := server(t).Schema(t)
 	ctx := context.Background()
 	db := connect(t, url)
-	sa, err := db.Open(ctx, "s", WithLeaseTTL(time.Second), WithOwner("dead"))
+	sa, err := db.Open(ctx, "s", WithLeaseTTL(600*time.Millisecond), WithOwner("dead"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A live writer renews: after two TTLs the lease is still held.
-	time.Sleep(2 * time.Second)
+	time.Sleep(1200 * time.Millisecond)
 	if _, err := db.Open(ctx, "s"); !errors.Is(err, ErrLeaseHeld) {
 		t.Fatalf("while the writer renews: %v, want ErrLeaseHeld", err)
 	}
