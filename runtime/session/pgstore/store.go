@@ -95,7 +95,7 @@ type Store struct {
 	closed bool
 	loaded bool
 
-	stop chan struct{} // closed by Close: ends the renewal goroutine
+	stop func()        // called by Close: ends the renewal goroutine, cutting a renewal short
 	done chan struct{} // closed when the renewal goroutine has ended
 }
 
@@ -159,9 +159,10 @@ func (db *DB) Open(ctx context.Context, id string, opts ...OpenOption) (*Store, 
 		}
 		return nil, fmt.Errorf("pgstore: open session %q: %w", id, db.wrap(err))
 	}
+	renewCtx, stop := context.WithCancel(context.Background())
 	s := &Store{db: db, id: id, epoch: epoch, owner: o.owner, ttl: o.ttl, timeout: o.timeout,
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go s.renew()
+		stop: stop, done: make(chan struct{})}
+	go s.renew(renewCtx)
 	return s, nil
 }
 
@@ -298,19 +299,22 @@ func (s *Store) renewOnce(ctx context.Context) (ok bool, err error) {
 	return tag.RowsAffected() == 1, nil
 }
 
-// renew renews the lease every third of its TTL until Close, and stops when fenced.
-func (s *Store) renew() {
+// renew renews the lease every third of its TTL until ctx is done (Close), and stops
+// when fenced.
+func (s *Store) renew(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTicker(s.ttl / 3)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		ok, err := s.renewOnce(context.Background())
+		ok, err := s.renewOnce(ctx)
 		switch {
+		case ctx.Err() != nil:
+			return
 		case err != nil:
 			s.db.log.Warn("pgstore: lease renewal failed; retrying", "session", s.id, "epoch", s.epoch, "err", err)
 		case !ok:
@@ -372,7 +376,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	close(s.stop)
+	s.stop()
 	<-s.done
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()

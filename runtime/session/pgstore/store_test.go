@@ -209,7 +209,7 @@ func TestLeaseExpiry(t *testing.T) {
 		t.Fatalf("while the writer renews: %v, want ErrLeaseHeld", err)
 	}
 	// "Crash": stop renewing without releasing.
-	close(sa.stop)
+	sa.stop()
 	<-sa.done
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -311,10 +311,26 @@ func freePort() (int, error) {
 }
 
 // TestConcurrentSessions appends to 64 sessions at once over one DB, each from its own
-// goroutine (run it under -race), and checks every session's log.
+// goroutine (run it under -race), and checks every session's log. Before that, eight
+// processes' worth of Connects race to create the schema of an empty database.
 func TestConcurrentSessions(t *testing.T) {
 	url := server(t).Schema(t)
 	ctx := context.Background()
+	var connects sync.WaitGroup
+	for range 8 {
+		connects.Go(func() {
+			db, err := Connect(ctx, url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			db.Close()
+		})
+	}
+	connects.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
 	db := connect(t, url)
 	const sessions, turns = 64, 6
 	var wg sync.WaitGroup
