@@ -10,14 +10,16 @@
 //     prompts, MCP over stdio, HTTP and SSE, one agent-type auth method (dsh needs no
 //     login: the model comes from the command line) and agentInfo.
 //   - session/new {cwd, mcpServers}: cwd must be an absolute directory; the session's log
-//     is SessionsDir/<sessionId>.jsonl; Config.Setup builds its registries and model (dsh
+//     is SessionsDir/<sessionId>.jsonl, or the session sessionId of Config.Logs (dsh acp
+//     --sessions postgres://... keeps them in PostgreSQL); Config.Setup builds its registries and model (dsh
 //     acp shares dsh run's setup: built-in tools in cwd, hooks, native plugins); the
 //     configured and the session's MCP servers start (bridges/mcp) and their tools are
 //     registered. available_commands_update (one command, /compact) follows the response.
 //   - session/load {sessionId, cwd, mcpServers}: the log is replayed as session/update
 //     (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call,
 //     tool_call_update), the agent is resumed from it (loop.Resume), and the response ({})
-//     follows the replay.
+//     follows the replay. An id with no log is -32002 Resource not found, whichever
+//     the store.
 //   - session/prompt: the prompt (text; resource links and embedded text resources as text
 //     references; images and audio are refused with -32602) is one follow-up message;
 //     agent/inbox/claimed names its turn; the prompt settles when the agent is idle and
