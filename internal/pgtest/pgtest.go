@@ -10,8 +10,9 @@
 // initdb and postgres refuse to run as root. When the tests run as root, the helper runs
 // both as the unprivileged user nobody (the Credential of their exec.Cmd, so no su or
 // sudo is involved) and gives that user the temporary directory, which it creates directly
-// under the system's temporary directory so that nobody can reach it. root, the test
-// process, can still connect through the socket.
+// under the system's temporary directory (or /tmp, when nobody could not reach that one)
+// so that nobody can reach it. root, the test process, can still connect through the
+// socket.
 //
 // One server serves a whole test package: TestMain starts it and stops it; each test gets
 // its own schema in it (Server.Schema), which is much cheaper than a database.
@@ -109,7 +110,7 @@ func Start(settings ...string) (*Server, error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 	}
-	dir, err := os.MkdirTemp("", "dsh-pgtest-")
+	dir, err := os.MkdirTemp(baseDir(s.cred != nil), "dsh-pgtest-")
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +161,27 @@ func Start(settings ...string) (*Server, error) {
 		return fail(err)
 	}
 	return s, nil
+}
+
+// baseDir is where the server's directory goes: the system's temporary directory, unless
+// the server's user (nobody, when the tests run as root) could not reach it, or the
+// socket's path in it would be longer than a unix socket allows; then /tmp.
+func baseDir(asNobody bool) string {
+	dir := os.TempDir()
+	if len(dir)+len("/dsh-pgtest-0123456789/.s.PGSQL.65535") > 100 {
+		return "/tmp"
+	}
+	if asNobody {
+		for d := dir; ; d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err != nil || fi.Mode().Perm()&0o001 == 0 {
+				return "/tmp"
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return dir
 }
 
 // command returns a command running as the server's user.
