@@ -105,7 +105,7 @@ type DB struct {
 // server is down or refuses the credentials, or the schema is newer (ErrSchemaVersion).
 // connect_timeout in the URL bounds each connection attempt (default 15 s);
 // pool_max_conns bounds the connections used for appends and reads (default
-// pgx's, at least 4); two more serve leases and syncs.
+// pgx's, at least 4), and as many again serve leases and syncs.
 func Connect(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	o := dbOptions{log: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
@@ -122,7 +122,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	scfg := cfg.Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	scfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
-	scfg.MaxConns, scfg.MinConns = 2, 0
+	scfg.MinConns = 0 // as many as the main pool at most, opened as syncs need them
 	db := &DB{log: o.log, name: name}
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
 		db.sync, err = pgxpool.NewWithConfig(ctx, scfg)
