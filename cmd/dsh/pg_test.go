@@ -123,7 +123,7 @@ func TestPostgresBadInput(t *testing.T) {
 		"log server down":   {[]string{"log", "--session", "x", down}, 1, "connect"},
 		"log no session":    {[]string{"log", "--session", "nope", url}, 1, "no such session"},
 		"log needs session": {[]string{"log", url}, 2, "needs --session"},
-		"session no pg":     {[]string{"run", "--demo", "--log", "x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
+		"session no pg":     {[]string{"run", "--demo", "--log", t.TempDir() + "/x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
 		"takeover alone":    {[]string{"run", "--demo", "--log", url, "--takeover"}, 2, "--takeover needs --session"},
 		"bad session id":    {[]string{"run", "--demo", "--log", url, "--session", "a b"}, 2, "--session"},
 		"acp takeover":      {[]string{"acp", "--demo", "--takeover"}, 2, "--takeover needs a postgres"},
