@@ -116,7 +116,7 @@ func TestConnectionLossMidTurn(t *testing.T) {
 	runTurn(t, a)
 	before := l.Len()
 	runTurn(t, a) // the server stops during it
-	if !strings.Contains(logs.String(), "outcome is unknown") || !strings.Contains(logs.String(), "reopen the session") {
+	if !strings.Contains(logs.String(), "the store refuses further appends (reopen the session)") {
 		t.Fatalf("the agent's log does not say why the turn failed:\n%s", logs.String())
 	}
 	if _, err := l.Append(ctx, dsh.TurnStart{Turn: 9}); err == nil || !strings.Contains(err.Error(), "refuses") {

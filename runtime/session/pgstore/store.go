@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dshkit/dsh/runtime/session"
 )
@@ -131,6 +132,9 @@ func (db *DB) Open(ctx context.Context, id string, opts ...OpenOption) (*Store, 
 				VALUES ($1, 1, $2, now() + $3::bigint * interval '1 microsecond') ON CONFLICT (id) DO NOTHING`, id, o.owner, ttl)
 			if err != nil {
 				return err
+			}
+			if tag.RowsAffected() == 0 && o.mode == CreateOnly {
+				return fmt.Errorf("%w: %q in %s (created by another writer at the same moment)", ErrExists, id, db.name)
 			}
 			if tag.RowsAffected() == 0 {
 				return fmt.Errorf("%w: session %q was created by another writer at the same moment", ErrLeaseHeld, id)
@@ -254,7 +258,15 @@ func (s *Store) Append(ctx context.Context, line []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	tag, err := s.db.pool.Exec(ctx, appendSQL, s.id, ev.Seq, ev.Type, line[:n-1], s.epoch)
-	if err != nil {
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe):
+		// The server refused the statement: nothing was inserted, but the store's view
+		// of the session is in doubt (a unique violation means another writer's event).
+		s.err = fmt.Errorf("pgstore: session %q: append of event %d refused by the server; the store refuses further appends (reopen the session): %w",
+			s.id, ev.Seq, s.db.wrap(err))
+		return s.err
+	case err != nil:
 		s.err = fmt.Errorf("pgstore: session %q: append of event %d failed, its outcome is unknown; the store refuses further appends (reopen the session): %w",
 			s.id, ev.Seq, s.db.wrap(err))
 		return s.err
