@@ -10,7 +10,8 @@
 //     prompts, MCP over stdio, HTTP and SSE, one agent-type auth method (dsh needs no
 //     login: the model comes from the command line) and agentInfo.
 //   - session/new {cwd, mcpServers}: cwd must be an absolute directory; the session's log
-//     is SessionsDir/<sessionId>.jsonl; Config.Setup builds its registries and model (dsh
+//     is SessionsDir/<sessionId>.jsonl, or the session sessionId of Config.Logs (dsh acp
+//     --sessions postgres://... keeps them in PostgreSQL); Config.Setup builds its registries and model (dsh
 //     acp shares dsh run's setup: built-in tools in cwd, hooks, native plugins); the
 //     configured and the session's MCP servers start (bridges/mcp) and their tools are
 //     registered. available_commands_update (one command, /compact) follows the response.
@@ -19,7 +20,8 @@
 //     tool_call_update), the agent is resumed from it (loop.Resume), and the response ({})
 //     follows the replay. A log that is damaged (anywhere but a torn last line), not a
 //     session log, or a symbolic link is refused with an error (-32603) naming the file
-//     and the line, and left as it is (session.OpenFile).
+//     and the line, and left as it is (session.OpenFile). An id with no log is -32002
+//     Resource not found, whichever the store.
 //   - A Write's tool_call shows a diff whose old text is read, before any permission is
 //     asked, only as the Write tool itself could read it (Env.FileText,
 //     builtin.CurrentText): confined to the session's cwd through os.Root, regular files

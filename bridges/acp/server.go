@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -92,8 +93,12 @@ type Env struct {
 type Config struct {
 	// Setup builds a session's environment. Required.
 	Setup func(ctx context.Context, spec SessionSpec) (*Env, error)
-	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required.
+	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required unless
+	// Logs is set.
 	SessionsDir string
+	// Logs, if set, keeps the session logs instead of SessionsDir (dsh acp --sessions
+	// postgres://... sets one on PostgreSQL).
+	Logs LogStore
 	// MCP configures the MCP clients (Dir is set per session).
 	MCP mcp.Options
 	// Permissions is the default permission policy (default PermissionsAsk).
@@ -123,6 +128,16 @@ const (
 	// DefaultMaxOpenSessions is the default Config.MaxOpenSessions.
 	DefaultMaxOpenSessions = 16
 )
+
+// LogStore keeps session logs by session id, for a Server whose logs are not JSONL files.
+type LogStore interface {
+	// Create returns the store of a new session, id.
+	Create(ctx context.Context, id string) (session.Store, error)
+	// Load returns the store of the existing session id: an error wrapping fs.ErrNotExist
+	// when there is no such session (session/load then answers the spec's
+	// Resource-not-found error).
+	Load(ctx context.Context, id string) (session.Store, error)
+}
 
 // Server is an ACP agent: it serves one client connection with any number of sessions.
 type Server struct {
@@ -156,8 +171,8 @@ type parkedSession struct {
 
 // NewServer returns a server for cfg.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.Setup == nil || cfg.SessionsDir == "" {
-		return nil, errors.New("acp: Config.Setup and Config.SessionsDir are required")
+	if cfg.Setup == nil || (cfg.SessionsDir == "" && cfg.Logs == nil) {
+		return nil, errors.New("acp: Config.Setup and Config.SessionsDir (or Config.Logs) are required")
 	}
 	if cfg.Permissions == "" {
 		cfg.Permissions = PermissionsAsk
@@ -457,10 +472,12 @@ func (s *Server) open(ctx context.Context, id, cwd string, servers []mcpServer, 
 	if !validID.MatchString(id) {
 		return nil, rpcErr(CodeInvalidParams, "Invalid params: session id %q (want letters, digits, _ and -)", id)
 	}
-	if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
-		return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
+	if s.cfg.Logs == nil {
+		if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
+			return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
+		}
 	}
-	path := filepath.Join(s.cfg.SessionsDir, id+".jsonl")
+	path := s.logPath(id)
 	s.mu.Lock()
 	if _, dup := s.sessions[id]; dup {
 		s.mu.Unlock()
@@ -517,7 +534,7 @@ func (s *Server) acquire(ctx context.Context, id string) (*acpSession, *RPCError
 	s.sessions[id] = nil // reserved
 	s.mu.Unlock()
 	<-p.closed
-	ss, e := s.start(ctx, id, p.cwd, filepath.Join(s.cfg.SessionsDir, id+".jsonl"), p.servers, true, true)
+	ss, e := s.start(ctx, id, p.cwd, s.logPath(id), p.servers, true, true)
 	if e != nil {
 		s.mu.Lock()
 		s.parked[id] = parkedSession{cwd: p.cwd, servers: p.servers, closed: p.closed} // a later prompt may retry
@@ -620,29 +637,68 @@ func mergeServers(base, session []mcp.ServerConfig) []mcp.ServerConfig {
 	return append(out, session...)
 }
 
+// logPath is the JSONL file of session id, or "" when the logs are kept in cfg.Logs.
+func (s *Server) logPath(id string) string {
+	if s.cfg.Logs != nil {
+		return ""
+	}
+	return filepath.Join(s.cfg.SessionsDir, id+".jsonl")
+}
+
+// openStore opens the store of session id in cfg.Logs.
+func (s *Server) openStore(ctx context.Context, id string, load bool) (session.Store, *RPCError) {
+	open := s.cfg.Logs.Create
+	if load {
+		open = s.cfg.Logs.Load
+	}
+	st, err := open(ctx, id)
+	switch {
+	case load && errors.Is(err, fs.ErrNotExist):
+		return nil, sessionNotFound(id)
+	case err != nil:
+		return nil, rpcErr(CodeInternalError, "session log: %v", err)
+	}
+	return st, nil
+}
+
 // start opens the log, builds the environment, replays a loaded log and starts the agent.
+// path is the log's file, or "" for a log in cfg.Logs.
 //
 // quiet (a session reopened after being closed for idleness) does not replay the log to
 // the client, which already shows it.
 func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.ServerConfig, load, quiet bool) (*acpSession, *RPCError) {
-	if load {
+	var store session.Store
+	if path == "" {
+		st, e := s.openStore(ctx, id, load)
+		if e != nil {
+			return nil, e
+		}
+		store = st
+	} else if load {
 		if _, err := os.Stat(path); err != nil {
 			return nil, sessionNotFound(id)
 		}
 	} else if _, err := os.Stat(path); err == nil {
 		return nil, rpcErr(CodeInternalError, "session id collision: %s exists", path)
 	}
-	f, rec, err := session.OpenFile(path)
-	if err != nil {
-		return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+	if store == nil {
+		f, rec, err := session.OpenFile(path)
+		if err != nil {
+			return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+		}
+		if rec.Truncated() {
+			s.log.Warn("acp: recovered a damaged log tail", "log", path, "reason", rec.Reason, "bytes", rec.TruncatedBytes)
+		}
+		store = f
 	}
-	if rec.Truncated() {
-		s.log.Warn("acp: recovered a damaged log tail", "log", path, "reason", rec.Reason, "bytes", rec.TruncatedBytes)
-	}
-	lg, err := session.Open(ctx, f)
+	lg, err := session.Open(ctx, store)
 	if err != nil {
-		f.Close()
-		return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+		store.Close()
+		name := path
+		if name == "" {
+			name = "of session " + id
+		}
+		return nil, rpcErr(CodeInternalError, "session log %s: %v", name, err)
 	}
 	if load && lg.Len() == 0 {
 		lg.Close()

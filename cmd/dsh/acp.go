@@ -18,6 +18,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -26,7 +27,8 @@ func init() {
 	commands["acp"] = command{summary: "serve ACP (Agent Client Protocol) on stdio, for editors such as Zed", run: runACP}
 }
 
-const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai] [--sessions DIR]
+const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai]
+               [--sessions DIR | --sessions postgres://... [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
@@ -45,6 +47,15 @@ process ends when stdin does, after cancelling and settling every session.
   --model M            as dsh run: scripted:FILE (a fresh script per session) or openai
   --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
+  --sessions postgres://USER:PASSWORD@HOST:PORT/DB
+                       keep the session logs in PostgreSQL, keyed by session id, so that
+                       any dsh acp (or dsh run --session ID) on any machine loads them; what
+                       the URL leaves out comes from PGHOST, PGPASSWORD and the other libpq
+                       variables. A session is written by one process at a time: loading a
+                       session another process holds fails until that one closes it or its
+                       lease expires (30 s after it stopped renewing it)
+  --takeover           with a postgres --sessions: session/load takes a session over even
+                       when another process holds it (that process's appends then fail)
   --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
   --compact-threshold R, --revalidate-after-rewrite
@@ -66,7 +77,7 @@ process ends when stdin does, after cancelling and settling every session.
                        servers; repeatable
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
-config file); 2 for a usage error.
+config file, a database it cannot reach); 2 for a usage error.
 `
 
 // acpOptions are the parsed flags of dsh acp.
@@ -75,6 +86,7 @@ type acpOptions struct {
 	sessions    string
 	permissions string
 	mcpTrust    names // --mcp-trust NAME: servers whose readOnlyHint skips the ask
+	takeover    bool
 }
 
 // parseACP parses dsh acp's arguments; when it returns !ok, c has printed the help or the
@@ -82,7 +94,8 @@ type acpOptions struct {
 func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) {
 	fs := c.Flags
 	o.run.sessionFlags(fs)
-	fs.StringVar(&o.sessions, "sessions", "", "where session logs go")
+	fs.StringVar(&o.sessions, "sessions", "", "where session logs go (a directory or postgres://...)")
+	fs.BoolVar(&o.takeover, "takeover", false, "with a postgres --sessions: session/load takes over a held session")
 	o.permissions = string(acp.PermissionsAsk)
 	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
 	fs.Var(&o.mcpTrust, "mcp-trust", "trust the tool annotations of MCP server NAME (repeatable)")
@@ -96,6 +109,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--model is required (or --demo)"), false
 	case o.run.checkSession() != "":
 		return o, c.UsageError("%s", o.run.checkSession()), false
+	case o.takeover && !pgstore.IsURL(o.sessions):
+		return o, c.UsageError("--takeover needs a postgres:// --sessions"), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.
@@ -138,13 +153,22 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return c.Fail(fmt.Errorf("%s: %v", flag, err))
 		}
 	}
-	srv, err := acp.NewServer(acp.Config{
+	cfg := acp.Config{
 		Setup:       func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) { return acpSetup(o, spec, logger) },
 		SessionsDir: o.sessions,
 		Permissions: acp.Permissions(o.permissions),
 		Logger:      logger,
 		MCP:         mcp.Options{Env: o.run.envDeny.childEnv(), TrustedServers: o.mcpTrust},
-	})
+	}
+	if pgstore.IsURL(o.sessions) {
+		db, err := pgstore.Connect(ctx, o.sessions, pgstore.WithLogger(logger))
+		if err != nil {
+			return c.Fail(err)
+		}
+		defer db.Close()
+		cfg.SessionsDir, cfg.Logs = "", pgLogs{db: db, takeover: o.takeover}
+	}
+	srv, err := acp.NewServer(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
 		return 2

@@ -10,9 +10,11 @@ import (
 
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 )
 
 const logUsage = `usage: dsh log [--raw] FILE
+       dsh log [--raw] --session ID postgres://...
        dsh log --repair FILE
 
 Prints the session log FILE (JSONL, as dsh run --log writes it) as a readable transcript;
@@ -29,12 +31,16 @@ sequence) is moved, verbatim, to a new file FILE.corrupt-XXXX next to it, and ev
 that decodes is kept, those after the damage too, renumbered to stay contiguous. The
 repaired log replaces FILE in one rename. A clean log is left as it is; a file that holds
 no session event, a symbolic link and a log in use are refused (exit status 1).
+
+With a postgres:// URL (as dsh run --log takes it) it prints session ID of that database,
+without taking its lease: a writer may go on appending meanwhile.
 `
 
 func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	c := clix.New("dsh log", logUsage, stdout, stderr)
 	raw := c.Flags.Bool("raw", false, `print every event as "seq type data"`)
 	repair := c.Flags.Bool("repair", false, "move the damage in FILE aside, keeping every event that decodes")
+	id := c.Flags.String("session", "", "the session of a postgres:// log")
 	if code, ok := c.Parse(args, 1); !ok {
 		return code
 	}
@@ -43,10 +49,13 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	name := c.Flags.Arg(0)
 	if *repair {
-		if *raw {
-			return c.UsageError("--repair and --raw do not go together")
+		if *raw || *id != "" || pgstore.IsURL(name) {
+			return c.UsageError("--repair takes one JSONL FILE (no --raw, --session or postgres:// URL)")
 		}
 		return repairLog(c, name, stdout)
+	}
+	if pgstore.IsURL(name) || *id != "" {
+		return printPGLog(ctx, c, name, *id, *raw, stdout)
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -114,4 +123,32 @@ func lineList(lines []int64) string {
 		fmt.Fprintf(&b, "line %d", l)
 	}
 	return b.String()
+}
+
+// printPGLog prints session id of the PostgreSQL database at url, as runLog prints a file.
+func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw bool, stdout io.Writer) int {
+	switch {
+	case !pgstore.IsURL(url):
+		return c.UsageError("--session names a session of a postgres:// log, not of %s", url)
+	case id == "":
+		return c.UsageError("a postgres:// log needs --session ID")
+	}
+	db, err := pgstore.Connect(ctx, url)
+	if err != nil {
+		return c.Fail(err)
+	}
+	defer db.Close()
+	for e, err := range db.Events(ctx, id) {
+		if err != nil {
+			return c.Fail(err)
+		}
+		if raw {
+			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
+			continue
+		}
+		if s := line(e); s != "" {
+			fmt.Fprintln(stdout, s)
+		}
+	}
+	return clix.ExitOK
 }

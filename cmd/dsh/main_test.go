@@ -11,7 +11,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// stopAfter stops the server the PostgreSQL tests started, if any (pg_test.go).
+	testscript.Main(stopAfter{m}, map[string]func(){
 		"dsh": func() {
 			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},

@@ -27,13 +27,14 @@ import (
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 func init() {
 	commands["run"] = command{summary: "run one headless session (dsh run --demo for a bundled one)", run: runSession}
-	commands["log"] = command{summary: "pretty-print a session log (JSONL)", run: runLog}
+	commands["log"] = command{summary: "pretty-print a session log (JSONL or PostgreSQL)", run: runLog}
 }
 
 //go:embed demo/demo.json
@@ -42,7 +43,8 @@ var demoScript []byte
 // demoPrompt is the prompt of the bundled demo session.
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
-const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
+const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR]
+               [--log FILE | --log postgres://... [--session ID] [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
@@ -67,6 +69,17 @@ workspace with your user's rights and can read and write anything you can.
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
                        A file that is not a session log, a symbolic link or a damaged log
                        is refused and left as it is (see dsh log --repair)
+  --log postgres://USER:PASSWORD@HOST:PORT/DB
+                       keep the session log in PostgreSQL instead (README, "The session log
+                       on PostgreSQL"); what the URL leaves out comes from PGHOST, PGPORT,
+                       PGUSER, PGPASSWORD, PGDATABASE and the other libpq variables
+  --session ID         with a postgres --log: the session to resume, or to create when the
+                       database does not hold it (default: a new id, printed on stderr)
+  --takeover           with --session: take the session over even though another writer
+                       holds its lease (it crashed, or is to be stopped); that writer's
+                       later appends are refused. Without it a held session is refused
+                       until its holder closes it or its lease expires (30 s after the
+                       holder stopped renewing it)
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
   --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
                        hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
@@ -139,6 +152,8 @@ type runOptions struct {
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
+	session            string  // --session: the session id in a postgres --log
+	takeover           bool    // --takeover
 	prompt             string
 }
 
@@ -192,7 +207,9 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 	fs := c.Flags
 	o.sessionFlags(fs)
 	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
-	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
+	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE (or postgres://...)")
+	fs.StringVar(&o.session, "session", "", "with a postgres --log: the session id")
+	fs.BoolVar(&o.takeover, "takeover", false, "with --session: take over a held session")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	o.permissionMode = permBypass
 	fs.Var(clix.OneOf(&o.permissionMode, false, permBypass, permDefault), "permission-mode", "default or bypassPermissions")
@@ -213,6 +230,9 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.checkSession() != "":
 		return o, c.UsageError("%s", o.checkSession()), false
+	}
+	if msg := o.checkPGLog(); msg != "" {
+		return o, c.UsageError("%s", msg), false
 	}
 	return o, clix.ExitOK, true
 }
@@ -246,6 +266,12 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// The log first: a database that cannot be reached fails the run before anything else.
+	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	workspace := o.workspace
 	if workspace == "" {
 		dir, err := os.MkdirTemp("", "dsh-run-")
@@ -285,16 +311,14 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
 	}
 
-	log, resume, err := openLog(ctx, o.logFile, stderr)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
 	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
 	// see the same session_id and transcript_path in every run of the session.
 	sessionID, err := logSessionID(log, resume)
 	if err != nil {
-		return usageError{fmt.Errorf("%s: %w", o.logFile, err)}
+		return usageError{fmt.Errorf("%s: %w", logName(o), err)}
+	}
+	if !resume && o.session != "" {
+		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
@@ -508,6 +532,19 @@ func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
 		return m, dsh.LLMCallConfig{Provider: "openai", Model: cfg.Model}, err
 	}
 	return nil, dsh.LLMCallConfig{}, fmt.Errorf("--model %q: want scripted:FILE or openai", o.model)
+}
+
+// openSessionLog opens the session log of o, a PostgreSQL session or else openLog's, and
+// returns the function that closes it.
+func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
+	if pgstore.IsURL(o.logFile) {
+		return openPGLog(ctx, o, stderr)
+	}
+	l, resume, err := openLog(ctx, o.logFile, stderr)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return l, resume, func() { l.Close() }, nil
 }
 
 // openLog opens the session log: a JSONL file (resumed when it holds events) or memory.

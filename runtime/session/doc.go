@@ -36,7 +36,8 @@
 // them in a JSONL file, one envelope per line, each written with a single write and
 // terminated by a newline; the file is locked (flock, where available) while open. A Store is five methods
 // (load, read back a range of events, append one encoded line, sync, close), so other
-// backends are small.
+// backends are small: package pgstore keeps session logs in PostgreSQL, one writer per
+// session.
 //
 // A Log keeps only its most recent events (a few thousand) in memory and reads the older
 // ones back from its store when [Log.Events] reaches them, so a long log costs little

@@ -169,6 +169,13 @@ func decodeLine(line []byte) (Event, error) {
 	return ev, nil
 }
 
+// DecodeLine decodes and checks one envelope line as a Log hands it to Store.Append,
+// without its final newline: what [Event.UnmarshalJSON] accepts, read fast when the line
+// has the Log's own layout. Errors wrap ErrCorrupt. The event's Data shares line's memory.
+// It is for stores outside this package, which keep the lines they are given and read
+// them back.
+func DecodeLine(line []byte) (Event, error) { return decodeLine(line) }
+
 // Errors reported by this package; test for them with errors.Is.
 var (
 	// ErrInvalidData is the error of an Append whose data was rejected: nil, not a
