@@ -119,13 +119,14 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if _, _, err := pickModel(o.run); err != nil {
 		return c.Fail(err)
 	}
-	for flag, file := range map[string]string{"--mcp-config": o.run.mcpConfig, "--hooks": o.run.hooksFile} {
-		if file == "" {
-			continue
-		}
+	if file := o.run.mcpConfig; file != "" {
 		if _, err := os.Stat(file); err != nil {
-			return c.Fail(fmt.Errorf("%s: %v", flag, err))
+			return c.Fail(fmt.Errorf("--mcp-config: %v", err))
 		}
+	}
+	// A hooks file named on the command line fails closed, before any frame is read.
+	if err := checkNamedHooks(o.run.dialect, o.run.hooksFile); err != nil {
+		return c.Fail(err)
 	}
 	srv, err := acp.NewServer(acp.Config{
 		Setup:       func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) { return acpSetup(o, spec, logger) },
@@ -158,6 +159,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	if o.permissions == string(acp.PermissionsAsk) {
 		ro.permissionMode = permDefault
 	}
+	ro.findProjectHooks(spec.CWD, func(msg string) { logger.Warn("hooks", "diagnostic", msg) })
 	model, llmCfg, err := pickModel(ro)
 	if err != nil {
 		return nil, err

@@ -29,12 +29,17 @@ func init() {
 	}
 }
 
-const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] --event EVENT --input FILE|-
+const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] --event EVENT --input FILE|-
 
 Reads one hook input JSON (the stdin a hook would get), runs every hook of FILE that
-matches it exactly as the bridge runs them inside a session (in parallel, merged in
-configuration order), and prints one JSON object: the extension point's decision, the
-contexts and notices, and every hook's outcome in configuration order.
+matches it exactly as the bridge runs them inside a dsh run session (in parallel, merged
+in configuration order), and prints one JSON object: the extension point's decision, the
+contexts and notices, and every hook's outcome in configuration order. As dsh run, it
+decides as the dialect's real engine does; --canonical decides by dsh's canonical
+mapping instead, as dsh run --canonical (docs/decisions.md).
+
+FILE fails closed: if it cannot be read or parsed, or names an event, a group or a
+handler the bridge would skip, the command fails naming it (exit 1) and runs nothing.
 
 --project-dir DIR is CLAUDE_PROJECT_DIR and also loads DIR's project hook files
 (.claude/settings.json and .claude/settings.local.json, or .codex/hooks.json), which
@@ -227,6 +232,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	inputPath := fs.String("input", "", "the hook input JSON file, or - for stdin")
 	var dirs pluginDirs
 	fs.Var(&dirs, "plugin-dir", "a Claude Code plugin directory (repeatable)")
+	canonical := fs.Bool("canonical", false, "decide by dsh's canonical mapping instead of the engine's behaviour")
 	if code, ok := c.Parse(args, 0); !ok {
 		return nil, nil, &hooksFlagError{code: code}
 	}
@@ -262,6 +268,9 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	}
 	if *inputPath == "" {
 		return nil, nil, flagErr("--input is required (a file, or - for stdin)")
+	}
+	if err := checkNamedHooks(table.Dialect, *config); err != nil {
+		return nil, nil, usageErr("%v", err)
 	}
 	var raw []byte
 	var err error
@@ -336,7 +345,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		b, err := claudecode.New(claudecode.Config{
 			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
-			Canonical:   true, // reports the decision and contexts in dsh's canonical form
+			Canonical:   *canonical,
 			Interactive: true, // --event Notification idle_prompt fires it
 		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
 		if err != nil {
@@ -347,7 +356,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		b, err := codex.New(codex.Config{
 			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
 			TrustProject: *trust, Session: sessionFn, Logger: quiet,
-			Canonical: true, // as above
+			Canonical: *canonical,
 		}, codex.WithObserver(observe), codex.WithAsyncObserver(observeAsync))
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
@@ -360,11 +369,6 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	diagnostics = append(diagnostics, pluginProblems...)
 	warnings = append(warnings, pluginProblems...)
 	for _, d := range br.Diagnostics() {
-		if d.Skipped == "file" && d.File == *config {
-			// The file named by --config cannot be used: the command fails (it does not skip it).
-			d.Skipped = ""
-			return nil, nil, usageErr("%v", d)
-		}
 		diagnostics = append(diagnostics, d.Error())
 		warnings = append(warnings, d.Error())
 	}

@@ -52,6 +52,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case len(args) == 1 && clix.IsHelp(args[0]):
 		fmt.Fprint(stdout, top.Help())
 		return clix.ExitOK
+	case len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version"):
+		printVersion(stdout)
+		return clix.ExitOK
 	case args[0] == "help" && len(args) == 2:
 		// dsh help CMD is dsh CMD --help.
 		args = []string{args[1], "--help"}
@@ -75,6 +78,6 @@ func usage() string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-8s %s\n", n, commands[n].summary)
 	}
-	b.WriteString("\nRun dsh <command> --help (or dsh help <command>) for a command's usage.\n")
+	b.WriteString("\nRun dsh <command> --help (or dsh help <command>) for a command's usage;\ndsh --version prints the version.\n")
 	return b.String()
 }

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -124,6 +123,9 @@ type runOptions struct {
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	prompt             string
+	outputFormat       string // text, json or stream-json (dsh run)
+	maxTurns           int    // 0: no limit (dsh run)
+	projectHooks       bool   // the trusted project has hook files (set per session)
 }
 
 // sessionFlags defines on fs the flags dsh run and dsh acp share: the model, the hooks,
@@ -171,9 +173,10 @@ func (o runOptions) checkSession() string {
 
 // parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
 // usage error and the command exits with code.
-func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) {
+func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, code int, ok bool) {
 	fs := c.Flags
 	o.sessionFlags(fs)
+	o.headlessFlags(fs)
 	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
 	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
@@ -182,8 +185,17 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
-	o.prompt = strings.TrimSpace(strings.Join(fs.Args(), " "))
+	prompt, problem, err := promptArgs(fs, args, stdin)
+	if err != nil {
+		return o, c.Fail(err), false
+	}
+	if problem != "" {
+		return o, c.UsageError("%s", problem), false
+	}
+	o.prompt = prompt
 	switch {
+	case o.maxTurns < 0:
+		return o, c.UsageError("--max-turns %d: want a count of model steps, 1 or more (0: no limit)", o.maxTurns), false
 	case o.demo && o.model != "":
 		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
 	case o.demo && o.prompt == "":
@@ -200,19 +212,30 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 	return o, clix.ExitOK, true
 }
 
-func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := clix.New("dsh run", runUsage, stdout, stderr)
 	c.OmitFlagList = true
-	o, code, ok := parseRun(c, args)
+	o, code, ok := parseRun(c, args, stdin)
 	if !ok {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-	if err := runOne(ctx, o, stderr); err != nil {
+	// A hooks file named on the command line fails closed, before anything starts.
+	if err := checkNamedHooks(o.dialect, o.hooksFile); err != nil {
 		return c.Fail(err)
 	}
-	return clix.ExitOK
+	ctx, stop := onSignals(ctx)
+	defer stop()
+	res, err := runOne(ctx, o, stdout, stderr)
+	var sc signalCause
+	switch {
+	case err != nil && errors.As(context.Cause(ctx), &sc):
+		fmt.Fprintf(stderr, "dsh run: %v\n", sc)
+		return sc.exitCode()
+	case err != nil:
+		return c.Fail(err)
+	}
+	writeResult(o.outputFormat, res, stdout, stderr)
+	return res.code
 }
 
 // usageError is a problem with what the user named (a file that cannot be read, a missing
@@ -222,24 +245,39 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// runOne runs the session o describes.
-func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
+// runOne runs the session o describes and returns how it went.
+func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
+	start := time.Now()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	model, llmCfg, err := pickModel(o)
-	if err != nil {
-		return usageError{err}
-	}
 	workspace := o.workspace
-	if workspace == "" {
+	switch {
+	case workspace == "" && o.demo:
 		dir, err := os.MkdirTemp("", "dsh-run-")
 		if err != nil {
-			return err
+			return runResult{}, err
 		}
 		defer os.RemoveAll(dir)
 		workspace = dir
 		fmt.Fprintf(stderr, "workspace: %s (removed at exit; --workspace DIR keeps one)\n", workspace)
-	} else if err := os.MkdirAll(workspace, 0o755); err != nil {
-		return usageError{err}
+	case workspace == "":
+		// As claude -p: the current directory.
+		wd, err := os.Getwd()
+		if err != nil {
+			return runResult{}, err
+		}
+		workspace = wd
+	default:
+		if err := os.MkdirAll(workspace, 0o755); err != nil {
+			return runResult{}, usageError{err}
+		}
+		if abs, err := filepath.Abs(workspace); err == nil {
+			workspace = abs
+		}
+	}
+	o.findProjectHooks(workspace, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
+	model, llmCfg, err := pickModel(o)
+	if err != nil {
+		return runResult{}, usageError{err}
 	}
 
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
@@ -249,17 +287,17 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		// Bash commands source.
 		dir, err := os.MkdirTemp("", "dsh-env-")
 		if err != nil {
-			return err
+			return runResult{}, err
 		}
 		defer os.RemoveAll(dir)
 		o.envFile = filepath.Join(dir, "env.sh")
 	}
 	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o)}); err != nil {
-		return err
+		return runResult{}, err
 	}
 	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	defer closeMCP()
 	rt := tools.New(reg, hooks, append([]tools.Option{tools.WithLogger(logger)}, hooksToolOptions(o)...)...)
@@ -270,14 +308,14 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 
 	log, resume, err := openLog(ctx, o.logFile, stderr)
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	defer log.Close()
 	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
 	// see the same session_id and transcript_path in every run of the session.
 	sessionID, err := logSessionID(log, resume)
 	if err != nil {
-		return usageError{fmt.Errorf("%s: %w", o.logFile, err)}
+		return runResult{}, usageError{fmt.Errorf("%s: %w", o.logFile, err)}
 	}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
@@ -291,11 +329,20 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		turn.observe(e)
 		prog.observe(e)
 	})
+	out := &outcome{}
+	log.Subscribe(out.observe)
+	if o.outputFormat == formatStreamJSON {
+		log.Subscribe(streamEvents(stdout))
+	}
+	if o.maxTurns > 0 {
+		// First, so that no hook runs for a step past the limit.
+		hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
+	}
 
 	if o.hasHooks() {
 		closeHooks, err := attachHooks(o, llmCfg.Model, workspace, hooks, log, turn, logger)
 		if err != nil {
-			return err
+			return runResult{}, err
 		}
 		defer closeHooks()
 	}
@@ -314,7 +361,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		agent, err = loop.New(ctx, cfg)
 	}
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	defer agent.Close()
 	turn.setAgent(agent)
@@ -323,14 +370,20 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		agent.Cancel(dsh.CancelUser{}, true)
 	}()
 	if instructions, ok := compactPrompt(o.prompt); ok {
-		return compactNow(ctx, agent, instructions, stderr)
+		if err := compactNow(ctx, agent, instructions, stderr); err != nil {
+			return runResult{}, err
+		}
+		return runResult{Type: "result", Subtype: "success", StopReason: "compacted", SessionID: sessionID}, nil
 	}
 	msg := dsh.UserMessage{ID: fmt.Sprintf("prompt-%d", time.Now().UnixNano()), Role: dsh.UserMessageRoleUser,
 		Content: []dsh.ContentBlock{dsh.TextBlock{Text: o.prompt}}, Source: dsh.SourceUser{}}
 	if err := agent.Followup(context.WithoutCancel(ctx), msg); err != nil {
-		return err
+		return runResult{}, err
 	}
-	return agent.Wait(context.WithoutCancel(ctx))
+	if err := agent.Wait(context.WithoutCancel(ctx)); err != nil {
+		return runResult{}, err
+	}
+	return out.result(ctx, sessionID, o.logFile, start), nil
 }
 
 // toolStyle is how the built-in tools word their results: as the dialect's engine does
@@ -400,9 +453,28 @@ func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolN
 	return d, nil
 }
 
-// hasHooks says whether o loads hooks (a file or plugins).
+// hasHooks says whether o loads hooks (a file, plugins, settings or the trusted
+// project's own hook files).
 func (o runOptions) hasHooks() bool {
-	return o.hooksFile != "" || len(o.pluginDirs) > 0 || o.settingSources != ""
+	return o.hooksFile != "" || len(o.pluginDirs) > 0 || o.settingSources != "" || o.projectHooks
+}
+
+// findProjectHooks looks for the project's own hook files (under --project-dir, else the
+// workspace): under --trust they load (projectHooks); without it, their presence is
+// reported once through note, saying how to load them.
+func (o *runOptions) findProjectHooks(workspace string, note func(string)) {
+	dir := o.projectDir
+	if dir == "" {
+		dir = workspace
+	}
+	files := projectHookFiles(o.dialect, dir)
+	switch {
+	case len(files) == 0:
+	case o.trust:
+		o.projectHooks = true
+	default:
+		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust to load them)", strings.Join(files, ", ")))
+	}
 }
 
 // badSources returns the first unknown name of a --setting-sources list ("" if none).
@@ -446,8 +518,9 @@ func settingFiles(o runOptions, workspace string, logger *slog.Logger) []string 
 		if !want[c[0]] || !hookproto.FileExists(c[1]) {
 			continue
 		}
-		if c[0] != "user" && !o.trust {
-			logger.Warn("hooks", "diagnostic", c[1]+": a project settings file loads only with --trust; skipped")
+		if c[0] != "user" {
+			// The project's files load with --trust (the bridge discovers them), and
+			// without it findProjectHooks has said so once.
 			continue
 		}
 		out = append(out, c[1])
@@ -647,28 +720,18 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 		Observe(dsh.SessionEventData) error
 		Close() error
 	}
-	path := o.transcript
-	if path == "" {
-		if o.dialect == "codex" {
-			// As Codex finds a session's rollout on resume: by its id, whatever its date.
-			dir := filepath.Join(os.TempDir(), "dsh-rollouts")
-			path = filepath.Join(dir, "rollout-"+time.Now().UTC().Format("2006-01-02T15-04-05")+"-"+sessionID+".jsonl")
-			if found, _ := filepath.Glob(filepath.Join(dir, "rollout-*-"+sessionID+".jsonl")); len(found) > 0 {
-				path = found[0]
-			}
-		} else {
-			path = filepath.Join(os.TempDir(), "dsh-transcripts", sessionID+".jsonl")
-		}
+	path, removeTranscript, err := transcriptPath(o, sessionID)
+	if err != nil {
+		return nil, err
 	}
-	path, _ = filepath.Abs(path)
 	var tw transcriptWriter
-	var err error
 	if o.dialect == "codex" {
 		tw, err = codex.NewRollout(path, sessionID, workspace)
 	} else {
 		tw, err = claudecode.NewTranscript(path, sessionID, workspace)
 	}
 	if err != nil {
+		removeTranscript()
 		return nil, usageError{fmt.Errorf("--transcript: %w", err)}
 	}
 	cancelTranscript := log.Subscribe(func(e session.Event) {
@@ -678,7 +741,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 			}
 		}
 	})
-	stopTranscript := func() { cancelTranscript(); _ = tw.Close() }
+	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
 	abs = path
 	mode := o.permissionMode
 	if mode == "" {
@@ -707,9 +770,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 		}
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	}
-	for _, d := range diags {
-		logger.Warn("hooks", "diagnostic", d.Error())
-	}
+	_ = diags // the bridge has logged them
 	unregister := register(hooks.Plugin("hooks-" + o.dialect))
 	return func() {
 		unregister()
