@@ -33,7 +33,8 @@ const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model opena
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
-session/new is a dsh session with the built-in tools confined to the session's cwd; the
+session/new is a dsh session working in the session's cwd: Read, Write and Edit are
+confined to it, Bash is not (it runs with your user's rights, as under dsh run); the
 session's mcpServers are mounted; session/load resumes a session from its log. The
 process ends when stdin does, after cancelling and settling every session.
 

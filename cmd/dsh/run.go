@@ -45,19 +45,33 @@ const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model opena
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
-               [--context-window N] [--compact-threshold R] PROMPT...
+               [--context-window N] [--compact-threshold R]
+               [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
 
-Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
-(Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
+Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
+with the built-in tools Bash, Read, Write and Edit. The final answer goes to stdout; a
+readable transcript goes to stderr. A PROMPT of - (or no PROMPT and a pipe on stdin) is
+read from stdin. Flags go before the PROMPT: a flag after it is a usage error (-- ends
+the flags, for a prompt that holds such a word).
+
+What is confined: Read, Write and Edit refuse any path outside the workspace (after
+resolving symlinks). Bash is NOT confined: its commands run with your user's rights, in
+the workspace as the current directory, and can read, write and delete anything you can.
+Hooks and MCP servers run with your rights too. Guard Bash with hooks or plugins, or run
+dsh in a sandbox (a container or VM) when that matters.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
   --model scripted:FILE  replay a scripted model ({"responses":[...]}, see runtime/llm)
   --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
                        OPENAI_MODEL and OPENAI_API_KEY from the environment
-  --workspace DIR      the workspace (default: a new temporary directory, removed at exit)
+  --workspace DIR      the workspace (default: the current directory; with --demo, a new
+                       temporary directory, removed at exit)
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed
-  --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
+  --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape). FILE
+                       fails closed: if it cannot be read or parsed, or names an event, group
+                       or handler the bridge would skip, dsh run exits 1 naming it and runs
+                       nothing (settings found on their own skip a bad entry with a warning)
   --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
                        hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
                        and substituted; repeatable
@@ -65,14 +79,18 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
                        list of user (~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json),
                        project (.claude/settings.json; Codex: .codex/hooks.json) and local
                        (.claude/settings.local.json) under --project-dir; project and local
-                       load only with --trust. Default: none (only the files named)
+                       are the project's own hook files, which load with --trust (and
+                       --trust alone loads them). Default: none (only the files named)
   --transcript FILE    where to keep the transcript the hooks read at transcript_path, in the
-                       engine's format: Claude Code's JSONL, or a Codex rollout (default: the
-                       session's file under the temporary directory, which a run continuing
-                       the session of --log goes on writing)
+                       engine's format: Claude Code's JSONL, or a Codex rollout (default: next
+                       to the --log FILE, as FILE.transcript.jsonl or FILE.rollout.jsonl,
+                       which a run continuing the session goes on writing; without --log, in
+                       a private directory removed when the session ends). Mode 0600)
   --dialect D          the hooks' dialect: claude-code (default) or codex
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
-  --trust              also load the project directory's own hook files and .mcp.json
+  --trust              also load the project directory's own hook files (.claude/settings.json
+                       and .claude/settings.local.json; Codex: .codex/hooks.json) and its
+                       .mcp.json; without it, their presence is reported once
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
                        tools are named mcp__<server>__<tool>
   --canonical          write the hooks' words and the built-in tools' results for the model
@@ -95,11 +113,25 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
                        PermissionRequest hook (approval/answer) may allow or deny, else the
                        call is denied. The hooks get it as permission_mode
 
+  --output-format F    text (default): the final answer on stdout; json: one object on stdout
+                       with type "result", subtype (success, error_max_turns,
+                       error_during_execution, interrupted), is_error, result, stop_reason,
+                       error, session_id, log, num_turns, duration_ms and usage;
+                       stream-json: every session event as a JSON line, as the log records
+                       it, then that object
+  --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
+
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
 running a turn (the instructions guide the summary).
 
-Exit status: 0 when the session ran (whatever its turns ended with); 1 when it could not
-(an unreadable script, log or hooks file); 2 for a usage error.
+Exit status:
+  0    the turn completed, or policy (a hook or plugin) blocked or halted it
+  1    it ended in error (the model, auth, network), reached --max-turns, or could not
+       run (an unreadable script, log or hooks file): one line on stderr
+  2    a usage error
+  130  SIGINT, 143 SIGTERM, 129 SIGHUP: the turn is cancelled, the hooks' and Bash's
+       process groups and the MCP servers are reaped and the turn is closed in the log
+       before dsh exits; a second signal ends dsh at once
 `
 
 // runOptions are the parsed flags of dsh run.
