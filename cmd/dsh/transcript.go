@@ -101,10 +101,8 @@ func line(e session.Event) string {
 		return s
 	case dsh.ToolResultLogged:
 		mark := "✓"
-		for _, b := range d.Message.Content {
-			if r, ok := b.(dsh.ToolResultBlock); ok && r.IsError {
-				mark = "✗"
-			}
+		if failedResult(d) {
+			mark = "✗"
 		}
 		return indent(clip(textOf(d.Message.Content)), "    "+mark+" ")
 	case dsh.HookResult:
