@@ -114,6 +114,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !ok {
 		return code
 	}
+	o.run.plugins = configOf(ctx).plugins
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Check the model and the config files once, up front: a usage error exits 2 before
 	// any frame is read.
@@ -170,6 +171,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}); err != nil {
 		return nil, err
 	}
+	registerPlugins(hooks, ro.plugins)
 	if ro.demo {
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))

@@ -40,11 +40,20 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
-	os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	Main()
 }
 
-// Main runs dsh with args (without the program name) and returns the exit code.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Main runs the dsh CLI with the process's arguments, standard streams and opts, and
+// exits with its status. A custom build's main is this one call:
+//
+//	func main() { cli.Main(cli.WithPlugins(&myplugin.Plugin{})) }
+func Main(opts ...Option) {
+	os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, opts...))
+}
+
+// Run runs dsh with args (without the program name) and opts, and returns the exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...Option) int {
+	ctx = withConfig(ctx, opts)
 	top := clix.New("dsh", usage(), stdout, stderr)
 	switch {
 	case len(args) == 0:

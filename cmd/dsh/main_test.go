@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dsh": func() {
-			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }
@@ -71,7 +71,7 @@ func TestUsageExitCodes(t *testing.T) {
 		"log missing file":  {[]string{"log", dir + "/none.jsonl"}, 1},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := Main(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)
+		code := Run(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)
 		if code != c.code {
 			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, c.code, stderr.String())
 		}
@@ -97,7 +97,7 @@ func TestExampleScript(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	args := []string{"run", "--model", "scripted:../../examples/scripts/rm.json", "--workspace", dir, "--log", dir + "/s.jsonl", "clean", "up"}
-	if code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+	if code := Run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("dsh run: exit %d\n%s", code, &stderr)
 	}
 	if !strings.Contains(stderr.String(), "── turn 1 ended: completed") || !strings.Contains(stderr.String(), "rm -r -f build") {
@@ -105,7 +105,7 @@ func TestExampleScript(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main(context.Background(), []string{"log", dir + "/s.jsonl"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+	if code := Run(context.Background(), []string{"log", dir + "/s.jsonl"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("dsh log: exit %d\n%s", code, &stderr)
 	}
 	if !strings.Contains(stdout.String(), "assistant: Done: build is gone.") {

@@ -97,7 +97,7 @@ func TestRunMCPConfig(t *testing.T) {
 	}})
 	logPath := filepath.Join(dir, "run.jsonl")
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), []string{"run", "--model", "scripted:" + script, "--workspace", ws, "--log", logPath,
+	code := Run(context.Background(), []string{"run", "--model", "scripted:" + script, "--workspace", ws, "--log", logPath,
 		"--hooks", hooks, "--mcp-config", cfg, "read the notes"}, nil, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
@@ -136,7 +136,7 @@ func TestRunMCPConfig(t *testing.T) {
 			args = append(args, "--trust")
 		}
 		stderr.Reset()
-		if code := Main(context.Background(), append(args, "go"), nil, &stdout, &stderr); code != 0 {
+		if code := Run(context.Background(), append(args, "go"), nil, &stdout, &stderr); code != 0 {
 			t.Fatalf("trust=%v: exit %d\n%s", trust, code, stderr.String())
 		}
 		r := toolResults(t, logPath)["p"]

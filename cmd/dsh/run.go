@@ -155,9 +155,10 @@ type runOptions struct {
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	prompt             string
-	outputFormat       string // text, json or stream-json (dsh run)
-	maxTurns           int    // 0: no limit (dsh run)
-	projectHooks       bool   // the trusted project has hook files (set per session)
+	outputFormat       string   // text, json or stream-json (dsh run)
+	maxTurns           int      // 0: no limit (dsh run)
+	projectHooks       bool     // the trusted project has hook files (set per session)
+	plugins            []Plugin // the native plugins compiled in (WithPlugins)
 }
 
 // sessionFlags defines on fs the flags dsh run and dsh acp share: the model, the hooks,
@@ -251,6 +252,7 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !ok {
 		return code
 	}
+	o.plugins = configOf(ctx).plugins
 	// A hooks file named on the command line fails closed, before anything starts.
 	if err := checkNamedHooks(o.dialect, o.hooksFile); err != nil {
 		return c.Fail(err)
@@ -333,6 +335,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	defer closeMCP()
 	rt := tools.New(reg, hooks, append([]tools.Option{tools.WithLogger(logger)}, hooksToolOptions(o)...)...)
+	registerPlugins(hooks, o.plugins)
 	if o.demo {
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
