@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func npmPackages(t *testing.T) string {
 	}
 	cache := os.Getenv("DSH_CACHE")
 	if cache == "" {
-		root, err := filepath.Abs("../..")
+		root, err := filepath.Abs("..")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func npmPackages(t *testing.T) string {
 func buildDsh(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "dsh")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/dsh").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -96,7 +96,7 @@ func TestUsageExitCodes(t *testing.T) {
 func TestExampleScript(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := []string{"run", "--model", "scripted:../../examples/scripts/rm.json", "--workspace", dir, "--log", dir + "/s.jsonl", "clean", "up"}
+	args := []string{"run", "--model", "scripted:../examples/scripts/rm.json", "--workspace", dir, "--log", dir + "/s.jsonl", "clean", "up"}
 	if code := Run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("dsh run: exit %d\n%s", code, &stderr)
 	}

@@ -1,4 +1,7 @@
-// Command dsh runs and inspects dsh sessions and hooks.
+// Package cli is the dsh command line: cmd/dsh is its main, and a custom build with
+// native plugins compiled in is one call (see WithPlugins):
+//
+//	func main() { cli.Main(cli.WithPlugins(&myplugin.Plugin{})) }
 //
 // Usage:
 //
@@ -14,7 +17,7 @@
 // on stdout and exits 0; a usage error (a bad flag or argument) prints the problem and the
 // usage on stderr and exits 2; a failure (a file that cannot be read, a damaged log) prints
 // one line naming it on stderr and exits 1.
-package main
+package cli
 
 import (
 	"context"
@@ -38,10 +41,6 @@ type command struct {
 // commands holds the subcommands by name; each command's file adds itself in an init
 // function, so adding a command never edits this file.
 var commands = map[string]command{}
-
-func main() {
-	Main()
-}
 
 // Main runs the dsh CLI with the process's arguments, standard streams and opts, and
 // exits with its status. A custom build's main is this one call:
