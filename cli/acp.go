@@ -42,7 +42,8 @@ process ends when stdin does, after cancelling and settling every session.
   --model M            as dsh run: scripted:FILE (a fresh script per session) or openai
   --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
-  --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
+  --hooks FILE         run the Claude Code or Codex hooks of FILE in every session; as under
+                       dsh run, FILE fails closed (exit 1 naming it before any frame is read)
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
   --compact-threshold R, --revalidate-after-rewrite
                        as dsh run (see dsh run --help), in every session; a prompt of

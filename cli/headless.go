@@ -46,7 +46,7 @@ func (o *runOptions) headlessFlags(fs *flag.FlagSet) {
 }
 
 // promptArgs turns dsh run's positional arguments into the prompt: "-" alone, or no
-// argument with stdin not a terminal, reads the prompt from stdin. It returns a usage
+// argument with stdin not a terminal, reads the prompt from stdin (a nil stdin: none). It returns a usage
 // error ("" if none): a flag after the prompt is one (a prompt that holds such a word
 // follows --).
 func promptArgs(fs *flag.FlagSet, args []string, stdin io.Reader) (prompt, problem string, err error) {

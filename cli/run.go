@@ -218,6 +218,9 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
+	if o.demo {
+		stdin = nil // the demo has its own prompt: a pipe on stdin is not one
+	}
 	prompt, problem, err := promptArgs(fs, args, stdin)
 	if err != nil {
 		return o, c.Fail(err), false
