@@ -338,6 +338,11 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	defer closeMCP()
 	rt := tools.New(reg, hooks, append([]tools.Option{tools.WithLogger(logger)}, hooksToolOptions(o)...)...)
+	out := &outcome{}
+	if o.maxTurns > 0 {
+		// First of all listeners, so that no plugin or hook runs for a step past the limit.
+		hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
+	}
 	registerPlugins(hooks, o.plugins)
 	if o.demo {
 		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
@@ -367,14 +372,9 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		turn.observe(e)
 		prog.observe(e)
 	})
-	out := &outcome{}
 	log.Subscribe(out.observe)
 	if o.outputFormat == formatStreamJSON {
 		log.Subscribe(streamEvents(stdout))
-	}
-	if o.maxTurns > 0 {
-		// First, so that no hook runs for a step past the limit.
-		hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
 	}
 
 	if o.hasHooks() {
