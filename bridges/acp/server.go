@@ -85,7 +85,8 @@ type Env struct {
 type Config struct {
 	// Setup builds a session's environment. Required.
 	Setup func(ctx context.Context, spec SessionSpec) (*Env, error)
-	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required.
+	// SessionsDir holds the session logs, one <sessionId>.jsonl each (and the transcripts
+	// the hooks read beside them); created private (0700) when missing. Required.
 	SessionsDir string
 	// MCP configures the MCP clients (Dir is set per session).
 	MCP mcp.Options
@@ -391,7 +392,7 @@ func (s *Server) open(ctx context.Context, id, cwd string, servers []mcpServer, 
 	if !validID.MatchString(id) {
 		return nil, rpcErr(CodeInvalidParams, "Invalid params: session id %q (want letters, digits, _ and -)", id)
 	}
-	if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.cfg.SessionsDir, 0o700); err != nil {
 		return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
 	}
 	path := filepath.Join(s.cfg.SessionsDir, id+".jsonl")
