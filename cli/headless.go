@@ -46,9 +46,10 @@ func (o *runOptions) headlessFlags(fs *flag.FlagSet) {
 }
 
 // promptArgs turns dsh run's positional arguments into the prompt: "-" alone, or no
-// argument with stdin not a terminal, reads the prompt from stdin (a nil stdin: none). It returns a usage
-// error ("" if none): a flag after the prompt is one (a prompt that holds such a word
-// follows --).
+// argument with stdin not a terminal, reads the prompt from stdin (a nil stdin: none). It
+// returns a usage error ("" if none): a word after the prompt that names one of fs's
+// flags is one (a prompt that holds such a word follows --); other words starting with
+// "-" are prompt text.
 func promptArgs(fs *flag.FlagSet, args []string, stdin io.Reader) (prompt, problem string, err error) {
 	rest := fs.Args()
 	terminated := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
