@@ -50,7 +50,7 @@ func checkNamedHooks(dialect, path string) error {
 	}
 	first := bad[0]
 	first.Skipped = ""
-	msg := first.Error()
+	msg := oneLine(first.Error())
 	if errors.Is(first.Err, hookproto.ErrUnsupportedEvent) {
 		msg += fmt.Sprintf(" (the %s bridge runs %s)", table.Dialect, strings.Join(events, ", "))
 	}
