@@ -155,9 +155,8 @@ type Result struct {
 }
 
 // runCase runs c under engine and under dsh and compares.
-func runCase(t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine string) Result {
+func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine string) Result {
 	res := Result{Case: c.Name, Engine: engine}
-	ctx := context.Background()
 	obs := func(dir runDir, reqs []Request, sent []Next) Observation {
 		runs, err := ReadHookRuns(dir.hooklog)
 		if err != nil {
@@ -315,6 +314,19 @@ func isExit(err error) bool {
 
 func slug(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }
 
+// budget is how long TestDifferential may run its cases: DSH_DIFFERENTIAL_BUDGET (a
+// duration) when set, else until a minute before go test's -timeout deadline (leaving time
+// to kill the engines, remove the temporary directories and report), else 20 minutes.
+func budget(t *testing.T) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("DSH_DIFFERENTIAL_BUDGET")); err == nil && d > 0 {
+		return d
+	}
+	if deadline, ok := t.Deadline(); ok {
+		return max(time.Until(deadline)-time.Minute, 10*time.Second)
+	}
+	return 20 * time.Minute
+}
+
 // TestDifferential runs every case under the real engines and under dsh run and fails on
 // a difference docs/decisions.md does not list (and on a listed one that no longer
 // occurs).
@@ -359,6 +371,10 @@ func TestDifferential(t *testing.T) {
 			}
 		}
 	}
+	// The suite bounds its own run time, so that it ends (its engine processes killed, its
+	// temporary directories removed) before go test's -timeout would kill it with neither.
+	ctx, cancel := context.WithTimeout(context.Background(), budget(t))
+	defer cancel()
 	results := make([]Result, len(todo))
 	sem := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
@@ -366,9 +382,19 @@ func TestDifferential(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				results[i] = Result{Case: j.c.Name, Engine: j.engine, Err: "not run: the suite's time budget ran out (DSH_DIFFERENTIAL_BUDGET, or go test -timeout)"}
+				return
+			}
 			defer func() { <-sem }()
-			results[i] = runCase(t, e, dshBin, filepath.Join(base, slug(j.c.Name), j.engine), wrap, j.c, j.engine)
+			results[i] = runCase(ctx, t, e, dshBin, filepath.Join(base, slug(j.c.Name), j.engine), wrap, j.c, j.engine)
+			if ctx.Err() != nil {
+				results[i].Err += " (the suite's time budget ran out during the case)"
+			}
 		}()
 	}
 	wg.Wait()

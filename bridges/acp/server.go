@@ -93,7 +93,8 @@ type Env struct {
 type Config struct {
 	// Setup builds a session's environment. Required.
 	Setup func(ctx context.Context, spec SessionSpec) (*Env, error)
-	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required unless
+	// SessionsDir holds the session logs, one <sessionId>.jsonl each (and the transcripts
+	// the hooks read beside them); created private (0700) when missing. Required unless
 	// Logs is set.
 	SessionsDir string
 	// Logs, if set, keeps the session logs instead of SessionsDir (dsh acp --sessions
@@ -473,7 +474,7 @@ func (s *Server) open(ctx context.Context, id, cwd string, servers []mcpServer, 
 		return nil, rpcErr(CodeInvalidParams, "Invalid params: session id %q (want letters, digits, _ and -)", id)
 	}
 	if s.cfg.Logs == nil {
-		if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
+		if err := os.MkdirAll(s.cfg.SessionsDir, 0o700); err != nil {
 			return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
 		}
 	}

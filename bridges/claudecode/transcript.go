@@ -31,12 +31,13 @@ type Transcript struct {
 	parent    *string
 }
 
-// NewTranscript creates (or appends to) the transcript at path.
+// NewTranscript creates (or appends to) the transcript at path: private to the user
+// (the file 0600, a directory it creates 0700), as it holds the whole conversation.
 func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}

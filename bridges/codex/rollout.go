@@ -29,12 +29,13 @@ type Rollout struct {
 }
 
 // NewRollout creates (or appends to) the rollout at path; a new file starts with the
-// session_meta line.
+// session_meta line. It is private to the user (the file 0600, a directory it creates
+// 0700), as it holds the whole conversation.
 func NewRollout(path, sessionID, cwd string) (*Rollout, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}

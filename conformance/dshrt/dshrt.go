@@ -62,7 +62,7 @@ type hookBridge interface {
 }
 
 // turnState follows an agent's session log to tell the hook bridge its open turn, as
-// cmd/dsh does.
+// the dsh command line (package cli) does.
 type turnState struct {
 	mu   sync.Mutex
 	turn int
@@ -373,7 +373,7 @@ func (r *Runtime) recordApproval(ctx context.Context, data dsh.SessionEventData)
 
 // AttachHooks loads the hooks file with dsh's bridge of the dialect (bridges/claudecode,
 // bridges/codex) and registers it as the plugin "hooks-<dialect>", as `dsh run --hooks`
-// does (cmd/dsh/run.go): the session of an event is its agent's, resolved when the event
+// does (cli/run.go): the session of an event is its agent's, resolved when the event
 // fires (handle, open turn, id as session id, no transcript path, model "scripted"); the
 // hook/invoked and hook/result records go to the log of the first agent, like the
 // approval records; Codex's $SHELL is /bin/sh. The bridge's messages get deterministic

@@ -9,6 +9,8 @@ import (
 	"io"
 	"iter"
 	"os"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,6 +188,11 @@ func ParseScript(data []byte) (*Scripted, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("llm: parse script: data after the top-level object")
 	}
+	// encoding/json matches field names without regard to case ("toolcalls" would fill
+	// toolCalls): check every name against the exact spelling.
+	if err := exactFields(data, reflect.TypeOf(file), ""); err != nil {
+		return nil, fmt.Errorf("llm: parse script: %w", err)
+	}
 	n := 0
 	for i, r := range file.Responses {
 		if err := resolveResponse(r, &n).invalid; err != nil {
@@ -193,6 +200,70 @@ func ParseScript(data []byte) (*Scripted, error) {
 		}
 	}
 	return NewScripted(file.Responses...), nil
+}
+
+// exactFields checks that every object key of data, decoded as a value of type t, is the
+// exact JSON name of one of t's fields (recursively through structs, pointers and slices;
+// a type with its own UnmarshalJSON, and json.RawMessage, check themselves). path names
+// the value in the error, e.g. "responses[0].toolCalls[1]".
+func exactFields(data json.RawMessage, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[json.RawMessage]() || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) != nil {
+			return nil // not a list: the decoder has said so already
+		}
+		for i, item := range items {
+			if err := exactFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		for f := range t.Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				fields[name] = f.Type
+			}
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			ft, ok := fields[k]
+			if !ok {
+				at := ""
+				if path != "" {
+					at = path + ": "
+				}
+				for name := range fields {
+					if strings.EqualFold(name, k) {
+						return fmt.Errorf("%sunknown field %q (did you mean %q?)", at, k, name)
+					}
+				}
+				return fmt.Errorf("%sunknown field %q", at, k)
+			}
+			sub := k
+			if path != "" {
+				sub = path + "." + k
+			}
+			if err := exactFields(obj[k], ft, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // resolveResponse validates r and resolves its tool calls and finish; *n counts the tool

@@ -53,7 +53,7 @@ func bash(o Options) tools.Definition {
 				return []dsh.ContentBlock{dsh.TextBlock{Text: renderCodex(r)}}, nil
 			}
 			return []dsh.ContentBlock{dsh.TextBlock{Text: renderBash(r, o.NoOutputText)}}, nil
-		}},
+		}, PresentationMeta: bashMeta},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in struct {
 				Command string `json:"command"`
@@ -91,6 +91,17 @@ func bash(o Options) tools.Definition {
 		}
 	}
 	return d
+}
+
+// bashMeta is the presentation metadata of a command that exited non-zero,
+// {"exitCode": N}, so that a log reader (dsh log) tells a failed command from a
+// successful one whatever the style worded it as; nil for exit 0.
+func bashMeta(_, value json.RawMessage) (json.RawMessage, error) {
+	var r bashResult
+	if err := json.Unmarshal(value, &r); err != nil || r.ExitCode == 0 {
+		return nil, err
+	}
+	return json.Marshal(map[string]int{"exitCode": r.ExitCode})
 }
 
 // claudeExitText is Claude Code's text of a command that exited non-zero: "Exit code N"

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dshkit/dsh/bridges/acp"
+	"github.com/dshkit/dsh/bridges/mcp"
+	"github.com/dshkit/dsh/examples/editnotes"
+	"github.com/dshkit/dsh/examples/rmguard"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+func init() {
+	commands["acp"] = command{summary: "serve ACP (Agent Client Protocol) on stdio, for editors such as Zed", run: runACP}
+}
+
+const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai]
+               [--sessions DIR | --sessions postgres://... [--takeover]]
+               [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
+               [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
+               [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
+               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--mcp-trust NAME]...
+
+Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
+stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
+session/new is a dsh session working in the session's cwd: Read, Write and Edit are
+confined to it, Bash is not (it runs with your user's rights, as under dsh run); the
+session's mcpServers are mounted; session/load resumes a session from its log (a damaged
+log is refused and left as it is: see dsh log --repair). The
+process ends when stdin does, after cancelling and settling every session.
+
+  --demo               the bundled scripted model and the two example native plugins
+  --model M            as dsh run: scripted:FILE (a fresh script per session) or openai
+  --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
+                       $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
+  --sessions postgres://USER:PASSWORD@HOST:PORT/DB
+                       keep the session logs in PostgreSQL, keyed by session id, so that
+                       any dsh acp (or dsh run --session ID) on any machine loads them; what
+                       the URL leaves out comes from PGHOST, PGPASSWORD and the other libpq
+                       variables. A session is written by one process at a time: loading a
+                       session another process holds fails until that one closes it or its
+                       lease expires (30 s after it stopped renewing it)
+  --takeover           with a postgres --sessions: session/load takes a session over even
+                       when another process holds it (that process's appends then fail)
+  --hooks FILE         run the Claude Code or Codex hooks of FILE in every session; as under
+                       dsh run, FILE fails closed (exit 1 naming it before any frame is read)
+  --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
+  --compact-threshold R, --revalidate-after-rewrite
+                       as dsh run (see dsh run --help), in every session; a prompt of
+                       "/compact [instructions]" compacts the session (advertised in
+                       available_commands_update)
+  --dialect D          the hooks' dialect: claude-code (default) or codex
+  --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks and where .mcp.json is looked
+                       for (default: the session's cwd)
+  --trust              also load the project's own hook files and .mcp.json servers
+  --mcp-config FILE    MCP servers for every session (Claude Code's .mcp.json shape)
+  --permissions P      ask (default): every tool but Read and read-only MCP tools of trusted
+                       servers asks the editor first (session/request_permission); allow:
+                       none asks unless a hook or plugin decides ask
+  --mcp-trust NAME     trust MCP server NAME's tool annotations: its tools annotated
+                       readOnlyHint run without asking under --permissions ask (another
+                       server's annotation is a hint, not a permission); repeatable
+  --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
+                       servers; repeatable
+
+Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
+config file, a database it cannot reach); 2 for a usage error.
+`
+
+// acpOptions are the parsed flags of dsh acp.
+type acpOptions struct {
+	run         runOptions // model, hooks and MCP flags, shared with dsh run
+	sessions    string
+	permissions string
+	mcpTrust    names // --mcp-trust NAME: servers whose readOnlyHint skips the ask
+	takeover    bool
+}
+
+// parseACP parses dsh acp's arguments; when it returns !ok, c has printed the help or the
+// usage error and the command exits with code.
+func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) {
+	fs := c.Flags
+	o.run.sessionFlags(fs)
+	fs.StringVar(&o.sessions, "sessions", "", "where session logs go (a directory or postgres://...)")
+	fs.BoolVar(&o.takeover, "takeover", false, "with a postgres --sessions: session/load takes over a held session")
+	o.permissions = string(acp.PermissionsAsk)
+	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
+	fs.Var(&o.mcpTrust, "mcp-trust", "trust the tool annotations of MCP server NAME (repeatable)")
+	if code, ok := c.Parse(args, 0); !ok {
+		return o, code, false
+	}
+	switch {
+	case o.run.demo && o.run.model != "":
+		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
+	case !o.run.demo && o.run.model == "":
+		return o, c.UsageError("--model is required (or --demo)"), false
+	case o.run.checkSession() != "":
+		return o, c.UsageError("%s", o.run.checkSession()), false
+	case o.takeover && !pgstore.IsURL(o.sessions):
+		return o, c.UsageError("--takeover needs a postgres:// --sessions"), false
+	}
+	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
+		// Each session loads the script afresh: pin it to the directory dsh started in.
+		if abs, err := filepath.Abs(path); err == nil {
+			o.run.model = "scripted:" + abs
+		}
+	}
+	if o.sessions == "" {
+		state := os.Getenv("XDG_STATE_HOME")
+		if state == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return o, c.Fail(fmt.Errorf("--sessions: no default (%v); pass a directory", err)), false
+			}
+			state = filepath.Join(home, ".local", "state")
+		}
+		o.sessions = filepath.Join(state, "dsh", "sessions")
+	}
+	return o, clix.ExitOK, true
+}
+
+func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := clix.New("dsh acp", acpUsage, stdout, stderr)
+	c.OmitFlagList = true
+	o, code, ok := parseACP(c, args)
+	if !ok {
+		return code
+	}
+	o.run.plugins = configOf(ctx).plugins
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Check the model and the config files once, up front: a usage error exits 2 before
+	// any frame is read.
+	if _, _, err := pickModel(o.run); err != nil {
+		return c.Fail(err)
+	}
+	if file := o.run.mcpConfig; file != "" {
+		if _, err := os.Stat(file); err != nil {
+			return c.Fail(fmt.Errorf("--mcp-config: %v", err))
+		}
+	}
+	// A hooks file named on the command line fails closed, before any frame is read.
+	if err := checkNamedHooks(o.run.dialect, o.run.hooksFile); err != nil {
+		return c.Fail(err)
+	}
+	cfg := acp.Config{
+		Setup:       func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) { return acpSetup(o, spec, logger) },
+		SessionsDir: o.sessions,
+		Permissions: acp.Permissions(o.permissions),
+		Logger:      logger,
+		MCP:         mcp.Options{Env: o.run.envDeny.childEnv(), TrustedServers: o.mcpTrust},
+	}
+	if pgstore.IsURL(o.sessions) {
+		db, err := pgstore.Connect(ctx, o.sessions, pgstore.WithLogger(logger))
+		if err != nil {
+			return c.Fail(err)
+		}
+		defer db.Close()
+		cfg.SessionsDir, cfg.Logs = "", pgLogs{db: db, takeover: o.takeover}
+	}
+	srv, err := acp.NewServer(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx, stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// acpSetup builds one session's environment the way dsh run builds its session: the
+// model, the built-in tools in the session's cwd, the demo plugins, the hooks bridge and
+// the MCP servers of --mcp-config and the project.
+func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
+	ro := o.run
+	ro.logFile = spec.LogPath
+	// An editor asks its user (Notification permission_prompt) and waits for input between
+	// turns (idle_prompt); under --permissions ask the hooks see permission_mode default.
+	ro.interactive = true
+	if o.permissions == string(acp.PermissionsAsk) {
+		ro.permissionMode = permDefault
+	}
+	ro.findProjectHooks(spec.CWD, func(msg string) { logger.Warn("hooks", "diagnostic", msg) })
+	model, llmCfg, err := pickModel(ro)
+	if err != nil {
+		return nil, err
+	}
+	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
+	reg := tools.NewRegistry()
+	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro), Env: ro.envDeny.childEnv()}
+	if _, err := builtin.Register(reg, toolOpts); err != nil {
+		return nil, err
+	}
+	registerPlugins(hooks, ro.plugins)
+	if ro.demo {
+		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
+		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
+	}
+	turn := &turnState{id: hookSessionID(spec.ID)}
+	unsubscribe := spec.Log.Subscribe(turn.observe)
+	closeHooks := func() {}
+	if ro.hasHooks() {
+		if closeHooks, err = attachHooks(ro, llmCfg.Model, spec.CWD, hooks, spec.Log, turn, logger); err != nil {
+			unsubscribe()
+			return nil, err
+		}
+	}
+	projectDir := ro.projectDir
+	if projectDir == "" {
+		projectDir = spec.CWD
+	}
+	servers, err := mcpServers(ro.mcpConfig, projectDir, ro.trust, logger)
+	if err != nil {
+		closeHooks()
+		unsubscribe()
+		return nil, err
+	}
+	return &acp.Env{
+		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
+		ContinuationCap: continuationCap(ro), Compaction: ro.compaction(),
+		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
+		ToolOptions: hooksToolOptions(ro),
+		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
+		// A Write's diff shows the old text only as the Write tool itself could read it.
+		FileText: func(ctx context.Context, p string) (string, bool, error) {
+			return builtin.CurrentText(ctx, toolOpts, p)
+		},
+		Started: func(a *loop.Agent) { turn.setAgent(a) },
+		Close:   func() { closeHooks(); unsubscribe() },
+	}, nil
+}

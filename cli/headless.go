@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runtime/session"
+)
+
+// This file holds what makes dsh run scriptable as claude -p is: the prompt from stdin,
+// the answer and the result on stdout (--output-format), --max-turns, the signals and the
+// exit status.
+
+// The output formats of dsh run.
+const (
+	formatText       = "text"
+	formatJSON       = "json"
+	formatStreamJSON = "stream-json"
+)
+
+// Exit statuses of dsh run beyond clix's: a signal ends it with 128 + the signal's number,
+// as a shell reports a process the signal killed.
+const (
+	exitSIGHUP  = 128 + int(syscall.SIGHUP)
+	exitSIGINT  = 128 + int(syscall.SIGINT)
+	exitSIGTERM = 128 + int(syscall.SIGTERM)
+)
+
+// headlessFlags defines dsh run's scripting flags on fs.
+func (o *runOptions) headlessFlags(fs *flag.FlagSet) {
+	o.outputFormat = formatText
+	fs.Var(clix.OneOf(&o.outputFormat, false, formatText, formatJSON, formatStreamJSON), "output-format", "text, json or stream-json")
+	fs.IntVar(&o.maxTurns, "max-turns", 0, "end the turn after N model steps (0: no limit)")
+}
+
+// promptArgs turns dsh run's positional arguments into the prompt: "-" alone, or no
+// argument with stdin not a terminal, reads the prompt from stdin (a nil stdin: none). It
+// returns a usage error ("" if none): a word after the prompt that names one of fs's
+// flags is one (a prompt that holds such a word follows --); other words starting with
+// "-" are prompt text.
+func promptArgs(fs *flag.FlagSet, args []string, stdin io.Reader) (prompt, problem string, err error) {
+	rest := fs.Args()
+	terminated := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
+	if !terminated {
+		for _, a := range rest {
+			name, ok := strings.CutPrefix(a, "-")
+			if !ok || name == "" {
+				continue
+			}
+			name = strings.TrimPrefix(name, "-")
+			name, _, _ = strings.Cut(name, "=")
+			if fs.Lookup(name) != nil || clix.IsHelp(a) && a != "help" {
+				return "", fmt.Sprintf("flag %s after the prompt: flags go before the PROMPT (or end the flags with --)", a), nil
+			}
+		}
+	}
+	switch {
+	case len(rest) == 1 && rest[0] == "-", len(rest) == 0 && stdin != nil && !isTerminal(stdin):
+		if stdin == nil {
+			return "", "", nil
+		}
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", "", fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		return strings.TrimSpace(string(b)), "", nil
+	}
+	return strings.TrimSpace(strings.Join(rest, " ")), "", nil
+}
+
+// isTerminal says whether r is a terminal (a character device).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// signalCause is the cancellation cause of a run a signal ended.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return "interrupted by " + signalName(s.sig) }
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// exitCode is the exit status for sig: 128 + its number.
+func (s signalCause) exitCode() int {
+	switch s.sig {
+	case syscall.SIGHUP:
+		return exitSIGHUP
+	case syscall.SIGTERM:
+		return exitSIGTERM
+	}
+	return exitSIGINT
+}
+
+// onSignals returns a context that SIGINT, SIGTERM or SIGHUP cancels with a signalCause:
+// the run then cancels its turn, reaps its hooks' and Bash's process groups and its MCP
+// servers, closes the turn in the log and exits 128 + the signal's number. After the
+// first signal the default disposition comes back, so a second one ends dsh at once.
+// stop releases the signal handler.
+func onSignals(ctx context.Context) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			cancel(signalCause{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel(nil)
+		})
+	}
+}
+
+// maxTurnsListener is --max-turns N: a pre-step listener that halts the turn before its
+// step N+1 (as claude -p --max-turns counts the model's steps). hit records that it did.
+func maxTurnsListener(n int, hit *bool, mu *sync.Mutex) func(context.Context, *dsh.PreStepPayload, dsh.PreStepNext) (dsh.PreStepDecision, error) {
+	return func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+		if p.Step > n {
+			mu.Lock()
+			*hit = true
+			mu.Unlock()
+			return dsh.PreStepHalt{Reason: fmt.Sprintf("reached --max-turns %d", n)}, nil
+		}
+		return next.Call(ctx)
+	}
+}
+
+// runResult is what one dsh run did: --output-format json prints it, and its exit status
+// follows from it.
+type runResult struct {
+	// Type is "result" (so that a stream-json consumer tells it from the log's events).
+	Type string `json:"type"`
+	// Subtype is success, error_max_turns, error_during_execution or interrupted.
+	Subtype string `json:"subtype"`
+	// IsError says the run did not complete (exit status not 0).
+	IsError bool `json:"is_error"`
+	// Result is the text of the model's last message.
+	Result string `json:"result"`
+	// StopReason is how the last turn ended: completed, blocked, aborted, error,
+	// max-tokens or interrupted.
+	StopReason string `json:"stop_reason"`
+	// Error says what went wrong, when IsError.
+	Error string `json:"error,omitempty"`
+	// SessionID is the session's id (its session/created record).
+	SessionID string `json:"session_id"`
+	// Log is the session log's path (--log), or null.
+	Log *string `json:"log"`
+	// NumTurns counts the model steps of the run.
+	NumTurns int `json:"num_turns"`
+	// DurationMS is the run's wall time.
+	DurationMS int64 `json:"duration_ms"`
+	// Usage sums the tokens the provider reported.
+	Usage resultUsage `json:"usage"`
+
+	code int // the exit status
+}
+
+// resultUsage is a runResult's token accounting.
+type resultUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// outcome follows the log to report how the run went.
+type outcome struct {
+	mu       sync.Mutex
+	ended    dsh.TurnEndReason
+	answer   string
+	steps    int
+	usage    resultUsage
+	maxTurns bool
+}
+
+func (c *outcome) observe(e session.Event) {
+	data, err := e.Decode()
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch d := data.(type) {
+	case dsh.TurnStart:
+		c.answer = ""
+	case dsh.StepStart:
+		c.steps++
+	case dsh.TurnEnd:
+		c.ended = d.Reason
+	case dsh.AssistantMessageLogged:
+		if t := textOf(d.Message.Content); t != "" {
+			c.answer = t
+		}
+		if d.Usage != nil {
+			c.usage.InputTokens += d.Usage.InputTokens
+			c.usage.OutputTokens += d.Usage.OutputTokens
+		}
+	}
+}
+
+// result is the run's result: its exit status is 0 when the turn completed or policy
+// (a hook or plugin) blocked or halted it, 1 when it ended in error or reached
+// --max-turns, 128 + n when signal n ended it.
+func (c *outcome) result(ctx context.Context, sessionID, logPath string, start time.Time) runResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := runResult{Type: "result", Subtype: "success", Result: c.answer, SessionID: sessionID,
+		NumTurns: c.steps, DurationMS: time.Since(start).Milliseconds(), Usage: c.usage}
+	if logPath != "" {
+		r.Log = &logPath
+	}
+	if c.ended != nil {
+		r.StopReason = string(c.ended.Kind())
+	}
+	fail := func(subtype, msg string, code int) runResult {
+		r.Subtype, r.IsError, r.Error, r.code = subtype, true, msg, code
+		return r
+	}
+	var sc signalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		return fail("interrupted", sc.Error(), sc.exitCode())
+	}
+	if c.maxTurns {
+		return fail("error_max_turns", fmt.Sprintf("reached --max-turns after %d steps", c.steps), clix.ExitFailure)
+	}
+	switch d := c.ended.(type) {
+	case nil:
+		return fail("error_during_execution", "no turn ran", clix.ExitFailure)
+	case dsh.TurnEndError:
+		msg := d.Error.Message
+		if d.Error.Code != "" {
+			msg = d.Error.Code + ": " + msg
+		}
+		return fail("error_during_execution", "the model failed: "+oneLine(msg), clix.ExitFailure)
+	case dsh.TurnEndAborted:
+		if _, byPolicy := d.Reason.(dsh.CancelHook); !byPolicy {
+			return fail("error_during_execution", "the turn was aborted: "+reason(d), clix.ExitFailure)
+		}
+	case dsh.TurnEndInterrupted:
+		return fail("error_during_execution", "the turn was interrupted", clix.ExitFailure)
+	}
+	return r
+}
+
+// writeResult prints r as the output format asks: the answer (text) or the result object
+// (json, stream-json) on stdout, and the error on stderr.
+func writeResult(format string, r runResult, stdout, stderr io.Writer) {
+	if r.IsError {
+		fmt.Fprintf(stderr, "dsh run: %s\n", r.Error)
+	}
+	switch format {
+	case formatJSON, formatStreamJSON:
+		b, _ := json.Marshal(r)
+		fmt.Fprintf(stdout, "%s\n", b)
+	default:
+		if r.Result != "" && !r.IsError {
+			fmt.Fprintln(stdout, strings.TrimRight(r.Result, "\n"))
+		}
+	}
+}
+
+// streamEvents writes every session event to w as one JSON line (the log's own record),
+// for --output-format stream-json.
+func streamEvents(w io.Writer) func(session.Event) {
+	var mu sync.Mutex
+	return func(e session.Event) {
+		b, err := e.MarshalJSON()
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "%s\n", b)
+	}
+}

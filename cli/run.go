@@ -1,0 +1,867 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/claudecode"
+	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/examples/editnotes"
+	"github.com/dshkit/dsh/examples/rmguard"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+func init() {
+	commands["run"] = command{summary: "run one headless session (dsh run --demo for a bundled one)", run: runSession}
+	commands["log"] = command{summary: "pretty-print a session log (JSONL or PostgreSQL)", run: runLog}
+}
+
+//go:embed demo/demo.json
+var demoScript []byte
+
+// demoPrompt is the prompt of the bundled demo session.
+const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
+
+const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR]
+               [--log FILE | --log postgres://... [--session ID] [--takeover]]
+               [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
+               [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
+               [--permission-mode default|bypassPermissions] [--mcp-config FILE]
+               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
+
+Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
+with the built-in tools Bash, Read, Write and Edit. The final answer goes to stdout; a
+readable transcript goes to stderr. A PROMPT of - (or no PROMPT and a pipe on stdin) is
+read from stdin. Flags go before the PROMPT: a flag after it is a usage error (-- ends
+the flags, for a prompt that holds such a word).
+
+What is confined: Read, Write and Edit are confined to the workspace: every path is
+opened through os.Root, so neither "..", an absolute path nor a symlink (even one swapped
+in mid-call) leads outside, and only regular files are opened (a FIFO, device or socket
+is refused). Read streams the file: at most 256 KiB of text per call (a larger whole file
+needs offset and limit), lines cut at 2000 characters with a note. Bash is NOT confined:
+its commands run with your user's rights, in the workspace as the current directory, and
+can read, write and delete anything you can. Hooks and MCP servers run with your rights
+too. Guard Bash with hooks or plugins, or run dsh in a sandbox (a container or VM) when
+that matters.
+
+  --demo               run the bundled scripted session in a temporary workspace, with two
+                       example native plugins (a guard denying rm -rf, a context after edits)
+  --model scripted:FILE  replay a scripted model ({"responses":[...]}, see runtime/llm)
+  --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
+                       OPENAI_MODEL and OPENAI_API_KEY from the environment
+  --workspace DIR      the workspace (default: the current directory; with --demo, a new
+                       temporary directory, removed at exit)
+  --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
+                       A file that is not a session log, a symbolic link or a damaged log
+                       is refused and left as it is (see dsh log --repair)
+  --log postgres://USER:PASSWORD@HOST:PORT/DB
+                       keep the session log in PostgreSQL instead (README, "The session log
+                       on PostgreSQL"); what the URL leaves out comes from PGHOST, PGPORT,
+                       PGUSER, PGPASSWORD, PGDATABASE and the other libpq variables
+  --session ID         with a postgres --log: the session to resume, or to create when the
+                       database does not hold it (default: a new id, printed on stderr)
+  --takeover           with --session: take the session over even though another writer
+                       holds its lease (it crashed, or is to be stopped); that writer's
+                       later appends are refused. Without it a held session is refused
+                       until its holder closes it or its lease expires (30 s after the
+                       holder stopped renewing it)
+  --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape). FILE
+                       fails closed: if it cannot be read or parsed, or names an event, group
+                       or handler the bridge would skip, dsh run exits 1 naming it and runs
+                       nothing (settings found on their own skip a bad entry with a warning)
+  --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
+                       hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
+                       and substituted; repeatable
+  --setting-sources S  also load these settings files, as claude --setting-sources: a comma
+                       list of user (~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json),
+                       project (.claude/settings.json; Codex: .codex/hooks.json) and local
+                       (.claude/settings.local.json) under --project-dir; project and local
+                       are the project's own hook files, which load with --trust (and
+                       --trust alone loads them). Default: none (only the files named)
+  --transcript FILE    where to keep the transcript the hooks read at transcript_path, in the
+                       engine's format: Claude Code's JSONL, or a Codex rollout (default: next
+                       to the --log FILE, as FILE.transcript.jsonl or FILE.rollout.jsonl,
+                       which a run continuing the session goes on writing; without --log, in
+                       a private directory removed when the session ends). Mode 0600)
+  --dialect D          the hooks' dialect: claude-code (default) or codex
+  --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
+  --trust              also load the project directory's own hook files (.claude/settings.json
+                       and .claude/settings.local.json; Codex: .codex/hooks.json) and its
+                       .mcp.json; without it, their presence is reported once
+  --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
+                       tools are named mcp__<server>__<tool> (sanitised to 64 characters);
+                       a result keeps at most 100,000 bytes, with a note
+  --env-deny PATTERN   keep the variables whose names match PATTERN (a name or a glob such
+                       as 'AWS_*' or '*_TOKEN') away from Bash, hooks and MCP servers, which
+                       otherwise inherit dsh's whole environment; repeatable. A value set
+                       explicitly (an MCP server's env in .mcp.json, the hooks' own
+                       CLAUDE_PROJECT_DIR...) still goes
+  --canonical          write the hooks' words and the built-in tools' results for the model
+                       in dsh's canonical form instead of the real engine's wording and
+                       behaviour (docs/decisions.md)
+  --revalidate-after-rewrite
+                       claude-code: when PreToolUse hooks rewrote a call's input
+                       (updatedInput), run them again on the rewritten input; a deny then
+                       denies, a second updatedInput is ignored
+  --stop-cap N         how many times a Stop hook may continue one turn (0: never);
+                       default as the dialect's engine: 8 for claude-code, none for codex
+  --context-window N   the model's context window, in tokens: the session compacts (one
+                       summarizing model call) before a step once the request reaches
+                       --compact-threshold of it (default 0.8). Without it only a request
+                       the provider rejects as too long compacts
+  --compact-threshold R  the share of the window at which to compact, in (0, 1]
+  --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
+                       plugin asks; default: every call but Read needs approval, as under
+                       claude -p --permission-mode default. Headless, no one answers: a
+                       PermissionRequest hook (approval/answer) may allow or deny, else the
+                       call is denied. The hooks get it as permission_mode
+
+  --output-format F    text (default): the final answer on stdout; json: one object on stdout
+                       with type "result", subtype (success, error_max_turns,
+                       error_during_execution, interrupted), is_error, result, stop_reason,
+                       error, session_id, log, num_turns, duration_ms and usage;
+                       stream-json: every session event as a JSON line, as the log records
+                       it, then that object
+  --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
+
+A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
+running a turn (the instructions guide the summary).
+
+Exit status:
+  0    the turn completed, or policy (a hook or plugin) blocked or halted it
+  1    it ended in error (the model, auth, network), reached --max-turns, or could not
+       run (an unreadable script, log or hooks file): one line on stderr
+  2    a usage error
+  130  SIGINT, 143 SIGTERM, 129 SIGHUP: the turn is cancelled, the hooks' and Bash's
+       process groups and the MCP servers are reaped and the turn is closed in the log
+       before dsh exits; a second signal ends dsh at once
+`
+
+// runOptions are the parsed flags of dsh run.
+type runOptions struct {
+	demo               bool
+	model, workspace   string
+	logFile, hooksFile string
+	dialect            string
+	projectDir         string
+	trust              bool
+	mcpConfig          string
+	stopCap            int // -1: the dialect's default
+	canonical          bool
+	revalidate         bool
+	pluginDirs         pluginDirs
+	transcript         string
+	settingSources     string
+	contextWindow      int     // tokens; 0: unknown
+	compactThreshold   float64 // 0: the loop's default
+	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
+	permissionMode     string  // bypassPermissions or default
+	interactive        bool    // the host waits for input between turns (dsh acp)
+	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
+	session            string  // --session: the session id in a postgres --log
+	takeover           bool    // --takeover
+	prompt             string
+	outputFormat       string   // text, json or stream-json (dsh run)
+	maxTurns           int      // 0: no limit (dsh run)
+	projectHooks       bool     // the trusted project has hook files (set per session)
+	plugins            []Plugin // the native plugins compiled in (WithPlugins)
+}
+
+// sessionFlags defines on fs the flags dsh run and dsh acp share: the model, the hooks,
+// the plugins and the MCP servers of a session.
+func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.demo, "demo", false, "the bundled scripted model and example plugins")
+	fs.StringVar(&o.model, "model", "", "scripted:FILE or openai")
+	fs.StringVar(&o.hooksFile, "hooks", "", "run the hooks of FILE")
+	o.dialect = "claude-code"
+	fs.Var(clix.OneOf(&o.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
+	fs.BoolVar(&o.trust, "trust", false, "load the project's own hook files and .mcp.json")
+	fs.StringVar(&o.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
+	fs.StringVar(&o.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
+	fs.IntVar(&o.stopCap, "stop-cap", -1, "how many times a Stop hook may continue one turn")
+	fs.BoolVar(&o.canonical, "canonical", false, "dsh's own wording for the hooks' words")
+	fs.BoolVar(&o.revalidate, "revalidate-after-rewrite", false, "claude-code: run PreToolUse again on a rewritten input")
+	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
+	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
+	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
+	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
+	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
+}
+
+// compaction is the loop's compaction config for o.
+func (o runOptions) compaction() loop.CompactionConfig {
+	return loop.CompactionConfig{ContextWindow: o.contextWindow, ThresholdRatio: o.compactThreshold}
+}
+
+// checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
+// returns the usage error, or "".
+func (o runOptions) checkSession() string {
+	switch {
+	case badSources(o.settingSources) != "":
+		return fmt.Sprintf("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources))
+	case o.stopCap < -1:
+		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
+	case o.revalidate && o.dialect == "codex":
+		return "--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"
+	case o.contextWindow < 0:
+		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
+	case o.compactThreshold < 0 || o.compactThreshold > 1:
+		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
+	}
+	return ""
+}
+
+// parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
+// usage error and the command exits with code.
+func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, code int, ok bool) {
+	fs := c.Flags
+	o.sessionFlags(fs)
+	o.headlessFlags(fs)
+	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
+	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE (or postgres://...)")
+	fs.StringVar(&o.session, "session", "", "with a postgres --log: the session id")
+	fs.BoolVar(&o.takeover, "takeover", false, "with --session: take over a held session")
+	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
+	o.permissionMode = permBypass
+	fs.Var(clix.OneOf(&o.permissionMode, false, permBypass, permDefault), "permission-mode", "default or bypassPermissions")
+	if code, ok := c.Parse(args, -1); !ok {
+		return o, code, false
+	}
+	if o.demo {
+		stdin = nil // the demo has its own prompt: a pipe on stdin is not one
+	}
+	prompt, problem, err := promptArgs(fs, args, stdin)
+	if err != nil {
+		return o, c.Fail(err), false
+	}
+	if problem != "" {
+		return o, c.UsageError("%s", problem), false
+	}
+	o.prompt = prompt
+	switch {
+	case o.maxTurns < 0:
+		return o, c.UsageError("--max-turns %d: want a count of model steps, 1 or more (0: no limit)", o.maxTurns), false
+	case o.demo && o.model != "":
+		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
+	case o.demo && o.prompt == "":
+		o.prompt = demoPrompt
+	case !o.demo && o.model == "":
+		return o, c.UsageError("--model is required (or --demo)"), false
+	case !o.demo && o.model != "openai" && (!strings.HasPrefix(o.model, "scripted:") || o.model == "scripted:"):
+		return o, c.UsageError("--model %q: want scripted:FILE or openai", o.model), false
+	case o.prompt == "":
+		return o, c.UsageError("a PROMPT is required"), false
+	case o.checkSession() != "":
+		return o, c.UsageError("%s", o.checkSession()), false
+	}
+	if msg := o.checkPGLog(); msg != "" {
+		return o, c.UsageError("%s", msg), false
+	}
+	return o, clix.ExitOK, true
+}
+
+func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := clix.New("dsh run", runUsage, stdout, stderr)
+	c.OmitFlagList = true
+	o, code, ok := parseRun(c, args, stdin)
+	if !ok {
+		return code
+	}
+	o.plugins = configOf(ctx).plugins
+	// A hooks file named on the command line fails closed, before anything starts.
+	if err := checkNamedHooks(o.dialect, o.hooksFile); err != nil {
+		return c.Fail(err)
+	}
+	ctx, stop := onSignals(ctx)
+	defer stop()
+	res, err := runOne(ctx, o, stdout, stderr)
+	var sc signalCause
+	switch {
+	case err != nil && errors.As(context.Cause(ctx), &sc):
+		fmt.Fprintf(stderr, "dsh run: %v\n", sc)
+		return sc.exitCode()
+	case err != nil:
+		return c.Fail(err)
+	}
+	writeResult(o.outputFormat, res, stdout, stderr)
+	return res.code
+}
+
+// usageError is a problem with what the user named (a file that cannot be read, a missing
+// variable): like every failure to run, it exits 1 with one line naming it.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// runOne runs the session o describes and returns how it went.
+func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
+	start := time.Now()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	workspace := o.workspace
+	switch {
+	case workspace == "" && o.demo:
+		dir, err := os.MkdirTemp("", "dsh-run-")
+		if err != nil {
+			return runResult{}, err
+		}
+		defer os.RemoveAll(dir)
+		workspace = dir
+		fmt.Fprintf(stderr, "workspace: %s (removed at exit; --workspace DIR keeps one)\n", workspace)
+	case workspace == "":
+		// As claude -p: the current directory.
+		wd, err := os.Getwd()
+		if err != nil {
+			return runResult{}, err
+		}
+		workspace = wd
+	default:
+		if err := os.MkdirAll(workspace, 0o755); err != nil {
+			return runResult{}, usageError{err}
+		}
+		if abs, err := filepath.Abs(workspace); err == nil {
+			workspace = abs
+		}
+	}
+	o.findProjectHooks(workspace, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
+	model, llmCfg, err := pickModel(o)
+	if err != nil {
+		return runResult{}, usageError{err}
+	}
+	// The log before anything starts: a database that cannot be reached fails the run
+	// before a hook or an MCP server runs.
+	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer closeLog()
+
+	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
+	reg := tools.NewRegistry()
+	if o.hasHooks() && o.dialect != "codex" {
+		// Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write exports the session's
+		// Bash commands source.
+		dir, err := os.MkdirTemp("", "dsh-env-")
+		if err != nil {
+			return runResult{}, err
+		}
+		defer os.RemoveAll(dir)
+		o.envFile = filepath.Join(dir, "env.sh")
+	}
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o), Env: o.envDeny.childEnv()}); err != nil {
+		return runResult{}, err
+	}
+	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer closeMCP()
+	rt := tools.New(reg, hooks, append([]tools.Option{tools.WithLogger(logger)}, hooksToolOptions(o)...)...)
+	out := &outcome{}
+	if o.maxTurns > 0 {
+		// First of all listeners, so that no plugin or hook runs for a step past the limit.
+		hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
+	}
+	registerPlugins(hooks, o.plugins)
+	if o.demo {
+		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
+		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
+	}
+
+	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
+	// see the same session_id and transcript_path in every run of the session.
+	sessionID, err := logSessionID(log, resume)
+	if err != nil {
+		return runResult{}, usageError{fmt.Errorf("%s: %w", logName(o), err)}
+	}
+	if !resume && o.session != "" {
+		sessionID = o.session // a new PostgreSQL session: its key is its id
+	}
+	tr := &transcript{w: stderr}
+	prog := newProgress(stderr)
+	defer prog.stop()
+	turn := &turnState{id: hookSessionID(sessionID)}
+	log.Subscribe(func(e session.Event) {
+		if s := line(e); s != "" {
+			prog.clear()
+			tr.write(s)
+		}
+		turn.observe(e)
+		prog.observe(e)
+	})
+	log.Subscribe(out.observe)
+	if o.outputFormat == formatStreamJSON {
+		log.Subscribe(streamEvents(stdout))
+	}
+
+	if o.hasHooks() {
+		closeHooks, err := attachHooks(o, llmCfg.Model, workspace, hooks, log, turn, logger)
+		if err != nil {
+			return runResult{}, err
+		}
+		defer closeHooks()
+	}
+	if o.permissionMode == permDefault {
+		// After the hooks, so that their decisions come first (as dsh acp's policy).
+		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
+	}
+
+	cfg := loop.Config{ID: "main", SessionID: sessionID, Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
+		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
+		ContinuationCap: continuationCap(o), Compaction: o.compaction()}
+	var agent *loop.Agent
+	if resume {
+		agent, err = loop.Resume(ctx, cfg)
+	} else {
+		agent, err = loop.New(ctx, cfg)
+	}
+	if err != nil {
+		return runResult{}, err
+	}
+	defer agent.Close()
+	turn.setAgent(agent)
+	go func() {
+		<-ctx.Done()
+		agent.Cancel(dsh.CancelUser{}, true)
+	}()
+	if instructions, ok := compactPrompt(o.prompt); ok {
+		if err := compactNow(ctx, agent, instructions, stderr); err != nil {
+			return runResult{}, err
+		}
+		return runResult{Type: "result", Subtype: "success", StopReason: "compacted", SessionID: sessionID}, nil
+	}
+	msg := dsh.UserMessage{ID: fmt.Sprintf("prompt-%d", time.Now().UnixNano()), Role: dsh.UserMessageRoleUser,
+		Content: []dsh.ContentBlock{dsh.TextBlock{Text: o.prompt}}, Source: dsh.SourceUser{}}
+	if err := agent.Followup(context.WithoutCancel(ctx), msg); err != nil {
+		return runResult{}, err
+	}
+	if err := agent.Wait(context.WithoutCancel(ctx)); err != nil {
+		return runResult{}, err
+	}
+	return out.result(ctx, sessionID, o.logFile, start), nil
+}
+
+// toolStyle is how the built-in tools word their results: as the dialect's engine does
+// when hooks are loaded (Claude Code's Bash fails on a non-zero exit; Codex's output has
+// its header), dsh's own words without hooks or with --canonical.
+func toolStyle(o runOptions) builtin.Style {
+	switch {
+	case !o.hasHooks() || o.canonical:
+		return builtin.StyleDSH
+	case o.dialect == "codex":
+		return builtin.StyleCodex
+	}
+	return builtin.StyleClaudeCode
+}
+
+// compactPrompt reports whether prompt is the command "/compact [instructions]".
+func compactPrompt(prompt string) (instructions string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(prompt), "/compact")
+	if !found || (rest != "" && !strings.ContainsAny(rest[:1], " \t\n")) {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
+}
+
+// compactNow runs /compact on the (resumed) session: the agent compacts its history now.
+// Nothing to compact is not an error; a deferred or failed compaction is.
+func compactNow(ctx context.Context, agent *loop.Agent, instructions string, stderr io.Writer) error {
+	res, err := agent.Compact(ctx, instructions)
+	switch {
+	case errors.Is(err, loop.ErrNothingToCompact):
+		fmt.Fprintln(stderr, "dsh run: /compact: nothing to compact yet")
+		return nil
+	case err != nil:
+		return fmt.Errorf("/compact: %w", err)
+	}
+	fmt.Fprintf(stderr, "dsh run: /compact: about %d tokens before, %d after\n", res.TokensBefore, res.TokensAfter)
+	return nil
+}
+
+// hooksToolOptions are the tool runtime options loaded hooks need: the bridges'
+// tools/rewrite-input listener runs the PreToolUse hooks, which their own timeouts bound
+// (60 s, 600 s), so the fold gets no deadline of its own (its 30 s default would cut a
+// slow hook and fail its call).
+func hooksToolOptions(o runOptions) []tools.Option {
+	if !o.hasHooks() {
+		return nil
+	}
+	return []tools.Option{tools.WithRewriteDeadline(0)}
+}
+
+// The permission modes of dsh run (Claude Code's names).
+const (
+	permBypass  = "bypassPermissions"
+	permDefault = "default"
+)
+
+// askUnlessRead is --permission-mode default: a top-level call to any tool but Read
+// that the other listeners allow needs approval.
+func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	d, err := next.Call(ctx)
+	if err != nil {
+		return d, err
+	}
+	if _, allow := d.(dsh.PreToolAllow); allow && p.Exec.Parent.IsZero() && p.Exec.Name != "Read" {
+		return dsh.PreToolAsk{}, nil
+	}
+	return d, nil
+}
+
+// hasHooks says whether o loads hooks (a file, plugins, settings or the trusted
+// project's own hook files).
+func (o runOptions) hasHooks() bool {
+	return o.hooksFile != "" || len(o.pluginDirs) > 0 || o.settingSources != "" || o.projectHooks
+}
+
+// findProjectHooks looks for the project's own hook files (under --project-dir, else the
+// workspace): under --trust they load (projectHooks); without it, their presence is
+// reported once through note, saying how to load them.
+func (o *runOptions) findProjectHooks(workspace string, note func(string)) {
+	dir := o.projectDir
+	if dir == "" {
+		dir = workspace
+	}
+	files := projectHookFiles(o.dialect, dir)
+	switch {
+	case len(files) == 0:
+	case o.trust:
+		o.projectHooks = true
+	default:
+		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust to load them)", strings.Join(files, ", ")))
+	}
+}
+
+// badSources returns the first unknown name of a --setting-sources list ("" if none).
+func badSources(list string) string {
+	for _, s := range strings.Split(list, ",") {
+		switch strings.TrimSpace(s) {
+		case "", "user", "project", "local":
+		default:
+			return s
+		}
+	}
+	return ""
+}
+
+// settingFiles returns the settings files --setting-sources names that exist, in the
+// engine's order (user, project, local): the project-level ones only when trusted (else a
+// warning saying how to trust).
+func settingFiles(o runOptions, workspace string, logger *slog.Logger) []string {
+	want := map[string]bool{}
+	for _, s := range strings.Split(o.settingSources, ",") {
+		want[strings.TrimSpace(s)] = true
+	}
+	project := o.projectDir
+	if project == "" {
+		project = workspace
+	}
+	home, _ := os.UserHomeDir()
+	var candidates [][2]string // source, path
+	if o.dialect == "codex" {
+		codexHome := os.Getenv("CODEX_HOME")
+		if codexHome == "" {
+			codexHome = filepath.Join(home, ".codex")
+		}
+		candidates = [][2]string{{"user", filepath.Join(codexHome, "hooks.json")}, {"project", filepath.Join(project, ".codex", "hooks.json")}}
+	} else {
+		candidates = [][2]string{{"user", filepath.Join(home, ".claude", "settings.json")},
+			{"project", filepath.Join(project, ".claude", "settings.json")}, {"local", filepath.Join(project, ".claude", "settings.local.json")}}
+	}
+	var out []string
+	for _, c := range candidates {
+		if !want[c[0]] || !hookproto.FileExists(c[1]) {
+			continue
+		}
+		if c[0] != "user" {
+			// The project's files load with --trust (the bridge discovers them), and
+			// without it findProjectHooks has said so once.
+			continue
+		}
+		out = append(out, c[1])
+	}
+	return out
+}
+
+// continuationCap is the loop's Stop continuation cap for o: --stop-cap when given, else
+// what the dialect's engine does (Claude Code continues a turn at most 8 times, Codex
+// without limit; differential suite).
+func continuationCap(o runOptions) int {
+	switch {
+	case o.stopCap == 0:
+		return -1 // loop.Config: negative means no continuation
+	case o.stopCap > 0:
+		return o.stopCap
+	case o.hasHooks() && o.dialect == "codex":
+		return math.MaxInt
+	}
+	return loop.DefaultContinuationCap
+}
+
+// pickModel builds the model o names and its call configuration.
+func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
+	switch {
+	case o.demo:
+		m, err := llm.ParseScript(demoScript)
+		return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
+	case strings.HasPrefix(o.model, "scripted:"):
+		path := strings.TrimPrefix(o.model, "scripted:")
+		m, err := llm.LoadScript(path)
+		return m, dsh.LLMCallConfig{Provider: "scripted", Model: filepath.Base(path)}, err
+	case o.model == "openai":
+		cfg := llm.OpenAIConfigFromEnv()
+		if o.hasHooks() && o.dialect == "codex" && !o.canonical {
+			// Codex sends hook contexts as developer messages; the chat wire's nearest is
+			// a system message.
+			cfg.PluginContextRole = "system"
+		}
+		m, err := llm.NewOpenAI(cfg)
+		return m, dsh.LLMCallConfig{Provider: "openai", Model: cfg.Model}, err
+	}
+	return nil, dsh.LLMCallConfig{}, fmt.Errorf("--model %q: want scripted:FILE or openai", o.model)
+}
+
+// openSessionLog opens the session log of o, a PostgreSQL session or else openLog's, and
+// returns the function that closes it.
+func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
+	if pgstore.IsURL(o.logFile) {
+		return openPGLog(ctx, o, stderr)
+	}
+	l, resume, err := openLog(ctx, o.logFile, stderr)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return l, resume, func() { l.Close() }, nil
+}
+
+// openLog opens the session log: a JSONL file (resumed when it holds events) or memory.
+func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, bool, error) {
+	if path == "" {
+		l, err := session.Open(ctx, session.NewMemory())
+		return l, false, err
+	}
+	f, rec, err := session.OpenFile(path)
+	if err != nil {
+		return nil, false, usageError{err}
+	}
+	if rec.Truncated() {
+		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
+	}
+	l, err := session.Open(ctx, f)
+	if err != nil {
+		return nil, false, err
+	}
+	return l, l.Len() > 0, nil
+}
+
+// logSessionID is the id of the session in log: the one its session/created records when
+// resumed, else a new one (which loop.New records).
+func logSessionID(log *session.Log, resume bool) (string, error) {
+	if !resume {
+		return "ses_" + rand.Text(), nil
+	}
+	for e, err := range log.Events() {
+		if err != nil {
+			return "", err
+		}
+		data, err := e.Decode()
+		if err != nil {
+			return "", fmt.Errorf("event %d: %w", e.Seq, err)
+		}
+		if c, ok := data.(dsh.SessionCreated); ok {
+			return c.SessionID, nil
+		}
+	}
+	return "", errors.New("no session/created event: not a session log")
+}
+
+// hookSessionID is the hooks' session_id for the session id sid: a UUID, as the engines
+// give, derived from sid ([hookproto.UUIDFor]), so every run of a session gives the same;
+// sid itself when it is a UUID already.
+func hookSessionID(sid string) string {
+	if isUUID(sid) {
+		return sid
+	}
+	return hookproto.UUIDFor("dsh-session:" + sid)
+}
+
+// isUUID says whether s is a UUID in its textual form (8-4-4-4-12 hex digits).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// turnState follows the log to tell the hook bridges the current turn.
+type turnState struct {
+	id     string // the hooks' session_id (default: a new UUID)
+	mu     sync.Mutex
+	turn   int
+	open   bool
+	agent  dsh.Agent
+	turnID string  // a UUID per turn: Claude Code's prompt_id, Codex's turn_id
+	last   *string // the text of the last assistant message (Stop's last_assistant_message)
+}
+
+func (t *turnState) observe(e session.Event) {
+	data, err := e.Decode()
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch d := data.(type) {
+	case dsh.TurnStart:
+		t.turn, t.open, t.turnID = d.Turn, true, hookproto.NewUUID()
+	case dsh.TurnEnd:
+		t.open = false
+	case dsh.AssistantMessageLogged:
+		var text strings.Builder
+		for _, b := range d.Message.Content {
+			if tb, ok := b.(dsh.TextBlock); ok {
+				text.WriteString(tb.Text)
+			}
+		}
+		s := text.String()
+		t.last = &s
+	}
+}
+
+func (t *turnState) setAgent(a dsh.Agent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.agent = a
+}
+
+// session describes the session to the hooks as the engines do: a UUID session id,
+// a UUID per turn (prompt_id, turn_id), the route's model, and the permission mode
+// (bypassPermissions unless calls need approval).
+func (t *turnState) session(sessionID, workspace, transcript, model, mode string) hookproto.SessionFunc {
+	return func(ctx context.Context, agentID string) hookproto.Session {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		s := hookproto.Session{SessionID: sessionID, TranscriptPath: transcript, CWD: workspace, Model: model,
+			PermissionMode: mode, Turn: t.turn, TurnOpen: t.open, Agent: t.agent,
+			PromptID: t.turnID, TurnID: t.turnID, LastAssistantMessage: t.last}
+		return s
+	}
+}
+
+// attachHooks loads the hooks file with the dialect's bridge and registers it.
+func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log *session.Log, turn *turnState, logger *slog.Logger) (func(), error) {
+	rec := hookproto.RecorderFunc(func(ctx context.Context, data dsh.SessionEventData) error {
+		_, err := log.Append(context.WithoutCancel(ctx), data)
+		return err
+	})
+	sessionID := turn.id
+	if sessionID == "" {
+		sessionID = hookproto.NewUUID()
+	}
+	files := settingFiles(o, workspace, logger)
+	if o.hooksFile != "" {
+		files = append(files, o.hooksFile)
+	}
+	plugins, problems := loadPlugins(o.pluginDirs)
+	for _, p := range problems {
+		logger.Warn("plugin", "diagnostic", p)
+	}
+	// The hooks read transcript_path in the engine's own format: Claude Code's JSONL
+	// transcript, or a Codex rollout; it is current before each hook runs.
+	type transcriptWriter interface {
+		Observe(dsh.SessionEventData) error
+		Close() error
+	}
+	path, removeTranscript, err := transcriptPath(o, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var tw transcriptWriter
+	if o.dialect == "codex" {
+		tw, err = codex.NewRollout(path, sessionID, workspace)
+	} else {
+		tw, err = claudecode.NewTranscript(path, sessionID, workspace)
+	}
+	if err != nil {
+		removeTranscript()
+		return nil, usageError{fmt.Errorf("--transcript: %w", err)}
+	}
+	cancelTranscript := log.Subscribe(func(e session.Event) {
+		if data, err := e.Decode(); err == nil {
+			if err := tw.Observe(data); err != nil {
+				logger.Warn("transcript", "error", err)
+			}
+		}
+	})
+	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
+	mode := o.permissionMode
+	if mode == "" {
+		mode = permBypass
+	}
+	sess := turn.session(sessionID, workspace, path, model, mode)
+	var register func(*dsh.Registrar) func()
+	var diags []hookproto.Diagnostic
+	var closer func(context.Context) error
+	switch o.dialect {
+	case "codex":
+		b, err := codex.New(codex.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, BaseEnv: o.envDeny.childEnv()})
+		if err != nil {
+			stopTranscript()
+			return nil, usageError{err}
+		}
+		register, diags, closer = b.Register, b.Diagnostics(), b.Close
+	default:
+		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive,
+			RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
+		if err != nil {
+			stopTranscript()
+			return nil, usageError{err}
+		}
+		register, diags, closer = b.Register, b.Diagnostics(), b.Close
+	}
+	_ = diags // the bridge has logged them
+	unregister := register(hooks.Plugin("hooks-" + o.dialect))
+	return func() {
+		unregister()
+		stopTranscript()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = closer(ctx)
+	}, nil
+}
