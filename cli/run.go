@@ -56,15 +56,15 @@ readable transcript goes to stderr. A PROMPT of - (or no PROMPT and a pipe on st
 read from stdin. Flags go before the PROMPT: a flag after it is a usage error (-- ends
 the flags, for a prompt that holds such a word).
 
-What is confined: Read, Write and Edit are confined to the workspace: every path is
-opened through os.Root, so neither "..", an absolute path nor a symlink (even one swapped
-in mid-call) leads outside, and only regular files are opened (a FIFO, device or socket
-is refused). Read streams the file: at most 256 KiB of text per call (a larger whole file
-needs offset and limit), lines cut at 2000 characters with a note. Bash is NOT confined:
-its commands run with your user's rights, in the workspace as the current directory, and
-can read, write and delete anything you can. Hooks and MCP servers run with your rights
-too. Guard Bash with hooks or plugins, or run dsh in a sandbox (a container or VM) when
-that matters.
+What is confined: Read, Write and Edit refuse any path outside the workspace: every path
+is opened through os.Root, so neither "..", an absolute path nor a symlink (even one
+swapped in mid-call) leads outside, and only regular files are opened (a FIFO, device or
+socket is refused). Read streams the file: at most 256 KiB of text per call (a larger whole file
+needs offset and limit), lines cut at 2000 characters with a note.
+Bash is NOT confined: its commands run with your user's rights, in the workspace as the
+current directory, and can read, write and delete anything you can. Hooks and MCP servers
+run with your rights too. Guard Bash with hooks or plugins, or run dsh in a sandbox (a
+container or VM) when that matters.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
@@ -320,6 +320,17 @@ func (e usageError) Unwrap() error { return e.err }
 func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
 	start := time.Now()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	model, llmCfg, err := pickModel(o)
+	if err != nil {
+		return runResult{}, usageError{err}
+	}
+	// The log before anything starts: a database that cannot be reached fails the run
+	// in one line, before a workspace, a hook or an MCP server is made.
+	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer closeLog()
 	workspace := o.workspace
 	switch {
 	case workspace == "" && o.demo:
@@ -346,17 +357,6 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		}
 	}
 	o.findProjectHooks(workspace, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
-	model, llmCfg, err := pickModel(o)
-	if err != nil {
-		return runResult{}, usageError{err}
-	}
-	// The log before anything starts: a database that cannot be reached fails the run
-	// before a hook or an MCP server runs.
-	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
-	if err != nil {
-		return runResult{}, err
-	}
-	defer closeLog()
 
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
