@@ -127,8 +127,9 @@ func (c *anchorCache) anchors(p string) (map[string]bool, error) {
 // linkRE matches an inline Markdown link or image: [text](target "title").
 var linkRE = regexp.MustCompile(`!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
 
-// refDefRE matches a reference-style link definition: [label]: target.
-var refDefRE = regexp.MustCompile(`(?m)^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$`)
+// refDefRE matches a reference-style link definition: [label]: target, alone on its line
+// but for an optional quoted title.
+var refDefRE = regexp.MustCompile(`(?m)^ {0,3}\[[^\]]+\]:[ \t]*<?([^\s>]+)>?(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$`)
 
 // schemeRE matches a target with a URL scheme (https:, mailto:), which is not checked.
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
