@@ -14,7 +14,9 @@
 // "HOOK-PROTOCOLS.md §2.3-2.6", "HOOK-PROTOCOLS.md, dsh bridge decisions 1, 2 and 4". A
 // design heading carries its label first: "§4.1 Data types" (a numbered section, Part B in
 // SEMANTICS.md), "A.7 Halt is a decision" (a Part A item), "Bridge decision 2 ..." (a
-// bridge decision of HOOK-PROTOCOLS.md). Only tests use this package.
+// bridge decision of HOOK-PROTOCOLS.md). The conformance scenarios' quoted short references
+// ("SEMANTICS B6.47", "REWRITE-COMPACTION 2.4-9", see [shortLabel]) are checked the same
+// way. Only tests use this package.
 package doclinks
 
 import (
@@ -550,7 +552,58 @@ func CheckCitations(fsys fs.FS) ([]Problem, error) {
 				}
 			}
 		}
+		for _, m := range shortRefRE.FindAllStringSubmatchIndex(text, -1) {
+			name, ref := text[m[2]:m[3]], text[m[4]:m[5]]
+			line := sort.SearchInts(starts, m[0]+1)
+			d := doc(name)
+			if d == nil {
+				out = append(out, Problem{File: p, Line: line, Ref: name + " " + ref, Msg: fmt.Sprintf("no design document %s/%s.md", DesignDir, name)})
+				continue
+			}
+			l, ok := shortLabel(name, ref)
+			switch {
+			case !ok:
+				out = append(out, Problem{File: p, Line: line, Ref: name + " " + ref, Msg: "not a section reference (A<n>, B<n.n>, §<n.n>, <n.n>-<scenario>, decision <n>)"})
+			case !d.labels[l]:
+				out = append(out, Problem{File: p, Line: line, Ref: name + " " + ref, Msg: fmt.Sprintf("no section %s in %s/%s.md", l, DesignDir, name)})
+			}
+		}
 		return nil
 	})
 	return out, err
+}
+
+// shortRefRE finds the quoted short references the conformance scenarios cite in their
+// refs: "SEMANTICS B6.47", "SEMANTICS A8", "HOOK-PROTOCOLS §4.12", "HOOK-PROTOCOLS
+// decision 2", "REWRITE-COMPACTION 1.9.20", "REWRITE-COMPACTION 2.4-9".
+var shortRefRE = regexp.MustCompile(`"(` + strings.Join(CitedNames, "|") + `) ([^"\n]+)"`)
+
+var (
+	shortARE   = regexp.MustCompile(`^A(\d+)$`)
+	shortBRE   = regexp.MustCompile(`^B(\d+(?:\.\d+)*)$`)
+	shortSecRE = regexp.MustCompile(`^§?(\d+(?:\.\d+)*)(?:-(\d+))?$`)
+	shortDecRE = regexp.MustCompile(`^decision (\d+)$`)
+)
+
+// shortLabel returns the label a short reference names: "A8" is A.8 and "B6.47" is §6.47
+// (SEMANTICS.md); "decision 2" is a bridge decision; "2.4-9" is scenario 9 of §2.4, §2.4.9.
+func shortLabel(name, ref string) (string, bool) {
+	if name == "SEMANTICS" {
+		if m := shortARE.FindStringSubmatch(ref); m != nil {
+			return "A." + m[1], true
+		}
+		if m := shortBRE.FindStringSubmatch(ref); m != nil {
+			return "§" + m[1], true
+		}
+	}
+	if m := shortDecRE.FindStringSubmatch(ref); m != nil {
+		return "decision " + m[1], true
+	}
+	if m := shortSecRE.FindStringSubmatch(ref); m != nil {
+		if m[2] != "" {
+			return "§" + m[1] + "." + m[2], true
+		}
+		return "§" + m[1], true
+	}
+	return "", false
 }

@@ -110,7 +110,12 @@ var tree = fstest.MapFS{
 		"// and docs/design/NOTES.md.",                                       // line 11: no such document
 		"// Not citations: README.md, mySEMANTICS.md, docs/SEMANTICS.md §9.", // fine
 	}, "\n"))},
-	"spec/x.cue": {Data: []byte("// see SEMANTICS.md §5.2\npackage x\n")}, // line 1: bad
+	"spec/x.cue": {Data: []byte(strings.Join([]string{
+		"// see SEMANTICS.md §5.2", // line 1: bad
+		"package x",
+		`good: refs: ["SEMANTICS B4.1", "SEMANTICS A8", "SEMANTICS B0", "HOOK-PROTOCOLS decision 2", "HOOK-PROTOCOLS §2.3"]`,
+		`bad: refs: ["SEMANTICS B6.47", "HOOK-PROTOCOLS 2.3-7", "SEMANTICS C3", "REWRITE-COMPACTION 1.1"]`, // line 4
+	}, "\n"))},
 }
 
 // TestMadeUpReferences shows the checker failing on every kind of made-up reference over
@@ -138,6 +143,10 @@ func TestMadeUpReferences(t *testing.T) {
 		"pkg/x.go:10: docs/design/SEMANTICS.md#nowhere: no heading with anchor #nowhere in docs/design/SEMANTICS.md",
 		"pkg/x.go:11: docs/design/NOTES.md: no design document docs/design/NOTES.md",
 		"spec/x.cue:1: SEMANTICS.md §5.2: no section §5.2 in docs/design/SEMANTICS.md",
+		"spec/x.cue:4: SEMANTICS B6.47: no section §6.47 in docs/design/SEMANTICS.md",
+		"spec/x.cue:4: HOOK-PROTOCOLS 2.3-7: no section §2.3.7 in docs/design/HOOK-PROTOCOLS.md",
+		"spec/x.cue:4: SEMANTICS C3: not a section reference (A<n>, B<n.n>, §<n.n>, <n.n>-<scenario>, decision <n>)",
+		"spec/x.cue:4: REWRITE-COMPACTION 1.1: no design document docs/design/REWRITE-COMPACTION.md",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
