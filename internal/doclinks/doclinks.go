@@ -55,6 +55,7 @@ type Problem struct {
 	Msg  string // what is wrong
 }
 
+// String formats the problem as file:line: reference: message.
 func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d: %s: %s", p.File, p.Line, p.Ref, p.Msg)
 }
