@@ -47,7 +47,16 @@ type Tree struct {
 	Units []Unit
 	// Bridges are the bridge mapping tables.
 	Bridges []*ir.Bridge
+
+	// schemas are the CUE definitions of each unit, keyed by unitKey; set by LoadCompare.
+	schemas map[string]*load.Schemas
 }
+
+// unitKey names a unit among a tree's units: its spec subdirectory and package.
+func unitKey(specDir, pkg string) string { return path.Join(specDir, pkg) }
+
+// Schemas returns the CUE definitions of u, or nil when t was not loaded by LoadCompare.
+func (t *Tree) Schemas(u Unit) *load.Schemas { return t.schemas[unitKey(u.SpecDir, u.Spec.Package)] }
 
 // Main is the canonical surface's unit.
 func (t *Tree) Main() Unit { return t.Units[0] }
@@ -55,12 +64,27 @@ func (t *Tree) Main() Unit { return t.Units[0] }
 // Load loads the spec tree in dir (shown as display in errors), laying the canonical
 // surface out with main (DefaultLayout for the dsh repository).
 func Load(dir, display string, main func(pkg string) Layout) (*Tree, error) {
-	return loadTree(os.DirFS(dir), display, main, fileLoader{dir: dir})
+	return loadTree(os.DirFS(dir), display, main, fileLoader{dir: dir}, true)
 }
 
 // LoadFS is Load over a file system such as the embedded spec (spec.FS).
 func LoadFS(fsys fs.FS, display string, main func(pkg string) Layout) (*Tree, error) {
-	return loadTree(fsys, display, main, fsLoader{fsys: fsys})
+	return loadTree(fsys, display, main, fsLoader{fsys: fsys}, true)
+}
+
+// LoadCompare loads the spec tree of fsys (laid out with DefaultLayout) in the CUE
+// context ctx and keeps each unit's CUE definitions (Tree.Schemas), so that two trees
+// loaded in one context can be compared by CUE subsumption (dshgen breaking). Without
+// scenarios it leaves the conformance scenarios out (about a third of the work), which
+// only matter to a comparison for its notes.
+func LoadCompare(ctx *load.Context, fsys fs.FS, display string, scenarios bool) (*Tree, error) {
+	l := fsLoader{fsys: fsys, ctx: ctx, schemas: map[string]*load.Schemas{}}
+	t, err := loadTree(fsys, display, DefaultLayout, l, scenarios)
+	if err != nil {
+		return nil, err
+	}
+	t.schemas = l.schemas
+	return t, nil
 }
 
 // loader loads one CUE package of a spec subdirectory; dir "" is the spec root.
@@ -79,20 +103,35 @@ func (l fileLoader) bridges(dir, display string) ([]*ir.Bridge, error) {
 	return load.Bridges(path.Join(l.dir, dir), display)
 }
 
-type fsLoader struct{ fsys fs.FS }
+// fsLoader loads from a file system; with ctx set it loads in that context and records
+// each package's definitions in schemas.
+type fsLoader struct {
+	fsys    fs.FS
+	ctx     *load.Context
+	schemas map[string]*load.Schemas
+}
 
 func (l fsLoader) pkg(dir, pkg, display string) (*ir.Spec, error) {
-	if dir == "" {
-		dir = "."
+	fsDir := dir
+	if fsDir == "" {
+		fsDir = "."
 	}
-	return load.FSPackage(l.fsys, dir, pkg, display)
+	if l.ctx == nil {
+		return load.FSPackage(l.fsys, fsDir, pkg, display)
+	}
+	sp, sch, err := l.ctx.FSPackage(l.fsys, fsDir, pkg, display)
+	if err != nil {
+		return nil, err
+	}
+	l.schemas[unitKey(dir, sp.Package)] = sch
+	return sp, nil
 }
 
 func (l fsLoader) bridges(dir, display string) ([]*ir.Bridge, error) {
 	return load.BridgesFS(l.fsys, dir, display)
 }
 
-func loadTree(fsys fs.FS, display string, main func(pkg string) Layout, l loader) (*Tree, error) {
+func loadTree(fsys fs.FS, display string, main func(pkg string) Layout, l loader, scenarios bool) (*Tree, error) {
 	canon, err := l.pkg("", "", display)
 	if err != nil {
 		return nil, err
@@ -118,7 +157,7 @@ func loadTree(fsys fs.FS, display string, main func(pkg string) Layout, l loader
 			return nil, err
 		}
 	}
-	if has(fsys, ConformanceDir) {
+	if scenarios && has(fsys, ConformanceDir) {
 		d := path.Join(display, ConformanceDir)
 		cs, err := l.pkg(ConformanceDir, "", d)
 		if err != nil {

@@ -20,6 +20,8 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
 	CodeNotFound       = -32002
+	// CodeServerBusy answers a request past Config.MaxInFlight (a JSON-RPC server error).
+	CodeServerBusy = -32000
 )
 
 // MaxFrame is the largest frame the agent reads (the TypeScript SDK's default limit).

@@ -10,14 +10,22 @@
 //     prompts, MCP over stdio, HTTP and SSE, one agent-type auth method (dsh needs no
 //     login: the model comes from the command line) and agentInfo.
 //   - session/new {cwd, mcpServers}: cwd must be an absolute directory; the session's log
-//     is SessionsDir/<sessionId>.jsonl; Config.Setup builds its registries and model (dsh
+//     is SessionsDir/<sessionId>.jsonl, or the session sessionId of Config.Logs (dsh acp
+//     --sessions postgres://... keeps them in PostgreSQL); Config.Setup builds its registries and model (dsh
 //     acp shares dsh run's setup: built-in tools in cwd, hooks, native plugins); the
 //     configured and the session's MCP servers start (bridges/mcp) and their tools are
 //     registered. available_commands_update (one command, /compact) follows the response.
 //   - session/load {sessionId, cwd, mcpServers}: the log is replayed as session/update
 //     (user_message_chunk, agent_message_chunk, agent_thought_chunk, tool_call,
 //     tool_call_update), the agent is resumed from it (loop.Resume), and the response ({})
-//     follows the replay.
+//     follows the replay. A log that is damaged (anywhere but a torn last line), not a
+//     session log, or a symbolic link is refused with an error (-32603) naming the file
+//     and the line, and left as it is (session.OpenFile). An id with no log is -32002
+//     Resource not found, whichever the store.
+//   - A Write's tool_call shows a diff whose old text is read, before any permission is
+//     asked, only as the Write tool itself could read it (Env.FileText,
+//     builtin.CurrentText): confined to the session's cwd through os.Root, regular files
+//     only, never /proc or /sys, under Read's byte cap. Anything else shows no diff.
 //   - session/prompt: the prompt (text; resource links and embedded text resources as text
 //     references; images and audio are refused with -32602) is one follow-up message;
 //     agent/inbox/claimed names its turn; the prompt settles when the agent is idle and
@@ -34,6 +42,20 @@
 // on; batches -32600; unknown methods -32601; requests before initialize -32600; unknown
 // sessions -32002. When the input ends every session is cancelled, every prompt answered,
 // and the agents, MCP servers and logs are closed.
+//
+// # Backpressure and idle sessions
+//
+// At most Config.MaxInFlight requests (default 64) are handled at once; one past that is
+// answered at once with -32000 "Server busy" by the goroutine that reads the input, so a
+// client that stops reading the agent's output stops being read from once the pipe is
+// full: memory stays flat however many requests it sends. Responses to the agent's own
+// requests (session/request_permission), notifications and session/cancel never wait for
+// a slot. At most
+// Config.MaxOpenSessions sessions (default 16) stay open: past that, the least recently
+// used idle ones (no prompt in flight) are closed, releasing their agent, hooks, MCP
+// servers and log file; a prompt naming such a session reopens it from its log (as
+// session/load does, resuming the agent, but without replaying the log to the client),
+// and session/load reopens it too.
 //
 // # Updates
 //
@@ -52,7 +74,9 @@
 // # Permissions
 //
 // With [PermissionsAsk] (the default) every top-level call except Read and MCP tools
-// annotated readOnlyHint asks the client, after the session's own listeners (a hook's deny
+// annotated readOnlyHint by a server the user trusts (Config.MCP.TrustedServers, dsh acp
+// --mcp-trust NAME; another server's annotation is a hint, not a permission) asks the
+// client, after the session's own listeners (a hook's deny
 // wins; a hook's ask asks). The request goes through the approval seam
 // (runtime/approval, recorded as approval/asked and approval/decided) to
 // session/request_permission with two options, allow-once and reject-once: allow-once

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,8 +29,9 @@ const AgentID = "main"
 type Permissions string
 
 const (
-	// PermissionsAsk asks for every call except Read and MCP tools annotated read-only
-	// (the default, like Claude Code's default mode).
+	// PermissionsAsk asks for every call except Read and MCP tools annotated read-only by
+	// a trusted server (Config.MCP.TrustedServers) (the default, like Claude Code's
+	// default mode).
 	PermissionsAsk Permissions = "ask"
 	// PermissionsAllow asks for none; a hook's or plugin's ask decision still asks.
 	PermissionsAllow Permissions = "allow"
@@ -75,6 +77,12 @@ type Env struct {
 	// tools.WithRewriteDeadline for hook bridges, whose PreToolUse hooks run in the
 	// rewrite phase under their own timeouts).
 	ToolOptions []tools.Option
+	// FileText, if set, reads a file's current text for the diff that a Write's tool card
+	// and permission prompt show, as the Write tool itself could read it: it must apply the
+	// tools' confinement and caps (builtin.CurrentText with the session's tool options
+	// does). An error shows no diff. Default: builtin.CurrentText with the session's cwd
+	// as the workspace and the default caps.
+	FileText func(ctx context.Context, filePath string) (text string, exists bool, err error)
 	// Started, if set, is called with the agent once it exists (hook bridges need it).
 	Started func(*loop.Agent)
 	// Close, if set, releases what Setup acquired (hook bridges); called once.
@@ -85,8 +93,12 @@ type Env struct {
 type Config struct {
 	// Setup builds a session's environment. Required.
 	Setup func(ctx context.Context, spec SessionSpec) (*Env, error)
-	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required.
+	// SessionsDir holds the session logs, one <sessionId>.jsonl each. Required unless
+	// Logs is set.
 	SessionsDir string
+	// Logs, if set, keeps the session logs instead of SessionsDir (dsh acp --sessions
+	// postgres://... sets one on PostgreSQL).
+	Logs LogStore
 	// MCP configures the MCP clients (Dir is set per session).
 	MCP mcp.Options
 	// Permissions is the default permission policy (default PermissionsAsk).
@@ -95,6 +107,36 @@ type Config struct {
 	Name, Version string
 	// Logger receives diagnostics (stderr in dsh acp; default: discard).
 	Logger *slog.Logger
+	// MaxInFlight bounds the requests of the connection being handled at once (default
+	// DefaultMaxInFlight). A request past the bound is answered at once with
+	// CodeServerBusy, from the reading goroutine: while the client does not read its
+	// output, that answer blocks, and so reading stops (backpressure) and memory stays
+	// flat however many requests the client sends.
+	MaxInFlight int
+	// MaxOpenSessions bounds the sessions kept open (default DefaultMaxOpenSessions).
+	// Past it, the least recently used idle sessions (no prompt in flight) are closed:
+	// their agent, hooks, MCP servers and log file are released. A session closed so is
+	// reopened from its log, as session/load does but without replaying it to the client,
+	// when a prompt names it (or loaded again by session/load).
+	MaxOpenSessions int
+}
+
+// Defaults of Config's bounds.
+const (
+	// DefaultMaxInFlight is the default Config.MaxInFlight.
+	DefaultMaxInFlight = 64
+	// DefaultMaxOpenSessions is the default Config.MaxOpenSessions.
+	DefaultMaxOpenSessions = 16
+)
+
+// LogStore keeps session logs by session id, for a Server whose logs are not JSONL files.
+type LogStore interface {
+	// Create returns the store of a new session, id.
+	Create(ctx context.Context, id string) (session.Store, error)
+	// Load returns the store of the existing session id: an error wrapping fs.ErrNotExist
+	// when there is no such session (session/load then answers the spec's
+	// Resource-not-found error).
+	Load(ctx context.Context, id string) (session.Store, error)
 }
 
 // Server is an ACP agent: it serves one client connection with any number of sessions.
@@ -108,12 +150,29 @@ type Server struct {
 	terminalMeta bool // the client advertised _meta.terminal_output (Zed)
 	sessions     map[string]*acpSession
 	handlers     sync.WaitGroup
+	// parked are the sessions closed for being idle (Config.MaxOpenSessions), by id:
+	// what reopening them needs.
+	parked map[string]parkedSession
+	// tick orders the sessions' last use (acpSession.used), for closing the least
+	// recently used first.
+	tick int64
+	// slots holds one token per request being handled (Config.MaxInFlight).
+	slots chan struct{}
+}
+
+// parkedSession is a session closed for being idle: enough to reopen it from its log.
+type parkedSession struct {
+	cwd     string
+	servers []mcp.ServerConfig
+	// closed is closed once the session's resources are released (its log too, so that
+	// reopening does not meet the log's single-writer lock).
+	closed chan struct{}
 }
 
 // NewServer returns a server for cfg.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.Setup == nil || cfg.SessionsDir == "" {
-		return nil, errors.New("acp: Config.Setup and Config.SessionsDir are required")
+	if cfg.Setup == nil || (cfg.SessionsDir == "" && cfg.Logs == nil) {
+		return nil, errors.New("acp: Config.Setup and Config.SessionsDir (or Config.Logs) are required")
 	}
 	if cfg.Permissions == "" {
 		cfg.Permissions = PermissionsAsk
@@ -130,7 +189,14 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MCP.Logger == nil {
 		cfg.MCP.Logger = cfg.Logger
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, sessions: map[string]*acpSession{}}, nil
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.MaxOpenSessions <= 0 {
+		cfg.MaxOpenSessions = DefaultMaxOpenSessions
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, sessions: map[string]*acpSession{},
+		parked: map[string]parkedSession{}, slots: make(chan struct{}, cfg.MaxInFlight)}, nil
 }
 
 // Serve reads frames from in and writes frames to out until in ends or ctx is done. Then
@@ -198,15 +264,26 @@ func (s *Server) handleLine(ctx context.Context, line []byte) {
 		s.c.reply(nil, nil, rpcErr(CodeInvalidRequest, "Invalid request: no method"))
 	case !isRequest:
 		s.notification(f)
-	case f.Method == "initialize":
+	case f.Method == "initialize", f.Method == "session/cancel":
 		// initialize is answered in frame order, before the next frame is read: a request
 		// sent right after it (without waiting for its response) sees the connection
-		// initialized, as it would on a server that handles frames one at a time.
+		// initialized, as it would on a server that handles frames one at a time. A
+		// session/cancel request is answered here too, so that it is never refused as busy.
 		res, e := s.request(ctx, f)
 		if err := s.c.reply(f.ID, res, e); err != nil {
 			s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
 		}
 	default:
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			// Answered here, on the reading goroutine: a client that does not read its
+			// output stops being read from (backpressure).
+			if err := s.c.reply(f.ID, nil, rpcErr(CodeServerBusy, "Server busy: %d requests in flight; retry once some are answered", s.cfg.MaxInFlight)); err != nil {
+				s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
+			}
+			return
+		}
 		s.handlers.Add(1)
 		go func() {
 			defer s.handlers.Done()
@@ -214,6 +291,9 @@ func (s *Server) handleLine(ctx context.Context, line []byte) {
 			if err := s.c.reply(f.ID, res, e); err != nil {
 				s.log.Warn("acp: writing a response failed", "method", f.Method, "error", err)
 			}
+			// The slot is held until the response is written (a client that does not
+			// read keeps it), and no longer: the next request may use it.
+			<-s.slots
 			if e == nil {
 				s.after(f.Method, res)
 			}
@@ -339,10 +419,11 @@ func (s *Server) request(ctx context.Context, f frame) (any, *RPCError) {
 		if e := decodeParams(f.Params, &p); e != nil {
 			return nil, e
 		}
-		ss := s.session(p.SessionID)
-		if ss == nil {
-			return nil, sessionNotFound(p.SessionID)
+		ss, e := s.acquire(ctx, p.SessionID)
+		if e != nil {
+			return nil, e
 		}
+		defer s.release(ss)
 		return ss.prompt(p.Prompt)
 	case "session/cancel":
 		// Some clients send it as a request: cancel, then answer.
@@ -391,26 +472,118 @@ func (s *Server) open(ctx context.Context, id, cwd string, servers []mcpServer, 
 	if !validID.MatchString(id) {
 		return nil, rpcErr(CodeInvalidParams, "Invalid params: session id %q (want letters, digits, _ and -)", id)
 	}
-	if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
-		return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
+	if s.cfg.Logs == nil {
+		if err := os.MkdirAll(s.cfg.SessionsDir, 0o755); err != nil {
+			return nil, rpcErr(CodeInternalError, "sessions directory: %v", err)
+		}
 	}
-	path := filepath.Join(s.cfg.SessionsDir, id+".jsonl")
+	path := s.logPath(id)
 	s.mu.Lock()
 	if _, dup := s.sessions[id]; dup {
 		s.mu.Unlock()
 		return nil, rpcErr(CodeInvalidParams, "Invalid params: session %q is already open on this connection", id)
 	}
 	s.sessions[id] = nil // reserved
+	p, wasParked := s.parked[id]
+	delete(s.parked, id)
 	s.mu.Unlock()
-	ss, e := s.start(ctx, id, cwd, path, mcpCfgs, load)
+	if wasParked {
+		<-p.closed
+	}
+	ss, e := s.start(ctx, id, cwd, path, mcpCfgs, load, false)
+	s.settle(id, ss, e, false)
+	return ss, e
+}
+
+// settle records the end of opening session id: open (pinned for a prompt when pin), or
+// forgotten. Then the least recently used idle sessions past Config.MaxOpenSessions are
+// closed.
+func (s *Server) settle(id string, ss *acpSession, e *RPCError, pin bool) {
 	s.mu.Lock()
 	if e != nil {
 		delete(s.sessions, id)
 	} else {
 		s.sessions[id] = ss
+		s.tick++
+		ss.used = s.tick
+		if pin {
+			ss.pins++
+		}
 	}
 	s.mu.Unlock()
+	s.closeIdle(id)
+}
+
+// acquire returns open session id pinned for a prompt (never closed for being idle until
+// release), reopening it from its log when it was closed for being idle.
+func (s *Server) acquire(ctx context.Context, id string) (*acpSession, *RPCError) {
+	s.mu.Lock()
+	if ss := s.sessions[id]; ss != nil {
+		ss.pins++
+		s.tick++
+		ss.used = s.tick
+		s.mu.Unlock()
+		return ss, nil
+	}
+	p, ok := s.parked[id]
+	if !ok {
+		s.mu.Unlock()
+		return nil, sessionNotFound(id) // unknown, or still being opened
+	}
+	delete(s.parked, id)
+	s.sessions[id] = nil // reserved
+	s.mu.Unlock()
+	<-p.closed
+	ss, e := s.start(ctx, id, p.cwd, s.logPath(id), p.servers, true, true)
+	if e != nil {
+		s.mu.Lock()
+		s.parked[id] = parkedSession{cwd: p.cwd, servers: p.servers, closed: p.closed} // a later prompt may retry
+		s.mu.Unlock()
+	}
+	s.settle(id, ss, e, true)
 	return ss, e
+}
+
+// release unpins a session acquire returned.
+func (s *Server) release(ss *acpSession) {
+	s.mu.Lock()
+	ss.pins--
+	s.mu.Unlock()
+	s.closeIdle("")
+}
+
+// closeIdle closes the least recently used idle sessions (not pinned, no prompt; never
+// session keep, just opened) while more than Config.MaxOpenSessions are open, and parks
+// them for reopening.
+func (s *Server) closeIdle(keep string) {
+	var victims []*acpSession
+	s.mu.Lock()
+	open := 0
+	for _, ss := range s.sessions {
+		if ss != nil {
+			open++
+		}
+	}
+	for open > s.cfg.MaxOpenSessions {
+		var lru *acpSession
+		for _, ss := range s.sessions {
+			if ss != nil && ss.id != keep && ss.pins == 0 && ss.idle() && (lru == nil || ss.used < lru.used) {
+				lru = ss
+			}
+		}
+		if lru == nil {
+			break // every open session is busy
+		}
+		delete(s.sessions, lru.id)
+		s.parked[lru.id] = parkedSession{cwd: lru.cwd, servers: lru.servers, closed: lru.closed}
+		victims = append(victims, lru)
+		open--
+	}
+	s.mu.Unlock()
+	for _, ss := range victims {
+		s.log.Debug("acp: closing an idle session", "session", ss.id)
+		ss.close()
+	}
 }
 
 // mcpConfigs converts ACP's mcpServers.
@@ -464,26 +637,68 @@ func mergeServers(base, session []mcp.ServerConfig) []mcp.ServerConfig {
 	return append(out, session...)
 }
 
-// start opens the log, builds the environment, replays a loaded log and starts the agent.
-func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.ServerConfig, load bool) (*acpSession, *RPCError) {
+// logPath is the JSONL file of session id, or "" when the logs are kept in cfg.Logs.
+func (s *Server) logPath(id string) string {
+	if s.cfg.Logs != nil {
+		return ""
+	}
+	return filepath.Join(s.cfg.SessionsDir, id+".jsonl")
+}
+
+// openStore opens the store of session id in cfg.Logs.
+func (s *Server) openStore(ctx context.Context, id string, load bool) (session.Store, *RPCError) {
+	open := s.cfg.Logs.Create
 	if load {
+		open = s.cfg.Logs.Load
+	}
+	st, err := open(ctx, id)
+	switch {
+	case load && errors.Is(err, fs.ErrNotExist):
+		return nil, sessionNotFound(id)
+	case err != nil:
+		return nil, rpcErr(CodeInternalError, "session log: %v", err)
+	}
+	return st, nil
+}
+
+// start opens the log, builds the environment, replays a loaded log and starts the agent.
+// path is the log's file, or "" for a log in cfg.Logs.
+//
+// quiet (a session reopened after being closed for idleness) does not replay the log to
+// the client, which already shows it.
+func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.ServerConfig, load, quiet bool) (*acpSession, *RPCError) {
+	var store session.Store
+	if path == "" {
+		st, e := s.openStore(ctx, id, load)
+		if e != nil {
+			return nil, e
+		}
+		store = st
+	} else if load {
 		if _, err := os.Stat(path); err != nil {
 			return nil, sessionNotFound(id)
 		}
 	} else if _, err := os.Stat(path); err == nil {
 		return nil, rpcErr(CodeInternalError, "session id collision: %s exists", path)
 	}
-	f, rec, err := session.OpenFile(path)
-	if err != nil {
-		return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+	if store == nil {
+		f, rec, err := session.OpenFile(path)
+		if err != nil {
+			return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+		}
+		if rec.Truncated() {
+			s.log.Warn("acp: recovered a damaged log tail", "log", path, "reason", rec.Reason, "bytes", rec.TruncatedBytes)
+		}
+		store = f
 	}
-	if rec.Truncated() {
-		s.log.Warn("acp: recovered a damaged log tail", "log", path, "reason", rec.Reason, "bytes", rec.TruncatedBytes)
-	}
-	lg, err := session.Open(ctx, f)
+	lg, err := session.Open(ctx, store)
 	if err != nil {
-		f.Close()
-		return nil, rpcErr(CodeInternalError, "session log %s: %v", path, err)
+		store.Close()
+		name := path
+		if name == "" {
+			name = "of session " + id
+		}
+		return nil, rpcErr(CodeInternalError, "session log %s: %v", name, err)
 	}
 	if load && lg.Len() == 0 {
 		lg.Close()
@@ -495,6 +710,7 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 		return nil, rpcErr(CodeInternalError, "session setup: %v", err)
 	}
 	ss := newSession(s, id, cwd, lg, env)
+	ss.servers = servers
 	fail := func(code int, format string, args ...any) (*acpSession, *RPCError) {
 		ss.close()
 		return nil, rpcErr(code, format, args...)
@@ -513,9 +729,14 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 	}
 	ss.wire()
 	if load {
+		send := ss.tr.send
+		if quiet {
+			ss.tr.send = func(update) {}
+		}
 		for e := range lg.Events() {
 			ss.tr.observe(e, true)
 		}
+		ss.tr.send = send
 	}
 	ss.subscribe()
 	cfg := loop.Config{ID: AgentID, SessionID: id, Registry: env.Hooks, Tools: ss.rt, Model: env.Model, Log: lg,

@@ -15,6 +15,7 @@ import (
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // acpSession is one ACP session: a loop agent, its log, its MCP servers, and the prompt in
@@ -31,6 +32,14 @@ type acpSession struct {
 	agent *loop.Agent
 
 	closers []func()
+	// servers are the session's own MCP servers (mcpServers), kept for reopening it.
+	servers []mcp.ServerConfig
+	// used and pins are guarded by Server.mu: the session's last use (Server.tick), and
+	// the prompts that hold it open.
+	used int64
+	pins int
+	// closed is closed once close has released everything.
+	closed chan struct{}
 
 	// admit serializes admitting a prompt (check, then Followup) against cancel, so that
 	// a cancel never falls between them.
@@ -51,8 +60,14 @@ type promptRun struct {
 }
 
 func newSession(srv *Server, id, cwd string, lg *session.Log, env *Env) *acpSession {
-	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env}
+	ss := &acpSession{srv: srv, id: id, cwd: cwd, log: lg, env: env, closed: make(chan struct{})}
 	ss.tr = newTranslator(cwd, func(u update) { srv.sendUpdate(id, u) })
+	ss.tr.fileText = func(filePath string) (string, bool, error) {
+		if env.FileText != nil {
+			return env.FileText(context.Background(), filePath)
+		}
+		return builtin.CurrentText(context.Background(), builtin.Options{Workspace: cwd}, filePath)
+	}
 	srv.mu.Lock()
 	ss.tr.terminalMeta = srv.terminalMeta
 	srv.mu.Unlock()
@@ -81,7 +96,9 @@ func (ss *acpSession) subscribe() {
 	ss.closers = append(ss.closers, ss.log.Subscribe(func(e session.Event) { ss.tr.observe(e, false) }))
 }
 
-// needsPermission is the default policy: everything but Read and read-only MCP tools.
+// needsPermission is the default policy: everything but Read and the MCP tools annotated
+// read-only by a server the user trusts (mcp.Options.TrustedServers): an untrusted
+// server's readOnlyHint is a hint, not a permission.
 func (ss *acpSession) needsPermission(name string) bool {
 	if name == "Read" {
 		return false
@@ -363,5 +380,15 @@ func (ss *acpSession) close() {
 		if err := ss.log.Close(); err != nil {
 			ss.srv.log.Warn("acp: closing the log", "session", ss.id, "error", err)
 		}
+		close(ss.closed)
 	})
+}
+
+// idle reports that no prompt is in flight and the agent runs no turn (one an async
+// hook started, say).
+func (ss *acpSession) idle() bool {
+	ss.mu.Lock()
+	idle, agent := ss.cur == nil && !ss.gone, ss.agent
+	ss.mu.Unlock()
+	return idle && (agent == nil || agent.Status() == dsh.AgentStatusIdle)
 }

@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,6 +18,9 @@ import (
 type translator struct {
 	cwd  string
 	send func(update)
+	// fileText reads a Write's target for the old side of its diff, as the Write tool
+	// itself could read it (Env.FileText).
+	fileText func(filePath string) (text string, exists bool, err error)
 	// terminalMeta shows Bash calls as terminals with Zed's display-only _meta convention
 	// (terminal_info, terminal_output, terminal_exit) instead of fenced text.
 	terminalMeta bool
@@ -212,7 +214,11 @@ func (t *translator) describe(name string, args json.RawMessage) (title, kind st
 }
 
 // diffOf is the diff an edit call shows: Edit's old and new strings, or Write's new
-// content over the file's current text (read live only; null is a new file).
+// content over the file's current text (read live only; null is a new file). The current
+// text is read with t.fileText, the tools' own confined and capped read, before any
+// permission is asked: a file the tool could not read (outside the workspace, not a
+// regular file, over Read's byte cap) shows no diff at all, so the prompt shows nothing
+// policy has not allowed.
 func (t *translator) diffOf(name string, args json.RawMessage, replay bool) *toolCallContent {
 	var a struct {
 		FilePath  string  `json:"file_path"`
@@ -233,11 +239,15 @@ func (t *translator) diffOf(name string, args json.RawMessage, replay bool) *too
 	case name == "Write" && a.Content != nil:
 		var old *string
 		if !replay {
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 {
-				if b, err := os.ReadFile(path); err == nil {
-					s := string(b)
-					old = &s
-				}
+			if t.fileText == nil {
+				return nil
+			}
+			s, exists, err := t.fileText(a.FilePath)
+			if err != nil {
+				return nil
+			}
+			if exists {
+				old = &s
 			}
 		}
 		return &toolCallContent{Type: "diff", Path: path, OldText: old, NewText: a.Content}

@@ -79,6 +79,9 @@ type Config struct {
 	Recorder hookproto.Recorder
 	// Logger receives load diagnostics and hook diagnostics (nil: slog.Default()).
 	Logger *slog.Logger
+	// BaseEnv is the environment hooks start from, KEY=value pairs (nil: the process's,
+	// os.Environ()); the bridge's own variables (CLAUDE_PROJECT_DIR, ...) are added to it.
+	BaseEnv []string
 	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
 	StderrSummaryMax int
 	// EnvFile, when set, is exported to SessionStart hooks as CLAUDE_ENV_FILE: the file
@@ -137,7 +140,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	b, err := hookbridge.New(dialect(!cfg.Canonical, cfg.EnvFile), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
-		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax,
+		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
 		Interactive: cfg.Interactive, RevalidateAfterRewrite: cfg.RevalidateAfterRewrite,
 	}, opts...)
 	if err != nil {

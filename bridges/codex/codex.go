@@ -88,6 +88,9 @@ type Config struct {
 	StderrSummaryMax int
 	// Getenv reads the harness environment for $SHELL (nil: os.Getenv).
 	Getenv func(string) string
+	// BaseEnv is the environment hooks start from, KEY=value pairs (nil: the process's,
+	// os.Environ()); the bridge's own variables are added to it.
+	BaseEnv []string
 }
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
@@ -117,6 +120,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,
+		BaseEnv: cfg.BaseEnv,
 	}, opts...)
 	if err != nil {
 		return nil, err

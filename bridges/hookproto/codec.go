@@ -47,8 +47,15 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 // Decode turns one run's Result into a Verdict at event ev under the table b, following
 // dsh bridge decisions 1, 2, 4 and 7:
 //
-//   - a process outcome (timeout, cancellation, spawn or I/O failure, signal, over-cap
-//     output) is timeout or error, with a diagnostic;
+//   - a process outcome (timeout, cancellation, spawn or I/O failure, signal) is timeout
+//     or error, with a diagnostic;
+//   - output over the runner's cap may lose its text, never a block: exit 2 blocks
+//     whatever the size of stderr (the reason is the kept stderr with a truncation
+//     note); white space past the cap loses nothing (a JSON decision followed by a
+//     megabyte of spaces still counts); exit-0 stdout whose text past the cap was lost
+//     and that may be JSON (it looks like JSON, or its kept part is blank) cannot be
+//     read, so it is the event's blocking outcome where exit 2 blocks (fail closed) and
+//     error elsewhere; plain stdout keeps its kept part with a note;
 //   - exit 2 blocks with the trimmed stderr as reason (the event's blocking outcome:
 //     deny where the table denies, else block; error where the table says exit 2 is not
 //     honoured); blank stderr does what
@@ -75,6 +82,9 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 		v.Diagnostics = append(v.Diagnostics, "stderr is not valid UTF-8; invalid bytes replaced")
 	}
 	stderr := strings.TrimSpace(strings.ToValidUTF8(string(r.Stderr), "\uFFFD"))
+	if r.StderrLost {
+		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stderr exceeded its cap; only its first %d bytes were kept", len(r.Stderr)))
+	}
 	switch code := *r.ExitCode; code {
 	case 0:
 	case 2:
@@ -83,7 +93,7 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 			v.Diagnostics = append(v.Diagnostics, "exit 2 does not block at "+ev.Name+" in "+b.Dialect+" (non-blocking)")
 			return v
 		}
-		if stderr == "" {
+		if stderr == "" && !r.StderrLost {
 			if b.Exit2EmptyStderr == string(dsh.HookOutcomeFailed) {
 				v.Outcome = dsh.HookOutcomeFailed
 				v.Diagnostics = append(v.Diagnostics, "exit 2 with empty stderr does not block in "+b.Dialect)
@@ -91,8 +101,14 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 			}
 			stderr = ev.FallbackReason
 		}
+		if r.StderrLost {
+			if stderr == "" {
+				stderr = ev.FallbackReason
+			}
+			stderr += fmt.Sprintf("\n[truncated: the hook wrote more than %d bytes to stderr; the rest was discarded]", len(r.Stderr))
+		}
 		v.Outcome, v.Reason = blockingOutcome(ev), stderr
-		if b.Exit2ReadsJSON {
+		if b.Exit2ReadsJSON && !r.StdoutLost {
 			exit2JSON(&v, b, ev, r.Stdout)
 		}
 		return v
@@ -110,6 +126,9 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 		v.Diagnostics = append(v.Diagnostics, "stdout is not valid UTF-8; invalid bytes replaced")
 	}
 	out := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD"))
+	if r.StdoutLost {
+		return overCapStdout(v, ev, b, out, len(r.Stdout))
+	}
 	if out == "" {
 		v.Outcome = dsh.HookOutcomePass
 		return v
@@ -387,10 +406,6 @@ func processDiagnostic(r Result) string {
 		return "cancelled; the process group was killed"
 	case r.SpawnErr != nil:
 		return "could not start: " + r.SpawnErr.Error()
-	case r.StdoutOverCap:
-		return "stdout exceeded its cap; output discarded"
-	case r.StderrOverCap:
-		return "stderr exceeded its cap; output discarded"
 	case r.Err != nil:
 		return "I/O failure: " + r.Err.Error()
 	case r.Signal != nil:
@@ -422,4 +437,31 @@ func exit2JSON(v *Verdict, b *hookmap.Bridge, ev *hookmap.Event, stdout []byte) 
 	if (j.Outcome == dsh.HookOutcomeBlock || j.Outcome == dsh.HookOutcomeDeny) && j.Reason != "" && j.Reason != ev.FallbackReason {
 		v.Reason = j.Reason
 	}
+}
+
+// overCapStdout decides exit-0 stdout whose text past the cap was lost (kept bytes in out,
+// trimmed): a decision that may be in it cannot be read, so stdout that may be JSON (it
+// looks like JSON, or its kept part is blank) is the event's blocking outcome where exit 2
+// blocks, and error where nothing can block; plain stdout is plain stdout, its kept part
+// with a truncation note.
+func overCapStdout(v Verdict, ev *hookmap.Event, b *hookmap.Bridge, out string, kept int) Verdict {
+	if out == "" || looksJSON(out, b.JSONPrefixes) {
+		if ev.Exit2 == string(dsh.HookOutcomeError) {
+			v.Outcome = dsh.HookOutcomeError
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout exceeded its cap of %d bytes; output discarded", kept))
+			return v
+		}
+		v.Outcome = blockingOutcome(ev)
+		v.Reason = fmt.Sprintf("%s: the hook wrote more than %d bytes to stdout, so its decision could not be read", ev.FallbackReason, kept)
+		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout exceeded its cap of %d bytes; its decision could not be read, so it blocks (fail closed)", kept))
+		return v
+	}
+	v.Outcome = dsh.HookOutcomePass
+	v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout exceeded its cap of %d bytes; the rest was discarded", kept))
+	if ev.PlainStdoutContext {
+		v.Contexts = append(v.Contexts, out+"\n[truncated: the hook's output exceeded its cap; the rest was discarded]")
+	} else {
+		v.Diagnostics = append(v.Diagnostics, "plain stdout ignored at "+ev.Name)
+	}
+	return v
 }

@@ -28,6 +28,7 @@ func event(t testing.TB, b *hookmap.Bridge, name string) *hookmap.Event {
 // decisions, for both tables.
 func TestDecode(t *testing.T) {
 	cc, cx := &hookmap.ClaudeCode, &hookmap.Codex
+	two := 2
 	tests := []struct {
 		name     string
 		b        *hookmap.Bridge
@@ -88,7 +89,16 @@ func TestDecode(t *testing.T) {
 		{name: "28 spawn", b: cc, event: "PreToolUse", res: Result{SpawnErr: errors.New("bad workdir: ENOENT")}, outcome: "error", diag: "bad workdir"},
 		{name: "28 signal", b: cc, event: "PreToolUse", res: Result{Signal: syscall.SIGKILL, Stderr: []byte("x")}, outcome: "error", diag: "signal"},
 		{name: "timeout", b: cc, event: "PreToolUse", res: Result{TimedOut: true}, outcome: "timeout"},
-		{name: "over cap", b: cc, event: "PreToolUse", res: Result{ExitCode: new(int), StdoutOverCap: true}, outcome: "error", diag: "stdout exceeded"},
+		// Output over the cap may lose its text, never a block (issue 30).
+		{name: "over cap json", b: cc, event: "PreToolUse", res: Result{ExitCode: new(int), Stdout: []byte(`{"hookSpecificOutput":{"hookEv`), StdoutOverCap: true, StdoutLost: true}, outcome: "deny", reason: "Blocked by hook: the hook wrote more than 30 bytes to stdout, so its decision could not be read", diag: "fail closed"},
+		{name: "over cap json codex", b: cx, event: "Stop", res: Result{ExitCode: new(int), Stdout: []byte(`[`), StdoutOverCap: true, StdoutLost: true}, outcome: "block", reason: "continue: blocked by Stop hook: the hook wrote more than 1 bytes to stdout, so its decision could not be read", diag: "fail closed"},
+		{name: "over cap blank head", b: cx, event: "PreToolUse", res: Result{ExitCode: new(int), Stdout: []byte(`   `), StdoutOverCap: true, StdoutLost: true}, outcome: "deny", reason: "blocked by PreToolUse hook: the hook wrote more than 3 bytes to stdout, so its decision could not be read", diag: "fail closed"},
+		{name: "over cap json where nothing blocks", b: cc, event: "PermissionRequest", res: Result{ExitCode: new(int), Stdout: []byte(`{`), StdoutOverCap: true, StdoutLost: true}, outcome: "error", diag: "stdout exceeded its cap of 1 bytes"},
+		{name: "over cap plain", b: cc, event: "UserPromptSubmit", res: Result{ExitCode: new(int), Stdout: []byte("plain"), StdoutOverCap: true, StdoutLost: true}, outcome: "pass", contexts: []string{"plain\n[truncated: the hook's output exceeded its cap; the rest was discarded]"}, diag: "stdout exceeded"},
+		{name: "over cap spaces only", b: cc, event: "UserPromptSubmit", res: Result{ExitCode: new(int), Stdout: []byte(`{"decision":"block","reason":"r"}   `), StdoutOverCap: true}, outcome: "block", reason: "r"},
+		{name: "over cap exit 2", b: cx, event: "PreToolUse", res: Result{ExitCode: &two, Stderr: []byte("no no"), StderrOverCap: true, StderrLost: true}, outcome: "deny", reason: "no no\n[truncated: the hook wrote more than 5 bytes to stderr; the rest was discarded]", diag: "stderr exceeded its cap"},
+		{name: "over cap exit 2 blank head", b: cx, event: "PreToolUse", res: Result{ExitCode: &two, Stderr: []byte("  "), StderrOverCap: true, StderrLost: true}, outcome: "deny", reason: "blocked by PreToolUse hook\n[truncated: the hook wrote more than 2 bytes to stderr; the rest was discarded]"},
+		{name: "over cap exit 0 stderr", b: cc, event: "PreToolUse", res: Result{ExitCode: new(int), Stdout: []byte(`{"decision":"block","reason":"r"}`), Stderr: []byte("e"), StderrOverCap: true, StderrLost: true}, outcome: "deny", reason: "r"},
 		// Contexts, plain stdout, notices (decision 7).
 		{name: "context", b: cc, event: "PostToolUse", res: exited(0, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"note: tool was slow"}}`, ""), outcome: "pass", contexts: []string{"note: tool was slow"}},
 		{name: "43", b: cc, event: "PostToolUse", res: exited(0, `{"decision":"block","reason":"bad","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"context too"}}`, ""), outcome: "block", reason: "bad", contexts: []string{"context too"}},

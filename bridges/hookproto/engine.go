@@ -38,7 +38,10 @@ type Engine struct {
 	Config *Config
 	// Shell is the argv prefix of shell-form handlers (Dialect.Shell).
 	Shell []string
-	// Env holds KEY=value pairs every handler gets besides the harness environment and
+	// BaseEnv is the environment every handler starts from (Command.BaseEnv); nil means
+	// the harness's (os.Environ()).
+	BaseEnv []string
+	// Env holds KEY=value pairs every handler gets besides the base environment and
 	// its own Handler.Env.
 	Env []string
 	// Dir is the working directory of a run whose Fire.Dir is empty.
@@ -300,7 +303,7 @@ func (e *Engine) command(h Handler, f Fire) Command {
 	env := make([]string, 0, len(e.Env)+len(f.Env)+len(h.Env))
 	env = append(append(append(env, e.Env...), f.Env...), h.Env...)
 	return Command{
-		Shell: e.Shell, Command: h.Command, Args: h.Args, Stdin: f.Stdin, Dir: dir, Env: env,
+		Shell: e.Shell, Command: h.Command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env,
 		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,
 	}
 }

@@ -15,15 +15,14 @@ type Outcome = dsh.HookOutcome
 
 // ProcessOutcome settles the outcome of runs whose process side alone rules out any
 // decision: dsh.HookOutcomeTimeout for a timeout; dsh.HookOutcomeError for a cancellation, a spawn
-// failure, an I/O failure, a death by signal or an over-cap stdout or stderr (dsh bridge
-// decision 4). Otherwise it returns false, and the dialect decodes the exit code and
-// output.
+// failure, an I/O failure or a death by signal (dsh bridge decision 4). Otherwise it
+// returns false, and the dialect decodes the exit code and output. Output over the cap
+// settles nothing here: [Decode] decides what it comes to, and never lets it lose a block.
 func ProcessOutcome(r Result) (Outcome, bool) {
 	switch {
 	case r.TimedOut:
 		return dsh.HookOutcomeTimeout, true
-	case r.Cancelled, r.SpawnErr != nil, r.Err != nil, r.ExitCode == nil,
-		r.StdoutOverCap, r.StderrOverCap:
+	case r.Cancelled, r.SpawnErr != nil, r.Err != nil, r.ExitCode == nil:
 		return dsh.HookOutcomeError, true
 	}
 	return "", false

@@ -40,12 +40,17 @@ type Command struct {
 	Stdin []byte
 	// Dir is the working directory; empty means the harness's.
 	Dir string
-	// Env holds KEY=value pairs added to (and overriding) the harness environment.
+	// BaseEnv is the environment the hook starts from, KEY=value pairs; nil means the
+	// harness's (os.Environ()). dsh run --env-deny passes the harness's without the
+	// denied variables.
+	BaseEnv []string
+	// Env holds KEY=value pairs added to (and overriding) the base environment.
 	Env []string
 	// Timeout bounds the run; 0 means no timeout (only ctx bounds it).
 	Timeout time.Duration
 	// MaxStdout and MaxStderr cap the bytes kept of each stream; 0 means
-	// DefaultOutputCap. Output past the cap is read and discarded.
+	// DefaultOutputCap. Output past the cap is read and discarded (the hook never blocks
+	// on a full pipe); [Decode] never lets that discard a block.
 	MaxStdout, MaxStderr int
 	// KillGrace is the delay between SIGTERM and SIGKILL; 0 means DefaultKillGrace.
 	KillGrace time.Duration
@@ -67,6 +72,11 @@ type Result struct {
 	Stdout, Stderr []byte
 	// StdoutOverCap and StderrOverCap report output beyond the cap (discarded).
 	StdoutOverCap, StderrOverCap bool
+	// StdoutLost and StderrLost report that the discarded output held more than white
+	// space (space, tab, newline, carriage return), so the kept text is incomplete. Output
+	// over the cap that is only trailing white space loses nothing: a JSON decision
+	// followed by a megabyte of spaces still decodes.
+	StdoutLost, StderrLost bool
 	// Duration is the wall time of the run, spawn to return.
 	Duration time.Duration
 	// TimedOut reports that Command.Timeout expired and the process group was killed.
@@ -113,7 +123,11 @@ func Run(ctx context.Context, c Command) (res Result) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), c.Env...)
+	base := c.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(slices.Clip(base), c.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
@@ -149,8 +163,8 @@ func Run(ctx context.Context, c Command) (res Result) {
 		err = killGroup(pgid, orDefault(c.KillGrace, DefaultKillGrace), done)
 	}
 
-	res.Stdout, res.StdoutOverCap = stdout.buf.Bytes(), stdout.over
-	res.Stderr, res.StderrOverCap = stderr.buf.Bytes(), stderr.over
+	res.Stdout, res.StdoutOverCap, res.StdoutLost = stdout.buf.Bytes(), stdout.over, stdout.lost
+	res.Stderr, res.StderrOverCap, res.StderrLost = stderr.buf.Bytes(), stderr.over, stderr.lost
 	var exitErr *exec.ExitError
 	switch {
 	case errors.Is(err, exec.ErrWaitDelay):
@@ -186,19 +200,30 @@ func killGroup(pgid int, grace time.Duration, done <-chan error) error {
 }
 
 // capBuffer keeps the first max bytes written to it and discards (but accepts) the rest,
-// so the writer never blocks on a full pipe and memory stays bounded.
+// so the writer never blocks on a full pipe and memory stays bounded. over reports that
+// anything was discarded, lost that something other than white space was.
 type capBuffer struct {
 	buf  bytes.Buffer
 	max  int
 	over bool
+	lost bool
 }
 
 func (b *capBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); len(p) > room {
-		b.over = true
-		b.buf.Write(p[:max(room, 0)])
-	} else {
+	room := max(b.max-b.buf.Len(), 0)
+	if len(p) <= room {
 		b.buf.Write(p)
+		return len(p), nil
+	}
+	b.over = true
+	b.buf.Write(p[:room])
+	if !b.lost {
+		for _, c := range p[room:] {
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				b.lost = true
+				break
+			}
+		}
 	}
 	return len(p), nil
 }

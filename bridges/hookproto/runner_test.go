@@ -171,8 +171,17 @@ func TestRunHugeOutputIsCapped(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
 		t.Errorf("allocated %d bytes for 50 MB of output; memory is not bounded", alloc)
 	}
-	if o, _ := ProcessOutcome(r); o != dsh.HookOutcomeError {
-		t.Errorf("over-cap ProcessOutcome = %q, want error", o)
+	if !r.StdoutLost || !r.StderrLost {
+		t.Errorf("lost = %v, %v; want true, true (zero bytes are not white space)", r.StdoutLost, r.StderrLost)
+	}
+	if _, settled := ProcessOutcome(r); settled {
+		t.Errorf("over-cap output settled the outcome; Decode decides it")
+	}
+
+	// Only white space past the cap: over, nothing lost.
+	spaces := sh(script(t, `printf '{"decision":"block"}'; head -c 2000000 /dev/zero | tr '\0' ' '; printf '\n\t\r\n'`))
+	if r := Run(context.Background(), spaces); !r.StdoutOverCap || r.StdoutLost || !strings.HasPrefix(string(r.Stdout), `{"decision":"block"}`) {
+		t.Errorf("trailing spaces: over=%v lost=%v", r.StdoutOverCap, r.StdoutLost)
 	}
 
 	small := sh(script(t, "echo 0123456789abcdef"))

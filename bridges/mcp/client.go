@@ -1,21 +1,28 @@
 package mcp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,6 +40,13 @@ const (
 	// DefaultStopGrace is how long a stdio server gets to exit once its stdin is closed,
 	// and then once it got SIGTERM, before its process group is killed.
 	DefaultStopGrace = 2 * time.Second
+	// DefaultMaxResultBytes caps what a tool result keeps (its content and structured
+	// value, in bytes of JSON): about Claude Code's 25,000-token cap on MCP output, at four
+	// bytes a token.
+	DefaultMaxResultBytes = 100_000
+	// MaxToolName is the longest tool name the model APIs accept (names match
+	// ^[a-zA-Z0-9_-]{1,64}$).
+	MaxToolName = 64
 )
 
 // Failure codes of MCP tool calls (the info.code of a failed result).
@@ -62,6 +76,15 @@ type Options struct {
 	Logger *slog.Logger
 	// ClientVersion is reported to servers as the client's version (default "dev").
 	ClientVersion string
+	// TrustedServers names the servers whose tool annotations are trusted: only their
+	// tools' readOnlyHint counts for [Set.ReadOnly]. The MCP specification has clients
+	// treat annotations from untrusted servers as untrusted, and a server can claim
+	// anything.
+	TrustedServers []string
+	// MaxResultBytes caps a tool result (default DefaultMaxResultBytes; negative: no cap):
+	// text past it is cut, other blocks past it are replaced by a note, and a note says
+	// what was cut.
+	MaxResultBytes int
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +106,9 @@ func (o Options) withDefaults() Options {
 	if o.ClientVersion == "" {
 		o.ClientVersion = "dev"
 	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
 	return o
 }
 
@@ -91,6 +117,17 @@ func (o Options) withDefaults() Options {
 type Set struct {
 	o       Options
 	servers []*server
+	// mounted are the tools mounted, in configuration order; byName indexes them by
+	// their dsh name.
+	mounted []mountedTool
+	byName  map[string]mountedTool
+}
+
+// mountedTool is one tool of a started server under its dsh name.
+type mountedTool struct {
+	name string
+	srv  *server
+	tool *sdk.Tool
 }
 
 // server is one mounted server.
@@ -106,9 +143,18 @@ type server struct {
 }
 
 // ToolName is the dsh name of tool of server: mcp__<server>__<tool>, every character
-// outside [A-Za-z0-9_-] replaced by _ (as Claude Code names MCP tools).
+// outside [A-Za-z0-9_-] replaced by _ (as Claude Code names MCP tools). A name longer
+// than MaxToolName is cut to 55 characters followed by _ and the first 8 hex digits of
+// the SHA-256 of the server and tool names (separated by a NUL byte), so that it is
+// deterministic, fits the model APIs' ^[a-zA-Z0-9_-]{1,64}$, and two long names
+// sharing a prefix stay apart.
 func ToolName(server, tool string) string {
-	return "mcp__" + sanitize(server) + "__" + sanitize(tool)
+	name := "mcp__" + sanitize(server) + "__" + sanitize(tool)
+	if len(name) <= MaxToolName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	return name[:MaxToolName-9] + "_" + hex.EncodeToString(sum[:4])
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
@@ -136,7 +182,44 @@ func Start(ctx context.Context, servers []ServerConfig, o Options) (*Set, []erro
 			o.Logger.Warn("mcp: server not mounted", "server", srv.cfg.Name, "source", srv.cfg.Source, "error", srv.err)
 		}
 	}
-	return s, errs
+	return s, append(errs, s.mount()...)
+}
+
+// mount names the tools of the started servers and returns an error for every
+// collision, naming both sides; nothing is dropped silently. Two servers whose names
+// sanitise alike (say "a b" and "a_b") would share the prefix mcp__a_b__ that hook
+// matchers and the permission policy go by: the later one (in configuration order)
+// mounts nothing. Two tools whose names come out alike (within a server, or across
+// servers): the later one is not mounted.
+func (s *Set) mount() []error {
+	var errs []error
+	s.byName = map[string]mountedTool{}
+	prefixes := map[string]*server{}
+	for _, srv := range s.servers {
+		if srv.err != nil {
+			continue
+		}
+		if first, dup := prefixes[sanitize(srv.cfg.Name)]; dup {
+			errs = append(errs, fmt.Errorf("mcp: servers %q (%s) and %q (%s) both name their tools mcp__%s__*: rename one; %q mounts no tools",
+				first.cfg.Name, first.cfg.Source, srv.cfg.Name, srv.cfg.Source, sanitize(srv.cfg.Name), srv.cfg.Name))
+			continue
+		}
+		prefixes[sanitize(srv.cfg.Name)] = srv
+		for _, tool := range srv.tools {
+			m := mountedTool{name: ToolName(srv.cfg.Name, tool.Name), srv: srv, tool: tool}
+			if first, dup := s.byName[m.name]; dup {
+				errs = append(errs, fmt.Errorf("mcp: tool %q of server %q and tool %q of server %q are both named %s: %q is not mounted",
+					first.tool.Name, first.srv.cfg.Name, tool.Name, srv.cfg.Name, m.name, tool.Name))
+				continue
+			}
+			s.byName[m.name] = m
+			s.mounted = append(s.mounted, m)
+		}
+	}
+	for _, e := range errs {
+		s.o.Logger.Warn("mcp: name collision", "error", e)
+	}
+	return errs
 }
 
 // headerTransport adds fixed headers to every request.
@@ -169,7 +252,7 @@ func (srv *server) start(ctx context.Context) {
 		cmd.Stderr = &logWriter{log: srv.o.Logger, server: srv.cfg.Name}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.WaitDelay = srv.o.StopGrace
-		t = &groupTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: srv.o.StopGrace}, cmd: cmd, pid: &srv.pid}
+		t = &stdioTransport{cmd: cmd, pid: &srv.pid, grace: srv.o.StopGrace, log: srv.o.Logger, server: srv.cfg.Name}
 	case TypeHTTP, TypeSSE:
 		hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: srv.cfg.Headers}}
 		if srv.cfg.Type == TypeSSE {
@@ -236,13 +319,8 @@ func (s *Set) Servers() []string {
 // the server validates them).
 func (s *Set) Definitions() []tools.Definition {
 	var defs []tools.Definition
-	for _, srv := range s.servers {
-		if srv.err != nil {
-			continue
-		}
-		for _, tool := range srv.tools {
-			defs = append(defs, srv.definition(tool))
-		}
+	for _, m := range s.mounted {
+		defs = append(defs, m.srv.definition(m.name, m.tool))
 	}
 	return defs
 }
@@ -279,16 +357,14 @@ func (s *Set) Register(reg *tools.Registry, agentID string) (unregister func(), 
 }
 
 // ReadOnly reports whether the dsh tool name is an MCP tool its server annotates
-// readOnlyHint.
+// readOnlyHint and the server is one of Options.TrustedServers: an untrusted server's
+// annotations are hints, not permissions.
 func (s *Set) ReadOnly(name string) bool {
-	for _, srv := range s.servers {
-		for _, tool := range srv.tools {
-			if ToolName(srv.cfg.Name, tool.Name) == name {
-				return tool.Annotations != nil && tool.Annotations.ReadOnlyHint
-			}
-		}
+	m, ok := s.byName[name]
+	if !ok || m.tool.Annotations == nil || !m.tool.Annotations.ReadOnlyHint {
+		return false
 	}
-	return false
+	return slices.Contains(s.o.TrustedServers, m.srv.cfg.Name)
 }
 
 // Close stops every server: the connection is closed (a stdio server's stdin first,
@@ -322,32 +398,141 @@ func (srv *server) killGroup() {
 	}
 }
 
-// groupTransport is the SDK's command transport, recording the started process's id so
-// that its process group can be killed.
-type groupTransport struct {
-	inner *sdk.CommandTransport
-	cmd   *exec.Cmd
-	pid   *atomic.Int64
+// stdioTransport runs a stdio server as the SDK's CommandTransport does (closing the
+// connection closes its stdin, then SIGTERM after grace, then SIGKILL), and records the
+// process id so that its process group can be killed. Unlike the SDK's, it tolerates
+// lines on stdout that are not JSON-RPC (a banner, a stray log line before the reply):
+// they are logged and skipped, where the SDK's decoder would end the connection. The
+// MCP TypeScript SDK, which Claude Code uses, skips them too.
+type stdioTransport struct {
+	cmd    *exec.Cmd
+	pid    *atomic.Int64
+	grace  time.Duration
+	log    *slog.Logger
+	server string
 }
 
 // Connect starts the server.
-func (t *groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err == nil && t.cmd.Process != nil {
-		t.pid.Store(int64(t.cmd.Process.Pid))
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
 	}
-	return c, err
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	t.pid.Store(int64(t.cmd.Process.Pid))
+	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: sdk.DefaultMaxLineLength,
+		skipped: func(line []byte) {
+			const show = 200
+			if len(line) > show {
+				line = append(line[:show:show], "…"...)
+			}
+			t.log.Warn("mcp: server wrote a line that is not JSON-RPC on stdout; skipped", "server", t.server, "line", string(line))
+		}}
+	return (&sdk.IOTransport{Reader: io.NopCloser(lines), Writer: &stdinCloser{cmd: t.cmd, stdin: stdin, grace: t.grace}}).Connect(ctx)
 }
 
-// definition is the dsh tool of one MCP tool.
-func (srv *server) definition(tool *sdk.Tool) tools.Definition {
+// stdinCloser is a server's stdin whose Close ends the server: stdin is closed, then
+// SIGTERM after grace, then SIGKILL after grace (the MCP stdio shutdown).
+type stdinCloser struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	grace time.Duration
+}
+
+func (s *stdinCloser) Write(p []byte) (int, error) { return s.stdin.Write(p) }
+
+func (s *stdinCloser) Close() error {
+	err := s.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	for _, next := range []func(){
+		func() { _ = s.cmd.Process.Signal(syscall.SIGTERM) },
+		func() { _ = s.cmd.Process.Kill() },
+	} {
+		select {
+		case werr := <-done:
+			return errors.Join(err, ignoreExit(werr))
+		case <-time.After(s.grace):
+			next()
+		}
+	}
+	return errors.Join(err, ignoreExit(<-done))
+}
+
+// ignoreExit drops an exit status: how the server ended is not the connection's error.
+func ignoreExit(err error) error {
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return nil
+	}
+	return err
+}
+
+// jsonLines passes on the lines of r that are JSON objects or arrays (and blank lines),
+// and hands every other line to skipped. A line longer than max is passed on as it is,
+// for the SDK to refuse.
+type jsonLines struct {
+	r       *bufio.Reader
+	max     int
+	skipped func(line []byte)
+
+	out     []byte // what Read returns next
+	line    []byte // the line being gathered
+	through bool   // passing an over-long line on until its newline
+	err     error
+}
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	for len(j.out) == 0 {
+		if j.err != nil {
+			return 0, j.err
+		}
+		chunk, err := j.r.ReadSlice('\n')
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			j.err = err
+		}
+		complete := err == nil || j.err != nil
+		switch {
+		case j.through:
+			j.out = append(j.out[:0], chunk...)
+			j.through = !complete
+			continue
+		}
+		j.line = append(j.line, chunk...)
+		if !complete {
+			if len(j.line) > j.max {
+				j.out, j.line, j.through = append(j.out[:0], j.line...), j.line[:0], true
+			}
+			continue
+		}
+		trimmed := bytes.TrimSpace(j.line)
+		switch {
+		case len(trimmed) == 0, (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed):
+			j.out = append(j.out[:0], j.line...)
+		default:
+			j.skipped(bytes.Clone(trimmed))
+		}
+		j.line = j.line[:0]
+	}
+	n := copy(p, j.out)
+	j.out = j.out[n:]
+	return n, nil
+}
+
+// definition is the dsh tool of one MCP tool, named name.
+func (srv *server) definition(name string, tool *sdk.Tool) tools.Definition {
 	var schema json.RawMessage
 	if tool.InputSchema != nil {
 		if b, err := json.Marshal(tool.InputSchema); err == nil {
 			schema = b
 		}
 	}
-	name := ToolName(srv.cfg.Name, tool.Name)
 	mcpName := tool.Name
 	return tools.Definition{
 		Name:        name,
@@ -405,6 +590,7 @@ func (srv *server) call(ctx context.Context, tool string, args json.RawMessage) 
 		}
 		v.StructuredContent = b
 	}
+	v = capValue(v, srv.o.MaxResultBytes)
 	if res.IsError {
 		msg := textOf(v)
 		if msg == "" {
@@ -522,4 +708,73 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		w.buf = w.buf[:0]
 	}
 	return len(p), nil
+}
+
+// capValue caps a result at max bytes of JSON (max < 0: no cap), keeping blocks in order:
+// a text block past the budget is cut (on a character boundary), any other block past it
+// is left out, the structured value is left out when it does not fit in what remains,
+// and a last text block says what was cut and how large the result was.
+func capValue(v Value, max int) Value {
+	if max < 0 {
+		return v
+	}
+	total := len(v.StructuredContent)
+	for _, c := range v.Content {
+		total += len(c)
+	}
+	if total <= max {
+		return v
+	}
+	budget := max
+	var kept []json.RawMessage
+	var omitted []string
+	for _, raw := range v.Content {
+		if len(raw) <= budget {
+			kept = append(kept, raw)
+			budget -= len(raw)
+			continue
+		}
+		var c wireContent
+		if json.Unmarshal(raw, &c) == nil && c.Type == "text" && budget > 64 {
+			text := c.Text
+			for len(text) > 0 {
+				b, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+				if len(b) <= budget {
+					kept = append(kept, b)
+					budget -= len(b)
+					break
+				}
+				cut := len(text) - (len(b) - budget) // drop at least the excess
+				cut = max0(min(cut, len(text)-1))
+				for cut > 0 && !utf8.RuneStart(text[cut]) {
+					cut--
+				}
+				text = text[:cut]
+			}
+			omitted = append(omitted, "text cut")
+			budget = 0
+			continue
+		}
+		kind := c.Type
+		if kind == "" {
+			kind = "content"
+		}
+		omitted = append(omitted, fmt.Sprintf("a %s block of %d bytes left out", kind, len(raw)))
+		budget = 0
+	}
+	if len(v.StructuredContent) > budget {
+		omitted = append(omitted, fmt.Sprintf("the structured result of %d bytes left out", len(v.StructuredContent)))
+		v.StructuredContent = nil
+	}
+	note := fmt.Sprintf("[truncated: the MCP result was %d bytes, over the %d-byte cap (%s)]", total, max, strings.Join(omitted, "; "))
+	b, _ := json.Marshal(map[string]string{"type": "text", "text": note})
+	v.Content = append(kept, b)
+	return v
+}
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
 }

@@ -58,6 +58,24 @@ func fakeServer() *sdk.Server {
 		func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
 			select {}
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "big", Description: "returns 2 MB of text"},
+		func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "héllo " + strings.Repeat("x", 2<<20)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "noisy", Description: "writes a stray line on stdout, then answers"},
+		func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			os.Stdout.WriteString("debug: handling noisy\n")
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "answered"}}}, nil, nil
+		})
+	if os.Getenv("DSH_MCP_FAKE_NAMES") != "" {
+		// Tools whose names sanitise alike, and one far over 64 characters.
+		for _, name := range []string{"x.y", "x_y", strings.Repeat("long", 52)} {
+			sdk.AddTool(s, &sdk.Tool{Name: name, Description: name},
+				func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "I am " + name}}}, nil, nil
+				})
+		}
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "garbage", Description: "writes garbage on stdout"},
 		func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
 			os.Stdout.WriteString("this is not JSON-RPC\n")
@@ -75,8 +93,11 @@ func runFake() {
 			os.WriteFile(f, []byte(strconv.Itoa(c.Process.Pid)), 0o644)
 		}
 	}
-	if os.Getenv("DSH_MCP_FAKE") == "silent" {
+	switch os.Getenv("DSH_MCP_FAKE") {
+	case "silent":
 		select {} // never answers initialize
+	case "banner":
+		os.Stdout.WriteString("Starting the fake server (a banner on stdout)...\n\n{not json either\n")
 	}
 	_ = fakeServer().Run(context.Background(), &sdk.StdioTransport{})
 }
@@ -127,8 +148,8 @@ func TestStdioToolsAndResults(t *testing.T) {
 	if got := set.Servers(); len(got) != 1 || got[0] != "fake.srv" {
 		t.Fatalf("servers = %v", got)
 	}
-	if !set.ReadOnly("mcp__fake_srv__echo") || set.ReadOnly("mcp__fake_srv__fail") {
-		t.Error("readOnlyHint not reported")
+	if set.ReadOnly("mcp__fake_srv__echo") || set.ReadOnly("mcp__fake_srv__fail") {
+		t.Error("readOnlyHint of an untrusted server counted")
 	}
 	var names []string
 	for _, d := range set.Definitions() {
@@ -192,7 +213,8 @@ func TestBrokenServersFailTheCallOnly(t *testing.T) {
 	if code := failureCode(t, call(t, rt, "mcp__b__echo", `{"text":"x"}`)); code != mcp.CodeServerError {
 		t.Errorf("after crash: code %q", code)
 	}
-	if code := failureCode(t, call(t, rt, "mcp__c__garbage", `{}`)); code != mcp.CodeServerError {
+	// Garbage lines are skipped (and logged); the server never answers: a timeout.
+	if code := failureCode(t, call(t, rt, "mcp__c__garbage", `{}`)); code != mcp.CodeTimeout {
 		t.Errorf("garbage: code %q", code)
 	}
 	// The first server still works after its hung call.

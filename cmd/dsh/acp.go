@@ -12,11 +12,13 @@ import (
 	"syscall"
 
 	"github.com/dshkit/dsh/bridges/acp"
+	"github.com/dshkit/dsh/bridges/mcp"
 	"github.com/dshkit/dsh/examples/editnotes"
 	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -25,22 +27,35 @@ func init() {
 	commands["acp"] = command{summary: "serve ACP (Agent Client Protocol) on stdio, for editors such as Zed", run: runACP}
 }
 
-const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai] [--sessions DIR]
+const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai]
+               [--sessions DIR | --sessions postgres://... [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
-               [--context-window N] [--compact-threshold R]
+               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--mcp-trust NAME]...
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
-session/new is a dsh session with the built-in tools confined to the session's cwd; the
-session's mcpServers are mounted; session/load resumes a session from its log. The
+session/new is a dsh session with the built-in tools in the session's cwd (Read, Write
+and Edit confined to it as under dsh run; Bash is not: it runs with your rights); the
+session's mcpServers are mounted; session/load resumes a session from its log (a damaged
+log is refused and left as it is: see dsh log --repair). The
 process ends when stdin does, after cancelling and settling every session.
 
   --demo               the bundled scripted model and the two example native plugins
   --model M            as dsh run: scripted:FILE (a fresh script per session) or openai
   --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
+  --sessions postgres://USER:PASSWORD@HOST:PORT/DB
+                       keep the session logs in PostgreSQL, keyed by session id, so that
+                       any dsh acp (or dsh run --session ID) on any machine loads them; what
+                       the URL leaves out comes from PGHOST, PGPASSWORD and the other libpq
+                       variables. A session is written by one process at a time: loading a
+                       session another process holds fails until that one closes it or its
+                       lease expires (30 s after it stopped renewing it)
+  --takeover           with a postgres --sessions: session/load takes a session over even
+                       when another process holds it (that process's appends then fail)
   --hooks FILE         run the Claude Code or Codex hooks of FILE in every session
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
   --compact-threshold R, --revalidate-after-rewrite
@@ -52,12 +67,17 @@ process ends when stdin does, after cancelling and settling every session.
                        for (default: the session's cwd)
   --trust              also load the project's own hook files and .mcp.json servers
   --mcp-config FILE    MCP servers for every session (Claude Code's .mcp.json shape)
-  --permissions P      ask (default): every tool but Read and read-only MCP tools asks the
-                       editor first (session/request_permission); allow: none asks unless
-                       a hook or plugin decides ask
+  --permissions P      ask (default): every tool but Read and read-only MCP tools of trusted
+                       servers asks the editor first (session/request_permission); allow:
+                       none asks unless a hook or plugin decides ask
+  --mcp-trust NAME     trust MCP server NAME's tool annotations: its tools annotated
+                       readOnlyHint run without asking under --permissions ask (another
+                       server's annotation is a hint, not a permission); repeatable
+  --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
+                       servers; repeatable
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
-config file); 2 for a usage error.
+config file, a database it cannot reach); 2 for a usage error.
 `
 
 // acpOptions are the parsed flags of dsh acp.
@@ -65,6 +85,8 @@ type acpOptions struct {
 	run         runOptions // model, hooks and MCP flags, shared with dsh run
 	sessions    string
 	permissions string
+	mcpTrust    names // --mcp-trust NAME: servers whose readOnlyHint skips the ask
+	takeover    bool
 }
 
 // parseACP parses dsh acp's arguments; when it returns !ok, c has printed the help or the
@@ -72,9 +94,11 @@ type acpOptions struct {
 func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) {
 	fs := c.Flags
 	o.run.sessionFlags(fs)
-	fs.StringVar(&o.sessions, "sessions", "", "where session logs go")
+	fs.StringVar(&o.sessions, "sessions", "", "where session logs go (a directory or postgres://...)")
+	fs.BoolVar(&o.takeover, "takeover", false, "with a postgres --sessions: session/load takes over a held session")
 	o.permissions = string(acp.PermissionsAsk)
 	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
+	fs.Var(&o.mcpTrust, "mcp-trust", "trust the tool annotations of MCP server NAME (repeatable)")
 	if code, ok := c.Parse(args, 0); !ok {
 		return o, code, false
 	}
@@ -85,6 +109,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--model is required (or --demo)"), false
 	case o.run.checkSession() != "":
 		return o, c.UsageError("%s", o.run.checkSession()), false
+	case o.takeover && !pgstore.IsURL(o.sessions):
+		return o, c.UsageError("--takeover needs a postgres:// --sessions"), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.
@@ -127,12 +153,22 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return c.Fail(fmt.Errorf("%s: %v", flag, err))
 		}
 	}
-	srv, err := acp.NewServer(acp.Config{
+	cfg := acp.Config{
 		Setup:       func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) { return acpSetup(o, spec, logger) },
 		SessionsDir: o.sessions,
 		Permissions: acp.Permissions(o.permissions),
 		Logger:      logger,
-	})
+		MCP:         mcp.Options{Env: o.run.envDeny.childEnv(), TrustedServers: o.mcpTrust},
+	}
+	if pgstore.IsURL(o.sessions) {
+		db, err := pgstore.Connect(ctx, o.sessions, pgstore.WithLogger(logger))
+		if err != nil {
+			return c.Fail(err)
+		}
+		defer db.Close()
+		cfg.SessionsDir, cfg.Logs = "", pgLogs{db: db, takeover: o.takeover}
+	}
+	srv, err := acp.NewServer(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh acp: %v\n", err)
 		return 2
@@ -164,7 +200,8 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
 	reg := tools.NewRegistry()
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro)}); err != nil {
+	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro), Env: ro.envDeny.childEnv()}
+	if _, err := builtin.Register(reg, toolOpts); err != nil {
 		return nil, err
 	}
 	if ro.demo {
@@ -196,7 +233,11 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
 		ToolOptions: hooksToolOptions(ro),
 		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
-		Started:     func(a *loop.Agent) { turn.setAgent(a) },
-		Close:       func() { closeHooks(); unsubscribe() },
+		// A Write's diff shows the old text only as the Write tool itself could read it.
+		FileText: func(ctx context.Context, p string) (string, bool, error) {
+			return builtin.CurrentText(ctx, toolOpts, p)
+		},
+		Started: func(a *loop.Agent) { turn.setAgent(a) },
+		Close:   func() { closeHooks(); unsubscribe() },
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -189,4 +190,96 @@ type phases struct {
 func lastLine(b []byte) []byte {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return []byte(lines[len(lines)-1])
+}
+
+// TestACPPreviewShowsNothingUnread drives dsh acp with a client on the official ACP SDK
+// (testdata/acp/preview.mjs) that rejects every permission. The scripted model asks to
+// Write a file outside the workspace, a link in the workspace to it, /proc/self/environ,
+// /proc/self/pagemap and a FIFO in the workspace: nothing of the outside file or of dsh's
+// environment may reach the client (the diff preview reads only what the Write tool
+// itself could read), and the FIFO and pagemap must not wedge the prompt. Then loading a
+// damaged log and a log that is a symbolic link must answer errors and change nothing.
+func TestACPPreviewShowsNothingUnread(t *testing.T) {
+	prefix := npmPackages(t)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	sessions := filepath.Join(dir, "sessions")
+	for _, d := range []string{work, sessions} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const secret, envSecret = "OUTSIDE-SECRET-7f3a9c", "ENV-SECRET-b81d44"
+	outside := filepath.Join(dir, "outside.txt")
+	if err := os.WriteFile(outside, []byte("password="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(work, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(work, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "inside.txt"), []byte("old inside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildDsh(t, dir)
+	write := func(id, path string) map[string]any {
+		return map[string]any{"id": id, "name": "Write", "arguments": map[string]any{"file_path": path, "content": "new\n"}}
+	}
+	script := map[string]any{"responses": []any{
+		map[string]any{"toolCalls": []any{
+			write("outside", outside), write("link", "link.txt"), write("environ", "/proc/self/environ"),
+			write("pagemap", "/proc/self/pagemap"), write("fifo", "fifo"), write("inside", "inside.txt"),
+		}},
+		map[string]any{"text": "Done."},
+	}}
+	scriptPath := filepath.Join(dir, "script.json")
+	b, _ := json.Marshal(script)
+	if err := os.WriteFile(scriptPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	client, err := os.ReadFile("testdata/acp/preview.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientDir := filepath.Join(dir, "client")
+	os.MkdirAll(clientDir, 0o755)
+	os.WriteFile(filepath.Join(clientDir, "preview.mjs"), client, 0o644)
+	if err := os.Symlink(filepath.Join(prefix, "node_modules"), filepath.Join(clientDir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(clientDir, "preview.mjs"))
+	cmd.Env = append(os.Environ(), "DSH_BIN="+bin, "WORK="+work, "SESSIONS="+sessions, "SCRIPT="+scriptPath,
+		"OUTSIDE="+outside, "SECRET="+secret, "ENV_SECRET="+envSecret)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not finish (a preview read wedged the prompt?)\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	}
+	var report struct {
+		Failures         []string `json:"failures"`
+		DamagedLoadError string   `json:"damagedLoadError"`
+		LinkLoadError    string   `json:"linkLoadError"`
+		FramesBytes      int      `json:"framesBytes"`
+	}
+	if jerr := json.Unmarshal(bytes.TrimSpace(lastLine(stdout.Bytes())), &report); jerr != nil {
+		t.Fatalf("client: %v (%v)\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
+	}
+	for _, f := range report.Failures {
+		t.Error(f)
+	}
+	if err != nil && len(report.Failures) == 0 {
+		t.Errorf("client: %v\nstderr: %s", err, stderr.String())
+	}
+	t.Logf("%d bytes from dsh; damaged load: %s; link load: %s", report.FramesBytes, report.DamagedLoadError, report.LinkLoadError)
 }

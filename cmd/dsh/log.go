@@ -6,21 +6,41 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 )
 
 const logUsage = `usage: dsh log [--raw] FILE
+       dsh log [--raw] --session ID postgres://...
+       dsh log --repair FILE
 
 Prints the session log FILE (JSONL, as dsh run --log writes it) as a readable transcript;
 --raw prints every event as "seq type data". A damaged line is reported on stderr and ends
 the listing with exit status 1 (the file is not modified).
+
+A log is never changed behind your back: dsh run --log and dsh acp refuse a file that
+does not start with a session event, a symbolic link, and a log damaged anywhere but a
+torn last line (what a crash in the middle of a write leaves, which they cut), naming
+the damaged line, with exit status 1.
+
+--repair repairs such a log: every line that is not a valid event (and any event out of
+sequence) is moved, verbatim, to a new file FILE.corrupt-XXXX next to it, and every event
+that decodes is kept, those after the damage too, renumbered to stay contiguous. The
+repaired log replaces FILE in one rename. A clean log is left as it is; a file that holds
+no session event, a symbolic link and a log in use are refused (exit status 1).
+
+With a postgres:// URL (as dsh run --log takes it) it prints session ID of that database,
+without taking its lease: a writer may go on appending meanwhile.
 `
 
 func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	c := clix.New("dsh log", logUsage, stdout, stderr)
 	raw := c.Flags.Bool("raw", false, `print every event as "seq type data"`)
+	repair := c.Flags.Bool("repair", false, "move the damage in FILE aside, keeping every event that decodes")
+	id := c.Flags.String("session", "", "the session of a postgres:// log")
 	if code, ok := c.Parse(args, 1); !ok {
 		return code
 	}
@@ -28,6 +48,15 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return c.UsageError("want exactly one FILE")
 	}
 	name := c.Flags.Arg(0)
+	if *repair {
+		if *raw || *id != "" || pgstore.IsURL(name) {
+			return c.UsageError("--repair takes one JSONL FILE (no --raw, --session or postgres:// URL)")
+		}
+		return repairLog(c, name, stdout)
+	}
+	if pgstore.IsURL(name) || *id != "" {
+		return printPGLog(ctx, c, name, *id, *raw, stdout)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return c.Fail(err)
@@ -52,6 +81,74 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	if err := sc.Err(); err != nil {
 		return c.Fail(fmt.Errorf("%s: %w", name, err))
+	}
+	return clix.ExitOK
+}
+
+// repairLog runs dsh log --repair on name and says what it did.
+func repairLog(c *clix.Command, name string, stdout io.Writer) int {
+	rep, err := session.Repair(name)
+	if err != nil {
+		return c.Fail(err)
+	}
+	if !rep.Changed() {
+		fmt.Fprintf(stdout, "%s: clean, %d events; nothing to repair\n", name, rep.Events)
+		return clix.ExitOK
+	}
+	fmt.Fprintf(stdout, "%s: repaired: %d events kept", name, rep.Events)
+	if n := len(rep.Damaged); n > 0 {
+		fmt.Fprintf(stdout, "; %d damaged line(s) (%s) moved to %s", n, lineList(rep.Damaged), rep.BackupPath)
+	}
+	if rep.Renumbered > 0 {
+		fmt.Fprintf(stdout, "; %d events renumbered", rep.Renumbered)
+	}
+	if rep.DroppedSources > 0 {
+		fmt.Fprintf(stdout, "; %d citations of lost events dropped", rep.DroppedSources)
+	}
+	fmt.Fprintln(stdout)
+	return clix.ExitOK
+}
+
+// lineList lists line numbers, the first ten of them.
+func lineList(lines []int64) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i == 10 {
+			fmt.Fprintf(&b, ", … %d more", len(lines)-10)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "line %d", l)
+	}
+	return b.String()
+}
+
+// printPGLog prints session id of the PostgreSQL database at url, as runLog prints a file.
+func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw bool, stdout io.Writer) int {
+	switch {
+	case !pgstore.IsURL(url):
+		return c.UsageError("--session names a session of a postgres:// log, not of %s", url)
+	case id == "":
+		return c.UsageError("a postgres:// log needs --session ID")
+	}
+	db, err := pgstore.Connect(ctx, url)
+	if err != nil {
+		return c.Fail(err)
+	}
+	defer db.Close()
+	for e, err := range db.Events(ctx, id) {
+		if err != nil {
+			return c.Fail(err)
+		}
+		if raw {
+			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
+			continue
+		}
+		if s := line(e); s != "" {
+			fmt.Fprintln(stdout, s)
+		}
 	}
 	return clix.ExitOK
 }

@@ -11,10 +11,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// stopAfter stops the server the PostgreSQL tests started, if any (pg_test.go).
+	testscript.Main(stopAfter{m}, map[string]func(){
 		"dsh": func() {
 			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		"envmcp": envMCP,
 	})
 }
 

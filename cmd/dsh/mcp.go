@@ -67,7 +67,7 @@ func mountMCP(ctx context.Context, o runOptions, workspace string, reg *tools.Re
 	if err != nil || len(servers) == 0 {
 		return func() {}, err
 	}
-	set, errs := mcp.Start(ctx, servers, mcp.Options{Dir: workspace, Logger: logger})
+	set, errs := mcp.Start(ctx, servers, mcp.Options{Dir: workspace, Logger: logger, Env: o.envDeny.childEnv()})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "dsh run: %v\n", e)
 	}

@@ -27,13 +27,14 @@ import (
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 func init() {
 	commands["run"] = command{summary: "run one headless session (dsh run --demo for a bundled one)", run: runSession}
-	commands["log"] = command{summary: "pretty-print a session log (JSONL)", run: runLog}
+	commands["log"] = command{summary: "pretty-print a session log (JSONL or PostgreSQL)", run: runLog}
 }
 
 //go:embed demo/demo.json
@@ -42,14 +43,22 @@ var demoScript []byte
 // demoPrompt is the prompt of the bundled demo session.
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
-const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR] [--log FILE]
+const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR]
+               [--log FILE | --log postgres://... [--session ID] [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
-               [--context-window N] [--compact-threshold R] PROMPT...
+               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]... PROMPT...
 
 Runs one session headless: the prompt is one turn of the agent loop with the built-in tools
-(Bash, Read, Write, Edit) confined to the workspace. A readable transcript goes to stderr.
+(Bash, Read, Write, Edit). A readable transcript goes to stderr.
+
+Read, Write and Edit are confined to the workspace: every path is opened through os.Root,
+so neither "..", an absolute path nor a symlink (even one swapped in mid-call) leads
+outside, and only regular files are opened (a FIFO, device or socket is refused). Read
+streams the file: at most 256 KiB of text per call (a larger whole file needs offset and
+limit), lines cut at 2000 characters with a note. Bash is NOT confined: it runs in the
+workspace with your user's rights and can read and write anything you can.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
@@ -57,7 +66,20 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
                        OPENAI_MODEL and OPENAI_API_KEY from the environment
   --workspace DIR      the workspace (default: a new temporary directory, removed at exit)
-  --log FILE           append the session log to FILE (JSONL); an existing log is resumed
+  --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
+                       A file that is not a session log, a symbolic link or a damaged log
+                       is refused and left as it is (see dsh log --repair)
+  --log postgres://USER:PASSWORD@HOST:PORT/DB
+                       keep the session log in PostgreSQL instead (README, "The session log
+                       on PostgreSQL"); what the URL leaves out comes from PGHOST, PGPORT,
+                       PGUSER, PGPASSWORD, PGDATABASE and the other libpq variables
+  --session ID         with a postgres --log: the session to resume, or to create when the
+                       database does not hold it (default: a new id, printed on stderr)
+  --takeover           with --session: take the session over even though another writer
+                       holds its lease (it crashed, or is to be stopped); that writer's
+                       later appends are refused. Without it a held session is refused
+                       until its holder closes it or its lease expires (30 s after the
+                       holder stopped renewing it)
   --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape)
   --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
                        hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
@@ -75,7 +97,13 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files and .mcp.json
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
-                       tools are named mcp__<server>__<tool>
+                       tools are named mcp__<server>__<tool> (sanitised to 64 characters);
+                       a result keeps at most 100,000 bytes, with a note
+  --env-deny PATTERN   keep the variables whose names match PATTERN (a name or a glob such
+                       as 'AWS_*' or '*_TOKEN') away from Bash, hooks and MCP servers, which
+                       otherwise inherit dsh's whole environment; repeatable. A value set
+                       explicitly (an MCP server's env in .mcp.json, the hooks' own
+                       CLAUDE_PROJECT_DIR...) still goes
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions.md)
@@ -123,6 +151,9 @@ type runOptions struct {
 	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
+	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
+	session            string  // --session: the session id in a postgres --log
+	takeover           bool    // --takeover
 	prompt             string
 }
 
@@ -144,6 +175,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
 	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
+	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
 }
 
 // compaction is the loop's compaction config for o.
@@ -175,7 +207,9 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 	fs := c.Flags
 	o.sessionFlags(fs)
 	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
-	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE")
+	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE (or postgres://...)")
+	fs.StringVar(&o.session, "session", "", "with a postgres --log: the session id")
+	fs.BoolVar(&o.takeover, "takeover", false, "with --session: take over a held session")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	o.permissionMode = permBypass
 	fs.Var(clix.OneOf(&o.permissionMode, false, permBypass, permDefault), "permission-mode", "default or bypassPermissions")
@@ -196,6 +230,9 @@ func parseRun(c *clix.Command, args []string) (o runOptions, code int, ok bool) 
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.checkSession() != "":
 		return o, c.UsageError("%s", o.checkSession()), false
+	}
+	if msg := o.checkPGLog(); msg != "" {
+		return o, c.UsageError("%s", msg), false
 	}
 	return o, clix.ExitOK, true
 }
@@ -229,6 +266,12 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// The log first: a database that cannot be reached fails the run before anything else.
+	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	workspace := o.workspace
 	if workspace == "" {
 		dir, err := os.MkdirTemp("", "dsh-run-")
@@ -254,7 +297,7 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		o.envFile = filepath.Join(dir, "env.sh")
 	}
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o)}); err != nil {
+	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o), Env: o.envDeny.childEnv()}); err != nil {
 		return err
 	}
 	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
@@ -268,16 +311,14 @@ func runOne(ctx context.Context, o runOptions, stderr io.Writer) error {
 		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
 	}
 
-	log, resume, err := openLog(ctx, o.logFile, stderr)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
 	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
 	// see the same session_id and transcript_path in every run of the session.
 	sessionID, err := logSessionID(log, resume)
 	if err != nil {
-		return usageError{fmt.Errorf("%s: %w", o.logFile, err)}
+		return usageError{fmt.Errorf("%s: %w", logName(o), err)}
+	}
+	if !resume && o.session != "" {
+		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
@@ -493,6 +534,19 @@ func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
 	return nil, dsh.LLMCallConfig{}, fmt.Errorf("--model %q: want scripted:FILE or openai", o.model)
 }
 
+// openSessionLog opens the session log of o, a PostgreSQL session or else openLog's, and
+// returns the function that closes it.
+func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
+	if pgstore.IsURL(o.logFile) {
+		return openPGLog(ctx, o, stderr)
+	}
+	l, resume, err := openLog(ctx, o.logFile, stderr)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return l, resume, func() { l.Close() }, nil
+}
+
 // openLog opens the session log: a JSONL file (resumed when it holds events) or memory.
 func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, bool, error) {
 	if path == "" {
@@ -504,7 +558,7 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 		return nil, false, usageError{err}
 	}
 	if rec.Truncated() {
-		fmt.Fprintf(stderr, "dsh run: %s: recovered a damaged tail (%s); %d bytes dropped\n", path, rec.Reason, rec.TruncatedBytes)
+		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
 	}
 	l, err := session.Open(ctx, f)
 	if err != nil {
@@ -691,7 +745,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	switch o.dialect {
 	case "codex":
 		b, err := codex.New(codex.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical})
+			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, BaseEnv: o.envDeny.childEnv()})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}
@@ -700,7 +754,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	default:
 		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
 			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive,
-			RevalidateAfterRewrite: o.revalidate})
+			RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
 		if err != nil {
 			stopTranscript()
 			return nil, usageError{err}

@@ -9,12 +9,15 @@
 //	dshgen docs     -out FILE [-spec DIR]                  write the Markdown catalog
 //	dshgen scaffold -type T -events E1,E2 -out FILE [-pkg NAME]   write a native plugin's Register glue
 //	                                                       (-pkg defaults to $GOPACKAGE, set by go generate)
+//	dshgen breaking --against REF [-spec DIR] [--format text|json] [--verbose]
+//	                                                       report what the spec breaks against REF
 //
 // Every command prints its usage and flags on stdout with -help (exit 0); a usage error
 // prints the problem and the usage on stderr (exit 2).
 //
-// Exit codes: 0 success (check: everything fresh), 1 check found stale files, 2 usage
-// error or an invalid spec (the message starts with the CUE file:line:col).
+// Exit codes: 0 success (check: everything fresh), 1 check found stale files (breaking: an
+// unannounced breaking change), 2 usage error or an invalid spec (the message starts with
+// the CUE file:line:col).
 package main
 
 import (

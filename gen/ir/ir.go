@@ -29,6 +29,11 @@ func (p Pos) String() string {
 type Spec struct {
 	// Package is the Go package name of the generated surface (e.g. "dsh").
 	Package string
+	// Version is the spec's semantic version (MAJOR.MINOR.PATCH, the top-level field
+	// version); empty for a package that declares none (the wire and conformance packages).
+	Version string
+	// VersionPos is where the version is declared.
+	VersionPos Pos
 	// Types holds every named type (records, enums, unions), sorted by Name.
 	Types []*Type
 	// Events holds every extension point, sorted by Name.

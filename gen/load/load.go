@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -71,7 +72,8 @@ func Dir(dir, display string) (*ir.Spec, error) {
 	if display == "" {
 		display = dir
 	}
-	return build(abs, display, "", nil)
+	sp, _, err := build(nil, abs, display, "", nil)
+	return sp, err
 }
 
 // Package loads the CUE package pkg from directory dir, which may hold several packages
@@ -84,7 +86,8 @@ func Package(dir, pkg, display string) (*ir.Spec, error) {
 	if display == "" {
 		display = dir
 	}
-	return build(abs, display, pkg, nil)
+	sp, _, err := build(nil, abs, display, pkg, nil)
+	return sp, err
 }
 
 // FS loads the spec from the top-level .cue files of fsys (e.g. the embedded spec).
@@ -96,12 +99,19 @@ func FS(fsys fs.FS, display string) (*ir.Spec, error) {
 // FSPackage loads the CUE package pkg ("" for the only one) from the .cue files of
 // directory dir of fsys.
 func FSPackage(fsys fs.FS, dir, pkg, display string) (*ir.Spec, error) {
+	sp, _, err := fsPackage(nil, fsys, dir, pkg, display)
+	return sp, err
+}
+
+// fsPackage is FSPackage in the CUE context ctx (nil: a new one); it also returns the
+// evaluated package.
+func fsPackage(ctx *cue.Context, fsys fs.FS, dir, pkg, display string) (*ir.Spec, cue.Value, error) {
 	names, err := fs.Glob(fsys, path.Join(dir, "*.cue"))
 	if err != nil {
-		return nil, err
+		return nil, cue.Value{}, err
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: no .cue files", display)
+		return nil, cue.Value{}, fmt.Errorf("%s: no .cue files", display)
 	}
 	// cue/load reads overlays by absolute path; the directory need not exist.
 	root := filepath.Join(string(filepath.Separator), "dsh-embedded-spec")
@@ -109,14 +119,15 @@ func FSPackage(fsys fs.FS, dir, pkg, display string) (*ir.Spec, error) {
 	for _, n := range names {
 		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
-			return nil, err
+			return nil, cue.Value{}, err
 		}
 		overlay[filepath.Join(root, path.Base(n))] = load.FromBytes(data)
 	}
-	return build(root, display, pkg, overlay)
+	return build(ctx, root, display, pkg, overlay)
 }
 
-func build(dir, display, pkg string, overlay map[string]load.Source) (*ir.Spec, error) {
+// build loads, evaluates and walks one CUE package in the context ctx (nil: a new one).
+func build(ctx *cue.Context, dir, display, pkg string, overlay map[string]load.Source) (*ir.Spec, cue.Value, error) {
 	cfg := &load.Config{Dir: dir, Overlay: overlay}
 	arg := "."
 	if pkg != "" {
@@ -124,25 +135,28 @@ func build(dir, display, pkg string, overlay map[string]load.Source) (*ir.Spec, 
 	}
 	insts := load.Instances([]string{arg}, cfg)
 	if len(insts) != 1 {
-		return nil, fmt.Errorf("%s: expected one CUE package, found %d", display, len(insts))
+		return nil, cue.Value{}, fmt.Errorf("%s: expected one CUE package, found %d", display, len(insts))
 	}
 	inst := insts[0]
 	if inst.Err != nil {
-		return nil, cueError(display, inst.Err)
+		return nil, cue.Value{}, cueError(display, inst.Err)
 	}
-	v := cuecontext.New().BuildInstance(inst)
+	if ctx == nil {
+		ctx = cuecontext.New()
+	}
+	v := ctx.BuildInstance(inst)
 	if err := v.Err(); err != nil {
-		return nil, cueError(display, err)
+		return nil, cue.Value{}, cueError(display, err)
 	}
 	if err := v.Validate(); err != nil {
-		return nil, cueError(display, err)
+		return nil, cue.Value{}, cueError(display, err)
 	}
 	w := &walker{root: v, importPath: inst.ImportPath, spec: &ir.Spec{Package: inst.PkgName}, byName: map[string]*ir.Type{}, kinds: map[*ir.Type]string{}}
 	w.walk()
 	if len(w.problems) > 0 {
-		return nil, w.err(display)
+		return nil, cue.Value{}, w.err(display)
 	}
-	return w.spec, nil
+	return w.spec, v, nil
 }
 
 // cueError converts CUE's errors into an *Error with positions. CUE reports one error per

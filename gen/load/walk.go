@@ -62,6 +62,7 @@ func (w *walker) walk() {
 	w.events()
 	w.sessionEvents()
 	w.scenarios()
+	w.version()
 	w.checkNames()
 	w.spec.Sort()
 }

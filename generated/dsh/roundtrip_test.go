@@ -909,9 +909,10 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionCreated", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionCreated", closed, dsh.SessionCreated{
-			SessionID: "text-sessionId",
-			AgentID:   "text-agentId",
-			Workspace: ptr("text-workspace"),
+			SessionID:   "text-sessionId",
+			AgentID:     "text-agentId",
+			Workspace:   ptr("text-workspace"),
+			SpecVersion: ptr("text-specVersion"),
 		})
 	})
 	t.Run("SessionEndPayload", func(t *testing.T) {

@@ -137,6 +137,21 @@ func (v SessionCreated) WithWorkspace(x string) SessionCreated {
 	return v
 }
 
+// GetSpecVersion returns SpecVersion, or the zero value when it is absent.
+func (v SessionCreated) GetSpecVersion() string {
+	if v.SpecVersion == nil {
+		var zero string
+		return zero
+	}
+	return *v.SpecVersion
+}
+
+// WithSpecVersion returns a copy of v with SpecVersion set to x.
+func (v SessionCreated) WithSpecVersion(x string) SessionCreated {
+	v.SpecVersion = &x
+	return v
+}
+
 // GetTurn returns Turn, or the zero value when it is absent.
 func (v DecisionRecorded) GetTurn() int {
 	if v.Turn == nil {

@@ -1625,6 +1625,9 @@ type SessionCreated struct {
 	AgentID string `json:"agentId"`
 	// Workspace is the working directory of the session, when it has one.
 	Workspace *string `json:"workspace,omitempty"`
+	// SpecVersion is the version of the spec the log was written under (version.cue);
+	// absent in logs written before the spec declared versions, which are 1.0.0.
+	SpecVersion *string `json:"specVersion,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1641,6 +1644,9 @@ func (r SessionCreated) encodeJSON(enc *codec.Encoder) {
 	if r.Workspace != nil {
 		enc.Key("workspace").String(*r.Workspace)
 	}
+	if r.SpecVersion != nil {
+		enc.Key("specVersion").String(*r.SpecVersion)
+	}
 	enc.EndObject()
 }
 
@@ -1655,6 +1661,7 @@ func (r *SessionCreated) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "sessionId", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Optional(dec, "workspace", &v.Workspace, codec.Value[*string])
+	codec.Optional(dec, "specVersion", &v.SpecVersion, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -8,7 +8,10 @@ import (
 
 // claude-code follows the classic Claude Code contract (HOOK-PROTOCOLS.md, dsh bridge
 // decision 1): JSON on stdout only on exit 0; exit 2 blocks with stderr as the reason;
-// other exit codes are non-blocking errors.
+// other exit codes are non-blocking errors. Output over the runner's cap may lose its
+// text, never a block: exit 2 blocks whatever the size of stderr (the reason truncated
+// with a note), as the engine does; white space past the cap is ignored; JSON stdout cut
+// by the cap blocks where exit 2 would (fail closed).
 var ClaudeCode = Bridge{
 	Dialect:           "claude-code",
 	Plugin:            "hooks-claude-code",

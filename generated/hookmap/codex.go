@@ -9,6 +9,9 @@ import (
 // codex follows the real Codex engine (HOOK-PROTOCOLS.md, dsh bridge decision 2): exit 2
 // blocks only with non-empty stderr; outputs are validated strictly against the
 // published schemas; invalid combinations make the hook failed, and the call proceeds.
+// Output over the runner's cap may lose its text, never a block: exit 2 blocks whatever
+// the size of stderr (the reason truncated with a note), white space past the cap is
+// ignored, and JSON stdout cut by the cap blocks where exit 2 would (fail closed).
 var Codex = Bridge{
 	Dialect:           "codex",
 	Plugin:            "hooks-codex",

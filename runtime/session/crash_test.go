@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -277,4 +278,86 @@ func runCrashChild(t *testing.T, path string, killAfter time.Duration) (int64, [
 		t.Fatalf("the child did not die by the kill (%v); stderr:\n%s", werr, stderr.String())
 	}
 	return r.ready, r.acked, stderr.String()
+}
+
+// TestCrashDamagedMiddleIsNeverDropped kills children appending to a log, then damages a
+// line in the middle of what they acknowledged (as a failing disk or a stray write
+// would). Reopening must refuse the log, naming that line and changing nothing, instead
+// of cutting the events after it; an explicit Repair then keeps every acknowledged event
+// but the damaged one, in order.
+func TestCrashDamagedMiddleIsNeverDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "damaged.jsonl")
+	var acked []ack
+	for i := 0; i < 3 || len(acked) < 40; i++ {
+		if i == 20 {
+			t.Fatalf("only %d events acknowledged in %d kills", len(acked), i)
+		}
+		ready, a, stderr := runCrashChild(t, path, 30*time.Millisecond)
+		if ready < 0 {
+			t.Fatalf("the child never became ready; stderr:\n%s", stderr)
+		}
+		if len(acked) > 0 && acked[len(acked)-1].seq >= ready {
+			t.Fatalf("the child opened %d events, but seq %d was acknowledged", ready, acked[len(acked)-1].seq)
+		}
+		acked = append(acked, a...)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(before, []byte("\n"))
+	victim := len(acked) / 2 // line victim+1 holds seq victim
+	damaged := bytes.Clone(before)
+	off := len(bytes.Join(lines[:victim], nil))
+	copy(damaged[off:], "\x00garbage")
+	if err := os.WriteFile(path, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var de *DamageError
+	if f, _, err := OpenFile(path); !errors.As(err, &de) || de.Line != int64(victim+1) {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("OpenFile of a log damaged at line %d: %v", victim+1, err)
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, damaged) {
+		t.Fatal("OpenFile changed the damaged log")
+	}
+
+	rep, err := Repair(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, rec, err := OpenFile(path)
+	if err != nil || rec.Truncated() {
+		t.Fatalf("the repaired log: %v %+v", err, rec)
+	}
+	l, err := Open(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var types []string
+	for ev, err := range l.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Type)
+	}
+	// Every acknowledged event but the damaged one is there, in order: the seqs after
+	// the damage move down by one.
+	for _, a := range acked {
+		switch i := a.seq; {
+		case i == int64(victim):
+		case i < int64(victim) && types[i] != a.typ, i > int64(victim) && types[i-1] != a.typ:
+			t.Fatalf("acknowledged seq %d (%s) is not where it belongs after the repair (%+v)", a.seq, a.typ, rep)
+		}
+	}
+	if int64(len(types)) < acked[len(acked)-1].seq {
+		t.Fatalf("the repaired log holds %d events; seq %d was acknowledged", len(types), acked[len(acked)-1].seq)
+	}
+	if saved, err := os.ReadFile(rep.BackupPath); err != nil || !bytes.HasPrefix(saved, []byte("\x00garbage")) {
+		t.Errorf("the damaged line is not in the backup: %q %v", saved, err)
+	}
 }

@@ -36,7 +36,8 @@
 // them in a JSONL file, one envelope per line, each written with a single write and
 // terminated by a newline; the file is locked (flock, where available) while open. A Store is five methods
 // (load, read back a range of events, append one encoded line, sync, close), so other
-// backends are small.
+// backends are small: package pgstore keeps session logs in PostgreSQL, one writer per
+// session.
 //
 // A Log keeps only its most recent events (a few thousand) in memory and reads the older
 // ones back from its store when [Log.Events] reaches them, so a long log costs little
@@ -62,15 +63,20 @@
 //
 // # Recovery
 //
-// A crash can leave a torn last line. OpenFile reads every line and keeps the longest
-// prefix of complete, valid envelopes with seqs 0, 1, 2, ...; it cuts the rest and says
-// what it cut and why in a [Recovery] (also logged). A bad line in the middle is a cut
-// point too: the valid lines after it are cut with it, since a log must stay a contiguous
-// prefix, and those bytes are first saved to a file next to the log
-// (Recovery.BackupPath). A crash never cuts an event whose sync completed: it can only
-// damage what was written after the last sync. Only the envelope is checked on open, so a
-// log from a newer version with unknown event types still opens; Event.Decode and Replay
-// check the data.
+// A log never destroys what it did not write. OpenFile opens the file without following a
+// symbolic link and refuses, leaving it as it is, a file that is not regular or whose
+// first line is not a session event (ErrNotLog). It checks every line and cuts only a
+// torn last line: bytes after the last newline that are the start of a record (or NUL
+// bytes), what a crash in the middle of a write leaves, which no Append acknowledged; the
+// [Recovery] says what it cut (also logged). Damage anywhere else (a line that is not a
+// valid envelope, an event out of sequence, a last line that is not the start of a
+// record) is refused with a [*DamageError] naming the line (ErrDamaged), the file
+// untouched: a crash cannot cause it, so cutting there would throw away acknowledged
+// events. [Repair] (dsh log --repair) is the explicit way out: it saves the damaged lines
+// verbatim next to the log, keeps every event that decodes, before and after them,
+// renumbered to stay contiguous, and replaces the log in one rename. Only the envelope is
+// checked on open (and the first event's type), so a log from a newer version with
+// unknown event types or fields still opens; Event.Decode and Replay check the data.
 //
 // # Resume
 //

@@ -169,6 +169,13 @@ func decodeLine(line []byte) (Event, error) {
 	return ev, nil
 }
 
+// DecodeLine decodes and checks one envelope line as a Log hands it to Store.Append,
+// without its final newline: what [Event.UnmarshalJSON] accepts, read fast when the line
+// has the Log's own layout. Errors wrap ErrCorrupt. The event's Data shares line's memory.
+// It is for stores outside this package, which keep the lines they are given and read
+// them back.
+func DecodeLine(line []byte) (Event, error) { return decodeLine(line) }
+
 // Errors reported by this package; test for them with errors.Is.
 var (
 	// ErrInvalidData is the error of an Append whose data was rejected: nil, not a
@@ -186,6 +193,13 @@ var (
 	// ErrCorrupt is the error of a stored event that is not a valid envelope, or of a
 	// store that hands back events whose seqs are not contiguous from 0.
 	ErrCorrupt = errors.New("session: corrupt event")
+	// ErrNotLog is the error of OpenFile and Repair on a file that is not a session log:
+	// its first line is not a valid session event, or it is a symbolic link or not a
+	// regular file. The file is left as it is.
+	ErrNotLog = errors.New("session: not a session log")
+	// ErrDamaged is the error of OpenFile on a log damaged before its last line (see
+	// [DamageError]). The file is left as it is; [Repair] moves the damage aside.
+	ErrDamaged = errors.New("session: damaged log")
 	// ErrLocked is the error of OpenFile on a file that another open File holds.
 	ErrLocked = errors.New("session: log file is in use")
 	// ErrInconsistent is the cause of a *ReplayError for events that break the turn and

@@ -11,33 +11,38 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// RecoveryKind classifies the first bad line that OpenFile cut.
+// RecoveryKind classifies damage found in a log file.
 type RecoveryKind string
 
 const (
 	// RecoveryNone means the file was clean.
 	RecoveryNone RecoveryKind = ""
-	// RecoveryTornTail is an incomplete last line (no final newline): a write cut short
-	// by a crash.
+	// RecoveryTornTail is an incomplete last line (no final newline) that is the start of
+	// a record (or NUL bytes): a write cut short by a crash. OpenFile cuts it.
 	RecoveryTornTail RecoveryKind = "torn-tail"
-	// RecoveryCorruptLine is a complete line that is not a valid envelope.
+	// RecoveryCorruptLine is a line that is not a valid envelope: OpenFile refuses the
+	// file ([DamageError]), Repair moves the line aside.
 	RecoveryCorruptLine RecoveryKind = "corrupt-line"
-	// RecoverySeqGap is a valid envelope whose seq is not the next one.
+	// RecoverySeqGap is a valid envelope whose seq is not the next one: OpenFile refuses
+	// the file, Repair renumbers what follows.
 	RecoverySeqGap RecoveryKind = "seq-gap"
 )
 
 // Recovery describes what OpenFile found: how many valid events it kept and, when the
-// file was damaged, what it cut and why. Kind is RecoveryNone and TruncatedBytes 0 when
-// the file was clean.
+// last line was torn, what it cut. Kind is RecoveryNone and TruncatedBytes 0 when the
+// file was clean; OpenFile cuts nothing but a torn last line.
 type Recovery struct {
-	// Kind classifies the first bad line.
+	// Kind is RecoveryTornTail when a torn last line was cut.
 	Kind RecoveryKind
 	// Reason is a human-readable diagnostic.
 	Reason string
-	// Line is the 1-based line number of the first bad line; 0 when clean.
+	// Line is the 1-based line number of the torn line; 0 when clean.
 	Line int64
 	// Events is the number of valid events kept.
 	Events int64
@@ -45,15 +50,35 @@ type Recovery struct {
 	ValidBytes int64
 	// TruncatedBytes is how many bytes were cut; 0 when clean.
 	TruncatedBytes int64
-	// DroppedLines is how many lines were cut, the bad one and a torn tail included.
+	// DroppedLines is how many lines were cut: 1 for a torn tail.
 	DroppedLines int64
-	// BackupPath is the file the cut bytes were saved to, when they held at least one
-	// complete line; empty otherwise.
-	BackupPath string
 }
 
 // Truncated reports whether anything was cut.
 func (r Recovery) Truncated() bool { return r.TruncatedBytes > 0 }
+
+// DamageError is the error of OpenFile on a log damaged before its last line: a line
+// that is not a valid envelope, an event out of sequence, or a last line cut short that
+// is not the start of a record. The file is left as it was; [Repair] moves the damage
+// aside. It wraps ErrDamaged.
+type DamageError struct {
+	// Path is the log file.
+	Path string
+	// Line is the 1-based number of the first damaged line.
+	Line int64
+	// Kind classifies the damage.
+	Kind RecoveryKind
+	// Reason says what is wrong with the line.
+	Reason string
+}
+
+// Error names the file and the line.
+func (e *DamageError) Error() string {
+	return fmt.Sprintf("session: %s:%d: damaged log: %s; the file is left as it is (dsh log --repair moves the damage aside)", e.Path, e.Line, e.Reason)
+}
+
+// Unwrap returns ErrDamaged.
+func (e *DamageError) Unwrap() error { return ErrDamaged }
 
 // FileOption configures OpenFile.
 type FileOption func(*fileOptions)
@@ -88,24 +113,31 @@ type File struct {
 	taken  bool    // Load was called
 }
 
-// OpenFile opens the log file at path, creating it (mode 0600) if needed, reads every line
-// and recovers a damaged tail. Lines are read in order while they are complete valid
-// envelopes with seqs 0, 1, 2, ...; the first line that is not (incomplete, not a valid
-// envelope, or out of sequence) is the cut point, and everything from it on is cut. So a
-// corrupt line in the middle also cuts the valid lines after it: their order relative to
-// the missing event is unknown, and a log must stay a contiguous prefix. When the cut
-// holds at least one complete line, the cut bytes are first saved next to the file (see
-// Recovery.BackupPath), so nothing but a torn tail is destroyed; if that save fails,
-// OpenFile fails and changes nothing. The cut is synced before OpenFile returns, and the
-// Recovery returned (and logged as a warning) says what was cut and why.
+// OpenFile opens the log file at path, creating it (mode 0600) if needed, and checks
+// every line. It never changes a file it does not recognise as a session log, and never
+// cuts a record that was complete:
 //
-// Only the envelope is checked here, not the data against its type, so that a log written
-// by a newer version stays readable; Event.Decode and Replay check the data.
+//   - The file is opened without following a symbolic link (O_NOFOLLOW) and must be a
+//     regular file; otherwise OpenFile fails with ErrNotLog.
+//   - A file that is not empty must start with a valid session event: an envelope with
+//     seq 0 and a session event type. Otherwise it is not a session log
+//     and OpenFile fails with ErrNotLog, leaving it as it is.
+//   - Every following line must be a valid envelope with the next seq. The first line
+//     that is not is damage: OpenFile fails with a [*DamageError] naming the line
+//     (errors.Is(err, ErrDamaged)) and leaves the file as it is; [Repair] moves the
+//     damage aside.
+//   - The one exception is a torn last line: bytes after the last newline that are the
+//     start of a record (or NUL bytes), what a crash in the middle of a write leaves.
+//     That line was never acknowledged, so OpenFile cuts it, syncs the cut and reports
+//     it in the Recovery (logged as a warning). A last line without a newline that is
+//     not the start of a record is damage.
+//
+// Only the envelope of the lines after the first is checked here, not the data against
+// its type, so that a log written by a newer version stays readable; Event.Decode and
+// Replay check the data.
 //
 // A line is written with one write call and is complete only with its newline. A crash
-// never cuts an event whose sync completed: it can only tear or garble what was written
-// after the last sync. Only damage inside the synced part (a failing disk, a foreign
-// write) cuts synced events, and those are in the backup.
+// never cuts an event whose append completed: it can only tear the line being written.
 func OpenFile(path string, opts ...FileOption) (*File, Recovery, error) {
 	o := fileOptions{log: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
@@ -122,62 +154,78 @@ func OpenFile(path string, opts ...FileOption) (*File, Recovery, error) {
 	if err := lockFile(f); err != nil {
 		return fail(err)
 	}
+	if err := samePath(path, f); err != nil {
+		return fail(err)
+	}
 	if created {
 		if err := syncDir(filepath.Dir(path)); err != nil {
 			return fail(fmt.Errorf("session: sync directory of %s: %w", path, err))
 		}
 	}
-	starts, rec, err := scan(f)
+	starts, rec, err := scan(f, path)
 	if err != nil {
-		return fail(fmt.Errorf("session: read %s: %w", path, err))
+		return fail(err)
 	}
 	if rec.Truncated() {
-		cut := make([]byte, rec.TruncatedBytes)
-		if _, err := f.ReadAt(cut, rec.ValidBytes); err != nil {
-			return fail(fmt.Errorf("session: read %s: %w", path, err))
-		}
-		rec.DroppedLines = int64(bytes.Count(cut, []byte{'\n'}))
-		if cut[len(cut)-1] != '\n' {
-			rec.DroppedLines++
-		}
-		rec.Reason = fmt.Sprintf("%s; cut %d bytes (%d lines), kept %d events", rec.Reason,
-			rec.TruncatedBytes, rec.DroppedLines, rec.Events)
-		if bytes.IndexByte(cut, '\n') >= 0 {
-			backup, err := saveCut(path, cut)
-			if err != nil {
-				return fail(fmt.Errorf("session: save the %d bytes to cut from %s: %w", len(cut), path, err))
-			}
-			rec.BackupPath = backup
-			rec.Reason += "; the cut bytes are saved in " + backup
-		}
+		rec.DroppedLines = 1
+		rec.Reason = fmt.Sprintf("%s; cut %d bytes, kept %d events", rec.Reason, rec.TruncatedBytes, rec.Events)
 		if err := f.Truncate(rec.ValidBytes); err != nil {
 			return fail(fmt.Errorf("session: truncate %s: %w", path, err))
 		}
 		if err := f.Sync(); err != nil {
 			return fail(fmt.Errorf("session: sync %s: %w", path, err))
 		}
-		o.log.Warn("session: log file recovered: damaged tail cut", "path", path,
+		o.log.Warn("session: log file recovered: torn last line cut", "path", path,
 			"kind", string(rec.Kind), "reason", rec.Reason, "line", rec.Line,
-			"eventsKept", rec.Events, "truncatedBytes", rec.TruncatedBytes,
-			"droppedLines", rec.DroppedLines, "backup", rec.BackupPath)
+			"eventsKept", rec.Events, "truncatedBytes", rec.TruncatedBytes)
 	}
 	return &File{path: path, f: f, size: rec.ValidBytes, starts: starts}, rec, nil
 }
 
-// openOrCreate opens path for appending, creating it if it does not exist.
+// openOrCreate opens path for appending, creating it if it does not exist, without
+// following a symbolic link, and checks that it is a regular file.
 func openOrCreate(path string) (*os.File, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 	if err == nil {
 		return f, true, nil
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		return nil, false, fmt.Errorf("session: %w", err)
 	}
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|oNoFollow|oNonBlock, 0)
 	if err != nil {
+		if isSymlinkErr(err) {
+			return nil, false, fmt.Errorf("%w: %s is a symbolic link; a log is never opened through one", ErrNotLog, path)
+		}
 		return nil, false, fmt.Errorf("session: %w", err)
 	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, false, fmt.Errorf("session: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, false, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotLog, path, info.Mode().Type())
+	}
 	return f, false, nil
+}
+
+// samePath checks that path still names the file f, after f was locked: a log that
+// Repair replaced while f was being opened is refused rather than used unlinked.
+func samePath(path string, f *os.File) error {
+	at, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	if !os.SameFile(at, held) {
+		return fmt.Errorf("session: %s was replaced while it was being opened; open it again", path)
+	}
+	return nil
 }
 
 // readChunk is how much of a log file a read asks for at a time.
@@ -222,31 +270,43 @@ func lines(r io.ReaderAt, off, end int64, fn func(line []byte, at int64) bool, t
 	return nil
 }
 
-// scan reads the valid prefix of a log file, checking every envelope, and returns the
-// offset of each event's line in it.
-func scan(f *os.File) ([]int64, Recovery, error) {
+// scan reads a log file, checking every envelope, and returns the offset of each
+// event's line. It fails with ErrNotLog when the first line is not a valid session
+// event, and with a *DamageError at the first damaged line; the Recovery it returns
+// describes a torn last line to cut.
+func scan(f *os.File, path string) ([]int64, Recovery, error) {
 	info, err := f.Stat()
 	if err != nil {
-		return nil, Recovery{}, err
+		return nil, Recovery{}, fmt.Errorf("session: read %s: %w", path, err)
 	}
 	var (
 		starts []int64
 		rec    Recovery
 		off    int64
 		lineNo int64
+		bad    error
 	)
 	size := info.Size()
 	err = lines(f, 0, size, func(line []byte, at int64) bool {
 		lineNo++
 		ev, err := decodeLine(line)
+		if lineNo == 1 {
+			if err == nil {
+				err = firstEvent(ev)
+			}
+			if err != nil {
+				bad = notLog(path, err)
+				return false
+			}
+		}
 		if err != nil {
-			rec.Kind, rec.Line = RecoveryCorruptLine, lineNo
-			rec.Reason = fmt.Sprintf("line %d is not a valid event envelope: %v", lineNo, err)
+			bad = &DamageError{Path: path, Line: lineNo, Kind: RecoveryCorruptLine,
+				Reason: fmt.Sprintf("line %d is not a valid event envelope: %v", lineNo, err)}
 			return false
 		}
 		if want := int64(len(starts)); ev.Seq != want {
-			rec.Kind, rec.Line = RecoverySeqGap, lineNo
-			rec.Reason = fmt.Sprintf("line %d has seq %d, want %d", lineNo, ev.Seq, want)
+			bad = &DamageError{Path: path, Line: lineNo, Kind: RecoverySeqGap,
+				Reason: fmt.Sprintf("line %d has seq %d, want %d", lineNo, ev.Seq, want)}
 			return false
 		}
 		starts = append(starts, at)
@@ -254,11 +314,28 @@ func scan(f *os.File) ([]int64, Recovery, error) {
 		return true
 	}, func(at, n int64) {
 		lineNo++
+		piece := make([]byte, n)
+		if _, err := f.ReadAt(piece, at); err != nil {
+			bad = fmt.Errorf("session: read %s: %w", path, err)
+			return
+		}
+		if !tornRecord(piece) {
+			if lineNo == 1 {
+				bad = notLog(path, errors.New("it is not a complete line"))
+				return
+			}
+			bad = &DamageError{Path: path, Line: lineNo, Kind: RecoveryCorruptLine,
+				Reason: fmt.Sprintf("line %d is incomplete (%d bytes without a final newline) and not the start of a record", lineNo, n)}
+			return
+		}
 		rec.Kind, rec.Line = RecoveryTornTail, lineNo
 		rec.Reason = fmt.Sprintf("line %d is incomplete: %d bytes without a final newline", lineNo, n)
 	})
 	if err != nil {
-		return nil, Recovery{}, err
+		return nil, Recovery{}, fmt.Errorf("session: read %s: %w", path, err)
+	}
+	if bad != nil {
+		return nil, Recovery{}, bad
 	}
 	rec.Events, rec.ValidBytes = int64(len(starts)), off
 	if cut := size - off; cut > 0 {
@@ -267,28 +344,39 @@ func scan(f *os.File) ([]int64, Recovery, error) {
 	return starts, rec, nil
 }
 
-// saveCut writes the bytes about to be cut from the log at path to a new file next to
-// it, durably, and returns that file's path.
-func saveCut(path string, cut []byte) (string, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+// firstEvent checks the first event of a log: seq 0 and a session event type. Its data
+// is not decoded, so that a log a newer version wrote, with fields this one does not
+// know, still opens.
+func firstEvent(ev Event) error {
+	if ev.Seq != 0 {
+		return fmt.Errorf("its seq is %d, not 0", ev.Seq)
 	}
-	b, err := os.CreateTemp(dir, base+".corrupt-*")
-	if err != nil {
-		return "", err
+	if _, known := slices.BinarySearch(dsh.SessionEventTypes, ev.Type); !known {
+		return fmt.Errorf("%q is not a session event type", ev.Type)
 	}
-	_, werr := b.Write(cut)
-	serr := b.Sync()
-	cerr := b.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(b.Name())
-		return "", err
+	return nil
+}
+
+// notLog is the error of a file whose first line is not a valid session event.
+func notLog(path string, why error) error {
+	return fmt.Errorf("%w: %s: line 1 is not a session event (%v); the file is left as it is", ErrNotLog, path, why)
+}
+
+// recordStart is how every line a Log writes begins.
+const recordStart = `{"type":"`
+
+// tornRecord reports whether piece, the bytes after a log's last newline, is what a
+// crash during a Log's write leaves: the start of a record in the Log's layout, or NUL
+// bytes (a file system that extended the file before writing its data).
+func tornRecord(piece []byte) bool {
+	if len(piece) <= len(recordStart) {
+		if bytes.HasPrefix([]byte(recordStart), piece) {
+			return true
+		}
+	} else if bytes.HasPrefix(piece, []byte(recordStart)) {
+		return true
 	}
-	if err := syncDir(dir); err != nil {
-		return "", err
-	}
-	return b.Name(), nil
+	return len(bytes.Trim(piece, "\x00")) == 0
 }
 
 // Path returns the file's path.

@@ -9,6 +9,17 @@ import (
 	"syscall"
 )
 
+// The open flags of a log file: never through a symbolic link, and never blocking on a
+// FIFO (which is then refused as not a regular file).
+const (
+	oNoFollow = syscall.O_NOFOLLOW
+	oNonBlock = syscall.O_NONBLOCK
+)
+
+// isSymlinkErr reports whether err is the error of an O_NOFOLLOW open of a symbolic
+// link.
+func isSymlinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
+
 // lockFile takes an exclusive advisory lock on f, released when f is closed or the
 // process dies.
 func lockFile(f *os.File) error {

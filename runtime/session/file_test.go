@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,15 +133,13 @@ func TestFileRecovery(t *testing.T) {
 	}
 	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	prefix := func(n int) []byte { return join(lines[:n]...) }
-	// A valid line for seq 20, out of sequence after seq 13.
-	gapLine := bytes.Replace(lines[13], []byte(`"seq":13`), []byte(`"seq":20`), 1)
 
+	// Only a torn last line is cut.
 	cases := []struct {
 		name     string
 		contents []byte
-		want     Recovery // Reason and BackupPath are checked apart
+		want     Recovery // Reason is checked apart
 		reason   string
-		backup   []byte // the saved cut, when one is expected
 	}{
 		{
 			name:     "torn tail: half a line",
@@ -155,11 +154,10 @@ func TestFileRecovery(t *testing.T) {
 			reason:   "line 14 is incomplete",
 		},
 		{
-			name:     "garbage bytes",
-			contents: join(prefix(14), []byte("\x00\x00\xffgarbage\n")),
-			want:     Recovery{Kind: RecoveryCorruptLine, Line: 15, Events: 14, ValidBytes: int64(len(clean)), TruncatedBytes: 11, DroppedLines: 1},
-			reason:   "line 15 is not a valid event envelope",
-			backup:   []byte("\x00\x00\xffgarbage\n"),
+			name:     "torn tail: a few bytes",
+			contents: join(prefix(14), []byte(`{"ty`)),
+			want:     Recovery{Kind: RecoveryTornTail, Line: 15, Events: 14, ValidBytes: int64(len(clean)), TruncatedBytes: 4, DroppedLines: 1},
+			reason:   "line 15 is incomplete",
 		},
 		{
 			name:     "zeros without a newline",
@@ -168,26 +166,10 @@ func TestFileRecovery(t *testing.T) {
 			reason:   "4096 bytes without a final newline",
 		},
 		{
-			name:     "seq gap",
-			contents: join(prefix(13), gapLine),
-			want:     Recovery{Kind: RecoverySeqGap, Line: 14, Events: 13, ValidBytes: int64(len(prefix(13))), TruncatedBytes: int64(len(gapLine)), DroppedLines: 1},
-			reason:   "line 14 has seq 20, want 13",
-			backup:   gapLine,
-		},
-		{
-			name:     "corrupt line in the middle",
-			contents: join(prefix(5), []byte("{\"type\":\"turn/st\n"), join(lines[6:]...)),
-			want: Recovery{Kind: RecoveryCorruptLine, Line: 6, Events: 5, ValidBytes: int64(len(prefix(5))),
-				TruncatedBytes: int64(17 + len(join(lines[6:]...))), DroppedLines: 9},
-			reason: "line 6 is not a valid event envelope",
-			backup: join([]byte("{\"type\":\"turn/st\n"), join(lines[6:]...)),
-		},
-		{
-			name:     "all garbage",
-			contents: []byte("hello\nworld"),
-			want:     Recovery{Kind: RecoveryCorruptLine, Line: 1, TruncatedBytes: 11, DroppedLines: 2},
-			reason:   "line 1 is not a valid event envelope",
-			backup:   []byte("hello\nworld"),
+			name:     "the first line torn",
+			contents: lines[0][:20],
+			want:     Recovery{Kind: RecoveryTornTail, Line: 1, TruncatedBytes: 20, DroppedLines: 1},
+			reason:   "line 1 is incomplete",
 		},
 	}
 	for i, c := range cases {
@@ -201,7 +183,7 @@ func TestFileRecovery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(c.want, rec, cmpopts.IgnoreFields(Recovery{}, "Reason", "BackupPath")); diff != "" {
+			if diff := cmp.Diff(c.want, rec, cmpopts.IgnoreFields(Recovery{}, "Reason")); diff != "" {
 				t.Errorf("Recovery (-want +got):\n%s", diff)
 			}
 			if !rec.Truncated() || !strings.Contains(rec.Reason, c.reason) {
@@ -209,13 +191,6 @@ func TestFileRecovery(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), "recovered") || !strings.Contains(logs.String(), string(c.want.Kind)) {
 				t.Errorf("recovery not logged: %s", logs)
-			}
-			if c.backup == nil {
-				if rec.BackupPath != "" {
-					t.Errorf("unexpected backup %s", rec.BackupPath)
-				}
-			} else if saved, err := os.ReadFile(rec.BackupPath); err != nil || !bytes.Equal(saved, c.backup) {
-				t.Errorf("backup %q holds %q (%v), want %q", rec.BackupPath, saved, err, c.backup)
 			}
 			if data, _ := os.ReadFile(path); !bytes.Equal(data, c.contents[:c.want.ValidBytes]) {
 				t.Errorf("file not cut to its valid prefix")
@@ -243,6 +218,201 @@ func TestFileRecovery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFileRefusesDamage: damage anywhere but a torn last line, and a file that is not a
+// session log, are refused with an error naming the line, and the file is not touched.
+func TestFileRefusesDamage(t *testing.T) {
+	dir := t.TempDir()
+	clean := validLog(t, filepath.Join(dir, "clean.jsonl"), 2) // 14 events
+	lines := bytes.SplitAfter(clean, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	prefix := func(n int) []byte { return join(lines[:n]...) }
+	gapLine := bytes.Replace(lines[13], []byte(`"seq":13`), []byte(`"seq":20`), 1)
+	notes := []byte(strings.Repeat("a note that is not a log\n", 100))
+
+	cases := []struct {
+		name     string
+		contents []byte
+		is       error
+		line     int64 // 0 for ErrNotLog
+		reason   string
+	}{
+		{"garbage last line", join(prefix(14), []byte("\x00\x00\xffgarbage\n")), ErrDamaged, 15, "line 15 is not a valid event envelope"},
+		{"seq gap", join(prefix(13), gapLine), ErrDamaged, 14, "line 14 has seq 20, want 13"},
+		{"corrupt line in the middle", join(prefix(5), []byte("{\"type\":\"turn/st\n"), join(lines[6:]...)), ErrDamaged, 6, "line 6 is not a valid event envelope"},
+		{"garbage in the middle", join(prefix(5), []byte("garbage\n"), join(lines[5:]...)), ErrDamaged, 6, "line 6"},
+		{"a last line without newline that is no record", join(prefix(14), []byte("hello")), ErrDamaged, 15, "not the start of a record"},
+		{"a text file", notes, ErrNotLog, 0, "line 1 is not a session event"},
+		{"a text file without a final newline", []byte("hello\nworld"), ErrNotLog, 0, "line 1 is not a session event"},
+		{"one line, no newline", []byte("hello"), ErrNotLog, 0, "line 1 is not a session event"},
+		{"a log that starts at seq 1", join(lines[1:]...), ErrNotLog, 0, "seq is 1"},
+		{"JSON of another kind", []byte(`{"type":"x","seq":0,"time":"2026-01-01T00:00:00Z","data":{}}` + "\n"), ErrNotLog, 0, "line 1"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("case%d.jsonl", i))
+			if err := os.WriteFile(path, c.contents, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, _, err := OpenFile(path)
+			if err == nil {
+				f.Close()
+				t.Fatal("OpenFile opened it")
+			}
+			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q: want %v saying %q and naming the file", err, c.is, c.reason)
+			}
+			var de *DamageError
+			if c.line > 0 && (!errors.As(err, &de) || de.Line != c.line) {
+				t.Errorf("error %v: want a *DamageError at line %d", err, c.line)
+			}
+			if data, _ := os.ReadFile(path); !bytes.Equal(data, c.contents) {
+				t.Errorf("the file was changed")
+			}
+			if entries, _ := filepath.Glob(path + ".*"); len(entries) > 0 {
+				t.Errorf("files were made next to it: %v", entries)
+			}
+		})
+	}
+}
+
+// TestFileRefusesLinks: a log is never opened through a symbolic link, nor as a FIFO,
+// and the link's target is untouched.
+func TestFileRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "passwd")
+	content := []byte("root:x:0:0:root:/root:/bin/sh\n")
+	if err := os.WriteFile(target, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "log.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, err := OpenFile(link); err == nil || !errors.Is(err, ErrNotLog) || !strings.Contains(err.Error(), "symbolic link") {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("OpenFile of a link: %v", err)
+	}
+	if _, err := Repair(link); !errors.Is(err, ErrNotLog) {
+		t.Errorf("Repair of a link: %v", err)
+	}
+	// A dangling link is not created through either.
+	dangling := filepath.Join(dir, "dangling.jsonl")
+	if err := os.Symlink(filepath.Join(dir, "made"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, err := OpenFile(dangling); err == nil {
+		f.Close()
+		t.Errorf("OpenFile of a dangling link succeeded")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "made")); err == nil {
+		t.Errorf("OpenFile created the dangling link's target")
+	}
+	if data, _ := os.ReadFile(target); !bytes.Equal(data, content) {
+		t.Errorf("the link's target changed: %q", data)
+	}
+}
+
+// TestRepair: an explicit repair moves the damaged lines aside, verbatim, and keeps
+// every event it can decode, before and after them, renumbered to stay contiguous.
+func TestRepair(t *testing.T) {
+	dir := t.TempDir()
+	clean := validLog(t, filepath.Join(dir, "clean.jsonl"), 3) // 21 events
+	lines := bytes.SplitAfter(clean, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	garbage := []byte("garbage on line 6\n")
+	torn := lines[2][:10]
+
+	t.Run("garbage line replacing an event", func(t *testing.T) {
+		path := filepath.Join(dir, "replaced.jsonl")
+		contents := join(join(lines[:5]...), garbage, join(lines[6:]...), torn)
+		if err := os.WriteFile(path, contents, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Repair(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Events != 20 || !slices.Equal(rep.Damaged, []int64{6, 22}) || rep.Renumbered != 15 {
+			t.Errorf("report %+v: want 20 events, lines 6 and 22 moved, 15 renumbered", rep)
+		}
+		if saved, err := os.ReadFile(rep.BackupPath); err != nil || !bytes.Equal(saved, join(garbage, torn, []byte("\n"))) {
+			t.Errorf("backup %s holds %q (%v)", rep.BackupPath, saved, err)
+		}
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o640 {
+			t.Errorf("mode after repair: %v %v", info.Mode(), err)
+		}
+		f, rec, err := OpenFile(path)
+		if err != nil || rec.Truncated() {
+			t.Fatalf("the repaired log: %v %+v", err, rec)
+		}
+		l := mustOpen(t, f)
+		defer l.Close()
+		events := collect(t, l)
+		want := bytes.Split(join(join(lines[:5]...), join(lines[6:]...)), []byte("\n"))
+		if len(events) != 20 {
+			t.Fatalf("%d events", len(events))
+		}
+		for i, ev := range events {
+			var orig Event
+			if err := orig.UnmarshalJSON(want[i]); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Seq != int64(i) || ev.Type != orig.Type || !bytes.Equal(ev.Data, orig.Data) {
+				t.Errorf("event %d: %s %s, want %s %s", i, ev.Type, ev.Data, orig.Type, orig.Data)
+			}
+		}
+	})
+	t.Run("garbage line inserted", func(t *testing.T) {
+		path := filepath.Join(dir, "inserted.jsonl")
+		contents := join(join(lines[:5]...), garbage, join(lines[5:]...))
+		if err := os.WriteFile(path, contents, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Repair(path)
+		if err != nil || rep.Events != 21 || rep.Renumbered != 0 || !slices.Equal(rep.Damaged, []int64{6}) {
+			t.Fatalf("Repair: %+v %v", rep, err)
+		}
+		if data, _ := os.ReadFile(path); !bytes.Equal(data, clean) {
+			t.Errorf("the repaired log is not the clean one")
+		}
+	})
+	t.Run("clean and foreign files are left alone", func(t *testing.T) {
+		path := filepath.Join(dir, "clean.jsonl")
+		rep, err := Repair(path)
+		if err != nil || rep.Changed() || rep.Events != 21 {
+			t.Errorf("Repair of a clean log: %+v %v", rep, err)
+		}
+		notes := filepath.Join(dir, "notes.txt")
+		if err := os.WriteFile(notes, []byte("one\ntwo\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Repair(notes); !errors.Is(err, ErrNotLog) {
+			t.Errorf("Repair of a text file: %v", err)
+		}
+		if data, _ := os.ReadFile(notes); string(data) != "one\ntwo\n" {
+			t.Errorf("the text file changed")
+		}
+		if m, _ := filepath.Glob(notes + ".*"); len(m) > 0 {
+			t.Errorf("files made next to it: %v", m)
+		}
+	})
+	t.Run("an open log is not repaired", func(t *testing.T) {
+		path := filepath.Join(dir, "clean.jsonl")
+		f, _, err := OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := Repair(path); !errors.Is(err, ErrLocked) {
+			t.Errorf("Repair of an open log: %v", err)
+		}
+	})
 }
 
 func TestFileStoreContract(t *testing.T) {

@@ -133,7 +133,8 @@ type subscription struct {
 }
 
 // Open returns a Log over store, holding the events the store already has (they stay in
-// the store: Open does not read them). It syncs the store once, so that every loaded
+// the store: Open reads only the first, to refuse a log whose session/created records a
+// spec of another major version, ErrIncompatibleVersion). It syncs the store once, so that every loaded
 // event counts as durable. The Log owns the store from then on and closes it in Close;
 // when Open fails, the caller still owns it.
 func Open(ctx context.Context, store Store, opts ...Option) (*Log, error) {
@@ -159,6 +160,15 @@ func Open(ctx context.Context, store Store, opts ...Option) (*Log, error) {
 	}
 	l := &Log{store: store, clock: o.clock, log: o.log, policy: o.policy, n: n, recentFrom: n}
 	l.synced.Store(n - 1)
+	for first, err := range l.EventsFrom(0) {
+		if err == nil {
+			err = checkVersion(first)
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
+	}
 	return l, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -108,8 +109,8 @@ func TestAppendJSONStringDecodesBack(t *testing.T) {
 	}
 }
 
-// A corrupt part that starts with an empty line is saved before it is cut, like any cut
-// that holds a whole line.
+// Damage that starts with an empty line is refused by OpenFile, and Repair saves it,
+// the empty line included, before it changes the log.
 func TestCutStartingWithAnEmptyLineIsSaved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	f, _, err := OpenFile(path)
@@ -143,18 +144,18 @@ func TestCutStartingWithAnEmptyLineIsSaved(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, rec, err = OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
+	var de *DamageError
+	if _, _, err := OpenFile(path); !errors.As(err, &de) || de.Line != 2 || de.Kind != RecoveryCorruptLine {
+		t.Fatalf("OpenFile: %v, want line 2 damaged", err)
 	}
-	defer f.Close()
-	if rec.Kind != RecoveryCorruptLine || rec.Line != 2 || rec.Events != 1 || rec.BackupPath == "" {
-		t.Fatalf("recovery %+v, want line 2 corrupt, 1 event kept and the cut saved", rec)
+	rep, err := Repair(path)
+	if err != nil || rep.Events != 1 || !slices.Equal(rep.Damaged, []int64{2, 3}) || rep.BackupPath == "" {
+		t.Fatalf("Repair: %+v, %v; want lines 2 and 3 moved aside, 1 event kept and the cut saved", rep, err)
 	}
-	if filepath.Dir(rec.BackupPath) != filepath.Dir(path) {
-		t.Errorf("backup %s is not next to %s", rec.BackupPath, path)
+	if filepath.Dir(rep.BackupPath) != filepath.Dir(path) {
+		t.Errorf("backup %s is not next to %s", rep.BackupPath, path)
 	}
-	if saved, err := os.ReadFile(rec.BackupPath); err != nil || !bytes.Equal(saved, tail) {
+	if saved, err := os.ReadFile(rep.BackupPath); err != nil || !bytes.Equal(saved, tail) {
 		t.Errorf("backup = %q, %v; want %q", saved, err, tail)
 	}
 }

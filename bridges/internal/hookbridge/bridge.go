@@ -204,6 +204,7 @@ type Options struct {
 	Logger          *slog.Logger          // diagnostics
 	StderrSummary   int                   // stderr summary cap (0: default)
 	Getenv          func(string) string   // harness environment for $SHELL (nil: os.Getenv)
+	BaseEnv         []string              // the environment hooks start from (nil: os.Environ())
 	Interactive     bool                  // the host waits for input between turns (Notification idle_prompt)
 	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
 	// pre-execute, on the effective input when the rewrite phase changed it.
@@ -340,7 +341,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}

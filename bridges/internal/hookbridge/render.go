@@ -84,8 +84,13 @@ func Blockers(rep *hookproto.Report) []Blocker {
 		stderr := strings.TrimSpace(string(h.Result.Stderr))
 		// An exit-2 block whose reason came from JSON stdout (Exit2ReadsJSON) reads as a
 		// JSON block.
+		// An over-cap stderr's reason is its kept part and a truncation note.
 		exit2 := h.Result.ExitCode != nil && *h.Result.ExitCode == 2 &&
-			(h.Verdict.Reason == stderr || (stderr == "" && rep.Event != nil && h.Verdict.Reason == rep.Event.FallbackReason))
+			(h.Verdict.Reason == stderr || (h.Result.StderrLost && strings.HasPrefix(h.Verdict.Reason, stderr)) ||
+				(stderr == "" && rep.Event != nil && h.Verdict.Reason == rep.Event.FallbackReason))
+		if exit2 && h.Result.StderrLost {
+			stderr = h.Verdict.Reason // with its truncation note
+		}
 		out = append(out, Blocker{Command: cmd, Exit2: exit2,
 			Stderr: stderr, Reason: h.Verdict.Reason, Source: h.Handler.Source, Position: i})
 	}

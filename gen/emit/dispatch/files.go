@@ -252,6 +252,11 @@ func metaSessionFile(s *ir.Spec) []byte {
 	w.p("	SessionEventType() string")
 	w.p("}")
 	w.p("")
+	if s.Version != "" {
+		w.para("SpecVersion is the version of the spec this package was generated from (MAJOR.MINOR.PATCH). A session log records it in its session/created event; a log of another major version does not open.")
+		w.p("const SpecVersion = %q", s.Version)
+		w.p("")
+	}
 	w.para("SessionEventTypes lists every session-log event type, sorted.")
 	w.p("var SessionEventTypes = []string{")
 	for _, se := range s.SessionEvents {

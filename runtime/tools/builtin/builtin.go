@@ -15,10 +15,18 @@
 // outputTruncated?, wallTime} (Claude Code's bridge sends its own Bash shape from it).
 // How the model reads them is Options.Style: dsh's own words, Claude Code's or Codex's.
 //
-// Every path is confined to the workspace: a relative path is taken under it, and a path
-// that resolves (symlinks included) outside it is an error result with code
-// PATH_OUTSIDE_WORKSPACE. Bash runs in the workspace in its own process group, with a
-// timeout and a cap on captured output.
+// Read, Write and Edit are confined to the workspace: a relative path is taken under it,
+// a path that resolves (symlinks included) outside it is an error result with code
+// PATH_OUTSIDE_WORKSPACE, and the file is then opened through an [os.Root] on the
+// workspace, which resolves every component beneath it at the moment of use, so a
+// symlink swapped in after the check cannot lead outside either. They open only regular
+// files: a FIFO, device, socket or directory is an error result with code
+// NOT_REGULAR_FILE (a FIFO never blocks them). Read streams the file, keeping only the
+// lines asked for, under Options.ReadMaxBytes and Options.ReadMaxLineLength.
+//
+// Bash is not confined: it runs in the workspace, in its own process group, with a
+// timeout and a cap on captured output, but with the user's rights, so a command may
+// read and write anything the user can.
 package builtin
 
 import (
@@ -40,6 +48,12 @@ const (
 	CodeEditAmbiguous    = "EDIT_AMBIGUOUS"
 	CodeBashTimeout      = "BASH_TIMEOUT"
 	CodeBadInput         = "BAD_INPUT"
+	// CodeNotRegular is the failure of Read, Write or Edit on a path that is not a
+	// regular file (a FIFO, device, socket or directory).
+	CodeNotRegular = "NOT_REGULAR_FILE"
+	// CodeFileTooLarge is the failure of a Read over Options.ReadMaxBytes: a whole file
+	// larger than it read without offset or limit, or a line range whose text passes it.
+	CodeFileTooLarge = "FILE_TOO_LARGE"
 	// CodeBashExit is the failure of a command that exited non-zero under StyleClaudeCode
 	// (Claude Code's Bash fails then); its message is "Exit code N" and the output.
 	CodeBashExit = "BASH_EXIT"
@@ -93,8 +107,19 @@ type Options struct {
 	// (Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write `export NAME=value` lines to
 	// it for the session's commands). Under bash it is BASH_ENV.
 	EnvFile string
-	// ReadLimit is Read's default number of lines (default 2000).
+	// ReadLimit is Read's default number of lines (default DefaultReadLimit, 2000).
 	ReadLimit int
+	// ReadMaxBytes caps the text one Read returns (default DefaultReadMaxBytes, 256 KiB,
+	// as Claude Code): reading a larger file whole (no offset, no limit) fails with
+	// FILE_TOO_LARGE before anything is read, saying to use offset and limit, and so does
+	// a range whose lines add up to more. It also caps the old text the ACP bridge shows
+	// for a Write ([CurrentText]).
+	ReadMaxBytes int
+	// ReadMaxLineLength caps the characters Read returns of one line (default
+	// DefaultReadMaxLineLength, 2000); the rest of the line is cut and replaced by a note
+	// "… [line truncated: N of its M bytes shown]". Only that much of a line is ever kept
+	// in memory.
+	ReadMaxLineLength int
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -119,7 +144,13 @@ func (o Options) withDefaults() (Options, error) {
 		o.MaxOutput = 30000
 	}
 	if o.ReadLimit <= 0 {
-		o.ReadLimit = 2000
+		o.ReadLimit = DefaultReadLimit
+	}
+	if o.ReadMaxBytes <= 0 {
+		o.ReadMaxBytes = DefaultReadMaxBytes
+	}
+	if o.ReadMaxLineLength <= 0 {
+		o.ReadMaxLineLength = DefaultReadMaxLineLength
 	}
 	switch o.Style {
 	case StyleDSH, StyleCodex:

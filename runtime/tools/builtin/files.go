@@ -3,11 +3,9 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -111,31 +109,27 @@ func read(o Options) tools.Definition {
 			if err := rc.BindArguments(&in); err != nil {
 				return nil, tools.NewError(CodeBadInput, err.Error())
 			}
-			p, err := resolve(o.Workspace, in.FilePath)
+			wf, err := openInWorkspace(o.Workspace, in.FilePath, os.O_RDONLY, 0)
 			if err != nil {
 				return nil, err
 			}
-			data, err := os.ReadFile(p)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, tools.NewError(CodeNotFound, fmt.Sprintf("file %s does not exist", in.FilePath))
-			}
-			if err != nil {
-				return nil, err
+			defer wf.f.Close()
+			if in.Offset <= 0 && in.Limit <= 0 && wf.info.Size() > int64(o.ReadMaxBytes) {
+				return nil, tooLarge(wf.info.Size(), int64(o.ReadMaxBytes))
 			}
 			start, limit := max(in.Offset, 1), in.Limit
 			if limit <= 0 {
 				limit = o.ReadLimit
 			}
 			// Lines as Claude Code counts them: split at "\n", so that a final "\n" ends
-			// an empty last line and an empty file has one empty line.
-			lines := strings.Split(text(data), "\n")
-			end := min(start-1+limit, len(lines))
-			var got []string
-			if start-1 < len(lines) {
-				got = lines[start-1 : end]
+			// an empty last line and an empty file has one empty line; read while
+			// streaming, keeping only the range asked for.
+			got, total, err := readRange(ctx, wf.f, start, limit, o.ReadMaxLineLength, int64(o.ReadMaxBytes))
+			if err != nil {
+				return nil, err
 			}
 			return readResult{Type: "text", File: readFile{FilePath: in.FilePath, Content: strings.Join(got, "\n"),
-				NumLines: len(got), StartLine: start, TotalLines: len(lines)}}, nil
+				NumLines: len(got), StartLine: start, TotalLines: total}}, nil
 		},
 	}
 }
@@ -203,21 +197,21 @@ func write(o Options) tools.Definition {
 			if err := rc.BindArguments(&in); err != nil {
 				return nil, tools.NewError(CodeBadInput, err.Error())
 			}
-			p, err := resolve(o.Workspace, in.FilePath)
+			wf, err := openInWorkspace(o.Workspace, in.FilePath, os.O_RDWR|os.O_CREATE, 0o644)
 			if err != nil {
 				return nil, err
 			}
+			defer wf.f.Close()
 			res := writeResult{Type: "create", FilePath: in.FilePath, Content: in.Content, StructuredPatch: []hunk{}}
-			if old, err := os.ReadFile(p); err == nil {
+			if wf.existed {
+				old, err := io.ReadAll(wf.f)
+				if err != nil {
+					return nil, err
+				}
 				s := text(old)
 				res.Type, res.OriginalFile, res.StructuredPatch = "update", &s, patch(s, in.Content)
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
 			}
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(p, []byte(in.Content), 0o644); err != nil {
+			if err := replaceContent(wf.f, []byte(in.Content)); err != nil {
 				return nil, err
 			}
 			return res, nil
@@ -263,14 +257,12 @@ func edit(o Options) tools.Definition {
 			if in.OldString == "" {
 				return nil, tools.NewError(CodeBadInput, "old_string is empty")
 			}
-			p, err := resolve(o.Workspace, in.FilePath)
+			wf, err := openInWorkspace(o.Workspace, in.FilePath, os.O_RDWR, 0)
 			if err != nil {
 				return nil, err
 			}
-			data, err := os.ReadFile(p)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, tools.NewError(CodeNotFound, fmt.Sprintf("file %s does not exist", in.FilePath))
-			}
+			defer wf.f.Close()
+			data, err := io.ReadAll(wf.f)
 			if err != nil {
 				return nil, err
 			}
@@ -288,15 +280,25 @@ func edit(o Options) tools.Definition {
 			} else {
 				updated = strings.Replace(orig, in.OldString, in.NewString, 1)
 			}
-			info, err := os.Stat(p)
-			if err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(p, []byte(updated), info.Mode().Perm()); err != nil {
+			if err := replaceContent(wf.f, []byte(updated)); err != nil {
 				return nil, err
 			}
 			return editResult{FilePath: in.FilePath, OldString: in.OldString, NewString: in.NewString, OriginalFile: text(data),
 				StructuredPatch: patch(text(data), text([]byte(updated))), ReplaceAll: in.ReplaceAll}, nil
 		},
 	}
+}
+
+// replaceContent makes data the whole content of the opened file f (as os.WriteFile
+// does to the file it opens, truncating it first) and closes it, reporting the close's
+// error: the file is the one the open confined and checked, whatever the path names by
+// now.
+func replaceContent(f *os.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	return f.Close()
 }

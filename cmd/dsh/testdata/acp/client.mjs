@@ -70,7 +70,8 @@ function validateFrames(lines, from, peerRequests, ownRequests, label) {
 
 // ---- one dsh acp process, with both directions recorded ------------------------------
 function startAgent(script) {
-  const child = spawn(env.DSH_BIN, ["acp", "--model", `scripted:${script}`, "--sessions", env.SESSIONS, "--hooks", env.HOOKS],
+  const child = spawn(env.DSH_BIN, ["acp", "--model", `scripted:${script}`, "--sessions", env.SESSIONS, "--hooks", env.HOOKS,
+    "--mcp-trust", "fs"], // the fs server's readOnlyHint counts: its reads do not ask
     { stdio: ["pipe", "pipe", "pipe"], cwd: env.WORK });
   const rec = { toAgent: "", fromAgent: "", stderr: "" };
   const tap = (key) => new Transform({ transform(chunk, _enc, cb) { rec[key] += chunk.toString("utf8"); cb(null, chunk); } });

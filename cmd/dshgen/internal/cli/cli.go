@@ -40,6 +40,9 @@ const usage = `usage:
                                                         write a native plugin's Register glue
                                                         (-pkg defaults to $GOPACKAGE, set by go generate;
                                                         a plugin module uses the CUE-free dshscaffold)
+  dshgen breaking --against REF [--spec DIR] [--format text|json] [--verbose]
+                                                        report what the spec breaks against REF
+                                                        (a git ref or a spec directory)
 
 Every command reads the whole spec tree: the canonical spec in -spec and one wire package
 per CUE package in -spec/wire. Wire packages generate Go into <out>/wire/<pkg> and schemas
@@ -47,7 +50,7 @@ into <out>/schema/<pkg>; generate and check also cover the bridge tables of -spe
 (<out>/hookmap).
 
 Run dshgen <command> -help for a command's flags. Exit status: 0 success (check: fresh),
-1 check found stale files, 2 a usage error or an invalid spec.
+1 check found stale files (breaking: a breaking change), 2 a usage error or an invalid spec.
 `
 
 // Main runs dshgen with args (without the program name) and returns the exit code.
@@ -63,6 +66,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	run, ok := map[string]func(*clix.Command, []string, io.Writer, io.Writer) (int, error){
 		"generate": tree, "check": tree, "schema": schemaCmd, "docs": docsCmd, "scaffold": scaffoldCmd,
+		"breaking": breakingCmd,
 	}[cmd]
 	if !ok {
 		return top.UsageError("unknown command %q", cmd)
@@ -88,6 +92,7 @@ var subUsage = map[string]string{
 	"check":    "usage: dshgen check [-spec DIR] [-out DIR] [-docs FILE]\n\nExits 1 and prints a unified diff when any generated file is stale.\n",
 	"schema":   "usage: dshgen schema -out DIR [-spec DIR]\n\nWrites one JSON Schema per payload and decision into DIR (DIR/<pkg>/ for wire packages).\n",
 	"docs":     "usage: dshgen docs -out FILE [-spec DIR]\n\nWrites the Markdown catalog of every event to FILE (and one per wire package beside it).\n",
+	"breaking": breakingUsage,
 	"scaffold": "usage: dshgen scaffold -type T -events E1,E2 -out FILE [-pkg NAME] [-spec DIR]\n\nWrites a native plugin's Register glue for T's listener methods at the events.\n-pkg defaults to $GOPACKAGE, which go generate sets; outside go generate it is required.\nA plugin's own module uses the CUE-free command dshscaffold instead (see README.md).\n",
 }
 

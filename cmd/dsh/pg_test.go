@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshkit/dsh/internal/pgtest"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
+)
+
+// The PostgreSQL server of this package's tests, started by the first test that needs it
+// and stopped by TestMain.
+var pg struct {
+	once sync.Once
+	srv  *pgtest.Server
+	err  error
+}
+
+// postgres returns the package's server (pgtest.Need: skips without the binaries, fails
+// under CI).
+func postgres(t *testing.T) *pgtest.Server {
+	t.Helper()
+	pg.once.Do(func() { pg.srv, pg.err = pgtest.Start() })
+	return pgtest.Need(t, pg.srv, pg.err)
+}
+
+func stopPostgres() {
+	if pg.srv != nil {
+		pg.srv.Close()
+	}
+}
+
+// runDSH runs Main with args and returns its exit code, stdout and stderr.
+func runDSH(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestRunOnPostgres: dsh run --log postgres://... --session ID creates the session, a
+// second run resumes it, dsh log prints it; a session another writer holds is refused
+// with one line until --takeover.
+func TestRunOnPostgres(t *testing.T) {
+	url := postgres(t).Schema(t)
+	ws := t.TempDir()
+	code, _, stderr := runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1")
+	if code != 0 || !strings.Contains(stderr, "turn 1 ended: completed") {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1", "/compact")
+	if code != 0 || !strings.Contains(stderr, "/compact") {
+		t.Fatalf("second run (resumed): exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := runDSH("log", "--session", "s1", url)
+	if code != 0 || !strings.Contains(stdout, "turn 1 ended: completed") || !strings.Contains(stdout, "compacted") {
+		t.Fatalf("dsh log: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runDSH("log", "--raw", "--session", "s1", url)
+	if code != 0 || !strings.HasPrefix(stdout, "0 session/created {") || !strings.Contains(stdout, `"sessionId":"s1"`) {
+		t.Fatalf("dsh log --raw: exit %d\n%s", code, stdout)
+	}
+
+	// Another writer holds s1: refused in one line, exit 1; --takeover takes it.
+	db, err := pgstore.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Open(context.Background(), "s1", pgstore.WithOwner("elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1")
+	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "held by elsewhere") || !strings.Contains(stderr, "--takeover") {
+		t.Fatalf("held session: exit %d, stderr %q; want one line naming the holder and --takeover", code, stderr)
+	}
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1", "--takeover")
+	if code != 0 || !strings.Contains(stderr, "turn 2 ended: completed") {
+		t.Fatalf("takeover: exit %d\n%s", code, stderr)
+	}
+	if err := st.Append(context.Background(), []byte(`{"type":"turn/start","seq":99,"time":"2026-01-01T00:00:00Z","data":{"turn":9}}`+"\n")); err == nil {
+		t.Fatal("the fenced writer's append succeeded")
+	}
+
+	// Without --session: a new session, whose id is printed.
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url)
+	if code != 0 || !strings.Contains(stderr, "resume it with --session ses_") {
+		t.Fatalf("run without --session: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestPostgresBadInput: a bad URL, wrong credentials or a server that is not there exit 1
+// with one line (never the password); flags that need a postgres --log are usage errors.
+func TestPostgresBadInput(t *testing.T) {
+	srv := postgres(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := fmt.Sprintf("postgres://dsh:sekrit@127.0.0.1:%d/postgres?sslmode=disable", l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	url := srv.Schema(t)
+	for name, c := range map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"bad URL":           {[]string{"run", "--demo", "--log", "postgres://dsh:sekrit@127.0.0.1:notaport/db", "--session", "x"}, 1, "bad database URL"},
+		"wrong password":    {[]string{"run", "--demo", "--log", srv.TCPURL(pgtest.User, "sekrit"), "--session", "x"}, 1, "password authentication failed"},
+		"server down":       {[]string{"run", "--demo", "--log", down, "--session", "x"}, 1, "connect"},
+		"acp server down":   {[]string{"acp", "--demo", "--sessions", down}, 1, "connect"},
+		"log server down":   {[]string{"log", "--session", "x", down}, 1, "connect"},
+		"log no session":    {[]string{"log", "--session", "nope", url}, 1, "no such session"},
+		"log needs session": {[]string{"log", url}, 2, "needs --session"},
+		"session no pg":     {[]string{"run", "--demo", "--log", t.TempDir() + "/x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
+		"takeover alone":    {[]string{"run", "--demo", "--log", url, "--takeover"}, 2, "--takeover needs --session"},
+		"bad session id":    {[]string{"run", "--demo", "--log", url, "--session", "a b"}, 2, "--session"},
+		"acp takeover":      {[]string{"acp", "--demo", "--takeover"}, 2, "--takeover needs a postgres"},
+	} {
+		code, stdout, stderr := runDSH(c.args...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		switch {
+		case code != c.code || !strings.Contains(first, c.want) || strings.Contains(stderr, "sekrit") || stdout != "":
+			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", name, code, stderr, c.code, c.want)
+		case c.code == 1 && strings.Count(strings.TrimSpace(stderr), "\n") != 0:
+			t.Errorf("%s: not one line: %q", name, stderr)
+		}
+	}
+}
+
+// acpConn drives dsh acp in process over pipes.
+type acpConn struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	frames chan map[string]any
+	done   chan int
+	id     int
+}
+
+func startACP(t *testing.T, args ...string) *acpConn {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &acpConn{t: t, in: inW, frames: make(chan map[string]any, 256), done: make(chan int, 1)}
+	go func() {
+		var stderr bytes.Buffer
+		code := Main(context.Background(), append([]string{"acp"}, args...), inR, outW, &stderr)
+		if code != 0 {
+			t.Logf("dsh acp: exit %d\n%s", code, &stderr)
+		}
+		outW.Close()
+		c.done <- code
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var f map[string]any
+			if json.Unmarshal(sc.Bytes(), &f) == nil {
+				c.frames <- f
+			}
+		}
+		close(c.frames)
+	}()
+	return c
+}
+
+// call sends a request and returns its response, answering permission requests.
+func (c *acpConn) call(method string, params any) map[string]any {
+	c.t.Helper()
+	c.id++
+	id := c.id
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				c.t.Fatalf("dsh acp ended before answering %s", method)
+			}
+			if f["method"] == "session/request_permission" {
+				r, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f["id"],
+					"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}}})
+				c.in.Write(append(r, '\n'))
+			}
+			if n, ok := f["id"].(float64); ok && int(n) == id && f["method"] == nil {
+				return f
+			}
+		case <-time.After(60 * time.Second):
+			c.t.Fatalf("no answer to %s", method)
+		}
+	}
+}
+
+func (c *acpConn) close() int {
+	c.in.Close()
+	for range c.frames {
+	}
+	return <-c.done
+}
+
+// TestACPOnPostgres: dsh acp --sessions postgres://... creates a session in the database;
+// another dsh acp (another process, another machine) loads it by id; an unknown id gets
+// the spec's Resource-not-found error; dsh run resumes the same session.
+func TestACPOnPostgres(t *testing.T) {
+	url := postgres(t).Schema(t)
+	cwd := t.TempDir()
+	a := startACP(t, "--demo", "--sessions", url)
+	a.call("initialize", map[string]any{"protocolVersion": 1})
+	res := a.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	id, _ := res["result"].(map[string]any)["sessionId"].(string)
+	if id == "" {
+		t.Fatalf("session/new: %v", res)
+	}
+	res = a.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	if res["result"] == nil {
+		t.Fatalf("session/prompt: %v", res)
+	}
+	if code := a.close(); code != 0 {
+		t.Fatalf("first dsh acp: exit %d", code)
+	}
+
+	b := startACP(t, "--demo", "--sessions", url)
+	b.call("initialize", map[string]any{"protocolVersion": 1})
+	res = b.call("session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}})
+	if res["error"] != nil {
+		t.Fatalf("session/load: %v", res)
+	}
+	res = b.call("session/load", map[string]any{"sessionId": "sess_nope", "cwd": cwd, "mcpServers": []any{}})
+	e, _ := res["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32002) || !strings.Contains(fmt.Sprint(e["message"]), "Resource not found") {
+		t.Fatalf("session/load of an unknown id: %v, want error -32002 Resource not found", res)
+	}
+	if data, _ := e["data"].(map[string]any); data["sessionId"] != "sess_nope" {
+		t.Fatalf("error data: %v", e["data"])
+	}
+	if code := b.close(); code != 0 {
+		t.Fatalf("second dsh acp: exit %d", code)
+	}
+
+	// dsh run resumes the ACP session.
+	code, _, stderr := runDSH("run", "--demo", "--workspace", cwd, "--log", url, "--session", id)
+	if code != 0 || !strings.Contains(stderr, "turn 2 ended") {
+		t.Fatalf("dsh run on the ACP session: exit %d\n%s", code, stderr)
+	}
+	if _, err := pgstore.Connect(context.Background(), url); err != nil && !errors.Is(err, pgstore.ErrSchemaVersion) {
+		t.Fatal(err)
+	}
+}
+
+// stopAfter runs the tests, then stops the PostgreSQL server (testscript.Main exits the
+// process itself).
+type stopAfter struct{ m *testing.M }
+
+func (s stopAfter) Run() int {
+	code := s.m.Run()
+	stopPostgres()
+	return code
+}
