@@ -45,8 +45,10 @@ type EnforceVersion uint
 const (
 	// Version is the version of the generated-code contract this package implements; dshgen
 	// writes it into the code it generates. It grows when generated code starts calling
-	// something new: 2 added Unmarshal (the generated session-event decoder calls it).
-	Version = 2
+	// something new: 2 added Unmarshal (the generated session-event decoder calls it); 3
+	// added the dispatch engine, package codec/dispatch (the generated registry and runners
+	// call it).
+	Version = 3
 	// MinVersion is the oldest generated code this package still runs.
 	MinVersion = 1
 	// MaxVersion is the newest generated code this package runs.

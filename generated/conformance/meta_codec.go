@@ -9,8 +9,8 @@ import "github.com/dshkit/dsh/codec"
 // codec.EnforceVersion): if they do not, regenerate with the dshgen of the dsh version the
 // build uses, or upgrade dsh.
 const (
-	_ = codec.EnforceVersion(2 - codec.MinVersion)
-	_ = codec.EnforceVersion(codec.MaxVersion - 2)
+	_ = codec.EnforceVersion(3 - codec.MinVersion)
+	_ = codec.EnforceVersion(codec.MaxVersion - 3)
 )
 
 // DecodeError is the error of decoding or validating a generated type. It names the type

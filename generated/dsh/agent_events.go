@@ -5,6 +5,8 @@ package dsh
 import (
 	"context"
 	"time"
+
+	"github.com/dshkit/dsh/codec/dispatch"
 )
 
 // AgentErrorEventName is the name of the agent/error event, an observer.
@@ -20,7 +22,7 @@ type AgentErrorListener func(ctx context.Context, p *AgentErrorPayload)
 // OnAgentError registers fn as a agent/error listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnAgentError(fn AgentErrorListener) (unregister func()) {
-	return evRegister(r, AgentErrorEventName, &r.reg.onAgentError, fn)
+	return dispatch.Register(r.r, AgentErrorEventName, &r.reg.onAgentError, fn)
 }
 
 // EmitAgentError runs every agent/error listener that sees p, in registration order. A
@@ -28,15 +30,15 @@ func (r *Registrar) OnAgentError(fn AgentErrorListener) (unregister func()) {
 // the caller to record. The listeners registered for one agent run only when p's subject is
 // that agent.
 func (g *Registry) EmitAgentError(ctx context.Context, p *AgentErrorPayload) error {
-	return evObserve(ctx, g, AgentErrorEventName, &g.onAgentError, p, evScopeAgentError)
+	return dispatch.RunObserve(ctx, g.core, AgentErrorEventName, &g.onAgentError, p, evScopeAgentError)
 }
 
 // evScopeAgentError is the scope of the payload of agent/error: its subject is AgentID.
-func evScopeAgentError(p *AgentErrorPayload) evScope {
+func evScopeAgentError(p *AgentErrorPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // InboxClaimedEventName is the name of the agent/inbox/claimed event, an observer.
@@ -52,7 +54,7 @@ type InboxClaimedListener func(ctx context.Context, p *InboxClaimedPayload)
 // OnInboxClaimed registers fn as a agent/inbox/claimed listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnInboxClaimed(fn InboxClaimedListener) (unregister func()) {
-	return evRegister(r, InboxClaimedEventName, &r.reg.onInboxClaimed, fn)
+	return dispatch.Register(r.r, InboxClaimedEventName, &r.reg.onInboxClaimed, fn)
 }
 
 // EmitInboxClaimed runs every agent/inbox/claimed listener that sees p, in registration
@@ -60,16 +62,16 @@ func (r *Registrar) OnInboxClaimed(fn InboxClaimedListener) (unregister func()) 
 // joined) for the caller to record. The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) EmitInboxClaimed(ctx context.Context, p *InboxClaimedPayload) error {
-	return evObserve(ctx, g, InboxClaimedEventName, &g.onInboxClaimed, p, evScopeInboxClaimed)
+	return dispatch.RunObserve(ctx, g.core, InboxClaimedEventName, &g.onInboxClaimed, p, evScopeInboxClaimed)
 }
 
 // evScopeInboxClaimed is the scope of the payload of agent/inbox/claimed: its subject is
 // AgentID.
-func evScopeInboxClaimed(p *InboxClaimedPayload) evScope {
+func evScopeInboxClaimed(p *InboxClaimedPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // InboxDiscardedEventName is the name of the agent/inbox/discarded event, an observer.
@@ -86,7 +88,7 @@ type InboxDiscardedListener func(ctx context.Context, p *InboxDiscardedPayload)
 // OnInboxDiscarded registers fn as a agent/inbox/discarded listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnInboxDiscarded(fn InboxDiscardedListener) (unregister func()) {
-	return evRegister(r, InboxDiscardedEventName, &r.reg.onInboxDiscarded, fn)
+	return dispatch.Register(r.r, InboxDiscardedEventName, &r.reg.onInboxDiscarded, fn)
 }
 
 // EmitInboxDiscarded runs every agent/inbox/discarded listener that sees p, in registration
@@ -94,16 +96,16 @@ func (r *Registrar) OnInboxDiscarded(fn InboxDiscardedListener) (unregister func
 // joined) for the caller to record. The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) EmitInboxDiscarded(ctx context.Context, p *InboxDiscardedPayload) error {
-	return evObserve(ctx, g, InboxDiscardedEventName, &g.onInboxDiscarded, p, evScopeInboxDiscarded)
+	return dispatch.RunObserve(ctx, g.core, InboxDiscardedEventName, &g.onInboxDiscarded, p, evScopeInboxDiscarded)
 }
 
 // evScopeInboxDiscarded is the scope of the payload of agent/inbox/discarded: its subject
 // is AgentID.
-func evScopeInboxDiscarded(p *InboxDiscardedPayload) evScope {
+func evScopeInboxDiscarded(p *InboxDiscardedPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // InboxInsertedEventName is the name of the agent/inbox/inserted event, an observer.
@@ -118,7 +120,7 @@ type InboxInsertedListener func(ctx context.Context, p *InboxInsertedPayload)
 // OnInboxInserted registers fn as a agent/inbox/inserted listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnInboxInserted(fn InboxInsertedListener) (unregister func()) {
-	return evRegister(r, InboxInsertedEventName, &r.reg.onInboxInserted, fn)
+	return dispatch.Register(r.r, InboxInsertedEventName, &r.reg.onInboxInserted, fn)
 }
 
 // EmitInboxInserted runs every agent/inbox/inserted listener that sees p, in registration
@@ -126,16 +128,16 @@ func (r *Registrar) OnInboxInserted(fn InboxInsertedListener) (unregister func()
 // joined) for the caller to record. The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) EmitInboxInserted(ctx context.Context, p *InboxInsertedPayload) error {
-	return evObserve(ctx, g, InboxInsertedEventName, &g.onInboxInserted, p, evScopeInboxInserted)
+	return dispatch.RunObserve(ctx, g.core, InboxInsertedEventName, &g.onInboxInserted, p, evScopeInboxInserted)
 }
 
 // evScopeInboxInserted is the scope of the payload of agent/inbox/inserted: its subject is
 // AgentID.
-func evScopeInboxInserted(p *InboxInsertedPayload) evScope {
+func evScopeInboxInserted(p *InboxInsertedPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // PreStepEventName is the name of the agent/pre-step event, a waterfall.
@@ -159,7 +161,7 @@ type PreStepNext = WaterfallNext[PreStepDecision]
 // OnPreStep registers fn as a agent/pre-step listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
-	return evRegister(r, PreStepEventName, &r.reg.onPreStep, fn)
+	return dispatch.Register(r.r, PreStepEventName, &r.reg.onPreStep, fn)
 }
 
 // RunPreStep runs the agent/pre-step listeners that see p in registration order, the first
@@ -168,16 +170,16 @@ func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal func(context.Context) (PreStepDecision, error)) (PreStepDecision, error) {
-	return evWaterfall(ctx, g, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}), evCheckPreStepDecision,
+	return dispatch.RunWaterfall(ctx, g.core, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}), evCheckPreStepDecision,
 		func(d PreStepDecision) string { return string(d.Kind()) })
 }
 
 // evScopePreStep is the scope of the payload of agent/pre-step: its subject is AgentID.
-func evScopePreStep(p *PreStepPayload) evScope {
+func evScopePreStep(p *PreStepPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // RequestEventName is the name of the agent/request event, a waterfall.
@@ -200,7 +202,7 @@ type RequestNext = WaterfallNext[RequestDecision]
 // OnRequest registers fn as a agent/request listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
-	return evRegister(r, RequestEventName, &r.reg.onRequest, fn)
+	return dispatch.Register(r.r, RequestEventName, &r.reg.onRequest, fn)
 }
 
 // RunRequest runs the agent/request listeners that see p in registration order, the first
@@ -209,16 +211,16 @@ func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal func(context.Context) (RequestDecision, error)) (RequestDecision, error) {
-	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}), evCheckRequestDecision,
+	return dispatch.RunWaterfall(ctx, g.core, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}), evCheckRequestDecision,
 		func(d RequestDecision) string { return string(d.Kind()) })
 }
 
 // evScopeRequest is the scope of the payload of agent/request: its subject is AgentID.
-func evScopeRequest(p *RequestPayload) evScope {
+func evScopeRequest(p *RequestPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // RequestErrorEventName is the name of the agent/request-error event, a waterfall.
@@ -241,7 +243,7 @@ type RequestErrorNext = WaterfallNext[RequestErrorDecision]
 // OnRequestError registers fn as a agent/request-error listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) {
-	return evRegister(r, RequestErrorEventName, &r.reg.onRequestError, fn)
+	return dispatch.Register(r.r, RequestErrorEventName, &r.reg.onRequestError, fn)
 }
 
 // RunRequestError runs the agent/request-error listeners that see p in registration order,
@@ -251,17 +253,17 @@ func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) 
 // returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is
 // then nil.
 func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal func(context.Context) (RequestErrorDecision, error)) (RequestErrorDecision, error) {
-	return evWaterfall(ctx, g, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}), evCheckRequestErrorDecision,
+	return dispatch.RunWaterfall(ctx, g.core, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}), evCheckRequestErrorDecision,
 		func(d RequestErrorDecision) string { return string(d.Kind()) })
 }
 
 // evScopeRequestError is the scope of the payload of agent/request-error: its subject is
 // AgentID.
-func evScopeRequestError(p *RequestErrorPayload) evScope {
+func evScopeRequestError(p *RequestErrorPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // SessionEndEventName is the name of the agent/session-end event, a notification.
@@ -282,14 +284,14 @@ type SessionEndListener func(ctx context.Context, p *SessionEndPayload) error
 // OnSessionEnd registers fn as a agent/session-end listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnSessionEnd(fn SessionEndListener) (unregister func()) {
-	return evRegister(r, SessionEndEventName, &r.reg.onSessionEnd, fn)
+	return dispatch.Register(r.r, SessionEndEventName, &r.reg.onSessionEnd, fn)
 }
 
 // NotifySessionEnd runs every agent/session-end listener that sees p, in registration
 // order, whatever the others did, and returns their failures (each a *ListenerError)
 // joined. The listeners registered for one agent run only when p's subject is that agent.
 func (g *Registry) NotifySessionEnd(ctx context.Context, p *SessionEndPayload) error {
-	return evNotify(ctx, SessionEndEventName, &g.onSessionEnd, p, evScopeSessionEnd)
+	return dispatch.RunNotify(ctx, SessionEndEventName, &g.onSessionEnd, p, evScopeSessionEnd)
 }
 
 // NotifySessionEndBounded is NotifySessionEnd with a bound on each listener: a listener
@@ -298,16 +300,16 @@ func (g *Registry) NotifySessionEnd(ctx context.Context, p *SessionEndPayload) e
 // goes on with the next listener. Failures are returned as by NotifySessionEnd; an
 // abandoned listener's is not.
 func (g *Registry) NotifySessionEndBounded(ctx context.Context, p *SessionEndPayload, bound time.Duration) (overran []string, err error) {
-	return evNotifyBounded(ctx, SessionEndEventName, &g.onSessionEnd, p, evScopeSessionEnd, bound)
+	return dispatch.RunNotifyBounded(ctx, SessionEndEventName, &g.onSessionEnd, p, evScopeSessionEnd, bound)
 }
 
 // evScopeSessionEnd is the scope of the payload of agent/session-end: its subject is
 // AgentID.
-func evScopeSessionEnd(p *SessionEndPayload) evScope {
+func evScopeSessionEnd(p *SessionEndPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // SessionStartEventName is the name of the agent/session-start event, a notification.
@@ -328,14 +330,14 @@ type SessionStartListener func(ctx context.Context, p *SessionStartPayload) erro
 // OnSessionStart registers fn as a agent/session-start listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnSessionStart(fn SessionStartListener) (unregister func()) {
-	return evRegister(r, SessionStartEventName, &r.reg.onSessionStart, fn)
+	return dispatch.Register(r.r, SessionStartEventName, &r.reg.onSessionStart, fn)
 }
 
 // NotifySessionStart runs every agent/session-start listener that sees p, in registration
 // order, whatever the others did, and returns their failures (each a *ListenerError)
 // joined. The listeners registered for one agent run only when p's subject is that agent.
 func (g *Registry) NotifySessionStart(ctx context.Context, p *SessionStartPayload) error {
-	return evNotify(ctx, SessionStartEventName, &g.onSessionStart, p, evScopeSessionStart)
+	return dispatch.RunNotify(ctx, SessionStartEventName, &g.onSessionStart, p, evScopeSessionStart)
 }
 
 // NotifySessionStartBounded is NotifySessionStart with a bound on each listener: a listener
@@ -344,16 +346,16 @@ func (g *Registry) NotifySessionStart(ctx context.Context, p *SessionStartPayloa
 // goes on with the next listener. Failures are returned as by NotifySessionStart; an
 // abandoned listener's is not.
 func (g *Registry) NotifySessionStartBounded(ctx context.Context, p *SessionStartPayload, bound time.Duration) (overran []string, err error) {
-	return evNotifyBounded(ctx, SessionStartEventName, &g.onSessionStart, p, evScopeSessionStart, bound)
+	return dispatch.RunNotifyBounded(ctx, SessionStartEventName, &g.onSessionStart, p, evScopeSessionStart, bound)
 }
 
 // evScopeSessionStart is the scope of the payload of agent/session-start: its subject is
 // AgentID.
-func evScopeSessionStart(p *SessionStartPayload) evScope {
+func evScopeSessionStart(p *SessionStartPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // StatusEventName is the name of the agent/status event, an observer.
@@ -369,7 +371,7 @@ type StatusListener func(ctx context.Context, p *StatusPayload)
 // OnStatus registers fn as a agent/status listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnStatus(fn StatusListener) (unregister func()) {
-	return evRegister(r, StatusEventName, &r.reg.onStatus, fn)
+	return dispatch.Register(r.r, StatusEventName, &r.reg.onStatus, fn)
 }
 
 // EmitStatus runs every agent/status listener that sees p, in registration order. A failure
@@ -377,15 +379,15 @@ func (r *Registrar) OnStatus(fn StatusListener) (unregister func()) {
 // caller to record. The listeners registered for one agent run only when p's subject is
 // that agent.
 func (g *Registry) EmitStatus(ctx context.Context, p *StatusPayload) error {
-	return evObserve(ctx, g, StatusEventName, &g.onStatus, p, evScopeStatus)
+	return dispatch.RunObserve(ctx, g.core, StatusEventName, &g.onStatus, p, evScopeStatus)
 }
 
 // evScopeStatus is the scope of the payload of agent/status: its subject is AgentID.
-func evScopeStatus(p *StatusPayload) evScope {
+func evScopeStatus(p *StatusPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // TurnStoppingEventName is the name of the agent/turn-stopping event, a notification.
@@ -403,14 +405,14 @@ type TurnStoppingListener func(ctx context.Context, p *TurnStoppingPayload) erro
 // OnTurnStopping registers fn as a agent/turn-stopping listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnTurnStopping(fn TurnStoppingListener) (unregister func()) {
-	return evRegister(r, TurnStoppingEventName, &r.reg.onTurnStopping, fn)
+	return dispatch.Register(r.r, TurnStoppingEventName, &r.reg.onTurnStopping, fn)
 }
 
 // NotifyTurnStopping runs every agent/turn-stopping listener that sees p, in registration
 // order, whatever the others did, and returns their failures (each a *ListenerError)
 // joined. The listeners registered for one agent run only when p's subject is that agent.
 func (g *Registry) NotifyTurnStopping(ctx context.Context, p *TurnStoppingPayload) error {
-	return evNotify(ctx, TurnStoppingEventName, &g.onTurnStopping, p, evScopeTurnStopping)
+	return dispatch.RunNotify(ctx, TurnStoppingEventName, &g.onTurnStopping, p, evScopeTurnStopping)
 }
 
 // NotifyTurnStoppingBounded is NotifyTurnStopping with a bound on each listener: a listener
@@ -419,14 +421,14 @@ func (g *Registry) NotifyTurnStopping(ctx context.Context, p *TurnStoppingPayloa
 // goes on with the next listener. Failures are returned as by NotifyTurnStopping; an
 // abandoned listener's is not.
 func (g *Registry) NotifyTurnStoppingBounded(ctx context.Context, p *TurnStoppingPayload, bound time.Duration) (overran []string, err error) {
-	return evNotifyBounded(ctx, TurnStoppingEventName, &g.onTurnStopping, p, evScopeTurnStopping, bound)
+	return dispatch.RunNotifyBounded(ctx, TurnStoppingEventName, &g.onTurnStopping, p, evScopeTurnStopping, bound)
 }
 
 // evScopeTurnStopping is the scope of the payload of agent/turn-stopping: its subject is
 // AgentID.
-func evScopeTurnStopping(p *TurnStoppingPayload) evScope {
+func evScopeTurnStopping(p *TurnStoppingPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }

@@ -2,7 +2,11 @@
 
 package dsh
 
-import "context"
+import (
+	"context"
+
+	"github.com/dshkit/dsh/codec/dispatch"
+)
 
 // ApprovalAnswerEventName is the name of the approval/answer event, a waterfall.
 const ApprovalAnswerEventName = "approval/answer"
@@ -26,7 +30,7 @@ type ApprovalAnswerNext = WaterfallNext[ApprovalAnswerDecision]
 // OnApprovalAnswer registers fn as a approval/answer listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnApprovalAnswer(fn ApprovalAnswerListener) (unregister func()) {
-	return evRegister(r, ApprovalAnswerEventName, &r.reg.onApprovalAnswer, fn)
+	return dispatch.Register(r.r, ApprovalAnswerEventName, &r.reg.onApprovalAnswer, fn)
 }
 
 // RunApprovalAnswer runs the approval/answer listeners that see p in registration order,
@@ -36,17 +40,17 @@ func (r *Registrar) OnApprovalAnswer(fn ApprovalAnswerListener) (unregister func
 // returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is
 // then nil.
 func (g *Registry) RunApprovalAnswer(ctx context.Context, p *ApprovalAnswerPayload, terminal func(context.Context) (ApprovalAnswerDecision, error)) (ApprovalAnswerDecision, error) {
-	return evWaterfall(ctx, g, ApprovalAnswerEventName, &g.onApprovalAnswer, p, evScopeApprovalAnswer, terminal, ApprovalAnswerDecision(ApprovalAnswerPass{}), evCheckApprovalAnswerDecision,
+	return dispatch.RunWaterfall(ctx, g.core, ApprovalAnswerEventName, &g.onApprovalAnswer, p, evScopeApprovalAnswer, terminal, ApprovalAnswerDecision(ApprovalAnswerPass{}), evCheckApprovalAnswerDecision,
 		func(d ApprovalAnswerDecision) string { return string(d.Kind()) })
 }
 
 // evScopeApprovalAnswer is the scope of the payload of approval/answer: its subject is
 // Exec.AgentID.
-func evScopeApprovalAnswer(p *ApprovalAnswerPayload) evScope {
+func evScopeApprovalAnswer(p *ApprovalAnswerPayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }
 
 // ApprovalPromptEventName is the name of the approval/prompt event, an observer.
@@ -62,7 +66,7 @@ type ApprovalPromptListener func(ctx context.Context, p *ApprovalPromptPayload)
 // OnApprovalPrompt registers fn as a approval/prompt listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnApprovalPrompt(fn ApprovalPromptListener) (unregister func()) {
-	return evRegister(r, ApprovalPromptEventName, &r.reg.onApprovalPrompt, fn)
+	return dispatch.Register(r.r, ApprovalPromptEventName, &r.reg.onApprovalPrompt, fn)
 }
 
 // EmitApprovalPrompt runs every approval/prompt listener that sees p, in registration
@@ -70,14 +74,14 @@ func (r *Registrar) OnApprovalPrompt(fn ApprovalPromptListener) (unregister func
 // joined) for the caller to record. The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) EmitApprovalPrompt(ctx context.Context, p *ApprovalPromptPayload) error {
-	return evObserve(ctx, g, ApprovalPromptEventName, &g.onApprovalPrompt, p, evScopeApprovalPrompt)
+	return dispatch.RunObserve(ctx, g.core, ApprovalPromptEventName, &g.onApprovalPrompt, p, evScopeApprovalPrompt)
 }
 
 // evScopeApprovalPrompt is the scope of the payload of approval/prompt: its subject is
 // Exec.AgentID.
-func evScopeApprovalPrompt(p *ApprovalPromptPayload) evScope {
+func evScopeApprovalPrompt(p *ApprovalPromptPayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }

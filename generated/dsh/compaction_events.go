@@ -5,6 +5,8 @@ package dsh
 import (
 	"context"
 	"time"
+
+	"github.com/dshkit/dsh/codec/dispatch"
 )
 
 // PostCompactEventName is the name of the compaction/post-compact event, a vote.
@@ -26,7 +28,7 @@ type PostCompactListener func(ctx context.Context, p *PostCompactPayload) (PostC
 // OnPostCompact registers fn as a compaction/post-compact listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnPostCompact(fn PostCompactListener) (unregister func()) {
-	return evRegister(r, PostCompactEventName, &r.reg.onPostCompact, fn)
+	return dispatch.Register(r.r, PostCompactEventName, &r.reg.onPostCompact, fn)
 }
 
 // RunPostCompact runs every compaction/post-compact listener that sees p, in registration
@@ -36,17 +38,17 @@ func (r *Registrar) OnPostCompact(fn PostCompactListener) (unregister func()) {
 // after its bound (it is abandoned). The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) RunPostCompact(ctx context.Context, p *PostCompactPayload, bound time.Duration) []Vote[PostCompactDecision] {
-	return evVote(ctx, g, PostCompactEventName, &g.onPostCompact, p, evScopePostCompact, bound, evCheckPostCompactDecision,
+	return dispatch.RunVote(ctx, g.core, PostCompactEventName, &g.onPostCompact, p, evScopePostCompact, bound, evCheckPostCompactDecision,
 		func(d PostCompactDecision) string { return string(d.Kind()) })
 }
 
 // evScopePostCompact is the scope of the payload of compaction/post-compact: its subject is
 // AgentID.
-func evScopePostCompact(p *PostCompactPayload) evScope {
+func evScopePostCompact(p *PostCompactPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }
 
 // PreCompactEventName is the name of the compaction/pre-compact event, a vote.
@@ -68,7 +70,7 @@ type PreCompactListener func(ctx context.Context, p *PreCompactPayload) (PreComp
 // OnPreCompact registers fn as a compaction/pre-compact listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnPreCompact(fn PreCompactListener) (unregister func()) {
-	return evRegister(r, PreCompactEventName, &r.reg.onPreCompact, fn)
+	return dispatch.Register(r.r, PreCompactEventName, &r.reg.onPreCompact, fn)
 }
 
 // RunPreCompact runs every compaction/pre-compact listener that sees p, in registration
@@ -78,15 +80,15 @@ func (r *Registrar) OnPreCompact(fn PreCompactListener) (unregister func()) {
 // after its bound (it is abandoned). The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) RunPreCompact(ctx context.Context, p *PreCompactPayload, bound time.Duration) []Vote[PreCompactDecision] {
-	return evVote(ctx, g, PreCompactEventName, &g.onPreCompact, p, evScopePreCompact, bound, evCheckPreCompactDecision,
+	return dispatch.RunVote(ctx, g.core, PreCompactEventName, &g.onPreCompact, p, evScopePreCompact, bound, evCheckPreCompactDecision,
 		func(d PreCompactDecision) string { return string(d.Kind()) })
 }
 
 // evScopePreCompact is the scope of the payload of compaction/pre-compact: its subject is
 // AgentID.
-func evScopePreCompact(p *PreCompactPayload) evScope {
+func evScopePreCompact(p *PreCompactPayload) dispatch.Scope {
 	if p == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
+	return dispatch.Subject(p.AgentID)
 }

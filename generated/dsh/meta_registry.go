@@ -4,63 +4,39 @@ package dsh
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"reflect"
-	"sort"
-	"sync"
-	"sync/atomic"
-	"time"
+
+	"github.com/dshkit/dsh/codec/dispatch"
 )
 
 // Domain is the authority kind of an extension point: it fixes the shape of the event's
 // listeners and how its runner composes them.
-type Domain string
+type Domain = dispatch.Domain
 
 // The authority kinds of extension points.
 const (
 	// DomainWaterfall is a policy chain: each listener gets the payload and next and returns
 	// a decision; the first registered listener is outermost.
-	DomainWaterfall Domain = "waterfall"
+	DomainWaterfall = dispatch.DomainWaterfall
 	// DomainGuard is terminal policy: guards deny or abstain, never allow; the first deny wins.
-	DomainGuard Domain = "guard"
+	DomainGuard = dispatch.DomainGuard
 	// DomainWrapper is around-dispatch: each listener wraps next and returns a result.
-	DomainWrapper Domain = "wrapper"
+	DomainWrapper = dispatch.DomainWrapper
 	// DomainFold is a left fold with no next: each listener gets the payload the runtime
 	// made of the decisions before it and returns its own decision.
-	DomainFold Domain = "fold"
+	DomainFold = dispatch.DomainFold
 	// DomainNotification is awaited: every listener runs in order; failures are reported.
-	DomainNotification Domain = "notification"
+	DomainNotification = dispatch.DomainNotification
 	// DomainObserver is contained: every listener runs; failures are logged and change nothing.
-	DomainObserver Domain = "observer"
+	DomainObserver = dispatch.DomainObserver
 	// DomainVote is a bounded vote: every listener runs under a bound and returns a decision
 	// of its own; the runtime folds the decisions by the event's rule.
-	DomainVote Domain = "vote"
+	DomainVote = dispatch.DomainVote
 )
 
-// EventInfo describes one extension point.
-type EventInfo struct {
-	// Name is the event name, e.g. "tools/pre-execute".
-	Name string
-	// Domain is the authority kind.
-	Domain Domain
-	// Doc is the event's documentation.
-	Doc string
-	// Payload is the Go name of the payload record.
-	Payload string
-	// Decision is the Go name of the decision union (or of a wrapper's result); empty for
-	// notifications and observers.
-	Decision string
-	// Default is the kind of the variant a waterfall or guard resolves to when no listener
-	// decides; empty for the other domains.
-	Default string
-	// Register is the Registrar method that registers a listener, e.g. "Guard", "OnPreTool"
-	// or "WrapExecute".
-	Register string
-	// Listener is the Go name of the listener type, e.g. "GuardListener".
-	Listener string
-}
+// EventInfo describes one extension point: its name, domain, documentation and the Go
+// names of its payload, decision, listener type and registration method.
+type EventInfo = dispatch.EventInfo
 
 // Events lists every extension point, sorted by name.
 var Events = []EventInfo{
@@ -279,74 +255,40 @@ var Events = []EventInfo{
 var (
 	// ErrNextReused is the failure of a listener that called its next more than once. The
 	// second call returns it and the listener's run fails with it, whatever it returns.
-	ErrNextReused = errors.New("dsh: next called more than once")
+	ErrNextReused = dispatch.ErrNextReused
 	// ErrNilDecision is the failure of a listener that returned a nil decision or result.
-	ErrNilDecision = errors.New("dsh: nil decision")
+	ErrNilDecision = dispatch.ErrNilDecision
 	// ErrUnknownVariant is the failure of a listener that returned a decision or result of
 	// a type that is not a variant of its union (a type that embeds a variant, say).
-	ErrUnknownVariant = errors.New("dsh: a decision or result of an unknown type")
-	// evErrZeroNext is the failure of a call of the zero WaterfallNext.
-	evErrZeroNext = errors.New("dsh: call of a zero next value, which runs nothing")
+	ErrUnknownVariant = dispatch.ErrUnknownVariant
+	// ErrListenerOverrun is the cause of the context of a listener that exceeded its bound
+	// (the Bounded notification runners, votes and bounded folds).
+	ErrListenerOverrun = dispatch.ErrListenerOverrun
 )
 
 // ListenerError is the failure of one listener: an error it returned, a panic it raised
 // (Panic holds the recovered value), a nil decision (ErrNilDecision), one of an unknown
 // type (ErrUnknownVariant) or a reused next (ErrNextReused). errors.Is and errors.As see
 // through it to Err.
-type ListenerError struct {
-	// Event is the event name, e.g. "tools/pre-execute".
-	Event string
-	// Listener is the listener's name: "<plugin>#<n>" or "anonymous#<n>".
-	Listener string
-	// Err is the failure. For a panic it reads "panic: <value>" and wraps the value when
-	// that is an error.
-	Err error
-	// Panic is the recovered panic value; nil when the listener did not panic.
-	Panic any
-}
-
-// Error describes the failure, naming the event and the listener.
-func (e *ListenerError) Error() string {
-	return fmt.Sprintf("dsh: %s listener %s: %v", e.Event, e.Listener, e.Err)
-}
-
-// Unwrap returns Err.
-func (e *ListenerError) Unwrap() error { return e.Err }
+type ListenerError = dispatch.ListenerError
 
 // ResolvedDecision is what one waterfall or guard run resolved to, as passed to the hook
 // installed with WithDecisionAudit.
-type ResolvedDecision struct {
-	// Event is the event name.
-	Event string
-	// Listener is the name of the listener the decision came from; empty when it came from
-	// the terminal or is the event's default.
-	Listener string
-	// Kind is the kind of the decision.
-	Kind string
-	// Decision is the decision, a value of the event's decision union.
-	Decision any
-}
+type ResolvedDecision = dispatch.ResolvedDecision
 
 // RegistryOption configures a Registry.
-type RegistryOption func(*evConfig)
-
-type evConfig struct {
-	logger *slog.Logger
-	audit  func(context.Context, ResolvedDecision)
-}
+type RegistryOption = dispatch.Option
 
 // WithLogger sets the logger that records observer failures and ignored registrations.
 // Without it (or with nil) the registry logs through slog.Default().
-func WithLogger(l *slog.Logger) RegistryOption {
-	return func(c *evConfig) { c.logger = l }
-}
+func WithLogger(l *slog.Logger) RegistryOption { return dispatch.WithLogger(l) }
 
 // WithDecisionAudit installs fn, called once for every waterfall and guard run that
 // resolves to a decision (not for a failed run), with the listener the decision came from,
 // and once for every decision of a fold listener (before the runtime applies it).
 // fn runs on the dispatching goroutine and must not block.
 func WithDecisionAudit(fn func(ctx context.Context, d ResolvedDecision)) RegistryOption {
-	return func(c *evConfig) { c.audit = fn }
+	return dispatch.WithDecisionAudit(fn)
 }
 
 // Registry holds the listeners of every event and runs them. Create it with NewRegistry.
@@ -359,43 +301,35 @@ func WithDecisionAudit(fn func(ctx context.Context, d ResolvedDecision)) Registr
 type Registry struct {
 	*Registrar
 
-	cfg    evConfig
-	seq    atomic.Uint64
-	namesM sync.Mutex
-	names  map[string]int
+	core *dispatch.Core
 
-	onAgentError     evList[AgentErrorListener]
-	onInboxClaimed   evList[InboxClaimedListener]
-	onInboxDiscarded evList[InboxDiscardedListener]
-	onInboxInserted  evList[InboxInsertedListener]
-	onPreStep        evList[PreStepListener]
-	onRequest        evList[RequestListener]
-	onRequestError   evList[RequestErrorListener]
-	onSessionEnd     evList[SessionEndListener]
-	onSessionStart   evList[SessionStartListener]
-	onStatus         evList[StatusListener]
-	onTurnStopping   evList[TurnStoppingListener]
-	onApprovalAnswer evList[ApprovalAnswerListener]
-	onApprovalPrompt evList[ApprovalPromptListener]
-	onPostCompact    evList[PostCompactListener]
-	onPreCompact     evList[PreCompactListener]
-	onExecute        evList[ExecuteListener]
-	onGuard          evList[GuardListener]
-	onPostTool       evList[PostToolListener]
-	onPreTool        evList[PreToolListener]
-	onToolResult     evList[ToolResultListener]
-	onRewriteInput   evList[RewriteInputListener]
+	onAgentError     dispatch.List[AgentErrorListener]
+	onInboxClaimed   dispatch.List[InboxClaimedListener]
+	onInboxDiscarded dispatch.List[InboxDiscardedListener]
+	onInboxInserted  dispatch.List[InboxInsertedListener]
+	onPreStep        dispatch.List[PreStepListener]
+	onRequest        dispatch.List[RequestListener]
+	onRequestError   dispatch.List[RequestErrorListener]
+	onSessionEnd     dispatch.List[SessionEndListener]
+	onSessionStart   dispatch.List[SessionStartListener]
+	onStatus         dispatch.List[StatusListener]
+	onTurnStopping   dispatch.List[TurnStoppingListener]
+	onApprovalAnswer dispatch.List[ApprovalAnswerListener]
+	onApprovalPrompt dispatch.List[ApprovalPromptListener]
+	onPostCompact    dispatch.List[PostCompactListener]
+	onPreCompact     dispatch.List[PreCompactListener]
+	onExecute        dispatch.List[ExecuteListener]
+	onGuard          dispatch.List[GuardListener]
+	onPostTool       dispatch.List[PostToolListener]
+	onPreTool        dispatch.List[PreToolListener]
+	onToolResult     dispatch.List[ToolResultListener]
+	onRewriteInput   dispatch.List[RewriteInputListener]
 }
 
 // NewRegistry returns an empty registry configured by opts.
 func NewRegistry(opts ...RegistryOption) *Registry {
-	g := &Registry{names: make(map[string]int)}
-	for _, o := range opts {
-		if o != nil {
-			o(&g.cfg)
-		}
-	}
-	g.Registrar = newEvRegistrar(g, nil, "", "", false)
+	g := &Registry{core: dispatch.NewCore(opts...)}
+	g.Registrar = &Registrar{reg: g, r: g.core.Root()}
 	return g
 }
 
@@ -403,30 +337,7 @@ func NewRegistry(opts ...RegistryOption) *Registry {
 // listeners are named "<name>#<n>", n counting the plugin's registrations from 1 (an empty
 // name is "anonymous"). The registrar is derived from the registry's root registrar.
 func (g *Registry) Plugin(name string) *Registrar {
-	return g.Registrar.derive(name, "", false)
-}
-
-func (g *Registry) logger() *slog.Logger {
-	if g.cfg.logger != nil {
-		return g.cfg.logger
-	}
-	return slog.Default()
-}
-
-func (g *Registry) nextName(plugin string) string {
-	if plugin == "" {
-		plugin = "anonymous"
-	}
-	g.namesM.Lock()
-	defer g.namesM.Unlock()
-	g.names[plugin]++
-	return fmt.Sprintf("%s#%d", plugin, g.names[plugin])
-}
-
-func (g *Registry) audit(ctx context.Context, event, listener string, kind func() string, d any) {
-	if g.cfg.audit != nil {
-		g.cfg.audit(ctx, ResolvedDecision{Event: event, Listener: listener, Kind: kind(), Decision: d})
-	}
+	return &Registrar{reg: g, r: g.core.Root().Plugin(name)}
 }
 
 // Listens reports whether running event (an extension point's name, such as the
@@ -437,47 +348,47 @@ func (g *Registry) audit(ctx context.Context, event, listener string, kind func(
 func (g *Registry) Listens(event string) bool {
 	switch event {
 	case AgentErrorEventName:
-		return len(g.onAgentError.load()) > 0
+		return g.onAgentError.Len() > 0
 	case InboxClaimedEventName:
-		return len(g.onInboxClaimed.load()) > 0
+		return g.onInboxClaimed.Len() > 0
 	case InboxDiscardedEventName:
-		return len(g.onInboxDiscarded.load()) > 0
+		return g.onInboxDiscarded.Len() > 0
 	case InboxInsertedEventName:
-		return len(g.onInboxInserted.load()) > 0
+		return g.onInboxInserted.Len() > 0
 	case PreStepEventName:
-		return g.cfg.audit != nil || len(g.onPreStep.load()) > 0
+		return g.core.Audited() || g.onPreStep.Len() > 0
 	case RequestEventName:
-		return g.cfg.audit != nil || len(g.onRequest.load()) > 0
+		return g.core.Audited() || g.onRequest.Len() > 0
 	case RequestErrorEventName:
-		return g.cfg.audit != nil || len(g.onRequestError.load()) > 0
+		return g.core.Audited() || g.onRequestError.Len() > 0
 	case SessionEndEventName:
-		return len(g.onSessionEnd.load()) > 0
+		return g.onSessionEnd.Len() > 0
 	case SessionStartEventName:
-		return len(g.onSessionStart.load()) > 0
+		return g.onSessionStart.Len() > 0
 	case StatusEventName:
-		return len(g.onStatus.load()) > 0
+		return g.onStatus.Len() > 0
 	case TurnStoppingEventName:
-		return len(g.onTurnStopping.load()) > 0
+		return g.onTurnStopping.Len() > 0
 	case ApprovalAnswerEventName:
-		return g.cfg.audit != nil || len(g.onApprovalAnswer.load()) > 0
+		return g.core.Audited() || g.onApprovalAnswer.Len() > 0
 	case ApprovalPromptEventName:
-		return len(g.onApprovalPrompt.load()) > 0
+		return g.onApprovalPrompt.Len() > 0
 	case PostCompactEventName:
-		return len(g.onPostCompact.load()) > 0
+		return g.onPostCompact.Len() > 0
 	case PreCompactEventName:
-		return len(g.onPreCompact.load()) > 0
+		return g.onPreCompact.Len() > 0
 	case ExecuteEventName:
-		return len(g.onExecute.load()) > 0
+		return g.onExecute.Len() > 0
 	case GuardEventName:
-		return g.cfg.audit != nil || len(g.onGuard.load()) > 0
+		return g.core.Audited() || g.onGuard.Len() > 0
 	case PostToolEventName:
-		return g.cfg.audit != nil || len(g.onPostTool.load()) > 0
+		return g.core.Audited() || g.onPostTool.Len() > 0
 	case PreToolEventName:
-		return g.cfg.audit != nil || len(g.onPreTool.load()) > 0
+		return g.core.Audited() || g.onPreTool.Len() > 0
 	case ToolResultEventName:
-		return len(g.onToolResult.load()) > 0
+		return g.onToolResult.Len() > 0
 	case RewriteInputEventName:
-		return len(g.onRewriteInput.load()) > 0
+		return g.onRewriteInput.Len() > 0
 	}
 	return false
 }
@@ -487,536 +398,21 @@ func (g *Registry) Listens(event string) bool {
 // nothing); Close unregisters everything the registrar and the registrars derived from it
 // registered. A Registrar is safe for concurrent use.
 type Registrar struct {
-	reg    *Registry
-	parent *Registrar
-	plugin string
-	agent  string
-	scoped bool
-
-	mu       sync.Mutex
-	closed   bool
-	regs     map[uint64]func()
-	children map[*Registrar]struct{}
-}
-
-func newEvRegistrar(g *Registry, parent *Registrar, plugin, agent string, scoped bool) *Registrar {
-	return &Registrar{
-		reg:      g,
-		parent:   parent,
-		plugin:   plugin,
-		agent:    agent,
-		scoped:   scoped,
-		regs:     make(map[uint64]func()),
-		children: make(map[*Registrar]struct{}),
-	}
+	reg *Registry
+	r   *dispatch.Registrar
 }
 
 // ForAgent returns a registrar of the same plugin whose listeners only see the events whose
 // subject is the agent id (events without a subject path are seen by every listener). It
 // is derived from r: r.Close() also unregisters what it registered.
 func (r *Registrar) ForAgent(id string) *Registrar {
-	return r.derive(r.plugin, id, true)
+	return &Registrar{reg: r.reg, r: r.r.ForAgent(id)}
 }
 
 // Close unregisters every listener r and the registrars derived from it registered, and
 // closes them all. Registering on a closed registrar does nothing (it is logged) and returns
 // a no-op unregister func. Close is idempotent.
-func (r *Registrar) Close() {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
-	}
-	r.closed = true
-	regs, children := r.regs, r.children
-	r.regs, r.children = nil, nil
-	r.mu.Unlock()
-	for c := range children {
-		c.Close()
-	}
-	for _, unregister := range regs {
-		unregister()
-	}
-	if p := r.parent; p != nil {
-		p.mu.Lock()
-		delete(p.children, r)
-		p.mu.Unlock()
-	}
-}
-
-func (r *Registrar) derive(plugin, agent string, scoped bool) *Registrar {
-	c := newEvRegistrar(r.reg, r, plugin, agent, scoped)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		c.closed = true
-		return c
-	}
-	r.children[c] = struct{}{}
-	return c
-}
-
-// evRegister adds fn to l on behalf of r.
-func evRegister[F any](r *Registrar, event string, l *evList[F], fn F) (unregister func()) {
-	if evIsNil(fn) {
-		panic("dsh: nil " + event + " listener")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		r.reg.logger().Warn("dsh: registration on a closed registrar ignored",
-			slog.String("event", event), slog.String("plugin", r.plugin))
-		return func() {}
-	}
-	x := &evListener[F]{name: r.reg.nextName(r.plugin), agent: r.agent, scoped: r.scoped, fn: fn}
-	l.add(&r.reg.seq, x)
-	var once sync.Once
-	unregister = func() {
-		once.Do(func() {
-			l.remove(x)
-			r.mu.Lock()
-			delete(r.regs, x.id)
-			r.mu.Unlock()
-		})
-	}
-	r.regs[x.id] = unregister
-	return unregister
-}
-
-// evListener is one registration.
-type evListener[F any] struct {
-	id     uint64 // registration sequence number, increasing in registration order
-	name   string
-	agent  string
-	scoped bool
-	fn     F
-}
-
-// evList is the listener list of one event, in registration order. Writers copy it under
-// mu; readers load the current snapshot without locking.
-type evList[F any] struct {
-	mu  sync.Mutex
-	all atomic.Pointer[[]*evListener[F]]
-}
-
-func (l *evList[F]) load() []*evListener[F] {
-	if p := l.all.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (l *evList[F]) add(seq *atomic.Uint64, x *evListener[F]) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	x.id = seq.Add(1)
-	old := l.load()
-	all := make([]*evListener[F], len(old), len(old)+1)
-	copy(all, old)
-	all = append(all, x)
-	l.all.Store(&all)
-}
-
-func (l *evList[F]) remove(x *evListener[F]) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	old := l.load()
-	for i, y := range old {
-		if y == x {
-			all := make([]*evListener[F], 0, len(old)-1)
-			all = append(all, old[:i]...)
-			all = append(all, old[i+1:]...)
-			l.all.Store(&all)
-			return
-		}
-	}
-}
-
-// seenBy returns the listeners that see an event of scope s, in registration order.
-func (l *evList[F]) seenBy(s evScope) []*evListener[F] {
-	all := l.load()
-	every := true
-	for _, x := range all {
-		if !s.sees(x.scoped, x.agent) {
-			every = false
-			break
-		}
-	}
-	if every {
-		return all // the snapshot is never modified: a registration replaces it
-	}
-	out := make([]*evListener[F], 0, len(all))
-	for _, x := range all {
-		if s.sees(x.scoped, x.agent) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// after returns the first listener registered after the one numbered id that is global
-// (scoped false) or scoped to an agent of s (scoped true), reading the list as it is now.
-func (l *evList[F]) after(id uint64, scoped bool, s evScope) *evListener[F] {
-	all := l.load()
-	for i := sort.Search(len(all), func(i int) bool { return all[i].id > id }); i < len(all); i++ {
-		if x := all[i]; x.scoped == scoped && (!scoped || s.sees(true, x.agent)) {
-			return x
-		}
-	}
-	return nil
-}
-
-// evScope is the subject of one event occurrence.
-type evScope struct {
-	scoped bool   // the event has a subject path
-	has    bool   // the payload names a subject agent
-	agent  string // the subject agent id
-}
-
-// sees reports whether a listener (scoped to agent, or global) sees the event.
-func (s evScope) sees(scoped bool, agent string) bool {
-	if !scoped || !s.scoped {
-		return true
-	}
-	return s.has && agent == s.agent
-}
-
-// evUnscoped is the scope function of events without a subject.
-func evUnscoped[P any](*P) evScope { return evScope{} }
-
-// evRun collects the first failure of one run; a failure is final. It is read after every
-// listener, so reading it is one atomic load.
-type evRun struct {
-	err atomic.Pointer[error]
-}
-
-func (r *evRun) fail(err error) {
-	r.err.CompareAndSwap(nil, &err)
-}
-
-func (r *evRun) failure() error {
-	if p := r.err.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// evNext tracks the uses of one next value in one word: bit 0 is set once the listener
-// returned, the bits above count the calls.
-type evNext struct {
-	state atomic.Uint32
-}
-
-// use records a call of next and says whether it may proceed: it returns ErrNextReused for
-// a second call (the listener's failure, recorded in run) and a wrapped ErrNextReused for a
-// call made after the listener returned.
-func (n *evNext) use(run *evRun, event, listener string) error {
-	s := n.state.Add(2)
-	switch {
-	case s&1 != 0:
-		return fmt.Errorf("%w: called after the listener returned", ErrNextReused)
-	case s>>1 > 1:
-		run.fail(&ListenerError{Event: event, Listener: listener, Err: ErrNextReused})
-		return ErrNextReused
-	}
-	return nil
-}
-
-func (n *evNext) done() { n.state.Or(1) }
-
-// evCall calls f, turning a panic into the listener's *ListenerError.
-func evCall(event, listener string, f func()) (le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			le = evPanic(event, listener, v)
-		}
-	}()
-	f()
-	return nil
-}
-
-// evPanic is the *ListenerError of a listener that panicked with v.
-func evPanic(event, listener string, v any) *ListenerError {
-	err, ok := v.(error)
-	if ok {
-		err = fmt.Errorf("panic: %w", err)
-	} else {
-		err = fmt.Errorf("panic: %v", v)
-	}
-	return &ListenerError{Event: event, Listener: listener, Err: err, Panic: v}
-}
-
-// evIsNil reports whether v is nil or holds a nil pointer, func, map, slice, channel or
-// interface.
-func evIsNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch reflect.TypeOf(v).Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return reflect.ValueOf(v).IsNil()
-	}
-	return false
-}
-
-// evTerminalCheck is the failure of a run whose terminal returned a value that failed its
-// check (err), or nil.
-func evTerminalCheck(event string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("dsh: %s terminal: %w", event, err)
-}
-
-// evCheckRecord is the check of a record result: a value, never nil or unknown.
-func evCheckRecord[D any](D) error { return nil }
-
-// evCheckPointer is the check of a pointer variant: ErrNilDecision when it is nil.
-func evCheckPointer[T any](v *T) error {
-	if v == nil {
-		return ErrNilDecision
-	}
-	return nil
-}
-
-// evCheckApprovalAnswerDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// ApprovalAnswerDecision.
-func evCheckApprovalAnswerDecision(d ApprovalAnswerDecision) error {
-	switch v := d.(type) {
-	case ApprovalAnswerPass, ApprovalAnswerAllow, ApprovalAnswerDeny:
-		return nil
-	case *ApprovalAnswerPass:
-		return evCheckPointer(v)
-	case *ApprovalAnswerAllow:
-		return evCheckPointer(v)
-	case *ApprovalAnswerDeny:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckGuardVerdict checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// GuardVerdict.
-func evCheckGuardVerdict(d GuardVerdict) error {
-	switch v := d.(type) {
-	case GuardDeny, GuardAbstain:
-		return nil
-	case *GuardDeny:
-		return evCheckPointer(v)
-	case *GuardAbstain:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckPostCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PostCompactDecision.
-func evCheckPostCompactDecision(d PostCompactDecision) error {
-	switch v := d.(type) {
-	case PostCompactAccept, PostCompactAppend:
-		return nil
-	case *PostCompactAccept:
-		return evCheckPointer(v)
-	case *PostCompactAppend:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckPostToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PostToolDecision.
-func evCheckPostToolDecision(d PostToolDecision) error {
-	switch v := d.(type) {
-	case PostToolAccept, PostToolBlock, PostToolHalt:
-		return nil
-	case *PostToolAccept:
-		return evCheckPointer(v)
-	case *PostToolBlock:
-		return evCheckPointer(v)
-	case *PostToolHalt:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckPreCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PreCompactDecision.
-func evCheckPreCompactDecision(d PreCompactDecision) error {
-	switch v := d.(type) {
-	case PreCompactProceed, PreCompactReplace, PreCompactDefer:
-		return nil
-	case *PreCompactProceed:
-		return evCheckPointer(v)
-	case *PreCompactReplace:
-		return evCheckPointer(v)
-	case *PreCompactDefer:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckPreStepDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PreStepDecision.
-func evCheckPreStepDecision(d PreStepDecision) error {
-	switch v := d.(type) {
-	case PreStepEnter, PreStepReject, PreStepHalt:
-		return nil
-	case *PreStepEnter:
-		return evCheckPointer(v)
-	case *PreStepReject:
-		return evCheckPointer(v)
-	case *PreStepHalt:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckPreToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PreToolDecision.
-func evCheckPreToolDecision(d PreToolDecision) error {
-	switch v := d.(type) {
-	case PreToolAllow, PreToolDeny, PreToolAsk, PreToolHalt:
-		return nil
-	case *PreToolAllow:
-		return evCheckPointer(v)
-	case *PreToolDeny:
-		return evCheckPointer(v)
-	case *PreToolAsk:
-		return evCheckPointer(v)
-	case *PreToolHalt:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckRequestDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// RequestDecision.
-func evCheckRequestDecision(d RequestDecision) error {
-	switch v := d.(type) {
-	case RequestUse:
-		return nil
-	case *RequestUse:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckRequestErrorDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// RequestErrorDecision.
-func evCheckRequestErrorDecision(d RequestErrorDecision) error {
-	switch v := d.(type) {
-	case RequestErrorRetry, RequestErrorNone:
-		return nil
-	case *RequestErrorRetry:
-		return evCheckPointer(v)
-	case *RequestErrorNone:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckRewriteDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// RewriteDecision.
-func evCheckRewriteDecision(d RewriteDecision) error {
-	switch v := d.(type) {
-	case RewriteKeep, RewriteReplace, RewriteMerge:
-		return nil
-	case *RewriteKeep:
-		return evCheckPointer(v)
-	case *RewriteReplace:
-		return evCheckPointer(v)
-	case *RewriteMerge:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evCheckToolExecutionResult checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// ToolExecutionResult.
-func evCheckToolExecutionResult(d ToolExecutionResult) error {
-	switch v := d.(type) {
-	case ToolSuccess, ToolFailure:
-		return nil
-	case *ToolSuccess:
-		return evCheckPointer(v)
-	case *ToolFailure:
-		return evCheckPointer(v)
-	case nil:
-		return ErrNilDecision
-	}
-	return ErrUnknownVariant
-}
-
-// evWaterfall runs a waterfall: the listeners that see p, outermost first, around terminal
-// (nil: def). Any failure (a listener's, or the terminal's error) is final: it is returned
-// whatever the outer listeners do with the error their next returned.
-func evWaterfall[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, error)](
-	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) (D, error), def D, check func(D) error, kind func(D) string,
-) (D, error) {
-	var zero D
-	chain := l.seenBy(scope(p))
-	if len(chain) == 0 { // no listener: the terminal or the default, with nothing to allocate
-		d := def
-		if terminal != nil {
-			var err error
-			if d, err = terminal(ctx); err == nil {
-				err = evTerminalCheck(event, check(d))
-			}
-			if err != nil {
-				return zero, err
-			}
-		}
-		g.audit(ctx, event, "", func() string { return kind(d) }, d)
-		return d, nil
-	}
-	w := &evWfRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal, def: def, check: check}
-	if len(chain) <= len(w.inline) {
-		w.frames = w.inline[:len(chain)]
-	} else {
-		w.frames = make([]evNext, len(chain))
-	}
-	if g.cfg.audit != nil {
-		w.trace = make([]evWfTrace[D], len(chain))
-	}
-	d, from, err := w.step(ctx, 0)
-	if err != nil {
-		return zero, err
-	}
-	g.audit(ctx, event, from, func() string { return kind(d) }, d)
-	return d, nil
-}
+func (r *Registrar) Close() { r.r.Close() }
 
 // WaterfallNext runs the rest of a waterfall's chain: the listeners registered after the
 // one it is passed to, then the runner's terminal. A listener calls it at most once, with a
@@ -1024,203 +420,11 @@ func evWaterfall[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, er
 // allocates nothing. Each waterfall names its own (PreToolNext is
 // WaterfallNext[PreToolDecision]). WaterfallNextFunc makes one from a func, to call a
 // listener outside a registry; the zero WaterfallNext runs nothing.
-type WaterfallNext[D any] struct {
-	chain evWfChain[D]
-	i     int
-	ctx   context.Context // the listener's
-	fn    func(context.Context) (D, error)
-}
-
-// Call runs the rest of the chain under ctx and returns its decision.
-func (n WaterfallNext[D]) Call(ctx context.Context) (D, error) {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	var zero D
-	return zero, evErrZeroNext
-}
+type WaterfallNext[D any] = dispatch.WaterfallNext[D]
 
 // WaterfallNextFunc returns the WaterfallNext whose Call calls fn.
 func WaterfallNextFunc[D any](fn func(ctx context.Context) (D, error)) WaterfallNext[D] {
-	return WaterfallNext[D]{fn: fn}
-}
-
-// evWfChain is a running waterfall, as the next values of its listeners call it.
-type evWfChain[D any] interface {
-	next(ctx, nctx context.Context, i int) (D, error)
-}
-
-// evWfRun is one run of a waterfall: one allocation, with the state of its first listeners
-// inline. A listener's next value points at it, so that passing next allocates nothing.
-type evWfRun[P, D any, F ~func(context.Context, *P, WaterfallNext[D]) (D, error)] struct {
-	evRun
-	event    string
-	chain    []*evListener[F]
-	p        *P
-	terminal func(context.Context) (D, error)
-	def      D
-	check    func(D) error
-	frames   []evNext       // the uses of each listener's next
-	trace    []evWfTrace[D] // set when decisions are audited
-	inline   [8]evNext
-}
-
-// evWfTrace is what the next of one listener returned, for the audit: the listener
-// that returns it unchanged passes on where it came from.
-type evWfTrace[D any] struct {
-	mu    sync.Mutex
-	d     D
-	from  string
-	valid bool
-}
-
-// step runs the chain from listener i and returns its decision and the name of the
-// listener the decision came from.
-func (w *evWfRun[P, D, F]) step(ctx context.Context, i int) (D, string, error) {
-	var zero D
-	if i == len(w.chain) {
-		if w.terminal == nil {
-			return w.def, "", nil
-		}
-		d, err := w.terminal(ctx)
-		if err == nil {
-			err = evTerminalCheck(w.event, w.check(d))
-		}
-		if err != nil {
-			w.fail(err)
-			return zero, "", err
-		}
-		return d, "", nil
-	}
-	x, f := w.chain[i], &w.frames[i]
-	d, err, le := w.invoke(ctx, x, WaterfallNext[D]{chain: w, i: i, ctx: ctx})
-	if le != nil {
-		w.fail(le)
-	}
-	f.done()
-	if ferr := w.failure(); ferr != nil {
-		return zero, "", ferr
-	}
-	if err == nil {
-		err = w.check(d)
-	}
-	if err != nil {
-		le := &ListenerError{Event: w.event, Listener: x.name, Err: err}
-		w.fail(le)
-		return zero, "", le
-	}
-	from := x.name
-	if w.trace != nil {
-		t := &w.trace[i]
-		t.mu.Lock()
-		if t.valid && reflect.DeepEqual(any(d), any(t.d)) {
-			from = t.from
-		}
-		t.mu.Unlock()
-	}
-	return d, from, nil
-}
-
-// invoke calls listener x, turning a panic into its *ListenerError.
-func (w *evWfRun[P, D, F]) invoke(ctx context.Context, x *evListener[F], next WaterfallNext[D]) (d D, err error, le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			le = evPanic(w.event, x.name, v)
-		}
-	}()
-	d, err = x.fn(ctx, w.p, next)
-	return d, err, nil
-}
-
-// next is the next value of listener i, which was given ctx: single use, then the rest of
-// the chain under nctx (nil: ctx).
-func (w *evWfRun[P, D, F]) next(ctx, nctx context.Context, i int) (D, error) {
-	if err := w.frames[i].use(&w.evRun, w.event, w.chain[i].name); err != nil {
-		var zero D
-		return zero, err
-	}
-	if nctx == nil {
-		nctx = ctx
-	}
-	d, from, err := w.step(nctx, i+1)
-	if w.trace != nil {
-		t := &w.trace[i]
-		t.mu.Lock()
-		t.d, t.from, t.valid = d, from, err == nil
-		t.mu.Unlock()
-	}
-	return d, err
-}
-
-// evGuard runs guards: the global ones, then those scoped to p's agent, each in
-// registration order, re-reading the list at each step, until one denies.
-func evGuard[P, D any, F ~func(context.Context, *P) D](
-	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	def D, check func(D) error, deny func(D) bool, kind func(D) string,
-) (D, error) {
-	var zero D
-	s := scope(p)
-	for _, scoped := range [...]bool{false, true} {
-		for x := l.after(0, scoped, s); x != nil; x = l.after(x.id, scoped, s) {
-			d, le := evGuardCall(ctx, event, x, p)
-			if le != nil {
-				return zero, le
-			}
-			if err := check(d); err != nil {
-				return zero, &ListenerError{Event: event, Listener: x.name, Err: err}
-			}
-			if deny(d) {
-				g.audit(ctx, event, x.name, func() string { return kind(d) }, d)
-				return d, nil
-			}
-		}
-	}
-	g.audit(ctx, event, "", func() string { return kind(def) }, def)
-	return def, nil
-}
-
-// evGuardCall calls guard x, turning a panic into its *ListenerError.
-func evGuardCall[P, D any, F ~func(context.Context, *P) D](ctx context.Context, event string, x *evListener[F], p *P) (d D, le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			le = evPanic(event, x.name, v)
-		}
-	}()
-	return x.fn(ctx, p), nil
-}
-
-// evWrapper runs wrappers: the listeners that see p, outermost first, around terminal. Any
-// failure is final: the run returns it, whatever the outer wrappers return.
-func evWrapper[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D](
-	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	terminal func(context.Context) D, check func(D) error,
-) (D, error) {
-	var zero D
-	if terminal == nil {
-		return zero, fmt.Errorf("dsh: %s: nil terminal", event)
-	}
-	chain := l.seenBy(scope(p))
-	if len(chain) == 0 { // no wrapper: the core operation alone, with nothing to allocate
-		d := terminal(ctx)
-		if err := evTerminalCheck(event, check(d)); err != nil {
-			return zero, err
-		}
-		return d, nil
-	}
-	w := &evWrRun[P, D, F]{event: event, chain: chain, p: p, terminal: terminal, check: check}
-	if len(chain) <= len(w.inline) {
-		w.frames = w.inline[:len(chain)]
-	} else {
-		w.frames = make([]evNext, len(chain))
-	}
-	d := w.step(ctx, 0)
-	if err := w.failure(); err != nil {
-		return zero, err
-	}
-	return d, nil
+	return dispatch.WaterfallNextFunc(fn)
 }
 
 // WrapperNext runs the rest of a wrapper chain: the wrappers registered after the one it
@@ -1229,162 +433,11 @@ func evWrapper[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D](
 // It is a small value: passing it allocates nothing. Each wrapper event names its own
 // (ExecuteNext is WrapperNext[ToolExecutionResult]). WrapperNextFunc makes one from a func,
 // to call a wrapper outside a registry; the zero WrapperNext runs nothing and returns nil.
-type WrapperNext[D any] struct {
-	chain evWrChain[D]
-	i     int
-	ctx   context.Context // the wrapper's
-	fn    func(context.Context) D
-}
-
-// Call runs the rest of the chain under ctx and returns its result.
-func (n WrapperNext[D]) Call(ctx context.Context) D {
-	switch {
-	case n.chain != nil:
-		return n.chain.next(n.ctx, ctx, n.i)
-	case n.fn != nil:
-		return n.fn(ctx)
-	}
-	var zero D
-	return zero
-}
+type WrapperNext[D any] = dispatch.WrapperNext[D]
 
 // WrapperNextFunc returns the WrapperNext whose Call calls fn.
 func WrapperNextFunc[D any](fn func(ctx context.Context) D) WrapperNext[D] {
-	return WrapperNext[D]{fn: fn}
-}
-
-// evWrChain is a running wrapper chain, as the next values of its wrappers call it.
-type evWrChain[D any] interface {
-	next(ctx, nctx context.Context, i int) D
-}
-
-// evWrRun is one run of a wrapper chain: one allocation, with the state of its first
-// wrappers inline. A wrapper's next value points at it, so that passing next allocates
-// nothing.
-type evWrRun[P, D any, F ~func(context.Context, *P, WrapperNext[D]) D] struct {
-	evRun
-	event    string
-	chain    []*evListener[F]
-	p        *P
-	terminal func(context.Context) D
-	check    func(D) error
-	frames   []evNext // the uses of each wrapper's next
-	inline   [4]evNext
-}
-
-func (w *evWrRun[P, D, F]) step(ctx context.Context, i int) D {
-	var zero D
-	if i == len(w.chain) {
-		d := w.terminal(ctx)
-		if err := evTerminalCheck(w.event, w.check(d)); err != nil {
-			w.fail(err)
-		}
-		return d
-	}
-	x, f := w.chain[i], &w.frames[i]
-	d, le := w.invoke(ctx, x, WrapperNext[D]{chain: w, i: i, ctx: ctx})
-	if le != nil {
-		w.fail(le)
-	}
-	f.done()
-	if w.failure() != nil {
-		return zero
-	}
-	if err := w.check(d); err != nil {
-		w.fail(&ListenerError{Event: w.event, Listener: x.name, Err: err})
-		return zero
-	}
-	return d
-}
-
-// invoke calls wrapper x, turning a panic into its *ListenerError.
-func (w *evWrRun[P, D, F]) invoke(ctx context.Context, x *evListener[F], next WrapperNext[D]) (d D, le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			le = evPanic(w.event, x.name, v)
-		}
-	}()
-	return x.fn(ctx, w.p, next), nil
-}
-
-func (w *evWrRun[P, D, F]) next(ctx, nctx context.Context, i int) D {
-	if err := w.frames[i].use(&w.evRun, w.event, w.chain[i].name); err != nil {
-		var zero D
-		return zero
-	}
-	if nctx == nil {
-		nctx = ctx
-	}
-	return w.step(nctx, i+1)
-}
-
-// evNotify runs every listener that sees p, in order, whatever the others did, and joins
-// their failures.
-func evNotify[P any, F ~func(context.Context, *P) error](
-	ctx context.Context, event string, l *evList[F], p *P, scope func(*P) evScope,
-) error {
-	var errs []error
-	for _, x := range l.seenBy(scope(p)) {
-		var err error
-		if le := evCall(event, x.name, func() { err = x.fn(ctx, p) }); le != nil {
-			errs = append(errs, le)
-		} else if err != nil {
-			errs = append(errs, &ListenerError{Event: event, Listener: x.name, Err: err})
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// ErrListenerOverrun is the cause of the context of a listener that exceeded its bound
-// (the Bounded notification runners).
-var ErrListenerOverrun = errors.New("dsh: listener exceeded its bound")
-
-// evOverrunGrace is how long a Bounded runner waits, after a listener's bound passed and
-// its context was cancelled, before it abandons the listener.
-const evOverrunGrace = 50 * time.Millisecond
-
-// evNotifyBounded is evNotify with each listener bounded: a listener still running a grace
-// after its bound is abandoned (it keeps its goroutine until it returns) and named.
-func evNotifyBounded[P any, F ~func(context.Context, *P) error](
-	ctx context.Context, event string, l *evList[F], p *P, scope func(*P) evScope, bound time.Duration,
-) (overran []string, err error) {
-	var errs []error
-	for _, x := range l.seenBy(scope(p)) {
-		lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
-		done := make(chan error, 1)
-		go func() {
-			var err error
-			if le := evCall(event, x.name, func() { err = x.fn(lctx, p) }); le != nil {
-				done <- le
-			} else if err != nil {
-				done <- &ListenerError{Event: event, Listener: x.name, Err: err}
-			} else {
-				done <- nil
-			}
-		}()
-		var res error
-		select {
-		case res = <-done:
-		case <-lctx.Done():
-			if errors.Is(context.Cause(lctx), ErrListenerOverrun) {
-				overran = append(overran, x.name)
-			}
-			grace := time.NewTimer(evOverrunGrace)
-			select {
-			case res = <-done:
-			case <-grace.C:
-			}
-			grace.Stop()
-			if errors.Is(context.Cause(lctx), ErrListenerOverrun) {
-				res = nil // the overrun is the listener's failure, reported in overran
-			}
-		}
-		cancel()
-		if res != nil {
-			errs = append(errs, res)
-		}
-	}
-	return overran, errors.Join(errs...)
+	return dispatch.WrapperNextFunc(fn)
 }
 
 // Vote is one listener's part in a vote (the Run<Event> runners of vote events):
@@ -1392,185 +445,287 @@ func evNotifyBounded[P any, F ~func(context.Context, *P) error](
 // decision or one of an unknown type has Err set (a *ListenerError); one that overran its
 // bound has Overran set and no decision. Exactly one of Decision (non-nil), Err and Overran
 // is set.
-type Vote[D any] struct {
-	// Listener is the registered name of the listener.
-	Listener string
-	// Decision is the listener's decision, when it returned a valid one in time.
-	Decision D
-	// Err is the listener's failure, a *ListenerError.
-	Err error
-	// Overran reports that the listener did not return within its bound plus a short grace;
-	// it was abandoned (it keeps its goroutine until it returns) and its decision, if any,
-	// is ignored.
-	Overran bool
+type Vote[D any] = dispatch.Vote[D]
+
+// evCheckApprovalAnswerDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// ApprovalAnswerDecision.
+func evCheckApprovalAnswerDecision(d ApprovalAnswerDecision) (ApprovalAnswerDecision, error) {
+	switch v := d.(type) {
+	case ApprovalAnswerPass, ApprovalAnswerAllow, ApprovalAnswerDeny:
+		return d, nil
+	case *ApprovalAnswerPass:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *ApprovalAnswerAllow:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *ApprovalAnswerDeny:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
 }
 
-// evVote runs every listener that sees p, in registration order, each under a context
-// cancelled with cause ErrListenerOverrun once bound passes (bound <= 0: no bound), and
-// returns one vote per listener. A listener still running a grace after its bound is
-// abandoned.
-func evVote[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	bound time.Duration, check func(D) error, kind func(D) string,
-) []Vote[D] {
-	var votes []Vote[D]
-	for _, x := range l.seenBy(scope(p)) {
-		lctx, cancel := ctx, context.CancelFunc(func() {})
-		if bound > 0 {
-			lctx, cancel = context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
+// evCheckGuardVerdict checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// GuardVerdict.
+func evCheckGuardVerdict(d GuardVerdict) (GuardVerdict, error) {
+	switch v := d.(type) {
+	case GuardDeny, GuardAbstain:
+		return d, nil
+	case *GuardDeny:
+		if v == nil {
+			return nil, ErrNilDecision
 		}
-		type result struct {
-			d   D
-			err error
+		return d, nil
+	case *GuardAbstain:
+		if v == nil {
+			return nil, ErrNilDecision
 		}
-		done := make(chan result, 1)
-		go func() {
-			var r result
-			if le := evCall(event, x.name, func() { r.d, r.err = x.fn(lctx, p) }); le != nil {
-				r.err = le
-			} else if r.err != nil {
-				r.err = &ListenerError{Event: event, Listener: x.name, Err: r.err}
-			} else if err := check(r.d); err != nil {
-				r.err = &ListenerError{Event: event, Listener: x.name, Err: err}
-			}
-			done <- r
-		}()
-		v := Vote[D]{Listener: x.name}
-		var (
-			r   result
-			got bool
-		)
-		select {
-		case r, got = <-done:
-		case <-lctx.Done():
-			grace := time.NewTimer(evOverrunGrace)
-			select {
-			case r, got = <-done:
-			case <-grace.C:
-			}
-			grace.Stop()
-			if errors.Is(context.Cause(lctx), ErrListenerOverrun) {
-				got, v.Overran = false, true
-			}
-		}
-		cancel()
-		if got {
-			if r.err != nil {
-				v.Err = r.err
-			} else {
-				v.Decision = r.d
-				g.audit(ctx, event, x.name, func() string { return kind(r.d) }, r.d)
-			}
-		} else if !v.Overran {
-			v.Err = &ListenerError{Event: event, Listener: x.name, Err: context.Cause(lctx)}
-		}
-		votes = append(votes, v)
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
 	}
-	return votes
+	return nil, ErrUnknownVariant
 }
 
-// evObserve runs every listener that sees p, in order; a failure (a panic) is logged and
-// joined into the returned error, and changes nothing else.
-func evObserve[P any, F ~func(context.Context, *P)](
-	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-) error {
-	var errs []error
-	for _, x := range l.seenBy(scope(p)) {
-		if le := evCall(event, x.name, func() { x.fn(ctx, p) }); le != nil {
-			g.logger().LogAttrs(ctx, slog.LevelError, "dsh: observer failed",
-				slog.String("event", event), slog.String("listener", x.name), slog.Any("error", le.Err))
-			errs = append(errs, le)
+// evCheckPostCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PostCompactDecision.
+func evCheckPostCompactDecision(d PostCompactDecision) (PostCompactDecision, error) {
+	switch v := d.(type) {
+	case PostCompactAccept, PostCompactAppend:
+		return d, nil
+	case *PostCompactAccept:
+		if v == nil {
+			return nil, ErrNilDecision
 		}
+		return d, nil
+	case *PostCompactAppend:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
 	}
-	return errors.Join(errs...)
+	return nil, ErrUnknownVariant
 }
 
-// evFold runs a fold: the listeners that see p, in registration order, each given the
-// payload apply made of the previous decision. A failure stops the run.
-func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, g *Registry, event string, l *evList[F], p *P, scope func(*P) evScope,
-	bound time.Duration, check func(D) error, kind func(D) string,
-	apply func(ctx context.Context, listener string, d D) (*P, error),
-) error {
-	if apply == nil {
-		return fmt.Errorf("dsh: %s: nil apply", event)
+// evCheckPostToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PostToolDecision.
+func evCheckPostToolDecision(d PostToolDecision) (PostToolDecision, error) {
+	switch v := d.(type) {
+	case PostToolAccept, PostToolBlock, PostToolHalt:
+		return d, nil
+	case *PostToolAccept:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PostToolBlock:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PostToolHalt:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
 	}
-	for _, x := range l.seenBy(scope(p)) {
-		d, le := evFoldCall(ctx, event, x, p, bound)
-		if le != nil {
-			return le
-		}
-		if err := check(d); err != nil {
-			return &ListenerError{Event: event, Listener: x.name, Err: err}
-		}
-		if g.cfg.audit != nil {
-			g.audit(ctx, event, x.name, func() string { return kind(d) }, d)
-		}
-		next, err := apply(ctx, x.name, d)
-		if err != nil {
-			return err
-		}
-		if next != nil {
-			p = next
-		}
-	}
-	return nil
+	return nil, ErrUnknownVariant
 }
 
-// evFoldCall calls fold listener x: inline when bound <= 0, otherwise on its own goroutine
-// under a bounded context, abandoning it a grace after an overrun or a cancellation of ctx.
-func evFoldCall[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, event string, x *evListener[F], p *P, bound time.Duration,
-) (D, *ListenerError) {
-	var zero D
-	if bound <= 0 {
-		return evFoldInvoke(ctx, event, x, p)
+// evCheckPreCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PreCompactDecision.
+func evCheckPreCompactDecision(d PreCompactDecision) (PreCompactDecision, error) {
+	switch v := d.(type) {
+	case PreCompactProceed, PreCompactReplace, PreCompactDefer:
+		return d, nil
+	case *PreCompactProceed:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PreCompactReplace:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PreCompactDefer:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
 	}
-	lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
-	defer cancel()
-	type answer struct {
-		d  D
-		le *ListenerError
-	}
-	done := make(chan answer, 1)
-	go func() {
-		d, le := evFoldInvoke(lctx, event, x, p)
-		done <- answer{d, le}
-	}()
-	select {
-	case a := <-done:
-		return a.d, a.le
-	case <-lctx.Done():
-	}
-	// It overran its bound, or ctx ended: whatever it returns now is void. It gets a grace
-	// to return (and release its goroutine) before it is abandoned.
-	grace := time.NewTimer(evOverrunGrace)
-	select {
-	case <-done:
-	case <-grace.C:
-	}
-	grace.Stop()
-	cause := context.Cause(lctx)
-	if !errors.Is(cause, ErrListenerOverrun) {
-		cause = context.Cause(ctx)
-	}
-	return zero, &ListenerError{Event: event, Listener: x.name, Err: cause}
+	return nil, ErrUnknownVariant
 }
 
-// evFoldInvoke calls fold listener x, turning an error or a panic into its *ListenerError.
-func evFoldInvoke[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, event string, x *evListener[F], p *P,
-) (d D, le *ListenerError) {
-	defer func() {
-		if v := recover(); v != nil {
-			var zero D
-			d, le = zero, evPanic(event, x.name, v)
+// evCheckPreStepDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PreStepDecision.
+func evCheckPreStepDecision(d PreStepDecision) (PreStepDecision, error) {
+	switch v := d.(type) {
+	case PreStepEnter, PreStepReject, PreStepHalt:
+		return d, nil
+	case *PreStepEnter:
+		if v == nil {
+			return nil, ErrNilDecision
 		}
-	}()
-	d, err := x.fn(ctx, p)
-	if err != nil {
-		var zero D
-		return zero, &ListenerError{Event: event, Listener: x.name, Err: err}
+		return d, nil
+	case *PreStepReject:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PreStepHalt:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
 	}
-	return d, nil
+	return nil, ErrUnknownVariant
+}
+
+// evCheckPreToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// PreToolDecision.
+func evCheckPreToolDecision(d PreToolDecision) (PreToolDecision, error) {
+	switch v := d.(type) {
+	case PreToolAllow, PreToolDeny, PreToolAsk, PreToolHalt:
+		return d, nil
+	case *PreToolAllow:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PreToolDeny:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PreToolAsk:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *PreToolHalt:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
+}
+
+// evCheckRequestDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// RequestDecision.
+func evCheckRequestDecision(d RequestDecision) (RequestDecision, error) {
+	switch v := d.(type) {
+	case RequestUse:
+		return d, nil
+	case *RequestUse:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
+}
+
+// evCheckRequestErrorDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// RequestErrorDecision.
+func evCheckRequestErrorDecision(d RequestErrorDecision) (RequestErrorDecision, error) {
+	switch v := d.(type) {
+	case RequestErrorRetry, RequestErrorNone:
+		return d, nil
+	case *RequestErrorRetry:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *RequestErrorNone:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
+}
+
+// evCheckRewriteDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// RewriteDecision.
+func evCheckRewriteDecision(d RewriteDecision) (RewriteDecision, error) {
+	switch v := d.(type) {
+	case RewriteKeep, RewriteReplace, RewriteMerge:
+		return d, nil
+	case *RewriteKeep:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *RewriteReplace:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *RewriteMerge:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
+}
+
+// evCheckToolExecutionResult checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// ToolExecutionResult.
+func evCheckToolExecutionResult(d ToolExecutionResult) (ToolExecutionResult, error) {
+	switch v := d.(type) {
+	case ToolSuccess, ToolFailure:
+		return d, nil
+	case *ToolSuccess:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case *ToolFailure:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return d, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
 }

@@ -5,6 +5,8 @@ package dsh
 import (
 	"context"
 	"time"
+
+	"github.com/dshkit/dsh/codec/dispatch"
 )
 
 // ExecuteEventName is the name of the tools/execute event, a wrapper.
@@ -26,7 +28,7 @@ type ExecuteNext = WrapperNext[ToolExecutionResult]
 // WrapExecute registers fn as a tools/execute wrapper, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) WrapExecute(fn ExecuteListener) (unregister func()) {
-	return evRegister(r, ExecuteEventName, &r.reg.onExecute, fn)
+	return dispatch.Register(r.r, ExecuteEventName, &r.reg.onExecute, fn)
 }
 
 // RunExecute runs terminal, the core operation, wrapped by the tools/execute wrappers that
@@ -34,15 +36,15 @@ func (r *Registrar) WrapExecute(fn ExecuteListener) (unregister func()) {
 // registered for one agent run only when p's subject is that agent. A wrapper failure is
 // final and returned as a *ListenerError; the result is then nil.
 func (g *Registry) RunExecute(ctx context.Context, p *ExecutePayload, terminal func(context.Context) ToolExecutionResult) (ToolExecutionResult, error) {
-	return evWrapper(ctx, g, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal, evCheckToolExecutionResult)
+	return dispatch.RunWrapper(ctx, g.core, ExecuteEventName, &g.onExecute, p, evScopeExecute, terminal, evCheckToolExecutionResult)
 }
 
 // evScopeExecute is the scope of the payload of tools/execute: its subject is Exec.AgentID.
-func evScopeExecute(p *ExecutePayload) evScope {
+func evScopeExecute(p *ExecutePayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }
 
 // GuardEventName is the name of the tools/guard event, a guard.
@@ -59,7 +61,7 @@ type GuardListener func(ctx context.Context, p *GuardPayload) GuardVerdict
 // Guard registers fn as a tools/guard guard, after those already registered, and returns a
 // func that unregisters it. fn must not be nil.
 func (r *Registrar) Guard(fn GuardListener) (unregister func()) {
-	return evRegister(r, GuardEventName, &r.reg.onGuard, fn)
+	return dispatch.Register(r.r, GuardEventName, &r.reg.onGuard, fn)
 }
 
 // RunGuard runs the global tools/guard guards, then those registered for p's agent, each in
@@ -67,17 +69,17 @@ func (r *Registrar) Guard(fn GuardListener) (unregister func()) {
 // every guard abstains. Guards registered during the run are seen by it. A failing guard
 // stops the run with a *ListenerError.
 func (g *Registry) RunGuard(ctx context.Context, p *GuardPayload) (GuardVerdict, error) {
-	return evGuard(ctx, g, GuardEventName, &g.onGuard, p, evScopeGuard, GuardVerdict(GuardAbstain{}), evCheckGuardVerdict,
+	return dispatch.RunGuard(ctx, g.core, GuardEventName, &g.onGuard, p, evScopeGuard, GuardVerdict(GuardAbstain{}), evCheckGuardVerdict,
 		func(d GuardVerdict) bool { return d.Kind() == "deny" },
 		func(d GuardVerdict) string { return string(d.Kind()) })
 }
 
 // evScopeGuard is the scope of the payload of tools/guard: its subject is Exec.AgentID.
-func evScopeGuard(p *GuardPayload) evScope {
+func evScopeGuard(p *GuardPayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }
 
 // PostToolEventName is the name of the tools/post-execute event, a waterfall.
@@ -100,7 +102,7 @@ type PostToolNext = WaterfallNext[PostToolDecision]
 // OnPostTool registers fn as a tools/post-execute listener, after those already registered,
 // and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
-	return evRegister(r, PostToolEventName, &r.reg.onPostTool, fn)
+	return dispatch.Register(r.r, PostToolEventName, &r.reg.onPostTool, fn)
 }
 
 // RunPostTool runs the tools/post-execute listeners that see p in registration order, the
@@ -109,17 +111,17 @@ func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal func(context.Context) (PostToolDecision, error)) (PostToolDecision, error) {
-	return evWaterfall(ctx, g, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}), evCheckPostToolDecision,
+	return dispatch.RunWaterfall(ctx, g.core, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}), evCheckPostToolDecision,
 		func(d PostToolDecision) string { return string(d.Kind()) })
 }
 
 // evScopePostTool is the scope of the payload of tools/post-execute: its subject is
 // Exec.AgentID.
-func evScopePostTool(p *PostToolPayload) evScope {
+func evScopePostTool(p *PostToolPayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }
 
 // PreToolEventName is the name of the tools/pre-execute event, a waterfall.
@@ -142,7 +144,7 @@ type PreToolNext = WaterfallNext[PreToolDecision]
 // OnPreTool registers fn as a tools/pre-execute listener, after those already registered,
 // and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
-	return evRegister(r, PreToolEventName, &r.reg.onPreTool, fn)
+	return dispatch.Register(r.r, PreToolEventName, &r.reg.onPreTool, fn)
 }
 
 // RunPreTool runs the tools/pre-execute listeners that see p in registration order, the
@@ -151,17 +153,17 @@ func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal func(context.Context) (PreToolDecision, error)) (PreToolDecision, error) {
-	return evWaterfall(ctx, g, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}), evCheckPreToolDecision,
+	return dispatch.RunWaterfall(ctx, g.core, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}), evCheckPreToolDecision,
 		func(d PreToolDecision) string { return string(d.Kind()) })
 }
 
 // evScopePreTool is the scope of the payload of tools/pre-execute: its subject is
 // Exec.AgentID.
-func evScopePreTool(p *PreToolPayload) evScope {
+func evScopePreTool(p *PreToolPayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }
 
 // ToolResultEventName is the name of the tools/result event, an observer.
@@ -177,7 +179,7 @@ type ToolResultListener func(ctx context.Context, p *ToolResultPayload)
 // OnToolResult registers fn as a tools/result listener, after those already registered, and
 // returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnToolResult(fn ToolResultListener) (unregister func()) {
-	return evRegister(r, ToolResultEventName, &r.reg.onToolResult, fn)
+	return dispatch.Register(r.r, ToolResultEventName, &r.reg.onToolResult, fn)
 }
 
 // EmitToolResult runs every tools/result listener that sees p, in registration order. A
@@ -185,16 +187,16 @@ func (r *Registrar) OnToolResult(fn ToolResultListener) (unregister func()) {
 // the caller to record. The listeners registered for one agent run only when p's subject is
 // that agent.
 func (g *Registry) EmitToolResult(ctx context.Context, p *ToolResultPayload) error {
-	return evObserve(ctx, g, ToolResultEventName, &g.onToolResult, p, evScopeToolResult)
+	return dispatch.RunObserve(ctx, g.core, ToolResultEventName, &g.onToolResult, p, evScopeToolResult)
 }
 
 // evScopeToolResult is the scope of the payload of tools/result: its subject is
 // Exec.AgentID.
-func evScopeToolResult(p *ToolResultPayload) evScope {
+func evScopeToolResult(p *ToolResultPayload) dispatch.Scope {
 	if p == nil || p.Exec.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.Exec.AgentID}
+	return dispatch.Subject(*p.Exec.AgentID)
 }
 
 // RewriteInputEventName is the name of the tools/rewrite-input event, a fold.
@@ -218,7 +220,7 @@ type RewriteInputListener func(ctx context.Context, p *RewriteInputPayload) (Rew
 // OnRewriteInput registers fn as a tools/rewrite-input listener, after those already
 // registered, and returns a func that unregisters it. fn must not be nil.
 func (r *Registrar) OnRewriteInput(fn RewriteInputListener) (unregister func()) {
-	return evRegister(r, RewriteInputEventName, &r.reg.onRewriteInput, fn)
+	return dispatch.Register(r.r, RewriteInputEventName, &r.reg.onRewriteInput, fn)
 }
 
 // RunRewriteInput runs the tools/rewrite-input listeners that see p, in registration order,
@@ -232,14 +234,14 @@ func (r *Registrar) OnRewriteInput(fn RewriteInputListener) (unregister func()) 
 // as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while
 // a listener runs, ctx's cause); an error of apply stops it and is returned as is.
 func (g *Registry) RunRewriteInput(ctx context.Context, p *RewriteInputPayload, bound time.Duration, apply func(ctx context.Context, listener string, d RewriteDecision) (*RewriteInputPayload, error)) error {
-	return evFold(ctx, g, RewriteInputEventName, &g.onRewriteInput, p, evScopeRewriteInput, bound, evCheckRewriteDecision, func(d RewriteDecision) string { return string(d.Kind()) }, apply)
+	return dispatch.RunFold(ctx, g.core, RewriteInputEventName, &g.onRewriteInput, p, evScopeRewriteInput, bound, evCheckRewriteDecision, func(d RewriteDecision) string { return string(d.Kind()) }, apply)
 }
 
 // evScopeRewriteInput is the scope of the payload of tools/rewrite-input: its subject is
 // AgentID.
-func evScopeRewriteInput(p *RewriteInputPayload) evScope {
+func evScopeRewriteInput(p *RewriteInputPayload) dispatch.Scope {
 	if p == nil || p.AgentID == nil {
-		return evScope{scoped: true}
+		return dispatch.NoSubject()
 	}
-	return evScope{scoped: true, has: true, agent: *p.AgentID}
+	return dispatch.Subject(*p.AgentID)
 }

@@ -1,13 +1,17 @@
 // Package dispatch emits the listener surface of the generated package: per spec file, the
 // listener types, registration methods and runners of its events (<spec>_events.go) and the
-// type constants of its session events (<spec>_session.go); once, the registry machinery
+// type constants of its session events (<spec>_session.go); once, the registry
 // (meta_registry.go) and the session-event decoder (meta_session.go). A spec without events
 // and session events (a wire package) gets none of these.
 //
-// The generated code refers by name to the types emitted by gen/emit/gotypes (payload
-// records, decision unions with Kind methods) and, in meta_session.go, to its
-// ErrUnknownKind sentinel. It imports only the standard library and, in meta_session.go,
-// github.com/dshkit/dsh/codec (whose Unmarshal decodes an event's data).
+// The dispatch engine itself (listener lists, registrars, the runner of each authority
+// kind) is handwritten Go in github.com/dshkit/dsh/codec/dispatch; the generated code holds
+// only what varies per event (the Registry's lists, the Events table, registration methods,
+// runners that call the engine, scope functions and the check of each decision union) and
+// aliases of the engine's types. It refers by name to the types emitted by gen/emit/gotypes
+// (payload records, decision unions with Kind methods) and, in meta_session.go, to its
+// ErrUnknownKind sentinel. It imports only the standard library, codec/dispatch and, in
+// meta_session.go, github.com/dshkit/dsh/codec (whose Unmarshal decodes an event's data).
 package dispatch
 
 import (
@@ -138,7 +142,7 @@ func (e *event) check() string {
 	if e.ir.Decision.Kind == ir.Union {
 		return "evCheck" + e.Decision
 	}
-	return "evCheckRecord[" + e.Decision + "]"
+	return "dispatch.CheckRecord[" + e.Decision + "]"
 }
 
 // badResult says what a wrapper of e must not return.

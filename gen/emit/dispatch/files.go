@@ -65,14 +65,14 @@ func eventsFile(s *ir.Spec, file string, evs []*event) []byte {
 	for _, e := range evs {
 		timed = timed || e.ir.Domain == ir.Notification || e.ir.Domain == ir.Vote || e.ir.Domain == ir.Fold
 	}
+	w.p("import (")
+	w.p(`	"context"`)
 	if timed {
-		w.p("import (")
-		w.p(`	"context"`)
 		w.p(`	"time"`)
-		w.p(")")
-	} else {
-		w.p(`import "context"`)
 	}
+	w.p("")
+	w.p(`	"github.com/dshkit/dsh/codec/dispatch"`)
+	w.p(")")
 	for _, e := range evs {
 		w.p("")
 		e.write(&w)
@@ -135,12 +135,12 @@ func (e *event) write(w *writer) {
 	}
 	w.para("%s registers fn as a %s %s, after those already registered, and returns a func that unregisters it. fn must not be nil.", e.Register, e.Name, what)
 	w.p("func (r *Registrar) %s(fn %s) (unregister func()) {", e.Register, e.Listener)
-	w.p("	return evRegister(r, %s, &r.reg.%s, fn)", e.Const, e.Field)
+	w.p("	return dispatch.Register(r.r, %s, &r.reg.%s, fn)", e.Const, e.Field)
 	w.p("}")
 	w.p("")
 
 	// The runner.
-	scope := "evUnscoped[" + e.Payload + "]"
+	scope := "dispatch.Unscoped[" + e.Payload + "]"
 	if e.subjectExpr != "" {
 		scope = "evScope" + e.Stem
 	}
@@ -152,46 +152,46 @@ func (e *event) write(w *writer) {
 	case ir.Waterfall:
 		w.para("%s runs the %s listeners that see p in registration order, the first registered outermost, around terminal, and returns the decision of the outermost one. A nil terminal decides %s. %s A listener failure is final and returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.", e.Runner, e.Name, e.defaultExpr, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) (%s, error)) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
-		w.p("	return evWaterfall(ctx, g, %s, &g.%s, p, %s, terminal, %s(%s), %s,", e.Const, e.Field, scope, e.Decision, e.defaultExpr, e.check())
+		w.p("	return dispatch.RunWaterfall(ctx, g.core, %s, &g.%s, p, %s, terminal, %s(%s), %s,", e.Const, e.Field, scope, e.Decision, e.defaultExpr, e.check())
 		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Guard:
 		w.para("%s runs the global %s guards, then those registered for p's agent, each in registration order, until one denies, and returns that verdict, or %s when every guard abstains. Guards registered during the run are seen by it. A failing guard stops the run with a *ListenerError.", e.Runner, e.Name, e.defaultExpr)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s) (%s, error) {", e.Runner, e.Payload, e.Decision)
-		w.p("	return evGuard(ctx, g, %s, &g.%s, p, %s, %s(%s), %s,", e.Const, e.Field, scope, e.Decision, e.defaultExpr, e.check())
+		w.p("	return dispatch.RunGuard(ctx, g.core, %s, &g.%s, p, %s, %s(%s), %s,", e.Const, e.Field, scope, e.Decision, e.defaultExpr, e.check())
 		w.p("		func(d %s) bool { return d.Kind() == %q },", e.Decision, e.denyKind)
 		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Wrapper:
 		w.para("%s runs terminal, the core operation, wrapped by the %s wrappers that see p, the first registered outermost, and returns the outermost result. %s A wrapper failure is final and returned as a *ListenerError; the result is then nil.", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, terminal func(context.Context) %s) (%s, error) {", e.Runner, e.Payload, e.Decision, e.Decision)
-		w.p("	return evWrapper(ctx, g, %s, &g.%s, p, %s, terminal, %s)", e.Const, e.Field, scope, e.check())
+		w.p("	return dispatch.RunWrapper(ctx, g.core, %s, &g.%s, p, %s, terminal, %s)", e.Const, e.Field, scope, e.check())
 		w.p("}")
 	case ir.Fold:
 		w.para("%s runs the %s listeners that see p, in registration order, as a left fold: the first gets p; apply gets each listener's decision (checked, the default %s included) and returns the payload the next listener gets (nil: the same one). With bound > 0 each listener runs under a context cancelled (with cause ErrListenerOverrun) when bound passes, and one that has not returned by then fails the run (it is abandoned a short grace later if it still has not returned); with bound <= 0 listeners run unbounded on the caller's goroutine. %s A listener failure stops the run and is returned as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while a listener runs, ctx's cause); an error of apply stops it and is returned as is.", e.Runner, e.Name, e.defaultExpr, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, bound time.Duration, apply func(ctx context.Context, listener string, d %s) (*%s, error)) error {", e.Runner, e.Payload, e.Decision, e.Payload)
-		w.p("	return evFold(ctx, g, %s, &g.%s, p, %s, bound, %s, func(d %s) string { return string(d.Kind()) }, apply)", e.Const, e.Field, scope, e.check(), e.Decision)
+		w.p("	return dispatch.RunFold(ctx, g.core, %s, &g.%s, p, %s, bound, %s, func(d %s) string { return string(d.Kind()) }, apply)", e.Const, e.Field, scope, e.check(), e.Decision)
 		w.p("}")
 	case ir.Notification:
 		w.para("%s runs every %s listener that sees p, in registration order, whatever the others did, and returns their failures (each a *ListenerError) joined. %s", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s) error {", e.Runner, e.Payload)
-		w.p("	return evNotify(ctx, %s, &g.%s, p, %s)", e.Const, e.Field, scope)
+		w.p("	return dispatch.RunNotify(ctx, %s, &g.%s, p, %s)", e.Const, e.Field, scope)
 		w.p("}")
 		w.p("")
 		w.para("%sBounded is %s with a bound on each listener: a listener runs under a context cancelled (with cause ErrListenerOverrun) when bound passes; one that has not returned a short grace later is abandoned, named in overran, and the run goes on with the next listener. Failures are returned as by %s; an abandoned listener's is not.", e.Runner, e.Runner, e.Runner)
 		w.p("func (g *Registry) %sBounded(ctx context.Context, p *%s, bound time.Duration) (overran []string, err error) {", e.Runner, e.Payload)
-		w.p("	return evNotifyBounded(ctx, %s, &g.%s, p, %s, bound)", e.Const, e.Field, scope)
+		w.p("	return dispatch.RunNotifyBounded(ctx, %s, &g.%s, p, %s, bound)", e.Const, e.Field, scope)
 		w.p("}")
 	case ir.Vote:
 		w.para("%s runs every %s listener that sees p, in registration order, each under a context cancelled (with cause ErrListenerOverrun) when bound passes (bound <= 0: none), and returns one vote per listener, in that order: its decision, its failure (a *ListenerError), or Overran for a listener that had not returned a short grace after its bound (it is abandoned). %s", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s, bound time.Duration) []Vote[%s] {", e.Runner, e.Payload, e.Decision)
-		w.p("	return evVote(ctx, g, %s, &g.%s, p, %s, bound, %s,", e.Const, e.Field, scope, e.check())
+		w.p("	return dispatch.RunVote(ctx, g.core, %s, &g.%s, p, %s, bound, %s,", e.Const, e.Field, scope, e.check())
 		w.p("		func(d %s) string { return string(d.Kind()) })", e.Decision)
 		w.p("}")
 	case ir.Observer:
 		w.para("%s runs every %s listener that sees p, in registration order. A failure is logged, changes nothing, and is returned (each a *ListenerError, joined) for the caller to record. %s", e.Runner, e.Name, scopeDoc)
 		w.p("func (g *Registry) %s(ctx context.Context, p *%s) error {", e.Runner, e.Payload)
-		w.p("	return evObserve(ctx, g, %s, &g.%s, p, %s)", e.Const, e.Field, scope)
+		w.p("	return dispatch.RunObserve(ctx, g.core, %s, &g.%s, p, %s)", e.Const, e.Field, scope)
 		w.p("}")
 	}
 
@@ -199,11 +199,11 @@ func (e *event) write(w *writer) {
 	if e.subjectExpr != "" {
 		w.p("")
 		w.para("evScope%s is the scope of the payload of %s: its subject is %s.", e.Stem, e.Name, strings.TrimPrefix(strings.TrimPrefix(e.subjectExpr, "*"), "p."))
-		w.p("func evScope%s(p *%s) evScope {", e.Stem, e.Payload)
+		w.p("func evScope%s(p *%s) dispatch.Scope {", e.Stem, e.Payload)
 		w.p("	if %s {", strings.Join(append([]string{"p == nil"}, e.subjectNil...), " || "))
-		w.p("		return evScope{scoped: true}")
+		w.p("		return dispatch.NoSubject()")
 		w.p("	}")
-		w.p("	return evScope{scoped: true, has: true, agent: %s}", e.subjectExpr)
+		w.p("	return dispatch.Subject(%s)", e.subjectExpr)
 		w.p("}")
 	}
 }

@@ -42,7 +42,7 @@ func RepoRoot(t testing.TB) string {
 // set (it imports go-cmp and jsonschema, which the module must then require).
 func RuntimeFiles(t testing.TB, withTest bool) []emit.File {
 	t.Helper()
-	dirs := []string{"codec"}
+	dirs := []string{"codec", "codec/dispatch"}
 	if withTest {
 		dirs = append(dirs, "codec/codectest")
 	}

@@ -16,6 +16,9 @@ import (
 const (
 	// SurfacePath is the generated surface: listener types, payloads, decisions.
 	SurfacePath = "github.com/dshkit/dsh/generated/dsh"
+	// EnginePath is the dispatch engine, which declares the next values the surface's
+	// WaterfallNext and WrapperNext alias.
+	EnginePath = "github.com/dshkit/dsh/codec/dispatch"
 	// ToolsPath is the tool pipeline, whose Definition.Run is a tool body.
 	ToolsPath = "github.com/dshkit/dsh/runtime/tools"
 )
@@ -160,10 +163,14 @@ func Param(sig *types.Signature, i int) *types.Var {
 }
 
 // IsNext reports whether t is a next value of a waterfall or a wrapper
-// (WaterfallNext[D] or WrapperNext[D] of the generated surface).
+// (WaterfallNext[D] or WrapperNext[D] of the generated surface, which are the dispatch
+// engine's; code generated before the engine declared them in the surface itself).
 func IsNext(t types.Type) bool {
 	n, ok := types.Unalias(t).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != SurfacePath {
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	if p := n.Obj().Pkg().Path(); p != SurfacePath && p != EnginePath {
 		return false
 	}
 	switch n.Origin().Obj().Name() {
