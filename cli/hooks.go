@@ -535,8 +535,6 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 				switch x := d.(type) {
 				case dsh.RewriteReplace:
 					updated = x.Args
-				case *dsh.RewriteReplace:
-					updated = x.Args
 				}
 				return nil, nil
 			})

@@ -32,7 +32,10 @@ type DemoPayload struct {
 	Item    Item
 }
 
-type Decision interface{ Kind() string }
+type Decision interface {
+	Kind() string
+	isDecision()
+}
 
 const DemoAllowKind = "allow"
 
@@ -41,15 +44,24 @@ type DemoAllow struct{}
 type DemoDeny struct{ Reason string }
 
 type DemoReplace struct {
-	Items []Item
-	Value json.RawMessage
+	Items  []Item
+	Value  json.RawMessage
+	Nested Decision
+	List   []Decision
 }
 
 func (DemoAllow) Kind() string   { return "allow" }
 func (DemoDeny) Kind() string    { return "deny" }
 func (DemoReplace) Kind() string { return "replace" }
 
-type Verdict interface{ Kind() string }
+func (DemoAllow) isDecision()   {}
+func (DemoDeny) isDecision()    {}
+func (DemoReplace) isDecision() {}
+
+type Verdict interface {
+	Kind() string
+	isVerdict()
+}
 
 type VerdictAbstain struct{}
 
@@ -57,6 +69,9 @@ type VerdictDeny struct{ Reason string }
 
 func (VerdictAbstain) Kind() string { return "abstain" }
 func (VerdictDeny) Kind() string    { return "deny" }
+
+func (VerdictAbstain) isVerdict() {}
+func (VerdictDeny) isVerdict()    {}
 
 type (
 	ListenerError    = dispatch.ListenerError
@@ -180,18 +195,24 @@ func scope(p *DemoPayload) dispatch.Scope {
 
 func kind[D interface{ Kind() string }](d D) string { return d.Kind() }
 
-// checkDecision and checkVerdict are what dshgen generates for a union: a variant, a
-// non-nil pointer to one, or a failure.
+// checkDecision and checkVerdict are what dshgen generates for a union: a variant is
+// returned in its value form (normalized when its record reaches a union), a nil one or
+// one of another type is a failure.
 func checkDecision(d Decision) (Decision, error) {
 	switch v := d.(type) {
-	case DemoAllow, DemoDeny, DemoReplace:
+	case DemoAllow, DemoDeny:
 		return d, nil
+	case DemoReplace:
+		return dispatch.Normalize(v), nil
 	case *DemoAllow:
-		return checkPointer(d, v)
+		return deref(v)
 	case *DemoDeny:
-		return checkPointer(d, v)
+		return deref(v)
 	case *DemoReplace:
-		return checkPointer(d, v)
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return dispatch.Normalize(*v), nil
 	case nil:
 		return nil, ErrNilDecision
 	}
@@ -203,21 +224,27 @@ func checkVerdict(d Verdict) (Verdict, error) {
 	case VerdictAbstain, VerdictDeny:
 		return d, nil
 	case *VerdictAbstain:
-		return checkPointer(d, v)
+		return derefVerdict(v)
 	case *VerdictDeny:
-		return checkPointer(d, v)
+		return derefVerdict(v)
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-func checkPointer[D any, T any](d D, v *T) (D, error) {
+func deref[T Decision](v *T) (Decision, error) {
 	if v == nil {
-		var zero D
-		return zero, ErrNilDecision
+		return nil, ErrNilDecision
 	}
-	return d, nil
+	return *v, nil
+}
+
+func derefVerdict[T Verdict](v *T) (Verdict, error) {
+	if v == nil {
+		return nil, ErrNilDecision
+	}
+	return *v, nil
 }
 
 func (g *Registry) RunPolicy(ctx context.Context, p *DemoPayload, terminal func(context.Context) (Decision, error)) (Decision, error) {

@@ -447,9 +447,11 @@ func WrapperNextFunc[D any](fn func(ctx context.Context) D) WrapperNext[D] {
 // is set.
 type Vote[D any] = dispatch.Vote[D]
 
-// evCheckApprovalAnswerDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// ApprovalAnswerDecision.
+// evCheckApprovalAnswerDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of ApprovalAnswerDecision.
 func evCheckApprovalAnswerDecision(d ApprovalAnswerDecision) (ApprovalAnswerDecision, error) {
 	switch v := d.(type) {
 	case ApprovalAnswerPass, ApprovalAnswerAllow, ApprovalAnswerDeny:
@@ -458,26 +460,28 @@ func evCheckApprovalAnswerDecision(d ApprovalAnswerDecision) (ApprovalAnswerDeci
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *ApprovalAnswerAllow:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *ApprovalAnswerDeny:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckGuardVerdict checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// GuardVerdict.
+// evCheckGuardVerdict checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of GuardVerdict.
 func evCheckGuardVerdict(d GuardVerdict) (GuardVerdict, error) {
 	switch v := d.(type) {
 	case GuardDeny, GuardAbstain:
@@ -486,72 +490,84 @@ func evCheckGuardVerdict(d GuardVerdict) (GuardVerdict, error) {
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *GuardAbstain:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckPostCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PostCompactDecision.
+// evCheckPostCompactDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of PostCompactDecision.
 func evCheckPostCompactDecision(d PostCompactDecision) (PostCompactDecision, error) {
 	switch v := d.(type) {
-	case PostCompactAccept, PostCompactAppend:
+	case PostCompactAccept:
 		return d, nil
+	case PostCompactAppend:
+		return dispatch.Normalize(v), nil
 	case *PostCompactAccept:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PostCompactAppend:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return dispatch.Normalize(*v), nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckPostToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PostToolDecision.
+// evCheckPostToolDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of PostToolDecision.
 func evCheckPostToolDecision(d PostToolDecision) (PostToolDecision, error) {
 	switch v := d.(type) {
-	case PostToolAccept, PostToolBlock, PostToolHalt:
+	case PostToolHalt:
 		return d, nil
-	case *PostToolAccept:
-		if v == nil {
-			return nil, ErrNilDecision
-		}
-		return d, nil
-	case *PostToolBlock:
-		if v == nil {
-			return nil, ErrNilDecision
-		}
-		return d, nil
+	case PostToolAccept:
+		return dispatch.Normalize(v), nil
+	case PostToolBlock:
+		return dispatch.Normalize(v), nil
 	case *PostToolHalt:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
+	case *PostToolAccept:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return dispatch.Normalize(*v), nil
+	case *PostToolBlock:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return dispatch.Normalize(*v), nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckPreCompactDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PreCompactDecision.
+// evCheckPreCompactDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of PreCompactDecision.
 func evCheckPreCompactDecision(d PreCompactDecision) (PreCompactDecision, error) {
 	switch v := d.(type) {
 	case PreCompactProceed, PreCompactReplace, PreCompactDefer:
@@ -560,54 +576,60 @@ func evCheckPreCompactDecision(d PreCompactDecision) (PreCompactDecision, error)
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PreCompactReplace:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PreCompactDefer:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckPreStepDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PreStepDecision.
+// evCheckPreStepDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of PreStepDecision.
 func evCheckPreStepDecision(d PreStepDecision) (PreStepDecision, error) {
 	switch v := d.(type) {
-	case PreStepEnter, PreStepReject, PreStepHalt:
+	case PreStepReject, PreStepHalt:
 		return d, nil
-	case *PreStepEnter:
-		if v == nil {
-			return nil, ErrNilDecision
-		}
-		return d, nil
+	case PreStepEnter:
+		return dispatch.Normalize(v), nil
 	case *PreStepReject:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PreStepHalt:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
+	case *PreStepEnter:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return dispatch.Normalize(*v), nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckPreToolDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// PreToolDecision.
+// evCheckPreToolDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of PreToolDecision.
 func evCheckPreToolDecision(d PreToolDecision) (PreToolDecision, error) {
 	switch v := d.(type) {
 	case PreToolAllow, PreToolDeny, PreToolAsk, PreToolHalt:
@@ -616,31 +638,33 @@ func evCheckPreToolDecision(d PreToolDecision) (PreToolDecision, error) {
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PreToolDeny:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PreToolAsk:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *PreToolHalt:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckRequestDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// RequestDecision.
+// evCheckRequestDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of RequestDecision.
 func evCheckRequestDecision(d RequestDecision) (RequestDecision, error) {
 	switch v := d.(type) {
 	case RequestUse:
@@ -649,16 +673,18 @@ func evCheckRequestDecision(d RequestDecision) (RequestDecision, error) {
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckRequestErrorDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// RequestErrorDecision.
+// evCheckRequestErrorDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of RequestErrorDecision.
 func evCheckRequestErrorDecision(d RequestErrorDecision) (RequestErrorDecision, error) {
 	switch v := d.(type) {
 	case RequestErrorRetry, RequestErrorNone:
@@ -667,21 +693,23 @@ func evCheckRequestErrorDecision(d RequestErrorDecision) (RequestErrorDecision, 
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *RequestErrorNone:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckRewriteDecision checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// RewriteDecision.
+// evCheckRewriteDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of RewriteDecision.
 func evCheckRewriteDecision(d RewriteDecision) (RewriteDecision, error) {
 	switch v := d.(type) {
 	case RewriteKeep, RewriteReplace, RewriteMerge:
@@ -690,40 +718,44 @@ func evCheckRewriteDecision(d RewriteDecision) (RewriteDecision, error) {
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *RewriteReplace:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case *RewriteMerge:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return *v, nil
 	case nil:
 		return nil, ErrNilDecision
 	}
 	return nil, ErrUnknownVariant
 }
 
-// evCheckToolExecutionResult checks what a listener or terminal returned: ErrNilDecision for nil
-// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
-// ToolExecutionResult.
+// evCheckToolExecutionResult checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of ToolExecutionResult.
 func evCheckToolExecutionResult(d ToolExecutionResult) (ToolExecutionResult, error) {
 	switch v := d.(type) {
-	case ToolSuccess, ToolFailure:
-		return d, nil
+	case ToolSuccess:
+		return dispatch.Normalize(v), nil
+	case ToolFailure:
+		return dispatch.Normalize(v), nil
 	case *ToolSuccess:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return dispatch.Normalize(*v), nil
 	case *ToolFailure:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
-		return d, nil
+		return dispatch.Normalize(*v), nil
 	case nil:
 		return nil, ErrNilDecision
 	}

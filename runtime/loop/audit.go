@@ -72,30 +72,8 @@ func decisionReason(d any) *string {
 		return str(v.Reason)
 	case dsh.PreCompactReplace:
 		return v.Reason
-	case *dsh.PreCompactDefer:
-		return decisionReason(*v)
-	case *dsh.PreCompactReplace:
-		return decisionReason(*v)
 	case dsh.ApprovalAnswerDeny:
 		return v.Message
-	case *dsh.ApprovalAnswerDeny:
-		return decisionReason(*v)
-	case *dsh.PreStepReject:
-		return decisionReason(*v)
-	case *dsh.PreStepHalt:
-		return decisionReason(*v)
-	case *dsh.PreToolDeny:
-		return decisionReason(*v)
-	case *dsh.PreToolAsk:
-		return decisionReason(*v)
-	case *dsh.PreToolHalt:
-		return decisionReason(*v)
-	case *dsh.GuardDeny:
-		return decisionReason(*v)
-	case *dsh.PostToolHalt:
-		return decisionReason(*v)
-	case *dsh.PostToolBlock:
-		return decisionReason(*v)
 	}
 	return nil
 }

@@ -212,7 +212,7 @@ func isToolResult(m llm.Message) bool {
 	}
 	for _, b := range m.Content {
 		switch b.(type) {
-		case dsh.ToolResultBlock, *dsh.ToolResultBlock:
+		case dsh.ToolResultBlock:
 			return true
 		}
 	}
@@ -518,21 +518,11 @@ func (a *Agent) preCompact(ctx context.Context, p *dsh.PreCompactPayload) preFol
 			if f.deferBy == "" {
 				f.deferBy, f.deferReason = v.Listener, d.Reason
 			}
-		case *dsh.PreCompactDefer:
-			if f.deferBy == "" {
-				f.deferBy, f.deferReason = v.Listener, d.Reason
-			}
 		case dsh.PreCompactReplace:
 			if f.replaceBy == "" {
 				f.replaceBy, f.replace = v.Listener, d.Summary
 			}
-		case *dsh.PreCompactReplace:
-			if f.replaceBy == "" {
-				f.replaceBy, f.replace = v.Listener, d.Summary
-			}
 		case dsh.PreCompactProceed:
-			f.instructions = appendInstructions(f.instructions, v.Listener, d.Instructions)
-		case *dsh.PreCompactProceed:
 			f.instructions = appendInstructions(f.instructions, v.Listener, d.Instructions)
 		}
 	}
@@ -573,8 +563,6 @@ func (a *Agent) postCompact(ctx context.Context, p *dsh.PostCompactPayload) []ds
 		var msgs []dsh.UserMessage
 		switch d := v.Decision.(type) {
 		case dsh.PostCompactAppend:
-			msgs = d.Contexts
-		case *dsh.PostCompactAppend:
 			msgs = d.Contexts
 		}
 		if len(msgs) == 0 {

@@ -111,8 +111,6 @@ func (a *Agent) request(ctx context.Context, t *turnRun, step int) (dsh.LLMCallC
 	switch v := d.(type) {
 	case dsh.RequestUse:
 		cfg = v.Config
-	case *dsh.RequestUse:
-		cfg = v.Config
 	}
 	if cfg.Provider == "" || cfg.Model == "" {
 		return dsh.LLMCallConfig{}, ErrNoModel
@@ -199,8 +197,6 @@ func (a *Agent) requestError(ctx context.Context, t *turnRun, step int, provider
 	var delay *int
 	switch v := d.(type) {
 	case dsh.RequestErrorRetry:
-		delay = v.DelayMS
-	case *dsh.RequestErrorRetry:
 		delay = v.DelayMS
 	default:
 		return false, nil

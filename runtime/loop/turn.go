@@ -170,20 +170,7 @@ func (a *Agent) preStep(t *turnRun, claimed []dsh.UserMessage, step int) (dsh.Pr
 	if err != nil {
 		return nil, err
 	}
-	return normalizePreStep(d), nil
-}
-
-// normalizePreStep returns the value variant of d.
-func normalizePreStep(d dsh.PreStepDecision) dsh.PreStepDecision {
-	switch v := d.(type) {
-	case *dsh.PreStepEnter:
-		return *v
-	case *dsh.PreStepReject:
-		return *v
-	case *dsh.PreStepHalt:
-		return *v
-	}
-	return d
+	return d, nil // the registry returns value variants only
 }
 
 // turnStopping awaits the agent/turn-stopping listeners (B §2.6): every one runs (Part A

@@ -230,22 +230,13 @@ func (c *call) decide() (outcome, stage) {
 		denied bool
 	)
 	switch d := decision.(type) {
-	case dsh.PreToolAllow, *dsh.PreToolAllow:
+	case dsh.PreToolAllow:
 	case dsh.PreToolDeny:
-		reason, denied = d.Reason, true
-	case *dsh.PreToolDeny:
 		reason, denied = d.Reason, true
 	case dsh.PreToolHalt:
 		reason, denied = d.Reason, true
 		c.halt = &Halt{Reason: jsonSafe(d.Reason), Point: HaltPreExecute}
-	case *dsh.PreToolHalt:
-		reason, denied = d.Reason, true
-		c.halt = &Halt{Reason: jsonSafe(d.Reason), Point: HaltPreExecute}
 	case dsh.PreToolAsk:
-		if o, to, ok := c.ask(d.Reason, &reason, &denied); ok {
-			return o, to
-		}
-	case *dsh.PreToolAsk:
 		if o, to, ok := c.ask(d.Reason, &reason, &denied); ok {
 			return o, to
 		}
@@ -261,8 +252,6 @@ func (c *call) decide() (outcome, stage) {
 		}
 		switch v := verdict.(type) {
 		case dsh.GuardDeny:
-			reason, denied = v.Reason, true
-		case *dsh.GuardDeny:
 			reason, denied = v.Reason, true
 		}
 	}
@@ -362,14 +351,12 @@ func (c *call) answer(reasonPtr *string, reason *string, denied *bool) (o outcom
 	}
 	var deny *dsh.ApprovalAnswerDeny
 	switch x := d.(type) {
-	case dsh.ApprovalAnswerPass, *dsh.ApprovalAnswerPass:
+	case dsh.ApprovalAnswerPass:
 		return outcome{}, 0, false, false
-	case dsh.ApprovalAnswerAllow, *dsh.ApprovalAnswerAllow:
+	case dsh.ApprovalAnswerAllow:
 		return outcome{}, 0, false, true
 	case dsh.ApprovalAnswerDeny:
 		deny = &x
-	case *dsh.ApprovalAnswerDeny:
-		deny = x
 	default:
 		return failureOf("unreachable: approval/answer returned an unknown decision", nil), toFinish, true, true
 	}

@@ -69,21 +69,13 @@ type resultID struct {
 }
 
 // view returns the parts of a listener-provided result without copying or validating
-// them (pointer variants are dereferenced); ok is false for a nil result.
+// them (the registry hands over value variants only); ok is false for a nil result.
 func view(r dsh.ToolExecutionResult) (o outcome, ok bool) {
 	switch v := r.(type) {
 	case dsh.ToolSuccess:
 		return successView(v), true
-	case *dsh.ToolSuccess:
-		if v != nil {
-			return successView(*v), true
-		}
 	case dsh.ToolFailure:
 		return failureView(v), true
-	case *dsh.ToolFailure:
-		if v != nil {
-			return failureView(*v), true
-		}
 	}
 	return outcome{}, false
 }

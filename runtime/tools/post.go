@@ -27,15 +27,9 @@ func (c *call) postExecute() {
 	switch d := decision.(type) {
 	case dsh.PostToolAccept:
 		c.accept(d)
-	case *dsh.PostToolAccept:
-		c.accept(*d)
 	case dsh.PostToolBlock:
 		c.cand = c.block(d)
-	case *dsh.PostToolBlock:
-		c.cand = c.block(*d)
 	case dsh.PostToolHalt:
-		c.halted(d.Reason)
-	case *dsh.PostToolHalt:
 		c.halted(d.Reason)
 	default:
 		c.cand = c.finalFailure(errors.New("unreachable: tools/post-execute returned an unknown decision"))

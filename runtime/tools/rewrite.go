@@ -233,7 +233,7 @@ func (f *fold) apply(_ context.Context, by string, d dsh.RewriteDecision) (*dsh.
 		return errRewrite(by, dsh.RewriteErrorCodeREWRITEINVALID, "tools/rewrite-input listener "+by+" returned "+what+" that is not lossless JSON")
 	}
 	switch v := d.(type) {
-	case dsh.RewriteKeep, *dsh.RewriteKeep:
+	case dsh.RewriteKeep:
 		return nil, nil
 	case dsh.RewriteReplace:
 		snap, err := snapshotJSON(v.Args)
@@ -241,8 +241,6 @@ func (f *fold) apply(_ context.Context, by string, d dsh.RewriteDecision) (*dsh.
 			return nil, invalid("arguments")
 		}
 		next, kind, reason, disclosure = snap, dsh.RewriteStepKindReplace, v.Reason, v.Disclosure
-	case *dsh.RewriteReplace:
-		return f.apply(nil, by, *v)
 	case dsh.RewriteMerge:
 		patch, err := snapshotJSON(v.Patch)
 		if err != nil {
@@ -253,8 +251,6 @@ func (f *fold) apply(_ context.Context, by string, d dsh.RewriteDecision) (*dsh.
 			return nil, invalid("a merge patch")
 		}
 		next, kind, reason, disclosure = merged, dsh.RewriteStepKindMerge, v.Reason, v.Disclosure
-	case *dsh.RewriteMerge:
-		return f.apply(nil, by, *v)
 	default:
 		return nil, errRewrite(by, dsh.RewriteErrorCodeREWRITEFAILED, "tools/rewrite-input listener "+by+" returned an unknown decision")
 	}

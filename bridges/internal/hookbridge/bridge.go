@@ -559,8 +559,6 @@ func userPrompt(msgs []dsh.UserMessage) (string, bool) {
 			switch t := c.(type) {
 			case dsh.TextBlock:
 				parts = append(parts, t.Text)
-			case *dsh.TextBlock:
-				parts = append(parts, t.Text)
 			}
 		}
 	}
@@ -594,8 +592,6 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	var msgs []dsh.UserMessage
 	switch e := d.(type) {
 	case dsh.PreStepEnter:
-		msgs = e.Messages
-	case *dsh.PreStepEnter:
 		msgs = e.Messages
 	default:
 		b.log.Info("UserPromptSubmit context dropped: the step was not entered", "decision", string(d.Kind()))
@@ -770,8 +766,6 @@ func (b *Bridge) askDenied(t dsh.Token, result dsh.ToolExecutionResult) (string,
 	switch r := result.(type) {
 	case dsh.ToolFailure:
 		f = &r
-	case *dsh.ToolFailure:
-		f = r
 	}
 	if f == nil || f.Error.Message != a[0] {
 		return "", false
@@ -853,12 +847,8 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	switch r := p.Result.(type) {
 	case dsh.ToolSuccess:
 		succ = &r
-	case *dsh.ToolSuccess:
-		succ = r
 	case dsh.ToolFailure:
 		fail = &r
-	case *dsh.ToolFailure:
-		fail = r
 	}
 	if fail != nil && dispatched && b.has(PostToolUseFailure) {
 		// A call that ran and failed (a denied call never reaches dispatch).
@@ -934,17 +924,9 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	case dsh.PostToolAccept:
 		x.AdditionalContexts = prepend(x.AdditionalContexts)
 		return x, nil
-	case *dsh.PostToolAccept:
-		c := *x
-		c.AdditionalContexts = prepend(c.AdditionalContexts)
-		return c, nil
 	case dsh.PostToolBlock:
 		x.AdditionalContexts = prepend(x.AdditionalContexts)
 		return x, nil
-	case *dsh.PostToolBlock:
-		c := *x
-		c.AdditionalContexts = prepend(c.AdditionalContexts)
-		return c, nil
 	}
 	b.log.Info("tool hook contexts dropped: the downstream decision carries none", "decision", string(d.Kind()))
 	return d, nil

@@ -115,6 +115,8 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 type union struct {
 	Name     string
 	Variants []string // the variants' Go type names
+	Plain    []string // the variants whose records reach no union: a value is checked as is
+	Deep     []string // the variants whose records reach a union: a value is normalized
 }
 
 // decisionUnions lists the unions the events decide with, each once, sorted by name.
@@ -130,11 +132,46 @@ func decisionUnions(evs []*event) []union {
 		u := union{Name: d.Name}
 		for _, v := range d.Variants {
 			u.Variants = append(u.Variants, v.Type.Name)
+			if reachesUnion(v.Type, map[*ir.Type]bool{}) {
+				u.Deep = append(u.Deep, v.Type.Name)
+			} else {
+				u.Plain = append(u.Plain, v.Type.Name)
+			}
 		}
 		out = append(out, u)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// reachesUnion reports whether a value of record t can hold a union value: a field of
+// union type, or of a record, list or map that reaches one.
+func reachesUnion(t *ir.Type, seen map[*ir.Type]bool) bool {
+	if t == nil || seen[t] {
+		return false
+	}
+	seen[t] = true
+	var ref func(r *ir.TypeRef) bool
+	ref = func(r *ir.TypeRef) bool {
+		if r == nil {
+			return false
+		}
+		if r.Type != nil {
+			if r.Type.Kind == ir.Union {
+				return true
+			}
+			if reachesUnion(r.Type, seen) {
+				return true
+			}
+		}
+		return ref(r.Elem)
+	}
+	for _, f := range t.Fields {
+		if ref(f.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // check is the Go expression of the check a runner makes of what e's listeners return.

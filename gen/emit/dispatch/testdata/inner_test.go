@@ -8,6 +8,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -127,10 +128,18 @@ func TestNilDecision(t *testing.T) {
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
 	wantListenerError(t, err, "anonymous#3", ErrNilDecision)
 
-	// A pointer variant is a decision.
+	// A pointer variant is a decision, which the runtime sees in its value form, as it sees
+	// a variant held through a pointer inside it.
+	reg = NewRegistry()
+	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) {
+		return &DemoReplace{Nested: &DemoDeny{Reason: "n"}}, nil
+	})
+	if d, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || !reflect.DeepEqual(d, DemoReplace{Nested: DemoDeny{Reason: "n"}}) {
+		t.Errorf("nested pointer variant: %#v, %v", d, err)
+	}
 	reg = NewRegistry()
 	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return &DemoDeny{Reason: "r"}, nil })
-	if d, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || d.Kind() != "deny" {
+	if d, err := reg.RunPolicy(ctx, payload("x"), nil); err != nil || d != (DemoDeny{Reason: "r"}) {
 		t.Errorf("pointer variant: %v, %v", d, err)
 	}
 }
