@@ -116,11 +116,11 @@ var Events = []EventInfo{
 	},
 	{
 		Name:     "agent/request",
-		Domain:   DomainWaterfall,
-		Doc:      "agent/request chooses the config of every model request; next yields the seed. A\nfailure ends the turn error.",
+		Domain:   DomainFold,
+		Doc:      "agent/request is the model request point: a left fold in registration order with no\nnext over the frozen request of every attempt of every step. A listener passes,\nreplaces the config (use, durable in request/header), rewrites the system prompt,\nmessages or tools for this request only, restricts the tools, answers instead of\nthe provider, or denies (the turn ends blocked). Answer and deny end the fold. A\nlistener that fails, panics or overruns its bound (Config.ModelListenerTimeout), or\nan invalid rewrite or answer, fails the request closed: nothing is sent, and the turn\nends error naming the listener. Replay and resume never run it for past steps.",
 		Payload:  "RequestPayload",
 		Decision: "RequestDecision",
-		Default:  "use",
+		Default:  "pass",
 		Register: "OnRequest",
 		Listener: "RequestListener",
 	},
@@ -133,6 +133,16 @@ var Events = []EventInfo{
 		Default:  "none",
 		Register: "OnRequestError",
 		Listener: "RequestErrorListener",
+	},
+	{
+		Name:     "agent/response",
+		Domain:   DomainFold,
+		Doc:      "agent/response is the model response point: a left fold in registration order with\nno next over the complete response of a step (the provider's or a synthetic answer),\nbefore it is logged. A listener accepts it, replaces its text or blocks it (the fold\nstops; the turn ends blocked). While a listener sees an agent, its responses' chunks\nare held until the fold ends, so that what is logged and streamed is what it let\nthrough. A failing, panicking or overrunning listener discards the response and ends\nthe turn error naming it.",
+		Payload:  "ResponsePayload",
+		Decision: "ResponseDecision",
+		Default:  "accept",
+		Register: "OnResponse",
+		Listener: "ResponseListener",
 	},
 	{
 		Name:     "agent/session-end",
@@ -371,6 +381,7 @@ type Registry struct {
 	onPreStep        evList[PreStepListener]
 	onRequest        evList[RequestListener]
 	onRequestError   evList[RequestErrorListener]
+	onResponse       evList[ResponseListener]
 	onSessionEnd     evList[SessionEndListener]
 	onSessionStart   evList[SessionStartListener]
 	onStatus         evList[StatusListener]
@@ -447,9 +458,11 @@ func (g *Registry) Listens(event string) bool {
 	case PreStepEventName:
 		return g.cfg.audit != nil || len(g.onPreStep.load()) > 0
 	case RequestEventName:
-		return g.cfg.audit != nil || len(g.onRequest.load()) > 0
+		return len(g.onRequest.load()) > 0
 	case RequestErrorEventName:
 		return g.cfg.audit != nil || len(g.onRequestError.load()) > 0
+	case ResponseEventName:
+		return len(g.onResponse.load()) > 0
 	case SessionEndEventName:
 		return len(g.onSessionEnd.load()) > 0
 	case SessionStartEventName:
@@ -915,9 +928,19 @@ func evCheckPreToolDecision(d PreToolDecision) error {
 // RequestDecision.
 func evCheckRequestDecision(d RequestDecision) error {
 	switch v := d.(type) {
-	case RequestUse:
+	case RequestPass, RequestUse, RequestRewrite, RequestRestrict, RequestAnswer, RequestDeny:
 		return nil
+	case *RequestPass:
+		return evCheckPointer(v)
 	case *RequestUse:
+		return evCheckPointer(v)
+	case *RequestRewrite:
+		return evCheckPointer(v)
+	case *RequestRestrict:
+		return evCheckPointer(v)
+	case *RequestAnswer:
+		return evCheckPointer(v)
+	case *RequestDeny:
 		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
@@ -935,6 +958,25 @@ func evCheckRequestErrorDecision(d RequestErrorDecision) error {
 	case *RequestErrorRetry:
 		return evCheckPointer(v)
 	case *RequestErrorNone:
+		return evCheckPointer(v)
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckResponseDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// ResponseDecision.
+func evCheckResponseDecision(d ResponseDecision) error {
+	switch v := d.(type) {
+	case ResponseAccept, ResponseReplace, ResponseBlock:
+		return nil
+	case *ResponseAccept:
+		return evCheckPointer(v)
+	case *ResponseReplace:
+		return evCheckPointer(v)
+	case *ResponseBlock:
 		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision

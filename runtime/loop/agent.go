@@ -60,6 +60,8 @@ type turnRun struct {
 	cancel context.CancelCauseFunc
 	prompt bool // the first claim ended with a next-turn prompt
 
+	blocked *dsh.TurnEndBlocked // the reason of a step that ended endBlocked (driver only)
+
 	// Guarded by Agent.mu.
 	cause   dsh.AgentCancelCause // the first Cancel or Halt cause: the turn ends aborted with it
 	aborted bool                 // Cancel aborted the signal (a Halt does not)
