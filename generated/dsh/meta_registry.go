@@ -373,6 +373,7 @@ type Registry struct {
 	seq    atomic.Uint64
 	namesM sync.Mutex
 	names  map[string]int
+	timers sync.Pool // idle *time.Timer of bounded fold calls (evFoldCall)
 
 	onAgentError     evList[AgentErrorListener]
 	onInboxClaimed   evList[InboxClaimedListener]
@@ -610,6 +611,8 @@ type evListener[F any] struct {
 type evList[F any] struct {
 	mu  sync.Mutex
 	all atomic.Pointer[[]*evListener[F]]
+	// answers holds idle answer channels of a bounded fold (evFoldCall), emptied.
+	answers sync.Pool
 }
 
 func (l *evList[F]) load() []*evListener[F] {
@@ -1538,7 +1541,7 @@ func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
 		return fmt.Errorf("dsh: %s: nil apply", event)
 	}
 	for _, x := range l.seenBy(scope(p)) {
-		d, le := evFoldCall(ctx, event, x, p, bound)
+		d, le := evFoldCall(ctx, g, event, l, x, p, bound)
 		if le != nil {
 			return le
 		}
@@ -1560,29 +1563,45 @@ func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
 }
 
 // evFoldCall calls fold listener x: inline when bound <= 0, otherwise on its own goroutine
-// under a bounded context, abandoning it a grace after an overrun or a cancellation of ctx.
+// under a context it cancels (cause ErrListenerOverrun) when bound passes, abandoning the
+// listener a grace after an overrun or a cancellation of ctx. The bound is a timer of the
+// registry's pool that the caller watches, not a timeout context: a listener that returns
+// in time costs a cancel context, a channel and a goroutine, and no timer of its own.
 func evFoldCall[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, event string, x *evListener[F], p *P, bound time.Duration,
+	ctx context.Context, g *Registry, event string, l *evList[F], x *evListener[F], p *P, bound time.Duration,
 ) (D, *ListenerError) {
 	var zero D
 	if bound <= 0 {
 		return evFoldInvoke(ctx, event, x, p)
 	}
-	lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
-	defer cancel()
-	type answer struct {
-		d  D
-		le *ListenerError
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// An answer channel is reused once it delivered, never after an abandon (the listener
+	// may still send on it).
+	done, _ := l.answers.Get().(chan evAnswer[D])
+	if done == nil {
+		done = make(chan evAnswer[D], 1)
 	}
-	done := make(chan answer, 1)
 	go func() {
 		d, le := evFoldInvoke(lctx, event, x, p)
-		done <- answer{d, le}
+		done <- evAnswer[D]{d, le}
 	}()
+	timer, _ := g.timers.Get().(*time.Timer)
+	if timer == nil {
+		timer = time.NewTimer(bound)
+	} else {
+		timer.Reset(bound)
+	}
+	// Stopped, a timer's channel delivers nothing stale (go >= 1.23): it can be reused.
+	defer func() { timer.Stop(); g.timers.Put(timer) }()
 	select {
 	case a := <-done:
+		l.answers.Put(done)
 		return a.d, a.le
-	case <-lctx.Done():
+	case <-timer.C:
+		cancel(ErrListenerOverrun)
+	case <-ctx.Done():
+		cancel(context.Cause(ctx))
 	}
 	// It overran its bound, or ctx ended: whatever it returns now is void. It gets a grace
 	// to return (and release its goroutine) before it is abandoned.
@@ -1597,6 +1616,12 @@ func evFoldCall[P, D any, F ~func(context.Context, *P) (D, error)](
 		cause = context.Cause(ctx)
 	}
 	return zero, &ListenerError{Event: event, Listener: x.name, Err: cause}
+}
+
+// evAnswer is what a bounded fold listener returned.
+type evAnswer[D any] struct {
+	d  D
+	le *ListenerError
 }
 
 // evFoldInvoke calls fold listener x, turning an error or a panic into its *ListenerError.

@@ -47,6 +47,8 @@ type Agent struct {
 
 	// req is the state of the requests, owned by the driver (one at a time).
 	req requestState
+	// calls is the reusable state of the model-call folds, owned by the driver.
+	calls modelCalls
 
 	// resumed is the context Resume found (ok false for New); set before the agent is
 	// shared, read-only afterwards.

@@ -44,10 +44,30 @@ type answer struct {
 	by      string
 }
 
+// modelCalls is the driver's reusable state of the model-call folds, so that a step with
+// listeners allocates little more than its payloads. Only the driver (one at a time) uses
+// it; an abandoned, overrunning listener holds its payload, never this state.
+type modelCalls struct {
+	rf      requestFold
+	rfApply func(context.Context, string, dsh.RequestDecision) (*dsh.RequestPayload, error)
+	sf      responseFold
+	sfApply func(context.Context, string, dsh.ResponseDecision) (*dsh.ResponsePayload, error)
+	held    []dsh.AssistantChunk // the chunks a stream holds back for agent/response
+	names   []string             // the tool names tools was built for
+	tools   []dsh.ModelTool      // the payloads' tools (read-only for listeners)
+}
+
+// modelTools returns the payload's tools for specs, rebuilt only when the names change.
+func (c *modelCalls) modelTools(specs []llm.ToolSpec, names []string) []dsh.ModelTool {
+	if c.tools == nil || !slices.Equal(c.names, names) {
+		c.names, c.tools = names, toModelTools(specs)
+	}
+	return c.tools[:len(c.tools):len(c.tools)]
+}
+
 // requestFold is one run of the agent/request fold.
 type requestFold struct {
-	a     *Agent
-	plan  *requestPlan
+	plan  requestPlan
 	cur   dsh.ModelRequest // the request as the listeners so far left it
 	p     *dsh.RequestPayload
 	names []string // the registry's tool names visible to the agent, sorted
@@ -67,9 +87,19 @@ func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt in
 	}
 	var f *requestFold
 	if a.reg.Listens(dsh.RequestEventName) {
-		f = &requestFold{a: a, plan: &plan, names: names}
-		if err := f.run(ctx, t, step, attempt, history, specs); err != nil {
-			return plan, err
+		c := &a.calls
+		f = &c.rf
+		*f = requestFold{plan: plan, names: names}
+		if c.rfApply == nil {
+			c.rfApply = f.apply
+		}
+		orig := dsh.ModelRequest{Config: cloneConfig(plan.cfg), Messages: toModelMessages(history), Tools: c.modelTools(specs, names)}
+		f.cur = orig
+		f.p = &dsh.RequestPayload{Agent: a, AgentID: a.id, Turn: t.n, Step: step, Attempt: attempt, Request: orig, Original: orig}
+		err := a.reg.RunRequest(ctx, f.p, a.cfg.ModelListenerTimeout, c.rfApply)
+		plan = f.plan
+		if err != nil && !errors.Is(err, errFoldStop) {
+			return plan, listenerFailure(err, a.cfg.ModelListenerTimeout)
 		}
 	}
 	if plan.deny != nil {
@@ -95,20 +125,6 @@ func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt in
 		plan.req.System = *plan.cfg.System
 	}
 	return plan, nil
-}
-
-// run runs the fold over the derived request.
-func (f *requestFold) run(ctx context.Context, t *turnRun, step, attempt int, history []llm.Message, specs []llm.ToolSpec) error {
-	a := f.a
-	orig := dsh.ModelRequest{Config: cloneConfig(f.plan.cfg), Messages: toModelMessages(history), Tools: toModelTools(specs)}
-	f.cur = orig
-	f.p = &dsh.RequestPayload{Agent: a, AgentID: a.id, Turn: t.n, Step: step, Attempt: attempt, Request: orig, Original: orig}
-	err := a.reg.RunRequest(ctx, f.p, a.cfg.ModelListenerTimeout, f.apply)
-	switch {
-	case err == nil, errors.Is(err, errFoldStop):
-		return nil
-	}
-	return listenerFailure(err, a.cfg.ModelListenerTimeout)
 }
 
 // apply applies one listener's decision to the current request and returns the payload
@@ -141,7 +157,8 @@ func (f *requestFold) apply(_ context.Context, listener string, d dsh.RequestDec
 		f.plan.answer = &answer{content: v.Content, usage: v.Usage, by: listener}
 		return nil, errFoldStop
 	case dsh.RequestDeny:
-		f.plan.deny = &dsh.TurnEndBlocked{Reason: &v.Reason, By: &listener}
+		by := listener // a copy: taking the parameter's address would move it to the heap
+		f.plan.deny = &dsh.TurnEndBlocked{Reason: &v.Reason, By: &by}
 		return nil, errFoldStop
 	}
 	np := *f.p
@@ -287,10 +304,15 @@ func listenerFailure(err error, bound interface{ String() string }) error {
 func (a *Agent) respond(ctx context.Context, t *turnRun, step int, resp llm.Response, held []dsh.AssistantChunk,
 	seqs []int64, source dsh.ResponseSource) (ending, *dsh.LLMFailure, error) {
 	if a.reg.Listens(dsh.ResponseEventName) {
+		c := &a.calls
 		orig := dsh.ModelResponse{Content: resp.Content, Finish: resp.Finish.Reason, Usage: resp.Usage}
-		f := &responseFold{cur: orig}
+		f := &c.sf
+		*f = responseFold{cur: orig}
+		if c.sfApply == nil {
+			c.sfApply = f.apply
+		}
 		f.p = &dsh.ResponsePayload{Agent: a, AgentID: a.id, Turn: t.n, Step: step, Response: orig, Original: orig, Source: source}
-		err := a.reg.RunResponse(ctx, f.p, a.cfg.ModelListenerTimeout, f.apply)
+		err := a.reg.RunResponse(ctx, f.p, a.cfg.ModelListenerTimeout, c.sfApply)
 		if err != nil && !errors.Is(err, errFoldStop) {
 			if t.ctx.Err() != nil {
 				return endNone, nil, nil // cancelled: the turn ends aborted, nothing logged
@@ -340,7 +362,8 @@ func (f *responseFold) apply(_ context.Context, listener string, d dsh.ResponseD
 		f.chain = append(f.chain, dsh.ModelRewriteStep{By: listener, Kind: dsh.ModelRewriteKindReplace, Reason: v.Reason, Digest: ptrOf(digestOf(f.cur))})
 	case dsh.ResponseBlock:
 		f.chain = append(f.chain, dsh.ModelRewriteStep{By: listener, Kind: dsh.ModelRewriteKindBlock, Reason: &v.Reason})
-		f.blocked = &dsh.TurnEndBlocked{Reason: &v.Reason, By: &listener}
+		by := listener
+		f.blocked = &dsh.TurnEndBlocked{Reason: &v.Reason, By: &by}
 		return nil, errFoldStop
 	}
 	np := *f.p

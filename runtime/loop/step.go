@@ -111,6 +111,10 @@ func (a *Agent) stream(ctx context.Context, t *turnRun, step int, req llm.Reques
 		seqs    []int64
 		failure *dsh.LLMFailure
 	)
+	if hold {
+		held = a.calls.held[:0]
+		defer func() { a.calls.held = held[:0] }()
+	}
 	for chunk, err := range a.model.Stream(ctx, req) {
 		if err != nil {
 			f := llm.AsFailure(err)
