@@ -2242,6 +2242,15 @@ func TestModelRequestRestrictAllowList(t *testing.T) {
 	harness.RunID(t, runtime.New, "model-request-restrict-allow-list")
 }
 
+// TestModelRequestRestrictHidesTheToolFromCalls runs scenario model-request-restrict-hides-the-tool-from-calls:
+// A tool the request did not offer is unknown to the calls of that step, even though
+// the registry has it: the model (or a synthetic answer) cannot call around a
+// restriction. The next step offers it again.
+func TestModelRequestRestrictHidesTheToolFromCalls(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-restrict-hides-the-tool-from-calls")
+}
+
 // TestModelRequestRestrictNone runs scenario model-request-restrict-none:
 // An empty allow-list offers no tool at all (Gemini CLI's mode NONE).
 func TestModelRequestRestrictNone(t *testing.T) {

@@ -55,6 +55,14 @@ type modelCalls struct {
 	held    []dsh.AssistantChunk // the chunks a stream holds back for agent/response
 	names   []string             // the tool names tools was built for
 	tools   []dsh.ModelTool      // the payloads' tools (read-only for listeners)
+	// offered are the names of the tools the step's request offered when agent/request
+	// changed them (nil: the registry's, unchanged): a call to another tool is unknown.
+	offered []string
+}
+
+// hidden reports whether the step's request did not offer the tool name.
+func (c *modelCalls) hidden(name string) bool {
+	return c.offered != nil && !slices.Contains(c.offered, name)
 }
 
 // modelTools returns the payload's tools for specs, rebuilt only when the names change.
@@ -80,6 +88,7 @@ type requestFold struct {
 // rewrite is returned as an *llm.FailureError naming the listener: nothing is sent.
 func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt int) (requestPlan, error) {
 	plan := requestPlan{cfg: a.seed()}
+	a.calls.offered = nil
 	specs, names := a.toolSpecs()
 	history, err := a.req.messages(a.log)
 	if err != nil {
@@ -118,6 +127,10 @@ func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt in
 			return plan, err
 		}
 		plan.req = fromModelRequest(f.cur)
+		a.calls.offered = make([]string, len(f.cur.Tools))
+		for i, tool := range f.cur.Tools {
+			a.calls.offered[i] = tool.Name
+		}
 		return plan, nil
 	}
 	plan.req = llm.Request{Config: cloneConfig(plan.cfg), Messages: history, Tools: specs}
