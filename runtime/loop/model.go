@@ -102,7 +102,7 @@ func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt in
 		if c.rfApply == nil {
 			c.rfApply = f.apply
 		}
-		orig := dsh.ModelRequest{Config: cloneConfig(plan.cfg), Messages: toModelMessages(history), Tools: c.modelTools(specs, names)}
+		orig := dsh.ModelRequest{Config: cloneConfig(plan.cfg), Messages: a.req.modelMessages(), Tools: c.modelTools(specs, names)}
 		f.cur = orig
 		f.p = &dsh.RequestPayload{Agent: a, AgentID: a.id, Turn: t.n, Step: step, Attempt: attempt, Request: orig, Original: orig}
 		err := a.reg.RunRequest(ctx, f.p, a.cfg.ModelListenerTimeout, c.rfApply)
