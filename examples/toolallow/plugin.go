@@ -1,7 +1,8 @@
 // Package toolallow is an example native plugin at the model request point: it cuts the
 // tools offered to the model down to an allow-list, per request. The tools stay registered
 // (the request/header still lists them all); only what this request offers changes, which
-// request/rewritten records. Gemini CLI's BeforeToolSelection (allowedFunctionNames, or
+// request/rewritten records, and a call of that step to a tool the request did not offer
+// fails as an unknown tool. Gemini CLI's BeforeToolSelection (allowedFunctionNames, or
 // mode NONE) maps onto the same decision.
 package toolallow
 

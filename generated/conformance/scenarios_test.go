@@ -2173,6 +2173,14 @@ func TestModelRequestAnswerWithToolCall(t *testing.T) {
 	harness.RunID(t, runtime.New, "model-request-answer-with-tool-call")
 }
 
+// TestModelRequestAudit runs scenario model-request-audit:
+// With auditing on, a model-call decision other than the default is recorded with its
+// listener and reason; passes are not.
+func TestModelRequestAudit(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-audit")
+}
+
 // TestModelRequestDeny runs scenario model-request-deny:
 // A deny on the first step: no model call, the turn ends blocked with the reason and
 // the listener.
