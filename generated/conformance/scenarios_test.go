@@ -2322,6 +2322,14 @@ func TestModelResponseBlock(t *testing.T) {
 	harness.RunID(t, runtime.New, "model-response-block")
 }
 
+// TestModelResponseOverrun runs scenario model-response-overrun:
+// An agent/response listener still running at its bound discards the response (nothing
+// of it is logged) and ends the turn error naming it.
+func TestModelResponseOverrun(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-overrun")
+}
+
 // TestModelResponsePanic runs scenario model-response-panic:
 // A panicking agent/response listener discards the response and ends the turn error
 // naming it.
