@@ -89,6 +89,21 @@ func (v TurnEndBlocked) WithReason(x string) TurnEndBlocked {
 	return v
 }
 
+// GetBy returns By, or the zero value when it is absent.
+func (v TurnEndBlocked) GetBy() string {
+	if v.By == nil {
+		var zero string
+		return zero
+	}
+	return *v.By
+}
+
+// WithBy returns a copy of v with By set to x.
+func (v TurnEndBlocked) WithBy(x string) TurnEndBlocked {
+	v.By = &x
+	return v
+}
+
 // GetDroppedMessageIDs returns DroppedMessageIDs.
 func (v TurnEndBlocked) GetDroppedMessageIDs() []string {
 	return v.DroppedMessageIDs

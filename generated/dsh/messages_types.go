@@ -1179,8 +1179,10 @@ func (r Usage) Validate() error {
 }
 
 // LLMFailure describes a failed model call or a failed turn. A listener error at pre-step,
-// request, request-error or turn-stopping becomes a failure with the error chain text as
-// message and code "UNKNOWN" (SEMANTICS.md B §3.2).
+// request-error or turn-stopping becomes a failure with the error chain text as message and
+// code "UNKNOWN" (SEMANTICS.md B §3.2); one at agent/request or agent/response names the
+// listener, with code "MODEL_LISTENER_FAILED" (or "MODEL_REWRITE_INVALID" for a rewrite or
+// answer a provider could not accept).
 type LLMFailure struct {
 	// Message is the human-readable failure text.
 	Message string `json:"message"`
@@ -1937,11 +1939,14 @@ func (r TurnEndAborted) Validate() error {
 	return nil
 }
 
-// TurnEndBlocked is a turn a pre-step listener rejected; the claimed messages were dropped
-// (SEMANTICS.md Part A item 8).
+// TurnEndBlocked is a turn a pre-step listener rejected (the claimed messages were dropped,
+// SEMANTICS.md Part A item 8), or whose request an agent/request listener denied or whose
+// response an agent/response listener blocked.
 type TurnEndBlocked struct {
-	// Reason is the reject reason, if the listener gave one.
+	// Reason is the reject, deny or block reason, if the listener gave one.
 	Reason *string `json:"reason,omitempty"`
+	// By names the agent/request or agent/response listener that denied or blocked.
+	By *string `json:"by,omitempty"`
 	// DroppedMessageIDs are the ids of the claimed messages the rejection dropped, in claim
 	// order.
 	DroppedMessageIDs []string `json:"droppedMessageIds,omitempty"`
@@ -1974,6 +1979,9 @@ func (r TurnEndBlocked) encodeJSON(enc *codec.Encoder) {
 	if r.Reason != nil {
 		enc.Key("reason").String(*r.Reason)
 	}
+	if r.By != nil {
+		enc.Key("by").String(*r.By)
+	}
 	if r.DroppedMessageIDs != nil {
 		codec.EncodeList(enc.Key("droppedMessageIds"), r.DroppedMessageIDs, (*codec.Encoder).String)
 	}
@@ -1990,6 +1998,7 @@ func (r *TurnEndBlocked) UnmarshalJSON(data []byte) error {
 	var v TurnEndBlocked
 	dec.Kind("kind", "blocked")
 	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "by", &v.By, codec.Value[*string])
 	codec.Optional(dec, "droppedMessageIds", &v.DroppedMessageIDs, codec.ListOf(codec.Value[string]))
 	if err := dec.Finish(); err != nil {
 		return err

@@ -858,6 +858,9 @@ type AssistantMessageLogged struct {
 	// Interrupted is set when the stream was cancelled after visible text or reasoning
 	// arrived; message then holds that prefix.
 	Interrupted *bool `json:"interrupted,omitempty"`
+	// Source names the agent/request listener that answered instead of the provider;
+	// absent when the provider answered.
+	Source ResponseSource `json:"source,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -878,6 +881,9 @@ func (r AssistantMessageLogged) encodeJSON(enc *codec.Encoder) {
 	if r.Interrupted != nil {
 		enc.Key("interrupted").Bool(*r.Interrupted)
 	}
+	if r.Source != nil {
+		encodeResponseSource(enc.Key("source"), r.Source)
+	}
 	enc.EndObject()
 }
 
@@ -894,6 +900,7 @@ func (r *AssistantMessageLogged) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "message", &v.Message, codec.Checked[AssistantMessage])
 	codec.Optional(dec, "usage", &v.Usage, codec.Value[*Usage])
 	codec.Optional(dec, "interrupted", &v.Interrupted, codec.Value[*bool])
+	codec.Optional(dec, "source", &v.Source, codec.UnionOf(UnmarshalResponseSource))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -910,6 +917,11 @@ func (r AssistantMessageLogged) Validate() error {
 	if r.Usage != nil {
 		if err := r.Usage.Validate(); err != nil {
 			return codec.FieldError("AssistantMessageLogged", "usage", err)
+		}
+	}
+	if r.Source != nil {
+		if err := validateResponseSource(r.Source); err != nil {
+			return codec.FieldError("AssistantMessageLogged", "source", err)
 		}
 	}
 	return nil
