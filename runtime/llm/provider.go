@@ -142,7 +142,7 @@ func NewRegistry(ps ...Provider) (*Registry, error) {
 // anthropic (Messages API), openai (Responses API), openai-chat (chat completions),
 // gemini (Gemini API) and scripted (a script file, see [LoadScript]).
 func Builtin() *Registry {
-	r, err := NewRegistry(anthropicProvider(), openAIChatProvider(), scriptedProvider())
+	r, err := NewRegistry(anthropicProvider(), openAIResponsesProvider(), openAIChatProvider(), geminiProvider(), scriptedProvider())
 	if err != nil {
 		panic(err) // the built-in set is fixed: a failure is a programming error
 	}

@@ -31,6 +31,9 @@ type providerFixture struct {
 	unknownEvent string
 	// badArgs is a whole stream with one tool call "Bash" whose arguments are "{not json".
 	badArgs string
+	// badArgsFails says the wire cannot carry such arguments: the response is then
+	// malformed (an error finish) instead.
+	badArgsFails bool
 	// bigText is a whole stream with one text delta of text.
 	bigText func(text string) string
 	// errorBody is a JSON error body (sent with status 200).
@@ -171,6 +174,10 @@ func TestProvidersBadInput(t *testing.T) {
 			})
 			t.Run("tool arguments not JSON", func(t *testing.T) {
 				resp := run(t, 200, "text/event-stream", writeBody(fx.badArgs), 0)
+				if fx.badArgsFails {
+					wantFailure(t, resp, CodeBadResponse)
+					return
+				}
 				if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Arguments != "{not json" || resp.Finish.Reason != dsh.FinishReasonToolCalls {
 					t.Errorf("calls %+v, finish %+v", resp.ToolCalls, resp.Finish)
 				}
