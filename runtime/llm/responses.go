@@ -47,7 +47,7 @@ type OpenAIResponsesConfig struct {
 // Mapping of a [Request], as Codex sends it: store false, include
 // ["reasoning.encrypted_content"], reasoning {"summary": "auto"} (for models that
 // reason: not gpt-4*/gpt-3*), tool_choice "auto", parallel_tool_calls true, and
-// prompt_cache_key. The system prompt is the first input item, a developer message; user
+// prompt_cache_key. The system prompt is instructions; user
 // text is a user message of input_text parts; an assistant message replays its signed
 // reasoning as reasoning items (summary and encrypted_content), its text as an assistant
 // message of output_text and its tool calls as function_call items; a tool result is a
@@ -110,7 +110,7 @@ func NewOpenAIResponses(cfg OpenAIResponsesConfig) (*OpenAIResponses, error) {
 }
 
 // responsesOwnKeys are the body keys the adapter sets itself.
-var responsesOwnKeys = []string{"model", "input", "tools", "stream", "store", "include", "prompt_cache_key", "max_output_tokens", "temperature", "tool_choice", "parallel_tool_calls"}
+var responsesOwnKeys = []string{"model", "input", "instructions", "tools", "stream", "store", "include", "prompt_cache_key", "max_output_tokens", "temperature", "tool_choice", "parallel_tool_calls"}
 
 // Stream sends req and streams the response; each iteration is one HTTP request.
 func (m *OpenAIResponses) Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error] {
@@ -201,6 +201,9 @@ func (m *OpenAIResponses) params(req Request) (responses.ResponseNewParams, erro
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
+	if system := systemOf(req); system != "" {
+		p.Instructions = openai.String(system)
+	}
 	items, err := m.input(req)
 	if err != nil {
 		return p, err
@@ -221,9 +224,6 @@ func textMessage(role, partType, text string) responses.ResponseInputItemUnionPa
 // input maps the system prompt and the messages to input items.
 func (m *OpenAIResponses) input(req Request) (responses.ResponseInputParam, error) {
 	var out responses.ResponseInputParam
-	if system := systemOf(req); system != "" {
-		out = append(out, textMessage("developer", "input_text", system))
-	}
 	// outputsAt is where the current run of function_call_output items began (-1: none):
 	// under Codex, the contexts that follow go before it.
 	outputsAt := -1

@@ -78,8 +78,8 @@ func TestResponsesStream(t *testing.T) {
 }
 
 // TestResponsesRequest: the request as Codex sends it: store false, encrypted reasoning
-// included and replayed, the session's prompt_cache_key, the system prompt as the first
-// developer message, and the contexts after a tool result as developer messages before
+// included and replayed, the session's prompt_cache_key, the system prompt as
+// instructions, and the contexts after a tool result as developer messages before
 // its function_call_output.
 func TestResponsesRequest(t *testing.T) {
 	srv := serveSSE(t, 200, "text/event-stream", writeBody(sse(respTextDelta("ok"), respCompleted)))
@@ -106,11 +106,10 @@ func TestResponsesRequest(t *testing.T) {
 	}
 	want := map[string]any{
 		"model": "gpt-5", "stream": true, "store": false, "include": []any{"reasoning.encrypted_content"},
-		"reasoning": map[string]any{"summary": "auto"}, "prompt_cache_key": "ses-1", "tool_choice": "auto", "parallel_tool_calls": true,
+		"reasoning": map[string]any{"summary": "auto"}, "prompt_cache_key": "ses-1", "instructions": "Be brief.", "tool_choice": "auto", "parallel_tool_calls": true,
 		"tools": []any{map[string]any{"type": "function", "name": "Bash", "description": "run", "strict": false,
 			"parameters": map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}}}},
 		"input": []any{
-			msg("developer", "input_text", "Be brief."),
 			msg("user", "input_text", "list"),
 			map[string]any{"type": "reasoning", "summary": []any{map[string]any{"type": "summary_text", "text": "think"}}, "encrypted_content": "ENC"},
 			msg("assistant", "output_text", "Looking."),
