@@ -103,7 +103,9 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	keyVars := []string{EnvAnthropicAPIKey}
 	switch {
 	case cfg.APIKey != "":
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		// The SDK sends the key as a bearer token; the x-api-key header beside it is how
+		// Claude Code sends it, and what proxies in front of the API look for.
+		opts = append(opts, option.WithAPIKey(cfg.APIKey), option.WithHeader("x-api-key", cfg.APIKey))
 	case cfg.AuthToken != "":
 		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
 		keyVars = []string{EnvAnthropicAuthToken}

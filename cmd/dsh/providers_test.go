@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// anthropicText is a whole Messages stream answering text.
+func anthropicText(text string) string {
+	return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		fmt.Sprintf("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%q}}\n\n", text) +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+}
+
+// TestRunAnthropic: dsh run --model anthropic:… against a local Messages mock: an
+// overloaded answer (529) is retried by the default agent/request-error listener and the
+// turn completes with the text; a stream cut mid-way ends the turn in error with its
+// chunks logged but no assistant message.
+func TestRunAnthropic(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		serve       func(n int32, w http.ResponseWriter)
+		wantCalls   int32
+		wantMessage bool
+		wantLog     string
+	}{
+		{"overloaded then text", func(n int32, w http.ResponseWriter) {
+			if n == 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(529)
+				io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, anthropicText("Hello from the mock"))
+		}, 2, true, "Hello from the mock"},
+		{"cut mid-stream", func(n int32, w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			full := anthropicText("Hello from the mock")
+			io.WriteString(w, full[:strings.Index(full, "event: content_block_stop")])
+		}, 1, false, "STREAM_INTERRUPTED"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasSuffix(r.URL.Path, "/v1/messages") || r.Header.Get("X-Api-Key") != "sk-test" {
+					http.Error(w, "unexpected "+r.URL.Path, 404)
+					return
+				}
+				tt.serve(calls.Add(1), w)
+			}))
+			defer srv.Close()
+			t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+			t.Setenv("ANTHROPIC_AUTH_TOKEN", "")
+			t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+			dir := t.TempDir()
+			logFile := filepath.Join(dir, "s.jsonl")
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), []string{"run", "--model", "anthropic:claude-test", "--workspace", dir, "--log", logFile, "hi"}, nil, &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if got := calls.Load(); got != tt.wantCalls {
+				t.Errorf("%d calls, want %d", got, tt.wantCalls)
+			}
+			data, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := string(data)
+			if got := strings.Contains(log, `"assistant/message"`); got != tt.wantMessage {
+				t.Errorf("assistant/message logged: %v, want %v\n%s", got, tt.wantMessage, log)
+			}
+			if !strings.Contains(log, tt.wantLog) || !strings.Contains(log, `"assistant/chunk"`) {
+				t.Errorf("log lacks %q or its chunks:\n%s", tt.wantLog, log)
+			}
+		})
+	}
+}
