@@ -219,8 +219,13 @@ func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFil
 		env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+mockURL, "ANTHROPIC_API_KEY=dummy")
 		model = "anthropic:claude-sonnet-4-5"
 	}
-	args := append([]string{"run", "--model", model, "--workspace", workspace, "--log", logFile,
-		"--hooks", hooks, "--dialect", dialect}, extra...)
+	args := []string{"run", "--model", model, "--workspace", workspace, "--log", logFile, "--hooks", hooks, "--dialect", dialect}
+	if !slices.Contains(extra, "--context-window") {
+		// No window unless the case gives one, as with the engines' mock model: the mock's
+		// usage figures say nothing about a real window.
+		args = append(args, "--context-window", "0")
+	}
+	args = append(args, extra...)
 	args = append(args, prompt)
 	return run(ctx, workspace, env, 90*time.Second, dshBin, args...)
 }

@@ -91,8 +91,9 @@ Runs one session headless: the prompt is one turn of the agent loop with the bui
                        default as the dialect's engine: 8 for claude-code, none for codex
   --context-window N   the model's context window, in tokens: the session compacts (one
                        summarizing model call) before a step once the request reaches
-                       --compact-threshold of it (default 0.8). Without it only a request
-                       the provider rejects as too long compacts
+                       --compact-threshold of it (default 0.8). Default: a known model's
+                       window from dsh's table; 0 (or an unknown model): none, and only a
+                       request the provider rejects as too long compacts
   --compact-threshold R  the share of the window at which to compact, in (0, 1]
   --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
                        plugin asks; default: every call but Read needs approval, as under
@@ -133,7 +134,7 @@ type runOptions struct {
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
-	contextWindow      int     // tokens; 0: unknown
+	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
 	compactThreshold   float64 // 0: the loop's default
 	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
 	permissionMode     string  // bypassPermissions or default
@@ -157,7 +158,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.revalidate, "revalidate-after-rewrite", false, "claude-code: run PreToolUse again on a rewritten input")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
-	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
+	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
 }
 
@@ -165,8 +166,11 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 // --context-window, else the model's from the table of known models.
 func (o runOptions) compaction(cfg dsh.LLMCallConfig) loop.CompactionConfig {
 	window := o.contextWindow
-	if window == 0 && cfg.Provider != "scripted" {
-		window = llm.ContextWindow(cfg.Model)
+	if window < 0 {
+		window = 0
+		if cfg.Provider != "scripted" {
+			window = llm.ContextWindow(cfg.Model)
+		}
 	}
 	return loop.CompactionConfig{ContextWindow: window, ThresholdRatio: o.compactThreshold}
 }
@@ -181,7 +185,7 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
 	case o.revalidate && o.dialect == "codex":
 		return "--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"
-	case o.contextWindow < 0:
+	case o.contextWindow < -1:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case o.compactThreshold < 0 || o.compactThreshold > 1:
 		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
