@@ -90,3 +90,49 @@ func TestRunAnthropic(t *testing.T) {
 		})
 	}
 }
+
+// TestRunGemini: one dsh run --model gemini:… session against a local Gemini API mock:
+// the model calls Bash, the call runs in the workspace, its result goes back as a
+// functionResponse with the call's thought signature, and the model answers.
+func TestRunGemini(t *testing.T) {
+	var calls atomic.Int32
+	var second []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/models/gemini-test:streamGenerateContent") || r.Header.Get("X-Goog-Api-Key") != "gem-key" {
+			http.Error(w, "unexpected "+r.URL.Path, 404)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		if calls.Add(1) == 1 {
+			io.WriteString(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"Bash","args":{"command":"echo made > made.txt","description":"make a file"}},"thoughtSignature":"U0lH"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":50,"candidatesTokenCount":8}}`+"\n\n")
+			return
+		}
+		second = body
+		io.WriteString(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Made the file."}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":70,"candidatesTokenCount":4}}`+"\n\n")
+	}))
+	defer srv.Close()
+	t.Setenv("GEMINI_API_KEY", "gem-key")
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "s.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"run", "--model", "gemini:gemini-test", "--workspace", dir, "--log", logFile, "make a file"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "made.txt")); err != nil || string(data) != "made\n" {
+		t.Errorf("made.txt: %q, %v", data, err)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d calls, want 2", calls.Load())
+	}
+	for _, want := range []string{`"functionResponse":{"id":"c1","name":"Bash","response":{"output":"(no output)"}}`, `"thoughtSignature":"U0lH"`} {
+		if !strings.Contains(string(second), want) {
+			t.Errorf("second request lacks %s:\n%s", want, second)
+		}
+	}
+	log, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(log), "Made the file.") || !strings.Contains(string(log), `"tool/result"`) {
+		t.Errorf("log:\n%s", log)
+	}
+}
