@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -134,5 +135,45 @@ func TestContextWindow(t *testing.T) {
 		if got := ContextWindow(model); got != want {
 			t.Errorf("%s: %d, want %d", model, got, want)
 		}
+	}
+}
+
+// TestRetryListenerReplaceable: registered innermost, the policy decides when the
+// listeners around it call next, and a plugin that decides without calling next replaces
+// it.
+func TestRetryListenerReplaceable(t *testing.T) {
+	st := 529
+	p := &dsh.RequestErrorPayload{Failure: dsh.LLMFailure{Message: "Overloaded", Code: "overloaded_error", Status: &st}, Attempt: 1}
+	for _, tt := range []struct {
+		name      string
+		plugin    dsh.RequestErrorListener
+		wantRetry bool
+	}{
+		{"alone", nil, true},
+		{"a plugin that calls next", func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
+			return next.Call(ctx)
+		}, true},
+		{"a plugin that gives up", func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
+			return dsh.RequestErrorNone{}, nil
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := dsh.NewRegistry()
+			if tt.plugin != nil {
+				reg.Plugin("mine").OnRequestError(tt.plugin)
+			}
+			reg.Plugin("retry").OnRequestError(RetryPolicy{Rand: func() float64 { return 0 }}.Listener())
+			d, err := reg.RunRequestError(context.Background(), p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, retry := d.(dsh.RequestErrorRetry)
+			if retry != tt.wantRetry {
+				t.Fatalf("decision %#v", d)
+			}
+			if retry && (r.DelayMS == nil || *r.DelayMS != 500) {
+				t.Errorf("delay %v", r.DelayMS)
+			}
+		})
 	}
 }
