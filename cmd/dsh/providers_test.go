@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -134,5 +135,37 @@ func TestRunGemini(t *testing.T) {
 	log, _ := os.ReadFile(logFile)
 	if !strings.Contains(string(log), "Made the file.") || !strings.Contains(string(log), `"tool/result"`) {
 		t.Errorf("log:\n%s", log)
+	}
+}
+
+// TestRunOpenAIAlias: the bare --model openai is chat completions with the model of
+// OPENAI_MODEL, and a local server needs no key.
+func TestRunOpenAIAlias(t *testing.T) {
+	var model, auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, "unexpected "+r.URL.Path, 404)
+			return
+		}
+		var body struct {
+			Model string `json:"model"`
+		}
+		data, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(data, &body)
+		model, auth = body.Model, r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"chat says hi\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_MODEL", "llama-local")
+	t.Setenv("OPENAI_API_KEY", "")
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"run", "--model", "openai", "--workspace", dir, "hi"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if model != "llama-local" || auth != "" || !strings.Contains(stderr.String(), "chat says hi") {
+		t.Errorf("model %q, authorization %q, transcript:\n%s", model, auth, stderr.String())
 	}
 }
