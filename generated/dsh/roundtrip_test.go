@@ -66,7 +66,9 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("AssistantChunk/reasoning-delta", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkReasoningDelta{
-			Text: "text-text",
+			Text:      "text-text",
+			Signature: ptr("text-signature"),
+			Redacted:  ptr(true),
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/tool-call", func(t *testing.T) {
@@ -74,14 +76,17 @@ func TestRoundTrip(t *testing.T) {
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: "text-arguments",
+			Signature: ptr("text-signature"),
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/finish", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkFinish{
 			Reason: dsh.FinishReasonStop,
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 			Error: &dsh.LLMFailure{
 				Message:              "text-message",
@@ -99,7 +104,9 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ContentBlock/reasoning", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.ReasoningBlock{
-			Text: "text-text",
+			Text:      "text-text",
+			Signature: ptr("text-signature"),
+			Redacted:  ptr(true),
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/image", func(t *testing.T) {
@@ -113,6 +120,7 @@ func TestRoundTrip(t *testing.T) {
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: "text-arguments",
+			Signature: ptr("text-signature"),
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/tool-result", func(t *testing.T) {
@@ -341,8 +349,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 			},
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 		}), dsh.UnmarshalRequestDecision)
 	})
@@ -561,8 +571,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 			},
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 			Interrupted: ptr(true),
 			Source: dsh.ResponseByListener{
@@ -660,8 +672,10 @@ func TestRoundTrip(t *testing.T) {
 			Model:              "text-model",
 			MaxTokens:          ptr(1),
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 		})
 	})
@@ -1060,8 +1074,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Finish: dsh.FinishReasonStop,
 				Usage: &dsh.Usage{
-					InputTokens:  1,
-					OutputTokens: 1,
+					InputTokens:      1,
+					OutputTokens:     1,
+					CacheReadTokens:  ptr(1),
+					CacheWriteTokens: ptr(1),
 				},
 			},
 			Original: dsh.ModelResponse{
@@ -1072,8 +1088,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Finish: dsh.FinishReasonStop,
 				Usage: &dsh.Usage{
-					InputTokens:  1,
-					OutputTokens: 1,
+					InputTokens:      1,
+					OutputTokens:     1,
+					CacheReadTokens:  ptr(1),
+					CacheWriteTokens: ptr(1),
 				},
 			},
 			Source: dsh.ResponseByListener{

@@ -553,6 +553,11 @@ func (r ChunkTextDelta) Validate() error {
 type ChunkReasoningDelta struct {
 	// Text is the new reasoning text, to append to the previous reasoning.
 	Text string `json:"text"`
+	// signature, when set, ends the reasoning block this delta belongs to and is its
+	// signature (#ReasoningBlock.signature); the next reasoning delta opens a new block.
+	Signature *string `json:"signature,omitempty"`
+	// Redacted says the block is withheld reasoning (#ReasoningBlock.redacted).
+	Redacted *bool `json:"redacted,omitempty"`
 }
 
 // isAssistantChunk makes ChunkReasoningDelta an AssistantChunk variant.
@@ -581,6 +586,12 @@ func (r ChunkReasoningDelta) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("kind").String(string(ChunkReasoningDeltaKind))
 	enc.Key("text").String(r.Text)
+	if r.Signature != nil {
+		enc.Key("signature").String(*r.Signature)
+	}
+	if r.Redacted != nil {
+		enc.Key("redacted").Bool(*r.Redacted)
+	}
 	enc.EndObject()
 }
 
@@ -594,6 +605,8 @@ func (r *ChunkReasoningDelta) UnmarshalJSON(data []byte) error {
 	var v ChunkReasoningDelta
 	dec.Kind("kind", "reasoning-delta")
 	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	codec.Optional(dec, "signature", &v.Signature, codec.Value[*string])
+	codec.Optional(dec, "redacted", &v.Redacted, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -615,6 +628,8 @@ type ChunkToolCall struct {
 	Name string `json:"name"`
 	// Arguments is the model's raw argument string.
 	Arguments string `json:"arguments"`
+	// Signature is the provider's opaque state of the call (#ToolCallBlock.signature).
+	Signature *string `json:"signature,omitempty"`
 }
 
 // isAssistantChunk makes ChunkToolCall an AssistantChunk variant.
@@ -645,6 +660,9 @@ func (r ChunkToolCall) encodeJSON(enc *codec.Encoder) {
 	enc.Key("id").String(r.ID)
 	enc.Key("name").String(r.Name)
 	enc.Key("arguments").String(r.Arguments)
+	if r.Signature != nil {
+		enc.Key("signature").String(*r.Signature)
+	}
 	enc.EndObject()
 }
 
@@ -660,6 +678,7 @@ func (r *ChunkToolCall) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "id", &v.ID, codec.Value[string])
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	codec.Optional(dec, "signature", &v.Signature, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
