@@ -142,6 +142,7 @@ type Core struct {
 	namesM sync.Mutex
 	names  map[string]int
 	root   *Registrar
+	timers sync.Pool // idle *time.Timer of bounded fold calls (foldCall)
 }
 
 // NewCore returns an empty core configured by opts (nil options are ignored).
@@ -308,6 +309,8 @@ type listener[F any] struct {
 type List[F any] struct {
 	mu  sync.Mutex
 	all atomic.Pointer[[]*listener[F]]
+	// answers holds idle answer channels of a bounded fold (foldCall), emptied.
+	answers sync.Pool
 }
 
 // Len returns the number of listeners registered now.
@@ -1016,7 +1019,7 @@ func RunFold[P, D any, F ~func(context.Context, *P) (D, error)](
 		return fmt.Errorf("dsh: %s: nil apply", event)
 	}
 	for _, x := range l.seenBy(scope(p)) {
-		d, le := foldCall(ctx, event, x, p, bound)
+		d, le := foldCall(ctx, g, event, l, x, p, bound)
 		if le != nil {
 			return le
 		}
@@ -1039,29 +1042,45 @@ func RunFold[P, D any, F ~func(context.Context, *P) (D, error)](
 }
 
 // foldCall calls fold listener x: inline when bound <= 0, otherwise on its own goroutine
-// under a bounded context, abandoning it a grace after an overrun or a cancellation of ctx.
+// under a context it cancels (cause ErrListenerOverrun) when bound passes, abandoning the
+// listener a grace after an overrun or a cancellation of ctx. The bound is a timer of the
+// core's pool that the caller watches, not a timeout context: a listener that returns in
+// time costs a cancel context, a channel and a goroutine, and no timer of its own.
 func foldCall[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, event string, x *listener[F], p *P, bound time.Duration,
+	ctx context.Context, g *Core, event string, l *List[F], x *listener[F], p *P, bound time.Duration,
 ) (D, *ListenerError) {
 	var zero D
 	if bound <= 0 {
 		return foldInvoke(ctx, event, x, p)
 	}
-	lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
-	defer cancel()
-	type answer struct {
-		d  D
-		le *ListenerError
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// An answer channel is reused once it delivered, never after an abandon (the listener
+	// may still send on it).
+	done, _ := l.answers.Get().(chan answer[D])
+	if done == nil {
+		done = make(chan answer[D], 1)
 	}
-	done := make(chan answer, 1)
 	go func() {
 		d, le := foldInvoke(lctx, event, x, p)
-		done <- answer{d, le}
+		done <- answer[D]{d, le}
 	}()
+	timer, _ := g.timers.Get().(*time.Timer)
+	if timer == nil {
+		timer = time.NewTimer(bound)
+	} else {
+		timer.Reset(bound)
+	}
+	// Stopped, a timer's channel delivers nothing stale (go >= 1.23): it can be reused.
+	defer func() { timer.Stop(); g.timers.Put(timer) }()
 	select {
 	case a := <-done:
+		l.answers.Put(done)
 		return a.d, a.le
-	case <-lctx.Done():
+	case <-timer.C:
+		cancel(ErrListenerOverrun)
+	case <-ctx.Done():
+		cancel(context.Cause(ctx))
 	}
 	// It overran its bound, or ctx ended: whatever it returns now is void. It gets a grace
 	// to return (and release its goroutine) before it is abandoned.
@@ -1076,6 +1095,12 @@ func foldCall[P, D any, F ~func(context.Context, *P) (D, error)](
 		cause = context.Cause(ctx)
 	}
 	return zero, &ListenerError{Event: event, Listener: x.name, Err: cause}
+}
+
+// answer is what a bounded fold listener returned.
+type answer[D any] struct {
+	d  D
+	le *ListenerError
 }
 
 // foldInvoke calls fold listener x, turning an error or a panic into its *ListenerError.

@@ -92,11 +92,11 @@ var Events = []EventInfo{
 	},
 	{
 		Name:     "agent/request",
-		Domain:   DomainWaterfall,
-		Doc:      "agent/request chooses the config of every model request; next yields the seed. A\nfailure ends the turn error.",
+		Domain:   DomainFold,
+		Doc:      "agent/request is the model request point: a left fold in registration order with no\nnext over the frozen request of every attempt of every step. A listener passes,\nreplaces the config (use, durable in request/header), rewrites the system prompt,\nmessages or tools for this request only, restricts the tools, answers instead of\nthe provider, or denies (the turn ends blocked). Answer and deny end the fold. A\nlistener that fails, panics or overruns its bound (Config.ModelListenerTimeout), or\nan invalid rewrite or answer, fails the request closed: nothing is sent, and the turn\nends error naming the listener. Replay and resume never run it for past steps.",
 		Payload:  "RequestPayload",
 		Decision: "RequestDecision",
-		Default:  "use",
+		Default:  "pass",
 		Register: "OnRequest",
 		Listener: "RequestListener",
 	},
@@ -109,6 +109,16 @@ var Events = []EventInfo{
 		Default:  "none",
 		Register: "OnRequestError",
 		Listener: "RequestErrorListener",
+	},
+	{
+		Name:     "agent/response",
+		Domain:   DomainFold,
+		Doc:      "agent/response is the model response point: a left fold in registration order with\nno next over the complete response of a step (the provider's or a synthetic answer),\nbefore it is logged. A listener accepts it, replaces its text or blocks it (the fold\nstops; the turn ends blocked). While a listener sees an agent, its responses' chunks\nare held until the fold ends, so that what is logged and streamed is what it let\nthrough. A failing, panicking or overrunning listener discards the response and ends\nthe turn error naming it.",
+		Payload:  "ResponsePayload",
+		Decision: "ResponseDecision",
+		Default:  "accept",
+		Register: "OnResponse",
+		Listener: "ResponseListener",
 	},
 	{
 		Name:     "agent/session-end",
@@ -310,6 +320,7 @@ type Registry struct {
 	onPreStep        dispatch.List[PreStepListener]
 	onRequest        dispatch.List[RequestListener]
 	onRequestError   dispatch.List[RequestErrorListener]
+	onResponse       dispatch.List[ResponseListener]
 	onSessionEnd     dispatch.List[SessionEndListener]
 	onSessionStart   dispatch.List[SessionStartListener]
 	onStatus         dispatch.List[StatusListener]
@@ -358,9 +369,11 @@ func (g *Registry) Listens(event string) bool {
 	case PreStepEventName:
 		return g.core.Audited() || g.onPreStep.Len() > 0
 	case RequestEventName:
-		return g.core.Audited() || g.onRequest.Len() > 0
+		return g.onRequest.Len() > 0
 	case RequestErrorEventName:
 		return g.core.Audited() || g.onRequestError.Len() > 0
+	case ResponseEventName:
+		return g.onResponse.Len() > 0
 	case SessionEndEventName:
 		return g.onSessionEnd.Len() > 0
 	case SessionStartEventName:
@@ -667,13 +680,42 @@ func evCheckPreToolDecision(d PreToolDecision) (PreToolDecision, error) {
 // variant), and with ErrUnknownVariant for a type that is not a variant of RequestDecision.
 func evCheckRequestDecision(d RequestDecision) (RequestDecision, error) {
 	switch v := d.(type) {
-	case RequestUse:
+	case RequestPass, RequestUse, RequestRestrict, RequestDeny:
 		return d, nil
+	case RequestRewrite:
+		return dispatch.Normalize(v), nil
+	case RequestAnswer:
+		return dispatch.Normalize(v), nil
+	case *RequestPass:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
 	case *RequestUse:
 		if v == nil {
 			return nil, ErrNilDecision
 		}
 		return *v, nil
+	case *RequestRestrict:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
+	case *RequestDeny:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
+	case *RequestRewrite:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return dispatch.Normalize(*v), nil
+	case *RequestAnswer:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return dispatch.Normalize(*v), nil
 	case nil:
 		return nil, ErrNilDecision
 	}
@@ -695,6 +737,36 @@ func evCheckRequestErrorDecision(d RequestErrorDecision) (RequestErrorDecision, 
 		}
 		return *v, nil
 	case *RequestErrorNone:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
+	case nil:
+		return nil, ErrNilDecision
+	}
+	return nil, ErrUnknownVariant
+}
+
+// evCheckResponseDecision checks what a listener or terminal returned and normalizes it to the
+// value form of its variant: a pointer variant becomes the value it points to, and so does
+// every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
+// sees one dynamic type per variant. It fails with ErrNilDecision for nil (or a nil pointer
+// variant), and with ErrUnknownVariant for a type that is not a variant of ResponseDecision.
+func evCheckResponseDecision(d ResponseDecision) (ResponseDecision, error) {
+	switch v := d.(type) {
+	case ResponseAccept, ResponseReplace, ResponseBlock:
+		return d, nil
+	case *ResponseAccept:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
+	case *ResponseReplace:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
+	case *ResponseBlock:
 		if v == nil {
 			return nil, ErrNilDecision
 		}

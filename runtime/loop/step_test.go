@@ -78,12 +78,11 @@ func TestRetryAfterCancelIsIgnored(t *testing.T) {
 func TestRequestListenerChangesHeader(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	e.cfg.System = "be brief"
-	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
-		d, err := next.Call(ctx)
-		if err != nil || p.Turn == 1 {
-			return d, err
+	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+		if p.Turn == 1 {
+			return dsh.RequestPass{}, nil
 		}
-		cfg := d.(dsh.RequestUse).Config
+		cfg := p.Request.Config
 		cfg.Model = "m2"
 		return dsh.RequestUse{Config: cfg}, nil
 	})
