@@ -27,7 +27,7 @@ func recordDecision(ctx context.Context, d dsh.ResolvedDecision) {
 		return
 	}
 	switch d.Decision.(type) {
-	case dsh.RequestPass, *dsh.RequestPass, dsh.ResponseAccept, *dsh.ResponseAccept:
+	case dsh.RequestPass, dsh.ResponseAccept:
 		return // a model-call fold's "no opinion", its default
 	}
 	rec := dsh.DecisionRecorded{Point: d.Event, Listener: d.Listener, Decision: d.Kind, Reason: decisionReason(d.Decision)}
@@ -82,8 +82,6 @@ func decisionReason(d any) *string {
 		return v.Reason
 	case dsh.ResponseBlock:
 		return str(v.Reason)
-	case *dsh.RequestRewrite, *dsh.RequestRestrict, *dsh.RequestDeny, *dsh.ResponseReplace, *dsh.ResponseBlock:
-		return decisionReason(derefDecision(v))
 	case dsh.PreCompactDefer:
 		return str(v.Reason)
 	case dsh.PreCompactReplace:
@@ -111,21 +109,4 @@ func ApprovalRecorder() approval.Recorder {
 		_, err := s.agent.log.Append(s.agent.base, data)
 		return err
 	})
-}
-
-// derefDecision returns the value a pointer variant of a model-call decision points to.
-func derefDecision(d any) any {
-	switch v := d.(type) {
-	case *dsh.RequestRewrite:
-		return *v
-	case *dsh.RequestRestrict:
-		return *v
-	case *dsh.RequestDeny:
-		return *v
-	case *dsh.ResponseReplace:
-		return *v
-	case *dsh.ResponseBlock:
-		return *v
-	}
-	return d
 }

@@ -143,7 +143,7 @@ func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt in
 // apply applies one listener's decision to the current request and returns the payload
 // the next listener sees.
 func (f *requestFold) apply(_ context.Context, listener string, d dsh.RequestDecision) (*dsh.RequestPayload, error) {
-	switch v := normalizeRequest(d).(type) {
+	switch v := d.(type) { // the registry returns value variants only
 	case dsh.RequestPass:
 		return nil, nil
 	case dsh.RequestUse:
@@ -367,7 +367,7 @@ type responseFold struct {
 
 // apply applies one agent/response decision.
 func (f *responseFold) apply(_ context.Context, listener string, d dsh.ResponseDecision) (*dsh.ResponsePayload, error) {
-	switch v := normalizeResponse(d).(type) {
+	switch v := d.(type) { // the registry returns value variants only
 	case dsh.ResponseAccept:
 		return nil, nil
 	case dsh.ResponseReplace:
@@ -531,38 +531,6 @@ func normalizeBlock(b dsh.ContentBlock) dsh.ContentBlock {
 		return *v
 	}
 	return b
-}
-
-// normalizeRequest returns the value variant of d.
-func normalizeRequest(d dsh.RequestDecision) dsh.RequestDecision {
-	switch v := d.(type) {
-	case *dsh.RequestPass:
-		return *v
-	case *dsh.RequestUse:
-		return *v
-	case *dsh.RequestRewrite:
-		return *v
-	case *dsh.RequestRestrict:
-		return *v
-	case *dsh.RequestAnswer:
-		return *v
-	case *dsh.RequestDeny:
-		return *v
-	}
-	return d
-}
-
-// normalizeResponse returns the value variant of d.
-func normalizeResponse(d dsh.ResponseDecision) dsh.ResponseDecision {
-	switch v := d.(type) {
-	case *dsh.ResponseAccept:
-		return *v
-	case *dsh.ResponseReplace:
-		return *v
-	case *dsh.ResponseBlock:
-		return *v
-	}
-	return d
 }
 
 // ptrOf returns a pointer to a copy of v.

@@ -190,8 +190,6 @@ func (a *Agent) requestError(ctx context.Context, t *turnRun, step int, provider
 	switch v := d.(type) {
 	case dsh.RequestErrorRetry:
 		delay = v.DelayMS
-	case *dsh.RequestErrorRetry:
-		delay = v.DelayMS
 	default:
 		return false, nil
 	}
