@@ -214,3 +214,149 @@ func isUnion(t reflect.Type) bool {
 func isData(f reflect.StructField) bool {
 	return f.IsExported() && f.Tag.Get("json") != "-"
 }
+
+// HasPointerVariant reports whether v holds, anywhere inside it, a union value that is a
+// pointer variant: whether Normalize would change it. It allocates nothing and walks only
+// the parts of v that can hold a union (a plan per type, built once), so that the
+// generated checks can call it on every decision and pay for Normalize only when a
+// listener returned a pointer variant inside one.
+func HasPointerVariant(v any) bool {
+	if v == nil {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	p := planFor(rv.Type())
+	if p == nil {
+		return false
+	}
+	return p(0, rv)
+}
+
+// Plan is the walk HasPointerVariant makes of the values of one type, built once: a
+// generated package keeps one per variant whose record reaches a union and asks it of
+// every such decision, without a lookup by type.
+type Plan struct{ f plan }
+
+// PlanOf returns the Plan of the values of type T.
+func PlanOf[T any]() Plan { return Plan{planFor(reflect.TypeFor[T]())} }
+
+// Has reports whether v (a value of the Plan's type) holds a pointer variant, as
+// HasPointerVariant does.
+func (p Plan) Has(v any) bool {
+	return p.f != nil && v != nil && p.f(0, reflect.ValueOf(v))
+}
+
+// plan reports whether a value of one type, depth levels deep, holds a pointer variant; a
+// nil plan stands for a type that cannot hold a union.
+type plan func(depth int, v reflect.Value) bool
+
+// maxDepth bounds the walk of HasPointerVariant, so that a cyclic value ends it: what lies
+// deeper is reported as holding a pointer variant, which sends the value to Normalize,
+// which walks cycles once around.
+const maxDepth = 1000
+
+// plans memoizes planFor: a reflect.Type maps to a *plan.
+var plans sync.Map
+
+// planFor returns the plan of t, building it (and those of the types it reaches) once.
+func planFor(t reflect.Type) plan {
+	if p, ok := plans.Load(t); ok {
+		return *p.(*plan)
+	}
+	building := map[reflect.Type]*plan{}
+	p := buildPlan(t, building)
+	for bt, slot := range building {
+		plans.LoadOrStore(bt, slot)
+	}
+	return p
+}
+
+func buildPlan(t reflect.Type, building map[reflect.Type]*plan) plan {
+	if p, ok := plans.Load(t); ok {
+		return *p.(*plan)
+	}
+	if slot, ok := building[t]; ok { // a recursive type: call the plan once it is built
+		return func(depth int, v reflect.Value) bool { return *slot != nil && (*slot)(depth, v) }
+	}
+	slot := new(plan)
+	building[t] = slot
+	var f plan
+	switch t.Kind() {
+	case reflect.Interface:
+		if isUnion(t) {
+			f = func(depth int, v reflect.Value) bool {
+				if v.IsNil() {
+					return false
+				}
+				e := v.Elem()
+				if e.Kind() == reflect.Pointer && !e.IsNil() && e.Elem().Kind() == reflect.Struct && e.Elem().Type().Implements(t) {
+					return true
+				}
+				p := planFor(e.Type())
+				return p != nil && p(depth+1, e)
+			}
+		}
+	case reflect.Struct:
+		var idx []int
+		var sub []plan
+		for i := range t.NumField() {
+			if fl := t.Field(i); isData(fl) {
+				if p := buildPlan(fl.Type, building); p != nil {
+					idx, sub = append(idx, i), append(sub, p)
+				}
+			}
+		}
+		if len(idx) > 0 {
+			f = func(depth int, v reflect.Value) bool {
+				for j, i := range idx {
+					if sub[j](depth+1, v.Field(i)) {
+						return true
+					}
+				}
+				return false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if ep := buildPlan(t.Elem(), building); ep != nil {
+			f = func(depth int, v reflect.Value) bool {
+				if depth > maxDepth {
+					return true
+				}
+				for i := range v.Len() {
+					if ep(depth+1, v.Index(i)) {
+						return true
+					}
+				}
+				return false
+			}
+		}
+	case reflect.Map:
+		if ep := buildPlan(t.Elem(), building); ep != nil {
+			f = func(depth int, v reflect.Value) bool {
+				if depth > maxDepth {
+					return true
+				}
+				for it := v.MapRange(); it.Next(); {
+					if ep(depth+1, it.Value()) {
+						return true
+					}
+				}
+				return false
+			}
+		}
+	case reflect.Pointer:
+		if ep := buildPlan(t.Elem(), building); ep != nil {
+			f = func(depth int, v reflect.Value) bool {
+				if v.IsNil() {
+					return false
+				}
+				if depth > maxDepth {
+					return true
+				}
+				return ep(depth+1, v.Elem())
+			}
+		}
+	}
+	*slot = f
+	return f
+}

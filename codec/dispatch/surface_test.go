@@ -198,12 +198,17 @@ func kind[D interface{ Kind() string }](d D) string { return d.Kind() }
 // checkDecision and checkVerdict are what dshgen generates for a union: a variant is
 // returned in its value form (normalized when its record reaches a union), a nil one or
 // one of another type is a failure.
+var planReplace = dispatch.PlanOf[DemoReplace]()
+
 func checkDecision(d Decision) (Decision, error) {
 	switch v := d.(type) {
 	case DemoAllow, DemoDeny:
 		return d, nil
 	case DemoReplace:
-		return dispatch.Normalize(v), nil
+		if planReplace.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case *DemoAllow:
 		return deref(v)
 	case *DemoDeny:

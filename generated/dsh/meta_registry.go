@@ -460,6 +460,19 @@ func WrapperNextFunc[D any](fn func(ctx context.Context) D) WrapperNext[D] {
 // is set.
 type Vote[D any] = dispatch.Vote[D]
 
+// The walks of the variants whose records reach a union, made of every such decision to
+// find a pointer variant inside it (see evCheck<Union>).
+var (
+	evPlanPostCompactAppend = dispatch.PlanOf[PostCompactAppend]()
+	evPlanPostToolAccept    = dispatch.PlanOf[PostToolAccept]()
+	evPlanPostToolBlock     = dispatch.PlanOf[PostToolBlock]()
+	evPlanPreStepEnter      = dispatch.PlanOf[PreStepEnter]()
+	evPlanRequestAnswer     = dispatch.PlanOf[RequestAnswer]()
+	evPlanRequestRewrite    = dispatch.PlanOf[RequestRewrite]()
+	evPlanToolFailure       = dispatch.PlanOf[ToolFailure]()
+	evPlanToolSuccess       = dispatch.PlanOf[ToolSuccess]()
+)
+
 // evCheckApprovalAnswerDecision checks what a listener or terminal returned and normalizes it to the
 // value form of its variant: a pointer variant becomes the value it points to, and so does
 // every variant held through a pointer inside it (dispatch.Normalize), so that the runtime
@@ -525,7 +538,10 @@ func evCheckPostCompactDecision(d PostCompactDecision) (PostCompactDecision, err
 	case PostCompactAccept:
 		return d, nil
 	case PostCompactAppend:
-		return dispatch.Normalize(v), nil
+		if evPlanPostCompactAppend.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case *PostCompactAccept:
 		if v == nil {
 			return nil, ErrNilDecision
@@ -552,9 +568,15 @@ func evCheckPostToolDecision(d PostToolDecision) (PostToolDecision, error) {
 	case PostToolHalt:
 		return d, nil
 	case PostToolAccept:
-		return dispatch.Normalize(v), nil
+		if evPlanPostToolAccept.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case PostToolBlock:
-		return dispatch.Normalize(v), nil
+		if evPlanPostToolBlock.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case *PostToolHalt:
 		if v == nil {
 			return nil, ErrNilDecision
@@ -616,7 +638,10 @@ func evCheckPreStepDecision(d PreStepDecision) (PreStepDecision, error) {
 	case PreStepReject, PreStepHalt:
 		return d, nil
 	case PreStepEnter:
-		return dispatch.Normalize(v), nil
+		if evPlanPreStepEnter.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case *PreStepReject:
 		if v == nil {
 			return nil, ErrNilDecision
@@ -683,9 +708,15 @@ func evCheckRequestDecision(d RequestDecision) (RequestDecision, error) {
 	case RequestPass, RequestUse, RequestRestrict, RequestDeny:
 		return d, nil
 	case RequestRewrite:
-		return dispatch.Normalize(v), nil
+		if evPlanRequestRewrite.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case RequestAnswer:
-		return dispatch.Normalize(v), nil
+		if evPlanRequestAnswer.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case *RequestPass:
 		if v == nil {
 			return nil, ErrNilDecision
@@ -815,9 +846,15 @@ func evCheckRewriteDecision(d RewriteDecision) (RewriteDecision, error) {
 func evCheckToolExecutionResult(d ToolExecutionResult) (ToolExecutionResult, error) {
 	switch v := d.(type) {
 	case ToolSuccess:
-		return dispatch.Normalize(v), nil
+		if evPlanToolSuccess.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case ToolFailure:
-		return dispatch.Normalize(v), nil
+		if evPlanToolFailure.Has(d) {
+			return dispatch.Normalize(v), nil
+		}
+		return d, nil
 	case *ToolSuccess:
 		if v == nil {
 			return nil, ErrNilDecision

@@ -97,6 +97,7 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 		"Package": s.Package,
 		"Events":  evs,
 		"Unions":  decisionUnions(evs),
+		"Deep":    deepVariants(decisionUnions(evs)),
 	}); err != nil {
 		return nil, fmt.Errorf("dispatch: meta_registry.go: %v", err)
 	}
@@ -141,6 +142,23 @@ func decisionUnions(evs []*event) []union {
 		out = append(out, u)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// deepVariants lists, sorted and each once, the variants of unions whose records reach a
+// union.
+func deepVariants(us []union) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range us {
+		for _, v := range u.Deep {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
