@@ -1010,3 +1010,25 @@ func TestNormalizeCycle(t *testing.T) {
 		t.Error("nil")
 	}
 }
+
+// TestHasPointerVariant: the walk that decides whether a decision needs normalizing finds a
+// pointer variant at any depth, and nothing in a decision of value variants only.
+func TestHasPointerVariant(t *testing.T) {
+	for _, c := range []struct {
+		d    Decision
+		want bool
+	}{
+		{DemoReplace{}, false},
+		{DemoReplace{Nested: DemoDeny{}, List: []Decision{DemoAllow{}, DemoReplace{List: []Decision{DemoDeny{}}}}}, false},
+		{DemoReplace{Nested: &DemoDeny{}}, true},
+		{DemoReplace{List: []Decision{DemoAllow{}, DemoReplace{List: []Decision{&DemoAllow{}}}}}, true},
+		{DemoReplace{Nested: (*DemoDeny)(nil)}, false},
+	} {
+		if got := dispatch.HasPointerVariant(c.d); got != c.want {
+			t.Errorf("HasPointerVariant(%#v) = %v, want %v", c.d, got, c.want)
+		}
+		if got := planReplace.Has(c.d); got != c.want {
+			t.Errorf("Plan.Has(%#v) = %v, want %v", c.d, got, c.want)
+		}
+	}
+}
