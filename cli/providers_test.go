@@ -27,8 +27,8 @@ func anthropicText(text string) string {
 
 // TestRunAnthropic: dsh run --model anthropic:… against a local Messages mock: an
 // overloaded answer (529) is retried by the default agent/request-error listener and the
-// turn completes with the text; a stream cut mid-way ends the turn in error with its
-// chunks logged but no assistant message.
+// turn completes with the text (exit 0); a stream cut mid-way ends the turn in error
+// (exit 1, a model failure) with its chunks logged but no assistant message.
 func TestRunAnthropic(t *testing.T) {
 	for _, tt := range []struct {
 		name        string
@@ -36,6 +36,7 @@ func TestRunAnthropic(t *testing.T) {
 		wantCalls   int32
 		wantMessage bool
 		wantLog     string
+		wantExit    int
 	}{
 		{"overloaded then text", func(n int32, w http.ResponseWriter) {
 			if n == 1 {
@@ -47,12 +48,12 @@ func TestRunAnthropic(t *testing.T) {
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, anthropicText("Hello from the mock"))
-		}, 2, true, "Hello from the mock"},
+		}, 2, true, "Hello from the mock", 0},
 		{"cut mid-stream", func(n int32, w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			full := anthropicText("Hello from the mock")
 			io.WriteString(w, full[:strings.Index(full, "event: content_block_stop")])
-		}, 1, false, "STREAM_INTERRUPTED"},
+		}, 1, false, "STREAM_INTERRUPTED", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
@@ -71,8 +72,8 @@ func TestRunAnthropic(t *testing.T) {
 			logFile := filepath.Join(dir, "s.jsonl")
 			var stdout, stderr bytes.Buffer
 			code := Run(context.Background(), []string{"run", "--model", "anthropic:claude-test", "--workspace", dir, "--log", logFile, "hi"}, nil, &stdout, &stderr)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr.String())
+			if code != tt.wantExit {
+				t.Fatalf("exit %d, want %d: %s", code, tt.wantExit, stderr.String())
 			}
 			if got := calls.Load(); got != tt.wantCalls {
 				t.Errorf("%d calls, want %d", got, tt.wantCalls)
