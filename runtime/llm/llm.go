@@ -307,7 +307,7 @@ func (a *Assembler) Add(c dsh.AssistantChunk) error {
 		},
 		func(tc dsh.ChunkToolCall) struct{} {
 			a.closeRun()
-			b := dsh.ToolCallBlock{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
+			b := dsh.ToolCallBlock(tc)
 			r.ToolCalls = append(r.ToolCalls, b)
 			r.Content = append(r.Content, b)
 			return struct{}{}

@@ -962,12 +962,12 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeHalt:
 		if p.Agent == nil {
-			return errors.New("Stop hook halt: the payload has no agent handle")
+			return errors.New("stop hook halt: the payload has no agent handle")
 		}
 		p.Agent.Halt(rep.Merged.Reason)
 	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
 		if p.Agent == nil {
-			return errors.New("Stop hook block: the payload has no agent handle")
+			return errors.New("stop hook block: the payload has no agent handle")
 		}
 		texts := []string{rep.Merged.Reason}
 		if b.d.Render.Stop != nil {
@@ -981,7 +981,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 	default:
 		if b.d.Render.StopContexts && len(rep.Merged.Contexts) > 0 {
 			if p.Agent == nil {
-				return errors.New("Stop hook context: the payload has no agent handle")
+				return errors.New("stop hook context: the payload has no agent handle")
 			}
 			return p.Agent.Steer(ctx, b.message(b.contexts(Stop, "", rep)))
 		}
