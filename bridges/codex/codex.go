@@ -158,7 +158,7 @@ func dialect(model string, asEngine bool) hookbridge.Dialect {
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,
-		// Codex compaction cannot be blocked: PreCompact and PostCompact observe it.
+		// An updatedInput goes back onto the call's own arguments, as the real engine does.
 		MapRewrite: MapRewrite,
 	}
 }
