@@ -9,7 +9,8 @@ import (
 const maxDepth = 10000
 
 // jsonScanner validates lossless JSON in one pass (SEMANTICS.md B §0): RFC 8259 syntax,
-// valid UTF-8 in strings, and numbers that are finite as a float64 and not -0.
+// valid UTF-8 in strings, and numbers that are finite as a float64 and not -0. Why it is
+// not codec/scan.go: docs/decisions.md, "Two JSON scanners and two string escapers".
 type jsonScanner struct {
 	data  []byte
 	i     int
