@@ -102,3 +102,22 @@ func TestStagedHaltAfterPreDispatch(t *testing.T) {
 		t.Errorf("exec %+v", ex)
 	}
 }
+
+// A staged call's Exec is a copy: no agent id for an agent-less call, and a private one
+// otherwise.
+func TestStagedExecIsACopy(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, echoDef())
+	if id := e.rt.Start(context.Background(), Input{CallID: "c1", Name: "echo", Arguments: json.RawMessage(`{}`)}).Exec().AgentID; id != nil {
+		t.Errorf("agent-less call: agent id %q", *id)
+	}
+	k := e.rt.Start(context.Background(), Input{CallID: "c2", Name: "echo", Arguments: json.RawMessage(`{}`), AgentID: "a1"})
+	first := k.Exec()
+	*first.AgentID = "changed"
+	if id := k.Exec().AgentID; id == nil || *id != "a1" {
+		t.Errorf("after changing a copy: agent id %v, want a1", id)
+	}
+	k.PreDispatch()
+	k.Dispatch()
+	k.Finish()
+}
