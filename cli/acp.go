@@ -27,7 +27,7 @@ func init() {
 	commands["acp"] = command{summary: "serve ACP (Agent Client Protocol) on stdio, for editors such as Zed", run: runACP}
 }
 
-const acpUsage = `usage: dsh acp [--demo] [--model scripted:FILE | --model openai]
+const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
                [--sessions DIR | --sessions postgres://... [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
@@ -44,7 +44,7 @@ log is refused and left as it is: see dsh log --repair). The
 process ends when stdin does, after cancelling and settling every session.
 
   --demo               the bundled scripted model and the two example native plugins
-  --model M            as dsh run: scripted:FILE (a fresh script per session) or openai
+  --model M            as dsh run: PROVIDER:MODEL (scripted:FILE: a fresh script per session)
   --sessions DIR       where session logs go, DIR/<sessionId>.jsonl (default
                        $XDG_STATE_HOME/dsh/sessions, else ~/.local/state/dsh/sessions)
   --sessions postgres://USER:PASSWORD@HOST:PORT/DB
@@ -144,7 +144,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Check the model and the config files once, up front: one that cannot be used fails
 	// the command (exit 1) before any frame is read.
-	if _, _, err := pickModel(o.run); err != nil {
+	if _, _, err := pickModel(o.run, "", logger); err != nil {
 		return c.Fail(err)
 	}
 	if file := o.run.mcpConfig; file != "" {
@@ -198,7 +198,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 		ro.permissionMode = permDefault
 	}
 	ro.findProjectHooks(spec.CWD, func(msg string) { logger.Warn("hooks", "diagnostic", msg) })
-	model, llmCfg, err := pickModel(ro)
+	model, llmCfg, err := pickModel(ro, hookSessionID(spec.ID), logger)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +222,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 			return nil, err
 		}
 	}
+	registerRetry(hooks, llmCfg)
 	projectDir := ro.projectDir
 	if projectDir == "" {
 		projectDir = spec.CWD
@@ -234,7 +235,7 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 	}
 	return &acp.Env{
 		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
-		ContinuationCap: continuationCap(ro), Compaction: ro.compaction(),
+		ContinuationCap: continuationCap(ro), Compaction: ro.compaction(llmCfg),
 		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
 		ToolOptions: hooksToolOptions(ro),
 		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",

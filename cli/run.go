@@ -42,7 +42,7 @@ var demoScript []byte
 // demoPrompt is the prompt of the bundled demo session.
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
-const runUsage = `usage: dsh run [--demo] [--model scripted:FILE | --model openai] [--workspace DIR]
+const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace DIR]
                [--log FILE | --log postgres://... [--session ID] [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
@@ -68,9 +68,13 @@ container or VM) when that matters.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
-  --model scripted:FILE  replay a scripted model ({"responses":[...]}, see runtime/llm)
-  --model openai       an OpenAI-compatible chat-completions endpoint: OPENAI_BASE_URL,
-                       OPENAI_MODEL and OPENAI_API_KEY from the environment
+  --model PROVIDER:MODEL  the model (see "Use a real model" below):
+                       anthropic:MODEL    the Anthropic Messages API
+                       openai:MODEL       the OpenAI Responses API
+                       openai-chat:MODEL  chat completions (OpenAI-compatible servers)
+                       gemini:MODEL       the Gemini API
+                       scripted:FILE      replay a scripted model ({"responses":[...]})
+                       openai             openai-chat with the model of OPENAI_MODEL
   --workspace DIR      the workspace (default: the current directory; with --demo, a new
                        temporary directory, removed at exit)
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
@@ -129,8 +133,9 @@ container or VM) when that matters.
                        default as the dialect's engine: 8 for claude-code, none for codex
   --context-window N   the model's context window, in tokens: the session compacts (one
                        summarizing model call) before a step once the request reaches
-                       --compact-threshold of it (default 0.8). Without it only a request
-                       the provider rejects as too long compacts
+                       --compact-threshold of it (default 0.8). Default: a known model's
+                       window from dsh's table; 0 (or an unknown model): none, and only a
+                       request the provider rejects as too long compacts
   --compact-threshold R  the share of the window at which to compact, in (0, 1]
   --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
                        plugin asks; default: every call but Read needs approval, as under
@@ -148,6 +153,18 @@ container or VM) when that matters.
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
 running a turn (the instructions guide the summary).
+
+Use a real model: the credentials and endpoints come from the variables the engines read;
+a missing key is a usage error naming it.
+  anthropic:claude-sonnet-4-5   ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL
+  openai:gpt-5                  OPENAI_API_KEY, OPENAI_BASE_URL
+  openai-chat:llama3            OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for ollama),
+                                OPENAI_API_KEY (not needed with OPENAI_BASE_URL)
+  gemini:gemini-2.5-pro         GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL
+A rate limit, an overloaded provider or a server error is retried with exponential backoff
+(the default agent/request-error listener, which a plugin may replace). The context window
+of a known model comes from dsh's table; --context-window overrides it.
+
 
 Exit status:
   0    the turn completed, or policy (a hook or plugin) blocked or halted it
@@ -174,7 +191,7 @@ type runOptions struct {
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
-	contextWindow      int     // tokens; 0: unknown
+	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
 	compactThreshold   float64 // 0: the loop's default
 	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
 	permissionMode     string  // bypassPermissions or default
@@ -193,7 +210,7 @@ type runOptions struct {
 // the plugins and the MCP servers of a session.
 func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.demo, "demo", false, "the bundled scripted model and example plugins")
-	fs.StringVar(&o.model, "model", "", "scripted:FILE or openai")
+	fs.StringVar(&o.model, "model", "", "PROVIDER:MODEL (anthropic, openai, openai-chat, gemini, scripted) or openai")
 	fs.StringVar(&o.hooksFile, "hooks", "", "run the hooks of FILE")
 	o.dialect = "claude-code"
 	fs.Var(clix.OneOf(&o.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
@@ -205,14 +222,22 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.revalidate, "revalidate-after-rewrite", false, "claude-code: run PreToolUse again on a rewritten input")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load a Claude Code plugin (repeatable)")
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
-	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window, in tokens (0: unknown)")
+	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
 	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
 }
 
-// compaction is the loop's compaction config for o.
-func (o runOptions) compaction() loop.CompactionConfig {
-	return loop.CompactionConfig{ContextWindow: o.contextWindow, ThresholdRatio: o.compactThreshold}
+// compaction is the loop's compaction config for o and the model of cfg: the window of
+// --context-window, else the model's from the table of known models.
+func (o runOptions) compaction(cfg dsh.LLMCallConfig) loop.CompactionConfig {
+	window := o.contextWindow
+	if window < 0 {
+		window = 0
+		if cfg.Provider != "scripted" {
+			window = llm.ContextWindow(cfg.Model)
+		}
+	}
+	return loop.CompactionConfig{ContextWindow: window, ThresholdRatio: o.compactThreshold}
 }
 
 // checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
@@ -225,10 +250,15 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
 	case o.revalidate && o.dialect == "codex":
 		return "--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"
-	case o.contextWindow < 0:
+	case o.contextWindow < -1:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case o.compactThreshold < 0 || o.compactThreshold > 1:
 		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
+	case !o.demo && o.model != "":
+		// The provider and its credentials, before any session starts.
+		if err := llm.Builtin().Check(o.model, llm.Options{}); err != nil {
+			return err.Error()
+		}
 	}
 	return ""
 }
@@ -269,8 +299,6 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 		o.prompt = demoPrompt
 	case !o.demo && o.model == "":
 		return o, c.UsageError("--model is required (or --demo)"), false
-	case !o.demo && o.model != "openai" && (!strings.HasPrefix(o.model, "scripted:") || o.model == "scripted:"):
-		return o, c.UsageError("--model %q: want scripted:FILE or openai", o.model), false
 	case o.prompt == "":
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.checkSession() != "":
@@ -313,8 +341,9 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
 	start := time.Now()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	model, llmCfg, err := pickModel(o)
-	if err != nil {
+	// The model first, so that a script that cannot be read fails before anything is
+	// made; it is built again below, with the session's id.
+	if _, _, err := pickModel(o, "", logger); err != nil {
 		return runResult{}, err
 	}
 	// The log before anything starts: a database that cannot be reached fails the run
@@ -392,6 +421,10 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
+	model, llmCfg, err := pickModel(o, hookSessionID(sessionID), logger)
+	if err != nil {
+		return runResult{}, err
+	}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
 	defer prog.stop()
@@ -420,10 +453,11 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		// After the hooks, so that their decisions come first (as dsh acp's policy).
 		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
 	}
+	registerRetry(hooks, llmCfg)
 
 	cfg := loop.Config{ID: "main", SessionID: sessionID, Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
 		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
-		ContinuationCap: continuationCap(o), Compaction: o.compaction()}
+		ContinuationCap: continuationCap(o), Compaction: o.compaction(llmCfg)}
 	var agent *loop.Agent
 	if resume {
 		agent, err = loop.Resume(ctx, cfg)
@@ -613,27 +647,28 @@ func continuationCap(o runOptions) int {
 	return loop.DefaultContinuationCap
 }
 
-// pickModel builds the model o names and its call configuration.
-func pickModel(o runOptions) (llm.Model, dsh.LLMCallConfig, error) {
-	switch {
-	case o.demo:
+// pickModel builds the model o names and its call configuration: the bundled demo
+// script, or --model through the provider registry (llm.Builtin). sessionID identifies
+// the session to providers that send one (the Responses API's prompt_cache_key).
+func pickModel(o runOptions, sessionID string, logger *slog.Logger) (llm.Model, dsh.LLMCallConfig, error) {
+	if o.demo {
 		m, err := llm.ParseScript(demoScript)
 		return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
-	case strings.HasPrefix(o.model, "scripted:"):
-		path := strings.TrimPrefix(o.model, "scripted:")
-		m, err := llm.LoadScript(path)
-		return m, dsh.LLMCallConfig{Provider: "scripted", Model: filepath.Base(path)}, err
-	case o.model == "openai":
-		cfg := llm.OpenAIConfigFromEnv()
-		if o.hasHooks() && o.dialect == "codex" && !o.canonical {
-			// Codex sends hook contexts as developer messages; the chat wire's nearest is
-			// a system message.
-			cfg.PluginContextRole = "system"
-		}
-		m, err := llm.NewOpenAI(cfg)
-		return m, dsh.LLMCallConfig{Provider: "openai", Model: cfg.Model}, err
 	}
-	return nil, dsh.LLMCallConfig{}, fmt.Errorf("--model %q: want scripted:FILE or openai", o.model)
+	dialect := ""
+	if o.hasHooks() && !o.canonical {
+		dialect = o.dialect
+	}
+	return llm.Builtin().Open(o.model, llm.Options{Dialect: dialect, SessionID: sessionID, Logger: logger})
+}
+
+// registerRetry registers dsh's retry policy for a real provider's failed requests
+// (llm.RetryPolicy) as the innermost agent/request-error listener: registered last, so
+// that a plugin's listener runs around it and may replace it.
+func registerRetry(hooks *dsh.Registry, cfg dsh.LLMCallConfig) {
+	if cfg.Provider != "scripted" {
+		hooks.Plugin("retry").OnRequestError(llm.RetryPolicy{}.Listener())
+	}
 }
 
 // openSessionLog opens the session log of o, a PostgreSQL session or else openLog's, and

@@ -63,6 +63,23 @@ func (r *run) check(x sc.Expect) []string {
 	for i, texts := range x.RequestAbsent {
 		problems = append(problems, requestHas(i, reqs, texts, false)...)
 	}
+	if x.RequestTools != nil || x.RequestSystems != nil {
+		info := r.rt.RequestInfo()
+		for i, want := range x.RequestTools {
+			if i >= len(info) {
+				problems = append(problems, fmt.Sprintf("request %d: only %d requests were made", i+1, len(info)))
+				continue
+			}
+			diff(fmt.Sprintf("request %d tools", i+1), nilIfEmpty(want), nilIfEmpty(info[i].Tools))
+		}
+		for i, want := range x.RequestSystems {
+			if i >= len(info) {
+				problems = append(problems, fmt.Sprintf("request %d: only %d requests were made", i+1, len(info)))
+				continue
+			}
+			diff(fmt.Sprintf("request %d system", i+1), want, info[i].System)
+		}
+	}
 	for i, want := range x.RequestMessages {
 		if i >= len(reqs) {
 			problems = append(problems, fmt.Sprintf("request %d: only %d requests were made", i+1, len(reqs)))

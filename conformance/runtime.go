@@ -74,6 +74,9 @@ type Runtime interface {
 	// Requests returns the model requests made so far, each as the texts of its messages
 	// in order (user, assistant, tool-result and plugin text alike).
 	Requests() [][]string
+	// RequestInfo returns the system prompt and the offered tools of each model request
+	// made so far, in order.
+	RequestInfo() []RequestInfo
 	// Close releases everything the runtime holds.
 	Close()
 }
@@ -96,6 +99,8 @@ type Options struct {
 	RewriteConflict string
 	// RewriteDeadline bounds each tools/rewrite-input listener.
 	RewriteDeadline time.Duration
+	// ModelListenerTimeout bounds each agent/request and agent/response listener.
+	ModelListenerTimeout time.Duration
 	// Compaction configures compaction (REWRITE-COMPACTION.md §2).
 	Compaction CompactionOptions
 }
@@ -114,6 +119,14 @@ type CompactionOptions struct {
 	ThresholdRatio float64
 	// ListenerTimeout bounds each compaction listener.
 	ListenerTimeout time.Duration
+}
+
+// RequestInfo is what a model request carried besides its messages.
+type RequestInfo struct {
+	// System is the request's system prompt.
+	System string
+	// Tools are the names of the tools offered, in order.
+	Tools []string
 }
 
 // AllowedOnceStale is the outcome SetApprover's fn returns for an allowed-once given for

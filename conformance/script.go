@@ -32,7 +32,8 @@ func (s scope) label(l string) string {
 	}
 	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
 	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error",
-		"trigger", "origin", "instructions", "outcome", "summary", "args", "modelArgs"} {
+		"trigger", "origin", "instructions", "outcome", "summary", "args", "modelArgs", "tools", "system", "attempt",
+		"response"} {
 		pairs = append(pairs, "{"+k+"}", s.vars[k])
 	}
 	return strings.NewReplacer(pairs...).Replace(l)
@@ -439,12 +440,28 @@ func (r *run) register(l sc.Listener) error {
 				})
 		})
 	case dsh.RequestEventName:
-		reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
-			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}
+		reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+			s := requestScope(p)
 			if !match(s) {
-				return next.Call(ctx)
+				return dsh.RequestPass{}, nil
 			}
-			return waterfall(r, ctx, s, acts, next.Call, dsh.UnmarshalRequestDecision, nil)
+			return modelFold(r, ctx, s, acts, dsh.RequestDecision(dsh.RequestPass{}), dsh.UnmarshalRequestDecision,
+				func(text, with string) dsh.RequestDecision { return redactRequest(p.Request, text, with) })
+		})
+	case dsh.ResponseEventName:
+		reg.OnResponse(func(ctx context.Context, p *dsh.ResponsePayload) (dsh.ResponseDecision, error) {
+			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.
+				with("response", textOf(p.Response.Content))
+			if src, ok := p.Source.(dsh.ResponseByListener); ok {
+				s = s.with("source", src.Listener)
+			}
+			if !match(s) {
+				return dsh.ResponseAccept{}, nil
+			}
+			return modelFold(r, ctx, s, acts, dsh.ResponseDecision(dsh.ResponseAccept{}), dsh.UnmarshalResponseDecision,
+				func(text, with string) dsh.ResponseDecision {
+					return dsh.ResponseReplace{Text: strings.ReplaceAll(textOf(p.Response.Content), text, with)}
+				})
 		})
 	case dsh.RequestErrorEventName:
 		reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
@@ -525,6 +542,92 @@ func (r *run) register(l sc.Listener) error {
 		return fmt.Errorf("%w %q", errUnsupported, l.Point)
 	}
 	return nil
+}
+
+// requestScope is the scope of an agent/request event.
+func requestScope(p *dsh.RequestPayload) scope {
+	var msgs, tools []string
+	for _, m := range p.Request.Messages {
+		msgs = append(msgs, blockTexts(m.Content)...)
+	}
+	for _, t := range p.Request.Tools {
+		tools = append(tools, t.Name)
+	}
+	system := ""
+	if p.Request.Config.System != nil {
+		system = *p.Request.Config.System
+	}
+	return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.
+		with("messages", strings.Join(msgs, "|")).with("tools", strings.Join(tools, ",")).
+		with("system", system).with("attempt", strconv.Itoa(p.Attempt))
+}
+
+// blockTexts lists the texts of blocks, those of tool results included.
+func blockTexts(blocks []dsh.ContentBlock) []string {
+	var out []string
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case dsh.TextBlock:
+			out = append(out, b.Text)
+		case dsh.ToolResultBlock:
+			out = append(out, blockTexts(b.Content)...)
+		}
+	}
+	return out
+}
+
+// redactRequest is the rewrite of req's messages with every text occurrence replaced,
+// in new slices (the request's own are shared with the runtime).
+func redactRequest(req dsh.ModelRequest, text, with string) dsh.RequestDecision {
+	msgs := make([]dsh.ModelMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		m.Content = redactBlocks(m.Content, text, with)
+		msgs[i] = m
+	}
+	return dsh.RequestRewrite{Messages: msgs}
+}
+
+func redactBlocks(blocks []dsh.ContentBlock, text, with string) []dsh.ContentBlock {
+	out := make([]dsh.ContentBlock, len(blocks))
+	for i, b := range blocks {
+		switch v := b.(type) {
+		case dsh.TextBlock:
+			v.Text = strings.ReplaceAll(v.Text, text, with)
+			out[i] = v
+		case dsh.ToolResultBlock:
+			v.Content = redactBlocks(v.Content, text, with)
+			out[i] = v
+		default:
+			out[i] = b
+		}
+	}
+	return out
+}
+
+// modelFold interprets a listener script at agent/request or agent/response: side
+// effects, then decide, fail or redact (through redact); a script that ends without
+// deciding returns def.
+func modelFold[D any](r *run, ctx context.Context, s scope, acts []sc.Action, def D, decode func([]byte) (D, error),
+	redact func(text, with string) D) (D, error) {
+	for _, a := range acts {
+		if ok, err := r.effect(ctx, s, a); ok {
+			if err != nil {
+				return def, err
+			}
+			continue
+		}
+		switch a := a.(type) {
+		case sc.ActDecide:
+			return decode(a.Decision)
+		case sc.ActFail:
+			return def, scriptError(a.Message, a.Code)
+		case sc.ActRedact:
+			return redact(a.Text, a.With), nil
+		default:
+			return def, fmt.Errorf("conformance: action %s is not supported at a model-call point", a.Kind())
+		}
+	}
+	return def, nil
 }
 
 // compactScope is the scope of a compaction point's event.
@@ -663,6 +766,9 @@ func (r *run) setup(s sc.Setup) error {
 	}
 	if s.SessionStartTimeoutMS != nil {
 		opts.SessionStartTimeout = time.Duration(*s.SessionStartTimeoutMS) * time.Millisecond
+	}
+	if s.ModelListenerTimeoutMS != nil {
+		opts.ModelListenerTimeout = time.Duration(*s.ModelListenerTimeoutMS) * time.Millisecond
 	}
 	r.rt.SetOptions(opts)
 	r.rt.SetModel(s.Model, r.wait)

@@ -267,7 +267,8 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)
 	}
-	dm, err := NewMock(Chat, In(c.Turns, dd.ws))
+	proto := map[string]Protocol{"claude": Anthropic, "codex": Responses}[engine]
+	dm, err := NewMock(proto, In(c.Turns, dd.ws))
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -288,7 +289,11 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	dm.Close()
 	saveRequests(dd.root, dm.Requests())
-	do := obs(dd, dm.Requests(), SentChat(dm.Requests(), ToolErrors(logFile)))
+	sent := SentAnthropic(dm.Requests())
+	if engine == "codex" {
+		sent = SentResponses(dm.Requests())
+	}
+	do := obs(dd, dm.Requests(), sent)
 	res.EngineHooks, res.DshHooks = len(eo.Hooks), len(do.Hooks)
 	ne := Normalizer{Paths: map[string]string{ed.ws: "<ws>", ed.home: "<home>", ed.root: "<run>", wrap: "<wrap>"}}
 	nd := Normalizer{Paths: map[string]string{dd.ws: "<ws>", dd.home: "<home>", dd.root: "<run>", wrap: "<wrap>"}}

@@ -222,18 +222,25 @@ func RunCodex(ctx context.Context, e Engines, home, codexHome, workspace, mockUR
 		"--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", workspace, prompt)
 }
 
-// RunDsh runs `dsh run` with the hooks file in the dialect against the mock's
-// chat-completions endpoint.
+// RunDsh runs `dsh run` with the hooks file in the dialect against the mock, on the
+// dialect's engine's own wire: the Messages API (--model anthropic:…) for claude-code,
+// the Responses API (--model openai:…) for codex.
 func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFile, mockURL, prompt string, extra ...string) Run {
 	// The model's name is the engine's (hooks see it: Codex's model, Claude Code's at
 	// SessionStart[compact]).
-	model := "mock-model"
+	env := append(baseEnv(home), "OPENAI_BASE_URL="+mockURL+"/v1", "OPENAI_API_KEY=dummy")
+	model := "openai:mock-model"
 	if dialect == "claude-code" {
-		model = "claude-sonnet-4-5"
+		env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+mockURL, "ANTHROPIC_API_KEY=dummy")
+		model = "anthropic:claude-sonnet-4-5"
 	}
-	env := append(baseEnv(home), "OPENAI_BASE_URL="+mockURL+"/v1", "OPENAI_MODEL="+model, "OPENAI_API_KEY=dummy")
-	args := append([]string{"run", "--model", "openai", "--workspace", workspace, "--log", logFile,
-		"--hooks", hooks, "--dialect", dialect}, extra...)
+	args := []string{"run", "--model", model, "--workspace", workspace, "--log", logFile, "--hooks", hooks, "--dialect", dialect}
+	if !slices.Contains(extra, "--context-window") {
+		// No window unless the case gives one, as with the engines' mock model: the mock's
+		// usage figures say nothing about a real window.
+		args = append(args, "--context-window", "0")
+	}
+	args = append(args, extra...)
 	args = append(args, prompt)
 	return run(ctx, workspace, env, 90*time.Second, dshBin, args...)
 }

@@ -76,9 +76,9 @@ type Protocol string
 
 // The protocols.
 const (
-	Anthropic Protocol = "anthropic" // POST /v1/messages, streaming SSE (Claude Code)
-	Responses Protocol = "responses" // POST /v1/responses, streaming SSE (Codex)
-	Chat      Protocol = "chat"      // POST /v1/chat/completions, streaming SSE (dsh run --model openai)
+	Anthropic Protocol = "anthropic" // POST /v1/messages, streaming SSE (Claude Code, dsh run --model anthropic:…)
+	Responses Protocol = "responses" // POST /v1/responses, streaming SSE (Codex, dsh run --model openai:…)
+	Chat      Protocol = "chat"      // POST /v1/chat/completions, streaming SSE (dsh run --model openai-chat:…)
 )
 
 // Request is one recorded request.
@@ -373,6 +373,9 @@ func codexShell(req map[string]any, cmd string) (string, string) {
 		}
 	}
 	switch {
+	case names["Bash"]: // dsh run --model openai:…
+		a, _ := json.Marshal(map[string]any{"command": cmd, "description": "run"})
+		return "Bash", string(a)
 	case names["shell_command"]:
 		a, _ := json.Marshal(map[string]any{"command": cmd})
 		return "shell_command", string(a)

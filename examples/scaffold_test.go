@@ -23,6 +23,9 @@ func TestScaffoldsAreFresh(t *testing.T) {
 	for pkg, events := range map[string][]string{
 		"rmguard":   {"tools/guard"},
 		"editnotes": {"tools/post-execute"},
+		"redact":    {"agent/request"},
+		"toolallow": {"agent/request"},
+		"respcache": {"agent/request", "agent/response"},
 	} {
 		want, err := scaffold.Emit(main.Spec, scaffold.Options{Package: pkg, Type: "Plugin", Events: events, Import: gen.Module + "/" + main.Layout.GoDir})
 		if err != nil {

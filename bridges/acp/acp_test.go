@@ -42,6 +42,13 @@ func start(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.
 // startWith is start with the server's output passed through wrap first.
 func startWith(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.Model, wrap func(io.Writer) io.Writer, extra ...tools.Definition) *client {
 	t.Helper()
+	return startHooked(t, dir, perms, newModel, wrap, nil, extra...)
+}
+
+// startHooked is startWith with plug registering listeners on each session's registry.
+func startHooked(t testing.TB, dir string, perms acp.Permissions, newModel func() llm.Model, wrap func(io.Writer) io.Writer,
+	plug func(*dsh.Registry), extra ...tools.Definition) *client {
+	t.Helper()
 	srv, err := acp.NewServer(acp.Config{
 		SessionsDir: filepath.Join(dir, "sessions"),
 		Permissions: perms,
@@ -55,7 +62,11 @@ func startWith(t testing.TB, dir string, perms acp.Permissions, newModel func() 
 					return nil, err
 				}
 			}
-			return &acp.Env{Hooks: dsh.NewRegistry(), Tools: reg, Model: newModel(), LLM: dsh.LLMCallConfig{Provider: "test", Model: "m"}}, nil
+			hooks := dsh.NewRegistry()
+			if plug != nil {
+				plug(hooks)
+			}
+			return &acp.Env{Hooks: hooks, Tools: reg, Model: newModel(), LLM: dsh.LLMCallConfig{Provider: "test", Model: "m"}}, nil
 		},
 	})
 	if err != nil {

@@ -518,7 +518,8 @@ func (r *Runtime) config(id string, rt *tools.Runtime, log *session.Log) loop.Co
 		ID: id, Registry: r.hooks, Tools: rt, Model: r.model, Log: log,
 		MaxParallelToolCalls: r.opts.MaxParallelToolCalls, ContinuationCap: r.opts.ContinuationCap,
 		SessionStartTimeout: r.opts.SessionStartTimeout, Audit: r.opts.Audit,
-		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
+		ModelListenerTimeout: r.opts.ModelListenerTimeout,
+		LLM:                  dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
 		Compaction: loop.CompactionConfig{ContextWindow: r.opts.Compaction.ContextWindow,
 			ThresholdRatio: r.opts.Compaction.ThresholdRatio, ListenerTimeout: r.opts.Compaction.ListenerTimeout,
 			Disabled: r.mutation == CompactionOff},
@@ -626,6 +627,22 @@ func (r *Runtime) Requests() [][]string {
 			texts = append(texts, blockTexts(m.Content)...)
 		}
 		out = append(out, texts)
+	}
+	return out
+}
+
+// RequestInfo returns the system prompt and tool names of each model request.
+func (r *Runtime) RequestInfo() []conformance.RequestInfo {
+	r.mu.Lock()
+	model := r.model
+	r.mu.Unlock()
+	var out []conformance.RequestInfo
+	for _, req := range model.Requests() {
+		info := conformance.RequestInfo{System: req.System, Tools: []string{}}
+		for _, t := range req.Tools {
+			info.Tools = append(info.Tools, t.Name)
+		}
+		out = append(out, info)
 	}
 	return out
 }

@@ -131,7 +131,7 @@ func TestEmbeddedSpec(t *testing.T) {
 	}
 	for name, d := range map[string]ir.Domain{
 		"agent/session-start": ir.Notification, "agent/pre-step": ir.Waterfall, "agent/turn-stopping": ir.Notification,
-		"agent/request": ir.Waterfall, "agent/request-error": ir.Waterfall, "tools/pre-execute": ir.Waterfall,
+		"agent/request": ir.Fold, "agent/response": ir.Fold, "agent/request-error": ir.Waterfall, "tools/pre-execute": ir.Waterfall,
 		"tools/guard": ir.Guard, "tools/execute": ir.Wrapper, "tools/post-execute": ir.Waterfall, "tools/result": ir.Observer,
 	} {
 		if domains[name] != d {

@@ -125,6 +125,12 @@ func TestRoundTrip(t *testing.T) {
 			MS: 1,
 		}), conformance.UnmarshalAction)
 	})
+	t.Run("Action/redact", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActRedact{
+			Text: "text-text",
+			With: "text-with",
+		}), conformance.UnmarshalAction)
+	})
 	t.Run("ActAddContext", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ActAddContext", closed, conformance.ActAddContext{
 			Text: "text-text",
@@ -189,6 +195,12 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("ActRecord", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ActRecord", closed, conformance.ActRecord{
 			Label: "text-label",
+		})
+	})
+	t.Run("ActRedact", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "ActRedact", closed, conformance.ActRedact{
+			Text: "text-text",
+			With: "text-with",
 		})
 	})
 	t.Run("ActRelease", func(t *testing.T) {
@@ -289,6 +301,14 @@ func TestRoundTrip(t *testing.T) {
 				[]string{
 					"text-requestAbsent",
 				},
+			},
+			RequestTools: [][]string{
+				[]string{
+					"text-requestTools",
+				},
+			},
+			RequestSystems: []string{
+				"text-requestSystems",
 			},
 			RequestMessages: [][]string{
 				[]string{
@@ -475,12 +495,13 @@ func TestRoundTrip(t *testing.T) {
 						},
 					},
 				},
-				MaxParallelToolCalls:  ptr(1),
-				ContinuationCap:       ptr(1),
-				SessionStartTimeoutMS: ptr(1),
-				RewriteConflict:       conformance.SetupRewriteConflictOrdered,
-				RewriteDeadlineMS:     ptr(1),
-				Audit:                 ptr(true),
+				MaxParallelToolCalls:   ptr(1),
+				ContinuationCap:        ptr(1),
+				SessionStartTimeoutMS:  ptr(1),
+				RewriteConflict:        conformance.SetupRewriteConflictOrdered,
+				RewriteDeadlineMS:      ptr(1),
+				ModelListenerTimeoutMS: ptr(1),
+				Audit:                  ptr(true),
 				Compaction: &conformance.Compaction{
 					ContextWindow:     1,
 					ModelWindow:       ptr(1),
@@ -559,6 +580,14 @@ func TestRoundTrip(t *testing.T) {
 					[]string{
 						"text-requestAbsent",
 					},
+				},
+				RequestTools: [][]string{
+					[]string{
+						"text-requestTools",
+					},
+				},
+				RequestSystems: []string{
+					"text-requestSystems",
 				},
 				RequestMessages: [][]string{
 					[]string{
@@ -642,12 +671,13 @@ func TestRoundTrip(t *testing.T) {
 					},
 				},
 			},
-			MaxParallelToolCalls:  ptr(1),
-			ContinuationCap:       ptr(1),
-			SessionStartTimeoutMS: ptr(1),
-			RewriteConflict:       conformance.SetupRewriteConflictOrdered,
-			RewriteDeadlineMS:     ptr(1),
-			Audit:                 ptr(true),
+			MaxParallelToolCalls:   ptr(1),
+			ContinuationCap:        ptr(1),
+			SessionStartTimeoutMS:  ptr(1),
+			RewriteConflict:        conformance.SetupRewriteConflictOrdered,
+			RewriteDeadlineMS:      ptr(1),
+			ModelListenerTimeoutMS: ptr(1),
+			Audit:                  ptr(true),
 			Compaction: &conformance.Compaction{
 				ContextWindow:     1,
 				ModelWindow:       ptr(1),

@@ -1334,8 +1334,9 @@ func TestB32RequestErrorThrowEndsTurnError(t *testing.T) {
 }
 
 // TestB32RequestThrowEndsTurnError runs scenario b3-2-request-throw-ends-turn-error:
-// §3.2: a throwing agent/request listener ends the turn error{message, UNKNOWN} before
-// any request is made.
+// §3.2: a throwing agent/request listener ends the turn error before any request is
+// made; as at every model-call point, the failure names the listener
+// (MODEL_LISTENER_FAILED, docs/decisions.md).
 func TestB32RequestThrowEndsTurnError(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "b3-2-request-throw-ends-turn-error")
@@ -2145,6 +2146,228 @@ func TestHc13CompactCCPrecompactMatcherManual(t *testing.T) {
 func TestHc14CompactCodexPrecompactContinueFalseHalts(t *testing.T) {
 	t.Parallel()
 	harness.RunID(t, runtime.New, "hc14-compact-codex-precompact-continue-false-halts")
+}
+
+// TestModelRequestAnswer runs scenario model-request-answer:
+// A synthetic answer: the provider is not called; the answer streams as assistant/chunk
+// events and is logged as the assistant message with a source naming the listener; the
+// listeners after the answering one do not run.
+func TestModelRequestAnswer(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-answer")
+}
+
+// TestModelRequestAnswerUnknownTool runs scenario model-request-answer-unknown-tool:
+// A synthetic answer calling a tool the registry does not have goes through the
+// pipeline like any unknown tool: an error result, and the turn goes on.
+func TestModelRequestAnswerUnknownTool(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-answer-unknown-tool")
+}
+
+// TestModelRequestAnswerWithToolCall runs scenario model-request-answer-with-tool-call:
+// A synthetic answer with a tool call: the call runs through the pipeline like any, and
+// the continuation goes to the provider with the answer and the result in its history.
+func TestModelRequestAnswerWithToolCall(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-answer-with-tool-call")
+}
+
+// TestModelRequestAudit runs scenario model-request-audit:
+// With auditing on, a model-call decision other than the default is recorded with its
+// listener and reason; passes are not.
+func TestModelRequestAudit(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-audit")
+}
+
+// TestModelRequestDeny runs scenario model-request-deny:
+// A deny on the first step: no model call, the turn ends blocked with the reason and
+// the listener.
+func TestModelRequestDeny(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-deny")
+}
+
+// TestModelRequestDenyAtContinuation runs scenario model-request-deny-at-continuation:
+// A deny at a tool continuation: the first step's call ran and is logged; the second
+// step makes no model call and the turn ends blocked.
+func TestModelRequestDenyAtContinuation(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-deny-at-continuation")
+}
+
+// TestModelRequestInvalidRewriteEmpty runs scenario model-request-invalid-rewrite-empty:
+// An empty message list is an invalid rewrite: the request fails closed, nothing is
+// sent, and the turn ends error naming the listener.
+func TestModelRequestInvalidRewriteEmpty(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-invalid-rewrite-empty")
+}
+
+// TestModelRequestInvalidRewriteOrphanResult runs scenario model-request-invalid-rewrite-orphan-result:
+// A tool result without its call is an invalid rewrite, even after a valid one: nothing
+// half-rewritten is sent.
+func TestModelRequestInvalidRewriteOrphanResult(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-invalid-rewrite-orphan-result")
+}
+
+// TestModelRequestInvalidRewriteUnknownTool runs scenario model-request-invalid-rewrite-unknown-tool:
+// A tool the registry does not have is an invalid rewrite.
+func TestModelRequestInvalidRewriteUnknownTool(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-invalid-rewrite-unknown-tool")
+}
+
+// TestModelRequestOverrun runs scenario model-request-overrun:
+// A listener still running at its bound fails the request closed and is named.
+func TestModelRequestOverrun(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-overrun")
+}
+
+// TestModelRequestPanic runs scenario model-request-panic:
+// A panicking listener fails the request closed and is named; nothing is sent.
+func TestModelRequestPanic(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-panic")
+}
+
+// TestModelRequestPass runs scenario model-request-pass:
+// A passing listener sees the request as derived from the log (messages, tools) and
+// changes nothing: no request/rewritten, the request as without it.
+func TestModelRequestPass(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-pass")
+}
+
+// TestModelRequestRestrictAllowList runs scenario model-request-restrict-allow-list:
+// A restriction is an allow-list over the tools offered: names not offered are ignored,
+// and a second restriction intersects with the first.
+func TestModelRequestRestrictAllowList(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-restrict-allow-list")
+}
+
+// TestModelRequestRestrictHidesTheToolFromCalls runs scenario model-request-restrict-hides-the-tool-from-calls:
+// A tool the request did not offer is unknown to the calls of that step, even though
+// the registry has it: the model (or a synthetic answer) cannot call around a
+// restriction. The next step offers it again.
+func TestModelRequestRestrictHidesTheToolFromCalls(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-restrict-hides-the-tool-from-calls")
+}
+
+// TestModelRequestRestrictNone runs scenario model-request-restrict-none:
+// An empty allow-list offers no tool at all (Gemini CLI's mode NONE).
+func TestModelRequestRestrictNone(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-restrict-none")
+}
+
+// TestModelRequestRewriteRedactsMessages runs scenario model-request-rewrite-redacts-messages:
+// A redacting rewrite changes what the provider sees, for this request only: the log
+// keeps the user's text, request/rewritten names the listener, and the next turn's
+// request is derived from the log (and redacted) again.
+func TestModelRequestRewriteRedactsMessages(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-rewrite-redacts-messages")
+}
+
+// TestModelRequestRewriteSystemAndTools runs scenario model-request-rewrite-system-and-tools:
+// A rewrite of the system prompt and of the tools: the provider gets both; the header
+// still records the durable config and the registry's tools.
+func TestModelRequestRewriteSystemAndTools(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-rewrite-system-and-tools")
+}
+
+// TestModelRequestTwoRewritersRegistrationOrder runs scenario model-request-two-rewriters-registration-order:
+// Two rewriters compose in registration order whatever order they finish in: the first
+// (slow) turns x into y, the second (fast) y into z; the provider gets z.
+func TestModelRequestTwoRewritersRegistrationOrder(t *testing.T) {
+	harness.RunID(t, runtime.New, "model-request-two-rewriters-registration-order")
+}
+
+// TestModelRequestTwoRewritersReversed runs scenario model-request-two-rewriters-reversed:
+// The same two rewriters registered the other way round: the fast one sees x and
+// leaves it, the slow one then makes it y. The order is the registration order, not
+// the finishing order.
+func TestModelRequestTwoRewritersReversed(t *testing.T) {
+	harness.RunID(t, runtime.New, "model-request-two-rewriters-reversed")
+}
+
+// TestModelRequestUseConfig runs scenario model-request-use-config:
+// use replaces the config durably: request/header records it, and the provider gets
+// its model and system prompt.
+func TestModelRequestUseConfig(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-request-use-config")
+}
+
+// TestModelResponseAccept runs scenario model-response-accept:
+// An accepting agent/response listener sees the complete response; the log is as
+// without it.
+func TestModelResponseAccept(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-accept")
+}
+
+// TestModelResponseBlock runs scenario model-response-block:
+// A block discards the response: no assistant/chunk, no assistant/message, no tool
+// call; the turn ends blocked with the reason and the listener.
+func TestModelResponseBlock(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-block")
+}
+
+// TestModelResponseOverrun runs scenario model-response-overrun:
+// An agent/response listener still running at its bound discards the response (nothing
+// of it is logged) and ends the turn error naming it.
+func TestModelResponseOverrun(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-overrun")
+}
+
+// TestModelResponsePanic runs scenario model-response-panic:
+// A panicking agent/response listener discards the response and ends the turn error
+// naming it.
+func TestModelResponsePanic(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-panic")
+}
+
+// TestModelResponseReplaceDropsToolCalls runs scenario model-response-replace-drops-tool-calls:
+// A replacement with toolCalls "drop" removes the calls (Gemini CLI's AfterModel
+// replacement): nothing runs and the turn completes.
+func TestModelResponseReplaceDropsToolCalls(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-replace-drops-tool-calls")
+}
+
+// TestModelResponseReplaceKeepsToolCalls runs scenario model-response-replace-keeps-tool-calls:
+// A replaced text keeps the response's tool calls (the default): what is logged (and
+// streamed) is the new text, and the call runs.
+func TestModelResponseReplaceKeepsToolCalls(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-replace-keeps-tool-calls")
+}
+
+// TestModelResponseSeesSyntheticAnswer runs scenario model-response-sees-synthetic-answer:
+// agent/response sees a synthetic answer too, with its source.
+func TestModelResponseSeesSyntheticAnswer(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-response-sees-synthetic-answer")
+}
+
+// TestModelResumeWithRewriter runs scenario model-resume-with-rewriter:
+// Resume with a rewriter registered: the rewriter runs for the new requests only (never
+// for the replayed history), and the resumed request is the one the running agent
+// would have sent (the history derived from the log, redacted again).
+func TestModelResumeWithRewriter(t *testing.T) {
+	t.Parallel()
+	harness.RunID(t, runtime.New, "model-resume-with-rewriter")
 }
 
 // TestRw01RewriteNoneIsUnchanged runs scenario rw01-rewrite-none-is-unchanged:

@@ -63,6 +63,22 @@ func (v Setup) WithRewriteDeadlineMS(x int) Setup {
 	return v
 }
 
+// GetModelListenerTimeoutMS returns ModelListenerTimeoutMS, or the zero value when it is
+// absent.
+func (v Setup) GetModelListenerTimeoutMS() int {
+	if v.ModelListenerTimeoutMS == nil {
+		var zero int
+		return zero
+	}
+	return *v.ModelListenerTimeoutMS
+}
+
+// WithModelListenerTimeoutMS returns a copy of v with ModelListenerTimeoutMS set to x.
+func (v Setup) WithModelListenerTimeoutMS(x int) Setup {
+	v.ModelListenerTimeoutMS = &x
+	return v
+}
+
 // GetAudit returns Audit, or the zero value when it is absent.
 func (v Setup) GetAudit() bool {
 	if v.Audit == nil {

@@ -95,6 +95,9 @@ type Setup struct {
 	RewriteConflict SetupRewriteConflict `json:"rewriteConflict,omitempty"`
 	// RewriteDeadlineMS bounds each tools/rewrite-input listener (0: the runtime's default).
 	RewriteDeadlineMS *int `json:"rewriteDeadlineMs,omitempty"`
+	// ModelListenerTimeoutMS bounds each agent/request and agent/response listener (0: the
+	// runtime's default).
+	ModelListenerTimeoutMS *int `json:"modelListenerTimeoutMs,omitempty"`
 	// Audit turns decision auditing on (SEMANTICS A12): every decision a listener resolves
 	// at a policy point of an agent's call or step is logged as decision/recorded.
 	Audit *bool `json:"audit,omitempty"`
@@ -143,6 +146,9 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.RewriteDeadlineMS != nil {
 		enc.Key("rewriteDeadlineMs").Int(*r.RewriteDeadlineMS)
 	}
+	if r.ModelListenerTimeoutMS != nil {
+		enc.Key("modelListenerTimeoutMs").Int(*r.ModelListenerTimeoutMS)
+	}
 	if r.Audit != nil {
 		enc.Key("audit").Bool(*r.Audit)
 	}
@@ -172,6 +178,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
 	codec.Optional(dec, "rewriteConflict", &v.RewriteConflict, codec.Value[SetupRewriteConflict])
 	codec.Optional(dec, "rewriteDeadlineMs", &v.RewriteDeadlineMS, codec.Value[*int])
+	codec.Optional(dec, "modelListenerTimeoutMs", &v.ModelListenerTimeoutMS, codec.Value[*int])
 	codec.Optional(dec, "audit", &v.Audit, codec.Value[*bool])
 	codec.Optional(dec, "compaction", &v.Compaction, codec.Value[*Compaction])
 	codec.Optional(dec, "hooks", &v.Hooks, codec.Value[*Hooks])
@@ -914,7 +921,10 @@ func (r When) Validate() error {
 // compaction/post-compact; "{args}", the call's arguments as JSON at the tools/* points and
 // in a tool body (at tools/rewrite-input, the current input), and "{modelArgs}", the
 // model's arguments when a rewrite changed them ("" otherwise; at tools/rewrite-input, the
-// model's input).
+// model's input). At agent/request, "{messages}" is the texts of the current request's
+// messages joined by "|", "{tools}" its tool names joined by ",", "{system}" its system
+// prompt and "{attempt}" the attempt; at agent/response, "{response}" is the current
+// response's text and "{source}" the answering listener ("" for the provider).
 //
 //sumtype:decl
 type Action interface {
@@ -966,10 +976,12 @@ const (
 	ActConcludeKind ActionKind = "conclude"
 	// ActSleepKind is the kind of ActSleep.
 	ActSleepKind ActionKind = "sleep"
+	// ActRedactKind is the kind of ActRedact.
+	ActRedactKind ActionKind = "redact"
 )
 
 // ActionKinds lists every ActionKind, in spec order.
-var ActionKinds = []ActionKind{ActNextKind, ActDecideKind, ActFailKind, ActPanicKind, ActRecordKind, ActSteerKind, ActInjectKind, ActFollowupKind, ActHaltKind, ActCancelKind, ActWaitKind, ActReleaseKind, ActAddContextKind, ActRewriteKind, ActValueKind, ActErrorKind, ActDeferKind, ActConcludeKind, ActSleepKind}
+var ActionKinds = []ActionKind{ActNextKind, ActDecideKind, ActFailKind, ActPanicKind, ActRecordKind, ActSteerKind, ActInjectKind, ActFollowupKind, ActHaltKind, ActCancelKind, ActWaitKind, ActReleaseKind, ActAddContextKind, ActRewriteKind, ActValueKind, ActErrorKind, ActDeferKind, ActConcludeKind, ActSleepKind, ActRedactKind}
 
 // UnmarshalAction decodes an Action, choosing the variant by its "kind" field: a missing or
 // unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and the variant itself
@@ -1094,6 +1106,12 @@ func UnmarshalAction(data []byte) (Action, error) {
 			return nil, err
 		}
 		return v, nil
+	case ActRedactKind:
+		var v ActRedact
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
 	return nil, codec.UnknownKind("Action", "kind", kind, ActionKinds)
 }
@@ -1101,7 +1119,7 @@ func UnmarshalAction(data []byte) (Action, error) {
 // SwitchAction calls the function for the variant u holds (as T or *T) and returns its
 // result. It takes one function per variant, so adding a variant to the spec breaks every
 // call at compile time. It panics if u is nil or a nil pointer: a programming error.
-func SwitchAction[R any](u Action, onNext func(ActNext) R, onDecide func(ActDecide) R, onFail func(ActFail) R, onPanic func(ActPanic) R, onRecord func(ActRecord) R, onSteer func(ActSteer) R, onInject func(ActInject) R, onFollowup func(ActFollowup) R, onHalt func(ActHalt) R, onCancel func(ActCancel) R, onWait func(ActWait) R, onRelease func(ActRelease) R, onAddContext func(ActAddContext) R, onRewrite func(ActRewrite) R, onValue func(ActValue) R, onError func(ActError) R, onDefer func(ActDefer) R, onConclude func(ActConclude) R, onSleep func(ActSleep) R) R {
+func SwitchAction[R any](u Action, onNext func(ActNext) R, onDecide func(ActDecide) R, onFail func(ActFail) R, onPanic func(ActPanic) R, onRecord func(ActRecord) R, onSteer func(ActSteer) R, onInject func(ActInject) R, onFollowup func(ActFollowup) R, onHalt func(ActHalt) R, onCancel func(ActCancel) R, onWait func(ActWait) R, onRelease func(ActRelease) R, onAddContext func(ActAddContext) R, onRewrite func(ActRewrite) R, onValue func(ActValue) R, onError func(ActError) R, onDefer func(ActDefer) R, onConclude func(ActConclude) R, onSleep func(ActSleep) R, onRedact func(ActRedact) R) R {
 	switch v := u.(type) {
 	case ActNext:
 		return onNext(v)
@@ -1216,6 +1234,12 @@ func SwitchAction[R any](u Action, onNext func(ActNext) R, onDecide func(ActDeci
 	case *ActSleep:
 		if v != nil {
 			return onSleep(*v)
+		}
+	case ActRedact:
+		return onRedact(v)
+	case *ActRedact:
+		if v != nil {
+			return onRedact(*v)
 		}
 	}
 	panic("conformance: SwitchAction called with a nil Action")
@@ -1339,6 +1363,12 @@ func validateAction(u Action) error {
 		if v != nil {
 			return v.Validate()
 		}
+	case ActRedact:
+		return v.Validate()
+	case *ActRedact:
+		if v != nil {
+			return v.Validate()
+		}
 	}
 	return codec.ErrNilVariant
 }
@@ -1423,6 +1453,10 @@ func encodeAction(enc *codec.Encoder, u Action) {
 		v.encodeJSON(enc)
 	case *ActSleep:
 		codec.EncodePtr(enc, v, ActSleep.encodeJSON)
+	case ActRedact:
+		v.encodeJSON(enc)
+	case *ActRedact:
+		codec.EncodePtr(enc, v, ActRedact.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -2287,6 +2321,70 @@ func (r ActRewrite) Validate() error {
 	return nil
 }
 
+// ActRedact replaces every occurrence of text with with, and decides: at agent/request a
+// rewrite of the current request's messages (the text blocks of every message and of
+// every tool result), at agent/response a replace of the current response's text (tool
+// calls kept).
+type ActRedact struct {
+	// Text is the text to replace.
+	Text string `json:"text"`
+	// With is its replacement.
+	With string `json:"with"`
+}
+
+// isAction makes ActRedact an Action variant.
+func (ActRedact) isAction() {}
+
+// Kind returns ActRedactKind.
+func (ActRedact) Kind() ActionKind {
+	return ActRedactKind
+}
+
+// NewActRedact returns an ActRedact as an Action, from its required fields in spec order.
+func NewActRedact(text string, with string) Action {
+	return ActRedact{Text: text, With: with}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r ActRedact) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ActRedact.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ActRedact) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(ActRedactKind))
+	enc.Key("text").String(r.Text)
+	enc.Key("with").String(r.With)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an ActRedact strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *ActRedact) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ActRedact", data)
+	if err != nil {
+		return err
+	}
+	var v ActRedact
+	dec.Kind("kind", "redact")
+	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	codec.Required(dec, "with", &v.With, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ActRedact) Validate() error {
+	return nil
+}
+
 // ActValue sets a tool body's return value.
 type ActValue struct {
 	// Value is the value.
@@ -3015,6 +3113,11 @@ type Expect struct {
 	RequestTexts [][]string `json:"requestTexts,omitempty"`
 	// RequestAbsent lists, per request, texts that must not appear in it.
 	RequestAbsent [][]string `json:"requestAbsent,omitempty"`
+	// RequestTools is, per request (the first ones), the exact list of the names of the
+	// tools it offered, in order.
+	RequestTools [][]string `json:"requestTools,omitempty"`
+	// RequestSystems is, per request (the first ones), its exact system prompt.
+	RequestSystems []string `json:"requestSystems,omitempty"`
 	// RequestMessages is, per request (the first ones), the exact list of the texts of its
 	// messages in order (Runtime.Requests: a tool result by the text of its content;
 	// blocks without text, such as tool calls, add nothing).
@@ -3071,6 +3174,14 @@ func (r Expect) encodeJSON(enc *codec.Encoder) {
 			codec.EncodeList(enc, v, (*codec.Encoder).String)
 		})
 	}
+	if r.RequestTools != nil {
+		codec.EncodeList(enc.Key("requestTools"), r.RequestTools, func(enc *codec.Encoder, v []string) {
+			codec.EncodeList(enc, v, (*codec.Encoder).String)
+		})
+	}
+	if r.RequestSystems != nil {
+		codec.EncodeList(enc.Key("requestSystems"), r.RequestSystems, (*codec.Encoder).String)
+	}
 	if r.RequestMessages != nil {
 		codec.EncodeList(enc.Key("requestMessages"), r.RequestMessages, func(enc *codec.Encoder, v []string) {
 			codec.EncodeList(enc, v, (*codec.Encoder).String)
@@ -3109,6 +3220,8 @@ func (r *Expect) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "requests", &v.Requests, codec.Value[*int])
 	codec.Optional(dec, "requestTexts", &v.RequestTexts, codec.ListOf(codec.ListOf(codec.Value[string])))
 	codec.Optional(dec, "requestAbsent", &v.RequestAbsent, codec.ListOf(codec.ListOf(codec.Value[string])))
+	codec.Optional(dec, "requestTools", &v.RequestTools, codec.ListOf(codec.ListOf(codec.Value[string])))
+	codec.Optional(dec, "requestSystems", &v.RequestSystems, codec.ListOf(codec.Value[string]))
 	codec.Optional(dec, "requestMessages", &v.RequestMessages, codec.ListOf(codec.ListOf(codec.Value[string])))
 	codec.Optional(dec, "trace", &v.Trace, codec.ListOf(codec.Value[string]))
 	codec.Optional(dec, "nextTurn", &v.NextTurn, codec.ListOf(codec.Value[string]))

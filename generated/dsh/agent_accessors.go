@@ -104,11 +104,6 @@ func (v PreStepReject) WithReason(x string) PreStepReject {
 	return v
 }
 
-// GetConfig returns Config.
-func (v RequestUse) GetConfig() LLMCallConfig {
-	return v.Config
-}
-
 // GetDelayMS returns DelayMS, or the zero value when it is absent.
 func (v RequestErrorRetry) GetDelayMS() int {
 	if v.DelayMS == nil {

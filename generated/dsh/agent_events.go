@@ -180,47 +180,6 @@ func evScopePreStep(p *PreStepPayload) evScope {
 	return evScope{scoped: true, has: true, agent: p.AgentID}
 }
 
-// RequestEventName is the name of the agent/request event, a waterfall.
-const RequestEventName = "agent/request"
-
-// RequestListener is a listener of agent/request, a waterfall. It gets the payload and
-// next, which runs the listeners registered after it and then the runtime's default, and
-// returns a decision: what next returned, a transformed one, or its own without calling
-// next (which skips the inner listeners). next may be called at most once, with a context
-// derived from ctx. Returning an error, a nil decision, one of a type that is not a variant
-// of RequestDecision, or panicking fails the run.
-//
-// agent/request chooses the config of every model request; next yields the seed. A
-// failure ends the turn error.
-type RequestListener func(ctx context.Context, p *RequestPayload, next RequestNext) (RequestDecision, error)
-
-// RequestNext runs the rest of the agent/request chain (see WaterfallNext).
-type RequestNext = WaterfallNext[RequestDecision]
-
-// OnRequest registers fn as a agent/request listener, after those already registered, and
-// returns a func that unregisters it. fn must not be nil.
-func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
-	return evRegister(r, RequestEventName, &r.reg.onRequest, fn)
-}
-
-// RunRequest runs the agent/request listeners that see p in registration order, the first
-// registered outermost, around terminal, and returns the decision of the outermost one. A
-// nil terminal decides RequestUse{}. The listeners registered for one agent run only when
-// p's subject is that agent. A listener failure is final and returned as a *ListenerError,
-// as is an error of terminal (unwrapped); the decision is then nil.
-func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, terminal func(context.Context) (RequestDecision, error)) (RequestDecision, error) {
-	return evWaterfall(ctx, g, RequestEventName, &g.onRequest, p, evScopeRequest, terminal, RequestDecision(RequestUse{}), evCheckRequestDecision,
-		func(d RequestDecision) string { return string(d.Kind()) })
-}
-
-// evScopeRequest is the scope of the payload of agent/request: its subject is AgentID.
-func evScopeRequest(p *RequestPayload) evScope {
-	if p == nil {
-		return evScope{scoped: true}
-	}
-	return evScope{scoped: true, has: true, agent: p.AgentID}
-}
-
 // RequestErrorEventName is the name of the agent/request-error event, a waterfall.
 const RequestErrorEventName = "agent/request-error"
 

@@ -17,6 +17,51 @@ func (v SourcePlugin) WithSummary(x string) SourcePlugin {
 	return v
 }
 
+// GetSignature returns Signature, or the zero value when it is absent.
+func (v ReasoningBlock) GetSignature() string {
+	if v.Signature == nil {
+		var zero string
+		return zero
+	}
+	return *v.Signature
+}
+
+// WithSignature returns a copy of v with Signature set to x.
+func (v ReasoningBlock) WithSignature(x string) ReasoningBlock {
+	v.Signature = &x
+	return v
+}
+
+// GetRedacted returns Redacted, or the zero value when it is absent.
+func (v ReasoningBlock) GetRedacted() bool {
+	if v.Redacted == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Redacted
+}
+
+// WithRedacted returns a copy of v with Redacted set to x.
+func (v ReasoningBlock) WithRedacted(x bool) ReasoningBlock {
+	v.Redacted = &x
+	return v
+}
+
+// GetSignature returns Signature, or the zero value when it is absent.
+func (v ToolCallBlock) GetSignature() string {
+	if v.Signature == nil {
+		var zero string
+		return zero
+	}
+	return *v.Signature
+}
+
+// WithSignature returns a copy of v with Signature set to x.
+func (v ToolCallBlock) WithSignature(x string) ToolCallBlock {
+	v.Signature = &x
+	return v
+}
+
 // GetContent returns Content.
 func (v ToolResultBlock) GetContent() []ContentBlock {
 	return v.Content
@@ -26,6 +71,36 @@ func (v ToolResultBlock) GetContent() []ContentBlock {
 // empty one: then it holds just more); v's own slice is not written.
 func (v ToolResultBlock) AppendContent(more ...ContentBlock) ContentBlock {
 	v.Content = append(v.Content[:len(v.Content):len(v.Content)], more...)
+	return v
+}
+
+// GetCacheReadTokens returns CacheReadTokens, or the zero value when it is absent.
+func (v Usage) GetCacheReadTokens() int {
+	if v.CacheReadTokens == nil {
+		var zero int
+		return zero
+	}
+	return *v.CacheReadTokens
+}
+
+// WithCacheReadTokens returns a copy of v with CacheReadTokens set to x.
+func (v Usage) WithCacheReadTokens(x int) Usage {
+	v.CacheReadTokens = &x
+	return v
+}
+
+// GetCacheWriteTokens returns CacheWriteTokens, or the zero value when it is absent.
+func (v Usage) GetCacheWriteTokens() int {
+	if v.CacheWriteTokens == nil {
+		var zero int
+		return zero
+	}
+	return *v.CacheWriteTokens
+}
+
+// WithCacheWriteTokens returns a copy of v with CacheWriteTokens set to x.
+func (v Usage) WithCacheWriteTokens(x int) Usage {
+	v.CacheWriteTokens = &x
 	return v
 }
 
@@ -86,6 +161,21 @@ func (v TurnEndBlocked) GetReason() string {
 // WithReason returns a copy of v with Reason set to x.
 func (v TurnEndBlocked) WithReason(x string) TurnEndBlocked {
 	v.Reason = &x
+	return v
+}
+
+// GetBy returns By, or the zero value when it is absent.
+func (v TurnEndBlocked) GetBy() string {
+	if v.By == nil {
+		var zero string
+		return zero
+	}
+	return *v.By
+}
+
+// WithBy returns a copy of v with By set to x.
+func (v TurnEndBlocked) WithBy(x string) TurnEndBlocked {
+	v.By = &x
 	return v
 }
 

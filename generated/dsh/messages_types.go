@@ -880,6 +880,13 @@ func (r TextBlock) Validate() error {
 type ReasoningBlock struct {
 	// Text is the reasoning text.
 	Text string `json:"text"`
+	// Signature is the provider's opaque proof of the reasoning, which its API wants back
+	// verbatim when the block is replayed: an Anthropic thinking signature, OpenAI's
+	// encrypted reasoning content, a Gemini thought signature.
+	Signature *string `json:"signature,omitempty"`
+	// Redacted says the reasoning was withheld by the provider: text is empty and
+	// signature holds the provider's encrypted data (Anthropic redacted_thinking).
+	Redacted *bool `json:"redacted,omitempty"`
 }
 
 // isContentBlock makes ReasoningBlock a ContentBlock variant.
@@ -908,6 +915,12 @@ func (r ReasoningBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("kind").String(string(ReasoningBlockKind))
 	enc.Key("text").String(r.Text)
+	if r.Signature != nil {
+		enc.Key("signature").String(*r.Signature)
+	}
+	if r.Redacted != nil {
+		enc.Key("redacted").Bool(*r.Redacted)
+	}
 	enc.EndObject()
 }
 
@@ -921,6 +934,8 @@ func (r *ReasoningBlock) UnmarshalJSON(data []byte) error {
 	var v ReasoningBlock
 	dec.Kind("kind", "reasoning")
 	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	codec.Optional(dec, "signature", &v.Signature, codec.Value[*string])
+	codec.Optional(dec, "redacted", &v.Redacted, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1005,6 +1020,9 @@ type ToolCallBlock struct {
 	// Arguments is the model's raw argument string, exactly as streamed (it may not be
 	// valid JSON).
 	Arguments string `json:"arguments"`
+	// Signature is the provider's opaque state attached to the call (a Gemini thought
+	// signature), sent back verbatim when the call is replayed.
+	Signature *string `json:"signature,omitempty"`
 }
 
 // isContentBlock makes ToolCallBlock a ContentBlock variant.
@@ -1035,6 +1053,9 @@ func (r ToolCallBlock) encodeJSON(enc *codec.Encoder) {
 	enc.Key("id").String(r.ID)
 	enc.Key("name").String(r.Name)
 	enc.Key("arguments").String(r.Arguments)
+	if r.Signature != nil {
+		enc.Key("signature").String(*r.Signature)
+	}
 	enc.EndObject()
 }
 
@@ -1050,6 +1071,7 @@ func (r *ToolCallBlock) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "id", &v.ID, codec.Value[string])
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	codec.Optional(dec, "signature", &v.Signature, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1135,10 +1157,15 @@ func (r ToolResultBlock) Validate() error {
 
 // Usage is the token accounting of one model response.
 type Usage struct {
-	// InputTokens is the number of prompt tokens the provider billed.
+	// InputTokens is the number of prompt tokens the request took, cache reads and writes
+	// included (whatever the provider counts them under).
 	InputTokens int `json:"inputTokens"`
 	// OutputTokens is the number of completion tokens the provider billed.
 	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens is the part of inputTokens read from the provider's prompt cache.
+	CacheReadTokens *int `json:"cacheReadTokens,omitempty"`
+	// CacheWriteTokens is the part of inputTokens written to the provider's prompt cache.
+	CacheWriteTokens *int `json:"cacheWriteTokens,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1152,6 +1179,12 @@ func (r Usage) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("inputTokens").Int(r.InputTokens)
 	enc.Key("outputTokens").Int(r.OutputTokens)
+	if r.CacheReadTokens != nil {
+		enc.Key("cacheReadTokens").Int(*r.CacheReadTokens)
+	}
+	if r.CacheWriteTokens != nil {
+		enc.Key("cacheWriteTokens").Int(*r.CacheWriteTokens)
+	}
 	enc.EndObject()
 }
 
@@ -1165,6 +1198,8 @@ func (r *Usage) UnmarshalJSON(data []byte) error {
 	var v Usage
 	codec.Required(dec, "inputTokens", &v.InputTokens, codec.Value[int])
 	codec.Required(dec, "outputTokens", &v.OutputTokens, codec.Value[int])
+	codec.Optional(dec, "cacheReadTokens", &v.CacheReadTokens, codec.Value[*int])
+	codec.Optional(dec, "cacheWriteTokens", &v.CacheWriteTokens, codec.Value[*int])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1179,8 +1214,10 @@ func (r Usage) Validate() error {
 }
 
 // LLMFailure describes a failed model call or a failed turn. A listener error at pre-step,
-// request, request-error or turn-stopping becomes a failure with the error chain text as
-// message and code "UNKNOWN" (SEMANTICS.md B §3.2).
+// request-error or turn-stopping becomes a failure with the error chain text as message and
+// code "UNKNOWN" (SEMANTICS.md B §3.2); one at agent/request or agent/response names the
+// listener, with code "MODEL_LISTENER_FAILED" (or "MODEL_REWRITE_INVALID" for a rewrite or
+// answer a provider could not accept).
 type LLMFailure struct {
 	// Message is the human-readable failure text.
 	Message string `json:"message"`
@@ -1937,11 +1974,14 @@ func (r TurnEndAborted) Validate() error {
 	return nil
 }
 
-// TurnEndBlocked is a turn a pre-step listener rejected; the claimed messages were dropped
-// (SEMANTICS.md Part A item 8).
+// TurnEndBlocked is a turn a pre-step listener rejected (the claimed messages were dropped,
+// SEMANTICS.md Part A item 8), or whose request an agent/request listener denied or whose
+// response an agent/response listener blocked.
 type TurnEndBlocked struct {
-	// Reason is the reject reason, if the listener gave one.
+	// Reason is the reject, deny or block reason, if the listener gave one.
 	Reason *string `json:"reason,omitempty"`
+	// By names the agent/request or agent/response listener that denied or blocked.
+	By *string `json:"by,omitempty"`
 	// DroppedMessageIDs are the ids of the claimed messages the rejection dropped, in claim
 	// order.
 	DroppedMessageIDs []string `json:"droppedMessageIds,omitempty"`
@@ -1974,6 +2014,9 @@ func (r TurnEndBlocked) encodeJSON(enc *codec.Encoder) {
 	if r.Reason != nil {
 		enc.Key("reason").String(*r.Reason)
 	}
+	if r.By != nil {
+		enc.Key("by").String(*r.By)
+	}
 	if r.DroppedMessageIDs != nil {
 		codec.EncodeList(enc.Key("droppedMessageIds"), r.DroppedMessageIDs, (*codec.Encoder).String)
 	}
@@ -1990,6 +2033,7 @@ func (r *TurnEndBlocked) UnmarshalJSON(data []byte) error {
 	var v TurnEndBlocked
 	dec.Kind("kind", "blocked")
 	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "by", &v.By, codec.Value[*string])
 	codec.Optional(dec, "droppedMessageIds", &v.DroppedMessageIDs, codec.ListOf(codec.Value[string]))
 	if err := dec.Finish(); err != nil {
 		return err

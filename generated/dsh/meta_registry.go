@@ -116,11 +116,11 @@ var Events = []EventInfo{
 	},
 	{
 		Name:     "agent/request",
-		Domain:   DomainWaterfall,
-		Doc:      "agent/request chooses the config of every model request; next yields the seed. A\nfailure ends the turn error.",
+		Domain:   DomainFold,
+		Doc:      "agent/request is the model request point: a left fold in registration order with no\nnext over the frozen request of every attempt of every step. A listener passes,\nreplaces the config (use, durable in request/header), rewrites the system prompt,\nmessages or tools for this request only, restricts the tools, answers instead of\nthe provider, or denies (the turn ends blocked). Answer and deny end the fold. A\nlistener that fails, panics or overruns its bound (Config.ModelListenerTimeout), or\nan invalid rewrite or answer, fails the request closed: nothing is sent, and the turn\nends error naming the listener. Replay and resume never run it for past steps.",
 		Payload:  "RequestPayload",
 		Decision: "RequestDecision",
-		Default:  "use",
+		Default:  "pass",
 		Register: "OnRequest",
 		Listener: "RequestListener",
 	},
@@ -133,6 +133,16 @@ var Events = []EventInfo{
 		Default:  "none",
 		Register: "OnRequestError",
 		Listener: "RequestErrorListener",
+	},
+	{
+		Name:     "agent/response",
+		Domain:   DomainFold,
+		Doc:      "agent/response is the model response point: a left fold in registration order with\nno next over the complete response of a step (the provider's or a synthetic answer),\nbefore it is logged. A listener accepts it, replaces its text or blocks it (the fold\nstops; the turn ends blocked). While a listener sees an agent, its responses' chunks\nare held until the fold ends, so that what is logged and streamed is what it let\nthrough. A failing, panicking or overrunning listener discards the response and ends\nthe turn error naming it.",
+		Payload:  "ResponsePayload",
+		Decision: "ResponseDecision",
+		Default:  "accept",
+		Register: "OnResponse",
+		Listener: "ResponseListener",
 	},
 	{
 		Name:     "agent/session-end",
@@ -363,6 +373,7 @@ type Registry struct {
 	seq    atomic.Uint64
 	namesM sync.Mutex
 	names  map[string]int
+	timers sync.Pool // idle *time.Timer of bounded fold calls (evFoldCall)
 
 	onAgentError     evList[AgentErrorListener]
 	onInboxClaimed   evList[InboxClaimedListener]
@@ -371,6 +382,7 @@ type Registry struct {
 	onPreStep        evList[PreStepListener]
 	onRequest        evList[RequestListener]
 	onRequestError   evList[RequestErrorListener]
+	onResponse       evList[ResponseListener]
 	onSessionEnd     evList[SessionEndListener]
 	onSessionStart   evList[SessionStartListener]
 	onStatus         evList[StatusListener]
@@ -447,9 +459,11 @@ func (g *Registry) Listens(event string) bool {
 	case PreStepEventName:
 		return g.cfg.audit != nil || len(g.onPreStep.load()) > 0
 	case RequestEventName:
-		return g.cfg.audit != nil || len(g.onRequest.load()) > 0
+		return len(g.onRequest.load()) > 0
 	case RequestErrorEventName:
 		return g.cfg.audit != nil || len(g.onRequestError.load()) > 0
+	case ResponseEventName:
+		return len(g.onResponse.load()) > 0
 	case SessionEndEventName:
 		return len(g.onSessionEnd.load()) > 0
 	case SessionStartEventName:
@@ -597,6 +611,8 @@ type evListener[F any] struct {
 type evList[F any] struct {
 	mu  sync.Mutex
 	all atomic.Pointer[[]*evListener[F]]
+	// answers holds idle answer channels of a bounded fold (evFoldCall), emptied.
+	answers sync.Pool
 }
 
 func (l *evList[F]) load() []*evListener[F] {
@@ -915,9 +931,19 @@ func evCheckPreToolDecision(d PreToolDecision) error {
 // RequestDecision.
 func evCheckRequestDecision(d RequestDecision) error {
 	switch v := d.(type) {
-	case RequestUse:
+	case RequestPass, RequestUse, RequestRewrite, RequestRestrict, RequestAnswer, RequestDeny:
 		return nil
+	case *RequestPass:
+		return evCheckPointer(v)
 	case *RequestUse:
+		return evCheckPointer(v)
+	case *RequestRewrite:
+		return evCheckPointer(v)
+	case *RequestRestrict:
+		return evCheckPointer(v)
+	case *RequestAnswer:
+		return evCheckPointer(v)
+	case *RequestDeny:
 		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
@@ -935,6 +961,25 @@ func evCheckRequestErrorDecision(d RequestErrorDecision) error {
 	case *RequestErrorRetry:
 		return evCheckPointer(v)
 	case *RequestErrorNone:
+		return evCheckPointer(v)
+	case nil:
+		return ErrNilDecision
+	}
+	return ErrUnknownVariant
+}
+
+// evCheckResponseDecision checks what a listener or terminal returned: ErrNilDecision for nil
+// (or a nil pointer variant), ErrUnknownVariant for a type that is not a variant of
+// ResponseDecision.
+func evCheckResponseDecision(d ResponseDecision) error {
+	switch v := d.(type) {
+	case ResponseAccept, ResponseReplace, ResponseBlock:
+		return nil
+	case *ResponseAccept:
+		return evCheckPointer(v)
+	case *ResponseReplace:
+		return evCheckPointer(v)
+	case *ResponseBlock:
 		return evCheckPointer(v)
 	case nil:
 		return ErrNilDecision
@@ -1496,7 +1541,7 @@ func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
 		return fmt.Errorf("dsh: %s: nil apply", event)
 	}
 	for _, x := range l.seenBy(scope(p)) {
-		d, le := evFoldCall(ctx, event, x, p, bound)
+		d, le := evFoldCall(ctx, g, event, l, x, p, bound)
 		if le != nil {
 			return le
 		}
@@ -1518,29 +1563,45 @@ func evFold[P, D any, F ~func(context.Context, *P) (D, error)](
 }
 
 // evFoldCall calls fold listener x: inline when bound <= 0, otherwise on its own goroutine
-// under a bounded context, abandoning it a grace after an overrun or a cancellation of ctx.
+// under a context it cancels (cause ErrListenerOverrun) when bound passes, abandoning the
+// listener a grace after an overrun or a cancellation of ctx. The bound is a timer of the
+// registry's pool that the caller watches, not a timeout context: a listener that returns
+// in time costs a cancel context, a channel and a goroutine, and no timer of its own.
 func evFoldCall[P, D any, F ~func(context.Context, *P) (D, error)](
-	ctx context.Context, event string, x *evListener[F], p *P, bound time.Duration,
+	ctx context.Context, g *Registry, event string, l *evList[F], x *evListener[F], p *P, bound time.Duration,
 ) (D, *ListenerError) {
 	var zero D
 	if bound <= 0 {
 		return evFoldInvoke(ctx, event, x, p)
 	}
-	lctx, cancel := context.WithTimeoutCause(ctx, bound, ErrListenerOverrun)
-	defer cancel()
-	type answer struct {
-		d  D
-		le *ListenerError
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// An answer channel is reused once it delivered, never after an abandon (the listener
+	// may still send on it).
+	done, _ := l.answers.Get().(chan evAnswer[D])
+	if done == nil {
+		done = make(chan evAnswer[D], 1)
 	}
-	done := make(chan answer, 1)
 	go func() {
 		d, le := evFoldInvoke(lctx, event, x, p)
-		done <- answer{d, le}
+		done <- evAnswer[D]{d, le}
 	}()
+	timer, _ := g.timers.Get().(*time.Timer)
+	if timer == nil {
+		timer = time.NewTimer(bound)
+	} else {
+		timer.Reset(bound)
+	}
+	// Stopped, a timer's channel delivers nothing stale (go >= 1.23): it can be reused.
+	defer func() { timer.Stop(); g.timers.Put(timer) }()
 	select {
 	case a := <-done:
+		l.answers.Put(done)
 		return a.d, a.le
-	case <-lctx.Done():
+	case <-timer.C:
+		cancel(ErrListenerOverrun)
+	case <-ctx.Done():
+		cancel(context.Cause(ctx))
 	}
 	// It overran its bound, or ctx ended: whatever it returns now is void. It gets a grace
 	// to return (and release its goroutine) before it is abandoned.
@@ -1555,6 +1616,12 @@ func evFoldCall[P, D any, F ~func(context.Context, *P) (D, error)](
 		cause = context.Cause(ctx)
 	}
 	return zero, &ListenerError{Event: event, Listener: x.name, Err: cause}
+}
+
+// evAnswer is what a bounded fold listener returned.
+type evAnswer[D any] struct {
+	d  D
+	le *ListenerError
 }
 
 // evFoldInvoke calls fold listener x, turning an error or a panic into its *ListenerError.

@@ -40,6 +40,8 @@ var SessionEventTypes = []string{
 	HookResultType,
 	RequestContextType,
 	RequestHeaderLoggedType,
+	RequestRewrittenType,
+	ResponseRewrittenType,
 	SessionCreatedType,
 	EndListenerOverrunType,
 	SessionEndSeedType,
@@ -151,6 +153,18 @@ func DecodeSessionEventData(typ string, data []byte) (SessionEventData, error) {
 		return v, nil
 	case RequestHeaderLoggedType:
 		var v RequestHeaderLogged
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case RequestRewrittenType:
+		var v RequestRewritten
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case ResponseRewrittenType:
+		var v ResponseRewritten
 		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}

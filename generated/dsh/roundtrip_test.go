@@ -66,7 +66,9 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("AssistantChunk/reasoning-delta", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkReasoningDelta{
-			Text: "text-text",
+			Text:      "text-text",
+			Signature: ptr("text-signature"),
+			Redacted:  ptr(true),
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/tool-call", func(t *testing.T) {
@@ -74,14 +76,17 @@ func TestRoundTrip(t *testing.T) {
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: "text-arguments",
+			Signature: ptr("text-signature"),
 		}), dsh.UnmarshalAssistantChunk)
 	})
 	t.Run("AssistantChunk/finish", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.AssistantChunk(dsh.ChunkFinish{
 			Reason: dsh.FinishReasonStop,
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 			Error: &dsh.LLMFailure{
 				Message:              "text-message",
@@ -99,7 +104,9 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ContentBlock/reasoning", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.ReasoningBlock{
-			Text: "text-text",
+			Text:      "text-text",
+			Signature: ptr("text-signature"),
+			Redacted:  ptr(true),
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/image", func(t *testing.T) {
@@ -113,6 +120,7 @@ func TestRoundTrip(t *testing.T) {
 			ID:        "text-id",
 			Name:      "text-name",
 			Arguments: "text-arguments",
+			Signature: ptr("text-signature"),
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/tool-result", func(t *testing.T) {
@@ -284,6 +292,9 @@ func TestRoundTrip(t *testing.T) {
 			Reason: "text-reason",
 		}), dsh.UnmarshalPreToolDecision)
 	})
+	t.Run("RequestDecision/pass", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestPass{}), dsh.UnmarshalRequestDecision)
+	})
 	t.Run("RequestDecision/use", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestUse{
 			Config: dsh.LLMCallConfig{
@@ -298,6 +309,58 @@ func TestRoundTrip(t *testing.T) {
 			},
 		}), dsh.UnmarshalRequestDecision)
 	})
+	t.Run("RequestDecision/rewrite", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestRewrite{
+			System: ptr("text-system"),
+			Messages: []dsh.ModelMessage{
+				dsh.ModelMessage{
+					Role: dsh.ModelRoleUser,
+					Content: []dsh.ContentBlock{
+						dsh.TextBlock{
+							Text: "text-text",
+						},
+					},
+					Source: dsh.SourceUser{},
+				},
+			},
+			Tools: []dsh.ModelTool{
+				dsh.ModelTool{
+					Name:        "text-name",
+					Description: "text-description",
+					InputSchema: json.RawMessage(`{"k":"v"}`),
+				},
+			},
+			Reason: ptr("text-reason"),
+		}), dsh.UnmarshalRequestDecision)
+	})
+	t.Run("RequestDecision/restrict", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestRestrict{
+			Allow: []string{
+				"text-allow",
+			},
+			Reason: ptr("text-reason"),
+		}), dsh.UnmarshalRequestDecision)
+	})
+	t.Run("RequestDecision/answer", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestAnswer{
+			Content: []dsh.ContentBlock{
+				dsh.TextBlock{
+					Text: "text-text",
+				},
+			},
+			Usage: &dsh.Usage{
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
+			},
+		}), dsh.UnmarshalRequestDecision)
+	})
+	t.Run("RequestDecision/deny", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestDeny{
+			Reason: "text-reason",
+		}), dsh.UnmarshalRequestDecision)
+	})
 	t.Run("RequestErrorDecision/retry", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorRetry{
 			DelayMS: ptr(1),
@@ -305,6 +368,26 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("RequestErrorDecision/none", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RequestErrorDecision", "kind", dsh.RequestErrorDecision(dsh.RequestErrorNone{}), dsh.UnmarshalRequestErrorDecision)
+	})
+	t.Run("ResponseDecision/accept", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "ResponseDecision", "kind", dsh.ResponseDecision(dsh.ResponseAccept{}), dsh.UnmarshalResponseDecision)
+	})
+	t.Run("ResponseDecision/replace", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "ResponseDecision", "kind", dsh.ResponseDecision(dsh.ResponseReplace{
+			Text:      "text-text",
+			ToolCalls: dsh.ReplaceToolCallsKeep,
+			Reason:    ptr("text-reason"),
+		}), dsh.UnmarshalResponseDecision)
+	})
+	t.Run("ResponseDecision/block", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "ResponseDecision", "kind", dsh.ResponseDecision(dsh.ResponseBlock{
+			Reason: "text-reason",
+		}), dsh.UnmarshalResponseDecision)
+	})
+	t.Run("ResponseSource/listener", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "", "kind", dsh.ResponseSource(dsh.ResponseByListener{
+			Listener: "text-listener",
+		}), dsh.UnmarshalResponseSource)
 	})
 	t.Run("RewriteDecision/keep", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RewriteDecision", "kind", dsh.RewriteDecision(dsh.RewriteKeep{}), dsh.UnmarshalRewriteDecision)
@@ -387,6 +470,7 @@ func TestRoundTrip(t *testing.T) {
 	t.Run("TurnEndReason/blocked", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.TurnEndReason(dsh.TurnEndBlocked{
 			Reason: ptr("text-reason"),
+			By:     ptr("text-by"),
 			DroppedMessageIDs: []string{
 				"text-droppedMessageIds",
 			},
@@ -487,10 +571,15 @@ func TestRoundTrip(t *testing.T) {
 				},
 			},
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 			Interrupted: ptr(true),
+			Source: dsh.ResponseByListener{
+				Listener: "text-listener",
+			},
 		})
 	})
 	t.Run("CompactionCheckpoint", func(t *testing.T) {
@@ -583,8 +672,10 @@ func TestRoundTrip(t *testing.T) {
 			Model:              "text-model",
 			MaxTokens:          ptr(1),
 			Usage: &dsh.Usage{
-				InputTokens:  1,
-				OutputTokens: 1,
+				InputTokens:      1,
+				OutputTokens:     1,
+				CacheReadTokens:  ptr(1),
+				CacheWriteTokens: ptr(1),
 			},
 		})
 	})
@@ -891,6 +982,137 @@ func TestRoundTrip(t *testing.T) {
 			AgentID: "text-agentId",
 			Turn:    1,
 			Step:    1,
+			Attempt: 1,
+			Request: dsh.ModelRequest{
+				Config: dsh.LLMCallConfig{
+					Provider:    "text-provider",
+					Model:       "text-model",
+					MaxTokens:   ptr(1),
+					Temperature: ptr(1.5),
+					System:      ptr("text-system"),
+					Extra: map[string]json.RawMessage{
+						"k": json.RawMessage(`{"k":"v"}`),
+					},
+				},
+				Messages: []dsh.ModelMessage{
+					dsh.ModelMessage{
+						Role: dsh.ModelRoleUser,
+						Content: []dsh.ContentBlock{
+							dsh.TextBlock{
+								Text: "text-text",
+							},
+						},
+						Source: dsh.SourceUser{},
+					},
+				},
+				Tools: []dsh.ModelTool{
+					dsh.ModelTool{
+						Name:        "text-name",
+						Description: "text-description",
+						InputSchema: json.RawMessage(`{"k":"v"}`),
+					},
+				},
+			},
+			Original: dsh.ModelRequest{
+				Config: dsh.LLMCallConfig{
+					Provider:    "text-provider",
+					Model:       "text-model",
+					MaxTokens:   ptr(1),
+					Temperature: ptr(1.5),
+					System:      ptr("text-system"),
+					Extra: map[string]json.RawMessage{
+						"k": json.RawMessage(`{"k":"v"}`),
+					},
+				},
+				Messages: []dsh.ModelMessage{
+					dsh.ModelMessage{
+						Role: dsh.ModelRoleUser,
+						Content: []dsh.ContentBlock{
+							dsh.TextBlock{
+								Text: "text-text",
+							},
+						},
+						Source: dsh.SourceUser{},
+					},
+				},
+				Tools: []dsh.ModelTool{
+					dsh.ModelTool{
+						Name:        "text-name",
+						Description: "text-description",
+						InputSchema: json.RawMessage(`{"k":"v"}`),
+					},
+				},
+			},
+		})
+	})
+	t.Run("RequestRewritten", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "RequestRewritten", closed, dsh.RequestRewritten{
+			Turn: 1,
+			Step: 1,
+			Chain: []dsh.ModelRewriteStep{
+				dsh.ModelRewriteStep{
+					By:     "text-by",
+					Kind:   dsh.ModelRewriteKindRewrite,
+					Reason: ptr("text-reason"),
+					Digest: ptr("text-digest"),
+				},
+			},
+			Before: "text-before",
+			After:  "text-after",
+		})
+	})
+	t.Run("ResponsePayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "ResponsePayload", closed, dsh.ResponsePayload{
+			AgentID: "text-agentId",
+			Turn:    1,
+			Step:    1,
+			Response: dsh.ModelResponse{
+				Content: []dsh.ContentBlock{
+					dsh.TextBlock{
+						Text: "text-text",
+					},
+				},
+				Finish: dsh.FinishReasonStop,
+				Usage: &dsh.Usage{
+					InputTokens:      1,
+					OutputTokens:     1,
+					CacheReadTokens:  ptr(1),
+					CacheWriteTokens: ptr(1),
+				},
+			},
+			Original: dsh.ModelResponse{
+				Content: []dsh.ContentBlock{
+					dsh.TextBlock{
+						Text: "text-text",
+					},
+				},
+				Finish: dsh.FinishReasonStop,
+				Usage: &dsh.Usage{
+					InputTokens:      1,
+					OutputTokens:     1,
+					CacheReadTokens:  ptr(1),
+					CacheWriteTokens: ptr(1),
+				},
+			},
+			Source: dsh.ResponseByListener{
+				Listener: "text-listener",
+			},
+		})
+	})
+	t.Run("ResponseRewritten", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "ResponseRewritten", closed, dsh.ResponseRewritten{
+			Turn: 1,
+			Step: 1,
+			Chain: []dsh.ModelRewriteStep{
+				dsh.ModelRewriteStep{
+					By:     "text-by",
+					Kind:   dsh.ModelRewriteKindRewrite,
+					Reason: ptr("text-reason"),
+					Digest: ptr("text-digest"),
+				},
+			},
+			Before: "text-before",
+			After:  ptr("text-after"),
 		})
 	})
 	t.Run("RewriteInputPayload", func(t *testing.T) {

@@ -17,6 +17,51 @@ func (v InboxSpliced) WithRemovedCount(x int) InboxSpliced {
 	return v
 }
 
+// GetSignature returns Signature, or the zero value when it is absent.
+func (v ChunkReasoningDelta) GetSignature() string {
+	if v.Signature == nil {
+		var zero string
+		return zero
+	}
+	return *v.Signature
+}
+
+// WithSignature returns a copy of v with Signature set to x.
+func (v ChunkReasoningDelta) WithSignature(x string) ChunkReasoningDelta {
+	v.Signature = &x
+	return v
+}
+
+// GetRedacted returns Redacted, or the zero value when it is absent.
+func (v ChunkReasoningDelta) GetRedacted() bool {
+	if v.Redacted == nil {
+		var zero bool
+		return zero
+	}
+	return *v.Redacted
+}
+
+// WithRedacted returns a copy of v with Redacted set to x.
+func (v ChunkReasoningDelta) WithRedacted(x bool) ChunkReasoningDelta {
+	v.Redacted = &x
+	return v
+}
+
+// GetSignature returns Signature, or the zero value when it is absent.
+func (v ChunkToolCall) GetSignature() string {
+	if v.Signature == nil {
+		var zero string
+		return zero
+	}
+	return *v.Signature
+}
+
+// WithSignature returns a copy of v with Signature set to x.
+func (v ChunkToolCall) WithSignature(x string) ChunkToolCall {
+	v.Signature = &x
+	return v
+}
+
 // GetInterrupted returns Interrupted, or the zero value when it is absent.
 func (v AssistantMessageLogged) GetInterrupted() bool {
 	if v.Interrupted == nil {

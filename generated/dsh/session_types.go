@@ -553,6 +553,11 @@ func (r ChunkTextDelta) Validate() error {
 type ChunkReasoningDelta struct {
 	// Text is the new reasoning text, to append to the previous reasoning.
 	Text string `json:"text"`
+	// signature, when set, ends the reasoning block this delta belongs to and is its
+	// signature (#ReasoningBlock.signature); the next reasoning delta opens a new block.
+	Signature *string `json:"signature,omitempty"`
+	// Redacted says the block is withheld reasoning (#ReasoningBlock.redacted).
+	Redacted *bool `json:"redacted,omitempty"`
 }
 
 // isAssistantChunk makes ChunkReasoningDelta an AssistantChunk variant.
@@ -581,6 +586,12 @@ func (r ChunkReasoningDelta) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("kind").String(string(ChunkReasoningDeltaKind))
 	enc.Key("text").String(r.Text)
+	if r.Signature != nil {
+		enc.Key("signature").String(*r.Signature)
+	}
+	if r.Redacted != nil {
+		enc.Key("redacted").Bool(*r.Redacted)
+	}
 	enc.EndObject()
 }
 
@@ -594,6 +605,8 @@ func (r *ChunkReasoningDelta) UnmarshalJSON(data []byte) error {
 	var v ChunkReasoningDelta
 	dec.Kind("kind", "reasoning-delta")
 	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	codec.Optional(dec, "signature", &v.Signature, codec.Value[*string])
+	codec.Optional(dec, "redacted", &v.Redacted, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -615,6 +628,8 @@ type ChunkToolCall struct {
 	Name string `json:"name"`
 	// Arguments is the model's raw argument string.
 	Arguments string `json:"arguments"`
+	// Signature is the provider's opaque state of the call (#ToolCallBlock.signature).
+	Signature *string `json:"signature,omitempty"`
 }
 
 // isAssistantChunk makes ChunkToolCall an AssistantChunk variant.
@@ -645,6 +660,9 @@ func (r ChunkToolCall) encodeJSON(enc *codec.Encoder) {
 	enc.Key("id").String(r.ID)
 	enc.Key("name").String(r.Name)
 	enc.Key("arguments").String(r.Arguments)
+	if r.Signature != nil {
+		enc.Key("signature").String(*r.Signature)
+	}
 	enc.EndObject()
 }
 
@@ -660,6 +678,7 @@ func (r *ChunkToolCall) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "id", &v.ID, codec.Value[string])
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Required(dec, "arguments", &v.Arguments, codec.Value[string])
+	codec.Optional(dec, "signature", &v.Signature, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -858,6 +877,9 @@ type AssistantMessageLogged struct {
 	// Interrupted is set when the stream was cancelled after visible text or reasoning
 	// arrived; message then holds that prefix.
 	Interrupted *bool `json:"interrupted,omitempty"`
+	// Source names the agent/request listener that answered instead of the provider;
+	// absent when the provider answered.
+	Source ResponseSource `json:"source,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -878,6 +900,9 @@ func (r AssistantMessageLogged) encodeJSON(enc *codec.Encoder) {
 	if r.Interrupted != nil {
 		enc.Key("interrupted").Bool(*r.Interrupted)
 	}
+	if r.Source != nil {
+		encodeResponseSource(enc.Key("source"), r.Source)
+	}
 	enc.EndObject()
 }
 
@@ -894,6 +919,7 @@ func (r *AssistantMessageLogged) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "message", &v.Message, codec.Checked[AssistantMessage])
 	codec.Optional(dec, "usage", &v.Usage, codec.Value[*Usage])
 	codec.Optional(dec, "interrupted", &v.Interrupted, codec.Value[*bool])
+	codec.Optional(dec, "source", &v.Source, codec.UnionOf(UnmarshalResponseSource))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -910,6 +936,11 @@ func (r AssistantMessageLogged) Validate() error {
 	if r.Usage != nil {
 		if err := r.Usage.Validate(); err != nil {
 			return codec.FieldError("AssistantMessageLogged", "usage", err)
+		}
+	}
+	if r.Source != nil {
+		if err := validateResponseSource(r.Source); err != nil {
+			return codec.FieldError("AssistantMessageLogged", "source", err)
 		}
 	}
 	return nil

@@ -136,17 +136,32 @@ func cloneBlock(b dsh.ContentBlock) dsh.ContentBlock {
 		c := *v
 		c.Content = cloneBlocks(v.Content)
 		return &c
-	case *dsh.TextBlock:
-		return clonePtr(v)
+	case dsh.ReasoningBlock:
+		v.Signature, v.Redacted = clonePtr(v.Signature), clonePtr(v.Redacted)
+		return v
 	case *dsh.ReasoningBlock:
+		if v == nil {
+			return v
+		}
+		c := *v
+		c.Signature, c.Redacted = clonePtr(v.Signature), clonePtr(v.Redacted)
+		return &c
+	case dsh.ToolCallBlock:
+		v.Signature = clonePtr(v.Signature)
+		return v
+	case *dsh.ToolCallBlock:
+		if v == nil {
+			return v
+		}
+		c := *v
+		c.Signature = clonePtr(v.Signature)
+		return &c
+	case *dsh.TextBlock:
 		return clonePtr(v)
 	case *dsh.ImageBlock:
 		return clonePtr(v)
-	case *dsh.ToolCallBlock:
-		return clonePtr(v)
 	}
-	// Value variants without reference fields (text, reasoning, image, tool call) and
-	// nil copy as they are.
+	// Value variants without reference fields (text, image) and nil copy as they are.
 	return b
 }
 
@@ -283,6 +298,9 @@ type Assembler struct {
 	// resp.Content yet; runKind says which (0: no run open).
 	run     strings.Builder
 	runKind dsh.ContentBlockKind
+	// sig and redacted are the signature and redaction of the reasoning run being closed.
+	sig      *string
+	redacted *bool
 }
 
 // Add folds one chunk. It returns [ErrNilChunk] for a nil chunk and
@@ -303,11 +321,16 @@ func (a *Assembler) Add(c dsh.AssistantChunk) error {
 		},
 		func(d dsh.ChunkReasoningDelta) struct{} {
 			a.extend(dsh.ReasoningBlock{}.Kind(), d.Text)
+			if d.Signature != nil || d.Redacted != nil {
+				// A signed delta ends its block: the next reasoning opens another.
+				a.sig, a.redacted = clonePtr(d.Signature), clonePtr(d.Redacted)
+				a.closeRun()
+			}
 			return struct{}{}
 		},
 		func(tc dsh.ChunkToolCall) struct{} {
 			a.closeRun()
-			b := dsh.ToolCallBlock(tc)
+			b := dsh.ToolCallBlock{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Signature: clonePtr(tc.Signature)}
 			r.ToolCalls = append(r.ToolCalls, b)
 			r.Content = append(r.Content, b)
 			return struct{}{}
@@ -339,12 +362,13 @@ func (a *Assembler) closeRun() {
 	a.resp.Content = append(a.resp.Content, a.runBlock())
 	a.run.Reset()
 	a.runKind = ""
+	a.sig, a.redacted = nil, nil
 }
 
 // runBlock is the trailing run as a content block.
 func (a *Assembler) runBlock() dsh.ContentBlock {
 	if a.runKind == (dsh.ReasoningBlock{}).Kind() {
-		return dsh.ReasoningBlock{Text: a.run.String()}
+		return dsh.ReasoningBlock{Text: a.run.String(), Signature: a.sig, Redacted: a.redacted}
 	}
 	return dsh.TextBlock{Text: a.run.String()}
 }

@@ -47,6 +47,8 @@ type Agent struct {
 
 	// req is the state of the requests, owned by the driver (one at a time).
 	req requestState
+	// calls is the reusable state of the model-call folds, owned by the driver.
+	calls modelCalls
 
 	// resumed is the context Resume found (ok false for New); set before the agent is
 	// shared, read-only afterwards.
@@ -59,6 +61,8 @@ type turnRun struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	prompt bool // the first claim ended with a next-turn prompt
+
+	blocked *dsh.TurnEndBlocked // the reason of a step that ended endBlocked (driver only)
 
 	// Guarded by Agent.mu.
 	cause   dsh.AgentCancelCause // the first Cancel or Halt cause: the turn ends aborted with it

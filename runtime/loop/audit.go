@@ -10,7 +10,7 @@ import (
 
 // DecisionAudit is the registry option that makes Config.Audit work (SEMANTICS.md Part A
 // item 12): create the registry with dsh.NewRegistry(loop.DecisionAudit()). Every decision
-// a listener resolves at a policy point (agent/pre-step, agent/request,
+// a listener resolves at a policy point (agent/pre-step, agent/request, agent/response,
 // agent/request-error, tools/pre-execute, tools/guard, tools/post-execute,
 // approval/answer) for an agent
 // whose Config.Audit is set is then appended to that agent's log as decision/recorded,
@@ -25,6 +25,10 @@ func recordDecision(ctx context.Context, d dsh.ResolvedDecision) {
 	s, ok := scopeOf(ctx)
 	if !ok || !s.agent.cfg.Audit || d.Listener == "" {
 		return
+	}
+	switch d.Decision.(type) {
+	case dsh.RequestPass, *dsh.RequestPass, dsh.ResponseAccept, *dsh.ResponseAccept:
+		return // a model-call fold's "no opinion", its default
 	}
 	rec := dsh.DecisionRecorded{Point: d.Event, Listener: d.Listener, Decision: d.Kind, Reason: decisionReason(d.Decision)}
 	if s.turn > 0 {
@@ -68,6 +72,18 @@ func decisionReason(d any) *string {
 				return str(t.Text)
 			}
 		}
+	case dsh.RequestRewrite:
+		return v.Reason
+	case dsh.RequestRestrict:
+		return v.Reason
+	case dsh.RequestDeny:
+		return str(v.Reason)
+	case dsh.ResponseReplace:
+		return v.Reason
+	case dsh.ResponseBlock:
+		return str(v.Reason)
+	case *dsh.RequestRewrite, *dsh.RequestRestrict, *dsh.RequestDeny, *dsh.ResponseReplace, *dsh.ResponseBlock:
+		return decisionReason(derefDecision(v))
 	case dsh.PreCompactDefer:
 		return str(v.Reason)
 	case dsh.PreCompactReplace:
@@ -117,4 +133,21 @@ func ApprovalRecorder() approval.Recorder {
 		_, err := s.agent.log.Append(s.agent.base, data)
 		return err
 	})
+}
+
+// derefDecision returns the value a pointer variant of a model-call decision points to.
+func derefDecision(d any) any {
+	switch v := d.(type) {
+	case *dsh.RequestRewrite:
+		return *v
+	case *dsh.RequestRestrict:
+		return *v
+	case *dsh.RequestDeny:
+		return *v
+	case *dsh.ResponseReplace:
+		return *v
+	case *dsh.ResponseBlock:
+		return *v
+	}
+	return d
 }

@@ -49,7 +49,7 @@ func (a *Agent) runBatch(ctx context.Context, t *turnRun, step int, blocks []dsh
 	for i, blk := range blocks {
 		b.slots[i] = slot{block: blk, in: tools.Input{
 			CallID: blk.ID, Name: blk.Name, Arguments: tools.ModelArguments(blk.Arguments), RawArguments: blk.Arguments,
-			AgentID: a.id, Turn: t.n, Step: step}}
+			AgentID: a.id, Turn: t.n, Step: step, Hidden: a.calls.hidden(blk.Name)}}
 	}
 	b.run()
 	return b.concluded, b.err

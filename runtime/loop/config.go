@@ -36,6 +36,9 @@ const (
 	DefaultMaxConsecutiveDefers = 3
 	// DefaultCompactionListenerTimeout is the default bound on each compaction listener.
 	DefaultCompactionListenerTimeout = 5 * time.Second
+	// DefaultModelListenerTimeout is the default bound on each agent/request and
+	// agent/response listener.
+	DefaultModelListenerTimeout = 10 * time.Second
 )
 
 // CompactionConfig configures compaction (REWRITE-COMPACTION.md §2.2). With no context
@@ -101,6 +104,10 @@ type Config struct {
 	Audit bool
 	// Compaction configures compaction.
 	Compaction CompactionConfig
+	// ModelListenerTimeout bounds each agent/request and agent/response listener (0: 10 s;
+	// negative: unbounded, run on the driver's goroutine). A listener still running at its
+	// bound fails the request closed.
+	ModelListenerTimeout time.Duration
 	// Logger receives the agent's diagnostics (default: discard).
 	Logger *slog.Logger
 }
@@ -148,6 +155,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.SessionStartTimeout <= 0 {
 		c.SessionStartTimeout = DefaultSessionStartTimeout
+	}
+	if c.ModelListenerTimeout == 0 {
+		c.ModelListenerTimeout = DefaultModelListenerTimeout
 	}
 	cc := &c.Compaction
 	switch {

@@ -48,13 +48,16 @@
 //     batch (rewrite in place, drop, add); reject{reason?} ends the turn
 //     blocked{reason, droppedMessageIds}; halt{reason} ends it aborted{hook{reason}}. An
 //     empty batch on the first step ends the turn completed without a model call.
-//  3. step/start, one user/message per entered message, then the step: agent/request
-//     (waterfall over the seed call config) chooses the config; request/header is logged
-//     on this instance's first request and whenever it changes, request/context when the
-//     provider or model changes; the messages are derived from the log (user/message,
-//     assistant/message, tool/result, in order); every chunk is logged as
-//     assistant/chunk, the response as assistant/message. A failed request runs
-//     agent/request-error (retry within the step, or none: the turn ends error). A
+//  3. step/start, one user/message per entered message, then the step: the request is
+//     derived from the agent's config and the log (user/message, assistant/message,
+//     tool/result, in order) and agent/request (a fold) may change its config, rewrite or
+//     restrict it for this request (request/rewritten), answer it (the provider is not
+//     called) or deny it (turn/end blocked); request/header is logged on this instance's
+//     first request and whenever it changes, request/context when the provider or model
+//     changes; every chunk is logged as assistant/chunk, the response as
+//     assistant/message, after agent/response (a fold: accept, replace its text, block
+//     it; while one listens, the chunks are held until it decided). A failed request
+//     runs agent/request-error (retry within the step, or none: the turn ends error). A
 //     max-tokens finish drops its tool calls.
 //  4. The tool batch, in model order: tool/call, then the tools pipeline; exclusive calls
 //     alone, parallel ones (tools.Runtime.ExecutionMode) in a pool of at most
@@ -89,14 +92,19 @@
 //   - agent/inbox/inserted, discarded, claimed: each message, after its splice.
 //   - agent/pre-step: the turn, the proposed step and a private copy of the claimed batch;
 //     sends during the waterfall land in the inbox for a later boundary.
-//   - agent/request: turn and step; next yields the seed config (agent options, then the
-//     logged header on resume). agent/request-error: the failure and the attempt.
+//   - agent/request: turn, step, attempt, the request (config, messages, tools) as the
+//     listeners before left it and the one derived from the log; the seed config is the
+//     agent options, then the logged header on resume. agent/response: the complete
+//     response and its source. agent/request-error: the failure and the attempt.
 //   - agent/turn-stopping: turn, Continuations, StopHookActive.
 //   - agent/error: every turn failure that is not a cancellation, before turn/end.
 //
-// A failing (or panicking) pre-step, request, request-error or turn-stopping listener
-// ends the turn error{message, "UNKNOWN"} (the failure's own text; an llm.FailureError
-// keeps its facts) and emits agent/error; the pending inbox is kept. Observer and
+// A failing (or panicking) pre-step, request-error or turn-stopping listener ends the turn
+// error{message, "UNKNOWN"} (the failure's own text; an llm.FailureError keeps its facts)
+// and emits agent/error; the pending inbox is kept. A failing, panicking or overrunning
+// agent/request or agent/response listener, or an invalid rewrite or answer, ends it
+// error{CodeModelListenerFailed or CodeModelRewriteInvalid} with a message naming the
+// listener, and nothing is sent. Observer and
 // session-start failures are logged and change nothing.
 //
 // # Stopping a turn

@@ -26,6 +26,7 @@ type requestState struct {
 	context    *dsh.RequestContext // the last logged request/context
 	folded     int64               // the seq up to which history is folded
 	history    []llm.Message       // user/message, assistant/message and tool/result, in order
+	model      []dsh.ModelMessage  // a mirror of a prefix of history for the agent/request payloads
 	seqs       []int64             // the seq of the event each history message came from
 	pendingEnd *dsh.TurnEnd        // a turn/end whose append failed, appended before the next turn
 
@@ -136,6 +137,7 @@ func (r *requestState) checkpoint(seq int64, d dsh.CompactionCheckpoint) error {
 	seqs := make([]int64, 0, len(history))
 	seqs = append(append(append(seqs, r.seqs[:start]...), seq), r.seqs[end:]...)
 	r.history, r.seqs = history, seqs
+	r.model = nil // the mirror no longer matches: modelMessages rebuilds it
 	r.usageAt = -1
 	r.checkpointTokens = d.TokensAfter
 	r.generation++
@@ -155,6 +157,20 @@ func (r *requestState) messages(log *session.Log) ([]llm.Message, error) {
 		}
 	}
 	return r.history[:len(r.history):len(r.history)], nil
+}
+
+// modelMessages returns the history as the agent/request payloads show it: a mirror kept
+// in step with the history (extended by the messages folded since the last call, rebuilt
+// after a checkpoint), so that a step with a listener copies no history. The returned
+// slice must not be appended to; listeners read it and never change it in place.
+func (r *requestState) modelMessages() []dsh.ModelMessage {
+	if len(r.model) > len(r.history) {
+		r.model = nil
+	}
+	for _, m := range r.history[len(r.model):] {
+		r.model = append(r.model, dsh.ModelMessage{Role: dsh.ModelRole(m.Role), Content: m.Content, Source: m.Source})
+	}
+	return r.model[:len(r.model):len(r.model)]
 }
 
 // seed is the config agent/request starts from: the agent's options, then what the

@@ -43,32 +43,36 @@ func (a *Agent) runStep(ctx context.Context, t *turnRun, step int, msgs []dsh.Us
 	}
 	overflowed := false // overflow recovery runs once per step
 	for attempt := 1; ; attempt++ {
-		cfg, err := a.request(ctx, t, step)
+		plan, err := a.prepareRequest(ctx, t, step, attempt)
 		if err != nil {
+			if t.ctx.Err() != nil {
+				return endNone, nil, nil // cancelled while a listener ran: the turn ends aborted
+			}
 			return endNone, nil, err
 		}
-		specs, names := a.toolSpecs()
-		if err := a.logHeader(dsh.RequestHeader{Config: cfg, Tools: names}); err != nil {
-			return endNone, nil, err
+		if plan.deny != nil {
+			t.blocked = plan.deny
+			return endBlocked, nil, nil
 		}
-		history, err := a.req.messages(a.log)
-		if err != nil {
-			return endNone, nil, err
+		if plan.answer != nil {
+			resp, chunks := answerResponse(plan.answer)
+			return a.respond(ctx, t, step, resp, chunks, nil, dsh.ResponseByListener{Listener: plan.answer.by})
 		}
-		req := llm.Request{Config: cloneConfig(cfg), Messages: history, Tools: specs}
-		if cfg.System != nil {
-			req.System = *cfg.System
-		}
-		resp, seqs, failure, err := a.stream(ctx, t, step, req)
+		hold := a.reg.Listens(dsh.ResponseEventName)
+		resp, held, seqs, failure, err := a.stream(ctx, t, step, plan.req, hold)
 		if err != nil {
 			return endNone, nil, err
 		}
 		if t.ctx.Err() != nil && (failure != nil || !resp.Finished()) {
-			// B §5.3 step 2: cancelled mid-stream; keep the visible prefix.
+			// B §5.3 step 2: cancelled mid-stream; keep the visible prefix, unless
+			// agent/response held it back: it never saw it, so nothing of it is logged.
+			if hold {
+				return endNone, nil, nil
+			}
 			return endNone, nil, a.logInterrupted(t, step, resp, seqs)
 		}
 		if failure == nil {
-			return a.settle(ctx, t, step, resp, seqs)
+			return a.respond(ctx, t, step, resp, held, seqs, nil)
 		}
 		if !overflowed && !a.cfg.Compaction.Disabled && llm.IsContextWindowExceeded(*failure) {
 			overflowed = true
@@ -84,7 +88,7 @@ func (a *Agent) runStep(ctx context.Context, t *turnRun, step int, msgs []dsh.Us
 				continue
 			}
 		}
-		retry, err := a.requestError(ctx, t, step, cfg.Provider, *failure, attempt)
+		retry, err := a.requestError(ctx, t, step, plan.req.Config.Provider, *failure, attempt)
 		switch {
 		case err != nil:
 			return endNone, nil, err
@@ -96,39 +100,21 @@ func (a *Agent) runStep(ctx context.Context, t *turnRun, step int, msgs []dsh.Us
 	}
 }
 
-// request runs the agent/request waterfall over the seed config (B §2.4) and checks that
-// the result names a provider and a model.
-func (a *Agent) request(ctx context.Context, t *turnRun, step int) (dsh.LLMCallConfig, error) {
-	seed := a.seed()
-	p := &dsh.RequestPayload{Agent: a, AgentID: a.id, Turn: t.n, Step: step}
-	d, err := a.reg.RunRequest(ctx, p, func(context.Context) (dsh.RequestDecision, error) {
-		return dsh.RequestUse{Config: cloneConfig(seed)}, nil
-	})
-	if err != nil {
-		return dsh.LLMCallConfig{}, err
-	}
-	var cfg dsh.LLMCallConfig
-	switch v := d.(type) {
-	case dsh.RequestUse:
-		cfg = v.Config
-	case *dsh.RequestUse:
-		cfg = v.Config
-	}
-	if cfg.Provider == "" || cfg.Model == "" {
-		return dsh.LLMCallConfig{}, ErrNoModel
-	}
-	return cloneConfig(cfg), nil
-}
-
-// stream streams one response, appending every chunk as assistant/chunk, and returns the
-// folded response, the chunk seqs and the failure of an error or aborted finish, a
-// transport error or a broken stream. err is a failed append.
-func (a *Agent) stream(ctx context.Context, t *turnRun, step int, req llm.Request) (llm.Response, []int64, *dsh.LLMFailure, error) {
+// stream streams one response, appending every chunk as assistant/chunk (or, with hold,
+// holding them back for agent/response), and returns the folded response, the held chunks,
+// the chunk seqs and the failure of an error or aborted finish, a transport error or a
+// broken stream. err is a failed append.
+func (a *Agent) stream(ctx context.Context, t *turnRun, step int, req llm.Request, hold bool) (llm.Response, []dsh.AssistantChunk, []int64, *dsh.LLMFailure, error) {
 	var (
 		asm     llm.Assembler
+		held    []dsh.AssistantChunk
 		seqs    []int64
 		failure *dsh.LLMFailure
 	)
+	if hold {
+		held = a.calls.held[:0]
+		defer func() { a.calls.held = held[:0] }()
+	}
 	for chunk, err := range a.model.Stream(ctx, req) {
 		if err != nil {
 			f := llm.AsFailure(err)
@@ -139,9 +125,13 @@ func (a *Agent) stream(ctx context.Context, t *turnRun, step int, req llm.Reques
 			failure = &dsh.LLMFailure{Message: err.Error(), Code: llm.CodeBadResponse}
 			break
 		}
+		if hold {
+			held = append(held, chunk)
+			continue
+		}
 		ev, err := a.log.Append(a.base, dsh.AssistantChunkLogged{Turn: t.n, Step: step, Chunk: chunk})
 		if err != nil {
-			return llm.Response{}, nil, nil, err
+			return llm.Response{}, nil, nil, nil, err
 		}
 		seqs = append(seqs, ev.Seq)
 	}
@@ -158,7 +148,7 @@ func (a *Agent) stream(ctx context.Context, t *turnRun, step int, req llm.Reques
 			failure = &f
 		}
 	}
-	return resp, seqs, failure, nil
+	return resp, held, seqs, failure, nil
 }
 
 // logInterrupted appends the visible prefix of a cancelled stream as an interrupted
@@ -216,9 +206,10 @@ func (a *Agent) requestError(ctx context.Context, t *turnRun, step int, provider
 	return true, nil
 }
 
-// settle appends the assistant message and acts on the finish (B §5.3 steps 4-5): a
-// max-tokens finish drops its tool calls; tool calls run as a batch.
-func (a *Agent) settle(ctx context.Context, t *turnRun, step int, resp llm.Response, seqs []int64) (ending, *dsh.LLMFailure, error) {
+// settle appends the assistant message (with source when a listener answered) and acts
+// on the finish (B §5.3 steps 4-5): a max-tokens finish drops its tool calls; tool calls
+// run as a batch.
+func (a *Agent) settle(ctx context.Context, t *turnRun, step int, resp llm.Response, seqs []int64, source dsh.ResponseSource) (ending, *dsh.LLMFailure, error) {
 	content, calls := resp.Content, resp.ToolCalls
 	maxTokens := resp.Finish.Reason == dsh.FinishReasonMaxTokens
 	if maxTokens {
@@ -234,7 +225,7 @@ func (a *Agent) settle(ctx context.Context, t *turnRun, step int, resp llm.Respo
 		content = []dsh.ContentBlock{}
 	}
 	if _, err := a.log.Append(a.base, dsh.AssistantMessageLogged{
-		Turn: t.n, Step: step, Usage: resp.Usage,
+		Turn: t.n, Step: step, Usage: resp.Usage, Source: source,
 		Message: dsh.AssistantMessage{Role: dsh.AssistantMessageRoleAssistant, Content: content},
 	}, session.WithSources(seqs...)); err != nil {
 		return endNone, nil, err

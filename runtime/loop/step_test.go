@@ -82,12 +82,11 @@ func TestRetryAfterCancelIsIgnored(t *testing.T) {
 func TestRequestListenerChangesHeader(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	e.cfg.System = "be brief"
-	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
-		d, err := next.Call(ctx)
-		if err != nil || p.Turn == 1 {
-			return d, err
+	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+		if p.Turn == 1 {
+			return dsh.RequestPass{}, nil
 		}
-		cfg := d.(dsh.RequestUse).Config
+		cfg := p.Request.Config
 		cfg.Model = "m2"
 		return dsh.RequestUse{Config: cfg}, nil
 	})
@@ -194,12 +193,11 @@ func TestRequestListenerCannotChangeTheAgentsConfig(t *testing.T) {
 	maxTokens := 100
 	e.cfg.LLM.MaxTokens = &maxTokens
 	e.cfg.LLM.Extra = map[string]json.RawMessage{"a": json.RawMessage(`1`)}
-	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload, next dsh.RequestNext) (dsh.RequestDecision, error) {
-		d, err := next.Call(ctx)
-		if err != nil || p.Turn != 1 {
-			return d, err
+	e.reg.OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+		if p.Turn != 1 {
+			return dsh.RequestPass{}, nil
 		}
-		cfg := d.(dsh.RequestUse).Config
+		cfg := p.Request.Config
 		cfg.Extra["b"] = json.RawMessage(`2`)
 		*cfg.MaxTokens = 7
 		return dsh.RequestUse{Config: cfg}, nil

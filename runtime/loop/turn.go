@@ -16,6 +16,7 @@ const (
 	endNone      ending = iota // a tool continuation: the turn goes on
 	endCompleted               // a text-only answer, or a batch that concluded the turn
 	endMaxTokens               // the output limit was hit
+	endBlocked                 // agent/request denied or agent/response blocked: turnRun.blocked
 )
 
 // runTurn runs B §5.2 steps 3-9 for t, whose turn/start and first claim are done, and
@@ -91,6 +92,9 @@ func (a *Agent) runTurn(t *turnRun, claimed []dsh.UserMessage) (dsh.TurnEndReaso
 		}
 		if failure != nil {
 			return a.failWith(t, step, *failure), stop
+		}
+		if out == endBlocked {
+			return *t.blocked, onFollowup
 		}
 		end = out
 		if end == endMaxTokens {

@@ -25,13 +25,13 @@ func BenchmarkTurnAt(b *testing.B) {
 	for _, store := range []string{"memory", "jsonl"} {
 		for _, n := range []int{10, 100, 1000, 5000} {
 			b.Run(fmt.Sprintf("%s/N=%d", store, n), func(b *testing.B) {
-				benchTurnAt(b, store, n)
+				benchTurnAt(b, store, n, nil)
 			})
 		}
 	}
 }
 
-func benchTurnAt(b *testing.B, store string, prior int) {
+func benchTurnAt(b *testing.B, store string, prior int, setup func(*dsh.Registry)) {
 	ctx := context.Background()
 	var st session.Store = session.NewMemory()
 	if store == "jsonl" {
@@ -47,6 +47,9 @@ func benchTurnAt(b *testing.B, store string, prior int) {
 	}
 	defer l.Close()
 	reg := dsh.NewRegistry(dsh.WithLogger(quiet))
+	if setup != nil {
+		setup(reg)
+	}
 	toolReg := tools.NewRegistry()
 	if _, err := toolReg.Register(okTool("echo", true)); err != nil {
 		b.Fatal(err)

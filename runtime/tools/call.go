@@ -36,6 +36,7 @@ type call struct {
 	exec    dsh.ToolExecution
 	agentID string
 	def     *tool // the definition visible at creation (nil: unknown); it is immutable
+	hidden  bool  // Input.Hidden: the tool is unknown to this call
 	halt    *Halt
 	rw      *rewriteState // what tools/rewrite-input made of the call; nil: nobody listened
 	// approved is the digest of the arguments an allowed-once answer was given for; the
@@ -91,7 +92,7 @@ const (
 // newCall creates the call (SEMANTICS.md B §4.2 steps 1-2): reads the input, mints the
 // token, resolves the visible definition, which captures its finalizer.
 func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
-	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID, depth: in.depth}
+	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID, depth: in.depth, hidden: in.Hidden}
 	c.exec = dsh.ToolExecution{
 		CallID:     in.CallID,
 		Name:       in.Name,
@@ -105,8 +106,17 @@ func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
 	if in.AgentID != "" {
 		c.exec.AgentID = &c.agentID
 	}
-	c.def = rt.tools.lookup(in.AgentID, in.Name)
+	c.def = c.lookup()
 	return c
+}
+
+// lookup returns the definition of the call's tool visible to it now (nil: unknown, or
+// hidden from the call).
+func (c *call) lookup() *tool {
+	if c.hidden {
+		return nil
+	}
+	return c.rt.tools.lookup(c.agentID, c.exec.Name)
 }
 
 // finalizer is the FinalizeContent captured when the call was created, or nil.

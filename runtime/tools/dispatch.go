@@ -74,7 +74,7 @@ func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
 	if bctx.Err() != nil {
 		return aborted(false), true
 	}
-	t := c.rt.tools.lookup(c.agentID, c.exec.Name)
+	t := c.lookup()
 	if t == nil {
 		return failure(errUnknownTool(c.exec.Name)), true
 	}
@@ -200,7 +200,7 @@ func (c *call) normalize(r dsh.ToolExecutionResult) bool {
 		}
 		c.cand = v
 	default:
-		t := c.rt.tools.lookup(c.agentID, c.exec.Name)
+		t := c.lookup()
 		if t == nil {
 			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
 			return false

@@ -114,7 +114,7 @@ func (c *call) accept(d dsh.PostToolAccept) {
 			c.cand = c.finalFailure(errors.New(msgValueOfFailed))
 			return
 		}
-		t := c.rt.tools.lookup(c.agentID, c.exec.Name)
+		t := c.lookup()
 		if t == nil {
 			c.cand = c.finalFailure(errUnknownTool(c.exec.Name))
 			return

@@ -97,6 +97,10 @@ type Input struct {
 	Parent dsh.Token
 	// RootCallID is the id of the outermost call of a nested chain; empty means CallID.
 	RootCallID string
+	// Hidden says the tool was not offered to the model in the request this call answers
+	// (an agent/request restriction or rewrite took it out): the call resolves as an
+	// unknown tool (UNKNOWN_TOOL), whatever the registry holds.
+	Hidden bool
 
 	depth uint8 // how many calls RunContext.Execute nested this one in (0: top level)
 }

@@ -33,11 +33,11 @@ func streamHeaders(w http.ResponseWriter) {
 }
 
 // newOpenAITest starts a loopback server with handler and an adapter pointed at it.
-func newOpenAITest(t *testing.T, handler http.HandlerFunc) *OpenAI {
+func newOpenAITest(t *testing.T, handler http.HandlerFunc) *OpenAIChat {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "test-model", APIKey: "sk-test", HTTPClient: srv.Client()})
+	m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: srv.URL + "/v1", Model: "test-model", APIKey: "sk-test", HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestOpenAIServerErrors(t *testing.T) {
 		{
 			name: "string error", status: 401, contentType: "application/json",
 			body: `{"error":"invalid api key"}`,
-			want: dsh.LLMFailure{Message: "invalid api key", Code: "HTTP_401", Status: ptr(401)},
+			want: dsh.LLMFailure{Message: "openai-chat: authentication failed (401): invalid api key; check OPENAI_API_KEY", Code: "HTTP_401", Status: ptr(401)},
 		},
 		{
 			name: "502 with an HTML body", status: 502, contentType: "text/html",
@@ -529,7 +529,7 @@ func TestOpenAITransportError(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	base := srv.URL
 	srv.Close()
-	m, err := NewOpenAI(OpenAIConfig{BaseURL: base, Model: "m"})
+	m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: base, Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +543,7 @@ func TestOpenAITransportError(t *testing.T) {
 }
 
 func TestOpenAIInvalidRequest(t *testing.T) {
-	m, err := NewOpenAI(OpenAIConfig{BaseURL: "http://127.0.0.1:1"})
+	m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,7 +637,7 @@ func TestOpenAIRequestBody(t *testing.T) {
 	    ]},
 	    {"role": "tool", "tool_call_id": "call_1", "content": "a.txt\nb.txt"},
 	    {"role": "tool", "tool_call_id": "call_2", "content": "denied\n[image omitted: image/png]"},
-	    {"role": "assistant", "content": null, "tool_calls": [
+	    {"role": "assistant", "tool_calls": [
 	      {"id": "call_3", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}
 	    ]},
 	    {"role": "tool", "tool_call_id": "call_3", "content": "ok"},
@@ -705,32 +705,33 @@ func TestOpenAIRequestBody(t *testing.T) {
 }
 
 func TestOpenAIConfig(t *testing.T) {
-	t.Setenv(EnvOpenAIBaseURL, "https://llm.internal.example/v1")
-	t.Setenv(EnvOpenAIModel, "m-7")
-	t.Setenv(EnvOpenAIAPIKey, "sk-env")
-	cfg := OpenAIConfigFromEnv()
-	if diff := cmp.Diff(OpenAIConfig{BaseURL: "https://llm.internal.example/v1", Model: "m-7", APIKey: "sk-env"}, cfg); diff != "" {
+	env := map[string]string{EnvOpenAIBaseURL: "https://llm.internal.example/v1", EnvOpenAIModel: "m-7", EnvOpenAIAPIKey: "sk-env"}
+	cfg := OpenAIChatConfigFromEnv(func(k string) string { return env[k] })
+	if diff := cmp.Diff(OpenAIChatConfig{BaseURL: "https://llm.internal.example/v1", Model: "m-7", APIKey: "sk-env"}, cfg); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	m, err := NewOpenAI(cfg)
+	if _, err := NewOpenAIChat(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{"ftp://host/v1", "/v1", "http://", "http://bad host/"} {
+		if _, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: base, Model: "m"}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewOpenAIChat(%q) err = %v, want ErrInvalidConfig", base, err)
+		}
+	}
+	// The trailing slash of a base URL does not double.
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path = r.URL.Path
+		streamHeaders(w)
+		writeSSE(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, doneEvent)
+	}))
+	defer srv.Close()
+	m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: srv.URL + "/v1/", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.endpoint != "https://llm.internal.example/v1/chat/completions" {
-		t.Errorf("endpoint = %q", m.endpoint)
-	}
-	if m2, _ := NewOpenAI(OpenAIConfig{BaseURL: "http://h:8080/"}); m2 == nil || m2.endpoint != "http://h:8080/chat/completions" {
-		t.Errorf("trailing slash not trimmed: %+v", m2)
-	}
-
-	t.Setenv(EnvOpenAIBaseURL, "")
-	for _, base := range []string{"", "   ", "ftp://host/v1", "/v1", "http://", "http://bad host/"} {
-		if _, err := NewOpenAI(OpenAIConfig{BaseURL: base, Model: "m"}); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("NewOpenAI(%q) err = %v, want ErrInvalidConfig", base, err)
-		}
-	}
-	if _, err := NewOpenAI(OpenAIConfigFromEnv()); err == nil || !strings.Contains(err.Error(), EnvOpenAIBaseURL) {
-		t.Errorf("missing base URL error %v does not name %s", err, EnvOpenAIBaseURL)
+	if _, err := drain(m.Stream(context.Background(), simpleRequest())); err != nil || path != "/v1/chat/completions" {
+		t.Errorf("path = %q, err = %v", path, err)
 	}
 }
 
@@ -750,7 +751,7 @@ func TestTruncateAndRetryAfterBounds(t *testing.T) {
 }
 
 // Both models satisfy the seam.
-var _ Model = (*OpenAI)(nil)
+var _ Model = (*OpenAIChat)(nil)
 var _ Model = (*Scripted)(nil)
 
 // TestOpenAIPluginContextRole: with PluginContextRole, each block of a plain plugin
@@ -769,7 +770,7 @@ func TestOpenAIPluginContextRole(t *testing.T) {
 		writeSSE(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, doneEvent)
 	}))
 	t.Cleanup(srv.Close)
-	m, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", HTTPClient: srv.Client(), PluginContextRole: "system"})
+	m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: srv.URL + "/v1", Model: "m", HTTPClient: srv.Client(), PluginContextRole: "system"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -789,4 +790,33 @@ func TestOpenAIPluginContextRole(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+func chatDelta(content string) string {
+	c, _ := json.Marshal(content)
+	return `{"choices":[{"index":0,"delta":{"content":` + string(c) + `},"finish_reason":null}]}`
+}
+
+func init() {
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fixtures = append(fixtures, providerFixture{
+		name: "openai-chat",
+		newModel: func(t *testing.T, baseURL string, timeout time.Duration) Model {
+			m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: baseURL + "/v1", Model: "test-model", APIKey: "sk-test", Timeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		},
+		text:         sse([2]string{"", chatDelta("Hello")}, [2]string{"", stop}, [2]string{"", "[DONE]"}),
+		textPrefix:   sse([2]string{"", chatDelta("Hel")}),
+		unknownEvent: sse([2]string{"", chatDelta("Hel")}, [2]string{"future", `{"object":"future.thing","x":1}`}, [2]string{"", chatDelta("lo")}, [2]string{"", stop}, [2]string{"", "[DONE]"}),
+		badArgs: sse([2]string{"", `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"Bash","arguments":"{not json"}}]}}]}`},
+			[2]string{"", `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`}, [2]string{"", "[DONE]"}),
+		bigText: func(text string) string {
+			return sse([2]string{"", chatDelta(text)}, [2]string{"", stop}, [2]string{"", "[DONE]"})
+		},
+		errorBody:    `{"error":{"message":"The server had an error","type":"server_error"}}`,
+		errorMessage: "The server had an error",
+	})
 }
