@@ -24,7 +24,7 @@ func event(t testing.TB, b *hookmap.Bridge, name string) *hookmap.Event {
 	return &ev
 }
 
-// TestDecode covers the codec scenarios of HOOK-PROTOCOLS.md §4 (18-28) under the dsh
+// TestDecode covers the codec scenarios of docs/design/HOOK-PROTOCOLS.md#4-bridge-scenarios (18-28) under the dsh
 // decisions, for both tables.
 func TestDecode(t *testing.T) {
 	cc, cx := &hookmap.ClaudeCode, &hookmap.Codex
@@ -196,7 +196,7 @@ func TestDecodeRewrite(t *testing.T) {
 	}
 }
 
-// TestMerge covers the merge scenarios of HOOK-PROTOCOLS.md §4 (29-31).
+// TestMerge covers the merge scenarios of docs/design/HOOK-PROTOCOLS.md#4-bridge-scenarios (29-31).
 func TestMerge(t *testing.T) {
 	cc := event(t, &hookmap.ClaudeCode, "PreToolUse")
 	v := func(o Outcome, reason string, ctx ...string) Verdict {

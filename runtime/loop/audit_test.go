@@ -7,7 +7,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// SEMANTICS.md Part A item 12: the decision audit.
+// docs/design/SEMANTICS.md#a12-native-decisions-can-be-audited: the decision audit.
 
 func TestPartA12_DecisionAudit(t *testing.T) {
 	e := newEnv(t, calls("c1:t"), text("done"))

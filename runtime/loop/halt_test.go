@@ -8,7 +8,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// SEMANTICS.md Part A item 7: a halt is a decision, honoured wherever it is returned.
+// docs/design/SEMANTICS.md#a7-halt-is-a-decision: a halt is a decision, honoured wherever it is returned.
 
 func TestPartA07_PreStepHaltLeavesInbox(t *testing.T) {
 	e := newEnv(t, text("never"), text("second"))

@@ -8,7 +8,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// SEMANTICS.md Part A items 8 and 10: a reject has a reason, and no queue is stranded after
+// docs/design/SEMANTICS.md#a8-reject-has-a-reason, docs/design/SEMANTICS.md#a10-no-stranded-queue-after-a-blocked-turn: a reject has a reason, and no queue is stranded after
 // a blocked turn.
 
 func TestPartA08_RejectReasonAndDroppedIDs(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// Scenarios 51-60 of SEMANTICS.md B §6: the tool batch scheduler.
+// Scenarios 51-60 of docs/design/SEMANTICS.md#6-conformance-scenarios: the tool batch scheduler.
 
 // resultIDs returns the call ids of the tool/result events.
 func resultIDs(t *testing.T, e *env) []string {

@@ -13,7 +13,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// The step of SEMANTICS.md B §5.3: model failures, agent/request-error, agent/request and
+// The step of docs/design/SEMANTICS.md#53-step: model failures, agent/request-error, agent/request and
 // the request header.
 
 func TestStreamErrorMidToolCallEndsTurnError(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/dshkit/dsh/runtime/approval"
 )
 
-// TestFailureTable_Section3_2 checks every tools row of SEMANTICS.md B §3.2: what a
+// TestFailureTable_Section3_2 checks every tools row of docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes: what a
 // failure at each point becomes, and which later phases still run.
 func TestFailureTable_Section3_2(t *testing.T) {
 	type row struct {

@@ -11,7 +11,7 @@ import (
 )
 
 // errNotLossless is the cause of a value, argument, meta or content that is not lossless
-// JSON (SEMANTICS.md B §0).
+// JSON (docs/design/SEMANTICS.md#0-shared-vocabulary).
 var errNotLossless = errors.New("not lossless JSON")
 
 // snapshotJSON validates raw as lossless JSON and returns a private copy of it, without

@@ -11,7 +11,7 @@ import (
 )
 
 // Staged calls let a scheduler run pre-dispatch serially, bodies concurrently and
-// finishing in model order (SEMANTICS.md B §5.4; scenarios 51, 53, 54 at the runtime
+// finishing in model order (docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering; scenarios 51, 53, 54 at the runtime
 // level): pre-execute, post-execute and tools/result are observed as [c1, c2, c3] whatever
 // the settlement order, and all bodies run at once.
 func TestStagedCallsKeepModelOrder(t *testing.T) {

@@ -50,7 +50,7 @@ func wantJSONSafe(t *testing.T, r Result) {
 }
 
 // TestValueText: a value whose strings are not valid UTF-8 is not lossless JSON
-// (SEMANTICS.md B §4.5 step 1; B §0's lossless JSON, for Go strings); a value that writes
+// (docs/design/SEMANTICS.md#45-building-a-success-result step 1; docs/design/SEMANTICS.md#0-shared-vocabulary's lossless JSON, for Go strings); a value that writes
 // the \ufffd escape itself is.
 func TestValueText(t *testing.T) {
 	notLossless := `tool "t" returned invalid output: value is not lossless JSON`

@@ -2,7 +2,7 @@
 // loads a dialect's hook files, registers one listener per mapped event on a
 // dsh.Registrar, builds each event's input through the dialect's encoder, fires the
 // matched hooks through hookproto, and maps the merged verdict onto the extension
-// point's decision (HOOK-PROTOCOLS.md §3.1 and the dsh bridge decisions). The dialect
+// point's decision (docs/design/HOOK-PROTOCOLS.md#31-extension-points-and-decision-variants and the dsh bridge decisions). The dialect
 // packages (bridges/claudecode, bridges/codex) supply the table and the wire encoding.
 package hookbridge
 
@@ -27,7 +27,7 @@ import (
 	"github.com/dshkit/dsh/internal/jsonmerge"
 )
 
-// The external events the bridges map (HOOK-PROTOCOLS.md §3.1).
+// The external events the bridges map (docs/design/HOOK-PROTOCOLS.md#31-extension-points-and-decision-variants).
 const (
 	SessionStart     = "SessionStart"
 	UserPromptSubmit = "UserPromptSubmit"
@@ -1021,7 +1021,7 @@ func (b *Bridge) compactInput(ctx context.Context, event, agentID, compactionID 
 	return in
 }
 
-// preCompact maps PreCompact (REWRITE-COMPACTION.md §2.3), matched on the origin (manual,
+// preCompact maps PreCompact (docs/design/REWRITE-COMPACTION.md#23-mapping-claude-code-and-codex-hooks), matched on the origin (manual,
 // auto): a block (exit 2, decision "block") defers the compaction, plain stdout on exit 0
 // becomes summarizer instructions, a halt (Codex continue:false) defers it and halts the
 // open turn. A dialect whose PreCompact only observes (Codex) says so in its table
@@ -1165,7 +1165,7 @@ func (b *Bridge) takeFired(agent, call string) *hookproto.Report {
 }
 
 // rewriteInput runs the call's PreToolUse hooks, once and in parallel, on the input the
-// fold has so far (REWRITE-COMPACTION.md §1.3), keeps their report for the pre-execute
+// fold has so far (docs/design/REWRITE-COMPACTION.md#13-composing-several-rewriters), keeps their report for the pre-execute
 // listener, and folds their rewrites (updatedInput) in configuration order, whatever
 // order they finished in: a replacement replaces, a merge patches the value so far. The
 // result is one replace of the effective value, or keep when nothing changed.
