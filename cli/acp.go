@@ -142,8 +142,8 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	o.run.plugins = configOf(ctx).plugins
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Check the model and the config files once, up front: a usage error exits 2 before
-	// any frame is read.
+	// Check the model and the config files once, up front: one that cannot be used fails
+	// the command (exit 1) before any frame is read.
 	if _, _, err := pickModel(o.run, "", logger); err != nil {
 		return c.Fail(err)
 	}

@@ -3,11 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -217,7 +217,9 @@ func TestACPPreviewShowsNothingUnread(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(work, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(work, "fifo"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(work, "fifo")); errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("this platform has no FIFOs (the test is about Linux's /proc and FIFOs)")
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(work, "inside.txt"), []byte("old inside\n"), 0o644); err != nil {

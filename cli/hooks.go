@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -53,28 +52,6 @@ Exit status: 0 when the hooks ran; 1 when the configuration or the input cannot 
 (one line on stderr) or the hooks could not run; 2 for a usage error.
 `
 
-// hooksUsageError is a configuration or input error (a missing or invalid file, an input
-// that does not fit the event): one line on stderr, exit 1.
-type hooksUsageError struct{ msg string }
-
-func (e *hooksUsageError) Error() string { return e.msg }
-
-func usageErr(format string, args ...any) error {
-	return &hooksUsageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// hooksFlagError is a usage error of dsh hooks run's flags: the usage follows, exit 2.
-type hooksFlagError struct {
-	msg  string
-	code int // when msg is empty: the exit code of a parse that printed help or an error
-}
-
-func (e *hooksFlagError) Error() string { return e.msg }
-
-func flagErr(format string, args ...any) error {
-	return &hooksFlagError{msg: fmt.Sprintf(format, args...)}
-}
-
 const hooksTopUsage = `usage: dsh hooks run [flags]
 
 Subcommands:
@@ -100,14 +77,7 @@ func runHooks(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "dsh hooks run: warning: "+w)
 	}
 	if err != nil {
-		var fe *hooksFlagError
-		if errors.As(err, &fe) {
-			if fe.msg == "" {
-				return fe.code
-			}
-			return c.UsageError("%s", fe.msg)
-		}
-		return c.Fail(errors.New(oneLine(err.Error())))
+		return c.Exit(oneLineError{err})
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -120,6 +90,12 @@ func runHooks(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// oneLineError prints its error on one line (a failure is one line on stderr).
+type oneLineError struct{ err error }
+
+func (e oneLineError) Error() string { return oneLine(e.err.Error()) }
+func (e oneLineError) Unwrap() error { return e.err }
 
 // hooksOutput is what dsh hooks run prints.
 type hooksOutput struct {
@@ -234,7 +210,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	fs.Var(&dirs, "plugin-dir", "a Claude Code plugin directory (repeatable)")
 	canonical := fs.Bool("canonical", false, "decide by dsh's canonical mapping instead of the engine's behaviour")
 	if code, ok := c.Parse(args, 0); !ok {
-		return nil, nil, &hooksFlagError{code: code}
+		return nil, nil, clix.Stop(code)
 	}
 	var table *hookmap.Bridge
 	switch *dialect {
@@ -243,12 +219,12 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	case "codex":
 		table = &hookmap.Codex
 	case "":
-		return nil, nil, flagErr("--dialect is required (claude-code or codex)")
+		return nil, nil, clix.Usagef("--dialect is required (claude-code or codex)")
 	default:
-		return nil, nil, flagErr("unknown --dialect %q (want claude-code or codex)", *dialect)
+		return nil, nil, clix.Usagef("unknown --dialect %q (want claude-code or codex)", *dialect)
 	}
 	if *config == "" && len(dirs) == 0 {
-		return nil, nil, flagErr("--config or --plugin-dir is required")
+		return nil, nil, clix.Usagef("--config or --plugin-dir is required")
 	}
 	var files []string
 	if *config != "" {
@@ -256,7 +232,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	}
 	plugins, pluginProblems := loadPlugins(dirs)
 	if *event == "" {
-		return nil, nil, flagErr("--event is required")
+		return nil, nil, clix.Usagef("--event is required")
 	}
 	ev, ok := table.Lookup(*event)
 	if !ok {
@@ -264,13 +240,13 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		for _, e := range table.Events {
 			names = append(names, e.Name)
 		}
-		return nil, nil, flagErr("event %q is not supported by the %s bridge (supported: %s)", *event, table.Dialect, strings.Join(names, ", "))
+		return nil, nil, clix.Usagef("event %q is not supported by the %s bridge (supported: %s)", *event, table.Dialect, strings.Join(names, ", "))
 	}
 	if *inputPath == "" {
-		return nil, nil, flagErr("--input is required (a file, or - for stdin)")
+		return nil, nil, clix.Usagef("--input is required (a file, or - for stdin)")
 	}
 	if err := checkNamedHooks(table.Dialect, *config); err != nil {
-		return nil, nil, usageErr("%v", err)
+		return nil, nil, err
 	}
 	var raw []byte
 	var err error
@@ -280,14 +256,14 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		raw, err = os.ReadFile(*inputPath)
 	}
 	if err != nil {
-		return nil, nil, usageErr("cannot read the input: %v", err)
+		return nil, nil, fmt.Errorf("cannot read the input: %v", err)
 	}
 	var in hookInput
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, nil, usageErr("the input is not a hook input JSON object: %v", err)
+		return nil, nil, fmt.Errorf("the input is not a hook input JSON object: %v", err)
 	}
 	if in.HookEventName != "" && in.HookEventName != ev.Name {
-		return nil, nil, usageErr("the input's hook_event_name %q does not match --event %s", in.HookEventName, ev.Name)
+		return nil, nil, fmt.Errorf("the input's hook_event_name %q does not match --event %s", in.HookEventName, ev.Name)
 	}
 
 	cwd, err := os.Getwd()
@@ -349,7 +325,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 			Interactive: true, // --event Notification idle_prompt fires it
 		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
 		if err != nil {
-			return nil, nil, usageErr("%v", err)
+			return nil, nil, err
 		}
 		br = b
 	default:
@@ -359,7 +335,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 			Canonical: *canonical,
 		}, codex.WithObserver(observe), codex.WithAsyncObserver(observeAsync))
 		if err != nil {
-			return nil, nil, usageErr("%v", err)
+			return nil, nil, err
 		}
 		br = b
 	}
@@ -427,13 +403,13 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 			src = dsh.SessionStartSourceStartup
 		}
 		if !src.Valid() {
-			return decisionJSON{}, usageErr("invalid SessionStart source %q", in.Source)
+			return decisionJSON{}, fmt.Errorf("invalid SessionStart source %q", in.Source)
 		}
 		err := reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: agent, AgentID: agentID, Source: src})
 		return decisionJSON{Kind: "none"}, err
 	case "UserPromptSubmit":
 		if in.Prompt == nil {
-			return decisionJSON{}, usageErr("the UserPromptSubmit input has no prompt")
+			return decisionJSON{}, fmt.Errorf("the UserPromptSubmit input has no prompt")
 		}
 		p := &dsh.PreStepPayload{Agent: agent, AgentID: agentID, Turn: 1, Step: 1, Messages: []dsh.UserMessage{{
 			ID: "dsh-hooks-prompt", Role: dsh.UserMessageRoleUser, Source: dsh.SourceUser{},
@@ -455,7 +431,7 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 		), nil
 	case "PermissionRequest", "PostToolUseFailure":
 		if in.ToolName == "" {
-			return decisionJSON{}, usageErr("the %s input has no tool_name", event)
+			return decisionJSON{}, fmt.Errorf("the %s input has no tool_name", event)
 		}
 		callID := in.ToolUseID
 		if callID == "" {
@@ -511,10 +487,10 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 			err := reg.EmitStatus(ctx, &dsh.StatusPayload{Agent: agent, AgentID: agentID, Status: dsh.AgentStatusIdle})
 			return decisionJSON{Kind: "none"}, err
 		}
-		return decisionJSON{}, usageErr("Notification notification_type %q: dsh sends permission_prompt and idle_prompt", in.NotificationType)
+		return decisionJSON{}, fmt.Errorf("the Notification input's notification_type %q: dsh sends permission_prompt and idle_prompt", in.NotificationType)
 	case "PreToolUse", "PostToolUse":
 		if in.ToolName == "" {
-			return decisionJSON{}, usageErr("the %s input has no tool_name", event)
+			return decisionJSON{}, fmt.Errorf("the %s input has no tool_name", event)
 		}
 		callID := in.ToolUseID
 		if callID == "" {
@@ -612,5 +588,5 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 		}
 		return decisionJSON{Kind: "stop"}, nil
 	}
-	return decisionJSON{}, usageErr("event %q is not supported", event)
+	return decisionJSON{}, fmt.Errorf("event %q is not supported", event)
 }

@@ -58,7 +58,7 @@ func checkNamedHooks(dialect, path string) error {
 	if len(bad) > 1 {
 		msg += fmt.Sprintf(" (and %d more problems)", len(bad)-1)
 	}
-	return usageError{fmt.Errorf("%s; not run", msg)}
+	return fmt.Errorf("%s; not run", msg)
 }
 
 // projectHookFiles returns the project-level hook files of the dialect that exist under
@@ -105,7 +105,7 @@ func transcriptPath(o runOptions, sessionID string) (path string, remove func(),
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", nil, usageError{fmt.Errorf("--transcript: %w", err)}
+		return "", nil, fmt.Errorf("--transcript: %w", err)
 	}
 	return abs, func() {}, nil
 }

@@ -23,7 +23,7 @@ func mcpServers(configFile, projectDir string, trust bool, logger *slog.Logger) 
 	var out []mcp.ServerConfig
 	if configFile != "" {
 		if _, err := os.Stat(configFile); err != nil {
-			return nil, usageError{fmt.Errorf("--mcp-config: %w", err)}
+			return nil, fmt.Errorf("--mcp-config: %w", err)
 		}
 		servers, errs := mcp.LoadFile(configFile, nil)
 		for _, e := range errs {

@@ -47,7 +47,7 @@ func openPGLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.L
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := pgstore.Connect(ctx, o.logFile, pgstore.WithLogger(logger))
 	if err != nil {
-		return nil, false, nil, usageError{err}
+		return nil, false, nil, err
 	}
 	if o.session == "" {
 		o.session = "ses_" + rand.Text()
@@ -63,7 +63,7 @@ func openPGLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.L
 		if errors.Is(err, pgstore.ErrLeaseHeld) {
 			err = fmt.Errorf("%w (--takeover takes it over)", err)
 		}
-		return nil, false, nil, usageError{err}
+		return nil, false, nil, err
 	}
 	l, err := session.Open(ctx, st)
 	if err != nil {

@@ -337,13 +337,6 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return res.code
 }
 
-// usageError is a problem with what the user named (a file that cannot be read, a missing
-// variable): like every failure to run, it exits 1 with one line naming it.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
 // runOne runs the session o describes and returns how it went.
 func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
 	start := time.Now()
@@ -351,7 +344,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	// The model first, so that a script that cannot be read fails before anything is
 	// made; it is built again below, with the session's id.
 	if _, _, err := pickModel(o, "", logger); err != nil {
-		return runResult{}, usageError{err}
+		return runResult{}, err
 	}
 	// The log before anything starts: a database that cannot be reached fails the run
 	// in one line, before a workspace, a hook or an MCP server is made.
@@ -379,7 +372,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		workspace = wd
 	default:
 		if err := os.MkdirAll(workspace, 0o755); err != nil {
-			return runResult{}, usageError{err}
+			return runResult{}, err
 		}
 		if abs, err := filepath.Abs(workspace); err == nil {
 			workspace = abs
@@ -423,14 +416,14 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	// see the same session_id and transcript_path in every run of the session.
 	sessionID, err := logSessionID(log, resume)
 	if err != nil {
-		return runResult{}, usageError{fmt.Errorf("%s: %w", logName(o), err)}
+		return runResult{}, fmt.Errorf("%s: %w", logName(o), err)
 	}
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
 	model, llmCfg, err := pickModel(o, hookSessionID(sessionID), logger)
 	if err != nil {
-		return runResult{}, usageError{err}
+		return runResult{}, err
 	}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
@@ -699,7 +692,7 @@ func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, 
 	}
 	f, rec, err := session.OpenFile(path)
 	if err != nil {
-		return nil, false, usageError{err}
+		return nil, false, err
 	}
 	if rec.Truncated() {
 		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
@@ -853,7 +846,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	}
 	if err != nil {
 		removeTranscript()
-		return nil, usageError{fmt.Errorf("--transcript: %w", err)}
+		return nil, fmt.Errorf("--transcript: %w", err)
 	}
 	cancelTranscript := log.Subscribe(func(e session.Event) {
 		if data, err := e.Decode(); err == nil {
@@ -877,7 +870,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, BaseEnv: o.envDeny.childEnv()})
 		if err != nil {
 			stopTranscript()
-			return nil, usageError{err}
+			return nil, err
 		}
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	default:
@@ -886,7 +879,7 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 			RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
 		if err != nil {
 			stopTranscript()
-			return nil, usageError{err}
+			return nil, err
 		}
 		register, diags, closer = b.Register, b.Diagnostics(), b.Close
 	}

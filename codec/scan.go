@@ -11,7 +11,9 @@ import (
 // accepts (RFC 8259, any bytes of 0x80 and above in strings, as encoding/json does) and
 // reports anything else, or anything unusual (nesting deeper than maxScanDepth), as
 // "not scanned"; the callers then take the encoding/json path, which gives the errors
-// (and the results) it always gave. FuzzDecodeObject pins that the two agree.
+// (and the results) it always gave. FuzzDecodeObject pins that the two agree. Why
+// runtime/tools has a scanner of its own: docs/decisions.md, "Two JSON scanners and two
+// string escapers".
 
 // maxScanDepth bounds the scanner's recursion; deeper values go through encoding/json.
 const maxScanDepth = 200

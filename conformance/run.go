@@ -171,12 +171,6 @@ func (r *run) record(label string) {
 	r.trace = append(r.trace, label)
 }
 
-func (r *run) fail(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-
 // agent returns the agent with the id, creating it on first use.
 func (r *run) agent(id string) (Agent, error) {
 	r.mu.Lock()

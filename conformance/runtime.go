@@ -37,7 +37,7 @@ type Runtime interface {
 	SetModel(responses []sc.Response, wait func(ctx context.Context, gate string) error)
 	// SetOptions sets the runtime's settings for the agents created afterwards.
 	SetOptions(o Options)
-	// AttachHooks attaches a shell-hook bridge (HOOK-PROTOCOLS.md) running the hooks
+	// AttachHooks attaches a shell-hook bridge (docs/design/HOOK-PROTOCOLS.md) running the hooks
 	// configuration h.ConfigPath in h.Dialect ("claude-code" or "codex"). The harness calls
 	// it during the setup, after RegisterTool and before registering the scenario's
 	// listeners, and before any agent exists; a runtime without bridges returns an error
@@ -101,7 +101,7 @@ type Options struct {
 	RewriteDeadline time.Duration
 	// ModelListenerTimeout bounds each agent/request and agent/response listener.
 	ModelListenerTimeout time.Duration
-	// Compaction configures compaction (REWRITE-COMPACTION.md §2).
+	// Compaction configures compaction (docs/design/REWRITE-COMPACTION.md#2-compaction).
 	Compaction CompactionOptions
 }
 
@@ -132,7 +132,7 @@ type RequestInfo struct {
 // AllowedOnceStale is the outcome SetApprover's fn returns for an allowed-once given for
 // other arguments than the call's: the runtime's answer echoes the digest of the model's
 // arguments (or any digest other than the asked one), and the call must be denied with
-// APPROVAL_STALE (REWRITE-COMPACTION.md §1.7).
+// APPROVAL_STALE (docs/design/REWRITE-COMPACTION.md#17-approval-binds-to-the-effective-arguments).
 const AllowedOnceStale dsh.ApprovalOutcome = "allowed-once-stale"
 
 // HookConfig is a hooks configuration the harness wrote for a scenario
@@ -149,7 +149,7 @@ type HookConfig struct {
 	Workspace string
 	// RevalidateAfterRewrite runs the PreToolUse hooks a second time on the effective
 	// input after their updatedInput changed it (the Claude Code bridge option of the same
-	// name; REWRITE-COMPACTION.md §1.9.20).
+	// name; docs/design/REWRITE-COMPACTION.md#1920-revalidateafterrewrite).
 	RevalidateAfterRewrite bool
 }
 

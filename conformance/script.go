@@ -74,7 +74,7 @@ func matcher(w *sc.When) func(s scope) bool {
 }
 
 // errScript is the error a `fail` action returns.
-type errScript struct{ msg, code string }
+type errScript struct{ msg string }
 
 func (e *errScript) Error() string { return e.msg }
 

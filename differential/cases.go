@@ -116,8 +116,6 @@ func itoa(n int) string {
 
 func h(event, script string) Hook { return Hook{Event: event, Script: script} }
 
-func ho(event, script string) Hook { return Hook{Event: event, Script: script} }
-
 // Cases is the differential suite.
 func Cases() []Case {
 	pre := func(name string, turns []Turn, hooks ...Hook) Case {

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
+
+	"github.com/dshkit/dsh/internal/procgroup"
 )
 
 // The pinned engines.
@@ -112,14 +114,18 @@ func run(ctx context.Context, dir string, env []string, timeout time.Duration, n
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second
 	// The run gets a process group of its own, killed whole when the run times out or the
-	// suite's budget ends (and, through Pdeathsig, when the test process dies), and again
-	// once it has exited: nothing an engine or its hooks started outlives the run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// suite's budget ends (and, on Linux through the parent-death signal, when the test
+	// process dies), and again once it has exited: nothing an engine or its hooks started
+	// outlives the run.
+	setPdeathsig(cmd)
+	var group atomic.Pointer[procgroup.Group]
+	cmd.Cancel = func() error { group.Load().Kill(); return nil }
 	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	g, err := procgroup.Start(cmd)
+	if err == nil {
+		group.Store(g)
+		err = cmd.Wait()
+		g.Kill()
 	}
 	return Run{Stdout: out.String(), Stderr: errb.String(), Err: err, Elapsed: time.Since(start)}
 }

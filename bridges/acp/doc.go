@@ -1,7 +1,7 @@
 // Package acp runs dsh sessions as an ACP (Agent Client Protocol) v1 agent, so that an
 // editor such as Zed drives them: the editor is the client, [Server.Serve] speaks
 // JSON-RPC 2.0 on the agent's stdio, one compact frame a line, and writes nothing else to
-// its output. `dsh acp` (package cli, built as cmd/dsh) is the command; the design notes' ACP.md is the research
+// its output. `dsh acp` (package cli, built as cmd/dsh) is the command; the design notes' docs/design/ACP.md is the research
 // it follows.
 //
 // # Methods

@@ -779,7 +779,7 @@ func maintenance(recs []dsh.SessionEventData) []string {
 	return out
 }
 
-// PreCompact (REWRITE-COMPACTION.md §2.3): the matcher tests the origin; plain stdout on
+// PreCompact (docs/design/REWRITE-COMPACTION.md#23-mapping-claude-code-and-codex-hooks): the matcher tests the origin; plain stdout on
 // exit 0 adds instructions; exit 2 and decision "block" defer; continue:false does not stop
 // the compaction (as the real engine); the input carries trigger and custom_instructions
 // (null for an automatic compaction) and no permission_mode; the records are owned by the

@@ -3,7 +3,7 @@
 // dsh's interception surface. It follows the classic Claude Code contract (JSON on
 // stdout only on exit 0, exit 2 blocks with stderr as the reason) and the current
 // matcher rule; the protocol mapping is the generated table hookmap.ClaudeCode
-// (spec/bridges/claudecode.cue). See HOOK-PROTOCOLS.md, "dsh bridge decisions".
+// (spec/bridges/claudecode.cue). See docs/design/HOOK-PROTOCOLS.md, "dsh bridge decisions".
 //
 // Mapped events: SessionStart (agent/session-start: contexts are injected before the
 // first request; cannot block), UserPromptSubmit (agent/pre-step: block rejects the
@@ -104,7 +104,7 @@ type Config struct {
 	Interactive bool
 	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
 	// tools/pre-execute, on the effective input when their updatedInput changed it
-	// (REWRITE-COMPACTION.md §1.9.20): the stricter outcome of the two passes decides (a
+	// (docs/design/REWRITE-COMPACTION.md#1920-revalidateafterrewrite): the stricter outcome of the two passes decides (a
 	// second-pass deny denies), and a second-pass updatedInput is ignored with a warning,
 	// recorded as the hook/result's diagnostic. Off by default, as in Claude Code, which
 	// runs each hook once per call.

@@ -323,7 +323,7 @@ func TestConfigAndEnv(t *testing.T) {
 	})
 }
 
-// Codex PreCompact and PostCompact only observe a compaction (REWRITE-COMPACTION.md §2.3):
+// Codex PreCompact and PostCompact only observe a compaction (docs/design/REWRITE-COMPACTION.md#23-mapping-claude-code-and-codex-hooks):
 // exit 2 and a block do not defer it, systemMessage is a notice, and contexts are not
 // taken; continue:false stops the turn (as Codex 0.169.0): the bridge defers the attempt
 // and halts. The input carries turn_id, model and trigger, and no permission_mode.

@@ -1,6 +1,6 @@
 // Package codex is the Codex CLI hook bridge: it runs the shell hooks of Codex hooks.json
 // files (user, project and plugin) on dsh's interception surface. It follows the real
-// Codex engine (HOOK-PROTOCOLS.md, dsh bridge decision 2): hooks run as `$SHELL -c`,
+// Codex engine (docs/design/HOOK-PROTOCOLS.md#bridge-decision-2-codex-follows-the-real-codex-engine): hooks run as `$SHELL -c`,
 // exit 2 blocks only with non-empty stderr, outputs are decoded strictly against the
 // published schemas, and invalid combinations (ask, allow without updatedInput, a deny
 // without a reason, unknown fields) make the hook failed while the call proceeds. The
@@ -41,7 +41,7 @@ var Plugin = hookmap.Codex.Plugin
 var ProjectFiles = []string{".codex/hooks.json"}
 
 // ShellTools are the tools whose tool_input Codex reduces to {command}
-// (HOOK-PROTOCOLS.md §2.3).
+// (docs/design/HOOK-PROTOCOLS.md#23-stdin-fields).
 var ShellTools = []string{"Bash", "shell", "local_shell", "shell_command", "exec_command", "container.exec", "unified_exec"}
 
 // DefaultModel is the model sent when neither the session nor Config names one.
@@ -158,7 +158,7 @@ func dialect(model string, asEngine bool) hookbridge.Dialect {
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,
-		// Codex compaction cannot be blocked: PreCompact and PostCompact observe it.
+		// An updatedInput goes back onto the call's own arguments, as the real engine does.
 		MapRewrite: MapRewrite,
 	}
 }

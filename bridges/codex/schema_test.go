@@ -22,8 +22,8 @@ import (
 	"github.com/dshkit/dsh/internal/oracle"
 )
 
-// schemaDir is where the published Codex hook schemas live inside shared/ (HOOK-PROTOCOLS.md,
-// dsh bridge decision 2); internal/oracle finds shared/.
+// schemaDir is where the published Codex hook schemas live inside shared/ (docs/design/HOOK-PROTOCOLS.md#bridge-decision-2-codex-follows-the-real-codex-engine
+// ); internal/oracle finds shared/.
 const schemaDir = "reference/codex-hook-schemas"
 
 // schemaNames maps each mapped event to the file prefix of its schemas.

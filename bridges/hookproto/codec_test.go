@@ -24,7 +24,7 @@ func event(t testing.TB, b *hookmap.Bridge, name string) *hookmap.Event {
 	return &ev
 }
 
-// TestDecode covers the codec scenarios of HOOK-PROTOCOLS.md §4 (18-28) under the dsh
+// TestDecode covers the codec scenarios of docs/design/HOOK-PROTOCOLS.md#4-bridge-scenarios (18-28) under the dsh
 // decisions, for both tables.
 func TestDecode(t *testing.T) {
 	cc, cx := &hookmap.ClaudeCode, &hookmap.Codex
@@ -196,7 +196,7 @@ func TestDecodeRewrite(t *testing.T) {
 	}
 }
 
-// TestMerge covers the merge scenarios of HOOK-PROTOCOLS.md §4 (29-31).
+// TestMerge covers the merge scenarios of docs/design/HOOK-PROTOCOLS.md#4-bridge-scenarios (29-31).
 func TestMerge(t *testing.T) {
 	cc := event(t, &hookmap.ClaudeCode, "PreToolUse")
 	v := func(o Outcome, reason string, ctx ...string) Verdict {
@@ -290,4 +290,71 @@ func FuzzOutputCodec(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The diagnostic of a field that makes a hook failed quotes a short string value (up to 40
+// characters) and writes "(set)" for a longer one; a rule that names the value it matches
+// quotes that; a blocking rule without its reason names the reason field.
+func TestDecodeDiagnosticsDescribeTheField(t *testing.T) {
+	cx := &hookmap.Codex
+	forty := strings.Repeat("é", 40)
+	for _, c := range []struct {
+		name, stdout, want string
+	}{
+		{"short string", `{"stopReason":"short"}`, `stopReason "short" is not valid at PreToolUse`},
+		{"40 characters", `{"stopReason":"` + forty + `"}`, `stopReason "` + forty + `" is not valid at PreToolUse`},
+		{"41 characters", `{"stopReason":"` + forty + `x"}`, `stopReason (set) is not valid at PreToolUse`},
+		{"matched value", `{"suppressOutput":true}`, `suppressOutput true is not valid at PreToolUse`},
+		{"reason field", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}`,
+			`hookSpecificOutput.permissionDecision "deny" needs a non-empty hookSpecificOutput.permissionDecisionReason`},
+	} {
+		v := Decode(cx, event(t, cx, "PreToolUse"), exited(0, c.stdout, ""))
+		if v.Outcome != "failed" || !slices.Contains(v.Diagnostics, c.want) {
+			t.Errorf("%s: outcome %q, diagnostics %q; want failed with %q", c.name, v.Outcome, v.Diagnostics, c.want)
+		}
+	}
+	// A table rule that needs a reason but names no field asks for "reason".
+	ev := *event(t, cx, "Stop")
+	ev.Rules = []hookmap.Rule{{When: "decision", Is: `"block"`, Then: "block", NeedsReason: true}}
+	v := Decode(cx, &ev, exited(0, `{"decision":"block"}`, ""))
+	if want := `decision "block" needs a non-empty reason`; v.Outcome != "failed" || !slices.Contains(v.Diagnostics, want) {
+		t.Errorf("custom rule: outcome %q, diagnostics %q; want failed with %q", v.Outcome, v.Diagnostics, want)
+	}
+}
+
+// A notice whose field is present but empty (an empty object) is not given: an empty value
+// counts as unset, as null and "" do.
+func TestNoticeOfAnEmptyObjectIsNotGiven(t *testing.T) {
+	cc := &hookmap.ClaudeCode
+	for _, tc := range []struct {
+		input   string
+		notices int
+	}{
+		{`{}`, 0},
+		{`null`, 0},
+		{`{"command":"ls"}`, 1},
+	} {
+		out := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":` + tc.input + `}}}`
+		v := Decode(cc, event(t, cc, "PermissionRequest"), exited(0, out, ""))
+		if len(v.Notices) != tc.notices {
+			t.Errorf("updatedInput %s: notices %q, want %d", tc.input, v.Notices, tc.notices)
+		}
+	}
+}
+
+// On exit 2, Claude Code's JSON stdout supplies the reason when it blocks (or denies) with
+// one; an allow's reason does not replace stderr's.
+func TestExit2JSONReasonOnlyFromABlockOrDeny(t *testing.T) {
+	cc := &hookmap.ClaudeCode
+	for _, tc := range []struct {
+		event, stdout, want string
+	}{
+		{"UserPromptSubmit", `{"decision":"block","reason":"json block"}`, "json block"},
+		{"PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"fine"}}`, "stderr says no"},
+	} {
+		v := Decode(cc, event(t, cc, tc.event), exited(2, tc.stdout, "stderr says no"))
+		if v.Reason != tc.want {
+			t.Errorf("%s exit 2 with %s: reason %q, want %q", tc.event, tc.stdout, v.Reason, tc.want)
+		}
+	}
 }

@@ -6,7 +6,7 @@
 // and merge (MergeVerdicts), the hook/invoked and hook/result records (Engine, Recorder),
 // and the outcome vocabulary and summaries. No dialect's protocol is hand-written here:
 // the tables in generated/hookmap (spec/bridges) say what each output means. The design
-// is HOOK-PROTOCOLS.md ("dsh bridge decisions" first).
+// is docs/design/HOOK-PROTOCOLS.md ("dsh bridge decisions" first).
 package hookproto
 
 import (
@@ -26,9 +26,9 @@ import (
 type Dialect string
 
 const (
-	// ClaudeCode is the Claude Code hook protocol (HOOK-PROTOCOLS.md §1).
+	// ClaudeCode is the Claude Code hook protocol (docs/design/HOOK-PROTOCOLS.md#1-claude-code-hook-protocol).
 	ClaudeCode Dialect = "claude-code"
-	// Codex is the Codex CLI hook protocol (HOOK-PROTOCOLS.md §2).
+	// Codex is the Codex CLI hook protocol (docs/design/HOOK-PROTOCOLS.md#2-codex-hook-protocol).
 	Codex Dialect = "codex"
 )
 

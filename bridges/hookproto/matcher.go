@@ -59,7 +59,7 @@ type Matcher struct {
 }
 
 // Compile turns a configured matcher into a [Matcher] under the rules of dialect d
-// (HOOK-PROTOCOLS.md §1.2, §2.4 and dsh bridge decision 1):
+// (docs/design/HOOK-PROTOCOLS.md#12-matchers, docs/design/HOOK-PROTOCOLS.md#24-matchers and docs/design/HOOK-PROTOCOLS.md#bridge-decision-1-claude-code-baseline):
 //
 //   - "" and "*" match everything, in both dialects;
 //   - Claude Code: a pattern made only of ASCII letters, digits, '_', '-', ' ', ',' and

@@ -35,7 +35,7 @@ func rank(o Outcome) int {
 }
 
 // MergeVerdicts combines the verdicts of one event's hooks, given in configuration order
-// (HOOK-PROTOCOLS.md §1.8, §2.6, §3.2 and dsh bridge decision 7): the first halt wins
+// (docs/design/HOOK-PROTOCOLS.md#18-merging-several-hooks, docs/design/HOOK-PROTOCOLS.md#26-per-event-decision-rules, docs/design/HOOK-PROTOCOLS.md#32-decode-and-merge-rules and docs/design/HOOK-PROTOCOLS.md#bridge-decision-7-mapping-beyond-the-reference-bridge): the first halt wins
 // over every decision; otherwise the highest rank wins (deny = block > ask > allow >
 // pass), its reasons joined by a blank line (ev.JoinReasons "all") or the first one
 // ("first"). error, timeout and failed verdicts carry no decision. Contexts and notices

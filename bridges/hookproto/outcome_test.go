@@ -2,10 +2,12 @@ package hookproto
 
 import (
 	"errors"
-	"github.com/dshkit/dsh/generated/dsh"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dshkit/dsh/generated/dsh"
 )
 
 func TestProcessOutcome(t *testing.T) {
@@ -81,5 +83,27 @@ func TestCapContext(t *testing.T) {
 	}
 	if got := CapContext(strings.Repeat("a", 200), 100); utf8.RuneCountInString(got) > 100 || !strings.Contains(got, "of 200 characters omitted") {
 		t.Errorf("cap 100: %q", got)
+	}
+}
+
+// CapContext keeps as much text as fits with the note, which counts the omitted
+// characters; when only the note would fit, the text is just cut.
+func TestCapContextCounts(t *testing.T) {
+	s := strings.Repeat("é", 100)
+	note := func(omitted int) string { return fmt.Sprintf("\n[truncated: %d of 100 characters omitted]", omitted) }
+	noteLen := utf8.RuneCountInString(note(100))
+	for _, c := range []struct {
+		max  int
+		want string
+	}{
+		{100, s},
+		{60, strings.Repeat("é", 60-noteLen) + note(100-(60-noteLen))},
+		{noteLen + 1, "é" + note(99)},
+		{noteLen, strings.Repeat("é", noteLen)},
+		{10, strings.Repeat("é", 10)},
+	} {
+		if got := CapContext(s, c.max); got != c.want {
+			t.Errorf("CapContext(100 runes, %d) = %q, want %q", c.max, got, c.want)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/dshkit/dsh/internal/procgroup"
 )
 
 // Defaults for the zero fields of a [Command].
@@ -128,7 +130,6 @@ func Run(ctx context.Context, c Command) (res Result) {
 		base = os.Environ()
 	}
 	cmd.Env = append(slices.Clip(base), c.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
 	}
@@ -137,12 +138,12 @@ func Run(ctx context.Context, c Command) (res Result) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = orDefault(c.PipeGrace, DefaultPipeGrace)
 
-	if err := cmd.Start(); err != nil {
+	group, err := procgroup.Start(cmd)
+	if err != nil {
 		res.SpawnErr = err
 		return res
 	}
-	pgid := cmd.Process.Pid
-	defer func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }() // leftovers of the group
+	defer group.Kill() // leftovers of the group
 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -152,15 +153,14 @@ func Run(ctx context.Context, c Command) (res Result) {
 		defer t.Stop()
 		timeout = t.C
 	}
-	var err error
 	select {
 	case err = <-done:
 	case <-timeout:
 		res.TimedOut = true
-		err = killGroup(pgid, orDefault(c.KillGrace, DefaultKillGrace), done)
+		err = killGroup(group, orDefault(c.KillGrace, DefaultKillGrace), done)
 	case <-ctx.Done():
 		res.Cancelled = true
-		err = killGroup(pgid, orDefault(c.KillGrace, DefaultKillGrace), done)
+		err = killGroup(group, orDefault(c.KillGrace, DefaultKillGrace), done)
 	}
 
 	res.Stdout, res.StdoutOverCap, res.StdoutLost = stdout.buf.Bytes(), stdout.over, stdout.lost
@@ -184,17 +184,17 @@ func Run(ctx context.Context, c Command) (res Result) {
 	return res
 }
 
-// killGroup sends SIGTERM to the process group, SIGKILL after grace if the main process
-// has not exited, and returns the Wait error.
-func killGroup(pgid int, grace time.Duration, done <-chan error) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+// killGroup asks the process group to end (SIGTERM), kills it after grace if the main
+// process has not exited, and returns the Wait error.
+func killGroup(group *procgroup.Group, grace time.Duration, done <-chan error) error {
+	group.Terminate()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		group.Kill()
 		return <-done
 	}
 }

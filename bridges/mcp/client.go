@@ -27,6 +27,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/procgroup"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -135,7 +136,7 @@ type server struct {
 	cfg   ServerConfig
 	o     Options
 	sess  *sdk.ClientSession
-	pid   atomic.Int64 // a stdio server's process (and process group) id, once started
+	group atomic.Pointer[procgroup.Group] // a stdio server's process group, once started
 	tools []*sdk.Tool
 	err   error // why it did not start
 
@@ -250,9 +251,8 @@ func (srv *server) start(ctx context.Context) {
 		cmd.Dir = srv.o.Dir
 		cmd.Env = append(append([]string(nil), srv.o.Env...), srv.cfg.Env...)
 		cmd.Stderr = &logWriter{log: srv.o.Logger, server: srv.cfg.Name}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.WaitDelay = srv.o.StopGrace
-		t = &stdioTransport{cmd: cmd, pid: &srv.pid, grace: srv.o.StopGrace, log: srv.o.Logger, server: srv.cfg.Name}
+		t = &stdioTransport{cmd: cmd, group: &srv.group, grace: srv.o.StopGrace, log: srv.o.Logger, server: srv.cfg.Name}
 	case TypeHTTP, TypeSSE:
 		hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: srv.cfg.Headers}}
 		if srv.cfg.Type == TypeSSE {
@@ -393,20 +393,18 @@ func (srv *server) stop() {
 
 // killGroup kills the stdio server's process group (its children included).
 func (srv *server) killGroup() {
-	if pid := srv.pid.Load(); pid > 0 {
-		_ = syscall.Kill(-int(pid), syscall.SIGKILL)
-	}
+	srv.group.Load().Kill()
 }
 
 // stdioTransport runs a stdio server as the SDK's CommandTransport does (closing the
 // connection closes its stdin, then SIGTERM after grace, then SIGKILL), and records the
-// process id so that its process group can be killed. Unlike the SDK's, it tolerates
+// process group so that it can be killed whole. Unlike the SDK's, it tolerates
 // lines on stdout that are not JSON-RPC (a banner, a stray log line before the reply):
 // they are logged and skipped, where the SDK's decoder would end the connection. The
 // MCP TypeScript SDK, which Claude Code uses, skips them too.
 type stdioTransport struct {
 	cmd    *exec.Cmd
-	pid    *atomic.Int64
+	group  *atomic.Pointer[procgroup.Group]
 	grace  time.Duration
 	log    *slog.Logger
 	server string
@@ -422,10 +420,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	group, err := procgroup.Start(t.cmd)
+	if err != nil {
 		return nil, err
 	}
-	t.pid.Store(int64(t.cmd.Process.Pid))
+	t.group.Store(group)
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: sdk.DefaultMaxLineLength,
 		skipped: func(line []byte) {
 			const show = 200

@@ -45,7 +45,6 @@ type Runtime struct {
 	order    []string
 	logs     map[string]*session.Log
 	stores   map[string]*session.Memory // each agent's persisted session, for Resume
-	direct   *session.Log               // the log of approval events of agent-less direct executions
 	closers  []func()
 	mutation Mutation
 

@@ -214,7 +214,7 @@ func (r *TypeRef) String() string {
 // Domain is the authority kind of an extension point.
 type Domain string
 
-// The authority kinds, see SEMANTICS.md §1.
+// The authority kinds, see docs/design/SEMANTICS.md#1-dispatch-domains.
 const (
 	// Waterfall is a policy chain: each listener gets the payload and next, returns a decision.
 	Waterfall Domain = "waterfall"

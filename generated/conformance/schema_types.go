@@ -79,7 +79,8 @@ type Setup struct {
 	Listeners []Listener `json:"listeners"`
 	// Approver answers ask decisions; absent: no approval service is mounted. "stale"
 	// answers allowed-once for other arguments than the call's: it echoes the digest of the
-	// model's arguments (REWRITE-COMPACTION.md §1.7).
+	// model's arguments
+	// (docs/design/REWRITE-COMPACTION.md#17-approval-binds-to-the-effective-arguments).
 	Approver SetupApprover `json:"approver,omitempty"`
 	// Model is the scripted model's responses, consumed in order ("done" when exhausted).
 	Model []Response `json:"model"`
@@ -101,10 +102,11 @@ type Setup struct {
 	// Audit turns decision auditing on (SEMANTICS A12): every decision a listener resolves
 	// at a policy point of an agent's call or step is logged as decision/recorded.
 	Audit *bool `json:"audit,omitempty"`
-	// Compaction configures compaction (REWRITE-COMPACTION.md §2); absent: the runtime's
+	// Compaction configures compaction (docs/design/REWRITE-COMPACTION.md#2-compaction); absent:
+	// the runtime's
 	// defaults, with no context window known and a model without a window.
 	Compaction *Compaction `json:"compaction,omitempty"`
-	// Hooks attaches a shell-hook bridge (HOOK-PROTOCOLS.md) running scripted hook
+	// Hooks attaches a shell-hook bridge (docs/design/HOOK-PROTOCOLS.md) running scripted hook
 	// processes; absent: no bridge. The bridge is registered before the listeners, so it is
 	// the outermost listener at every point it maps and the listeners are its downstream.
 	Hooks *Hooks `json:"hooks,omitempty"`
@@ -370,8 +372,9 @@ type Hooks struct {
 	// is written as well, for the bridge to skip) to its matcher groups, in order.
 	Events map[string][]HookGroup `json:"events"`
 	// RevalidateAfterRewrite runs the PreToolUse hooks a second time on the effective input
-	// after their updatedInput changed it (Claude Code bridge option; REWRITE-COMPACTION.md
-	// §1.9.20).
+	// after their updatedInput changed it (Claude Code bridge option;
+	// docs/design/REWRITE-COMPACTION.md#1920-revalidateafterrewrite
+	// ).
 	RevalidateAfterRewrite *bool `json:"revalidateAfterRewrite,omitempty"`
 }
 

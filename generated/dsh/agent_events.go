@@ -283,7 +283,7 @@ const SessionStartEventName = "agent/session-start"
 // committed compaction, before the next claim. Listeners are awaited in order, bounded
 // by a configurable timeout (default 5 s); contexts they inject reach request 1. It
 // cannot veto startup: a failing or overrunning listener is recorded and startup
-// proceeds (SEMANTICS.md Part A item 6).
+// proceeds (docs/design/SEMANTICS.md#a6-session-start-is-awaited-and-bounded).
 type SessionStartListener func(ctx context.Context, p *SessionStartPayload) error
 
 // OnSessionStart registers fn as a agent/session-start listener, after those already
@@ -357,7 +357,7 @@ const TurnStoppingEventName = "agent/turn-stopping"
 // nothing.
 //
 // agent/turn-stopping fires at every natural stop of a turn while the next-step inbox
-// is empty. Every listener runs in order (SEMANTICS.md Part A item 3); steering input
+// is empty. Every listener runs in order (docs/design/SEMANTICS.md#a3-every-listener-of-an-awaited-notification-runs); steering input
 // continues the turn, Halt ends it. A failure ends the turn error.
 type TurnStoppingListener func(ctx context.Context, p *TurnStoppingPayload) error
 

@@ -9,7 +9,7 @@ import (
 
 // InboxTarget names one of an agent's two durable inbox lists: "next-turn" holds follow-up
 // prompts, one per turn; "next-step" holds steering and injected contexts, claimed at the
-// next step boundary (SEMANTICS.md B §5.1).
+// next step boundary (docs/design/SEMANTICS.md#51-state-and-inbox).
 type InboxTarget string
 
 const (
@@ -235,7 +235,8 @@ func (r PreStepPayload) Validate() error {
 	return nil
 }
 
-// PreStepDecision is what an agent/pre-step listener returns (SEMANTICS.md B §2.3).
+// PreStepDecision is what an agent/pre-step listener returns
+// (docs/design/SEMANTICS.md#23-agentpre-step).
 //
 //sumtype:decl
 type PreStepDecision interface {
@@ -435,7 +436,9 @@ func (r PreStepEnter) Validate() error {
 }
 
 // PreStepReject drops the claimed batch and ends the turn blocked without a model call;
-// the driver then goes on with the next pending follow-up (SEMANTICS.md Part A items 8, 10).
+// the driver then goes on with the next pending follow-up
+// (docs/design/SEMANTICS.md#a8-reject-has-a-reason,
+// docs/design/SEMANTICS.md#a10-no-stranded-queue-after-a-blocked-turn).
 type PreStepReject struct {
 	// Reason explains the rejection; it is recorded in turn/end{blocked}.
 	Reason *string `json:"reason,omitempty"`
@@ -495,7 +498,7 @@ func (r PreStepReject) Validate() error {
 }
 
 // PreStepHalt ends the whole turn aborted{hook{reason}} without opening the step and
-// leaves the inbox as it was (SEMANTICS.md Part A item 7).
+// leaves the inbox as it was (docs/design/SEMANTICS.md#a7-halt-is-a-decision).
 type PreStepHalt struct {
 	// Reason is the halt reason recorded in turn/end.
 	Reason string `json:"reason"`
@@ -564,7 +567,8 @@ type TurnStoppingPayload struct {
 	// Turn is the 1-based number of the turn.
 	Turn int `json:"turn"`
 	// Continuations is how many times this turn has already continued from a natural stop
-	// (SEMANTICS.md Part A item 9). Past the configured cap (default 8) steered input is
+	// (docs/design/SEMANTICS.md#a9-the-stop-loop-is-capped). Past the configured cap (default 8)
+	// steered input is
 	// discarded and the turn ends completed.
 	Continuations int `json:"continuations"`
 	// StopHookActive is true when the turn is already continuing from an earlier stop, i.e.
@@ -679,8 +683,8 @@ func (r RequestErrorPayload) Validate() error {
 	return nil
 }
 
-// RequestErrorDecision is what an agent/request-error listener returns (SEMANTICS.md B
-// §2.5).
+// RequestErrorDecision is what an agent/request-error listener returns
+// (docs/design/SEMANTICS.md#25-agentrequest-error).
 //
 //sumtype:decl
 type RequestErrorDecision interface {

@@ -6,7 +6,9 @@ import codec "github.com/dshkit/dsh/codec"
 
 // ApprovalOutcome is how an approval request ended. Only "allowed-once" lets the call
 // proceed (and guards still run); "rejected", "cancelled" and "unavailable" (no answerer)
-// deny it. A grant covers that one call only (SEMANTICS.md B §2.10, §3.4).
+// deny it. A grant covers that one call only
+// (docs/design/SEMANTICS.md#210-ask-resolution-the-approval-seam,
+// docs/design/SEMANTICS.md#34-ask).
 type ApprovalOutcome string
 
 const (

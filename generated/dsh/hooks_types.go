@@ -37,7 +37,9 @@ func (v *HookDialect) UnmarshalJSON(data []byte) error {
 // non-blocking hook error: another exit code, a signal, a spawn failure or an over-cap
 // output), "timeout" (killed at its timeout) or "failed" (Codex: output the engine rejects,
 // e.g. deny with an empty reason). error, timeout and failed carry no decision
-// (HOOK-PROTOCOLS.md, dsh bridge decisions 1, 2 and 4).
+// (docs/design/HOOK-PROTOCOLS.md#bridge-decision-1-claude-code-baseline,
+// docs/design/HOOK-PROTOCOLS.md#bridge-decision-2-codex-follows-the-real-codex-engine,
+// docs/design/HOOK-PROTOCOLS.md#bridge-decision-4-a-hook-cannot-wedge-a-turn).
 type HookOutcome string
 
 const (
@@ -80,8 +82,9 @@ func (v *HookOutcome) UnmarshalJSON(data []byte) error {
 }
 
 // HookInvoked records that a shell hook is about to run. Records of one event are
-// appended in configuration order before any of its hooks starts (HOOK-PROTOCOLS.md §3.4,
-// dsh bridge decision 3).
+// appended in configuration order before any of its hooks starts
+// (docs/design/HOOK-PROTOCOLS.md#34-hook-session-events,
+// docs/design/HOOK-PROTOCOLS.md#bridge-decision-3-parallel-and-deterministic).
 type HookInvoked struct {
 	// Turn is the 1-based number of the open turn; 0 when the hook runs outside a turn, for
 	// a manual compaction (maintenance is then set).
@@ -188,7 +191,8 @@ type HookResult struct {
 	Diagnostic *string `json:"diagnostic,omitempty"`
 	// Rewrite is what became of the hook's rewrite of the call (PreToolUse updatedInput):
 	// "applied" when it is part of the effective arguments, "overridden" when a later hook
-	// in configuration order replaced it (REWRITE-COMPACTION.md §1.3); absent when it
+	// in configuration order replaced it
+	// (docs/design/REWRITE-COMPACTION.md#13-composing-several-rewriters); absent when it
 	// rewrote nothing.
 	Rewrite HookRewrite `json:"rewrite,omitempty"`
 }

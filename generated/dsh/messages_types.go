@@ -12,8 +12,9 @@ import (
 // of
 // a tool result, a deferred context, and a tool-result message. It is immutable once
 // created;
-// its id is its only identity and is unique across both pending inbox lists (SEMANTICS.md
-// B §0). Its source says who produced it.
+// its id is its only identity and is unique across both pending inbox lists
+// (docs/design/SEMANTICS.md#0-shared-vocabulary
+// ). Its source says who produced it.
 type UserMessage struct {
 	// ID identifies the message. A pre-step listener that rewrites a message in place keeps
 	// its id; a new message needs a fresh id.
@@ -183,7 +184,8 @@ func (v *AssistantMessageRole) UnmarshalJSON(data []byte) error {
 	return codec.Enum("AssistantMessageRole", data, v, AssistantMessageRoleValues)
 }
 
-// MessageSource says who produced a UserMessage (SEMANTICS.md B §0).
+// MessageSource says who produced a UserMessage
+// (docs/design/SEMANTICS.md#0-shared-vocabulary).
 //
 //sumtype:decl
 type MessageSource interface {
@@ -1215,7 +1217,8 @@ func (r Usage) Validate() error {
 
 // LLMFailure describes a failed model call or a failed turn. A listener error at pre-step,
 // request-error or turn-stopping becomes a failure with the error chain text as message and
-// code "UNKNOWN" (SEMANTICS.md B §3.2); one at agent/request or agent/response names the
+// code "UNKNOWN" (docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes); one at
+// agent/request or agent/response names the
 // listener, with code "MODEL_LISTENER_FAILED" (or "MODEL_REWRITE_INVALID" for a rewrite or
 // answer a provider could not accept).
 type LLMFailure struct {
@@ -1284,7 +1287,8 @@ func (r LLMFailure) Validate() error {
 }
 
 // AgentCancelCause says why an agent's turn was cancelled; the first cause wins
-// (SEMANTICS.md B §0, §5.5).
+// (docs/design/SEMANTICS.md#0-shared-vocabulary,
+// docs/design/SEMANTICS.md#55-continuation-context-fifo-cancellation-errors).
 //
 //sumtype:decl
 type AgentCancelCause interface {
@@ -1545,7 +1549,8 @@ func (r CancelParent) Validate() error {
 }
 
 // CancelHook is a halt decided by a plugin or hook: a halt decision at pre-step,
-// pre-execute or post-execute, or Halt on the agent handle (SEMANTICS.md Part A item 7).
+// pre-execute or post-execute, or Halt on the agent handle
+// (docs/design/SEMANTICS.md#a7-halt-is-a-decision).
 type CancelHook struct {
 	// Reason is the halt reason the plugin gave.
 	Reason string `json:"reason"`
@@ -1655,8 +1660,9 @@ func (r CancelDisposed) Validate() error {
 	return nil
 }
 
-// TurnEndReason says how a turn ended; it is recorded in turn/end (SEMANTICS.md B §0,
-// §5.2).
+// TurnEndReason says how a turn ended; it is recorded in turn/end
+// (docs/design/SEMANTICS.md#0-shared-vocabulary,
+// docs/design/SEMANTICS.md#52-turn-algorithm).
 //
 //sumtype:decl
 type TurnEndReason interface {
@@ -1861,7 +1867,7 @@ func encodeTurnEndReason(enc *codec.Encoder, u TurnEndReason) {
 }
 
 // TurnEndCompleted is a turn that ended naturally, including one that ended because the
-// continuation cap was reached (SEMANTICS.md Part A item 9).
+// continuation cap was reached (docs/design/SEMANTICS.md#a9-the-stop-loop-is-capped).
 type TurnEndCompleted struct{}
 
 // isTurnEndReason makes TurnEndCompleted a TurnEndReason variant.
@@ -1975,7 +1981,8 @@ func (r TurnEndAborted) Validate() error {
 }
 
 // TurnEndBlocked is a turn a pre-step listener rejected (the claimed messages were dropped,
-// SEMANTICS.md Part A item 8), or whose request an agent/request listener denied or whose
+// docs/design/SEMANTICS.md#a8-reject-has-a-reason), or whose request an agent/request
+// listener denied or whose
 // response an agent/response listener blocked.
 type TurnEndBlocked struct {
 	// Reason is the reject, deny or block reason, if the listener gave one.
@@ -2247,8 +2254,9 @@ func (v *AgentStatus) UnmarshalJSON(data []byte) error {
 
 // SessionStartSource says why an agent was published: "startup" for every fresh create
 // (seeded, forked and create-on-first-use included), "resume" for every load from
-// persistence, "compact" after every committed compaction (REWRITE-COMPACTION.md §2.2);
-// "clear" is reserved and not emitted yet (SEMANTICS.md B §2.1).
+// persistence, "compact" after every committed compaction
+// (docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points);
+// "clear" is reserved and not emitted yet (docs/design/SEMANTICS.md#21-agentsession-start).
 type SessionStartSource string
 
 const (

@@ -133,7 +133,7 @@ var Events = []EventInfo{
 	{
 		Name:     "agent/session-start",
 		Domain:   DomainNotification,
-		Doc:      "agent/session-start fires once per agent publication (create or resume), after\nsession/created and before the first claim, and again (source \"compact\") after every\ncommitted compaction, before the next claim. Listeners are awaited in order, bounded\nby a configurable timeout (default 5 s); contexts they inject reach request 1. It\ncannot veto startup: a failing or overrunning listener is recorded and startup\nproceeds (SEMANTICS.md Part A item 6).",
+		Doc:      "agent/session-start fires once per agent publication (create or resume), after\nsession/created and before the first claim, and again (source \"compact\") after every\ncommitted compaction, before the next claim. Listeners are awaited in order, bounded\nby a configurable timeout (default 5 s); contexts they inject reach request 1. It\ncannot veto startup: a failing or overrunning listener is recorded and startup\nproceeds (docs/design/SEMANTICS.md#a6-session-start-is-awaited-and-bounded).",
 		Payload:  "SessionStartPayload",
 		Decision: "",
 		Default:  "",
@@ -153,7 +153,7 @@ var Events = []EventInfo{
 	{
 		Name:     "agent/turn-stopping",
 		Domain:   DomainNotification,
-		Doc:      "agent/turn-stopping fires at every natural stop of a turn while the next-step inbox\nis empty. Every listener runs in order (SEMANTICS.md Part A item 3); steering input\ncontinues the turn, Halt ends it. A failure ends the turn error.",
+		Doc:      "agent/turn-stopping fires at every natural stop of a turn while the next-step inbox\nis empty. Every listener runs in order (docs/design/SEMANTICS.md#a3-every-listener-of-an-awaited-notification-runs); steering input\ncontinues the turn, Halt ends it. A failure ends the turn error.",
 		Payload:  "TurnStoppingPayload",
 		Decision: "",
 		Default:  "",

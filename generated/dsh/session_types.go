@@ -9,7 +9,7 @@ import (
 
 // InboxSpliced is one durable inbox mutation: remove removedCount messages at start, then
 // insert inserted there. Every mutation is committed to the log before it is applied
-// (SEMANTICS.md B §5.1).
+// (docs/design/SEMANTICS.md#51-state-and-inbox).
 type InboxSpliced struct {
 	// Target is the inbox list that changed.
 	Target InboxTarget `json:"target"`
@@ -1273,7 +1273,8 @@ func (r RewriteError) Validate() error {
 
 // RewriteNotice is the model-facing notice of a disclosed rewrite: deriving the model's
 // history renders it as the first text block of the call's tool result, leaving the
-// assistant message verbatim (REWRITE-COMPACTION.md §1.6).
+// assistant message verbatim
+// (docs/design/REWRITE-COMPACTION.md#16-model-history-and-presentation).
 type RewriteNotice struct {
 	// By names the listeners that changed the value, in fold order.
 	By []string `json:"by"`
@@ -1380,8 +1381,8 @@ func (r RewriteNoticeField) Validate() error {
 }
 
 // ToolResultLogged records the final result of one tool call, in model order, citing its
-// tool/call. Every tool/result of a batch precedes the batch's contexts (SEMANTICS.md B
-// §5.4).
+// tool/call. Every tool/result of a batch precedes the batch's contexts
+// (docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering).
 type ToolResultLogged struct {
 	// Turn is the 1-based number of the turn.
 	Turn int `json:"turn"`
@@ -1744,7 +1745,7 @@ func (r SessionEndSeed) Validate() error {
 }
 
 // DecisionRecorded audits one resolved native decision at a policy point, when auditing is
-// on (SEMANTICS.md Part A item 12).
+// on (docs/design/SEMANTICS.md#a12-native-decisions-can-be-audited).
 type DecisionRecorded struct {
 	// Turn is the 1-based number of the turn, when the decision was made inside one.
 	Turn *int `json:"turn,omitempty"`
@@ -1818,7 +1819,8 @@ func (r DecisionRecorded) Validate() error {
 }
 
 // ContinuationCapped records that a turn reached the continuation cap: the input steered at
-// turn-stopping was discarded and the turn ends completed (SEMANTICS.md Part A item 9).
+// turn-stopping was discarded and the turn ends completed
+// (docs/design/SEMANTICS.md#a9-the-stop-loop-is-capped).
 type ContinuationCapped struct {
 	// Turn is the 1-based number of the turn.
 	Turn int `json:"turn"`
@@ -1868,7 +1870,8 @@ func (r ContinuationCapped) Validate() error {
 }
 
 // StartListenerOverrun records an agent/session-start listener that exceeded the bound and
-// was cancelled; startup proceeded without it (SEMANTICS.md Part A item 6).
+// was cancelled; startup proceeded without it
+// (docs/design/SEMANTICS.md#a6-session-start-is-awaited-and-bounded).
 type StartListenerOverrun struct {
 	// Listener is the registered name of the listener.
 	Listener string `json:"listener"`

@@ -8,7 +8,8 @@ import (
 )
 
 // ToolExecution is the read-only view of one tool call that every phase of the tool
-// pipeline sees. Its identity is sealed before any policy runs (SEMANTICS.md B §4.1).
+// pipeline sees. Its identity is sealed before any policy runs
+// (docs/design/SEMANTICS.md#41-data-types).
 type ToolExecution struct {
 	// CallID is the id the model gave the call (or the caller's id for a direct execution).
 	CallID string `json:"callId"`
@@ -807,7 +808,7 @@ func (r PreToolAsk) Validate() error {
 }
 
 // PreToolHalt denies the call with the reason and ends the whole turn once the batch has
-// settled (SEMANTICS.md Part A item 7).
+// settled (docs/design/SEMANTICS.md#a7-halt-is-a-decision).
 type PreToolHalt struct {
 	// Reason is the denial reason and the halt reason recorded in turn/end.
 	Reason string `json:"reason"`
@@ -1436,7 +1437,9 @@ func (r PostToolHalt) Validate() error {
 
 // RewriteInputPayload is what tools/rewrite-input listeners receive: one tool call of the
 // model, after its arguments were parsed and before the call is logged and sealed
-// (REWRITE-COMPACTION.md §1.1-1.2). Each listener of the fold sees the value the previous
+// (docs/design/REWRITE-COMPACTION.md#11-placement-and-ordering to
+// docs/design/REWRITE-COMPACTION.md#12-payload-and-decision-union). Each listener of the
+// fold sees the value the previous
 // ones made of the input, and the model's original beside it.
 type RewriteInputPayload struct {
 	// CallID is the id the model gave the call.
@@ -1530,7 +1533,8 @@ func (r RewriteInputPayload) Validate() error {
 
 // RewriteDecision is what a tools/rewrite-input listener returns. It cannot deny, allow,
 // rename the tool or change the call id: to stop a call, keep the input and deny at
-// tools/pre-execute; a rewrite never grants approval (REWRITE-COMPACTION.md §1.2).
+// tools/pre-execute; a rewrite never grants approval
+// (docs/design/REWRITE-COMPACTION.md#12-payload-and-decision-union).
 //
 //sumtype:decl
 type RewriteDecision interface {

@@ -6,8 +6,8 @@ import (
 	"github.com/dshkit/dsh/generated/wire/claudecode"
 )
 
-// claude-code follows the classic Claude Code contract (HOOK-PROTOCOLS.md, dsh bridge
-// decision 1): JSON on stdout only on exit 0; exit 2 blocks with stderr as the reason;
+// claude-code follows the classic Claude Code contract (docs/design/HOOK-PROTOCOLS.md#bridge-decision-1-claude-code-baseline
+// ): JSON on stdout only on exit 0; exit 2 blocks with stderr as the reason;
 // other exit codes are non-blocking errors. Output over the runner's cap may lose its
 // text, never a block: exit 2 blocks whatever the size of stderr (the reason truncated
 // with a note), as the engine does; white space past the cap is ignored; JSON stdout cut

@@ -6,7 +6,7 @@ import (
 	"github.com/dshkit/dsh/generated/wire/codex"
 )
 
-// codex follows the real Codex engine (HOOK-PROTOCOLS.md, dsh bridge decision 2): exit 2
+// codex follows the real Codex engine (docs/design/HOOK-PROTOCOLS.md#bridge-decision-2-codex-follows-the-real-codex-engine): exit 2
 // blocks only with non-empty stderr; outputs are validated strictly against the
 // published schemas; invalid combinations make the hook failed, and the call proceeds.
 // Output over the runner's cap may lose its text, never a block: exit 2 blocks whatever

@@ -8,7 +8,10 @@
 //     command documents).
 //
 // A command builds a Command, defines its flags on Command.Flags, calls Parse and returns
-// the code Parse gives when it says to stop.
+// the code Parse gives when it says to stop. Past parsing, a command returns an error and
+// Command.Exit turns it into the exit code, the one place that does: a *UsageError
+// (Usagef) is a usage error, a *CodedError a failure with a code the command documents,
+// anything else a failure. There is no other usage-error type.
 package clix
 
 import (
@@ -92,6 +95,67 @@ func (c *Command) UsageError(format string, args ...any) int {
 func (c *Command) Fail(err error) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n", c.Name, err)
 	return ExitFailure
+}
+
+// UsageError is a command-line mistake (a bad flag, a missing or unexpected argument):
+// Exit prints it with the command's usage and returns ExitUsage.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a *UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// CodedError is a failure with an exit code the command documents in place of
+// ExitFailure (dshgen's invalid spec exits 2). Exit prints it on one line, after the
+// command's name unless Unprefixed (for a message that starts with its own position).
+type CodedError struct {
+	Code       int
+	Err        error
+	Unprefixed bool
+}
+
+func (e *CodedError) Error() string { return e.Err.Error() }
+func (e *CodedError) Unwrap() error { return e.Err }
+
+// stop is the error of a command that has already printed what it had to (the help, or
+// the usage error Parse printed): Exit returns its code and prints nothing.
+type stop struct{ code int }
+
+func (e *stop) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Stop returns an error that makes Exit return code and print nothing, for a command that
+// returns Parse's code through an error.
+func Stop(code int) error { return &stop{code: code} }
+
+// Exit is the one place where a command's error becomes its exit code: nil is ExitOK; a
+// Stop is its code; a *UsageError prints the message and the usage on stderr (ExitUsage);
+// a *CodedError prints one line and returns its code; any other error prints
+// "<name>: <err>" on one line (ExitFailure).
+func (c *Command) Exit(err error) int {
+	var (
+		st    *stop
+		usage *UsageError
+		coded *CodedError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &st):
+		return st.code
+	case errors.As(err, &usage):
+		return c.UsageError("%s", usage.Msg)
+	case errors.As(err, &coded):
+		if coded.Unprefixed {
+			fmt.Fprintln(c.stderr, coded.Err)
+		} else {
+			fmt.Fprintf(c.stderr, "%s: %v\n", c.Name, coded.Err)
+		}
+		return coded.Code
+	}
+	return c.Fail(err)
 }
 
 // IsHelp reports whether arg asks for help: -h, -help, --help or help.

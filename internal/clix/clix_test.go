@@ -2,6 +2,8 @@ package clix
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -45,6 +47,42 @@ func TestConvention(t *testing.T) {
 	for _, a := range []string{"-h", "-help", "--help", "help"} {
 		if !IsHelp(a) {
 			t.Errorf("IsHelp(%q) = false", a)
+		}
+	}
+}
+
+// TestExit: Exit maps every kind of error to its code and prints it the convention's way.
+func TestExit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		code     int
+		stderr   string
+		hasUsage bool
+	}{
+		{"nil", nil, ExitOK, "", false},
+		{"stop", Stop(ExitUsage), ExitUsage, "", false},
+		{"usage", Usagef("want %d FILE", 1), ExitUsage, "tool: want 1 FILE\n", true},
+		{"wrapped usage", fmt.Errorf("x: %w", Usagef("bad")), ExitUsage, "tool: bad\n", true},
+		{"coded", &CodedError{Code: 2, Err: errors.New("spec: broken")}, 2, "tool: spec: broken\n", false},
+		{"coded unprefixed", &CodedError{Code: 2, Err: errors.New("a.cue:1:2: bad"), Unprefixed: true}, 2, "a.cue:1:2: bad\n", false},
+		{"failure", errors.New("no such file"), ExitFailure, "tool: no such file\n", false},
+	} {
+		var errb bytes.Buffer
+		c := New("tool", "usage: tool FILE\n", &bytes.Buffer{}, &errb)
+		if code := c.Exit(tc.err); code != tc.code {
+			t.Errorf("%s: code %d, want %d", tc.name, code, tc.code)
+		}
+		got := errb.String()
+		if tc.hasUsage {
+			if !strings.HasSuffix(got, "usage: tool FILE\n") {
+				t.Errorf("%s: stderr %q lacks the usage", tc.name, got)
+			}
+			got, _, _ = strings.Cut(got, "\n")
+			got += "\n"
+		}
+		if got != tc.stderr {
+			t.Errorf("%s: stderr %q, want %q", tc.name, got, tc.stderr)
 		}
 	}
 }

@@ -4,19 +4,21 @@
 //   - every relative Markdown link in README.md and docs/**/*.md names a file or directory
 //     of the repository and, when it has a #fragment into a Markdown file, a heading of that
 //     file (GitHub's anchor rules, [Anchors]);
-//   - every citation of a design document in a .go, .cue, .md or .tmpl file names a file in
-//     docs/design and, when it names sections, sections that exist there as headings.
+//   - every citation of a design document in a .go, .cue, .md or .tmpl file is a path into
+//     docs/design naming a file there and, with an #anchor, a heading of that file.
 //
-// A citation is either a link or path into docs/design with an optional anchor
-// ("docs/design/SEMANTICS.md#41-data-types"), or the short form used in comments and spec
-// docs: NAME.md followed by section references, e.g.
-// "SEMANTICS.md B §4.1", "SEMANTICS.md Part A items 8, 10", "REWRITE-COMPACTION.md §1.9.20",
-// "HOOK-PROTOCOLS.md §2.3-2.6", "HOOK-PROTOCOLS.md, dsh bridge decisions 1, 2 and 4". A
-// design heading carries its label first: "§4.1 Data types" (a numbered section, Part B in
-// SEMANTICS.md), "A.7 Halt is a decision" (a Part A item), "Bridge decision 2 ..." (a
-// bridge decision of HOOK-PROTOCOLS.md). The conformance scenarios' quoted short references
-// ("SEMANTICS B6.47", "REWRITE-COMPACTION 2.4-9", see [shortLabel]) are checked the same
-// way. Only tests use this package.
+// A citation is a path from the repository root with an anchor, readable in a comment and
+// followed by hand or by an editor: docs/design/SEMANTICS.md#41-data-types (in Markdown, a
+// relative link to the same). A design heading carries its label first: "§4.1 Data types"
+// (a numbered section, Part B of the semantics), "A.7 Halt is a decision" (a Part A item),
+// "Bridge decision 2 ..." (a bridge decision of the hook protocols), so the anchor starts
+// with the label. Two forms are refused, so that no reference leads nowhere in a clone: a
+// bare file name (the design documents' names without the docs/design/ path, the form the
+// code used before issue 27), and a section named in text after a path ("§4.2" after
+// docs/design/SEMANTICS.md) instead of an anchor. The conformance scenarios' quoted short
+// references ("SEMANTICS B6.47", "REWRITE-COMPACTION 2.4-9", see [shortLabel]) are
+// identifiers of scenarios, not file references; they are checked against the design's
+// labels. Only tests use this package.
 package doclinks
 
 import (
@@ -35,17 +37,17 @@ import (
 // DesignDir is the directory of the design documents, relative to the repository root.
 const DesignDir = "docs/design"
 
-// CitedNames are the design documents the code cites by bare name (NAME.md); a bare name
-// is a citation only for these, so "README.md" is not one. A path whose directory ends in
-// design/ is a citation whatever the name.
+// CitedNames are the design documents; a bare NAME.md of one of these is a refused
+// citation, while "README.md" is not one. A path whose directory ends in design/ is a
+// citation whatever the name.
 var CitedNames = []string{
 	"ARCHITECTURE", "SEMANTICS", "HOOK-PROTOCOLS", "REWRITE-COMPACTION", "ACP",
 	"GEMINI-HOOKS", "CUE-NOTES",
 }
 
-// ownFixtures is the file holding this package's made-up references, which
-// CheckCitations does not read.
-const ownFixtures = "internal/doclinks/doclinks_test.go"
+// ownDir is this package, whose doc and fixtures write refused and made-up references on
+// purpose; CheckCitations does not read it.
+const ownDir = "internal/doclinks/"
 
 // Problem is one reference that does not resolve.
 type Problem struct {
@@ -142,13 +144,14 @@ func linkChecked(p string) bool {
 	return p == "README.md" || (strings.HasPrefix(p, "docs/") && strings.HasSuffix(p, ".md"))
 }
 
-// blankLinkTargets blanks the targets of a Markdown file's links, which CheckLinks
-// checks, so that a link to a design document is not checked twice.
-func blankLinkTargets(s string) string {
+// blankLinks blanks a Markdown file's links, text and target, which CheckLinks checks,
+// so that a link to a design document is not checked twice and its text may name the
+// file.
+func blankLinks(s string) string {
 	b := []byte(s)
 	code := blankCode(s)
 	for _, m := range linkRE.FindAllStringSubmatchIndex(code, -1) {
-		blank(b[m[2]:m[3]])
+		blank(b[m[0]:m[1]])
 	}
 	for _, m := range refDefRE.FindAllStringSubmatchIndex(code, -1) {
 		blank(b[m[2]:m[3]])
@@ -366,7 +369,7 @@ func Slug(text string) string {
 
 // designDoc is one design document: its labelled sections and its anchors.
 type designDoc struct {
-	labels  map[string]bool // "§4.1", "A.7", "decision 2"
+	labels  map[string]string // "§4.1", "A.7", "decision 2" → the heading's anchor
 	anchors map[string]bool
 }
 
@@ -378,17 +381,31 @@ func readDesign(fsys fs.FS, name string) (*designDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &designDoc{labels: map[string]bool{}, anchors: Anchors(b)}
+	d := &designDoc{labels: map[string]string{}, anchors: Anchors(b)}
+	seen := map[string]int{}
 	for _, h := range headings(string(b)) {
+		// The anchor as Anchors gives it, repeats numbered in document order.
+		a := Slug(h.text)
+		if n, ok := seen[a]; ok {
+			seen[a] = n + 1
+			a = fmt.Sprintf("%s-%d", a, n+1)
+		} else {
+			seen[a] = 0
+		}
 		m := labelRE.FindStringSubmatch(h.text)
+		label := ""
 		switch {
 		case m == nil:
+			continue
 		case m[1] != "":
-			d.labels[m[1]] = true
+			label = m[1]
 		case m[2] != "":
-			d.labels["A."+m[2]] = true
+			label = "A." + m[2]
 		default:
-			d.labels["decision "+m[3]] = true
+			label = "decision " + m[3]
+		}
+		if _, dup := d.labels[label]; !dup {
+			d.labels[label] = a
 		}
 	}
 	return d, nil
@@ -509,7 +526,7 @@ func CheckCitations(fsys fs.FS) ([]Problem, error) {
 	}
 	var out []Problem
 	err := walk(fsys, ".", []string{".go", ".cue", ".md", ".tmpl"}, func(p string) error {
-		if p == ownFixtures {
+		if strings.HasPrefix(p, ownDir) {
 			return nil
 		}
 		b, err := fs.ReadFile(fsys, p)
@@ -521,7 +538,7 @@ func CheckCitations(fsys fs.FS) ([]Problem, error) {
 		}
 		src := string(b)
 		if linkChecked(p) {
-			src = blankLinkTargets(src)
+			src = blankLinks(src)
 		}
 		text, starts := flatten(src)
 		for _, m := range citeRE.FindAllStringSubmatchIndex(text, -1) {
@@ -532,6 +549,10 @@ func CheckCitations(fsys fs.FS) ([]Problem, error) {
 			}
 			line := sort.SearchInts(starts, m[0]+1)
 			ref := strings.TrimSpace(text[m[0]:m[1]])
+			if !inDesign {
+				out = append(out, Problem{File: p, Line: line, Ref: ref, Msg: fmt.Sprintf("bare design citation; write %s/%s.md#<anchor> (in Markdown, a relative link)", DesignDir, name)})
+				continue
+			}
 			d := doc(name)
 			if d == nil {
 				out = append(out, Problem{File: p, Line: line, Ref: ref, Msg: fmt.Sprintf("no design document %s/%s.md", DesignDir, name)})
@@ -548,9 +569,11 @@ func CheckCitations(fsys fs.FS) ([]Problem, error) {
 				tail = tail[:200]
 			}
 			for _, l := range sectionRefs(tail) {
-				if !d.labels[l] {
-					out = append(out, Problem{File: p, Line: line, Ref: ref + " " + l, Msg: fmt.Sprintf("no section %s in %s/%s.md", l, DesignDir, name)})
+				msg := fmt.Sprintf("no section %s in %s/%s.md", l, DesignDir, name)
+				if a, ok := d.labels[l]; ok {
+					msg = fmt.Sprintf("a section named in text; write %s/%s.md#%s", DesignDir, name, a)
 				}
+				out = append(out, Problem{File: p, Line: line, Ref: ref + " " + l, Msg: msg})
 			}
 		}
 		for _, m := range shortRefRE.FindAllStringSubmatchIndex(text, -1) {
@@ -565,7 +588,7 @@ func CheckCitations(fsys fs.FS) ([]Problem, error) {
 			switch {
 			case !ok:
 				out = append(out, Problem{File: p, Line: line, Ref: name + " " + ref, Msg: "not a section reference (A<n>, B<n.n>, §<n.n>, <n.n>-<scenario>, decision <n>)"})
-			case !d.labels[l]:
+			case d.labels[l] == "":
 				out = append(out, Problem{File: p, Line: line, Ref: name + " " + ref, Msg: fmt.Sprintf("no section %s in %s/%s.md", l, DesignDir, name)})
 			}
 		}

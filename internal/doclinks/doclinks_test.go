@@ -98,20 +98,18 @@ var tree = fstest.MapFS{
 	}, "\n"))},
 	"pkg/x.go": {Data: []byte(strings.Join([]string{
 		"package x",
-		"// Good: (SEMANTICS.md B §4.1), (SEMANTICS.md Part A items 7, 8), (SEMANTICS.md",
-		"// B §0), HOOK-PROTOCOLS.md, dsh bridge decisions 1 and 2; HOOK-PROTOCOLS.md §2.3-2.4.",
-		`var doc = "a listener (SEMANTICS.md\nB §4.2 step 1) and docs/design/SEMANTICS.md#42-stage-a"`,
-		"// Made up: SEMANTICS.md B §4.9 here,",                              // line 5
-		"// and SEMANTICS.md Part A item 9,",                                 // line 6
-		"// and HOOK-PROTOCOLS.md, dsh bridge decision 3,",                   // line 7
-		"// and HOOK-PROTOCOLS.md §2.3-2.6,",                                 // line 8
-		"// and REWRITE-COMPACTION.md §1.7,",                                 // line 9: no such document
-		"// and docs/design/SEMANTICS.md#nowhere,",                           // line 10
-		"// and docs/design/NOTES.md.",                                       // line 11: no such document
-		"// Not citations: README.md, mySEMANTICS.md, docs/SEMANTICS.md §9.", // fine
+		"// Good: (docs/design/SEMANTICS.md#41-toolspre-execute), docs/design/SEMANTICS.md#a7-halt-is-a-decision,",
+		"// docs/design/HOOK-PROTOCOLS.md#bridge-decision-2-codex (18-28) and docs/design/HOOK-PROTOCOLS.md.",
+		`var doc = "a listener (docs/design/SEMANTICS.md#42-stage-a) and\ndocs/design/SEMANTICS.md#0-shared-vocabulary"`,
+		"// Made up: docs/design/SEMANTICS.md#49-nothing here,", // line 5
+		"// and docs/design/NOTES.md,",                                         // line 6: no such document
+		"// and docs/design/REWRITE-COMPACTION.md#17-approval.",                // line 7: no such document
+		"// Old form: SEMANTICS.md B §4.1, HOOK-PROTOCOLS.md, decision 2;",     // line 8: two bare citations
+		"// a section in text: docs/design/SEMANTICS.md §4.2, §4.9 (made up).", // line 9
+		"// Not citations: README.md, mySEMANTICS.md, docs/SEMANTICS.md §9.",   // fine
 	}, "\n"))},
 	"spec/x.cue": {Data: []byte(strings.Join([]string{
-		"// see SEMANTICS.md §5.2", // line 1: bad
+		"// see SEMANTICS.md §5.2", // line 1: bare
 		"package x",
 		`good: refs: ["SEMANTICS B4.1", "SEMANTICS A8", "SEMANTICS B0", "HOOK-PROTOCOLS decision 2", "HOOK-PROTOCOLS §2.3"]`,
 		`bad: refs: ["SEMANTICS B6.47", "HOOK-PROTOCOLS 2.3-7", "SEMANTICS C3", "REWRITE-COMPACTION 1.1"]`, // line 4
@@ -135,14 +133,14 @@ func TestMadeUpReferences(t *testing.T) {
 		"README.md:5: ../shared/design/SEMANTICS.md: leaves the repository",
 		"README.md:11: docs/also-missing.md: no file docs/also-missing.md",
 		"docs/design/SEMANTICS.md:9: #a9-nothing: no heading with anchor #a9-nothing in docs/design/SEMANTICS.md",
-		"pkg/x.go:5: SEMANTICS.md §4.9: no section §4.9 in docs/design/SEMANTICS.md",
-		"pkg/x.go:6: SEMANTICS.md A.9: no section A.9 in docs/design/SEMANTICS.md",
-		"pkg/x.go:7: HOOK-PROTOCOLS.md decision 3: no section decision 3 in docs/design/HOOK-PROTOCOLS.md",
-		"pkg/x.go:8: HOOK-PROTOCOLS.md §2.6: no section §2.6 in docs/design/HOOK-PROTOCOLS.md",
-		"pkg/x.go:9: REWRITE-COMPACTION.md: no design document docs/design/REWRITE-COMPACTION.md",
-		"pkg/x.go:10: docs/design/SEMANTICS.md#nowhere: no heading with anchor #nowhere in docs/design/SEMANTICS.md",
-		"pkg/x.go:11: docs/design/NOTES.md: no design document docs/design/NOTES.md",
-		"spec/x.cue:1: SEMANTICS.md §5.2: no section §5.2 in docs/design/SEMANTICS.md",
+		"pkg/x.go:5: docs/design/SEMANTICS.md#49-nothing: no heading with anchor #49-nothing in docs/design/SEMANTICS.md",
+		"pkg/x.go:6: docs/design/NOTES.md: no design document docs/design/NOTES.md",
+		"pkg/x.go:7: docs/design/REWRITE-COMPACTION.md#17-approval: no design document docs/design/REWRITE-COMPACTION.md",
+		"pkg/x.go:8: SEMANTICS.md: bare design citation; write docs/design/SEMANTICS.md#<anchor> (in Markdown, a relative link)",
+		"pkg/x.go:8: HOOK-PROTOCOLS.md: bare design citation; write docs/design/HOOK-PROTOCOLS.md#<anchor> (in Markdown, a relative link)",
+		"pkg/x.go:9: docs/design/SEMANTICS.md §4.2: a section named in text; write docs/design/SEMANTICS.md#42-stage-a",
+		"pkg/x.go:9: docs/design/SEMANTICS.md §4.9: no section §4.9 in docs/design/SEMANTICS.md",
+		"spec/x.cue:1: SEMANTICS.md: bare design citation; write docs/design/SEMANTICS.md#<anchor> (in Markdown, a relative link)",
 		"spec/x.cue:4: SEMANTICS B6.47: no section §6.47 in docs/design/SEMANTICS.md",
 		"spec/x.cue:4: HOOK-PROTOCOLS 2.3-7: no section §2.3.7 in docs/design/HOOK-PROTOCOLS.md",
 		"spec/x.cue:4: SEMANTICS C3: not a section reference (A<n>, B<n.n>, §<n.n>, <n.n>-<scenario>, decision <n>)",

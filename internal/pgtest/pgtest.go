@@ -56,7 +56,7 @@ type Server struct {
 	dir  string // the temporary directory: data/, the socket, the log
 	bin  string // the directory holding initdb and postgres
 	port int
-	cred *syscall.Credential // nil unless running as root
+	cred *credential // nil unless running as root
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -108,7 +108,7 @@ func Start(settings ...string) (*Server, error) {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+		s.cred = &credential{uid: uid, gid: gid}
 	}
 	dir, err := os.MkdirTemp(baseDir(s.cred != nil), "dsh-pgtest-")
 	if err != nil {
@@ -120,7 +120,7 @@ func Start(settings ...string) (*Server, error) {
 		return nil, err
 	}
 	if s.cred != nil {
-		if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+		if err := os.Chown(dir, s.cred.uid, s.cred.gid); err != nil {
 			return fail(fmt.Errorf("pgtest: give %s to nobody: %w", dir, err))
 		}
 	}
@@ -129,7 +129,7 @@ func Start(settings ...string) (*Server, error) {
 		return fail(err)
 	}
 	if s.cred != nil {
-		if err := os.Chown(pw, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+		if err := os.Chown(pw, s.cred.uid, s.cred.gid); err != nil {
 			return fail(err)
 		}
 	}
@@ -188,7 +188,8 @@ func baseDir(asNobody bool) string {
 func (s *Server) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	s.cred.apply(cmd.SysProcAttr)
 	setPdeathsig(cmd.SysProcAttr)
 	return cmd
 }

@@ -1,5 +1,5 @@
 // Package approval is the seam that resolves a tools/pre-execute "ask" decision
-// (SEMANTICS.md B §2.10, §3.4).
+// (docs/design/SEMANTICS.md#210-ask-resolution-the-approval-seam, docs/design/SEMANTICS.md#34-ask).
 //
 // The tool pipeline hands an [Approver] one [Request] per asked call and maps the
 // [dsh.ApprovalOutcome] it returns: only allowed-once lets the call proceed (and guards
@@ -51,7 +51,7 @@ type Decision struct {
 }
 
 // DigestApprover is an Approver that also reports the argument digest its answer echoed
-// (REWRITE-COMPACTION.md §1.7). The tool pipeline prefers it: an allowed-once whose digest
+// (docs/design/REWRITE-COMPACTION.md#17-approval-binds-to-the-effective-arguments). The tool pipeline prefers it: an allowed-once whose digest
 // is not the sealed call's is a denial (APPROVAL_STALE). Service implements it.
 type DigestApprover interface {
 	Approver

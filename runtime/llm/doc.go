@@ -1,5 +1,5 @@
 // Package llm is the model seam of the dsh agent loop: the [Model] interface the loop
-// streams a step's response from (SEMANTICS.md Part B §5.3), a [Scripted] model for tests
+// streams a step's response from (docs/design/SEMANTICS.md#53-step), a [Scripted] model for tests
 // and demos, and the providers that reach real models through the vendors' official Go
 // SDKs: [Anthropic] (Messages API), [OpenAIResponses] (Responses API), [OpenAIChat] (chat
 // completions, for OpenAI-compatible servers) and [Gemini] (Gemini API).

@@ -63,13 +63,6 @@ func (o Options) httpClient() *http.Client {
 	return o.HTTPClient
 }
 
-func (o Options) timeout() time.Duration {
-	if o.Timeout <= 0 {
-		return DefaultCallTimeout
-	}
-	return o.Timeout
-}
-
 // Provider is one way of reaching a model, registered by name: --model NAME:MODEL picks
 // it.
 type Provider struct {

@@ -77,7 +77,7 @@ func (e cancelError) Error() string { return "loop: turn cancelled (" + string(e
 
 // New creates an agent over an empty session log: it appends session/created, then runs
 // the agent/session-start listeners with source startup, awaited and bounded by
-// Config.SessionStartTimeout (SEMANTICS.md Part A item 6). Messages they Inject reach the
+// Config.SessionStartTimeout (docs/design/SEMANTICS.md#a6-session-start-is-awaited-and-bounded). Messages they Inject reach the
 // first request. A failing or overrunning listener cannot veto startup: a failure is
 // logged, an overrun is cancelled and recorded as session/start-listener-overrun. The
 // agent is idle until a waking send (Followup or Steer).

@@ -8,8 +8,8 @@ import (
 	"github.com/dshkit/dsh/runtime/approval"
 )
 
-// DecisionAudit is the registry option that makes Config.Audit work (SEMANTICS.md Part A
-// item 12): create the registry with dsh.NewRegistry(loop.DecisionAudit()). Every decision
+// DecisionAudit is the registry option that makes Config.Audit work (docs/design/SEMANTICS.md#a12-native-decisions-can-be-audited
+// ): create the registry with dsh.NewRegistry(loop.DecisionAudit()). Every decision
 // a listener resolves at a policy point (agent/pre-step, agent/request, agent/response,
 // agent/request-error, tools/pre-execute, tools/guard, tools/post-execute,
 // approval/answer) for an agent
@@ -93,7 +93,7 @@ func decisionReason(d any) *string {
 }
 
 // ErrNoTurn is the error of the approval recorder for a request made outside an agent's
-// turn (SEMANTICS.md B §2.10: the seam throws outside an open turn).
+// turn (docs/design/SEMANTICS.md#210-ask-resolution-the-approval-seam: the seam throws outside an open turn).
 var ErrNoTurn = errors.New("loop: approval requested outside an agent turn")
 
 // ApprovalRecorder returns the approval.Recorder that appends approval/asked and

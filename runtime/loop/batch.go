@@ -9,7 +9,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// batch is the tool batch of one step (SEMANTICS.md B §5.4).
+// batch is the tool batch of one step (docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering).
 type batch struct {
 	a     *Agent
 	t     *turnRun
@@ -98,7 +98,7 @@ func (b *batch) stopping() bool {
 }
 
 // mode classifies slot i (B §4.10) on its effective arguments: the slot is created first
-// (REWRITE-COMPACTION.md §1.1: parse, the tools/rewrite-input fold, validation), so that a
+// (docs/design/REWRITE-COMPACTION.md#11-placement-and-ordering: parse, the tools/rewrite-input fold, validation), so that a
 // rewrite that turns a read into a write makes the call exclusive.
 func (b *batch) mode(i int) tools.Mode {
 	return b.create(&b.slots[i]).Mode()
@@ -146,7 +146,7 @@ func (b *batch) start() {
 
 // logCall appends the tool/call of s: its arguments as the model wrote them, or the
 // effective ones with the model's beside them and the rewrite chain when a
-// tools/rewrite-input rewrite changed them (REWRITE-COMPACTION.md §1.5).
+// tools/rewrite-input rewrite changed them (docs/design/REWRITE-COMPACTION.md#15-durable-record).
 func (b *batch) logCall(s *slot) (int64, error) {
 	rec := dsh.ToolCall{Turn: b.t.n, Step: b.step, CallID: s.block.ID, Name: s.block.Name, Arguments: s.block.Arguments}
 	if s.call != nil {

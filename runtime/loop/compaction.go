@@ -14,7 +14,7 @@ import (
 	"github.com/dshkit/dsh/runtime/session"
 )
 
-// Compaction (REWRITE-COMPACTION.md §2.2) is a loop phase of its own: the pressure check
+// Compaction (docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points) is a loop phase of its own: the pressure check
 // runs at every step boundary, after the previous step is durable and before the step's
 // batch is claimed (for a turn's first step, whose claim is made when the turn starts, the
 // contexts compaction adds are claimed right after, before pre-step); overflow recovery
@@ -346,7 +346,7 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	}
 	fold := a.preCompact(ctx, p)
 
-	// Defer (REWRITE-COMPACTION.md §2.2): pressure skips until the cap, overflow ends the
+	// Defer (docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points): pressure skips until the cap, overflow ends the
 	// turn with the original failure, manual fails naming the listener.
 	if fold.deferBy != "" {
 		skip := dsh.CompactionSkipped{CompactionID: res.id, Trigger: at.trigger, Turn: at.turn, By: fold.deferBy, Reason: fold.deferReason, Consecutive: 1}

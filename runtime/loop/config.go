@@ -17,10 +17,10 @@ const (
 	// DefaultMaxParallelToolCalls is the default cap on tool calls in flight at once.
 	DefaultMaxParallelToolCalls = 10
 	// DefaultContinuationCap is the default number of times a turn may continue from a
-	// natural stop (SEMANTICS.md Part A item 9).
+	// natural stop (docs/design/SEMANTICS.md#a9-the-stop-loop-is-capped).
 	DefaultContinuationCap = 8
 	// DefaultSessionStartTimeout is the default bound on the agent/session-start listeners
-	// (SEMANTICS.md Part A item 6).
+	// (docs/design/SEMANTICS.md#a6-session-start-is-awaited-and-bounded).
 	DefaultSessionStartTimeout = 5 * time.Second
 	// DefaultSessionEndTimeout is the default bound on each agent/session-end listener
 	// (Claude Code gives its SessionEnd hooks 1.5 s).
@@ -41,7 +41,7 @@ const (
 	DefaultModelListenerTimeout = 10 * time.Second
 )
 
-// CompactionConfig configures compaction (REWRITE-COMPACTION.md §2.2). With no context
+// CompactionConfig configures compaction (docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points). With no context
 // window known for the model, pressure compaction is off; overflow compaction (a request
 // failing with CONTEXT_WINDOW_EXCEEDED) and manual compaction (Agent.Compact) work
 // whatever the window.
@@ -99,7 +99,7 @@ type Config struct {
 	// SessionEndTimeout bounds each agent/session-end listener Close runs (0: 1.5 s).
 	SessionEndTimeout time.Duration
 	// Audit appends a decision/recorded event for every decision a listener resolves at a
-	// policy point (SEMANTICS.md Part A item 12). It needs a Registry created with the
+	// policy point (docs/design/SEMANTICS.md#a12-native-decisions-can-be-audited). It needs a Registry created with the
 	// DecisionAudit option.
 	Audit bool
 	// Compaction configures compaction.

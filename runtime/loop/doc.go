@@ -1,7 +1,7 @@
 // Package loop is the dsh agent: a durable inbox, a driver that runs turns of steps over
 // a model (runtime/llm) and a tool runtime (runtime/tools), and the dispatch of every
 // agent/* event to the listeners of a generated registry (generated/dsh). It follows
-// SEMANTICS.md Part B §5 with dsh's Part A decisions; every event it records goes to the
+// docs/design/SEMANTICS.md#5-the-agent-loop with dsh's Part A decisions; every event it records goes to the
 // agent's session log (runtime/session), from which a resumed agent rebuilds its state
 // and the history it sends.
 //

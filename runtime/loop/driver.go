@@ -6,8 +6,8 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// goOn says what the driver may do after a turn closed (SEMANTICS.md B §5.2 step 10,
-// Part A item 10).
+// goOn says what the driver may do after a turn closed (docs/design/SEMANTICS.md#52-turn-algorithm step 10,
+// docs/design/SEMANTICS.md#a10-no-stranded-queue-after-a-blocked-turn).
 type goOn int
 
 const (

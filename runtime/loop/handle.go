@@ -13,13 +13,13 @@ import (
 var _ dsh.Agent = (*Agent)(nil)
 
 // ErrDuplicateID is returned by a send whose message id is already pending in the inbox
-// (ids are unique across both lists, SEMANTICS.md B §0).
+// (ids are unique across both lists, docs/design/SEMANTICS.md#0-shared-vocabulary).
 var ErrDuplicateID = errors.New("loop: message id already pending")
 
 // Followup queues msg as the prompt of a turn of its own (the next-turn list) and wakes
 // the agent. On an idle agent the turn starts before Followup returns: agent/status
-// running, turn/start and the claim of the prompt are done synchronously (SEMANTICS.md B
-// §5.1). A nil Source is the user source; an empty ID is minted. A failed append returns
+// running, turn/start and the claim of the prompt are done synchronously (docs/design/SEMANTICS.md#51-state-and-inbox
+// ). A nil Source is the user source; an empty ID is minted. A failed append returns
 // its error and changes nothing.
 func (a *Agent) Followup(ctx context.Context, msg dsh.UserMessage) error {
 	return a.send(ctx, msg, dsh.InboxTargetNextTurn, true, dsh.SourceUser{})
@@ -39,7 +39,7 @@ func (a *Agent) Inject(ctx context.Context, msg dsh.UserMessage) error {
 	return a.send(ctx, msg, dsh.InboxTargetNextStep, false, nil)
 }
 
-// send is the common path of Followup, Steer and Inject (SEMANTICS.md B §5.1).
+// send is the common path of Followup, Steer and Inject (docs/design/SEMANTICS.md#51-state-and-inbox).
 //
 // Sends must not be made synchronously from a session-log observer (session.Log
 // Subscribe) of this agent's log: observers run on the appending goroutine, which may
@@ -93,7 +93,7 @@ func (a *Agent) insertUnique(ctx context.Context, target dsh.InboxTarget, m dsh.
 // Halt ends the current turn as aborted{hook{reason}} once the running step, and its tool
 // batch, has settled: no further tool call starts (the unstarted ones get
 // ABORTED_BEFORE_DISPATCH results) and no further step opens. The inbox is left as it is
-// (SEMANTICS.md Part A item 7). If the turn is already being stopped, the first cause
+// (docs/design/SEMANTICS.md#a7-halt-is-a-decision). If the turn is already being stopped, the first cause
 // wins. On an idle agent Halt does nothing.
 func (a *Agent) Halt(reason string) {
 	a.mu.Lock()
@@ -106,7 +106,7 @@ func (a *Agent) Halt(reason string) {
 // Cancel aborts the current turn with cause (nil is user); the first cause wins and the
 // turn ends aborted{cause}. Unless keepInbox, it also discards both inbox lists (canceled
 // splices, agent/inbox/discarded) and every context the current tool batch produces,
-// whether accepted before or after the cancel (SEMANTICS.md Part A item 11). On an idle
+// whether accepted before or after the cancel (docs/design/SEMANTICS.md#a11-cancel-does-not-depend-on-timing). On an idle
 // agent nothing is aborted; without keepInbox the inbox is still discarded. After an
 // aborted turn the agent stays idle, keeping what is queued, until the next waking send.
 // Cancel never blocks for long and may be called from anywhere, including listeners and

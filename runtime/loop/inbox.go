@@ -8,7 +8,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// The inbox (SEMANTICS.md B §5.1) is two FIFO lists, next-turn and next-step. Every
+// The inbox (docs/design/SEMANTICS.md#51-state-and-inbox) is two FIFO lists, next-turn and next-step. Every
 // mutation is first appended to the log as agent/inbox/spliced and only then applied, so
 // that Replay rebuilds exactly the lists the agent holds. Mutations are serialized by
 // a.mut, which is held across the append; a.mu guards the lists themselves and is never
@@ -180,7 +180,7 @@ func (a *Agent) discardPrefixLocked(target dsh.InboxTarget, ids []string) []dsh.
 }
 
 // discardNextStep removes every next-step message with a canceled splice (the
-// continuation cap, SEMANTICS.md Part A item 9).
+// continuation cap, docs/design/SEMANTICS.md#a9-the-stop-loop-is-capped).
 func (a *Agent) discardNextStep() error {
 	a.mut.Lock()
 	a.mu.Lock()

@@ -424,7 +424,7 @@ func assemble(content []dsh.ContentBlock, finish dsh.FinishReason, usage *dsh.Us
 		switch v := normalizeBlock(b).(type) {
 		case dsh.TextBlock:
 			if v.Text != "" {
-				chunks = append(chunks, dsh.ChunkTextDelta{Text: v.Text})
+				chunks = append(chunks, dsh.ChunkTextDelta(v))
 			}
 		case dsh.ReasoningBlock:
 			if v.Text != "" {

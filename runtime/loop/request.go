@@ -124,7 +124,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 }
 
 // checkpoint folds a compaction/checkpoint: its message replaces the history range it
-// names (REWRITE-COMPACTION.md §2.2), and the provider's last usage no longer applies.
+// names (docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points), and the provider's last usage no longer applies.
 func (r *requestState) checkpoint(seq int64, d dsh.CompactionCheckpoint) error {
 	start, end := d.Replace.Start, d.Replace.End
 	if start < 0 || end < start || end > len(r.history) {
@@ -279,7 +279,7 @@ func cloneConfig(c dsh.LLMCallConfig) dsh.LLMCallConfig {
 
 // withNotice is the model-facing content of a tool/result: its content, with the notice of
 // a disclosed tools/rewrite-input rewrite as the first text block of the tool-result
-// block (REWRITE-COMPACTION.md §1.6). The logged content itself is never changed.
+// block (docs/design/REWRITE-COMPACTION.md#16-model-history-and-presentation). The logged content itself is never changed.
 func withNotice(content []dsh.ContentBlock, n *dsh.RewriteNotice) []dsh.ContentBlock {
 	if n == nil {
 		return content

@@ -3,10 +3,12 @@ package loop
 import (
 	"context"
 	"errors"
+	"iter"
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/session"
 )
 
 // Resume: the history is derived from the log, so a resumed agent sends what the
@@ -125,5 +127,94 @@ func TestNewAndResumeCheckTheLog(t *testing.T) {
 	}
 	if _, err := New(context.Background(), Config{}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("New with an empty config: %v", err)
+	}
+}
+
+// A log whose history holds an event that does not decode is not resumable, even when the
+// turn structure replays.
+func TestResumeRefusesAnUndecodableHistoryEvent(t *testing.T) {
+	e := newEnv(t, text("one"))
+	a := e.agent()
+	followup(t, a, "u1", "hi")
+	wait(t, a)
+	closeWithin(t, a)
+	var userSeq int64 = -1
+	for ev := range e.log.Events() {
+		if ev.Type == "user/message" {
+			userSeq = ev.Seq
+		}
+	}
+	if userSeq < 0 {
+		t.Fatal("no user/message logged")
+	}
+	if err := e.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := session.Open(context.Background(), &corruptStore{Memory: e.store, seq: userSeq, data: `{"message":5}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.log = log
+	t.Cleanup(func() { _ = log.Close() })
+	if _, err := Resume(context.Background(), e.config()); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("Resume over an undecodable user/message: %v, want ErrNotResumable", err)
+	}
+}
+
+// A resumed agent whose config leaves the call configuration out starts from the logged
+// request/header (B §2.4): provider, model, maxTokens, temperature and system carry over,
+// and as the provider and model did not change no new request/context is logged.
+func TestResumeSeedsTheConfigFromTheLoggedHeader(t *testing.T) {
+	e := newEnv(t, text("one"))
+	maxTokens, temp := 100, 0.5
+	e.cfg.LLM = dsh.LLMCallConfig{Provider: "test", Model: "m1", MaxTokens: &maxTokens, Temperature: &temp}
+	e.cfg.System = "be brief"
+	a := e.agent()
+	followup(t, a, "u1", "hi")
+	wait(t, a)
+	closeWithin(t, a)
+	if err := e.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rest := llm.NewScripted(text("two")).RecordRequests()
+	e.log, e.model = e.openLog(), rest
+	e.cfg.LLM, e.cfg.System = dsh.LLMCallConfig{}, ""
+	b, err := Resume(context.Background(), e.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, b)
+	followup(t, b, "u2", "again")
+	wait(t, b)
+	diff(t, "turn/end reasons", []string{`{"kind":"completed"}`, `{"kind":"completed"}`}, reasons(t, e.log))
+	reqs := rest.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests after resuming, want 1", len(reqs))
+	}
+	got := reqs[0].Config
+	if got.Provider != "test" || got.Model != "m1" || got.MaxTokens == nil || *got.MaxTokens != 100 ||
+		got.Temperature == nil || *got.Temperature != 0.5 || got.System == nil || *got.System != "be brief" {
+		t.Errorf("config after resuming: %s, want the logged header's", jsonOf(t, got))
+	}
+	diff(t, "request/context events", 1, len(records[dsh.RequestContext](t, e.log)))
+}
+
+// corruptStore serves its events with the data of one seq replaced.
+type corruptStore struct {
+	*session.Memory
+	seq  int64
+	data string
+}
+
+func (s *corruptStore) Read(ctx context.Context, from, to int64) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		for ev, err := range s.Memory.Read(ctx, from, to) {
+			if err == nil && ev.Seq == s.seq {
+				ev.Data = []byte(s.data)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
 	}
 }

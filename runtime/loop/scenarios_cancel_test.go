@@ -10,7 +10,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// Scenarios 40-50 of SEMANTICS.md B §6 (loop cancellation) and Part A item 11.
+// Scenarios 40-50 of docs/design/SEMANTICS.md#6-conformance-scenarios (loop cancellation) and Part A item 11.
 
 const abortedUser = `{"kind":"aborted","reason":{"kind":"user"}}`
 

@@ -11,7 +11,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// Scenarios 30-39 of SEMANTICS.md B §6: inbox and context FIFO.
+// Scenarios 30-39 of docs/design/SEMANTICS.md#6-conformance-scenarios: inbox and context FIFO.
 
 func TestScenario030_SteerWakesAndContinues(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))

@@ -8,7 +8,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// Scenarios 1-16 of SEMANTICS.md B §6: pre-step and turns.
+// Scenarios 1-16 of docs/design/SEMANTICS.md#6-conformance-scenarios: pre-step and turns.
 
 // msgTexts returns the texts of msgs.
 func msgTexts(msgs []dsh.UserMessage) []string {

@@ -12,7 +12,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// Scenarios 51-60 of SEMANTICS.md B §6: the tool batch scheduler.
+// Scenarios 51-60 of docs/design/SEMANTICS.md#6-conformance-scenarios: the tool batch scheduler.
 
 // resultIDs returns the call ids of the tool/result events.
 func resultIDs(t *testing.T, e *env) []string {
@@ -251,8 +251,7 @@ func TestScenario060_ReclassifiedBeforeStart(t *testing.T) {
 	e := newEnv(t, calls("c1:x", "c2:x", "c3:x"), text("done"))
 	e.cfg.MaxParallelToolCalls = 2
 	var order recorder
-	var def tools.Definition
-	def = toolDef("x", true, func(ctx context.Context, rc *tools.RunContext) (any, error) {
+	def := toolDef("x", true, func(ctx context.Context, rc *tools.RunContext) (any, error) {
 		id := rc.Exec().CallID
 		order.add(id + " start")
 		if id == "c2" {

@@ -9,7 +9,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// Scenarios 17-20 of SEMANTICS.md B §6 (session start) and Part A item 6.
+// Scenarios 17-20 of docs/design/SEMANTICS.md#6-conformance-scenarios (session start) and Part A item 6.
 
 func TestScenario017_SessionStartOnceBeforeNewReturns(t *testing.T) {
 	e := newEnv(t, text("ok"))

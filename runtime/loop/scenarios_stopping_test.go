@@ -11,7 +11,7 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// Scenarios 21-29 of SEMANTICS.md B §6 (stopping and continuation), Part A items 3 and 9.
+// Scenarios 21-29 of docs/design/SEMANTICS.md#6-conformance-scenarios (stopping and continuation), Part A items 3 and 9.
 
 // steerWhile is a turn-stopping listener that steers "more-<n>" while cond holds.
 func steerWhile(cond func(p *dsh.TurnStoppingPayload) bool) dsh.TurnStoppingListener {

@@ -8,8 +8,8 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// sessionStart runs the agent/session-start listeners (SEMANTICS.md B §2.1, Part A item
-// 6): awaited in order before the first claim, each bounded by Config.SessionStartTimeout.
+// sessionStart runs the agent/session-start listeners (docs/design/SEMANTICS.md#21-agentsession-start, docs/design/SEMANTICS.md#a6-session-start-is-awaited-and-bounded
+// ): awaited in order before the first claim, each bounded by Config.SessionStartTimeout.
 // A listener still running at its bound has its context cancelled (cause
 // dsh.ErrListenerOverrun) and, after a short grace, is abandoned and recorded as
 // session/start-listener-overrun with its name; startup goes on with the next listener.

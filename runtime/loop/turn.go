@@ -149,7 +149,7 @@ func mergeClaim(claimed, extra []dsh.UserMessage, prompt bool) []dsh.UserMessage
 }
 
 // capContinuations discards the input steered past the continuation cap and closes the
-// turn with reason (SEMANTICS.md Part A item 9).
+// turn with reason (docs/design/SEMANTICS.md#a9-the-stop-loop-is-capped).
 func (a *Agent) capContinuations(t *turnRun, step, continuations int, reason dsh.TurnEndReason) (dsh.TurnEndReason, goOn) {
 	if err := a.discardNextStep(); err != nil {
 		return a.fail(t, step, err), stop

@@ -1,4 +1,4 @@
-// Package session is the durable session log of a dsh agent (SEMANTICS.md B §5.6): an
+// Package session is the durable session log of a dsh agent (docs/design/SEMANTICS.md#56-durable-session-events): an
 // append-only sequence of typed events from which the agent's history, audit trail and
 // resumable state are derived.
 //

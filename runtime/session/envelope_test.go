@@ -1,11 +1,13 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/google/go-cmp/cmp"
@@ -175,5 +177,39 @@ func TestLongLogReadsBackFromTheStore(t *testing.T) {
 				t.Fatalf("reopened Len = %d, want %d", got, n)
 			}
 		})
+	}
+}
+
+// Event times of years 0 to 9999 are appended (RFC 3339 has four-digit years); others are
+// refused and append nothing.
+func TestEventTimeYears(t *testing.T) {
+	for year, ok := range map[int]bool{0: true, 9999: true, -1: false, 10000: false} {
+		at := time.Date(year, 6, 1, 0, 0, 0, 0, time.UTC)
+		l := mustOpen(t, NewMemory(), WithClock(func() time.Time { return at }))
+		_, err := l.Append(context.Background(), dsh.TurnStart{Turn: 1})
+		if (err == nil) != ok || l.Len() != map[bool]int64{true: 1, false: 0}[ok] {
+			t.Errorf("year %d: Append error %v, Len %d; want accepted %v", year, err, l.Len(), ok)
+		}
+		if ok {
+			ev := l.Events()
+			for e := range ev {
+				if !e.Time.Equal(at) {
+					t.Errorf("year %d: logged time %v", year, e.Time)
+				}
+			}
+		}
+		_ = l.Close()
+	}
+}
+
+// An event type is written as a JSON string that decodes to it: plain printable ASCII
+// verbatim, anything else escaped.
+func TestAppendJSONStringDecodesBack(t *testing.T) {
+	for _, s := range []string{"tool/call", "", " ~", "<&>", "a\"b", `a\b`, "a\x1fb", "a\x7fb", "é", "a\nb"} {
+		got, err := appendJSONString([]byte("x"), s)
+		var back string
+		if err != nil || len(got) < 1 || got[0] != 'x' || json.Unmarshal(got[1:], &back) != nil || back != s {
+			t.Errorf("appendJSONString(%q) = %s, %v: does not decode back", s, got, err)
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// Event is the envelope of one durable session-log event (SEMANTICS.md B §5.6). Its JSON
+// Event is the envelope of one durable session-log event (docs/design/SEMANTICS.md#56-durable-session-events). Its JSON
 // form is one object with the fields, in this order:
 //
 //	type             string, the event type (dsh.TurnStartType, ...)

@@ -25,7 +25,7 @@ type State struct {
 	// StepOpen reports that the last step has a step/start but no step/end.
 	StepOpen bool
 	// LastEnd is the reason of the last turn/end, nil when there was none or the last turn
-	// is open. After error or aborted the driver stays idle until a waking send (SEMANTICS.md
+	// is open. After error or aborted the driver stays idle until a waking send (docs/design/SEMANTICS.md
 	// A item 10).
 	LastEnd dsh.TurnEndReason
 	// NextTurn and NextStep are the pending inbox lists, rebuilt from every
@@ -147,7 +147,7 @@ func (s *State) apply(ev Event) error {
 }
 
 // CloseInterrupted closes the turn a crash left open: when st.TurnOpen, it appends
-// turn/end{LastTurn, interrupted} (SEMANTICS.md B §0: written only by a persistence
+// turn/end{LastTurn, interrupted} (docs/design/SEMANTICS.md#0-shared-vocabulary: written only by a persistence
 // backend closing a crash-orphaned turn), which the default sync policy syncs. It does
 // nothing when no turn is open. st must fold the whole log (Replay(l.Events()) with
 // nothing appended since), else it returns ErrStaleState; call it before the agent starts

@@ -176,3 +176,28 @@ func TestReplayReaderErrorsAndGaps(t *testing.T) {
 		t.Fatalf("Replay of bad data: %v", err)
 	}
 }
+
+// Replay also refuses a step number that does not grow and a splice from an offset that
+// removes past the end of its list.
+func TestReplayInconsistentMore(t *testing.T) {
+	for name, c := range map[string]struct {
+		events []dsh.SessionEventData
+		badSeq int64
+	}{
+		"step number repeats": {[]dsh.SessionEventData{dsh.TurnStart{Turn: 1}, dsh.StepStart{Turn: 1, Step: 1},
+			dsh.StepEnd{Turn: 1, Step: 1}, dsh.StepStart{Turn: 1, Step: 1}}, 3},
+		"splice from an offset removes too much": {[]dsh.SessionEventData{
+			splice(dsh.InboxTargetNextTurn, 0, 0, msg("a", "a"), msg("b", "b")), splice(dsh.InboxTargetNextTurn, 1, 2)}, 1},
+	} {
+		l := mustOpen(t, NewMemory())
+		for _, d := range c.events {
+			mustAppend(t, l, d)
+		}
+		_, err := Replay(l.Events())
+		var re *ReplayError
+		if !errors.As(err, &re) || !errors.Is(err, ErrInconsistent) || re.Seq != c.badSeq {
+			t.Errorf("%s: Replay error = %v, want ErrInconsistent at seq %d", name, err, c.badSeq)
+		}
+		_ = l.Close()
+	}
+}

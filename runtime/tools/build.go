@@ -10,7 +10,7 @@ import (
 // errResultNotJSON is the failure of a result that cannot be materialized (B §4.8).
 var errResultNotJSON = errors.New(msgResultNotJSON)
 
-// buildSuccess builds the success result of a canonical value (SEMANTICS.md B §4.5), or
+// buildSuccess builds the success result of a canonical value (docs/design/SEMANTICS.md#45-building-a-success-result), or
 // the INVALID_TOOL_OUTPUT failure of an invalid one. value is the lossless encoding of the
 // value, or verr why there is none.
 func (c *call) buildSuccess(t *tool, value json.RawMessage, verr error, concluded bool) outcome {

@@ -43,7 +43,7 @@ type call struct {
 	// body must get exactly those (dispatch checks it).
 	approved string
 
-	// survivors are the contexts every failure path keeps (SEMANTICS.md Part A item 5):
+	// survivors are the contexts every failure path keeps (docs/design/SEMANTICS.md#a5-deferred-contexts-survive-every-failure):
 	// the body's deferred contexts, or those of a post-execute block that replaced them.
 	// They are private and lossless.
 	survivors []dsh.UserMessage
@@ -89,7 +89,7 @@ const (
 	toFinish                // a final candidate: finalize, publish
 )
 
-// newCall creates the call (SEMANTICS.md B §4.2 steps 1-2): reads the input, mints the
+// newCall creates the call (docs/design/SEMANTICS.md#42-stage-a-creation steps 1-2): reads the input, mints the
 // token, resolves the visible definition, which captures its finalizer.
 func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
 	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID, depth: in.depth, hidden: in.Hidden}
@@ -177,7 +177,7 @@ func (c *call) nested() bool { return !c.exec.Parent.IsZero() }
 func (c *call) create(in Input) stage {
 	args := c.rewrite(in)
 	if c.rw != nil && c.rw.err != nil {
-		// REWRITE-COMPACTION.md §1.4: a failed rewrite fails the call closed, with the
+		// docs/design/REWRITE-COMPACTION.md#14-validation-and-failure-fail-closed: a failed rewrite fails the call closed, with the
 		// model's arguments: no pre-execute, no dispatch; finalization still runs.
 		c.logRewrite()
 		if !c.materialize(args) { // unreachable: the model's arguments were lossless
@@ -298,7 +298,7 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 	if c.exec.AgentID == nil {
 		return deny("tool " + name + " requires approval, but the call has no agent to route it through")
 	}
-	// REWRITE-COMPACTION.md §1.7: the approval is bound to the sealed (effective)
+	// docs/design/REWRITE-COMPACTION.md#17-approval-binds-to-the-effective-arguments: the approval is bound to the sealed (effective)
 	// arguments by their digest.
 	digest := ArgsDigest(c.exec.Arguments)
 	req := approval.Request{AgentID: c.agentID, ToolName: c.exec.Name, CallID: c.exec.CallID,

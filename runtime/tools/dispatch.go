@@ -6,7 +6,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// dispatch runs the tools/execute wrappers around core dispatch (SEMANTICS.md B §4.4): the
+// dispatch runs the tools/execute wrappers around core dispatch (docs/design/SEMANTICS.md#44-stage-c-dispatch-and-body): the
 // candidate goes to post-execute, a wrapper or normalization failure is final.
 func (c *call) dispatch() stage {
 	var (
@@ -78,7 +78,7 @@ func (c *call) invoke(wctx context.Context) (o outcome, ok bool) {
 	if t == nil {
 		return failure(errUnknownTool(c.exec.Name)), true
 	}
-	// REWRITE-COMPACTION.md §1.7: an approved call's body gets exactly the arguments the
+	// docs/design/REWRITE-COMPACTION.md#17-approval-binds-to-the-effective-arguments: an approved call's body gets exactly the arguments the
 	// approval was given for (the body's view is a copy of these).
 	if c.approved != "" && ArgsDigest(c.exec.Arguments) != c.approved {
 		return failureOf("internal error: the arguments of the approved call changed before dispatch", nil), true
@@ -125,7 +125,7 @@ func runBody(ctx context.Context, run func(context.Context, *RunContext) (any, e
 	return run(ctx, rc)
 }
 
-// fuse returns the context the body runs under (SEMANTICS.md Part A item 1): the
+// fuse returns the context the body runs under (docs/design/SEMANTICS.md#a1-the-bodys-context-follows-the-caller): the
 // caller's own when the wrapper passed it on, else a context with w's values that is
 // cancelled when either is.
 func fuse(caller, w context.Context) (context.Context, func()) {

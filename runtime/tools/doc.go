@@ -1,5 +1,5 @@
 // Package tools runs tool calls: a registry of tool definitions and the five-phase
-// pipeline every call goes through (SEMANTICS.md B §4, with dsh's Part A decisions).
+// pipeline every call goes through (docs/design/SEMANTICS.md#4-tool-execution-pipeline, with dsh's Part A decisions).
 //
 // # Defining a tool
 //
@@ -19,7 +19,7 @@
 // generated *dsh.Registry given to [New], where native plugins and hook bridges register
 // them; listeners registered ForAgent see only that agent's calls.
 //
-//  0. Rewrite (REWRITE-COMPACTION.md §1). When tools/rewrite-input listeners are
+//  0. Rewrite (docs/design/REWRITE-COMPACTION.md#1-the-toolsrewrite-input-phase). When tools/rewrite-input listeners are
 //     registered, they fold over the parsed arguments in registration order (no next;
 //     each sees the previous output and the model's untouched input) and may keep,
 //     replace or merge-patch them. The result is validated against the tool's input
@@ -64,7 +64,7 @@
 //     nothing.
 //
 // Execute runs a call in one go. A scheduler that must keep pre-dispatch and finishing in
-// model order while bodies overlap (the agent loop, SEMANTICS.md B §5.4) drives a [Call]
+// model order while bodies overlap (the agent loop, docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering) drives a [Call]
 // instead: [Runtime.Start], then PreDispatch, Dispatch and Finish.
 //
 // Every payload a phase gets holds its own copy of the arguments, the agent id and the

@@ -68,7 +68,7 @@ func (e *Error) info() *dsh.ToolErrorInfo {
 	return &dsh.ToolErrorInfo{Name: name, Code: e.Code}
 }
 
-// Fixed messages of the pipeline (SEMANTICS.md B §2.10, §4.2, §4.6, §4.7, §4.8).
+// Fixed messages of the pipeline (docs/design/SEMANTICS.md#210-ask-resolution-the-approval-seam, docs/design/SEMANTICS.md#42-stage-a-creation, docs/design/SEMANTICS.md#46-cancellation-codes, docs/design/SEMANTICS.md#47-stage-d-applying-post-execute, docs/design/SEMANTICS.md#48-stage-e-materialization-finalization-observation).
 const (
 	msgArgsNotJSON         = "tool execution arguments must be losslessly JSON-serializable"
 	msgAbortedBefore       = "tool call aborted before dispatch"
@@ -103,7 +103,7 @@ func errInvalidArgs(violations string) *Error {
 
 // panicError is a recovered panic of a tool body, finalizer, renderer, approver or
 // classifier: the failure a returned error at that point becomes, with the panic value in
-// the message (SEMANTICS.md Part A item 4).
+// the message (docs/design/SEMANTICS.md#a4-a-panic-is-a-failure-like-any-other).
 type panicError struct{ value any }
 
 // Error renders the panic value.
@@ -135,7 +135,7 @@ func printable(v any) (s string) {
 	return fmt.Sprint(v)
 }
 
-// describe returns the message and info of the failure err (SEMANTICS.md B §3.2): the
+// describe returns the message and info of the failure err (docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes): the
 // message of the error a listener returned or the panic it raised (without the registry's
 // wrapping), and the info of the first *Error in its chain.
 func describe(err error) (msg string, info *dsh.ToolErrorInfo) {
@@ -162,7 +162,7 @@ func describe(err error) (msg string, info *dsh.ToolErrorInfo) {
 
 // InfoError is implemented by errors that carry a structured error identity of their own
 // (a plugin's or a test harness's): a failure made from one gets its info {name, code},
-// as from an *Error (SEMANTICS.md B §3.2).
+// as from an *Error (docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes).
 type InfoError interface {
 	error
 	// ToolErrorInfo returns the error's {name, code}.

@@ -1,9 +1,11 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +15,7 @@ import (
 	"github.com/dshkit/dsh/runtime/approval"
 )
 
-// TestFailureTable_Section3_2 checks every tools row of SEMANTICS.md B §3.2: what a
+// TestFailureTable_Section3_2 checks every tools row of docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes: what a
 // failure at each point becomes, and which later phases still run.
 func TestFailureTable_Section3_2(t *testing.T) {
 	type row struct {
@@ -613,5 +615,65 @@ func TestCyclicContent(t *testing.T) {
 				t.Errorf("result %s", outcomeJSON(t, r))
 			}
 		})
+	}
+}
+
+// A failing tools/result observer is logged (at debug level); a healthy one is not.
+func TestFailedResultObserverIsLogged(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		var logs bytes.Buffer
+		tools := NewRegistry()
+		hooks := dsh.NewRegistry(dsh.WithLogger(quietLogger()))
+		rt := New(tools, hooks, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		if _, err := tools.Register(echoDef()); err != nil {
+			t.Fatal(err)
+		}
+		hooks.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
+			if fail {
+				panic("observer broke")
+			}
+		})
+		if r := rt.Execute(context.Background(), Input{CallID: "c1", Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); r.IsError() {
+			t.Fatalf("fail=%v: %s", fail, text(r))
+		}
+		if logged := strings.Contains(logs.String(), "tools/result observer failed"); logged != fail {
+			t.Errorf("fail=%v: logged %v: %s", fail, logged, logs.String())
+		}
+	}
+}
+
+// A failure a tools/execute wrapper returns is materialized whole: meta that is not
+// lossless JSON makes it the final materialization failure, however valid its content.
+func TestWrapperFailureMetaIsMaterialized(t *testing.T) {
+	for meta, lossless := range map[string]bool{`{"a":1}`: true, `{"a":`: false, `[1e999]`: false} {
+		e := newEnv(t)
+		e.register(t, echoDef())
+		e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+			return dsh.ToolFailure{Error: dsh.ToolError{Message: "wrapped"},
+				Content: []dsh.ContentBlock{dsh.TextBlock{Text: "wrapped"}}, Meta: json.RawMessage(meta)}
+		})
+		f := failureOfResult(t, e.exec(context.Background(), "echo", `{"text":"hi"}`))
+		switch {
+		case lossless && (f.Error.Message != "wrapped" || string(f.Meta) != meta):
+			t.Errorf("meta %s: got %+v, want the wrapper's failure", meta, f)
+		case !lossless && f.Error.Message != msgResultNotJSON:
+			t.Errorf("meta %s: got %q, want %q", meta, f.Error.Message, msgResultNotJSON)
+		}
+	}
+}
+
+// The info of a tool's error is made JSON-safe field by field: an invalid code alone is
+// cleaned, as is an invalid name alone.
+func TestErrorInfoIsMadeJSONSafe(t *testing.T) {
+	for _, c := range []struct{ name, code, wantName, wantCode string }{
+		{NameHarnessError, "BAD\xff", NameHarnessError, "BAD\uFFFD"},
+		{"Name\xfe", "OK", "Name\uFFFD", "OK"},
+		{NameHarnessError, "OK", NameHarnessError, "OK"},
+	} {
+		e := newEnv(t)
+		e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) {
+			return nil, &Error{Name: c.name, Code: c.code, Message: "failed"}
+		}))
+		wantInfo(t, e.exec(context.Background(), "t", `{}`), c.wantName, c.wantCode)
 	}
 }

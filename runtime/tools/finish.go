@@ -7,7 +7,7 @@ import (
 )
 
 // finish applies the captured finalizer once to the candidate and publishes the result to
-// the tools/result observers (SEMANTICS.md B §4.8). Every candidate is already
+// the tools/result observers (docs/design/SEMANTICS.md#48-stage-e-materialization-finalization-observation). Every candidate is already
 // materialized: the pipeline snapshots whatever a listener supplies when it takes it.
 func (c *call) finish() dsh.ToolExecutionResult {
 	if c.finalizer() != nil {

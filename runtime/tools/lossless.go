@@ -11,7 +11,7 @@ import (
 )
 
 // errNotLossless is the cause of a value, argument, meta or content that is not lossless
-// JSON (SEMANTICS.md B §0).
+// JSON (docs/design/SEMANTICS.md#0-shared-vocabulary).
 var errNotLossless = errors.New("not lossless JSON")
 
 // snapshotJSON validates raw as lossless JSON and returns a private copy of it, without
@@ -108,7 +108,8 @@ func marshalValue(v any) (json.RawMessage, error) {
 }
 
 // appendJSONString appends s as a JSON string (escaping like encoding/json, without
-// HTML escaping).
+// HTML escaping). Why it is not the codec's: docs/decisions.md, "Two JSON scanners and two
+// string escapers".
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0

@@ -129,7 +129,7 @@ func failureOf(msg string, info *dsh.ToolErrorInfo) outcome {
 // invalid bytes is not lossless instead.
 func jsonSafe(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
-// failure is the failure of err (SEMANTICS.md B §3.2).
+// failure is the failure of err (docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes).
 func failure(err error) outcome {
 	msg, info := describe(err)
 	return failureOf(msg, info)

@@ -9,7 +9,7 @@ import (
 )
 
 // postExecute runs the tools/post-execute waterfall over the candidate and applies its
-// decision to it (SEMANTICS.md B §4.7).
+// decision to it (docs/design/SEMANTICS.md#47-stage-d-applying-post-execute).
 func (c *call) postExecute() {
 	if !c.rt.hooks.Listens(dsh.PostToolEventName) {
 		// Nobody listens: the decision is accept{}, which keeps the candidate.

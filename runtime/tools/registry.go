@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 )
 
-// Registration errors (SEMANTICS.md B §4.10), wrapped by Register and RegisterForAgent.
+// Registration errors (docs/design/SEMANTICS.md#410-classification-and-registry-rules), wrapped by Register and RegisterForAgent.
 var (
 	// ErrMissingName: the definition has no name.
 	ErrMissingName = errors.New("tools: tool definition has no name")

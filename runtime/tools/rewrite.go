@@ -20,7 +20,7 @@ import (
 )
 
 // ConflictPolicy says what happens when two listeners of the tools/rewrite-input fold
-// rewrite the same top-level field of a call's arguments (REWRITE-COMPACTION.md §1.3).
+// rewrite the same top-level field of a call's arguments (docs/design/REWRITE-COMPACTION.md#13-composing-several-rewriters).
 type ConflictPolicy string
 
 const (
@@ -109,7 +109,7 @@ type Rewritten struct {
 	Notice *dsh.RewriteNotice
 }
 
-// rewrite runs the tools/rewrite-input phase of the call (REWRITE-COMPACTION.md §1.1-1.4)
+// rewrite runs the tools/rewrite-input phase of the call (docs/design/REWRITE-COMPACTION.md#11-placement-and-ordering to docs/design/REWRITE-COMPACTION.md#14-validation-and-failure-fail-closed)
 // and returns the arguments creation goes on with. Nobody listening, a cancelled context
 // or arguments that are not lossless JSON leave the arguments as they are. A failure sets
 // c.rw.err (and returns the model's arguments); a cancellation while a listener runs

@@ -41,7 +41,7 @@ func (rc *RunContext) BindArguments(v any) error {
 }
 
 // DeferContext adds msg to the call's additional contexts, after the result, whatever the
-// outcome (SEMANTICS.md Part A item 5): only a post-execute block replaces them. msg is
+// outcome (docs/design/SEMANTICS.md#a5-deferred-contexts-survive-every-failure): only a post-execute block replaces them. msg is
 // snapshotted now; an empty Role is "user" and an empty ID is minted. It fails for a
 // message without a Source, one that is not lossless JSON, and after the body returned.
 func (rc *RunContext) DeferContext(msg dsh.UserMessage) error {
@@ -67,7 +67,7 @@ func (rc *RunContext) DeferContext(msg dsh.UserMessage) error {
 	return nil
 }
 
-// ConcludeTurn asks the loop to end the turn after this step (SEMANTICS.md B §2.6): a
+// ConcludeTurn asks the loop to end the turn after this step (docs/design/SEMANTICS.md#26-agentturn-stopping): a
 // successful result carries concludesTurn. It has no effect once the body returned.
 func (rc *RunContext) ConcludeTurn() {
 	rc.mu.Lock()
@@ -77,7 +77,7 @@ func (rc *RunContext) ConcludeTurn() {
 	}
 }
 
-// Execute runs a nested call through the complete pipeline (SEMANTICS.md B §4.9), with
+// Execute runs a nested call through the complete pipeline (docs/design/SEMANTICS.md#49-nested-calls), with
 // this call's token as its Parent and this call's RootCallID; an empty AgentID is this
 // call's agent. The nested call computes no meta. Forward its result to pass its contexts
 // and conclusion on. A call nested more than MaxNesting deep fails without running.

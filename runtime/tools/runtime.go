@@ -30,7 +30,7 @@ type Runtime struct {
 type Option func(*Runtime)
 
 // WithApprover mounts the approval seam that resolves ask decisions. Without one an ask is
-// denied (SEMANTICS.md B §2.10).
+// denied (docs/design/SEMANTICS.md#210-ask-resolution-the-approval-seam).
 func WithApprover(a approval.Approver) Option {
 	return func(rt *Runtime) { rt.approver = a }
 }
@@ -112,7 +112,7 @@ type Input struct {
 const MaxNesting = 64
 
 // ModelArguments turns a model's raw tool-call argument string into Input.Arguments
-// (SEMANTICS.md B §5.4): "" gives {}, valid JSON is kept, anything else becomes that
+// (docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering): "" gives {}, valid JSON is kept, anything else becomes that
 // string as a JSON string.
 func ModelArguments(raw string) json.RawMessage {
 	if raw == "" {
@@ -138,7 +138,7 @@ const (
 	HaltApprovalAnswer HaltPoint = dsh.ApprovalAnswerEventName
 )
 
-// Halt is a halt decision made for a call (SEMANTICS.md Part A item 7): the agent loop
+// Halt is a halt decision made for a call (docs/design/SEMANTICS.md#a7-halt-is-a-decision): the agent loop
 // settles the rest of the batch and ends the turn aborted{hook{reason}}.
 type Halt struct {
 	// Reason is the halt reason.
@@ -195,7 +195,7 @@ func (r Result) ConcludesTurn() bool {
 	return ok && s.ConcludesTurn != nil && *s.ConcludesTurn
 }
 
-// ExecutionMode classifies a call for the loop's scheduler (SEMANTICS.md B §4.10):
+// ExecutionMode classifies a call for the loop's scheduler (docs/design/SEMANTICS.md#410-classification-and-registry-rules):
 // ModeParallel only when the definition visible to agentID's call is known, its
 // arguments are lossless and valid against its input schema, and its IsConcurrencySafe
 // returns true; ModeExclusive otherwise (unknown tool, no classifier, a panic, invalid
@@ -234,7 +234,7 @@ func classify(f func(json.RawMessage) bool, args json.RawMessage) (safe bool) {
 
 // Execute runs one call through the pipeline and returns its result: Start, PreDispatch,
 // Dispatch and Finish in a row. It never panics and has no error: every failure at every
-// stage is a normalized failure outcome (SEMANTICS.md B §3.2). It returns once the call has
+// stage is a normalized failure outcome (docs/design/SEMANTICS.md#32-what-a-failing-listener-becomes). It returns once the call has
 // settled, including a started body, which is always awaited, even after ctx is
 // cancelled.
 func (rt *Runtime) Execute(ctx context.Context, in Input) Result {

@@ -8,8 +8,9 @@ import (
 // maxDepth is the deepest nesting of arrays and objects accepted, as in encoding/json.
 const maxDepth = 10000
 
-// jsonScanner validates lossless JSON in one pass (SEMANTICS.md B §0): RFC 8259 syntax,
-// valid UTF-8 in strings, and numbers that are finite as a float64 and not -0.
+// jsonScanner validates lossless JSON in one pass (docs/design/SEMANTICS.md#0-shared-vocabulary): RFC 8259 syntax,
+// valid UTF-8 in strings, and numbers that are finite as a float64 and not -0. Why it is
+// not codec/scan.go: docs/decisions.md, "Two JSON scanners and two string escapers".
 type jsonScanner struct {
 	data  []byte
 	i     int

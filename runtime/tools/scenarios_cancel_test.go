@@ -353,8 +353,7 @@ func TestScenario098_ThrowingFinalizer(t *testing.T) {
 // during pre-execute, which then fails with a structured error.
 func TestScenario099_CapturedFinalizer(t *testing.T) {
 	e := newEnv(t)
-	var unregister func()
-	unregister = e.register(t, Definition{Name: "bounded",
+	unregister := e.register(t, Definition{Name: "bounded",
 		Run: func(ctx context.Context, rc *RunContext) (any, error) { return "body", nil },
 		FinalizeContent: func(exec dsh.ToolExecution, r dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
 			if exec.Name != "bounded" || r.Kind() != dsh.ToolFailureKind {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -356,5 +358,56 @@ func TestScenario088_DeferredContextsOnThrowAndBlock(t *testing.T) {
 	})
 	if got := contextIDs(e.exec(context.Background(), "failing-composite", `{}`)); !slices.Equal(got, []string{"blocker"}) {
 		t.Errorf("blocked contexts = %v", got)
+	}
+}
+
+// Content given as pointers to blocks is kept as the blocks, images included.
+func TestPointerContentBlocksAreKept(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, echoDef())
+	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		return dsh.PostToolAccept{Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "t"}, &dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}}, nil
+	})
+	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	want := []dsh.ContentBlock{dsh.TextBlock{Text: "t"}, dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}
+	if got := r.Content(); !reflect.DeepEqual(got, want) {
+		t.Errorf("content = %#v, want %#v", got, want)
+	}
+}
+
+// Contexts keep their sources: a pointer source is kept as the source, a model source
+// without replay state is valid, and one with replay state gets a private copy of it.
+func TestContextSourcesAreKept(t *testing.T) {
+	state := json.RawMessage(`{"k":1}`)
+	sources := []dsh.MessageSource{
+		&dsh.SourceTool{CallID: "x"}, dsh.SourceModel{Provider: "p", Model: "m"},
+		&dsh.SourceModel{Provider: "p", Model: "m", ReplayState: state},
+	}
+	e := newEnv(t)
+	e.register(t, echoDef())
+	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		var contexts []dsh.UserMessage
+		for i, s := range sources {
+			m := ctxMsg(strconv.Itoa(i), "p")
+			m.Source = s
+			contexts = append(contexts, m)
+		}
+		return dsh.PostToolAccept{AdditionalContexts: contexts}, nil
+	})
+	r := e.exec(context.Background(), "echo", `{"text":"hi"}`)
+	if r.IsError() {
+		t.Fatalf("rejected: %s", text(r))
+	}
+	state[1] = 'X' // the listener's buffer changes afterwards
+	var got []dsh.MessageSource
+	for _, m := range r.AdditionalContexts() {
+		got = append(got, m.Source)
+	}
+	want := []dsh.MessageSource{
+		dsh.SourceTool{CallID: "x"}, dsh.SourceModel{Provider: "p", Model: "m"},
+		dsh.SourceModel{Provider: "p", Model: "m", ReplayState: json.RawMessage(`{"k":1}`)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sources = %#v, want %#v", got, want)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Call is one tool call driven stage by stage, for the agent loop's scheduler
-// (SEMANTICS.md B §5.4): pre-dispatch serially in model order, dispatch concurrently
+// (docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering): pre-dispatch serially in model order, dispatch concurrently
 // within a parallel group, and finishing (post-execute, FinalizeContent, tools/result) at
 // commit, in model order. Each method first runs the stages before it that have not run;
 // a stage a call skips (after a final failure or a denial) does nothing. A Call is not
@@ -18,9 +18,9 @@ type Call struct {
 	out dsh.ToolExecutionResult // the final outcome, once c.finished
 }
 
-// Start creates a call (SEMANTICS.md B §4.2): it reads in once, mints the token, captures
+// Start creates a call (docs/design/SEMANTICS.md#42-stage-a-creation): it reads in once, mints the token, captures
 // the visible definition's FinalizeContent, runs the tools/rewrite-input phase
-// (REWRITE-COMPACTION.md §1.1-1.4; see Rewritten and Mode), and snapshots and validates the
+// (docs/design/REWRITE-COMPACTION.md#11-placement-and-ordering to docs/design/REWRITE-COMPACTION.md#14-validation-and-failure-fail-closed; see Rewritten and Mode), and snapshots and validates the
 // effective arguments. ctx is the caller's context for every stage, the rewriters' too.
 func (rt *Runtime) Start(ctx context.Context, in Input) *Call {
 	if ctx == nil {
@@ -49,7 +49,7 @@ func (k *Call) Exec() dsh.ToolExecution {
 // and tool/result records (the zero Rewritten when no listener ran).
 func (k *Call) Rewritten() Rewritten { return k.c.rewritten() }
 
-// Mode classifies the call for the loop's scheduler (SEMANTICS.md B §4.10) on its
+// Mode classifies the call for the loop's scheduler (docs/design/SEMANTICS.md#410-classification-and-registry-rules) on its
 // effective arguments, those a tools/rewrite-input rewrite made (a rewrite may turn a
 // read into a write): ModeExclusive for a call whose creation already failed.
 func (k *Call) Mode() Mode {

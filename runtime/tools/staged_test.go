@@ -11,7 +11,7 @@ import (
 )
 
 // Staged calls let a scheduler run pre-dispatch serially, bodies concurrently and
-// finishing in model order (SEMANTICS.md B §5.4; scenarios 51, 53, 54 at the runtime
+// finishing in model order (docs/design/SEMANTICS.md#54-tool-batch-scheduling-and-ordering; scenarios 51, 53, 54 at the runtime
 // level): pre-execute, post-execute and tools/result are observed as [c1, c2, c3] whatever
 // the settlement order, and all bodies run at once.
 func TestStagedCallsKeepModelOrder(t *testing.T) {
@@ -101,4 +101,23 @@ func TestStagedHaltAfterPreDispatch(t *testing.T) {
 	if ex := k.Exec(); ex.CallID != "c1" || *ex.AgentID != "a1" || ex.Token != r.Exec.Token {
 		t.Errorf("exec %+v", ex)
 	}
+}
+
+// A staged call's Exec is a copy: no agent id for an agent-less call, and a private one
+// otherwise.
+func TestStagedExecIsACopy(t *testing.T) {
+	e := newEnv(t)
+	e.register(t, echoDef())
+	if id := e.rt.Start(context.Background(), Input{CallID: "c1", Name: "echo", Arguments: json.RawMessage(`{}`)}).Exec().AgentID; id != nil {
+		t.Errorf("agent-less call: agent id %q", *id)
+	}
+	k := e.rt.Start(context.Background(), Input{CallID: "c2", Name: "echo", Arguments: json.RawMessage(`{}`), AgentID: "a1"})
+	first := k.Exec()
+	*first.AgentID = "changed"
+	if id := k.Exec().AgentID; id == nil || *id != "a1" {
+		t.Errorf("after changing a copy: agent id %v, want a1", id)
+	}
+	k.PreDispatch()
+	k.Dispatch()
+	k.Finish()
 }

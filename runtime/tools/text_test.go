@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -48,7 +50,7 @@ func wantJSONSafe(t *testing.T, r Result) {
 }
 
 // TestValueText: a value whose strings are not valid UTF-8 is not lossless JSON
-// (SEMANTICS.md B §4.5 step 1; B §0's lossless JSON, for Go strings); a value that writes
+// (docs/design/SEMANTICS.md#45-building-a-success-result step 1; docs/design/SEMANTICS.md#0-shared-vocabulary's lossless JSON, for Go strings); a value that writes
 // the \ufffd escape itself is.
 func TestValueText(t *testing.T) {
 	notLossless := `tool "t" returned invalid output: value is not lossless JSON`
@@ -257,5 +259,80 @@ func TestFailureText(t *testing.T) {
 				t.Errorf("halt %+v, want reason %q", r.Halt, tc.halt)
 			}
 		})
+	}
+}
+
+// Strings are skipped when a Go value's encoding is checked for lossless numbers: a
+// string that reads like a non-finite number or a negative zero, escapes included, is
+// lossless.
+func TestNumberLikeStringsAreLossless(t *testing.T) {
+	for _, v := range []any{
+		map[string]any{"s": "-0"}, map[string]any{"s": "1e999"}, []string{"x-0", "xx-0", "x 1e999"}, []string{`x"-0`},
+		map[string]any{"s": `\`, "n": -1}, []any{`a\"1e999`, 2},
+		[]any{1, "-0"}, []any{-9, json.Number("1e9"), json.Number("1" + strings.Repeat("0", 300))},
+	} {
+		e := newEnv(t)
+		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+			return v, nil
+		}})
+		if r := e.exec(context.Background(), "t", `{}`); r.IsError() {
+			t.Errorf("value %#v: %s", v, text(r))
+		}
+	}
+	// The check itself still applies outside strings.
+	e := newEnv(t)
+	e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+		return map[string]any{"s": "x", "n": math.Copysign(0, -1)}, nil
+	}})
+	if r := e.exec(context.Background(), "t", `{}`); !r.IsError() {
+		t.Errorf("a negative zero outside a string is lossless: %s", outcomeJSON(t, r))
+	}
+	// So does the range check of a long integer literal, which overflows a float64.
+	e = newEnv(t)
+	e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+		return []any{json.Number("1" + strings.Repeat("0", 310))}, nil
+	}})
+	if r := e.exec(context.Background(), "t", `{}`); !r.IsError() {
+		t.Errorf("a 311-digit integer is lossless: %s", outcomeJSON(t, r))
+	}
+}
+
+// A string value is encoded as encoding/json would (without HTML escaping): printable
+// ASCII, the space included, as is.
+func TestStringValueEncoding(t *testing.T) {
+	for v, want := range map[string]string{
+		"a b":       `"a b"`,
+		"é\"x\n":    `"é\"x\n"`,
+		"q\"\\ \n":  `"q\"\\ \n"`,
+		"<&>\u2028": `"<&>\u2028"`,
+		"\x01\x1f~": `"\u0001\u001f~"`,
+	} {
+		e := newEnv(t)
+		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) { return v, nil }})
+		r := e.exec(context.Background(), "t", `{}`)
+		if got := string(successOf(t, r).Value); got != want {
+			t.Errorf("value %q encodes as %s, want %s", v, got, want)
+		}
+	}
+}
+
+// The default rendering of a string value given as JSON text is the string itself,
+// escapes decoded; any other value renders as its JSON text.
+func TestDefaultRenderingOfJSONText(t *testing.T) {
+	for raw, want := range map[string]string{
+		`""`:        "",
+		`"\"b"`:     `"b`,
+		`"a\u0041"`: "aA",
+		`"plain"`:   "plain",
+		`[1,"x"]`:   `[1,"x"]`,
+		`7`:         "7",
+	} {
+		e := newEnv(t)
+		e.register(t, Definition{Name: "t", Run: func(ctx context.Context, rc *RunContext) (any, error) {
+			return json.RawMessage(raw), nil
+		}})
+		if got := text(e.exec(context.Background(), "t", `{}`)); got != want {
+			t.Errorf("value %s renders as %q, want %q", raw, got, want)
+		}
 	}
 }

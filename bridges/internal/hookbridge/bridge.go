@@ -2,7 +2,7 @@
 // loads a dialect's hook files, registers one listener per mapped event on a
 // dsh.Registrar, builds each event's input through the dialect's encoder, fires the
 // matched hooks through hookproto, and maps the merged verdict onto the extension
-// point's decision (HOOK-PROTOCOLS.md §3.1 and the dsh bridge decisions). The dialect
+// point's decision (docs/design/HOOK-PROTOCOLS.md#31-extension-points-and-decision-variants and the dsh bridge decisions). The dialect
 // packages (bridges/claudecode, bridges/codex) supply the table and the wire encoding.
 package hookbridge
 
@@ -27,7 +27,7 @@ import (
 	"github.com/dshkit/dsh/internal/jsonmerge"
 )
 
-// The external events the bridges map (HOOK-PROTOCOLS.md §3.1).
+// The external events the bridges map (docs/design/HOOK-PROTOCOLS.md#31-extension-points-and-decision-variants).
 const (
 	SessionStart     = "SessionStart"
 	UserPromptSubmit = "UserPromptSubmit"
@@ -944,12 +944,12 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeHalt:
 		if p.Agent == nil {
-			return errors.New("Stop hook halt: the payload has no agent handle")
+			return errors.New("stop hook halt: the payload has no agent handle")
 		}
 		p.Agent.Halt(rep.Merged.Reason)
 	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
 		if p.Agent == nil {
-			return errors.New("Stop hook block: the payload has no agent handle")
+			return errors.New("stop hook block: the payload has no agent handle")
 		}
 		texts := []string{rep.Merged.Reason}
 		if b.d.Render.Stop != nil {
@@ -963,7 +963,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 	default:
 		if b.d.Render.StopContexts && len(rep.Merged.Contexts) > 0 {
 			if p.Agent == nil {
-				return errors.New("Stop hook context: the payload has no agent handle")
+				return errors.New("stop hook context: the payload has no agent handle")
 			}
 			return p.Agent.Steer(ctx, b.message(b.contexts(Stop, "", rep)))
 		}
@@ -1003,7 +1003,7 @@ func (b *Bridge) compactInput(ctx context.Context, event, agentID, compactionID 
 	return in
 }
 
-// preCompact maps PreCompact (REWRITE-COMPACTION.md §2.3), matched on the origin (manual,
+// preCompact maps PreCompact (docs/design/REWRITE-COMPACTION.md#23-mapping-claude-code-and-codex-hooks), matched on the origin (manual,
 // auto): a block (exit 2, decision "block") defers the compaction, plain stdout on exit 0
 // becomes summarizer instructions, a halt (Codex continue:false) defers it and halts the
 // open turn. A dialect whose PreCompact only observes (Codex) says so in its table
@@ -1147,7 +1147,7 @@ func (b *Bridge) takeFired(agent, call string) *hookproto.Report {
 }
 
 // rewriteInput runs the call's PreToolUse hooks, once and in parallel, on the input the
-// fold has so far (REWRITE-COMPACTION.md §1.3), keeps their report for the pre-execute
+// fold has so far (docs/design/REWRITE-COMPACTION.md#13-composing-several-rewriters), keeps their report for the pre-execute
 // listener, and folds their rewrites (updatedInput) in configuration order, whatever
 // order they finished in: a replacement replaces, a merge patches the value so far. The
 // result is one replace of the effective value, or keep when nothing changed.

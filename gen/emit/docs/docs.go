@@ -15,7 +15,7 @@ import (
 	"github.com/dshkit/dsh/gen/ir"
 )
 
-// domainDocs explains each domain in one line (SEMANTICS.md §1).
+// domainDocs explains each domain in one line (docs/design/SEMANTICS.md#1-dispatch-domains).
 var domainDocs = map[ir.Domain]string{
 	ir.Waterfall:    "a policy chain: each listener gets the payload and `next` and returns a decision; the first registered is outermost.",
 	ir.Guard:        "terminal policy: global guards, then the agent's, deny or abstain (never allow); the first deny wins.",

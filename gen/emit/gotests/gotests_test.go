@@ -2,11 +2,11 @@ package gotests
 
 import (
 	"bytes"
+	"go/build"
 	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -236,7 +236,7 @@ func goTool(t *testing.T) string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	p := filepath.Join(build.Default.GOROOT, "bin", "go")
 	if _, err := os.Stat(p); err != nil {
 		t.Skip("no go command")
 	}

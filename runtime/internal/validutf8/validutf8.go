@@ -1,6 +1,6 @@
 // Package validutf8 finds the text that encoding/json does not carry exactly: a string that
 // is not valid UTF-8, which it encodes, silently, with U+FFFD in place of the invalid bytes.
-// Such text is not lossless JSON (SEMANTICS.md B §0), and the runtime refuses it wherever
+// Such text is not lossless JSON (docs/design/SEMANTICS.md#0-shared-vocabulary), and the runtime refuses it wherever
 // it takes a snapshot: tool values and results, context messages, session records.
 package validutf8
 

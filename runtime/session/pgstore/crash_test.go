@@ -270,7 +270,7 @@ func TestFencingTwoProcesses(t *testing.T) {
 	b.cmd.Wait()
 
 	// Freeze the first writer (a hung or partitioned process), take over.
-	a.cmd.Process.Signal(syscall.SIGSTOP)
+	freeze(t, a.cmd.Process)
 	c := startChild(t, "writer", url, "fence", childTakeover+"=1", childTTL+"=1s")
 	if c.ready != "ready 9 2" {
 		t.Fatalf("takeover: %q, want ready with the 9 events at epoch 2", c.ready)
@@ -278,7 +278,7 @@ func TestFencingTwoProcesses(t *testing.T) {
 	if got := turn(c); got != "done" {
 		t.Fatalf("new writer's turn: %q", got)
 	}
-	a.cmd.Process.Signal(syscall.SIGCONT)
+	thaw(a.cmd.Process)
 	if got := turn(a); !strings.HasPrefix(got, "err ") || !strings.Contains(got, "fenced") {
 		t.Fatalf("late append of the fenced writer: %q, want a fenced error", got)
 	}

@@ -11,10 +11,10 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/procgroup"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -154,26 +154,25 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir = o.Workspace
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, stderr := &capped{max: o.MaxOutput}, &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 500 * time.Millisecond
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	group, err := procgroup.Start(cmd)
+	if err != nil {
 		return bashResult{}, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		group.Kill()
 		err = <-done
 	}
 	took := time.Since(start)
 	// Whatever the command left running in its group goes with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	group.Kill()
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return bashResult{}, tools.NewError(CodeBashTimeout, fmt.Sprintf("command timed out after %s", timeout))

@@ -65,7 +65,7 @@ func breakingCmd(c *clix.Command, args []string, stdout, stderr io.Writer) (int,
 		return exitOK, nil
 	}
 	if *against == "" {
-		return exitUsage, usageError{msg: "--against REF is required"}
+		return exitUsage, clix.Usagef("--against REF is required")
 	}
 	if err := checkSpecDir(*specDir); err != nil {
 		return exitUsage, err

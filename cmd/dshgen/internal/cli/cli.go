@@ -73,17 +73,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c := clix.New("dshgen "+cmd, subUsage[cmd], stdout, stderr)
 	code, err := run(c, rest, stdout, stderr)
-	var ue usageError
-	switch {
-	case errors.As(err, &ue) && ue.parsed:
+	if err == nil {
 		return code
-	case errors.As(err, &ue):
-		return c.UsageError("%s", ue.msg)
-	case err != nil:
-		fmt.Fprintln(stderr, errorText(cmd, err))
-		return exitUsage
 	}
-	return code
+	return c.Exit(failure(err))
 }
 
 // subUsage is each command's synopsis, printed before its flags.
@@ -96,28 +89,22 @@ var subUsage = map[string]string{
 	"scaffold": "usage: dshgen scaffold -type T -events E1,E2 -out FILE [-pkg NAME] [-spec DIR]\n\nWrites a native plugin's Register glue for T's listener methods at the events.\n-pkg defaults to $GOPACKAGE, which go generate sets; outside go generate it is required.\nA plugin's own module uses the CUE-free command dshscaffold instead (see README.md).\n",
 }
 
-// errorText renders an error; a spec error already starts with file:line:col.
-func errorText(cmd string, err error) string {
-	var se *load.Error
-	if errors.As(err, &se) {
-		return err.Error()
+// failure makes an error that is not a usage error one of dshgen's documented failures:
+// an invalid spec or a file that cannot be read or written exits 2, the message of a spec
+// error starting with its CUE position.
+func failure(err error) error {
+	var usage *clix.UsageError
+	if errors.As(err, &usage) {
+		return err
 	}
-	return "dshgen " + cmd + ": " + err.Error()
+	var se *load.Error
+	return &clix.CodedError{Code: exitUsage, Err: err, Unprefixed: errors.As(err, &se)}
 }
 
-// usageError is a command-line mistake: Main prints it with the command's usage (exit 2).
-// parsed marks a parse that already printed the help or the error (the code is returned).
-type usageError struct {
-	msg    string
-	parsed bool
-}
-
-func (e usageError) Error() string { return e.msg }
-
-// parse parses args with c; a returned error is a usageError.
+// parse parses args with c; the error it returns stops the command with Parse's code.
 func parse(c *clix.Command, args []string) (int, error) {
 	if code, ok := c.Parse(args, 0); !ok {
-		return code, usageError{parsed: true}
+		return code, clix.Stop(code)
 	}
 	return exitOK, nil
 }
@@ -131,10 +118,10 @@ func specDirFlag(c *clix.Command, def, usage string) *string {
 func checkSpecDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return usageError{msg: fmt.Sprintf("-spec %s: %v", dir, errors.Unwrap(err))}
+		return clix.Usagef("-spec %s: %v", dir, errors.Unwrap(err))
 	}
 	if !fi.IsDir() {
-		return usageError{msg: fmt.Sprintf("-spec %s: not a directory", dir)}
+		return clix.Usagef("-spec %s: not a directory", dir)
 	}
 	return nil
 }
@@ -206,7 +193,7 @@ func layoutFor(out, docsFile string) (string, func(pkg string) gen.Layout, error
 	if docsFile != "" {
 		rel, err := filepath.Rel(root, filepath.Clean(docsFile))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", nil, usageError{msg: fmt.Sprintf("-docs %s must lie under %s (the parent of -out)", docsFile, root)}
+			return "", nil, clix.Usagef("-docs %s must lie under %s (the parent of -out)", docsFile, root)
 		}
 		docs = filepath.ToSlash(rel)
 	}
@@ -231,7 +218,7 @@ func schemaCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, error)
 		return code, err
 	}
 	if *out == "" {
-		return exitUsage, usageError{msg: "-out DIR is required"}
+		return exitUsage, clix.Usagef("-out DIR is required")
 	}
 	if err := checkSpecDir(*specDir); err != nil {
 		return exitUsage, err
@@ -266,7 +253,7 @@ func docsCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, error) {
 		return code, err
 	}
 	if *out == "" {
-		return exitUsage, usageError{msg: "-out FILE is required"}
+		return exitUsage, clix.Usagef("-out FILE is required")
 	}
 	if err := checkSpecDir(*specDir); err != nil {
 		return exitUsage, err
@@ -310,9 +297,9 @@ func scaffoldCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, erro
 	}
 	switch {
 	case *typ == "" || *events == "" || *out == "":
-		return exitUsage, usageError{msg: "-type, -events and -out are required"}
+		return exitUsage, clix.Usagef("-type, -events and -out are required")
 	case *pkg == "":
-		return exitUsage, usageError{msg: "-pkg is required outside go generate (which sets $GOPACKAGE)"}
+		return exitUsage, clix.Usagef("-pkg is required outside go generate (which sets $GOPACKAGE)")
 	}
 	var t *gen.Tree
 	var err error
@@ -333,7 +320,7 @@ func scaffoldCmd(c *clix.Command, args []string, stdout, _ io.Writer) (int, erro
 		Import: gen.Module + "/" + main.Layout.GoDir,
 	})
 	if err != nil {
-		return exitUsage, usageError{msg: err.Error()}
+		return exitUsage, clix.Usagef("%s", err)
 	}
 	return exitFor(writeUnder(filepath.Dir(*out), []emit.File{{Path: filepath.Base(*out), Data: data}}, stdout))
 }
