@@ -24,6 +24,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/llm/provider"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
@@ -256,7 +257,7 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
 	case !o.demo && o.model != "":
 		// The provider and its credentials, before any session starts.
-		if err := llm.Builtin().Check(o.model, llm.Options{}); err != nil {
+		if err := provider.Builtin().Check(o.model, provider.Options{}); err != nil {
 			return err.Error()
 		}
 	}
@@ -648,7 +649,7 @@ func continuationCap(o runOptions) int {
 }
 
 // pickModel builds the model o names and its call configuration: the bundled demo
-// script, or --model through the provider registry (llm.Builtin). sessionID identifies
+// script, or --model through the provider registry (provider.Builtin). sessionID identifies
 // the session to providers that send one (the Responses API's prompt_cache_key).
 func pickModel(o runOptions, sessionID string, logger *slog.Logger) (llm.Model, dsh.LLMCallConfig, error) {
 	if o.demo {
@@ -659,7 +660,7 @@ func pickModel(o runOptions, sessionID string, logger *slog.Logger) (llm.Model, 
 	if o.hasHooks() && !o.canonical {
 		dialect = o.dialect
 	}
-	return llm.Builtin().Open(o.model, llm.Options{Dialect: dialect, SessionID: sessionID, Logger: logger})
+	return provider.Builtin().Open(o.model, provider.Options{Dialect: dialect, SessionID: sessionID, Logger: logger})
 }
 
 // registerRetry registers dsh's retry policy for a real provider's failed requests

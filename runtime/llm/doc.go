@@ -1,28 +1,9 @@
 // Package llm is the model seam of the dsh agent loop: the [Model] interface the loop
 // streams a step's response from (docs/design/SEMANTICS.md#53-step), a [Scripted] model for tests
-// and demos, and the providers that reach real models through the vendors' official Go
-// SDKs: [Anthropic] (Messages API), [OpenAIResponses] (Responses API), [OpenAIChat] (chat
-// completions, for OpenAI-compatible servers) and [Gemini] (Gemini API).
-//
-// # Providers
-//
-// A [Registry] maps provider names to [Provider] factories; [Builtin] is dsh's, the one
-// place a provider is added. [Registry.Open] builds the model of a --model PROVIDER:MODEL
-// with its call configuration, [Registry.Check] reports a missing credential (a
-// [*MissingEnvError] naming the variable) before anything starts. Keys and endpoints come
-// from the variables the engines read ([Options].Getenv). The SDKs' own retries are off:
-// [RetryPolicy] is dsh's, as an agent/request-error listener. Each call is bounded by
-// [Options].Timeout.
-//
-// Failures are normalized alike for every provider: an HTTP error status is a failure with
-// the status, the provider's message and code, the request id and Retry-After (as
-// providerRetryAfterMs); a 200 response with an error body, or an error event inside the
-// stream, a failure with the provider's message and code; any way of saying "over the
-// context window" is [CodeContextWindowExceeded]; an authentication failure names the
-// credential variable; an undecodable event is [CodeBadResponse]; a stream that ends or
-// breaks before its terminal event is [CodeStreamInterrupted] (its tool calls in progress
-// are not yielded, so the loop never logs it as a complete message); a call past its
-// timeout is [CodeTimeout].
+// and demos, the token estimator, dsh's [RetryPolicy] and the [ContextWindow] table. It
+// imports no vendor SDK: the providers that reach real models through the vendors'
+// official Go SDKs, and their registry, are in package runtime/llm/provider, so a plugin
+// module that imports the runtime does not depend on them.
 //
 // # The stream contract
 //

@@ -232,8 +232,10 @@ func AsFailure(err error) dsh.LLMFailure {
 	return dsh.LLMFailure{Message: err.Error(), Code: code}
 }
 
-// abortedFinish is the finish of a call whose context was cancelled.
-func abortedFinish(ctx context.Context, usage *dsh.Usage) dsh.ChunkFinish {
+// AbortedFinish is the finish of a call whose context was cancelled: reason aborted, an
+// error of [CodeAborted] carrying the context's cause, and the usage so far. A [Model]
+// yields it when ctx is cancelled mid-call.
+func AbortedFinish(ctx context.Context, usage *dsh.Usage) dsh.ChunkFinish {
 	msg := "aborted"
 	if cause := context.Cause(ctx); cause != nil {
 		msg = cause.Error()
@@ -245,8 +247,9 @@ func abortedFinish(ctx context.Context, usage *dsh.Usage) dsh.ChunkFinish {
 	}
 }
 
-// errorFinish is the finish of a failed call.
-func errorFinish(f dsh.LLMFailure, usage *dsh.Usage) dsh.ChunkFinish {
+// ErrorFinish is the finish of a call that failed with f: reason error, f as its error,
+// and the usage so far.
+func ErrorFinish(f dsh.LLMFailure, usage *dsh.Usage) dsh.ChunkFinish {
 	return dsh.ChunkFinish{Reason: dsh.FinishReasonError, Usage: usage, Error: &f}
 }
 

@@ -317,7 +317,7 @@ func resolveResponse(r ScriptedResponse, n *int) scriptedCall {
 		if f.Code == "" {
 			f.Code = CodeUnknown
 		}
-		sc.finish = errorFinish(f, nil)
+		sc.finish = ErrorFinish(f, nil)
 	case r.Finish == dsh.FinishReasonAborted:
 		sc.finish = dsh.ChunkFinish{Reason: dsh.FinishReasonAborted, Error: &dsh.LLMFailure{Message: "scripted abort", Code: CodeAborted}}
 	case r.Finish != "":
@@ -375,7 +375,7 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 				s.requests = append(s.requests, *frozen)
 			}
 			s.mu.Unlock()
-			yield(errorFinish(dsh.LLMFailure{
+			yield(ErrorFinish(dsh.LLMFailure{
 				Message: fmt.Sprintf("the request holds %d tokens, more than the context window of %d", input, window),
 				Code:    CodeContextWindowExceeded,
 			}, nil), nil)
@@ -386,7 +386,7 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 			sc.finish.Usage = &dsh.Usage{InputTokens: input, OutputTokens: estimateResponse(sc.resp, sc.calls)}
 		}
 		if sc.invalid != nil {
-			yield(errorFinish(dsh.LLMFailure{Message: sc.invalid.Error(), Code: CodeInvalidScript}, nil), nil)
+			yield(ErrorFinish(dsh.LLMFailure{Message: sc.invalid.Error(), Code: CodeInvalidScript}, nil), nil)
 			return
 		}
 		r := sc.resp
@@ -394,13 +394,13 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 		// it reports whether the call goes on.
 		emit := func(c dsh.AssistantChunk) bool {
 			if ctx.Err() != nil {
-				yield(abortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
+				yield(AbortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
 				return false
 			}
 			return yield(c, nil)
 		}
 		if r.DelayMS > 0 && !sleep(ctx, time.Duration(r.DelayMS)*time.Millisecond) {
-			yield(abortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
+			yield(AbortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
 			return
 		}
 		for _, d := range splitDeltas(r.Reasoning) {
@@ -415,7 +415,7 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 		}
 		if r.Hang {
 			<-ctx.Done()
-			yield(abortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
+			yield(AbortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
 			return
 		}
 		for _, c := range sc.calls {
@@ -425,7 +425,7 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 		}
 		if r.TransportError != "" {
 			if ctx.Err() != nil {
-				yield(abortedFinish(ctx, nil), nil)
+				yield(AbortedFinish(ctx, nil), nil)
 				return
 			}
 			yield(nil, errors.New(r.TransportError))

@@ -36,7 +36,7 @@ type Render struct {
 	Stop func(rep *hookproto.Report) []string
 	// StopForm is the plugin form of that message ("" for a plain one). Codex uses
 	// "relay": the engine sends the hook's prompt as user input, not as a context (see
-	// llm.OpenAIChatConfig.PluginContextRole).
+	// provider.OpenAIChatConfig.PluginContextRole).
 	StopForm dsh.PluginForm
 	// StopContexts makes the contexts of Stop hooks that do not block continue the turn
 	// too (Claude Code), under the same continuation cap.

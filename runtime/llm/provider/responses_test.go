@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 func respEvent(typ, rest string) [2]string {
@@ -22,7 +23,7 @@ func respTextDelta(text string) [2]string {
 
 var respCompleted = respEvent("response.completed", `,"response":{"id":"resp_1","usage":{"input_tokens":40,"input_tokens_details":{"cached_tokens":32},"output_tokens":6,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":46}}`)
 
-func newResponsesTest(t *testing.T, baseURL string, timeout time.Duration) Model {
+func newResponsesTest(t *testing.T, baseURL string, timeout time.Duration) llm.Model {
 	t.Helper()
 	m, err := NewOpenAIResponses(OpenAIResponsesConfig{BaseURL: baseURL + "/v1", APIKey: "sk-test", Model: "gpt-5", Timeout: timeout, PromptCacheKey: "ses-1", Codex: true})
 	if err != nil {
@@ -84,20 +85,20 @@ func TestResponsesStream(t *testing.T) {
 func TestResponsesRequest(t *testing.T) {
 	srv := serveSSE(t, 200, "text/event-stream", writeBody(sse(respTextDelta("ok"), respCompleted)))
 	m := newResponsesTest(t, srv.URL, 0)
-	req := Request{Config: dsh.LLMCallConfig{Model: "gpt-5"}, System: "Be brief.",
-		Tools: []ToolSpec{{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}},
-		Messages: []Message{
+	req := llm.Request{Config: dsh.LLMCallConfig{Model: "gpt-5"}, System: "Be brief.",
+		Tools: []llm.ToolSpec{{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}},
+		Messages: []llm.Message{
 			userText("list"),
-			{Role: RoleAssistant, Content: []dsh.ContentBlock{
+			{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{
 				dsh.ReasoningBlock{Text: "think", Signature: ptr("ENC")},
 				dsh.ReasoningBlock{Text: "unsigned"},
 				dsh.TextBlock{Text: "Looking."},
 				dsh.ToolCallBlock{ID: "call_1", Name: "Bash", Arguments: `{"command":"ls"}`},
 			}},
-			{Role: RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "call_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}}}},
-			{Role: RoleUser, Source: dsh.SourcePlugin{}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "pre context"}}},
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "call_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}}}},
+			{Role: llm.RoleUser, Source: dsh.SourcePlugin{}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "pre context"}}},
 		}}
-	if _, err := Collect(m.Stream(context.Background(), req)); err != nil {
+	if _, err := llm.Collect(m.Stream(context.Background(), req)); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.body(t, 0)
@@ -131,7 +132,7 @@ func TestResponsesFailures(t *testing.T) {
 		want       dsh.ChunkFinish
 	}{
 		{"context window", sse(respEvent("response.failed", `,"response":{"id":"r","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}`)),
-			dsh.ChunkFinish{Reason: dsh.FinishReasonError, Error: &dsh.LLMFailure{Message: "Your input exceeds the context window of this model.", Code: CodeContextWindowExceeded}}},
+			dsh.ChunkFinish{Reason: dsh.FinishReasonError, Error: &dsh.LLMFailure{Message: "Your input exceeds the context window of this model.", Code: llm.CodeContextWindowExceeded}}},
 		{"error event", sse(respTextDelta("Hel"), respEvent("error", `,"code":"server_error","message":"boom"`)),
 			dsh.ChunkFinish{Reason: dsh.FinishReasonError, Error: &dsh.LLMFailure{Message: "boom", Code: "server_error"}}},
 		{"max output tokens", sse(respTextDelta("Hel"), respEvent("response.incomplete", `,"response":{"id":"r","incomplete_details":{"reason":"max_output_tokens"}}`)),
@@ -139,7 +140,7 @@ func TestResponsesFailures(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serveSSE(t, 200, "text/event-stream", writeBody(tt.body))
-			resp, err := Collect(newResponsesTest(t, srv.URL, 0).Stream(context.Background(), simpleReq()))
+			resp, err := llm.Collect(newResponsesTest(t, srv.URL, 0).Stream(context.Background(), simpleReq()))
 			if err != nil {
 				t.Fatal(err)
 			}

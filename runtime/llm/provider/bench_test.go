@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // The stream benchmarks put dsh's providers beside the SDKs' own decoding of the same
@@ -49,7 +50,7 @@ type benchCase struct {
 	// sdk iterates the SDK's own stream of the body; it returns the events seen.
 	sdk func(ctx context.Context, c *http.Client) int
 	// dsh builds the provider on c.
-	dsh func(c *http.Client) Model
+	dsh func(c *http.Client) llm.Model
 }
 
 func benchCases(n int) []benchCase {
@@ -81,7 +82,7 @@ func benchCases(n int) []benchCase {
 				}
 				return n
 			},
-			func(c *http.Client) Model {
+			func(c *http.Client) llm.Model {
 				m, _ := NewAnthropic(AnthropicConfig{BaseURL: "http://mem", APIKey: "k", Model: "m", HTTPClient: c})
 				return m
 			}},
@@ -97,7 +98,7 @@ func benchCases(n int) []benchCase {
 				}
 				return n
 			},
-			func(c *http.Client) Model {
+			func(c *http.Client) llm.Model {
 				m, _ := NewOpenAIChat(OpenAIChatConfig{BaseURL: "http://mem/v1", APIKey: "k", Model: "m", HTTPClient: c})
 				return m
 			}},
@@ -113,7 +114,7 @@ func benchCases(n int) []benchCase {
 				}
 				return n
 			},
-			func(c *http.Client) Model {
+			func(c *http.Client) llm.Model {
 				m, _ := NewOpenAIResponses(OpenAIResponsesConfig{BaseURL: "http://mem/v1", APIKey: "k", Model: "m", HTTPClient: c})
 				return m
 			}},
@@ -132,7 +133,7 @@ func benchCases(n int) []benchCase {
 				}
 				return n
 			},
-			func(c *http.Client) Model {
+			func(c *http.Client) llm.Model {
 				m, _ := NewGemini(GeminiConfig{BaseURL: "http://mem", APIKey: "k", Model: "m", HTTPClient: c})
 				return m
 			}},
@@ -140,9 +141,9 @@ func benchCases(n int) []benchCase {
 }
 
 // drainModel iterates one call of m and returns the chunks seen (failing on an error).
-func drainModel(b *testing.B, m Model) int {
+func drainModel(b *testing.B, m llm.Model) int {
 	n := 0
-	for c, err := range m.Stream(context.Background(), Request{Config: simpleReq().Config, Messages: simpleReq().Messages}) {
+	for c, err := range m.Stream(context.Background(), llm.Request{Config: simpleReq().Config, Messages: simpleReq().Messages}) {
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // This file holds what the SDK-based providers share: the HTTP facts of a call (status,
@@ -141,7 +142,7 @@ func (c *call) abort() {
 		return
 	}
 	c.done = true
-	c.yield(abortedFinish(c.parent, c.usage), nil)
+	c.yield(llm.AbortedFinish(c.parent, c.usage), nil)
 }
 
 // fail yields an error finish.
@@ -155,7 +156,7 @@ func (c *call) fail(f dsh.LLMFailure) {
 			f.RequestID = headerRequestID(h)
 		}
 	}
-	c.yield(errorFinish(f, c.usage), nil)
+	c.yield(llm.ErrorFinish(f, c.usage), nil)
 }
 
 // interrupted is the failure of a stream that ended or broke before its terminal event.
@@ -164,14 +165,14 @@ func (c *call) interrupted(err error) {
 	if err != nil {
 		msg = "response stream broke before its finish: " + err.Error()
 	}
-	c.fail(dsh.LLMFailure{Message: msg, Code: CodeStreamInterrupted})
+	c.fail(dsh.LLMFailure{Message: msg, Code: llm.CodeStreamInterrupted})
 }
 
 // end settles a call whose SDK stream stopped with err (nil: the stream ended without its
-// terminal event): a cancellation is aborted, the timeout a [CodeTimeout] failure, an HTTP
+// terminal event): a cancellation is aborted, the timeout a [llm.CodeTimeout] failure, an HTTP
 // error status the provider's failure, a JSON body where a stream was expected its error,
 // a transport error with no response at all the Go error, anything else an interrupted
-// stream. isDecode says err is a malformed event ([CodeBadResponse]).
+// stream. isDecode says err is a malformed event ([llm.CodeBadResponse]).
 func (c *call) end(err error, isDecode bool) {
 	if c.done {
 		return
@@ -181,23 +182,23 @@ func (c *call) end(err error, isDecode bool) {
 	case c.parent.Err() != nil:
 		c.abort()
 	case c.ctx.Err() != nil && errors.Is(context.Cause(c.ctx), context.DeadlineExceeded):
-		c.fail(dsh.LLMFailure{Message: fmt.Sprintf("%s: no complete answer within %s", c.provider, c.timeout), Code: CodeTimeout})
+		c.fail(dsh.LLMFailure{Message: fmt.Sprintf("%s: no complete answer within %s", c.provider, c.timeout), Code: llm.CodeTimeout})
 	case got && status/100 != 2:
 		c.fail(c.httpFailure(status, header, body))
 	case got && isJSON:
 		msg, code := parseAPIErrorBody(body)
 		if msg == "" {
-			msg, code = "expected an event stream, got an application/json response", CodeBadResponse
+			msg, code = "expected an event stream, got an application/json response", llm.CodeBadResponse
 		}
 		if code == "" {
-			code = CodeUnknown
+			code = llm.CodeUnknown
 		}
 		c.fail(dsh.LLMFailure{Message: msg, Code: normalizeCode(code, msg)})
 	case !got && err != nil:
 		c.done = true
 		c.yield(nil, err)
 	case isDecode:
-		c.fail(dsh.LLMFailure{Message: "undecodable stream event: " + err.Error(), Code: CodeBadResponse})
+		c.fail(dsh.LLMFailure{Message: "undecodable stream event: " + err.Error(), Code: llm.CodeBadResponse})
 	default:
 		c.interrupted(err)
 	}
@@ -228,7 +229,7 @@ func (c *call) httpFailure(status int, header http.Header, body []byte) dsh.LLMF
 }
 
 // normalizeCode maps the providers' ways of saying "over the context window" to
-// [CodeContextWindowExceeded] and leaves other codes as they are.
+// [llm.CodeContextWindowExceeded] and leaves other codes as they are.
 func normalizeCode(code, msg string) string {
 	lower := strings.ToLower(msg)
 	switch {
@@ -238,7 +239,7 @@ func normalizeCode(code, msg string) string {
 		strings.Contains(lower, "maximum context length"),               // OpenAI chat
 		strings.Contains(lower, "exceeds the maximum number of tokens"), // Gemini
 		strings.Contains(lower, "input token count") && strings.Contains(lower, "exceeds"):
-		return CodeContextWindowExceeded
+		return llm.CodeContextWindowExceeded
 	}
 	return code
 }

@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 func gemText(text, finish string) [2]string {
@@ -24,7 +25,7 @@ func gemText(text, finish string) [2]string {
 
 var gemUsage = [2]string{"", `{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":30,"cachedContentTokenCount":12,"candidatesTokenCount":5,"thoughtsTokenCount":4,"totalTokenCount":39}}`}
 
-func newGeminiTest(t *testing.T, baseURL string, timeout time.Duration) Model {
+func newGeminiTest(t *testing.T, baseURL string, timeout time.Duration) llm.Model {
 	t.Helper()
 	m, err := NewGemini(GeminiConfig{BaseURL: baseURL, APIKey: "gem-test", Model: "gemini-test", Timeout: timeout})
 	if err != nil {
@@ -59,7 +60,7 @@ func TestGeminiStream(t *testing.T) {
 		gemUsage,
 	)
 	srv := serveSSE(t, 200, "text/event-stream", writeBody(body))
-	resp, err := Collect(newGeminiTest(t, srv.URL, 0).Stream(context.Background(), simpleReq()))
+	resp, err := llm.Collect(newGeminiTest(t, srv.URL, 0).Stream(context.Background(), simpleReq()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +99,15 @@ func TestGeminiSession(t *testing.T) {
 	})
 	m := newGeminiTest(t, srv.URL, 0)
 	req := simpleReq()
-	req.Tools = []ToolSpec{{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}}
-	first, err := Collect(m.Stream(context.Background(), req))
+	req.Tools = []llm.ToolSpec{{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}}
+	first, err := llm.Collect(m.Stream(context.Background(), req))
 	if err != nil || len(first.ToolCalls) != 1 {
 		t.Fatalf("first: %+v, %v", first, err)
 	}
 	req.Messages = append(req.Messages,
-		Message{Role: RoleAssistant, Content: first.Content},
-		Message{Role: RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "c1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}}}})
-	second, err := Collect(m.Stream(context.Background(), req))
+		llm.Message{Role: llm.RoleAssistant, Content: first.Content},
+		llm.Message{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "c1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}}}})
+	second, err := llm.Collect(m.Stream(context.Background(), req))
 	if err != nil || second.Text != "There is a.txt." || second.Finish.Reason != dsh.FinishReasonStop {
 		t.Fatalf("second: %+v, %v", second, err)
 	}

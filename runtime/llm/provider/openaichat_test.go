@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // writeSSE writes each payload as one "data:" event and flushes it.
@@ -44,8 +45,8 @@ func newOpenAITest(t *testing.T, handler http.HandlerFunc) *OpenAIChat {
 	return m
 }
 
-func simpleRequest() Request {
-	return Request{Messages: []Message{userText("hi")}}
+func simpleRequest() llm.Request {
+	return llm.Request{Messages: []llm.Message{userText("hi")}}
 }
 
 const (
@@ -220,7 +221,7 @@ func TestOpenAISSEFraming(t *testing.T) {
 		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n\n")
 		io.WriteString(w, "data: [DONE]\n\n")
 	})
-	resp, err := Collect(m.Stream(context.Background(), simpleRequest()))
+	resp, err := llm.Collect(m.Stream(context.Background(), simpleRequest()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestOpenAIServerErrors(t *testing.T) {
 		{
 			name: "400 context length exceeded", status: 400, contentType: "application/json",
 			body: `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
-			want: dsh.LLMFailure{Message: "This model's maximum context length is 8192 tokens.", Code: CodeContextWindowExceeded, Status: ptr(400)},
+			want: dsh.LLMFailure{Message: "This model's maximum context length is 8192 tokens.", Code: llm.CodeContextWindowExceeded, Status: ptr(400)},
 		},
 		{
 			name: "string error", status: 401, contentType: "application/json",
@@ -324,7 +325,7 @@ func TestOpenAIServerErrors(t *testing.T) {
 				w.WriteHeader(tt.status)
 				io.WriteString(w, tt.body)
 			})
-			resp, err := Collect(m.Stream(context.Background(), simpleRequest()))
+			resp, err := llm.Collect(m.Stream(context.Background(), simpleRequest()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +351,7 @@ func TestOpenAIErrorInsideStream(t *testing.T) {
 		{"error event", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"pa\"}}]}\n\nevent: error\ndata: {\"message\":\"quota\",\"type\":\"insufficient_quota\"}\n\n",
 			dsh.FinishReasonError, dsh.LLMFailure{Message: "quota", Code: "insufficient_quota", RequestID: ptr("rid")}},
 		{"undecodable event", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"pa\"}}]}\n\ndata: {not json}\n\n",
-			dsh.FinishReasonError, dsh.LLMFailure{Code: CodeBadResponse, RequestID: ptr("rid")}},
+			dsh.FinishReasonError, dsh.LLMFailure{Code: llm.CodeBadResponse, RequestID: ptr("rid")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -359,7 +360,7 @@ func TestOpenAIErrorInsideStream(t *testing.T) {
 				streamHeaders(w)
 				io.WriteString(w, tt.raw)
 			})
-			resp, err := Collect(m.Stream(context.Background(), simpleRequest()))
+			resp, err := llm.Collect(m.Stream(context.Background(), simpleRequest()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,11 +383,11 @@ func TestOpenAIJSONBodyWhereStreamExpected(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		io.WriteString(w, `{"id":"x","choices":[{"message":{"content":"hi"}}]}`)
 	})
-	resp, err := Collect(m.Stream(context.Background(), simpleRequest()))
+	resp, err := llm.Collect(m.Stream(context.Background(), simpleRequest()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Finish.Reason != dsh.FinishReasonError || resp.Finish.Error.Code != CodeBadResponse {
+	if resp.Finish.Reason != dsh.FinishReasonError || resp.Finish.Error.Code != llm.CodeBadResponse {
 		t.Errorf("finish = %+v", resp.Finish)
 	}
 }
@@ -429,7 +430,7 @@ func TestOpenAIMidStreamDisconnect(t *testing.T) {
 			if !ok || f.Reason != dsh.FinishReasonError || f.Error == nil {
 				t.Fatalf("last chunk = %+v", got[1])
 			}
-			if f.Error.Code != CodeStreamInterrupted || f.Error.Status != nil || f.Error.RequestID == nil || *f.Error.RequestID != "req_mid" {
+			if f.Error.Code != llm.CodeStreamInterrupted || f.Error.Status != nil || f.Error.RequestID == nil || *f.Error.RequestID != "req_mid" {
 				t.Errorf("failure = %+v", *f.Error)
 			}
 		})
@@ -467,7 +468,7 @@ func TestOpenAICancelDuringSlowStream(t *testing.T) {
 	}
 	want := []dsh.AssistantChunk{
 		dsh.ChunkTextDelta{Text: "slow "},
-		dsh.ChunkFinish{Reason: dsh.FinishReasonAborted, Error: &dsh.LLMFailure{Message: "context canceled", Code: CodeAborted}},
+		dsh.ChunkFinish{Reason: dsh.FinishReasonAborted, Error: &dsh.LLMFailure{Message: "context canceled", Code: llm.CodeAborted}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -491,14 +492,14 @@ func TestOpenAICancelBeforeResponse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	resp, err := Collect(m.Stream(ctx, simpleRequest()))
+	resp, err := llm.Collect(m.Stream(ctx, simpleRequest()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("took %v", time.Since(start))
 	}
-	want := dsh.ChunkFinish{Reason: dsh.FinishReasonAborted, Error: &dsh.LLMFailure{Message: "context deadline exceeded", Code: CodeAborted}}
+	want := dsh.ChunkFinish{Reason: dsh.FinishReasonAborted, Error: &dsh.LLMFailure{Message: "context deadline exceeded", Code: llm.CodeAborted}}
 	if diff := cmp.Diff(want, resp.Finish); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -537,7 +538,7 @@ func TestOpenAITransportError(t *testing.T) {
 	if err == nil || len(chunks) != 0 {
 		t.Fatalf("chunks %+v, err %v", chunks, err)
 	}
-	if f := AsFailure(err); f.Code != CodeNetwork {
+	if f := llm.AsFailure(err); f.Code != llm.CodeNetwork {
 		t.Errorf("AsFailure = %+v", f)
 	}
 }
@@ -547,15 +548,15 @@ func TestOpenAIInvalidRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, req := range map[string]Request{
+	for name, req := range map[string]llm.Request{
 		"no model":  simpleRequest(),
 		"bad extra": {Config: dsh.LLMCallConfig{Model: "m", Extra: map[string]json.RawMessage{"x": json.RawMessage(`{`)}}},
-		"bad role":  {Config: dsh.LLMCallConfig{Model: "m"}, Messages: []Message{{Role: "system"}}},
+		"bad role":  {Config: dsh.LLMCallConfig{Model: "m"}, Messages: []llm.Message{{Role: "system"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			chunks, err := drain(m.Stream(context.Background(), req))
-			var fe *FailureError
-			if len(chunks) != 0 || !errors.As(err, &fe) || AsFailure(err).Code != CodeInvalidRequest {
+			var fe *llm.FailureError
+			if len(chunks) != 0 || !errors.As(err, &fe) || llm.AsFailure(err).Code != llm.CodeInvalidRequest {
 				t.Errorf("chunks %+v, err %v", chunks, err)
 			}
 		})
@@ -582,40 +583,40 @@ func TestOpenAIRequestBody(t *testing.T) {
 		streamHeaders(w)
 		writeSSE(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, doneEvent)
 	})
-	req := Request{
+	req := llm.Request{
 		Config: dsh.LLMCallConfig{
 			Provider: "openai", Model: "gpt-x", MaxTokens: ptr(256), Temperature: ptr(0.2),
 			System: ptr("ignored: Request.System wins"),
 			Extra:  map[string]json.RawMessage{"top_p": json.RawMessage(`0.9`), "max_tokens": json.RawMessage(`1`), "seed": json.RawMessage(`7`)},
 		},
 		System: "You are terse.",
-		Messages: []Message{
+		Messages: []llm.Message{
 			userText("list files"),
-			{Role: RoleAssistant, Content: []dsh.ContentBlock{
+			{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{
 				dsh.ReasoningBlock{Text: "use bash"},
 				dsh.TextBlock{Text: "Let me "},
 				dsh.TextBlock{Text: "check."},
 				dsh.ToolCallBlock{ID: "call_1", Name: "Bash", Arguments: `{"command":"ls"}`},
 				&dsh.ToolCallBlock{ID: "call_2", Name: "Read", Arguments: ""},
 			}},
-			{Role: RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "call_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}, dsh.TextBlock{Text: "b.txt"}}}}},
-			{Role: RoleUser, Content: []dsh.ContentBlock{&dsh.ToolResultBlock{ToolCallID: "call_2", IsError: true, Content: []dsh.ContentBlock{
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "call_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}, dsh.TextBlock{Text: "b.txt"}}}}},
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{&dsh.ToolResultBlock{ToolCallID: "call_2", IsError: true, Content: []dsh.ContentBlock{
 				dsh.TextBlock{Text: "denied"}, dsh.ImageBlock{MediaType: "image/png", Data: "AAAA"},
 			}}}},
-			{Role: RoleAssistant, Content: []dsh.ContentBlock{dsh.ToolCallBlock{ID: "call_3", Name: "Bash", Arguments: `{}`}}},
-			{Role: RoleUser, Content: []dsh.ContentBlock{
+			{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{dsh.ToolCallBlock{ID: "call_3", Name: "Bash", Arguments: `{}`}}},
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{
 				dsh.ToolResultBlock{ToolCallID: "call_3", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "ok"}}},
 				dsh.TextBlock{Text: "context after the result"},
 			}},
-			{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "what is this?"}, dsh.ImageBlock{MediaType: "image/jpeg", Data: "/9j/"}}},
-			{Role: RoleAssistant},
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "what is this?"}, dsh.ImageBlock{MediaType: "image/jpeg", Data: "/9j/"}}},
+			{Role: llm.RoleAssistant},
 		},
-		Tools: []ToolSpec{
+		Tools: []llm.ToolSpec{
 			{Name: "Bash", Description: "Run a shell command.", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)},
 			{Name: "Read"},
 		},
 	}
-	if _, err := Collect(m.Stream(context.Background(), req)); err != nil {
+	if _, err := llm.Collect(m.Stream(context.Background(), req)); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -676,15 +677,15 @@ func TestOpenAIRequestBody(t *testing.T) {
 	// Config.System and the adapter's model are the fallbacks; ReplayReasoning sends the
 	// reasoning back; no tools means no "tools" key.
 	m.replayReasoning = true
-	req2 := Request{
+	req2 := llm.Request{
 		Config: dsh.LLMCallConfig{System: ptr("from config")},
-		Messages: []Message{
+		Messages: []llm.Message{
 			userText("q"),
-			{Role: RoleAssistant, Content: []dsh.ContentBlock{dsh.ReasoningBlock{Text: "hmm"}, dsh.TextBlock{Text: "a"}}},
+			{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{dsh.ReasoningBlock{Text: "hmm"}, dsh.TextBlock{Text: "a"}}},
 		},
 	}
 	mu.Unlock()
-	_, err := Collect(m.Stream(context.Background(), req2))
+	_, err := llm.Collect(m.Stream(context.Background(), req2))
 	mu.Lock()
 	if err != nil {
 		t.Fatal(err)
@@ -751,8 +752,8 @@ func TestTruncateAndRetryAfterBounds(t *testing.T) {
 }
 
 // Both models satisfy the seam.
-var _ Model = (*OpenAIChat)(nil)
-var _ Model = (*Scripted)(nil)
+var _ llm.Model = (*OpenAIChat)(nil)
+var _ llm.Model = (*llm.Scripted)(nil)
 
 // TestOpenAIPluginContextRole: with PluginContextRole, each block of a plain plugin
 // context is a message of that role; user messages, plugin messages with a form and
@@ -774,12 +775,12 @@ func TestOpenAIPluginContextRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Messages: []Message{
-		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "go"}}, Source: dsh.SourceUser{}},
-		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "ctx 1"}, dsh.TextBlock{Text: "ctx 2"}}, Source: dsh.SourcePlugin{Plugin: "hooks"}},
-		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "note"}}, Source: &dsh.SourcePlugin{Plugin: "p", Form: dsh.PluginFormInstructions}},
+	req := llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "go"}}, Source: dsh.SourceUser{}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "ctx 1"}, dsh.TextBlock{Text: "ctx 2"}}, Source: dsh.SourcePlugin{Plugin: "hooks"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "note"}}, Source: &dsh.SourcePlugin{Plugin: "p", Form: dsh.PluginFormInstructions}},
 	}}
-	if _, err := Collect(m.Stream(context.Background(), req.Clone())); err != nil {
+	if _, err := llm.Collect(m.Stream(context.Background(), req.Clone())); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -801,7 +802,7 @@ func init() {
 	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
 	fixtures = append(fixtures, providerFixture{
 		name: "openai-chat",
-		newModel: func(t *testing.T, baseURL string, timeout time.Duration) Model {
+		newModel: func(t *testing.T, baseURL string, timeout time.Duration) llm.Model {
 			m, err := NewOpenAIChat(OpenAIChatConfig{BaseURL: baseURL + "/v1", Model: "test-model", APIKey: "sk-test", Timeout: timeout})
 			if err != nil {
 				t.Fatal(err)

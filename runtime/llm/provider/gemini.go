@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // Environment variables the gemini provider reads (Gemini CLI's).
@@ -41,11 +42,11 @@ type GeminiConfig struct {
 	Logger *slog.Logger
 }
 
-// Gemini is a [Model] on the Gemini API (the gemini provider), streamed with
+// Gemini is a [llm.Model] on the Gemini API (the gemini provider), streamed with
 // streamGenerateContent through the official Go SDK (google.golang.org/genai), its own
 // retries off. It is safe for concurrent use.
 //
-// Mapping of a [Request]: the system prompt is the system instruction; user text and
+// Mapping of a [llm.Request]: the system prompt is the system instruction; user text and
 // images are "user" parts; a tool result is a functionResponse part ({"output": text}, or
 // {"error": text} for a failed call) named after its call; an assistant message is a
 // "model" content: its signed reasoning as thought parts with their thoughtSignature, its
@@ -77,7 +78,7 @@ func geminiProvider() Provider {
 		Check: func(o Options) error {
 			return requireEnv("gemini", o, EnvGeminiAPIKey)
 		},
-		New: func(o Options) (Model, error) {
+		New: func(o Options) (llm.Model, error) {
 			return NewGemini(GeminiConfig{BaseURL: o.getenv(EnvGeminiBaseURL), APIKey: o.getenv(EnvGeminiAPIKey), Model: o.Model,
 				HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
 		},
@@ -116,16 +117,16 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 }
 
 // Stream sends req and streams the response; each iteration is one HTTP request.
-func (m *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error] {
+func (m *Gemini) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		model, contents, config, err := m.params(frozen)
 		if err != nil {
-			yield(nil, &FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: CodeInvalidRequest}, Err: err})
+			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
 			return
 		}
 		if ctx.Err() != nil {
-			yield(abortedFinish(ctx, nil), nil)
+			yield(llm.AbortedFinish(ctx, nil), nil)
 			return
 		}
 		c := newCall(ctx, "gemini", m.timeout, yield, EnvGeminiAPIKey)
@@ -142,7 +143,7 @@ func (m *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assistan
 					}
 					code := apiErr.Status
 					if code == "" {
-						code = CodeUnknown
+						code = llm.CodeUnknown
 					}
 					c.fail(dsh.LLMFailure{Message: msg, Code: normalizeCode(code, msg)})
 					return
@@ -174,7 +175,7 @@ func (m *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assistan
 }
 
 // params builds the SDK request of req.
-func (m *Gemini) params(req Request) (string, []*genai.Content, *genai.GenerateContentConfig, error) {
+func (m *Gemini) params(req llm.Request) (string, []*genai.Content, *genai.GenerateContentConfig, error) {
 	model := req.Config.Model
 	if model == "" {
 		model = m.model
@@ -231,7 +232,7 @@ func (m *Gemini) params(req Request) (string, []*genai.Content, *genai.GenerateC
 	for i, msg := range req.Messages {
 		var parts []*genai.Part
 		switch msg.Role {
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			for _, b := range msg.Content {
 				switch v := b.(type) {
 				case dsh.TextBlock:
@@ -261,7 +262,7 @@ func (m *Gemini) params(req Request) (string, []*genai.Content, *genai.GenerateC
 				}
 			}
 			add("model", parts)
-		case RoleUser:
+		case llm.RoleUser:
 			for _, b := range msg.Content {
 				switch v := b.(type) {
 				case dsh.TextBlock:

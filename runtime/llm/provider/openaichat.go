@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // Environment variables the OpenAI providers read.
@@ -70,11 +71,11 @@ func OpenAIChatConfigFromEnv(getenv func(string) string) OpenAIChatConfig {
 	return OpenAIChatConfig{BaseURL: o.getenv(EnvOpenAIBaseURL), Model: o.getenv(EnvOpenAIModel), APIKey: o.getenv(EnvOpenAIAPIKey)}
 }
 
-// OpenAIChat is a [Model] on the chat-completions API (the openai-chat provider), for
+// OpenAIChat is a [llm.Model] on the chat-completions API (the openai-chat provider), for
 // OpenAI-compatible servers (ollama, vLLM, llama.cpp), sent with the official OpenAI Go
 // SDK, its own retries off. It is safe for concurrent use.
 //
-// Mapping of a [Request]: the system prompt (Request.System, else Config.System) is a
+// Mapping of a [llm.Request]: the system prompt (Request.System, else Config.System) is a
 // "system" message; a user message whose blocks are all text is one "user" message with
 // the texts joined by newlines, and one with images uses content parts (images as data
 // URLs); each tool-result block becomes a "tool" message with its tool_call_id and its
@@ -174,7 +175,7 @@ func openAIChatProvider() Provider {
 			}
 			return requireEnv("openai-chat", o, EnvOpenAIAPIKey)
 		},
-		New: func(o Options) (Model, error) {
+		New: func(o Options) (llm.Model, error) {
 			cfg := OpenAIChatConfigFromEnv(o.getenv)
 			cfg.Model, cfg.HTTPClient, cfg.Logger, cfg.Timeout = o.Model, o.httpClient(), o.logger(), o.Timeout
 			if o.Dialect == "codex" {
@@ -189,16 +190,16 @@ func openAIChatProvider() Provider {
 
 // Stream sends req and streams the response. Each iteration of the returned sequence is
 // one HTTP request, built from req as it was when Stream was called.
-func (m *OpenAIChat) Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error] {
+func (m *OpenAIChat) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		params, opts, err := m.params(frozen)
 		if err != nil {
-			yield(nil, &FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: CodeInvalidRequest}, Err: err})
+			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
 			return
 		}
 		if ctx.Err() != nil {
-			yield(abortedFinish(ctx, nil), nil)
+			yield(llm.AbortedFinish(ctx, nil), nil)
 			return
 		}
 		c := newCall(ctx, "openai-chat", m.timeout, yield, EnvOpenAIAPIKey)
@@ -235,7 +236,7 @@ func (m *OpenAIChat) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assi
 }
 
 // params builds the SDK request of req.
-func (m *OpenAIChat) params(req Request) (openai.ChatCompletionNewParams, []option.RequestOption, error) {
+func (m *OpenAIChat) params(req llm.Request) (openai.ChatCompletionNewParams, []option.RequestOption, error) {
 	model := req.Config.Model
 	if model == "" {
 		model = m.model
@@ -305,7 +306,7 @@ func checkExtra(extra map[string]json.RawMessage) error {
 }
 
 // schemaMap decodes a tool's input schema; nil means an object with no properties.
-func schemaMap(t ToolSpec) (map[string]any, error) {
+func schemaMap(t llm.ToolSpec) (map[string]any, error) {
 	if len(strings.TrimSpace(string(t.InputSchema))) == 0 {
 		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
 	}
@@ -317,7 +318,7 @@ func schemaMap(t ToolSpec) (map[string]any, error) {
 }
 
 // wireMessages maps the system prompt and the messages of req.
-func (m *OpenAIChat) wireMessages(req Request) ([]openai.ChatCompletionMessageParamUnion, error) {
+func (m *OpenAIChat) wireMessages(req llm.Request) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var out []openai.ChatCompletionMessageParamUnion
 	if system := systemOf(req); system != "" {
 		out = append(out, openai.SystemMessage(system))
@@ -327,7 +328,7 @@ func (m *OpenAIChat) wireMessages(req Request) ([]openai.ChatCompletionMessagePa
 			return nil, fmt.Errorf("llm: openai-chat: messages[%d]: nil content block", i)
 		}
 		switch msg.Role {
-		case RoleUser:
+		case llm.RoleUser:
 			if m.contextRole != "" && pluginContext(msg) {
 				for _, b := range msg.Content {
 					out = append(out, m.contextMessage(b))
@@ -335,7 +336,7 @@ func (m *OpenAIChat) wireMessages(req Request) ([]openai.ChatCompletionMessagePa
 				continue
 			}
 			out = m.appendUser(out, msg.Content)
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			out = append(out, m.assistantMessage(msg.Content))
 		default:
 			return nil, fmt.Errorf("llm: openai-chat: messages[%d]: unknown role %q", i, msg.Role)
@@ -345,7 +346,7 @@ func (m *OpenAIChat) wireMessages(req Request) ([]openai.ChatCompletionMessagePa
 }
 
 // systemOf is the request's system prompt: Request.System, else Config.System.
-func systemOf(req Request) string {
+func systemOf(req llm.Request) string {
 	if req.System == "" && req.Config.System != nil {
 		return *req.Config.System
 	}
@@ -366,7 +367,7 @@ func (m *OpenAIChat) contextMessage(b dsh.ContentBlock) openai.ChatCompletionMes
 
 // pluginContext says whether msg is a plain plugin context: plugin-sourced, no form, no
 // tool result.
-func pluginContext(msg Message) bool {
+func pluginContext(msg llm.Message) bool {
 	var p dsh.SourcePlugin
 	switch s := msg.Source.(type) {
 	case dsh.SourcePlugin:
@@ -688,7 +689,7 @@ func eventFailure(data []byte) dsh.LLMFailure {
 		msg = "provider error in the response stream"
 	}
 	if code == "" {
-		code = CodeUnknown
+		code = llm.CodeUnknown
 	}
 	return dsh.LLMFailure{Message: msg, Code: normalizeCode(code, msg)}
 }

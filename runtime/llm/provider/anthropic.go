@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // Environment variables the anthropic provider reads (Claude Code's).
@@ -44,10 +45,10 @@ type AnthropicConfig struct {
 	Logger *slog.Logger
 }
 
-// Anthropic is a [Model] on the Messages API (the anthropic provider), sent with the
+// Anthropic is a [llm.Model] on the Messages API (the anthropic provider), sent with the
 // official Anthropic Go SDK, its own retries off. It is safe for concurrent use.
 //
-// Mapping of a [Request], as Claude Code sends it: the system prompt is one system text
+// Mapping of a [llm.Request], as Claude Code sends it: the system prompt is one system text
 // block with cache_control; consecutive messages of one side are one message (a step's
 // tool results and the contexts after them are one user message: tool_result blocks,
 // then the contexts as text blocks, which under the claude-code dialect already read as
@@ -82,7 +83,7 @@ func anthropicProvider() Provider {
 		Check: func(o Options) error {
 			return requireEnv("anthropic", o, EnvAnthropicAPIKey, EnvAnthropicAuthToken)
 		},
-		New: func(o Options) (Model, error) {
+		New: func(o Options) (llm.Model, error) {
 			return NewAnthropic(AnthropicConfig{BaseURL: o.getenv(EnvAnthropicBaseURL), APIKey: o.getenv(EnvAnthropicAPIKey),
 				AuthToken: o.getenv(EnvAnthropicAuthToken), Model: o.Model, HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
 		},
@@ -128,7 +129,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 var anthropicOwnKeys = []string{"model", "messages", "system", "max_tokens", "temperature", "tools", "stream"}
 
 // Stream sends req and streams the response; each iteration is one HTTP request.
-func (m *Anthropic) Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error] {
+func (m *Anthropic) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		params, err := m.params(frozen)
@@ -136,11 +137,11 @@ func (m *Anthropic) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assis
 			err = checkExtra(frozen.Config.Extra)
 		}
 		if err != nil {
-			yield(nil, &FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: CodeInvalidRequest}, Err: err})
+			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
 			return
 		}
 		if ctx.Err() != nil {
-			yield(abortedFinish(ctx, nil), nil)
+			yield(llm.AbortedFinish(ctx, nil), nil)
 			return
 		}
 		c := newCall(ctx, "anthropic", m.timeout, yield, m.keyVars...)
@@ -185,7 +186,7 @@ func extraAnthropic(extra map[string]json.RawMessage) []option.RequestOption {
 }
 
 // params builds the SDK request of req.
-func (m *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
+func (m *Anthropic) params(req llm.Request) (anthropic.MessageNewParams, error) {
 	model := req.Config.Model
 	if model == "" {
 		model = m.model
@@ -239,9 +240,9 @@ func (m *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 		var user bool
 		var blocks []anthropic.ContentBlockParamUnion
 		switch msg.Role {
-		case RoleUser:
+		case llm.RoleUser:
 			user, blocks = true, m.userBlocks(msg.Content)
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			blocks = m.assistantBlocks(msg.Content)
 		default:
 			return p, fmt.Errorf("llm: anthropic: messages[%d]: unknown role %q", i, msg.Role)

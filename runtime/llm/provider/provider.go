@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // Options configure a provider's model: what --model named after the colon, where the
@@ -34,7 +35,7 @@ type Options struct {
 	// Responses API's prompt_cache_key, as Codex sends it).
 	SessionID string
 	// Timeout bounds one call, from the request to the end of its stream; zero means
-	// [DefaultCallTimeout]. A call past it ends with an error finish of [CodeTimeout].
+	// [DefaultCallTimeout]. A call past it ends with an error finish of [llm.CodeTimeout].
 	Timeout time.Duration
 }
 
@@ -76,7 +77,7 @@ type Provider struct {
 	// missing key), without building it; nil checks nothing.
 	Check func(Options) error
 	// New builds the model.
-	New func(Options) (Model, error)
+	New func(Options) (llm.Model, error)
 }
 
 // Errors of [Registry.Open] and [Registry.Check].
@@ -133,7 +134,7 @@ func NewRegistry(ps ...Provider) (*Registry, error) {
 
 // Builtin is the registry of dsh's providers, the one place a provider is added:
 // anthropic (Messages API), openai (Responses API), openai-chat (chat completions),
-// gemini (Gemini API) and scripted (a script file, see [LoadScript]).
+// gemini (Gemini API) and scripted (a script file, see [llm.LoadScript]).
 func Builtin() *Registry {
 	r, err := NewRegistry(anthropicProvider(), openAIResponsesProvider(), openAIChatProvider(), geminiProvider(), scriptedProvider())
 	if err != nil {
@@ -192,7 +193,7 @@ func (r *Registry) Check(spec string, o Options) error {
 
 // Open builds the model spec names and the call configuration the loop seeds its
 // requests with (provider and model).
-func (r *Registry) Open(spec string, o Options) (Model, dsh.LLMCallConfig, error) {
+func (r *Registry) Open(spec string, o Options) (llm.Model, dsh.LLMCallConfig, error) {
 	p, o, err := r.resolve(spec, o)
 	if err != nil {
 		return nil, dsh.LLMCallConfig{}, err
@@ -230,8 +231,8 @@ func scriptedProvider() Provider {
 	return Provider{
 		Name:    "scripted",
 		Summary: `replay a script file ({"responses":[...]}); MODEL is its path`,
-		New: func(o Options) (Model, error) {
-			return LoadScript(o.Model)
+		New: func(o Options) (llm.Model, error) {
+			return llm.LoadScript(o.Model)
 		},
 	}
 }

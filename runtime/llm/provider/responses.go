@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // OpenAIResponsesConfig configures an [OpenAIResponses] model.
@@ -41,10 +42,10 @@ type OpenAIResponsesConfig struct {
 	Logger *slog.Logger
 }
 
-// OpenAIResponses is a [Model] on the OpenAI Responses API (the openai provider), sent
+// OpenAIResponses is a [llm.Model] on the OpenAI Responses API (the openai provider), sent
 // with the official OpenAI Go SDK, its own retries off. It is safe for concurrent use.
 //
-// Mapping of a [Request], as Codex sends it: store false, include
+// Mapping of a [llm.Request], as Codex sends it: store false, include
 // ["reasoning.encrypted_content"], reasoning {"summary": "auto"} (for models that
 // reason: not gpt-4*/gpt-3*), tool_choice "auto", parallel_tool_calls true, and
 // prompt_cache_key. The system prompt is instructions; user
@@ -81,7 +82,7 @@ func openAIResponsesProvider() Provider {
 		Check: func(o Options) error {
 			return requireEnv("openai", o, EnvOpenAIAPIKey)
 		},
-		New: func(o Options) (Model, error) {
+		New: func(o Options) (llm.Model, error) {
 			return NewOpenAIResponses(OpenAIResponsesConfig{BaseURL: o.getenv(EnvOpenAIBaseURL), APIKey: o.getenv(EnvOpenAIAPIKey), Model: o.Model,
 				PromptCacheKey: o.SessionID, Codex: o.Dialect == "codex", HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
 		},
@@ -113,7 +114,7 @@ func NewOpenAIResponses(cfg OpenAIResponsesConfig) (*OpenAIResponses, error) {
 var responsesOwnKeys = []string{"model", "input", "instructions", "tools", "stream", "store", "include", "prompt_cache_key", "max_output_tokens", "temperature", "tool_choice", "parallel_tool_calls"}
 
 // Stream sends req and streams the response; each iteration is one HTTP request.
-func (m *OpenAIResponses) Stream(ctx context.Context, req Request) iter.Seq2[dsh.AssistantChunk, error] {
+func (m *OpenAIResponses) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		params, err := m.params(frozen)
@@ -121,11 +122,11 @@ func (m *OpenAIResponses) Stream(ctx context.Context, req Request) iter.Seq2[dsh
 			err = checkExtra(frozen.Config.Extra)
 		}
 		if err != nil {
-			yield(nil, &FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: CodeInvalidRequest}, Err: err})
+			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
 			return
 		}
 		if ctx.Err() != nil {
-			yield(abortedFinish(ctx, nil), nil)
+			yield(llm.AbortedFinish(ctx, nil), nil)
 			return
 		}
 		c := newCall(ctx, "openai", m.timeout, yield, EnvOpenAIAPIKey)
@@ -163,7 +164,7 @@ func reasons(model string) bool {
 }
 
 // params builds the SDK request of req.
-func (m *OpenAIResponses) params(req Request) (responses.ResponseNewParams, error) {
+func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, error) {
 	model := req.Config.Model
 	if model == "" {
 		model = m.model
@@ -222,17 +223,17 @@ func textMessage(role, partType, text string) responses.ResponseInputItemUnionPa
 }
 
 // input maps the system prompt and the messages to input items.
-func (m *OpenAIResponses) input(req Request) (responses.ResponseInputParam, error) {
+func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, error) {
 	var out responses.ResponseInputParam
 	// outputsAt is where the current run of function_call_output items began (-1: none):
 	// under Codex, the contexts that follow go before it.
 	outputsAt := -1
 	for i, msg := range req.Messages {
 		switch msg.Role {
-		case RoleAssistant:
+		case llm.RoleAssistant:
 			outputsAt = -1
 			out = append(out, m.assistantItems(msg.Content)...)
-		case RoleUser:
+		case llm.RoleUser:
 			if pluginContext(msg) {
 				var ctxItems []responses.ResponseInputItemUnionParam
 				role := "user"
@@ -406,14 +407,14 @@ func (st *responsesState) apply(c *call, ev responses.ResponseStreamEventUnion) 
 			msg = "the response failed"
 		}
 		if code == "" {
-			code = CodeUnknown
+			code = llm.CodeUnknown
 		}
 		c.fail(dsh.LLMFailure{Message: msg, Code: normalizeCode(code, msg)})
 		return false
 	case "error":
 		msg, code := ev.Message, ev.Code
 		if code == "" {
-			code = CodeUnknown
+			code = llm.CodeUnknown
 		}
 		c.fail(dsh.LLMFailure{Message: msg, Code: normalizeCode(code, msg)})
 		return false

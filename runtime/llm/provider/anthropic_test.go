@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // anthropicSSE renders a Messages stream: message_start, the given content events,
@@ -44,7 +45,7 @@ func anthropicTool(i int, id, name, args string) [][2]string {
 	}
 }
 
-func newAnthropicTest(t *testing.T, baseURL string, timeout time.Duration) Model {
+func newAnthropicTest(t *testing.T, baseURL string, timeout time.Duration) llm.Model {
 	t.Helper()
 	m, err := NewAnthropic(AnthropicConfig{BaseURL: baseURL, APIKey: "sk-ant-test", Model: "claude-test", Timeout: timeout})
 	if err != nil {
@@ -98,7 +99,7 @@ func TestAnthropicStream(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	var asm Assembler
+	var asm llm.Assembler
 	for _, c := range got {
 		_ = asm.Add(c)
 	}
@@ -114,22 +115,22 @@ func TestAnthropicRequest(t *testing.T) {
 	srv := serveSSE(t, 200, "text/event-stream", writeBody(anthropicSSE("end_turn", anthropicText(0, "ok")...)))
 	m := newAnthropicTest(t, srv.URL, 0)
 	isErr := true
-	req := Request{Config: dsh.LLMCallConfig{Model: "claude-sonnet-4-5", Extra: map[string]json.RawMessage{"thinking": json.RawMessage(`{"type":"enabled","budget_tokens":1024}`)}},
+	req := llm.Request{Config: dsh.LLMCallConfig{Model: "claude-sonnet-4-5", Extra: map[string]json.RawMessage{"thinking": json.RawMessage(`{"type":"enabled","budget_tokens":1024}`)}},
 		System: "Be brief.",
-		Tools:  []ToolSpec{{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"],"additionalProperties":false}`)}},
-		Messages: []Message{
+		Tools:  []llm.ToolSpec{{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"],"additionalProperties":false}`)}},
+		Messages: []llm.Message{
 			userText("list"),
-			{Role: RoleAssistant, Content: []dsh.ContentBlock{
+			{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{
 				dsh.ReasoningBlock{Text: "think", Signature: ptr("S1")},
 				dsh.ReasoningBlock{Text: "unsigned"},
 				dsh.ReasoningBlock{Signature: ptr("DATA"), Redacted: ptr(true)},
 				dsh.TextBlock{Text: "Looking."},
 				dsh.ToolCallBlock{ID: "toolu_1", Name: "Bash", Arguments: `{"command":"ls"}`},
 			}},
-			{Role: RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "toolu_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}, IsError: isErr}}},
-			{Role: RoleUser, Source: dsh.SourcePlugin{}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "<system-reminder>\nPreToolUse:Bash hook additional context: ctx\n</system-reminder>"}}},
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "toolu_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}, IsError: isErr}}},
+			{Role: llm.RoleUser, Source: dsh.SourcePlugin{}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "<system-reminder>\nPreToolUse:Bash hook additional context: ctx\n</system-reminder>"}}},
 		}}
-	if _, err := Collect(m.Stream(context.Background(), req)); err != nil {
+	if _, err := llm.Collect(m.Stream(context.Background(), req)); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.body(t, 0)
@@ -171,7 +172,7 @@ func TestAnthropicFailures(t *testing.T) {
 		{"overloaded", 529, map[string]string{"Retry-After": "2", "Request-Id": "req_1"}, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
 			dsh.LLMFailure{Message: "Overloaded", Code: "overloaded_error", Status: ptr(529), ProviderRetryAfterMS: ptr(2000), RequestID: ptr("req_1")}},
 		{"context window", 400, nil, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`,
-			dsh.LLMFailure{Message: "prompt is too long: 210000 tokens > 200000 maximum", Code: CodeContextWindowExceeded, Status: ptr(400)}},
+			dsh.LLMFailure{Message: "prompt is too long: 210000 tokens > 200000 maximum", Code: llm.CodeContextWindowExceeded, Status: ptr(400)}},
 		{"bad key", 401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`,
 			dsh.LLMFailure{Message: "anthropic: authentication failed (401): invalid x-api-key; check ANTHROPIC_API_KEY", Code: "authentication_error", Status: ptr(401)}},
 		{"error event", 200, nil, sse(append(anthropicText(0, "Hel")[:2], [2]string{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`})...),
@@ -184,7 +185,7 @@ func TestAnthropicFailures(t *testing.T) {
 			}
 			srv := serveSSE(t, tt.status, ctype, writeBody(tt.body))
 			srv.Config.Handler = withHeaders(tt.header, srv.Config.Handler)
-			resp, err := Collect(newAnthropicTest(t, srv.URL, 0).Stream(context.Background(), simpleReq()))
+			resp, err := llm.Collect(newAnthropicTest(t, srv.URL, 0).Stream(context.Background(), simpleReq()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package llm
+package provider
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 )
 
 // A providerFixture is what the shared provider tests need of one provider: a model
@@ -21,7 +22,7 @@ import (
 type providerFixture struct {
 	name string
 	// newModel returns a model sending to baseURL, each call bounded by timeout.
-	newModel func(t *testing.T, baseURL string, timeout time.Duration) Model
+	newModel func(t *testing.T, baseURL string, timeout time.Duration) llm.Model
 	// text is a whole stream answering the text "Hello".
 	text string
 	// textPrefix is a stream cut after the text "Hel" (no terminal event).
@@ -116,8 +117,8 @@ func checkNoLeak(t *testing.T, before int) {
 
 var fixtures []providerFixture
 
-func simpleReq() Request {
-	return Request{Config: dsh.LLMCallConfig{Model: "test-model"}, System: "Be brief.", Messages: []Message{userText("hi")}}
+func simpleReq() llm.Request {
+	return llm.Request{Config: dsh.LLMCallConfig{Model: "test-model"}, System: "Be brief.", Messages: []llm.Message{userText("hi")}}
 }
 
 // TestProvidersBadInput: every provider turns each bad response into a normalized,
@@ -126,17 +127,17 @@ func simpleReq() Request {
 func TestProvidersBadInput(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
-			run := func(t *testing.T, status int, ctype string, body func(http.ResponseWriter, *http.Request), timeout time.Duration) Response {
+			run := func(t *testing.T, status int, ctype string, body func(http.ResponseWriter, *http.Request), timeout time.Duration) llm.Response {
 				t.Helper()
 				srv := serveSSE(t, status, ctype, body)
 				m := fx.newModel(t, srv.URL, timeout)
-				resp, err := Collect(m.Stream(context.Background(), simpleReq()))
+				resp, err := llm.Collect(m.Stream(context.Background(), simpleReq()))
 				if err != nil {
 					t.Fatalf("stream: %v", err)
 				}
 				return resp
 			}
-			wantFailure := func(t *testing.T, resp Response, code string) {
+			wantFailure := func(t *testing.T, resp llm.Response, code string) {
 				t.Helper()
 				if resp.Finish.Reason != dsh.FinishReasonError || resp.Finish.Error == nil {
 					t.Fatalf("finish = %+v, want an error", resp.Finish)
@@ -155,13 +156,13 @@ func TestProvidersBadInput(t *testing.T) {
 			t.Run("malformed SSE", func(t *testing.T) {
 				resp := run(t, 200, "text/event-stream", writeBody(fx.textPrefix+"data: {not json\n\n"), 0)
 				wantFailure(t, resp, "")
-				if c := resp.Finish.Error.Code; c != CodeBadResponse && c != CodeStreamInterrupted {
+				if c := resp.Finish.Error.Code; c != llm.CodeBadResponse && c != llm.CodeStreamInterrupted {
 					t.Errorf("code %q", c)
 				}
 			})
 			t.Run("truncated stream", func(t *testing.T) {
 				resp := run(t, 200, "text/event-stream", writeBody(fx.textPrefix), 0)
-				wantFailure(t, resp, CodeStreamInterrupted)
+				wantFailure(t, resp, llm.CodeStreamInterrupted)
 				if resp.Text != "Hel" {
 					t.Errorf("text before the cut = %q", resp.Text)
 				}
@@ -175,7 +176,7 @@ func TestProvidersBadInput(t *testing.T) {
 			t.Run("tool arguments not JSON", func(t *testing.T) {
 				resp := run(t, 200, "text/event-stream", writeBody(fx.badArgs), 0)
 				if fx.badArgsFails {
-					wantFailure(t, resp, CodeBadResponse)
+					wantFailure(t, resp, llm.CodeBadResponse)
 					return
 				}
 				if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Arguments != "{not json" || resp.Finish.Reason != dsh.FinishReasonToolCalls {
@@ -206,7 +207,7 @@ func TestProvidersBadInput(t *testing.T) {
 					case <-r.Context().Done():
 					}
 				}, 300*time.Millisecond)
-				wantFailure(t, resp, CodeTimeout)
+				wantFailure(t, resp, llm.CodeTimeout)
 				if d := time.Since(start); d > 5*time.Second {
 					t.Errorf("took %v", d)
 				}
@@ -222,8 +223,8 @@ func TestProvidersBadInput(t *testing.T) {
 				m := fx.newModel(t, srv.URL, 0)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				var resp Response
-				var asm Assembler
+				var resp llm.Response
+				var asm llm.Assembler
 				var cancelled time.Time
 				for c, err := range m.Stream(ctx, simpleReq()) {
 					if err != nil {
