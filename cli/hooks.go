@@ -430,19 +430,10 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 			func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(h.Reason)} },
 		), nil
 	case "PermissionRequest", "PostToolUseFailure":
-		if in.ToolName == "" {
-			return decisionJSON{}, fmt.Errorf("the %s input has no tool_name", event)
+		_, _, ex, err := toolExecution(event, in, &aid)
+		if err != nil {
+			return decisionJSON{}, err
 		}
-		callID := in.ToolUseID
-		if callID == "" {
-			callID = "dsh-hooks-call"
-		}
-		args := in.ToolInput
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		ex := dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: &aid,
-			RootCallID: callID, Token: dsh.NewToken()}
 		if event == "PermissionRequest" {
 			d, err := reg.RunApprovalAnswer(ctx, &dsh.ApprovalAnswerPayload{Exec: ex}, nil)
 			if err != nil {
@@ -489,19 +480,10 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 		}
 		return decisionJSON{}, fmt.Errorf("the Notification input's notification_type %q: dsh sends permission_prompt and idle_prompt", in.NotificationType)
 	case "PreToolUse", "PostToolUse":
-		if in.ToolName == "" {
-			return decisionJSON{}, fmt.Errorf("the %s input has no tool_name", event)
+		callID, args, ex, err := toolExecution(event, in, &aid)
+		if err != nil {
+			return decisionJSON{}, err
 		}
-		callID := in.ToolUseID
-		if callID == "" {
-			callID = "dsh-hooks-call"
-		}
-		args := in.ToolInput
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		ex := dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: &aid,
-			RootCallID: callID, Token: dsh.NewToken()}
 		if event == "PreToolUse" {
 			// The rewrite phase first, where the hooks run and their updatedInput counts;
 			// pre-execute then replays their decision.
@@ -589,4 +571,24 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 		return decisionJSON{Kind: "stop"}, nil
 	}
 	return decisionJSON{}, fmt.Errorf("event %q is not supported", event)
+}
+
+// toolExecution is the call a tool event's input names, as dsh hooks run fires it: its
+// id (a fixed one when the input has none), its arguments ({} when none) and the
+// execution the tool points see.
+func toolExecution(event string, in hookInput, aid *string) (callID string, args json.RawMessage, ex dsh.ToolExecution, err error) {
+	if in.ToolName == "" {
+		return "", nil, ex, fmt.Errorf("the %s input has no tool_name", event)
+	}
+	callID = in.ToolUseID
+	if callID == "" {
+		callID = "dsh-hooks-call"
+	}
+	args = in.ToolInput
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	ex = dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: aid,
+		RootCallID: callID, Token: dsh.NewToken()}
+	return callID, args, ex, nil
 }
