@@ -37,8 +37,8 @@ import (
 // DesignDir is the directory of the design documents, relative to the repository root.
 const DesignDir = "docs/design"
 
-// CitedNames are the design documents; a bare NAME.md of one of these is a refused
-// citation, while "README.md" is not one. A path whose directory ends in design/ is a
+// CitedNames are the design documents; one of these names with its .md suffix but
+// without its docs/design/ path is a refused citation, while the README is not one. A path whose directory ends in design/ is a
 // citation whatever the name.
 var CitedNames = []string{
 	"ARCHITECTURE", "SEMANTICS", "HOOK-PROTOCOLS", "REWRITE-COMPACTION", "ACP",
