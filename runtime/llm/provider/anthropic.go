@@ -114,14 +114,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
+	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
 	return &Anthropic{client: anthropic.NewClient(opts...), model: cfg.Model, log: log, timeout: timeout, keyVars: keyVars}, nil
 }
 
@@ -133,15 +126,7 @@ func (m *Anthropic) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.A
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		params, err := m.params(frozen)
-		if err == nil {
-			err = checkExtra(frozen.Config.Extra)
-		}
-		if err != nil {
-			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
-			return
-		}
-		if ctx.Err() != nil {
-			yield(llm.AbortedFinish(ctx, nil), nil)
+		if !mayStart(ctx, err, yield) {
 			return
 		}
 		c := newCall(ctx, "anthropic", m.timeout, yield, m.keyVars...)
@@ -187,6 +172,9 @@ func extraAnthropic(extra map[string]json.RawMessage) []option.RequestOption {
 
 // params builds the SDK request of req.
 func (m *Anthropic) params(req llm.Request) (anthropic.MessageNewParams, error) {
+	if err := checkExtra(req.Config.Extra); err != nil {
+		return anthropic.MessageNewParams{}, err
+	}
 	model := req.Config.Model
 	if model == "" {
 		model = m.model

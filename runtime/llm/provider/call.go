@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"mime"
 	"net/http"
@@ -105,6 +106,33 @@ type call struct {
 	// done is set once the call yielded its last item (a finish, an error, or the
 	// consumer stopped).
 	done bool
+}
+
+// adapterDefaults fills an adapter's logger (discard) and call timeout
+// (DefaultCallTimeout) when its configuration leaves them unset.
+func adapterDefaults(log *slog.Logger, timeout time.Duration) (*slog.Logger, time.Duration) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	return log, timeout
+}
+
+// mayStart reports whether a Stream goes on to its HTTP request. A request the adapter
+// could not build (err) fails the call as CodeInvalidRequest, and a context already done
+// ends it aborted; either way the outcome is yielded and mayStart returns false.
+func mayStart(ctx context.Context, err error, yield func(dsh.AssistantChunk, error) bool) bool {
+	if err != nil {
+		yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
+		return false
+	}
+	if ctx.Err() != nil {
+		yield(llm.AbortedFinish(ctx, nil), nil)
+		return false
+	}
+	return true
 }
 
 func newCall(parent context.Context, provider string, timeout time.Duration, yield func(dsh.AssistantChunk, error) bool, keyVars ...string) *call {

@@ -105,14 +105,7 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: gemini: %v", ErrInvalidConfig, err)
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
+	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
 	return &Gemini{client: c, model: cfg.Model, log: log, timeout: timeout}, nil
 }
 
@@ -121,12 +114,7 @@ func (m *Gemini) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.Assi
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		model, contents, config, err := m.params(frozen)
-		if err != nil {
-			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
-			return
-		}
-		if ctx.Err() != nil {
-			yield(llm.AbortedFinish(ctx, nil), nil)
+		if !mayStart(ctx, err, yield) {
 			return
 		}
 		c := newCall(ctx, "gemini", m.timeout, yield, EnvGeminiAPIKey)

@@ -115,14 +115,7 @@ func NewOpenAIChat(cfg OpenAIChatConfig) (*OpenAIChat, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
+	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
 	return &OpenAIChat{
 		client:          openai.NewClient(openAIOptions(cfg.BaseURL, cfg.APIKey, client)...),
 		model:           cfg.Model,
@@ -194,12 +187,7 @@ func (m *OpenAIChat) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		params, opts, err := m.params(frozen)
-		if err != nil {
-			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
-			return
-		}
-		if ctx.Err() != nil {
-			yield(llm.AbortedFinish(ctx, nil), nil)
+		if !mayStart(ctx, err, yield) {
 			return
 		}
 		c := newCall(ctx, "openai-chat", m.timeout, yield, EnvOpenAIAPIKey)

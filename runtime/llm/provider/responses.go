@@ -98,14 +98,7 @@ func NewOpenAIResponses(cfg OpenAIResponsesConfig) (*OpenAIResponses, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
+	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
 	return &OpenAIResponses{client: openai.NewClient(openAIOptions(cfg.BaseURL, cfg.APIKey, client)...), model: cfg.Model,
 		cacheKey: cfg.PromptCacheKey, codex: cfg.Codex, log: log, timeout: timeout}, nil
 }
@@ -118,15 +111,7 @@ func (m *OpenAIResponses) Stream(ctx context.Context, req llm.Request) iter.Seq2
 	frozen := req.Clone()
 	return func(yield func(dsh.AssistantChunk, error) bool) {
 		params, err := m.params(frozen)
-		if err == nil {
-			err = checkExtra(frozen.Config.Extra)
-		}
-		if err != nil {
-			yield(nil, &llm.FailureError{Failure: dsh.LLMFailure{Message: err.Error(), Code: llm.CodeInvalidRequest}, Err: err})
-			return
-		}
-		if ctx.Err() != nil {
-			yield(llm.AbortedFinish(ctx, nil), nil)
+		if !mayStart(ctx, err, yield) {
 			return
 		}
 		c := newCall(ctx, "openai", m.timeout, yield, EnvOpenAIAPIKey)
@@ -165,6 +150,9 @@ func reasons(model string) bool {
 
 // params builds the SDK request of req.
 func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, error) {
+	if err := checkExtra(req.Config.Extra); err != nil {
+		return responses.ResponseNewParams{}, err
+	}
 	model := req.Config.Model
 	if model == "" {
 		model = m.model
