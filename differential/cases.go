@@ -14,12 +14,25 @@ type Hook struct {
 	// Source is the settings file the hook is in: "" (the file passed to the engine),
 	// "user", "project" or "local" (the Claude Code settings hierarchy).
 	Source string
+	// Group puts the hooks of one event with the same non-zero Group in one matcher group
+	// (0: a group of its own); Sequential makes the hook's group sequential (Gemini CLI's
+	// "sequential": true: its hooks run in order, each seeing the previous one's rewrite).
+	Group      int
+	Sequential bool
+	// RawTimeout, when set, is written as the handler's timeout as it is (a Gemini bad-input
+	// case: 0 or a negative number); otherwise Timeout is converted to the dialect's unit
+	// (seconds, Gemini CLI milliseconds).
+	RawTimeout string
+	// Args are further words of the hook's command line, after the wrapper's (the script
+	// gets them as $1…; Gemini CLI substitutes its variables into the command text).
+	Args string
 }
 
 // Case is one differential case: hooks and the scripted model turns.
 type Case struct {
 	Name string
-	// Engines are the engines the case runs under ("claude", "codex"); empty: both.
+	// Engines are the engines the case runs under ("claude", "codex", "gemini"); empty:
+	// claude and codex (whose hook protocols share their event names).
 	Engines []string
 	Hooks   []Hook
 	Turns   []Turn
@@ -67,7 +80,7 @@ const (
 // RunsOn says whether c runs under engine.
 func (c Case) RunsOn(engine string) bool {
 	if len(c.Engines) == 0 {
-		return true
+		return engine == "claude" || engine == "codex"
 	}
 	for _, e := range c.Engines {
 		if e == engine {

@@ -49,6 +49,8 @@ var (
 	uuidRE   = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
 	callIDRE = regexp.MustCompile(`\b(toolu|call)_\d{3}_\d+\b`)
 	hookIDRE = regexp.MustCompile(`hook_run_id="[^"]*"`)
+	// pgidRE is the process group of a Gemini shell result.
+	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
 
 // Text normalizes a string.
@@ -64,6 +66,7 @@ func (n Normalizer) Text(s string) string {
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = callIDRE.ReplaceAllString(s, "<call>")
 	s = hookIDRE.ReplaceAllString(s, `hook_run_id="<id>"`)
+	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
 	return s
 }
 
@@ -357,8 +360,8 @@ func ReadListed(path string) ([]Listed, error) {
 		if l.Kind != "deliberate" && l.Kind != "pending" && l.Kind != "varies" {
 			return nil, fmt.Errorf("%s:%d: kind %q: want deliberate, varies or pending", path, line, l.Kind)
 		}
-		if l.Engine != "*" && l.Engine != "claude" && l.Engine != "codex" {
-			return nil, fmt.Errorf("%s:%d: engine %q: want claude, codex or *", path, line, l.Engine)
+		if l.Engine != "*" && l.Engine != "claude" && l.Engine != "codex" && l.Engine != "gemini" {
+			return nil, fmt.Errorf("%s:%d: engine %q: want claude, codex, gemini or *", path, line, l.Engine)
 		}
 		if l.Reason == "" {
 			return nil, fmt.Errorf("%s:%d: a listed difference needs a reason", path, line)

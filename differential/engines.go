@@ -21,12 +21,15 @@ const (
 	ClaudeCodeVersion = "2.1.328"
 	CodexPackage      = "@openai/codex"
 	CodexVersion      = "0.169.0"
+	GeminiPackage     = "@google/gemini-cli"
+	GeminiVersion     = "0.61.0"
 )
 
 // Engines are the installed engine binaries.
 type Engines struct {
 	Claude string // the claude executable
 	Codex  string // the codex launcher (node script)
+	Gemini string // the gemini launcher (node script)
 }
 
 // CacheDir is $DSH_CACHE, else ./.cache under the module root dir.
@@ -43,9 +46,10 @@ func Install(ctx context.Context, cache string) (Engines, error) {
 	e := Engines{
 		Claude: filepath.Join(cache, "engines", "claude-code-"+ClaudeCodeVersion, "node_modules", ".bin", "claude"),
 		Codex:  filepath.Join(cache, "engines", "codex-"+CodexVersion, "node_modules", ".bin", "codex"),
+		Gemini: filepath.Join(cache, "engines", "gemini-cli-"+GeminiVersion, "node_modules", ".bin", "gemini"),
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		if exists(e.Claude) && exists(e.Codex) {
+		if exists(e.Claude) && exists(e.Codex) && exists(e.Gemini) {
 			return e, nil
 		}
 		return e, errors.New("npm is needed to install the engines (apt-get install nodejs npm)")
@@ -53,6 +57,7 @@ func Install(ctx context.Context, cache string) (Engines, error) {
 	for _, p := range []struct{ bin, dir, pkg string }{
 		{e.Claude, "claude-code-" + ClaudeCodeVersion, ClaudeCodePackage + "@" + ClaudeCodeVersion},
 		{e.Codex, "codex-" + CodexVersion, CodexPackage + "@" + CodexVersion},
+		{e.Gemini, "gemini-cli-" + GeminiVersion, GeminiPackage + "@" + GeminiVersion},
 	} {
 		if exists(p.bin) {
 			continue
@@ -224,15 +229,20 @@ func RunCodex(ctx context.Context, e Engines, home, codexHome, workspace, mockUR
 
 // RunDsh runs `dsh run` with the hooks file in the dialect against the mock, on the
 // dialect's engine's own wire: the Messages API (--model anthropic:…) for claude-code,
-// the Responses API (--model openai:…) for codex.
+// the Responses API (--model openai:…) for codex, streamGenerateContent (--model
+// gemini:…) for gemini.
 func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFile, mockURL, prompt string, extra ...string) Run {
 	// The model's name is the engine's (hooks see it: Codex's model, Claude Code's at
 	// SessionStart[compact]).
 	env := append(baseEnv(home), "OPENAI_BASE_URL="+mockURL+"/v1", "OPENAI_API_KEY=dummy")
 	model := "openai:mock-model"
-	if dialect == "claude-code" {
+	switch dialect {
+	case "claude-code":
 		env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+mockURL, "ANTHROPIC_API_KEY=dummy")
 		model = "anthropic:claude-sonnet-4-5"
+	case "gemini":
+		env = append(baseEnv(home), "GOOGLE_GEMINI_BASE_URL="+mockURL, "GEMINI_API_KEY=dummy")
+		model = "gemini:" + GeminiModel
 	}
 	args := []string{"run", "--model", model, "--workspace", workspace, "--log", logFile, "--hooks", hooks, "--dialect", dialect}
 	if !slices.Contains(extra, "--context-window") {
@@ -243,4 +253,37 @@ func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFil
 	args = append(args, extra...)
 	args = append(args, prompt)
 	return run(ctx, workspace, env, 90*time.Second, dshBin, args...)
+}
+
+// GeminiModel is the model Gemini CLI and dsh run ask the mock for.
+const GeminiModel = "gemini-2.5-pro"
+
+// GeminiSettings is ~/.gemini/settings.json for a run: the hooks configuration (an object
+// holding "hooks", and maybe "hooksConfig") plus what keeps the engine offline: API-key
+// authentication (no login), no usage statistics (else it reaches a logging host), no
+// telemetry, no auto-update.
+func GeminiSettings(hooks map[string]any) map[string]any {
+	s := map[string]any{}
+	for k, v := range hooks {
+		s[k] = v
+	}
+	s["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}
+	s["privacy"] = map[string]any{"usageStatisticsEnabled": false}
+	s["telemetry"] = map[string]any{"enabled": false}
+	s["general"] = map[string]any{"enableAutoUpdate": false}
+	return s
+}
+
+// geminiEnv is the environment of a Gemini CLI run against the mock.
+func geminiEnv(home, mockURL string) []string {
+	env := append(baseEnv(home), "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+mockURL)
+	return append(env, trapProxy(mockURL)...)
+}
+
+// RunGemini runs `gemini -p PROMPT --yolo --skip-trust --output-format json -m
+// gemini-2.5-pro` headless in workspace, with HOME holding .gemini/settings.json (see
+// GeminiSettings), against the mock; extra are further arguments (--resume latest).
+func RunGemini(ctx context.Context, e Engines, home, workspace, mockURL, prompt string, extra ...string) Run {
+	args := append([]string{"-p", prompt, "--yolo", "--skip-trust", "--output-format", "json", "-m", GeminiModel}, extra...)
+	return run(ctx, workspace, geminiEnv(home, mockURL), 90*time.Second, e.Gemini, args...)
 }

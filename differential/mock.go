@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -79,6 +80,9 @@ const (
 	Anthropic Protocol = "anthropic" // POST /v1/messages, streaming SSE (Claude Code, dsh run --model anthropic:…)
 	Responses Protocol = "responses" // POST /v1/responses, streaming SSE (Codex, dsh run --model openai:…)
 	Chat      Protocol = "chat"      // POST /v1/chat/completions, streaming SSE (dsh run --model openai-chat:…)
+	// Gemini is POST /v1beta/models/<model>:streamGenerateContent?alt=sse (Gemini CLI, dsh
+	// run --model gemini:…); :generateContent is answered too (without streaming).
+	Gemini Protocol = "gemini"
 )
 
 // Request is one recorded request.
@@ -108,7 +112,7 @@ var SummaryDirectives = []string{
 }
 
 // Mock is a model server on 127.0.0.1 that replays scripted turns: every main request
-// (one that offers tools) consumes the next turn; once they are used up it answers the
+// (one that offers tools; under Gemini, every streamed request) consumes the next turn; once they are used up it answers the
 // text "done". Every request is recorded; anything that is not a model API call is a
 // stray request (the suite fails on strays: nothing may leave the machine).
 type Mock struct {
@@ -186,12 +190,15 @@ func DirectiveWords(body []byte) string {
 // lastText is the text of a request's last message (or input item).
 func lastText(req map[string]any) string {
 	var last any
-	for _, k := range []string{"messages", "input"} {
+	for _, k := range []string{"messages", "input", "contents"} {
 		if l, ok := req[k].([]any); ok && len(l) > 0 {
 			last = l[len(l)-1]
 		}
 	}
 	lm, _ := last.(map[string]any)
+	if parts, ok := lm["parts"]; ok {
+		return blockText(parts)
+	}
 	return blockText(lm["content"])
 }
 
@@ -226,6 +233,14 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		api = r.Method == http.MethodPost && strings.HasSuffix(path, "/responses")
 	case Chat:
 		api = r.Method == http.MethodPost && strings.HasSuffix(path, "/chat/completions")
+	case Gemini:
+		api = r.Method == http.MethodPost && strings.Contains(path, "/models/") &&
+			(strings.HasSuffix(path, ":streamGenerateContent") || strings.HasSuffix(path, ":generateContent"))
+		if r.Method == http.MethodPost && strings.HasSuffix(path, ":countTokens") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"totalTokens":10}`)
+			return
+		}
 	}
 	if !api {
 		m.mu.Lock()
@@ -251,6 +266,11 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tools, _ := req["tools"].([]any)
 	summarize := summarizes(req)
 	main := len(tools) > 0 && !summarize
+	if m.proto == Gemini {
+		// A hook may take every tool away from a request (BeforeToolSelection NONE): a
+		// streamed request is a turn of the loop; side requests do not stream.
+		main = strings.HasSuffix(path, ":streamGenerateContent") && !summarize
+	}
 	m.mu.Lock()
 	turn := Turn{Text: "done"}
 	if main {
@@ -282,6 +302,8 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.responses(w, req, turn, n)
 	case Chat:
 		m.chat(w, turn, n)
+	case Gemini:
+		m.gemini(w, r, req, turn)
 	}
 }
 
@@ -301,6 +323,9 @@ func (m *Mock) overflow(w http.ResponseWriter) {
 	case Chat:
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"error":{"message":"This model's maximum context length is 200000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+	case Gemini:
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)
 	}
 }
 
@@ -437,5 +462,76 @@ func (m *Mock) chat(w http.ResponseWriter, t Turn, n int) {
 	sse(&b, "", map[string]any{"id": id, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}})
 	sse(&b, "", map[string]any{"id": id, "choices": []any{}, "usage": map[string]any{"prompt_tokens": t.inputTokens(), "completion_tokens": 5, "total_tokens": t.inputTokens() + 5}})
 	fmt.Fprint(&b, "data: [DONE]\n\n")
+	_, _ = w.Write(b.Bytes())
+}
+
+// geminiTools are the function names a Gemini request offers.
+func geminiTools(req map[string]any) map[string]bool {
+	names := map[string]bool{}
+	tools, _ := req["tools"].([]any)
+	for _, t := range tools {
+		tm, _ := t.(map[string]any)
+		decls, _ := tm["functionDeclarations"].([]any)
+		for _, d := range decls {
+			if dm, ok := d.(map[string]any); ok {
+				if s, ok := dm["name"].(string); ok {
+					names[s] = true
+				}
+			}
+		}
+	}
+	return names
+}
+
+// geminiShell renders a command as the shell tool the Gemini request offers: Gemini
+// CLI's run_shell_command, else dsh's Bash (a dsh run in another dialect's style).
+func geminiShell(req map[string]any, cmd string) map[string]any {
+	if names := geminiTools(req); !names["run_shell_command"] && names["Bash"] {
+		return map[string]any{"name": "Bash", "args": map[string]any{"command": cmd, "description": "run"}}
+	}
+	return map[string]any{"name": "run_shell_command", "args": map[string]any{"command": cmd, "description": "run"}}
+}
+
+// gemini answers a generateContent request: one response, streamed as a single SSE
+// event for streamGenerateContent, else as JSON. The function calls carry no id (the
+// Gemini API gives none).
+func (m *Mock) gemini(w http.ResponseWriter, r *http.Request, req map[string]any, t Turn) {
+	var parts []any
+	if t.Text != "" {
+		parts = append(parts, map[string]any{"text": t.Text})
+	}
+	var calls []map[string]any
+	for _, c := range t.Bash {
+		calls = append(calls, geminiShell(req, c))
+	}
+	for _, c := range t.Calls {
+		calls = append(calls, map[string]any{"name": c.Name, "args": c.Input})
+	}
+	// As a model would, the mock calls only the functions the request's toolConfig
+	// allows: none under mode NONE, only allowedFunctionNames when they are given.
+	fc, _ := req["toolConfig"].(map[string]any)
+	fcc, _ := fc["functionCallingConfig"].(map[string]any)
+	mode, _ := fcc["mode"].(string)
+	allowed, _ := fcc["allowedFunctionNames"].([]any)
+	for _, c := range calls {
+		if mode == "NONE" || (len(allowed) > 0 && !slices.Contains(allowed, any(c["name"]))) {
+			continue
+		}
+		parts = append(parts, map[string]any{"functionCall": c})
+	}
+	resp := map[string]any{
+		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]any{"promptTokenCount": t.inputTokens(), "candidatesTokenCount": 5,
+			"totalTokenCount": t.inputTokens() + 5},
+		"modelVersion": "gemini-2.5-pro",
+	}
+	if !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	var b bytes.Buffer
+	sse(&b, "", resp)
 	_, _ = w.Write(b.Bytes())
 }

@@ -11,17 +11,18 @@ import (
 	"strings"
 )
 
-// WrapScript is the hook wrapper: `sh wrap.sh LOGDIR NAME SCRIPT` records the hook's
-// stdin, environment, start time and exit status under LOGDIR, then runs SCRIPT with the
-// same stdin and exits as it did.
+// WrapScript is the hook wrapper: `sh wrap.sh LOGDIR NAME SCRIPT [ARG...]` records the
+// hook's stdin, environment, start time and exit status under LOGDIR, then runs SCRIPT
+// with the same stdin and the ARGs and exits as it did.
 const WrapScript = `#!/bin/sh
 log=$1; name=$2; script=$3
+shift 3
 d=$(mktemp -d "$log/run.XXXXXXXX")
 date +%s%N > "$d/start"
 echo "$name" > "$d/name"
 cat > "$d/stdin"
 env > "$d/env"
-sh "$script" < "$d/stdin"
+sh "$script" "$@" < "$d/stdin"
 rc=$?
 echo $rc > "$d/exit"
 exit $rc

@@ -1,0 +1,175 @@
+package differential
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// SentGemini returns, for every main Gemini request, the parts after the last "model"
+// content (the first request of a run: the prompt): a functionResponse is a "result" (its
+// response's output, or its error, flagged), a text a "user" item. Gemini CLI's
+// <session_context> part (date, OS, directory listing) is left out.
+func SentGemini(reqs []Request) []Next {
+	var out []Next
+	for _, r := range reqs {
+		if !r.Main {
+			continue
+		}
+		var body struct {
+			Contents []struct {
+				Role  string           `json:"role"`
+				Parts []map[string]any `json:"parts"`
+			} `json:"contents"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		last := -1
+		for i, c := range body.Contents {
+			if c.Role == "model" {
+				last = i
+			}
+		}
+		var next Next
+		for _, c := range body.Contents[last+1:] {
+			for _, p := range c.Parts {
+				switch {
+				case p["functionResponse"] != nil:
+					fr, _ := p["functionResponse"].(map[string]any)
+					resp, _ := fr["response"].(map[string]any)
+					it := Item{Kind: "result"}
+					if e, ok := resp["error"]; ok {
+						it.Error = true
+						it.Text = str(e)
+					} else if o, ok := resp["output"]; ok {
+						it.Text = str(o)
+					} else {
+						it.Text = str(resp)
+					}
+					next = append(next, it)
+				case p["text"] != nil:
+					text, _ := p["text"].(string)
+					if strings.HasPrefix(strings.TrimSpace(text), "<session_context>") {
+						continue // the engine's environment preamble, not a hook's
+					}
+					next = append(next, Item{Kind: "user", Text: strings.TrimSpace(text)})
+				}
+			}
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+// str is a JSON value as text: a string as it is, anything else as JSON.
+func str(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	data, _ := json.Marshal(v)
+	return string(data)
+}
+
+// geminiCases are the cases of Gemini CLI's hooks (engine "gemini"). The hook outputs
+// and exit codes follow the protocol as measured (see GEMINI-HOOKS.md): stdout, else
+// stderr, is parsed as JSON whatever the exit code; plain text on exit 0 is a system
+// message, on exit 1 a warning, on any other code a block, and no output proceeds.
+func geminiCases() []Case {
+	g := func(name string, turns []Turn, hooks ...Hook) Case {
+		return Case{Name: "gemini/" + name, Engines: []string{"gemini"}, Hooks: hooks, Turns: turns}
+	}
+	const (
+		SS, SE, BA, AA = "SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent"
+		BM, AM, BTS    = "BeforeModel", "AfterModel", "BeforeToolSelection"
+		BT, AT, PC     = "BeforeTool", "AfterTool", "PreCompress"
+	)
+	rewrite := func(cmd string) string {
+		return js(`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"` + cmd + `","description":"run"}}}`)
+	}
+	seq := func(group int, hk Hook) Hook { hk.Group, hk.Sequential = group, true; return hk }
+	failingCall := []Turn{{Text: "running", Bash: []string{"touch ran_1; echo bad >&2; exit 3"}}, {Text: "finished"}}
+	return []Case{
+		// Every event, silent: the baseline of hook stdin and environment.
+		g("all/exit0", oneCall, h(SS, "exit 0"), h(BA, "exit 0"), h(BM, "exit 0"), h(BTS, "exit 0"), h(AM, "exit 0"),
+			h(BT, "exit 0"), h(AT, "exit 0"), h(AA, "exit 0"), h(PC, "exit 0"), h(SE, "exit 0")),
+		g("all/two-calls", twoCalls, h(BT, "exit 0"), h(AT, "exit 0")),
+
+		// BeforeTool: each exit code and output channel.
+		g("tool/exit0-text", oneCall, h(BT, "echo 'plain words'")),
+		g("tool/exit1-text", oneCall, h(BT, "echo 'tool trouble' >&2; exit 1")),
+		g("tool/exit2-empty", oneCall, h(BT, "exit 2")),
+		g("tool/exit2-text", oneCall, h(BT, "echo 'blocked by policy' >&2; exit 2")),
+		g("tool/exit3-text", oneCall, h(BT, "echo 'no via exit 3' >&2; exit 3")),
+		g("tool/exit3-stdout", oneCall, h(BT, "echo 'stdout reason'; echo 'stderr reason' >&2; exit 3")),
+		g("tool/json-stderr", oneCall, h(BT, js(`{"decision":"deny","reason":"denied on stderr"}`)+" >&2")),
+		g("tool/json-string", oneCall, h(BT, js(`"{\"decision\":\"deny\",\"reason\":\"nested json\"}"`))),
+		g("tool/exit2-allow", oneCall, h(BT, js(`{"decision":"allow"}`)+"; exit 2")),
+		g("tool/invalid-json", oneCall, h(BT, "echo '{\"decision\": '")),
+		g("tool/deny", oneCall, h(BT, js(`{"decision":"deny","reason":"denied by policy"}`))),
+		g("tool/block", oneCall, h(BT, js(`{"decision":"block","reason":"blocked by policy"}`))),
+		g("tool/deny-noreason", oneCall, h(BT, js(`{"decision":"deny"}`))),
+		g("tool/allow-reason", oneCall, h(BT, js(`{"decision":"allow","reason":"fine"}`))),
+		g("tool/continue-false", oneCall, h(BT, js(`{"continue":false,"stopReason":"halted by hook"}`))),
+		g("tool/context", oneCall, h(BT, js(`{"hookSpecificOutput":{"hookEventName":"BeforeTool","additionalContext":"before context"}}`))),
+		g("tool/system-message", oneCall, h(BT, js(`{"systemMessage":"a note for the user"}`))),
+		g("tool/two-deny", oneCall, h(BT, js(`{"decision":"deny","reason":"first no"}`)), h(BT, js(`{"decision":"deny","reason":"second no"}`))),
+		g("tool/deny-and-allow", oneCall, h(BT, js(`{"decision":"deny","reason":"denied by policy"}`)), h(BT, js(`{"decision":"allow","reason":"fine by me"}`))),
+		g("tool/deny-two-calls", twoCalls, h(BT, "grep -q ran_2 && { echo 'not the second' >&2; exit 2; }; exit 0")),
+		// BeforeTool rewrite: tool_input replaces the arguments.
+		g("tool/rewrite", oneCall, h(BT, rewrite("touch ran_changed; echo changed")), h(AT, "exit 0")),
+		g("tool/rewrite-partial", oneCall, h(BT, js(`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"description":"no command"}}}`))),
+		g("tool/rewrite-sequential", oneCall,
+			seq(1, h(BT, rewrite("touch ran_first; echo first"))),
+			seq(1, h(BT, "grep -q ran_first && "+rewrite("touch ran_second; echo second")+"; exit 0")), h(AT, "exit 0")),
+		// A sequential group beside a parallel one: every hook of the event runs in order.
+		g("tool/sequential-mixed", oneCall,
+			seq(1, h(BT, rewrite("touch ran_first; echo first"))),
+			h(BT, "grep -q ran_first && touch ran_third_saw_first; exit 0")),
+		// Timeouts (milliseconds): a hook that overruns is failed and the call proceeds.
+		g("tool/timeout", oneCall, Hook{Event: BT, Script: "sleep 4; echo 'late' >&2; exit 2", Timeout: 1}),
+		g("tool/timeout-zero", oneCall, Hook{Event: BT, Script: "sleep 1; echo 'after a second' >&2; exit 2", RawTimeout: "0"}),
+		g("tool/timeout-negative", oneCall, Hook{Event: BT, Script: "sleep 1; echo 'after a second' >&2; exit 2", RawTimeout: "-5"}),
+		// Matchers: tool events match an unanchored regex; an invalid regex is an exact
+		// string; SessionStart compares exactly.
+		g("matcher/regex", oneCall, Hook{Event: BT, Matcher: "shell", Script: "echo 'shell blocked' >&2; exit 2"}),
+		g("matcher/exact", oneCall, Hook{Event: BT, Matcher: "run_shell_command", Script: "echo 'exact blocked' >&2; exit 2"}),
+		g("matcher/anchored-miss", oneCall, Hook{Event: BT, Matcher: "^shell$", Script: "echo 'no' >&2; exit 2"}),
+		g("matcher/miss", oneCall, Hook{Event: BT, Matcher: "read_file", Script: "echo 'no' >&2; exit 2"}),
+		g("matcher/invalid-regex", oneCall, Hook{Event: BT, Matcher: "run_shell_command(", Script: "echo 'invalid' >&2; exit 2"}),
+		g("matcher/session-exact", oneCall, Hook{Event: SS, Matcher: "start", Script: "exit 0"}, Hook{Event: SS, Matcher: "startup", Script: "exit 0"}),
+		g("matcher/ignored", oneCall, Hook{Event: BA, Matcher: "no-such-thing", Script: "exit 0"}),
+
+		// AfterTool.
+		g("after-tool/context", oneCall, h(AT, js(`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"after context"}}`))),
+		g("after-tool/deny", oneCall, h(AT, js(`{"decision":"deny","reason":"result withheld"}`))),
+		g("after-tool/exit2-text", oneCall, h(AT, "echo 'after feedback' >&2; exit 2")),
+		g("after-tool/exit1-text", oneCall, h(AT, "echo 'after trouble' >&2; exit 1")),
+		g("after-tool/failing-tool", failingCall, h(AT, js(`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"after context"}}`))),
+		g("after-tool/plain-stdout", oneCall, h(AT, "echo 'plain after words'")),
+
+		// AfterAgent: a deny sends the reason as a new prompt and runs the loop again.
+		g("agent/after-deny-loop", textOnly, h(AA, upTo("n", 3, js(`{"decision":"deny","reason":"keep going"}`)))),
+		g("agent/after-exit2-once", textOnly, h(AA, once("s", "echo 'one more pass' >&2; exit 2"))),
+		g("agent/after-continue-false", textOnly, h(AA, js(`{"continue":false,"stopReason":"agent halted"}`))),
+		g("agent/before-context", oneCall, h(BA, js(`{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"agent context"}}`))),
+		g("agent/before-deny", oneCall, h(BA, js(`{"decision":"deny","reason":"no prompts today"}`))),
+		g("agent/before-plain-stdout", oneCall, h(BA, "echo 'plain agent words'")),
+
+		// The model events.
+		g("model/before-deny", oneCall, h(BM, js(`{"decision":"deny","reason":"no model today"}`))),
+		g("model/after-replace", oneCall, h(AM, once("s", js(`{"hookSpecificOutput":{"hookEventName":"AfterModel","llm_response":{"candidates":[{"content":{"role":"model","parts":["replaced by hook"]},"finishReason":"STOP"}]}}}`)))),
+		g("model/after-deny", oneCall, h(AM, js(`{"decision":"deny","reason":"response withheld"}`))),
+		g("model/selection-none", oneCall, h(BTS, js(`{"hookSpecificOutput":{"hookEventName":"BeforeToolSelection","toolConfig":{"mode":"NONE"}}}`))),
+		g("model/selection-allowed", oneCall, h(BTS, js(`{"hookSpecificOutput":{"hookEventName":"BeforeToolSelection","toolConfig":{"mode":"ANY","allowedFunctionNames":["read_file"]}}}`))),
+
+		// Session events.
+		g("session/start-context", oneCall, h(SS, js(`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"session context"}}`))),
+		g("session/start-plain-stdout", oneCall, h(SS, "echo 'plain session words'")),
+		g("session/start-exit2", oneCall, h(SS, "echo 'session exit2' >&2; exit 2")),
+		g("session/end-output-ignored", oneCall, h(SE, js(`{"decision":"deny","reason":"no","continue":false}`))),
+		g("session/pre-compress", oneCall, h(PC, "echo 'compress words'")),
+
+		// Environment: the variables are exported, and substituted into the command text
+		// (Hook.Args is quoted, so only a substitution by the engine expands it).
+		{Name: "gemini/env/substituted", Engines: []string{"gemini"}, Turns: oneCall, Hooks: []Hook{
+			{Event: BT, Args: "'$GEMINI_PROJECT_DIR'", Script: `[ "$1" = "$(pwd)" ] && touch ran_substituted; exit 0`}}},
+	}
+}
