@@ -167,6 +167,29 @@ func geminiCases() []Case {
 		g("session/end-output-ignored", oneCall, h(SE, js(`{"decision":"deny","reason":"no","continue":false}`))),
 		g("session/pre-compress", oneCall, h(PC, "echo 'compress words'")),
 
+		// The built-in tools: their input and output shapes (tool_input, tool_response) and
+		// what the model reads (the functionResponse), for dsh's Gemini style.
+		g("tools/shell-shapes", []Turn{{Text: "running", Bash: []string{"true", "echo out; echo err >&2", "printf 'no newline'", "echo partial; exit 5"}}, {Text: "finished"}},
+			h(AT, "exit 0")),
+		g("tools/files", []Turn{
+			{Text: "writing", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "content": "alpha\nbeta\ngamma\nbeta\n"}}}},
+			{Text: "reading", Calls: []Call{{Name: "read_file", Input: map[string]any{"file_path": "{{ws}}/notes.txt"}}}},
+			{Text: "reading part", Calls: []Call{{Name: "read_file", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "start_line": 2, "end_line": 3}}}},
+			{Text: "editing", Calls: []Call{{Name: "replace", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "instruction": "rename alpha", "old_string": "alpha", "new_string": "ALPHA"}}}},
+			{Text: "editing all", Calls: []Call{{Name: "replace", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "instruction": "rename beta", "old_string": "beta", "new_string": "BETA", "allow_multiple": true}}}},
+			{Text: "rewriting", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "content": "one\n"}}}},
+			{Text: "finished"}},
+			h(BT, "exit 0"), h(AT, "exit 0")),
+		g("tools/files-errors", []Turn{
+			{Text: "reading", Calls: []Call{{Name: "read_file", Input: map[string]any{"file_path": "{{ws}}/missing.txt"}}}},
+			{Text: "writing", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "{{ws}}/two.txt", "content": "x\nx\n"}}}},
+			{Text: "editing", Calls: []Call{{Name: "replace", Input: map[string]any{"file_path": "{{ws}}/two.txt", "instruction": "change x", "old_string": "x", "new_string": "y"}}}},
+			{Text: "editing", Calls: []Call{{Name: "replace", Input: map[string]any{"file_path": "{{ws}}/two.txt", "instruction": "change z", "old_string": "z", "new_string": "y"}}}},
+			{Text: "outside", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "/etc/dsh-differential-outside.txt", "content": "no"}}}},
+			{Text: "reading empty", Calls: []Call{{Name: "read_file", Input: map[string]any{"file_path": "{{ws}}/two.txt", "start_line": 9}}}},
+			{Text: "finished"}},
+			h(AT, "exit 0")),
+
 		// Environment: the variables are exported, and substituted into the command text
 		// (Hook.Args is quoted, so only a substitution by the engine expands it).
 		{Name: "gemini/env/substituted", Engines: []string{"gemini"}, Turns: oneCall, Hooks: []Hook{

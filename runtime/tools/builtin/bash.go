@@ -37,6 +37,8 @@ type bashResult struct {
 	OutputTruncated bool   `json:"outputTruncated,omitempty"`
 	// WallTime is how long the command ran, in seconds (to the microsecond).
 	WallTime float64 `json:"wallTime"`
+	// PGID is the command's process group (StyleGemini only: Gemini CLI tells the model).
+	PGID int `json:"pgid,omitempty"`
 }
 
 func bash(o Options) tools.Definition {
@@ -181,6 +183,9 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	}
 	res := bashResult{Stdout: text(stdout.buf.Bytes()), Stderr: text(stderr.buf.Bytes()), OutputTruncated: stdout.truncated || stderr.truncated,
 		WallTime: float64(took.Microseconds()) / 1e6}
+	if o.Style == StyleGemini {
+		res.PGID = group.Pid()
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case errors.As(err, &exitErr):

@@ -13,7 +13,9 @@
 // originalFile, userModified}, Edit {filePath, oldString, newString, originalFile,
 // structuredPatch, userModified, replaceAll}; Bash's is {stdout, stderr, exitCode,
 // outputTruncated?, wallTime} (Claude Code's bridge sends its own Bash shape from it).
-// How the model reads them is Options.Style: dsh's own words, Claude Code's or Codex's.
+// How the model reads them is Options.Style: dsh's own words, Claude Code's or Codex's;
+// under StyleGemini the tools also take Gemini CLI's names and inputs (run_shell_command,
+// read_file, write_file, replace).
 //
 // Read, Write and Edit are confined to the workspace: a relative path is taken under it,
 // a path that resolves (symlinks included) outside it is an error result with code
@@ -83,6 +85,17 @@ const (
 	// a non-zero exit does not fail the call. The file tools read as in StyleDSH (Codex
 	// has no such tools).
 	StyleCodex Style = "codex"
+	// StyleGemini is Gemini CLI's: the tools are named run_shell_command, read_file,
+	// write_file and replace, take Gemini CLI's inputs ({command, description?,
+	// dir_path?}, {file_path, start_line?, end_line?}, {file_path, content}, {file_path,
+	// instruction, old_string, new_string, allow_multiple?}) and word their results as it
+	// does: the shell's output, exit code (not a failure) and process group inside
+	// <untrusted_context>, a whole file's text as it is and a range after a note of the
+	// lines shown, "Successfully created and wrote to new file: PATH. Here is the updated
+	// code:" and the content, "Successfully modified file: PATH (N replacements). …", and
+	// failures in its words without "Error: " ("File not found: PATH"). The values are
+	// the other styles' (Bash's with its process group, PGID).
+	StyleGemini Style = "gemini"
 )
 
 // Options configures the built-in tools.
@@ -153,13 +166,13 @@ func (o Options) withDefaults() (Options, error) {
 		o.ReadMaxLineLength = DefaultReadMaxLineLength
 	}
 	switch o.Style {
-	case StyleDSH, StyleCodex:
+	case StyleDSH, StyleCodex, StyleGemini:
 	case StyleClaudeCode:
 		if o.NoOutputText == "" {
 			o.NoOutputText = "(Bash completed with no output)"
 		}
 	default:
-		return o, fmt.Errorf("builtin: Options.Style %q: want %q, %q or %q", o.Style, StyleDSH, StyleClaudeCode, StyleCodex)
+		return o, fmt.Errorf("builtin: Options.Style %q: want %q, %q, %q or %q", o.Style, StyleDSH, StyleClaudeCode, StyleCodex, StyleGemini)
 	}
 	if o.NoOutputText == "" {
 		o.NoOutputText = "(no output)"
@@ -172,6 +185,9 @@ func Definitions(o Options) ([]tools.Definition, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if o.Style == StyleGemini {
+		return geminiDefinitions(o), nil
 	}
 	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
 }

@@ -109,29 +109,39 @@ func read(o Options) tools.Definition {
 			if err := rc.BindArguments(&in); err != nil {
 				return nil, tools.NewError(CodeBadInput, err.Error())
 			}
-			wf, err := openInWorkspace(o.Workspace, in.FilePath, os.O_RDONLY, 0)
+			r, err := readLines(ctx, o, in.FilePath, max(in.Offset, 1), in.Limit, in.Offset > 0 || in.Limit > 0)
 			if err != nil {
 				return nil, err
 			}
-			defer wf.f.Close()
-			if in.Offset <= 0 && in.Limit <= 0 && wf.info.Size() > int64(o.ReadMaxBytes) {
-				return nil, tooLarge(wf.info.Size(), int64(o.ReadMaxBytes))
-			}
-			start, limit := max(in.Offset, 1), in.Limit
-			if limit <= 0 {
-				limit = o.ReadLimit
-			}
-			// Lines as Claude Code counts them: split at "\n", so that a final "\n" ends
-			// an empty last line and an empty file has one empty line; read while
-			// streaming, keeping only the range asked for.
-			got, total, err := readRange(ctx, wf.f, start, limit, o.ReadMaxLineLength, int64(o.ReadMaxBytes))
-			if err != nil {
-				return nil, err
-			}
-			return readResult{Type: "text", File: readFile{FilePath: in.FilePath, Content: strings.Join(got, "\n"),
-				NumLines: len(got), StartLine: start, TotalLines: total}}, nil
+			return r, nil
 		},
 	}
+}
+
+// readLines reads limit lines (0: Options.ReadLimit) of a workspace file from line start
+// (from 1); a read of the whole file (not ranged) larger than Options.ReadMaxBytes fails
+// before anything is read.
+func readLines(ctx context.Context, o Options, filePath string, start, limit int, ranged bool) (readResult, error) {
+	wf, err := openInWorkspace(o.Workspace, filePath, os.O_RDONLY, 0)
+	if err != nil {
+		return readResult{}, err
+	}
+	defer wf.f.Close()
+	if !ranged && wf.info.Size() > int64(o.ReadMaxBytes) {
+		return readResult{}, tooLarge(wf.info.Size(), int64(o.ReadMaxBytes))
+	}
+	if limit <= 0 {
+		limit = o.ReadLimit
+	}
+	// Lines as Claude Code counts them: split at "\n", so that a final "\n" ends an empty
+	// last line and an empty file has one empty line; read while streaming, keeping only
+	// the range asked for.
+	got, total, err := readRange(ctx, wf.f, start, limit, o.ReadMaxLineLength, int64(o.ReadMaxBytes))
+	if err != nil {
+		return readResult{}, err
+	}
+	return readResult{Type: "text", File: readFile{FilePath: filePath, Content: strings.Join(got, "\n"),
+		NumLines: len(got), StartLine: start, TotalLines: total}}, nil
 }
 
 // renderRead renders the lines Read read: numbered like cat -n (StyleDSH, StyleCodex;
@@ -197,26 +207,35 @@ func write(o Options) tools.Definition {
 			if err := rc.BindArguments(&in); err != nil {
 				return nil, tools.NewError(CodeBadInput, err.Error())
 			}
-			wf, err := openInWorkspace(o.Workspace, in.FilePath, os.O_RDWR|os.O_CREATE, 0o644)
+			r, err := writeFile(o, in.FilePath, in.Content)
 			if err != nil {
 				return nil, err
 			}
-			defer wf.f.Close()
-			res := writeResult{Type: "create", FilePath: in.FilePath, Content: in.Content, StructuredPatch: []hunk{}}
-			if wf.existed {
-				old, err := io.ReadAll(wf.f)
-				if err != nil {
-					return nil, err
-				}
-				s := text(old)
-				res.Type, res.OriginalFile, res.StructuredPatch = "update", &s, patch(s, in.Content)
-			}
-			if err := replaceContent(wf.f, []byte(in.Content)); err != nil {
-				return nil, err
-			}
-			return res, nil
+			return r, nil
 		},
 	}
+}
+
+// writeFile makes content the whole of a workspace file, creating it if need be.
+func writeFile(o Options, filePath, content string) (writeResult, error) {
+	wf, err := openInWorkspace(o.Workspace, filePath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return writeResult{}, err
+	}
+	defer wf.f.Close()
+	res := writeResult{Type: "create", FilePath: filePath, Content: content, StructuredPatch: []hunk{}}
+	if wf.existed {
+		old, err := io.ReadAll(wf.f)
+		if err != nil {
+			return writeResult{}, err
+		}
+		s := text(old)
+		res.Type, res.OriginalFile, res.StructuredPatch = "update", &s, patch(s, content)
+	}
+	if err := replaceContent(wf.f, []byte(content)); err != nil {
+		return writeResult{}, err
+	}
+	return res, nil
 }
 
 func edit(o Options) tools.Definition {
@@ -251,42 +270,53 @@ func edit(o Options) tools.Definition {
 			if err := rc.BindArguments(&in); err != nil {
 				return nil, tools.NewError(CodeBadInput, err.Error())
 			}
-			if in.OldString == in.NewString {
-				return nil, tools.NewError(CodeBadInput, "old_string and new_string are identical")
-			}
-			if in.OldString == "" {
-				return nil, tools.NewError(CodeBadInput, "old_string is empty")
-			}
-			wf, err := openInWorkspace(o.Workspace, in.FilePath, os.O_RDWR, 0)
+			r, _, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
 			if err != nil {
 				return nil, err
 			}
-			defer wf.f.Close()
-			data, err := io.ReadAll(wf.f)
-			if err != nil {
-				return nil, err
-			}
-			orig := string(data)
-			n := strings.Count(orig, in.OldString)
-			switch {
-			case n == 0:
-				return nil, tools.NewError(CodeEditNoMatch, fmt.Sprintf("old_string not found in %s", in.FilePath))
-			case n > 1 && !in.ReplaceAll:
-				return nil, tools.NewError(CodeEditAmbiguous, fmt.Sprintf("old_string occurs %d times in %s; make it unique or set replace_all", n, in.FilePath))
-			}
-			var updated string
-			if in.ReplaceAll {
-				updated = strings.ReplaceAll(orig, in.OldString, in.NewString)
-			} else {
-				updated = strings.Replace(orig, in.OldString, in.NewString, 1)
-			}
-			if err := replaceContent(wf.f, []byte(updated)); err != nil {
-				return nil, err
-			}
-			return editResult{FilePath: in.FilePath, OldString: in.OldString, NewString: in.NewString, OriginalFile: text(data),
-				StructuredPatch: patch(text(data), text([]byte(updated))), ReplaceAll: in.ReplaceAll}, nil
+			return r, nil
 		},
 	}
+}
+
+// editFile replaces old by new in a workspace file: its one occurrence, or every one
+// when all is set. found is how many times old occurs (also when the edit fails as
+// ambiguous).
+func editFile(o Options, filePath, old, new string, all bool) (r editResult, found int, err error) {
+	if old == new {
+		return r, 0, tools.NewError(CodeBadInput, "old_string and new_string are identical")
+	}
+	if old == "" {
+		return r, 0, tools.NewError(CodeBadInput, "old_string is empty")
+	}
+	wf, err := openInWorkspace(o.Workspace, filePath, os.O_RDWR, 0)
+	if err != nil {
+		return r, 0, err
+	}
+	defer wf.f.Close()
+	data, err := io.ReadAll(wf.f)
+	if err != nil {
+		return r, 0, err
+	}
+	orig := string(data)
+	n := strings.Count(orig, old)
+	switch {
+	case n == 0:
+		return r, 0, tools.NewError(CodeEditNoMatch, fmt.Sprintf("old_string not found in %s", filePath))
+	case n > 1 && !all:
+		return r, n, tools.NewError(CodeEditAmbiguous, fmt.Sprintf("old_string occurs %d times in %s; make it unique or set replace_all", n, filePath))
+	}
+	var updated string
+	if all {
+		updated = strings.ReplaceAll(orig, old, new)
+	} else {
+		updated = strings.Replace(orig, old, new, 1)
+	}
+	if err := replaceContent(wf.f, []byte(updated)); err != nil {
+		return r, n, err
+	}
+	return editResult{FilePath: filePath, OldString: old, NewString: new, OriginalFile: text(data),
+		StructuredPatch: patch(text(data), text([]byte(updated))), ReplaceAll: all}, n, nil
 }
 
 // replaceContent makes data the whole content of the opened file f (as os.WriteFile

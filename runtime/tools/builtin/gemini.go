@@ -1,0 +1,313 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// The Gemini style's tool names (Gemini CLI 0.61.0's).
+const (
+	GeminiShell   = "run_shell_command"
+	GeminiRead    = "read_file"
+	GeminiWrite   = "write_file"
+	GeminiReplace = "replace"
+)
+
+// ToolNames returns the names the four built-in tools have in a style, in the order
+// shell, read, write, edit: Bash, Read, Write, Edit, or under StyleGemini
+// run_shell_command, read_file, write_file, replace.
+func ToolNames(s Style) [4]string {
+	if s == StyleGemini {
+		return [4]string{GeminiShell, GeminiRead, GeminiWrite, GeminiReplace}
+	}
+	return [4]string{"Bash", "Read", "Write", "Edit"}
+}
+
+const geminiShellSchema = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "Exact bash command to execute as ` + "`bash -c <command>`" + `"},
+    "description": {"type": "string", "description": "Brief description of the command for the user."},
+    "dir_path": {"type": "string", "description": "(OPTIONAL) The directory to run the command in, within the workspace; default the workspace."}
+  },
+  "required": ["command"]
+}`
+
+const geminiReadSchema = `{
+  "type": "object",
+  "properties": {
+    "file_path": {"type": "string", "description": "The path to the file to read."},
+    "start_line": {"type": "integer", "minimum": 1, "description": "Optional: The 1-based line number to start reading from."},
+    "end_line": {"type": "integer", "minimum": 1, "description": "Optional: The 1-based line number to end reading at (inclusive)."}
+  },
+  "required": ["file_path"]
+}`
+
+const geminiWriteSchema = `{
+  "type": "object",
+  "properties": {
+    "file_path": {"type": "string", "description": "The path to the file to write to."},
+    "content": {"type": "string", "description": "The content to write to the file."}
+  },
+  "required": ["file_path", "content"]
+}`
+
+const geminiReplaceSchema = `{
+  "type": "object",
+  "properties": {
+    "file_path": {"type": "string", "description": "The path to the file to modify."},
+    "instruction": {"type": "string", "description": "A clear, semantic instruction for the code change."},
+    "old_string": {"type": "string", "description": "The exact literal text to replace."},
+    "new_string": {"type": "string", "description": "The exact literal text to replace old_string with."},
+    "allow_multiple": {"type": "boolean", "description": "If true, replace every occurrence of old_string; if false (default), exactly one must be found."}
+  },
+  "required": ["file_path", "instruction", "old_string", "new_string"]
+}`
+
+// geminiDefinitions are the four tools in Gemini CLI's style: its names and input
+// shapes, the values of the other styles (Bash's with the command's process group), and
+// the texts its tools send the model, as measured on Gemini CLI 0.61.0 by the
+// differential suite (gemini/tools/*). A failure reads as its message alone (the Gemini
+// wire sends it as the function response's "error").
+func geminiDefinitions(o Options) []tools.Definition {
+	defs := []tools.Definition{geminiShell(o), geminiRead(o), geminiWrite(o), geminiReplace(o)}
+	for i := range defs {
+		defs[i].FinalizeContent = plainFailure
+	}
+	return defs
+}
+
+// plainFailure shows a failed call's message without dsh's "Error: " (a content a
+// listener replaced stays as it is).
+func plainFailure(_ dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+	f, ok := result.(dsh.ToolFailure)
+	if !ok || len(f.Content) != 1 {
+		return nil, nil
+	}
+	if t, ok := f.Content[0].(dsh.TextBlock); ok && t.Text == "Error: "+f.Error.Message {
+		return []dsh.ContentBlock{dsh.TextBlock{Text: f.Error.Message}}, nil
+	}
+	return nil, nil
+}
+
+func geminiShell(o Options) tools.Definition {
+	return tools.Definition{
+		Name:        GeminiShell,
+		Description: "This tool executes a given shell command as `bash -c <command>`, in the workspace, as the leader of its own process group.",
+		InputSchema: json.RawMessage(geminiShellSchema),
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r bashResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: renderGeminiShell(r)}}, nil
+		}, PresentationMeta: bashMeta},
+		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			var in struct {
+				Command string `json:"command"`
+				DirPath string `json:"dir_path"`
+			}
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			ro := o
+			if in.DirPath != "" {
+				dir, err := resolve(o.Workspace, in.DirPath)
+				if err != nil {
+					return nil, geminiFileError(err, in.DirPath, o.Workspace)
+				}
+				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+					return nil, tools.NewError(CodeBadInput, "Directory '"+in.DirPath+"' does not exist.")
+				}
+				ro.Workspace = dir
+			}
+			return runBash(ctx, ro, in.Command, o.BashTimeout)
+		},
+	}
+}
+
+// renderGeminiShell is Gemini CLI's shell result: the output (stdout then stderr; the
+// engine merges them as they come) trimmed, or "(empty)", the exit code when it is not
+// 0, and the process group, inside <untrusted_context>.
+func renderGeminiShell(r bashResult) string {
+	out := r.Stdout
+	if r.Stderr != "" {
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += r.Stderr
+	}
+	out = strings.TrimSpace(out)
+	if r.OutputTruncated {
+		out += "\n[output truncated]"
+	}
+	if out == "" {
+		out = "(empty)"
+	}
+	var b strings.Builder
+	b.WriteString("<untrusted_context>\nOutput: " + out + "\n")
+	if r.ExitCode != 0 {
+		fmt.Fprintf(&b, "Exit Code: %d\n", r.ExitCode)
+	}
+	if r.PGID != 0 {
+		fmt.Fprintf(&b, "Process Group PGID: %d\n", r.PGID)
+	}
+	b.WriteString("</untrusted_context>")
+	return b.String()
+}
+
+func geminiRead(o Options) tools.Definition {
+	return tools.Definition{
+		Name:              GeminiRead,
+		Description:       "Reads and returns the content of a text file in the workspace; start_line and end_line read a range of lines.",
+		InputSchema:       json.RawMessage(geminiReadSchema),
+		IsConcurrencySafe: func(json.RawMessage) bool { return true },
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r readResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: renderGeminiRead(r.File)}}, nil
+		}},
+		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			var in struct {
+				FilePath  string `json:"file_path"`
+				StartLine int    `json:"start_line"`
+				EndLine   int    `json:"end_line"`
+			}
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			start, limit := max(in.StartLine, 1), 0
+			if in.EndLine > 0 {
+				if in.EndLine < start {
+					return nil, tools.NewError(CodeBadInput, "end_line must be greater than or equal to start_line")
+				}
+				limit = in.EndLine - start + 1
+			}
+			r, err := readLines(ctx, o, in.FilePath, start, limit, in.StartLine > 0 || in.EndLine > 0)
+			if err != nil {
+				return nil, geminiFileError(err, in.FilePath, o.Workspace)
+			}
+			return r, nil
+		},
+	}
+}
+
+// renderGeminiRead is Gemini CLI's read_file result: the text as it is when the whole
+// file was read, else a note of the lines shown and where to go on, then the text.
+func renderGeminiRead(f readFile) string {
+	if f.StartLine == 1 && f.NumLines == f.TotalLines {
+		return f.Content
+	}
+	first := min(f.StartLine, f.TotalLines+1)
+	last := first + f.NumLines - 1
+	return fmt.Sprintf("\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines %d-%d of %d total lines.\n"+
+		"Action: To read more of the file, you can use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. "+
+		"For example, to read the next section of the file, use start_line: %d.\n\n--- FILE CONTENT (truncated) ---\n%s",
+		first, last, f.TotalLines, last+1, f.Content)
+}
+
+func geminiWrite(o Options) tools.Definition {
+	return tools.Definition{
+		Name:        GeminiWrite,
+		Description: "Writes content to a file in the workspace, creating it (and missing directories) or replacing it.",
+		InputSchema: json.RawMessage(geminiWriteSchema),
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r writeResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			text := "Successfully overwrote file: " + r.FilePath
+			if r.Type == "create" {
+				text = "Successfully created and wrote to new file: " + r.FilePath
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: text + ". Here is the updated code:\n" + r.Content}}, nil
+		}},
+		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			var in struct {
+				FilePath string `json:"file_path"`
+				Content  string `json:"content"`
+			}
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			r, err := writeFile(o, in.FilePath, in.Content)
+			if err != nil {
+				return nil, geminiFileError(err, in.FilePath, o.Workspace)
+			}
+			return r, nil
+		},
+	}
+}
+
+func geminiReplace(o Options) tools.Definition {
+	return tools.Definition{
+		Name:        GeminiReplace,
+		Description: "Replaces exact text in a workspace file: old_string must occur exactly once, unless allow_multiple is set.",
+		InputSchema: json.RawMessage(geminiReplaceSchema),
+		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			var r editResult
+			if err := json.Unmarshal(value, &r); err != nil {
+				return nil, err
+			}
+			n, updated := 1, strings.Replace(r.OriginalFile, r.OldString, r.NewString, 1)
+			if r.ReplaceAll {
+				n, updated = strings.Count(r.OriginalFile, r.OldString), strings.ReplaceAll(r.OriginalFile, r.OldString, r.NewString)
+			}
+			return []dsh.ContentBlock{dsh.TextBlock{Text: fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s",
+				r.FilePath, n, updated)}}, nil
+		}},
+		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			var in struct {
+				FilePath      string `json:"file_path"`
+				OldString     string `json:"old_string"`
+				NewString     string `json:"new_string"`
+				AllowMultiple bool   `json:"allow_multiple"`
+			}
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			r, found, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.AllowMultiple)
+			var te *tools.Error
+			if errors.As(err, &te) {
+				switch te.Code {
+				case CodeEditNoMatch:
+					return nil, tools.NewError(te.Code, fmt.Sprintf("Could not find an exact match for 'old_string' in '%s'. If previous edits modified the file "+
+						"or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying "+
+						"with an exact 'old_string'.", in.FilePath))
+				case CodeEditAmbiguous:
+					return nil, tools.NewError(te.Code, fmt.Sprintf("Failed to edit, Expected 1 occurrence but found %d for old_string in file: %s. "+
+						"If you intended to replace multiple occurrences, set 'allow_multiple' to true.", found, in.FilePath))
+				}
+			}
+			if err != nil {
+				return nil, geminiFileError(err, in.FilePath, o.Workspace)
+			}
+			return r, nil
+		},
+	}
+}
+
+// geminiFileError words the file errors as Gemini CLI does ("File not found: PATH",
+// "Path not in workspace: …"); other errors are returned as they are.
+func geminiFileError(err error, path, workspace string) error {
+	var te *tools.Error
+	if !errors.As(err, &te) {
+		return err
+	}
+	switch te.Code {
+	case CodeNotFound:
+		return tools.NewError(te.Code, "File not found: "+path)
+	case CodeOutsideWorkspace:
+		return tools.NewError(te.Code, fmt.Sprintf("Path not in workspace: Attempted path %q resolves outside the allowed workspace directories: %s", path, workspace))
+	}
+	return err
+}
