@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,8 @@ func CacheDir(moduleRoot string) string {
 }
 
 // Install installs the pinned engines with npm into cache/engines (once; later calls
-// reuse the installation).
+// reuse the installation). The missing ones are installed concurrently: npm spends most
+// of an install waiting on the network and the disk.
 func Install(ctx context.Context, cache string) (Engines, error) {
 	e := Engines{
 		Claude: filepath.Join(cache, "engines", "claude-code-"+ClaudeCodeVersion, "node_modules", ".bin", "claude"),
@@ -54,27 +56,37 @@ func Install(ctx context.Context, cache string) (Engines, error) {
 		}
 		return e, errors.New("npm is needed to install the engines (apt-get install nodejs npm)")
 	}
-	for _, p := range []struct{ bin, dir, pkg string }{
+	pkgs := []struct{ bin, dir, pkg string }{
 		{e.Claude, "claude-code-" + ClaudeCodeVersion, ClaudeCodePackage + "@" + ClaudeCodeVersion},
 		{e.Codex, "codex-" + CodexVersion, CodexPackage + "@" + CodexVersion},
 		{e.Gemini, "gemini-cli-" + GeminiVersion, GeminiPackage + "@" + GeminiVersion},
-	} {
+	}
+	errs := make([]error, len(pkgs))
+	var wg sync.WaitGroup
+	for i, p := range pkgs {
 		if exists(p.bin) {
 			continue
 		}
-		dir := filepath.Join(cache, "engines", p.dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return e, err
-		}
-		cmd := exec.CommandContext(ctx, "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, p.pkg)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return e, fmt.Errorf("npm install %s: %v\n%s", p.pkg, err, out)
-		}
-		if !exists(p.bin) {
-			return e, fmt.Errorf("npm install %s: %s missing afterwards", p.pkg, p.bin)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dir := filepath.Join(cache, "engines", p.dir)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				errs[i] = err
+				return
+			}
+			cmd := exec.CommandContext(ctx, "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, p.pkg)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("npm install %s: %v\n%s", p.pkg, err, out)
+				return
+			}
+			if !exists(p.bin) {
+				errs[i] = fmt.Errorf("npm install %s: %s missing afterwards", p.pkg, p.bin)
+			}
+		}()
 	}
-	return e, nil
+	wg.Wait()
+	return e, errors.Join(errs...)
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
