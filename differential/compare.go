@@ -46,9 +46,11 @@ type Normalizer struct {
 }
 
 var (
-	uuidRE   = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	callIDRE = regexp.MustCompile(`\b(toolu|call)_\d{3}_\d+\b`)
-	hookIDRE = regexp.MustCompile(`hook_run_id="[^"]*"`)
+	uuidRE           = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	callIDRE         = regexp.MustCompile(`\b(toolu|call)_\d{3}_\d+\b`)
+	hookIDRE         = regexp.MustCompile(`hook_run_id="[^"]*"`)
+	timestampRE      = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+	sessionContextRE = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
@@ -87,6 +89,17 @@ func (n Normalizer) Value(field string, v any) string {
 		if f, ok := v.(float64); ok && f >= 0 && f == float64(int64(f)) {
 			return "<seconds>"
 		}
+	case "timestamp":
+		// When the hook ran (Gemini CLI: ISO 8601 in UTC, to the millisecond).
+		if s, ok := v.(string); ok && timestampRE.MatchString(s) {
+			return "<timestamp>"
+		}
+	case "llm_request", "llm_response":
+		// Gemini CLI's model events: the engine's environment preamble (<session_context>,
+		// with the date and a directory listing) is left out of the messages, as from what
+		// the model was sent.
+		data, _ := json.Marshal(v)
+		return n.Text(sessionContextRE.ReplaceAllString(string(data), ""))
 	case "session_id", "turn_id", "prompt_id":
 		if s, ok := v.(string); ok {
 			if uuidRE.MatchString(s) && len(s) == 36 {
@@ -100,7 +113,13 @@ func (n Normalizer) Value(field string, v any) string {
 }
 
 // TrackedEnv are the environment variables whose presence the suite compares.
-var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PLUGIN_ROOT", "CLAUDE_ENV_FILE", "CLAUDE_CODE_ENTRYPOINT"}
+var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PLUGIN_ROOT", "CLAUDE_ENV_FILE", "CLAUDE_CODE_ENTRYPOINT",
+	"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_SESSION_ID", "GEMINI_PLANS_DIR"}
+
+// ValuedEnv are the tracked variables whose values the suite compares too, normalized
+// (Gemini CLI's: the project directory, the cwd, the plans directory under the session).
+// GEMINI_SESSION_ID is compared as being the session_id of the hook's stdin or not.
+var ValuedEnv = []string{"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR"}
 
 // Diff is one difference: an aspect (effects, calls, sent, runs, exit, stdin.FIELD,
 // env.VAR) and what differed.
@@ -193,6 +212,18 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 				_, okb := b[i].Env[v]
 				if oka != okb {
 					addField("env."+v, fmt.Sprintf("%s: set by the engine %v, by dsh %v", name, oka, okb))
+				}
+			}
+			for _, v := range ValuedEnv {
+				va, oka := a[i].Env[v]
+				vb, okb := b[i].Env[v]
+				if oka && okb && ne.Text(va) != nd.Text(vb) {
+					addField("env."+v, fmt.Sprintf("%s: engine %s, dsh %s", name, ne.Text(va), nd.Text(vb)))
+				}
+			}
+			if va, vb := a[i].Env["GEMINI_SESSION_ID"], b[i].Env["GEMINI_SESSION_ID"]; va != "" && vb != "" {
+				if x, y := va == a[i].Stdin["session_id"], vb == b[i].Stdin["session_id"]; x != y {
+					addField("env.GEMINI_SESSION_ID", fmt.Sprintf("%s: the stdin's session_id under the engine %v, under dsh %v", name, x, y))
 				}
 			}
 			if p := ne.CallerPath; p != "" {

@@ -7,7 +7,8 @@ import (
 
 // SentGemini returns, for every main Gemini request, the parts after the last "model"
 // content (the first request of a run: the prompt): a functionResponse is a "result" (its
-// response's output, or its error, flagged), a text a "user" item. Gemini CLI's
+// response's output, or its error, flagged), a text a "user" item, or a "context" item
+// when it is a <hook_context> part of its own. Gemini CLI's
 // <session_context> part (date, OS, directory listing) is left out.
 func SentGemini(reqs []Request) []Next {
 	var out []Next
@@ -50,7 +51,11 @@ func SentGemini(reqs []Request) []Next {
 					if strings.HasPrefix(strings.TrimSpace(text), "<session_context>") {
 						continue // the engine's environment preamble, not a hook's
 					}
-					next = append(next, Item{Kind: "user", Text: strings.TrimSpace(text)})
+					kind := "user"
+					if strings.HasPrefix(strings.TrimSpace(text), "<hook_context>") {
+						kind = "context" // a BeforeAgent hook's context, a part of its own
+					}
+					next = append(next, Item{Kind: kind, Text: strings.TrimSpace(text)})
 				}
 			}
 		}

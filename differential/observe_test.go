@@ -23,3 +23,26 @@ func TestCodexOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiNormalization: Gemini CLI's run-specific values (the timestamp, the shell's
+// process group, the <session_context> preamble in a model event's messages) are
+// normalized; the rest of a value is kept.
+func TestGeminiNormalization(t *testing.T) {
+	n := Normalizer{Paths: map[string]string{"/tmp/x/ws": "<ws>"}}
+	for _, c := range []struct {
+		field string
+		v     any
+		want  string
+	}{
+		{"timestamp", "2026-12-04T11:31:20.697Z", "<timestamp>"},
+		{"timestamp", "yesterday", `"yesterday"`},
+		{"tool_response", map[string]any{"llmContent": "<untrusted_context>\nOutput: out1\nProcess Group PGID: 22892\n</untrusted_context>"},
+			`{"llmContent":"\u003cuntrusted_context\u003e\nOutput: out1\nProcess Group PGID: <pgid>\n\u003c/untrusted_context\u003e"}`},
+		{"llm_request", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "<session_context>\nin /tmp/x/ws\n</session_context>Do the task."}}},
+			`{"messages":[{"content":"Do the task.","role":"user"}]}`},
+	} {
+		if got := n.Value(c.field, c.v); got != c.want {
+			t.Errorf("Value(%s, %v) = %s, want %s", c.field, c.v, got, c.want)
+		}
+	}
+}
