@@ -3,6 +3,7 @@ package differential
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,9 @@ import (
 // BenchmarkHookOverhead measures what one hook run adds to a session, under the real
 // engine and under dsh run, in the same run: each iteration runs the same scripted session
 // (one turn of 10 shell calls) without hooks and with a PreToolUse and a PostToolUse hook
-// that each append a line to a file (20 hook runs), and reports the added wall time per
-// hook run as ms/hook. Run it with
+// (Gemini CLI: BeforeTool and AfterTool) that each append a line to a file (20 hook runs),
+// and reports the added wall time per hook run as ms/hook. Each side talks to the mock on
+// its engine's wire. Run it with
 //
 //	go test ./differential/ -run '^$' -bench HookOverhead -benchtime 3x
 func BenchmarkHookOverhead(b *testing.B) {
@@ -32,10 +34,12 @@ func BenchmarkHookOverhead(b *testing.B) {
 	}
 	var calls []string
 	for i := 0; i < 10; i++ {
-		calls = append(calls, "true")
+		// Distinct commands: Gemini CLI takes repeated identical calls for a loop and
+		// stops the turn.
+		calls = append(calls, fmt.Sprintf("true %d", i))
 	}
 	turns := []Turn{{Text: "running", Bash: calls}, {Text: "finished"}}
-	for _, engine := range []string{"claude", "codex"} {
+	for _, engine := range []string{"claude", "codex", "gemini"} {
 		for _, under := range []string{"engine", "dsh"} {
 			b.Run(engine+"/"+under, func(b *testing.B) {
 				var added time.Duration
@@ -70,7 +74,11 @@ func sessionTime(b *testing.B, e Engines, dshBin, dir, engine, under string, tur
 	events := map[string]any{}
 	if hooked {
 		cmd := "echo x >> " + filepath.Join(dir, "count")
-		for _, ev := range []string{"PreToolUse", "PostToolUse"} {
+		pre, post := "PreToolUse", "PostToolUse"
+		if engine == "gemini" {
+			pre, post = "BeforeTool", "AfterTool"
+		}
+		for _, ev := range []string{pre, post} {
 			events[ev] = []any{map[string]any{"matcher": "", "hooks": []any{map[string]any{"type": "command", "command": cmd}}}}
 		}
 	}
@@ -79,35 +87,38 @@ func sessionTime(b *testing.B, e Engines, dshBin, dir, engine, under string, tur
 	if err := os.WriteFile(hooks, cfg, 0o644); err != nil {
 		b.Fatal(err)
 	}
+	proto := map[string]Protocol{"claude": Anthropic, "codex": Responses, "gemini": Gemini}[engine]
+	m, err := NewMock(proto, turns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
 	ctx := context.Background()
 	var r Run
 	switch {
 	case under == "dsh":
-		m, err := NewMock(Chat, turns)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer m.Close()
-		dialect := map[string]string{"claude": "claude-code", "codex": "codex"}[engine]
+		dialect := map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini"}[engine]
 		r = RunDsh(ctx, dshBin, home, ws, hooks, dialect, filepath.Join(dir, "log.jsonl"), m.URL(), Prompt)
 	case engine == "claude":
-		m, err := NewMock(Anthropic, turns)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer m.Close()
 		r = RunClaude(ctx, e, home, ws, hooks, m.URL(), Prompt)
-	default:
-		m, err := NewMock(Responses, turns)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer m.Close()
+	case engine == "codex":
 		_ = os.WriteFile(filepath.Join(home, ".codex", "hooks.json"), cfg, 0o644)
 		r = RunCodex(ctx, e, home, filepath.Join(home, ".codex"), ws, m.URL(), Prompt)
+	default:
+		settings, _ := json.Marshal(GeminiSettings(map[string]any{"hooks": events}))
+		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r = RunGemini(ctx, e, home, ws, m.URL(), Prompt)
 	}
 	if r.Err != nil {
 		b.Fatalf("%s/%s: %v\n%s", engine, under, r.Err, r.Stderr)
+	}
+	if s := m.Strays(); len(s) > 0 {
+		b.Fatalf("%s/%s tried to reach something other than the mock: %v", engine, under, s)
 	}
 	return r.Elapsed
 }
