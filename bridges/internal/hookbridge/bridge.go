@@ -330,7 +330,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 	cfg, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
-		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
+		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint, Table: d.Table,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -341,11 +341,19 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: cfg, Shell: shell(d, o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}
 	return b, nil
+}
+
+// shell is the argv prefix of the dialect's hooks: the table's, else the dialect's own.
+func shell(d Dialect, getenv func(string) string) []string {
+	if len(d.Table.Shell) > 0 {
+		return d.Table.Shell
+	}
+	return d.Name.Shell(getenv)
 }
 
 // Diagnostics returns what loading reported, in order.
