@@ -552,3 +552,22 @@ func jsonObject(text string) (obj map[string]any, data []byte, ok bool) {
 	}
 	return obj, data, true
 }
+
+// Output returns the JSON object a finished run printed, read as Decode reads it (stdout;
+// under ReadAnyExit stdout or else stderr, a JSON string holding JSON included), or nil
+// when it printed none (a dialect reads the fields its table cannot state, such as
+// Gemini CLI's llm_request).
+func Output(b *hookmap.Bridge, r Result) map[string]any {
+	if r.ExitCode == nil || r.StdoutLost {
+		return nil
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD"))
+	if text == "" && b.ReadAnyExit && !r.StderrLost {
+		text = strings.TrimSpace(strings.ToValidUTF8(string(r.Stderr), "\uFFFD"))
+	}
+	if !b.ReadAnyExit && *r.ExitCode != 0 {
+		return nil
+	}
+	obj, _, _ := jsonObject(text)
+	return obj
+}

@@ -54,6 +54,11 @@ const (
 	NotificationIdlePrompt = "idle_prompt"
 )
 
+// ErrNotFired, returned by a Dialect's Encode, says the dialect's engine does not fire
+// the event in this case (Gemini CLI has no SessionStart after a compaction): no hook
+// runs and the report is empty.
+var ErrNotFired = errors.New("the dialect does not fire this event here")
+
 // Input is the dialect-neutral content of one event's stdin; the dialect encodes it as
 // its wire input type.
 type Input struct {
@@ -101,6 +106,12 @@ type Input struct {
 	// Resumed describes the context a resumed session starts from (SessionStart with
 	// source resume; nil when the agent cannot say or the log held no model response).
 	Resumed *Resumed
+	// Request is the model request (a dialect's model-call events).
+	Request *dsh.ModelRequest
+	// Response is the model response (a dialect's model-call events).
+	Response *dsh.ModelResponse
+	// PromptResponse is the model's text of the turn (Gemini AfterAgent).
+	PromptResponse string
 }
 
 // Resumed is the context a resumed session starts from.
@@ -180,6 +191,12 @@ type Dialect struct {
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool
+	// PostToolFailures fires PostToolUse for failed calls too, with Input.Error set
+	// (Gemini CLI's AfterTool follows every call).
+	PostToolFailures bool
+	// Register, if set, registers the dialect's own listeners (for points the roles above
+	// do not cover, e.g. the model call) and returns their unregister funcs.
+	Register func(b *Bridge, r *dsh.Registrar) []func()
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -258,7 +275,8 @@ type Bridge struct {
 	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
 	// until its pre-execute listener replays it (each hook runs once per call).
 	fired map[callKey]*hookproto.Report
-	early map[string]bool // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+	early map[string]bool   // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+	roles map[string]string // role → the table event playing it (see roles)
 }
 
 // callKey identifies a call between the rewrite phase and pre-execute.
@@ -294,7 +312,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		log = slog.Default()
 	}
 	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{},
-		fired: map[callKey]*hookproto.Report{}}
+		fired: map[callKey]*hookproto.Report{}, roles: roles(d.Table)}
 	if b.o.NewID == nil {
 		b.o.NewID = func() string {
 			var buf [12]byte
@@ -371,7 +389,52 @@ func (b *Bridge) Close(ctx context.Context) error { return b.engine.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.engine.Wait(ctx) }
 
-func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(event)) > 0 }
+func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(b.name(event))) > 0 }
+
+// Has reports whether the dialect's event (a role above, or a name of its table) has
+// hooks.
+func (b *Bridge) Has(event string) bool { return b.has(event) }
+
+// rolePoints are the extension points of the roles above, in the order the table's events
+// are assigned to them: a dialect event whose name is not a role takes the first
+// unassigned role at its point (Gemini's BeforeTool plays PreToolUse).
+var rolePoints = [][2]string{
+	{SessionStart, "agent/session-start"}, {UserPromptSubmit, "agent/pre-step"}, {PreToolUse, "tools/pre-execute"},
+	{PostToolUse, "tools/post-execute"}, {Stop, "agent/turn-stopping"}, {SessionEnd, "agent/session-end"},
+	{PreCompact, "compaction/pre-compact"}, {PostCompact, "compaction/post-compact"},
+	{PermissionRequest, "approval/answer"}, {Notification, "approval/prompt"}, {PostToolUseFailure, "tools/post-execute"},
+}
+
+// roles maps each role to the table event that plays it, by the table's point column.
+func roles(t *hookmap.Bridge) map[string]string {
+	out := map[string]string{}
+	taken := map[string]bool{}
+	for _, rp := range rolePoints {
+		if _, ok := t.Lookup(rp[0]); ok {
+			out[rp[0]], taken[rp[0]] = rp[0], true
+		}
+	}
+	for _, rp := range rolePoints {
+		if _, ok := out[rp[0]]; ok {
+			continue
+		}
+		for _, e := range t.Events {
+			if e.Point == rp[1] && !taken[e.Name] && !slices.ContainsFunc(rolePoints, func(r [2]string) bool { return r[0] == e.Name }) {
+				out[rp[0]], taken[e.Name] = e.Name, true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// name is the dialect's event playing role (the role itself when none does).
+func (b *Bridge) name(role string) string {
+	if n, ok := b.roles[role]; ok {
+		return n
+	}
+	return role
+}
 
 // Register registers one listener per mapped event that has hooks (plus, when PreToolUse
 // has hooks, the post-execute and result listeners that deliver and clean up its
@@ -421,6 +484,9 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	if b.has(PostCompact) {
 		unregs = append(unregs, r.OnPostCompact(b.postCompact))
 	}
+	if b.d.Register != nil {
+		unregs = append(unregs, b.d.Register(b, r)...)
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -442,6 +508,23 @@ func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session 
 	return s
 }
 
+// Fire encodes in and fires its event (a role, or a name of the dialect's table): the
+// hook of a dialect's own listeners (Dialect.Register).
+func (b *Bridge) Fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
+	return b.fire(ctx, in, subject, inTurn, agent)
+}
+
+// Session describes the session of the agent with the given id to the hooks.
+func (b *Bridge) Session(ctx context.Context, agentID string) hookproto.Session {
+	return b.session(ctx, agentID)
+}
+
+// Message is one plugin-sourced user message of the bridge holding texts.
+func (b *Bridge) Message(texts []string) dsh.UserMessage { return b.message(texts) }
+
+// Log is the bridge's logger.
+func (b *Bridge) Log() *slog.Logger { return b.log }
+
 // fire encodes in and fires the event.
 func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fireIgnoring(ctx, in, subject, inTurn, agent, "")
@@ -450,7 +533,11 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 // fireIgnoring is fire, dropping the hooks' rewrites with the diagnostic ignore when it
 // is set (see hookproto.Fire.IgnoreRewrite).
 func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent, ignore string) (*hookproto.Report, error) {
+	in.Event = b.name(in.Event)
 	stdin, err := b.d.Encode(in)
+	if errors.Is(err, ErrNotFired) {
+		return &hookproto.Report{Merged: hookproto.Merged{Outcome: dsh.HookOutcomePass}}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
 	}
@@ -877,11 +964,18 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		}
 	}
-	if succ != nil && b.has(PostToolUse) {
+	if (succ != nil || (fail != nil && b.d.PostToolFailures)) && b.has(PostToolUse) {
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
-			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ), DurationMS: took}
+			ToolUseID: ex.CallID, DurationMS: took}
+		if succ != nil {
+			in.ToolResponse = toolResponse(*succ)
+		} else {
+			in.Error = fail.Error.Message
+			data, _ := json.Marshal(Text(fail.Content))
+			in.ToolResponse = data
+		}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
 			in.OriginalInput = ex.ModelArguments
 		}
@@ -920,6 +1014,9 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		return dsh.PostToolHalt{Reason: haltReason}, nil
 	}
 	d, err := next.Call(ctx)
+	if err == nil && succ != nil {
+		d = b.rewriteNote(p.Exec, *succ, d)
+	}
 	if err != nil || len(texts) == 0 {
 		return d, err
 	}
@@ -938,6 +1035,26 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	}
 	b.log.Info("tool hook contexts dropped: the downstream decision carries none", "decision", string(d.Kind()))
 	return d, nil
+}
+
+// rewriteNote appends the table's rewrite note (Rewrite.Note) to the result of a call
+// whose arguments a rewrite changed, when the downstream decision keeps the content.
+func (b *Bridge) rewriteNote(ex dsh.ToolExecution, succ dsh.ToolSuccess, d dsh.PostToolDecision) dsh.PostToolDecision {
+	ev, ok := b.d.Table.Lookup(b.name(PreToolUse))
+	if !ok || ev.Rewrite == nil || ev.Rewrite.Note == "" || len(ex.ModelArguments) == 0 {
+		return d
+	}
+	x, ok := d.(dsh.PostToolAccept)
+	if !ok || x.Content != nil || x.Value != nil {
+		return d
+	}
+	x.Content = append(slices.Clone(succ.Content), dsh.TextBlock{Text: ev.Rewrite.Note})
+	if n := len(succ.Content); n > 0 {
+		if t, ok := succ.Content[n-1].(dsh.TextBlock); ok {
+			x.Content = append(slices.Clone(succ.Content[:n-1]), dsh.TextBlock{Text: t.Text + ev.Rewrite.Note})
+		}
+	}
+	return x
 }
 
 // turnStopping maps Stop: block steers the reason into another step, halt ends the turn.
