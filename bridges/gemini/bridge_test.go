@@ -156,17 +156,25 @@ func TestBeforeToolRewrite(t *testing.T) {
 	}
 }
 
-// TestAfterToolContext: additionalContext follows the result inside <hook_context>, for a
-// failed call too.
+// TestAfterToolContext: additionalContext follows the result text inside <hook_context>,
+// after a blank line, for a failed call too; a block replaces the result with "Tool
+// result blocked: <reason>".
 func TestAfterToolContext(t *testing.T) {
 	h, _ := setup(t, on("AfterTool", "run_shell", `echo '{"hookSpecificOutput":{"additionalContext":"checked"}}'`))
-	post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"false"}`), dsh.ToolFailure{Error: dsh.ToolError{Message: "exit 1"}})
+	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "exit 1"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Exit Code: 1"}}}
+	post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"false"}`), fail)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc, ok := post.(dsh.PostToolAccept)
-	if !ok || len(acc.AdditionalContexts) != 1 || ht.Texts(acc.AdditionalContexts[0])[0] != "<hook_context>checked</hook_context>" {
-		t.Fatalf("%s", ht.Describe(post))
+	if !ok || len(acc.Content) != 1 || acc.Content[0].(dsh.TextBlock).Text != "Exit Code: 1\n\n<hook_context>checked</hook_context>" {
+		t.Fatalf("%s %+v", ht.Describe(post), post)
+	}
+	h, _ = setup(t, on("AfterTool", "", `echo '{"decision":"block","reason":"secret"}'`))
+	post, err = h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), ht.Success(`"key"`))
+	blk, ok := post.(dsh.PostToolBlock)
+	if err != nil || !ok || blk.Feedback[0].(dsh.TextBlock).Text != "Tool result blocked: secret" {
+		t.Fatalf("%s %v", ht.Describe(post), err)
 	}
 }
 

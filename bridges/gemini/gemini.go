@@ -142,7 +142,9 @@ func dialect(now func() time.Time) hookbridge.Dialect {
 			// The engine says nothing before the result; the table's note follows it.
 			RewriteSilent: true,
 			// An AfterAgent deny is the next prompt, not a context.
-			StopForm: dsh.PluginFormRelay,
+			StopForm:       dsh.PluginFormRelay,
+			PostBlockText:  func(reason string) string { return "Tool result blocked: " + reason },
+			ResultContexts: true,
 		},
 		EndReason:        endReason,
 		PostToolFailures: true,

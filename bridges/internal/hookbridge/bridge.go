@@ -1000,7 +1000,11 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			}
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: rep.Merged.Reason}}}
+			feedback := rep.Merged.Reason
+			if f := b.d.Render.PostBlockText; f != nil {
+				feedback = f(feedback)
+			}
+			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: feedback}}}
 			if len(texts) > 0 {
 				blk.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
 			}
@@ -1014,8 +1018,23 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		return dsh.PostToolHalt{Reason: haltReason}, nil
 	}
 	d, err := next.Call(ctx)
-	if err == nil && succ != nil {
-		d = b.rewriteNote(p.Exec, *succ, d)
+	if err == nil && (succ != nil || fail != nil) {
+		var content []dsh.ContentBlock
+		suffix := ""
+		if succ != nil {
+			content = succ.Content
+		} else {
+			content = fail.Content
+		}
+		if b.d.Render.ResultContexts && len(texts) > 0 {
+			suffix = "\n\n" + strings.Join(texts, "\n")
+		}
+		if x, ok := appendText(content, d, b.rewriteNote(p.Exec, succ != nil)+suffix); ok {
+			d = x
+			if suffix != "" {
+				texts = nil
+			}
+		}
 	}
 	if err != nil || len(texts) == 0 {
 		return d, err
@@ -1037,24 +1056,30 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	return d, nil
 }
 
-// rewriteNote appends the table's rewrite note (Rewrite.Note) to the result of a call
-// whose arguments a rewrite changed, when the downstream decision keeps the content.
-func (b *Bridge) rewriteNote(ex dsh.ToolExecution, succ dsh.ToolSuccess, d dsh.PostToolDecision) dsh.PostToolDecision {
+// rewriteNote is the table's rewrite note (Rewrite.Note) for the successful result of a
+// call whose arguments a rewrite changed; "" otherwise.
+func (b *Bridge) rewriteNote(ex dsh.ToolExecution, success bool) string {
 	ev, ok := b.d.Table.Lookup(b.name(PreToolUse))
-	if !ok || ev.Rewrite == nil || ev.Rewrite.Note == "" || len(ex.ModelArguments) == 0 {
-		return d
+	if !ok || ev.Rewrite == nil || !success || len(ex.ModelArguments) == 0 {
+		return ""
 	}
+	return ev.Rewrite.Note
+}
+
+// appendText appends suffix to the last text block of content (a new block when it has
+// none) as the downstream decision's content, when that decision keeps the content.
+func appendText(content []dsh.ContentBlock, d dsh.PostToolDecision, suffix string) (dsh.PostToolDecision, bool) {
 	x, ok := d.(dsh.PostToolAccept)
-	if !ok || x.Content != nil || x.Value != nil {
-		return d
+	if suffix == "" || !ok || x.Content != nil || x.Value != nil {
+		return d, false
 	}
-	x.Content = append(slices.Clone(succ.Content), dsh.TextBlock{Text: ev.Rewrite.Note})
-	if n := len(succ.Content); n > 0 {
-		if t, ok := succ.Content[n-1].(dsh.TextBlock); ok {
-			x.Content = append(slices.Clone(succ.Content[:n-1]), dsh.TextBlock{Text: t.Text + ev.Rewrite.Note})
+	x.Content = append(slices.Clone(content), dsh.TextBlock{Text: suffix})
+	if n := len(content); n > 0 {
+		if t, ok := content[n-1].(dsh.TextBlock); ok {
+			x.Content = append(slices.Clone(content[:n-1]), dsh.TextBlock{Text: t.Text + suffix})
 		}
 	}
-	return x
+	return x, true
 }
 
 // turnStopping maps Stop: block steers the reason into another step, halt ends the turn.
