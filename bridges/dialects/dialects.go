@@ -7,11 +7,12 @@ import (
 	"github.com/dshkit/dsh/bridges/claudecode"
 	"github.com/dshkit/dsh/bridges/codex"
 	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/gemini"
 )
 
 // All returns every dialect, the default (Claude Code) first.
 func All() dialect.Registry {
-	return dialect.Registry{claudecode.Descriptor(), codex.Descriptor()}
+	return dialect.Registry{claudecode.Descriptor(), codex.Descriptor(), gemini.Descriptor()}
 }
 
 // Default is the name of the dialect --dialect defaults to: the first of All.

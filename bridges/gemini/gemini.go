@@ -13,10 +13,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
@@ -27,20 +29,56 @@ import (
 // Plugin is the plugin name stamped on every message the bridge adds.
 var Plugin = hookmap.Gemini.Plugin
 
+// settings are Gemini CLI's settings files, in its load order: system, user, workspace
+// (the workspace's load only in a trusted folder).
+var settings = []dialect.SettingsFile{
+	{Source: "system", Scope: dialect.ScopeSystem, Dir: "/etc/gemini-cli", File: "settings.json"},
+	{Source: "user", Scope: dialect.ScopeUser, Dir: ".gemini", File: "settings.json"},
+	{Source: "project", Scope: dialect.ScopeProject, Dir: ".gemini", File: "settings.json"},
+}
+
 // ProjectFiles are the workspace settings files, relative to the project directory, that
 // Config.DiscoverProject loads (when the folder is trusted).
-var ProjectFiles = []string{filepath.Join(".gemini", "settings.json")}
+var ProjectFiles = dialect.ProjectFiles(settings)
 
-// UserFiles are the system and user settings files Gemini CLI reads, in its order, for
-// home (the user's home directory): the system file (GEMINI_CLI_SYSTEM_SETTINGS_PATH, else
-// /etc/gemini-cli/settings.json) and ~/.gemini/settings.json. getenv nil means none set.
-func UserFiles(home string, getenv func(string) string) []string {
-	system := "/etc/gemini-cli/settings.json"
-	if getenv != nil && getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH") != "" {
-		system = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+// Descriptor describes the Gemini CLI dialect to dsh's commands (bridges/dialect): the
+// settings hierarchy (system, user, workspace settings.json; with project discovery also
+// the extensions under $HOME/.gemini/extensions), the chat transcript, the built-in tools
+// in builtin.StyleGemini, a cap of 100 AfterAgent continuations (the engine's turn
+// limit), and the gemini provider.
+func Descriptor() *dialect.Descriptor {
+	return &dialect.Descriptor{
+		Name: hookmap.Gemini.Dialect, Table: &hookmap.Gemini, Settings: settings,
+		TranscriptSuffix: ".chat.jsonl",
+		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
+			return NewChat(path, sessionID, workspace)
+		},
+		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini",
+		New: func(c dialect.Config) (dialect.Bridge, error) {
+			cfg := Config{Files: c.Files, Extensions: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
+				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
+				Logger: c.Logger, BaseEnv: c.BaseEnv}
+			if c.DiscoverProject {
+				getenv := c.Getenv
+				if getenv == nil {
+					getenv = os.Getenv
+				}
+				if home := getenv("HOME"); home != "" {
+					cfg.Extensions = append(cfg.Extensions, Extensions(home)...)
+				}
+			}
+			b, err := New(cfg, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			if err != nil {
+				return nil, err // not a nil *Bridge in the interface
+			}
+			return b, nil
+		},
 	}
-	return []string{system, filepath.Join(home, ".gemini", "settings.json")}
 }
+
+// MaxTurns is Gemini CLI's limit of model turns per prompt, which is all that bounds an
+// AfterAgent deny loop.
+const MaxTurns = 100
 
 // Extensions returns the installed extensions' hook files, ~/.gemini/extensions/*/hooks/
 // hooks.json, each with its extension directory as plugin root.
@@ -55,8 +93,8 @@ func Extensions(home string) []hookproto.Source {
 
 // Config configures a Gemini bridge; see codex.Config for the fields they share.
 type Config struct {
-	// Files are settings.json files, loaded in order (system, user); files that do not
-	// exist are skipped with a diagnostic.
+	// Files are settings.json files, loaded in order (system, user); a file that cannot
+	// be read is a diagnostic.
 	Files []string
 	// Extensions are extension hook files (hooks/hooks.json); a malformed one is a
 	// diagnostic and the others still load.
@@ -101,7 +139,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	if now == nil {
 		now = time.Now
 	}
-	b, err := hookbridge.New(dialect(now), hookbridge.Options{
+	b, err := hookbridge.New(hookDialect(now), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Extensions, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
@@ -128,7 +166,7 @@ func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
 // Wait waits for the hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
-func dialect(now func() time.Time) hookbridge.Dialect {
+func hookDialect(now func() time.Time) hookbridge.Dialect {
 	m := &model{turns: map[string]*turnText{}}
 	return hookbridge.Dialect{
 		Name: hookproto.Gemini, Table: &hookmap.Gemini, ProjectFiles: ProjectFiles,
