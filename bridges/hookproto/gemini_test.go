@@ -218,11 +218,21 @@ func TestFireGemini(t *testing.T) {
 	rep = run(t, map[string]any{"hooks": map[string]any{"BeforeTool": []any{
 		map[string]any{"sequential": true, "hooks": []any{
 			hook(`echo '{"hookSpecificOutput":{"tool_input":{"command":"pwd"}}}'`),
-			hook(`jq -c '{systemMessage: (.tool_input|tojson)}' 2>/dev/null || python3 -c 'import json,sys; print(json.dumps({"systemMessage": json.dumps(json.load(sys.stdin)["tool_input"], separators=(",",":"))}))'`),
+			hook(`grep -q '"tool_input":{"command":"pwd","dir_path":"."}' && echo '{"systemMessage":"merged"}'`),
 		}},
 	}}})
-	if n := rep.Merged.Notices; len(n) != 1 || n[0] != `{"command":"pwd","dir_path":"."}` {
+	if n := rep.Merged.Notices; len(n) != 1 || n[0] != "merged" {
 		t.Fatalf("the second sequential hook saw %q, want the first one's rewrite merged in", n)
+	}
+
+	// A parallel group before a sequential one: every matched hook then runs in order, so
+	// the sequential group's hook sees the parallel group's rewrite.
+	rep = run(t, map[string]any{"hooks": map[string]any{"BeforeTool": []any{
+		map[string]any{"hooks": []any{hook(`echo '{"hookSpecificOutput":{"tool_input":{"dir_path":"/"}}}'`)}},
+		map[string]any{"sequential": true, "hooks": []any{hook(`grep -q '"dir_path":"/"' && echo '{"decision":"deny","reason":"saw it"}'`)}},
+	}}})
+	if rep.Merged.Outcome != "deny" || rep.Merged.Reason != "saw it" {
+		t.Fatalf("mixed groups: %s %q, want the sequential hook to see the parallel one's rewrite", rep.Merged.Outcome, rep.Merged.Reason)
 	}
 
 	rep = run(t, map[string]any{"hooks": map[string]any{"BeforeTool": []any{map[string]any{"hooks": []any{
