@@ -244,11 +244,11 @@ func TestEmbeddedTreeIsOnDisk(t *testing.T) {
 	for _, u := range embedded.Units[1:] {
 		pkgs = append(pkgs, u.Spec.Package)
 	}
-	if got := strings.Join(pkgs, " "); got != "claudecode codex conformance" {
-		t.Errorf("packages beside the canonical surface = %q, want \"claudecode codex conformance\"", got)
+	if got := strings.Join(pkgs, " "); got != "claudecode codex gemini conformance" {
+		t.Errorf("packages beside the canonical surface = %q, want \"claudecode codex gemini conformance\"", got)
 	}
-	if len(disk.Bridges) != 2 || len(embedded.Bridges) != 2 {
-		t.Errorf("bridge tables: %d on disk, %d embedded; want 2", len(disk.Bridges), len(embedded.Bridges))
+	if len(disk.Bridges) != 3 || len(embedded.Bridges) != 3 {
+		t.Errorf("bridge tables: %d on disk, %d embedded; want 3", len(disk.Bridges), len(embedded.Bridges))
 	}
 	a, err := disk.Files()
 	if err != nil {

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
@@ -49,7 +50,47 @@ var Plugin = hookmap.ClaudeCode.Plugin
 
 // ProjectFiles are the project-level settings files, relative to the project directory,
 // that Config.DiscoverProject loads (when the project is trusted).
-var ProjectFiles = []string{".claude/settings.json", ".claude/settings.local.json"}
+var ProjectFiles = dialect.ProjectFiles(settings)
+
+// settings are the engine's settings files that hold hooks, in its load order.
+var settings = []dialect.SettingsFile{
+	{Source: "user", Scope: dialect.ScopeUser, Dir: ".claude", File: "settings.json"},
+	{Source: "project", Scope: dialect.ScopeProject, Dir: ".claude", File: "settings.json"},
+	{Source: "local", Scope: dialect.ScopeProject, Dir: ".claude", File: "settings.local.json"},
+}
+
+// Descriptor describes the Claude Code dialect to dsh's commands (bridges/dialect): the
+// settings hierarchy (~/.claude/settings.json, then the project's .claude/settings.json
+// and .claude/settings.local.json), the JSONL transcript, the built-in tools in
+// builtin.StyleClaudeCode, at most 8 Stop continuations per turn (the engine's cap,
+// measured by the differential suite), the anthropic provider, CLAUDE_ENV_FILE and
+// RevalidateAfterRewrite.
+func Descriptor() *dialect.Descriptor {
+	return &dialect.Descriptor{
+		Name: hookmap.ClaudeCode.Dialect, Table: &hookmap.ClaudeCode,
+		Settings:         settings,
+		TranscriptSuffix: ".transcript.jsonl",
+		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
+			return NewTranscript(path, sessionID, workspace)
+		},
+		ToolStyle:       "claude-code",
+		ContinuationCap: 8,
+		ModelProvider:   "anthropic",
+		EnvFile:         true,
+		Revalidate:      true,
+		New: func(c dialect.Config) (dialect.Bridge, error) {
+			b, err := New(Config{Files: c.Files, Plugins: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
+				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
+				Logger: c.Logger, BaseEnv: c.BaseEnv, EnvFile: c.EnvFile, Canonical: c.Canonical, Interactive: c.Interactive,
+				RevalidateAfterRewrite: c.RevalidateAfterRewrite},
+				hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			if err != nil {
+				return nil, err // not a nil *Bridge in the interface
+			}
+			return b, nil
+		},
+	}
+}
 
 // Config configures a Claude Code bridge.
 type Config struct {
@@ -137,7 +178,7 @@ type Bridge struct {
 // whole (dsh bridge decision 9): problems are Diagnostics, logged, and every valid group
 // loads. The error reports an unusable Config (no Workspace).
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(dialect(!cfg.Canonical, cfg.EnvFile), hookbridge.Options{
+	b, err := hookbridge.New(hookDialect(!cfg.Canonical, cfg.EnvFile), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
@@ -165,8 +206,8 @@ func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
-// dialect is the bridge's dialect description (table, encoder, project files).
-func dialect(asEngine bool, envFile string) hookbridge.Dialect {
+// hookDialect is the bridge's dialect description (table, encoder, project files).
+func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 	var render hookbridge.Render
 	if asEngine {
 		render = hookbridge.Render{Contexts: renderContexts, Deny: renderDeny, PostBlock: renderPostBlock,

@@ -21,11 +21,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
@@ -38,7 +40,43 @@ var Plugin = hookmap.Codex.Plugin
 
 // ProjectFiles are the project-level hook files, relative to the project directory, that
 // Config.DiscoverProject loads (when the project is trusted).
-var ProjectFiles = []string{".codex/hooks.json"}
+var ProjectFiles = dialect.ProjectFiles(settings)
+
+// settings are the engine's settings files that hold hooks, in its load order.
+var settings = []dialect.SettingsFile{
+	{Source: "user", Scope: dialect.ScopeUser, Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json"},
+	{Source: "project", Scope: dialect.ScopeProject, Dir: ".codex", File: "hooks.json"},
+}
+
+// Descriptor describes the Codex dialect to dsh's commands (bridges/dialect): the hooks
+// files ($CODEX_HOME/hooks.json, default ~/.codex/hooks.json, then the project's
+// .codex/hooks.json), the rollout transcript, the built-in tools in builtin.StyleCodex,
+// no cap on Stop continuations (as the engine), and the openai provider with hook
+// contexts as developer messages.
+func Descriptor() *dialect.Descriptor {
+	return &dialect.Descriptor{
+		Name: hookmap.Codex.Dialect, Table: &hookmap.Codex,
+		Settings:         settings,
+		TranscriptSuffix: ".rollout.jsonl",
+		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
+			return NewRollout(path, sessionID, workspace)
+		},
+		ToolStyle:         "codex",
+		ContinuationCap:   math.MaxInt,
+		ModelProvider:     "openai",
+		DeveloperContexts: true,
+		New: func(c dialect.Config) (dialect.Bridge, error) {
+			b, err := New(Config{Files: c.Files, Plugins: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
+				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
+				Logger: c.Logger, BaseEnv: c.BaseEnv, Getenv: c.Getenv, Model: c.Model, Canonical: c.Canonical},
+				hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			if err != nil {
+				return nil, err // not a nil *Bridge in the interface
+			}
+			return b, nil
+		},
+	}
+}
 
 // ShellTools are the tools whose tool_input Codex reduces to {command}
 // (docs/design/HOOK-PROTOCOLS.md#23-stdin-fields).
@@ -116,7 +154,7 @@ type Bridge struct {
 
 // New loads the configured hook files and returns the bridge; see claudecode.New.
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(dialect(cfg.Model, !cfg.Canonical), hookbridge.Options{
+	b, err := hookbridge.New(hookDialect(cfg.Model, !cfg.Canonical), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,
@@ -144,7 +182,8 @@ func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
-func dialect(model string, asEngine bool) hookbridge.Dialect {
+// hookDialect is the bridge's dialect description (table, encoder, project files).
+func hookDialect(model string, asEngine bool) hookbridge.Dialect {
 	var render hookbridge.Render
 	if asEngine {
 		render = hookbridge.Render{Deny: renderDeny, PermissionDeny: renderPermissionDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay,

@@ -85,6 +85,9 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	if r.StderrLost {
 		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stderr exceeded its cap; only its first %d bytes were kept", len(r.Stderr)))
 	}
+	if b.ReadAnyExit {
+		return decodeAnyExit(v, b, ev, r, stderr)
+	}
 	switch code := *r.ExitCode; code {
 	case 0:
 	case 2:
@@ -464,4 +467,107 @@ func overCapStdout(v Verdict, ev *hookmap.Event, b *hookmap.Bridge, out string, 
 		v.Diagnostics = append(v.Diagnostics, "plain stdout ignored at "+ev.Name)
 	}
 	return v
+}
+
+// decodeAnyExit decodes a run under Bridge.ReadAnyExit (Gemini CLI): the text is stdout,
+// or stderr when stdout is blank; JSON (or a JSON string holding JSON) is the output
+// whatever the exit code; other text is plain output on exit 0, a notice prefixed with
+// WarningPrefix on exit 1, and the event's exit-2 outcome with the text as the reason on
+// any other exit; no text is pass on exit 0 and failed otherwise (the action proceeds).
+// Text cut by the output cap that may be JSON blocks where the event can block (fail
+// closed), as in Decode.
+func decodeAnyExit(v Verdict, b *hookmap.Bridge, ev *hookmap.Event, r Result, stderr string) Verdict {
+	code := *r.ExitCode
+	if !utf8.Valid(r.Stdout) {
+		v.Diagnostics = append(v.Diagnostics, "stdout is not valid UTF-8; invalid bytes replaced")
+	}
+	text, lost, kept := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD")), r.StdoutLost, len(r.Stdout)
+	if text == "" && !lost {
+		text, lost, kept = stderr, r.StderrLost, len(r.Stderr)
+	}
+	if lost {
+		return overCapStdout(v, ev, b, text, kept)
+	}
+	if text == "" {
+		if code == 0 {
+			v.Outcome = dsh.HookOutcomePass
+			return v
+		}
+		v.Outcome = dsh.HookOutcomeFailed
+		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("exit status %d with no output (non-blocking)", code))
+		return v
+	}
+	if obj, data, ok := jsonObject(text); ok {
+		if ev.DecodeOutput == nil {
+			v.Outcome = Outcome(b.InvalidJSON)
+			v.Diagnostics = append(v.Diagnostics, "no output decoder for "+ev.Name)
+			return v
+		}
+		if _, err := ev.DecodeOutput(data); err != nil {
+			v.Outcome = Outcome(b.InvalidJSON)
+			v.Diagnostics = append(v.Diagnostics, "invalid "+ev.Output+": "+err.Error())
+			return v
+		}
+		if code != 0 {
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("exit status %d: its JSON output still counts", code))
+		}
+		evaluate(&v, ev, obj)
+		return v
+	}
+	switch code {
+	case 0:
+		v.Outcome = dsh.HookOutcomeAllow
+		if ev.PlainStdoutContext {
+			v.Contexts = append(v.Contexts, text)
+		} else if b.PlainNotice {
+			v.Notices = append(v.Notices, text)
+		}
+	case 1:
+		v.Outcome = dsh.HookOutcomeAllow
+		v.Notices = append(v.Notices, b.WarningPrefix+text)
+		v.Diagnostics = append(v.Diagnostics, "exit status 1 (non-blocking)")
+	default:
+		if ev.Exit2 == string(dsh.HookOutcomeError) {
+			v.Outcome = dsh.HookOutcomeError
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("exit status %d does not block at %s", code, ev.Name))
+			return v
+		}
+		v.Outcome, v.Reason = blockingOutcome(ev), text
+	}
+	return v
+}
+
+// jsonObject parses text as a JSON object, or as a JSON string that holds one (Gemini
+// CLI parses such a string again); ok is false for anything else.
+func jsonObject(text string) (obj map[string]any, data []byte, ok bool) {
+	data = []byte(text)
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		data = []byte(strings.TrimSpace(s))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&obj) != nil || obj == nil || dec.More() {
+		return nil, nil, false
+	}
+	return obj, data, true
+}
+
+// Output returns the JSON object a finished run printed, read as Decode reads it (stdout;
+// under ReadAnyExit stdout or else stderr, a JSON string holding JSON included), or nil
+// when it printed none (a dialect reads the fields its table cannot state, such as
+// Gemini CLI's llm_request).
+func Output(b *hookmap.Bridge, r Result) map[string]any {
+	if r.ExitCode == nil || r.StdoutLost {
+		return nil
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD"))
+	if text == "" && b.ReadAnyExit && !r.StderrLost {
+		text = strings.TrimSpace(strings.ToValidUTF8(string(r.Stderr), "\uFFFD"))
+	}
+	if !b.ReadAnyExit && *r.ExitCode != 0 {
+		return nil
+	}
+	obj, _, _ := jsonObject(text)
+	return obj
 }

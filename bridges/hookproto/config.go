@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dshkit/dsh/generated/hookmap"
 )
 
 // Dialect names a shell-hook protocol. Its values are the spec's #HookDialect strings.
@@ -30,6 +32,9 @@ const (
 	ClaudeCode Dialect = "claude-code"
 	// Codex is the Codex CLI hook protocol (docs/design/HOOK-PROTOCOLS.md#2-codex-hook-protocol).
 	Codex Dialect = "codex"
+	// Gemini is the Gemini CLI hook protocol (docs/design/GEMINI-HOOKS.md); its rules come
+	// from its table (LoadOptions.Table).
+	Gemini Dialect = "gemini"
 )
 
 // DefaultTimeout returns the timeout of a handler that sets none: 60 s for Claude Code
@@ -140,6 +145,11 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
+	// Table, when set, supplies the rules its fields state over the dialect's own: the
+	// default timeout and its unit, what a timeout of 0 or less does, sequential groups,
+	// the events' matcher kinds, invalid regexes as exact strings, de-duplication by
+	// name, and the settings block ({enabled, disabled}).
+	Table *hookmap.Bridge
 }
 
 // Handler is one loaded command handler, in the order of its file.
@@ -169,6 +179,11 @@ type Handler struct {
 	Timeout time.Duration
 	// Async marks a handler to run detached, never awaited (dsh bridge decision 7).
 	Async bool
+	// Name is the handler's configured name ("" when it has none).
+	Name string
+	// Sequential says its group set "sequential": true (Bridge.SequentialGroups): every
+	// matched hook of the event then runs in order.
+	Sequential bool
 	// StatusMessage is the text to show while it runs; may be empty.
 	StatusMessage string
 	// Env holds the KEY=value pairs to export to this handler besides the harness
@@ -189,6 +204,8 @@ type Group struct {
 	Index int
 	// Matcher is the compiled matcher (matches everything when absent or dropped).
 	Matcher Matcher
+	// Sequential says the group set "sequential": true.
+	Sequential bool
 	// Handlers are its loaded handlers in configuration order.
 	Handlers []Handler
 }
@@ -202,7 +219,12 @@ type Config struct {
 	// DisabledBy names the Claude Code settings file whose "disableAllHooks": true turned
 	// every hook off ("" when none did). A disabled configuration has no groups.
 	DisabledBy string
-	groups     map[string][]Group
+	// Disabled are the hook names (a handler's name, else its command) a settings block
+	// turned off (Bridge.SettingsBlock); they never match.
+	Disabled []string
+	// DedupeByName runs identical hooks (same name and command) once (Gemini CLI).
+	DedupeByName bool
+	groups       map[string][]Group
 }
 
 // Events returns the names of the events that have at least one group, sorted.
@@ -255,7 +277,16 @@ func (c *Config) Match(event, subject string) []Handler {
 			continue
 		}
 		for _, h := range g.Handlers {
-			if c.Dialect == ClaudeCode {
+			if c.disabled(h) {
+				continue
+			}
+			if c.DedupeByName {
+				k := strconv.Quote(h.Name) + " " + dedupeKey(h)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			} else if c.Dialect == ClaudeCode {
 				k := dedupeKey(h)
 				if seen[k] {
 					continue
@@ -266,6 +297,16 @@ func (c *Config) Match(event, subject string) []Handler {
 		}
 	}
 	return out
+}
+
+// disabled reports whether a settings block turned h off: its name, else its command,
+// is listed.
+func (c *Config) disabled(h Handler) bool {
+	name := h.Name
+	if name == "" {
+		name = h.Configured
+	}
+	return slices.Contains(c.Disabled, name)
 }
 
 func dedupeKey(h Handler) string {
@@ -298,6 +339,8 @@ func Merge(configs ...*Config) (*Config, error) {
 		for ev, gs := range c.groups {
 			out.groups[ev] = append(out.groups[ev], gs...)
 		}
+		out.Disabled = append(out.Disabled, c.Disabled...)
+		out.DedupeByName = out.DedupeByName || c.DedupeByName
 		if out.DisabledBy == "" {
 			out.DisabledBy = c.DisabledBy
 		}
@@ -337,6 +380,9 @@ func LoadFile(path string, opts LoadOptions) (*Config, []Diagnostic) {
 // for Codex "timeoutSec") is in seconds. The returned Config is never nil.
 func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 	l := &loader{opts: opts, cfg: &Config{Dialect: opts.Dialect, groups: map[string][]Group{}}}
+	if opts.Table != nil {
+		l.cfg.DedupeByName = opts.Table.DedupeByName
+	}
 	l.load(data)
 	if l.cfg.DisabledBy != "" {
 		l.cfg.groups = map[string][]Group{}
@@ -374,7 +420,7 @@ func (l *loader) malformed(path, event, skipped, what string, raw json.RawMessag
 }
 
 func (l *loader) load(data []byte) {
-	if l.opts.Dialect != ClaudeCode && l.opts.Dialect != Codex {
+	if l.opts.Dialect != ClaudeCode && l.opts.Dialect != Codex && l.opts.Table == nil {
 		l.diag("", "", "file", fmt.Errorf("%w %q", ErrUnknownDialect, l.opts.Dialect))
 		return
 	}
@@ -397,6 +443,9 @@ func (l *loader) load(data []byte) {
 			}
 		}
 	}
+	if t := l.opts.Table; t != nil && t.SettingsBlock != "" {
+		l.settingsBlock(t.SettingsBlock, top[t.SettingsBlock])
+	}
 	events, prefix, wrapped := top, "", false
 	if raw, ok := top["hooks"]; ok {
 		wrapped, prefix = true, "hooks"
@@ -416,6 +465,9 @@ func (l *loader) load(data []byte) {
 	sort.Strings(names)
 	for _, ev := range names {
 		raw, path := events[ev], jsonPath(prefix, ev)
+		if t := l.opts.Table; t != nil && t.SettingsBlock != "" && wrapped && slices.Contains(settingsBlockKeys, ev) {
+			continue // Gemini CLI reads these keys of "hooks" as settings, not events
+		}
 		if supported != nil && !supported[ev] {
 			if wrapped || kindOf(raw) == "array" {
 				l.diag(path, ev, "event", fmt.Errorf("%w %q", ErrUnsupportedEvent, ev))
@@ -450,6 +502,13 @@ func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (
 	}
 	_ = json.Unmarshal(raw, &obj)
 	g := Group{Event: ev, Source: l.opts.Source, Path: path, Index: index}
+	if t := l.opts.Table; t != nil && t.SequentialGroups {
+		if sraw := obj["sequential"]; kindOf(sraw) == "boolean" {
+			_ = json.Unmarshal(sraw, &g.Sequential)
+		} else if kindOf(sraw) != "null" {
+			l.malformed(path+".sequential", ev, "", "sequential must be a boolean", sraw, "ignored")
+		}
+	}
 	if mraw, ok := obj["matcher"]; ok && !slices.Contains(l.opts.NoMatcherEvents, ev) {
 		var pattern string
 		switch kindOf(mraw) {
@@ -460,7 +519,7 @@ func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (
 			l.malformed(path+".matcher", ev, "group", "a matcher must be a string", mraw)
 			return Group{}, false
 		}
-		m, err := Compile(l.opts.Dialect, pattern)
+		m, err := l.compile(ev, pattern)
 		if err != nil {
 			var me *MatcherError
 			if errors.As(err, &me) {
@@ -510,7 +569,13 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	h := Handler{
 		Event: ev, Source: g.Source, Path: path, Group: g.Index, Index: index,
-		Matcher: g.Matcher, Timeout: l.opts.Dialect.DefaultTimeout(), Env: l.env,
+		Matcher: g.Matcher, Timeout: l.opts.Dialect.DefaultTimeout(), Env: l.env, Sequential: g.Sequential,
+	}
+	if t := l.opts.Table; t != nil {
+		h.Timeout = time.Duration(t.DefaultTimeoutSec) * time.Second
+	}
+	if s, ok := optString(obj["name"]); ok {
+		h.Name = s
 	}
 	if h.Command, ok = optString(obj["command"]); !ok || h.Command == "" {
 		what := "a command handler needs a non-empty command string"
@@ -542,8 +607,21 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	if traw := obj[key]; kindOf(traw) != "null" {
 		var sec float64
-		if kindOf(traw) != "number" || json.Unmarshal(traw, &sec) != nil || !(sec > 0 && sec <= maxTimeoutSeconds) {
-			l.malformed(path+"."+key, ev, "", key+" must be a positive number of seconds", traw,
+		unit, expire := "s", false
+		if t := l.opts.Table; t != nil {
+			unit, expire = t.TimeoutUnit, t.NonPositiveTimeout == "expire"
+		}
+		number := kindOf(traw) == "number" && json.Unmarshal(traw, &sec) == nil
+		if unit == "ms" {
+			sec /= 1000
+		}
+		if expire && number && sec <= 0 {
+			// Gemini CLI arms its timer with the value as is: 0 or less fires at once,
+			// so the hook times out and the action proceeds.
+			h.Timeout = ExpireAtOnce
+			l.malformed(path+"."+key, ev, "", key+" must be positive", traw, "the hook times out at once, as the engine does")
+		} else if !number || !(sec > 0 && sec <= maxTimeoutSeconds) {
+			l.malformed(path+"."+key, ev, "", key+" must be a positive number of "+unitName(unit), traw,
 				fmt.Sprintf("using the default %v", h.Timeout))
 		} else {
 			h.Timeout = time.Duration(sec * float64(time.Second))
@@ -557,6 +635,65 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	return h, true
+}
+
+func unitName(unit string) string {
+	if unit == "ms" {
+		return "milliseconds"
+	}
+	return "seconds"
+}
+
+// ExpireAtOnce is the timeout of a handler whose configured timeout of 0 or less expires
+// at once (Bridge.NonPositiveTimeout "expire").
+const ExpireAtOnce = time.Millisecond
+
+// settingsBlockKeys are the keys of a Gemini "hooks" object that are settings, not events.
+var settingsBlockKeys = []string{"enabled", "disabled", "notifications"}
+
+// settingsBlock applies a settings file's {enabled, disabled} block (Bridge.SettingsBlock):
+// enabled false turns every hook off, disabled names hooks that do not run.
+func (l *loader) settingsBlock(key string, raw json.RawMessage) {
+	if kindOf(raw) == "null" {
+		return
+	}
+	var blk struct {
+		Enabled  *bool           `json:"enabled"`
+		Disabled json.RawMessage `json:"disabled"`
+	}
+	if kindOf(raw) != "object" || json.Unmarshal(raw, &blk) != nil {
+		l.malformed(key, "", "", key+" must be an object {enabled, disabled}", raw, "ignored")
+		return
+	}
+	if blk.Enabled != nil && !*blk.Enabled {
+		l.cfg.DisabledBy = l.opts.Source
+		if l.cfg.DisabledBy == "" {
+			l.cfg.DisabledBy = "(settings)"
+		}
+	}
+	if kindOf(blk.Disabled) != "null" {
+		if json.Unmarshal(blk.Disabled, &l.cfg.Disabled) != nil {
+			l.malformed(key+".disabled", "", "", "disabled must be an array of hook names", blk.Disabled, "ignored")
+			l.cfg.Disabled = nil
+		}
+	}
+}
+
+// compile compiles an event's matcher under the table's matcher kind when it states one,
+// else under the dialect's rule.
+func (l *loader) compile(ev, pattern string) (Matcher, error) {
+	t := l.opts.Table
+	if t == nil {
+		return Compile(l.opts.Dialect, pattern)
+	}
+	e, _ := t.Lookup(ev)
+	switch e.MatcherKind {
+	case "exact":
+		return Exact(pattern), nil
+	case "regex":
+		return CompileRegex(l.opts.Dialect, pattern, t.InvalidRegexExact)
+	}
+	return Compile(l.opts.Dialect, pattern)
 }
 
 // maxTimeoutSeconds bounds a configured timeout (a year) so the Duration cannot overflow.

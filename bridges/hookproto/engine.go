@@ -1,9 +1,13 @@
 package hookproto
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -91,6 +95,162 @@ type Fire struct {
 	// IgnoreRewrite, if set, drops every run's rewrite (Verdict.Rewrite) and adds this
 	// text to its diagnostics, so that its hook/result says why (a revalidation pass).
 	IgnoreRewrite string
+
+	vars commandVars // the table's command variables for this stdin (set by Fire)
+}
+
+// commandVars are the $NAME substitutions and exported variables of one event
+// (Bridge.CommandVars).
+type commandVars struct {
+	subst *strings.Replacer
+	env   []string
+}
+
+// commandVars reads the table's command variables from the event's stdin: each $NAME is
+// replaced, shell-quoted, in the command text and exported as NAME (Gemini CLI).
+func (e *Engine) commandVars(stdin []byte) commandVars {
+	var cv commandVars
+	if len(e.Table.CommandVars) == 0 {
+		return cv
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(stdin, &fields)
+	names := make([]string, 0, len(e.Table.CommandVars))
+	for n := range e.Table.CommandVars {
+		names = append(names, n)
+	}
+	// Longer names first, so that no name replaces the prefix of another.
+	sort.Slice(names, func(i, j int) bool {
+		return len(names[i]) > len(names[j]) || len(names[i]) == len(names[j]) && names[i] < names[j]
+	})
+	var pairs []string
+	for _, n := range names {
+		var val string
+		_ = json.Unmarshal(fields[e.Table.CommandVars[n]], &val)
+		pairs = append(pairs, "$"+n, ShellQuote(val))
+		cv.env = append(cv.env, n+"="+val)
+	}
+	cv.subst = strings.NewReplacer(pairs...)
+	return cv
+}
+
+// ShellQuote quotes s as one POSIX shell word: unchanged when it holds only safe
+// characters, else in single quotes; "" for an empty s (as Gemini CLI substitutes it).
+func ShellQuote(s string) string {
+	if s == "" {
+		return ""
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./:@%+=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runSequential runs the handlers one after the other (a matched group set "sequential":
+// true): a hook that exits 0 with a rewrite (the event's Rewrite.Stdin field) passes it
+// on, shallowly merged into that stdin field, to the hooks after it.
+func (e *Engine) runSequential(ctx context.Context, ev *hookmap.Event, hs []Handler, cmds []Command, f Fire) []Result {
+	out := make([]Result, len(cmds))
+	stdin := f.Stdin
+	for i := range cmds {
+		cmds[i].Stdin = stdin
+		out[i] = Run(ctx, cmds[i])
+		if ev.Rewrite == nil || ev.Rewrite.Stdin == "" || out[i].ExitCode == nil || *out[i].ExitCode != 0 {
+			continue
+		}
+		v := Decode(e.Table, ev, out[i])
+		if len(v.Rewrite) == 0 {
+			continue
+		}
+		if next, err := MergeField(stdin, ev.Rewrite.Stdin, v.Rewrite); err == nil {
+			stdin = next
+		} else {
+			e.logger().WarnContext(ctx, "sequential hook rewrite not passed on", "event", ev.Name, "command", hs[i].Command, "error", err)
+		}
+	}
+	return out
+}
+
+// MergeField returns the JSON object obj with its top-level field shallowly merged with
+// the object patch ({...obj[field], ...patch}), its other fields and their order kept.
+func MergeField(obj []byte, field string, patch json.RawMessage) ([]byte, error) {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
+		return nil, fmt.Errorf("the rewrite is not an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("stdin is not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if t != field {
+			continue
+		}
+		end := int(dec.InputOffset())
+		start := end - len(raw)
+		var cur map[string]json.RawMessage
+		if json.Unmarshal(raw, &cur) != nil || cur == nil {
+			cur = map[string]json.RawMessage{}
+		}
+		keys := orderedKeys(raw)
+		for _, k := range orderedKeys(patch) {
+			if _, ok := cur[k]; !ok {
+				keys = append(keys, k)
+			}
+			cur[k] = p[k]
+		}
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			kb, _ := json.Marshal(k)
+			b.Write(kb)
+			b.WriteByte(':')
+			b.Write(cur[k])
+		}
+		b.WriteByte('}')
+		return slices.Concat(obj[:start], b.Bytes(), obj[end:]), nil
+	}
+	return nil, fmt.Errorf("stdin has no field %q", field)
+}
+
+// orderedKeys returns the keys of the JSON object raw in document order.
+func orderedKeys(raw []byte) []string {
+	var keys []string
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
 }
 
 // HookRun is one handler's run and what it came to.
@@ -247,7 +407,10 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	}
 	runs := make([]HookRun, len(sync))
 	cmds := make([]Command, len(sync))
+	sequential := false
+	f.vars = e.commandVars(f.Stdin)
 	for i, h := range sync {
+		sequential = sequential || h.Sequential
 		runs[i] = HookRun{Handler: h, ID: NewHandlerID(e.Table.Dialect, f.Event)}
 		cmds[i] = e.command(h, f)
 		if record {
@@ -267,7 +430,12 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 		e.startAsync(ctx, &ev, h, f)
 		rep.Async++
 	}
-	results := RunAll(ctx, cmds)
+	var results []Result
+	if sequential {
+		results = e.runSequential(ctx, &ev, sync, cmds, f)
+	} else {
+		results = RunAll(ctx, cmds)
+	}
 	verdicts := make([]Verdict, len(runs))
 	for i := range runs {
 		runs[i].Result = results[i]
@@ -301,9 +469,13 @@ func (e *Engine) command(h Handler, f Fire) Command {
 		dir = e.Dir
 	}
 	env := make([]string, 0, len(e.Env)+len(f.Env)+len(h.Env))
-	env = append(append(append(env, e.Env...), f.Env...), h.Env...)
+	env = append(append(append(append(env, e.Env...), f.Env...), f.vars.env...), h.Env...)
+	command := h.Command
+	if f.vars.subst != nil {
+		command = f.vars.subst.Replace(command)
+	}
 	return Command{
-		Shell: e.Shell, Command: h.Command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env,
+		Shell: e.Shell, Command: command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env,
 		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,
 	}
 }
@@ -313,6 +485,7 @@ func (e *Engine) startAsync(ctx context.Context, ev *hookmap.Event, h Handler, f
 	cmd := e.command(h, f)
 	// Never awaited: the run outlives the event (not its tracker).
 	e.detached().Go(context.WithoutCancel(ctx), cmd, func(res Result) {
+		// f carries the event's command variables (set by Fire before it starts any run).
 		run := HookRun{Handler: h, ID: id, Result: res, Verdict: Decode(e.Table, ev, res),
 			StderrSummary: StderrSummary(res.Stderr, e.StderrSummaryMax)}
 		e.logRun(ctx, run)

@@ -164,3 +164,32 @@ func jsOnlyConstruct(p string) string {
 	}
 	return ""
 }
+
+// Exact returns a matcher that matches the subject equal to pattern ("" and "*" match
+// everything): the rule of Gemini CLI's SessionStart, SessionEnd and PreCompress.
+func Exact(pattern string) Matcher {
+	if pattern = strings.TrimSpace(pattern); pattern == "" || pattern == "*" {
+		return Matcher{pattern: pattern}
+	}
+	return Matcher{pattern: pattern, kind: matchExact, names: []string{pattern}}
+}
+
+// CompileRegex compiles pattern as an unanchored regular expression ("" and "*" match
+// everything). A pattern that does not compile is a *[MatcherError], or, with
+// invalidExact (Gemini CLI's rule), an exact string.
+func CompileRegex(d Dialect, pattern string, invalidExact bool) (Matcher, error) {
+	if invalidExact {
+		pattern = strings.TrimSpace(pattern)
+	}
+	if pattern == "" || pattern == "*" {
+		return Matcher{pattern: pattern}, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		if invalidExact {
+			return Matcher{pattern: pattern, kind: matchExact, names: []string{pattern}}, nil
+		}
+		return Matcher{}, &MatcherError{Dialect: d, Pattern: pattern, Err: err}
+	}
+	return Matcher{pattern: pattern, kind: matchRegexp, re: re}, nil
+}

@@ -61,6 +61,16 @@ func MergeVerdicts(ev *hookmap.Event, vs []Verdict) Merged {
 			continue
 		}
 		r := rank(v.Outcome)
+		if ev != nil && ev.JoinReasons == "every" {
+			// Every deciding hook's reason counts, allowing ones included (Gemini CLI).
+			if r > 0 && v.Reason != "" {
+				reasons = append(reasons, v.Reason)
+			}
+			if r > best {
+				best, m.Outcome = r, v.Outcome
+			}
+			continue
+		}
 		switch {
 		case r == 0:
 		case r > best:
@@ -76,7 +86,11 @@ func MergeVerdicts(ev *hookmap.Event, vs []Verdict) Merged {
 		if ev != nil && ev.JoinReasons == "first" && len(reasons) > 1 {
 			reasons = reasons[:1]
 		}
-		m.Reason = strings.Join(reasons, "\n\n")
+		sep := "\n\n"
+		if ev != nil && ev.JoinReasons == "every" {
+			sep = "\n"
+		}
+		m.Reason = strings.Join(reasons, sep)
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
 )
 
 // ErrUntrusted is wrapped by the diagnostic of a project-level hook file that was not
@@ -44,6 +45,8 @@ type SourcesOptions struct {
 	// TrustHint says how to trust the project, for the diagnostic of an untrusted file
 	// (default: "trust the project to load it").
 	TrustHint string
+	// Table is passed to every LoadFile (LoadOptions.Table).
+	Table *hookmap.Bridge
 }
 
 // LoadSources loads every source in order and merges them into one configuration (dsh
@@ -68,7 +71,7 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		}
 		lo := LoadOptions{
 			Dialect: o.Dialect, Source: s.Path, Events: o.Events, NoMatcherEvents: o.NoMatcherEvents,
-			PluginRoot: s.PluginRoot, PluginData: s.PluginData,
+			PluginRoot: s.PluginRoot, PluginData: s.PluginData, Table: o.Table,
 		}
 		if o.SubstituteProjectDir {
 			lo.ProjectDir = o.ProjectDir

@@ -32,6 +32,28 @@ type Bridge struct {
 	Exit2ReadsJSON bool `json:"exit2ReadsJSON"`
 	// Events are the mapped events, sorted by name.
 	Events []*BridgeEvent `json:"-"`
+	// Shell is the argv prefix hooks run under; nil: the dialect's own.
+	Shell []string `json:"shell"`
+	// TimeoutUnit is the unit of a configured timeout: "s" or "ms".
+	TimeoutUnit string `json:"timeoutUnit"`
+	// NonPositiveTimeout is what a timeout of 0 or less does: "default" or "expire".
+	NonPositiveTimeout string `json:"nonPositiveTimeout"`
+	// ReadAnyExit says output is read whatever the exit code (stdout, else stderr).
+	ReadAnyExit bool `json:"readAnyExit"`
+	// WarningPrefix prefixes the notice of plain text on exit 1 (ReadAnyExit).
+	WarningPrefix string `json:"warningPrefix"`
+	// PlainNotice makes plain exit-0 text that is no context a notice.
+	PlainNotice bool `json:"plainNotice"`
+	// SequentialGroups says a group may set "sequential": true.
+	SequentialGroups bool `json:"sequentialGroups"`
+	// DedupeByName says identical hooks (same name and command) run once.
+	DedupeByName bool `json:"dedupeByName"`
+	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
+	InvalidRegexExact bool `json:"invalidRegexExact"`
+	// CommandVars maps a $NAME substituted in commands (and exported) to a stdin field.
+	CommandVars map[string]string `json:"commandVars"`
+	// SettingsBlock is the settings key of the {enabled, disabled} block; "" for none.
+	SettingsBlock string `json:"settingsBlock"`
 }
 
 // BridgeEvent maps one external event onto one extension point.
@@ -49,6 +71,8 @@ type BridgeEvent struct {
 	Output string `json:"output"`
 	// Matcher is the input field a matcher tests; "" means matchers are ignored.
 	Matcher string `json:"matcher"`
+	// MatcherKind is "regex", "exact" or "" (the dialect's own rule).
+	MatcherKind string `json:"matcherKind"`
 	// PlainStdoutContext says whether plain stdout on exit 0 is context.
 	PlainStdoutContext bool `json:"plainStdoutContext"`
 	// FallbackReason is the reason of a block that carries none.
@@ -63,7 +87,7 @@ type BridgeEvent struct {
 	Exit2 string `json:"exit2"`
 	// Contexts are the output paths of context strings.
 	Contexts []string `json:"contexts"`
-	// JoinReasons is "all" or "first".
+	// JoinReasons is "all", "first" or "every".
 	JoinReasons string `json:"joinReasons"`
 	// Rules decide the outcome; the first that holds wins.
 	Rules []*BridgeRule `json:"rules"`
@@ -83,6 +107,10 @@ type BridgeRewrite struct {
 	Requires string `json:"requires"`
 	// RequiresIs is the value Requires must have.
 	RequiresIs string `json:"requiresIs"`
+	// Stdin is the stdin field a sequential hook's rewrite updates for the next hook.
+	Stdin string `json:"stdin"`
+	// Note is appended to the tool's result when a rewrite was applied.
+	Note string `json:"note"`
 }
 
 // BridgeRule is one row of an event's decision table.

@@ -12,15 +12,17 @@ const (
 	HookDialectClaudeCode HookDialect = "claude-code"
 	// HookDialectCodex is the HookDialect value "codex".
 	HookDialectCodex HookDialect = "codex"
+	// HookDialectGemini is the HookDialect value "gemini".
+	HookDialectGemini HookDialect = "gemini"
 )
 
 // HookDialectValues lists every HookDialect value, in spec order.
-var HookDialectValues = []HookDialect{HookDialectClaudeCode, HookDialectCodex}
+var HookDialectValues = []HookDialect{HookDialectClaudeCode, HookDialectCodex, HookDialectGemini}
 
 // Valid reports whether v is one of the HookDialectValues.
 func (v HookDialect) Valid() bool {
 	switch v {
-	case HookDialectClaudeCode, HookDialectCodex:
+	case HookDialectClaudeCode, HookDialectCodex, HookDialectGemini:
 		return true
 	}
 	return false

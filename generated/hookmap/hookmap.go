@@ -30,6 +30,35 @@ type Bridge struct {
 	Exit2ReadsJSON bool
 	// Events maps each supported external event to its table, sorted by name.
 	Events []Event
+	// Shell is the argv prefix a hook's command runs under; nil: the dialect's own.
+	Shell []string
+	// TimeoutUnit is the unit of a configured timeout: "s" or "ms".
+	TimeoutUnit string
+	// NonPositiveTimeout is what a configured timeout of 0 or less does: "default" (the
+	// default timeout, with a diagnostic) or "expire" (the hook times out at once).
+	NonPositiveTimeout string
+	// ReadAnyExit says output is read whatever the exit code: stdout, or stderr when
+	// stdout is blank, decoded as JSON (a JSON string holding JSON included); plain text
+	// is plain output on exit 0, a WarningPrefix notice on exit 1, and the event's Exit2
+	// outcome on any other exit; no text on a non-zero exit makes the hook failed.
+	ReadAnyExit bool
+	// WarningPrefix prefixes the notice of plain text on exit 1 (ReadAnyExit).
+	WarningPrefix string
+	// PlainNotice makes plain exit-0 text that is no context a user-facing notice.
+	PlainNotice bool
+	// SequentialGroups says a group may set "sequential": true, which runs every matched
+	// hook of the event in order, each seeing the previous one's rewrite.
+	SequentialGroups bool
+	// DedupeByName says identical hooks (same name and command) run once.
+	DedupeByName bool
+	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
+	InvalidRegexExact bool
+	// CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
+	// to it to the top-level stdin field that gives its value.
+	CommandVars map[string]string
+	// SettingsBlock is the top-level settings key of the {enabled, disabled} block; ""
+	// when the dialect has none.
+	SettingsBlock string
 }
 
 // Event maps one external event onto one extension point.
@@ -42,6 +71,9 @@ type Event struct {
 	Input, Output string
 	// Matcher is the stdin field a group's matcher tests; "" means matchers are ignored.
 	Matcher string
+	// MatcherKind is how the matcher tests it: "regex" (unanchored), "exact", or "" for
+	// the dialect's own rule.
+	MatcherKind string
 	// PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.
 	PlainStdoutContext bool
 	// FallbackReason is the reason of a block that carries none.
@@ -59,7 +91,8 @@ type Event struct {
 	// Contexts are the output paths of context strings, in order.
 	Contexts []string
 	// JoinReasons is how several blocking hooks' reasons combine: "all" (joined by a
-	// blank line) or "first" (configuration order).
+	// blank line), "first" (configuration order) or "every" (every deciding hook's
+	// reason, allowing ones included, joined by a newline).
 	JoinReasons string
 	// Rules decide the outcome of a parsed output: the first that holds wins; none: pass.
 	Rules []Rule
@@ -101,6 +134,11 @@ type Rewrite struct {
 	// Requires is the output path that must equal RequiresIs (a string) for the rewrite
 	// to count; "" means no condition.
 	Requires, RequiresIs string
+	// Stdin is the stdin field a sequential hook's rewrite updates (shallowly merged) for
+	// the next hook; "" means none.
+	Stdin string
+	// Note is appended to the tool's result when a rewrite was applied; "" for none.
+	Note string
 }
 
 // Notice is a field recorded as a user-facing notice (never model-visible).

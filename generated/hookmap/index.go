@@ -3,7 +3,7 @@
 package hookmap
 
 // Bridges lists every dialect's table, sorted by dialect.
-var Bridges = []*Bridge{&ClaudeCode, &Codex}
+var Bridges = []*Bridge{&ClaudeCode, &Codex, &Gemini}
 
 // Lookup returns the table of the named dialect, or nil.
 func Lookup(dialect string) *Bridge {

@@ -54,6 +54,11 @@ const (
 	NotificationIdlePrompt = "idle_prompt"
 )
 
+// ErrNotFired, returned by a Dialect's Encode, says the dialect's engine does not fire
+// the event in this case (Gemini CLI has no SessionStart after a compaction): no hook
+// runs and the report is empty.
+var ErrNotFired = errors.New("the dialect does not fire this event here")
+
 // Input is the dialect-neutral content of one event's stdin; the dialect encodes it as
 // its wire input type.
 type Input struct {
@@ -101,6 +106,12 @@ type Input struct {
 	// Resumed describes the context a resumed session starts from (SessionStart with
 	// source resume; nil when the agent cannot say or the log held no model response).
 	Resumed *Resumed
+	// Request is the model request (a dialect's model-call events).
+	Request *dsh.ModelRequest
+	// Response is the model response (a dialect's model-call events).
+	Response *dsh.ModelResponse
+	// PromptResponse is the model's text of the turn (Gemini AfterAgent).
+	PromptResponse string
 }
 
 // Resumed is the context a resumed session starts from.
@@ -180,6 +191,12 @@ type Dialect struct {
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool
+	// PostToolFailures fires PostToolUse for failed calls too, with Input.Error set
+	// (Gemini CLI's AfterTool follows every call).
+	PostToolFailures bool
+	// Register, if set, registers the dialect's own listeners (for points the roles above
+	// do not cover, e.g. the model call) and returns their unregister funcs.
+	Register func(b *Bridge, r *dsh.Registrar) []func()
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -258,7 +275,8 @@ type Bridge struct {
 	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
 	// until its pre-execute listener replays it (each hook runs once per call).
 	fired map[callKey]*hookproto.Report
-	early map[string]bool // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+	early map[string]bool   // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+	roles map[string]string // role → the table event playing it (see roles)
 }
 
 // callKey identifies a call between the rewrite phase and pre-execute.
@@ -294,7 +312,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		log = slog.Default()
 	}
 	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{},
-		fired: map[callKey]*hookproto.Report{}}
+		fired: map[callKey]*hookproto.Report{}, roles: roles(d.Table)}
 	if b.o.NewID == nil {
 		b.o.NewID = func() string {
 			var buf [12]byte
@@ -330,7 +348,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 	cfg, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
-		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
+		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint, Table: d.Table,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -341,11 +359,19 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: cfg, Shell: shell(d, o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}
 	return b, nil
+}
+
+// shell is the argv prefix of the dialect's hooks: the table's, else the dialect's own.
+func shell(d Dialect, getenv func(string) string) []string {
+	if len(d.Table.Shell) > 0 {
+		return d.Table.Shell
+	}
+	return d.Name.Shell(getenv)
 }
 
 // Diagnostics returns what loading reported, in order.
@@ -363,7 +389,52 @@ func (b *Bridge) Close(ctx context.Context) error { return b.engine.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.engine.Wait(ctx) }
 
-func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(event)) > 0 }
+func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(b.name(event))) > 0 }
+
+// Has reports whether the dialect's event (a role above, or a name of its table) has
+// hooks.
+func (b *Bridge) Has(event string) bool { return b.has(event) }
+
+// rolePoints are the extension points of the roles above, in the order the table's events
+// are assigned to them: a dialect event whose name is not a role takes the first
+// unassigned role at its point (Gemini's BeforeTool plays PreToolUse).
+var rolePoints = [][2]string{
+	{SessionStart, "agent/session-start"}, {UserPromptSubmit, "agent/pre-step"}, {PreToolUse, "tools/pre-execute"},
+	{PostToolUse, "tools/post-execute"}, {Stop, "agent/turn-stopping"}, {SessionEnd, "agent/session-end"},
+	{PreCompact, "compaction/pre-compact"}, {PostCompact, "compaction/post-compact"},
+	{PermissionRequest, "approval/answer"}, {Notification, "approval/prompt"}, {PostToolUseFailure, "tools/post-execute"},
+}
+
+// roles maps each role to the table event that plays it, by the table's point column.
+func roles(t *hookmap.Bridge) map[string]string {
+	out := map[string]string{}
+	taken := map[string]bool{}
+	for _, rp := range rolePoints {
+		if _, ok := t.Lookup(rp[0]); ok {
+			out[rp[0]], taken[rp[0]] = rp[0], true
+		}
+	}
+	for _, rp := range rolePoints {
+		if _, ok := out[rp[0]]; ok {
+			continue
+		}
+		for _, e := range t.Events {
+			if e.Point == rp[1] && !taken[e.Name] && !slices.ContainsFunc(rolePoints, func(r [2]string) bool { return r[0] == e.Name }) {
+				out[rp[0]], taken[e.Name] = e.Name, true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// name is the dialect's event playing role (the role itself when none does).
+func (b *Bridge) name(role string) string {
+	if n, ok := b.roles[role]; ok {
+		return n
+	}
+	return role
+}
 
 // Register registers one listener per mapped event that has hooks (plus, when PreToolUse
 // has hooks, the post-execute and result listeners that deliver and clean up its
@@ -413,6 +484,9 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	if b.has(PostCompact) {
 		unregs = append(unregs, r.OnPostCompact(b.postCompact))
 	}
+	if b.d.Register != nil {
+		unregs = append(unregs, b.d.Register(b, r)...)
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -434,6 +508,23 @@ func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session 
 	return s
 }
 
+// Fire encodes in and fires its event (a role, or a name of the dialect's table): the
+// hook of a dialect's own listeners (Dialect.Register).
+func (b *Bridge) Fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
+	return b.fire(ctx, in, subject, inTurn, agent)
+}
+
+// Session describes the session of the agent with the given id to the hooks.
+func (b *Bridge) Session(ctx context.Context, agentID string) hookproto.Session {
+	return b.session(ctx, agentID)
+}
+
+// Message is one plugin-sourced user message of the bridge holding texts.
+func (b *Bridge) Message(texts []string) dsh.UserMessage { return b.message(texts) }
+
+// Log is the bridge's logger.
+func (b *Bridge) Log() *slog.Logger { return b.log }
+
 // fire encodes in and fires the event.
 func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fireIgnoring(ctx, in, subject, inTurn, agent, "")
@@ -442,7 +533,11 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 // fireIgnoring is fire, dropping the hooks' rewrites with the diagnostic ignore when it
 // is set (see hookproto.Fire.IgnoreRewrite).
 func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent, ignore string) (*hookproto.Report, error) {
+	in.Event = b.name(in.Event)
 	stdin, err := b.d.Encode(in)
+	if errors.Is(err, ErrNotFired) {
+		return &hookproto.Report{Merged: hookproto.Merged{Outcome: dsh.HookOutcomePass}}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
 	}
@@ -869,11 +964,18 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		}
 	}
-	if succ != nil && b.has(PostToolUse) {
+	if (succ != nil || (fail != nil && b.d.PostToolFailures)) && b.has(PostToolUse) {
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
-			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ), DurationMS: took}
+			ToolUseID: ex.CallID, DurationMS: took}
+		if succ != nil {
+			in.ToolResponse = toolResponse(*succ)
+		} else {
+			in.Error = fail.Error.Message
+			data, _ := json.Marshal(Text(fail.Content))
+			in.ToolResponse = data
+		}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
 			in.OriginalInput = ex.ModelArguments
 		}
@@ -898,7 +1000,11 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			}
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: rep.Merged.Reason}}}
+			feedback := rep.Merged.Reason
+			if f := b.d.Render.PostBlockText; f != nil {
+				feedback = f(feedback)
+			}
+			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: feedback}}}
 			if len(texts) > 0 {
 				blk.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
 			}
@@ -912,6 +1018,24 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		return dsh.PostToolHalt{Reason: haltReason}, nil
 	}
 	d, err := next.Call(ctx)
+	if err == nil && (succ != nil || fail != nil) {
+		var content []dsh.ContentBlock
+		suffix := ""
+		if succ != nil {
+			content = succ.Content
+		} else {
+			content = fail.Content
+		}
+		if b.d.Render.ResultContexts && len(texts) > 0 {
+			suffix = "\n\n" + strings.Join(texts, "\n")
+		}
+		if x, ok := appendText(content, d, b.rewriteNote(p.Exec, succ != nil)+suffix); ok {
+			d = x
+			if suffix != "" {
+				texts = nil
+			}
+		}
+	}
 	if err != nil || len(texts) == 0 {
 		return d, err
 	}
@@ -930,6 +1054,32 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	}
 	b.log.Info("tool hook contexts dropped: the downstream decision carries none", "decision", string(d.Kind()))
 	return d, nil
+}
+
+// rewriteNote is the table's rewrite note (Rewrite.Note) for the successful result of a
+// call whose arguments a rewrite changed; "" otherwise.
+func (b *Bridge) rewriteNote(ex dsh.ToolExecution, success bool) string {
+	ev, ok := b.d.Table.Lookup(b.name(PreToolUse))
+	if !ok || ev.Rewrite == nil || !success || len(ex.ModelArguments) == 0 {
+		return ""
+	}
+	return ev.Rewrite.Note
+}
+
+// appendText appends suffix to the last text block of content (a new block when it has
+// none) as the downstream decision's content, when that decision keeps the content.
+func appendText(content []dsh.ContentBlock, d dsh.PostToolDecision, suffix string) (dsh.PostToolDecision, bool) {
+	x, ok := d.(dsh.PostToolAccept)
+	if suffix == "" || !ok || x.Content != nil || x.Value != nil {
+		return d, false
+	}
+	x.Content = append(slices.Clone(content), dsh.TextBlock{Text: suffix})
+	if n := len(content); n > 0 {
+		if t, ok := content[n-1].(dsh.TextBlock); ok {
+			x.Content = append(slices.Clone(content[:n-1]), dsh.TextBlock{Text: t.Text + suffix})
+		}
+	}
+	return x, true
 }
 
 // turnStopping maps Stop: block steers the reason into another step, halt ends the turn.

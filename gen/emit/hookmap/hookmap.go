@@ -112,6 +112,35 @@ type Bridge struct {
 	Exit2ReadsJSON bool
 	// Events maps each supported external event to its table, sorted by name.
 	Events []Event
+	// Shell is the argv prefix a hook's command runs under; nil: the dialect's own.
+	Shell []string
+	// TimeoutUnit is the unit of a configured timeout: "s" or "ms".
+	TimeoutUnit string
+	// NonPositiveTimeout is what a configured timeout of 0 or less does: "default" (the
+	// default timeout, with a diagnostic) or "expire" (the hook times out at once).
+	NonPositiveTimeout string
+	// ReadAnyExit says output is read whatever the exit code: stdout, or stderr when
+	// stdout is blank, decoded as JSON (a JSON string holding JSON included); plain text
+	// is plain output on exit 0, a WarningPrefix notice on exit 1, and the event's Exit2
+	// outcome on any other exit; no text on a non-zero exit makes the hook failed.
+	ReadAnyExit bool
+	// WarningPrefix prefixes the notice of plain text on exit 1 (ReadAnyExit).
+	WarningPrefix string
+	// PlainNotice makes plain exit-0 text that is no context a user-facing notice.
+	PlainNotice bool
+	// SequentialGroups says a group may set "sequential": true, which runs every matched
+	// hook of the event in order, each seeing the previous one's rewrite.
+	SequentialGroups bool
+	// DedupeByName says identical hooks (same name and command) run once.
+	DedupeByName bool
+	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
+	InvalidRegexExact bool
+	// CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
+	// to it to the top-level stdin field that gives its value.
+	CommandVars map[string]string
+	// SettingsBlock is the top-level settings key of the {enabled, disabled} block; ""
+	// when the dialect has none.
+	SettingsBlock string
 }
 
 // Event maps one external event onto one extension point.
@@ -124,6 +153,9 @@ type Event struct {
 	Input, Output string
 	// Matcher is the stdin field a group's matcher tests; "" means matchers are ignored.
 	Matcher string
+	// MatcherKind is how the matcher tests it: "regex" (unanchored), "exact", or "" for
+	// the dialect's own rule.
+	MatcherKind string
 	// PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.
 	PlainStdoutContext bool
 	// FallbackReason is the reason of a block that carries none.
@@ -141,7 +173,8 @@ type Event struct {
 	// Contexts are the output paths of context strings, in order.
 	Contexts []string
 	// JoinReasons is how several blocking hooks' reasons combine: "all" (joined by a
-	// blank line) or "first" (configuration order).
+	// blank line), "first" (configuration order) or "every" (every deciding hook's
+	// reason, allowing ones included, joined by a newline).
 	JoinReasons string
 	// Rules decide the outcome of a parsed output: the first that holds wins; none: pass.
 	Rules []Rule
@@ -183,6 +216,11 @@ type Rewrite struct {
 	// Requires is the output path that must equal RequiresIs (a string) for the rewrite
 	// to count; "" means no condition.
 	Requires, RequiresIs string
+	// Stdin is the stdin field a sequential hook's rewrite updates (shallowly merged) for
+	// the next hook; "" means none.
+	Stdin string
+	// Note is appended to the tool's result when a rewrite was applied; "" for none.
+	Note string
 }
 
 // Notice is a field recorded as a user-facing notice (never model-visible).
@@ -225,6 +263,25 @@ var {{$b.GoName}} = Bridge{
 	InvalidJSON: {{q $b.InvalidJSON}},
 	StdinNewline: {{$b.StdinNewline}},
 	Exit2ReadsJSON: {{$b.Exit2ReadsJSON}},
+	{{- if $b.Shell}}
+	Shell: {{strs $b.Shell}},
+	{{- end}}
+	TimeoutUnit: {{q $b.TimeoutUnit}},
+	NonPositiveTimeout: {{q $b.NonPositiveTimeout}},
+	ReadAnyExit: {{$b.ReadAnyExit}},
+	WarningPrefix: {{q $b.WarningPrefix}},
+	PlainNotice: {{$b.PlainNotice}},
+	SequentialGroups: {{$b.SequentialGroups}},
+	DedupeByName: {{$b.DedupeByName}},
+	InvalidRegexExact: {{$b.InvalidRegexExact}},
+	{{- if $b.CommandVars}}
+	CommandVars: map[string]string{
+	{{- range $k, $v := $b.CommandVars}}
+		{{q $k}}: {{q $v}},
+	{{- end}}
+	},
+	{{- end}}
+	SettingsBlock: {{q $b.SettingsBlock}},
 	Events: []Event{
 	{{- range $e := $b.Events}}
 		{{range lines $e.Doc}}// {{.}}
@@ -235,6 +292,7 @@ var {{$b.GoName}} = Bridge{
 			Input: {{q $e.Input}},
 			Output: {{q $e.Output}},
 			Matcher: {{q $e.Matcher}},
+			MatcherKind: {{q $e.MatcherKind}},
 			PlainStdoutContext: {{$e.PlainStdoutContext}},
 			FallbackReason: {{q $e.FallbackReason}},
 			Scope: {{q $e.Scope}},
@@ -254,7 +312,7 @@ var {{$b.GoName}} = Bridge{
 			{{- end}}
 			},
 			{{- with $e.Rewrite}}
-			Rewrite: &Rewrite{Input: {{q .Input}}, Mode: {{q .Mode}}, Requires: {{q .Requires}}, RequiresIs: {{q .RequiresIs}}},
+			Rewrite: &Rewrite{Input: {{q .Input}}, Mode: {{q .Mode}}, Requires: {{q .Requires}}, RequiresIs: {{q .RequiresIs}}, Stdin: {{q .Stdin}}, Note: {{q .Note}}},
 			{{- end}}
 			DecodeOutput: func(data []byte) (any, error) {
 				var out {{$b.Wire}}.{{$e.Output}}

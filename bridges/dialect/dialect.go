@@ -1,0 +1,254 @@
+// Package dialect describes a shell-hook dialect to the code that runs one: dsh run,
+// dsh acp, dsh hooks run and the conformance runtime. Each dialect package
+// (bridges/claudecode, bridges/codex, ...) exports one [Descriptor], built by its
+// Descriptor function; the commands find a dialect by name in a [Registry]
+// (bridges/dialects lists every dialect) and never test a dialect's name themselves.
+//
+// A descriptor holds what differs between dialects outside the hook protocol proper:
+// the settings files and their hierarchy, the transcript the hooks read, the wording of
+// the built-in tools, the Stop continuation cap, how the model provider places hook
+// contexts, and the constructor of the bridge (which applies the dialect's model-facing
+// rendering of hook contexts, denials and feedback). The protocol itself (events,
+// extension points, exit codes, outputs, default timeout) is the generated table
+// [Descriptor.Table] from spec/bridges.
+package dialect
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// Descriptor describes one dialect. Build it with the dialect package's Descriptor
+// function; its fields are read-only.
+type Descriptor struct {
+	// Name is the dialect's name, the --dialect value: the table's Dialect.
+	Name string
+	// Table is the generated mapping table (hookmap): the events the dialect maps, their
+	// extension points and defaults (DefaultTimeoutSec).
+	Table *hookmap.Bridge
+	// Settings are the engine's settings files that hold hooks, in the engine's load
+	// order (--setting-sources picks among them by Source).
+	Settings []SettingsFile
+	// TranscriptSuffix names the transcript kept beside a session log FILE: FILE without
+	// its extension plus the suffix (".transcript.jsonl").
+	TranscriptSuffix string
+	// NewTranscript opens the transcript the hooks read at transcript_path, in the
+	// engine's own format, for a session: path, the hooks' session id, the workspace.
+	NewTranscript func(path, sessionID, workspace string) (Transcript, error)
+	// ToolStyle is the runtime/tools/builtin Options.Style whose wording of the built-in
+	// tools' results matches the engine's (a builtin.Style value).
+	ToolStyle string
+	// ContinuationCap is how many times a Stop hook may continue one turn in the engine
+	// (math.MaxInt: no limit); --stop-cap overrides it.
+	ContinuationCap int
+	// ModelProvider is the provider whose wire the engine speaks ("anthropic",
+	// "openai", "gemini"), as named by --model PROVIDER:MODEL.
+	ModelProvider string
+	// DeveloperContexts says whether the engine sends hook and plugin contexts to the
+	// model as developer messages (the provider's Options.DeveloperContexts).
+	DeveloperContexts bool
+	// EnvFile says whether the bridge exports a per-session environment file to its
+	// SessionStart hooks (Config.EnvFile; Claude Code's CLAUDE_ENV_FILE).
+	EnvFile bool
+	// Revalidate says whether the bridge can run the PreToolUse hooks again on a
+	// rewritten input (Config.RevalidateAfterRewrite).
+	Revalidate bool
+	// New loads a bridge of the dialect. Config.Canonical picks dsh's canonical
+	// rendering of the hooks' words for the model; without it the bridge renders them as
+	// the engine does.
+	New func(cfg Config) (Bridge, error)
+}
+
+// DefaultTimeout is a hook's timeout when its handler sets none (the table's
+// defaultTimeoutSec).
+func (d *Descriptor) DefaultTimeout() time.Duration {
+	return time.Duration(d.Table.DefaultTimeoutSec) * time.Second
+}
+
+// Plugin is the plugin name the bridge registers under and stamps on its messages.
+func (d *Descriptor) Plugin() string { return d.Table.Plugin }
+
+// Events are the names of the events the dialect maps, in the table's order.
+func (d *Descriptor) Events() []string {
+	out := make([]string, len(d.Table.Events))
+	for i, e := range d.Table.Events {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// ProjectFiles are the project-level settings files, relative to the project
+// directory, in load order: the Settings of ScopeProject.
+func (d *Descriptor) ProjectFiles() []string { return ProjectFiles(d.Settings) }
+
+// ProjectFiles are the files of settings of ScopeProject, relative to the project
+// directory, in order.
+func ProjectFiles(settings []SettingsFile) []string {
+	var out []string
+	for _, s := range settings {
+		if s.Scope == ScopeProject {
+			out = append(out, filepath.Join(s.Dir, s.File))
+		}
+	}
+	return out
+}
+
+// Sources are the names of the settings sources (Settings' Source), in load order.
+func (d *Descriptor) Sources() []string {
+	var out []string
+	for _, s := range d.Settings {
+		if !slices.Contains(out, s.Source) {
+			out = append(out, s.Source)
+		}
+	}
+	return out
+}
+
+// Scope says where a settings file lives.
+type Scope int
+
+const (
+	// ScopeUser: under the user's home directory (or the directory DirEnv names).
+	ScopeUser Scope = iota
+	// ScopeProject: under the project directory; it loads only when the project is
+	// trusted.
+	ScopeProject
+	// ScopeSystem: at an absolute path.
+	ScopeSystem
+)
+
+// SettingsFile is one level of a dialect's settings hierarchy.
+type SettingsFile struct {
+	// Source names the level for --setting-sources: "user", "project", "local", ...
+	Source string
+	// Scope says what Dir is relative to.
+	Scope Scope
+	// Dir is the directory: relative to the home directory (ScopeUser) or the project
+	// directory (ScopeProject), or absolute (ScopeSystem).
+	Dir string
+	// DirEnv, when set and the variable is not empty, names the directory instead of Dir
+	// (Codex's CODEX_HOME).
+	DirEnv string
+	// File is the file's name in Dir.
+	File string
+}
+
+// Path is the file's path for a home and a project directory; getenv reads DirEnv (nil:
+// os.Getenv).
+func (s SettingsFile) Path(home, project string, getenv func(string) string) string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if s.DirEnv != "" {
+		if dir := getenv(s.DirEnv); dir != "" {
+			return filepath.Join(dir, s.File)
+		}
+	}
+	switch s.Scope {
+	case ScopeProject:
+		return filepath.Join(project, s.Dir, s.File)
+	case ScopeSystem:
+		return filepath.Join(s.Dir, s.File)
+	}
+	return filepath.Join(home, s.Dir, s.File)
+}
+
+// Transcript is the transcript the hooks read at transcript_path: it follows the session
+// log's events.
+type Transcript interface {
+	// Observe writes what one logged event adds to the transcript.
+	Observe(dsh.SessionEventData) error
+	// Close flushes and closes the file.
+	Close() error
+}
+
+// Config configures one bridge, whatever its dialect. A dialect ignores what it has no
+// use for (see the Descriptor's EnvFile and Revalidate).
+type Config struct {
+	// Files are explicitly named hook configuration files, loaded in order as given.
+	Files []string
+	// Plugins are plugin hook files (PluginRoot set; an empty Path means
+	// <PluginRoot>/hooks/hooks.json).
+	Plugins []hookproto.Source
+	// Workspace is the session workspace: the hooks' default working directory and the
+	// default project directory. Required.
+	Workspace string
+	// ProjectDir is the project root (default Workspace).
+	ProjectDir string
+	// DiscoverProject also loads the project-level settings files that exist.
+	DiscoverProject bool
+	// TrustProject lets the discovered project files load.
+	TrustProject bool
+	// Session describes the session and turn of an event.
+	Session hookproto.SessionFunc
+	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
+	Recorder hookproto.Recorder
+	// Logger receives diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+	// BaseEnv is the environment hooks start from (nil: the process's).
+	BaseEnv []string
+	// Getenv reads the harness environment, e.g. for $SHELL (nil: os.Getenv).
+	Getenv func(string) string
+	// Model is the model sent to hooks when the session names none.
+	Model string
+	// Canonical asks for dsh's canonical mapping and wording instead of the engine's.
+	Canonical bool
+	// Interactive says the host waits for the user's input between turns (dsh acp).
+	Interactive bool
+	// EnvFile is the per-session environment file exported to SessionStart hooks
+	// (Descriptor.EnvFile dialects).
+	EnvFile string
+	// RevalidateAfterRewrite runs PreToolUse again on a rewritten input
+	// (Descriptor.Revalidate dialects).
+	RevalidateAfterRewrite bool
+	// NewID generates the ids of the messages the bridge adds (nil: random).
+	NewID func() string
+	// Observe receives the report of every event that ran hooks.
+	Observe func(*hookproto.Report)
+	// ObserveAsync receives every async hook run when it finishes.
+	ObserveAsync func(hookproto.HookRun)
+}
+
+// Bridge is a loaded bridge: a dsh plugin.
+type Bridge interface {
+	// Register registers the bridge's listeners and returns a func unregistering them.
+	Register(r *dsh.Registrar) (unregister func())
+	// Diagnostics returns what loading reported.
+	Diagnostics() []hookproto.Diagnostic
+	// Config returns the loaded hook configuration.
+	Config() *hookproto.Config
+	// Close kills the async hooks still running and waits for them.
+	Close(ctx context.Context) error
+	// Wait waits for the async hooks still running to finish.
+	Wait(ctx context.Context) error
+}
+
+// Registry is a list of dialects, looked up by name.
+type Registry []*Descriptor
+
+// Lookup returns the dialect named name, or false.
+func (r Registry) Lookup(name string) (*Descriptor, bool) {
+	for _, d := range r {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Names are the dialects' names, in the registry's order.
+func (r Registry) Names() []string {
+	out := make([]string, len(r))
+	for i, d := range r {
+		out[i] = d.Name
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package gemini_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/gemini"
+	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+var ctx = context.Background()
+
+// setup writes a settings.json holding events (Gemini's hooks object) and registers a
+// bridge over it.
+func setup(t *testing.T, events map[string]any) (*ht.Harness, *gemini.Bridge) {
+	t.Helper()
+	dir := t.TempDir()
+	data, _ := json.Marshal(map[string]any{"hooks": events})
+	file := ht.Raw(t, t.TempDir(), "settings.json", string(data))
+	h := ht.New(dir)
+	b, err := gemini.New(gemini.Config{Files: []string{file}, Workspace: dir, Session: h.Session, Recorder: h.Rec,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(ctx) })
+	b.Register(h.Reg.Plugin(gemini.Plugin))
+	return h, b
+}
+
+// on is one group of command hooks of an event.
+func on(event, matcher string, cmds ...string) map[string]any {
+	var hs []any
+	for _, c := range cmds {
+		hs = append(hs, map[string]any{"type": "command", "command": c})
+	}
+	g := map[string]any{"hooks": hs}
+	if matcher != "" {
+		g["matcher"] = matcher
+	}
+	return map[string]any{event: []any{g}}
+}
+
+func merge(ms ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = append(asList(out[k]), asList(v)...)
+		}
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// TestBeforeToolStdin: the common fields in the engine's order, then the event's, with no
+// trailing newline; the matcher is an unanchored regex ("shell" matches
+// run_shell_command).
+func TestBeforeToolStdin(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin.json")
+	h, _ := setup(t, on("BeforeTool", "shell", "cat > "+out))
+	if d, err := h.PreTool(ctx, h.Exec("run_shell_command", `{"command":"ls"}`)); err != nil || d.Kind() != dsh.PreToolAllowKind {
+		t.Fatalf("%v %v", ht.Describe(d), err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"session_id":"session-1","transcript_path":"","cwd":"` + h.Dir + `","hook_event_name":"BeforeTool","timestamp":"2026-01-02T03:04:05.006Z","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`
+	if string(data) != want {
+		t.Fatalf("stdin\n%s\nwant\n%s", data, want)
+	}
+}
+
+// TestBeforeToolDeny: a JSON deny on stderr with exit 0 denies, every hook's reason joined
+// with a newline; the model reads "Tool execution blocked: <reason>".
+func TestBeforeToolDeny(t *testing.T) {
+	h, _ := setup(t, on("BeforeTool", "", `echo '{"decision":"allow","reason":"fine"}'`, `echo '{"decision":"deny","reason":"no rm"}' >&2`))
+	ex := h.Exec("run_shell_command", `{"command":"rm -rf x"}`)
+	d, err := h.PreTool(ctx, ex)
+	if err != nil || ht.Describe(d) != "deny: fine\nno rm" {
+		t.Fatalf("%q %v", ht.Describe(d), err)
+	}
+	post, err := h.PostTool(ctx, ex, dsh.ToolFailure{Error: dsh.ToolError{Message: "fine\nno rm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, ok := post.(dsh.PostToolAccept)
+	if !ok || len(acc.Content) != 1 || acc.Content[0].(dsh.TextBlock).Text != "Tool execution blocked: fine\nno rm" {
+		t.Fatalf("%s", ht.Describe(post))
+	}
+}
+
+// TestBeforeToolExitCodes: plain text on exit 3 blocks with the text; exit 2 with no
+// output lets the call run; ask asks the approval seam.
+func TestBeforeToolExitCodes(t *testing.T) {
+	for _, tc := range []struct{ cmd, want string }{
+		{`echo refused >&2; exit 3`, "deny: refused"},
+		{`exit 2`, "allow"},
+		{`echo '{"decision":"ask","reason":"sure?"}'`, "ask: sure?"},
+		{`sleep 5`, "allow"}, // timeout 0 below: fails at once, the call runs
+	} {
+		g := on("BeforeTool", "", tc.cmd)
+		if tc.cmd == `sleep 5` {
+			g["BeforeTool"].([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["timeout"] = 0
+		}
+		h, _ := setup(t, g)
+		d, err := h.PreTool(ctx, h.Exec("run_shell_command", `{"command":"ls"}`))
+		if err != nil || ht.Describe(d) != tc.want {
+			t.Errorf("%s: %q %v, want %q", tc.cmd, ht.Describe(d), err, tc.want)
+		}
+	}
+}
+
+// TestBeforeToolRewrite: tool_input replaces the arguments; each hook of a sequential
+// group sees the previous one's rewrite; the result gets the engine's note.
+func TestBeforeToolRewrite(t *testing.T) {
+	seen := filepath.Join(t.TempDir(), "seen.json")
+	g := on("BeforeTool", "", `echo '{"hookSpecificOutput":{"tool_input":{"command":"pwd"}}}'`, "cat > "+seen)
+	g["BeforeTool"].([]any)[0].(map[string]any)["sequential"] = true
+	h, _ := setup(t, g)
+	id := h.Agent.AgentID
+	p := &dsh.RewriteInputPayload{AgentID: &id, CallID: "call-1", Name: "run_shell_command", Input: json.RawMessage(`{"command":"ls","dir_path":"."}`)}
+	var got json.RawMessage
+	err := h.Reg.RunRewriteInput(ctx, p, time.Minute, func(_ context.Context, _ string, d dsh.RewriteDecision) (*dsh.RewriteInputPayload, error) {
+		if r, ok := d.(dsh.RewriteReplace); ok {
+			got = r.Args
+			p.Input = r.Args
+		}
+		return p, nil
+	})
+	if err != nil || string(got) != `{"command":"pwd"}` {
+		t.Fatalf("rewrite %s, %v", got, err)
+	}
+	data, _ := os.ReadFile(seen)
+	if !strings.Contains(string(data), `"tool_input":{"command":"pwd","dir_path":"."}`) {
+		t.Errorf("the second sequential hook saw %s", data)
+	}
+	ex := h.Exec("run_shell_command", `{"command":"pwd"}`)
+	ex.CallID, ex.ModelArguments = "call-1", json.RawMessage(`{"command":"ls","dir_path":"."}`)
+	post, err := h.PostTool(ctx, ex, dsh.ToolSuccess{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: /w"}}})
+	acc, ok := post.(dsh.PostToolAccept)
+	if err != nil || !ok || len(acc.Content) != 1 ||
+		acc.Content[0].(dsh.TextBlock).Text != "Output: /w\n\n[System] Tool input parameters were modified by a hook before execution." {
+		t.Fatalf("%s %v", ht.Describe(post), err)
+	}
+}
+
+// TestAfterToolContext: additionalContext follows the result text inside <hook_context>,
+// after a blank line, for a failed call too; a block replaces the result with "Tool
+// result blocked: <reason>".
+func TestAfterToolContext(t *testing.T) {
+	h, _ := setup(t, on("AfterTool", "run_shell", `echo '{"hookSpecificOutput":{"additionalContext":"checked"}}'`))
+	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "exit 1"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Exit Code: 1"}}}
+	post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"false"}`), fail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, ok := post.(dsh.PostToolAccept)
+	if !ok || len(acc.Content) != 1 || acc.Content[0].(dsh.TextBlock).Text != "Exit Code: 1\n\n<hook_context>checked</hook_context>" {
+		t.Fatalf("%s %+v", ht.Describe(post), post)
+	}
+	h, _ = setup(t, on("AfterTool", "", `echo '{"decision":"block","reason":"secret"}'`))
+	post, err = h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), ht.Success(`"key"`))
+	blk, ok := post.(dsh.PostToolBlock)
+	if err != nil || !ok || blk.Feedback[0].(dsh.TextBlock).Text != "Tool result blocked: secret" {
+		t.Fatalf("%s %v", ht.Describe(post), err)
+	}
+}
+
+// TestAfterAgentDeny: a deny sends the reason back as the next prompt.
+func TestAfterAgentDeny(t *testing.T) {
+	h, _ := setup(t, on("AfterAgent", "", `echo '{"decision":"deny","reason":"run the tests"}'`))
+	if err := h.Stop(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	st := h.Agent.Steered()
+	if len(st) != 1 || ht.Texts(st[0])[0] != "run the tests" {
+		t.Fatalf("steered %+v", st)
+	}
+}
+
+func request(h *ht.Harness) *dsh.RequestPayload {
+	req := dsh.ModelRequest{Config: dsh.LLMCallConfig{Provider: "gemini", Model: "gemini-2.5-pro"},
+		Messages: []dsh.ModelMessage{{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}, Source: dsh.SourceUser{}}},
+		Tools:    []dsh.ModelTool{{Name: "run_shell_command", Description: "shell"}}}
+	return &dsh.RequestPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: 1, Step: 1, Attempt: 1, Request: req, Original: req}
+}
+
+// runRequest folds agent/request and returns the decisions that were not pass.
+func runRequest(t *testing.T, h *ht.Harness) []dsh.RequestDecision {
+	t.Helper()
+	var out []dsh.RequestDecision
+	p := request(h)
+	err := h.Reg.RunRequest(ctx, p, time.Minute, func(_ context.Context, _ string, d dsh.RequestDecision) (*dsh.RequestPayload, error) {
+		if d.Kind() != dsh.RequestPassKind {
+			out = append(out, d)
+		}
+		return p, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestModelEvents: BeforeModel deny, a BeforeModel answer, BeforeToolSelection NONE and an
+// llm_request rewrite.
+func TestModelEvents(t *testing.T) {
+	h, _ := setup(t, on("BeforeModel", "", `echo '{"decision":"deny","reason":"offline"}'`))
+	if ds := runRequest(t, h); len(ds) != 1 || ds[0].(dsh.RequestDeny).Reason != "offline" {
+		t.Fatalf("%+v", ds)
+	}
+	h, _ = setup(t, on("BeforeModel", "", `echo '{"decision":"block","hookSpecificOutput":{"llm_response":{"candidates":[{"content":{"role":"model","parts":["cached"]}}]}}}'`))
+	if ds := runRequest(t, h); len(ds) != 1 || ds[0].(dsh.RequestAnswer).Content[0].(dsh.TextBlock).Text != "cached" {
+		t.Fatalf("%+v", ds)
+	}
+	h, _ = setup(t, merge(on("BeforeToolSelection", "", `echo '{"hookSpecificOutput":{"toolConfig":{"mode":"ANY","allowedFunctionNames":["read_file"]}}}'`,
+		`echo '{"hookSpecificOutput":{"toolConfig":{"mode":"NONE"}}}'`)))
+	if ds := runRequest(t, h); len(ds) != 1 || len(ds[0].(dsh.RequestRestrict).Allow) != 0 {
+		t.Fatalf("%+v", ds)
+	}
+	h, _ = setup(t, on("BeforeModel", "", `echo '{"hookSpecificOutput":{"llm_request":{"model":"gemini-2.5-flash","messages":[{"role":"user","content":"hello"}]}}}'`))
+	ds := runRequest(t, h)
+	if len(ds) != 2 {
+		t.Fatalf("%+v", ds)
+	}
+	if rw := ds[0].(dsh.RequestRewrite); rw.Messages[0].Content[0].(dsh.TextBlock).Text != "hello" {
+		t.Errorf("%+v", rw)
+	}
+	if use := ds[1].(dsh.RequestUse); use.Config.Model != "gemini-2.5-flash" || use.Config.Provider != "gemini" {
+		t.Errorf("%+v", use)
+	}
+}
+
+// TestAfterModelReplace: an llm_response replaces the text and drops the tool calls.
+func TestAfterModelReplace(t *testing.T) {
+	h, _ := setup(t, on("AfterModel", "", `echo '{"hookSpecificOutput":{"llm_response":{"text":"redacted","candidates":[]}}}'`))
+	resp := dsh.ModelResponse{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "secret"}}, Finish: dsh.FinishReasonStop}
+	p := &dsh.ResponsePayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: 1, Step: 1, Response: resp, Original: resp}
+	var got dsh.ResponseDecision
+	err := h.Reg.RunResponse(ctx, p, time.Minute, func(_ context.Context, _ string, d dsh.ResponseDecision) (*dsh.ResponsePayload, error) {
+		got = d
+		return p, nil
+	})
+	rp, ok := got.(dsh.ResponseReplace)
+	if err != nil || !ok || rp.Text != "redacted" || rp.ToolCalls != dsh.ReplaceToolCallsDrop {
+		t.Fatalf("%+v %v", got, err)
+	}
+}
+
+// TestSessionStartExact: SessionStart matchers compare exactly, and no SessionStart
+// fires after a compaction.
+func TestSessionStartExact(t *testing.T) {
+	h, _ := setup(t, merge(on("SessionStart", "start", `echo '{"hookSpecificOutput":{"additionalContext":"A"}}'`),
+		on("SessionStart", "startup", `echo '{"hookSpecificOutput":{"additionalContext":"B"}}'`)))
+	if err := h.SessionStart(ctx, dsh.SessionStartSourceStartup); err != nil {
+		t.Fatal(err)
+	}
+	inj := h.Agent.Injected()
+	if len(inj) != 1 || ht.Texts(inj[0])[0] != "<hook_context>B</hook_context>" {
+		t.Fatalf("%+v", inj)
+	}
+	if err := h.SessionStartCompact(ctx, "c1", 1); err != nil || len(h.Agent.Injected()) != 0 {
+		t.Fatalf("SessionStart fired after a compaction: %v", err)
+	}
+}

@@ -1,0 +1,286 @@
+// Package gemini is the Gemini CLI hook bridge: it runs the shell hooks of Gemini CLI
+// settings.json files (system, user, workspace) and extensions' hooks/hooks.json on dsh's
+// interception surface, as Gemini CLI 0.61.0 does (docs/design/GEMINI-HOOKS.md). The
+// protocol is the generated table hookmap.Gemini (spec/bridges/gemini.cue): which event
+// maps to which point, how output and exit codes read, timeouts, matchers, sequential
+// groups and the $GEMINI_* variables. This package holds only what a table cannot say:
+// the stdin of each event, the model-facing wording (<hook_context>, "Tool execution
+// blocked: …") and the model-call events (BeforeModel, BeforeToolSelection, AfterModel
+// on agent/request and agent/response, in model.go).
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/bridges/internal/hookbridge"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/generated/wire/gemini"
+)
+
+// Plugin is the plugin name stamped on every message the bridge adds.
+var Plugin = hookmap.Gemini.Plugin
+
+// settings are Gemini CLI's settings files, in its load order: system, user, workspace
+// (the workspace's load only in a trusted folder).
+var settings = []dialect.SettingsFile{
+	{Source: "system", Scope: dialect.ScopeSystem, Dir: "/etc/gemini-cli", File: "settings.json"},
+	{Source: "user", Scope: dialect.ScopeUser, Dir: ".gemini", File: "settings.json"},
+	{Source: "project", Scope: dialect.ScopeProject, Dir: ".gemini", File: "settings.json"},
+}
+
+// ProjectFiles are the workspace settings files, relative to the project directory, that
+// Config.DiscoverProject loads (when the folder is trusted).
+var ProjectFiles = dialect.ProjectFiles(settings)
+
+// Descriptor describes the Gemini CLI dialect to dsh's commands (bridges/dialect): the
+// settings hierarchy (system, user, workspace settings.json; with project discovery also
+// the extensions under $HOME/.gemini/extensions), the chat transcript, the built-in tools
+// in builtin.StyleGemini, a cap of 100 AfterAgent continuations (the engine's turn
+// limit), and the gemini provider.
+func Descriptor() *dialect.Descriptor {
+	return &dialect.Descriptor{
+		Name: hookmap.Gemini.Dialect, Table: &hookmap.Gemini, Settings: settings,
+		TranscriptSuffix: ".chat.jsonl",
+		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
+			return NewChat(path, sessionID, workspace)
+		},
+		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini",
+		New: func(c dialect.Config) (dialect.Bridge, error) {
+			cfg := Config{Files: c.Files, Extensions: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
+				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
+				Logger: c.Logger, BaseEnv: c.BaseEnv}
+			if c.DiscoverProject {
+				getenv := c.Getenv
+				if getenv == nil {
+					getenv = os.Getenv
+				}
+				if home := getenv("HOME"); home != "" {
+					cfg.Extensions = append(cfg.Extensions, Extensions(home)...)
+				}
+			}
+			b, err := New(cfg, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			if err != nil {
+				return nil, err // not a nil *Bridge in the interface
+			}
+			return b, nil
+		},
+	}
+}
+
+// MaxTurns is Gemini CLI's limit of model turns per prompt, which is all that bounds an
+// AfterAgent deny loop.
+const MaxTurns = 100
+
+// Extensions returns the installed extensions' hook files, ~/.gemini/extensions/*/hooks/
+// hooks.json, each with its extension directory as plugin root.
+func Extensions(home string) []hookproto.Source {
+	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "extensions", "*", "hooks", "hooks.json"))
+	var out []hookproto.Source
+	for _, f := range files {
+		out = append(out, hookproto.Source{Path: f, PluginRoot: filepath.Dir(filepath.Dir(f))})
+	}
+	return out
+}
+
+// Config configures a Gemini bridge; see codex.Config for the fields they share.
+type Config struct {
+	// Files are settings.json files, loaded in order (system, user); a file that cannot
+	// be read is a diagnostic.
+	Files []string
+	// Extensions are extension hook files (hooks/hooks.json); a malformed one is a
+	// diagnostic and the others still load.
+	Extensions []hookproto.Source
+	// Workspace is the session workspace: the hooks' working directory and the default
+	// project directory. Required.
+	Workspace string
+	// ProjectDir is the project root whose ProjectFiles are workspace settings; default
+	// Workspace.
+	ProjectDir string
+	// DiscoverProject also loads the ProjectFiles of ProjectDir that exist.
+	DiscoverProject bool
+	// TrustProject loads them (Gemini CLI's trusted folder, dsh's --trust); without it
+	// they are skipped with a diagnostic.
+	TrustProject bool
+	// Session describes the session and turn of an event.
+	Session hookproto.SessionFunc
+	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
+	Recorder hookproto.Recorder
+	// Logger receives diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
+	StderrSummaryMax int
+	// BaseEnv is the environment hooks start from (nil: the process's).
+	BaseEnv []string
+	// Now is the clock of the stdin timestamps (nil: time.Now).
+	Now func() time.Time
+}
+
+// Option adjusts a bridge (see codex.Option).
+type Option = hookbridge.Option
+
+// Bridge is a loaded Gemini bridge: a dsh plugin.
+type Bridge struct {
+	b *hookbridge.Bridge
+}
+
+// New loads the configured settings and extension hook files and returns the bridge.
+// Loading problems are diagnostics, never an error.
+func New(cfg Config, opts ...Option) (*Bridge, error) {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	b, err := hookbridge.New(hookDialect(now), hookbridge.Options{
+		Files: cfg.Files, Plugins: cfg.Extensions, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
+		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
+		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Bridge{b: b}, nil
+}
+
+// Register registers one listener per mapped point that has hooks and returns a func
+// that unregisters them all.
+func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) { return b.b.Register(r) }
+
+// Diagnostics returns what loading reported.
+func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return b.b.Diagnostics() }
+
+// Config returns the loaded hook configuration.
+func (b *Bridge) Config() *hookproto.Config { return b.b.Config() }
+
+// Close kills the hooks still running and waits for them.
+func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
+
+// Wait waits for the hooks still running to finish, without killing them.
+func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
+
+func hookDialect(now func() time.Time) hookbridge.Dialect {
+	m := &model{turns: map[string]*turnText{}}
+	return hookbridge.Dialect{
+		Name: hookproto.Gemini, Table: &hookmap.Gemini, ProjectFiles: ProjectFiles,
+		Encode:    func(in hookbridge.Input) ([]byte, error) { return m.encode(in, now) },
+		TrustHint: "pass --trust (Config.TrustProject) to load the workspace's hooks, as Gemini CLI loads them only in a trusted folder",
+		Render: hookbridge.Render{
+			Contexts: func(_, _ string, rep *hookproto.Report) []string { return []string{Context(rep.Merged.Contexts)} },
+			Deny: func(_ string, _ json.RawMessage, rep *hookproto.Report) string {
+				return "Tool execution blocked: " + rep.Merged.Reason
+			},
+			// The engine says nothing before the result; the table's note follows it.
+			RewriteSilent: true,
+			// An AfterAgent deny is the next prompt, not a context.
+			StopForm:       dsh.PluginFormRelay,
+			PostBlockText:  func(reason string) string { return "Tool result blocked: " + reason },
+			ResultContexts: true,
+		},
+		EndReason:        endReason,
+		PostToolFailures: true,
+		Register:         m.register,
+	}
+}
+
+// Context is how Gemini CLI hands hook contexts to the model: joined by newlines inside
+// one <hook_context> element.
+func Context(texts []string) string {
+	return "<hook_context>" + strings.Join(texts, "\n") + "</hook_context>"
+}
+
+// endReason maps dsh's session-end reasons to Gemini CLI's: close is "exit".
+func endReason(reason string) string {
+	if reason == string(dsh.SessionEndReasonClose) {
+		return "exit"
+	}
+	return reason
+}
+
+// encode builds the stdin of one event as its generated wire type: the common fields in
+// the engine's order, then the event's own, without a trailing newline.
+func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error) {
+	s := in.Session
+	ts := now().UTC().Format("2006-01-02T15:04:05.000Z")
+	var v interface {
+		MarshalJSON() ([]byte, error)
+		Validate() error
+	}
+	switch in.Event {
+	case "SessionStart":
+		src := gemini.SessionStartInputSource(in.Source)
+		if !src.Valid() {
+			return nil, hookbridge.ErrNotFired // no SessionStart after a compaction
+		}
+		v = gemini.SessionStartInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.SessionStartInputHookEventNameSessionStart, Timestamp: ts, Source: src}
+	case "SessionEnd":
+		reason := gemini.SessionEndInputReason(in.Reason)
+		if !reason.Valid() {
+			reason = gemini.SessionEndInputReasonOther
+		}
+		v = gemini.SessionEndInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.SessionEndInputHookEventNameSessionEnd, Timestamp: ts, Reason: reason}
+	case "BeforeAgent":
+		v = gemini.BeforeAgentInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.BeforeAgentInputHookEventNameBeforeAgent, Timestamp: ts, Prompt: in.Prompt}
+	case "AfterAgent":
+		prompt, response := m.turn(s, in.Turn)
+		v = gemini.AfterAgentInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.AfterAgentInputHookEventNameAfterAgent, Timestamp: ts, Prompt: prompt,
+			PromptResponse: response, StopHookActive: in.StopHookActive}
+	case "BeforeModel":
+		v = gemini.BeforeModelInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.BeforeModelInputHookEventNameBeforeModel, Timestamp: ts, LLMRequest: LLMRequest(in.Request)}
+	case "BeforeToolSelection":
+		v = gemini.BeforeToolSelectionInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.BeforeToolSelectionInputHookEventNameBeforeToolSelection, Timestamp: ts,
+			LLMRequest: LLMRequest(in.Request)}
+	case "AfterModel":
+		v = gemini.AfterModelInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.AfterModelInputHookEventNameAfterModel, Timestamp: ts,
+			LLMRequest: LLMRequest(in.Request), LLMResponse: LLMResponse(in.Response)}
+	case "BeforeTool":
+		v = gemini.BeforeToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
+			ToolInput: in.ToolInput}
+	case "AfterTool":
+		resp := gemini.ToolResponse{LLMContent: toolText(in.ToolResponse), ReturnDisplay: in.ToolResponse}
+		if in.Error != "" {
+			resp.Error, _ = json.Marshal(map[string]string{"message": in.Error})
+		}
+		v = gemini.AfterToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.AfterToolInputHookEventNameAfterTool, Timestamp: ts, ToolName: in.ToolName,
+			ToolInput: in.ToolInput, ToolResponse: resp}
+	case "PreCompress":
+		v = gemini.PreCompressInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.PreCompressInputHookEventNamePreCompress, Timestamp: ts,
+			Trigger: gemini.PreCompressInputTrigger(in.Trigger)}
+	case "Notification":
+		v = gemini.NotificationInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			HookEventName: gemini.NotificationInputHookEventNameNotification, Timestamp: ts,
+			NotificationType: "ToolPermission", Message: in.Message, Details: json.RawMessage(`{}`)}
+	default:
+		return nil, hookbridge.ErrNotFired
+	}
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	return v.MarshalJSON()
+}
+
+// toolText is the llmContent of a tool response: its text when it is a JSON string, the
+// value as it is otherwise.
+func toolText(resp json.RawMessage) json.RawMessage {
+	if len(resp) == 0 {
+		return json.RawMessage(`""`)
+	}
+	return resp
+}
