@@ -507,14 +507,18 @@ func (m *Mock) gemini(w http.ResponseWriter, r *http.Request, req map[string]any
 	for _, c := range t.Calls {
 		calls = append(calls, map[string]any{"name": c.Name, "args": c.Input})
 	}
-	// As a model would, the mock calls only the functions the request's toolConfig
-	// allows: none under mode NONE, only allowedFunctionNames when they are given.
+	// As a model would, the mock calls only the functions the request offers and its
+	// toolConfig allows: none under mode NONE, only allowedFunctionNames when they are
+	// given (Gemini CLI keeps the tools and sets the toolConfig; a client may as well
+	// leave the others out).
+	offered := geminiTools(req)
 	fc, _ := req["toolConfig"].(map[string]any)
 	fcc, _ := fc["functionCallingConfig"].(map[string]any)
 	mode, _ := fcc["mode"].(string)
 	allowed, _ := fcc["allowedFunctionNames"].([]any)
 	for _, c := range calls {
-		if mode == "NONE" || (len(allowed) > 0 && !slices.Contains(allowed, any(c["name"]))) {
+		name, _ := c["name"].(string)
+		if !offered[name] || mode == "NONE" || (len(allowed) > 0 && !slices.Contains(allowed, any(name))) {
 			continue
 		}
 		parts = append(parts, map[string]any{"functionCall": c})
