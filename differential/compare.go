@@ -313,7 +313,7 @@ func normItems(items Next, n Normalizer) string {
 
 // byName groups runs by hook name, in start order, except that runs for parallel tool
 // calls are ordered by the call's position in its turn (engines start them in any
-// order).
+// order), or, without call ids (Gemini CLI), by their tool and input.
 func byName(runs []HookRun) map[string][]HookRun {
 	out := map[string][]HookRun{}
 	for _, r := range runs {
@@ -328,12 +328,17 @@ func byName(runs []HookRun) map[string][]HookRun {
 	return out
 }
 
-// callKey is the "<turn>_<index>" suffix of a run's tool_use_id ("" when it has none).
+// callKey is the "<turn>_<index>" suffix of a run's tool_use_id, or, for a tool event
+// without a call id (Gemini CLI's), its tool name and input; "" when it has neither.
 func callKey(r HookRun) string {
-	id, _ := r.Stdin["tool_use_id"].(string)
+	id, ok := r.Stdin["tool_use_id"].(string)
 	if m := callIDRE.FindString(id); m != "" {
 		_, k, _ := strings.Cut(m, "_")
 		return k
+	}
+	if in, has := r.Stdin["tool_input"]; has && !ok {
+		data, _ := json.Marshal([]any{r.Stdin["tool_name"], in})
+		return "input:" + string(data)
 	}
 	return ""
 }
