@@ -145,7 +145,8 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
-	// Table, when set, supplies the rules its fields state over the dialect's own: the
+	// Table supplies the rules its fields state over the dialect's own (nil: the
+	// generated table of Dialect, if any): the
 	// default timeout and its unit, what a timeout of 0 or less does, sequential groups,
 	// the events' matcher kinds, invalid regexes as exact strings, de-duplication by
 	// name, and the settings block ({enabled, disabled}).
@@ -379,6 +380,9 @@ func LoadFile(path string, opts LoadOptions) (*Config, []Diagnostic) {
 // without handlers disappear. A handler without "type" is a command; its "timeout" (and
 // for Codex "timeoutSec") is in seconds. The returned Config is never nil.
 func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
+	if opts.Table == nil {
+		opts.Table = hookmap.Lookup(string(opts.Dialect))
+	}
 	l := &loader{opts: opts, cfg: &Config{Dialect: opts.Dialect, groups: map[string][]Group{}}}
 	if opts.Table != nil {
 		l.cfg.DedupeByName = opts.Table.DedupeByName
