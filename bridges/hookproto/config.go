@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dshkit/dsh/generated/hookmap"
 )
 
 // Dialect names a shell-hook protocol. Its values are the spec's #HookDialect strings.
@@ -32,14 +34,12 @@ const (
 	Codex Dialect = "codex"
 )
 
-// DefaultTimeout returns the timeout of a handler that sets none: 60 s for Claude Code
-// (dsh bridge decision 4), 600 s for Codex (decision 2); 0 for an unknown dialect.
+// DefaultTimeout returns the timeout of a handler that sets none: the defaultTimeoutSec of
+// the dialect's generated table (spec/bridges: 60 s for Claude Code, dsh bridge decision 4;
+// 600 s for Codex, decision 2); 0 for a dialect without a table.
 func (d Dialect) DefaultTimeout() time.Duration {
-	switch d {
-	case ClaudeCode:
-		return 60 * time.Second
-	case Codex:
-		return 600 * time.Second
+	if b := hookmap.Lookup(string(d)); b != nil {
+		return time.Duration(b.DefaultTimeoutSec) * time.Second
 	}
 	return 0
 }
@@ -140,6 +140,10 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
+	// DefaultTimeout is the timeout of a handler that sets none: the bridge passes its
+	// table's defaultTimeoutSec. Zero means the dialect's generated table's
+	// ([Dialect.DefaultTimeout]).
+	DefaultTimeout time.Duration
 }
 
 // Handler is one loaded command handler, in the order of its file.
@@ -510,7 +514,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	h := Handler{
 		Event: ev, Source: g.Source, Path: path, Group: g.Index, Index: index,
-		Matcher: g.Matcher, Timeout: l.opts.Dialect.DefaultTimeout(), Env: l.env,
+		Matcher: g.Matcher, Timeout: l.defaultTimeout(), Env: l.env,
 	}
 	if h.Command, ok = optString(obj["command"]); !ok || h.Command == "" {
 		what := "a command handler needs a non-empty command string"
@@ -557,6 +561,14 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	return h, true
+}
+
+// defaultTimeout is a handler's timeout when it sets none (LoadOptions.DefaultTimeout).
+func (l *loader) defaultTimeout() time.Duration {
+	if l.opts.DefaultTimeout > 0 {
+		return l.opts.DefaultTimeout
+	}
+	return l.opts.Dialect.DefaultTimeout()
 }
 
 // maxTimeoutSeconds bounds a configured timeout (a year) so the Duration cannot overflow.

@@ -177,6 +177,10 @@ type Dialect struct {
 	// MapRewrite, if set, maps a hook's updatedInput, given in the dialect's tool_input
 	// shape, back onto the tool's arguments (Codex: {command} for the shell tools).
 	MapRewrite func(tool string, args, updated json.RawMessage) json.RawMessage
+	// FailureEvent is the event of tools/post-execute that fires for a call that ran and
+	// failed (Claude Code's PostToolUseFailure); the table's other tools/post-execute event
+	// fires for successful results. "" means no event fires for failures.
+	FailureEvent string
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool
@@ -259,6 +263,11 @@ type Bridge struct {
 	// until its pre-execute listener replays it (each hook runs once per call).
 	fired map[callKey]*hookproto.Report
 	early map[string]bool // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+
+	// at lists, per extension point, the events with hooks the table maps there (its point
+	// column), in table order; points lists those points in the order first seen.
+	at     map[string][]string
+	points []string
 }
 
 // callKey identifies a call between the rewrite phase and pre-execute.
@@ -331,6 +340,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
 		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
+		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -344,6 +354,16 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
+	}
+	b.at = map[string][]string{}
+	for _, e := range d.Table.Events {
+		if !b.has(e.Name) {
+			continue
+		}
+		if len(b.at[e.Point]) == 0 {
+			b.points = append(b.points, e.Point)
+		}
+		b.at[e.Point] = append(b.at[e.Point], e.Name)
 	}
 	return b, nil
 }
@@ -365,53 +385,80 @@ func (b *Bridge) Wait(ctx context.Context) error { return b.engine.Wait(ctx) }
 
 func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(event)) > 0 }
 
+// event is the event with hooks that the table maps to point (the first, in table order),
+// or "".
+func (b *Bridge) event(point string) string {
+	if evs := b.at[point]; len(evs) > 0 {
+		return evs[0]
+	}
+	return ""
+}
+
+// postEvent is the tools/post-execute event with hooks for failed calls (failure: the
+// Dialect's FailureEvent) or for successful ones (the other), or "".
+func (b *Bridge) postEvent(failure bool) string {
+	for _, ev := range b.at[dsh.PostToolEventName] {
+		if (ev == b.d.FailureEvent) == failure {
+			return ev
+		}
+	}
+	return ""
+}
+
 // Register registers one listener per mapped event that has hooks (plus, when PreToolUse
 // has hooks, the post-execute and result listeners that deliver and clean up its
 // contexts) and returns a func that unregisters them all.
 func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	var unregs []func()
-	if b.has(SessionStart) {
-		unregs = append(unregs, r.OnSessionStart(b.sessionStart))
-	}
-	if b.has(UserPromptSubmit) {
-		unregs = append(unregs, r.OnPreStep(b.preStep))
-	}
-	if b.has(PreToolUse) {
-		// The hooks run once, in the rewrite phase, where their updatedInput counts; the
-		// pre-execute listener replays their decision.
-		unregs = append(unregs, r.OnRewriteInput(b.rewriteInput), r.OnPreTool(b.preTool))
-	}
-	if b.has(PermissionRequest) {
-		unregs = append(unregs, r.OnApprovalAnswer(b.approvalAnswer))
-	}
-	if b.has(Notification) {
-		unregs = append(unregs, r.OnApprovalPrompt(b.approvalPrompt))
-		if b.o.Interactive {
-			unregs = append(unregs, r.OnStatus(b.status))
+	add := func(u ...func()) { unregs = append(unregs, u...) }
+	// Each event with hooks goes to the extension point its table row names (the point
+	// column of spec/bridges); the listener there fires that event.
+	for _, point := range b.points {
+		switch point {
+		case dsh.SessionStartEventName:
+			add(r.OnSessionStart(b.sessionStart))
+		case dsh.PreStepEventName:
+			add(r.OnPreStep(b.preStep))
+		case dsh.PreToolEventName:
+			// The hooks run once, in the rewrite phase, where their rewrites count; the
+			// pre-execute listener replays their decision.
+			add(r.OnRewriteInput(b.rewriteInput), r.OnPreTool(b.preTool))
+		case dsh.ApprovalAnswerEventName:
+			add(r.OnApprovalAnswer(b.approvalAnswer))
+		case dsh.ApprovalPromptEventName:
+			add(r.OnApprovalPrompt(b.approvalPrompt))
+			if b.o.Interactive {
+				// The approval/prompt event also tells an interactive agent went idle.
+				add(r.OnStatus(b.status))
+			}
+		case dsh.PostToolEventName:
+			// Below, with the listeners the other tool events need there.
+		case dsh.TurnStoppingEventName:
+			add(r.OnTurnStopping(b.turnStopping))
+		case dsh.SessionEndEventName:
+			add(r.OnSessionEnd(b.sessionEnd))
+		case dsh.PreCompactEventName:
+			add(r.OnPreCompact(b.preCompact))
+		case dsh.PostCompactEventName:
+			add(r.OnPostCompact(b.postCompact))
+		default:
+			b.log.Warn("hook events not run: the bridge has no listener at their extension point",
+				"dialect", string(b.d.Name), "point", point, "events", strings.Join(b.at[point], ", "))
 		}
 	}
-	// The execute wrapper times the calls (PostToolUse duration_ms) and tells a failed
-	// call that ran (PostToolUseFailure) from a denied one.
-	if b.has(PostToolUseFailure) || (b.has(PostToolUse) && b.d.Durations) {
-		unregs = append(unregs, r.WrapExecute(b.timeExecute))
+	pre, answer := b.event(dsh.PreToolEventName) != "", b.event(dsh.ApprovalAnswerEventName) != ""
+	success, failure := b.postEvent(false) != "", b.postEvent(true) != ""
+	// The execute wrapper times the calls (the success event's duration) and tells a
+	// failed call that ran (the failure event) from a denied one.
+	if failure || (success && b.d.Durations) {
+		add(r.WrapExecute(b.timeExecute))
 	}
-	if b.has(PostToolUse) || b.has(PreToolUse) || b.has(PostToolUseFailure) || b.has(PermissionRequest) {
-		unregs = append(unregs, r.OnPostTool(b.postTool))
+	// Post-execute delivers the pre-execute contexts and renderings too.
+	if success || failure || pre || answer {
+		add(r.OnPostTool(b.postTool))
 	}
-	if b.has(PreToolUse) || b.has(PermissionRequest) || b.has(PostToolUseFailure) {
-		unregs = append(unregs, r.OnToolResult(b.toolResult))
-	}
-	if b.has(Stop) {
-		unregs = append(unregs, r.OnTurnStopping(b.turnStopping))
-	}
-	if b.has(SessionEnd) {
-		unregs = append(unregs, r.OnSessionEnd(b.sessionEnd))
-	}
-	if b.has(PreCompact) {
-		unregs = append(unregs, r.OnPreCompact(b.preCompact))
-	}
-	if b.has(PostCompact) {
-		unregs = append(unregs, r.OnPostCompact(b.postCompact))
+	if pre || answer || failure {
+		add(r.OnToolResult(b.toolResult))
 	}
 	var once sync.Once
 	return func() {
@@ -510,7 +557,7 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 		}
 		return b.sessionStartCompact(ctx, p.AgentID, *p.CompactionID, p.Turn, p.Agent)
 	}
-	in := Input{Event: SessionStart, Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
+	in := Input{Event: b.event(dsh.SessionStartEventName), Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
 	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
 		in.Resumed = resumed(p.Agent, time.Now())
 	}
@@ -520,7 +567,7 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 // sessionStartCompact runs the SessionStart[compact] hooks of a committed compaction: the
 // hooks are the attempt's, inside its turn if any.
 func (b *Bridge) sessionStartCompact(ctx context.Context, agentID, compactionID string, turn *int, agent dsh.Agent) error {
-	in := b.compactInput(ctx, SessionStart, agentID, compactionID, "", turn)
+	in := b.compactInput(ctx, b.event(dsh.SessionStartEventName), agentID, compactionID, "", turn)
 	in.Source = string(dsh.SessionStartSourceCompact)
 	return b.sessionStartFire(ctx, in, turn, agent)
 }
@@ -541,7 +588,7 @@ func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agen
 	if agent == nil {
 		return errors.New("SessionStart hook contexts: the payload has no agent handle")
 	}
-	return agent.Inject(ctx, b.message(b.contexts(SessionStart, in.Source, rep)))
+	return agent.Inject(ctx, b.message(b.contexts(in.Event, in.Source, rep)))
 }
 
 // userPrompt joins the text of the user-sourced messages of a batch; ok is false when
@@ -574,7 +621,8 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	}
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
-	rep, err := b.fire(ctx, Input{Event: UserPromptSubmit, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
+	ev := b.event(dsh.PreStepEventName)
+	rep, err := b.fire(ctx, Input{Event: ev, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -599,10 +647,10 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	}
 	out := make([]dsh.UserMessage, 0, len(msgs)+1)
 	if b.d.Render.PromptContextsFirst {
-		out = append(append(out, b.message(b.contexts(UserPromptSubmit, "", rep))), msgs...)
+		out = append(append(out, b.message(b.contexts(ev, "", rep))), msgs...)
 		return dsh.PreStepEnter{Messages: out}, nil
 	}
-	out = append(append(out, msgs...), b.message(b.contexts(UserPromptSubmit, "", rep)))
+	out = append(append(out, msgs...), b.message(b.contexts(ev, "", rep)))
 	return dsh.PreStepEnter{Messages: out}, nil
 }
 
@@ -624,11 +672,12 @@ func toolInput(ex dsh.ToolExecution) json.RawMessage {
 // pass call next (allow never pre-approves). Contexts are kept for the tool result.
 func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 	ex := p.Exec
+	ev := b.event(dsh.PreToolEventName)
 	s := b.session(ctx, agentID(ex))
 	rep := b.takeFired(agentID(ex), ex.CallID)
 	if rep == nil {
 		// No rewrite phase ran for the call (no model arguments to rewrite): fire here.
-		in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 		var err error
 		if rep, err = b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent); err != nil {
 			return nil, err
@@ -637,7 +686,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		// The rewrite phase changed the input: run the hooks again on the effective input
 		// (revalidateAfterRewrite); the stricter of the two passes decides, the first
 		// pass's contexts are kept, and a second-pass updatedInput is ignored.
-		in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 		second, err := b.fireIgnoring(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent, revalidateIgnored)
 		if err != nil {
 			return nil, err
@@ -657,7 +706,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		}
 	}
 	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
-		texts := b.contexts(PreToolUse, ex.Name, rep)
+		texts := b.contexts(ev, ex.Name, rep)
 		b.mu.Lock()
 		b.stash[ex.Token] = append(b.stash[ex.Token], texts...)
 		b.mu.Unlock()
@@ -850,18 +899,18 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	case dsh.ToolFailure:
 		fail = &r
 	}
-	if fail != nil && dispatched && b.has(PostToolUseFailure) {
+	if ev := b.postEvent(true); fail != nil && dispatched && ev != "" {
 		// A call that ran and failed (a denied call never reaches dispatch).
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		interrupted := fail.Error.Info != nil && fail.Error.Info.Code == abortedCode
-		in := Input{Event: PostToolUseFailure, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took, Error: fail.Error.Message, IsInterrupt: interrupted}
 		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 		if err != nil {
 			return nil, err
 		}
-		texts = append(texts, b.contexts(PostToolUseFailure, ex.Name, rep)...)
+		texts = append(texts, b.contexts(ev, ex.Name, rep)...)
 		if rep.Merged.Outcome == dsh.HookOutcomeHalt {
 			if len(texts) > 0 {
 				b.log.Info("PostToolUseFailure contexts dropped: the turn halts", "count", len(texts))
@@ -869,10 +918,10 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		}
 	}
-	if succ != nil && b.has(PostToolUse) {
+	if ev := b.postEvent(false); succ != nil && ev != "" {
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
-		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, ToolResponse: toolResponse(*succ), DurationMS: took}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
 			in.OriginalInput = ex.ModelArguments
@@ -881,7 +930,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		if err != nil {
 			return nil, err
 		}
-		post := b.contexts(PostToolUse, ex.Name, rep)
+		post := b.contexts(ev, ex.Name, rep)
 		switch rep.Merged.Outcome {
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
 			if b.d.Render.PostBlock != nil {
@@ -936,7 +985,8 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) error {
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
-	in := Input{Event: Stop, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
+	ev := b.event(dsh.TurnStoppingEventName)
+	in := Input{Event: ev, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
 	rep, err := b.fire(ctx, in, "", true, p.Agent)
 	if err != nil {
 		return err
@@ -965,7 +1015,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 			if p.Agent == nil {
 				return errors.New("stop hook context: the payload has no agent handle")
 			}
-			return p.Agent.Steer(ctx, b.message(b.contexts(Stop, "", rep)))
+			return p.Agent.Steer(ctx, b.message(b.contexts(ev, "", rep)))
 		}
 	}
 	return nil
@@ -976,7 +1026,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 // The runtime bounds the listener (agent/session-end); its context ending kills the hooks.
 func (b *Bridge) sessionEnd(ctx context.Context, p *dsh.SessionEndPayload) error {
 	s := b.session(ctx, p.AgentID)
-	in := Input{Event: SessionEnd, Session: s, Reason: string(p.Reason)}
+	in := Input{Event: b.event(dsh.SessionEndEventName), Session: s, Reason: string(p.Reason)}
 	rep, err := b.fire(ctx, in, b.d.SessionEndReason(string(p.Reason)), false, nil)
 	if err != nil {
 		return err
@@ -1009,7 +1059,7 @@ func (b *Bridge) compactInput(ctx context.Context, event, agentID, compactionID 
 // open turn. A dialect whose PreCompact only observes (Codex) says so in its table
 // (spec/bridges/codex.cue): no rule blocks and exit 2 is an error, so nothing defers.
 func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
-	in := b.compactInput(ctx, PreCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+	in := b.compactInput(ctx, b.event(dsh.PreCompactEventName), p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	in.CustomInstructions = p.UserInstructions
 	rep, err := b.fire(ctx, in, string(p.Origin), p.Turn != nil, p.Agent)
 	if err != nil {
@@ -1037,7 +1087,7 @@ func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.
 // hookSpecificOutput.additionalContext) are appended after the checkpoint; a halt (Codex
 // continue:false) halts the open turn. The runtime drops contexts of a failed attempt.
 func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
-	if b.d.SessionStartBeforePostCompact && b.has(SessionStart) && p.Outcome == dsh.CompactionOutcomeCommitted {
+	if b.d.SessionStartBeforePostCompact && b.event(dsh.SessionStartEventName) != "" && p.Outcome == dsh.CompactionOutcomeCommitted {
 		b.mu.Lock()
 		if b.early == nil {
 			b.early = map[string]bool{}
@@ -1048,7 +1098,7 @@ func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (ds
 			b.log.Warn("SessionStart[compact] hooks before PostCompact", "compactionId", p.CompactionID, "err", err)
 		}
 	}
-	in := b.compactInput(ctx, PostCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+	in := b.compactInput(ctx, b.event(dsh.PostCompactEventName), p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	if p.Summary != nil {
 		in.CompactSummary = *p.Summary
 	}
@@ -1062,7 +1112,7 @@ func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (ds
 	if len(rep.Merged.Contexts) == 0 {
 		return dsh.PostCompactAccept{}, nil
 	}
-	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(PostCompact, string(p.Origin), rep))}}, nil
+	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(in.Event, string(p.Origin), rep))}}, nil
 }
 
 // abortedCode is the error code of a call cancelled while its body ran (runtime/tools
@@ -1075,7 +1125,7 @@ const abortedCode = "ABORTED"
 func (b *Bridge) approvalAnswer(ctx context.Context, p *dsh.ApprovalAnswerPayload, next dsh.ApprovalAnswerNext) (dsh.ApprovalAnswerDecision, error) {
 	ex := p.Exec
 	s := b.session(ctx, agentID(ex))
-	in := Input{Event: PermissionRequest, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+	in := Input{Event: b.event(dsh.ApprovalAnswerEventName), Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 	rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 	if err != nil {
 		return nil, err
@@ -1107,7 +1157,7 @@ func (b *Bridge) notify(ctx context.Context, kind, tool string, s hookproto.Sess
 	if b.d.NotificationText != nil {
 		msg = b.d.NotificationText(kind, tool)
 	}
-	in := Input{Event: Notification, Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
+	in := Input{Event: b.event(dsh.ApprovalPromptEventName), Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
 	rep, err := b.fire(ctx, in, kind, inTurn, s.Agent)
 	if err != nil {
 		b.log.Warn("Notification hook", "type", kind, "error", err)
@@ -1161,7 +1211,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID}
+	in := Input{Event: b.event(dsh.PreToolEventName), Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID}
 	rep, err := b.fire(ctx, in, p.Name, p.AgentID != nil && s.TurnOpen, s.Agent)
 	if err != nil {
 		return nil, err
@@ -1193,7 +1243,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if !changed {
 		return dsh.RewriteKeep{}, nil
 	}
-	reason := "PreToolUse hook updatedInput (" + strings.Join(by, ", ") + ")"
+	reason := in.Event + " hook updatedInput (" + strings.Join(by, ", ") + ")"
 	d := dsh.RewriteReplace{Args: cur, Reason: &reason}
 	if b.d.Render.RewriteSilent {
 		d.Disclosure = dsh.RewriteDisclosureSilent
