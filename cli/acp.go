@@ -13,13 +13,9 @@ import (
 
 	"github.com/dshkit/dsh/bridges/acp"
 	"github.com/dshkit/dsh/bridges/mcp"
-	"github.com/dshkit/dsh/examples/editnotes"
-	"github.com/dshkit/dsh/examples/rmguard"
-	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
-	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
@@ -185,9 +181,10 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return 0
 }
 
-// acpSetup builds one session's environment the way dsh run builds its session: the
-// model, the built-in tools in the session's cwd, the demo plugins, the hooks bridge and
-// the MCP servers of --mcp-config and the project.
+// acpSetup builds one session's environment with dsh run's session setup (setupSession):
+// the model, the built-in tools in the session's cwd (with CLAUDE_ENV_FILE under a dialect
+// that has one), the plugins, the hooks bridge; plus the MCP servers of --mcp-config and
+// the project, which the ACP server mounts.
 func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
 	ro := o.run
 	ro.logFile = spec.LogPath
@@ -198,52 +195,30 @@ func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env
 		ro.permissionMode = permDefault
 	}
 	ro.findProjectHooks(spec.CWD, func(msg string) { logger.Warn("hooks", "diagnostic", msg) })
-	model, llmCfg, err := pickModel(ro, hookSessionID(spec.ID), logger)
+	s, err := setupSession(ro, spec.CWD, spec.ID, spec.Log, logger, nil)
 	if err != nil {
 		return nil, err
 	}
-	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
-	reg := tools.NewRegistry()
-	toolOpts := builtin.Options{Workspace: spec.CWD, Style: toolStyle(ro), Env: ro.envDeny.childEnv()}
-	if _, err := builtin.Register(reg, toolOpts); err != nil {
-		return nil, err
-	}
-	registerPlugins(hooks, ro.plugins)
-	if ro.demo {
-		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
-		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
-	}
-	turn := &turnState{id: hookSessionID(spec.ID)}
-	unsubscribe := spec.Log.Subscribe(turn.observe)
-	closeHooks := func() {}
-	if ro.hasHooks() {
-		if closeHooks, err = attachHooks(ro, llmCfg.Model, spec.CWD, hooks, spec.Log, turn, logger); err != nil {
-			unsubscribe()
-			return nil, err
-		}
-	}
-	registerRetry(hooks, llmCfg)
 	projectDir := ro.projectDir
 	if projectDir == "" {
 		projectDir = spec.CWD
 	}
 	servers, err := mcpServers(ro.mcpConfig, projectDir, ro.trust, logger)
 	if err != nil {
-		closeHooks()
-		unsubscribe()
+		s.close()
 		return nil, err
 	}
 	return &acp.Env{
-		Hooks: hooks, Tools: reg, Model: model, LLM: llmCfg, MCPServers: servers,
-		ContinuationCap: continuationCap(ro), Compaction: ro.compaction(llmCfg),
+		Hooks: s.hooks, Tools: s.tools, Model: s.model, LLM: s.llm, MCPServers: servers,
+		ContinuationCap: s.capN, Compaction: s.compact,
 		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
-		ToolOptions: hooksToolOptions(ro),
-		System:      "You are a coding agent working in " + spec.CWD + ". Use the tools to act; be brief.",
+		ToolOptions: s.toolsOpts,
+		System:      s.system,
 		// A Write's diff shows the old text only as the Write tool itself could read it.
 		FileText: func(ctx context.Context, p string) (string, bool, error) {
-			return builtin.CurrentText(ctx, toolOpts, p)
+			return builtin.CurrentText(ctx, s.toolOpts, p)
 		},
-		Started: func(a *loop.Agent) { turn.setAgent(a) },
-		Close:   func() { closeHooks(); unsubscribe() },
+		Started: func(a *loop.Agent) { s.turn.setAgent(a) },
+		Close:   s.close,
 	}, nil
 }

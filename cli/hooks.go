@@ -12,11 +12,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dshkit/dsh/bridges/claudecode"
-	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/dialects"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
-	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/tools"
 )
@@ -200,7 +199,7 @@ func (a *cliAgent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
 
 func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
 	fs := c.Flags
-	dialect := fs.String("dialect", "", "claude-code or codex (required)")
+	dialectName := fs.String("dialect", "", strings.Join(dialectNames(), " or ")+" (required)")
 	config := fs.String("config", "", "the hooks configuration file")
 	projectDir := fs.String("project-dir", "", "the project directory (CLAUDE_PROJECT_DIR; its project hook files load with --trust)")
 	trust := fs.Bool("trust", false, "trust the project: load its project-level hook files")
@@ -212,17 +211,14 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	if code, ok := c.Parse(args, 0); !ok {
 		return nil, nil, clix.Stop(code)
 	}
-	var table *hookmap.Bridge
-	switch *dialect {
-	case "claude-code":
-		table = &hookmap.ClaudeCode
-	case "codex":
-		table = &hookmap.Codex
-	case "":
-		return nil, nil, clix.Usagef("--dialect is required (claude-code or codex)")
-	default:
-		return nil, nil, clix.Usagef("unknown --dialect %q (want claude-code or codex)", *dialect)
+	if *dialectName == "" {
+		return nil, nil, clix.Usagef("--dialect is required (%s)", strings.Join(dialectNames(), " or "))
 	}
+	desc, ok := dialects.All().Lookup(*dialectName)
+	if !ok {
+		return nil, nil, clix.Usagef("unknown --dialect %q (want %s)", *dialectName, strings.Join(dialectNames(), " or "))
+	}
+	table := desc.Table
 	if *config == "" && len(dirs) == 0 {
 		return nil, nil, clix.Usagef("--config or --plugin-dir is required")
 	}
@@ -306,38 +302,16 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		asyncs = append(asyncs, r)
 		mu.Unlock()
 	}
-	type plugin interface {
-		Register(*dsh.Registrar) func()
-		Diagnostics() []hookproto.Diagnostic
-		Wait(context.Context) error
-		Close(context.Context) error
-	}
-	var br plugin
 	quiet := slog.New(slog.DiscardHandler)
 	sessionFn := func(context.Context, string) hookproto.Session { return sess }
-	discover := *projectDir != ""
-	switch table.Dialect {
-	case "claude-code":
-		b, err := claudecode.New(claudecode.Config{
-			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
-			TrustProject: *trust, Session: sessionFn, Logger: quiet,
-			Canonical:   *canonical,
-			Interactive: true, // --event Notification idle_prompt fires it
-		}, claudecode.WithObserver(observe), claudecode.WithAsyncObserver(observeAsync))
-		if err != nil {
-			return nil, nil, err
-		}
-		br = b
-	default:
-		b, err := codex.New(codex.Config{
-			Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: discover,
-			TrustProject: *trust, Session: sessionFn, Logger: quiet,
-			Canonical: *canonical,
-		}, codex.WithObserver(observe), codex.WithAsyncObserver(observeAsync))
-		if err != nil {
-			return nil, nil, err
-		}
-		br = b
+	br, err := desc.New(dialect.Config{
+		Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: *projectDir != "",
+		TrustProject: *trust, Session: sessionFn, Logger: quiet, Canonical: *canonical,
+		Interactive: true, // --event Notification idle_prompt fires it
+		Observe:     observe, ObserveAsync: observeAsync,
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	defer br.Close(context.WithoutCancel(ctx))
 

@@ -8,10 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dshkit/dsh/bridges/claudecode"
-	"github.com/dshkit/dsh/bridges/codex"
 	"github.com/dshkit/dsh/bridges/hookproto"
-	"github.com/dshkit/dsh/generated/hookmap"
 )
 
 // checkNamedHooks checks a hooks file named on the command line (dsh run and dsh acp
@@ -26,10 +23,7 @@ func checkNamedHooks(dialect, path string) error {
 	if path == "" {
 		return nil
 	}
-	table := &hookmap.ClaudeCode
-	if dialect == string(hookproto.Codex) {
-		table = &hookmap.Codex
-	}
+	table := dialectNamed(dialect).Table
 	var events, noMatcher []string
 	for _, e := range table.Events {
 		events = append(events, e.Name)
@@ -62,15 +56,11 @@ func checkNamedHooks(dialect, path string) error {
 }
 
 // projectHookFiles returns the project-level hook files of the dialect that exist under
-// the project directory (the engine's own: .claude/settings.json and
-// .claude/settings.local.json, or .codex/hooks.json).
+// the project directory: the project-scope settings files of its descriptor (Claude
+// Code's .claude/settings.json and .claude/settings.local.json, Codex's .codex/hooks.json).
 func projectHookFiles(dialect, projectDir string) []string {
-	rels := claudecode.ProjectFiles
-	if dialect == string(hookproto.Codex) {
-		rels = codex.ProjectFiles
-	}
 	var out []string
-	for _, rel := range rels {
+	for _, rel := range dialectNamed(dialect).ProjectFiles() {
 		if p := filepath.Join(projectDir, rel); hookproto.FileExists(p) {
 			out = append(out, p)
 		}
@@ -86,10 +76,7 @@ func projectHookFiles(dialect, projectDir string) []string {
 // session ends; so too for a log in PostgreSQL, which has no file to sit beside (a run
 // resuming such a session starts a new transcript). Nothing goes to a shared directory.
 func transcriptPath(o runOptions, sessionID string) (path string, remove func(), err error) {
-	kind := ".transcript.jsonl"
-	if o.dialect == string(hookproto.Codex) {
-		kind = ".rollout.jsonl"
-	}
+	kind := o.desc().TranscriptSuffix
 	switch {
 	case o.transcript != "":
 		path = o.transcript

@@ -52,7 +52,7 @@ func TestUsageExitCodes(t *testing.T) {
 		"unknown command":   {[]string{"nope"}, 2},
 		"no subcommand":     {[]string{"hooks"}, 2},
 		"no dialect":        {[]string{"hooks", "run", "--config", good, "--event", "Stop", "--input", in}, 2},
-		"bad dialect":       {[]string{"hooks", "run", "--dialect", "gemini", "--config", good, "--event", "Stop", "--input", in}, 2},
+		"bad dialect":       {[]string{"hooks", "run", "--dialect", "klingon", "--config", good, "--event", "Stop", "--input", in}, 2},
 		"no config":         {[]string{"hooks", "run", "--dialect", "codex", "--event", "Stop", "--input", in}, 2},
 		"missing config":    {[]string{"hooks", "run", "--dialect", "codex", "--config", dir + "/none.json", "--event", "Stop", "--input", in}, 1},
 		"invalid config":    {[]string{"hooks", "run", "--dialect", "codex", "--config", bad, "--event", "Stop", "--input", in}, 1},

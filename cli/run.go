@@ -9,18 +9,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/dshkit/dsh/bridges/claudecode"
-	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/dialects"
 	"github.com/dshkit/dsh/bridges/hookproto"
-	"github.com/dshkit/dsh/examples/editnotes"
-	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/llm"
@@ -213,8 +211,8 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.demo, "demo", false, "the bundled scripted model and example plugins")
 	fs.StringVar(&o.model, "model", "", "PROVIDER:MODEL (anthropic, openai, openai-chat, gemini, scripted) or openai")
 	fs.StringVar(&o.hooksFile, "hooks", "", "run the hooks of FILE")
-	o.dialect = "claude-code"
-	fs.Var(clix.OneOf(&o.dialect, false, "claude-code", "codex"), "dialect", "the hooks' dialect")
+	o.dialect = dialects.Default()
+	fs.Var(clix.OneOf(&o.dialect, false, dialectNames()...), "dialect", "the hooks' dialect")
 	fs.BoolVar(&o.trust, "trust", false, "load the project's own hook files and .mcp.json")
 	fs.StringVar(&o.projectDir, "project-dir", "", "CLAUDE_PROJECT_DIR for the hooks")
 	fs.StringVar(&o.mcpConfig, "mcp-config", "", "start the MCP servers of FILE")
@@ -246,11 +244,11 @@ func (o runOptions) compaction(cfg dsh.LLMCallConfig) loop.CompactionConfig {
 func (o runOptions) checkSession() string {
 	switch {
 	case badSources(o.settingSources) != "":
-		return fmt.Sprintf("--setting-sources: unknown source %q (want user, project or local)", badSources(o.settingSources))
+		return fmt.Sprintf("--setting-sources: unknown source %q (want %s)", badSources(o.settingSources), orList(settingSources()))
 	case o.stopCap < -1:
 		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
-	case o.revalidate && o.dialect == "codex":
-		return "--revalidate-after-rewrite is a claude-code option (the Codex bridge has none)"
+	case o.revalidate && !o.desc().Revalidate:
+		return fmt.Sprintf("--revalidate-after-rewrite is a %s option (the %s bridge has none)", dialectsWith(func(d *dialect.Descriptor) bool { return d.Revalidate }), o.dialect)
 	case o.contextWindow < -1:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case o.compactThreshold < 0 || o.compactThreshold > 1:
@@ -381,38 +379,6 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	o.findProjectHooks(workspace, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
 
-	hooks := dsh.NewRegistry(dsh.WithLogger(logger))
-	reg := tools.NewRegistry()
-	if o.hasHooks() && o.dialect != "codex" {
-		// Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write exports the session's
-		// Bash commands source.
-		dir, err := os.MkdirTemp("", "dsh-env-")
-		if err != nil {
-			return runResult{}, err
-		}
-		defer os.RemoveAll(dir)
-		o.envFile = filepath.Join(dir, "env.sh")
-	}
-	if _, err := builtin.Register(reg, builtin.Options{Workspace: workspace, EnvFile: o.envFile, Style: toolStyle(o), Env: o.envDeny.childEnv()}); err != nil {
-		return runResult{}, err
-	}
-	closeMCP, err := mountMCP(ctx, o, workspace, reg, logger, stderr)
-	if err != nil {
-		return runResult{}, err
-	}
-	defer closeMCP()
-	rt := tools.New(reg, hooks, append([]tools.Option{tools.WithLogger(logger)}, hooksToolOptions(o)...)...)
-	out := &outcome{}
-	if o.maxTurns > 0 {
-		// First of all listeners, so that no plugin or hook runs for a step past the limit.
-		hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
-	}
-	registerPlugins(hooks, o.plugins)
-	if o.demo {
-		(&rmguard.Plugin{}).Register(hooks.Plugin("rmguard"))
-		(&editnotes.Plugin{}).Register(hooks.Plugin("editnotes"))
-	}
-
 	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
 	// see the same session_id and transcript_path in every run of the session.
 	sessionID, err := logSessionID(log, resume)
@@ -422,20 +388,32 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
-	model, llmCfg, err := pickModel(o, hookSessionID(sessionID), logger)
+	out := &outcome{}
+	s, err := setupSession(o, workspace, sessionID, log, logger, func(s *sessionSetup) (func(), error) {
+		if o.maxTurns > 0 {
+			// First of all listeners, so that no plugin or hook runs for a step past the limit.
+			s.hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
+		}
+		return mountMCP(ctx, o, workspace, s.tools, logger, stderr)
+	})
 	if err != nil {
 		return runResult{}, err
 	}
+	defer s.close()
+	hooks, turn := s.hooks, s.turn
+	if o.permissionMode == permDefault {
+		// After the hooks, so that their decisions come first (as dsh acp's policy).
+		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
+	}
+	rt := tools.New(s.tools, hooks, append([]tools.Option{tools.WithLogger(logger)}, s.toolsOpts...)...)
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
 	defer prog.stop()
-	turn := &turnState{id: hookSessionID(sessionID)}
 	log.Subscribe(func(e session.Event) {
 		if s := line(e); s != "" {
 			prog.clear()
 			tr.write(s)
 		}
-		turn.observe(e)
 		prog.observe(e)
 	})
 	log.Subscribe(out.observe)
@@ -443,22 +421,8 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		log.Subscribe(streamEvents(stdout))
 	}
 
-	if o.hasHooks() {
-		closeHooks, err := attachHooks(o, llmCfg.Model, workspace, hooks, log, turn, logger)
-		if err != nil {
-			return runResult{}, err
-		}
-		defer closeHooks()
-	}
-	if o.permissionMode == permDefault {
-		// After the hooks, so that their decisions come first (as dsh acp's policy).
-		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
-	}
-	registerRetry(hooks, llmCfg)
-
-	cfg := loop.Config{ID: "main", SessionID: sessionID, Registry: hooks, Tools: rt, Model: model, Log: log, LLM: llmCfg, Logger: logger,
-		System:          "You are a coding agent working in " + workspace + ". Use the tools to act; be brief.",
-		ContinuationCap: continuationCap(o), Compaction: o.compaction(llmCfg)}
+	cfg := loop.Config{ID: "main", SessionID: sessionID, Registry: hooks, Tools: rt, Model: s.model, Log: log, LLM: s.llm, Logger: logger,
+		System: s.system, ContinuationCap: s.capN, Compaction: s.compact}
 	var agent *loop.Agent
 	if resume {
 		agent, err = loop.Resume(ctx, cfg)
@@ -495,13 +459,10 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 // when hooks are loaded (Claude Code's Bash fails on a non-zero exit; Codex's output has
 // its header), dsh's own words without hooks or with --canonical.
 func toolStyle(o runOptions) builtin.Style {
-	switch {
-	case !o.hasHooks() || o.canonical:
+	if !o.hasHooks() || o.canonical {
 		return builtin.StyleDSH
-	case o.dialect == "codex":
-		return builtin.StyleCodex
 	}
-	return builtin.StyleClaudeCode
+	return builtin.Style(o.desc().ToolStyle)
 }
 
 // compactPrompt reports whether prompt is the command "/compact [instructions]".
@@ -558,6 +519,9 @@ func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolN
 	return d, nil
 }
 
+// desc is the descriptor of o's dialect (--dialect accepts registered names only).
+func (o runOptions) desc() *dialect.Descriptor { return dialectNamed(o.dialect) }
+
 // hasHooks says whether o loads hooks (a file, plugins, settings or the trusted
 // project's own hook files).
 func (o runOptions) hasHooks() bool {
@@ -582,12 +546,32 @@ func (o *runOptions) findProjectHooks(workspace string, note func(string)) {
 	}
 }
 
+// settingSources are the --setting-sources every dialect knows (user, project, local,
+// ...): a source the chosen dialect lacks selects nothing.
+func settingSources() []string {
+	var out []string
+	for _, d := range dialects.All() {
+		for _, s := range d.Sources() {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // badSources returns the first unknown name of a --setting-sources list ("" if none).
 func badSources(list string) string {
 	for _, s := range strings.Split(list, ",") {
-		switch strings.TrimSpace(s) {
-		case "", "user", "project", "local":
-		default:
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(settingSources(), s) {
 			return s
 		}
 	}
@@ -607,28 +591,16 @@ func settingFiles(o runOptions, workspace string, logger *slog.Logger) []string 
 		project = workspace
 	}
 	home, _ := os.UserHomeDir()
-	var candidates [][2]string // source, path
-	if o.dialect == "codex" {
-		codexHome := os.Getenv("CODEX_HOME")
-		if codexHome == "" {
-			codexHome = filepath.Join(home, ".codex")
-		}
-		candidates = [][2]string{{"user", filepath.Join(codexHome, "hooks.json")}, {"project", filepath.Join(project, ".codex", "hooks.json")}}
-	} else {
-		candidates = [][2]string{{"user", filepath.Join(home, ".claude", "settings.json")},
-			{"project", filepath.Join(project, ".claude", "settings.json")}, {"local", filepath.Join(project, ".claude", "settings.local.json")}}
-	}
 	var out []string
-	for _, c := range candidates {
-		if !want[c[0]] || !hookproto.FileExists(c[1]) {
-			continue
-		}
-		if c[0] != "user" {
+	for _, f := range o.desc().Settings {
+		if !want[f.Source] || f.Scope == dialect.ScopeProject {
 			// The project's files load with --trust (the bridge discovers them), and
 			// without it findProjectHooks has said so once.
 			continue
 		}
-		out = append(out, c[1])
+		if p := f.Path(home, project, os.Getenv); hookproto.FileExists(p) {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -642,8 +614,8 @@ func continuationCap(o runOptions) int {
 		return -1 // loop.Config: negative means no continuation
 	case o.stopCap > 0:
 		return o.stopCap
-	case o.hasHooks() && o.dialect == "codex":
-		return math.MaxInt
+	case o.hasHooks():
+		return o.desc().ContinuationCap
 	}
 	return loop.DefaultContinuationCap
 }
@@ -656,11 +628,9 @@ func pickModel(o runOptions, sessionID string, logger *slog.Logger) (llm.Model, 
 		m, err := llm.ParseScript(demoScript)
 		return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
 	}
-	dialect := ""
-	if o.hasHooks() && !o.canonical {
-		dialect = o.dialect
-	}
-	return provider.Builtin().Open(o.model, provider.Options{Dialect: dialect, SessionID: sessionID, Logger: logger})
+	// The engine's placement of the hooks' contexts, unless dsh's canonical form is asked.
+	developer := o.hasHooks() && !o.canonical && o.desc().DeveloperContexts
+	return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developer, SessionID: sessionID, Logger: logger})
 }
 
 // registerRetry registers dsh's retry policy for a real provider's failed requests
@@ -831,20 +801,12 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 	}
 	// The hooks read transcript_path in the engine's own format: Claude Code's JSONL
 	// transcript, or a Codex rollout; it is current before each hook runs.
-	type transcriptWriter interface {
-		Observe(dsh.SessionEventData) error
-		Close() error
-	}
 	path, removeTranscript, err := transcriptPath(o, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	var tw transcriptWriter
-	if o.dialect == "codex" {
-		tw, err = codex.NewRollout(path, sessionID, workspace)
-	} else {
-		tw, err = claudecode.NewTranscript(path, sessionID, workspace)
-	}
+	var tw dialect.Transcript
+	tw, err = o.desc().NewTranscript(path, sessionID, workspace)
 	if err != nil {
 		removeTranscript()
 		return nil, fmt.Errorf("--transcript: %w", err)
@@ -862,35 +824,20 @@ func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log
 		mode = permBypass
 	}
 	sess := turn.session(sessionID, workspace, path, model, mode)
-	var register func(*dsh.Registrar) func()
-	var diags []hookproto.Diagnostic
-	var closer func(context.Context) error
-	switch o.dialect {
-	case "codex":
-		b, err := codex.New(codex.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, BaseEnv: o.envDeny.childEnv()})
-		if err != nil {
-			stopTranscript()
-			return nil, err
-		}
-		register, diags, closer = b.Register, b.Diagnostics(), b.Close
-	default:
-		b, err := claudecode.New(claudecode.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir, DiscoverProject: o.trust, TrustProject: o.trust,
-			Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical, EnvFile: o.envFile, Interactive: o.interactive,
-			RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
-		if err != nil {
-			stopTranscript()
-			return nil, err
-		}
-		register, diags, closer = b.Register, b.Diagnostics(), b.Close
+	b, err := o.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir,
+		DiscoverProject: o.trust, TrustProject: o.trust, Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical,
+		EnvFile: o.envFile, Interactive: o.interactive, RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
+	if err != nil {
+		stopTranscript()
+		return nil, err
 	}
-	_ = diags // the bridge has logged them
-	unregister := register(hooks.Plugin("hooks-" + o.dialect))
+	// The bridge has logged its diagnostics.
+	unregister := b.Register(hooks.Plugin(o.desc().Plugin()))
 	return func() {
 		unregister()
 		stopTranscript()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = closer(ctx)
+		_ = b.Close(ctx)
 	}, nil
 }

@@ -228,6 +228,7 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 			return env
 		},
 		Durations:        true,
+		FailureEvent:     hookbridge.PostToolUseFailure,
 		Render:           render,
 		EndReason:        endReason,
 		NotificationText: notificationText,

@@ -57,7 +57,7 @@ func Descriptor() *dialect.Descriptor {
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			cfg := Config{Files: c.Files, Extensions: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
 				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
-				Logger: c.Logger, BaseEnv: c.BaseEnv}
+				Logger: c.Logger, BaseEnv: c.BaseEnv, Canonical: c.Canonical}
 			if c.DiscoverProject {
 				getenv := c.Getenv
 				if getenv == nil {
@@ -122,6 +122,10 @@ type Config struct {
 	BaseEnv []string
 	// Now is the clock of the stdin timestamps (nil: time.Now).
 	Now func() time.Time
+	// Canonical makes the bridge write its hooks' words for the model in dsh's canonical
+	// form; without it they read as Gemini CLI writes them (<hook_context>, "Tool
+	// execution blocked: <reason>", contexts after the tool result's text).
+	Canonical bool
 }
 
 // Option adjusts a bridge (see codex.Option).
@@ -139,7 +143,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	if now == nil {
 		now = time.Now
 	}
-	b, err := hookbridge.New(hookDialect(now), hookbridge.Options{
+	b, err := hookbridge.New(hookDialect(now, !cfg.Canonical), hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Extensions, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
@@ -166,9 +170,9 @@ func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
 // Wait waits for the hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
-func hookDialect(now func() time.Time) hookbridge.Dialect {
+func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 	m := &model{turns: map[string]*turnText{}}
-	return hookbridge.Dialect{
+	d := hookbridge.Dialect{
 		Name: hookproto.Gemini, Table: &hookmap.Gemini, ProjectFiles: ProjectFiles,
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return m.encode(in, now) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the workspace's hooks, as Gemini CLI loads them only in a trusted folder",
@@ -188,6 +192,10 @@ func hookDialect(now func() time.Time) hookbridge.Dialect {
 		PostToolFailures: true,
 		Register:         m.register,
 	}
+	if !asEngine {
+		d.Render = hookbridge.Render{}
+	}
+	return d
 }
 
 // Context is how Gemini CLI hands hook contexts to the model: joined by newlines inside

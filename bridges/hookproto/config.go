@@ -37,14 +37,12 @@ const (
 	Gemini Dialect = "gemini"
 )
 
-// DefaultTimeout returns the timeout of a handler that sets none: 60 s for Claude Code
-// (dsh bridge decision 4), 600 s for Codex (decision 2); 0 for an unknown dialect.
+// DefaultTimeout returns the timeout of a handler that sets none: the defaultTimeoutSec of
+// the dialect's generated table (spec/bridges: 60 s for Claude Code, dsh bridge decision 4;
+// 600 s for Codex, decision 2); 0 for a dialect without a table.
 func (d Dialect) DefaultTimeout() time.Duration {
-	switch d {
-	case ClaudeCode:
-		return 60 * time.Second
-	case Codex:
-		return 600 * time.Second
+	if b := hookmap.Lookup(string(d)); b != nil {
+		return time.Duration(b.DefaultTimeoutSec) * time.Second
 	}
 	return 0
 }
@@ -145,10 +143,15 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
-	// Table, when set, supplies the rules its fields state over the dialect's own: the
-	// default timeout and its unit, what a timeout of 0 or less does, sequential groups,
-	// the events' matcher kinds, invalid regexes as exact strings, de-duplication by
-	// name, and the settings block ({enabled, disabled}).
+	// DefaultTimeout is the timeout of a handler that sets none: the bridge passes its
+	// table's defaultTimeoutSec. Zero means the dialect's generated table's
+	// ([Dialect.DefaultTimeout]).
+	DefaultTimeout time.Duration
+	// Table supplies the rules its fields state over the dialect's own (nil: the
+	// generated table of Dialect, if any): the unit of a configured timeout, what a
+	// timeout of 0 or less does, sequential groups, the events' matcher kinds, invalid
+	// regexes as exact strings, de-duplication by name, and the settings block
+	// ({enabled, disabled}).
 	Table *hookmap.Bridge
 }
 
@@ -379,6 +382,9 @@ func LoadFile(path string, opts LoadOptions) (*Config, []Diagnostic) {
 // without handlers disappear. A handler without "type" is a command; its "timeout" (and
 // for Codex "timeoutSec") is in seconds. The returned Config is never nil.
 func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
+	if opts.Table == nil {
+		opts.Table = hookmap.Lookup(string(opts.Dialect))
+	}
 	l := &loader{opts: opts, cfg: &Config{Dialect: opts.Dialect, groups: map[string][]Group{}}}
 	if opts.Table != nil {
 		l.cfg.DedupeByName = opts.Table.DedupeByName
@@ -569,10 +575,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	h := Handler{
 		Event: ev, Source: g.Source, Path: path, Group: g.Index, Index: index,
-		Matcher: g.Matcher, Timeout: l.opts.Dialect.DefaultTimeout(), Env: l.env, Sequential: g.Sequential,
-	}
-	if t := l.opts.Table; t != nil {
-		h.Timeout = time.Duration(t.DefaultTimeoutSec) * time.Second
+		Matcher: g.Matcher, Timeout: l.defaultTimeout(), Env: l.env, Sequential: g.Sequential,
 	}
 	if s, ok := optString(obj["name"]); ok {
 		h.Name = s
@@ -694,6 +697,14 @@ func (l *loader) compile(ev, pattern string) (Matcher, error) {
 		return CompileRegex(l.opts.Dialect, pattern, t.InvalidRegexExact)
 	}
 	return Compile(l.opts.Dialect, pattern)
+}
+
+// defaultTimeout is a handler's timeout when it sets none (LoadOptions.DefaultTimeout).
+func (l *loader) defaultTimeout() time.Duration {
+	if l.opts.DefaultTimeout > 0 {
+		return l.opts.DefaultTimeout
+	}
+	return l.opts.Dialect.DefaultTimeout()
 }
 
 // maxTimeoutSeconds bounds a configured timeout (a year) so the Duration cannot overflow.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
@@ -30,10 +31,11 @@ type Source struct {
 
 // SourcesOptions configures LoadSources.
 type SourcesOptions struct {
-	// Dialect, Events and NoMatcherEvents are passed to every LoadFile.
+	// Dialect, Events, NoMatcherEvents and DefaultTimeout are passed to every LoadFile.
 	Dialect         Dialect
 	Events          []string
 	NoMatcherEvents []string
+	DefaultTimeout  time.Duration
 	// ProjectDir is the project (workspace) root, substituted for ${CLAUDE_PROJECT_DIR}
 	// when SubstituteProjectDir is set.
 	ProjectDir string
@@ -71,7 +73,7 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		}
 		lo := LoadOptions{
 			Dialect: o.Dialect, Source: s.Path, Events: o.Events, NoMatcherEvents: o.NoMatcherEvents,
-			PluginRoot: s.PluginRoot, PluginData: s.PluginData, Table: o.Table,
+			PluginRoot: s.PluginRoot, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout, Table: o.Table,
 		}
 		if o.SubstituteProjectDir {
 			lo.ProjectDir = o.ProjectDir

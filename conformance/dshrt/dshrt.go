@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshkit/dsh/bridges/claudecode"
-	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/dialects"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/conformance"
 	sc "github.com/dshkit/dsh/generated/conformance"
@@ -52,13 +52,8 @@ type Runtime struct {
 	turns      map[string]*turnState // each agent's open turn, for the hook bridge
 }
 
-// hookBridge is what dshrt uses of a loaded claudecode or codex bridge.
-type hookBridge interface {
-	Register(*dsh.Registrar) (unregister func())
-	Diagnostics() []hookproto.Diagnostic
-	Wait(context.Context) error
-	Close(context.Context) error
-}
+// hookBridge is what dshrt uses of a loaded bridge.
+type hookBridge = dialect.Bridge
 
 // turnState follows an agent's session log to tell the hook bridge its open turn, as
 // the dsh command line (package cli) does.
@@ -370,8 +365,8 @@ func (r *Runtime) recordApproval(ctx context.Context, data dsh.SessionEventData)
 	return err
 }
 
-// AttachHooks loads the hooks file with dsh's bridge of the dialect (bridges/claudecode,
-// bridges/codex) and registers it as the plugin "hooks-<dialect>", as `dsh run --hooks`
+// AttachHooks loads the hooks file with dsh's bridge of the dialect, looked up by name in
+// bridges/dialects, and registers it as the plugin "hooks-<dialect>", as `dsh run --hooks`
 // does (cli/run.go): the session of an event is its agent's, resolved when the event
 // fires (handle, open turn, id as session id, no transcript path, model "scripted"); the
 // hook/invoked and hook/result records go to the log of the first agent, like the
@@ -387,29 +382,17 @@ func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) err
 	quiet := slog.New(slog.DiscardHandler)
 	rec := hookproto.RecorderFunc(r.recordHook)
 	var n atomic.Int64
-	var b hookBridge
-	var plugin string
-	switch h.Dialect {
-	case "claude-code":
-		plugin = claudecode.Plugin
-		ids := claudecode.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
-		cb, err := claudecode.New(claudecode.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace,
-			Session: r.hookSession, Recorder: rec, Logger: quiet, Canonical: true, RevalidateAfterRewrite: h.RevalidateAfterRewrite}, ids)
-		if err != nil {
-			return fmt.Errorf("dshrt: %w", err)
-		}
-		b = cb
-	case "codex":
-		plugin = codex.Plugin
-		ids := codex.WithMessageIDs(func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) })
-		cb, err := codex.New(codex.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace, Model: "scripted",
-			Session: r.hookSession, Recorder: rec, Logger: quiet, Getenv: posixShell, Canonical: true}, ids)
-		if err != nil {
-			return fmt.Errorf("dshrt: %w", err)
-		}
-		b = cb
-	default:
+	desc, ok := dialects.All().Lookup(h.Dialect)
+	if !ok {
 		return fmt.Errorf("dshrt: unknown hook dialect %q", h.Dialect)
+	}
+	plugin := desc.Plugin()
+	b, err := desc.New(dialect.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace, Model: "scripted",
+		Session: r.hookSession, Recorder: rec, Logger: quiet, Getenv: posixShell, Canonical: true,
+		RevalidateAfterRewrite: h.RevalidateAfterRewrite,
+		NewID:                  func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) }})
+	if err != nil {
+		return fmt.Errorf("dshrt: %w", err)
 	}
 	for _, d := range b.Diagnostics() {
 		r.t.Logf("dshrt: hooks: %v", d)
@@ -422,7 +405,8 @@ func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) err
 	return nil
 }
 
-// posixShell is the Codex bridge's view of the environment: $SHELL is /bin/sh.
+// posixShell is the bridges' view of the environment: $SHELL is /bin/sh (Codex runs its
+// hooks under $SHELL).
 func posixShell(k string) string {
 	if k == "SHELL" {
 		return "/bin/sh"

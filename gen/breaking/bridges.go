@@ -2,6 +2,7 @@ package breaking
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -50,6 +51,7 @@ func (c *comparer) bridges(old, new []*ir.Bridge) {
 		if ob.StdinNewline != nb.StdinNewline {
 			c.report(HookIOChanged, dir, at, "%s: stdin newline %v is now %v", ob.Dialect, ob.StdinNewline, nb.StdinNewline)
 		}
+		c.bridgeFields(ob, nb)
 		for _, oe := range ob.Events {
 			ne := findBridgeEvent(nb.Events, oe.Event)
 			if ne == nil {
@@ -69,6 +71,45 @@ func (c *comparer) bridges(old, new []*ir.Bridge) {
 			c.note(dir, nb.Pos, "new dialect %q: compatible", nb.Dialect)
 		}
 	}
+}
+
+// bridgeFields compares the table-wide fields of the Gemini CLI dialect (absent ones read
+// as their defaults, so a table that does not set them compares equal).
+func (c *comparer) bridgeFields(o, n *ir.Bridge) {
+	dir, at, d := gen.BridgesDir, n.Pos, o.Dialect
+	ou, nu := or(o.TimeoutUnit, "s"), or(n.TimeoutUnit, "s")
+	onp, nnp := or(o.NonPositiveTimeout, "default"), or(n.NonPositiveTimeout, "default")
+	if ou != nu || onp != nnp {
+		c.report(HookTimeoutChanged, dir, at, "%s: timeouts in %s (0 or less: %s) are now in %s (%s)", d, ou, onp, nu, nnp)
+	}
+	if o.ReadAnyExit != n.ReadAnyExit || o.WarningPrefix != n.WarningPrefix || o.PlainNotice != n.PlainNotice {
+		c.report(HookExitCodeChanged, dir, at, "%s: output on any exit %v (warning %q, plain notice %v) is now %v (%q, %v)", d, o.ReadAnyExit, o.WarningPrefix, o.PlainNotice, n.ReadAnyExit, n.WarningPrefix, n.PlainNotice)
+	}
+	if !slices.Equal(o.Shell, n.Shell) || !maps.Equal(o.CommandVars, n.CommandVars) {
+		c.report(HookIOChanged, dir, at, "%s: shell %q and command variables %v are now %q and %v", d, o.Shell, o.CommandVars, n.Shell, n.CommandVars)
+	}
+	if o.SequentialGroups != n.SequentialGroups || o.DedupeByName != n.DedupeByName || o.SettingsBlock != n.SettingsBlock {
+		c.report(HookIOChanged, dir, at, "%s: sequential groups %v, de-duplication by name %v, settings block %q are now %v, %v, %q", d, o.SequentialGroups, o.DedupeByName, o.SettingsBlock, n.SequentialGroups, n.DedupeByName, n.SettingsBlock)
+	}
+	if o.InvalidRegexExact != n.InvalidRegexExact {
+		c.report(HookMatcherChanged, dir, at, "%s: an invalid regex matcher is an exact string: %v, now %v", d, o.InvalidRegexExact, n.InvalidRegexExact)
+	}
+}
+
+// matcher names the field an event's matchers test, and how when the table says.
+func matcher(e *ir.BridgeEvent) string {
+	if e.MatcherKind == "" {
+		return orNone(e.Matcher)
+	}
+	return orNone(e.Matcher) + " (" + e.MatcherKind + ")"
+}
+
+// or is s, or def when s is empty (a field a spec before it did not have).
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func counts(b bool) string {
@@ -97,8 +138,8 @@ func (c *comparer) bridgeEvent(dialect string, o, n *ir.BridgeEvent) {
 	if o.Input != n.Input || o.Output != n.Output {
 		c.report(HookIOChanged, dir, at, "%s: stdin/stdout records %s/%s are now %s/%s", ev, o.Input, o.Output, n.Input, n.Output)
 	}
-	if o.Matcher != n.Matcher {
-		c.report(HookMatcherChanged, dir, at, "%s: matchers test %s, was %s", ev, orNone(n.Matcher), orNone(o.Matcher))
+	if o.Matcher != n.Matcher || o.MatcherKind != n.MatcherKind {
+		c.report(HookMatcherChanged, dir, at, "%s: matchers test %s, was %s", ev, matcher(n), matcher(o))
 	}
 	if o.Exit2 != n.Exit2 {
 		c.report(HookExitCodeChanged, dir, at, "%s: exit 2 was %s and is now %s", ev, o.Exit2, n.Exit2)
@@ -165,7 +206,11 @@ func rewrite(r *ir.BridgeRewrite) string {
 	if r == nil {
 		return "(none)"
 	}
-	return fmt.Sprintf("{input %s, mode %s, requires %s=%s}", r.Input, orNone(r.Mode), orNone(r.Requires), r.RequiresIs)
+	extra := ""
+	if r.Stdin != "" || r.Note != "" {
+		extra = fmt.Sprintf(", stdin %s, note %q", orNone(r.Stdin), r.Note)
+	}
+	return fmt.Sprintf("{input %s, mode %s, requires %s=%s%s}", r.Input, orNone(r.Mode), orNone(r.Requires), r.RequiresIs, extra)
 }
 
 func notices(ns []*ir.BridgeNotice) string {

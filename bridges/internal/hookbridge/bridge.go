@@ -188,14 +188,19 @@ type Dialect struct {
 	// MapRewrite, if set, maps a hook's updatedInput, given in the dialect's tool_input
 	// shape, back onto the tool's arguments (Codex: {command} for the shell tools).
 	MapRewrite func(tool string, args, updated json.RawMessage) json.RawMessage
+	// FailureEvent is the event of tools/post-execute that fires for a call that ran and
+	// failed (Claude Code's PostToolUseFailure); the table's other tools/post-execute event
+	// fires for successful results. "" means no event fires for failures.
+	FailureEvent string
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool
-	// PostToolFailures fires PostToolUse for failed calls too, with Input.Error set
-	// (Gemini CLI's AfterTool follows every call).
+	// PostToolFailures fires the success event of tools/post-execute for failed calls too,
+	// with Input.Error set (Gemini CLI's AfterTool follows every call).
 	PostToolFailures bool
-	// Register, if set, registers the dialect's own listeners (for points the roles above
-	// do not cover, e.g. the model call) and returns their unregister funcs.
+	// Register, if set, registers the dialect's listeners at the points the bridge has no
+	// listener for (the model call: agent/request, agent/response) and returns their
+	// unregister funcs.
 	Register func(b *Bridge, r *dsh.Registrar) []func()
 }
 
@@ -275,8 +280,12 @@ type Bridge struct {
 	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
 	// until its pre-execute listener replays it (each hook runs once per call).
 	fired map[callKey]*hookproto.Report
-	early map[string]bool   // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
-	roles map[string]string // role → the table event playing it (see roles)
+	early map[string]bool // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+
+	// at lists, per extension point, the events with hooks the table maps there (its point
+	// column), in table order; points lists those points in the order first seen.
+	at     map[string][]string
+	points []string
 }
 
 // callKey identifies a call between the rewrite phase and pre-execute.
@@ -312,7 +321,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		log = slog.Default()
 	}
 	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{},
-		fired: map[callKey]*hookproto.Report{}, roles: roles(d.Table)}
+		fired: map[callKey]*hookproto.Report{}}
 	if b.o.NewID == nil {
 		b.o.NewID = func() string {
 			var buf [12]byte
@@ -348,7 +357,8 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 	cfg, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
-		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint, Table: d.Table,
+		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
+		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Table: d.Table,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -362,6 +372,16 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		Table: d.Table, Config: cfg, Shell: shell(d, o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
+	}
+	b.at = map[string][]string{}
+	for _, e := range d.Table.Events {
+		if !b.has(e.Name) {
+			continue
+		}
+		if len(b.at[e.Point]) == 0 {
+			b.points = append(b.points, e.Point)
+		}
+		b.at[e.Point] = append(b.at[e.Point], e.Name)
 	}
 	return b, nil
 }
@@ -389,51 +409,29 @@ func (b *Bridge) Close(ctx context.Context) error { return b.engine.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.engine.Wait(ctx) }
 
-func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(b.name(event))) > 0 }
+func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(event)) > 0 }
 
-// Has reports whether the dialect's event (a role above, or a name of its table) has
-// hooks.
+// Has reports whether the dialect's event has hooks.
 func (b *Bridge) Has(event string) bool { return b.has(event) }
 
-// rolePoints are the extension points of the roles above, in the order the table's events
-// are assigned to them: a dialect event whose name is not a role takes the first
-// unassigned role at its point (Gemini's BeforeTool plays PreToolUse).
-var rolePoints = [][2]string{
-	{SessionStart, "agent/session-start"}, {UserPromptSubmit, "agent/pre-step"}, {PreToolUse, "tools/pre-execute"},
-	{PostToolUse, "tools/post-execute"}, {Stop, "agent/turn-stopping"}, {SessionEnd, "agent/session-end"},
-	{PreCompact, "compaction/pre-compact"}, {PostCompact, "compaction/post-compact"},
-	{PermissionRequest, "approval/answer"}, {Notification, "approval/prompt"}, {PostToolUseFailure, "tools/post-execute"},
+// event is the event with hooks that the table maps to point (the first, in table order),
+// or "".
+func (b *Bridge) event(point string) string {
+	if evs := b.at[point]; len(evs) > 0 {
+		return evs[0]
+	}
+	return ""
 }
 
-// roles maps each role to the table event that plays it, by the table's point column.
-func roles(t *hookmap.Bridge) map[string]string {
-	out := map[string]string{}
-	taken := map[string]bool{}
-	for _, rp := range rolePoints {
-		if _, ok := t.Lookup(rp[0]); ok {
-			out[rp[0]], taken[rp[0]] = rp[0], true
+// postEvent is the tools/post-execute event with hooks for failed calls (failure: the
+// Dialect's FailureEvent) or for successful ones (the other), or "".
+func (b *Bridge) postEvent(failure bool) string {
+	for _, ev := range b.at[dsh.PostToolEventName] {
+		if (ev == b.d.FailureEvent) == failure {
+			return ev
 		}
 	}
-	for _, rp := range rolePoints {
-		if _, ok := out[rp[0]]; ok {
-			continue
-		}
-		for _, e := range t.Events {
-			if e.Point == rp[1] && !taken[e.Name] && !slices.ContainsFunc(rolePoints, func(r [2]string) bool { return r[0] == e.Name }) {
-				out[rp[0]], taken[e.Name] = e.Name, true
-				break
-			}
-		}
-	}
-	return out
-}
-
-// name is the dialect's event playing role (the role itself when none does).
-func (b *Bridge) name(role string) string {
-	if n, ok := b.roles[role]; ok {
-		return n
-	}
-	return role
+	return ""
 }
 
 // Register registers one listener per mapped event that has hooks (plus, when PreToolUse
@@ -441,51 +439,61 @@ func (b *Bridge) name(role string) string {
 // contexts) and returns a func that unregisters them all.
 func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	var unregs []func()
-	if b.has(SessionStart) {
-		unregs = append(unregs, r.OnSessionStart(b.sessionStart))
-	}
-	if b.has(UserPromptSubmit) {
-		unregs = append(unregs, r.OnPreStep(b.preStep))
-	}
-	if b.has(PreToolUse) {
-		// The hooks run once, in the rewrite phase, where their updatedInput counts; the
-		// pre-execute listener replays their decision.
-		unregs = append(unregs, r.OnRewriteInput(b.rewriteInput), r.OnPreTool(b.preTool))
-	}
-	if b.has(PermissionRequest) {
-		unregs = append(unregs, r.OnApprovalAnswer(b.approvalAnswer))
-	}
-	if b.has(Notification) {
-		unregs = append(unregs, r.OnApprovalPrompt(b.approvalPrompt))
-		if b.o.Interactive {
-			unregs = append(unregs, r.OnStatus(b.status))
+	add := func(u ...func()) { unregs = append(unregs, u...) }
+	// Each event with hooks goes to the extension point its table row names (the point
+	// column of spec/bridges); the listener there fires that event.
+	for _, point := range b.points {
+		switch point {
+		case dsh.SessionStartEventName:
+			add(r.OnSessionStart(b.sessionStart))
+		case dsh.PreStepEventName:
+			add(r.OnPreStep(b.preStep))
+		case dsh.PreToolEventName:
+			// The hooks run once, in the rewrite phase, where their rewrites count; the
+			// pre-execute listener replays their decision.
+			add(r.OnRewriteInput(b.rewriteInput), r.OnPreTool(b.preTool))
+		case dsh.ApprovalAnswerEventName:
+			add(r.OnApprovalAnswer(b.approvalAnswer))
+		case dsh.ApprovalPromptEventName:
+			add(r.OnApprovalPrompt(b.approvalPrompt))
+			if b.o.Interactive {
+				// The approval/prompt event also tells an interactive agent went idle.
+				add(r.OnStatus(b.status))
+			}
+		case dsh.PostToolEventName:
+			// Below, with the listeners the other tool events need there.
+		case dsh.TurnStoppingEventName:
+			add(r.OnTurnStopping(b.turnStopping))
+		case dsh.SessionEndEventName:
+			add(r.OnSessionEnd(b.sessionEnd))
+		case dsh.PreCompactEventName:
+			add(r.OnPreCompact(b.preCompact))
+		case dsh.PostCompactEventName:
+			add(r.OnPostCompact(b.postCompact))
+		default:
+			if b.d.Register != nil && (point == dsh.RequestEventName || point == dsh.ResponseEventName) {
+				continue // the dialect's own listeners, below
+			}
+			b.log.Warn("hook events not run: the bridge has no listener at their extension point",
+				"dialect", string(b.d.Name), "point", point, "events", strings.Join(b.at[point], ", "))
 		}
 	}
-	// The execute wrapper times the calls (PostToolUse duration_ms) and tells a failed
-	// call that ran (PostToolUseFailure) from a denied one.
-	if b.has(PostToolUseFailure) || (b.has(PostToolUse) && b.d.Durations) {
-		unregs = append(unregs, r.WrapExecute(b.timeExecute))
+	pre, answer := b.event(dsh.PreToolEventName) != "", b.event(dsh.ApprovalAnswerEventName) != ""
+	success, failure := b.postEvent(false) != "", b.postEvent(true) != ""
+	// The execute wrapper times the calls (the success event's duration) and tells a
+	// failed call that ran (the failure event) from a denied one.
+	if failure || (success && b.d.Durations) {
+		add(r.WrapExecute(b.timeExecute))
 	}
-	if b.has(PostToolUse) || b.has(PreToolUse) || b.has(PostToolUseFailure) || b.has(PermissionRequest) {
-		unregs = append(unregs, r.OnPostTool(b.postTool))
+	// Post-execute delivers the pre-execute contexts and renderings too.
+	if success || failure || pre || answer {
+		add(r.OnPostTool(b.postTool))
 	}
-	if b.has(PreToolUse) || b.has(PermissionRequest) || b.has(PostToolUseFailure) {
-		unregs = append(unregs, r.OnToolResult(b.toolResult))
-	}
-	if b.has(Stop) {
-		unregs = append(unregs, r.OnTurnStopping(b.turnStopping))
-	}
-	if b.has(SessionEnd) {
-		unregs = append(unregs, r.OnSessionEnd(b.sessionEnd))
-	}
-	if b.has(PreCompact) {
-		unregs = append(unregs, r.OnPreCompact(b.preCompact))
-	}
-	if b.has(PostCompact) {
-		unregs = append(unregs, r.OnPostCompact(b.postCompact))
+	if pre || answer || failure {
+		add(r.OnToolResult(b.toolResult))
 	}
 	if b.d.Register != nil {
-		unregs = append(unregs, b.d.Register(b, r)...)
+		add(b.d.Register(b, r)...)
 	}
 	var once sync.Once
 	return func() {
@@ -508,8 +516,8 @@ func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session 
 	return s
 }
 
-// Fire encodes in and fires its event (a role, or a name of the dialect's table): the
-// hook of a dialect's own listeners (Dialect.Register).
+// Fire encodes in and fires its event: the hook of a dialect's own listeners
+// (Dialect.Register).
 func (b *Bridge) Fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fire(ctx, in, subject, inTurn, agent)
 }
@@ -519,12 +527,6 @@ func (b *Bridge) Session(ctx context.Context, agentID string) hookproto.Session 
 	return b.session(ctx, agentID)
 }
 
-// Message is one plugin-sourced user message of the bridge holding texts.
-func (b *Bridge) Message(texts []string) dsh.UserMessage { return b.message(texts) }
-
-// Log is the bridge's logger.
-func (b *Bridge) Log() *slog.Logger { return b.log }
-
 // fire encodes in and fires the event.
 func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fireIgnoring(ctx, in, subject, inTurn, agent, "")
@@ -533,7 +535,6 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 // fireIgnoring is fire, dropping the hooks' rewrites with the diagnostic ignore when it
 // is set (see hookproto.Fire.IgnoreRewrite).
 func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent, ignore string) (*hookproto.Report, error) {
-	in.Event = b.name(in.Event)
 	stdin, err := b.d.Encode(in)
 	if errors.Is(err, ErrNotFired) {
 		return &hookproto.Report{Merged: hookproto.Merged{Outcome: dsh.HookOutcomePass}}, nil
@@ -605,7 +606,7 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 		}
 		return b.sessionStartCompact(ctx, p.AgentID, *p.CompactionID, p.Turn, p.Agent)
 	}
-	in := Input{Event: SessionStart, Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
+	in := Input{Event: b.event(dsh.SessionStartEventName), Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
 	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
 		in.Resumed = resumed(p.Agent, time.Now())
 	}
@@ -615,7 +616,7 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 // sessionStartCompact runs the SessionStart[compact] hooks of a committed compaction: the
 // hooks are the attempt's, inside its turn if any.
 func (b *Bridge) sessionStartCompact(ctx context.Context, agentID, compactionID string, turn *int, agent dsh.Agent) error {
-	in := b.compactInput(ctx, SessionStart, agentID, compactionID, "", turn)
+	in := b.compactInput(ctx, b.event(dsh.SessionStartEventName), agentID, compactionID, "", turn)
 	in.Source = string(dsh.SessionStartSourceCompact)
 	return b.sessionStartFire(ctx, in, turn, agent)
 }
@@ -636,7 +637,7 @@ func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agen
 	if agent == nil {
 		return errors.New("SessionStart hook contexts: the payload has no agent handle")
 	}
-	return agent.Inject(ctx, b.message(b.contexts(SessionStart, in.Source, rep)))
+	return agent.Inject(ctx, b.message(b.contexts(in.Event, in.Source, rep)))
 }
 
 // userPrompt joins the text of the user-sourced messages of a batch; ok is false when
@@ -669,7 +670,8 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	}
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
-	rep, err := b.fire(ctx, Input{Event: UserPromptSubmit, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
+	ev := b.event(dsh.PreStepEventName)
+	rep, err := b.fire(ctx, Input{Event: ev, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -694,10 +696,10 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	}
 	out := make([]dsh.UserMessage, 0, len(msgs)+1)
 	if b.d.Render.PromptContextsFirst {
-		out = append(append(out, b.message(b.contexts(UserPromptSubmit, "", rep))), msgs...)
+		out = append(append(out, b.message(b.contexts(ev, "", rep))), msgs...)
 		return dsh.PreStepEnter{Messages: out}, nil
 	}
-	out = append(append(out, msgs...), b.message(b.contexts(UserPromptSubmit, "", rep)))
+	out = append(append(out, msgs...), b.message(b.contexts(ev, "", rep)))
 	return dsh.PreStepEnter{Messages: out}, nil
 }
 
@@ -719,11 +721,12 @@ func toolInput(ex dsh.ToolExecution) json.RawMessage {
 // pass call next (allow never pre-approves). Contexts are kept for the tool result.
 func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 	ex := p.Exec
+	ev := b.event(dsh.PreToolEventName)
 	s := b.session(ctx, agentID(ex))
 	rep := b.takeFired(agentID(ex), ex.CallID)
 	if rep == nil {
 		// No rewrite phase ran for the call (no model arguments to rewrite): fire here.
-		in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 		var err error
 		if rep, err = b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent); err != nil {
 			return nil, err
@@ -732,7 +735,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		// The rewrite phase changed the input: run the hooks again on the effective input
 		// (revalidateAfterRewrite); the stricter of the two passes decides, the first
 		// pass's contexts are kept, and a second-pass updatedInput is ignored.
-		in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 		second, err := b.fireIgnoring(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent, revalidateIgnored)
 		if err != nil {
 			return nil, err
@@ -752,7 +755,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		}
 	}
 	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
-		texts := b.contexts(PreToolUse, ex.Name, rep)
+		texts := b.contexts(ev, ex.Name, rep)
 		b.mu.Lock()
 		b.stash[ex.Token] = append(b.stash[ex.Token], texts...)
 		b.mu.Unlock()
@@ -945,18 +948,18 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	case dsh.ToolFailure:
 		fail = &r
 	}
-	if fail != nil && dispatched && b.has(PostToolUseFailure) {
+	if ev := b.postEvent(true); fail != nil && dispatched && ev != "" {
 		// A call that ran and failed (a denied call never reaches dispatch).
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		interrupted := fail.Error.Info != nil && fail.Error.Info.Code == abortedCode
-		in := Input{Event: PostToolUseFailure, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took, Error: fail.Error.Message, IsInterrupt: interrupted}
 		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 		if err != nil {
 			return nil, err
 		}
-		texts = append(texts, b.contexts(PostToolUseFailure, ex.Name, rep)...)
+		texts = append(texts, b.contexts(ev, ex.Name, rep)...)
 		if rep.Merged.Outcome == dsh.HookOutcomeHalt {
 			if len(texts) > 0 {
 				b.log.Info("PostToolUseFailure contexts dropped: the turn halts", "count", len(texts))
@@ -964,17 +967,16 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		}
 	}
-	if (succ != nil || (fail != nil && b.d.PostToolFailures)) && b.has(PostToolUse) {
+	if ev := b.postEvent(false); (succ != nil || (fail != nil && b.d.PostToolFailures)) && ev != "" {
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
-		in := Input{Event: PostToolUse, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took}
 		if succ != nil {
 			in.ToolResponse = toolResponse(*succ)
 		} else {
 			in.Error = fail.Error.Message
-			data, _ := json.Marshal(Text(fail.Content))
-			in.ToolResponse = data
+			in.ToolResponse, _ = json.Marshal(Text(fail.Content))
 		}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
 			in.OriginalInput = ex.ModelArguments
@@ -983,7 +985,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		if err != nil {
 			return nil, err
 		}
-		post := b.contexts(PostToolUse, ex.Name, rep)
+		post := b.contexts(ev, ex.Name, rep)
 		switch rep.Merged.Outcome {
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
 			if b.d.Render.PostBlock != nil {
@@ -1059,7 +1061,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 // rewriteNote is the table's rewrite note (Rewrite.Note) for the successful result of a
 // call whose arguments a rewrite changed; "" otherwise.
 func (b *Bridge) rewriteNote(ex dsh.ToolExecution, success bool) string {
-	ev, ok := b.d.Table.Lookup(b.name(PreToolUse))
+	ev, ok := b.d.Table.Lookup(b.event(dsh.PreToolEventName))
 	if !ok || ev.Rewrite == nil || !success || len(ex.ModelArguments) == 0 {
 		return ""
 	}
@@ -1086,7 +1088,8 @@ func appendText(content []dsh.ContentBlock, d dsh.PostToolDecision, suffix strin
 func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) error {
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
-	in := Input{Event: Stop, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
+	ev := b.event(dsh.TurnStoppingEventName)
+	in := Input{Event: ev, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
 	rep, err := b.fire(ctx, in, "", true, p.Agent)
 	if err != nil {
 		return err
@@ -1115,7 +1118,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 			if p.Agent == nil {
 				return errors.New("stop hook context: the payload has no agent handle")
 			}
-			return p.Agent.Steer(ctx, b.message(b.contexts(Stop, "", rep)))
+			return p.Agent.Steer(ctx, b.message(b.contexts(ev, "", rep)))
 		}
 	}
 	return nil
@@ -1126,7 +1129,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 // The runtime bounds the listener (agent/session-end); its context ending kills the hooks.
 func (b *Bridge) sessionEnd(ctx context.Context, p *dsh.SessionEndPayload) error {
 	s := b.session(ctx, p.AgentID)
-	in := Input{Event: SessionEnd, Session: s, Reason: string(p.Reason)}
+	in := Input{Event: b.event(dsh.SessionEndEventName), Session: s, Reason: string(p.Reason)}
 	rep, err := b.fire(ctx, in, b.d.SessionEndReason(string(p.Reason)), false, nil)
 	if err != nil {
 		return err
@@ -1159,7 +1162,7 @@ func (b *Bridge) compactInput(ctx context.Context, event, agentID, compactionID 
 // open turn. A dialect whose PreCompact only observes (Codex) says so in its table
 // (spec/bridges/codex.cue): no rule blocks and exit 2 is an error, so nothing defers.
 func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.PreCompactDecision, error) {
-	in := b.compactInput(ctx, PreCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+	in := b.compactInput(ctx, b.event(dsh.PreCompactEventName), p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	in.CustomInstructions = p.UserInstructions
 	rep, err := b.fire(ctx, in, string(p.Origin), p.Turn != nil, p.Agent)
 	if err != nil {
@@ -1187,7 +1190,7 @@ func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.
 // hookSpecificOutput.additionalContext) are appended after the checkpoint; a halt (Codex
 // continue:false) halts the open turn. The runtime drops contexts of a failed attempt.
 func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
-	if b.d.SessionStartBeforePostCompact && b.has(SessionStart) && p.Outcome == dsh.CompactionOutcomeCommitted {
+	if b.d.SessionStartBeforePostCompact && b.event(dsh.SessionStartEventName) != "" && p.Outcome == dsh.CompactionOutcomeCommitted {
 		b.mu.Lock()
 		if b.early == nil {
 			b.early = map[string]bool{}
@@ -1198,7 +1201,7 @@ func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (ds
 			b.log.Warn("SessionStart[compact] hooks before PostCompact", "compactionId", p.CompactionID, "err", err)
 		}
 	}
-	in := b.compactInput(ctx, PostCompact, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+	in := b.compactInput(ctx, b.event(dsh.PostCompactEventName), p.AgentID, p.CompactionID, p.Origin, p.Turn)
 	if p.Summary != nil {
 		in.CompactSummary = *p.Summary
 	}
@@ -1212,7 +1215,7 @@ func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (ds
 	if len(rep.Merged.Contexts) == 0 {
 		return dsh.PostCompactAccept{}, nil
 	}
-	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(PostCompact, string(p.Origin), rep))}}, nil
+	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(in.Event, string(p.Origin), rep))}}, nil
 }
 
 // abortedCode is the error code of a call cancelled while its body ran (runtime/tools
@@ -1225,7 +1228,7 @@ const abortedCode = "ABORTED"
 func (b *Bridge) approvalAnswer(ctx context.Context, p *dsh.ApprovalAnswerPayload, next dsh.ApprovalAnswerNext) (dsh.ApprovalAnswerDecision, error) {
 	ex := p.Exec
 	s := b.session(ctx, agentID(ex))
-	in := Input{Event: PermissionRequest, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+	in := Input{Event: b.event(dsh.ApprovalAnswerEventName), Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 	rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 	if err != nil {
 		return nil, err
@@ -1257,7 +1260,7 @@ func (b *Bridge) notify(ctx context.Context, kind, tool string, s hookproto.Sess
 	if b.d.NotificationText != nil {
 		msg = b.d.NotificationText(kind, tool)
 	}
-	in := Input{Event: Notification, Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
+	in := Input{Event: b.event(dsh.ApprovalPromptEventName), Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
 	rep, err := b.fire(ctx, in, kind, inTurn, s.Agent)
 	if err != nil {
 		b.log.Warn("Notification hook", "type", kind, "error", err)
@@ -1311,7 +1314,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	in := Input{Event: PreToolUse, Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID}
+	in := Input{Event: b.event(dsh.PreToolEventName), Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID}
 	rep, err := b.fire(ctx, in, p.Name, p.AgentID != nil && s.TurnOpen, s.Agent)
 	if err != nil {
 		return nil, err
@@ -1343,7 +1346,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if !changed {
 		return dsh.RewriteKeep{}, nil
 	}
-	reason := "PreToolUse hook updatedInput (" + strings.Join(by, ", ") + ")"
+	reason := in.Event + " hook updatedInput (" + strings.Join(by, ", ") + ")"
 	d := dsh.RewriteReplace{Args: cur, Reason: &reason}
 	if b.d.Render.RewriteSilent {
 		d.Disclosure = dsh.RewriteDisclosureSilent

@@ -171,7 +171,7 @@ func openAIChatProvider() Provider {
 		New: func(o Options) (llm.Model, error) {
 			cfg := OpenAIChatConfigFromEnv(o.getenv)
 			cfg.Model, cfg.HTTPClient, cfg.Logger, cfg.Timeout = o.Model, o.httpClient(), o.logger(), o.Timeout
-			if o.Dialect == "codex" {
+			if o.DeveloperContexts {
 				// Codex sends hook contexts as developer messages; the chat wire's nearest
 				// is a system message.
 				cfg.PluginContextRole = "system"

@@ -27,10 +27,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives debug records and warnings; nil discards them.
 	Logger *slog.Logger
-	// Dialect is the hook dialect of the session ("claude-code", "codex", or "" for dsh's
-	// canonical form): a provider renders the plugins' contexts on its wire as that
-	// dialect's engine does, where the wire allows it.
-	Dialect string
+	// DeveloperContexts places the plugins' contexts on the wire as developer messages,
+	// where Codex places its hooks' contexts (the chat wire's nearest: system messages);
+	// false keeps them user messages, as dsh's canonical form and Claude Code do. The
+	// hook dialect's descriptor says which (bridges/dialect).
+	DeveloperContexts bool
 	// SessionID identifies the session to the provider where its engine does so (the
 	// Responses API's prompt_cache_key, as Codex sends it).
 	SessionID string

@@ -84,7 +84,7 @@ func openAIResponsesProvider() Provider {
 		},
 		New: func(o Options) (llm.Model, error) {
 			return NewOpenAIResponses(OpenAIResponsesConfig{BaseURL: o.getenv(EnvOpenAIBaseURL), APIKey: o.getenv(EnvOpenAIAPIKey), Model: o.Model,
-				PromptCacheKey: o.SessionID, Codex: o.Dialect == "codex", HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
+				PromptCacheKey: o.SessionID, Codex: o.DeveloperContexts, HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
 		},
 	}
 }

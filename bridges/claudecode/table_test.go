@@ -1,0 +1,272 @@
+package claudecode
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/internal/hookbridge"
+	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
+	"github.com/dshkit/dsh/gen/ir"
+	"github.com/dshkit/dsh/gen/load"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// The tables are what runs: each test edits one column of spec/bridges/claudecode.cue in
+// a temporary copy of the spec, loads the copy as dshgen does (gen/load), runs the
+// bridge on the table it yields, and checks that the behaviour follows the edit.
+
+// specTable loads the claude-code table from a copy of spec/bridges edited by edit, as
+// the bridge reads it: the generated table with every column the copy says (the wire
+// decoders, which the spec/wire packages define, stay the generated ones).
+func specTable(t *testing.T, edit func(src string) string) *hookmap.Bridge {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "spec", "bridges")
+	names, err := filepath.Glob(filepath.Join(src, "*.cue"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("spec/bridges: %v (%d files)", err, len(names))
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if filepath.Base(n) == "claudecode.cue" && edit != nil {
+			edited := edit(text)
+			if edited == text {
+				t.Fatal("the edit changed nothing in claudecode.cue")
+			}
+			text = edited
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bridges, err := load.Bridges(dir, "spec/bridges (edited copy)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bridges {
+		if b.Dialect == hookmap.ClaudeCode.Dialect {
+			return fromIR(t, b, &hookmap.ClaudeCode)
+		}
+	}
+	t.Fatal("no claude-code table in the copy")
+	return nil
+}
+
+// fromIR is the table b as generated/hookmap holds it, with gen's wire decoders.
+func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
+	t.Helper()
+	out := &hookmap.Bridge{Dialect: b.Dialect, Plugin: b.Plugin, DefaultTimeoutSec: b.DefaultTimeoutSec,
+		Exit2EmptyStderr: b.Exit2EmptyStderr, JSONPrefixes: b.JSONPrefixes, InvalidJSON: b.InvalidJSON,
+		StdinNewline: b.StdinNewline, Exit2ReadsJSON: b.Exit2ReadsJSON, Shell: b.Shell, TimeoutUnit: b.TimeoutUnit,
+		NonPositiveTimeout: b.NonPositiveTimeout, ReadAnyExit: b.ReadAnyExit, WarningPrefix: b.WarningPrefix,
+		PlainNotice: b.PlainNotice, SequentialGroups: b.SequentialGroups, DedupeByName: b.DedupeByName,
+		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock}
+	if len(b.CommandVars) > 0 {
+		out.CommandVars = b.CommandVars
+	}
+	for _, e := range b.Events {
+		g, ok := gen.Lookup(e.Event)
+		if !ok {
+			t.Fatalf("event %s is not in the generated table", e.Event)
+		}
+		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
+			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
+			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
+			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
+		for _, r := range e.Rules {
+			ev.Rules = append(ev.Rules, hookmap.Rule{When: r.When, Is: r.Is, Then: r.Then, Reason: r.Reason, NeedsReason: r.NeedsReason, Unless: r.Unless})
+		}
+		for _, n := range e.Notices {
+			ev.Notices = append(ev.Notices, hookmap.Notice{When: n.When, Text: n.Text})
+		}
+		if r := e.Rewrite; r != nil {
+			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
+		}
+		out.Events = append(out.Events, ev)
+	}
+	return out
+}
+
+// withoutDecoders is tb without its funcs, for comparison.
+func withoutDecoders(tb *hookmap.Bridge) hookmap.Bridge {
+	c := *tb
+	c.Events = append([]hookmap.Event(nil), tb.Events...)
+	for i := range c.Events {
+		c.Events[i].DecodeOutput = nil
+	}
+	return c
+}
+
+// The unedited copy yields the generated table: what the edits below change is the only
+// difference between the runs.
+func TestTableCopyIsTheGeneratedTable(t *testing.T) {
+	got, want := withoutDecoders(specTable(t, nil)), withoutDecoders(&hookmap.ClaudeCode)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the spec's table differs from generated/hookmap:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// editField replaces the value of field in the table entry of event (top level for
+// event ""): the first `field: old` after the entry's opening.
+func editField(event, field, old, new string) func(string) string {
+	return func(src string) string {
+		start := 0
+		if event != "" {
+			start = strings.Index(src, "\t"+event+": {")
+			if start < 0 {
+				return src
+			}
+		}
+		re := regexp.MustCompile(`(?m)(\b` + regexp.QuoteMeta(field) + `:\s*)` + regexp.QuoteMeta(old))
+		loc := re.FindStringSubmatchIndex(src[start:])
+		if loc == nil {
+			return src
+		}
+		return src[:start+loc[3]] + new + src[start+loc[1]:]
+	}
+}
+
+// bridgeOn loads a canonical bridge with groups on table and registers it on a harness.
+func bridgeOn(t *testing.T, table *hookmap.Bridge, groups ...ht.Group) (*ht.Harness, *hookbridge.Bridge) {
+	t.Helper()
+	dir := t.TempDir()
+	h := ht.New(dir)
+	d := hookDialect(false, "")
+	d.Table = table
+	b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)},
+		Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	b.Register(h.Reg.Plugin(table.Plugin))
+	return h, b
+}
+
+// point: UserPromptSubmit's hooks run where its row's point says.
+func TestTablePointColumn(t *testing.T) {
+	ctx := context.Background()
+	block := ht.G("UserPromptSubmit", "", `echo '{"decision":"block","reason":"held"}'`)
+	for _, tc := range []struct {
+		name      string
+		edit      func(string) string
+		rejected  bool // the prompt is rejected at agent/pre-step
+		steeredAt bool // the reason continues the turn at agent/turn-stopping
+	}{
+		{"as generated (agent/pre-step)", nil, true, false},
+		{"edited to agent/turn-stopping", editField("UserPromptSubmit", "point", `"agent/pre-step"`, `"agent/turn-stopping"`), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := bridgeOn(t, specTable(t, tc.edit), block)
+			d, err := h.PreStep(ctx, "hello")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ht.Describe(d) == "reject: held"; got != tc.rejected {
+				t.Errorf("pre-step: %s (rejected %v, want %v)", ht.Describe(d), got, tc.rejected)
+			}
+			if err := h.Stop(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			steered := h.Agent.Steered()
+			if got := len(steered) == 1 && strings.Join(ht.Texts(steered[0]), "") == "held"; got != tc.steeredAt {
+				t.Errorf("turn-stopping steered %v (want %v): %v", got, tc.steeredAt, steered)
+			}
+		})
+	}
+}
+
+// defaultTimeoutSec: a hook without a timeout gets the column's, and is killed at it.
+func TestTableDefaultTimeoutColumn(t *testing.T) {
+	ctx := context.Background()
+	sleep := ht.G("PreToolUse", "", "sleep 30")
+	_, b := bridgeOn(t, specTable(t, nil), sleep)
+	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != 60*time.Second {
+		t.Errorf("as generated: timeout %v, want 60s", got)
+	}
+	h, b := bridgeOn(t, specTable(t, editField("", "defaultTimeoutSec", "60", "1")), sleep)
+	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != time.Second {
+		t.Errorf("edited: timeout %v, want 1s", got)
+	}
+	start := time.Now()
+	if _, err := h.PreTool(ctx, h.Exec("Bash", `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the hook ran %v: the edited 1 s default did not bound it", took)
+	}
+	if got := ht.Results(h.Rec.Take()); len(got) != 1 || got[0] != dsh.HookOutcomeTimeout {
+		t.Errorf("outcomes %v, want timeout", got)
+	}
+}
+
+// plugin: the bridge's messages carry the column's plugin name.
+func TestTablePluginColumn(t *testing.T) {
+	ctx := context.Background()
+	h, _ := bridgeOn(t, specTable(t, editField("", "plugin", `"hooks-claude-code"`, `"hooks-edited"`)),
+		ht.G("SessionStart", "", "echo started"))
+	if err := h.SessionStart(ctx, dsh.SessionStartSourceStartup); err != nil {
+		t.Fatal(err)
+	}
+	inj := h.Agent.Injected()
+	if len(inj) != 1 || ht.Source(inj[0]) != "plugin:hooks-edited" {
+		var src string
+		if len(inj) > 0 {
+			src = ht.Source(inj[0])
+		}
+		t.Errorf("injected %d messages, source %q, want plugin:hooks-edited", len(inj), src)
+	}
+}
+
+// Columns of one event's row, each edited, with the PreToolUse outcome before and after.
+func TestTableEventColumns(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		column, old, new string
+		group            ht.Group
+		tool             string
+		before, after    string
+	}{
+		// fallbackReason: the reason of exit 2 with blank stderr.
+		{"fallbackReason", `"Blocked by hook"`, `"edited fallback"`, ht.G("PreToolUse", "", "exit 2"), "Bash",
+			"deny: Blocked by hook", "deny: edited fallback"},
+		// exit2: exit 2 with a reason denies, or is an error (the call proceeds).
+		{"exit2", `"deny"`, `"error"`, ht.G("PreToolUse", "", "echo no >&2; exit 2"), "Bash", "deny: no", "allow"},
+		// matcher: "" makes the group's matcher ignored, so it matches every tool.
+		{"matcher", `"tool_name"`, `""`, ht.G("PreToolUse", "Bash", "echo no >&2; exit 2"), "Read", "allow", "deny: no"},
+		// halt: continue:false halts the turn, or is not honoured.
+		{"halt", "true", "false", ht.G("PreToolUse", "", `echo '{"continue":false,"stopReason":"stop"}'`), "Bash", "halt: stop", "allow"},
+		// haltReason: the reason of continue:false without a stopReason.
+		{"haltReason", `"stopped by PreToolUse hook (continue:false)"`, `"edited halt"`, ht.G("PreToolUse", "", `echo '{"continue":false}'`), "Bash",
+			"halt: stopped by PreToolUse hook (continue:false)", "halt: edited halt"},
+		// rules: the first rule's outcome.
+		{"then", `"deny"`, `"ask"`, ht.G("PreToolUse", "", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r"}}'`), "Bash",
+			"deny: r", "ask: r"},
+	} {
+		t.Run(tc.column, func(t *testing.T) {
+			for i, edit := range []func(string) string{nil, editField("PreToolUse", tc.column, tc.old, tc.new)} {
+				want := []string{tc.before, tc.after}[i]
+				h, _ := bridgeOn(t, specTable(t, edit), tc.group)
+				d, err := h.PreTool(ctx, h.Exec(tc.tool, `{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ht.Describe(d); got != want {
+					t.Errorf("edit %d: %s, want %s", i, got, want)
+				}
+			}
+		})
+	}
+}
