@@ -325,7 +325,8 @@ func Cases() []Case {
 			h(PR, js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`))}},
 		{Name: "notification/any", Engines: []string{"claude"}, AskPermission: true, Turns: oneCall, Hooks: []Hook{h(N, "exit 0"), h(PR, "exit 0")}},
 	}
-	return append(cs, compactionCases()...)
+	cs = append(cs, compactionCases()...)
+	return append(cs, geminiCases()...)
 }
 
 // compactionCases are the cases of compaction (PreCompact, PostCompact, SessionStart with

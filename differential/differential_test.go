@@ -428,10 +428,6 @@ func TestDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := Cases()
-	if os.Getenv("DSH_DIFFERENTIAL_ENGINE_ONLY") != "" {
-		// The Gemini cases run under the engine alone until dsh runs the dialect.
-		cases = append(cases, geminiCases()...)
-	}
 	filter := os.Getenv("DSH_DIFFERENTIAL_CASES")
 	var re *regexp.Regexp
 	if filter != "" {
