@@ -12,7 +12,8 @@ type Hook struct {
 	// Timeout is the hook's timeout in seconds (0: the engine's default).
 	Timeout int
 	// Source is the settings file the hook is in: "" (the file passed to the engine),
-	// "user", "project" or "local" (the Claude Code settings hierarchy).
+	// "user", "project" or "local" (the Claude Code settings hierarchy), or "ext:NAME" (a
+	// Gemini CLI extension's hooks/hooks.json).
 	Source string
 	// Group puts the hooks of one event with the same non-zero Group in one matcher group
 	// (0: a group of its own); Sequential makes the hook's group sequential (Gemini CLI's
@@ -39,6 +40,8 @@ type Case struct {
 	// Plugin loads the hooks as a Claude Code plugin (--plugin-dir) instead of a settings
 	// file; their scripts run from ${CLAUDE_PLUGIN_ROOT}.
 	Plugin bool
+	// BrokenExtension adds a Gemini CLI extension whose hooks/hooks.json is malformed.
+	BrokenExtension bool
 	// DisableAll adds "disableAllHooks": true to the settings file.
 	DisableAll bool
 	// Sources has dsh load the settings hierarchy (--setting-sources user,project,local

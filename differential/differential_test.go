@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,11 +148,50 @@ func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []
 // configuration ({"hooks": {...}}): one matcher group per hook, or per Hook.Group,
 // "sequential" when a hook of the group says so, timeouts in milliseconds.
 func (d runDir) geminiHooks(t *testing.T, c Case, wrap string) map[string]any {
+	return d.geminiHooksOf(t, c, wrap, "")
+}
+
+// geminiExtensions writes the hooks of each extension (Hook.Source "ext:NAME") where
+// Gemini CLI finds them, $HOME/.gemini/extensions/NAME/hooks/hooks.json beside the
+// extension's gemini-extension.json, and Case.BrokenExtension's malformed hooks.json.
+func (d runDir) geminiExtensions(t *testing.T, c Case, wrap string) {
+	write := func(name string, hooks []byte) {
+		dir := filepath.Join(d.home, ".gemini", "extensions", name)
+		if err := os.MkdirAll(filepath.Join(dir, "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		manifest := `{"name":"` + name + `","version":"1.0.0","description":"written for the differential suite"}`
+		if err := os.WriteFile(filepath.Join(dir, "gemini-extension.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "hooks", "hooks.json"), hooks, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := map[string]bool{}
+	for _, hk := range c.Hooks {
+		if name, ok := strings.CutPrefix(hk.Source, "ext:"); ok && !done[name] {
+			done[name] = true
+			data, _ := json.MarshalIndent(d.geminiHooksOf(t, c, wrap, hk.Source), "", "  ")
+			write(name, data)
+		}
+	}
+	if c.BrokenExtension {
+		write("broken", []byte(`{"hooks": {"BeforeTool": [{"hooks": [`))
+	}
+}
+
+// geminiHooksOf is geminiHooks for the hooks of one source ("" the settings file,
+// "ext:NAME" an extension); hook names count every hook of the case.
+func (d runDir) geminiHooksOf(t *testing.T, c Case, wrap, src string) map[string]any {
 	events := map[string][]any{}
 	groups := map[string]map[string]any{}
 	count := map[string]int{}
 	for _, hk := range c.Hooks {
 		count[hk.Event]++
+		if hk.Source != src {
+			continue
+		}
 		name := fmt.Sprintf("%s-%d", hk.Event, count[hk.Event])
 		script := filepath.Join(d.hooks, name+".sh")
 		if err := os.WriteFile(script, []byte(strings.ReplaceAll(hk.Script, "{{state}}", d.state)+"\n"), 0o755); err != nil {
@@ -294,6 +334,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 			t.Fatal(err)
 		}
 		_ = os.WriteFile(filepath.Join(ed.home, ".gemini", "settings.json"), settings, 0o644)
+		ed.geminiExtensions(t, c, wrap)
 		em, err = NewMock(Gemini, In(c.Turns, ed.ws))
 		if err != nil {
 			res.Err = err.Error()
@@ -337,6 +378,10 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	} else if engine == "gemini" {
 		data, _ := json.MarshalIndent(dd.geminiHooks(t, c, wrap), "", "  ")
 		_ = os.WriteFile(hooksFile, data, 0o644)
+		dd.geminiExtensions(t, c, wrap)
+		if c.BrokenExtension || slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return strings.HasPrefix(hk.Source, "ext:") }) {
+			extra = append(extra, "--trust") // dsh loads the extensions with the project's files
+		}
 	} else {
 		_ = os.WriteFile(hooksFile, dd.hooksJSON(t, c, wrap), 0o644)
 	}

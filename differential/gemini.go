@@ -195,6 +195,11 @@ func geminiCases() []Case {
 			{Text: "finished"}},
 			h(AT, "exit 0")),
 
+		// Extensions: their hooks load beside the settings' hooks; a malformed hooks.json is
+		// a diagnostic and the other extensions still load.
+		{Name: "gemini/extension/broken-beside-good", Engines: []string{"gemini"}, Turns: oneCall, BrokenExtension: true, Hooks: []Hook{
+			{Event: BT, Source: "ext:good", Script: "echo 'blocked by the extension' >&2; exit 2"}, h(AT, "exit 0")}},
+
 		// Environment: the variables are exported, and substituted into the command text
 		// (Hook.Args is quoted, so only a substitution by the engine expands it).
 		{Name: "gemini/env/substituted", Engines: []string{"gemini"}, Turns: oneCall, Hooks: []Hook{
