@@ -185,7 +185,6 @@ func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 			RewriteSilent: true,
 			// An AfterAgent deny is the next prompt, not a context.
 			StopForm:       dsh.PluginFormRelay,
-			PostBlockText:  func(reason string) string { return "Tool result blocked: " + reason },
 			ResultContexts: true,
 		},
 		EndReason:        endReason,

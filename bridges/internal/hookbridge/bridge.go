@@ -1002,11 +1002,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			}
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-			feedback := rep.Merged.Reason
-			if f := b.d.Render.PostBlockText; f != nil {
-				feedback = f(feedback)
-			}
-			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: feedback}}}
+			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: rep.Merged.Reason}}}
 			if len(texts) > 0 {
 				blk.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
 			}
