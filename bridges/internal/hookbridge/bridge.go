@@ -527,6 +527,9 @@ func (b *Bridge) Session(ctx context.Context, agentID string) hookproto.Session 
 	return b.session(ctx, agentID)
 }
 
+// Log is the bridge's logger.
+func (b *Bridge) Log() *slog.Logger { return b.log }
+
 // fire encodes in and fires the event.
 func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fireIgnoring(ctx, in, subject, inTurn, agent, "")
