@@ -44,22 +44,12 @@ func (d Dialect) DefaultTimeout() time.Duration {
 	return 0
 }
 
-// Shell returns the argv prefix a shell-form handler runs under, for [Command.Shell]:
-// Claude Code runs `sh -c`; Codex runs `$SHELL -c`, falling back to `/bin/sh -c` when
-// SHELL is unset (the real engine, 0.169.0, runs no login shell, so hooks keep the
-// caller's PATH; the differential suite checks it). getenv reads the harness environment
-// (nil means [os.Getenv]).
+// Shell returns the argv prefix a shell-form handler runs under, for [Command.Shell], by
+// d's [Rules] (Claude Code: `sh -c`; Codex: `$SHELL -c`, else `/bin/sh -c`); getenv reads
+// the harness environment (nil means [os.Getenv]).
 func (d Dialect) Shell(getenv func(string) string) []string {
-	if d == Codex {
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		if sh := getenv("SHELL"); sh != "" {
-			return []string{sh, "-c"}
-		}
-		return []string{"/bin/sh", "-c"}
-	}
-	return []string{"sh", "-c"}
+	r, _ := d.Rules()
+	return r.ShellArgv(getenv)
 }
 
 // Errors wrapped by a [Diagnostic]; test them with errors.Is.
@@ -75,7 +65,7 @@ var (
 	// ErrUnsupportedHandler: the handler type is not "command" (http, prompt, agent,
 	// mcp_tool, or unknown).
 	ErrUnsupportedHandler = errors.New("unsupported hook handler type")
-	// ErrUnknownDialect: the dialect is neither ClaudeCode nor Codex.
+	// ErrUnknownDialect: the dialect has no [Rules] (neither given nor named here).
 	ErrUnknownDialect = errors.New("unknown hook dialect")
 	// ErrDialectMismatch: [Merge] was given configurations of different dialects.
 	ErrDialectMismatch = errors.New("hook configurations of different dialects")
@@ -140,6 +130,8 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
+	// Rules are the dialect's loading rules; nil means [Dialect.Rules] of Dialect.
+	Rules *Rules
 	// DefaultTimeout is the timeout of a handler that sets none: the bridge passes its
 	// table's defaultTimeoutSec. Zero means the dialect's generated table's
 	// ([Dialect.DefaultTimeout]).
@@ -207,6 +199,7 @@ type Config struct {
 	// every hook off ("" when none did). A disabled configuration has no groups.
 	DisabledBy string
 	groups     map[string][]Group
+	dedupe     bool // identical commands run once at an event (Rules.Dedupe)
 }
 
 // Events returns the names of the events that have at least one group, sorted.
@@ -259,7 +252,7 @@ func (c *Config) Match(event, subject string) []Handler {
 			continue
 		}
 		for _, h := range g.Handlers {
-			if c.Dialect == ClaudeCode {
+			if c.dedupe {
 				k := dedupeKey(h)
 				if seen[k] {
 					continue
@@ -294,6 +287,7 @@ func Merge(configs ...*Config) (*Config, error) {
 		if c == nil {
 			continue
 		}
+		out.dedupe = out.dedupe || c.dedupe
 		if out.Dialect == "" {
 			out.Dialect = c.Dialect
 		} else if c.Dialect != "" && c.Dialect != out.Dialect {
@@ -341,6 +335,12 @@ func LoadFile(path string, opts LoadOptions) (*Config, []Diagnostic) {
 // for Codex "timeoutSec") is in seconds. The returned Config is never nil.
 func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 	l := &loader{opts: opts, cfg: &Config{Dialect: opts.Dialect, groups: map[string][]Group{}}}
+	if opts.Rules != nil {
+		l.rules, l.known = *opts.Rules, true
+	} else {
+		l.rules, l.known = opts.Dialect.Rules()
+	}
+	l.cfg.dedupe = l.rules.Dedupe
 	l.load(data)
 	if l.cfg.DisabledBy != "" {
 		l.cfg.groups = map[string][]Group{}
@@ -350,6 +350,8 @@ func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 
 type loader struct {
 	opts  LoadOptions
+	rules Rules // the dialect's rules (opts.Rules, else the Dialect's)
+	known bool  // rules were found
 	cfg   *Config
 	diags []Diagnostic
 	subst *strings.Replacer
@@ -378,7 +380,7 @@ func (l *loader) malformed(path, event, skipped, what string, raw json.RawMessag
 }
 
 func (l *loader) load(data []byte) {
-	if l.opts.Dialect != ClaudeCode && l.opts.Dialect != Codex {
+	if !l.known {
 		l.diag("", "", "file", fmt.Errorf("%w %q", ErrUnknownDialect, l.opts.Dialect))
 		return
 	}
@@ -390,7 +392,7 @@ func (l *loader) load(data []byte) {
 		l.diag("", "", "file", fmt.Errorf("%w: %w", ErrConfigSyntax, err))
 		return
 	}
-	if raw, ok := top["disableAllHooks"]; ok && l.opts.Dialect == ClaudeCode {
+	if raw, ok := top["disableAllHooks"]; ok && l.rules.DisableAllHooks {
 		var off bool
 		if json.Unmarshal(raw, &off) != nil {
 			l.malformed("disableAllHooks", "", "", "disableAllHooks must be a boolean", raw, "ignored")
@@ -464,7 +466,7 @@ func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (
 			l.malformed(path+".matcher", ev, "group", "a matcher must be a string", mraw)
 			return Group{}, false
 		}
-		m, err := Compile(l.opts.Dialect, pattern)
+		m, err := compile(l.rules, l.opts.Dialect, pattern)
 		if err != nil {
 			var me *MatcherError
 			if errors.As(err, &me) {
@@ -541,8 +543,8 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		l.malformed(path+".statusMessage", ev, "", "statusMessage must be a string", obj["statusMessage"], "ignored")
 	}
 	key := "timeout"
-	if l.opts.Dialect == Codex && kindOf(obj[key]) == "null" {
-		key = "timeoutSec"
+	if l.rules.TimeoutAlias != "" && kindOf(obj[key]) == "null" {
+		key = l.rules.TimeoutAlias
 	}
 	if traw := obj[key]; kindOf(traw) != "null" {
 		var sec float64
@@ -577,12 +579,17 @@ const maxTimeoutSeconds = 365 * 24 * 3600
 // setupPlugin prepares the ${...} substitutions and the exported variables of dsh bridge
 // decision 5 from LoadOptions.
 func (l *loader) setupPlugin() {
-	o := l.opts
+	o, r := l.opts, l.rules
 	var vars [][2]string
-	if o.Dialect == ClaudeCode {
-		vars = [][2]string{{"CLAUDE_PLUGIN_ROOT", o.PluginRoot}, {"CLAUDE_PLUGIN_DATA", o.PluginData}, {"CLAUDE_PROJECT_DIR", o.ProjectDir}}
-	} else if o.PluginRoot != "" {
-		vars = [][2]string{{"PLUGIN_ROOT", o.PluginRoot}, {"CLAUDE_PLUGIN_ROOT", o.PluginRoot}, {"PLUGIN_DATA", o.PluginData}, {"CLAUDE_PLUGIN_DATA", o.PluginData}}
+	if o.PluginRoot != "" || !r.PluginVarsNeedRoot {
+		for _, set := range []struct {
+			names []string
+			value string
+		}{{r.PluginRootVars, o.PluginRoot}, {r.PluginDataVars, o.PluginData}, {r.ProjectDirVars, o.ProjectDir}} {
+			for _, n := range set.names {
+				vars = append(vars, [2]string{n, set.value})
+			}
+		}
 	}
 	var pairs []string
 	for _, v := range vars {

@@ -35,6 +35,9 @@ type SourcesOptions struct {
 	Events          []string
 	NoMatcherEvents []string
 	DefaultTimeout  time.Duration
+	// Rules are the dialect's loading rules, passed to every LoadFile (nil: the
+	// Dialect's).
+	Rules *Rules
 	// ProjectDir is the project (workspace) root, substituted for ${CLAUDE_PROJECT_DIR}
 	// when SubstituteProjectDir is set.
 	ProjectDir string
@@ -70,7 +73,7 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		}
 		lo := LoadOptions{
 			Dialect: o.Dialect, Source: s.Path, Events: o.Events, NoMatcherEvents: o.NoMatcherEvents,
-			PluginRoot: s.PluginRoot, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout,
+			PluginRoot: s.PluginRoot, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout, Rules: o.Rules,
 		}
 		if o.SubstituteProjectDir {
 			lo.ProjectDir = o.ProjectDir
@@ -84,6 +87,11 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		return &Config{Dialect: o.Dialect}, append(diags, Diagnostic{Skipped: "file", Err: err})
 	}
 	cfg.Dialect = o.Dialect
+	if o.Rules != nil {
+		cfg.dedupe = o.Rules.Dedupe
+	} else if r, ok := o.Dialect.Rules(); ok {
+		cfg.dedupe = r.Dedupe
+	}
 	return cfg, diags
 }
 

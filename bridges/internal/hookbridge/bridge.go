@@ -145,6 +145,10 @@ type Dialect struct {
 	// Encode builds the stdin bytes of an event from in (with the trailing newline the
 	// table asks for).
 	Encode func(in Input) ([]byte, error)
+	// Rules are how the dialect's hook files load and run (shell, de-duplication,
+	// matchers, plugin variables); nil means the rules hookproto has for Name
+	// (hookproto.Dialect.Rules).
+	Rules *hookproto.Rules
 	// ProjectFiles are the project-level hook files, relative to the project directory,
 	// loaded when discovery is on (and the project is trusted).
 	ProjectFiles []string
@@ -184,6 +188,15 @@ type Dialect struct {
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool
+}
+
+// rules are the dialect's Rules, else hookproto's for its name.
+func (d Dialect) rules() hookproto.Rules {
+	if d.Rules != nil {
+		return *d.Rules
+	}
+	r, _ := d.Name.Rules()
+	return r
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -340,7 +353,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
 		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
-		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second,
+		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Rules: d.Rules,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -351,7 +364,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: d.Name.Shell(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: cfg, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}
