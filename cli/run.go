@@ -256,6 +256,10 @@ func (o runOptions) checkSession() string {
 	case !o.demo && o.model != "":
 		// The provider and its credentials, before any session starts.
 		if err := provider.Builtin().Check(o.model, provider.Options{}); err != nil {
+			if d := o.desc(); errors.Is(err, provider.ErrBadModelSpec) && d.ModelProvider != "" && !strings.Contains(o.model, ":") {
+				// The dialect's engine speaks its provider's wire: name it.
+				return fmt.Sprintf("%v; the %s engine's provider: --model %s:%s", err, d.Name, d.ModelProvider, o.model)
+			}
 			return err.Error()
 		}
 	}

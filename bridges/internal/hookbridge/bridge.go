@@ -156,6 +156,10 @@ type Dialect struct {
 	// Encode builds the stdin bytes of an event from in (with the trailing newline the
 	// table asks for).
 	Encode func(in Input) ([]byte, error)
+	// Rules are how the dialect's hook files load and run (shell, de-duplication,
+	// matchers, plugin variables); nil means the rules hookproto has for Name
+	// (hookproto.Dialect.Rules).
+	Rules *hookproto.Rules
 	// ProjectFiles are the project-level hook files, relative to the project directory,
 	// loaded when discovery is on (and the project is trusted).
 	ProjectFiles []string
@@ -202,6 +206,15 @@ type Dialect struct {
 	// listener for (the model call: agent/request, agent/response) and returns their
 	// unregister funcs.
 	Register func(b *Bridge, r *dsh.Registrar) []func()
+}
+
+// rules are the dialect's Rules, else hookproto's for its name.
+func (d Dialect) rules() hookproto.Rules {
+	if d.Rules != nil {
+		return *d.Rules
+	}
+	r, _ := d.Name.Rules()
+	return r
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -358,7 +371,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
 		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
-		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Table: d.Table,
+		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Rules: d.Rules, Table: d.Table,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -369,7 +382,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: shell(d, o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: cfg, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}
@@ -384,14 +397,6 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		b.at[e.Point] = append(b.at[e.Point], e.Name)
 	}
 	return b, nil
-}
-
-// shell is the argv prefix of the dialect's hooks: the table's, else the dialect's own.
-func shell(d Dialect, getenv func(string) string) []string {
-	if len(d.Table.Shell) > 0 {
-		return d.Table.Shell
-	}
-	return d.Name.Shell(getenv)
 }
 
 // Diagnostics returns what loading reported, in order.
