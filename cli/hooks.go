@@ -325,7 +325,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 
 	reg := dsh.NewRegistry(dsh.WithLogger(quiet))
 	br.Register(reg.Plugin(table.Plugin))
-	decision, err := fireEvent(ctx, reg, ev.Name, in, agent)
+	decision, err := fireEvent(ctx, reg, payloadEvent(ev), in, agent)
 	if err != nil {
 		return nil, warnings, err
 	}
