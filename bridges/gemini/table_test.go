@@ -191,7 +191,7 @@ func TestTableColumns(t *testing.T) {
 		edit   func(string) string
 		events map[string]any
 		check  func(t *testing.T, h *ht.Harness, b *hookbridge.Bridge) string // what happened
-		as, ed string                                                          // as generated, edited
+		as, ed string                                                         // as generated, edited
 	}{
 		{name: "point", edit: edit("BeforeTool", "point", `"tools/pre-execute"`, `"tools/post-execute"`),
 			events: map[string]any{"BeforeTool": group("", false, deny)},
