@@ -22,12 +22,12 @@ import (
 
 func init() {
 	commands["hooks"] = command{
-		summary: "fire one hook event at a Claude Code or Codex hooks configuration",
+		summary: "fire one hook event at a Claude Code, Codex or Gemini CLI hooks configuration",
 		run:     runHooks,
 	}
 }
 
-const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] --event EVENT --input FILE|-
+const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex|gemini (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] --event EVENT --input FILE|-
 
 Reads one hook input JSON (the stdin a hook would get), runs every hook of FILE that
 matches it exactly as the bridge runs them inside a dsh run session (in parallel, merged
@@ -54,7 +54,7 @@ Exit status: 0 when the hooks ran; 1 when the configuration or the input cannot 
 const hooksTopUsage = `usage: dsh hooks run [flags]
 
 Subcommands:
-  run   fire one hook event at a Claude Code or Codex hooks configuration
+  run   fire one hook event at a Claude Code, Codex or Gemini CLI hooks configuration
 
 Run dsh hooks run --help for its flags.
 `
