@@ -71,3 +71,17 @@ func TestValueDoesNotAllocateForValueForms(t *testing.T) {
 		t.Errorf("%v allocations per call, want 0", n)
 	}
 }
+
+func BenchmarkValue(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		b    dsh.ContentBlock
+	}{{"value", dsh.TextBlock{Text: "t"}}, {"pointer", &dsh.TextBlock{Text: "t"}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = variant.Value(bc.b)
+			}
+		})
+	}
+}
