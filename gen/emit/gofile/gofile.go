@@ -48,12 +48,22 @@ func Comment(text string) *jen.Statement {
 // Prose returns one paragraph of prose as // comment lines of at most 92 columns, each
 // followed by a newline.
 func Prose(text string) *jen.Statement {
-	const width = 92 - len("// ")
 	s := jen.Null()
+	for _, line := range Wrap(text) {
+		s.Comment(line).Line()
+	}
+	return s
+}
+
+// Wrap breaks one paragraph of prose into lines that, behind "// ", take at most 92
+// columns (a word longer than that stands alone on its line).
+func Wrap(text string) []string {
+	const width = 92 - len("// ")
+	var lines []string
 	line := ""
 	for _, word := range strings.Fields(text) {
 		if line != "" && len(line)+1+len(word) > width {
-			s.Comment(line).Line()
+			lines = append(lines, line)
 			line = ""
 		}
 		if line != "" {
@@ -61,7 +71,7 @@ func Prose(text string) *jen.Statement {
 		}
 		line += word
 	}
-	return s.Comment(line).Line()
+	return append(lines, line)
 }
 
 // Prosef is Prose of a formatted paragraph.
