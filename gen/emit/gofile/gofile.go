@@ -45,20 +45,23 @@ func Comment(text string) *jen.Statement {
 	return s
 }
 
-// Prose returns one paragraph of prose as // comment lines of at most 92 columns, each
+// ProseWidth is the width of the text of a generated comment line: with its "// ", the
+// line takes at most 92 columns.
+const ProseWidth = 92 - len("// ")
+
+// Prose returns one paragraph of prose as // comment lines wrapped at ProseWidth, each
 // followed by a newline.
 func Prose(text string) *jen.Statement {
 	s := jen.Null()
-	for _, line := range Wrap(text) {
+	for _, line := range Wrap(text, ProseWidth) {
 		s.Comment(line).Line()
 	}
 	return s
 }
 
-// Wrap breaks one paragraph of prose into lines that, behind "// ", take at most 92
-// columns (a word longer than that stands alone on its line).
-func Wrap(text string) []string {
-	const width = 92 - len("// ")
+// Wrap breaks one paragraph of prose at spaces into lines of at most width columns (a
+// longer word stands alone on its line).
+func Wrap(text string, width int) []string {
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(text) {

@@ -58,3 +58,20 @@ func TestRenderNamesTheFileOnBadSource(t *testing.T) {
 		t.Errorf("err = %v, want one naming gen/x.go", err)
 	}
 }
+
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		width int
+		want  []string
+	}{
+		{"a bb ccc", 8, []string{"a bb ccc"}},
+		{"a bb ccc", 7, []string{"a bb", "ccc"}},
+		{"  a   bb  ", 10, []string{"a bb"}},
+		{"averylongword x", 4, []string{"averylongword", "x"}},
+	} {
+		if got := gofile.Wrap(c.text, c.width); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", c.text, c.width, got, c.want)
+		}
+	}
+}

@@ -148,7 +148,7 @@ func testFile(s *ir.Spec, o emit.Options, pkg, schemaDir string, cases []testCas
 	f.ImportName(pkg, s.Package)
 	f.ImportName(codectest, "codectest")
 	f.ImportName(cmp, "cmp")
-	for _, line := range gofile.Wrap(fmt.Sprintf("Package %[1]s_test checks that every union variant and every record with a JSON Schema survives a JSON round trip through the generated codec, that the JSON validates against its schema, that the schema and the decoder both reject a variant with an unknown or a missing discriminator, and that they agree on unknown fields and nulls. The checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated package, which imports only the standard library and the codec runtime) imports go-cmp and jsonschema: being a _test.go file, this adds neither to what importers of package %[1]s build.", s.Package)) {
+	for _, line := range gofile.Wrap(fmt.Sprintf("Package %[1]s_test checks that every union variant and every record with a JSON Schema survives a JSON round trip through the generated codec, that the JSON validates against its schema, that the schema and the decoder both reject a variant with an unknown or a missing discriminator, and that they agree on unknown fields and nulls. The checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated package, which imports only the standard library and the codec runtime) imports go-cmp and jsonschema: being a _test.go file, this adds neither to what importers of package %[1]s build.", s.Package), gofile.ProseWidth) {
 		f.PackageComment(line)
 	}
 
