@@ -142,8 +142,8 @@ type Dialect struct {
 	Name hookproto.Dialect
 	// Table is the generated mapping table.
 	Table *hookmap.Bridge
-	// Encode builds the stdin bytes of an event from in (with the trailing newline the
-	// table asks for).
+	// Encode builds the stdin bytes of an event from in; the bridge adds the trailing
+	// newline when the table's StdinNewline asks for one.
 	Encode func(in Input) ([]byte, error)
 	// Rules are how the dialect's hook files load and run (shell, de-duplication,
 	// matchers, plugin variables); nil means the rules hookproto has for Name
@@ -505,6 +505,9 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	stdin, err := b.d.Encode(in)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
+	}
+	if b.d.Table.StdinNewline {
+		stdin = append(stdin, '\n')
 	}
 	var env []string
 	if b.d.SessionEnv != nil {
