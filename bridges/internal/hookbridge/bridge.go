@@ -418,15 +418,21 @@ func (b *Bridge) postEvent(failure bool) string {
 	return ""
 }
 
-// Register registers one listener per mapped event that has hooks (plus, when PreToolUse
-// has hooks, the post-execute and result listeners that deliver and clean up its
-// contexts) and returns a func that unregisters them all.
+// Register registers, for each mapped event that has hooks, the listener of the extension
+// point its table row names (plus, when the tools/pre-execute event has hooks, the
+// post-execute and result listeners that deliver and clean up its contexts) and returns a
+// func that unregisters them all. One event runs per point, but at tools/post-execute (one
+// for successes, one for failures); a second one is logged and does not run.
 func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	var unregs []func()
 	add := func(u ...func()) { unregs = append(unregs, u...) }
 	// Each event with hooks goes to the extension point its table row names (the point
 	// column of spec/bridges); the listener there fires that event.
 	for _, point := range b.points {
+		if evs := b.at[point]; len(evs) > 1 && point != dsh.PostToolEventName {
+			b.log.Warn("hook events not run: another event of the table runs at their extension point",
+				"dialect", string(b.d.Name), "point", point, "runs", evs[0], "not run", strings.Join(evs[1:], ", "))
+		}
 		switch point {
 		case dsh.SessionStartEventName:
 			add(r.OnSessionStart(b.sessionStart))
