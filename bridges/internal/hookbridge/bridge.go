@@ -153,8 +153,8 @@ type Dialect struct {
 	Name hookproto.Dialect
 	// Table is the generated mapping table.
 	Table *hookmap.Bridge
-	// Encode builds the stdin bytes of an event from in (with the trailing newline the
-	// table asks for).
+	// Encode builds the stdin bytes of an event from in; the bridge adds the trailing
+	// newline when the table's StdinNewline asks for one.
 	Encode func(in Input) ([]byte, error)
 	// Rules are how the dialect's hook files load and run (shell, de-duplication,
 	// matchers, plugin variables); nil means the rules hookproto has for Name
@@ -439,15 +439,21 @@ func (b *Bridge) postEvent(failure bool) string {
 	return ""
 }
 
-// Register registers one listener per mapped event that has hooks (plus, when PreToolUse
-// has hooks, the post-execute and result listeners that deliver and clean up its
-// contexts) and returns a func that unregisters them all.
+// Register registers, for each mapped event that has hooks, the listener of the extension
+// point its table row names (plus, when the tools/pre-execute event has hooks, the
+// post-execute and result listeners that deliver and clean up its contexts) and returns a
+// func that unregisters them all. One event runs per point, but at tools/post-execute (one
+// for successes, one for failures); a second one is logged and does not run.
 func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	var unregs []func()
 	add := func(u ...func()) { unregs = append(unregs, u...) }
 	// Each event with hooks goes to the extension point its table row names (the point
 	// column of spec/bridges); the listener there fires that event.
 	for _, point := range b.points {
+		if evs := b.at[point]; len(evs) > 1 && point != dsh.PostToolEventName {
+			b.log.Warn("hook events not run: another event of the table runs at their extension point",
+				"dialect", string(b.d.Name), "point", point, "runs", evs[0], "not run", strings.Join(evs[1:], ", "))
+		}
 		switch point {
 		case dsh.SessionStartEventName:
 			add(r.OnSessionStart(b.sessionStart))
@@ -549,6 +555,9 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
+	}
+	if b.d.Table.StdinNewline {
+		stdin = append(stdin, '\n')
 	}
 	var env []string
 	if b.d.SessionEnv != nil {
