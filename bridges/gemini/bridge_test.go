@@ -276,3 +276,18 @@ func TestSessionStartExact(t *testing.T) {
 		t.Fatalf("SessionStart fired after a compaction: %v", err)
 	}
 }
+
+// TestBothRequestEvents: BeforeModel and BeforeToolSelection share agent/request, and both
+// run, in table order (BeforeModel's request first).
+func TestBothRequestEvents(t *testing.T) {
+	seen := filepath.Join(t.TempDir(), "seen")
+	h, _ := setup(t, merge(on("BeforeModel", "", "echo model >> "+seen),
+		on("BeforeToolSelection", "", "echo selection >> "+seen+`; echo '{"hookSpecificOutput":{"toolConfig":{"mode":"NONE"}}}'`)))
+	ds := runRequest(t, h)
+	if len(ds) != 1 || ds[0].Kind() != dsh.RequestRestrictKind {
+		t.Fatalf("%+v", ds)
+	}
+	if data, _ := os.ReadFile(seen); string(data) != "model\nselection\n" {
+		t.Fatalf("ran %q", data)
+	}
+}

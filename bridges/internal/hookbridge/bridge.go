@@ -450,6 +450,9 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	// Each event with hooks goes to the extension point its table row names (the point
 	// column of spec/bridges); the listener there fires that event.
 	for _, point := range b.points {
+		if b.d.Register != nil && (point == dsh.RequestEventName || point == dsh.ResponseEventName) {
+			continue // the dialect's own listeners, below, run every event of the model call
+		}
 		if evs := b.at[point]; len(evs) > 1 && point != dsh.PostToolEventName {
 			b.log.Warn("hook events not run: another event of the table runs at their extension point",
 				"dialect", string(b.d.Name), "point", point, "runs", evs[0], "not run", strings.Join(evs[1:], ", "))
@@ -482,9 +485,6 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 		case dsh.PostCompactEventName:
 			add(r.OnPostCompact(b.postCompact))
 		default:
-			if b.d.Register != nil && (point == dsh.RequestEventName || point == dsh.ResponseEventName) {
-				continue // the dialect's own listeners, below
-			}
 			b.log.Warn("hook events not run: the bridge has no listener at their extension point",
 				"dialect", string(b.d.Name), "point", point, "events", strings.Join(b.at[point], ", "))
 		}
