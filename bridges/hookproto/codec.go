@@ -62,6 +62,9 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 //     b.Exit2EmptyStderr says (block with the fallback reason, or failed); stdout is
 //     ignored;
 //   - any other non-zero exit code is error;
+//   - under b.ReadAnyExit (Gemini CLI) the exit code does not gate the output: stdout, or
+//     stderr when stdout is blank, is read as JSON whatever the exit code, and text that
+//     is not JSON decides by the exit code (see decodeAnyExit);
 //   - exit 0: empty stdout is pass; stdout starting with one of b.JSONPrefixes is
 //     decoded strictly with ev.DecodeOutput (a failure is b.InvalidJSON) and the
 //     event's rules, halt, contexts and notices are evaluated over it; other stdout is

@@ -1,5 +1,5 @@
-// Package hookproto is the dialect-neutral machinery shared by the Claude Code and Codex
-// shell-hook bridges: loading hooks.json / settings.json hook configurations (with
+// Package hookproto is the dialect-neutral machinery shared by the Claude Code, Codex and
+// Gemini CLI shell-hook bridges: loading hooks.json / settings.json hook configurations (with
 // project trust), compiling matchers, running hook commands safely (process groups,
 // timeouts, output caps), running them in parallel or detached, the table-driven codec
 // (Decode: exit code, stdout and stderr to a Verdict through a generated hookmap table)
