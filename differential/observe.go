@@ -55,6 +55,11 @@ func ReadHookRuns(dir string) ([]HookRun, error) {
 		d := filepath.Join(dir, e.Name())
 		read := func(n string) string { b, _ := os.ReadFile(filepath.Join(d, n)); return string(b) }
 		r := HookRun{Name: strings.TrimSpace(read("name")), Raw: read("stdin"), Exit: strings.TrimSpace(read("exit")), Env: map[string]string{}}
+		if r.Name == "" {
+			// The wrapper was killed before it recorded the hook's name (a timeout of 0 or
+			// less expires at once): the hook's script never ran.
+			continue
+		}
 		r.Start, _ = strconv.ParseInt(strings.TrimSpace(read("start")), 10, 64)
 		var m map[string]any
 		if json.Unmarshal([]byte(r.Raw), &m) == nil {
