@@ -291,3 +291,23 @@ func TestBothRequestEvents(t *testing.T) {
 		t.Fatalf("ran %q", data)
 	}
 }
+
+// TestAfterToolStdin: tool_response's llmContent is the text the model reads,
+// returnDisplay the tool's value, and a failure adds error.
+func TestAfterToolStdin(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin.json")
+	h, _ := setup(t, on("AfterTool", "", "cat >> "+out+"; echo >> "+out))
+	ok := dsh.ToolSuccess{Value: json.RawMessage(`"out1"`), Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: out1"}}}
+	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "File not found: x"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "File not found: x"}}}
+	for _, r := range []dsh.ToolExecutionResult{ok, fail} {
+		if _, err := h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], `"tool_response":{"llmContent":"Output: out1","returnDisplay":"out1"}}`) ||
+		!strings.HasSuffix(lines[1], `"tool_response":{"llmContent":"File not found: x","returnDisplay":"File not found: x","error":{"message":"File not found: x"}}}`) {
+		t.Fatalf("stdin:\n%s", data)
+	}
+}

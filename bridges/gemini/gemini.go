@@ -264,7 +264,12 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
 			ToolInput: in.ToolInput}
 	case "AfterTool":
-		resp := gemini.ToolResponse{LLMContent: toolText(in.ToolResponse), ReturnDisplay: in.ToolResponse}
+		// llmContent is what the model reads, returnDisplay the tool's value.
+		text, _ := json.Marshal(in.ToolText)
+		resp := gemini.ToolResponse{LLMContent: text, ReturnDisplay: in.ToolResponse}
+		if len(resp.ReturnDisplay) == 0 {
+			resp.ReturnDisplay = text
+		}
 		if in.Error != "" {
 			resp.Error, _ = json.Marshal(map[string]string{"message": in.Error})
 		}
@@ -286,13 +291,4 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 		return nil, err
 	}
 	return v.MarshalJSON()
-}
-
-// toolText is the llmContent of a tool response: its text when it is a JSON string, the
-// value as it is otherwise.
-func toolText(resp json.RawMessage) json.RawMessage {
-	if len(resp) == 0 {
-		return json.RawMessage(`""`)
-	}
-	return resp
 }

@@ -62,7 +62,8 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 //     b.Exit2EmptyStderr says (block with the fallback reason, or failed); stdout is
 //     ignored;
 //   - any other non-zero exit code is error;
-//   - under b.ReadAnyExit (Gemini CLI) the exit code does not gate the output: stdout, or
+//   - under b.ReadAnyExit (Gemini CLI) a death by signal reads as exit 0, and the exit code
+//     does not gate the output: stdout, or
 //     stderr when stdout is blank, is read as JSON whatever the exit code, and text that
 //     is not JSON decides by the exit code (see decodeAnyExit);
 //   - exit 0: empty stdout is pass; stdout starting with one of b.JSONPrefixes is
@@ -73,6 +74,13 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 // Decode never panics; every Outcome it returns is valid.
 func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	var v Verdict
+	if b.ReadAnyExit && r.Signal != nil && r.ExitCode == nil && !r.TimedOut && !r.Cancelled && r.SpawnErr == nil && r.Err == nil {
+		// Gemini CLI reads a death by signal as exit 0 (its exit code is null) and decodes
+		// the output.
+		zero := 0
+		r.ExitCode = &zero
+		v.Diagnostics = append(v.Diagnostics, "killed by signal "+r.Signal.String()+": read as exit 0")
+	}
 	if o, ok := ProcessOutcome(r); ok {
 		v.Outcome = o
 		v.Diagnostics = append(v.Diagnostics, processDiagnostic(r))

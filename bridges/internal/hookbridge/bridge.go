@@ -112,6 +112,8 @@ type Input struct {
 	Response *dsh.ModelResponse
 	// PromptResponse is the model's text of the turn (Gemini AfterAgent).
 	PromptResponse string
+	// ToolText is the text of the tool's result as the model reads it (PostToolUse).
+	ToolText string
 }
 
 // Resumed is the context a resumed session starts from.
@@ -990,10 +992,10 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took}
 		if succ != nil {
-			in.ToolResponse = toolResponse(*succ)
+			in.ToolResponse, in.ToolText = toolResponse(*succ), Text(succ.Content)
 		} else {
-			in.Error = fail.Error.Message
-			in.ToolResponse, _ = json.Marshal(Text(fail.Content))
+			in.Error, in.ToolText = fail.Error.Message, Text(fail.Content)
+			in.ToolResponse, _ = json.Marshal(in.ToolText)
 		}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
 			in.OriginalInput = ex.ModelArguments
