@@ -123,53 +123,17 @@ func TestACPWithOfficialSDKClient(t *testing.T) {
 		}
 		return p
 	}
-	client, err := os.ReadFile("testdata/acp/client.mjs")
-	if err != nil {
-		t.Fatal(err)
+	var report struct {
+		CancelToResponse float64           `json:"cancelToResponseMs"`
+		ReplayedUpdates  int               `json:"replayedUpdates"`
+		Phases           map[string]phases `json:"phases"`
 	}
-	// The client runs next to the installed node_modules so that its imports resolve.
-	clientDir := filepath.Join(dir, "client")
-	os.MkdirAll(clientDir, 0o755)
-	os.WriteFile(filepath.Join(clientDir, "client.mjs"), client, 0o644)
-	if err := os.Symlink(filepath.Join(prefix, "node_modules"), filepath.Join(clientDir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", filepath.Join(clientDir, "client.mjs"))
-	cmd.Env = append(os.Environ(),
+	runClient(t, dir, prefix, "client.mjs", 90*time.Second, "", &report,
 		"DSH_BIN="+bin, "WORK="+work, "SESSIONS="+filepath.Join(dir, "sessions"),
 		"SCRIPT1="+writeJSON("script1.json", script1), "SCRIPT2="+writeJSON("script2.json", script2),
 		"HOOKS="+writeJSON("hooks.json", hooks),
 		"FS_SERVER="+filepath.Join(prefix, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"),
 		"SCHEMA="+filepath.Join(prefix, "node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the client did not finish\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
-	}
-	var report struct {
-		Failures         []string          `json:"failures"`
-		CancelToResponse float64           `json:"cancelToResponseMs"`
-		ReplayedUpdates  int               `json:"replayedUpdates"`
-		Phases           map[string]phases `json:"phases"`
-	}
-	if jerr := json.Unmarshal(bytes.TrimSpace(lastLine(stdout.Bytes())), &report); jerr != nil {
-		t.Fatalf("client: %v (%v)\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
-	}
-	for _, f := range report.Failures {
-		t.Error(f)
-	}
-	if err != nil && len(report.Failures) == 0 {
-		t.Errorf("client: %v\nstderr: %s", err, stderr.String())
-	}
 	for name, p := range report.Phases {
 		if p.FramesFromAgent == 0 || p.FramesToAgent == 0 {
 			t.Errorf("%s: no frames validated: %+v", name, p)
@@ -185,6 +149,55 @@ func TestACPWithOfficialSDKClient(t *testing.T) {
 type phases struct {
 	FramesToAgent   int `json:"framesToAgent"`
 	FramesFromAgent int `json:"framesFromAgent"`
+}
+
+// runClient runs the ACP client testdata/acp/NAME with node, from a directory of dir next
+// to the node_modules of prefix (so that its imports resolve), with env added to the
+// environment, and decodes the JSON report it prints last into report. It fails t when
+// the client does not finish within limit (hint says what may have wedged it), when the
+// report cannot be read, for every failure the report lists, and when the client failed
+// without listing any.
+func runClient(t *testing.T, dir, prefix, name string, limit time.Duration, hint string, report any, env ...string) {
+	t.Helper()
+	client, err := os.ReadFile(filepath.Join("testdata", "acp", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientDir := filepath.Join(dir, "client")
+	os.MkdirAll(clientDir, 0o755)
+	os.WriteFile(filepath.Join(clientDir, name), client, 0o644)
+	if err := os.Symlink(filepath.Join(prefix, "node_modules"), filepath.Join(clientDir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(clientDir, name))
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not finish%s\nstdout: %s\nstderr: %s", hint, stdout.String(), stderr.String())
+	}
+	var failures struct {
+		Failures []string `json:"failures"`
+	}
+	last := bytes.TrimSpace(lastLine(stdout.Bytes()))
+	if jerr := errors.Join(json.Unmarshal(last, &failures), json.Unmarshal(last, report)); jerr != nil {
+		t.Fatalf("client: %v (%v)\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
+	}
+	for _, f := range failures.Failures {
+		t.Error(f)
+	}
+	if err != nil && len(failures.Failures) == 0 {
+		t.Errorf("client: %v\nstderr: %s", err, stderr.String())
+	}
 }
 
 func lastLine(b []byte) []byte {
@@ -241,47 +254,13 @@ func TestACPPreviewShowsNothingUnread(t *testing.T) {
 	if err := os.WriteFile(scriptPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	client, err := os.ReadFile("testdata/acp/preview.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientDir := filepath.Join(dir, "client")
-	os.MkdirAll(clientDir, 0o755)
-	os.WriteFile(filepath.Join(clientDir, "preview.mjs"), client, 0o644)
-	if err := os.Symlink(filepath.Join(prefix, "node_modules"), filepath.Join(clientDir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", filepath.Join(clientDir, "preview.mjs"))
-	cmd.Env = append(os.Environ(), "DSH_BIN="+bin, "WORK="+work, "SESSIONS="+sessions, "SCRIPT="+scriptPath,
-		"OUTSIDE="+outside, "SECRET="+secret, "ENV_SECRET="+envSecret)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the client did not finish (a preview read wedged the prompt?)\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
-	}
 	var report struct {
-		Failures         []string `json:"failures"`
-		DamagedLoadError string   `json:"damagedLoadError"`
-		LinkLoadError    string   `json:"linkLoadError"`
-		FramesBytes      int      `json:"framesBytes"`
+		DamagedLoadError string `json:"damagedLoadError"`
+		LinkLoadError    string `json:"linkLoadError"`
+		FramesBytes      int    `json:"framesBytes"`
 	}
-	if jerr := json.Unmarshal(bytes.TrimSpace(lastLine(stdout.Bytes())), &report); jerr != nil {
-		t.Fatalf("client: %v (%v)\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
-	}
-	for _, f := range report.Failures {
-		t.Error(f)
-	}
-	if err != nil && len(report.Failures) == 0 {
-		t.Errorf("client: %v\nstderr: %s", err, stderr.String())
-	}
+	runClient(t, dir, prefix, "preview.mjs", 60*time.Second, " (a preview read wedged the prompt?)", &report,
+		"DSH_BIN="+bin, "WORK="+work, "SESSIONS="+sessions, "SCRIPT="+scriptPath,
+		"OUTSIDE="+outside, "SECRET="+secret, "ENV_SECRET="+envSecret)
 	t.Logf("%d bytes from dsh; damaged load: %s; link load: %s", report.FramesBytes, report.DamagedLoadError, report.LinkLoadError)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dshkit/dsh/bridges/dialects"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/agentrec"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/tools"
 )
@@ -149,54 +150,6 @@ type hookInput struct {
 	NotificationType     string          `json:"notification_type"`
 }
 
-// cliAgent is the agent handle of a dsh hooks run: it records what the listeners do.
-type cliAgent struct {
-	mu       sync.Mutex
-	injected []dsh.UserMessage
-	steered  []dsh.UserMessage
-	halted   *string
-}
-
-func (a *cliAgent) ID() string { return "dsh-hooks" }
-
-func (a *cliAgent) Inject(_ context.Context, m dsh.UserMessage) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.injected = append(a.injected, m)
-	return nil
-}
-
-func (a *cliAgent) Steer(_ context.Context, m dsh.UserMessage) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.steered = append(a.steered, m)
-	return nil
-}
-
-func (a *cliAgent) Halt(reason string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.halted == nil {
-		a.halted = &reason
-	}
-}
-
-// Cancel records a cancellation as a halt: a hooks run has no turn to abort.
-func (a *cliAgent) Cancel(cause dsh.AgentCancelCause, keepInbox bool) {
-	kind := "user"
-	if cause != nil {
-		kind = string(cause.Kind())
-	}
-	a.Halt("cancelled (" + kind + ")")
-}
-
-// Inbox returns what the hooks injected (next step) and steered (next step too).
-func (a *cliAgent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return nil, append(append([]dsh.UserMessage(nil), a.injected...), a.steered...)
-}
-
 func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
 	fs := c.Flags
 	dialectName := fs.String("dialect", "", strings.Join(dialectNames(), " or ")+" (required)")
@@ -275,7 +228,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	if n, err := strconv.Atoi(in.TurnID); err == nil && n > 0 {
 		turn = n
 	}
-	agent := &cliAgent{}
+	agent := &agentrec.Agent{AgentID: "dsh-hooks"}
 	sess := hookproto.Session{
 		SessionID: in.SessionID, CWD: cwd, Model: in.Model, PermissionMode: in.PermissionMode,
 		Turn: turn, TurnOpen: true, LastAssistantMessage: in.LastAssistantMessage, Agent: agent,
@@ -366,7 +319,7 @@ func hookEntry(h hookproto.HookRun, async bool) hookJSON {
 // fireEvent builds the canonical payload of the input, runs the event's point through
 // the registry with a terminal that yields the point's default, and describes the
 // resulting decision.
-func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInput, agent *cliAgent) (decisionJSON, error) {
+func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInput, agent *agentrec.Agent) (decisionJSON, error) {
 	const agentID = "dsh-hooks"
 	aid := agentID
 	str := func(s string) *string { return &s }
@@ -526,14 +479,13 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInpu
 		if err := reg.NotifyTurnStopping(ctx, p); err != nil {
 			return decisionJSON{}, err
 		}
-		agent.mu.Lock()
-		defer agent.mu.Unlock()
+		halted, steered := agent.Halted(), agent.Steered()
 		switch {
-		case agent.halted != nil:
-			return decisionJSON{Kind: "halt", Reason: agent.halted}, nil
-		case len(agent.steered) > 0:
+		case len(halted) > 0:
+			return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
+		case len(steered) > 0:
 			var parts []string
-			for _, m := range agent.steered {
+			for _, m := range steered {
 				for _, c := range m.Content {
 					if t, ok := c.(dsh.TextBlock); ok {
 						parts = append(parts, t.Text)

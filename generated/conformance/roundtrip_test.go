@@ -2,20 +2,19 @@
 
 // Package conformance_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
-// against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
-// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
-// package, which imports only the standard library and the codec runtime) imports go-cmp
-// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// against its schema, that the schema and the decoder both reject a variant with an unknown
+// or a missing discriminator, and that they agree on unknown fields and nulls. The checks
+// are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated package,
+// which imports only the standard library and the codec runtime) imports go-cmp and
+// jsonschema: being a _test.go file, this adds neither to what importers of package
 // conformance build.
 package conformance_test
 
 import (
 	"encoding/json"
-	"testing"
-
 	"github.com/dshkit/dsh/codec/codectest"
 	"github.com/dshkit/dsh/generated/conformance"
+	"testing"
 )
 
 // schemas are the JSON Schema files of the package's types.
@@ -35,7 +34,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("Action/decide", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActDecide{
-			Decision: json.RawMessage(`{"k":"v"}`),
+			Decision: json.RawMessage("{\"k\":\"v\"}"),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/fail", func(t *testing.T) {
@@ -103,7 +102,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("Action/value", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", conformance.Action(conformance.ActValue{
-			Value: json.RawMessage(`{"k":"v"}`),
+			Value: json.RawMessage("{\"k\":\"v\"}"),
 		}), conformance.UnmarshalAction)
 	})
 	t.Run("Action/error", func(t *testing.T) {
@@ -147,7 +146,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ActDecide", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ActDecide", closed, conformance.ActDecide{
-			Decision: json.RawMessage(`{"k":"v"}`),
+			Decision: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("ActDefer", func(t *testing.T) {
@@ -225,7 +224,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ActValue", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ActValue", closed, conformance.ActValue{
-			Value: json.RawMessage(`{"k":"v"}`),
+			Value: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("ActWait", func(t *testing.T) {
@@ -246,7 +245,7 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "EventMatch", closed, conformance.EventMatch{
 			Type: "text-type",
 			Nth:  ptr(1),
-			Data: json.RawMessage(`{"k":"v"}`),
+			Data: json.RawMessage("{\"k\":\"v\"}"),
 			Absent: []string{
 				"text-absent",
 			},
@@ -256,7 +255,7 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Execute", closed, conformance.Execute{
 			CallID:       "text-callId",
 			Name:         "text-name",
-			Arguments:    json.RawMessage(`{"k":"v"}`),
+			Arguments:    json.RawMessage("{\"k\":\"v\"}"),
 			Agent:        ptr("text-agent"),
 			PreCancelled: ptr(true),
 		})
@@ -273,7 +272,7 @@ func TestRoundTrip(t *testing.T) {
 				conformance.EventMatch{
 					Type: "text-type",
 					Nth:  ptr(1),
-					Data: json.RawMessage(`{"k":"v"}`),
+					Data: json.RawMessage("{\"k\":\"v\"}"),
 					Absent: []string{
 						"text-absent",
 					},
@@ -288,7 +287,7 @@ func TestRoundTrip(t *testing.T) {
 					Contexts: []string{
 						"text-contexts",
 					},
-					Value: json.RawMessage(`{"k":"v"}`),
+					Value: json.RawMessage("{\"k\":\"v\"}"),
 				},
 			},
 			Requests: ptr(1),
@@ -420,7 +419,7 @@ func TestRoundTrip(t *testing.T) {
 				conformance.ToolCallScript{
 					ID:        "text-id",
 					Name:      "text-name",
-					Arguments: json.RawMessage(`{"k":"v"}`),
+					Arguments: json.RawMessage("{\"k\":\"v\"}"),
 				},
 			},
 			Finish: conformance.ResponseFinishStop,
@@ -441,7 +440,7 @@ func TestRoundTrip(t *testing.T) {
 			Contexts: []string{
 				"text-contexts",
 			},
-			Value: json.RawMessage(`{"k":"v"}`),
+			Value: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("Scenario", func(t *testing.T) {
@@ -455,8 +454,8 @@ func TestRoundTrip(t *testing.T) {
 						Name:          "text-name",
 						Parallel:      ptr(true),
 						ExclusiveWhen: ptr("text-exclusiveWhen"),
-						InputSchema:   json.RawMessage(`{"k":"v"}`),
-						OutputSchema:  json.RawMessage(`{"k":"v"}`),
+						InputSchema:   json.RawMessage("{\"k\":\"v\"}"),
+						OutputSchema:  json.RawMessage("{\"k\":\"v\"}"),
 						Body: []conformance.Action{
 							conformance.ActNext{},
 						},
@@ -530,7 +529,7 @@ func TestRoundTrip(t *testing.T) {
 					Execute: &conformance.Execute{
 						CallID:       "text-callId",
 						Name:         "text-name",
-						Arguments:    json.RawMessage(`{"k":"v"}`),
+						Arguments:    json.RawMessage("{\"k\":\"v\"}"),
 						Agent:        ptr("text-agent"),
 						PreCancelled: ptr(true),
 					},
@@ -552,7 +551,7 @@ func TestRoundTrip(t *testing.T) {
 					conformance.EventMatch{
 						Type: "text-type",
 						Nth:  ptr(1),
-						Data: json.RawMessage(`{"k":"v"}`),
+						Data: json.RawMessage("{\"k\":\"v\"}"),
 						Absent: []string{
 							"text-absent",
 						},
@@ -567,7 +566,7 @@ func TestRoundTrip(t *testing.T) {
 						Contexts: []string{
 							"text-contexts",
 						},
-						Value: json.RawMessage(`{"k":"v"}`),
+						Value: json.RawMessage("{\"k\":\"v\"}"),
 					},
 				},
 				Requests: ptr(1),
@@ -619,8 +618,8 @@ func TestRoundTrip(t *testing.T) {
 					Name:          "text-name",
 					Parallel:      ptr(true),
 					ExclusiveWhen: ptr("text-exclusiveWhen"),
-					InputSchema:   json.RawMessage(`{"k":"v"}`),
-					OutputSchema:  json.RawMessage(`{"k":"v"}`),
+					InputSchema:   json.RawMessage("{\"k\":\"v\"}"),
+					OutputSchema:  json.RawMessage("{\"k\":\"v\"}"),
 					Body: []conformance.Action{
 						conformance.ActNext{
 							Twice: ptr(true),
@@ -659,7 +658,7 @@ func TestRoundTrip(t *testing.T) {
 						conformance.ToolCallScript{
 							ID:        "text-id",
 							Name:      "text-name",
-							Arguments: json.RawMessage(`{"k":"v"}`),
+							Arguments: json.RawMessage("{\"k\":\"v\"}"),
 						},
 					},
 					Finish: conformance.ResponseFinishStop,
@@ -712,7 +711,7 @@ func TestRoundTrip(t *testing.T) {
 			Execute: &conformance.Execute{
 				CallID:       "text-callId",
 				Name:         "text-name",
-				Arguments:    json.RawMessage(`{"k":"v"}`),
+				Arguments:    json.RawMessage("{\"k\":\"v\"}"),
 				Agent:        ptr("text-agent"),
 				PreCancelled: ptr(true),
 			},
@@ -728,8 +727,8 @@ func TestRoundTrip(t *testing.T) {
 			Name:          "text-name",
 			Parallel:      ptr(true),
 			ExclusiveWhen: ptr("text-exclusiveWhen"),
-			InputSchema:   json.RawMessage(`{"k":"v"}`),
-			OutputSchema:  json.RawMessage(`{"k":"v"}`),
+			InputSchema:   json.RawMessage("{\"k\":\"v\"}"),
+			OutputSchema:  json.RawMessage("{\"k\":\"v\"}"),
 			Body: []conformance.Action{
 				conformance.ActNext{
 					Twice: ptr(true),
@@ -746,7 +745,7 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "ToolCallScript", closed, conformance.ToolCallScript{
 			ID:        "text-id",
 			Name:      "text-name",
-			Arguments: json.RawMessage(`{"k":"v"}`),
+			Arguments: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("Usage", func(t *testing.T) {
@@ -766,4 +765,6 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.
-func ptr[T any](v T) *T { return &v }
+func ptr[T any](v T) *T {
+	return &v
+}

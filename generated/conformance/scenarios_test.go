@@ -3,10 +3,9 @@
 package conformance_test
 
 import (
-	"testing"
-
 	harness "github.com/dshkit/dsh/conformance"
 	runtime "github.com/dshkit/dsh/conformance/dshrt"
+	"testing"
 )
 
 // TestA01BodyContextFollowsCaller runs scenario a01-body-context-follows-caller:

@@ -4,9 +4,8 @@ package dsh
 
 import (
 	"context"
-	"time"
-
 	"github.com/dshkit/dsh/codec/dispatch"
+	"time"
 )
 
 // AgentErrorEventName is the name of the agent/error event, an observer.
@@ -170,8 +169,9 @@ func (r *Registrar) OnPreStep(fn PreStepListener) (unregister func()) {
 // p's subject is that agent. A listener failure is final and returned as a *ListenerError,
 // as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreStep(ctx context.Context, p *PreStepPayload, terminal func(context.Context) (PreStepDecision, error)) (PreStepDecision, error) {
-	return dispatch.RunWaterfall(ctx, g.core, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}), evCheckPreStepDecision,
-		func(d PreStepDecision) string { return string(d.Kind()) })
+	return dispatch.RunWaterfall(ctx, g.core, PreStepEventName, &g.onPreStep, p, evScopePreStep, terminal, PreStepDecision(PreStepEnter{}), evCheckPreStepDecision, func(d PreStepDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopePreStep is the scope of the payload of agent/pre-step: its subject is AgentID.
@@ -212,8 +212,9 @@ func (r *Registrar) OnRequestError(fn RequestErrorListener) (unregister func()) 
 // returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is
 // then nil.
 func (g *Registry) RunRequestError(ctx context.Context, p *RequestErrorPayload, terminal func(context.Context) (RequestErrorDecision, error)) (RequestErrorDecision, error) {
-	return dispatch.RunWaterfall(ctx, g.core, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}), evCheckRequestErrorDecision,
-		func(d RequestErrorDecision) string { return string(d.Kind()) })
+	return dispatch.RunWaterfall(ctx, g.core, RequestErrorEventName, &g.onRequestError, p, evScopeRequestError, terminal, RequestErrorDecision(RequestErrorNone{}), evCheckRequestErrorDecision, func(d RequestErrorDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopeRequestError is the scope of the payload of agent/request-error: its subject is

@@ -4,7 +4,6 @@ package dsh
 
 import (
 	"context"
-
 	"github.com/dshkit/dsh/codec/dispatch"
 )
 
@@ -40,8 +39,9 @@ func (r *Registrar) OnApprovalAnswer(fn ApprovalAnswerListener) (unregister func
 // returned as a *ListenerError, as is an error of terminal (unwrapped); the decision is
 // then nil.
 func (g *Registry) RunApprovalAnswer(ctx context.Context, p *ApprovalAnswerPayload, terminal func(context.Context) (ApprovalAnswerDecision, error)) (ApprovalAnswerDecision, error) {
-	return dispatch.RunWaterfall(ctx, g.core, ApprovalAnswerEventName, &g.onApprovalAnswer, p, evScopeApprovalAnswer, terminal, ApprovalAnswerDecision(ApprovalAnswerPass{}), evCheckApprovalAnswerDecision,
-		func(d ApprovalAnswerDecision) string { return string(d.Kind()) })
+	return dispatch.RunWaterfall(ctx, g.core, ApprovalAnswerEventName, &g.onApprovalAnswer, p, evScopeApprovalAnswer, terminal, ApprovalAnswerDecision(ApprovalAnswerPass{}), evCheckApprovalAnswerDecision, func(d ApprovalAnswerDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopeApprovalAnswer is the scope of the payload of approval/answer: its subject is

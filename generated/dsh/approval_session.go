@@ -10,7 +10,9 @@ const ApprovalAskedType = "approval/asked"
 
 // SessionEventType returns ApprovalAskedType: ApprovalAsked is the data of approval/asked
 // events.
-func (ApprovalAsked) SessionEventType() string { return ApprovalAskedType }
+func (ApprovalAsked) SessionEventType() string {
+	return ApprovalAskedType
+}
 
 // ApprovalDecidedType is the session-log type of the approval/decided event, whose data is
 // ApprovalDecided (appended by: approval).
@@ -20,4 +22,6 @@ const ApprovalDecidedType = "approval/decided"
 
 // SessionEventType returns ApprovalDecidedType: ApprovalDecided is the data of
 // approval/decided events.
-func (ApprovalDecided) SessionEventType() string { return ApprovalDecidedType }
+func (ApprovalDecided) SessionEventType() string {
+	return ApprovalDecidedType
+}

@@ -4,9 +4,8 @@ package dsh
 
 import (
 	"context"
-	"time"
-
 	"github.com/dshkit/dsh/codec/dispatch"
+	"time"
 )
 
 // PostCompactEventName is the name of the compaction/post-compact event, a vote.
@@ -38,8 +37,9 @@ func (r *Registrar) OnPostCompact(fn PostCompactListener) (unregister func()) {
 // after its bound (it is abandoned). The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) RunPostCompact(ctx context.Context, p *PostCompactPayload, bound time.Duration) []Vote[PostCompactDecision] {
-	return dispatch.RunVote(ctx, g.core, PostCompactEventName, &g.onPostCompact, p, evScopePostCompact, bound, evCheckPostCompactDecision,
-		func(d PostCompactDecision) string { return string(d.Kind()) })
+	return dispatch.RunVote(ctx, g.core, PostCompactEventName, &g.onPostCompact, p, evScopePostCompact, bound, evCheckPostCompactDecision, func(d PostCompactDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopePostCompact is the scope of the payload of compaction/post-compact: its subject is
@@ -80,8 +80,9 @@ func (r *Registrar) OnPreCompact(fn PreCompactListener) (unregister func()) {
 // after its bound (it is abandoned). The listeners registered for one agent run only when
 // p's subject is that agent.
 func (g *Registry) RunPreCompact(ctx context.Context, p *PreCompactPayload, bound time.Duration) []Vote[PreCompactDecision] {
-	return dispatch.RunVote(ctx, g.core, PreCompactEventName, &g.onPreCompact, p, evScopePreCompact, bound, evCheckPreCompactDecision,
-		func(d PreCompactDecision) string { return string(d.Kind()) })
+	return dispatch.RunVote(ctx, g.core, PreCompactEventName, &g.onPreCompact, p, evScopePreCompact, bound, evCheckPreCompactDecision, func(d PreCompactDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopePreCompact is the scope of the payload of compaction/pre-compact: its subject is

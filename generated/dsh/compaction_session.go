@@ -11,7 +11,9 @@ const CompactionCheckpointType = "compaction/checkpoint"
 
 // SessionEventType returns CompactionCheckpointType: CompactionCheckpoint is the data of
 // compaction/checkpoint events.
-func (CompactionCheckpoint) SessionEventType() string { return CompactionCheckpointType }
+func (CompactionCheckpoint) SessionEventType() string {
+	return CompactionCheckpointType
+}
 
 // CompactionEndType is the session-log type of the compaction/end event, whose data is
 // CompactionEnd (appended by: runtime).
@@ -21,7 +23,9 @@ const CompactionEndType = "compaction/end"
 
 // SessionEventType returns CompactionEndType: CompactionEnd is the data of compaction/end
 // events.
-func (CompactionEnd) SessionEventType() string { return CompactionEndType }
+func (CompactionEnd) SessionEventType() string {
+	return CompactionEndType
+}
 
 // CompactionListenerFailedType is the session-log type of the compaction/listener-failed
 // event, whose data is CompactionListenerFailed (appended by: runtime).
@@ -31,7 +35,9 @@ const CompactionListenerFailedType = "compaction/listener-failed"
 
 // SessionEventType returns CompactionListenerFailedType: CompactionListenerFailed is the
 // data of compaction/listener-failed events.
-func (CompactionListenerFailed) SessionEventType() string { return CompactionListenerFailedType }
+func (CompactionListenerFailed) SessionEventType() string {
+	return CompactionListenerFailedType
+}
 
 // CompactionSkippedType is the session-log type of the compaction/skipped event, whose data
 // is CompactionSkipped (appended by: runtime).
@@ -41,7 +47,9 @@ const CompactionSkippedType = "compaction/skipped"
 
 // SessionEventType returns CompactionSkippedType: CompactionSkipped is the data of
 // compaction/skipped events.
-func (CompactionSkipped) SessionEventType() string { return CompactionSkippedType }
+func (CompactionSkipped) SessionEventType() string {
+	return CompactionSkippedType
+}
 
 // CompactionStartType is the session-log type of the compaction/start event, whose data is
 // CompactionStart (appended by: runtime).
@@ -51,7 +59,9 @@ const CompactionStartType = "compaction/start"
 
 // SessionEventType returns CompactionStartType: CompactionStart is the data of
 // compaction/start events.
-func (CompactionStart) SessionEventType() string { return CompactionStartType }
+func (CompactionStart) SessionEventType() string {
+	return CompactionStartType
+}
 
 // CompactionSummaryType is the session-log type of the compaction/summary event, whose data
 // is CompactionSummary (appended by: runtime).
@@ -61,4 +71,6 @@ const CompactionSummaryType = "compaction/summary"
 
 // SessionEventType returns CompactionSummaryType: CompactionSummary is the data of
 // compaction/summary events.
-func (CompactionSummary) SessionEventType() string { return CompactionSummaryType }
+func (CompactionSummary) SessionEventType() string {
+	return CompactionSummaryType
+}

@@ -9,7 +9,9 @@ package dsh
 const HookInvokedType = "hook/invoked"
 
 // SessionEventType returns HookInvokedType: HookInvoked is the data of hook/invoked events.
-func (HookInvoked) SessionEventType() string { return HookInvokedType }
+func (HookInvoked) SessionEventType() string {
+	return HookInvokedType
+}
 
 // HookResultType is the session-log type of the hook/result event, whose data is HookResult
 // (appended by: hooks).
@@ -18,4 +20,6 @@ func (HookInvoked) SessionEventType() string { return HookInvokedType }
 const HookResultType = "hook/result"
 
 // SessionEventType returns HookResultType: HookResult is the data of hook/result events.
-func (HookResult) SessionEventType() string { return HookResultType }
+func (HookResult) SessionEventType() string {
+	return HookResultType
+}

@@ -4,9 +4,8 @@ package dsh
 
 import (
 	"context"
-	"log/slog"
-
 	"github.com/dshkit/dsh/codec/dispatch"
+	"log/slog"
 )
 
 // Domain is the authority kind of an extension point: it fixes the shape of the event's
@@ -291,7 +290,9 @@ type RegistryOption = dispatch.Option
 
 // WithLogger sets the logger that records observer failures and ignored registrations.
 // Without it (or with nil) the registry logs through slog.Default().
-func WithLogger(l *slog.Logger) RegistryOption { return dispatch.WithLogger(l) }
+func WithLogger(l *slog.Logger) RegistryOption {
+	return dispatch.WithLogger(l)
+}
 
 // WithDecisionAudit installs fn, called once for every waterfall and guard run that
 // resolves to a decision (not for a failed run), with the listener the decision came from,
@@ -425,7 +426,9 @@ func (r *Registrar) ForAgent(id string) *Registrar {
 // Close unregisters every listener r and the registrars derived from it registered, and
 // closes them all. Registering on a closed registrar does nothing (it is logged) and returns
 // a no-op unregister func. Close is idempotent.
-func (r *Registrar) Close() { r.r.Close() }
+func (r *Registrar) Close() {
+	r.r.Close()
+}
 
 // WaterfallNext runs the rest of a waterfall's chain: the listeners registered after the
 // one it is passed to, then the runner's terminal. A listener calls it at most once, with a

@@ -4,7 +4,6 @@ package dsh
 
 import (
 	"fmt"
-
 	"github.com/dshkit/dsh/codec"
 )
 

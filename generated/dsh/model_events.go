@@ -4,9 +4,8 @@ package dsh
 
 import (
 	"context"
-	"time"
-
 	"github.com/dshkit/dsh/codec/dispatch"
+	"time"
 )
 
 // RequestEventName is the name of the agent/request event, a fold.
@@ -45,7 +44,9 @@ func (r *Registrar) OnRequest(fn RequestListener) (unregister func()) {
 // as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while
 // a listener runs, ctx's cause); an error of apply stops it and is returned as is.
 func (g *Registry) RunRequest(ctx context.Context, p *RequestPayload, bound time.Duration, apply func(ctx context.Context, listener string, d RequestDecision) (*RequestPayload, error)) error {
-	return dispatch.RunFold(ctx, g.core, RequestEventName, &g.onRequest, p, evScopeRequest, bound, evCheckRequestDecision, func(d RequestDecision) string { return string(d.Kind()) }, apply)
+	return dispatch.RunFold(ctx, g.core, RequestEventName, &g.onRequest, p, evScopeRequest, bound, evCheckRequestDecision, func(d RequestDecision) string {
+		return string(d.Kind())
+	}, apply)
 }
 
 // evScopeRequest is the scope of the payload of agent/request: its subject is AgentID.
@@ -91,7 +92,9 @@ func (r *Registrar) OnResponse(fn ResponseListener) (unregister func()) {
 // as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while
 // a listener runs, ctx's cause); an error of apply stops it and is returned as is.
 func (g *Registry) RunResponse(ctx context.Context, p *ResponsePayload, bound time.Duration, apply func(ctx context.Context, listener string, d ResponseDecision) (*ResponsePayload, error)) error {
-	return dispatch.RunFold(ctx, g.core, ResponseEventName, &g.onResponse, p, evScopeResponse, bound, evCheckResponseDecision, func(d ResponseDecision) string { return string(d.Kind()) }, apply)
+	return dispatch.RunFold(ctx, g.core, ResponseEventName, &g.onResponse, p, evScopeResponse, bound, evCheckResponseDecision, func(d ResponseDecision) string {
+		return string(d.Kind())
+	}, apply)
 }
 
 // evScopeResponse is the scope of the payload of agent/response: its subject is AgentID.

@@ -10,7 +10,9 @@ const RequestRewrittenType = "request/rewritten"
 
 // SessionEventType returns RequestRewrittenType: RequestRewritten is the data of
 // request/rewritten events.
-func (RequestRewritten) SessionEventType() string { return RequestRewrittenType }
+func (RequestRewritten) SessionEventType() string {
+	return RequestRewrittenType
+}
 
 // ResponseRewrittenType is the session-log type of the response/rewritten event, whose data
 // is ResponseRewritten (appended by: runtime).
@@ -20,4 +22,6 @@ const ResponseRewrittenType = "response/rewritten"
 
 // SessionEventType returns ResponseRewrittenType: ResponseRewritten is the data of
 // response/rewritten events.
-func (ResponseRewritten) SessionEventType() string { return ResponseRewrittenType }
+func (ResponseRewritten) SessionEventType() string {
+	return ResponseRewrittenType
+}

@@ -10,7 +10,9 @@ const InboxSplicedType = "agent/inbox/spliced"
 
 // SessionEventType returns InboxSplicedType: InboxSpliced is the data of
 // agent/inbox/spliced events.
-func (InboxSpliced) SessionEventType() string { return InboxSplicedType }
+func (InboxSpliced) SessionEventType() string {
+	return InboxSplicedType
+}
 
 // AssistantChunkLoggedType is the session-log type of the assistant/chunk event, whose data
 // is AssistantChunkLogged (appended by: runtime).
@@ -20,7 +22,9 @@ const AssistantChunkLoggedType = "assistant/chunk"
 
 // SessionEventType returns AssistantChunkLoggedType: AssistantChunkLogged is the data of
 // assistant/chunk events.
-func (AssistantChunkLogged) SessionEventType() string { return AssistantChunkLoggedType }
+func (AssistantChunkLogged) SessionEventType() string {
+	return AssistantChunkLoggedType
+}
 
 // AssistantMessageLoggedType is the session-log type of the assistant/message event, whose
 // data is AssistantMessageLogged (appended by: runtime).
@@ -30,7 +34,9 @@ const AssistantMessageLoggedType = "assistant/message"
 
 // SessionEventType returns AssistantMessageLoggedType: AssistantMessageLogged is the data
 // of assistant/message events.
-func (AssistantMessageLogged) SessionEventType() string { return AssistantMessageLoggedType }
+func (AssistantMessageLogged) SessionEventType() string {
+	return AssistantMessageLoggedType
+}
 
 // DecisionRecordedType is the session-log type of the decision/recorded event, whose data
 // is DecisionRecorded (appended by: runtime).
@@ -40,7 +46,9 @@ const DecisionRecordedType = "decision/recorded"
 
 // SessionEventType returns DecisionRecordedType: DecisionRecorded is the data of
 // decision/recorded events.
-func (DecisionRecorded) SessionEventType() string { return DecisionRecordedType }
+func (DecisionRecorded) SessionEventType() string {
+	return DecisionRecordedType
+}
 
 // RequestContextType is the session-log type of the request/context event, whose data is
 // RequestContext (appended by: runtime).
@@ -50,7 +58,9 @@ const RequestContextType = "request/context"
 
 // SessionEventType returns RequestContextType: RequestContext is the data of
 // request/context events.
-func (RequestContext) SessionEventType() string { return RequestContextType }
+func (RequestContext) SessionEventType() string {
+	return RequestContextType
+}
 
 // RequestHeaderLoggedType is the session-log type of the request/header event, whose data
 // is RequestHeaderLogged (appended by: runtime).
@@ -60,7 +70,9 @@ const RequestHeaderLoggedType = "request/header"
 
 // SessionEventType returns RequestHeaderLoggedType: RequestHeaderLogged is the data of
 // request/header events.
-func (RequestHeaderLogged) SessionEventType() string { return RequestHeaderLoggedType }
+func (RequestHeaderLogged) SessionEventType() string {
+	return RequestHeaderLoggedType
+}
 
 // SessionCreatedType is the session-log type of the session/created event, whose data is
 // SessionCreated (appended by: runtime).
@@ -70,7 +82,9 @@ const SessionCreatedType = "session/created"
 
 // SessionEventType returns SessionCreatedType: SessionCreated is the data of
 // session/created events.
-func (SessionCreated) SessionEventType() string { return SessionCreatedType }
+func (SessionCreated) SessionEventType() string {
+	return SessionCreatedType
+}
 
 // EndListenerOverrunType is the session-log type of the session/end-listener-overrun event,
 // whose data is EndListenerOverrun (appended by: runtime).
@@ -80,7 +94,9 @@ const EndListenerOverrunType = "session/end-listener-overrun"
 
 // SessionEventType returns EndListenerOverrunType: EndListenerOverrun is the data of
 // session/end-listener-overrun events.
-func (EndListenerOverrun) SessionEventType() string { return EndListenerOverrunType }
+func (EndListenerOverrun) SessionEventType() string {
+	return EndListenerOverrunType
+}
 
 // SessionEndSeedType is the session-log type of the session/end-seed event, whose data is
 // SessionEndSeed (appended by: runtime).
@@ -90,7 +106,9 @@ const SessionEndSeedType = "session/end-seed"
 
 // SessionEventType returns SessionEndSeedType: SessionEndSeed is the data of
 // session/end-seed events.
-func (SessionEndSeed) SessionEventType() string { return SessionEndSeedType }
+func (SessionEndSeed) SessionEventType() string {
+	return SessionEndSeedType
+}
 
 // StartListenerOverrunType is the session-log type of the session/start-listener-overrun
 // event, whose data is StartListenerOverrun (appended by: runtime).
@@ -101,7 +119,9 @@ const StartListenerOverrunType = "session/start-listener-overrun"
 
 // SessionEventType returns StartListenerOverrunType: StartListenerOverrun is the data of
 // session/start-listener-overrun events.
-func (StartListenerOverrun) SessionEventType() string { return StartListenerOverrunType }
+func (StartListenerOverrun) SessionEventType() string {
+	return StartListenerOverrunType
+}
 
 // StepEndType is the session-log type of the step/end event, whose data is StepEnd
 // (appended by: runtime).
@@ -110,7 +130,9 @@ func (StartListenerOverrun) SessionEventType() string { return StartListenerOver
 const StepEndType = "step/end"
 
 // SessionEventType returns StepEndType: StepEnd is the data of step/end events.
-func (StepEnd) SessionEventType() string { return StepEndType }
+func (StepEnd) SessionEventType() string {
+	return StepEndType
+}
 
 // StepStartType is the session-log type of the step/start event, whose data is StepStart
 // (appended by: runtime).
@@ -119,7 +141,9 @@ func (StepEnd) SessionEventType() string { return StepEndType }
 const StepStartType = "step/start"
 
 // SessionEventType returns StepStartType: StepStart is the data of step/start events.
-func (StepStart) SessionEventType() string { return StepStartType }
+func (StepStart) SessionEventType() string {
+	return StepStartType
+}
 
 // ToolCallType is the session-log type of the tool/call event, whose data is ToolCall
 // (appended by: runtime).
@@ -128,7 +152,9 @@ func (StepStart) SessionEventType() string { return StepStartType }
 const ToolCallType = "tool/call"
 
 // SessionEventType returns ToolCallType: ToolCall is the data of tool/call events.
-func (ToolCall) SessionEventType() string { return ToolCallType }
+func (ToolCall) SessionEventType() string {
+	return ToolCallType
+}
 
 // ToolResultLoggedType is the session-log type of the tool/result event, whose data is
 // ToolResultLogged (appended by: runtime).
@@ -138,7 +164,9 @@ const ToolResultLoggedType = "tool/result"
 
 // SessionEventType returns ToolResultLoggedType: ToolResultLogged is the data of
 // tool/result events.
-func (ToolResultLogged) SessionEventType() string { return ToolResultLoggedType }
+func (ToolResultLogged) SessionEventType() string {
+	return ToolResultLoggedType
+}
 
 // ContinuationCappedType is the session-log type of the turn/continuation-capped event,
 // whose data is ContinuationCapped (appended by: runtime).
@@ -148,7 +176,9 @@ const ContinuationCappedType = "turn/continuation-capped"
 
 // SessionEventType returns ContinuationCappedType: ContinuationCapped is the data of
 // turn/continuation-capped events.
-func (ContinuationCapped) SessionEventType() string { return ContinuationCappedType }
+func (ContinuationCapped) SessionEventType() string {
+	return ContinuationCappedType
+}
 
 // TurnEndType is the session-log type of the turn/end event, whose data is TurnEnd
 // (appended by: runtime).
@@ -157,7 +187,9 @@ func (ContinuationCapped) SessionEventType() string { return ContinuationCappedT
 const TurnEndType = "turn/end"
 
 // SessionEventType returns TurnEndType: TurnEnd is the data of turn/end events.
-func (TurnEnd) SessionEventType() string { return TurnEndType }
+func (TurnEnd) SessionEventType() string {
+	return TurnEndType
+}
 
 // TurnStartType is the session-log type of the turn/start event, whose data is TurnStart
 // (appended by: runtime).
@@ -166,7 +198,9 @@ func (TurnEnd) SessionEventType() string { return TurnEndType }
 const TurnStartType = "turn/start"
 
 // SessionEventType returns TurnStartType: TurnStart is the data of turn/start events.
-func (TurnStart) SessionEventType() string { return TurnStartType }
+func (TurnStart) SessionEventType() string {
+	return TurnStartType
+}
 
 // UserMessageLoggedType is the session-log type of the user/message event, whose data is
 // UserMessageLogged (appended by: runtime).
@@ -176,4 +210,6 @@ const UserMessageLoggedType = "user/message"
 
 // SessionEventType returns UserMessageLoggedType: UserMessageLogged is the data of
 // user/message events.
-func (UserMessageLogged) SessionEventType() string { return UserMessageLoggedType }
+func (UserMessageLogged) SessionEventType() string {
+	return UserMessageLoggedType
+}

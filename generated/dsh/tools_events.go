@@ -4,9 +4,8 @@ package dsh
 
 import (
 	"context"
-	"time"
-
 	"github.com/dshkit/dsh/codec/dispatch"
+	"time"
 )
 
 // ExecuteEventName is the name of the tools/execute event, a wrapper.
@@ -69,9 +68,11 @@ func (r *Registrar) Guard(fn GuardListener) (unregister func()) {
 // every guard abstains. Guards registered during the run are seen by it. A failing guard
 // stops the run with a *ListenerError.
 func (g *Registry) RunGuard(ctx context.Context, p *GuardPayload) (GuardVerdict, error) {
-	return dispatch.RunGuard(ctx, g.core, GuardEventName, &g.onGuard, p, evScopeGuard, GuardVerdict(GuardAbstain{}), evCheckGuardVerdict,
-		func(d GuardVerdict) bool { return d.Kind() == "deny" },
-		func(d GuardVerdict) string { return string(d.Kind()) })
+	return dispatch.RunGuard(ctx, g.core, GuardEventName, &g.onGuard, p, evScopeGuard, GuardVerdict(GuardAbstain{}), evCheckGuardVerdict, func(d GuardVerdict) bool {
+		return d.Kind() == "deny"
+	}, func(d GuardVerdict) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopeGuard is the scope of the payload of tools/guard: its subject is Exec.AgentID.
@@ -111,8 +112,9 @@ func (r *Registrar) OnPostTool(fn PostToolListener) (unregister func()) {
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPostTool(ctx context.Context, p *PostToolPayload, terminal func(context.Context) (PostToolDecision, error)) (PostToolDecision, error) {
-	return dispatch.RunWaterfall(ctx, g.core, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}), evCheckPostToolDecision,
-		func(d PostToolDecision) string { return string(d.Kind()) })
+	return dispatch.RunWaterfall(ctx, g.core, PostToolEventName, &g.onPostTool, p, evScopePostTool, terminal, PostToolDecision(PostToolAccept{}), evCheckPostToolDecision, func(d PostToolDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopePostTool is the scope of the payload of tools/post-execute: its subject is
@@ -153,8 +155,9 @@ func (r *Registrar) OnPreTool(fn PreToolListener) (unregister func()) {
 // only when p's subject is that agent. A listener failure is final and returned as a
 // *ListenerError, as is an error of terminal (unwrapped); the decision is then nil.
 func (g *Registry) RunPreTool(ctx context.Context, p *PreToolPayload, terminal func(context.Context) (PreToolDecision, error)) (PreToolDecision, error) {
-	return dispatch.RunWaterfall(ctx, g.core, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}), evCheckPreToolDecision,
-		func(d PreToolDecision) string { return string(d.Kind()) })
+	return dispatch.RunWaterfall(ctx, g.core, PreToolEventName, &g.onPreTool, p, evScopePreTool, terminal, PreToolDecision(PreToolAllow{}), evCheckPreToolDecision, func(d PreToolDecision) string {
+		return string(d.Kind())
+	})
 }
 
 // evScopePreTool is the scope of the payload of tools/pre-execute: its subject is
@@ -234,7 +237,9 @@ func (r *Registrar) OnRewriteInput(fn RewriteInputListener) (unregister func()) 
 // as a *ListenerError (an overrun's Err is ErrListenerOverrun; a cancellation of ctx while
 // a listener runs, ctx's cause); an error of apply stops it and is returned as is.
 func (g *Registry) RunRewriteInput(ctx context.Context, p *RewriteInputPayload, bound time.Duration, apply func(ctx context.Context, listener string, d RewriteDecision) (*RewriteInputPayload, error)) error {
-	return dispatch.RunFold(ctx, g.core, RewriteInputEventName, &g.onRewriteInput, p, evScopeRewriteInput, bound, evCheckRewriteDecision, func(d RewriteDecision) string { return string(d.Kind()) }, apply)
+	return dispatch.RunFold(ctx, g.core, RewriteInputEventName, &g.onRewriteInput, p, evScopeRewriteInput, bound, evCheckRewriteDecision, func(d RewriteDecision) string {
+		return string(d.Kind())
+	}, apply)
 }
 
 // evScopeRewriteInput is the scope of the payload of tools/rewrite-input: its subject is

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/variant"
 )
 
 // CodeContextWindowExceeded is the failure code of a request the model's context window
@@ -37,28 +38,21 @@ func EstimateText(s string) int {
 	return (len(s) + estimateBytesPerToken - 1) / estimateBytesPerToken
 }
 
-// EstimateBlocks returns the estimated tokens of content blocks.
+// EstimateBlocks returns the estimated tokens of content blocks; a pointer variant counts
+// as the value it points to, and nil as nothing.
 func EstimateBlocks(bs []dsh.ContentBlock) int {
 	n := 0
 	for _, b := range bs {
-		switch v := b.(type) {
+		switch v := variant.Value(b).(type) {
 		case dsh.TextBlock:
-			n += EstimateText(v.Text)
-		case *dsh.TextBlock:
 			n += EstimateText(v.Text)
 		case dsh.ReasoningBlock:
 			n += EstimateText(v.Text)
-		case *dsh.ReasoningBlock:
-			n += EstimateText(v.Text)
 		case dsh.ToolCallBlock:
-			n += EstimateText(v.Name) + EstimateText(v.Arguments) + 2
-		case *dsh.ToolCallBlock:
 			n += EstimateText(v.Name) + EstimateText(v.Arguments) + 2
 		case dsh.ToolResultBlock:
 			n += EstimateBlocks(v.Content) + 2
-		case *dsh.ToolResultBlock:
-			n += EstimateBlocks(v.Content) + 2
-		case dsh.ImageBlock, *dsh.ImageBlock:
+		case dsh.ImageBlock:
 			n += estimateImageTokens
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/variant"
 )
 
 // Model streams one model response per call. See the package documentation for the
@@ -71,13 +72,16 @@ type ToolSpec struct {
 }
 
 // Clone returns a deep copy of r: no slice, map, pointer or raw JSON of the copy is shared
-// with r.
+// with r. The copy holds every content block and message source in its value form (a
+// pointer variant becomes the value it points to, a nil one nil), so that a model, which
+// streams a clone of its request (every adapter and [Scripted] do), sees one dynamic type
+// per variant.
 func (r Request) Clone() Request {
 	c := Request{Config: cloneConfig(r.Config), System: r.System}
 	if r.Messages != nil {
 		c.Messages = make([]Message, len(r.Messages))
 		for i, m := range r.Messages {
-			c.Messages[i] = Message{Role: m.Role, Content: cloneBlocks(m.Content), Source: m.Source}
+			c.Messages[i] = Message{Role: m.Role, Content: cloneBlocks(m.Content), Source: cloneSource(m.Source)}
 		}
 	}
 	if r.Tools != nil {
@@ -111,8 +115,7 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// cloneBlocks deep-copies content blocks, keeping each block's dynamic type (value or
-// pointer variant).
+// cloneBlocks deep-copies content blocks into their value forms (see [Request.Clone]).
 func cloneBlocks(bs []dsh.ContentBlock) []dsh.ContentBlock {
 	if bs == nil {
 		return nil
@@ -125,44 +128,33 @@ func cloneBlocks(bs []dsh.ContentBlock) []dsh.ContentBlock {
 }
 
 func cloneBlock(b dsh.ContentBlock) dsh.ContentBlock {
-	switch v := b.(type) {
+	switch v := variant.Value(b).(type) {
 	case dsh.ToolResultBlock:
 		v.Content = cloneBlocks(v.Content)
 		return v
-	case *dsh.ToolResultBlock:
-		if v == nil {
-			return v
-		}
-		c := *v
-		c.Content = cloneBlocks(v.Content)
-		return &c
 	case dsh.ReasoningBlock:
 		v.Signature, v.Redacted = clonePtr(v.Signature), clonePtr(v.Redacted)
 		return v
-	case *dsh.ReasoningBlock:
-		if v == nil {
-			return v
-		}
-		c := *v
-		c.Signature, c.Redacted = clonePtr(v.Signature), clonePtr(v.Redacted)
-		return &c
 	case dsh.ToolCallBlock:
 		v.Signature = clonePtr(v.Signature)
 		return v
-	case *dsh.ToolCallBlock:
-		if v == nil {
-			return v
-		}
-		c := *v
-		c.Signature = clonePtr(v.Signature)
-		return &c
-	case *dsh.TextBlock:
-		return clonePtr(v)
-	case *dsh.ImageBlock:
-		return clonePtr(v)
+	default: // text and image hold no reference; nil (or a nil pointer variant) is nil
+		return v
 	}
-	// Value variants without reference fields (text, image) and nil copy as they are.
-	return b
+}
+
+// cloneSource deep-copies a message source into its value form (see [Request.Clone]).
+func cloneSource(s dsh.MessageSource) dsh.MessageSource {
+	switch v := variant.Value(s).(type) {
+	case dsh.SourcePlugin:
+		v.Summary = clonePtr(v.Summary)
+		return v
+	case dsh.SourceModel:
+		v.ReplayState = slices.Clone(v.ReplayState)
+		return v
+	default: // user and tool sources hold no reference
+		return v
+	}
 }
 
 // Failure codes the package produces. Provider codes (from an error body) pass through
@@ -422,18 +414,4 @@ func Collect(seq iter.Seq2[dsh.AssistantChunk, error]) (Response, error) {
 }
 
 // isNilChunk reports whether c is nil or a nil pointer variant.
-func isNilChunk(c dsh.AssistantChunk) bool {
-	switch v := c.(type) {
-	case nil:
-		return true
-	case *dsh.ChunkTextDelta:
-		return v == nil
-	case *dsh.ChunkReasoningDelta:
-		return v == nil
-	case *dsh.ChunkToolCall:
-		return v == nil
-	case *dsh.ChunkFinish:
-		return v == nil
-	}
-	return false
-}
+func isNilChunk(c dsh.AssistantChunk) bool { return variant.Value(c) == nil }

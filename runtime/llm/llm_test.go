@@ -147,6 +147,7 @@ func TestAsFailure(t *testing.T) {
 }
 
 func TestRequestCloneIsDeep(t *testing.T) {
+	summary := "sum"
 	orig := Request{
 		Config: dsh.LLMCallConfig{
 			Provider: "p", Model: "m", MaxTokens: ptr(5), Temperature: ptr(0.5), System: ptr("s"),
@@ -156,8 +157,9 @@ func TestRequestCloneIsDeep(t *testing.T) {
 		Messages: []Message{
 			{Role: RoleUser, Content: []dsh.ContentBlock{
 				dsh.ToolResultBlock{ToolCallID: "c", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "out"}}},
-				&dsh.TextBlock{Text: "ptr"},
-			}},
+				dsh.ReasoningBlock{Text: "r", Signature: ptr("sig")},
+			}, Source: dsh.SourcePlugin{Plugin: "p", Summary: &summary}},
+			{Role: RoleUser, Source: dsh.SourceModel{ReplayState: json.RawMessage(`{"a":1}`)}},
 		},
 		Tools: []ToolSpec{{Name: "T", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 	}
@@ -169,7 +171,9 @@ func TestRequestCloneIsDeep(t *testing.T) {
 	*orig.Config.System = "changed"
 	orig.Config.Extra["k"][0] = '2'
 	orig.Messages[0].Content[0].(dsh.ToolResultBlock).Content[0] = dsh.TextBlock{Text: "changed"}
-	orig.Messages[0].Content[1].(*dsh.TextBlock).Text = "changed"
+	*orig.Messages[0].Content[1].(dsh.ReasoningBlock).Signature = "changed"
+	summary = "changed"
+	orig.Messages[1].Source.(dsh.SourceModel).ReplayState[2] = 'X'
 	orig.Tools[0].InputSchema[2] = 'X'
 	if *c.Config.MaxTokens != 5 || *c.Config.System != "s" || string(c.Config.Extra["k"]) != "1" {
 		t.Errorf("config shared: %+v", c.Config)
@@ -177,11 +181,65 @@ func TestRequestCloneIsDeep(t *testing.T) {
 	if got := c.Messages[0].Content[0].(dsh.ToolResultBlock).Content[0]; got != (dsh.TextBlock{Text: "out"}) {
 		t.Errorf("tool result content shared: %v", got)
 	}
-	if got := c.Messages[0].Content[1].(*dsh.TextBlock).Text; got != "ptr" {
-		t.Errorf("pointer block shared: %q", got)
+	if got := *c.Messages[0].Content[1].(dsh.ReasoningBlock).Signature; got != "sig" {
+		t.Errorf("reasoning signature shared: %q", got)
+	}
+	if got := *c.Messages[0].Source.(dsh.SourcePlugin).Summary; got != "sum" {
+		t.Errorf("plugin source summary shared: %q", got)
+	}
+	if got := string(c.Messages[1].Source.(dsh.SourceModel).ReplayState); got != `{"a":1}` {
+		t.Errorf("model source replay state shared: %s", got)
 	}
 	if string(c.Tools[0].InputSchema) != `{"type":"object"}` {
 		t.Errorf("schema shared: %s", c.Tools[0].InputSchema)
+	}
+}
+
+// TestCloneMakesPointerVariantsValues pins the boundary where a request enters a model:
+// every adapter and the scripted model stream a clone of their request, and the clone of
+// a request holding pointer variants (content blocks at any depth, sources) equals the
+// clone of the same request in value forms, so that an adapter switches over value forms
+// only; it is deep too, and a nil pointer variant becomes nil. The estimate of both is
+// the same.
+func TestCloneMakesPointerVariantsValues(t *testing.T) {
+	sig, summary := "sig", "sum"
+	values := Request{Messages: []Message{
+		{Role: RoleAssistant, Content: []dsh.ContentBlock{
+			dsh.TextBlock{Text: "t"}, dsh.ReasoningBlock{Text: "r", Signature: &sig},
+			dsh.ToolCallBlock{ID: "c", Name: "n", Arguments: "{}", Signature: &sig},
+		}, Source: dsh.SourceModel{Provider: "p", ReplayState: json.RawMessage(`{}`)}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{
+			dsh.ToolResultBlock{ToolCallID: "c", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "out"}, dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}},
+		}, Source: dsh.SourceTool{CallID: "c"}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "ctx"}}, Source: dsh.SourcePlugin{Plugin: "p", Summary: &summary}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}, Source: dsh.SourceUser{}},
+	}}
+	pointers := Request{Messages: []Message{
+		{Role: RoleAssistant, Content: []dsh.ContentBlock{
+			&dsh.TextBlock{Text: "t"}, &dsh.ReasoningBlock{Text: "r", Signature: &sig},
+			&dsh.ToolCallBlock{ID: "c", Name: "n", Arguments: "{}", Signature: &sig},
+		}, Source: &dsh.SourceModel{Provider: "p", ReplayState: json.RawMessage(`{}`)}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{
+			&dsh.ToolResultBlock{ToolCallID: "c", Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "out"}, &dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}},
+		}, Source: &dsh.SourceTool{CallID: "c"}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "ctx"}}, Source: &dsh.SourcePlugin{Plugin: "p", Summary: &summary}},
+		{Role: RoleUser, Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "hi"}}, Source: &dsh.SourceUser{}},
+	}}
+	got := pointers.Clone()
+	if diff := cmp.Diff(values.Clone(), got); diff != "" {
+		t.Errorf("clone of pointer variants (-values +pointers):\n%s", diff)
+	}
+	if ev, ep := EstimateRequest(values), EstimateRequest(pointers); ev != ep {
+		t.Errorf("estimate of pointer variants %d, of values %d", ep, ev)
+	}
+	sig, summary = "changed", "changed"
+	if *got.Messages[0].Content[1].(dsh.ReasoningBlock).Signature != "sig" || *got.Messages[2].Source.(dsh.SourcePlugin).Summary != "sum" {
+		t.Error("the clone of a pointer variant shares its pointers")
+	}
+	withNil := Request{Messages: []Message{{Role: RoleUser, Content: []dsh.ContentBlock{(*dsh.TextBlock)(nil)}, Source: (*dsh.SourceUser)(nil)}}}
+	c := withNil.Clone()
+	if c.Messages[0].Content[0] != nil || c.Messages[0].Source != nil {
+		t.Errorf("nil pointer variants cloned to %#v, %#v; want nil", c.Messages[0].Content[0], c.Messages[0].Source)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/variant"
 	"github.com/dshkit/dsh/runtime/llm"
 )
 
@@ -216,9 +217,10 @@ func (f *requestFold) rewrite(listener string, v dsh.RequestRewrite) error {
 }
 
 // checkMessages checks that a provider can accept msgs: at least one message; roles user
-// or assistant; tool calls in assistant messages only, with an id and a name; tool results
-// in user messages only, each answering a call of an earlier assistant message, at most
-// once.
+// or assistant; no nil block; tool calls in assistant messages only, with an id and a
+// name; tool results in user messages only, each answering a call of an earlier assistant
+// message, at most once. msgs come from a decision, whose pointer variants the registry
+// has made values, except a nil one, which variant.Value makes nil.
 func checkMessages(msgs []dsh.ModelMessage) error {
 	if len(msgs) == 0 {
 		return errors.New("the message list is empty")
@@ -229,7 +231,7 @@ func checkMessages(msgs []dsh.ModelMessage) error {
 			return fmt.Errorf("message %d: role %q", i, m.Role)
 		}
 		for _, b := range m.Content {
-			switch v := normalizeBlock(b).(type) {
+			switch v := variant.Value(b).(type) {
 			case nil:
 				return fmt.Errorf("message %d: a nil content block", i)
 			case dsh.ToolCallBlock:
@@ -261,12 +263,13 @@ func checkMessages(msgs []dsh.ModelMessage) error {
 	return nil
 }
 
-// checkAnswer checks a synthetic answer: text, reasoning and tool-call blocks only, each
-// call with an id unique in the answer and a tool name.
+// checkAnswer checks a synthetic answer: text, reasoning and tool-call blocks only (no
+// nil block), each call with an id unique in the answer and a tool name. As in
+// checkMessages, only a nil pointer variant is left to variant.Value.
 func checkAnswer(content []dsh.ContentBlock) error {
 	ids := map[string]bool{}
 	for i, b := range content {
-		switch v := normalizeBlock(b).(type) {
+		switch v := variant.Value(b).(type) {
 		case dsh.TextBlock, dsh.ReasoningBlock:
 		case dsh.ToolCallBlock:
 			if v.ID == "" || v.Name == "" {
@@ -386,12 +389,13 @@ func (f *responseFold) apply(_ context.Context, listener string, d dsh.ResponseD
 }
 
 // replaceText is r with its text replaced (#ResponseReplace): one text block in place of
-// the first, reasoning kept, tool calls kept or dropped.
+// the first, reasoning kept, tool calls kept or dropped. r's content holds value forms
+// only: a response the llm.Assembler built, or an earlier replaceText.
 func replaceText(r dsh.ModelResponse, text string, drop bool) dsh.ModelResponse {
 	out := make([]dsh.ContentBlock, 0, len(r.Content)+1)
 	placed, dropped := false, false
 	for _, b := range r.Content {
-		switch normalizeBlock(b).(type) {
+		switch b.(type) {
 		case dsh.TextBlock:
 			if !placed && text != "" {
 				out = append(out, dsh.TextBlock{Text: text})
@@ -418,10 +422,12 @@ func replaceText(r dsh.ModelResponse, text string, drop bool) dsh.ModelResponse 
 }
 
 // assemble turns content into the chunks that stream it and the response they fold to.
+// content holds value forms only: a response's content (see replaceText), or an answer
+// the registry normalized and checkAnswer let through.
 func assemble(content []dsh.ContentBlock, finish dsh.FinishReason, usage *dsh.Usage) (llm.Response, []dsh.AssistantChunk) {
 	chunks := make([]dsh.AssistantChunk, 0, len(content)+1)
 	for _, b := range content {
-		switch v := normalizeBlock(b).(type) {
+		switch v := b.(type) {
 		case dsh.TextBlock:
 			if v.Text != "" {
 				chunks = append(chunks, dsh.ChunkTextDelta(v))
@@ -446,7 +452,7 @@ func assemble(content []dsh.ContentBlock, finish dsh.FinishReason, usage *dsh.Us
 func answerResponse(ans *answer) (llm.Response, []dsh.AssistantChunk) {
 	finish := dsh.FinishReasonStop
 	for _, b := range ans.content {
-		if _, ok := normalizeBlock(b).(dsh.ToolCallBlock); ok {
+		if _, ok := b.(dsh.ToolCallBlock); ok {
 			finish = dsh.FinishReasonToolCalls
 		}
 	}
@@ -499,38 +505,6 @@ func digestOf(v json.Marshaler) string {
 	}
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// normalizeBlock returns the value variant of b (nil for a nil pointer).
-func normalizeBlock(b dsh.ContentBlock) dsh.ContentBlock {
-	switch v := b.(type) {
-	case *dsh.TextBlock:
-		if v == nil {
-			return nil
-		}
-		return *v
-	case *dsh.ReasoningBlock:
-		if v == nil {
-			return nil
-		}
-		return *v
-	case *dsh.ImageBlock:
-		if v == nil {
-			return nil
-		}
-		return *v
-	case *dsh.ToolCallBlock:
-		if v == nil {
-			return nil
-		}
-		return *v
-	case *dsh.ToolResultBlock:
-		if v == nil {
-			return nil
-		}
-		return *v
-	}
-	return b
 }
 
 // ptrOf returns a pointer to a copy of v.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"iter"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -241,5 +242,65 @@ func TestModelPassIgnoresInPlaceChanges(t *testing.T) {
 	diff(t, "second", []string{"user:one", "assistant:ok", "user:two"}, texts(reqs[1]))
 	if n := len(records[dsh.RequestRewritten](t, e.log)); n != 0 {
 		t.Errorf("%d request/rewritten records for passes", n)
+	}
+}
+
+// TestModelDecisionPointerBlocks: an agent/request rewrite or answer whose content holds
+// pointer variants is applied as the same decision in value forms (the registry makes
+// them values): the same requests, records and turn ends. A nil pointer block fails the
+// decision as a nil block does.
+func TestModelDecisionPointerBlocks(t *testing.T) {
+	type decide func(p *dsh.RequestPayload) dsh.RequestDecision
+	rewrite := func(extra dsh.ContentBlock) decide {
+		return func(p *dsh.RequestPayload) dsh.RequestDecision {
+			msgs := slices.Clone(p.Request.Messages)
+			last := msgs[len(msgs)-1]
+			last.Content = append(slices.Clone(last.Content), extra)
+			msgs[len(msgs)-1] = last
+			return dsh.RequestRewrite{Messages: msgs}
+		}
+	}
+	answer := func(blocks ...dsh.ContentBlock) decide {
+		return func(*dsh.RequestPayload) dsh.RequestDecision { return dsh.RequestAnswer{Content: blocks} }
+	}
+	// run returns what the turn sent and logged: the requests and the records of the
+	// model calls, as JSON. The decision is the first request's; the others pass.
+	run := func(t *testing.T, d decide) string {
+		e := newEnv(t, text("ok"))
+		e.register(okTool("echo", true))
+		var decided atomic.Bool
+		e.reg.Plugin("p").OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+			if decided.Swap(true) {
+				return dsh.RequestPass{}, nil
+			}
+			return d(p), nil
+		})
+		a := e.agent()
+		followup(t, a, "u1", "one")
+		wait(t, a)
+		return jsonOf(t, e.requests()) + "\n" + jsonOf(t, records[dsh.RequestRewritten](t, e.log)) + "\n" +
+			jsonOf(t, records[dsh.AssistantMessageLogged](t, e.log)) + "\n" + strings.Join(reasons(t, e.log), ",")
+	}
+	for _, tc := range []struct {
+		name         string
+		value, point decide
+	}{
+		{"rewrite", rewrite(dsh.TextBlock{Text: "added"}), rewrite(&dsh.TextBlock{Text: "added"})},
+		{"rewrite with a nil block", rewrite(nil), rewrite((*dsh.ImageBlock)(nil))},
+		{"answer", answer(dsh.TextBlock{Text: "a"}, dsh.ReasoningBlock{Text: "r"}),
+			answer(&dsh.TextBlock{Text: "a"}, &dsh.ReasoningBlock{Text: "r"})},
+		{"answer that calls a tool", answer(dsh.ToolCallBlock{ID: "c", Name: "echo", Arguments: "{}"}),
+			answer(&dsh.ToolCallBlock{ID: "c", Name: "echo", Arguments: "{}"})},
+		{"answer with a nil block", answer(dsh.TextBlock{Text: "a"}, nil), answer(dsh.TextBlock{Text: "a"}, (*dsh.TextBlock)(nil))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, got := run(t, tc.value), run(t, tc.point)
+			if got != want {
+				t.Errorf("pointer variants\n got: %s\nwant: %s", got, want)
+			}
+			if strings.Contains(tc.name, "nil") && !strings.Contains(want, CodeModelRewriteInvalid) {
+				t.Errorf("a nil block was not refused: %s", want)
+			}
+		})
 	}
 }

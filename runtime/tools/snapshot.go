@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/internal/validutf8"
+	"github.com/dshkit/dsh/runtime/internal/variant"
 )
 
 // snapshotContent validates blocks as lossless content and returns a private copy in which
@@ -58,39 +59,13 @@ func validText(v any, root string) error {
 }
 
 // snapshotBlock validates one block, in content nested depth deep, and returns it as a
-// value variant.
+// value variant (a pointer variant is the value it points to; a nil one is not lossless).
 func snapshotBlock(b dsh.ContentBlock, depth int) (dsh.ContentBlock, error) {
-	switch v := b.(type) {
-	case dsh.TextBlock:
+	switch v := variant.Value(b).(type) {
+	case dsh.TextBlock, dsh.ReasoningBlock, dsh.ImageBlock, dsh.ToolCallBlock:
 		return v, nil
-	case *dsh.TextBlock:
-		if v != nil {
-			return *v, nil
-		}
-	case dsh.ReasoningBlock:
-		return v, nil
-	case *dsh.ReasoningBlock:
-		if v != nil {
-			return *v, nil
-		}
-	case dsh.ImageBlock:
-		return v, nil
-	case *dsh.ImageBlock:
-		if v != nil {
-			return *v, nil
-		}
-	case dsh.ToolCallBlock:
-		return v, nil
-	case *dsh.ToolCallBlock:
-		if v != nil {
-			return *v, nil
-		}
 	case dsh.ToolResultBlock:
 		return snapshotToolResultBlock(v, depth)
-	case *dsh.ToolResultBlock:
-		if v != nil {
-			return snapshotToolResultBlock(*v, depth)
-		}
 	}
 	return nil, errNotLossless
 }
@@ -164,31 +139,13 @@ func snapshotMessage(m dsh.UserMessage) (dsh.UserMessage, error) {
 
 // snapshotSource returns a message source as a private value variant.
 func snapshotSource(s dsh.MessageSource) (dsh.MessageSource, error) {
-	switch v := s.(type) {
-	case dsh.SourceUser:
+	switch v := variant.Value(s).(type) {
+	case dsh.SourceUser, dsh.SourceTool:
 		return v, nil
-	case *dsh.SourceUser:
-		if v != nil {
-			return *v, nil
-		}
 	case dsh.SourcePlugin:
 		return cloneSourcePlugin(v), nil
-	case *dsh.SourcePlugin:
-		if v != nil {
-			return cloneSourcePlugin(*v), nil
-		}
 	case dsh.SourceModel:
 		return snapshotSourceModel(v)
-	case *dsh.SourceModel:
-		if v != nil {
-			return snapshotSourceModel(*v)
-		}
-	case dsh.SourceTool:
-		return v, nil
-	case *dsh.SourceTool:
-		if v != nil {
-			return *v, nil
-		}
 	}
 	return nil, errNotLossless
 }

@@ -16,86 +16,12 @@ import (
 
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/agentrec"
 )
 
-// Agent is a dsh.Agent that records what listeners do with it.
-type Agent struct {
-	AgentID string
-
-	mu       sync.Mutex
-	injected []dsh.UserMessage
-	steered  []dsh.UserMessage
-	halted   []string
-}
-
-// ID returns the agent id.
-func (a *Agent) ID() string { return a.AgentID }
-
-// Inject records msg.
-func (a *Agent) Inject(_ context.Context, msg dsh.UserMessage) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.injected = append(a.injected, msg)
-	return nil
-}
-
-// Steer records msg.
-func (a *Agent) Steer(_ context.Context, msg dsh.UserMessage) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.steered = append(a.steered, msg)
-	return nil
-}
-
-// Halt records reason.
-func (a *Agent) Halt(reason string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.halted = append(a.halted, reason)
-}
-
-// Cancel records the cancellation as a halt with the cause's kind.
-func (a *Agent) Cancel(cause dsh.AgentCancelCause, keepInbox bool) {
-	kind := "user"
-	if cause != nil {
-		kind = string(cause.Kind())
-	}
-	a.Halt("cancel: " + kind)
-}
-
-// Inbox returns the injected and steered messages: what the hooks queued.
-func (a *Agent) Inbox() (nextTurn, nextStep []dsh.UserMessage) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return nil, append(append([]dsh.UserMessage(nil), a.injected...), a.steered...)
-}
-
-// Injected, Steered and Halted return what was recorded, and reset it.
-func (a *Agent) Injected() []dsh.UserMessage {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := a.injected
-	a.injected = nil
-	return out
-}
-
-// Steered returns and resets the steered messages.
-func (a *Agent) Steered() []dsh.UserMessage {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := a.steered
-	a.steered = nil
-	return out
-}
-
-// Halted returns and resets the halt reasons.
-func (a *Agent) Halted() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := a.halted
-	a.halted = nil
-	return out
-}
+// Agent is the recording agent handle (agentrec.Agent): what listeners inject, steer and
+// halt.
+type Agent = agentrec.Agent
 
 // Recorder is a hookproto.Recorder that keeps the records.
 type Recorder struct {

@@ -15,26 +15,20 @@
 package dispatch
 
 import (
-	"bytes"
-	_ "embed"
 	"fmt"
-	"go/format"
 	"path"
 	"sort"
 	"strings"
-	"text/template"
+
+	"github.com/dave/jennifer/jen"
 
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/gofile"
 	"github.com/dshkit/dsh/gen/ir"
 )
 
 // MetaFile is the spec file named in the header of the shared meta_* files.
 const MetaFile = "meta.cue"
-
-//go:embed registry.tmpl
-var registrySource string
-
-var registryTmpl = template.Must(template.New("registry").Parse(registrySource))
 
 // Emit generates the dispatch files of s under outDir (a slash-separated path relative to
 // the repository root, e.g. "generated/dsh"), sorted by path. A spec with neither events nor
@@ -53,10 +47,10 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 	}
 	outDir = strings.TrimSuffix(strings.ReplaceAll(outDir, "\\", "/"), "/")
 	var files []emit.File
-	add := func(name string, src []byte) error {
-		out, err := format.Source(src)
+	add := func(name string, f *jen.File) error {
+		out, err := gofile.Render(name, f)
 		if err != nil {
-			return fmt.Errorf("dispatch: %s does not parse (generator bug): %v\n%s", name, err, src)
+			return err
 		}
 		files = append(files, emit.File{Path: path.Join(outDir, name), Data: out})
 		return nil
@@ -91,17 +85,7 @@ func Emit(s *ir.Spec, outDir string) ([]emit.File, error) {
 	}
 
 	// Shared files.
-	var buf bytes.Buffer
-	if err := registryTmpl.Execute(&buf, map[string]any{
-		"Header":  emit.Header(MetaFile),
-		"Package": s.Package,
-		"Events":  evs,
-		"Unions":  decisionUnions(evs),
-		"Deep":    deepVariants(decisionUnions(evs)),
-	}); err != nil {
-		return nil, fmt.Errorf("dispatch: meta_registry.go: %v", err)
-	}
-	if err := add("meta_registry.go", buf.Bytes()); err != nil {
+	if err := add("meta_registry.go", registryFile(s, evs)); err != nil {
 		return nil, err
 	}
 	if err := add("meta_session.go", metaSessionFile(s)); err != nil {
@@ -192,12 +176,20 @@ func reachesUnion(t *ir.Type, seen map[*ir.Type]bool) bool {
 	return false
 }
 
-// check is the Go expression of the check a runner makes of what e's listeners return.
-func (e *event) check() string {
+// check is the check a runner makes of what e's listeners return.
+func (e *event) check() *jen.Statement {
 	if e.ir.Decision.Kind == ir.Union {
-		return "evCheck" + e.Decision
+		return jen.Id("evCheck" + e.Decision)
 	}
-	return "dispatch.CheckRecord[" + e.Decision + "]"
+	return eng("CheckRecord").Types(jen.Id(e.Decision))
+}
+
+// defaultDoc is e's default decision as the docs name it, e.g. PreToolAllow{}.
+func (e *event) defaultDoc() string { return e.defaultType + "{}" }
+
+// defaultValue is e's default decision as a runner passes it, e.g. PreToolDecision(PreToolAllow{}).
+func (e *event) defaultValue() *jen.Statement {
+	return jen.Id(e.Decision).Call(jen.Id(e.defaultType).Values())
 }
 
 // badResult says what a wrapper of e must not return.
@@ -232,7 +224,7 @@ func sortedKeys(lists ...[]string) []string {
 	return out
 }
 
-// event is what the templates and writers need to know about one event.
+// event is what the emitted code needs to know about one event.
 type event struct {
 	ir *ir.Event
 
@@ -251,10 +243,15 @@ type event struct {
 	Runner      string // RunS (waterfall, guard, wrapper, fold), NotifyS or EmitS
 	Const       string // <S>EventName
 
-	defaultExpr string   // the default variant's zero value, e.g. PreToolAllow{}
-	denyKind    string   // the kind of a guard's deny variant
-	subjectNil  []string // nil checks on the subject path (Go expressions on p)
-	subjectExpr string   // the subject id (a string expression on p)
+	defaultType string        // the default variant's Go type, e.g. PreToolAllow
+	denyKind    string        // the kind of a guard's deny variant
+	subject     []subjectStep // the path from the payload to its subject id; nil: no subject
+}
+
+// subjectStep is one field on the path from a payload to its subject id.
+type subjectStep struct {
+	field    string // the field's Go name
+	optional bool   // the field is a pointer, nil when absent
 }
 
 // plan checks every event against what its domain needs and resolves its Go names.
@@ -325,7 +322,7 @@ func planEvent(e *ir.Event) (*event, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.defaultExpr = v.Type.Name + "{}"
+		x.defaultType = v.Type.Name
 		x.Default = e.Default
 		x.DomainConst = "DomainWaterfall"
 		x.Next = e.GoName + "Next"
@@ -346,7 +343,7 @@ func planEvent(e *ir.Event) (*event, error) {
 		if _, err := variant("deny", "the verdict"); err != nil {
 			return nil, err
 		}
-		x.defaultExpr = v.Type.Name + "{}"
+		x.defaultType = v.Type.Name
 		x.Default = def
 		x.denyKind = "deny"
 		x.DomainConst = "DomainGuard"
@@ -371,7 +368,7 @@ func planEvent(e *ir.Event) (*event, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.defaultExpr = v.Type.Name + "{}"
+		x.defaultType = v.Type.Name
 		x.Default = e.Default
 		x.DomainConst = "DomainVote"
 		x.Register = "On" + e.GoName
@@ -387,7 +384,7 @@ func planEvent(e *ir.Event) (*event, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.defaultExpr = v.Type.Name + "{}"
+		x.defaultType = v.Type.Name
 		x.Default = e.Default
 		x.DomainConst = "DomainFold"
 		x.Register = "On" + e.GoName
@@ -418,10 +415,9 @@ func planEvent(e *ir.Event) (*event, error) {
 	return x, nil
 }
 
-// planSubject resolves the subject path to a Go expression on the payload p, with the nil
-// checks that optional fields along it need.
+// planSubject resolves the subject path to the fields it reads on the payload, each marked
+// optional when it may be nil.
 func (x *event) planSubject(t *ir.Type, subject []string) error {
-	expr := "p"
 	for i, name := range subject {
 		var f *ir.Field
 		for _, g := range t.Fields {
@@ -432,24 +428,16 @@ func (x *event) planSubject(t *ir.Type, subject []string) error {
 		if f == nil {
 			return fmt.Errorf("subject %s: %s has no field %s", strings.Join(subject, "."), t.Name, name)
 		}
-		expr += "." + name
 		last := i == len(subject)-1
 		switch {
 		case last && f.Type.Kind == ir.String:
-			if f.Optional {
-				x.subjectNil = append(x.subjectNil, expr+" == nil")
-				expr = "*" + expr
-			}
-			x.subjectExpr = expr
 		case !last && f.Type.Kind == ir.Named && f.Type.Type != nil && f.Type.Type.Kind == ir.Record:
-			if f.Optional {
-				x.subjectNil = append(x.subjectNil, expr+" == nil")
-			}
 			t = f.Type.Type
 		default:
 			return fmt.Errorf("subject %s: %s.%s is %s, not a record on the way to a string",
 				strings.Join(subject, "."), t.Name, name, f.Type)
 		}
+		x.subject = append(x.subject, subjectStep{field: name, optional: f.Optional})
 	}
 	return nil
 }

@@ -104,20 +104,14 @@ func TestFiles(t *testing.T) {
 }
 
 func importsOf(t *testing.T, f emit.File) []string {
+	t.Helper()
+	file, err := parser.ParseFile(token.NewFileSet(), f.Path, f.Data, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("%s: %v", f.Path, err)
+	}
 	var out []string
-	in := false
-	for _, line := range strings.Split(string(f.Data), "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "import ("):
-			in = true
-		case in && line == ")":
-			in = false
-		case in && line != "":
-			out = append(out, strings.Trim(line, `"`))
-		case strings.HasPrefix(line, "import "):
-			out = append(out, strings.Trim(strings.TrimPrefix(line, "import "), `"`))
-		}
+	for _, imp := range file.Imports {
+		out = append(out, strings.Trim(imp.Path.Value, `"`))
 	}
 	return out
 }

@@ -21,17 +21,15 @@
 package gotests
 
 import (
-	"bytes"
 	"fmt"
-	"go/format"
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
-	"text/template"
+
+	"github.com/dave/jennifer/jen"
 
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/gofile"
 	"github.com/dshkit/dsh/gen/emit/schema"
 	"github.com/dshkit/dsh/gen/ir"
 )
@@ -64,10 +62,14 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 	if err != nil {
 		return nil, fmt.Errorf("gotests: schema directory %s relative to %s: %w", schemaDir, goDir, err)
 	}
+	pkg := Module + "/" + goDir
 	schemas := schemaNames(s)
 	types := append([]*ir.Type(nil), s.Types...)
 	sort.SliceStable(types, func(i, j int) bool { return types[i].Name < types[j].Name })
-	b := newSampler(s)
+	b := newSampler(s, pkg)
+	check := func(name string, args ...jen.Code) jen.Code {
+		return jen.Qual(codectest, name).Call(append([]jen.Code{jen.Id("t"), jen.Id("schemas")}, args...)...)
+	}
 	var cases []testCase
 	for _, u := range types {
 		if u.Kind != ir.Union {
@@ -78,14 +80,14 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 			schemaName = u.Name
 		}
 		for _, v := range u.Variants {
-			expr, err := b.variant(u, v)
+			sample, err := b.variant(u, v)
 			if err != nil {
 				return nil, err
 			}
 			cases = append(cases, testCase{
 				Name: u.Name + "/" + v.Kind,
-				Call: fmt.Sprintf("codectest.CheckVariant(t, schemas, %s, %s, %s.%s(%s), %s.Unmarshal%s)",
-					strconv.Quote(schemaName), strconv.Quote(discriminator(u)), s.Package, u.Name, expr, s.Package, u.Name),
+				Call: check("CheckVariant", jen.Lit(schemaName), jen.Lit(discriminator(u)),
+					jen.Qual(pkg, u.Name).Call(sample), jen.Qual(pkg, "Unmarshal"+u.Name)),
 			})
 		}
 	}
@@ -93,7 +95,7 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 		if t.Kind != ir.Record || !schemas[t.Name] {
 			continue
 		}
-		expr, err := b.top(t)
+		sample, err := b.top(t)
 		if err != nil {
 			return nil, err
 		}
@@ -103,77 +105,81 @@ func EmitWith(s *ir.Spec, goDir, schemaDir string, o emit.Options) ([]emit.File,
 		}
 		cases = append(cases, testCase{
 			Name: t.Name,
-			Call: fmt.Sprintf("codectest.CheckRecord(t, schemas, %s, %s, %s)", strconv.Quote(t.Name), openness, expr),
+			Call: check("CheckRecord", jen.Lit(t.Name), jen.Id(openness), sample),
 		})
 		nullable, optional := nullableFields(t)
 		if !nullable {
 			continue
 		}
-		expr, err = b.topNulls(t)
+		sample, err = b.topNulls(t)
 		if err != nil {
 			return nil, err
 		}
-		args := []string{strconv.Quote(t.Name), expr}
+		args := []jen.Code{jen.Lit(t.Name), sample}
 		for _, name := range optional {
-			args = append(args, strconv.Quote(name))
+			args = append(args, jen.Lit(name))
 		}
-		cases = append(cases, testCase{
-			Name: t.Name + "/nulls",
-			Call: fmt.Sprintf("codectest.CheckNulls(t, schemas, %s)", strings.Join(args, ", ")),
-		})
+		cases = append(cases, testCase{Name: t.Name + "/nulls", Call: check("CheckNulls", args...)})
 	}
 
-	var buf bytes.Buffer
-	err = fileTmpl.Execute(&buf, fileData{
-		Header:     o.Header("*.cue"),
-		IDPrefix:   schema.ID(s, ""),
-		Pkg:        s.Package,
-		ImportPath: Module + "/" + goDir,
-		UsesTime:   b.usesTime,
-		UsesJSON:   usesJSON(cases),
-		SchemaDir:  filepath.ToSlash(rel),
-		Handles:    handles(s),
-		Cases:      cases,
-	})
+	out, err := gofile.Render(FileName, testFile(s, o, pkg, filepath.ToSlash(rel), cases))
 	if err != nil {
-		return nil, fmt.Errorf("gotests: rendering %s: %w", FileName, err)
-	}
-	out, err := format.Source(buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("gotests: %s does not parse (generator bug): %v\n%s", FileName, err, buf.Bytes())
+		return nil, fmt.Errorf("gotests: %w", err)
 	}
 	return []emit.File{{Path: path.Join(goDir, FileName), Data: out}}, nil
 }
+
+// codectest is the import path of the hand-written checks the generated test calls.
+const codectest = "github.com/dshkit/dsh/codec/codectest"
 
 // testCase is one subtest of the generated TestRoundTrip.
 type testCase struct {
 	// Name is the subtest name: "<Union>/<kind>" or "<Record>".
 	Name string
-	// Call is the Go statement the subtest runs.
-	Call string
+	// Call is the statement the subtest runs.
+	Call jen.Code
 }
 
-// fileData is what fileTmpl renders.
-type fileData struct {
-	Header     string
-	IDPrefix   string
-	Pkg        string
-	ImportPath string
-	UsesTime   bool
-	UsesJSON   bool
-	SchemaDir  string
-	Handles    []string
-	Cases      []testCase
-}
-
-// usesJSON reports whether a sample refers to package encoding/json (json.RawMessage).
-func usesJSON(cases []testCase) bool {
-	for _, c := range cases {
-		if strings.Contains(c.Call, "json.") {
-			return true
-		}
+// testFile is the generated test of package pkg, whose schema files are in schemaDir
+// (relative to the package's directory): the schemas, and one subtest per case.
+func testFile(s *ir.Spec, o emit.Options, pkg, schemaDir string, cases []testCase) *jen.File {
+	const cmp = "github.com/google/go-cmp/cmp"
+	f := gofile.New(s.Package+"_test", o.Header("*.cue"))
+	f.ImportName(pkg, s.Package)
+	f.ImportName(codectest, "codectest")
+	f.ImportName(cmp, "cmp")
+	for _, line := range gofile.Wrap(fmt.Sprintf("Package %[1]s_test checks that every union variant and every record with a JSON Schema survives a JSON round trip through the generated codec, that the JSON validates against its schema, that the schema and the decoder both reject a variant with an unknown or a missing discriminator, and that they agree on unknown fields and nulls. The checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated package, which imports only the standard library and the codec runtime) imports go-cmp and jsonschema: being a _test.go file, this adds neither to what importers of package %[1]s build.", s.Package), gofile.ProseWidth) {
+		f.PackageComment(line)
 	}
-	return false
+
+	hs := handles(s)
+	schemasDoc := "schemas are the JSON Schema files of the package's types"
+	if len(hs) > 0 {
+		schemasDoc += "; the runtime handles (never encoded, so always zero here) compare with =="
+	}
+	args := []jen.Code{jen.Lit(schemaDir), jen.Lit(schema.ID(s, ""))}
+	for _, h := range hs {
+		args = append(args, jen.Line().Qual(cmp, "Comparer").Call(
+			jen.Func().Params(jen.List(jen.Id("a"), jen.Id("b")).Qual(pkg, h)).Bool().Block(
+				jen.Return(jen.Id("a").Op("==").Id("b")))))
+	}
+	f.Add(gofile.Prose(schemasDoc+".")).Var().Id("schemas").Op("=").Qual(codectest, "NewSchemas").Call(args...)
+	f.Line()
+	f.Add(gofile.Comment("closed and open say whether a record rejects or ignores the fields it does not declare.")).
+		Const().Defs(
+		jen.Id("closed").Op("=").Qual(codectest, "Closed"),
+		jen.Id("open").Op("=").Qual(codectest, "Open"))
+	f.Line()
+	f.Func().Id("TestRoundTrip").Params(jen.Id("t").Op("*").Qual("testing", "T")).BlockFunc(func(g *jen.Group) {
+		for _, c := range cases {
+			g.Id("t").Dot("Run").Call(jen.Lit(c.Name), jen.Func().Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(c.Call))
+		}
+	})
+	f.Line()
+	f.Add(gofile.Comment("ptr returns a pointer to a copy of v, for optional fields.")).
+		Func().Id("ptr").Types(jen.Id("T").Any()).Params(jen.Id("v").Id("T")).Op("*").Id("T").Block(
+		jen.Return(jen.Op("&").Id("v")))
+	return f
 }
 
 // schemaNames returns the names of the types that have a schema file, as gen/emit/schema
@@ -236,53 +242,3 @@ func handles(s *ir.Spec) []string {
 	sort.Strings(out)
 	return out
 }
-
-var fileTmpl = template.Must(template.New(FileName).Parse(`// {{.Header}}
-
-// Package {{.Pkg}}_test checks that every union variant and every record with a JSON
-// Schema survives a JSON round trip through the generated codec, that the JSON validates
-// against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
-// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
-// package, which imports only the standard library and the codec runtime) imports go-cmp
-// and jsonschema: being a _test.go file, this adds neither to what importers of package
-// {{.Pkg}} build.
-package {{.Pkg}}_test
-
-import (
-{{- if .UsesJSON}}
-	"encoding/json"
-{{- end}}
-	"testing"
-{{- if .UsesTime}}
-	"time"
-{{- end}}
-{{if .Handles}}
-	"github.com/google/go-cmp/cmp"
-{{end}}
-	"github.com/dshkit/dsh/codec/codectest"
-	"{{.ImportPath}}"
-)
-
-// schemas are the JSON Schema files of the package's types{{if .Handles}}; the runtime handles (never
-// encoded, so always zero here) compare with =={{end}}.
-var schemas = codectest.NewSchemas({{printf "%q" .SchemaDir}}, {{printf "%q" .IDPrefix}}{{range .Handles}},
-	cmp.Comparer(func(a, b {{$.Pkg}}.{{.}}) bool { return a == b }){{end}})
-
-// closed and open say whether a record rejects or ignores the fields it does not declare.
-const (
-	closed = codectest.Closed
-	open   = codectest.Open
-)
-
-func TestRoundTrip(t *testing.T) {
-{{- range .Cases}}
-	t.Run({{printf "%q" .Name}}, func(t *testing.T) {
-		{{.Call}}
-	})
-{{- end}}
-}
-
-// ptr returns a pointer to a copy of v, for optional fields.
-func ptr[T any](v T) *T { return &v }
-`))

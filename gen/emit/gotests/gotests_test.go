@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
 	"github.com/google/go-cmp/cmp"
 	// The generated test imports jsonschema: importing it here too puts it in the module
 	// cache before TestGeneratedTestPasses runs the generated test offline.
@@ -132,7 +133,7 @@ func TestEmitIsDeterministic(t *testing.T) {
 		"\npackage demo_test\n",
 		`"github.com/dshkit/dsh/generated/demo"`,
 		`var schemas = codectest.NewSchemas("../schema", "urn:dsh:schema:",`,
-		`cmp.Comparer(func(a, b demo.Token) bool { return a == b })`,
+		"cmp.Comparer(func(a, b demo.Token) bool {\n\t\treturn a == b\n\t})",
 		`t.Run("Decision/replace", func(t *testing.T) {`,
 		`codectest.CheckVariant(t, schemas, "", "kind", demo.Tree(demo.Node{`,
 		`codectest.CheckRecord(t, schemas, "Extra", closed, demo.Extra{`,
@@ -190,16 +191,19 @@ func TestSchemaDirRelative(t *testing.T) {
 // fields stop and lists empty past maxDepth.
 func TestRecursiveSampleTerminates(t *testing.T) {
 	s := testSpec()
-	b := newSampler(s)
+	b := newSampler(s, "example.com/generated/demo")
 	u := s.Lookup("Tree")
 	got, err := b.variant(u, u.Variants[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := format.Source([]byte("package p\n\nvar _ = " + got + "\n"))
-	if err != nil {
-		t.Fatalf("the sample does not parse: %v\n%s", err, got)
+	f := jen.NewFile("p")
+	f.Var().Id("_").Op("=").Add(got)
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		t.Fatalf("the sample does not parse: %v", err)
 	}
+	src := buf.Bytes()
 	// Nodes at depth 0 to 2 are full; a Tree at depth 3 is a Leaf (the variant with the
 	// least nested finite value), and a Holder at depth 3 has no Weight and no Trees.
 	text := string(src)

@@ -2,13 +2,13 @@ package gotests
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/dave/jennifer/jen"
 
 	"github.com/dshkit/dsh/gen/ir"
 )
 
-// This file builds the deterministic sample values of the generated test, as Go source.
+// This file builds the deterministic sample values of the generated test, as jennifer code.
 //
 // Every field is filled with a value of its type: strings "text-<field>", ints 1, numbers
 // 1.5, bools true, durations one millisecond, any JSON {"k":"v"} (compact, because a
@@ -31,6 +31,8 @@ const maxDepth = 2
 // sampler renders sample values of one spec.
 type sampler struct {
 	spec *ir.Spec
+	// pkg is the import path of the generated package the samples' types live in.
+	pkg string
 	// variantOf maps each variant record to its union.
 	variantOf map[*ir.Type]*ir.Type
 	// rank holds the types that have a finite value once optional fields are absent and
@@ -38,12 +40,11 @@ type sampler struct {
 	rank map[*ir.Type]int
 	// limit is the depth past which the sampler gives up: no finite value.
 	limit int
-	// usesTime records that some sample refers to package time.
-	usesTime bool
 }
 
-func newSampler(s *ir.Spec) *sampler {
-	b := &sampler{spec: s, variantOf: map[*ir.Type]*ir.Type{}, limit: maxDepth + len(s.Types) + 1}
+// newSampler returns the sampler of s, whose Go package has the import path pkg.
+func newSampler(s *ir.Spec, pkg string) *sampler {
+	b := &sampler{spec: s, pkg: pkg, variantOf: map[*ir.Type]*ir.Type{}, limit: maxDepth + len(s.Types) + 1}
 	for _, u := range s.Types {
 		for _, v := range u.Variants {
 			b.variantOf[v.Type] = u
@@ -110,33 +111,33 @@ func named(s *ir.Spec, r *ir.TypeRef) *ir.Type {
 }
 
 // top renders the sample of record t at depth 0.
-func (b *sampler) top(t *ir.Type) (string, error) {
+func (b *sampler) top(t *ir.Type) (jen.Code, error) {
 	return b.recordWith(t, 0, false)
 }
 
 // topNulls renders the sample of record t at depth 0 with its nullable fields absent (nil).
-func (b *sampler) topNulls(t *ir.Type) (string, error) {
+func (b *sampler) topNulls(t *ir.Type) (jen.Code, error) {
 	return b.recordWith(t, 0, true)
 }
 
 // variant renders the sample of variant v of union u at depth 0.
-func (b *sampler) variant(u *ir.Type, v *ir.Variant) (string, error) {
+func (b *sampler) variant(u *ir.Type, v *ir.Variant) (jen.Code, error) {
 	if v.Type == nil {
-		return "", fmt.Errorf("gotests: %s: variant %q of %s has no record", u.Pos, v.Kind, u.Name)
+		return nil, fmt.Errorf("gotests: %s: variant %q of %s has no record", u.Pos, v.Kind, u.Name)
 	}
 	return b.record(v.Type, 0)
 }
 
 // record renders a composite literal of record t, nested at depth.
-func (b *sampler) record(t *ir.Type, depth int) (string, error) {
+func (b *sampler) record(t *ir.Type, depth int) (jen.Code, error) {
 	return b.recordWith(t, depth, false)
 }
 
 // recordWith renders a composite literal of record t, nested at depth; nulls leaves t's
 // nullable fields absent.
-func (b *sampler) recordWith(t *ir.Type, depth int, nulls bool) (string, error) {
+func (b *sampler) recordWith(t *ir.Type, depth int, nulls bool) (jen.Code, error) {
 	if depth > b.limit {
-		return "", fmt.Errorf("gotests: %s: %s has no finite sample value (a cycle of required fields?)", t.Pos, t.Name)
+		return nil, fmt.Errorf("gotests: %s: %s has no finite sample value (a cycle of required fields?)", t.Pos, t.Name)
 	}
 	limited := depth > maxDepth
 	skip := map[string]bool{}
@@ -149,7 +150,7 @@ func (b *sampler) recordWith(t *ir.Type, depth int, nulls bool) (string, error) 
 	if u := b.variantOf[t]; u != nil {
 		disc = discriminator(u)
 	}
-	var fields []string
+	var fields []jen.Code
 	for _, f := range t.Fields {
 		switch {
 		case f.Runtime, f.Type.Kind == ir.Handle, f.JSONName == disc, skip[f.JSONName], f.Optional && limited, f.Nullable && nulls:
@@ -157,76 +158,81 @@ func (b *sampler) recordWith(t *ir.Type, depth int, nulls bool) (string, error) 
 		}
 		v, err := b.value(f.Type, f.JSONName, f.Optional || f.Nullable, depth, limited)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		fields = append(fields, f.GoName+": "+v+",\n")
+		fields = append(fields, jen.Id(f.GoName).Op(":").Add(v))
 	}
 	if len(fields) == 0 {
-		return b.spec.Package + "." + t.Name + "{}", nil
+		return b.qual(t.Name).Values(), nil
 	}
-	return b.spec.Package + "." + t.Name + "{\n" + strings.Join(fields, "") + "}", nil
+	return b.qual(t.Name).Custom(multiline, fields...), nil
 }
+
+// multiline lays out a composite literal's elements one per line.
+var multiline = jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+
+// qual is name qualified by the generated package.
+func (b *sampler) qual(name string) *jen.Statement { return jen.Qual(b.pkg, name) }
 
 // value renders a value of type r for the field (or element of the field) name of a record
 // at depth; optional says the field is optional or nullable (scalars and records are then
 // pointers), limited that lists and maps stay empty.
-func (b *sampler) value(r *ir.TypeRef, name string, optional bool, depth int, limited bool) (string, error) {
-	ptr := func(v string) string {
+func (b *sampler) value(r *ir.TypeRef, name string, optional bool, depth int, limited bool) (jen.Code, error) {
+	ptr := func(v jen.Code) jen.Code {
 		if optional {
-			return "ptr(" + v + ")"
+			return jen.Id("ptr").Call(v)
 		}
 		return v
 	}
 	switch r.Kind {
 	case ir.String:
-		return ptr(strconv.Quote("text-" + name)), nil
+		return ptr(jen.Lit("text-" + name)), nil
 	case ir.Int:
-		return ptr("1"), nil
+		return ptr(jen.Lit(1)), nil
 	case ir.Float:
-		return ptr("1.5"), nil
+		return ptr(jen.Lit(1.5)), nil
 	case ir.Bool:
-		return ptr("true"), nil
+		return ptr(jen.True()), nil
 	case ir.Duration:
-		b.usesTime = true
-		return ptr("time.Millisecond"), nil
+		return ptr(jen.Qual("time", "Millisecond")), nil
 	case ir.JSON:
-		return "json.RawMessage(`{\"k\":\"v\"}`)", nil
+		return jen.Qual("encoding/json", "RawMessage").Call(jen.Lit(`{"k":"v"}`)), nil
 	case ir.List, ir.Map:
 		typ, err := b.goType(r)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if limited {
-			return typ + "{}", nil
+			return jen.Add(typ).Values(), nil
 		}
 		elem, err := b.value(r.Elem, name, false, depth, false)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if r.Kind == ir.List {
-			return typ + "{\n" + elem + ",\n}", nil
+			return jen.Add(typ).Custom(multiline, elem), nil
 		}
-		return typ + "{\n\"k\": " + elem + ",\n}", nil
+		return jen.Add(typ).Custom(multiline, jen.Lit("k").Op(":").Add(elem)), nil
 	case ir.Named:
 		t := named(b.spec, r)
 		if t == nil {
-			return "", fmt.Errorf("gotests: reference to undeclared type %q", r.Name)
+			return nil, fmt.Errorf("gotests: reference to undeclared type %q", r.Name)
 		}
 		switch t.Kind {
 		case ir.Enum:
 			if len(t.Values) == 0 {
-				return "", fmt.Errorf("gotests: %s: enum %s has no values", t.Pos, t.Name)
+				return nil, fmt.Errorf("gotests: %s: enum %s has no values", t.Pos, t.Name)
 			}
-			return b.spec.Package + "." + t.Values[0].GoName, nil
+			return b.qual(t.Values[0].GoName), nil
 		case ir.Record:
 			v, err := b.record(t, depth+1)
 			if err != nil || !optional {
 				return v, err
 			}
-			return "&" + v, nil
+			return jen.Op("&").Add(v), nil
 		case ir.Union:
 			if len(t.Variants) == 0 {
-				return "", fmt.Errorf("gotests: %s: union %s has no variants", t.Pos, t.Name)
+				return nil, fmt.Errorf("gotests: %s: union %s has no variants", t.Pos, t.Name)
 			}
 			v := t.Variants[0]
 			if depth+1 > maxDepth {
@@ -239,38 +245,37 @@ func (b *sampler) value(r *ir.TypeRef, name string, optional bool, depth int, li
 			}
 			return b.record(v.Type, depth+1)
 		}
-		return "", fmt.Errorf("gotests: %s: type %s has unknown kind %s", t.Pos, t.Name, t.Kind)
+		return nil, fmt.Errorf("gotests: %s: type %s has unknown kind %s", t.Pos, t.Name, t.Kind)
 	}
-	return "", fmt.Errorf("gotests: no sample value for a %s", r)
+	return nil, fmt.Errorf("gotests: no sample value for a %s", r)
 }
 
 // goType renders the Go type of a list or map element type (never a pointer).
-func (b *sampler) goType(r *ir.TypeRef) (string, error) {
+func (b *sampler) goType(r *ir.TypeRef) (*jen.Statement, error) {
 	switch r.Kind {
 	case ir.String:
-		return "string", nil
+		return jen.String(), nil
 	case ir.Int:
-		return "int", nil
+		return jen.Int(), nil
 	case ir.Float:
-		return "float64", nil
+		return jen.Float64(), nil
 	case ir.Bool:
-		return "bool", nil
+		return jen.Bool(), nil
 	case ir.JSON:
-		return "json.RawMessage", nil
+		return jen.Qual("encoding/json", "RawMessage"), nil
 	case ir.Duration:
-		b.usesTime = true
-		return "time.Duration", nil
+		return jen.Qual("time", "Duration"), nil
 	case ir.Named, ir.Handle:
-		return b.spec.Package + "." + r.Name, nil
+		return b.qual(r.Name), nil
 	case ir.List, ir.Map:
 		elem, err := b.goType(r.Elem)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if r.Kind == ir.List {
-			return "[]" + elem, nil
+			return jen.Index().Add(elem), nil
 		}
-		return "map[string]" + elem, nil
+		return jen.Map(jen.String()).Add(elem), nil
 	}
-	return "", fmt.Errorf("gotests: no Go type for a %s", r)
+	return nil, fmt.Errorf("gotests: no Go type for a %s", r)
 }

@@ -167,7 +167,7 @@ func (e *emitter) checkRef(r *ir.TypeRef, at ir.Pos, top bool) error {
 // checkHandles rejects unknown handles and an Agent handle without its UserMessage record.
 func (e *emitter) checkHandles() error {
 	for _, name := range sortedKeys(e.handles) {
-		if handleTemplates[name] == "" {
+		if handleDecls[name] == nil {
 			return fmt.Errorf("gotypes: unknown handle %q (known: Agent, Token)", name)
 		}
 	}

@@ -1,49 +1,143 @@
 package gotypes
 
 import (
-	_ "embed"
 	"fmt"
-	"go/format"
 	"path"
-	"strconv"
-	"strings"
+
+	"github.com/dave/jennifer/jen"
 
 	"github.com/dshkit/dsh/codec"
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/gofile"
 	"github.com/dshkit/dsh/gen/ir"
 )
 
-// The shared files are fixed Go text, kept in meta/ as templates that hold everything but
-// the header, the package clause and (for handles) the imports.
-var (
-	//go:embed meta/codec.go.tmpl
-	codecTemplate string
-	//go:embed meta/agent.go.tmpl
-	agentTemplate string
-	//go:embed meta/token.go.tmpl
-	tokenTemplate string
-	// agentControlTemplate holds the Agent methods that need the AgentCancelCause union:
-	// they are part of the handle when the spec declares it (the canonical spec does).
-	//go:embed meta/agent_control.go.tmpl
-	agentControlTemplate string
-	// messagesTemplate holds the message constructors that follow the Agent handle when the
-	// spec declares the records and unions they build (the canonical spec does).
-	//go:embed meta/messages.go.tmpl
-	messagesTemplate string
-)
+// codecPath is the import path of the codec runtime the generated code runs on.
+const codecPath = "github.com/dshkit/dsh/codec"
 
-// agentDecl is the Agent handle's declaration for the spec: with Cancel and Inbox when the
-// spec declares the AgentCancelCause union.
-func (e *emitter) agentDecl() string {
-	if t := e.spec.Lookup("AgentCancelCause"); t == nil || t.Kind != ir.Union {
-		return agentTemplate
+// handleDecls maps each handle the spec may use to the emitter of its declarations.
+var handleDecls = map[string]func(e *emitter) []jen.Code{
+	"Agent": (*emitter).agentDecls,
+	"Token": func(*emitter) []jen.Code { return tokenDecls() },
+}
+
+// metaFiles renders meta_codec.go (the compile-time check of the codec runtime's version and
+// the re-exported decoding errors), and meta_handles.go when some field uses a handle.
+func (e *emitter) metaFiles(outDir string) ([]emit.File, error) {
+	codecFile, err := e.metaFile("meta_codec.go", codecDecls())
+	if err != nil {
+		return nil, err
 	}
-	i := strings.LastIndex(agentTemplate, "}")
-	decl := agentTemplate[:i] + agentControlTemplate + agentTemplate[i:]
-	if e.hasMessageTypes() {
-		decl += messagesTemplate
+	files := []emit.File{{Path: path.Join(outDir, "meta_codec.go"), Data: codecFile}}
+	if len(e.handles) == 0 {
+		return files, nil
 	}
-	return decl
+	var decls []jen.Code
+	for _, name := range sortedKeys(e.handles) {
+		decls = append(decls, handleDecls[name](e)...)
+	}
+	handles, err := e.metaFile("meta_handles.go", decls)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, emit.File{Path: path.Join(outDir, "meta_handles.go"), Data: handles}), nil
+}
+
+// metaFile renders decls, a blank line between each two, under the meta header.
+func (e *emitter) metaFile(name string, decls []jen.Code) ([]byte, error) {
+	f := gofile.New(e.spec.Package, emit.Header(metaSpecFile))
+	f.ImportName(codecPath, "codec")
+	for i, d := range decls {
+		if i > 0 {
+			f.Line()
+		}
+		f.Add(d)
+	}
+	out, err := gofile.Render(name, f)
+	if err != nil {
+		return nil, fmt.Errorf("gotypes: %w", err)
+	}
+	return out, nil
+}
+
+// codecDecls are the declarations of meta_codec.go: the check that the codec runtime
+// supports codec.Version, and the decoding errors re-exported from it.
+func codecDecls() []jen.Code {
+	cq := func(name string) *jen.Statement { return jen.Qual(codecPath, name) }
+	sentinels := [][2]string{
+		{"ErrMissingField", "an absent required field"},
+		{"ErrUnknownField", "a field the type does not declare"},
+		{"ErrMissingKind", "a union value without its discriminator"},
+		{"ErrUnknownKind", "a discriminator that names no variant"},
+		{"ErrInvalidEnum", "a value outside its enum"},
+		{"ErrExclusive", "more than one field of an exclusive group set"},
+		{"ErrNilVariant", "a nil union value (or nil pointer variant)"},
+	}
+	return []jen.Code{
+		gofile.Comment(`This package's codec runs on github.com/dshkit/dsh/codec, the runtime of the code dshgen
+generates. These constants check at compile time that the two agree (see
+codec.EnforceVersion): if they do not, regenerate with the dshgen of the dsh version the
+build uses, or upgrade dsh.`).Const().Defs(
+			jen.Id("_").Op("=").Add(cq("EnforceVersion")).Call(jen.Lit(codec.Version).Op("-").Add(cq("MinVersion"))),
+			jen.Id("_").Op("=").Add(cq("EnforceVersion")).Call(cq("MaxVersion").Op("-").Lit(codec.Version)),
+		),
+		gofile.Comment(`DecodeError is the error of decoding or validating a generated type. It names the type
+and the JSON field at fault and wraps the cause (one of the Err* sentinels, or an
+encoding/json error); use errors.Is and errors.As. It is codec.DecodeError, shared by
+every generated package.`).Type().Id("DecodeError").Op("=").Add(cq("DecodeError")),
+		gofile.Comment(`The causes a DecodeError wraps, for errors.Is: the codec runtime's sentinels, the same
+values in every generated package.`).Var().DefsFunc(func(g *jen.Group) {
+			for _, s := range sentinels {
+				g.Id(s[0]).Op("=").Add(cq(s[0])).Comment(s[1])
+			}
+		}),
+	}
+}
+
+// agentDecls declares the Agent handle: with Cancel and Inbox when the spec declares the
+// AgentCancelCause union (the canonical spec does), and followed by UserText when the spec
+// declares the records and unions it builds.
+func (e *emitter) agentDecls() []jen.Code {
+	ctx := func() *jen.Statement { return jen.Id("ctx").Qual("context", "Context") }
+	methods := []jen.Code{
+		gofile.Comment("ID returns the id of the agent.").Id("ID").Params().String(),
+		gofile.Comment(`Inject durably appends msg to the agent's next-step inbox without waking it: the
+message reaches the model at the agent's next step, whenever that happens.`).
+			Id("Inject").Params(ctx(), jen.Id("msg").Id("UserMessage")).Error(),
+		gofile.Comment(`Steer durably appends msg to the agent's next-step inbox and wakes the agent: an idle
+agent starts a turn, a running one continues its turn with another step.`).
+			Id("Steer").Params(ctx(), jen.Id("msg").Id("UserMessage")).Error(),
+		gofile.Comment(`Halt ends the agent's current turn as aborted by a hook with the reason, once the
+running batch has settled; the inbox is left as it is.`).
+			Id("Halt").Params(jen.Id("reason").String()),
+	}
+	control := false
+	if t := e.spec.Lookup("AgentCancelCause"); t != nil && t.Kind == ir.Union {
+		control = true
+		methods = append(methods,
+			gofile.Comment(`Cancel aborts the agent's current turn with cause (nil is the user); the first cause
+wins. Unless keepInbox, it also discards the inbox and every context the current tool
+batch produces. It never blocks for long and may be called from a listener.`).
+				Id("Cancel").Params(jen.Id("cause").Id("AgentCancelCause"), jen.Id("keepInbox").Bool()),
+			gofile.Comment("Inbox returns copies of the pending next-turn and next-step messages, in order.").
+				Id("Inbox").Params().Params(jen.List(jen.Id("nextTurn"), jen.Id("nextStep")).Index().Id("UserMessage")),
+		)
+	}
+	decls := []jen.Code{gofile.Comment(`Agent is the runtime handle of the agent an event concerns. The runtime puts it in the
+payloads it dispatches; it lives only in memory and is never encoded.`).Type().Id("Agent").Interface(methods...)}
+	if control && e.hasMessageTypes() {
+		decls = append(decls, gofile.Comment(`UserText returns a user message of one text block from source, e.g.
+UserText(SourcePlugin{Plugin: "notes"}, "notes.md changed"). Its ID is left empty and
+its role is user: the runtime mints the ID wherever a plugin hands it a message (an
+agent's Inject and Steer, a tool body's DeferContext, the contexts of a decision or a
+tools/execute result).`).Func().Id("UserText").Params(jen.Id("source").Id("MessageSource"), jen.Id("text").String()).Id("UserMessage").Block(
+			jen.Return(jen.Id("UserMessage").Values(
+				jen.Id("Role").Op(":").Id("UserMessageRoleUser"),
+				jen.Id("Content").Op(":").Index().Id("ContentBlock").Values(jen.Id("TextBlock").Values(jen.Id("Text").Op(":").Id("text"))),
+				jen.Id("Source").Op(":").Id("source"),
+			))))
+	}
+	return decls
 }
 
 // hasMessageTypes reports whether the spec declares what UserText builds: the UserMessage
@@ -67,52 +161,19 @@ func (e *emitter) hasMessageTypes() bool {
 	return true
 }
 
-// handleTemplates maps each handle the spec may use to its declaration.
-var handleTemplates = map[string]string{"Agent": agentTemplate, "Token": tokenTemplate}
-
-// handleImports maps each handle to the standard packages its declaration imports.
-var handleImports = map[string][]string{"Agent": {"context"}, "Token": {"sync/atomic"}}
-
-// metaFiles renders meta_codec.go (the compile-time check of the codec runtime's version and
-// the re-exported decoding errors), and meta_handles.go when some field uses a handle.
-func (e *emitter) metaFiles(outDir string) ([]emit.File, error) {
-	codecFile, err := e.metaFile(strings.ReplaceAll(codecTemplate, "{{VERSION}}", strconv.Itoa(codec.Version)))
-	if err != nil {
-		return nil, err
+// tokenDecls declares the Token handle and NewToken.
+func tokenDecls() []jen.Code {
+	return []jen.Code{
+		gofile.Comment(`Token is the opaque identity of one tool execution. Tokens support equality only
+(compare them with ==); the zero Token identifies nothing. A Token is never encoded.`).
+			Type().Id("Token").Struct(jen.Id("id").Uint64()),
+		gofile.Comment("tokenCounter numbers the tokens NewToken returns.").
+			Var().Id("tokenCounter").Qual("sync/atomic", "Uint64"),
+		gofile.Comment("NewToken returns a fresh token, distinct from every other token of the process.").
+			Func().Id("NewToken").Params().Id("Token").Block(
+			jen.Return(jen.Id("Token").Values(jen.Id("id").Op(":").Id("tokenCounter").Dot("Add").Call(jen.Lit(1))))),
+		gofile.Comment("IsZero reports whether t is the zero Token, which NewToken never returns.").
+			Func().Params(jen.Id("t").Id("Token")).Id("IsZero").Params().Bool().Block(
+			jen.Return(jen.Id("t").Dot("id").Op("==").Lit(0))),
 	}
-	files := []emit.File{{Path: path.Join(outDir, "meta_codec.go"), Data: codecFile}}
-	if len(e.handles) == 0 {
-		return files, nil
-	}
-	var imports, decls []string
-	for _, name := range sortedKeys(e.handles) {
-		imports = append(imports, handleImports[name]...)
-		if name == "Agent" {
-			decls = append(decls, e.agentDecl())
-			continue
-		}
-		decls = append(decls, handleTemplates[name])
-	}
-	var body strings.Builder
-	body.WriteString("import (\n")
-	for _, imp := range imports {
-		fmt.Fprintf(&body, "\t%q\n", imp)
-	}
-	body.WriteString(")\n\n")
-	body.WriteString(strings.Join(decls, "\n"))
-	handles, err := e.metaFile(body.String())
-	if err != nil {
-		return nil, err
-	}
-	return append(files, emit.File{Path: path.Join(outDir, "meta_handles.go"), Data: handles}), nil
-}
-
-// metaFile prefixes body with the meta header and the package clause, and formats it.
-func (e *emitter) metaFile(body string) ([]byte, error) {
-	src := "// " + emit.Header(metaSpecFile) + "\n\npackage " + e.spec.Package + "\n\n" + body
-	out, err := format.Source([]byte(src))
-	if err != nil {
-		return nil, fmt.Errorf("gotypes: formatting a meta file: %w", err)
-	}
-	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/dshkit/dsh/gen/emit/gofile"
 )
 
 // commentWidth is the width generated (not spec-written) doc comments are wrapped at.
@@ -39,24 +41,13 @@ func docLines(text string) []string {
 	return lines
 }
 
-// wrap breaks line at spaces into lines of at most commentWidth characters where possible.
+// wrap breaks line at spaces into lines of at most commentWidth characters where possible;
+// a line that fits is kept as it is.
 func wrap(line string) []string {
 	if len(line) <= commentWidth {
 		return []string{line}
 	}
-	var out []string
-	cur := ""
-	for _, word := range strings.Fields(line) {
-		if cur != "" && len(cur)+1+len(word) > commentWidth {
-			out = append(out, cur)
-			cur = ""
-		}
-		if cur != "" {
-			cur += " "
-		}
-		cur += word
-	}
-	return append(out, cur)
+	return gofile.Wrap(line, commentWidth)
 }
 
 // article prefixes name with "a" or "an", for generated comments (a leading U is taken

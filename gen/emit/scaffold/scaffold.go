@@ -6,6 +6,9 @@
 // The package imports no CUE: EmitEvents works from a plain event table, which the
 // CUE-free command dshscaffold takes from the generated surface (dsh.Events), so a plugin's
 // module needs no spec toolchain; Emit takes the table from a loaded spec (dshgen scaffold).
+// For the same reason it renders with text/template rather than jennifer, which every other
+// Go emitter but hookmap uses: a plugin module requires neither (TestQuickStartOutsideModule
+// in cmd/dshscaffold checks its go.mod).
 package scaffold
 
 import (

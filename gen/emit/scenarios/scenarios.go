@@ -11,9 +11,11 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"text/template"
+
+	"github.com/dave/jennifer/jen"
 
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/gofile"
 	"github.com/dshkit/dsh/gen/ir"
 )
 
@@ -49,20 +51,16 @@ func Emit(s *ir.Spec, o Options) ([]emit.File, error) {
 		return nil, err
 	}
 	files := []emit.File{{Path: path.Join(o.GoDir, "scenarios.json"), Data: js}}
-	embed, err := render(embedTmpl, map[string]any{"Header": header, "Package": s.Package, "Count": len(s.Scenarios)})
+	embed, err := gofile.Render("scenarios.go", embedFile(s, header))
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, emit.File{Path: path.Join(o.GoDir, "scenarios.go"), Data: embed})
-	var tests []map[string]any
-	for _, sc := range s.Scenarios {
-		timed, err := timed(sc.Data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: scenario %q: %v", sc.Pos, sc.ID, err)
-		}
-		tests = append(tests, map[string]any{"Func": "Test" + ir.GoName(sc.ID), "ID": sc.ID, "Doc": sc.Doc, "Parallel": !timed})
+	tf, err := testFile(s, header, o)
+	if err != nil {
+		return nil, err
 	}
-	test, err := render(testTmpl, map[string]any{"Header": header, "Package": s.Package, "Tests": tests, "Harness": o.Harness, "Runtime": o.Runtime})
+	test, err := gofile.Render("scenarios_test.go", tf)
 	if err != nil {
 		return nil, err
 	}
@@ -198,96 +196,80 @@ func index(s *ir.Spec) []byte {
 	return []byte(b.String())
 }
 
-func render(t *template.Template, data any) ([]byte, error) { return emit.RenderGo(t, data) }
+// embedFile is scenarios.go: ScenariosJSON, which embeds scenarios.json, and its decoder.
+func embedFile(s *ir.Spec, header string) *jen.File {
+	f := gofile.New(s.Package, header)
+	f.Anon("embed")
+	js := func(name string) *jen.Statement { return jen.Qual("encoding/json", name) }
+	raw := func() *jen.Statement { return js("RawMessage") }
+	returnErr := jen.Return(jen.Nil(), jen.Err())
+	// unmarshal is `if err := <call>; err != nil { <then> }`.
+	unmarshal := func(call jen.Code, then jen.Code) *jen.Statement {
+		return jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(then)
+	}
+	tagged := func(name string) *jen.Statement {
+		return jen.Id(name).String().Tag(map[string]string{"json": strings.ToLower(name)})
+	}
 
-var funcs = template.FuncMap{"lines": func(s string) []string { return strings.Split(s, "\n") }}
-
-var embedTmpl = template.Must(template.New("embed").Funcs(funcs).Parse(`// {{.Header}}
-
-package {{.Package}}
-
-import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
-)
-
-// ScenariosJSON is the conformance suite as JSON: {"scenarios": [{id, doc, file, refs,
-// setup, run, expect}]}, for runtimes in any language.
-//
-//go:embed scenarios.json
-var ScenariosJSON []byte
-
-// Entry is one scenario of the suite, with its id and doc.
-type Entry struct {
-	// ID is the scenario id.
-	ID string
-	// Doc says what the scenario checks.
-	Doc string
-	// File is the spec file the scenario is declared in.
-	File string
-	// Scenario is the scenario itself.
-	Scenario Scenario
+	f.Add(gofile.Comment(`ScenariosJSON is the conformance suite as JSON: {"scenarios": [{id, doc, file, refs,
+setup, run, expect}]}, for runtimes in any language.`)).
+		Comment("//").Line().Comment("//go:embed scenarios.json").Line().Var().Id("ScenariosJSON").Index().Byte()
+	f.Line()
+	f.Add(gofile.Comment("Entry is one scenario of the suite, with its id and doc.")).Type().Id("Entry").Struct(
+		gofile.Comment("ID is the scenario id.").Id("ID").String(),
+		gofile.Comment("Doc says what the scenario checks.").Id("Doc").String(),
+		gofile.Comment("File is the spec file the scenario is declared in.").Id("File").String(),
+		gofile.Comment("Scenario is the scenario itself.").Id("Scenario").Id("Scenario"),
+	)
+	f.Line()
+	f.Add(gofile.Comment(fmt.Sprintf("Scenarios decodes the %d scenarios of the suite, strictly.", len(s.Scenarios)))).
+		Func().Id("Scenarios").Params().Params(jen.Index().Id("Entry"), jen.Error()).Block(
+		jen.Var().Id("doc").Struct(jen.Id("Scenarios").Index().Add(raw()).Tag(map[string]string{"json": "scenarios"})),
+		unmarshal(js("Unmarshal").Call(jen.Id("ScenariosJSON"), jen.Op("&").Id("doc")), returnErr),
+		jen.Id("out").Op(":=").Make(jen.Index().Id("Entry"), jen.Lit(0), jen.Len(jen.Id("doc").Dot("Scenarios"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("raw")).Op(":=").Range().Id("doc").Dot("Scenarios")).Block(
+			jen.Var().Id("head").Struct(tagged("ID"), tagged("Doc"), tagged("File")),
+			jen.Var().Id("fields").Map(jen.String()).Add(raw()),
+			unmarshal(js("Unmarshal").Call(jen.Id("raw"), jen.Op("&").Id("head")), returnErr),
+			unmarshal(js("Unmarshal").Call(jen.Id("raw"), jen.Op("&").Id("fields")), returnErr),
+			jen.Delete(jen.Id("fields"), jen.Lit("id")),
+			jen.Delete(jen.Id("fields"), jen.Lit("doc")),
+			jen.Delete(jen.Id("fields"), jen.Lit("file")),
+			jen.List(jen.Id("body"), jen.Err()).Op(":=").Add(js("Marshal")).Call(jen.Id("fields")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(returnErr),
+			jen.Id("e").Op(":=").Id("Entry").Values(
+				jen.Id("ID").Op(":").Id("head").Dot("ID"),
+				jen.Id("Doc").Op(":").Id("head").Dot("Doc"),
+				jen.Id("File").Op(":").Id("head").Dot("File")),
+			unmarshal(jen.Id("e").Dot("Scenario").Dot("UnmarshalJSON").Call(jen.Id("body")),
+				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("scenario %s: %w"), jen.Id("head").Dot("ID"), jen.Err()))),
+			jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("e")),
+		),
+		jen.Return(jen.Id("out"), jen.Nil()),
+	)
+	return f
 }
 
-// Scenarios decodes the {{.Count}} scenarios of the suite, strictly.
-func Scenarios() ([]Entry, error) {
-	var doc struct {
-		Scenarios []json.RawMessage ` + "`json:\"scenarios\"`" + `
-	}
-	if err := json.Unmarshal(ScenariosJSON, &doc); err != nil {
-		return nil, err
-	}
-	out := make([]Entry, 0, len(doc.Scenarios))
-	for _, raw := range doc.Scenarios {
-		var head struct {
-			ID   string ` + "`json:\"id\"`" + `
-			Doc  string ` + "`json:\"doc\"`" + `
-			File string ` + "`json:\"file\"`" + `
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(raw, &fields); err != nil {
-			return nil, err
-		}
-		delete(fields, "id")
-		delete(fields, "doc")
-		delete(fields, "file")
-		body, err := json.Marshal(fields)
+// testFile is scenarios_test.go: one test per scenario, which runs it on o.Runtime through
+// o.Harness. A scenario that depends on the wall clock (timed) does not run in parallel.
+func testFile(s *ir.Spec, header string, o Options) (*jen.File, error) {
+	f := gofile.New(s.Package+"_test", header)
+	f.ImportAlias(o.Harness, "harness")
+	f.ImportAlias(o.Runtime, "runtime")
+	for _, sc := range s.Scenarios {
+		timed, err := timed(sc.Data)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: scenario %q: %v", sc.Pos, sc.ID, err)
 		}
-		e := Entry{ID: head.ID, Doc: head.Doc, File: head.File}
-		if err := e.Scenario.UnmarshalJSON(body); err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", head.ID, err)
-		}
-		out = append(out, e)
+		name := "Test" + ir.GoName(sc.ID)
+		f.Line()
+		f.Add(gofile.Comment(name + " runs scenario " + sc.ID + ":\n" + sc.Doc)).
+			Func().Id(name).Params(jen.Id("t").Op("*").Qual("testing", "T")).BlockFunc(func(g *jen.Group) {
+			if !timed {
+				g.Id("t").Dot("Parallel").Call()
+			}
+			g.Qual(o.Harness, "RunID").Call(jen.Id("t"), jen.Qual(o.Runtime, "New"), jen.Lit(sc.ID))
+		})
 	}
-	return out, nil
+	return f, nil
 }
-`))
-
-var testTmpl = template.Must(template.New("test").Funcs(funcs).Parse(`// {{.Header}}
-
-package {{.Package}}_test
-
-import (
-	"testing"
-
-	harness {{printf "%q" .Harness}}
-	runtime {{printf "%q" .Runtime}}
-)
-{{range .Tests}}
-// {{.Func}} runs scenario {{.ID}}:
-{{- range lines .Doc}}
-// {{.}}
-{{- end}}
-func {{.Func}}(t *testing.T) {
-{{- if .Parallel}}
-	t.Parallel()
-{{- end}}
-	harness.RunID(t, runtime.New, {{printf "%q" .ID}})
-}
-{{end}}`))

@@ -2,20 +2,19 @@
 
 // Package claudecode_test checks that every union variant and every record with a JSON
 // Schema survives a JSON round trip through the generated codec, that the JSON validates
-// against its schema, that the schema and the decoder both reject a variant with an
-// unknown or a missing discriminator, and that they agree on unknown fields and nulls. The
-// checks are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated
-// package, which imports only the standard library and the codec runtime) imports go-cmp
-// and jsonschema: being a _test.go file, this adds neither to what importers of package
+// against its schema, that the schema and the decoder both reject a variant with an unknown
+// or a missing discriminator, and that they agree on unknown fields and nulls. The checks
+// are those of github.com/dshkit/dsh/codec/codectest, which (unlike the generated package,
+// which imports only the standard library and the codec runtime) imports go-cmp and
+// jsonschema: being a _test.go file, this adds neither to what importers of package
 // claudecode build.
 package claudecode_test
 
 import (
 	"encoding/json"
-	"testing"
-
 	"github.com/dshkit/dsh/codec/codectest"
 	"github.com/dshkit/dsh/generated/wire/claudecode"
+	"testing"
 )
 
 // schemas are the JSON Schema files of the package's types.
@@ -84,8 +83,8 @@ func TestRoundTrip(t *testing.T) {
 			Behavior:           claudecode.PermissionRequestDecisionBehaviorAllow,
 			Message:            ptr("text-message"),
 			Interrupt:          ptr(true),
-			UpdatedInput:       json.RawMessage(`{"k":"v"}`),
-			UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+			UpdatedInput:       json.RawMessage("{\"k\":\"v\"}"),
+			UpdatedPermissions: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("PermissionRequestInput", func(t *testing.T) {
@@ -93,9 +92,9 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest,
 			SessionID:     "text-session_id",
 			ToolName:      "text-tool_name",
-			ToolInput:     json.RawMessage(`{"k":"v"}`),
+			ToolInput:     json.RawMessage("{\"k\":\"v\"}"),
 			PermissionSuggestions: []json.RawMessage{
-				json.RawMessage(`{"k":"v"}`),
+				json.RawMessage("{\"k\":\"v\"}"),
 			},
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
@@ -114,8 +113,8 @@ func TestRoundTrip(t *testing.T) {
 					Behavior:           claudecode.PermissionRequestDecisionBehaviorAllow,
 					Message:            ptr("text-message"),
 					Interrupt:          ptr(true),
-					UpdatedInput:       json.RawMessage(`{"k":"v"}`),
-					UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+					UpdatedInput:       json.RawMessage("{\"k\":\"v\"}"),
+					UpdatedPermissions: json.RawMessage("{\"k\":\"v\"}"),
 				},
 			},
 			StopReason:     ptr("text-stopReason"),
@@ -132,8 +131,8 @@ func TestRoundTrip(t *testing.T) {
 				Behavior:           claudecode.PermissionRequestDecisionBehaviorAllow,
 				Message:            ptr("text-message"),
 				Interrupt:          ptr(true),
-				UpdatedInput:       json.RawMessage(`{"k":"v"}`),
-				UpdatedPermissions: json.RawMessage(`{"k":"v"}`),
+				UpdatedInput:       json.RawMessage("{\"k\":\"v\"}"),
+				UpdatedPermissions: json.RawMessage("{\"k\":\"v\"}"),
 			},
 		})
 	})
@@ -176,7 +175,7 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName:  claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure,
 			SessionID:      "text-session_id",
 			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage(`{"k":"v"}`),
+			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:      "text-tool_use_id",
 			Error:          "text-error",
 			IsInterrupt:    ptr(true),
@@ -214,11 +213,11 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName:        claudecode.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:            "text-session_id",
 			ToolName:             "text-tool_name",
-			ToolInput:            json.RawMessage(`{"k":"v"}`),
+			ToolInput:            json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:            "text-tool_use_id",
-			ToolResponse:         json.RawMessage(`{"k":"v"}`),
+			ToolResponse:         json.RawMessage("{\"k\":\"v\"}"),
 			DurationMS:           ptr(1),
-			DshOriginalToolInput: json.RawMessage(`{"k":"v"}`),
+			DshOriginalToolInput: json.RawMessage("{\"k\":\"v\"}"),
 			TranscriptPath:       "text-transcript_path",
 			CWD:                  "text-cwd",
 			PermissionMode:       claudecode.PermissionModeDefault,
@@ -233,8 +232,8 @@ func TestRoundTrip(t *testing.T) {
 			HookSpecificOutput: &claudecode.PostToolUseSpecific{
 				HookEventName:        ptr("text-hookEventName"),
 				AdditionalContext:    ptr("text-additionalContext"),
-				UpdatedToolOutput:    json.RawMessage(`{"k":"v"}`),
-				UpdatedMCPToolOutput: json.RawMessage(`{"k":"v"}`),
+				UpdatedToolOutput:    json.RawMessage("{\"k\":\"v\"}"),
+				UpdatedMCPToolOutput: json.RawMessage("{\"k\":\"v\"}"),
 			},
 			StopReason:     ptr("text-stopReason"),
 			SuppressOutput: ptr(true),
@@ -247,8 +246,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseSpecific", open, claudecode.PostToolUseSpecific{
 			HookEventName:        ptr("text-hookEventName"),
 			AdditionalContext:    ptr("text-additionalContext"),
-			UpdatedToolOutput:    json.RawMessage(`{"k":"v"}`),
-			UpdatedMCPToolOutput: json.RawMessage(`{"k":"v"}`),
+			UpdatedToolOutput:    json.RawMessage("{\"k\":\"v\"}"),
+			UpdatedMCPToolOutput: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("PreCompactInput", func(t *testing.T) {
@@ -296,7 +295,7 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName:  claudecode.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
 			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage(`{"k":"v"}`),
+			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:      "text-tool_use_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
@@ -313,7 +312,7 @@ func TestRoundTrip(t *testing.T) {
 				HookEventName:            ptr("text-hookEventName"),
 				PermissionDecision:       claudecode.PreToolUseSpecificPermissionDecisionAllow,
 				PermissionDecisionReason: ptr("text-permissionDecisionReason"),
-				UpdatedInput:             json.RawMessage(`{"k":"v"}`),
+				UpdatedInput:             json.RawMessage("{\"k\":\"v\"}"),
 				UpdatedInputMode:         claudecode.PreToolUseSpecificUpdatedInputModeReplace,
 				AdditionalContext:        ptr("text-additionalContext"),
 			},
@@ -329,7 +328,7 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName:            ptr("text-hookEventName"),
 			PermissionDecision:       claudecode.PreToolUseSpecificPermissionDecisionAllow,
 			PermissionDecisionReason: ptr("text-permissionDecisionReason"),
-			UpdatedInput:             json.RawMessage(`{"k":"v"}`),
+			UpdatedInput:             json.RawMessage("{\"k\":\"v\"}"),
 			UpdatedInputMode:         claudecode.PreToolUseSpecificUpdatedInputModeReplace,
 			AdditionalContext:        ptr("text-additionalContext"),
 		})
@@ -405,10 +404,10 @@ func TestRoundTrip(t *testing.T) {
 			StopHookActive:       true,
 			LastAssistantMessage: ptr("text-last_assistant_message"),
 			BackgroundTasks: []json.RawMessage{
-				json.RawMessage(`{"k":"v"}`),
+				json.RawMessage("{\"k\":\"v\"}"),
 			},
 			SessionCrons: []json.RawMessage{
-				json.RawMessage(`{"k":"v"}`),
+				json.RawMessage("{\"k\":\"v\"}"),
 			},
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
@@ -484,4 +483,6 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // ptr returns a pointer to a copy of v, for optional fields.
-func ptr[T any](v T) *T { return &v }
+func ptr[T any](v T) *T {
+	return &v
+}

@@ -262,7 +262,7 @@ func (m *Gemini) params(req llm.Request) (string, []*genai.Content, *genai.Gener
 					}
 					parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: v.MediaType, Data: data}})
 				default:
-					if tr, ok := asToolResult(b); ok {
+					if tr, ok := b.(dsh.ToolResultBlock); ok {
 						key := "output"
 						if tr.IsError {
 							key = "error"

@@ -354,25 +354,15 @@ func (m *OpenAIChat) contextMessage(b dsh.ContentBlock) openai.ChatCompletionMes
 }
 
 // pluginContext says whether msg is a plain plugin context: plugin-sourced, no form, no
-// tool result.
+// tool result. msg is a message of a request's clone, whose sources and blocks are value
+// forms ([llm.Request.Clone]).
 func pluginContext(msg llm.Message) bool {
-	var p dsh.SourcePlugin
-	switch s := msg.Source.(type) {
-	case dsh.SourcePlugin:
-		p = s
-	case *dsh.SourcePlugin:
-		if s == nil {
-			return false
-		}
-		p = *s
-	default:
-		return false
-	}
-	if p.Form != "" {
+	p, ok := msg.Source.(dsh.SourcePlugin)
+	if !ok || p.Form != "" {
 		return false
 	}
 	for _, b := range msg.Content {
-		if _, ok := asToolResult(b); ok {
+		if _, ok := b.(dsh.ToolResultBlock); ok {
 			return false
 		}
 	}
@@ -390,7 +380,7 @@ func (m *OpenAIChat) appendUser(out []openai.ChatCompletionMessageParamUnion, bl
 		}
 	}
 	for _, b := range blocks {
-		if tr, ok := asToolResult(b); ok {
+		if tr, ok := b.(dsh.ToolResultBlock); ok {
 			flush()
 			out = append(out, openai.ToolMessage(toolResultText(tr, m.log), tr.ToolCallID))
 			continue
@@ -402,16 +392,6 @@ func (m *OpenAIChat) appendUser(out []openai.ChatCompletionMessageParamUnion, bl
 		out = append(out, openai.UserMessage(""))
 	}
 	return out
-}
-
-func asToolResult(b dsh.ContentBlock) (dsh.ToolResultBlock, bool) {
-	switch v := b.(type) {
-	case dsh.ToolResultBlock:
-		return v, true
-	case *dsh.ToolResultBlock:
-		return *v, true
-	}
-	return dsh.ToolResultBlock{}, false
 }
 
 // userMessage maps user blocks (no tool results): a string when they are all text, else

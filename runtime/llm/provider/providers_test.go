@@ -253,3 +253,56 @@ func TestProvidersBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestProvidersPointerVariants: a request holding pointer variants (content blocks at any
+// depth, message sources) sends every provider the same body, byte for byte, as the same
+// request in value forms. The adapters switch over value forms only: the clone each one
+// streams (llm.Request.Clone) is where pointer variants become values.
+func TestProvidersPointerVariants(t *testing.T) {
+	sig := "sig"
+	values := llm.Request{Config: dsh.LLMCallConfig{Model: "test-model"}, System: "Be brief.", Messages: []llm.Message{
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "list files"}}, Source: dsh.SourceUser{}},
+		{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{
+			dsh.ReasoningBlock{Text: "use bash", Signature: &sig},
+			dsh.TextBlock{Text: "Let me check."},
+			dsh.ToolCallBlock{ID: "call_1", Name: "Bash", Arguments: `{"command":"ls"}`},
+		}, Source: dsh.SourceModel{Provider: "p", Model: "m"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{
+			dsh.ToolResultBlock{ToolCallID: "call_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}, dsh.ImageBlock{MediaType: "image/png", Data: "AAAA"}}},
+		}, Source: dsh.SourceTool{CallID: "call_1"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a context"}}, Source: dsh.SourcePlugin{Plugin: "p"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "what is this?"}, dsh.ImageBlock{MediaType: "image/jpeg", Data: "/9j/"}}},
+	}}
+	pointers := llm.Request{Config: values.Config, System: values.System, Messages: []llm.Message{
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "list files"}}, Source: &dsh.SourceUser{}},
+		{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{
+			&dsh.ReasoningBlock{Text: "use bash", Signature: &sig},
+			&dsh.TextBlock{Text: "Let me check."},
+			&dsh.ToolCallBlock{ID: "call_1", Name: "Bash", Arguments: `{"command":"ls"}`},
+		}, Source: &dsh.SourceModel{Provider: "p", Model: "m"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{
+			&dsh.ToolResultBlock{ToolCallID: "call_1", Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "a.txt"}, &dsh.ImageBlock{MediaType: "image/png", Data: "AAAA"}}},
+		}, Source: &dsh.SourceTool{CallID: "call_1"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "a context"}}, Source: &dsh.SourcePlugin{Plugin: "p"}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{&dsh.TextBlock{Text: "what is this?"}, &dsh.ImageBlock{MediaType: "image/jpeg", Data: "/9j/"}}},
+	}}
+	for _, fx := range fixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			srv := serveSSE(t, http.StatusOK, "text/event-stream", writeBody(fx.text))
+			m := fx.newModel(t, srv.URL, 10*time.Second)
+			for _, req := range []llm.Request{values, pointers} {
+				if _, err := llm.Collect(m.Stream(context.Background(), req)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			if len(srv.bodies) != 2 {
+				t.Fatalf("%d requests, want 2", len(srv.bodies))
+			}
+			if v, p := string(srv.bodies[0]), string(srv.bodies[1]); v != p || !strings.Contains(v, "a.txt") {
+				t.Errorf("body of pointer variants\n got: %s\nwant: %s", p, v)
+			}
+		})
+	}
+}

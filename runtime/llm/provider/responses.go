@@ -252,7 +252,7 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 				if b == nil {
 					return nil, fmt.Errorf("llm: openai: messages[%d]: nil content block", i)
 				}
-				if tr, ok := asToolResult(b); ok {
+				if tr, ok := b.(dsh.ToolResultBlock); ok {
 					flush()
 					if outputsAt < 0 {
 						outputsAt = len(out)

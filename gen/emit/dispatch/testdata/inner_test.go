@@ -26,19 +26,12 @@ func logPolicy(log *[]string, name string) PolicyListener {
 	}
 }
 
-func wantListenerError(t *testing.T, err error, listener string, target error) *ListenerError {
+// failedWith checks that err is the *ListenerError of listener wrapping target.
+func failedWith(t *testing.T, err error, listener string, target error) {
 	t.Helper()
-	var le *ListenerError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %v (%T) is not a *ListenerError", err, err)
+	if le := (*ListenerError)(nil); !errors.As(err, &le) || le.Listener != listener || !errors.Is(err, target) {
+		t.Errorf("error %v, want listener %s failing with %v", err, listener, target)
 	}
-	if le.Listener != listener {
-		t.Errorf("failing listener %q, want %q (%v)", le.Listener, listener, err)
-	}
-	if target != nil && !errors.Is(err, target) {
-		t.Errorf("error %v does not wrap %v", err, target)
-	}
-	return le
 }
 
 func TestScope(t *testing.T) {
@@ -113,20 +106,20 @@ func TestNilDecision(t *testing.T) {
 	reg := NewRegistry()
 	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return nil, nil })
 	_, err := reg.RunPolicy(ctx, payload("x"), nil)
-	wantListenerError(t, err, "anonymous#1", ErrNilDecision)
+	failedWith(t, err, "anonymous#1", ErrNilDecision)
 
 	reg = NewRegistry()
 	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return (*DemoDeny)(nil), nil })
 	_, err = reg.RunPolicy(ctx, payload("x"), nil)
-	wantListenerError(t, err, "anonymous#1", ErrNilDecision)
+	failedWith(t, err, "anonymous#1", ErrNilDecision)
 
 	reg.DemoGuard(func(context.Context, *DemoPayload) Verdict { return nil })
 	_, err = reg.RunDemoGuard(ctx, payload("x"))
-	wantListenerError(t, err, "anonymous#2", ErrNilDecision)
+	failedWith(t, err, "anonymous#2", ErrNilDecision)
 
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { next.Call(ctx); return nil })
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
-	wantListenerError(t, err, "anonymous#3", ErrNilDecision)
+	failedWith(t, err, "anonymous#3", ErrNilDecision)
 
 	// A pointer variant is a decision, which the runtime sees in its value form, as it sees
 	// a variant held through a pointer inside it.
@@ -163,16 +156,16 @@ func TestUnknownVariant(t *testing.T) {
 	})
 	reg.OnPolicy(func(context.Context, *DemoPayload, PolicyNext) (Decision, error) { return embedsDeny{}, nil })
 	_, err := reg.RunPolicy(ctx, payload("x"), nil)
-	wantListenerError(t, err, "anonymous#2", ErrUnknownVariant)
+	failedWith(t, err, "anonymous#2", ErrUnknownVariant)
 
 	reg = NewRegistry()
 	reg.DemoGuard(func(context.Context, *DemoPayload) Verdict { return embedsAbstain{} })
 	_, err = reg.RunDemoGuard(ctx, payload("x"))
-	wantListenerError(t, err, "anonymous#1", ErrUnknownVariant)
+	failedWith(t, err, "anonymous#1", ErrUnknownVariant)
 
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { next.Call(ctx); return embedsDeny{} })
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoAllow{} })
-	wantListenerError(t, err, "anonymous#2", ErrUnknownVariant)
+	failedWith(t, err, "anonymous#2", ErrUnknownVariant)
 
 	// Terminals, with and without listeners.
 	for _, reg := range []*Registry{NewRegistry(), reg} {
