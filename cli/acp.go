@@ -26,7 +26,7 @@ func init() {
 const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
                [--sessions DIR | --sessions postgres://... [--takeover]]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
-               [--dialect claude-code|codex] [--project-dir DIR] [--trust] [--stop-cap N]
+               [--dialect claude-code|codex|gemini] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
                [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
                [--mcp-trust NAME]...
@@ -52,14 +52,14 @@ process ends when stdin does, after cancelling and settling every session.
                        lease expires (30 s after it stopped renewing it)
   --takeover           with a postgres --sessions: session/load takes a session over even
                        when another process holds it (that process's appends then fail)
-  --hooks FILE         run the Claude Code or Codex hooks of FILE in every session; as under
+  --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE in every session; as under
                        dsh run, FILE fails closed (exit 1 naming it before any frame is read)
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
   --compact-threshold R, --revalidate-after-rewrite
                        as dsh run (see dsh run --help), in every session; a prompt of
                        "/compact [instructions]" compacts the session (advertised in
                        available_commands_update)
-  --dialect D          the hooks' dialect: claude-code (default) or codex
+  --dialect D          the hooks' dialect: claude-code (default), codex or gemini
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks and where .mcp.json is looked
                        for (default: the session's cwd)
   --trust              also load the project's own hook files and .mcp.json servers

@@ -7,9 +7,8 @@ import (
 	"github.com/dshkit/dsh/bridges/dialects"
 )
 
-// dialectNamed returns the registered dialect named name (bridges/dialects); the flags
-// accept registered names only, so an unknown one is a programming error reported as
-// the default dialect's absence of nothing: it falls back to the default.
+// dialectNamed returns the registered dialect named name (bridges/dialects). The
+// --dialect flags accept registered names only; any other name gets the default dialect.
 func dialectNamed(name string) *dialect.Descriptor {
 	reg := dialects.All()
 	if d, ok := reg.Lookup(name); ok {

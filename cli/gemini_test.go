@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,6 +87,15 @@ func TestRunGeminiHooks(t *testing.T) {
 		!strings.HasPrefix(lines[0], `{"session_id":"`) || !strings.Contains(lines[0], `"hook_event_name":"BeforeModel"`) ||
 		!strings.Contains(lines[0], `"llm_request":{"model":"gemini-test","messages":[`) {
 		t.Errorf("BeforeModel stdin:\n%s", bm)
+	}
+	// transcript_path is the chat transcript, in the engine's shape.
+	var first struct {
+		TranscriptPath string `json:"transcript_path"`
+	}
+	_ = json.Unmarshal([]byte(strings.SplitN(string(bm), "\n", 2)[0]), &first)
+	chat, err := os.ReadFile(first.TranscriptPath)
+	if err != nil || !strings.Contains(strings.SplitN(string(chat), "\n", 2)[0], `"kind":"main"`) || !strings.Contains(string(chat), `"type":"gemini"`) {
+		t.Errorf("transcript %q: %v\n%s", first.TranscriptPath, err, chat)
 	}
 	log, _ := os.ReadFile(logFile)
 	if !strings.Contains(string(log), `"dialect":"gemini"`) || !strings.Contains(string(log), `"handlerId":"gemini:BeforeTool:`) {

@@ -23,12 +23,12 @@ import (
 
 func init() {
 	commands["hooks"] = command{
-		summary: "fire one hook event at a Claude Code or Codex hooks configuration",
+		summary: "fire one hook event at a Claude Code, Codex or Gemini CLI hooks configuration",
 		run:     runHooks,
 	}
 }
 
-const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] --event EVENT --input FILE|-
+const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex|gemini (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] --event EVENT --input FILE|-
 
 Reads one hook input JSON (the stdin a hook would get), runs every hook of FILE that
 matches it exactly as the bridge runs them inside a dsh run session (in parallel, merged
@@ -55,7 +55,7 @@ Exit status: 0 when the hooks ran; 1 when the configuration or the input cannot 
 const hooksTopUsage = `usage: dsh hooks run [flags]
 
 Subcommands:
-  run   fire one hook event at a Claude Code or Codex hooks configuration
+  run   fire one hook event at a Claude Code, Codex or Gemini CLI hooks configuration
 
 Run dsh hooks run --help for its flags.
 `
@@ -278,7 +278,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 
 	reg := dsh.NewRegistry(dsh.WithLogger(quiet))
 	br.Register(reg.Plugin(table.Plugin))
-	decision, err := fireEvent(ctx, reg, ev.Name, in, agent)
+	decision, err := fireEvent(ctx, reg, payloadEvent(ev), in, agent)
 	if err != nil {
 		return nil, warnings, err
 	}

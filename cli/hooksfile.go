@@ -23,7 +23,8 @@ func checkNamedHooks(dialect, path string) error {
 	if path == "" {
 		return nil
 	}
-	table := dialectNamed(dialect).Table
+	desc := dialectNamed(dialect)
+	table := desc.Table
 	var events, noMatcher []string
 	for _, e := range table.Events {
 		events = append(events, e.Name)
@@ -33,6 +34,7 @@ func checkNamedHooks(dialect, path string) error {
 	}
 	_, diags := hookproto.LoadFile(path, hookproto.LoadOptions{
 		Dialect: hookproto.Dialect(table.Dialect), Source: path, Events: events, NoMatcherEvents: noMatcher,
+		Rules: desc.Rules, DefaultTimeout: desc.DefaultTimeout(),
 	})
 	var bad []hookproto.Diagnostic
 	for _, d := range diags {

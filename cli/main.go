@@ -10,7 +10,7 @@
 // Each command lives in its own file and registers itself in commands:
 //
 //	acp     serve ACP (Agent Client Protocol) on stdio, for editors (acp.go)
-//	hooks   fire one hook event at a Claude Code or Codex hooks configuration (hooks.go)
+//	hooks   fire one hook event at a Claude Code, Codex or Gemini CLI hooks configuration (hooks.go)
 //	log     pretty-print a session log (log.go)
 //	run     run one headless session (run.go)
 //

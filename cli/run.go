@@ -43,7 +43,7 @@ const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean
 
 const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace DIR]
                [--log FILE | --log postgres://... [--session ID] [--takeover]]
-               [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex] [--project-dir DIR]
+               [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
                [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
@@ -90,7 +90,7 @@ container or VM) when that matters.
                        later appends are refused. Without it a held session is refused
                        until its holder closes it or its lease expires (30 s after the
                        holder stopped renewing it)
-  --hooks FILE         run the Claude Code or Codex hooks of FILE (settings.json shape). FILE
+  --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE (settings.json shape). FILE
                        fails closed: if it cannot be read or parsed, or names an event, group
                        or handler the bridge would skip, dsh run exits 1 naming it and runs
                        nothing (settings found on their own skip a bad entry with a warning)
@@ -108,7 +108,7 @@ container or VM) when that matters.
                        to the --log FILE, as FILE.transcript.jsonl or FILE.rollout.jsonl,
                        which a run continuing the session goes on writing; without --log, in
                        a private directory removed when the session ends). Mode 0600)
-  --dialect D          the hooks' dialect: claude-code (default) or codex
+  --dialect D          the hooks' dialect: claude-code (default), codex or gemini
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files (.claude/settings.json
                        and .claude/settings.local.json; Codex: .codex/hooks.json) and its
@@ -129,7 +129,8 @@ container or VM) when that matters.
                        (updatedInput), run them again on the rewritten input; a deny then
                        denies, a second updatedInput is ignored
   --stop-cap N         how many times a Stop hook may continue one turn (0: never);
-                       default as the dialect's engine: 8 for claude-code, none for codex
+                       default as the dialect's engine: 8 for claude-code, none for codex,
+                       100 for gemini
   --context-window N   the model's context window, in tokens: the session compacts (one
                        summarizing model call) before a step once the request reaches
                        --compact-threshold of it (default 0.8). Default: a known model's
@@ -256,6 +257,10 @@ func (o runOptions) checkSession() string {
 	case !o.demo && o.model != "":
 		// The provider and its credentials, before any session starts.
 		if err := provider.Builtin().Check(o.model, provider.Options{}); err != nil {
+			if d := o.desc(); errors.Is(err, provider.ErrBadModelSpec) && d.ModelProvider != "" && !strings.Contains(o.model, ":") {
+				// The dialect's engine speaks its provider's wire: name it.
+				return fmt.Sprintf("%v; the %s engine's provider: --model %s:%s", err, d.Name, d.ModelProvider, o.model)
+			}
 			return err.Error()
 		}
 	}

@@ -239,8 +239,8 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 	}
 }
 
-// encode builds the stdin of one event as the generated wire input type, with the
-// trailing newline Claude Code sends.
+// encode builds the stdin of one event as the generated wire input type (the bridge adds
+// the trailing newline Claude Code sends: the table's stdinNewline).
 func encode(in hookbridge.Input) ([]byte, error) {
 	s := in.Session
 	mode := claudecode.PermissionMode(s.PermissionMode)
@@ -359,14 +359,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 	if err := v.Validate(); err != nil {
 		return nil, err
 	}
-	data, err := v.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	if hookmap.ClaudeCode.StdinNewline {
-		data = append(data, '\n')
-	}
-	return data, nil
+	return v.MarshalJSON()
 }
 
 // endReason is Claude Code's SessionEnd reason for a canonical one: an agent closed by its

@@ -251,6 +251,9 @@ func TestTableEventColumns(t *testing.T) {
 		// haltReason: the reason of continue:false without a stopReason.
 		{"haltReason", `"stopped by PreToolUse hook (continue:false)"`, `"edited halt"`, ht.G("PreToolUse", "", `echo '{"continue":false}'`), "Bash",
 			"halt: stopped by PreToolUse hook (continue:false)", "halt: edited halt"},
+		// joinReasons: several denying hooks' reasons, all joined or the first.
+		{"joinReasons", `"all"`, `"first"`, ht.G("PreToolUse", "", "echo one >&2; exit 2", "echo two >&2; exit 2"), "Bash",
+			"deny: one\n\ntwo", "deny: one"},
 		// rules: the first rule's outcome.
 		{"then", `"deny"`, `"ask"`, ht.G("PreToolUse", "", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"r"}}'`), "Bash",
 			"deny: r", "ask: r"},
@@ -269,4 +272,49 @@ func TestTableEventColumns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Columns read outside PreToolUse's row: the bridge's exit2EmptyStderr and stdinNewline,
+// SessionStart's plainStdoutContext.
+func TestTableMoreColumns(t *testing.T) {
+	ctx := context.Background()
+	t.Run("exit2EmptyStderr", func(t *testing.T) {
+		for i, edit := range []func(string) string{nil, editField("", "exit2EmptyStderr", `"block"`, `"failed"`)} {
+			h, _ := bridgeOn(t, specTable(t, edit), ht.G("PreToolUse", "", "exit 2"))
+			d, err := h.PreTool(ctx, h.Exec("Bash", `{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := ht.Describe(d), []string{"deny: Blocked by hook", "allow"}[i]; got != want {
+				t.Errorf("edit %d: %s, want %s", i, got, want)
+			}
+		}
+	})
+	t.Run("stdinNewline", func(t *testing.T) {
+		for i, edit := range []func(string) string{nil, editField("", "stdinNewline", "true", "false")} {
+			out := filepath.Join(t.TempDir(), "stdin")
+			h, _ := bridgeOn(t, specTable(t, edit), ht.G("PreToolUse", "", "cat > '"+out+"'"))
+			if _, err := h.PreTool(ctx, h.Exec("Bash", `{}`)); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := strings.HasSuffix(string(data), "\n"), i == 0; got != want {
+				t.Errorf("edit %d: stdin ends with a newline: %v, want %v", i, got, want)
+			}
+		}
+	})
+	t.Run("plainStdoutContext", func(t *testing.T) {
+		for i, edit := range []func(string) string{nil, editField("SessionStart", "plainStdoutContext", "true", "false")} {
+			h, _ := bridgeOn(t, specTable(t, edit), ht.G("SessionStart", "", "echo started"))
+			if err := h.SessionStart(ctx, dsh.SessionStartSourceStartup); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := len(h.Agent.Injected()), []int{1, 0}[i]; got != want {
+				t.Errorf("edit %d: %d messages injected, want %d", i, got, want)
+			}
+		}
+	})
 }

@@ -108,6 +108,7 @@ func TestBeforeToolExitCodes(t *testing.T) {
 		{`echo refused >&2; exit 3`, "deny: refused"},
 		{`exit 2`, "allow"},
 		{`echo '{"decision":"ask","reason":"sure?"}'`, "ask: sure?"},
+		{`echo '{"decision":"deny"}'`, "deny: No reason provided"},
 		{`sleep 5`, "allow"}, // timeout 0 below: fails at once, the call runs
 	} {
 		g := on("BeforeTool", "", tc.cmd)
@@ -157,8 +158,8 @@ func TestBeforeToolRewrite(t *testing.T) {
 }
 
 // TestAfterToolContext: additionalContext follows the result text inside <hook_context>,
-// after a blank line, for a failed call too; a block replaces the result with "Tool
-// result blocked: <reason>".
+// after a blank line, for a failed call too; a block replaces the result with the reason
+// alone (as measured on the engine).
 func TestAfterToolContext(t *testing.T) {
 	h, _ := setup(t, on("AfterTool", "run_shell", `echo '{"hookSpecificOutput":{"additionalContext":"checked"}}'`))
 	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "exit 1"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Exit Code: 1"}}}
@@ -173,7 +174,7 @@ func TestAfterToolContext(t *testing.T) {
 	h, _ = setup(t, on("AfterTool", "", `echo '{"decision":"block","reason":"secret"}'`))
 	post, err = h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), ht.Success(`"key"`))
 	blk, ok := post.(dsh.PostToolBlock)
-	if err != nil || !ok || blk.Feedback[0].(dsh.TextBlock).Text != "Tool result blocked: secret" {
+	if err != nil || !ok || blk.Feedback[0].(dsh.TextBlock).Text != "secret" {
 		t.Fatalf("%s %v", ht.Describe(post), err)
 	}
 }
@@ -273,5 +274,40 @@ func TestSessionStartExact(t *testing.T) {
 	}
 	if err := h.SessionStartCompact(ctx, "c1", 1); err != nil || len(h.Agent.Injected()) != 0 {
 		t.Fatalf("SessionStart fired after a compaction: %v", err)
+	}
+}
+
+// TestBothRequestEvents: BeforeModel and BeforeToolSelection share agent/request, and both
+// run, in table order (BeforeModel's request first).
+func TestBothRequestEvents(t *testing.T) {
+	seen := filepath.Join(t.TempDir(), "seen")
+	h, _ := setup(t, merge(on("BeforeModel", "", "echo model >> "+seen),
+		on("BeforeToolSelection", "", "echo selection >> "+seen+`; echo '{"hookSpecificOutput":{"toolConfig":{"mode":"NONE"}}}'`)))
+	ds := runRequest(t, h)
+	if len(ds) != 1 || ds[0].Kind() != dsh.RequestRestrictKind {
+		t.Fatalf("%+v", ds)
+	}
+	if data, _ := os.ReadFile(seen); string(data) != "model\nselection\n" {
+		t.Fatalf("ran %q", data)
+	}
+}
+
+// TestAfterToolStdin: tool_response's llmContent is the text the model reads,
+// returnDisplay the tool's value, and a failure adds error.
+func TestAfterToolStdin(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin.json")
+	h, _ := setup(t, on("AfterTool", "", "cat >> "+out+"; echo >> "+out))
+	ok := dsh.ToolSuccess{Value: json.RawMessage(`"out1"`), Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: out1"}}}
+	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "File not found: x"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "File not found: x"}}}
+	for _, r := range []dsh.ToolExecutionResult{ok, fail} {
+		if _, err := h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], `"tool_response":{"llmContent":"Output: out1","returnDisplay":"out1"}}`) ||
+		!strings.HasSuffix(lines[1], `"tool_response":{"llmContent":"File not found: x","returnDisplay":"File not found: x","error":{"message":"File not found: x"}}}`) {
+		t.Fatalf("stdin:\n%s", data)
 	}
 }

@@ -53,7 +53,7 @@ func Descriptor() *dialect.Descriptor {
 		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
 			return NewChat(path, sessionID, workspace)
 		},
-		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini",
+		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini", Rules: &Rules,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			cfg := Config{Files: c.Files, Extensions: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
 				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
@@ -75,6 +75,11 @@ func Descriptor() *dialect.Descriptor {
 		},
 	}
 }
+
+// Rules are how Gemini CLI's hook files load and run beyond its table: bash -c, and no
+// Claude Code or Codex rule (de-duplication by name and command, the hooksConfig block and
+// the matcher kinds are the table's).
+var Rules = hookproto.Rules{Shell: hookmap.Gemini.Shell}
 
 // MaxTurns is Gemini CLI's limit of model turns per prompt, which is all that bounds an
 // AfterAgent deny loop.
@@ -173,7 +178,7 @@ func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 	m := &model{turns: map[string]*turnText{}}
 	d := hookbridge.Dialect{
-		Name: hookproto.Gemini, Table: &hookmap.Gemini, ProjectFiles: ProjectFiles,
+		Name: hookproto.Gemini, Table: &hookmap.Gemini, ProjectFiles: ProjectFiles, Rules: &Rules,
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return m.encode(in, now) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the workspace's hooks, as Gemini CLI loads them only in a trusted folder",
 		Render: hookbridge.Render{
@@ -185,7 +190,6 @@ func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 			RewriteSilent: true,
 			// An AfterAgent deny is the next prompt, not a context.
 			StopForm:       dsh.PluginFormRelay,
-			PostBlockText:  func(reason string) string { return "Tool result blocked: " + reason },
 			ResultContexts: true,
 		},
 		EndReason:        endReason,
@@ -260,7 +264,12 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
 			ToolInput: in.ToolInput}
 	case "AfterTool":
-		resp := gemini.ToolResponse{LLMContent: toolText(in.ToolResponse), ReturnDisplay: in.ToolResponse}
+		// llmContent is what the model reads, returnDisplay the tool's value.
+		text, _ := json.Marshal(in.ToolText)
+		resp := gemini.ToolResponse{LLMContent: text, ReturnDisplay: in.ToolResponse}
+		if len(resp.ReturnDisplay) == 0 {
+			resp.ReturnDisplay = text
+		}
 		if in.Error != "" {
 			resp.Error, _ = json.Marshal(map[string]string{"message": in.Error})
 		}
@@ -282,13 +291,4 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 		return nil, err
 	}
 	return v.MarshalJSON()
-}
-
-// toolText is the llmContent of a tool response: its text when it is a JSON string, the
-// value as it is otherwise.
-func toolText(resp json.RawMessage) json.RawMessage {
-	if len(resp) == 0 {
-		return json.RawMessage(`""`)
-	}
-	return resp
 }

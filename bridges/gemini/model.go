@@ -32,15 +32,34 @@ type turnText struct {
 	texts  []string
 }
 
-// register registers the model-call listeners of the events that have hooks.
+// register registers a listener at the point its table row names (agent/request or
+// agent/response) for each model-call event with hooks, in table order, and the
+// observers AfterModel's and AfterAgent's stdin need.
 func (m *model) register(b *hookbridge.Bridge, r *dsh.Registrar) []func() {
 	m.last, m.use = map[string]dsh.ModelRequest{}, map[string]dsh.LLMCallConfig{}
 	var out []func()
-	if b.Has("BeforeModel") {
-		out = append(out, r.OnRequest(m.beforeModel(b)), r.OnRequest(m.applyUse))
-	}
-	if b.Has("BeforeToolSelection") {
-		out = append(out, r.OnRequest(m.beforeToolSelection(b)))
+	listeners := map[string]any{"BeforeModel": m.beforeModel(b), "BeforeToolSelection": m.beforeToolSelection(b), "AfterModel": m.afterModel(b)}
+	for _, e := range b.Table().Events {
+		fn, ok := listeners[e.Name]
+		if !ok || !b.Has(e.Name) {
+			continue
+		}
+		switch f := fn.(type) {
+		case dsh.RequestListener:
+			if e.Point == dsh.RequestEventName {
+				out = append(out, r.OnRequest(f))
+				if e.Name == "BeforeModel" {
+					out = append(out, r.OnRequest(m.applyUse))
+				}
+				continue
+			}
+		case dsh.ResponseListener:
+			if e.Point == dsh.ResponseEventName {
+				out = append(out, r.OnResponse(f))
+				continue
+			}
+		}
+		b.Log().Warn("Gemini hook event not run: no listener at its extension point", "event", e.Name, "point", e.Point)
 	}
 	if b.Has("AfterModel") || b.Has("AfterAgent") {
 		out = append(out, r.OnRequest(func(_ context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
@@ -49,9 +68,6 @@ func (m *model) register(b *hookbridge.Bridge, r *dsh.Registrar) []func() {
 			m.mu.Unlock()
 			return dsh.RequestPass{}, nil
 		}))
-	}
-	if b.Has("AfterModel") {
-		out = append(out, r.OnResponse(m.afterModel(b)))
 	}
 	if b.Has("AfterAgent") {
 		out = append(out, r.OnResponse(func(_ context.Context, p *dsh.ResponsePayload) (dsh.ResponseDecision, error) {

@@ -62,6 +62,10 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 //     b.Exit2EmptyStderr says (block with the fallback reason, or failed); stdout is
 //     ignored;
 //   - any other non-zero exit code is error;
+//   - under b.ReadAnyExit (Gemini CLI) a death by signal reads as exit 0, and the exit code
+//     does not gate the output: stdout, or
+//     stderr when stdout is blank, is read as JSON whatever the exit code, and text that
+//     is not JSON decides by the exit code (see decodeAnyExit);
 //   - exit 0: empty stdout is pass; stdout starting with one of b.JSONPrefixes is
 //     decoded strictly with ev.DecodeOutput (a failure is b.InvalidJSON) and the
 //     event's rules, halt, contexts and notices are evaluated over it; other stdout is
@@ -70,6 +74,13 @@ func (v Verdict) HasDecision() bool { return rank(v.Outcome) > 0 || v.Outcome ==
 // Decode never panics; every Outcome it returns is valid.
 func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	var v Verdict
+	if b.ReadAnyExit && r.Signal != nil && r.ExitCode == nil && !r.TimedOut && !r.Cancelled && r.SpawnErr == nil && r.Err == nil {
+		// Gemini CLI reads a death by signal as exit 0 (its exit code is null) and decodes
+		// the output.
+		zero := 0
+		r.ExitCode = &zero
+		v.Diagnostics = append(v.Diagnostics, "killed by signal "+r.Signal.String()+": read as exit 0")
+	}
 	if o, ok := ProcessOutcome(r); ok {
 		v.Outcome = o
 		v.Diagnostics = append(v.Diagnostics, processDiagnostic(r))
@@ -130,7 +141,7 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	}
 	out := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD"))
 	if r.StdoutLost {
-		return overCapStdout(v, ev, b, out, len(r.Stdout))
+		return overCapStdout(v, ev, b, out, len(r.Stdout), "stdout")
 	}
 	if out == "" {
 		v.Outcome = dsh.HookOutcomePass
@@ -447,20 +458,20 @@ func exit2JSON(v *Verdict, b *hookmap.Bridge, ev *hookmap.Event, stdout []byte) 
 // looks like JSON, or its kept part is blank) is the event's blocking outcome where exit 2
 // blocks, and error where nothing can block; plain stdout is plain stdout, its kept part
 // with a truncation note.
-func overCapStdout(v Verdict, ev *hookmap.Event, b *hookmap.Bridge, out string, kept int) Verdict {
+func overCapStdout(v Verdict, ev *hookmap.Event, b *hookmap.Bridge, out string, kept int, stream string) Verdict {
 	if out == "" || looksJSON(out, b.JSONPrefixes) {
 		if ev.Exit2 == string(dsh.HookOutcomeError) {
 			v.Outcome = dsh.HookOutcomeError
-			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout exceeded its cap of %d bytes; output discarded", kept))
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s exceeded its cap of %d bytes; output discarded", stream, kept))
 			return v
 		}
 		v.Outcome = blockingOutcome(ev)
-		v.Reason = fmt.Sprintf("%s: the hook wrote more than %d bytes to stdout, so its decision could not be read", ev.FallbackReason, kept)
-		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout exceeded its cap of %d bytes; its decision could not be read, so it blocks (fail closed)", kept))
+		v.Reason = fmt.Sprintf("%s: the hook wrote more than %d bytes to %s, so its decision could not be read", ev.FallbackReason, kept, stream)
+		v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s exceeded its cap of %d bytes; its decision could not be read, so it blocks (fail closed)", stream, kept))
 		return v
 	}
 	v.Outcome = dsh.HookOutcomePass
-	v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("stdout exceeded its cap of %d bytes; the rest was discarded", kept))
+	v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s exceeded its cap of %d bytes; the rest was discarded", stream, kept))
 	if ev.PlainStdoutContext {
 		v.Contexts = append(v.Contexts, out+"\n[truncated: the hook's output exceeded its cap; the rest was discarded]")
 	} else {
@@ -481,12 +492,12 @@ func decodeAnyExit(v Verdict, b *hookmap.Bridge, ev *hookmap.Event, r Result, st
 	if !utf8.Valid(r.Stdout) {
 		v.Diagnostics = append(v.Diagnostics, "stdout is not valid UTF-8; invalid bytes replaced")
 	}
-	text, lost, kept := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD")), r.StdoutLost, len(r.Stdout)
+	text, lost, kept, stream := strings.TrimSpace(strings.ToValidUTF8(string(r.Stdout), "\uFFFD")), r.StdoutLost, len(r.Stdout), "stdout"
 	if text == "" && !lost {
-		text, lost, kept = stderr, r.StderrLost, len(r.Stderr)
+		text, lost, kept, stream = stderr, r.StderrLost, len(r.Stderr), "stderr"
 	}
 	if lost {
-		return overCapStdout(v, ev, b, text, kept)
+		return overCapStdout(v, ev, b, text, kept, stream)
 	}
 	if text == "" {
 		if code == 0 {

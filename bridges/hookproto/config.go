@@ -1,5 +1,5 @@
-// Package hookproto is the dialect-neutral machinery shared by the Claude Code and Codex
-// shell-hook bridges: loading hooks.json / settings.json hook configurations (with
+// Package hookproto is the dialect-neutral machinery shared by the Claude Code, Codex and
+// Gemini CLI shell-hook bridges: loading hooks.json / settings.json hook configurations (with
 // project trust), compiling matchers, running hook commands safely (process groups,
 // timeouts, output caps), running them in parallel or detached, the table-driven codec
 // (Decode: exit code, stdout and stderr to a Verdict through a generated hookmap table)
@@ -33,7 +33,7 @@ const (
 	// Codex is the Codex CLI hook protocol (docs/design/HOOK-PROTOCOLS.md#2-codex-hook-protocol).
 	Codex Dialect = "codex"
 	// Gemini is the Gemini CLI hook protocol (docs/design/GEMINI-HOOKS.md); its rules come
-	// from its table (LoadOptions.Table).
+	// from its package (bridges/gemini) and its table (LoadOptions.Table).
 	Gemini Dialect = "gemini"
 )
 
@@ -47,22 +47,12 @@ func (d Dialect) DefaultTimeout() time.Duration {
 	return 0
 }
 
-// Shell returns the argv prefix a shell-form handler runs under, for [Command.Shell]:
-// Claude Code runs `sh -c`; Codex runs `$SHELL -c`, falling back to `/bin/sh -c` when
-// SHELL is unset (the real engine, 0.169.0, runs no login shell, so hooks keep the
-// caller's PATH; the differential suite checks it). getenv reads the harness environment
-// (nil means [os.Getenv]).
+// Shell returns the argv prefix a shell-form handler runs under, for [Command.Shell], by
+// d's [Rules] (Claude Code: `sh -c`; Codex: `$SHELL -c`, else `/bin/sh -c`); getenv reads
+// the harness environment (nil means [os.Getenv]).
 func (d Dialect) Shell(getenv func(string) string) []string {
-	if d == Codex {
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		if sh := getenv("SHELL"); sh != "" {
-			return []string{sh, "-c"}
-		}
-		return []string{"/bin/sh", "-c"}
-	}
-	return []string{"sh", "-c"}
+	r, _ := d.Rules()
+	return r.ShellArgv(getenv)
 }
 
 // Errors wrapped by a [Diagnostic]; test them with errors.Is.
@@ -78,7 +68,7 @@ var (
 	// ErrUnsupportedHandler: the handler type is not "command" (http, prompt, agent,
 	// mcp_tool, or unknown).
 	ErrUnsupportedHandler = errors.New("unsupported hook handler type")
-	// ErrUnknownDialect: the dialect is neither ClaudeCode nor Codex.
+	// ErrUnknownDialect: the dialect has no [Rules] (neither given nor named here).
 	ErrUnknownDialect = errors.New("unknown hook dialect")
 	// ErrDialectMismatch: [Merge] was given configurations of different dialects.
 	ErrDialectMismatch = errors.New("hook configurations of different dialects")
@@ -143,16 +133,17 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
+	// Rules are the dialect's loading rules; nil means [Dialect.Rules] of Dialect.
+	Rules *Rules
+	// Table supplies the rules its fields state (nil: the generated table of Dialect, if
+	// any): the unit of a configured timeout, what a timeout of 0 or less does, sequential
+	// groups, the events' matcher kinds, invalid regexes as exact strings, de-duplication
+	// by name, and the settings block ({enabled, disabled}).
+	Table *hookmap.Bridge
 	// DefaultTimeout is the timeout of a handler that sets none: the bridge passes its
 	// table's defaultTimeoutSec. Zero means the dialect's generated table's
 	// ([Dialect.DefaultTimeout]).
 	DefaultTimeout time.Duration
-	// Table supplies the rules its fields state over the dialect's own (nil: the
-	// generated table of Dialect, if any): the unit of a configured timeout, what a
-	// timeout of 0 or less does, sequential groups, the events' matcher kinds, invalid
-	// regexes as exact strings, de-duplication by name, and the settings block
-	// ({enabled, disabled}).
-	Table *hookmap.Bridge
 }
 
 // Handler is one loaded command handler, in the order of its file.
@@ -228,6 +219,7 @@ type Config struct {
 	// DedupeByName runs identical hooks (same name and command) once (Gemini CLI).
 	DedupeByName bool
 	groups       map[string][]Group
+	dedupe       bool // identical commands run once at an event (Rules.Dedupe)
 }
 
 // Events returns the names of the events that have at least one group, sorted.
@@ -289,7 +281,7 @@ func (c *Config) Match(event, subject string) []Handler {
 					continue
 				}
 				seen[k] = true
-			} else if c.Dialect == ClaudeCode {
+			} else if c.dedupe {
 				k := dedupeKey(h)
 				if seen[k] {
 					continue
@@ -334,6 +326,7 @@ func Merge(configs ...*Config) (*Config, error) {
 		if c == nil {
 			continue
 		}
+		out.dedupe = out.dedupe || c.dedupe
 		if out.Dialect == "" {
 			out.Dialect = c.Dialect
 		} else if c.Dialect != "" && c.Dialect != out.Dialect {
@@ -389,6 +382,16 @@ func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 	if opts.Table != nil {
 		l.cfg.DedupeByName = opts.Table.DedupeByName
 	}
+	if opts.Rules != nil {
+		l.rules, l.known = *opts.Rules, true
+	} else {
+		l.rules, l.known = opts.Dialect.Rules()
+	}
+	if !l.known && opts.Table != nil {
+		// A dialect described by its table alone (Gemini CLI): its shell, no other rule.
+		l.rules, l.known = Rules{Shell: opts.Table.Shell}, true
+	}
+	l.cfg.dedupe = l.rules.Dedupe
 	l.load(data)
 	if l.cfg.DisabledBy != "" {
 		l.cfg.groups = map[string][]Group{}
@@ -398,6 +401,8 @@ func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 
 type loader struct {
 	opts  LoadOptions
+	rules Rules // the dialect's rules (opts.Rules, else the Dialect's)
+	known bool  // rules were found
 	cfg   *Config
 	diags []Diagnostic
 	subst *strings.Replacer
@@ -426,7 +431,7 @@ func (l *loader) malformed(path, event, skipped, what string, raw json.RawMessag
 }
 
 func (l *loader) load(data []byte) {
-	if l.opts.Dialect != ClaudeCode && l.opts.Dialect != Codex && l.opts.Table == nil {
+	if !l.known {
 		l.diag("", "", "file", fmt.Errorf("%w %q", ErrUnknownDialect, l.opts.Dialect))
 		return
 	}
@@ -438,7 +443,7 @@ func (l *loader) load(data []byte) {
 		l.diag("", "", "file", fmt.Errorf("%w: %w", ErrConfigSyntax, err))
 		return
 	}
-	if raw, ok := top["disableAllHooks"]; ok && l.opts.Dialect == ClaudeCode {
+	if raw, ok := top["disableAllHooks"]; ok && l.rules.DisableAllHooks {
 		var off bool
 		if json.Unmarshal(raw, &off) != nil {
 			l.malformed("disableAllHooks", "", "", "disableAllHooks must be a boolean", raw, "ignored")
@@ -605,8 +610,8 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		l.malformed(path+".statusMessage", ev, "", "statusMessage must be a string", obj["statusMessage"], "ignored")
 	}
 	key := "timeout"
-	if l.opts.Dialect == Codex && kindOf(obj[key]) == "null" {
-		key = "timeoutSec"
+	if l.rules.TimeoutAlias != "" && kindOf(obj[key]) == "null" {
+		key = l.rules.TimeoutAlias
 	}
 	if traw := obj[key]; kindOf(traw) != "null" {
 		var sec float64
@@ -683,20 +688,18 @@ func (l *loader) settingsBlock(key string, raw json.RawMessage) {
 }
 
 // compile compiles an event's matcher under the table's matcher kind when it states one,
-// else under the dialect's rule.
+// else under the dialect's rules.
 func (l *loader) compile(ev, pattern string) (Matcher, error) {
-	t := l.opts.Table
-	if t == nil {
-		return Compile(l.opts.Dialect, pattern)
+	if t := l.opts.Table; t != nil {
+		e, _ := t.Lookup(ev)
+		switch e.MatcherKind {
+		case "exact":
+			return Exact(pattern), nil
+		case "regex":
+			return CompileRegex(l.opts.Dialect, pattern, t.InvalidRegexExact)
+		}
 	}
-	e, _ := t.Lookup(ev)
-	switch e.MatcherKind {
-	case "exact":
-		return Exact(pattern), nil
-	case "regex":
-		return CompileRegex(l.opts.Dialect, pattern, t.InvalidRegexExact)
-	}
-	return Compile(l.opts.Dialect, pattern)
+	return compile(l.rules, l.opts.Dialect, pattern)
 }
 
 // defaultTimeout is a handler's timeout when it sets none (LoadOptions.DefaultTimeout).
@@ -713,12 +716,17 @@ const maxTimeoutSeconds = 365 * 24 * 3600
 // setupPlugin prepares the ${...} substitutions and the exported variables of dsh bridge
 // decision 5 from LoadOptions.
 func (l *loader) setupPlugin() {
-	o := l.opts
+	o, r := l.opts, l.rules
 	var vars [][2]string
-	if o.Dialect == ClaudeCode {
-		vars = [][2]string{{"CLAUDE_PLUGIN_ROOT", o.PluginRoot}, {"CLAUDE_PLUGIN_DATA", o.PluginData}, {"CLAUDE_PROJECT_DIR", o.ProjectDir}}
-	} else if o.PluginRoot != "" {
-		vars = [][2]string{{"PLUGIN_ROOT", o.PluginRoot}, {"CLAUDE_PLUGIN_ROOT", o.PluginRoot}, {"PLUGIN_DATA", o.PluginData}, {"CLAUDE_PLUGIN_DATA", o.PluginData}}
+	if o.PluginRoot != "" || !r.PluginVarsNeedRoot {
+		for _, set := range []struct {
+			names []string
+			value string
+		}{{r.PluginRootVars, o.PluginRoot}, {r.PluginDataVars, o.PluginData}, {r.ProjectDirVars, o.ProjectDir}} {
+			for _, n := range set.names {
+				vars = append(vars, [2]string{n, set.value})
+			}
+		}
 	}
 	var pairs []string
 	for _, v := range vars {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,13 @@ func TestDecodeGemini(t *testing.T) {
 		{name: "tool_input rewrites", event: "BeforeTool", res: exited(0, `{"hookSpecificOutput":{"tool_input":{"command":"ls"}}}`, ""), outcome: "pass", rewrite: `{"command":"ls"}`},
 		{name: "a number is plain text", event: "BeforeTool", res: exited(0, `42`, ""), outcome: "allow", notices: []string{"42"}},
 		{name: "ill-typed output fails", event: "BeforeTool", res: exited(0, `{"continue":"no"}`, ""), outcome: "failed"},
+		{name: "a death by signal reads as exit 0", event: "BeforeTool", res: Result{Signal: syscall.SIGKILL, Stdout: []byte(`{"decision":"deny","reason":"killed"}`)}, outcome: "deny", reason: "killed"},
+		{name: "a missing command blocks (exit 127 with text)", event: "BeforeTool", res: exited(127, "", "bash: line 1: nope: command not found"), outcome: "deny", reason: "bash: line 1: nope: command not found"},
+		{name: "cut JSON is plain text", event: "BeforeTool", res: exited(0, `{"decision": `, ""), outcome: "allow", notices: []string{`{"decision":`}},
+		{name: "JSON over the cap fails closed", event: "BeforeTool", res: Result{ExitCode: new(int), Stdout: []byte(`{"decision":"allow","reason":"`), StdoutLost: true}, outcome: "deny",
+			reason: "No reason provided: the hook wrote more than 30 bytes to stdout, so its decision could not be read"},
+		{name: "stderr JSON over the cap fails closed", event: "BeforeTool", res: Result{ExitCode: new(int), Stderr: []byte(`{"decision":"allow"`), StderrLost: true}, outcome: "deny",
+			reason: "No reason provided: the hook wrote more than 19 bytes to stderr, so its decision could not be read"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

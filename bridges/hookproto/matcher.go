@@ -70,13 +70,19 @@ type Matcher struct {
 // A pattern RE2 rejects yields a *[MatcherError]; when the cause is JavaScript-only
 // syntax (lookaround, backreferences) it wraps [ErrJSOnlySyntax] and says so.
 func Compile(d Dialect, pattern string) (Matcher, error) {
-	if d != ClaudeCode && d != Codex {
+	r, ok := d.Rules()
+	if !ok {
 		return Matcher{}, fmt.Errorf("%w: unknown dialect %q", ErrInvalidMatcher, d)
 	}
+	return compile(r, d, pattern)
+}
+
+// compile is Compile under the rules r of dialect d.
+func compile(r Rules, d Dialect, pattern string) (Matcher, error) {
 	if pattern == "" || pattern == "*" {
 		return Matcher{pattern: pattern}, nil
 	}
-	if d == ClaudeCode && isExactList(pattern) {
+	if r.ExactListMatchers && isExactList(pattern) {
 		var names []string
 		for _, n := range strings.FieldsFunc(pattern, func(r rune) bool { return r == '|' || r == ',' }) {
 			if n = strings.TrimSpace(n); n != "" {

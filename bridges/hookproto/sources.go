@@ -36,6 +36,11 @@ type SourcesOptions struct {
 	Events          []string
 	NoMatcherEvents []string
 	DefaultTimeout  time.Duration
+	// Rules are the dialect's loading rules, passed to every LoadFile (nil: the
+	// Dialect's).
+	Rules *Rules
+	// Table is passed to every LoadFile (LoadOptions.Table).
+	Table *hookmap.Bridge
 	// ProjectDir is the project (workspace) root, substituted for ${CLAUDE_PROJECT_DIR}
 	// when SubstituteProjectDir is set.
 	ProjectDir string
@@ -47,8 +52,6 @@ type SourcesOptions struct {
 	// TrustHint says how to trust the project, for the diagnostic of an untrusted file
 	// (default: "trust the project to load it").
 	TrustHint string
-	// Table is passed to every LoadFile (LoadOptions.Table).
-	Table *hookmap.Bridge
 }
 
 // LoadSources loads every source in order and merges them into one configuration (dsh
@@ -73,7 +76,7 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		}
 		lo := LoadOptions{
 			Dialect: o.Dialect, Source: s.Path, Events: o.Events, NoMatcherEvents: o.NoMatcherEvents,
-			PluginRoot: s.PluginRoot, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout, Table: o.Table,
+			PluginRoot: s.PluginRoot, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout, Rules: o.Rules, Table: o.Table,
 		}
 		if o.SubstituteProjectDir {
 			lo.ProjectDir = o.ProjectDir
@@ -87,6 +90,11 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		return &Config{Dialect: o.Dialect}, append(diags, Diagnostic{Skipped: "file", Err: err})
 	}
 	cfg.Dialect = o.Dialect
+	if o.Rules != nil {
+		cfg.dedupe = o.Rules.Dedupe
+	} else if r, ok := o.Dialect.Rules(); ok {
+		cfg.dedupe = r.Dedupe
+	}
 	return cfg, diags
 }
 

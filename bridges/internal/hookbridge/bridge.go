@@ -112,6 +112,8 @@ type Input struct {
 	Response *dsh.ModelResponse
 	// PromptResponse is the model's text of the turn (Gemini AfterAgent).
 	PromptResponse string
+	// ToolText is the text of the tool's result as the model reads it (PostToolUse).
+	ToolText string
 }
 
 // Resumed is the context a resumed session starts from.
@@ -153,9 +155,13 @@ type Dialect struct {
 	Name hookproto.Dialect
 	// Table is the generated mapping table.
 	Table *hookmap.Bridge
-	// Encode builds the stdin bytes of an event from in (with the trailing newline the
-	// table asks for).
+	// Encode builds the stdin bytes of an event from in; the bridge adds the trailing
+	// newline when the table's StdinNewline asks for one.
 	Encode func(in Input) ([]byte, error)
+	// Rules are how the dialect's hook files load and run (shell, de-duplication,
+	// matchers, plugin variables); nil means the rules hookproto has for Name
+	// (hookproto.Dialect.Rules).
+	Rules *hookproto.Rules
 	// ProjectFiles are the project-level hook files, relative to the project directory,
 	// loaded when discovery is on (and the project is trusted).
 	ProjectFiles []string
@@ -202,6 +208,15 @@ type Dialect struct {
 	// listener for (the model call: agent/request, agent/response) and returns their
 	// unregister funcs.
 	Register func(b *Bridge, r *dsh.Registrar) []func()
+}
+
+// rules are the dialect's Rules, else hookproto's for its name.
+func (d Dialect) rules() hookproto.Rules {
+	if d.Rules != nil {
+		return *d.Rules
+	}
+	r, _ := d.Name.Rules()
+	return r
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
@@ -358,7 +373,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
 		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
-		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Table: d.Table,
+		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Rules: d.Rules, Table: d.Table,
 	})
 	b.diags = diags
 	for _, dg := range diags {
@@ -369,7 +384,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: shell(d, o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: cfg, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}
@@ -384,14 +399,6 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		b.at[e.Point] = append(b.at[e.Point], e.Name)
 	}
 	return b, nil
-}
-
-// shell is the argv prefix of the dialect's hooks: the table's, else the dialect's own.
-func shell(d Dialect, getenv func(string) string) []string {
-	if len(d.Table.Shell) > 0 {
-		return d.Table.Shell
-	}
-	return d.Name.Shell(getenv)
 }
 
 // Diagnostics returns what loading reported, in order.
@@ -434,15 +441,24 @@ func (b *Bridge) postEvent(failure bool) string {
 	return ""
 }
 
-// Register registers one listener per mapped event that has hooks (plus, when PreToolUse
-// has hooks, the post-execute and result listeners that deliver and clean up its
-// contexts) and returns a func that unregisters them all.
+// Register registers, for each mapped event that has hooks, the listener of the extension
+// point its table row names (plus, when the tools/pre-execute event has hooks, the
+// post-execute and result listeners that deliver and clean up its contexts) and returns a
+// func that unregisters them all. One event runs per point, but at tools/post-execute (one
+// for successes, one for failures); a second one is logged and does not run.
 func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	var unregs []func()
 	add := func(u ...func()) { unregs = append(unregs, u...) }
 	// Each event with hooks goes to the extension point its table row names (the point
 	// column of spec/bridges); the listener there fires that event.
 	for _, point := range b.points {
+		if b.d.Register != nil && (point == dsh.RequestEventName || point == dsh.ResponseEventName) {
+			continue // the dialect's own listeners, below, run every event of the model call
+		}
+		if evs := b.at[point]; len(evs) > 1 && point != dsh.PostToolEventName {
+			b.log.Warn("hook events not run: another event of the table runs at their extension point",
+				"dialect", string(b.d.Name), "point", point, "runs", evs[0], "not run", strings.Join(evs[1:], ", "))
+		}
 		switch point {
 		case dsh.SessionStartEventName:
 			add(r.OnSessionStart(b.sessionStart))
@@ -471,9 +487,6 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 		case dsh.PostCompactEventName:
 			add(r.OnPostCompact(b.postCompact))
 		default:
-			if b.d.Register != nil && (point == dsh.RequestEventName || point == dsh.ResponseEventName) {
-				continue // the dialect's own listeners, below
-			}
 			b.log.Warn("hook events not run: the bridge has no listener at their extension point",
 				"dialect", string(b.d.Name), "point", point, "events", strings.Join(b.at[point], ", "))
 		}
@@ -527,6 +540,9 @@ func (b *Bridge) Session(ctx context.Context, agentID string) hookproto.Session 
 	return b.session(ctx, agentID)
 }
 
+// Log is the bridge's logger.
+func (b *Bridge) Log() *slog.Logger { return b.log }
+
 // fire encodes in and fires the event.
 func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fireIgnoring(ctx, in, subject, inTurn, agent, "")
@@ -541,6 +557,9 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
+	}
+	if b.d.Table.StdinNewline {
+		stdin = append(stdin, '\n')
 	}
 	var env []string
 	if b.d.SessionEnv != nil {
@@ -973,10 +992,10 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took}
 		if succ != nil {
-			in.ToolResponse = toolResponse(*succ)
+			in.ToolResponse, in.ToolText = toolResponse(*succ), Text(succ.Content)
 		} else {
-			in.Error = fail.Error.Message
-			in.ToolResponse, _ = json.Marshal(Text(fail.Content))
+			in.Error, in.ToolText = fail.Error.Message, Text(fail.Content)
+			in.ToolResponse, _ = json.Marshal(in.ToolText)
 		}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {
 			in.OriginalInput = ex.ModelArguments
@@ -1002,11 +1021,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			}
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-			feedback := rep.Merged.Reason
-			if f := b.d.Render.PostBlockText; f != nil {
-				feedback = f(feedback)
-			}
-			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: feedback}}}
+			blk := dsh.PostToolBlock{Feedback: []dsh.ContentBlock{dsh.TextBlock{Text: rep.Merged.Reason}}}
 			if len(texts) > 0 {
 				blk.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
 			}

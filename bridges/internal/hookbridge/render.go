@@ -47,9 +47,6 @@ type Render struct {
 	// PreHaltRunsTool makes continue:false at PreToolUse let the call run and end the
 	// turn after it (Claude Code), instead of denying the call.
 	PreHaltRunsTool bool
-	// PostBlockText renders the result text of a call a PostToolUse hook blocked, from
-	// the merged reason (Gemini CLI: "Tool result blocked: <reason>").
-	PostBlockText func(reason string) string
 	// ResultContexts appends the rendered tool-event contexts to the result's text, after
 	// a blank line (Gemini CLI), instead of following the result as a message.
 	ResultContexts bool

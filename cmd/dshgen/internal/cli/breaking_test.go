@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -127,7 +128,7 @@ func TestCIRejectsAnUnannouncedBreakingChange(t *testing.T) {
 		t.Fatalf("breaking --against HEAD~1: exit %d\n%s", code, out)
 	}
 
-	edit(t, filepath.Join(clone, "spec", "version.cue"), `version: "1.0.0"`, `version: "2.0.0"`)
+	edit(t, filepath.Join(clone, "spec", "version.cue"), `version: "`+specVersion(t, clone)+`"`, `version: "2.0.0"`)
 	if out, code := run(t, clone, env, "scripts/spec-compat"); code != 1 || !strings.Contains(out, `"## 2.0.0"`) {
 		t.Fatalf("spec-compat with a bump but no CHANGELOG entry: exit %d\n%s", code, out)
 	}
@@ -197,7 +198,21 @@ func TestBreakingJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}
-	if got.Breaking || len(got.Findings) != 0 || got.NewVersion != "1.0.0" {
+	if got.Breaking || len(got.Findings) != 0 || got.NewVersion != specVersion(t, repoRoot(t)) {
 		t.Fatalf("unchanged spec: %s", stdout.String())
 	}
+}
+
+// specVersion is the version spec/version.cue of the tree at root declares.
+func specVersion(t *testing.T, root string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "spec", "version.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^version: "([^"]+)"`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("spec/version.cue declares no version:\n%s", data)
+	}
+	return string(m[1])
 }
