@@ -47,9 +47,9 @@ func Sort(files []File) {
 }
 
 // RenderGo executes a Go source template with data and gofmts the result; a result that
-// does not parse is an error that shows the source. The emitters build Go with jennifer
-// (see gen/emit/gofile) but two: gen/emit/scaffold, because dshscaffold runs in plugin
-// modules, which require no jennifer, and gen/emit/hookmap, not yet converted.
+// does not parse is an error that shows the source. Every emitter builds Go with jennifer
+// (see gen/emit/gofile) but one, gen/emit/scaffold, the only user of RenderGo: dshscaffold
+// runs in plugin modules, which require no jennifer.
 func RenderGo(t *template.Template, data any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {

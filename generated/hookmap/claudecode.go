@@ -2,9 +2,7 @@
 
 package hookmap
 
-import (
-	"github.com/dshkit/dsh/generated/wire/claudecode"
-)
+import "github.com/dshkit/dsh/generated/wire/claudecode"
 
 // claude-code follows the classic Claude Code contract (docs/design/HOOK-PROTOCOLS.md#bridge-decision-1-claude-code-baseline
 // ): JSON on stdout only on exit 0; exit 2 blocks with stderr as the reason;

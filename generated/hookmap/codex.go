@@ -2,9 +2,7 @@
 
 package hookmap
 
-import (
-	"github.com/dshkit/dsh/generated/wire/codex"
-)
+import "github.com/dshkit/dsh/generated/wire/codex"
 
 // codex follows the real Codex engine (docs/design/HOOK-PROTOCOLS.md#bridge-decision-2-codex-follows-the-real-codex-engine): exit 2
 // blocks only with non-empty stderr; outputs are validated strictly against the

@@ -2,9 +2,7 @@
 
 package hookmap
 
-import (
-	"github.com/dshkit/dsh/generated/wire/gemini"
-)
+import "github.com/dshkit/dsh/generated/wire/gemini"
 
 // gemini follows Gemini CLI 0.61.0 as measured (docs/design/GEMINI-HOOKS.md): hooks run
 // under bash -c, in parallel unless a matched group is sequential; timeouts are in

@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
-	"text/template"
+
+	"github.com/dave/jennifer/jen"
 
 	"github.com/dshkit/dsh/gen/emit"
+	"github.com/dshkit/dsh/gen/emit/gofile"
 	"github.com/dshkit/dsh/gen/ir"
 )
+
+// pkg is the package name of the generated tables.
+const pkg = "hookmap"
 
 // Emit writes <outDir>/hookmap.go (the table types) and one <dialect file>.go per bridge
 // file. wireImport maps a wire package name to its Go import path.
@@ -23,11 +27,18 @@ func Emit(bridges []*ir.Bridge, outDir string, wireImport func(pkg string) strin
 		return nil, nil
 	}
 	var files []emit.File
-	src, err := render(typesTmpl, map[string]any{"Header": emit.Header("bridges/bridges.cue")})
-	if err != nil {
+	add := func(name string, f *jen.File) error {
+		p := path.Join(outDir, name)
+		src, err := gofile.Render(p, f)
+		if err != nil {
+			return fmt.Errorf("hookmap: %w", err)
+		}
+		files = append(files, emit.File{Path: p, Data: src})
+		return nil
+	}
+	if err := add("hookmap.go", typesFile()); err != nil {
 		return nil, err
 	}
-	files = append(files, emit.File{Path: path.Join(outDir, "hookmap.go"), Data: src})
 	byFile := map[string][]*ir.Bridge{}
 	var names []string
 	for _, b := range bridges {
@@ -39,308 +50,281 @@ func Emit(bridges []*ir.Bridge, outDir string, wireImport func(pkg string) strin
 	sort.Strings(names)
 	var all []string
 	for _, name := range names {
-		imports := map[string]string{}
 		for _, b := range byFile[name] {
-			imports[b.Wire] = wireImport(b.Wire)
 			all = append(all, b.GoName)
 		}
-		src, err := render(tableTmpl, map[string]any{
-			"Header":  emit.Header("bridges/" + name),
-			"Imports": imports,
-			"Bridges": byFile[name],
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		if err := add(strings.TrimSuffix(name, ".cue")+".go", tableFile(name, byFile[name], wireImport)); err != nil {
+			return nil, err
 		}
-		files = append(files, emit.File{Path: path.Join(outDir, strings.TrimSuffix(name, ".cue")+".go"), Data: src})
 	}
 	sort.Strings(all)
-	src, err = render(indexTmpl, map[string]any{"Header": emit.Header("bridges/bridges.cue"), "All": all})
-	if err != nil {
+	if err := add("index.go", indexFile(all)); err != nil {
 		return nil, err
 	}
-	files = append(files, emit.File{Path: path.Join(outDir, "index.go"), Data: src})
 	emit.Sort(files)
 	return files, nil
 }
 
-var funcs = template.FuncMap{
-	"q": strconv.Quote,
-	"lines": func(s string) []string {
-		return strings.Split(s, "\n")
-	},
-	"strs": func(ss []string) string {
-		q := make([]string, len(ss))
-		for i, s := range ss {
-			q[i] = strconv.Quote(s)
-		}
-		return "[]string{" + strings.Join(q, ", ") + "}"
-	},
-}
-
-func render(t *template.Template, data any) ([]byte, error) { return emit.RenderGo(t, data) }
-
-var typesTmpl = template.Must(template.New("types").Funcs(funcs).Parse(`// {{.Header}}
-
-// Package hookmap holds the mapping tables of dsh's hook bridges, generated from
-// spec/bridges: for each dialect, which external event maps to which extension point, how
-// a hook's exit code and stdout become an outcome, and how several hooks' outcomes merge.
-// The bridges interpret these tables; see bridges/hookproto.
-package hookmap
-
-// Bridge is the table of one dialect.
-type Bridge struct {
-	// Dialect names the protocol ("claude-code" or "codex").
-	Dialect string
-	// Plugin is the source stamped on every message the bridge adds (plugin{plugin}).
-	Plugin string
-	// DefaultTimeoutSec is a handler's timeout when it sets none.
-	DefaultTimeoutSec int
-	// Exit2EmptyStderr is what exit 2 with blank stderr does: "block" (with the event's
-	// fallback reason) or "failed".
-	Exit2EmptyStderr string
-	// JSONPrefixes are the first characters that make (trimmed) stdout count as JSON.
-	JSONPrefixes []string
-	// InvalidJSON is the outcome ("error" or "failed"; "plain": unparsable stdout is plain
-	// stdout, undecodable JSON an error) of JSON-looking stdout that does
-	// not parse or does not decode as the event's output.
-	InvalidJSON string
-	// StdinNewline says whether the stdin JSON ends with a newline.
-	StdinNewline bool
-	// Exit2ReadsJSON says whether JSON stdout still counts on exit 2: its contexts join,
-	// and its block or deny reason replaces stderr as the reason.
-	Exit2ReadsJSON bool
-	// Events maps each supported external event to its table, sorted by name.
-	Events []Event
-	// Shell is the argv prefix a hook's command runs under; nil: the dialect's own.
-	Shell []string
-	// TimeoutUnit is the unit of a configured timeout: "s" or "ms".
-	TimeoutUnit string
-	// NonPositiveTimeout is what a configured timeout of 0 or less does: "default" (the
-	// default timeout, with a diagnostic) or "expire" (the hook times out at once).
-	NonPositiveTimeout string
-	// ReadAnyExit says output is read whatever the exit code: stdout, or stderr when
-	// stdout is blank, decoded as JSON (a JSON string holding JSON included); plain text
-	// is plain output on exit 0, a WarningPrefix notice on exit 1, and the event's Exit2
-	// outcome on any other exit; no text on a non-zero exit makes the hook failed.
-	ReadAnyExit bool
-	// WarningPrefix prefixes the notice of plain text on exit 1 (ReadAnyExit).
-	WarningPrefix string
-	// PlainNotice makes plain exit-0 text that is no context a user-facing notice.
-	PlainNotice bool
-	// SequentialGroups says a group may set "sequential": true, which runs every matched
-	// hook of the event in order, each seeing the previous one's rewrite.
-	SequentialGroups bool
-	// DedupeByName says identical hooks (same name and command) run once.
-	DedupeByName bool
-	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
-	InvalidRegexExact bool
-	// CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
-	// to it to the top-level stdin field that gives its value.
-	CommandVars map[string]string
-	// SettingsBlock is the top-level settings key of the {enabled, disabled} block; ""
-	// when the dialect has none.
-	SettingsBlock string
-}
-
-// Event maps one external event onto one extension point.
-type Event struct {
-	// Name is the external event, e.g. "PreToolUse".
-	Name string
-	// Point is the canonical extension point, e.g. "tools/pre-execute".
-	Point string
-	// Input and Output name the wire types of stdin and stdout.
-	Input, Output string
-	// Matcher is the stdin field a group's matcher tests; "" means matchers are ignored.
-	Matcher string
-	// MatcherKind is how the matcher tests it: "regex" (unanchored), "exact", or "" for
-	// the dialect's own rule.
-	MatcherKind string
-	// PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.
-	PlainStdoutContext bool
-	// FallbackReason is the reason of a block that carries none.
-	FallbackReason string
-	// Scope is the output path of the event name that gates the event-specific fields
-	// (those under its parent); "" means no gate.
-	Scope string
-	// Halt says whether continue:false halts the turn at this event.
-	Halt bool
-	// HaltReason is the halt reason when continue:false comes without a stopReason.
-	HaltReason string
-	// Exit2 is the outcome of exit 2 with a non-blank stderr (the reason): "deny" at the
-	// tool gate, "block" elsewhere, "error" where exit 2 is not honoured.
-	Exit2 string
-	// Contexts are the output paths of context strings, in order.
-	Contexts []string
-	// JoinReasons is how several blocking hooks' reasons combine: "all" (joined by a
-	// blank line), "first" (configuration order) or "every" (every deciding hook's
-	// reason, allowing ones included, joined by a newline).
-	JoinReasons string
-	// Rules decide the outcome of a parsed output: the first that holds wins; none: pass.
-	Rules []Rule
-	// Notices are fields recorded as user-facing notices when set.
-	Notices []Notice
-	// Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
-	// nothing.
-	Rewrite *Rewrite
-	// DecodeOutput decodes stdout strictly as the event's wire output type and returns
-	// it; an error makes the hook's outcome the bridge's InvalidJSON.
-	DecodeOutput func(data []byte) (any, error)
-}
-
-// Rule is one row of an event's decision table.
-type Rule struct {
-	// When is the dotted output path the rule tests.
-	When string
-	// Is is the JSON literal the field must equal; "" means the field is set, not null
-	// and not empty.
-	Is string
-	// Then is the outcome when the rule holds: allow, deny, ask, block, halt or failed.
-	Then string
-	// Reason is the output path of the outcome's reason.
-	Reason string
-	// NeedsReason makes a rule whose reason is blank an outcome "failed" instead.
-	NeedsReason bool
-	// Unless is an output path that must be unset (absent, null or empty) for the rule to
-	// hold; "" means no condition.
-	Unless string
-}
-
-// Rewrite reads a hook's rewrite of the call's arguments (tools/rewrite-input).
-type Rewrite struct {
-	// Input is the output path of the new arguments.
-	Input string
-	// Mode is the output path whose value "merge" makes the new arguments a JSON merge
-	// patch over the current ones; "" means always a replacement.
-	Mode string
-	// Requires is the output path that must equal RequiresIs (a string) for the rewrite
-	// to count; "" means no condition.
-	Requires, RequiresIs string
-	// Stdin is the stdin field a sequential hook's rewrite updates (shallowly merged) for
-	// the next hook; "" means none.
-	Stdin string
-	// Note is appended to the tool's result when a rewrite was applied; "" for none.
-	Note string
-}
-
-// Notice is a field recorded as a user-facing notice (never model-visible).
-type Notice struct {
-	// When is the output path of the field.
-	When string
-	// Text is the notice; "{value}" stands for the field's value.
-	Text string
-}
-
-// Lookup returns the table of the named event, or false.
-func (b *Bridge) Lookup(event string) (Event, bool) {
-	for _, e := range b.Events {
-		if e.Name == event {
-			return e, true
-		}
+// typesFile declares the table types (Bridge, Event, Rule, Rewrite, Notice) and
+// Bridge.Lookup.
+func typesFile() *jen.File {
+	f := gofile.New(pkg, emit.Header("bridges/bridges.cue"))
+	for _, line := range strings.Split(`Package hookmap holds the mapping tables of dsh's hook bridges, generated from
+spec/bridges: for each dialect, which external event maps to which extension point, how
+a hook's exit code and stdout become an outcome, and how several hooks' outcomes merge.
+The bridges interpret these tables; see bridges/hookproto.`, "\n") {
+		f.PackageComment(line) // one // line each: jennifer makes a multi-line comment a /* */ block
 	}
-	return Event{}, false
+	strs := func() *jen.Statement { return jen.Index().String() }
+	f.Add(gofile.Comment("Bridge is the table of one dialect.").Type().Id("Bridge").Struct(
+		gofile.Comment(`Dialect names the protocol ("claude-code" or "codex").`).Id("Dialect").String(),
+		gofile.Comment(`Plugin is the source stamped on every message the bridge adds (plugin{plugin}).`).Id("Plugin").String(),
+		gofile.Comment(`DefaultTimeoutSec is a handler's timeout when it sets none.`).Id("DefaultTimeoutSec").Int(),
+		gofile.Comment(`Exit2EmptyStderr is what exit 2 with blank stderr does: "block" (with the event's
+fallback reason) or "failed".`).Id("Exit2EmptyStderr").String(),
+		gofile.Comment(`JSONPrefixes are the first characters that make (trimmed) stdout count as JSON.`).Id("JSONPrefixes").Add(strs()),
+		gofile.Comment(`InvalidJSON is the outcome ("error" or "failed"; "plain": unparsable stdout is plain
+stdout, undecodable JSON an error) of JSON-looking stdout that does
+not parse or does not decode as the event's output.`).Id("InvalidJSON").String(),
+		gofile.Comment(`StdinNewline says whether the stdin JSON ends with a newline.`).Id("StdinNewline").Bool(),
+		gofile.Comment(`Exit2ReadsJSON says whether JSON stdout still counts on exit 2: its contexts join,
+and its block or deny reason replaces stderr as the reason.`).Id("Exit2ReadsJSON").Bool(),
+		gofile.Comment(`Events maps each supported external event to its table, sorted by name.`).Id("Events").Index().Id("Event"),
+		gofile.Comment(`Shell is the argv prefix a hook's command runs under; nil: the dialect's own.`).Id("Shell").Add(strs()),
+		gofile.Comment(`TimeoutUnit is the unit of a configured timeout: "s" or "ms".`).Id("TimeoutUnit").String(),
+		gofile.Comment(`NonPositiveTimeout is what a configured timeout of 0 or less does: "default" (the
+default timeout, with a diagnostic) or "expire" (the hook times out at once).`).Id("NonPositiveTimeout").String(),
+		gofile.Comment(`ReadAnyExit says output is read whatever the exit code: stdout, or stderr when
+stdout is blank, decoded as JSON (a JSON string holding JSON included); plain text
+is plain output on exit 0, a WarningPrefix notice on exit 1, and the event's Exit2
+outcome on any other exit; no text on a non-zero exit makes the hook failed.`).Id("ReadAnyExit").Bool(),
+		gofile.Comment(`WarningPrefix prefixes the notice of plain text on exit 1 (ReadAnyExit).`).Id("WarningPrefix").String(),
+		gofile.Comment(`PlainNotice makes plain exit-0 text that is no context a user-facing notice.`).Id("PlainNotice").Bool(),
+		gofile.Comment(`SequentialGroups says a group may set "sequential": true, which runs every matched
+hook of the event in order, each seeing the previous one's rewrite.`).Id("SequentialGroups").Bool(),
+		gofile.Comment(`DedupeByName says identical hooks (same name and command) run once.`).Id("DedupeByName").Bool(),
+		gofile.Comment(`InvalidRegexExact makes a regex matcher that does not compile an exact string.`).Id("InvalidRegexExact").Bool(),
+		gofile.Comment(`CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
+to it to the top-level stdin field that gives its value.`).Id("CommandVars").Map(jen.String()).String(),
+		gofile.Comment(`SettingsBlock is the top-level settings key of the {enabled, disabled} block; ""
+when the dialect has none.`).Id("SettingsBlock").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Event maps one external event onto one extension point.").Type().Id("Event").Struct(
+		gofile.Comment(`Name is the external event, e.g. "PreToolUse".`).Id("Name").String(),
+		gofile.Comment(`Point is the canonical extension point, e.g. "tools/pre-execute".`).Id("Point").String(),
+		gofile.Comment(`Input and Output name the wire types of stdin and stdout.`).List(jen.Id("Input"), jen.Id("Output")).String(),
+		gofile.Comment(`Matcher is the stdin field a group's matcher tests; "" means matchers are ignored.`).Id("Matcher").String(),
+		gofile.Comment(`MatcherKind is how the matcher tests it: "regex" (unanchored), "exact", or "" for
+the dialect's own rule.`).Id("MatcherKind").String(),
+		gofile.Comment(`PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.`).Id("PlainStdoutContext").Bool(),
+		gofile.Comment(`FallbackReason is the reason of a block that carries none.`).Id("FallbackReason").String(),
+		gofile.Comment(`Scope is the output path of the event name that gates the event-specific fields
+(those under its parent); "" means no gate.`).Id("Scope").String(),
+		gofile.Comment(`Halt says whether continue:false halts the turn at this event.`).Id("Halt").Bool(),
+		gofile.Comment(`HaltReason is the halt reason when continue:false comes without a stopReason.`).Id("HaltReason").String(),
+		gofile.Comment(`Exit2 is the outcome of exit 2 with a non-blank stderr (the reason): "deny" at the
+tool gate, "block" elsewhere, "error" where exit 2 is not honoured.`).Id("Exit2").String(),
+		gofile.Comment(`Contexts are the output paths of context strings, in order.`).Id("Contexts").Add(strs()),
+		gofile.Comment(`JoinReasons is how several blocking hooks' reasons combine: "all" (joined by a
+blank line), "first" (configuration order) or "every" (every deciding hook's
+reason, allowing ones included, joined by a newline).`).Id("JoinReasons").String(),
+		gofile.Comment(`Rules decide the outcome of a parsed output: the first that holds wins; none: pass.`).Id("Rules").Index().Id("Rule"),
+		gofile.Comment(`Notices are fields recorded as user-facing notices when set.`).Id("Notices").Index().Id("Notice"),
+		gofile.Comment(`Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
+nothing.`).Id("Rewrite").Op("*").Id("Rewrite"),
+		gofile.Comment(`DecodeOutput decodes stdout strictly as the event's wire output type and returns
+it; an error makes the hook's outcome the bridge's InvalidJSON.`).Id("DecodeOutput").Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Rule is one row of an event's decision table.").Type().Id("Rule").Struct(
+		gofile.Comment(`When is the dotted output path the rule tests.`).Id("When").String(),
+		gofile.Comment(`Is is the JSON literal the field must equal; "" means the field is set, not null
+and not empty.`).Id("Is").String(),
+		gofile.Comment(`Then is the outcome when the rule holds: allow, deny, ask, block, halt or failed.`).Id("Then").String(),
+		gofile.Comment(`Reason is the output path of the outcome's reason.`).Id("Reason").String(),
+		gofile.Comment(`NeedsReason makes a rule whose reason is blank an outcome "failed" instead.`).Id("NeedsReason").Bool(),
+		gofile.Comment(`Unless is an output path that must be unset (absent, null or empty) for the rule to
+hold; "" means no condition.`).Id("Unless").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Rewrite reads a hook's rewrite of the call's arguments (tools/rewrite-input).").Type().Id("Rewrite").Struct(
+		gofile.Comment(`Input is the output path of the new arguments.`).Id("Input").String(),
+		gofile.Comment(`Mode is the output path whose value "merge" makes the new arguments a JSON merge
+patch over the current ones; "" means always a replacement.`).Id("Mode").String(),
+		gofile.Comment(`Requires is the output path that must equal RequiresIs (a string) for the rewrite
+to count; "" means no condition.`).List(jen.Id("Requires"), jen.Id("RequiresIs")).String(),
+		gofile.Comment(`Stdin is the stdin field a sequential hook's rewrite updates (shallowly merged) for
+the next hook; "" means none.`).Id("Stdin").String(),
+		gofile.Comment(`Note is appended to the tool's result when a rewrite was applied; "" for none.`).Id("Note").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Notice is a field recorded as a user-facing notice (never model-visible).").Type().Id("Notice").Struct(
+		gofile.Comment(`When is the output path of the field.`).Id("When").String(),
+		gofile.Comment(`Text is the notice; "{value}" stands for the field's value.`).Id("Text").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Lookup returns the table of the named event, or false.").
+		Func().Params(jen.Id("b").Op("*").Id("Bridge")).Id("Lookup").Params(jen.Id("event").String()).Params(jen.Id("Event"), jen.Bool()).Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Id("b").Dot("Events")).Block(
+			jen.If(jen.Id("e").Dot("Name").Op("==").Id("event")).Block(jen.Return(jen.Id("e"), jen.True())),
+		),
+		jen.Return(jen.Id("Event").Values(), jen.False()),
+	))
+	return f
 }
-`))
 
-var tableTmpl = template.Must(template.New("table").Funcs(funcs).Parse(`// {{.Header}}
-
-package hookmap
-
-import (
-{{- range $pkg, $path := .Imports}}
-	{{q $path}}
-{{- end}}
-)
-{{range $b := .Bridges}}
-{{range lines $b.Doc}}// {{.}}
-{{end -}}
-var {{$b.GoName}} = Bridge{
-	Dialect: {{q $b.Dialect}},
-	Plugin: {{q $b.Plugin}},
-	DefaultTimeoutSec: {{$b.DefaultTimeoutSec}},
-	Exit2EmptyStderr: {{q $b.Exit2EmptyStderr}},
-	JSONPrefixes: {{strs $b.JSONPrefixes}},
-	InvalidJSON: {{q $b.InvalidJSON}},
-	StdinNewline: {{$b.StdinNewline}},
-	Exit2ReadsJSON: {{$b.Exit2ReadsJSON}},
-	{{- if $b.Shell}}
-	Shell: {{strs $b.Shell}},
-	{{- end}}
-	TimeoutUnit: {{q $b.TimeoutUnit}},
-	NonPositiveTimeout: {{q $b.NonPositiveTimeout}},
-	ReadAnyExit: {{$b.ReadAnyExit}},
-	WarningPrefix: {{q $b.WarningPrefix}},
-	PlainNotice: {{$b.PlainNotice}},
-	SequentialGroups: {{$b.SequentialGroups}},
-	DedupeByName: {{$b.DedupeByName}},
-	InvalidRegexExact: {{$b.InvalidRegexExact}},
-	{{- if $b.CommandVars}}
-	CommandVars: map[string]string{
-	{{- range $k, $v := $b.CommandVars}}
-		{{q $k}}: {{q $v}},
-	{{- end}}
-	},
-	{{- end}}
-	SettingsBlock: {{q $b.SettingsBlock}},
-	Events: []Event{
-	{{- range $e := $b.Events}}
-		{{range lines $e.Doc}}// {{.}}
-		{{end -}}
-		{
-			Name: {{q $e.Event}},
-			Point: {{q $e.Point}},
-			Input: {{q $e.Input}},
-			Output: {{q $e.Output}},
-			Matcher: {{q $e.Matcher}},
-			MatcherKind: {{q $e.MatcherKind}},
-			PlainStdoutContext: {{$e.PlainStdoutContext}},
-			FallbackReason: {{q $e.FallbackReason}},
-			Scope: {{q $e.Scope}},
-			Halt: {{$e.Halt}},
-			HaltReason: {{q $e.HaltReason}},
-			Exit2: {{q $e.Exit2}},
-			Contexts: {{strs $e.Contexts}},
-			JoinReasons: {{q $e.JoinReasons}},
-			Rules: []Rule{
-			{{- range $e.Rules}}
-				{When: {{q .When}}, Is: {{q .Is}}, Then: {{q .Then}}, Reason: {{q .Reason}}, NeedsReason: {{.NeedsReason}}, Unless: {{q .Unless}}},
-			{{- end}}
-			},
-			Notices: []Notice{
-			{{- range $e.Notices}}
-				{When: {{q .When}}, Text: {{q .Text}}},
-			{{- end}}
-			},
-			{{- with $e.Rewrite}}
-			Rewrite: &Rewrite{Input: {{q .Input}}, Mode: {{q .Mode}}, Requires: {{q .Requires}}, RequiresIs: {{q .RequiresIs}}, Stdin: {{q .Stdin}}, Note: {{q .Note}}},
-			{{- end}}
-			DecodeOutput: func(data []byte) (any, error) {
-				var out {{$b.Wire}}.{{$e.Output}}
-				if err := out.UnmarshalJSON(data); err != nil {
-					return nil, err
-				}
-				return out, nil
-			},
-		},
-	{{- end}}
-	},
-}
-{{end}}`))
-
-var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`// {{.Header}}
-
-package hookmap
-
-// Bridges lists every dialect's table, sorted by dialect.
-var Bridges = []*Bridge{ {{- range .All}}&{{.}}, {{end -}} }
-
-// Lookup returns the table of the named dialect, or nil.
-func Lookup(dialect string) *Bridge {
-	for _, b := range Bridges {
-		if b.Dialect == dialect {
-			return b
+// tableFile declares the table of each bridge of one spec file (name, e.g.
+// "claudecode.cue"), in the order the file declares them.
+func tableFile(name string, bridges []*ir.Bridge, wireImport func(pkg string) string) *jen.File {
+	f := gofile.New(pkg, emit.Header("bridges/"+name))
+	for i, b := range bridges {
+		f.ImportName(wireImport(b.Wire), b.Wire)
+		if i > 0 {
+			f.Line()
 		}
+		f.Add(gofile.Comment(b.Doc).Var().Id(b.GoName).Op("=").Id("Bridge").Add(bridgeValues(b, wireImport(b.Wire))))
 	}
-	return nil
+	return f
 }
-`))
+
+// bridgeValues is the composite literal of b's table, one field a line; wire is the
+// import path of b's wire package, whose types decode the events' outputs.
+func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
+	fields := []jen.Code{
+		kv("Dialect", jen.Lit(b.Dialect)),
+		kv("Plugin", jen.Lit(b.Plugin)),
+		kv("DefaultTimeoutSec", jen.Lit(b.DefaultTimeoutSec)),
+		kv("Exit2EmptyStderr", jen.Lit(b.Exit2EmptyStderr)),
+		kv("JSONPrefixes", strs(b.JSONPrefixes)),
+		kv("InvalidJSON", jen.Lit(b.InvalidJSON)),
+		kv("StdinNewline", jen.Lit(b.StdinNewline)),
+		kv("Exit2ReadsJSON", jen.Lit(b.Exit2ReadsJSON)),
+	}
+	if len(b.Shell) > 0 {
+		fields = append(fields, kv("Shell", strs(b.Shell)))
+	}
+	fields = append(fields,
+		kv("TimeoutUnit", jen.Lit(b.TimeoutUnit)),
+		kv("NonPositiveTimeout", jen.Lit(b.NonPositiveTimeout)),
+		kv("ReadAnyExit", jen.Lit(b.ReadAnyExit)),
+		kv("WarningPrefix", jen.Lit(b.WarningPrefix)),
+		kv("PlainNotice", jen.Lit(b.PlainNotice)),
+		kv("SequentialGroups", jen.Lit(b.SequentialGroups)),
+		kv("DedupeByName", jen.Lit(b.DedupeByName)),
+		kv("InvalidRegexExact", jen.Lit(b.InvalidRegexExact)),
+	)
+	if len(b.CommandVars) > 0 {
+		keys := make([]string, 0, len(b.CommandVars))
+		for k := range b.CommandVars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		vars := make([]jen.Code, len(keys))
+		for i, k := range keys {
+			vars[i] = jen.Lit(k).Op(":").Lit(b.CommandVars[k])
+		}
+		fields = append(fields, kv("CommandVars", jen.Map(jen.String()).String().Add(lines(vars))))
+	}
+	events := make([]jen.Code, len(b.Events))
+	for i, e := range b.Events {
+		events[i] = gofile.Comment(e.Doc).Add(eventValues(e, wire))
+	}
+	fields = append(fields,
+		kv("SettingsBlock", jen.Lit(b.SettingsBlock)),
+		kv("Events", jen.Index().Id("Event").Add(lines(events))),
+	)
+	return lines(fields)
+}
+
+// eventValues is the composite literal of e's table, one field a line.
+func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
+	rules := make([]jen.Code, len(e.Rules))
+	for i, r := range e.Rules {
+		rules[i] = jen.Values(
+			kv("When", jen.Lit(r.When)), kv("Is", jen.Lit(r.Is)), kv("Then", jen.Lit(r.Then)),
+			kv("Reason", jen.Lit(r.Reason)), kv("NeedsReason", jen.Lit(r.NeedsReason)), kv("Unless", jen.Lit(r.Unless)),
+		)
+	}
+	notices := make([]jen.Code, len(e.Notices))
+	for i, n := range e.Notices {
+		notices[i] = jen.Values(kv("When", jen.Lit(n.When)), kv("Text", jen.Lit(n.Text)))
+	}
+	fields := []jen.Code{
+		kv("Name", jen.Lit(e.Event)),
+		kv("Point", jen.Lit(e.Point)),
+		kv("Input", jen.Lit(e.Input)),
+		kv("Output", jen.Lit(e.Output)),
+		kv("Matcher", jen.Lit(e.Matcher)),
+		kv("MatcherKind", jen.Lit(e.MatcherKind)),
+		kv("PlainStdoutContext", jen.Lit(e.PlainStdoutContext)),
+		kv("FallbackReason", jen.Lit(e.FallbackReason)),
+		kv("Scope", jen.Lit(e.Scope)),
+		kv("Halt", jen.Lit(e.Halt)),
+		kv("HaltReason", jen.Lit(e.HaltReason)),
+		kv("Exit2", jen.Lit(e.Exit2)),
+		kv("Contexts", strs(e.Contexts)),
+		kv("JoinReasons", jen.Lit(e.JoinReasons)),
+		kv("Rules", jen.Index().Id("Rule").Add(lines(rules))),
+		kv("Notices", jen.Index().Id("Notice").Add(lines(notices))),
+	}
+	if r := e.Rewrite; r != nil {
+		fields = append(fields, kv("Rewrite", jen.Op("&").Id("Rewrite").Values(
+			kv("Input", jen.Lit(r.Input)), kv("Mode", jen.Lit(r.Mode)), kv("Requires", jen.Lit(r.Requires)),
+			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
+		)))
+	}
+	fields = append(fields, kv("DecodeOutput", jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
+		jen.Var().Id("out").Qual(wire, e.Output),
+		jen.If(jen.Err().Op(":=").Id("out").Dot("UnmarshalJSON").Call(jen.Id("data")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+		jen.Return(jen.Id("out"), jen.Nil()),
+	)))
+	return lines(fields)
+}
+
+// indexFile declares Bridges, every table (all: their Go names, sorted), and Lookup.
+func indexFile(all []string) *jen.File {
+	f := gofile.New(pkg, emit.Header("bridges/bridges.cue"))
+	f.Add(gofile.Comment("Bridges lists every dialect's table, sorted by dialect.").
+		Var().Id("Bridges").Op("=").Index().Op("*").Id("Bridge").ValuesFunc(func(g *jen.Group) {
+		for _, name := range all {
+			g.Op("&").Id(name)
+		}
+	}))
+	f.Line()
+	f.Add(gofile.Comment("Lookup returns the table of the named dialect, or nil.").
+		Func().Id("Lookup").Params(jen.Id("dialect").String()).Op("*").Id("Bridge").Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id("Bridges")).Block(
+			jen.If(jen.Id("b").Dot("Dialect").Op("==").Id("dialect")).Block(jen.Return(jen.Id("b"))),
+		),
+		jen.Return(jen.Nil()),
+	))
+	return f
+}
+
+// kv is the keyed element name: v of a composite literal.
+func kv(name string, v jen.Code) *jen.Statement { return jen.Id(name).Op(":").Add(v) }
+
+// strs is a []string literal of ss on one line ([]string{} when ss is empty).
+func strs(ss []string) *jen.Statement {
+	return jen.Index().String().ValuesFunc(func(g *jen.Group) {
+		for _, s := range ss {
+			g.Lit(s)
+		}
+	})
+}
+
+// lines is the values of a composite literal, one element a line, each followed by a
+// comma; {} when there are none.
+func lines(elems []jen.Code) *jen.Statement {
+	if len(elems) == 0 {
+		return jen.Values()
+	}
+	items := make([]jen.Code, 0, len(elems)+1)
+	for _, e := range elems {
+		items = append(items, jen.Line().Add(e))
+	}
+	return jen.Values(append(items, jen.Line())...)
+}

@@ -7,7 +7,7 @@
 // CUE-free command dshscaffold takes from the generated surface (dsh.Events), so a plugin's
 // module needs no spec toolchain; Emit takes the table from a loaded spec (dshgen scaffold).
 // For the same reason it renders with text/template rather than jennifer, which every other
-// Go emitter but hookmap uses: a plugin module requires neither (TestQuickStartOutsideModule
+// Go emitter uses: a plugin module requires neither (TestQuickStartOutsideModule
 // in cmd/dshscaffold checks its go.mod).
 package scaffold
 
