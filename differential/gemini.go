@@ -74,8 +74,9 @@ func str(v any) string {
 }
 
 // geminiCases are the cases of Gemini CLI's hooks (engine "gemini"). The hook outputs
-// and exit codes follow the protocol as measured (see GEMINI-HOOKS.md): stdout, else
-// stderr, is parsed as JSON whatever the exit code; plain text on exit 0 is a system
+// and exit codes follow the protocol as measured
+// (docs/design/GEMINI-HOOKS.md#13-output-and-exit-codes): stdout, else stderr, is
+// parsed as JSON whatever the exit code; plain text on exit 0 is a system
 // message, on exit 1 a warning, on any other code a block, and no output proceeds.
 func geminiCases() []Case {
 	g := func(name string, turns []Turn, hooks ...Hook) Case {
