@@ -30,10 +30,8 @@ package claudecode
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -79,11 +77,7 @@ func Descriptor() *dialect.Descriptor {
 		EnvFile:         true,
 		Revalidate:      true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
-			b, err := New(Config{Files: c.Files, Plugins: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
-				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
-				Logger: c.Logger, BaseEnv: c.BaseEnv, EnvFile: c.EnvFile, Canonical: c.Canonical, Interactive: c.Interactive,
-				RevalidateAfterRewrite: c.RevalidateAfterRewrite},
-				hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			b, err := New(c, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
 			if err != nil {
 				return nil, err // not a nil *Bridge in the interface
 			}
@@ -92,65 +86,37 @@ func Descriptor() *dialect.Descriptor {
 	}
 }
 
-// Config configures a Claude Code bridge.
-type Config struct {
-	// Files are hook configuration files (settings.json shape, or a wrapper-less plugin
-	// hooks file), loaded in order. Explicitly named files load as given (dsh
-	// bridge decision 10).
-	Files []string
-	// Plugins are plugin hook files: CLAUDE_PLUGIN_ROOT (and CLAUDE_PLUGIN_DATA) are
-	// exported to their hooks and substituted as ${...} in their commands. An empty Path
-	// means <PluginRoot>/hooks/hooks.json.
-	Plugins []hookproto.Source
-	// Workspace is the session workspace: the default working directory of hooks and
-	// the default project directory. Required.
-	Workspace string
-	// ProjectDir is CLAUDE_PROJECT_DIR, exported to every hook and substituted as
-	// ${CLAUDE_PROJECT_DIR}; default Workspace.
-	ProjectDir string
-	// DiscoverProject also loads the ProjectFiles of ProjectDir that exist.
-	DiscoverProject bool
-	// TrustProject loads the project-level hook files DiscoverProject finds (dsh bridge
-	// decision 10); without it they are skipped with a diagnostic saying how to trust.
-	TrustProject bool
-	// Session describes the session and turn of an event (session_id, transcript_path,
-	// cwd, turn); nil sends empty values and records nothing at tool events.
-	Session hookproto.SessionFunc
-	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
-	Recorder hookproto.Recorder
-	// Logger receives load diagnostics and hook diagnostics (nil: slog.Default()).
-	Logger *slog.Logger
-	// BaseEnv is the environment hooks start from, KEY=value pairs (nil: the process's,
-	// os.Environ()); the bridge's own variables (CLAUDE_PROJECT_DIR, ...) are added to it.
-	BaseEnv []string
-	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
-	StderrSummaryMax int
-	// EnvFile, when set, is exported to SessionStart hooks as CLAUDE_ENV_FILE: the file
-	// whose `export NAME=value` lines the session's Bash commands source (see
-	// builtin.Options.EnvFile).
-	EnvFile string
-	// Canonical makes the bridge write its hooks' words for the model in dsh's canonical
-	// form and follow dsh's canonical mapping where the real engine differs from it.
-	// Without it (the default) the bridge does what Claude Code does (docs/decisions.md,
-	// "Differences from the real engines"): contexts and denials in the engine's
-	// wording, a PostToolUse block that keeps the result and adds the reason after it,
-	// Stop contexts that continue the turn, continue:false at PreToolUse that lets the
-	// call run and then ends the turn. dsh run sets it with --canonical; the conformance
-	// scenarios, which pin the canonical mapping, set it too. The built-in tools word
-	// their results as Claude Code's with builtin.StyleClaudeCode.
-	Canonical bool
-	// Interactive says the host waits for the user's input between turns (dsh acp): an
-	// agent going idle then fires Notification idle_prompt. A headless run (dsh run, as
-	// claude -p) never waits, and fires none.
-	Interactive bool
-	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
-	// tools/pre-execute, on the effective input when their updatedInput changed it
-	// (docs/design/REWRITE-COMPACTION.md#1920-revalidateafterrewrite): the stricter outcome of the two passes decides (a
-	// second-pass deny denies), and a second-pass updatedInput is ignored with a warning,
-	// recorded as the hook/result's diagnostic. Off by default, as in Claude Code, which
-	// runs each hook once per call.
-	RevalidateAfterRewrite bool
-}
+// Config configures a Claude Code bridge. It uses Files (settings.json shape, or a
+// wrapper-less plugin hooks file; explicitly named files load as given, dsh bridge decision
+// 10), Plugins (CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA exported to their hooks and
+// substituted as ${...}), Workspace, ProjectDir (CLAUDE_PROJECT_DIR, exported to every hook
+// and substituted as ${CLAUDE_PROJECT_DIR}; default Workspace), DiscoverProject,
+// TrustProject, Session, Recorder, Logger, BaseEnv, StderrSummaryMax, EnvFile (exported to
+// SessionStart hooks as CLAUDE_ENV_FILE: the file whose `export NAME=value` lines the
+// session's Bash commands source, see builtin.Options.EnvFile), Canonical, Interactive and
+// RevalidateAfterRewrite; New ignores the other fields.
+//
+// Canonical makes the bridge write its hooks' words for the model in dsh's canonical form
+// and follow dsh's canonical mapping where the real engine differs from it. Without it
+// (the default) the bridge does what Claude Code does (docs/decisions.md, "Differences
+// from the real engines"): contexts and denials in the engine's wording, a PostToolUse
+// block that keeps the result and adds the reason after it, Stop contexts that continue
+// the turn, continue:false at PreToolUse that lets the call run and then ends the turn.
+// dsh run sets it with --canonical; the conformance scenarios, which pin the canonical
+// mapping, set it too. The built-in tools word their results as Claude Code's with
+// builtin.StyleClaudeCode.
+//
+// Interactive says the host waits for the user's input between turns (dsh acp): an agent
+// going idle then fires Notification idle_prompt. A headless run (dsh run, as claude -p)
+// never waits, and fires none.
+//
+// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
+// tools/pre-execute, on the effective input when their updatedInput changed it
+// (docs/design/REWRITE-COMPACTION.md#1920-revalidateafterrewrite): the stricter outcome of
+// the two passes decides (a second-pass deny denies), and a second-pass updatedInput is
+// ignored with a warning, recorded as the hook/result's diagnostic. Off by default, as in
+// Claude Code, which runs each hook once per call.
+type Config = dialect.Config
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
 type Option = hookbridge.Option
@@ -171,7 +137,7 @@ func WithKillGrace(kill, pipe time.Duration) Option { return hookbridge.WithKill
 // Bridge is a loaded Claude Code bridge: a dsh plugin. Register it on a registrar;
 // Close it to stop its async hooks.
 type Bridge struct {
-	b *hookbridge.Bridge
+	*hookbridge.Bridge
 }
 
 // New loads the configured hook files and returns the bridge. Loading never fails
@@ -187,24 +153,8 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{b: b}, nil
+	return &Bridge{b}, nil
 }
-
-// Register registers one listener per mapped event that has hooks and returns a func
-// that unregisters them all.
-func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) { return b.b.Register(r) }
-
-// Diagnostics returns what loading reported.
-func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return b.b.Diagnostics() }
-
-// Config returns the loaded hook configuration.
-func (b *Bridge) Config() *hookproto.Config { return b.b.Config() }
-
-// Close kills the async hooks still running and waits for them.
-func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
-
-// Wait waits for the async hooks still running to finish, without killing them.
-func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
 // hookDialect is the bridge's dialect description (table, encoder, project files).
 func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {

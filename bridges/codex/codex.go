@@ -17,10 +17,8 @@
 package codex
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -66,10 +64,7 @@ func Descriptor() *dialect.Descriptor {
 		ModelProvider:     "openai",
 		DeveloperContexts: true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
-			b, err := New(Config{Files: c.Files, Plugins: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
-				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
-				Logger: c.Logger, BaseEnv: c.BaseEnv, Getenv: c.Getenv, Model: c.Model, Canonical: c.Canonical},
-				hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			b, err := New(c, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
 			if err != nil {
 				return nil, err // not a nil *Bridge in the interface
 			}
@@ -85,51 +80,22 @@ var ShellTools = []string{"Bash", "shell", "local_shell", "shell_command", "exec
 // DefaultModel is the model sent when neither the session nor Config names one.
 const DefaultModel = "unknown"
 
-// Config configures a Codex bridge.
-type Config struct {
-	// Files are hooks.json files, loaded in order. Explicitly named files load as given (dsh
-	// bridge decision 10).
-	Files []string
-	// Plugins are plugin hook files: PLUGIN_ROOT, CLAUDE_PLUGIN_ROOT (and the data
-	// variables) are exported to their hooks and substituted as ${...}. An empty Path
-	// means <PluginRoot>/hooks/hooks.json.
-	Plugins []hookproto.Source
-	// Workspace is the session workspace: the default working directory of hooks and
-	// the default project directory. Required.
-	Workspace string
-	// ProjectDir is the project root that decides which files are project-level;
-	// default Workspace. Codex exports no project variable.
-	ProjectDir string
-	// DiscoverProject also loads the ProjectFiles of ProjectDir that exist.
-	DiscoverProject bool
-	// TrustProject loads the project-level hook files DiscoverProject finds (dsh bridge
-	// decision 10); without it they are skipped with a diagnostic saying how to trust.
-	TrustProject bool
-	// Model is the model sent to hooks when the session names none (default
-	// DefaultModel).
-	Model string
-	// Canonical makes the bridge write its hooks' words for the model in dsh's canonical
-	// form. Without it (the default) they read as the real engine writes them
-	// (docs/decisions.md, "Differences from the real engines"): a denial reads "Command
-	// blocked by PreToolUse hook: <reason>. Command: <command>" and a Stop block continues
-	// the turn with <hook_prompt hook_run_id="...">reason</hook_prompt>. dsh run sets it
-	// with --canonical; the conformance scenarios set it too. The built-in tools word
-	// Bash's output as Codex's shell with builtin.StyleCodex.
-	Canonical bool
-	// Session describes the session and turn of an event.
-	Session hookproto.SessionFunc
-	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
-	Recorder hookproto.Recorder
-	// Logger receives diagnostics (nil: slog.Default()).
-	Logger *slog.Logger
-	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
-	StderrSummaryMax int
-	// Getenv reads the harness environment for $SHELL (nil: os.Getenv).
-	Getenv func(string) string
-	// BaseEnv is the environment hooks start from, KEY=value pairs (nil: the process's,
-	// os.Environ()); the bridge's own variables are added to it.
-	BaseEnv []string
-}
+// Config configures a Codex bridge. It uses Files (hooks.json files; explicitly named
+// files load as given, dsh bridge decision 10), Plugins (PLUGIN_ROOT, CLAUDE_PLUGIN_ROOT and
+// the data variables exported to their hooks and substituted as ${...}), Workspace,
+// ProjectDir (which decides which files are project-level; Codex exports no project
+// variable), DiscoverProject, TrustProject, Session, Recorder, Logger, StderrSummaryMax,
+// Getenv (for $SHELL), BaseEnv, Model (default DefaultModel) and Canonical; New ignores
+// the other fields.
+//
+// Canonical makes the bridge write its hooks' words for the model in dsh's canonical form.
+// Without it (the default) they read as the real engine writes them (docs/decisions.md,
+// "Differences from the real engines"): a denial reads "Command blocked by PreToolUse
+// hook: <reason>. Command: <command>" and a Stop block continues the turn with
+// <hook_prompt hook_run_id="...">reason</hook_prompt>. dsh run sets it with --canonical;
+// the conformance scenarios set it too. The built-in tools word Bash's output as Codex's
+// shell with builtin.StyleCodex.
+type Config = dialect.Config
 
 // Option adjusts a bridge (see WithMessageIDs, WithObserver, WithKillGrace).
 type Option = hookbridge.Option
@@ -149,7 +115,7 @@ func WithKillGrace(kill, pipe time.Duration) Option { return hookbridge.WithKill
 
 // Bridge is a loaded Codex bridge: a dsh plugin.
 type Bridge struct {
-	b *hookbridge.Bridge
+	*hookbridge.Bridge
 }
 
 // New loads the configured hook files and returns the bridge; see claudecode.New.
@@ -163,24 +129,8 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{b: b}, nil
+	return &Bridge{b}, nil
 }
-
-// Register registers one listener per mapped event that has hooks and returns a func
-// that unregisters them all.
-func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) { return b.b.Register(r) }
-
-// Diagnostics returns what loading reported.
-func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return b.b.Diagnostics() }
-
-// Config returns the loaded hook configuration.
-func (b *Bridge) Config() *hookproto.Config { return b.b.Config() }
-
-// Close kills the async hooks still running and waits for them.
-func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
-
-// Wait waits for the async hooks still running to finish, without killing them.
-func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
 // hookDialect is the bridge's dialect description (table, encoder, project files).
 func hookDialect(model string, asEngine bool) hookbridge.Dialect {

@@ -174,8 +174,9 @@ type Transcript interface {
 	Close() error
 }
 
-// Config configures one bridge, whatever its dialect. A dialect ignores what it has no
-// use for (see the Descriptor's EnvFile and Revalidate).
+// Config configures one bridge, whatever its dialect: each dialect package's Config is
+// this type. A dialect ignores what it has no use for (see the Descriptor's EnvFile and
+// Revalidate, and each package's Config).
 type Config struct {
 	// Files are explicitly named hook configuration files, loaded in order as given.
 	Files []string
@@ -219,6 +220,10 @@ type Config struct {
 	Observe func(*hookproto.Report)
 	// ObserveAsync receives every async hook run when it finishes.
 	ObserveAsync func(hookproto.HookRun)
+	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
+	StderrSummaryMax int
+	// Now is the clock of the stdin timestamps of dialects that send one (nil: time.Now).
+	Now func() time.Time
 }
 
 // Bridge is a loaded bridge: a dsh plugin.

@@ -10,11 +10,10 @@
 package gemini
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,16 +54,14 @@ func Descriptor() *dialect.Descriptor {
 		},
 		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini", Rules: &Rules,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
-			cfg := Config{Files: c.Files, Extensions: c.Plugins, Workspace: c.Workspace, ProjectDir: c.ProjectDir,
-				DiscoverProject: c.DiscoverProject, TrustProject: c.TrustProject, Session: c.Session, Recorder: c.Recorder,
-				Logger: c.Logger, BaseEnv: c.BaseEnv, Canonical: c.Canonical}
+			cfg := c
 			if c.DiscoverProject {
 				getenv := c.Getenv
 				if getenv == nil {
 					getenv = os.Getenv
 				}
 				if home := getenv("HOME"); home != "" {
-					cfg.Extensions = append(cfg.Extensions, Extensions(home)...)
+					cfg.Plugins = slices.Concat(c.Plugins, Extensions(home))
 				}
 			}
 			b, err := New(cfg, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
@@ -96,49 +93,23 @@ func Extensions(home string) []hookproto.Source {
 	return out
 }
 
-// Config configures a Gemini bridge; see codex.Config for the fields they share.
-type Config struct {
-	// Files are settings.json files, loaded in order (system, user); a file that cannot
-	// be read is a diagnostic.
-	Files []string
-	// Extensions are extension hook files (hooks/hooks.json); a malformed one is a
-	// diagnostic and the others still load.
-	Extensions []hookproto.Source
-	// Workspace is the session workspace: the hooks' working directory and the default
-	// project directory. Required.
-	Workspace string
-	// ProjectDir is the project root whose ProjectFiles are workspace settings; default
-	// Workspace.
-	ProjectDir string
-	// DiscoverProject also loads the ProjectFiles of ProjectDir that exist.
-	DiscoverProject bool
-	// TrustProject loads them (Gemini CLI's trusted folder, dsh's --trust); without it
-	// they are skipped with a diagnostic.
-	TrustProject bool
-	// Session describes the session and turn of an event.
-	Session hookproto.SessionFunc
-	// Recorder receives the hook/invoked and hook/result records; nil records nothing.
-	Recorder hookproto.Recorder
-	// Logger receives diagnostics (nil: slog.Default()).
-	Logger *slog.Logger
-	// StderrSummaryMax caps recorded stderr summaries (0: 500 characters).
-	StderrSummaryMax int
-	// BaseEnv is the environment hooks start from (nil: the process's).
-	BaseEnv []string
-	// Now is the clock of the stdin timestamps (nil: time.Now).
-	Now func() time.Time
-	// Canonical makes the bridge write its hooks' words for the model in dsh's canonical
-	// form; without it they read as Gemini CLI writes them (<hook_context>, "Tool
-	// execution blocked: <reason>", contexts after the tool result's text).
-	Canonical bool
-}
+// Config configures a Gemini bridge. It uses Files (settings.json files, loaded in order:
+// system, user; a file that cannot be read is a diagnostic), Plugins (the extensions' hook
+// files, hooks/hooks.json; a malformed one is a diagnostic and the others still load),
+// Workspace (the hooks' working directory and the default project directory), ProjectDir
+// (whose ProjectFiles are workspace settings), DiscoverProject, TrustProject (Gemini CLI's
+// trusted folder, dsh's --trust), Session, Recorder, Logger, StderrSummaryMax, BaseEnv, Now
+// (the clock of the stdin timestamps) and Canonical (without it the hooks' words read as
+// Gemini CLI writes them: <hook_context>, "Tool execution blocked: <reason>", contexts
+// after the tool result's text); New ignores the other fields.
+type Config = dialect.Config
 
 // Option adjusts a bridge (see codex.Option).
 type Option = hookbridge.Option
 
 // Bridge is a loaded Gemini bridge: a dsh plugin.
 type Bridge struct {
-	b *hookbridge.Bridge
+	*hookbridge.Bridge
 }
 
 // New loads the configured settings and extension hook files and returns the bridge.
@@ -149,31 +120,15 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		now = time.Now
 	}
 	b, err := hookbridge.New(hookDialect(now, !cfg.Canonical), hookbridge.Options{
-		Files: cfg.Files, Plugins: cfg.Extensions, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
+		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
 	}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{b: b}, nil
+	return &Bridge{b}, nil
 }
-
-// Register registers one listener per mapped point that has hooks and returns a func
-// that unregisters them all.
-func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) { return b.b.Register(r) }
-
-// Diagnostics returns what loading reported.
-func (b *Bridge) Diagnostics() []hookproto.Diagnostic { return b.b.Diagnostics() }
-
-// Config returns the loaded hook configuration.
-func (b *Bridge) Config() *hookproto.Config { return b.b.Config() }
-
-// Close kills the hooks still running and waits for them.
-func (b *Bridge) Close(ctx context.Context) error { return b.b.Close(ctx) }
-
-// Wait waits for the hooks still running to finish, without killing them.
-func (b *Bridge) Wait(ctx context.Context) error { return b.b.Wait(ctx) }
 
 func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 	m := &model{turns: map[string]*turnText{}}
