@@ -6,15 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
-	"github.com/dshkit/dsh/gen/ir"
-	"github.com/dshkit/dsh/gen/load"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 )
@@ -23,118 +20,18 @@ import (
 // a temporary copy of the spec, loads the copy as dshgen does (gen/load), runs the
 // bridge on the table it yields, and checks that the behaviour follows the edit.
 
-// specTable loads the claude-code table from a copy of spec/bridges edited by edit, as
-// the bridge reads it: the generated table with every column the copy says (the wire
-// decoders, which the spec/wire packages define, stay the generated ones).
+// specTable loads the claude-code table from a copy of spec/bridges edited by edit.
 func specTable(t *testing.T, edit func(src string) string) *hookmap.Bridge {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join("..", "..", "spec", "bridges")
-	names, err := filepath.Glob(filepath.Join(src, "*.cue"))
-	if err != nil || len(names) == 0 {
-		t.Fatalf("spec/bridges: %v (%d files)", err, len(names))
-	}
-	for _, n := range names {
-		data, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(data)
-		if filepath.Base(n) == "claudecode.cue" && edit != nil {
-			edited := edit(text)
-			if edited == text {
-				t.Fatal("the edit changed nothing in claudecode.cue")
-			}
-			text = edited
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bridges, err := load.Bridges(dir, "spec/bridges (edited copy)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bridges {
-		if b.Dialect == hookmap.ClaudeCode.Dialect {
-			return fromIR(t, b, &hookmap.ClaudeCode)
-		}
-	}
-	t.Fatal("no claude-code table in the copy")
-	return nil
-}
-
-// fromIR is the table b as generated/hookmap holds it, with gen's wire decoders.
-func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
-	t.Helper()
-	out := &hookmap.Bridge{Dialect: b.Dialect, Plugin: b.Plugin, DefaultTimeoutSec: b.DefaultTimeoutSec,
-		Exit2EmptyStderr: b.Exit2EmptyStderr, JSONPrefixes: b.JSONPrefixes, InvalidJSON: b.InvalidJSON,
-		StdinNewline: b.StdinNewline, Exit2ReadsJSON: b.Exit2ReadsJSON, Shell: b.Shell, TimeoutUnit: b.TimeoutUnit,
-		NonPositiveTimeout: b.NonPositiveTimeout, ReadAnyExit: b.ReadAnyExit, WarningPrefix: b.WarningPrefix,
-		PlainNotice: b.PlainNotice, SequentialGroups: b.SequentialGroups, DedupeByName: b.DedupeByName,
-		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock}
-	if len(b.CommandVars) > 0 {
-		out.CommandVars = b.CommandVars
-	}
-	for _, e := range b.Events {
-		g, ok := gen.Lookup(e.Event)
-		if !ok {
-			t.Fatalf("event %s is not in the generated table", e.Event)
-		}
-		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
-			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
-			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
-			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
-		for _, r := range e.Rules {
-			ev.Rules = append(ev.Rules, hookmap.Rule{When: r.When, Is: r.Is, Then: r.Then, Reason: r.Reason, NeedsReason: r.NeedsReason, Unless: r.Unless})
-		}
-		for _, n := range e.Notices {
-			ev.Notices = append(ev.Notices, hookmap.Notice{When: n.When, Text: n.Text})
-		}
-		if r := e.Rewrite; r != nil {
-			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
-		}
-		out.Events = append(out.Events, ev)
-	}
-	return out
-}
-
-// withoutDecoders is tb without its funcs, for comparison.
-func withoutDecoders(tb *hookmap.Bridge) hookmap.Bridge {
-	c := *tb
-	c.Events = append([]hookmap.Event(nil), tb.Events...)
-	for i := range c.Events {
-		c.Events[i].DecodeOutput = nil
-	}
-	return c
+	return ht.SpecTable(t, "claudecode.cue", &hookmap.ClaudeCode, edit)
 }
 
 // The unedited copy yields the generated table: what the edits below change is the only
 // difference between the runs.
 func TestTableCopyIsTheGeneratedTable(t *testing.T) {
-	got, want := withoutDecoders(specTable(t, nil)), withoutDecoders(&hookmap.ClaudeCode)
+	got, want := ht.WithoutDecoders(specTable(t, nil)), ht.WithoutDecoders(&hookmap.ClaudeCode)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the spec's table differs from generated/hookmap:\n got %+v\nwant %+v", got, want)
-	}
-}
-
-// editField replaces the value of field in the table entry of event (top level for
-// event ""): the first `field: old` after the entry's opening.
-func editField(event, field, old, new string) func(string) string {
-	return func(src string) string {
-		start := 0
-		if event != "" {
-			start = strings.Index(src, "\t"+event+": {")
-			if start < 0 {
-				return src
-			}
-		}
-		re := regexp.MustCompile(`(?m)(\b` + regexp.QuoteMeta(field) + `:\s*)` + regexp.QuoteMeta(old))
-		loc := re.FindStringSubmatchIndex(src[start:])
-		if loc == nil {
-			return src
-		}
-		return src[:start+loc[3]] + new + src[start+loc[1]:]
 	}
 }
 
@@ -166,7 +63,7 @@ func TestTablePointColumn(t *testing.T) {
 		steeredAt bool // the reason continues the turn at agent/turn-stopping
 	}{
 		{"as generated (agent/pre-step)", nil, true, false},
-		{"edited to agent/turn-stopping", editField("UserPromptSubmit", "point", `"agent/pre-step"`, `"agent/turn-stopping"`), false, true},
+		{"edited to agent/turn-stopping", ht.EditField("UserPromptSubmit", "point", `"agent/pre-step"`, `"agent/turn-stopping"`), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := bridgeOn(t, specTable(t, tc.edit), block)
@@ -196,7 +93,7 @@ func TestTableDefaultTimeoutColumn(t *testing.T) {
 	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != 60*time.Second {
 		t.Errorf("as generated: timeout %v, want 60s", got)
 	}
-	h, b := bridgeOn(t, specTable(t, editField("", "defaultTimeoutSec", "60", "1")), sleep)
+	h, b := bridgeOn(t, specTable(t, ht.EditField("", "defaultTimeoutSec", "60", "1")), sleep)
 	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != time.Second {
 		t.Errorf("edited: timeout %v, want 1s", got)
 	}
@@ -215,7 +112,7 @@ func TestTableDefaultTimeoutColumn(t *testing.T) {
 // plugin: the bridge's messages carry the column's plugin name.
 func TestTablePluginColumn(t *testing.T) {
 	ctx := context.Background()
-	h, _ := bridgeOn(t, specTable(t, editField("", "plugin", `"hooks-claude-code"`, `"hooks-edited"`)),
+	h, _ := bridgeOn(t, specTable(t, ht.EditField("", "plugin", `"hooks-claude-code"`, `"hooks-edited"`)),
 		ht.G("SessionStart", "", "echo started"))
 	if err := h.SessionStart(ctx, dsh.SessionStartSourceStartup); err != nil {
 		t.Fatal(err)
@@ -259,7 +156,7 @@ func TestTableEventColumns(t *testing.T) {
 			"deny: r", "ask: r"},
 	} {
 		t.Run(tc.column, func(t *testing.T) {
-			for i, edit := range []func(string) string{nil, editField("PreToolUse", tc.column, tc.old, tc.new)} {
+			for i, edit := range []func(string) string{nil, ht.EditField("PreToolUse", tc.column, tc.old, tc.new)} {
 				want := []string{tc.before, tc.after}[i]
 				h, _ := bridgeOn(t, specTable(t, edit), tc.group)
 				d, err := h.PreTool(ctx, h.Exec(tc.tool, `{}`))
@@ -279,7 +176,7 @@ func TestTableEventColumns(t *testing.T) {
 func TestTableMoreColumns(t *testing.T) {
 	ctx := context.Background()
 	t.Run("exit2EmptyStderr", func(t *testing.T) {
-		for i, edit := range []func(string) string{nil, editField("", "exit2EmptyStderr", `"block"`, `"failed"`)} {
+		for i, edit := range []func(string) string{nil, ht.EditField("", "exit2EmptyStderr", `"block"`, `"failed"`)} {
 			h, _ := bridgeOn(t, specTable(t, edit), ht.G("PreToolUse", "", "exit 2"))
 			d, err := h.PreTool(ctx, h.Exec("Bash", `{}`))
 			if err != nil {
@@ -291,7 +188,7 @@ func TestTableMoreColumns(t *testing.T) {
 		}
 	})
 	t.Run("stdinNewline", func(t *testing.T) {
-		for i, edit := range []func(string) string{nil, editField("", "stdinNewline", "true", "false")} {
+		for i, edit := range []func(string) string{nil, ht.EditField("", "stdinNewline", "true", "false")} {
 			out := filepath.Join(t.TempDir(), "stdin")
 			h, _ := bridgeOn(t, specTable(t, edit), ht.G("PreToolUse", "", "cat > '"+out+"'"))
 			if _, err := h.PreTool(ctx, h.Exec("Bash", `{}`)); err != nil {
@@ -307,7 +204,7 @@ func TestTableMoreColumns(t *testing.T) {
 		}
 	})
 	t.Run("plainStdoutContext", func(t *testing.T) {
-		for i, edit := range []func(string) string{nil, editField("SessionStart", "plainStdoutContext", "true", "false")} {
+		for i, edit := range []func(string) string{nil, ht.EditField("SessionStart", "plainStdoutContext", "true", "false")} {
 			h, _ := bridgeOn(t, specTable(t, edit), ht.G("SessionStart", "", "echo started"))
 			if err := h.SessionStart(ctx, dsh.SessionStartSourceStartup); err != nil {
 				t.Fatal(err)

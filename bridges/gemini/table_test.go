@@ -4,18 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
-	"github.com/dshkit/dsh/gen/ir"
-	"github.com/dshkit/dsh/gen/load"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 )
@@ -28,84 +22,7 @@ import (
 // edit (nil: as it is), with the generated wire decoders.
 func specTable(t *testing.T, edit func(string) string) *hookmap.Bridge {
 	t.Helper()
-	dir := t.TempDir()
-	names, _ := filepath.Glob(filepath.Join("..", "..", "spec", "bridges", "*.cue"))
-	for _, n := range names {
-		data, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(data)
-		if filepath.Base(n) == "gemini.cue" && edit != nil {
-			if text = edit(text); text == string(data) {
-				t.Fatal("the edit changed nothing in gemini.cue")
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bridges, err := load.Bridges(dir, "spec/bridges (edited copy)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bridges {
-		if b.Dialect == hookmap.Gemini.Dialect {
-			return fromIR(t, b)
-		}
-	}
-	t.Fatal("no gemini table in the copy")
-	return nil
-}
-
-// fromIR is b as generated/hookmap holds it, with the generated decoders.
-func fromIR(t *testing.T, b *ir.Bridge) *hookmap.Bridge {
-	out := &hookmap.Bridge{Dialect: b.Dialect, Plugin: b.Plugin, DefaultTimeoutSec: b.DefaultTimeoutSec,
-		Exit2EmptyStderr: b.Exit2EmptyStderr, JSONPrefixes: b.JSONPrefixes, InvalidJSON: b.InvalidJSON,
-		StdinNewline: b.StdinNewline, Exit2ReadsJSON: b.Exit2ReadsJSON, Shell: b.Shell, TimeoutUnit: b.TimeoutUnit,
-		NonPositiveTimeout: b.NonPositiveTimeout, ReadAnyExit: b.ReadAnyExit, WarningPrefix: b.WarningPrefix,
-		PlainNotice: b.PlainNotice, SequentialGroups: b.SequentialGroups, DedupeByName: b.DedupeByName,
-		InvalidRegexExact: b.InvalidRegexExact, CommandVars: b.CommandVars, SettingsBlock: b.SettingsBlock}
-	for _, e := range b.Events {
-		g, ok := hookmap.Gemini.Lookup(e.Event)
-		if !ok {
-			t.Fatalf("event %s is not in the generated table", e.Event)
-		}
-		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher,
-			MatcherKind: e.MatcherKind, PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason,
-			Scope: e.Scope, Halt: e.Halt, HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...),
-			JoinReasons: e.JoinReasons, Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
-		for _, r := range e.Rules {
-			ev.Rules = append(ev.Rules, hookmap.Rule{When: r.When, Is: r.Is, Then: r.Then, Reason: r.Reason, NeedsReason: r.NeedsReason, Unless: r.Unless})
-		}
-		for _, n := range e.Notices {
-			ev.Notices = append(ev.Notices, hookmap.Notice{When: n.When, Text: n.Text})
-		}
-		if r := e.Rewrite; r != nil {
-			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
-		}
-		out.Events = append(out.Events, ev)
-	}
-	return out
-}
-
-// edit replaces old by new in the first `field: old` after the entry of event ("" for
-// the table's top level).
-func edit(event, field, old, new string) func(string) string {
-	return func(src string) string {
-		start := 0
-		if event != "" {
-			if start = strings.Index(src, "\t"+event+": {"); start < 0 {
-				return src
-			}
-		}
-		re := regexp.MustCompile(`(\b` + regexp.QuoteMeta(field) + `:\s*)` + regexp.QuoteMeta(old))
-		loc := re.FindStringSubmatchIndex(src[start:])
-		if loc == nil {
-			return src
-		}
-		return src[:start+loc[3]] + new + src[start+loc[1]:]
-	}
+	return ht.SpecTable(t, "gemini.cue", &hookmap.Gemini, edit)
 }
 
 // bridgeOn registers a bridge over settings (Gemini's hooks object) with table.
@@ -144,18 +61,9 @@ func group(matcher string, sequential bool, cmds ...string) []any {
 	return []any{g}
 }
 
-func strip(b *hookmap.Bridge) hookmap.Bridge {
-	c := *b
-	c.Events = append([]hookmap.Event(nil), b.Events...)
-	for i := range c.Events {
-		c.Events[i].DecodeOutput = nil
-	}
-	return c
-}
-
 // The unedited copy is the generated table, so each edit below is the only difference.
 func TestTableCopyIsTheGeneratedTable(t *testing.T) {
-	if got, want := strip(specTable(t, nil)), strip(&hookmap.Gemini); !reflect.DeepEqual(got, want) {
+	if got, want := ht.WithoutDecoders(specTable(t, nil)), ht.WithoutDecoders(&hookmap.Gemini); !reflect.DeepEqual(got, want) {
 		t.Errorf("the spec's table differs from generated/hookmap:\n got %+v\nwant %+v", got, want)
 	}
 }
@@ -193,56 +101,56 @@ func TestTableColumns(t *testing.T) {
 		check  func(t *testing.T, h *ht.Harness, b *hookbridge.Bridge) string // what happened
 		as, ed string                                                         // as generated, edited
 	}{
-		{name: "point", edit: edit("BeforeTool", "point", `"tools/pre-execute"`, `"tools/post-execute"`),
+		{name: "point", edit: ht.EditField("BeforeTool", "point", `"tools/pre-execute"`, `"tools/post-execute"`),
 			events: map[string]any{"BeforeTool": group("", false, deny)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				post, _ := h.PostTool(context.Background(), h.Exec("run_shell_command", `{}`), ht.Success(`"x"`))
 				return ht.Describe(d) + " / " + string(post.Kind())
 			}, as: "deny: no / accept", ed: "allow / block"},
-		{name: "timeoutUnit", edit: edit("", "timeoutUnit", `"ms"`, `"s"`),
+		{name: "timeoutUnit", edit: ht.EditField("", "timeoutUnit", `"ms"`, `"s"`),
 			events: map[string]any{"BeforeTool": group("", false, "true")},
 			check: func(t *testing.T, _ *ht.Harness, b *hookbridge.Bridge) string {
 				return b.Config().Handlers("BeforeTool")[0].Timeout.String()
 			}, as: "5s", ed: "1h23m20s"},
-		{name: "readAnyExit", edit: edit("", "readAnyExit", "true", "false"),
+		{name: "readAnyExit", edit: ht.EditField("", "readAnyExit", "true", "false"),
 			events: map[string]any{"BeforeTool": group("", false, deny+" >&2")},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				return ht.Describe(d)
 			}, as: "deny: no", ed: "allow"},
-		{name: "matcherKind", edit: edit("BeforeTool", "matcherKind", `"regex"`, `"exact"`),
+		{name: "matcherKind", edit: ht.EditField("BeforeTool", "matcherKind", `"regex"`, `"exact"`),
 			events: map[string]any{"BeforeTool": group("shell", false, deny)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				return ht.Describe(d)
 			}, as: "deny: no", ed: "allow"},
-		{name: "joinReasons", edit: edit("BeforeTool", "joinReasons", `"every"`, `"all"`),
+		{name: "joinReasons", edit: ht.EditField("BeforeTool", "joinReasons", `"every"`, `"all"`),
 			events: map[string]any{"BeforeTool": group("", false, `echo '{"decision":"allow","reason":"ok"}'`, deny)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				return ht.Describe(d)
 			}, as: "deny: ok\nno", ed: "deny: no"},
-		{name: "fallbackReason", edit: edit("BeforeTool", "fallbackReason", `"No reason provided"`, `"refused"`),
+		{name: "fallbackReason", edit: ht.EditField("BeforeTool", "fallbackReason", `"No reason provided"`, `"refused"`),
 			events: map[string]any{"BeforeTool": group("", false, `echo '{"decision":"deny"}'`)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				return ht.Describe(d)
 			}, as: "deny: No reason provided", ed: "deny: refused"},
-		{name: "commandVars", edit: edit("", "GEMINI_CWD", `"cwd"`, `"session_id"`),
+		{name: "commandVars", edit: ht.EditField("", "GEMINI_CWD", `"cwd"`, `"session_id"`),
 			events: map[string]any{"BeforeTool": group("", false, `echo "{\"decision\":\"deny\",\"reason\":\"$GEMINI_CWD\"}" | sed "s|$PWD|WS|"`)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				return ht.Describe(d)
 			}, as: "deny: WS", ed: "deny: session-1"},
-		{name: "sequentialGroups", edit: edit("", "sequentialGroups", "true", "false"),
+		{name: "sequentialGroups", edit: ht.EditField("", "sequentialGroups", "true", "false"),
 			events: map[string]any{"BeforeTool": group("", true, `echo '{"hookSpecificOutput":{"tool_input":{"command":"pwd"}}}'`,
 				`grep -q '"command":"pwd"' && echo '{"decision":"deny","reason":"saw the rewrite"}'; exit 0`)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
 				return ht.Describe(d)
 			}, as: "deny: saw the rewrite", ed: "allow"},
-		{name: "rewrite input", edit: edit("BeforeTool", "input", `"hookSpecificOutput.tool_input"`, `"hookSpecificOutput.llm_request"`),
+		{name: "rewrite input", edit: ht.EditField("BeforeTool", "input", `"hookSpecificOutput.tool_input"`, `"hookSpecificOutput.llm_request"`),
 			events: map[string]any{"BeforeTool": group("", false, `echo '{"hookSpecificOutput":{"tool_input":{"command":"pwd"}}}'`)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				_, rw := preTool(t, h, `{"command":"ls"}`)

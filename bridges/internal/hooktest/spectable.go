@@ -1,0 +1,121 @@
+package hooktest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dshkit/dsh/gen/ir"
+	"github.com/dshkit/dsh/gen/load"
+	"github.com/dshkit/dsh/generated/hookmap"
+)
+
+// SpecTable loads the table of gen's dialect from a temporary copy of spec/bridges (found
+// at ../../spec/bridges, as from a bridge package's directory) in which edit (nil: none)
+// rewrote file, e.g. "gemini.cue", as dshgen loads it (gen/load). The table has every
+// column the copy says; its wire decoders, which the spec/wire packages define, stay
+// gen's. An edit that changes nothing fails the test.
+func SpecTable(t *testing.T, file string, gen *hookmap.Bridge, edit func(src string) string) *hookmap.Bridge {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "spec", "bridges")
+	names, err := filepath.Glob(filepath.Join(src, "*.cue"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("spec/bridges: %v (%d files)", err, len(names))
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if filepath.Base(n) == file && edit != nil {
+			edited := edit(text)
+			if edited == text {
+				t.Fatalf("the edit changed nothing in %s", file)
+			}
+			text = edited
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bridges, err := load.Bridges(dir, "spec/bridges (edited copy)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bridges {
+		if b.Dialect == gen.Dialect {
+			return fromIR(t, b, gen)
+		}
+	}
+	t.Fatalf("no %s table in the copy", gen.Dialect)
+	return nil
+}
+
+// fromIR is the table b as generated/hookmap holds it, with gen's wire decoders.
+func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
+	t.Helper()
+	out := &hookmap.Bridge{Dialect: b.Dialect, Plugin: b.Plugin, DefaultTimeoutSec: b.DefaultTimeoutSec,
+		Exit2EmptyStderr: b.Exit2EmptyStderr, JSONPrefixes: b.JSONPrefixes, InvalidJSON: b.InvalidJSON,
+		StdinNewline: b.StdinNewline, Exit2ReadsJSON: b.Exit2ReadsJSON, Shell: b.Shell, TimeoutUnit: b.TimeoutUnit,
+		NonPositiveTimeout: b.NonPositiveTimeout, ReadAnyExit: b.ReadAnyExit, WarningPrefix: b.WarningPrefix,
+		PlainNotice: b.PlainNotice, SequentialGroups: b.SequentialGroups, DedupeByName: b.DedupeByName,
+		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock}
+	if len(b.CommandVars) > 0 {
+		out.CommandVars = b.CommandVars
+	}
+	for _, e := range b.Events {
+		g, ok := gen.Lookup(e.Event)
+		if !ok {
+			t.Fatalf("event %s is not in the generated table", e.Event)
+		}
+		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
+			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
+			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
+			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
+		for _, r := range e.Rules {
+			ev.Rules = append(ev.Rules, hookmap.Rule{When: r.When, Is: r.Is, Then: r.Then, Reason: r.Reason, NeedsReason: r.NeedsReason, Unless: r.Unless})
+		}
+		for _, n := range e.Notices {
+			ev.Notices = append(ev.Notices, hookmap.Notice{When: n.When, Text: n.Text})
+		}
+		if r := e.Rewrite; r != nil {
+			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
+		}
+		out.Events = append(out.Events, ev)
+	}
+	return out
+}
+
+// WithoutDecoders is tb without its funcs, for comparison with reflect.DeepEqual.
+func WithoutDecoders(tb *hookmap.Bridge) hookmap.Bridge {
+	c := *tb
+	c.Events = append([]hookmap.Event(nil), tb.Events...)
+	for i := range c.Events {
+		c.Events[i].DecodeOutput = nil
+	}
+	return c
+}
+
+// EditField returns an edit (for SpecTable) replacing old by new in the first
+// `field: old` after the table entry of event ("" for the table's top level). It leaves a
+// source without a match as it is.
+func EditField(event, field, old, new string) func(string) string {
+	return func(src string) string {
+		start := 0
+		if event != "" {
+			if start = strings.Index(src, "\t"+event+": {"); start < 0 {
+				return src
+			}
+		}
+		re := regexp.MustCompile(`(\b` + regexp.QuoteMeta(field) + `:\s*)` + regexp.QuoteMeta(old))
+		loc := re.FindStringSubmatchIndex(src[start:])
+		if loc == nil {
+			return src
+		}
+		return src[:start+loc[3]] + new + src[start+loc[1]:]
+	}
+}
