@@ -3,9 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -24,8 +22,7 @@ import (
 // current before the next hook runs. It is safe for concurrent use.
 type Transcript struct {
 	mu        sync.Mutex
-	f         *os.File
-	path      string
+	out       *hookbridge.JSONL
 	sessionID string
 	cwd       string
 	parent    *string
@@ -34,14 +31,11 @@ type Transcript struct {
 // NewTranscript creates (or appends to) the transcript at path: private to the user
 // (the file 0600, a directory it creates 0700), as it holds the whole conversation.
 func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	out, _, err := hookbridge.OpenJSONL("transcript", path)
 	if err != nil {
 		return nil, err
 	}
-	return &Transcript{f: f, path: path, sessionID: sessionID, cwd: cwd, parent: lastUUID(path)}, nil
+	return &Transcript{out: out, sessionID: sessionID, cwd: cwd, parent: lastUUID(path)}, nil
 }
 
 // lastUUID is the uuid of the last entry of the transcript at path (nil if none): a
@@ -64,10 +58,10 @@ func lastUUID(path string) *string {
 }
 
 // Path is the transcript's path (the hooks' transcript_path).
-func (t *Transcript) Path() string { return t.path }
+func (t *Transcript) Path() string { return t.out.Path() }
 
 // Close closes the file.
-func (t *Transcript) Close() error { return t.f.Close() }
+func (t *Transcript) Close() error { return t.out.Close() }
 
 // Observe writes the entry of one logged event: a user message (user/message), an
 // assistant message (assistant/message) or a tool result (tool/result); other events are
@@ -105,15 +99,8 @@ func (t *Transcript) Observe(data dsh.SessionEventData) error {
 	}{ParentUUID: t.parent, Type: role, UUID: id, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		UserType: "external", CWD: t.cwd, SessionID: t.sessionID, Version: "dsh"}
 	entry.Message.Role, entry.Message.Content = role, content
-	// As the engine writes it: <, > and & unescaped (hooks grep for "<promise>").
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(entry); err != nil {
+	if err := t.out.Append(entry); err != nil {
 		return err
-	}
-	if _, err := t.f.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("transcript %s: %w", t.path, err)
 	}
 	t.parent = &id
 	return nil

@@ -1,12 +1,8 @@
 package codex
 
 import (
-	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -23,8 +19,7 @@ import (
 // Observe; a line is on disk when Observe returns. It is safe for concurrent use.
 type Rollout struct {
 	mu      sync.Mutex
-	f       *os.File
-	path    string
+	out     *hookbridge.JSONL
 	ordinal int
 }
 
@@ -32,19 +27,16 @@ type Rollout struct {
 // session_meta line. It is private to the user (the file 0600, a directory it creates
 // 0700), as it holds the whole conversation.
 func NewRollout(path, sessionID, cwd string) (*Rollout, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	out, fresh, err := hookbridge.OpenJSONL("rollout", path)
 	if err != nil {
 		return nil, err
 	}
-	r := &Rollout{f: f, path: path}
-	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+	r := &Rollout{out: out}
+	if fresh {
 		now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 		if err := r.write("session_meta", map[string]any{"id": sessionID, "session_id": sessionID, "timestamp": now,
 			"cwd": cwd, "originator": "dsh", "cli_version": "dsh", "source": "exec"}); err != nil {
-			f.Close()
+			out.Close()
 			return nil, err
 		}
 	}
@@ -52,10 +44,10 @@ func NewRollout(path, sessionID, cwd string) (*Rollout, error) {
 }
 
 // Path is the rollout's path (the hooks' transcript_path).
-func (r *Rollout) Path() string { return r.path }
+func (r *Rollout) Path() string { return r.out.Path() }
 
 // Close closes the file.
-func (r *Rollout) Close() error { return r.f.Close() }
+func (r *Rollout) Close() error { return r.out.Close() }
 
 // Observe writes the response items of one logged event: a user message (user/message),
 // an assistant message (assistant/message: its text, then its tool calls) or a tool
@@ -98,16 +90,7 @@ func (r *Rollout) Observe(data dsh.SessionEventData) error {
 func (r *Rollout) write(typ string, payload map[string]any) error {
 	line := map[string]any{"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "ordinal": r.ordinal, "type": typ, "payload": payload}
 	r.ordinal++
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(line); err != nil {
-		return err
-	}
-	if _, err := r.f.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("rollout %s: %w", r.path, err)
-	}
-	return nil
+	return r.out.Append(line)
 }
 
 func message(role, kind, text string) map[string]any {

@@ -1,14 +1,11 @@
 package gemini
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -24,27 +21,23 @@ import (
 // that read transcript_path line by line read it as they read the engine's. It is safe
 // for concurrent use; the file is private to the user (0600).
 type Chat struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
+	mu  sync.Mutex
+	out *hookbridge.JSONL
 }
 
 // NewChat creates (or appends to) the transcript at path for the session of a project.
 func NewChat(path, sessionID, project string) (*Chat, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	out, fresh, err := hookbridge.OpenJSONL("gemini transcript", path)
 	if err != nil {
 		return nil, err
 	}
-	c := &Chat{f: f, path: path}
-	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+	c := &Chat{out: out}
+	if fresh {
 		sum := sha256.Sum256([]byte(project))
 		now := stamp()
 		if err := c.write(map[string]any{"sessionId": sessionID, "projectHash": hex.EncodeToString(sum[:]),
 			"startTime": now, "lastUpdated": now, "kind": "main"}); err != nil {
-			f.Close()
+			out.Close()
 			return nil, err
 		}
 	}
@@ -52,7 +45,7 @@ func NewChat(path, sessionID, project string) (*Chat, error) {
 }
 
 // Close closes the file.
-func (c *Chat) Close() error { return c.f.Close() }
+func (c *Chat) Close() error { return c.out.Close() }
 
 // Observe writes the message of one logged event: a user prompt (user/message) or a model
 // message (assistant/message); tool results and other events are not messages of the
@@ -94,15 +87,4 @@ func (c *Chat) Observe(data dsh.SessionEventData) error {
 func stamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // write appends one JSON line.
-func (c *Chat) write(v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	if _, err := c.f.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("gemini transcript %s: %w", c.path, err)
-	}
-	return nil
-}
+func (c *Chat) write(v any) error { return c.out.Append(v) }
