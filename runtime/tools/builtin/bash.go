@@ -46,37 +46,26 @@ func bash(o Options) tools.Definition {
 		Name:        "Bash",
 		Description: "Runs a shell command (bash -c) in the workspace and returns its stdout, stderr and exit code.",
 		InputSchema: json.RawMessage(bashSchema),
-		Output: &tools.Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r bashResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
+		Output: &tools.Output{Render: renderText(func(r bashResult) string {
 			if o.Style == StyleCodex {
-				return []dsh.ContentBlock{dsh.TextBlock{Text: renderCodex(r)}}, nil
+				return renderCodex(r)
 			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: renderBash(r, o.NoOutputText)}}, nil
-		}, PresentationMeta: bashMeta},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				Command string `json:"command"`
-				Timeout int64  `json:"timeout"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
+			return renderBash(r, o.NoOutputText)
+		}), PresentationMeta: bashMeta},
+		Run: runWith(func(ctx context.Context, in bashInput) (bashResult, error) {
 			timeout := o.BashTimeout
 			if in.Timeout > 0 {
 				timeout = min(time.Duration(in.Timeout)*time.Millisecond, o.MaxBashTimeout)
 			}
 			res, err := runBash(ctx, o, in.Command, timeout)
 			if err != nil {
-				return nil, err
+				return bashResult{}, err
 			}
 			if o.Style == StyleClaudeCode && res.ExitCode != 0 {
-				return nil, tools.NewError(CodeBashExit, claudeExitText(res))
+				return bashResult{}, tools.NewError(CodeBashExit, claudeExitText(res))
 			}
 			return res, nil
-		},
+		}),
 	}
 	if o.Style == StyleClaudeCode {
 		// Claude Code shows a failed command's text as it is, without dsh's "Error: " (a

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -93,28 +92,10 @@ func read(o Options) tools.Definition {
 		Description:       "Reads a text file from the workspace. Lines are numbered from 1, like cat -n.",
 		InputSchema:       json.RawMessage(readSchema),
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r readResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: renderRead(r.File, o.Style)}}, nil
-		}},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				FilePath string `json:"file_path"`
-				Offset   int    `json:"offset"`
-				Limit    int    `json:"limit"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
-			r, err := readLines(ctx, o, in.FilePath, max(in.Offset, 1), in.Limit, in.Offset > 0 || in.Limit > 0)
-			if err != nil {
-				return nil, err
-			}
-			return r, nil
-		},
+		Output:            &tools.Output{Render: renderText(func(r readResult) string { return renderRead(r.File, o.Style) })},
+		Run: runWith(func(ctx context.Context, in readInput) (readResult, error) {
+			return readLines(ctx, o, in.FilePath, max(in.Offset, 1), in.Limit, in.Offset > 0 || in.Limit > 0)
+		}),
 	}
 }
 
@@ -184,11 +165,7 @@ func write(o Options) tools.Definition {
 		Name:        "Write",
 		Description: "Writes a file in the workspace, replacing it if it exists and creating missing directories.",
 		InputSchema: json.RawMessage(writeSchema),
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r writeResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
+		Output: &tools.Output{Render: renderText(func(r writeResult) string {
 			text := fmt.Sprintf("wrote %d bytes to %s", len(r.Content), r.FilePath)
 			if o.Style == StyleClaudeCode {
 				if r.Type == "create" {
@@ -197,22 +174,11 @@ func write(o Options) tools.Definition {
 					text = "The file " + r.FilePath + " has been updated successfully." + fileStateNote
 				}
 			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
-		}},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				FilePath string `json:"file_path"`
-				Content  string `json:"content"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
-			r, err := writeFile(o, in.FilePath, in.Content)
-			if err != nil {
-				return nil, err
-			}
-			return r, nil
-		},
+			return text
+		})},
+		Run: runWith(func(_ context.Context, in writeInput) (writeResult, error) {
+			return writeFile(o, in.FilePath, in.Content)
+		}),
 	}
 }
 
@@ -243,11 +209,7 @@ func edit(o Options) tools.Definition {
 		Name:        "Edit",
 		Description: "Replaces exact text in a workspace file: old_string must occur exactly once, unless replace_all is set.",
 		InputSchema: json.RawMessage(editSchema),
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r editResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
+		Output: &tools.Output{Render: renderText(func(r editResult) string {
 			text := fmt.Sprintf("replaced %d occurrence(s) in %s", 1, r.FilePath)
 			if r.ReplaceAll {
 				text = fmt.Sprintf("replaced %d occurrence(s) in %s", strings.Count(r.OriginalFile, r.OldString), r.FilePath)
@@ -258,24 +220,12 @@ func edit(o Options) tools.Definition {
 					text = "The file " + r.FilePath + " has been updated. All occurrences were successfully replaced." + fileStateNote
 				}
 			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
-		}},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				FilePath   string `json:"file_path"`
-				OldString  string `json:"old_string"`
-				NewString  string `json:"new_string"`
-				ReplaceAll bool   `json:"replace_all"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
+			return text
+		})},
+		Run: runWith(func(_ context.Context, in editInput) (editResult, error) {
 			r, _, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
-			if err != nil {
-				return nil, err
-			}
-			return r, nil
-		},
+			return r, err
+		}),
 	}
 }
 

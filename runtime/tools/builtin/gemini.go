@@ -102,34 +102,21 @@ func geminiShell(o Options) tools.Definition {
 		Name:        GeminiShell,
 		Description: "This tool executes a given shell command as `bash -c <command>`, in the workspace, as the leader of its own process group.",
 		InputSchema: json.RawMessage(geminiShellSchema),
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r bashResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: renderGeminiShell(r)}}, nil
-		}, PresentationMeta: bashMeta},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				Command string `json:"command"`
-				DirPath string `json:"dir_path"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
+		Output:      &tools.Output{Render: renderText(renderGeminiShell), PresentationMeta: bashMeta},
+		Run: runWith(func(ctx context.Context, in geminiShellInput) (bashResult, error) {
 			ro := o
 			if in.DirPath != "" {
 				dir, err := resolve(o.Workspace, in.DirPath)
 				if err != nil {
-					return nil, geminiFileError(err, in.DirPath, o.Workspace)
+					return bashResult{}, geminiFileError(err, in.DirPath, o.Workspace)
 				}
 				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-					return nil, tools.NewError(CodeBadInput, "Directory '"+in.DirPath+"' does not exist.")
+					return bashResult{}, tools.NewError(CodeBadInput, "Directory '"+in.DirPath+"' does not exist.")
 				}
 				ro.Workspace = dir
 			}
 			return runBash(ctx, ro, in.Command, o.BashTimeout)
-		},
+		}),
 	}
 }
 
@@ -169,35 +156,18 @@ func geminiRead(o Options) tools.Definition {
 		Description:       "Reads and returns the content of a text file in the workspace; start_line and end_line read a range of lines.",
 		InputSchema:       json.RawMessage(geminiReadSchema),
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r readResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: renderGeminiRead(r.File)}}, nil
-		}},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				FilePath  string `json:"file_path"`
-				StartLine int    `json:"start_line"`
-				EndLine   int    `json:"end_line"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
+		Output:            &tools.Output{Render: renderText(func(r readResult) string { return renderGeminiRead(r.File) })},
+		Run: runWith(func(ctx context.Context, in geminiReadInput) (readResult, error) {
 			start, limit := max(in.StartLine, 1), 0
 			if in.EndLine > 0 {
 				if in.EndLine < start {
-					return nil, tools.NewError(CodeBadInput, "end_line must be greater than or equal to start_line")
+					return readResult{}, tools.NewError(CodeBadInput, "end_line must be greater than or equal to start_line")
 				}
 				limit = in.EndLine - start + 1
 			}
 			r, err := readLines(ctx, o, in.FilePath, start, limit, in.StartLine > 0 || in.EndLine > 0)
-			if err != nil {
-				return nil, geminiFileError(err, in.FilePath, o.Workspace)
-			}
-			return r, nil
-		},
+			return r, geminiFileError(err, in.FilePath, o.Workspace)
+		}),
 	}
 }
 
@@ -220,31 +190,17 @@ func geminiWrite(o Options) tools.Definition {
 		Name:        GeminiWrite,
 		Description: "Writes content to a file in the workspace, creating it (and missing directories) or replacing it.",
 		InputSchema: json.RawMessage(geminiWriteSchema),
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r writeResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
+		Output: &tools.Output{Render: renderText(func(r writeResult) string {
 			text := "Successfully overwrote file: " + r.FilePath
 			if r.Type == "create" {
 				text = "Successfully created and wrote to new file: " + r.FilePath
 			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: text + ". Here is the updated code:\n" + r.Content}}, nil
-		}},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				FilePath string `json:"file_path"`
-				Content  string `json:"content"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
+			return text + ". Here is the updated code:\n" + r.Content
+		})},
+		Run: runWith(func(_ context.Context, in writeInput) (writeResult, error) {
 			r, err := writeFile(o, in.FilePath, in.Content)
-			if err != nil {
-				return nil, geminiFileError(err, in.FilePath, o.Workspace)
-			}
-			return r, nil
-		},
+			return r, geminiFileError(err, in.FilePath, o.Workspace)
+		}),
 	}
 }
 
@@ -253,51 +209,34 @@ func geminiReplace(o Options) tools.Definition {
 		Name:        GeminiReplace,
 		Description: "Replaces exact text in a workspace file: old_string must occur exactly once, unless allow_multiple is set.",
 		InputSchema: json.RawMessage(geminiReplaceSchema),
-		Output: &tools.Output{Render: func(_, value json.RawMessage) ([]dsh.ContentBlock, error) {
-			var r editResult
-			if err := json.Unmarshal(value, &r); err != nil {
-				return nil, err
-			}
+		Output: &tools.Output{Render: renderText(func(r editResult) string {
 			n, updated := 1, strings.Replace(r.OriginalFile, r.OldString, r.NewString, 1)
 			if r.ReplaceAll {
 				n, updated = strings.Count(r.OriginalFile, r.OldString), strings.ReplaceAll(r.OriginalFile, r.OldString, r.NewString)
 			}
-			return []dsh.ContentBlock{dsh.TextBlock{Text: fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s",
-				r.FilePath, n, updated)}}, nil
-		}},
-		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in struct {
-				FilePath      string `json:"file_path"`
-				OldString     string `json:"old_string"`
-				NewString     string `json:"new_string"`
-				AllowMultiple bool   `json:"allow_multiple"`
-			}
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeBadInput, err.Error())
-			}
+			return fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s", r.FilePath, n, updated)
+		})},
+		Run: runWith(func(_ context.Context, in geminiReplaceInput) (editResult, error) {
 			r, found, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.AllowMultiple)
 			var te *tools.Error
 			if errors.As(err, &te) {
 				switch te.Code {
 				case CodeEditNoMatch:
-					return nil, tools.NewError(te.Code, fmt.Sprintf("Could not find an exact match for 'old_string' in '%s'. If previous edits modified the file "+
+					return r, tools.NewError(te.Code, fmt.Sprintf("Could not find an exact match for 'old_string' in '%s'. If previous edits modified the file "+
 						"or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying "+
 						"with an exact 'old_string'.", in.FilePath))
 				case CodeEditAmbiguous:
-					return nil, tools.NewError(te.Code, fmt.Sprintf("Failed to edit, Expected 1 occurrence but found %d for old_string in file: %s. "+
+					return r, tools.NewError(te.Code, fmt.Sprintf("Failed to edit, Expected 1 occurrence but found %d for old_string in file: %s. "+
 						"If you intended to replace multiple occurrences, set 'allow_multiple' to true.", found, in.FilePath))
 				}
 			}
-			if err != nil {
-				return nil, geminiFileError(err, in.FilePath, o.Workspace)
-			}
-			return r, nil
-		},
+			return r, geminiFileError(err, in.FilePath, o.Workspace)
+		}),
 	}
 }
 
 // geminiFileError words the file errors as Gemini CLI does ("File not found: PATH",
-// "Path not in workspace: …"); other errors are returned as they are.
+// "Path not in workspace: …"); other errors (and nil) are returned as they are.
 func geminiFileError(err error, path, workspace string) error {
 	var te *tools.Error
 	if !errors.As(err, &te) {
