@@ -40,6 +40,14 @@ func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
 			if !points[ev.Point] {
 				bad(ev.Pos, "%s: unknown extension point %q", where, ev.Point)
 			}
+			if ev.Results != "" && ev.Point != "tools/post-execute" {
+				bad(ev.Pos, "%s: results %q at %s: only an event at tools/post-execute has results", where, ev.Results, ev.Point)
+			}
+			for _, a := range ev.Also {
+				if !points[a.Point] {
+					bad(ev.Pos, "%s: also: unknown extension point %q", where, a.Point)
+				}
+			}
 			in, out := wire.Lookup(ev.Input), wire.Lookup(ev.Output)
 			if in == nil || in.Kind != ir.Record {
 				bad(ev.Pos, "%s: input %q is not a record of wire package %s", where, ev.Input, b.Wire)

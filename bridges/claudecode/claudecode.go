@@ -178,7 +178,6 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 			return env
 		},
 		Durations:        true,
-		FailureEvent:     hookbridge.PostToolUseFailure,
 		Render:           render,
 		EndReason:        endReason,
 		NotificationText: notificationText,
@@ -362,7 +361,7 @@ func orNull(raw json.RawMessage) json.RawMessage {
 
 // notificationText is the message of a Notification, in Claude Code's words.
 func notificationText(kind, tool string) string {
-	if kind == hookbridge.NotificationPermissionPrompt {
+	if kind == "permission_prompt" {
 		return "Claude needs your permission to use " + tool
 	}
 	return "Claude is waiting for your input"

@@ -215,3 +215,87 @@ func TestTableMoreColumns(t *testing.T) {
 		}
 	})
 }
+
+// The columns that say which event fires where beyond its point: results (which results of
+// tools/post-execute the row fires for), subject (what Notification's matcher field
+// carries at approval/prompt) and also (the further point agent/status, where
+// Notification fires as idle_prompt for an interactive host).
+func TestTableDispatchColumns(t *testing.T) {
+	ctx := context.Background()
+	// fired runs a hook group on the table (edited by edit) and returns the tool_name or
+	// notification_type of each run, in order.
+	fired := func(t *testing.T, edit func(string) string, interactive bool, event, matcher string, run func(h *ht.Harness)) []string {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "fired")
+		hook := `grep -o '"\(tool_name\|notification_type\)":"[A-Za-z_]*"' >> '` + out + `'`
+		dir := t.TempDir()
+		h := ht.New(dir)
+		d := hookDialect(false, "")
+		d.Table = specTable(t, edit)
+		b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Config(t, t.TempDir(), "settings.json", ht.G(event, matcher, hook))},
+			Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler), Interactive: interactive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close(context.Background()) })
+		b.Register(h.Reg.Plugin(d.Table.Plugin))
+		run(h)
+		data, _ := os.ReadFile(out)
+		return strings.Fields(string(data))
+	}
+	status := func(st dsh.AgentStatus) func(h *ht.Harness) {
+		return func(h *ht.Harness) {
+			h.Reg.EmitStatus(ctx, &dsh.StatusPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Status: st})
+		}
+	}
+	// A successful call (Read), then one (Bash) that ran, through the execute wrappers, and
+	// failed.
+	calls := func(h *ht.Harness) {
+		if _, err := h.PostTool(ctx, h.Exec("Read", `{}`), ht.Success(`"ok"`)); err != nil {
+			t.Fatal(err)
+		}
+		ex := h.Exec("Bash", `{}`)
+		failure := dsh.ToolFailure{Error: dsh.ToolError{Message: "boom"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: boom"}}}
+		if _, err := h.Reg.RunExecute(ctx, &dsh.ExecutePayload{Exec: ex}, func(context.Context) dsh.ToolExecutionResult { return failure }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.PostTool(ctx, ex, failure); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name           string
+		edit           func(string) string
+		interactive    bool
+		event, matcher string
+		run            func(h *ht.Harness)
+		as, ed         string // the runs as generated, edited
+	}{
+		// results: PostToolUse follows successful results, or (edited) failed ones.
+		{"results", ht.EditField("PostToolUse", "results", `"success"`, `"failure"`), false, "PostToolUse", "", calls,
+			`"tool_name":"Read"`, `"tool_name":"Bash"`},
+		{"results (PostToolUseFailure)", ht.EditField("PostToolUseFailure", "results", `"failure"`, `"success"`), false, "PostToolUseFailure", "", calls,
+			`"tool_name":"Bash"`, `"tool_name":"Read"`},
+		// subject: Notification's notification_type at approval/prompt.
+		{"subject", ht.EditField("Notification", "subject", `"permission_prompt"`, `"asked"`), false, "Notification", "", func(h *ht.Harness) {
+			h.Reg.EmitApprovalPrompt(ctx, &dsh.ApprovalPromptPayload{Exec: h.Exec("Bash", `{}`)})
+		}, `"notification_type":"permission_prompt"`, `"notification_type":"asked"`},
+		// also: the status it fires at, the subject it fires with, and whether only an
+		// interactive host fires it.
+		{"also status", ht.EditField("Notification", "status", `"idle"`, `"running"`), true, "Notification", "", status(dsh.AgentStatusRunning),
+			"", `"notification_type":"idle_prompt"`},
+		{"also subject", ht.EditField("Notification", "subject", `"idle_prompt"`, `"waiting"`), true, "Notification", "idle_prompt", status(dsh.AgentStatusIdle),
+			`"notification_type":"idle_prompt"`, ""},
+		{"also interactive", ht.EditField("Notification", "interactive", "true", "false"), false, "Notification", "", status(dsh.AgentStatusIdle),
+			"", `"notification_type":"idle_prompt"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, edit := range []func(string) string{nil, tc.edit} {
+				got := strings.Join(fired(t, edit, tc.interactive, tc.event, tc.matcher, tc.run), " ")
+				if want := []string{tc.as, tc.ed}[i]; got != want {
+					t.Errorf("edit %d: fired %q, want %q", i, got, want)
+				}
+			}
+		})
+	}
+}

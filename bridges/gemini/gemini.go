@@ -147,9 +147,8 @@ func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 			StopForm:       dsh.PluginFormRelay,
 			ResultContexts: true,
 		},
-		EndReason:        endReason,
-		PostToolFailures: true,
-		Register:         m.register,
+		EndReason: endReason,
+		Register:  m.register,
 	}
 	if !asEngine {
 		d.Render = hookbridge.Render{}

@@ -156,6 +156,18 @@ func TestTableColumns(t *testing.T) {
 				_, rw := preTool(t, h, `{"command":"ls"}`)
 				return string(rw)
 			}, as: `{"command":"pwd"}`, ed: ""},
+		// results: AfterTool follows every result; limited to successes, a failed call
+		// runs no hook.
+		{name: "results", edit: ht.EditField("AfterTool", "point", `"tools/post-execute"`, "\"tools/post-execute\"\n\t\t\t\tresults: \"success\""),
+			events: map[string]any{"AfterTool": group("", false, deny)},
+			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
+				failure := dsh.ToolFailure{Error: dsh.ToolError{Message: "boom"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: boom"}}}
+				post, err := h.PostTool(context.Background(), h.Exec("run_shell_command", `{}`), failure)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(post.Kind())
+			}, as: "block", ed: "accept"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i, table := range []*hookmap.Bridge{specTable(t, nil), specTable(t, tc.edit)} {

@@ -95,6 +95,24 @@ type BridgeEvent struct {
 	Notices []*BridgeNotice `json:"notices"`
 	// Rewrite reads a hook's rewrite of the call's arguments; nil: none.
 	Rewrite *BridgeRewrite `json:"rewrite"`
+	// Subject is the value the matcher field carries at Point where the point gives none.
+	Subject string `json:"subject"`
+	// Results is "success", "failure" or "" (every result) at tools/post-execute.
+	Results string `json:"results"`
+	// Also are further extension points the event fires at.
+	Also []*BridgeAlso `json:"also"`
+}
+
+// BridgeAlso is a further extension point an event fires at.
+type BridgeAlso struct {
+	// Point is the extension point.
+	Point string `json:"point"`
+	// Status is the agent/status value the event fires at; "" for any.
+	Status string `json:"status"`
+	// Subject is the value the matcher field carries there.
+	Subject string `json:"subject"`
+	// Interactive says it fires there only when the host waits for input between turns.
+	Interactive bool `json:"interactive"`
 }
 
 // BridgeRewrite reads a hook's rewrite of the call's arguments.

@@ -52,6 +52,11 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "permission_prompt",
+			Results: "",
+			Also: []Also{
+				{Point: "agent/status", Status: "idle", Subject: "idle_prompt", Interactive: true},
+			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.NotificationOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -89,6 +94,8 @@ var ClaudeCode = Bridge{
 				{When: "hookSpecificOutput.decision.updatedInput", Text: "PermissionRequest updatedInput is recorded but not applied: an approval answer cannot rewrite the sealed call"},
 				{When: "hookSpecificOutput.decision.updatedPermissions", Text: "PermissionRequest updatedPermissions is recorded but not applied: dsh has no permission rules"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PermissionRequestOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -119,6 +126,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostCompactOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -152,6 +161,8 @@ var ClaudeCode = Bridge{
 				{When: "hookSpecificOutput.updatedToolOutput", Text: "updatedToolOutput is recorded but not applied"},
 				{When: "hookSpecificOutput.updatedMCPToolOutput", Text: "updatedMCPToolOutput is recorded but not applied"},
 			},
+			Subject: "",
+			Results: "success",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -181,6 +192,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "failure",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostToolUseFailureOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -214,6 +227,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PreCompactOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -252,6 +267,8 @@ var ClaudeCode = Bridge{
 				{When: "systemMessage", Text: "{value}"},
 			},
 			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "hookSpecificOutput.updatedInputMode", Requires: "", RequiresIs: "", Stdin: "", Note: ""},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PreToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -282,6 +299,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.SessionEndOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -310,6 +329,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.SessionStartOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -342,6 +363,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -372,6 +395,8 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.UserPromptSubmitOutput
 				if err := out.UnmarshalJSON(data); err != nil {

@@ -62,6 +62,8 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PermissionRequestOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -91,6 +93,8 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PostCompactOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -99,9 +103,10 @@ var Codex = Bridge{
 				return out, nil
 			},
 		},
-		// PostToolUse: a block with a reason turns the result into feedback. The real
-		// engine does not halt on continue:false here: the stopReason replaces the tool
-		// output, as a block's reason does, and the model is called again.
+		// PostToolUse follows successful results: a block with a reason turns the result
+		// into feedback. The real engine does not halt on continue:false here: the
+		// stopReason replaces the tool output, as a block's reason does, and the model is
+		// called again.
 		{
 			Name:               "PostToolUse",
 			Point:              "tools/post-execute",
@@ -128,6 +133,8 @@ var Codex = Bridge{
 				{When: "hookSpecificOutput.updatedToolOutput", Text: "updatedToolOutput is recorded but not applied"},
 				{When: "hookSpecificOutput.updatedMCPToolOutput", Text: "updatedMCPToolOutput is recorded but not applied"},
 			},
+			Subject: "",
+			Results: "success",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PostToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -159,6 +166,8 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PreCompactOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -205,6 +214,8 @@ var Codex = Bridge{
 				{When: "systemMessage", Text: "{value}"},
 			},
 			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "", Requires: "hookSpecificOutput.permissionDecision", RequiresIs: "allow", Stdin: "", Note: ""},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PreToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -233,6 +244,8 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.SessionStartOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -263,6 +276,8 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.StopOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -294,6 +309,8 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.UserPromptSubmitOutput
 				if err := out.UnmarshalJSON(data); err != nil {

@@ -64,6 +64,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -99,6 +101,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -134,6 +138,8 @@ var Gemini = Bridge{
 				{When: "systemMessage", Text: "{value}"},
 				{When: "hookSpecificOutput.tailToolCallRequest", Text: "tailToolCallRequest is recorded but not applied"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -168,6 +174,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -204,6 +212,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -242,6 +252,8 @@ var Gemini = Bridge{
 				{When: "systemMessage", Text: "{value}"},
 			},
 			Rewrite: &Rewrite{Input: "hookSpecificOutput.tool_input", Mode: "", Requires: "", RequiresIs: "", Stdin: "tool_input", Note: "\n\n[System] Tool input parameters were modified by a hook before execution."},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -272,6 +284,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -301,6 +315,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -330,6 +346,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -358,6 +376,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -387,6 +407,8 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Subject: "",
+			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {

@@ -8,7 +8,7 @@ package hookmap
 
 // Bridge is the table of one dialect.
 type Bridge struct {
-	// Dialect names the protocol ("claude-code" or "codex").
+	// Dialect names the protocol ("claude-code", "codex" or "gemini").
 	Dialect string
 	// Plugin is the source stamped on every message the bridge adds (plugin{plugin}).
 	Plugin string
@@ -101,9 +101,31 @@ type Event struct {
 	// Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
 	// nothing.
 	Rewrite *Rewrite
+	// Subject is the value the event's matcher field carries at Point where the point
+	// gives none itself (Claude Code's Notification at approval/prompt); "" means the
+	// point's own, or none.
+	Subject string
+	// Results limits an event at tools/post-execute to "success" (successful results)
+	// or "failure" (calls that ran and failed); "" means every result.
+	Results string
+	// Also are further extension points the event fires at, besides Point.
+	Also []Also
 	// DecodeOutput decodes stdout strictly as the event's wire output type and returns
 	// it; an error makes the hook's outcome the bridge's InvalidJSON.
 	DecodeOutput func(data []byte) (any, error)
+}
+
+// Also is a further extension point an event fires at.
+type Also struct {
+	// Point is the extension point (the bridges listen at agent/status).
+	Point string
+	// Status is the agent/status value the event fires at; "" means any.
+	Status string
+	// Subject is the value the event's matcher field carries there.
+	Subject string
+	// Interactive says the event fires there only when the host waits for the user's
+	// input between turns (dsh acp), never in a headless run.
+	Interactive bool
 }
 
 // Rule is one row of an event's decision table.

@@ -46,14 +46,6 @@ const (
 	Notification = "Notification"
 )
 
-// The notification types of Notification (its matcher subject).
-const (
-	// NotificationPermissionPrompt: an approval request goes to the approval seam.
-	NotificationPermissionPrompt = "permission_prompt"
-	// NotificationIdlePrompt: an interactive agent waits for input.
-	NotificationIdlePrompt = "idle_prompt"
-)
-
 // ErrNotFired, returned by a Dialect's Encode, says the dialect's engine does not fire
 // the event in this case (Gemini CLI has no SessionStart after a compaction): no hook
 // runs and the report is empty.
@@ -188,22 +180,15 @@ type Dialect struct {
 	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
 	// SessionEnd matchers test and its input carries).
 	EndReason func(reason string) string
-	// NotificationText returns the message of a Notification of the given type about
-	// tool ("" for idle_prompt).
+	// NotificationText returns the message of a Notification whose subject (the table's
+	// subject column at the point it fires at) is kind, about tool ("" outside a call).
 	NotificationText func(kind, tool string) string
 	// MapRewrite, if set, maps a hook's updatedInput, given in the dialect's tool_input
 	// shape, back onto the tool's arguments (Codex: {command} for the shell tools).
 	MapRewrite func(tool string, args, updated json.RawMessage) json.RawMessage
-	// FailureEvent is the event of tools/post-execute that fires for a call that ran and
-	// failed (Claude Code's PostToolUseFailure); the table's other tools/post-execute event
-	// fires for successful results. "" means no event fires for failures.
-	FailureEvent string
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool
-	// PostToolFailures fires the success event of tools/post-execute for failed calls too,
-	// with Input.Error set (Gemini CLI's AfterTool follows every call).
-	PostToolFailures bool
 	// Register, if set, registers the dialect's listeners at the points the bridge has no
 	// listener for (the model call: agent/request, agent/response) and returns their
 	// unregister funcs.
@@ -242,7 +227,7 @@ type Options struct {
 	StderrSummary   int                   // stderr summary cap (0: default)
 	Getenv          func(string) string   // harness environment for $SHELL (nil: os.Getenv)
 	BaseEnv         []string              // the environment hooks start from (nil: os.Environ())
-	Interactive     bool                  // the host waits for input between turns (Notification idle_prompt)
+	Interactive     bool                  // the host waits for input between turns (the table's also.interactive points)
 	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
 	// pre-execute, on the effective input when the rewrite phase changed it.
 	RevalidateAfterRewrite bool
@@ -430,11 +415,22 @@ func (b *Bridge) event(point string) string {
 	return ""
 }
 
-// postEvent is the tools/post-execute event with hooks for failed calls (failure: the
-// Dialect's FailureEvent) or for successful ones (the other), or "".
-func (b *Bridge) postEvent(failure bool) string {
+// failureEvent is the tools/post-execute event with hooks that fires only for calls that
+// ran and failed (the table's results column: "failure"), or "".
+func (b *Bridge) failureEvent() string {
 	for _, ev := range b.at[dsh.PostToolEventName] {
-		if (ev == b.d.FailureEvent) == failure {
+		if e, _ := b.d.Table.Lookup(ev); e.Results == "failure" {
+			return ev
+		}
+	}
+	return ""
+}
+
+// resultEvent is the tools/post-execute event with hooks that fires for a successful
+// result (success) or for any failed one (results "success", or none), or "".
+func (b *Bridge) resultEvent(success bool) string {
+	for _, ev := range b.at[dsh.PostToolEventName] {
+		if e, _ := b.d.Table.Lookup(ev); e.Results == "" || (e.Results == "success" && success) {
 			return ev
 		}
 	}
@@ -443,9 +439,10 @@ func (b *Bridge) postEvent(failure bool) string {
 
 // Register registers, for each mapped event that has hooks, the listener of the extension
 // point its table row names (plus, when the tools/pre-execute event has hooks, the
-// post-execute and result listeners that deliver and clean up its contexts) and returns a
-// func that unregisters them all. One event runs per point, but at tools/post-execute (one
-// for successes, one for failures); a second one is logged and does not run.
+// post-execute and result listeners that deliver and clean up its contexts) and of the
+// points its also column adds, and returns a func that unregisters them all. One event
+// runs per point, but at tools/post-execute (per the results column, one for failures
+// only and one for the other results); a second one is logged and does not run.
 func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 	var unregs []func()
 	add := func(u ...func()) { unregs = append(unregs, u...) }
@@ -472,10 +469,6 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 			add(r.OnApprovalAnswer(b.approvalAnswer))
 		case dsh.ApprovalPromptEventName:
 			add(r.OnApprovalPrompt(b.approvalPrompt))
-			if b.o.Interactive {
-				// The approval/prompt event also tells an interactive agent went idle.
-				add(r.OnStatus(b.status))
-			}
 		case dsh.PostToolEventName:
 			// Below, with the listeners the other tool events need there.
 		case dsh.TurnStoppingEventName:
@@ -491,8 +484,24 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 				"dialect", string(b.d.Name), "point", point, "events", strings.Join(b.at[point], ", "))
 		}
 	}
+	// The table's further points (its also column).
+	for _, e := range b.d.Table.Events {
+		if !b.has(e.Name) {
+			continue
+		}
+		for _, a := range e.Also {
+			switch {
+			case a.Interactive && !b.o.Interactive:
+			case a.Point == dsh.StatusEventName:
+				add(r.OnStatus(b.status(e.Name, a)))
+			default:
+				b.log.Warn("hook event not run at a further point: the bridge has no listener there",
+					"dialect", string(b.d.Name), "event", e.Name, "point", a.Point)
+			}
+		}
+	}
 	pre, answer := b.event(dsh.PreToolEventName) != "", b.event(dsh.ApprovalAnswerEventName) != ""
-	success, failure := b.postEvent(false) != "", b.postEvent(true) != ""
+	success, failure := b.resultEvent(true) != "", b.failureEvent() != ""
 	// The execute wrapper times the calls (the success event's duration) and tells a
 	// failed call that ran (the failure event) from a denied one.
 	if failure || (success && b.d.Durations) {
@@ -967,7 +976,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	case dsh.ToolFailure:
 		fail = &r
 	}
-	if ev := b.postEvent(true); fail != nil && dispatched && ev != "" {
+	if ev := b.failureEvent(); fail != nil && dispatched && ev != "" {
 		// A call that ran and failed (a denied call never reaches dispatch).
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
@@ -981,12 +990,12 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		texts = append(texts, b.contexts(ev, ex.Name, rep)...)
 		if rep.Merged.Outcome == dsh.HookOutcomeHalt {
 			if len(texts) > 0 {
-				b.log.Info("PostToolUseFailure contexts dropped: the turn halts", "count", len(texts))
+				b.log.Info("tool hook contexts dropped: the turn halts", "event", ev, "count", len(texts))
 			}
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		}
 	}
-	if ev := b.postEvent(false); (succ != nil || (fail != nil && b.d.PostToolFailures)) && ev != "" {
+	if ev := b.resultEvent(succ != nil); (succ != nil || fail != nil) && ev != "" {
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
@@ -1017,7 +1026,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		switch rep.Merged.Outcome {
 		case dsh.HookOutcomeHalt:
 			if len(texts) > 0 {
-				b.log.Info("PostToolUse contexts dropped: the turn halts", "count", len(texts))
+				b.log.Info("tool hook contexts dropped: the turn halts", "event", ev, "count", len(texts))
 			}
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
@@ -1269,38 +1278,45 @@ func (b *Bridge) approvalAnswer(ctx context.Context, p *dsh.ApprovalAnswerPayloa
 	return next.Call(ctx)
 }
 
-// notify fires Notification; it only observes, so its outcome is not acted on.
-func (b *Bridge) notify(ctx context.Context, kind, tool string, s hookproto.Session, inTurn bool) {
+// notify fires an observing event (Notification) with the subject kind; its outcome is
+// not acted on.
+func (b *Bridge) notify(ctx context.Context, event, kind, tool string, s hookproto.Session, inTurn bool) {
 	msg := ""
 	if b.d.NotificationText != nil {
 		msg = b.d.NotificationText(kind, tool)
 	}
-	in := Input{Event: b.event(dsh.ApprovalPromptEventName), Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
+	in := Input{Event: event, Session: s, Turn: s.Turn, NotificationType: kind, Message: msg}
 	rep, err := b.fire(ctx, in, kind, inTurn, s.Agent)
 	if err != nil {
-		b.log.Warn("Notification hook", "type", kind, "error", err)
+		b.log.Warn("notification hook", "event", event, "type", kind, "error", err)
 		return
 	}
 	if rep.Merged.Outcome != dsh.HookOutcomePass || len(rep.Merged.Contexts) > 0 {
-		b.log.Info("Notification hooks only observe; their output is ignored", "type", kind, "outcome", string(rep.Merged.Outcome))
+		b.log.Info("notification hooks only observe; their output is ignored", "event", event, "type", kind, "outcome", string(rep.Merged.Outcome))
 	}
 }
 
-// approvalPrompt maps Notification permission_prompt: an approval request goes to the
-// approval seam.
+// approvalPrompt fires the approval/prompt event (Notification) with the table's subject
+// (permission_prompt): an approval request goes to the approval seam.
 func (b *Bridge) approvalPrompt(ctx context.Context, p *dsh.ApprovalPromptPayload) {
+	ev := b.event(dsh.ApprovalPromptEventName)
+	e, _ := b.d.Table.Lookup(ev)
 	s := b.session(ctx, agentID(p.Exec))
-	b.notify(ctx, NotificationPermissionPrompt, p.Exec.Name, s, p.Exec.AgentID != nil && s.TurnOpen)
+	b.notify(ctx, ev, e.Subject, p.Exec.Name, s, p.Exec.AgentID != nil && s.TurnOpen)
 }
 
-// status maps Notification idle_prompt: an interactive agent went idle, waiting for input.
-func (b *Bridge) status(ctx context.Context, p *dsh.StatusPayload) {
-	if p.Status != dsh.AgentStatusIdle {
-		return
+// status fires event at agent/status, as its table row's also entry a says: when the
+// agent's status is a's (Claude Code's Notification idle_prompt: an interactive agent
+// went idle, waiting for input), with a's subject.
+func (b *Bridge) status(event string, a hookmap.Also) dsh.StatusListener {
+	return func(ctx context.Context, p *dsh.StatusPayload) {
+		if a.Status != "" && string(p.Status) != a.Status {
+			return
+		}
+		s := b.session(ctx, p.AgentID)
+		s.TurnOpen = false
+		b.notify(ctx, event, a.Subject, "", s, false)
 	}
-	s := b.session(ctx, p.AgentID)
-	s.TurnOpen = false
-	b.notify(ctx, NotificationIdlePrompt, "", s, false)
 }
 
 // takeFired returns (and forgets) the PreToolUse report of a call fired in the rewrite

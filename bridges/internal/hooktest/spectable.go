@@ -82,6 +82,10 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		for _, n := range e.Notices {
 			ev.Notices = append(ev.Notices, hookmap.Notice{When: n.When, Text: n.Text})
 		}
+		ev.Subject, ev.Results = e.Subject, e.Results
+		for _, a := range e.Also {
+			ev.Also = append(ev.Also, hookmap.Also{Point: a.Point, Status: a.Status, Subject: a.Subject, Interactive: a.Interactive})
+		}
 		if r := e.Rewrite; r != nil {
 			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
 		}

@@ -77,7 +77,7 @@ The bridges interpret these tables; see bridges/hookproto.`, "\n") {
 	}
 	strs := func() *jen.Statement { return jen.Index().String() }
 	f.Add(gofile.Comment("Bridge is the table of one dialect.").Type().Id("Bridge").Struct(
-		gofile.Comment(`Dialect names the protocol ("claude-code" or "codex").`).Id("Dialect").String(),
+		gofile.Comment(`Dialect names the protocol ("claude-code", "codex" or "gemini").`).Id("Dialect").String(),
 		gofile.Comment(`Plugin is the source stamped on every message the bridge adds (plugin{plugin}).`).Id("Plugin").String(),
 		gofile.Comment(`DefaultTimeoutSec is a handler's timeout when it sets none.`).Id("DefaultTimeoutSec").Int(),
 		gofile.Comment(`Exit2EmptyStderr is what exit 2 with blank stderr does: "block" (with the event's
@@ -133,8 +133,22 @@ reason, allowing ones included, joined by a newline).`).Id("JoinReasons").String
 		gofile.Comment(`Notices are fields recorded as user-facing notices when set.`).Id("Notices").Index().Id("Notice"),
 		gofile.Comment(`Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
 nothing.`).Id("Rewrite").Op("*").Id("Rewrite"),
+		gofile.Comment(`Subject is the value the event's matcher field carries at Point where the point
+gives none itself (Claude Code's Notification at approval/prompt); "" means the
+point's own, or none.`).Id("Subject").String(),
+		gofile.Comment(`Results limits an event at tools/post-execute to "success" (successful results)
+or "failure" (calls that ran and failed); "" means every result.`).Id("Results").String(),
+		gofile.Comment(`Also are further extension points the event fires at, besides Point.`).Id("Also").Index().Id("Also"),
 		gofile.Comment(`DecodeOutput decodes stdout strictly as the event's wire output type and returns
 it; an error makes the hook's outcome the bridge's InvalidJSON.`).Id("DecodeOutput").Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Also is a further extension point an event fires at.").Type().Id("Also").Struct(
+		gofile.Comment(`Point is the extension point (the bridges listen at agent/status).`).Id("Point").String(),
+		gofile.Comment(`Status is the agent/status value the event fires at; "" means any.`).Id("Status").String(),
+		gofile.Comment(`Subject is the value the event's matcher field carries there.`).Id("Subject").String(),
+		gofile.Comment(`Interactive says the event fires there only when the host waits for the user's
+input between turns (dsh acp), never in a headless run.`).Id("Interactive").Bool(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Rule is one row of an event's decision table.").Type().Id("Rule").Struct(
@@ -273,6 +287,15 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 			kv("Input", jen.Lit(r.Input)), kv("Mode", jen.Lit(r.Mode)), kv("Requires", jen.Lit(r.Requires)),
 			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
 		)))
+	}
+	fields = append(fields, kv("Subject", jen.Lit(e.Subject)), kv("Results", jen.Lit(e.Results)))
+	if len(e.Also) > 0 {
+		also := make([]jen.Code, len(e.Also))
+		for i, a := range e.Also {
+			also[i] = jen.Values(kv("Point", jen.Lit(a.Point)), kv("Status", jen.Lit(a.Status)),
+				kv("Subject", jen.Lit(a.Subject)), kv("Interactive", jen.Lit(a.Interactive)))
+		}
+		fields = append(fields, kv("Also", jen.Index().Id("Also").Add(lines(also))))
 	}
 	fields = append(fields, kv("DecodeOutput", jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
 		jen.Var().Id("out").Qual(wire, e.Output),
