@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/agentrec"
 	"github.com/dshkit/dsh/internal/clix"
-	"github.com/dshkit/dsh/runtime/tools"
 )
 
 func init() {
@@ -114,6 +112,13 @@ type decisionJSON struct {
 	// UpdatedInput is the effective tool input after the hooks' updatedInput (PreToolUse),
 	// when they rewrote it.
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	// Text is the text of a model-call decision: an agent/request answer, an
+	// agent/response replacement.
+	Text *string `json:"text,omitempty"`
+	// Request is the request agent/request sends ("send") when its listeners changed it.
+	Request json.RawMessage `json:"request,omitempty"`
+	// Allow are the tools an agent/request restriction leaves offered ([] for none).
+	Allow *[]string `json:"allow,omitempty"`
 }
 
 type hookJSON struct {
@@ -125,29 +130,6 @@ type hookJSON struct {
 	Async         bool     `json:"async,omitempty"`
 	Contexts      []string `json:"contexts,omitempty"`
 	Diagnostics   []string `json:"diagnostics,omitempty"`
-}
-
-// hookInput is the union of the stdin fields the bridges read; unknown fields are
-// ignored (a real engine's input carries more).
-type hookInput struct {
-	HookEventName        string          `json:"hook_event_name"`
-	SessionID            string          `json:"session_id"`
-	TranscriptPath       *string         `json:"transcript_path"`
-	CWD                  string          `json:"cwd"`
-	Model                string          `json:"model"`
-	PermissionMode       string          `json:"permission_mode"`
-	TurnID               string          `json:"turn_id"`
-	Source               string          `json:"source"`
-	Prompt               *string         `json:"prompt"`
-	ToolName             string          `json:"tool_name"`
-	ToolInput            json.RawMessage `json:"tool_input"`
-	ToolUseID            string          `json:"tool_use_id"`
-	ToolResponse         json.RawMessage `json:"tool_response"`
-	StopHookActive       bool            `json:"stop_hook_active"`
-	LastAssistantMessage *string         `json:"last_assistant_message"`
-	Error                string          `json:"error"`
-	IsInterrupt          bool            `json:"is_interrupt"`
-	NotificationType     string          `json:"notification_type"`
 }
 
 func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
@@ -207,12 +189,16 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read the input: %v", err)
 	}
-	var in hookInput
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, nil, fmt.Errorf("the input is not a hook input JSON object: %v", err)
+	in, err := desc.ReadInput(ev.Name, raw)
+	if err != nil {
+		return nil, nil, err
 	}
 	if in.HookEventName != "" && in.HookEventName != ev.Name {
 		return nil, nil, fmt.Errorf("the input's hook_event_name %q does not match --event %s", in.HookEventName, ev.Name)
+	}
+	at, err := firing(ev, raw)
+	if err != nil {
+		return nil, nil, err
 	}
 
 	cwd, err := os.Getwd()
@@ -260,8 +246,8 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	br, err := desc.New(dialect.Config{
 		Files: files, Plugins: plugins, Workspace: cwd, ProjectDir: *projectDir, DiscoverProject: *projectDir != "",
 		TrustProject: *trust, Session: sessionFn, Logger: quiet, Canonical: *canonical,
-		Interactive: true, // --event Notification idle_prompt fires it
-		Observe:     observe, ObserveAsync: observeAsync,
+		Interactive: true, // the table's interactive points (Notification idle_prompt) fire too
+		Events:      []string{ev.Name}, Observe: observe, ObserveAsync: observeAsync,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -278,7 +264,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 
 	reg := dsh.NewRegistry(dsh.WithLogger(quiet))
 	br.Register(reg.Plugin(table.Plugin))
-	decision, err := fireEvent(ctx, reg, payloadEvent(ev), in, agent)
+	decision, err := fireEvent(ctx, reg, ev, at, in, turn, agent)
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -287,7 +273,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	}
 
 	out := &hooksOutput{
-		Event: ev.Name, Point: ev.Point, Decision: decision, Contexts: []string{}, Notices: []string{},
+		Event: ev.Name, Point: at.point, Decision: decision, Contexts: []string{}, Notices: []string{},
 		Hooks: []hookJSON{}, Diagnostics: diagnostics,
 	}
 	for _, rep := range reports {
@@ -314,207 +300,4 @@ func hookEntry(h hookproto.HookRun, async bool) hookJSON {
 		e.Contexts = h.Verdict.Contexts
 	}
 	return e
-}
-
-// fireEvent builds the canonical payload of the input, runs the event's point through
-// the registry with a terminal that yields the point's default, and describes the
-// resulting decision.
-func fireEvent(ctx context.Context, reg *dsh.Registry, event string, in hookInput, agent *agentrec.Agent) (decisionJSON, error) {
-	const agentID = "dsh-hooks"
-	aid := agentID
-	str := func(s string) *string { return &s }
-	switch event {
-	case "SessionStart":
-		src := dsh.SessionStartSource(in.Source)
-		if in.Source == "" {
-			src = dsh.SessionStartSourceStartup
-		}
-		if !src.Valid() {
-			return decisionJSON{}, fmt.Errorf("invalid SessionStart source %q", in.Source)
-		}
-		err := reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: agent, AgentID: agentID, Source: src})
-		return decisionJSON{Kind: "none"}, err
-	case "UserPromptSubmit":
-		if in.Prompt == nil {
-			return decisionJSON{}, fmt.Errorf("the UserPromptSubmit input has no prompt")
-		}
-		p := &dsh.PreStepPayload{Agent: agent, AgentID: agentID, Turn: 1, Step: 1, Messages: []dsh.UserMessage{{
-			ID: "dsh-hooks-prompt", Role: dsh.UserMessageRoleUser, Source: dsh.SourceUser{},
-			Content: []dsh.ContentBlock{dsh.TextBlock{Text: *in.Prompt}},
-		}}}
-		if n, err := strconv.Atoi(in.TurnID); err == nil && n > 0 {
-			p.Turn = n
-		}
-		d, err := reg.RunPreStep(ctx, p, func(context.Context) (dsh.PreStepDecision, error) {
-			return dsh.PreStepEnter{Messages: slices.Clone(p.Messages)}, nil
-		})
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		return dsh.SwitchPreStepDecision(d,
-			func(dsh.PreStepEnter) decisionJSON { return decisionJSON{Kind: "enter"} },
-			func(r dsh.PreStepReject) decisionJSON { return decisionJSON{Kind: "reject", Reason: r.Reason} },
-			func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(h.Reason)} },
-		), nil
-	case "PermissionRequest", "PostToolUseFailure":
-		_, _, ex, err := toolExecution(event, in, &aid)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		if event == "PermissionRequest" {
-			d, err := reg.RunApprovalAnswer(ctx, &dsh.ApprovalAnswerPayload{Exec: ex}, nil)
-			if err != nil {
-				return decisionJSON{}, err
-			}
-			return dsh.SwitchApprovalAnswerDecision(d,
-				func(dsh.ApprovalAnswerPass) decisionJSON { return decisionJSON{Kind: "pass"} },
-				func(dsh.ApprovalAnswerAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
-				func(x dsh.ApprovalAnswerDeny) decisionJSON {
-					if x.Interrupt != nil && *x.Interrupt {
-						return decisionJSON{Kind: "halt", Reason: x.Message}
-					}
-					return decisionJSON{Kind: "deny", Reason: x.Message}
-				},
-			), nil
-		}
-		// The call ran (through the execute wrappers) and failed with the input's error.
-		failure := dsh.ToolFailure{Error: dsh.ToolError{Message: in.Error}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: " + in.Error}}}
-		if in.IsInterrupt {
-			failure.Error.Info = &dsh.ToolErrorInfo{Name: tools.NameAbort, Code: tools.CodeAborted}
-		}
-		if _, err := reg.RunExecute(ctx, &dsh.ExecutePayload{Exec: ex}, func(context.Context) dsh.ToolExecutionResult { return failure }); err != nil {
-			return decisionJSON{}, err
-		}
-		d, err := reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: failure}, nil)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		return dsh.SwitchPostToolDecision(d,
-			func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
-			func(dsh.PostToolBlock) decisionJSON { return decisionJSON{Kind: "block"} },
-			func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
-		), nil
-	case "Notification":
-		switch in.NotificationType {
-		case "permission_prompt":
-			ex := dsh.ToolExecution{CallID: "dsh-hooks-call", Name: in.ToolName, Arguments: json.RawMessage("{}"), AgentID: &aid,
-				RootCallID: "dsh-hooks-call", Token: dsh.NewToken()}
-			err := reg.EmitApprovalPrompt(ctx, &dsh.ApprovalPromptPayload{Exec: ex})
-			return decisionJSON{Kind: "none"}, err
-		case "idle_prompt":
-			err := reg.EmitStatus(ctx, &dsh.StatusPayload{Agent: agent, AgentID: agentID, Status: dsh.AgentStatusIdle})
-			return decisionJSON{Kind: "none"}, err
-		}
-		return decisionJSON{}, fmt.Errorf("the Notification input's notification_type %q: dsh sends permission_prompt and idle_prompt", in.NotificationType)
-	case "PreToolUse", "PostToolUse":
-		callID, args, ex, err := toolExecution(event, in, &aid)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		if event == "PreToolUse" {
-			// The rewrite phase first, where the hooks run and their updatedInput counts;
-			// pre-execute then replays their decision.
-			var updated json.RawMessage
-			rp := &dsh.RewriteInputPayload{CallID: callID, Name: in.ToolName, Input: args, ModelInput: args, AgentID: &aid}
-			err := reg.RunRewriteInput(ctx, rp, 0, func(_ context.Context, _ string, d dsh.RewriteDecision) (*dsh.RewriteInputPayload, error) {
-				switch x := d.(type) {
-				case dsh.RewriteReplace:
-					updated = x.Args
-				}
-				return nil, nil
-			})
-			if err != nil {
-				return decisionJSON{}, err
-			}
-			if updated != nil {
-				ex.Arguments = updated
-			}
-			d, err := reg.RunPreTool(ctx, &dsh.PreToolPayload{Exec: ex}, nil)
-			if err != nil {
-				return decisionJSON{}, err
-			}
-			out := dsh.SwitchPreToolDecision(d,
-				func(dsh.PreToolAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
-				func(x dsh.PreToolDeny) decisionJSON { return decisionJSON{Kind: "deny", Reason: str(x.Reason)} },
-				func(x dsh.PreToolAsk) decisionJSON { return decisionJSON{Kind: "ask", Reason: x.Reason} },
-				func(x dsh.PreToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
-			)
-			out.UpdatedInput = updated
-			return out, nil
-		}
-		resp := in.ToolResponse
-		if len(resp) == 0 {
-			resp = json.RawMessage("null")
-		}
-		var text string
-		if json.Unmarshal(resp, &text) != nil {
-			text = string(resp)
-		}
-		result := dsh.ToolSuccess{Value: resp, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
-		d, err := reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: result}, nil)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		return dsh.SwitchPostToolDecision(d,
-			func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
-			func(x dsh.PostToolBlock) decisionJSON {
-				var parts []string
-				for _, c := range x.Feedback {
-					if t, ok := c.(dsh.TextBlock); ok {
-						parts = append(parts, t.Text)
-					}
-				}
-				return decisionJSON{Kind: "block", Reason: str(strings.Join(parts, "\n"))}
-			},
-			func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
-		), nil
-	case "Stop":
-		p := &dsh.TurnStoppingPayload{Agent: agent, AgentID: agentID, Turn: 1, StopHookActive: in.StopHookActive}
-		if in.StopHookActive {
-			p.Continuations = 1
-		}
-		if n, err := strconv.Atoi(in.TurnID); err == nil && n > 0 {
-			p.Turn = n
-		}
-		if err := reg.NotifyTurnStopping(ctx, p); err != nil {
-			return decisionJSON{}, err
-		}
-		halted, steered := agent.Halted(), agent.Steered()
-		switch {
-		case len(halted) > 0:
-			return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
-		case len(steered) > 0:
-			var parts []string
-			for _, m := range steered {
-				for _, c := range m.Content {
-					if t, ok := c.(dsh.TextBlock); ok {
-						parts = append(parts, t.Text)
-					}
-				}
-			}
-			return decisionJSON{Kind: "continue", Reason: str(strings.Join(parts, "\n\n"))}, nil
-		}
-		return decisionJSON{Kind: "stop"}, nil
-	}
-	return decisionJSON{}, fmt.Errorf("event %q is not supported", event)
-}
-
-// toolExecution is the call a tool event's input names, as dsh hooks run fires it: its
-// id (a fixed one when the input has none), its arguments ({} when none) and the
-// execution the tool points see.
-func toolExecution(event string, in hookInput, aid *string) (callID string, args json.RawMessage, ex dsh.ToolExecution, err error) {
-	if in.ToolName == "" {
-		return "", nil, ex, fmt.Errorf("the %s input has no tool_name", event)
-	}
-	callID = in.ToolUseID
-	if callID == "" {
-		callID = "dsh-hooks-call"
-	}
-	args = in.ToolInput
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	ex = dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: aid,
-		RootCallID: callID, Token: dsh.NewToken()}
-	return callID, args, ex, nil
 }

@@ -148,7 +148,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
-		Interactive: cfg.Interactive, RevalidateAfterRewrite: cfg.RevalidateAfterRewrite,
+		Interactive: cfg.Interactive, RevalidateAfterRewrite: cfg.RevalidateAfterRewrite, Events: cfg.Events,
 	}, opts...)
 	if err != nil {
 		return nil, err

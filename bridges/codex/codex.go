@@ -124,7 +124,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,
-		BaseEnv: cfg.BaseEnv,
+		BaseEnv: cfg.BaseEnv, Events: cfg.Events,
 	}, opts...)
 	if err != nil {
 		return nil, err

@@ -65,6 +65,10 @@ type Descriptor struct {
 	// Revalidate says whether the bridge can run the PreToolUse hooks again on a
 	// rewritten input (Config.RevalidateAfterRewrite).
 	Revalidate bool
+	// ReadStdin, if set, reads a hook input of an event in the dialect's own shape (its
+	// tool results, its model requests and responses), for dsh hooks run; nil: the
+	// common fields alone (ReadInput).
+	ReadStdin func(event string, data []byte) (Input, error)
 	// New loads a bridge of the dialect. Config.Canonical picks dsh's canonical
 	// rendering of the hooks' words for the model; without it the bridge renders them as
 	// the engine does.
@@ -208,6 +212,9 @@ type Config struct {
 	Canonical bool
 	// Interactive says the host waits for the user's input between turns (dsh acp).
 	Interactive bool
+	// Events, if set, are the only events whose hooks run (dsh hooks run fires one): the
+	// hooks of the others load, and are checked, but register no listener.
+	Events []string
 	// EnvFile is the per-session environment file exported to SessionStart hooks
 	// (Descriptor.EnvFile dialects).
 	EnvFile string

@@ -53,6 +53,7 @@ func Descriptor() *dialect.Descriptor {
 			return NewChat(path, sessionID, workspace)
 		},
 		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini", Rules: &Rules,
+		ReadStdin: ReadStdin,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			cfg := c
 			if c.DiscoverProject {
@@ -123,6 +124,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
+		Events: cfg.Events,
 	}, opts...)
 	if err != nil {
 		return nil, err

@@ -231,6 +231,9 @@ type Options struct {
 	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
 	// pre-execute, on the effective input when the rewrite phase changed it.
 	RevalidateAfterRewrite bool
+	// Events, if set, are the only events whose hooks run; the others' load (and their
+	// problems are diagnostics) but register nothing.
+	Events []string
 
 	// Set through Option.
 	NewID        func() string
@@ -401,9 +404,14 @@ func (b *Bridge) Close(ctx context.Context) error { return b.engine.Close(ctx) }
 // Wait waits for the async hooks still running to finish, without killing them.
 func (b *Bridge) Wait(ctx context.Context) error { return b.engine.Wait(ctx) }
 
-func (b *Bridge) has(event string) bool { return len(b.engine.Config.Groups(event)) > 0 }
+func (b *Bridge) has(event string) bool {
+	if b.o.Events != nil && !slices.Contains(b.o.Events, event) {
+		return false
+	}
+	return len(b.engine.Config.Groups(event)) > 0
+}
 
-// Has reports whether the dialect's event has hooks.
+// Has reports whether the dialect's event has hooks that run (Options.Events).
 func (b *Bridge) Has(event string) bool { return b.has(event) }
 
 // event is the event with hooks that the table maps to point (the first, in table order),
