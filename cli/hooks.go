@@ -35,6 +35,14 @@ contexts and notices, and every hook's outcome in configuration order. As dsh ru
 decides as the dialect's real engine does; --canonical decides by dsh's canonical
 mapping instead, as dsh run --canonical (docs/decisions.md).
 
+The event fires where its row of the dialect's table (spec/bridges) says: at the row's
+extension point, or at the further point of its also column whose subject the input
+carries (Claude Code's Notification idle_prompt at agent/status); the point's payload is
+built from the input. Only that event's hooks run. A model-call event (Gemini CLI's
+BeforeModel, BeforeToolSelection: agent/request; AfterModel: agent/response) prints the
+request fold's outcome (pass, send with the changed request and the tools a restriction
+left, answer, deny, halt) or the response fold's (accept, replace, block, halt).
+
 FILE fails closed: if it cannot be read or parsed, or names an event, a group or a
 handler the bridge would skip, the command fails naming it (exit 1) and runs nothing.
 

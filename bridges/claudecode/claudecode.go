@@ -43,6 +43,21 @@ import (
 	"github.com/dshkit/dsh/generated/wire/claudecode"
 )
 
+// The events of the claude-code table (spec/bridges) that the encoder builds an input for.
+const (
+	evSessionStart       = "SessionStart"
+	evUserPromptSubmit   = "UserPromptSubmit"
+	evPreToolUse         = "PreToolUse"
+	evPostToolUse        = "PostToolUse"
+	evPostToolUseFailure = "PostToolUseFailure"
+	evPermissionRequest  = "PermissionRequest"
+	evNotification       = "Notification"
+	evStop               = "Stop"
+	evSessionEnd         = "SessionEnd"
+	evPreCompact         = "PreCompact"
+	evPostCompact        = "PostCompact"
+)
+
 // Plugin is the plugin name stamped on every message the bridge adds.
 var Plugin = hookmap.ClaudeCode.Plugin
 
@@ -172,7 +187,7 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 		ProjectEnv: func(dir string) []string { return []string{"CLAUDE_PROJECT_DIR=" + dir} },
 		SessionEnv: func(event string, s hookproto.Session) []string {
 			env := sessionEnv(event, s)
-			if envFile != "" && event == hookbridge.SessionStart {
+			if envFile != "" && event == evSessionStart {
 				env = append(env, "CLAUDE_ENV_FILE="+envFile)
 			}
 			return env
@@ -208,7 +223,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		Validate() error
 	}
 	switch in.Event {
-	case hookbridge.SessionStart:
+	case evSessionStart:
 		x := claudecode.SessionStartInput{
 			HookEventName: claudecode.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
 			Source: claudecode.SessionStartInputSource(in.Source), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
@@ -229,36 +244,36 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			x.PromptCacheLikelyExpired, x.EstimatedCacheWriteUsd = &expired, &usd
 		}
 		v = x
-	case hookbridge.SessionEnd:
+	case evSessionEnd:
 		v = claudecode.SessionEndInput{
 			HookEventName: claudecode.SessionEndInputHookEventNameSessionEnd, SessionID: s.SessionID,
 			Reason: claudecode.SessionEndInputReason(endReason(in.Reason)), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			PromptID: prompt,
 		}
-	case hookbridge.PreCompact:
+	case evPreCompact:
 		v = claudecode.PreCompactInput{
 			HookEventName: claudecode.PreCompactInputHookEventNamePreCompact, SessionID: s.SessionID,
 			Trigger: claudecode.PreCompactInputTrigger(in.Trigger), CustomInstructions: in.CustomInstructions,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
 		}
-	case hookbridge.PostCompact:
+	case evPostCompact:
 		v = claudecode.PostCompactInput{
 			HookEventName: claudecode.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID,
 			Trigger: claudecode.PostCompactInputTrigger(in.Trigger), CompactSummary: in.CompactSummary,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
 		}
-	case hookbridge.UserPromptSubmit:
+	case evUserPromptSubmit:
 		v = claudecode.UserPromptSubmitInput{
 			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
 			Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
-	case hookbridge.PreToolUse:
+	case evPreToolUse:
 		v = claudecode.PreToolUseInput{
 			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
-	case hookbridge.PostToolUse:
+	case evPostToolUse:
 		v = claudecode.PostToolUseInput{
 			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
@@ -271,13 +286,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			x.DurationMS = &d
 			v = x
 		}
-	case hookbridge.PermissionRequest:
+	case evPermissionRequest:
 		v = claudecode.PermissionRequestInput{
 			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput),
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
-	case hookbridge.PostToolUseFailure:
+	case evPostToolUseFailure:
 		x := claudecode.PostToolUseFailureInput{
 			HookEventName: claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure, SessionID: s.SessionID,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
@@ -289,13 +304,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			x.DurationMS = &d
 		}
 		v = x
-	case hookbridge.Notification:
+	case evNotification:
 		v = claudecode.NotificationInput{
 			HookEventName: claudecode.NotificationInputHookEventNameNotification, SessionID: s.SessionID,
 			Message: in.Message, NotificationType: in.NotificationType,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
-	case hookbridge.Stop:
+	case evStop:
 		v = claudecode.StopInput{
 			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
@@ -412,7 +427,7 @@ func reminder(s string) string { return "<system-reminder>\n" + s + "\n</system-
 // ":<tool>" for tool events) and additionalContext as "<event> hook additional
 // context: <text>" (":<tool>" for tool events), each in a system reminder.
 func renderContexts(event, subject string, rep *hookproto.Report) []string {
-	tool := event == hookbridge.PreToolUse || event == hookbridge.PostToolUse || event == hookbridge.PostToolUseFailure
+	tool := event == evPreToolUse || event == evPostToolUse || event == evPostToolUseFailure
 	var out []string
 	for _, h := range rep.Hooks {
 		plain := hookbridge.PlainStdout(h)
@@ -422,7 +437,7 @@ func renderContexts(event, subject string, rep *hookproto.Report) []string {
 			}
 			c = hookproto.CapContext(c, hookproto.DefaultContextMax)
 			label := event
-			if tool || (plain && event == hookbridge.SessionStart && subject != "") {
+			if tool || (plain && event == evSessionStart && subject != "") {
 				label += ":" + subject
 			}
 			if plain {

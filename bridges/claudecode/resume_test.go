@@ -62,7 +62,7 @@ func TestSessionStartResumeFields(t *testing.T) {
 		{"after-compaction", hookbridge.Resumed{SecondsSinceLastResponse: 8, ContextTokens: 2695}, true, 0.0101},
 	} {
 		r := c.r
-		m := decode(hookbridge.Input{Event: hookbridge.SessionStart, Session: s, Source: "resume", Resumed: &r})
+		m := decode(hookbridge.Input{Event: evSessionStart, Session: s, Source: "resume", Resumed: &r})
 		if m["seconds_since_last_response"] != float64(r.SecondsSinceLastResponse) || m["context_tokens"] != float64(r.ContextTokens) ||
 			m["prompt_cache_likely_expired"] != c.expired || m["estimated_cache_write_usd"] != c.usd {
 			t.Errorf("%s: stdin %v", c.name, m)
@@ -70,8 +70,8 @@ func TestSessionStartResumeFields(t *testing.T) {
 	}
 	r := hookbridge.Resumed{SecondsSinceLastResponse: 1, ContextTokens: 1, Measured: true}
 	for _, in := range []hookbridge.Input{
-		{Event: hookbridge.SessionStart, Session: s, Source: "startup", Resumed: &r},
-		{Event: hookbridge.SessionStart, Session: s, Source: "resume"},
+		{Event: evSessionStart, Session: s, Source: "startup", Resumed: &r},
+		{Event: evSessionStart, Session: s, Source: "resume"},
 	} {
 		m := decode(in)
 		for _, k := range []string{"seconds_since_last_response", "context_tokens", "prompt_cache_likely_expired", "estimated_cache_write_usd"} {

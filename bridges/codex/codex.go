@@ -33,6 +33,18 @@ import (
 	"github.com/dshkit/dsh/generated/wire/codex"
 )
 
+// The events of the codex table (spec/bridges) that the encoder builds an input for.
+const (
+	evSessionStart      = "SessionStart"
+	evUserPromptSubmit  = "UserPromptSubmit"
+	evPreToolUse        = "PreToolUse"
+	evPostToolUse       = "PostToolUse"
+	evPermissionRequest = "PermissionRequest"
+	evStop              = "Stop"
+	evPreCompact        = "PreCompact"
+	evPostCompact       = "PostCompact"
+)
+
 // Plugin is the plugin name stamped on every message the bridge adds.
 var Plugin = hookmap.Codex.Plugin
 
@@ -257,26 +269,26 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 		Validate() error
 	}
 	switch in.Event {
-	case hookbridge.SessionStart:
+	case evSessionStart:
 		v = codex.SessionStartInput{
 			HookEventName: codex.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
 			Source: codex.SessionStartInputSource(in.Source), TranscriptPath: transcript, CWD: s.CWD,
 			Model: model, PermissionMode: mode,
 		}
-	case hookbridge.UserPromptSubmit:
+	case evUserPromptSubmit:
 		v = codex.UserPromptSubmitInput{
 			HookEventName: codex.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			Prompt: in.Prompt,
 		}
-	case hookbridge.PreToolUse:
+	case evPreToolUse:
 		v = codex.PreToolUseInput{
 			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			TurnID: &turn,
 		}
-	case hookbridge.PostToolUse:
+	case evPostToolUse:
 		resp := ToolResponse(in.ToolName, in.ToolResponse)
 		v = codex.PostToolUseInput{
 			HookEventName: codex.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
@@ -284,24 +296,24 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			ToolResponse: resp,
 		}
-	case hookbridge.PermissionRequest:
+	case evPermissionRequest:
 		v = codex.PermissionRequestInput{
 			HookEventName: codex.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			ToolName: in.ToolName, ToolInput: permissionToolInput(in.ToolName, in.ToolInput),
 		}
-	case hookbridge.Stop:
+	case evStop:
 		v = codex.StopInput{
 			HookEventName: codex.StopInputHookEventNameStop, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
 		}
-	case hookbridge.PreCompact:
+	case evPreCompact:
 		v = codex.PreCompactInput{
 			HookEventName: codex.PreCompactInputHookEventNamePreCompact, SessionID: s.SessionID, TurnID: turn,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, Trigger: codex.PreCompactInputTrigger(in.Trigger),
 		}
-	case hookbridge.PostCompact:
+	case evPostCompact:
 		v = codex.PostCompactInput{
 			HookEventName: codex.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID, TurnID: turn,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, Trigger: codex.PostCompactInputTrigger(in.Trigger),

@@ -27,25 +27,6 @@ import (
 	"github.com/dshkit/dsh/internal/jsonmerge"
 )
 
-// The external events the bridges map (docs/design/HOOK-PROTOCOLS.md#31-extension-points-and-decision-variants).
-const (
-	SessionStart     = "SessionStart"
-	UserPromptSubmit = "UserPromptSubmit"
-	PreToolUse       = "PreToolUse"
-	PostToolUse      = "PostToolUse"
-	Stop             = "Stop"
-	SessionEnd       = "SessionEnd"
-	PreCompact       = "PreCompact"
-	PostCompact      = "PostCompact"
-	// PermissionRequest answers a call that needs approval (approval/answer).
-	PermissionRequest = "PermissionRequest"
-	// PostToolUseFailure follows a failed call (tools/post-execute).
-	PostToolUseFailure = "PostToolUseFailure"
-	// Notification observes an approval prompt (approval/prompt) or an idle agent
-	// (agent/status).
-	Notification = "Notification"
-)
-
 // ErrNotFired, returned by a Dialect's Encode, says the dialect's engine does not fire
 // the event in this case (Gemini CLI has no SessionStart after a compaction): no hook
 // runs and the report is empty.
@@ -665,13 +646,13 @@ func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agen
 	}
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny, dsh.HookOutcomeHalt:
-		b.log.Info("SessionStart hooks cannot block startup; ignored", "outcome", string(rep.Merged.Outcome), "reason", rep.Merged.Reason)
+		b.log.Info("session-start hooks cannot block startup; ignored", "event", in.Event, "outcome", string(rep.Merged.Outcome), "reason", rep.Merged.Reason)
 	}
 	if len(rep.Merged.Contexts) == 0 {
 		return nil
 	}
 	if agent == nil {
-		return errors.New("SessionStart hook contexts: the payload has no agent handle")
+		return fmt.Errorf("%s hook contexts: the payload has no agent handle", in.Event)
 	}
 	return agent.Inject(ctx, b.message(b.contexts(in.Event, in.Source, rep)))
 }
@@ -727,7 +708,7 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	case dsh.PreStepEnter:
 		msgs = e.Messages
 	default:
-		b.log.Info("UserPromptSubmit context dropped: the step was not entered", "decision", string(d.Kind()))
+		b.log.Info("prompt hook contexts dropped: the step was not entered", "event", ev, "decision", string(d.Kind()))
 		return d, nil
 	}
 	out := make([]dsh.UserMessage, 0, len(msgs)+1)
@@ -779,7 +760,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		for _, h := range second.Hooks {
 			for _, d := range h.Verdict.Diagnostics {
 				if d == revalidateIgnored {
-					b.log.Warn("PreToolUse updatedInput ignored in the revalidation pass", "handler", h.ID, "call", ex.CallID)
+					b.log.Warn("tool hook rewrite ignored in the revalidation pass", "event", ev, "handler", h.ID, "call", ex.CallID)
 				}
 			}
 		}
@@ -1167,7 +1148,7 @@ func (b *Bridge) sessionEnd(ctx context.Context, p *dsh.SessionEndPayload) error
 		return err
 	}
 	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
-		b.log.Info("SessionEnd hooks cannot change anything; ignored", "outcome", string(o), "reason", rep.Merged.Reason)
+		b.log.Info("session-end hooks cannot change anything; ignored", "event", in.Event, "outcome", string(o), "reason", rep.Merged.Reason)
 	}
 	return nil
 }
@@ -1230,7 +1211,7 @@ func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (ds
 		b.early[p.CompactionID] = true
 		b.mu.Unlock()
 		if err := b.sessionStartCompact(ctx, p.AgentID, p.CompactionID, p.Turn, p.Agent); err != nil {
-			b.log.Warn("SessionStart[compact] hooks before PostCompact", "compactionId", p.CompactionID, "err", err)
+			b.log.Warn("session-start hooks of a compaction, run before the post-compact hooks", "compactionId", p.CompactionID, "err", err)
 		}
 	}
 	in := b.compactInput(ctx, b.event(dsh.PostCompactEventName), p.AgentID, p.CompactionID, p.Origin, p.Turn)
@@ -1375,7 +1356,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 		next := rw
 		if h.Verdict.RewriteMerge {
 			if next, err = mergePatch(cur, rw); err != nil {
-				b.log.Warn("PreToolUse updatedInput ignored: not a merge patch", "handler", h.ID, "error", err)
+				b.log.Warn("tool hook rewrite ignored: not a merge patch", "event", in.Event, "handler", h.ID, "error", err)
 				continue
 			}
 		}
