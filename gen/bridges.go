@@ -53,6 +53,8 @@ func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
 				bad(ev.Pos, "%s: input %q is not a record of wire package %s", where, ev.Input, b.Wire)
 			} else if ev.Matcher != "" && resolve(in, ev.Matcher) == nil {
 				bad(ev.Pos, "%s: matcher field %q is not a field of %s", where, ev.Matcher, ev.Input)
+			} else if po := ev.PassOn; po != nil && (strings.Contains(po.Stdin, ".") || resolve(in, po.Stdin) == nil) {
+				bad(ev.Pos, "%s: passOn stdin %q is not a top-level field of %s", where, po.Stdin, ev.Input)
 			}
 			if out == nil || out.Kind != ir.Record {
 				bad(ev.Pos, "%s: output %q is not a record of wire package %s", where, ev.Output, b.Wire)
@@ -75,6 +77,9 @@ func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
 				if r.Unless != "" {
 					paths = append(paths, r.Unless)
 				}
+			}
+			if ev.PassOn != nil {
+				paths = append(paths, ev.PassOn.Output)
 			}
 			if rw := ev.Rewrite; rw != nil {
 				for _, p := range []string{rw.Input, rw.Mode, rw.Requires} {

@@ -156,6 +156,38 @@ func TestTableColumns(t *testing.T) {
 				_, rw := preTool(t, h, `{"command":"ls"}`)
 				return string(rw)
 			}, as: `{"command":"pwd"}`, ed: ""},
+		// passOn: in a sequential group BeforeAgent's second hook sees the prompt with the
+		// first one's context appended after the join.
+		{name: "passOn join", edit: ht.EditField("BeforeAgent", "join", `"\n\n"`, `" + "`),
+			events: map[string]any{"BeforeAgent": group("", true, `echo '{"hookSpecificOutput":{"additionalContext":"ctx"}}'`,
+				`echo "{\"decision\":\"deny\",\"reason\":$(grep -o '"prompt":"[^"]*"' | cut -d: -f2-)}"`)},
+			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
+				d, err := h.PreStep(context.Background(), "hello")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ht.Describe(d)
+			}, as: "reject: hello\n\nctx", ed: "reject: hello + ctx"},
+		// passOn: BeforeModel's second hook sees the first one's llm_request merged into
+		// its own; edited to pass on another field, it sees the request unchanged.
+		{name: "passOn output", edit: ht.EditField("BeforeModel", "output", `"hookSpecificOutput.llm_request"`, `"hookSpecificOutput.toolConfig"`),
+			events: map[string]any{"BeforeModel": group("", true, `echo '{"hookSpecificOutput":{"llm_request":{"model":"gemini-2.5-flash"}}}'`,
+				`grep -q '"model":"gemini-2.5-flash"' && echo '{"decision":"deny","reason":"saw the model"}'; exit 0`)},
+			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
+				req := dsh.ModelRequest{Config: dsh.LLMCallConfig{Provider: "gemini", Model: "gemini-2.5-pro"},
+					Messages: []dsh.ModelMessage{{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}}}}
+				p := &dsh.RequestPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: 1, Step: 1, Attempt: 1, Request: req, Original: req}
+				got := "pass"
+				if err := h.Reg.RunRequest(context.Background(), p, 0, func(_ context.Context, _ string, d dsh.RequestDecision) (*dsh.RequestPayload, error) {
+					if x, ok := d.(dsh.RequestDeny); ok {
+						got = "deny: " + x.Reason
+					}
+					return nil, nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}, as: "deny: saw the model", ed: "pass"},
 		// results: AfterTool follows every result; limited to successes, a failed call
 		// runs no hook.
 		{name: "results", edit: ht.EditField("AfterTool", "point", `"tools/post-execute"`, "\"tools/post-execute\"\n\t\t\t\tresults: \"success\""),

@@ -154,28 +154,76 @@ func ShellQuote(s string) string {
 }
 
 // runSequential runs the handlers one after the other (a matched group set "sequential":
-// true): a hook that exits 0 with a rewrite (the event's Rewrite.Stdin field) passes it
-// on, shallowly merged into that stdin field, to the hooks after it.
+// true): a hook that exits 0 passes on what the table's PassOn column names (else its
+// rewrite, into the event's Rewrite.Stdin field) to the hooks after it, shallowly merged
+// into that stdin field or appended to it (PassOn.Join).
 func (e *Engine) runSequential(ctx context.Context, ev *hookmap.Event, hs []Handler, cmds []Command, f Fire) []Result {
 	out := make([]Result, len(cmds))
 	stdin := f.Stdin
 	for i := range cmds {
 		cmds[i].Stdin = stdin
 		out[i] = Run(ctx, cmds[i])
-		if ev.Rewrite == nil || ev.Rewrite.Stdin == "" || out[i].ExitCode == nil || *out[i].ExitCode != 0 {
+		if out[i].ExitCode == nil || *out[i].ExitCode != 0 {
 			continue
 		}
-		v := Decode(e.Table, ev, out[i])
-		if len(v.Rewrite) == 0 {
-			continue
-		}
-		if next, err := MergeField(stdin, ev.Rewrite.Stdin, v.Rewrite); err == nil {
+		next, err := e.passOn(ev, out[i], stdin)
+		switch {
+		case err != nil:
+			e.logger().WarnContext(ctx, "sequential hook output not passed on", "event", ev.Name, "command", hs[i].Command, "error", err)
+		case next != nil:
 			stdin = next
-		} else {
-			e.logger().WarnContext(ctx, "sequential hook rewrite not passed on", "event", ev.Name, "command", hs[i].Command, "error", err)
 		}
 	}
 	return out
+}
+
+// passOn returns stdin as the hooks after a sequential hook that printed r see it; nil
+// when the hook passes nothing on.
+func (e *Engine) passOn(ev *hookmap.Event, r Result, stdin []byte) ([]byte, error) {
+	po := ev.PassOn
+	if po == nil {
+		if ev.Rewrite == nil || ev.Rewrite.Stdin == "" {
+			return nil, nil
+		}
+		v := Decode(e.Table, ev, r)
+		if len(v.Rewrite) == 0 {
+			return nil, nil
+		}
+		return MergeField(stdin, ev.Rewrite.Stdin, v.Rewrite)
+	}
+	val, ok := lookup(Output(e.Table, r), po.Output)
+	if !ok || val == nil {
+		return nil, nil
+	}
+	if po.Join == "" {
+		patch, err := json.Marshal(val)
+		if err != nil {
+			return nil, err
+		}
+		return MergeField(stdin, po.Stdin, patch)
+	}
+	text, isText := val.(string)
+	if !isText {
+		return nil, nil // the engine appends strings only
+	}
+	return editField(stdin, po.Stdin, func(raw json.RawMessage) ([]byte, error) {
+		var cur string
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return nil, fmt.Errorf("stdin field %q is not a string", po.Stdin)
+		}
+		return marshalText(cur + po.Join + text)
+	})
+}
+
+// marshalText is the JSON string of s, with <, > and & as they are.
+func marshalText(s string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // MergeField returns the JSON object obj with its top-level field shallowly merged with
@@ -185,24 +233,7 @@ func MergeField(obj []byte, field string, patch json.RawMessage) ([]byte, error)
 	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
 		return nil, fmt.Errorf("the rewrite is not an object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("stdin is not a JSON object")
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		if t != field {
-			continue
-		}
-		end := int(dec.InputOffset())
-		start := end - len(raw)
+	return editField(obj, field, func(raw json.RawMessage) ([]byte, error) {
 		var cur map[string]json.RawMessage
 		if json.Unmarshal(raw, &cur) != nil || cur == nil {
 			cur = map[string]json.RawMessage{}
@@ -226,7 +257,36 @@ func MergeField(obj []byte, field string, patch json.RawMessage) ([]byte, error)
 			b.Write(cur[k])
 		}
 		b.WriteByte('}')
-		return slices.Concat(obj[:start], b.Bytes(), obj[end:]), nil
+		return b.Bytes(), nil
+	})
+}
+
+// editField returns the JSON object obj with the value of its top-level field replaced
+// by what edit makes of it, its other fields, their order and their bytes kept.
+func editField(obj []byte, field string, edit func(raw json.RawMessage) ([]byte, error)) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("stdin is not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if t != field {
+			continue
+		}
+		end := int(dec.InputOffset())
+		start := end - len(raw)
+		val, err := edit(raw)
+		if err != nil {
+			return nil, err
+		}
+		return slices.Concat(obj[:start], val, obj[end:]), nil
 	}
 	return nil, fmt.Errorf("stdin has no field %q", field)
 }

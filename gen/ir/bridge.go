@@ -101,6 +101,18 @@ type BridgeEvent struct {
 	Results string `json:"results"`
 	// Also are further extension points the event fires at.
 	Also []*BridgeAlso `json:"also"`
+	// PassOn is what a sequential hook passes on to the next; nil: the rewrite's stdin.
+	PassOn *BridgePassOn `json:"passOn"`
+}
+
+// BridgePassOn is what a sequential hook passes on to the hooks after it.
+type BridgePassOn struct {
+	// Output is the output path of what it passes on.
+	Output string `json:"output"`
+	// Stdin is the top-level stdin field it updates.
+	Stdin string `json:"stdin"`
+	// Join appends the output to the stdin field after it; "" merges it shallowly.
+	Join string `json:"join"`
 }
 
 // BridgeAlso is a further extension point an event fires at.

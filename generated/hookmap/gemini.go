@@ -149,7 +149,8 @@ var Gemini = Bridge{
 			},
 		},
 		// BeforeAgent gates the prompt: deny or block rejects it (no model call);
-		// continue:false halts the turn; contexts join the prompt.
+		// continue:false halts the turn; contexts join the prompt. In a sequential
+		// group each hook sees the prompt with the contexts before it appended.
 		{
 			Name:               "BeforeAgent",
 			Point:              "agent/pre-step",
@@ -176,6 +177,7 @@ var Gemini = Bridge{
 			},
 			Subject: "",
 			Results: "",
+			PassOn:  &PassOn{Output: "hookSpecificOutput.additionalContext", Stdin: "prompt", Join: "\n\n"},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -187,7 +189,8 @@ var Gemini = Bridge{
 		// BeforeModel sees every model request (agent/request): deny or block denies it
 		// (the turn ends blocked, or is answered by hookSpecificOutput.llm_response);
 		// hookSpecificOutput.llm_request changes the model, the generation settings or
-		// the messages of this request.
+		// the messages of this request. In a sequential group each hook sees the
+		// llm_request the hooks before it changed (shallowly merged).
 		{
 			Name:               "BeforeModel",
 			Point:              "agent/request",
@@ -214,6 +217,7 @@ var Gemini = Bridge{
 			},
 			Subject: "",
 			Results: "",
+			PassOn:  &PassOn{Output: "hookSpecificOutput.llm_request", Stdin: "llm_request", Join: ""},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {

@@ -110,6 +110,9 @@ type Event struct {
 	Results string
 	// Also are further extension points the event fires at, besides Point.
 	Also []Also
+	// PassOn is what a hook of a sequential group passes on to the hooks after it, when
+	// it exits 0; nil: the rewrite's Stdin field, or nothing.
+	PassOn *PassOn
 	// DecodeOutput decodes stdout strictly as the event's wire output type and returns
 	// it; an error makes the hook's outcome the bridge's InvalidJSON.
 	DecodeOutput func(data []byte) (any, error)
@@ -126,6 +129,17 @@ type Also struct {
 	// Interactive says the event fires there only when the host waits for the user's
 	// input between turns (dsh acp), never in a headless run.
 	Interactive bool
+}
+
+// PassOn is what a sequential hook passes on: a field of its output, into a field of the next hooks' stdin.
+type PassOn struct {
+	// Output is the output path of what the hook passes on.
+	Output string
+	// Stdin is the top-level stdin field it updates.
+	Stdin string
+	// Join, when set, appends the output (a string) to the stdin field (a string) after
+	// it; "" merges the output (an object) shallowly into the field.
+	Join string
 }
 
 // Rule is one row of an event's decision table.

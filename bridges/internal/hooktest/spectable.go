@@ -86,6 +86,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		for _, a := range e.Also {
 			ev.Also = append(ev.Also, hookmap.Also{Point: a.Point, Status: a.Status, Subject: a.Subject, Interactive: a.Interactive})
 		}
+		if po := e.PassOn; po != nil {
+			ev.PassOn = &hookmap.PassOn{Output: po.Output, Stdin: po.Stdin, Join: po.Join}
+		}
 		if r := e.Rewrite; r != nil {
 			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
 		}

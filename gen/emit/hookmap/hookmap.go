@@ -139,6 +139,8 @@ point's own, or none.`).Id("Subject").String(),
 		gofile.Comment(`Results limits an event at tools/post-execute to "success" (successful results)
 or "failure" (calls that ran and failed); "" means every result.`).Id("Results").String(),
 		gofile.Comment(`Also are further extension points the event fires at, besides Point.`).Id("Also").Index().Id("Also"),
+		gofile.Comment(`PassOn is what a hook of a sequential group passes on to the hooks after it, when
+it exits 0; nil: the rewrite's Stdin field, or nothing.`).Id("PassOn").Op("*").Id("PassOn"),
 		gofile.Comment(`DecodeOutput decodes stdout strictly as the event's wire output type and returns
 it; an error makes the hook's outcome the bridge's InvalidJSON.`).Id("DecodeOutput").Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()),
 	))
@@ -149,6 +151,13 @@ it; an error makes the hook's outcome the bridge's InvalidJSON.`).Id("DecodeOutp
 		gofile.Comment(`Subject is the value the event's matcher field carries there.`).Id("Subject").String(),
 		gofile.Comment(`Interactive says the event fires there only when the host waits for the user's
 input between turns (dsh acp), never in a headless run.`).Id("Interactive").Bool(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("PassOn is what a sequential hook passes on: a field of its output, into a field of the next hooks' stdin.").Type().Id("PassOn").Struct(
+		gofile.Comment(`Output is the output path of what the hook passes on.`).Id("Output").String(),
+		gofile.Comment(`Stdin is the top-level stdin field it updates.`).Id("Stdin").String(),
+		gofile.Comment(`Join, when set, appends the output (a string) to the stdin field (a string) after
+it; "" merges the output (an object) shallowly into the field.`).Id("Join").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Rule is one row of an event's decision table.").Type().Id("Rule").Struct(
@@ -296,6 +305,11 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 				kv("Subject", jen.Lit(a.Subject)), kv("Interactive", jen.Lit(a.Interactive)))
 		}
 		fields = append(fields, kv("Also", jen.Index().Id("Also").Add(lines(also))))
+	}
+	if po := e.PassOn; po != nil {
+		fields = append(fields, kv("PassOn", jen.Op("&").Id("PassOn").Values(
+			kv("Output", jen.Lit(po.Output)), kv("Stdin", jen.Lit(po.Stdin)), kv("Join", jen.Lit(po.Join)),
+		)))
 	}
 	fields = append(fields, kv("DecodeOutput", jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
 		jen.Var().Id("out").Qual(wire, e.Output),
