@@ -41,7 +41,9 @@ carries (Claude Code's Notification idle_prompt at agent/status); the point's pa
 built from the input. Only that event's hooks run. A model-call event (Gemini CLI's
 BeforeModel, BeforeToolSelection: agent/request; AfterModel: agent/response) prints the
 request fold's outcome (pass, send with the changed request and the tools a restriction
-left, answer, deny, halt) or the response fold's (accept, replace, block, halt).
+left, answer, deny, halt) or the response fold's (accept, replace, block, halt); a
+compaction event prints proceed (with the summary instructions), defer or replace, or
+accept or append.
 
 FILE fails closed: if it cannot be read or parsed, or names an event, a group or a
 handler the bridge would skip, the command fails naming it (exit 1) and runs nothing.
@@ -127,6 +129,8 @@ type decisionJSON struct {
 	Request json.RawMessage `json:"request,omitempty"`
 	// Allow are the tools an agent/request restriction leaves offered ([] for none).
 	Allow *[]string `json:"allow,omitempty"`
+	// Instructions are the summary instructions a compaction proceeds with.
+	Instructions []string `json:"instructions,omitempty"`
 }
 
 type hookJSON struct {

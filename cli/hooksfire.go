@@ -233,6 +233,69 @@ func fireEvent(ctx context.Context, reg *dsh.Registry, ev hookmap.Event, at fire
 		}
 		return decisionJSON{Kind: "stop"}, nil
 
+	case dsh.SessionEndEventName:
+		// dsh ends a session with one of two reasons: clear (the same word in every
+		// dialect), or close, which the hooks see in the dialect's words ("other", "exit").
+		reason := dsh.SessionEndReasonClose
+		if in.Reason == string(dsh.SessionEndReasonClear) {
+			reason = dsh.SessionEndReasonClear
+		}
+		err := reg.NotifySessionEnd(ctx, &dsh.SessionEndPayload{Agent: agent, AgentID: agentID, Reason: reason})
+		return decisionJSON{Kind: "none"}, err
+
+	case dsh.PreCompactEventName, dsh.PostCompactEventName:
+		origin, trigger := dsh.CompactionOriginManual, dsh.CompactionTriggerManual
+		switch in.Trigger {
+		case "auto":
+			origin, trigger = dsh.CompactionOriginAuto, dsh.CompactionTriggerPressure
+		case "manual", "":
+		default:
+			return decisionJSON{}, fmt.Errorf("invalid %s trigger %q (want manual or auto)", ev.Name, in.Trigger)
+		}
+		var t *int
+		if origin == dsh.CompactionOriginAuto {
+			t = &turn // an automatic compaction happens inside a turn
+		}
+		const id = "dsh-hooks-compaction"
+		if at.point == dsh.PreCompactEventName {
+			p := &dsh.PreCompactPayload{Agent: agent, AgentID: agentID, CompactionID: id, Trigger: trigger, Origin: origin, Turn: t,
+				Phases: []dsh.CompactionPhase{dsh.CompactionPhaseSummarize}, UserInstructions: in.CustomInstructions}
+			out := decisionJSON{Kind: "proceed"}
+			for _, v := range reg.RunPreCompact(ctx, p, 0) {
+				if v.Err != nil {
+					return decisionJSON{}, v.Err
+				}
+				switch x := v.Decision.(type) {
+				case dsh.PreCompactProceed:
+					out.Instructions = append(out.Instructions, x.Instructions...)
+				case dsh.PreCompactDefer:
+					return decisionJSON{Kind: "defer", Reason: ptr(x.Reason)}, nil
+				case dsh.PreCompactReplace:
+					return decisionJSON{Kind: "replace", Text: ptr(x.Summary), Reason: x.Reason}, nil
+				}
+			}
+			if halted := agent.Halted(); len(halted) > 0 {
+				return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
+			}
+			return out, nil
+		}
+		summary := in.CompactSummary
+		p := &dsh.PostCompactPayload{Agent: agent, AgentID: agentID, CompactionID: id, Trigger: trigger, Origin: origin, Turn: t,
+			Outcome: dsh.CompactionOutcomeCommitted, Summary: &summary}
+		out := decisionJSON{Kind: "accept"}
+		for _, v := range reg.RunPostCompact(ctx, p, 0) {
+			if v.Err != nil {
+				return decisionJSON{}, v.Err
+			}
+			if _, ok := v.Decision.(dsh.PostCompactAppend); ok {
+				out.Kind = "append"
+			}
+		}
+		if halted := agent.Halted(); len(halted) > 0 {
+			return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
+		}
+		return out, nil
+
 	case dsh.RequestEventName:
 		if in.Request == nil {
 			return decisionJSON{}, fmt.Errorf("%s fires at %s, and its input carries no model request to build the payload from", ev.Name, at.point)

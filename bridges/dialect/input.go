@@ -43,6 +43,14 @@ type Input struct {
 	StopHookActive bool `json:"stop_hook_active"`
 	// LastAssistantMessage is the model's last text of the turn.
 	LastAssistantMessage *string `json:"last_assistant_message"`
+	// Reason is the session-end reason, in the dialect's words.
+	Reason string `json:"reason"`
+	// Trigger is what started a compaction: "manual" or "auto".
+	Trigger string `json:"trigger"`
+	// CustomInstructions are the user's instructions of a manual compaction.
+	CustomInstructions *string `json:"custom_instructions"`
+	// CompactSummary is the summary a compaction committed.
+	CompactSummary string `json:"compact_summary"`
 	// Request is the model request of a model-call event (agent/request,
 	// agent/response); nil when the dialect's input carries none.
 	Request *dsh.ModelRequest `json:"-"`
