@@ -261,3 +261,45 @@ func TestMergeField(t *testing.T) {
 		t.Fatal("a non-object patch merged")
 	}
 }
+
+// TestFireGeminiPassOn: a sequential BeforeAgent hook's context reaches the next hook
+// appended to its prompt after a blank line, as it is (no HTML escaping), and a context that
+// is not a string, or a hook that failed, passes nothing on.
+func TestFireGeminiPassOn(t *testing.T) {
+	if _, err := os.Stat("/bin/bash"); err != nil {
+		t.Skip("no bash")
+	}
+	g := &hookmap.Gemini
+	stdin := []byte(`{"session_id":"s","transcript_path":"","cwd":"/tmp","hook_event_name":"BeforeAgent","timestamp":"t","prompt":"hi"}`)
+	hook := func(cmd string) map[string]any { return map[string]any{"type": "command", "command": cmd} }
+	// The last hook reports the prompt it saw as its systemMessage (a \u00XX escape shows
+	// as U+XX).
+	report := hook(`printf '{"systemMessage":%s}' "$(grep -o '"prompt":"[^"]*"' | cut -d: -f2- | sed 's/\\u00/U+/g')"`)
+	for _, tc := range []struct {
+		name  string
+		first string
+		want  string
+	}{
+		{"context", `echo '{"hookSpecificOutput":{"additionalContext":"a<b&c"}}'`, "hi\n\na<b&c"},
+		{"not a string", `echo '{"hookSpecificOutput":{"additionalContext":{"x":1}}}'`, "hi"},
+		{"failed hook", `echo '{"hookSpecificOutput":{"additionalContext":"lost"}}'; exit 1`, "hi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, diags := loadGemini(t, map[string]any{"hooks": map[string]any{"BeforeAgent": []any{
+				map[string]any{"sequential": true, "hooks": []any{hook(tc.first), report}},
+			}}})
+			if len(diags) > 0 {
+				t.Fatal(diags)
+			}
+			e := &Engine{Table: g, Config: c, Shell: g.Shell, Dir: t.TempDir()}
+			rep := e.Fire(context.Background(), Fire{Event: "BeforeAgent", Stdin: stdin})
+			var saw string
+			for _, n := range rep.Hooks[1].Verdict.Notices {
+				saw = n
+			}
+			if saw != tc.want {
+				t.Errorf("the second hook saw the prompt %q, want %q", saw, tc.want)
+			}
+		})
+	}
+}
