@@ -311,3 +311,56 @@ func TestAfterToolStdin(t *testing.T) {
 		t.Fatalf("stdin:\n%s", data)
 	}
 }
+
+// TestPlansDir: every hook gets $GEMINI_PLANS_DIR exported, as
+// $HOME/.gemini/tmp/<project id>/<session id>/plans: the id the
+// engine's projects.json registers for the project, else the slug of its directory's
+// name; the directory is not created.
+func TestPlansDir(t *testing.T) {
+	home, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	ws := filepath.Join(t.TempDir(), "My Project_2")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"hooks": on("BeforeTool", "", `printf '%s|%s' "$GEMINI_PLANS_DIR" $GEMINI_PLANS_DIR > `+out)})
+	file := ht.Raw(t, t.TempDir(), "settings.json", string(data))
+	h := ht.New(ws)
+	b, err := gemini.New(gemini.Config{Files: []string{file}, Workspace: ws, Session: h.Session, Logger: slog.New(slog.DiscardHandler),
+		Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(ctx) })
+	b.Register(h.Reg.Plugin(gemini.Plugin))
+	if _, err := h.PreTool(ctx, h.Exec("run_shell_command", `{"command":"ls"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want := filepath.Join(home, ".gemini", "tmp", "my-project-2", "session-1", "plans")
+	if string(got) != want+"|"+want {
+		t.Fatalf("GEMINI_PLANS_DIR %q, want %q twice", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".gemini")); !os.IsNotExist(err) {
+		t.Errorf("the bridge created under HOME: %v", err)
+	}
+	ht.Raw(t, filepath.Join(home, ".gemini"), "projects.json", `{"projects":{"`+ws+`":"my-project-2-1"}}`)
+	if got := gemini.ProjectTempDir(home, ws); got != filepath.Join(home, ".gemini", "tmp", "my-project-2-1") {
+		t.Errorf("registered id: %s", got)
+	}
+	if got := gemini.ProjectTempDir(home, "/"); got != filepath.Join(home, ".gemini", "tmp", "project") {
+		t.Errorf("root: %s", got)
+	}
+}
+
+// TestSessionEndReason: a session its host closes (the end of dsh run's prompt) ends with
+// reason "exit" on stdin, as Gemini CLI's headless run does, and its matcher tests that.
+func TestSessionEndReason(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin.json")
+	h, _ := setup(t, on("SessionEnd", "exit", "cat > "+out))
+	if _, err := h.SessionEnd(ctx, dsh.SessionEndReasonClose, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(out); err != nil || !strings.HasSuffix(string(data), `"reason":"exit"}`) {
+		t.Fatalf("stdin %s %v", data, err)
+	}
+}
