@@ -292,23 +292,40 @@ func TestBothRequestEvents(t *testing.T) {
 	}
 }
 
-// TestAfterToolStdin: tool_response's llmContent is the text the model reads,
-// returnDisplay the tool's value, and a failure adds error.
+// TestAfterToolStdin: tool_response is what Gemini CLI's tools give: llmContent the text
+// the model reads, returnDisplay the tool's display (the shell's output, a partial read's
+// line range, a write's diff object; another tool's text), and for a failure the error's
+// message and type with the engine's words.
 func TestAfterToolStdin(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "stdin.json")
 	h, _ := setup(t, on("AfterTool", "", "cat >> "+out+"; echo >> "+out))
-	ok := dsh.ToolSuccess{Value: json.RawMessage(`"out1"`), Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: out1"}}}
-	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "File not found: x"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "File not found: x"}}}
-	for _, r := range []dsh.ToolExecutionResult{ok, fail} {
-		if _, err := h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), r); err != nil {
+	text := func(s string) []dsh.ContentBlock { return []dsh.ContentBlock{dsh.TextBlock{Text: s}} }
+	for _, c := range []struct {
+		tool string
+		r    dsh.ToolExecutionResult
+		want string
+	}{
+		{"run_shell_command", dsh.ToolSuccess{Value: json.RawMessage(`{"stdout":"out1\n","stderr":"","exitCode":0,"wallTime":0.1,"pgid":7}`), Content: text("Output: out1")},
+			`{"llmContent":"Output: out1","returnDisplay":"out1"}`},
+		{"run_shell_command", dsh.ToolSuccess{Value: json.RawMessage(`{"stdout":"","stderr":"","exitCode":3,"wallTime":0.1}`), Content: text("Output: (empty)")},
+			`{"llmContent":"Output: (empty)","returnDisplay":"Command exited with code: 3"}`},
+		{"read_file", dsh.ToolSuccess{Value: json.RawMessage(`{"type":"text","file":{"filePath":"` + h.Dir + `/d/n.txt","content":"b","numLines":1,"startLine":2,"totalLines":5}}`), Content: text("…b")},
+			`{"llmContent":"…b","returnDisplay":"Read lines 2-2 of 5 from d/n.txt"}`},
+		{"write_file", dsh.ToolSuccess{Value: json.RawMessage(`{"type":"create","filePath":"/w/go.mod","content":"a\nb\n","structuredPatch":[],"originalFile":null,"userModified":false}`), Content: text("Successfully created")},
+			`{"llmContent":"Successfully created","returnDisplay":{"fileDiff":"Index: go.mod\n===================================================================\n--- go.mod\tOriginal\n+++ go.mod\tWritten\n@@ -0,0 +1,2 @@\n+a\n+b\n","fileName":"go.mod","filePath":"/w/go.mod","originalContent":"","newContent":"a\nb\n","diffStat":{"model_added_lines":2,"model_removed_lines":0,"model_added_chars":2,"model_removed_chars":0,"user_added_lines":0,"user_removed_lines":0,"user_added_chars":0,"user_removed_chars":0},"isNewFile":true,"isBuildFile":true}}`},
+		{"read_file", dsh.ToolFailure{Error: dsh.ToolError{Message: "File not found: x", Info: &dsh.ToolErrorInfo{Name: "HarnessError", Code: "FILE_NOT_FOUND"}}, Content: text("File not found: x")},
+			`{"llmContent":"Could not read file because no file was found at the specified path.","returnDisplay":"File not found.","error":{"message":"File not found: x","type":"file_not_found"}}`},
+		{"my_tool", dsh.ToolFailure{Error: dsh.ToolError{Message: "boom"}, Content: text("boom")},
+			`{"llmContent":"boom","returnDisplay":"boom","error":{"message":"boom"}}`},
+	} {
+		_ = os.Remove(out)
+		if _, err := h.PostTool(ctx, h.Exec(c.tool, `{"file_path":"x"}`), c.r); err != nil {
 			t.Fatal(err)
 		}
-	}
-	data, _ := os.ReadFile(out)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], `"tool_response":{"llmContent":"Output: out1","returnDisplay":"out1"}}`) ||
-		!strings.HasSuffix(lines[1], `"tool_response":{"llmContent":"File not found: x","returnDisplay":"File not found: x","error":{"message":"File not found: x"}}}`) {
-		t.Fatalf("stdin:\n%s", data)
+		data, _ := os.ReadFile(out)
+		if !strings.HasSuffix(strings.TrimSpace(string(data)), `"tool_response":`+c.want+`}`) {
+			t.Errorf("%s stdin:\n%s\nwant tool_response\n%s", c.tool, data, c.want)
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/generated/wire/gemini"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // Plugin is the plugin name stamped on every message the bridge adds.
@@ -263,18 +264,9 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
 			ToolInput: in.ToolInput}
 	case "AfterTool":
-		// llmContent is what the model reads, returnDisplay the tool's value.
-		text, _ := json.Marshal(in.ToolText)
-		resp := gemini.ToolResponse{LLMContent: text, ReturnDisplay: in.ToolResponse}
-		if len(resp.ReturnDisplay) == 0 {
-			resp.ReturnDisplay = text
-		}
-		if in.Error != "" {
-			resp.Error, _ = json.Marshal(map[string]string{"message": in.Error})
-		}
 		v = gemini.AfterToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.AfterToolInputHookEventNameAfterTool, Timestamp: ts, ToolName: in.ToolName,
-			ToolInput: in.ToolInput, ToolResponse: resp}
+			ToolInput: in.ToolInput, ToolResponse: toolResponse(in)}
 	case "PreCompress":
 		v = gemini.PreCompressInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.PreCompressInputHookEventNamePreCompress, Timestamp: ts,
@@ -290,4 +282,28 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// toolResponse is AfterTool's tool_response as Gemini CLI's tools give it (for the
+// built-in tools of the Gemini style, builtin.GeminiDisplay and builtin.GeminiFailure):
+// llmContent the text the model reads, returnDisplay what the user is shown, and for a
+// failure its error's message and type. Another tool's display is its text.
+func toolResponse(in hookbridge.Input) gemini.ToolResponse {
+	text, display := in.ToolText, any(in.ToolText)
+	var fail map[string]string
+	if in.Error != "" {
+		fail = map[string]string{"message": in.Error}
+		if typ, llm, disp, ok := builtin.GeminiFailure(in.ToolName, in.ToolInput, in.ErrorCode, in.Error); ok {
+			fail["type"], text, display = typ, llm, disp
+		}
+	} else if d, ok := builtin.GeminiDisplay(in.ToolName, in.ToolResponse, in.Session.CWD); ok {
+		display = d
+	}
+	var r gemini.ToolResponse
+	r.LLMContent, _ = json.Marshal(text)
+	r.ReturnDisplay, _ = json.Marshal(display)
+	if fail != nil {
+		r.Error, _ = json.Marshal(fail)
+	}
+	return r
 }
