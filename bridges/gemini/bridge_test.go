@@ -381,3 +381,15 @@ func TestSessionEndReason(t *testing.T) {
 		t.Fatalf("stdin %s %v", data, err)
 	}
 }
+
+// TestLLMResponseUsage: AfterModel's llm_response carries the response's usage as the
+// Gemini API's usageMetadata.
+func TestLLMResponseUsage(t *testing.T) {
+	cached := 3
+	r := gemini.LLMResponse(&dsh.ModelResponse{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}, Finish: dsh.FinishReasonStop,
+		Usage: &dsh.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: &cached}})
+	data, err := r.MarshalJSON()
+	if err != nil || !strings.HasSuffix(string(data), `"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15,"cachedContentTokenCount":3}}`) {
+		t.Fatalf("%s %v", data, err)
+	}
+}
