@@ -292,22 +292,104 @@ func TestBothRequestEvents(t *testing.T) {
 	}
 }
 
-// TestAfterToolStdin: tool_response's llmContent is the text the model reads,
-// returnDisplay the tool's value, and a failure adds error.
+// TestAfterToolStdin: tool_response is what Gemini CLI's tools give: llmContent the text
+// the model reads, returnDisplay the tool's display (the shell's output, a partial read's
+// line range, a write's diff object; another tool's text), and for a failure the error's
+// message and type with the engine's words.
 func TestAfterToolStdin(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "stdin.json")
 	h, _ := setup(t, on("AfterTool", "", "cat >> "+out+"; echo >> "+out))
-	ok := dsh.ToolSuccess{Value: json.RawMessage(`"out1"`), Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: out1"}}}
-	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "File not found: x"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "File not found: x"}}}
-	for _, r := range []dsh.ToolExecutionResult{ok, fail} {
-		if _, err := h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), r); err != nil {
+	text := func(s string) []dsh.ContentBlock { return []dsh.ContentBlock{dsh.TextBlock{Text: s}} }
+	for _, c := range []struct {
+		tool string
+		r    dsh.ToolExecutionResult
+		want string
+	}{
+		{"run_shell_command", dsh.ToolSuccess{Value: json.RawMessage(`{"stdout":"out1\n","stderr":"","exitCode":0,"wallTime":0.1,"pgid":7}`), Content: text("Output: out1")},
+			`{"llmContent":"Output: out1","returnDisplay":"out1"}`},
+		{"run_shell_command", dsh.ToolSuccess{Value: json.RawMessage(`{"stdout":"","stderr":"","exitCode":3,"wallTime":0.1}`), Content: text("Output: (empty)")},
+			`{"llmContent":"Output: (empty)","returnDisplay":"Command exited with code: 3"}`},
+		{"read_file", dsh.ToolSuccess{Value: json.RawMessage(`{"type":"text","file":{"filePath":"` + h.Dir + `/d/n.txt","content":"b","numLines":1,"startLine":2,"totalLines":5}}`), Content: text("…b")},
+			`{"llmContent":"…b","returnDisplay":"Read lines 2-2 of 5 from d/n.txt"}`},
+		{"write_file", dsh.ToolSuccess{Value: json.RawMessage(`{"type":"create","filePath":"/w/go.mod","content":"a\nb\n","structuredPatch":[],"originalFile":null,"userModified":false}`), Content: text("Successfully created")},
+			`{"llmContent":"Successfully created","returnDisplay":{"fileDiff":"Index: go.mod\n===================================================================\n--- go.mod\tOriginal\n+++ go.mod\tWritten\n@@ -0,0 +1,2 @@\n+a\n+b\n","fileName":"go.mod","filePath":"/w/go.mod","originalContent":"","newContent":"a\nb\n","diffStat":{"model_added_lines":2,"model_removed_lines":0,"model_added_chars":2,"model_removed_chars":0,"user_added_lines":0,"user_removed_lines":0,"user_added_chars":0,"user_removed_chars":0},"isNewFile":true,"isBuildFile":true}}`},
+		{"read_file", dsh.ToolFailure{Error: dsh.ToolError{Message: "File not found: x", Info: &dsh.ToolErrorInfo{Name: "HarnessError", Code: "FILE_NOT_FOUND"}}, Content: text("File not found: x")},
+			`{"llmContent":"Could not read file because no file was found at the specified path.","returnDisplay":"File not found.","error":{"message":"File not found: x","type":"file_not_found"}}`},
+		{"my_tool", dsh.ToolFailure{Error: dsh.ToolError{Message: "boom"}, Content: text("boom")},
+			`{"llmContent":"boom","returnDisplay":"boom","error":{"message":"boom"}}`},
+	} {
+		_ = os.Remove(out)
+		if _, err := h.PostTool(ctx, h.Exec(c.tool, `{"file_path":"x"}`), c.r); err != nil {
 			t.Fatal(err)
 		}
+		data, _ := os.ReadFile(out)
+		if !strings.HasSuffix(strings.TrimSpace(string(data)), `"tool_response":`+c.want+`}`) {
+			t.Errorf("%s stdin:\n%s\nwant tool_response\n%s", c.tool, data, c.want)
+		}
 	}
-	data, _ := os.ReadFile(out)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], `"tool_response":{"llmContent":"Output: out1","returnDisplay":"out1"}}`) ||
-		!strings.HasSuffix(lines[1], `"tool_response":{"llmContent":"File not found: x","returnDisplay":"File not found: x","error":{"message":"File not found: x"}}}`) {
-		t.Fatalf("stdin:\n%s", data)
+}
+
+// TestPlansDir: every hook gets $GEMINI_PLANS_DIR exported, as
+// $HOME/.gemini/tmp/<project id>/<session id>/plans: the id the
+// engine's projects.json registers for the project, else the slug of its directory's
+// name; the directory is not created.
+func TestPlansDir(t *testing.T) {
+	home, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	ws := filepath.Join(t.TempDir(), "My Project_2")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"hooks": on("BeforeTool", "", `printf '%s|%s' "$GEMINI_PLANS_DIR" $GEMINI_PLANS_DIR > `+out)})
+	file := ht.Raw(t, t.TempDir(), "settings.json", string(data))
+	h := ht.New(ws)
+	b, err := gemini.New(gemini.Config{Files: []string{file}, Workspace: ws, Session: h.Session, Logger: slog.New(slog.DiscardHandler),
+		Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(ctx) })
+	b.Register(h.Reg.Plugin(gemini.Plugin))
+	if _, err := h.PreTool(ctx, h.Exec("run_shell_command", `{"command":"ls"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want := filepath.Join(home, ".gemini", "tmp", "my-project-2", "session-1", "plans")
+	if string(got) != want+"|"+want {
+		t.Fatalf("GEMINI_PLANS_DIR %q, want %q twice", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".gemini")); !os.IsNotExist(err) {
+		t.Errorf("the bridge created under HOME: %v", err)
+	}
+	ht.Raw(t, filepath.Join(home, ".gemini"), "projects.json", `{"projects":{"`+ws+`":"my-project-2-1"}}`)
+	if got := gemini.ProjectTempDir(home, ws); got != filepath.Join(home, ".gemini", "tmp", "my-project-2-1") {
+		t.Errorf("registered id: %s", got)
+	}
+	if got := gemini.ProjectTempDir(home, "/"); got != filepath.Join(home, ".gemini", "tmp", "project") {
+		t.Errorf("root: %s", got)
+	}
+}
+
+// TestSessionEndReason: a session its host closes (the end of dsh run's prompt) ends with
+// reason "exit" on stdin, as Gemini CLI's headless run does, and its matcher tests that.
+func TestSessionEndReason(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin.json")
+	h, _ := setup(t, on("SessionEnd", "exit", "cat > "+out))
+	if _, err := h.SessionEnd(ctx, dsh.SessionEndReasonClose, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(out); err != nil || !strings.HasSuffix(string(data), `"reason":"exit"}`) {
+		t.Fatalf("stdin %s %v", data, err)
+	}
+}
+
+// TestLLMResponseUsage: AfterModel's llm_response carries the response's usage as the
+// Gemini API's usageMetadata.
+func TestLLMResponseUsage(t *testing.T) {
+	cached := 3
+	r := gemini.LLMResponse(&dsh.ModelResponse{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}, Finish: dsh.FinishReasonStop,
+		Usage: &dsh.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: &cached}})
+	data, err := r.MarshalJSON()
+	if err != nil || !strings.HasSuffix(string(data), `"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15,"cachedContentTokenCount":3}}`) {
+		t.Fatalf("%s %v", data, err)
 	}
 }

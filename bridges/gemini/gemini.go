@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/generated/wire/gemini"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // Plugin is the plugin name stamped on every message the bridge adds.
@@ -120,7 +122,21 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	if now == nil {
 		now = time.Now
 	}
-	b, err := hookbridge.New(hookDialect(now, !cfg.Canonical), hookbridge.Options{
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	project := cfg.ProjectDir
+	if project == "" {
+		project = cfg.Workspace
+	}
+	d := hookDialect(now, !cfg.Canonical)
+	if temp := ProjectTempDir(getenv("HOME"), project); temp != "" {
+		d.SessionEnv = func(_ string, s hookproto.Session) []string {
+			return []string{"GEMINI_PLANS_DIR=" + filepath.Join(temp, s.SessionID, "plans")}
+		}
+	}
+	b, err := hookbridge.New(d, hookbridge.Options{
 		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
 		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
 		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
@@ -158,6 +174,35 @@ func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 	return d
 }
 
+// ProjectTempDir is Gemini CLI's temporary directory of a project, under which it keeps
+// each session's plans ($GEMINI_PLANS_DIR is <it>/<session id>/plans): $HOME/.gemini/tmp/
+// and the project's short id, the one $HOME/.gemini/projects.json registers for the
+// project's directory, else the slug of the directory's name, as Gemini CLI claims it
+// (lower case, each run of other characters than a-z and 0-9 one "-"). It is "" when
+// home or project is unknown. It only reads: neither dsh nor the engine's hooks get the
+// directory created (Gemini CLI creates the plans directory in plan mode only).
+func ProjectTempDir(home, project string) string {
+	if home == "" || project == "" {
+		return ""
+	}
+	project, _ = filepath.Abs(project)
+	var reg struct {
+		Projects map[string]string `json:"projects"`
+	}
+	data, _ := os.ReadFile(filepath.Join(home, ".gemini", "projects.json"))
+	_ = json.Unmarshal(data, &reg)
+	id := reg.Projects[project]
+	if id == "" || id != filepath.Base(id) {
+		id = strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(filepath.Base(project)), "-"), "-")
+	}
+	if id == "" {
+		id = "project"
+	}
+	return filepath.Join(home, ".gemini", "tmp", id)
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
 // Context is how Gemini CLI hands hook contexts to the model: joined by newlines inside
 // one <hook_context> element.
 func Context(texts []string) string {
@@ -190,7 +235,7 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 		v = gemini.SessionStartInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.SessionStartInputHookEventNameSessionStart, Timestamp: ts, Source: src}
 	case "SessionEnd":
-		reason := gemini.SessionEndInputReason(in.Reason)
+		reason := gemini.SessionEndInputReason(endReason(in.Reason))
 		if !reason.Valid() {
 			reason = gemini.SessionEndInputReasonOther
 		}
@@ -220,18 +265,9 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
 			ToolInput: in.ToolInput}
 	case "AfterTool":
-		// llmContent is what the model reads, returnDisplay the tool's value.
-		text, _ := json.Marshal(in.ToolText)
-		resp := gemini.ToolResponse{LLMContent: text, ReturnDisplay: in.ToolResponse}
-		if len(resp.ReturnDisplay) == 0 {
-			resp.ReturnDisplay = text
-		}
-		if in.Error != "" {
-			resp.Error, _ = json.Marshal(map[string]string{"message": in.Error})
-		}
 		v = gemini.AfterToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.AfterToolInputHookEventNameAfterTool, Timestamp: ts, ToolName: in.ToolName,
-			ToolInput: in.ToolInput, ToolResponse: resp}
+			ToolInput: in.ToolInput, ToolResponse: toolResponse(in)}
 	case "PreCompress":
 		v = gemini.PreCompressInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.PreCompressInputHookEventNamePreCompress, Timestamp: ts,
@@ -247,4 +283,28 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// toolResponse is AfterTool's tool_response as Gemini CLI's tools give it (for the
+// built-in tools of the Gemini style, builtin.GeminiDisplay and builtin.GeminiFailure):
+// llmContent the text the model reads, returnDisplay what the user is shown, and for a
+// failure its error's message and type. Another tool's display is its text.
+func toolResponse(in hookbridge.Input) gemini.ToolResponse {
+	text, display := in.ToolText, any(in.ToolText)
+	var fail map[string]string
+	if in.Error != "" {
+		fail = map[string]string{"message": in.Error}
+		if typ, llm, disp, ok := builtin.GeminiFailure(in.ToolName, in.ToolInput, in.ErrorCode, in.Error); ok {
+			fail["type"], text, display = typ, llm, disp
+		}
+	} else if d, ok := builtin.GeminiDisplay(in.ToolName, in.ToolResponse, in.Session.CWD); ok {
+		display = d
+	}
+	var r gemini.ToolResponse
+	r.LLMContent, _ = json.Marshal(text)
+	r.ReturnDisplay, _ = json.Marshal(display)
+	if fail != nil {
+		r.Error, _ = json.Marshal(fail)
+	}
+	return r
 }

@@ -271,7 +271,8 @@ func LLMRequest(r *dsh.ModelRequest) gemini.LLMRequest {
 	return out
 }
 
-// LLMResponse is the engine's hook view of a response: its text and one candidate.
+// LLMResponse is the engine's hook view of a response: its text, one candidate and its
+// usage (thoughts counted in candidatesTokenCount, as dsh's usage has them).
 func LLMResponse(r *dsh.ModelResponse) gemini.LLMResponse {
 	out := gemini.LLMResponse{Candidates: []gemini.LLMCandidate{}}
 	if r == nil {
@@ -294,6 +295,13 @@ func LLMResponse(r *dsh.ModelResponse) gemini.LLMResponse {
 	out.Candidates = append(out.Candidates, gemini.LLMCandidate{
 		Content:      gemini.LLMCandidateContent{Role: gemini.LLMCandidateContentRoleModel, Parts: append([]string{}, parts...)},
 		FinishReason: &finish, Index: &index})
+	if u := r.Usage; u != nil {
+		out.UsageMetadata = &gemini.UsageMetadata{PromptTokenCount: u.InputTokens, CandidatesTokenCount: u.OutputTokens,
+			TotalTokenCount: u.InputTokens + u.OutputTokens}
+		if u.CacheReadTokens != nil && *u.CacheReadTokens > 0 {
+			out.UsageMetadata.CachedContentTokenCount = u.CacheReadTokens
+		}
+	}
 	return out
 }
 

@@ -72,6 +72,8 @@ type Input struct {
 	DurationMS int
 	// Error is the failure's message (PostToolUseFailure).
 	Error string
+	// ErrorCode is the failure's machine-readable code, when it has one.
+	ErrorCode string
 	// IsInterrupt says the failed call was cancelled while it ran (PostToolUseFailure).
 	IsInterrupt bool
 	// NotificationType and Message describe a Notification.
@@ -993,6 +995,9 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			in.ToolResponse, in.ToolText = toolResponse(*succ), Text(succ.Content)
 		} else {
 			in.Error, in.ToolText = fail.Error.Message, Text(fail.Content)
+			if fail.Error.Info != nil {
+				in.ErrorCode = fail.Error.Info.Code
+			}
 			in.ToolResponse, _ = json.Marshal(in.ToolText)
 		}
 		if b.d.OriginalInput && len(ex.ModelArguments) > 0 {

@@ -107,6 +107,22 @@ func (v LLMResponse) WithText(x string) LLMResponse {
 	return v
 }
 
+// GetCachedContentTokenCount returns CachedContentTokenCount, or the zero value when it is
+// absent.
+func (v UsageMetadata) GetCachedContentTokenCount() int {
+	if v.CachedContentTokenCount == nil {
+		var zero int
+		return zero
+	}
+	return *v.CachedContentTokenCount
+}
+
+// WithCachedContentTokenCount returns a copy of v with CachedContentTokenCount set to x.
+func (v UsageMetadata) WithCachedContentTokenCount(x int) UsageMetadata {
+	v.CachedContentTokenCount = &x
+	return v
+}
+
 // GetMode returns Mode, or the zero value when it is absent.
 func (v ToolConfig) GetMode() string {
 	if v.Mode == nil {

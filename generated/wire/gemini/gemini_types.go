@@ -307,6 +307,8 @@ type LLMResponse struct {
 	Text *string `json:"text,omitempty"`
 	// Candidates are the response's candidates.
 	Candidates []LLMCandidate `json:"candidates"`
+	// UsageMetadata is the response's token accounting, when it has one.
+	UsageMetadata *UsageMetadata `json:"usageMetadata,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -324,6 +326,9 @@ func (r LLMResponse) encodeJSON(enc *codec.Encoder) {
 	codec.EncodeList(enc.Key("candidates"), codec.NonNilList(r.Candidates), func(enc *codec.Encoder, v LLMCandidate) {
 		v.encodeJSON(enc)
 	})
+	if r.UsageMetadata != nil {
+		r.UsageMetadata.encodeJSON(enc.Key("usageMetadata"))
+	}
 	enc.EndObject()
 }
 
@@ -337,6 +342,7 @@ func (r *LLMResponse) UnmarshalJSON(data []byte) error {
 	var v LLMResponse
 	codec.Optional(dec, "text", &v.Text, codec.Value[*string])
 	codec.Required(dec, "candidates", &v.Candidates, codec.ListOf(codec.Checked[LLMCandidate]))
+	codec.Optional(dec, "usageMetadata", &v.UsageMetadata, codec.Value[*UsageMetadata])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -350,6 +356,67 @@ func (r LLMResponse) Validate() error {
 	if err := codec.CheckList(r.Candidates, LLMCandidate.Validate); err != nil {
 		return codec.FieldError("LLMResponse", "candidates", err)
 	}
+	if r.UsageMetadata != nil {
+		if err := r.UsageMetadata.Validate(); err != nil {
+			return codec.FieldError("LLMResponse", "usageMetadata", err)
+		}
+	}
+	return nil
+}
+
+// UsageMetadata is a response's token accounting, in the Gemini API's terms.
+type UsageMetadata struct {
+	// PromptTokenCount counts the request's tokens (dsh: cached ones and tool-use
+	// prompts included).
+	PromptTokenCount int `json:"promptTokenCount"`
+	// CandidatesTokenCount counts the response's tokens (dsh: thoughts included).
+	CandidatesTokenCount int `json:"candidatesTokenCount"`
+	// TotalTokenCount is their sum.
+	TotalTokenCount int `json:"totalTokenCount"`
+	// CachedContentTokenCount is the part of the prompt read from the cache, when any.
+	CachedContentTokenCount *int `json:"cachedContentTokenCount,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r UsageMetadata) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, UsageMetadata.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UsageMetadata) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("promptTokenCount").Int(r.PromptTokenCount)
+	enc.Key("candidatesTokenCount").Int(r.CandidatesTokenCount)
+	enc.Key("totalTokenCount").Int(r.TotalTokenCount)
+	if r.CachedContentTokenCount != nil {
+		enc.Key("cachedContentTokenCount").Int(*r.CachedContentTokenCount)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a UsageMetadata strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *UsageMetadata) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("UsageMetadata", data)
+	if err != nil {
+		return err
+	}
+	var v UsageMetadata
+	codec.Required(dec, "promptTokenCount", &v.PromptTokenCount, codec.Value[int])
+	codec.Required(dec, "candidatesTokenCount", &v.CandidatesTokenCount, codec.Value[int])
+	codec.Required(dec, "totalTokenCount", &v.TotalTokenCount, codec.Value[int])
+	codec.Optional(dec, "cachedContentTokenCount", &v.CachedContentTokenCount, codec.Value[*int])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r UsageMetadata) Validate() error {
 	return nil
 }
 

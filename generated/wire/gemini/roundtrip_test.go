@@ -73,6 +73,12 @@ func TestRoundTrip(t *testing.T) {
 						Index:        ptr(1),
 					},
 				},
+				UsageMetadata: &gemini.UsageMetadata{
+					PromptTokenCount:        1,
+					CandidatesTokenCount:    1,
+					TotalTokenCount:         1,
+					CachedContentTokenCount: ptr(1),
+				},
 			},
 		})
 	})
@@ -229,6 +235,12 @@ func TestRoundTrip(t *testing.T) {
 					Index:        ptr(1),
 				},
 			},
+			UsageMetadata: &gemini.UsageMetadata{
+				PromptTokenCount:        1,
+				CandidatesTokenCount:    1,
+				TotalTokenCount:         1,
+				CachedContentTokenCount: ptr(1),
+			},
 		})
 	})
 	t.Run("NotificationInput", func(t *testing.T) {
@@ -332,6 +344,14 @@ func TestRoundTrip(t *testing.T) {
 			LLMContent:    json.RawMessage("{\"k\":\"v\"}"),
 			ReturnDisplay: json.RawMessage("{\"k\":\"v\"}"),
 			Error:         json.RawMessage("{\"k\":\"v\"}"),
+		})
+	})
+	t.Run("UsageMetadata", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "UsageMetadata", closed, gemini.UsageMetadata{
+			PromptTokenCount:        1,
+			CandidatesTokenCount:    1,
+			TotalTokenCount:         1,
+			CachedContentTokenCount: ptr(1),
 		})
 	})
 }

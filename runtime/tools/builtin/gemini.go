@@ -124,17 +124,7 @@ func geminiShell(o Options) tools.Definition {
 // engine merges them as they come) trimmed, or "(empty)", the exit code when it is not
 // 0, and the process group, inside <untrusted_context>.
 func renderGeminiShell(r bashResult) string {
-	out := r.Stdout
-	if r.Stderr != "" {
-		if out != "" && !strings.HasSuffix(out, "\n") {
-			out += "\n"
-		}
-		out += r.Stderr
-	}
-	out = strings.TrimSpace(out)
-	if r.OutputTruncated {
-		out += "\n[output truncated]"
-	}
+	out := geminiOutput(r)
 	if out == "" {
 		out = "(empty)"
 	}
@@ -148,6 +138,23 @@ func renderGeminiShell(r bashResult) string {
 	}
 	b.WriteString("</untrusted_context>")
 	return b.String()
+}
+
+// geminiOutput is a command's output as Gemini CLI shows it: stdout then stderr, trimmed
+// (with dsh's truncation note).
+func geminiOutput(r bashResult) string {
+	out := r.Stdout
+	if r.Stderr != "" {
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += r.Stderr
+	}
+	out = strings.TrimSpace(out)
+	if r.OutputTruncated {
+		out += "\n[output truncated]"
+	}
+	return out
 }
 
 func geminiRead(o Options) tools.Definition {
@@ -210,11 +217,11 @@ func geminiReplace(o Options) tools.Definition {
 		Description: "Replaces exact text in a workspace file: old_string must occur exactly once, unless allow_multiple is set.",
 		InputSchema: json.RawMessage(geminiReplaceSchema),
 		Output: &tools.Output{Render: renderText(func(r editResult) string {
-			n, updated := 1, strings.Replace(r.OriginalFile, r.OldString, r.NewString, 1)
+			n := 1
 			if r.ReplaceAll {
-				n, updated = strings.Count(r.OriginalFile, r.OldString), strings.ReplaceAll(r.OriginalFile, r.OldString, r.NewString)
+				n = strings.Count(r.OriginalFile, r.OldString)
 			}
-			return fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s", r.FilePath, n, updated)
+			return fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s", r.FilePath, n, r.updated())
 		})},
 		Run: runWith(func(_ context.Context, in geminiReplaceInput) (editResult, error) {
 			r, found, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.AllowMultiple)
@@ -249,4 +256,12 @@ func geminiFileError(err error, path, workspace string) error {
 		return tools.NewError(te.Code, fmt.Sprintf("Path not in workspace: Attempted path %q resolves outside the allowed workspace directories: %s", path, workspace))
 	}
 	return err
+}
+
+// updated is the file's text after the edit.
+func (r editResult) updated() string {
+	if r.ReplaceAll {
+		return strings.ReplaceAll(r.OriginalFile, r.OldString, r.NewString)
+	}
+	return strings.Replace(r.OriginalFile, r.OldString, r.NewString, 1)
 }

@@ -2,11 +2,13 @@ package builtin_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
+	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
@@ -83,5 +85,77 @@ func TestGeminiStyle(t *testing.T) {
 	}
 	if names := builtin.ToolNames(builtin.StyleClaudeCode); names != [4]string{"Bash", "Read", "Write", "Edit"} {
 		t.Errorf("ToolNames = %v", names)
+	}
+}
+
+// TestGeminiDisplay: what Gemini CLI 0.61.0's tools showed its AfterTool hooks
+// (returnDisplay, and a failure's type and words) in the differential suite's
+// gemini/tools/* cases, from the Gemini style's values and failures.
+func TestGeminiDisplay(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{Style: builtin.StyleGemini})
+	p := filepath.Join(ws, "notes.txt")
+	q, _ := json.Marshal(p)
+	f := string(q)
+	head := func(old, new string) string {
+		return "Index: notes.txt\n===================================================================\n--- notes.txt\t" + old + "\n+++ notes.txt\t" + new + "\n"
+	}
+	stat := func(a, r, ac, rc int) string {
+		return fmt.Sprintf(`{"model_added_lines":%d,"model_removed_lines":%d,"model_added_chars":%d,"model_removed_chars":%d,"user_added_lines":0,"user_removed_lines":0,"user_added_chars":0,"user_removed_chars":0}`, a, r, ac, rc)
+	}
+	diff := func(d, o, n, st string, isNew bool) string {
+		data, _ := json.Marshal(map[string]any{"fileDiff": d, "fileName": "notes.txt", "filePath": p, "originalContent": o, "newContent": n,
+			"diffStat": json.RawMessage(st), "isNewFile": isNew, "isBuildFile": false})
+		return string(data)
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"write_file", `{"file_path":` + f + `,"content":"alpha\nbeta\ngamma\nbeta\n"}`,
+			diff(head("Original", "Written")+"@@ -0,0 +1,4 @@\n+alpha\n+beta\n+gamma\n+beta\n", "", "alpha\nbeta\ngamma\nbeta\n", stat(4, 0, 18, 0), true)},
+		{"read_file", `{"file_path":` + f + `}`, `""`},
+		{"read_file", `{"file_path":` + f + `,"start_line":2,"end_line":3}`, `"Read lines 2-3 of 5 from notes.txt"`},
+		{"replace", `{"file_path":` + f + `,"instruction":"i","old_string":"alpha","new_string":"ALPHA"}`,
+			diff(head("Current", "Proposed")+"@@ -1,4 +1,4 @@\n-alpha\n+ALPHA\n beta\n gamma\n beta\n", "alpha\nbeta\ngamma\nbeta\n", "ALPHA\nbeta\ngamma\nbeta\n", stat(1, 1, 5, 5), false)},
+		{"write_file", `{"file_path":` + f + `,"content":"one\n"}`,
+			diff(head("Original", "Written")+"@@ -1,4 +1,1 @@\n-ALPHA\n-beta\n-gamma\n-beta\n+one\n", "ALPHA\nbeta\ngamma\nbeta\n", "one\n", stat(1, 4, 3, 18), false)},
+		{"run_shell_command", `{"command":"echo out; echo err >&2"}`, `"out\nerr"`},
+		{"run_shell_command", `{"command":"exit 3"}`, `"Command exited with code: 3"`},
+	} {
+		r := run(t, rt, c.tool, c.args)
+		s, ok := r.Outcome.(dsh.ToolSuccess)
+		if !ok {
+			t.Fatalf("%s %s: %s", c.tool, c.args, text(r))
+		}
+		d, ok := builtin.GeminiDisplay(c.tool, s.Value, ws)
+		norm := func(data []byte) string { // keys sorted
+			var v any
+			_ = json.Unmarshal(data, &v)
+			out, _ := json.Marshal(v)
+			return string(out)
+		}
+		if got, _ := json.Marshal(d); !ok || norm(got) != norm([]byte(c.want)) {
+			t.Errorf("%s %s: display %s (%v), want %s", c.tool, c.args, got, ok, c.want)
+		}
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"read_file", `{"file_path":"missing.txt"}`, "file_not_found|Could not read file because no file was found at the specified path.|File not found."},
+		{"replace", `{"file_path":` + f + `,"instruction":"i","old_string":"zeta","new_string":"x"}`,
+			"edit_no_occurrence_found|Could not find an exact match for 'old_string' in '" + p + "'. If previous edits modified the file or you are modifying lines outside your " +
+				"recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'.|Error: Could not find an exact match for old_string in '" + p + "'."},
+	} {
+		r := run(t, rt, c.tool, c.args)
+		fl, ok := r.Outcome.(dsh.ToolFailure)
+		if !ok {
+			t.Fatalf("%s %s succeeded", c.tool, c.args)
+		}
+		typ, llm, disp, ok := builtin.GeminiFailure(c.tool, json.RawMessage(c.args), errCode(r), fl.Error.Message)
+		if got := typ + "|" + llm + "|" + disp; !ok || got != c.want {
+			t.Errorf("%s %s: %q (%v), want %q", c.tool, c.args, got, ok, c.want)
+		}
+	}
+	run(t, rt, "write_file", `{"file_path":`+f+`,"content":"x\nx\n"}`)
+	r := run(t, rt, "replace", `{"file_path":`+f+`,"instruction":"i","old_string":"x","new_string":"y"}`)
+	fl, _ := r.Outcome.(dsh.ToolFailure)
+	typ, _, disp, ok := builtin.GeminiFailure("replace", nil, errCode(r), fl.Error.Message)
+	if !ok || typ != "edit_expected_occurrence_mismatch" || disp != "Error: Failed to edit, expected 1 occurrence but found 2." {
+		t.Errorf("ambiguous: %s %q %v", typ, disp, ok)
 	}
 }
