@@ -36,18 +36,32 @@ func Run(t *testing.T, f Factory) {
 // RunID runs the scenario with the id against a runtime built by f.
 func RunID(t *testing.T, f Factory, id string) {
 	t.Helper()
-	entries, err := sc.Scenarios()
+	byID, err := suiteByID()
 	if err != nil {
 		t.Fatalf("conformance suite: %v", err)
 	}
-	for _, e := range entries {
-		if e.ID == id {
-			RunScenario(t, f, e)
-			return
-		}
+	e, ok := byID[id]
+	if !ok {
+		t.Fatalf("no conformance scenario %q", id)
 	}
-	t.Fatalf("no conformance scenario %q", id)
+	RunScenario(t, f, e)
 }
+
+// suiteByID is the suite, decoded once per process and indexed by id, for RunID: the
+// generated suite calls it once per scenario, and decoding the whole suite (800 KB of
+// JSON) on every call made the suite quadratic (a minute of CPU more under -race). The
+// entries are only read: a scenario run copies what it changes.
+var suiteByID = sync.OnceValues(func() (map[string]sc.Entry, error) {
+	entries, err := sc.Scenarios()
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]sc.Entry, len(entries))
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	return byID, nil
+})
 
 // RunScenario runs one scenario against a runtime built by f and reports every mismatch,
 // with the scenario's doc, as a test error.
