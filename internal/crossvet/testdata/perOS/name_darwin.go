@@ -1,0 +1,5 @@
+package perOS
+
+import "fmt"
+
+func name() string { return fmt.Sprintf("%d", "darwin") }

@@ -1,0 +1,3 @@
+package perOS
+
+func name() string { return "linux" }

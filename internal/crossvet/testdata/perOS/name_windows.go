@@ -1,0 +1,3 @@
+package perOS
+
+func name() int { return 1 }
