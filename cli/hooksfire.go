@@ -28,8 +28,9 @@ type fired struct {
 }
 
 // firing is where ev fires for the input raw: at the also entry whose subject is the
-// input's matcher field (Claude Code's Notification idle_prompt, at agent/status), else at
-// the row's point, when the row's subject is that field or the row has none.
+// input's matcher field (Claude Code's Notification idle_prompt, at agent/status; not an
+// entry at compaction/post-compact), else at the row's point, when the row's subject is
+// that field or the row has none.
 func firing(ev hookmap.Event, raw []byte) (fired, error) {
 	if ev.Subject == "" && len(ev.Also) == 0 {
 		return fired{point: ev.Point}, nil
@@ -39,7 +40,10 @@ func firing(ev hookmap.Event, raw []byte) (fired, error) {
 	var subject string
 	_ = json.Unmarshal(fields[ev.Matcher], &subject)
 	for i, a := range ev.Also {
-		if a.Subject == subject {
+		// An entry at compaction/post-compact moves the session start of a compaction,
+		// which an input cannot describe (it names none): the input fires at the row's
+		// own point, which carries every source.
+		if a.Subject == subject && a.Point != dsh.PostCompactEventName {
 			return fired{point: a.Point, also: &ev.Also[i]}, nil
 		}
 	}

@@ -47,6 +47,12 @@ func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
 				if !points[a.Point] {
 					bad(ev.Pos, "%s: also: unknown extension point %q", where, a.Point)
 				}
+				if a.Point == "compaction/post-compact" && ev.Point != "agent/session-start" {
+					bad(ev.Pos, "%s: also at %s: only an event at agent/session-start fires there", where, a.Point)
+				}
+				if a.Before != "" && !mapsTo(b, a.Before, a.Point) {
+					bad(ev.Pos, "%s: also: before %q is not an event of the table at %s", where, a.Before, a.Point)
+				}
 			}
 			in, out := wire.Lookup(ev.Input), wire.Lookup(ev.Output)
 			if in == nil || in.Kind != ir.Record {
@@ -99,6 +105,16 @@ func CheckBridges(bs []*ir.Bridge, units []Unit, display string) error {
 		return e
 	}
 	return nil
+}
+
+// mapsTo reports whether b maps event to point.
+func mapsTo(b *ir.Bridge, event, point string) bool {
+	for _, ev := range b.Events {
+		if ev.Event == event {
+			return ev.Point == point
+		}
+	}
+	return false
 }
 
 // resolve follows a dotted JSON path through records and returns the last field.

@@ -105,3 +105,35 @@ func TestBadBridgeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBadAlsoEntry: an also entry at compaction/post-compact of an event that is not at
+// agent/session-start, or whose before names no event of the table at its point, fails
+// loading with the row's CUE position.
+func TestBadAlsoEntry(t *testing.T) {
+	dir := specCopy(t, nil)
+	path := filepath.Join(dir, "bridges", "claudecode.cue")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`before: "PostCompact"`).ReplaceAll(data, []byte(`before: "PreCompact"`))
+	bad = regexp.MustCompile(`also: \[\{point: "agent/status"`).ReplaceAll(bad, []byte(`also: [{point: "compaction/post-compact"`))
+	if string(bad) == string(data) {
+		t.Fatal("the edit changed nothing")
+	}
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = gen.Load(dir, "spec", gen.DefaultLayout)
+	if err == nil {
+		t.Fatal("loaded a bad bridge table")
+	}
+	for _, want := range []string{
+		`spec/bridges/claudecode\.cue:\d+:\d+: bridge "claude-code" event "SessionStart": also: before "PreCompact" is not an event of the table at compaction/post-compact`,
+		`spec/bridges/claudecode\.cue:\d+:\d+: bridge "claude-code" event "Notification": also at compaction/post-compact: only an event at agent/session-start fires there`,
+	} {
+		if !regexp.MustCompile(want).MatchString(err.Error()) {
+			t.Errorf("error:\n%v\nwant a line matching %q", err, want)
+		}
+	}
+}

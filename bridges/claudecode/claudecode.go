@@ -116,7 +116,9 @@ func Descriptor() *dialect.Descriptor {
 // (the default) the bridge does what Claude Code does (docs/decisions.md, "Differences
 // from the real engines"): contexts and denials in the engine's wording, a PostToolUse
 // block that keeps the result and adds the reason after it, Stop contexts that continue
-// the turn, continue:false at PreToolUse that lets the call run and then ends the turn.
+// the turn, continue:false at PreToolUse that lets the call run and then ends the turn,
+// SessionStart[compact] hooks that run before PostCompact's (the also entry marked engine
+// in the table's SessionStart row).
 // dsh run sets it with --canonical; the conformance scenarios, which pin the canonical
 // mapping, set it too. The built-in tools word their results as Claude Code's with
 // builtin.StyleClaudeCode.
@@ -197,9 +199,8 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 		EndReason:        endReason,
 		NotificationText: notificationText,
 		OriginalInput:    true,
-		// The engine runs SessionStart[compact] before PostCompact (differential suite).
-		SessionStartBeforePostCompact: asEngine,
-		TrustHint:                     "pass --trust (Config.TrustProject) to load the project's hooks",
+		Canonical:        !asEngine,
+		TrustHint:        "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }
 

@@ -304,3 +304,93 @@ func TestTableDispatchColumns(t *testing.T) {
 		})
 	}
 }
+
+// The also entry of SessionStart: the session start of a committed compaction fires at
+// compaction/post-compact (its point), with its subject as the source, before PostCompact
+// (its before column; absent: after it, its contexts appended after PostCompact's), and
+// only when the bridge follows the engine (its engine column; canonical mode keeps the
+// canonical order: PostCompact, then agent/session-start{compact}).
+func TestTableCompactionColumns(t *testing.T) {
+	ctx := context.Background()
+	// run compacts (PostCompact, then agent/session-start{compact}) and describes which
+	// hooks ran, in order, with the SessionStart source, and where the contexts went.
+	run := func(t *testing.T, edit func(string) string, canonical bool) string {
+		t.Helper()
+		dir := t.TempDir()
+		order := filepath.Join(dir, "order")
+		h := ht.New(dir)
+		d := hookDialect(!canonical, "")
+		d.Table = specTable(t, edit)
+		b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Config(t, t.TempDir(), "settings.json",
+			ht.G("PostCompact", "", `echo PostCompact >> '`+order+`'; echo '{"hookSpecificOutput":{"hookEventName":"PostCompact","additionalContext":"PCCTX"}}'`),
+			ht.G("SessionStart", "", `grep -o '"source":"[a-z]*"' | cut -d'"' -f4 | sed 's/^/SessionStart:/' >> '`+order+`'; `+
+				`echo '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"SSCTX"}}'`))},
+			Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close(context.Background()) })
+		b.Register(h.Reg.Plugin(d.Table.Plugin))
+		tags := func(msgs []dsh.UserMessage) string {
+			var out []string
+			for _, m := range msgs {
+				text := strings.Join(ht.Texts(m), " ")
+				for _, tag := range []string{"SSCTX", "PCCTX"} {
+					if strings.Contains(text, tag) {
+						out = append(out, tag)
+					}
+				}
+			}
+			return "[" + strings.Join(out, " ") + "]"
+		}
+		dec, err := h.PostCompact(ctx, "cmp_1", dsh.CompactionOriginAuto, "S", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var appended []dsh.UserMessage
+		if a, ok := dec.(dsh.PostCompactAppend); ok {
+			appended = a.Contexts
+		}
+		atPost := tags(h.Agent.Injected())
+		if err := h.SessionStartCompact(ctx, "cmp_1", 1); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(order)
+		return strings.Join(strings.Fields(string(data)), " ") + "; post-compact injected " + atPost + " appended " + tags(appended) +
+			"; session-start injected " + tags(h.Agent.Injected())
+	}
+	const (
+		engineOrder    = "SessionStart:compact PostCompact; post-compact injected [SSCTX] appended [PCCTX]; session-start injected []"
+		canonicalOrder = "PostCompact SessionStart:compact; post-compact injected [] appended [PCCTX]; session-start injected [SSCTX]"
+	)
+	remove := func(s string) func(string) string {
+		return func(src string) string { return strings.Replace(src, s, "", 1) }
+	}
+	for _, tc := range []struct {
+		name      string
+		edit      func(string) string
+		canonical bool
+		as, ed    string // as generated, edited
+	}{
+		// The entry itself: without it the engine mode keeps the canonical order.
+		{"also", remove(`also: [{point: "compaction/post-compact", subject: "compact", before: "PostCompact", engine: true}]`), false,
+			engineOrder, canonicalOrder},
+		// subject: the source the session start fires with there.
+		{"also subject", ht.EditField("SessionStart", "subject", `"compact"`, `"resume"`), false,
+			engineOrder, strings.Replace(engineOrder, "SessionStart:compact", "SessionStart:resume", 1)},
+		// before: absent, the session start fires after PostCompact, its contexts after.
+		{"also before", remove(`, before: "PostCompact"`), false,
+			engineOrder, "PostCompact SessionStart:compact; post-compact injected [] appended [PCCTX SSCTX]; session-start injected []"},
+		// engine: canonical mode leaves the entry out, unless it is not the engine's own.
+		{"also engine", ht.EditField("SessionStart", "engine", "true", "false"), true,
+			canonicalOrder, engineOrder},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, edit := range []func(string) string{nil, tc.edit} {
+				if got, want := run(t, edit, tc.canonical), []string{tc.as, tc.ed}[i]; got != want {
+					t.Errorf("edit %d: %s\nwant %s", i, got, want)
+				}
+			}
+		})
+	}
+}

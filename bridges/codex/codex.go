@@ -159,6 +159,7 @@ func hookDialect(model string, asEngine bool) hookbridge.Dialect {
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,
+		Canonical: !asEngine,
 		// An updatedInput goes back onto the call's own arguments, as the real engine does.
 		MapRewrite: MapRewrite,
 	}

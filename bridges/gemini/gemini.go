@@ -169,7 +169,7 @@ func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 		Register:  m.register,
 	}
 	if !asEngine {
-		d.Render = hookbridge.Render{}
+		d.Render, d.Canonical = hookbridge.Render{}, true
 	}
 	return d
 }
@@ -275,7 +275,7 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 	case "Notification":
 		v = gemini.NotificationInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.NotificationInputHookEventNameNotification, Timestamp: ts,
-			NotificationType: "ToolPermission", Message: in.Message, Details: json.RawMessage(`{}`)}
+			NotificationType: in.NotificationType, Message: in.Message, Details: json.RawMessage(`{}`)}
 	default:
 		return nil, hookbridge.ErrNotFired
 	}

@@ -9,7 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,6 +208,17 @@ func TestTableColumns(t *testing.T) {
 				}
 				return string(post.Kind())
 			}, as: "block", ed: "accept"},
+		// subject: Notification's notification_type at approval/prompt.
+		{name: "subject", edit: ht.EditField("Notification", "subject", `"ToolPermission"`, `"Edited"`),
+			events: map[string]any{"Notification": group("", false, `grep -o '"notification_type":"[A-Za-z]*"' > notified`)},
+			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
+				h.Reg.EmitApprovalPrompt(context.Background(), &dsh.ApprovalPromptPayload{Exec: h.Exec("run_shell_command", `{}`)})
+				data, err := os.ReadFile(filepath.Join(h.Dir, "notified"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return strings.TrimSpace(string(data))
+			}, as: `"notification_type":"ToolPermission"`, ed: `"notification_type":"Edited"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i, table := range []*hookmap.Bridge{specTable(t, nil), specTable(t, tc.edit)} {

@@ -125,6 +125,10 @@ type BridgeAlso struct {
 	Subject string `json:"subject"`
 	// Interactive says it fires there only when the host waits for input between turns.
 	Interactive bool `json:"interactive"`
+	// Before names the event at Point that this one fires before; "": after it.
+	Before string `json:"before"`
+	// Engine says it is the real engine's departure from the canonical mapping.
+	Engine bool `json:"engine"`
 }
 
 // BridgeRewrite reads a hook's rewrite of the call's arguments.

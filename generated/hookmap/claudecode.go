@@ -55,7 +55,7 @@ var ClaudeCode = Bridge{
 			Subject: "permission_prompt",
 			Results: "",
 			Also: []Also{
-				{Point: "agent/status", Status: "idle", Subject: "idle_prompt", Interactive: true},
+				{Point: "agent/status", Status: "idle", Subject: "idle_prompt", Interactive: true, Before: "", Engine: false},
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.NotificationOutput
@@ -310,6 +310,10 @@ var ClaudeCode = Bridge{
 			},
 		},
 		// SessionStart contexts are injected before the first request; it cannot block.
+		// After a committed compaction the engine runs it (source compact) at
+		// compaction/post-compact, before PostCompact, so its contexts come first too
+		// (differential suite); the canonical order, and Codex's, is PostCompact, then
+		// agent/session-start{compact}.
 		{
 			Name:               "SessionStart",
 			Point:              "agent/session-start",
@@ -331,6 +335,9 @@ var ClaudeCode = Bridge{
 			},
 			Subject: "",
 			Results: "",
+			Also: []Also{
+				{Point: "compaction/post-compact", Status: "", Subject: "compact", Interactive: false, Before: "PostCompact", Engine: true},
+			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.SessionStartOutput
 				if err := out.UnmarshalJSON(data); err != nil {

@@ -298,8 +298,9 @@ var Gemini = Bridge{
 				return out, nil
 			},
 		},
-		// Notification observes a confirmation shown to the user (approval/prompt);
-		// its matcher is ignored and nothing it prints decides anything.
+		// Notification observes a confirmation shown to the user (approval/prompt), as
+		// notification_type ToolPermission; its matcher is ignored and nothing it
+		// prints decides anything.
 		{
 			Name:               "Notification",
 			Point:              "approval/prompt",
@@ -319,7 +320,7 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Subject: "",
+			Subject: "ToolPermission",
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output

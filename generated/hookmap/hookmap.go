@@ -101,9 +101,9 @@ type Event struct {
 	// Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
 	// nothing.
 	Rewrite *Rewrite
-	// Subject is the value the event's matcher field carries at Point where the point
-	// gives none itself (Claude Code's Notification at approval/prompt); "" means the
-	// point's own, or none.
+	// Subject is the value the event's matcher field and its input's kind carry at Point
+	// where the point gives none itself (the notification_type of Claude Code's and Gemini
+	// CLI's Notification at approval/prompt); "" means the point's own, or none.
 	Subject string
 	// Results limits an event at tools/post-execute to "success" (successful results)
 	// or "failure" (calls that ran and failed); "" means every result.
@@ -120,7 +120,9 @@ type Event struct {
 
 // Also is a further extension point an event fires at.
 type Also struct {
-	// Point is the extension point (the bridges listen at agent/status).
+	// Point is the extension point: agent/status, where the event fires besides its own
+	// point, or compaction/post-compact, where the session start that follows a committed
+	// compaction fires instead of at agent/session-start.
 	Point string
 	// Status is the agent/status value the event fires at; "" means any.
 	Status string
@@ -129,6 +131,12 @@ type Also struct {
 	// Interactive says the event fires there only when the host waits for the user's
 	// input between turns (dsh acp), never in a headless run.
 	Interactive bool
+	// Before names the event of the table at Point that this one fires before there
+	// (hooks and contexts first); "" means after it.
+	Before string
+	// Engine says the entry is where the real engine departs from dsh's canonical
+	// mapping: a bridge following the canonical mapping leaves it out.
+	Engine bool
 }
 
 // PassOn is what a sequential hook passes on: a field of its output, into a field of the next hooks' stdin.

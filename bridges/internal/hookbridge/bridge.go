@@ -155,11 +155,10 @@ type Dialect struct {
 	TrustHint string
 	// Render is how the dialect writes its hooks' words for the model.
 	Render Render
-	// SessionStartBeforePostCompact runs the SessionStart[compact] hooks of a committed
-	// compaction before its PostCompact hooks, at compaction/post-compact, as Claude Code
-	// does (the canonical order, and Codex's, is post-compact, then
-	// agent/session-start{compact}); their contexts then come first too.
-	SessionStartBeforePostCompact bool
+	// Canonical says the bridge follows dsh's canonical mapping where the real engine
+	// departs from it: the table's also entries marked engine are left out (Claude Code's
+	// SessionStart[compact] at compaction/post-compact, before PostCompact).
+	Canonical bool
 	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
 	// SessionEnd matchers test and its input carries).
 	EndReason func(reason string) string
@@ -266,12 +265,21 @@ type Bridge struct {
 	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
 	// until its pre-execute listener replays it (each hook runs once per call).
 	fired map[callKey]*hookproto.Report
-	early map[string]bool // compactions whose SessionStart ran at post-compact (SessionStartBeforePostCompact)
+	early map[string]bool // compactions whose session start ran at compaction/post-compact (the also column)
 
 	// at lists, per extension point, the events with hooks the table maps there (its point
 	// column), in table order; points lists those points in the order first seen.
 	at     map[string][]string
 	points []string
+	// compact are the events with hooks whose also column moves the session start of a
+	// committed compaction to compaction/post-compact, in table order.
+	compact []also
+}
+
+// also is an also entry of the table and the event whose row holds it.
+type also struct {
+	event string
+	hookmap.Also
 }
 
 // callKey identifies a call between the rewrite phase and pre-execute.
@@ -368,8 +376,19 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 			b.points = append(b.points, e.Point)
 		}
 		b.at[e.Point] = append(b.at[e.Point], e.Name)
+		for _, a := range e.Also {
+			if b.applies(a) && a.Point == dsh.PostCompactEventName && e.Point == dsh.SessionStartEventName {
+				b.compact = append(b.compact, also{e.Name, a})
+			}
+		}
 	}
 	return b, nil
+}
+
+// applies reports whether the table's also entry a holds for this bridge: an interactive
+// one only on an interactive host, an engine one only when the bridge follows the engine.
+func (b *Bridge) applies(a hookmap.Also) bool {
+	return (!a.Interactive || b.o.Interactive) && (!a.Engine || !b.d.Canonical)
 }
 
 // Diagnostics returns what loading reported, in order.
@@ -482,9 +501,15 @@ func (b *Bridge) Register(r *dsh.Registrar) (unregister func()) {
 		}
 		for _, a := range e.Also {
 			switch {
-			case a.Interactive && !b.o.Interactive:
+			case !b.applies(a):
 			case a.Point == dsh.StatusEventName:
 				add(r.OnStatus(b.status(e.Name, a)))
+			case a.Point == dsh.PostCompactEventName && e.Point == dsh.SessionStartEventName:
+				// postCompact fires it (b.compact), registered above when an event of the
+				// table runs there too.
+				if len(b.at[dsh.PostCompactEventName]) == 0 && e.Name == b.compact[0].event {
+					add(r.OnPostCompact(b.postCompact))
+				}
 			default:
 				b.log.Warn("hook event not run at a further point: the bridge has no listener there",
 					"dialect", string(b.d.Name), "event", e.Name, "point", a.Point)
@@ -621,9 +646,9 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 		delete(b.early, *p.CompactionID)
 		b.mu.Unlock()
 		if done {
-			return nil // ran before PostCompact (Dialect.SessionStartBeforePostCompact)
+			return nil // ran at compaction/post-compact (the table's also column)
 		}
-		return b.sessionStartCompact(ctx, p.AgentID, *p.CompactionID, p.Turn, p.Agent)
+		return b.sessionStartCompact(ctx, b.event(dsh.SessionStartEventName), string(dsh.SessionStartSourceCompact), p.AgentID, *p.CompactionID, p.Turn, p.Agent)
 	}
 	in := Input{Event: b.event(dsh.SessionStartEventName), Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
 	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
@@ -632,31 +657,48 @@ func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) e
 	return b.sessionStartFire(ctx, in, p.Turn, p.Agent)
 }
 
-// sessionStartCompact runs the SessionStart[compact] hooks of a committed compaction: the
-// hooks are the attempt's, inside its turn if any.
-func (b *Bridge) sessionStartCompact(ctx context.Context, agentID, compactionID string, turn *int, agent dsh.Agent) error {
-	in := b.compactInput(ctx, b.event(dsh.SessionStartEventName), agentID, compactionID, "", turn)
-	in.Source = string(dsh.SessionStartSourceCompact)
+// sessionStartCompact runs the session-start hooks (event) of a committed compaction,
+// with the source source: the hooks are the attempt's, inside its turn if any.
+func (b *Bridge) sessionStartCompact(ctx context.Context, event, source, agentID, compactionID string, turn *int, agent dsh.Agent) error {
+	in := b.compactContext(ctx, event, source, agentID, compactionID, turn)
 	return b.sessionStartFire(ctx, in, turn, agent)
+}
+
+// compactContext is the input of the session-start event of a committed compaction.
+func (b *Bridge) compactContext(ctx context.Context, event, source, agentID, compactionID string, turn *int) Input {
+	in := b.compactInput(ctx, event, agentID, compactionID, "", turn)
+	in.Source = source
+	return in
 }
 
 // sessionStartFire fires SessionStart and injects its contexts.
 func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agent dsh.Agent) error {
+	msg, err := b.sessionStartRun(ctx, in, turn, agent)
+	if err != nil || msg == nil {
+		return err
+	}
+	if agent == nil {
+		return fmt.Errorf("%s hook contexts: the payload has no agent handle", in.Event)
+	}
+	return agent.Inject(ctx, *msg)
+}
+
+// sessionStartRun fires SessionStart and returns the message of its contexts (nil for
+// none).
+func (b *Bridge) sessionStartRun(ctx context.Context, in Input, turn *int, agent dsh.Agent) (*dsh.UserMessage, error) {
 	rep, err := b.fire(ctx, in, in.Source, in.Session.TurnOpen && turn != nil, agent)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny, dsh.HookOutcomeHalt:
 		b.log.Info("session-start hooks cannot block startup; ignored", "event", in.Event, "outcome", string(rep.Merged.Outcome), "reason", rep.Merged.Reason)
 	}
 	if len(rep.Merged.Contexts) == 0 {
-		return nil
+		return nil, nil
 	}
-	if agent == nil {
-		return fmt.Errorf("%s hook contexts: the payload has no agent handle", in.Event)
-	}
-	return agent.Inject(ctx, b.message(b.contexts(in.Event, in.Source, rep)))
+	msg := b.message(b.contexts(in.Event, in.Source, rep))
+	return &msg, nil
 }
 
 // userPrompt joins the text of the user-sourced messages of a batch; ok is false when
@@ -1207,33 +1249,61 @@ func (b *Bridge) preCompact(ctx context.Context, p *dsh.PreCompactPayload) (dsh.
 // postCompact maps PostCompact: the summary goes in; contexts (Claude Code
 // hookSpecificOutput.additionalContext) are appended after the checkpoint; a halt (Codex
 // continue:false) halts the open turn. The runtime drops contexts of a failed attempt.
+//
+// For a committed compaction it also fires the session start that the table's also
+// column moves here (b.compact; Claude Code's SessionStart[compact], which then does not
+// run at agent/session-start): before the post-compact event, as the entry's before
+// column says, its contexts injected first; otherwise after it, its contexts appended
+// after the event's.
 func (b *Bridge) postCompact(ctx context.Context, p *dsh.PostCompactPayload) (dsh.PostCompactDecision, error) {
-	if b.d.SessionStartBeforePostCompact && b.event(dsh.SessionStartEventName) != "" && p.Outcome == dsh.CompactionOutcomeCommitted {
+	var later []also
+	if p.Outcome == dsh.CompactionOutcomeCommitted && len(b.compact) > 0 {
 		b.mu.Lock()
 		if b.early == nil {
 			b.early = map[string]bool{}
 		}
 		b.early[p.CompactionID] = true
 		b.mu.Unlock()
-		if err := b.sessionStartCompact(ctx, p.AgentID, p.CompactionID, p.Turn, p.Agent); err != nil {
-			b.log.Warn("session-start hooks of a compaction, run before the post-compact hooks", "compactionId", p.CompactionID, "err", err)
+		for _, a := range b.compact {
+			if a.Before == "" {
+				later = append(later, a)
+				continue
+			}
+			if err := b.sessionStartCompact(ctx, a.event, a.Subject, p.AgentID, p.CompactionID, p.Turn, p.Agent); err != nil {
+				b.log.Warn("session-start hooks of a compaction, run before the post-compact hooks", "event", a.event, "compactionId", p.CompactionID, "err", err)
+			}
 		}
 	}
-	in := b.compactInput(ctx, b.event(dsh.PostCompactEventName), p.AgentID, p.CompactionID, p.Origin, p.Turn)
-	if p.Summary != nil {
-		in.CompactSummary = *p.Summary
+	var msgs []dsh.UserMessage
+	if ev := b.event(dsh.PostCompactEventName); ev != "" {
+		in := b.compactInput(ctx, ev, p.AgentID, p.CompactionID, p.Origin, p.Turn)
+		if p.Summary != nil {
+			in.CompactSummary = *p.Summary
+		}
+		rep, err := b.fire(ctx, in, string(p.Origin), p.Turn != nil, p.Agent)
+		if err != nil {
+			return nil, err
+		}
+		if rep.Merged.Outcome == dsh.HookOutcomeHalt && p.Agent != nil && p.Turn != nil {
+			p.Agent.Halt(rep.Merged.Reason)
+		}
+		if len(rep.Merged.Contexts) > 0 {
+			msgs = append(msgs, b.message(b.contexts(in.Event, string(p.Origin), rep)))
+		}
 	}
-	rep, err := b.fire(ctx, in, string(p.Origin), p.Turn != nil, p.Agent)
-	if err != nil {
-		return nil, err
+	for _, a := range later {
+		in := b.compactContext(ctx, a.event, a.Subject, p.AgentID, p.CompactionID, p.Turn)
+		msg, err := b.sessionStartRun(ctx, in, p.Turn, p.Agent)
+		if err != nil {
+			b.log.Warn("session-start hooks of a compaction, run after the post-compact hooks", "event", a.event, "compactionId", p.CompactionID, "err", err)
+		} else if msg != nil {
+			msgs = append(msgs, *msg)
+		}
 	}
-	if rep.Merged.Outcome == dsh.HookOutcomeHalt && p.Agent != nil && p.Turn != nil {
-		p.Agent.Halt(rep.Merged.Reason)
-	}
-	if len(rep.Merged.Contexts) == 0 {
+	if len(msgs) == 0 {
 		return dsh.PostCompactAccept{}, nil
 	}
-	return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{b.message(b.contexts(in.Event, string(p.Origin), rep))}}, nil
+	return dsh.PostCompactAppend{Contexts: msgs}, nil
 }
 
 // abortedCode is the error code of a call cancelled while its body ran (runtime/tools

@@ -90,7 +90,8 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		ev.Subject, ev.Results = e.Subject, e.Results
 		for _, a := range e.Also {
-			ev.Also = append(ev.Also, hookmap.Also{Point: a.Point, Status: a.Status, Subject: a.Subject, Interactive: a.Interactive})
+			ev.Also = append(ev.Also, hookmap.Also{Point: a.Point, Status: a.Status, Subject: a.Subject, Interactive: a.Interactive,
+				Before: a.Before, Engine: a.Engine})
 		}
 		if po := e.PassOn; po != nil {
 			ev.PassOn = &hookmap.PassOn{Output: po.Output, Stdin: po.Stdin, Join: po.Join}

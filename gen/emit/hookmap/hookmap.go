@@ -133,9 +133,9 @@ reason, allowing ones included, joined by a newline).`).Id("JoinReasons").String
 		gofile.Comment(`Notices are fields recorded as user-facing notices when set.`).Id("Notices").Index().Id("Notice"),
 		gofile.Comment(`Rewrite reads a hook's rewrite of the call's arguments; nil: the event rewrites
 nothing.`).Id("Rewrite").Op("*").Id("Rewrite"),
-		gofile.Comment(`Subject is the value the event's matcher field carries at Point where the point
-gives none itself (Claude Code's Notification at approval/prompt); "" means the
-point's own, or none.`).Id("Subject").String(),
+		gofile.Comment(`Subject is the value the event's matcher field and its input's kind carry at Point
+where the point gives none itself (the notification_type of Claude Code's and Gemini
+CLI's Notification at approval/prompt); "" means the point's own, or none.`).Id("Subject").String(),
 		gofile.Comment(`Results limits an event at tools/post-execute to "success" (successful results)
 or "failure" (calls that ran and failed); "" means every result.`).Id("Results").String(),
 		gofile.Comment(`Also are further extension points the event fires at, besides Point.`).Id("Also").Index().Id("Also"),
@@ -146,11 +146,17 @@ it; an error makes the hook's outcome the bridge's InvalidJSON.`).Id("DecodeOutp
 	))
 	f.Line()
 	f.Add(gofile.Comment("Also is a further extension point an event fires at.").Type().Id("Also").Struct(
-		gofile.Comment(`Point is the extension point (the bridges listen at agent/status).`).Id("Point").String(),
+		gofile.Comment(`Point is the extension point: agent/status, where the event fires besides its own
+point, or compaction/post-compact, where the session start that follows a committed
+compaction fires instead of at agent/session-start.`).Id("Point").String(),
 		gofile.Comment(`Status is the agent/status value the event fires at; "" means any.`).Id("Status").String(),
 		gofile.Comment(`Subject is the value the event's matcher field carries there.`).Id("Subject").String(),
 		gofile.Comment(`Interactive says the event fires there only when the host waits for the user's
 input between turns (dsh acp), never in a headless run.`).Id("Interactive").Bool(),
+		gofile.Comment(`Before names the event of the table at Point that this one fires before there
+(hooks and contexts first); "" means after it.`).Id("Before").String(),
+		gofile.Comment(`Engine says the entry is where the real engine departs from dsh's canonical
+mapping: a bridge following the canonical mapping leaves it out.`).Id("Engine").Bool(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("PassOn is what a sequential hook passes on: a field of its output, into a field of the next hooks' stdin.").Type().Id("PassOn").Struct(
@@ -302,7 +308,8 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 		also := make([]jen.Code, len(e.Also))
 		for i, a := range e.Also {
 			also[i] = jen.Values(kv("Point", jen.Lit(a.Point)), kv("Status", jen.Lit(a.Status)),
-				kv("Subject", jen.Lit(a.Subject)), kv("Interactive", jen.Lit(a.Interactive)))
+				kv("Subject", jen.Lit(a.Subject)), kv("Interactive", jen.Lit(a.Interactive)),
+				kv("Before", jen.Lit(a.Before)), kv("Engine", jen.Lit(a.Engine)))
 		}
 		fields = append(fields, kv("Also", jen.Index().Id("Also").Add(lines(also))))
 	}
