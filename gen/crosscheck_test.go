@@ -81,59 +81,56 @@ func TestBadScenarios(t *testing.T) {
 // TestBadBridgeTable: a table naming an unknown point, wire type or output path fails
 // loading with the table's CUE position.
 func TestBadBridgeTable(t *testing.T) {
-	dir := specCopy(t, nil)
-	path := filepath.Join(dir, "bridges", "codex.cue")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := regexp.MustCompile(`contexts: \["hookSpecificOutput\.additionalContext"\]`).ReplaceAll(data, []byte(`contexts: ["hookSpecificOutput.additionalContxt"]`))
-	bad = regexp.MustCompile(`point:\s+"tools/post-execute"`).ReplaceAll(bad, []byte(`point: "tools/post-exec"`))
-	if err := os.WriteFile(path, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = gen.Load(dir, "spec", gen.DefaultLayout)
-	if err == nil {
-		t.Fatal("loaded a bad bridge table")
-	}
-	for _, want := range []string{
+	wantLoadErrors(t, "codex.cue", []string{
+		`contexts: \["hookSpecificOutput\.additionalContext"\]`, `contexts: ["hookSpecificOutput.additionalContxt"]`,
+		`point:\s+"tools/post-execute"`, `point: "tools/post-exec"`,
+	},
 		`spec/bridges/codex\.cue:\d+:\d+: bridge "codex" event "PostToolUse": unknown extension point "tools/post-exec"`,
 		`spec/bridges/codex\.cue:\d+:\d+: bridge "codex" event "\w+": "hookSpecificOutput\.additionalContxt" is not a field path of \w+Output`,
-	} {
-		if !regexp.MustCompile(want).MatchString(err.Error()) {
-			t.Errorf("error:\n%v\nwant a line matching %q", err, want)
-		}
-	}
+	)
 }
 
 // TestBadAlsoEntry: an also entry at compaction/post-compact of an event that is not at
 // agent/session-start, or whose before names no event of the table at its point, fails
 // loading with the row's CUE position.
 func TestBadAlsoEntry(t *testing.T) {
+	wantLoadErrors(t, "claudecode.cue", []string{
+		`before: "PostCompact"`, `before: "PreCompact"`,
+		`also: \[\{point: "agent/status"`, `also: [{point: "compaction/post-compact"`,
+	},
+		`spec/bridges/claudecode\.cue:\d+:\d+: bridge "claude-code" event "SessionStart": also: before "PreCompact" is not an event of the table at compaction/post-compact`,
+		`spec/bridges/claudecode\.cue:\d+:\d+: bridge "claude-code" event "Notification": also at compaction/post-compact: only an event at agent/session-start fires there`,
+	)
+}
+
+// wantLoadErrors applies edits (pairs of a regexp and its replacement, each of which must
+// change the file) to spec/bridges/file in a copy of the spec, loads the copy, and checks
+// that loading fails with a line matching each of want.
+func wantLoadErrors(t *testing.T, file string, edits []string, want ...string) {
+	t.Helper()
 	dir := specCopy(t, nil)
-	path := filepath.Join(dir, "bridges", "claudecode.cue")
+	path := filepath.Join(dir, "bridges", file)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := regexp.MustCompile(`before: "PostCompact"`).ReplaceAll(data, []byte(`before: "PreCompact"`))
-	bad = regexp.MustCompile(`also: \[\{point: "agent/status"`).ReplaceAll(bad, []byte(`also: [{point: "compaction/post-compact"`))
-	if string(bad) == string(data) {
-		t.Fatal("the edit changed nothing")
+	for i := 0; i+1 < len(edits); i += 2 {
+		edited := regexp.MustCompile(edits[i]).ReplaceAll(data, []byte(edits[i+1]))
+		if string(edited) == string(data) {
+			t.Fatalf("the edit %q changed nothing in %s", edits[i], file)
+		}
+		data = edited
 	}
-	if err := os.WriteFile(path, bad, 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = gen.Load(dir, "spec", gen.DefaultLayout)
 	if err == nil {
 		t.Fatal("loaded a bad bridge table")
 	}
-	for _, want := range []string{
-		`spec/bridges/claudecode\.cue:\d+:\d+: bridge "claude-code" event "SessionStart": also: before "PreCompact" is not an event of the table at compaction/post-compact`,
-		`spec/bridges/claudecode\.cue:\d+:\d+: bridge "claude-code" event "Notification": also at compaction/post-compact: only an event at agent/session-start fires there`,
-	} {
-		if !regexp.MustCompile(want).MatchString(err.Error()) {
-			t.Errorf("error:\n%v\nwant a line matching %q", err, want)
+	for _, w := range want {
+		if !regexp.MustCompile(w).MatchString(err.Error()) {
+			t.Errorf("error:\n%v\nwant a line matching %q", err, w)
 		}
 	}
 }
