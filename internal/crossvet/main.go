@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -128,20 +128,10 @@ func vet(w io.Writer, goos, goarch string, patterns []string) (int, error) {
 			}
 		}
 	}
-	sort.Strings(problems)
-	problems = compactStrings(problems)
+	slices.Sort(problems)
+	problems = slices.Compact(problems)
 	for _, p := range problems {
 		fmt.Fprintln(w, p)
 	}
 	return len(problems), nil
-}
-
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
