@@ -343,7 +343,7 @@ func callKey(r HookRun) string {
 	return ""
 }
 
-// Listed is one row of the table of differences in docs/decisions.md.
+// Listed is one row of the table of allowed differences, differential/testdata/differences.md.
 type Listed struct {
 	Case, Engine, Aspect, Kind, Reason string
 	Line                               int

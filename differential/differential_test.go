@@ -464,11 +464,11 @@ func budget(t *testing.T) time.Duration {
 }
 
 // TestDifferential runs every case under the real engines and under dsh run and fails on
-// a difference docs/decisions.md does not list (and on a listed one that no longer
+// a difference testdata/differences.md does not list (and on a listed one that no longer
 // occurs).
 func TestDifferential(t *testing.T) {
 	e, dshBin := setup(t)
-	listed, err := ReadListed(filepath.Join("..", "docs", "decisions.md"))
+	listed, err := ReadListed(filepath.Join("testdata", "differences.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +578,7 @@ func TestDifferential(t *testing.T) {
 	if re == nil && engineOnly == 0 {
 		for i, l := range listed {
 			if !used[i] && l.Kind != "varies" {
-				t.Errorf("docs/decisions.md:%d lists %s/%s/%s, which no longer differs: remove the row", l.Line, l.Case, l.Engine, l.Aspect)
+				t.Errorf("differential/testdata/differences.md:%d lists %s/%s/%s, which no longer differs: remove the row", l.Line, l.Case, l.Engine, l.Aspect)
 			}
 		}
 	}
