@@ -199,3 +199,38 @@ func TestSectionRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutListsEveryPackage checks the README's layout table against the tree.
+func TestLayoutListsEveryPackage(t *testing.T) {
+	probs, err := CheckLayout(os.DirFS(repoRoot(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		t.Error(p)
+	}
+}
+
+// TestLayoutCheck checks CheckLayout on a made-up tree: a package missing from the table,
+// a row for a path that is gone, and a dir/* row covering the packages below it.
+func TestLayoutCheck(t *testing.T) {
+	fsys := fstest.MapFS{
+		"README.md":         {Data: []byte("# x\n\n## Layout\n\n| path | what |\n| --- | --- |\n| `a`, `gone` | a |\n| `c/*` | c |\n\n## Other\n\n| `b` | not the table |\n")},
+		"a/a.go":            {Data: []byte("package a")},
+		"b/b.go":            {Data: []byte("package b")},
+		"c/d/d.go":          {Data: []byte("package d")},
+		"c/e/f/f.go":        {Data: []byte("package f")},
+		"a/testdata/x/x.go": {Data: []byte("package x")},
+	}
+	probs, err := CheckLayout(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range probs {
+		got = append(got, p.Ref)
+	}
+	if want := []string{"b", "gone"}; !slices.Equal(got, want) {
+		t.Errorf("problems for %v, want %v: %v", got, want, probs)
+	}
+}
