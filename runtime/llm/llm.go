@@ -174,6 +174,12 @@ const (
 	CodeBadResponse = "BAD_RESPONSE"
 	// CodeInvalidRequest is a request the adapter could not build or send.
 	CodeInvalidRequest = "INVALID_REQUEST"
+	// CodeResponseTooLarge is a response over one of the provider's caps (its body, one
+	// event, one tool call's arguments); the rest was not read. It is not retried.
+	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
+	// CodeRedirectRefused is a request the endpoint redirected to another origin, which
+	// the providers do not follow (the credentials stay with their endpoint).
+	CodeRedirectRefused = "REDIRECT_REFUSED"
 )
 
 // FailureError is a Go error that carries an exact [dsh.LLMFailure]; [AsFailure] returns
@@ -281,6 +287,9 @@ var (
 	ErrChunkAfterFinish = errors.New("llm: stream yielded a chunk after its finish")
 	// ErrNoFinish is a stream that ended without a finish or an error.
 	ErrNoFinish = errors.New("llm: stream ended without a finish")
+	// ErrDuplicateToolCallID is a tool call whose id an earlier call of the same response
+	// has: the calls could not be told apart, so neither may run.
+	ErrDuplicateToolCallID = errors.New("llm: two tool calls of one response have the same id")
 )
 
 // Assembler folds chunks into a [Response] one at a time, for a consumer that also
@@ -296,10 +305,13 @@ type Assembler struct {
 	// sig and redacted are the signature and redaction of the reasoning run being closed.
 	sig      *string
 	redacted *bool
+	// ids are the tool call ids seen, once there are several calls.
+	ids map[string]struct{}
 }
 
-// Add folds one chunk. It returns [ErrNilChunk] for a nil chunk and
-// [ErrChunkAfterFinish] for any chunk after the finish, and leaves the response
+// Add folds one chunk. It returns [ErrNilChunk] for a nil chunk,
+// [ErrChunkAfterFinish] for any chunk after the finish, [ErrDuplicateToolCallID] for a
+// tool call whose id an earlier one has, and leaves the response
 // unchanged then.
 func (a *Assembler) Add(c dsh.AssistantChunk) error {
 	if isNilChunk(c) {
@@ -309,6 +321,15 @@ func (a *Assembler) Add(c dsh.AssistantChunk) error {
 		return fmt.Errorf("%w (%s)", ErrChunkAfterFinish, c.Kind())
 	}
 	r := &a.resp
+	if tc, ok := c.(dsh.ChunkToolCall); ok && tc.ID != "" {
+		if a.ids == nil {
+			a.ids = map[string]struct{}{}
+		}
+		if _, dup := a.ids[tc.ID]; dup {
+			return fmt.Errorf("%w: %q", ErrDuplicateToolCallID, tc.ID)
+		}
+		a.ids[tc.ID] = struct{}{}
+	}
 	dsh.SwitchAssistantChunk(c,
 		func(d dsh.ChunkTextDelta) struct{} {
 			a.extend(dsh.TextBlock{}.Kind(), d.Text)

@@ -41,6 +41,9 @@ type AnthropicConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds one call; zero means [DefaultCallTimeout].
 	Timeout time.Duration
+	// Limits cap a response (its body, one event, one tool call's arguments); zero
+	// fields mean the defaults.
+	Limits Limits
 	// Logger receives debug records and warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -71,6 +74,7 @@ type Anthropic struct {
 	client  anthropic.Client
 	model   string
 	log     *slog.Logger
+	limits  Limits
 	timeout time.Duration
 	keyVars []string
 }
@@ -85,7 +89,7 @@ func anthropicProvider() Provider {
 		},
 		New: func(o Options) (llm.Model, error) {
 			return NewAnthropic(AnthropicConfig{BaseURL: o.getenv(EnvAnthropicBaseURL), APIKey: o.getenv(EnvAnthropicAPIKey),
-				AuthToken: o.getenv(EnvAnthropicAuthToken), Model: o.Model, HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
+				AuthToken: o.getenv(EnvAnthropicAuthToken), Model: o.Model, HTTPClient: o.httpClient(), Timeout: o.Timeout, Limits: o.Limits, Logger: o.logger()})
 		},
 	}
 }
@@ -115,7 +119,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
-	return &Anthropic{client: anthropic.NewClient(opts...), model: cfg.Model, log: log, timeout: timeout, keyVars: keyVars}, nil
+	return &Anthropic{client: anthropic.NewClient(opts...), model: cfg.Model, log: log, timeout: timeout, limits: cfg.Limits.withDefaults(), keyVars: keyVars}, nil
 }
 
 // anthropicOwnKeys are the body keys the adapter sets itself.
@@ -129,7 +133,7 @@ func (m *Anthropic) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.A
 		if !mayStart(ctx, err, yield) {
 			return
 		}
-		c := newCall(ctx, "anthropic", m.timeout, yield, m.keyVars...)
+		c := newCall(ctx, "anthropic", m.timeout, m.limits, yield, m.keyVars...)
 		defer c.cancel()
 		m.log.DebugContext(ctx, "llm: anthropic request", "model", params.Model, "messages", len(params.Messages), "tools", len(params.Tools))
 		opts := extraAnthropic(frozen.Config.Extra)
@@ -447,6 +451,9 @@ func (st *anthropicState) apply(c *call, ev anthropic.MessageStreamEventUnion) b
 		case "input_json_delta":
 			if b != nil {
 				b.args.WriteString(d.PartialJSON)
+				if c.argumentsOver(b.args.Len()) {
+					return false
+				}
 			}
 		}
 	case "content_block_stop":

@@ -225,7 +225,7 @@ func BenchmarkFirstChunk(b *testing.B) {
 // nothing). This is dsh's cost per chunk over the SDK's decode.
 func BenchmarkChunkOverhead(b *testing.B) {
 	noop := func(dsh.AssistantChunk, error) bool { return true }
-	newC := func() *call { return newCall(context.Background(), "bench", time.Minute, noop) }
+	newC := func() *call { return newCall(context.Background(), "bench", time.Minute, Limits{}, noop) }
 	b.Run("anthropic", func(b *testing.B) {
 		var ev anthropic.MessageStreamEventUnion
 		if err := ev.UnmarshalJSON([]byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word "}}`)); err != nil {

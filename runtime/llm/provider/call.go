@@ -41,6 +41,16 @@ type httpFacts struct {
 	// where an event stream was expected.
 	body []byte
 	json bool
+	// limits are the call's caps; capped is the one its response crossed, if any.
+	limits Limits
+	capped *CapError
+}
+
+// cap is the cap the response crossed, or nil.
+func (f *httpFacts) cap() *CapError {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.capped
 }
 
 func (f *httpFacts) snapshot() (got bool, status int, header http.Header, body []byte, isJSON bool) {
@@ -79,14 +89,19 @@ func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(data), rest), rest}
+	} else {
+		resp.Body = &boundedBody{rc: resp.Body, facts: f, limits: f.limits}
 	}
 	return resp, nil
 }
 
-// capturingClient returns a copy of c whose transport records [httpFacts].
+// capturingClient returns a copy of c whose transport records [httpFacts] and bounds the
+// response ([boundedBody]), and which follows a redirect only within the endpoint's origin
+// ([RedirectError]).
 func capturingClient(c *http.Client) *http.Client {
 	cc := *c
 	cc.Transport = captureTransport{base: c.Transport}
+	cc.CheckRedirect = sameOriginRedirects(c.CheckRedirect)
 	return &cc
 }
 
@@ -135,8 +150,8 @@ func mayStart(ctx context.Context, err error, yield func(dsh.AssistantChunk, err
 	return true
 }
 
-func newCall(parent context.Context, provider string, timeout time.Duration, yield func(dsh.AssistantChunk, error) bool, keyVars ...string) *call {
-	facts := &httpFacts{}
+func newCall(parent context.Context, provider string, timeout time.Duration, limits Limits, yield func(dsh.AssistantChunk, error) bool, keyVars ...string) *call {
+	facts := &httpFacts{limits: limits.withDefaults()}
 	ctx, cancel := context.WithTimeout(context.WithValue(parent, factsKey{}, facts), timeout)
 	return &call{provider: provider, keyVars: keyVars, parent: parent, ctx: ctx, cancel: cancel, timeout: timeout, facts: facts, yield: yield, now: time.Now}
 }
@@ -151,10 +166,30 @@ func (c *call) emit(chunk dsh.AssistantChunk) bool {
 		c.abort()
 		return false
 	}
+	if tc, ok := chunk.(dsh.ChunkToolCall); ok && len(tc.Arguments) > c.facts.limits.ToolArgumentBytes {
+		c.argumentsCapped()
+		return false
+	}
 	if !c.yield(chunk, nil) {
 		c.done = true
 		return false
 	}
+	return true
+}
+
+// argumentsCapped fails the call whose tool call's arguments crossed their cap.
+func (c *call) argumentsCapped() {
+	e := &CapError{What: "tool call arguments", Limit: int64(c.facts.limits.ToolArgumentBytes)}
+	c.fail(dsh.LLMFailure{Message: c.provider + ": " + e.Error(), Code: llm.CodeResponseTooLarge})
+}
+
+// argumentsOver reports whether arguments of n bytes are over the cap, failing the call if
+// so: for a provider that accumulates a call's argument deltas, before they grow further.
+func (c *call) argumentsOver(n int) bool {
+	if n <= c.facts.limits.ToolArgumentBytes {
+		return false
+	}
+	c.argumentsCapped()
 	return true
 }
 
@@ -206,9 +241,14 @@ func (c *call) end(err error, isDecode bool) {
 		return
 	}
 	got, status, header, body, isJSON := c.facts.snapshot()
+	var redirect *RedirectError
 	switch {
 	case c.parent.Err() != nil:
 		c.abort()
+	case c.facts.cap() != nil:
+		c.fail(dsh.LLMFailure{Message: c.provider + ": " + c.facts.cap().Error(), Code: llm.CodeResponseTooLarge})
+	case errors.As(err, &redirect):
+		c.fail(dsh.LLMFailure{Message: c.provider + ": " + redirect.Error(), Code: llm.CodeRedirectRefused})
 	case c.ctx.Err() != nil && errors.Is(context.Cause(c.ctx), context.DeadlineExceeded):
 		c.fail(dsh.LLMFailure{Message: fmt.Sprintf("%s: no complete answer within %s", c.provider, c.timeout), Code: llm.CodeTimeout})
 	case got && status/100 != 2:

@@ -38,6 +38,9 @@ type GeminiConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds one call; zero means [DefaultCallTimeout].
 	Timeout time.Duration
+	// Limits cap a response (its body, one event, one tool call's arguments); zero
+	// fields mean the defaults.
+	Limits Limits
 	// Logger receives debug records and warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -67,6 +70,7 @@ type Gemini struct {
 	client  *genai.Client
 	model   string
 	log     *slog.Logger
+	limits  Limits
 	timeout time.Duration
 }
 
@@ -80,7 +84,7 @@ func geminiProvider() Provider {
 		},
 		New: func(o Options) (llm.Model, error) {
 			return NewGemini(GeminiConfig{BaseURL: o.getenv(EnvGeminiBaseURL), APIKey: o.getenv(EnvGeminiAPIKey), Model: o.Model,
-				HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
+				HTTPClient: o.httpClient(), Timeout: o.Timeout, Limits: o.Limits, Logger: o.logger()})
 		},
 	}
 }
@@ -106,7 +110,7 @@ func NewGemini(cfg GeminiConfig) (*Gemini, error) {
 		return nil, fmt.Errorf("%w: gemini: %v", ErrInvalidConfig, err)
 	}
 	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
-	return &Gemini{client: c, model: cfg.Model, log: log, timeout: timeout}, nil
+	return &Gemini{client: c, model: cfg.Model, log: log, timeout: timeout, limits: cfg.Limits.withDefaults()}, nil
 }
 
 // Stream sends req and streams the response; each iteration is one HTTP request.
@@ -117,7 +121,7 @@ func (m *Gemini) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.Assi
 		if !mayStart(ctx, err, yield) {
 			return
 		}
-		c := newCall(ctx, "gemini", m.timeout, yield, EnvGeminiAPIKey)
+		c := newCall(ctx, "gemini", m.timeout, m.limits, yield, EnvGeminiAPIKey)
 		defer c.cancel()
 		m.log.DebugContext(ctx, "llm: gemini request", "model", model, "contents", len(contents), "tools", len(frozen.Tools))
 		st := geminiState{}

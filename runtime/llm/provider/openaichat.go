@@ -50,6 +50,9 @@ type OpenAIChatConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds one call; zero means [DefaultCallTimeout].
 	Timeout time.Duration
+	// Limits cap a response (its body, one event, one tool call's arguments); zero
+	// fields mean the defaults.
+	Limits Limits
 	// Logger receives debug records and warnings about content the wire format cannot
 	// carry; nil discards them.
 	Logger *slog.Logger
@@ -101,6 +104,7 @@ type OpenAIChat struct {
 	log             *slog.Logger
 	replayReasoning bool
 	contextRole     string
+	limits          Limits
 	timeout         time.Duration
 	now             func() time.Time
 }
@@ -123,6 +127,7 @@ func NewOpenAIChat(cfg OpenAIChatConfig) (*OpenAIChat, error) {
 		replayReasoning: cfg.ReplayReasoning,
 		contextRole:     cfg.PluginContextRole,
 		timeout:         timeout,
+		limits:          cfg.Limits.withDefaults(),
 		now:             time.Now,
 	}, nil
 }
@@ -170,7 +175,7 @@ func openAIChatProvider() Provider {
 		},
 		New: func(o Options) (llm.Model, error) {
 			cfg := OpenAIChatConfigFromEnv(o.getenv)
-			cfg.Model, cfg.HTTPClient, cfg.Logger, cfg.Timeout = o.Model, o.httpClient(), o.logger(), o.Timeout
+			cfg.Model, cfg.HTTPClient, cfg.Logger, cfg.Timeout, cfg.Limits = o.Model, o.httpClient(), o.logger(), o.Timeout, o.Limits
 			if o.DeveloperContexts {
 				// Codex sends hook contexts as developer messages; the chat wire's nearest
 				// is a system message.
@@ -190,7 +195,7 @@ func (m *OpenAIChat) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.
 		if !mayStart(ctx, err, yield) {
 			return
 		}
-		c := newCall(ctx, "openai-chat", m.timeout, yield, EnvOpenAIAPIKey)
+		c := newCall(ctx, "openai-chat", m.timeout, m.limits, yield, EnvOpenAIAPIKey)
 		defer c.cancel()
 		c.now = m.now
 		m.log.DebugContext(ctx, "llm: openai-chat request", "model", params.Model, "messages", len(frozen.Messages), "tools", len(frozen.Tools))
@@ -562,6 +567,9 @@ func (m *OpenAIChat) applyDelta(c *call, st *chatState, ch openai.ChatCompletion
 			acc.name = td.Function.Name
 		}
 		acc.args.WriteString(td.Function.Arguments)
+		if c.argumentsOver(acc.args.Len()) {
+			return false
+		}
 	}
 	if ch.FinishReason == "" || st.sawFinish {
 		return true

@@ -38,6 +38,9 @@ type OpenAIResponsesConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds one call; zero means [DefaultCallTimeout].
 	Timeout time.Duration
+	// Limits cap a response (its body, one event, one tool call's arguments); zero
+	// fields mean the defaults.
+	Limits Limits
 	// Logger receives debug records and warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -71,6 +74,7 @@ type OpenAIResponses struct {
 	cacheKey string
 	codex    bool
 	log      *slog.Logger
+	limits   Limits
 	timeout  time.Duration
 }
 
@@ -84,7 +88,7 @@ func openAIResponsesProvider() Provider {
 		},
 		New: func(o Options) (llm.Model, error) {
 			return NewOpenAIResponses(OpenAIResponsesConfig{BaseURL: o.getenv(EnvOpenAIBaseURL), APIKey: o.getenv(EnvOpenAIAPIKey), Model: o.Model,
-				PromptCacheKey: o.SessionID, Codex: o.DeveloperContexts, HTTPClient: o.httpClient(), Timeout: o.Timeout, Logger: o.logger()})
+				PromptCacheKey: o.SessionID, Codex: o.DeveloperContexts, HTTPClient: o.httpClient(), Timeout: o.Timeout, Limits: o.Limits, Logger: o.logger()})
 		},
 	}
 }
@@ -100,7 +104,7 @@ func NewOpenAIResponses(cfg OpenAIResponsesConfig) (*OpenAIResponses, error) {
 	}
 	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
 	return &OpenAIResponses{client: openai.NewClient(openAIOptions(cfg.BaseURL, cfg.APIKey, client)...), model: cfg.Model,
-		cacheKey: cfg.PromptCacheKey, codex: cfg.Codex, log: log, timeout: timeout}, nil
+		cacheKey: cfg.PromptCacheKey, codex: cfg.Codex, log: log, timeout: timeout, limits: cfg.Limits.withDefaults()}, nil
 }
 
 // responsesOwnKeys are the body keys the adapter sets itself.
@@ -114,7 +118,7 @@ func (m *OpenAIResponses) Stream(ctx context.Context, req llm.Request) iter.Seq2
 		if !mayStart(ctx, err, yield) {
 			return
 		}
-		c := newCall(ctx, "openai", m.timeout, yield, EnvOpenAIAPIKey)
+		c := newCall(ctx, "openai", m.timeout, m.limits, yield, EnvOpenAIAPIKey)
 		defer c.cancel()
 		m.log.DebugContext(ctx, "llm: openai responses request", "model", params.Model, "messages", len(frozen.Messages), "tools", len(frozen.Tools))
 		opts := append(extraOptions(frozen.Config.Extra, responsesOwnKeys), option.WithJSONSet("stream", true))

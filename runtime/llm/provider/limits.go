@@ -1,0 +1,181 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// This file holds what bounds a model call beyond its timeout: the size of the response
+// (its body, one server-sent event, one tool call's arguments) and where the request may
+// be redirected to.
+
+// Default caps of a model response ([Limits]). No real response comes near them: the
+// largest answers the vendors allow (128k output tokens) are some 10 MB of event stream,
+// and the Responses API's closing event repeats the whole response once more.
+const (
+	// DefaultResponseBytes caps the bytes of one response body.
+	DefaultResponseBytes = 64 << 20
+	// DefaultEventBytes caps one server-sent event: its lines up to the blank line that
+	// ends it.
+	DefaultEventBytes = 32 << 20
+	// DefaultToolArgumentBytes caps the arguments of one tool call.
+	DefaultToolArgumentBytes = 16 << 20
+)
+
+// Limits cap what one model response may make dsh read and hold, so that a server sending
+// without end (text deltas, argument deltas, one endless event) ends the call with a
+// failure instead of exhausting memory. Zero fields mean the defaults.
+type Limits struct {
+	// ResponseBytes caps the bytes of one response body; zero means
+	// [DefaultResponseBytes].
+	ResponseBytes int64
+	// EventBytes caps one server-sent event; zero means [DefaultEventBytes].
+	EventBytes int64
+	// ToolArgumentBytes caps the arguments of one tool call; zero means
+	// [DefaultToolArgumentBytes].
+	ToolArgumentBytes int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.ResponseBytes <= 0 {
+		l.ResponseBytes = DefaultResponseBytes
+	}
+	if l.EventBytes <= 0 {
+		l.EventBytes = DefaultEventBytes
+	}
+	if l.ToolArgumentBytes <= 0 {
+		l.ToolArgumentBytes = DefaultToolArgumentBytes
+	}
+	return l
+}
+
+// CapError is a response that crossed one of its [Limits]: what was capped and the cap.
+type CapError struct {
+	// What is "response", "event" or "tool call arguments".
+	What string
+	// Limit is the cap in bytes.
+	Limit int64
+}
+
+// Error says which cap the response crossed.
+func (e *CapError) Error() string {
+	return fmt.Sprintf("the model's %s exceeded %d bytes (the provider's cap; the rest was not read)", e.What, e.Limit)
+}
+
+// errResponseCapped is what the bounded body returns once a cap is crossed; the call's
+// failure says which one (httpFacts.capped).
+var errResponseCapped = errors.New("model response capped")
+
+// boundedBody reads a 2xx response body for the SDK and ends it with an error once the
+// body, or one event of it, is over its cap. The cap it crossed is recorded in the call's
+// facts, so that the call fails with [llm.CodeResponseTooLarge] whatever error the SDK
+// makes of the read.
+type boundedBody struct {
+	rc     io.ReadCloser
+	facts  *httpFacts
+	limits Limits
+	total  int64
+	event  int64 // bytes of the event's lines before the current one
+	line   int64 // bytes of the current line so far
+	last   byte  // the byte before the current one, to tell "\r\n" from "\n"
+	err    error
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.rc.Read(p)
+	for i := 0; i < n; i++ {
+		c := p[i]
+		if c == '\n' {
+			if b.line == 0 || (b.line == 1 && b.last == '\r') {
+				b.event = 0 // a blank line ends the event
+			} else {
+				b.event += b.line + 1
+			}
+			b.line = 0
+		} else {
+			b.line++
+		}
+		b.last = c
+		if b.event+b.line > b.limits.EventBytes {
+			return b.capped(i, &CapError{What: "event", Limit: b.limits.EventBytes})
+		}
+	}
+	b.total += int64(n)
+	if b.total > b.limits.ResponseBytes {
+		return b.capped(n-int(b.total-b.limits.ResponseBytes), &CapError{What: "response", Limit: b.limits.ResponseBytes})
+	}
+	return n, err
+}
+
+// capped records the cap crossed, hands the SDK the n bytes read before it and fails every
+// later read.
+func (b *boundedBody) capped(n int, e *CapError) (int, error) {
+	b.facts.mu.Lock()
+	if b.facts.capped == nil {
+		b.facts.capped = e
+	}
+	b.facts.mu.Unlock()
+	b.err = errResponseCapped
+	return max(n, 0), b.err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
+
+// RedirectError is a redirect from the configured endpoint to another origin (scheme,
+// host and port), which the providers refuse: the request carries the API key, in headers
+// (x-api-key, x-goog-api-key) the Go client would forward to any host.
+type RedirectError struct {
+	// From and To are the request's URL and the redirect's target, without their query.
+	From, To string
+}
+
+// Error names both origins.
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("the model endpoint %s redirected to another origin, %s: not followed, so that the API key stays with its endpoint", e.From, e.To)
+}
+
+// origin is a URL's scheme and host, with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(host) + ":" + port
+}
+
+// redact is a URL without its query and user info, for an error message.
+func redact(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.User, c.Fragment = "", nil, ""
+	return c.String()
+}
+
+// sameOriginRedirects returns a CheckRedirect that follows a redirect only within the
+// first request's origin, then applies next (the client's own check, or Go's default of
+// ten redirects).
+func sameOriginRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && origin(req.URL) != origin(via[0].URL) {
+			return &RedirectError{From: redact(via[0].URL), To: redact(req.URL)}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
