@@ -41,6 +41,16 @@ type bashResult struct {
 	PGID int `json:"pgid,omitempty"`
 }
 
+// callTimeout is a call's timeout of ms milliseconds, capped at max; compared in
+// milliseconds, so that no value overflows into a negative duration (which would kill the
+// command at once).
+func callTimeout[I ~int | ~int64](ms I, max time.Duration) time.Duration {
+	if int64(ms) >= int64(max/time.Millisecond) {
+		return max
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 func bash(o Options) tools.Definition {
 	d := tools.Definition{
 		Name:        "Bash",
@@ -55,7 +65,7 @@ func bash(o Options) tools.Definition {
 		Run: runWith(func(ctx context.Context, in bashInput) (bashResult, error) {
 			timeout := o.BashTimeout
 			if in.Timeout > 0 {
-				timeout = min(time.Duration(in.Timeout)*time.Millisecond, o.MaxBashTimeout)
+				timeout = callTimeout(in.Timeout, o.MaxBashTimeout)
 			}
 			res, err := runBash(ctx, o, in.Command, timeout)
 			if err != nil {

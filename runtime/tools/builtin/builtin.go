@@ -128,6 +128,11 @@ type Options struct {
 	// a range whose lines add up to more. It also caps the old text the ACP bridge shows
 	// for a Write ([CurrentText]).
 	ReadMaxBytes int
+	// EditMaxBytes caps the size of a file Write replaces or Edit changes, as found and as
+	// the edit would leave it (default DefaultEditMaxBytes, 16 MiB): both tools hold the
+	// file whole to compute its patch, so a larger one is refused with FILE_TOO_LARGE
+	// before it is read, and nothing is written.
+	EditMaxBytes int
 	// ReadMaxLineLength caps the characters Read returns of one line (default
 	// DefaultReadMaxLineLength, 2000); the rest of the line is cut and replaced by a note
 	// "… [line truncated: N of its M bytes shown]". Only that much of a line is ever kept
@@ -164,6 +169,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ReadMaxLineLength <= 0 {
 		o.ReadMaxLineLength = DefaultReadMaxLineLength
+	}
+	if o.EditMaxBytes <= 0 {
+		o.EditMaxBytes = DefaultEditMaxBytes
 	}
 	switch o.Style {
 	case StyleDSH, StyleCodex, StyleGemini:

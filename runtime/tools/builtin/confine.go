@@ -26,6 +26,8 @@ const (
 	DefaultReadMaxLineLength = 2000
 	// DefaultReadLimit is Options.ReadLimit's default: 2000 lines.
 	DefaultReadLimit = 2000
+	// DefaultEditMaxBytes is Options.EditMaxBytes's default: 16 MiB.
+	DefaultEditMaxBytes = 16 << 20
 )
 
 // errPathEscapes is the text of the error os.Root gives for a path that leaves it (a
@@ -143,6 +145,27 @@ func notRegular(filePath string, mode fs.FileMode) error {
 // tooLarge is Claude Code's error for a whole-file read over the byte cap.
 func tooLarge(size, max int64) error {
 	return tools.NewError(CodeFileTooLarge, fmt.Sprintf("File content (%s) exceeds maximum allowed size (%s). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file.", kib(size), kib(max)))
+}
+
+// editTooLarge is the failure of a Write or Edit of a file over Options.EditMaxBytes.
+func editTooLarge(filePath string, size, max int64) error {
+	return tools.NewError(CodeFileTooLarge, fmt.Sprintf("%s (%s) is larger than Write and Edit handle (%s); nothing was written. Change it with Bash instead.", filePath, kib(size), kib(max)))
+}
+
+// readForEdit reads the whole of a workspace file Write or Edit is about to replace,
+// refusing one over max before reading it (and one that turns out larger than it said).
+func readForEdit(wf *workspaceFile, filePath string, max int) ([]byte, error) {
+	if wf.info.Size() > int64(max) {
+		return nil, editTooLarge(filePath, wf.info.Size(), int64(max))
+	}
+	data, err := io.ReadAll(io.LimitReader(wf.f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > max {
+		return nil, editTooLarge(filePath, int64(len(data)), int64(max))
+	}
+	return data, nil
 }
 
 // rangeTooLarge is Claude Code's error for a line range over the byte cap.

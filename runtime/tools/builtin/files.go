@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -184,6 +183,9 @@ func write(o Options) tools.Definition {
 
 // writeFile makes content the whole of a workspace file, creating it if need be.
 func writeFile(o Options, filePath, content string) (writeResult, error) {
+	if len(content) > o.EditMaxBytes {
+		return writeResult{}, editTooLarge(filePath, int64(len(content)), int64(o.EditMaxBytes))
+	}
 	wf, err := openInWorkspace(o.Workspace, filePath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return writeResult{}, err
@@ -191,7 +193,7 @@ func writeFile(o Options, filePath, content string) (writeResult, error) {
 	defer wf.f.Close()
 	res := writeResult{Type: "create", FilePath: filePath, Content: content, StructuredPatch: []hunk{}}
 	if wf.existed {
-		old, err := io.ReadAll(wf.f)
+		old, err := readForEdit(wf, filePath, o.EditMaxBytes)
 		if err != nil {
 			return writeResult{}, err
 		}
@@ -244,7 +246,7 @@ func editFile(o Options, filePath, old, new string, all bool) (r editResult, fou
 		return r, 0, err
 	}
 	defer wf.f.Close()
-	data, err := io.ReadAll(wf.f)
+	data, err := readForEdit(wf, filePath, o.EditMaxBytes)
 	if err != nil {
 		return r, 0, err
 	}
@@ -255,6 +257,15 @@ func editFile(o Options, filePath, old, new string, all bool) (r editResult, fou
 		return r, 0, tools.NewError(CodeEditNoMatch, fmt.Sprintf("old_string not found in %s", filePath))
 	case n > 1 && !all:
 		return r, n, tools.NewError(CodeEditAmbiguous, fmt.Sprintf("old_string occurs %d times in %s; make it unique or set replace_all", n, filePath))
+	}
+	replaced := 1
+	if all {
+		replaced = n
+	}
+	// The size the edit would leave, computed before building it: a replace_all of a short
+	// string by a long one multiplies the file.
+	if size := int64(len(orig)) + int64(replaced)*(int64(len(new))-int64(len(old))); size > int64(o.EditMaxBytes) {
+		return r, n, editTooLarge(filePath, size, int64(o.EditMaxBytes))
 	}
 	var updated string
 	if all {
