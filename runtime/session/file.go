@@ -231,11 +231,17 @@ func samePath(path string, f *os.File) error {
 // readChunk is how much of a log file a read asks for at a time.
 const readChunk = 256 << 10
 
+// MaxLineBytes is the longest line a log may hold: no event dsh writes comes near it (a
+// model response is capped well below it, runtime/llm/provider). OpenFile reports a longer
+// line as damage and Repair moves it aside, each without reading it whole.
+const MaxLineBytes = 128 << 20
+
 // lines calls fn with each line of the file's bytes from off to end (without its newline)
-// and the offset it starts at, reading them in chunks; a line fn keeps stays valid. It
-// stops when fn returns false, and calls torn with the offset and length of a last piece
-// that has no newline.
-func lines(r io.ReaderAt, off, end int64, fn func(line []byte, at int64) bool, torn func(at, n int64)) error {
+// and the offset it starts at, reading them in chunks; a line fn keeps stays valid. A line
+// longer than maxLine is never read: overlong gets its offset and length instead (nil:
+// the read stops there). It stops when fn or overlong returns false, and calls torn with
+// the offset and length of a last piece that has no newline.
+func lines(r io.ReaderAt, off, end, maxLine int64, fn func(line []byte, at int64) bool, overlong func(at, n int64) bool, torn func(at, n int64)) error {
 	var pending []byte // the start of a line the previous chunk did not finish
 	for off < end {
 		want := min(int64(readChunk), end-off)
@@ -256,18 +262,71 @@ func lines(r io.ReaderAt, off, end int64, fn func(line []byte, at int64) bool, t
 			if nl < 0 {
 				break
 			}
-			if !fn(rest[:nl:nl], at) {
+			if int64(nl) > maxLine {
+				if overlong == nil || !overlong(at, int64(nl)) {
+					return nil
+				}
+			} else if !fn(rest[:nl:nl], at) {
 				return nil
 			}
 			at += int64(nl) + 1
 			rest = rest[nl+1:]
 		}
 		pending = rest
+		if len(pending) <= readChunk {
+			continue
+		}
+		// A line longer than a chunk: find its end first, so that it is read once, whole,
+		// or, over the cap, not at all.
+		nl, err := nextNewline(r, off, end)
+		if err != nil {
+			return err
+		}
+		if nl < 0 {
+			if torn != nil {
+				torn(at, end-at)
+			}
+			return nil
+		}
+		if n := nl - at; n > maxLine {
+			if overlong == nil || !overlong(at, n) {
+				return nil
+			}
+		} else {
+			line := make([]byte, n)
+			if _, err := r.ReadAt(line, at); err != nil {
+				return err
+			}
+			if !fn(line, at) {
+				return nil
+			}
+		}
+		off, pending = nl+1, nil
 	}
 	if len(pending) > 0 && torn != nil {
 		torn(end-int64(len(pending)), int64(len(pending)))
 	}
 	return nil
+}
+
+// nextNewline returns the offset of the first newline in r from off to end, or -1.
+func nextNewline(r io.ReaderAt, off, end int64) (int64, error) {
+	buf := make([]byte, readChunk)
+	for off < end {
+		want := min(int64(len(buf)), end-off)
+		n, err := r.ReadAt(buf[:want], off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i), nil
+		}
+		if n < int(want) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		off += int64(n)
+	}
+	return -1, nil
 }
 
 // scan reads a log file, checking every envelope, and returns the offset of each
@@ -287,7 +346,7 @@ func scan(f *os.File, path string) ([]int64, Recovery, error) {
 		bad    error
 	)
 	size := info.Size()
-	err = lines(f, 0, size, func(line []byte, at int64) bool {
+	err = lines(f, 0, size, MaxLineBytes, func(line []byte, at int64) bool {
 		lineNo++
 		ev, err := decodeLine(line)
 		if lineNo == 1 {
@@ -312,14 +371,23 @@ func scan(f *os.File, path string) ([]int64, Recovery, error) {
 		starts = append(starts, at)
 		off = at + int64(len(line)) + 1
 		return true
+	}, func(at, n int64) bool {
+		lineNo++
+		if lineNo == 1 {
+			bad = notLog(path, fmt.Errorf("its first line is %d bytes long, over %d", n, MaxLineBytes))
+		} else {
+			bad = &DamageError{Path: path, Line: lineNo, Kind: RecoveryCorruptLine,
+				Reason: fmt.Sprintf("line %d is %d bytes long, over the %d a log line may hold (not read)", lineNo, n, MaxLineBytes)}
+		}
+		return false
 	}, func(at, n int64) {
 		lineNo++
-		piece := make([]byte, n)
-		if _, err := f.ReadAt(piece, at); err != nil {
+		isTorn, err := tornAt(f, at, n)
+		if err != nil {
 			bad = fmt.Errorf("session: read %s: %w", path, err)
 			return
 		}
-		if !tornRecord(piece) {
+		if !isTorn {
 			if lineNo == 1 {
 				bad = notLog(path, errors.New("it is not a complete line"))
 				return
@@ -364,6 +432,34 @@ func notLog(path string, why error) error {
 
 // recordStart is how every line a Log writes begins.
 const recordStart = `{"type":"`
+
+// tornAt is tornRecord of the n bytes of r at off, read in chunks, never whole.
+func tornAt(r io.ReaderAt, off, n int64) (bool, error) {
+	head := make([]byte, min(n, int64(len(recordStart))+1))
+	if _, err := r.ReadAt(head, off); err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	if n <= int64(len(recordStart)) || !allNUL(head) {
+		return tornRecord(head), nil
+	}
+	buf := make([]byte, readChunk)
+	for done := int64(0); done < n; {
+		m, err := r.ReadAt(buf[:min(int64(len(buf)), n-done)], off+done)
+		if !allNUL(buf[:m]) {
+			return false, nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, err
+		}
+		if m == 0 {
+			return false, io.ErrUnexpectedEOF
+		}
+		done += int64(m)
+	}
+	return true, nil
+}
+
+func allNUL(b []byte) bool { return len(bytes.Trim(b, "\x00")) == 0 }
 
 // tornRecord reports whether piece, the bytes after a log's last newline, is what a
 // crash during a Log's write leaves: the start of a record in the Log's layout, or NUL
@@ -425,7 +521,7 @@ func (f *File) Read(ctx context.Context, from, to int64) iter.Seq2[Event, error]
 		}
 		seq := from
 		stopped := false
-		rerr := lines(file, start, end, func(line []byte, _ int64) bool {
+		rerr := lines(file, start, end, MaxLineBytes, func(line []byte, _ int64) bool {
 			ev, err := decodeLine(line)
 			if err != nil {
 				err = fmt.Errorf("session: %s: event %d: %w", f.path, seq, err)
@@ -436,6 +532,10 @@ func (f *File) Read(ctx context.Context, from, to int64) iter.Seq2[Event, error]
 				return false
 			}
 			return true
+		}, func(at, n int64) bool {
+			yield(Event{}, fmt.Errorf("session: %s: event %d: %w: its line is %d bytes long", f.path, seq, ErrCorrupt, n))
+			stopped = true
+			return false
 		}, nil)
 		if !stopped && rerr != nil {
 			yield(Event{}, fmt.Errorf("session: read %s: %w", f.path, rerr))

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,28 +75,33 @@ func Repair(path string) (RepairReport, error) {
 		line []byte
 		ev   Event
 	}
+	// A damaged line is kept as its place in the file, and copied from there to the
+	// backup: a line of any length is moved aside without being held.
+	type section struct{ at, n int64 }
 	var (
 		keep    []kept
-		damaged [][]byte
+		damaged []section
 		lineNo  int64
 	)
-	err = lines(f, 0, info.Size(), func(line []byte, _ int64) bool {
+	moveAside := func(at, n int64) bool {
+		rep.Damaged = append(rep.Damaged, lineNo)
+		damaged = append(damaged, section{at, n})
+		return true
+	}
+	err = lines(f, 0, info.Size(), MaxLineBytes, func(line []byte, at int64) bool {
 		lineNo++
 		ev, err := decodeLine(line)
 		if err != nil || (len(keep) > 0 && ev.Seq <= keep[len(keep)-1].ev.Seq) {
-			rep.Damaged = append(rep.Damaged, lineNo)
-			damaged = append(damaged, line)
-			return true
+			return moveAside(at, int64(len(line)))
 		}
 		keep = append(keep, kept{line: line, ev: ev})
 		return true
+	}, func(at, n int64) bool {
+		lineNo++
+		return moveAside(at, n)
 	}, func(at, n int64) {
 		lineNo++
-		piece := make([]byte, n)
-		if _, err := f.ReadAt(piece, at); err == nil {
-			rep.Damaged = append(rep.Damaged, lineNo)
-			damaged = append(damaged, piece)
-		}
+		moveAside(at, n)
 	})
 	if err != nil {
 		return rep, fmt.Errorf("session: read %s: %w", path, err)
@@ -153,11 +160,17 @@ func Repair(path string) (RepairReport, error) {
 		dir = "."
 	}
 	if len(damaged) > 0 {
-		var cut []byte
-		for _, d := range damaged {
-			cut = append(append(cut, d...), '\n')
-		}
-		backup, err := writeNew(dir, base+".corrupt-*", cut, 0o600)
+		backup, err := writeNewFrom(dir, base+".corrupt-*", 0o600, func(w io.Writer) error {
+			for _, d := range damaged {
+				if _, err := io.Copy(w, io.NewSectionReader(f, d.at, d.n)); err != nil {
+					return err
+				}
+				if _, err := w.Write([]byte{'\n'}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return rep, fmt.Errorf("session: save the damaged lines of %s: %w", path, err)
 		}
@@ -180,11 +193,23 @@ func Repair(path string) (RepairReport, error) {
 // writeNew writes data to a new file in dir named after pattern (os.CreateTemp), with
 // mode perm, durably, and returns its path.
 func writeNew(dir, pattern string, data []byte, perm os.FileMode) (string, error) {
+	return writeNewFrom(dir, pattern, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeNewFrom is writeNew of what write writes.
+func writeNewFrom(dir, pattern string, perm os.FileMode, write func(io.Writer) error) (string, error) {
 	b, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}
-	_, werr := b.Write(data)
+	bw := bufio.NewWriterSize(b, 256<<10)
+	werr := write(bw)
+	if werr == nil {
+		werr = bw.Flush()
+	}
 	merr := b.Chmod(perm)
 	serr := b.Sync()
 	cerr := b.Close()
