@@ -35,6 +35,7 @@ type OpenOption func(*openOptions)
 type openOptions struct {
 	mode     Mode
 	takeover bool
+	from     string // the holder a takeover expects ("": any)
 	ttl      time.Duration
 	owner    string
 	timeout  time.Duration
@@ -43,10 +44,19 @@ type openOptions struct {
 // WithMode sets whether Open creates, loads, or either (default OpenOrCreate).
 func WithMode(m Mode) OpenOption { return func(o *openOptions) { o.mode = m } }
 
-// WithTakeover takes the session over even when another writer's lease is live: that
-// writer is fenced out (its later appends fail with ErrFenced). Use it when the writer is
-// known dead, or to move a session on purpose.
-func WithTakeover() OpenOption { return func(o *openOptions) { o.takeover = true } }
+// WithTakeover takes the session over even when another writer's lease is live, whoever
+// holds it: that writer is fenced out (its later appends fail with ErrFenced). Use it when
+// the writer is known dead, or to move a session on purpose; WithTakeoverFrom is the
+// careful form.
+func WithTakeover() OpenOption { return func(o *openOptions) { o.takeover, o.from = true, "" } }
+
+// WithTakeoverFrom takes the session over from the writer named holder (the owner an
+// ErrLeaseHeld error names) when its lease is live; a session held by any other writer is
+// still refused with ErrLeaseHeld, so that a takeover never fences out a writer its caller
+// did not name. A session whose lease has expired opens as without it.
+func WithTakeoverFrom(holder string) OpenOption {
+	return func(o *openOptions) { o.takeover, o.from = true, holder }
+}
 
 // WithLeaseTTL sets how long the lease outlives the writer's last renewal (default 30 s):
 // how long a crashed writer's session stays refused to others without WithTakeover. The
@@ -148,6 +158,9 @@ func (db *DB) Open(ctx context.Context, id string, opts ...OpenOption) (*Store, 
 		case live && !o.takeover:
 			return fmt.Errorf("%w: session %q is held by %s (epoch %d) until %s; it can be opened once that lease expires, or taken over explicitly",
 				ErrLeaseHeld, id, owner, cur, leaseTime(until))
+		case live && o.from != "" && o.from != owner:
+			return fmt.Errorf("%w: session %q is held by %s (epoch %d) until %s, not by %s; a takeover names the writer it fences out",
+				ErrLeaseHeld, id, owner, cur, leaseTime(until), o.from)
 		}
 		epoch = cur + 1
 		_, err = tx.Exec(ctx, `UPDATE dsh_sessions SET epoch = $2, owner = $3, lease_until = now() + $4::bigint * interval '1 microsecond'

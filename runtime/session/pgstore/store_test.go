@@ -159,7 +159,14 @@ func TestLeaseHeldTakeoverFence(t *testing.T) {
 		t.Fatalf("second writer: %v, want ErrLeaseHeld naming writer-a and epoch 1", err)
 	}
 
-	lb, sb := openLog(t, db, "s1", WithOwner("writer-b"), WithTakeover())
+	// A takeover naming another holder is refused: it would fence out a writer its caller
+	// did not name.
+	_, err = db.Open(ctx, "s1", WithOwner("writer-b"), WithTakeoverFrom("writer-x"))
+	if !errors.Is(err, ErrLeaseHeld) || !strings.Contains(err.Error(), "writer-a") || !strings.Contains(err.Error(), "not by writer-x") {
+		t.Fatalf("takeover from the wrong holder: %v, want ErrLeaseHeld naming both", err)
+	}
+
+	lb, sb := openLog(t, db, "s1", WithOwner("writer-b"), WithTakeoverFrom("writer-a"))
 	if sb.Epoch() != 2 || lb.Len() != 4 {
 		t.Fatalf("takeover: epoch %d, %d events; want 2, 4", sb.Epoch(), lb.Len())
 	}
