@@ -17,7 +17,7 @@ const abortedUser = `{"kind":"aborted","reason":{"kind":"user"}}`
 // hang is a scripted response that streams text and then hangs until cancelled.
 func hang(text string) llm.ScriptedResponse { return llm.ScriptedResponse{Text: text, Hang: true} }
 
-func TestScenario040_CancelHangingStream(t *testing.T) {
+func TestCancelHangingStream(t *testing.T) {
 	e := newEnv(t, hang("partial answer"))
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -33,7 +33,7 @@ func TestScenario040_CancelHangingStream(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant step/end turn/end")
 }
 
-func TestScenario041_ImmediateCancelBeforeAnyStep(t *testing.T) {
+func TestImmediateCancelBeforeAnyStep(t *testing.T) {
 	e := newEnv(t, text("never"))
 	entered := make(chan struct{}, 1)
 	e.reg.OnPreStep(blockPreStepUntilCancel(entered))
@@ -51,7 +51,7 @@ func TestScenario041_ImmediateCancelBeforeAnyStep(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced*3 turn/end")
 }
 
-func TestScenario042_CancelDiscardsQueuedTail(t *testing.T) {
+func TestCancelDiscardsQueuedTail(t *testing.T) {
 	e := newEnv(t, hang(""), text("never"))
 	var discarded []string
 	e.reg.OnInboxDiscarded(func(ctx context.Context, p *dsh.InboxDiscardedPayload) {
@@ -71,7 +71,7 @@ func TestScenario042_CancelDiscardsQueuedTail(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context spliced*2 chunk step/end turn/end")
 }
 
-func TestScenario043_SteerThenCancelIsNeverLogged(t *testing.T) {
+func TestSteerThenCancelIsNeverLogged(t *testing.T) {
 	e := newEnv(t, hang(""), text("never"))
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -87,7 +87,7 @@ func TestScenario043_SteerThenCancelIsNeverLogged(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context spliced*2 chunk step/end turn/end")
 }
 
-func TestScenario044_KeepInboxCancelAfterClaim(t *testing.T) {
+func TestKeepInboxCancelAfterClaim(t *testing.T) {
 	e := newEnv(t, text("never"))
 	entered := make(chan struct{}, 1)
 	e.reg.OnPreStep(blockPreStepUntilCancel(entered))
@@ -102,7 +102,7 @@ func TestScenario044_KeepInboxCancelAfterClaim(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced turn/end")
 }
 
-func TestScenario045_KeepInboxPreservesQueue(t *testing.T) {
+func TestKeepInboxPreservesQueue(t *testing.T) {
 	e := newEnv(t, hang(""), text("p"), text("w"))
 	a := e.agent()
 	followup(t, a, "u1", "go")
@@ -122,7 +122,7 @@ func TestScenario045_KeepInboxPreservesQueue(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context spliced chunk step/end turn/end spliced turn/start spliced step/start user chunk*2 assistant step/end turn/end turn/start spliced step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario046_FirstCancelCauseWins(t *testing.T) {
+func TestFirstCancelCauseWins(t *testing.T) {
 	e := newEnv(t, text("never"))
 	entered := make(chan struct{}, 1)
 	causes := make(chan error, 1)
@@ -143,7 +143,7 @@ func TestScenario046_FirstCancelCauseWins(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced turn/end")
 }
 
-func TestScenario047_CancelFromAssistantMessageObserver(t *testing.T) {
+func TestCancelFromAssistantMessageObserver(t *testing.T) {
 	e := newEnv(t, calls("c1:echo"), text("next turn"))
 	ran := false
 	e.register(toolDef("echo", false, func(context.Context, *tools.RunContext) (any, error) { ran = true; return "x", nil }))
@@ -191,7 +191,7 @@ func addX(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (d
 	return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{pluginMsg("X", "X")}}, nil
 }
 
-func TestScenario048_CancelFromToolDiscardsBatchContexts(t *testing.T) {
+func TestCancelFromToolDiscardsBatchContexts(t *testing.T) {
 	// B: X, accepted after the cancel, stays parked. dsh Part A item 11: a cancel without
 	// keepInbox discards every context of the batch, X included.
 	e := newEnv(t, calls("c1:canceller"), text("after wake"))
@@ -208,7 +208,7 @@ func TestScenario048_CancelFromToolDiscardsBatchContexts(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call spliced*2 result step/end turn/end")
 }
 
-func TestScenario048_KeepInboxParksContexts(t *testing.T) {
+func TestKeepInboxParksContexts(t *testing.T) {
 	e := newEnv(t, calls("c1:canceller"), text("after wake"))
 	e.register(injectThenCancel(true))
 	e.reg.OnPostTool(addX)
@@ -237,7 +237,7 @@ func userTextsBySource(t *testing.T, l *session.Log, kind dsh.MessageSourceKind)
 	return out
 }
 
-func TestScenario049_CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
+func TestCancelClearsEarlierContextsOfTheBatch(t *testing.T) {
 	e := newEnv(t, calls("c1:echo", "c2:stopper"), text("never"))
 	e.register(okTool("echo", false))
 	e.register(toolDef("stopper", false, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -262,7 +262,7 @@ func TestScenario049_CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant call result call result step/end turn/end")
 }
 
-func TestScenario050_DisposalWhileToolWaits(t *testing.T) {
+func TestDisposalWhileToolWaits(t *testing.T) {
 	e := newEnv(t, calls("c1:waiter"), text("never"))
 	started := make(chan struct{})
 	e.register(toolDef("waiter", false, func(ctx context.Context, rc *tools.RunContext) (any, error) {

@@ -13,7 +13,7 @@ import (
 
 // Scenarios 30-39 of docs/design/SEMANTICS.md#6-conformance-scenarios: inbox and context FIFO.
 
-func TestScenario030_SteerWakesAndContinues(t *testing.T) {
+func TestSteerWakesAndContinues(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	g := newGate(e.script)
 	e.model = g
@@ -40,7 +40,7 @@ func TestScenario030_SteerWakesAndContinues(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context spliced chunk*2 assistant step/end spliced step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario031_InjectDoesNotWake(t *testing.T) {
+func TestInjectDoesNotWake(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	a := e.agent()
 	if err := a.Inject(context.Background(), pluginMsg("ctx", "context")); err != nil {
@@ -56,7 +56,7 @@ func TestScenario031_InjectDoesNotWake(t *testing.T) {
 	checkLog(t, e.log, "spliced*2 turn/start spliced*2 step/start user*2 header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario032_ToolBodySteersIntoNextStep(t *testing.T) {
+func TestToolBodySteersIntoNextStep(t *testing.T) {
 	e := newEnv(t, calls("c1:steerer"), text("done"))
 	e.register(toolDef("steerer", false, func(ctx context.Context, rc *tools.RunContext) (any, error) {
 		a, _ := AgentFromContext(ctx)
@@ -85,7 +85,7 @@ func TestScenario032_ToolBodySteersIntoNextStep(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call spliced result step/end spliced step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario033_InjectedContextsFollowResults(t *testing.T) {
+func TestInjectedContextsFollowResults(t *testing.T) {
 	e := newEnv(t, calls("c1:injector"), text("done"))
 	var during []string
 	e.register(toolDef("injector", false, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -120,7 +120,7 @@ func contextPerCall(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostTo
 	return dsh.PostToolAccept{AdditionalContexts: []dsh.UserMessage{pluginMsg(id, id)}}, nil
 }
 
-func TestScenario034_ContextsAfterAllResults(t *testing.T) {
+func TestContextsAfterAllResults(t *testing.T) {
 	e := newEnv(t, calls("c1:echo", "c2:echo"), text("done"))
 	e.register(okTool("echo", false))
 	e.reg.OnPostTool(contextPerCall)
@@ -133,7 +133,7 @@ func TestScenario034_ContextsAfterAllResults(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant call result call result spliced step/end spliced step/start user*2 chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario035_ParallelContextsInModelOrder(t *testing.T) {
+func TestParallelContextsInModelOrder(t *testing.T) {
 	e := newEnv(t, calls("c1:slow", "c2:fast"), text("done"))
 	fastDone := make(chan struct{})
 	e.register(toolDef("slow", true, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -162,7 +162,7 @@ func TestScenario035_ParallelContextsInModelOrder(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant call*2 result*2 spliced step/end spliced step/start user*2 chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario036_CompositeDefersContexts(t *testing.T) {
+func TestCompositeDefersContexts(t *testing.T) {
 	e := newEnv(t, calls("c1:composite"), text("done"))
 	for _, name := range []string{"a", "b"} {
 		e.register(toolDef("inner-"+name, false, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -189,7 +189,7 @@ func TestScenario036_CompositeDefersContexts(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call result spliced step/end spliced step/start user*2 chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario037_InvalidInjectChangesNothing(t *testing.T) {
+func TestInvalidInjectChangesNothing(t *testing.T) {
 	e := newEnv(t)
 	a := e.agent()
 	before := e.log.Len()
@@ -210,7 +210,7 @@ func TestScenario037_InvalidInjectChangesNothing(t *testing.T) {
 	checkLog(t, e.log, "")
 }
 
-func TestScenario038_FailedFollowupAppend(t *testing.T) {
+func TestFailedFollowupAppend(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	store := &failingStore{Memory: session.NewMemory()}
 	l, err := session.Open(context.Background(), store)
@@ -236,7 +236,7 @@ func TestScenario038_FailedFollowupAppend(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario039_FollowupTrace(t *testing.T) {
+func TestFollowupTrace(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	a := e.agent()
 	followup(t, a, "u1", "hello")

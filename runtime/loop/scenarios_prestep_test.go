@@ -19,7 +19,7 @@ func msgTexts(msgs []dsh.UserMessage) []string {
 	return out
 }
 
-func TestScenario001_PreStepSeesPrompt(t *testing.T) {
+func TestPreStepSeesPrompt(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	var seen [][]string
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
@@ -35,7 +35,7 @@ func TestScenario001_PreStepSeesPrompt(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario002_PreStepAtEveryStep(t *testing.T) {
+func TestPreStepAtEveryStep(t *testing.T) {
 	e := newEnv(t, calls("c1:echo"), text("done"))
 	e.register(okTool("echo", false))
 	type call struct{ Turn, Step, N int }
@@ -53,7 +53,7 @@ func TestScenario002_PreStepAtEveryStep(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call result step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario003_PreStepPayloadIsPrivate(t *testing.T) {
+func TestPreStepPayloadIsPrivate(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	release := make(chan struct{})
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
@@ -79,7 +79,7 @@ func TestScenario003_PreStepPayloadIsPrivate(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario004_PreStepRewritesInPlace(t *testing.T) {
+func TestPreStepRewritesInPlace(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		d, err := next.Call(ctx)
@@ -102,7 +102,7 @@ func TestScenario004_PreStepRewritesInPlace(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario005_PreStepAddsPluginMessage(t *testing.T) {
+func TestPreStepAddsPluginMessage(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		d, err := next.Call(ctx)
@@ -126,7 +126,7 @@ func rejectAll(reason string) dsh.PreStepListener {
 	}
 }
 
-func TestScenario006_PreStepRejectBlocksTurn(t *testing.T) {
+func TestPreStepRejectBlocksTurn(t *testing.T) {
 	e := newEnv(t, text("never"))
 	e.reg.OnPreStep(rejectAll("not allowed"))
 	a := e.agent()
@@ -138,7 +138,7 @@ func TestScenario006_PreStepRejectBlocksTurn(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced turn/end")
 }
 
-func TestScenario007_RejectOnePromptThenNextRuns(t *testing.T) {
+func TestRejectOnePromptThenNextRuns(t *testing.T) {
 	// Part A item 10 replaces B's stranded queue: after the blocked turn the driver goes on
 	// with the pending follow-up "safe" at once, so no extra wake is needed.
 	e := newEnv(t, text("ok"))
@@ -179,7 +179,7 @@ func awaitingPreStep(entered chan<- struct{}, release <-chan struct{}, decide fu
 	}
 }
 
-func TestScenario008_SendsDuringPreStepLandLater(t *testing.T) {
+func TestSendsDuringPreStepLandLater(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	e.reg.OnPreStep(awaitingPreStep(entered, release, nil))
@@ -203,7 +203,7 @@ func TestScenario008_SendsDuringPreStepLandLater(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced*3 step/start user header context chunk*2 assistant step/end spliced step/start user*2 chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario009_SendsDuringRejectedPreStepWait(t *testing.T) {
+func TestSendsDuringRejectedPreStepWait(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	e.reg.OnPreStep(awaitingPreStep(entered, release, func() dsh.PreStepDecision { return dsh.PreStepReject{} }))
@@ -228,7 +228,7 @@ func TestScenario009_SendsDuringRejectedPreStepWait(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced*3 turn/end spliced turn/start spliced*2 step/start user*3 header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario010_OuterRejectsInnerSends(t *testing.T) {
+func TestOuterRejectsInnerSends(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	queued := make(chan struct{})
 	reason := "blocked prompt"
@@ -265,7 +265,7 @@ func TestScenario010_OuterRejectsInnerSends(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced*4 turn/end turn/start spliced*2 step/start user*3 header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario011_PreStepThrowEndsTurnError(t *testing.T) {
+func TestPreStepThrowEndsTurnError(t *testing.T) {
 	e := newEnv(t, text("two"), text("three"))
 	queued := make(chan struct{})
 	failed := false
@@ -312,7 +312,7 @@ func enterNothing(from int) dsh.PreStepListener {
 	}
 }
 
-func TestScenario012_EmptyFirstBatchCompletesWithoutStep(t *testing.T) {
+func TestEmptyFirstBatchCompletesWithoutStep(t *testing.T) {
 	e := newEnv(t, text("never"))
 	e.reg.OnPreStep(enterNothing(1))
 	a := e.agent()
@@ -325,7 +325,7 @@ func TestScenario012_EmptyFirstBatchCompletesWithoutStep(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced turn/end")
 }
 
-func TestScenario013_EmptyContinuationBatchCloses(t *testing.T) {
+func TestEmptyContinuationBatchCloses(t *testing.T) {
 	e := newEnv(t, text("one"), text("never"))
 	e.reg.OnPreStep(enterNothing(2))
 	e.reg.OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
@@ -343,7 +343,7 @@ func TestScenario013_EmptyContinuationBatchCloses(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end spliced*2 turn/end")
 }
 
-func TestScenario014_RejectSecondProposal(t *testing.T) {
+func TestRejectSecondProposal(t *testing.T) {
 	e := newEnv(t, text("one"), text("never"))
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 		if p.Step == 2 {
@@ -362,7 +362,7 @@ func TestScenario014_RejectSecondProposal(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end spliced*2 turn/end")
 }
 
-func TestScenario015_PreStepRunsBeforeStepOpens(t *testing.T) {
+func TestPreStepRunsBeforeStepOpens(t *testing.T) {
 	e := newEnv(t, calls("c1:echo"), text("done"))
 	e.register(okTool("echo", false))
 	var tails []string
@@ -378,7 +378,7 @@ func TestScenario015_PreStepRunsBeforeStepOpens(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call result step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario016_SteerThenThrowKeepsSteering(t *testing.T) {
+func TestSteerThenThrowKeepsSteering(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	failed := false
 	e.reg.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {

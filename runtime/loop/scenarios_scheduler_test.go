@@ -19,7 +19,7 @@ func resultIDs(t *testing.T, e *env) []string {
 	return fields(t, e.log, func(r dsh.ToolResultLogged) string { return r.Message.Source.(dsh.SourceTool).CallID })
 }
 
-func TestScenario051_ParallelBodiesOverlap(t *testing.T) {
+func TestParallelBodiesOverlap(t *testing.T) {
 	e := newEnv(t, calls("c1:p", "c2:p", "c3:p"), text("done"))
 	var started sync.WaitGroup
 	started.Add(3)
@@ -41,7 +41,7 @@ func TestScenario051_ParallelBodiesOverlap(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*4 assistant call*3 result*3 step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario052_ExclusiveCallIsABarrier(t *testing.T) {
+func TestExclusiveCallIsABarrier(t *testing.T) {
 	e := newEnv(t, calls("A1:r", "A2:w", "A3:r"), text("done"))
 	var order recorder
 	body := func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -60,7 +60,7 @@ func TestScenario052_ExclusiveCallIsABarrier(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*4 assistant call result call result call result step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario053_CommitWaitsForModelOrder(t *testing.T) {
+func TestCommitWaitsForModelOrder(t *testing.T) {
 	e := newEnv(t, calls("c1:slow", "c2:fast"), text("done"))
 	c2Done, release := make(chan struct{}), make(chan struct{})
 	e.register(toolDef("slow", true, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -84,7 +84,7 @@ func TestScenario053_CommitWaitsForModelOrder(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant call*2 result*2 step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario054_PolicyObservedInModelOrder(t *testing.T) {
+func TestPolicyObservedInModelOrder(t *testing.T) {
 	e := newEnv(t, calls("c1:p", "c2:p", "c3:p"), text("done"))
 	var pre, post recorder
 	e.reg.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
@@ -108,7 +108,7 @@ func TestScenario054_PolicyObservedInModelOrder(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*4 assistant call*3 result*3 step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario055_DenyAndThrowAtPreExecute(t *testing.T) {
+func TestDenyAndThrowAtPreExecute(t *testing.T) {
 	e := newEnv(t, calls("c1:t", "c2:t", "c3:t"), text("done"))
 	var bodies, post recorder
 	e.register(toolDef("t", false, func(ctx context.Context, rc *tools.RunContext) (any, error) {
@@ -138,7 +138,7 @@ func TestScenario055_DenyAndThrowAtPreExecute(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*4 assistant call result call result call result step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario056_MaxParallelOneIsSerial(t *testing.T) {
+func TestMaxParallelOneIsSerial(t *testing.T) {
 	e := newEnv(t, calls("c1:p", "c2:p", "c3:p"), text("done"))
 	e.cfg.MaxParallelToolCalls = 1
 	var inFlight, peak atomic.Int32
@@ -162,7 +162,7 @@ func TestScenario056_MaxParallelOneIsSerial(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*4 assistant call result call result call result step/end step/start chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario057_CapThenCancelThenRelease(t *testing.T) {
+func TestCapThenCancelThenRelease(t *testing.T) {
 	e := newEnv(t, calls("c1:p", "c2:p", "c3:p", "c4:p"), text("after wake"))
 	e.cfg.MaxParallelToolCalls = 2
 	var started sync.WaitGroup
@@ -198,7 +198,7 @@ func TestScenario057_CapThenCancelThenRelease(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*5 assistant call*2 result*2 call result call result spliced step/end turn/end spliced turn/start spliced*2 step/start user*3 chunk*3 assistant step/end turn/end")
 }
 
-func TestScenario058_CancelDuringPreExecute(t *testing.T) {
+func TestCancelDuringPreExecute(t *testing.T) {
 	e := newEnv(t, calls("c1:p", "c2:p"), text("never"))
 	ran := false
 	e.register(toolDef("p", true, func(ctx context.Context, rc *tools.RunContext) (any, error) { ran = true; return "ok", nil }))
@@ -222,7 +222,7 @@ func TestScenario058_CancelDuringPreExecute(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant call result call result step/end turn/end")
 }
 
-func TestScenario059_AbortMidPoolSkipsBarrier(t *testing.T) {
+func TestAbortMidPoolSkipsBarrier(t *testing.T) {
 	e := newEnv(t, calls("c1:p", "c2:p", "c3:x"), text("never"))
 	var started sync.WaitGroup
 	started.Add(2)
@@ -247,7 +247,7 @@ func TestScenario059_AbortMidPoolSkipsBarrier(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*4 assistant call*2 result*2 call result step/end turn/end")
 }
 
-func TestScenario060_ReclassifiedBeforeStart(t *testing.T) {
+func TestReclassifiedBeforeStart(t *testing.T) {
 	e := newEnv(t, calls("c1:x", "c2:x", "c3:x"), text("done"))
 	e.cfg.MaxParallelToolCalls = 2
 	var order recorder

@@ -11,7 +11,7 @@ import (
 
 // Scenarios 17-20 of docs/design/SEMANTICS.md#6-conformance-scenarios (session start) and Part A item 6.
 
-func TestScenario017_SessionStartOnceBeforeNewReturns(t *testing.T) {
+func TestSessionStartOnceBeforeNewReturns(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	var sources []string
 	var turnsSeen []int
@@ -29,7 +29,7 @@ func TestScenario017_SessionStartOnceBeforeNewReturns(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario018_SessionStartInjectReachesRequest1(t *testing.T) {
+func TestSessionStartInjectReachesRequest1(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	e.reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
 		return p.Agent.Inject(ctx, pluginMsg("pre", "preamble"))
@@ -43,7 +43,7 @@ func TestScenario018_SessionStartInjectReachesRequest1(t *testing.T) {
 	checkLog(t, e.log, "spliced*2 turn/start spliced*2 step/start user*2 header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario019_FailingSessionStartCannotVeto(t *testing.T) {
+func TestFailingSessionStartCannotVeto(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	e.reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {
 		return errors.New("start hook broke")
@@ -58,7 +58,7 @@ func TestScenario019_FailingSessionStartCannotVeto(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario020_ResumeFiresSessionStartResume(t *testing.T) {
+func TestResumeFiresSessionStartResume(t *testing.T) {
 	e := newEnv(t, text("ok"))
 	var sources []string
 	e.reg.OnSessionStart(func(ctx context.Context, p *dsh.SessionStartPayload) error {

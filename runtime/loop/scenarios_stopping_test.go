@@ -25,7 +25,7 @@ func steerWhile(cond func(p *dsh.TurnStoppingPayload) bool) dsh.TurnStoppingList
 	}
 }
 
-func TestScenario021_SteeringContinuesTheTurn(t *testing.T) {
+func TestSteeringContinuesTheTurn(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"), text("three"), text("never"))
 	a := e.agent()
 	e.reg.OnTurnStopping(steerWhile(func(p *dsh.TurnStoppingPayload) bool {
@@ -39,7 +39,7 @@ func TestScenario021_SteeringContinuesTheTurn(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end spliced*2 step/start user chunk*2 assistant step/end spliced*2 step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario022_SteerOnceAtStop(t *testing.T) {
+func TestSteerOnceAtStop(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	e.reg.OnTurnStopping(steerWhile(func(p *dsh.TurnStoppingPayload) bool { return p.Continuations == 0 }))
 	a := e.agent()
@@ -51,7 +51,7 @@ func TestScenario022_SteerOnceAtStop(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end spliced*2 step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario023_MaxTokensIsStickyAcrossContinuation(t *testing.T) {
+func TestMaxTokensIsStickyAcrossContinuation(t *testing.T) {
 	e := newEnv(t, llm.ScriptedResponse{Text: "first half", Finish: dsh.FinishReasonMaxTokens}, text("second half"))
 	e.reg.OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
 		if p.Continuations == 0 {
@@ -67,7 +67,7 @@ func TestScenario023_MaxTokensIsStickyAcrossContinuation(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*3 assistant step/end spliced*2 step/start user chunk*3 assistant step/end turn/end")
 }
 
-func TestScenario024_MaxTokensThenCompleted(t *testing.T) {
+func TestMaxTokensThenCompleted(t *testing.T) {
 	e := newEnv(t, llm.ScriptedResponse{Text: "cut", Finish: dsh.FinishReasonMaxTokens}, text("whole"))
 	a := e.agent()
 	followup(t, a, "u1", "one")
@@ -78,7 +78,7 @@ func TestScenario024_MaxTokensThenCompleted(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end spliced turn/start spliced step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario025_MaxTokensDropsToolCalls(t *testing.T) {
+func TestMaxTokensDropsToolCalls(t *testing.T) {
 	e := newEnv(t, llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "c1", Name: "echo"}},
 		Finish: dsh.FinishReasonMaxTokens, Usage: &dsh.Usage{InputTokens: 3, OutputTokens: 4}})
 	ran := false
@@ -109,7 +109,7 @@ func concluding(do func(ctx context.Context) error) tools.Definition {
 	})
 }
 
-func TestScenario026_ConcludeTurnEndsAfterBatch(t *testing.T) {
+func TestConcludeTurnEndsAfterBatch(t *testing.T) {
 	e := newEnv(t, calls("c1:finish"), text("never"))
 	e.register(concluding(nil))
 	a := e.agent()
@@ -120,7 +120,7 @@ func TestScenario026_ConcludeTurnEndsAfterBatch(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call result step/end turn/end")
 }
 
-func TestScenario027_ConcludingToolThatSteers(t *testing.T) {
+func TestConcludingToolThatSteers(t *testing.T) {
 	e := newEnv(t, calls("c1:finish"), text("after"))
 	e.register(concluding(func(ctx context.Context) error {
 		a, _ := AgentFromContext(ctx)
@@ -138,7 +138,7 @@ func TestScenario027_ConcludingToolThatSteers(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant call spliced result step/end spliced step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario028_ThrowingTurnStoppingEndsError(t *testing.T) {
+func TestThrowingTurnStoppingEndsError(t *testing.T) {
 	e := newEnv(t, text("one"), text("two"))
 	var ran []int
 	failed := false
@@ -166,7 +166,7 @@ func TestScenario028_ThrowingTurnStoppingEndsError(t *testing.T) {
 	checkLog(t, e.log, "spliced turn/start spliced step/start user header context chunk*2 assistant step/end turn/end spliced turn/start spliced step/start user chunk*2 assistant step/end turn/end")
 }
 
-func TestScenario029_CancelAtTurnStopping(t *testing.T) {
+func TestCancelAtTurnStopping(t *testing.T) {
 	e := newEnv(t, text("one"), text("never"))
 	e.reg.OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
 		p.Agent.(*Agent).Cancel(dsh.CancelUser{}, false)
