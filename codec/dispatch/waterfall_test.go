@@ -21,8 +21,8 @@ func TestNextReused(t *testing.T) {
 		if _, err := next.Call(ctx); err != nil {
 			return nil, err
 		}
-		_, second = next.Call(ctx)
-		return DemoAllow{}, nil // the run fails anyway
+		_, second = next.Call(ctx) //dshvet:allow nextonce the test checks that a second call fails with ErrNextReused
+		return DemoAllow{}, nil    // the run fails anyway
 	})
 	d, err := reg.RunPolicy(context.Background(), payload("x"), nil)
 	if !errors.Is(second, ErrNextReused) {
@@ -35,7 +35,7 @@ func TestNextReused(t *testing.T) {
 
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
 		next.Call(ctx)
-		next.Call(ctx)
+		next.Call(ctx) //dshvet:allow nextonce the test checks that a second call fails with ErrNextReused
 		return DemoAllow{}
 	})
 	var terminals atomic.Int32
@@ -176,7 +176,7 @@ func TestLongChains(t *testing.T) {
 	}
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision {
 		next.Call(ctx)
-		return next.Call(ctx)
+		return next.Call(ctx) //dshvet:allow nextonce the test checks that a second call fails with ErrNextReused
 	})
 	reg.WrapRun(func(ctx context.Context, p *DemoPayload, next RunNext) Decision { return next.Call(ctx) })
 	_, err = reg.RunRun(ctx, payload("x"), func(context.Context) Decision { return DemoDeny{Reason: "core"} })
@@ -281,7 +281,7 @@ func TestNextFromGoroutine(t *testing.T) {
 	late := make(chan PolicyNext, 1)
 	reg.OnPolicy(func(ctx context.Context, p *DemoPayload, next PolicyNext) (Decision, error) {
 		if p.AgentID == "late" {
-			late <- next
+			late <- next //dshvet:allow nextonce the test calls next after the listener returned, to see it fail
 			return DemoDeny{Reason: "early"}, nil
 		}
 		var (

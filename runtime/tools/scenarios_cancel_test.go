@@ -280,9 +280,9 @@ func TestUncooperativeBody(t *testing.T) {
 		return "late", rc.DeferContext(ctxMsg("late", "slow"))
 	}))
 	e.hooks.WrapExecute(func(wctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		go next.Call(wctx)
+		go next.Call(wctx) //dshvet:allow nextonce the wrapper lets the body run on after it returned, on purpose
 		<-entered2
-		go func() { time.Sleep(5 * time.Millisecond); close(release2) }()
+		go func() { time.Sleep(5 * time.Millisecond); close(release2) }() //dshvet:allow ctxblock the release comes late on purpose
 		return dsh.NewToolFailure(dsh.ToolError{Message: "timed out", Info: &dsh.ToolErrorInfo{Name: "TimeoutError", Code: "TOOL_TIMEOUT"}})
 	})
 	r = e.exec(context.Background(), "slow", `{}`)
@@ -448,7 +448,7 @@ func TestTokensAndFrozenArguments(t *testing.T) {
 	}})
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		add("pre", p.Exec.Token)
-		p.Exec.Arguments[2] = 'Y'
+		p.Exec.Arguments[2] = 'Y' //dshvet:allow payloadwrite the test checks that writing the payload changes nothing
 		return next.Call(ctx)
 	})
 	e.hooks.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict {
