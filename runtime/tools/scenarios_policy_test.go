@@ -81,35 +81,6 @@ func TestEcho(t *testing.T) {
 	}
 }
 
-// Scenario 65: the phases run in order pre, execute:before, body, execute:after, post.
-func TestPhaseOrder(t *testing.T) {
-	e := newEnv(t)
-	var rec recorder
-	e.register(t, toolDef("traced", func(ctx context.Context, rc *RunContext) (any, error) {
-		rec.add("body")
-		return "ok", nil
-	}))
-	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-		rec.add("pre")
-		return next.Call(ctx)
-	})
-	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		rec.add("execute:before")
-		r := next.Call(ctx)
-		rec.add("execute:after")
-		return r
-	})
-	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-		rec.add("post")
-		return next.Call(ctx)
-	})
-	successOf(t, e.exec(context.Background(), "traced", `{}`))
-	want := []string{"pre", "execute:before", "body", "execute:after", "post"}
-	if got := rec.get(); !slices.Equal(got, want) {
-		t.Errorf("order = %v, want %v", got, want)
-	}
-}
-
 // Scenario 66: a pre-execute deny skips tools/execute and the body; post-execute still runs
 // and cannot change the pipeline's result by mutating its payload.
 func TestPreExecuteDeny(t *testing.T) {
