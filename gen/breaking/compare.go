@@ -201,6 +201,9 @@ func (u *unitCmp) typ(ot, nt *ir.Type) {
 		u.touched[ot.Name] = true
 		return
 	}
+	if ot.Accessors && !nt.Accessors {
+		u.report(GoAccessorsRemoved, u.dir, nt.Pos, "%s no longer asks for its accessors (@dsh(accessors)): its Get, With and Append methods are gone", ot.Name)
+	}
 	switch ot.Kind {
 	case ir.Record:
 		u.record(ot, nt)
