@@ -22,6 +22,12 @@
 //	go vet -vettool=$(go tool -n dshvet) ./...
 //	go tool dshvet ./...
 //
+// Code that does on purpose what an analyzer reports says so, with a reason, on the line of
+// the finding or the line above it: `//dshvet:partial <reason>` on a type switch that
+// handles some variants of a union (exhaustive), `//dshvet:allow <analyzer> <reason>` for
+// the others (a test making a listener misbehave, say). A marker without a reason, or one
+// that marks nothing, is reported.
+//
 // `dshvet help` lists the analyzers, `dshvet help NAME` documents one; -NAME=false turns one
 // off. The exit code is non-zero when anything is reported.
 package main

@@ -201,6 +201,9 @@ func (u *unitCmp) typ(ot, nt *ir.Type) {
 		u.touched[ot.Name] = true
 		return
 	}
+	if ot.Accessors && !nt.Accessors {
+		u.report(GoAccessorsRemoved, u.dir, nt.Pos, "%s no longer asks for its accessors (@dsh(accessors)): its Get, With and Append methods are gone", ot.Name)
+	}
 	switch ot.Kind {
 	case ir.Record:
 		u.record(ot, nt)
@@ -476,6 +479,10 @@ func (u *unitCmp) union(ot, nt *ir.Type) {
 			u.report(GoVariantRemoved, u.dir, nt.Pos, "%s: variant %s is no longer part of the union", ot.Name, ov.Type.Name)
 		}
 	}
+	if kept := keptOrder(ot.Variants, nt.Variants); !slices.Equal(kept, keptOrder(nt.Variants, ot.Variants)) {
+		u.report(GoVariantsReordered, u.dir, nt.Pos, "%s: variants %s are now in the order %s (Switch%s's callbacks follow it)",
+			ot.Name, strings.Join(kept, ", "), strings.Join(keptOrder(nt.Variants, ot.Variants), ", "), nt.Name)
+	}
 	for _, nv := range nt.Variants {
 		if byType(ot.Variants, nv.Type.Name) != nil {
 			continue
@@ -486,6 +493,18 @@ func (u *unitCmp) union(ot, nt *ir.Type) {
 			u.note(u.dir, nv.Type.Pos, "%s: new variant %s: compatible (plugins only return this union; old JSON never holds it)", nt.Name, nv.Type.Name)
 		}
 	}
+}
+
+// keptOrder is the Go names of the variants of vs that other also has, in vs's order: the
+// order of the Switch callbacks both versions share.
+func keptOrder(vs, other []*ir.Variant) []string {
+	var names []string
+	for _, v := range vs {
+		if slices.ContainsFunc(other, func(o *ir.Variant) bool { return o.Type.Name == v.Type.Name }) {
+			names = append(names, v.Type.Name)
+		}
+	}
+	return names
 }
 
 func (u *unitCmp) events() {

@@ -59,6 +59,8 @@ const (
 	GoEnumConstRemoved       = "GO_ENUM_CONST_REMOVED"
 	GoVariantRemoved         = "GO_VARIANT_REMOVED"
 	GoVariantAdded           = "GO_VARIANT_ADDED"
+	GoVariantsReordered      = "GO_VARIANTS_REORDERED"
+	GoAccessorsRemoved       = "GO_ACCESSORS_REMOVED"
 	GoEventRemoved           = "GO_EVENT_REMOVED"
 	GoListenerChanged        = "GO_LISTENER_CHANGED"
 	GoAuthorityChanged       = "GO_AUTHORITY_CHANGED"
@@ -103,6 +105,8 @@ var Rules = []Rule{
 	{GoEnumConstRemoved, Go, "an enum value was removed: its generated constant is gone"},
 	{GoVariantRemoved, Go, "a union variant was removed: its struct and its Switch callback are gone"},
 	{GoVariantAdded, Go, "a union plugins switch over (a payload's, a wrapper result's or a session event's) gained a variant: its Switch function takes one more callback and exhaustive switches miss a case"},
+	{GoVariantsReordered, Go, "a union's variants changed order: its Switch function takes one callback per variant in spec order, so a call passing them in the old order no longer compiles"},
+	{GoAccessorsRemoved, Go, "a type no longer asks for its generated accessors (@dsh(accessors)): code calling its Get, With or Append methods no longer compiles"},
 	{GoEventRemoved, Go, "an extension point was removed: its On<Go> registration and listener type are gone"},
 	{GoListenerChanged, Go, "an extension point's listener signature changed (payload, decision or result type, or its Go stem)"},
 	{GoAuthorityChanged, Go, "an extension point's authority kind changed: its listeners have another shape (next, decision, result)"},

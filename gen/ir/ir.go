@@ -89,6 +89,11 @@ type Type struct {
 	Fields []*Field
 	// Exclusive lists groups of optional fields of a record of which at most one may be set.
 	Exclusive [][]string
+	// Accessors says the spec asks for the type's generated accessors (@dsh(accessors)): on
+	// a record, Get/With/Append methods for its optional scalars and, as a union variant,
+	// its lists; on a union, the methods its variants share in its interface (its variants
+	// then get theirs) and the interfaces of the lists some variants share.
+	Accessors bool
 
 	// Values are the values of an enum, in source order.
 	Values []*EnumValue

@@ -142,4 +142,10 @@ func TestEmbeddedSpec(t *testing.T) {
 	if len(accept.Exclusive) != 1 || strings.Join(accept.Exclusive[0], ",") != "content,value" {
 		t.Errorf("PostToolAccept exclusive groups = %v", accept.Exclusive)
 	}
+	// @dsh(accessors) marks a record in its body and a union after its disjunction.
+	for name, want := range map[string]bool{"ToolExecution": true, "ToolExecutionResult": true, "PostToolDecision": true, "AssistantChunk": false, "ToolSuccess": false} {
+		if got := s.Lookup(name).Accessors; got != want {
+			t.Errorf("%s: Accessors = %v, want %v", name, got, want)
+		}
+	}
 }

@@ -139,6 +139,13 @@ func (w *walker) declare(name string, v cue.Value) {
 		// A disjunction, or a reference to a single variant (a one-variant union).
 		t.Kind = ir.Union
 		t.Discriminator = "kind"
+		if a := v.Attribute("dsh"); a.Err() == nil {
+			if on, err := a.Flag(0, "accessors"); err == nil && on && a.NumArgs() == 1 {
+				t.Accessors = true
+			} else {
+				w.errorf(pos, "#%s: unknown attribute @dsh(%s) (a union takes @dsh(accessors))", name, a.Contents())
+			}
+		}
 	case v.IncompleteKind() == cue.StructKind:
 		t.Kind = ir.Record
 	default:
@@ -157,6 +164,8 @@ func (w *walker) record(t *ir.Type, v cue.Value) {
 		}
 		if ex, ok, err := a.Lookup(0, "exclusive"); err == nil && ok {
 			t.Exclusive = append(t.Exclusive, strings.Split(ex, "|"))
+		} else if on, err := a.Flag(0, "accessors"); err == nil && on && a.NumArgs() == 1 {
+			t.Accessors = true
 		} else {
 			w.errorf(t.Pos, "#%s: unknown declaration attribute @dsh(%s)", t.Name, a.Contents())
 		}

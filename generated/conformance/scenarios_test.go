@@ -8,2662 +8,354 @@ import (
 	"testing"
 )
 
-// TestA01BodyContextFollowsCaller runs scenario a01-body-context-follows-caller:
-// Part A item 1: the body runs under a context that ends when the caller's does, also
-// through a wrapper: a body that cancels its agent and then waits on a gate nobody
-// releases returns (with a failure) instead of hanging.
-func TestA01BodyContextFollowsCaller(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a01-body-context-follows-caller")
-}
-
-// TestA02NextSingleUseExecute runs scenario a02-next-single-use-execute:
-// Part A item 2 at tools/execute: a wrapper calling next twice fails (final); the body
-// ran exactly once, and its deferred context survives.
-func TestA02NextSingleUseExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a02-next-single-use-execute")
-}
-
-// TestA02NextSingleUsePostExecute runs scenario a02-next-single-use-post-execute:
-// Part A item 2 at tools/post-execute: a second call of next fails the listener; the
-// inner listener ran exactly once, and the failure replaces the result.
-func TestA02NextSingleUsePostExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a02-next-single-use-post-execute")
-}
-
-// TestA02NextSingleUsePreExecute runs scenario a02-next-single-use-pre-execute:
-// Part A item 2 at tools/pre-execute: a second call of next fails the listener; the
-// inner listener ran exactly once (never skipped), and the failure is final.
-func TestA02NextSingleUsePreExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a02-next-single-use-pre-execute")
-}
-
-// TestA03EveryTurnStoppingListenerRuns runs scenario a03-every-turn-stopping-listener-runs:
-// Part A3: every turn-stopping listener runs, in order, even after one panicked; the
-// panic still ends the turn error with the panic value in its message.
-func TestA03EveryTurnStoppingListenerRuns(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a03-every-turn-stopping-listener-runs")
-}
-
-// TestA03TurnStoppingEveryListener runs scenario a03-turn-stopping-every-listener:
-// Part A item 3: every agent/turn-stopping listener runs, in order.
-func TestA03TurnStoppingEveryListener(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a03-turn-stopping-every-listener")
-}
-
-// TestA04PanicBody runs scenario a04-panic-body:
-// Part A item 4: a panicking body is a failed body: the failure reaches the wrapper as
-// a result and post-execute still runs.
-func TestA04PanicBody(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-body")
-}
-
-// TestA04PanicBodyInLoop runs scenario a04-panic-body-in-loop:
-// Part A item 4 in the agent loop: a panicking tool body becomes the call's failed
-// result; the turn goes on and the model sees the failure.
-func TestA04PanicBodyInLoop(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-body-in-loop")
-}
-
-// TestA04PanicExecute runs scenario a04-panic-execute:
-// Part A item 4: a wrapper panicking before next is a final failure; the body never
-// runs.
-func TestA04PanicExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-execute")
-}
-
-// TestA04PanicFinalizer runs scenario a04-panic-finalizer:
-// Part A item 4: a panicking finalizer replaces the result with the failure of the
-// panic, once.
-func TestA04PanicFinalizer(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-finalizer")
-}
-
-// TestA04PanicGuard runs scenario a04-panic-guard:
-// Part A item 4: a panicking guard is a final failure.
-func TestA04PanicGuard(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-guard")
-}
-
-// TestA04PanicPostExecute runs scenario a04-panic-post-execute:
-// Part A item 4: a panicking post-execute listener is a final failure.
-func TestA04PanicPostExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-post-execute")
-}
-
-// TestA04PanicPreExecute runs scenario a04-panic-pre-execute:
-// Part A item 4: a panicking pre-execute listener is the final failure a returned
-// error there becomes, with the panic value in the message.
-func TestA04PanicPreExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-pre-execute")
-}
-
-// TestA04PanicResultObserver runs scenario a04-panic-result-observer:
-// Part A item 4: a panicking tools/result observer is contained: the result stands and
-// the next observer runs.
-func TestA04PanicResultObserver(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a04-panic-result-observer")
-}
-
-// TestA05BlockContextsSurviveFinalizer runs scenario a05-block-contexts-survive-finalizer:
-// Part A item 5: the contexts a post-execute block set survive a later failing
-// finalizer (the block replaced the deferred ones).
-func TestA05BlockContextsSurviveFinalizer(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a05-block-contexts-survive-finalizer")
-}
-
-// TestA05DeferredSurviveInLoop runs scenario a05-deferred-survive-in-loop:
-// Part A item 5 in the agent loop: a body that defers a context and fails still gets
-// its context logged after the tool/result, entering the next step.
-func TestA05DeferredSurviveInLoop(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a05-deferred-survive-in-loop")
-}
-
-// TestA05ExecutePanicKeepsDeferred runs scenario a05-execute-panic-keeps-deferred:
-// Part A item 5: a wrapper panicking after next keeps the body's deferred contexts.
-func TestA05ExecutePanicKeepsDeferred(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a05-execute-panic-keeps-deferred")
-}
-
-// TestA05InvalidOutputKeepsDeferred runs scenario a05-invalid-output-keeps-deferred:
-// Part A item 5: an invalid body value (INVALID_TOOL_OUTPUT) keeps the body's deferred
-// context.
-func TestA05InvalidOutputKeepsDeferred(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a05-invalid-output-keeps-deferred")
-}
-
-// TestA05PostFailureKeepsDeferred runs scenario a05-post-failure-keeps-deferred:
-// Part A item 5: a post-execute failure (accept{value} over a failed body) keeps the
-// body's deferred context.
-func TestA05PostFailureKeepsDeferred(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a05-post-failure-keeps-deferred")
-}
-
-// TestA05WrapperInvalidResultKeepsDeferred runs scenario a05-wrapper-invalid-result-keeps-deferred:
-// Part A item 5: a wrapper result that fails normalization (a value violating the
-// output schema) keeps the body's deferred context.
-func TestA05WrapperInvalidResultKeepsDeferred(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a05-wrapper-invalid-result-keeps-deferred")
-}
-
-// TestA06OverrunningSessionStartIsCancelledAndRecorded runs scenario a06-overrunning-session-start-is-cancelled-and-recorded:
-// Part A6: a session-start listener that overruns the bound is cancelled and recorded
-// (session/start-listener-overrun naming it); the listeners after it run and startup
-// proceeds.
-func TestA06OverrunningSessionStartIsCancelledAndRecorded(t *testing.T) {
-	harness.RunID(t, runtime.New, "a06-overrunning-session-start-is-cancelled-and-recorded")
-}
-
-// TestA06SessionStartIsAwaited runs scenario a06-session-start-is-awaited:
-// Part A6: session-start is awaited: a listener that injects only after a while still
-// reaches request 1.
-func TestA06SessionStartIsAwaited(t *testing.T) {
-	harness.RunID(t, runtime.New, "a06-session-start-is-awaited")
-}
-
-// TestA07HaltFromAToolBody runs scenario a07-halt-from-a-tool-body:
-// Part A7: Halt from a tool body lets that call finish and be recorded, starts no
-// further call and ends the turn aborted{hook{reason}}.
-func TestA07HaltFromAToolBody(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body")
-}
-
-// TestA07HaltFromAToolBodyLeavesTheContexts runs scenario a07-halt-from-a-tool-body-leaves-the-contexts:
-// Part A7 through the agent handle: a Halt from a tool body leaves its deferred context
-// in next-step as well.
-func TestA07HaltFromAToolBodyLeavesTheContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-halt-from-a-tool-body-leaves-the-contexts")
-}
-
-// TestA07HaltLeavesTheBatchContexts runs scenario a07-halt-leaves-the-batch-contexts:
-// Part A7: a halt decision ends the turn but, unlike a cancel, leaves the batch's
-// contexts in the inbox: the context c1's body deferred stays in next-step and nothing is
-// discarded (breakage: the halt discards them as a cancel does).
-func TestA07HaltLeavesTheBatchContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-halt-leaves-the-batch-contexts")
-}
-
-// TestA07PostExecuteHaltKeepsResult runs scenario a07-post-execute-halt-keeps-result:
-// Part A item 7 at tools/post-execute: a halt keeps the result.
-func TestA07PostExecuteHaltKeepsResult(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-result")
-}
-
-// TestA07PostExecuteHaltKeepsTheResult runs scenario a07-post-execute-halt-keeps-the-result:
-// Part A7: a post-execute halt keeps and records that call's result, settles the rest of
-// the batch (ABORTED_BEFORE_DISPATCH) and ends the turn aborted{hook{reason}}.
-func TestA07PostExecuteHaltKeepsTheResult(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-post-execute-halt-keeps-the-result")
-}
-
-// TestA07PostExecuteHaltLeavesTheContexts runs scenario a07-post-execute-halt-leaves-the-contexts:
-// Part A7 at post-execute: the halting call's own deferred context stays in next-step
-// too.
-func TestA07PostExecuteHaltLeavesTheContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-post-execute-halt-leaves-the-contexts")
-}
-
-// TestA07PreExecuteHaltDenies runs scenario a07-pre-execute-halt-denies:
-// Part A item 7 at tools/pre-execute: a halt denies the call with its reason, and the
-// denial still reaches post-execute.
-func TestA07PreExecuteHaltDenies(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-pre-execute-halt-denies")
-}
-
-// TestA07PreExecuteHaltSettlesTheBatch runs scenario a07-pre-execute-halt-settles-the-batch:
-// Part A7: a pre-execute halt denies that call with the reason (post-execute still sees
-// the denial), starts no further call (ABORTED_BEFORE_DISPATCH pair) and ends the turn
-// aborted{hook{reason}} once the batch settled.
-func TestA07PreExecuteHaltSettlesTheBatch(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-pre-execute-halt-settles-the-batch")
-}
-
-// TestA07PreStepHaltLeavesTheInbox runs scenario a07-pre-step-halt-leaves-the-inbox:
-// Part A7: a pre-step halt ends the turn aborted{hook{reason}} with no step, and leaves
-// the inbox as it was: the queued follow-up stays pending and the driver stops.
-func TestA07PreStepHaltLeavesTheInbox(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-pre-step-halt-leaves-the-inbox")
-}
-
-// TestA07TurnStoppingHalt runs scenario a07-turn-stopping-halt:
-// Part A7: Halt from a turn-stopping listener ends the turn aborted{hook{reason}}; what
-// the listener injected stays in next-step instead of continuing the turn.
-func TestA07TurnStoppingHalt(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a07-turn-stopping-halt")
-}
-
-// TestA08RejectReasonAndDroppedIDs runs scenario a08-reject-reason-and-dropped-ids:
-// Part A8: a reject with a reason records the reason and the ids of the claimed messages
-// it dropped in turn/end{blocked}.
-func TestA08RejectReasonAndDroppedIDs(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a08-reject-reason-and-dropped-ids")
-}
-
-// TestA09ContinuationCap runs scenario a09-continuation-cap:
-// Part A9: turn-stopping sees Continuations and StopHookActive; past the cap (2) the
-// steered input is discarded (canceled splice, agent/inbox/discarded), the cap is
-// recorded as turn/continuation-capped, and the turn ends completed.
-func TestA09ContinuationCap(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a09-continuation-cap")
-}
-
-// TestA09DefaultContinuationCap runs scenario a09-default-continuation-cap:
-// Part A9: the default cap is 8 continuations: a listener that always steers gets nine
-// steps, then the cap.
-func TestA09DefaultContinuationCap(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a09-default-continuation-cap")
-}
-
-// TestA10ModelFailureStopsTheDriver runs scenario a10-model-failure-stops-the-driver:
-// Part A10: after a turn ends in error from a model failure (no request-error listener),
-// the driver stops and the follow-up queued meanwhile stays pending (breakage: the
-// driver goes on with it).
-func TestA10ModelFailureStopsTheDriver(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a10-model-failure-stops-the-driver")
-}
-
-// TestA11CancelDiscardsContextsBeforeAndAfter runs scenario a11-cancel-discards-contexts-before-and-after:
-// Part A11: a cancel without keepInbox discards the contexts of the batch whether they
-// were accepted before it (c1's deferred context) or after it (c2's).
-func TestA11CancelDiscardsContextsBeforeAndAfter(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a11-cancel-discards-contexts-before-and-after")
-}
-
-// TestA11PlainCancelDiscardsThePoolContexts runs scenario a11-plain-cancel-discards-the-pool-contexts:
-// Part A11 (B6.57 without keepInbox): the plain cancel discards the contexts accepted
-// after it too; nothing is left in next-step.
-func TestA11PlainCancelDiscardsThePoolContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a11-plain-cancel-discards-the-pool-contexts")
-}
-
-// TestA12DecisionAudit runs scenario a12-decision-audit:
-// Part A12: with auditing on, a named listener's deny at tools/pre-execute and reject at
-// agent/pre-step are logged as decision/recorded (point, listener, kind, reason, turn,
-// step, call); a pass-through listener's (default) decision is not.
-func TestA12DecisionAudit(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a12-decision-audit")
-}
-
-// TestA12NoAuditByDefault runs scenario a12-no-audit-by-default:
-// Part A12: auditing is optional; without it the same decisions leave no
-// decision/recorded in the log.
-func TestA12NoAuditByDefault(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "a12-no-audit-by-default")
-}
-
-// TestB001PreStepSeesPrompt runs scenario b001-pre-step-sees-prompt:
-// Pre-step sees the followed-up prompt as its batch, and the prompt is logged as a
-// user/message with the same content.
-func TestB001PreStepSeesPrompt(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b001-pre-step-sees-prompt")
-}
-
-// TestB002PreStepAtEveryStep runs scenario b002-pre-step-at-every-step:
-// Pre-step runs at every step, tool continuations included: (turn 1, step 1, the prompt)
-// then (turn 1, step 2, an empty batch).
-func TestB002PreStepAtEveryStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b002-pre-step-at-every-step")
-}
-
-// TestB003AwaitingPreStepLogsCallerMessage runs scenario b003-awaiting-pre-step-logs-caller-message:
-// A pre-step that awaits before deciding changes nothing: the logged user/message is the
-// caller's message, same id and content, and request 1 holds only it.
-func TestB003AwaitingPreStepLogsCallerMessage(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b003-awaiting-pre-step-logs-caller-message")
-}
-
-// TestB004PreStepRewritesInPlace runs scenario b004-pre-step-rewrites-in-place:
-// An enter decision that rewrites the prompt in place (same id) is what is logged and
-// sent: "REWRITTEN", never "original".
-func TestB004PreStepRewritesInPlace(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b004-pre-step-rewrites-in-place")
-}
-
-// TestB005PreStepAddsPluginMessage runs scenario b005-pre-step-adds-plugin-message:
-// A plugin message added to the enter decision is logged after the prompt, with its
-// plugin source, and both reach request 1.
-func TestB005PreStepAddsPluginMessage(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b005-pre-step-adds-plugin-message")
-}
-
-// TestB006PreStepReject runs scenario b006-pre-step-reject:
-// A pre-step reject blocks the turn: turn/start then turn/end{blocked} with the dropped
-// prompt's id, no step, no user/message and no model request.
-func TestB006PreStepReject(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b006-pre-step-reject")
-}
-
-// TestB007BlockedTurnThenPendingFollowupRuns runs scenario b007-blocked-turn-then-pending-followup-runs:
-// Part A10: after a blocked turn the driver goes on with the pending follow-up at once:
-// "secret" is blocked, "safe" runs in turn 2 without another wake, and no request ever
-// holds "secret".
-func TestB007BlockedTurnThenPendingFollowupRuns(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b007-blocked-turn-then-pending-followup-runs")
-}
-
-// TestB008SendsDuringPreStepLandAtTheNextStep runs scenario b008-sends-during-pre-step-land-at-the-next-step:
-// An inject and a steer that arrive while pre-step awaits do not join the current batch:
-// step 1's request holds only the prompt; step 2 of the same turn logs ctx then steer and
-// sends both.
-func TestB008SendsDuringPreStepLandAtTheNextStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b008-sends-during-pre-step-land-at-the-next-step")
-}
-
-// TestB009PendingStepsReachTheNextWake runs scenario b009-pending-steps-reach-the-next-wake:
-// The next wake after a rejected pre-step sends the pending inject and steer before the
-// new prompt, and never the blocked prompt.
-func TestB009PendingStepsReachTheNextWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b009-pending-steps-reach-the-next-wake")
-}
-
-// TestB009SendsDuringRejectedPreStepStayPending runs scenario b009-sends-during-rejected-pre-step-stay-pending:
-// Part A10: an inject and a steer that arrive while pre-step awaits and then rejects stay
-// in next-step; with no follow-up pending the driver stops after the blocked turn.
-func TestB009SendsDuringRejectedPreStepStayPending(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b009-sends-during-rejected-pre-step-stay-pending")
-}
-
-// TestB010OuterRejectKeepsInnerSends runs scenario b010-outer-reject-keeps-inner-sends:
-// An outer listener rejects after the inner one injected and steered: the turn is blocked
-// with the outer reason, and (Part A10) the pending follow-up runs at once with the
-// injected and steered messages before it.
-func TestB010OuterRejectKeepsInnerSends(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b010-outer-reject-keeps-inner-sends")
-}
-
-// TestB011KeptFollowupRunsOnTheNextWake runs scenario b011-kept-followup-runs-on-the-next-wake:
-// After a pre-step throw the next waking send runs the kept follow-up, then itself,
-// each in a turn of its own.
-func TestB011KeptFollowupRunsOnTheNextWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b011-kept-followup-runs-on-the-next-wake")
-}
-
-// TestB011PreStepThrowEndsTurnError runs scenario b011-pre-step-throw-ends-turn-error:
-// A throwing pre-step ends the turn error{message, UNKNOWN}: agent/error once, statuses
-// running then idle, no request, and the queued follow-up stays pending (the driver
-// stops, Part A10).
-func TestB011PreStepThrowEndsTurnError(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b011-pre-step-throw-ends-turn-error")
-}
-
-// TestB012EmptyFirstBatchCompletesWithoutAStep runs scenario b012-empty-first-batch-completes-without-a-step:
-// enter{[]} at the first step completes the turn without opening a step: no request,
-// nothing left in the inbox.
-func TestB012EmptyFirstBatchCompletesWithoutAStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b012-empty-first-batch-completes-without-a-step")
-}
-
-// TestB013EmptyContinuationBatchClosesTheTurn runs scenario b013-empty-continuation-batch-closes-the-turn:
-// A continuation proposed by an inject at turn-stopping and entered empty by pre-step
-// closes the turn: one step, one request.
-func TestB013EmptyContinuationBatchClosesTheTurn(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b013-empty-continuation-batch-closes-the-turn")
-}
-
-// TestB014RejectOfTheSecondProposal runs scenario b014-reject-of-the-second-proposal:
-// A reject of the second proposal (continued by an inject at turn-stopping) blocks the
-// turn after one request, dropping the injected message.
-func TestB014RejectOfTheSecondProposal(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b014-reject-of-the-second-proposal")
-}
-
-// TestB015PreStepRunsBeforeTheStepOpens runs scenario b015-pre-step-runs-before-the-step-opens:
-// Pre-step runs before its step opens: with decision auditing on, each step's audited
-// pre-step decision is logged before that step's step/start (and after the previous
-// step/end).
-func TestB015PreStepRunsBeforeTheStepOpens(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b015-pre-step-runs-before-the-step-opens")
-}
-
-// TestB016KeptSteeringReachesTheNextWake runs scenario b016-kept-steering-reaches-the-next-wake:
-// The steering kept after a pre-step throw reaches the next wake's request, before the
-// new prompt.
-func TestB016KeptSteeringReachesTheNextWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b016-kept-steering-reaches-the-next-wake")
-}
-
-// TestB016SteerThenThrowKeepsTheSteering runs scenario b016-steer-then-throw-keeps-the-steering:
-// A pre-step that steers and then throws ends the turn error with no request; the
-// steering stays in next-step.
-func TestB016SteerThenThrowKeepsTheSteering(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b016-steer-then-throw-keeps-the-steering")
-}
-
-// TestB017SessionStartOnceAtStartup runs scenario b017-session-start-once-at-startup:
-// Session-start runs once, with the source "startup", when the agent is created, and not
-// again for its turns.
-func TestB017SessionStartOnceAtStartup(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b017-session-start-once-at-startup")
-}
-
-// TestB018SessionStartInjectReachesRequest1 runs scenario b018-session-start-inject-reaches-request-1:
-// A message session-start injects reaches request 1, before the prompt, logged with its
-// plugin source.
-func TestB018SessionStartInjectReachesRequest1(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b018-session-start-inject-reaches-request-1")
-}
-
-// TestB019SessionStartFailureIsContained runs scenario b019-session-start-failure-is-contained:
-// Failing and panicking session-start listeners are contained: the agent is created and
-// the next follow-up makes its request.
-func TestB019SessionStartFailureIsContained(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b019-session-start-failure-is-contained")
-}
-
-// TestB020ResumeRunsSessionStartResume runs scenario b020-resume-runs-session-start-resume:
-// Resuming a persisted session runs session-start once more, with the source "resume";
-// the next turn goes on from the logged history with a "resume" request header.
-func TestB020ResumeRunsSessionStartResume(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b020-resume-runs-session-start-resume")
-}
-
-// TestB021SteeringContinuesTheTurn runs scenario b021-steering-continues-the-turn:
-// Steering at turn-stopping continues the same turn: two continuations give three steps
-// and three requests in one turn.
-func TestB021SteeringContinuesTheTurn(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b021-steering-continues-the-turn")
-}
-
-// TestB022SteerOnceAtTheStop runs scenario b022-steer-once-at-the-stop:
-// One steer at the first natural stop: request 2 holds the steering after the first
-// answer, and there is no second turn/start.
-func TestB022SteerOnceAtTheStop(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b022-steer-once-at-the-stop")
-}
-
-// TestB023MaxTokensIsSticky runs scenario b023-max-tokens-is-sticky:
-// max-tokens is sticky: a step that hit it, continued by a steer, makes the turn end
-// max-tokens although the second step completed; request 2 is exactly the prompt, the
-// truncated answer and the steering.
-func TestB023MaxTokensIsSticky(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b023-max-tokens-is-sticky")
-}
-
-// TestB024MaxTokensThenCompleted runs scenario b024-max-tokens-then-completed:
-// max-tokens does not carry over to the next turn: the reasons are max-tokens then
-// completed.
-func TestB024MaxTokensThenCompleted(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b024-max-tokens-then-completed")
-}
-
-// TestB025MaxTokensDropsToolCalls runs scenario b025-max-tokens-drops-tool-calls:
-// A max-tokens finish drops its tool calls: no body runs, no tool/call is logged, the
-// assistant message is empty but carries the usage, and the turn ends max-tokens.
-func TestB025MaxTokensDropsToolCalls(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b025-max-tokens-drops-tool-calls")
-}
-
-// TestB026ConcludeTurnEndsAfterTheBatch runs scenario b026-conclude-turn-ends-after-the-batch:
-// A tool that concludes the turn ends it after its batch: its tool/result is logged and
-// there is exactly one request.
-func TestB026ConcludeTurnEndsAfterTheBatch(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b026-conclude-turn-ends-after-the-batch")
-}
-
-// TestB027ConcludingToolThatSteers runs scenario b027-concluding-tool-that-steers:
-// A concluding tool that also steers does not end the turn at its step: the steering
-// runs a second step of the same turn (two requests, one turn/end).
-func TestB027ConcludingToolThatSteers(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b027-concluding-tool-that-steers")
-}
-
-// TestB028TurnStoppingThrowEndsTurnError runs scenario b028-turn-stopping-throw-ends-turn-error:
-// A throwing turn-stopping listener ends the turn error{message, UNKNOWN} after
-// agent/error; the listener after it still runs (A3), and the next follow-up completes
-// normally.
-func TestB028TurnStoppingThrowEndsTurnError(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b028-turn-stopping-throw-ends-turn-error")
-}
-
-// TestB029CancelAtTurnStopping runs scenario b029-cancel-at-turn-stopping:
-// A turn-stopping listener that cancels (user) ends the turn aborted{user} after its one
-// step.
-func TestB029CancelAtTurnStopping(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b029-cancel-at-turn-stopping")
-}
-
-// TestB030SteerWakesAndContinues runs scenario b030-steer-wakes-and-continues:
-// A steer wakes an idle agent into a turn; a second steer while step 1 is being
-// proposed enters step 2 of the same turn (request 1 has only a, request 2 has b).
-func TestB030SteerWakesAndContinues(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b030-steer-wakes-and-continues")
-}
-
-// TestB031InjectDoesNotWake runs scenario b031-inject-does-not-wake:
-// An inject on an idle agent does not wake it: no status change, no turn, only the
-// splice into next-step.
-func TestB031InjectDoesNotWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b031-inject-does-not-wake")
-}
-
-// TestB031InjectedMessageReachesTheNextFollowup runs scenario b031-injected-message-reaches-the-next-followup:
-// An injected message waits for the next follow-up and reaches its request, before the
-// prompt.
-func TestB031InjectedMessageReachesTheNextFollowup(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b031-injected-message-reaches-the-next-followup")
-}
-
-// TestB032ToolBodySteersIntoTheNextStep runs scenario b032-tool-body-steers-into-the-next-step:
-// A tool body that steers: the steering is spliced during the body but logged as a
-// user/message only after the next step/start, and reaches request 2.
-func TestB032ToolBodySteersIntoTheNextStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b032-tool-body-steers-into-the-next-step")
-}
-
-// TestB033InjectedContextsFollowTheResults runs scenario b033-injected-contexts-follow-the-results:
-// Messages a body injects are no user/message while it runs; after the tool/result they
-// are logged in order and follow the tool result in request 2.
-func TestB033InjectedContextsFollowTheResults(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b033-injected-contexts-follow-the-results")
-}
-
-// TestB034ContextsAfterAllResults runs scenario b034-contexts-after-all-results:
-// The contexts post-execute adds to two calls are logged after both tool/results, in
-// call order.
-func TestB034ContextsAfterAllResults(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b034-contexts-after-all-results")
-}
-
-// TestB035ParallelContextsInModelOrder runs scenario b035-parallel-contexts-in-model-order:
-// Parallel calls that settle in reverse order: their contexts are still ordered
-// [ctx-c1, ctx-c2], and both follow the last tool/result.
-func TestB035ParallelContextsInModelOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b035-parallel-contexts-in-model-order")
-}
-
-// TestB036DeferredContextsFollowTheResult runs scenario b036-deferred-contexts-follow-the-result:
-// Contexts a body defers are logged after its tool/result, in the order deferred.
-func TestB036DeferredContextsFollowTheResult(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b036-deferred-contexts-follow-the-result")
-}
-
-// TestB039FollowupTrace runs scenario b039-followup-trace:
-// A follow-up on an idle agent gives B's canonical trace: the first event is the
-// next-turn splice, the last turn/end, the boundaries turn/start, step/start, step/end,
-// turn/end, and the first request header says "initial".
-func TestB039FollowupTrace(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b039-followup-trace")
-}
-
-// TestB040CancelAHangingStream runs scenario b040-cancel-a-hanging-stream:
-// A cancel (user) while the stream hangs ends the turn aborted{user}; the text streamed
-// so far is kept as an interrupted assistant message.
-func TestB040CancelAHangingStream(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b040-cancel-a-hanging-stream")
-}
-
-// TestB041CancelBeforeAnyStep runs scenario b041-cancel-before-any-step:
-// A cancel before any step opens (pre-step still pending) ends the only turn
-// aborted{user} with no step and no user/message; the queued follow-up is discarded by
-// a canceled splice; statuses go running then idle.
-func TestB041CancelBeforeAnyStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b041-cancel-before-any-step")
-}
-
-// TestB042CancelDiscardsTheQueuedTail runs scenario b042-cancel-discards-the-queued-tail:
-// A cancel during a hanging step discards the follow-up queued behind it
-// (agent/inbox/discarded): one turn, one request.
-func TestB042CancelDiscardsTheQueuedTail(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b042-cancel-discards-the-queued-tail")
-}
-
-// TestB043SteerThenCancelIsNeverLogged runs scenario b043-steer-then-cancel-is-never-logged:
-// A steer followed by a cancel during a hanging step: the steering is never logged as a
-// user/message and no second turn starts.
-func TestB043SteerThenCancelIsNeverLogged(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b043-steer-then-cancel-is-never-logged")
-}
-
-// TestB044KeepInboxCancelAfterTheClaim runs scenario b044-keep-inbox-cancel-after-the-claim:
-// cancel(user, keepInbox) right after the waking follow-up was claimed: no canceled
-// splice, no request, turn/end{aborted{user}}.
-func TestB044KeepInboxCancelAfterTheClaim(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b044-keep-inbox-cancel-after-the-claim")
-}
-
-// TestB045KeepInboxPreservesTheQueue runs scenario b045-keep-inbox-preserves-the-queue:
-// cancel(user, keepInbox) during a hanging step keeps the queued follow-up, and the
-// driver stops after the aborted turn (Part A10).
-func TestB045KeepInboxPreservesTheQueue(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b045-keep-inbox-preserves-the-queue")
-}
-
-// TestB045PreservedFollowupRunsBeforeTheWake runs scenario b045-preserved-followup-runs-before-the-wake:
-// The next wake after a keepInbox cancel runs the preserved follow-up, then its own, each
-// in a turn of its own.
-func TestB045PreservedFollowupRunsBeforeTheWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b045-preserved-followup-runs-before-the-wake")
-}
-
-// TestB046FirstCancelCauseWins runs scenario b046-first-cancel-cause-wins:
-// The first cancel cause wins: cancel(parent) then cancel(user) ends the turn
-// aborted{parent}.
-func TestB046FirstCancelCauseWins(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b046-first-cancel-cause-wins")
-}
-
-// TestB047CancelBeforeDispatch runs scenario b047-cancel-before-dispatch:
-// A cancel after the tool-call step's assistant message and before dispatch (here from
-// pre-execute, which then allows): the body never runs, c1 gets tool/call and an
-// ABORTED_BEFORE_DISPATCH tool/result, and the next turn's request holds that result.
-func TestB047CancelBeforeDispatch(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b047-cancel-before-dispatch")
-}
-
-// TestB048CancelFromAToolDiscardsTheBatchContexts runs scenario b048-cancel-from-a-tool-discards-the-batch-contexts:
-// Part A11 (B6.48): a tool that injects and then cancels (no keepInbox), with a
-// post-execute context X: the log ends tool/result, step/end, turn/end, and every
-// context of the batch is discarded (the injected one and X, accepted after the cancel).
-func TestB048CancelFromAToolDiscardsTheBatchContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b048-cancel-from-a-tool-discards-the-batch-contexts")
-}
-
-// TestB048KeepInboxParksTheContexts runs scenario b048-keep-inbox-parks-the-contexts:
-// B6.48 with keepInbox: the injected message and X stay parked in next-step.
-func TestB048KeepInboxParksTheContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b048-keep-inbox-parks-the-contexts")
-}
-
-// TestB048ParkedContextsEnterAfterAWake runs scenario b048-parked-contexts-enter-after-a-wake:
-// B6.48 with keepInbox: after a wake the parked messages are the only plugin
-// user/messages, entered before the new prompt.
-func TestB048ParkedContextsEnterAfterAWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b048-parked-contexts-enter-after-a-wake")
-}
-
-// TestB049CancelClearsEarlierContextsOfTheBatch runs scenario b049-cancel-clears-earlier-contexts-of-the-batch:
-// A cancel from c2 clears the context post-execute added to c1's earlier result: two
-// tool/results, then step/end and turn/end, and no plugin user/message ever.
-func TestB049CancelClearsEarlierContextsOfTheBatch(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b049-cancel-clears-earlier-contexts-of-the-batch")
-}
-
-// TestB050DisposalWhileAToolWaits runs scenario b050-disposal-while-a-tool-waits:
-// Disposal (cancel with the cause disposed, keeping the inbox) while a tool waits on its
-// signal: turn/end{aborted{disposed}}, one turn, and post-execute's context Y is parked
-// in next-step, never entered.
-func TestB050DisposalWhileAToolWaits(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b050-disposal-while-a-tool-waits")
-}
-
-// TestB051ParallelBodiesOverlap runs scenario b051-parallel-bodies-overlap:
-// Three parallel-safe calls: all three bodies are in flight at once (each waits at its
-// own gate, and every gate is reached before any is released).
-func TestB051ParallelBodiesOverlap(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b051-parallel-bodies-overlap")
-}
-
-// TestB052ExclusiveCallIsABarrier runs scenario b052-exclusive-call-is-a-barrier:
-// An exclusive call is a barrier: [r(parallel), w(exclusive), r(parallel)] runs r-A1 to
-// its end, then w-A2, then r-A3.
-func TestB052ExclusiveCallIsABarrier(t *testing.T) {
-	harness.RunID(t, runtime.New, "b052-exclusive-call-is-a-barrier")
-}
-
-// TestB053CommitWaitsForModelOrder runs scenario b053-commit-waits-for-model-order:
-// Parallel c1 and c2 where c2 settles first: nothing is committed (tools/result, then
-// tool/result) before c1 settles; the results are c1 then c2, and so is the history.
-func TestB053CommitWaitsForModelOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b053-commit-waits-for-model-order")
-}
-
-// TestB054PolicyObservedInModelOrder runs scenario b054-policy-observed-in-model-order:
-// Pre-execute sees three parallel calls in model order, and so does post-execute,
-// although they settle in reverse order.
-func TestB054PolicyObservedInModelOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b054-policy-observed-in-model-order")
-}
-
-// TestB055DenyAndThrowAtPreExecute runs scenario b055-deny-and-throw-at-pre-execute:
-// A pre-execute deny of c2 and throw for c3: only c1's body runs, post-execute sees c1
-// and c2 (not the throw), and the results are c1's value, "blocked by policy" and
-// "pre exploded".
-func TestB055DenyAndThrowAtPreExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b055-deny-and-throw-at-pre-execute")
-}
-
-// TestB056MaxParallelOneIsSerial runs scenario b056-max-parallel-one-is-serial:
-// maxParallelToolCalls 1 makes parallel calls serial: no body starts before the previous
-// one ended.
-func TestB056MaxParallelOneIsSerial(t *testing.T) {
-	harness.RunID(t, runtime.New, "b056-max-parallel-one-is-serial")
-}
-
-// TestB057CapThenCancelThenRelease runs scenario b057-cap-then-cancel-then-release:
-// Cap 2, four parallel calls, a keepInbox cancel once two bodies run, then the bodies
-// return: four tool/call and tool/result pairs in model order, c1 and c2 ABORTED (their
-// bodies ran), c3 and c4 ABORTED_BEFORE_DISPATCH, and next-step keeps [ctx-c1, ctx-c2].
-func TestB057CapThenCancelThenRelease(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b057-cap-then-cancel-then-release")
-}
-
-// TestB057ParkedContextsEnterAfterAWake runs scenario b057-parked-contexts-enter-after-a-wake:
-// After B6.57's keepInbox cancel, a wake logs the parked contexts as plugin
-// user/messages, before the new prompt.
-func TestB057ParkedContextsEnterAfterAWake(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b057-parked-contexts-enter-after-a-wake")
-}
-
-// TestB058CancelDuringPreExecute runs scenario b058-cancel-during-pre-execute:
-// A cancel while c1's pre-execute is pending (it allows afterwards): no body starts, and
-// both calls of the parallel pair get ABORTED_BEFORE_DISPATCH.
-func TestB058CancelDuringPreExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b058-cancel-during-pre-execute")
-}
-
-// TestB059AbortMidPoolSkipsTheBarrier runs scenario b059-abort-mid-pool-skips-the-barrier:
-// An abort in the middle of a parallel pool: the exclusive call after it never runs and
-// gets an ABORTED_BEFORE_DISPATCH pair.
-func TestB059AbortMidPoolSkipsTheBarrier(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b059-abort-mid-pool-skips-the-barrier")
-}
-
-// TestB061EmptyArguments runs scenario b061-empty-arguments:
-// An empty raw argument string is logged as "" and the call is dispatched (the body
-// gets {}).
-func TestB061EmptyArguments(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b061-empty-arguments")
-}
-
-// TestB061RawArguments runs scenario b061-raw-arguments:
-// The model's raw argument string "not json" is logged verbatim and the call is
-// dispatched (the body gets it as a JSON string).
-func TestB061RawArguments(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b061-raw-arguments")
-}
-
-// TestB062HarnessErrorLogged runs scenario b062-harness-error-logged:
-// A body failing with HarnessError("exploded", "BOOM") is logged with
-// error{HarnessError, BOOM} and isError.
-func TestB062HarnessErrorLogged(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b062-harness-error-logged")
-}
-
-// TestB063ReplacedContentKeepsCallID runs scenario b063-replaced-content-keeps-call-id:
-// Content replaced by post-execute is still logged under the model's call id, and the
-// model sees only the replacement.
-func TestB063ReplacedContentKeepsCallID(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b063-replaced-content-keeps-call-id")
-}
-
-// TestB064Echo runs scenario b064-echo:
-// A direct execution of a tool returning "hi" yields that value as text content.
-func TestB064Echo(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b064-echo")
-}
-
-// TestB064ResultObserved runs scenario b064-result-observed:
-// The tools/result observers see the call exactly once, after the pipeline settled.
-func TestB064ResultObserved(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b064-result-observed")
-}
-
-// TestB065PhaseOrder runs scenario b065-phase-order:
-// Listeners at every phase run in pipeline order around the body.
-func TestB065PhaseOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b065-phase-order")
-}
-
-// TestB066PreExecuteDeny runs scenario b066-pre-execute-deny:
-// A pre-execute deny skips the wrappers and the body; post-execute still runs.
-func TestB066PreExecuteDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b066-pre-execute-deny")
-}
-
-// TestB067AskNoServiceDefault runs scenario b067-ask-no-service-default:
-// An ask without a reason and no approval service mounted is denied with the fixed
-// "requires approval (not yet supported)" text.
-func TestB067AskNoServiceDefault(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b067-ask-no-service-default")
-}
-
-// TestB067AskNoServiceReason runs scenario b067-ask-no-service-reason:
-// An ask with a reason and no approval service mounted is denied with that reason; the
-// body never runs and the denial reaches post-execute.
-func TestB067AskNoServiceReason(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b067-ask-no-service-reason")
-}
-
-// TestB068ApprovalAllowedOnce runs scenario b068-approval-allowed-once:
-// An allowed-once answer lets the call run; the seam records the request (tool name,
-// call id, reason) and the outcome as approval/asked and approval/decided.
-func TestB068ApprovalAllowedOnce(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b068-approval-allowed-once")
-}
-
-// TestB068ApprovalThenGuard runs scenario b068-approval-then-guard:
-// An allowed-once answer still goes through the guards, which can deny the call.
-func TestB068ApprovalThenGuard(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b068-approval-then-guard")
-}
-
-// TestB069ApprovalCancelled runs scenario b069-approval-cancelled:
-// A cancelled answer (the caller itself not aborted) denies the call with the fixed
-// cancellation text.
-func TestB069ApprovalCancelled(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b069-approval-cancelled")
-}
-
-// TestB069ApprovalNoAgent runs scenario b069-approval-no-agent:
-// An ask on an agent-less call is denied without asking: the approver (which would
-// allow) is never consulted, and the body never runs.
-func TestB069ApprovalNoAgent(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b069-approval-no-agent")
-}
-
-// TestB069ApprovalRejected runs scenario b069-approval-rejected:
-// A rejected answer denies the call with the fixed rejection text.
-func TestB069ApprovalRejected(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b069-approval-rejected")
-}
-
-// TestB069ApprovalUnavailable runs scenario b069-approval-unavailable:
-// An unavailable answer denies the call: no approval channel is available.
-func TestB069ApprovalUnavailable(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b069-approval-unavailable")
-}
-
-// TestB070AbortDuringApproval runs scenario b070-abort-during-approval:
-// The caller (the agent's turn) is cancelled while the call goes to approval: the
-// seam reports cancelled even though the answerer would allow, the call ends
-// ABORTED_BEFORE_DISPATCH, the body never runs, and post-execute still runs.
-func TestB070AbortDuringApproval(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b070-abort-during-approval")
-}
-
-// TestB071GuardsFirstReason runs scenario b071-guards-first-reason:
-// Guards run in order until one denies: an abstaining guard passes, the first reason
-// wins, later guards do not run, and the denial reaches post-execute.
-func TestB071GuardsFirstReason(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b071-guards-first-reason")
-}
-
-// TestB071GuardsSkippedAfterDeny runs scenario b071-guards-skipped-after-deny:
-// Guards run only when the pre-execute decision is allow: after a deny they are
-// skipped.
-func TestB071GuardsSkippedAfterDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b071-guards-skipped-after-deny")
-}
-
-// TestB072AllowCannotBypassGuard runs scenario b072-allow-cannot-bypass-guard:
-// An outer pre-execute listener that turns the inner deny into allow cannot bypass a
-// guard: guards run after the whole waterfall.
-func TestB072AllowCannotBypassGuard(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b072-allow-cannot-bypass-guard")
-}
-
-// TestB072OuterAllowOverridesDeny runs scenario b072-outer-allow-overrides-deny:
-// An outer pre-execute listener can turn an inner deny into allow: without a guard
-// the call runs.
-func TestB072OuterAllowOverridesDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b072-outer-allow-overrides-deny")
-}
-
-// TestB072ScopedGuard runs scenario b072-scoped-guard:
-// A guard scoped to agent a1 denies a1's call even though pre-execute allows it; the
-// same tool runs for agent a2, whom the guard does not see.
-func TestB072ScopedGuard(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b072-scoped-guard")
-}
-
-// TestB072ScopedPreExecute runs scenario b072-scoped-pre-execute:
-// A pre-execute listener scoped to agent a1 sees only a1's calls: not another agent's,
-// nor an agent-less call.
-func TestB072ScopedPreExecute(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b072-scoped-pre-execute")
-}
-
-// TestB074ExecuteThrow runs scenario b074-execute-throw:
-// A failing tools/execute wrapper (a Go wrapper fails by panicking) gives the failure
-// of that panic; post-execute is skipped.
-func TestB074ExecuteThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b074-execute-throw")
-}
-
-// TestB074HarnessErrorInfo runs scenario b074-harness-error-info:
-// A listener failing with a structured harness error keeps its name and code as the
-// result's error info.
-func TestB074HarnessErrorInfo(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b074-harness-error-info")
-}
-
-// TestB074PostExecuteThrow runs scenario b074-post-execute-throw:
-// A failing post-execute listener replaces the successful result with `Error: <msg>`.
-func TestB074PostExecuteThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b074-post-execute-throw")
-}
-
-// TestB074PreExecuteThrow runs scenario b074-pre-execute-throw:
-// A failing pre-execute listener gives `Error: <msg>`; the body and post-execute are
-// skipped.
-func TestB074PreExecuteThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b074-pre-execute-throw")
-}
-
-// TestB075BodyThrow runs scenario b075-body-throw:
-// A failing body arrives at the wrapper as a failure result (next does not fail), keeps
-// its HarnessError info, and still reaches post-execute.
-func TestB075BodyThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b075-body-throw")
-}
-
-// TestB076UnknownTool runs scenario b076-unknown-tool:
-// An unknown tool still reaches pre-execute, fails at dispatch with UNKNOWN_TOOL, and
-// reaches post-execute.
-func TestB076UnknownTool(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b076-unknown-tool")
-}
-
-// TestB078WrapperShortCircuit runs scenario b078-wrapper-short-circuit:
-// A wrapper that returns its own success without next skips the body; the value is
-// re-rendered and the content it authored is ignored.
-func TestB078WrapperShortCircuit(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b078-wrapper-short-circuit")
-}
-
-// TestB079WrapperFailureVerbatim runs scenario b079-wrapper-failure-verbatim:
-// A failure a wrapper returns is kept verbatim: its content, error info and contexts.
-func TestB079WrapperFailureVerbatim(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b079-wrapper-failure-verbatim")
-}
-
-// TestB080WrapperResultRevalidated runs scenario b080-wrapper-result-revalidated:
-// A success a wrapper returns is re-validated against the tool's output schema: a
-// cached string value for an object-output tool is INVALID_TOOL_OUTPUT, which is final
-// (post-execute is skipped).
-func TestB080WrapperResultRevalidated(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b080-wrapper-result-revalidated")
-}
-
-// TestB081ValueViolatesSchema runs scenario b081-value-violates-schema:
-// A body value that violates the output schema is INVALID_TOOL_OUTPUT with a
-// path-qualified violation, and carries no value.
-func TestB081ValueViolatesSchema(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b081-value-violates-schema")
-}
-
-// TestB083AcceptContent runs scenario b083-accept-content:
-// accept{content} replaces only the content: the value is kept.
-func TestB083AcceptContent(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b083-accept-content")
-}
-
-// TestB083AcceptValueContext runs scenario b083-accept-value-context:
-// accept{value} from an inner listener re-renders the content from the new value, and
-// an outer listener merging its context into next's decision attaches it.
-func TestB083AcceptValueContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b083-accept-value-context")
-}
-
-// TestB084AcceptBoth runs scenario b084-accept-both:
-// accept with both content and value is a final failure with the fixed text.
-func TestB084AcceptBoth(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b084-accept-both")
-}
-
-// TestB084AcceptInvalidValue runs scenario b084-accept-invalid-value:
-// accept{value} is re-validated: 1 for a string-output tool is INVALID_TOOL_OUTPUT.
-func TestB084AcceptInvalidValue(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b084-accept-invalid-value")
-}
-
-// TestB085BlockEmptyFeedback runs scenario b085-block-empty-feedback:
-// block with empty feedback is a failure with empty content.
-func TestB085BlockEmptyFeedback(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b085-block-empty-feedback")
-}
-
-// TestB085BlockFeedback runs scenario b085-block-feedback:
-// block turns a success into a failure whose content is the feedback.
-func TestB085BlockFeedback(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b085-block-feedback")
-}
-
-// TestB086AcceptValueOverFailure runs scenario b086-accept-value-over-failure:
-// accept{value} over a failed body is a final failure with the fixed text.
-func TestB086AcceptValueOverFailure(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b086-accept-value-over-failure")
-}
-
-// TestB087ContextOrder runs scenario b087-context-order:
-// Contexts are ordered body-deferred (in order), then post-execute's.
-func TestB087ContextOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b087-context-order")
-}
-
-// TestB088BlockReplacesContexts runs scenario b088-block-replaces-contexts:
-// A post-execute block with its own context replaces every earlier context.
-func TestB088BlockReplacesContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b088-block-replaces-contexts")
-}
-
-// TestB088DeferredSurviveBodyThrow runs scenario b088-deferred-survive-body-throw:
-// A body that defers a context and then fails keeps the context on its failure.
-func TestB088DeferredSurviveBodyThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b088-deferred-survive-body-throw")
-}
-
-// TestB089PreAborted runs scenario b089-pre-aborted:
-// A pre-aborted call runs no phase but the observers: ABORTED_BEFORE_DISPATCH.
-func TestB089PreAborted(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b089-pre-aborted")
-}
-
-// TestB090ArgumentsNotLossless runs scenario b090-arguments-not-lossless:
-// Arguments that are not lossless JSON (a non-finite number) fail the call at creation,
-// even over a pre-aborted signal; only the observers run.
-func TestB090ArgumentsNotLossless(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b090-arguments-not-lossless")
-}
-
-// TestB091CancelDuringPreThenAllow runs scenario b091-cancel-during-pre-then-allow:
-// Cancelled while pre-execute awaits, which then allows: ABORTED_BEFORE_DISPATCH; the
-// body never runs and post-execute still runs.
-func TestB091CancelDuringPreThenAllow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-allow")
-}
-
-// TestB091CancelDuringPreThenDeny runs scenario b091-cancel-during-pre-then-deny:
-// Cancelled while pre-execute awaits, which then denies: the denial is kept (the more
-// specific outcome wins) and reaches post-execute.
-func TestB091CancelDuringPreThenDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-deny")
-}
-
-// TestB091CancelDuringPreThenThrow runs scenario b091-cancel-during-pre-then-throw:
-// Cancelled while pre-execute awaits, which then fails: the failure is kept and is
-// final (no post-execute).
-func TestB091CancelDuringPreThenThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b091-cancel-during-pre-then-throw")
-}
-
-// TestB092CallerAbortedBeforeNext runs scenario b092-caller-aborted-before-next:
-// The caller is cancelled while a wrapper awaits before next: next finds the body's
-// context already ended, so the body never runs, the call is ABORTED_BEFORE_DISPATCH,
-// and post-execute still runs.
-func TestB092CallerAbortedBeforeNext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b092-caller-aborted-before-next")
-}
-
-// TestB093CancelDuringPost runs scenario b093-cancel-during-post:
-// Cancelled while post-execute awaits: the success becomes ABORTED and keeps the
-// body's context followed by post-execute's.
-func TestB093CancelDuringPost(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b093-cancel-during-post")
-}
-
-// TestB093CancelDuringWrapper runs scenario b093-cancel-during-wrapper:
-// A body that completed with a deferred context, cancelled while the wrapper awaits
-// after next: the success becomes ABORTED and keeps the context (parked in next-step
-// by a keepInbox cancel).
-func TestB093CancelDuringWrapper(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b093-cancel-during-wrapper")
-}
-
-// TestB096AbortedBodyKeepsContexts runs scenario b096-aborted-body-keeps-contexts:
-// A body whose caller is cancelled while it runs (here by the body itself), and which
-// then returns a value, ends ABORTED carrying its deferred context.
-func TestB096AbortedBodyKeepsContexts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b096-aborted-body-keeps-contexts")
-}
-
-// TestB096UncooperativeBodyAwaited runs scenario b096-uncooperative-body-awaited:
-// An uncooperative body that ignores the cancellation is awaited: the call settles
-// (and the observers run) only after the body returns, ABORTED with its deferred
-// context.
-func TestB096UncooperativeBodyAwaited(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b096-uncooperative-body-awaited")
-}
-
-// TestB098FinalizerNoneKeepsContent runs scenario b098-finalizer-none-keeps-content:
-// A finalizer that returns nothing keeps the content; it runs exactly once.
-func TestB098FinalizerNoneKeepsContent(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b098-finalizer-none-keeps-content")
-}
-
-// TestB098FinalizerThrow runs scenario b098-finalizer-throw:
-// A throwing finalizer replaces the result with the failure of its error; it runs
-// exactly once.
-func TestB098FinalizerThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b098-finalizer-throw")
-}
-
-// TestB099FinalizerAfterPreThrow runs scenario b099-finalizer-after-pre-throw:
-// The captured finalizer also maps the content of a final failure that bypassed
-// post-execute (a failing pre-execute listener); the error info is kept.
-func TestB099FinalizerAfterPreThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b099-finalizer-after-pre-throw")
-}
-
-// TestB22InboxNotificationsInClaimOrder runs scenario b2-2-inbox-notifications-in-claim-order:
-// agent/inbox/inserted fires once per inserted message and agent/inbox/claimed once per
-// claimed message, in claim order (next-step before the prompt), before pre-step.
-func TestB22InboxNotificationsInClaimOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b2-2-inbox-notifications-in-claim-order")
-}
-
-// TestB25RequestErrorRetriesAgainAndAgain runs scenario b2-5-request-error-retries-again-and-again:
-// B §2.5: every agent/request-error retry is honoured, not only the first of a step:
-// two failures retried, the third request succeeds, all in one step, under one logged request header (breakage: the second retry
-// ends the turn in error).
-func TestB25RequestErrorRetriesAgainAndAgain(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b2-5-request-error-retries-again-and-again")
-}
-
-// TestB32RequestErrorDefaultEndsTurnError runs scenario b3-2-request-error-default-ends-turn-error:
-// Without a request-error listener (default none) a provider failure ends the turn
-// error with the failure's own facts.
-func TestB32RequestErrorDefaultEndsTurnError(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b3-2-request-error-default-ends-turn-error")
-}
-
-// TestB32RequestErrorRetryStaysInTheStep runs scenario b3-2-request-error-retry-stays-in-the-step:
-// A request-error retry re-sends within the same step: two requests, one step, and the
-// turn completes.
-func TestB32RequestErrorRetryStaysInTheStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b3-2-request-error-retry-stays-in-the-step")
-}
-
-// TestB32RequestErrorThrowEndsTurnError runs scenario b3-2-request-error-throw-ends-turn-error:
-// §3.2: a throwing agent/request-error listener ends the turn error{message, UNKNOWN}
-// after agent/error; the driver stops and the queued follow-up stays pending.
-func TestB32RequestErrorThrowEndsTurnError(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b3-2-request-error-throw-ends-turn-error")
-}
-
-// TestB32RequestThrowEndsTurnError runs scenario b3-2-request-throw-ends-turn-error:
-// §3.2: a throwing agent/request listener ends the turn error before any request is
-// made; as at every model-call point, the failure names the listener
-// (MODEL_LISTENER_FAILED, docs/decisions.md).
-func TestB32RequestThrowEndsTurnError(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b3-2-request-throw-ends-turn-error")
-}
-
-// TestB32StatusAndInboxThrowsAreContained runs scenario b3-2-status-and-inbox-throws-are-contained:
-// §3.2: failing and panicking agent/status and agent/inbox/* listeners are contained:
-// the turn completes as if they were not there.
-func TestB32StatusAndInboxThrowsAreContained(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b3-2-status-and-inbox-throws-are-contained")
-}
-
-// TestB43AllowAfterCancelDoesNotDispatch runs scenario b4-3-allow-after-cancel-does-not-dispatch:
-// B §4.3 step 6: an allow that settles after the caller's cancellation ends
-// ABORTED_BEFORE_DISPATCH at policy and goes to post-execute; the tools/execute wrappers
-// never run (breakage: the allow dispatches, and a wrapper runs around an aborted core).
-func TestB43AllowAfterCancelDoesNotDispatch(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b4-3-allow-after-cancel-does-not-dispatch")
-}
-
-// TestB44SuccessAfterAbortReachesPostExecuteAborted runs scenario b4-4-success-after-abort-reaches-post-execute-aborted:
-// B §4.4 step 4: a success that settles after the caller aborted (the body returned
-// before the cancel, its wrapper after it) reaches post-execute as the ABORTED failure,
-// so an accept{value} there fails as on any failed result (breakage: post-execute sees
-// the success, replaces its value, and the result ends a plain ABORTED).
-func TestB44SuccessAfterAbortReachesPostExecuteAborted(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "b4-4-success-after-abort-reaches-post-execute-aborted")
-}
-
-// TestCompactListenerFailuresCountAsProceed runs scenario compact-listener-failures-count-as-proceed:
-// Bad input: a failing, a panicking and an overrunning pre-compact listener each count
-// as Proceed and are recorded as compaction/listener-failed; the attempt commits.
-func TestCompactListenerFailuresCountAsProceed(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact-listener-failures-count-as-proceed")
-}
-
-// TestCompactManualWhileIdle runs scenario compact-manual-while-idle:
-// Manual compaction while idle: the trigger and origin are manual, there is no turn,
-// the user's instructions reach the directive, and the next prompt's request starts
-// from the checkpoint.
-func TestCompactManualWhileIdle(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact-manual-while-idle")
-}
-
-// TestCompactOverflowCompactsAndRetries runs scenario compact-overflow-compacts-and-retries:
-// Overflow without a known window: the request fails with CONTEXT_WINDOW_EXCEEDED,
-// the attempt shadows everything before the newest message, and the request is sent
-// again and fits.
-func TestCompactOverflowCompactsAndRetries(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact-overflow-compacts-and-retries")
-}
-
-// TestCompactResumeAfterCompaction runs scenario compact-resume-after-compaction:
-// A compacted session resumes from its log: the request after the resume starts from
-// the checkpoint, as the running agent's would.
-func TestCompactResumeAfterCompaction(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact-resume-after-compaction")
-}
-
-// TestCompact01PressureBelowThresholdNothing runs scenario compact01-pressure-below-threshold-nothing:
-// §2.4-1: below the threshold nothing happens: no pre-compact, no compaction event.
-func TestCompact01PressureBelowThresholdNothing(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact01-pressure-below-threshold-nothing")
-}
-
-// TestCompact02PressureBracketsThenSessionStart runs scenario compact02-pressure-brackets-then-session-start:
-// §2.4-2: over the threshold with no vote against it, the boundary of the fourth turn
-// compacts before its step: compaction/start < summary < checkpoint < end, post-compact
-// reports committed, then agent/session-start{compact}; the summarizer replays the
-// prefix; the next request holds the summary, the retained answer and the prompt, and
-// not the shadowed messages.
-func TestCompact02PressureBracketsThenSessionStart(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact02-pressure-brackets-then-session-start")
-}
-
-// TestCompact03ProceedInstructionsReachTheDirective runs scenario compact03-proceed-instructions-reach-the-directive:
-// §2.4-3: Proceed with instructions: the summarizer's trailing directive carries them,
-// and compaction/start names who gave them.
-func TestCompact03ProceedInstructionsReachTheDirective(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact03-proceed-instructions-reach-the-directive")
-}
-
-// TestCompact04PressureDeferUntilTheCap runs scenario compact04-pressure-defer-until-the-cap:
-// §2.4-4: Defer on pressure skips the attempt (compaction/skipped, no bracket) and the
-// step runs uncompacted; the fourth consecutive defer is overridden and the attempt runs.
-func TestCompact04PressureDeferUntilTheCap(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact04-pressure-defer-until-the-cap")
-}
-
-// TestCompact05DeferWinsOverProceed runs scenario compact05-defer-wins-over-proceed:
-// §2.4-5: A defers and B proceeds with instructions: the Defer wins and B's
-// instructions are dropped (no bracket, no summarizer call).
-func TestCompact05DeferWinsOverProceed(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact05-defer-wins-over-proceed")
-}
-
-// TestCompact06OverflowDeferEndsWithTheOriginalError runs scenario compact06-overflow-defer-ends-with-the-original-error:
-// §2.4-6: Defer on overflow: no retry; the turn ends error with the provider's original
-// CONTEXT_WINDOW_EXCEEDED, and pre-compact ran once.
-func TestCompact06OverflowDeferEndsWithTheOriginalError(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact06-overflow-defer-ends-with-the-original-error")
-}
-
-// TestCompact07ManualDeferFailsNamingTheListener runs scenario compact07-manual-defer-fails-naming-the-listener:
-// §2.4-7: Defer on /compact: the command fails naming the listener, there is no
-// bracket, and a prompt queued during the attempt runs after it.
-func TestCompact07ManualDeferFailsNamingTheListener(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact07-manual-defer-fails-naming-the-listener")
-}
-
-// TestCompact08aReplaceMakesNoModelCall runs scenario compact08a-replace-makes-no-model-call:
-// §2.4-8, smaller: a Replace supplies the checkpoint: no summarizer call, and
-// compaction/summary names the plugin as provider.
-func TestCompact08aReplaceMakesNoModelCall(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact08a-replace-makes-no-model-call")
-}
-
-// TestCompact08bReplaceThatDoesNotShrinkFails runs scenario compact08b-replace-that-does-not-shrink-fails:
-// §2.4-8, not smaller: a Replace summary larger than the shadowed range is refused:
-// compaction/end{error}, no summary and no checkpoint, the history unchanged, and
-// post-compact reports failed.
-func TestCompact08bReplaceThatDoesNotShrinkFails(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact08b-replace-that-does-not-shrink-fails")
-}
-
-// TestCompact09PostCompactAppendEntersTheNextStep runs scenario compact09-post-compact-append-enters-the-next-step:
-// §2.4-9: an Append after an automatic compaction: its context enters the next step
-// through the claim, after the checkpoint and before the prompt, sourced by the plugin.
-func TestCompact09PostCompactAppendEntersTheNextStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact09-post-compact-append-enters-the-next-step")
-}
-
-// TestCompact10SummarizerFailurePostCompactFailed runs scenario compact10-summarizer-failure-post-compact-failed:
-// §2.4-10: the summarizer fails: compaction/end{failed, error}, post-compact reports
-// failed, its Append is ignored, and the step runs uncompacted.
-func TestCompact10SummarizerFailurePostCompactFailed(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact10-summarizer-failure-post-compact-failed")
-}
-
-// TestCompact16PostCompactContextsDoNotRecompact runs scenario compact16-post-compact-contexts-do-not-recompact:
-// §2.4-16: post-compact contexts that push the session over the threshold again do not
-// start a second compaction at the same boundary.
-func TestCompact16PostCompactContextsDoNotRecompact(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "compact16-post-compact-contexts-do-not-recompact")
-}
-
-// TestH003InvalidMatcherSkipsItsGroup runs scenario h003-invalid-matcher-skips-its-group:
-// An invalid regex matcher skips only its own group: the valid PreToolUse group of the
-// same file still loads and denies the call (the TS bridge registered nothing).
-func TestH003InvalidMatcherSkipsItsGroup(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h003-invalid-matcher-skips-its-group")
-}
-
-// TestH004UnsupportedEventSkipped runs scenario h004-unsupported-event-skipped:
-// An event the bridge does not map (Setup) is skipped with its bad matcher; the
-// UserPromptSubmit hook of the same file still blocks the prompt.
-func TestH004UnsupportedEventSkipped(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h004-unsupported-event-skipped")
-}
-
-// TestH005MatchersOfMatcherlessEventsIgnored runs scenario h005-matchers-of-matcherless-events-ignored:
-// The matchers of events without a matcher subject (UserPromptSubmit "[", Stop "(")
-// are dropped, not validated: both hooks fire.
-func TestH005MatchersOfMatcherlessEventsIgnored(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h005-matchers-of-matcherless-events-ignored")
-}
-
-// TestH010CodexAsyncRunsDetached runs scenario h010-codex-async-runs-detached:
-// Codex async hooks run detached (decision 7; the TS bridge skipped them): the sync
-// hook of the group denies at once, the async one is not recorded, and its context,
-// injected when it finishes after the turn, reaches the next turn's request.
-func TestH010CodexAsyncRunsDetached(t *testing.T) {
-	harness.RunID(t, runtime.New, "h010-codex-async-runs-detached")
-}
-
-// TestH012ClaudeCodeLiteralMatcher runs scenario h012-claude-code-literal-matcher:
-// Claude Code: a matcher of letters only is an exact list: "Bash" does not match
-// BashOutput, which runs without a hook, and denies Bash.
-func TestH012ClaudeCodeLiteralMatcher(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h012-claude-code-literal-matcher")
-}
-
-// TestH012CodexRegexMatcher runs scenario h012-codex-regex-matcher:
-// Codex: every matcher is an unanchored regex: "Bash" matches BashOutput too.
-func TestH012CodexRegexMatcher(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h012-codex-regex-matcher")
-}
-
-// TestH013ClaudeCodeListAndRegexMatchers runs scenario h013-claude-code-list-and-regex-matchers:
-// Claude Code: "Edit|Write" is an exact list (Edit and Write, not EditFile or Read);
-// "Bash.*" and `.*\.ts$` are regexes (Bash.* matches BashOutput; `.*\.ts$` matches
-// foo.ts, not foo.js).
-func TestH013ClaudeCodeListAndRegexMatchers(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h013-claude-code-list-and-regex-matchers")
-}
-
-// TestH014UnmatchedCallNotRecorded runs scenario h014-unmatched-call-not-recorded:
-// Codex "^Edit$" does not match the tool shell: no hook/invoked is written and the
-// tool runs.
-func TestH014UnmatchedCallNotRecorded(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h014-unmatched-call-not-recorded")
-}
-
-// TestH015SessionStartStartupNotOnResume runs scenario h015-session-start-startup-not-on-resume:
-// SessionStart["startup"] fires for a new session (its plain stdout is context before
-// the first request) and not when the session is resumed: request 2, after the resume,
-// holds the context once, from the history.
-func TestH015SessionStartStartupNotOnResume(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h015-session-start-startup-not-on-resume")
-}
-
-// TestH016ClaudeCodeExtendedLiteralMatchers runs scenario h016-claude-code-extended-literal-matchers:
-// Claude Code follows the current literal rule (decision 1; the TS bridge took these
-// for regexes): "Edit, Write" is an exact list split on "," (with blanks trimmed), and
-// "code-reviewer" matches only code-reviewer, not senior-code-reviewer.
-func TestH016ClaudeCodeExtendedLiteralMatchers(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h016-claude-code-extended-literal-matchers")
-}
-
-// TestH017ClaudeCodeMCPMatchers runs scenario h017-claude-code-mcp-matchers:
-// Claude Code "mcp__memory" is an exact name that matches no tool of the server;
-// "mcp__memory__.*" matches mcp__memory__create_entities.
-func TestH017ClaudeCodeMCPMatchers(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h017-claude-code-mcp-matchers")
-}
-
-// TestH018Exit0EmptyPass runs scenario h018-exit0-empty-pass:
-// Exit 0 with empty stdout is no decision: hook/result pass with exit code 0, recorded
-// inside the turn around the call, and the tool runs.
-func TestH018Exit0EmptyPass(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h018-exit0-empty-pass")
-}
-
-// TestH019Exit2StderrDeniesTrimmed runs scenario h019-exit2-stderr-denies-trimmed:
-// Exit 2 blocks with the trimmed stderr as the reason: the body never runs, the result
-// is the reason, and the stderr summary is trimmed too.
-func TestH019Exit2StderrDeniesTrimmed(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h019-exit2-stderr-denies-trimmed")
-}
-
-// TestH020ClaudeCodeExit2BlankStderrBlocks runs scenario h020-claude-code-exit2-blank-stderr-blocks:
-// Claude Code: exit 2 with blank stderr still blocks, with the event's fallback reason.
-func TestH020ClaudeCodeExit2BlankStderrBlocks(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h020-claude-code-exit2-blank-stderr-blocks")
-}
-
-// TestH020CodexExit2BlankStderrFails runs scenario h020-codex-exit2-blank-stderr-fails:
-// Codex: exit 2 with blank stderr does not block; the hook is failed (recorded, no
-// decision) and the tool runs, as in the real Codex engine.
-func TestH020CodexExit2BlankStderrFails(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h020-codex-exit2-blank-stderr-fails")
-}
-
-// TestH021OtherExitCodesDoNotBlock runs scenario h021-other-exit-codes-do-not-block:
-// Any other exit code is a non-blocking hook error: exit 1 with a warning and exit 127
-// (a command not found) are recorded with their exit codes, and the tool runs.
-func TestH021OtherExitCodesDoNotBlock(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h021-other-exit-codes-do-not-block")
-}
-
-// TestH022Exit2IgnoresStdout runs scenario h022-exit2-ignores-stdout:
-// Exit 2 ignores stdout: {"decision":"approve"} on stdout does not soften the block,
-// whose reason is stderr.
-func TestH022Exit2IgnoresStdout(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h022-exit2-ignores-stdout")
-}
-
-// TestH023TopLevelDecisionOnlyApproveOrBlock runs scenario h023-top-level-decision-only-approve-or-block:
-// At top level only approve and block are decisions: deny, allow, ask and maybe are
-// invalid output (a recorded hook error, no decision), approve is allow (which never
-// pre-approves), and the tool runs.
-func TestH023TopLevelDecisionOnlyApproveOrBlock(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h023-top-level-decision-only-approve-or-block")
-}
-
-// TestH024PermissionDecisionOverridesTopLevel runs scenario h024-permission-decision-overrides-top-level:
-// hookSpecificOutput.permissionDecision overrides the top-level decision: approve plus
-// a deny "denied by policy" denies with that reason.
-func TestH024PermissionDecisionOverridesTopLevel(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h024-permission-decision-overrides-top-level")
-}
-
-// TestH025MismatchedEventNameDiscarded runs scenario h025-mismatched-event-name-discarded:
-// A hookSpecificOutput naming another event is discarded: a PreToolUse hook printing
-// the UserPromptSubmit deny decides nothing, and the tool runs.
-func TestH025MismatchedEventNameDiscarded(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h025-mismatched-event-name-discarded")
-}
-
-// TestH025MissingEventNameDropsContext runs scenario h025-missing-event-name-drops-context:
-// A hookSpecificOutput without hookEventName is discarded too: the UserPromptSubmit
-// additionalContext never reaches the model, and the Stop one is no notice.
-func TestH025MissingEventNameDropsContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h025-missing-event-name-drops-context")
-}
-
-// TestH026StopContinueFalseBeatsBlock runs scenario h026-stop-continue-false-beats-block:
-// Stop: continue:false beats a block in the same output (dsh maps continue:false to
-// halt, decision 7): the turn ends aborted by the hook with the stopReason, no second
-// request; the allow of another event is dropped.
-func TestH026StopContinueFalseBeatsBlock(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h026-stop-continue-false-beats-block")
-}
-
-// TestH027ArrayStdoutClaudeCodeIsPlainContext runs scenario h027-array-stdout-claude-code-is-plain-context:
-// Claude Code: only "{" starts JSON, so "[1,2,3]" on UserPromptSubmit is plain stdout,
-// which is context (decision 7).
-func TestH027ArrayStdoutClaudeCodeIsPlainContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h027-array-stdout-claude-code-is-plain-context")
-}
-
-// TestH027ArrayStdoutCodexIsInvalidOutput runs scenario h027-array-stdout-codex-is-invalid-output:
-// Codex: "[" starts JSON too, so "[1,2,3]" is output that fails the schema: the hook
-// is failed and nothing reaches the model.
-func TestH027ArrayStdoutCodexIsInvalidOutput(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h027-array-stdout-codex-is-invalid-output")
-}
-
-// TestH027InvalidJSONIsPlainOutput runs scenario h027-invalid-json-is-plain-output:
-// Claude Code: stdout that starts like JSON but does not parse is plain output, as in
-// the real engine (ignored at PreToolUse, a context where plain stdout is one); the
-// tool runs.
-func TestH027InvalidJSONIsPlainOutput(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h027-invalid-json-is-plain-output")
-}
-
-// TestH027PaddedJSONIsTrimmedAndParsed runs scenario h027-padded-json-is-trimmed-and-parsed:
-// JSON surrounded by blanks is trimmed and parsed: a top-level block denies the call
-// with the fallback reason.
-func TestH027PaddedJSONIsTrimmedAndParsed(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h027-padded-json-is-trimmed-and-parsed")
-}
-
-// TestH028KilledBySignalNoExitCode runs scenario h028-killed-by-signal-no-exit-code:
-// A hook killed by a signal has no exit code: hook/result is error without an
-// exitCode key (its stderr summary kept), and the tool runs.
-func TestH028KilledBySignalNoExitCode(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h028-killed-by-signal-no-exit-code")
-}
-
-// TestH029AllowAskIsAsk runs scenario h029-allow-ask-is-ask:
-// allow + ask merges to ask; with no approval service the ask fails closed with its
-// reason.
-func TestH029AllowAskIsAsk(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h029-allow-ask-is-ask")
-}
-
-// TestH029AllowBlockIsDeny runs scenario h029-allow-block-is-deny:
-// allow + a top-level block merges to deny, with the block's reason.
-func TestH029AllowBlockIsDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h029-allow-block-is-deny")
-}
-
-// TestH029AskDenyIsDeny runs scenario h029-ask-deny-is-deny:
-// ask + deny merges to deny.
-func TestH029AskDenyIsDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h029-ask-deny-is-deny")
-}
-
-// TestH029DenyAllowIsDeny runs scenario h029-deny-allow-is-deny:
-// deny + allow merges to deny.
-func TestH029DenyAllowIsDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h029-deny-allow-is-deny")
-}
-
-// TestH030AskReasonReachesApproval runs scenario h030-ask-reason-reaches-approval:
-// allow "x" + ask "needs approval" asks with "needs approval" only; the approval
-// service sees that reason, and allowed-once runs the tool.
-func TestH030AskReasonReachesApproval(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h030-ask-reason-reaches-approval")
-}
-
-// TestH030DenyBeatsAskReason runs scenario h030-deny-beats-ask-reason:
-// ask "a" + deny "b" denies with "b" only.
-func TestH030DenyBeatsAskReason(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h030-deny-beats-ask-reason")
-}
-
-// TestH030WinningRankReasonsJoined runs scenario h030-winning-rank-reasons-joined:
-// Reasons are kept from the winning rank only and joined by a blank line: deny "first
-// objection", allow "not collected", block "second objection".
-func TestH030WinningRankReasonsJoined(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h030-winning-rank-reasons-joined")
-}
-
-// TestH031ContextsAccumulateInOrder runs scenario h031-contexts-accumulate-in-order:
-// Contexts accumulate in hook order, empty ones skipped: ctx-A, "", ctx-B become one
-// plugin message with two text blocks after the prompt.
-func TestH031ContextsAccumulateInOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h031-contexts-accumulate-in-order")
-}
-
-// TestH031FirstContinueFalseWins runs scenario h031-first-continue-false-wins:
-// The first continue:false wins with its stopReason: continue:true, then "halt now",
-// then "second" halt the prompt with "halt now"; no request is made.
-func TestH031FirstContinueFalseWins(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h031-first-continue-false-wins")
-}
-
-// TestH032PromptBlockedByExit2 runs scenario h032-prompt-blocked-by-exit2:
-// UserPromptSubmit exit 2 rejects the prompt: the turn ends blocked with the stderr
-// reason and the prompt dropped, the model gets no request, and the log is turn/start,
-// hook/invoked, hook/result, turn/end.
-func TestH032PromptBlockedByExit2(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h032-prompt-blocked-by-exit2")
-}
-
-// TestH032PromptBlockedEmptyStderr runs scenario h032-prompt-blocked-empty-stderr:
-// UserPromptSubmit exit 2 with empty stderr blocks with the fallback reason.
-func TestH032PromptBlockedEmptyStderr(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h032-prompt-blocked-empty-stderr")
-}
-
-// TestH033PromptContextJoinsTheStep runs scenario h033-prompt-context-joins-the-step:
-// A UserPromptSubmit additionalContext joins the step as a separate plugin-sourced
-// user/message after the prompt.
-func TestH033PromptContextJoinsTheStep(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h033-prompt-context-joins-the-step")
-}
-
-// TestH034DownstreamRejectWinsOverContext runs scenario h034-downstream-reject-wins-over-context:
-// A downstream pre-step listener that rejects wins over the bridge's context: no
-// context message is written and the model gets no request.
-func TestH034DownstreamRejectWinsOverContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h034-downstream-reject-wins-over-context")
-}
-
-// TestH035ContextAfterDownstreamRewrite runs scenario h035-context-after-downstream-rewrite:
-// The bridge's context is appended after what the downstream decided: a listener that
-// rewrites the prompt and adds a policy context gives rewritten prompt, policy context,
-// bridge context, in that order.
-func TestH035ContextAfterDownstreamRewrite(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h035-context-after-downstream-rewrite")
-}
-
-// TestH036SystemMessageIsANotice runs scenario h036-system-message-is-a-notice:
-// systemMessage is a user-facing notice recorded in hook/result, never shown to the
-// model.
-func TestH036SystemMessageIsANotice(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h036-system-message-is-a-notice")
-}
-
-// TestH037PreToolDenyByMatcher runs scenario h037-pre-tool-deny-by-matcher:
-// PreToolUse["danger"] exit 2: calling danger never runs its body and its result is
-// the stderr; calling safe runs normally, with no hook.
-func TestH037PreToolDenyByMatcher(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h037-pre-tool-deny-by-matcher")
-}
-
-// TestH037PreToolDenyEmptyStderr runs scenario h037-pre-tool-deny-empty-stderr:
-// PreToolUse exit 2 with empty stderr denies with "Blocked by hook" (the real engine's words).
-func TestH037PreToolDenyEmptyStderr(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h037-pre-tool-deny-empty-stderr")
-}
-
-// TestH038AskFailsClosedWithoutApprover runs scenario h038-ask-fails-closed-without-approver:
-// A PreToolUse ask with no approval service fails closed: the tool does not run and
-// the result holds the ask's reason.
-func TestH038AskFailsClosedWithoutApprover(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h038-ask-fails-closed-without-approver")
-}
-
-// TestH038AskRejectedFailsClosed runs scenario h038-ask-rejected-fails-closed:
-// An ask without a reason, rejected by the approval service, still fails closed: the
-// tool does not run and its result is an error.
-func TestH038AskRejectedFailsClosed(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h038-ask-rejected-fails-closed")
-}
-
-// TestH039AllowUpdatedInputApplied runs scenario h039-allow-updated-input-applied:
-// allow with updatedInput never pre-approves: the downstream pre-execute listener
-// still runs; the hook, run once in the rewrite phase (its records before tool/call),
-// rewrites the call, whose tool/call holds the effective arguments and the model's.
-func TestH039AllowUpdatedInputApplied(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h039-allow-updated-input-applied")
-}
-
-// TestH040PreToolContinueFalseHalts runs scenario h040-pre-tool-continue-false-halts:
-// PreToolUse continue:false halts (decision 7, where TS only recorded it): the tool
-// does not run, its result is the stop reason, and the turn ends aborted by the hook
-// after the batch, with no second request.
-func TestH040PreToolContinueFalseHalts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h040-pre-tool-continue-false-halts")
-}
-
-// TestH041ErrorResultRunsNoPostToolUse runs scenario h041-error-result-runs-no-post-tool-use:
-// PostToolUse fires for successful results only (decision 8): a call whose body fails
-// runs no PostToolUse hook, and its error stands.
-func TestH041ErrorResultRunsNoPostToolUse(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h041-error-result-runs-no-post-tool-use")
-}
-
-// TestH041PostToolBlockEmptyStderr runs scenario h041-post-tool-block-empty-stderr:
-// PostToolUse exit 2 with empty stderr gives the feedback "Blocked by hook".
-func TestH041PostToolBlockEmptyStderr(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h041-post-tool-block-empty-stderr")
-}
-
-// TestH041PostToolBlockFeedback runs scenario h041-post-tool-block-feedback:
-// PostToolUse exit 2 after the tool ran turns its result into an error whose content
-// is the stderr feedback.
-func TestH041PostToolBlockFeedback(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h041-post-tool-block-feedback")
-}
-
-// TestH042PostToolContextAfterResult runs scenario h042-post-tool-context-after-result:
-// A PostToolUse additionalContext lands as a plugin-sourced user/message after the
-// tool/result, in the next step.
-func TestH042PostToolContextAfterResult(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h042-post-tool-context-after-result")
-}
-
-// TestH043PostToolBlockWithContext runs scenario h043-post-tool-block-with-context:
-// PostToolUse block with a reason and a context: the result is the feedback "bad" and
-// the context is injected too.
-func TestH043PostToolBlockWithContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h043-post-tool-block-with-context")
-}
-
-// TestH044BridgeContextBeforePolicyContext runs scenario h044-bridge-context-before-policy-context:
-// The bridge's context comes before a downstream policy context.
-func TestH044BridgeContextBeforePolicyContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h044-bridge-context-before-policy-context")
-}
-
-// TestH044DownstreamBlockKeepsBridgeContext runs scenario h044-downstream-block-keeps-bridge-context:
-// A downstream block stays a block with its feedback, and the bridge's context is
-// kept.
-func TestH044DownstreamBlockKeepsBridgeContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h044-downstream-block-keeps-bridge-context")
-}
-
-// TestH044DownstreamReplaceKeepsBridgeContext runs scenario h044-downstream-replace-keeps-bridge-context:
-// A downstream post-execute listener that replaces the value keeps its value, and the
-// bridge's context still follows the result.
-func TestH044DownstreamReplaceKeepsBridgeContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h044-downstream-replace-keeps-bridge-context")
-}
-
-// TestH045StopBlockContinuesOnce runs scenario h045-stop-block-continues-once:
-// A Stop hook that exits 2 once steers its stderr into another step of the same turn:
-// two requests, the second holding "continue please" as a plugin message; the second
-// stop passes.
-func TestH045StopBlockContinuesOnce(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h045-stop-block-continues-once")
-}
-
-// TestH045StopBlockEmptyStderr runs scenario h045-stop-block-empty-stderr:
-// A Stop block with empty stderr steers the fallback "Blocked by hook".
-func TestH045StopBlockEmptyStderr(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h045-stop-block-empty-stderr")
-}
-
-// TestH046StopHookActiveAndCap runs scenario h046-stop-hook-active-and-cap:
-// A Stop hook that always blocks: stop_hook_active is false on the first stop and true
-// on re-entry (the hook's stdin, echoed as its reason, says so), and after 8
-// consecutive blocks the turn ends, the cap recorded (decision 6).
-func TestH046StopHookActiveAndCap(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h046-stop-hook-active-and-cap")
-}
-
-// TestH047SessionStartContextBeforeFirstRequest runs scenario h047-session-start-context-before-first-request:
-// SessionStart["startup"] additionalContext is injected before the first request.
-func TestH047SessionStartContextBeforeFirstRequest(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h047-session-start-context-before-first-request")
-}
-
-// TestH051ClaudeCodePayload runs scenario h051-claude-code-payload:
-// The Claude Code PreToolUse stdin, echoed as the deny reason: hook_event_name,
-// session_id, tool_name, the real tool_input, tool_use_id, cwd and an empty
-// transcript_path (the session has no file).
-func TestH051ClaudeCodePayload(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h051-claude-code-payload")
-}
-
-// TestH052ContextCappedAt10000 runs scenario h052-context-capped-at-10000:
-// Each context reaching the model is capped at 10,000 characters with a truncation
-// note (decision 7): 10,100 characters of plain UserPromptSubmit stdout keep 9,953 and
-// say how many were omitted.
-func TestH052ContextCappedAt10000(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h052-context-capped-at-10000")
-}
-
-// TestH052StderrSummaryCapped runs scenario h052-stderr-summary-capped:
-// The stderr summary is capped at 500 characters plus "…"; the model gets the whole
-// stderr as the reason.
-func TestH052StderrSummaryCapped(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h052-stderr-summary-capped")
-}
-
-// TestH053ExecutionsOutsideATurnNotRecorded runs scenario h053-executions-outside-a-turn-not-recorded:
-// Outside an open turn nothing is recorded: a direct agent-less execution, and one
-// for the idle agent, are denied by the PreToolUse hook, and the log holds the only
-// turn's records (its prompt ran no tool hook).
-func TestH053ExecutionsOutsideATurnNotRecorded(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h053-executions-outside-a-turn-not-recorded")
-}
-
-// TestH054CodexDenyRecordedAsCodex runs scenario h054-codex-deny-recorded-as-codex:
-// Codex PreToolUse["Bash"] exit 2 with stderr denies with that text; hook/invoked
-// names the codex dialect, the point and the matcher.
-func TestH054CodexDenyRecordedAsCodex(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h054-codex-deny-recorded-as-codex")
-}
-
-// TestH055CodexPromptPlainStdoutContext runs scenario h055-codex-prompt-plain-stdout-context:
-// Codex UserPromptSubmit: plain stdout on exit 0 is context; plain stdout with exit 1
-// is an error and {"unrelated":"json"} fails the schema, neither adds anything.
-func TestH055CodexPromptPlainStdoutContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h055-codex-prompt-plain-stdout-context")
-}
-
-// TestH055CodexSessionStartPlainStdout runs scenario h055-codex-session-start-plain-stdout:
-// Codex SessionStart: plain stdout on exit 0 is injected before the first request;
-// plain stdout with exit 2 is not (SessionStart cannot block either).
-func TestH055CodexSessionStartPlainStdout(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h055-codex-session-start-plain-stdout")
-}
-
-// TestH056CodexShellPayload runs scenario h056-codex-shell-payload:
-// The Codex PreToolUse stdin, echoed as the deny reason: tool_name as called, the shell
-// tool's input reduced to {command} ("" for a non-string command), model,
-// permission_mode "default" and a null transcript_path.
-func TestH056CodexShellPayload(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h056-codex-shell-payload")
-}
-
-// TestH057CancelKillsTheHook runs scenario h057-cancel-kills-the-hook:
-// Cancelling the turn while a UserPromptSubmit hook runs kills it: the hook/result is
-// an error without exit code, the turn ends aborted by the user with no request, and
-// the log is turn/start, hook/invoked, hook/result, turn/end.
-func TestH057CancelKillsTheHook(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h057-cancel-kills-the-hook")
-}
-
-// TestH058CodexAskAllowAndReasonlessDenyFail runs scenario h058-codex-ask-allow-and-reasonless-deny-fail:
-// Codex PreToolUse ask, allow without updatedInput, and deny without a reason are all
-// failed (recorded, no decision), and the tool runs.
-func TestH058CodexAskAllowAndReasonlessDenyFail(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h058-codex-ask-allow-and-reasonless-deny-fail")
-}
-
-// TestH059CodexStopHaltBeatsBlock runs scenario h059-codex-stop-halt-beats-block:
-// Codex Stop: continue:false in one hook beats a block in another: the turn ends
-// aborted by the hook with "enough", and there is no continuation.
-func TestH059CodexStopHaltBeatsBlock(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h059-codex-stop-halt-beats-block")
-}
-
-// TestH060ClaudeCodeRunsIdenticalCommandOnce runs scenario h060-claude-code-runs-identical-command-once:
-// Claude Code runs an identical command configured twice once.
-func TestH060ClaudeCodeRunsIdenticalCommandOnce(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h060-claude-code-runs-identical-command-once")
-}
-
-// TestH060CodexRunsIdenticalCommandsTwice runs scenario h060-codex-runs-identical-commands-twice:
-// Codex runs an identical command configured twice twice.
-func TestH060CodexRunsIdenticalCommandsTwice(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h060-codex-runs-identical-commands-twice")
-}
-
-// TestH062AllHooksRunDenyWins runs scenario h062-all-hooks-run-deny-wins:
-// Claude Code PreToolUse hooks returning allow, ask and a slower deny all run to
-// completion, in parallel; results are recorded in configuration order, and deny wins.
-func TestH062AllHooksRunDenyWins(t *testing.T) {
-	harness.RunID(t, runtime.New, "h062-all-hooks-run-deny-wins")
-}
-
-// TestH063TimeoutIsNoDecision runs scenario h063-timeout-is-no-decision:
-// A PreToolUse hook that outlives its timeout is killed: its output is discarded
-// (timeout, no exit code, no decision) and the call goes through.
-func TestH063TimeoutIsNoDecision(t *testing.T) {
-	harness.RunID(t, runtime.New, "h063-timeout-is-no-decision")
-}
-
-// TestH064ClaudeCodePlainStdoutContext runs scenario h064-claude-code-plain-stdout-context:
-// Claude Code UserPromptSubmit plain stdout on exit 0 is context (decision 7; the TS
-// bridge dropped it).
-func TestH064ClaudeCodePlainStdoutContext(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "h064-claude-code-plain-stdout-context")
-}
-
-// TestH065AsyncHookNeverBlocks runs scenario h065-async-hook-never-blocks:
-// An async PostToolUse hook runs detached: the turn does not wait for it (request 2
-// lacks its context, and it is not recorded), its context is injected for the next
-// step when it finishes, and the next turn's request has it.
-func TestH065AsyncHookNeverBlocks(t *testing.T) {
-	harness.RunID(t, runtime.New, "h065-async-hook-never-blocks")
-}
-
-// TestHc11CompactCCPostcompactUnderManualCompact runs scenario hc11-compact-cc-postcompact-under-manual-compact:
-// §2.4-11: /compact with a Claude Code PostCompact hook: the hook runs outside any turn
-// (hook/* records with turn 0, owned by the attempt), sees the summary, and its
-// additionalContext enters with the next prompt, right after the checkpoint.
-func TestHc11CompactCCPostcompactUnderManualCompact(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "hc11-compact-cc-postcompact-under-manual-compact")
-}
-
-// TestHc13CompactCCPrecompactMatcherManual runs scenario hc13-compact-cc-precompact-matcher-manual:
-// §2.4-13: the matcher of a Claude Code PreCompact group tests the origin: at /compact
-// the "manual" group runs and its plain stdout (here a label and its stdin, with trigger
-// "manual" and the user's custom_instructions) joins the summarizer directive; the "auto"
-// group does not run.
-func TestHc13CompactCCPrecompactMatcherManual(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "hc13-compact-cc-precompact-matcher-manual")
-}
-
-// TestHc14CompactCodexPrecompactContinueFalseHalts runs scenario hc14-compact-codex-precompact-continue-false-halts:
-// §2.4-14, as the real engine (Codex 0.169.0) does it: a Codex PreCompact hook that
-// prints continue:false stops the turn before the compaction (the design's "hook Failed,
-// compaction proceeds" is not what the engine does): the pressure attempt is deferred
-// (compaction/skipped, no bracket) and the turn ends aborted by the hook.
-func TestHc14CompactCodexPrecompactContinueFalseHalts(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "hc14-compact-codex-precompact-continue-false-halts")
-}
-
-// TestModelRequestAnswer runs scenario model-request-answer:
-// A synthetic answer: the provider is not called; the answer streams as assistant/chunk
-// events and is logged as the assistant message with a source naming the listener; the
-// listeners after the answering one do not run.
-func TestModelRequestAnswer(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-answer")
-}
-
-// TestModelRequestAnswerUnknownTool runs scenario model-request-answer-unknown-tool:
-// A synthetic answer calling a tool the registry does not have goes through the
-// pipeline like any unknown tool: an error result, and the turn goes on.
-func TestModelRequestAnswerUnknownTool(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-answer-unknown-tool")
-}
-
-// TestModelRequestAnswerWithToolCall runs scenario model-request-answer-with-tool-call:
-// A synthetic answer with a tool call: the call runs through the pipeline like any, and
-// the continuation goes to the provider with the answer and the result in its history.
-func TestModelRequestAnswerWithToolCall(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-answer-with-tool-call")
-}
-
-// TestModelRequestAudit runs scenario model-request-audit:
-// With auditing on, a model-call decision other than the default is recorded with its
-// listener and reason; passes are not.
-func TestModelRequestAudit(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-audit")
-}
-
-// TestModelRequestDeny runs scenario model-request-deny:
-// A deny on the first step: no model call, the turn ends blocked with the reason and
-// the listener.
-func TestModelRequestDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-deny")
-}
-
-// TestModelRequestDenyAtContinuation runs scenario model-request-deny-at-continuation:
-// A deny at a tool continuation: the first step's call ran and is logged; the second
-// step makes no model call and the turn ends blocked.
-func TestModelRequestDenyAtContinuation(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-deny-at-continuation")
-}
-
-// TestModelRequestInvalidRewriteEmpty runs scenario model-request-invalid-rewrite-empty:
-// An empty message list is an invalid rewrite: the request fails closed, nothing is
-// sent, and the turn ends error naming the listener.
-func TestModelRequestInvalidRewriteEmpty(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-invalid-rewrite-empty")
-}
-
-// TestModelRequestInvalidRewriteOrphanResult runs scenario model-request-invalid-rewrite-orphan-result:
-// A tool result without its call is an invalid rewrite, even after a valid one: nothing
-// half-rewritten is sent.
-func TestModelRequestInvalidRewriteOrphanResult(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-invalid-rewrite-orphan-result")
-}
-
-// TestModelRequestInvalidRewriteUnknownTool runs scenario model-request-invalid-rewrite-unknown-tool:
-// A tool the registry does not have is an invalid rewrite.
-func TestModelRequestInvalidRewriteUnknownTool(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-invalid-rewrite-unknown-tool")
-}
-
-// TestModelRequestOverrun runs scenario model-request-overrun:
-// A listener still running at its bound fails the request closed and is named.
-func TestModelRequestOverrun(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-overrun")
-}
-
-// TestModelRequestPanic runs scenario model-request-panic:
-// A panicking listener fails the request closed and is named; nothing is sent.
-func TestModelRequestPanic(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-panic")
-}
-
-// TestModelRequestPass runs scenario model-request-pass:
-// A passing listener sees the request as derived from the log (messages, tools) and
-// changes nothing: no request/rewritten, the request as without it.
-func TestModelRequestPass(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-pass")
-}
-
-// TestModelRequestRestrictAllowList runs scenario model-request-restrict-allow-list:
-// A restriction is an allow-list over the tools offered: names not offered are ignored,
-// and a second restriction intersects with the first.
-func TestModelRequestRestrictAllowList(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-restrict-allow-list")
-}
-
-// TestModelRequestRestrictHidesTheToolFromCalls runs scenario model-request-restrict-hides-the-tool-from-calls:
-// A tool the request did not offer is unknown to the calls of that step, even though
-// the registry has it: the model (or a synthetic answer) cannot call around a
-// restriction. The next step offers it again.
-func TestModelRequestRestrictHidesTheToolFromCalls(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-restrict-hides-the-tool-from-calls")
-}
-
-// TestModelRequestRestrictNone runs scenario model-request-restrict-none:
-// An empty allow-list offers no tool at all (Gemini CLI's mode NONE).
-func TestModelRequestRestrictNone(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-restrict-none")
-}
-
-// TestModelRequestRewriteRedactsMessages runs scenario model-request-rewrite-redacts-messages:
-// A redacting rewrite changes what the provider sees, for this request only: the log
-// keeps the user's text, request/rewritten names the listener, and the next turn's
-// request is derived from the log (and redacted) again.
-func TestModelRequestRewriteRedactsMessages(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-rewrite-redacts-messages")
-}
-
-// TestModelRequestRewriteSystemAndTools runs scenario model-request-rewrite-system-and-tools:
-// A rewrite of the system prompt and of the tools: the provider gets both; the header
-// still records the durable config and the registry's tools.
-func TestModelRequestRewriteSystemAndTools(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-rewrite-system-and-tools")
-}
-
-// TestModelRequestTwoRewritersRegistrationOrder runs scenario model-request-two-rewriters-registration-order:
-// Two rewriters compose in registration order whatever order they finish in: the first
-// (slow) turns x into y, the second (fast) y into z; the provider gets z.
-func TestModelRequestTwoRewritersRegistrationOrder(t *testing.T) {
-	harness.RunID(t, runtime.New, "model-request-two-rewriters-registration-order")
-}
-
-// TestModelRequestTwoRewritersReversed runs scenario model-request-two-rewriters-reversed:
-// The same two rewriters registered the other way round: the fast one sees x and
-// leaves it, the slow one then makes it y. The order is the registration order, not
-// the finishing order.
-func TestModelRequestTwoRewritersReversed(t *testing.T) {
-	harness.RunID(t, runtime.New, "model-request-two-rewriters-reversed")
-}
-
-// TestModelRequestUseConfig runs scenario model-request-use-config:
-// use replaces the config durably: request/header records it, and the provider gets
-// its model and system prompt.
-func TestModelRequestUseConfig(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-request-use-config")
-}
-
-// TestModelResponseAccept runs scenario model-response-accept:
-// An accepting agent/response listener sees the complete response; the log is as
-// without it.
-func TestModelResponseAccept(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-accept")
-}
-
-// TestModelResponseBlock runs scenario model-response-block:
-// A block discards the response: no assistant/chunk, no assistant/message, no tool
-// call; the turn ends blocked with the reason and the listener.
-func TestModelResponseBlock(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-block")
-}
-
-// TestModelResponseOverrun runs scenario model-response-overrun:
-// An agent/response listener still running at its bound discards the response (nothing
-// of it is logged) and ends the turn error naming it.
-func TestModelResponseOverrun(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-overrun")
-}
-
-// TestModelResponsePanic runs scenario model-response-panic:
-// A panicking agent/response listener discards the response and ends the turn error
-// naming it.
-func TestModelResponsePanic(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-panic")
-}
-
-// TestModelResponseReplaceDropsToolCalls runs scenario model-response-replace-drops-tool-calls:
-// A replacement with toolCalls "drop" removes the calls (Gemini CLI's AfterModel
-// replacement): nothing runs and the turn completes.
-func TestModelResponseReplaceDropsToolCalls(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-replace-drops-tool-calls")
-}
-
-// TestModelResponseReplaceKeepsToolCalls runs scenario model-response-replace-keeps-tool-calls:
-// A replaced text keeps the response's tool calls (the default): what is logged (and
-// streamed) is the new text, and the call runs.
-func TestModelResponseReplaceKeepsToolCalls(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-replace-keeps-tool-calls")
-}
-
-// TestModelResponseSeesSyntheticAnswer runs scenario model-response-sees-synthetic-answer:
-// agent/response sees a synthetic answer too, with its source.
-func TestModelResponseSeesSyntheticAnswer(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-response-sees-synthetic-answer")
-}
-
-// TestModelResumeWithRewriter runs scenario model-resume-with-rewriter:
-// Resume with a rewriter registered: the rewriter runs for the new requests only (never
-// for the replayed history), and the resumed request is the one the running agent
-// would have sent (the history derived from the log, redacted again).
-func TestModelResumeWithRewriter(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "model-resume-with-rewriter")
-}
-
-// TestRw01RewriteNoneIsUnchanged runs scenario rw01-rewrite-none-is-unchanged:
-// §1.9.1: with no rewriter, tool/call.arguments is the model's raw string (white space
-// and all), with no modelArguments, rewrite or rewriteError; the log is as before.
-func TestRw01RewriteNoneIsUnchanged(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw01-rewrite-none-is-unchanged")
-}
-
-// TestRw02RewriteKeepIsUnchanged runs scenario rw02-rewrite-keep-is-unchanged:
-// §1.9.2: a rewriter that keeps the input (it only records) leaves everything as with
-// no rewriter.
-func TestRw02RewriteKeepIsUnchanged(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw02-rewrite-keep-is-unchanged")
-}
-
-// TestRw03RewriteReplace runs scenario rw03-rewrite-replace:
-// §1.9.3: a Replace on bash: tool/call holds the effective JSON, modelArguments the raw
-// original and the chain [{by: p, kind: replace}] with the output's digest; pre-execute
-// and the body see the effective arguments (pre-execute the model's beside them); the
-// assistant message stays verbatim and the model sees the notice first in the result.
-func TestRw03RewriteReplace(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw03-rewrite-replace")
-}
-
-// TestRw04RewriteFoldInOrder runs scenario rw04-rewrite-fold-in-order:
-// §1.9.4: A then B: B sees A's output and the model's untouched input; the effective
-// input is B(A(x)); the chain is A, B with the digest of each output.
-func TestRw04RewriteFoldInOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw04-rewrite-fold-in-order")
-}
-
-// TestRw05RewriteConflictFail runs scenario rw05-rewrite-conflict-fail:
-// §1.9.5, fail: the same two rewrites fail the call closed with REWRITE_CONFLICT naming
-// timeout: no pre-execute, no dispatch; tool/call has the model's arguments and the
-// rewriteError.
-func TestRw05RewriteConflictFail(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw05-rewrite-conflict-fail")
-}
-
-// TestRw05RewriteConflictOrdered runs scenario rw05-rewrite-conflict-ordered:
-// §1.9.5, ordered (the default): A and B both set timeout; B wins and both are recorded.
-func TestRw05RewriteConflictOrdered(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw05-rewrite-conflict-ordered")
-}
-
-// TestRw06RewriteNoop runs scenario rw06-rewrite-noop:
-// §1.9.6: a rewrite equal to its input after canonicalization (other key order) is a
-// noop chain entry: no modelArguments, no notice; arguments stay the raw string.
-func TestRw06RewriteNoop(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw06-rewrite-noop")
-}
-
-// TestRw07RewriteDropsRequiredField runs scenario rw07-rewrite-drops-required-field:
-// §1.9.7: a Replace that drops the required command: no pre-execute, no dispatch;
-// REWRITE_INVALID names command; tool/call has the model's arguments and the
-// rewriteError. Finalization and tools/result still run.
-func TestRw07RewriteDropsRequiredField(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw07-rewrite-drops-required-field")
-}
-
-// TestRw08RewriteUnknownFieldClosedSchema runs scenario rw08-rewrite-unknown-field-closed-schema:
-// §1.9.8: an unknown env field on a closed schema is REWRITE_INVALID naming env, not a
-// silent no-op (a direct execution).
-func TestRw08RewriteUnknownFieldClosedSchema(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw08-rewrite-unknown-field-closed-schema")
-}
-
-// TestRw09RewritePanicFailsOneCall runs scenario rw09-rewrite-panic-fails-one-call:
-// §1.9.9: the rewriter panics on call 2 of 3: call 2 is REWRITE_FAILED (its tool/call
-// with the model's arguments and the rewriteError), calls 1 and 3 run, and the results
-// stay in model order.
-func TestRw09RewritePanicFailsOneCall(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw09-rewrite-panic-fails-one-call")
-}
-
-// TestRw10RewriteRepairsBrokenJSON runs scenario rw10-rewrite-repairs-broken-json:
-// §1.9.10: broken model JSON arrives Raw; a rewriter's repair is validated and
-// dispatched, and modelArguments holds the broken string.
-func TestRw10RewriteRepairsBrokenJSON(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw10-rewrite-repairs-broken-json")
-}
-
-// TestRw11RewriteCancelledWhileWaiting runs scenario rw11-rewrite-cancelled-while-waiting:
-// §1.9.11: the turn is cancelled while a rewriter waits: a tool/call with the model's
-// arguments and no partial rewrite, and an ABORTED_BEFORE_DISPATCH result.
-func TestRw11RewriteCancelledWhileWaiting(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw11-rewrite-cancelled-while-waiting")
-}
-
-// TestRw12RewriteThenDeny runs scenario rw12-rewrite-then-deny:
-// §1.9.12: a rewrite, then a pre-execute deny: the deny result; tool/call shows the
-// effective arguments, the original and the chain; post-execute runs as for every deny.
-func TestRw12RewriteThenDeny(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw12-rewrite-then-deny")
-}
-
-// TestRw13RewriteApprovalBindsDigest runs scenario rw13-rewrite-approval-binds-digest:
-// §1.9.13: a rewrite, then ask: approval/asked carries callId and the effective
-// arguments' digest; a matching allowed-once dispatches exactly those arguments.
-func TestRw13RewriteApprovalBindsDigest(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw13-rewrite-approval-binds-digest")
-}
-
-// TestRw13RewriteApprovalStaleDigest runs scenario rw13-rewrite-approval-stale-digest:
-// §1.9.13: an allowed-once that echoes the original's digest is stale: the call is
-// denied with APPROVAL_STALE, the body never runs, post-execute runs as for a deny.
-func TestRw13RewriteApprovalStaleDigest(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw13-rewrite-approval-stale-digest")
-}
-
-// TestRw14RewriteCCAllowThenAskApprovesRewritten runs scenario rw14-rewrite-cc-allow-then-ask-approves-rewritten:
-// §1.9.14: Claude Code hook A allows with updatedInput and hook B asks: the approval is
-// asked for A's input (its argsDigest is the effective one), and approving runs it.
-func TestRw14RewriteCCAllowThenAskApprovesRewritten(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw14-rewrite-cc-allow-then-ask-approves-rewritten")
-}
-
-// TestRw15RewriteCCPassthroughEitherOrder runs scenario rw15-rewrite-cc-passthrough-either-order:
-// §1.9.15: a pass-through hook ({}) and a rewriter, in both orders (the group of tool a
-// has the pass-through first, that of tool b last): the rewritten input runs both times.
-func TestRw15RewriteCCPassthroughEitherOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw15-rewrite-cc-passthrough-either-order")
-}
-
-// TestRw16RewriteCCConfigurationOrderWins runs scenario rw16-rewrite-cc-configuration-order-wins:
-// §1.9.16: two rewriters, the first-configured one slower (it finishes last), at each of
-// 20 calls: the second in configuration order wins 20 times of 20, and the first one's
-// hook/result says overridden each time.
-func TestRw16RewriteCCConfigurationOrderWins(t *testing.T) {
-	harness.RunID(t, runtime.New, "rw16-rewrite-cc-configuration-order-wins")
-}
-
-// TestRw17RewriteCCMergeKeepsCommand runs scenario rw17-rewrite-cc-merge-keeps-command:
-// §1.9.17 (merge): the same updatedInput with updatedInputMode "merge" patches the input:
-// command is kept and the flag added.
-func TestRw17RewriteCCMergeKeepsCommand(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw17-rewrite-cc-merge-keeps-command")
-}
-
-// TestRw17RewriteCCReplaceDropsRequiredCommand runs scenario rw17-rewrite-cc-replace-drops-required-command:
-// §1.9.17 (default): updatedInput {dangerouslyDisableSandbox: true} replaces the input,
-// which drops Bash's required command: REWRITE_INVALID, no dispatch, and tool/call keeps
-// the model's arguments with the rewriteError.
-func TestRw17RewriteCCReplaceDropsRequiredCommand(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw17-rewrite-cc-replace-drops-required-command")
-}
-
-// TestRw18RewriteCodexShellDenyMCP runs scenario rw18-rewrite-codex-shell-deny-mcp:
-// §1.9.18: Codex. allow + updatedInput {command} on a shell tool is written back into
-// the shell's arguments (the other fields kept; exec_command's cmd; the command of an
-// argv ["bash", "-lc", command]); deny + updatedInput is output Codex
-// rejects (the hook failed, the rewrite is ignored, the call runs as the model gave it);
-// an MCP tool takes the object as given.
-func TestRw18RewriteCodexShellDenyMCP(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw18-rewrite-codex-shell-deny-mcp")
-}
-
-// TestRw19RewriteCCPostToolInput runs scenario rw19-rewrite-cc-post-tool-input:
-// §1.9.19: after a rewrite, the PostToolUse stdin (echoed as the block's feedback) has
-// the effective tool_input and the model's as dsh_original_tool_input.
-func TestRw19RewriteCCPostToolInput(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw19-rewrite-cc-post-tool-input")
-}
-
-// TestRw19RewriteCodexPostToolInput runs scenario rw19-rewrite-codex-post-tool-input:
-// §1.9.19, Codex: the PostToolUse stdin has the effective tool_input, and no
-// dsh_original_tool_input (Codex's published input schema is closed).
-func TestRw19RewriteCodexPostToolInput(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw19-rewrite-codex-post-tool-input")
-}
-
-// TestRw20RewriteCCRevalidateDenies runs scenario rw20-rewrite-cc-revalidate-denies:
-// §1.9.20: with revalidateAfterRewrite, X's rewrite to rm -rf /tmp/x makes the hooks run
-// a second time at pre-execute on the effective input: Y, which passed the model's
-// input, now denies, and the call is denied; X's second-pass updatedInput is ignored,
-// its hook/result saying so in its diagnostic and claiming no rewrite.
-func TestRw20RewriteCCRevalidateDenies(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw20-rewrite-cc-revalidate-denies")
-}
-
-// TestRw20RewriteCCRevalidateOffRuns runs scenario rw20-rewrite-cc-revalidate-off-runs:
-// §1.9.20, the default: without revalidateAfterRewrite the hooks run once, on the
-// model's input, and the rewritten command runs (as in Claude Code).
-func TestRw20RewriteCCRevalidateOffRuns(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw20-rewrite-cc-revalidate-off-runs")
-}
-
-// TestRw21RewriteMakesCallExclusive runs scenario rw21-rewrite-makes-call-exclusive:
-// §1.9.21: a rewrite makes call 2 of a parallel group exclusive: classification uses
-// the effective arguments, and call 2 waits for a barrier (call 1 ends before it
-// starts, call 3 starts after it ends).
-func TestRw21RewriteMakesCallExclusive(t *testing.T) {
-	harness.RunID(t, runtime.New, "rw21-rewrite-makes-call-exclusive")
-}
-
-// TestRw22RewriteResumeRunsNoRewriter runs scenario rw22-rewrite-resume-runs-no-rewriter:
-// §1.9.22: a session with a rewritten call, resumed: the next request derives the same
-// history (the notice included) and the rewriter does not run again.
-func TestRw22RewriteResumeRunsNoRewriter(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw22-rewrite-resume-runs-no-rewriter")
-}
-
-// TestRw23RewriteSilent runs scenario rw23-rewrite-silent:
-// §1.9.23: a Silent rewrite: no notice in the history; tool/call still has
-// modelArguments and the chain (disclosure silent).
-func TestRw23RewriteSilent(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw23-rewrite-silent")
-}
-
-// TestRw24RewriteLogOrder runs scenario rw24-rewrite-log-order:
-// §1.9.24: the log order of a rewritten, asked call: assistant/message < tool/call <
-// approval/asked < approval/decided < tool/result.
-func TestRw24RewriteLogOrder(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "rw24-rewrite-log-order")
-}
-
-// TestT32ApprovalThrow runs scenario t32-approval-throw:
-// §3.2 approval: a failing approval service is a final failure; guards, dispatch and
-// post-execute are skipped. (Its text is the service's error, which is the runtime's.)
-func TestT32ApprovalThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-approval-throw")
-}
-
-// TestT32ExecuteThrow runs scenario t32-execute-throw:
-// §3.2 tools/execute: a failing wrapper is final and post-execute is skipped; the
-// body's deferred context survives (Part A item 5 overrides "contexts are lost").
-func TestT32ExecuteThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-execute-throw")
-}
-
-// TestT32FinalizeThrow runs scenario t32-finalize-throw:
-// §3.2 finalizeContent: a failing finalizer replaces the result with its failure and
-// is not re-invoked; the body's deferred context survives (Part A item 5).
-func TestT32FinalizeThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-finalize-throw")
-}
-
-// TestT32GuardThrow runs scenario t32-guard-throw:
-// §3.2 guards: a failing guard is final; later guards, dispatch and post-execute are
-// skipped.
-func TestT32GuardThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-guard-throw")
-}
-
-// TestT32PostExecuteThrow runs scenario t32-post-execute-throw:
-// §3.2 tools/post-execute: a failing listener replaces the prior result; the contexts
-// added by post-execute are discarded, the body's deferred context survives (Part A
-// item 5).
-func TestT32PostExecuteThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-post-execute-throw")
-}
-
-// TestT32PreExecuteThrow runs scenario t32-pre-execute-throw:
-// §3.2 tools/pre-execute: a failing listener is final; guards, the wrappers, the body
-// and post-execute are skipped; finalizeContent and tools/result still run.
-func TestT32PreExecuteThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-pre-execute-throw")
-}
-
-// TestT32ResultObserverThrow runs scenario t32-result-observer-throw:
-// §3.2 tools/result: a failing observer is contained: the next observer still runs and
-// the result is unchanged.
-func TestT32ResultObserverThrow(t *testing.T) {
-	t.Parallel()
-	harness.RunID(t, runtime.New, "t32-result-observer-throw")
+// scenarioTests are the 330 scenarios of spec/conformance, by id, each with whether it
+// depends on the wall clock (a delay, a wait or a timeout).
+var scenarioTests = []struct {
+	id    string
+	timed bool
+}{
+	{"a01-body-context-follows-caller", false},
+	{"a02-next-single-use-execute", false},
+	{"a02-next-single-use-post-execute", false},
+	{"a02-next-single-use-pre-execute", false},
+	{"a03-every-turn-stopping-listener-runs", false},
+	{"a03-turn-stopping-every-listener", false},
+	{"a04-panic-body", false},
+	{"a04-panic-body-in-loop", false},
+	{"a04-panic-execute", false},
+	{"a04-panic-finalizer", false},
+	{"a04-panic-guard", false},
+	{"a04-panic-post-execute", false},
+	{"a04-panic-pre-execute", false},
+	{"a04-panic-result-observer", false},
+	{"a05-block-contexts-survive-finalizer", false},
+	{"a05-deferred-survive-in-loop", false},
+	{"a05-execute-panic-keeps-deferred", false},
+	{"a05-invalid-output-keeps-deferred", false},
+	{"a05-post-failure-keeps-deferred", false},
+	{"a05-wrapper-invalid-result-keeps-deferred", false},
+	{"a06-overrunning-session-start-is-cancelled-and-recorded", true},
+	{"a06-session-start-is-awaited", true},
+	{"a07-halt-from-a-tool-body", false},
+	{"a07-halt-from-a-tool-body-leaves-the-contexts", false},
+	{"a07-halt-leaves-the-batch-contexts", false},
+	{"a07-post-execute-halt-keeps-result", false},
+	{"a07-post-execute-halt-keeps-the-result", false},
+	{"a07-post-execute-halt-leaves-the-contexts", false},
+	{"a07-pre-execute-halt-denies", false},
+	{"a07-pre-execute-halt-settles-the-batch", false},
+	{"a07-pre-step-halt-leaves-the-inbox", false},
+	{"a07-turn-stopping-halt", false},
+	{"a08-reject-reason-and-dropped-ids", false},
+	{"a09-continuation-cap", false},
+	{"a09-default-continuation-cap", false},
+	{"a10-model-failure-stops-the-driver", false},
+	{"a11-cancel-discards-contexts-before-and-after", false},
+	{"a11-plain-cancel-discards-the-pool-contexts", false},
+	{"a12-decision-audit", false},
+	{"a12-no-audit-by-default", false},
+	{"b001-pre-step-sees-prompt", false},
+	{"b002-pre-step-at-every-step", false},
+	{"b003-awaiting-pre-step-logs-caller-message", false},
+	{"b004-pre-step-rewrites-in-place", false},
+	{"b005-pre-step-adds-plugin-message", false},
+	{"b006-pre-step-reject", false},
+	{"b007-blocked-turn-then-pending-followup-runs", false},
+	{"b008-sends-during-pre-step-land-at-the-next-step", false},
+	{"b009-pending-steps-reach-the-next-wake", false},
+	{"b009-sends-during-rejected-pre-step-stay-pending", false},
+	{"b010-outer-reject-keeps-inner-sends", false},
+	{"b011-kept-followup-runs-on-the-next-wake", false},
+	{"b011-pre-step-throw-ends-turn-error", false},
+	{"b012-empty-first-batch-completes-without-a-step", false},
+	{"b013-empty-continuation-batch-closes-the-turn", false},
+	{"b014-reject-of-the-second-proposal", false},
+	{"b015-pre-step-runs-before-the-step-opens", false},
+	{"b016-kept-steering-reaches-the-next-wake", false},
+	{"b016-steer-then-throw-keeps-the-steering", false},
+	{"b017-session-start-once-at-startup", false},
+	{"b018-session-start-inject-reaches-request-1", false},
+	{"b019-session-start-failure-is-contained", false},
+	{"b020-resume-runs-session-start-resume", false},
+	{"b021-steering-continues-the-turn", false},
+	{"b022-steer-once-at-the-stop", false},
+	{"b023-max-tokens-is-sticky", false},
+	{"b024-max-tokens-then-completed", false},
+	{"b025-max-tokens-drops-tool-calls", false},
+	{"b026-conclude-turn-ends-after-the-batch", false},
+	{"b027-concluding-tool-that-steers", false},
+	{"b028-turn-stopping-throw-ends-turn-error", false},
+	{"b029-cancel-at-turn-stopping", false},
+	{"b030-steer-wakes-and-continues", false},
+	{"b031-inject-does-not-wake", false},
+	{"b031-injected-message-reaches-the-next-followup", false},
+	{"b032-tool-body-steers-into-the-next-step", false},
+	{"b033-injected-contexts-follow-the-results", false},
+	{"b034-contexts-after-all-results", false},
+	{"b035-parallel-contexts-in-model-order", false},
+	{"b036-deferred-contexts-follow-the-result", false},
+	{"b039-followup-trace", false},
+	{"b040-cancel-a-hanging-stream", false},
+	{"b041-cancel-before-any-step", false},
+	{"b042-cancel-discards-the-queued-tail", false},
+	{"b043-steer-then-cancel-is-never-logged", false},
+	{"b044-keep-inbox-cancel-after-the-claim", false},
+	{"b045-keep-inbox-preserves-the-queue", false},
+	{"b045-preserved-followup-runs-before-the-wake", false},
+	{"b046-first-cancel-cause-wins", false},
+	{"b047-cancel-before-dispatch", false},
+	{"b048-cancel-from-a-tool-discards-the-batch-contexts", false},
+	{"b048-keep-inbox-parks-the-contexts", false},
+	{"b048-parked-contexts-enter-after-a-wake", false},
+	{"b049-cancel-clears-earlier-contexts-of-the-batch", false},
+	{"b050-disposal-while-a-tool-waits", false},
+	{"b051-parallel-bodies-overlap", false},
+	{"b052-exclusive-call-is-a-barrier", true},
+	{"b053-commit-waits-for-model-order", false},
+	{"b054-policy-observed-in-model-order", false},
+	{"b055-deny-and-throw-at-pre-execute", false},
+	{"b056-max-parallel-one-is-serial", true},
+	{"b057-cap-then-cancel-then-release", false},
+	{"b057-parked-contexts-enter-after-a-wake", false},
+	{"b058-cancel-during-pre-execute", false},
+	{"b059-abort-mid-pool-skips-the-barrier", false},
+	{"b061-empty-arguments", false},
+	{"b061-raw-arguments", false},
+	{"b062-harness-error-logged", false},
+	{"b063-replaced-content-keeps-call-id", false},
+	{"b064-echo", false},
+	{"b064-result-observed", false},
+	{"b065-phase-order", false},
+	{"b066-pre-execute-deny", false},
+	{"b067-ask-no-service-default", false},
+	{"b067-ask-no-service-reason", false},
+	{"b068-approval-allowed-once", false},
+	{"b068-approval-then-guard", false},
+	{"b069-approval-cancelled", false},
+	{"b069-approval-no-agent", false},
+	{"b069-approval-rejected", false},
+	{"b069-approval-unavailable", false},
+	{"b070-abort-during-approval", false},
+	{"b071-guards-first-reason", false},
+	{"b071-guards-skipped-after-deny", false},
+	{"b072-allow-cannot-bypass-guard", false},
+	{"b072-outer-allow-overrides-deny", false},
+	{"b072-scoped-guard", false},
+	{"b072-scoped-pre-execute", false},
+	{"b074-execute-throw", false},
+	{"b074-harness-error-info", false},
+	{"b074-post-execute-throw", false},
+	{"b074-pre-execute-throw", false},
+	{"b075-body-throw", false},
+	{"b076-unknown-tool", false},
+	{"b078-wrapper-short-circuit", false},
+	{"b079-wrapper-failure-verbatim", false},
+	{"b080-wrapper-result-revalidated", false},
+	{"b081-value-violates-schema", false},
+	{"b083-accept-content", false},
+	{"b083-accept-value-context", false},
+	{"b084-accept-both", false},
+	{"b084-accept-invalid-value", false},
+	{"b085-block-empty-feedback", false},
+	{"b085-block-feedback", false},
+	{"b086-accept-value-over-failure", false},
+	{"b087-context-order", false},
+	{"b088-block-replaces-contexts", false},
+	{"b088-deferred-survive-body-throw", false},
+	{"b089-pre-aborted", false},
+	{"b090-arguments-not-lossless", false},
+	{"b091-cancel-during-pre-then-allow", false},
+	{"b091-cancel-during-pre-then-deny", false},
+	{"b091-cancel-during-pre-then-throw", false},
+	{"b092-caller-aborted-before-next", false},
+	{"b093-cancel-during-post", false},
+	{"b093-cancel-during-wrapper", false},
+	{"b096-aborted-body-keeps-contexts", false},
+	{"b096-uncooperative-body-awaited", false},
+	{"b098-finalizer-none-keeps-content", false},
+	{"b098-finalizer-throw", false},
+	{"b099-finalizer-after-pre-throw", false},
+	{"b2-2-inbox-notifications-in-claim-order", false},
+	{"b2-5-request-error-retries-again-and-again", false},
+	{"b3-2-request-error-default-ends-turn-error", false},
+	{"b3-2-request-error-retry-stays-in-the-step", false},
+	{"b3-2-request-error-throw-ends-turn-error", false},
+	{"b3-2-request-throw-ends-turn-error", false},
+	{"b3-2-status-and-inbox-throws-are-contained", false},
+	{"b4-3-allow-after-cancel-does-not-dispatch", false},
+	{"b4-4-success-after-abort-reaches-post-execute-aborted", false},
+	{"compact-listener-failures-count-as-proceed", false},
+	{"compact-manual-while-idle", false},
+	{"compact-overflow-compacts-and-retries", false},
+	{"compact-resume-after-compaction", false},
+	{"compact01-pressure-below-threshold-nothing", false},
+	{"compact02-pressure-brackets-then-session-start", false},
+	{"compact03-proceed-instructions-reach-the-directive", false},
+	{"compact04-pressure-defer-until-the-cap", false},
+	{"compact05-defer-wins-over-proceed", false},
+	{"compact06-overflow-defer-ends-with-the-original-error", false},
+	{"compact07-manual-defer-fails-naming-the-listener", false},
+	{"compact08a-replace-makes-no-model-call", false},
+	{"compact08b-replace-that-does-not-shrink-fails", false},
+	{"compact09-post-compact-append-enters-the-next-step", false},
+	{"compact10-summarizer-failure-post-compact-failed", false},
+	{"compact16-post-compact-contexts-do-not-recompact", false},
+	{"h003-invalid-matcher-skips-its-group", false},
+	{"h004-unsupported-event-skipped", false},
+	{"h005-matchers-of-matcherless-events-ignored", false},
+	{"h010-codex-async-runs-detached", true},
+	{"h012-claude-code-literal-matcher", false},
+	{"h012-codex-regex-matcher", false},
+	{"h013-claude-code-list-and-regex-matchers", false},
+	{"h014-unmatched-call-not-recorded", false},
+	{"h015-session-start-startup-not-on-resume", false},
+	{"h016-claude-code-extended-literal-matchers", false},
+	{"h017-claude-code-mcp-matchers", false},
+	{"h018-exit0-empty-pass", false},
+	{"h019-exit2-stderr-denies-trimmed", false},
+	{"h020-claude-code-exit2-blank-stderr-blocks", false},
+	{"h020-codex-exit2-blank-stderr-fails", false},
+	{"h021-other-exit-codes-do-not-block", false},
+	{"h022-exit2-ignores-stdout", false},
+	{"h023-top-level-decision-only-approve-or-block", false},
+	{"h024-permission-decision-overrides-top-level", false},
+	{"h025-mismatched-event-name-discarded", false},
+	{"h025-missing-event-name-drops-context", false},
+	{"h026-stop-continue-false-beats-block", false},
+	{"h027-array-stdout-claude-code-is-plain-context", false},
+	{"h027-array-stdout-codex-is-invalid-output", false},
+	{"h027-invalid-json-is-plain-output", false},
+	{"h027-padded-json-is-trimmed-and-parsed", false},
+	{"h028-killed-by-signal-no-exit-code", false},
+	{"h029-allow-ask-is-ask", false},
+	{"h029-allow-block-is-deny", false},
+	{"h029-ask-deny-is-deny", false},
+	{"h029-deny-allow-is-deny", false},
+	{"h030-ask-reason-reaches-approval", false},
+	{"h030-deny-beats-ask-reason", false},
+	{"h030-winning-rank-reasons-joined", false},
+	{"h031-contexts-accumulate-in-order", false},
+	{"h031-first-continue-false-wins", false},
+	{"h032-prompt-blocked-by-exit2", false},
+	{"h032-prompt-blocked-empty-stderr", false},
+	{"h033-prompt-context-joins-the-step", false},
+	{"h034-downstream-reject-wins-over-context", false},
+	{"h035-context-after-downstream-rewrite", false},
+	{"h036-system-message-is-a-notice", false},
+	{"h037-pre-tool-deny-by-matcher", false},
+	{"h037-pre-tool-deny-empty-stderr", false},
+	{"h038-ask-fails-closed-without-approver", false},
+	{"h038-ask-rejected-fails-closed", false},
+	{"h039-allow-updated-input-applied", false},
+	{"h040-pre-tool-continue-false-halts", false},
+	{"h041-error-result-runs-no-post-tool-use", false},
+	{"h041-post-tool-block-empty-stderr", false},
+	{"h041-post-tool-block-feedback", false},
+	{"h042-post-tool-context-after-result", false},
+	{"h043-post-tool-block-with-context", false},
+	{"h044-bridge-context-before-policy-context", false},
+	{"h044-downstream-block-keeps-bridge-context", false},
+	{"h044-downstream-replace-keeps-bridge-context", false},
+	{"h045-stop-block-continues-once", false},
+	{"h045-stop-block-empty-stderr", false},
+	{"h046-stop-hook-active-and-cap", false},
+	{"h047-session-start-context-before-first-request", false},
+	{"h051-claude-code-payload", false},
+	{"h052-context-capped-at-10000", false},
+	{"h052-stderr-summary-capped", false},
+	{"h053-executions-outside-a-turn-not-recorded", false},
+	{"h054-codex-deny-recorded-as-codex", false},
+	{"h055-codex-prompt-plain-stdout-context", false},
+	{"h055-codex-session-start-plain-stdout", false},
+	{"h056-codex-shell-payload", false},
+	{"h057-cancel-kills-the-hook", false},
+	{"h058-codex-ask-allow-and-reasonless-deny-fail", false},
+	{"h059-codex-stop-halt-beats-block", false},
+	{"h060-claude-code-runs-identical-command-once", false},
+	{"h060-codex-runs-identical-commands-twice", false},
+	{"h062-all-hooks-run-deny-wins", true},
+	{"h063-timeout-is-no-decision", true},
+	{"h064-claude-code-plain-stdout-context", false},
+	{"h065-async-hook-never-blocks", true},
+	{"hc11-compact-cc-postcompact-under-manual-compact", false},
+	{"hc13-compact-cc-precompact-matcher-manual", false},
+	{"hc14-compact-codex-precompact-continue-false-halts", false},
+	{"model-request-answer", false},
+	{"model-request-answer-unknown-tool", false},
+	{"model-request-answer-with-tool-call", false},
+	{"model-request-audit", false},
+	{"model-request-deny", false},
+	{"model-request-deny-at-continuation", false},
+	{"model-request-invalid-rewrite-empty", false},
+	{"model-request-invalid-rewrite-orphan-result", false},
+	{"model-request-invalid-rewrite-unknown-tool", false},
+	{"model-request-overrun", false},
+	{"model-request-panic", false},
+	{"model-request-pass", false},
+	{"model-request-restrict-allow-list", false},
+	{"model-request-restrict-hides-the-tool-from-calls", false},
+	{"model-request-restrict-none", false},
+	{"model-request-rewrite-redacts-messages", false},
+	{"model-request-rewrite-system-and-tools", false},
+	{"model-request-two-rewriters-registration-order", true},
+	{"model-request-two-rewriters-reversed", true},
+	{"model-request-use-config", false},
+	{"model-response-accept", false},
+	{"model-response-block", false},
+	{"model-response-overrun", false},
+	{"model-response-panic", false},
+	{"model-response-replace-drops-tool-calls", false},
+	{"model-response-replace-keeps-tool-calls", false},
+	{"model-response-sees-synthetic-answer", false},
+	{"model-resume-with-rewriter", false},
+	{"rw01-rewrite-none-is-unchanged", false},
+	{"rw02-rewrite-keep-is-unchanged", false},
+	{"rw03-rewrite-replace", false},
+	{"rw04-rewrite-fold-in-order", false},
+	{"rw05-rewrite-conflict-fail", false},
+	{"rw05-rewrite-conflict-ordered", false},
+	{"rw06-rewrite-noop", false},
+	{"rw07-rewrite-drops-required-field", false},
+	{"rw08-rewrite-unknown-field-closed-schema", false},
+	{"rw09-rewrite-panic-fails-one-call", false},
+	{"rw10-rewrite-repairs-broken-json", false},
+	{"rw11-rewrite-cancelled-while-waiting", false},
+	{"rw12-rewrite-then-deny", false},
+	{"rw13-rewrite-approval-binds-digest", false},
+	{"rw13-rewrite-approval-stale-digest", false},
+	{"rw14-rewrite-cc-allow-then-ask-approves-rewritten", false},
+	{"rw15-rewrite-cc-passthrough-either-order", false},
+	{"rw16-rewrite-cc-configuration-order-wins", true},
+	{"rw17-rewrite-cc-merge-keeps-command", false},
+	{"rw17-rewrite-cc-replace-drops-required-command", false},
+	{"rw18-rewrite-codex-shell-deny-mcp", false},
+	{"rw19-rewrite-cc-post-tool-input", false},
+	{"rw19-rewrite-codex-post-tool-input", false},
+	{"rw20-rewrite-cc-revalidate-denies", false},
+	{"rw20-rewrite-cc-revalidate-off-runs", false},
+	{"rw21-rewrite-makes-call-exclusive", true},
+	{"rw22-rewrite-resume-runs-no-rewriter", false},
+	{"rw23-rewrite-silent", false},
+	{"rw24-rewrite-log-order", false},
+	{"t32-approval-throw", false},
+	{"t32-execute-throw", false},
+	{"t32-finalize-throw", false},
+	{"t32-guard-throw", false},
+	{"t32-post-execute-throw", false},
+	{"t32-pre-execute-throw", false},
+	{"t32-result-observer-throw", false},
+}
+
+// TestScenarios runs every scenario as a subtest named by its id. A timed scenario runs on
+// its own, before the others, which run in parallel: its outcome depends on how fast
+// things run, which a loaded machine would change.
+func TestScenarios(t *testing.T) {
+	for _, sc := range scenarioTests {
+		t.Run(sc.id, func(t *testing.T) {
+			if !sc.timed {
+				t.Parallel()
+			}
+			harness.RunID(t, runtime.New, sc.id)
+		})
+	}
 }

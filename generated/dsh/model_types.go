@@ -1408,8 +1408,6 @@ type ResponseSource interface {
 	isResponseSource()
 	// Kind returns the variant's discriminator.
 	Kind() ResponseSourceKind
-	// GetListener returns Listener.
-	GetListener() string
 }
 
 // ResponseSourceKind is the discriminator ("kind") of a ResponseSource.

@@ -46,6 +46,7 @@ func ExampleScripted() {
 			fmt.Println(llm.AsFailure(err))
 			return
 		}
+		//dshvet:partial the example prints text and the finish only
 		switch c := chunk.(type) {
 		case dsh.ChunkTextDelta:
 			fmt.Printf("text %q\n", c.Text)

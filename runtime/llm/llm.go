@@ -399,6 +399,7 @@ func (a *Assembler) Response() Response {
 	}
 	var text, reasoning strings.Builder
 	for _, b := range r.Content {
+		//dshvet:partial only text and reasoning have text to join
 		switch b := b.(type) {
 		case dsh.TextBlock:
 			text.WriteString(b.Text)

@@ -211,6 +211,7 @@ func isToolResult(m llm.Message) bool {
 		return false
 	}
 	for _, b := range m.Content {
+		//dshvet:partial only a tool result makes a message part of a call unit
 		switch b.(type) {
 		case dsh.ToolResultBlock:
 			return true
@@ -561,6 +562,7 @@ func (a *Agent) postCompact(ctx context.Context, p *dsh.PostCompactPayload) []ds
 			continue
 		}
 		var msgs []dsh.UserMessage
+		//dshvet:partial only an append carries contexts; the other decisions add none
 		switch d := v.Decision.(type) {
 		case dsh.PostCompactAppend:
 			msgs = d.Contexts

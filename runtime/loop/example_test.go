@@ -48,6 +48,7 @@ func Example() {
 			panic(err)
 		}
 		for _, b := range msg.Message.Content {
+			//dshvet:partial the example prints text and tool calls only
 			switch b := b.(type) {
 			case dsh.TextBlock:
 				fmt.Println("assistant:", b.Text)

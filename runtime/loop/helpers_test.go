@@ -229,6 +229,7 @@ func jsonOf(t testing.TB, v any) string {
 func textOf(blocks []dsh.ContentBlock) string {
 	var sb strings.Builder
 	for _, b := range blocks {
+		//dshvet:partial the tests compare text only
 		switch v := b.(type) {
 		case dsh.TextBlock:
 			sb.WriteString(v.Text)
@@ -245,6 +246,7 @@ func texts(req llm.Request) []string {
 	for i, m := range req.Messages {
 		out[i] = string(m.Role) + ":" + textOf(m.Content)
 		for _, b := range m.Content {
+			//dshvet:partial only calls and results change a message's summary
 			switch v := b.(type) {
 			case dsh.ToolCallBlock:
 				out[i] += "[call " + v.ID + "]"

@@ -34,6 +34,7 @@ func foldAll(t testing.TB, l *session.Log) []llm.Message {
 		if err != nil {
 			t.Fatalf("event %d: %v", ev.Seq, err)
 		}
+		//dshvet:partial only the events that carry messages make the history
 		switch d := data.(type) {
 		case dsh.UserMessageLogged:
 			out = append(out, llm.Message{Role: llm.RoleUser, Content: d.Message.Content, Source: d.Message.Source})

@@ -231,6 +231,7 @@ func checkMessages(msgs []dsh.ModelMessage) error {
 			return fmt.Errorf("message %d: role %q", i, m.Role)
 		}
 		for _, b := range m.Content {
+			//dshvet:partial only these blocks have constraints to check; the others are valid as decoded
 			switch v := variant.Value(b).(type) {
 			case nil:
 				return fmt.Errorf("message %d: a nil content block", i)
@@ -427,6 +428,7 @@ func replaceText(r dsh.ModelResponse, text string, drop bool) dsh.ModelResponse 
 func assemble(content []dsh.ContentBlock, finish dsh.FinishReason, usage *dsh.Usage) (llm.Response, []dsh.AssistantChunk) {
 	chunks := make([]dsh.AssistantChunk, 0, len(content)+1)
 	for _, b := range content {
+		//dshvet:partial an answer holds text, reasoning and tool calls; other blocks have no chunk
 		switch v := b.(type) {
 		case dsh.TextBlock:
 			if v.Text != "" {

@@ -228,8 +228,8 @@ func TestModelAnswerIsReplayedAsHistory(t *testing.T) {
 func TestModelPassIgnoresInPlaceChanges(t *testing.T) {
 	e := newEnv(t, text("ok"), text("ok again"))
 	e.reg.Plugin("vandal").OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
-		p.Request.Messages[0] = dsh.ModelMessage{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "vandalized"}}}
-		p.Request.Tools = nil
+		p.Request.Messages[0] = dsh.ModelMessage{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "vandalized"}}} //dshvet:allow payloadwrite the test checks that writing the payload changes nothing
+		p.Request.Tools = nil                                                                                                             //dshvet:allow payloadwrite the test checks that writing the payload changes nothing
 		return dsh.RequestPass{}, nil
 	})
 	a := e.agent()

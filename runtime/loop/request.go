@@ -69,6 +69,7 @@ func (r *requestState) fold(ev session.Event, headers bool) error {
 	role := llm.RoleUser
 	var content []dsh.ContentBlock
 	var source dsh.MessageSource
+	//dshvet:partial the switch on ev.Type above lets only these types through
 	switch d := data.(type) {
 	case dsh.RequestHeaderLogged:
 		r.header, err = d.Header.MarshalJSON()

@@ -156,6 +156,7 @@ func (a *Agent) stream(ctx context.Context, t *turnRun, step int, req llm.Reques
 func (a *Agent) logInterrupted(t *turnRun, step int, resp llm.Response, seqs []int64) error {
 	var visible []dsh.ContentBlock
 	for _, b := range resp.Content {
+		//dshvet:partial only text and reasoning are visible in an interrupted answer
 		switch v := b.(type) {
 		case dsh.TextBlock:
 			if v.Text != "" {

@@ -101,6 +101,7 @@ func (s *State) apply(ev Event) error {
 	if err != nil {
 		return err
 	}
+	//dshvet:partial the switch on ev.Type above lets only these types through
 	switch d := data.(type) {
 	case dsh.TurnStart:
 		if s.TurnOpen {

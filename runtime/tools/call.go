@@ -260,6 +260,7 @@ func (c *call) decide() (outcome, stage) {
 		if err != nil {
 			return c.listenerFailure(err), toFinish
 		}
+		//dshvet:partial only a denial stops the call; an abstention lets the next guard decide
 		switch v := verdict.(type) {
 		case dsh.GuardDeny:
 			reason, denied = v.Reason, true

@@ -207,7 +207,7 @@ func TestLargeArgumentsAreCopiedPerPhase(t *testing.T) {
 		return "ok", nil
 	}})
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-		p.Exec.Arguments[2] = 'X'
+		p.Exec.Arguments[2] = 'X' //dshvet:allow payloadwrite the test checks that writing the payload changes nothing
 		return next.Call(ctx)
 	})
 	r := e.exec(context.Background(), "big", big)

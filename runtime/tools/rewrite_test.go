@@ -198,7 +198,7 @@ func TestRewriteFailsClosed(t *testing.T) {
 		{"panic", CodeRewriteFailed, "panic: kaboom", func(context.Context, *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) { panic("kaboom") }, nil},
 		{"nil", CodeRewriteFailed, "nil decision", func(context.Context, *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) { return nil, nil }, nil},
 		{"overrun", CodeRewriteFailed, "overran its deadline", func(ctx context.Context, _ *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
-			time.Sleep(200 * time.Millisecond) // ignores ctx
+			time.Sleep(200 * time.Millisecond) //dshvet:allow ctxblock the listener ignores ctx and overruns its deadline on purpose
 			return dsh.RewriteReplace{Args: json.RawMessage(`{"command":"late"}`)}, nil
 		}, []Option{WithRewriteDeadline(20 * time.Millisecond)}},
 	}

@@ -14,7 +14,7 @@ import (
 
 // Scenario 89: a pre-aborted call runs no phase but finalize and tools/result, ends
 // ABORTED_BEFORE_DISPATCH, and exposes a copy of the arguments.
-func TestScenario089_PreAborted(t *testing.T) {
+func TestPreAborted(t *testing.T) {
 	e := newEnv(t)
 	var rec recorder
 	e.register(t, toolDef("domain-abort", func(ctx context.Context, rc *RunContext) (any, error) { rec.add("body"); return "", nil }))
@@ -40,7 +40,7 @@ func TestScenario089_PreAborted(t *testing.T) {
 }
 
 // Scenario 90: non-JSON arguments fail even when pre-aborted; exec.Arguments is absent.
-func TestScenario090_NonJSONArgumentsPreAborted(t *testing.T) {
+func TestNonJSONArgumentsPreAborted(t *testing.T) {
 	e := newEnv(t)
 	var rec recorder
 	e.phaseCounter(&rec)
@@ -61,7 +61,7 @@ func TestScenario090_NonJSONArgumentsPreAborted(t *testing.T) {
 
 // Scenario 91: cancellation while pre-execute waits: a later allow is
 // ABORTED_BEFORE_DISPATCH, a deny is kept, a failure is kept.
-func TestScenario091_CancelDuringPreExecute(t *testing.T) {
+func TestCancelDuringPreExecute(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		decide func(ctx context.Context, next dsh.PreToolNext) (dsh.PreToolDecision, error)
@@ -95,7 +95,7 @@ func TestScenario091_CancelDuringPreExecute(t *testing.T) {
 
 // Scenario 92: a wrapper-swapped context: a caller abort during the wrapper's wait, or an
 // already-cancelled replacement, is ABORTED_BEFORE_DISPATCH.
-func TestScenario092_WrapperSwappedContext(t *testing.T) {
+func TestWrapperSwappedContext(t *testing.T) {
 	for _, tc := range []string{"caller-aborts", "replacement-aborted"} {
 		t.Run(tc, func(t *testing.T) {
 			e := newEnv(t)
@@ -138,7 +138,7 @@ func TestScenario092_WrapperSwappedContext(t *testing.T) {
 
 // Scenario 93: a body completed with a deferred context; cancellation during the wrapper's
 // wait gives ABORTED [child]; during post-execute's wait ABORTED [child, post].
-func TestScenario093_CancelAfterBody(t *testing.T) {
+func TestCancelAfterBody(t *testing.T) {
 	body := func(ctx context.Context, rc *RunContext) (any, error) {
 		return "body complete", rc.DeferContext(ctxMsg("child", "child"))
 	}
@@ -187,7 +187,7 @@ func TestScenario093_CancelAfterBody(t *testing.T) {
 
 // Scenario 94: the body's context differs from the caller's and the wrapper's; a caller
 // abort cancels it but not the wrapper's replacement; the result is ABORTED.
-func TestScenario094_FusedBodyContext(t *testing.T) {
+func TestFusedBodyContext(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	replacement, rcancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "wrapper"))
@@ -218,7 +218,7 @@ func TestScenario094_FusedBodyContext(t *testing.T) {
 }
 
 // Scenario 95: post-execute runs under the caller's context whatever a wrapper passed on.
-func TestScenario095_PostSeesCallerContext(t *testing.T) {
+func TestPostSeesCallerContext(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	ctx := context.WithValue(context.Background(), ctxKey{}, "caller")
@@ -238,7 +238,7 @@ func TestScenario095_PostSeesCallerContext(t *testing.T) {
 
 // Scenario 96: an uncooperative body keeps Execute pending until it settles, then ABORTED
 // with its deferred contexts — even when a wrapper returned without waiting for it.
-func TestScenario096_UncooperativeBody(t *testing.T) {
+func TestUncooperativeBody(t *testing.T) {
 	e := newEnv(t)
 	release := make(chan struct{})
 	entered := make(chan struct{})
@@ -280,9 +280,9 @@ func TestScenario096_UncooperativeBody(t *testing.T) {
 		return "late", rc.DeferContext(ctxMsg("late", "slow"))
 	}))
 	e.hooks.WrapExecute(func(wctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		go next.Call(wctx)
+		go next.Call(wctx) //dshvet:allow nextonce the wrapper lets the body run on after it returned, on purpose
 		<-entered2
-		go func() { time.Sleep(5 * time.Millisecond); close(release2) }()
+		go func() { time.Sleep(5 * time.Millisecond); close(release2) }() //dshvet:allow ctxblock the release comes late on purpose
 		return dsh.NewToolFailure(dsh.ToolError{Message: "timed out", Info: &dsh.ToolErrorInfo{Name: "TimeoutError", Code: "TOOL_TIMEOUT"}})
 	})
 	r = e.exec(context.Background(), "slow", `{}`)
@@ -297,7 +297,7 @@ func TestScenario096_UncooperativeBody(t *testing.T) {
 
 // Scenario 97: a finalizer truncating to 32 characters applies to the failure of a
 // throwing presentationMeta, once.
-func TestScenario097_FinalizeAfterMetaFailure(t *testing.T) {
+func TestFinalizeAfterMetaFailure(t *testing.T) {
 	e := newEnv(t)
 	calls := 0
 	def := toolDef("throwing-meta", func(ctx context.Context, rc *RunContext) (any, error) { return "body", nil })
@@ -318,7 +318,7 @@ func TestScenario097_FinalizeAfterMetaFailure(t *testing.T) {
 
 // Scenario 98: a failing finalizer gives exactly the failure of its error, called once;
 // returning nil keeps the content.
-func TestScenario098_ThrowingFinalizer(t *testing.T) {
+func TestThrowingFinalizer(t *testing.T) {
 	e := newEnv(t)
 	calls := 0
 	def := echoDef()
@@ -351,7 +351,7 @@ func TestScenario098_ThrowingFinalizer(t *testing.T) {
 
 // Scenario 99: the finalizer captured at creation runs although the tool is unregistered
 // during pre-execute, which then fails with a structured error.
-func TestScenario099_CapturedFinalizer(t *testing.T) {
+func TestCapturedFinalizer(t *testing.T) {
 	e := newEnv(t)
 	unregister := e.register(t, Definition{Name: "bounded",
 		Run: func(ctx context.Context, rc *RunContext) (any, error) { return "body", nil },
@@ -372,7 +372,7 @@ func TestScenario099_CapturedFinalizer(t *testing.T) {
 
 // Scenario 100: a nested call gets no meta; a composite forwards a nested conclusion; a
 // nested result blocked by post-execute carries none.
-func TestScenario100_NestedCalls(t *testing.T) {
+func TestNestedCalls(t *testing.T) {
 	e := newEnv(t)
 	def := echoDef()
 	def.Name = "meta-suppression"
@@ -432,7 +432,7 @@ func TestScenario100_NestedCalls(t *testing.T) {
 
 // Scenario 101: every phase of one call sees the same token; calls get distinct tokens;
 // the body's arguments are a copy of the caller's, and the caller's stay untouched.
-func TestScenario101_TokensAndFrozenArguments(t *testing.T) {
+func TestTokensAndFrozenArguments(t *testing.T) {
 	e := newEnv(t)
 	var rec recorder
 	tokens := map[string][]dsh.Token{}
@@ -448,7 +448,7 @@ func TestScenario101_TokensAndFrozenArguments(t *testing.T) {
 	}})
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 		add("pre", p.Exec.Token)
-		p.Exec.Arguments[2] = 'Y'
+		p.Exec.Arguments[2] = 'Y' //dshvet:allow payloadwrite the test checks that writing the payload changes nothing
 		return next.Call(ctx)
 	})
 	e.hooks.Guard(func(ctx context.Context, p *dsh.GuardPayload) dsh.GuardVerdict {

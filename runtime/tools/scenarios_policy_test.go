@@ -13,7 +13,7 @@ import (
 )
 
 // Scenario 61: a model's "not json" reaches the body as that raw string; "" as {}.
-func TestScenario061_ModelArguments(t *testing.T) {
+func TestModelArguments(t *testing.T) {
 	e := newEnv(t)
 	var got []string
 	e.register(t, Definition{Name: "raw", Run: func(ctx context.Context, rc *RunContext) (any, error) {
@@ -31,7 +31,7 @@ func TestScenario061_ModelArguments(t *testing.T) {
 }
 
 // Scenario 62: a structured body error keeps its info; presentationMeta becomes the meta.
-func TestScenario062_HarnessErrorAndMeta(t *testing.T) {
+func TestHarnessErrorAndMeta(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("boom", func(ctx context.Context, rc *RunContext) (any, error) {
 		return nil, NewError("BOOM", "exploded")
@@ -52,7 +52,7 @@ func TestScenario062_HarnessErrorAndMeta(t *testing.T) {
 }
 
 // Scenario 63: a post-execute content replacement keeps the call's identity.
-func TestScenario063_PostReplacesContentKeepsCallID(t *testing.T) {
+func TestPostReplacesContentKeepsCallID(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
@@ -68,7 +68,7 @@ func TestScenario063_PostReplacesContentKeepsCallID(t *testing.T) {
 }
 
 // Scenario 64: echo("hi") succeeds; tools/result observes an equal result.
-func TestScenario064_Echo(t *testing.T) {
+func TestEcho(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	var observed dsh.ToolExecutionResult
@@ -81,38 +81,9 @@ func TestScenario064_Echo(t *testing.T) {
 	}
 }
 
-// Scenario 65: the phases run in order pre, execute:before, body, execute:after, post.
-func TestScenario065_PhaseOrder(t *testing.T) {
-	e := newEnv(t)
-	var rec recorder
-	e.register(t, toolDef("traced", func(ctx context.Context, rc *RunContext) (any, error) {
-		rec.add("body")
-		return "ok", nil
-	}))
-	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-		rec.add("pre")
-		return next.Call(ctx)
-	})
-	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-		rec.add("execute:before")
-		r := next.Call(ctx)
-		rec.add("execute:after")
-		return r
-	})
-	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-		rec.add("post")
-		return next.Call(ctx)
-	})
-	successOf(t, e.exec(context.Background(), "traced", `{}`))
-	want := []string{"pre", "execute:before", "body", "execute:after", "post"}
-	if got := rec.get(); !slices.Equal(got, want) {
-		t.Errorf("order = %v, want %v", got, want)
-	}
-}
-
 // Scenario 66: a pre-execute deny skips tools/execute and the body; post-execute still runs
 // and cannot change the pipeline's result by mutating its payload.
-func TestScenario066_PreExecuteDeny(t *testing.T) {
+func TestPreExecuteDeny(t *testing.T) {
 	e := newEnv(t)
 	var rec recorder
 	e.register(t, toolDef("echo", func(ctx context.Context, rc *RunContext) (any, error) {
@@ -140,7 +111,7 @@ func TestScenario066_PreExecuteDeny(t *testing.T) {
 }
 
 // Scenario 67: ask without an approval seam denies with the ask reason, or a default.
-func TestScenario067_AskWithoutApprover(t *testing.T) {
+func TestAskWithoutApprover(t *testing.T) {
 	for _, tc := range []struct {
 		reason *string
 		want   string
@@ -168,7 +139,7 @@ type ctxKey struct{}
 
 // Scenario 68: allowed-once runs the tool; the request carries agent, tool, call, reason and
 // the caller's context.
-func TestScenario068_AskAllowedOnce(t *testing.T) {
+func TestAskAllowedOnce(t *testing.T) {
 	var (
 		seen    []approval.Request
 		seenCtx context.Context
@@ -198,7 +169,7 @@ func TestScenario068_AskAllowedOnce(t *testing.T) {
 }
 
 // Scenario 69: the other outcomes, and an agent-less call, deny with their texts.
-func TestScenario069_AskOutcomes(t *testing.T) {
+func TestAskOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		outcome dsh.ApprovalOutcome
 		agent   string
@@ -229,7 +200,7 @@ func TestScenario069_AskOutcomes(t *testing.T) {
 
 // Scenario 70: a caller abort while approval is pending gives ABORTED_BEFORE_DISPATCH even
 // when the answer is allowed-once; the body never runs.
-func TestScenario070_AbortWhileApprovalPending(t *testing.T) {
+func TestAbortWhileApprovalPending(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	approver := approval.ApproverFunc(func(actx context.Context, req approval.Request) (dsh.ApprovalOutcome, error) {
 		cancel()
@@ -264,7 +235,7 @@ func TestScenario070_AbortWhileApprovalPending(t *testing.T) {
 }
 
 // Scenario 71: guards [abstain, deny] deny with the first reason; the body never runs.
-func TestScenario071_GuardsFirstReasonWins(t *testing.T) {
+func TestGuardsFirstReasonWins(t *testing.T) {
 	e := newEnv(t)
 	ran := false
 	e.register(t, toolDef("echo", func(ctx context.Context, rc *RunContext) (any, error) { ran = true; return "", nil }))
@@ -282,7 +253,7 @@ func TestScenario071_GuardsFirstReasonWins(t *testing.T) {
 
 // Scenario 72: a guard scoped to agent A denies A's calls even after an allowing
 // pre-execute listener registered first; other agents run the tool; disposal lifts it.
-func TestScenario072_ScopedGuard(t *testing.T) {
+func TestScopedGuard(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	e.hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
@@ -308,7 +279,7 @@ func TestScenario072_ScopedGuard(t *testing.T) {
 }
 
 // Scenario 73: a guard registered while guards run is consulted by the same run.
-func TestScenario073_GuardRegisteredDuringEvaluation(t *testing.T) {
+func TestGuardRegisteredDuringEvaluation(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	registered := false
@@ -326,7 +297,7 @@ func TestScenario073_GuardRegisteredDuringEvaluation(t *testing.T) {
 
 // Scenario 74: a failing pre-execute, tools/execute or post-execute listener is a failure
 // with its message; info only for a structured error.
-func TestScenario074_ThrowingListeners(t *testing.T) {
+func TestThrowingListeners(t *testing.T) {
 	for _, phase := range []string{"pre", "execute", "post"} {
 		for _, err := range []error{errors.New("hook broke"), NewError("DENIED", "denied")} {
 			e := newEnv(t)
@@ -361,7 +332,7 @@ func TestScenario074_ThrowingListeners(t *testing.T) {
 
 // Scenario 75: a failing body arrives at the wrappers as a failure result, and post-execute
 // sees it too.
-func TestScenario075_ThrownBodyNormalizedBeforeWrapper(t *testing.T) {
+func TestThrownBodyNormalizedBeforeWrapper(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("boom", func(ctx context.Context, rc *RunContext) (any, error) {
 		return nil, NewError("BOOM", "kaboom")
@@ -386,7 +357,7 @@ func TestScenario075_ThrownBodyNormalizedBeforeWrapper(t *testing.T) {
 }
 
 // Scenario 76: an unknown tool reaches policy and fails at dispatch with UNKNOWN_TOOL.
-func TestScenario076_UnknownTool(t *testing.T) {
+func TestUnknownTool(t *testing.T) {
 	e := newEnv(t)
 	var rec recorder
 	e.phaseCounter(&rec)

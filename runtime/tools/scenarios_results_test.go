@@ -21,7 +21,7 @@ func (hostile) Error() string  { panic("error trap") }
 func (hostile) String() string { panic("string trap") }
 
 // Scenario 77: a thrown value that cannot be rendered is "<unprintable thrown value>".
-func TestScenario077_UnprintableThrownValue(t *testing.T) {
+func TestUnprintableThrownValue(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("returns", func(ctx context.Context, rc *RunContext) (any, error) { return nil, hostile{} }))
 	e.register(t, toolDef("panics", func(ctx context.Context, rc *RunContext) (any, error) { panic(hostile{}) }))
@@ -41,7 +41,7 @@ func TestScenario077_UnprintableThrownValue(t *testing.T) {
 }
 
 // Scenario 78: a wrapper's own success skips the body and is re-rendered from its value.
-func TestScenario078_WrapperShortCircuitRerendered(t *testing.T) {
+func TestWrapperShortCircuitRerendered(t *testing.T) {
 	e := newEnv(t)
 	ran := false
 	e.register(t, toolDef("never-runs", func(ctx context.Context, rc *RunContext) (any, error) { ran = true; return "x", nil }))
@@ -58,7 +58,7 @@ func TestScenario078_WrapperShortCircuitRerendered(t *testing.T) {
 }
 
 // Scenario 79: a wrapper's failure, with meta and contexts, is kept verbatim.
-func TestScenario079_WrapperFailureKeptVerbatim(t *testing.T) {
+func TestWrapperFailureKeptVerbatim(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	e.hooks.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
@@ -74,7 +74,7 @@ func TestScenario079_WrapperFailureKeptVerbatim(t *testing.T) {
 
 // Scenario 80: a result cached from another dispatch is re-validated: INVALID_TOOL_OUTPUT
 // for an object-output tool, and post-execute does not run.
-func TestScenario080_CachedResultRevalidated(t *testing.T) {
+func TestCachedResultRevalidated(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("string-output", func(ctx context.Context, rc *RunContext) (any, error) { return "cached", nil }))
 	objectRan := false
@@ -112,7 +112,7 @@ func TestScenario080_CachedResultRevalidated(t *testing.T) {
 
 // Scenario 81: a value that is not lossless JSON, or violates the output schema, is
 // INVALID_TOOL_OUTPUT with no value.
-func TestScenario081_InvalidBodyValue(t *testing.T) {
+func TestInvalidBodyValue(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		value any
@@ -148,7 +148,7 @@ func (failingMarshaler) MarshalJSON() ([]byte, error) { return nil, errors.New("
 
 // Scenario 82: a failing render or presentationMeta (error, panic or non-JSON) is one failed
 // call with INVALID_TOOL_OUTPUT and no value.
-func TestScenario082_ThrowingProjectors(t *testing.T) {
+func TestThrowingProjectors(t *testing.T) {
 	render := func(f func() ([]dsh.ContentBlock, error)) *Output {
 		return &Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) { return f() }}
 	}
@@ -213,7 +213,7 @@ func projectedDef() Definition {
 
 // Scenario 83: accept{content} keeps value and meta; accept{value, ctx} recomputes content
 // and meta and attaches the context.
-func TestScenario083_AcceptContentOrValue(t *testing.T) {
+func TestAcceptContentOrValue(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, projectedDef())
 	var decision dsh.PostToolDecision
@@ -231,7 +231,7 @@ func TestScenario083_AcceptContentOrValue(t *testing.T) {
 
 // Scenario 84: accept{value, content} is a final failure; accept{value 1} for a string
 // schema is INVALID_TOOL_OUTPUT with no value.
-func TestScenario084_AcceptBothAndInvalidValue(t *testing.T) {
+func TestAcceptBothAndInvalidValue(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, echoDef())
 	var decision dsh.PostToolDecision
@@ -252,7 +252,7 @@ func TestScenario084_AcceptBothAndInvalidValue(t *testing.T) {
 
 // Scenario 85: block turns the result into a valueless failure whose message derives from
 // the feedback.
-func TestScenario085_Block(t *testing.T) {
+func TestBlock(t *testing.T) {
 	for _, tc := range []struct {
 		feedback []dsh.ContentBlock
 		message  string
@@ -285,7 +285,7 @@ func TestScenario085_Block(t *testing.T) {
 }
 
 // Scenario 86: accept{value} over a failed body is a final failure.
-func TestScenario086_AcceptValueOverFailure(t *testing.T) {
+func TestAcceptValueOverFailure(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("t", func(ctx context.Context, rc *RunContext) (any, error) { return nil, errors.New("body failed") }))
 	e.hooks.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
@@ -308,7 +308,7 @@ func TestScenario086_AcceptValueOverFailure(t *testing.T) {
 }
 
 // Scenario 87: contexts are ordered body-deferred, wrapper, post-execute.
-func TestScenario087_ContextOrder(t *testing.T) {
+func TestContextOrder(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("composite", func(ctx context.Context, rc *RunContext) (any, error) {
 		if err := rc.DeferContext(ctxMsg("n1", "nested-1")); err != nil {
@@ -343,7 +343,7 @@ func TestScenario087_ContextOrder(t *testing.T) {
 }
 
 // Scenario 88: a body that defers then fails keeps its contexts; a block replaces them.
-func TestScenario088_DeferredContextsOnThrowAndBlock(t *testing.T) {
+func TestDeferredContextsOnThrowAndBlock(t *testing.T) {
 	e := newEnv(t)
 	e.register(t, toolDef("failing-composite", func(ctx context.Context, rc *RunContext) (any, error) {
 		_ = rc.DeferContext(ctxMsg("nested", "nested"))

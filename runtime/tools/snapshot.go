@@ -216,6 +216,7 @@ func cloneMessages(msgs []dsh.UserMessage) []dsh.UserMessage {
 	out := make([]dsh.UserMessage, len(msgs))
 	for i, m := range msgs {
 		m.Content = cloneContent(m.Content)
+		//dshvet:partial only these sources hold references to clone; the others are values
 		switch src := m.Source.(type) {
 		case dsh.SourcePlugin:
 			m.Source = cloneSourcePlugin(src)

@@ -10,17 +10,27 @@ import (
 )
 
 // This file renders `<spec>_accessors.go`: the methods that spare plugin code pointers and
-// type switches (docs/generated-api.md, "Accessors"):
+// type switches (docs/generated-api.md, "Accessors"). They are opt-in per type: the spec
+// marks a record `@dsh(accessors)` (a declaration attribute in its body) or a union
+// (`#U: #A | #B @dsh(accessors)`), and only those types get them:
 //
-//   - on every record, for each optional scalar field F (a *T): Get<F>() T, the value or
-//     T's zero value, and With<F>(T) returning a copy with F set;
-//   - on every union variant, for each list field F: Append<F>(more ...E) returning, as the
-//     union, a copy with more appended (the variant's own slice is never written);
-//   - on every union, the methods of the fields all its variants share with one Go type:
-//     Get<F>() T for each, and Append<F>(more ...E) U for a shared list, so that code
-//     holding the union reads a shared field or adds to it without a type switch.
+//   - on a marked record, for each optional scalar field F (a *T): Get<F>() T, the value
+//     or T's zero value, and With<F>(T) returning a copy with F set;
+//   - on a marked union variant, for each list field F: Append<F>(more ...E) returning, as
+//     the union, a copy with more appended (the variant's own slice is never written);
+//   - on a marked union, the methods of the fields all its variants share with one Go
+//     type: Get<F>() T for each, and Append<F>(more ...E) U for a shared list, so that
+//     code holding the union reads a shared field or adds to it without a type switch;
+//     every variant of a marked union has its accessors, which these methods need.
 //
 // (A method cannot have its field's name, hence Get<F>.)
+
+// hasAccessors reports whether record t gets its accessors: it is marked, or it is a
+// variant of a marked union.
+func (e *emitter) hasAccessors(t *ir.Type) bool {
+	u, isVariant := e.variants[t]
+	return t.Accessors || isVariant && u.union.Accessors
+}
 
 // accessor is one generated method of a record.
 type accessor struct {
@@ -146,8 +156,12 @@ func fieldByGo(fs []*ir.Field, name string) *ir.Field {
 	return nil
 }
 
-// unionAccessorSigs are the methods union t's interface gains from its shared fields.
+// unionAccessorSigs are the methods union t's interface gains from its shared fields, when
+// t is marked.
 func (e *emitter) unionAccessorSigs(t *ir.Type) []jen.Code {
+	if !t.Accessors {
+		return nil
+	}
 	var sigs []jen.Code
 	for _, f := range e.sharedFields(t) {
 		switch {
@@ -177,10 +191,10 @@ func (e *emitter) plainGetterSig(f *ir.Field) jen.Code {
 }
 
 // sharedGetterDecls renders Get<F> on variant t for each non-pointer field its union's
-// variants share.
+// variants share, when the union is marked.
 func (e *emitter) sharedGetterDecls(t *ir.Type) []jen.Code {
 	u, ok := e.variants[t]
-	if !ok {
+	if !ok || !u.union.Accessors {
 		return nil
 	}
 	var out []jen.Code
@@ -197,9 +211,10 @@ func (e *emitter) sharedGetterDecls(t *ir.Type) []jen.Code {
 	return out
 }
 
-// partialInterfaces renders, for union t, one interface per list field that some variants
-// (at least two, not all) have with one Go type: `<U>With<F>`, the union plus that field's
-// Get and Append, so that code holding the union adds to the field with one type assertion.
+// partialInterfaces renders, for marked union t, one interface per list field that some
+// variants (at least two, not all) have with one Go type: `<U>With<F>`, the union plus that
+// field's Get and Append, so that code holding the union adds to the field with one type
+// assertion.
 func (e *emitter) partialInterfaces(t *ir.Type) []jen.Code {
 	type group struct {
 		field    *ir.Field
@@ -249,14 +264,14 @@ func (e *emitter) accessorsFile(specFile string) ([]byte, error) {
 	f.HeaderComment(e.opts.Header(specFile))
 	n := 0
 	for _, t := range e.typesOf(specFile) {
-		if t.Kind == ir.Union {
+		if t.Kind == ir.Union && t.Accessors {
 			for _, d := range e.partialInterfaces(t) {
 				f.Add(d)
 				f.Line()
 				n++
 			}
 		}
-		if t.Kind != ir.Record {
+		if t.Kind != ir.Record || !e.hasAccessors(t) {
 			continue
 		}
 		for _, a := range e.accessors(t) {

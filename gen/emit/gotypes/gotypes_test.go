@@ -58,11 +58,64 @@ func testSpec() *ir.Spec {
 			null(&ir.Field{JSONName: "label", GoName: "Label", Doc: "label is a regular nullable string defaulting to x.", Type: &ir.TypeRef{Kind: ir.String}, Default: `"x"`, Pos: wat(12)}),
 		},
 	})
+	for _, t := range s.Types {
+		t.Accessors = t.Kind == ir.Record // as irtest.Small marks its own
+	}
 	if err := s.Link(); err != nil {
 		panic(err)
 	}
 	s.Sort()
 	return s
+}
+
+// TestAccessorsAreOptIn: a type the spec does not mark gets no accessor; a marked record
+// gets its own; a marked union puts its shared methods in its interface and gives every
+// variant its accessors.
+func TestAccessorsAreOptIn(t *testing.T) {
+	files := func(s *ir.Spec) map[string]string {
+		out := map[string]string{}
+		for _, f := range emitOrFatal(t, s, "generated/dsh") {
+			out[path.Base(f.Path)] = string(f.Data)
+		}
+		return out
+	}
+	unmarked := irtest.Small()
+	for _, ty := range unmarked.Types {
+		ty.Accessors = false
+	}
+	got := files(unmarked)
+	if acc, ok := got["demo_accessors.go"]; ok {
+		t.Errorf("no type is marked, yet demo_accessors.go was emitted:\n%s", acc)
+	}
+	if strings.Contains(got["demo_types.go"], "GetItems") {
+		t.Errorf("unmarked union Decision has accessor methods in its interface")
+	}
+
+	record := irtest.Small()
+	for _, ty := range record.Types {
+		ty.Accessors = ty.Name == "Item"
+	}
+	acc := files(record)["demo_accessors.go"]
+	for _, want := range []string{"func (v Item) GetRatio()", "func (v Item) WithOK("} {
+		if !strings.Contains(acc, want) {
+			t.Errorf("marked record Item: no %q in demo_accessors.go:\n%s", want, acc)
+		}
+	}
+	if strings.Contains(acc, "DemoReplace") {
+		t.Errorf("unmarked DemoReplace has accessors:\n%s", acc)
+	}
+
+	union := irtest.Small()
+	for _, ty := range union.Types {
+		ty.Accessors = ty.Name == "Decision"
+	}
+	got = files(union)
+	if !strings.Contains(got["demo_accessors.go"], "func (v DemoReplace) AppendItems(") {
+		t.Errorf("marked union Decision: its variant DemoReplace has no AppendItems:\n%s", got["demo_accessors.go"])
+	}
+	if strings.Contains(got["demo_accessors.go"], "func (v Item)") {
+		t.Errorf("unmarked Item has accessors:\n%s", got["demo_accessors.go"])
+	}
 }
 
 func emitOrFatal(t *testing.T, s *ir.Spec, outDir string) []emit.File {

@@ -1,7 +1,7 @@
 // Package scenarios emits the conformance suite of a spec package that declares
 // scenarios (spec/conformance): the scenarios as JSON (for runtimes in any language), a Go
-// file embedding them, one Go test per scenario run by the conformance harness, and a
-// Markdown index of scenario ids per extension point.
+// file embedding them, one Go test that runs each scenario as a subtest through the
+// conformance harness, and a Markdown index of scenario ids per extension point.
 package scenarios
 
 import (
@@ -250,26 +250,39 @@ setup, run, expect}]}, for runtimes in any language.`)).
 	return f
 }
 
-// testFile is scenarios_test.go: one test per scenario, which runs it on o.Runtime through
-// o.Harness. A scenario that depends on the wall clock (timed) does not run in parallel.
+// testFile is scenarios_test.go: the table of scenario ids, each marked when it depends on
+// the wall clock (timed), and TestScenarios, which runs each on o.Runtime through o.Harness
+// as a subtest named by its id (go test -run 'TestScenarios/<id>' picks one). A timed
+// scenario does not run in parallel: its subtest runs while the loop does, before the
+// parallel ones.
 func testFile(s *ir.Spec, header string, o Options) (*jen.File, error) {
 	f := gofile.New(s.Package+"_test", header)
 	f.ImportAlias(o.Harness, "harness")
 	f.ImportAlias(o.Runtime, "runtime")
+	rows := make([]jen.Code, 0, len(s.Scenarios))
 	for _, sc := range s.Scenarios {
 		timed, err := timed(sc.Data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: scenario %q: %v", sc.Pos, sc.ID, err)
 		}
-		name := "Test" + ir.GoName(sc.ID)
-		f.Line()
-		f.Add(gofile.Comment(name + " runs scenario " + sc.ID + ":\n" + sc.Doc)).
-			Func().Id(name).Params(jen.Id("t").Op("*").Qual("testing", "T")).BlockFunc(func(g *jen.Group) {
-			if !timed {
-				g.Id("t").Dot("Parallel").Call()
-			}
-			g.Qual(o.Harness, "RunID").Call(jen.Id("t"), jen.Qual(o.Runtime, "New"), jen.Lit(sc.ID))
-		})
+		rows = append(rows, jen.Line().Values(jen.Lit(sc.ID), jen.Lit(timed)))
 	}
+	rows = append(rows, jen.Line())
+	f.Line()
+	f.Add(gofile.Comment(fmt.Sprintf("scenarioTests are the %d scenarios of spec/conformance, by id, each with whether it\ndepends on the wall clock (a delay, a wait or a timeout).", len(s.Scenarios)))).
+		Var().Id("scenarioTests").Op("=").Index().Struct(
+		jen.Id("id").String(),
+		jen.Id("timed").Bool(),
+	).Values(rows...)
+	f.Line()
+	f.Add(gofile.Comment("TestScenarios runs every scenario as a subtest named by its id. A timed scenario runs on\nits own, before the others, which run in parallel: its outcome depends on how fast\nthings run, which a loaded machine would change.")).
+		Func().Id("TestScenarios").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("sc")).Op(":=").Range().Id("scenarioTests")).Block(
+			jen.Id("t").Dot("Run").Call(jen.Id("sc").Dot("id"), jen.Func().Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+				jen.If(jen.Op("!").Id("sc").Dot("timed")).Block(jen.Id("t").Dot("Parallel").Call()),
+				jen.Qual(o.Harness, "RunID").Call(jen.Id("t"), jen.Qual(o.Runtime, "New"), jen.Id("sc").Dot("id")),
+			)),
+		),
+	)
 	return f, nil
 }

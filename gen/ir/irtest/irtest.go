@@ -26,8 +26,8 @@ func kindField() *ir.Field {
 }
 
 // Small returns a spec with one of everything: an enum, records with every field shape,
-// a union with an exclusive group, one event per domain and a session event. Every call
-// returns a fresh, linked, sorted spec.
+// a union with an exclusive group, one event per domain and a session event. Every record
+// and union asks for its accessors. Every call returns a fresh, linked, sorted spec.
 func Small() *ir.Spec {
 	color := &ir.Type{Name: "Color", Doc: "Color is a demo enum.", File: "demo.cue", Pos: pos("demo.cue", 3), Kind: ir.Enum,
 		Values: []*ir.EnumValue{{Value: "red", GoName: "ColorRed"}, {Value: "dark-blue", GoName: "ColorDarkBlue"}}}
@@ -96,5 +96,8 @@ func Small() *ir.Spec {
 		panic(err)
 	}
 	s.Sort()
+	for _, t := range s.Types {
+		t.Accessors = t.Kind == ir.Record || t.Kind == ir.Union // every accessor shape
+	}
 	return s
 }

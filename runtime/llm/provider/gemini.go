@@ -226,6 +226,7 @@ func (m *Gemini) params(req llm.Request) (string, []*genai.Content, *genai.Gener
 		switch msg.Role {
 		case llm.RoleAssistant:
 			for _, b := range msg.Content {
+				//dshvet:partial an assistant message sends its text, reasoning and tool calls; other blocks have no Gemini part there
 				switch v := b.(type) {
 				case dsh.TextBlock:
 					if v.Text != "" {

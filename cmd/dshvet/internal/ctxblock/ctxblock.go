@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/types/typeutil"
 
+	"github.com/dshkit/dsh/cmd/dshvet/internal/allow"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/dshapi"
 )
 
@@ -46,6 +47,7 @@ var instead = map[string]string{
 }
 
 func run(pass *analysis.Pass) (any, error) {
+	defer allow.Honour(pass)()
 	s := dshapi.Load(pass.Pkg)
 	if s.Pkg == nil && s.ToolRun == nil {
 		return nil, nil

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/tools/go/cfg"
 	"golang.org/x/tools/go/types/typeutil"
 
+	"github.com/dshkit/dsh/cmd/dshvet/internal/allow"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/dshapi"
 )
 
@@ -33,6 +34,7 @@ followed.`,
 }
 
 func run(pass *analysis.Pass) (any, error) {
+	defer allow.Honour(pass)()
 	dshapi.Funcs(pass.TypesInfo, pass.Files, func(f dshapi.Func) {
 		for i := 0; i < f.Sig.Params().Len(); i++ {
 			if v := f.Sig.Params().At(i); dshapi.IsNext(v.Type()) && v.Name() != "" && v.Name() != "_" {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
+	"github.com/dshkit/dsh/cmd/dshvet/internal/allow"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/dshapi"
 )
 
@@ -30,6 +31,7 @@ followed.`,
 }
 
 func run(pass *analysis.Pass) (any, error) {
+	defer allow.Honour(pass)()
 	s := dshapi.Load(pass.Pkg)
 	if s.Pkg == nil {
 		return nil, nil

@@ -117,3 +117,67 @@ func overAny(x any) {
 	case dsh.PreToolAllow:
 	}
 }
+
+// A switch marked partial, with a reason, is not reported; the marker goes on the line of
+// the switch or the line above.
+func partialAbove(d dsh.PreToolDecision) string {
+	//dshvet:partial the other decisions keep the call as it is
+	switch d.(type) {
+	case dsh.PreToolDeny:
+		return "deny"
+	}
+	return ""
+}
+
+func partialSameLine(d dsh.PreToolDecision) string {
+	switch d.(type) { //dshvet:partial only a denial is logged
+	case dsh.PreToolDeny:
+		return "deny"
+	}
+	return ""
+}
+
+// A marker must give a reason, mark a switch that misses a variant, and mark a switch.
+func partialWithoutReason(d dsh.PreToolDecision) string {
+	//dshvet:partial // want `//dshvet:partial needs a reason`
+	switch d.(type) {
+	case dsh.PreToolDeny:
+		return "deny"
+	}
+	return ""
+}
+
+func partialButComplete(r dsh.ToolExecutionResult) string {
+	//dshvet:partial both are handled // want `on a type switch that misses no variant: remove the marker`
+	switch r.(type) {
+	case dsh.ToolSuccess:
+		return "ok"
+	case dsh.ToolFailure:
+		return "failed"
+	}
+	return ""
+}
+
+func partialWithDefault(d dsh.PreToolDecision) string {
+	//dshvet:partial the default handles the rest // want `on a type switch with a default: remove the marker`
+	switch d.(type) {
+	case dsh.PreToolDeny:
+		return "deny"
+	default:
+		return "other"
+	}
+}
+
+func partialOnNothing(d dsh.PreToolDecision) bool {
+	//dshvet:partial not a switch // want `marks no type switch over a union: remove it`
+	_, ok := d.(dsh.PreToolDeny)
+	return ok
+}
+
+// A marker on a switch over an interface that is no union marks nothing.
+func partialOverAny(x any) {
+	//dshvet:partial not a union // want `marks no type switch over a union: remove it`
+	switch x.(type) {
+	case dsh.PreToolAllow:
+	}
+}

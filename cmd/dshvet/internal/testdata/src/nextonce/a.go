@@ -138,3 +138,40 @@ func Select(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (
 		return next.Call(ctx)
 	}
 }
+
+// A finding the code means (a test of what the runtime does with a misbehaving listener)
+// carries //dshvet:allow with the analyzer's name and a reason, on its line or above.
+func (p *Plugin) TwiceOnPurpose(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	if _, err := next.Call(ctx); err != nil {
+		return nil, err
+	}
+	//dshvet:allow nextonce the test checks that a second call fails
+	return next.Call(ctx)
+}
+
+func (p *Plugin) SavedOnPurpose(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	p.saved = next //dshvet:allow nextonce the test calls it late, to see it fail
+	return dsh.PreToolAllow{}, nil
+}
+
+// A marker needs a reason, must allow something, and only allows the analyzer it names.
+func (p *Plugin) TwiceWithoutReason(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	if _, err := next.Call(ctx); err != nil {
+		return nil, err
+	}
+	//dshvet:allow nextonce // want `//dshvet:allow nextonce needs a reason`
+	return next.Call(ctx) // want `next can be called a second time on this path`
+}
+
+func (p *Plugin) OnceMarked(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	//dshvet:allow nextonce nothing to allow // want `//dshvet:allow nextonce allows nothing here: remove it`
+	return next.Call(ctx)
+}
+
+func (p *Plugin) TwiceOtherAnalyzer(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	if _, err := next.Call(ctx); err != nil {
+		return nil, err
+	}
+	//dshvet:allow ctxblock names another analyzer
+	return next.Call(ctx) // want `next can be called a second time on this path`
+}
