@@ -9,7 +9,8 @@ import (
 
 // Scenario is one conformance case.
 type Scenario struct {
-	// Refs cite what the scenario checks, e.g. "SEMANTICS B6.6" or "SEMANTICS A8".
+	// Refs cite the design sections the scenario checks, e.g. "SEMANTICS B4.3" or "SEMANTICS
+	// A8".
 	Refs []string `json:"refs"`
 	// Setup is the world the inputs run in.
 	Setup Setup `json:"setup"`
@@ -2911,7 +2912,8 @@ type Step struct {
 	Idle *bool `json:"idle,omitempty"`
 	// Settle waits until the named gate has a waiter, so the next step lands mid-flight.
 	Settle *string `json:"settle,omitempty"`
-	// Resume disposes of the agent and re-creates it from its session log (SEMANTICS B6.20):
+	// Resume disposes of the agent and re-creates it from its session log
+	// (docs/design/SEMANTICS.md#21-agentsession-start):
 	// agent/session-start runs again with the source "resume".
 	Resume *bool `json:"resume,omitempty"`
 	// Compact compacts the idle agent now (/compact), with these instructions ("" for
