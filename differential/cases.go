@@ -177,7 +177,7 @@ func Cases() []Case {
 		pre("plain-stdout", oneCall, h(P, "echo 'plain pre words'")),
 		pre("invalid-json", oneCall, h(P, "echo '{\"decision\": '")),
 		pre("timeout", oneCall, Hook{Event: P, Script: "sleep 4", Timeout: 1}),
-		// Output over dsh's 1 MiB cap loses text, never a block (issue 30): a deny followed
+		// Output over dsh's 1 MiB cap loses text, never a block: a deny followed
 		// by 1.1 MB of spaces, and exit 2 with 1 MiB + 1 of stderr.
 		pre("deny-trailing-spaces", oneCall, h(P, js(denyJSON)+"; head -c 1100000 /dev/zero | tr '\\0' ' '")),
 		pre("exit2-huge-stderr", oneCall, h(P, "head -c 1048577 /dev/zero | tr '\\0' x >&2; exit 2")),

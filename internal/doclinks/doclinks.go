@@ -14,7 +14,7 @@
 // "Bridge decision 2 ..." (a bridge decision of the hook protocols), so the anchor starts
 // with the label. Two forms are refused, so that no reference leads nowhere in a clone: a
 // bare file name (the design documents' names without the docs/design/ path, the form the
-// code used before issue 27), and a section named in text after a path ("§4.2" after
+// code once used), and a section named in text after a path ("§4.2" after
 // docs/design/SEMANTICS.md) instead of an anchor. The conformance scenarios' quoted short
 // references ("SEMANTICS B6.47", "REWRITE-COMPACTION 2.4-9", see [shortLabel]) are
 // identifiers of scenarios, not file references; they are checked against the design's

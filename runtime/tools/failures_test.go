@@ -451,7 +451,7 @@ type (
 
 // TestBadDecisions: a listener, guard or wrapper that returns nil, a nil pointer variant
 // or a value of a type that is not a variant fails at its point like a returned error
-// (issue 3's bad input; B §3.2): the result is that final failure, a guard in particular
+// (B §3.2): the result is that final failure, a guard in particular
 // does not abstain, and the body runs only if the failing point is after it.
 func TestBadDecisions(t *testing.T) {
 	const (
