@@ -26,9 +26,7 @@ func (b *Bridge) approvalAnswer(ctx context.Context, p *dsh.ApprovalAnswerPayloa
 	case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock, dsh.HookOutcomeHalt:
 		if b.d.Render.PermissionDeny != nil && !ex.Token.IsZero() {
 			text := b.d.Render.PermissionDeny(ex.Name, reason)
-			b.mu.Lock()
-			b.denied[ex.Token] = text
-			b.mu.Unlock()
+			b.calls.update(ex.Token, func(c *call) { c.denied, c.isDenied = text, true })
 		}
 		d := dsh.ApprovalAnswerDeny{Message: &reason}
 		if rep.Merged.Outcome == dsh.HookOutcomeHalt {

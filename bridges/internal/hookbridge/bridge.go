@@ -161,15 +161,9 @@ type Bridge struct {
 	diags  []hookproto.Diagnostic
 	log    *slog.Logger
 
-	mu     sync.Mutex
-	stash  map[dsh.Token][]string      // PreToolUse contexts waiting for the tool result
-	denied map[dsh.Token]string        // rendered result texts of calls PreToolUse denied (Render.Deny)
-	asked  map[dsh.Token][2]string     // asked calls: the ask reason and its rendering (Render.AskDenied)
-	took   map[dsh.Token]time.Duration // execution times of dispatched calls
-	halts  map[dsh.Token]string        // continue:false reasons of calls let run (Render.PreHaltRunsTool)
-	// fired holds the PreToolUse report of a call whose hooks ran in the rewrite phase,
-	// until its pre-execute listener replays it (each hook runs once per call).
-	fired map[callKey]*hookproto.Report
+	calls *calls // the state of the tool calls in flight
+
+	mu    sync.Mutex
 	early map[string]bool // compactions whose session start ran at compaction/post-compact (the also column)
 
 	// at lists, per extension point, the events with hooks the table maps there (its point
@@ -186,9 +180,6 @@ type also struct {
 	event string
 	hookmap.Also
 }
-
-// callKey identifies a call between the rewrite phase and pre-execute.
-type callKey struct{ agent, call string }
 
 // New loads the dialect's hook files per o (decisions 5, 9 and 10) and returns the
 // bridge. Loading problems are diagnostics (Diagnostics), never an error; the error is
@@ -219,8 +210,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Bridge{d: d, o: o, log: log, stash: map[dsh.Token][]string{}, denied: map[dsh.Token]string{}, halts: map[dsh.Token]string{}, asked: map[dsh.Token][2]string{}, took: map[dsh.Token]time.Duration{},
-		fired: map[callKey]*hookproto.Report{}}
+	b := &Bridge{d: d, o: o, log: log, calls: newCalls()}
 	if b.o.NewID == nil {
 		b.o.NewID = func() string {
 			var buf [12]byte

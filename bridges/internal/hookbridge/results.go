@@ -14,80 +14,46 @@ import (
 func (b *Bridge) timeExecute(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
 	start := time.Now()
 	res := next.Call(ctx)
-	if !p.Exec.Token.IsZero() {
-		b.mu.Lock()
-		b.took[p.Exec.Token] = time.Since(start)
-		b.mu.Unlock()
-	}
+	took := time.Since(start)
+	b.calls.update(p.Exec.Token, func(c *call) { c.took, c.dispatched = took, true })
 	return res
 }
 
-// duration returns (and forgets) a call's execution time in ms, -1 when unknown, and
-// whether the call was dispatched (when the execute wrapper is registered).
-func (b *Bridge) duration(t dsh.Token) (int, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	d, ok := b.took[t]
-	delete(b.took, t)
-	if !ok {
+// duration is a call's execution time in ms, -1 when unknown, and whether the call was
+// dispatched (when the execute wrapper is registered).
+func (b *Bridge) duration(c call) (int, bool) {
+	if !c.dispatched {
 		return -1, false
 	}
 	if !b.d.Durations {
 		return -1, true
 	}
-	return int(d.Milliseconds()), true
+	return int(c.took.Milliseconds()), true
 }
 
-// takeDenied returns (and forgets) the rendered denial of a call and its halt reason.
-func (b *Bridge) takeDenied(t dsh.Token) (denied string, isDenied bool, halt string, halts bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	denied, isDenied = b.denied[t]
-	halt, halts = b.halts[t]
-	delete(b.denied, t)
-	delete(b.halts, t)
-	delete(b.asked, t)
-	return denied, isDenied, halt, halts
+// askDenial is the ask of a call a PreToolUse hook asked about with a reason: the reason
+// and the dialect's rendering of the call's result when no one could answer.
+type askDenial struct {
+	reason, text string
 }
 
-// askDenied returns the rendering of an asked call's result when the runtime denied it
+// deniedBy returns the rendering of an asked call's result when the runtime denied it
 // with the ask's reason (no one could answer).
-func (b *Bridge) askDenied(t dsh.Token, result dsh.ToolExecutionResult) (string, bool) {
-	b.mu.Lock()
-	a, ok := b.asked[t]
-	b.mu.Unlock()
-	if !ok {
+func (a *askDenial) deniedBy(result dsh.ToolExecutionResult) (string, bool) {
+	if a == nil {
 		return "", false
 	}
-	var f *dsh.ToolFailure
-	switch r := result.(type) {
-	case dsh.ToolFailure:
-		f = &r
-	}
-	if f == nil || f.Error.Message != a[0] {
+	f, ok := result.(dsh.ToolFailure)
+	if !ok || f.Error.Message != a.reason {
 		return "", false
 	}
-	return a[1], true
+	return a.text, true
 }
 
-func (b *Bridge) unstash(t dsh.Token) []string {
-	if t.IsZero() {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c := b.stash[t]
-	delete(b.stash, t)
-	return c
-}
-
-// toolResult drops PreToolUse contexts of a call whose post-execute never ran, and the
-// report of one whose pre-execute never ran (a failed rewrite).
+// toolResult drops the state of a call whose post-execute never ran, and the report of
+// one whose pre-execute never ran (a failed rewrite).
 func (b *Bridge) toolResult(_ context.Context, p *dsh.ToolResultPayload) {
-	b.takeFired(agentID(p.Exec), p.Exec.CallID)
-	b.unstash(p.Exec.Token)
-	b.takeDenied(p.Exec.Token)
-	b.duration(p.Exec.Token)
+	b.calls.drop(callKey{agentID(p.Exec), p.Exec.CallID}, p.Exec.Token)
 }
 
 // toolResponse is the tool_response of a successful result: its value, or its text.
@@ -115,10 +81,11 @@ func Text(content []dsh.ContentBlock) string {
 // PreToolUse contexts: block becomes feedback, halt halts; otherwise next, then the hook
 // contexts are prepended to the downstream decision's contexts.
 func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-	texts := b.unstash(p.Exec.Token)
-	askText, asked := b.askDenied(p.Exec.Token, p.Result)
-	took, dispatched := b.duration(p.Exec.Token)
-	deniedText, isDenied, haltReason, halts := b.takeDenied(p.Exec.Token)
+	st := b.calls.end(p.Exec.Token)
+	texts := st.contexts
+	askText, asked := st.ask.deniedBy(p.Result)
+	took, dispatched := b.duration(st)
+	deniedText, isDenied, haltReason, halts := st.denied, st.isDenied, st.halt, st.halts
 	if asked {
 		deniedText, isDenied = askText, true
 	}

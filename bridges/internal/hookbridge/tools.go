@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/jsonmerge"
 )
@@ -31,7 +30,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 	ex := p.Exec
 	ev := b.event(dsh.PreToolEventName)
 	s := b.session(ctx, agentID(ex))
-	rep := b.takeFired(agentID(ex), ex.CallID)
+	rep := b.calls.takeFired(callKey{agentID(ex), ex.CallID})
 	if rep == nil {
 		// No rewrite phase ran for the call (no model arguments to rewrite): fire here.
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
@@ -64,26 +63,20 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 	}
 	if len(rep.Merged.Contexts) > 0 && !ex.Token.IsZero() {
 		texts := b.contexts(ev, ex.Name, rep)
-		b.mu.Lock()
-		b.stash[ex.Token] = append(b.stash[ex.Token], texts...)
-		b.mu.Unlock()
+		b.calls.update(ex.Token, func(c *call) { c.contexts = append(c.contexts, texts...) })
 	}
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeHalt:
 		if b.d.Render.PreHaltRunsTool && !ex.Token.IsZero() {
 			// The engine lets the call run and ends the turn after it (postTool halts).
-			b.mu.Lock()
-			b.halts[ex.Token] = rep.Merged.Reason
-			b.mu.Unlock()
+			b.calls.update(ex.Token, func(c *call) { c.halt, c.halts = rep.Merged.Reason, true })
 			return next.Call(ctx)
 		}
 		return dsh.PreToolHalt{Reason: rep.Merged.Reason}, nil
 	case dsh.HookOutcomeDeny, dsh.HookOutcomeBlock:
 		if b.d.Render.Deny != nil && !ex.Token.IsZero() {
 			text := b.d.Render.Deny(ex.Name, toolInput(ex), rep)
-			b.mu.Lock()
-			b.denied[ex.Token] = text
-			b.mu.Unlock()
+			b.calls.update(ex.Token, func(c *call) { c.denied, c.isDenied = text, true })
 		}
 		return dsh.PreToolDeny{Reason: rep.Merged.Reason}, nil
 	case dsh.HookOutcomeAsk:
@@ -91,9 +84,8 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		if r := rep.Merged.Reason; r != "" {
 			reason = &r
 			if b.d.Render.AskDenied != nil && !ex.Token.IsZero() {
-				b.mu.Lock()
-				b.asked[ex.Token] = [2]string{r, b.d.Render.AskDenied(r)}
-				b.mu.Unlock()
+				a := &askDenial{reason: r, text: b.d.Render.AskDenied(r)}
+				b.calls.update(ex.Token, func(c *call) { c.ask = a })
 			}
 		}
 		return dsh.PreToolAsk{Reason: reason}, nil
@@ -119,17 +111,6 @@ func strictness(o dsh.HookOutcome) int {
 	return 0
 }
 
-// takeFired returns (and forgets) the PreToolUse report of a call fired in the rewrite
-// phase, or nil.
-func (b *Bridge) takeFired(agent, call string) *hookproto.Report {
-	k := callKey{agent, call}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	rep := b.fired[k]
-	delete(b.fired, k)
-	return rep
-}
-
 // rewriteInput runs the call's PreToolUse hooks, once and in parallel, on the input the
 // fold has so far (docs/design/REWRITE-COMPACTION.md#13-composing-several-rewriters), keeps their report for the pre-execute
 // listener, and folds their rewrites (updatedInput) in configuration order, whatever
@@ -150,9 +131,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	b.fired[callKey{agent, p.CallID}] = rep
-	b.mu.Unlock()
+	b.calls.keepFired(callKey{agent, p.CallID}, rep)
 	cur := input
 	changed := false
 	var by []string
