@@ -272,8 +272,8 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		}
 		b.at[e.Point] = append(b.at[e.Point], e.Name)
 		for _, a := range e.Also {
-			if b.applies(a) && a.Point == dsh.PostCompactEventName && e.Point == dsh.SessionStartEventName {
-				b.compact = append(b.compact, also{e.Name, a})
+			if l, ok := alsoListenerOf(e.Point, a); ok && l.load != nil && b.applies(a) {
+				l.load(b, e.Name, a)
 			}
 		}
 	}
