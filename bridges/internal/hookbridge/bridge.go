@@ -19,19 +19,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 )
 
-// ErrNotFired, returned by a Dialect's Encode, says the dialect's engine does not fire
+// ErrNotFired, returned by a Behavior's Encode, says the dialect's engine does not fire
 // the event in this case (Gemini CLI has no SessionStart after a compaction): no hook
 // runs and the report is empty.
 var ErrNotFired = errors.New("the dialect does not fire this event here")
 
-// Dialect is what a dialect package supplies.
-type Dialect struct {
-	// Name is the hookproto dialect.
+// Behavior is how a dialect's bridge behaves, beyond the dialect-neutral path of this
+// package: what a dialect package (bridges/claudecode, bridges/codex, bridges/gemini)
+// supplies to New. It is not the dialect's name (hookproto.Dialect) nor its description
+// to the commands (dialect.Descriptor).
+type Behavior struct {
+	// Name is the dialect's name.
 	Name hookproto.Dialect
 	// Table is the generated mapping table.
 	Table *hookmap.Bridge
@@ -60,10 +64,9 @@ type Dialect struct {
 	TrustHint string
 	// Render is how the dialect writes its hooks' words for the model.
 	Render Render
-	// Canonical says the bridge follows dsh's canonical mapping where the real engine
-	// departs from it: the table's also entries marked engine are left out (Claude Code's
-	// SessionStart[compact] at compaction/post-compact, before PostCompact).
-	Canonical bool
+	// Revalidate says the dialect can run a call's PreToolUse hooks again on a rewritten
+	// input: only then does Config.RevalidateAfterRewrite count.
+	Revalidate bool
 	// EndReason, if set, maps a canonical session-end reason to the dialect's (what its
 	// SessionEnd matchers test and its input carries).
 	EndReason func(reason string) string
@@ -83,7 +86,7 @@ type Dialect struct {
 }
 
 // rules are the dialect's Rules, else hookproto's for its name.
-func (d Dialect) rules() hookproto.Rules {
+func (d Behavior) rules() hookproto.Rules {
 	if d.Rules != nil {
 		return *d.Rules
 	}
@@ -92,42 +95,20 @@ func (d Dialect) rules() hookproto.Rules {
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
-func (d Dialect) SessionEndReason(reason string) string {
+func (d Behavior) SessionEndReason(reason string) string {
 	if d.EndReason != nil {
 		return d.EndReason(reason)
 	}
 	return reason
 }
 
-// Options is the dialect-neutral configuration of a bridge; the dialect packages fill
-// it from their Config (see claudecode.Config for the meaning of each field).
+// Options configure a bridge: the dialect-neutral [dialect.Config] every dialect
+// package takes, passed through as given (see its fields; a dialect ignores what its
+// Behavior does not use), and what only an Option sets.
 type Options struct {
-	Files           []string              // explicitly named hook files, loaded as given
-	Plugins         []hookproto.Source    // plugin hook files (PluginRoot set)
-	Workspace       string                // default hook cwd and project directory
-	ProjectDir      string                // project root (CLAUDE_PROJECT_DIR); default Workspace
-	DiscoverProject bool                  // load Dialect.ProjectFiles under ProjectDir
-	TrustProject    bool                  // let discovered project files load
-	Session         hookproto.SessionFunc // session and turn of an event
-	Recorder        hookproto.Recorder    // hook/invoked and hook/result sink
-	Logger          *slog.Logger          // diagnostics
-	StderrSummary   int                   // stderr summary cap (0: default)
-	Getenv          func(string) string   // harness environment for $SHELL (nil: os.Getenv)
-	BaseEnv         []string              // the environment hooks start from (nil: os.Environ())
-	Interactive     bool                  // the host waits for input between turns (the table's also.interactive points)
-	// RevalidateAfterRewrite runs a call's PreToolUse hooks a second time, at
-	// pre-execute, on the effective input when the rewrite phase changed it.
-	RevalidateAfterRewrite bool
-	// Events, if set, are the only events whose hooks run; the others' load (and their
-	// problems are diagnostics) but register nothing.
-	Events []string
-
-	// Set through Option.
-	NewID        func() string
-	Observe      func(*hookproto.Report)
-	ObserveAsync func(hookproto.HookRun)
-	KillGrace    time.Duration
-	PipeGrace    time.Duration
+	dialect.Config
+	// KillGrace and PipeGrace are the runner's delays (WithKillGrace; 0: the defaults).
+	KillGrace, PipeGrace time.Duration
 }
 
 // Option adjusts a bridge.
@@ -155,7 +136,7 @@ func WithKillGrace(kill, pipe time.Duration) Option {
 
 // Bridge is one loaded dialect bridge.
 type Bridge struct {
-	d      Dialect
+	d      Behavior
 	o      Options
 	engine *hookproto.Engine
 	diags  []hookproto.Diagnostic
@@ -181,10 +162,11 @@ type also struct {
 	hookmap.Also
 }
 
-// New loads the dialect's hook files per o (decisions 5, 9 and 10) and returns the
+// New loads the dialect's hook files per cfg (decisions 5, 9 and 10) and returns the
 // bridge. Loading problems are diagnostics (Diagnostics), never an error; the error is
 // for an unusable configuration.
-func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
+func New(d Behavior, cfg dialect.Config, opts ...Option) (*Bridge, error) {
+	o := Options{Config: cfg}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -243,7 +225,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		}
 		srcs = append(srcs, p)
 	}
-	cfg, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
+	hooks, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,
 		SubstituteProjectDir: d.SubstituteProjectDir, TrustHint: d.TrustHint,
@@ -258,8 +240,8 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: cfg, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
-		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummary,
+		Table: d.Table, Config: hooks, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummaryMax,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}
 	b.at = map[string][]string{}
@@ -283,7 +265,7 @@ func New(d Dialect, o Options, opts ...Option) (*Bridge, error) {
 // applies reports whether the table's also entry a holds for this bridge: an interactive
 // one only on an interactive host, an engine one only when the bridge follows the engine.
 func (b *Bridge) applies(a hookmap.Also) bool {
-	return (!a.Interactive || b.o.Interactive) && (!a.Engine || !b.d.Canonical)
+	return (!a.Interactive || b.o.Interactive) && (!a.Engine || !b.o.Canonical)
 }
 
 // Diagnostics returns what loading reported, in order.
@@ -354,7 +336,7 @@ func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session 
 }
 
 // Fire encodes in and fires its event: the hook of a dialect's own listeners
-// (Dialect.Register).
+// (Behavior.Register).
 func (b *Bridge) Fire(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent) (*hookproto.Report, error) {
 	return b.fire(ctx, in, subject, inTurn, agent)
 }

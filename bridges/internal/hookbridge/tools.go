@@ -38,7 +38,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		if rep, err = b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent); err != nil {
 			return nil, err
 		}
-	} else if b.o.RevalidateAfterRewrite && len(ex.ModelArguments) > 0 {
+	} else if b.d.Revalidate && b.o.RevalidateAfterRewrite && len(ex.ModelArguments) > 0 {
 		// The rewrite phase changed the input: run the hooks again on the effective input
 		// (revalidateAfterRewrite); the stricter of the two passes decides, the first
 		// pass's contexts are kept, and a second-pass updatedInput is ignored.
