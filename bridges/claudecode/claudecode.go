@@ -87,6 +87,7 @@ func Descriptor() *dialect.Descriptor {
 			return NewTranscript(path, sessionID, workspace)
 		},
 		ToolStyle:       "claude-code",
+		Rules:           &Rules,
 		ContinuationCap: 8,
 		ModelProvider:   "anthropic",
 		EnvFile:         true,
@@ -181,7 +182,7 @@ func behavior(cfg Config) hookbridge.Behavior {
 			RewriteSilent: true}
 	}
 	return hookbridge.Behavior{
-		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode,
+		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode, Rules: &Rules,
 		ProjectFiles: ProjectFiles, SubstituteProjectDir: true,
 		ProjectEnv: func(dir string) []string { return []string{"CLAUDE_PROJECT_DIR=" + dir} },
 		SessionEnv: func(event string, s hookproto.Session) []string {

@@ -72,6 +72,7 @@ func Descriptor() *dialect.Descriptor {
 			return NewRollout(path, sessionID, workspace)
 		},
 		ToolStyle:         "codex",
+		Rules:             &Rules,
 		ContinuationCap:   math.MaxInt,
 		ModelProvider:     "openai",
 		DeveloperContexts: true,
@@ -152,7 +153,7 @@ func behavior(cfg Config) hookbridge.Behavior {
 		model = DefaultModel
 	}
 	return hookbridge.Behavior{
-		Name: hookproto.Codex, Table: &hookmap.Codex, ProjectFiles: ProjectFiles,
+		Name: hookproto.Codex, Table: &hookmap.Codex, ProjectFiles: ProjectFiles, Rules: &Rules,
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,

@@ -21,7 +21,9 @@ import (
 	"github.com/dshkit/dsh/generated/hookmap"
 )
 
-// Dialect names a shell-hook protocol. Its values are the spec's #HookDialect strings.
+// Dialect is the name of a shell-hook protocol: one of the spec's #HookDialect strings.
+// What a dialect's bridge does is hookbridge.Behavior, and how the commands find and
+// build one is dialect.Descriptor; the facts of each live in its package and its table.
 type Dialect string
 
 const (
@@ -29,8 +31,7 @@ const (
 	ClaudeCode Dialect = "claude-code"
 	// Codex is the Codex CLI hook protocol (docs/design/HOOK-PROTOCOLS.md#2-codex-hook-protocol).
 	Codex Dialect = "codex"
-	// Gemini is the Gemini CLI hook protocol (docs/design/GEMINI-HOOKS.md); its rules come
-	// from its package (bridges/gemini) and its table (LoadOptions.Table).
+	// Gemini is the Gemini CLI hook protocol (docs/design/GEMINI-HOOKS.md).
 	Gemini Dialect = "gemini"
 )
 
@@ -42,14 +43,6 @@ func (d Dialect) DefaultTimeout() time.Duration {
 		return time.Duration(b.DefaultTimeoutSec) * time.Second
 	}
 	return 0
-}
-
-// Shell returns the argv prefix a shell-form handler runs under, for [Command.Shell], by
-// d's [Rules] (Claude Code: `sh -c`; Codex: `$SHELL -c`, else `/bin/sh -c`); getenv reads
-// the harness environment (nil means [os.Getenv]).
-func (d Dialect) Shell(getenv func(string) string) []string {
-	r, _ := d.Rules()
-	return r.ShellArgv(getenv)
 }
 
 // Errors wrapped by a [Diagnostic]; test them with errors.Is.
@@ -130,7 +123,7 @@ type LoadOptions struct {
 	// ProjectDir is the project root substituted for ${CLAUDE_PROJECT_DIR} (Claude Code
 	// only) when set.
 	ProjectDir string
-	// Rules are the dialect's loading rules; nil means [Dialect.Rules] of Dialect.
+	// Rules are the dialect's loading rules; nil means its table's alone ([TableRules]).
 	Rules *Rules
 	// Table supplies the rules its fields state (nil: the generated table of Dialect, if
 	// any): the unit of a configured timeout, what a timeout of 0 or less does, sequential

@@ -49,14 +49,12 @@ func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 	if opts.Table != nil {
 		l.cfg.DedupeByName = opts.Table.DedupeByName
 	}
-	if opts.Rules != nil {
+	switch {
+	case opts.Rules != nil:
 		l.rules, l.known = *opts.Rules, true
-	} else {
-		l.rules, l.known = opts.Dialect.Rules()
-	}
-	if !l.known && opts.Table != nil {
-		// A dialect described by its table alone (Gemini CLI): its shell, no other rule.
-		l.rules, l.known = Rules{Shell: opts.Table.Shell}, true
+	case opts.Table != nil:
+		// A dialect described by its table alone.
+		l.rules, l.known = TableRules(opts.Table), true
 	}
 	l.cfg.dedupe = l.rules.Dedupe
 	l.load(data)
@@ -68,7 +66,7 @@ func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 
 type loader struct {
 	opts  LoadOptions
-	rules Rules // the dialect's rules (opts.Rules, else the Dialect's)
+	rules Rules // the dialect's rules (opts.Rules, else its table's)
 	known bool  // rules were found
 	cfg   *Config
 	diags []Diagnostic

@@ -43,8 +43,7 @@ type Behavior struct {
 	// newline when the table's StdinNewline asks for one.
 	Encode func(in Input) ([]byte, error)
 	// Rules are how the dialect's hook files load and run (shell, de-duplication,
-	// matchers, plugin variables); nil means the rules hookproto has for Name
-	// (hookproto.Dialect.Rules).
+	// matchers, plugin variables); nil means its table's alone (hookproto.TableRules).
 	Rules *hookproto.Rules
 	// ProjectFiles are the project-level hook files, relative to the project directory,
 	// loaded when discovery is on (and the project is trusted).
@@ -85,13 +84,12 @@ type Behavior struct {
 	Register func(b *Bridge, r *dsh.Registrar) []func()
 }
 
-// rules are the dialect's Rules, else hookproto's for its name.
+// rules are the dialect's Rules, else its table's.
 func (d Behavior) rules() hookproto.Rules {
 	if d.Rules != nil {
 		return *d.Rules
 	}
-	r, _ := d.Name.Rules()
-	return r
+	return hookproto.TableRules(d.Table)
 }
 
 // SessionEndReason is the dialect's session-end reason for a canonical one.
