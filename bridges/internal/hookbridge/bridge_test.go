@@ -13,6 +13,7 @@ import (
 	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/runtime/approval"
 )
 
 // fakeTable is a small dialect of four events at four extension points: Begin at
@@ -176,30 +177,30 @@ func TestCallStateEnds(t *testing.T) {
 	}
 }
 
-// A call a hook asked about, that the runtime denied because no one answered, is
-// recognised by its ask and rendered by the dialect; another failure of the same call
-// is left as it is.
+// A call a hook asked about, that the runtime denied because no one could answer
+// (approval.Unanswered marks the context), is rendered by the dialect; a denial of the
+// same call by an answer (even one worded as the ask's reason) is left as it is.
 func TestAskDenial(t *testing.T) {
 	h, _, _ := fakeBridge(t, ht.G("Gate", "", `echo '{"decision":"ask","reason":"check first"}'`))
-	ctx := context.Background()
+	denial := dsh.ToolFailure{Error: dsh.ToolError{Message: "check first"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: check first"}}}
 	for _, tc := range []struct {
-		name   string
-		result dsh.ToolExecutionResult
-		want   string
+		name string
+		ctx  context.Context
+		want string
 	}{
-		{"unanswered", dsh.ToolFailure{Error: dsh.ToolError{Message: "check first"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: check first"}}}, "asked: check first"},
-		{"other failure", dsh.ToolFailure{Error: dsh.ToolError{Message: "the user rejected tool \"Bash\""}}, ""},
+		{"unanswered", approval.WithUnanswered(context.Background(), approval.Unanswered{Reason: "check first"}), "asked: check first"},
+		{"answered", context.Background(), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := h.Exec("Bash", `{}`)
-			d, err := h.PreTool(ctx, ex)
+			d, err := h.PreTool(context.Background(), ex)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ask, ok := d.(dsh.PreToolAsk); !ok || ask.Reason == nil || *ask.Reason != "check first" {
 				t.Fatalf("pre-execute decision %s, want ask", ht.Describe(d))
 			}
-			post, err := h.PostTool(ctx, ex, tc.result)
+			post, err := h.PostTool(tc.ctx, ex, denial)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/runtime/approval"
+
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
@@ -31,20 +33,19 @@ func (b *Bridge) duration(c call) (int, bool) {
 	return int(c.took.Milliseconds()), true
 }
 
-// askDenial is the ask of a call a PreToolUse hook asked about with a reason: the reason
-// and the dialect's rendering of the call's result when no one could answer.
+// askDenial is the ask of a call a PreToolUse hook asked about with a reason: the
+// dialect's rendering of the call's result when no one could answer.
 type askDenial struct {
-	reason, text string
+	text string
 }
 
-// deniedBy returns the rendering of an asked call's result when the runtime denied it
-// with the ask's reason (no one could answer).
-func (a *askDenial) deniedBy(result dsh.ToolExecutionResult) (string, bool) {
+// unanswered returns the rendering of an asked call's result when the runtime denied it
+// because no one could answer the ask (approval.Unanswered marks ctx).
+func (a *askDenial) unanswered(ctx context.Context) (string, bool) {
 	if a == nil {
 		return "", false
 	}
-	f, ok := result.(dsh.ToolFailure)
-	if !ok || f.Error.Message != a.reason {
+	if _, ok := approval.UnansweredOf(ctx); !ok {
 		return "", false
 	}
 	return a.text, true
@@ -83,7 +84,7 @@ func Text(content []dsh.ContentBlock) string {
 func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
 	st := b.calls.end(p.Exec.Token)
 	texts := st.contexts
-	askText, asked := st.ask.deniedBy(p.Result)
+	askText, asked := st.ask.unanswered(ctx)
 	took, dispatched := b.duration(st)
 	deniedText, isDenied, haltReason, halts := st.denied, st.isDenied, st.halt, st.halts
 	if asked {

@@ -84,7 +84,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		if r := rep.Merged.Reason; r != "" {
 			reason = &r
 			if b.d.Render.AskDenied != nil && !ex.Token.IsZero() {
-				a := &askDenial{reason: r, text: b.d.Render.AskDenied(r)}
+				a := &askDenial{text: b.d.Render.AskDenied(r)}
 				b.calls.update(ex.Token, func(c *call) { c.ask = a })
 			}
 		}
