@@ -87,12 +87,13 @@ func Descriptor() *dialect.Descriptor {
 			return NewTranscript(path, sessionID, workspace)
 		},
 		ToolStyle:       "claude-code",
+		Rules:           &Rules,
 		ContinuationCap: 8,
 		ModelProvider:   "anthropic",
 		EnvFile:         true,
 		Revalidate:      true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
-			b, err := New(c, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			b, err := New(c)
 			if err != nil {
 				return nil, err // not a nil *Bridge in the interface
 			}
@@ -161,20 +162,17 @@ type Bridge struct {
 // whole (dsh bridge decision 9): problems are Diagnostics, logged, and every valid group
 // loads. The error reports an unusable Config (no Workspace).
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(hookDialect(!cfg.Canonical, cfg.EnvFile), hookbridge.Options{
-		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
-		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
-		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
-		Interactive: cfg.Interactive, RevalidateAfterRewrite: cfg.RevalidateAfterRewrite, Events: cfg.Events,
-	}, opts...)
+	b, err := hookbridge.New(behavior(cfg), cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return &Bridge{b}, nil
 }
 
-// hookDialect is the bridge's dialect description (table, encoder, project files).
-func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
+// behavior is how the bridge behaves for cfg (table, encoder, project files, and the
+// engine's rendering unless cfg.Canonical).
+func behavior(cfg Config) hookbridge.Behavior {
+	asEngine, envFile := !cfg.Canonical, cfg.EnvFile
 	var render hookbridge.Render
 	if asEngine {
 		render = hookbridge.Render{Contexts: renderContexts, Deny: renderDeny, PostBlock: renderPostBlock,
@@ -183,8 +181,8 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 			Stop:           renderStop, StopContexts: true, PreHaltRunsTool: true, PromptContextsFirst: true,
 			RewriteSilent: true}
 	}
-	return hookbridge.Dialect{
-		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode,
+	return hookbridge.Behavior{
+		Name: hookproto.ClaudeCode, Table: &hookmap.ClaudeCode, Encode: encode, Rules: &Rules,
 		ProjectFiles: ProjectFiles, SubstituteProjectDir: true,
 		ProjectEnv: func(dir string) []string { return []string{"CLAUDE_PROJECT_DIR=" + dir} },
 		SessionEnv: func(event string, s hookproto.Session) []string {
@@ -199,7 +197,7 @@ func hookDialect(asEngine bool, envFile string) hookbridge.Dialect {
 		EndReason:        endReason,
 		NotificationText: notificationText,
 		OriginalInput:    true,
-		Canonical:        !asEngine,
+		Revalidate:       true,
 		TrustHint:        "pass --trust (Config.TrustProject) to load the project's hooks",
 	}
 }

@@ -45,10 +45,11 @@ func bridgeOn(t *testing.T, table *hookmap.Bridge, groups ...ht.Group) (*ht.Harn
 	t.Helper()
 	dir := t.TempDir()
 	h := ht.New(dir)
-	d := hookDialect(false, "")
+	cfg := Config{Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)},
+		Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler), Canonical: true}
+	d := behavior(cfg)
 	d.Table = table
-	b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Config(t, t.TempDir(), "settings.json", groups...)},
-		Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler)})
+	b, err := hookbridge.New(d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,10 +236,11 @@ func TestTableDispatchColumns(t *testing.T) {
 		hook := `grep -o '"\(tool_name\|notification_type\)":"[A-Za-z_]*"' >> '` + out + `'`
 		dir := t.TempDir()
 		h := ht.New(dir)
-		d := hookDialect(false, "")
+		cfg := Config{Files: []string{ht.Config(t, t.TempDir(), "settings.json", ht.G(event, matcher, hook))},
+			Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler), Interactive: interactive, Canonical: true}
+		d := behavior(cfg)
 		d.Table = specTable(t, edit)
-		b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Config(t, t.TempDir(), "settings.json", ht.G(event, matcher, hook))},
-			Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler), Interactive: interactive})
+		b, err := hookbridge.New(d, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,13 +321,14 @@ func TestTableCompactionColumns(t *testing.T) {
 		dir := t.TempDir()
 		order := filepath.Join(dir, "order")
 		h := ht.New(dir)
-		d := hookDialect(!canonical, "")
-		d.Table = specTable(t, edit)
-		b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Config(t, t.TempDir(), "settings.json",
+		cfg := Config{Files: []string{ht.Config(t, t.TempDir(), "settings.json",
 			ht.G("PostCompact", "", `echo PostCompact >> '`+order+`'; echo '{"hookSpecificOutput":{"hookEventName":"PostCompact","additionalContext":"PCCTX"}}'`),
 			ht.G("SessionStart", "", `grep -o '"source":"[a-z]*"' | cut -d'"' -f4 | sed 's/^/SessionStart:/' >> '`+order+`'; `+
 				`echo '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"SSCTX"}}'`))},
-			Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler)})
+			Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler), Canonical: canonical}
+		d := behavior(cfg)
+		d.Table = specTable(t, edit)
+		b, err := hookbridge.New(d, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,11 +72,12 @@ func Descriptor() *dialect.Descriptor {
 			return NewRollout(path, sessionID, workspace)
 		},
 		ToolStyle:         "codex",
+		Rules:             &Rules,
 		ContinuationCap:   math.MaxInt,
 		ModelProvider:     "openai",
 		DeveloperContexts: true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
-			b, err := New(c, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			b, err := New(c)
 			if err != nil {
 				return nil, err // not a nil *Bridge in the interface
 			}
@@ -132,20 +133,17 @@ type Bridge struct {
 
 // New loads the configured hook files and returns the bridge; see claudecode.New.
 func New(cfg Config, opts ...Option) (*Bridge, error) {
-	b, err := hookbridge.New(hookDialect(cfg.Model, !cfg.Canonical), hookbridge.Options{
-		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
-		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
-		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, Getenv: cfg.Getenv,
-		BaseEnv: cfg.BaseEnv, Events: cfg.Events,
-	}, opts...)
+	b, err := hookbridge.New(behavior(cfg), cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return &Bridge{b}, nil
 }
 
-// hookDialect is the bridge's dialect description (table, encoder, project files).
-func hookDialect(model string, asEngine bool) hookbridge.Dialect {
+// behavior is how the bridge behaves for cfg (table, encoder with cfg.Model, project
+// files, and the engine's rendering unless cfg.Canonical).
+func behavior(cfg Config) hookbridge.Behavior {
+	model, asEngine := cfg.Model, !cfg.Canonical
 	var render hookbridge.Render
 	if asEngine {
 		render = hookbridge.Render{Deny: renderDeny, PermissionDeny: renderPermissionDeny, Stop: renderStop, StopForm: dsh.PluginFormRelay,
@@ -154,12 +152,11 @@ func hookDialect(model string, asEngine bool) hookbridge.Dialect {
 	if model == "" {
 		model = DefaultModel
 	}
-	return hookbridge.Dialect{
-		Name: hookproto.Codex, Table: &hookmap.Codex, ProjectFiles: ProjectFiles,
+	return hookbridge.Behavior{
+		Name: hookproto.Codex, Table: &hookmap.Codex, ProjectFiles: ProjectFiles, Rules: &Rules,
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return encode(in, model) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the project's hooks",
 		Render:    render,
-		Canonical: !asEngine,
 		// An updatedInput goes back onto the call's own arguments, as the real engine does.
 		MapRewrite: MapRewrite,
 	}

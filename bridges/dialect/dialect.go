@@ -59,8 +59,8 @@ type Descriptor struct {
 	// SessionStart hooks (Config.EnvFile; Claude Code's CLAUDE_ENV_FILE).
 	EnvFile bool
 	// Rules are how the dialect's hook files load (the shell, de-duplication, matcher
-	// syntax, plugin variables); nil means hookproto's rules for Name
-	// (hookproto.Dialect.Rules). dsh run checks a --hooks file under them.
+	// syntax, plugin variables); nil means the table's alone (hookproto.TableRules).
+	// dsh run checks a --hooks file under them.
 	Rules *hookproto.Rules
 	// Revalidate says whether the bridge can run the PreToolUse hooks again on a
 	// rewritten input (Config.RevalidateAfterRewrite).

@@ -67,7 +67,7 @@ func Descriptor() *dialect.Descriptor {
 					cfg.Plugins = slices.Concat(c.Plugins, Extensions(home))
 				}
 			}
-			b, err := New(cfg, hookbridge.WithMessageIDs(c.NewID), hookbridge.WithObserver(c.Observe), hookbridge.WithAsyncObserver(c.ObserveAsync))
+			b, err := New(cfg)
 			if err != nil {
 				return nil, err // not a nil *Bridge in the interface
 			}
@@ -130,27 +130,22 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	if project == "" {
 		project = cfg.Workspace
 	}
-	d := hookDialect(now, !cfg.Canonical)
+	d := behavior(now, !cfg.Canonical)
 	if temp := ProjectTempDir(getenv("HOME"), project); temp != "" {
 		d.SessionEnv = func(_ string, s hookproto.Session) []string {
 			return []string{"GEMINI_PLANS_DIR=" + filepath.Join(temp, s.SessionID, "plans")}
 		}
 	}
-	b, err := hookbridge.New(d, hookbridge.Options{
-		Files: cfg.Files, Plugins: cfg.Plugins, Workspace: cfg.Workspace, ProjectDir: cfg.ProjectDir,
-		DiscoverProject: cfg.DiscoverProject, TrustProject: cfg.TrustProject, Session: cfg.Session,
-		Recorder: cfg.Recorder, Logger: cfg.Logger, StderrSummary: cfg.StderrSummaryMax, BaseEnv: cfg.BaseEnv,
-		Events: cfg.Events,
-	}, opts...)
+	b, err := hookbridge.New(d, cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return &Bridge{b}, nil
 }
 
-func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
+func behavior(now func() time.Time, asEngine bool) hookbridge.Behavior {
 	m := &model{turns: map[string]*turnText{}}
-	d := hookbridge.Dialect{
+	d := hookbridge.Behavior{
 		Name: hookproto.Gemini, Table: &hookmap.Gemini, ProjectFiles: ProjectFiles, Rules: &Rules,
 		Encode:    func(in hookbridge.Input) ([]byte, error) { return m.encode(in, now) },
 		TrustHint: "pass --trust (Config.TrustProject) to load the workspace's hooks, as Gemini CLI loads them only in a trusted folder",
@@ -169,7 +164,7 @@ func hookDialect(now func() time.Time, asEngine bool) hookbridge.Dialect {
 		Register:  m.register,
 	}
 	if !asEngine {
-		d.Render, d.Canonical = hookbridge.Render{}, true
+		d.Render = hookbridge.Render{}
 	}
 	return d
 }

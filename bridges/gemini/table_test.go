@@ -39,12 +39,12 @@ func bridgeOn(t *testing.T, table *hookmap.Bridge, events map[string]any) (*ht.H
 	dir := t.TempDir()
 	h := ht.New(dir)
 	data, _ := json.Marshal(map[string]any{"hooks": events})
-	d := hookDialect(time.Now, true)
+	d := behavior(time.Now, true)
 	d.Table = table
 	rules := Rules
 	rules.Shell = table.Shell
 	d.Rules = &rules
-	b, err := hookbridge.New(d, hookbridge.Options{Files: []string{ht.Raw(t, t.TempDir(), "settings.json", string(data))},
+	b, err := hookbridge.New(d, Config{Files: []string{ht.Raw(t, t.TempDir(), "settings.json", string(data))},
 		Workspace: dir, Session: h.Session, Recorder: h.Rec, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

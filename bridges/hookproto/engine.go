@@ -40,7 +40,7 @@ type Engine struct {
 	Table *hookmap.Bridge
 	// Config holds the loaded handlers.
 	Config *Config
-	// Shell is the argv prefix of shell-form handlers (Dialect.Shell).
+	// Shell is the argv prefix of shell-form handlers (Rules.ShellArgv).
 	Shell []string
 	// BaseEnv is the environment every handler starts from (Command.BaseEnv); nil means
 	// the harness's (os.Environ()).

@@ -65,10 +65,9 @@ func engineFor(t testing.TB, b *hookmap.Bridge, event string, groups ...any) (*E
 			noMatcher = append(noMatcher, e.Name)
 		}
 	}
-	d := Dialect(b.Dialect)
-	c, diags := Load(data, LoadOptions{Dialect: d, Source: "test.json", Events: events, NoMatcherEvents: noMatcher})
+	c, diags := Load(data, LoadOptions{Dialect: Dialect(b.Dialect), Source: "test.json", Events: events, NoMatcherEvents: noMatcher, Table: b})
 	rec := &memRecorder{}
-	e := &Engine{Table: b, Config: c, Shell: d.Shell(func(string) string { return "" }), Recorder: rec, Dir: t.TempDir()}
+	e := &Engine{Table: b, Config: c, Shell: TableRules(b).ShellArgv(nil), Recorder: rec, Dir: t.TempDir()}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	return e, rec, diags
 }

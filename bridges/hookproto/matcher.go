@@ -58,22 +58,19 @@ type Matcher struct {
 	re      *regexp.Regexp
 }
 
-// Compile turns a configured matcher into a [Matcher] under the rules of dialect d
-// (docs/design/HOOK-PROTOCOLS.md#12-matchers, docs/design/HOOK-PROTOCOLS.md#24-matchers and docs/design/HOOK-PROTOCOLS.md#bridge-decision-1-claude-code-baseline):
+// Compile turns a configured matcher into a [Matcher] under the rules r of dialect d (d
+// names the dialect in errors; docs/design/HOOK-PROTOCOLS.md#12-matchers, docs/design/HOOK-PROTOCOLS.md#24-matchers and docs/design/HOOK-PROTOCOLS.md#bridge-decision-1-claude-code-baseline):
 //
-//   - "" and "*" match everything, in both dialects;
-//   - Claude Code: a pattern made only of ASCII letters, digits, '_', '-', ' ', ',' and
-//     '|' is an exact list of names split on '|' and ',' (each trimmed; empty names are
-//     dropped); anything else is an unanchored RE2 regular expression;
-//   - Codex: always an unanchored RE2 regular expression.
+//   - "" and "*" match everything, in every dialect;
+//   - under r.ExactListMatchers (Claude Code), a pattern made only of ASCII letters,
+//     digits, '_', '-', ' ', ',' and '|' is an exact list of names split on '|' and ','
+//     (each trimmed; empty names are dropped); anything else is an unanchored RE2
+//     regular expression;
+//   - otherwise (Codex) always an unanchored RE2 regular expression.
 //
 // A pattern RE2 rejects yields a *[MatcherError]; when the cause is JavaScript-only
 // syntax (lookaround, backreferences) it wraps [ErrJSOnlySyntax] and says so.
-func Compile(d Dialect, pattern string) (Matcher, error) {
-	r, ok := d.Rules()
-	if !ok {
-		return Matcher{}, fmt.Errorf("%w: unknown dialect %q", ErrInvalidMatcher, d)
-	}
+func Compile(r Rules, d Dialect, pattern string) (Matcher, error) {
 	return compile(r, d, pattern)
 }
 

@@ -1,13 +1,18 @@
 package hookproto
 
-import "os"
+import (
+	"os"
+
+	"github.com/dshkit/dsh/generated/hookmap"
+)
 
 // Rules are how a dialect's hook configurations load and run, beyond its mapping table:
 // the shell of shell-form handlers, de-duplication, the settings keys it honours, its
 // matcher syntax and the variables it gives plugins. Every rule that differs between
-// dialects is a field here, so that no code tests a dialect's name; a dialect package
-// passes its own (LoadOptions.Rules, SourcesOptions.Rules) or uses the rules of the
-// dialects hookproto names ([Dialect.Rules]).
+// dialects is a field here, so that no code tests a dialect's name. Each dialect package
+// holds its own (claudecode.Rules, codex.Rules, gemini.Rules) and passes them
+// (LoadOptions.Rules, SourcesOptions.Rules); without them a dialect loads under its
+// table alone ([TableRules]).
 type Rules struct {
 	// Shell is the argv prefix of shell-form handlers, e.g. ["sh", "-c"].
 	Shell []string
@@ -51,25 +56,6 @@ func (r Rules) ShellArgv(getenv func(string) string) []string {
 	return shell
 }
 
-// knownRules are the rules of the dialects this package names.
-var knownRules = map[Dialect]Rules{
-	// Claude Code runs `sh -c`, de-duplicates identical commands, honours
-	// disableAllHooks, reads name lists as exact matchers, and gives every hook
-	// CLAUDE_PROJECT_DIR and plugin hooks CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA.
-	ClaudeCode: {Shell: []string{"sh", "-c"}, Dedupe: true, DisableAllHooks: true, ExactListMatchers: true,
-		PluginRootVars: []string{"CLAUDE_PLUGIN_ROOT"}, PluginDataVars: []string{"CLAUDE_PLUGIN_DATA"},
-		ProjectDirVars: []string{"CLAUDE_PROJECT_DIR"}},
-	// Codex runs `$SHELL -c` (else /bin/sh; the engine, 0.169.0, runs no login shell, so
-	// hooks keep the caller's PATH), keeps every copy of a command, reads timeoutSec
-	// too, and gives plugin hooks PLUGIN_ROOT and PLUGIN_DATA and their CLAUDE_ aliases.
-	Codex: {Shell: []string{"/bin/sh", "-c"}, ShellEnv: "SHELL", TimeoutAlias: "timeoutSec",
-		PluginRootVars: []string{"PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT"}, PluginDataVars: []string{"PLUGIN_DATA", "CLAUDE_PLUGIN_DATA"},
-		PluginVarsNeedRoot: true},
-}
-
-// Rules returns the rules of d, and false for a dialect this package does not name (a
-// dialect package then passes its own).
-func (d Dialect) Rules() (Rules, bool) {
-	r, ok := knownRules[d]
-	return r, ok
-}
+// TableRules are the rules of a dialect described by its table alone: its shell, no
+// other rule.
+func TableRules(b *hookmap.Bridge) Rules { return Rules{Shell: b.Shell} }

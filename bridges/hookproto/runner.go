@@ -29,7 +29,7 @@ const (
 // required.
 type Command struct {
 	// Shell is the argv prefix a shell-form command runs under, e.g. {"sh", "-c"} for
-	// Claude Code or {"/bin/zsh", "-c"} for Codex (see [Dialect.Shell]); empty means
+	// Claude Code or {"/bin/zsh", "-c"} for Codex (see [Rules.ShellArgv]); empty means
 	// {"/bin/sh", "-c"}.
 	Shell []string
 	// Command is the command line (shell form), or the program to execute (exec form).

@@ -29,7 +29,7 @@ func script(t testing.TB, body string) string {
 
 // sh is a Claude Code style shell-form command running the script at path.
 func sh(path string) Command {
-	return Command{Shell: ClaudeCode.Shell(nil), Command: path}
+	return Command{Shell: posixShell, Command: path}
 }
 
 func exitCode(r Result) string {
@@ -93,7 +93,7 @@ func TestRunExitCodes(t *testing.T) {
 
 func TestRunStdoutJSONAndStdin(t *testing.T) {
 	hook := script(t, `read -r line; printf '{"decision":"block","reason":"%s"}\n' "$line"`)
-	r := Run(context.Background(), Command{Shell: ClaudeCode.Shell(nil), Command: hook, Stdin: []byte("no way\n")})
+	r := Run(context.Background(), Command{Shell: posixShell, Command: hook, Stdin: []byte("no way\n")})
 	if want := `{"decision":"block","reason":"no way"}` + "\n"; string(r.Stdout) != want || exitCode(r) != "0" {
 		t.Fatalf("stdout %q exit %s, want %q exit 0", r.Stdout, exitCode(r), want)
 	}
@@ -293,23 +293,6 @@ func TestRunExecFormArgs(t *testing.T) {
 	}
 }
 
-func TestDialectShell(t *testing.T) {
-	env := func(v string) func(string) string { return func(string) string { return v } }
-	if got := Codex.Shell(env("")); strings.Join(got, " ") != "/bin/sh -c" {
-		t.Errorf("Codex without SHELL: %q", got)
-	}
-	if got := Codex.Shell(env("/bin/bash")); strings.Join(got, " ") != "/bin/bash -c" {
-		t.Errorf("Codex with SHELL: %q", got)
-	}
-	if got := ClaudeCode.Shell(nil); strings.Join(got, " ") != "sh -c" {
-		t.Errorf("Claude Code: %q", got)
-	}
-	r := Run(context.Background(), Command{Shell: Codex.Shell(env("")), Command: "echo login-shell"})
-	if !strings.HasSuffix(string(r.Stdout), "login-shell\n") {
-		t.Errorf("Codex shell form: %q %v", r.Stdout, r.SpawnErr)
-	}
-}
-
 // BenchmarkRun compares a trivial hook run through plain os/exec with the same run
 // through Run (process group, stdin goroutine, caps, timers, group kill).
 func BenchmarkRun(b *testing.B) {
@@ -328,7 +311,7 @@ func BenchmarkRun(b *testing.B) {
 	b.Run("runner", func(b *testing.B) {
 		ctx := context.Background()
 		for b.Loop() {
-			r := Run(ctx, Command{Shell: ClaudeCode.Shell(nil), Command: hook, Stdin: stdin, Timeout: time.Minute})
+			r := Run(ctx, Command{Shell: posixShell, Command: hook, Stdin: stdin, Timeout: time.Minute})
 			if exitCode(r) != "0" || len(r.Stdout) == 0 {
 				b.Fatalf("%+v", r)
 			}
@@ -378,3 +361,6 @@ func TestRunOutputCapBoundary(t *testing.T) {
 		}
 	}
 }
+
+// posixShell is the argv prefix of the shell-form commands of these tests.
+var posixShell = []string{"sh", "-c"}

@@ -36,8 +36,8 @@ type SourcesOptions struct {
 	Events          []string
 	NoMatcherEvents []string
 	DefaultTimeout  time.Duration
-	// Rules are the dialect's loading rules, passed to every LoadFile (nil: the
-	// Dialect's).
+	// Rules are the dialect's loading rules, passed to every LoadFile (nil: its table's
+	// alone).
 	Rules *Rules
 	// Table is passed to every LoadFile (LoadOptions.Table).
 	Table *hookmap.Bridge
@@ -92,8 +92,6 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 	cfg.Dialect = o.Dialect
 	if o.Rules != nil {
 		cfg.dedupe = o.Rules.Dedupe
-	} else if r, ok := o.Dialect.Rules(); ok {
-		cfg.dedupe = r.Dedupe
 	}
 	return cfg, diags
 }

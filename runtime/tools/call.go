@@ -292,6 +292,8 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 	}
 	if c.rt.approver == nil {
 		if reasonPtr != nil && *reasonPtr != "" {
+			// The later phases see why: no one could answer (approval.UnansweredOf).
+			c.ctx = approval.WithUnanswered(c.ctx, approval.Unanswered{Reason: *reasonPtr})
 			return deny(*reasonPtr)
 		}
 		return deny("tool " + name + " requires approval (not yet supported)")

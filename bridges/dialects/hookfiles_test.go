@@ -1,4 +1,4 @@
-package hookproto
+package dialects_test
 
 import (
 	"encoding/json"
@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/claudecode"
+	"github.com/dshkit/dsh/bridges/codex"
+	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -18,8 +20,8 @@ import (
 var (
 	ccEvents  = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"}
 	noMatcher = []string{"UserPromptSubmit", "Stop"}
-	ccOpts    = LoadOptions{Dialect: ClaudeCode, Source: "settings.json", Events: ccEvents, NoMatcherEvents: noMatcher}
-	codexOpts = LoadOptions{Dialect: Codex, Source: "hooks.json", Events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}, NoMatcherEvents: noMatcher}
+	ccOpts    = hookproto.LoadOptions{Dialect: hookproto.ClaudeCode, Rules: &claudecode.Rules, Source: "settings.json", Events: ccEvents, NoMatcherEvents: noMatcher}
+	codexOpts = hookproto.LoadOptions{Dialect: hookproto.Codex, Rules: &codex.Rules, Source: "hooks.json", Events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}, NoMatcherEvents: noMatcher}
 )
 
 // row is the comparable projection of a Handler.
@@ -31,7 +33,7 @@ type row struct {
 	Async                         bool
 }
 
-func rows(hs []Handler) []row {
+func rows(hs []hookproto.Handler) []row {
 	var out []row
 	for _, h := range hs {
 		out = append(out, row{h.Event, h.Path, h.Matcher.String(), h.Command, h.Args, h.Group, h.Index, h.Timeout, h.Async})
@@ -39,7 +41,7 @@ func rows(hs []Handler) []row {
 	return out
 }
 
-func allRows(c *Config) []row {
+func allRows(c *hookproto.Config) []row {
 	var out []row
 	for _, ev := range c.Events() {
 		out = append(out, rows(c.Handlers(ev))...)
@@ -50,14 +52,14 @@ func allRows(c *Config) []row {
 // diag is the comparable projection of a Diagnostic.
 type diag struct{ Path, Skipped, Kind string }
 
-func diags(ds []Diagnostic) []diag {
+func diags(ds []hookproto.Diagnostic) []diag {
 	kinds := []struct {
 		err  error
 		name string
 	}{
-		{ErrJSOnlySyntax, "js-only"}, {ErrInvalidMatcher, "matcher"}, {ErrConfigRead, "read"},
-		{ErrConfigSyntax, "syntax"}, {ErrMalformed, "malformed"}, {ErrUnsupportedEvent, "event"},
-		{ErrUnsupportedHandler, "handler"}, {ErrUnknownDialect, "dialect"},
+		{hookproto.ErrJSOnlySyntax, "js-only"}, {hookproto.ErrInvalidMatcher, "matcher"}, {hookproto.ErrConfigRead, "read"},
+		{hookproto.ErrConfigSyntax, "syntax"}, {hookproto.ErrMalformed, "malformed"}, {hookproto.ErrUnsupportedEvent, "event"},
+		{hookproto.ErrUnsupportedHandler, "handler"}, {hookproto.ErrUnknownDialect, "dialect"},
 	}
 	var out []diag
 	for _, d := range ds {
@@ -73,9 +75,9 @@ func diags(ds []Diagnostic) []diag {
 	return out
 }
 
-func load(t *testing.T, opts LoadOptions, json string) (*Config, []Diagnostic) {
+func load(t *testing.T, opts hookproto.LoadOptions, json string) (*hookproto.Config, []hookproto.Diagnostic) {
 	t.Helper()
-	c, ds := Load([]byte(json), opts)
+	c, ds := hookproto.Load([]byte(json), opts)
 	if c == nil {
 		t.Fatal("Load returned a nil Config")
 	}
@@ -112,8 +114,8 @@ func TestLoadScenario1WrapperOptional(t *testing.T) {
 // Scenario 2: a missing file is one diagnostic and an empty configuration.
 func TestLoadScenario2MissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nope.json")
-	c, ds := LoadFile(path, LoadOptions{Dialect: ClaudeCode})
-	if len(ds) != 1 || !errors.Is(ds[0], ErrConfigRead) || !errors.Is(ds[0], fs.ErrNotExist) || ds[0].File != path {
+	c, ds := hookproto.LoadFile(path, hookproto.LoadOptions{Dialect: hookproto.ClaudeCode, Rules: &claudecode.Rules})
+	if len(ds) != 1 || !errors.Is(ds[0], hookproto.ErrConfigRead) || !errors.Is(ds[0], fs.ErrNotExist) || ds[0].File != path {
 		t.Fatalf("diagnostics = %v, want one read error naming %s", ds, path)
 	}
 	if c == nil || len(c.Events()) != 0 || c.Match("PreToolUse", "Bash") != nil {
@@ -121,8 +123,8 @@ func TestLoadScenario2MissingFile(t *testing.T) {
 	}
 	// Invalid JSON and a non-object are the same: one diagnostic, empty config.
 	for _, bad := range []string{`{"hooks":`, `[1,2]`, `null`, ``} {
-		c, ds := Load([]byte(bad), LoadOptions{Dialect: Codex})
-		if len(ds) != 1 || !errors.Is(ds[0], ErrConfigSyntax) || len(c.Events()) != 0 {
+		c, ds := hookproto.Load([]byte(bad), hookproto.LoadOptions{Dialect: hookproto.Codex, Rules: &codex.Rules})
+		if len(ds) != 1 || !errors.Is(ds[0], hookproto.ErrConfigSyntax) || len(c.Events()) != 0 {
 			t.Errorf("Load(%q) = %v, %v", bad, c.Events(), ds)
 		}
 	}
@@ -133,7 +135,7 @@ func TestLoadScenario2MissingFile(t *testing.T) {
 	}
 	opts := codexOpts
 	opts.Source = ""
-	c, ds = LoadFile(good, opts)
+	c, ds = hookproto.LoadFile(good, opts)
 	if hs := c.Handlers("Stop"); len(ds) != 0 || len(hs) != 1 || hs[0].Source != good {
 		t.Errorf("LoadFile: %+v %v", hs, ds)
 	}
@@ -153,7 +155,7 @@ func TestLoadScenario3InvalidRegexSkipsOnlyItsGroup(t *testing.T) {
 	if msg := ds[0].Error(); !strings.Contains(msg, `invalid claude-code regex matcher "(" on event "PreToolUse"`) || !strings.HasPrefix(msg, "settings.json: hooks.PreToolUse[0].matcher: ") {
 		t.Errorf("message = %q", msg)
 	}
-	var me *MatcherError
+	var me *hookproto.MatcherError
 	if !errors.As(ds[0], &me) || me.Event != "PreToolUse" || me.Pattern != "(" {
 		t.Errorf("MatcherError = %+v", me)
 	}
@@ -186,7 +188,7 @@ func TestLoadScenario4UnsupportedEventDroppedFirst(t *testing.T) {
 
 // Scenario 5: events without a matcher subject drop their matcher before validation.
 func TestLoadScenario5MatcherlessEventsDropMatcher(t *testing.T) {
-	for _, opts := range []LoadOptions{ccOpts, codexOpts} {
+	for _, opts := range []hookproto.LoadOptions{ccOpts, codexOpts} {
 		c, ds := load(t, opts, `{"hooks":{
 			"UserPromptSubmit":[{"matcher":"[","hooks":[{"command":"u.sh"}]}],
 			"Stop":[{"matcher":"(","hooks":[{"command":"s.sh"}]}]}}`)
@@ -303,7 +305,7 @@ func TestLoadScenario9Substitution(t *testing.T) {
 		Cmds [][]string
 		Env  []string
 	}
-	get := func(opts LoadOptions) out {
+	get := func(opts hookproto.LoadOptions) out {
 		c, ds := load(t, opts, cfg)
 		if len(ds) != 0 {
 			t.Errorf("diagnostics: %v", ds)
@@ -317,11 +319,11 @@ func TestLoadScenario9Substitution(t *testing.T) {
 	}
 	cc := ccOpts
 	cc.PluginRoot, cc.PluginData, cc.ProjectDir = "/p", "/data", "/proj"
-	codex := codexOpts
-	codex.PluginRoot, codex.PluginData, codex.ProjectDir = "/p", "/data", "/proj"
+	cx := codexOpts
+	cx.PluginRoot, cx.PluginData, cx.ProjectDir = "/p", "/data", "/proj"
 	tests := []struct {
 		name string
-		opts LoadOptions
+		opts hookproto.LoadOptions
 		want out
 	}{
 		{"claude-code plugin", cc, out{
@@ -331,7 +333,7 @@ func TestLoadScenario9Substitution(t *testing.T) {
 		{"claude-code, nothing configured: verbatim, the shell expands it", ccOpts, out{
 			Cmds: [][]string{{"${CLAUDE_PLUGIN_ROOT}/s.sh ${CLAUDE_PROJECT_DIR}"}, {"${PLUGIN_ROOT}/p.sh ${NOT_SUBSTITUTED}/s.sh"}, {"${CLAUDE_PLUGIN_ROOT}/exec", "${CLAUDE_PLUGIN_DATA}/d", "${PLUGIN_DATA}"}},
 		}},
-		{"codex plugin", codex, out{
+		{"codex plugin", cx, out{
 			Cmds: [][]string{{"/p/s.sh ${CLAUDE_PROJECT_DIR}"}, {"/p/p.sh ${NOT_SUBSTITUTED}/s.sh"}, {"/p/exec", "/data/d", "/data"}},
 			Env:  []string{"PLUGIN_ROOT=/p", "CLAUDE_PLUGIN_ROOT=/p", "PLUGIN_DATA=/data", "CLAUDE_PLUGIN_DATA=/data"},
 		}},
@@ -385,15 +387,15 @@ func TestLoadJSOnlyMatcher(t *testing.T) {
 }
 
 func TestLoadUnknownDialect(t *testing.T) {
-	c, ds := Load([]byte(`{"hooks":{}}`), LoadOptions{})
-	if len(ds) != 1 || !errors.Is(ds[0], ErrUnknownDialect) || len(c.Events()) != 0 {
+	c, ds := hookproto.Load([]byte(`{"hooks":{}}`), hookproto.LoadOptions{})
+	if len(ds) != 1 || !errors.Is(ds[0], hookproto.ErrUnknownDialect) || len(c.Events()) != 0 {
 		t.Errorf("got %v %v", c.Events(), ds)
 	}
 }
 
 // Without an Events set every event loads; wrapper-less metadata stays ignored.
 func TestLoadAllEvents(t *testing.T) {
-	c, ds := load(t, LoadOptions{Dialect: ClaudeCode}, `{"description":"x","version":2,"FileChanged":[{"matcher":"\\.go$","hooks":[{"command":"f.sh"}]}],"Weird Event":[{"hooks":[{"command":"w"}]}]}`)
+	c, ds := load(t, hookproto.LoadOptions{Dialect: hookproto.ClaudeCode, Rules: &claudecode.Rules}, `{"description":"x","version":2,"FileChanged":[{"matcher":"\\.go$","hooks":[{"command":"f.sh"}]}],"Weird Event":[{"hooks":[{"command":"w"}]}]}`)
 	if len(ds) != 0 {
 		t.Errorf("diagnostics %v", ds)
 	}
@@ -412,30 +414,30 @@ func TestMergeDedupe(t *testing.T) {
 		"PreToolUse":[{"matcher":"Bash","hooks":[{"command":"guard.sh"}]}]}}`
 	const project = `{"hooks":{"Stop":[{"hooks":[{"command":"s.sh"},{"command":"e","args":["2"]},{"command":"e","args":["1"]},{"command":"s.sh","args":[]}]}],
 		"PreToolUse":[{"matcher":"Edit|Bash","hooks":[{"command":"guard.sh"},{"command":"edit.sh"}]}]}}`
-	commands := func(hs []Handler) []string {
+	commands := func(hs []hookproto.Handler) []string {
 		var out []string
 		for _, h := range hs {
 			out = append(out, h.Source+":"+strings.Join(append([]string{h.Command}, h.Args...), " "))
 		}
 		return out
 	}
-	merge := func(d Dialect) *Config {
-		a, _ := Load([]byte(user), LoadOptions{Dialect: d, Source: "user"})
-		b, _ := Load([]byte(project), LoadOptions{Dialect: d, Source: "project"})
-		m, err := Merge(a, nil, b)
+	merge := func(d hookproto.Dialect) *hookproto.Config {
+		a, _ := hookproto.Load([]byte(user), hookproto.LoadOptions{Dialect: d, Source: "user", Rules: ptr(rules[d])})
+		b, _ := hookproto.Load([]byte(project), hookproto.LoadOptions{Dialect: d, Source: "project", Rules: ptr(rules[d])})
+		m, err := hookproto.Merge(a, nil, b)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
-	cc, codex := merge(ClaudeCode), merge(Codex)
+	cc, cx := merge(hookproto.ClaudeCode), merge(hookproto.Codex)
 	tests := []struct {
 		name string
-		got  []Handler
+		got  []hookproto.Handler
 		want []string
 	}{
 		{"claude-code Stop", cc.Match("Stop", ""), []string{"user:s.sh", "user:e 1", "project:e 2", "project:s.sh"}},
-		{"codex Stop", codex.Match("Stop", ""), []string{"user:s.sh", "user:e 1", "project:s.sh", "project:e 2", "project:e 1", "project:s.sh"}},
+		{"codex Stop", cx.Match("Stop", ""), []string{"user:s.sh", "user:e 1", "project:s.sh", "project:e 2", "project:e 1", "project:s.sh"}},
 		// Dedupe is among the handlers that match: for Edit only the project copy does.
 		{"claude-code PreToolUse Bash", cc.Match("PreToolUse", "Bash"), []string{"user:guard.sh", "project:edit.sh"}},
 		{"claude-code PreToolUse Edit", cc.Match("PreToolUse", "Edit"), []string{"project:guard.sh", "project:edit.sh"}},
@@ -446,12 +448,12 @@ func TestMergeDedupe(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
-	a, _ := Load([]byte(user), LoadOptions{Dialect: ClaudeCode})
-	b, _ := Load([]byte(user), LoadOptions{Dialect: Codex})
-	if _, err := Merge(a, b); !errors.Is(err, ErrDialectMismatch) {
+	a, _ := hookproto.Load([]byte(user), hookproto.LoadOptions{Dialect: hookproto.ClaudeCode, Rules: &claudecode.Rules})
+	b, _ := hookproto.Load([]byte(user), hookproto.LoadOptions{Dialect: hookproto.Codex, Rules: &codex.Rules})
+	if _, err := hookproto.Merge(a, b); !errors.Is(err, hookproto.ErrDialectMismatch) {
 		t.Errorf("Merge of two dialects: %v", err)
 	}
-	var nilCfg *Config
+	var nilCfg *hookproto.Config
 	if nilCfg.Match("Stop", "") != nil || nilCfg.Events() != nil || nilCfg.Groups("Stop") != nil {
 		t.Error("nil Config is not empty")
 	}
@@ -467,12 +469,12 @@ func TestDisableAllHooks(t *testing.T) {
 	_ = os.WriteFile(on, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}`), 0o644)
 	_ = os.WriteFile(off, []byte(`{"disableAllHooks":true}`), 0o644)
 	_ = os.WriteFile(bad, []byte(`{"disableAllHooks":"yes","hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}`), 0o644)
-	o := SourcesOptions{Dialect: ClaudeCode, Events: []string{"Stop"}}
-	cfg, _ := LoadSources([]Source{{Path: on}, {Path: off}}, o)
+	o := hookproto.SourcesOptions{Dialect: hookproto.ClaudeCode, Rules: &claudecode.Rules, Events: []string{"Stop"}}
+	cfg, _ := hookproto.LoadSources([]hookproto.Source{{Path: on}, {Path: off}}, o)
 	if cfg.DisabledBy != off || len(cfg.Events()) != 0 {
 		t.Errorf("disabled by %q, events %v", cfg.DisabledBy, cfg.Events())
 	}
-	cfg, diags := LoadSources([]Source{{Path: bad}}, o)
+	cfg, diags := hookproto.LoadSources([]hookproto.Source{{Path: bad}}, o)
 	if cfg.DisabledBy != "" || len(cfg.Events()) != 1 || len(diags) != 1 || !strings.Contains(diags[0].Error(), "disableAllHooks must be a boolean") {
 		t.Errorf("disabled by %q, events %v, diags %v", cfg.DisabledBy, cfg.Events(), diags)
 	}
@@ -482,13 +484,13 @@ func TestDisableAllHooks(t *testing.T) {
 func TestDiagnosticError(t *testing.T) {
 	bad := errors.New("bad timeout")
 	for _, c := range []struct {
-		d    Diagnostic
+		d    hookproto.Diagnostic
 		want string
 	}{
-		{Diagnostic{File: "hooks.json", Path: "hooks.Stop[0]", Skipped: "group", Err: bad}, "hooks.json: hooks.Stop[0]: bad timeout (group skipped)"},
-		{Diagnostic{Path: "hooks.Stop[0]", Err: bad}, "hooks.Stop[0]: bad timeout"},
-		{Diagnostic{File: "hooks.json", Err: bad}, "hooks.json: bad timeout"},
-		{Diagnostic{Err: bad, Skipped: "file"}, "bad timeout (file skipped)"},
+		{hookproto.Diagnostic{File: "hooks.json", Path: "hooks.Stop[0]", Skipped: "group", Err: bad}, "hooks.json: hooks.Stop[0]: bad timeout (group skipped)"},
+		{hookproto.Diagnostic{Path: "hooks.Stop[0]", Err: bad}, "hooks.Stop[0]: bad timeout"},
+		{hookproto.Diagnostic{File: "hooks.json", Err: bad}, "hooks.json: bad timeout"},
+		{hookproto.Diagnostic{Err: bad, Skipped: "file"}, "bad timeout (file skipped)"},
 	} {
 		if got := c.d.Error(); got != c.want {
 			t.Errorf("Error() = %q, want %q", got, c.want)
@@ -499,7 +501,7 @@ func TestDiagnosticError(t *testing.T) {
 // Load's diagnostics quote the offending value ("nothing" when it is missing), and a file
 // that is JSON null says so; a timeout of exactly the maximum is accepted.
 func TestLoadDiagnosticsQuoteTheValue(t *testing.T) {
-	text := func(ds []Diagnostic) []string {
+	text := func(ds []hookproto.Diagnostic) []string {
 		var out []string
 		for _, d := range ds {
 			out = append(out, d.Error())
@@ -512,7 +514,7 @@ func TestLoadDiagnosticsQuoteTheValue(t *testing.T) {
 		{"bad status", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","statusMessage":5}]}]}}`,
 			"settings.json: hooks.Stop[0].hooks[0].statusMessage: malformed hook entry: statusMessage must be a string, got 5; ignored"},
 	} {
-		_, ds := Load([]byte(c.config), ccOpts)
+		_, ds := hookproto.Load([]byte(c.config), ccOpts)
 		got := text(ds)
 		if len(got) != 1 || !strings.HasPrefix(got[0], c.want) {
 			t.Errorf("%s: diagnostics %q, want one starting %q", c.name, got, c.want)
@@ -521,16 +523,8 @@ func TestLoadDiagnosticsQuoteTheValue(t *testing.T) {
 			t.Errorf("%s: diagnostics %q, want the missing value called nothing", c.name, got)
 		}
 	}
-	if _, ds := Load([]byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command"`), ccOpts); len(ds) != 1 || strings.Contains(ds[0].Error(), "got null") {
+	if _, ds := hookproto.Load([]byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command"`), ccOpts); len(ds) != 1 || strings.Contains(ds[0].Error(), "got null") {
 		t.Errorf("invalid JSON: diagnostics %q, want its syntax error", text(ds))
-	}
-	max := strconv.Itoa(maxTimeoutSeconds)
-	c, ds := Load([]byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x","timeout":`+max+`}]}]}}`), ccOpts)
-	if len(ds) != 0 {
-		t.Fatalf("timeout %s: %q", max, text(ds))
-	}
-	if hs := c.Handlers("Stop"); len(hs) != 1 || hs[0].Timeout != maxTimeoutSeconds*time.Second {
-		t.Errorf("timeout %s: handlers %+v", max, hs)
 	}
 }
 
@@ -549,7 +543,7 @@ func TestDiagnosticPathsQuoteOnlyNonIdentifiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ds := Load(data, ccOpts)
+	_, ds := hookproto.Load(data, ccOpts)
 	got := map[string]bool{}
 	for _, d := range ds {
 		got[d.Path] = true
@@ -560,3 +554,6 @@ func TestDiagnosticPathsQuoteOnlyNonIdentifiers(t *testing.T) {
 		}
 	}
 }
+
+// ptr returns a pointer to a copy of r.
+func ptr(r hookproto.Rules) *hookproto.Rules { return &r }

@@ -1,0 +1,193 @@
+package hookbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// sessionStart: contexts become one injected message; SessionStart cannot block.
+func (b *Bridge) sessionStart(ctx context.Context, p *dsh.SessionStartPayload) error {
+	if p.CompactionID != nil {
+		b.mu.Lock()
+		done := b.early[*p.CompactionID]
+		delete(b.early, *p.CompactionID)
+		b.mu.Unlock()
+		if done {
+			return nil // ran at compaction/post-compact (the table's also column)
+		}
+		return b.sessionStartCompact(ctx, b.event(dsh.SessionStartEventName), string(dsh.SessionStartSourceCompact), p.AgentID, *p.CompactionID, p.Turn, p.Agent)
+	}
+	in := Input{Event: b.event(dsh.SessionStartEventName), Session: b.session(ctx, p.AgentID), Source: string(p.Source)}
+	if p.Source == dsh.SessionStartSourceResume && p.Agent != nil {
+		in.Resumed = resumed(p.Agent, time.Now())
+	}
+	return b.sessionStartFire(ctx, in, p.Turn, p.Agent)
+}
+
+// sessionStartCompact runs the session-start hooks (event) of a committed compaction,
+// with the source source: the hooks are the attempt's, inside its turn if any.
+func (b *Bridge) sessionStartCompact(ctx context.Context, event, source, agentID, compactionID string, turn *int, agent dsh.Agent) error {
+	in := b.compactContext(ctx, event, source, agentID, compactionID, turn)
+	return b.sessionStartFire(ctx, in, turn, agent)
+}
+
+// compactContext is the input of the session-start event of a committed compaction.
+func (b *Bridge) compactContext(ctx context.Context, event, source, agentID, compactionID string, turn *int) Input {
+	in := b.compactInput(ctx, event, agentID, compactionID, "", turn)
+	in.Source = source
+	return in
+}
+
+// sessionStartFire fires SessionStart and injects its contexts.
+func (b *Bridge) sessionStartFire(ctx context.Context, in Input, turn *int, agent dsh.Agent) error {
+	msg, err := b.sessionStartRun(ctx, in, turn, agent)
+	if err != nil || msg == nil {
+		return err
+	}
+	if agent == nil {
+		return fmt.Errorf("%s hook contexts: the payload has no agent handle", in.Event)
+	}
+	return agent.Inject(ctx, *msg)
+}
+
+// sessionStartRun fires SessionStart and returns the message of its contexts (nil for
+// none).
+func (b *Bridge) sessionStartRun(ctx context.Context, in Input, turn *int, agent dsh.Agent) (*dsh.UserMessage, error) {
+	rep, err := b.fire(ctx, in, in.Source, in.Session.TurnOpen && turn != nil, agent)
+	if err != nil {
+		return nil, err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny, dsh.HookOutcomeHalt:
+		b.log.Info("session-start hooks cannot block startup; ignored", "event", in.Event, "outcome", string(rep.Merged.Outcome), "reason", rep.Merged.Reason)
+	}
+	if len(rep.Merged.Contexts) == 0 {
+		return nil, nil
+	}
+	msg := b.message(b.contexts(in.Event, in.Source, rep))
+	return &msg, nil
+}
+
+// userPrompt joins the text of the user-sourced messages of a batch; ok is false when
+// the batch holds none (a tool continuation or a steered plugin message), where
+// UserPromptSubmit does not fire.
+func userPrompt(msgs []dsh.UserMessage) (string, bool) {
+	var parts []string
+	found := false
+	for _, m := range msgs {
+		if m.Source == nil || m.Source.Kind() != dsh.SourceUserKind {
+			continue
+		}
+		found = true
+		for _, c := range m.Content {
+			switch t := c.(type) {
+			case dsh.TextBlock:
+				parts = append(parts, t.Text)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), found
+}
+
+// preStep maps UserPromptSubmit: block rejects, halt halts, contexts are appended to the
+// downstream enter decision (and dropped otherwise).
+func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+	prompt, ok := userPrompt(p.Messages)
+	if !ok {
+		return next.Call(ctx)
+	}
+	s := b.session(ctx, p.AgentID)
+	s.Turn, s.TurnOpen = p.Turn, true
+	ev := b.event(dsh.PreStepEventName)
+	rep, err := b.fire(ctx, Input{Event: ev, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		return dsh.PreStepHalt{Reason: rep.Merged.Reason}, nil
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		reason := rep.Merged.Reason
+		return dsh.PreStepReject{Reason: &reason}, nil
+	}
+	d, err := next.Call(ctx)
+	if err != nil || len(rep.Merged.Contexts) == 0 {
+		return d, err
+	}
+	var msgs []dsh.UserMessage
+	switch e := d.(type) {
+	case dsh.PreStepEnter:
+		msgs = e.Messages
+	default:
+		b.log.Info("prompt hook contexts dropped: the step was not entered", "event", ev, "decision", string(d.Kind()))
+		return d, nil
+	}
+	out := make([]dsh.UserMessage, 0, len(msgs)+1)
+	if b.d.Render.PromptContextsFirst {
+		out = append(append(out, b.message(b.contexts(ev, "", rep))), msgs...)
+		return dsh.PreStepEnter{Messages: out}, nil
+	}
+	out = append(append(out, msgs...), b.message(b.contexts(ev, "", rep)))
+	return dsh.PreStepEnter{Messages: out}, nil
+}
+
+// turnStopping maps Stop: block steers the reason into another step, halt ends the turn.
+func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) error {
+	s := b.session(ctx, p.AgentID)
+	s.Turn, s.TurnOpen = p.Turn, true
+	ev := b.event(dsh.TurnStoppingEventName)
+	in := Input{Event: ev, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
+	rep, err := b.fire(ctx, in, "", true, p.Agent)
+	if err != nil {
+		return err
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		if p.Agent == nil {
+			return errors.New("stop hook halt: the payload has no agent handle")
+		}
+		p.Agent.Halt(rep.Merged.Reason)
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		if p.Agent == nil {
+			return errors.New("stop hook block: the payload has no agent handle")
+		}
+		texts := []string{rep.Merged.Reason}
+		if b.d.Render.Stop != nil {
+			texts = b.d.Render.Stop(rep)
+		}
+		msg := b.message(texts)
+		if f := b.d.Render.StopForm; f != "" {
+			msg.Source = dsh.SourcePlugin{Plugin: b.d.Table.Plugin, Form: f}
+		}
+		return p.Agent.Steer(ctx, msg)
+	default:
+		if b.d.Render.StopContexts && len(rep.Merged.Contexts) > 0 {
+			if p.Agent == nil {
+				return errors.New("stop hook context: the payload has no agent handle")
+			}
+			return p.Agent.Steer(ctx, b.message(b.contexts(ev, "", rep)))
+		}
+	}
+	return nil
+}
+
+// sessionEnd maps SessionEnd: the hooks run for cleanup; nothing they print or exit with
+// changes anything (the session is over), so outcomes other than pass are only logged.
+// The runtime bounds the listener (agent/session-end); its context ending kills the hooks.
+func (b *Bridge) sessionEnd(ctx context.Context, p *dsh.SessionEndPayload) error {
+	s := b.session(ctx, p.AgentID)
+	in := Input{Event: b.event(dsh.SessionEndEventName), Session: s, Reason: string(p.Reason)}
+	rep, err := b.fire(ctx, in, b.d.SessionEndReason(string(p.Reason)), false, nil)
+	if err != nil {
+		return err
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("session-end hooks cannot change anything; ignored", "event", in.Event, "outcome", string(o), "reason", rep.Merged.Reason)
+	}
+	return nil
+}
