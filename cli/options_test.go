@@ -59,9 +59,9 @@ func TestWithPlugins(t *testing.T) {
 		}
 	}
 	if got := runner.PluginName(&rmguard.Plugin{}); got != "rmguard" {
-		t.Errorf("pluginName(rmguard) = %q", got)
+		t.Errorf("PluginName(rmguard) = %q", got)
 	}
 	if got := runner.PluginName(namedGuard{}); got != "no-writes" {
-		t.Errorf("pluginName(namedGuard) = %q", got)
+		t.Errorf("PluginName(namedGuard) = %q", got)
 	}
 }
