@@ -15,6 +15,7 @@ import (
 	"github.com/dshkit/dsh/bridges/mcp"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runner"
+	"github.com/dshkit/dsh/runner/logstore"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
@@ -168,7 +169,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return c.Fail(err)
 		}
 		defer db.Close()
-		cfg.SessionsDir, cfg.Logs = "", pgLogs{db: db, takeover: o.takeover}
+		cfg.SessionsDir, cfg.Logs = "", logstore.PGLogs{DB: db, Takeover: o.takeover}
 	}
 	srv, err := acp.NewServer(cfg)
 	if err != nil {

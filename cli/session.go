@@ -14,10 +14,10 @@ import (
 	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runner"
+	"github.com/dshkit/dsh/runner/logstore"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/llm/provider"
 	"github.com/dshkit/dsh/runtime/session"
-	"github.com/dshkit/dsh/runtime/session/pgstore"
 )
 
 // runnerConfig is the session wiring (package runner) that the flags of o describe, for
@@ -30,7 +30,7 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 		plugins = append(plugins, &rmguard.Plugin{}, &editnotes.Plugin{})
 	}
 	logFile := o.logFile
-	if pgstore.IsURL(logFile) {
+	if logstore.IsURL(logFile) {
 		logFile = "" // no file for the transcript to sit beside
 	}
 	cfg := runner.Config{
@@ -97,35 +97,26 @@ func badSources(list string) string {
 	return ""
 }
 
-// openSessionLog opens the session log of o, a PostgreSQL session or else openLog's, and
-// returns the function that closes it.
+// openSessionLog opens the session log of o (package runner/logstore): a PostgreSQL
+// session (a new one's id is printed and stored in o), a JSONL file or memory; it
+// returns the function that closes it. Every failure to reach the database or to take
+// the lease is one line, exit 1.
 func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
-	if pgstore.IsURL(o.logFile) {
-		return openPGLog(ctx, o, stderr)
-	}
-	l, resume, err := openLog(ctx, o.logFile, stderr)
+	opened, err := logstore.Open(ctx, logstore.Options{
+		Path: o.logFile, Session: o.session, Takeover: o.takeover,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Repaired: func(path, reason string) {
+			fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, reason)
+		},
+		Created: func(id string, db fmt.Stringer) {
+			fmt.Fprintf(stderr, "session: %s in %s (resume it with --session %s)\n", id, db, id)
+		},
+	})
 	if err != nil {
 		return nil, false, nil, err
 	}
-	return l, resume, func() { l.Close() }, nil
-}
-
-// openLog opens the session log: a JSONL file (resumed when it holds events) or memory.
-func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, bool, error) {
-	if path == "" {
-		l, err := session.Open(ctx, session.NewMemory())
-		return l, false, err
+	if opened.Session != "" {
+		o.session = opened.Session
 	}
-	f, rec, err := session.OpenFile(path)
-	if err != nil {
-		return nil, false, err
-	}
-	if rec.Truncated() {
-		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
-	}
-	l, err := session.Open(ctx, f)
-	if err != nil {
-		return nil, false, err
-	}
-	return l, l.Len() > 0, nil
+	return opened.Log, opened.Resume, opened.Close, nil
 }
