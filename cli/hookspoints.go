@@ -30,8 +30,6 @@ var points = map[string]pointRow{
 	dsh.PostCompactEventName:    vote(postCompactPayload, (*dsh.Registry).RunPostCompact, decisionJSON{Kind: "accept"}, tallyPostCompact),
 }
 
-func str(s string) *string { return &s }
-
 // session/start
 
 func sessionStartPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.SessionStartPayload, error) {
@@ -95,7 +93,7 @@ func describeStop(f *fireIn) decisionJSON {
 		for _, m := range steered {
 			parts = append(parts, joinText(m.Content, "\n"))
 		}
-		return decisionJSON{Kind: "continue", Reason: str(strings.Join(parts, "\n\n"))}
+		return decisionJSON{Kind: "continue", Reason: ptr(strings.Join(parts, "\n\n"))}
 	}
 	return decisionJSON{Kind: "stop"}
 }
@@ -122,7 +120,7 @@ func describePreStep(d dsh.PreStepDecision, _ *fireIn) decisionJSON {
 	return dsh.SwitchPreStepDecision(d,
 		func(dsh.PreStepEnter) decisionJSON { return decisionJSON{Kind: "enter"} },
 		func(r dsh.PreStepReject) decisionJSON { return decisionJSON{Kind: "reject", Reason: r.Reason} },
-		func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(h.Reason)} },
+		func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: ptr(h.Reason)} },
 	)
 }
 
@@ -176,9 +174,9 @@ func preToolPayload(ctx context.Context, reg *dsh.Registry, f *fireIn) (*dsh.Pre
 func describePreTool(d dsh.PreToolDecision, f *fireIn) decisionJSON {
 	out := dsh.SwitchPreToolDecision(d,
 		func(dsh.PreToolAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
-		func(x dsh.PreToolDeny) decisionJSON { return decisionJSON{Kind: "deny", Reason: str(x.Reason)} },
+		func(x dsh.PreToolDeny) decisionJSON { return decisionJSON{Kind: "deny", Reason: ptr(x.Reason)} },
 		func(x dsh.PreToolAsk) decisionJSON { return decisionJSON{Kind: "ask", Reason: x.Reason} },
-		func(x dsh.PreToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
+		func(x dsh.PreToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: ptr(x.Reason)} },
 	)
 	out.UpdatedInput = f.updated
 	return out
@@ -227,9 +225,9 @@ func describePostTool(d dsh.PostToolDecision, _ *fireIn) decisionJSON {
 	return dsh.SwitchPostToolDecision(d,
 		func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
 		func(x dsh.PostToolBlock) decisionJSON {
-			return decisionJSON{Kind: "block", Reason: str(joinText(x.Feedback, "\n"))}
+			return decisionJSON{Kind: "block", Reason: ptr(joinText(x.Feedback, "\n"))}
 		},
-		func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
+		func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: ptr(x.Reason)} },
 	)
 }
 
