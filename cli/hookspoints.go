@@ -322,6 +322,7 @@ func applyResponse(p *dsh.ResponsePayload, d dsh.ResponseDecision, out *decision
 	case dsh.ResponseBlock:
 		*out = decisionJSON{Kind: "block", Reason: ptr(x.Reason)}
 		return nil, true
+	case dsh.ResponseAccept:
 	}
 	return nil, false
 }

@@ -45,6 +45,8 @@ func (t *Turns) Observe(e session.Event) {
 		}
 		s := text.String()
 		t.last = &s
+	default:
+		// The other events do not move the turn.
 	}
 }
 
