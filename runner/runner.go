@@ -8,7 +8,8 @@
 // hook bridges (bridges/dialect, bridges/dialects, bridges/hookproto) and MCP
 // (bridges/mcp), and runtime/ imports no bridge. It imports no provider SDK and no
 // database driver, so that the conformance harness links neither: the caller opens the
-// model (Config.OpenModel) and the session log (Config.Log).
+// model (Config.OpenModel) and the session log (Config.Log; package runner/logstore
+// opens one where it lives: a JSONL file, memory or PostgreSQL).
 package runner
 
 import (
