@@ -14,6 +14,8 @@ import (
 	"github.com/dshkit/dsh/bridges/acp"
 	"github.com/dshkit/dsh/bridges/mcp"
 	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runner"
+	"github.com/dshkit/dsh/runner/logstore"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
@@ -140,7 +142,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Check the model and the config files once, up front: one that cannot be used fails
 	// the command (exit 1) before any frame is read.
-	if _, _, err := pickModel(o.run, "", logger); err != nil {
+	if _, _, err := o.run.modelOpener(logger)("", false); err != nil {
 		return c.Fail(err)
 	}
 	if file := o.run.mcpConfig; file != "" {
@@ -153,7 +155,9 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return c.Fail(err)
 	}
 	cfg := acp.Config{
-		Setup:       func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) { return acpSetup(o, spec, logger) },
+		Setup: func(ctx context.Context, spec acp.SessionSpec) (*acp.Env, error) {
+			return acpSetup(ctx, o, spec, logger)
+		},
 		SessionsDir: o.sessions,
 		Permissions: acp.Permissions(o.permissions),
 		Logger:      logger,
@@ -165,7 +169,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return c.Fail(err)
 		}
 		defer db.Close()
-		cfg.SessionsDir, cfg.Logs = "", pgLogs{db: db, takeover: o.takeover}
+		cfg.SessionsDir, cfg.Logs = "", logstore.PGLogs{DB: db, Takeover: o.takeover}
 	}
 	srv, err := acp.NewServer(cfg)
 	if err != nil {
@@ -181,44 +185,35 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return 0
 }
 
-// acpSetup builds one session's environment with dsh run's session setup (setupSession):
+// acpSetup builds one session's environment with the session wiring (package runner):
 // the model, the built-in tools in the session's cwd (with CLAUDE_ENV_FILE under a dialect
 // that has one), the plugins, the hooks bridge; plus the MCP servers of --mcp-config and
 // the project, which the ACP server mounts.
-func acpSetup(o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
+func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
 	ro := o.run
 	ro.logFile = spec.LogPath
 	// An editor asks its user (Notification permission_prompt) and waits for input between
 	// turns (idle_prompt); under --permissions ask the hooks see permission_mode default.
 	ro.interactive = true
 	if o.permissions == string(acp.PermissionsAsk) {
-		ro.permissionMode = permDefault
+		ro.permissionMode = runner.PermissionDefault
 	}
-	ro.findProjectHooks(spec.CWD, func(msg string) { logger.Warn("hooks", "diagnostic", msg) })
-	s, err := setupSession(ro, spec.CWD, spec.ID, spec.Log, logger, nil)
+	s, err := runner.New(ctx, ro.runnerConfig(spec.CWD, spec.ID, spec.Log, logger,
+		func(msg string) { logger.Warn("hooks", "diagnostic", msg) }))
 	if err != nil {
-		return nil, err
-	}
-	projectDir := ro.projectDir
-	if projectDir == "" {
-		projectDir = spec.CWD
-	}
-	servers, err := mcpServers(ro.mcpConfig, projectDir, ro.trust, logger)
-	if err != nil {
-		s.close()
 		return nil, err
 	}
 	return &acp.Env{
-		Hooks: s.hooks, Tools: s.tools, Model: s.model, LLM: s.llm, MCPServers: servers,
-		ContinuationCap: s.capN, Compaction: s.compact,
+		Hooks: s.Hooks, Tools: s.Tools, Model: s.Model, LLM: s.LLM, MCPServers: s.MCPServers,
+		ContinuationCap: s.ContinuationCap, Compaction: s.Compaction,
 		// The hooks' own timeouts bound the PreToolUse hooks that run in the rewrite phase.
-		ToolOptions: s.toolsOpts,
-		System:      s.system,
+		ToolOptions: s.ToolOptions,
+		System:      s.System,
 		// A Write's diff shows the old text only as the Write tool itself could read it.
 		FileText: func(ctx context.Context, p string) (string, bool, error) {
-			return builtin.CurrentText(ctx, s.toolOpts, p)
+			return builtin.CurrentText(ctx, s.Builtin, p)
 		},
-		Started: func(a *loop.Agent) { s.turn.setAgent(a) },
-		Close:   s.close,
+		Started: func(a *loop.Agent) { s.Turns.SetAgent(a) },
+		Close:   s.Close,
 	}, nil
 }

@@ -144,20 +144,6 @@ func onSignals(ctx context.Context) (_ context.Context, stop func()) {
 	}
 }
 
-// maxTurnsListener is --max-turns N: a pre-step listener that halts the turn before its
-// step N+1 (as claude -p --max-turns counts the model's steps). hit records that it did.
-func maxTurnsListener(n int, hit *bool, mu *sync.Mutex) func(context.Context, *dsh.PreStepPayload, dsh.PreStepNext) (dsh.PreStepDecision, error) {
-	return func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
-		if p.Step > n {
-			mu.Lock()
-			*hit = true
-			mu.Unlock()
-			return dsh.PreStepHalt{Reason: fmt.Sprintf("reached --max-turns %d", n)}, nil
-		}
-		return next.Call(ctx)
-	}
-}
-
 // runResult is what one dsh run did: --output-format json prints it, and its exit status
 // follows from it.
 type runResult struct {
@@ -227,6 +213,13 @@ func (c *outcome) observe(e session.Event) {
 			c.usage.OutputTokens += d.Usage.OutputTokens
 		}
 	}
+}
+
+// setMaxTurns records whether --max-turns ended the turn.
+func (c *outcome) setMaxTurns(hit bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.maxTurns = hit
 }
 
 // result is the run's result: its exit status is 0 when the turn completed or policy

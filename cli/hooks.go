@@ -17,6 +17,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/agentrec"
 	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runner"
 )
 
 func init() {
@@ -173,7 +174,7 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	if *config != "" {
 		files = []string{*config}
 	}
-	plugins, pluginProblems := loadPlugins(dirs)
+	plugins, pluginProblems := runner.LoadPluginDirs(dirs)
 	if *event == "" {
 		return nil, nil, clix.Usagef("--event is required")
 	}

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/internal/agentrec"
-	"github.com/dshkit/dsh/runtime/tools"
 )
 
 // dsh hooks run fires an event by its table row: at the extension point the row names (or
@@ -60,358 +59,141 @@ func firing(ev hookmap.Event, raw []byte) (fired, error) {
 // errFoldStop ends a fold whose decision is final (a deny, an answer, a block).
 var errFoldStop = errors.New("the fold stopped")
 
-// fireEvent builds the payload of the point the event fires at from the input, runs that
-// point through the registry with a terminal that yields the point's default, and
-// describes the resulting decision.
+// fireIn is one firing of dsh hooks run: the event's table row, where it fires, the
+// input, and the turn and agent its payload names.
+type fireIn struct {
+	ev    hookmap.Event
+	at    fired
+	in    dialect.Input
+	turn  int
+	agent *agentrec.Agent
+	// updated is the tool input the rewrite phase left, when the hooks rewrote it
+	// (tools/pre-execute's builder sets it, its describer reports it).
+	updated json.RawMessage
+}
+
+// hooksAgentID is the agent id of every payload dsh hooks run builds.
+const hooksAgentID = "dsh-hooks"
+
+// pointRow is how dsh hooks run fires one extension point: the generic path of the
+// point's domain (notification, waterfall, fold, vote), given that point's payload
+// builder and decision describer (the rows are in points, hookspoints.go).
+type pointRow struct {
+	fire func(ctx context.Context, reg *dsh.Registry, f *fireIn) (decisionJSON, error)
+}
+
+// builder builds a point's payload from a firing; it may run an earlier phase the
+// engine runs first (the rewrite phase of a tool call, its execution).
+type builder[P any] func(ctx context.Context, reg *dsh.Registry, f *fireIn) (*P, error)
+
+// fireEvent fires the input at the point its event fires at, by that point's row:
+// builds the payload, runs the point through the registry and describes the decision.
 func fireEvent(ctx context.Context, reg *dsh.Registry, ev hookmap.Event, at fired, in dialect.Input, turn int, agent *agentrec.Agent) (decisionJSON, error) {
-	const agentID = "dsh-hooks"
-	aid := agentID
-	str := func(s string) *string { return &s }
-	switch at.point {
-	case dsh.SessionStartEventName:
-		src := dsh.SessionStartSource(in.Source)
-		if in.Source == "" {
-			src = dsh.SessionStartSourceStartup
-		}
-		if !src.Valid() {
-			return decisionJSON{}, fmt.Errorf("invalid %s source %q", ev.Name, in.Source)
-		}
-		err := reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: agent, AgentID: agentID, Source: src})
-		return decisionJSON{Kind: "none"}, err
+	row, ok := points[at.point]
+	if !ok {
+		return decisionJSON{}, fmt.Errorf("%s fires at %s, which dsh hooks run does not drive", ev.Name, at.point)
+	}
+	return row.fire(ctx, reg, &fireIn{ev: ev, at: at, in: in, turn: turn, agent: agent})
+}
 
-	case dsh.PreStepEventName:
-		if in.Prompt == nil {
-			return decisionJSON{}, fmt.Errorf("the %s input has no prompt", ev.Name)
+// notification is the path of a notification or observer point: emit the payload; the
+// decision is "none", unless describe reads one from the agent (a Stop that continues
+// or halts the turn).
+func notification[P any](build builder[P], emit func(*dsh.Registry, context.Context, *P) error, describe func(*fireIn) decisionJSON) pointRow {
+	return pointRow{fire: func(ctx context.Context, reg *dsh.Registry, f *fireIn) (decisionJSON, error) {
+		p, err := build(ctx, reg, f)
+		if err != nil {
+			return decisionJSON{}, err
 		}
-		p := &dsh.PreStepPayload{Agent: agent, AgentID: agentID, Turn: turn, Step: 1, Messages: []dsh.UserMessage{{
-			ID: "dsh-hooks-prompt", Role: dsh.UserMessageRoleUser, Source: dsh.SourceUser{},
-			Content: []dsh.ContentBlock{dsh.TextBlock{Text: *in.Prompt}},
-		}}}
-		d, err := reg.RunPreStep(ctx, p, func(context.Context) (dsh.PreStepDecision, error) {
-			return dsh.PreStepEnter{Messages: slices.Clone(p.Messages)}, nil
+		if err := emit(reg, ctx, p); err != nil {
+			return decisionJSON{Kind: "none"}, err
+		}
+		if describe == nil {
+			return decisionJSON{Kind: "none"}, nil
+		}
+		return describe(f), nil
+	}}
+}
+
+// waterfall is the path of a waterfall point: run the chain to terminal's decision (nil:
+// the point's default) and describe the decision it returned.
+func waterfall[P, D any](build builder[P], run func(*dsh.Registry, context.Context, *P, func(context.Context) (D, error)) (D, error),
+	terminal func(*P) func(context.Context) (D, error), describe func(D, *fireIn) decisionJSON) pointRow {
+	return pointRow{fire: func(ctx context.Context, reg *dsh.Registry, f *fireIn) (decisionJSON, error) {
+		p, err := build(ctx, reg, f)
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		var term func(context.Context) (D, error)
+		if terminal != nil {
+			term = terminal(p)
+		}
+		d, err := run(reg, ctx, p, term)
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		return describe(d, f), nil
+	}}
+}
+
+// fold is the path of a fold point: apply each listener's decision to the payload from
+// start (a nil payload leaves it as it was; stop ends the fold, its decision final),
+// then report a halt, else finish's description of where the fold left the payload
+// (changed: some decision replaced it).
+func fold[P, D any](build builder[P], run func(*dsh.Registry, context.Context, *P, time.Duration, func(context.Context, string, D) (*P, error)) error,
+	start decisionJSON, apply func(p *P, d D, out *decisionJSON) (np *P, stop bool), finish func(p *P, out decisionJSON, changed bool) (decisionJSON, error)) pointRow {
+	return pointRow{fire: func(ctx context.Context, reg *dsh.Registry, f *fireIn) (decisionJSON, error) {
+		p, err := build(ctx, reg, f)
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		out, changed := start, false
+		err = run(reg, ctx, p, 0, func(_ context.Context, _ string, d D) (*P, error) {
+			np, stop := apply(p, d, &out)
+			if stop {
+				return nil, errFoldStop
+			}
+			if np != nil {
+				p, changed = np, true
+			}
+			return np, nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errFoldStop) {
 			return decisionJSON{}, err
 		}
-		return dsh.SwitchPreStepDecision(d,
-			func(dsh.PreStepEnter) decisionJSON { return decisionJSON{Kind: "enter"} },
-			func(r dsh.PreStepReject) decisionJSON { return decisionJSON{Kind: "reject", Reason: r.Reason} },
-			func(h dsh.PreStepHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(h.Reason)} },
-		), nil
-
-	case dsh.ApprovalAnswerEventName:
-		_, _, ex, err := toolExecution(ev.Name, in, &aid)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		d, err := reg.RunApprovalAnswer(ctx, &dsh.ApprovalAnswerPayload{Exec: ex}, nil)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		return dsh.SwitchApprovalAnswerDecision(d,
-			func(dsh.ApprovalAnswerPass) decisionJSON { return decisionJSON{Kind: "pass"} },
-			func(dsh.ApprovalAnswerAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
-			func(x dsh.ApprovalAnswerDeny) decisionJSON {
-				if x.Interrupt != nil && *x.Interrupt {
-					return decisionJSON{Kind: "halt", Reason: x.Message}
-				}
-				return decisionJSON{Kind: "deny", Reason: x.Message}
-			},
-		), nil
-
-	case dsh.ApprovalPromptEventName:
-		ex := dsh.ToolExecution{CallID: "dsh-hooks-call", Name: in.ToolName, Arguments: json.RawMessage("{}"), AgentID: &aid,
-			RootCallID: "dsh-hooks-call", Token: dsh.NewToken()}
-		err := reg.EmitApprovalPrompt(ctx, &dsh.ApprovalPromptPayload{Exec: ex})
-		return decisionJSON{Kind: "none"}, err
-
-	case dsh.StatusEventName:
-		status := dsh.AgentStatusIdle
-		if at.also != nil && at.also.Status != "" {
-			status = dsh.AgentStatus(at.also.Status)
-		}
-		err := reg.EmitStatus(ctx, &dsh.StatusPayload{Agent: agent, AgentID: agentID, Status: status})
-		return decisionJSON{Kind: "none"}, err
-
-	case dsh.PreToolEventName:
-		callID, args, ex, err := toolExecution(ev.Name, in, &aid)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		// The rewrite phase first, where the hooks run and their rewrites count;
-		// pre-execute then replays their decision.
-		var updated json.RawMessage
-		rp := &dsh.RewriteInputPayload{CallID: callID, Name: in.ToolName, Input: args, ModelInput: args, AgentID: &aid}
-		err = reg.RunRewriteInput(ctx, rp, 0, func(_ context.Context, _ string, d dsh.RewriteDecision) (*dsh.RewriteInputPayload, error) {
-			if x, ok := d.(dsh.RewriteReplace); ok {
-				updated = x.Args
-			}
-			return nil, nil
-		})
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		if updated != nil {
-			ex.Arguments = updated
-		}
-		d, err := reg.RunPreTool(ctx, &dsh.PreToolPayload{Exec: ex}, nil)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		out := dsh.SwitchPreToolDecision(d,
-			func(dsh.PreToolAllow) decisionJSON { return decisionJSON{Kind: "allow"} },
-			func(x dsh.PreToolDeny) decisionJSON { return decisionJSON{Kind: "deny", Reason: str(x.Reason)} },
-			func(x dsh.PreToolAsk) decisionJSON { return decisionJSON{Kind: "ask", Reason: x.Reason} },
-			func(x dsh.PreToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
-		)
-		out.UpdatedInput = updated
-		return out, nil
-
-	case dsh.PostToolEventName:
-		_, _, ex, err := toolExecution(ev.Name, in, &aid)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		// The table's results column says which result the event follows; an event that
-		// follows every result takes the input's word.
-		var result dsh.ToolExecutionResult
-		if ev.Results == "failure" || (ev.Results == "" && in.Error != nil) {
-			msg := ""
-			if in.Error != nil {
-				msg = *in.Error
-			}
-			text := in.ToolText
-			if text == "" {
-				text = "Error: " + msg
-			}
-			failure := dsh.ToolFailure{Error: dsh.ToolError{Message: msg}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
-			if in.IsInterrupt {
-				failure.Error.Info = &dsh.ToolErrorInfo{Name: tools.NameAbort, Code: tools.CodeAborted}
-			}
-			// The call ran (through the execute wrappers) and failed.
-			if _, err := reg.RunExecute(ctx, &dsh.ExecutePayload{Exec: ex}, func(context.Context) dsh.ToolExecutionResult { return failure }); err != nil {
-				return decisionJSON{}, err
-			}
-			result = failure
-		} else {
-			resp := in.ToolResponse
-			if len(resp) == 0 {
-				resp = json.RawMessage("null")
-			}
-			text := in.ToolText
-			if text == "" && json.Unmarshal(resp, &text) != nil {
-				text = string(resp)
-			}
-			result = dsh.ToolSuccess{Value: resp, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
-		}
-		d, err := reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: result}, nil)
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		return dsh.SwitchPostToolDecision(d,
-			func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
-			func(x dsh.PostToolBlock) decisionJSON {
-				return decisionJSON{Kind: "block", Reason: str(joinText(x.Feedback, "\n"))}
-			},
-			func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: str(x.Reason)} },
-		), nil
-
-	case dsh.TurnStoppingEventName:
-		p := &dsh.TurnStoppingPayload{Agent: agent, AgentID: agentID, Turn: turn, StopHookActive: in.StopHookActive}
-		if in.StopHookActive {
-			p.Continuations = 1
-		}
-		if err := reg.NotifyTurnStopping(ctx, p); err != nil {
-			return decisionJSON{}, err
-		}
-		halted, steered := agent.Halted(), agent.Steered()
-		switch {
-		case len(halted) > 0:
+		if halted := f.agent.Halted(); len(halted) > 0 {
 			return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
-		case len(steered) > 0:
-			var parts []string
-			for _, m := range steered {
-				parts = append(parts, joinText(m.Content, "\n"))
-			}
-			return decisionJSON{Kind: "continue", Reason: str(strings.Join(parts, "\n\n"))}, nil
 		}
-		return decisionJSON{Kind: "stop"}, nil
-
-	case dsh.SessionEndEventName:
-		// dsh ends a session with one of two reasons: clear (the same word in every
-		// dialect), or close, which the hooks see in the dialect's words ("other", "exit").
-		reason := dsh.SessionEndReasonClose
-		if in.Reason == string(dsh.SessionEndReasonClear) {
-			reason = dsh.SessionEndReasonClear
-		}
-		err := reg.NotifySessionEnd(ctx, &dsh.SessionEndPayload{Agent: agent, AgentID: agentID, Reason: reason})
-		return decisionJSON{Kind: "none"}, err
-
-	case dsh.PreCompactEventName, dsh.PostCompactEventName:
-		origin, trigger := dsh.CompactionOriginManual, dsh.CompactionTriggerManual
-		switch in.Trigger {
-		case "auto":
-			origin, trigger = dsh.CompactionOriginAuto, dsh.CompactionTriggerPressure
-		case "manual", "":
-		default:
-			return decisionJSON{}, fmt.Errorf("invalid %s trigger %q (want manual or auto)", ev.Name, in.Trigger)
-		}
-		var t *int
-		if origin == dsh.CompactionOriginAuto {
-			t = &turn // an automatic compaction happens inside a turn
-		}
-		const id = "dsh-hooks-compaction"
-		if at.point == dsh.PreCompactEventName {
-			p := &dsh.PreCompactPayload{Agent: agent, AgentID: agentID, CompactionID: id, Trigger: trigger, Origin: origin, Turn: t,
-				Phases: []dsh.CompactionPhase{dsh.CompactionPhaseSummarize}, UserInstructions: in.CustomInstructions}
-			out := decisionJSON{Kind: "proceed"}
-			for _, v := range reg.RunPreCompact(ctx, p, 0) {
-				if v.Err != nil {
-					return decisionJSON{}, v.Err
-				}
-				switch x := v.Decision.(type) {
-				case dsh.PreCompactProceed:
-					out.Instructions = append(out.Instructions, x.Instructions...)
-				case dsh.PreCompactDefer:
-					return decisionJSON{Kind: "defer", Reason: ptr(x.Reason)}, nil
-				case dsh.PreCompactReplace:
-					return decisionJSON{Kind: "replace", Text: ptr(x.Summary), Reason: x.Reason}, nil
-				}
-			}
-			if halted := agent.Halted(); len(halted) > 0 {
-				return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
-			}
+		if finish == nil {
 			return out, nil
 		}
-		summary := in.CompactSummary
-		p := &dsh.PostCompactPayload{Agent: agent, AgentID: agentID, CompactionID: id, Trigger: trigger, Origin: origin, Turn: t,
-			Outcome: dsh.CompactionOutcomeCommitted, Summary: &summary}
-		out := decisionJSON{Kind: "accept"}
-		for _, v := range reg.RunPostCompact(ctx, p, 0) {
+		return finish(p, out, changed)
+	}}
+}
+
+// vote is the path of a vote point: tally each listener's vote into the description
+// from start (final: that vote decides), then report a halt, else the tally.
+func vote[P, D any](build builder[P], run func(*dsh.Registry, context.Context, *P, time.Duration) []dsh.Vote[D],
+	start decisionJSON, tally func(d D, out *decisionJSON) (final bool)) pointRow {
+	return pointRow{fire: func(ctx context.Context, reg *dsh.Registry, f *fireIn) (decisionJSON, error) {
+		p, err := build(ctx, reg, f)
+		if err != nil {
+			return decisionJSON{}, err
+		}
+		out := start
+		for _, v := range run(reg, ctx, p, 0) {
 			if v.Err != nil {
 				return decisionJSON{}, v.Err
 			}
-			if _, ok := v.Decision.(dsh.PostCompactAppend); ok {
-				out.Kind = "append"
+			if tally(v.Decision, &out) {
+				return out, nil
 			}
 		}
-		if halted := agent.Halted(); len(halted) > 0 {
+		if halted := f.agent.Halted(); len(halted) > 0 {
 			return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
 		}
 		return out, nil
-
-	case dsh.RequestEventName:
-		if in.Request == nil {
-			return decisionJSON{}, fmt.Errorf("%s fires at %s, and its input carries no model request to build the payload from", ev.Name, at.point)
-		}
-		return fireRequest(ctx, reg, *in.Request, turn, agent)
-
-	case dsh.ResponseEventName:
-		if in.Request == nil || in.Response == nil {
-			return decisionJSON{}, fmt.Errorf("%s fires at %s, and its input carries no model request and response to build the payload from", ev.Name, at.point)
-		}
-		// The request the response answers goes through agent/request first, where the
-		// event's listeners only observe it (no other event's hooks run).
-		rp := &dsh.RequestPayload{Agent: agent, AgentID: agentID, Turn: turn, Step: 1, Attempt: 1, Request: *in.Request, Original: *in.Request}
-		if err := reg.RunRequest(ctx, rp, 0, func(context.Context, string, dsh.RequestDecision) (*dsh.RequestPayload, error) {
-			return nil, nil
-		}); err != nil {
-			return decisionJSON{}, err
-		}
-		return fireResponse(ctx, reg, *in.Response, turn, agent)
-	}
-	return decisionJSON{}, fmt.Errorf("%s fires at %s, which dsh hooks run does not drive", ev.Name, at.point)
-}
-
-// fireRequest runs the agent/request fold over req and describes where it left the
-// request: denied, answered, halted, or sent as the listeners changed it (or unchanged).
-func fireRequest(ctx context.Context, reg *dsh.Registry, req dsh.ModelRequest, turn int, agent *agentrec.Agent) (decisionJSON, error) {
-	p := &dsh.RequestPayload{Agent: agent, AgentID: agent.AgentID, Turn: turn, Step: 1, Attempt: 1, Request: req, Original: req}
-	out, changed := decisionJSON{Kind: "pass"}, false
-	err := reg.RunRequest(ctx, p, 0, func(_ context.Context, _ string, d dsh.RequestDecision) (*dsh.RequestPayload, error) {
-		cur := p.Request
-		switch x := d.(type) {
-		case dsh.RequestPass:
-			return nil, nil
-		case dsh.RequestUse:
-			cur.Config = x.Config
-		case dsh.RequestRewrite:
-			if x.System != nil {
-				cur.Config.System = x.System
-			}
-			if x.Messages != nil {
-				cur.Messages = x.Messages
-			}
-			if x.Tools != nil {
-				cur.Tools = x.Tools
-			}
-		case dsh.RequestRestrict:
-			allow := slices.Clone(x.Allow)
-			out.Allow = &allow
-			cur.Tools = slices.DeleteFunc(slices.Clone(cur.Tools), func(t dsh.ModelTool) bool { return !slices.Contains(allow, t.Name) })
-		case dsh.RequestAnswer:
-			out = decisionJSON{Kind: "answer", Text: ptr(joinText(x.Content, ""))}
-			return nil, errFoldStop
-		case dsh.RequestDeny:
-			out = decisionJSON{Kind: "deny", Reason: ptr(x.Reason)}
-			return nil, errFoldStop
-		}
-		changed = true
-		np := *p
-		np.Request = cur
-		p = &np
-		return p, nil
-	})
-	if err != nil && !errors.Is(err, errFoldStop) {
-		return decisionJSON{}, err
-	}
-	if halted := agent.Halted(); len(halted) > 0 {
-		return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
-	}
-	if out.Kind == "pass" && changed {
-		out.Kind = "send"
-		data, err := p.Request.MarshalJSON()
-		if err != nil {
-			return decisionJSON{}, err
-		}
-		out.Request = data
-	}
-	return out, nil
-}
-
-// fireResponse runs the agent/response fold over resp and describes what it let through:
-// accepted, replaced (the text), blocked or halted.
-func fireResponse(ctx context.Context, reg *dsh.Registry, resp dsh.ModelResponse, turn int, agent *agentrec.Agent) (decisionJSON, error) {
-	p := &dsh.ResponsePayload{Agent: agent, AgentID: agent.AgentID, Turn: turn, Step: 1, Response: resp, Original: resp}
-	out := decisionJSON{Kind: "accept"}
-	err := reg.RunResponse(ctx, p, 0, func(_ context.Context, _ string, d dsh.ResponseDecision) (*dsh.ResponsePayload, error) {
-		switch x := d.(type) {
-		case dsh.ResponseReplace:
-			out = decisionJSON{Kind: "replace", Text: ptr(x.Text)}
-			np := *p
-			np.Response.Content = []dsh.ContentBlock{dsh.TextBlock{Text: x.Text}}
-			if x.ToolCalls != dsh.ReplaceToolCallsDrop {
-				for _, c := range p.Response.Content {
-					if _, isText := c.(dsh.TextBlock); !isText {
-						np.Response.Content = append(np.Response.Content, c)
-					}
-				}
-			}
-			p = &np
-			return p, nil
-		case dsh.ResponseBlock:
-			out = decisionJSON{Kind: "block", Reason: ptr(x.Reason)}
-			return nil, errFoldStop
-		}
-		return nil, nil
-	})
-	if err != nil && !errors.Is(err, errFoldStop) {
-		return decisionJSON{}, err
-	}
-	if halted := agent.Halted(); len(halted) > 0 {
-		return decisionJSON{Kind: "halt", Reason: &halted[0]}, nil
-	}
-	return out, nil
+	}}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -430,7 +212,7 @@ func joinText(content []dsh.ContentBlock, sep string) string {
 // toolExecution is the call a tool event's input names, as dsh hooks run fires it: its
 // id (a fixed one when the input has none), its arguments ({} when none) and the
 // execution the tool points see.
-func toolExecution(event string, in dialect.Input, aid *string) (callID string, args json.RawMessage, ex dsh.ToolExecution, err error) {
+func toolExecution(event string, in dialect.Input) (callID string, args json.RawMessage, ex dsh.ToolExecution, err error) {
 	if in.ToolName == "" {
 		return "", nil, ex, fmt.Errorf("the %s input has no tool_name", event)
 	}
@@ -442,7 +224,8 @@ func toolExecution(event string, in dialect.Input, aid *string) (callID string, 
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	ex = dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: aid,
+	aid := hooksAgentID
+	ex = dsh.ToolExecution{CallID: callID, Name: in.ToolName, Arguments: args, AgentID: &aid,
 		RootCallID: callID, Token: dsh.NewToken()}
 	return callID, args, ex, nil
 }

@@ -2,19 +2,15 @@ package cli
 
 import (
 	"context"
-	"reflect"
-	"strings"
 
-	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runner"
 )
 
 // Plugin is a native dsh plugin compiled into the CLI: a type with the Register method
 // that dshscaffold writes (go generate), registering its typed listeners on a registrar.
 // A plugin with a Name() string method is registered under that name, else under its
-// type's name.
-type Plugin interface {
-	Register(r *dsh.Registrar) (unregister func())
-}
+// type's name (runner.PluginName).
+type Plugin = runner.Plugin
 
 // Option configures the CLI that Run and Main give (see WithPlugins).
 type Option func(*config)
@@ -51,27 +47,4 @@ func configOf(ctx context.Context) *config {
 		return c
 	}
 	return &config{}
-}
-
-// registerPlugins registers the compiled-in plugins on reg, each under its name.
-func registerPlugins(reg *dsh.Registry, plugins []Plugin) {
-	for _, p := range plugins {
-		p.Register(reg.Plugin(pluginName(p)))
-	}
-}
-
-// pluginName is p's Name() when it has one, else its type's name in lower case (the
-// package's name for a type named Plugin, as dshscaffold's plugins are).
-func pluginName(p Plugin) string {
-	if n, ok := p.(interface{ Name() string }); ok && n.Name() != "" {
-		return n.Name()
-	}
-	t := reflect.TypeOf(p)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Name() == "Plugin" && t.PkgPath() != "" {
-		return t.PkgPath()[strings.LastIndex(t.PkgPath(), "/")+1:]
-	}
-	return strings.ToLower(t.Name())
 }

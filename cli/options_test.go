@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshkit/dsh/examples/rmguard"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runner"
 )
 
 // namedGuard is a compiled-in plugin with a Name: it denies every Write.
@@ -57,10 +58,10 @@ func TestWithPlugins(t *testing.T) {
 			t.Errorf("denials: %+v", res)
 		}
 	}
-	if got := pluginName(&rmguard.Plugin{}); got != "rmguard" {
-		t.Errorf("pluginName(rmguard) = %q", got)
+	if got := runner.PluginName(&rmguard.Plugin{}); got != "rmguard" {
+		t.Errorf("PluginName(rmguard) = %q", got)
 	}
-	if got := pluginName(namedGuard{}); got != "no-writes" {
-		t.Errorf("pluginName(namedGuard) = %q", got)
+	if got := runner.PluginName(namedGuard{}); got != "no-writes" {
+		t.Errorf("PluginName(namedGuard) = %q", got)
 	}
 }

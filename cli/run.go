@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	_ "embed"
 	"errors"
 	"flag"
@@ -11,23 +10,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/dialects"
-	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
-	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runtime/llm/provider"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
-	"github.com/dshkit/dsh/runtime/session/pgstore"
-	"github.com/dshkit/dsh/runtime/tools"
-	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 func init() {
@@ -193,7 +186,6 @@ type runOptions struct {
 	settingSources     string
 	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
 	compactThreshold   float64 // 0: the loop's default
-	envFile            string  // CLAUDE_ENV_FILE (set by runOne)
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
@@ -202,7 +194,6 @@ type runOptions struct {
 	prompt             string
 	outputFormat       string   // text, json or stream-json (dsh run)
 	maxTurns           int      // 0: no limit (dsh run)
-	projectHooks       bool     // the trusted project has hook files (set per session)
 	plugins            []Plugin // the native plugins compiled in (WithPlugins)
 }
 
@@ -225,19 +216,6 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
 	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
-}
-
-// compaction is the loop's compaction config for o and the model of cfg: the window of
-// --context-window, else the model's from the table of known models.
-func (o runOptions) compaction(cfg dsh.LLMCallConfig) loop.CompactionConfig {
-	window := o.contextWindow
-	if window < 0 {
-		window = 0
-		if cfg.Provider != "scripted" {
-			window = llm.ContextWindow(cfg.Model)
-		}
-	}
-	return loop.CompactionConfig{ContextWindow: window, ThresholdRatio: o.compactThreshold}
 }
 
 // checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
@@ -278,8 +256,8 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	fs.StringVar(&o.session, "session", "", "with a postgres --log: the session id")
 	fs.BoolVar(&o.takeover, "takeover", false, "with --session: take over a held session")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
-	o.permissionMode = permBypass
-	fs.Var(clix.OneOf(&o.permissionMode, false, permBypass, permDefault), "permission-mode", "default or bypassPermissions")
+	o.permissionMode = runner.PermissionBypass
+	fs.Var(clix.OneOf(&o.permissionMode, false, runner.PermissionBypass, runner.PermissionDefault), "permission-mode", "default or bypassPermissions")
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
@@ -347,7 +325,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// The model first, so that a script that cannot be read fails before anything is
 	// made; it is built again below, with the session's id.
-	if _, _, err := pickModel(o, "", logger); err != nil {
+	if _, _, err := o.modelOpener(logger)("", false); err != nil {
 		return runResult{}, err
 	}
 	// The log before anything starts: a database that cannot be reached fails the run
@@ -382,35 +360,26 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 			workspace = abs
 		}
 	}
-	o.findProjectHooks(workspace, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
 
 	// The session's id, recorded in session/created: a resumed run keeps it, so the hooks
 	// see the same session_id and transcript_path in every run of the session.
-	sessionID, err := logSessionID(log, resume)
+	sessionID, err := runner.SessionID(log, resume)
 	if err != nil {
 		return runResult{}, fmt.Errorf("%s: %w", logName(o), err)
 	}
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
-	out := &outcome{}
-	s, err := setupSession(o, workspace, sessionID, log, logger, func(s *sessionSetup) (func(), error) {
-		if o.maxTurns > 0 {
-			// First of all listeners, so that no plugin or hook runs for a step past the limit.
-			s.hooks.Plugin("max-turns").OnPreStep(maxTurnsListener(o.maxTurns, &out.maxTurns, &out.mu))
-		}
-		return mountMCP(ctx, o, workspace, s.tools, logger, stderr)
-	})
+	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
+	cfg.Limits.MaxTurns = o.maxTurns
+	cfg.MCP.Mount = true
+	cfg.AskUnlessRead = o.permissionMode == runner.PermissionDefault
+	s, err := runner.New(ctx, cfg)
 	if err != nil {
 		return runResult{}, err
 	}
-	defer s.close()
-	hooks, turn := s.hooks, s.turn
-	if o.permissionMode == permDefault {
-		// After the hooks, so that their decisions come first (as dsh acp's policy).
-		hooks.Plugin("permissions").OnPreTool(askUnlessRead)
-	}
-	rt := tools.New(s.tools, hooks, append([]tools.Option{tools.WithLogger(logger)}, s.toolsOpts...)...)
+	defer s.Close()
+	out := &outcome{}
 	tr := &transcript{w: stderr}
 	prog := newProgress(stderr)
 	defer prog.stop()
@@ -426,19 +395,11 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		log.Subscribe(streamEvents(stdout))
 	}
 
-	cfg := loop.Config{ID: "main", SessionID: sessionID, Registry: hooks, Tools: rt, Model: s.model, Log: log, LLM: s.llm, Logger: logger,
-		System: s.system, ContinuationCap: s.capN, Compaction: s.compact}
-	var agent *loop.Agent
-	if resume {
-		agent, err = loop.Resume(ctx, cfg)
-	} else {
-		agent, err = loop.New(ctx, cfg)
-	}
+	agent, err := s.Start(ctx, "main", resume)
 	if err != nil {
 		return runResult{}, err
 	}
 	defer agent.Close()
-	turn.setAgent(agent)
 	go func() {
 		<-ctx.Done()
 		agent.Cancel(dsh.CancelUser{}, true)
@@ -457,17 +418,8 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if err := agent.Wait(context.WithoutCancel(ctx)); err != nil {
 		return runResult{}, err
 	}
+	out.setMaxTurns(s.MaxTurnsReached())
 	return out.result(ctx, sessionID, o.logFile, start), nil
-}
-
-// toolStyle is how the built-in tools word their results: as the dialect's engine does
-// when hooks are loaded (Claude Code's Bash fails on a non-zero exit; Codex's output has
-// its header), dsh's own words without hooks or with --canonical.
-func toolStyle(o runOptions) builtin.Style {
-	if !o.hasHooks() || o.canonical {
-		return builtin.StyleDSH
-	}
-	return builtin.Style(o.desc().ToolStyle)
 }
 
 // compactPrompt reports whether prompt is the command "/compact [instructions]".
@@ -492,357 +444,4 @@ func compactNow(ctx context.Context, agent *loop.Agent, instructions string, std
 	}
 	fmt.Fprintf(stderr, "dsh run: /compact: about %d tokens before, %d after\n", res.TokensBefore, res.TokensAfter)
 	return nil
-}
-
-// hooksToolOptions are the tool runtime options loaded hooks need: the bridges'
-// tools/rewrite-input listener runs the PreToolUse hooks, which their own timeouts bound
-// (60 s, 600 s), so the fold gets no deadline of its own (its 30 s default would cut a
-// slow hook and fail its call).
-func hooksToolOptions(o runOptions) []tools.Option {
-	if !o.hasHooks() {
-		return nil
-	}
-	return []tools.Option{tools.WithRewriteDeadline(0)}
-}
-
-// The permission modes of dsh run (Claude Code's names).
-const (
-	permBypass  = "bypassPermissions"
-	permDefault = "default"
-)
-
-// askUnlessRead is --permission-mode default: a top-level call to any tool but Read
-// that the other listeners allow needs approval.
-func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
-	d, err := next.Call(ctx)
-	if err != nil {
-		return d, err
-	}
-	if _, allow := d.(dsh.PreToolAllow); allow && p.Exec.Parent.IsZero() && p.Exec.Name != "Read" {
-		return dsh.PreToolAsk{}, nil
-	}
-	return d, nil
-}
-
-// desc is the descriptor of o's dialect (--dialect accepts registered names only).
-func (o runOptions) desc() *dialect.Descriptor { return dialectNamed(o.dialect) }
-
-// hasHooks says whether o loads hooks (a file, plugins, settings or the trusted
-// project's own hook files).
-func (o runOptions) hasHooks() bool {
-	return o.hooksFile != "" || len(o.pluginDirs) > 0 || o.settingSources != "" || o.projectHooks
-}
-
-// findProjectHooks looks for the project's own hook files (under --project-dir, else the
-// workspace): under --trust they load (projectHooks); without it, their presence is
-// reported once through note, saying how to load them.
-func (o *runOptions) findProjectHooks(workspace string, note func(string)) {
-	dir := o.projectDir
-	if dir == "" {
-		dir = workspace
-	}
-	files := projectHookFiles(o.dialect, dir)
-	switch {
-	case len(files) == 0:
-	case o.trust:
-		o.projectHooks = true
-	default:
-		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust to load them)", strings.Join(files, ", ")))
-	}
-}
-
-// settingSources are the --setting-sources every dialect knows (user, project, local,
-// ...): a source the chosen dialect lacks selects nothing.
-func settingSources() []string {
-	var out []string
-	for _, d := range dialects.All() {
-		for _, s := range d.Sources() {
-			if !slices.Contains(out, s) {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// orList joins names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// badSources returns the first unknown name of a --setting-sources list ("" if none).
-func badSources(list string) string {
-	for _, s := range strings.Split(list, ",") {
-		if s = strings.TrimSpace(s); s != "" && !slices.Contains(settingSources(), s) {
-			return s
-		}
-	}
-	return ""
-}
-
-// settingFiles returns the settings files --setting-sources names that exist, in the
-// engine's order (user, project, local): the project-level ones only when trusted (else a
-// warning saying how to trust).
-func settingFiles(o runOptions, workspace string, logger *slog.Logger) []string {
-	want := map[string]bool{}
-	for _, s := range strings.Split(o.settingSources, ",") {
-		want[strings.TrimSpace(s)] = true
-	}
-	project := o.projectDir
-	if project == "" {
-		project = workspace
-	}
-	home, _ := os.UserHomeDir()
-	var out []string
-	for _, f := range o.desc().Settings {
-		if !want[f.Source] || f.Scope == dialect.ScopeProject {
-			// The project's files load with --trust (the bridge discovers them), and
-			// without it findProjectHooks has said so once.
-			continue
-		}
-		if p := f.Path(home, project, os.Getenv); hookproto.FileExists(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// continuationCap is the loop's Stop continuation cap for o: --stop-cap when given, else
-// what the dialect's engine does (Claude Code continues a turn at most 8 times, Codex
-// without limit; differential suite).
-func continuationCap(o runOptions) int {
-	switch {
-	case o.stopCap == 0:
-		return -1 // loop.Config: negative means no continuation
-	case o.stopCap > 0:
-		return o.stopCap
-	case o.hasHooks():
-		return o.desc().ContinuationCap
-	}
-	return loop.DefaultContinuationCap
-}
-
-// pickModel builds the model o names and its call configuration: the bundled demo
-// script, or --model through the provider registry (provider.Builtin). sessionID identifies
-// the session to providers that send one (the Responses API's prompt_cache_key).
-func pickModel(o runOptions, sessionID string, logger *slog.Logger) (llm.Model, dsh.LLMCallConfig, error) {
-	if o.demo {
-		m, err := llm.ParseScript(demoScript)
-		return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
-	}
-	// The engine's placement of the hooks' contexts, unless dsh's canonical form is asked.
-	developer := o.hasHooks() && !o.canonical && o.desc().DeveloperContexts
-	return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developer, SessionID: sessionID, Logger: logger})
-}
-
-// registerRetry registers dsh's retry policy for a real provider's failed requests
-// (llm.RetryPolicy) as the innermost agent/request-error listener: registered last, so
-// that a plugin's listener runs around it and may replace it.
-func registerRetry(hooks *dsh.Registry, cfg dsh.LLMCallConfig) {
-	if cfg.Provider != "scripted" {
-		hooks.Plugin("retry").OnRequestError(llm.RetryPolicy{}.Listener())
-	}
-}
-
-// openSessionLog opens the session log of o, a PostgreSQL session or else openLog's, and
-// returns the function that closes it.
-func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
-	if pgstore.IsURL(o.logFile) {
-		return openPGLog(ctx, o, stderr)
-	}
-	l, resume, err := openLog(ctx, o.logFile, stderr)
-	if err != nil {
-		return nil, false, nil, err
-	}
-	return l, resume, func() { l.Close() }, nil
-}
-
-// openLog opens the session log: a JSONL file (resumed when it holds events) or memory.
-func openLog(ctx context.Context, path string, stderr io.Writer) (*session.Log, bool, error) {
-	if path == "" {
-		l, err := session.Open(ctx, session.NewMemory())
-		return l, false, err
-	}
-	f, rec, err := session.OpenFile(path)
-	if err != nil {
-		return nil, false, err
-	}
-	if rec.Truncated() {
-		fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, rec.Reason)
-	}
-	l, err := session.Open(ctx, f)
-	if err != nil {
-		return nil, false, err
-	}
-	return l, l.Len() > 0, nil
-}
-
-// logSessionID is the id of the session in log: the one its session/created records when
-// resumed, else a new one (which loop.New records).
-func logSessionID(log *session.Log, resume bool) (string, error) {
-	if !resume {
-		return "ses_" + rand.Text(), nil
-	}
-	for e, err := range log.Events() {
-		if err != nil {
-			return "", err
-		}
-		data, err := e.Decode()
-		if err != nil {
-			return "", fmt.Errorf("event %d: %w", e.Seq, err)
-		}
-		if c, ok := data.(dsh.SessionCreated); ok {
-			return c.SessionID, nil
-		}
-	}
-	return "", errors.New("no session/created event: not a session log")
-}
-
-// hookSessionID is the hooks' session_id for the session id sid: a UUID, as the engines
-// give, derived from sid ([hookproto.UUIDFor]), so every run of a session gives the same;
-// sid itself when it is a UUID already.
-func hookSessionID(sid string) string {
-	if isUUID(sid) {
-		return sid
-	}
-	return hookproto.UUIDFor("dsh-session:" + sid)
-}
-
-// isUUID says whether s is a UUID in its textual form (8-4-4-4-12 hex digits).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// turnState follows the log to tell the hook bridges the current turn.
-type turnState struct {
-	id     string // the hooks' session_id (default: a new UUID)
-	mu     sync.Mutex
-	turn   int
-	open   bool
-	agent  dsh.Agent
-	turnID string  // a UUID per turn: Claude Code's prompt_id, Codex's turn_id
-	last   *string // the text of the last assistant message (Stop's last_assistant_message)
-}
-
-func (t *turnState) observe(e session.Event) {
-	data, err := e.Decode()
-	if err != nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch d := data.(type) {
-	case dsh.TurnStart:
-		t.turn, t.open, t.turnID = d.Turn, true, hookproto.NewUUID()
-	case dsh.TurnEnd:
-		t.open = false
-	case dsh.AssistantMessageLogged:
-		var text strings.Builder
-		for _, b := range d.Message.Content {
-			if tb, ok := b.(dsh.TextBlock); ok {
-				text.WriteString(tb.Text)
-			}
-		}
-		s := text.String()
-		t.last = &s
-	}
-}
-
-func (t *turnState) setAgent(a dsh.Agent) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.agent = a
-}
-
-// session describes the session to the hooks as the engines do: a UUID session id,
-// a UUID per turn (prompt_id, turn_id), the route's model, and the permission mode
-// (bypassPermissions unless calls need approval).
-func (t *turnState) session(sessionID, workspace, transcript, model, mode string) hookproto.SessionFunc {
-	return func(ctx context.Context, agentID string) hookproto.Session {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		s := hookproto.Session{SessionID: sessionID, TranscriptPath: transcript, CWD: workspace, Model: model,
-			PermissionMode: mode, Turn: t.turn, TurnOpen: t.open, Agent: t.agent,
-			PromptID: t.turnID, TurnID: t.turnID, LastAssistantMessage: t.last}
-		return s
-	}
-}
-
-// attachHooks loads the hooks file with the dialect's bridge and registers it.
-func attachHooks(o runOptions, model, workspace string, hooks *dsh.Registry, log *session.Log, turn *turnState, logger *slog.Logger) (func(), error) {
-	rec := hookproto.RecorderFunc(func(ctx context.Context, data dsh.SessionEventData) error {
-		_, err := log.Append(context.WithoutCancel(ctx), data)
-		return err
-	})
-	sessionID := turn.id
-	if sessionID == "" {
-		sessionID = hookproto.NewUUID()
-	}
-	files := settingFiles(o, workspace, logger)
-	if o.hooksFile != "" {
-		files = append(files, o.hooksFile)
-	}
-	plugins, problems := loadPlugins(o.pluginDirs)
-	for _, p := range problems {
-		logger.Warn("plugin", "diagnostic", p)
-	}
-	// The hooks read transcript_path in the engine's own format: Claude Code's JSONL
-	// transcript, or a Codex rollout; it is current before each hook runs.
-	path, removeTranscript, err := transcriptPath(o, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	var tw dialect.Transcript
-	tw, err = o.desc().NewTranscript(path, sessionID, workspace)
-	if err != nil {
-		removeTranscript()
-		return nil, fmt.Errorf("--transcript: %w", err)
-	}
-	cancelTranscript := log.Subscribe(func(e session.Event) {
-		if data, err := e.Decode(); err == nil {
-			if err := tw.Observe(data); err != nil {
-				logger.Warn("transcript", "error", err)
-			}
-		}
-	})
-	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
-	mode := o.permissionMode
-	if mode == "" {
-		mode = permBypass
-	}
-	sess := turn.session(sessionID, workspace, path, model, mode)
-	b, err := o.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: workspace, ProjectDir: o.projectDir,
-		DiscoverProject: o.trust, TrustProject: o.trust, Session: sess, Recorder: rec, Logger: logger, Canonical: o.canonical,
-		EnvFile: o.envFile, Interactive: o.interactive, RevalidateAfterRewrite: o.revalidate, BaseEnv: o.envDeny.childEnv()})
-	if err != nil {
-		stopTranscript()
-		return nil, err
-	}
-	// The bridge has logged its diagnostics.
-	unregister := b.Register(hooks.Plugin(o.desc().Plugin()))
-	return func() {
-		unregister()
-		stopTranscript()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = b.Close(ctx)
-	}, nil
 }

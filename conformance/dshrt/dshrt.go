@@ -8,21 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/dialect"
-	"github.com/dshkit/dsh/bridges/dialects"
-	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/conformance"
-	sc "github.com/dshkit/dsh/generated/conformance"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runtime/approval"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
@@ -48,70 +43,12 @@ type Runtime struct {
 	closers  []func()
 	mutation Mutation
 
-	hookBridge hookBridge            // the attached hook bridge, if any
-	turns      map[string]*turnState // each agent's open turn, for the hook bridge
+	hookBridge hookBridge               // the attached hook bridge, if any
+	turns      map[string]*runner.Turns // each agent's open turn, for the hook bridge
 }
 
 // hookBridge is what dshrt uses of a loaded bridge.
 type hookBridge = dialect.Bridge
-
-// turnState follows an agent's session log to tell the hook bridge its open turn, as
-// the dsh command line (package cli) does.
-type turnState struct {
-	mu   sync.Mutex
-	turn int
-	open bool
-}
-
-func (t *turnState) observe(e session.Event) {
-	data, err := e.Decode()
-	if err != nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch d := data.(type) {
-	case dsh.TurnStart:
-		t.turn, t.open = d.Turn, true
-	case dsh.TurnEnd:
-		t.open = false
-	}
-}
-
-func (t *turnState) get() (int, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.turn, t.open
-}
-
-// Mutation deliberately breaks the runtime in one observable way, for the harness's
-// mutation check (conformance/mutation_test.go): a suite that passes against a mutant
-// would not detect that bug.
-type Mutation string
-
-// The mutations.
-const (
-	// Intact is the runtime as it is.
-	Intact Mutation = ""
-	// GuardsIgnored registers guards where nothing consults them, as if guards could not deny.
-	GuardsIgnored Mutation = "guards-ignored"
-	// ContextsBeforeResults reports every plugin user/message before the tool/result events
-	// of its batch, as if contexts were appended before results.
-	ContextsBeforeResults Mutation = "contexts-before-results"
-	// PostExecuteSkipped registers post-execute listeners where nothing consults them.
-	PostExecuteSkipped Mutation = "post-execute-skipped"
-	// ApprovalAlwaysAllows answers every ask with allowed-once.
-	ApprovalAlwaysAllows Mutation = "approval-always-allows"
-	// PreCompactIgnored registers compaction/pre-compact listeners where nothing consults
-	// them, as if compaction could not be deferred, replaced or instructed.
-	PreCompactIgnored Mutation = "pre-compact-ignored"
-	// CompactionOff never compacts: the agent knows no context window and overflow
-	// recovery is off.
-	CompactionOff Mutation = "compaction-off"
-)
-
-// Mutations lists every deliberate breakage (Intact aside).
-var Mutations = []Mutation{GuardsIgnored, ContextsBeforeResults, PostExecuteSkipped, ApprovalAlwaysAllows, PreCompactIgnored, CompactionOff}
 
 // New is the conformance.Factory of dsh's runtime.
 func New(t testing.TB) conformance.Runtime { return NewMutant(t, Intact) }
@@ -128,7 +65,7 @@ func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
 		stores:   map[string]*session.Memory{},
 		model:    &gatedModel{inner: llm.NewScripted().RecordRequests()},
 		mutation: m,
-		turns:    map[string]*turnState{},
+		turns:    map[string]*runner.Turns{},
 	}
 }
 
@@ -200,114 +137,12 @@ func (r *Runtime) SetApprover(fn func(ctx context.Context, toolName string) (dsh
 	r.approver = fn
 }
 
-// SetModel scripts the model; wait serves the responses' gates.
-func (r *Runtime) SetModel(responses []sc.Response, wait func(ctx context.Context, gate string) error) {
-	var out []llm.ScriptedResponse
-	var gates []string
-	for _, resp := range responses {
-		s := llm.ScriptedResponse{}
-		if resp.Text != nil {
-			s.Text = *resp.Text
-		}
-		if resp.Hang != nil {
-			s.Hang = *resp.Hang
-		}
-		if resp.Usage != nil {
-			s.Usage = &dsh.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
-		}
-		gate := ""
-		if resp.Gate != nil {
-			gate = *resp.Gate
-		}
-		gates = append(gates, gate)
-		for _, tc := range resp.ToolCalls {
-			s.ToolCalls = append(s.ToolCalls, llm.ScriptedToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
-		}
-		switch resp.Finish {
-		case sc.ResponseFinishMaxTokens:
-			s.Finish = dsh.FinishReasonMaxTokens
-		case sc.ResponseFinishError:
-			s.Finish = dsh.FinishReasonError
-			s.Error = &llm.ScriptedError{Message: "scripted provider failure", Code: "SCRIPTED"}
-		case sc.ResponseFinishStop:
-			s.Finish = dsh.FinishReasonStop
-		}
-		out = append(out, s)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	window := r.opts.Compaction.ModelWindow
-	r.model = &gatedModel{inner: llm.NewScripted(out...).RecordRequests().WithContextWindow(window), responses: out,
-		gates: gates, wait: wait, window: window}
-}
-
 // SetOptions sets the loop's settings.
 func (r *Runtime) SetOptions(o conformance.Options) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.opts = o
 }
-
-// gatedModel is the scripted model with the harness's response gates: a gated response
-// waits at its gate once its text has streamed (at once when it has none), before its
-// tool calls and finish. Agents share it; calls take the responses in order.
-type gatedModel struct {
-	inner     *llm.Scripted
-	responses []llm.ScriptedResponse
-	gates     []string
-	wait      func(ctx context.Context, gate string) error
-	window    int // the scripted model's window: a larger request consumes no response
-
-	mu    sync.Mutex
-	calls int
-}
-
-// Stream plays the next response, waiting at its gate if it has one.
-func (g *gatedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
-	inner := g.inner.Stream(ctx, req)
-	if g.window > 0 && llm.EstimateRequest(req) > g.window {
-		return inner // refused for its size: it takes no response, hence no gate
-	}
-	return func(yield func(dsh.AssistantChunk, error) bool) {
-		g.mu.Lock()
-		i := g.calls
-		g.calls++
-		g.mu.Unlock()
-		gate, visible := "", ""
-		if i < len(g.gates) {
-			gate, visible = g.gates[i], g.responses[i].Reasoning+g.responses[i].Text
-		}
-		waited := gate == ""
-		pass := func() {
-			waited = true
-			_ = g.wait(ctx, gate) // a cancelled wait goes on: the stream then ends aborted
-		}
-		if !waited && visible == "" {
-			pass()
-		}
-		streamed := ""
-		for c, err := range inner {
-			if !yield(c, err) {
-				return
-			}
-			if waited {
-				continue
-			}
-			switch d := c.(type) {
-			case dsh.ChunkTextDelta:
-				streamed += d.Text
-			case dsh.ChunkReasoningDelta:
-				streamed += d.Text
-			}
-			if streamed == visible {
-				pass()
-			}
-		}
-	}
-}
-
-// Requests returns the requests the model received.
-func (g *gatedModel) Requests() []llm.Request { return g.inner.Requests() }
 
 // tools returns the tool runtime, built on first use (after the setup).
 func (r *Runtime) tools() *tools.Runtime {
@@ -363,100 +198,6 @@ func (r *Runtime) recordApproval(ctx context.Context, data dsh.SessionEventData)
 	}
 	_, err := log.Append(ctx, data)
 	return err
-}
-
-// AttachHooks loads the hooks file with dsh's bridge of the dialect, looked up by name in
-// bridges/dialects, and registers it as the plugin "hooks-<dialect>", as `dsh run --hooks`
-// does (cli/run.go): the session of an event is its agent's, resolved when the event
-// fires (handle, open turn, id as session id, no transcript path, model "scripted"); the
-// hook/invoked and hook/result records go to the log of the first agent, like the
-// approval records; Codex's $SHELL is /bin/sh. The bridge's messages get deterministic
-// ids ("hooks-<dialect>-<n>").
-func (r *Runtime) AttachHooks(ctx context.Context, h conformance.HookConfig) error {
-	r.mu.Lock()
-	attached := r.hookBridge != nil
-	r.mu.Unlock()
-	if attached {
-		return errors.New("dshrt: hooks are already attached")
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	rec := hookproto.RecorderFunc(r.recordHook)
-	var n atomic.Int64
-	desc, ok := dialects.All().Lookup(h.Dialect)
-	if !ok {
-		return fmt.Errorf("dshrt: unknown hook dialect %q", h.Dialect)
-	}
-	plugin := desc.Plugin()
-	b, err := desc.New(dialect.Config{Files: []string{h.ConfigPath}, Workspace: h.Workspace, Model: "scripted",
-		Session: r.hookSession, Recorder: rec, Logger: quiet, Getenv: posixShell, Canonical: true,
-		RevalidateAfterRewrite: h.RevalidateAfterRewrite,
-		NewID:                  func() string { return fmt.Sprintf("%s-%d", plugin, n.Add(1)) }})
-	if err != nil {
-		return fmt.Errorf("dshrt: %w", err)
-	}
-	for _, d := range b.Diagnostics() {
-		r.t.Logf("dshrt: hooks: %v", d)
-	}
-	unregister := b.Register(r.hooks.Plugin(plugin))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.hookBridge = b
-	r.closers = append(r.closers, unregister)
-	return nil
-}
-
-// posixShell is the bridges' view of the environment: $SHELL is /bin/sh (Codex runs its
-// hooks under $SHELL).
-func posixShell(k string) string {
-	if k == "SHELL" {
-		return "/bin/sh"
-	}
-	return os.Getenv(k)
-}
-
-// hookSession describes the session of the agent id for the hook bridge.
-func (r *Runtime) hookSession(_ context.Context, id string) hookproto.Session {
-	s := hookproto.Session{SessionID: id, Model: "scripted"}
-	if id == "" {
-		s.SessionID = "direct"
-	}
-	r.mu.Lock()
-	a, ts := r.agents[id], r.turns[id]
-	r.mu.Unlock()
-	if a != nil {
-		s.Agent = a.Agent
-	}
-	if ts != nil {
-		s.Turn, s.TurnOpen = ts.get()
-	}
-	return s
-}
-
-// recordHook appends a hook record to the log of the first agent.
-func (r *Runtime) recordHook(ctx context.Context, data dsh.SessionEventData) error {
-	r.mu.Lock()
-	var log *session.Log
-	if len(r.order) > 0 {
-		log = r.logs[r.order[0]]
-	}
-	r.mu.Unlock()
-	if log == nil {
-		return nil
-	}
-	_, err := log.Append(context.WithoutCancel(ctx), data)
-	return err
-}
-
-// follow tracks the open turn of the agent id from log.
-func (r *Runtime) follow(id string, log *session.Log) {
-	r.mu.Lock()
-	ts := r.turns[id]
-	if ts == nil {
-		ts = &turnState{}
-		r.turns[id] = ts
-	}
-	r.mu.Unlock()
-	log.Subscribe(ts.observe)
 }
 
 // Execute runs a direct execution.
@@ -566,80 +307,6 @@ func (r *Runtime) Log() []conformance.LogEvent {
 	}
 	if mutate {
 		out = contextsFirst(out)
-	}
-	return out
-}
-
-// contextsFirst is the ContextsBeforeResults mutation: every user/message that enters the
-// step after a tool batch (after its tool/result events and the step boundary) is moved
-// before the batch's tool/call and tool/result events, as if contexts were appended before
-// results.
-func contextsFirst(in []conformance.LogEvent) []conformance.LogEvent {
-	out := append([]conformance.LogEvent{}, in...)
-	between := map[string]bool{"step/start": true, "step/end": true, "agent/inbox/spliced": true, "user/message": true}
-	for i := range out {
-		if out[i].Type != "user/message" {
-			continue
-		}
-		k := i - 1
-		for k >= 0 && between[out[k].Type] {
-			k--
-		}
-		if k < 0 || out[k].Type != "tool/result" {
-			continue
-		}
-		m := k
-		for m > 0 && (out[m-1].Type == "tool/result" || out[m-1].Type == "tool/call") {
-			m--
-		}
-		moved := out[i]
-		copy(out[m+1:i+1], out[m:i])
-		out[m] = moved
-	}
-	return out
-}
-
-// Requests returns the model requests, each as the texts of its messages.
-func (r *Runtime) Requests() [][]string {
-	r.mu.Lock()
-	model := r.model
-	r.mu.Unlock()
-	var out [][]string
-	for _, req := range model.Requests() {
-		var texts []string
-		for _, m := range req.Messages {
-			texts = append(texts, blockTexts(m.Content)...)
-		}
-		out = append(out, texts)
-	}
-	return out
-}
-
-// RequestInfo returns the system prompt and tool names of each model request.
-func (r *Runtime) RequestInfo() []conformance.RequestInfo {
-	r.mu.Lock()
-	model := r.model
-	r.mu.Unlock()
-	var out []conformance.RequestInfo
-	for _, req := range model.Requests() {
-		info := conformance.RequestInfo{System: req.System, Tools: []string{}}
-		for _, t := range req.Tools {
-			info.Tools = append(info.Tools, t.Name)
-		}
-		out = append(out, info)
-	}
-	return out
-}
-
-func blockTexts(blocks []dsh.ContentBlock) []string {
-	var out []string
-	for _, b := range blocks {
-		switch b := b.(type) {
-		case dsh.TextBlock:
-			out = append(out, b.Text)
-		case dsh.ToolResultBlock:
-			out = append(out, blockTexts(b.Content)...)
-		}
 	}
 	return out
 }

@@ -1,0 +1,232 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/dialects"
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+// The permission modes the hooks see (Claude Code's names).
+const (
+	// PermissionBypass: no call needs approval unless a hook or plugin asks.
+	PermissionBypass = "bypassPermissions"
+	// PermissionDefault: calls need approval.
+	PermissionDefault = "default"
+)
+
+// Hooks says which hooks a session runs, through the bridge of which dialect. Hooks
+// load when a file, a plugin directory or a settings source is named, or when the
+// trusted project has hook files of its own.
+type Hooks struct {
+	// Dialect names the registered dialect (bridges/dialects; "" or an unknown name: the
+	// default).
+	Dialect string
+	// File is a hooks file (settings.json shape) named by the user.
+	File string
+	// PluginDirs are Claude Code plugin directories (LoadPluginDirs).
+	PluginDirs []string
+	// SettingSources is a comma list of the settings to load (user, project, local).
+	SettingSources string
+	// ProjectDir is the project directory (default: the workspace).
+	ProjectDir string
+	// Trust loads the project's own hook files and .mcp.json.
+	Trust bool
+	// Canonical asks for dsh's canonical words instead of the engine's.
+	Canonical bool
+	// RevalidateAfterRewrite runs PreToolUse again on a rewritten input.
+	RevalidateAfterRewrite bool
+	// Interactive says the host waits for input between turns (dsh acp).
+	Interactive bool
+	// PermissionMode is the permission_mode the hooks see (default PermissionBypass).
+	PermissionMode string
+	// Transcript is where the transcript the hooks read goes ("": next to LogFile, else
+	// in a private directory removed when the session ends).
+	Transcript string
+	// LogFile is the session log's file, when it is one (not a database).
+	LogFile string
+
+	projectHooks bool // the trusted project has hook files (findProjectHooks)
+}
+
+// Dialect returns the registered dialect named name (bridges/dialects), else the
+// default dialect.
+func Dialect(name string) *dialect.Descriptor {
+	reg := dialects.All()
+	if d, ok := reg.Lookup(name); ok {
+		return d
+	}
+	d, _ := reg.Lookup(dialects.Default())
+	return d
+}
+
+// desc is the descriptor of h's dialect.
+func (h *Hooks) desc() *dialect.Descriptor { return Dialect(h.Dialect) }
+
+// loads says whether h loads hooks (a file, plugins, settings or the trusted project's
+// own hook files).
+func (h *Hooks) loads() bool {
+	return h.File != "" || len(h.PluginDirs) > 0 || h.SettingSources != "" || h.projectHooks
+}
+
+// project is the project directory of a session in workspace.
+func (h *Hooks) project(workspace string) string {
+	if h.ProjectDir != "" {
+		return h.ProjectDir
+	}
+	return workspace
+}
+
+// findProjectHooks looks for the project's own hook files: under Trust they load;
+// without it, their presence is reported once through note, saying how to load them.
+func (h *Hooks) findProjectHooks(workspace string, note func(string)) {
+	files := ProjectHookFiles(h.Dialect, h.project(workspace))
+	switch {
+	case len(files) == 0:
+	case h.Trust:
+		h.projectHooks = true
+	default:
+		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust to load them)", strings.Join(files, ", ")))
+	}
+}
+
+// ProjectHookFiles returns the project-level hook files of the dialect that exist under
+// the project directory: the project-scope settings files of its descriptor (Claude
+// Code's .claude/settings.json and .claude/settings.local.json, Codex's .codex/hooks.json).
+func ProjectHookFiles(dialectName, projectDir string) []string {
+	var out []string
+	for _, rel := range Dialect(dialectName).ProjectFiles() {
+		if p := filepath.Join(projectDir, rel); hookproto.FileExists(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// toolStyle is how the built-in tools word their results: as the dialect's engine does
+// when hooks load (Claude Code's Bash fails on a non-zero exit; Codex's output has its
+// header), dsh's own words without hooks or with Canonical.
+func (h *Hooks) toolStyle() builtin.Style {
+	if !h.loads() || h.Canonical {
+		return builtin.StyleDSH
+	}
+	return builtin.Style(h.desc().ToolStyle)
+}
+
+// settingFiles returns the settings files SettingSources names that exist, in the
+// engine's order (user, project, local); the project-level ones load with Trust (the
+// bridge discovers them), and without it findProjectHooks has said so once.
+func (h *Hooks) settingFiles(workspace string) []string {
+	want := map[string]bool{}
+	for _, s := range strings.Split(h.SettingSources, ",") {
+		want[strings.TrimSpace(s)] = true
+	}
+	home, _ := os.UserHomeDir()
+	var out []string
+	for _, f := range h.desc().Settings {
+		if !want[f.Source] || f.Scope == dialect.ScopeProject {
+			continue
+		}
+		if p := f.Path(home, h.project(workspace), os.Getenv); hookproto.FileExists(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// transcriptPath is where the transcript the hooks read at transcript_path goes
+// (Claude Code's JSONL transcript, or a Codex rollout): Transcript when given; else next
+// to the session log (FILE.transcript.jsonl, FILE.rollout.jsonl), so that a run
+// continuing the session goes on writing it; else, for a session without a log file, in
+// a private per-session directory (0700, the file 0600) that remove deletes when the
+// session ends (a run resuming a session kept in a database starts a new transcript).
+// Nothing goes to a shared directory.
+func (h *Hooks) transcriptPath(sessionID string) (path string, remove func(), err error) {
+	kind := h.desc().TranscriptSuffix
+	switch {
+	case h.Transcript != "":
+		path = h.Transcript
+	case h.LogFile != "":
+		path = strings.TrimSuffix(h.LogFile, filepath.Ext(h.LogFile)) + kind
+	default:
+		dir, err := os.MkdirTemp("", "dsh-session-")
+		if err != nil {
+			return "", nil, err
+		}
+		return filepath.Join(dir, sessionID+kind), func() { _ = os.RemoveAll(dir) }, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("--transcript: %w", err)
+	}
+	return abs, func() {}, nil
+}
+
+// attachHooks loads the hooks with the dialect's bridge and registers it; the returned
+// func detaches it.
+func (s *Session) attachHooks(envFile string) (func(), error) {
+	h, log, logger := &s.cfg.Hooks, s.cfg.Log, s.logger
+	rec := hookproto.RecorderFunc(func(ctx context.Context, data dsh.SessionEventData) error {
+		_, err := log.Append(context.WithoutCancel(ctx), data)
+		return err
+	})
+	sessionID := HookSessionID(s.cfg.SessionID)
+	files := h.settingFiles(s.cfg.Workspace)
+	if h.File != "" {
+		files = append(files, h.File)
+	}
+	plugins, problems := LoadPluginDirs(h.PluginDirs)
+	for _, p := range problems {
+		logger.Warn("plugin", "diagnostic", p)
+	}
+	// The hooks read transcript_path in the engine's own format: Claude Code's JSONL
+	// transcript, or a Codex rollout; it is current before each hook runs.
+	path, removeTranscript, err := h.transcriptPath(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	tw, err := h.desc().NewTranscript(path, sessionID, s.cfg.Workspace)
+	if err != nil {
+		removeTranscript()
+		return nil, fmt.Errorf("--transcript: %w", err)
+	}
+	cancelTranscript := log.Subscribe(func(e session.Event) {
+		if data, err := e.Decode(); err == nil {
+			if err := tw.Observe(data); err != nil {
+				logger.Warn("transcript", "error", err)
+			}
+		}
+	})
+	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
+	mode := h.PermissionMode
+	if mode == "" {
+		mode = PermissionBypass
+	}
+	sess := s.Turns.SessionFunc(hookproto.Session{SessionID: sessionID, TranscriptPath: path, CWD: s.cfg.Workspace,
+		Model: s.LLM.Model, PermissionMode: mode})
+	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
+		DiscoverProject: h.Trust, TrustProject: h.Trust, Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
+		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env})
+	if err != nil {
+		stopTranscript()
+		return nil, err
+	}
+	// The bridge has logged its diagnostics.
+	unregister := b.Register(s.Hooks.Plugin(h.desc().Plugin()))
+	return func() {
+		unregister()
+		stopTranscript()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.Close(ctx)
+	}, nil
+}

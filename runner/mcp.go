@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/dshkit/dsh/bridges/mcp"
+)
+
+// MCPServers returns the MCP servers of a session: those of configFile (an unreadable
+// file is an error; a malformed server is a warning and the others still load), then the
+// project's .mcp.json, which loads only with trust (as Claude Code asks before it starts
+// a project's servers); a server of the project file replaces one of the same name.
+func MCPServers(configFile, projectDir string, trust bool, logger *slog.Logger) ([]mcp.ServerConfig, error) {
+	var out []mcp.ServerConfig
+	if configFile != "" {
+		if _, err := os.Stat(configFile); err != nil {
+			return nil, fmt.Errorf("--mcp-config: %w", err)
+		}
+		servers, errs := mcp.LoadFile(configFile, nil)
+		for _, e := range errs {
+			logger.Warn("mcp config", "problem", e.Error())
+		}
+		out = append(out, servers...)
+	}
+	project := filepath.Join(projectDir, ".mcp.json")
+	if _, err := os.Stat(project); errors.Is(err, fs.ErrNotExist) || projectDir == "" {
+		return out, nil
+	}
+	if !trust {
+		logger.Warn("mcp config", "problem", project+": project MCP servers not started: the project is not trusted (pass --trust)")
+		return out, nil
+	}
+	servers, errs := mcp.LoadFile(project, nil)
+	for _, e := range errs {
+		logger.Warn("mcp config", "problem", e.Error())
+	}
+	names := map[string]bool{}
+	for _, s := range servers {
+		names[s.Name] = true
+	}
+	kept := out[:0]
+	for _, s := range out {
+		if !names[s.Name] {
+			kept = append(kept, s)
+		}
+	}
+	return append(kept, servers...), nil
+}
+
+// mcp lists the session's MCP servers and, with MCP.Mount, starts them and registers
+// their tools (a server that fails to start is a notice); Close stops them.
+func (s *Session) mcp(ctx context.Context) error {
+	servers, err := MCPServers(s.cfg.MCP.ConfigFile, s.cfg.Hooks.project(s.cfg.Workspace), s.cfg.Hooks.Trust, s.logger)
+	if err != nil || len(servers) == 0 {
+		return err
+	}
+	if !s.cfg.MCP.Mount {
+		s.MCPServers = servers
+		return nil
+	}
+	set, errs := mcp.Start(ctx, servers, mcp.Options{Dir: s.cfg.Workspace, Logger: s.logger, Env: s.cfg.Env})
+	for _, e := range errs {
+		s.note(e.Error())
+	}
+	unregister, rerrs := set.Register(s.Tools, "")
+	for _, e := range rerrs {
+		s.note(e.Error())
+	}
+	s.closers = append(s.closers, func() { unregister(); set.Close() })
+	return nil
+}

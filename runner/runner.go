@@ -1,0 +1,317 @@
+// Package runner builds one dsh session from one Config: the model, the built-in tools,
+// the MCP servers, the native plugins, the hook bridge of a dialect, the approval policy
+// and the limits (max turns, Stop continuations, compaction), all on a session log the
+// caller opened. dsh run and dsh acp (package cli) and the conformance harness
+// (conformance/dshrt) build their sessions with it, as adk-go's runner.New(Config) does.
+//
+// It sits at the top of the module, beside cli, not under runtime/: the wiring needs the
+// hook bridges (bridges/dialect, bridges/dialects, bridges/hookproto) and MCP
+// (bridges/mcp), and runtime/ imports no bridge. It imports no provider SDK and no
+// database driver, so that the conformance harness links neither: the caller opens the
+// model (Config.OpenModel) and the session log (Config.Log; package runner/logstore
+// opens one where it lives: a JSONL file, memory or PostgreSQL).
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/dshkit/dsh/bridges/mcp"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+// Config is what one session is built from.
+type Config struct {
+	// Workspace is the session's working directory, an absolute path: the built-in
+	// tools' confinement root, where Bash and the hooks run. Required.
+	Workspace string
+	// SessionID is dsh's id of the session, as its session/created records it (see
+	// SessionID). Required.
+	SessionID string
+	// Log is the session log, opened by the caller. Required.
+	Log *session.Log
+	// Logger receives the diagnostics (nil: discarded).
+	Logger *slog.Logger
+	// OpenModel opens the session's model. Required.
+	OpenModel ModelOpener
+	// Plugins are native plugins, registered in order before the hook bridge, each
+	// under its PluginName.
+	Plugins []Plugin
+	// Hooks says which hooks run, through the bridge of which dialect.
+	Hooks Hooks
+	// Env is the environment Bash, the hooks and the MCP servers start from (nil: the
+	// process's own).
+	Env []string
+	// MCP says which MCP servers the session has.
+	MCP MCP
+	// Limits bound the session's turns.
+	Limits Limits
+	// AskUnlessRead makes every top-level call to a tool but Read that the listeners
+	// allow ask for approval (dsh run --permission-mode default). Its listener runs after
+	// the plugins' and the hooks', so that their decisions come first.
+	AskUnlessRead bool
+	// Note receives the one-line notices meant for the user: project hooks or MCP
+	// servers not loaded for want of trust, MCP servers that failed to start (nil: the
+	// Logger's warnings).
+	Note func(string)
+}
+
+// ModelOpener opens a session's model and names its call configuration. sessionID is the
+// id providers that send one see (the hooks' session id); developerContexts asks for the
+// engine's placement of the hooks' contexts (the dialect's, when hooks load and
+// Hooks.Canonical is off).
+type ModelOpener func(sessionID string, developerContexts bool) (llm.Model, dsh.LLMCallConfig, error)
+
+// MCP is a session's MCP servers: those of ConfigFile (Claude Code's .mcp.json shape)
+// and, under Hooks.Trust, the project directory's .mcp.json.
+type MCP struct {
+	// ConfigFile is the servers file (dsh run --mcp-config); "" for none.
+	ConfigFile string
+	// Mount starts the servers and registers their tools in the session's tool registry
+	// (dsh run); without it they are only listed in Session.MCPServers, for the host to
+	// mount (dsh acp).
+	Mount bool
+}
+
+// Limits bound a session's turns.
+type Limits struct {
+	// MaxTurns ends a turn before its model step MaxTurns+1 (0: no limit); the listener
+	// runs before every other pre-step listener. Session.MaxTurnsReached reports it.
+	MaxTurns int
+	// StopCap is how many times a Stop hook may continue one turn (0: never); nil: as
+	// the dialect's engine does when hooks load, else the loop's default.
+	StopCap *int
+	// ContextWindow is the model's context window in tokens (0: none); nil: the model's,
+	// from llm.ContextWindow (none for a scripted model).
+	ContextWindow *int
+	// CompactThreshold is the share of the window at which to compact (0: the loop's
+	// default).
+	CompactThreshold float64
+}
+
+// Session is a built session: what a host needs to run its agent.
+type Session struct {
+	// Hooks is the extension point registry, with the plugins and the hook bridge.
+	Hooks *dsh.Registry
+	// Tools is the tool registry: the built-in tools, and the MCP servers' when mounted.
+	Tools *tools.Registry
+	// Builtin is the built-in tools' options (a host reads files through them).
+	Builtin builtin.Options
+	// Model is the session's model, and LLM its call configuration.
+	Model llm.Model
+	LLM   dsh.LLMCallConfig
+	// Turns follows the log for the hook bridge; SetAgent it once the agent exists.
+	Turns *Turns
+	// System is the system prompt.
+	System string
+	// ContinuationCap is the loop's Stop continuation cap.
+	ContinuationCap int
+	// Compaction is the loop's compaction configuration.
+	Compaction loop.CompactionConfig
+	// ToolOptions are the tool runtime options the hooks need.
+	ToolOptions []tools.Option
+	// MCPServers are the MCP servers for the host to mount (when MCP.Mount is off).
+	MCPServers []mcp.ServerConfig
+
+	cfg      Config
+	logger   *slog.Logger
+	closers  []func()
+	maxMu    sync.Mutex
+	maxTurns bool
+}
+
+// New builds the session cfg describes, in this order: the built-in tools (with the
+// dialect's CLAUDE_ENV_FILE when it has one and hooks load), the max-turns listener and
+// the mounted MCP servers, the native plugins, the hook bridge, the retry policy of a real
+// provider and the approval policy. Close releases what it made.
+func New(ctx context.Context, cfg Config) (s *Session, err error) {
+	switch {
+	case cfg.Log == nil:
+		return nil, errors.New("runner: Config.Log is required")
+	case cfg.OpenModel == nil:
+		return nil, errors.New("runner: Config.OpenModel is required")
+	case cfg.Workspace == "":
+		return nil, errors.New("runner: Config.Workspace is required")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s = &Session{cfg: cfg, logger: logger, Tools: tools.NewRegistry(), Hooks: dsh.NewRegistry(dsh.WithLogger(logger))}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	h := &s.cfg.Hooks
+	h.findProjectHooks(cfg.Workspace, s.note)
+	s.Model, s.LLM, err = cfg.OpenModel(HookSessionID(cfg.SessionID), h.loads() && !h.Canonical && h.desc().DeveloperContexts)
+	if err != nil {
+		return nil, err
+	}
+	envFile := ""
+	if h.loads() && h.desc().EnvFile {
+		// Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write exports the session's
+		// Bash commands source.
+		dir, err := os.MkdirTemp("", "dsh-env-")
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
+		envFile = filepath.Join(dir, "env.sh")
+	}
+	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env}
+	if _, err := builtin.Register(s.Tools, s.Builtin); err != nil {
+		return nil, err
+	}
+	if n := cfg.Limits.MaxTurns; n > 0 {
+		// First of all listeners, so that no plugin or hook runs for a step past the limit.
+		s.Hooks.Plugin("max-turns").OnPreStep(s.maxTurnsListener(n))
+	}
+	if err := s.mcp(ctx); err != nil {
+		return nil, err
+	}
+	for _, p := range cfg.Plugins {
+		p.Register(s.Hooks.Plugin(PluginName(p)))
+	}
+	s.Turns = &Turns{}
+	s.closers = append(s.closers, cfg.Log.Subscribe(s.Turns.Observe))
+	if h.loads() {
+		closeHooks, err := s.attachHooks(envFile)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, closeHooks)
+	}
+	if s.LLM.Provider != "scripted" {
+		// dsh's retry policy for a real provider's failed requests, registered last, so
+		// that a plugin's agent/request-error listener runs around it and may replace it.
+		s.Hooks.Plugin("retry").OnRequestError(llm.RetryPolicy{}.Listener())
+	}
+	if cfg.AskUnlessRead {
+		s.Hooks.Plugin("permissions").OnPreTool(askUnlessRead)
+	}
+	s.System = fmt.Sprintf("You are a coding agent working in %s. Use the tools to act; be brief.", cfg.Workspace)
+	s.ContinuationCap, s.Compaction = s.continuationCap(), s.compaction()
+	if h.loads() {
+		// The bridges' tools/rewrite-input listener runs the PreToolUse hooks, which their
+		// own timeouts bound (60 s, 600 s), so the fold gets no deadline of its own (its
+		// 30 s default would cut a slow hook and fail its call).
+		s.ToolOptions = []tools.Option{tools.WithRewriteDeadline(0)}
+	}
+	return s, nil
+}
+
+// Runtime is the session's tool runtime, logging to the session's logger.
+func (s *Session) Runtime() *tools.Runtime {
+	return tools.New(s.Tools, s.Hooks, append([]tools.Option{tools.WithLogger(s.logger)}, s.ToolOptions...)...)
+}
+
+// Start creates the session's agent with the id agentID on a new tool runtime (resuming
+// it from the log when resume is set) and tells the hook bridge its handle.
+func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop.Agent, error) {
+	cfg := loop.Config{ID: agentID, SessionID: s.cfg.SessionID, Registry: s.Hooks, Tools: s.Runtime(), Model: s.Model,
+		Log: s.cfg.Log, LLM: s.LLM, Logger: s.logger, System: s.System, ContinuationCap: s.ContinuationCap,
+		Compaction: s.Compaction}
+	start := loop.New
+	if resume {
+		start = loop.Resume
+	}
+	a, err := start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.Turns.SetAgent(a)
+	return a, nil
+}
+
+// MaxTurnsReached says whether Limits.MaxTurns ended a turn.
+func (s *Session) MaxTurnsReached() bool {
+	s.maxMu.Lock()
+	defer s.maxMu.Unlock()
+	return s.maxTurns
+}
+
+// Close detaches the hooks, stops the MCP servers and removes what New made, in the
+// reverse order of their making.
+func (s *Session) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// note passes a notice to Config.Note, else to the logger.
+func (s *Session) note(msg string) {
+	if s.cfg.Note != nil {
+		s.cfg.Note(msg)
+		return
+	}
+	s.logger.Warn(msg)
+}
+
+// maxTurnsListener is Limits.MaxTurns n: a pre-step listener that halts the turn before
+// its step n+1 (as claude -p --max-turns counts the model's steps).
+func (s *Session) maxTurnsListener(n int) func(context.Context, *dsh.PreStepPayload, dsh.PreStepNext) (dsh.PreStepDecision, error) {
+	return func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+		if p.Step > n {
+			s.maxMu.Lock()
+			s.maxTurns = true
+			s.maxMu.Unlock()
+			return dsh.PreStepHalt{Reason: fmt.Sprintf("reached --max-turns %d", n)}, nil
+		}
+		return next.Call(ctx)
+	}
+}
+
+// continuationCap is the loop's Stop continuation cap: Limits.StopCap when set, else
+// what the dialect's engine does when hooks load (Claude Code continues a turn at most 8
+// times, Codex without limit), else the loop's default.
+func (s *Session) continuationCap() int {
+	switch c := s.cfg.Limits.StopCap; {
+	case c != nil && *c == 0:
+		return -1 // loop.Config: negative means no continuation
+	case c != nil && *c > 0:
+		return *c
+	case s.cfg.Hooks.loads():
+		return s.cfg.Hooks.desc().ContinuationCap
+	}
+	return loop.DefaultContinuationCap
+}
+
+// compaction is the loop's compaction config: the window of Limits.ContextWindow, else
+// the model's from the table of known models.
+func (s *Session) compaction() loop.CompactionConfig {
+	window := 0
+	switch {
+	case s.cfg.Limits.ContextWindow != nil:
+		window = *s.cfg.Limits.ContextWindow
+	case s.LLM.Provider != "scripted":
+		window = llm.ContextWindow(s.LLM.Model)
+	}
+	return loop.CompactionConfig{ContextWindow: window, ThresholdRatio: s.cfg.Limits.CompactThreshold}
+}
+
+// askUnlessRead is AskUnlessRead: a top-level call to any tool but Read that the other
+// listeners allow needs approval.
+func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	d, err := next.Call(ctx)
+	if err != nil {
+		return d, err
+	}
+	if _, allow := d.(dsh.PreToolAllow); allow && p.Exec.Parent.IsZero() && p.Exec.Name != "Read" {
+		return dsh.PreToolAsk{}, nil
+	}
+	return d, nil
+}
