@@ -85,7 +85,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // TestBackpressure: a client that stops reading the agent's output is no longer read from
 // once MaxInFlight requests are in flight, so that neither goroutines nor memory grow with
-// what it sends (issue 30: before, every request got a goroutine, 1.9 GB after 320k);
+// what it sends (before this test, every request got a goroutine, 1.9 GB after 320k);
 // once it reads again, every request is answered.
 func TestBackpressure(t *testing.T) {
 	const maxInFlight, sent = 8, 20000
@@ -218,7 +218,7 @@ func openFDs(t *testing.T) int {
 }
 
 // TestIdleSessionsReleased: 1,000 session/new keep at most MaxOpenSessions sessions open
-// (issue 30: before, 797 file descriptors stayed open); a prompt to a session closed for
+// (before this test, 797 file descriptors stayed open); a prompt to a session closed for
 // being idle reopens it from its log, without replaying it, and session/load reopens one
 // too.
 func TestIdleSessionsReleased(t *testing.T) {

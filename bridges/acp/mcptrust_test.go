@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestReadOnlyHintIsNotAPermission: an MCP tool annotated readOnlyHint that writes a file
-// asks the client like any tool, and a rejecting client keeps it from running (issue 30:
+// asks the client like any tool, and a rejecting client keeps it from running (once
 // it ran while the client rejected every request); only a trusted server's annotation
 // skips the ask.
 func TestReadOnlyHintIsNotAPermission(t *testing.T) {

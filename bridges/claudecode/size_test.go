@@ -8,7 +8,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
-// A block is never lost to size (issue 30): output over the runner's 1 MiB cap may lose
+// A block is never lost to size: output over the runner's 1 MiB cap may lose
 // its text, never a block. The codex bridge pins the same for its dialect.
 func TestBlockSurvivesOutputCap(t *testing.T) {
 	const deny = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"json says no"}}`

@@ -89,7 +89,7 @@ func TestDecode(t *testing.T) {
 		{name: "28 spawn", b: cc, event: "PreToolUse", res: Result{SpawnErr: errors.New("bad workdir: ENOENT")}, outcome: "error", diag: "bad workdir"},
 		{name: "28 signal", b: cc, event: "PreToolUse", res: Result{Signal: syscall.SIGKILL, Stderr: []byte("x")}, outcome: "error", diag: "signal"},
 		{name: "timeout", b: cc, event: "PreToolUse", res: Result{TimedOut: true}, outcome: "timeout"},
-		// Output over the cap may lose its text, never a block (issue 30).
+		// Output over the cap may lose its text, never a block.
 		{name: "over cap json", b: cc, event: "PreToolUse", res: Result{ExitCode: new(int), Stdout: []byte(`{"hookSpecificOutput":{"hookEv`), StdoutOverCap: true, StdoutLost: true}, outcome: "deny", reason: "Blocked by hook: the hook wrote more than 30 bytes to stdout, so its decision could not be read", diag: "fail closed"},
 		{name: "over cap json codex", b: cx, event: "Stop", res: Result{ExitCode: new(int), Stdout: []byte(`[`), StdoutOverCap: true, StdoutLost: true}, outcome: "block", reason: "continue: blocked by Stop hook: the hook wrote more than 1 bytes to stdout, so its decision could not be read", diag: "fail closed"},
 		{name: "over cap blank head", b: cx, event: "PreToolUse", res: Result{ExitCode: new(int), Stdout: []byte(`   `), StdoutOverCap: true, StdoutLost: true}, outcome: "deny", reason: "blocked by PreToolUse hook: the hook wrote more than 3 bytes to stdout, so its decision could not be read", diag: "fail closed"},

@@ -10,7 +10,7 @@ import (
 
 // TestFireRecordsTheMaintenanceOwner: the hooks of a compaction attempt (a maintenance
 // fire, outside a turn) are recorded with the attempt as their owner, and the hooks of a
-// turn with none (issue 13; docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points "hook/* carries an owner").
+// turn with none (docs/design/REWRITE-COMPACTION.md#22-design-a-compaction-phase-with-two-typed-points "hook/* carries an owner").
 func TestFireRecordsTheMaintenanceOwner(t *testing.T) {
 	e, rec, _ := engineFor(t, &hookmap.ClaudeCode, "PreCompact", group("", h("exit 0")))
 	e.Fire(context.Background(), Fire{Event: "PreCompact", Subject: "manual", Stdin: []byte("{}\n"), Maintenance: "cmp-1"})

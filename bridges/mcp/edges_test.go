@@ -15,7 +15,7 @@ import (
 
 var apiName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// Tool names fit the model APIs' rule (issue 30: a 208-character name was passed on).
+// Tool names fit the model APIs' rule (once, a 208-character name was passed on).
 func TestToolNameFitsTheModelAPIs(t *testing.T) {
 	long := strings.Repeat("long", 52)
 	tests := []struct{ server, tool, want string }{
@@ -87,7 +87,7 @@ func TestNameCollisionsAreReported(t *testing.T) {
 	}
 }
 
-// A server printing garbage before its replies is tolerated, the lines logged (issue 30:
+// A server printing garbage before its replies is tolerated, the lines logged (once,
 // one garbage line before the tools/list reply unmounted the whole server).
 func TestGarbageBeforeTheReplyIsSkipped(t *testing.T) {
 	var logs bytes.Buffer
@@ -111,7 +111,7 @@ func TestGarbageBeforeTheReplyIsSkipped(t *testing.T) {
 	}
 }
 
-// readOnlyHint counts only for a server the user trusts (issue 30: a tool declaring
+// readOnlyHint counts only for a server the user trusts (once, a tool declaring
 // itself read-only skipped the ACP permission prompt).
 func TestReadOnlyHintNeedsTrust(t *testing.T) {
 	_, untrusted, _ := mount(t, mcp.Options{}, fakeConfig(t, "srv"))
@@ -124,7 +124,7 @@ func TestReadOnlyHintNeedsTrust(t *testing.T) {
 	}
 }
 
-// MCP results are capped like Read, with a note (issue 30: a 10 MB result went whole into
+// MCP results are capped like Read, with a note (once, a 10 MB result went whole into
 // the log and the model's context).
 func TestResultsAreCapped(t *testing.T) {
 	for _, tt := range []struct {

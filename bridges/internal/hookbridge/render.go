@@ -9,7 +9,7 @@ import (
 )
 
 // Render is how a dialect writes its hooks' words for the model, so that a model trained
-// on the real engine reads what it expects (issue 11). dsh's canonical surface is
+// on the real engine reads what it expects. dsh's canonical surface is
 // unchanged: only the texts of the messages and results the bridge adds differ. A nil
 // field keeps dsh's canonical rendering (the hook's text as it is).
 type Render struct {
