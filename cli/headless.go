@@ -197,6 +197,7 @@ func (c *outcome) observe(e session.Event) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	//dshvet:partial the result follows the turn, its steps and its answer; the other events do not change it
 	switch d := data.(type) {
 	case dsh.TurnStart:
 		c.answer = ""
@@ -247,6 +248,7 @@ func (c *outcome) result(ctx context.Context, sessionID, logPath string, start t
 	if c.maxTurns {
 		return fail("error_max_turns", fmt.Sprintf("reached --max-turns after %d steps", c.steps), clix.ExitFailure)
 	}
+	//dshvet:partial a completed, blocked or max-tokens turn is the result as it is, after the switch
 	switch d := c.ended.(type) {
 	case nil:
 		return fail("error_during_execution", "no turn ran", clix.ExitFailure)

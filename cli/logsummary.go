@@ -83,6 +83,7 @@ func (s *logSummary) add(e session.Event) {
 	if err != nil {
 		return
 	}
+	//dshvet:partial the summary counts turns, steps, calls and failures; the other events are not counted
 	switch d := data.(type) {
 	case dsh.SessionCreated:
 		s.sessionID = d.SessionID

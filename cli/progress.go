@@ -71,6 +71,7 @@ func (p *progress) observe(e session.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	//dshvet:partial progress shows turns, steps, calls and results; the other events are not shown
 	switch d := data.(type) {
 	case dsh.TurnStart:
 		p.turn, p.step = d.Turn, 0

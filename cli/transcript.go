@@ -32,6 +32,7 @@ func clip(s string) string {
 func textOf(blocks []dsh.ContentBlock) string {
 	var parts []string
 	for _, b := range blocks {
+		//dshvet:partial a message shows its text, reasoning and results; a tool call is shown from its tool/call event, an image not at all
 		switch b := b.(type) {
 		case dsh.TextBlock:
 			parts = append(parts, b.Text)
@@ -45,6 +46,7 @@ func textOf(blocks []dsh.ContentBlock) string {
 }
 
 func sourceOf(s dsh.MessageSource) string {
+	//dshvet:partial any other source is the user, after the switch
 	switch s := s.(type) {
 	case dsh.SourcePlugin:
 		return "plugin " + s.Plugin
@@ -66,6 +68,7 @@ func line(e session.Event) string {
 	if err != nil {
 		return fmt.Sprintf("#%d %s (undecodable: %v)", e.Seq, e.Type, err)
 	}
+	//dshvet:partial the transcript shows the conversation and what decided it; bookkeeping events are not printed
 	switch d := data.(type) {
 	case dsh.TurnStart:
 		return fmt.Sprintf("── turn %d", d.Turn)

@@ -332,6 +332,7 @@ func requestScope(p *dsh.RequestPayload) scope {
 func blockTexts(blocks []dsh.ContentBlock) []string {
 	var out []string
 	for _, b := range blocks {
+		//dshvet:partial a scenario matches on text, in messages and tool results; the other blocks have none
 		switch b := b.(type) {
 		case dsh.TextBlock:
 			out = append(out, b.Text)

@@ -295,6 +295,7 @@ func (ss *acpSession) compact(ctx context.Context, instructions string) (any, *R
 
 // stopReason maps how the prompt's turn ended.
 func stopReason(r dsh.TurnEndReason) (any, *RPCError) {
+	//dshvet:partial completed and blocked end the turn as end_turn, after the switch
 	switch v := r.(type) {
 	case dsh.TurnEndMaxTokens:
 		return promptResult{StopReason: "max_tokens"}, nil
@@ -303,6 +304,7 @@ func stopReason(r dsh.TurnEndReason) (any, *RPCError) {
 	case dsh.TurnEndInterrupted:
 		return promptResult{StopReason: "cancelled"}, nil
 	case dsh.TurnEndAborted:
+		//dshvet:partial an abort by a hook or a parent is end_turn, after the switch
 		switch v.Reason.(type) {
 		case dsh.CancelUser, dsh.CancelDisposed:
 			return promptResult{StopReason: "cancelled"}, nil

@@ -64,6 +64,7 @@ func (t *translator) observe(e session.Event, replay bool) {
 	if err != nil {
 		return
 	}
+	//dshvet:partial an editor is shown the conversation and its tool calls; the other events are not updates
 	switch d := data.(type) {
 	case dsh.UserMessageLogged:
 		if !replay {
@@ -376,6 +377,7 @@ func blocksText(blocks []dsh.ContentBlock) string {
 
 // acpContent maps a dsh content block to an ACP one (text and images).
 func acpContent(b dsh.ContentBlock) (contentBlock, bool) {
+	//dshvet:partial ACP content is text and images; the other blocks have no ACP content (false)
 	switch v := b.(type) {
 	case dsh.TextBlock:
 		return contentBlock{Type: "text", Text: v.Text}, true

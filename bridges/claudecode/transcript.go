@@ -116,6 +116,7 @@ func userContent(blocks []dsh.ContentBlock) any {
 	}
 	out := make([]map[string]any, 0, len(blocks))
 	for _, b := range blocks {
+		//dshvet:partial a user message holds text, tool results and images; reasoning and tool calls are the assistant's
 		switch v := b.(type) {
 		case dsh.TextBlock:
 			out = append(out, map[string]any{"type": "text", "text": v.Text})
@@ -133,6 +134,7 @@ func userContent(blocks []dsh.ContentBlock) any {
 func assistantContent(blocks []dsh.ContentBlock) []map[string]any {
 	out := make([]map[string]any, 0, len(blocks))
 	for _, b := range blocks {
+		//dshvet:partial an assistant message holds text, reasoning and tool calls; the other blocks are the user's
 		switch v := b.(type) {
 		case dsh.TextBlock:
 			out = append(out, map[string]any{"type": "text", "text": v.Text})

@@ -54,6 +54,7 @@ func (r *Rollout) Close() error { return r.out.Close() }
 // result (tool/result); other events are ignored.
 func (r *Rollout) Observe(data dsh.SessionEventData) error {
 	var items []map[string]any
+	//dshvet:partial the rollout holds the conversation; the other session events are not in it
 	switch d := data.(type) {
 	case dsh.UserMessageLogged:
 		if t := hookbridge.Text(d.Message.Content); t != "" {

@@ -52,6 +52,7 @@ func (c *Chat) Close() error { return c.out.Close() }
 // engine's transcript.
 func (c *Chat) Observe(data dsh.SessionEventData) error {
 	var msg map[string]any
+	//dshvet:partial the chat file holds the conversation; the other session events are not in it
 	switch d := data.(type) {
 	case dsh.UserMessageLogged:
 		if t := hookbridge.Text(d.Message.Content); t != "" {

@@ -212,6 +212,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		out := make([]dsh.UserMessage, 0, len(ms)+1)
 		return append(append(out, msg), ms...)
 	}
+	//dshvet:partial a halt carries no contexts: it is returned as it is, after the switch
 	switch x := d.(type) {
 	case dsh.PostToolAccept:
 		x.AdditionalContexts = prepend(x.AdditionalContexts)

@@ -85,6 +85,7 @@ func userPrompt(msgs []dsh.UserMessage) (string, bool) {
 		}
 		found = true
 		for _, c := range m.Content {
+			//dshvet:partial a hook reads a prompt's text; the other blocks hold none
 			switch t := c.(type) {
 			case dsh.TextBlock:
 				parts = append(parts, t.Text)
