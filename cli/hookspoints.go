@@ -19,6 +19,7 @@ var points = map[string]pointRow{
 	dsh.ApprovalPromptEventName: notification(approvalPromptPayload, (*dsh.Registry).EmitApprovalPrompt, nil),
 	dsh.StatusEventName:         notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
 	dsh.SessionEndEventName:     notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
+	dsh.AgentErrorEventName:     notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
 	dsh.TurnStoppingEventName:   notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
 	dsh.PreStepEventName:        waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
 	dsh.ApprovalAnswerEventName: waterfall(approvalAnswerPayload, (*dsh.Registry).RunApprovalAnswer, nil, describeApprovalAnswer),
@@ -71,6 +72,20 @@ func sessionEndPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.Sess
 		reason = dsh.SessionEndReasonClear
 	}
 	return &dsh.SessionEndPayload{Agent: f.agent, AgentID: hooksAgentID, Reason: reason}, nil
+}
+
+// agent/error: the turn's failure, its code the input's kind of error (Claude Code
+// StopFailure's error) and its message the one the engine showed.
+
+func agentErrorPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.AgentErrorPayload, error) {
+	failure := dsh.LLMFailure{Code: "unknown", Message: "the turn failed"}
+	if f.in.Error != nil && *f.in.Error != "" {
+		failure.Code = *f.in.Error
+	}
+	if m := f.in.LastAssistantMessage; m != nil && *m != "" {
+		failure.Message = *m
+	}
+	return &dsh.AgentErrorPayload{Agent: f.agent, AgentID: hooksAgentID, Turn: f.turn, Step: 1, Error: failure}, nil
 }
 
 // turn/stopping: the listeners halt or steer the agent (a continuation), else it stops.

@@ -54,6 +54,7 @@ const (
 	evNotification       = "Notification"
 	evStop               = "Stop"
 	evSessionEnd         = "SessionEnd"
+	evStopFailure        = "StopFailure"
 	evPreCompact         = "PreCompact"
 	evPostCompact        = "PostCompact"
 )
@@ -316,6 +317,16 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
 		}
+	case evStopFailure:
+		if in.Failure == nil {
+			return nil, fmt.Errorf("claude-code: %s without the turn's failure", in.Event)
+		}
+		msg := failureMessage(*in.Failure)
+		v = claudecode.StopFailureInput{
+			HookEventName: claudecode.StopFailureInputHookEventNameStopFailure, SessionID: s.SessionID,
+			Error: claudecode.StopFailureInputError(failureKind(*in.Failure)), LastAssistantMessage: &msg,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
+		}
 	default:
 		return nil, fmt.Errorf("claude-code: unmapped event %q", in.Event)
 	}
@@ -323,6 +334,56 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// failureKinds are Claude Code's kinds of error (StopFailure's error, what its matchers
+// test) for a failure's provider code, then for its HTTP status. An error the engine does
+// not classify is "unknown": measured for a 400 invalid_request_error (Claude Code 2.1.328),
+// which the engine calls unknown, not invalid_request.
+var failureKinds = struct {
+	code   map[string]string
+	status map[int]string
+}{
+	code: map[string]string{
+		// A failure already in the engine's words (dsh hooks run reads them) keeps them.
+		"rate_limit": "rate_limit", "overloaded": "overloaded", "authentication_failed": "authentication_failed",
+		"billing_error": "billing_error", "invalid_request": "invalid_request", "model_not_found": "model_not_found",
+		"server_error": "server_error", "max_output_tokens": "max_output_tokens",
+		"rate_limit_error":     "rate_limit",
+		"overloaded_error":     "overloaded",
+		"authentication_error": "authentication_failed",
+		"permission_error":     "authentication_failed",
+		"not_found_error":      "model_not_found",
+		"api_error":            "server_error",
+	},
+	status: map[int]string{429: "rate_limit", 529: "overloaded", 401: "authentication_failed",
+		402: "billing_error", 404: "model_not_found", 500: "server_error", 502: "server_error",
+		503: "server_error", 504: "server_error"},
+}
+
+// failureKind is Claude Code's kind of the error f (StopFailure's error).
+func failureKind(f dsh.LLMFailure) string {
+	if k, ok := failureKinds.code[strings.ToLower(f.Code)]; ok {
+		return k
+	}
+	if f.Status != nil {
+		if k, ok := failureKinds.status[*f.Status]; ok {
+			return k
+		}
+	}
+	return "unknown"
+}
+
+// failureMessage is the error as Claude Code shows it, and sends as StopFailure's
+// last_assistant_message: "API Error: 400 bad request" (measured).
+func failureMessage(f dsh.LLMFailure) string {
+	if strings.HasPrefix(f.Message, "API Error: ") {
+		return f.Message
+	}
+	if f.Status != nil {
+		return fmt.Sprintf("API Error: %d %s", *f.Status, f.Message)
+	}
+	return "API Error: " + f.Message
 }
 
 // endReason is Claude Code's SessionEnd reason for a canonical one: an agent closed by its

@@ -40,6 +40,8 @@ var sdkOmitted = map[string]string{
 	"PermissionRequestHookInput.mcp_server":  "the tool pipeline carries no MCP server provenance",
 	"PostToolUseFailureHookInput.mcp_server": "the tool pipeline carries no MCP server provenance",
 
+	"StopFailureHookInput.error_details": "not sent by Claude Code 2.1.328 for the error measured (a 400); dsh says the error in last_assistant_message",
+
 	"SyncHookJSONOutput.terminalSequence": "dsh drives no terminal; ignored",
 
 	"SessionStartHookSpecificOutput.initialUserMessage": "not acted on: dsh sessions start from the caller's prompt",
@@ -82,6 +84,7 @@ func TestSDKTypes(t *testing.T) {
 		"PreCompact":  {claudecode.PreCompactInput{}, claudecode.PreCompactOutput{}, nil},
 		"PostCompact": {claudecode.PostCompactInput{}, claudecode.PostCompactOutput{}, nil},
 		"SessionEnd":  {claudecode.SessionEndInput{}, claudecode.SessionEndOutput{}, nil},
+		"StopFailure": {claudecode.StopFailureInput{}, claudecode.StopFailureOutput{}, nil},
 		"PermissionRequest": {claudecode.PermissionRequestInput{}, claudecode.PermissionRequestOutput{},
 			claudecode.PermissionRequestSpecific{}},
 		"PostToolUseFailure": {claudecode.PostToolUseFailureInput{}, claudecode.PostToolUseFailureOutput{},

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 330 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 331 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -277,6 +277,7 @@ var scenarioTests = []struct {
 	{"h063-timeout-is-no-decision", true},
 	{"h064-claude-code-plain-stdout-context", false},
 	{"h065-async-hook-never-blocks", true},
+	{"h066-claude-code-stop-failure", false},
 	{"hc11-compact-cc-postcompact-under-manual-compact", false},
 	{"hc13-compact-cc-precompact-matcher-manual", false},
 	{"hc14-compact-codex-precompact-continue-false-halts", false},

@@ -380,6 +380,38 @@ var ClaudeCode = Bridge{
 				return out, nil
 			},
 		},
+		// StopFailure runs instead of Stop when an error ends the turn (agent/error,
+		// before turn/end): the matcher tests the error's kind. It only observes:
+		// nothing it prints or exits with changes anything (its notices are recorded).
+		{
+			Name:               "StopFailure",
+			Point:              "agent/error",
+			Input:              "StopFailureInput",
+			Output:             "StopFailureOutput",
+			Matcher:            "error",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by StopFailure hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by StopFailure hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			Subject: "",
+			Results: "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.StopFailureOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// UserPromptSubmit gates the prompt (agent/pre-step): a block rejects it.
 		{
 			Name:               "UserPromptSubmit",

@@ -65,6 +65,8 @@ type Input struct {
 	PromptResponse string
 	// ToolText is the text of the tool's result as the model reads it (PostToolUse).
 	ToolText string
+	// Failure is the failure that ended the turn (agent/error: Claude Code StopFailure).
+	Failure *dsh.LLMFailure
 }
 
 // Resumed is the context a resumed session starts from.

@@ -51,6 +51,9 @@ var pointListeners = map[string]pointListener{
 	dsh.SessionEndEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnSessionEnd(b.sessionEnd)}
 	}},
+	dsh.AgentErrorEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnAgentError(b.agentError)}
+	}},
 	dsh.PreCompactEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPreCompact(b.preCompact)}
 	}},

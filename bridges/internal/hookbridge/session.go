@@ -2,6 +2,7 @@ package hookbridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,6 +181,42 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 // sessionEnd maps SessionEnd: the hooks run for cleanup; nothing they print or exit with
 // changes anything (the session is over), so outcomes other than pass are only logged.
 // The runtime bounds the listener (agent/session-end); its context ending kills the hooks.
+// agentError fires the event at agent/error, a turn's failure (Claude Code StopFailure),
+// in the turn, before its turn/end. Its subject is what the dialect's input carries in the
+// table's matcher field (Claude Code's kind of error), read from the encoded input. The
+// hooks only observe: their outcome is recorded, never applied.
+func (b *Bridge) agentError(ctx context.Context, p *dsh.AgentErrorPayload) {
+	s := b.session(ctx, p.AgentID)
+	failure := p.Error
+	in := Input{Event: b.event(dsh.AgentErrorEventName), Session: s, Turn: p.Turn, Failure: &failure, Error: p.Error.Message}
+	rep, err := b.fire(ctx, in, b.subjectOf(in), true, p.Agent)
+	if err != nil {
+		b.log.Warn("hooks at a turn's failure did not run", "event", in.Event, "err", err)
+		return
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("hooks at a turn's failure cannot change anything; ignored", "event", in.Event, "outcome", string(o))
+	}
+}
+
+// subjectOf is the value of the event's matcher field in its encoded input, or "".
+func (b *Bridge) subjectOf(in Input) string {
+	ev, ok := b.d.Table.Lookup(in.Event)
+	if !ok || ev.Matcher == "" {
+		return ""
+	}
+	stdin, err := b.d.Encode(in)
+	if err != nil {
+		return ""
+	}
+	var fields map[string]json.RawMessage
+	var subject string
+	if json.Unmarshal(stdin, &fields) != nil || json.Unmarshal(fields[ev.Matcher], &subject) != nil {
+		return ""
+	}
+	return subject
+}
+
 func (b *Bridge) sessionEnd(ctx context.Context, p *dsh.SessionEndPayload) error {
 	s := b.session(ctx, p.AgentID)
 	in := Input{Event: b.event(dsh.SessionEndEventName), Session: s, Reason: string(p.Reason)}

@@ -1249,6 +1249,193 @@ func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
+// StopFailureInput is the stdin of a StopFailure hook, which Claude Code runs instead of
+// Stop when an API error ended the turn (measured: Claude Code 2.1.328 sends these fields,
+// in this order, with no permission_mode).
+type StopFailureInput struct {
+	// HookEventName names the event.
+	HookEventName StopFailureInputHookEventName `json:"hook_event_name"`
+	// Error is the kind of the error that ended the turn, what the matcher tests (the
+	// engine's values; it sends unknown for an error it does not classify, a 400 included).
+	Error StopFailureInputError `json:"error"`
+	// LastAssistantMessage is the error as the engine shows it ("API Error: 400 ...").
+	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r StopFailureInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, StopFailureInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopFailureInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("error").String(string(r.Error))
+	if r.LastAssistantMessage != nil {
+		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
+	}
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a StopFailureInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *StopFailureInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("StopFailureInput", data)
+	if err != nil {
+		return err
+	}
+	var v StopFailureInput
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopFailureInputHookEventName])
+	codec.Required(dec, "error", &v.Error, codec.Value[StopFailureInputError])
+	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r StopFailureInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("StopFailureInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.Error); err != nil {
+		return codec.FieldError("StopFailureInput", "error", err)
+	}
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("StopFailureInput", "permission_mode", err)
+		}
+	}
+	return nil
+}
+
+// StopFailureInputHookEventName is the set of values of StopFailureInput.HookEventName:
+// hook_event_name names the event.
+type StopFailureInputHookEventName string
+
+const (
+	// StopFailureInputHookEventNameStopFailure is the StopFailureInputHookEventName value
+	// "StopFailure".
+	StopFailureInputHookEventNameStopFailure StopFailureInputHookEventName = "StopFailure"
+)
+
+// StopFailureInputHookEventNameValues lists every StopFailureInputHookEventName value, in
+// spec order.
+var StopFailureInputHookEventNameValues = []StopFailureInputHookEventName{StopFailureInputHookEventNameStopFailure}
+
+// Valid reports whether v is one of the StopFailureInputHookEventNameValues.
+func (v StopFailureInputHookEventName) Valid() bool {
+	switch v {
+	case StopFailureInputHookEventNameStopFailure:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a StopFailureInputHookEventName, rejecting any value not in
+// StopFailureInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *StopFailureInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("StopFailureInputHookEventName", data, v, StopFailureInputHookEventNameValues)
+}
+
+// StopFailureInputError is the set of values of StopFailureInput.Error: error is the kind of
+// the error that ended the turn, what the matcher tests (the
+type StopFailureInputError string
+
+const (
+	// StopFailureInputErrorRateLimit is the StopFailureInputError value "rate_limit".
+	StopFailureInputErrorRateLimit StopFailureInputError = "rate_limit"
+	// StopFailureInputErrorOverloaded is the StopFailureInputError value "overloaded".
+	StopFailureInputErrorOverloaded StopFailureInputError = "overloaded"
+	// StopFailureInputErrorAuthenticationFailed is the StopFailureInputError value
+	// "authentication_failed".
+	StopFailureInputErrorAuthenticationFailed StopFailureInputError = "authentication_failed"
+	// StopFailureInputErrorOauthOrgNotAllowed is the StopFailureInputError value
+	// "oauth_org_not_allowed".
+	StopFailureInputErrorOauthOrgNotAllowed StopFailureInputError = "oauth_org_not_allowed"
+	// StopFailureInputErrorAccountOnHold is the StopFailureInputError value "account_on_hold".
+	StopFailureInputErrorAccountOnHold StopFailureInputError = "account_on_hold"
+	// StopFailureInputErrorVerificationRequired is the StopFailureInputError value
+	// "verification_required".
+	StopFailureInputErrorVerificationRequired StopFailureInputError = "verification_required"
+	// StopFailureInputErrorBillingError is the StopFailureInputError value "billing_error".
+	StopFailureInputErrorBillingError StopFailureInputError = "billing_error"
+	// StopFailureInputErrorInvalidRequest is the StopFailureInputError value "invalid_request".
+	StopFailureInputErrorInvalidRequest StopFailureInputError = "invalid_request"
+	// StopFailureInputErrorModelNotFound is the StopFailureInputError value "model_not_found".
+	StopFailureInputErrorModelNotFound StopFailureInputError = "model_not_found"
+	// StopFailureInputErrorServerError is the StopFailureInputError value "server_error".
+	StopFailureInputErrorServerError StopFailureInputError = "server_error"
+	// StopFailureInputErrorMaxOutputTokens is the StopFailureInputError value
+	// "max_output_tokens".
+	StopFailureInputErrorMaxOutputTokens StopFailureInputError = "max_output_tokens"
+	// StopFailureInputErrorCloudCredentialError is the StopFailureInputError value
+	// "cloud_credential_error".
+	StopFailureInputErrorCloudCredentialError StopFailureInputError = "cloud_credential_error"
+	// StopFailureInputErrorUnknown is the StopFailureInputError value "unknown".
+	StopFailureInputErrorUnknown StopFailureInputError = "unknown"
+)
+
+// StopFailureInputErrorValues lists every StopFailureInputError value, in spec order.
+var StopFailureInputErrorValues = []StopFailureInputError{StopFailureInputErrorRateLimit, StopFailureInputErrorOverloaded, StopFailureInputErrorAuthenticationFailed, StopFailureInputErrorOauthOrgNotAllowed, StopFailureInputErrorAccountOnHold, StopFailureInputErrorVerificationRequired, StopFailureInputErrorBillingError, StopFailureInputErrorInvalidRequest, StopFailureInputErrorModelNotFound, StopFailureInputErrorServerError, StopFailureInputErrorMaxOutputTokens, StopFailureInputErrorCloudCredentialError, StopFailureInputErrorUnknown}
+
+// Valid reports whether v is one of the StopFailureInputErrorValues.
+func (v StopFailureInputError) Valid() bool {
+	switch v {
+	case StopFailureInputErrorRateLimit, StopFailureInputErrorOverloaded, StopFailureInputErrorAuthenticationFailed, StopFailureInputErrorOauthOrgNotAllowed, StopFailureInputErrorAccountOnHold, StopFailureInputErrorVerificationRequired, StopFailureInputErrorBillingError, StopFailureInputErrorInvalidRequest, StopFailureInputErrorModelNotFound, StopFailureInputErrorServerError, StopFailureInputErrorMaxOutputTokens, StopFailureInputErrorCloudCredentialError, StopFailureInputErrorUnknown:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a StopFailureInputError, rejecting any value not in
+// StopFailureInputErrorValues with an ErrInvalidEnum *DecodeError.
+func (v *StopFailureInputError) UnmarshalJSON(data []byte) error {
+	return codec.Enum("StopFailureInputError", data, v, StopFailureInputErrorValues)
+}
+
 // SessionEndInput is the stdin of a SessionEnd hook (no permission_mode, as the real
 // engine).
 type SessionEndInput struct {
@@ -2074,6 +2261,36 @@ func (v SessionStartOutputDecision) Valid() bool {
 // SessionStartOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *SessionStartOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SessionStartOutputDecision", data, v, SessionStartOutputDecisionValues)
+}
+
+// StopFailureOutputDecision is the set of values of StopFailureOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type StopFailureOutputDecision string
+
+const (
+	// StopFailureOutputDecisionApprove is the StopFailureOutputDecision value "approve".
+	StopFailureOutputDecisionApprove StopFailureOutputDecision = "approve"
+	// StopFailureOutputDecisionBlock is the StopFailureOutputDecision value "block".
+	StopFailureOutputDecisionBlock StopFailureOutputDecision = "block"
+)
+
+// StopFailureOutputDecisionValues lists every StopFailureOutputDecision value, in spec
+// order.
+var StopFailureOutputDecisionValues = []StopFailureOutputDecision{StopFailureOutputDecisionApprove, StopFailureOutputDecisionBlock}
+
+// Valid reports whether v is one of the StopFailureOutputDecisionValues.
+func (v StopFailureOutputDecision) Valid() bool {
+	switch v {
+	case StopFailureOutputDecisionApprove, StopFailureOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a StopFailureOutputDecision, rejecting any value not in
+// StopFailureOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *StopFailureOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("StopFailureOutputDecision", data, v, StopFailureOutputDecisionValues)
 }
 
 // StopOutputDecision is the set of values of StopOutput.Decision: decision "block" blocks
@@ -3655,6 +3872,100 @@ func (r SessionEndOutput) Validate() error {
 	if r.Decision != "" {
 		if err := codec.CheckEnum(r.Decision); err != nil {
 			return codec.FieldError("SessionEndOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// StopFailureOutput is what a StopFailure hook may print: the engine ignores a
+// StopFailure hook's output and exit code, and so does dsh (systemMessage is recorded).
+//
+// StopFailureOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type StopFailureOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput is accepted and ignored (the event has no specific fields).
+	HookSpecificOutput *IgnoredSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision StopFailureOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r StopFailureOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, StopFailureOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r StopFailureOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a StopFailureOutput (see DecodeError); absent regular fields get
+// their default. StopFailureOutput is open: fields it does not declare are ignored.
+func (r *StopFailureOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("StopFailureOutput", data)
+	if err != nil {
+		return err
+	}
+	var v StopFailureOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*IgnoredSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[StopFailureOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r StopFailureOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("StopFailureOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("StopFailureOutput", "decision", err)
 		}
 	}
 	return nil

@@ -397,6 +397,33 @@ func TestRoundTrip(t *testing.T) {
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
+	t.Run("StopFailureInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "StopFailureInput", closed, claudecode.StopFailureInput{
+			HookEventName:        claudecode.StopFailureInputHookEventNameStopFailure,
+			Error:                claudecode.StopFailureInputErrorRateLimit,
+			LastAssistantMessage: ptr("text-last_assistant_message"),
+			SessionID:            "text-session_id",
+			TranscriptPath:       "text-transcript_path",
+			CWD:                  "text-cwd",
+			PermissionMode:       claudecode.PermissionModeDefault,
+			PromptID:             ptr("text-prompt_id"),
+			AgentID:              ptr("text-agent_id"),
+			AgentType:            ptr("text-agent_type"),
+		})
+	})
+	t.Run("StopFailureOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "StopFailureOutput", open, claudecode.StopFailureOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.IgnoredSpecific{
+				HookEventName: ptr("text-hookEventName"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.StopFailureOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
 	t.Run("StopInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopInput", closed, claudecode.StopInput{
 			HookEventName:        claudecode.StopInputHookEventNameStop,
