@@ -34,6 +34,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/dshkit/dsh/runtime/sandbox/internal/helper"
 )
 
 // Mode is how much a confined command may do, with Codex's names and meanings.
@@ -280,40 +282,17 @@ func (s *Sandbox) Readable() string {
 	return "every file the user can read, including files outside the workspace (such as ~/.ssh); the sandbox confines writes and the network, not reads"
 }
 
-// helperArg is the hidden first argument that makes a process the sandbox's helper.
-const helperArg = "__dsh-sandbox-helper"
-
-// Main is the helper's entry point: in a process Wrap started, it applies the policy to
-// the process and executes the command, and never returns; in any other process it
-// returns at once. A program that confines commands calls it first thing in main (a test
-// binary in TestMain, before m.Run), as Wrap re-executes the running program.
-func Main() {
-	if len(os.Args) < 2 || os.Args[1] != helperArg {
-		return
-	}
-	if err := runHelper(os.Args[2:]); err != nil {
-		fmt.Fprintf(os.Stderr, "dsh sandbox: %v\n", err)
-		os.Exit(126)
-	}
-	os.Exit(0)
-}
-
-// spec is what the helper is told: the policy reduced to what it enforces.
-type spec struct {
-	// Writable are the writable roots.
-	Writable []string `json:"writable,omitempty"`
-	// Protected are the read-only subpaths that exist inside them.
-	Protected []string `json:"protected,omitempty"`
-	// Network leaves the network alone.
-	Network bool `json:"network,omitempty"`
-	// MaxProcesses is the sandbox's pid_max and RLIMIT_NPROC.
-	MaxProcesses int `json:"maxProcesses"`
-}
+// Main runs the helper in a process Wrap started, and never returns then; in any other
+// process it returns at once. The helper runs already while the program is initialized
+// (package runtime/sandbox/internal/helper, which this package imports, before the
+// packages it does not need), so a program or test binary linking this package needs
+// nothing more; calling Main first thing in main, or in TestMain, is harmless and says so.
+func Main() { helper.Main() }
 
 // spec is the helper's spec for a command starting now: the read-only subpaths are those
 // that exist now.
-func (s *Sandbox) spec() spec {
-	sp := spec{Writable: s.writable, Network: s.policy.Network, MaxProcesses: s.policy.MaxProcesses}
+func (s *Sandbox) spec() helper.Spec {
+	sp := helper.Spec{Writable: s.writable, Network: s.policy.Network, MaxProcesses: s.policy.MaxProcesses}
 	for _, root := range s.writable {
 		for _, name := range ReadOnlySubpaths {
 			p := filepath.Join(root, name)
