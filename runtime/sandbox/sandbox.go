@@ -17,9 +17,16 @@
 //     processes (its pid_max, which bounds root too), and RLIMIT_NPROC is set to the same;
 //   - with the network off, a network namespace with only a loopback that is down.
 //
-// Nothing needs root and no other binary is used. A program that runs confined commands
-// calls [Main] first in its main function (and a test binary in TestMain): it is the
-// helper's entry point, and returns at once in any other process.
+// Nothing needs root and no other binary is used. The helper runs while the program is
+// initialized (package runtime/sandbox/internal/helper, which imports only os, runtime,
+// syscall and unsafe, so Go initializes it among the first packages), so any program or
+// test binary linking this package can be re-executed as the helper; [Main] says so in a
+// program's main, and returns at once in any process but the helper.
+//
+// What stays readable: every file the user can read, in every mode (as in Codex); the
+// sandbox confines writes, the network and processes, not reads. A read-only subpath is
+// protected only when it exists as the command starts, and pathname Unix sockets stay
+// reachable on a kernel whose Landlock ABI is below 9.
 //
 // A mode other than danger-full-access never runs a command unconfined: [New] refuses
 // with an error that says why (no Landlock, user namespaces refused, another operating
