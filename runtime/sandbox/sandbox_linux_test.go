@@ -246,6 +246,7 @@ func TestNetwork(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t, mode, sandbox.Policy{})
 			out, code := f.run(t, connect)
+			t.Logf("connecting with the network off: %q", out)
 			if code == 0 || strings.Contains(out, "connected") {
 				t.Errorf("connecting with the network off = %q, %d", out, code)
 			}
