@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -347,5 +348,45 @@ func TestDangerFullAccessWrapsNothing(t *testing.T) {
 	path := cmd.Path
 	if err := sb.Wrap(cmd); err != nil || cmd.Path != path || cmd.SysProcAttr != nil {
 		t.Errorf("Wrap changed the command: %v %q", err, cmd.Path)
+	}
+}
+
+// BenchmarkStart attributes a confined command's start: /bin/true run directly, in the
+// sandbox's namespaces without the helper, and through the helper (namespaces, rules, the
+// program's re-execution).
+func BenchmarkStart(b *testing.B) {
+	root := b.TempDir()
+	sb, err := sandbox.New(context.Background(), sandbox.Policy{Workspace: root})
+	if err != nil {
+		b.Skipf("this system cannot sandbox: %v", err)
+	}
+	defer sb.Close()
+	for _, c := range []struct {
+		name  string
+		setup func(*exec.Cmd) error
+	}{
+		{"direct", func(*exec.Cmd) error { return nil }},
+		{"namespaces", func(cmd *exec.Cmd) error {
+			uid, gid := os.Getuid(), os.Getgid()
+			cmd.SysProcAttr = &syscall.SysProcAttr{
+				Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			}
+			return nil
+		}},
+		{"helper", sb.Wrap},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if err := c.setup(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
