@@ -147,6 +147,8 @@ func TestWritesOutsideTheWorkspaceAreRefused(t *testing.T) {
 				"hardlink":      `ln "$OUT/secret" hlink && echo pwned >> hlink`,
 				"proc-root":     `echo pwned > "/proc/self/root$OUT/secret"`,
 				"proc-cwd":      `echo pwned > /proc/self/cwd/` + rel + `/new`,
+				"proc-pid-cwd":  `echo pwned > /proc/$$/cwd/` + rel + `/new`,
+				"proc-1-root":   `echo pwned > "/proc/1/root$OUT/new"`,
 				"truncate":      `truncate -s 0 "$OUT/secret"`,
 				"rm":            `rm -f "$OUT/secret"`,
 				"mv":            `mv "$OUT/secret" "$WS/stolen"`,
@@ -296,6 +298,11 @@ func TestPrivileges(t *testing.T) {
 		if !strings.Contains(out, "Operation not permitted") && !strings.Contains(out, "No such process") {
 			t.Errorf("tracing the test process = %q, %d", out, code)
 		}
+	}
+	// The command sees its own processes only (where the kernel lets the helper mount a
+	// /proc of its own).
+	if out, code = f.run(t, `ls /proc | grep -c '^[0-9]'`); code != 0 || len(strings.TrimSpace(out)) > 1 {
+		t.Errorf("processes in /proc = %q, %d; want the sandbox's few", out, code)
 	}
 	if out, code = f.run(t, `mount -t tmpfs none "$WS"`); code == 0 {
 		t.Errorf("mount = %q, %d", out, code)

@@ -84,9 +84,9 @@ func run(sp Spec, path string, argv []string) string {
 	return "executing " + path + ": " + syscall.Exec(path, argv, os.Environ()).Error()
 }
 
-// apply confines this process: the read-only subpaths, the process limit, no_new_privs
-// and Landlock, in that order (the mounts and the pid_max write come before Landlock,
-// which forbids both).
+// apply confines this process: the read-only subpaths, a /proc of its own, the process
+// limit, no_new_privs and Landlock, in that order (the mounts and the pid_max write come
+// before Landlock, which forbids both).
 func apply(sp Spec) string {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return "making the mount namespace private: " + err.Error()
@@ -96,6 +96,11 @@ func apply(sp Spec) string {
 			return "making " + p + " read-only: " + err.Error()
 		}
 	}
+	// A /proc of the sandbox's own PID namespace, so that a command sees its processes
+	// only, and /proc/1 is its own shell. Best effort: where /proc is partly masked (in a
+	// container) the kernel refuses, and the system's /proc stays, readable as any file,
+	// its other processes' links closed by Landlock's ptrace rule.
+	_ = syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
 	if err := writeFile("/proc/sys/kernel/pid_max", itoa(sp.MaxProcesses)); err != nil {
 		return "setting the process limit (pid_max of the sandbox's PID namespace): " + err.Error()
 	}
