@@ -158,6 +158,11 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	stdout, stderr := &capped{max: o.MaxOutput}, &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 500 * time.Millisecond
+	// The sandbox keeps the process group procgroup sets: killing the group still ends the
+	// whole command (and the sandbox's PID namespace ends with its first process).
+	if err := o.Sandbox.Wrap(cmd); err != nil {
+		return bashResult{}, err
+	}
 	start := time.Now()
 	group, err := procgroup.Start(cmd)
 	if err != nil {

@@ -26,9 +26,13 @@
 // NOT_REGULAR_FILE (a FIFO never blocks them). Read streams the file, keeping only the
 // lines asked for, under Options.ReadMaxBytes and Options.ReadMaxLineLength.
 //
-// Bash is not confined: it runs in the workspace, in its own process group, with a
-// timeout and a cap on captured output, but with the user's rights, so a command may
-// read and write anything the user can.
+// Bash runs in the workspace, in its own process group, with a timeout and a cap on
+// captured output. With Options.Sandbox it runs confined (runtime/sandbox): under
+// read-only or workspace-write it writes only where the mode lets it and has no network
+// unless the policy allows it, and what the sandbox refuses reaches the model as the
+// shell's own error ("Permission denied", "Read-only file system") in the command's
+// output. Without a sandbox, or under danger-full-access, it runs with the user's rights
+// and may read and write anything the user can.
 package builtin
 
 import (
@@ -39,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -138,6 +143,11 @@ type Options struct {
 	// "… [line truncated: N of its M bytes shown]". Only that much of a line is ever kept
 	// in memory.
 	ReadMaxLineLength int
+	// Sandbox, when set, confines every Bash command ([sandbox.Sandbox.Wrap]); its policy's
+	// workspace should be Workspace. Nil runs commands unconfined, as danger-full-access
+	// does. The program must call [sandbox.Main] first in its main function (a test binary
+	// in TestMain), since a confined command runs through the program re-executed.
+	Sandbox *sandbox.Sandbox
 }
 
 func (o Options) withDefaults() (Options, error) {

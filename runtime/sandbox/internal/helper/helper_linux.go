@@ -1,0 +1,266 @@
+package helper
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+)
+
+// Landlock's system calls (the same numbers on every architecture) and constants, and
+// the others package syscall lacks, from the kernel's UAPI headers.
+const (
+	sysLandlockCreateRuleset = 444
+	sysLandlockAddRule       = 445
+	sysLandlockRestrictSelf  = 446
+
+	landlockCreateRulesetVersion = 1
+	landlockRulePathBeneath      = 1
+
+	fsExecute     = 1 << 0
+	fsWriteFile   = 1 << 1
+	fsReadFile    = 1 << 2
+	fsReadDir     = 1 << 3
+	fsTruncate    = 1 << 14
+	fsIoctlDev    = 1 << 15
+	fsResolveUnix = 1 << 16
+
+	netBindTCP    = 1 << 0
+	netConnectTCP = 1 << 1
+
+	scopeAbstractUnixSocket = 1 << 0
+	scopeSignal             = 1 << 1
+
+	prSetNoNewPrivs = 38
+	rlimitNproc     = 6
+	oPath           = 0x200000
+
+	stNosuid      = 0x2
+	stNodev       = 0x4
+	stNoexec      = 0x8
+	stNoatime     = 0x400
+	stNodiratime  = 0x800
+	stRelatime    = 0x1000
+	sIFMT, sIFDIR = 0xf000, 0x4000
+)
+
+// MinLandlockABI is the least Landlock ABI the sandbox runs on: ABI 3 is the first that
+// controls truncation, without which a command could empty any file it can read.
+const MinLandlockABI = 3
+
+// LandlockABI is the kernel's Landlock ABI version, or a message saying why there is none.
+func LandlockABI() (int, string) {
+	v, _, errno := syscall.Syscall(sysLandlockCreateRuleset, 0, 0, landlockCreateRulesetVersion)
+	switch {
+	case errno == syscall.ENOSYS:
+		return 0, "this kernel has no Landlock (it needs Linux 5.13 or later built with CONFIG_SECURITY_LANDLOCK)"
+	case errno == syscall.EOPNOTSUPP:
+		return 0, "Landlock is not enabled on this kernel (add landlock to the lsm= boot parameter)"
+	case errno != 0:
+		return 0, "Landlock: " + errno.Error()
+	}
+	if int(v) < MinLandlockABI {
+		return int(v), "this kernel's Landlock ABI is " + itoa(int(v)) + "; the sandbox needs " + itoa(MinLandlockABI) + " (Linux 6.2) or later"
+	}
+	return int(v), ""
+}
+
+// run applies sp to this process and executes path; with no path it returns "" once sp
+// is applied (the probe). A message says what failed.
+func run(sp Spec, path string, argv []string) string {
+	// Only a helper sandbox.Wrap started is the first process of a PID namespace of its
+	// own: any other process would change the whole system's pid_max and mounts, or fail.
+	if os.Getpid() != 1 {
+		return "helper: not started by sandbox.Wrap (not the first process of a new PID namespace)"
+	}
+	// Landlock and no_new_privs are set on this thread, which then executes the command.
+	runtime.LockOSThread()
+	if msg := apply(sp); msg != "" {
+		return msg
+	}
+	if path == "" {
+		return ""
+	}
+	return "executing " + path + ": " + syscall.Exec(path, argv, os.Environ()).Error()
+}
+
+// apply confines this process: the read-only subpaths, a /proc of its own, the process
+// limit, no_new_privs and Landlock, in that order (the mounts and the pid_max write come
+// before Landlock, which forbids both).
+func apply(sp Spec) string {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return "making the mount namespace private: " + err.Error()
+	}
+	for _, p := range sp.Protected {
+		if err := bindReadOnly(p); err != nil {
+			return "making " + p + " read-only: " + err.Error()
+		}
+	}
+	// A /proc of the sandbox's own PID namespace, so that a command sees its processes
+	// only, and /proc/1 is its own shell. Best effort: where /proc is partly masked (in a
+	// container) the kernel refuses, and the system's /proc stays, readable as any file,
+	// its other processes' links closed by Landlock's ptrace rule.
+	_ = syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
+	if err := writeFile("/proc/sys/kernel/pid_max", itoa(sp.MaxProcesses)); err != nil {
+		return "setting the process limit (pid_max of the sandbox's PID namespace): " + err.Error()
+	}
+	lim := syscall.Rlimit{Cur: uint64(sp.MaxProcesses), Max: uint64(sp.MaxProcesses)}
+	if err := syscall.Setrlimit(rlimitNproc, &lim); err != nil {
+		return "setting RLIMIT_NPROC: " + err.Error()
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0); errno != 0 {
+		return "PR_SET_NO_NEW_PRIVS: " + errno.Error()
+	}
+	return restrictLandlock(sp)
+}
+
+func writeFile(path, s string) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	_, err = syscall.Write(fd, []byte(s))
+	return err
+}
+
+// bindReadOnly bind-mounts p onto itself read-only, keeping the flags the kernel locks on
+// a mount inherited from a more privileged namespace (a remount that dropped them fails).
+func bindReadOnly(p string) error {
+	if err := syscall.Mount(p, p, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return err
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(p, &st); err != nil {
+		return err
+	}
+	flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_RDONLY)
+	for _, f := range [][2]uintptr{
+		{stNosuid, syscall.MS_NOSUID}, {stNodev, syscall.MS_NODEV}, {stNoexec, syscall.MS_NOEXEC},
+		{stNoatime, syscall.MS_NOATIME}, {stNodiratime, syscall.MS_NODIRATIME}, {stRelatime, syscall.MS_RELATIME},
+	} {
+		if uintptr(st.Flags)&f[0] != 0 {
+			flags |= f[1]
+		}
+	}
+	return syscall.Mount("", p, "", flags, "")
+}
+
+// rulesetAttr is struct landlock_ruleset_attr up to its scoped field (ABI 6): the kernel
+// takes a shorter struct from an older caller, and a longer one only if its tail is zero.
+type rulesetAttr struct {
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+}
+
+// pathBeneathAttr is struct landlock_path_beneath_attr, which the kernel packs (12
+// bytes; the Go struct's padding is not read).
+type pathBeneathAttr struct {
+	allowed  uint64
+	parentFD int32
+}
+
+const (
+	fsRead  = fsExecute | fsReadFile | fsReadDir
+	fsFile  = fsExecute | fsReadFile | fsWriteFile | fsTruncate | fsIoctlDev
+	devRW   = fsReadFile | fsWriteFile | fsTruncate | fsIoctlDev
+	devDirs = fsReadFile | fsReadDir | fsIoctlDev
+)
+
+// handledFS is every filesystem right of Landlock ABI abi.
+func handledFS(abi int) uint64 {
+	switch {
+	case abi >= 9:
+		return 1<<17 - 1 // RESOLVE_UNIX: connect(2) to pathname Unix sockets
+	case abi >= 5:
+		return 1<<16 - 1 // IOCTL_DEV
+	case abi >= 3:
+		return 1<<15 - 1 // TRUNCATE
+	case abi == 2:
+		return 1<<14 - 1 // REFER
+	}
+	return 1<<13 - 1
+}
+
+// devices are the device files every command may read and write.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// restrictLandlock enforces the Landlock ruleset on this thread: everything readable,
+// the writable roots writable, the usual devices usable; with the network off, no TCP
+// bind or connect and no abstract Unix socket outside the sandbox; signals only within it.
+func restrictLandlock(sp Spec) string {
+	abi, msg := LandlockABI()
+	if msg != "" {
+		return msg
+	}
+	handled := handledFS(abi)
+	attr := rulesetAttr{handledFS: handled}
+	if abi >= 4 && !sp.Network {
+		attr.handledNet = netBindTCP | netConnectTCP
+	}
+	if abi >= 6 {
+		attr.scoped = scopeSignal
+		if !sp.Network {
+			attr.scoped |= scopeAbstractUnixSocket
+		}
+	}
+	fd, _, errno := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return "landlock_create_ruleset: " + errno.Error()
+	}
+	defer syscall.Close(int(fd))
+	read := uint64(fsRead)
+	if sp.Network && abi >= 9 {
+		read |= fsResolveUnix // with the network on, Unix sockets stay reachable
+	}
+	if msg := addPath(int(fd), "/", read&handled, true); msg != "" {
+		return msg
+	}
+	if msg := addPath(int(fd), "/dev", devDirs&handled, false); msg != "" {
+		return msg
+	}
+	for _, d := range devices {
+		if msg := addPath(int(fd), d, devRW&handled, false); msg != "" {
+			return msg
+		}
+	}
+	for _, w := range sp.Writable {
+		if msg := addPath(int(fd), w, handled, true); msg != "" {
+			return msg
+		}
+	}
+	if _, _, errno := syscall.Syscall(sysLandlockRestrictSelf, fd, 0, 0); errno != 0 {
+		return "landlock_restrict_self: " + errno.Error()
+	}
+	return ""
+}
+
+// addPath grants access beneath path; a missing path is skipped unless required. A file
+// gets only the rights that apply to files.
+func addPath(rulesetFD int, path string, access uint64, required bool) string {
+	fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if !required && err == syscall.ENOENT {
+			return ""
+		}
+		return "landlock rule for " + path + ": " + err.Error()
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return "landlock rule for " + path + ": " + err.Error()
+	}
+	if st.Mode&sIFMT != sIFDIR {
+		access &= fsFile
+	}
+	if access == 0 {
+		return ""
+	}
+	attr := pathBeneathAttr{allowed: access, parentFD: int32(fd)}
+	if _, _, errno := syscall.Syscall6(sysLandlockAddRule, uintptr(rulesetFD), landlockRulePathBeneath,
+		uintptr(unsafe.Pointer(&attr)), 0, 0, 0); errno != 0 {
+		return "landlock rule for " + path + ": " + errno.Error()
+	}
+	return ""
+}
