@@ -19,6 +19,7 @@ import (
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runtime/llm/provider"
+	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 )
@@ -192,9 +193,20 @@ type runOptions struct {
 	session            string  // --session: the session id in a postgres --log
 	takeover           bool    // --takeover
 	prompt             string
-	outputFormat       string   // text, json or stream-json (dsh run)
-	maxTurns           int      // 0: no limit (dsh run)
-	plugins            []Plugin // the native plugins compiled in (WithPlugins)
+	outputFormat       string     // text, json or stream-json (dsh run)
+	maxTurns           int        // 0: no limit (dsh run)
+	plugins            []Plugin   // the native plugins compiled in (WithPlugins)
+	sandbox            string     // --sandbox: Bash's sandbox mode
+	addDirs            pluginDirs // --add-dir: more directories a confined Bash may write
+	sandboxNetwork     bool       // --sandbox-network: a confined Bash reaches the network
+}
+
+// sandboxProblem is the usage error of a --sandbox value, or "".
+func sandboxProblem(mode string) string {
+	if _, err := sandbox.ParseMode(mode); err != nil {
+		return "--sandbox: " + err.Error()
+	}
+	return ""
 }
 
 // sessionFlags defines on fs the flags dsh run and dsh acp share: the model, the hooks,
@@ -216,6 +228,9 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
 	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
+	fs.StringVar(&o.sandbox, "sandbox", string(sandbox.DangerFullAccess), "confine Bash: read-only, workspace-write or danger-full-access")
+	fs.Var(&o.addDirs, "add-dir", "with --sandbox workspace-write: another directory Bash may write (repeatable)")
+	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "with --sandbox read-only or workspace-write: let Bash reach the network")
 }
 
 // checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
@@ -230,6 +245,8 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--revalidate-after-rewrite is a %s option (the %s bridge has none)", dialectsWith(func(d *dialect.Descriptor) bool { return d.Revalidate }), o.dialect)
 	case o.contextWindow < -1:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
+	case sandboxProblem(o.sandbox) != "":
+		return sandboxProblem(o.sandbox)
 	case o.compactThreshold < 0 || o.compactThreshold > 1:
 		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
 	case !o.demo && o.model != "":

@@ -17,6 +17,7 @@ import (
 	"github.com/dshkit/dsh/runner/logstore"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/llm/provider"
+	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -43,6 +44,9 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 	}
 	if o.stopCap >= 0 {
 		cfg.Limits.StopCap = &o.stopCap
+	}
+	if mode, err := sandbox.ParseMode(o.sandbox); err == nil && mode != sandbox.DangerFullAccess {
+		cfg.Sandbox = &sandbox.Policy{Mode: mode, AddDirs: o.addDirs, Network: o.sandboxNetwork}
 	}
 	if o.contextWindow >= 0 {
 		cfg.Limits.ContextWindow = &o.contextWindow

@@ -25,6 +25,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
@@ -60,6 +61,11 @@ type Config struct {
 	// allow ask for approval (dsh run --permission-mode default). Its listener runs after
 	// the plugins' and the hooks', so that their decisions come first.
 	AskUnlessRead bool
+	// Sandbox confines Bash (runtime/sandbox): its mode, the directories it may write
+	// besides the workspace (Policy.Workspace is set to Workspace) and its network; nil, or
+	// danger-full-access, runs Bash with the user's rights. A sandbox the system cannot
+	// enforce fails New, saying why; it never runs unconfined.
+	Sandbox *sandbox.Policy
 	// Note receives the one-line notices meant for the user: project hooks or MCP
 	// servers not loaded for want of trust, MCP servers that failed to start (nil: the
 	// Logger's warnings).
@@ -171,7 +177,16 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
 		envFile = filepath.Join(dir, "env.sh")
 	}
-	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env}
+	var sb *sandbox.Sandbox
+	if p := cfg.Sandbox; p != nil && p.Mode != sandbox.DangerFullAccess {
+		pol := *p
+		pol.Workspace = cfg.Workspace
+		if sb, err = sandbox.New(ctx, pol); err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, sb.Close)
+	}
+	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb}
 	if _, err := builtin.Register(s.Tools, s.Builtin); err != nil {
 		return nil, err
 	}
