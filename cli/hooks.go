@@ -34,7 +34,7 @@ matches it exactly as the bridge runs them inside a dsh run session (in parallel
 in configuration order), and prints one JSON object: the extension point's decision, the
 contexts and notices, and every hook's outcome in configuration order. As dsh run, it
 decides as the dialect's real engine does; --canonical decides by dsh's canonical
-mapping instead, as dsh run --canonical (docs/decisions.md).
+mapping instead, as dsh run --canonical (docs/decisions/0004-bridges.md).
 
 The event fires where its row of the dialect's table (spec/bridges) says: at the row's
 extension point, or at the further point of its also column whose subject the input

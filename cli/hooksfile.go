@@ -11,7 +11,7 @@ import (
 
 // checkNamedHooks checks a hooks file named on the command line (dsh run and dsh acp
 // --hooks, dsh hooks run --config) before anything runs. Such a file fails closed
-// (docs/decisions.md, "A hooks file named on the command line loads whole or not at
+// (docs/decisions/0007-cli.md, "A hooks file named on the command line loads whole or not at
 // all"): if it cannot be read or parsed, names an event the dialect's bridge does not
 // run, or holds a group or handler the bridge would skip, the command fails with one line
 // naming the file and the first problem, and nothing runs without the guard. Settings

@@ -19,8 +19,8 @@ import (
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runtime/llm/provider"
-	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -117,7 +117,7 @@ container or VM) when that matters.
                        CLAUDE_PROJECT_DIR...) still goes
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
-                       behaviour (docs/decisions.md)
+                       behaviour (docs/decisions/0004-bridges.md)
   --revalidate-after-rewrite
                        claude-code: when PreToolUse hooks rewrote a call's input
                        (updatedInput), run them again on the rewritten input; a deny then

@@ -12,7 +12,7 @@ import (
 // reports anything else, or anything unusual (nesting deeper than maxScanDepth), as
 // "not scanned"; the callers then take the encoding/json path, which gives the errors
 // (and the results) it always gave. FuzzDecodeObject pins that the two agree. Why
-// runtime/tools has a scanner of its own: docs/decisions.md, "Two JSON scanners and two
+// runtime/tools has a scanner of its own: docs/decisions/0014-json-scanners.md, "Two JSON scanners and two
 // string escapers".
 
 // maxScanDepth bounds the scanner's recursion; deeper values go through encoding/json.

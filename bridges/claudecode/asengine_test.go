@@ -30,7 +30,7 @@ func texts(blocks []dsh.ContentBlock) []string {
 }
 
 // TestAsEngine checks the Claude Code wording and behaviour the differential suite found
-// in the real engine (docs/decisions.md).
+// in the real engine (differential/testdata/differences.md).
 func TestAsEngine(t *testing.T) {
 	t.Run("deny text replaces the result", func(t *testing.T) {
 		h := setupEngine(t, ht.G("PreToolUse", "", `echo "not allowed" >&2; exit 2`))

@@ -23,7 +23,7 @@
 // is closed; nothing it prints counts).
 //
 // By default the bridge does what the real engine does where it differs from that
-// canonical mapping, in the engine's words (docs/decisions.md, "Bridges");
+// canonical mapping, in the engine's words (docs/decisions/0004-bridges.md);
 // Config.Canonical asks for the canonical mapping. Pair it with the built-in tools in
 // builtin.StyleClaudeCode for Claude Code's tool results.
 package claudecode
@@ -115,8 +115,8 @@ func Descriptor() *dialect.Descriptor {
 //
 // Canonical makes the bridge write its hooks' words for the model in dsh's canonical form
 // and follow dsh's canonical mapping where the real engine differs from it. Without it
-// (the default) the bridge does what Claude Code does (docs/decisions.md, "Differences
-// from the real engines"): contexts and denials in the engine's wording, a PostToolUse
+// (the default) the bridge does what Claude Code does (differential/testdata/differences.md
+// lists where it still differs): contexts and denials in the engine's wording, a PostToolUse
 // block that keeps the result and adds the reason after it, Stop contexts that continue
 // the turn, continue:false at PreToolUse that lets the call run and then ends the turn,
 // SessionStart[compact] hooks that run before PostCompact's (the also entry marked engine
@@ -528,7 +528,7 @@ func blockText(b hookbridge.Blocker) string {
 
 // renderDeny is the tool result of a denied call: "PreToolUse:<tool> hook error: <text>".
 // When several hooks deny, the real engine shows the one that finished last (it varies
-// from run to run); dsh shows the first in configuration order (docs/decisions.md).
+// from run to run); dsh shows the first in configuration order (differential/testdata/differences.md).
 func renderDeny(tool string, _ json.RawMessage, rep *hookproto.Report) string {
 	bs := hookbridge.Blockers(rep)
 	text := "Blocked by hook"

@@ -102,8 +102,8 @@ const DefaultModel = "unknown"
 // the other fields.
 //
 // Canonical makes the bridge write its hooks' words for the model in dsh's canonical form.
-// Without it (the default) they read as the real engine writes them (docs/decisions.md,
-// "Differences from the real engines"): a denial reads "Command blocked by PreToolUse
+// Without it (the default) they read as the real engine writes them (differential/testdata/differences.md
+// lists where they still differ): a denial reads "Command blocked by PreToolUse
 // hook: <reason>. Command: <command>" and a Stop block continues the turn with
 // <hook_prompt hook_run_id="...">reason</hook_prompt>. dsh run sets it with --canonical;
 // the conformance scenarios set it too. The built-in tools word Bash's output as Codex's

@@ -1,7 +1,7 @@
 //go:build !race
 
 // Left out of -race builds with hooktest's SpecTable, which loads the spec with CUE
-// (docs/decisions.md, "The race run in CI"); scripts/test runs these tests.
+// (docs/decisions/0015-ci.md, "The race run in CI"); scripts/test runs these tests.
 
 package gemini
 

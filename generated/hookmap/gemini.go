@@ -228,7 +228,7 @@ var Gemini = Bridge{
 		},
 		// BeforeTool gates a call before approval: deny or block denies it ("Tool
 		// execution blocked: <reason>"), ask asks the approval seam (the headless
-		// engine hangs; docs/decisions.md), hookSpecificOutput.tool_input replaces the
+		// engine hangs; docs/decisions/0018-gemini-dialect.md), hookSpecificOutput.tool_input replaces the
 		// arguments (a partial object fails the tool's validation). Its
 		// additionalContext is ignored, as the engine does.
 		{

@@ -2,7 +2,7 @@
 // one it runs on, as `GOOS=os GOARCH=arch go vet` would, but from source: it type-checks
 // the packages and their dependencies with go/types and runs go vet's analyzers on them,
 // without compiling anything for the target. CI runs it for the packages with per-OS code
-// (.ci/run; docs/decisions.md, "Cross-builds in CI").
+// (.ci/run; docs/decisions/0015-ci.md, "Cross-builds in CI").
 //
 // Usage:
 //

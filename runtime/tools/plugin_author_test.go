@@ -167,7 +167,7 @@ func TestOptionalFieldsWithoutPointers(t *testing.T) {
 	}
 }
 
-// TestScopedGuardReplacedDuringItsCall pins the timing recorded in docs/decisions.md
+// TestScopedGuardReplacedDuringItsCall pins the timing recorded in docs/decisions/0002-runtime.md
 // ("Scoped guard replacement"): a scoped guard that, while it runs, unregisters itself and
 // registers its replacement (the last guard of its agent) is followed by the replacement
 // in the same call, because a guard chain reads the registry as it is when it moves on.

@@ -2,7 +2,7 @@
 
 // The column-edit tests load the spec with CUE (gen/load), which has no concurrency of
 // its own: under -race they and this file are left out, so that the race run does not
-// compile CUE with the race detector (docs/decisions.md, "The race run in CI").
+// compile CUE with the race detector (docs/decisions/0015-ci.md, "The race run in CI").
 
 package hooktest
 

@@ -2,7 +2,7 @@
 // the generated-code header, its rendering, and doc comments from text.
 //
 // gen/emit/scaffold does not use it: dshscaffold runs in plugin modules, which require no
-// jennifer (see docs/decisions.md, "Plugin scaffolding without CUE").
+// jennifer (see docs/decisions/0007-cli.md, "Plugin scaffolding without CUE").
 package gofile
 
 import (
