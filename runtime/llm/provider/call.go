@@ -62,8 +62,8 @@ func (f *httpFacts) snapshot() (got bool, status int, header http.Header, body [
 type factsKey struct{}
 
 // captureTransport records the status, headers and (for an error or a JSON body) the body
-// of each response into the [httpFacts] of its request's context. The body it reads is
-// given back to the SDK unchanged.
+// of each response into the [httpFacts] of its request's context, and bounds every body
+// ([boundedBody]). The body it reads is given back to the SDK unchanged.
 type captureTransport struct{ base http.RoundTripper }
 
 func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -76,22 +76,22 @@ func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || f == nil {
 		return resp, err
 	}
+	// Every body is bounded, an error body too: the SDKs read one whole.
+	resp.Body = &boundedBody{rc: resp.Body, facts: f, limits: f.limits}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	isJSON := mt == "application/json"
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.got, f.status, f.header, f.json, f.body = true, resp.StatusCode, resp.Header, isJSON, nil
+	var data []byte
 	if resp.StatusCode/100 != 2 || isJSON {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		data, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rest := resp.Body
-		f.body = data
 		resp.Body = struct {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(data), rest), rest}
-	} else {
-		resp.Body = &boundedBody{rc: resp.Body, facts: f, limits: f.limits}
 	}
+	f.mu.Lock()
+	f.got, f.status, f.header, f.json, f.body = true, resp.StatusCode, resp.Header, isJSON, data
+	f.mu.Unlock()
 	return resp, nil
 }
 

@@ -130,6 +130,20 @@ func TestResponseCaps(t *testing.T) {
 				checkNoLeak(t, before)
 			})
 		}
+		t.Run(sh.spec+"/an endless error body", func(t *testing.T) {
+			var wrote atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				endless(`{"error":{"message":"`, strings.Repeat("x", 4096), bound, &wrote)(w, r)
+			}))
+			resp := capCall(t, sh.spec, srv.URL, limits)
+			srv.Close()
+			wantCapped(t, resp, "exceeded")
+			if w := wrote.Load(); w > 64<<20 {
+				t.Errorf("the server wrote %d bytes before the call ended", w)
+			}
+		})
 		t.Run(sh.spec+"/one call's arguments over the cap", func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
