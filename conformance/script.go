@@ -314,7 +314,7 @@ func addContext(r *run, text string, d any) (any, error) {
 func requestScope(p *dsh.RequestPayload) scope {
 	var msgs, tools []string
 	for _, m := range p.Request.Messages {
-		msgs = append(msgs, blockTexts(m.Content)...)
+		msgs = append(msgs, BlockTexts(m.Content)...)
 	}
 	for _, t := range p.Request.Tools {
 		tools = append(tools, t.Name)
@@ -328,8 +328,9 @@ func requestScope(p *dsh.RequestPayload) scope {
 		with("system", system).with("attempt", strconv.Itoa(p.Attempt))
 }
 
-// blockTexts lists the texts of blocks, those of tool results included.
-func blockTexts(blocks []dsh.ContentBlock) []string {
+// BlockTexts lists the texts of blocks, those of tool results included: what a scenario
+// matches messages on. A runtime's own model (dshrt) reads requests with it too.
+func BlockTexts(blocks []dsh.ContentBlock) []string {
 	var out []string
 	for _, b := range blocks {
 		//dshvet:partial a scenario matches on text, in messages and tool results; the other blocks have none
@@ -337,7 +338,7 @@ func blockTexts(blocks []dsh.ContentBlock) []string {
 		case dsh.TextBlock:
 			out = append(out, b.Text)
 		case dsh.ToolResultBlock:
-			out = append(out, blockTexts(b.Content)...)
+			out = append(out, BlockTexts(b.Content)...)
 		}
 	}
 	return out

@@ -187,17 +187,22 @@ func (r *Runtime) tools() *tools.Runtime {
 
 // recordApproval appends approval events to the log of the agent they concern.
 func (r *Runtime) recordApproval(ctx context.Context, data dsh.SessionEventData) error {
-	r.mu.Lock()
-	var log *session.Log
-	if len(r.order) > 0 {
-		log = r.logs[r.order[0]]
-	}
-	r.mu.Unlock()
+	log := r.firstLog()
 	if log == nil {
 		return nil
 	}
 	_, err := log.Append(ctx, data)
 	return err
+}
+
+// firstLog is the session log of the first agent created, or nil before there is one.
+func (r *Runtime) firstLog() *session.Log {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.order) == 0 {
+		return nil
+	}
+	return r.logs[r.order[0]]
 }
 
 // Execute runs a direct execution.

@@ -86,12 +86,7 @@ func (r *Runtime) hookSession(_ context.Context, id string) hookproto.Session {
 
 // recordHook appends a hook record to the log of the first agent.
 func (r *Runtime) recordHook(ctx context.Context, data dsh.SessionEventData) error {
-	r.mu.Lock()
-	var log *session.Log
-	if len(r.order) > 0 {
-		log = r.logs[r.order[0]]
-	}
-	r.mu.Unlock()
+	log := r.firstLog()
 	if log == nil {
 		return nil
 	}

@@ -123,7 +123,7 @@ func (r *Runtime) Requests() [][]string {
 	for _, req := range model.Requests() {
 		var texts []string
 		for _, m := range req.Messages {
-			texts = append(texts, blockTexts(m.Content)...)
+			texts = append(texts, conformance.BlockTexts(m.Content)...)
 		}
 		out = append(out, texts)
 	}
@@ -142,20 +142,6 @@ func (r *Runtime) RequestInfo() []conformance.RequestInfo {
 			info.Tools = append(info.Tools, t.Name)
 		}
 		out = append(out, info)
-	}
-	return out
-}
-
-func blockTexts(blocks []dsh.ContentBlock) []string {
-	var out []string
-	for _, b := range blocks {
-		//dshvet:partial a scenario matches on text, in messages and tool results; the other blocks have none
-		switch b := b.(type) {
-		case dsh.TextBlock:
-			out = append(out, b.Text)
-		case dsh.ToolResultBlock:
-			out = append(out, blockTexts(b.Content)...)
-		}
 	}
 	return out
 }
