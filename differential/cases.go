@@ -1,6 +1,9 @@
 package differential
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Hook is one hook of a case: a shell script registered on an event.
 type Hook struct {
@@ -79,6 +82,11 @@ const (
 	// BigUsage is the input token count a turn reports to trigger compaction.
 	BigUsage = 190000
 )
+
+// fails says whether a turn of c ends on a model error (Turn.Fail).
+func (c Case) fails() bool {
+	return slices.ContainsFunc(c.Turns, func(t Turn) bool { return t.Fail })
+}
 
 // RunsOn says whether c runs under engine.
 func (c Case) RunsOn(engine string) bool {
@@ -254,6 +262,15 @@ func Cases() []Case {
 		stop("transcript-last", oneCall, h(S, `sleep 1; `+transcriptLast)),
 		{Name: "stop/transcript-now", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{h(S, transcriptLast)}},
 		stop("two-hooks", textOnly, h(S, once("a", js(`{"decision":"block","reason":"first"}`))), h(S, "exit 0")),
+		// A turn that ends on a model error (HTTP 400): StopFailure runs instead of Stop, its
+		// output is ignored; the matcher is the error kind. Claude Code does not wait for a
+		// StopFailure hook before it exits, but it does wait for SessionEnd's: the sleeping
+		// SessionEnd hook lets the StopFailure hook finish under the engine.
+		{Name: "stop/failure", Engines: []string{"claude"}, Turns: []Turn{{Fail: true}},
+			Hooks: []Hook{h("StopFailure", js(`{"decision":"block","reason":"ignored"}`)), h(S, "exit 0"), h("SessionEnd", "sleep 1")}},
+		{Name: "stop/failure-after-tool", Engines: []string{"claude"}, Turns: []Turn{oneCall[0], {Fail: true}},
+			Hooks: []Hook{{Event: "StopFailure", Matcher: "unknown", Script: "exit 0"}, {Event: "StopFailure", Matcher: "rate_limit", Script: "exit 0"},
+				h(S, "exit 0"), h("SessionEnd", "sleep 1")}},
 
 		ups("exit0", h(U, "exit 0")),
 		ups("exit1", h(U, "echo 'prompt trouble' >&2; exit 1")),

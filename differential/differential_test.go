@@ -409,9 +409,10 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		}
 		r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), p, extra...)
 		res.DshTime += r.Elapsed
-		// A /compact that a hook defers or that fails exits 1 (the engine's exit status is
-		// not compared either); what it did shows in the comparison.
-		if r.Err != nil && !(strings.HasPrefix(p, "/compact") && isExit(r.Err)) {
+		// A /compact that a hook defers or that fails exits 1, as does a turn that ends on a
+		// model error (the engine's exit status is not compared either); what it did shows
+		// in the comparison.
+		if r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails()) && isExit(r.Err)) {
 			res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
 		}
 	}

@@ -31,6 +31,10 @@ type Turn struct {
 	// Overflow answers the request with the protocol's context-window error instead (the
 	// turn is consumed; the engine's recovery gets the next one).
 	Overflow bool `json:"overflow,omitempty"`
+	// Fail answers the request with the protocol's error for a bad request (HTTP 400), and
+	// every later request of the loop too (the turn is never consumed: an engine that
+	// retries gets the error again), so that the turn ends on a model error (StopFailure).
+	Fail bool `json:"fail,omitempty"`
 	// Escalate makes the turn's shell calls ask Codex for unsandboxed execution
 	// (exec_command's sandbox_permissions "require_escalated", justification "run"): under
 	// --approve-for-me Codex then asks for approval, and PermissionRequest fires. The other
@@ -277,7 +281,9 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if m.next < len(m.turns) {
 			turn = m.turns[m.next]
 		}
-		m.next++
+		if !turn.Fail {
+			m.next++
+		}
 	}
 	m.calls++
 	n := m.calls
@@ -293,6 +299,10 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stream, _ := req["stream"].(bool)
 	if turn.Overflow {
 		m.overflow(w)
+		return
+	}
+	if turn.Fail {
+		m.fail(w)
 		return
 	}
 	switch m.proto {
@@ -326,6 +336,21 @@ func (m *Mock) overflow(w http.ResponseWriter) {
 	case Gemini:
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)
+	}
+}
+
+// fail answers with the protocol's error for a bad request: HTTP 400, which no engine
+// retries.
+func (m *Mock) fail(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	switch m.proto {
+	case Anthropic:
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request for test"}}`)
+	case Responses, Chat:
+		_, _ = io.WriteString(w, `{"error":{"message":"bad request for test","type":"invalid_request_error","code":"invalid_request"}}`)
+	case Gemini:
+		_, _ = io.WriteString(w, `{"error":{"code":400,"message":"bad request for test","status":"INVALID_ARGUMENT"}}`)
 	}
 }
 
