@@ -111,12 +111,14 @@ func TestExamplesClean(t *testing.T) {
 }
 
 // seeded is a plugin with one mistake of each kind, each on a line marked with the name of
-// the analyzer that must report it (and only there).
+// the analyzer that must report it (and only there): dshvet's five, and one of go vet's
+// (printf), which dshvet runs too.
 const seeded = `// Package seeded is a plugin with one mistake of each kind dshvet catches.
 package seeded
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -129,6 +131,7 @@ type Plugin struct{}
 func (p *Plugin) Guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdict {
 	time.Sleep(10 * time.Millisecond)             // MISTAKE ctxblock
 	pl.Exec.Name = strings.ToLower(pl.Exec.Name) // MISTAKE payloadwrite
+	_ = fmt.Sprintf("%d", pl.Exec.Name)          // MISTAKE printf
 	if pl.Exec.Name == "bash" {
 		return dsh.GuardDeny{Reason: "no shell"}
 	}
@@ -194,6 +197,7 @@ var messageOf = map[string]string{
 	"payloadwrite":  "the payload of a GuardListener is written (pl.Exec.Name assigned)",
 	"nextonce":      "next can be called a second time on this path",
 	"exhaustive":    "type switch over dsh.PostToolDecision misses dsh.PostToolBlock, dsh.PostToolHalt and has no default",
+	"printf":        "fmt.Sprintf format %d has arg pl.Exec.Name of wrong type string",
 	"staleregister": "Plugin.OnPreTool has the type of dsh.PreToolListener but plugin_gen.go does not register it, so it never runs: add tools/pre-execute",
 }
 
@@ -228,8 +232,8 @@ func TestSeededPlugin(t *testing.T) {
 	bin := buildVet(t, root)
 	dir := seedModule(t, root)
 	want := marked("plugin.go", seeded)
-	if len(want) != 5 {
-		t.Fatalf("the seeded plugin marks %d mistakes, want one per analyzer (5)", len(want))
+	if len(want) != 6 {
+		t.Fatalf("the seeded plugin marks %d mistakes, want one per analyzer of dshvet's and one of go vet's (6)", len(want))
 	}
 	for _, run := range []struct {
 		name string
