@@ -36,49 +36,18 @@ package main
 import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/multichecker"
-	"golang.org/x/tools/go/analysis/passes/appends"
-	"golang.org/x/tools/go/analysis/passes/asmdecl"
-	"golang.org/x/tools/go/analysis/passes/assign"
-	"golang.org/x/tools/go/analysis/passes/atomic"
-	"golang.org/x/tools/go/analysis/passes/bools"
-	"golang.org/x/tools/go/analysis/passes/buildtag"
-	"golang.org/x/tools/go/analysis/passes/cgocall"
-	"golang.org/x/tools/go/analysis/passes/composite"
-	"golang.org/x/tools/go/analysis/passes/copylock"
-	"golang.org/x/tools/go/analysis/passes/defers"
-	"golang.org/x/tools/go/analysis/passes/directive"
-	"golang.org/x/tools/go/analysis/passes/errorsas"
-	"golang.org/x/tools/go/analysis/passes/framepointer"
-	"golang.org/x/tools/go/analysis/passes/hostport"
-	"golang.org/x/tools/go/analysis/passes/httpresponse"
-	"golang.org/x/tools/go/analysis/passes/ifaceassert"
-	"golang.org/x/tools/go/analysis/passes/loopclosure"
-	"golang.org/x/tools/go/analysis/passes/lostcancel"
-	"golang.org/x/tools/go/analysis/passes/nilfunc"
-	"golang.org/x/tools/go/analysis/passes/printf"
-	"golang.org/x/tools/go/analysis/passes/shift"
-	"golang.org/x/tools/go/analysis/passes/sigchanyzer"
-	"golang.org/x/tools/go/analysis/passes/slog"
-	"golang.org/x/tools/go/analysis/passes/stdmethods"
-	"golang.org/x/tools/go/analysis/passes/stdversion"
-	"golang.org/x/tools/go/analysis/passes/stringintconv"
-	"golang.org/x/tools/go/analysis/passes/structtag"
-	"golang.org/x/tools/go/analysis/passes/testinggoroutine"
-	"golang.org/x/tools/go/analysis/passes/tests"
-	"golang.org/x/tools/go/analysis/passes/timeformat"
-	"golang.org/x/tools/go/analysis/passes/unmarshal"
-	"golang.org/x/tools/go/analysis/passes/unreachable"
-	"golang.org/x/tools/go/analysis/passes/unsafeptr"
-	"golang.org/x/tools/go/analysis/passes/unusedresult"
-	"golang.org/x/tools/go/analysis/passes/waitgroup"
 
 	"github.com/dshkit/dsh/cmd/dshvet/internal/ctxblock"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/exhaustive"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/nextonce"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/payloadwrite"
 	"github.com/dshkit/dsh/cmd/dshvet/internal/staleregister"
+	"github.com/dshkit/dsh/internal/vetsuite"
 )
 
+// main runs dshvet's analyzers and go vet's (internal/vetsuite), so that one pass under
+// -vettool does both: the facts of every dependency, the standard library included, are
+// computed once, not once per tool.
 func main() {
 	multichecker.Main(append([]*analysis.Analyzer{
 		exhaustive.Analyzer,
@@ -86,46 +55,5 @@ func main() {
 		payloadwrite.Analyzer,
 		ctxblock.Analyzer,
 		staleregister.Analyzer,
-	}, goVet...)...)
-}
-
-// goVet is the suite of cmd/vet (the go command's own vet tool, Go 1.26), so that one
-// pass under -vettool runs go vet's checks and dsh's: the facts of every dependency (the
-// standard library included) are computed once, not once per tool.
-var goVet = []*analysis.Analyzer{
-	appends.Analyzer,
-	asmdecl.Analyzer,
-	assign.Analyzer,
-	atomic.Analyzer,
-	bools.Analyzer,
-	buildtag.Analyzer,
-	cgocall.Analyzer,
-	composite.Analyzer,
-	copylock.Analyzer,
-	defers.Analyzer,
-	directive.Analyzer,
-	errorsas.Analyzer,
-	framepointer.Analyzer,
-	hostport.Analyzer,
-	httpresponse.Analyzer,
-	ifaceassert.Analyzer,
-	loopclosure.Analyzer,
-	lostcancel.Analyzer,
-	nilfunc.Analyzer,
-	printf.Analyzer,
-	shift.Analyzer,
-	sigchanyzer.Analyzer,
-	slog.Analyzer,
-	stdmethods.Analyzer,
-	stdversion.Analyzer,
-	stringintconv.Analyzer,
-	structtag.Analyzer,
-	testinggoroutine.Analyzer,
-	tests.Analyzer,
-	timeformat.Analyzer,
-	unmarshal.Analyzer,
-	unreachable.Analyzer,
-	unsafeptr.Analyzer,
-	unusedresult.Analyzer,
-	waitgroup.Analyzer,
+	}, vetsuite.Analyzers()...)...)
 }
