@@ -1,7 +1,6 @@
 package acp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -146,28 +145,11 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
-// serve serves srv to a test client on pipes.
-func serve(t *testing.T, srv *acp.Server) *client {
+// serveWaiting is serve, and the test's cleanup waits for Serve to return.
+func serveWaiting(t *testing.T, srv *acp.Server) *client {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	c := &client{t: t, in: inW, frames: make(chan map[string]any, 1024), served: make(chan error, 1)}
-	go func() {
-		c.served <- srv.Serve(context.Background(), inR, outW)
-		outW.Close()
-	}()
-	go func() {
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var f map[string]any
-			if json.Unmarshal(sc.Bytes(), &f) == nil {
-				c.frames <- f
-			}
-		}
-		close(c.frames)
-	}()
-	t.Cleanup(func() { inW.Close(); <-c.served })
+	c := serve(t, srv, nil)
+	t.Cleanup(func() { c.in.Close(); <-c.served })
 	return c
 }
 
@@ -175,7 +157,7 @@ func serve(t *testing.T, srv *acp.Server) *client {
 // request is never refused, and the cancelled prompt answers.
 func TestBusy(t *testing.T) {
 	dir := t.TempDir()
-	c := serve(t, testServer(t, dir, acp.Config{MaxInFlight: 1}, scripted(llm.ScriptedResponse{Text: "thinking", Hang: true})))
+	c := serveWaiting(t, testServer(t, dir, acp.Config{MaxInFlight: 1}, scripted(llm.ScriptedResponse{Text: "thinking", Hang: true})))
 	id := c.newSession(dir)
 	// session/new's slot is free once its available_commands_update (sent after the
 	// release) arrives.
@@ -223,7 +205,7 @@ func openFDs(t *testing.T) int {
 // too.
 func TestIdleSessionsReleased(t *testing.T) {
 	dir := t.TempDir()
-	c := serve(t, testServer(t, dir, acp.Config{}, scripted(llm.ScriptedResponse{Text: "hello again"})))
+	c := serveWaiting(t, testServer(t, dir, acp.Config{}, scripted(llm.ScriptedResponse{Text: "hello again"})))
 
 	first := c.newSession(dir)
 	if f := c.call("session/prompt", prompt(first, "first prompt")); stopReason(f) != "end_turn" {

@@ -65,6 +65,13 @@ func startHooked(t testing.TB, dir string, perms acp.Permissions, newModel func(
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, srv, wrap)
+}
+
+// serve serves srv to a test client on pipes; wrap, when not nil, wraps the server's
+// output. Every line the server writes must be a JSON frame.
+func serve(t testing.TB, srv *acp.Server, wrap func(io.Writer) io.Writer) *client {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &client{t: t, in: inW, frames: make(chan map[string]any, 1024), served: make(chan error, 1)}

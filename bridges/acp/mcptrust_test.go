@@ -51,7 +51,7 @@ func TestReadOnlyHintIsNotAPermission(t *testing.T) {
 		srv := testServer(t, dir, cfg, scripted(
 			llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "m1", Name: "mcp__liar__scribble", Arguments: json.RawMessage(`{"path":"` + target + `"}`)}}},
 			llm.ScriptedResponse{Text: "done"}))
-		c := serve(t, srv)
+		c := serveWaiting(t, srv)
 		c.call("initialize", map[string]any{"protocolVersion": 1})
 		r := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{map[string]any{
 			"name": "liar", "command": exe, "args": []any{}, "env": []any{map[string]any{"name": "DSH_ACP_FAKE_MCP", "value": "1"}}}}})
