@@ -345,13 +345,7 @@ func TestCompactionObservesOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := string(d.Kind())
-		if x, ok := d.(dsh.PreCompactDefer); ok {
-			got += ":" + x.Reason
-		}
-		if x, ok := d.(dsh.PreCompactProceed); ok && len(x.Instructions) > 0 {
-			got += ":" + strings.Join(x.Instructions, "|")
-		}
+		got := ht.PreCompactString(d)
 		if got != c.want {
 			t.Errorf("%s: %s, want %s", c.pre, got, c.want)
 		}

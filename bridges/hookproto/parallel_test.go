@@ -1,7 +1,6 @@
 package hookproto
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dshkit/dsh/internal/syncbuf"
 )
 
 // Decision 3: ten hooks of 200 ms each start together.
@@ -117,30 +118,16 @@ func TestDetachedDrainDeadline(t *testing.T) {
 }
 
 func TestDetachedCallbackPanicIsLogged(t *testing.T) {
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	var logs syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
 	d := NewDetached(context.Background(), log)
 	d.Go(context.Background(), Command{Command: "true"}, func(Result) { panic("boom") })
 	if err := d.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "panicked") || !strings.Contains(logs.String(), "boom") {
 		t.Errorf("log = %q", logs.String())
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // Wait returns once every detached run has finished (its callback included), run after

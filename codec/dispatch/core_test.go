@@ -4,7 +4,6 @@
 package dispatch_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -126,17 +125,6 @@ func TestUnregisterAndClose(t *testing.T) {
 	if got := run(); got != "" {
 		t.Errorf("after reg.Close: %q", got)
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func TestAudit(t *testing.T) {

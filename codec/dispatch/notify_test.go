@@ -4,7 +4,6 @@
 package dispatch_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshkit/dsh/internal/syncbuf"
 )
 
 func TestNotification(t *testing.T) {
@@ -42,9 +43,8 @@ func TestNotification(t *testing.T) {
 }
 
 func TestObserver(t *testing.T) {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	reg := NewRegistry(WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))))
+	var buf syncbuf.Buffer
+	reg := NewRegistry(WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	var ran []string
 	reg.Plugin("a").OnSeen(func(context.Context, *DemoPayload) { ran = append(ran, "a"); panic("observer boom") })
 	reg.Plugin("b").OnSeen(func(context.Context, *DemoPayload) { ran = append(ran, "b") })
@@ -55,9 +55,7 @@ func TestObserver(t *testing.T) {
 	if le := wantListenerError(t, err, "a#1", nil); le.Panic != "observer boom" {
 		t.Errorf("panic %v", le.Panic)
 	}
-	mu.Lock()
 	logged := buf.String()
-	mu.Unlock()
 	for _, want := range []string{"observer failed", "event=demo/seen", "listener=a#1", "observer boom"} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("log %q lacks %q", logged, want)

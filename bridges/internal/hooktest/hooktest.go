@@ -355,3 +355,16 @@ func Describe(d any) string {
 	}
 	return fmt.Sprintf("%T", d)
 }
+
+// PreCompactString describes a compaction/pre-compact decision for a comparison: its kind,
+// then ":" and a defer's reason or a proceed's instructions joined by "|" when it has any.
+func PreCompactString(d dsh.PreCompactDecision) string {
+	got := string(d.Kind())
+	if x, ok := d.(dsh.PreCompactDefer); ok {
+		got += ":" + x.Reason
+	}
+	if x, ok := d.(dsh.PreCompactProceed); ok && len(x.Instructions) > 0 {
+		got += ":" + strings.Join(x.Instructions, "|")
+	}
+	return got
+}
