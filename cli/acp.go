@@ -31,12 +31,13 @@ const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
                [--dialect claude-code|codex|gemini] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
                [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
-               [--mcp-trust NAME]...
+               [--mcp-trust NAME]... [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
 session/new is a dsh session working in the session's cwd: Read, Write and Edit are
-confined to it, Bash is not (it runs with your user's rights, as under dsh run); the
+confined to it, Bash only under --sandbox (as under dsh run; by default it runs with your
+user's rights); the
 session's mcpServers are mounted; session/load resumes a session from its log (a damaged
 log is refused and left as it is: see dsh log --repair). The
 process ends when stdin does, after cancelling and settling every session.
@@ -74,6 +75,10 @@ process ends when stdin does, after cancelling and settling every session.
                        server's annotation is a hint, not a permission); repeatable
   --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
                        servers; repeatable
+  --sandbox MODE, --add-dir DIR, --sandbox-network
+                       as dsh run: confine every Bash command of every session (read-only,
+                       workspace-write or danger-full-access, the default; see dsh run --help
+                       for what each allows); the session's cwd is its workspace
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
 config file, a database it cannot reach); 2 for a usage error.

@@ -39,6 +39,7 @@ func exitCodeOf(d dsh.ToolResultLogged) int {
 // timings, for a session too long to read event by event.
 type logSummary struct {
 	sessionID   string
+	sandbox     string // the last session/sandbox record, described
 	events      int
 	first, last time.Time
 
@@ -87,6 +88,8 @@ func (s *logSummary) add(e session.Event) {
 	switch d := data.(type) {
 	case dsh.SessionCreated:
 		s.sessionID = d.SessionID
+	case dsh.SandboxApplied:
+		s.sandbox = sandboxLine(d)
 	case dsh.TurnStart:
 		s.turns++
 		s.turnStart = e.Time
@@ -148,6 +151,9 @@ func (s *logSummary) write(w io.Writer) {
 		fmt.Fprintf(w, ", %s to %s (%s)", s.first.Format(time.RFC3339), s.last.Format(time.RFC3339), s.last.Sub(s.first).Round(time.Millisecond))
 	}
 	fmt.Fprintln(w)
+	if s.sandbox != "" {
+		fmt.Fprintln(w, s.sandbox)
+	}
 	fmt.Fprintf(w, "turns:  %d%s, %d model steps, %s in turns\n", s.turns, counts(s.ends), s.steps, s.turnTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "tokens: %d in, %d out\n", s.tokensIn, s.tokensOut)
 	total, failed := 0, 0

@@ -41,6 +41,7 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
                [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
                [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
 
 Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
@@ -54,10 +55,16 @@ is opened through os.Root, so neither "..", an absolute path nor a symlink (even
 swapped in mid-call) leads outside, and only regular files are opened (a FIFO, device or
 socket is refused). Read streams the file: at most 256 KiB of text per call (a larger whole file
 needs offset and limit), lines cut at 2000 characters with a note.
-Bash is NOT confined: its commands run with your user's rights, in the workspace as the
-current directory, and can read, write and delete anything you can. Hooks and MCP servers
-run with your rights too. Guard Bash with hooks or plugins, or run dsh in a sandbox (a
-container or VM) when that matters.
+Bash is confined only under --sandbox (below; the default, danger-full-access, runs its
+commands with your user's rights: they can read, write and delete anything you can).
+Hooks and MCP servers are never sandboxed: they run with your rights, as in Claude Code.
+
+  mode                read                 write                          network  processes
+  read-only           all you can read     nowhere                        off      512, own /proc
+  workspace-write     all you can read     the workspace, a private       off      512, own /proc
+                      (~/.ssh included)    TMPDIR, each --add-dir; never
+                                           .git .dsh .claude .codex
+  danger-full-access  all you can          all you can                    on       unbounded
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
@@ -136,6 +143,17 @@ container or VM) when that matters.
                        claude -p --permission-mode default. Headless, no one answers: a
                        PermissionRequest hook (approval/answer) may allow or deny, else the
                        call is denied. The hooks get it as permission_mode
+
+  --sandbox MODE       confine every Bash command (Landlock, user/PID/mount/network
+                       namespaces, no_new_privs; Linux 6.2+): read-only, workspace-write or
+                       danger-full-access (default: unconfined). A write the sandbox stops
+                       fails with the shell's own error, which the model reads. Where the
+                       system cannot confine, the run refuses to start, saying why. The log
+                       records the mode (session/sandbox)
+  --add-dir DIR        with --sandbox workspace-write: another directory Bash may write
+                       (repeatable)
+  --sandbox-network    with --sandbox read-only or workspace-write: let Bash reach the
+                       network (off by default)
 
   --output-format F    text (default): the final answer on stdout; json: one object on stdout
                        with type "result", subtype (success, error_max_turns,

@@ -45,7 +45,7 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 	if o.stopCap >= 0 {
 		cfg.Limits.StopCap = &o.stopCap
 	}
-	if mode, err := sandbox.ParseMode(o.sandbox); err == nil && mode != sandbox.DangerFullAccess {
+	if mode, err := sandbox.ParseMode(o.sandbox); err == nil {
 		cfg.Sandbox = &sandbox.Policy{Mode: mode, AddDirs: o.addDirs, Network: o.sandboxNetwork}
 	}
 	if o.contextWindow >= 0 {

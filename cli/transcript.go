@@ -58,6 +58,19 @@ func sourceOf(s dsh.MessageSource) string {
 	return "user"
 }
 
+// sandboxLine describes a session/sandbox record: "sandbox: MODE", the writable roots under
+// workspace-write, and whether the network is on.
+func sandboxLine(d dsh.SandboxApplied) string {
+	s := "sandbox: " + string(d.Mode)
+	if len(d.WritableRoots) > 0 {
+		s += " (writes " + strings.Join(d.WritableRoots, ", ") + ")"
+	}
+	if d.Network {
+		return s + ", network on"
+	}
+	return s + ", network off"
+}
+
 func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
@@ -70,6 +83,8 @@ func line(e session.Event) string {
 	}
 	//dshvet:partial the transcript shows the conversation and what decided it; bookkeeping events are not printed
 	switch d := data.(type) {
+	case dsh.SandboxApplied:
+		return "── " + sandboxLine(d)
 	case dsh.TurnStart:
 		return fmt.Sprintf("── turn %d", d.Turn)
 	case dsh.TurnEnd:

@@ -64,7 +64,8 @@ type Config struct {
 	// Sandbox confines Bash (runtime/sandbox): its mode, the directories it may write
 	// besides the workspace (Policy.Workspace is set to Workspace) and its network; nil, or
 	// danger-full-access, runs Bash with the user's rights. A sandbox the system cannot
-	// enforce fails New, saying why; it never runs unconfined.
+	// enforce fails New, saying why; it never runs unconfined. When it is not nil, Start
+	// records it in the log (session/sandbox), danger-full-access included.
 	Sandbox *sandbox.Policy
 	// Note receives the one-line notices meant for the user: project hooks or MCP
 	// servers not loaded for want of trust, MCP servers that failed to start (nil: the
@@ -247,8 +248,28 @@ func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop
 	if err != nil {
 		return nil, err
 	}
+	if rec, ok := s.sandboxApplied(); ok {
+		if _, err := s.cfg.Log.Append(ctx, rec); err != nil {
+			_ = a.Close()
+			return nil, fmt.Errorf("recording the sandbox: %w", err)
+		}
+	}
 	s.Turns.SetAgent(a)
 	return a, nil
+}
+
+// sandboxApplied is the session/sandbox record of Config.Sandbox (none when it is nil): the
+// mode, and under workspace-write the directories a command may write.
+func (s *Session) sandboxApplied() (dsh.SandboxApplied, bool) {
+	p := s.cfg.Sandbox
+	if p == nil {
+		return dsh.SandboxApplied{}, false
+	}
+	rec := dsh.SandboxApplied{Mode: dsh.SandboxMode(p.Mode), Network: p.Network || p.Mode == sandbox.DangerFullAccess}
+	if sb := s.Builtin.Sandbox; sb != nil && p.Mode == sandbox.WorkspaceWrite {
+		rec.WritableRoots = sb.WritableRoots()
+	}
+	return rec, true
 }
 
 // MaxTurnsReached says whether Limits.MaxTurns ended a turn.

@@ -44,6 +44,7 @@ var SessionEventTypes = []string{
 	SessionCreatedType,
 	EndListenerOverrunType,
 	SessionEndSeedType,
+	SandboxAppliedType,
 	StartListenerOverrunType,
 	StepEndType,
 	StepStartType,
@@ -182,6 +183,12 @@ func DecodeSessionEventData(typ string, data []byte) (SessionEventData, error) {
 		return v, nil
 	case SessionEndSeedType:
 		var v SessionEndSeed
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case SandboxAppliedType:
+		var v SandboxApplied
 		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}

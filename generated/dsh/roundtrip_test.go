@@ -1131,6 +1131,15 @@ func TestRoundTrip(t *testing.T) {
 			Step:       1,
 		})
 	})
+	t.Run("SandboxApplied", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SandboxApplied", closed, dsh.SandboxApplied{
+			Mode: dsh.SandboxModeReadOnly,
+			WritableRoots: []string{
+				"text-writableRoots",
+			},
+			Network: true,
+		})
+	})
 	t.Run("SessionCreated", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionCreated", closed, dsh.SessionCreated{
 			SessionID:   "text-sessionId",

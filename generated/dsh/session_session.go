@@ -110,6 +110,18 @@ func (SessionEndSeed) SessionEventType() string {
 	return SessionEndSeedType
 }
 
+// SandboxAppliedType is the session-log type of the session/sandbox event, whose data is
+// SandboxApplied (appended by: runtime).
+//
+// session/sandbox records the Bash sandbox a run of the session applies.
+const SandboxAppliedType = "session/sandbox"
+
+// SessionEventType returns SandboxAppliedType: SandboxApplied is the data of
+// session/sandbox events.
+func (SandboxApplied) SessionEventType() string {
+	return SandboxAppliedType
+}
+
 // StartListenerOverrunType is the session-log type of the session/start-listener-overrun
 // event, whose data is StartListenerOverrun (appended by: runtime).
 //

@@ -1707,6 +1707,95 @@ func (r SessionCreated) Validate() error {
 	return nil
 }
 
+// SandboxMode is a Bash sandbox mode, with Codex's names and meanings (runtime/sandbox):
+// "read-only", "workspace-write" or "danger-full-access" (unconfined).
+type SandboxMode string
+
+const (
+	// SandboxModeReadOnly is the SandboxMode value "read-only".
+	SandboxModeReadOnly SandboxMode = "read-only"
+	// SandboxModeWorkspaceWrite is the SandboxMode value "workspace-write".
+	SandboxModeWorkspaceWrite SandboxMode = "workspace-write"
+	// SandboxModeDangerFullAccess is the SandboxMode value "danger-full-access".
+	SandboxModeDangerFullAccess SandboxMode = "danger-full-access"
+)
+
+// SandboxModeValues lists every SandboxMode value, in spec order.
+var SandboxModeValues = []SandboxMode{SandboxModeReadOnly, SandboxModeWorkspaceWrite, SandboxModeDangerFullAccess}
+
+// Valid reports whether v is one of the SandboxModeValues.
+func (v SandboxMode) Valid() bool {
+	switch v {
+	case SandboxModeReadOnly, SandboxModeWorkspaceWrite, SandboxModeDangerFullAccess:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SandboxMode, rejecting any value not in SandboxModeValues with an
+// ErrInvalidEnum *DecodeError.
+func (v *SandboxMode) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SandboxMode", data, v, SandboxModeValues)
+}
+
+// SandboxApplied records what confines the session's Bash commands from this event on. A
+// program running the session writes it each time it starts or resumes it, so that the log
+// says what every command ran under.
+type SandboxApplied struct {
+	// Mode is the sandbox mode.
+	Mode SandboxMode `json:"mode"`
+	// WritableRoots are the directories a command may write under workspace-write (the
+	// workspace, the sandbox's private temporary directory, the added directories); absent
+	// in the other modes.
+	WritableRoots []string `json:"writableRoots,omitempty"`
+	// Network says whether a command may reach the network.
+	Network bool `json:"network"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SandboxApplied) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SandboxApplied.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SandboxApplied) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("mode").String(string(r.Mode))
+	if r.WritableRoots != nil {
+		codec.EncodeList(enc.Key("writableRoots"), r.WritableRoots, (*codec.Encoder).String)
+	}
+	enc.Key("network").Bool(r.Network)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SandboxApplied strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *SandboxApplied) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SandboxApplied", data)
+	if err != nil {
+		return err
+	}
+	var v SandboxApplied
+	codec.Required(dec, "mode", &v.Mode, codec.Value[SandboxMode])
+	codec.Optional(dec, "writableRoots", &v.WritableRoots, codec.ListOf(codec.Value[string]))
+	codec.Required(dec, "network", &v.Network, codec.Value[bool])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SandboxApplied) Validate() error {
+	if err := codec.CheckEnum(r.Mode); err != nil {
+		return codec.FieldError("SandboxApplied", "mode", err)
+	}
+	return nil
+}
+
 // SessionEndSeed marks the end of the events a seeded or forked session copied from its
 // seed; the events before it were not produced by this session.
 type SessionEndSeed struct{}
