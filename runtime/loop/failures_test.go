@@ -35,13 +35,7 @@ func TestPreStepPanicEndsTurnError(t *testing.T) {
 
 func TestLogFailureMidTurn(t *testing.T) {
 	e := newEnv(t, calls("c1:breaker"), text("recovered"))
-	store := &failingStore{Memory: session.NewMemory()}
-	l, err := session.Open(context.Background(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	e.log = l
+	store := e.failingLog(t)
 	e.register(toolDef("breaker", false, func(ctx context.Context, rc *tools.RunContext) (any, error) {
 		store.setFail(true) // the disk fills up while the tool runs
 		return "ok", nil
@@ -154,12 +148,7 @@ func TestUnrecordedDecisionIsLogged(t *testing.T) {
 func TestFailedInboxDiscardIsLogged(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		e := newEnv(t)
-		store := &failingStore{Memory: session.NewMemory()}
-		l, err := session.Open(context.Background(), store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.log = l
+		store := e.failingLog(t)
 		var logs bytes.Buffer
 		e.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		a := e.agent()
@@ -179,7 +168,6 @@ func TestFailedInboxDiscardIsLogged(t *testing.T) {
 		diff(t, fmt.Sprintf("fail=%v: pending next-step messages", fail), want, len(nextStep))
 		store.setFail(false)
 		closeWithin(t, a)
-		_ = l.Close()
 	}
 }
 
@@ -187,12 +175,7 @@ func TestFailedInboxDiscardIsLogged(t *testing.T) {
 func TestUnrecordedSessionStartOverrunIsLogged(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		e := newEnv(t)
-		store := &failingStore{Memory: session.NewMemory()}
-		l, err := session.Open(context.Background(), store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.log = l
+		store := e.failingLog(t)
 		var logs bytes.Buffer
 		e.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		e.cfg.SessionStartTimeout = 20 * time.Millisecond
@@ -206,9 +189,8 @@ func TestUnrecordedSessionStartOverrunIsLogged(t *testing.T) {
 		if logged := strings.Contains(logs.String(), "loop: cannot record a session-start overrun"); logged != fail {
 			t.Errorf("fail=%v: logged %v:\n%s", fail, logged, logs.String())
 		}
-		diff(t, fmt.Sprintf("fail=%v: overruns recorded", fail), !fail, hasType(l, dsh.StartListenerOverrunType))
+		diff(t, fmt.Sprintf("fail=%v: overruns recorded", fail), !fail, hasType(e.log, dsh.StartListenerOverrunType))
 		closeWithin(t, a)
-		_ = l.Close()
 	}
 }
 

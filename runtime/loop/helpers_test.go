@@ -369,6 +369,20 @@ func await[T any](t testing.TB, ch <-chan T, what string) T {
 }
 
 // failingStore is a memory store whose appends fail while fail is set.
+// failingLog gives e a session log on a failingStore, closed with the test, and returns
+// the store (its appends fail once setFail(true) is called).
+func (e *env) failingLog(t *testing.T) *failingStore {
+	t.Helper()
+	store := &failingStore{Memory: session.NewMemory()}
+	l, err := session.Open(context.Background(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	e.log = l
+	return store
+}
+
 type failingStore struct {
 	*session.Memory
 	mu   sync.Mutex

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
-	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -169,13 +168,7 @@ func TestInvalidInjectChangesNothing(t *testing.T) {
 
 func TestFailedFollowupAppend(t *testing.T) {
 	e := newEnv(t, text("ok"))
-	store := &failingStore{Memory: session.NewMemory()}
-	l, err := session.Open(context.Background(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	e.log = l
+	store := e.failingLog(t)
 	a := e.agent()
 	before := e.log.Len()
 	store.setFail(true)
