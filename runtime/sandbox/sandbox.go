@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dshkit/dsh/internal/procgroup"
 	"github.com/dshkit/dsh/runtime/sandbox/internal/helper"
 )
 
@@ -113,6 +114,7 @@ type Sandbox struct {
 	policy   Policy
 	tempDir  string
 	writable []string
+	zygotes  zygotes // the helpers Start runs commands through (Linux)
 }
 
 // New checks the policy and that this system can enforce it, and makes the private
@@ -258,24 +260,128 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 		return errors.New("sandbox: Wrap after Start")
 	}
 	if s.tempDir != "" {
-		env := cmd.Env
-		if env == nil {
-			env = os.Environ()
-		}
-		kept := make([]string, 0, len(env)+1)
-		for _, kv := range env {
-			if !strings.HasPrefix(kv, "TMPDIR=") {
-				kept = append(kept, kv)
-			}
-		}
-		cmd.Env = append(kept, "TMPDIR="+s.tempDir)
+		cmd.Env = s.env(cmd)
 	}
 	return wrap(s, cmd)
 }
 
-// Close removes the private temporary directory. It may be called more than once.
+// env is cmd's environment (the process's when cmd.Env is nil), with TMPDIR the private
+// temporary directory when there is one.
+func (s *Sandbox) env(cmd *exec.Cmd) []string {
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if s.tempDir == "" {
+		return env
+	}
+	kept := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			kept = append(kept, kv)
+		}
+	}
+	return append(kept, "TMPDIR="+s.tempDir)
+}
+
+// Process is a command Start started, confined or not.
+type Process struct {
+	cmd   *exec.Cmd
+	group *procgroup.Group // unconfined
+	run   running          // confined
+	code  int
+}
+
+// running is a confined command: the per-OS side of a Process.
+type running interface {
+	// wait waits for the command's first process to end and its output to be copied,
+	// and returns its exit code (-1 when a signal ended it).
+	wait() (int, error)
+	// kill ends the command's process group.
+	kill()
+	// pid is the command's first process's id, in the sandbox's PID namespace.
+	pid() int
+}
+
+// Start starts cmd, not yet started, in a process group of its own. Confined, it runs
+// through the sandbox's helper, which set up the namespaces, the mounts and the Landlock
+// rules once for the session (started anew when a read-only subpath appeared since), so
+// that a command costs one fork and exec more than an unconfined one; its TMPDIR is the
+// private temporary directory. Under DangerFullAccess, and for a nil *Sandbox, it starts
+// cmd as it is (internal/procgroup). cmd's Stdin is not used (a confined command reads
+// /dev/null); its Stdout, Stderr, Dir, Env and WaitDelay are.
+func (s *Sandbox) Start(cmd *exec.Cmd) (*Process, error) {
+	if s == nil || s.policy.Mode == DangerFullAccess {
+		g, err := procgroup.Start(cmd)
+		if err != nil {
+			return nil, err
+		}
+		return &Process{cmd: cmd, group: g}, nil
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	if cmd.Process != nil {
+		return nil, errors.New("sandbox: Start after the command started")
+	}
+	r, err := start(s, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{cmd: cmd, run: r}, nil
+}
+
+// Wait waits for the command to end and its output to be copied, as exec.Cmd.Wait does,
+// but a non-zero exit is not an error: ExitCode has it. It returns exec.ErrWaitDelay when
+// the output was still open WaitDelay after the command ended (a process it left running
+// holds it).
+func (p *Process) Wait() error {
+	if p.run != nil {
+		code, err := p.run.wait()
+		p.code = code
+		return err
+	}
+	err := p.cmd.Wait()
+	if p.cmd.ProcessState != nil {
+		p.code = p.cmd.ProcessState.ExitCode()
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return nil
+	}
+	return err
+}
+
+// ExitCode is the exit code Wait found: -1 when a signal ended the command.
+func (p *Process) ExitCode() int { return p.code }
+
+// Kill ends every process of the command's process group. It may be called any number of
+// times, before or after Wait.
+func (p *Process) Kill() {
+	if p.run != nil {
+		p.run.kill()
+		return
+	}
+	p.group.Kill()
+}
+
+// Pid is the id of the command's first process, which leads its process group (for a
+// confined command, in the sandbox's PID namespace).
+func (p *Process) Pid() int {
+	if p.run != nil {
+		return p.run.pid()
+	}
+	return p.group.Pid()
+}
+
+// Close ends the helpers and every process they started, and removes the private
+// temporary directory. It may be called more than once.
 func (s *Sandbox) Close() {
-	if s != nil && s.tempDir != "" {
+	if s == nil {
+		return
+	}
+	s.closeZygotes()
+	if s.tempDir != "" {
 		_ = os.RemoveAll(s.tempDir)
 	}
 }

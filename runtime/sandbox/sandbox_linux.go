@@ -1,13 +1,11 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -23,30 +21,12 @@ func supported(context.Context, *Sandbox) error {
 	return nil
 }
 
-// probe starts the helper once with the policy and no command, so that whatever the
-// system refuses (user namespaces, a mount, the process limit) is found before the first
-// command, not by it.
-func probe(ctx context.Context, s *Sandbox) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("the running program: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, exe)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := wrapAs(s, cmd, ""); err != nil {
-		return err
-	}
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return errors.New(strings.TrimPrefix(msg, "dsh sandbox: "))
-		}
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EACCES) {
-			return fmt.Errorf("the kernel refused new user namespaces (%w): see /proc/sys/user/max_user_namespaces, kernel.unprivileged_userns_clone or AppArmor's apparmor_restrict_unprivileged_userns", err)
-		}
-		return fmt.Errorf("the sandbox helper failed: %w", err)
-	}
-	return nil
+// probe starts the helper that will run the commands (the zygote), which reports ready
+// once the policy is applied, so that whatever the system refuses (user namespaces, a
+// mount, the process limit) is found before the first command, not by it.
+func probe(_ context.Context, s *Sandbox) error {
+	_, err := s.zygoteFor(s.spec())
+	return err
 }
 
 func wrap(s *Sandbox, cmd *exec.Cmd) error { return wrapAs(s, cmd, cmd.Path) }

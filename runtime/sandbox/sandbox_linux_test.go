@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshkit/dsh/internal/syncbuf"
 	"github.com/dshkit/dsh/runtime/sandbox"
 )
 
@@ -54,30 +56,57 @@ func newFixture(t *testing.T, mode sandbox.Mode, p sandbox.Policy) fixture {
 	return f
 }
 
-// run runs script with bash -c in the workspace, confined, and returns its combined
+// run runs script with bash -c in the workspace, confined (Start: through the helper
+// that serves the session's commands, as the Bash tool does), and returns its combined
 // output and exit code.
 func (f fixture) run(t *testing.T, script string, env ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = f.ws
 	cmd.Env = append(os.Environ(), append([]string{"OUT=" + f.out, "WS=" + f.ws}, env...)...)
 	cmd.WaitDelay = time.Second
+	var out syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	p, err := f.sb.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		p.Kill()
+		<-done
+		t.Fatalf("%q timed out; output %q", script, out.String())
+	}
+	p.Kill()
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		t.Fatalf("%q: %v", script, err)
+	}
+	return out.String(), p.ExitCode()
+}
+
+// TestWrap: a command Wrap confines on its own (new namespaces and rules for it alone)
+// writes the workspace but not outside it.
+func TestWrap(t *testing.T) {
+	f := newFixture(t, sandbox.WorkspaceWrite, sandbox.Policy{})
+	cmd := exec.Command("bash", "-c", `echo in > inside; echo out > "$OUT/secret"`)
+	cmd.Dir = f.ws
+	cmd.Env = append(os.Environ(), "OUT="+f.out)
 	if err := f.sb.Wrap(cmd); err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("%q timed out; output %q", script, out)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("a write outside under Wrap: %v, %q", err, out)
 	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%q: %v", script, err)
+	if b, _ := os.ReadFile(filepath.Join(f.out, "secret")); string(b) != "original\n" {
+		t.Errorf("the secret outside is now %q", b)
 	}
-	return string(out), code
+	if b, _ := os.ReadFile(filepath.Join(f.ws, "inside")); string(b) != "in\n" {
+		t.Errorf("the workspace file is %q", b)
+	}
 }
 
 // snapshot is every path beneath dir with its mode and content.
@@ -212,6 +241,26 @@ func TestReadOnlySubpaths(t *testing.T) {
 		t.Errorf("writing a hook: %q, want the shell's Read-only file system", out)
 	}
 	unchanged(t, f.ws, before)
+}
+
+// TestReadOnlySubpathMadeMidSession: a .git a command makes (git init) is writable by that
+// command, as under Codex, and read-only for every later one: the helper serving the
+// session's commands is started anew with it bind-mounted.
+func TestReadOnlySubpathMadeMidSession(t *testing.T) {
+	f := newFixture(t, sandbox.WorkspaceWrite, sandbox.Policy{})
+	if out, code := f.run(t, `mkdir -p .git/hooks && echo made > .git/HEAD`); code != 0 {
+		t.Fatalf("making .git: %d %q", code, out)
+	}
+	out, code := f.run(t, `echo evil > .git/hooks/pre-commit`)
+	if code == 0 || !strings.Contains(out, "Read-only file system") {
+		t.Errorf("writing a hook after .git was made: %d %q, want the shell's Read-only file system", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, ".git/hooks/pre-commit")); err == nil {
+		t.Error("the hook was written")
+	}
+	if out, code := f.run(t, `echo still > notes`); code != 0 {
+		t.Errorf("the workspace stays writable: %d %q", code, out)
+	}
 }
 
 // A directory added with AddDirs is writable; the private TMPDIR is writable.
@@ -416,5 +465,37 @@ func BenchmarkStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCloseEndsWhatCommandsLeft: a process a command left running out of its process group
+// (setsid) lives on for the session, and Close ends it with the helper.
+func TestCloseEndsWhatCommandsLeft(t *testing.T) {
+	f := newFixture(t, sandbox.WorkspaceWrite, sandbox.Policy{})
+	const mark = "987654.25"
+	// The command waits a little, so that setsid has left its group before the group is
+	// killed at its end.
+	if out, code := f.run(t, `setsid sleep `+mark+` >/dev/null 2>&1 < /dev/null & sleep 0.3; echo started`); code != 0 || !strings.Contains(out, "started") {
+		t.Fatalf("starting the escapee: %d %q", code, out)
+	}
+	running := func() bool {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), mark) {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the escapee never ran")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.sb.Close()
+	if running() {
+		t.Error("a process the command left is still running after Close")
 	}
 }

@@ -22,3 +22,10 @@ func supported(context.Context, *Sandbox) error {
 func probe(context.Context, *Sandbox) error { return nil }
 
 func wrap(*Sandbox, *exec.Cmd) error { return supported(context.Background(), nil) }
+
+// zygotes is empty: there are no helpers off Linux.
+type zygotes struct{}
+
+func (s *Sandbox) closeZygotes() {}
+
+func start(*Sandbox, *exec.Cmd) (running, error) { return nil, supported(context.Background(), nil) }

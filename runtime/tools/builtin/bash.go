@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
-	"github.com/dshkit/dsh/internal/procgroup"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -158,27 +157,24 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 	stdout, stderr := &capped{max: o.MaxOutput}, &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 500 * time.Millisecond
-	// The sandbox keeps the process group procgroup sets: killing the group still ends the
-	// whole command (and the sandbox's PID namespace ends with its first process).
-	if err := o.Sandbox.Wrap(cmd); err != nil {
-		return bashResult{}, err
-	}
+	// Start runs the command in a process group of its own, confined when the options
+	// carry a sandbox: killing the group ends the whole command either way.
 	start := time.Now()
-	group, err := procgroup.Start(cmd)
+	proc, err := o.Sandbox.Start(cmd)
 	if err != nil {
 		return bashResult{}, err
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- proc.Wait() }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		group.Kill()
+		proc.Kill()
 		err = <-done
 	}
 	took := time.Since(start)
 	// Whatever the command left running in its group goes with it.
-	group.Kill()
+	proc.Kill()
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return bashResult{}, tools.NewError(CodeBashTimeout, fmt.Sprintf("command timed out after %s", timeout))
@@ -186,15 +182,11 @@ func runBash(ctx context.Context, o Options, command string, timeout time.Durati
 		return bashResult{}, ctxErr
 	}
 	res := bashResult{Stdout: text(stdout.buf.Bytes()), Stderr: text(stderr.buf.Bytes()), OutputTruncated: stdout.truncated || stderr.truncated,
-		WallTime: float64(took.Microseconds()) / 1e6}
+		WallTime: float64(took.Microseconds()) / 1e6, ExitCode: proc.ExitCode()}
 	if o.Style == StyleGemini {
-		res.PGID = group.Pid()
+		res.PGID = proc.Pid()
 	}
-	var exitErr *exec.ExitError
-	switch {
-	case errors.As(err, &exitErr):
-		res.ExitCode = exitErr.ExitCode()
-	case err != nil && !errors.Is(err, exec.ErrWaitDelay):
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		return bashResult{}, err
 	}
 	return res, nil

@@ -8,7 +8,8 @@
 // the helper then runs before the packages it does not need, whose initialization
 // (milliseconds in dsh's binary) would otherwise be paid by every confined command.
 //
-// Its arguments, after Arg: "net" (the network stays on), "np=N" (the process limit),
+// Its arguments, after Arg: "net" (the network stays on), "zygote" (serve a client on
+// ZygoteFD instead of executing one command), "np=N" (the process limit),
 // "w=DIR" (a writable root) and "ro=DIR" (a read-only subpath), in any number and order,
 // then "--", the command's path ("" only applies the policy and exits 0: the probe) and
 // its arguments, argv[0] first.
@@ -29,6 +30,9 @@ type Spec struct {
 	Network bool
 	// MaxProcesses is the PID namespace's pid_max and RLIMIT_NPROC.
 	MaxProcesses int
+	// Zygote makes the helper, once confined, serve its client on ZygoteFD instead of
+	// executing a command: it starts each command the client asks for (see serve).
+	Zygote bool
 }
 
 func init() { Main() }
@@ -57,6 +61,9 @@ func Args(sp Spec, path string, argv []string) []string {
 	if sp.Network {
 		args = append(args, "net")
 	}
+	if sp.Zygote {
+		args = append(args, "zygote")
+	}
 	for _, w := range sp.Writable {
 		args = append(args, "w="+w)
 	}
@@ -81,6 +88,8 @@ func parse(args []string) (sp Spec, path string, argv []string, msg string) {
 			return sp, args[i+1], args[i+2:], ""
 		case a == "net":
 			sp.Network = true
+		case a == "zygote":
+			sp.Zygote = true
 		case len(a) > 3 && a[:3] == "np=":
 			n, ok := atoi(a[3:])
 			if !ok {

@@ -78,6 +78,9 @@ func run(sp Spec, path string, argv []string) string {
 	if msg := apply(sp); msg != "" {
 		return msg
 	}
+	if sp.Zygote {
+		return serve()
+	}
 	if path == "" {
 		return ""
 	}

@@ -1,0 +1,430 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dshkit/dsh/runtime/sandbox/internal/helper"
+)
+
+// zygote is the client of one helper serving in the sandbox's namespaces (helper.serve):
+// it asks it to start commands and hears when they exit. The namespaces, the mounts and
+// the Landlock rules are set up once, when it starts, not once per command: a command
+// then costs one fork and exec in the helper.
+type zygote struct {
+	cmd       *exec.Cmd
+	conn      *net.UnixConn
+	protected []string // the read-only subpaths it bind-mounted
+
+	wmu  sync.Mutex // writes
+	mu   sync.Mutex // what follows
+	next int
+	proc map[string]*zproc
+	live int  // commands started and not exited
+	gone bool // the connection ended: no more commands
+	done chan struct{}
+	// retired: a newer zygote serves new commands; this one ends with its last command.
+	retired bool
+}
+
+// zproc is a command a zygote runs.
+type zproc struct {
+	started chan struct{} // closed on "started" or "failed"
+	exited  chan struct{} // closed on "exited", or when the zygote ends
+	pid     int
+	err     error // the start's failure
+	status  syscall.WaitStatus
+	lost    bool // the zygote ended before the command did
+}
+
+// startZygote starts a helper serving sp in new namespaces and waits until it is
+// confined and ready; its error says what the system refused.
+func startZygote(s *Sandbox, sp helper.Spec) (*zygote, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("the running program: %w", err)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the helper's connection: %w", err)
+	}
+	theirs := os.NewFile(uintptr(fds[1]), "zygote")
+	ours := os.NewFile(uintptr(fds[0]), "zygote client")
+	defer theirs.Close()
+	defer ours.Close()
+	fc, err := net.FileConn(ours)
+	if err != nil {
+		return nil, fmt.Errorf("the helper's connection: %w", err)
+	}
+	conn := fc.(*net.UnixConn)
+	sp.Zygote = true
+	cmd := exec.Command(exe)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.ExtraFiles = []*os.File{theirs}
+	if err := wrapAs(s, cmd, ""); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	cmd.Args = append([]string{exe, helper.Arg}, helper.Args(sp, "", nil)...)
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		return nil, userNamespaceError(err)
+	}
+	theirs.Close()
+	z := &zygote{cmd: cmd, conn: conn, protected: sp.Protected, proc: map[string]*zproc{}, done: make(chan struct{})}
+	ready := make(chan bool, 1)
+	go z.read(ready)
+	if !<-ready {
+		conn.Close()
+		_ = cmd.Wait()
+		if msg := string(bytes.TrimSpace(stderr.Bytes())); msg != "" {
+			return nil, errors.New(string(bytes.TrimPrefix([]byte(msg), []byte("dsh sandbox: "))))
+		}
+		return nil, errors.New("the sandbox helper ended before it was ready")
+	}
+	return z, nil
+}
+
+// userNamespaceError explains a start refused for want of user namespaces.
+func userNamespaceError(err error) error {
+	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EACCES) {
+		return fmt.Errorf("the kernel refused new user namespaces (%w): see /proc/sys/user/max_user_namespaces, kernel.unprivileged_userns_clone or AppArmor's apparmor_restrict_unprivileged_userns", err)
+	}
+	return fmt.Errorf("the sandbox helper failed: %w", err)
+}
+
+// read reads the helper's frames until the connection ends, then fails what is pending.
+func (z *zygote) read(ready chan<- bool) {
+	r := bufio.NewReader(z.conn)
+	first := true
+	for {
+		var head [4]byte
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			break
+		}
+		n := binary.LittleEndian.Uint32(head[:])
+		if n > 1<<20 {
+			break
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			break
+		}
+		f := bytes.Split(body, []byte{0})
+		if first {
+			first = false
+			ok := len(f) == 1 && string(f[0]) == "ready"
+			ready <- ok
+			if !ok {
+				break
+			}
+			continue
+		}
+		z.frame(f)
+	}
+	if first {
+		ready <- false
+	}
+	z.mu.Lock()
+	z.gone = true
+	for id, p := range z.proc {
+		p.lost = true
+		closeOnce(p.started)
+		close(p.exited)
+		delete(z.proc, id)
+	}
+	z.mu.Unlock()
+	close(z.done)
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// frame handles one of the helper's reports (see helper's handle).
+func (z *zygote) frame(f [][]byte) {
+	if len(f) < 2 {
+		return
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	p := z.proc[string(f[1])]
+	if p == nil {
+		return
+	}
+	switch string(f[0]) {
+	case "started":
+		if len(f) == 3 {
+			p.pid, _ = strconv.Atoi(string(f[2]))
+		}
+		closeOnce(p.started)
+	case "failed":
+		errno, _ := strconv.Atoi(string(f[2]))
+		msg := ""
+		if len(f) > 3 {
+			msg = string(f[3])
+		}
+		p.err = fmt.Errorf("sandbox: starting the command: %s: %w", msg, syscall.Errno(errno))
+		closeOnce(p.started)
+		close(p.exited)
+		delete(z.proc, string(f[1]))
+		z.live--
+		z.endIfRetired()
+	case "exited":
+		if len(f) == 4 {
+			p.pid, _ = strconv.Atoi(string(f[2]))
+			st, _ := strconv.ParseUint(string(f[3]), 10, 32)
+			p.status = syscall.WaitStatus(st)
+		}
+		closeOnce(p.started)
+		close(p.exited)
+		delete(z.proc, string(f[1]))
+		z.live--
+		z.endIfRetired()
+	}
+}
+
+// endIfRetired closes a retired zygote's connection once its last command has exited
+// (the helper then ends whatever the commands left, and itself). z.mu is held.
+func (z *zygote) endIfRetired() {
+	if z.retired && z.live == 0 {
+		z.conn.Close()
+	}
+}
+
+// retire stops z from taking commands; it ends with its last one.
+func (z *zygote) retire() {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.retired = true
+	z.endIfRetired()
+}
+
+// close ends the helper and every process it started, and waits for it.
+func (z *zygote) close() {
+	z.conn.Close()
+	<-z.done
+	_ = z.cmd.Wait()
+}
+
+// send writes one frame of fields with the descriptors files.
+func (z *zygote) send(files []*os.File, fields ...string) error {
+	var body []byte
+	for i, f := range fields {
+		if i > 0 {
+			body = append(body, 0)
+		}
+		body = append(body, f...)
+	}
+	head := binary.LittleEndian.AppendUint32(nil, uint32(len(body)))
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = syscall.UnixRights(fds...)
+	}
+	z.wmu.Lock()
+	defer z.wmu.Unlock()
+	if _, _, err := z.conn.WriteMsgUnix(head, oob, nil); err != nil {
+		return err
+	}
+	_, err := z.conn.Write(body)
+	return err
+}
+
+// start asks the helper to run cmd with stdout and stderr; the returned process has
+// started, or the error says why not.
+func (z *zygote) start(cmd *exec.Cmd, env []string, stdout, stderr *os.File) (*zproc, error) {
+	z.mu.Lock()
+	if z.gone || z.retired {
+		z.mu.Unlock()
+		return nil, errors.New("sandbox: the helper has ended")
+	}
+	z.next++
+	id := strconv.Itoa(z.next)
+	p := &zproc{started: make(chan struct{}), exited: make(chan struct{})}
+	z.proc[id] = p
+	z.live++
+	z.mu.Unlock()
+	fields := append([]string{"run", id, cmd.Dir, cmd.Path, strconv.Itoa(len(cmd.Args))}, cmd.Args...)
+	fields = append(fields, env...)
+	if err := z.send([]*os.File{stdout, stderr}, fields...); err != nil {
+		z.mu.Lock()
+		if z.proc[id] == p {
+			delete(z.proc, id)
+			z.live--
+		}
+		z.mu.Unlock()
+		return nil, fmt.Errorf("sandbox: asking the helper to start %s: %w", cmd.Path, err)
+	}
+	<-p.started
+	if p.err != nil {
+		return nil, p.err
+	}
+	if p.lost {
+		return nil, errors.New("sandbox: the helper ended before the command started")
+	}
+	return p, nil
+}
+
+// kill sends sig to the process group of p's command.
+func (z *zygote) kill(p *zproc, sig syscall.Signal) {
+	if p.pid > 1 {
+		_ = z.send(nil, "kill", strconv.Itoa(p.pid), strconv.Itoa(int(sig)))
+	}
+}
+
+// zygotes are a sandbox's helpers: the one serving new commands, and older ones ending
+// with their last command.
+type zygotes struct {
+	mu  sync.Mutex
+	cur *zygote
+	old []*zygote
+}
+
+// zygoteFor is the zygote serving sp's read-only subpaths, started anew when they changed
+// (a .git made since), so that each command gets the subpaths that exist as it starts.
+func (s *Sandbox) zygoteFor(sp helper.Spec) (*zygote, error) {
+	zs := &s.zygotes
+	zs.mu.Lock()
+	defer zs.mu.Unlock()
+	if z := zs.cur; z != nil {
+		z.mu.Lock()
+		usable := !z.gone && slices.Equal(z.protected, sp.Protected)
+		z.mu.Unlock()
+		if usable {
+			return z, nil
+		}
+		z.retire()
+		zs.old = append(zs.old, z)
+		zs.cur = nil
+	}
+	z, err := startZygote(s, sp)
+	if err != nil {
+		return nil, err
+	}
+	zs.cur = z
+	return z, nil
+}
+
+// closeZygotes ends every zygote of s.
+func (s *Sandbox) closeZygotes() {
+	s.zygotes.mu.Lock()
+	all := append(s.zygotes.old, s.zygotes.cur)
+	s.zygotes.old, s.zygotes.cur = nil, nil
+	s.zygotes.mu.Unlock()
+	for _, z := range all {
+		if z != nil {
+			z.close()
+		}
+	}
+}
+
+// zrun is a command a zygote runs, with the copies of its output.
+type zrun struct {
+	z       *zygote
+	p       *zproc
+	delay   time.Duration // exec.Cmd's WaitDelay
+	readers []*os.File
+	copies  sync.WaitGroup
+}
+
+// start runs cmd confined, through the zygote serving the read-only subpaths that exist
+// now.
+func start(s *Sandbox, cmd *exec.Cmd) (running, error) {
+	z, err := s.zygoteFor(s.spec())
+	if err != nil {
+		return nil, refusal(s.policy.Mode, err)
+	}
+	r := &zrun{z: z, delay: cmd.WaitDelay}
+	var ends []*os.File
+	for _, w := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			r.closeAll(ends)
+			return nil, err
+		}
+		ends = append(ends, pw)
+		r.readers = append(r.readers, pr)
+		if w == nil {
+			w = io.Discard
+		}
+		r.copies.Go(func() { _, _ = io.Copy(w, pr) })
+	}
+	p, err := z.start(cmd, s.env(cmd), ends[0], ends[1])
+	for _, w := range ends {
+		w.Close()
+	}
+	if err != nil {
+		r.closeAll(nil)
+		return nil, err
+	}
+	r.p = p
+	return r, nil
+}
+
+func (r *zrun) closeAll(ends []*os.File) {
+	for _, f := range ends {
+		f.Close()
+	}
+	for _, f := range r.readers {
+		f.Close()
+	}
+	r.copies.Wait()
+}
+
+func (r *zrun) wait() (int, error) {
+	<-r.p.exited
+	copied := make(chan struct{})
+	go func() { r.copies.Wait(); close(copied) }()
+	var err error
+	if r.p.lost {
+		err = errors.New("sandbox: the helper ended while the command ran")
+	}
+	if r.delay > 0 {
+		select {
+		case <-copied:
+		case <-time.After(r.delay):
+			for _, f := range r.readers {
+				f.Close()
+			}
+			<-copied
+			if err == nil {
+				err = exec.ErrWaitDelay
+			}
+		}
+	} else {
+		<-copied
+	}
+	for _, f := range r.readers {
+		f.Close()
+	}
+	ws := r.p.status
+	if r.p.lost || !ws.Exited() {
+		return -1, err
+	}
+	return ws.ExitStatus(), err
+}
+
+func (r *zrun) kill() { r.z.kill(r.p, syscall.SIGKILL) }
+
+func (r *zrun) pid() int { return r.p.pid }
