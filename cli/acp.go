@@ -36,8 +36,7 @@ const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
 session/new is a dsh session working in the session's cwd: Read, Write and Edit are
-confined to it, Bash only under --sandbox (as under dsh run; by default it runs with your
-user's rights); the
+confined to it, Bash by --sandbox (as under dsh run: workspace-write by default); the
 session's mcpServers are mounted; session/load resumes a session from its log (a damaged
 log is refused and left as it is: see dsh log --repair). The
 process ends when stdin does, after cancelling and settling every session.
@@ -77,8 +76,8 @@ process ends when stdin does, after cancelling and settling every session.
                        servers; repeatable
   --sandbox MODE, --add-dir DIR, --sandbox-network
                        as dsh run: confine every Bash command of every session (read-only,
-                       workspace-write or danger-full-access, the default; see dsh run --help
-                       for what each allows); the session's cwd is its workspace
+                       workspace-write, the default, or danger-full-access; see dsh run
+                       --help for what each allows); the session's cwd is its workspace
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
 config file, a database it cannot reach); 2 for a usage error.

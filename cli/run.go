@@ -55,9 +55,11 @@ is opened through os.Root, so neither "..", an absolute path nor a symlink (even
 swapped in mid-call) leads outside, and only regular files are opened (a FIFO, device or
 socket is refused). Read streams the file: at most 256 KiB of text per call (a larger whole file
 needs offset and limit), lines cut at 2000 characters with a note.
-Bash is confined only under --sandbox (below; the default, danger-full-access, runs its
-commands with your user's rights: they can read, write and delete anything you can).
-Hooks and MCP servers are never sandboxed: they run with your rights, as in Claude Code.
+Bash is confined by --sandbox (below), workspace-write by default, as under Codex: its
+commands read what you can, but write only the workspace, and reach no network; with
+--sandbox danger-full-access they run with your user's rights and can read, write and
+delete anything you can. Hooks and MCP servers are never sandboxed: they run with your
+rights, as in Claude Code.
 
   mode                read                 write                          network  processes
   read-only           all you can read     nowhere                        off      512, own /proc
@@ -145,11 +147,12 @@ Hooks and MCP servers are never sandboxed: they run with your rights, as in Clau
                        call is denied. The hooks get it as permission_mode
 
   --sandbox MODE       confine every Bash command (Landlock, user/PID/mount/network
-                       namespaces, no_new_privs; Linux 6.2+): read-only, workspace-write or
-                       danger-full-access (default: unconfined). A write the sandbox stops
-                       fails with the shell's own error, which the model reads. Where the
-                       system cannot confine, the run refuses to start, saying why. The log
-                       records the mode (session/sandbox)
+                       namespaces, no_new_privs; Linux 6.2+): read-only, workspace-write
+                       (the default) or danger-full-access (unconfined). A write the sandbox
+                       stops fails with the shell's own error, which the model reads. Where
+                       the system cannot confine (macOS, Windows, an older kernel), the run
+                       refuses to start, saying why: choose danger-full-access there. The
+                       log records the mode (session/sandbox)
   --add-dir DIR        with --sandbox workspace-write: another directory Bash may write
                        (repeatable)
   --sandbox-network    with --sandbox read-only or workspace-write: let Bash reach the
@@ -246,7 +249,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
 	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
-	fs.StringVar(&o.sandbox, "sandbox", string(sandbox.DangerFullAccess), "confine Bash: read-only, workspace-write or danger-full-access")
+	fs.StringVar(&o.sandbox, "sandbox", string(sandbox.DefaultMode), "confine Bash: read-only, workspace-write (default) or danger-full-access")
 	fs.Var(&o.addDirs, "add-dir", "with --sandbox workspace-write: another directory Bash may write (repeatable)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "with --sandbox read-only or workspace-write: let Bash reach the network")
 }

@@ -257,6 +257,12 @@ func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFil
 		model = "gemini:" + GeminiModel
 	}
 	args := []string{"run", "--model", model, "--workspace", workspace, "--log", logFile, "--hooks", hooks, "--dialect", dialect}
+	if !slices.Contains(extra, "--sandbox") {
+		// The engines run unsandboxed here (--dangerously-skip-permissions,
+		// --dangerously-bypass-approvals-and-sandbox, Gemini CLI's default), and so does
+		// dsh, unless the case asks otherwise.
+		args = append(args, "--sandbox", "danger-full-access")
+	}
 	if !slices.Contains(extra, "--context-window") {
 		// No window unless the case gives one, as with the engines' mock model: the mock's
 		// usage figures say nothing about a real window.
