@@ -26,6 +26,7 @@ var ClaudeCode = Bridge{
 	PlainNotice:        false,
 	SequentialGroups:   false,
 	DedupeByName:       false,
+	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  false,
 	SettingsBlock:      "",
 	Events: []Event{

@@ -26,6 +26,7 @@ var Codex = Bridge{
 	PlainNotice:        false,
 	SequentialGroups:   false,
 	DedupeByName:       false,
+	RegexDialect:       "re2",
 	InvalidRegexExact:  false,
 	SettingsBlock:      "",
 	Events: []Event{

@@ -29,6 +29,7 @@ var Gemini = Bridge{
 	PlainNotice:        true,
 	SequentialGroups:   true,
 	DedupeByName:       true,
+	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  true,
 	CommandVars: map[string]string{
 		"CLAUDE_PROJECT_DIR": "cwd",

@@ -51,6 +51,9 @@ type Bridge struct {
 	SequentialGroups bool
 	// DedupeByName says identical hooks (same name and command) run once.
 	DedupeByName bool
+	// RegexDialect is the syntax of the engine's regex matchers: "ecmascript" (a JavaScript
+	// RegExp without flags) or "re2" (a linear-time engine without lookaround or backreferences).
+	RegexDialect string
 	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
 	InvalidRegexExact bool
 	// CommandVars maps each $NAME substituted (shell-quoted) in a command and exported

@@ -103,6 +103,8 @@ outcome on any other exit; no text on a non-zero exit makes the hook failed.`).I
 		gofile.Comment(`SequentialGroups says a group may set "sequential": true, which runs every matched
 hook of the event in order, each seeing the previous one's rewrite.`).Id("SequentialGroups").Bool(),
 		gofile.Comment(`DedupeByName says identical hooks (same name and command) run once.`).Id("DedupeByName").Bool(),
+		gofile.Comment(`RegexDialect is the syntax of the engine's regex matchers: "ecmascript" (a JavaScript
+RegExp without flags) or "re2" (a linear-time engine without lookaround or backreferences).`).Id("RegexDialect").String(),
 		gofile.Comment(`InvalidRegexExact makes a regex matcher that does not compile an exact string.`).Id("InvalidRegexExact").Bool(),
 		gofile.Comment(`CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
 to it to the top-level stdin field that gives its value.`).Id("CommandVars").Map(jen.String()).String(),
@@ -241,6 +243,7 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 		kv("PlainNotice", jen.Lit(b.PlainNotice)),
 		kv("SequentialGroups", jen.Lit(b.SequentialGroups)),
 		kv("DedupeByName", jen.Lit(b.DedupeByName)),
+		kv("RegexDialect", jen.Lit(b.RegexDialect)),
 		kv("InvalidRegexExact", jen.Lit(b.InvalidRegexExact)),
 	)
 	if len(b.CommandVars) > 0 {
