@@ -147,6 +147,8 @@ type BridgeRewrite struct {
 	Stdin string `json:"stdin"`
 	// Note is appended to the tool's result when a rewrite was applied.
 	Note string `json:"note"`
+	// NonObjectBlocks makes an input that is present but not an object block the call.
+	NonObjectBlocks bool `json:"nonObjectBlocks"`
 }
 
 // BridgeRule is one row of an event's decision table.

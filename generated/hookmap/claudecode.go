@@ -267,7 +267,7 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "hookSpecificOutput.updatedInputMode", Requires: "", RequiresIs: "", Stdin: "", Note: ""},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "hookSpecificOutput.updatedInputMode", Requires: "", RequiresIs: "", Stdin: "", Note: "", NonObjectBlocks: false},
 			Subject: "",
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {

@@ -256,7 +256,7 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Rewrite: &Rewrite{Input: "hookSpecificOutput.tool_input", Mode: "", Requires: "", RequiresIs: "", Stdin: "tool_input", Note: "\n\n[System] Tool input parameters were modified by a hook before execution."},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.tool_input", Mode: "", Requires: "", RequiresIs: "", Stdin: "tool_input", Note: "\n\n[System] Tool input parameters were modified by a hook before execution.", NonObjectBlocks: true},
 			Subject: "",
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {

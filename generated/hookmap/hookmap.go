@@ -186,6 +186,9 @@ type Rewrite struct {
 	Stdin string
 	// Note is appended to the tool's result when a rewrite was applied; "" for none.
 	Note string
+	// NonObjectBlocks makes an input that is present but not a JSON object block the call
+	// (the event's blocking outcome, fail closed) instead of failing the output.
+	NonObjectBlocks bool
 }
 
 // Notice is a field recorded as a user-facing notice (never model-visible).

@@ -188,6 +188,8 @@ to count; "" means no condition.`).List(jen.Id("Requires"), jen.Id("RequiresIs")
 		gofile.Comment(`Stdin is the stdin field a sequential hook's rewrite updates (shallowly merged) for
 the next hook; "" means none.`).Id("Stdin").String(),
 		gofile.Comment(`Note is appended to the tool's result when a rewrite was applied; "" for none.`).Id("Note").String(),
+		gofile.Comment(`NonObjectBlocks makes an input that is present but not a JSON object block the call
+(the event's blocking outcome, fail closed) instead of failing the output.`).Id("NonObjectBlocks").Bool(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Notice is a field recorded as a user-facing notice (never model-visible).").Type().Id("Notice").Struct(
@@ -304,6 +306,7 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 		fields = append(fields, kv("Rewrite", jen.Op("&").Id("Rewrite").Values(
 			kv("Input", jen.Lit(r.Input)), kv("Mode", jen.Lit(r.Mode)), kv("Requires", jen.Lit(r.Requires)),
 			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
+			kv("NonObjectBlocks", jen.Lit(r.NonObjectBlocks)),
 		)))
 	}
 	fields = append(fields, kv("Subject", jen.Lit(e.Subject)), kv("Results", jen.Lit(e.Results)))
