@@ -259,9 +259,9 @@ func (c *Config) Handlers(event string) []Handler {
 // Match returns, in configuration order, the handlers of event whose group matcher
 // matches subject (pass "" for events without a matcher subject: their matchers were
 // dropped at load). A group whose matcher cannot decide ([Matcher.Test]) is not skipped:
-// its handlers are returned with Handler.MatchErr set. In Claude Code a handler whose command and args equal an earlier
-// matched one's is left out, so it runs once (dsh bridge decision 3); Codex keeps every
-// copy.
+// its handlers are returned with Handler.MatchErr set. In Claude Code a handler whose
+// command and args equal an earlier matched one's is left out, so it runs once (dsh bridge
+// decision 3); Codex keeps every copy.
 func (c *Config) Match(event, subject string) []Handler {
 	if c == nil {
 		return nil
