@@ -204,6 +204,15 @@ func Cases() []Case {
 			h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"description":"no command"}}}`))}},
 		pre("matcher-miss", oneCall, Hook{Event: P, Matcher: "Read", Script: "echo no >&2; exit 2"}),
 		pre("matcher-bash", oneCall, Hook{Event: P, Matcher: "Bash", Script: "echo bash blocked >&2; exit 2"}),
+		// JavaScript regular expressions in Claude Code (new RegExp(matcher)): lookahead,
+		// lookbehind and a backreference fire on Bash. Not under Codex: its Rust regex
+		// rejects them, and dsh run refuses a hooks file named on its command line that
+		// holds a group it would skip (docs/decisions/0007-cli.md), so there is no run to
+		// compare.
+		{Name: "pre/matcher-lookahead", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{{Event: P, Matcher: "^(?!Read$)", Script: "echo 'lookahead blocked' >&2; exit 2"}}},
+		{Name: "pre/matcher-lookahead-miss", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{{Event: P, Matcher: "^(?!Bash$)", Script: "echo 'no' >&2; exit 2"}}},
+		{Name: "pre/matcher-lookbehind", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{{Event: P, Matcher: "(?<=Ba)sh", Script: "echo 'lookbehind blocked' >&2; exit 2"}}},
+		{Name: "pre/matcher-backreference", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{{Event: P, Matcher: `^()Bash\1$`, Script: "echo 'backreference blocked' >&2; exit 2"}}},
 		pre("system-message", oneCall, h(P, js(`{"systemMessage":"a note for the user"}`))),
 		pre("deny-two-calls", twoCalls, h(P, "grep -q ran_2 && { echo 'not the second' >&2; exit 2; }; exit 0")),
 		pre("exit2-stdout-json", oneCall, h(P, js(denyJSON)+"; echo 'stderr reason' >&2; exit 2")),

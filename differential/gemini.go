@@ -122,6 +122,9 @@ func geminiCases() []Case {
 		// BeforeTool rewrite: tool_input replaces the arguments.
 		g("tool/rewrite", oneCall, h(BT, rewrite("touch ran_changed; echo changed")), h(AT, "exit 0")),
 		g("tool/rewrite-partial", oneCall, h(BT, js(`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"description":"no command"}}}`))),
+		// A tool_input that is not an object: the engine ignores it and runs the original
+		// arguments; dsh blocks the call (differences.md).
+		g("tool/rewrite-string", oneCall, h(BT, js(`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":"touch ran_changed; echo changed"}}`))),
 		g("tool/rewrite-sequential", oneCall,
 			seq(1, h(BT, rewrite("touch ran_first; echo first"))),
 			seq(1, h(BT, "grep -q ran_first && "+rewrite("touch ran_second; echo second")+"; exit 0")), h(AT, "exit 0")),
@@ -140,6 +143,13 @@ func geminiCases() []Case {
 		g("matcher/anchored-miss", oneCall, Hook{Event: BT, Matcher: "^shell$", Script: "echo 'no' >&2; exit 2"}),
 		g("matcher/miss", oneCall, Hook{Event: BT, Matcher: "read_file", Script: "echo 'no' >&2; exit 2"}),
 		g("matcher/invalid-regex", oneCall, Hook{Event: BT, Matcher: "run_shell_command(", Script: "echo 'invalid' >&2; exit 2"}),
+		// JavaScript regular expressions (the engine builds new RegExp(matcher)): lookahead,
+		// lookbehind and backreferences fire, a negative lookahead that excludes the tool
+		// does not.
+		g("matcher/lookahead", oneCall, Hook{Event: BT, Matcher: "^(?!read_file$)", Script: "echo 'lookahead blocked' >&2; exit 2"}),
+		g("matcher/lookahead-miss", oneCall, Hook{Event: BT, Matcher: "^(?!run_shell_command$)", Script: "echo 'no' >&2; exit 2"}),
+		g("matcher/lookbehind", oneCall, Hook{Event: BT, Matcher: "(?<=run_)shell", Script: "echo 'lookbehind blocked' >&2; exit 2"}),
+		g("matcher/backreference", oneCall, Hook{Event: BT, Matcher: `^()run_shell_command\1$`, Script: "echo 'backreference blocked' >&2; exit 2"}),
 		g("matcher/session-exact", oneCall, Hook{Event: SS, Matcher: "start", Script: "exit 0"}, Hook{Event: SS, Matcher: "startup", Script: "exit 0"}),
 		g("matcher/ignored", oneCall, Hook{Event: BA, Matcher: "no-such-thing", Script: "exit 0"}),
 

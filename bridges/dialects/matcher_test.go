@@ -5,6 +5,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/bridges/claudecode"
 	"github.com/dshkit/dsh/bridges/codex"
@@ -95,6 +96,9 @@ func TestMatcherRejects(t *testing.T) {
 	}
 	for _, d := range []hookproto.Dialect{hookproto.ClaudeCode, hookproto.Codex} {
 		for _, tt := range tests {
+			if tt.construct != "" && d == hookproto.ClaudeCode {
+				continue // JavaScript has it: see TestMatcherECMAScript
+			}
 			_, err := compile(d, tt.pattern)
 			var me *hookproto.MatcherError
 			if !errors.As(err, &me) || !errors.Is(err, hookproto.ErrInvalidMatcher) || me.Pattern != tt.pattern || me.Dialect != d {
@@ -108,7 +112,7 @@ func TestMatcherRejects(t *testing.T) {
 				t.Errorf("Compile(%s, %q) = %v, want JS-only construct %q", d, tt.pattern, err, tt.construct)
 			}
 			var se *syntax.Error
-			if tt.construct == "" && !errors.As(err, &se) {
+			if tt.construct == "" && d == hookproto.Codex && !errors.As(err, &se) {
 				t.Errorf("Compile(%s, %q) = %v, want the RE2 *syntax.Error", d, tt.pattern, err)
 			}
 		}
@@ -118,6 +122,82 @@ func TestMatcherRejects(t *testing.T) {
 		if _, err := compile(hookproto.Codex, p); err != nil {
 			t.Errorf("Compile(codex, %q): %v", p, err)
 		}
+	}
+}
+
+// Claude Code builds `new RegExp(matcher)` (measured in 2.1.328), so a lookahead,
+// lookbehind or backreference matcher is a JavaScript regular expression that fires; a
+// pattern JavaScript rejects (Node 20's verdicts: "Unterminated group", "Invalid group",
+// "Nothing to repeat") is a MatcherError, and its group never matches, as in the engine.
+func TestMatcherECMAScript(t *testing.T) {
+	for _, tt := range []struct {
+		pattern string
+		yes, no []string
+	}{
+		{"^(?!Bash$)", []string{"Read", "BashOutput"}, []string{"Bash"}},
+		{"(?=Bash)", []string{"Bash", "MyBash"}, []string{"Read"}},
+		{"(?<=mcp__)mem", []string{"mcp__memory"}, []string{"memory"}},
+		{"(?<!mcp__)mem", []string{"memory"}, []string{"mcp__memory"}},
+		{`^(.)\1`, []string{"aab"}, []string{"ab"}},
+		{`^(?<t>E).*\k<t>$`, []string{"EditE"}, []string{"Edit"}},
+		// JavaScript without the u flag: \z, \A and \p are the letters themselves, \w
+		// is ASCII, "." stops at a newline, [^] is any character.
+		{`\z`, []string{"z"}, []string{"Z", ""}},
+		{`\p{L}`, []string{"p{L}"}, []string{"x"}},
+		{`^\w$`, []string{"a"}, []string{"é"}},
+		{`^[^]$`, []string{"\n"}, nil},
+		{`^.$`, []string{"x"}, []string{"\n"}},
+		{`(?<t>x)`, []string{"x"}, nil},
+	} {
+		m, err := compile(hookproto.ClaudeCode, tt.pattern)
+		if err != nil {
+			t.Errorf("Compile(claude-code, %q): %v", tt.pattern, err)
+			continue
+		}
+		for _, s := range tt.yes {
+			if ok, err := m.Test(s); !ok || err != nil {
+				t.Errorf("%q should match %q: %v %v", tt.pattern, s, ok, err)
+			}
+		}
+		for _, s := range tt.no {
+			if ok, err := m.Test(s); ok || err != nil {
+				t.Errorf("%q should not match %q: %v %v", tt.pattern, s, ok, err)
+			}
+		}
+	}
+	for _, p := range []string{"(", "(?i)bash", "(?i:bash)", "(?>Bash)", "(?#c)Bash", "(?P<n>x)", "a**", "a{2,1}", `x\`, "(?<a>x)(?<a>y)"} {
+		_, err := compile(hookproto.ClaudeCode, p)
+		var me *hookproto.MatcherError
+		if !errors.As(err, &me) || me.Dialect != hookproto.ClaudeCode || me.Pattern != p {
+			t.Errorf("Compile(claude-code, %q) = %v, want a MatcherError (JavaScript rejects it)", p, err)
+		}
+	}
+	// A class or an escape keeps "(?" literal.
+	for _, p := range []string{`[(?i)]`, `\(?i`} {
+		if _, err := compile(hookproto.ClaudeCode, p); err != nil {
+			t.Errorf("Compile(claude-code, %q): %v", p, err)
+		}
+	}
+}
+
+// A catastrophic pattern is bounded by MatchTimeout: the test is undecided, not false,
+// and Match reports it as matching so that nothing behind it is skipped silently.
+func TestMatcherTimeout(t *testing.T) {
+	m, err := compile(hookproto.ClaudeCode, "^(a+)+$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := strings.Repeat("a", 40) + "!"
+	start := time.Now()
+	ok, err := m.Test(subject)
+	if !errors.Is(err, hookproto.ErrMatcherUndecided) || ok {
+		t.Fatalf("Test = %v, %v; want undecided", ok, err)
+	}
+	if d := time.Since(start); d > 20*hookproto.MatchTimeout {
+		t.Errorf("the test took %v", d)
+	}
+	if !m.Match(subject) {
+		t.Error("Match of an undecided test must report true")
 	}
 }
 

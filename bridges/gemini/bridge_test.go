@@ -393,3 +393,41 @@ func TestLLMResponseUsage(t *testing.T) {
 		t.Fatalf("%s %v", data, err)
 	}
 }
+
+// TestBeforeToolNonObjectRewrite: a tool_input that is not an object (a string, an array,
+// a number, null) blocks the call with a reason that says so; the original arguments never
+// run. Gemini CLI 0.61.0 ignores such a tool_input and runs them (getModifiedToolInput
+// returns nothing): a deliberate difference, fail closed.
+func TestBeforeToolNonObjectRewrite(t *testing.T) {
+	for _, tc := range []struct{ value, kind string }{
+		{`"rm -rf /"`, "a string"}, {`["ls"]`, "an array"}, {`7`, "a number"}, {`null`, "null"},
+	} {
+		h, _ := setup(t, on("BeforeTool", "", `echo '{"hookSpecificOutput":{"tool_input":`+tc.value+`}}'`))
+		ex := h.Exec("run_shell_command", `{"command":"ls"}`)
+		d, err := h.PreTool(ctx, ex)
+		want := "deny: the hook's hookSpecificOutput.tool_input is " + tc.kind + ", not an object of arguments: the call is blocked rather than run with its original arguments"
+		if err != nil || ht.Describe(d) != want {
+			t.Errorf("tool_input %s: %q %v, want %q", tc.value, ht.Describe(d), err, want)
+		}
+		id := h.Agent.AgentID
+		p := &dsh.RewriteInputPayload{AgentID: &id, CallID: "call-1", Name: "run_shell_command", Input: json.RawMessage(`{"command":"ls"}`)}
+		err = h.Reg.RunRewriteInput(ctx, p, time.Minute, func(_ context.Context, _ string, d dsh.RewriteDecision) (*dsh.RewriteInputPayload, error) {
+			if _, ok := d.(dsh.RewriteReplace); ok {
+				t.Errorf("tool_input %s rewrote the arguments: %s", tc.value, ht.Describe(d))
+			}
+			return p, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded := false
+		for _, r := range h.Rec.Take() {
+			if hr, ok := r.(dsh.HookResult); ok && hr.Outcome == dsh.HookOutcomeDeny && hr.Diagnostic != nil && strings.Contains(*hr.Diagnostic, "not an object: blocked (fail closed)") {
+				recorded = true
+			}
+		}
+		if !recorded {
+			t.Errorf("tool_input %s: no hook/result records the fail-closed deny", tc.value)
+		}
+	}
+}

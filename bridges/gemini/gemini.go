@@ -76,10 +76,10 @@ func Descriptor() *dialect.Descriptor {
 	}
 }
 
-// Rules are how Gemini CLI's hook files load and run beyond its table: bash -c, and no
-// Claude Code or Codex rule (de-duplication by name and command, the hooksConfig block and
-// the matcher kinds are the table's).
-var Rules = hookproto.Rules{Shell: hookmap.Gemini.Shell}
+// Rules are how Gemini CLI's hook files load and run: its table's rules alone (bash -c,
+// ECMAScript matchers), and no Claude Code or Codex rule (de-duplication by name and
+// command, the hooksConfig block and the matcher kinds are the table's).
+var Rules = hookproto.TableRules(&hookmap.Gemini)
 
 // MaxTurns is Gemini CLI's limit of model turns per prompt, which is all that bounds an
 // AfterAgent deny loop.

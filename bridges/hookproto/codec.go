@@ -168,6 +168,9 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 		v.Diagnostics = append(v.Diagnostics, "no output decoder for "+ev.Name)
 		return v
 	}
+	if obj, _, ok := jsonObject(out); ok && nonObjectRewrite(&v, ev, obj) {
+		return v
+	}
 	if _, err := ev.DecodeOutput([]byte(out)); err != nil {
 		v.Outcome = invalid
 		v.Diagnostics = append(v.Diagnostics, "invalid "+ev.Output+": "+err.Error())
@@ -310,6 +313,39 @@ func (o output) get(path string) (any, bool) {
 
 // lookup follows a dotted path through nested objects. A present null reads as (nil,
 // true).
+// nonObjectRewrite blocks the call, under the event's Rewrite.NonObjectBlocks, when the
+// output's rewrite input is present but not a JSON object (a string, an array, a number,
+// null): the hook meant to change the arguments and said nothing usable, so the original
+// ones must not run (fail closed). It reports whether it decided v.
+func nonObjectRewrite(v *Verdict, ev *hookmap.Event, obj map[string]any) bool {
+	rw := ev.Rewrite
+	if rw == nil || !rw.NonObjectBlocks {
+		return false
+	}
+	val, ok := lookup(obj, rw.Input)
+	if !ok {
+		return false
+	}
+	if _, isObj := val.(map[string]any); isObj {
+		return false
+	}
+	kind := "null"
+	switch val.(type) {
+	case string:
+		kind = "a string"
+	case []any:
+		kind = "an array"
+	case json.Number:
+		kind = "a number"
+	case bool:
+		kind = "a boolean"
+	}
+	v.Outcome = blockingOutcome(ev)
+	v.Reason = fmt.Sprintf("the hook's %s is %s, not an object of arguments: the call is blocked rather than run with its original arguments", rw.Input, kind)
+	v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("%s is %s, not an object: blocked (fail closed)", rw.Input, kind))
+	return true
+}
+
 func lookup(obj map[string]any, path string) (any, bool) {
 	var cur any = obj
 	for _, part := range strings.Split(path, ".") {
@@ -509,6 +545,9 @@ func decodeAnyExit(v Verdict, b *hookmap.Bridge, ev *hookmap.Event, r Result, st
 		return v
 	}
 	if obj, data, ok := jsonObject(text); ok {
+		if nonObjectRewrite(&v, ev, obj) {
+			return v
+		}
 		if ev.DecodeOutput == nil {
 			v.Outcome = Outcome(b.InvalidJSON)
 			v.Diagnostics = append(v.Diagnostics, "no output decoder for "+ev.Name)

@@ -174,6 +174,16 @@ type Handler struct {
 	// environment: the plugin and project variables of dsh bridge decision 5 that
 	// LoadOptions set.
 	Env []string
+	// MatchErr is set, on a handler [Config.Match] returns, when its group's matcher
+	// could not decide for the subject (it wraps [ErrMatcherUndecided]). The handler is
+	// returned rather than skipped: the engine runs no process for it and records a
+	// fail-closed outcome (it blocks where exit 2 would), so that a guard whose matcher
+	// cannot be decided never lets a call through silently.
+	MatchErr error
+	// SubstErr is set at load on a shell-form handler whose command text would receive a
+	// ${...} substitution that is not a plain value (a *[SubstitutionError]): the engine
+	// runs no process for it and records a fail-closed outcome.
+	SubstErr error
 }
 
 // Group is one {matcher, hooks} entry with its loaded handlers (never empty).
@@ -248,9 +258,10 @@ func (c *Config) Handlers(event string) []Handler {
 
 // Match returns, in configuration order, the handlers of event whose group matcher
 // matches subject (pass "" for events without a matcher subject: their matchers were
-// dropped at load). In Claude Code a handler whose command and args equal an earlier
-// matched one's is left out, so it runs once (dsh bridge decision 3); Codex keeps every
-// copy.
+// dropped at load). A group whose matcher cannot decide ([Matcher.Test]) is not skipped:
+// its handlers are returned with Handler.MatchErr set. In Claude Code a handler whose
+// command and args equal an earlier matched one's is left out, so it runs once (dsh bridge
+// decision 3); Codex keeps every copy.
 func (c *Config) Match(event, subject string) []Handler {
 	if c == nil {
 		return nil
@@ -258,10 +269,12 @@ func (c *Config) Match(event, subject string) []Handler {
 	var out []Handler
 	seen := map[string]bool{}
 	for _, g := range c.groups[event] {
-		if !g.Matcher.Match(subject) {
+		ok, merr := g.Matcher.Test(subject)
+		if !ok && merr == nil {
 			continue
 		}
 		for _, h := range g.Handlers {
+			h.MatchErr = merr
 			if c.disabled(h) {
 				continue
 			}

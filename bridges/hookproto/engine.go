@@ -104,10 +104,13 @@ type Fire struct {
 type commandVars struct {
 	subst *strings.Replacer
 	env   []string
+	vars  [][3]string // name, placeholder, value
 }
 
 // commandVars reads the table's command variables from the event's stdin: each $NAME is
-// replaced, shell-quoted, in the command text and exported as NAME (Gemini CLI).
+// replaced, shell-quoted, in the command text and exported as NAME (Gemini CLI). A
+// value that is not plain ([PlainValue]) refuses the hooks whose command holds its
+// $NAME (see [Engine.refusal]).
 func (e *Engine) commandVars(stdin []byte) commandVars {
 	var cv commandVars
 	if len(e.Table.CommandVars) == 0 {
@@ -128,6 +131,7 @@ func (e *Engine) commandVars(stdin []byte) commandVars {
 		var val string
 		_ = json.Unmarshal(fields[e.Table.CommandVars[n]], &val)
 		pairs = append(pairs, "$"+n, ShellQuote(val))
+		cv.vars = append(cv.vars, [3]string{n, "$" + n, val})
 		cv.env = append(cv.env, n+"="+val)
 	}
 	cv.subst = strings.NewReplacer(pairs...)
@@ -490,16 +494,35 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 		e.startAsync(ctx, &ev, h, f)
 		rep.Async++
 	}
-	var results []Result
+	// A hook that cannot run safely, or whose matcher could not decide, runs no process
+	// and fails closed.
+	refused := make([]error, len(sync))
+	var runIdx []int
+	var runHs []Handler
+	var runCmds []Command
+	for i, h := range sync {
+		if refused[i] = e.refusal(h, f); refused[i] == nil {
+			runIdx, runHs, runCmds = append(runIdx, i), append(runHs, h), append(runCmds, cmds[i])
+		}
+	}
+	var ran []Result
 	if sequential {
-		results = e.runSequential(ctx, &ev, sync, cmds, f)
+		ran = e.runSequential(ctx, &ev, runHs, runCmds, f)
 	} else {
-		results = RunAll(ctx, cmds)
+		ran = RunAll(ctx, runCmds)
+	}
+	results := make([]Result, len(sync))
+	for j, i := range runIdx {
+		results[i] = ran[j]
 	}
 	verdicts := make([]Verdict, len(runs))
 	for i := range runs {
 		runs[i].Result = results[i]
-		runs[i].Verdict = Decode(e.Table, &ev, results[i])
+		if refused[i] != nil {
+			runs[i].Verdict = FailClosed(&ev, refused[i])
+		} else {
+			runs[i].Verdict = Decode(e.Table, &ev, results[i])
+		}
 		if f.IgnoreRewrite != "" && len(runs[i].Verdict.Rewrite) > 0 {
 			runs[i].Verdict.Rewrite, runs[i].Verdict.RewriteMerge = nil, false
 			runs[i].Verdict.Diagnostics = append(runs[i].Verdict.Diagnostics, f.IgnoreRewrite)
@@ -523,6 +546,21 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	return rep
 }
 
+// refusal says why h must not run at f, or nil: its matcher could not decide
+// (Handler.MatchErr), or a variable substituted into its shell-form command text is not a
+// plain value (Handler.SubstErr at load, the table's command variables here).
+func (e *Engine) refusal(h Handler, f Fire) error {
+	switch {
+	case h.MatchErr != nil:
+		return h.MatchErr
+	case h.SubstErr != nil:
+		return h.SubstErr
+	case h.Args == nil:
+		return unsafeSubstitution(h.Command, f.vars.vars)
+	}
+	return nil
+}
+
 func (e *Engine) command(h Handler, f Fire) Command {
 	dir := f.Dir
 	if dir == "" {
@@ -542,6 +580,16 @@ func (e *Engine) command(h Handler, f Fire) Command {
 
 func (e *Engine) startAsync(ctx context.Context, ev *hookmap.Event, h Handler, f Fire) {
 	id := NewHandlerID(e.Table.Dialect, f.Event)
+	if err := e.refusal(h, f); err != nil {
+		// An async hook decides nothing: not running it is recorded, no more.
+		run := HookRun{Handler: h, ID: id, Verdict: FailClosed(ev, err)}
+		run.Verdict.Outcome, run.Verdict.Reason = dsh.HookOutcomeError, ""
+		e.logRun(ctx, run)
+		if f.OnAsync != nil {
+			f.OnAsync(run)
+		}
+		return
+	}
 	cmd := e.command(h, f)
 	// Never awaited: the run outlives the event (not its tracker).
 	e.detached().Go(context.WithoutCancel(ctx), cmd, func(res Result) {

@@ -137,8 +137,8 @@ func TestLoadGemini(t *testing.T) {
 	if !slices.Equal(timeouts, want) {
 		t.Errorf("timeouts %v, want %v", timeouts, want)
 	}
-	if len(diags) != 2 {
-		t.Errorf("diagnostics %v, want the two non-positive timeouts", diags)
+	if len(diags) != 3 || diags[2].Skipped != "" || !strings.Contains(diags[2].Error(), `matcher "(" on event "BeforeTool"`) || !strings.Contains(diags[2].Error(), "compared as an exact string") {
+		t.Errorf("diagnostics %v, want the two non-positive timeouts and the invalid regex compared exactly", diags)
 	}
 	cmds := func(hs []Handler) string {
 		var out []string

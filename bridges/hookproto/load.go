@@ -71,6 +71,7 @@ type loader struct {
 	cfg   *Config
 	diags []Diagnostic
 	subst *strings.Replacer
+	vars  [][3]string // the substituted variables: name, placeholder, value
 	env   []string
 }
 
@@ -195,7 +196,7 @@ func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (
 			l.malformed(path+".matcher", ev, "group", "a matcher must be a string", mraw)
 			return Group{}, false
 		}
-		m, err := l.compile(ev, pattern)
+		m, err := l.compile(path+".matcher", ev, pattern)
 		if err != nil {
 			var me *MatcherError
 			if errors.As(err, &me) {
@@ -302,6 +303,12 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	h.Configured = h.Command
 	if l.subst != nil {
+		if h.Args == nil {
+			if err := unsafeSubstitution(h.Command, l.vars); err != nil {
+				h.SubstErr = err
+				l.diag(path+".command", ev, "", fmt.Errorf("%w; it blocks where exit 2 would", err))
+			}
+		}
 		h.Command = l.subst.Replace(h.Command)
 		for i, a := range h.Args {
 			h.Args[i] = l.subst.Replace(a)
@@ -353,18 +360,31 @@ func (l *loader) settingsBlock(key string, raw json.RawMessage) {
 }
 
 // compile compiles an event's matcher under the table's matcher kind when it states one,
-// else under the dialect's rules.
-func (l *loader) compile(ev, pattern string) (Matcher, error) {
+// else under the dialect's rules. A regex the dialect rejects is an error, or, under the
+// table's InvalidRegexExact (Gemini CLI), an exact string with a diagnostic at path.
+func (l *loader) compile(path, ev, pattern string) (Matcher, error) {
 	if t := l.opts.Table; t != nil {
 		e, _ := t.Lookup(ev)
 		switch e.MatcherKind {
 		case "exact":
 			return Exact(pattern), nil
 		case "regex":
-			return CompileRegex(l.opts.Dialect, pattern, t.InvalidRegexExact)
+			if t.InvalidRegexExact {
+				pattern = strings.TrimSpace(pattern)
+			}
+			m, err := CompileRegex(l.rules, l.opts.Dialect, pattern)
+			if err != nil && t.InvalidRegexExact {
+				var me *MatcherError
+				if errors.As(err, &me) {
+					me.Event = ev
+				}
+				l.diag(path, ev, "", fmt.Errorf("%w; compared as an exact string, as %s does with a pattern it cannot compile", err, l.opts.Dialect))
+				return Exact(pattern), nil
+			}
+			return m, err
 		}
 	}
-	return compile(l.rules, l.opts.Dialect, pattern)
+	return Compile(l.rules, l.opts.Dialect, pattern)
 }
 
 // defaultTimeout is a handler's timeout when it sets none (LoadOptions.DefaultTimeout).
@@ -397,6 +417,7 @@ func (l *loader) setupPlugin() {
 	for _, v := range vars {
 		if v[1] != "" {
 			pairs = append(pairs, "${"+v[0]+"}", v[1])
+			l.vars = append(l.vars, [3]string{v[0], "${" + v[0] + "}", v[1]})
 			l.env = append(l.env, v[0]+"="+v[1])
 		}
 	}

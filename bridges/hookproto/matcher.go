@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
 )
 
 // ErrInvalidMatcher is wrapped by every matcher compilation error (see [MatcherError]).
@@ -14,8 +17,32 @@ var ErrInvalidMatcher = errors.New("invalid matcher")
 // syntax that JavaScript has and RE2 lacks: lookahead, lookbehind or backreferences.
 var ErrJSOnlySyntax = errors.New("JavaScript-only regex syntax")
 
+// ErrMatcherUndecided is wrapped by the error of a match that could not be decided: an
+// ECMAScript matcher whose test ran past [MatchTimeout] (catastrophic backtracking).
+var ErrMatcherUndecided = errors.New("matcher could not be decided")
+
+// RegexDialect is the regular-expression syntax and semantics an engine's regex matchers
+// use: data in each dialect's [Rules] (the table's regexDialect).
+type RegexDialect string
+
+const (
+	// RegexECMAScript is JavaScript's RegExp without flags, as `new RegExp(pattern)`
+	// builds it (Claude Code, Gemini CLI): lookaround and backreferences included. It is
+	// evaluated by a backtracking engine, so every test is bounded by [MatchTimeout].
+	RegexECMAScript RegexDialect = "ecmascript"
+	// RegexRE2 is Go's regexp (RE2), which stands for Rust's regex crate (Codex): no
+	// lookaround, no backreferences, linear time.
+	RegexRE2 RegexDialect = "re2"
+)
+
+// MatchTimeout bounds one test of an ECMAScript matcher against one subject. A test that
+// runs past it is undecided ([ErrMatcherUndecided]): the engine does not skip the group
+// but records a fail-closed outcome for each of its hooks (see [Handler.MatchErr]).
+const MatchTimeout = 100 * time.Millisecond
+
 // MatcherError reports a matcher pattern that does not compile. It unwraps to
-// [ErrInvalidMatcher] and to its cause: [ErrJSOnlySyntax] or a *syntax.Error from RE2.
+// [ErrInvalidMatcher] and to its cause: [ErrJSOnlySyntax], a *syntax.Error from RE2 or
+// the ECMAScript compiler's error.
 type MatcherError struct {
 	// Dialect is the protocol whose rules were applied.
 	Dialect Dialect
@@ -55,7 +82,8 @@ type Matcher struct {
 	pattern string
 	kind    matchKind
 	names   []string
-	re      *regexp.Regexp
+	re      *regexp.Regexp  // an RE2 matcher
+	js      *regexp2.Regexp // an ECMAScript matcher
 }
 
 // Compile turns a configured matcher into a [Matcher] under the rules r of dialect d (d
@@ -64,18 +92,14 @@ type Matcher struct {
 //   - "" and "*" match everything, in every dialect;
 //   - under r.ExactListMatchers (Claude Code), a pattern made only of ASCII letters,
 //     digits, '_', '-', ' ', ',' and '|' is an exact list of names split on '|' and ','
-//     (each trimmed; empty names are dropped); anything else is an unanchored RE2
-//     regular expression;
-//   - otherwise (Codex) always an unanchored RE2 regular expression.
+//     (each trimmed; empty names are dropped); anything else is an unanchored regular
+//     expression in r.RegexDialect;
+//   - otherwise (Codex) always an unanchored regular expression in r.RegexDialect.
 //
-// A pattern RE2 rejects yields a *[MatcherError]; when the cause is JavaScript-only
-// syntax (lookaround, backreferences) it wraps [ErrJSOnlySyntax] and says so.
+// A pattern the dialect's regular expressions reject yields a *[MatcherError]; under
+// RE2, when the cause is JavaScript-only syntax (lookaround, backreferences) it wraps
+// [ErrJSOnlySyntax] and says so.
 func Compile(r Rules, d Dialect, pattern string) (Matcher, error) {
-	return compile(r, d, pattern)
-}
-
-// compile is Compile under the rules r of dialect d.
-func compile(r Rules, d Dialect, pattern string) (Matcher, error) {
 	if pattern == "" || pattern == "*" {
 		return Matcher{pattern: pattern}, nil
 	}
@@ -88,17 +112,60 @@ func compile(r Rules, d Dialect, pattern string) (Matcher, error) {
 		}
 		return Matcher{pattern: pattern, kind: matchExact, names: names}, nil
 	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		if js := jsOnlyConstruct(pattern); js != "" {
-			err = fmt.Errorf("%w: %s is not supported (RE2 has no lookaround or backreferences)", ErrJSOnlySyntax, js)
-		}
-		return Matcher{}, &MatcherError{Dialect: d, Pattern: pattern, Err: err}
-	}
-	return Matcher{pattern: pattern, kind: matchRegexp, re: re}, nil
+	return CompileRegex(r, d, pattern)
 }
 
-// Match reports whether subject is matched.
+// CompileRegex compiles pattern as an unanchored regular expression in r.RegexDialect
+// (RE2 when unset); "" and "*" match everything. A pattern that does not compile is a
+// *[MatcherError]; what then becomes of its group is the caller's rule (skipped, or, in
+// Gemini CLI, compared as an exact string).
+func CompileRegex(r Rules, d Dialect, pattern string) (Matcher, error) {
+	if pattern == "" || pattern == "*" {
+		return Matcher{pattern: pattern}, nil
+	}
+	switch r.RegexDialect {
+	case RegexECMAScript:
+		err := jsGroupError(pattern)
+		var re *regexp2.Regexp
+		if err == nil {
+			re, err = regexp2.Compile(pattern, regexp2.ECMAScript)
+		}
+		if err != nil {
+			return Matcher{}, &MatcherError{Dialect: d, Pattern: pattern, Err: err}
+		}
+		re.MatchTimeout = MatchTimeout
+		return Matcher{pattern: pattern, kind: matchRegexp, js: re}, nil
+	case RegexRE2, "":
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			if js := jsOnlyConstruct(pattern); js != "" {
+				err = fmt.Errorf("%w: %s is not supported (%s regular expressions have no lookaround or backreferences)", ErrJSOnlySyntax, js, d)
+			}
+			return Matcher{}, &MatcherError{Dialect: d, Pattern: pattern, Err: err}
+		}
+		return Matcher{pattern: pattern, kind: matchRegexp, re: re}, nil
+	default:
+		return Matcher{}, &MatcherError{Dialect: d, Pattern: pattern, Err: fmt.Errorf("unknown regex dialect %q", r.RegexDialect)}
+	}
+}
+
+// Test reports whether subject is matched. Its error, which wraps
+// [ErrMatcherUndecided], says the match could not be decided (an ECMAScript test ran
+// past [MatchTimeout]); the result is then false and must not be read as "no match".
+func (m Matcher) Test(subject string) (bool, error) {
+	if m.kind == matchRegexp && m.js != nil {
+		ok, err := m.js.MatchString(subject)
+		if err != nil {
+			return false, fmt.Errorf("%w: %q tested against %q: %w", ErrMatcherUndecided, m.pattern, subject, err)
+		}
+		return ok, nil
+	}
+	return m.Match(subject), nil
+}
+
+// Match reports whether subject is matched. A match that cannot be decided (see
+// [Matcher.Test]) reports true, so that nothing behind the matcher is skipped silently;
+// the engine uses Test and records the failure.
 func (m Matcher) Match(subject string) bool {
 	switch m.kind {
 	case matchExact:
@@ -109,6 +176,10 @@ func (m Matcher) Match(subject string) bool {
 		}
 		return false
 	case matchRegexp:
+		if m.js != nil {
+			ok, err := m.js.MatchString(subject)
+			return ok || err != nil
+		}
 		return m.re.MatchString(subject)
 	default:
 		return true
@@ -177,22 +248,36 @@ func Exact(pattern string) Matcher {
 	return Matcher{pattern: pattern, kind: matchExact, names: []string{pattern}}
 }
 
-// CompileRegex compiles pattern as an unanchored regular expression ("" and "*" match
-// everything). A pattern that does not compile is a *[MatcherError], or, with
-// invalidExact (Gemini CLI's rule), an exact string.
-func CompileRegex(d Dialect, pattern string, invalidExact bool) (Matcher, error) {
-	if invalidExact {
-		pattern = strings.TrimSpace(pattern)
-	}
-	if pattern == "" || pattern == "*" {
-		return Matcher{pattern: pattern}, nil
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		if invalidExact {
-			return Matcher{pattern: pattern, kind: matchExact, names: []string{pattern}}, nil
+// jsGroupError rejects, as JavaScript's RegExp does, a group construct outside a
+// character class that JavaScript lacks and the ECMAScript mode of regexp2 still accepts
+// from .NET: inline options "(?i)" and "(?i:…)", atomic groups "(?>…)", comments "(?#…)",
+// conditionals, "(?'name'…)" and "(?P<name>…)". JavaScript's groups are "(?:", "(?=",
+// "(?!", "(?<=", "(?<!" and "(?<name>".
+func jsGroupError(p string) error {
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '[':
+			inClass = true
+		case ']':
+			inClass = false
+		case '(':
+			if inClass || !strings.HasPrefix(p[i:], "(?") {
+				continue
+			}
+			rest := p[i+2:]
+			if rest != "" && strings.ContainsRune(":=!", rune(rest[0])) {
+				continue
+			}
+			if len(rest) > 1 && rest[0] == '<' && (rest[1] == '=' || rest[1] == '!' || rest[1] == '_' || rest[1] == '$' ||
+				'a' <= rest[1] && rest[1] <= 'z' || 'A' <= rest[1] && rest[1] <= 'Z' || rest[1] >= 0x80) {
+				continue
+			}
+			end := min(len(p), i+4)
+			return fmt.Errorf("invalid group %q at offset %d: JavaScript has no such group", p[i:end], i)
 		}
-		return Matcher{}, &MatcherError{Dialect: d, Pattern: pattern, Err: err}
 	}
-	return Matcher{pattern: pattern, kind: matchRegexp, re: re}, nil
+	return nil
 }

@@ -27,6 +27,9 @@ type Rules struct {
 	// ExactListMatchers reads a matcher made only of ASCII letters, digits, '_', '-', ' ',
 	// ',' and '|' as an exact list of names; otherwise every matcher is a regex.
 	ExactListMatchers bool
+	// RegexDialect is the syntax of the dialect's regex matchers: ECMAScript for the
+	// engines that build a JavaScript RegExp, RE2 for Codex's Rust regex ("" is RE2).
+	RegexDialect RegexDialect
 	// TimeoutAlias is a handler key read for the timeout when "timeout" is absent or null
 	// ("" for none).
 	TimeoutAlias string
@@ -56,6 +59,8 @@ func (r Rules) ShellArgv(getenv func(string) string) []string {
 	return shell
 }
 
-// TableRules are the rules of a dialect described by its table alone: its shell, no
-// other rule.
-func TableRules(b *hookmap.Bridge) Rules { return Rules{Shell: b.Shell} }
+// TableRules are the rules of a dialect described by its table alone: its shell and its
+// regex dialect, no other rule.
+func TableRules(b *hookmap.Bridge) Rules {
+	return Rules{Shell: b.Shell, RegexDialect: RegexDialect(b.RegexDialect)}
+}

@@ -48,6 +48,8 @@ type Bridge struct {
 	SequentialGroups bool `json:"sequentialGroups"`
 	// DedupeByName says identical hooks (same name and command) run once.
 	DedupeByName bool `json:"dedupeByName"`
+	// RegexDialect is the syntax of regex matchers: "ecmascript" or "re2".
+	RegexDialect string `json:"regexDialect"`
 	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
 	InvalidRegexExact bool `json:"invalidRegexExact"`
 	// CommandVars maps a $NAME substituted in commands (and exported) to a stdin field.
@@ -145,6 +147,8 @@ type BridgeRewrite struct {
 	Stdin string `json:"stdin"`
 	// Note is appended to the tool's result when a rewrite was applied.
 	Note string `json:"note"`
+	// NonObjectBlocks makes an input that is present but not an object block the call.
+	NonObjectBlocks bool `json:"nonObjectBlocks"`
 }
 
 // BridgeRule is one row of an event's decision table.

@@ -26,6 +26,7 @@ var ClaudeCode = Bridge{
 	PlainNotice:        false,
 	SequentialGroups:   false,
 	DedupeByName:       false,
+	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  false,
 	SettingsBlock:      "",
 	Events: []Event{
@@ -266,7 +267,7 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "hookSpecificOutput.updatedInputMode", Requires: "", RequiresIs: "", Stdin: "", Note: ""},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "hookSpecificOutput.updatedInputMode", Requires: "", RequiresIs: "", Stdin: "", Note: "", NonObjectBlocks: false},
 			Subject: "",
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {

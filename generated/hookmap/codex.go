@@ -26,6 +26,7 @@ var Codex = Bridge{
 	PlainNotice:        false,
 	SequentialGroups:   false,
 	DedupeByName:       false,
+	RegexDialect:       "re2",
 	InvalidRegexExact:  false,
 	SettingsBlock:      "",
 	Events: []Event{
@@ -213,7 +214,7 @@ var Codex = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "", Requires: "hookSpecificOutput.permissionDecision", RequiresIs: "allow", Stdin: "", Note: ""},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.updatedInput", Mode: "", Requires: "hookSpecificOutput.permissionDecision", RequiresIs: "allow", Stdin: "", Note: "", NonObjectBlocks: false},
 			Subject: "",
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {

@@ -29,6 +29,7 @@ var Gemini = Bridge{
 	PlainNotice:        true,
 	SequentialGroups:   true,
 	DedupeByName:       true,
+	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  true,
 	CommandVars: map[string]string{
 		"CLAUDE_PROJECT_DIR": "cwd",
@@ -255,7 +256,7 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Rewrite: &Rewrite{Input: "hookSpecificOutput.tool_input", Mode: "", Requires: "", RequiresIs: "", Stdin: "tool_input", Note: "\n\n[System] Tool input parameters were modified by a hook before execution."},
+			Rewrite: &Rewrite{Input: "hookSpecificOutput.tool_input", Mode: "", Requires: "", RequiresIs: "", Stdin: "tool_input", Note: "\n\n[System] Tool input parameters were modified by a hook before execution.", NonObjectBlocks: true},
 			Subject: "",
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {

@@ -51,6 +51,9 @@ type Bridge struct {
 	SequentialGroups bool
 	// DedupeByName says identical hooks (same name and command) run once.
 	DedupeByName bool
+	// RegexDialect is the syntax of the engine's regex matchers: "ecmascript" (a JavaScript
+	// RegExp without flags) or "re2" (a linear-time engine without lookaround or backreferences).
+	RegexDialect string
 	// InvalidRegexExact makes a regex matcher that does not compile an exact string.
 	InvalidRegexExact bool
 	// CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
@@ -183,6 +186,9 @@ type Rewrite struct {
 	Stdin string
 	// Note is appended to the tool's result when a rewrite was applied; "" for none.
 	Note string
+	// NonObjectBlocks makes an input that is present but not a JSON object block the call
+	// (the event's blocking outcome, fail closed) instead of failing the output.
+	NonObjectBlocks bool
 }
 
 // Notice is a field recorded as a user-facing notice (never model-visible).

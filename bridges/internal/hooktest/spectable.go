@@ -69,7 +69,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		StdinNewline: b.StdinNewline, Exit2ReadsJSON: b.Exit2ReadsJSON, Shell: b.Shell, TimeoutUnit: b.TimeoutUnit,
 		NonPositiveTimeout: b.NonPositiveTimeout, ReadAnyExit: b.ReadAnyExit, WarningPrefix: b.WarningPrefix,
 		PlainNotice: b.PlainNotice, SequentialGroups: b.SequentialGroups, DedupeByName: b.DedupeByName,
-		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock}
+		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock, RegexDialect: b.RegexDialect}
 	if len(b.CommandVars) > 0 {
 		out.CommandVars = b.CommandVars
 	}
@@ -97,7 +97,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 			ev.PassOn = &hookmap.PassOn{Output: po.Output, Stdin: po.Stdin, Join: po.Join}
 		}
 		if r := e.Rewrite; r != nil {
-			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note}
+			ev.Rewrite = &hookmap.Rewrite{Input: r.Input, Mode: r.Mode, Requires: r.Requires, RequiresIs: r.RequiresIs, Stdin: r.Stdin, Note: r.Note, NonObjectBlocks: r.NonObjectBlocks}
 		}
 		out.Events = append(out.Events, ev)
 	}

@@ -103,6 +103,8 @@ outcome on any other exit; no text on a non-zero exit makes the hook failed.`).I
 		gofile.Comment(`SequentialGroups says a group may set "sequential": true, which runs every matched
 hook of the event in order, each seeing the previous one's rewrite.`).Id("SequentialGroups").Bool(),
 		gofile.Comment(`DedupeByName says identical hooks (same name and command) run once.`).Id("DedupeByName").Bool(),
+		gofile.Comment(`RegexDialect is the syntax of the engine's regex matchers: "ecmascript" (a JavaScript
+RegExp without flags) or "re2" (a linear-time engine without lookaround or backreferences).`).Id("RegexDialect").String(),
 		gofile.Comment(`InvalidRegexExact makes a regex matcher that does not compile an exact string.`).Id("InvalidRegexExact").Bool(),
 		gofile.Comment(`CommandVars maps each $NAME substituted (shell-quoted) in a command and exported
 to it to the top-level stdin field that gives its value.`).Id("CommandVars").Map(jen.String()).String(),
@@ -186,6 +188,8 @@ to count; "" means no condition.`).List(jen.Id("Requires"), jen.Id("RequiresIs")
 		gofile.Comment(`Stdin is the stdin field a sequential hook's rewrite updates (shallowly merged) for
 the next hook; "" means none.`).Id("Stdin").String(),
 		gofile.Comment(`Note is appended to the tool's result when a rewrite was applied; "" for none.`).Id("Note").String(),
+		gofile.Comment(`NonObjectBlocks makes an input that is present but not a JSON object block the call
+(the event's blocking outcome, fail closed) instead of failing the output.`).Id("NonObjectBlocks").Bool(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Notice is a field recorded as a user-facing notice (never model-visible).").Type().Id("Notice").Struct(
@@ -241,6 +245,7 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 		kv("PlainNotice", jen.Lit(b.PlainNotice)),
 		kv("SequentialGroups", jen.Lit(b.SequentialGroups)),
 		kv("DedupeByName", jen.Lit(b.DedupeByName)),
+		kv("RegexDialect", jen.Lit(b.RegexDialect)),
 		kv("InvalidRegexExact", jen.Lit(b.InvalidRegexExact)),
 	)
 	if len(b.CommandVars) > 0 {
@@ -301,6 +306,7 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 		fields = append(fields, kv("Rewrite", jen.Op("&").Id("Rewrite").Values(
 			kv("Input", jen.Lit(r.Input)), kv("Mode", jen.Lit(r.Mode)), kv("Requires", jen.Lit(r.Requires)),
 			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
+			kv("NonObjectBlocks", jen.Lit(r.NonObjectBlocks)),
 		)))
 	}
 	fields = append(fields, kv("Subject", jen.Lit(e.Subject)), kv("Results", jen.Lit(e.Results)))
