@@ -64,6 +64,9 @@ type Case struct {
 	// Escalate calls ask), and dsh run under --permission-mode default (every call but
 	// Read asks). PermissionRequest hooks can answer.
 	AskPermission bool
+	// Sandbox runs the engine (Codex) and dsh run with their Bash sandbox in this mode
+	// (Codex's sandbox_mode, dsh's --sandbox) instead of none.
+	Sandbox string
 }
 
 // AutoCompact settings: the window each engine is given when Case.AutoCompact is set,
@@ -271,6 +274,14 @@ func Cases() []Case {
 		stop("transcript-last", oneCall, h(S, `sleep 1; `+transcriptLast)),
 		{Name: "stop/transcript-now", Engines: []string{"claude"}, Turns: oneCall, Hooks: []Hook{h(S, transcriptLast)}},
 		stop("two-hooks", textOnly, h(S, once("a", js(`{"decision":"block","reason":"first"}`))), h(S, "exit 0")),
+		// Codex's sandbox and dsh's in workspace-write: a write in the workspace succeeds, one
+		// outside it (then ran_2 is not made; not under /tmp, which Codex's workspace-write
+		// lets a command write) and one into the .git an earlier command made (ran_3) are
+		// refused; the PostToolUse hook sees the commands' results.
+		{Name: "sandbox/workspace-write", Engines: []string{"codex"}, Sandbox: "workspace-write",
+			Turns: []Turn{{Text: "running", Bash: []string{"mkdir -p .git && touch ran_1",
+				"echo x > /var/tmp/dsh-differential-outside && rm /var/tmp/dsh-differential-outside && touch ran_2; echo y > .git/config && touch ran_3; touch ran_4"}}, {Text: "finished"}},
+			Hooks: []Hook{h(O, "exit 0")}},
 		// A turn that ends on a model error (HTTP 400): StopFailure runs instead of Stop, its
 		// output is ignored; the matcher is the error kind. Claude Code does not wait for a
 		// StopFailure hook before it exits, but it does wait for SessionEnd's: the sleeping

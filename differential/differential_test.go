@@ -321,7 +321,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 			if i > 0 {
 				em.NextRun()
 			}
-			r := RunCodexArgs(ctx, e, ed.home, codexHome, ed.ws, em.URL(), extraConfig, i > 0, c.AskPermission, p)
+			r := RunCodexArgs(ctx, e, ed.home, codexHome, ed.ws, em.URL(), extraConfig, i > 0, c.AskPermission, c.Sandbox, p)
 			res.EngineTime += r.Elapsed
 			if r.Err != nil && !isExit(r.Err) {
 				res.Err += fmt.Sprintf("codex: %v\n%s", r.Err, r.Stderr)
@@ -391,6 +391,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	if c.AskPermission {
 		extra = append(extra, "--permission-mode", "default")
+	}
+	if c.Sandbox != "" {
+		extra = append(extra, "--sandbox", c.Sandbox)
 	}
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)

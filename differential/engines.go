@@ -209,18 +209,27 @@ remote_models = false
 // RunCodexArgs is RunCodex with extra config.toml text and, when resume is set, `codex
 // exec resume --last PROMPT` (the previous session of codexHome); ask runs it under
 // --approve-for-me (approval requests go to PermissionRequest hooks, then to the automatic
-// reviewer) instead of --dangerously-bypass-approvals-and-sandbox (Case.AskPermission).
-func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, extraConfig string, resume, ask bool, prompt string) Run {
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(extraConfig+"\n"+codexConfig(mockURL)), 0o644); err != nil {
+// reviewer) instead of --dangerously-bypass-approvals-and-sandbox (Case.AskPermission); a
+// sandbox mode (Case.Sandbox) runs it under its own sandbox in that mode, with no approvals.
+func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mockURL, extraConfig string, resume, ask bool, sandbox, prompt string) Run {
+	cfg := codexConfig(mockURL)
+	if sandbox != "" {
+		// Codex's own sandbox on (approvals stay off: a refused command is the command's
+		// failure).
+		cfg = strings.Replace(cfg, `sandbox_mode = "danger-full-access"`, fmt.Sprintf("sandbox_mode = %q", sandbox), 1)
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(extraConfig+"\n"+cfg), 0o644); err != nil {
 		return Run{Err: err}
 	}
 	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "MOCK_API_KEY=dummy", "RUST_LOG=error")
 	env = append(env, trapProxy(mockURL)...)
-	perm := "--dangerously-bypass-approvals-and-sandbox"
-	if ask {
-		perm = "--approve-for-me"
+	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", workspace}
+	switch {
+	case ask:
+		args[2] = "--approve-for-me"
+	case sandbox != "":
+		args = slices.Delete(args, 2, 3)
 	}
-	args := []string{"exec", "--skip-git-repo-check", perm, "--dangerously-bypass-hook-trust", "-C", workspace}
 	if resume {
 		args = append(args, "resume", "--last")
 	}
