@@ -180,7 +180,8 @@ func TestRunNonUTF8(t *testing.T) {
 }
 
 func TestRunTimeout(t *testing.T) {
-	const timeout = 300 * time.Millisecond
+	// Long enough for the shell to print "started" on a loaded 2-core machine.
+	const timeout = 1500 * time.Millisecond
 	for name, body := range map[string]string{
 		"sleeps":       "echo started; sleep 30",
 		"ignores-term": "trap '' TERM; echo started; sleep 30", // needs the SIGKILL after KillGrace
