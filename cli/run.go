@@ -107,10 +107,12 @@ rights, as in Claude Code.
                        are the project's own hook files, which load with --trust (and
                        --trust alone loads them). Default: none (only the files named)
   --transcript FILE    where to keep the transcript the hooks read at transcript_path, in the
-                       engine's format: Claude Code's JSONL, or a Codex rollout (default: next
-                       to the --log FILE, as FILE.transcript.jsonl or FILE.rollout.jsonl,
-                       which a run continuing the session goes on writing; without --log, in
-                       a private directory removed when the session ends). Mode 0600)
+                       engine's format: Claude Code's JSONL, a Codex rollout or a Gemini CLI
+                       chat (default: next to the --log FILE, as FILE.transcript.jsonl,
+                       FILE.rollout.jsonl or FILE.chat.jsonl, which a run continuing the
+                       session goes on writing; without --log, in a private directory removed
+                       when the session ends). Mode 0600. A symbolic link, or a non-empty
+                       file that is not this session's transcript, is refused and left as it is
   --dialect D          the hooks' dialect: claude-code (default), codex or gemini
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files (.claude/settings.json
@@ -123,7 +125,10 @@ rights, as in Claude Code.
                        as 'AWS_*' or '*_TOKEN') away from Bash, hooks and MCP servers, which
                        otherwise inherit dsh's whole environment; repeatable. A value set
                        explicitly (an MCP server's env in .mcp.json, the hooks' own
-                       CLAUDE_PROJECT_DIR...) still goes
+                       CLAUDE_PROJECT_DIR...) still goes. On Linux dsh run is always
+                       non-dumpable, so that no command reads them back through
+                       /proc/<dsh pid>/environ; under --sandbox read-only or workspace-write
+                       it stays dumpable (Bash cannot see it there; hooks and MCP servers can)
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions/0004-bridges.md)
@@ -340,6 +345,11 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	o.plugins = configOf(ctx).plugins
 	// A hooks file named on the command line fails closed, before anything starts.
 	if err := checkNamedHooks(o.dialect, o.hooksFile); err != nil {
+		return c.Fail(err)
+	}
+	// Before any tool, hook or MCP server runs: none of them reads dsh's environment
+	// through /proc (hideSession).
+	if err := hideSession(o.sandbox); err != nil {
 		return c.Fail(err)
 	}
 	ctx, stop := onSignals(ctx)
