@@ -22,6 +22,7 @@ import (
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 )
 
 func init() {
@@ -467,7 +468,8 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		return runResult{}, err
 	}
 	out.setMaxTurns(s.MaxTurnsReached())
-	return out.result(ctx, sessionID, o.logFile, start), nil
+	// The log as printed: a database URL without its password.
+	return out.result(ctx, sessionID, pgstore.Redact(o.logFile), start), nil
 }
 
 // compactPrompt reports whether prompt is the command "/compact [instructions]".
