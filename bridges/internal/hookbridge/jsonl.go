@@ -14,7 +14,7 @@ import (
 // ErrNotOwnTranscript is the error of a transcript path dsh refuses to write: a symbolic
 // link, a file that is not regular, or a non-empty file that is not dsh's transcript of
 // this session. The file is left as it is.
-var ErrNotOwnTranscript = errors.New("not this session's transcript")
+var ErrNotOwnTranscript = errors.New("refused: dsh writes only this session's own transcript there")
 
 // MaxOwnerLineBytes bounds the first line read to recognize a transcript as dsh's own: a
 // longer first line is not one dsh wrote for a session it is resuming.
@@ -75,7 +75,7 @@ func OpenJSONL(kind, path string, owner Owner) (j *JSONL, fresh bool, err error)
 		return nil, false, err
 	}
 	refuse := func(why string) error {
-		return fmt.Errorf("%w: %s %s: %s; dsh writes only its own transcript there, and left the file as it is", ErrNotOwnTranscript, kind, path, why)
+		return fmt.Errorf("%s %s: %s; %w, and left the file as it is", kind, path, why, ErrNotOwnTranscript)
 	}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		// Where O_NOFOLLOW exists, the open below refuses a link swapped in after this.
