@@ -92,7 +92,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			continue
 		}
 		if *raw {
-			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
+			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 			continue
 		}
 		if s := line(e); s != "" {
@@ -171,7 +171,7 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 			continue
 		}
 		if raw {
-			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
+			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 			continue
 		}
 		if s := line(e); s != "" {

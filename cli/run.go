@@ -419,7 +419,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
-	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
+	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) })
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
 	cfg.AskUnlessRead = o.permissionMode == runner.PermissionDefault
