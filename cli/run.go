@@ -164,12 +164,15 @@ rights, as in Claude Code.
   --sandbox-network    with --sandbox read-only or workspace-write: let Bash reach the
                        network (off by default)
 
-  --output-format F    text (default): the final answer on stdout; json: one object on stdout
+  --output-format F    text (default): the final answer on stdout, its control characters
+                       but newline and tab written out (ESC as \x1b), as in the transcript
+                       on stderr; json: one object on stdout
                        with type "result", subtype (success, error_max_turns,
                        error_during_execution, interrupted), is_error, result, stop_reason,
                        error, session_id, log, num_turns, duration_ms and usage;
                        stream-json: every session event as a JSON line, as the log records
-                       it, then that object
+                       it, then that object (both with the exact text; a database URL's
+                       password, in log or anywhere, is xxxxx)
   --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
