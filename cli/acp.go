@@ -74,7 +74,7 @@ process ends when stdin does, after cancelling and settling every session.
                        server's annotation is a hint, not a permission); repeatable
   --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
                        servers; repeatable. As dsh run, dsh acp is non-dumpable on Linux
-                       (no /proc/<dsh pid>/environ for them to read) unless --sandbox confines Bash
+                       (no /proc/<dsh pid>/environ for them to read) unless --sandbox confines Bash (the default)
   --sandbox MODE, --add-dir DIR, --sandbox-network
                        as dsh run: confine every Bash command of every session (read-only,
                        workspace-write, the default, or danger-full-access; see dsh run

@@ -38,7 +38,10 @@ func TestEnvDenyNotInProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	logFile := filepath.Join(ws, "s.jsonl")
-	c := exec.Command(bin, "run", "--model", "scripted:"+script, "--workspace", ws, "--log", logFile, "--env-deny", "SECRET_TOKEN", "go")
+	c := exec.Command(bin, "run", "--model", "scripted:"+script, "--workspace", ws, "--log", logFile, "--env-deny", "SECRET_TOKEN",
+		// Unconfined, where Bash sees dsh's process (a confined Bash, in its own PID
+		// namespace, does not; hideSession).
+		"--sandbox", "danger-full-access", "go")
 	c.Dir = ws
 	c.Env = append(os.Environ(), "SECRET_TOKEN=denied-value-7f3a", "KEEP_ME=kept-value", "HOME="+ws)
 	if os.Getuid() == 0 {

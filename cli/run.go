@@ -129,7 +129,8 @@ rights, as in Claude Code.
                        CLAUDE_PROJECT_DIR...) still goes. On Linux dsh run is always
                        non-dumpable, so that no command reads them back through
                        /proc/<dsh pid>/environ; under --sandbox read-only or workspace-write
-                       it stays dumpable (Bash cannot see it there; hooks and MCP servers can)
+                       (the default) it stays dumpable: Bash cannot see it there, hooks and
+                       MCP servers can
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions/0004-bridges.md)
