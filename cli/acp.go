@@ -73,7 +73,8 @@ process ends when stdin does, after cancelling and settling every session.
                        readOnlyHint run without asking under --permissions ask (another
                        server's annotation is a hint, not a permission); repeatable
   --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
-                       servers; repeatable
+                       servers; repeatable. As dsh run, dsh acp is non-dumpable on Linux
+                       (no /proc/<dsh pid>/environ for them to read) unless --sandbox confines Bash (the default)
   --sandbox MODE, --add-dir DIR, --sandbox-network
                        as dsh run: confine every Bash command of every session (read-only,
                        workspace-write, the default, or danger-full-access; see dsh run
@@ -143,6 +144,10 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return code
 	}
 	o.run.plugins = configOf(ctx).plugins
+	// Before any session's tool, hook or MCP server runs (hideSession).
+	if err := hideSession(o.run.sandbox); err != nil {
+		return c.Fail(err)
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Check the model and the config files once, up front: one that cannot be used fails
 	// the command (exit 1) before any frame is read.

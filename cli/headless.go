@@ -272,7 +272,7 @@ func (c *outcome) result(ctx context.Context, sessionID, logPath string, start t
 // (json, stream-json) on stdout, and the error on stderr.
 func writeResult(format string, r runResult, stdout, stderr io.Writer) {
 	if r.IsError {
-		fmt.Fprintf(stderr, "dsh run: %s\n", r.Error)
+		fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(r.Error))
 	}
 	switch format {
 	case formatJSON, formatStreamJSON:
@@ -280,7 +280,9 @@ func writeResult(format string, r runResult, stdout, stderr io.Writer) {
 		fmt.Fprintf(stdout, "%s\n", b)
 	default:
 		if r.Result != "" && !r.IsError {
-			fmt.Fprintln(stdout, strings.TrimRight(r.Result, "\n"))
+			// For a person, as the transcript: its control characters written out
+			// (the json formats carry the exact text).
+			fmt.Fprintln(stdout, clix.Visible(strings.TrimRight(r.Result, "\n")))
 		}
 	}
 }

@@ -23,6 +23,9 @@ a failed tool call (an error, or a command that exited non-zero) marked ✗;
 session: turns and how they ended, model steps, tokens, tool calls and failures per
 tool, hook runs and outcomes per point, and the time spent in each. A damaged line is
 reported on stderr and ends the listing with exit status 1 (the file is not modified).
+Control characters a model, tool or hook wrote are shown, never sent to the terminal:
+ESC as \x1b, a carriage return as \x0d, C1 controls as \u009b (--raw: \u00HH, so that
+each line's data stays valid JSON); newline and tab stay.
 
 A log is never changed behind your back: dsh run --log and dsh acp refuse a file that
 does not start with a session event, a symbolic link, and a log damaged anywhere but a
@@ -92,7 +95,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			continue
 		}
 		if *raw {
-			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
+			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 			continue
 		}
 		if s := line(e); s != "" {
@@ -171,7 +174,7 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 			continue
 		}
 		if raw {
-			fmt.Fprintf(stdout, "%d %s %s\n", e.Seq, e.Type, e.Data)
+			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 			continue
 		}
 		if s := line(e); s != "" {

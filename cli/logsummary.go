@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -144,18 +145,21 @@ func (s *logSummary) add(e session.Event) {
 	}
 }
 
-// write prints the summary.
-func (s *logSummary) write(w io.Writer) {
-	fmt.Fprintf(w, "session %s: %d events", s.sessionID, s.events)
+// write prints the summary, its control characters (a tool's name is the model's)
+// written out (clix.Visible).
+func (s *logSummary) write(out io.Writer) {
+	var w strings.Builder
+	defer func() { io.WriteString(out, clix.Visible(w.String())) }()
+	fmt.Fprintf(&w, "session %s: %d events", s.sessionID, s.events)
 	if !s.first.IsZero() {
-		fmt.Fprintf(w, ", %s to %s (%s)", s.first.Format(time.RFC3339), s.last.Format(time.RFC3339), s.last.Sub(s.first).Round(time.Millisecond))
+		fmt.Fprintf(&w, ", %s to %s (%s)", s.first.Format(time.RFC3339), s.last.Format(time.RFC3339), s.last.Sub(s.first).Round(time.Millisecond))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(&w)
 	if s.sandbox != "" {
-		fmt.Fprintln(w, s.sandbox)
+		fmt.Fprintln(&w, s.sandbox)
 	}
-	fmt.Fprintf(w, "turns:  %d%s, %d model steps, %s in turns\n", s.turns, counts(s.ends), s.steps, s.turnTime.Round(time.Millisecond))
-	fmt.Fprintf(w, "tokens: %d in, %d out\n", s.tokensIn, s.tokensOut)
+	fmt.Fprintf(&w, "turns:  %d%s, %d model steps, %s in turns\n", s.turns, counts(s.ends), s.steps, s.turnTime.Round(time.Millisecond))
+	fmt.Fprintf(&w, "tokens: %d in, %d out\n", s.tokensIn, s.tokensOut)
 	total, failed := 0, 0
 	var names []string
 	for n, st := range s.calls {
@@ -164,10 +168,10 @@ func (s *logSummary) write(w io.Writer) {
 		failed += st.failed
 	}
 	slices.Sort(names)
-	fmt.Fprintf(w, "tools:  %d calls, %d failed\n", total, failed)
+	fmt.Fprintf(&w, "tools:  %d calls, %d failed\n", total, failed)
 	for _, n := range names {
 		st := s.calls[n]
-		fmt.Fprintf(w, "  %-24s %4d calls  %4d failed  %s\n", n, st.calls, st.failed, st.time.Round(time.Millisecond))
+		fmt.Fprintf(&w, "  %-24s %4d calls  %4d failed  %s\n", n, st.calls, st.failed, st.time.Round(time.Millisecond))
 	}
 	runs := 0
 	var points []string
@@ -176,13 +180,13 @@ func (s *logSummary) write(w io.Writer) {
 		runs += h.runs
 	}
 	slices.Sort(points)
-	fmt.Fprintf(w, "hooks:  %d runs\n", runs)
+	fmt.Fprintf(&w, "hooks:  %d runs\n", runs)
 	for _, p := range points {
 		h := s.hooks[p]
-		fmt.Fprintf(w, "  %-24s %4d runs%s  %s\n", p, h.runs, counts(h.outcomes), h.time.Round(time.Millisecond))
+		fmt.Fprintf(&w, "  %-24s %4d runs%s  %s\n", p, h.runs, counts(h.outcomes), h.time.Round(time.Millisecond))
 	}
 	if s.compaction > 0 {
-		fmt.Fprintf(w, "compactions: %d\n", s.compaction)
+		fmt.Fprintf(&w, "compactions: %d\n", s.compaction)
 	}
 }
 

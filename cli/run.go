@@ -22,6 +22,7 @@ import (
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/session/pgstore"
 )
 
 func init() {
@@ -107,10 +108,12 @@ rights, as in Claude Code.
                        are the project's own hook files, which load with --trust (and
                        --trust alone loads them). Default: none (only the files named)
   --transcript FILE    where to keep the transcript the hooks read at transcript_path, in the
-                       engine's format: Claude Code's JSONL, or a Codex rollout (default: next
-                       to the --log FILE, as FILE.transcript.jsonl or FILE.rollout.jsonl,
-                       which a run continuing the session goes on writing; without --log, in
-                       a private directory removed when the session ends). Mode 0600)
+                       engine's format: Claude Code's JSONL, a Codex rollout or a Gemini CLI
+                       chat (default: next to the --log FILE, as FILE.transcript.jsonl,
+                       FILE.rollout.jsonl or FILE.chat.jsonl, which a run continuing the
+                       session goes on writing; without --log, in a private directory removed
+                       when the session ends). Mode 0600. A symbolic link, or a non-empty
+                       file that is not this session's transcript, is refused and left as it is
   --dialect D          the hooks' dialect: claude-code (default), codex or gemini
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
   --trust              also load the project directory's own hook files (.claude/settings.json
@@ -123,7 +126,11 @@ rights, as in Claude Code.
                        as 'AWS_*' or '*_TOKEN') away from Bash, hooks and MCP servers, which
                        otherwise inherit dsh's whole environment; repeatable. A value set
                        explicitly (an MCP server's env in .mcp.json, the hooks' own
-                       CLAUDE_PROJECT_DIR...) still goes
+                       CLAUDE_PROJECT_DIR...) still goes. On Linux dsh run is always
+                       non-dumpable, so that no command reads them back through
+                       /proc/<dsh pid>/environ; under --sandbox read-only or workspace-write
+                       (the default) it stays dumpable: Bash cannot see it there, hooks and
+                       MCP servers can
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions/0004-bridges.md)
@@ -158,12 +165,15 @@ rights, as in Claude Code.
   --sandbox-network    with --sandbox read-only or workspace-write: let Bash reach the
                        network (off by default)
 
-  --output-format F    text (default): the final answer on stdout; json: one object on stdout
+  --output-format F    text (default): the final answer on stdout, its control characters
+                       but newline and tab written out (ESC as \x1b), as in the transcript
+                       on stderr; json: one object on stdout
                        with type "result", subtype (success, error_max_turns,
                        error_during_execution, interrupted), is_error, result, stop_reason,
                        error, session_id, log, num_turns, duration_ms and usage;
                        stream-json: every session event as a JSON line, as the log records
-                       it, then that object
+                       it, then that object (both with the exact text; a database URL's
+                       password, in log or anywhere, is xxxxx)
   --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
@@ -342,6 +352,11 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := checkNamedHooks(o.dialect, o.hooksFile); err != nil {
 		return c.Fail(err)
 	}
+	// Before any tool, hook or MCP server runs: none of them reads dsh's environment
+	// through /proc (hideSession).
+	if err := hideSession(o.sandbox); err != nil {
+		return c.Fail(err)
+	}
 	ctx, stop := onSignals(ctx)
 	defer stop()
 	res, err := runOne(ctx, o, stdout, stderr)
@@ -408,7 +423,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
 	}
-	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
+	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) })
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
 	cfg.AskUnlessRead = o.permissionMode == runner.PermissionDefault
@@ -457,7 +472,8 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		return runResult{}, err
 	}
 	out.setMaxTurns(s.MaxTurnsReached())
-	return out.result(ctx, sessionID, o.logFile, start), nil
+	// The log as printed: a database URL without its password.
+	return out.result(ctx, sessionID, pgstore.Redact(o.logFile), start), nil
 }
 
 // compactPrompt reports whether prompt is the command "/compact [instructions]".

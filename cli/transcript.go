@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -75,8 +76,13 @@ func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
-// line renders one event, or "" for events the transcript leaves out.
-func line(e session.Event) string {
+// line renders one event for a person, or "" for events the transcript leaves out: the
+// rendering of render with every control character a model, tool or hook put in it
+// written out (clix.Visible), so that none reaches the terminal.
+func line(e session.Event) string { return clix.Visible(render(e)) }
+
+// render renders one event, or "" for events the transcript leaves out.
+func render(e session.Event) string {
 	data, err := e.Decode()
 	if err != nil {
 		return fmt.Sprintf("#%d %s (undecodable: %v)", e.Seq, e.Type, err)

@@ -197,7 +197,10 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	tw, err := h.desc().NewTranscript(path, sessionID, s.cfg.Workspace)
 	if err != nil {
 		removeTranscript()
-		return nil, fmt.Errorf("--transcript: %w", err)
+		if h.Transcript != "" {
+			err = fmt.Errorf("--transcript: %w", err)
+		}
+		return nil, err
 	}
 	cancelTranscript := log.Subscribe(func(e session.Event) {
 		if data, err := e.Decode(); err == nil {

@@ -155,9 +155,11 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s = &Session{cfg: cfg, logger: logger, Tools: tools.NewRegistry(), Hooks: dsh.NewRegistry(dsh.WithLogger(logger))}
+	// made, not s: a `return nil, err` has set s to nil by the time this runs.
+	made := s
 	defer func() {
 		if err != nil {
-			s.Close()
+			made.Close()
 			s = nil
 		}
 	}()

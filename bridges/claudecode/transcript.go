@@ -29,9 +29,11 @@ type Transcript struct {
 }
 
 // NewTranscript creates (or appends to) the transcript at path: private to the user
-// (the file 0600, a directory it creates 0700), as it holds the whole conversation.
+// (the file 0600, a directory it creates 0700), as it holds the whole conversation. An
+// existing file is appended to only when its first entry is this session's (its
+// sessionId); a symbolic link or another file is refused (hookbridge.OpenJSONL).
 func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
-	out, _, err := hookbridge.OpenJSONL("transcript", path)
+	out, _, err := hookbridge.OpenJSONL("transcript", path, hookbridge.Owner{Field: []string{"sessionId"}, SessionID: sessionID})
 	if err != nil {
 		return nil, err
 	}

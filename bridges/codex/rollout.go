@@ -25,9 +25,11 @@ type Rollout struct {
 
 // NewRollout creates (or appends to) the rollout at path; a new file starts with the
 // session_meta line. It is private to the user (the file 0600, a directory it creates
-// 0700), as it holds the whole conversation.
+// 0700), as it holds the whole conversation. An existing file is appended to only when
+// its first line is this session's session_meta (payload.id); a symbolic link or another
+// file is refused (hookbridge.OpenJSONL).
 func NewRollout(path, sessionID, cwd string) (*Rollout, error) {
-	out, fresh, err := hookbridge.OpenJSONL("rollout", path)
+	out, fresh, err := hookbridge.OpenJSONL("rollout", path, hookbridge.Owner{Field: []string{"payload", "id"}, SessionID: sessionID})
 	if err != nil {
 		return nil, err
 	}

@@ -25,9 +25,11 @@ type Chat struct {
 	out *hookbridge.JSONL
 }
 
-// NewChat creates (or appends to) the transcript at path for the session of a project.
+// NewChat creates (or appends to) the transcript at path for the session of a project. An
+// existing file is appended to only when its first line is this session's (its
+// sessionId); a symbolic link or another file is refused (hookbridge.OpenJSONL).
 func NewChat(path, sessionID, project string) (*Chat, error) {
-	out, fresh, err := hookbridge.OpenJSONL("gemini transcript", path)
+	out, fresh, err := hookbridge.OpenJSONL("gemini transcript", path, hookbridge.Owner{Field: []string{"sessionId"}, SessionID: sessionID})
 	if err != nil {
 		return nil, err
 	}

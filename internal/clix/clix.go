@@ -93,7 +93,7 @@ func (c *Command) UsageError(format string, args ...any) int {
 
 // Fail prints "<name>: <err>" on stderr and returns ExitFailure.
 func (c *Command) Fail(err error) int {
-	fmt.Fprintf(c.stderr, "%s: %v\n", c.Name, err)
+	fmt.Fprintf(c.stderr, "%s: %s\n", c.Name, Visible(err.Error()))
 	return ExitFailure
 }
 

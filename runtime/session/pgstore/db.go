@@ -45,32 +45,79 @@ func IsURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
 
-// Redact returns the URL s with its password, if any, replaced by "xxxxx", for messages.
+// Redact returns the database URL s with every password it holds (the user info's and a
+// password or sslpassword query parameter, which libpq and pgx read too) replaced by
+// "xxxxx", for whatever dsh prints or logs: messages, results, the session log's records.
+// A string that is not a postgres:// URL is returned as it is.
 func Redact(s string) string {
+	if !IsURL(s) {
+		return s
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		// Not a URL url.Parse takes: cut the password out of user:password@ by hand.
-		scheme, rest, ok := strings.Cut(s, "://")
-		end := strings.IndexAny(rest, "/?#")
-		if end < 0 {
-			end = len(rest)
-		}
-		at := strings.LastIndex(rest[:end], "@")
-		if !ok || at < 0 {
-			return s
-		}
-		if user, _, has := strings.Cut(rest[:at], ":"); has {
-			return scheme + "://" + user + ":xxxxx" + rest[at:]
-		}
-		return s
+		return redactUnparsed(s)
 	}
-	if u.User == nil {
-		return s
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			return redactUnparsed(u.String())
+		}
+		changed := false
+		for k := range q {
+			if isPasswordParam(k) {
+				q[k], changed = []string{"xxxxx"}, true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.String()
+}
+
+// isPasswordParam reports whether the query parameter k carries a secret.
+func isPasswordParam(k string) bool {
+	k = strings.ToLower(k)
+	return k == "password" || k == "sslpassword"
+}
+
+// redactUnparsed cuts the passwords out of a URL url.Parse does not take: the user
+// info's (user:password@) and everything after "password=" up to the next "&".
+func redactUnparsed(s string) string {
+	scheme, rest, _ := strings.Cut(s, "://")
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		if user, _, has := strings.Cut(rest[:at], ":"); has {
+			rest = user + ":xxxxx" + rest[at:]
+		}
+	}
+	out := scheme + "://" + rest
+	lower := strings.ToLower(out)
+	for _, key := range []string{"sslpassword=", "password="} {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], key)
+			if j < 0 {
+				break
+			}
+			j += i + len(key)
+			k := strings.IndexAny(out[j:], "&#")
+			if k < 0 {
+				k = len(out) - j
+			}
+			out = out[:j] + "xxxxx" + out[j+k:]
+			lower = strings.ToLower(out)
+			i = j + len("xxxxx")
+		}
+	}
+	return out
 }
 
 // Option configures Connect.
