@@ -127,10 +127,9 @@ rights, as in Claude Code.
                        otherwise inherit dsh's whole environment; repeatable. A value set
                        explicitly (an MCP server's env in .mcp.json, the hooks' own
                        CLAUDE_PROJECT_DIR...) still goes. On Linux dsh run is always
-                       non-dumpable, so that no command reads them back through
-                       /proc/<dsh pid>/environ; under --sandbox read-only or workspace-write
-                       (the default) it stays dumpable: Bash cannot see it there, hooks and
-                       MCP servers can
+                       non-dumpable before any tool, hook or MCP server starts (under a
+                       confining --sandbox, once the sandbox's helper runs), so that no
+                       command reads them back through /proc/<dsh pid>/environ
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
                        behaviour (docs/decisions/0004-bridges.md)

@@ -53,5 +53,10 @@ func wrapAs(s *Sandbox, cmd *exec.Cmd, path string) error {
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
+	// A user other than root loses every capability of the new namespace when the helper
+	// executes (its uid there is not 0), so it could not make its mounts: CAP_SYS_ADMIN
+	// stays, as an ambient capability, for the helper only; it drops it from the thread
+	// that executes the commands.
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	return nil
 }

@@ -35,8 +35,9 @@ type zygote struct {
 	live int  // commands started and not exited
 	gone bool // the connection ended: no more commands
 	done chan struct{}
-	// retired: a newer zygote serves new commands; this one ends with its last command.
-	retired bool
+	// protecting are the answers awaited to "protect" requests, by path.
+	protecting map[string]chan error
+	pmu        sync.Mutex // protected: one protection pass at a time
 }
 
 // zproc is a command a zygote runs.
@@ -71,6 +72,9 @@ func startZygote(s *Sandbox, sp helper.Spec) (*zygote, error) {
 	conn := fc.(*net.UnixConn)
 	sp.Zygote = true
 	cmd := exec.Command(exe)
+	// An empty environment: a command comes with its own, and the helper's /proc/1/environ,
+	// which the commands of its PID namespace can read, then holds nothing of dsh's.
+	cmd.Env = []string{}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.ExtraFiles = []*os.File{theirs}
@@ -84,7 +88,8 @@ func startZygote(s *Sandbox, sp helper.Spec) (*zygote, error) {
 		return nil, userNamespaceError(err)
 	}
 	theirs.Close()
-	z := &zygote{cmd: cmd, conn: conn, protected: sp.Protected, proc: map[string]*zproc{}, done: make(chan struct{})}
+	z := &zygote{cmd: cmd, conn: conn, protected: sp.Protected, proc: map[string]*zproc{}, done: make(chan struct{}),
+		protecting: map[string]chan error{}}
 	ready := make(chan bool, 1)
 	go z.read(ready)
 	if !<-ready {
@@ -140,6 +145,10 @@ func (z *zygote) read(ready chan<- bool) {
 	}
 	z.mu.Lock()
 	z.gone = true
+	for path, c := range z.protecting {
+		c <- errors.New("the sandbox helper ended")
+		delete(z.protecting, path)
+	}
 	for id, p := range z.proc {
 		p.lost = true
 		closeOnce(p.started)
@@ -165,6 +174,17 @@ func (z *zygote) frame(f [][]byte) {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if op := string(f[0]); op == "protected" || op == "unprotected" {
+		if c := z.protecting[string(f[1])]; c != nil {
+			delete(z.protecting, string(f[1]))
+			if op == "protected" {
+				c <- nil
+			} else {
+				c <- fmt.Errorf("making %s read-only: %s", f[1], bytes.Join(f[2:], nil))
+			}
+		}
+		return
+	}
 	p := z.proc[string(f[1])]
 	if p == nil {
 		return
@@ -186,7 +206,6 @@ func (z *zygote) frame(f [][]byte) {
 		close(p.exited)
 		delete(z.proc, string(f[1]))
 		z.live--
-		z.endIfRetired()
 	case "exited":
 		if len(f) == 4 {
 			p.pid, _ = strconv.Atoi(string(f[2]))
@@ -197,24 +216,36 @@ func (z *zygote) frame(f [][]byte) {
 		close(p.exited)
 		delete(z.proc, string(f[1]))
 		z.live--
-		z.endIfRetired()
 	}
 }
 
-// endIfRetired closes a retired zygote's connection once its last command has exited
-// (the helper then ends whatever the commands left, and itself). z.mu is held.
-func (z *zygote) endIfRetired() {
-	if z.retired && z.live == 0 {
-		z.conn.Close()
+// protect has the helper bind-mount read-only each path of paths it has not yet (a .git
+// made since it started), so that the next command finds it read-only; it fails when a
+// mount fails, and the command then does not run.
+func (z *zygote) protect(paths []string) error {
+	z.pmu.Lock()
+	defer z.pmu.Unlock()
+	for _, p := range paths {
+		if slices.Contains(z.protected, p) {
+			continue
+		}
+		c := make(chan error, 1)
+		z.mu.Lock()
+		if z.gone {
+			z.mu.Unlock()
+			return errors.New("the sandbox helper has ended")
+		}
+		z.protecting[p] = c
+		z.mu.Unlock()
+		if err := z.send(nil, "protect", p); err != nil {
+			return err
+		}
+		if err := <-c; err != nil {
+			return err
+		}
+		z.protected = append(z.protected, p)
 	}
-}
-
-// retire stops z from taking commands; it ends with its last one.
-func (z *zygote) retire() {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	z.retired = true
-	z.endIfRetired()
+	return nil
 }
 
 // close ends the helper and every process it started, and waits for it.
@@ -255,7 +286,7 @@ func (z *zygote) send(files []*os.File, fields ...string) error {
 // started, or the error says why not.
 func (z *zygote) start(cmd *exec.Cmd, env []string, stdout, stderr *os.File) (*zproc, error) {
 	z.mu.Lock()
-	if z.gone || z.retired {
+	if z.gone {
 		z.mu.Unlock()
 		return nil, errors.New("sandbox: the helper has ended")
 	}
@@ -293,49 +324,43 @@ func (z *zygote) kill(p *zproc, sig syscall.Signal) {
 	}
 }
 
-// zygotes are a sandbox's helpers: the one serving new commands, and older ones ending
-// with their last command.
+// zygotes holds a sandbox's helper, started with the sandbox (the probe) and kept for its
+// session.
 type zygotes struct {
 	mu  sync.Mutex
 	cur *zygote
-	old []*zygote
 }
 
-// zygoteFor is the zygote serving sp's read-only subpaths, started anew when they changed
-// (a .git made since), so that each command gets the subpaths that exist as it starts.
+// zygoteFor is the sandbox's helper, started if there is none yet, with sp's read-only
+// subpaths all bind-mounted, those that appeared since it started (a .git a command made)
+// included, so that each command gets the subpaths that exist as it starts.
 func (s *Sandbox) zygoteFor(sp helper.Spec) (*zygote, error) {
 	zs := &s.zygotes
 	zs.mu.Lock()
-	defer zs.mu.Unlock()
-	if z := zs.cur; z != nil {
-		z.mu.Lock()
-		usable := !z.gone && slices.Equal(z.protected, sp.Protected)
-		z.mu.Unlock()
-		if usable {
-			return z, nil
+	z := zs.cur
+	if z == nil {
+		var err error
+		if z, err = startZygote(s, sp); err != nil {
+			zs.mu.Unlock()
+			return nil, err
 		}
-		z.retire()
-		zs.old = append(zs.old, z)
-		zs.cur = nil
+		zs.cur = z
 	}
-	z, err := startZygote(s, sp)
-	if err != nil {
+	zs.mu.Unlock()
+	if err := z.protect(sp.Protected); err != nil {
 		return nil, err
 	}
-	zs.cur = z
 	return z, nil
 }
 
-// closeZygotes ends every zygote of s.
+// closeZygotes ends the sandbox's helper.
 func (s *Sandbox) closeZygotes() {
 	s.zygotes.mu.Lock()
-	all := append(s.zygotes.old, s.zygotes.cur)
-	s.zygotes.old, s.zygotes.cur = nil, nil
+	z := s.zygotes.cur
+	s.zygotes.cur = nil
 	s.zygotes.mu.Unlock()
-	for _, z := range all {
-		if z != nil {
-			z.close()
-		}
+	if z != nil {
+		z.close()
 	}
 }
 

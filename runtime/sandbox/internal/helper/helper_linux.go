@@ -31,9 +31,11 @@ const (
 	scopeAbstractUnixSocket = 1 << 0
 	scopeSignal             = 1 << 1
 
-	prSetNoNewPrivs = 38
-	rlimitNproc     = 6
-	oPath           = 0x200000
+	prSetNoNewPrivs      = 38
+	prCapAmbient         = 47
+	prCapAmbientClearAll = 4
+	rlimitNproc          = 6
+	oPath                = 0x200000
 
 	stNosuid      = 0x2
 	stNodev       = 0x4
@@ -75,11 +77,24 @@ func run(sp Spec, path string, argv []string) string {
 	}
 	// Landlock and no_new_privs are set on this thread, which then executes the command.
 	runtime.LockOSThread()
+	var mounts chan<- mountRequest
+	if sp.Zygote {
+		// A thread of its own, locked before Landlock restricts this one (Landlock and
+		// no_new_privs are a thread's), bind-mounts the read-only subpaths that appear
+		// during the session.
+		mounts = startMounter()
+	}
 	if msg := apply(sp); msg != "" {
 		return msg
 	}
+	// The ambient CAP_SYS_ADMIN the mounts needed (sandbox.wrapAs) goes from this thread,
+	// so that a command it executes, or forks and executes, has no capability (a user's
+	// uid in the namespace is not 0; root's keeps root's there, as without the sandbox).
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); errno != 0 {
+		return "clearing the ambient capabilities: " + errno.Error()
+	}
 	if sp.Zygote {
-		return serve()
+		return serve(mounts)
 	}
 	if path == "" {
 		return ""

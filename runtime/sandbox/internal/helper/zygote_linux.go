@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"runtime"
 	"sync"
 	"syscall"
 )
@@ -14,8 +15,8 @@ const ZygoteFD = 3
 // no_new_privs, which are a thread's), each in a process group of its own, and reports
 // when one exits. Every process of the sandbox ends with it: when the client's connection
 // closes, it kills them all (it is the first process of the PID namespace) and exits.
-func serve() string {
-	z := &zygote{leaders: map[int]string{}, forked: make(chan struct{}, 1)}
+func serve(mounts chan<- mountRequest) string {
+	z := &zygote{leaders: map[int]string{}, forked: make(chan struct{}, 1), mounts: mounts}
 	requests := make(chan request)
 	go z.read(requests)
 	go z.reap()
@@ -32,6 +33,7 @@ func serve() string {
 }
 
 type zygote struct {
+	mounts  chan<- mountRequest
 	wmu     sync.Mutex // writes to the connection
 	mu      sync.Mutex // leaders, held from a fork until its leader is recorded
 	leaders map[int]string
@@ -146,6 +148,8 @@ func (z *zygote) send(fields ...string) {
 //
 //	run ID DIR PATH ARGC ARG... ENV...  with stdout and stderr as descriptors
 //	kill PID SIGNAL                     to the process group of a command's first process
+//	protect PATH                        bind-mount PATH read-only; answers "protected PATH"
+//	                                    or "unprotected PATH MESSAGE"
 //
 // A run answers "started ID PID" or "failed ID ERRNO MESSAGE"; "exited ID PID STATUS"
 // follows when the command's first process ends, possibly before "started" arrives.
@@ -182,6 +186,14 @@ func (z *zygote) handle(req []string, files []int) {
 		default:
 		}
 		z.send("started", id, itoa(pid))
+	case len(req) == 2 && req[0] == "protect":
+		done := make(chan error, 1)
+		z.mounts <- mountRequest{path: req[1], done: done}
+		if err := <-done; err != nil {
+			z.send("unprotected", req[1], err.Error())
+			return
+		}
+		z.send("protected", req[1])
 	case len(req) == 3 && req[0] == "kill":
 		pid, ok1 := atoi(req[1])
 		sig, ok2 := atoi(req[2])
@@ -219,4 +231,28 @@ func errnoOf(err error) string {
 		return itoa(int(e))
 	}
 	return "5" // EIO
+}
+
+// mountRequest asks the mounter to make path read-only.
+type mountRequest struct {
+	path string
+	done chan<- error
+}
+
+// startMounter starts the goroutine that bind-mounts paths read-only on a thread of its
+// own, locked now, before Landlock restricts the calling thread (Landlock forbids mounts
+// to a restricted thread; the mount namespace is the process's, so the mounts are every
+// later command's).
+func startMounter() chan<- mountRequest {
+	reqs := make(chan mountRequest)
+	locked := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the process
+		close(locked)
+		for r := range reqs {
+			r.done <- bindReadOnly(r.path)
+		}
+	}()
+	<-locked
+	return reqs
 }
