@@ -37,7 +37,7 @@ var demoScript []byte
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
 const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace DIR]
-               [--log FILE | --log postgres://... [--session ID] [--takeover]]
+               [--log FILE | --log postgres://... [--session ID] [--takeover OWNER | --force]]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
@@ -89,11 +89,16 @@ rights, as in Claude Code.
                        PGUSER, PGPASSWORD, PGDATABASE and the other libpq variables
   --session ID         with a postgres --log: the session to resume, or to create when the
                        database does not hold it (default: a new id, printed on stderr)
-  --takeover           with --session: take the session over even though another writer
-                       holds its lease (it crashed, or is to be stopped); that writer's
-                       later appends are refused. Without it a held session is refused
-                       until its holder closes it or its lease expires (30 s after the
-                       holder stopped renewing it)
+  --takeover OWNER     with --session: take the session over from the writer OWNER (the
+                       writer id a refusal names, host:pid by default) even though its lease
+                       is live (it crashed, or is to be stopped); that writer's later appends
+                       are refused. A session another writer holds is still refused, naming
+                       it. Without --takeover a held session is refused until its holder
+                       closes it or its lease expires (30 s after the holder stopped
+                       renewing it)
+  --force              with --session: take the session over whoever holds it. Neither flag
+                       is access control: a database user who can write dsh_sessions can
+                       take any lease (see the README's PostgreSQL section)
   --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE (settings.json shape). FILE
                        fails closed: if it cannot be read or parsed, or names an event, group
                        or handler the bridge would skip, dsh run exits 1 naming it and runs
@@ -222,7 +227,8 @@ type runOptions struct {
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
 	session            string  // --session: the session id in a postgres --log
-	takeover           bool    // --takeover
+	takeover           string  // --takeover OWNER: the holder a takeover fences out
+	force              bool    // --force: a takeover from whoever holds the session
 	prompt             string
 	outputFormat       string     // text, json or stream-json (dsh run)
 	maxTurns           int        // 0: no limit (dsh run)
@@ -302,7 +308,8 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
 	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE (or postgres://...)")
 	fs.StringVar(&o.session, "session", "", "with a postgres --log: the session id")
-	fs.BoolVar(&o.takeover, "takeover", false, "with --session: take over a held session")
+	fs.StringVar(&o.takeover, "takeover", "", "with --session: take the session over from the writer `OWNER`")
+	fs.BoolVar(&o.force, "force", false, "with --session: take the session over whoever holds it")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	o.permissionMode = runner.PermissionBypass
 	fs.Var(clix.OneOf(&o.permissionMode, false, runner.PermissionBypass, runner.PermissionDefault), "permission-mode", "default or bypassPermissions")
