@@ -30,7 +30,7 @@ const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex|gemini] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
-               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--mcp-trust NAME]... [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
@@ -61,7 +61,7 @@ process ends when stdin does, after cancelling and settling every session.
   --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE in every session; as under
                        dsh run, FILE fails closed (exit 1 naming it before any frame is read)
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
-  --compact-threshold R, --revalidate-after-rewrite
+  --compact-threshold R, --revalidate-after-rewrite, --max-response-bytes N
                        as dsh run (see dsh run --help), in every session; a prompt of
                        "/compact [instructions]" compacts the session (advertised in
                        available_commands_update)

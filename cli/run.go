@@ -41,7 +41,7 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
-               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
                [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
 
@@ -152,6 +152,11 @@ rights, as in Claude Code.
                        window from dsh's table; 0 (or an unknown model): none, and only a
                        request the provider rejects as too long compacts
   --compact-threshold R  the share of the window at which to compact, in (0, 1]
+  --max-response-bytes N
+                       cap one model response's body at N bytes (default 64 MiB, 0: the
+                       default): a response over it fails its call with RESPONSE_TOO_LARGE,
+                       not retried, and the rest is not read. One server-sent event stays
+                       capped at 32 MiB and one tool call's arguments at 16 MiB
   --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
                        plugin asks; default: every call but Read needs approval, as under
                        claude -p --permission-mode default. Headless, no one answers: a
@@ -221,6 +226,7 @@ type runOptions struct {
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
+	maxResponseBytes   int64   // --max-response-bytes: provider.Limits.ResponseBytes (0: the default)
 	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
 	compactThreshold   float64 // 0: the loop's default
 	permissionMode     string  // bypassPermissions or default
@@ -264,6 +270,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
 	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
+	fs.Int64Var(&o.maxResponseBytes, "max-response-bytes", 0, "cap one model response at N bytes (default 64 MiB)")
 	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
 	fs.StringVar(&o.sandbox, "sandbox", string(sandbox.DefaultMode), "confine Bash: read-only, workspace-write (default) or danger-full-access")
 	fs.Var(&o.addDirs, "add-dir", "with --sandbox workspace-write: another directory Bash may write (repeatable)")
@@ -280,6 +287,8 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
 	case o.revalidate && !o.desc().Revalidate:
 		return fmt.Sprintf("--revalidate-after-rewrite is a %s option (the %s bridge has none)", dialectsWith(func(d *dialect.Descriptor) bool { return d.Revalidate }), o.dialect)
+	case o.maxResponseBytes < 0:
+		return fmt.Sprintf("--max-response-bytes %d: want a byte count, 0 (the default, 64 MiB) or more", o.maxResponseBytes)
 	case o.contextWindow < -1:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case sandboxProblem(o.sandbox) != "":

@@ -62,7 +62,8 @@ func (o runOptions) modelOpener(logger *slog.Logger) runner.ModelOpener {
 			m, err := llm.ParseScript(demoScript)
 			return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
 		}
-		return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developerContexts, SessionID: sessionID, Logger: logger})
+		return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developerContexts, SessionID: sessionID, Logger: logger,
+			Limits: provider.Limits{ResponseBytes: o.maxResponseBytes}})
 	}
 }
 
