@@ -150,6 +150,10 @@ func TestSoakEndlessModelStream(t *testing.T) {
 					_ = syscall.Kill(-pgid, syscall.SIGKILL)
 					t.Errorf("dsh's process group %d is still there after it exited (kill 0: %v)", pgid, err)
 				}
+				// Nor any process of the binary in another group (the sandbox's helper, re-executed).
+				if left := processesOf(bin); len(left) > 0 {
+					t.Errorf("processes of %s still running after dsh exited: %v", bin, left)
+				}
 				rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
 				fi, _ := os.Stat(logFile)
 				t.Logf("peak RSS %d MiB, the server wrote %d MiB, CPU %v, log %d MiB", rss>>20, wrote.Load()>>20, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), fi.Size()>>20)
@@ -168,4 +172,16 @@ func TestSoakEndlessModelStream(t *testing.T) {
 			})
 		}
 	}
+}
+
+// processesOf lists the pids of the running processes whose executable is bin.
+func processesOf(bin string) []string {
+	exes, _ := filepath.Glob("/proc/[0-9]*/exe")
+	var pids []string
+	for _, exe := range exes {
+		if target, err := os.Readlink(exe); err == nil && target == bin {
+			pids = append(pids, filepath.Base(filepath.Dir(exe)))
+		}
+	}
+	return pids
 }
