@@ -26,11 +26,11 @@ func init() {
 }
 
 const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
-               [--sessions DIR | --sessions postgres://... [--takeover]]
+               [--sessions DIR | --sessions postgres://... [--takeover OWNER | --force]]
                [--hooks FILE] [--plugin-dir DIR]... [--setting-sources S]
                [--dialect claude-code|codex|gemini] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
-               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--mcp-trust NAME]... [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
@@ -52,12 +52,16 @@ process ends when stdin does, after cancelling and settling every session.
                        variables. A session is written by one process at a time: loading a
                        session another process holds fails until that one closes it or its
                        lease expires (30 s after it stopped renewing it)
-  --takeover           with a postgres --sessions: session/load takes a session over even
-                       when another process holds it (that process's appends then fail)
+  --takeover OWNER     with a postgres --sessions: session/load takes over a session the
+                       writer OWNER holds (the writer id a refusal names, host:pid by
+                       default), even while its lease is live; that writer's appends then
+                       fail. A session another writer holds is still refused, naming it
+  --force              with a postgres --sessions: session/load takes a session over
+                       whoever holds it
   --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE in every session; as under
                        dsh run, FILE fails closed (exit 1 naming it before any frame is read)
   --plugin-dir DIR, --setting-sources S, --stop-cap N, --canonical, --context-window N,
-  --compact-threshold R, --revalidate-after-rewrite
+  --compact-threshold R, --revalidate-after-rewrite, --max-response-bytes N
                        as dsh run (see dsh run --help), in every session; a prompt of
                        "/compact [instructions]" compacts the session (advertised in
                        available_commands_update)
@@ -89,8 +93,9 @@ type acpOptions struct {
 	run         runOptions // model, hooks and MCP flags, shared with dsh run
 	sessions    string
 	permissions string
-	mcpTrust    names // --mcp-trust NAME: servers whose readOnlyHint skips the ask
-	takeover    bool
+	mcpTrust    names  // --mcp-trust NAME: servers whose readOnlyHint skips the ask
+	takeover    string // --takeover OWNER
+	force       bool   // --force
 }
 
 // parseACP parses dsh acp's arguments; when it returns !ok, c has printed the help or the
@@ -99,7 +104,8 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 	fs := c.Flags
 	o.run.sessionFlags(fs)
 	fs.StringVar(&o.sessions, "sessions", "", "where session logs go (a directory or postgres://...)")
-	fs.BoolVar(&o.takeover, "takeover", false, "with a postgres --sessions: session/load takes over a held session")
+	fs.StringVar(&o.takeover, "takeover", "", "with a postgres --sessions: session/load takes over a session the writer `OWNER` holds")
+	fs.BoolVar(&o.force, "force", false, "with a postgres --sessions: session/load takes a session over whoever holds it")
 	o.permissions = string(acp.PermissionsAsk)
 	fs.Var(clix.OneOf(&o.permissions, false, string(acp.PermissionsAsk), string(acp.PermissionsAllow)), "permissions", "ask or allow")
 	fs.Var(&o.mcpTrust, "mcp-trust", "trust the tool annotations of MCP server NAME (repeatable)")
@@ -113,8 +119,10 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		return o, c.UsageError("--model is required (or --demo)"), false
 	case o.run.checkSession() != "":
 		return o, c.UsageError("%s", o.run.checkSession()), false
-	case o.takeover && !pgstore.IsURL(o.sessions):
-		return o, c.UsageError("--takeover needs a postgres:// --sessions"), false
+	case (o.takeover != "" || o.force) && !pgstore.IsURL(o.sessions):
+		return o, c.UsageError("--takeover and --force need a postgres:// --sessions"), false
+	case checkTakeover(o.takeover, o.force) != "":
+		return o, c.UsageError("%s", checkTakeover(o.takeover, o.force)), false
 	}
 	if path, ok := strings.CutPrefix(o.run.model, "scripted:"); ok && path != "" {
 		// Each session loads the script afresh: pin it to the directory dsh started in.
@@ -178,7 +186,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return c.Fail(err)
 		}
 		defer db.Close()
-		cfg.SessionsDir, cfg.Logs = "", logstore.PGLogs{DB: db, Takeover: o.takeover}
+		cfg.SessionsDir, cfg.Logs = "", logstore.PGLogs{DB: db, TakeoverFrom: o.takeover, Force: o.force}
 	}
 	srv, err := acp.NewServer(cfg)
 	if err != nil {

@@ -82,15 +82,38 @@ func TestRunOnPostgres(t *testing.T) {
 	}
 	defer st.Close()
 	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1")
-	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "held by elsewhere") || !strings.Contains(stderr, "--takeover") {
-		t.Fatalf("held session: exit %d, stderr %q; want one line naming the holder and --takeover", code, stderr)
+	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "held by elsewhere") || !strings.Contains(stderr, "--takeover elsewhere") {
+		t.Fatalf("held session: exit %d, stderr %q; want one line naming the holder and --takeover elsewhere", code, stderr)
 	}
-	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1", "--takeover")
+	// A takeover that names another writer is refused, naming the holder; the holder
+	// keeps the session.
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1", "--takeover", "host:1234")
+	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "held by elsewhere") || !strings.Contains(stderr, "not by host:1234") {
+		t.Fatalf("takeover from the wrong writer: exit %d, stderr %q; want one line naming the holder", code, stderr)
+	}
+	if _, err := st.Load(context.Background()); err != nil {
+		t.Fatalf("a refused takeover fenced the holder out: %v", err)
+	}
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1", "--takeover", "elsewhere")
 	if code != 0 || !strings.Contains(stderr, "turn 2 ended: completed") {
 		t.Fatalf("takeover: exit %d\n%s", code, stderr)
 	}
 	if err := st.Append(context.Background(), []byte(`{"type":"turn/start","seq":99,"time":"2026-01-01T00:00:00Z","data":{"turn":9}}`+"\n")); err == nil {
 		t.Fatal("the fenced writer's append succeeded")
+	}
+
+	// --force takes a session over whoever holds it.
+	st2, err := db.Open(context.Background(), "s1", pgstore.WithOwner("another"), pgstore.WithTakeover())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws, "--log", url, "--session", "s1", "--force")
+	if code != 0 || !strings.Contains(stderr, "turn 3 ended: completed") {
+		t.Fatalf("--force: exit %d\n%s", code, stderr)
+	}
+	if _, err := st2.Load(context.Background()); !errors.Is(err, pgstore.ErrFenced) {
+		t.Fatalf("the writer --force took the session from: %v, want ErrFenced", err)
 	}
 
 	// Without --session: a new session, whose id is printed.
@@ -116,17 +139,22 @@ func TestPostgresBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		"bad URL":           {[]string{"run", "--demo", "--log", "postgres://dsh:sekrit@127.0.0.1:notaport/db", "--session", "x"}, 1, "bad database URL"},
-		"wrong password":    {[]string{"run", "--demo", "--log", srv.TCPURL(pgtest.User, "sekrit"), "--session", "x"}, 1, "password authentication failed"},
-		"server down":       {[]string{"run", "--demo", "--log", down, "--session", "x"}, 1, "connect"},
-		"acp server down":   {[]string{"acp", "--demo", "--sessions", down}, 1, "connect"},
-		"log server down":   {[]string{"log", "--session", "x", down}, 1, "connect"},
-		"log no session":    {[]string{"log", "--session", "nope", url}, 1, "no such session"},
-		"log needs session": {[]string{"log", url}, 2, "needs --session"},
-		"session no pg":     {[]string{"run", "--demo", "--log", t.TempDir() + "/x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
-		"takeover alone":    {[]string{"run", "--demo", "--log", url, "--takeover"}, 2, "--takeover needs --session"},
-		"bad session id":    {[]string{"run", "--demo", "--log", url, "--session", "a b"}, 2, "--session"},
-		"acp takeover":      {[]string{"acp", "--demo", "--takeover"}, 2, "--takeover needs a postgres"},
+		"bad URL":            {[]string{"run", "--demo", "--log", "postgres://dsh:sekrit@127.0.0.1:notaport/db", "--session", "x"}, 1, "bad database URL"},
+		"wrong password":     {[]string{"run", "--demo", "--log", srv.TCPURL(pgtest.User, "sekrit"), "--session", "x"}, 1, "password authentication failed"},
+		"server down":        {[]string{"run", "--demo", "--log", down, "--session", "x"}, 1, "connect"},
+		"acp server down":    {[]string{"acp", "--demo", "--sessions", down}, 1, "connect"},
+		"log server down":    {[]string{"log", "--session", "x", down}, 1, "connect"},
+		"log no session":     {[]string{"log", "--session", "nope", url}, 1, "no such session"},
+		"log needs session":  {[]string{"log", url}, 2, "needs --session"},
+		"session no pg":      {[]string{"run", "--demo", "--log", t.TempDir() + "/x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
+		"takeover alone":     {[]string{"run", "--demo", "--log", url, "--takeover", "w"}, 2, "--takeover and --force need --session"},
+		"force alone":        {[]string{"run", "--demo", "--log", url, "--force"}, 2, "--takeover and --force need --session"},
+		"takeover no owner":  {[]string{"run", "--demo", "--log", url, "--session", "x", "--takeover"}, 2, "takeover"},
+		"takeover a flag":    {[]string{"run", "--demo", "--log", url, "--takeover", "--session", "x"}, 2, "want the writer id"},
+		"takeover and force": {[]string{"run", "--demo", "--log", url, "--session", "x", "--takeover", "w", "--force"}, 2, "give one"},
+		"acp force":          {[]string{"acp", "--demo", "--force"}, 2, "--takeover and --force need a postgres"},
+		"bad session id":     {[]string{"run", "--demo", "--log", url, "--session", "a b"}, 2, "--session"},
+		"acp takeover":       {[]string{"acp", "--demo", "--takeover", "w"}, 2, "--takeover and --force need a postgres"},
 	} {
 		code, stdout, stderr := runDSH(c.args...)
 		first, _, _ := strings.Cut(stderr, "\n")
@@ -257,6 +285,48 @@ func TestACPOnPostgres(t *testing.T) {
 	}
 	if _, err := pgstore.Connect(context.Background(), url); err != nil && !errors.Is(err, pgstore.ErrSchemaVersion) {
 		t.Fatal(err)
+	}
+}
+
+// TestACPTakeoverOnPostgres: dsh acp --takeover OWNER loads a session OWNER holds, and
+// refuses one another writer holds, naming it.
+func TestACPTakeoverOnPostgres(t *testing.T) {
+	url := postgres(t).Schema(t)
+	cwd := t.TempDir()
+	if code, _, stderr := runDSH("run", "--demo", "--workspace", cwd, "--log", url, "--session", "held"); code != 0 {
+		t.Fatalf("dsh run: exit %d\n%s", code, stderr)
+	}
+	db, err := pgstore.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Open(context.Background(), "held", pgstore.WithOwner("elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	load := func(args ...string) map[string]any {
+		c := startACP(t, append([]string{"--demo", "--sessions", url}, args...)...)
+		defer c.close()
+		c.call("initialize", map[string]any{"protocolVersion": 1})
+		return c.call("session/load", map[string]any{"sessionId": "held", "cwd": cwd, "mcpServers": []any{}})
+	}
+	res := load("--takeover", "host:1234")
+	e, _ := res["error"].(map[string]any)
+	if msg := fmt.Sprint(e["message"]); e == nil || !strings.Contains(msg, "held by elsewhere") || !strings.Contains(msg, "not by host:1234") {
+		t.Fatalf("session/load with the wrong owner: %v, want an error naming the holder", res)
+	}
+	n, err := st.Load(context.Background())
+	if err != nil {
+		t.Fatalf("a refused takeover fenced the holder out: %v", err)
+	}
+	if res := load("--takeover", "elsewhere"); res["error"] != nil {
+		t.Fatalf("session/load --takeover elsewhere: %v", res)
+	}
+	next := fmt.Sprintf(`{"type":"turn/start","seq":%d,"time":"2026-01-01T00:00:00Z","data":{"turn":9}}`+"\n", n)
+	if err := st.Append(context.Background(), []byte(next)); !errors.Is(err, pgstore.ErrFenced) {
+		t.Fatalf("the holder's append after the takeover: %v, want ErrFenced", err)
 	}
 }
 

@@ -37,11 +37,11 @@ var demoScript []byte
 const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean out the build directory."
 
 const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace DIR]
-               [--log FILE | --log postgres://... [--session ID] [--takeover]]
+               [--log FILE | --log postgres://... [--session ID] [--takeover OWNER | --force]]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
-               [--context-window N] [--compact-threshold R] [--env-deny PATTERN]...
+               [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
                [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
 
@@ -89,11 +89,16 @@ rights, as in Claude Code.
                        PGUSER, PGPASSWORD, PGDATABASE and the other libpq variables
   --session ID         with a postgres --log: the session to resume, or to create when the
                        database does not hold it (default: a new id, printed on stderr)
-  --takeover           with --session: take the session over even though another writer
-                       holds its lease (it crashed, or is to be stopped); that writer's
-                       later appends are refused. Without it a held session is refused
-                       until its holder closes it or its lease expires (30 s after the
-                       holder stopped renewing it)
+  --takeover OWNER     with --session: take the session over from the writer OWNER (the
+                       writer id a refusal names, host:pid by default) even though its lease
+                       is live (it crashed, or is to be stopped); that writer's later appends
+                       are refused. A session another writer holds is still refused, naming
+                       it. Without --takeover a held session is refused until its holder
+                       closes it or its lease expires (30 s after the holder stopped
+                       renewing it)
+  --force              with --session: take the session over whoever holds it. Neither flag
+                       is access control: a database user who can write dsh_sessions can
+                       take any lease (see the README's PostgreSQL section)
   --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE (settings.json shape). FILE
                        fails closed: if it cannot be read or parsed, or names an event, group
                        or handler the bridge would skip, dsh run exits 1 naming it and runs
@@ -146,6 +151,11 @@ rights, as in Claude Code.
                        window from dsh's table; 0 (or an unknown model): none, and only a
                        request the provider rejects as too long compacts
   --compact-threshold R  the share of the window at which to compact, in (0, 1]
+  --max-response-bytes N
+                       cap one model response's body at N bytes (default 64 MiB, 0: the
+                       default): a response over it fails its call with RESPONSE_TOO_LARGE,
+                       not retried, and the rest is not read. One server-sent event stays
+                       capped at 32 MiB and one tool call's arguments at 16 MiB
   --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
                        plugin asks; default: every call but Read needs approval, as under
                        claude -p --permission-mode default. Headless, no one answers: a
@@ -215,13 +225,15 @@ type runOptions struct {
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
+	maxResponseBytes   int64   // --max-response-bytes: provider.Limits.ResponseBytes (0: the default)
 	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
 	compactThreshold   float64 // 0: the loop's default
 	permissionMode     string  // bypassPermissions or default
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
 	session            string  // --session: the session id in a postgres --log
-	takeover           bool    // --takeover
+	takeover           string  // --takeover OWNER: the holder a takeover fences out
+	force              bool    // --force: a takeover from whoever holds the session
 	prompt             string
 	outputFormat       string     // text, json or stream-json (dsh run)
 	maxTurns           int        // 0: no limit (dsh run)
@@ -257,6 +269,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.settingSources, "setting-sources", "", "user,project,local settings to load")
 	fs.IntVar(&o.contextWindow, "context-window", -1, "the model's context window, in tokens (default: the model's; 0: none)")
 	fs.Float64Var(&o.compactThreshold, "compact-threshold", 0, "compact at this share of the window (default 0.8)")
+	fs.Int64Var(&o.maxResponseBytes, "max-response-bytes", 0, "cap one model response at N bytes (default 64 MiB)")
 	fs.Var(&o.envDeny, "env-deny", "keep variables matching PATTERN away from Bash, hooks and MCP servers (repeatable)")
 	fs.StringVar(&o.sandbox, "sandbox", string(sandbox.DefaultMode), "confine Bash: read-only, workspace-write (default) or danger-full-access")
 	fs.Var(&o.addDirs, "add-dir", "with --sandbox workspace-write: another directory Bash may write (repeatable)")
@@ -273,6 +286,8 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--stop-cap %d: want a count, 0 or more", o.stopCap)
 	case o.revalidate && !o.desc().Revalidate:
 		return fmt.Sprintf("--revalidate-after-rewrite is a %s option (the %s bridge has none)", dialectsWith(func(d *dialect.Descriptor) bool { return d.Revalidate }), o.dialect)
+	case o.maxResponseBytes < 0:
+		return fmt.Sprintf("--max-response-bytes %d: want a byte count, 0 (the default, 64 MiB) or more", o.maxResponseBytes)
 	case o.contextWindow < -1:
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case sandboxProblem(o.sandbox) != "":
@@ -301,7 +316,8 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	fs.StringVar(&o.workspace, "workspace", "", "the workspace")
 	fs.StringVar(&o.logFile, "log", "", "append the session log to FILE (or postgres://...)")
 	fs.StringVar(&o.session, "session", "", "with a postgres --log: the session id")
-	fs.BoolVar(&o.takeover, "takeover", false, "with --session: take over a held session")
+	fs.StringVar(&o.takeover, "takeover", "", "with --session: take the session over from the writer `OWNER`")
+	fs.BoolVar(&o.force, "force", false, "with --session: take the session over whoever holds it")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	o.permissionMode = runner.PermissionBypass
 	fs.Var(clix.OneOf(&o.permissionMode, false, runner.PermissionBypass, runner.PermissionDefault), "permission-mode", "default or bypassPermissions")

@@ -68,7 +68,8 @@ func (o runOptions) modelOpener(logger *slog.Logger) runner.ModelOpener {
 			m, err := llm.ParseScript(demoScript)
 			return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
 		}
-		return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developerContexts, SessionID: sessionID, Logger: logger})
+		return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developerContexts, SessionID: sessionID, Logger: logger,
+			Limits: provider.Limits{ResponseBytes: o.maxResponseBytes}})
 	}
 }
 
@@ -113,7 +114,7 @@ func badSources(list string) string {
 // the lease is one line, exit 1.
 func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
 	opened, err := logstore.Open(ctx, logstore.Options{
-		Path: o.logFile, Session: o.session, Takeover: o.takeover,
+		Path: o.logFile, Session: o.session, TakeoverFrom: o.takeover, Force: o.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Repaired: func(path, reason string) {
 			fmt.Fprintf(stderr, "dsh run: %s: cut a torn last line, left by a crash in the middle of a write (%s)\n", path, reason)

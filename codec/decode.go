@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/dshkit/dsh/internal/duration"
 )
 
 // isNull reports whether data is the JSON literal null.
@@ -307,11 +309,16 @@ func Raw(data []byte, v *json.RawMessage) error {
 	return nil
 }
 
-// Duration decodes a duration encoded as an integer number of milliseconds.
+// Duration decodes a duration encoded as an integer number of milliseconds, from 0 to
+// the longest a time.Duration holds (about 292 years); a negative count, or one that
+// would overflow, is an error.
 func Duration(data []byte, v *time.Duration) error {
 	var ms int64
 	if err := Value(data, &ms); err != nil {
 		return err
+	}
+	if ms < 0 || ms > int64(duration.Max/time.Millisecond) {
+		return fmt.Errorf("duration of %d ms: want 0 to %d", ms, int64(duration.Max/time.Millisecond))
 	}
 	*v = time.Duration(ms) * time.Millisecond
 	return nil

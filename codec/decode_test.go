@@ -113,3 +113,26 @@ func TestChecks(t *testing.T) {
 		t.Errorf("MapChecker: %v", err)
 	}
 }
+
+// A duration whose milliseconds would overflow time.Duration, or a negative one, is an
+// error, never a wrapped or negative duration.
+func TestDurationRange(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"1500", 1500 * time.Millisecond, true},
+		{"0", 0, true},
+		{"9223372036854", 9223372036854 * time.Millisecond, true},
+		{"9223372036855", 0, false},
+		{"9223372036854775807", 0, false},
+		{"-1", 0, false},
+	} {
+		var d time.Duration
+		err := Duration([]byte(tc.in), &d)
+		if (err == nil) != tc.ok || (tc.ok && d != tc.want) || d < 0 {
+			t.Errorf("Duration(%s) = %v, %v; want %v (ok %v)", tc.in, d, err, tc.want, tc.ok)
+		}
+	}
+}

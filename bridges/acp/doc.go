@@ -9,7 +9,9 @@
 //   - initialize: protocol 1 (whatever the client asks), loadSession, embedded-context
 //     prompts, MCP over stdio, HTTP and SSE, one agent-type auth method (dsh needs no
 //     login: the model comes from the command line) and agentInfo.
-//   - session/new {cwd, mcpServers}: cwd must be an absolute directory; the session's log
+//   - session/new {cwd, mcpServers}: cwd must pass [CheckCWD] (an absolute path to a
+//     directory the user can list, neither / nor in a system tree such as /etc or /proc,
+//     symbolic links resolved), else -32602 names it; the session's log
 //     is SessionsDir/<sessionId>.jsonl, or the session sessionId of Config.Logs (dsh acp
 //     --sessions postgres://... keeps them in PostgreSQL); Config.Setup builds its registries and model (dsh
 //     acp shares dsh run's setup: built-in tools in cwd, hooks, native plugins); the

@@ -14,11 +14,8 @@ import (
 
 // open creates (load=false) or loads a session.
 func (s *Server) open(ctx context.Context, id, cwd string, servers []mcpServer, load bool) (*acpSession, *RPCError) {
-	if cwd == "" || !filepath.IsAbs(cwd) {
-		return nil, rpcErr(CodeInvalidParams, "Invalid params: cwd must be an absolute path, got %q", cwd)
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, rpcErr(CodeInvalidParams, "Invalid params: cwd %q is not a directory", cwd)
+	if err := CheckCWD(cwd); err != nil {
+		return nil, rpcErr(CodeInvalidParams, "Invalid params: %v", err)
 	}
 	mcpCfgs, e := mcpConfigs(servers)
 	if e != nil {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -41,6 +40,15 @@ const (
 	// value, in bytes of JSON): about Claude Code's 25,000-token cap on MCP output, at four
 	// bytes a token.
 	DefaultMaxResultBytes = 100_000
+	// DefaultMaxMessageBytes caps one message a server sends (a stdio line, an HTTP body,
+	// one server-sent event), as the SDK caps a stdio line: a tool result over it fails
+	// the call (CodeResultTooLarge) after that many bytes are read, and the server's
+	// connection is closed.
+	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxToolPages caps the pages of a server's tools/list.
+	DefaultMaxToolPages = 100
+	// DefaultMaxToolListBytes caps the tools of a server, in bytes of their JSON.
+	DefaultMaxToolListBytes = 16 << 20
 	// MaxToolName is the longest tool name the model APIs accept (names match
 	// ^[a-zA-Z0-9_-]{1,64}$).
 	MaxToolName = 64
@@ -57,6 +65,8 @@ const (
 	CodeTimeout = "MCP_TIMEOUT"
 	// CodeUnavailable is a call to a server that did not start.
 	CodeUnavailable = "MCP_SERVER_UNAVAILABLE"
+	// CodeResultTooLarge is a call whose answer crossed Options.MaxMessageBytes.
+	CodeResultTooLarge = "MCP_RESULT_TOO_LARGE"
 )
 
 // Options configures Start.
@@ -82,6 +92,14 @@ type Options struct {
 	// text past it is cut, other blocks past it are replaced by a note, and a note says
 	// what was cut.
 	MaxResultBytes int
+	// MaxMessageBytes caps one message a server sends, while it is read (default
+	// DefaultMaxMessageBytes; negative: no cap).
+	MaxMessageBytes int
+	// MaxToolPages and MaxToolListBytes bound a server's tool listing, in pages and in
+	// bytes of the tools' JSON (defaults DefaultMaxToolPages, DefaultMaxToolListBytes): a
+	// server past either is not mounted.
+	MaxToolPages     int
+	MaxToolListBytes int
 }
 
 func (o Options) withDefaults() Options {
@@ -105,6 +123,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.MaxToolPages <= 0 {
+		o.MaxToolPages = DefaultMaxToolPages
+	}
+	if o.MaxToolListBytes <= 0 {
+		o.MaxToolListBytes = DefaultMaxToolListBytes
 	}
 	return o
 }
@@ -135,6 +162,8 @@ type server struct {
 	group atomic.Pointer[procgroup.Group] // a stdio server's process group, once started
 	tools []*sdk.Tool
 	err   error // why it did not start
+	// capped is Options.MaxMessageBytes once a message of the server crossed it.
+	capped atomic.Int64
 
 	closeOnce sync.Once
 }
@@ -234,13 +263,18 @@ func (srv *server) start(ctx context.Context) {
 		cmd.Env = append(append([]string(nil), srv.o.Env...), srv.cfg.Env...)
 		cmd.Stderr = &logWriter{log: srv.o.Logger, server: srv.cfg.Name}
 		cmd.WaitDelay = srv.o.StopGrace
-		t = &stdioTransport{cmd: cmd, group: &srv.group, grace: srv.o.StopGrace, log: srv.o.Logger, server: srv.cfg.Name}
+		t = &stdioTransport{cmd: cmd, group: &srv.group, grace: srv.o.StopGrace, log: srv.o.Logger, server: srv.cfg.Name,
+			max: srv.o.MaxMessageBytes, capped: &srv.capped}
 	case TypeHTTP, TypeSSE:
-		hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: srv.cfg.Headers}}
+		hc, err := srv.httpClient()
+		if err != nil {
+			fail(err)
+			return
+		}
 		if srv.cfg.Type == TypeSSE {
-			t = &sdk.SSEClientTransport{Endpoint: srv.cfg.URL, HTTPClient: hc}
+			t = &sdk.SSEClientTransport{Endpoint: srv.cfg.URL, HTTPClient: hc, MaxEventSize: srv.o.MaxMessageBytes}
 		} else {
-			t = &sdk.StreamableClientTransport{Endpoint: srv.cfg.URL, HTTPClient: hc, MaxRetries: -1}
+			t = &sdk.StreamableClientTransport{Endpoint: srv.cfg.URL, HTTPClient: hc, MaxRetries: -1, MaxEventSize: srv.o.MaxMessageBytes}
 		}
 	default:
 		fail(fmt.Errorf("unknown type %q", srv.cfg.Type))
@@ -276,12 +310,39 @@ func (srv *server) start(ctx context.Context) {
 		return
 	}
 	srv.sess = c.sess
-	for tool, err := range c.sess.Tools(ctx, nil) {
-		if err != nil {
-			fail(fmt.Errorf("list tools: %w", err))
-			return
+	if err := srv.listTools(ctx); err != nil {
+		fail(fmt.Errorf("list tools: %w", err))
+	}
+}
+
+// listTools reads the server's tools page by page, within Options.MaxToolPages pages
+// and Options.MaxToolListBytes bytes of tools, so that a server that pages without end
+// fails its start instead of filling memory until the start timeout.
+func (srv *server) listTools(ctx context.Context) error {
+	params := &sdk.ListToolsParams{}
+	size := 0
+	for page := 1; ; page++ {
+		if page > srv.o.MaxToolPages {
+			return fmt.Errorf("the server is still paging after %d pages (%d tools): refused (Options.MaxToolPages)", srv.o.MaxToolPages, len(srv.tools))
 		}
-		srv.tools = append(srv.tools, tool)
+		res, err := srv.sess.ListTools(ctx, params)
+		if err != nil {
+			return err
+		}
+		for _, tool := range res.Tools {
+			b, err := json.Marshal(tool)
+			if err != nil {
+				return fmt.Errorf("tool %q: %w", tool.Name, err)
+			}
+			if size += len(b); size > srv.o.MaxToolListBytes {
+				return fmt.Errorf("the server's tools are over %d bytes (after %d tools, page %d): refused (Options.MaxToolListBytes)", srv.o.MaxToolListBytes, len(srv.tools), page)
+			}
+			srv.tools = append(srv.tools, tool)
+		}
+		if res.NextCursor == "" {
+			return nil
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
 }
 
@@ -418,6 +479,8 @@ func (srv *server) call(ctx context.Context, tool string, args json.RawMessage) 
 	res, err := srv.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: a})
 	if err != nil {
 		switch {
+		case srv.capped.Load() != 0:
+			return nil, tools.NewError(CodeResultTooLarge, fmt.Sprintf("MCP server %q: %s: the server sent a message over %d bytes (mcp.Options.MaxMessageBytes): the rest was not read and the server's connection was closed", srv.cfg.Name, tool, srv.capped.Load()))
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return nil, tools.NewError(CodeTimeout, fmt.Sprintf("MCP server %q: %s timed out after %s", srv.cfg.Name, tool, srv.o.CallTimeout))
 		case ctx.Err() != nil:

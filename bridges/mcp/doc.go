@@ -26,6 +26,13 @@
 // normalized tool failure (codes MCP_TOOL_ERROR, MCP_SERVER_ERROR, MCP_TIMEOUT,
 // MCP_SERVER_UNAVAILABLE); the session goes on.
 //
+// What a server sends is bounded while it is read: one message (a stdio line, an HTTP
+// body, one server-sent event) at Options.MaxMessageBytes (16 MiB; past it the call fails
+// with MCP_RESULT_TOO_LARGE and the connection is closed), and the tool listing at
+// Options.MaxToolPages pages and Options.MaxToolListBytes bytes (past either the server
+// is not mounted). An HTTP or SSE server's configured headers go to the origin of its URL
+// only, and a redirect to another origin is refused ([RedirectError]).
+//
 // [Set.Close] stops every server: a stdio server's stdin is closed, SIGTERM follows after
 // Options.StopGrace, then SIGKILL, and finally its whole process group (servers run in
 // their own) is killed, so that npx wrappers and their children do not outlive the

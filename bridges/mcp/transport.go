@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"sync"
@@ -18,22 +21,138 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshkit/dsh/internal/httporigin"
 	"github.com/dshkit/dsh/internal/procgroup"
 )
 
-// headerTransport adds fixed headers to every request.
+// errMessageTooLarge ends a body that crossed Options.MaxMessageBytes: the SDK fails the
+// connection, and the call reports the cap (CodeResultTooLarge).
+var errMessageTooLarge = errors.New("mcp: server message over the size cap; the rest was not read")
+
+// RedirectError is an HTTP or SSE server that redirected a request to another origin
+// (scheme, host and port): dsh does not follow it, so that the server's configured headers
+// (an Authorization token, say) go to the configured origin only.
+type RedirectError struct {
+	// Server is the server's name; From and To are the request's URL and the redirect's
+	// target, without their query.
+	Server, From, To string
+}
+
+// Error names the server and both URLs.
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("MCP server %q: %s redirected to another origin, %s: not followed, so that the configured headers stay with their server", e.Server, e.From, e.To)
+}
+
+// httpClient is the client of an HTTP or SSE server: its configured headers go to the
+// configured origin only, a redirect to another origin is refused ([RedirectError]), and
+// every response body is bounded ([boundedBody]).
+func (srv *server) httpClient() (*http.Client, error) {
+	u, err := url.Parse(srv.cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	home := httporigin.Of(u)
+	return &http.Client{
+		Transport: headerTransport{base: http.DefaultTransport, origin: home, headers: srv.cfg.Headers,
+			max: int64(srv.o.MaxMessageBytes), capped: &srv.capped},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if httporigin.Of(req.URL) != home {
+				return &RedirectError{Server: srv.cfg.Name, From: httporigin.Redact(via[0].URL), To: httporigin.Redact(req.URL)}
+			}
+			if len(via) >= 10 {
+				return fmt.Errorf("MCP server %q: stopped after 10 redirects", srv.cfg.Name)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// headerTransport adds the server's configured headers to every request to its origin
+// (and to no other: an SSE server's endpoint event may name another), and bounds every
+// response body.
 type headerTransport struct {
 	base    http.RoundTripper
+	origin  string
 	headers map[string]string
+	max     int64 // Options.MaxMessageBytes; negative: no cap
+	capped  *atomic.Int64
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
+	if len(t.headers) > 0 && httporigin.Of(r.URL) == t.origin {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || t.max < 0 {
+		return resp, err
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	resp.Body = &boundedBody{rc: resp.Body, sse: ct == "text/event-stream", max: t.max, capped: t.capped}
+	return resp, nil
 }
+
+// sseSlack is how far past the cap an event may run before boundedBody ends the body: the
+// SDK's own event cap (set to the same Options.MaxMessageBytes) trips first, reading
+// ahead at most its buffer, and fails the connection; boundedBody then ends the drain
+// that follows, which would otherwise read an endless event to its end.
+const sseSlack = 64 << 10
+
+// boundedBody ends a response body once one message of it is over max bytes: the whole
+// body of a JSON (or any other) response, or one event of an event stream. It records the
+// cap in capped, so that the call says why it failed.
+type boundedBody struct {
+	rc     io.ReadCloser
+	sse    bool
+	max    int64
+	capped *atomic.Int64
+	n      int64 // bytes of the body, or of the current event's lines before this one
+	line   int64 // bytes of the current line so far (sse)
+	last   byte  // the byte before the current one, to tell "\r\n" from "\n" (sse)
+	err    error
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.rc.Read(p)
+	if !b.sse {
+		b.n += int64(n)
+		if b.n > b.max {
+			b.capped.Store(b.max)
+			b.err = errMessageTooLarge
+			return max(0, n-int(b.n-b.max)), b.err
+		}
+		return n, err
+	}
+	for i := 0; i < n; i++ {
+		c := p[i]
+		if c == '\n' {
+			if b.line == 0 || (b.line == 1 && b.last == '\r') {
+				b.n = 0 // a blank line ends the event
+			} else {
+				b.n += b.line + 1
+			}
+			b.line = 0
+		} else {
+			b.line++
+		}
+		b.last = c
+		if size := b.n + b.line; size > b.max {
+			b.capped.Store(b.max)
+			if size > b.max+sseSlack {
+				b.err = errMessageTooLarge
+				return i, b.err
+			}
+		}
+	}
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
 
 // stdioTransport runs a stdio server as the SDK's CommandTransport does (closing the
 // connection closes its stdin, then SIGTERM after grace, then SIGKILL), and records the
@@ -47,6 +166,9 @@ type stdioTransport struct {
 	grace  time.Duration
 	log    *slog.Logger
 	server string
+	// max is Options.MaxMessageBytes; capped records it when a line crosses it.
+	max    int
+	capped *atomic.Int64
 }
 
 // Connect starts the server.
@@ -64,7 +186,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		return nil, err
 	}
 	t.group.Store(group)
-	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: sdk.DefaultMaxLineLength,
+	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.max,
+		over: func() { t.capped.Store(int64(t.max)) },
 		skipped: func(line []byte) {
 			const show = 200
 			if len(line) > show {
@@ -72,7 +195,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 			}
 			t.log.Warn("mcp: server wrote a line that is not JSON-RPC on stdout; skipped", "server", t.server, "line", string(line))
 		}}
-	return (&sdk.IOTransport{Reader: io.NopCloser(lines), Writer: &stdinCloser{cmd: t.cmd, stdin: stdin, grace: t.grace}}).Connect(ctx)
+	return (&sdk.IOTransport{Reader: io.NopCloser(lines), Writer: &stdinCloser{cmd: t.cmd, stdin: stdin, grace: t.grace},
+		MaxLineLength: t.max}).Connect(ctx)
 }
 
 // stdinCloser is a server's stdin whose Close ends the server: stdin is closed, then
@@ -113,12 +237,13 @@ func ignoreExit(err error) error {
 }
 
 // jsonLines passes on the lines of r that are JSON objects or arrays (and blank lines),
-// and hands every other line to skipped. A line longer than max is passed on as it is,
-// for the SDK to refuse.
+// and hands every other line to skipped. A line longer than max (max > 0) is passed on
+// as it is, for the SDK to refuse, and reported to over.
 type jsonLines struct {
 	r       *bufio.Reader
 	max     int
 	skipped func(line []byte)
+	over    func()
 
 	out     []byte // what Read returns next
 	line    []byte // the line being gathered
@@ -144,7 +269,10 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 		}
 		j.line = append(j.line, chunk...)
 		if !complete {
-			if len(j.line) > j.max {
+			if j.max > 0 && len(j.line) > j.max {
+				if j.over != nil {
+					j.over()
+				}
 				j.out, j.line, j.through = append(j.out[:0], j.line...), j.line[:0], true
 			}
 			continue

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
@@ -23,8 +24,12 @@ type Options struct {
 	Path string
 	// Session is, in a database, the session to resume or to create ("": a new id).
 	Session string
-	// Takeover takes a database session over even though another writer holds its lease.
-	Takeover bool
+	// TakeoverFrom takes a database session over from the writer of that id (the holder
+	// a refusal names) even though its lease is live; a session held by another writer is
+	// still refused.
+	TakeoverFrom string
+	// Force takes a database session over whoever holds its lease.
+	Force bool
 	// Logger receives the database's diagnostics (nil: discarded).
 	Logger *slog.Logger
 	// Repaired is told that a torn last line of the JSONL file was cut, and why (nil:
@@ -96,17 +101,10 @@ func openPG(ctx context.Context, o Options) (*Opened, error) {
 			o.Created(id, db)
 		}
 	}
-	var opts []pgstore.OpenOption
-	if o.Takeover {
-		opts = append(opts, pgstore.WithTakeover())
-	}
-	st, err := db.Open(ctx, id, opts...)
+	st, err := db.Open(ctx, id, takeover(o.TakeoverFrom, o.Force)...)
 	if err != nil {
 		db.Close()
-		if errors.Is(err, pgstore.ErrLeaseHeld) {
-			err = fmt.Errorf("%w (--takeover takes it over)", err)
-		}
-		return nil, err
+		return nil, leaseHint(err)
 	}
 	l, err := session.Open(ctx, st)
 	if err != nil {
@@ -122,8 +120,43 @@ func openPG(ctx context.Context, o Options) (*Opened, error) {
 type PGLogs struct {
 	// DB is the database.
 	DB *pgstore.DB
-	// Takeover makes Load take a held session over.
-	Takeover bool
+	// TakeoverFrom makes Load take over a session held by the writer of that id; Force
+	// one held by any writer.
+	TakeoverFrom string
+	Force        bool
+}
+
+// takeover is the lease options of a takeover from the writer named from, or from any
+// writer when force.
+func takeover(from string, force bool) []pgstore.OpenOption {
+	switch {
+	case force:
+		return []pgstore.OpenOption{pgstore.WithTakeover()}
+	case from != "":
+		return []pgstore.OpenOption{pgstore.WithTakeoverFrom(from)}
+	}
+	return nil
+}
+
+// leaseHint adds to a refusal of a held session the flags that take it over, naming its
+// holder.
+func leaseHint(err error) error {
+	var held *pgstore.LeaseHeldError
+	if errors.As(err, &held) && held.Holder != "" {
+		return fmt.Errorf("%w (--takeover %s takes it over from that writer; --force from whoever holds it)", err, shellWord(held.Holder))
+	}
+	return err
+}
+
+// shellWord is s as one shell word: itself when it holds only characters no shell reads,
+// else single-quoted.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:@/+=-", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // Create creates session id (an existing id is an error) and takes its lease.
@@ -138,13 +171,10 @@ func (p PGLogs) Create(ctx context.Context, id string) (session.Store, error) {
 // Load takes the lease of the existing session id (an error wrapping fs.ErrNotExist when
 // there is none).
 func (p PGLogs) Load(ctx context.Context, id string) (session.Store, error) {
-	opts := []pgstore.OpenOption{pgstore.WithMode(pgstore.LoadOnly)}
-	if p.Takeover {
-		opts = append(opts, pgstore.WithTakeover())
-	}
+	opts := append([]pgstore.OpenOption{pgstore.WithMode(pgstore.LoadOnly)}, takeover(p.TakeoverFrom, p.Force)...)
 	st, err := p.DB.Open(ctx, id, opts...)
 	if err != nil {
-		return nil, err
+		return nil, leaseHint(err)
 	}
 	return st, nil
 }

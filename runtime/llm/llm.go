@@ -397,19 +397,29 @@ func (a *Assembler) Response() Response {
 	if a.runKind != "" {
 		r.Content = append(r.Content, a.runBlock())
 	}
-	var text, reasoning strings.Builder
+	var texts, reasonings []string
 	for _, b := range r.Content {
 		//dshvet:partial only text and reasoning have text to join
 		switch b := b.(type) {
 		case dsh.TextBlock:
-			text.WriteString(b.Text)
+			texts = append(texts, b.Text)
 		case dsh.ReasoningBlock:
-			reasoning.WriteString(b.Text)
+			reasonings = append(reasonings, b.Text)
 		}
 	}
-	r.Text, r.Reasoning = text.String(), reasoning.String()
+	r.Text, r.Reasoning = join(texts), join(reasonings)
 	r.ToolCalls = slices.Clone(r.ToolCalls)
 	return r
+}
+
+// join concatenates parts without a copy when there is only one, and with one allocation
+// of the final size otherwise: a response's text may be tens of megabytes (up to the
+// provider's response cap), and a builder growing by doubling would hold it twice over.
+func join(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, "")
 }
 
 // Finished reports whether the finish has been added.

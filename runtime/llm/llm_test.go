@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -282,5 +285,34 @@ func BenchmarkAssemblerLongText(b *testing.B) {
 		if r := a.Response(); len(r.Text) != 6*20000 {
 			b.Fatalf("len(Text) = %d", len(r.Text))
 		}
+	}
+}
+
+// A response's Text is its one text block's text, not a second copy: a response may be
+// tens of megabytes (up to the provider's cap), and the soak of an endless stream counts
+// every copy in dsh's peak memory.
+func TestAssemblerTextIsNotCopied(t *testing.T) {
+	var a Assembler
+	for range 64 {
+		if err := a.Add(dsh.ChunkTextDelta{Text: strings.Repeat("x", 16<<10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := a.Response()
+	block, ok := r.Content[0].(dsh.TextBlock)
+	if !ok || len(r.Content) != 1 || len(r.Text) != 1<<20 {
+		t.Fatalf("content %d blocks, text %d bytes", len(r.Content), len(r.Text))
+	}
+	if unsafe.StringData(r.Text) != unsafe.StringData(block.Text) {
+		t.Errorf("Response().Text is a copy of the text block's text")
+	}
+	allocs := testing.AllocsPerRun(10, func() { _ = a.Response() })
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	_ = a.Response()
+	runtime.ReadMemStats(&m)
+	if grew := m.TotalAlloc - before; grew > 64<<10 {
+		t.Errorf("Response() of a 1 MiB text allocated %d bytes (%v allocations); want no copy of the text", grew, allocs)
 	}
 }

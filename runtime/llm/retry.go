@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/duration"
 )
 
 // RetryPolicy is dsh's default answer to a failed model call: a rate limit (429), an
@@ -62,7 +63,7 @@ func (p RetryPolicy) Delay(f dsh.LLMFailure, attempt int) (time.Duration, bool) 
 		return 0, false
 	}
 	if f.ProviderRetryAfterMS != nil {
-		return min(time.Duration(*f.ProviderRetryAfterMS)*time.Millisecond, ceiling), true
+		return min(duration.Millis(*f.ProviderRetryAfterMS), ceiling), true
 	}
 	d := base << min(attempt-1, 30)
 	if d <= 0 || d > ceiling {

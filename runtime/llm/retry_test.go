@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ func TestRetryPolicy(t *testing.T) {
 		{"overloaded event", dsh.LLMFailure{Code: "overloaded_error"}, 1, 100 * time.Millisecond, true},
 		{"retry-after", dsh.LLMFailure{Status: st(429), ProviderRetryAfterMS: st(700)}, 1, 700 * time.Millisecond, true},
 		{"retry-after capped", dsh.LLMFailure{Status: st(429), ProviderRetryAfterMS: st(70000)}, 1, time.Second, true},
+		// A script's retryAfterMs too large for a Duration once wrapped to a negative delay.
+		{"retry-after past a Duration", dsh.LLMFailure{Status: st(429), ProviderRetryAfterMS: st(math.MaxInt)}, 1, time.Second, true},
+		{"retry-after negative", dsh.LLMFailure{Status: st(429), ProviderRetryAfterMS: st(-5)}, 1, 0, true},
 		{"400", dsh.LLMFailure{Status: st(400)}, 1, 0, false},
 		{"context window", dsh.LLMFailure{Status: st(400), Code: CodeContextWindowExceeded}, 1, 0, false},
 		{"auth", dsh.LLMFailure{Status: st(401)}, 1, 0, false},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/duration"
 )
 
 // CodeInvalidScript is the failure code of a scripted response that is not valid (see
@@ -399,7 +400,7 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[dsh.Assist
 			}
 			return yield(c, nil)
 		}
-		if r.DelayMS > 0 && !sleep(ctx, time.Duration(r.DelayMS)*time.Millisecond) {
+		if r.DelayMS > 0 && !sleep(ctx, duration.Millis(r.DelayMS)) {
 			yield(AbortedFinish(ctx, clonePtr(sc.finish.Usage)), nil)
 			return
 		}

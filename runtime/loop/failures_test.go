@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -268,6 +269,25 @@ func TestRequestErrorRetryWaitsItsDelay(t *testing.T) {
 		t.Errorf("the turn took %s, less than the retry delay of %d ms", took, delay)
 	}
 	diff(t, "requests", 2, len(e.requests()))
+}
+
+// A retry delay too long for a time.Duration waits (the longest Duration), as asked: it
+// once wrapped to a negative delay and retried at once.
+func TestRequestErrorRetryDelayPastADuration(t *testing.T) {
+	e := newEnv(t, llm.ScriptedResponse{Error: &llm.ScriptedError{Message: "slow down", Code: "rate_limit"}}, text("fine"))
+	decided := make(chan struct{})
+	e.reg.OnRequestError(func(ctx context.Context, p *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
+		d := math.MaxInt
+		close(decided)
+		return dsh.RequestErrorRetry{DelayMS: &d}, nil
+	})
+	a := e.agent()
+	followup(t, a, "u1", "go")
+	<-decided
+	time.Sleep(100 * time.Millisecond) // a wrapped delay would have retried by now
+	a.Cancel(dsh.CancelUser{}, true)
+	wait(t, a)
+	diff(t, "requests", 1, len(e.requests()))
 }
 
 // turnEndsInError runs one turn over a log that refuses the lines holding refuse and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/duration"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/session"
 )
@@ -195,7 +196,7 @@ func (a *Agent) requestError(ctx context.Context, t *turnRun, step int, provider
 		return false, nil
 	}
 	if delay != nil && *delay > 0 {
-		timer := time.NewTimer(time.Duration(*delay) * time.Millisecond)
+		timer := time.NewTimer(duration.Millis(*delay)) // a delay too long for a Duration is the longest one
 		defer timer.Stop()
 		select {
 		case <-timer.C:

@@ -6,7 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"github.com/dshkit/dsh/internal/httporigin"
 )
 
 // This file holds what bounds a model call beyond its timeout: the size of the response
@@ -141,26 +142,11 @@ func (e *RedirectError) Error() string {
 	return fmt.Sprintf("the model endpoint %s redirected to another origin, %s: not followed, so that the API key stays with its endpoint", e.From, e.To)
 }
 
-// origin is a URL's scheme and host, with the scheme's default port made explicit.
-func origin(u *url.URL) string {
-	host, port := u.Hostname(), u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(host) + ":" + port
-}
+// origin is a URL's origin ([httporigin.Of]).
+func origin(u *url.URL) string { return httporigin.Of(u) }
 
 // redact is a URL without its query and user info, for an error message.
-func redact(u *url.URL) string {
-	c := *u
-	c.RawQuery, c.User, c.Fragment = "", nil, ""
-	return c.String()
-}
+func redact(u *url.URL) string { return httporigin.Redact(u) }
 
 // sameOriginRedirects returns a CheckRedirect that follows a redirect only within the
 // first request's origin, then applies next (the client's own check, or Go's default of

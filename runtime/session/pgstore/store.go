@@ -156,11 +156,9 @@ func (db *DB) Open(ctx context.Context, id string, opts ...OpenOption) (*Store, 
 		case o.mode == CreateOnly:
 			return fmt.Errorf("%w: %q in %s", ErrExists, id, db.name)
 		case live && !o.takeover:
-			return fmt.Errorf("%w: session %q is held by %s (epoch %d) until %s; it can be opened once that lease expires, or taken over explicitly",
-				ErrLeaseHeld, id, owner, cur, leaseTime(until))
+			return &LeaseHeldError{Session: id, Holder: owner, Epoch: cur, Until: until}
 		case live && o.from != "" && o.from != owner:
-			return fmt.Errorf("%w: session %q is held by %s (epoch %d) until %s, not by %s; a takeover names the writer it fences out",
-				ErrLeaseHeld, id, owner, cur, leaseTime(until), o.from)
+			return &LeaseHeldError{Session: id, Holder: owner, Epoch: cur, Until: until, Named: o.from}
 		}
 		epoch = cur + 1
 		_, err = tx.Exec(ctx, `UPDATE dsh_sessions SET epoch = $2, owner = $3, lease_until = now() + $4::bigint * interval '1 microsecond'
@@ -182,6 +180,34 @@ func (db *DB) Open(ctx context.Context, id string, opts ...OpenOption) (*Store, 
 	go s.renew(renewCtx)
 	return s, nil
 }
+
+// LeaseHeldError is the refusal to open a session whose lease another writer holds: who
+// holds it, until when, and, for a takeover that named another writer, the one it named.
+// It wraps [ErrLeaseHeld].
+type LeaseHeldError struct {
+	// Session is the session's id; Holder the writer id of the lease's holder (its
+	// WithOwner name, by default host:pid); Epoch its lease's epoch; Until when the lease
+	// ends unless renewed.
+	Session string
+	Holder  string
+	Epoch   int64
+	Until   time.Time
+	// Named is the holder a WithTakeoverFrom named, when it is not Holder ("" otherwise).
+	Named string
+}
+
+// Error names the session, the holder and its lease.
+func (e *LeaseHeldError) Error() string {
+	if e.Named != "" {
+		return fmt.Sprintf("%v: session %q is held by %s (epoch %d) until %s, not by %s; a takeover names the writer it fences out",
+			ErrLeaseHeld, e.Session, e.Holder, e.Epoch, leaseTime(e.Until), e.Named)
+	}
+	return fmt.Sprintf("%v: session %q is held by %s (epoch %d) until %s; it can be opened once that lease expires, or taken over explicitly",
+		ErrLeaseHeld, e.Session, e.Holder, e.Epoch, leaseTime(e.Until))
+}
+
+// Unwrap returns ErrLeaseHeld.
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // ID returns the session's id.
 func (s *Store) ID() string { return s.id }
