@@ -121,6 +121,8 @@ type call struct {
 	// done is set once the call yielded its last item (a finish, an error, or the
 	// consumer stopped).
 	done bool
+	// text counts the bytes of the text and reasoning deltas yielded so far.
+	text int
 }
 
 // adapterDefaults fills an adapter's logger (discard) and call timeout
@@ -166,9 +168,23 @@ func (c *call) emit(chunk dsh.AssistantChunk) bool {
 		c.abort()
 		return false
 	}
-	if tc, ok := chunk.(dsh.ChunkToolCall); ok && len(tc.Arguments) > c.facts.limits.ToolArgumentBytes {
-		c.argumentsCapped()
-		return false
+	//dshvet:partial only the chunks that carry text or arguments count against a cap
+	switch ch := chunk.(type) {
+	case dsh.ChunkToolCall:
+		if len(ch.Arguments) > c.facts.limits.ToolArgumentBytes {
+			c.argumentsCapped()
+			return false
+		}
+	case dsh.ChunkTextDelta:
+		if c.text += len(ch.Text); c.text > c.facts.limits.TextBytes {
+			c.textCapped()
+			return false
+		}
+	case dsh.ChunkReasoningDelta:
+		if c.text += len(ch.Text); c.text > c.facts.limits.TextBytes {
+			c.textCapped()
+			return false
+		}
 	}
 	if !c.yield(chunk, nil) {
 		c.done = true
@@ -180,6 +196,12 @@ func (c *call) emit(chunk dsh.AssistantChunk) bool {
 // argumentsCapped fails the call whose tool call's arguments crossed their cap.
 func (c *call) argumentsCapped() {
 	e := &CapError{What: "tool call arguments", Limit: int64(c.facts.limits.ToolArgumentBytes)}
+	c.fail(dsh.LLMFailure{Message: c.provider + ": " + e.Error(), Code: llm.CodeResponseTooLarge})
+}
+
+// textCapped fails the call whose text and reasoning crossed their cap.
+func (c *call) textCapped() {
+	e := &CapError{What: "text", Limit: int64(c.facts.limits.TextBytes)}
 	c.fail(dsh.LLMFailure{Message: c.provider + ": " + e.Error(), Code: llm.CodeResponseTooLarge})
 }
 

@@ -25,6 +25,9 @@ const (
 	DefaultEventBytes = 32 << 20
 	// DefaultToolArgumentBytes caps the arguments of one tool call.
 	DefaultToolArgumentBytes = 16 << 20
+	// DefaultTextBytes caps the text and reasoning of one response, together: some 30
+	// times the text of 128k output tokens.
+	DefaultTextBytes = 16 << 20
 )
 
 // Limits cap what one model response may make dsh read and hold, so that a server sending
@@ -39,6 +42,9 @@ type Limits struct {
 	// ToolArgumentBytes caps the arguments of one tool call; zero means
 	// [DefaultToolArgumentBytes].
 	ToolArgumentBytes int
+	// TextBytes caps the text and reasoning of one response, together, as dsh holds them
+	// until the response ends; zero means [DefaultTextBytes].
+	TextBytes int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -51,12 +57,15 @@ func (l Limits) withDefaults() Limits {
 	if l.ToolArgumentBytes <= 0 {
 		l.ToolArgumentBytes = DefaultToolArgumentBytes
 	}
+	if l.TextBytes <= 0 {
+		l.TextBytes = DefaultTextBytes
+	}
 	return l
 }
 
 // CapError is a response that crossed one of its [Limits]: what was capped and the cap.
 type CapError struct {
-	// What is "response", "event" or "tool call arguments".
+	// What is "response", "event", "tool call arguments" or "text".
 	What string
 	// Limit is the cap in bytes.
 	Limit int64
