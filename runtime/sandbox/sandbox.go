@@ -3,9 +3,10 @@
 //
 // A confined command runs through a helper: the running program re-executed
 // ([os.Executable]) with a hidden first argument. The helper starts in new user, PID and
-// mount namespaces (and a new network namespace when the network is off), applies the
-// policy to itself and then executes the command, so that every process the command
-// starts inherits the rules, which it cannot undo:
+// mount namespaces (and a new network namespace when the network is off) and applies the
+// policy to itself; then it starts each command of the session ([Sandbox.Start], once per
+// sandbox) or executes the one command it was started for ([Sandbox.Wrap]), so that every
+// process a command starts inherits the rules, which it cannot undo:
 //
 //   - Landlock: everything is readable, only the writable roots are writable, and the
 //     read-only subpaths (.git, .dsh, .claude, .codex) inside them are bind-mounted
@@ -18,7 +19,7 @@
 //   - with the network off, a network namespace with only a loopback that is down.
 //
 // Nothing needs root and no other binary is used. The helper runs while the program is
-// initialized (package runtime/sandbox/internal/helper, which imports only os, runtime,
+// initialized (package runtime/sandbox/internal/helper, which imports only os, runtime, sync,
 // syscall and unsafe, so Go initializes it among the first packages), so any program or
 // test binary linking this package can be re-executed as the helper; [Main] says so in a
 // program's main, and returns at once in any process but the helper.
@@ -305,7 +306,7 @@ type running interface {
 
 // Start starts cmd, not yet started, in a process group of its own. Confined, it runs
 // through the sandbox's helper, which set up the namespaces, the mounts and the Landlock
-// rules once for the session (started anew when a read-only subpath appeared since), so
+// rules once for the session (and bind-mounts a read-only subpath that appeared since), so
 // that a command costs one fork and exec more than an unconfined one; its TMPDIR is the
 // private temporary directory. Under DangerFullAccess, and for a nil *Sandbox, it starts
 // cmd as it is (internal/procgroup). cmd's Stdin is not used (a confined command reads

@@ -245,7 +245,7 @@ func TestReadOnlySubpaths(t *testing.T) {
 
 // TestReadOnlySubpathMadeMidSession: a .git a command makes (git init) is writable by that
 // command, as under Codex, and read-only for every later one: the helper serving the
-// session's commands is started anew with it bind-mounted.
+// session's commands bind-mounts it read-only before the next command starts.
 func TestReadOnlySubpathMadeMidSession(t *testing.T) {
 	f := newFixture(t, sandbox.WorkspaceWrite, sandbox.Policy{})
 	if out, code := f.run(t, `mkdir -p .git/hooks && echo made > .git/HEAD`); code != 0 {

@@ -2,7 +2,7 @@
 // argument applies the policy its arguments describe to itself and then executes the
 // command, during this package's initialization.
 //
-// The package imports only os, runtime, syscall and unsafe, so that Go initializes it
+// The package imports only os, runtime, sync, syscall and unsafe, so that Go initializes it
 // among the first packages of any program linking it (initialization follows import
 // paths, a package as soon as it is the first in order whose imports are initialized):
 // the helper then runs before the packages it does not need, whose initialization
