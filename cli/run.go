@@ -167,7 +167,7 @@ rights, as in Claude Code.
                        namespaces, no_new_privs; Linux 6.2+): read-only, workspace-write
                        (the default) or danger-full-access (unconfined). A write the sandbox
                        stops fails with the shell's own error, which the model reads. Where
-                       the system cannot confine (macOS, Windows, an older kernel), the run
+                       the system cannot confine (Windows, an older Linux kernel), the run
                        refuses to start, saying why: choose danger-full-access there. The
                        log records the mode (session/sandbox)
   --add-dir DIR        with --sandbox workspace-write: another directory Bash may write
