@@ -31,7 +31,7 @@ const acpUsage = `usage: dsh acp [--demo] [--model PROVIDER:MODEL]
                [--dialect claude-code|codex|gemini] [--project-dir DIR] [--trust] [--stop-cap N]
                [--canonical] [--revalidate-after-rewrite] [--mcp-config FILE] [--permissions ask|allow]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
-               [--mcp-trust NAME]... [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
+               [--mcp-trust NAME]... [--sandbox MODE [--add-dir DIR]... [--sandbox-network] [--sandbox-hooks]]
 
 Runs dsh as an ACP v1 agent: an editor starts it and speaks JSON-RPC on its stdin and
 stdout (one frame a line; nothing else is written to stdout, logs go to stderr). Each
@@ -79,7 +79,7 @@ process ends when stdin does, after cancelling and settling every session.
   --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
                        servers; repeatable. As dsh run, dsh acp is non-dumpable on Linux
                        (no /proc/<dsh pid>/environ for them to read) unless --sandbox confines Bash (the default)
-  --sandbox MODE, --add-dir DIR, --sandbox-network
+  --sandbox MODE, --add-dir DIR, --sandbox-network, --sandbox-hooks
                        as dsh run: confine every Bash command of every session (read-only,
                        workspace-write, the default, or danger-full-access; see dsh run
                        --help for what each allows); the session's cwd is its workspace

@@ -42,7 +42,7 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
-               [--sandbox MODE [--add-dir DIR]... [--sandbox-network]]
+               [--sandbox MODE [--add-dir DIR]... [--sandbox-network] [--sandbox-hooks]]
                [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
 
 Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
@@ -174,6 +174,9 @@ rights, as in Claude Code.
                        (repeatable)
   --sandbox-network    with --sandbox read-only or workspace-write: let Bash reach the
                        network (off by default)
+  --sandbox-hooks      run the command hooks under the same policy as Bash (by default they
+                       run with your rights, as in Claude Code and Codex); MCP servers stay
+                       unsandboxed
 
   --output-format F    text (default): the final answer on stdout, its control characters
                        but newline and tab written out (ESC as \x1b), as in the transcript
@@ -242,6 +245,7 @@ type runOptions struct {
 	sandbox            string     // --sandbox: Bash's sandbox mode
 	addDirs            pluginDirs // --add-dir: more directories a confined Bash may write
 	sandboxNetwork     bool       // --sandbox-network: a confined Bash reaches the network
+	sandboxHooks       bool       // --sandbox-hooks: command hooks run confined too
 }
 
 // sandboxProblem is the usage error of a --sandbox value, or "".
@@ -275,6 +279,7 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.sandbox, "sandbox", string(sandbox.DefaultMode), "confine Bash: read-only, workspace-write (default) or danger-full-access")
 	fs.Var(&o.addDirs, "add-dir", "with --sandbox workspace-write: another directory Bash may write (repeatable)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "with --sandbox read-only or workspace-write: let Bash reach the network")
+	fs.BoolVar(&o.sandboxHooks, "sandbox-hooks", false, "run the command hooks under the --sandbox policy too")
 }
 
 // checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
@@ -293,6 +298,8 @@ func (o runOptions) checkSession() string {
 		return fmt.Sprintf("--context-window %d: want a token count, 0 or more", o.contextWindow)
 	case sandboxProblem(o.sandbox) != "":
 		return sandboxProblem(o.sandbox)
+	case o.sandboxHooks && o.sandbox == string(sandbox.DangerFullAccess):
+		return "--sandbox-hooks confines the hooks as Bash is: it needs --sandbox read-only or workspace-write, not danger-full-access"
 	case o.compactThreshold < 0 || o.compactThreshold > 1:
 		return fmt.Sprintf("--compact-threshold %v: want a share of the window in (0, 1]", o.compactThreshold)
 	case !o.demo && o.model != "":

@@ -39,7 +39,8 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 		Plugins: plugins, Env: o.envDeny.childEnv(), MCP: runner.MCP{ConfigFile: o.mcpConfig}, Note: note,
 		Hooks: runner.Hooks{Dialect: o.dialect, File: o.hooksFile, PluginDirs: o.pluginDirs, SettingSources: o.settingSources,
 			ProjectDir: o.projectDir, Trust: o.trust, Canonical: o.canonical, RevalidateAfterRewrite: o.revalidate,
-			Interactive: o.interactive, PermissionMode: o.permissionMode, Transcript: o.transcript, LogFile: logFile},
+			Interactive: o.interactive, PermissionMode: o.permissionMode, Transcript: o.transcript, LogFile: logFile,
+			Sandboxed: o.sandboxHooks},
 		Limits: runner.Limits{CompactThreshold: o.compactThreshold},
 	}
 	if o.stopCap >= 0 {

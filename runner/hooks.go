@@ -12,6 +12,7 @@ import (
 	"github.com/dshkit/dsh/bridges/dialects"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -49,6 +50,10 @@ type Hooks struct {
 	Interactive bool
 	// PermissionMode is the permission_mode the hooks see (default PermissionBypass).
 	PermissionMode string
+	// Sandboxed runs the command hooks confined by the session's sandbox (Config.Sandbox),
+	// as Bash is (dsh run --sandbox-hooks); by default they run with the user's rights,
+	// as the engines run them.
+	Sandboxed bool
 	// Transcript is where the transcript the hooks read goes ("": next to LogFile, else
 	// in a private directory removed when the session ends).
 	Transcript string
@@ -218,7 +223,8 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 		Model: s.LLM.Model, PermissionMode: mode})
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
 		DiscoverProject: h.Trust, TrustProject: h.Trust, Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
-		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env})
+		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env,
+		Sandbox: h.sandbox(s.Builtin.Sandbox)})
 	if err != nil {
 		stopTranscript()
 		return nil, err
@@ -232,4 +238,12 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 		defer cancel()
 		_ = b.Close(ctx)
 	}, nil
+}
+
+// sandbox is the sandbox the command hooks run in: sb when Sandboxed, else none.
+func (h *Hooks) sandbox(sb *sandbox.Sandbox) *sandbox.Sandbox {
+	if !h.Sandboxed {
+		return nil
+	}
+	return sb
 }

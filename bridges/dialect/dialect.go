@@ -24,6 +24,7 @@ import (
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/runtime/sandbox"
 )
 
 // Descriptor describes one dialect. Build it with the dialect package's Descriptor
@@ -204,6 +205,9 @@ type Config struct {
 	Logger *slog.Logger
 	// BaseEnv is the environment hooks start from (nil: the process's).
 	BaseEnv []string
+	// Sandbox, when set, confines the command hooks as Bash is (dsh run --sandbox-hooks);
+	// nil runs them with the user's rights, as the engines do.
+	Sandbox *sandbox.Sandbox
 	// Getenv reads the harness environment, e.g. for $SHELL (nil: os.Getenv).
 	Getenv func(string) string
 	// Model is the model sent to hooks when the session names none.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/runtime/sandbox"
 )
 
 // Recorder appends session-log records. The bridges append their hook/invoked and
@@ -45,6 +46,8 @@ type Engine struct {
 	// BaseEnv is the environment every handler starts from (Command.BaseEnv); nil means
 	// the harness's (os.Environ()).
 	BaseEnv []string
+	// Sandbox, when set, confines every command handler (Command.Sandbox).
+	Sandbox *sandbox.Sandbox
 	// Env holds KEY=value pairs every handler gets besides the base environment and
 	// its own Handler.Env.
 	Env []string
@@ -573,7 +576,7 @@ func (e *Engine) command(h Handler, f Fire) Command {
 		command = f.vars.subst.Replace(command)
 	}
 	return Command{
-		Shell: e.Shell, Command: command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env,
+		Shell: e.Shell, Command: command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env, Sandbox: e.Sandbox,
 		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,
 	}
 }

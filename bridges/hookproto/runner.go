@@ -7,10 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"syscall"
 	"time"
 
-	"github.com/dshkit/dsh/internal/procgroup"
+	"github.com/dshkit/dsh/runtime/sandbox"
 )
 
 // Defaults for the zero fields of a [Command].
@@ -42,6 +41,9 @@ type Command struct {
 	Stdin []byte
 	// Dir is the working directory; empty means the harness's.
 	Dir string
+	// Sandbox, when set, runs the hook confined by it (runtime/sandbox), as Bash is; nil
+	// runs it with the user's rights.
+	Sandbox *sandbox.Sandbox
 	// BaseEnv is the environment the hook starts from, KEY=value pairs; nil means the
 	// harness's (os.Environ()). dsh run --env-deny passes the harness's without the
 	// denied variables.
@@ -138,15 +140,17 @@ func Run(ctx context.Context, c Command) (res Result) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = orDefault(c.PipeGrace, DefaultPipeGrace)
 
-	group, err := procgroup.Start(cmd)
+	// Confined by c.Sandbox when it is set (dsh run --sandbox-hooks), else as it is; in a
+	// process group of its own either way.
+	proc, err := c.Sandbox.Start(cmd)
 	if err != nil {
 		res.SpawnErr = err
 		return res
 	}
-	defer group.Kill() // leftovers of the group
+	defer proc.Kill() // leftovers of the group
 
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- proc.Wait() }()
 	var timeout <-chan time.Time
 	if c.Timeout > 0 {
 		t := time.NewTimer(c.Timeout)
@@ -157,28 +161,28 @@ func Run(ctx context.Context, c Command) (res Result) {
 	case err = <-done:
 	case <-timeout:
 		res.TimedOut = true
-		err = killGroup(group, orDefault(c.KillGrace, DefaultKillGrace), done)
+		err = killGroup(proc, orDefault(c.KillGrace, DefaultKillGrace), done)
 	case <-ctx.Done():
 		res.Cancelled = true
-		err = killGroup(group, orDefault(c.KillGrace, DefaultKillGrace), done)
+		err = killGroup(proc, orDefault(c.KillGrace, DefaultKillGrace), done)
 	}
 
 	res.Stdout, res.StdoutOverCap, res.StdoutLost = stdout.buf.Bytes(), stdout.over, stdout.lost
 	res.Stderr, res.StderrOverCap, res.StderrLost = stderr.buf.Bytes(), stderr.over, stderr.lost
-	var exitErr *exec.ExitError
 	switch {
 	case errors.Is(err, exec.ErrWaitDelay):
 		res.Orphaned = true
-	case err != nil && !errors.As(err, &exitErr):
+	case err != nil:
 		res.Err = err
-	}
-	if res.TimedOut || res.Cancelled || cmd.ProcessState == nil {
 		return res
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = ws.Signal()
+	if res.TimedOut || res.Cancelled {
+		return res
+	}
+	if sig := proc.Signal(); sig != 0 {
+		res.Signal = sig
 	} else {
-		code := cmd.ProcessState.ExitCode()
+		code := proc.ExitCode()
 		res.ExitCode = &code
 	}
 	return res
@@ -186,7 +190,7 @@ func Run(ctx context.Context, c Command) (res Result) {
 
 // killGroup asks the process group to end (SIGTERM), kills it after grace if the main
 // process has not exited, and returns the Wait error.
-func killGroup(group *procgroup.Group, grace time.Duration, done <-chan error) error {
+func killGroup(group *sandbox.Process, grace time.Duration, done <-chan error) error {
 	group.Terminate()
 	t := time.NewTimer(grace)
 	defer t.Stop()

@@ -42,6 +42,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/dshkit/dsh/internal/procgroup"
 	"github.com/dshkit/dsh/runtime/sandbox/internal/helper"
@@ -298,8 +299,13 @@ type running interface {
 	// wait waits for the command's first process to end and its output to be copied,
 	// and returns its exit code (-1 when a signal ended it).
 	wait() (int, error)
-	// kill ends the command's process group.
+	// kill ends the command's process group (SIGKILL); terminate asks it to end
+	// (SIGTERM).
 	kill()
+	terminate()
+	// signal is the signal that ended the command's first process (0: none), once
+	// wait has returned.
+	signal() syscall.Signal
 	// pid is the command's first process's id, in the sandbox's PID namespace.
 	pid() int
 }
@@ -309,8 +315,8 @@ type running interface {
 // rules once for the session (and bind-mounts a read-only subpath that appeared since), so
 // that a command costs one fork and exec more than an unconfined one; its TMPDIR is the
 // private temporary directory. Under DangerFullAccess, and for a nil *Sandbox, it starts
-// cmd as it is (internal/procgroup). cmd's Stdin is not used (a confined command reads
-// /dev/null); its Stdout, Stderr, Dir, Env and WaitDelay are.
+// cmd as it is (internal/procgroup). Confined, cmd's Stdin, Stdout, Stderr, Dir, Env and
+// WaitDelay are used, and nothing else of it.
 func (s *Sandbox) Start(cmd *exec.Cmd) (*Process, error) {
 	if s == nil || s.policy.Mode == DangerFullAccess {
 		g, err := procgroup.Start(cmd)
@@ -364,6 +370,30 @@ func (p *Process) Kill() {
 		return
 	}
 	p.group.Kill()
+}
+
+// Terminate asks every process of the command's process group to end (SIGTERM; on
+// Windows it ends them, as Kill does).
+func (p *Process) Terminate() {
+	if p.run != nil {
+		p.run.terminate()
+		return
+	}
+	p.group.Terminate()
+}
+
+// Signal is the signal that ended the command's first process, once Wait has returned;
+// 0 when it exited (or on Windows).
+func (p *Process) Signal() syscall.Signal {
+	if p.run != nil {
+		return p.run.signal()
+	}
+	if p.cmd.ProcessState != nil {
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
 }
 
 // Pid is the id of the command's first process, which leads its process group (for a

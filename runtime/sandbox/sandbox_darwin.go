@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 
 	"github.com/dshkit/dsh/internal/procgroup"
 )
@@ -83,6 +84,17 @@ func (r *execRun) wait() (int, error) {
 }
 
 func (r *execRun) kill() { r.group.Kill() }
+
+func (r *execRun) terminate() { r.group.Terminate() }
+
+func (r *execRun) signal() syscall.Signal {
+	if r.cmd.ProcessState != nil {
+		if ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
+}
 
 func (r *execRun) pid() int { return r.group.Pid() }
 

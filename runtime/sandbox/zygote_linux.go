@@ -282,9 +282,9 @@ func (z *zygote) send(files []*os.File, fields ...string) error {
 	return err
 }
 
-// start asks the helper to run cmd with stdout and stderr; the returned process has
+// start asks the helper to run cmd with stdio (stdin, stdout, stderr); the returned process has
 // started, or the error says why not.
-func (z *zygote) start(cmd *exec.Cmd, env []string, stdout, stderr *os.File) (*zproc, error) {
+func (z *zygote) start(cmd *exec.Cmd, env []string, stdio []*os.File) (*zproc, error) {
 	z.mu.Lock()
 	if z.gone {
 		z.mu.Unlock()
@@ -298,7 +298,7 @@ func (z *zygote) start(cmd *exec.Cmd, env []string, stdout, stderr *os.File) (*z
 	z.mu.Unlock()
 	fields := append([]string{"run", id, cmd.Dir, cmd.Path, strconv.Itoa(len(cmd.Args))}, cmd.Args...)
 	fields = append(fields, env...)
-	if err := z.send([]*os.File{stdout, stderr}, fields...); err != nil {
+	if err := z.send(stdio, fields...); err != nil {
 		z.mu.Lock()
 		if z.proc[id] == p {
 			delete(z.proc, id)
@@ -382,6 +382,25 @@ func start(s *Sandbox, cmd *exec.Cmd) (running, error) {
 	}
 	r := &zrun{z: z, delay: cmd.WaitDelay}
 	var ends []*os.File
+	// stdin: /dev/null, or a pipe fed with cmd.Stdin and then closed (a command that
+	// never reads it does not block: the write fails once it is gone).
+	if cmd.Stdin == nil {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		ends = append(ends, null)
+	} else {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		ends = append(ends, pr)
+		go func() {
+			_, _ = io.Copy(pw, cmd.Stdin)
+			pw.Close()
+		}()
+	}
 	for _, w := range []io.Writer{cmd.Stdout, cmd.Stderr} {
 		pr, pw, err := os.Pipe()
 		if err != nil {
@@ -395,7 +414,7 @@ func start(s *Sandbox, cmd *exec.Cmd) (running, error) {
 		}
 		r.copies.Go(func() { _, _ = io.Copy(w, pr) })
 	}
-	p, err := z.start(cmd, s.env(cmd), ends[0], ends[1])
+	p, err := z.start(cmd, s.env(cmd), ends)
 	for _, w := range ends {
 		w.Close()
 	}
@@ -451,5 +470,14 @@ func (r *zrun) wait() (int, error) {
 }
 
 func (r *zrun) kill() { r.z.kill(r.p, syscall.SIGKILL) }
+
+func (r *zrun) terminate() { r.z.kill(r.p, syscall.SIGTERM) }
+
+func (r *zrun) signal() syscall.Signal {
+	if r.p.lost || !r.p.status.Signaled() {
+		return 0
+	}
+	return r.p.status.Signal()
+}
 
 func (r *zrun) pid() int { return r.p.pid }

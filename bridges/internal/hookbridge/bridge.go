@@ -238,7 +238,7 @@ func New(d Behavior, cfg dialect.Config, opts ...Option) (*Bridge, error) {
 		env = d.ProjectEnv(o.ProjectDir)
 	}
 	b.engine = &hookproto.Engine{
-		Table: d.Table, Config: hooks, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Env: env, Dir: o.Workspace,
+		Table: d.Table, Config: hooks, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Sandbox: o.Sandbox, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummaryMax,
 		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace,
 	}

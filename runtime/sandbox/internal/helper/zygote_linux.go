@@ -146,7 +146,7 @@ func (z *zygote) send(fields ...string) {
 
 // handle runs one request on this (the confined) thread:
 //
-//	run ID DIR PATH ARGC ARG... ENV...  with stdout and stderr as descriptors
+//	run ID DIR PATH ARGC ARG... ENV...  with stdin, stdout and stderr as descriptors
 //	kill PID SIGNAL                     to the process group of a command's first process
 //	protect PATH                        bind-mount PATH read-only; answers "protected PATH"
 //	                                    or "unprotected PATH MESSAGE"
@@ -158,20 +158,14 @@ func (z *zygote) handle(req []string, files []int) {
 	case len(req) >= 5 && req[0] == "run":
 		id, dir, path := req[1], req[2], req[3]
 		argc, ok := atoi(req[4])
-		if !ok || 5+argc > len(req) || len(files) != 2 {
+		if !ok || 5+argc > len(req) || len(files) != 3 {
 			z.send("failed", id, "22", "bad request")
 			return
 		}
 		argv, env := req[5:5+argc], req[5+argc:]
-		null, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != nil {
-			z.send("failed", id, errnoOf(err), "opening /dev/null: "+err.Error())
-			return
-		}
-		defer syscall.Close(null)
 		z.mu.Lock()
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: dir, Env: env,
-			Files: []uintptr{uintptr(null), uintptr(files[0]), uintptr(files[1])},
+			Files: []uintptr{uintptr(files[0]), uintptr(files[1]), uintptr(files[2])},
 			Sys:   &syscall.SysProcAttr{Setpgid: true}})
 		if err == nil {
 			z.leaders[pid] = id
