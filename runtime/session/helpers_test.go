@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+
+	"github.com/dshkit/dsh/internal/syncbuf"
 )
 
 // msg returns a user message with one text block.
@@ -50,27 +51,9 @@ func stepClock() func() time.Time {
 	}
 }
 
-// lockedBuffer is a concurrency-safe log sink.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // newTestLogger returns a logger writing text to a buffer.
-func newTestLogger() (*slog.Logger, *lockedBuffer) {
-	var b lockedBuffer
+func newTestLogger() (*slog.Logger, *syncbuf.Buffer) {
+	var b syncbuf.Buffer
 	return slog.New(slog.NewTextHandler(&b, nil)), &b
 }
 

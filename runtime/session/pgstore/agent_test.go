@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"iter"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
+
+	"github.com/dshkit/dsh/internal/syncbuf"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -66,24 +67,6 @@ func (m *cycleModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.
 	return llm.NewScripted(llm.ScriptedResponse{Text: "done"}).Stream(ctx, req)
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestConnectionLossMidTurn stops the server in the middle of a turn: the turn fails
 // closed (the agent logs the failed append, appends nothing more, and the store refuses
 // every later append), the log holds a contiguous prefix of whole events, and once the
@@ -102,7 +85,7 @@ func TestConnectionLossMidTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	// The third model call is the first of turn 2: the server goes away during it.
 	model := &cycleModel{before: func(call int) {
 		if call == 3 {
