@@ -78,7 +78,7 @@ process ends when stdin does, after cancelling and settling every session.
                        server's annotation is a hint, not a permission); repeatable
   --env-deny PATTERN   as dsh run: keep matching variables away from Bash, hooks and MCP
                        servers; repeatable. As dsh run, dsh acp is non-dumpable on Linux
-                       (no /proc/<dsh pid>/environ for them to read) unless --sandbox confines Bash (the default)
+                       (no /proc/<dsh pid>/environ for them to read)
   --sandbox MODE, --add-dir DIR, --sandbox-network, --sandbox-hooks
                        as dsh run: confine every Bash command of every session (read-only,
                        workspace-write, the default, or danger-full-access; see dsh run
@@ -153,7 +153,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	o.run.plugins = configOf(ctx).plugins
 	// Before any session's tool, hook or MCP server runs (hideSession).
-	if err := hideSession(o.run.sandbox); err != nil {
+	if err := hideSession(); err != nil {
 		return c.Fail(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -132,8 +132,7 @@ rights, as in Claude Code.
                        otherwise inherit dsh's whole environment; repeatable. A value set
                        explicitly (an MCP server's env in .mcp.json, the hooks' own
                        CLAUDE_PROJECT_DIR...) still goes. On Linux dsh run is always
-                       non-dumpable before any tool, hook or MCP server starts (under a
-                       confining --sandbox, once the sandbox's helper runs), so that no
+                       non-dumpable before any tool, hook or MCP server starts, so that no
                        command reads them back through /proc/<dsh pid>/environ
   --canonical          write the hooks' words and the built-in tools' results for the model
                        in dsh's canonical form instead of the real engine's wording and
@@ -377,7 +376,7 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	// Before any tool, hook or MCP server runs: none of them reads dsh's environment
 	// through /proc (hideSession).
-	if err := hideSession(o.sandbox); err != nil {
+	if err := hideSession(); err != nil {
 		return c.Fail(err)
 	}
 	ctx, stop := onSignals(ctx)

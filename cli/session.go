@@ -49,12 +49,6 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 	if mode, err := sandbox.ParseMode(o.sandbox); err == nil {
 		cfg.Sandbox = &sandbox.Policy{Mode: mode, AddDirs: o.addDirs, Network: o.sandboxNetwork}
 	}
-	if !o.interactive {
-		// dsh run: non-dumpable once its sandbox's helper runs, before any MCP server, hook
-		// or tool starts (docs/decisions/0020-non-dumpable.md). dsh acp, which starts a
-		// sandbox per session, cannot.
-		cfg.Confined = hideProcess
-	}
 	if o.contextWindow >= 0 {
 		cfg.Limits.ContextWindow = &o.contextWindow
 	}

@@ -67,11 +67,6 @@ type Config struct {
 	// enforce fails New, saying why; it never runs unconfined. When it is not nil, Start
 	// records it in the log (session/sandbox), danger-full-access included.
 	Sandbox *sandbox.Policy
-	// Confined, when set, is called once the sandbox's helper has started (at once when
-	// there is no sandbox) and before any MCP server, plugin, hook or tool starts: dsh run
-	// makes itself non-dumpable there, which would keep it from starting the sandbox
-	// later. Its error fails New.
-	Confined func() error
 	// Note receives the one-line notices meant for the user: project hooks or MCP
 	// servers not loaded for want of trust, MCP servers that failed to start (nil: the
 	// Logger's warnings).
@@ -193,11 +188,6 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 			return nil, err
 		}
 		s.closers = append(s.closers, sb.Close)
-	}
-	if cfg.Confined != nil {
-		if err := cfg.Confined(); err != nil {
-			return nil, err
-		}
 	}
 	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb}
 	if _, err := builtin.Register(s.Tools, s.Builtin); err != nil {

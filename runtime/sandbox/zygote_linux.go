@@ -71,21 +71,19 @@ func startZygote(s *Sandbox, sp helper.Spec) (*zygote, error) {
 	}
 	conn := fc.(*net.UnixConn)
 	sp.Zygote = true
-	cmd := exec.Command(exe)
+	// Through a launcher (helper.LaunchArg), a fresh program, which makes the namespaces:
+	// this process may be non-dumpable already (dsh run and dsh acp are), and then could
+	// not write the new user namespace's uid_map itself.
+	cmd := exec.Command(exe, append([]string{helper.Arg, helper.LaunchArg}, helper.Args(sp, "", nil)...)...)
 	// An empty environment: a command comes with its own, and the helper's /proc/1/environ,
 	// which the commands of its PID namespace can read, then holds nothing of dsh's.
 	cmd.Env = []string{}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.ExtraFiles = []*os.File{theirs}
-	if err := wrapAs(s, cmd, ""); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	cmd.Args = append([]string{exe, helper.Arg}, helper.Args(sp, "", nil)...)
 	if err := cmd.Start(); err != nil {
 		conn.Close()
-		return nil, userNamespaceError(err)
+		return nil, fmt.Errorf("the sandbox's launcher: %w", err)
 	}
 	theirs.Close()
 	z := &zygote{cmd: cmd, conn: conn, protected: sp.Protected, proc: map[string]*zproc{}, done: make(chan struct{}),
@@ -101,14 +99,6 @@ func startZygote(s *Sandbox, sp helper.Spec) (*zygote, error) {
 		return nil, errors.New("the sandbox helper ended before it was ready")
 	}
 	return z, nil
-}
-
-// userNamespaceError explains a start refused for want of user namespaces.
-func userNamespaceError(err error) error {
-	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EACCES) {
-		return fmt.Errorf("the kernel refused new user namespaces (%w): see /proc/sys/user/max_user_namespaces, kernel.unprivileged_userns_clone or AppArmor's apparmor_restrict_unprivileged_userns", err)
-	}
-	return fmt.Errorf("the sandbox helper failed: %w", err)
 }
 
 // read reads the helper's frames until the connection ends, then fails what is pending.

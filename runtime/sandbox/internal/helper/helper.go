@@ -20,6 +20,12 @@ import "os"
 // Arg is the hidden first argument that makes a process the helper.
 const Arg = "__dsh-sandbox-helper"
 
+// LaunchArg, after Arg, makes the process a launcher: it starts the helper its other
+// arguments describe in new namespaces, and exits. A launcher is a freshly executed
+// program, so it may make the namespaces where its parent could not (a non-dumpable
+// parent cannot write a new user namespace's uid_map as an unprivileged user).
+const LaunchArg = "launch"
+
 // Spec is the policy the helper applies.
 type Spec struct {
 	// Writable are the writable roots.
@@ -43,9 +49,16 @@ func Main() {
 	if len(os.Args) < 2 || os.Args[1] != Arg {
 		return
 	}
-	sp, path, argv, msg := parse(os.Args[2:])
-	if msg == "" {
-		msg = run(sp, path, argv)
+	var msg string
+	if len(os.Args) > 2 && os.Args[2] == LaunchArg {
+		msg = launch(os.Args[3:])
+	} else {
+		var sp Spec
+		var path string
+		var argv []string
+		if sp, path, argv, msg = parse(os.Args[2:]); msg == "" {
+			msg = run(sp, path, argv)
+		}
 	}
 	if msg != "" {
 		os.Stderr.WriteString("dsh sandbox: " + msg + "\n")

@@ -33,6 +33,7 @@ const (
 
 	prSetNoNewPrivs      = 38
 	prCapAmbient         = 47
+	capSysAdmin          = 21
 	prCapAmbientClearAll = 4
 	rlimitNproc          = 6
 	oPath                = 0x200000
@@ -281,4 +282,50 @@ func addPath(rulesetFD int, path string, access uint64, required bool) string {
 		return "landlock rule for " + path + ": " + errno.Error()
 	}
 	return ""
+}
+
+// launch starts the helper args describe (the helper's arguments after Arg) in new user,
+// PID and mount namespaces, and a new network namespace unless args hold "net", with the
+// user's own uid and gid mapped to themselves and CAP_SYS_ADMIN kept, as an ambient
+// capability, for its mounts; it passes on its standard streams and ZygoteFD, and
+// returns once the helper has started (the helper outlives it).
+func launch(args []string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "the running program: " + err.Error()
+	}
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "net" {
+			flags &^= syscall.CLONE_NEWNET
+		}
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	_, err = syscall.ForkExec(exe, append([]string{exe, Arg}, args...), &syscall.ProcAttr{
+		Env:   []string{},
+		Files: []uintptr{0, 1, 2, ZygoteFD},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:                 flags,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			AmbientCaps:                []uintptr{capSysAdmin},
+		},
+	})
+	if err != nil {
+		return namespaceRefusal(err)
+	}
+	return ""
+}
+
+// namespaceRefusal says why the kernel refused the new namespaces.
+func namespaceRefusal(err error) string {
+	switch err {
+	case syscall.EPERM, syscall.ENOSPC, syscall.EINVAL, syscall.EACCES:
+		return "the kernel refused new user namespaces (" + err.Error() + "): see /proc/sys/user/max_user_namespaces, kernel.unprivileged_userns_clone or AppArmor's apparmor_restrict_unprivileged_userns"
+	}
+	return "starting the sandbox helper: " + err.Error()
 }

@@ -16,6 +16,8 @@ const ZygoteFD = 3
 // when one exits. Every process of the sandbox ends with it: when the client's connection
 // closes, it kills them all (it is the first process of the PID namespace) and exits.
 func serve(mounts chan<- mountRequest) string {
+	// The connection is the helper's alone: no command inherits it.
+	syscall.CloseOnExec(ZygoteFD)
 	z := &zygote{leaders: map[int]string{}, forked: make(chan struct{}, 1), mounts: mounts}
 	requests := make(chan request)
 	go z.read(requests)
