@@ -250,7 +250,9 @@ func (s *Sandbox) WritableRoots() []string {
 // Wrap makes cmd, not yet started, run confined: it runs through the helper, with TMPDIR
 // set to the private temporary directory. Under DangerFullAccess (and for a nil
 // *Sandbox) it leaves cmd as it is. It keeps cmd.SysProcAttr's other settings (a process
-// group, say), so that ending the group still ends every process of the command.
+// group, say), so that ending the group still ends every process of the command. The
+// command gets namespaces of its own, made by this process as cmd starts: on Linux, as a
+// user other than root, this process must then be dumpable (Start has no such need).
 func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if s == nil || s.policy.Mode == DangerFullAccess {
 		return nil
