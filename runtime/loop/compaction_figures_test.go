@@ -116,10 +116,7 @@ func TestCompactUsesTheCallersContext(t *testing.T) {
 		return dsh.PreCompactProceed{}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, "first", "second")
 	if _, err := a.Compact(context.WithValue(context.Background(), ctxKey{}, "mine"), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +174,7 @@ func TestRetainedTailFollowsTheTrigger(t *testing.T) {
 		e := newEnv(t, text(filler("one", 60)), text("two"), text("SUMMARY"))
 		e.cfg.Compaction = CompactionConfig{ContextWindow: 100000}
 		a := e.agent()
-		followup(t, a, "p1", filler("first", 80))
-		wait(t, a)
-		followup(t, a, "p2", "second")
-		wait(t, a)
+		turns(t, a, filler("first", 80), "second")
 		if _, err := a.Compact(context.Background(), ""); err != nil {
 			t.Fatal(err)
 		}
@@ -194,10 +188,7 @@ func TestRetainedTailFollowsTheTrigger(t *testing.T) {
 		e.script.WithContextWindow(500)
 		e.cfg.Compaction = CompactionConfig{ContextWindow: 100000} // wrong, and too big to press
 		a := e.agent()
-		followup(t, a, "p1", "first")
-		wait(t, a)
-		followup(t, a, "p2", filler("gamma", 250))
-		wait(t, a)
+		turns(t, a, "first", filler("gamma", 250))
 		start := records[dsh.CompactionStart](t, e.log)
 		if len(start) != 1 || start[0].Trigger != dsh.CompactionTriggerOverflow || start[0].Range.End != 2 {
 			t.Fatalf("compaction/start %+v, want one overflow over [0, 2)", start)
@@ -218,10 +209,7 @@ func TestPreCompactPayloadFigures(t *testing.T) {
 		return dsh.PreCompactProceed{}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", filler("first", 80))
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, filler("first", 80), "second")
 	if _, err := a.Compact(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -255,10 +243,7 @@ func TestPressureNeedsTheModelsWindow(t *testing.T) {
 // twoTurns runs two turns, the first with a prompt big enough to be worth summarizing.
 func twoTurns(t *testing.T, a *Agent) {
 	t.Helper()
-	followup(t, a, "p1", filler("first", 80))
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, filler("first", 80), "second")
 }
 
 // TestSummaryMaxTokens: the summarizer request is capped, and compaction/summary records

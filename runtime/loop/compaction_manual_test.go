@@ -39,10 +39,7 @@ func TestManualCompact(t *testing.T) {
 		return dsh.PostCompactAppend{Contexts: []dsh.UserMessage{{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "RESTORED"}}}}}, nil
 	})
 	a = e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, "first", "second")
 	res, err := a.Compact(context.Background(), "focus on the API")
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +76,7 @@ func TestManualCompactDeferred(t *testing.T) {
 		return dsh.PreCompactDefer{Reason: "saving state"}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, "first", "second")
 	_, err := a.Compact(context.Background(), "")
 	var de *DeferredError
 	if !errors.As(err, &de) || de.Listener != "guard#1" || !strings.Contains(err.Error(), "guard#1") {
@@ -112,10 +106,7 @@ func TestStaleAttemptAfterCrash(t *testing.T) {
 		return dsh.PostCompactAccept{}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, "first", "second")
 	// The crash: compaction/start is durable, nothing after it.
 	if _, err := e.log.Append(context.Background(), dsh.CompactionStart{CompactionID: "cmp_torn", Trigger: dsh.CompactionTriggerManual,
 		Origin: dsh.CompactionOriginManual, Range: dsh.CompactionRange{Start: 0, End: 2, ShadowedSeqs: []int{}}}); err != nil {
@@ -208,10 +199,7 @@ func TestManualDeferDoesNotCountTowardsTheCap(t *testing.T) {
 		return dsh.PreCompactDefer{Reason: "no"}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, "first", "second")
 	for range 2 {
 		if _, err := a.Compact(context.Background(), ""); err == nil {
 			t.Fatal("a deferred compaction succeeded")

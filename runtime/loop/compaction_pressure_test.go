@@ -107,10 +107,7 @@ func TestBelowThresholdNothingHappens(t *testing.T) {
 		return dsh.PreCompactProceed{}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", "hello")
-	wait(t, a)
-	followup(t, a, "p2", "again")
-	wait(t, a)
+	turns(t, a, "hello", "again")
 	if ran || len(typesOf(e.log, compactionTypes...)) != 0 {
 		t.Fatalf("pre-compact ran %v; events %v", ran, typesOf(e.log, compactionTypes...))
 	}
@@ -240,10 +237,7 @@ func TestOverflowDeferEndsWithTheOriginalError(t *testing.T) {
 		return dsh.PreCompactDefer{Reason: "not now"}, nil
 	})
 	a := e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", filler("gamma", 150))
-	wait(t, a)
+	turns(t, a, "first", filler("gamma", 150))
 	got := reasons(t, e.log)
 	if runs != 1 || !strings.Contains(got[1], llm.CodeContextWindowExceeded) {
 		t.Fatalf("pre-compact ran %d times; reasons %v", runs, got)
@@ -259,10 +253,7 @@ func TestOverflowCompactsAndRetries(t *testing.T) {
 	e := newEnv(t, text(filler("alpha", 300)), text("SUMMARY"), text("fits now"))
 	e.script.WithContextWindow(500)
 	a := e.agent()
-	followup(t, a, "p1", "first")
-	wait(t, a)
-	followup(t, a, "p2", filler("gamma", 250))
-	wait(t, a)
+	turns(t, a, "first", filler("gamma", 250))
 	if got := reasons(t, e.log); got[1] != `{"kind":"completed"}` {
 		t.Fatalf("reasons %v", got)
 	}

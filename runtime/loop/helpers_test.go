@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"slices"
@@ -118,6 +119,15 @@ func wait(t testing.TB, a *Agent) {
 	defer cancel()
 	if err := a.Wait(ctx); err != nil {
 		t.Fatalf("Wait: %v", err)
+	}
+}
+
+// turns runs one turn per text, in order, each a follow-up (ids p1, p2, …) waited for.
+func turns(t testing.TB, a *Agent, texts ...string) {
+	t.Helper()
+	for i, text := range texts {
+		followup(t, a, fmt.Sprintf("p%d", i+1), text)
+		wait(t, a)
 	}
 }
 

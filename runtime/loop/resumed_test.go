@@ -22,10 +22,7 @@ func TestResumedContext(t *testing.T) {
 	if rc := a.ResumedContext(); rc.OK {
 		t.Fatalf("a new agent reports a resumed context: %+v", rc)
 	}
-	followup(t, a, "p1", filler("first", 300))
-	wait(t, a)
-	followup(t, a, "p2", "second")
-	wait(t, a)
+	turns(t, a, filler("first", 300), "second")
 	before := time.Now()
 	_ = a.Close()
 	_ = e.log.Close()
