@@ -21,7 +21,7 @@ import "os"
 const Arg = "__dsh-sandbox-helper"
 
 // LaunchArg, after Arg, makes the process a launcher: it starts the helper its other
-// arguments describe in new namespaces, and exits. A launcher is a freshly executed
+// arguments describe in new namespaces, and exits when the helper does. A launcher is a freshly executed
 // program, so it may make the namespaces where its parent could not (a non-dumpable
 // parent cannot write a new user namespace's uid_map as an unprivileged user).
 const LaunchArg = "launch"

@@ -288,7 +288,7 @@ func addPath(rulesetFD int, path string, access uint64, required bool) string {
 // PID and mount namespaces, and a new network namespace unless args hold "net", with the
 // user's own uid and gid mapped to themselves and CAP_SYS_ADMIN kept, as an ambient
 // capability, for its mounts; it passes on its standard streams and ZygoteFD, and
-// returns once the helper has started (the helper outlives it).
+// returns once the helper has ended.
 func launch(args []string) string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -304,7 +304,7 @@ func launch(args []string) string {
 		}
 	}
 	uid, gid := os.Getuid(), os.Getgid()
-	_, err = syscall.ForkExec(exe, append([]string{exe, Arg}, args...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(exe, append([]string{exe, Arg}, args...), &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{0, 1, 2, ZygoteFD},
 		Sys: &syscall.SysProcAttr{
@@ -317,6 +317,16 @@ func launch(args []string) string {
 	})
 	if err != nil {
 		return namespaceRefusal(err)
+	}
+	// The connection is the helper's alone.
+	_ = syscall.Close(ZygoteFD)
+	// Wait for the helper, so that it is reaped as it ends, and its client, waiting for
+	// this process, knows it is gone.
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+			break
+		}
 	}
 	return ""
 }
