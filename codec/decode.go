@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"time"
-
-	"github.com/dshkit/dsh/internal/duration"
 )
 
 // isNull reports whether data is the JSON literal null.
@@ -317,8 +316,11 @@ func Duration(data []byte, v *time.Duration) error {
 	if err := Value(data, &ms); err != nil {
 		return err
 	}
-	if ms < 0 || ms > int64(duration.Max/time.Millisecond) {
-		return fmt.Errorf("duration of %d ms: want 0 to %d", ms, int64(duration.Max/time.Millisecond))
+	// The longest time.Duration in milliseconds (codec imports nothing of dsh's but its
+	// own packages: generated code carries it into modules of its own).
+	const maxMS = int64(math.MaxInt64 / time.Millisecond)
+	if ms < 0 || ms > maxMS {
+		return fmt.Errorf("duration of %d ms: want 0 to %d", ms, maxMS)
 	}
 	*v = time.Duration(ms) * time.Millisecond
 	return nil
