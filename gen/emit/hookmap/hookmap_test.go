@@ -72,7 +72,7 @@ func TestEmitTables(t *testing.T) {
 		"\t\t// Before gates a call.\n\t\t{\n\t\t\tName:  ",
 		`{When: "decision", Is: "\"deny\"", Then: "deny", Reason: "reason", NeedsReason: true, Unless: ""},`,
 		`{When: "systemMessage", Text: "{value}"},`,
-		`Rewrite: &Rewrite{Input: "tool_input", Mode: "mode", Requires: "", RequiresIs: "", Stdin: "", Note: ""},`,
+		`Rewrite: &Rewrite{Input: "tool_input", Mode: "mode", Requires: "", RequiresIs: "", Stdin: "", Note: "", NonObjectBlocks: false},`,
 		"var out alphawire.BeforeOutput\n",
 	)
 	contains("out/hookmap/beta.go",
