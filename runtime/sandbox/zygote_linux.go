@@ -186,8 +186,10 @@ func (z *zygote) frame(f [][]byte) {
 		}
 		closeOnce(p.started)
 	case "failed":
-		errno, _ := strconv.Atoi(string(f[2]))
-		msg := ""
+		errno, msg := 0, "the helper gave no reason"
+		if len(f) > 2 {
+			errno, _ = strconv.Atoi(string(f[2]))
+		}
 		if len(f) > 3 {
 			msg = string(f[3])
 		}
