@@ -23,6 +23,7 @@ import (
 
 	"github.com/dshkit/dsh/internal/httporigin"
 	"github.com/dshkit/dsh/internal/procgroup"
+	"github.com/dshkit/dsh/internal/ssemeter"
 )
 
 // errMessageTooLarge ends a body that crossed Options.MaxMessageBytes: the SDK fails the
@@ -108,9 +109,8 @@ type boundedBody struct {
 	sse    bool
 	max    int64
 	capped *atomic.Int64
-	n      int64 // bytes of the body, or of the current event's lines before this one
-	line   int64 // bytes of the current line so far (sse)
-	last   byte  // the byte before the current one, to tell "\r\n" from "\n" (sse)
+	n      int64          // bytes of the body (not sse)
+	event  ssemeter.Meter // the current event's size (sse)
 	err    error
 }
 
@@ -129,19 +129,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	for i := 0; i < n; i++ {
-		c := p[i]
-		if c == '\n' {
-			if b.line == 0 || (b.line == 1 && b.last == '\r') {
-				b.n = 0 // a blank line ends the event
-			} else {
-				b.n += b.line + 1
-			}
-			b.line = 0
-		} else {
-			b.line++
-		}
-		b.last = c
-		if size := b.n + b.line; size > b.max {
+		if size := b.event.Add(p[i]); size > b.max {
 			b.capped.Store(b.max)
 			if size > b.max+sseSlack {
 				b.err = errMessageTooLarge

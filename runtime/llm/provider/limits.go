@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/dshkit/dsh/internal/httporigin"
+	"github.com/dshkit/dsh/internal/ssemeter"
 )
 
 // This file holds what bounds a model call beyond its timeout: the size of the response
@@ -89,9 +90,7 @@ type boundedBody struct {
 	facts  *httpFacts
 	limits Limits
 	total  int64
-	event  int64 // bytes of the event's lines before the current one
-	line   int64 // bytes of the current line so far
-	last   byte  // the byte before the current one, to tell "\r\n" from "\n"
+	event  ssemeter.Meter
 	err    error
 }
 
@@ -101,19 +100,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	for i := 0; i < n; i++ {
-		c := p[i]
-		if c == '\n' {
-			if b.line == 0 || (b.line == 1 && b.last == '\r') {
-				b.event = 0 // a blank line ends the event
-			} else {
-				b.event += b.line + 1
-			}
-			b.line = 0
-		} else {
-			b.line++
-		}
-		b.last = c
-		if b.event+b.line > b.limits.EventBytes {
+		if b.event.Add(p[i]) > b.limits.EventBytes {
 			return b.capped(i, &CapError{What: "event", Limit: b.limits.EventBytes})
 		}
 	}
