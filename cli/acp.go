@@ -152,8 +152,8 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return code
 	}
 	o.run.plugins = configOf(ctx).plugins
-	// Before any session's tool, hook or MCP server runs (hideSession).
-	if err := hideSession(); err != nil {
+	// Before any session's tool, hook or MCP server runs (hideProcess).
+	if err := hideProcess(); err != nil {
 		return c.Fail(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -375,8 +375,8 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return c.Fail(err)
 	}
 	// Before any tool, hook or MCP server runs: none of them reads dsh's environment
-	// through /proc (hideSession).
-	if err := hideSession(); err != nil {
+	// through /proc (hideProcess).
+	if err := hideProcess(); err != nil {
 		return c.Fail(err)
 	}
 	ctx, stop := onSignals(ctx)
