@@ -241,30 +241,10 @@ type Result struct {
 	EngineOnly bool
 }
 
-// runCase runs c under engine and under dsh and compares.
-func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine string) Result {
-	res := Result{Case: c.Name, Engine: engine}
-	obs := func(dir runDir, reqs []Request, sent []Next) Observation {
-		runs, err := ReadHookRuns(dir.hooklog)
-		if err != nil {
-			res.Err += err.Error()
-		}
-		calls := 0
-		for _, r := range reqs {
-			if r.Main {
-				calls++
-			}
-		}
-		var summaries []string
-		for _, r := range reqs {
-			if r.Summarize {
-				summaries = append(summaries, DirectiveWords(r.Body))
-			}
-		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs}
-	}
-	// The engine.
-	ed := newRunDir(t, filepath.Join(base, "engine"))
+// runEngine runs c under engine in dir and returns what it observed; false when the
+// mock could not start (res.Err says why).
+func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c Case, engine string, res *Result, obs func(runDir, []Request, []Next) Observation) (Observation, runDir, bool) {
+	ed := newRunDir(t, dir)
 	cfg := ed.hooksJSON(t, c, wrap)
 	ed.writeSources(t, c, wrap)
 	prompts := append([]string{Prompt}, c.Prompts...)
@@ -290,7 +270,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		em, err = NewMock(Anthropic, In(c.Turns, ed.ws))
 		if err != nil {
 			res.Err = err.Error()
-			return res
+			return Observation{}, ed, false
 		}
 		for i, p := range prompts {
 			args := extra
@@ -311,7 +291,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		em, err = NewMock(Responses, c.Turns)
 		if err != nil {
 			res.Err = err.Error()
-			return res
+			return Observation{}, ed, false
 		}
 		extraConfig := ""
 		if c.AutoCompact {
@@ -338,7 +318,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		em, err = NewMock(Gemini, In(c.Turns, ed.ws))
 		if err != nil {
 			res.Err = err.Error()
-			return res
+			return Observation{}, ed, false
 		}
 		for i, p := range prompts {
 			var args []string
@@ -361,6 +341,49 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	if s := em.Strays(); len(s) > 0 {
 		res.Err += fmt.Sprintf("%s tried to reach something other than the mock: %v", engine, s)
 	}
+	return eo, ed, true
+}
+
+// runCase runs c under engine and under dsh and compares.
+func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap string, c Case, engine string) Result {
+	res := Result{Case: c.Name, Engine: engine}
+	obs := func(dir runDir, reqs []Request, sent []Next) Observation {
+		runs, err := ReadHookRuns(dir.hooklog)
+		if err != nil {
+			res.Err += err.Error()
+		}
+		calls := 0
+		for _, r := range reqs {
+			if r.Main {
+				calls++
+			}
+		}
+		var summaries []string
+		for _, r := range reqs {
+			if r.Summarize {
+				summaries = append(summaries, DirectiveWords(r.Body))
+			}
+		}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs}
+	}
+	// The engine: again, up to engineAttempts runs in all, while a hook the case counts on
+	// (Case.EngineUntil) did not run to its end.
+	var eo Observation
+	var ed runDir
+	for attempt := 1; ; attempt++ {
+		dir := filepath.Join(base, "engine")
+		if attempt > 1 {
+			dir += "-" + itoa(attempt)
+		}
+		var ok bool
+		if eo, ed, ok = runEngine(ctx, t, e, dir, wrap, c, engine, &res, obs); !ok {
+			return res
+		}
+		if c.EngineUntil == "" || attempt == engineAttempts || slices.ContainsFunc(eo.Hooks, func(r HookRun) bool { return r.Name == c.EngineUntil && r.Exit != "" }) {
+			break
+		}
+		t.Logf("%s under %s: %s did not run to its end under the engine (attempt %d of %d); again", c.Name, engine, c.EngineUntil, attempt, engineAttempts)
+	}
 	if os.Getenv("DSH_DIFFERENTIAL_ENGINE_ONLY") != "" {
 		// Record the engine's behaviour alone (a dialect dsh does not run yet).
 		data, _ := json.MarshalIndent(eo, "", "  ")
@@ -368,6 +391,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		res.EngineOnly, res.EngineHooks = true, len(eo.Hooks)
 		return res
 	}
+	prompts := append([]string{Prompt}, c.Prompts...)
 	// dsh.
 	dd := newRunDir(t, filepath.Join(base, "dsh"))
 	hooksFile := filepath.Join(dd.root, "hooks.json")
