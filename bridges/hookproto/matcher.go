@@ -203,40 +203,57 @@ func isExactList(p string) bool {
 	return true
 }
 
+// jsScan walks p as JavaScript reads a pattern's structure: it calls at(i) at each
+// escape ('\\') and each group opening '(' outside a character class, skips the escaped
+// character, and returns at's first non-empty answer ("" when there is none).
+func jsScan(p string, at func(i int) string) string {
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\':
+			if !inClass {
+				if s := at(i); s != "" {
+					return s
+				}
+			}
+			i++
+		case c == '[':
+			inClass = true
+		case c == ']':
+			inClass = false
+		case c == '(' && !inClass:
+			if s := at(i); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
 // jsOnlyConstruct names the first lookaround or backreference in p outside a character
 // class, or returns "". It only refines the message for a pattern RE2 already rejected.
 func jsOnlyConstruct(p string) string {
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '\\':
-			if i+1 < len(p) && !inClass {
+	return jsScan(p, func(i int) string {
+		if p[i] == '\\' {
+			if i+1 < len(p) {
 				if c := p[i+1]; '1' <= c && c <= '9' {
 					return fmt.Sprintf("backreference %q", p[i:i+2])
 				} else if c == 'k' && strings.HasPrefix(p[i+2:], "<") {
 					return fmt.Sprintf("named backreference %q", `\k<`)
 				}
 			}
-			i++
-		case '[':
-			inClass = true
-		case ']':
-			inClass = false
-		case '(':
-			if inClass {
-				continue
-			}
-			for _, la := range []struct{ prefix, name string }{
-				{"(?=", "lookahead"}, {"(?!", "negative lookahead"},
-				{"(?<=", "lookbehind"}, {"(?<!", "negative lookbehind"},
-			} {
-				if strings.HasPrefix(p[i:], la.prefix) {
-					return fmt.Sprintf("%s %q", la.name, la.prefix)
-				}
+			return ""
+		}
+		for _, la := range []struct{ prefix, name string }{
+			{"(?=", "lookahead"}, {"(?!", "negative lookahead"},
+			{"(?<=", "lookbehind"}, {"(?<!", "negative lookbehind"},
+		} {
+			if strings.HasPrefix(p[i:], la.prefix) {
+				return fmt.Sprintf("%s %q", la.name, la.prefix)
 			}
 		}
-	}
-	return ""
+		return ""
+	})
 }
 
 // Exact returns a matcher that matches the subject equal to pattern ("" and "*" match
@@ -254,30 +271,23 @@ func Exact(pattern string) Matcher {
 // conditionals, "(?'name'…)" and "(?P<name>…)". JavaScript's groups are "(?:", "(?=",
 // "(?!", "(?<=", "(?<!" and "(?<name>".
 func jsGroupError(p string) error {
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '\\':
-			i++
-		case '[':
-			inClass = true
-		case ']':
-			inClass = false
-		case '(':
-			if inClass || !strings.HasPrefix(p[i:], "(?") {
-				continue
-			}
-			rest := p[i+2:]
-			if rest != "" && strings.ContainsRune(":=!", rune(rest[0])) {
-				continue
-			}
-			if len(rest) > 1 && rest[0] == '<' && (rest[1] == '=' || rest[1] == '!' || rest[1] == '_' || rest[1] == '$' ||
-				'a' <= rest[1] && rest[1] <= 'z' || 'A' <= rest[1] && rest[1] <= 'Z' || rest[1] >= 0x80) {
-				continue
-			}
-			end := min(len(p), i+4)
-			return fmt.Errorf("invalid group %q at offset %d: JavaScript has no such group", p[i:end], i)
+	msg := jsScan(p, func(i int) string {
+		if !strings.HasPrefix(p[i:], "(?") {
+			return ""
 		}
+		rest := p[i+2:]
+		if rest != "" && strings.ContainsRune(":=!", rune(rest[0])) {
+			return ""
+		}
+		if len(rest) > 1 && rest[0] == '<' && (rest[1] == '=' || rest[1] == '!' || rest[1] == '_' || rest[1] == '$' ||
+			'a' <= rest[1] && rest[1] <= 'z' || 'A' <= rest[1] && rest[1] <= 'Z' || rest[1] >= 0x80) {
+			return ""
+		}
+		end := min(len(p), i+4)
+		return fmt.Sprintf("invalid group %q at offset %d: JavaScript has no such group", p[i:end], i)
+	})
+	if msg == "" {
+		return nil
 	}
-	return nil
+	return errors.New(msg)
 }

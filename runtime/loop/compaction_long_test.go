@@ -134,6 +134,22 @@ func TestLongSessionStaysUnderTheWindow(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
+	b, rest := resumeRecording(t, e, window)
+	longSession(t, b, turns/2, turns/2)
+	if len(rest.digests) != len(rm.digests) || !slices.Equal(rest.digests, rm.digests) {
+		i := 0
+		for i < min(len(rest.digests), len(rm.digests)) && rest.digests[i] == rm.digests[i] {
+			i++
+		}
+		t.Fatalf("after resume the requests differ from request %d on (%d vs %d requests)", i, len(rest.digests), len(rm.digests))
+	}
+}
+
+// resumeRecording closes e's log, reopens it and resumes the session with a new
+// summarizingModel that records the digests of its requests; the agent is closed when
+// the test ends.
+func resumeRecording(t *testing.T, e *env, window int) (*Agent, *summarizingModel) {
+	t.Helper()
 	if err := e.log.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,15 +159,8 @@ func TestLongSessionStaysUnderTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	longSession(t, b, turns/2, turns/2)
-	if len(rest.digests) != len(rm.digests) || !slices.Equal(rest.digests, rm.digests) {
-		i := 0
-		for i < min(len(rest.digests), len(rm.digests)) && rest.digests[i] == rm.digests[i] {
-			i++
-		}
-		t.Fatalf("after resume the requests differ from request %d on (%d vs %d requests)", i, len(rest.digests), len(rm.digests))
-	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b, rest
 }
 
 // BenchmarkLongSession measures the throughput of the 2,000-turn session with compaction

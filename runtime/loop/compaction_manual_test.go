@@ -154,14 +154,7 @@ func TestResumeAfterCompactionsSendsTheSameRequests(t *testing.T) {
 	a := e.agent()
 	longSession(t, a, 0, 60)
 	_ = a.Close()
-	_ = e.log.Close()
-	rest := &summarizingModel{window: window, record: true}
-	e.log, e.model = e.openLog(), rest
-	b, err := Resume(context.Background(), e.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, rest := resumeRecording(t, e, window)
 	longSession(t, b, 60, 5)
 	if d := cmpList(rest.digests, rm.digests); d != "" {
 		t.Fatal(d)
