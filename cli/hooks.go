@@ -179,6 +179,9 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		return nil, nil, clix.Usagef("--event is required")
 	}
 	ev, ok := table.Lookup(*event)
+	if why, never := table.Unfired[*event]; !ok && never {
+		return nil, nil, fmt.Errorf("hooks for %s never fire in dsh: %s", *event, why)
+	}
 	if !ok {
 		var names []string
 		for _, e := range table.Events {

@@ -3,10 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/dshkit/dsh/runner"
 	"strings"
 
 	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/runner"
 )
 
 // checkNamedHooks checks a hooks file named on the command line (dsh run and dsh acp
@@ -14,7 +14,9 @@ import (
 // (docs/decisions/0007-cli.md, "A hooks file named on the command line loads whole or not at
 // all"): if it cannot be read or parsed, names an event the dialect's bridge does not
 // run, or holds a group or handler the bridge would skip, the command fails with one line
-// naming the file and the first problem, and nothing runs without the guard. Settings
+// naming the file and the first problem, and nothing runs without the guard. An event
+// of the engine that dsh never fires (its table's Unfired) is no problem: it skips
+// nothing, and dsh run reports it. Settings
 // discovered on their own (--setting-sources, the project's files under --trust) and
 // plugins still skip a bad entry with a diagnostic, as the engines do.
 func checkNamedHooks(dialect, path string) error {

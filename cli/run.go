@@ -102,7 +102,9 @@ rights, as in Claude Code.
   --hooks FILE         run the Claude Code, Codex or Gemini CLI hooks of FILE (settings.json shape). FILE
                        fails closed: if it cannot be read or parsed, or names an event, group
                        or handler the bridge would skip, dsh run exits 1 naming it and runs
-                       nothing (settings found on their own skip a bad entry with a warning)
+                       nothing (settings found on their own skip a bad entry with a warning);
+                       an event of the engine dsh never fires (SubagentStop, ...) loads and
+                       is reported once
   --plugin-dir DIR     load a Claude Code plugin's hooks (.claude-plugin/plugin.json and
                        hooks/hooks.json) as claude --plugin-dir does: CLAUDE_PLUGIN_ROOT is set
                        and substituted; repeatable

@@ -353,8 +353,8 @@ func TestLoadScenario9Substitution(t *testing.T) {
 func TestLoadScenario10AsyncAndUnsupported(t *testing.T) {
 	c, ds := load(t, codexOpts, `{"hooks":{
 		"PreToolUse":[{"hooks":[{"command":"h.sh"},{"command":"bg.sh","async":true}]}],
-		"SubagentStop":[{"hooks":[{"command":"exit 2"}]}]}}`)
-	if diff := cmp.Diff([]diag{{"hooks.SubagentStop", "event", "event"}}, diags(ds)); diff != "" {
+		"TeammateIdle":[{"hooks":[{"command":"exit 2"}]}]}}`)
+	if diff := cmp.Diff([]diag{{"hooks.TeammateIdle", "event", "event"}}, diags(ds)); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
 	want := []row{

@@ -55,6 +55,9 @@ var (
 	ErrMalformed = errors.New("malformed hook entry")
 	// ErrUnsupportedEvent: the event is not one the bridge supports.
 	ErrUnsupportedEvent = errors.New("unsupported hook event")
+	// ErrUnfiredEvent: the event is one of the engine's that dsh never fires (its table's
+	// Unfired): its hooks load and never run. Its diagnostic skips nothing.
+	ErrUnfiredEvent = errors.New("hooks that never fire")
 	// ErrUnsupportedHandler: the handler type is not "command" (http, prompt, agent,
 	// mcp_tool, or unknown).
 	ErrUnsupportedHandler = errors.New("unsupported hook handler type")

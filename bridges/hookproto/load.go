@@ -145,6 +145,12 @@ func (l *loader) load(data []byte) {
 		if t := l.opts.Table; t != nil && t.SettingsBlock != "" && wrapped && slices.Contains(settingsBlockKeys, ev) {
 			continue // Gemini CLI reads these keys of "hooks" as settings, not events
 		}
+		if why, ok := l.unfired(ev); ok && supported != nil && !supported[ev] {
+			if wrapped || kindOf(raw) == "array" {
+				l.diag(path, ev, "", unfiredError{ev, why})
+			}
+			continue
+		}
 		if supported != nil && !supported[ev] {
 			if wrapped || kindOf(raw) == "array" {
 				l.diag(path, ev, "event", fmt.Errorf("%w %q", ErrUnsupportedEvent, ev))
@@ -169,6 +175,25 @@ func (l *loader) load(data []byte) {
 			}
 		}
 	}
+}
+
+// unfiredError is the diagnostic of an event that never fires; it unwraps to
+// [ErrUnfiredEvent].
+type unfiredError struct{ event, why string }
+
+func (e unfiredError) Error() string {
+	return "hooks for " + e.event + " never fire in dsh: " + e.why
+}
+
+func (e unfiredError) Unwrap() error { return ErrUnfiredEvent }
+
+// unfired says why ev, an event of the engine, never fires in dsh (its table's Unfired).
+func (l *loader) unfired(ev string) (string, bool) {
+	if l.opts.Table == nil {
+		return "", false
+	}
+	why, ok := l.opts.Table.Unfired[ev]
+	return why, ok
 }
 
 func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (Group, bool) {

@@ -1,10 +1,13 @@
 package hookproto
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshkit/dsh/generated/hookmap"
 )
 
 // The largest timeout a handler may set (a year) loads as given.
@@ -32,6 +35,35 @@ func TestLoadTimeoutOutOfRange(t *testing.T) {
 		}
 		if hs := c.Handlers("Stop"); len(hs) != 1 || hs[0].Timeout < 0 || hs[0].Timeout > maxTimeoutSeconds*time.Second {
 			t.Errorf("timeout %s: handlers %+v", v, hs)
+		}
+	}
+}
+
+// An event of the table's Unfired loads with one diagnostic that skips nothing and says
+// why it never fires; its hooks are not among the loaded ones. An event neither mapped
+// nor unfired is still skipped, and so is an unfired one when no table is at hand.
+func TestLoadUnfiredEvent(t *testing.T) {
+	table := &hookmap.Bridge{Dialect: "any", Unfired: map[string]string{"SubagentStop": "it has no subagents"}}
+	cfg := []byte(`{"hooks":{"SubagentStop":[{"hooks":[{"type":"command","command":"x"}]}],"Nope":[{"hooks":[{"type":"command","command":"y"}]}]}}`)
+	c, ds := Load(cfg, LoadOptions{Dialect: "any", Source: "f.json", Events: []string{"Stop"}, Rules: &Rules{}, Table: table})
+	if len(ds) != 2 {
+		t.Fatalf("diagnostics %v, want two", ds)
+	}
+	un, bad := ds[1], ds[0] // in event-name order: Nope, SubagentStop
+	if !errors.Is(un, ErrUnfiredEvent) || un.Skipped != "" || un.Event != "SubagentStop" ||
+		un.Error() != "f.json: hooks.SubagentStop: hooks for SubagentStop never fire in dsh: it has no subagents" {
+		t.Errorf("unfired diagnostic %q (skipped %q), want one that skips nothing", un.Error(), un.Skipped)
+	}
+	if !errors.Is(bad, ErrUnsupportedEvent) || bad.Skipped != "event" {
+		t.Errorf("unknown event diagnostic %q (skipped %q)", bad.Error(), bad.Skipped)
+	}
+	if hs := c.Handlers("SubagentStop"); len(hs) != 0 {
+		t.Errorf("handlers of an unfired event loaded: %+v", hs)
+	}
+	_, ds = Load(cfg, LoadOptions{Dialect: "any", Events: []string{"Stop"}, Rules: &Rules{}})
+	for _, d := range ds {
+		if errors.Is(d, ErrUnfiredEvent) || d.Skipped != "event" {
+			t.Errorf("without a table: %q (skipped %q), want every event skipped", d.Error(), d.Skipped)
 		}
 	}
 }

@@ -65,6 +65,11 @@ func (c *comparer) bridges(old, new []*ir.Bridge) {
 				c.note(dir, ne.Pos, "%s: new event %s: compatible (no configuration names it yet)", ob.Dialect, ne.Event)
 			}
 		}
+		for _, ev := range slices.Sorted(maps.Keys(ob.Unfired)) {
+			if _, ok := nb.Unfired[ev]; !ok && findBridgeEvent(nb.Events, ev) == nil {
+				c.report(HookEventRemoved, dir, nb.Pos, "%s: event %s, which dsh never fired, is no longer known: a hooks file naming it no longer loads", ob.Dialect, ev)
+			}
+		}
 	}
 	for _, nb := range new {
 		if find(old, nb.Dialect) == nil {

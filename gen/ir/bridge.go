@@ -56,6 +56,8 @@ type Bridge struct {
 	CommandVars map[string]string `json:"commandVars"`
 	// SettingsBlock is the settings key of the {enabled, disabled} block; "" for none.
 	SettingsBlock string `json:"settingsBlock"`
+	// Unfired maps each event of the engine that dsh never fires to why.
+	Unfired map[string]string `json:"unfired"`
 }
 
 // BridgeEvent maps one external event onto one extension point.

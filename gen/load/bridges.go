@@ -94,6 +94,11 @@ func bridges(dir, display string, overlay map[string]load.Source) ([]*ir.Bridge,
 			b.Events = append(b.Events, ev)
 		}
 		sort.Slice(b.Events, func(i, j int) bool { return b.Events[i].Event < b.Events[j].Event })
+		for _, ev := range b.Events {
+			if _, ok := b.Unfired[ev.Event]; ok {
+				w.errorf(ev.Pos, "bridge %q event %q: also in unfired (an event is fired or not)", e.name, ev.Event)
+			}
+		}
 		out = append(out, b)
 	}
 	if len(w.problems) > 0 {

@@ -29,6 +29,24 @@ var ClaudeCode = Bridge{
 	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  false,
 	SettingsBlock:      "",
+	Unfired: map[string]string{
+		"ConfigChange":      "it reads its settings once, when the session starts",
+		"CwdChanged":        "every Bash call starts in the workspace, so the working directory never changes",
+		"DirectoryAdded":    "directories are added only when it starts (--add-dir)",
+		"Elicitation":       "its MCP client does not accept elicitation requests",
+		"ElicitationResult": "its MCP client does not accept elicitation requests",
+		"FileChanged":       "it watches no files",
+		"MessageDisplay":    "it has no terminal display of messages",
+		"PostModelSwitch":   "a session keeps the model it started with",
+		"PreModelSwitch":    "a session keeps the model it started with",
+		"SubagentStart":     "it has no subagents",
+		"SubagentStop":      "it has no subagents",
+		"TaskCompleted":     "it has no agent teams and their shared task list",
+		"TaskCreated":       "it has no agent teams and their shared task list",
+		"TeammateIdle":      "it has no agent teams",
+		"WorktreeCreate":    "it makes no worktrees",
+		"WorktreeRemove":    "it makes no worktrees",
+	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent

@@ -29,6 +29,10 @@ var Codex = Bridge{
 	RegexDialect:       "re2",
 	InvalidRegexExact:  false,
 	SettingsBlock:      "",
+	Unfired: map[string]string{
+		"SubagentStart": "it has no subagents",
+		"SubagentStop":  "it has no subagents",
+	},
 	Events: []Event{
 		// PermissionRequest answers a call that needs approval (approval/answer), as the
 		// real engine: allow allows; deny denies with the message ("PermissionRequest

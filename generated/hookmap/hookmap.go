@@ -62,6 +62,9 @@ type Bridge struct {
 	// SettingsBlock is the top-level settings key of the {enabled, disabled} block; ""
 	// when the dialect has none.
 	SettingsBlock string
+	// Unfired maps each event of the engine that dsh never fires to why (the end of
+	// "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.
+	Unfired map[string]string
 }
 
 // Event maps one external event onto one extension point.

@@ -230,7 +230,14 @@ func New(d Behavior, cfg dialect.Config, opts ...Option) (*Bridge, error) {
 		DefaultTimeout: time.Duration(d.Table.DefaultTimeoutSec) * time.Second, Rules: d.Rules, Table: d.Table,
 	})
 	b.diags = diags
+	unfired := map[string]bool{} // an event that never fires is listed once, whatever names it
 	for _, dg := range diags {
+		if errors.Is(dg, hookproto.ErrUnfiredEvent) {
+			if unfired[dg.Event] {
+				continue
+			}
+			unfired[dg.Event] = true
+		}
 		log.Warn("hook configuration", "dialect", string(d.Name), "diagnostic", dg.Error())
 	}
 	var env []string

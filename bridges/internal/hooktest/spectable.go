@@ -73,6 +73,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.CommandVars) > 0 {
 		out.CommandVars = b.CommandVars
 	}
+	if len(b.Unfired) > 0 {
+		out.Unfired = b.Unfired
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {

@@ -110,6 +110,8 @@ RegExp without flags) or "re2" (a linear-time engine without lookaround or backr
 to it to the top-level stdin field that gives its value.`).Id("CommandVars").Map(jen.String()).String(),
 		gofile.Comment(`SettingsBlock is the top-level settings key of the {enabled, disabled} block; ""
 when the dialect has none.`).Id("SettingsBlock").String(),
+		gofile.Comment(`Unfired maps each event of the engine that dsh never fires to why (the end of
+"hooks for EVENT never fire in dsh: ..."): its hooks load and never run.`).Id("Unfired").Map(jen.String()).String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Event maps one external event onto one extension point.").Type().Id("Event").Struct(
@@ -249,16 +251,7 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 		kv("InvalidRegexExact", jen.Lit(b.InvalidRegexExact)),
 	)
 	if len(b.CommandVars) > 0 {
-		keys := make([]string, 0, len(b.CommandVars))
-		for k := range b.CommandVars {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		vars := make([]jen.Code, len(keys))
-		for i, k := range keys {
-			vars[i] = jen.Lit(k).Op(":").Lit(b.CommandVars[k])
-		}
-		fields = append(fields, kv("CommandVars", jen.Map(jen.String()).String().Add(lines(vars))))
+		fields = append(fields, kv("CommandVars", stringMap(b.CommandVars)))
 	}
 	events := make([]jen.Code, len(b.Events))
 	for i, e := range b.Events {
@@ -266,9 +259,26 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	}
 	fields = append(fields,
 		kv("SettingsBlock", jen.Lit(b.SettingsBlock)),
-		kv("Events", jen.Index().Id("Event").Add(lines(events))),
 	)
+	if len(b.Unfired) > 0 {
+		fields = append(fields, kv("Unfired", stringMap(b.Unfired)))
+	}
+	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
+}
+
+// stringMap is the map literal of m, one key a line in key order.
+func stringMap(m map[string]string) *jen.Statement {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	entries := make([]jen.Code, len(keys))
+	for i, k := range keys {
+		entries[i] = jen.Lit(k).Op(":").Lit(m[k])
+	}
+	return jen.Map(jen.String()).String().Add(lines(entries))
 }
 
 // eventValues is the composite literal of e's table, one field a line.
