@@ -468,16 +468,12 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
-// TestCloseEndsWhatCommandsLeft: a process a command left running out of its process group
-// (setsid) lives on for the session, and Close ends it with the helper.
-func TestCloseEndsWhatCommandsLeft(t *testing.T) {
+// TestCommandEndEndsWhatItLeft: a process a command left running out of its process group
+// (setsid) ends with the command, which is the first process of a PID namespace of its own,
+// before Wait returns; so does one that a command killed with its group left.
+func TestCommandEndEndsWhatItLeft(t *testing.T) {
 	f := newFixture(t, sandbox.WorkspaceWrite, sandbox.Policy{})
 	const mark = "987654.25"
-	// The command waits a little, so that setsid has left its group before the group is
-	// killed at its end.
-	if out, code := f.run(t, `setsid sleep `+mark+` >/dev/null 2>&1 < /dev/null & sleep 0.3; echo started`); code != 0 || !strings.Contains(out, "started") {
-		t.Fatalf("starting the escapee: %d %q", code, out)
-	}
 	running := func() bool {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {
@@ -487,15 +483,17 @@ func TestCloseEndsWhatCommandsLeft(t *testing.T) {
 		}
 		return false
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !running() {
-		if time.Now().After(deadline) {
-			t.Fatal("the escapee never ran")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The command waits until the escapee has left its group and said so.
+	out, code := f.run(t, `setsid sh -c 'echo up > up; exec sleep `+mark+`' >/dev/null 2>&1 < /dev/null & `+
+		`while [ ! -e up ]; do sleep 0.05; done; echo started`)
+	if code != 0 || !strings.Contains(out, "started") {
+		t.Fatalf("starting the escapee: %d %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "up")); err != nil {
+		t.Fatalf("the escapee never ran: %v", err)
+	}
+	if running() {
+		t.Error("a process the command left out of its group is still running after the command ended")
 	}
 	f.sb.Close()
-	if running() {
-		t.Error("a process the command left is still running after Close")
-	}
 }

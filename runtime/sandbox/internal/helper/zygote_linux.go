@@ -168,7 +168,10 @@ func (z *zygote) handle(req []string, files []int) {
 		z.mu.Lock()
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: dir, Env: env,
 			Files: []uintptr{uintptr(files[0]), uintptr(files[1]), uintptr(files[2])},
-			Sys:   &syscall.SysProcAttr{Setpgid: true}})
+			// The first process of a PID namespace of its own: when it ends, the kernel
+			// kills whatever the command left running, a process that left the group
+			// (setsid) included.
+			Sys: &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID}})
 		if err == nil {
 			z.leaders[pid] = id
 		}
