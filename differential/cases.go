@@ -75,6 +75,9 @@ type Case struct {
 	EngineUntil string
 }
 
+// prompts are the prompts of c's runs: Prompt, then its further ones.
+func (c Case) prompts() []string { return append([]string{Prompt}, c.Prompts...) }
+
 // engineAttempts bounds the engine runs of a case with EngineUntil.
 const engineAttempts = 8
 

@@ -247,7 +247,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 	ed := newRunDir(t, dir)
 	cfg := ed.hooksJSON(t, c, wrap)
 	ed.writeSources(t, c, wrap)
-	prompts := append([]string{Prompt}, c.Prompts...)
+	prompts := c.prompts()
 	var eo Observation
 	var em *Mock
 	var err error
@@ -391,7 +391,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		res.EngineOnly, res.EngineHooks = true, len(eo.Hooks)
 		return res
 	}
-	prompts := append([]string{Prompt}, c.Prompts...)
+	prompts := c.prompts()
 	// dsh.
 	dd := newRunDir(t, filepath.Join(base, "dsh"))
 	hooksFile := filepath.Join(dd.root, "hooks.json")

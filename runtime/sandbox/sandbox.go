@@ -316,7 +316,8 @@ type running interface {
 // through the sandbox's helper, which set up the namespaces, the mounts and the Landlock
 // rules once for the session (and bind-mounts a read-only subpath that appeared since), so
 // that a command costs one fork and exec more than an unconfined one; its TMPDIR is the
-// private temporary directory. Under DangerFullAccess, and for a nil *Sandbox, it starts
+// private temporary directory, and it is the first process of a PID namespace of its own,
+// so that whatever it leaves running, in its group or not, ends when it does. Under DangerFullAccess, and for a nil *Sandbox, it starts
 // cmd as it is (internal/procgroup). Confined, cmd's Stdin, Stdout, Stderr, Dir, Env and
 // WaitDelay are used, and nothing else of it.
 func (s *Sandbox) Start(cmd *exec.Cmd) (*Process, error) {

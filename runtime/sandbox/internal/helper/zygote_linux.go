@@ -202,8 +202,9 @@ func (z *zygote) handle(req []string, files []int) {
 	}
 }
 
-// reap waits for every child, the commands' orphans included (this is the namespace's
-// first process), and reports a command's exit.
+// reap waits for every child and reports a command's exit. The children are the
+// commands (each the first process of a PID namespace of its own, which reaps its
+// orphans) and, should one come, an orphan of the helper's own namespace.
 func (z *zygote) reap() {
 	for {
 		var ws syscall.WaitStatus
