@@ -149,3 +149,46 @@ func TestEmbeddedSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyOrder: a package's _keyOrder puts the fields it names first in every record, in
+// its order, the rest after them in declaration order; CUE alone interleaves an embedded
+// definition's fields with the record's own.
+func TestKeyOrder(t *testing.T) {
+	dir := writeSpec(t, txtar.Parse([]byte(`-- x.cue --
+package dsh
+
+_keyOrder: ["session_id", "cwd", "hook_event_name"]
+
+// #Common are the shared fields.
+#Common: {
+	// session_id identifies the session.
+	session_id!: string
+	// cwd is the directory.
+	cwd!: string
+	// model is the model.
+	model?: string
+}
+
+// #In is a stdin.
+#In: {
+	#Common
+	// hook_event_name names the event.
+	hook_event_name!: "X"
+	// tool_name names the tool.
+	tool_name!: string
+	// tool_input is the input.
+	tool_input!: _
+}
+`)))
+	s, err := load.Dir(dir, "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range s.Lookup("In").Fields {
+		got = append(got, f.JSONName)
+	}
+	if want := "session_id cwd hook_event_name model tool_name tool_input"; strings.Join(got, " ") != want {
+		t.Errorf("In's fields: %s, want %s", strings.Join(got, " "), want)
+	}
+}

@@ -47,6 +47,7 @@ func (w *walker) walk() {
 			w.record(t, d.v)
 		}
 	}
+	w.keyOrder()
 	for _, d := range defs {
 		if t := w.byName[d.name]; t != nil && t.Kind == ir.Union {
 			w.union(t, d.v)

@@ -51,11 +51,11 @@ type Common struct {
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
 	// sends it on every event but SessionStart).
 	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
@@ -74,11 +74,11 @@ func (r Common) encodeJSON(enc *codec.Encoder) {
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -100,8 +100,8 @@ func (r *Common) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -124,10 +124,23 @@ func (r Common) Validate() error {
 
 // SessionStartInput is the stdin of a SessionStart hook.
 type SessionStartInput struct {
-	// HookEventName names the event.
-	HookEventName SessionStartInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName SessionStartInputHookEventName `json:"hook_event_name"`
 	// Source says why the session started: startup, resume, clear or compact.
 	Source SessionStartInputSource `json:"source"`
 	// Model is the session's model, when known.
@@ -146,19 +159,6 @@ type SessionStartInput struct {
 	// EstimatedCacheWriteUsd is, at resume, the list-price cost of writing
 	// context_tokens to the prompt cache on the session's model, rounded to 4 decimals.
 	EstimatedCacheWriteUsd *float64 `json:"estimated_cache_write_usd,omitempty"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -170,8 +170,22 @@ func (r SessionStartInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("source").String(string(r.Source))
 	if r.Model != nil {
 		enc.Key("model").String(*r.Model)
@@ -188,20 +202,6 @@ func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	if r.EstimatedCacheWriteUsd != nil {
 		enc.Key("estimated_cache_write_usd").Float(*r.EstimatedCacheWriteUsd)
 	}
-	enc.Key("transcript_path").String(r.TranscriptPath)
-	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
-	if r.PromptID != nil {
-		enc.Key("prompt_id").String(*r.PromptID)
-	}
-	if r.AgentID != nil {
-		enc.Key("agent_id").String(*r.AgentID)
-	}
-	if r.AgentType != nil {
-		enc.Key("agent_type").String(*r.AgentType)
-	}
 	enc.EndObject()
 }
 
@@ -213,20 +213,20 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v SessionStartInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
 	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
 	codec.Optional(dec, "model", &v.Model, codec.Value[*string])
 	codec.Optional(dec, "seconds_since_last_response", &v.SecondsSinceLastResponse, codec.Value[*int])
 	codec.Optional(dec, "context_tokens", &v.ContextTokens, codec.Value[*int])
 	codec.Optional(dec, "prompt_cache_likely_expired", &v.PromptCacheLikelyExpired, codec.Value[*bool])
 	codec.Optional(dec, "estimated_cache_write_usd", &v.EstimatedCacheWriteUsd, codec.Value[*float64])
-	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
-	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
-	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
-	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -237,16 +237,16 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionStartInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SessionStartInput", "permission_mode", err)
+		}
+	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
 		return codec.FieldError("SessionStartInput", "hook_event_name", err)
 	}
 	if err := codec.CheckEnum(r.Source); err != nil {
 		return codec.FieldError("SessionStartInput", "source", err)
-	}
-	if r.PermissionMode != "" {
-		if err := codec.CheckEnum(r.PermissionMode); err != nil {
-			return codec.FieldError("SessionStartInput", "permission_mode", err)
-		}
 	}
 	return nil
 }
@@ -315,25 +315,25 @@ func (v *SessionStartInputSource) UnmarshalJSON(data []byte) error {
 
 // UserPromptSubmitInput is the stdin of a UserPromptSubmit hook.
 type UserPromptSubmitInput struct {
-	// HookEventName names the event.
-	HookEventName UserPromptSubmitInputHookEventName `json:"hook_event_name"`
-	// Prompt is the submitted prompt's text.
-	Prompt string `json:"prompt"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
 	// sends it on every event but SessionStart).
 	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName UserPromptSubmitInputHookEventName `json:"hook_event_name"`
+	// Prompt is the submitted prompt's text.
+	Prompt string `json:"prompt"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -345,16 +345,14 @@ func (r UserPromptSubmitInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
-	enc.Key("prompt").String(r.Prompt)
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -362,6 +360,8 @@ func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("prompt").String(r.Prompt)
 	enc.EndObject()
 }
 
@@ -373,15 +373,15 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v UserPromptSubmitInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
-	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
+	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -392,13 +392,13 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserPromptSubmitInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("UserPromptSubmitInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("UserPromptSubmitInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("UserPromptSubmitInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -434,10 +434,23 @@ func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
 
 // PreToolUseInput is the stdin of a PreToolUse hook.
 type PreToolUseInput struct {
-	// HookEventName names the event.
-	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool the model called, e.g. "Bash" or "mcp__memory__read".
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments, as the model gave them (Bash: command, ...), with
@@ -445,19 +458,6 @@ type PreToolUseInput struct {
 	ToolInput json.RawMessage `json:"tool_input"`
 	// ToolUseID is the id of the call.
 	ToolUseID string `json:"tool_use_id"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -469,18 +469,14 @@ func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
-	enc.Key("tool_name").String(r.ToolName)
-	enc.Key("tool_input").Raw(r.ToolInput)
-	enc.Key("tool_use_id").String(r.ToolUseID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -488,6 +484,10 @@ func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_use_id").String(r.ToolUseID)
 	enc.EndObject()
 }
 
@@ -499,17 +499,17 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PreToolUseInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
-	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
-	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
-	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
-	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -520,13 +520,13 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreToolUseInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("PreToolUseInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PreToolUseInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreToolUseInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -562,40 +562,40 @@ func (v *PreToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 
 // PostToolUseInput is the stdin of a PostToolUse hook.
 type PostToolUseInput struct {
-	// HookEventName names the event.
-	HookEventName PostToolUseInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PostToolUseInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool that ran.
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments, with the engine's defaults (see PreToolUse).
 	ToolInput json.RawMessage `json:"tool_input"`
-	// ToolUseID is the id of the call.
-	ToolUseID string `json:"tool_use_id"`
 	// ToolResponse is the tool's structured output: the engine's own shape for its tools
 	// (Bash {stdout, stderr, interrupted, isImage, noOutputExpected}; Read {type, file};
 	// Write {type, filePath, content, structuredPatch, originalFile, userModified}; Edit
 	// {filePath, oldString, newString, originalFile, structuredPatch, userModified,
 	// replaceAll}), any other tool's value as it is.
 	ToolResponse json.RawMessage `json:"tool_response"`
+	// ToolUseID is the id of the call.
+	ToolUseID string `json:"tool_use_id"`
 	// DurationMS is how long the tool ran, in milliseconds.
 	DurationMS *int `json:"duration_ms,omitempty"`
 	// DshOriginalToolInput is the model's own arguments, sent only when a rewrite
 	// (updatedInput) changed them; tool_input holds the effective ones (a dsh extension).
 	DshOriginalToolInput json.RawMessage `json:"dsh_original_tool_input,omitempty"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -607,31 +607,31 @@ func (r PostToolUseInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
-	enc.Key("tool_name").String(r.ToolName)
-	enc.Key("tool_input").Raw(r.ToolInput)
-	enc.Key("tool_use_id").String(r.ToolUseID)
-	enc.Key("tool_response").Raw(r.ToolResponse)
-	if r.DurationMS != nil {
-		enc.Key("duration_ms").Int(*r.DurationMS)
-	}
-	if len(r.DshOriginalToolInput) != 0 {
-		enc.Key("dsh_original_tool_input").Raw(r.DshOriginalToolInput)
-	}
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_response").Raw(r.ToolResponse)
+	enc.Key("tool_use_id").String(r.ToolUseID)
+	if r.DurationMS != nil {
+		enc.Key("duration_ms").Int(*r.DurationMS)
+	}
+	if len(r.DshOriginalToolInput) != 0 {
+		enc.Key("dsh_original_tool_input").Raw(r.DshOriginalToolInput)
 	}
 	enc.EndObject()
 }
@@ -644,20 +644,20 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PostToolUseInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
-	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
-	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
-	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
-	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
-	codec.Optional(dec, "duration_ms", &v.DurationMS, codec.Value[*int])
-	codec.Optional(dec, "dsh_original_tool_input", &v.DshOriginalToolInput, codec.Raw)
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Optional(dec, "duration_ms", &v.DurationMS, codec.Value[*int])
+	codec.Optional(dec, "dsh_original_tool_input", &v.DshOriginalToolInput, codec.Raw)
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -668,13 +668,13 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("PostToolUseInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostToolUseInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolUseInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -711,10 +711,23 @@ func (v *PostToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 // PermissionRequestInput is the stdin of a PermissionRequest hook: a call that needs
 // approval (no tool_use_id, as the real engine).
 type PermissionRequestInput struct {
-	// HookEventName names the event.
-	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool the call asks for.
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments.
@@ -722,19 +735,6 @@ type PermissionRequestInput struct {
 	// PermissionSuggestions are the permission updates the engine would offer the user
 	// (dsh has no permission rules: absent).
 	PermissionSuggestions []json.RawMessage `json:"permission_suggestions,omitempty"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -746,26 +746,26 @@ func (r PermissionRequestInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PermissionRequestInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
-	enc.Key("tool_name").String(r.ToolName)
-	enc.Key("tool_input").Raw(r.ToolInput)
-	if r.PermissionSuggestions != nil {
-		codec.EncodeList(enc.Key("permission_suggestions"), r.PermissionSuggestions, (*codec.Encoder).Raw)
-	}
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	if r.PermissionSuggestions != nil {
+		codec.EncodeList(enc.Key("permission_suggestions"), r.PermissionSuggestions, (*codec.Encoder).Raw)
 	}
 	enc.EndObject()
 }
@@ -778,17 +778,17 @@ func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PermissionRequestInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Optional(dec, "permission_suggestions", &v.PermissionSuggestions, codec.ListOf(codec.Raw))
-	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
-	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
-	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
-	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -799,13 +799,13 @@ func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PermissionRequestInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("PermissionRequestInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PermissionRequestInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PermissionRequestInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -842,10 +842,23 @@ func (v *PermissionRequestInputHookEventName) UnmarshalJSON(data []byte) error {
 // PostToolUseFailureInput is the stdin of a PostToolUseFailure hook: a call whose tool
 // failed.
 type PostToolUseFailureInput struct {
-	// HookEventName names the event.
-	HookEventName PostToolUseFailureInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PostToolUseFailureInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool that failed.
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments.
@@ -858,19 +871,6 @@ type PostToolUseFailureInput struct {
 	IsInterrupt *bool `json:"is_interrupt,omitempty"`
 	// DurationMS is how long the tool ran, in milliseconds.
 	DurationMS *int `json:"duration_ms,omitempty"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -882,8 +882,22 @@ func (r PostToolUseFailureInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolUseFailureInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
 	enc.Key("tool_use_id").String(r.ToolUseID)
@@ -893,20 +907,6 @@ func (r PostToolUseFailureInput) encodeJSON(enc *codec.Encoder) {
 	}
 	if r.DurationMS != nil {
 		enc.Key("duration_ms").Int(*r.DurationMS)
-	}
-	enc.Key("transcript_path").String(r.TranscriptPath)
-	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
-	if r.PromptID != nil {
-		enc.Key("prompt_id").String(*r.PromptID)
-	}
-	if r.AgentID != nil {
-		enc.Key("agent_id").String(*r.AgentID)
-	}
-	if r.AgentType != nil {
-		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -919,20 +919,20 @@ func (r *PostToolUseFailureInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PostToolUseFailureInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseFailureInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseFailureInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	codec.Required(dec, "error", &v.Error, codec.Value[string])
 	codec.Optional(dec, "is_interrupt", &v.IsInterrupt, codec.Value[*bool])
 	codec.Optional(dec, "duration_ms", &v.DurationMS, codec.Value[*int])
-	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
-	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
-	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
-	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -943,13 +943,13 @@ func (r *PostToolUseFailureInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseFailureInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("PostToolUseFailureInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostToolUseFailureInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolUseFailureInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -985,30 +985,30 @@ func (v *PostToolUseFailureInputHookEventName) UnmarshalJSON(data []byte) error 
 
 // NotificationInput is the stdin of a Notification hook.
 type NotificationInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
 	// HookEventName names the event.
 	HookEventName NotificationInputHookEventName `json:"hook_event_name"`
 	// Message is the notification's text.
 	Message string `json:"message"`
-	// SessionID identifies the session.
-	SessionID string `json:"session_id"`
 	// Title is the notification's title, when it has one.
 	Title *string `json:"title,omitempty"`
 	// NotificationType says what the notification is about: permission_prompt or
 	// idle_prompt (dsh sends no other).
 	NotificationType string `json:"notification_type"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1020,20 +1020,14 @@ func (r NotificationInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r NotificationInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
-	enc.Key("message").String(r.Message)
 	enc.Key("session_id").String(r.SessionID)
-	if r.Title != nil {
-		enc.Key("title").String(*r.Title)
-	}
-	enc.Key("notification_type").String(r.NotificationType)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -1041,6 +1035,12 @@ func (r NotificationInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("message").String(r.Message)
+	if r.Title != nil {
+		enc.Key("title").String(*r.Title)
+	}
+	enc.Key("notification_type").String(r.NotificationType)
 	enc.EndObject()
 }
 
@@ -1052,17 +1052,17 @@ func (r *NotificationInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v NotificationInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[NotificationInputHookEventName])
-	codec.Required(dec, "message", &v.Message, codec.Value[string])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
-	codec.Optional(dec, "title", &v.Title, codec.Value[*string])
-	codec.Required(dec, "notification_type", &v.NotificationType, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[NotificationInputHookEventName])
+	codec.Required(dec, "message", &v.Message, codec.Value[string])
+	codec.Optional(dec, "title", &v.Title, codec.Value[*string])
+	codec.Required(dec, "notification_type", &v.NotificationType, codec.Value[string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1073,13 +1073,13 @@ func (r *NotificationInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r NotificationInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("NotificationInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("NotificationInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("NotificationInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -1115,10 +1115,23 @@ func (v *NotificationInputHookEventName) UnmarshalJSON(data []byte) error {
 
 // StopInput is the stdin of a Stop hook.
 type StopInput struct {
-	// HookEventName names the event.
-	HookEventName StopInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName StopInputHookEventName `json:"hook_event_name"`
 	// StopHookActive is true when the turn is already continuing because of a Stop hook;
 	// a Stop hook must not block again unconditionally when it is set.
 	StopHookActive bool `json:"stop_hook_active"`
@@ -1128,19 +1141,6 @@ type StopInput struct {
 	BackgroundTasks []json.RawMessage `json:"background_tasks,omitempty"`
 	// SessionCrons are the session's scheduled prompts (dsh has none: []).
 	SessionCrons []json.RawMessage `json:"session_crons,omitempty"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1152,8 +1152,22 @@ func (r StopInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StopInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("stop_hook_active").Bool(r.StopHookActive)
 	if r.LastAssistantMessage != nil {
 		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
@@ -1163,20 +1177,6 @@ func (r StopInput) encodeJSON(enc *codec.Encoder) {
 	}
 	if r.SessionCrons != nil {
 		codec.EncodeList(enc.Key("session_crons"), r.SessionCrons, (*codec.Encoder).Raw)
-	}
-	enc.Key("transcript_path").String(r.TranscriptPath)
-	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
-	if r.PromptID != nil {
-		enc.Key("prompt_id").String(*r.PromptID)
-	}
-	if r.AgentID != nil {
-		enc.Key("agent_id").String(*r.AgentID)
-	}
-	if r.AgentType != nil {
-		enc.Key("agent_type").String(*r.AgentType)
 	}
 	enc.EndObject()
 }
@@ -1189,18 +1189,18 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v StopInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
 	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
 	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
 	codec.Optional(dec, "background_tasks", &v.BackgroundTasks, codec.ListOf(codec.Raw))
 	codec.Optional(dec, "session_crons", &v.SessionCrons, codec.ListOf(codec.Raw))
-	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
-	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
-	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
-	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1211,13 +1211,13 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("StopInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("StopInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("StopInput", "hook_event_name", err)
 	}
 	return nil
 }
@@ -1253,6 +1253,21 @@ func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 // Stop when an API error ended the turn (measured: Claude Code 2.1.328 sends these fields,
 // in this order, with no permission_mode).
 type StopFailureInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
 	// HookEventName names the event.
 	HookEventName StopFailureInputHookEventName `json:"hook_event_name"`
 	// Error is the kind of the error that ended the turn, what the matcher tests (the
@@ -1260,21 +1275,6 @@ type StopFailureInput struct {
 	Error StopFailureInputError `json:"error"`
 	// LastAssistantMessage is the error as the engine shows it ("API Error: 400 ...").
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
-	// SessionID identifies the session.
-	SessionID string `json:"session_id"`
-	// TranscriptPath is the path of the session transcript (may lag the current turn).
-	TranscriptPath string `json:"transcript_path"`
-	// CWD is the session's working directory.
-	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
-	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
-	// sends it on every event but SessionStart).
-	PromptID *string `json:"prompt_id,omitempty"`
-	// AgentID identifies the subagent the hook fires in, if any.
-	AgentID *string `json:"agent_id,omitempty"`
-	// AgentType is the type of that subagent (e.g. "general-purpose").
-	AgentType *string `json:"agent_type,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1286,25 +1286,25 @@ func (r StopFailureInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StopFailureInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
-	enc.Key("error").String(string(r.Error))
-	if r.LastAssistantMessage != nil {
-		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
-	}
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
 	}
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("error").String(string(r.Error))
+	if r.LastAssistantMessage != nil {
+		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
 	}
 	enc.EndObject()
 }
@@ -1317,16 +1317,16 @@ func (r *StopFailureInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v StopFailureInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopFailureInputHookEventName])
-	codec.Required(dec, "error", &v.Error, codec.Value[StopFailureInputError])
-	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopFailureInputHookEventName])
+	codec.Required(dec, "error", &v.Error, codec.Value[StopFailureInputError])
+	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1337,16 +1337,16 @@ func (r *StopFailureInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopFailureInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("StopFailureInput", "permission_mode", err)
+		}
+	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
 		return codec.FieldError("StopFailureInput", "hook_event_name", err)
 	}
 	if err := codec.CheckEnum(r.Error); err != nil {
 		return codec.FieldError("StopFailureInput", "error", err)
-	}
-	if r.PermissionMode != "" {
-		if err := codec.CheckEnum(r.PermissionMode); err != nil {
-			return codec.FieldError("StopFailureInput", "permission_mode", err)
-		}
 	}
 	return nil
 }
@@ -1439,26 +1439,26 @@ func (v *StopFailureInputError) UnmarshalJSON(data []byte) error {
 // SessionEndInput is the stdin of a SessionEnd hook (no permission_mode, as the real
 // engine).
 type SessionEndInput struct {
-	// HookEventName names the event.
-	HookEventName SessionEndInputHookEventName `json:"hook_event_name"`
-	// Reason says why the session ended; claude -p sends "other" when its prompt is done,
-	// and so does dsh when an agent is closed.
-	Reason SessionEndInputReason `json:"reason"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
 	// sends it on every event but SessionStart).
 	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName SessionEndInputHookEventName `json:"hook_event_name"`
+	// Reason says why the session ended; claude -p sends "other" when its prompt is done,
+	// and so does dsh when an agent is closed.
+	Reason SessionEndInputReason `json:"reason"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1470,16 +1470,14 @@ func (r SessionEndInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionEndInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
-	enc.Key("reason").String(string(r.Reason))
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -1487,6 +1485,8 @@ func (r SessionEndInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("reason").String(string(r.Reason))
 	enc.EndObject()
 }
 
@@ -1498,15 +1498,15 @@ func (r *SessionEndInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v SessionEndInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionEndInputHookEventName])
-	codec.Required(dec, "reason", &v.Reason, codec.Value[SessionEndInputReason])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionEndInputHookEventName])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[SessionEndInputReason])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1517,16 +1517,16 @@ func (r *SessionEndInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionEndInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SessionEndInput", "permission_mode", err)
+		}
+	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
 		return codec.FieldError("SessionEndInput", "hook_event_name", err)
 	}
 	if err := codec.CheckEnum(r.Reason); err != nil {
 		return codec.FieldError("SessionEndInput", "reason", err)
-	}
-	if r.PermissionMode != "" {
-		if err := codec.CheckEnum(r.PermissionMode); err != nil {
-			return codec.FieldError("SessionEndInput", "permission_mode", err)
-		}
 	}
 	return nil
 }
@@ -1599,23 +1599,23 @@ func (v *SessionEndInputReason) UnmarshalJSON(data []byte) error {
 // PreCompactInput is the stdin of a PreCompact hook (no permission_mode, as the real
 // engine).
 type PreCompactInput struct {
-	// HookEventName names the event.
-	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
 	// sends it on every event but SessionStart).
 	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
 	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
 	Trigger PreCompactInputTrigger `json:"trigger"`
 	// CustomInstructions are the instructions given with /compact; null for an
@@ -1633,15 +1633,14 @@ func (r PreCompactInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -1649,6 +1648,7 @@ func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("trigger").String(string(r.Trigger))
 	if r.CustomInstructions != nil {
 		enc.Key("custom_instructions").String(*r.CustomInstructions)
@@ -1666,14 +1666,14 @@ func (r *PreCompactInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PreCompactInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PreCompactInputTrigger])
 	codec.Required(dec, "custom_instructions", &v.CustomInstructions, codec.Nullable(codec.Value[*string]))
 	if err := dec.Finish(); err != nil {
@@ -1686,13 +1686,13 @@ func (r *PreCompactInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PreCompactInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("PreCompactInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PreCompactInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreCompactInput", "hook_event_name", err)
 	}
 	if err := codec.CheckEnum(r.Trigger); err != nil {
 		return codec.FieldError("PreCompactInput", "trigger", err)
@@ -1761,23 +1761,23 @@ func (v *PreCompactInputTrigger) UnmarshalJSON(data []byte) error {
 // PostCompactInput is the stdin of a PostCompact hook (no permission_mode, as the real
 // engine).
 type PostCompactInput struct {
-	// HookEventName names the event.
-	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
 	// TranscriptPath is the path of the session transcript (may lag the current turn).
 	TranscriptPath string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
-	// PermissionMode is the current permission setting.
-	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
 	// sends it on every event but SessionStart).
 	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
 	// AgentID identifies the subagent the hook fires in, if any.
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
 	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
 	Trigger PostCompactInputTrigger `json:"trigger"`
 	// CompactSummary is the summary that replaced the conversation.
@@ -1793,15 +1793,14 @@ func (r PostCompactInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("transcript_path").String(r.TranscriptPath)
 	enc.Key("cwd").String(r.CWD)
-	if r.PermissionMode != "" {
-		enc.Key("permission_mode").String(string(r.PermissionMode))
-	}
 	if r.PromptID != nil {
 		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
 	}
 	if r.AgentID != nil {
 		enc.Key("agent_id").String(*r.AgentID)
@@ -1809,6 +1808,7 @@ func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("trigger").String(string(r.Trigger))
 	enc.Key("compact_summary").String(r.CompactSummary)
 	enc.EndObject()
@@ -1822,14 +1822,14 @@ func (r *PostCompactInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PostCompactInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
-	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PostCompactInputTrigger])
 	codec.Required(dec, "compact_summary", &v.CompactSummary, codec.Value[string])
 	if err := dec.Finish(); err != nil {
@@ -1842,13 +1842,13 @@ func (r *PostCompactInput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostCompactInput) Validate() error {
-	if err := codec.CheckEnum(r.HookEventName); err != nil {
-		return codec.FieldError("PostCompactInput", "hook_event_name", err)
-	}
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostCompactInput", "permission_mode", err)
 		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostCompactInput", "hook_event_name", err)
 	}
 	if err := codec.CheckEnum(r.Trigger); err != nil {
 		return codec.FieldError("PostCompactInput", "trigger", err)

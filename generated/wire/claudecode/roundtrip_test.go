@@ -32,8 +32,8 @@ func TestRoundTrip(t *testing.T) {
 			SessionID:      "text-session_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
 			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
 		})
@@ -45,17 +45,17 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("NotificationInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "NotificationInput", closed, claudecode.NotificationInput{
-			HookEventName:    claudecode.NotificationInputHookEventNameNotification,
-			Message:          "text-message",
 			SessionID:        "text-session_id",
-			Title:            ptr("text-title"),
-			NotificationType: "text-notification_type",
 			TranscriptPath:   "text-transcript_path",
 			CWD:              "text-cwd",
-			PermissionMode:   claudecode.PermissionModeDefault,
 			PromptID:         ptr("text-prompt_id"),
+			PermissionMode:   claudecode.PermissionModeDefault,
 			AgentID:          ptr("text-agent_id"),
 			AgentType:        ptr("text-agent_type"),
+			HookEventName:    claudecode.NotificationInputHookEventNameNotification,
+			Message:          "text-message",
+			Title:            ptr("text-title"),
+			NotificationType: "text-notification_type",
 		})
 	})
 	t.Run("NotificationOutput", func(t *testing.T) {
@@ -89,19 +89,19 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PermissionRequestInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PermissionRequestInput", closed, claudecode.PermissionRequestInput{
-			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest,
-			SessionID:     "text-session_id",
-			ToolName:      "text-tool_name",
-			ToolInput:     json.RawMessage("{\"k\":\"v\"}"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.PermissionRequestInputHookEventNamePermissionRequest,
+			ToolName:       "text-tool_name",
+			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			PermissionSuggestions: []json.RawMessage{
 				json.RawMessage("{\"k\":\"v\"}"),
 			},
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
-			PromptID:       ptr("text-prompt_id"),
-			AgentID:        ptr("text-agent_id"),
-			AgentType:      ptr("text-agent_type"),
 		})
 	})
 	t.Run("PermissionRequestOutput", func(t *testing.T) {
@@ -138,14 +138,14 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactInput", closed, claudecode.PostCompactInput{
-			HookEventName:  claudecode.PostCompactInputHookEventNamePostCompact,
 			SessionID:      "text-session_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
 			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.PostCompactInputHookEventNamePostCompact,
 			Trigger:        claudecode.PostCompactInputTriggerManual,
 			CompactSummary: "text-compact_summary",
 		})
@@ -172,20 +172,20 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostToolUseFailureInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseFailureInput", closed, claudecode.PostToolUseFailureInput{
-			HookEventName:  claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure,
 			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure,
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:      "text-tool_use_id",
 			Error:          "text-error",
 			IsInterrupt:    ptr(true),
 			DurationMS:     ptr(1),
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
-			PromptID:       ptr("text-prompt_id"),
-			AgentID:        ptr("text-agent_id"),
-			AgentType:      ptr("text-agent_type"),
 		})
 	})
 	t.Run("PostToolUseFailureOutput", func(t *testing.T) {
@@ -210,20 +210,20 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, claudecode.PostToolUseInput{
-			HookEventName:        claudecode.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:            "text-session_id",
-			ToolName:             "text-tool_name",
-			ToolInput:            json.RawMessage("{\"k\":\"v\"}"),
-			ToolUseID:            "text-tool_use_id",
-			ToolResponse:         json.RawMessage("{\"k\":\"v\"}"),
-			DurationMS:           ptr(1),
-			DshOriginalToolInput: json.RawMessage("{\"k\":\"v\"}"),
 			TranscriptPath:       "text-transcript_path",
 			CWD:                  "text-cwd",
-			PermissionMode:       claudecode.PermissionModeDefault,
 			PromptID:             ptr("text-prompt_id"),
+			PermissionMode:       claudecode.PermissionModeDefault,
 			AgentID:              ptr("text-agent_id"),
 			AgentType:            ptr("text-agent_type"),
+			HookEventName:        claudecode.PostToolUseInputHookEventNamePostToolUse,
+			ToolName:             "text-tool_name",
+			ToolInput:            json.RawMessage("{\"k\":\"v\"}"),
+			ToolResponse:         json.RawMessage("{\"k\":\"v\"}"),
+			ToolUseID:            "text-tool_use_id",
+			DurationMS:           ptr(1),
+			DshOriginalToolInput: json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("PostToolUseOutput", func(t *testing.T) {
@@ -252,28 +252,28 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PreCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreCompactInput", closed, claudecode.PreCompactInput{
-			HookEventName:      claudecode.PreCompactInputHookEventNamePreCompact,
 			SessionID:          "text-session_id",
 			TranscriptPath:     "text-transcript_path",
 			CWD:                "text-cwd",
-			PermissionMode:     claudecode.PermissionModeDefault,
 			PromptID:           ptr("text-prompt_id"),
+			PermissionMode:     claudecode.PermissionModeDefault,
 			AgentID:            ptr("text-agent_id"),
 			AgentType:          ptr("text-agent_type"),
+			HookEventName:      claudecode.PreCompactInputHookEventNamePreCompact,
 			Trigger:            claudecode.PreCompactInputTriggerManual,
 			CustomInstructions: ptr("text-custom_instructions"),
 		})
 	})
 	t.Run("PreCompactInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PreCompactInput", claudecode.PreCompactInput{
-			HookEventName:  claudecode.PreCompactInputHookEventNamePreCompact,
 			SessionID:      "text-session_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
 			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.PreCompactInputHookEventNamePreCompact,
 			Trigger:        claudecode.PreCompactInputTriggerManual,
 		})
 	})
@@ -292,17 +292,17 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, claudecode.PreToolUseInput{
-			HookEventName:  claudecode.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.PreToolUseInputHookEventNamePreToolUse,
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:      "text-tool_use_id",
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
-			PromptID:       ptr("text-prompt_id"),
-			AgentID:        ptr("text-agent_id"),
-			AgentType:      ptr("text-agent_type"),
 		})
 	})
 	t.Run("PreToolUseOutput", func(t *testing.T) {
@@ -335,15 +335,15 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionEndInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionEndInput", closed, claudecode.SessionEndInput{
-			HookEventName:  claudecode.SessionEndInputHookEventNameSessionEnd,
-			Reason:         claudecode.SessionEndInputReasonClear,
 			SessionID:      "text-session_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
 			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.SessionEndInputHookEventNameSessionEnd,
+			Reason:         claudecode.SessionEndInputReasonClear,
 		})
 	})
 	t.Run("SessionEndOutput", func(t *testing.T) {
@@ -361,20 +361,20 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionStartInput", closed, claudecode.SessionStartInput{
-			HookEventName:            claudecode.SessionStartInputHookEventNameSessionStart,
 			SessionID:                "text-session_id",
+			TranscriptPath:           "text-transcript_path",
+			CWD:                      "text-cwd",
+			PromptID:                 ptr("text-prompt_id"),
+			PermissionMode:           claudecode.PermissionModeDefault,
+			AgentID:                  ptr("text-agent_id"),
+			AgentType:                ptr("text-agent_type"),
+			HookEventName:            claudecode.SessionStartInputHookEventNameSessionStart,
 			Source:                   claudecode.SessionStartInputSourceStartup,
 			Model:                    ptr("text-model"),
 			SecondsSinceLastResponse: ptr(1),
 			ContextTokens:            ptr(1),
 			PromptCacheLikelyExpired: ptr(true),
 			EstimatedCacheWriteUsd:   ptr(1.5),
-			TranscriptPath:           "text-transcript_path",
-			CWD:                      "text-cwd",
-			PermissionMode:           claudecode.PermissionModeDefault,
-			PromptID:                 ptr("text-prompt_id"),
-			AgentID:                  ptr("text-agent_id"),
-			AgentType:                ptr("text-agent_type"),
 		})
 	})
 	t.Run("SessionStartOutput", func(t *testing.T) {
@@ -399,16 +399,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("StopFailureInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopFailureInput", closed, claudecode.StopFailureInput{
-			HookEventName:        claudecode.StopFailureInputHookEventNameStopFailure,
-			Error:                claudecode.StopFailureInputErrorRateLimit,
-			LastAssistantMessage: ptr("text-last_assistant_message"),
 			SessionID:            "text-session_id",
 			TranscriptPath:       "text-transcript_path",
 			CWD:                  "text-cwd",
-			PermissionMode:       claudecode.PermissionModeDefault,
 			PromptID:             ptr("text-prompt_id"),
+			PermissionMode:       claudecode.PermissionModeDefault,
 			AgentID:              ptr("text-agent_id"),
 			AgentType:            ptr("text-agent_type"),
+			HookEventName:        claudecode.StopFailureInputHookEventNameStopFailure,
+			Error:                claudecode.StopFailureInputErrorRateLimit,
+			LastAssistantMessage: ptr("text-last_assistant_message"),
 		})
 	})
 	t.Run("StopFailureOutput", func(t *testing.T) {
@@ -426,8 +426,14 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("StopInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopInput", closed, claudecode.StopInput{
-			HookEventName:        claudecode.StopInputHookEventNameStop,
 			SessionID:            "text-session_id",
+			TranscriptPath:       "text-transcript_path",
+			CWD:                  "text-cwd",
+			PromptID:             ptr("text-prompt_id"),
+			PermissionMode:       claudecode.PermissionModeDefault,
+			AgentID:              ptr("text-agent_id"),
+			AgentType:            ptr("text-agent_type"),
+			HookEventName:        claudecode.StopInputHookEventNameStop,
 			StopHookActive:       true,
 			LastAssistantMessage: ptr("text-last_assistant_message"),
 			BackgroundTasks: []json.RawMessage{
@@ -436,12 +442,6 @@ func TestRoundTrip(t *testing.T) {
 			SessionCrons: []json.RawMessage{
 				json.RawMessage("{\"k\":\"v\"}"),
 			},
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
-			PromptID:       ptr("text-prompt_id"),
-			AgentID:        ptr("text-agent_id"),
-			AgentType:      ptr("text-agent_type"),
 		})
 	})
 	t.Run("StopOutput", func(t *testing.T) {
@@ -476,15 +476,15 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("UserPromptSubmitInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "UserPromptSubmitInput", closed, claudecode.UserPromptSubmitInput{
-			HookEventName:  claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit,
-			Prompt:         "text-prompt",
 			SessionID:      "text-session_id",
 			TranscriptPath: "text-transcript_path",
 			CWD:            "text-cwd",
-			PermissionMode: claudecode.PermissionModeDefault,
 			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit,
+			Prompt:         "text-prompt",
 		})
 	})
 	t.Run("UserPromptSubmitOutput", func(t *testing.T) {

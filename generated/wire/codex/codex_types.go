@@ -108,20 +108,20 @@ func (r Common) Validate() error {
 
 // SessionStartInput is the stdin of a SessionStart hook.
 type SessionStartInput struct {
-	// HookEventName names the event.
-	HookEventName SessionStartInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
-	// Source says why the session started.
-	Source SessionStartInputSource `json:"source"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName SessionStartInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
+	// Source says why the session started.
+	Source SessionStartInputSource `json:"source"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -134,17 +134,17 @@ func (r SessionStartInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
-	enc.Key("source").String(string(r.Source))
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
+	enc.Key("source").String(string(r.Source))
 	enc.EndObject()
 }
 
@@ -156,13 +156,13 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v SessionStartInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
-	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -176,11 +176,11 @@ func (r SessionStartInput) Validate() error {
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
 		return codec.FieldError("SessionStartInput", "hook_event_name", err)
 	}
-	if err := codec.CheckEnum(r.Source); err != nil {
-		return codec.FieldError("SessionStartInput", "source", err)
-	}
 	if err := codec.CheckEnum(r.PermissionMode); err != nil {
 		return codec.FieldError("SessionStartInput", "permission_mode", err)
+	}
+	if err := codec.CheckEnum(r.Source); err != nil {
+		return codec.FieldError("SessionStartInput", "source", err)
 	}
 	return nil
 }
@@ -249,20 +249,20 @@ func (v *SessionStartInputSource) UnmarshalJSON(data []byte) error {
 
 // UserPromptSubmitInput is the stdin of a UserPromptSubmit hook.
 type UserPromptSubmitInput struct {
-	// HookEventName names the event.
-	HookEventName UserPromptSubmitInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TurnID identifies the turn (dsh: the turn number as a string).
+	TurnID string `json:"turn_id"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName UserPromptSubmitInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
-	// TurnID identifies the turn (dsh: the turn number as a string).
-	TurnID string `json:"turn_id"`
 	// Prompt is the submitted prompt's text.
 	Prompt string `json:"prompt"`
 }
@@ -277,17 +277,17 @@ func (r UserPromptSubmitInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
-	enc.Key("turn_id").String(r.TurnID)
 	enc.Key("prompt").String(r.Prompt)
 	enc.EndObject()
 }
@@ -300,13 +300,13 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v UserPromptSubmitInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
 	if err := dec.Finish(); err != nil {
 		return err
@@ -359,20 +359,20 @@ func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
 // PreToolUseInput is the stdin of a PreToolUse hook. (The published schema has no
 // turn_id here; the real engine sends it.)
 type PreToolUseInput struct {
-	// HookEventName names the event.
-	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID *string `json:"turn_id,omitempty"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
-	// TurnID identifies the turn.
-	TurnID *string `json:"turn_id,omitempty"`
 	// ToolName is the canonical tool name (e.g. "Bash").
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments ({command} for shell-like tools).
@@ -391,19 +391,19 @@ func (r PreToolUseInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	if r.TurnID != nil {
+		enc.Key("turn_id").String(*r.TurnID)
+	}
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
-	if r.TurnID != nil {
-		enc.Key("turn_id").String(*r.TurnID)
-	}
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
 	enc.Key("tool_use_id").String(r.ToolUseID)
@@ -418,13 +418,13 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PreToolUseInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Optional(dec, "turn_id", &v.TurnID, codec.Value[*string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Optional(dec, "turn_id", &v.TurnID, codec.Value[*string])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
@@ -478,28 +478,28 @@ func (v *PreToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 
 // PostToolUseInput is the stdin of a PostToolUse hook.
 type PostToolUseInput struct {
-	// HookEventName names the event.
-	HookEventName PostToolUseInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName PostToolUseInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
-	// TurnID identifies the turn.
-	TurnID string `json:"turn_id"`
 	// ToolName is the canonical tool name.
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments.
 	ToolInput json.RawMessage `json:"tool_input"`
-	// ToolUseID is the id of the call.
-	ToolUseID string `json:"tool_use_id"`
 	// ToolResponse is the tool's response.
 	ToolResponse json.RawMessage `json:"tool_response"`
+	// ToolUseID is the id of the call.
+	ToolUseID string `json:"tool_use_id"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -512,21 +512,21 @@ func (r PostToolUseInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
-	enc.Key("turn_id").String(r.TurnID)
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
-	enc.Key("tool_use_id").String(r.ToolUseID)
 	enc.Key("tool_response").Raw(r.ToolResponse)
+	enc.Key("tool_use_id").String(r.ToolUseID)
 	enc.EndObject()
 }
 
@@ -538,17 +538,17 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PostToolUseInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
-	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -600,20 +600,20 @@ func (v *PostToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 // PermissionRequestInput is the stdin of a PermissionRequest hook (the engine's
 // permission-request.command.input schema).
 type PermissionRequestInput struct {
-	// HookEventName names the event.
-	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
-	// TurnID identifies the turn.
-	TurnID string `json:"turn_id"`
 	// ToolName is the canonical tool name (e.g. "Bash").
 	ToolName string `json:"tool_name"`
 	// ToolInput is the call's arguments ({command, description?} for shell-like tools:
@@ -631,17 +631,17 @@ func (r PermissionRequestInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PermissionRequestInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
-	enc.Key("turn_id").String(r.TurnID)
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
 	enc.EndObject()
@@ -655,13 +655,13 @@ func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PermissionRequestInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	if err := dec.Finish(); err != nil {
@@ -714,20 +714,20 @@ func (v *PermissionRequestInputHookEventName) UnmarshalJSON(data []byte) error {
 
 // StopInput is the stdin of a Stop hook.
 type StopInput struct {
-	// HookEventName names the event.
-	HookEventName StopInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName StopInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// PermissionMode is the current permission setting.
 	PermissionMode PermissionMode `json:"permission_mode"`
-	// TurnID identifies the turn.
-	TurnID string `json:"turn_id"`
 	// StopHookActive is true when the turn is already continuing because of a Stop hook.
 	StopHookActive bool `json:"stop_hook_active"`
 	// LastAssistantMessage is the model's last message text, or null.
@@ -744,17 +744,17 @@ func (r StopInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r StopInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("permission_mode").String(string(r.PermissionMode))
-	enc.Key("turn_id").String(r.TurnID)
 	enc.Key("stop_hook_active").Bool(r.StopHookActive)
 	if r.LastAssistantMessage != nil {
 		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
@@ -772,13 +772,13 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v StopInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
-	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
 	codec.Required(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Nullable(codec.Value[*string]))
 	if err := dec.Finish(); err != nil {
@@ -987,8 +987,6 @@ func (v *PreCompactInputTrigger) UnmarshalJSON(data []byte) error {
 
 // PreCompactInput is the stdin of a PreCompact hook.
 type PreCompactInput struct {
-	// HookEventName names the event.
-	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
 	// TurnID identifies the turn.
@@ -997,6 +995,8 @@ type PreCompactInput struct {
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
@@ -1013,7 +1013,6 @@ func (r PreCompactInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("turn_id").String(r.TurnID)
 	if r.TranscriptPath != nil {
@@ -1022,6 +1021,7 @@ func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("trigger").String(string(r.Trigger))
 	enc.EndObject()
@@ -1035,11 +1035,11 @@ func (r *PreCompactInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PreCompactInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PreCompactInputTrigger])
 	if err := dec.Finish(); err != nil {
@@ -1092,8 +1092,6 @@ func (v *PreCompactInputHookEventName) UnmarshalJSON(data []byte) error {
 
 // PostCompactInput is the stdin of a PostCompact hook.
 type PostCompactInput struct {
-	// HookEventName names the event.
-	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
 	// TurnID identifies the turn.
@@ -1102,6 +1100,8 @@ type PostCompactInput struct {
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
 	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
 	// Model is the session's model.
 	Model string `json:"model"`
 	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
@@ -1118,7 +1118,6 @@ func (r PostCompactInput) MarshalJSON() ([]byte, error) {
 // encodeJSON writes r to enc as MarshalJSON encodes it.
 func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
-	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("turn_id").String(r.TurnID)
 	if r.TranscriptPath != nil {
@@ -1127,6 +1126,7 @@ func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
 		enc.Key("transcript_path").Null()
 	}
 	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("model").String(r.Model)
 	enc.Key("trigger").String(string(r.Trigger))
 	enc.EndObject()
@@ -1140,11 +1140,11 @@ func (r *PostCompactInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var v PostCompactInput
-	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
 	codec.Required(dec, "model", &v.Model, codec.Value[string])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PostCompactInputTrigger])
 	if err := dec.Finish(); err != nil {

@@ -74,25 +74,25 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PermissionRequestInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PermissionRequestInput", closed, codex.PermissionRequestInput{
-			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 		})
 	})
 	t.Run("PermissionRequestInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PermissionRequestInput", codex.PermissionRequestInput{
-			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			CWD:            "text-cwd",
+			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 		})
@@ -129,21 +129,21 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactInput", closed, codex.PostCompactInput{
-			HookEventName:  codex.PostCompactInputHookEventNamePostCompact,
 			SessionID:      "text-session_id",
 			TurnID:         "text-turn_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.PostCompactInputHookEventNamePostCompact,
 			Model:          "text-model",
 			Trigger:        codex.PostCompactInputTriggerManual,
 		})
 	})
 	t.Run("PostCompactInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PostCompactInput", codex.PostCompactInput{
-			HookEventName: codex.PostCompactInputHookEventNamePostCompact,
 			SessionID:     "text-session_id",
 			TurnID:        "text-turn_id",
 			CWD:           "text-cwd",
+			HookEventName: codex.PostCompactInputHookEventNamePostCompact,
 			Model:         "text-model",
 			Trigger:       codex.PostCompactInputTriggerManual,
 		})
@@ -158,31 +158,31 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, codex.PostToolUseInput{
-			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
-			ToolUseID:      "text-tool_use_id",
 			ToolResponse:   json.RawMessage("{\"k\":\"v\"}"),
+			ToolUseID:      "text-tool_use_id",
 		})
 	})
 	t.Run("PostToolUseInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PostToolUseInput", codex.PostToolUseInput{
-			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			CWD:            "text-cwd",
+			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
-			ToolUseID:      "text-tool_use_id",
 			ToolResponse:   json.RawMessage("{\"k\":\"v\"}"),
+			ToolUseID:      "text-tool_use_id",
 		})
 	})
 	t.Run("PostToolUseOutput", func(t *testing.T) {
@@ -211,21 +211,21 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PreCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreCompactInput", closed, codex.PreCompactInput{
-			HookEventName:  codex.PreCompactInputHookEventNamePreCompact,
 			SessionID:      "text-session_id",
 			TurnID:         "text-turn_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.PreCompactInputHookEventNamePreCompact,
 			Model:          "text-model",
 			Trigger:        codex.PreCompactInputTriggerManual,
 		})
 	})
 	t.Run("PreCompactInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PreCompactInput", codex.PreCompactInput{
-			HookEventName: codex.PreCompactInputHookEventNamePreCompact,
 			SessionID:     "text-session_id",
 			TurnID:        "text-turn_id",
 			CWD:           "text-cwd",
+			HookEventName: codex.PreCompactInputHookEventNamePreCompact,
 			Model:         "text-model",
 			Trigger:       codex.PreCompactInputTriggerManual,
 		})
@@ -240,13 +240,13 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, codex.PreToolUseInput{
-			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
+			TurnID:         ptr("text-turn_id"),
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         ptr("text-turn_id"),
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:      "text-tool_use_id",
@@ -254,12 +254,12 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PreToolUseInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PreToolUseInput", codex.PreToolUseInput{
-			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			SessionID:      "text-session_id",
+			TurnID:         ptr("text-turn_id"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         ptr("text-turn_id"),
 			ToolName:       "text-tool_name",
 			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
 			ToolUseID:      "text-tool_use_id",
@@ -293,23 +293,23 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionStartInput", closed, codex.SessionStartInput{
-			HookEventName:  codex.SessionStartInputHookEventNameSessionStart,
 			SessionID:      "text-session_id",
-			Source:         codex.SessionStartInputSourceStartup,
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.SessionStartInputHookEventNameSessionStart,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
+			Source:         codex.SessionStartInputSourceStartup,
 		})
 	})
 	t.Run("SessionStartInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "SessionStartInput", codex.SessionStartInput{
-			HookEventName:  codex.SessionStartInputHookEventNameSessionStart,
 			SessionID:      "text-session_id",
-			Source:         codex.SessionStartInputSourceStartup,
 			CWD:            "text-cwd",
+			HookEventName:  codex.SessionStartInputHookEventNameSessionStart,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
+			Source:         codex.SessionStartInputSourceStartup,
 		})
 	})
 	t.Run("SessionStartOutput", func(t *testing.T) {
@@ -338,25 +338,25 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("StopInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopInput", closed, codex.StopInput{
-			HookEventName:        codex.StopInputHookEventNameStop,
 			SessionID:            "text-session_id",
+			TurnID:               "text-turn_id",
 			TranscriptPath:       ptr("text-transcript_path"),
 			CWD:                  "text-cwd",
+			HookEventName:        codex.StopInputHookEventNameStop,
 			Model:                "text-model",
 			PermissionMode:       codex.PermissionModeDefault,
-			TurnID:               "text-turn_id",
 			StopHookActive:       true,
 			LastAssistantMessage: ptr("text-last_assistant_message"),
 		})
 	})
 	t.Run("StopInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "StopInput", codex.StopInput{
-			HookEventName:  codex.StopInputHookEventNameStop,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			CWD:            "text-cwd",
+			HookEventName:  codex.StopInputHookEventNameStop,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			StopHookActive: true,
 		})
 	})
@@ -402,24 +402,24 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("UserPromptSubmitInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "UserPromptSubmitInput", closed, codex.UserPromptSubmitInput{
-			HookEventName:  codex.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
+			HookEventName:  codex.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			Prompt:         "text-prompt",
 		})
 	})
 	t.Run("UserPromptSubmitInput/nulls", func(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "UserPromptSubmitInput", codex.UserPromptSubmitInput{
-			HookEventName:  codex.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
 			CWD:            "text-cwd",
+			HookEventName:  codex.UserPromptSubmitInputHookEventNameUserPromptSubmit,
 			Model:          "text-model",
 			PermissionMode: codex.PermissionModeDefault,
-			TurnID:         "text-turn_id",
 			Prompt:         "text-prompt",
 		})
 	})
