@@ -369,6 +369,9 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	if err != nil {
 		return nil, fmt.Errorf("%s %s input: %w", b.d.Name, in.Event, err)
 	}
+	// Every engine writes its strings unescaped but for JSON's own escapes (a hook that
+	// greps its stdin for "&&" finds it).
+	stdin = PlainStrings(stdin)
 	if b.d.Table.StdinNewline {
 		stdin = append(stdin, '\n')
 	}
