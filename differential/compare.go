@@ -122,7 +122,7 @@ var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSI
 var ValuedEnv = []string{"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR"}
 
 // Diff is one difference: an aspect (effects, calls, sent, runs, exit, stdin.FIELD,
-// env.VAR) and what differed.
+// bytes.order, bytes.escaping, bytes.spacing, bytes.newline, env.VAR) and what differed.
 type Diff struct {
 	Aspect, Detail string
 }
@@ -206,6 +206,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 						addField("stdin."+k, fmt.Sprintf("%s: engine %s, dsh %s", name, x, y))
 					}
 				}
+			}
+			for _, d := range bytesDiffs(name, a[i], b[i]) {
+				addField(d[0], d[1])
 			}
 			for _, v := range TrackedEnv {
 				_, oka := a[i].Env[v]
