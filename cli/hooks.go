@@ -27,14 +27,19 @@ func init() {
 	}
 }
 
-const hooksUsage = `usage: dsh hooks run --dialect claude-code|codex|gemini (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] --event EVENT --input FILE|-
+const hooksUsage = `usage: dsh hooks run [--dialect claude-code|codex|gemini] (--config FILE | --plugin-dir DIR)... [--project-dir DIR] [--trust] [--canonical] [--event EVENT] --input FILE|-
 
 Reads one hook input JSON (the stdin a hook would get), runs every hook of FILE that
 matches it exactly as the bridge runs them inside a dsh run session (in parallel, merged
 in configuration order), and prints one JSON object: the extension point's decision, the
 contexts and notices, and every hook's outcome in configuration order. As dsh run, it
 decides as the dialect's real engine does; --canonical decides by dsh's canonical
-mapping instead, as dsh run --canonical (docs/decisions/0004-bridges.md).
+mapping instead, as dsh run --canonical (docs/decisions/0004-bridges.md). The dialect
+is claude-code unless --dialect names another, as in dsh run; the event is --event, or
+else the input's hook_event_name. At a tool's result the decision also says what the
+model would read: "content" when the hooks replaced the result's text, and "model", the
+texts that follow the result as the dialect renders them (Claude Code shows a PostToolUse
+block's feedback after the result it keeps).
 
 The event fires where its row of the dialect's table (spec/bridges) says: at the row's
 extension point, or at the further point of its also column whose subject the input
@@ -132,6 +137,13 @@ type decisionJSON struct {
 	Allow *[]string `json:"allow,omitempty"`
 	// Instructions are the summary instructions a compaction proceeds with.
 	Instructions []string `json:"instructions,omitempty"`
+	// Content is the tool result's model-facing text when the hooks replaced it
+	// (tools/post-execute).
+	Content *string `json:"content,omitempty"`
+	// Model are the texts the model reads after the tool result, as the dialect renders
+	// them (tools/post-execute: the hooks' contexts and, in engine mode, a block's
+	// feedback, which Claude Code shows after the result it keeps).
+	Model []string `json:"model,omitempty"`
 }
 
 type hookJSON struct {
@@ -147,20 +159,17 @@ type hookJSON struct {
 
 func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Reader) (*hooksOutput, []string, error) {
 	fs := c.Flags
-	dialectName := fs.String("dialect", "", strings.Join(dialectNames(), " or ")+" (required)")
+	dialectName := fs.String("dialect", dialects.Default(), strings.Join(dialectNames(), " or "))
 	config := fs.String("config", "", "the hooks configuration file")
 	projectDir := fs.String("project-dir", "", "the project directory (CLAUDE_PROJECT_DIR; its project hook files load with --trust)")
 	trust := fs.Bool("trust", false, "trust the project: load its project-level hook files")
-	event := fs.String("event", "", "the hook event, e.g. PreToolUse")
+	event := fs.String("event", "", "the hook event, e.g. PreToolUse (default: the input's hook_event_name)")
 	inputPath := fs.String("input", "", "the hook input JSON file, or - for stdin")
 	var dirs pluginDirs
 	fs.Var(&dirs, "plugin-dir", "a Claude Code plugin directory (repeatable)")
 	canonical := fs.Bool("canonical", false, "decide by dsh's canonical mapping instead of the engine's behaviour")
 	if code, ok := c.Parse(args, 0); !ok {
 		return nil, nil, clix.Stop(code)
-	}
-	if *dialectName == "" {
-		return nil, nil, clix.Usagef("--dialect is required (%s)", strings.Join(dialectNames(), " or "))
 	}
 	desc, ok := dialects.All().Lookup(*dialectName)
 	if !ok {
@@ -175,8 +184,27 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		files = []string{*config}
 	}
 	plugins, pluginProblems := runner.LoadPluginDirs(dirs)
+	if *inputPath == "" {
+		return nil, nil, clix.Usagef("--input is required (a file, or - for stdin)")
+	}
+	var raw []byte
+	var err error
+	if *inputPath == "-" {
+		raw, err = io.ReadAll(stdin)
+	} else {
+		raw, err = os.ReadFile(*inputPath)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read the input: %v", err)
+	}
 	if *event == "" {
-		return nil, nil, clix.Usagef("--event is required")
+		var named struct {
+			HookEventName string `json:"hook_event_name"`
+		}
+		if json.Unmarshal(raw, &named) != nil || named.HookEventName == "" {
+			return nil, nil, clix.Usagef("--event is required when the input names no hook_event_name")
+		}
+		*event = named.HookEventName
 	}
 	ev, ok := table.Lookup(*event)
 	if why, never := table.Unfired[*event]; !ok && never {
@@ -189,21 +217,8 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		}
 		return nil, nil, clix.Usagef("event %q is not supported by the %s bridge (supported: %s)", *event, table.Dialect, strings.Join(names, ", "))
 	}
-	if *inputPath == "" {
-		return nil, nil, clix.Usagef("--input is required (a file, or - for stdin)")
-	}
 	if err := checkNamedHooks(table.Dialect, *config); err != nil {
 		return nil, nil, err
-	}
-	var raw []byte
-	var err error
-	if *inputPath == "-" {
-		raw, err = io.ReadAll(stdin)
-	} else {
-		raw, err = os.ReadFile(*inputPath)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read the input: %v", err)
 	}
 	in, err := desc.ReadInput(ev.Name, raw)
 	if err != nil {

@@ -209,6 +209,15 @@ func joinText(content []dsh.ContentBlock, sep string) string {
 	return strings.Join(parts, sep)
 }
 
+// messageTexts are the texts of ms, one per message, as the model reads them.
+func messageTexts(ms []dsh.UserMessage) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, joinText(m.Content, "\n"))
+	}
+	return out
+}
+
 // toolExecution is the call a tool event's input names, as dsh hooks run fires it: its
 // id (a fixed one when the input has none), its arguments ({} when none) and the
 // execution the tool points see.

@@ -238,9 +238,15 @@ func postToolPayload(ctx context.Context, reg *dsh.Registry, f *fireIn) (*dsh.Po
 
 func describePostTool(d dsh.PostToolDecision, _ *fireIn) decisionJSON {
 	return dsh.SwitchPostToolDecision(d,
-		func(dsh.PostToolAccept) decisionJSON { return decisionJSON{Kind: "accept"} },
+		func(x dsh.PostToolAccept) decisionJSON {
+			out := decisionJSON{Kind: "accept", Model: messageTexts(x.AdditionalContexts)}
+			if x.Content != nil {
+				out.Content = ptr(joinText(x.Content, "\n"))
+			}
+			return out
+		},
 		func(x dsh.PostToolBlock) decisionJSON {
-			return decisionJSON{Kind: "block", Reason: ptr(joinText(x.Feedback, "\n"))}
+			return decisionJSON{Kind: "block", Reason: ptr(joinText(x.Feedback, "\n")), Model: messageTexts(x.AdditionalContexts)}
 		},
 		func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: ptr(x.Reason)} },
 	)
