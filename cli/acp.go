@@ -16,7 +16,6 @@ import (
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runner/logstore"
-	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -230,7 +229,8 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 		FileText: func(ctx context.Context, p string) (string, bool, error) {
 			return builtin.CurrentText(ctx, s.Builtin, p)
 		},
-		Started: func(a *loop.Agent) { s.Turns.SetAgent(a) },
+		// The session's sandbox goes in its log, as under dsh run.
+		Started: s.Attach,
 		Close:   s.Close,
 	}, nil
 }
