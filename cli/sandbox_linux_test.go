@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -171,5 +173,64 @@ func TestSandboxBadInputsUnderDshRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSandboxRefusesWhereNamespacesAreRefused runs dsh run where the kernel refuses new
+// user namespaces (a user namespace of the test's own whose max_user_namespaces is 0):
+// read-only and workspace-write, the default, refuse to start, with one line that says why
+// and names --sandbox danger-full-access, and run no command; danger-full-access runs.
+func TestSandboxRefusesWhereNamespacesAreRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs dsh")
+	}
+	base := t.TempDir()
+	bin := buildDsh(t, base)
+	ws := filepath.Join(base, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(base, "model.json")
+	if err := os.WriteFile(model, []byte(`{"responses": [
+  {"toolCalls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo ran > marker"}}]},
+  {"text": "done"}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// dsh run, in a user namespace that may hold no other.
+	run := func(args ...string) (stderr string, code int) {
+		cmd := exec.Command("/bin/sh", append([]string{"-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh",
+			bin, "run", "--model", "scripted:" + model, "--workspace", ws}, append(args, "go")...)...)
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}}
+		var errBuf strings.Builder
+		cmd.Stderr = &errBuf
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("starting dsh in a user namespace: %v", err)
+			}
+			t.Skipf("this system cannot start a user namespace: %v", err)
+		}
+		return errBuf.String(), cmd.ProcessState.ExitCode()
+	}
+	for _, args := range [][]string{nil, {"--sandbox", "read-only"}} {
+		stderr, code := run(args...)
+		if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot run here") ||
+			!strings.Contains(stderr, "user namespaces") || !strings.Contains(stderr, "choose --sandbox danger-full-access") {
+			t.Errorf("dsh run %v: exit %d, stderr %q; want exit 1 and one line saying why, naming --sandbox danger-full-access", args, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "marker")); err == nil {
+			t.Fatalf("dsh run %v ran the command", args)
+		}
+	}
+	if stderr, code := run("--sandbox", "danger-full-access"); code != 0 {
+		t.Fatalf("danger-full-access: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "marker")); err != nil {
+		t.Errorf("danger-full-access did not run the command: %v", err)
 	}
 }
