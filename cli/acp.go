@@ -81,7 +81,9 @@ process ends when stdin does, after cancelling and settling every session.
   --sandbox MODE, --add-dir DIR, --sandbox-network, --sandbox-hooks
                        as dsh run: confine every Bash command of every session (read-only,
                        workspace-write, the default, or danger-full-access; see dsh run
-                       --help for what each allows); the session's cwd is its workspace
+                       --help for what each allows); the session's cwd is its workspace.
+                       Hooks and MCP servers are not sandboxed (--sandbox-hooks confines
+                       the command hooks)
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
 config file, a database it cannot reach); 2 for a usage error.
