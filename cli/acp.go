@@ -16,7 +16,6 @@ import (
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runner/logstore"
-	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -82,7 +81,9 @@ process ends when stdin does, after cancelling and settling every session.
   --sandbox MODE, --add-dir DIR, --sandbox-network, --sandbox-hooks
                        as dsh run: confine every Bash command of every session (read-only,
                        workspace-write, the default, or danger-full-access; see dsh run
-                       --help for what each allows); the session's cwd is its workspace
+                       --help for what each allows); the session's cwd is its workspace.
+                       Hooks and MCP servers are not sandboxed (--sandbox-hooks confines
+                       the command hooks)
 
 Exit status: 0 when stdin ended; 1 when it could not start (an unreadable script or
 config file, a database it cannot reach); 2 for a usage error.
@@ -230,7 +231,8 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 		FileText: func(ctx context.Context, p string) (string, bool, error) {
 			return builtin.CurrentText(ctx, s.Builtin, p)
 		},
-		Started: func(a *loop.Agent) { s.Turns.SetAgent(a) },
+		// The session's sandbox goes in its log, as under dsh run.
+		Started: s.Attach,
 		Close:   s.Close,
 	}, nil
 }

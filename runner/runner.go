@@ -250,14 +250,24 @@ func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop
 	if err != nil {
 		return nil, err
 	}
+	if err := s.Attach(ctx, a); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Attach completes the start of a, the session's agent, made by Start or by a server that
+// makes its own (dsh acp): it records the sandbox in the log (a session/sandbox event, when
+// Config.Sandbox is set) and tells the hook bridge the agent's handle.
+func (s *Session) Attach(ctx context.Context, a *loop.Agent) error {
 	if rec, ok := s.sandboxApplied(); ok {
 		if _, err := s.cfg.Log.Append(ctx, rec); err != nil {
-			_ = a.Close()
-			return nil, fmt.Errorf("recording the sandbox: %w", err)
+			return fmt.Errorf("recording the sandbox: %w", err)
 		}
 	}
 	s.Turns.SetAgent(a)
-	return a, nil
+	return nil
 }
 
 // sandboxApplied is the session/sandbox record of Config.Sandbox (none when it is nil): the

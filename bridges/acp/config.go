@@ -73,8 +73,9 @@ type Env struct {
 	// does). An error shows no diff. Default: builtin.CurrentText with the session's cwd
 	// as the workspace and the default caps.
 	FileText func(ctx context.Context, filePath string) (text string, exists bool, err error)
-	// Started, if set, is called with the agent once it exists (hook bridges need it).
-	Started func(*loop.Agent)
+	// Started, if set, is called with the agent once it exists (hook bridges need it; dsh
+	// acp records the session's sandbox then); an error fails the session's opening.
+	Started func(context.Context, *loop.Agent) error
 	// Close, if set, releases what Setup acquired (hook bridges); called once.
 	Close func()
 }

@@ -304,7 +304,9 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 	}
 	ss.agent = agent
 	if env.Started != nil {
-		env.Started(agent)
+		if err := env.Started(ctx, agent); err != nil {
+			return fail(CodeInternalError, "starting the agent: %v", err)
+		}
 	}
 	return ss, nil
 }

@@ -8,11 +8,12 @@
 // sandbox) or executes the one command it was started for ([Sandbox.Wrap]), so that every
 // process a command starts inherits the rules, which it cannot undo:
 //
-//   - Landlock: everything is readable, only the writable roots are writable, and the
-//     read-only subpaths (.git, .dsh, .claude, .codex) inside them are bind-mounted
-//     read-only in the helper's mount namespace; with the network off, TCP bind and
-//     connect are denied too, and signals and abstract Unix sockets are scoped to the
-//     sandbox (where the kernel's Landlock ABI has them);
+//   - Landlock: everything is readable, only the writable roots are writable; with the
+//     network off, TCP bind and connect are denied too, and signals and abstract Unix
+//     sockets are scoped to the sandbox (where the kernel's Landlock ABI has them);
+//   - read-only mounts, in the helper's mount namespace: every mount but the writable
+//     roots (Landlock does not guard a file's mode, times or extended attributes), and
+//     the read-only subpaths (.git, .dsh, .claude, .codex) inside them;
 //   - PR_SET_NO_NEW_PRIVS, so that a setuid or file-capability binary gains nothing;
 //   - a process limit: the sandbox's PID namespace takes at most Policy.MaxProcesses
 //     processes (its pid_max, which bounds root too), and RLIMIT_NPROC is set to the same;

@@ -98,7 +98,7 @@ func TestWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(string(out), "Permission denied") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(string(out), "Read-only file system") {
 		t.Errorf("a write outside under Wrap: %v, %q", err, out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(f.out, "secret")); string(b) != "original\n" {
@@ -109,7 +109,7 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-// snapshot is every path beneath dir with its mode and content.
+// snapshot is every path beneath dir with its mode, modification time and content.
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
@@ -121,7 +121,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		if err != nil {
 			return err
 		}
-		v := fi.Mode().String()
+		v := fi.Mode().String() + " " + fi.ModTime().String()
 		if fi.Mode().IsRegular() {
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -167,7 +167,7 @@ func TestWritesOutsideTheWorkspaceAreRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for name, script := range map[string]string{
+			escapes := map[string]string{
 				"absolute":      `echo pwned > "$OUT/secret"`,
 				"absolute-new":  `echo pwned > "$OUT/new"`,
 				"dotdot":        `echo pwned > ` + rel + `/new`,
@@ -184,13 +184,21 @@ func TestWritesOutsideTheWorkspaceAreRefused(t *testing.T) {
 				"unshare":       `unshare -Urm sh -c 'umount -l / 2>/dev/null; echo pwned > "$OUT/secret"'`,
 				"unshare-mount": `unshare -Urm sh -c 'mount -t tmpfs none "$OUT"' && echo pwned > "$OUT/new"`,
 				"tmp-outside":   `echo pwned > /tmp/dsh-sandbox-escape-$$`,
-			} {
+				// Landlock does not control a file's metadata: the read-only mounts do.
+				"chmod":     `chmod 666 "$OUT/secret"`,
+				"chmod-dir": `chmod 777 "$OUT"`,
+				"utimes":    `touch -d 2001-01-01 "$OUT/secret"`,
+			}
+			if _, err := exec.LookPath("python3"); err == nil {
+				escapes["xattr"] = `python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.dsh", b"x")' "$OUT/secret"`
+			}
+			for name, script := range escapes {
 				out, code := f.run(t, script)
 				if code == 0 {
 					t.Errorf("%s: %q exited 0: %q", name, script, out)
 				}
-				if name == "absolute" && !strings.Contains(out, "Permission denied") {
-					t.Errorf("%s: output %q, want the shell's Permission denied", name, out)
+				if name == "absolute" && !strings.Contains(out, "Read-only file system") {
+					t.Errorf("%s: output %q, want the shell's Read-only file system", name, out)
 				}
 			}
 			unchanged(t, f.out, before)
@@ -202,8 +210,8 @@ func TestWritesOutsideTheWorkspaceAreRefused(t *testing.T) {
 			if mode == sandbox.WorkspaceWrite && (code != 0 || out != "ok\n") {
 				t.Errorf("writing inside the workspace = %q, %d", out, code)
 			}
-			if mode == sandbox.ReadOnly && (code == 0 || !strings.Contains(out, "Permission denied")) {
-				t.Errorf("writing inside the workspace in read-only = %q, %d; want Permission denied", out, code)
+			if mode == sandbox.ReadOnly && (code == 0 || !strings.Contains(out, "Read-only file system")) {
+				t.Errorf("writing inside the workspace in read-only = %q, %d; want Read-only file system", out, code)
 			}
 		})
 	}

@@ -55,12 +55,12 @@ func TestSandboxedBashRefusalIsOutput(t *testing.T) {
 	for _, mode := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
 		rt, _ := sandboxed(t, mode, builtin.Options{})
 		r := run(t, rt, "Bash", `{"command":"echo pwned > `+secret+`"}`)
-		if r.IsError() || !strings.Contains(text(r), "Permission denied") || !strings.Contains(text(r), "[exit code 1]") {
-			t.Errorf("%s: error %v, %q; want the shell's Permission denied as output", mode, r.IsError(), text(r))
+		if r.IsError() || !strings.Contains(text(r), "Read-only file system") || !strings.Contains(text(r), "[exit code 1]") {
+			t.Errorf("%s: error %v, %q; want the shell's Read-only file system as output", mode, r.IsError(), text(r))
 		}
 		rt, _ = sandboxed(t, mode, builtin.Options{Style: builtin.StyleClaudeCode})
 		r = run(t, rt, "Bash", `{"command":"echo pwned > `+secret+`"}`)
-		if errCode(r) != builtin.CodeBashExit || !strings.Contains(text(r), "Permission denied") {
+		if errCode(r) != builtin.CodeBashExit || !strings.Contains(text(r), "Read-only file system") {
 			t.Errorf("%s, claude-code: code %q, %q", mode, errCode(r), text(r))
 		}
 	}

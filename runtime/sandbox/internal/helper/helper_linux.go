@@ -13,6 +13,15 @@ const (
 	sysLandlockCreateRuleset = 444
 	sysLandlockAddRule       = 445
 	sysLandlockRestrictSelf  = 446
+	sysOpenTree              = 428
+	sysMoveMount             = 429
+	sysMountSetattr          = 442
+
+	openTreeClone        = 1
+	atRecursive          = 0x8000
+	moveMountFEmptyPath  = 0x4
+	mountAttrRdonly      = 0x1
+	mountAttrSizeVersion = 32 // MOUNT_ATTR_SIZE_VER0
 
 	landlockCreateRulesetVersion = 1
 	landlockRulePathBeneath      = 1
@@ -103,17 +112,12 @@ func run(sp Spec, path string, argv []string) string {
 	return "executing " + path + ": " + syscall.Exec(path, argv, os.Environ()).Error()
 }
 
-// apply confines this process: the read-only subpaths, a /proc of its own, the process
-// limit, no_new_privs and Landlock, in that order (the mounts and the pid_max write come
-// before Landlock, which forbids both).
+// apply confines this process: a /proc of its own, the process limit, every mount but
+// the writable roots read-only, the read-only subpaths, no_new_privs and Landlock, in that
+// order (the mounts and the pid_max write come before Landlock, which forbids both).
 func apply(sp Spec) string {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return "making the mount namespace private: " + err.Error()
-	}
-	for _, p := range sp.Protected {
-		if err := bindReadOnly(p); err != nil {
-			return "making " + p + " read-only: " + err.Error()
-		}
 	}
 	// A /proc of the sandbox's own PID namespace, so that a command sees its processes
 	// only, and /proc/1 is its own shell. Best effort: where /proc is partly masked (in a
@@ -123,6 +127,14 @@ func apply(sp Spec) string {
 	if err := writeFile("/proc/sys/kernel/pid_max", itoa(sp.MaxProcesses)); err != nil {
 		return "setting the process limit (pid_max of the sandbox's PID namespace): " + err.Error()
 	}
+	if msg := readOnlyOutside(sp.Writable); msg != "" {
+		return msg
+	}
+	for _, p := range sp.Protected {
+		if err := bindReadOnly(p); err != nil {
+			return "making " + p + " read-only: " + err.Error()
+		}
+	}
 	lim := syscall.Rlimit{Cur: uint64(sp.MaxProcesses), Max: uint64(sp.MaxProcesses)}
 	if err := syscall.Setrlimit(rlimitNproc, &lim); err != nil {
 		return "setting RLIMIT_NPROC: " + err.Error()
@@ -131,6 +143,79 @@ func apply(sp Spec) string {
 		return "PR_SET_NO_NEW_PRIVS: " + errno.Error()
 	}
 	return restrictLandlock(sp)
+}
+
+// readOnlyOutside makes every mount of the helper's mount namespace read-only but the
+// writable roots, as Codex's --ro-bind / / does: Landlock controls a file's content and
+// names, not its metadata, so without it a command could change the mode, times or
+// extended attributes of a file outside the writable roots (chmod, touch -d, setxattr).
+// Each writable root is copied first (open_tree: a detached copy of the mounts beneath it,
+// as they are), everything is then made read-only (mount_setattr, recursively), and each
+// copy is attached back at its root. The working directory is looked up again, through the
+// new mounts. Device files stay writable on a read-only mount; Landlock decides which.
+func readOnlyOutside(writable []string) string {
+	fds := make([]int, len(writable))
+	for i, w := range writable {
+		fd, err := openTree(w)
+		if err != nil {
+			return "copying the mounts of " + w + ": " + err.Error()
+		}
+		defer syscall.Close(fd)
+		fds[i] = fd
+	}
+	root, err := syscall.BytePtrFromString("/")
+	if err != nil {
+		return err.Error()
+	}
+	attr := [4]uint64{mountAttrRdonly} // struct mount_attr: attr_set, attr_clr, propagation, userns_fd
+	if _, _, errno := syscall.Syscall6(sysMountSetattr, atFDCWD, uintptr(unsafe.Pointer(root)),
+		atRecursive, uintptr(unsafe.Pointer(&attr)), mountAttrSizeVersion, 0); errno != 0 {
+		return "making the filesystem read-only (mount_setattr): " + errno.Error()
+	}
+	for i, w := range writable {
+		if err := moveMount(fds[i], w); err != nil {
+			return "mounting " + w + " writable again: " + err.Error()
+		}
+	}
+	if wd, err := syscall.Getwd(); err == nil {
+		_ = syscall.Chdir(wd)
+	}
+	return ""
+}
+
+// atFDCWD is AT_FDCWD (-100), as a system call's argument.
+var atFDCWD = func() uintptr { fd := -100; return uintptr(fd) }()
+
+// openTree is open_tree(2) with OPEN_TREE_CLONE and AT_RECURSIVE: a detached copy of the
+// mounts at and beneath path.
+func openTree(path string) (int, error) {
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return -1, err
+	}
+	fd, _, errno := syscall.Syscall(sysOpenTree, atFDCWD, uintptr(unsafe.Pointer(p)),
+		openTreeClone|atRecursive|syscall.O_CLOEXEC)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
+// moveMount attaches the detached mounts of fd at path (move_mount(2)).
+func moveMount(fd int, path string) error {
+	empty, err := syscall.BytePtrFromString("")
+	if err != nil {
+		return err
+	}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	if _, _, errno := syscall.Syscall6(sysMoveMount, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		atFDCWD, uintptr(unsafe.Pointer(p)), moveMountFEmptyPath, 0); errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 func writeFile(path, s string) error {
