@@ -29,7 +29,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -397,27 +396,11 @@ func endReason(reason string) string {
 }
 
 // ToolInput is the tool_input Claude Code sends for a call's arguments: as the model gave
-// them ({} when absent), with the defaults the engine fills into its own tools' input
-// before any hook sees it: Edit's replace_all (false).
+// them ({} when absent), except for the engine's own tools, whose input it parses with
+// the tool's schema before any hook sees it: the schema's key order and defaults (Edit's
+// replace_all false), as the table's toolInputs have them.
 func ToolInput(tool string, args json.RawMessage) json.RawMessage {
-	args = orEmpty(args)
-	if tool != "Edit" {
-		return args
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil || m == nil {
-		return args
-	}
-	if _, ok := m["replace_all"]; ok {
-		return args
-	}
-	// Appended, so the model's keys keep their order (the engine sends replace_all last).
-	trimmed := bytes.TrimRight(args, " \t\r\n")
-	out := append(bytes.TrimSuffix(trimmed[:len(trimmed):len(trimmed)], []byte("}")), []byte(`,"replace_all":false}`)...)
-	if len(m) == 0 {
-		out = []byte(`{"replace_all":false}`)
-	}
-	return out
+	return hookbridge.EngineToolInput(&hookmap.ClaudeCode, tool, args)
 }
 
 func orEmpty(raw json.RawMessage) json.RawMessage {

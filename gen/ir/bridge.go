@@ -1,5 +1,7 @@
 package ir
 
+import "encoding/json"
+
 // Bridge is the mapping table of one hook dialect (spec/bridges/*.cue): which external
 // event maps to which extension point and how hook output becomes an outcome.
 type Bridge struct {
@@ -58,6 +60,17 @@ type Bridge struct {
 	SettingsBlock string `json:"settingsBlock"`
 	// Unfired maps each event of the engine that dsh never fires to why.
 	Unfired map[string]string `json:"unfired"`
+	// ToolInputs are, per tool of the engine's own, how the engine writes its input to a
+	// hook: the keys in order and the defaults it fills in.
+	ToolInputs map[string]ToolInput `json:"toolInputs"`
+}
+
+// ToolInput is how an engine writes one of its own tools' input to a hook.
+type ToolInput struct {
+	// Keys are the input's keys in the engine's order.
+	Keys []string `json:"keys"`
+	// Defaults are the JSON values filled in for absent keys.
+	Defaults map[string]json.RawMessage `json:"defaults"`
 }
 
 // BridgeEvent maps one external event onto one extension point.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"cuelang.org/go/cue"
@@ -94,6 +95,13 @@ func bridges(dir, display string, overlay map[string]load.Source) ([]*ir.Bridge,
 			b.Events = append(b.Events, ev)
 		}
 		sort.Slice(b.Events, func(i, j int) bool { return b.Events[i].Event < b.Events[j].Event })
+		for tool, ti := range b.ToolInputs {
+			for k := range ti.Defaults {
+				if !slices.Contains(ti.Keys, k) {
+					w.errorf(b.Pos, "bridge %q toolInputs %q: default %q is not one of its keys", e.name, tool, k)
+				}
+			}
+		}
 		for _, ev := range b.Events {
 			if _, ok := b.Unfired[ev.Event]; ok {
 				w.errorf(ev.Pos, "bridge %q event %q: also in unfired (an event is fired or not)", e.name, ev.Event)

@@ -47,6 +47,14 @@ var ClaudeCode = Bridge{
 		"WorktreeCreate":    "it makes no worktrees",
 		"WorktreeRemove":    "it makes no worktrees",
 	},
+	ToolInputs: map[string]ToolInput{
+		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
+		"Edit": {Keys: []string{"file_path", "old_string", "new_string", "replace_all"}, Defaults: map[string]string{
+			"replace_all": "false",
+		}},
+		"Read":  {Keys: []string{"file_path", "offset", "limit", "pages"}},
+		"Write": {Keys: []string{"file_path", "content"}},
+	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent

@@ -65,6 +65,18 @@ type Bridge struct {
 	// Unfired maps each event of the engine that dsh never fires to why (the end of
 	// "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.
 	Unfired map[string]string
+	// ToolInputs are, per tool of the engine's own, how the engine writes its input to a
+	// hook (tool_input): its keys in order, and the defaults it fills in for absent ones.
+	ToolInputs map[string]ToolInput
+}
+
+// ToolInput is how an engine writes one of its own tools' input to a hook.
+type ToolInput struct {
+	// Keys are the input's keys in the order the engine writes them; keys it does not
+	// list follow, in the model's order.
+	Keys []string
+	// Defaults are the JSON values the engine fills in for keys the model left out.
+	Defaults map[string]string
 }
 
 // Event maps one external event onto one extension point.

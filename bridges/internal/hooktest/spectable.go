@@ -76,6 +76,19 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.Unfired) > 0 {
 		out.Unfired = b.Unfired
 	}
+	for tool, ti := range b.ToolInputs {
+		if out.ToolInputs == nil {
+			out.ToolInputs = map[string]hookmap.ToolInput{}
+		}
+		t := hookmap.ToolInput{Keys: ti.Keys}
+		for k, v := range ti.Defaults {
+			if t.Defaults == nil {
+				t.Defaults = map[string]string{}
+			}
+			t.Defaults[k] = string(v)
+		}
+		out.ToolInputs[tool] = t
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {

@@ -112,6 +112,14 @@ to it to the top-level stdin field that gives its value.`).Id("CommandVars").Map
 when the dialect has none.`).Id("SettingsBlock").String(),
 		gofile.Comment(`Unfired maps each event of the engine that dsh never fires to why (the end of
 "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.`).Id("Unfired").Map(jen.String()).String(),
+		gofile.Comment(`ToolInputs are, per tool of the engine's own, how the engine writes its input to a
+hook (tool_input): its keys in order, and the defaults it fills in for absent ones.`).Id("ToolInputs").Map(jen.String()).Id("ToolInput"),
+	))
+	f.Line()
+	f.Add(gofile.Comment("ToolInput is how an engine writes one of its own tools' input to a hook.").Type().Id("ToolInput").Struct(
+		gofile.Comment(`Keys are the input's keys in the order the engine writes them; keys it does not
+list follow, in the model's order.`).Id("Keys").Index().String(),
+		gofile.Comment(`Defaults are the JSON values the engine fills in for keys the model left out.`).Id("Defaults").Map(jen.String()).String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Event maps one external event onto one extension point.").Type().Id("Event").Struct(
@@ -262,6 +270,27 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	)
 	if len(b.Unfired) > 0 {
 		fields = append(fields, kv("Unfired", stringMap(b.Unfired)))
+	}
+	if len(b.ToolInputs) > 0 {
+		tools := make([]string, 0, len(b.ToolInputs))
+		for t := range b.ToolInputs {
+			tools = append(tools, t)
+		}
+		sort.Strings(tools)
+		entries := make([]jen.Code, len(tools))
+		for i, t := range tools {
+			ti := b.ToolInputs[t]
+			vals := []jen.Code{kv("Keys", strs(ti.Keys))}
+			if len(ti.Defaults) > 0 {
+				defaults := make(map[string]string, len(ti.Defaults))
+				for k, v := range ti.Defaults {
+					defaults[k] = string(v)
+				}
+				vals = append(vals, kv("Defaults", stringMap(defaults)))
+			}
+			entries[i] = jen.Lit(t).Op(":").Values(vals...)
+		}
+		fields = append(fields, kv("ToolInputs", jen.Map(jen.String()).Id("ToolInput").Add(lines(entries))))
 	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
