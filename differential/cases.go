@@ -126,6 +126,9 @@ var oneCall = []Turn{{Text: "running", Bash: []string{"touch ran_1; echo out1"}}
 // twoCalls runs two commands in one turn.
 var twoCalls = []Turn{{Text: "running", Bash: []string{"touch ran_1; echo out1", "touch ran_2; echo out2"}}, {Text: "finished"}}
 
+// rawCalls runs a command holding &, < and >, which JSON may escape.
+var rawCalls = []Turn{{Text: "running", Bash: []string{"touch ran_1 && echo out1 >/dev/null </dev/null"}}, {Text: "finished"}}
+
 // textOnly is a turn with no tool call.
 var textOnly = []Turn{{Text: "finished"}}
 
@@ -226,6 +229,14 @@ func Cases() []Case {
 			h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"description":"no command"}}}`))}},
 		pre("matcher-miss", oneCall, Hook{Event: P, Matcher: "Read", Script: "echo no >&2; exit 2"}),
 		pre("matcher-bash", oneCall, Hook{Event: P, Matcher: "Bash", Script: "echo bash blocked >&2; exit 2"}),
+		// Hooks that read their stdin as text: each decides on the raw bytes (the engine's
+		// key order, its escaping of &, < and >), so the second command runs only where
+		// the bytes are the engine's.
+		pre("grep-stdin", rawCalls,
+			h(P, `grep -q '"command":"touch ran_1 && echo out1 >/dev/null </dev/null"' && exit 0; echo 'escaped or reordered' >&2; exit 2`),
+			h(P, `grep -q '^{"session_id":' || { echo 'session_id is not first' >&2; exit 2; }; exit 0`)),
+		post("grep-stdin", rawCalls,
+			h(O, `grep -q '"tool_name":"Bash","tool_input":{"command":"touch ran_1 && echo out1 >/dev/null </dev/null"}' || { echo 'not the engine bytes' >&2; exit 2; }; exit 0`)),
 		// JavaScript regular expressions in Claude Code (new RegExp(matcher)): lookahead,
 		// lookbehind and a backreference fire on Bash. Not under Codex: its Rust regex
 		// rejects them, and dsh run refuses a hooks file named on its command line that

@@ -97,6 +97,9 @@ func geminiCases() []Case {
 		g("all/exit0", oneCall, h(SS, "exit 0"), h(BA, "exit 0"), h(BM, "exit 0"), h(BTS, "exit 0"), h(AM, "exit 0"),
 			h(BT, "exit 0"), h(AT, "exit 0"), h(AA, "exit 0"), h(PC, "exit 0"), h(SE, "exit 0")),
 		g("all/two-calls", twoCalls, h(BT, "exit 0"), h(AT, "exit 0")),
+		// A hook that reads its stdin as text decides on the engine's bytes.
+		g("tool/grep-stdin", rawCalls,
+			h(BT, `grep -q '"command":"touch ran_1 && echo out1 >/dev/null </dev/null"' && exit 0; echo 'escaped or reordered' >&2; exit 2`)),
 
 		// BeforeTool: each exit code and output channel.
 		g("tool/exit0-text", oneCall, h(BT, "echo 'plain words'")),
