@@ -288,6 +288,10 @@ func Cases() []Case {
 		stop("exit2-once", textOnly, h(S, once("s", "echo 'keep going' >&2; exit 2"))),
 		stop("exit2-empty-once", textOnly, h(S, once("s", "exit 2"))),
 		stop("block-once", textOnly, h(S, once("s", js(`{"decision":"block","reason":"not yet"}`)))),
+		// A block whose hook leaves a process holding its output open (as Claude Code's
+		// safe_stop_hook_example.py does): Claude Code refuses the suspect capture, so the
+		// turn stops; Codex waits for the output's end and honours it.
+		stop("block-orphan-once", textOnly, h(S, once("s", js(`{"decision":"block","reason":"not yet"}`)+"\n( sleep 3 ) &"))),
 		stop("block-noreason-once", textOnly, h(S, once("s", js(`{"decision":"block"}`)))),
 		stop("context-once", textOnly, h(S, once("s", js(`{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"stop context"}}`)))),
 		stop("continue-false", textOnly, h(S, js(`{"continue":false,"stopReason":"stop halted"}`))),

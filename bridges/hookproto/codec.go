@@ -151,6 +151,9 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 	if b.InvalidJSON == "plain" {
 		invalid = dsh.HookOutcomeError
 	}
+	if r.Orphaned && b.SuspectCapture == suspectHarmlessOnly && looksJSON(out, b.JSONPrefixes) && !json.Valid([]byte(out)) {
+		return refuseSuspect(v, "hook output opens a JSON document that a process it left running cut short; refusing to read the partial capture as a verdict")
+	}
 	if !looksJSON(out, b.JSONPrefixes) || (b.InvalidJSON == "plain" && !json.Valid([]byte(out))) {
 		v.Outcome = dsh.HookOutcomePass
 		if looksJSON(out, b.JSONPrefixes) {
@@ -186,7 +189,36 @@ func Decode(b *hookmap.Bridge, ev *hookmap.Event, r Result) Verdict {
 		return v
 	}
 	evaluate(&v, ev, obj)
+	if r.Orphaned && b.SuspectCapture == suspectHarmlessOnly && !harmless(v, ev) {
+		return refuseSuspect(v, "hook output parsed as a document that grants, rewrites or adds to the turn, but a process it left running kept its output open, and a lost later document could have changed it; refusing to honour the suspect capture")
+	}
 	return v
+}
+
+// suspectHarmlessOnly is the SuspectCapture rule that honours a suspect capture only when
+// it is harmless (Claude Code's).
+const suspectHarmlessOnly = "harmlessOnly"
+
+// harmless reports whether a verdict grants, rewrites and adds nothing at ev: no allow, no
+// rewrite, no context unless ev.HarmlessContexts, no block or deny where ev.BlockInjects
+// (there it continues the turn or feeds back). A deny, an ask, a halt or a plain pass is
+// harmless.
+func harmless(v Verdict, ev *hookmap.Event) bool {
+	switch {
+	case len(v.Rewrite) > 0, v.Outcome == dsh.HookOutcomeAllow:
+		return false
+	case len(v.Contexts) > 0 && !ev.HarmlessContexts:
+		return false
+	case (v.Outcome == dsh.HookOutcomeBlock || v.Outcome == dsh.HookOutcomeDeny) && ev.BlockInjects:
+		return false
+	}
+	return true
+}
+
+// refuseSuspect turns a verdict read from a suspect capture into a non-blocking error that
+// keeps only its diagnostics (with why).
+func refuseSuspect(v Verdict, why string) Verdict {
+	return Verdict{Outcome: dsh.HookOutcomeError, Diagnostics: append(v.Diagnostics, why)}
 }
 
 // evaluate applies the event's table to a decoded output object.

@@ -358,3 +358,44 @@ func TestExit2JSONReasonOnlyFromABlockOrDeny(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspectCapture: where a process the hook left running kept its output open, Claude
+// Code's table honours only a harmless document (a deny, a halt, a context where the
+// event allows it) and refuses one that grants, rewrites or adds to the turn, and a JSON
+// object cut short; Codex's honours what it read.
+func TestSuspectCapture(t *testing.T) {
+	cc, cx := &hookmap.ClaudeCode, &hookmap.Codex
+	zero := 0
+	orphan := func(out string) Result { return Result{ExitCode: &zero, Stdout: []byte(out), Orphaned: true} }
+	for _, c := range []struct {
+		name  string
+		b     *hookmap.Bridge
+		event string
+		out   string
+		want  Outcome
+	}{
+		{"stop block continues: refused", cc, "Stop", `{"decision":"block","reason":"again"}`, dsh.HookOutcomeError},
+		{"codex honours", cx, "Stop", `{"decision":"block","reason":"again"}`, dsh.HookOutcomeBlock},
+		{"pre deny kept", cc, "PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`, dsh.HookOutcomeDeny},
+		{"pre allow refused", cc, "PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, dsh.HookOutcomeError},
+		{"pre rewrite refused", cc, "PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"x"}}}`, dsh.HookOutcomeError},
+		{"pre context refused", cc, "PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"c"}}`, dsh.HookOutcomeError},
+		{"prompt context kept", cc, "UserPromptSubmit", `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"c"}}`, dsh.HookOutcomePass},
+		{"post block refused", cc, "PostToolUse", `{"decision":"block","reason":"r"}`, dsh.HookOutcomeError},
+		{"halt kept", cc, "Stop", `{"continue":false,"stopReason":"enough"}`, dsh.HookOutcomeHalt},
+		{"cut short refused", cc, "PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreTo`, dsh.HookOutcomeError},
+		{"plain text kept", cc, "UserPromptSubmit", `some words`, dsh.HookOutcomePass},
+	} {
+		v := Decode(c.b, event(t, c.b, c.event), orphan(c.out))
+		if v.Outcome != c.want {
+			t.Errorf("%s: outcome %s, want %s (%v)", c.name, v.Outcome, c.want, v.Diagnostics)
+		}
+		if c.want == dsh.HookOutcomeError && (len(v.Contexts) > 0 || v.Reason != "" || len(v.Rewrite) > 0) {
+			t.Errorf("%s: a refused capture kept %+v", c.name, v)
+		}
+	}
+	// The same document, not orphaned, counts.
+	if v := Decode(cc, event(t, cc, "Stop"), Result{ExitCode: &zero, Stdout: []byte(`{"decision":"block","reason":"again"}`)}); v.Outcome != dsh.HookOutcomeBlock {
+		t.Errorf("a clean capture's Stop block: %s", v.Outcome)
+	}
+}

@@ -63,6 +63,9 @@ type Bridge struct {
 	// ToolInputs are, per tool of the engine's own, how the engine writes its input to a
 	// hook: the keys in order and the defaults it fills in.
 	ToolInputs map[string]ToolInput `json:"toolInputs"`
+	// SuspectCapture is what JSON output counts for when a process the hook left running
+	// kept its output open: "honour" or "harmlessOnly".
+	SuspectCapture string `json:"suspectCapture"`
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.
@@ -92,6 +95,10 @@ type BridgeEvent struct {
 	MatcherKind string `json:"matcherKind"`
 	// PlainStdoutContext says whether plain stdout on exit 0 is context.
 	PlainStdoutContext bool `json:"plainStdoutContext"`
+	// BlockInjects says a block here adds to the turn (a suspect capture's is refused).
+	BlockInjects bool `json:"blockInjects"`
+	// HarmlessContexts says exit-0 contexts here are harmless in a suspect capture.
+	HarmlessContexts bool `json:"harmlessContexts"`
 	// FallbackReason is the reason of a block that carries none.
 	FallbackReason string `json:"fallbackReason"`
 	// Scope is the output path of the event name gating the event-specific fields.

@@ -28,6 +28,7 @@ var ClaudeCode = Bridge{
 	DedupeByName:       false,
 	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  false,
+	SuspectCapture:     "harmlessOnly",
 	SettingsBlock:      "",
 	Unfired: map[string]string{
 		"ConfigChange":      "it reads its settings once, when the session starts",
@@ -188,8 +189,9 @@ var ClaudeCode = Bridge{
 				{When: "hookSpecificOutput.updatedToolOutput", Text: "updatedToolOutput is recorded but not applied"},
 				{When: "hookSpecificOutput.updatedMCPToolOutput", Text: "updatedMCPToolOutput is recorded but not applied"},
 			},
-			Subject: "",
-			Results: "success",
+			BlockInjects: true,
+			Subject:      "",
+			Results:      "success",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostToolUseOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -219,8 +221,9 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Subject: "",
-			Results: "failure",
+			BlockInjects: true,
+			Subject:      "",
+			Results:      "failure",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostToolUseFailureOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -360,8 +363,9 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Subject: "",
-			Results: "",
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
 			Also: []Also{
 				{Point: "compaction/post-compact", Status: "", Subject: "compact", Interactive: false, Before: "PostCompact", Engine: true},
 			},
@@ -397,8 +401,9 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Subject: "",
-			Results: "",
+			BlockInjects: true,
+			Subject:      "",
+			Results:      "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -429,8 +434,9 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Subject: "",
-			Results: "",
+			BlockInjects: true,
+			Subject:      "",
+			Results:      "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopFailureOutput
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -461,8 +467,9 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
-			Subject: "",
-			Results: "",
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.UserPromptSubmitOutput
 				if err := out.UnmarshalJSON(data); err != nil {

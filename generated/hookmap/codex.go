@@ -28,6 +28,7 @@ var Codex = Bridge{
 	DedupeByName:       false,
 	RegexDialect:       "re2",
 	InvalidRegexExact:  false,
+	SuspectCapture:     "honour",
 	SettingsBlock:      "",
 	Unfired: map[string]string{
 		"SubagentStart": "it has no subagents",

@@ -31,6 +31,7 @@ var Gemini = Bridge{
 	DedupeByName:       true,
 	RegexDialect:       "ecmascript",
 	InvalidRegexExact:  true,
+	SuspectCapture:     "honour",
 	CommandVars: map[string]string{
 		"CLAUDE_PROJECT_DIR": "cwd",
 		"GEMINI_CWD":         "cwd",

@@ -68,6 +68,10 @@ type Bridge struct {
 	// ToolInputs are, per tool of the engine's own, how the engine writes its input to a
 	// hook (tool_input): its keys in order, and the defaults it fills in for absent ones.
 	ToolInputs map[string]ToolInput
+	// SuspectCapture is what JSON output counts for when a process the hook left running
+	// kept its output open past its exit: "honour" reads it as usual; "harmlessOnly" honours
+	// it only when it grants, rewrites and adds nothing, and otherwise refuses it as an error.
+	SuspectCapture string
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.
@@ -94,6 +98,11 @@ type Event struct {
 	MatcherKind string
 	// PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.
 	PlainStdoutContext bool
+	// BlockInjects says a block here adds to the turn (continues it, or feeds back after a
+	// result) rather than stopping something: a suspect capture's block is refused.
+	BlockInjects bool
+	// HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.
+	HarmlessContexts bool
 	// FallbackReason is the reason of a block that carries none.
 	FallbackReason string
 	// Scope is the output path of the event name that gates the event-specific fields

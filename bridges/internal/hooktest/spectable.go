@@ -69,7 +69,8 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		StdinNewline: b.StdinNewline, Exit2ReadsJSON: b.Exit2ReadsJSON, Shell: b.Shell, TimeoutUnit: b.TimeoutUnit,
 		NonPositiveTimeout: b.NonPositiveTimeout, ReadAnyExit: b.ReadAnyExit, WarningPrefix: b.WarningPrefix,
 		PlainNotice: b.PlainNotice, SequentialGroups: b.SequentialGroups, DedupeByName: b.DedupeByName,
-		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock, RegexDialect: b.RegexDialect}
+		InvalidRegexExact: b.InvalidRegexExact, SettingsBlock: b.SettingsBlock, RegexDialect: b.RegexDialect,
+		SuspectCapture: b.SuspectCapture}
 	if len(b.CommandVars) > 0 {
 		out.CommandVars = b.CommandVars
 	}
@@ -96,6 +97,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
 			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
+			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts,
 			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
 			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
 		for _, r := range e.Rules {

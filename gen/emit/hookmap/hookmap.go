@@ -114,6 +114,9 @@ when the dialect has none.`).Id("SettingsBlock").String(),
 "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.`).Id("Unfired").Map(jen.String()).String(),
 		gofile.Comment(`ToolInputs are, per tool of the engine's own, how the engine writes its input to a
 hook (tool_input): its keys in order, and the defaults it fills in for absent ones.`).Id("ToolInputs").Map(jen.String()).Id("ToolInput"),
+		gofile.Comment(`SuspectCapture is what JSON output counts for when a process the hook left running
+kept its output open past its exit: "honour" reads it as usual; "harmlessOnly" honours
+it only when it grants, rewrites and adds nothing, and otherwise refuses it as an error.`).Id("SuspectCapture").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("ToolInput is how an engine writes one of its own tools' input to a hook.").Type().Id("ToolInput").Struct(
@@ -130,6 +133,9 @@ list follow, in the model's order.`).Id("Keys").Index().String(),
 		gofile.Comment(`MatcherKind is how the matcher tests it: "regex" (unanchored), "exact", or "" for
 the dialect's own rule.`).Id("MatcherKind").String(),
 		gofile.Comment(`PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.`).Id("PlainStdoutContext").Bool(),
+		gofile.Comment(`BlockInjects says a block here adds to the turn (continues it, or feeds back after a
+result) rather than stopping something: a suspect capture's block is refused.`).Id("BlockInjects").Bool(),
+		gofile.Comment(`HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.`).Id("HarmlessContexts").Bool(),
 		gofile.Comment(`FallbackReason is the reason of a block that carries none.`).Id("FallbackReason").String(),
 		gofile.Comment(`Scope is the output path of the event name that gates the event-specific fields
 (those under its parent); "" means no gate.`).Id("Scope").String(),
@@ -257,6 +263,7 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 		kv("DedupeByName", jen.Lit(b.DedupeByName)),
 		kv("RegexDialect", jen.Lit(b.RegexDialect)),
 		kv("InvalidRegexExact", jen.Lit(b.InvalidRegexExact)),
+		kv("SuspectCapture", jen.Lit(b.SuspectCapture)),
 	)
 	if len(b.CommandVars) > 0 {
 		fields = append(fields, kv("CommandVars", stringMap(b.CommandVars)))
@@ -347,6 +354,12 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
 			kv("NonObjectBlocks", jen.Lit(r.NonObjectBlocks)),
 		)))
+	}
+	if e.BlockInjects {
+		fields = append(fields, kv("BlockInjects", jen.True()))
+	}
+	if e.HarmlessContexts {
+		fields = append(fields, kv("HarmlessContexts", jen.True()))
 	}
 	fields = append(fields, kv("Subject", jen.Lit(e.Subject)), kv("Results", jen.Lit(e.Results)))
 	if len(e.Also) > 0 {
