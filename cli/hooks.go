@@ -210,6 +210,9 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	if why, never := table.Unfired[*event]; !ok && never {
 		return nil, nil, fmt.Errorf("hooks for %s never fire in dsh: %s", *event, why)
 	}
+	if where, pending := table.Pending[*event]; !ok && pending {
+		return nil, nil, fmt.Errorf("%s is an event of the engine that dsh does not fire yet (it would fire %s)", *event, where)
+	}
 	if !ok {
 		var names []string
 		for _, e := range table.Events {

@@ -140,10 +140,19 @@ func resolve(t *ir.Type, p string) *ir.Field {
 	return f
 }
 
-// BridgeFiles emits generated/hookmap for the tables, next to the Go of layout l.
+// BridgeFiles emits generated/hookmap for the tables, next to the Go of layout l, and the
+// page of hook events beside its catalog.
 func BridgeFiles(bs []*ir.Bridge, l Layout) ([]emit.File, error) {
 	base := path.Dir(l.GoDir)
-	return hookmap.Emit(bs, path.Join(base, "hookmap"), func(pkg string) string {
+	files, err := hookmap.Emit(bs, path.Join(base, "hookmap"), func(pkg string) string {
 		return Module + "/" + path.Join(base, WireDir, pkg)
 	})
+	if err != nil || len(bs) == 0 || l.DocsFile == "" {
+		return files, err
+	}
+	return append(files, hookmap.Coverage(bs, path.Join(path.Dir(l.DocsFile), HookEventsFile))), nil
 }
+
+// HookEventsFile is the name of the page, beside the catalog, that lists every hook event
+// of each engine and whether dsh fires it.
+const HookEventsFile = "hook-events.md"

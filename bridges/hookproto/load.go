@@ -153,7 +153,11 @@ func (l *loader) load(data []byte) {
 		}
 		if supported != nil && !supported[ev] {
 			if wrapped || kindOf(raw) == "array" {
-				l.diag(path, ev, "event", fmt.Errorf("%w %q", ErrUnsupportedEvent, ev))
+				err := fmt.Errorf("%w %q", ErrUnsupportedEvent, ev)
+				if where, ok := l.pending(ev); ok {
+					err = fmt.Errorf("%w %q: an event of the engine that dsh does not fire yet (it would fire %s)", ErrUnsupportedEvent, ev, where)
+				}
+				l.diag(path, ev, "event", err)
 			}
 			continue
 		}
@@ -194,6 +198,16 @@ func (l *loader) unfired(ev string) (string, bool) {
 	}
 	why, ok := l.opts.Table.Unfired[ev]
 	return why, ok
+}
+
+// pending says where ev, an event of the engine that dsh does not fire yet, would fire
+// (its table's Pending).
+func (l *loader) pending(ev string) (string, bool) {
+	if l.opts.Table == nil {
+		return "", false
+	}
+	where, ok := l.opts.Table.Pending[ev]
+	return where, ok
 }
 
 func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (Group, bool) {

@@ -60,6 +60,9 @@ type Bridge struct {
 	SettingsBlock string `json:"settingsBlock"`
 	// Unfired maps each event of the engine that dsh never fires to why.
 	Unfired map[string]string `json:"unfired"`
+	// Pending maps each event of the engine that dsh has the capability for but does not
+	// fire yet to where it would fire.
+	Pending map[string]string `json:"pending"`
 	// ToolInputs are, per tool of the engine's own, how the engine writes its input to a
 	// hook: the keys in order and the defaults it fills in.
 	ToolInputs map[string]ToolInput `json:"toolInputs"`

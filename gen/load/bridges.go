@@ -95,6 +95,11 @@ func bridges(dir, display string, overlay map[string]load.Source) ([]*ir.Bridge,
 			b.Events = append(b.Events, ev)
 		}
 		sort.Slice(b.Events, func(i, j int) bool { return b.Events[i].Event < b.Events[j].Event })
+		for ev := range b.Pending {
+			if _, ok := b.Unfired[ev]; ok {
+				w.errorf(b.Pos, "bridge %q event %q: both pending and unfired", e.name, ev)
+			}
+		}
 		for tool, ti := range b.ToolInputs {
 			for k := range ti.Defaults {
 				if !slices.Contains(ti.Keys, k) {
@@ -105,6 +110,9 @@ func bridges(dir, display string, overlay map[string]load.Source) ([]*ir.Bridge,
 		for _, ev := range b.Events {
 			if _, ok := b.Unfired[ev.Event]; ok {
 				w.errorf(ev.Pos, "bridge %q event %q: also in unfired (an event is fired or not)", e.name, ev.Event)
+			}
+			if _, ok := b.Pending[ev.Event]; ok {
+				w.errorf(ev.Pos, "bridge %q event %q: also in pending (an event is fired or not)", e.name, ev.Event)
 			}
 		}
 		out = append(out, b)

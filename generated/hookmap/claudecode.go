@@ -48,6 +48,13 @@ var ClaudeCode = Bridge{
 		"WorktreeCreate":    "it makes no worktrees",
 		"WorktreeRemove":    "it makes no worktrees",
 	},
+	Pending: map[string]string{
+		"InstructionsLoaded":  "when CLAUDE.md or a rule file is loaded into the context",
+		"PermissionDenied":    "when the approval seam refuses a call that asked",
+		"PostToolBatch":       "when the tool calls of one step have all settled",
+		"Setup":               "at dsh run --init, --init-only and --maintenance",
+		"UserPromptExpansion": "when a slash command expands a prompt",
+	},
 	ToolInputs: map[string]ToolInput{
 		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
 		"Edit": {Keys: []string{"file_path", "old_string", "new_string", "replace_all"}, Defaults: map[string]string{

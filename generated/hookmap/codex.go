@@ -34,6 +34,11 @@ var Codex = Bridge{
 		"SubagentStart": "it has no subagents",
 		"SubagentStop":  "it has no subagents",
 	},
+	Pending: map[string]string{
+		"Interrupt":       "when the user interrupts a turn",
+		"PreModelRequest": "before each model request (agent/request)",
+		"SessionEnd":      "when the session ends (agent/session-end)",
+	},
 	Events: []Event{
 		// PermissionRequest answers a call that needs approval (approval/answer), as the
 		// real engine: allow allows; deny denies with the message ("PermissionRequest

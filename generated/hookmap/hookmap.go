@@ -65,6 +65,9 @@ type Bridge struct {
 	// Unfired maps each event of the engine that dsh never fires to why (the end of
 	// "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.
 	Unfired map[string]string
+	// Pending maps each event of the engine whose capability dsh has but that it does not
+	// fire yet to where it would fire: a hooks file naming one fails to load.
+	Pending map[string]string
 	// ToolInputs are, per tool of the engine's own, how the engine writes its input to a
 	// hook (tool_input): its keys in order, and the defaults it fills in for absent ones.
 	ToolInputs map[string]ToolInput

@@ -77,6 +77,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.Unfired) > 0 {
 		out.Unfired = b.Unfired
 	}
+	if len(b.Pending) > 0 {
+		out.Pending = b.Pending
+	}
 	for tool, ti := range b.ToolInputs {
 		if out.ToolInputs == nil {
 			out.ToolInputs = map[string]hookmap.ToolInput{}

@@ -112,6 +112,8 @@ to it to the top-level stdin field that gives its value.`).Id("CommandVars").Map
 when the dialect has none.`).Id("SettingsBlock").String(),
 		gofile.Comment(`Unfired maps each event of the engine that dsh never fires to why (the end of
 "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.`).Id("Unfired").Map(jen.String()).String(),
+		gofile.Comment(`Pending maps each event of the engine whose capability dsh has but that it does not
+fire yet to where it would fire: a hooks file naming one fails to load.`).Id("Pending").Map(jen.String()).String(),
 		gofile.Comment(`ToolInputs are, per tool of the engine's own, how the engine writes its input to a
 hook (tool_input): its keys in order, and the defaults it fills in for absent ones.`).Id("ToolInputs").Map(jen.String()).Id("ToolInput"),
 		gofile.Comment(`SuspectCapture is what JSON output counts for when a process the hook left running
@@ -277,6 +279,9 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	)
 	if len(b.Unfired) > 0 {
 		fields = append(fields, kv("Unfired", stringMap(b.Unfired)))
+	}
+	if len(b.Pending) > 0 {
+		fields = append(fields, kv("Pending", stringMap(b.Pending)))
 	}
 	if len(b.ToolInputs) > 0 {
 		tools := make([]string, 0, len(b.ToolInputs))
