@@ -156,8 +156,9 @@ rights, as in Claude Code.
                        cap one model response's body at N bytes (default 64 MiB, 0: the
                        default): a response over it fails its call with RESPONSE_TOO_LARGE,
                        not retried, and the rest is not read. One server-sent event stays
-                       capped at 32 MiB, one tool call's arguments at 16 MiB, and the text
-                       and reasoning of one response at 16 MiB
+                       capped at 16 MiB, one tool call's arguments at 16 MiB, the text,
+                       reasoning and tool calls of one response at 16 MiB together, and its
+                       content blocks and tool calls at 10,000
   --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
                        plugin asks; default: every call but Read needs approval, as under
                        claude -p --permission-mode default. Headless, no one answers: a

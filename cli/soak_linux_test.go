@@ -17,12 +17,15 @@ import (
 	"time"
 )
 
-// soakWire is one provider wire's endless response: what comes first, then a text delta
-// (of the text given to repeat) repeated without end.
+// soakWire is one provider wire's endless responses: what comes first, then a text delta
+// (of the text given to repeat) repeated without end; or the i-th of tool calls without
+// end; or what opens one server-sent event that never ends.
 type soakWire struct {
 	model, path string
 	head        string
 	repeat      func(text string) string
+	call        func(i int) string
+	eventHead   string
 }
 
 func soakSSE(event, data string) string {
@@ -32,27 +35,46 @@ func soakSSE(event, data string) string {
 	return "event: " + event + "\ndata: " + data + "\n\n"
 }
 
+const anthropicStart = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`
+
 func soakWires() []soakWire {
 	return []soakWire{
 		{"anthropic:claude-test", "/v1/messages",
-			soakSSE("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`) +
+			soakSSE("message_start", anthropicStart) +
 				soakSSE("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
 			func(text string) string {
 				return soakSSE("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+text+`"}}`)
-			}},
+			},
+			func(i int) string {
+				return soakSSE("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{}}}`, i, i)) +
+					soakSSE("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+			},
+			"event: message_start\n"},
 		{"openai:gpt-test", "/v1/responses",
 			soakSSE("response.created", `{"type":"response.created","response":{"id":"resp_1"}}`),
 			func(text string) string {
 				return soakSSE("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"`+text+`"}`)
-			}},
+			},
+			func(i int) string {
+				return soakSSE("response.output_item.done", fmt.Sprintf(`{"type":"response.output_item.done","output_index":%d,"item":{"type":"function_call","id":"fc_%d","call_id":"call_%d","name":"Bash","arguments":"{}"}}`, i, i, i))
+			},
+			"event: response.created\n"},
 		{"openai-chat:test-model", "/v1/chat/completions", "",
 			func(text string) string {
 				return soakSSE("", `{"choices":[{"index":0,"delta":{"content":"`+text+`"}}]}`)
-			}},
+			},
+			func(i int) string {
+				return soakSSE("", fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"Bash","arguments":"{}"}}]}}]}`, i, i))
+			},
+			""},
 		{"gemini:gemini-test", "/models/gemini-test:streamGenerateContent", "",
 			func(text string) string {
 				return soakSSE("", `{"candidates":[{"content":{"role":"model","parts":[{"text":"`+text+`"}]},"index":0}]}`)
-			}},
+			},
+			func(i int) string {
+				return soakSSE("", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"call_%d","name":"Bash","args":{}}}]},"index":0}]}`, i))
+			},
+			""},
 	}
 }
 
@@ -82,30 +104,53 @@ func logHas(t *testing.T, path, want string) bool {
 }
 
 // TestSoakEndlessModelStream runs the dsh binary against a local model endpoint that
-// streams text without end (up to 1 GiB), once per provider wire with the default caps
-// and once with --max-response-bytes: dsh run exits 1, the session log records
-// RESPONSE_TOO_LARGE, its peak RSS stays under 200 MB, the server got to write little
-// more than the cap, and no process of dsh's group is left.
+// streams without end (up to 1 GiB), once per provider wire and per way of sending
+// without end (text, at the default caps and with --max-response-bytes; tool calls; one
+// server-sent event; for Anthropic, content blocks never closed): dsh run exits 1, the
+// session log records RESPONSE_TOO_LARGE, its peak RSS stays under 200 MB, the server got
+// to write little more than the cap, and no process of dsh's group is left.
 func TestSoakEndlessModelStream(t *testing.T) {
-	const bound = 1 << 30 // what the server would stream: far past every cap
+	const (
+		bound  = 1 << 30     // what the server would stream: far past every cap
+		maxRSS = 200_000_000 // bytes
+	)
 	dir := t.TempDir()
 	bin := buildDsh(t, dir)
 	for _, wire := range soakWires() {
-		for _, c := range []struct {
-			name   string
-			cap    int64
-			text   string // the text of each delta
-			maxRSS int64
-			args   []string
-		}{
+		type soakCase struct {
+			name string
+			cap  int64 // what the server writes at most, give or take what the sockets buffer
+			next func(i int) string
+			head string
+			args []string
+		}
+		texts := func(text string) func(int) string {
+			delta := wire.repeat(text)
+			return func(int) string { return delta }
+		}
+		cases := []soakCase{
 			// The defaults, in deltas of 8 KiB (64 MiB of 32-byte deltas would cost some
 			// 10 s of CPU a run). The answer's text is held until the call ends (the
-			// partial answer is kept): the text cap (16 MiB, provider.Limits.TextBytes)
-			// ends an all-text stream first and bounds what is held.
-			{"default caps", 16 << 20, strings.Repeat("0123456789abcdef", 512), 200 << 20, nil},
+			// partial answer is kept): the content cap (16 MiB,
+			// provider.Limits.ContentBytes) ends an all-text stream first and bounds what
+			// is held.
+			{"default caps", 16 << 20, texts(strings.Repeat("0123456789abcdef", 512)), wire.head, nil},
 			// A lower cap, in small deltas (the per-delta cost).
-			{"--max-response-bytes 4 MiB", 4 << 20, "0123456789abcdef0123456789abcdef", 200 << 20, []string{"--max-response-bytes", fmt.Sprint(4 << 20)}},
-		} {
+			{"--max-response-bytes 4 MiB", 4 << 20, texts("0123456789abcdef0123456789abcdef"), wire.head, []string{"--max-response-bytes", fmt.Sprint(4 << 20)}},
+			// Tool calls without end, each of them small: the block cap (10,000,
+			// provider.Limits.Blocks) ends them.
+			{"tool calls", 16 << 20, wire.call, wire.head, nil},
+			// One event whose data lines never end (provider.Limits.EventBytes, 16 MiB).
+			{"one event", 16 << 20, func(int) string { return strings.Repeat("x", 8000) + "\ndata: " }, wire.eventHead + `data: {"x":"`, nil},
+		}
+		if strings.HasPrefix(wire.model, "anthropic:") {
+			// Content blocks opened and never closed, which the provider keeps until
+			// their end: the block cap ends them too.
+			cases = append(cases, soakCase{"open blocks", 16 << 20, func(i int) string {
+				return soakSSE("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"text","text":""}}`, i))
+			}, soakSSE("message_start", anthropicStart), nil})
+		}
+		for _, c := range cases {
 			t.Run(wire.model+"/"+c.name, func(t *testing.T) {
 				var wrote atomic.Int64
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,12 +159,14 @@ func TestSoakEndlessModelStream(t *testing.T) {
 						return
 					}
 					w.Header().Set("Content-Type", "text/event-stream")
-					n, err := io.WriteString(w, wire.head)
+					n, err := io.WriteString(w, c.head)
 					wrote.Add(int64(n))
-					delta := wire.repeat(c.text)
-					chunk := strings.Repeat(delta, max(1, (64<<10)/len(delta)))
-					for err == nil && wrote.Load() < bound {
-						n, err = io.WriteString(w, chunk)
+					for i := 1; err == nil && wrote.Load() < bound; {
+						var chunk strings.Builder
+						for ; chunk.Len() < 64<<10; i++ {
+							chunk.WriteString(c.next(i))
+						}
+						n, err = io.WriteString(w, chunk.String())
 						wrote.Add(int64(n))
 					}
 				}))
@@ -156,8 +203,8 @@ func TestSoakEndlessModelStream(t *testing.T) {
 				rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
 				fi, _ := os.Stat(logFile)
 				t.Logf("peak RSS %d MiB, the server wrote %d MiB, CPU %v, log %d MiB", rss>>20, wrote.Load()>>20, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), fi.Size()>>20)
-				if rss > c.maxRSS {
-					t.Errorf("peak RSS %d bytes, over %d", rss, c.maxRSS)
+				if rss > maxRSS {
+					t.Errorf("peak RSS %d bytes, over %d", rss, maxRSS)
 				}
 				if w := wrote.Load(); w > c.cap+(32<<20) {
 					t.Errorf("the server wrote %d bytes before dsh stopped reading; the cap is %d", w, c.cap)

@@ -67,6 +67,9 @@ type Case struct {
 	// Sandbox runs the engine (Codex) and dsh run with their Bash sandbox in this mode
 	// (Codex's sandbox_mode, dsh's --sandbox) instead of none.
 	Sandbox string
+	// Workspace is the name of the workspace directory of each run ("ws" when empty): a
+	// case about what the engines make of a directory's name.
+	Workspace string
 	// EngineUntil names a hook (as hook runs are named: EVENT-N) that the engine
 	// sometimes kills before it ends; the engine's run is repeated, up to engineAttempts
 	// runs in all, until the hook ran to its end, and the comparison is with that run.

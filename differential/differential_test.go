@@ -50,8 +50,13 @@ type runDir struct {
 	root, home, ws, hooklog, state, hooks string
 }
 
-func newRunDir(t *testing.T, base string) runDir {
-	d := runDir{root: base, home: filepath.Join(base, "home"), ws: filepath.Join(base, "ws"),
+// newRunDir makes the directories of one run under base; the workspace is named ws
+// ("ws" when empty, Case.Workspace).
+func newRunDir(t *testing.T, base, ws string) runDir {
+	if ws == "" {
+		ws = "ws"
+	}
+	d := runDir{root: base, home: filepath.Join(base, "home"), ws: filepath.Join(base, ws),
 		hooklog: filepath.Join(base, "hooklog"), state: filepath.Join(base, "state"), hooks: filepath.Join(base, "hooks")}
 	for _, p := range []string{d.home, d.ws, d.hooklog, d.state, d.hooks, filepath.Join(d.home, ".codex")} {
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -244,7 +249,7 @@ type Result struct {
 // runEngine runs c under engine in dir and returns what it observed; false when the
 // mock could not start (res.Err says why).
 func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c Case, engine string, res *Result, obs func(runDir, []Request, []Next) Observation) (Observation, runDir, bool) {
-	ed := newRunDir(t, dir)
+	ed := newRunDir(t, dir, c.Workspace)
 	cfg := ed.hooksJSON(t, c, wrap)
 	ed.writeSources(t, c, wrap)
 	prompts := c.prompts()
@@ -393,7 +398,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	prompts := c.prompts()
 	// dsh.
-	dd := newRunDir(t, filepath.Join(base, "dsh"))
+	dd := newRunDir(t, filepath.Join(base, "dsh"), c.Workspace)
 	hooksFile := filepath.Join(dd.root, "hooks.json")
 	var extra []string
 	if c.Plugin {

@@ -218,5 +218,11 @@ func geminiCases() []Case {
 		// (Hook.Args is quoted, so only a substitution by the engine expands it).
 		{Name: "gemini/env/substituted", Engines: []string{"gemini"}, Turns: oneCall, Hooks: []Hook{
 			{Event: BT, Args: "'$GEMINI_PROJECT_DIR'", Script: `[ "$1" = "$(pwd)" ] && touch ran_substituted; exit 0`}}},
+		// A workspace whose name is shell code, substituted inside double quotes: the engine
+		// quotes the value for a bare word, so bash runs the name's command substitution
+		// (ran_injected; the hook's $1 is '<ws without it>'/x, the quotes literal); dsh
+		// refuses to run the hook and blocks the call (differences.md).
+		{Name: "gemini/env/hostile-dir", Engines: []string{"gemini"}, Turns: oneCall, Workspace: "ws$(touch ran_injected)", Hooks: []Hook{
+			{Event: BT, Args: `"$GEMINI_PROJECT_DIR/x"`, Script: `printf '%s\n' "$1" > {{state}}/arg; touch ran_hook; exit 0`}}},
 	}
 }

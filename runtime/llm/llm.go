@@ -175,7 +175,8 @@ const (
 	// CodeInvalidRequest is a request the adapter could not build or send.
 	CodeInvalidRequest = "INVALID_REQUEST"
 	// CodeResponseTooLarge is a response over one of the provider's caps (its body, one
-	// event, one tool call's arguments); the rest was not read. It is not retried.
+	// event, one tool call's arguments, what is held of it, its blocks); the rest was not
+	// read. It is not retried.
 	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
 	// CodeRedirectRefused is a request the endpoint redirected to another origin, which
 	// the providers do not follow (the credentials stay with their endpoint).

@@ -386,9 +386,15 @@ type anthropicBlock struct {
 	data      string
 }
 
+// pending is what the block holds until it ends and is yielded.
+func (b *anthropicBlock) pending() int { return b.args.Len() + len(b.signature) + len(b.data) }
+
 // anthropicState is the fold of one Messages stream.
 type anthropicState struct {
-	blocks     map[int64]*anthropicBlock
+	blocks map[int64]*anthropicBlock
+	// pending is what the open blocks hold (anthropicBlock.pending), counted against the
+	// content cap before it is yielded.
+	pending    int
 	stopReason string
 	calls      int
 	stopped    bool // message_stop arrived
@@ -424,8 +430,17 @@ func (st *anthropicState) apply(c *call, ev anthropic.MessageStreamEventUnion) b
 		st.usage(c, u.OutputTokens)
 	case "content_block_start":
 		cb := ev.ContentBlock
+		if !c.block() {
+			return false
+		}
+		if old := st.blocks[ev.Index]; old != nil {
+			st.pending -= old.pending()
+		}
 		b := &anthropicBlock{kind: cb.Type, id: cb.ID, name: cb.Name, signature: cb.Signature, data: cb.Data}
 		st.blocks[ev.Index] = b
+		if st.pending += b.pending(); c.contentOver(st.pending) {
+			return false
+		}
 		if cb.Type == "text" && cb.Text != "" {
 			return c.emit(dsh.ChunkTextDelta{Text: cb.Text})
 		}
@@ -447,11 +462,17 @@ func (st *anthropicState) apply(c *call, ev anthropic.MessageStreamEventUnion) b
 		case "signature_delta":
 			if b != nil {
 				b.signature += d.Signature
+				if st.pending += len(d.Signature); c.contentOver(st.pending) {
+					return false
+				}
 			}
 		case "input_json_delta":
 			if b != nil {
 				b.args.WriteString(d.PartialJSON)
 				if c.argumentsOver(b.args.Len()) {
+					return false
+				}
+				if st.pending += len(d.PartialJSON); c.contentOver(st.pending) {
 					return false
 				}
 			}
@@ -462,6 +483,7 @@ func (st *anthropicState) apply(c *call, ev anthropic.MessageStreamEventUnion) b
 			return true
 		}
 		delete(st.blocks, ev.Index)
+		st.pending -= b.pending() // counted again as it is yielded
 		switch b.kind {
 		case "tool_use":
 			args := b.args.String()

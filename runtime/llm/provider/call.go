@@ -121,8 +121,10 @@ type call struct {
 	// done is set once the call yielded its last item (a finish, an error, or the
 	// consumer stopped).
 	done bool
-	// text counts the bytes of the text and reasoning deltas yielded so far.
-	text int
+	// held counts the bytes of text, reasoning, arguments and signatures yielded so far
+	// (Limits.ContentBytes); blocks counts the content blocks and tool calls the wire
+	// opened (Limits.Blocks).
+	held, blocks int
 }
 
 // adapterDefaults fills an adapter's logger (discard) and call timeout
@@ -175,14 +177,15 @@ func (c *call) emit(chunk dsh.AssistantChunk) bool {
 			c.argumentsCapped()
 			return false
 		}
+		if !c.hold(len(ch.Arguments) + signatureLen(ch.Signature)) {
+			return false
+		}
 	case dsh.ChunkTextDelta:
-		if c.text += len(ch.Text); c.text > c.facts.limits.TextBytes {
-			c.textCapped()
+		if !c.hold(len(ch.Text)) {
 			return false
 		}
 	case dsh.ChunkReasoningDelta:
-		if c.text += len(ch.Text); c.text > c.facts.limits.TextBytes {
-			c.textCapped()
+		if !c.hold(len(ch.Text) + signatureLen(ch.Signature)) {
 			return false
 		}
 	}
@@ -199,10 +202,43 @@ func (c *call) argumentsCapped() {
 	c.fail(dsh.LLMFailure{Message: c.provider + ": " + e.Error(), Code: llm.CodeResponseTooLarge})
 }
 
-// textCapped fails the call whose text and reasoning crossed their cap.
-func (c *call) textCapped() {
-	e := &CapError{What: "text", Limit: int64(c.facts.limits.TextBytes)}
+// signatureLen is the length of an optional signature.
+func signatureLen(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
+}
+
+// hold counts n more bytes yielded of the response's text, reasoning, arguments or
+// signatures against Limits.ContentBytes; it fails the call and reports false once they
+// are over it.
+func (c *call) hold(n int) bool {
+	c.held += n
+	return !c.contentOver(0)
+}
+
+// contentOver reports whether what was yielded and pending bytes more, which a provider
+// accumulates before it yields them (a call's argument deltas), are over
+// Limits.ContentBytes, failing the call if so: before they grow further.
+func (c *call) contentOver(pending int) bool {
+	if c.held+pending <= c.facts.limits.ContentBytes {
+		return false
+	}
+	e := &CapError{What: "text, reasoning and tool calls", Limit: int64(c.facts.limits.ContentBytes)}
 	c.fail(dsh.LLMFailure{Message: c.provider + ": " + e.Error(), Code: llm.CodeResponseTooLarge})
+	return true
+}
+
+// block counts one more content block, output item or tool call of the response against
+// Limits.Blocks; it fails the call and reports false once they are over it.
+func (c *call) block() bool {
+	if c.blocks++; c.blocks <= c.facts.limits.Blocks {
+		return true
+	}
+	e := &CapError{What: "content blocks and tool calls", Limit: int64(c.facts.limits.Blocks), Blocks: true}
+	c.fail(dsh.LLMFailure{Message: c.provider + ": " + e.Error(), Code: llm.CodeResponseTooLarge})
+	return false
 }
 
 // argumentsOver reports whether arguments of n bytes are over the cap, failing the call if

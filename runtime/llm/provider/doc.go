@@ -10,7 +10,10 @@
 // [*MissingEnvError] naming the variable) before anything starts. Keys and endpoints come
 // from the variables the engines read ([Options].Getenv). The SDKs' own retries are off:
 // [llm.RetryPolicy] is dsh's, as an agent/request-error listener. Each call is bounded by
-// [Options].Timeout.
+// [Options].Timeout, and each response by [Options].Limits ([Limits]: its body, one event,
+// one tool call's arguments, what dsh holds of it, its blocks; past one,
+// [llm.CodeResponseTooLarge]); a redirect to another origin is refused
+// ([llm.CodeRedirectRefused]).
 //
 // Failures are normalized alike for every provider: an HTTP error status is a failure with
 // the status, the provider's message and code, the request id and Retry-After (as

@@ -323,10 +323,14 @@ func (st *geminiState) apply(c *call, resp *genai.GenerateContentResponse) bool 
 					args = []byte("{}")
 				}
 				st.calls++
-				if !c.emit(dsh.ChunkToolCall{ID: id, Name: fc.Name, Arguments: string(args), Signature: sig}) {
+				if !c.block() || !c.emit(dsh.ChunkToolCall{ID: id, Name: fc.Name, Arguments: string(args), Signature: sig}) {
 					return false
 				}
 			case p.Thought:
+				// A signature ends a reasoning block: one more block.
+				if sig != nil && !c.block() {
+					return false
+				}
 				if (p.Text != "" || sig != nil) && !c.emit(dsh.ChunkReasoningDelta{Text: p.Text, Signature: sig}) {
 					return false
 				}

@@ -16,24 +16,31 @@ import (
 // be redirected to.
 
 // Default caps of a model response ([Limits]). No real response comes near them: the
-// largest answers the vendors allow (128k output tokens) are some 10 MB of event stream,
-// and the Responses API's closing event repeats the whole response once more.
+// largest answers the vendors allow (128k output tokens) are some 10 MB of event stream
+// and 0.5 MB of text, the Responses API's closing event repeats that text once more, and
+// a response holds tens of content blocks and tool calls, not thousands. Each default
+// keeps dsh under 200 MB of memory against a server that sends without end
+// (TestSoakEndlessModelStream).
 const (
 	// DefaultResponseBytes caps the bytes of one response body.
 	DefaultResponseBytes = 64 << 20
 	// DefaultEventBytes caps one server-sent event: its lines up to the blank line that
 	// ends it.
-	DefaultEventBytes = 32 << 20
+	DefaultEventBytes = 16 << 20
 	// DefaultToolArgumentBytes caps the arguments of one tool call.
 	DefaultToolArgumentBytes = 16 << 20
-	// DefaultTextBytes caps the text and reasoning of one response, together: some 30
-	// times the text of 128k output tokens.
-	DefaultTextBytes = 16 << 20
+	// DefaultContentBytes caps what dsh holds of one response until it ends (its text,
+	// reasoning and tool calls' arguments, together): some 30 times the text of 128k
+	// output tokens.
+	DefaultContentBytes = 16 << 20
+	// DefaultBlocks caps the content blocks and tool calls of one response.
+	DefaultBlocks = 10_000
 )
 
 // Limits cap what one model response may make dsh read and hold, so that a server sending
-// without end (text deltas, argument deltas, one endless event) ends the call with a
-// failure instead of exhausting memory. Zero fields mean the defaults.
+// without end (text deltas, argument deltas, tool calls, content blocks, one endless
+// event) ends the call with a failure instead of exhausting memory. Zero fields mean the
+// defaults.
 type Limits struct {
 	// ResponseBytes caps the bytes of one response body; zero means
 	// [DefaultResponseBytes].
@@ -43,9 +50,13 @@ type Limits struct {
 	// ToolArgumentBytes caps the arguments of one tool call; zero means
 	// [DefaultToolArgumentBytes].
 	ToolArgumentBytes int
-	// TextBytes caps the text and reasoning of one response, together, as dsh holds them
-	// until the response ends; zero means [DefaultTextBytes].
-	TextBytes int
+	// ContentBytes caps what dsh holds of one response until it ends: its text, its
+	// reasoning and its tool calls' arguments (and the signatures that come with them),
+	// together; zero means [DefaultContentBytes].
+	ContentBytes int
+	// Blocks caps the parts of one response dsh keeps track of: its content blocks,
+	// output items and tool calls, as its wire divides it; zero means [DefaultBlocks].
+	Blocks int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -58,22 +69,31 @@ func (l Limits) withDefaults() Limits {
 	if l.ToolArgumentBytes <= 0 {
 		l.ToolArgumentBytes = DefaultToolArgumentBytes
 	}
-	if l.TextBytes <= 0 {
-		l.TextBytes = DefaultTextBytes
+	if l.ContentBytes <= 0 {
+		l.ContentBytes = DefaultContentBytes
+	}
+	if l.Blocks <= 0 {
+		l.Blocks = DefaultBlocks
 	}
 	return l
 }
 
 // CapError is a response that crossed one of its [Limits]: what was capped and the cap.
 type CapError struct {
-	// What is "response", "event", "tool call arguments" or "text".
+	// What is "response", "event", "tool call arguments", "text, reasoning and tool
+	// calls" or "content blocks and tool calls".
 	What string
-	// Limit is the cap in bytes.
+	// Limit is the cap: bytes, or a count of blocks where Blocks is set.
 	Limit int64
+	// Blocks says Limit counts blocks ([Limits.Blocks]), not bytes.
+	Blocks bool
 }
 
 // Error says which cap the response crossed.
 func (e *CapError) Error() string {
+	if e.Blocks {
+		return fmt.Sprintf("the model's response has more than %d %s (the provider's cap; the rest was not read)", e.Limit, e.What)
+	}
 	return fmt.Sprintf("the model's %s exceeded %d bytes (the provider's cap; the rest was not read)", e.What, e.Limit)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,13 +19,14 @@ import (
 
 // wireShapes are the pieces of each provider's event stream the cap tests repeat without
 // end: what comes first, a text delta, a tool call's opening and one of its argument
-// deltas (empty where the wire sends a call's arguments whole), and a call whose
-// arguments are args, whole.
+// deltas (empty where the wire sends a call's arguments whole), a call whose arguments
+// are args, whole, and the i-th of a series of complete tool calls.
 type wireShapes struct {
 	spec                  string // --model value
 	prefix, text          string
 	argsOpen, argsDelta   string
 	wholeCall             func(args string) string
+	call                  func(i int, args string) string
 	keyHeader, keyPresent string // the header carrying the API key, and its value
 }
 
@@ -43,6 +45,9 @@ func shapes() []wireShapes {
 					[2]string{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":7}}`},
 					[2]string{"message_stop", `{"type":"message_stop"}`})...)
 			},
+			call: func(i int, args string) string {
+				return sse(anthropicTool(1+i%9, fmt.Sprintf("toolu_%d", i), "Bash", args)...) // a one-digit index, reused
+			},
 			keyHeader: "X-Api-Key", keyPresent: "sk-ant-test",
 		},
 		{
@@ -54,6 +59,9 @@ func shapes() []wireShapes {
 				return sse([2]string{"", `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"Bash","arguments":` + bigArgs(args) + `}}]}}]}`},
 					[2]string{"", `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`})
 			},
+			call: func(i int, args string) string {
+				return sse([2]string{"", fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"Bash","arguments":%s}}]}}]}`, i, i, bigArgs(args))})
+			},
 			keyHeader: "Authorization", keyPresent: "Bearer sk-test",
 		},
 		{
@@ -63,6 +71,9 @@ func shapes() []wireShapes {
 			wholeCall: func(args string) string {
 				return sse(respEvent("response.output_item.done", `,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"Bash","arguments":`+bigArgs(args)+`}`), respCompleted)
 			},
+			call: func(i int, args string) string {
+				return sse(respEvent("response.output_item.done", fmt.Sprintf(`,"output_index":%d,"item":{"type":"function_call","id":"fc_%d","call_id":"call_%d","name":"Bash","arguments":%s}`, i, i, i, bigArgs(args))))
+			},
 			keyHeader: "Authorization", keyPresent: "Bearer sk-test",
 		},
 		{
@@ -70,6 +81,9 @@ func shapes() []wireShapes {
 			text: sse(gemText("0123456789abcdef", "")),
 			wholeCall: func(args string) string {
 				return sse([2]string{"", `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"Bash","args":{"command":` + bigArgs(args) + `}}}]},"finishReason":"STOP","index":0}]}`})
+			},
+			call: func(i int, args string) string {
+				return sse([2]string{"", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"call_%d","name":"Bash","args":{"command":%s}}}]},"index":0}]}`, i, bigArgs(args))})
 			},
 			keyHeader: "X-Goog-Api-Key", keyPresent: "gem-test",
 		},
@@ -85,13 +99,21 @@ func capEnv(base string) func(string) string {
 // endless serves head, then body repeated until the client goes away or bound bytes were
 // written; it counts what it wrote.
 func endless(head, body string, bound int64, wrote *atomic.Int64) http.HandlerFunc {
+	return endlessSeq(head, func(int) string { return body }, bound, wrote)
+}
+
+// endlessSeq is endless with a body that changes: next(1), next(2), ...
+func endlessSeq(head string, next func(i int) string, bound int64, wrote *atomic.Int64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		n, err := io.WriteString(w, head)
 		wrote.Add(int64(n))
-		chunk := strings.Repeat(body, max(1, (64<<10)/max(1, len(body))))
-		for err == nil && wrote.Load() < bound {
-			n, err = io.WriteString(w, chunk)
+		for i := 1; err == nil && wrote.Load() < bound; {
+			var chunk strings.Builder
+			for ; chunk.Len() < 64<<10; i++ {
+				chunk.WriteString(next(i))
+			}
+			n, err = io.WriteString(w, chunk.String())
 			wrote.Add(int64(n))
 		}
 	}
@@ -120,6 +142,31 @@ func TestResponseCaps(t *testing.T) {
 				var wrote atomic.Int64
 				srv := httptest.NewServer(endless(tc.head, tc.body, bound, &wrote))
 				resp := capCall(t, sh.spec, srv.URL, limits)
+				srv.Close()
+				wantCapped(t, resp, tc.want)
+				// The server's writes are buffered by the kernel and the client: a few MB
+				// past the cap, never the gigabyte it would send.
+				if w := wrote.Load(); w > 64<<20 {
+					t.Errorf("the server wrote %d bytes before the call ended", w)
+				}
+				checkNoLeak(t, before)
+			})
+		}
+		// Tool calls without end, each well under its own cap: what dsh holds of them, or
+		// their number, ends the call.
+		for name, tc := range map[string]struct {
+			args   string
+			limits Limits
+			want   string
+		}{
+			"endless tool calls":            {`{}`, Limits{Blocks: 100}, "more than 100 content blocks and tool calls"},
+			"endless tool calls' arguments": {`{"command":"` + strings.Repeat("a", 4096) + `"}`, Limits{ContentBytes: 1 << 20}, "text, reasoning and tool calls exceeded 1048576 bytes"},
+		} {
+			t.Run(sh.spec+"/"+name, func(t *testing.T) {
+				before := runtime.NumGoroutine()
+				var wrote atomic.Int64
+				srv := httptest.NewServer(endlessSeq(sh.prefix, func(i int) string { return sh.call(i, tc.args) }, bound, &wrote))
+				resp := capCall(t, sh.spec, srv.URL, tc.limits)
 				srv.Close()
 				wantCapped(t, resp, tc.want)
 				// The server's writes are buffered by the kernel and the client: a few MB

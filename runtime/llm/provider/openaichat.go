@@ -509,7 +509,10 @@ type toolAcc struct {
 
 // chatState is the fold of one chat-completions stream.
 type chatState struct {
-	tools        map[int]*toolAcc
+	tools map[int]*toolAcc
+	// pending is the arguments the accumulated calls hold, counted against the content
+	// cap before they are yielded.
+	pending      int
 	lastIndex    int
 	finishRaw    string
 	sawFinish    bool
@@ -557,6 +560,9 @@ func (m *OpenAIChat) applyDelta(c *call, st *chatState, ch openai.ChatCompletion
 		st.lastIndex = idx
 		acc := st.tools[idx]
 		if acc == nil {
+			if !c.block() {
+				return false
+			}
 			acc = &toolAcc{}
 			st.tools[idx] = acc
 		}
@@ -568,6 +574,9 @@ func (m *OpenAIChat) applyDelta(c *call, st *chatState, ch openai.ChatCompletion
 		}
 		acc.args.WriteString(td.Function.Arguments)
 		if c.argumentsOver(acc.args.Len()) {
+			return false
+		}
+		if st.pending += len(td.Function.Arguments); c.contentOver(st.pending) {
 			return false
 		}
 	}
@@ -613,6 +622,7 @@ func (m *OpenAIChat) emitToolCalls(c *call, st *chatState) bool {
 		indices = append(indices, i)
 	}
 	slices.Sort(indices)
+	st.pending = 0 // counted again as each call is yielded
 	for _, i := range indices {
 		acc := st.tools[i]
 		id := acc.id

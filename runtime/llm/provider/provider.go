@@ -38,9 +38,10 @@ type Options struct {
 	// Timeout bounds one call, from the request to the end of its stream; zero means
 	// [DefaultCallTimeout]. A call past it ends with an error finish of [llm.CodeTimeout].
 	Timeout time.Duration
-	// Limits cap each response (its body, one event, one tool call's arguments); zero
-	// fields mean the defaults ([DefaultResponseBytes], [DefaultEventBytes],
-	// [DefaultToolArgumentBytes]). A response over a cap fails its call with
+	// Limits cap each response (its body, one event, one tool call's arguments, what dsh
+	// holds of it, its blocks); zero fields mean the defaults ([DefaultResponseBytes],
+	// [DefaultEventBytes], [DefaultToolArgumentBytes], [DefaultContentBytes],
+	// [DefaultBlocks]). A response over a cap fails its call with
 	// [llm.CodeResponseTooLarge].
 	Limits Limits
 }

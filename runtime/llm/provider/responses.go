@@ -329,24 +329,42 @@ type responsesState struct {
 	calls    int
 }
 
+// stream marks item as streamed; a new one counts against the block cap. It reports
+// whether the stream goes on.
+func (st *responsesState) stream(c *call, item string) bool {
+	if st.streamed[item] {
+		return true
+	}
+	st.streamed[item] = true
+	return c.block()
+}
+
 // apply folds one event; it reports whether the stream goes on.
 func (st *responsesState) apply(c *call, ev responses.ResponseStreamEventUnion) bool {
 	switch ev.Type {
 	case "response.output_text.delta":
-		st.streamed[ev.ItemID] = true
+		if !st.stream(c, ev.ItemID) {
+			return false
+		}
 		if ev.Delta != "" {
 			return c.emit(dsh.ChunkTextDelta{Text: ev.Delta})
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		st.streamed[ev.ItemID] = true
+		if !st.stream(c, ev.ItemID) {
+			return false
+		}
 		if ev.Delta != "" {
 			return c.emit(dsh.ChunkReasoningDelta{Text: ev.Delta})
 		}
 	case "response.output_item.done":
 		it := ev.Item
+		streamed := st.streamed[it.ID] // counted as a block at its first delta
+		if !streamed && !c.block() {
+			return false
+		}
 		switch it.Type {
 		case "message":
-			if st.streamed[it.ID] {
+			if streamed {
 				return true
 			}
 			var text strings.Builder
@@ -363,7 +381,7 @@ func (st *responsesState) apply(c *call, ev responses.ResponseStreamEventUnion) 
 		case "reasoning":
 			r := it.AsReasoning()
 			var summary strings.Builder
-			if !st.streamed[it.ID] {
+			if !streamed {
 				for _, s := range r.Summary {
 					summary.WriteString(s.Text)
 				}
