@@ -144,7 +144,8 @@ rights, as in Claude Code.
                        (updatedInput), run them again on the rewritten input; a deny then
                        denies, a second updatedInput is ignored
   --stop-cap N         how many times a Stop hook may continue one turn (0: never);
-                       default as the dialect's engine: 8 for claude-code, none for codex,
+                       default as the dialect's engine: 8 for claude-code (or
+                       CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, 0 or less: none), none for codex,
                        100 for gemini
   --context-window N   the model's context window, in tokens: the session compacts (one
                        summarizing model call) before a step once the request reaches

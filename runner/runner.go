@@ -17,8 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dshkit/dsh/bridges/mcp"
@@ -333,9 +336,35 @@ func (s *Session) continuationCap() int {
 	case c != nil && *c > 0:
 		return *c
 	case s.cfg.Hooks.loads():
-		return s.cfg.Hooks.desc().ContinuationCap
+		d := s.cfg.Hooks.desc()
+		env := s.cfg.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		if n, ok := capFromEnv(env, d.ContinuationCapEnv); ok {
+			if n <= 0 {
+				return math.MaxInt
+			}
+			return n
+		}
+		return d.ContinuationCap
 	}
 	return loop.DefaultContinuationCap
+}
+
+// capFromEnv reads the whole number the variable name holds in env (KEY=value pairs; the
+// last one counts); ok is false when name is empty, unset or not a whole number.
+func capFromEnv(env []string, name string) (int, bool) {
+	if name == "" {
+		return 0, false
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, found := strings.CutPrefix(env[i], name+"="); found {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // compaction is the loop's compaction config: the window of Limits.ContextWindow, else

@@ -89,9 +89,12 @@ func Descriptor() *dialect.Descriptor {
 		ToolStyle:       "claude-code",
 		Rules:           &Rules,
 		ContinuationCap: 8,
-		ModelProvider:   "anthropic",
-		EnvFile:         true,
-		Revalidate:      true,
+		// Measured in 2.1.328: CLAUDE_CODE_STOP_HOOK_BLOCK_CAP ?? 8, and a cap of 0 or
+		// less caps nothing.
+		ContinuationCapEnv: "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
+		ModelProvider:      "anthropic",
+		EnvFile:            true,
+		Revalidate:         true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			b, err := New(c)
 			if err != nil {

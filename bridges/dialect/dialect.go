@@ -50,6 +50,10 @@ type Descriptor struct {
 	// ContinuationCap is how many times a Stop hook may continue one turn in the engine
 	// (math.MaxInt: no limit); --stop-cap overrides it.
 	ContinuationCap int
+	// ContinuationCapEnv, when set, names the environment variable with which the
+	// engine's user raises ContinuationCap (a whole number; 0 or less: no limit);
+	// --stop-cap overrides it too.
+	ContinuationCapEnv string
 	// ModelProvider is the provider whose wire the engine speaks ("anthropic",
 	// "openai", "gemini"), as named by --model PROVIDER:MODEL.
 	ModelProvider string
