@@ -53,7 +53,7 @@ func TestUsageExitCodes(t *testing.T) {
 		"response cap overflows": {[]string{"run", "--demo", "--max-response-bytes", "99999999999999999999", "hi"}, 2},
 		"unknown command":        {[]string{"nope"}, 2},
 		"no subcommand":          {[]string{"hooks"}, 2},
-		"no dialect":             {[]string{"hooks", "run", "--config", good, "--event", "Stop", "--input", in}, 2},
+		"no event anywhere":      {[]string{"hooks", "run", "--config", good, "--input", good}, 2},
 		"bad dialect":            {[]string{"hooks", "run", "--dialect", "klingon", "--config", good, "--event", "Stop", "--input", in}, 2},
 		"no config":              {[]string{"hooks", "run", "--dialect", "codex", "--event", "Stop", "--input", in}, 2},
 		"missing config":         {[]string{"hooks", "run", "--dialect", "codex", "--config", dir + "/none.json", "--event", "Stop", "--input", in}, 1},
