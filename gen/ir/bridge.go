@@ -58,6 +58,17 @@ type Bridge struct {
 	SettingsBlock string `json:"settingsBlock"`
 	// Unfired maps each event of the engine that dsh never fires to why.
 	Unfired map[string]string `json:"unfired"`
+	// Handlers are the handler types the engine runs besides "command", by type.
+	Handlers map[string]*HandlerType `json:"handlers"`
+}
+
+// HandlerType is what a dialect says about one handler type other than "command".
+type HandlerType struct {
+	// DefaultTimeoutSec is the timeout of a handler of the type that sets none.
+	DefaultTimeoutSec int `json:"defaultTimeoutSec"`
+	// EventTimeoutSec gives the handlers of the type at the events it names another
+	// default timeout.
+	EventTimeoutSec map[string]int `json:"eventTimeoutSec"`
 }
 
 // BridgeEvent maps one external event onto one extension point.

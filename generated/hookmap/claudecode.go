@@ -47,6 +47,14 @@ var ClaudeCode = Bridge{
 		"WorktreeCreate":    "it makes no worktrees",
 		"WorktreeRemove":    "it makes no worktrees",
 	},
+	Handlers: map[string]HandlerType{
+		"http": {
+			DefaultTimeoutSec: 600,
+			EventTimeoutSec: map[string]int{
+				"UserPromptSubmit": 30,
+			},
+		},
+	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent

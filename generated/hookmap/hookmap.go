@@ -65,6 +65,18 @@ type Bridge struct {
 	// Unfired maps each event of the engine that dsh never fires to why (the end of
 	// "hooks for EVENT never fire in dsh: ..."): its hooks load and never run.
 	Unfired map[string]string
+	// Handlers are the handler types the engine runs besides "command", by type ("http");
+	// a handler of another type is refused at load.
+	Handlers map[string]HandlerType
+}
+
+// HandlerType is what a dialect says about one handler type other than "command".
+type HandlerType struct {
+	// DefaultTimeoutSec is the timeout of a handler of the type that sets none.
+	DefaultTimeoutSec int
+	// EventTimeoutSec gives the handlers of the type at the events it names another
+	// default timeout.
+	EventTimeoutSec map[string]int
 }
 
 // Event maps one external event onto one extension point.
