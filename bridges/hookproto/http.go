@@ -43,8 +43,9 @@ type HTTPHandler struct {
 	AllowedEnvVars []string
 }
 
-// HTTPRequest is an http hook's request ([Command].HTTP): Run posts Command.Stdin to URL
-// instead of starting a process.
+// HTTPRequest is an http hook's request ([Command].HTTP): Run posts Command.Stdin to URL,
+// without its trailing newline (as Claude Code posts the bare JSON), instead of starting a
+// process.
 type HTTPRequest struct {
 	// URL is where the input is posted.
 	URL string
@@ -144,7 +145,10 @@ func runHTTP(ctx context.Context, c Command) (res Result) {
 		rctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, hr.URL, bytes.NewReader(c.Stdin))
+	// The body is the bare JSON: Claude Code posts no trailing newline where a command's
+	// stdin has one (measured).
+	body := bytes.TrimSuffix(c.Stdin, []byte("\n"))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, hr.URL, bytes.NewReader(body))
 	if err != nil {
 		return fail(ErrHTTPRequest, 0, err.Error())
 	}
@@ -187,14 +191,14 @@ func runHTTP(ctx context.Context, c Command) (res Result) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fail(ErrHTTPStatus, resp.StatusCode, "")
 	}
-	body := &capBuffer{max: orDefault(c.MaxStdout, DefaultOutputCap)}
-	if err := readCapped(body, resp.Body); err != nil {
+	answer := &capBuffer{max: orDefault(c.MaxStdout, DefaultOutputCap)}
+	if err := readCapped(answer, resp.Body); err != nil {
 		if ended() {
 			return res
 		}
 		return fail(ErrHTTPRequest, resp.StatusCode, "reading the answer: "+requestError(err))
 	}
-	res.Stdout, res.StdoutOverCap, res.StdoutLost = body.buf.Bytes(), body.over, body.lost
+	res.Stdout, res.StdoutOverCap, res.StdoutLost = answer.buf.Bytes(), answer.over, answer.lost
 	text := strings.TrimSpace(string(res.Stdout))
 	switch {
 	case text == "":

@@ -245,6 +245,11 @@ func TestRunHTTP(t *testing.T) {
 	if gotMethod != "POST" || gotBody != string(c.Stdin) || gotType != "application/json" || gotToken != "t" {
 		t.Errorf("the server saw %s %q, Content-Type %q, X-Token %q", gotMethod, gotBody, gotType, gotToken)
 	}
+	// A command's stdin ends with a newline in Claude Code; its http body does not.
+	c.Stdin = append(c.Stdin, '\n')
+	if r := Run(context.Background(), c); exitCode(r) != "0" || gotBody != strings.TrimSuffix(string(c.Stdin), "\n") {
+		t.Errorf("the server saw %s %q, Content-Type %q, X-Token %q", gotMethod, gotBody, gotType, gotToken)
+	}
 }
 
 // What an http hook's answer comes to at PreToolUse in Claude Code's table: a deny, an
