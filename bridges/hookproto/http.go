@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -66,7 +70,8 @@ var (
 	// ErrHTTPStatus: the server answered with a status other than 2xx, a redirect
 	// included (never followed).
 	ErrHTTPStatus = errors.New("status not 2xx")
-	// ErrHTTPBlocked: the URL matches no pattern of allowedHttpHookUrls.
+	// ErrHTTPBlocked: the URL matches no pattern of allowedHttpHookUrls, or its host is
+	// an address http hooks may not reach ([HookAddressAllowed]).
 	ErrHTTPBlocked = errors.New("HTTP hook blocked")
 	// ErrHTTPBody: the 2xx answer's body is not a JSON object.
 	ErrHTTPBody = errors.New("HTTP hook must return JSON")
@@ -99,6 +104,9 @@ func (e *HTTPError) Error() string {
 		}
 		return msg
 	case ErrHTTPBlocked:
+		if e.Detail != "" {
+			return "HTTP hook blocked: " + e.Detail // an address it may not reach
+		}
 		return "HTTP hook blocked: " + e.URL + " does not match any pattern in " + AllowedHTTPHookURLsKey
 	case ErrHTTPBody:
 		return e.Detail
@@ -110,11 +118,113 @@ func (e *HTTPError) Error() string {
 func (e *HTTPError) Unwrap() error { return e.Kind }
 
 // NewHTTPClient returns the client http hooks are sent with when the caller gives none: a
-// transport of its own (proxies from the environment, as Claude Code's, which a request
-// to 127.0.0.1 or localhost never uses) that follows no redirect.
+// transport of its own that follows no redirect, takes its proxies from the environment
+// (as Claude Code does; a request to 127.0.0.1 or localhost never uses one), and, as Claude
+// Code, connects to no address that is not public, loopback aside ([HookAddressAllowed]):
+// a hook URL whose host resolves to 10.0.0.5 or 169.254.169.254 is refused, one at
+// 127.0.0.1 or ::1 is not. A proxy is refused only at a link-local or cloud metadata
+// address.
 func NewHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	g := &dialGuard{dialer: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
+	t.Proxy = func(r *http.Request) (*url.URL, error) {
+		u, err := http.ProxyFromEnvironment(r)
+		if u != nil {
+			g.proxies.Store(canonicalAddr(u), true)
+		}
+		return u, err
+	}
+	t.DialContext = g.dial
 	return &http.Client{Transport: t, CheckRedirect: noRedirect}
+}
+
+// dialGuard dials only the addresses an http hook may reach: every address a host
+// resolves to must be allowed, and the connection goes to one of those checked, never to
+// a second resolution.
+type dialGuard struct {
+	dialer  *net.Dialer
+	proxies sync.Map // "host:port" of the proxies the transport chose: the proxy rule
+}
+
+func (g *dialGuard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	_, proxy := g.proxies.Load(addr)
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	for _, ip := range ips {
+		if err := HookAddressAllowed(ip, proxy); err != nil {
+			if _, perr := netip.ParseAddr(host); perr != nil { // a name, not an address
+				return nil, &addressError{msg: host + " resolves to " + err.Error()}
+			}
+			return nil, &addressError{msg: err.Error()}
+		}
+	}
+	var errs []error
+	for _, ip := range ips {
+		conn, err := g.dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// addressError is a dial the guard refused.
+type addressError struct{ msg string }
+
+func (e *addressError) Error() string { return e.msg }
+
+// canonicalAddr is u's "host:port", the port the scheme's default when u names none.
+func canonicalAddr(u *url.URL) string {
+	p := u.Port()
+	if p == "" {
+		p = map[string]string{"http": "80", "https": "443", "socks5": "1080", "socks5h": "1080"}[u.Scheme]
+	}
+	return net.JoinHostPort(u.Hostname(), p)
+}
+
+// metadataAddrs are the cloud metadata services' addresses Claude Code refuses besides
+// the link-local range (Alibaba, Azure, Oracle, AWS's IPv6 ones).
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("100.100.100.200"), netip.MustParseAddr("168.63.129.16"), netip.MustParseAddr("192.0.0.192"),
+	netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("fd00:ec2::23"), netip.MustParseAddr("fd20:ce::254"),
+	netip.MustParseAddr("fd00:c1::a9fe:a9fe"), netip.MustParseAddr("fd00:a9fe:a9fe::1"),
+}
+
+// privateRanges are the ranges Claude Code 2.1.328 calls not public: "this network",
+// RFC 1918, carrier-grade NAT, link-local and IPv6 unique-local.
+var privateRanges = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("fc00::/7"), netip.MustParsePrefix("fe80::/10"),
+}
+
+// HookAddressAllowed says whether an http hook may connect to ip, as Claude Code 2.1.328
+// decides (nil when it may): loopback (127.0.0.0/8, ::1) and public addresses are
+// allowed; "this network" (0.0.0.0/8), the private ranges (10/8, 172.16/12, 192.168/16),
+// carrier-grade NAT (100.64/10), link-local (169.254/16, fe80::/10), unique-local
+// (fc00::/7), :: and the cloud metadata addresses are not. The address of a proxy
+// (proxy true) is refused only when it is link-local or a metadata address. An IPv4
+// address mapped into IPv6 is judged as IPv4.
+func HookAddressAllowed(ip netip.Addr, proxy bool) error {
+	ip = ip.Unmap()
+	switch {
+	case ip.IsLoopback():
+		return nil
+	case ip.IsLinkLocalUnicast() || slices.Contains(metadataAddrs, ip):
+		return fmt.Errorf("%s is a link-local, cloud metadata or reserved address", ip)
+	case proxy:
+		return nil
+	case ip.IsUnspecified() || slices.ContainsFunc(privateRanges, func(p netip.Prefix) bool { return p.Contains(ip) }):
+		return fmt.Errorf("%s is not a public address", ip)
+	}
+	return nil
 }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -165,6 +275,9 @@ func runHTTP(ctx context.Context, c Command) (res Result) {
 		client = &cl
 	}
 	resp, err := client.Do(req)
+	if ae := (*addressError)(nil); errors.As(err, &ae) {
+		return fail(ErrHTTPBlocked, 0, ae.msg+". Loopback (127.0.0.1, ::1) is allowed for local dev.")
+	}
 	// ended says whether the run ended by its timeout or ctx rather than by err (Err then
 	// says the request was abandoned).
 	ended := func() bool {

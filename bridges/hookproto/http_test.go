@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -550,4 +551,46 @@ func BenchmarkHTTPHook(b *testing.B) {
 		}
 		b.ReportMetric(float64(fired-direct)/float64(b.N), "overhead-ns/op")
 	})
+}
+
+func TestHookAddressAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		ip           string
+		direct, prox bool
+	}{
+		{"127.0.0.1", true, true}, {"127.1.2.3", true, true}, {"::1", true, true}, {"::ffff:127.0.0.1", true, true},
+		{"93.184.216.34", true, true}, {"2606:2800:220:1::", true, true},
+		{"10.0.0.5", false, true}, {"172.16.0.1", false, true}, {"172.31.255.255", false, true}, {"192.168.1.1", false, true},
+		{"100.64.0.1", false, true}, {"0.0.0.0", false, true}, {"::", false, true}, {"fd12::1", false, true},
+		{"::ffff:10.0.0.5", false, true},
+		{"169.254.169.254", false, false}, {"fe80::1", false, false}, {"100.100.100.200", false, false},
+		{"168.63.129.16", false, false}, {"fd00:ec2::254", false, false},
+		{"172.32.0.1", true, true}, {"100.128.0.1", true, true},
+	} {
+		ip := netip.MustParseAddr(tc.ip)
+		if got := HookAddressAllowed(ip, false) == nil; got != tc.direct {
+			t.Errorf("%s: allowed %v, want %v", tc.ip, got, tc.direct)
+		}
+		if got := HookAddressAllowed(ip, true) == nil; got != tc.prox {
+			t.Errorf("%s as a proxy: allowed %v, want %v", tc.ip, got, tc.prox)
+		}
+	}
+}
+
+// A hook URL at an address that is not public is refused before any connection, with
+// the engine's words; loopback is fine (every other test's server is on 127.0.0.1).
+func TestRunHTTPPrivateAddress(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://10.255.255.1:9/hook":      "HTTP hook blocked: 10.255.255.1 is not a public address. Loopback (127.0.0.1, ::1) is allowed for local dev.",
+		"http://169.254.169.254/latest":   "HTTP hook blocked: 169.254.169.254 is a link-local, cloud metadata or reserved address. Loopback (127.0.0.1, ::1) is allowed for local dev.",
+		"http://[fe80::1]:9/hook":         "HTTP hook blocked: fe80::1 is a link-local, cloud metadata or reserved address",
+		"http://[::ffff:192.168.0.1]:9/x": "HTTP hook blocked: 192.168.0.1 is not a public address",
+	} {
+		c := httpCommand(url)
+		c.Timeout = 2 * time.Second
+		r := Run(context.Background(), c)
+		if !errors.Is(r.Err, ErrHTTPBlocked) || !strings.HasPrefix(r.Err.Error(), want) || r.TimedOut {
+			t.Errorf("%s: %+v, want %q", url, r, want)
+		}
+	}
 }
