@@ -69,7 +69,8 @@ type Engine struct {
 	KillGrace, PipeGrace time.Duration
 	// HTTPClient sends the http hooks' requests (redirects are never followed, whatever
 	// its CheckRedirect); nil means one of the engine's own ([NewHTTPClient]), made at
-	// the first http hook.
+	// the first http hook. The guard against addresses that are not public is
+	// NewHTTPClient's transport's: a client of the caller's has the caller's rules.
 	HTTPClient *http.Client
 
 	own  atomic.Pointer[Detached]
