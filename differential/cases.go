@@ -3,6 +3,7 @@ package differential
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Hook is one hook of a case: a shell script registered on an event.
@@ -30,6 +31,9 @@ type Hook struct {
 	// Args are further words of the hook's command line, after the wrapper's (the script
 	// gets them as $1…; Gemini CLI substitutes its variables into the command text).
 	Args string
+	// HTTP, when set, makes the hook an http handler (Claude Code) that posts to the run's
+	// HookServer, which answers as it says; Script is then unused.
+	HTTP *HTTPAnswer
 }
 
 // Case is one differential case: hooks and the scripted model turns.
@@ -47,6 +51,8 @@ type Case struct {
 	BrokenExtension bool
 	// DisableAll adds "disableAllHooks": true to the settings file.
 	DisableAll bool
+	// Settings are further top-level keys of the settings file (allowedHttpHookUrls).
+	Settings map[string]any
 	// Sources has dsh load the settings hierarchy (--setting-sources user,project,local
 	// --trust), as the engine does by default.
 	Sources bool
@@ -405,6 +411,7 @@ func Cases() []Case {
 		{Name: "notification/any", Engines: []string{"claude"}, AskPermission: true, Turns: oneCall, Hooks: []Hook{h(N, "exit 0"), h(PR, "exit 0")}},
 	}
 	cs = append(cs, compactionCases()...)
+	cs = append(cs, httpCases()...)
 	return append(cs, geminiCases()...)
 }
 
@@ -513,3 +520,35 @@ grep '"role":"assistant"' "$t" | tail -1 | grep -q '"text":"finished"' && touch 
 
 // DshAutoCompactArgs are the dsh run flags of Case.AutoCompact.
 var DshAutoCompactArgs = []string{"--context-window", DshContextWindow}
+
+// httpCases are the cases of http hooks (Claude Code): each hook posts to the run's
+// HookServer on 127.0.0.1, which records the request as a run (its body as the stdin, its
+// headers, the status it answered as the exit) and answers as the case says.
+func httpCases() []Case {
+	const P, O, U = "PreToolUse", "PostToolUse", "UserPromptSubmit"
+	claude := []string{"claude"}
+	web := func(name string, hooks ...Hook) Case {
+		return Case{Name: "http/" + name, Engines: claude, Hooks: hooks, Turns: oneCall}
+	}
+	denyJSON := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"denied by policy"}}`
+	return []Case{
+		web("deny", Hook{Event: P, HTTP: &HTTPAnswer{Body: denyJSON}}),
+		web("allow-context", Hook{Event: P, HTTP: &HTTPAnswer{Body: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","additionalContext":"http context"}}`}}),
+		web("500", Hook{Event: P, HTTP: &HTTPAnswer{Status: 500, Body: denyJSON}}),
+		web("non-json", Hook{Event: P, HTTP: &HTTPAnswer{Body: "denied, in words"}}),
+		web("empty", Hook{Event: P, HTTP: &HTTPAnswer{}}),
+		web("redirect", Hook{Event: P, HTTP: &HTTPAnswer{Status: 302, Body: denyJSON}}),
+		web("headers", Hook{Event: P, HTTP: &HTTPAnswer{Body: `{}`, AllowedEnvVars: []string{"LANG"},
+			Headers: map[string]string{"X-Hook-Lang": "$LANG", "X-Hook-Term": "${TERM}", "X-Hook-Both": "lang=${LANG};term=$TERM;lower=$lang"}}}),
+		web("slow", Hook{Event: P, Timeout: 1, HTTP: &HTTPAnswer{Delay: 4 * time.Second, Body: denyJSON}}),
+		web("prompt-context", Hook{Event: U, HTTP: &HTTPAnswer{Body: `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"http prompt context"}}`}}),
+		web("prompt-plain", Hook{Event: U, HTTP: &HTTPAnswer{Body: "plain prompt words"}}),
+		web("post-block", Hook{Event: O, HTTP: &HTTPAnswer{Body: `{"decision":"block","reason":"http post says no"}`}}),
+		web("beside-command", Hook{Event: P, HTTP: &HTTPAnswer{Body: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"from http"}}`}},
+			h(P, js(denyJSON))),
+		{Name: "http/url-not-allowed", Engines: claude, Turns: oneCall, Settings: map[string]any{"allowedHttpHookUrls": []string{"https://hooks.example.com/*"}},
+			Hooks: []Hook{{Event: P, HTTP: &HTTPAnswer{Body: denyJSON}}}},
+		{Name: "http/url-allowed", Engines: claude, Turns: oneCall, Settings: map[string]any{"allowedHttpHookUrls": []string{"http://127.0.0.1:*/*"}},
+			Hooks: []Hook{{Event: P, HTTP: &HTTPAnswer{Body: denyJSON}}}},
+	}
+}

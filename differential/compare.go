@@ -229,6 +229,13 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 					addField("env.GEMINI_SESSION_ID", fmt.Sprintf("%s: the stdin's session_id under the engine %v, under dsh %v", name, x, y))
 				}
 			}
+			for _, k := range TrackedHeaders(merge(a[i].Headers, b[i].Headers)) {
+				va, oka := a[i].Headers[k]
+				vb, okb := b[i].Headers[k]
+				if oka != okb || ne.Text(va) != nd.Text(vb) {
+					addField("header."+k, fmt.Sprintf("%s: the server got %q (%v) from the engine, %q (%v) from dsh", name, ne.Text(va), oka, nd.Text(vb), okb))
+				}
+			}
 			if p := ne.CallerPath; p != "" {
 				oka, okb := strings.Contains(a[i].Env["PATH"], p), strings.Contains(b[i].Env["PATH"], p)
 				if oka != okb {
@@ -411,4 +418,16 @@ func ReadListed(path string) ([]Listed, error) {
 		return nil, fmt.Errorf("%s: no <!-- differential:begin --> table", path)
 	}
 	return out, fmt.Errorf("%s: the differential table has no <!-- differential:end -->", path)
+}
+
+// merge is the union of two header maps (b's values win; only the keys matter here).
+func merge(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

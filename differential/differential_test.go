@@ -48,6 +48,30 @@ func setup(t *testing.T) (Engines, string) {
 // runDir is the layout of one run of a case.
 type runDir struct {
 	root, home, ws, hooklog, state, hooks string
+	// hookURL is the base URL of the run's HookServer (its http hooks post there).
+	hookURL string
+}
+
+// serveHTTPHooks starts the run's HookServer when the case has http hooks, and returns
+// what stops it.
+func (d *runDir) serveHTTPHooks(t *testing.T, c Case) func() {
+	answers := map[string]HTTPAnswer{}
+	count := map[string]int{}
+	for _, hk := range c.Hooks {
+		count[hk.Event]++
+		if hk.HTTP != nil {
+			answers[fmt.Sprintf("%s-%d", hk.Event, count[hk.Event])] = *hk.HTTP
+		}
+	}
+	if len(answers) == 0 {
+		return func() {}
+	}
+	s, err := StartHookServer(d.hooklog, answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.hookURL = s.URL()
+	return func() { _ = s.Close() }
 }
 
 // newRunDir makes the directories of one run under base; the workspace is named ws
@@ -128,6 +152,10 @@ func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []
 			continue
 		}
 		name := fmt.Sprintf("%s-%d", hk.Event, count[hk.Event])
+		if hk.HTTP != nil {
+			events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{HTTPHandler(d.hookURL, name, hk)}})
+			continue
+		}
 		script := filepath.Join(dir, name+".sh")
 		if err := os.WriteFile(script, []byte(strings.ReplaceAll(hk.Script, "{{state}}", d.state)+"\n"), 0o755); err != nil {
 			t.Fatal(err)
@@ -139,6 +167,11 @@ func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []
 		events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{handler}})
 	}
 	settings := map[string]any{"hooks": events}
+	if src == "" {
+		for k, v := range c.Settings {
+			settings[k] = v
+		}
+	}
 	if c.DisableAll {
 		settings["disableAllHooks"] = true
 	}
@@ -250,6 +283,8 @@ type Result struct {
 // mock could not start (res.Err says why).
 func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c Case, engine string, res *Result, obs func(runDir, []Request, []Next) Observation) (Observation, runDir, bool) {
 	ed := newRunDir(t, dir, c.Workspace)
+	stop := ed.serveHTTPHooks(t, c)
+	defer stop()
 	cfg := ed.hooksJSON(t, c, wrap)
 	ed.writeSources(t, c, wrap)
 	prompts := c.prompts()
@@ -399,6 +434,8 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	prompts := c.prompts()
 	// dsh.
 	dd := newRunDir(t, filepath.Join(base, "dsh"), c.Workspace)
+	stopHooks := dd.serveHTTPHooks(t, c)
+	defer stopHooks()
 	hooksFile := filepath.Join(dd.root, "hooks.json")
 	var extra []string
 	if c.Plugin {
@@ -461,6 +498,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	res.EngineHooks, res.DshHooks = len(eo.Hooks), len(do.Hooks)
 	ne := Normalizer{Paths: map[string]string{ed.ws: "<ws>", ed.home: "<home>", ed.root: "<run>", wrap: "<wrap>"}}
 	nd := Normalizer{Paths: map[string]string{dd.ws: "<ws>", dd.home: "<home>", dd.root: "<run>", wrap: "<wrap>"}}
+	if ed.hookURL != "" {
+		ne.Paths[ed.hookURL], nd.Paths[dd.hookURL] = "<hooks>", "<hooks>" // each run has its own hook server
+	}
 	if engine == "codex" {
 		ne.NoErrorFlag, nd.NoErrorFlag = true, true
 	}

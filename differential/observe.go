@@ -35,7 +35,9 @@ type HookRun struct {
 	Stdin map[string]any // the decoded stdin (nil when it was not a JSON object)
 	Raw   string         // the raw stdin
 	Env   map[string]string
-	Exit  string // the exit status ("" when the wrapper was killed)
+	Exit  string // the exit status ("" when the wrapper was killed); an http hook's: the answer's status ("" when the client gave up)
+	// Headers are an http hook's request headers (HookServer); nil for a command hook.
+	Headers map[string]string
 }
 
 // ReadHookRuns reads the runs recorded under dir, in start order.
@@ -68,6 +70,14 @@ func ReadHookRuns(dir string) ([]HookRun, error) {
 		for _, line := range strings.Split(read("env"), "\n") {
 			if k, v, ok := strings.Cut(line, "="); ok {
 				r.Env[k] = v
+			}
+		}
+		if hdr := read("headers"); hdr != "" {
+			r.Headers = map[string]string{}
+			for _, line := range strings.Split(hdr, "\n") {
+				if k, v, ok := strings.Cut(line, ": "); ok {
+					r.Headers[k] = v
+				}
 			}
 		}
 		runs = append(runs, r)

@@ -106,7 +106,7 @@ func TestLoadingNeverFailsWhole(t *testing.T) {
 		`hooks.PreToolUse[0].matcher: invalid claude-code regex matcher "(" on event "PreToolUse"`,
 		`unsupported hook event "Setup"`,
 		`hooks.Stop[0].hooks[0]: unsupported hook handler type "prompt"`,
-		`hooks.Stop[0].hooks[2]: unsupported hook handler type "http"`,
+		`hooks.Stop[0].hooks[2].url: malformed hook entry: url must be an absolute http or https URL, got "x"`,
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("diagnostics lack %q:\n%s", want, all)

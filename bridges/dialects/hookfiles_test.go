@@ -203,7 +203,8 @@ func TestLoadScenario5MatcherlessEventsDropMatcher(t *testing.T) {
 	}
 }
 
-// Scenario 6: a missing type is a command; other handler types are skipped one by one.
+// Scenario 6: a missing type is a command; an http handler loads (Claude Code runs it);
+// other handler types are skipped one by one.
 func TestLoadScenario6HandlerTypes(t *testing.T) {
 	c, ds := load(t, ccOpts, `{"hooks":{"PreToolUse":[{"hooks":[
 		{"type":"prompt","prompt":"judge"},
@@ -213,7 +214,7 @@ func TestLoadScenario6HandlerTypes(t *testing.T) {
 		{"type":"agent"},{"type":"mcp_tool"},{"type":"webhook"}]}]}}`)
 	p := "hooks.PreToolUse[0].hooks"
 	want := []diag{
-		{p + "[0]", "handler", "handler"}, {p + "[2]", "handler", "handler"},
+		{p + "[0]", "handler", "handler"},
 		{p + "[4]", "handler", "handler"}, {p + "[5]", "handler", "handler"}, {p + "[6]", "handler", "handler"},
 	}
 	if diff := cmp.Diff(want, diags(ds)); diff != "" {
@@ -223,7 +224,7 @@ func TestLoadScenario6HandlerTypes(t *testing.T) {
 	for _, h := range c.Match("PreToolUse", "Bash") {
 		cmds = append(cmds, h.Command)
 	}
-	if diff := cmp.Diff([]string{"ok.sh", "untyped.sh"}, cmds); diff != "" {
+	if diff := cmp.Diff([]string{"ok.sh", "http://x", "untyped.sh"}, cmds); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }

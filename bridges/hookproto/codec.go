@@ -3,6 +3,7 @@ package hookproto
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -481,6 +482,11 @@ func blockingOutcome(ev *hookmap.Event) Outcome {
 
 // processDiagnostic explains a process outcome.
 func processDiagnostic(r Result) string {
+	var he *HTTPError
+	if errors.As(r.Err, &he) {
+		// An http hook: what became of its request, in the engine's words.
+		return he.Error() + " (non-blocking)"
+	}
 	switch {
 	case r.TimedOut:
 		return "timed out; the process group was killed"

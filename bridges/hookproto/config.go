@@ -58,8 +58,8 @@ var (
 	// ErrUnfiredEvent: the event is one of the engine's that dsh never fires (its table's
 	// Unfired): its hooks load and never run. Its diagnostic skips nothing.
 	ErrUnfiredEvent = errors.New("hooks that never fire")
-	// ErrUnsupportedHandler: the handler type is not "command" (http, prompt, agent,
-	// mcp_tool, or unknown).
+	// ErrUnsupportedHandler: the handler type is neither "command" nor one the dialect's
+	// table lists (Claude Code's http; prompt, agent, mcp_tool, or unknown).
 	ErrUnsupportedHandler = errors.New("unsupported hook handler type")
 	// ErrUnknownDialect: the dialect has no [Rules] (neither given nor named here).
 	ErrUnknownDialect = errors.New("unknown hook dialect")
@@ -139,7 +139,8 @@ type LoadOptions struct {
 	DefaultTimeout time.Duration
 }
 
-// Handler is one loaded command handler, in the order of its file.
+// Handler is one loaded handler, in the order of its file: a command, or an http hook
+// (HTTP set).
 type Handler struct {
 	// Event is the hook event, e.g. "PreToolUse".
 	Event string
@@ -154,7 +155,7 @@ type Handler struct {
 	// Matcher is its group's matcher.
 	Matcher Matcher
 	// Command is the command line (shell form), or the program (exec form), after
-	// ${...} substitution.
+	// ${...} substitution; an http hook's URL.
 	Command string
 	// Configured is Command as the file wrote it, before substitution (the engines quote
 	// it so in the texts the model reads).
@@ -187,6 +188,9 @@ type Handler struct {
 	// ${...} substitution that is not a plain value (a *[SubstitutionError]): the engine
 	// runs no process for it and records a fail-closed outcome.
 	SubstErr error
+	// HTTP is an http handler's request (type "http"): its input is posted to HTTP.URL
+	// and the answer's body read as stdout. Nil for a command.
+	HTTP *HTTPHandler
 }
 
 // Group is one {matcher, hooks} entry with its loaded handlers (never empty).
@@ -221,8 +225,15 @@ type Config struct {
 	Disabled []string
 	// DedupeByName runs identical hooks (same name and command) once (Gemini CLI).
 	DedupeByName bool
-	groups       map[string][]Group
-	dedupe       bool // identical commands run once at an event (Rules.Dedupe)
+	// AllowedHTTPHookURLs are the URL patterns http hooks may post to, from the settings
+	// files' allowedHttpHookUrls (several files' lists add up); nil when no file sets it
+	// (every URL allowed), empty when they set it empty (none).
+	AllowedHTTPHookURLs []string
+	// HTTPHookAllowedEnvVars, when non-nil, narrows every http hook's allowedEnvVars to
+	// the names it lists (httpHookAllowedEnvVars, the files' lists added up).
+	HTTPHookAllowedEnvVars []string
+	groups                 map[string][]Group
+	dedupe                 bool // identical commands run once at an event (Rules.Dedupe)
 }
 
 // Events returns the names of the events that have at least one group, sorted.
@@ -311,6 +322,9 @@ func (c *Config) disabled(h Handler) bool {
 }
 
 func dedupeKey(h Handler) string {
+	if h.HTTP != nil {
+		return "http " + strconv.Quote(h.HTTP.URL) // as Claude Code: the same URL posts once
+	}
 	k := "sh " + strconv.Quote(h.Command)
 	if h.Args != nil {
 		k = "exec " + strconv.Quote(h.Command)
@@ -342,6 +356,8 @@ func Merge(configs ...*Config) (*Config, error) {
 			out.groups[ev] = append(out.groups[ev], gs...)
 		}
 		out.Disabled = append(out.Disabled, c.Disabled...)
+		out.AllowedHTTPHookURLs = addList(out.AllowedHTTPHookURLs, c.AllowedHTTPHookURLs)
+		out.HTTPHookAllowedEnvVars = addList(out.HTTPHookAllowedEnvVars, c.HTTPHookAllowedEnvVars)
 		out.DedupeByName = out.DedupeByName || c.DedupeByName
 		if out.DisabledBy == "" {
 			out.DisabledBy = c.DisabledBy
@@ -352,4 +368,29 @@ func Merge(configs ...*Config) (*Config, error) {
 		out.groups = map[string][]Group{}
 	}
 	return out, nil
+}
+
+// addList adds a settings list to the lists of the files before it: nil (no file set it)
+// stays nil until one does, and a list set empty stays set.
+func addList(acc, list []string) []string {
+	if list == nil {
+		return acc
+	}
+	return append(append([]string{}, acc...), list...)
+}
+
+// httpURLs are the URL patterns http hooks may post to (nil: any URL).
+func (c *Config) httpURLs() []string {
+	if c == nil {
+		return nil
+	}
+	return c.AllowedHTTPHookURLs
+}
+
+// httpEnvVars narrows the variables http hooks' headers may read (nil: no narrowing).
+func (c *Config) httpEnvVars() []string {
+	if c == nil {
+		return nil
+	}
+	return c.HTTPHookAllowedEnvVars
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -65,8 +67,14 @@ type Engine struct {
 	StderrSummaryMax int
 	// KillGrace and PipeGrace tune the runner (0: the defaults).
 	KillGrace, PipeGrace time.Duration
+	// HTTPClient sends the http hooks' requests (redirects are never followed, whatever
+	// its CheckRedirect); nil means one of the engine's own ([NewHTTPClient]), made at
+	// the first http hook. The guard against addresses that are not public is
+	// NewHTTPClient's transport's: a client of the caller's has the caller's rules.
+	HTTPClient *http.Client
 
-	own atomic.Pointer[Detached]
+	own  atomic.Pointer[Detached]
+	http atomic.Pointer[http.Client]
 }
 
 // Fire is one occurrence of an external event.
@@ -558,6 +566,8 @@ func (e *Engine) refusal(h Handler, f Fire) error {
 		return h.MatchErr
 	case h.SubstErr != nil:
 		return h.SubstErr
+	case h.HTTP != nil:
+		return nil // no command text: nothing is substituted into it
 	case h.Args == nil:
 		return unsafeSubstitution(h.Command, f.vars.vars)
 	}
@@ -575,10 +585,50 @@ func (e *Engine) command(h Handler, f Fire) Command {
 	if f.vars.subst != nil {
 		command = f.vars.subst.Replace(command)
 	}
-	return Command{
+	c := Command{
 		Shell: e.Shell, Command: command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env, Sandbox: e.Sandbox,
 		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,
 	}
+	if h.HTTP != nil {
+		c.HTTP = e.httpRequest(h)
+	}
+	return c
+}
+
+// httpRequest is h's request: its headers with the variables they may read from the
+// engine's base environment (allowedEnvVars, narrowed by the settings'
+// httpHookAllowedEnvVars), the settings' URL patterns, the engine's client.
+func (e *Engine) httpRequest(h Handler) *HTTPRequest {
+	allowed := h.HTTP.AllowedEnvVars
+	if narrow := e.Config.httpEnvVars(); narrow != nil {
+		allowed = slices.DeleteFunc(slices.Clone(allowed), func(n string) bool { return !slices.Contains(narrow, n) })
+	}
+	base := e.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	header := make(http.Header, len(h.HTTP.Headers))
+	for name, value := range h.HTTP.Headers {
+		v, refused := InterpolateHeader(value, allowed, base)
+		if len(refused) > 0 {
+			e.logger().Warn("http hook header reads variables its allowedEnvVars does not list: sent empty, as the engine does",
+				"url", h.HTTP.URL, "header", name, "variables", strings.Join(refused, ","), "source", h.Source)
+		}
+		header.Set(strings.TrimSpace(name), v)
+	}
+	return &HTTPRequest{URL: h.HTTP.URL, Header: header, Client: e.httpClient(), AllowedURLs: e.Config.httpURLs()}
+}
+
+// httpClient is HTTPClient, else the engine's own.
+func (e *Engine) httpClient() *http.Client {
+	if e.HTTPClient != nil {
+		return e.HTTPClient
+	}
+	if c := e.http.Load(); c != nil {
+		return c
+	}
+	e.http.CompareAndSwap(nil, NewHTTPClient())
+	return e.http.Load()
 }
 
 func (e *Engine) startAsync(ctx context.Context, ev *hookmap.Event, h Handler, f Fire) {

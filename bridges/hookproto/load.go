@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -40,7 +42,10 @@ func LoadFile(path string, opts LoadOptions) (*Config, []Diagnostic) {
 // entry or an invalid matcher skips only that event, group or handler, with a
 // [Diagnostic] naming the file and JSON path. Unknown fields are ignored. Groups left
 // without handlers disappear. A handler without "type" is a command; its "timeout" (and
-// for Codex "timeoutSec") is in seconds. The returned Config is never nil.
+// for Codex "timeoutSec") is in seconds. A handler of a type the dialect's table lists
+// besides "command" (Claude Code's "http": url, headers, allowedEnvVars) loads with that
+// type's default timeout, and the settings that restrict it (allowedHttpHookUrls,
+// httpHookAllowedEnvVars) are read into the Config. The returned Config is never nil.
 func Load(data []byte, opts LoadOptions) (*Config, []Diagnostic) {
 	if opts.Table == nil {
 		opts.Table = hookmap.Lookup(string(opts.Dialect))
@@ -123,6 +128,7 @@ func (l *loader) load(data []byte) {
 	if t := l.opts.Table; t != nil && t.SettingsBlock != "" {
 		l.settingsBlock(t.SettingsBlock, top[t.SettingsBlock])
 	}
+	l.httpSettings(top)
 	events, prefix, wrapped := top, "", false
 	if raw, ok := top["hooks"]; ok {
 		wrapped, prefix = true, "hooks"
@@ -144,6 +150,9 @@ func (l *loader) load(data []byte) {
 		raw, path := events[ev], jsonPath(prefix, ev)
 		if t := l.opts.Table; t != nil && t.SettingsBlock != "" && wrapped && slices.Contains(settingsBlockKeys, ev) {
 			continue // Gemini CLI reads these keys of "hooks" as settings, not events
+		}
+		if _, ok := l.handlerType(HTTPHandlerType); ok && !wrapped && (ev == AllowedHTTPHookURLsKey || ev == HTTPHookAllowedEnvVarsKey) {
+			continue // a settings file without hooks: its http settings are no events
 		}
 		if why, ok := l.unfired(ev); ok && supported != nil && !supported[ev] {
 			if wrapped || kindOf(raw) == "array" {
@@ -274,40 +283,33 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		l.malformed(path+".type", ev, "handler", "a handler type must be a string", obj["type"])
 		return Handler{}, false
 	}
-	switch typ {
-	case "", "command":
-	case "http", "prompt", "agent", "mcp_tool":
-		l.diag(path, ev, "handler", fmt.Errorf("%w %q: only command handlers run", ErrUnsupportedHandler, typ))
+	h := Handler{
+		Event: ev, Source: g.Source, Path: path, Group: g.Index, Index: index,
+		Matcher: g.Matcher, Timeout: l.defaultTimeout(), Env: l.env, Sequential: g.Sequential,
+	}
+	switch ht, listed := l.handlerType(typ); {
+	case typ == "" || typ == "command":
+	case listed && typ == HTTPHandlerType:
+		h.Timeout = time.Duration(ht.DefaultTimeoutSec) * time.Second
+		if sec, ok := ht.EventTimeoutSec[ev]; ok {
+			h.Timeout = time.Duration(sec) * time.Second
+		}
+	case slices.Contains(knownHandlerTypes, typ):
+		l.diag(path, ev, "handler", fmt.Errorf("%w %q: %s", ErrUnsupportedHandler, typ, l.handlersRun()))
 		return Handler{}, false
 	default:
 		l.diag(path, ev, "handler", fmt.Errorf("%w: unknown type %q", ErrUnsupportedHandler, typ))
 		return Handler{}, false
 	}
-	h := Handler{
-		Event: ev, Source: g.Source, Path: path, Group: g.Index, Index: index,
-		Matcher: g.Matcher, Timeout: l.defaultTimeout(), Env: l.env, Sequential: g.Sequential,
-	}
 	if s, ok := optString(obj["name"]); ok {
 		h.Name = s
 	}
-	if h.Command, ok = optString(obj["command"]); !ok || h.Command == "" {
-		what := "a command handler needs a non-empty command string"
-		l.malformed(path+".command", ev, "handler", what, obj["command"])
+	if typ == HTTPHandlerType {
+		if !l.httpHandler(&h, obj) {
+			return Handler{}, false
+		}
+	} else if !l.commandHandler(&h, obj) {
 		return Handler{}, false
-	}
-	if araw := obj["args"]; kindOf(araw) != "null" {
-		h.Args = []string{}
-		if err := json.Unmarshal(araw, &h.Args); err != nil {
-			l.malformed(path+".args", ev, "handler", "args must be an array of strings", araw)
-			return Handler{}, false
-		}
-	}
-	if araw := obj["async"]; kindOf(araw) != "null" {
-		if kindOf(araw) != "boolean" {
-			l.malformed(path+".async", ev, "handler", "async must be a boolean", araw)
-			return Handler{}, false
-		}
-		_ = json.Unmarshal(araw, &h.Async)
 	}
 	if s, ok := optString(obj["statusMessage"]); ok {
 		h.StatusMessage = s
@@ -341,7 +343,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	h.Configured = h.Command
-	if l.subst != nil {
+	if l.subst != nil && h.HTTP == nil {
 		if h.Args == nil {
 			if err := unsafeSubstitution(h.Command, l.vars); err != nil {
 				h.SubstErr = err
@@ -354,6 +356,129 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	return h, true
+}
+
+// commandHandler reads a command handler's fields into h: command, args, async.
+func (l *loader) commandHandler(h *Handler, obj map[string]json.RawMessage) bool {
+	path, ev := h.Path, h.Event
+	var ok bool
+	if h.Command, ok = optString(obj["command"]); !ok || h.Command == "" {
+		what := "a command handler needs a non-empty command string"
+		l.malformed(path+".command", ev, "handler", what, obj["command"])
+		return false
+	}
+	if araw := obj["args"]; kindOf(araw) != "null" {
+		h.Args = []string{}
+		if err := json.Unmarshal(araw, &h.Args); err != nil {
+			l.malformed(path+".args", ev, "handler", "args must be an array of strings", araw)
+			return false
+		}
+	}
+	if araw := obj["async"]; kindOf(araw) != "null" {
+		if kindOf(araw) != "boolean" {
+			l.malformed(path+".async", ev, "handler", "async must be a boolean", araw)
+			return false
+		}
+		_ = json.Unmarshal(araw, &h.Async)
+	}
+	return true
+}
+
+// httpHandler reads an http handler's fields into h: url (an absolute http or https
+// URL), headers (an object of header names to strings), allowedEnvVars (an array of
+// names). Its Command is the URL, as the engine names the hook.
+func (l *loader) httpHandler(h *Handler, obj map[string]json.RawMessage) bool {
+	path, ev := h.Path, h.Event
+	raw, ok := optString(obj["url"])
+	if !ok || raw == "" {
+		l.malformed(path+".url", ev, "handler", "an http handler needs a non-empty url string", obj["url"])
+		return false
+	}
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.malformed(path+".url", ev, "handler", "url must be an absolute http or https URL", obj["url"])
+		return false
+	}
+	hh := &HTTPHandler{URL: raw}
+	if hraw := obj["headers"]; kindOf(hraw) != "null" {
+		if kindOf(hraw) != "object" || json.Unmarshal(hraw, &hh.Headers) != nil {
+			l.malformed(path+".headers", ev, "handler", "headers must be an object of header names to strings", hraw)
+			return false
+		}
+		for _, name := range slices.Sorted(maps.Keys(hh.Headers)) {
+			switch {
+			case !validHeaderName(strings.TrimSpace(name)):
+				l.malformed(jsonPath(path+".headers", name), ev, "handler", "a header name must be an HTTP token", json.RawMessage(strconv.Quote(name)))
+				return false
+			case slices.Contains([]string{"content-length", "transfer-encoding"}, strings.ToLower(strings.TrimSpace(name))):
+				// As Claude Code: the request's length comes from its body.
+				l.diag(jsonPath(path+".headers", name), ev, "", fmt.Errorf("%w: header %s ignored: the request's length comes from its body", ErrMalformed, strings.TrimSpace(name)))
+				delete(hh.Headers, name)
+			}
+		}
+	}
+	if araw := obj["allowedEnvVars"]; kindOf(araw) != "null" {
+		hh.AllowedEnvVars = []string{}
+		if kindOf(araw) != "array" || json.Unmarshal(araw, &hh.AllowedEnvVars) != nil {
+			l.malformed(path+".allowedEnvVars", ev, "handler", "allowedEnvVars must be an array of variable names", araw)
+			return false
+		}
+	}
+	h.HTTP, h.Command = hh, raw
+	return true
+}
+
+// knownHandlerTypes are the handler types of the engines dsh bridges; a type that none
+// has is "unknown" in a diagnostic.
+var knownHandlerTypes = []string{"command", "http", "prompt", "agent", "mcp_tool"}
+
+// handlerType is the table's row for a handler type other than "command", and whether it
+// lists it.
+func (l *loader) handlerType(typ string) (hookmap.HandlerType, bool) {
+	if l.opts.Table == nil {
+		return hookmap.HandlerType{}, false
+	}
+	ht, ok := l.opts.Table.Handlers[typ]
+	return ht, ok
+}
+
+// handlersRun says which handler types the dialect runs: "claude-code runs command and
+// http handlers", "codex runs only command handlers".
+func (l *loader) handlersRun() string {
+	types := []string{"command"}
+	if l.opts.Table != nil {
+		types = append(types, slices.Sorted(maps.Keys(l.opts.Table.Handlers))...)
+	}
+	if len(types) == 1 {
+		return fmt.Sprintf("%s runs only command handlers", l.opts.Dialect)
+	}
+	return fmt.Sprintf("%s runs %s and %s handlers", l.opts.Dialect, strings.Join(types[:len(types)-1], ", "), types[len(types)-1])
+}
+
+// httpSettings reads the settings keys that restrict http hooks, when the dialect runs
+// them: a list that is not an array of strings allows nothing, as in the engine.
+func (l *loader) httpSettings(top map[string]json.RawMessage) {
+	if _, ok := l.handlerType(HTTPHandlerType); !ok {
+		return
+	}
+	for _, s := range []struct {
+		key  string
+		dst  *[]string
+		none string
+	}{
+		{AllowedHTTPHookURLsKey, &l.cfg.AllowedHTTPHookURLs, "no http hook may run"},
+		{HTTPHookAllowedEnvVarsKey, &l.cfg.HTTPHookAllowedEnvVars, "no variable may be read into an http hook's headers"},
+	} {
+		raw, ok := top[s.key]
+		if !ok {
+			continue
+		}
+		list := []string{}
+		if kindOf(raw) != "array" || json.Unmarshal(raw, &list) != nil {
+			l.malformed(s.key, "", "", s.key+" must be an array of strings", raw, s.none)
+			list = []string{}
+		}
+		*s.dst = list
+	}
 }
 
 func unitName(unit string) string {

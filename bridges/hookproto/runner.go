@@ -25,7 +25,7 @@ const (
 )
 
 // Command is one hook run: what to execute and under which limits. Only Command is
-// required.
+// required, or HTTP for an http hook.
 type Command struct {
 	// Shell is the argv prefix a shell-form command runs under, e.g. {"sh", "-c"} for
 	// Claude Code or {"/bin/zsh", "-c"} for Codex (see [Rules.ShellArgv]); empty means
@@ -61,6 +61,10 @@ type Command struct {
 	// PipeGrace is how long to wait for pipe EOF after the main process exits; 0 means
 	// DefaultPipeGrace.
 	PipeGrace time.Duration
+	// HTTP, when set, makes the run an http hook's request: Stdin is posted to HTTP.URL
+	// and the answer read as stdout (MaxStdout, Timeout), and no process starts (Shell,
+	// Command, Args, Dir, Sandbox, the environments and the graces are not used).
+	HTTP *HTTPRequest
 }
 
 // Result is how a run ended. ExitCode is set only when the process exited on its own;
@@ -95,8 +99,13 @@ type Result struct {
 	// stdout or stderr open after PipeGrace; output written after that is lost.
 	Orphaned bool
 	// Err is any other I/O failure, such as failing to write stdin for a reason other
-	// than the hook not reading it.
+	// than the hook not reading it; for an http hook, an *HTTPError (a status other than
+	// 2xx, a refused connection, a body that is not JSON, a URL not allowed, and, beside
+	// TimedOut or Cancelled, the abandoned request).
 	Err error
+	// HTTPStatus is an http hook's answer's status code; 0 when none came (or the hook is
+	// a command).
+	HTTPStatus int
 }
 
 // Run executes one hook command and returns how it ended; it never panics and reports
@@ -109,7 +118,13 @@ type Result struct {
 // so a background grandchild holding stdout cannot stall it. Before returning, Run sends
 // SIGKILL to the group, so no process of the hook's group outlives the call (a process
 // that moved to another group or session escapes, as it would from any shell).
+//
+// With c.HTTP set, Run makes the http hook's request instead (see [HTTPRequest]): a 2xx
+// answer whose body is empty or a JSON object is exit 0 with the body as stdout.
 func Run(ctx context.Context, c Command) (res Result) {
+	if c.HTTP != nil {
+		return runHTTP(ctx, c)
+	}
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	if ctx.Err() != nil {

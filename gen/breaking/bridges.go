@@ -65,6 +65,7 @@ func (c *comparer) bridges(old, new []*ir.Bridge) {
 				c.note(dir, ne.Pos, "%s: new event %s: compatible (no configuration names it yet)", ob.Dialect, ne.Event)
 			}
 		}
+		c.handlerTypes(ob, nb)
 		for _, ev := range slices.Sorted(maps.Keys(ob.Unfired)) {
 			if _, ok := nb.Unfired[ev]; !ok && findBridgeEvent(nb.Events, ev) == nil {
 				c.report(HookEventRemoved, dir, nb.Pos, "%s: event %s, which dsh never fired, is no longer known: a hooks file naming it no longer loads", ob.Dialect, ev)
@@ -98,6 +99,28 @@ func (c *comparer) bridgeFields(o, n *ir.Bridge) {
 	}
 	if o.InvalidRegexExact != n.InvalidRegexExact {
 		c.report(HookMatcherChanged, dir, at, "%s: an invalid regex matcher is an exact string: %v, now %v", d, o.InvalidRegexExact, n.InvalidRegexExact)
+	}
+}
+
+// handlerTypes compares the handler types a dialect runs besides "command": a type that
+// no longer runs stops its configured hooks, and another default timeout ends them at
+// another time.
+func (c *comparer) handlerTypes(o, n *ir.Bridge) {
+	dir, at, d := gen.BridgesDir, n.Pos, o.Dialect
+	for _, typ := range slices.Sorted(maps.Keys(o.Handlers)) {
+		oh, nh := o.Handlers[typ], n.Handlers[typ]
+		if nh == nil {
+			c.report(HookIOChanged, dir, at, "%s: %s handlers no longer run: hooks configured with them are refused at load", d, typ)
+			continue
+		}
+		if oh.DefaultTimeoutSec != nh.DefaultTimeoutSec || !maps.Equal(oh.EventTimeoutSec, nh.EventTimeoutSec) {
+			c.report(HookTimeoutChanged, dir, at, "%s: %s handlers' default timeout %ds (by event %v) is now %ds (%v)", d, typ, oh.DefaultTimeoutSec, oh.EventTimeoutSec, nh.DefaultTimeoutSec, nh.EventTimeoutSec)
+		}
+	}
+	for _, typ := range slices.Sorted(maps.Keys(n.Handlers)) {
+		if o.Handlers[typ] == nil {
+			c.note(dir, at, "%s: %s handlers now run: compatible (they were refused at load)", d, typ)
+		}
 	}
 }
 

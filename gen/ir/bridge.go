@@ -69,6 +69,17 @@ type Bridge struct {
 	// SuspectCapture is what JSON output counts for when a process the hook left running
 	// kept its output open: "honour" or "harmlessOnly".
 	SuspectCapture string `json:"suspectCapture"`
+	// Handlers are the handler types the engine runs besides "command", by type.
+	Handlers map[string]*HandlerType `json:"handlers"`
+}
+
+// HandlerType is what a dialect says about one handler type other than "command".
+type HandlerType struct {
+	// DefaultTimeoutSec is the timeout of a handler of the type that sets none.
+	DefaultTimeoutSec int `json:"defaultTimeoutSec"`
+	// EventTimeoutSec gives the handlers of the type at the events it names another
+	// default timeout.
+	EventTimeoutSec map[string]int `json:"eventTimeoutSec"`
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.

@@ -63,6 +63,14 @@ var ClaudeCode = Bridge{
 		"Read":  {Keys: []string{"file_path", "offset", "limit", "pages"}},
 		"Write": {Keys: []string{"file_path", "content"}},
 	},
+	Handlers: map[string]HandlerType{
+		"http": {
+			DefaultTimeoutSec: 600,
+			EventTimeoutSec: map[string]int{
+				"UserPromptSubmit": 30,
+			},
+		},
+	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent

@@ -75,6 +75,18 @@ type Bridge struct {
 	// kept its output open past its exit: "honour" reads it as usual; "harmlessOnly" honours
 	// it only when it grants, rewrites and adds nothing, and otherwise refuses it as an error.
 	SuspectCapture string
+	// Handlers are the handler types the engine runs besides "command", by type ("http");
+	// a handler of another type is refused at load.
+	Handlers map[string]HandlerType
+}
+
+// HandlerType is what a dialect says about one handler type other than "command".
+type HandlerType struct {
+	// DefaultTimeoutSec is the timeout of a handler of the type that sets none.
+	DefaultTimeoutSec int
+	// EventTimeoutSec gives the handlers of the type at the events it names another
+	// default timeout.
+	EventTimeoutSec map[string]int
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.

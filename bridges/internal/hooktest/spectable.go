@@ -93,6 +93,12 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		out.ToolInputs[tool] = t
 	}
+	for typ, h := range b.Handlers {
+		if out.Handlers == nil {
+			out.Handlers = map[string]hookmap.HandlerType{}
+		}
+		out.Handlers[typ] = hookmap.HandlerType{DefaultTimeoutSec: h.DefaultTimeoutSec, EventTimeoutSec: h.EventTimeoutSec}
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {

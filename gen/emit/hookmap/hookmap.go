@@ -119,6 +119,14 @@ hook (tool_input): its keys in order, and the defaults it fills in for absent on
 		gofile.Comment(`SuspectCapture is what JSON output counts for when a process the hook left running
 kept its output open past its exit: "honour" reads it as usual; "harmlessOnly" honours
 it only when it grants, rewrites and adds nothing, and otherwise refuses it as an error.`).Id("SuspectCapture").String(),
+		gofile.Comment(`Handlers are the handler types the engine runs besides "command", by type ("http");
+a handler of another type is refused at load.`).Id("Handlers").Map(jen.String()).Id("HandlerType"),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`HandlerType is what a dialect says about one handler type other than "command".`).Type().Id("HandlerType").Struct(
+		gofile.Comment(`DefaultTimeoutSec is the timeout of a handler of the type that sets none.`).Id("DefaultTimeoutSec").Int(),
+		gofile.Comment(`EventTimeoutSec gives the handlers of the type at the events it names another
+default timeout.`).Id("EventTimeoutSec").Map(jen.String()).Int(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("ToolInput is how an engine writes one of its own tools' input to a hook.").Type().Id("ToolInput").Struct(
@@ -304,6 +312,9 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 		}
 		fields = append(fields, kv("ToolInputs", jen.Map(jen.String()).Id("ToolInput").Add(lines(entries))))
 	}
+	if len(b.Handlers) > 0 {
+		fields = append(fields, kv("Handlers", handlerTypes(b.Handlers)))
+	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
 }
@@ -320,6 +331,34 @@ func stringMap(m map[string]string) *jen.Statement {
 		entries[i] = jen.Lit(k).Op(":").Lit(m[k])
 	}
 	return jen.Map(jen.String()).String().Add(lines(entries))
+}
+
+// handlerTypes is the map literal of a table's handler types, one a line in type order.
+func handlerTypes(m map[string]*ir.HandlerType) *jen.Statement {
+	types := make([]string, 0, len(m))
+	for k := range m {
+		types = append(types, k)
+	}
+	sort.Strings(types)
+	entries := make([]jen.Code, len(types))
+	for i, k := range types {
+		h := m[k]
+		fields := []jen.Code{kv("DefaultTimeoutSec", jen.Lit(h.DefaultTimeoutSec))}
+		if len(h.EventTimeoutSec) > 0 {
+			events := make([]string, 0, len(h.EventTimeoutSec))
+			for ev := range h.EventTimeoutSec {
+				events = append(events, ev)
+			}
+			sort.Strings(events)
+			es := make([]jen.Code, len(events))
+			for j, ev := range events {
+				es[j] = jen.Lit(ev).Op(":").Lit(h.EventTimeoutSec[ev])
+			}
+			fields = append(fields, kv("EventTimeoutSec", jen.Map(jen.String()).Int().Add(lines(es))))
+		}
+		entries[i] = jen.Lit(k).Op(":").Add(lines(fields))
+	}
+	return jen.Map(jen.String()).Id("HandlerType").Add(lines(entries))
 }
 
 // eventValues is the composite literal of e's table, one field a line.
