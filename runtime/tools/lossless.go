@@ -108,7 +108,7 @@ func marshalValue(v any) (json.RawMessage, error) {
 }
 
 // appendJSONString appends s as a JSON string (escaping like encoding/json, without
-// HTML escaping). Why it is not the codec's: docs/decisions/0014-json-scanners.md, "Two JSON scanners and two
+// HTML escaping). Why it is not the codec's: docs/decisions/0014-json-scanners.md, "Two JSON scanners and three
 // string escapers".
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')

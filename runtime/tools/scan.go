@@ -10,7 +10,7 @@ const maxDepth = 10000
 
 // jsonScanner validates lossless JSON in one pass (docs/design/SEMANTICS.md#0-shared-vocabulary): RFC 8259 syntax,
 // valid UTF-8 in strings, and numbers that are finite as a float64 and not -0. Why it is
-// not codec/scan.go: docs/decisions/0014-json-scanners.md, "Two JSON scanners and two string escapers".
+// not codec/scan.go: docs/decisions/0014-json-scanners.md, "Two JSON scanners and three string escapers".
 type jsonScanner struct {
 	data  []byte
 	i     int

@@ -58,7 +58,8 @@ func stringEnd(data []byte, start int) (end int, escaped bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendPlainString appends s as a JSON string escaped as JSON.stringify escapes it.
+// appendPlainString appends s as a JSON string escaped as JSON.stringify escapes it (the
+// third escaper of docs/decisions/0014-json-scanners.md).
 func appendPlainString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); i++ {
