@@ -406,13 +406,6 @@ func ToolInput(tool string, args json.RawMessage) json.RawMessage {
 	return hookbridge.EngineToolInput(&hookmap.ClaudeCode, tool, args)
 }
 
-func orEmpty(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
-}
-
 func orNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("null")
