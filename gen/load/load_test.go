@@ -192,3 +192,56 @@ _keyOrder: ["session_id", "cwd", "hook_event_name"]
 		t.Errorf("In's fields: %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestBridgeTableChecks: a table whose toolInputs default names no key of its tool, or
+// whose event is both pending and unfired, is a spec error naming the bridge; the real
+// tables load.
+func TestBridgeTableChecks(t *testing.T) {
+	schema, err := os.ReadFile("../../spec/bridges/bridges.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := `package bridges
+
+_bridges: {
+	// codex is a table.
+	codex: {
+		wire:              "codex"
+		plugin:            "hooks-x"
+		defaultTimeoutSec: 1
+		exit2EmptyStderr:  "block"
+		jsonPrefixes: ["{"]
+		invalidJSON:  "error"
+		stdinNewline: false
+		regexDialect: "re2"
+		events: {}
+`
+	for name, c := range map[string]struct{ table, want string }{
+		"default not a key": {`		toolInputs: Edit: {keys: ["file_path"], defaults: replace_all: false}
+	}
+}
+`, `bridge "codex" toolInputs "Edit": default "replace_all" is not one of its keys`},
+		"pending and unfired": {`		pending: Setup: "at start"
+		unfired: Setup: "never"
+	}
+}
+`, `bridge "codex" event "Setup": both pending and unfired`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "bridges.cue"), schema, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "x.cue"), []byte(base+c.table), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := load.Bridges(dir, "spec/bridges")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("load.Bridges: %v, want an error holding %q", err, c.want)
+			}
+		})
+	}
+	if _, err := load.Bridges("../../spec/bridges", "spec/bridges"); err != nil {
+		t.Fatalf("the real tables: %v", err)
+	}
+}
