@@ -49,7 +49,7 @@ var ClaudeCode = Bridge{
 		"WorktreeRemove":    "it makes no worktrees",
 	},
 	Pending: map[string]string{
-		"InstructionsLoaded":  "when CLAUDE.md or a rule file is loaded into the context",
+		"InstructionsLoaded":  "when an instruction or rule file of the project is loaded into the context",
 		"PermissionDenied":    "when the approval seam refuses a call that asked",
 		"PostToolBatch":       "when the tool calls of one step have all settled",
 		"Setup":               "at dsh run --init, --init-only and --maintenance",
