@@ -207,11 +207,8 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 		*event = named.HookEventName
 	}
 	ev, ok := table.Lookup(*event)
-	if why, never := table.Unfired[*event]; !ok && never {
-		return nil, nil, fmt.Errorf("hooks for %s never fire in dsh: %s", *event, why)
-	}
-	if where, pending := table.Pending[*event]; !ok && pending {
-		return nil, nil, fmt.Errorf("%s is an event of the engine that dsh does not fire yet (it would fire %s)", *event, where)
+	if err := hookproto.NotFired(table, *event); !ok && err != nil {
+		return nil, nil, err
 	}
 	if !ok {
 		var names []string

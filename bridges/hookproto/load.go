@@ -154,19 +154,17 @@ func (l *loader) load(data []byte) {
 		if _, ok := l.handlerType(HTTPHandlerType); ok && !wrapped && (ev == AllowedHTTPHookURLsKey || ev == HTTPHookAllowedEnvVarsKey) {
 			continue // a settings file without hooks: its http settings are no events
 		}
-		if why, ok := l.unfired(ev); ok && supported != nil && !supported[ev] {
-			if wrapped || kindOf(raw) == "array" {
-				l.diag(path, ev, "", unfiredError{ev, why})
-			}
-			continue
-		}
 		if supported != nil && !supported[ev] {
 			if wrapped || kindOf(raw) == "array" {
-				err := fmt.Errorf("%w %q", ErrUnsupportedEvent, ev)
-				if where, ok := l.pending(ev); ok {
-					err = fmt.Errorf("%w %q: an event of the engine that dsh does not fire yet (it would fire %s)", ErrUnsupportedEvent, ev, where)
+				err := NotFired(l.opts.Table, ev)
+				skipped := "event"
+				if errors.Is(err, ErrUnfiredEvent) {
+					skipped = "" // its hooks load, and never run
 				}
-				l.diag(path, ev, "event", err)
+				if err == nil {
+					err = fmt.Errorf("%w %q", ErrUnsupportedEvent, ev)
+				}
+				l.diag(path, ev, skipped, err)
 			}
 			continue
 		}
@@ -200,23 +198,21 @@ func (e unfiredError) Error() string {
 
 func (e unfiredError) Unwrap() error { return ErrUnfiredEvent }
 
-// unfired says why ev, an event of the engine, never fires in dsh (its table's Unfired).
-func (l *loader) unfired(ev string) (string, bool) {
-	if l.opts.Table == nil {
-		return "", false
+// NotFired says why the engine's event ev has no row of t that fires it: an
+// [ErrUnfiredEvent] error for an event dsh never fires (t.Unfired: its hooks load and
+// never run), an [ErrUnsupportedEvent] error for one it does not fire yet (t.Pending: a
+// file naming it fails to load). It is nil for any other event, fired or unknown.
+func NotFired(t *hookmap.Bridge, ev string) error {
+	if t == nil {
+		return nil
 	}
-	why, ok := l.opts.Table.Unfired[ev]
-	return why, ok
-}
-
-// pending says where ev, an event of the engine that dsh does not fire yet, would fire
-// (its table's Pending).
-func (l *loader) pending(ev string) (string, bool) {
-	if l.opts.Table == nil {
-		return "", false
+	if why, ok := t.Unfired[ev]; ok {
+		return unfiredError{ev, why}
 	}
-	where, ok := l.opts.Table.Pending[ev]
-	return where, ok
+	if where, ok := t.Pending[ev]; ok {
+		return fmt.Errorf("%w %q: an event of the engine that dsh does not fire yet (it would fire %s)", ErrUnsupportedEvent, ev, where)
+	}
+	return nil
 }
 
 func (l *loader) group(ev string, index int, path string, raw json.RawMessage) (Group, bool) {
