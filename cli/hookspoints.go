@@ -15,20 +15,21 @@ import (
 // generic path of its domain with the point's payload builder and decision describer.
 // Adding a point that an event of a dialect's table fires at is adding its row.
 var points = map[string]pointRow{
-	dsh.SessionStartEventName:   notification(sessionStartPayload, (*dsh.Registry).NotifySessionStart, nil),
-	dsh.ApprovalPromptEventName: notification(approvalPromptPayload, (*dsh.Registry).EmitApprovalPrompt, nil),
-	dsh.StatusEventName:         notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
-	dsh.SessionEndEventName:     notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
-	dsh.AgentErrorEventName:     notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
-	dsh.TurnStoppingEventName:   notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
-	dsh.PreStepEventName:        waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
-	dsh.ApprovalAnswerEventName: waterfall(approvalAnswerPayload, (*dsh.Registry).RunApprovalAnswer, nil, describeApprovalAnswer),
-	dsh.PreToolEventName:        waterfall(preToolPayload, (*dsh.Registry).RunPreTool, nil, describePreTool),
-	dsh.PostToolEventName:       waterfall(postToolPayload, (*dsh.Registry).RunPostTool, nil, describePostTool),
-	dsh.RequestEventName:        fold(requestPayload, (*dsh.Registry).RunRequest, decisionJSON{Kind: "pass"}, applyRequest, sentRequest),
-	dsh.ResponseEventName:       fold(responsePayload, (*dsh.Registry).RunResponse, decisionJSON{Kind: "accept"}, applyResponse, nil),
-	dsh.PreCompactEventName:     vote(preCompactPayload, (*dsh.Registry).RunPreCompact, decisionJSON{Kind: "proceed"}, tallyPreCompact),
-	dsh.PostCompactEventName:    vote(postCompactPayload, (*dsh.Registry).RunPostCompact, decisionJSON{Kind: "accept"}, tallyPostCompact),
+	dsh.SessionStartEventName:    notification(sessionStartPayload, (*dsh.Registry).NotifySessionStart, nil),
+	dsh.ApprovalPromptEventName:  notification(approvalPromptPayload, (*dsh.Registry).EmitApprovalPrompt, nil),
+	dsh.StatusEventName:          notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
+	dsh.SessionEndEventName:      notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
+	dsh.AgentErrorEventName:      notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
+	dsh.TurnInterruptedEventName: notification(turnInterruptedPayload, (*dsh.Registry).NotifyTurnInterrupted, nil),
+	dsh.TurnStoppingEventName:    notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
+	dsh.PreStepEventName:         waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
+	dsh.ApprovalAnswerEventName:  waterfall(approvalAnswerPayload, (*dsh.Registry).RunApprovalAnswer, nil, describeApprovalAnswer),
+	dsh.PreToolEventName:         waterfall(preToolPayload, (*dsh.Registry).RunPreTool, nil, describePreTool),
+	dsh.PostToolEventName:        waterfall(postToolPayload, (*dsh.Registry).RunPostTool, nil, describePostTool),
+	dsh.RequestEventName:         fold(requestPayload, (*dsh.Registry).RunRequest, decisionJSON{Kind: "pass"}, applyRequest, sentRequest),
+	dsh.ResponseEventName:        fold(responsePayload, (*dsh.Registry).RunResponse, decisionJSON{Kind: "accept"}, applyResponse, nil),
+	dsh.PreCompactEventName:      vote(preCompactPayload, (*dsh.Registry).RunPreCompact, decisionJSON{Kind: "proceed"}, tallyPreCompact),
+	dsh.PostCompactEventName:     vote(postCompactPayload, (*dsh.Registry).RunPostCompact, decisionJSON{Kind: "accept"}, tallyPostCompact),
 }
 
 // session/start
@@ -72,6 +73,12 @@ func sessionEndPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.Sess
 		reason = dsh.SessionEndReasonClear
 	}
 	return &dsh.SessionEndPayload{Agent: f.agent, AgentID: hooksAgentID, Reason: reason}, nil
+}
+
+// agent/turn-interrupted: the input's turn, which a user's cancel ended.
+
+func turnInterruptedPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.TurnInterruptedPayload, error) {
+	return &dsh.TurnInterruptedPayload{Agent: f.agent, AgentID: hooksAgentID, Turn: f.turn}, nil
 }
 
 // agent/error: the turn's failure, its code the input's kind of error (Claude Code

@@ -118,6 +118,11 @@ var points = map[string]pointRow{
 			return scope{agentID: p.AgentID, handle: p.Agent}.with("status", string(p.Status))
 		}))
 	},
+	dsh.TurnInterruptedEventName: func(reg *dsh.Registrar, l *listener) {
+		reg.OnTurnInterrupted(onNotify(l, func(p *dsh.TurnInterruptedPayload) scope {
+			return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}
+		}))
+	},
 	dsh.AgentErrorEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnAgentError(onObserve(l, func(p *dsh.AgentErrorPayload) scope {
 			return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("error", p.Error.Message)

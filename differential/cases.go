@@ -82,6 +82,9 @@ type Case struct {
 	// A case sets it only for a behaviour of the engine that testdata/differences.md
 	// records.
 	EngineUntil string
+	// Interrupt has each run's main process get SIGINT, as a user's interrupt sends it,
+	// once a hook of the case creates {{state}}/interrupt.
+	Interrupt bool
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
@@ -412,6 +415,7 @@ func Cases() []Case {
 	}
 	cs = append(cs, compactionCases()...)
 	cs = append(cs, httpCases()...)
+	cs = append(cs, eventCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -283,6 +283,9 @@ type Result struct {
 // mock could not start (res.Err says why).
 func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c Case, engine string, res *Result, obs func(runDir, []Request, []Next) Observation) (Observation, runDir, bool) {
 	ed := newRunDir(t, dir, c.Workspace)
+	if c.Interrupt {
+		ctx = withInterrupt(ctx, filepath.Join(ed.state, "interrupt"))
+	}
 	stop := ed.serveHTTPHooks(t, c)
 	defer stop()
 	cfg := ed.hooksJSON(t, c, wrap)
@@ -434,6 +437,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	prompts := c.prompts()
 	// dsh.
 	dd := newRunDir(t, filepath.Join(base, "dsh"), c.Workspace)
+	if c.Interrupt {
+		ctx = withInterrupt(ctx, filepath.Join(dd.state, "interrupt"))
+	}
 	stopHooks := dd.serveHTTPHooks(t, c)
 	defer stopHooks()
 	hooksFile := filepath.Join(dd.root, "hooks.json")
@@ -479,9 +485,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), p, extra...)
 		res.DshTime += r.Elapsed
 		// A /compact that a hook defers or that fails exits 1, as does a turn that ends on a
-		// model error (the engine's exit status is not compared either); what it did shows
-		// in the comparison.
-		if r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails()) && isExit(r.Err)) {
+		// model error or that is interrupted (the engine's exit status is not compared
+		// either); what it did shows in the comparison.
+		if r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails() || c.Interrupt) && isExit(r.Err)) {
 			res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
 		}
 	}

@@ -141,10 +141,48 @@ func run(ctx context.Context, dir string, env []string, timeout time.Duration, n
 	g, err := procgroup.Start(cmd)
 	if err == nil {
 		group.Store(g)
+		stop := interruptOn(ctx, cmd)
 		err = cmd.Wait()
+		stop()
 		g.Kill()
 	}
 	return Run{Stdout: out.String(), Stderr: errb.String(), Err: err, Elapsed: time.Since(start)}
+}
+
+// interruptKey is the context key of the file whose appearance interrupts a run.
+type interruptKey struct{}
+
+// withInterrupt returns ctx with a run's interrupt file set: once a file exists at path
+// (a hook of the case creates it), the run's main process gets SIGINT, as a user's
+// interrupt sends it (Case.Interrupt).
+func withInterrupt(ctx context.Context, path string) context.Context {
+	return context.WithValue(ctx, interruptKey{}, path)
+}
+
+// interruptOn sends cmd's process SIGINT once the interrupt file of ctx exists (none:
+// nothing), and returns a func that stops watching.
+func interruptOn(ctx context.Context, cmd *exec.Cmd) (stop func()) {
+	path, _ := ctx.Value(interruptKey{}).(string)
+	if path == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, err := os.Stat(path); err == nil {
+					_ = cmd.Process.Signal(os.Interrupt)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // RunClaude runs `claude -p PROMPT` headless in workspace with the settings file,

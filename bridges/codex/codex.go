@@ -43,6 +43,9 @@ const (
 	evStop              = "Stop"
 	evPreCompact        = "PreCompact"
 	evPostCompact       = "PostCompact"
+	evPreModelRequest   = "PreModelRequest"
+	evInterrupt         = "Interrupt"
+	evSessionEnd        = "SessionEnd"
 )
 
 // Plugin is the plugin name stamped on every message the bridge adds.
@@ -315,6 +318,25 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 		v = codex.PostCompactInput{
 			HookEventName: codex.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID, TurnID: turn,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, Trigger: codex.PostCompactInputTrigger(in.Trigger),
+		}
+	case evPreModelRequest:
+		m := model
+		if in.Request != nil && in.Request.Config.Model != "" {
+			m = in.Request.Config.Model
+		}
+		v = codex.PreModelRequestInput{
+			HookEventName: codex.PreModelRequestInputHookEventNamePreModelRequest, SessionID: s.SessionID, TurnID: turn,
+			CWD: s.CWD, TranscriptPath: transcript, Model: m,
+		}
+	case evInterrupt:
+		v = codex.InterruptInput{
+			HookEventName: codex.InterruptInputHookEventNameInterrupt, SessionID: s.SessionID, TurnID: turn,
+			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
+		}
+	case evSessionEnd:
+		v = codex.SessionEndInput{
+			HookEventName: codex.SessionEndInputHookEventNameSessionEnd, SessionID: s.SessionID,
+			TranscriptPath: transcript, CWD: s.CWD, Reason: codex.SessionEndInputReasonOther,
 		}
 	default:
 		return nil, fmt.Errorf("codex: unmapped event %q", in.Event)

@@ -193,6 +193,53 @@ _keyOrder: ["session_id", "cwd", "hook_event_name"]
 	}
 }
 
+// TestRecordKeyOrder: a record named in _keyOrders gets that order, whatever _keyOrder
+// and its declaration say; the other records keep _keyOrder's.
+func TestRecordKeyOrder(t *testing.T) {
+	dir := writeSpec(t, txtar.Parse([]byte(`-- x.cue --
+package dsh
+
+_keyOrder: ["session_id", "transcript_path", "cwd"]
+
+_keyOrders: Own: ["session_id", "cwd", "transcript_path", "model"]
+
+// #Own is written in an order of its own.
+#Own: {
+	// model is the model.
+	model!: string
+	// transcript_path is the transcript.
+	transcript_path!: string
+	// cwd is the directory.
+	cwd!: string
+	// session_id identifies the session.
+	session_id!: string
+}
+
+// #Other follows _keyOrder.
+#Other: {
+	// cwd is the directory.
+	cwd!: string
+	// transcript_path is the transcript.
+	transcript_path!: string
+	// session_id identifies the session.
+	session_id!: string
+}
+`)))
+	s, err := load.Dir(dir, "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"Own": "session_id cwd transcript_path model", "Other": "session_id transcript_path cwd"} {
+		var got []string
+		for _, f := range s.Lookup(name).Fields {
+			got = append(got, f.JSONName)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s's fields: %s, want %s", name, strings.Join(got, " "), want)
+		}
+	}
+}
+
 // TestBridgeTableChecks: a table whose toolInputs default names no key of its tool, or
 // whose event is both pending and unfired, is a spec error naming the bridge; the real
 // tables load.

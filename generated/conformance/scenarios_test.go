@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 331 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 333 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -110,7 +110,9 @@ var scenarioTests = []struct {
 	{"b049-cancel-clears-earlier-contexts-of-the-batch", false},
 	{"b050-disposal-while-a-tool-waits", false},
 	{"b051-parallel-bodies-overlap", false},
+	{"b051-turn-interrupted-after-a-user-cancel", false},
 	{"b052-exclusive-call-is-a-barrier", true},
+	{"b052-turn-interrupted-not-for-a-parent-cancel", false},
 	{"b053-commit-waits-for-model-order", false},
 	{"b054-policy-observed-in-model-order", false},
 	{"b055-deny-and-throw-at-pre-execute", false},

@@ -350,6 +350,52 @@ func evScopeStatus(p *StatusPayload) dispatch.Scope {
 	return dispatch.Subject(p.AgentID)
 }
 
+// TurnInterruptedEventName is the name of the agent/turn-interrupted event, a notification.
+const TurnInterruptedEventName = "agent/turn-interrupted"
+
+// TurnInterruptedListener is a listener of agent/turn-interrupted, an awaited notification:
+// every listener runs, in order; a returned error or a panic is reported to the caller and
+// stops nothing.
+//
+// agent/turn-interrupted fires once for each turn that a user's cancellation ended
+// (turn/end aborted{user}: dsh run's SIGINT, an ACP session/cancel), after its turn/end.
+// It is for observers only: listeners cannot change anything. They are awaited in
+// order, each bounded by Config.SessionEndTimeout as agent/session-end's are; a
+// listener still running at its bound has its context cancelled and is abandoned.
+type TurnInterruptedListener func(ctx context.Context, p *TurnInterruptedPayload) error
+
+// OnTurnInterrupted registers fn as a agent/turn-interrupted listener, after those already
+// registered, and returns a func that unregisters it. fn must not be nil.
+func (r *Registrar) OnTurnInterrupted(fn TurnInterruptedListener) (unregister func()) {
+	return dispatch.Register(r.r, TurnInterruptedEventName, &r.reg.onTurnInterrupted, fn)
+}
+
+// NotifyTurnInterrupted runs every agent/turn-interrupted listener that sees p, in
+// registration order, whatever the others did, and returns their failures (each a
+// *ListenerError) joined. The listeners registered for one agent run only when p's subject
+// is that agent.
+func (g *Registry) NotifyTurnInterrupted(ctx context.Context, p *TurnInterruptedPayload) error {
+	return dispatch.RunNotify(ctx, TurnInterruptedEventName, &g.onTurnInterrupted, p, evScopeTurnInterrupted)
+}
+
+// NotifyTurnInterruptedBounded is NotifyTurnInterrupted with a bound on each listener: a
+// listener runs under a context cancelled (with cause ErrListenerOverrun) when bound
+// passes; one that has not returned a short grace later is abandoned, named in overran, and
+// the run goes on with the next listener. Failures are returned as by
+// NotifyTurnInterrupted; an abandoned listener's is not.
+func (g *Registry) NotifyTurnInterruptedBounded(ctx context.Context, p *TurnInterruptedPayload, bound time.Duration) (overran []string, err error) {
+	return dispatch.RunNotifyBounded(ctx, TurnInterruptedEventName, &g.onTurnInterrupted, p, evScopeTurnInterrupted, bound)
+}
+
+// evScopeTurnInterrupted is the scope of the payload of agent/turn-interrupted: its subject
+// is AgentID.
+func evScopeTurnInterrupted(p *TurnInterruptedPayload) dispatch.Scope {
+	if p == nil {
+		return dispatch.NoSubject()
+	}
+	return dispatch.Subject(p.AgentID)
+}
+
 // TurnStoppingEventName is the name of the agent/turn-stopping event, a notification.
 const TurnStoppingEventName = "agent/turn-stopping"
 

@@ -1014,6 +1014,54 @@ func (r AgentErrorPayload) Validate() error {
 	return nil
 }
 
+// TurnInterruptedPayload is what agent/turn-interrupted listeners receive.
+type TurnInterruptedPayload struct {
+	// Agent is the handle of the interrupted agent: idle, its turn ended. Runtime-only,
+	// never encoded.
+	Agent Agent `json:"-"`
+	// AgentID is the id of the interrupted agent.
+	AgentID string `json:"agentId"`
+	// Turn is the 1-based number of the interrupted turn.
+	Turn int `json:"turn"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r TurnInterruptedPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, TurnInterruptedPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r TurnInterruptedPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("turn").Int(r.Turn)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a TurnInterruptedPayload strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *TurnInterruptedPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("TurnInterruptedPayload", data)
+	if err != nil {
+		return err
+	}
+	var v TurnInterruptedPayload
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r TurnInterruptedPayload) Validate() error {
+	return nil
+}
+
 // InboxInsertedPayload is what agent/inbox/inserted observers receive.
 type InboxInsertedPayload struct {
 	// Agent is the handle of the agent whose inbox changed. Runtime-only, never encoded.

@@ -150,6 +150,16 @@ var Events = []EventInfo{
 		Listener: "StatusListener",
 	},
 	{
+		Name:     "agent/turn-interrupted",
+		Domain:   DomainNotification,
+		Doc:      "agent/turn-interrupted fires once for each turn that a user's cancellation ended\n(turn/end aborted{user}: dsh run's SIGINT, an ACP session/cancel), after its turn/end.\nIt is for observers only: listeners cannot change anything. They are awaited in\norder, each bounded by Config.SessionEndTimeout as agent/session-end's are; a\nlistener still running at its bound has its context cancelled and is abandoned.",
+		Payload:  "TurnInterruptedPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnTurnInterrupted",
+		Listener: "TurnInterruptedListener",
+	},
+	{
 		Name:     "agent/turn-stopping",
 		Domain:   DomainNotification,
 		Doc:      "agent/turn-stopping fires at every natural stop of a turn while the next-step inbox\nis empty. Every listener runs in order (docs/design/SEMANTICS.md#a3-every-listener-of-an-awaited-notification-runs); steering input\ncontinues the turn, Halt ends it. A failure ends the turn error.",
@@ -314,28 +324,29 @@ type Registry struct {
 
 	core *dispatch.Core
 
-	onAgentError     dispatch.List[AgentErrorListener]
-	onInboxClaimed   dispatch.List[InboxClaimedListener]
-	onInboxDiscarded dispatch.List[InboxDiscardedListener]
-	onInboxInserted  dispatch.List[InboxInsertedListener]
-	onPreStep        dispatch.List[PreStepListener]
-	onRequest        dispatch.List[RequestListener]
-	onRequestError   dispatch.List[RequestErrorListener]
-	onResponse       dispatch.List[ResponseListener]
-	onSessionEnd     dispatch.List[SessionEndListener]
-	onSessionStart   dispatch.List[SessionStartListener]
-	onStatus         dispatch.List[StatusListener]
-	onTurnStopping   dispatch.List[TurnStoppingListener]
-	onApprovalAnswer dispatch.List[ApprovalAnswerListener]
-	onApprovalPrompt dispatch.List[ApprovalPromptListener]
-	onPostCompact    dispatch.List[PostCompactListener]
-	onPreCompact     dispatch.List[PreCompactListener]
-	onExecute        dispatch.List[ExecuteListener]
-	onGuard          dispatch.List[GuardListener]
-	onPostTool       dispatch.List[PostToolListener]
-	onPreTool        dispatch.List[PreToolListener]
-	onToolResult     dispatch.List[ToolResultListener]
-	onRewriteInput   dispatch.List[RewriteInputListener]
+	onAgentError      dispatch.List[AgentErrorListener]
+	onInboxClaimed    dispatch.List[InboxClaimedListener]
+	onInboxDiscarded  dispatch.List[InboxDiscardedListener]
+	onInboxInserted   dispatch.List[InboxInsertedListener]
+	onPreStep         dispatch.List[PreStepListener]
+	onRequest         dispatch.List[RequestListener]
+	onRequestError    dispatch.List[RequestErrorListener]
+	onResponse        dispatch.List[ResponseListener]
+	onSessionEnd      dispatch.List[SessionEndListener]
+	onSessionStart    dispatch.List[SessionStartListener]
+	onStatus          dispatch.List[StatusListener]
+	onTurnInterrupted dispatch.List[TurnInterruptedListener]
+	onTurnStopping    dispatch.List[TurnStoppingListener]
+	onApprovalAnswer  dispatch.List[ApprovalAnswerListener]
+	onApprovalPrompt  dispatch.List[ApprovalPromptListener]
+	onPostCompact     dispatch.List[PostCompactListener]
+	onPreCompact      dispatch.List[PreCompactListener]
+	onExecute         dispatch.List[ExecuteListener]
+	onGuard           dispatch.List[GuardListener]
+	onPostTool        dispatch.List[PostToolListener]
+	onPreTool         dispatch.List[PreToolListener]
+	onToolResult      dispatch.List[ToolResultListener]
+	onRewriteInput    dispatch.List[RewriteInputListener]
 }
 
 // NewRegistry returns an empty registry configured by opts.
@@ -381,6 +392,8 @@ func (g *Registry) Listens(event string) bool {
 		return g.onSessionStart.Len() > 0
 	case StatusEventName:
 		return g.onStatus.Len() > 0
+	case TurnInterruptedEventName:
+		return g.onTurnInterrupted.Len() > 0
 	case TurnStoppingEventName:
 		return g.onTurnStopping.Len() > 0
 	case ApprovalAnswerEventName:

@@ -1288,6 +1288,12 @@ func TestRoundTrip(t *testing.T) {
 			Reason: dsh.TurnEndCompleted{},
 		})
 	})
+	t.Run("TurnInterruptedPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "TurnInterruptedPayload", closed, dsh.TurnInterruptedPayload{
+			AgentID: "text-agentId",
+			Turn:    1,
+		})
+	})
 	t.Run("TurnStart", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "TurnStart", closed, dsh.TurnStart{
 			Turn: 1,

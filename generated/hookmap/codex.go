@@ -34,12 +34,39 @@ var Codex = Bridge{
 		"SubagentStart": "it has no subagents",
 		"SubagentStop":  "it has no subagents",
 	},
-	Pending: map[string]string{
-		"Interrupt":       "when the user interrupts a turn",
-		"PreModelRequest": "before each model request (agent/request)",
-		"SessionEnd":      "when the session ends (agent/session-end)",
-	},
 	Events: []Event{
+		// Interrupt observes a turn the user interrupted (agent/turn-interrupted: dsh
+		// run's SIGINT), matchers ignored: only systemMessage may be printed (a notice),
+		// anything else or a non-zero exit is a failed run (Codex 0.169.0).
+		{
+			Name:               "Interrupt",
+			Point:              "agent/turn-interrupted",
+			Input:              "InterruptInput",
+			Output:             "InterruptOutput",
+			Matcher:            "",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by Interrupt hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by Interrupt hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			Subject: "",
+			Results: "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.InterruptOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// PermissionRequest answers a call that needs approval (approval/answer), as the
 		// real engine: allow allows; deny denies with the message ("PermissionRequest
 		// hook denied approval"); exit 2 denies with stderr; interrupt, updatedInput and
@@ -187,6 +214,40 @@ var Codex = Bridge{
 				return out, nil
 			},
 		},
+		// PreModelRequest observes each model request (agent/request), matchers ignored:
+		// nothing it prints changes the request; systemMessage is a notice, and
+		// continue:false or a non-zero exit is a failed run, as in Codex 0.169.0.
+		{
+			Name:               "PreModelRequest",
+			Point:              "agent/request",
+			Input:              "PreModelRequestInput",
+			Output:             "PreModelRequestOutput",
+			Matcher:            "",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by PreModelRequest hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by PreModelRequest hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules: []Rule{
+				{When: "continue", Is: "false", Then: "failed", Reason: "", NeedsReason: false, Unless: ""},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			Subject: "",
+			Results: "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.PreModelRequestOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// PreToolUse: a deny with a reason blocks, and so does the legacy top-level
 		// decision "block" with a reason (not in the published schema, but the real
 		// engine honours it); ask, allow without updatedInput, deny with updatedInput, a
@@ -229,6 +290,38 @@ var Codex = Bridge{
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.PreToolUseOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// SessionEnd runs when the agent is closed (agent/session-end), interrupted or
+		// not, with reason "other", matchers ignored; for cleanup only: Codex 0.169.0
+		// reads nothing it prints (systemMessage is recorded as a notice).
+		{
+			Name:               "SessionEnd",
+			Point:              "agent/session-end",
+			Input:              "SessionEndInput",
+			Output:             "SessionEndOutput",
+			Matcher:            "",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by SessionEnd hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by SessionEnd hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			Subject: "",
+			Results: "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.SessionEndOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

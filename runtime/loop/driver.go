@@ -86,6 +86,11 @@ func (a *Agent) drive(t *turnRun, claimed []dsh.UserMessage, open bool, claimErr
 				reason, next = a.runTurn(t, claimed)
 			}
 			a.endTurn(t, reason)
+			if ab, ok := reason.(dsh.TurnEndAborted); ok {
+				if _, user := ab.Reason.(dsh.CancelUser); user {
+					a.turnInterrupted(t.n)
+				}
+			}
 		}
 		t.cancel(nil)
 		nt, replay := a.afterTurn(t, next)

@@ -43,6 +43,22 @@ func (a *Agent) sessionEnd(reason dsh.SessionEndReason) {
 	}
 }
 
+// turnInterrupted runs the agent/turn-interrupted listeners once a user's cancellation
+// ended turn n, after its turn/end, in order, each bounded by Config.SessionEndTimeout as
+// the session-end listeners are (their context is the agent's, not the cancelled turn's).
+// Failures and overruns are logged; nothing is undone.
+func (a *Agent) turnInterrupted(n int) {
+	bound := a.cfg.SessionEndTimeout
+	overran, err := a.reg.NotifyTurnInterruptedBounded(withScope(a.base, scope{agent: a, turn: n}),
+		&dsh.TurnInterruptedPayload{Agent: a, AgentID: a.id, Turn: n}, bound)
+	for _, name := range overran {
+		a.logger.Warn("loop: agent/turn-interrupted listener overran its bound; abandoned", "listener", name, "bound", bound)
+	}
+	for _, le := range listenerErrors(err) {
+		a.logger.Warn("loop: agent/turn-interrupted listener failed", "listener", le.Listener, "err", le.Err)
+	}
+}
+
 // recordOverrun appends session/start-listener-overrun.
 func (a *Agent) recordOverrun(listener string, bound time.Duration) {
 	if _, err := a.log.Append(a.base, dsh.StartListenerOverrun{Listener: listener, TimeoutMS: int(bound / time.Millisecond)}); err != nil {

@@ -60,7 +60,15 @@ var pointListeners = map[string]pointListener{
 	dsh.PostCompactEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPostCompact(b.postCompact)}
 	}},
-	dsh.RequestEventName:  {dialect: true},
+	dsh.TurnInterruptedEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnTurnInterrupted(b.turnInterrupted)}
+	}},
+	// A dialect with model-call listeners of its own (Gemini CLI) runs the model call's
+	// events there; elsewhere the event at agent/request only observes (Codex's
+	// PreModelRequest).
+	dsh.RequestEventName: {dialect: true, register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnRequest(b.observeRequest)}
+	}},
 	dsh.ResponseEventName: {dialect: true},
 }
 

@@ -199,6 +199,39 @@ func (b *Bridge) agentError(ctx context.Context, p *dsh.AgentErrorPayload) {
 	}
 }
 
+// turnInterrupted fires the event at agent/turn-interrupted (Codex's Interrupt) once a
+// user's cancel ended a turn. It only observes: nothing its hooks print or exit with
+// changes anything (their notices are recorded).
+func (b *Bridge) turnInterrupted(ctx context.Context, p *dsh.TurnInterruptedPayload) error {
+	s := b.session(ctx, p.AgentID)
+	in := Input{Event: b.event(dsh.TurnInterruptedEventName), Session: s, Turn: p.Turn}
+	rep, err := b.fire(ctx, in, b.subjectOf(in), false, nil)
+	if err != nil {
+		return err
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("hooks at an interrupted turn cannot change anything; ignored", "event", in.Event, "outcome", string(o))
+	}
+	return nil
+}
+
+// observeRequest fires the event at agent/request of a dialect whose model-call events
+// only observe (Codex's PreModelRequest) and passes the request on unchanged, whatever
+// its hooks print (their notices are recorded).
+func (b *Bridge) observeRequest(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+	s := b.session(ctx, p.AgentID)
+	req := p.Request
+	in := Input{Event: b.event(dsh.RequestEventName), Session: s, Turn: p.Turn, Request: &req}
+	rep, err := b.fire(ctx, in, b.subjectOf(in), true, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("hooks before a model request cannot change it; ignored", "event", in.Event, "outcome", string(o))
+	}
+	return dsh.RequestPass{}, nil
+}
+
 // subjectOf is the value of the event's matcher field in its encoded input, or "".
 func (b *Bridge) subjectOf(in Input) string {
 	ev, ok := b.d.Table.Lookup(in.Event)

@@ -1195,6 +1195,336 @@ func (v *PostCompactInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostCompactInputHookEventName", data, v, PostCompactInputHookEventNameValues)
 }
 
+// SessionEndInput is the stdin of a SessionEnd hook: no turn, model or permission_mode,
+// and reason is always "other" (Codex 0.169.0's embedded schema; it fires when codex exec
+// is done, interrupted or not).
+type SessionEndInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName SessionEndInputHookEventName `json:"hook_event_name"`
+	// Reason says why the session ended: always "other".
+	Reason SessionEndInputReason `json:"reason"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r SessionEndInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SessionEndInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionEndInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("reason").String(string(r.Reason))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SessionEndInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *SessionEndInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SessionEndInput", data)
+	if err != nil {
+		return err
+	}
+	var v SessionEndInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionEndInputHookEventName])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[SessionEndInputReason])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SessionEndInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SessionEndInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("SessionEndInput", "reason", err)
+	}
+	return nil
+}
+
+// SessionEndInputHookEventName is the set of values of SessionEndInput.HookEventName:
+// hook_event_name names the event.
+type SessionEndInputHookEventName string
+
+const (
+	// SessionEndInputHookEventNameSessionEnd is the SessionEndInputHookEventName value
+	// "SessionEnd".
+	SessionEndInputHookEventNameSessionEnd SessionEndInputHookEventName = "SessionEnd"
+)
+
+// SessionEndInputHookEventNameValues lists every SessionEndInputHookEventName value, in spec
+// order.
+var SessionEndInputHookEventNameValues = []SessionEndInputHookEventName{SessionEndInputHookEventNameSessionEnd}
+
+// Valid reports whether v is one of the SessionEndInputHookEventNameValues.
+func (v SessionEndInputHookEventName) Valid() bool {
+	switch v {
+	case SessionEndInputHookEventNameSessionEnd:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SessionEndInputHookEventName, rejecting any value not in
+// SessionEndInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SessionEndInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SessionEndInputHookEventName", data, v, SessionEndInputHookEventNameValues)
+}
+
+// SessionEndInputReason is the set of values of SessionEndInput.Reason: reason says why the
+// session ended: always "other".
+type SessionEndInputReason string
+
+const (
+	// SessionEndInputReasonOther is the SessionEndInputReason value "other".
+	SessionEndInputReasonOther SessionEndInputReason = "other"
+)
+
+// SessionEndInputReasonValues lists every SessionEndInputReason value, in spec order.
+var SessionEndInputReasonValues = []SessionEndInputReason{SessionEndInputReasonOther}
+
+// Valid reports whether v is one of the SessionEndInputReasonValues.
+func (v SessionEndInputReason) Valid() bool {
+	switch v {
+	case SessionEndInputReasonOther:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SessionEndInputReason, rejecting any value not in
+// SessionEndInputReasonValues with an ErrInvalidEnum *DecodeError.
+func (v *SessionEndInputReason) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SessionEndInputReason", data, v, SessionEndInputReasonValues)
+}
+
+// PreModelRequestInput is the stdin of a PreModelRequest hook, before each model request
+// (Codex 0.169.0 sends these fields only, in this order: see _keyOrders).
+type PreModelRequestInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the turn.
+	TurnID string `json:"turn_id"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// Model is the model the request goes to.
+	Model string `json:"model"`
+	// HookEventName names the event.
+	HookEventName PreModelRequestInputHookEventName `json:"hook_event_name"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r PreModelRequestInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PreModelRequestInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreModelRequestInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	enc.Key("cwd").String(r.CWD)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("model").String(r.Model)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PreModelRequestInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PreModelRequestInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PreModelRequestInput", data)
+	if err != nil {
+		return err
+	}
+	var v PreModelRequestInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreModelRequestInputHookEventName])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PreModelRequestInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PreModelRequestInput", "hook_event_name", err)
+	}
+	return nil
+}
+
+// PreModelRequestInputHookEventName is the set of values of
+// PreModelRequestInput.HookEventName: hook_event_name names the event.
+type PreModelRequestInputHookEventName string
+
+const (
+	// PreModelRequestInputHookEventNamePreModelRequest is the PreModelRequestInputHookEventName
+	// value "PreModelRequest".
+	PreModelRequestInputHookEventNamePreModelRequest PreModelRequestInputHookEventName = "PreModelRequest"
+)
+
+// PreModelRequestInputHookEventNameValues lists every PreModelRequestInputHookEventName
+// value, in spec order.
+var PreModelRequestInputHookEventNameValues = []PreModelRequestInputHookEventName{PreModelRequestInputHookEventNamePreModelRequest}
+
+// Valid reports whether v is one of the PreModelRequestInputHookEventNameValues.
+func (v PreModelRequestInputHookEventName) Valid() bool {
+	switch v {
+	case PreModelRequestInputHookEventNamePreModelRequest:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PreModelRequestInputHookEventName, rejecting any value not in
+// PreModelRequestInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PreModelRequestInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PreModelRequestInputHookEventName", data, v, PreModelRequestInputHookEventNameValues)
+}
+
+// InterruptInput is the stdin of an Interrupt hook, once the user interrupted a turn
+// (Codex 0.169.0's embedded schema and its stdin).
+type InterruptInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the interrupted turn.
+	TurnID string `json:"turn_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName InterruptInputHookEventName `json:"hook_event_name"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r InterruptInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InterruptInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InterruptInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("model").String(r.Model)
+	enc.Key("permission_mode").String(string(r.PermissionMode))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InterruptInput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *InterruptInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InterruptInput", data)
+	if err != nil {
+		return err
+	}
+	var v InterruptInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[InterruptInputHookEventName])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InterruptInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("InterruptInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("InterruptInput", "permission_mode", err)
+	}
+	return nil
+}
+
+// InterruptInputHookEventName is the set of values of InterruptInput.HookEventName:
+// hook_event_name names the event.
+type InterruptInputHookEventName string
+
+const (
+	// InterruptInputHookEventNameInterrupt is the InterruptInputHookEventName value "Interrupt".
+	InterruptInputHookEventNameInterrupt InterruptInputHookEventName = "Interrupt"
+)
+
+// InterruptInputHookEventNameValues lists every InterruptInputHookEventName value, in spec
+// order.
+var InterruptInputHookEventNameValues = []InterruptInputHookEventName{InterruptInputHookEventNameInterrupt}
+
+// Valid reports whether v is one of the InterruptInputHookEventNameValues.
+func (v InterruptInputHookEventName) Valid() bool {
+	switch v {
+	case InterruptInputHookEventNameInterrupt:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InterruptInputHookEventName, rejecting any value not in
+// InterruptInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *InterruptInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InterruptInputHookEventName", data, v, InterruptInputHookEventNameValues)
+}
+
 // Universal holds the stdout fields of the PreToolUse, PostToolUse and SessionStart
 // outputs, which the published schemas do not let be null.
 type Universal struct {
@@ -2691,5 +3021,178 @@ func (r *PostCompactOutput) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostCompactOutput) Validate() error {
+	return nil
+}
+
+// SessionEndOutput is what a SessionEnd hook may print: Codex 0.169.0 reads none of it
+// (it has no output schema for the event); dsh records systemMessage as a notice.
+//
+// SessionEndOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type SessionEndOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SessionEndOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SessionEndOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SessionEndOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SessionEndOutput (see DecodeError); absent regular fields get
+// their default. SessionEndOutput is open: fields it does not declare are ignored.
+func (r *SessionEndOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SessionEndOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SessionEndOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SessionEndOutput) Validate() error {
+	return nil
+}
+
+// PreModelRequestOutput is what a PreModelRequest hook may print: it observes only;
+// systemMessage is a notice, continue:false is refused as unsupported (a failed run), as
+// in Codex 0.169.0.
+type PreModelRequestOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PreModelRequestOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PreModelRequestOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PreModelRequestOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PreModelRequestOutput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PreModelRequestOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PreModelRequestOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PreModelRequestOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PreModelRequestOutput) Validate() error {
+	return nil
+}
+
+// InterruptOutput is what an Interrupt hook may print: systemMessage only, a notice
+// (Codex 0.169.0's embedded schema; any other field fails the run).
+type InterruptOutput struct {
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r InterruptOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InterruptOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InterruptOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InterruptOutput strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *InterruptOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InterruptOutput", data)
+	if err != nil {
+		return err
+	}
+	var v InterruptOutput
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InterruptOutput) Validate() error {
 	return nil
 }

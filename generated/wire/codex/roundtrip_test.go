@@ -63,6 +63,32 @@ func TestRoundTrip(t *testing.T) {
 			Trigger:   codex.CompactInputTriggerManual,
 		})
 	})
+	t.Run("InterruptInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "InterruptInput", closed, codex.InterruptInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			HookEventName:  codex.InterruptInputHookEventNameInterrupt,
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+		})
+	})
+	t.Run("InterruptInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "InterruptInput", codex.InterruptInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			CWD:            "text-cwd",
+			HookEventName:  codex.InterruptInputHookEventNameInterrupt,
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+		})
+	})
+	t.Run("InterruptOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "InterruptOutput", closed, codex.InterruptOutput{
+			SystemMessage: ptr("text-systemMessage"),
+		})
+	})
 	t.Run("PermissionRequestDecision", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PermissionRequestDecision", closed, codex.PermissionRequestDecision{
 			Behavior:           codex.PermissionRequestDecisionBehaviorAllow,
@@ -238,6 +264,33 @@ func TestRoundTrip(t *testing.T) {
 			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
+	t.Run("PreModelRequestInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreModelRequestInput", closed, codex.PreModelRequestInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			CWD:            "text-cwd",
+			TranscriptPath: ptr("text-transcript_path"),
+			Model:          "text-model",
+			HookEventName:  codex.PreModelRequestInputHookEventNamePreModelRequest,
+		})
+	})
+	t.Run("PreModelRequestInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "PreModelRequestInput", codex.PreModelRequestInput{
+			SessionID:     "text-session_id",
+			TurnID:        "text-turn_id",
+			CWD:           "text-cwd",
+			Model:         "text-model",
+			HookEventName: codex.PreModelRequestInputHookEventNamePreModelRequest,
+		})
+	})
+	t.Run("PreModelRequestOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PreModelRequestOutput", closed, codex.PreModelRequestOutput{
+			Continue:       ptr(true),
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+		})
+	})
 	t.Run("PreToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, codex.PreToolUseInput{
 			SessionID:      "text-session_id",
@@ -289,6 +342,31 @@ func TestRoundTrip(t *testing.T) {
 			PermissionDecisionReason: ptr("text-permissionDecisionReason"),
 			UpdatedInput:             json.RawMessage("{\"k\":\"v\"}"),
 			AdditionalContext:        ptr("text-additionalContext"),
+		})
+	})
+	t.Run("SessionEndInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SessionEndInput", closed, codex.SessionEndInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			HookEventName:  codex.SessionEndInputHookEventNameSessionEnd,
+			Reason:         codex.SessionEndInputReasonOther,
+		})
+	})
+	t.Run("SessionEndInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "SessionEndInput", codex.SessionEndInput{
+			SessionID:     "text-session_id",
+			CWD:           "text-cwd",
+			HookEventName: codex.SessionEndInputHookEventNameSessionEnd,
+			Reason:        codex.SessionEndInputReasonOther,
+		})
+	})
+	t.Run("SessionEndOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SessionEndOutput", open, codex.SessionEndOutput{
+			Continue:       ptr(true),
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
 		})
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
