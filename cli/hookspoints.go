@@ -20,6 +20,7 @@ var points = map[string]pointRow{
 	dsh.StatusEventName:          notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
 	dsh.SessionEndEventName:      notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
 	dsh.AgentErrorEventName:      notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
+	dsh.PostBatchEventName:       notification(postBatchPayload, (*dsh.Registry).NotifyPostBatch, describePostBatch),
 	dsh.TurnInterruptedEventName: notification(turnInterruptedPayload, (*dsh.Registry).NotifyTurnInterrupted, nil),
 	dsh.TurnStoppingEventName:    notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
 	dsh.PreStepEventName:         waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
@@ -73,6 +74,38 @@ func sessionEndPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.Sess
 		reason = dsh.SessionEndReasonClear
 	}
 	return &dsh.SessionEndPayload{Agent: f.agent, AgentID: hooksAgentID, Reason: reason}, nil
+}
+
+// agent/post-batch: the input's settled calls; the listeners halt the turn before the
+// next request, or add what the model reads with the results.
+
+func postBatchPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.PostBatchPayload, error) {
+	calls := make([]dsh.BatchCall, len(f.in.ToolCalls))
+	for i, c := range f.in.ToolCalls {
+		text := string(c.ToolResponse)
+		var s string
+		if json.Unmarshal(c.ToolResponse, &s) == nil {
+			text = s
+		}
+		args := c.ToolInput
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		calls[i] = dsh.BatchCall{CallID: c.ToolUseID, Name: c.ToolName, Arguments: args,
+			Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
+	}
+	return &dsh.PostBatchPayload{Agent: f.agent, AgentID: hooksAgentID, Turn: f.turn, Step: 1, Calls: calls}, nil
+}
+
+func describePostBatch(f *fireIn) decisionJSON {
+	if halted := f.agent.Halted(); len(halted) > 0 {
+		return decisionJSON{Kind: "halt", Reason: &halted[0]}
+	}
+	out := decisionJSON{Kind: "continue"}
+	for _, m := range f.agent.Injected() {
+		out.Model = append(out.Model, joinText(m.Content, "\n"))
+	}
+	return out
 }
 
 // agent/turn-interrupted: the input's turn, which a user's cancel ended.

@@ -118,6 +118,15 @@ var points = map[string]pointRow{
 			return scope{agentID: p.AgentID, handle: p.Agent}.with("status", string(p.Status))
 		}))
 	},
+	dsh.PostBatchEventName: func(reg *dsh.Registrar, l *listener) {
+		reg.OnPostBatch(onNotify(l, func(p *dsh.PostBatchPayload) scope {
+			ids := make([]string, len(p.Calls))
+			for i, c := range p.Calls {
+				ids[i] = c.CallID
+			}
+			return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("calls", strings.Join(ids, " "))
+		}))
+	},
 	dsh.TurnInterruptedEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnTurnInterrupted(onNotify(l, func(p *dsh.TurnInterruptedPayload) scope {
 			return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}

@@ -33,7 +33,7 @@ func (s scope) label(l string) string {
 	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
 	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error",
 		"trigger", "origin", "instructions", "outcome", "summary", "args", "modelArgs", "tools", "system", "attempt",
-		"response"} {
+		"response", "calls"} {
 		pairs = append(pairs, "{"+k+"}", s.vars[k])
 	}
 	return strings.NewReplacer(pairs...).Replace(l)

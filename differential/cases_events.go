@@ -6,7 +6,31 @@ package differential
 func eventCases() []Case {
 	codex := []string{"codex"}
 	sysMsg := js(`{"systemMessage":"noted"}`)
+	claude := []string{"claude"}
 	return []Case{
+		// PostToolBatch fires once after the batch's PostToolUse hooks, with every call and
+		// the text of its result; its matcher is ignored (one naming no tool of the batch
+		// runs too).
+		{Name: "batch/observe", Engines: claude, Turns: twoCalls, Hooks: []Hook{
+			h("PostToolBatch", "exit 0"), h("PostToolUse", "exit 0"),
+			{Event: "PostToolBatch", Matcher: "Read", Script: "exit 0"}}},
+		// Its additionalContext reaches the next request after the results.
+		{Name: "batch/context", Engines: claude, Turns: twoCalls, Hooks: []Hook{
+			h("PostToolBatch", js(`{"hookSpecificOutput":{"hookEventName":"PostToolBatch","additionalContext":"batch context"}}`))}},
+		// A block, exit 2 and continue:false each end the turn before the next request.
+		{Name: "batch/block", Engines: claude, Turns: twoCalls, Hooks: []Hook{
+			h("PostToolBatch", js(`{"decision":"block","reason":"batch blocked"}`)), h("Stop", "exit 0")}},
+		{Name: "batch/exit2", Engines: claude, Turns: twoCalls, Hooks: []Hook{
+			h("PostToolBatch", "echo batch says no >&2; exit 2"), h("Stop", "exit 0")}},
+		{Name: "batch/halt", Engines: claude, Turns: twoCalls, Hooks: []Hook{
+			h("PostToolBatch", js(`{"continue":false,"stopReason":"batch halted"}`))}},
+		// A one-call batch fires it too; plain stdout is not a context.
+		{Name: "batch/one-call", Engines: claude, Turns: oneCall, Hooks: []Hook{h("PostToolBatch", "echo plain words")}},
+		// PermissionDenied fires only for the auto mode classifier's denials: a headless
+		// ask that no one answers does not fire it, in the engine or in dsh.
+		{Name: "perm/denied-never", Engines: claude, AskPermission: true, Turns: oneCall, Hooks: []Hook{
+			h("PermissionDenied", "exit 0"), h("PermissionRequest", "exit 0")}},
+
 		// PreModelRequest fires before each model request and only observes; SessionEnd
 		// fires once when the run is done, reason "other".
 		{Name: "codex/pre-model-request", Engines: codex, Turns: oneCall, Hooks: []Hook{

@@ -49,6 +49,7 @@ const (
 	evPreToolUse         = "PreToolUse"
 	evPostToolUse        = "PostToolUse"
 	evPostToolUseFailure = "PostToolUseFailure"
+	evPostToolBatch      = "PostToolBatch"
 	evPermissionRequest  = "PermissionRequest"
 	evNotification       = "Notification"
 	evStop               = "Stop"
@@ -318,6 +319,21 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
+		}
+	case evPostToolBatch:
+		calls := make([]claudecode.BatchToolCall, len(in.Batch))
+		for i, c := range in.Batch {
+			t := c.ToolText
+			if c.ToolName == "Bash" {
+				t = strings.TrimRight(t, "\n") // as ToolResponse's stdout: the engine trims its output
+			}
+			text, _ := json.Marshal(t)
+			calls[i] = claudecode.BatchToolCall{ToolName: c.ToolName, ToolInput: ToolInput(c.ToolName, c.ToolInput),
+				ToolUseID: c.ToolUseID, ToolResponse: text}
+		}
+		v = claudecode.PostToolBatchInput{
+			HookEventName: claudecode.PostToolBatchInputHookEventNamePostToolBatch, SessionID: s.SessionID, ToolCalls: calls,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evStopFailure:
 		if in.Failure == nil {

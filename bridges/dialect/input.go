@@ -51,11 +51,23 @@ type Input struct {
 	CustomInstructions *string `json:"custom_instructions"`
 	// CompactSummary is the summary a compaction committed.
 	CompactSummary string `json:"compact_summary"`
+	// ToolCalls are the settled calls of a step's tool batch (agent/post-batch).
+	ToolCalls []BatchCall `json:"tool_calls"`
 	// Request is the model request of a model-call event (agent/request,
 	// agent/response); nil when the dialect's input carries none.
 	Request *dsh.ModelRequest `json:"-"`
 	// Response is the model response of agent/response; nil when the input carries none.
 	Response *dsh.ModelResponse `json:"-"`
+}
+
+// BatchCall is one call of a batch input's tool_calls.
+type BatchCall struct {
+	// ToolName, ToolInput and ToolUseID describe the call.
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	ToolUseID string          `json:"tool_use_id"`
+	// ToolResponse is its result (a string: the text the model reads).
+	ToolResponse json.RawMessage `json:"tool_response"`
 }
 
 // ReadInput reads the fields of data that every dialect names alike (Claude Code's and

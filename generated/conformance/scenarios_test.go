@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 333 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 337 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -110,9 +110,7 @@ var scenarioTests = []struct {
 	{"b049-cancel-clears-earlier-contexts-of-the-batch", false},
 	{"b050-disposal-while-a-tool-waits", false},
 	{"b051-parallel-bodies-overlap", false},
-	{"b051-turn-interrupted-after-a-user-cancel", false},
 	{"b052-exclusive-call-is-a-barrier", true},
-	{"b052-turn-interrupted-not-for-a-parent-cancel", false},
 	{"b053-commit-waits-for-model-order", false},
 	{"b054-policy-observed-in-model-order", false},
 	{"b055-deny-and-throw-at-pre-execute", false},
@@ -283,6 +281,8 @@ var scenarioTests = []struct {
 	{"hc11-compact-cc-postcompact-under-manual-compact", false},
 	{"hc13-compact-cc-precompact-matcher-manual", false},
 	{"hc14-compact-codex-precompact-continue-false-halts", false},
+	{"interrupted-after-a-user-cancel", false},
+	{"interrupted-not-for-a-parent-cancel", false},
 	{"model-request-answer", false},
 	{"model-request-answer-unknown-tool", false},
 	{"model-request-answer-with-tool-call", false},
@@ -311,6 +311,10 @@ var scenarioTests = []struct {
 	{"model-response-replace-keeps-tool-calls", false},
 	{"model-response-sees-synthetic-answer", false},
 	{"model-resume-with-rewriter", false},
+	{"post-batch-after-the-results", false},
+	{"post-batch-failure-ends-the-turn-error", false},
+	{"post-batch-halt-ends-the-turn", false},
+	{"post-batch-not-after-a-cancel", false},
 	{"rw01-rewrite-none-is-unchanged", false},
 	{"rw02-rewrite-keep-is-unchanged", false},
 	{"rw03-rewrite-replace", false},

@@ -928,7 +928,8 @@ func (r When) Validate() error {
 // model's input). At agent/request, "{messages}" is the texts of the current request's
 // messages joined by "|", "{tools}" its tool names joined by ",", "{system}" its system
 // prompt and "{attempt}" the attempt; at agent/response, "{response}" is the current
-// response's text and "{source}" the answering listener ("" for the provider).
+// response's text and "{source}" the answering listener ("" for the provider). At
+// agent/post-batch, "{calls}" is the batch's call ids joined by " ".
 //
 //sumtype:decl
 type Action interface {

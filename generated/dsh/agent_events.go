@@ -139,6 +139,51 @@ func evScopeInboxInserted(p *InboxInsertedPayload) dispatch.Scope {
 	return dispatch.Subject(p.AgentID)
 }
 
+// PostBatchEventName is the name of the agent/post-batch event, a notification.
+const PostBatchEventName = "agent/post-batch"
+
+// PostBatchListener is a listener of agent/post-batch, an awaited notification: every
+// listener runs, in order; a returned error or a panic is reported to the caller and stops
+// nothing.
+//
+// agent/post-batch fires once the tool calls of a step have all settled (every
+// tool/result appended and the results' contexts accepted), before the next request,
+// unless the turn is being stopped. Every listener runs in order
+// (docs/design/SEMANTICS.md#a3-every-listener-of-an-awaited-notification-runs);
+// injected input reaches the next request after the results' contexts, Halt ends the
+// turn before it. A failure ends the turn error.
+type PostBatchListener func(ctx context.Context, p *PostBatchPayload) error
+
+// OnPostBatch registers fn as a agent/post-batch listener, after those already registered,
+// and returns a func that unregisters it. fn must not be nil.
+func (r *Registrar) OnPostBatch(fn PostBatchListener) (unregister func()) {
+	return dispatch.Register(r.r, PostBatchEventName, &r.reg.onPostBatch, fn)
+}
+
+// NotifyPostBatch runs every agent/post-batch listener that sees p, in registration order,
+// whatever the others did, and returns their failures (each a *ListenerError) joined. The
+// listeners registered for one agent run only when p's subject is that agent.
+func (g *Registry) NotifyPostBatch(ctx context.Context, p *PostBatchPayload) error {
+	return dispatch.RunNotify(ctx, PostBatchEventName, &g.onPostBatch, p, evScopePostBatch)
+}
+
+// NotifyPostBatchBounded is NotifyPostBatch with a bound on each listener: a listener runs
+// under a context cancelled (with cause ErrListenerOverrun) when bound passes; one that has
+// not returned a short grace later is abandoned, named in overran, and the run goes on with
+// the next listener. Failures are returned as by NotifyPostBatch; an abandoned listener's
+// is not.
+func (g *Registry) NotifyPostBatchBounded(ctx context.Context, p *PostBatchPayload, bound time.Duration) (overran []string, err error) {
+	return dispatch.RunNotifyBounded(ctx, PostBatchEventName, &g.onPostBatch, p, evScopePostBatch, bound)
+}
+
+// evScopePostBatch is the scope of the payload of agent/post-batch: its subject is AgentID.
+func evScopePostBatch(p *PostBatchPayload) dispatch.Scope {
+	if p == nil {
+		return dispatch.NoSubject()
+	}
+	return dispatch.Subject(p.AgentID)
+}
+
 // PreStepEventName is the name of the agent/pre-step event, a waterfall.
 const PreStepEventName = "agent/pre-step"
 

@@ -1014,6 +1014,128 @@ func (r AgentErrorPayload) Validate() error {
 	return nil
 }
 
+// PostBatchPayload is what agent/post-batch listeners receive.
+type PostBatchPayload struct {
+	// Agent is the handle of the agent whose step ran the batch. Inject on it to add a
+	// context to the next request (after the results' own), or Halt to end the turn before
+	// it. Runtime-only, never encoded.
+	Agent Agent `json:"-"`
+	// AgentID is the id of the agent.
+	AgentID string `json:"agentId"`
+	// Turn is the 1-based number of the turn.
+	Turn int `json:"turn"`
+	// Step is the 1-based number of the step whose tool calls settled.
+	Step int `json:"step"`
+	// Calls are the batch's calls in model order, each with its result.
+	Calls []BatchCall `json:"calls"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostBatchPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostBatchPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostBatchPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("turn").Int(r.Turn)
+	enc.Key("step").Int(r.Step)
+	codec.EncodeList(enc.Key("calls"), codec.NonNilList(r.Calls), func(enc *codec.Encoder, v BatchCall) {
+		v.encodeJSON(enc)
+	})
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostBatchPayload strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PostBatchPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostBatchPayload", data)
+	if err != nil {
+		return err
+	}
+	var v PostBatchPayload
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
+	codec.Required(dec, "step", &v.Step, codec.Value[int])
+	codec.Required(dec, "calls", &v.Calls, codec.ListOf(codec.Checked[BatchCall]))
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostBatchPayload) Validate() error {
+	if err := codec.CheckList(r.Calls, BatchCall.Validate); err != nil {
+		return codec.FieldError("PostBatchPayload", "calls", err)
+	}
+	return nil
+}
+
+// BatchCall is one settled call of a tool batch.
+type BatchCall struct {
+	// CallID is the call's id.
+	CallID string `json:"callId"`
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Arguments are the arguments the call ran with (after any rewrite), as JSON.
+	Arguments json.RawMessage `json:"arguments"`
+	// Content is the result's content as the model reads it.
+	Content []ContentBlock `json:"content"`
+	// IsError says the result is an error.
+	IsError bool `json:"isError"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r BatchCall) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, BatchCall.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r BatchCall) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("callId").String(r.CallID)
+	enc.Key("name").String(r.Name)
+	enc.Key("arguments").Raw(r.Arguments)
+	codec.EncodeList(enc.Key("content"), codec.NonNilList(r.Content), encodeContentBlock)
+	enc.Key("isError").Bool(r.IsError)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a BatchCall strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *BatchCall) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("BatchCall", data)
+	if err != nil {
+		return err
+	}
+	var v BatchCall
+	codec.Required(dec, "callId", &v.CallID, codec.Value[string])
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "arguments", &v.Arguments, codec.Raw)
+	codec.Required(dec, "content", &v.Content, codec.ListOf(codec.UnionOf(UnmarshalContentBlock)))
+	codec.Required(dec, "isError", &v.IsError, codec.Value[bool])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r BatchCall) Validate() error {
+	if err := codec.CheckList(r.Content, validateContentBlock); err != nil {
+		return codec.FieldError("BatchCall", "content", err)
+	}
+	return nil
+}
+
 // TurnInterruptedPayload is what agent/turn-interrupted listeners receive.
 type TurnInterruptedPayload struct {
 	// Agent is the handle of the interrupted agent: idle, its turn ended. Runtime-only,

@@ -80,6 +80,16 @@ var Events = []EventInfo{
 		Listener: "InboxInsertedListener",
 	},
 	{
+		Name:     "agent/post-batch",
+		Domain:   DomainNotification,
+		Doc:      "agent/post-batch fires once the tool calls of a step have all settled (every\ntool/result appended and the results' contexts accepted), before the next request,\nunless the turn is being stopped. Every listener runs in order\n(docs/design/SEMANTICS.md#a3-every-listener-of-an-awaited-notification-runs);\ninjected input reaches the next request after the results' contexts, Halt ends the\nturn before it. A failure ends the turn error.",
+		Payload:  "PostBatchPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnPostBatch",
+		Listener: "PostBatchListener",
+	},
+	{
 		Name:     "agent/pre-step",
 		Domain:   DomainWaterfall,
 		Doc:      "agent/pre-step is the policy gate before every proposed step, tool continuations\nincluded: enter with a (rewritten) batch, reject the batch, or halt the turn. A\nfailure ends the turn error and stops the driver.",
@@ -328,6 +338,7 @@ type Registry struct {
 	onInboxClaimed    dispatch.List[InboxClaimedListener]
 	onInboxDiscarded  dispatch.List[InboxDiscardedListener]
 	onInboxInserted   dispatch.List[InboxInsertedListener]
+	onPostBatch       dispatch.List[PostBatchListener]
 	onPreStep         dispatch.List[PreStepListener]
 	onRequest         dispatch.List[RequestListener]
 	onRequestError    dispatch.List[RequestErrorListener]
@@ -378,6 +389,8 @@ func (g *Registry) Listens(event string) bool {
 		return g.onInboxDiscarded.Len() > 0
 	case InboxInsertedEventName:
 		return g.onInboxInserted.Len() > 0
+	case PostBatchEventName:
+		return g.onPostBatch.Len() > 0
 	case PreStepEventName:
 		return g.core.Audited() || g.onPreStep.Len() > 0
 	case RequestEventName:

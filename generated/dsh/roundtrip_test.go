@@ -823,6 +823,26 @@ func TestRoundTrip(t *testing.T) {
 			Outcome: dsh.InboxSplicedOutcomeCanceled,
 		})
 	})
+	t.Run("PostBatchPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostBatchPayload", closed, dsh.PostBatchPayload{
+			AgentID: "text-agentId",
+			Turn:    1,
+			Step:    1,
+			Calls: []dsh.BatchCall{
+				dsh.BatchCall{
+					CallID:    "text-callId",
+					Name:      "text-name",
+					Arguments: json.RawMessage("{\"k\":\"v\"}"),
+					Content: []dsh.ContentBlock{
+						dsh.TextBlock{
+							Text: "text-text",
+						},
+					},
+					IsError: true,
+				},
+			},
+		})
+	})
 	t.Run("PostCompactPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactPayload", closed, dsh.PostCompactPayload{
 			AgentID:       "text-agentId",

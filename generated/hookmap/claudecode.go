@@ -38,6 +38,7 @@ var ClaudeCode = Bridge{
 		"ElicitationResult": "its MCP client does not accept elicitation requests",
 		"FileChanged":       "it watches no files",
 		"MessageDisplay":    "it has no terminal display of messages",
+		"PermissionDenied":  "it has no auto mode, whose classifier's denials are the only ones the engine fires it for",
 		"PostModelSwitch":   "a session keeps the model it started with",
 		"PreModelSwitch":    "a session keeps the model it started with",
 		"SubagentStart":     "it has no subagents",
@@ -50,8 +51,6 @@ var ClaudeCode = Bridge{
 	},
 	Pending: map[string]string{
 		"InstructionsLoaded":  "when an instruction or rule file of the project is loaded into the context",
-		"PermissionDenied":    "when the approval seam refuses a call that asked",
-		"PostToolBatch":       "when the tool calls of one step have all settled",
 		"Setup":               "at dsh run --init, --init-only and --maintenance",
 		"UserPromptExpansion": "when a slash command expands a prompt",
 	},
@@ -173,6 +172,41 @@ var ClaudeCode = Bridge{
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.PostCompactOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// PostToolBatch runs once the tool calls of a step have all settled
+		// (agent/post-batch), matchers ignored (measured: a matcher naming no tool of the
+		// batch still runs): a block, exit 2 with stderr or continue:false ends the turn
+		// before the next request; additionalContext reaches that request.
+		{
+			Name:               "PostToolBatch",
+			Point:              "agent/post-batch",
+			Input:              "PostToolBatchInput",
+			Output:             "PostToolBatchOutput",
+			Matcher:            "",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "Execution stopped by PostToolBatch hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               true,
+			HaltReason:         "Execution stopped by PostToolBatch hook",
+			Exit2:              "block",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "first",
+			Rules: []Rule{
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			Subject: "",
+			Results: "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.PostToolBatchOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -33,7 +34,8 @@ type slot struct {
 	in      tools.Input
 	callSeq int64
 	call    *tools.Call
-	done    bool // dispatch settled
+	done    bool           // dispatch settled
+	result  *dsh.BatchCall // the committed result, for agent/post-batch
 }
 
 // runBatch runs the tool calls of a step and reports whether a committed success
@@ -52,7 +54,10 @@ func (a *Agent) runBatch(ctx context.Context, t *turnRun, step int, blocks []dsh
 			AgentID: a.id, Turn: t.n, Step: step, Hidden: a.calls.hidden(blk.Name)}}
 	}
 	b.run()
-	return b.concluded, b.err
+	if b.err != nil {
+		return b.concluded, b.err
+	}
+	return b.concluded, b.postBatch()
 }
 
 // run schedules the groups, then settles the rest of the batch.
@@ -202,6 +207,17 @@ func (b *batch) record(s *slot, res tools.Result) {
 		return
 	}
 	b.contexts = append(b.contexts, res.AdditionalContexts()...)
+	args := json.RawMessage(s.block.Arguments)
+	if s.call != nil {
+		if a := s.call.Exec().Arguments; a != nil {
+			args = a
+		}
+	}
+	content := res.Content()
+	if content == nil {
+		content = []dsh.ContentBlock{}
+	}
+	s.result = &dsh.BatchCall{CallID: s.block.ID, Name: s.block.Name, Arguments: args, Content: content, IsError: res.IsError()}
 	if res.ConcludesTurn() {
 		b.concluded = true
 	}
@@ -263,6 +279,23 @@ func (b *batch) synthetic() {
 	cancel()
 	s.call = b.a.rt.Start(ctx, s.in) // a cancelled context runs no rewriter
 	b.record(s, s.call.Finish())
+}
+
+// postBatch runs agent/post-batch once every call of the batch has its tool/result and the
+// results' contexts were accepted, unless the turn is being stopped or the batch failed:
+// every listener runs; a failure ends the turn error (returned).
+func (b *batch) postBatch() error {
+	if b.err != nil || b.a.stopCause(b.t) != nil || !b.a.reg.Listens(dsh.PostBatchEventName) {
+		return nil
+	}
+	calls := make([]dsh.BatchCall, 0, len(b.slots))
+	for _, s := range b.slots {
+		if s.result != nil {
+			calls = append(calls, *s.result)
+		}
+	}
+	return b.a.reg.NotifyPostBatch(b.ctx, &dsh.PostBatchPayload{
+		Agent: b.a, AgentID: b.a.id, Turn: b.t.n, Step: b.step, Calls: calls})
 }
 
 // accept puts the batch's contexts at the end of the next-step inbox, after every

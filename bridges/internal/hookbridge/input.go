@@ -67,6 +67,19 @@ type Input struct {
 	ToolText string
 	// Failure is the failure that ended the turn (agent/error: Claude Code StopFailure).
 	Failure *dsh.LLMFailure
+	// Batch are the settled calls of a step's tool batch, in model order
+	// (agent/post-batch: Claude Code PostToolBatch).
+	Batch []BatchCall
+}
+
+// BatchCall is one settled call of a tool batch.
+type BatchCall struct {
+	// ToolName, ToolInput and ToolUseID describe the call (its effective arguments).
+	ToolName  string
+	ToolInput json.RawMessage
+	ToolUseID string
+	// ToolText is the text of its result as the model reads it.
+	ToolText string
 }
 
 // Resumed is the context a resumed session starts from.

@@ -60,6 +60,9 @@ var pointListeners = map[string]pointListener{
 	dsh.PostCompactEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPostCompact(b.postCompact)}
 	}},
+	dsh.PostBatchEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnPostBatch(b.postBatch)}
+	}},
 	dsh.TurnInterruptedEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnTurnInterrupted(b.turnInterrupted)}
 	}},

@@ -199,6 +199,36 @@ func (b *Bridge) agentError(ctx context.Context, p *dsh.AgentErrorPayload) {
 	}
 }
 
+// postBatch fires the event at agent/post-batch (Claude Code's PostToolBatch) once the
+// tool calls of a step have all settled: a block or a halt ends the turn before the next
+// request (Halt, with the reason); the hooks' contexts reach that request after the
+// results' own (Inject).
+func (b *Bridge) postBatch(ctx context.Context, p *dsh.PostBatchPayload) error {
+	s := b.session(ctx, p.AgentID)
+	s.Turn, s.TurnOpen = p.Turn, true
+	ev := b.event(dsh.PostBatchEventName)
+	batch := make([]BatchCall, len(p.Calls))
+	for i, c := range p.Calls {
+		batch[i] = BatchCall{ToolName: c.Name, ToolInput: c.Arguments, ToolUseID: c.CallID, ToolText: Text(c.Content)}
+	}
+	rep, err := b.fire(ctx, Input{Event: ev, Session: s, Turn: p.Turn, Batch: batch}, "", true, p.Agent)
+	if err != nil {
+		return err
+	}
+	if p.Agent == nil {
+		return errors.New("post-batch hooks: the payload has no agent handle")
+	}
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt, dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		p.Agent.Halt(rep.Merged.Reason)
+		return nil
+	}
+	if texts := b.contexts(ev, "", rep); len(texts) > 0 {
+		return p.Agent.Inject(ctx, b.message(texts))
+	}
+	return nil
+}
+
 // turnInterrupted fires the event at agent/turn-interrupted (Codex's Interrupt) once a
 // user's cancel ended a turn. It only observes: nothing its hooks print or exit with
 // changes anything (their notices are recorded).

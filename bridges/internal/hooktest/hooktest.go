@@ -223,6 +223,24 @@ func (h *Harness) SessionStart(ctx context.Context, src dsh.SessionStartSource) 
 	return h.Reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Source: src})
 }
 
+// Request runs agent/request over a request to model, and returns the decision of the
+// only listener (nil when none decided).
+func (h *Harness) Request(ctx context.Context, model string) (dsh.RequestDecision, error) {
+	req := dsh.ModelRequest{Config: dsh.LLMCallConfig{Provider: "test", Model: model}, Messages: []dsh.ModelMessage{}, Tools: []dsh.ModelTool{}}
+	var got dsh.RequestDecision
+	err := h.Reg.RunRequest(ctx, &dsh.RequestPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: h.Turn, Step: 1, Attempt: 1,
+		Request: req, Original: req}, 0, func(_ context.Context, _ string, d dsh.RequestDecision) (*dsh.RequestPayload, error) {
+		got = d
+		return nil, nil
+	})
+	return got, err
+}
+
+// Interrupted runs agent/turn-interrupted for the harness's turn.
+func (h *Harness) Interrupted(ctx context.Context) error {
+	return h.Reg.NotifyTurnInterrupted(ctx, &dsh.TurnInterruptedPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: h.Turn})
+}
+
 // SessionEnd runs agent/session-end with the reason, each listener bounded by bound.
 func (h *Harness) SessionEnd(ctx context.Context, reason dsh.SessionEndReason, bound time.Duration) (overran []string, err error) {
 	return h.Reg.NotifySessionEndBounded(ctx, &dsh.SessionEndPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Reason: reason}, bound)

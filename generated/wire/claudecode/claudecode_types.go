@@ -560,6 +560,187 @@ func (v *PreToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PreToolUseInputHookEventName", data, v, PreToolUseInputHookEventNameValues)
 }
 
+// PostToolBatchInput is the stdin of a PostToolBatch hook, once the tool calls of a step
+// have all settled (measured in Claude Code 2.1.328: after the batch's PostToolUse hooks,
+// before the next request).
+type PostToolBatchInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName PostToolBatchInputHookEventName `json:"hook_event_name"`
+	// ToolCalls are the batch's calls in the model's order.
+	ToolCalls []BatchToolCall `json:"tool_calls"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostToolBatchInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolBatchInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolBatchInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	codec.EncodeList(enc.Key("tool_calls"), codec.NonNilList(r.ToolCalls), func(enc *codec.Encoder, v BatchToolCall) {
+		v.encodeJSON(enc)
+	})
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolBatchInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *PostToolBatchInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolBatchInput", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolBatchInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolBatchInputHookEventName])
+	codec.Required(dec, "tool_calls", &v.ToolCalls, codec.ListOf(codec.Checked[BatchToolCall]))
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolBatchInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("PostToolBatchInput", "permission_mode", err)
+		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("PostToolBatchInput", "hook_event_name", err)
+	}
+	if err := codec.CheckList(r.ToolCalls, BatchToolCall.Validate); err != nil {
+		return codec.FieldError("PostToolBatchInput", "tool_calls", err)
+	}
+	return nil
+}
+
+// PostToolBatchInputHookEventName is the set of values of PostToolBatchInput.HookEventName:
+// hook_event_name names the event.
+type PostToolBatchInputHookEventName string
+
+const (
+	// PostToolBatchInputHookEventNamePostToolBatch is the PostToolBatchInputHookEventName value
+	// "PostToolBatch".
+	PostToolBatchInputHookEventNamePostToolBatch PostToolBatchInputHookEventName = "PostToolBatch"
+)
+
+// PostToolBatchInputHookEventNameValues lists every PostToolBatchInputHookEventName value,
+// in spec order.
+var PostToolBatchInputHookEventNameValues = []PostToolBatchInputHookEventName{PostToolBatchInputHookEventNamePostToolBatch}
+
+// Valid reports whether v is one of the PostToolBatchInputHookEventNameValues.
+func (v PostToolBatchInputHookEventName) Valid() bool {
+	switch v {
+	case PostToolBatchInputHookEventNamePostToolBatch:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostToolBatchInputHookEventName, rejecting any value not in
+// PostToolBatchInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *PostToolBatchInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostToolBatchInputHookEventName", data, v, PostToolBatchInputHookEventNameValues)
+}
+
+// BatchToolCall is one call of a PostToolBatch input.
+type BatchToolCall struct {
+	// ToolName is the tool that ran.
+	ToolName string `json:"tool_name"`
+	// ToolInput is the call's arguments, with the engine's defaults (see PreToolUse).
+	ToolInput json.RawMessage `json:"tool_input"`
+	// ToolUseID is the id of the call.
+	ToolUseID string `json:"tool_use_id"`
+	// ToolResponse is the result's text as the model reads it.
+	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r BatchToolCall) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, BatchToolCall.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r BatchToolCall) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("tool_name").String(r.ToolName)
+	enc.Key("tool_input").Raw(r.ToolInput)
+	enc.Key("tool_use_id").String(r.ToolUseID)
+	if len(r.ToolResponse) != 0 {
+		enc.Key("tool_response").Raw(r.ToolResponse)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a BatchToolCall strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *BatchToolCall) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("BatchToolCall", data)
+	if err != nil {
+		return err
+	}
+	var v BatchToolCall
+	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
+	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
+	codec.Required(dec, "tool_use_id", &v.ToolUseID, codec.Value[string])
+	codec.Optional(dec, "tool_response", &v.ToolResponse, codec.Raw)
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r BatchToolCall) Validate() error {
+	return nil
+}
+
 // PostToolUseInput is the stdin of a PostToolUse hook.
 type PostToolUseInput struct {
 	// SessionID identifies the session.
@@ -2083,6 +2264,36 @@ func (v *PostCompactOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PostCompactOutputDecision", data, v, PostCompactOutputDecisionValues)
 }
 
+// PostToolBatchOutputDecision is the set of values of PostToolBatchOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type PostToolBatchOutputDecision string
+
+const (
+	// PostToolBatchOutputDecisionApprove is the PostToolBatchOutputDecision value "approve".
+	PostToolBatchOutputDecisionApprove PostToolBatchOutputDecision = "approve"
+	// PostToolBatchOutputDecisionBlock is the PostToolBatchOutputDecision value "block".
+	PostToolBatchOutputDecisionBlock PostToolBatchOutputDecision = "block"
+)
+
+// PostToolBatchOutputDecisionValues lists every PostToolBatchOutputDecision value, in spec
+// order.
+var PostToolBatchOutputDecisionValues = []PostToolBatchOutputDecision{PostToolBatchOutputDecisionApprove, PostToolBatchOutputDecisionBlock}
+
+// Valid reports whether v is one of the PostToolBatchOutputDecisionValues.
+func (v PostToolBatchOutputDecision) Valid() bool {
+	switch v {
+	case PostToolBatchOutputDecisionApprove, PostToolBatchOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PostToolBatchOutputDecision, rejecting any value not in
+// PostToolBatchOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *PostToolBatchOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PostToolBatchOutputDecision", data, v, PostToolBatchOutputDecisionValues)
+}
+
 // PostToolUseFailureOutputDecision is the set of values of
 // PostToolUseFailureOutput.Decision: decision "block" blocks (the event decides what that
 // means); "approve" is legacy.
@@ -3490,6 +3701,154 @@ func (r *PostToolUseFailureSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseFailureSpecific) Validate() error {
+	return nil
+}
+
+// PostToolBatchOutput is what a PostToolBatch hook may print: a block (decision "block"
+// or exit 2) or continue:false ends the turn before the next request, the reason shown;
+// additionalContext reaches that request after the results (Claude Code 2.1.328).
+//
+// PostToolBatchOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type PostToolBatchOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the PostToolBatch-specific fields.
+	HookSpecificOutput *PostToolBatchSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision PostToolBatchOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostToolBatchOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolBatchOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolBatchOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolBatchOutput (see DecodeError); absent regular fields get
+// their default. PostToolBatchOutput is open: fields it does not declare are ignored.
+func (r *PostToolBatchOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolBatchOutput", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolBatchOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*PostToolBatchSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[PostToolBatchOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolBatchOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("PostToolBatchOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("PostToolBatchOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// PostToolBatchSpecific holds the PostToolBatch-specific output fields.
+//
+// PostToolBatchSpecific is open: decoding ignores the fields it does not declare (they are
+// not kept).
+type PostToolBatchSpecific struct {
+	// HookEventName must equal "PostToolBatch" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is added to the model's context after the batch's results.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PostToolBatchSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolBatchSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolBatchSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolBatchSpecific (see DecodeError); absent regular fields get
+// their default. PostToolBatchSpecific is open: fields it does not declare are ignored.
+func (r *PostToolBatchSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolBatchSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolBatchSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolBatchSpecific) Validate() error {
 	return nil
 }
 

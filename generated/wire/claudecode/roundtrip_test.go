@@ -27,6 +27,14 @@ const (
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Run("BatchToolCall", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "BatchToolCall", closed, claudecode.BatchToolCall{
+			ToolName:     "text-tool_name",
+			ToolInput:    json.RawMessage("{\"k\":\"v\"}"),
+			ToolUseID:    "text-tool_use_id",
+			ToolResponse: json.RawMessage("{\"k\":\"v\"}"),
+		})
+	})
 	t.Run("Common", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Common", closed, claudecode.Common{
 			SessionID:      "text-session_id",
@@ -166,6 +174,46 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostCompactSpecific", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostCompactSpecific", open, claudecode.PostCompactSpecific{
+			HookEventName:     ptr("text-hookEventName"),
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
+	t.Run("PostToolBatchInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostToolBatchInput", closed, claudecode.PostToolBatchInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.PostToolBatchInputHookEventNamePostToolBatch,
+			ToolCalls: []claudecode.BatchToolCall{
+				claudecode.BatchToolCall{
+					ToolName:     "text-tool_name",
+					ToolInput:    json.RawMessage("{\"k\":\"v\"}"),
+					ToolUseID:    "text-tool_use_id",
+					ToolResponse: json.RawMessage("{\"k\":\"v\"}"),
+				},
+			},
+		})
+	})
+	t.Run("PostToolBatchOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostToolBatchOutput", open, claudecode.PostToolBatchOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.PostToolBatchSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.PostToolBatchOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("PostToolBatchSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PostToolBatchSpecific", open, claudecode.PostToolBatchSpecific{
 			HookEventName:     ptr("text-hookEventName"),
 			AdditionalContext: ptr("text-additionalContext"),
 		})
