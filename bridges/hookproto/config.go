@@ -191,6 +191,8 @@ type Handler struct {
 	// HTTP is an http handler's request (type "http"): its input is posted to HTTP.URL
 	// and the answer's body read as stdout. Nil for a command.
 	HTTP *HTTPHandler
+	// Options are its "if", "onFailure" and "asyncRewake" ([HandlerOptions]).
+	Options HandlerOptions
 }
 
 // Group is one {matcher, hooks} entry with its loaded handlers (never empty).
