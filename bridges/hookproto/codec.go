@@ -42,6 +42,9 @@ type Verdict struct {
 	// RuleHalt says a halt came from a rule of the event's table (Claude Code's
 	// PreToolUse "defer"), not from continue:false: the call it stands before never runs.
 	RuleHalt bool
+	// AsExit2 says a failure counts as exit 2 (a handler's onFailure "block"), its Reason
+	// standing for the stderr the engine shows.
+	AsExit2 bool
 }
 
 // HasDecision reports whether the verdict carries a decision (allow, deny, ask, block or

@@ -158,6 +158,7 @@ func (e *Engine) afterRun(ev *hookmap.Event, h Handler, res Result, v Verdict) V
 	}
 	two := 2
 	blocked := Decode(e.Table, ev, Result{ExitCode: &two, Stderr: []byte(reason)})
+	blocked.AsExit2 = true
 	blocked.Diagnostics = append(append([]string{}, v.Diagnostics...), fmt.Sprintf("onFailure %q: the hook's %s counts as exit 2", "block", v.Outcome))
 	return blocked
 }

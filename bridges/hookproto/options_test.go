@@ -136,7 +136,8 @@ func TestFireOnFailureBlock(t *testing.T) {
 		}
 		e, rec, _ := engineFor(t, &hookmap.ClaudeCode, "PreToolUse", rawGroup("", hook))
 		rep := e.Fire(context.Background(), Fire{Event: "PreToolUse", Subject: "Bash", Turn: 1, InTurn: true})
-		if rep.Merged.Outcome != tc.outcome || !strings.HasPrefix(rep.Merged.Reason, tc.reason) {
+		asExit2 := tc.outcome == dsh.HookOutcomeDeny && tc.reason != "own reason"
+		if rep.Merged.Outcome != tc.outcome || !strings.HasPrefix(rep.Merged.Reason, tc.reason) || rep.Hooks[0].Verdict.AsExit2 != asExit2 {
 			t.Errorf("%q: %s %q, want %s %q", tc.cmd, rep.Merged.Outcome, rep.Merged.Reason, tc.outcome, tc.reason)
 		}
 		recs := rec.all()
@@ -145,7 +146,7 @@ func TestFireOnFailureBlock(t *testing.T) {
 		}
 	}
 	e, _, _ := engineFor(t, &hookmap.ClaudeCode, "Stop", rawGroup("", with("exit 1", map[string]any{"onFailure": "block"})))
-	if rep := e.Fire(context.Background(), Fire{Event: "Stop"}); rep.Merged.Outcome != dsh.HookOutcomePass {
+	if rep := e.Fire(context.Background(), Fire{Event: "Stop"}); rep.Merged.Outcome != dsh.HookOutcomePass || rep.Hooks[0].Verdict.AsExit2 {
 		t.Errorf("Stop ignores onFailure, got %s", rep.Merged.Outcome)
 	}
 }
