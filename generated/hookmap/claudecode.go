@@ -324,9 +324,9 @@ var ClaudeCode = Bridge{
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"deny\"", Then: "deny", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"ask\"", Then: "ask", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "allow", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
-				{When: "hookSpecificOutput.permissionDecision", Is: "\"defer\"", Then: "halt", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
 				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: false, Unless: ""},
 				{When: "decision", Is: "\"approve\"", Then: "allow", Reason: "reason", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"defer\"", Then: "halt", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
