@@ -572,6 +572,13 @@ func handlerCases() []Case {
 	c := func(name string, turns []Turn, hooks ...Hook) Case {
 		return Case{Name: name, Engines: claude, Turns: turns, Hooks: hooks}
 	}
+	user := func(k Case) Case {
+		k.Sources = true
+		for i := range k.Hooks {
+			k.Hooks[i].Source = "user"
+		}
+		return k
+	}
 	probe := func(cmds ...string) []Turn { return []Turn{{Text: "running", Bash: cmds}, {Text: "finished"}} }
 	// Three rules on each command (Bash(touch *), Bash(git *), Bash(touch:*)): which hooks
 	// run shows how the engine splits the command (five calls a case: with more, Claude
@@ -589,9 +596,12 @@ func handlerCases() []Case {
 		c("if/compound", rawCalls, cond(P, "Bash(echo *)", "echo 'if matched' >&2; exit 2")),
 		c("if/unparsable", []Turn{{Text: "running", Bash: []string{"for f in ran_1; do touch $f; done"}}, {Text: "finished"}},
 			cond(P, "Bash(git *)", "echo 'ran: the command cannot be split' >&2; exit 2")),
-		c("if/malformed", oneCall, cond(P, "Bash(git *", "echo 'ran' >&2; exit 2"), h(O, "exit 0")),
-		c("if/not-string", oneCall, with(P, "echo 'ran' >&2; exit 2", map[string]any{"if": 5}), h(O, "exit 0")),
-		c("if/non-tool", oneCall, cond(U, "Bash", "exit 0"), cond(S, "Bash", "exit 0"), h(O, "exit 0")),
+		// An "if" whose hook never runs, in the user's settings (a file dsh finds on its
+		// own, where a bad entry is skipped with a diagnostic: a file named on dsh run's
+		// command line is refused instead, which cli's hookif script checks).
+		user(c("if/malformed", oneCall, cond(P, "Bash(git *", "echo 'ran' >&2; exit 2"), h(O, "exit 0"))),
+		user(c("if/not-string", oneCall, with(P, "echo 'ran' >&2; exit 2", map[string]any{"if": 5}), h(O, "exit 0"))),
+		user(c("if/non-tool", oneCall, cond(U, "Bash", "exit 0"), cond(S, "Bash", "exit 0"), h(O, "exit 0"))),
 		c("if/bare-tool", oneCall, cond(P, "Bash", "exit 0"), cond(P, "Read", "exit 0"), cond(O, "Bash(*)", "exit 0")),
 		{Name: "if/file-tools", Engines: claude, Hooks: []Hook{
 			cond(P, "Write(*.txt)", "exit 0"), cond(P, "Read(./notes.txt)", "exit 0"), cond(P, "Edit(src/**)", "exit 0"),
