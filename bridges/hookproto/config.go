@@ -279,6 +279,12 @@ func (c *Config) Handlers(event string) []Handler {
 // command and args equal an earlier matched one's is left out, so it runs once (dsh bridge
 // decision 3); Codex keeps every copy.
 func (c *Config) Match(event, subject string) []Handler {
+	return c.MatchWhere(event, subject, nil)
+}
+
+// MatchWhere is Match keeping only the handlers runs accepts (nil: all), tested before
+// de-duplication, as Claude Code tests a handler's "if" before it de-duplicates.
+func (c *Config) MatchWhere(event, subject string, runs func(Handler) bool) []Handler {
 	if c == nil {
 		return nil
 	}
@@ -291,7 +297,7 @@ func (c *Config) Match(event, subject string) []Handler {
 		}
 		for _, h := range g.Handlers {
 			h.MatchErr = merr
-			if c.disabled(h) {
+			if c.disabled(h) || (runs != nil && !runs(h)) {
 				continue
 			}
 			if c.DedupeByName {

@@ -470,10 +470,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	}
 	rep.Event = &ev
 	var sync, async []Handler
-	for _, h := range e.Config.Match(f.Event, f.Subject) {
-		if !e.runs(h, f) {
-			continue
-		}
+	for _, h := range e.Config.MatchWhere(f.Event, f.Subject, func(h Handler) bool { return e.runs(h, f) }) {
 		if h.Async {
 			async = append(async, h)
 		} else {

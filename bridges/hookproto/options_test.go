@@ -195,3 +195,17 @@ func TestDeferIsARuleHalt(t *testing.T) {
 		t.Errorf("continue:false: %+v", v)
 	}
 }
+
+// Two handlers of one command with different "if" rules: the one whose rule matches runs
+// (the rule is tested before identical commands are de-duplicated, as the engine does).
+func TestIfBeforeDedupe(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	cmd := "echo x >> " + mark
+	e, _, _ := engineFor(t, &hookmap.ClaudeCode, "PreToolUse",
+		rawGroup("Bash", with(cmd, map[string]any{"if": "Bash(git *)"})), rawGroup("Bash", with(cmd, map[string]any{"if": "Bash(npm *)"})))
+	e.Fire(context.Background(), Fire{Event: "PreToolUse", Subject: "Bash", Call: bashCall("npm test")})
+	if data, err := os.ReadFile(mark); err != nil || string(data) != "x\n" {
+		t.Errorf("the npm guard ran %q (%v), want once", data, err)
+	}
+}
