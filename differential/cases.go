@@ -34,6 +34,9 @@ type Hook struct {
 	// HTTP, when set, makes the hook an http handler (Claude Code) that posts to the run's
 	// HookServer, which answers as it says; Script is then unused.
 	HTTP *HTTPAnswer
+	// Fields are further keys of the handler, written as they are (Claude Code's "if",
+	// "once", "async", "asyncRewake", "onFailure").
+	Fields map[string]any
 }
 
 // Case is one differential case: hooks and the scripted model turns.
@@ -414,6 +417,7 @@ func Cases() []Case {
 		{Name: "notification/any", Engines: []string{"claude"}, AskPermission: true, Turns: oneCall, Hooks: []Hook{h(N, "exit 0"), h(PR, "exit 0")}},
 	}
 	cs = append(cs, compactionCases()...)
+	cs = append(cs, handlerCases()...)
 	cs = append(cs, httpCases()...)
 	cs = append(cs, eventCases()...)
 	return append(cs, geminiCases()...)
@@ -554,5 +558,78 @@ func httpCases() []Case {
 			Hooks: []Hook{{Event: P, HTTP: &HTTPAnswer{Body: denyJSON}}}},
 		{Name: "http/url-allowed", Engines: claude, Turns: oneCall, Settings: map[string]any{"allowedHttpHookUrls": []string{"http://127.0.0.1:*/*"}},
 			Hooks: []Hook{{Event: P, HTTP: &HTTPAnswer{Body: denyJSON}}}},
+	}
+}
+
+// handlerCases are the cases of Claude Code's handler options ("if", "once", "async",
+// "asyncRewake", "onFailure") and of the newer decision fields (PreToolUse "defer",
+// PostToolUse "updatedToolOutput" and "updatedMCPToolOutput", "suppressOutput").
+func handlerCases() []Case {
+	const P, O, U, S = "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"
+	claude := []string{"claude"}
+	cond := func(event, rule, script string) Hook {
+		return Hook{Event: event, Script: script, Fields: map[string]any{"if": rule}}
+	}
+	with := func(event, script string, fields map[string]any) Hook {
+		return Hook{Event: event, Script: script, Fields: fields}
+	}
+	c := func(name string, turns []Turn, hooks ...Hook) Case {
+		return Case{Name: name, Engines: claude, Turns: turns, Hooks: hooks}
+	}
+	user := func(k Case) Case {
+		k.Sources = true
+		for i := range k.Hooks {
+			k.Hooks[i].Source = "user"
+		}
+		return k
+	}
+	probe := func(cmds ...string) []Turn { return []Turn{{Text: "running", Bash: cmds}, {Text: "finished"}} }
+	// Three rules on each command (Bash(touch *), Bash(git *), Bash(touch:*)): which hooks
+	// run shows how the engine splits the command (five calls a case: with more, Claude
+	// Code adds a reminder about its task tools).
+	rules := func(name string, turns []Turn) Case {
+		return c(name, turns, cond(P, "Bash(touch *)", "exit 0"), cond(P, "Bash(git *)", "exit 0"), cond(P, "Bash(touch:*)", "exit 0"))
+	}
+	return []Case{
+		rules("if/split-lists", probe("touch ran_1", "echo a && touch ran_2", "echo hi | touch ran_3", "echo x; touch ran_4 # note", "git status")),
+		rules("if/split-words", probe("FOO=1 touch ran_1", "touch    ran_2", "(touch ran_3)", "echo ran_4 | xargs touch", "bash -c 'touch ran_5'")),
+		rules("if/split-substitutions", probe("true $(touch ran_1)", "true `touch ran_2`", "echo $((1+2))")),
+		rules("if/split-fallback", probe("for f in ran_1; do touch $f; done", "{ touch ran_2; }")),
+		c("if/match", oneCall, cond(P, "Bash(touch *)", "echo 'if matched' >&2; exit 2")),
+		c("if/miss", oneCall, cond(P, "Bash(git *)", "echo 'if matched' >&2; exit 2")),
+		c("if/compound", rawCalls, cond(P, "Bash(echo *)", "echo 'if matched' >&2; exit 2")),
+		c("if/unparsable", []Turn{{Text: "running", Bash: []string{"for f in ran_1; do touch $f; done"}}, {Text: "finished"}},
+			cond(P, "Bash(git *)", "echo 'ran: the command cannot be split' >&2; exit 2")),
+		// An "if" whose hook never runs, in the user's settings (a file dsh finds on its
+		// own, where a bad entry is skipped with a diagnostic: a file named on dsh run's
+		// command line is refused instead, which cli's hookif script checks).
+		user(c("if/malformed", oneCall, cond(P, "Bash(git *", "echo 'ran' >&2; exit 2"), h(O, "exit 0"))),
+		user(c("if/not-string", oneCall, with(P, "echo 'ran' >&2; exit 2", map[string]any{"if": 5}), h(O, "exit 0"))),
+		user(c("if/non-tool", oneCall, cond(U, "Bash", "exit 0"), cond(S, "Bash", "exit 0"), h(O, "exit 0"))),
+		c("if/bare-tool", oneCall, cond(P, "Bash", "exit 0"), cond(P, "Read", "exit 0"), cond(O, "Bash(*)", "exit 0")),
+		{Name: "if/file-tools", Engines: claude, Hooks: []Hook{
+			cond(P, "Write(*.txt)", "exit 0"), cond(P, "Read(./notes.txt)", "exit 0"), cond(P, "Edit(src/**)", "exit 0"),
+			cond(P, "Read(//tmp/**)", "exit 0"), cond(P, "Edit(notes.txt)", "exit 0"), cond(P, "Write(/notes.txt)", "exit 0")},
+			Turns: []Turn{
+				{Text: "writing", Calls: []Call{{Name: "Write", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "content": "alpha\nbeta\n"}}}},
+				{Text: "reading", Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/notes.txt"}}}},
+				{Text: "editing", Calls: []Call{{Name: "Edit", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "old_string": "beta", "new_string": "gamma"}}}},
+				{Text: "finished"}}},
+		c("handler/once", twoCalls, with(P, "exit 0", map[string]any{"once": true})),
+		c("handler/async", oneCall, with(P, "echo 'async no' >&2; exit 2", map[string]any{"async": true}), h(O, "exit 0")),
+		c("handler/async-rewake-exit0", oneCall, with(O, "sleep 1; echo 'all fine'; exit 0", map[string]any{"asyncRewake": true}), h(S, "exit 0")),
+		c("handler/async-rewake-pre", oneCall, with(P, "sleep 1; echo 'pre wake' >&2; exit 2", map[string]any{"asyncRewake": true}), h(S, "exit 0")),
+		// An async hook still running when the run ends is killed (no exit recorded). It
+		// runs after the first call only (its "if"); the second gives it a second to start.
+		c("handler/async-slow", []Turn{oneCall[0], {Text: "waiting", Bash: []string{"sleep 1; touch ran_2"}}, {Text: "finished"}},
+			with(O, "sleep 4; echo 'late' >&2; exit 2", map[string]any{"async": true, "if": "Bash(touch ran_1*)"})),
+		c("handler/async-rewake", oneCall, with(O, "sleep 1; echo 'wake up, model' >&2; exit 2", map[string]any{"asyncRewake": true}), h(S, "exit 0")),
+		c("handler/on-failure-block", oneCall, with(P, "echo 'broken guard' >&2; exit 1", map[string]any{"onFailure": "block"})),
+		c("handler/on-failure-timeout", oneCall, Hook{Event: P, Script: "sleep 4", Timeout: 1, Fields: map[string]any{"onFailure": "block"}}),
+		c("pre/defer", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer","permissionDecisionReason":"later"}}`)), h(O, "exit 0"), h(S, "exit 0")),
+		c("post/updated-output", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"replaced by hook"}}`))),
+		c("post/updated-output-object", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":"replaced stdout","stderr":"","interrupted":false,"isImage":false}}}`))),
+		c("post/updated-mcp-output", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":"mcp replacement"}}`))),
+		c("post/suppress-output", oneCall, h(O, js(`{"suppressOutput":true,"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post context"}}`))),
 	}
 }

@@ -164,6 +164,9 @@ func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []
 		if hk.Timeout > 0 {
 			handler["timeout"] = hk.Timeout
 		}
+		for k, v := range hk.Fields {
+			handler[k] = v
+		}
 		events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{handler}})
 	}
 	settings := map[string]any{"hooks": events}
@@ -323,6 +326,8 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			}
 			r := RunClaudeEnv(ctx, e, ed.home, ed.ws, settings, em.URL(), env, p, args...)
 			res.EngineTime += r.Elapsed
+			_ = os.WriteFile(filepath.Join(ed.root, fmt.Sprintf("stdout-%d.txt", i)), []byte(r.Stdout), 0o644)
+			_ = os.WriteFile(filepath.Join(ed.root, fmt.Sprintf("stderr-%d.txt", i)), []byte(r.Stderr), 0o644)
 			if r.Err != nil && !isExit(r.Err) {
 				res.Err += fmt.Sprintf("claude: %v\n%s", r.Err, r.Stderr)
 			}

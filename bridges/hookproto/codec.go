@@ -39,6 +39,12 @@ type Verdict struct {
 	// RewriteMerge makes Rewrite a JSON merge patch over the current arguments instead of
 	// a replacement.
 	RewriteMerge bool
+	// RuleHalt says a halt came from a rule of the event's table (Claude Code's
+	// PreToolUse "defer"), not from continue:false: the call it stands before never runs.
+	RuleHalt bool
+	// AsExit2 says a failure counts as exit 2 (a handler's onFailure "block"), its Reason
+	// standing for the stderr the engine shows.
+	AsExit2 bool
 }
 
 // HasDecision reports whether the verdict carries a decision (allow, deny, ask, block or
@@ -275,6 +281,7 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 			}
 		}
 		v.Outcome, v.Reason = then, reason
+		v.RuleHalt = then == dsh.HookOutcomeHalt
 		break
 	}
 	if ev.Halt {
@@ -286,7 +293,7 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 			if strings.TrimSpace(stop) == "" {
 				stop = ev.HaltReason
 			}
-			v.Outcome, v.Reason = dsh.HookOutcomeHalt, stop
+			v.Outcome, v.Reason, v.RuleHalt = dsh.HookOutcomeHalt, stop, false
 		}
 	}
 	for _, p := range ev.Contexts {

@@ -191,6 +191,8 @@ type Handler struct {
 	// HTTP is an http handler's request (type "http"): its input is posted to HTTP.URL
 	// and the answer's body read as stdout. Nil for a command.
 	HTTP *HTTPHandler
+	// Options are its "if", "onFailure" and "asyncRewake" ([HandlerOptions]).
+	Options HandlerOptions
 }
 
 // Group is one {matcher, hooks} entry with its loaded handlers (never empty).
@@ -277,6 +279,12 @@ func (c *Config) Handlers(event string) []Handler {
 // command and args equal an earlier matched one's is left out, so it runs once (dsh bridge
 // decision 3); Codex keeps every copy.
 func (c *Config) Match(event, subject string) []Handler {
+	return c.MatchWhere(event, subject, nil)
+}
+
+// MatchWhere is Match keeping only the handlers runs accepts (nil: all), tested before
+// de-duplication, as Claude Code tests a handler's "if" before it de-duplicates.
+func (c *Config) MatchWhere(event, subject string, runs func(Handler) bool) []Handler {
 	if c == nil {
 		return nil
 	}
@@ -289,7 +297,7 @@ func (c *Config) Match(event, subject string) []Handler {
 		}
 		for _, h := range g.Handlers {
 			h.MatchErr = merr
-			if c.disabled(h) {
+			if c.disabled(h) || (runs != nil && !runs(h)) {
 				continue
 			}
 			if c.DedupeByName {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/runtime/permrule"
 	"github.com/dshkit/dsh/runtime/sandbox"
 )
 
@@ -106,6 +107,9 @@ type Fire struct {
 	// IgnoreRewrite, if set, drops every run's rewrite (Verdict.Rewrite) and adds this
 	// text to its diagnostics, so that its hook/result says why (a revalidation pass).
 	IgnoreRewrite string
+	// Call is the tool call of a tool event, which handlers' "if" rules are tested
+	// against (HandlerOptions.If); nil: the rules cannot be told, and their hooks run.
+	Call *permrule.Call
 
 	vars commandVars // the table's command variables for this stdin (set by Fire)
 }
@@ -466,7 +470,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	}
 	rep.Event = &ev
 	var sync, async []Handler
-	for _, h := range e.Config.Match(f.Event, f.Subject) {
+	for _, h := range e.Config.MatchWhere(f.Event, f.Subject, func(h Handler) bool { return e.runs(h, f) }) {
 		if h.Async {
 			async = append(async, h)
 		} else {
@@ -532,7 +536,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 		if refused[i] != nil {
 			runs[i].Verdict = FailClosed(&ev, refused[i])
 		} else {
-			runs[i].Verdict = Decode(e.Table, &ev, results[i])
+			runs[i].Verdict = e.afterRun(&ev, runs[i].Handler, results[i], Decode(e.Table, &ev, results[i]))
 		}
 		if f.IgnoreRewrite != "" && len(runs[i].Verdict.Rewrite) > 0 {
 			runs[i].Verdict.Rewrite, runs[i].Verdict.RewriteMerge = nil, false

@@ -307,6 +307,9 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	} else if !l.commandHandler(&h, obj) {
 		return Handler{}, false
 	}
+	if !l.handlerOptions(&h, obj) {
+		return Handler{}, false
+	}
 	if s, ok := optString(obj["statusMessage"]); ok {
 		h.StatusMessage = s
 	} else {

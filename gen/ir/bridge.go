@@ -71,6 +71,32 @@ type Bridge struct {
 	SuspectCapture string `json:"suspectCapture"`
 	// Handlers are the handler types the engine runs besides "command", by type.
 	Handlers map[string]*HandlerType `json:"handlers"`
+	// RuleTools are, per tool, where a permission rule's specifier is read and how.
+	RuleTools map[string]RuleTool `json:"ruleTools"`
+	// IfEvents are the events at which a handler's "if" rule is tested.
+	IfEvents []string `json:"ifEvents"`
+	// OnFailure is what "onFailure": "block" does; nil: the dialect has no onFailure.
+	OnFailure *OnFailure `json:"onFailure"`
+	// AsyncRewake says a handler may set "asyncRewake": awaited, only its exit 2 counts.
+	AsyncRewake bool `json:"asyncRewake"`
+}
+
+// RuleTool is where a permission rule's specifier is read in one tool's input.
+type RuleTool struct {
+	// Field is the input key the specifier is matched against.
+	Field string `json:"field"`
+	// Kind is how: "command", "path", "glob", "domain" or "exact".
+	Kind string `json:"kind"`
+}
+
+// OnFailure is how "onFailure": "block" turns a failed hook into a block.
+type OnFailure struct {
+	// IgnoredOn are the events at which the option does nothing.
+	IgnoredOn []string `json:"ignoredOn"`
+	// Failed and TimedOut begin the reason; Because follows them after "; ".
+	Failed   string `json:"failed"`
+	TimedOut string `json:"timedOut"`
+	Because  string `json:"because"`
 }
 
 // HandlerType is what a dialect says about one handler type other than "command".

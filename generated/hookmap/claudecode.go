@@ -70,6 +70,25 @@ var ClaudeCode = Bridge{
 			},
 		},
 	},
+	RuleTools: map[string]RuleTool{
+		"Agent":        {Field: "subagent_type", Kind: "exact"},
+		"Bash":         {Field: "command", Kind: "command"},
+		"Edit":         {Field: "file_path", Kind: "path"},
+		"Glob":         {Field: "pattern", Kind: "glob"},
+		"Grep":         {Field: "pattern", Kind: "glob"},
+		"NotebookEdit": {Field: "notebook_path", Kind: "path"},
+		"Read":         {Field: "file_path", Kind: "path"},
+		"WebFetch":     {Field: "url", Kind: "domain"},
+		"Write":        {Field: "file_path", Kind: "path"},
+	},
+	IfEvents: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"},
+	OnFailure: &OnFailure{
+		IgnoredOn: []string{"Stop", "SubagentStop", "TaskCompleted", "TeammateIdle"},
+		Failed:    "failed",
+		TimedOut:  "timed out",
+		Because:   "blocking because onFailure is \"block\"",
+	},
+	AsyncRewake: true,
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent
@@ -341,6 +360,7 @@ var ClaudeCode = Bridge{
 				{When: "hookSpecificOutput.permissionDecision", Is: "\"allow\"", Then: "allow", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
 				{When: "decision", Is: "\"block\"", Then: "deny", Reason: "reason", NeedsReason: false, Unless: ""},
 				{When: "decision", Is: "\"approve\"", Then: "allow", Reason: "reason", NeedsReason: false, Unless: ""},
+				{When: "hookSpecificOutput.permissionDecision", Is: "\"defer\"", Then: "halt", Reason: "hookSpecificOutput.permissionDecisionReason", NeedsReason: false, Unless: ""},
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},

@@ -78,6 +78,38 @@ type Bridge struct {
 	// Handlers are the handler types the engine runs besides "command", by type ("http");
 	// a handler of another type is refused at load.
 	Handlers map[string]HandlerType
+	// RuleTools are, per tool of the engine's own, where a permission rule's specifier (a
+	// handler's "if") is read in the tool's input and how it is matched.
+	RuleTools map[string]RuleTool
+	// IfEvents are the events at which a handler's "if" rule is tested against the tool
+	// call; a handler with "if" elsewhere never runs. Empty: the dialect has no "if".
+	IfEvents []string
+	// OnFailure is what a handler's "onFailure": "block" does: a failed hook gets the
+	// event's exit-2 outcome; nil: the dialect has no onFailure.
+	OnFailure *OnFailure
+	// AsyncRewake says a command handler may set "asyncRewake": the engine awaits it and
+	// only its exit 2 counts, as the event's exit 2 does.
+	AsyncRewake bool
+}
+
+// RuleTool is where a permission rule's specifier is read in one tool's input.
+type RuleTool struct {
+	// Field is the top-level input key the specifier is matched against.
+	Field string
+	// Kind is how: "command", "path", "glob", "domain" or "exact" (permrule.Kind).
+	Kind string
+}
+
+// OnFailure is how "onFailure": "block" turns a failed hook into a block.
+type OnFailure struct {
+	// IgnoredOn are the events at which the option does nothing.
+	IgnoredOn []string
+	// Failed begins the reason of a hook that failed; TimedOut of one that timed out.
+	Failed string
+	// TimedOut begins the reason of a hook that timed out.
+	TimedOut string
+	// Because follows them after "; ", then a newline and the hook's stderr, if any.
+	Because string
 }
 
 // HandlerType is what a dialect says about one handler type other than "command".

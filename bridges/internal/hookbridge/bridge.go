@@ -23,6 +23,7 @@ import (
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
+	"github.com/dshkit/dsh/runtime/permrule"
 )
 
 // ErrNotFired, returned by a Behavior's Encode, says the dialect's engine does not fire
@@ -379,10 +380,14 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	if b.d.SessionEnv != nil {
 		env = b.d.SessionEnv(in.Event, in.Session)
 	}
+	var call *permrule.Call
+	if in.ToolName != "" {
+		call = &permrule.Call{Tool: in.ToolName, Input: in.ToolInput}
+	}
 	rep := b.engine.Fire(ctx, hookproto.Fire{
 		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,
 		Turn: in.Turn, InTurn: inTurn, Maintenance: in.Maintenance, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
-		IgnoreRewrite: ignore,
+		IgnoreRewrite: ignore, Call: call,
 	})
 	if b.o.Observe != nil && rep.Matched() {
 		b.o.Observe(rep)

@@ -94,6 +94,9 @@ func Blockers(rep *hookproto.Report) []Blocker {
 		if exit2 && h.Result.StderrLost {
 			stderr = h.Verdict.Reason // with its truncation note
 		}
+		if h.Verdict.AsExit2 { // a failure that counts as exit 2 (onFailure "block")
+			exit2, stderr = true, h.Verdict.Reason
+		}
 		out = append(out, Blocker{Command: cmd, Exit2: exit2,
 			Stderr: stderr, Reason: h.Verdict.Reason, Source: h.Handler.Source, Position: i})
 	}

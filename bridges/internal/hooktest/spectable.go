@@ -93,6 +93,19 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		out.ToolInputs[tool] = t
 	}
+	for tool, rt := range b.RuleTools {
+		if out.RuleTools == nil {
+			out.RuleTools = map[string]hookmap.RuleTool{}
+		}
+		out.RuleTools[tool] = hookmap.RuleTool{Field: rt.Field, Kind: rt.Kind}
+	}
+	if len(b.IfEvents) > 0 {
+		out.IfEvents = b.IfEvents
+	}
+	if o := b.OnFailure; o != nil {
+		out.OnFailure = &hookmap.OnFailure{IgnoredOn: o.IgnoredOn, Failed: o.Failed, TimedOut: o.TimedOut, Because: o.Because}
+	}
+	out.AsyncRewake = b.AsyncRewake
 	for typ, h := range b.Handlers {
 		if out.Handlers == nil {
 			out.Handlers = map[string]hookmap.HandlerType{}

@@ -121,6 +121,26 @@ kept its output open past its exit: "honour" reads it as usual; "harmlessOnly" h
 it only when it grants, rewrites and adds nothing, and otherwise refuses it as an error.`).Id("SuspectCapture").String(),
 		gofile.Comment(`Handlers are the handler types the engine runs besides "command", by type ("http");
 a handler of another type is refused at load.`).Id("Handlers").Map(jen.String()).Id("HandlerType"),
+		gofile.Comment(`RuleTools are, per tool of the engine's own, where a permission rule's specifier (a
+handler's "if") is read in the tool's input and how it is matched.`).Id("RuleTools").Map(jen.String()).Id("RuleTool"),
+		gofile.Comment(`IfEvents are the events at which a handler's "if" rule is tested against the tool
+call; a handler with "if" elsewhere never runs. Empty: the dialect has no "if".`).Id("IfEvents").Add(strs()),
+		gofile.Comment(`OnFailure is what a handler's "onFailure": "block" does: a failed hook gets the
+event's exit-2 outcome; nil: the dialect has no onFailure.`).Id("OnFailure").Op("*").Id("OnFailure"),
+		gofile.Comment(`AsyncRewake says a command handler may set "asyncRewake": the engine awaits it and
+only its exit 2 counts, as the event's exit 2 does.`).Id("AsyncRewake").Bool(),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`RuleTool is where a permission rule's specifier is read in one tool's input.`).Type().Id("RuleTool").Struct(
+		gofile.Comment(`Field is the top-level input key the specifier is matched against.`).Id("Field").String(),
+		gofile.Comment(`Kind is how: "command", "path", "glob", "domain" or "exact" (permrule.Kind).`).Id("Kind").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`OnFailure is how "onFailure": "block" turns a failed hook into a block.`).Type().Id("OnFailure").Struct(
+		gofile.Comment(`IgnoredOn are the events at which the option does nothing.`).Id("IgnoredOn").Add(strs()),
+		gofile.Comment(`Failed begins the reason of a hook that failed; TimedOut of one that timed out.`).Id("Failed").String(),
+		gofile.Comment(`TimedOut begins the reason of a hook that timed out.`).Id("TimedOut").String(),
+		gofile.Comment(`Because follows them after "; ", then a newline and the hook's stderr, if any.`).Id("Because").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`HandlerType is what a dialect says about one handler type other than "command".`).Type().Id("HandlerType").Struct(
@@ -314,6 +334,31 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	}
 	if len(b.Handlers) > 0 {
 		fields = append(fields, kv("Handlers", handlerTypes(b.Handlers)))
+	}
+	if len(b.RuleTools) > 0 {
+		tools := make([]string, 0, len(b.RuleTools))
+		for t := range b.RuleTools {
+			tools = append(tools, t)
+		}
+		sort.Strings(tools)
+		entries := make([]jen.Code, len(tools))
+		for i, t := range tools {
+			rt := b.RuleTools[t]
+			entries[i] = jen.Lit(t).Op(":").Values(kv("Field", jen.Lit(rt.Field)), kv("Kind", jen.Lit(rt.Kind)))
+		}
+		fields = append(fields, kv("RuleTools", jen.Map(jen.String()).Id("RuleTool").Add(lines(entries))))
+	}
+	if len(b.IfEvents) > 0 {
+		fields = append(fields, kv("IfEvents", strs(b.IfEvents)))
+	}
+	if o := b.OnFailure; o != nil {
+		fields = append(fields, kv("OnFailure", jen.Op("&").Id("OnFailure").Add(lines([]jen.Code{
+			kv("IgnoredOn", strs(o.IgnoredOn)), kv("Failed", jen.Lit(o.Failed)),
+			kv("TimedOut", jen.Lit(o.TimedOut)), kv("Because", jen.Lit(o.Because)),
+		}))))
+	}
+	if b.AsyncRewake {
+		fields = append(fields, kv("AsyncRewake", jen.True()))
 	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
