@@ -197,6 +197,7 @@ func behavior(cfg Config) hookbridge.Behavior {
 			return env
 		},
 		Durations:        true,
+		UpdatedOutput:    updatedOutput,
 		Render:           render,
 		EndReason:        endReason,
 		NotificationText: notificationText,
@@ -402,6 +403,73 @@ func failureMessage(f dsh.LLMFailure) string {
 		return fmt.Sprintf("API Error: %d %s", *f.Status, f.Message)
 	}
 	return "API Error: " + f.Message
+}
+
+// updatedOutput is the content the model reads after the PostToolUse hooks of rep
+// replaced a successful call's output (hookSpecificOutput.updatedToolOutput, or
+// updatedMCPToolOutput for an MCP tool when updatedToolOutput is absent), as Claude Code
+// 2.1.328 applies it: only a value the tool's output shape fits counts (Bash: an object
+// whose stdout is a string, read as stdout then stderr; an MCP tool: a string or text
+// content blocks); the last fitting one in configuration order wins.
+func updatedOutput(tool string, rep *hookproto.Report) ([]dsh.ContentBlock, bool) {
+	var out []dsh.ContentBlock
+	found := false
+	for _, h := range rep.Hooks {
+		if h.Verdict.Outcome == dsh.HookOutcomeFailed {
+			continue
+		}
+		spec, _ := hookproto.Output(&hookmap.ClaudeCode, h.Result)["hookSpecificOutput"].(map[string]any)
+		if spec == nil || spec["hookEventName"] != evPostToolUse {
+			continue
+		}
+		v, ok := spec["updatedToolOutput"]
+		if !ok && strings.HasPrefix(tool, "mcp__") {
+			v, ok = spec["updatedMCPToolOutput"]
+		}
+		if !ok {
+			continue
+		}
+		if c, fits := outputContent(tool, v); fits {
+			out, found = c, true
+		}
+	}
+	return out, found
+}
+
+// outputContent is the content the model reads for an output value of tool in the
+// engine's shape, and whether the value fits that shape.
+func outputContent(tool string, v any) ([]dsh.ContentBlock, bool) {
+	if tool == "Bash" {
+		m, _ := v.(map[string]any)
+		stdout, ok := m["stdout"].(string)
+		if !ok {
+			return nil, false
+		}
+		text := strings.TrimRight(stdout, "\n")
+		if stderr, _ := m["stderr"].(string); strings.TrimSpace(stderr) != "" {
+			text = strings.TrimLeft(text+"\n"+strings.TrimRight(stderr, "\n"), "\n")
+		}
+		return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, true
+	}
+	if !strings.HasPrefix(tool, "mcp__") {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case string:
+		return []dsh.ContentBlock{dsh.TextBlock{Text: x}}, true
+	case []any:
+		var out []dsh.ContentBlock
+		for _, e := range x {
+			b, _ := e.(map[string]any)
+			t, ok := b["text"].(string)
+			if !ok || b["type"] != "text" {
+				return nil, false
+			}
+			out = append(out, dsh.TextBlock{Text: t})
+		}
+		return out, len(out) > 0
+	}
+	return nil, false
 }
 
 // endReason is Claude Code's SessionEnd reason for a canonical one: an agent closed by its

@@ -303,3 +303,52 @@ func TestPostToolUse(t *testing.T) {
 		}
 	})
 }
+
+// TestUpdatedToolOutput: a PostToolUse updatedToolOutput that fits the tool's output
+// shape replaces the content the model reads, the value kept (Bash: an object with a
+// string stdout, read as stdout then stderr; an MCP tool: a string, or updatedMCPToolOutput
+// when updatedToolOutput is absent); one that does not fit is ignored, as Claude Code
+// 2.1.328 ignores it, and a downstream replacement still wins.
+func TestUpdatedToolOutput(t *testing.T) {
+	cases := []struct {
+		name, tool, out, want string
+	}{
+		{"bash object", "Bash", `{"updatedToolOutput":{"stdout":"replaced\n","stderr":"warn","interrupted":false,"isImage":false}}`, "replaced\nwarn"},
+		{"bash string ignored", "Bash", `{"updatedToolOutput":"replaced"}`, ""},
+		{"bash mcp field ignored", "Bash", `{"updatedMCPToolOutput":"replaced"}`, ""},
+		{"mcp string", "mcp__mem__read", `{"updatedToolOutput":"from hook"}`, "from hook"},
+		{"mcp field", "mcp__mem__read", `{"updatedMCPToolOutput":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`, "a|b"},
+		{"other tool ignored", "Read", `{"updatedToolOutput":"x"}`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := `{"hookSpecificOutput":{"hookEventName":"PostToolUse",` + c.out[1:] + `}`
+			h, _ := setup(t, ht.G("PostToolUse", "", `printf '%s' '`+out+`'`))
+			d, err := h.PostTool(ctx, h.Exec(c.tool, `{}`), ht.Success(`{"stdout":"orig"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, ok := d.(dsh.PostToolAccept)
+			if !ok {
+				t.Fatalf("%s", ht.Describe(d))
+			}
+			var texts []string
+			for _, b := range a.Content {
+				texts = append(texts, b.(dsh.TextBlock).Text)
+			}
+			if got := strings.Join(texts, "|"); got != c.want || a.Value != nil {
+				t.Errorf("content %q value %s, want %q and the value kept", got, a.Value, c.want)
+			}
+		})
+	}
+	t.Run("downstream replacement wins", func(t *testing.T) {
+		h, _ := setup(t, ht.G("PostToolUse", "", `echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"from hook"}}'`))
+		h.Reg.Plugin("policy").OnPostTool(func(context.Context, *dsh.PostToolPayload, dsh.PostToolNext) (dsh.PostToolDecision, error) {
+			return dsh.PostToolAccept{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "policy"}}}, nil
+		})
+		d, _ := h.PostTool(ctx, h.Exec("mcp__mem__read", `{}`), ht.Success(`1`))
+		if a := d.(dsh.PostToolAccept); len(a.Content) != 1 || a.Content[0].(dsh.TextBlock).Text != "policy" {
+			t.Errorf("%+v", a)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/format"
 
@@ -110,9 +111,20 @@ func (s *Schemas) Accepts(old *Schemas, name string) error {
 	return errors.New("CUE subsumption fails: " + msg)
 }
 
-// sameSource reports whether two definitions evaluate to the same CUE syntax.
+// sameSource reports whether two definitions evaluate to the same CUE syntax, comments
+// aside (cue.Docs(false) keeps those of the definitions the syntax inlines, so that a
+// reworded doc comment of a referenced definition would otherwise count as a change).
 func sameSource(a, b cue.Value) bool {
-	fa, err1 := format.Node(a.Syntax(cue.Docs(false)))
-	fb, err2 := format.Node(b.Syntax(cue.Docs(false)))
+	fa, err1 := format.Node(noComments(a.Syntax(cue.Docs(false))))
+	fb, err2 := format.Node(noComments(b.Syntax(cue.Docs(false))))
 	return err1 == nil && err2 == nil && bytes.Equal(fa, fb)
+}
+
+// noComments drops every comment of n and its descendants, and returns n.
+func noComments(n ast.Node) ast.Node {
+	ast.Walk(n, func(n ast.Node) bool {
+		ast.SetComments(n, nil)
+		return true
+	}, nil)
+	return n
 }

@@ -67,3 +67,29 @@ func TestAccepts(t *testing.T) {
 		t.Errorf("schemas of two contexts: %v, want ErrOtherContext", err)
 	}
 }
+
+// TestAcceptsCommentOnly: rewording the doc comment of a definition that an open record
+// embedding another definition refers to (CUE cannot decide such a record's subsumption)
+// changes nothing it accepts: Accepts says so.
+func TestAcceptsCommentOnly(t *testing.T) {
+	ctx := load.NewContext()
+	src := func(doc string) string {
+		return "// #U holds shared fields.\n#U: {\n\t// ok is a flag.\n\tok?: bool\n}\n\n" +
+			"// #Out is an output.\n#Out: {\n\t#U\n\t// spec holds the specific fields.\n\tspec?: #S\n\t...\n}\n\n" +
+			"// #S holds the specific fields.\n#S: {\n\t// name names the event.\n\tname?: string\n\t// " + doc + "\n\tmore?: _\n\t...\n}\n"
+	}
+	load1 := func(s string) *load.Schemas {
+		t.Helper()
+		_, sc, err := ctx.FSPackage(specFS(t, s), ".", "", "spec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	old, reworded := load1(src("more would do more; not applied.")), load1(src("more does more, as the engine does."))
+	for _, name := range []string{"Out", "S"} {
+		if err := reworded.Accepts(old, name); err != nil {
+			t.Errorf("%s after a doc comment change: %v, want nil", name, err)
+		}
+	}
+}

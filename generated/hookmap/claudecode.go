@@ -254,8 +254,6 @@ var ClaudeCode = Bridge{
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
-				{When: "hookSpecificOutput.updatedToolOutput", Text: "updatedToolOutput is recorded but not applied"},
-				{When: "hookSpecificOutput.updatedMCPToolOutput", Text: "updatedMCPToolOutput is recorded but not applied"},
 			},
 			BlockInjects: true,
 			Subject:      "",

@@ -76,6 +76,11 @@ type Behavior struct {
 	// MapRewrite, if set, maps a hook's updatedInput, given in the dialect's tool_input
 	// shape, back onto the tool's arguments (Codex: {command} for the shell tools).
 	MapRewrite func(tool string, args, updated json.RawMessage) json.RawMessage
+	// UpdatedOutput, if set, reads the hooks' replacement of a successful result's output
+	// from a report of the event at tools/post-execute (Claude Code's updatedToolOutput):
+	// the content the model then reads, and whether there is one the tool's output shape
+	// fits; the result's value and meta are kept.
+	UpdatedOutput func(tool string, rep *hookproto.Report) ([]dsh.ContentBlock, bool)
 	// OriginalInput says whether the PostToolUse input carries dsh_original_tool_input
 	// after a rewrite (Claude Code; Codex's published input schema is closed).
 	OriginalInput bool

@@ -106,8 +106,9 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		return acc, nil
 	}
 	var (
-		succ *dsh.ToolSuccess
-		fail *dsh.ToolFailure
+		succ     *dsh.ToolSuccess
+		fail     *dsh.ToolFailure
+		replaced []dsh.ContentBlock // the hooks' replacement of the content (UpdatedOutput)
 	)
 	switch r := p.Result.(type) {
 	case dsh.ToolSuccess:
@@ -156,6 +157,11 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return nil, err
 		}
 		post := b.contexts(ev, ex.Name, rep)
+		if succ != nil && b.d.UpdatedOutput != nil && rep.Merged.Outcome != dsh.HookOutcomeHalt {
+			if c, ok := b.d.UpdatedOutput(ex.Name, rep); ok {
+				replaced = c
+			}
+		}
 		switch rep.Merged.Outcome {
 		case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
 			if b.d.Render.PostBlock != nil {
@@ -186,6 +192,11 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		return dsh.PostToolHalt{Reason: haltReason}, nil
 	}
 	d, err := next.Call(ctx)
+	if x, ok := d.(dsh.PostToolAccept); ok && err == nil && replaced != nil && x.Content == nil && x.Value == nil {
+		// The hooks' replacement output, unless a later listener replaced the result.
+		x.Content = replaced
+		d = x
+	}
 	if err == nil && (succ != nil || fail != nil) {
 		var content []dsh.ContentBlock
 		suffix := ""
@@ -197,7 +208,12 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		if b.d.Render.ResultContexts && len(texts) > 0 {
 			suffix = "\n\n" + strings.Join(texts, "\n")
 		}
-		if x, ok := appendText(content, d, b.rewriteNote(p.Exec, succ != nil)+suffix); ok {
+		target := d
+		if x, ok := d.(dsh.PostToolAccept); ok && replaced != nil && x.Content != nil {
+			// The replacement is the content the suffix follows.
+			content, target = x.Content, dsh.PostToolAccept{Value: x.Value, AdditionalContexts: x.AdditionalContexts}
+		}
+		if x, ok := appendText(content, target, b.rewriteNote(p.Exec, succ != nil)+suffix); ok {
 			d = x
 			if suffix != "" {
 				texts = nil

@@ -3241,9 +3241,13 @@ type PostToolUseSpecific struct {
 	HookEventName *string `json:"hookEventName,omitempty"`
 	// AdditionalContext is added to the model's context after the tool result.
 	AdditionalContext *string `json:"additionalContext,omitempty"`
-	// UpdatedToolOutput would replace the tool's output; dsh records it and does not apply it.
+	// UpdatedToolOutput replaces a successful call's output when it fits the tool's output
+	// shape (Bash: an object with a string stdout; an MCP tool: a string or content blocks);
+	// the model then reads it, as in Claude Code 2.1.328. A value that does not fit (a
+	// string for Bash) is ignored, as the engine ignores it.
 	UpdatedToolOutput json.RawMessage `json:"updatedToolOutput,omitempty"`
-	// UpdatedMCPToolOutput would replace an MCP tool's output; recorded, not applied.
+	// UpdatedMCPToolOutput replaces an MCP tool's output when updatedToolOutput is absent;
+	// ignored for other tools.
 	UpdatedMCPToolOutput json.RawMessage `json:"updatedMCPToolOutput,omitempty"`
 }
 
