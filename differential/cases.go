@@ -50,6 +50,10 @@ type Case struct {
 	// Plugin loads the hooks as a Claude Code plugin (--plugin-dir) instead of a settings
 	// file; their scripts run from ${CLAUDE_PLUGIN_ROOT}.
 	Plugin bool
+	// PluginFiles, with Plugin, is a directory under testdata whose files are copied into
+	// the plugin directory first (a real plugin's scripts; its hooks.json is not: the
+	// case's hooks replace it).
+	PluginFiles string
 	// BrokenExtension adds a Gemini CLI extension whose hooks/hooks.json is malformed.
 	BrokenExtension bool
 	// DisableAll adds "disableAllHooks": true to the settings file.
@@ -420,6 +424,7 @@ func Cases() []Case {
 	cs = append(cs, handlerCases()...)
 	cs = append(cs, httpCases()...)
 	cs = append(cs, eventCases()...)
+	cs = append(cs, realCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -99,6 +99,11 @@ func (d runDir) plugin(t *testing.T, c Case, wrap string) string {
 			t.Fatal(err)
 		}
 	}
+	if c.PluginFiles != "" {
+		if err := copyTree(c.PluginFiles, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
 	manifest := `{"name":"difftest","version":"0.0.1","description":"written for the differential suite"}`
 	if err := os.WriteFile(filepath.Join(dir, ".claude-plugin", "plugin.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func LoadPluginDirs(dirs []string) (sources []hookproto.Source, problems []strin
 			continue
 		}
 		hooks := filepath.Join(root, "hooks", "hooks.json")
+		name := filepath.Base(root) // the manifest's name, when it has one
 		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
 		if data, err := os.ReadFile(manifest); err == nil {
 			var m map[string]json.RawMessage
@@ -69,6 +70,7 @@ func LoadPluginDirs(dirs []string) (sources []hookproto.Source, problems []strin
 					problems = append(problems, fmt.Sprintf("%s: field \"name\": want a string; plugin skipped", manifest))
 					continue
 				}
+				name = s
 			}
 			if raw, ok := m["hooks"]; ok {
 				var s string
@@ -83,7 +85,8 @@ func LoadPluginDirs(dirs []string) (sources []hookproto.Source, problems []strin
 			problems = append(problems, fmt.Sprintf("--plugin-dir %s: no hooks file %s; plugin skipped", dir, hooks))
 			continue
 		}
-		sources = append(sources, hookproto.Source{Path: hooks, PluginRoot: root})
+		// Claude Code names a --plugin-dir plugin "<name>@inline" in what the model reads.
+		sources = append(sources, hookproto.Source{Path: hooks, PluginRoot: root, Plugin: name + "@inline"})
 	}
 	return sources, problems
 }

@@ -596,7 +596,16 @@ func renderDeny(tool string, _ json.RawMessage, rep *hookproto.Report) string {
 	bs := hookbridge.Blockers(rep)
 	text := "Blocked by hook"
 	if len(bs) > 0 {
-		text = blockText(bs[0])
+		b := bs[0]
+		if b.Exit2 && b.Quoted != "" {
+			b.Command = b.Quoted
+		}
+		text = blockText(b)
+		if b.Exit2 && b.Plugin != "" {
+			// As the engine says where a plugin's blocking hook comes from (measured at
+			// PreToolUse; its other events' texts are not).
+			text += "\n\nThis hook comes from the " + b.Plugin + " plugin."
+		}
 	}
 	return "PreToolUse:" + tool + " hook error: " + text
 }

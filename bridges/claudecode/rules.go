@@ -13,4 +13,4 @@ import (
 var Rules = hookproto.Rules{Shell: []string{"sh", "-c"}, Dedupe: true, DisableAllHooks: true, ExactListMatchers: true,
 	RegexDialect:   hookproto.RegexDialect(hookmap.ClaudeCode.RegexDialect),
 	PluginRootVars: []string{"CLAUDE_PLUGIN_ROOT"}, PluginDataVars: []string{"CLAUDE_PLUGIN_DATA"},
-	ProjectDirVars: []string{"CLAUDE_PROJECT_DIR"}}
+	ProjectDirVars: []string{"CLAUDE_PROJECT_DIR"}, QuotedPluginRoot: true}

@@ -120,6 +120,9 @@ type LoadOptions struct {
 	// Claude Code substitutes ${CLAUDE_PLUGIN_ROOT}; Codex substitutes ${PLUGIN_ROOT} and
 	// ${CLAUDE_PLUGIN_ROOT} (and the data keys below) only when it is set.
 	PluginRoot string
+	// Plugin is the plugin's id as the engine names it in the texts the model reads
+	// (Claude Code: "name@marketplace", "name@inline" for --plugin-dir); optional.
+	Plugin string
 	// PluginData is the plugin's data directory (${CLAUDE_PLUGIN_DATA}, Codex also
 	// ${PLUGIN_DATA}); optional.
 	PluginData string
@@ -160,6 +163,9 @@ type Handler struct {
 	// Configured is Command as the file wrote it, before substitution (the engines quote
 	// it so in the texts the model reads).
 	Configured string
+	// Quoted, when set, is how the engine quotes the command in an exit-2 blocking error
+	// instead: a plugin's root variables substituted (Rules.QuotedPluginRoot).
+	Quoted string
 	// Args, when non-nil (even empty), selects the exec form: Command runs with these
 	// arguments and no shell. Substituted like Command.
 	Args []string
@@ -167,6 +173,8 @@ type Handler struct {
 	Timeout time.Duration
 	// Async marks a handler to run detached, never awaited (dsh bridge decision 7).
 	Async bool
+	// Plugin is the id of the plugin the handler comes from ("" for a settings file).
+	Plugin string
 	// Name is the handler's configured name ("" when it has none).
 	Name string
 	// Sequential says its group set "sequential": true (Bridge.SequentialGroups): every

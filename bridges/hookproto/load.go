@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -342,6 +343,21 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	h.Configured = h.Command
+	if o := l.opts; o.PluginRoot != "" && h.HTTP == nil {
+		h.Plugin = o.Plugin
+		if l.rules.QuotedPluginRoot {
+			// As the engine quotes it in a blocking error: the root variables substituted,
+			// bare $VAR too in a shell-form command.
+			q := h.Configured
+			for _, v := range l.rules.PluginRootVars {
+				q = strings.ReplaceAll(q, "${"+v+"}", o.PluginRoot)
+				if h.Args == nil {
+					q = regexp.MustCompile(`\$`+v+`\b`).ReplaceAllLiteralString(q, o.PluginRoot)
+				}
+			}
+			h.Quoted = q
+		}
+	}
 	if l.subst != nil && h.HTTP == nil {
 		if h.Args == nil {
 			if err := unsafeSubstitution(h.Command, l.vars); err != nil {

@@ -39,6 +39,9 @@ type Rules struct {
 	PluginRootVars, PluginDataVars, ProjectDirVars []string
 	// PluginVarsNeedRoot gives those variables to plugin files only (a PluginRoot set).
 	PluginVarsNeedRoot bool
+	// QuotedPluginRoot says the engine quotes a plugin hook's command, in the texts the
+	// model reads, with its root variables (PluginRootVars) substituted (Claude Code).
+	QuotedPluginRoot bool
 }
 
 // ShellArgv is the argv prefix a shell-form handler runs under; getenv reads the

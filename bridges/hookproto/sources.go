@@ -22,6 +22,8 @@ type Source struct {
 	// PluginRoot, when set, marks the file as a plugin's hooks: it is the plugin's root
 	// (CLAUDE_PLUGIN_ROOT, Codex PLUGIN_ROOT), exported and substituted as ${...}.
 	PluginRoot string
+	// Plugin is the plugin's id ([LoadOptions.Plugin]).
+	Plugin string
 	// PluginData is the plugin's data directory (CLAUDE_PLUGIN_DATA, Codex PLUGIN_DATA).
 	PluginData string
 	// Project marks a project-level file (one the bridge discovered in the workspace,
@@ -76,7 +78,7 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		}
 		lo := LoadOptions{
 			Dialect: o.Dialect, Source: s.Path, Events: o.Events, NoMatcherEvents: o.NoMatcherEvents,
-			PluginRoot: s.PluginRoot, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout, Rules: o.Rules, Table: o.Table,
+			PluginRoot: s.PluginRoot, Plugin: s.Plugin, PluginData: s.PluginData, DefaultTimeout: o.DefaultTimeout, Rules: o.Rules, Table: o.Table,
 		}
 		if o.SubstituteProjectDir {
 			lo.ProjectDir = o.ProjectDir

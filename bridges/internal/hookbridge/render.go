@@ -66,6 +66,11 @@ type Blocker struct {
 	Source string
 	// Position is the run's 0-based position among the event's runs.
 	Position int
+	// Plugin is the id of the plugin the hook comes from ("" for a settings file).
+	Plugin string
+	// Quoted is how the engine quotes the command in an exit-2 blocking error, when it
+	// differs from Command (hookproto.Handler.Quoted).
+	Quoted string
 }
 
 // Blockers returns the runs of rep that blocked or denied, in configuration order.
@@ -98,7 +103,7 @@ func Blockers(rep *hookproto.Report) []Blocker {
 			exit2, stderr = true, h.Verdict.Reason
 		}
 		out = append(out, Blocker{Command: cmd, Exit2: exit2,
-			Stderr: stderr, Reason: h.Verdict.Reason, Source: h.Handler.Source, Position: i})
+			Stderr: stderr, Reason: h.Verdict.Reason, Source: h.Handler.Source, Position: i, Plugin: h.Handler.Plugin, Quoted: h.Handler.Quoted})
 	}
 	return out
 }
