@@ -71,6 +71,30 @@ var ClaudeCode = Bridge{
 			},
 		},
 	},
+	Instructions: &Instructions{
+		Files: []InstructionFile{
+			{Path: ".claude/CLAUDE.md", Base: "home", Kind: "User", Label: " (user's private global instructions for all projects)"},
+			{Path: "CLAUDE.md", Base: "dirs", Kind: "Project", Label: " (project instructions, checked into the codebase)"},
+			{Path: ".claude/CLAUDE.md", Base: "dirs", Kind: "Project", Label: " (project instructions, checked into the codebase)"},
+			{Path: "CLAUDE.local.md", Base: "dirs", Kind: "Local", Label: " (user's private project instructions, not checked in)"},
+		},
+		Dirs:        "parents",
+		ImportDepth: 5,
+		MaxBytes:    0,
+		Entry:       "Contents of {path}{label}:\n\n{trimmed}",
+		Separator:   "\n\n",
+		Wrap:        "<system-reminder>\nCodebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.\n\n{text}\n</system-reminder>",
+	},
+	Commands: &Commands{
+		Dirs: []CommandDir{
+			{Path: ".claude/commands", Base: "workspace", Source: "projectSettings", Trust: true},
+			{Path: ".claude/commands", Base: "home", Source: "userSettings", Trust: false},
+		},
+		Separator:  ":",
+		Texts:      []string{"<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n{argsLine}", "{body}"},
+		ArgsLine:   "<command-args>{args}</command-args>\n",
+		AppendArgs: "\n\nARGUMENTS: {args}",
+	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent

@@ -39,6 +39,17 @@ var Codex = Bridge{
 		"PreModelRequest": "before each model request (agent/request)",
 		"SessionEnd":      "when the session ends (agent/session-end)",
 	},
+	Instructions: &Instructions{
+		Files: []InstructionFile{
+			{Path: "AGENTS.md", Base: "dirs", Kind: "Project", Label: ""},
+		},
+		Dirs:        "workspace",
+		ImportDepth: 0,
+		MaxBytes:    32768,
+		Entry:       "{content}",
+		Separator:   "\n\n",
+		Wrap:        "# AGENTS.md instructions for {cwd}\n\n<INSTRUCTIONS>\n{text}\n</INSTRUCTIONS>",
+	},
 	Events: []Event{
 		// PermissionRequest answers a call that needs approval (approval/answer), as the
 		// real engine: allow allows; deny denies with the message ("PermissionRequest

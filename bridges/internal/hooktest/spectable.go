@@ -99,6 +99,21 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		out.Handlers[typ] = hookmap.HandlerType{DefaultTimeoutSec: h.DefaultTimeoutSec, EventTimeoutSec: h.EventTimeoutSec}
 	}
+	if in := b.Instructions; in != nil {
+		h := &hookmap.Instructions{Dirs: in.Dirs, ImportDepth: in.ImportDepth, MaxBytes: in.MaxBytes,
+			Entry: in.Entry, Separator: in.Separator, Wrap: in.Wrap}
+		for _, f := range in.Files {
+			h.Files = append(h.Files, hookmap.InstructionFile{Path: f.Path, Base: f.Base, Kind: f.Kind, Label: f.Label})
+		}
+		out.Instructions = h
+	}
+	if c := b.Commands; c != nil {
+		h := &hookmap.Commands{Separator: c.Separator, Texts: c.Texts, ArgsLine: c.ArgsLine, AppendArgs: c.AppendArgs}
+		for _, d := range c.Dirs {
+			h.Dirs = append(h.Dirs, hookmap.CommandDir{Path: d.Path, Base: d.Base, Source: d.Source, Trust: d.Trust})
+		}
+		out.Commands = h
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {
