@@ -90,6 +90,8 @@ func TestSDKTypes(t *testing.T) {
 		"PostToolUseFailure": {claudecode.PostToolUseFailureInput{}, claudecode.PostToolUseFailureOutput{},
 			claudecode.PostToolUseFailureSpecific{}},
 		"Notification": {claudecode.NotificationInput{}, claudecode.NotificationOutput{}, claudecode.NotificationSpecific{}},
+		"UserPromptExpansion": {claudecode.UserPromptExpansionInput{}, claudecode.UserPromptExpansionOutput{},
+			claudecode.UserPromptExpansionSpecific{}},
 	}
 	used := map[string]bool{}
 	check := func(sdkType string, goType any) {

@@ -195,6 +195,9 @@ type BridgeEvent struct {
 	Subject string `json:"subject"`
 	// Results is "success", "failure" or "" (every result) at tools/post-execute.
 	Results string `json:"results"`
+	// CommandsOnly says the event fires at its point only for a prompt the table's
+	// commands expand.
+	CommandsOnly bool `json:"commandsOnly"`
 	// Also are further extension points the event fires at.
 	Also []*BridgeAlso `json:"also"`
 	// PassOn is what a sequential hook passes on to the next; nil: the rewrite's stdin.

@@ -49,11 +49,10 @@ var ClaudeCode = Bridge{
 		"WorktreeRemove":    "it makes no worktrees",
 	},
 	Pending: map[string]string{
-		"InstructionsLoaded":  "when an instruction or rule file of the project is loaded into the context",
-		"PermissionDenied":    "when the approval seam refuses a call that asked",
-		"PostToolBatch":       "when the tool calls of one step have all settled",
-		"Setup":               "at dsh run --init, --init-only and --maintenance",
-		"UserPromptExpansion": "when a slash command expands a prompt",
+		"InstructionsLoaded": "when an instruction or rule file of the project is loaded into the context",
+		"PermissionDenied":   "when the approval seam refuses a call that asked",
+		"PostToolBatch":      "when the tool calls of one step have all settled",
+		"Setup":              "at dsh run --init, --init-only and --maintenance",
 	},
 	ToolInputs: map[string]ToolInput{
 		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
@@ -478,6 +477,42 @@ var ClaudeCode = Bridge{
 			Results:      "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopFailureOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// UserPromptExpansion gates a prompt that names a slash command (measured in
+		// 2.1.328: after UserPromptSubmit, for a command that exists; a block makes no
+		// model call; its contexts come before the command's text).
+		{
+			Name:               "UserPromptExpansion",
+			Point:              "agent/pre-step",
+			Input:              "UserPromptExpansionInput",
+			Output:             "UserPromptExpansionOutput",
+			Matcher:            "command_name",
+			MatcherKind:        "",
+			PlainStdoutContext: true,
+			FallbackReason:     "blocked by UserPromptExpansion hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               true,
+			HaltReason:         "stopped by UserPromptExpansion hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules: []Rule{
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			CommandsOnly:     true,
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.UserPromptExpansionOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

@@ -176,6 +176,9 @@ type Event struct {
 	// BlockInjects says a block here adds to the turn (continues it, or feeds back after a
 	// result) rather than stopping something: a suspect capture's block is refused.
 	BlockInjects bool
+	// CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
+	// table's commands expand, after the point's other event and before the expansion.
+	CommandsOnly bool
 	// HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.
 	HarmlessContexts bool
 	// FallbackReason is the reason of a block that carries none.

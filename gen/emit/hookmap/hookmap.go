@@ -181,6 +181,8 @@ the dialect's own rule.`).Id("MatcherKind").String(),
 		gofile.Comment(`PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.`).Id("PlainStdoutContext").Bool(),
 		gofile.Comment(`BlockInjects says a block here adds to the turn (continues it, or feeds back after a
 result) rather than stopping something: a suspect capture's block is refused.`).Id("BlockInjects").Bool(),
+		gofile.Comment(`CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
+table's commands expand, after the point's other event and before the expansion.`).Id("CommandsOnly").Bool(),
 		gofile.Comment(`HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.`).Id("HarmlessContexts").Bool(),
 		gofile.Comment(`FallbackReason is the reason of a block that carries none.`).Id("FallbackReason").String(),
 		gofile.Comment(`Scope is the output path of the event name that gates the event-specific fields
@@ -455,6 +457,9 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
 			kv("NonObjectBlocks", jen.Lit(r.NonObjectBlocks)),
 		)))
+	}
+	if e.CommandsOnly {
+		fields = append(fields, kv("CommandsOnly", jen.True()))
 	}
 	if e.BlockInjects {
 		fields = append(fields, kv("BlockInjects", jen.True()))
