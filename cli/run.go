@@ -41,6 +41,7 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
+               [--system-prompt TEXT] [--append-system-prompt TEXT] [--no-instructions]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--sandbox MODE [--add-dir DIR]... [--sandbox-network] [--sandbox-hooks]]
                [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
@@ -126,6 +127,19 @@ rights, as in Claude Code.
   --trust              also load the project directory's own hook files (.claude/settings.json
                        and .claude/settings.local.json; Codex: .codex/hooks.json) and its
                        .mcp.json; without it, their presence is reported once
+  --system-prompt TEXT replace dsh's system prompt with TEXT (claude -p --system-prompt)
+  --append-system-prompt TEXT
+                       add TEXT at the end of the system prompt, after a blank line
+                       (claude -p --append-system-prompt)
+  --no-instructions    read no instruction files. By default a new session reads those of
+                       --dialect's engine, as it does, and places them before the first
+                       prompt as it does: claude-code ~/.claude/CLAUDE.md, then CLAUDE.md,
+                       .claude/CLAUDE.md and CLAUDE.local.md of each directory from / down
+                       to the workspace, with their @path imports (5 hops, inside the
+                       workspace); codex the workspace's AGENTS.md (32 KiB); gemini its
+                       GEMINI.md. claude-code also expands a PROMPT "/name args" from
+                       ~/.claude/commands/name.md, or with --trust the project's
+                       .claude/commands/name.md ("/a:b" is a/b.md); any other is sent as is
   --mcp-config FILE    start the MCP servers of FILE (Claude Code's .mcp.json shape); their
                        tools are named mcp__<server>__<tool> (sanitised to 64 characters);
                        a result keeps at most 100,000 bytes, with a note
@@ -249,6 +263,9 @@ type runOptions struct {
 	addDirs            pluginDirs // --add-dir: more directories a confined Bash may write
 	sandboxNetwork     bool       // --sandbox-network: a confined Bash reaches the network
 	sandboxHooks       bool       // --sandbox-hooks: command hooks run confined too
+	systemPrompt       string     // --system-prompt: replaces dsh's system prompt
+	appendSystem       string     // --append-system-prompt: added to the system prompt
+	noInstructions     bool       // --no-instructions: no CLAUDE.md, AGENTS.md, GEMINI.md
 }
 
 // sandboxProblem is the usage error of a --sandbox value, or "".
@@ -283,6 +300,9 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.Var(&o.addDirs, "add-dir", "with --sandbox workspace-write: another directory Bash may write (repeatable)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "with --sandbox read-only or workspace-write: let Bash reach the network")
 	fs.BoolVar(&o.sandboxHooks, "sandbox-hooks", false, "run the command hooks under the --sandbox policy too")
+	fs.StringVar(&o.systemPrompt, "system-prompt", "", "replace dsh's system prompt")
+	fs.StringVar(&o.appendSystem, "append-system-prompt", "", "add TEXT at the end of the system prompt")
+	fs.BoolVar(&o.noInstructions, "no-instructions", false, "read no instruction files (CLAUDE.md, AGENTS.md, GEMINI.md)")
 }
 
 // checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it

@@ -41,7 +41,8 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 			ProjectDir: o.projectDir, Trust: o.trust, Canonical: o.canonical, RevalidateAfterRewrite: o.revalidate,
 			Interactive: o.interactive, PermissionMode: o.permissionMode, Transcript: o.transcript, LogFile: logFile,
 			Sandboxed: o.sandboxHooks},
-		Limits: runner.Limits{CompactThreshold: o.compactThreshold},
+		Limits:  runner.Limits{CompactThreshold: o.compactThreshold},
+		Prompts: runner.Prompts{SystemPrompt: o.systemPrompt, AppendSystemPrompt: o.appendSystem, NoInstructions: o.noInstructions},
 	}
 	if o.stopCap >= 0 {
 		cfg.Limits.StopCap = &o.stopCap

@@ -92,10 +92,32 @@ type Case struct {
 	// Interrupt has each run's main process get SIGINT, as a user's interrupt sends it,
 	// once a hook of the case creates {{state}}/interrupt.
 	Interrupt bool
+	// First, when set, is the first run's prompt instead of Prompt (a slash command).
+	First string
+	// Files are files written into the workspace before each run (path relative to it:
+	// CLAUDE.md, .claude/commands/NAME.md, AGENTS.md, GEMINI.md), and HomeFiles into the
+	// run's HOME (.claude/CLAUDE.md, .claude/commands/…); a path may climb out of the
+	// workspace with ../ (a parent directory's instruction file).
+	Files, HomeFiles map[string]string
+	// Args are further arguments of the first run, given to the engine (claude -p) and to
+	// dsh run alike: flags both take (--append-system-prompt, --init-only).
+	Args []string
+	// DshArgs are further arguments of dsh run's first run only (--trust, for the
+	// project's slash commands, which the engine reads headless without asking).
+	DshArgs []string
+	// Probes are words the case's files or arguments put in the model's input; the
+	// comparison says where each is in the first request (Observation.Placed).
+	Probes []string
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
-func (c Case) prompts() []string { return append([]string{Prompt}, c.Prompts...) }
+func (c Case) prompts() []string {
+	first := Prompt
+	if c.First != "" {
+		first = c.First
+	}
+	return append([]string{first}, c.Prompts...)
+}
 
 // engineAttempts bounds the engine runs of a case with EngineUntil.
 const engineAttempts = 8
@@ -425,6 +447,7 @@ func Cases() []Case {
 	cs = append(cs, httpCases()...)
 	cs = append(cs, eventCases()...)
 	cs = append(cs, realCases()...)
+	cs = append(cs, promptCases()...)
 	return append(cs, geminiCases()...)
 }
 

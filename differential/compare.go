@@ -20,6 +20,70 @@ type Observation struct {
 	Summaries []string
 	Sent      []Next // what each main request sent after the model's previous response
 	Hooks     []HookRun
+	// Placed says where each probe word of the case (Case.Probes) is in the first main
+	// request: "system end" (the system prompt ends with it), "system", "messages" or
+	// "absent".
+	Placed map[string]string
+}
+
+// Placement says where each of words is in a request body: in its system prompt
+// (Anthropic system, Responses instructions, Gemini systemInstruction), at its end, in
+// the rest of the request, or nowhere.
+func Placement(body []byte, words []string) map[string]string {
+	if len(words) == 0 {
+		return nil
+	}
+	var req map[string]json.RawMessage
+	_ = json.Unmarshal(body, &req)
+	var system string
+	for _, k := range []string{"system", "instructions", "systemInstruction"} {
+		if v, ok := req[k]; ok {
+			system += strings.Join(texts(v), "\n")
+			delete(req, k)
+		}
+	}
+	rest, _ := json.Marshal(req)
+	out := map[string]string{}
+	for _, w := range words {
+		switch {
+		case strings.HasSuffix(strings.TrimSpace(system), w):
+			out[w] = "system end"
+		case strings.Contains(system, w):
+			out[w] = "system"
+		case strings.Contains(string(rest), w):
+			out[w] = "messages"
+		default:
+			out[w] = "absent"
+		}
+	}
+	return out
+}
+
+// texts are the strings of a JSON value ("text" fields and bare strings), in order.
+func texts(v json.RawMessage) []string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return []string{s}
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(v, &list) == nil {
+		var out []string
+		for _, e := range list {
+			out = append(out, texts(e)...)
+		}
+		return out
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v, &obj) == nil {
+		var out []string
+		for _, k := range []string{"text", "parts"} {
+			if e, ok := obj[k]; ok {
+				out = append(out, texts(e)...)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // ReadEffects lists the ran_* marker files of a workspace.
@@ -134,6 +198,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 	var out []Diff
 	if fmt.Sprint(engine.Effects) != fmt.Sprint(dsh.Effects) {
 		out = append(out, Diff{"effects", fmt.Sprintf("engine ran %v, dsh ran %v", engine.Effects, dsh.Effects)})
+	}
+	if fmt.Sprint(engine.Placed) != fmt.Sprint(dsh.Placed) {
+		out = append(out, Diff{"placement", fmt.Sprintf("the probe words are placed %v under the engine, %v under dsh", engine.Placed, dsh.Placed)})
 	}
 	if engine.Calls != dsh.Calls {
 		out = append(out, Diff{"calls", fmt.Sprintf("engine made %d model calls, dsh %d", engine.Calls, dsh.Calls)})

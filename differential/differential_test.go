@@ -90,6 +90,21 @@ func newRunDir(t *testing.T, base, ws string) runDir {
 	return d
 }
 
+// writeFiles writes the case's workspace and home files (Case.Files, Case.HomeFiles).
+func (d runDir) writeFiles(t *testing.T, c Case) {
+	for base, files := range map[string]map[string]string{d.ws: c.Files, d.home: c.HomeFiles} {
+		for name, text := range files {
+			p := filepath.Join(base, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // plugin writes the case's hooks as a Claude Code plugin under the run and returns its
 // directory: its commands run the scripts from ${CLAUDE_PLUGIN_ROOT}.
 func (d runDir) plugin(t *testing.T, c Case, wrap string) string {
@@ -294,6 +309,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 	if c.Interrupt {
 		ctx = withInterrupt(ctx, filepath.Join(ed.state, "interrupt"))
 	}
+	ed.writeFiles(t, c)
 	stop := ed.serveHTTPHooks(t, c)
 	defer stop()
 	cfg := ed.hooksJSON(t, c, wrap)
@@ -324,7 +340,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			return Observation{}, ed, false
 		}
 		for i, p := range prompts {
-			args := extra
+			args := append(append([]string(nil), extra...), c.Args...)
 			if i > 0 {
 				em.NextRun()
 				args = append(append([]string(nil), extra...), "--continue")
@@ -417,7 +433,14 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 				summaries = append(summaries, DirectiveWords(r.Body))
 			}
 		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs}
+		var placed map[string]string
+		for _, r := range reqs {
+			if r.Main {
+				placed = Placement(r.Body, c.Probes)
+				break
+			}
+		}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed}
 	}
 	// The engine: again, up to engineAttempts runs in all, while a hook the case counts on
 	// (Case.EngineUntil) did not run to its end.
@@ -450,6 +473,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	if c.Interrupt {
 		ctx = withInterrupt(ctx, filepath.Join(dd.state, "interrupt"))
 	}
+	dd.writeFiles(t, c)
 	stopHooks := dd.serveHTTPHooks(t, c)
 	defer stopHooks()
 	hooksFile := filepath.Join(dd.root, "hooks.json")
@@ -489,10 +513,13 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	dialect := map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini"}[engine]
 	logFile := filepath.Join(dd.root, "session.jsonl")
 	for i, p := range prompts {
-		if i > 0 {
+		args := extra
+		if i == 0 {
+			args = append(append(append([]string(nil), extra...), c.Args...), c.DshArgs...)
+		} else {
 			dm.NextRun()
 		}
-		r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), p, extra...)
+		r := RunDsh(ctx, dshBin, dd.home, dd.ws, hooksFile, dialect, logFile, dm.URL(), p, args...)
 		res.DshTime += r.Elapsed
 		// A /compact that a hook defers or that fails exits 1, as does a turn that ends on a
 		// model error or that is interrupted (the engine's exit status is not compared

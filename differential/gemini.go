@@ -2,6 +2,7 @@ package differential
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -49,7 +50,12 @@ func SentGemini(reqs []Request) []Next {
 				case p["text"] != nil:
 					text, _ := p["text"].(string)
 					if strings.HasPrefix(strings.TrimSpace(text), "<session_context>") {
-						continue // the engine's environment preamble, not a hook's
+						// The engine's environment preamble, not a hook's; the instruction
+						// files (GEMINI.md) it holds count.
+						if m := loadedContextRE.FindString(text); m != "" {
+							next = append(next, Item{Kind: "user", Text: m})
+						}
+						continue
 					}
 					kind := "user"
 					if strings.HasPrefix(strings.TrimSpace(text), "<hook_context>") {
@@ -63,6 +69,10 @@ func SentGemini(reqs []Request) []Next {
 	}
 	return out
 }
+
+// loadedContextRE is the part of Gemini CLI's <session_context> that holds the
+// instruction files it read (GEMINI.md).
+var loadedContextRE = regexp.MustCompile(`(?s)<loaded_context>.*</loaded_context>`)
 
 // str is a JSON value as text: a string as it is, anything else as JSON.
 func str(v any) string {

@@ -149,6 +149,10 @@ type Next []Item
 // carries many other reminders (environment, tools, memory) that are left out.
 var hookReminderRE = regexp.MustCompile(`^\S+ hook (success|additional context|blocking error|error)`)
 
+// instructionsReminderRE matches the reminder that holds Claude Code's instruction files
+// (CLAUDE.md and its imports): a context of the first request of a run, as the hooks'.
+var instructionsReminderRE = regexp.MustCompile(`^Codebase and user instructions are shown below`)
+
 // SentAnthropic returns, for every main request, the items after the last assistant
 // message (the first request of a run: the prompt and the hooks' reminders). A request
 // that follows a summarization starts with a "checkpoint" item when it carries the
@@ -220,7 +224,7 @@ func SentAnthropic(reqs []Request) []Next {
 					}
 					rest, rs := splitReminders(text)
 					for _, r := range rs {
-						if prelude && !hookReminderRE.MatchString(r) {
+						if prelude && !hookReminderRE.MatchString(r) && !instructionsReminderRE.MatchString(r) {
 							continue
 						}
 						next = append(next, Item{Kind: "context", Text: r})
@@ -306,15 +310,22 @@ func SentResponses(reqs []Request) []Next {
 		_ = json.Unmarshal(r.Body, &body)
 		prelude, _ := opensRun(reqs, i)
 		last := -1
+		var beside Next // the texts of the environment's message beside it (AGENTS.md)
 		for i, it := range body.Input {
 			if it["type"] == "function_call" || (it["type"] == "message" && it["role"] == "assistant") {
-				last = i
+				last, beside = i, nil
 			}
-			if prelude && it["type"] == "message" && strings.HasPrefix(strings.TrimSpace(blockText(it["content"])), "<environment_context>") {
-				last = i
+			if prelude && it["type"] == "message" && hasEnvironment(it["content"]) {
+				last, beside = i, nil
+				parts, _ := it["content"].([]any)
+				for _, p := range parts {
+					if t := strings.TrimSpace(blockText([]any{p})); t != "" && !strings.HasPrefix(t, "<environment_context>") {
+						beside = append(beside, Item{Kind: "user", Text: t})
+					}
+				}
 			}
 		}
-		var next Next
+		next := beside
 		for _, it := range body.Input[last+1:] {
 			switch it["type"] {
 			case "function_call_output":
@@ -337,6 +348,18 @@ func SentResponses(reqs []Request) []Next {
 		out = append(out, next)
 	}
 	return out
+}
+
+// hasEnvironment says whether a Responses message's content has Codex's
+// <environment_context> part (the engine's preamble, with AGENTS.md beside it).
+func hasEnvironment(content any) bool {
+	parts, _ := content.([]any)
+	for _, p := range parts {
+		if strings.HasPrefix(strings.TrimSpace(blockText([]any{p})), "<environment_context>") {
+			return true
+		}
+	}
+	return false
 }
 
 // SentChat returns, for every main chat-completions request, the messages after the

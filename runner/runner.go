@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dshkit/dsh/bridges/prompts"
 	"log/slog"
 	"math"
 	"os"
@@ -53,6 +54,9 @@ type Config struct {
 	Plugins []Plugin
 	// Hooks says which hooks run, through the bridge of which dialect.
 	Hooks Hooks
+	// Prompts says what the session adds to the model's input besides the prompt: the
+	// system prompt, the dialect's instruction files and slash commands.
+	Prompts Prompts
 	// Env is the environment Bash, the hooks and the MCP servers start from (nil: the
 	// process's own).
 	Env []string
@@ -124,6 +128,8 @@ type Session struct {
 	Turns *Turns
 	// System is the system prompt.
 	System string
+	// Instructions are the instruction files the session read (Config.Prompts).
+	Instructions []prompts.File
 	// ContinuationCap is the loop's Stop continuation cap.
 	ContinuationCap int
 	// Compaction is the loop's compaction configuration.
@@ -206,6 +212,9 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	for _, p := range cfg.Plugins {
 		p.Register(s.Hooks.Plugin(PluginName(p)))
 	}
+	if err := s.attachPrompts(); err != nil {
+		return nil, err
+	}
 	s.Turns = &Turns{}
 	s.closers = append(s.closers, cfg.Log.Subscribe(s.Turns.Observe))
 	if h.loads() {
@@ -223,7 +232,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	if cfg.AskUnlessRead {
 		s.Hooks.Plugin("permissions").OnPreTool(askUnlessRead)
 	}
-	s.System = fmt.Sprintf("You are a coding agent working in %s. Use the tools to act; be brief.", cfg.Workspace)
+	s.System = cfg.Prompts.system(cfg.Workspace)
 	s.ContinuationCap, s.Compaction = s.continuationCap(), s.compaction()
 	if h.loads() {
 		// The bridges' tools/rewrite-input listener runs the PreToolUse hooks, which their

@@ -46,6 +46,7 @@ import (
 const (
 	evSessionStart       = "SessionStart"
 	evUserPromptSubmit   = "UserPromptSubmit"
+	evPromptExpansion    = "UserPromptExpansion"
 	evPreToolUse         = "PreToolUse"
 	evPostToolUse        = "PostToolUse"
 	evPostToolUseFailure = "PostToolUseFailure"
@@ -271,6 +272,18 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
 			Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
+	case evPromptExpansion:
+		x := claudecode.UserPromptExpansionInput{
+			HookEventName: claudecode.UserPromptExpansionInputHookEventNameUserPromptExpansion, SessionID: s.SessionID,
+			ExpansionType: claudecode.UserPromptExpansionInputExpansionType(in.ExpansionType), CommandName: in.CommandName,
+			CommandArgs: in.CommandArgs, Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+			PermissionMode: mode, PromptID: prompt,
+		}
+		if in.CommandSource != "" {
+			src := in.CommandSource
+			x.CommandSource = &src
+		}
+		v = x
 	case evPreToolUse:
 		v = claudecode.PreToolUseInput{
 			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,

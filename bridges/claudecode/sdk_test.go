@@ -92,6 +92,8 @@ func TestSDKTypes(t *testing.T) {
 		"Notification": {claudecode.NotificationInput{}, claudecode.NotificationOutput{}, claudecode.NotificationSpecific{}},
 		"PostToolBatch": {claudecode.PostToolBatchInput{}, claudecode.PostToolBatchOutput{},
 			claudecode.PostToolBatchSpecific{}},
+		"UserPromptExpansion": {claudecode.UserPromptExpansionInput{}, claudecode.UserPromptExpansionOutput{},
+			claudecode.UserPromptExpansionSpecific{}},
 	}
 	used := map[string]bool{}
 	check := func(sdkType string, goType any) {

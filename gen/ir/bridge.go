@@ -78,7 +78,10 @@ type Bridge struct {
 	// OnFailure is what "onFailure": "block" does; nil: the dialect has no onFailure.
 	OnFailure *OnFailure `json:"onFailure"`
 	// AsyncRewake says a handler may set "asyncRewake": awaited, only its exit 2 counts.
-	AsyncRewake bool `json:"asyncRewake"`
+	AsyncRewake  bool          `json:"asyncRewake"` // Instructions are the engine's instruction files and their placement; nil: none.
+	Instructions *Instructions `json:"instructions"`
+	// Commands are the engine's custom slash commands; nil: none.
+	Commands *Commands `json:"commands"`
 }
 
 // RuleTool is where a permission rule's specifier is read in one tool's input.
@@ -97,6 +100,60 @@ type OnFailure struct {
 	Failed   string `json:"failed"`
 	TimedOut string `json:"timedOut"`
 	Because  string `json:"because"`
+}
+
+// Instructions is how an engine reads its instruction files and places their text.
+type Instructions struct {
+	// Files are the files read, in order.
+	Files []InstructionFile `json:"files"`
+	// Dirs is "workspace" or "parents": where the files of base "dirs" are looked for.
+	Dirs string `json:"dirs"`
+	// ImportDepth is how many "@path" hops a file may import (0: none).
+	ImportDepth int `json:"importDepth"`
+	// MaxBytes caps the bytes read of all the files together (0: no cap).
+	MaxBytes int `json:"maxBytes"`
+	// Entry, Separator and Wrap make the text: each file's entry, joined, wrapped.
+	Entry     string `json:"entry"`
+	Separator string `json:"separator"`
+	Wrap      string `json:"wrap"`
+}
+
+// InstructionFile is one instruction file an engine reads.
+type InstructionFile struct {
+	// Path is the file's path under its base.
+	Path string `json:"path"`
+	// Base is "home" or "dirs".
+	Base string `json:"base"`
+	// Kind is the engine's name for the file's scope (User, Project, Local).
+	Kind string `json:"kind"`
+	// Label is the kind's label in the entry.
+	Label string `json:"label"`
+}
+
+// Commands is how an engine reads and expands its custom slash commands.
+type Commands struct {
+	// Dirs are the directories of command files, in lookup order.
+	Dirs []CommandDir `json:"dirs"`
+	// Separator joins a subdirectory to a command's name.
+	Separator string `json:"separator"`
+	// Texts are the text blocks an expanded prompt becomes.
+	Texts []string `json:"texts"`
+	// ArgsLine is {argsLine} when there are arguments; without, it is empty.
+	ArgsLine string `json:"argsLine"`
+	// AppendArgs is added to a body without placeholders when arguments are given.
+	AppendArgs string `json:"appendArgs"`
+}
+
+// CommandDir is one directory of command files.
+type CommandDir struct {
+	// Path is the directory under its base.
+	Path string `json:"path"`
+	// Base is "home" or "workspace".
+	Base string `json:"base"`
+	// Source is the command_source reported for a command found here.
+	Source string `json:"source"`
+	// Trust says the directory is read only when the project's files are trusted.
+	Trust bool `json:"trust"`
 }
 
 // HandlerType is what a dialect says about one handler type other than "command".
@@ -163,6 +220,9 @@ type BridgeEvent struct {
 	Subject string `json:"subject"`
 	// Results is "success", "failure" or "" (every result) at tools/post-execute.
 	Results string `json:"results"`
+	// CommandsOnly says the event fires at its point only for a prompt the table's
+	// commands expand.
+	CommandsOnly bool `json:"commandsOnly"`
 	// Also are further extension points the event fires at.
 	Also []*BridgeAlso `json:"also"`
 	// PassOn is what a sequential hook passes on to the next; nil: the rewrite's stdin.

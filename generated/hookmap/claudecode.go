@@ -50,9 +50,8 @@ var ClaudeCode = Bridge{
 		"WorktreeRemove":    "it makes no worktrees",
 	},
 	Pending: map[string]string{
-		"InstructionsLoaded":  "when an instruction or rule file of the project is loaded into the context",
-		"Setup":               "at dsh run --init, --init-only and --maintenance",
-		"UserPromptExpansion": "when a slash command expands a prompt",
+		"InstructionsLoaded": "when an instruction or rule file of the project is loaded into the context",
+		"Setup":              "at dsh run --init, --init-only and --maintenance",
 	},
 	ToolInputs: map[string]ToolInput{
 		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
@@ -89,6 +88,30 @@ var ClaudeCode = Bridge{
 		Because:   "blocking because onFailure is \"block\"",
 	},
 	AsyncRewake: true,
+	Instructions: &Instructions{
+		Files: []InstructionFile{
+			{Path: ".claude/CLAUDE.md", Base: "home", Kind: "User", Label: " (user's private global instructions for all projects)"},
+			{Path: "CLAUDE.md", Base: "dirs", Kind: "Project", Label: " (project instructions, checked into the codebase)"},
+			{Path: ".claude/CLAUDE.md", Base: "dirs", Kind: "Project", Label: " (project instructions, checked into the codebase)"},
+			{Path: "CLAUDE.local.md", Base: "dirs", Kind: "Local", Label: " (user's private project instructions, not checked in)"},
+		},
+		Dirs:        "parents",
+		ImportDepth: 5,
+		MaxBytes:    0,
+		Entry:       "Contents of {path}{label}:\n\n{trimmed}",
+		Separator:   "\n\n",
+		Wrap:        "<system-reminder>\nCodebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.\n\n{text}\n</system-reminder>",
+	},
+	Commands: &Commands{
+		Dirs: []CommandDir{
+			{Path: ".claude/commands", Base: "workspace", Source: "projectSettings", Trust: true},
+			{Path: ".claude/commands", Base: "home", Source: "userSettings", Trust: false},
+		},
+		Separator:  ":",
+		Texts:      []string{"<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n{argsLine}", "{body}"},
+		ArgsLine:   "<command-args>{args}</command-args>\n",
+		AppendArgs: "\n\nARGUMENTS: {args}",
+	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent
@@ -506,6 +529,42 @@ var ClaudeCode = Bridge{
 			Results:      "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopFailureOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// UserPromptExpansion gates a prompt that names a slash command (measured in
+		// 2.1.328: after UserPromptSubmit, for a command that exists; a block makes no
+		// model call; its contexts come before the command's text).
+		{
+			Name:               "UserPromptExpansion",
+			Point:              "agent/pre-step",
+			Input:              "UserPromptExpansionInput",
+			Output:             "UserPromptExpansionOutput",
+			Matcher:            "command_name",
+			MatcherKind:        "",
+			PlainStdoutContext: true,
+			FallbackReason:     "blocked by UserPromptExpansion hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               true,
+			HaltReason:         "stopped by UserPromptExpansion hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules: []Rule{
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			CommandsOnly:     true,
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.UserPromptExpansionOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

@@ -34,6 +34,17 @@ var Codex = Bridge{
 		"SubagentStart": "it has no subagents",
 		"SubagentStop":  "it has no subagents",
 	},
+	Instructions: &Instructions{
+		Files: []InstructionFile{
+			{Path: "AGENTS.md", Base: "dirs", Kind: "Project", Label: ""},
+		},
+		Dirs:        "workspace",
+		ImportDepth: 0,
+		MaxBytes:    32768,
+		Entry:       "{content}",
+		Separator:   "\n\n",
+		Wrap:        "# AGENTS.md instructions for {cwd}\n\n<INSTRUCTIONS>\n{text}\n</INSTRUCTIONS>",
+	},
 	Events: []Event{
 		// Interrupt observes a turn the user interrupted (agent/turn-interrupted: dsh
 		// run's SIGINT), matchers ignored: only systemMessage may be printed (a notice),

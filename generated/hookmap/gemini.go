@@ -39,6 +39,17 @@ var Gemini = Bridge{
 		"GEMINI_SESSION_ID":  "session_id",
 	},
 	SettingsBlock: "hooksConfig",
+	Instructions: &Instructions{
+		Files: []InstructionFile{
+			{Path: "GEMINI.md", Base: "dirs", Kind: "Project", Label: ""},
+		},
+		Dirs:        "workspace",
+		ImportDepth: 0,
+		MaxBytes:    0,
+		Entry:       "--- Context from: {path} ---\n{trimmed}\n--- End of Context from: {path} ---",
+		Separator:   "\n",
+		Wrap:        "<loaded_context>\n<project_context>\n{text}\n</project_context>\n</loaded_context>",
+	},
 	Events: []Event{
 		// AfterAgent: deny or block sends the reason as a new user message and runs
 		// the loop again (no continuation cap but the runtime's); continue:false halts.

@@ -90,6 +90,11 @@ type Bridge struct {
 	// AsyncRewake says a command handler may set "asyncRewake": the engine awaits it and
 	// only its exit 2 counts, as the event's exit 2 does.
 	AsyncRewake bool
+	// Instructions are the engine's instruction files (CLAUDE.md, AGENTS.md, GEMINI.md)
+	// and where their text goes; nil: the engine has none.
+	Instructions *Instructions
+	// Commands are the engine's custom slash commands; nil: none that dsh expands.
+	Commands *Commands
 }
 
 // RuleTool is where a permission rule's specifier is read in one tool's input.
@@ -110,6 +115,61 @@ type OnFailure struct {
 	TimedOut string
 	// Because follows them after "; ", then a newline and the hook's stderr, if any.
 	Because string
+}
+
+// Instructions is how an engine reads its instruction files and places their text.
+type Instructions struct {
+	// Files are the files the engine reads, in its order.
+	Files []InstructionFile
+	// Dirs is where the files of base "dirs" are looked for: "workspace", or "parents"
+	// (every directory from the root's child down to the workspace, outermost first).
+	Dirs string
+	// ImportDepth is how many "@path" hops a file may import (0: "@path" is plain text).
+	ImportDepth int
+	// MaxBytes caps the bytes read of all the files together (0: no cap).
+	MaxBytes int
+	// Entry is one file's text ({path}, {label}, {content}, {trimmed}), Separator joins
+	// the entries and Wrap is the whole ({text}, {cwd}), one context before the first prompt.
+	Entry, Separator, Wrap string
+}
+
+// InstructionFile is one instruction file an engine reads.
+type InstructionFile struct {
+	// Path is the file's path under its base.
+	Path string
+	// Base is "home" (the user's home directory) or "dirs" (each directory of Dirs).
+	Base string
+	// Kind is the engine's name for the file's scope (User, Project, Local).
+	Kind string
+	// Label is the kind's label in the entry.
+	Label string
+}
+
+// Commands is how an engine reads and expands its custom slash commands.
+type Commands struct {
+	// Dirs are the directories of command files, in lookup order.
+	Dirs []CommandDir
+	// Separator joins a subdirectory to a command's name.
+	Separator string
+	// Texts are the text blocks an expanded prompt becomes ({name}, {args}, {argsLine},
+	// {body}).
+	Texts []string
+	// ArgsLine is {argsLine} when there are arguments; without, it is empty.
+	ArgsLine string
+	// AppendArgs is added to a body without placeholders when arguments are given.
+	AppendArgs string
+}
+
+// CommandDir is one directory of command files.
+type CommandDir struct {
+	// Path is the directory under its base.
+	Path string
+	// Base is "home" or "workspace".
+	Base string
+	// Source is the command_source the engine reports for a command found here.
+	Source string
+	// Trust says the directory is the project's: read only when its files are trusted.
+	Trust bool
 }
 
 // HandlerType is what a dialect says about one handler type other than "command".
@@ -148,6 +208,9 @@ type Event struct {
 	// BlockInjects says a block here adds to the turn (continues it, or feeds back after a
 	// result) rather than stopping something: a suspect capture's block is refused.
 	BlockInjects bool
+	// CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
+	// table's commands expand, after the point's other event and before the expansion.
+	CommandsOnly bool
 	// HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.
 	HarmlessContexts bool
 	// FallbackReason is the reason of a block that carries none.

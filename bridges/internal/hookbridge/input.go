@@ -30,8 +30,11 @@ type Input struct {
 	// Maintenance is the compaction attempt the event fires for (PreCompact,
 	// PostCompact, SessionStart[compact]): the owner of its hook records.
 	Maintenance string
-	// Prompt is the UserPromptSubmit prompt text.
+	// Prompt is the UserPromptSubmit prompt text (UserPromptExpansion: as typed).
 	Prompt string
+	// ExpansionType, CommandName, CommandArgs and CommandSource describe the slash command
+	// a prompt names (UserPromptExpansion).
+	ExpansionType, CommandName, CommandArgs, CommandSource string
 	// ToolName, ToolInput and ToolUseID describe the call (tool events).
 	ToolName  string
 	ToolInput json.RawMessage

@@ -29,9 +29,10 @@ var pointListeners = map[string]pointListener{
 	dsh.SessionStartEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnSessionStart(b.sessionStart)}
 	}},
+	// The prompt's event and the one a slash command fires too (the commandsOnly column).
 	dsh.PreStepEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPreStep(b.preStep)}
-	}},
+	}, many: true},
 	// The hooks run once, in the rewrite phase, where their rewrites count; the
 	// pre-execute listener replays their decision.
 	dsh.PreToolEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/hookproto"
+	"github.com/dshkit/dsh/bridges/prompts"
 	"github.com/dshkit/dsh/generated/dsh"
 )
 
@@ -97,7 +100,11 @@ func userPrompt(msgs []dsh.UserMessage) (string, bool) {
 }
 
 // preStep maps UserPromptSubmit: block rejects, halt halts, contexts are appended to the
-// downstream enter decision (and dropped otherwise).
+// downstream enter decision (and dropped otherwise). Then, when the prompt names a slash
+// command of the table (prompts.Expand) and an event of the point fires only for those
+// (the commandsOnly column: Claude Code's UserPromptExpansion), that event runs, with the
+// command's name as its subject, and decides the same ways; the expansion itself is the
+// runner's, after this listener.
 func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 	prompt, ok := userPrompt(p.Messages)
 	if !ok {
@@ -105,20 +112,40 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	}
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
-	ev := b.event(dsh.PreStepEventName)
-	rep, err := b.fire(ctx, Input{Event: ev, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
-	if err != nil {
-		return nil, err
+	submit, expansion := b.preStepEvents()
+	var contexts []string
+	if submit != "" {
+		rep, err := b.fire(ctx, Input{Event: submit, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
+		if err != nil {
+			return nil, err
+		}
+		if d := preStepBlock(rep); d != nil {
+			return d, nil
+		}
+		contexts = append(contexts, b.contexts(submit, "", rep)...)
 	}
-	switch rep.Merged.Outcome {
-	case dsh.HookOutcomeHalt:
-		return dsh.PreStepHalt{Reason: rep.Merged.Reason}, nil
-	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-		reason := rep.Merged.Reason
-		return dsh.PreStepReject{Reason: &reason}, nil
+	if expansion != "" {
+		x, ok, err := prompts.Expand(b.d.Table.Commands, prompt, b.places())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			in := Input{Event: expansion, Session: s, Turn: p.Turn, Prompt: prompt,
+				ExpansionType: "slash_command", CommandName: x.Name, CommandArgs: x.Args, CommandSource: x.Source}
+			rep, err := b.fire(ctx, in, x.Name, true, p.Agent)
+			if err != nil {
+				return nil, err
+			}
+			if d := preStepBlock(rep); d != nil {
+				return d, nil
+			}
+			// Measured in Claude Code 2.1.328: the expansion's contexts come before the
+			// prompt's, though its hooks run after.
+			contexts = append(b.contexts(expansion, x.Name, rep), contexts...)
+		}
 	}
 	d, err := next.Call(ctx)
-	if err != nil || len(rep.Merged.Contexts) == 0 {
+	if err != nil || len(contexts) == 0 {
 		return d, err
 	}
 	var msgs []dsh.UserMessage
@@ -126,16 +153,49 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	case dsh.PreStepEnter:
 		msgs = e.Messages
 	default:
-		b.log.Info("prompt hook contexts dropped: the step was not entered", "event", ev, "decision", string(d.Kind()))
+		b.log.Info("prompt hook contexts dropped: the step was not entered", "event", submit+expansion, "decision", string(d.Kind()))
 		return d, nil
 	}
 	out := make([]dsh.UserMessage, 0, len(msgs)+1)
 	if b.d.Render.PromptContextsFirst {
-		out = append(append(out, b.message(b.contexts(ev, "", rep))), msgs...)
+		out = append(append(out, b.message(contexts)), msgs...)
 		return dsh.PreStepEnter{Messages: out}, nil
 	}
-	out = append(append(out, msgs...), b.message(b.contexts(ev, "", rep)))
+	out = append(append(out, msgs...), b.message(contexts))
 	return dsh.PreStepEnter{Messages: out}, nil
+}
+
+// preStepEvents are the events with hooks at agent/pre-step: the one every prompt fires
+// (UserPromptSubmit) and the one only a slash command fires (the commandsOnly column).
+func (b *Bridge) preStepEvents() (submit, expansion string) {
+	for _, ev := range b.at[dsh.PreStepEventName] {
+		if e, _ := b.d.Table.Lookup(ev); e.CommandsOnly {
+			expansion = ev
+		} else {
+			submit = ev
+		}
+	}
+	return submit, expansion
+}
+
+// places are where the session's slash commands are: the project's (when trusted) and
+// the user's.
+func (b *Bridge) places() prompts.Places {
+	home, _ := os.UserHomeDir()
+	return prompts.Places{Workspace: b.o.ProjectDir, Home: home, Trusted: b.o.TrustProject}
+}
+
+// preStepBlock is the decision of a prompt event's report that stops the prompt: halt,
+// or reject for a block or deny; nil otherwise.
+func preStepBlock(rep *hookproto.Report) dsh.PreStepDecision {
+	switch rep.Merged.Outcome {
+	case dsh.HookOutcomeHalt:
+		return dsh.PreStepHalt{Reason: rep.Merged.Reason}
+	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
+		reason := rep.Merged.Reason
+		return dsh.PreStepReject{Reason: &reason}
+	}
+	return nil
 }
 
 // turnStopping maps Stop: block steers the reason into another step, halt ends the turn.

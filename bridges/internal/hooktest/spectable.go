@@ -112,6 +112,21 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		out.Handlers[typ] = hookmap.HandlerType{DefaultTimeoutSec: h.DefaultTimeoutSec, EventTimeoutSec: h.EventTimeoutSec}
 	}
+	if in := b.Instructions; in != nil {
+		h := &hookmap.Instructions{Dirs: in.Dirs, ImportDepth: in.ImportDepth, MaxBytes: in.MaxBytes,
+			Entry: in.Entry, Separator: in.Separator, Wrap: in.Wrap}
+		for _, f := range in.Files {
+			h.Files = append(h.Files, hookmap.InstructionFile{Path: f.Path, Base: f.Base, Kind: f.Kind, Label: f.Label})
+		}
+		out.Instructions = h
+	}
+	if c := b.Commands; c != nil {
+		h := &hookmap.Commands{Separator: c.Separator, Texts: c.Texts, ArgsLine: c.ArgsLine, AppendArgs: c.AppendArgs}
+		for _, d := range c.Dirs {
+			h.Dirs = append(h.Dirs, hookmap.CommandDir{Path: d.Path, Base: d.Base, Source: d.Source, Trust: d.Trust})
+		}
+		out.Commands = h
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {
@@ -119,7 +134,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
 			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
-			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts,
+			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts, CommandsOnly: e.CommandsOnly,
 			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
 			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
 		for _, r := range e.Rules {

@@ -128,7 +128,9 @@ call; a handler with "if" elsewhere never runs. Empty: the dialect has no "if".`
 		gofile.Comment(`OnFailure is what a handler's "onFailure": "block" does: a failed hook gets the
 event's exit-2 outcome; nil: the dialect has no onFailure.`).Id("OnFailure").Op("*").Id("OnFailure"),
 		gofile.Comment(`AsyncRewake says a command handler may set "asyncRewake": the engine awaits it and
-only its exit 2 counts, as the event's exit 2 does.`).Id("AsyncRewake").Bool(),
+only its exit 2 counts, as the event's exit 2 does.`).Id("AsyncRewake").Bool(), gofile.Comment(`Instructions are the engine's instruction files (CLAUDE.md, AGENTS.md, GEMINI.md)
+and where their text goes; nil: the engine has none.`).Id("Instructions").Op("*").Id("Instructions"),
+		gofile.Comment(`Commands are the engine's custom slash commands; nil: none that dsh expands.`).Id("Commands").Op("*").Id("Commands"),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`RuleTool is where a permission rule's specifier is read in one tool's input.`).Type().Id("RuleTool").Struct(
@@ -141,6 +143,39 @@ only its exit 2 counts, as the event's exit 2 does.`).Id("AsyncRewake").Bool(),
 		gofile.Comment(`Failed begins the reason of a hook that failed; TimedOut of one that timed out.`).Id("Failed").String(),
 		gofile.Comment(`TimedOut begins the reason of a hook that timed out.`).Id("TimedOut").String(),
 		gofile.Comment(`Because follows them after "; ", then a newline and the hook's stderr, if any.`).Id("Because").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Instructions is how an engine reads its instruction files and places their text.").Type().Id("Instructions").Struct(
+		gofile.Comment(`Files are the files the engine reads, in its order.`).Id("Files").Index().Id("InstructionFile"),
+		gofile.Comment(`Dirs is where the files of base "dirs" are looked for: "workspace", or "parents"
+(every directory from the root's child down to the workspace, outermost first).`).Id("Dirs").String(),
+		gofile.Comment(`ImportDepth is how many "@path" hops a file may import (0: "@path" is plain text).`).Id("ImportDepth").Int(),
+		gofile.Comment(`MaxBytes caps the bytes read of all the files together (0: no cap).`).Id("MaxBytes").Int(),
+		gofile.Comment(`Entry is one file's text ({path}, {label}, {content}, {trimmed}), Separator joins
+the entries and Wrap is the whole ({text}, {cwd}), one context before the first prompt.`).List(jen.Id("Entry"), jen.Id("Separator"), jen.Id("Wrap")).String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("InstructionFile is one instruction file an engine reads.").Type().Id("InstructionFile").Struct(
+		gofile.Comment(`Path is the file's path under its base.`).Id("Path").String(),
+		gofile.Comment(`Base is "home" (the user's home directory) or "dirs" (each directory of Dirs).`).Id("Base").String(),
+		gofile.Comment(`Kind is the engine's name for the file's scope (User, Project, Local).`).Id("Kind").String(),
+		gofile.Comment(`Label is the kind's label in the entry.`).Id("Label").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("Commands is how an engine reads and expands its custom slash commands.").Type().Id("Commands").Struct(
+		gofile.Comment(`Dirs are the directories of command files, in lookup order.`).Id("Dirs").Index().Id("CommandDir"),
+		gofile.Comment(`Separator joins a subdirectory to a command's name.`).Id("Separator").String(),
+		gofile.Comment(`Texts are the text blocks an expanded prompt becomes ({name}, {args}, {argsLine},
+{body}).`).Id("Texts").Index().String(),
+		gofile.Comment(`ArgsLine is {argsLine} when there are arguments; without, it is empty.`).Id("ArgsLine").String(),
+		gofile.Comment(`AppendArgs is added to a body without placeholders when arguments are given.`).Id("AppendArgs").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("CommandDir is one directory of command files.").Type().Id("CommandDir").Struct(
+		gofile.Comment(`Path is the directory under its base.`).Id("Path").String(),
+		gofile.Comment(`Base is "home" or "workspace".`).Id("Base").String(),
+		gofile.Comment(`Source is the command_source the engine reports for a command found here.`).Id("Source").String(),
+		gofile.Comment(`Trust says the directory is the project's: read only when its files are trusted.`).Id("Trust").Bool(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`HandlerType is what a dialect says about one handler type other than "command".`).Type().Id("HandlerType").Struct(
@@ -165,6 +200,8 @@ the dialect's own rule.`).Id("MatcherKind").String(),
 		gofile.Comment(`PlainStdoutContext says whether plain (non-JSON) stdout on exit 0 is context.`).Id("PlainStdoutContext").Bool(),
 		gofile.Comment(`BlockInjects says a block here adds to the turn (continues it, or feeds back after a
 result) rather than stopping something: a suspect capture's block is refused.`).Id("BlockInjects").Bool(),
+		gofile.Comment(`CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
+table's commands expand, after the point's other event and before the expansion.`).Id("CommandsOnly").Bool(),
 		gofile.Comment(`HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.`).Id("HarmlessContexts").Bool(),
 		gofile.Comment(`FallbackReason is the reason of a block that carries none.`).Id("FallbackReason").String(),
 		gofile.Comment(`Scope is the output path of the event name that gates the event-specific fields
@@ -360,6 +397,27 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	if b.AsyncRewake {
 		fields = append(fields, kv("AsyncRewake", jen.True()))
 	}
+	if in := b.Instructions; in != nil {
+		files := make([]jen.Code, len(in.Files))
+		for i, f := range in.Files {
+			files[i] = jen.Values(kv("Path", jen.Lit(f.Path)), kv("Base", jen.Lit(f.Base)), kv("Kind", jen.Lit(f.Kind)), kv("Label", jen.Lit(f.Label)))
+		}
+		fields = append(fields, kv("Instructions", jen.Op("&").Id("Instructions").Add(lines([]jen.Code{
+			kv("Files", jen.Index().Id("InstructionFile").Add(lines(files))),
+			kv("Dirs", jen.Lit(in.Dirs)), kv("ImportDepth", jen.Lit(in.ImportDepth)), kv("MaxBytes", jen.Lit(in.MaxBytes)),
+			kv("Entry", jen.Lit(in.Entry)), kv("Separator", jen.Lit(in.Separator)), kv("Wrap", jen.Lit(in.Wrap)),
+		}))))
+	}
+	if c := b.Commands; c != nil {
+		dirs := make([]jen.Code, len(c.Dirs))
+		for i, d := range c.Dirs {
+			dirs[i] = jen.Values(kv("Path", jen.Lit(d.Path)), kv("Base", jen.Lit(d.Base)), kv("Source", jen.Lit(d.Source)), kv("Trust", jen.Lit(d.Trust)))
+		}
+		fields = append(fields, kv("Commands", jen.Op("&").Id("Commands").Add(lines([]jen.Code{
+			kv("Dirs", jen.Index().Id("CommandDir").Add(lines(dirs))),
+			kv("Separator", jen.Lit(c.Separator)), kv("Texts", strs(c.Texts)), kv("ArgsLine", jen.Lit(c.ArgsLine)), kv("AppendArgs", jen.Lit(c.AppendArgs)),
+		}))))
+	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
 }
@@ -443,6 +501,9 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 			kv("RequiresIs", jen.Lit(r.RequiresIs)), kv("Stdin", jen.Lit(r.Stdin)), kv("Note", jen.Lit(r.Note)),
 			kv("NonObjectBlocks", jen.Lit(r.NonObjectBlocks)),
 		)))
+	}
+	if e.CommandsOnly {
+		fields = append(fields, kv("CommandsOnly", jen.True()))
 	}
 	if e.BlockInjects {
 		fields = append(fields, kv("BlockInjects", jen.True()))

@@ -432,6 +432,182 @@ func (v *UserPromptSubmitInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("UserPromptSubmitInputHookEventName", data, v, UserPromptSubmitInputHookEventNameValues)
 }
 
+// UserPromptExpansionInput is the stdin of a UserPromptExpansion hook: a prompt that
+// names a custom slash command, after UserPromptSubmit and before the expansion
+// (measured in 2.1.328: these fields, in this order).
+type UserPromptExpansionInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName UserPromptExpansionInputHookEventName `json:"hook_event_name"`
+	// ExpansionType is what expands: a slash command (dsh has no MCP prompts).
+	ExpansionType UserPromptExpansionInputExpansionType `json:"expansion_type"`
+	// CommandName is the command's name as typed, without the slash ("tools:hi").
+	CommandName string `json:"command_name"`
+	// CommandArgs is the rest of the prompt, trimmed ("" for none).
+	CommandArgs string `json:"command_args"`
+	// CommandSource is where the command file was found: projectSettings (the project's
+	// .claude/commands) or userSettings (~/.claude/commands).
+	CommandSource *string `json:"command_source,omitempty"`
+	// Prompt is the prompt as typed.
+	Prompt string `json:"prompt"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r UserPromptExpansionInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, UserPromptExpansionInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptExpansionInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("expansion_type").String(string(r.ExpansionType))
+	enc.Key("command_name").String(r.CommandName)
+	enc.Key("command_args").String(r.CommandArgs)
+	if r.CommandSource != nil {
+		enc.Key("command_source").String(*r.CommandSource)
+	}
+	enc.Key("prompt").String(r.Prompt)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a UserPromptExpansionInput strictly (see DecodeError); absent
+// regular fields get their default.
+func (r *UserPromptExpansionInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("UserPromptExpansionInput", data)
+	if err != nil {
+		return err
+	}
+	var v UserPromptExpansionInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptExpansionInputHookEventName])
+	codec.Required(dec, "expansion_type", &v.ExpansionType, codec.Value[UserPromptExpansionInputExpansionType])
+	codec.Required(dec, "command_name", &v.CommandName, codec.Value[string])
+	codec.Required(dec, "command_args", &v.CommandArgs, codec.Value[string])
+	codec.Optional(dec, "command_source", &v.CommandSource, codec.Value[*string])
+	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r UserPromptExpansionInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("UserPromptExpansionInput", "permission_mode", err)
+		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("UserPromptExpansionInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.ExpansionType); err != nil {
+		return codec.FieldError("UserPromptExpansionInput", "expansion_type", err)
+	}
+	return nil
+}
+
+// UserPromptExpansionInputHookEventName is the set of values of
+// UserPromptExpansionInput.HookEventName: hook_event_name names the event.
+type UserPromptExpansionInputHookEventName string
+
+const (
+	// UserPromptExpansionInputHookEventNameUserPromptExpansion is the
+	// UserPromptExpansionInputHookEventName value "UserPromptExpansion".
+	UserPromptExpansionInputHookEventNameUserPromptExpansion UserPromptExpansionInputHookEventName = "UserPromptExpansion"
+)
+
+// UserPromptExpansionInputHookEventNameValues lists every
+// UserPromptExpansionInputHookEventName value, in spec order.
+var UserPromptExpansionInputHookEventNameValues = []UserPromptExpansionInputHookEventName{UserPromptExpansionInputHookEventNameUserPromptExpansion}
+
+// Valid reports whether v is one of the UserPromptExpansionInputHookEventNameValues.
+func (v UserPromptExpansionInputHookEventName) Valid() bool {
+	switch v {
+	case UserPromptExpansionInputHookEventNameUserPromptExpansion:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a UserPromptExpansionInputHookEventName, rejecting any value not in
+// UserPromptExpansionInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *UserPromptExpansionInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("UserPromptExpansionInputHookEventName", data, v, UserPromptExpansionInputHookEventNameValues)
+}
+
+// UserPromptExpansionInputExpansionType is the set of values of
+// UserPromptExpansionInput.ExpansionType: expansion_type is what expands: a slash command
+// (dsh has no MCP prompts).
+type UserPromptExpansionInputExpansionType string
+
+const (
+	// UserPromptExpansionInputExpansionTypeSlashCommand is the
+	// UserPromptExpansionInputExpansionType value "slash_command".
+	UserPromptExpansionInputExpansionTypeSlashCommand UserPromptExpansionInputExpansionType = "slash_command"
+	// UserPromptExpansionInputExpansionTypeMCPPrompt is the
+	// UserPromptExpansionInputExpansionType value "mcp_prompt".
+	UserPromptExpansionInputExpansionTypeMCPPrompt UserPromptExpansionInputExpansionType = "mcp_prompt"
+)
+
+// UserPromptExpansionInputExpansionTypeValues lists every
+// UserPromptExpansionInputExpansionType value, in spec order.
+var UserPromptExpansionInputExpansionTypeValues = []UserPromptExpansionInputExpansionType{UserPromptExpansionInputExpansionTypeSlashCommand, UserPromptExpansionInputExpansionTypeMCPPrompt}
+
+// Valid reports whether v is one of the UserPromptExpansionInputExpansionTypeValues.
+func (v UserPromptExpansionInputExpansionType) Valid() bool {
+	switch v {
+	case UserPromptExpansionInputExpansionTypeSlashCommand, UserPromptExpansionInputExpansionTypeMCPPrompt:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a UserPromptExpansionInputExpansionType, rejecting any value not in
+// UserPromptExpansionInputExpansionTypeValues with an ErrInvalidEnum *DecodeError.
+func (v *UserPromptExpansionInputExpansionType) UnmarshalJSON(data []byte) error {
+	return codec.Enum("UserPromptExpansionInputExpansionType", data, v, UserPromptExpansionInputExpansionTypeValues)
+}
+
 // PreToolUseInput is the stdin of a PreToolUse hook.
 type PreToolUseInput struct {
 	// SessionID identifies the session.
@@ -2562,6 +2738,39 @@ func (v *UniversalDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("UniversalDecision", data, v, UniversalDecisionValues)
 }
 
+// UserPromptExpansionOutputDecision is the set of values of
+// UserPromptExpansionOutput.Decision: decision "block" blocks (the event decides what that
+// means); "approve" is legacy.
+type UserPromptExpansionOutputDecision string
+
+const (
+	// UserPromptExpansionOutputDecisionApprove is the UserPromptExpansionOutputDecision value
+	// "approve".
+	UserPromptExpansionOutputDecisionApprove UserPromptExpansionOutputDecision = "approve"
+	// UserPromptExpansionOutputDecisionBlock is the UserPromptExpansionOutputDecision value
+	// "block".
+	UserPromptExpansionOutputDecisionBlock UserPromptExpansionOutputDecision = "block"
+)
+
+// UserPromptExpansionOutputDecisionValues lists every UserPromptExpansionOutputDecision
+// value, in spec order.
+var UserPromptExpansionOutputDecisionValues = []UserPromptExpansionOutputDecision{UserPromptExpansionOutputDecisionApprove, UserPromptExpansionOutputDecisionBlock}
+
+// Valid reports whether v is one of the UserPromptExpansionOutputDecisionValues.
+func (v UserPromptExpansionOutputDecision) Valid() bool {
+	switch v {
+	case UserPromptExpansionOutputDecisionApprove, UserPromptExpansionOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a UserPromptExpansionOutputDecision, rejecting any value not in
+// UserPromptExpansionOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *UserPromptExpansionOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("UserPromptExpansionOutputDecision", data, v, UserPromptExpansionOutputDecisionValues)
+}
+
 // UserPromptSubmitOutputDecision is the set of values of UserPromptSubmitOutput.Decision:
 // decision "block" blocks (the event decides what that means); "approve" is legacy.
 type UserPromptSubmitOutputDecision string
@@ -2883,6 +3092,160 @@ func (r *UserPromptSubmitSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r UserPromptSubmitSpecific) Validate() error {
+	return nil
+}
+
+// UserPromptExpansionOutput is what a UserPromptExpansion hook may print.
+//
+// UserPromptExpansionOutput is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type UserPromptExpansionOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the UserPromptExpansion-specific fields.
+	HookSpecificOutput *UserPromptExpansionSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision UserPromptExpansionOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r UserPromptExpansionOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, UserPromptExpansionOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptExpansionOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a UserPromptExpansionOutput (see DecodeError); absent regular fields
+// get their default. UserPromptExpansionOutput is open: fields it does not declare are
+// ignored.
+func (r *UserPromptExpansionOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("UserPromptExpansionOutput", data)
+	if err != nil {
+		return err
+	}
+	var v UserPromptExpansionOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*UserPromptExpansionSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[UserPromptExpansionOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r UserPromptExpansionOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("UserPromptExpansionOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("UserPromptExpansionOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// UserPromptExpansionSpecific holds the UserPromptExpansion-specific output fields.
+//
+// UserPromptExpansionSpecific is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type UserPromptExpansionSpecific struct {
+	// HookEventName must equal "UserPromptExpansion" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is added before the expanded command.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+	// SuppressOriginalPrompt leaves the prompt out of a block's message (recorded).
+	SuppressOriginalPrompt *bool `json:"suppressOriginalPrompt,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r UserPromptExpansionSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, UserPromptExpansionSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r UserPromptExpansionSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	if r.SuppressOriginalPrompt != nil {
+		enc.Key("suppressOriginalPrompt").Bool(*r.SuppressOriginalPrompt)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a UserPromptExpansionSpecific (see DecodeError); absent regular
+// fields get their default. UserPromptExpansionSpecific is open: fields it does not declare
+// are ignored.
+func (r *UserPromptExpansionSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("UserPromptExpansionSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v UserPromptExpansionSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	codec.Optional(dec, "suppressOriginalPrompt", &v.SuppressOriginalPrompt, codec.Value[*bool])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r UserPromptExpansionSpecific) Validate() error {
 	return nil
 }
 

@@ -522,6 +522,45 @@ func TestRoundTrip(t *testing.T) {
 			Reason:         ptr("text-reason"),
 		})
 	})
+	t.Run("UserPromptExpansionInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "UserPromptExpansionInput", closed, claudecode.UserPromptExpansionInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.UserPromptExpansionInputHookEventNameUserPromptExpansion,
+			ExpansionType:  claudecode.UserPromptExpansionInputExpansionTypeSlashCommand,
+			CommandName:    "text-command_name",
+			CommandArgs:    "text-command_args",
+			CommandSource:  ptr("text-command_source"),
+			Prompt:         "text-prompt",
+		})
+	})
+	t.Run("UserPromptExpansionOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "UserPromptExpansionOutput", open, claudecode.UserPromptExpansionOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.UserPromptExpansionSpecific{
+				HookEventName:          ptr("text-hookEventName"),
+				AdditionalContext:      ptr("text-additionalContext"),
+				SuppressOriginalPrompt: ptr(true),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.UserPromptExpansionOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("UserPromptExpansionSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "UserPromptExpansionSpecific", open, claudecode.UserPromptExpansionSpecific{
+			HookEventName:          ptr("text-hookEventName"),
+			AdditionalContext:      ptr("text-additionalContext"),
+			SuppressOriginalPrompt: ptr(true),
+		})
+	})
 	t.Run("UserPromptSubmitInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "UserPromptSubmitInput", closed, claudecode.UserPromptSubmitInput{
 			SessionID:      "text-session_id",
