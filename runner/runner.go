@@ -117,6 +117,8 @@ type Session struct {
 	Tools *tools.Registry
 	// Builtin is the built-in tools' options (a host reads files through them).
 	Builtin builtin.Options
+	// mcpSet is the session's mounted MCP servers (nil: none), which mcp_tool hooks call.
+	mcpSet *mcp.Set
 	// Model is the session's model, and LLM its call configuration.
 	Model llm.Model
 	LLM   dsh.LLMCallConfig

@@ -285,7 +285,18 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	switch ht, listed := l.handlerType(typ); {
 	case typ == "" || typ == "command":
-	case listed && typ == HTTPHandlerType:
+		if t := l.opts.Table; t != nil {
+			if sec, ok := t.EventTimeoutSec[ev]; ok {
+				h.Timeout = time.Duration(sec) * time.Second
+			}
+		}
+	case listed && ht.Refused != "":
+		l.diag(path, ev, "handler", fmt.Errorf("%w %q: %s", ErrUnsupportedHandler, typ, ht.Refused))
+		return Handler{}, false
+	case listed && ht.RefusedAt[ev] != "":
+		l.diag(path, ev, "handler", fmt.Errorf("%w %q at %s: %s", ErrUnsupportedHandler, typ, ev, ht.RefusedAt[ev]))
+		return Handler{}, false
+	case listed:
 		h.Timeout = time.Duration(ht.DefaultTimeoutSec) * time.Second
 		if sec, ok := ht.EventTimeoutSec[ev]; ok {
 			h.Timeout = time.Duration(sec) * time.Second
@@ -300,11 +311,18 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	if s, ok := optString(obj["name"]); ok {
 		h.Name = s
 	}
-	if typ == HTTPHandlerType {
-		if !l.httpHandler(&h, obj) {
-			return Handler{}, false
-		}
-	} else if !l.commandHandler(&h, obj) {
+	ok = true
+	switch typ {
+	case HTTPHandlerType:
+		ok = l.httpHandler(&h, obj)
+	case MCPToolHandlerType:
+		ok = l.mcpToolHandler(&h, obj)
+	case PromptHandlerType:
+		ok = l.promptHandler(&h, obj)
+	default:
+		ok = l.commandHandler(&h, obj)
+	}
+	if !ok {
 		return Handler{}, false
 	}
 	if s, ok := optString(obj["statusMessage"]); ok {
@@ -339,7 +357,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	h.Configured = h.Command
-	if l.subst != nil && h.HTTP == nil {
+	if l.subst != nil && h.HTTP == nil && h.MCP == nil && h.Prompt == nil {
 		if h.Args == nil {
 			if err := unsafeSubstitution(h.Command, l.vars); err != nil {
 				h.SubstErr = err
@@ -377,7 +395,7 @@ func (l *loader) commandHandler(h *Handler, obj map[string]json.RawMessage) bool
 		}
 		_ = json.Unmarshal(araw, &h.Async)
 	}
-	return true
+	return l.commandFields(h, obj)
 }
 
 // httpHandler reads an http handler's fields into h: url (an absolute http or https

@@ -39,6 +39,12 @@ var Codex = Bridge{
 		"PreModelRequest": "before each model request (agent/request)",
 		"SessionEnd":      "when the session ends (agent/session-end)",
 	},
+	Handlers: map[string]HandlerType{
+		"mcp_tool": {
+			DefaultTimeoutSec: 600,
+			Placeholders:      "typed",
+		},
+	},
 	Events: []Event{
 		// PermissionRequest answers a call that needs approval (approval/answer), as the
 		// real engine: allow allows; deny denies with the message ("PermissionRequest
