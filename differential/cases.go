@@ -595,5 +595,10 @@ func handlerCases() []Case {
 		prompt("ok", `{"ok": true, "reason": "fine"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}),
 		prompt("not-ok", `{"ok": false, "reason": "the model says no"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}),
 		prompt("prose", "Yes, that looks safe to me.", Hook{Event: P, Prompt: "Is this command safe?"}),
+		{Name: "handler/prompt-timeout", Engines: claude, Turns: oneCall, HookModel: `{"ok": false, "reason": "too late"}`, HookModelDelay: 4 * time.Second,
+			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS", Timeout: 1}}},
+		{Name: "handler/prompt-model-error", Engines: claude, Turns: oneCall, HookModelFail: true,
+			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}}},
+		{Name: "handler/mcp-timeout", Engines: claude, Turns: oneCall, Hooks: []Hook{{Event: P, Timeout: 1, MCP: &MCPAnswer{Answer: denyJSON, Sleep: 4 * time.Second}}}},
 	}
 }
