@@ -455,12 +455,17 @@ func (l *loader) handlerType(typ string) (hookmap.HandlerType, bool) {
 	return ht, ok
 }
 
-// handlersRun says which handler types the dialect runs: "claude-code runs command and
-// http handlers", "codex runs only command handlers".
+// handlersRun says which handler types the dialect runs: "claude-code runs command,
+// http, mcp_tool and prompt handlers", "gemini runs only command handlers"; a type the table
+// refuses (agent) is not one it runs.
 func (l *loader) handlersRun() string {
 	types := []string{"command"}
 	if l.opts.Table != nil {
-		types = append(types, slices.Sorted(maps.Keys(l.opts.Table.Handlers))...)
+		for _, typ := range slices.Sorted(maps.Keys(l.opts.Table.Handlers)) {
+			if l.opts.Table.Handlers[typ].Refused == "" {
+				types = append(types, typ)
+			}
+		}
 	}
 	if len(types) == 1 {
 		return fmt.Sprintf("%s runs only command handlers", l.opts.Dialect)
