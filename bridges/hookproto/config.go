@@ -199,7 +199,7 @@ type Handler struct {
 	// becomes the hook's output. Nil for a command.
 	Prompt *PromptHandler
 	// ContextLimit is a command handler's additionalContextLimit (Codex), 0 when unset:
-	// loaded and checked, not yet applied (see docs/design/HOOK-PROTOCOLS.md §2.1).
+	// loaded and checked, not yet applied (docs/design/HOOK-PROTOCOLS.md#111-mcp_tool-prompt-and-agent-handlers).
 	ContextLimit int
 }
 
