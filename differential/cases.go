@@ -37,6 +37,14 @@ type Hook struct {
 	// Fields are further keys of the handler, written as they are (Claude Code's "if",
 	// "once", "async", "asyncRewake", "onFailure").
 	Fields map[string]any
+	// MCP, when set, makes the hook an mcp_tool handler calling the run's MCP hook server
+	// (ServeMCPHooks), which records the call and answers as it says; Script is unused.
+	MCP *MCPAnswer
+	// Prompt, when set, makes the hook a prompt handler (Claude Code) with this prompt; the
+	// mock answers its model request with Case.HookModel. Script is unused.
+	Prompt string
+	// Model is a prompt handler's model ("" leaves it out).
+	Model string
 }
 
 // Case is one differential case: hooks and the scripted model turns.
@@ -108,6 +116,17 @@ type Case struct {
 	// Probes are words the case's files or arguments put in the model's input; the
 	// comparison says where each is in the first request (Observation.Placed).
 	Probes []string
+	// HookModel is what the mock answers a prompt hook's model request with (recognized by
+	// PromptHookMarkers); HookModelDelay delays that answer, HookModelFail answers it with
+	// the protocol's error.
+	HookModel      string
+	HookModelDelay time.Duration
+	HookModelFail  bool
+}
+
+// mcp says whether a hook of c calls the run's MCP hook server.
+func (c Case) mcp() bool {
+	return slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
@@ -448,6 +467,7 @@ func Cases() []Case {
 	cs = append(cs, eventCases()...)
 	cs = append(cs, realCases()...)
 	cs = append(cs, promptCases()...)
+	cs = append(cs, handlerTypeCases()...)
 	return append(cs, geminiCases()...)
 }
 
@@ -659,5 +679,35 @@ func handlerCases() []Case {
 		c("post/updated-output-object", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":"replaced stdout","stderr":"","interrupted":false,"isImage":false}}}`))),
 		c("post/updated-mcp-output", oneCall, h(O, js(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":"mcp replacement"}}`))),
 		c("post/suppress-output", oneCall, h(O, js(`{"suppressOutput":true,"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post context"}}`))),
+	}
+}
+
+// handlerTypeCases are the cases of the handler types besides command and http: mcp_tool
+// hooks (Claude Code and Codex) calling the run's MCP hook server, prompt hooks (Claude
+// Code) whose model request the mock answers with Case.HookModel, and agent hooks.
+func handlerTypeCases() []Case {
+	const P, U = "PreToolUse", "UserPromptSubmit"
+	claude := []string{"claude"}
+	denyJSON := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"mcp says no"}}`
+	mcpHook := func(event string, a MCPAnswer) Hook { return Hook{Event: event, MCP: &a} }
+	cmdPath := map[string]any{"cmd": "${tool_input.command}", "event": "${hook_event_name}", "missing": "${tool_input.nothing}", "whole": "${tool_input}"}
+	prompt := func(name, answer string, hooks ...Hook) Case {
+		return Case{Name: "handler/prompt-" + name, Engines: claude, Hooks: hooks, Turns: oneCall, HookModel: answer}
+	}
+	return []Case{
+		{Name: "handler/mcp-allow", Engines: claude, Turns: oneCall, Hooks: []Hook{mcpHook(P, MCPAnswer{Answer: "", Input: cmdPath})}},
+		{Name: "handler/mcp-deny", Turns: oneCall, Hooks: []Hook{mcpHook(P, MCPAnswer{Answer: denyJSON, Input: map[string]any{"cmd": "${tool_input.command}"}})}},
+		{Name: "handler/mcp-not-mounted", Turns: oneCall, Hooks: []Hook{mcpHook(P, MCPAnswer{Server: "nope", Answer: denyJSON})}},
+		{Name: "handler/mcp-not-mounted-block", Engines: claude, Turns: oneCall, Hooks: []Hook{mcpHook(P, MCPAnswer{Server: "nope", Answer: denyJSON, OnFailure: "block"})}},
+		{Name: "handler/mcp-is-error", Engines: claude, Turns: oneCall, Hooks: []Hook{mcpHook(P, MCPAnswer{Error: true, Answer: denyJSON})}},
+		{Name: "handler/mcp-prompt-plain", Engines: claude, Turns: oneCall, Hooks: []Hook{mcpHook(U, MCPAnswer{Answer: "mcp plain words"})}},
+		prompt("ok", `{"ok": true, "reason": "fine"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}),
+		prompt("not-ok", `{"ok": false, "reason": "the model says no"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}),
+		prompt("prose", "Yes, that looks safe to me.", Hook{Event: P, Prompt: "Is this command safe?"}),
+		{Name: "handler/prompt-timeout", Engines: claude, Turns: oneCall, HookModel: `{"ok": false, "reason": "too late"}`, HookModelDelay: 4 * time.Second,
+			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS", Timeout: 1}}},
+		{Name: "handler/prompt-model-error", Engines: claude, Turns: oneCall, HookModelFail: true,
+			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}}},
+		{Name: "handler/mcp-timeout", Engines: claude, Turns: oneCall, Hooks: []Hook{{Event: P, Timeout: 1, MCP: &MCPAnswer{Answer: denyJSON, Sleep: 4 * time.Second}}}},
 	}
 }

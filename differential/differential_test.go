@@ -74,6 +74,20 @@ func (d *runDir) serveHTTPHooks(t *testing.T, c Case) func() {
 	return func() { _ = s.Close() }
 }
 
+// mcpConfig writes the run's MCP configuration (.mcp.json shape): the MCP hook server,
+// recording into the run's hook log. It returns the file's path.
+func (d runDir) mcpConfig(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(d.root, "mcp.json")
+	if err := os.WriteFile(path, MCPConfig(exe, d.hooklog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // newRunDir makes the directories of one run under base; the workspace is named ws
 // ("ws" when empty, Case.Workspace).
 func newRunDir(t *testing.T, base, ws string) runDir {
@@ -174,6 +188,21 @@ func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []
 		name := fmt.Sprintf("%s-%d", hk.Event, count[hk.Event])
 		if hk.HTTP != nil {
 			events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{HTTPHandler(d.hookURL, name, hk)}})
+			continue
+		}
+		if hk.MCP != nil {
+			events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{MCPHandler(name, hk)}})
+			continue
+		}
+		if hk.Prompt != "" {
+			handler := map[string]any{"type": "prompt", "prompt": hk.Prompt}
+			if hk.Timeout > 0 {
+				handler["timeout"] = hk.Timeout
+			}
+			if hk.Model != "" {
+				handler["model"] = hk.Model
+			}
+			events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{handler}})
 			continue
 		}
 		script := filepath.Join(dir, name+".sh")
@@ -329,6 +358,9 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		if c.AskPermission {
 			extra = append(extra, "--permission-mode", "default")
 		}
+		if c.mcp() {
+			extra = append(extra, "--mcp-config", ed.mcpConfig(t), "--strict-mcp-config")
+		}
 		var env []string
 		if c.AutoCompact {
 			env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+ClaudeCompactWindow)
@@ -339,6 +371,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			res.Err = err.Error()
 			return Observation{}, ed, false
 		}
+		em.HookModel(c.HookModel, c.HookModelDelay, c.HookModelFail)
 		for i, p := range prompts {
 			args := append(append([]string(nil), extra...), c.Args...)
 			if i > 0 {
@@ -365,6 +398,10 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		extraConfig := ""
 		if c.AutoCompact {
 			extraConfig = fmt.Sprintf("model_auto_compact_token_limit = %d\nmodel_context_window = %d\n", CodexCompactLimit, 200000)
+		}
+		if c.mcp() {
+			exe, _ := os.Executable()
+			extraConfig += CodexMCPConfig(exe, ed.hooklog)
 		}
 		for i, p := range prompts {
 			if i > 0 {
@@ -433,6 +470,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 				summaries = append(summaries, DirectiveWords(r.Body))
 			}
 		}
+		runs = append(runs, PromptHookRuns(reqs)...)
 		var placed map[string]string
 		for _, r := range reqs {
 			if r.Main {
@@ -504,12 +542,16 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)
 	}
+	if c.mcp() {
+		extra = append(extra, "--mcp-config", dd.mcpConfig(t))
+	}
 	proto := map[string]Protocol{"claude": Anthropic, "codex": Responses, "gemini": Gemini}[engine]
 	dm, err := NewMock(proto, In(c.Turns, dd.ws))
 	if err != nil {
 		res.Err = err.Error()
 		return res
 	}
+	dm.HookModel(c.HookModel, c.HookModelDelay, c.HookModelFail)
 	dialect := map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini"}[engine]
 	logFile := filepath.Join(dd.root, "session.jsonl")
 	for i, p := range prompts {

@@ -244,7 +244,8 @@ remote_models = false
 `, mockURL)
 }
 
-// RunCodexArgs is RunCodex with extra config.toml text and, when resume is set, `codex
+// RunCodexArgs is RunCodex with extra config.toml text (top-level keys first; from its
+// first table on, it is written after the suite's own) and, when resume is set, `codex
 // exec resume --last PROMPT` (the previous session of codexHome); ask runs it under
 // --approve-for-me (approval requests go to PermissionRequest hooks, then to the automatic
 // reviewer) instead of --dangerously-bypass-approvals-and-sandbox (Case.AskPermission); a
@@ -256,7 +257,11 @@ func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mo
 		// failure).
 		cfg = strings.Replace(cfg, `sandbox_mode = "danger-full-access"`, fmt.Sprintf("sandbox_mode = %q", sandbox), 1)
 	}
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(extraConfig+"\n"+cfg), 0o644); err != nil {
+	keys, tables := extraConfig, ""
+	if i := strings.Index("\n"+extraConfig, "\n["); i >= 0 {
+		keys, tables = extraConfig[:i], extraConfig[i:]
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(keys+"\n"+cfg+"\n"+tables), 0o644); err != nil {
 		return Run{Err: err}
 	}
 	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "MOCK_API_KEY=dummy", "RUST_LOG=error")

@@ -10,9 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Turn is one scripted assistant turn: some text, then the shell commands it asks to run
@@ -100,6 +102,83 @@ type Request struct {
 	Summarize bool
 	// Run is the 0-based number of the engine run that made the request (see Mock.NextRun).
 	Run int
+	// HookEval says the request was a prompt hook's (see PromptHookMarkers); it is
+	// answered with the case's HookModel and consumes no scripted turn.
+	HookEval bool
+}
+
+// PromptHookMarkers are the phrases of a prompt hook's system prompt that make a request
+// a hook evaluation: Claude Code 2.1.328's (dsh sends the same).
+var PromptHookMarkers = []string{"You are evaluating a hook in Claude Code."}
+
+// HookModel sets what the mock answers a prompt hook's request with: the text, after
+// delay, or the protocol's error when fail is set.
+func (m *Mock) HookModel(text string, delay time.Duration, fail bool) {
+	m.mu.Lock()
+	m.hookText, m.hookDelay, m.hookFail = text, delay, fail
+	m.mu.Unlock()
+}
+
+// PromptHookRuns are the prompt hooks' requests among reqs as hook runs named
+// prompt-N, in order: their stdin the request's system prompt, its messages' texts, its
+// model and any output schema, so that the suite compares what each side asked.
+func PromptHookRuns(reqs []Request) []HookRun {
+	var runs []HookRun
+	for _, r := range reqs {
+		if !r.HookEval {
+			continue
+		}
+		var req map[string]any
+		_ = json.Unmarshal(r.Body, &req)
+		var texts []string
+		msgs, _ := req["messages"].([]any)
+		for _, msg := range msgs {
+			mm, _ := msg.(map[string]any)
+			texts = append(texts, fmt.Sprint(mm["role"])+": "+contentText(mm["content"]))
+		}
+		// The system prompt from the evaluator's words on: Claude Code puts its billing
+		// header and SDK preamble before every request's; transcript_path differs by the
+		// engine's layout, as the command hooks' stdin comparison allows.
+		system := contentText(req["system"])
+		for _, mk := range PromptHookMarkers {
+			if i := strings.Index(system, mk); i >= 0 {
+				system = system[i:]
+			}
+		}
+		for i, t := range texts {
+			texts[i] = transcriptField.ReplaceAllString(t, `"transcript_path":"<transcript>"`)
+		}
+		rec := map[string]any{"system": system, "messages": texts, "model": req["model"]}
+		if of, ok := req["output_config"]; ok {
+			rec["output_config"] = of
+		}
+		raw, _ := json.Marshal(rec)
+		var stdin map[string]any
+		_ = json.Unmarshal(raw, &stdin)
+		runs = append(runs, HookRun{Name: fmt.Sprintf("prompt-%d", len(runs)+1), Raw: string(raw), Stdin: stdin, Exit: "0", Env: map[string]string{}})
+	}
+	return runs
+}
+
+// transcriptField is a transcript_path inside a JSON text inside a message.
+var transcriptField = regexp.MustCompile(`"transcript_path":"[^"]*"`)
+
+// contentText joins the texts of an Anthropic content value (a string, or blocks).
+func contentText(v any) string {
+	switch c := v.(type) {
+	case string:
+		return c
+	case []any:
+		var parts []string
+		for _, b := range c {
+			bm, _ := b.(map[string]any)
+			if t, ok := bm["text"].(string); ok {
+				parts = append(parts, t)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
 }
 
 // Summary is the text the mock answers every summarization request with, inside the
@@ -132,6 +211,10 @@ type Mock struct {
 	calls    int
 	requests []Request
 	strays   []string
+
+	hookText  string
+	hookDelay time.Duration
+	hookFail  bool
 }
 
 // NewMock starts a mock for proto on a free port of 127.0.0.1.
@@ -269,7 +352,8 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	tools, _ := req["tools"].([]any)
 	summarize := summarizes(req)
-	main := len(tools) > 0 && !summarize
+	hookEval := m.proto == Anthropic && slices.ContainsFunc(PromptHookMarkers, func(p string) bool { return bytes.Contains(body, []byte(p)) })
+	main := len(tools) > 0 && !summarize && !hookEval
 	if m.proto == Gemini {
 		// A hook may take every tool away from a request (BeforeToolSelection NONE): a
 		// streamed request is a turn of the loop; side requests do not stream.
@@ -287,9 +371,23 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.calls++
 	n := m.calls
-	m.requests = append(m.requests, Request{Method: r.Method, Path: path, Body: body, Main: main, Summarize: summarize, Run: m.run})
+	m.requests = append(m.requests, Request{Method: r.Method, Path: path, Body: body, Main: main, Summarize: summarize, Run: m.run, HookEval: hookEval})
+	hookText, hookDelay, hookFail := m.hookText, m.hookDelay, m.hookFail
 	m.mu.Unlock()
 	switch {
+	case hookEval:
+		if hookDelay > 0 {
+			select {
+			case <-time.After(hookDelay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if hookFail {
+			m.fail(w)
+			return
+		}
+		turn = Turn{Text: hookText}
 	case summarize:
 		turn = Turn{Text: "<summary>\n" + Summary + "\n</summary>"}
 	case !main:

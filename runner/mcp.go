@@ -72,6 +72,7 @@ func (s *Session) mcp(ctx context.Context) error {
 	for _, e := range rerrs {
 		s.note(e.Error())
 	}
+	s.mcpSet = set
 	s.closers = append(s.closers, func() { unregister(); set.Close() })
 	return nil
 }

@@ -121,6 +121,8 @@ type Session struct {
 	Tools *tools.Registry
 	// Builtin is the built-in tools' options (a host reads files through them).
 	Builtin builtin.Options
+	// mcpSet is the session's mounted MCP servers (nil: none), which mcp_tool hooks call.
+	mcpSet *mcp.Set
 	// Model is the session's model, and LLM its call configuration.
 	Model llm.Model
 	LLM   dsh.LLMCallConfig
@@ -236,7 +238,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	s.ContinuationCap, s.Compaction = s.continuationCap(), s.compaction()
 	if h.loads() {
 		// The bridges' tools/rewrite-input listener runs the PreToolUse hooks, which their
-		// own timeouts bound (60 s, 600 s), so the fold gets no deadline of its own (its
+		// own timeouts bound (600 s by default), so the fold gets no deadline of its own (its
 		// 30 s default would cut a slow hook and fail its call).
 		s.ToolOptions = []tools.Option{tools.WithRewriteDeadline(0)}
 	}

@@ -96,10 +96,10 @@ func TestTableDefaultTimeoutColumn(t *testing.T) {
 	ctx := context.Background()
 	sleep := ht.G("PreToolUse", "", "sleep 30")
 	_, b := bridgeOn(t, specTable(t, nil), sleep)
-	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != 60*time.Second {
-		t.Errorf("as generated: timeout %v, want 60s", got)
+	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != 600*time.Second {
+		t.Errorf("as generated: timeout %v, want 600s", got)
 	}
-	h, b := bridgeOn(t, specTable(t, ht.EditField("", "defaultTimeoutSec", "60", "1")), sleep)
+	h, b := bridgeOn(t, specTable(t, ht.EditField("", "defaultTimeoutSec", "600", "1")), sleep)
 	if got := b.Config().Groups("PreToolUse")[0].Handlers[0].Timeout; got != time.Second {
 		t.Errorf("edited: timeout %v, want 1s", got)
 	}

@@ -212,6 +212,12 @@ type Config struct {
 	// Sandbox, when set, confines the command hooks as Bash is (dsh run --sandbox-hooks);
 	// nil runs them with the user's rights, as the engines do.
 	Sandbox *sandbox.Sandbox
+	// MCP calls the session's mounted MCP servers for mcp_tool hooks (nil: none is
+	// mounted, and every mcp_tool hook fails as its server not being connected).
+	MCP hookproto.MCPCaller
+	// HookModel answers prompt hooks with the session's model (nil: every prompt hook
+	// fails as a model error).
+	HookModel hookproto.PromptModel
 	// Getenv reads the harness environment, e.g. for $SHELL (nil: os.Getenv).
 	Getenv func(string) string
 	// Model is the model sent to hooks when the session names none.

@@ -97,7 +97,7 @@ func TestLoadScenario1WrapperOptional(t *testing.T) {
 	if len(ds1)+len(ds2) != 0 {
 		t.Fatalf("unexpected diagnostics: %v %v", ds1, ds2)
 	}
-	want := []row{{Event: "PreToolUse", Path: "hooks.PreToolUse[0].hooks[0]", Matcher: "Bash", Command: "x.sh", Timeout: 60 * time.Second}}
+	want := []row{{Event: "PreToolUse", Path: "hooks.PreToolUse[0].hooks[0]", Matcher: "Bash", Command: "x.sh", Timeout: 600 * time.Second}}
 	if diff := cmp.Diff(want, allRows(wrapped)); diff != "" {
 		t.Errorf("wrapped (-want +got):\n%s", diff)
 	}
@@ -160,8 +160,8 @@ func TestLoadScenario3InvalidRegexSkipsOnlyItsGroup(t *testing.T) {
 		t.Errorf("MatcherError = %+v", me)
 	}
 	want := []row{
-		{Event: "PreToolUse", Path: "hooks.PreToolUse[1].hooks[0]", Matcher: "Bash", Command: "good.sh", Group: 1, Timeout: time.Minute},
-		{Event: "UserPromptSubmit", Path: "hooks.UserPromptSubmit[0].hooks[0]", Command: "exit 2", Timeout: time.Minute},
+		{Event: "PreToolUse", Path: "hooks.PreToolUse[1].hooks[0]", Matcher: "Bash", Command: "good.sh", Group: 1, Timeout: 10 * time.Minute},
+		{Event: "UserPromptSubmit", Path: "hooks.UserPromptSubmit[0].hooks[0]", Command: "exit 2", Timeout: 30 * time.Second},
 	}
 	if diff := cmp.Diff(want, allRows(c)); diff != "" {
 		t.Errorf("loaded (-want +got):\n%s", diff)
@@ -203,8 +203,9 @@ func TestLoadScenario5MatcherlessEventsDropMatcher(t *testing.T) {
 	}
 }
 
-// Scenario 6: a missing type is a command; an http handler loads (Claude Code runs it);
-// other handler types are skipped one by one.
+// Scenario 6: a missing type is a command; http, prompt and mcp_tool handlers load
+// (Claude Code runs them); agent (no subagents), a malformed mcp_tool and unknown types
+// are skipped one by one.
 func TestLoadScenario6HandlerTypes(t *testing.T) {
 	c, ds := load(t, ccOpts, `{"hooks":{"PreToolUse":[{"hooks":[
 		{"type":"prompt","prompt":"judge"},
@@ -214,8 +215,7 @@ func TestLoadScenario6HandlerTypes(t *testing.T) {
 		{"type":"agent"},{"type":"mcp_tool"},{"type":"webhook"}]}]}}`)
 	p := "hooks.PreToolUse[0].hooks"
 	want := []diag{
-		{p + "[0]", "handler", "handler"},
-		{p + "[4]", "handler", "handler"}, {p + "[5]", "handler", "handler"}, {p + "[6]", "handler", "handler"},
+		{p + "[4]", "handler", "handler"}, {p + "[5].server", "handler", "malformed"}, {p + "[6]", "handler", "handler"},
 	}
 	if diff := cmp.Diff(want, diags(ds)); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
@@ -224,7 +224,7 @@ func TestLoadScenario6HandlerTypes(t *testing.T) {
 	for _, h := range c.Match("PreToolUse", "Bash") {
 		cmds = append(cmds, h.Command)
 	}
-	if diff := cmp.Diff([]string{"ok.sh", "http://x", "untyped.sh"}, cmds); diff != "" {
+	if diff := cmp.Diff([]string{"judge", "ok.sh", "http://x", "untyped.sh"}, cmds); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }
@@ -265,7 +265,7 @@ func TestLoadScenario7MalformedEntries(t *testing.T) {
 	}
 }
 
-// Scenario 8: timeouts in seconds, per dialect defaults (Claude Code 60 s per decision 4).
+// Scenario 8: timeouts in seconds, per dialect defaults (Claude Code 600 s, measured).
 func TestLoadScenario8Timeouts(t *testing.T) {
 	c, ds := load(t, ccOpts, `{"hooks":{"Stop":[{"hooks":[
 		{"command":"a","timeout":30}, {"command":"b"}, {"command":"c","timeoutSec":20},
@@ -274,7 +274,7 @@ func TestLoadScenario8Timeouts(t *testing.T) {
 	for _, h := range c.Handlers("Stop") {
 		got = append(got, h.Timeout)
 	}
-	want := []time.Duration{30 * time.Second, time.Minute, time.Minute, time.Minute, time.Minute, 1500 * time.Millisecond}
+	want := []time.Duration{30 * time.Second, 10 * time.Minute, 10 * time.Minute, 10 * time.Minute, 10 * time.Minute, 1500 * time.Millisecond}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("claude-code timeouts (-want +got):\n%s", diff)
 	}

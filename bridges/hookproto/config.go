@@ -10,6 +10,7 @@
 package hookproto
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -201,6 +202,15 @@ type Handler struct {
 	HTTP *HTTPHandler
 	// Options are its "if", "onFailure" and "asyncRewake" ([HandlerOptions]).
 	Options HandlerOptions
+	// MCP is an mcp_tool handler's call (type "mcp_tool"): the tool's text is read as
+	// stdout. Nil for a command.
+	MCP *MCPToolHandler
+	// Prompt is a prompt handler's model request (type "prompt"): the model's answer
+	// becomes the hook's output. Nil for a command.
+	Prompt *PromptHandler
+	// ContextLimit is a command handler's additionalContextLimit (Codex), 0 when unset:
+	// loaded and checked, not yet applied (docs/design/HOOK-PROTOCOLS.md#113-mcp_tool-prompt-and-agent-handlers).
+	ContextLimit int
 }
 
 // Group is one {matcher, hooks} entry with its loaded handlers (never empty).
@@ -340,6 +350,13 @@ func (c *Config) disabled(h Handler) bool {
 func dedupeKey(h Handler) string {
 	if h.HTTP != nil {
 		return "http " + strconv.Quote(h.HTTP.URL) // as Claude Code: the same URL posts once
+	}
+	if h.MCP != nil {
+		in, _ := json.Marshal(h.MCP.Input)
+		return fmt.Sprintf("mcp_tool %q %q %s %v", h.MCP.Server, h.MCP.Tool, in, h.MCP.FailBlocks)
+	}
+	if h.Prompt != nil {
+		return fmt.Sprintf("prompt %q %q", h.Prompt.Prompt, h.Prompt.Model)
 	}
 	k := "sh " + strconv.Quote(h.Command)
 	if h.Args != nil {

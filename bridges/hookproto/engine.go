@@ -73,6 +73,11 @@ type Engine struct {
 	// the first http hook. The guard against addresses that are not public is
 	// NewHTTPClient's transport's: a client of the caller's has the caller's rules.
 	HTTPClient *http.Client
+	// MCP calls the mounted MCP servers' tools for mcp_tool hooks; nil: every mcp_tool
+	// hook fails as its server not being connected.
+	MCP MCPCaller
+	// Model answers prompt hooks; nil: every prompt hook fails as a model error.
+	Model PromptModel
 
 	own  atomic.Pointer[Detached]
 	http atomic.Pointer[http.Client]
@@ -570,7 +575,7 @@ func (e *Engine) refusal(h Handler, f Fire) error {
 		return h.MatchErr
 	case h.SubstErr != nil:
 		return h.SubstErr
-	case h.HTTP != nil:
+	case h.HTTP != nil, h.MCP != nil, h.Prompt != nil:
 		return nil // no command text: nothing is substituted into it
 	case h.Args == nil:
 		return unsafeSubstitution(h.Command, f.vars.vars)
@@ -593,10 +598,57 @@ func (e *Engine) command(h Handler, f Fire) Command {
 		Shell: e.Shell, Command: command, Args: h.Args, Stdin: f.Stdin, Dir: dir, BaseEnv: e.BaseEnv, Env: env, Sandbox: e.Sandbox,
 		Timeout: h.Timeout, KillGrace: e.KillGrace, PipeGrace: e.PipeGrace,
 	}
-	if h.HTTP != nil {
+	switch {
+	case h.HTTP != nil:
 		c.HTTP = e.httpRequest(h)
+	case h.MCP != nil:
+		c.Invoke, c.FailBlocks = e.mcpCall(h.MCP, f.Stdin), h.MCP.FailBlocks
+	case h.Prompt != nil:
+		c.Invoke = e.promptCall(h.Prompt, f.Stdin)
 	}
 	return c
+}
+
+// mcpCall is an mcp_tool hook's call: its input interpolated from the hook's input, the
+// tool called through Engine.MCP, its text the answer; isError and failures are errors.
+func (e *Engine) mcpCall(m *MCPToolHandler, stdin []byte) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		args, err := m.Interpolate(stdin)
+		if err != nil {
+			return nil, err
+		}
+		if e.MCP == nil {
+			return nil, fmt.Errorf("%w: MCP server '%s' not connected", ErrMCPUnavailable, m.Server)
+		}
+		text, isErr, err := e.MCP.CallHookTool(ctx, m.Server, m.Tool, args)
+		switch {
+		case err != nil:
+			return nil, err
+		case isErr && text == "":
+			return nil, ErrMCPTool
+		case isErr:
+			return nil, fmt.Errorf("%w: %s", ErrMCPTool, text)
+		}
+		return []byte(text), nil
+	}
+}
+
+// promptCall is a prompt hook's model request through Engine.Model; the answer becomes
+// the hook's output (PromptHandler.PromptOutput).
+func (e *Engine) promptCall(p *PromptHandler, stdin []byte) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		if e.Model == nil {
+			return nil, fmt.Errorf("%w: no model to evaluate prompt hooks", ErrPromptModel)
+		}
+		answer, err := e.Model.EvaluateHook(ctx, PromptEval{System: p.System, Prompt: PromptText(p.Prompt, stdin), Model: p.Model, Schema: p.Schema})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %w", ErrPromptModel, err)
+		}
+		return p.PromptOutput(answer)
+	}
 }
 
 // httpRequest is h's request: its headers with the variables they may read from the

@@ -63,9 +63,10 @@ func TestLoadHTTPHandlerRefused(t *testing.T) {
 		typ     string
 		want    string
 	}{
-		{Codex, "PreToolUse", "http", `f.json: hooks.PreToolUse[0].hooks[0]: unsupported hook handler type "http": codex runs only command handlers (handler skipped)`},
+		{Codex, "PreToolUse", "http", `f.json: hooks.PreToolUse[0].hooks[0]: unsupported hook handler type "http": codex runs command and mcp_tool handlers (handler skipped)`},
 		{Gemini, "BeforeTool", "http", `f.json: hooks.BeforeTool[0].hooks[0]: unsupported hook handler type "http": gemini runs only command handlers (handler skipped)`},
-		{ClaudeCode, "PreToolUse", "prompt", `f.json: hooks.PreToolUse[0].hooks[0]: unsupported hook handler type "prompt": claude-code runs command and http handlers (handler skipped)`},
+		{Codex, "PreToolUse", "prompt", `f.json: hooks.PreToolUse[0].hooks[0]: unsupported hook handler type "prompt": codex runs command and mcp_tool handlers (handler skipped)`},
+		{ClaudeCode, "PreToolUse", "webhook", `f.json: hooks.PreToolUse[0].hooks[0]: unsupported hook handler type: unknown type "webhook" (handler skipped)`},
 	} {
 		cfg := `{"hooks":{"` + tc.event + `":[{"hooks":[{"type":"` + tc.typ + `","url":"http://127.0.0.1:9/x","prompt":"p"}]}]}}`
 		c, ds := Load([]byte(cfg), LoadOptions{Dialect: tc.dialect, Source: "f.json"})

@@ -286,7 +286,18 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	}
 	switch ht, listed := l.handlerType(typ); {
 	case typ == "" || typ == "command":
-	case listed && typ == HTTPHandlerType:
+		if t := l.opts.Table; t != nil {
+			if sec, ok := t.EventTimeoutSec[ev]; ok {
+				h.Timeout = time.Duration(sec) * time.Second
+			}
+		}
+	case listed && ht.Refused != "":
+		l.diag(path, ev, "handler", fmt.Errorf("%w %q: %s", ErrUnsupportedHandler, typ, ht.Refused))
+		return Handler{}, false
+	case listed && ht.RefusedAt[ev] != "":
+		l.diag(path, ev, "handler", fmt.Errorf("%w %q at %s: %s", ErrUnsupportedHandler, typ, ev, ht.RefusedAt[ev]))
+		return Handler{}, false
+	case listed:
 		h.Timeout = time.Duration(ht.DefaultTimeoutSec) * time.Second
 		if sec, ok := ht.EventTimeoutSec[ev]; ok {
 			h.Timeout = time.Duration(sec) * time.Second
@@ -301,11 +312,18 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 	if s, ok := optString(obj["name"]); ok {
 		h.Name = s
 	}
-	if typ == HTTPHandlerType {
-		if !l.httpHandler(&h, obj) {
-			return Handler{}, false
-		}
-	} else if !l.commandHandler(&h, obj) {
+	ok = true
+	switch typ {
+	case HTTPHandlerType:
+		ok = l.httpHandler(&h, obj)
+	case MCPToolHandlerType:
+		ok = l.mcpToolHandler(&h, obj)
+	case PromptHandlerType:
+		ok = l.promptHandler(&h, obj)
+	default:
+		ok = l.commandHandler(&h, obj)
+	}
+	if !ok {
 		return Handler{}, false
 	}
 	if !l.handlerOptions(&h, obj) {
@@ -343,7 +361,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		}
 	}
 	h.Configured = h.Command
-	if o := l.opts; o.PluginRoot != "" && h.HTTP == nil {
+	if o := l.opts; o.PluginRoot != "" && h.HTTP == nil && h.MCP == nil && h.Prompt == nil {
 		h.Plugin = o.Plugin
 		if l.rules.QuotedPluginRoot {
 			// As the engine quotes it in a blocking error: the root variables substituted,
@@ -358,7 +376,7 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 			h.Quoted = q
 		}
 	}
-	if l.subst != nil && h.HTTP == nil {
+	if l.subst != nil && h.HTTP == nil && h.MCP == nil && h.Prompt == nil {
 		if h.Args == nil {
 			if err := unsafeSubstitution(h.Command, l.vars); err != nil {
 				h.SubstErr = err
@@ -396,7 +414,7 @@ func (l *loader) commandHandler(h *Handler, obj map[string]json.RawMessage) bool
 		}
 		_ = json.Unmarshal(araw, &h.Async)
 	}
-	return true
+	return l.commandFields(h, obj)
 }
 
 // httpHandler reads an http handler's fields into h: url (an absolute http or https
@@ -456,12 +474,17 @@ func (l *loader) handlerType(typ string) (hookmap.HandlerType, bool) {
 	return ht, ok
 }
 
-// handlersRun says which handler types the dialect runs: "claude-code runs command and
-// http handlers", "codex runs only command handlers".
+// handlersRun says which handler types the dialect runs: "claude-code runs command,
+// http, mcp_tool and prompt handlers", "gemini runs only command handlers"; a type the table
+// refuses (agent) is not one it runs.
 func (l *loader) handlersRun() string {
 	types := []string{"command"}
 	if l.opts.Table != nil {
-		types = append(types, slices.Sorted(maps.Keys(l.opts.Table.Handlers))...)
+		for _, typ := range slices.Sorted(maps.Keys(l.opts.Table.Handlers)) {
+			if l.opts.Table.Handlers[typ].Refused == "" {
+				types = append(types, typ)
+			}
+		}
 	}
 	if len(types) == 1 {
 		return fmt.Sprintf("%s runs only command handlers", l.opts.Dialect)

@@ -60,7 +60,8 @@ func (l *loader) handlerOptions(h *Handler, obj map[string]json.RawMessage) bool
 		}
 		h.Options.If = &rule
 	}
-	if raw := obj["onFailure"]; t.OnFailure != nil && kindOf(raw) != "null" {
+	if raw := obj["onFailure"]; t.OnFailure != nil && h.MCP == nil && kindOf(raw) != "null" {
+		// (An mcp_tool handler reads its own: any value but "continue" blocks.)
 		s, ok := optString(raw)
 		if !ok || (s != "continue" && s != "block") {
 			l.malformed(path+".onFailure", ev, "handler", `onFailure must be "continue" or "block"`, raw)

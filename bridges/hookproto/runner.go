@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -65,6 +66,14 @@ type Command struct {
 	// and the answer read as stdout (MaxStdout, Timeout), and no process starts (Shell,
 	// Command, Args, Dir, Sandbox, the environments and the graces are not used).
 	HTTP *HTTPRequest
+	// Invoke, when set, makes the run an in-process handler's call (an mcp_tool or prompt
+	// hook): its answer is the stdout of an exit 0, its error the run's Err (exit 2 with
+	// the error as stderr when FailBlocks is set), and no process starts.
+	Invoke func(ctx context.Context) ([]byte, error)
+	// FailBlocks makes a failed Invoke (an error, a timeout) exit 2 with the failure as
+	// stderr, so that it blocks where exit 2 would (an mcp_tool handler's onFailure
+	// "block").
+	FailBlocks bool
 }
 
 // Result is how a run ended. ExitCode is set only when the process exited on its own;
@@ -124,6 +133,9 @@ type Result struct {
 func Run(ctx context.Context, c Command) (res Result) {
 	if c.HTTP != nil {
 		return runHTTP(ctx, c)
+	}
+	if c.Invoke != nil {
+		return runInvoke(ctx, c)
 	}
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
@@ -253,3 +265,46 @@ func orDefault[T int | time.Duration](v, def T) T {
 	}
 	return v
 }
+
+// runInvoke runs an in-process handler (Command.Invoke) under the command's timeout.
+func runInvoke(ctx context.Context, c Command) (res Result) {
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+	if ctx.Err() != nil {
+		res.Cancelled = true
+		return res
+	}
+	rctx := ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	out, err := c.Invoke(rctx)
+	switch {
+	case ctx.Err() != nil:
+		res.Cancelled = true
+		return res
+	case rctx.Err() != nil:
+		res.TimedOut = true
+		if c.FailBlocks {
+			res.TimedOut = false
+			res.ExitCode, res.Stderr = intPtr(2), []byte(fmt.Sprintf("timed out after %v; blocking because onFailure is \"block\"", c.Timeout))
+		}
+		return res
+	case err != nil:
+		if c.FailBlocks {
+			res.ExitCode, res.Stderr = intPtr(2), []byte(err.Error()+"; blocking because onFailure is \"block\"")
+			return res
+		}
+		res.Err = err
+		return res
+	}
+	capped := &capBuffer{max: orDefault(c.MaxStdout, DefaultOutputCap)}
+	_, _ = capped.Write(out)
+	res.Stdout, res.StdoutOverCap, res.StdoutLost = capped.buf.Bytes(), capped.over, capped.lost
+	res.ExitCode = intPtr(0)
+	return res
+}
+
+func intPtr(n int) *int { return &n }

@@ -667,3 +667,53 @@ func max0(n int) int {
 	}
 	return n
 }
+
+// ErrNotMounted is the error of [Set.CallText] for a server that is not mounted: none of
+// that name is configured, or it did not start.
+var ErrNotMounted = errors.New("MCP server not mounted")
+
+// CallText calls tool of the mounted server named server with args (as mcp_tool hooks
+// do) and returns the answer's text blocks joined with newlines (another block as
+// "[type]", as Claude Code renders it) and whether the server marked it isError. A
+// server that is not mounted is an [ErrNotMounted] error; a call that fails (the server
+// crashed, answered garbage, ctx ended) is an error naming the server and the tool. It
+// is safe on a nil Set (nothing is mounted).
+func (s *Set) CallText(ctx context.Context, name, tool string, args map[string]any) (string, bool, error) {
+	var srv *server
+	if s != nil {
+		for _, x := range s.servers {
+			if x.cfg.Name == name {
+				srv = x
+			}
+		}
+	}
+	if srv == nil || srv.err != nil || srv.sess == nil {
+		return "", false, fmt.Errorf("%w: MCP server '%s' not connected", ErrNotMounted, name)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, srv.o.CallTimeout)
+	defer cancel()
+	res, err := srv.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", false, fmt.Errorf("MCP server %q: %s: %w", name, tool, ctx.Err())
+		}
+		return "", false, fmt.Errorf("MCP server %q: %s: %v", name, tool, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+			continue
+		}
+		b, _ := json.Marshal(c)
+		var typ struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(b, &typ)
+		parts = append(parts, "["+typ.Type+"]")
+	}
+	return strings.Join(parts, "\n"), res.IsError, nil
+}

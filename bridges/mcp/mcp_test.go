@@ -308,3 +308,27 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("syntax error = %v", errs)
 	}
 }
+
+// CallText (mcp_tool hooks) returns a tool's text and its isError flag; a server that
+// is not mounted is ErrNotMounted, naming it.
+func TestCallText(t *testing.T) {
+	_, set, errs := mount(t, mcp.Options{}, fakeConfig(t, "fake"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if text, isErr, err := set.CallText(ctx, "fake", "echo", map[string]any{"text": "hi"}); err != nil || isErr || text != "echo: hi" {
+		t.Errorf("echo: %q %v %v", text, isErr, err)
+	}
+	if text, isErr, err := set.CallText(ctx, "fake", "fail", nil); err != nil || !isErr || text != "it broke" {
+		t.Errorf("fail: %q %v %v", text, isErr, err)
+	}
+	if _, _, err := set.CallText(ctx, "nope", "echo", nil); !errors.Is(err, mcp.ErrNotMounted) || !strings.Contains(err.Error(), "'nope'") {
+		t.Errorf("not mounted: %v", err)
+	}
+	var none *mcp.Set
+	if _, _, err := none.CallText(ctx, "fake", "echo", nil); !errors.Is(err, mcp.ErrNotMounted) {
+		t.Errorf("nil set: %v", err)
+	}
+}

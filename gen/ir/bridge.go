@@ -19,8 +19,11 @@ type Bridge struct {
 	Wire string `json:"wire"`
 	// Plugin is the source stamped on every message the bridge adds.
 	Plugin string `json:"plugin"`
-	// DefaultTimeoutSec is a handler's timeout when it sets none.
+	// DefaultTimeoutSec is a command handler's timeout when it sets none.
 	DefaultTimeoutSec int `json:"defaultTimeoutSec"`
+	// EventTimeoutSec gives the command handlers at the events it names another default
+	// timeout.
+	EventTimeoutSec map[string]int `json:"eventTimeoutSec"`
 	// Exit2EmptyStderr is what exit 2 with blank stderr does: "block" or "failed".
 	Exit2EmptyStderr string `json:"exit2EmptyStderr"`
 	// JSONPrefixes are the first characters that make stdout count as JSON.
@@ -163,6 +166,18 @@ type HandlerType struct {
 	// EventTimeoutSec gives the handlers of the type at the events it names another
 	// default timeout.
 	EventTimeoutSec map[string]int `json:"eventTimeoutSec"`
+	// Refused, when set, says why dsh refuses a handler of the type at load.
+	Refused string `json:"refused"`
+	// RefusedAt are the events at which a handler of the type is refused, each with why.
+	RefusedAt map[string]string `json:"refusedAt"`
+	// Placeholders is how an mcp_tool input reads ${path}: "text" or "typed".
+	Placeholders string `json:"placeholders"`
+	// OnFailure says a handler may set "onFailure": "block".
+	OnFailure bool `json:"onFailure"`
+	// SystemPrompt is a prompt handler's system prompt.
+	SystemPrompt string `json:"systemPrompt"`
+	// AnswerSchema is the JSON Schema of a prompt handler's answer.
+	AnswerSchema string `json:"answerSchema"`
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.

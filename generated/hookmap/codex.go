@@ -34,6 +34,12 @@ var Codex = Bridge{
 		"SubagentStart": "it has no subagents",
 		"SubagentStop":  "it has no subagents",
 	},
+	Handlers: map[string]HandlerType{
+		"mcp_tool": {
+			DefaultTimeoutSec: 600,
+			Placeholders:      "typed",
+		},
+	},
 	Instructions: &Instructions{
 		Files: []InstructionFile{
 			{Path: "AGENTS.md", Base: "dirs", Kind: "Project", Label: ""},

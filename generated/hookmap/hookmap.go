@@ -12,8 +12,11 @@ type Bridge struct {
 	Dialect string
 	// Plugin is the source stamped on every message the bridge adds (plugin{plugin}).
 	Plugin string
-	// DefaultTimeoutSec is a handler's timeout when it sets none.
+	// DefaultTimeoutSec is a command handler's timeout when it sets none.
 	DefaultTimeoutSec int
+	// EventTimeoutSec gives the command handlers at the events it names another default
+	// timeout.
+	EventTimeoutSec map[string]int
 	// Exit2EmptyStderr is what exit 2 with blank stderr does: "block" (with the event's
 	// fallback reason) or "failed".
 	Exit2EmptyStderr string
@@ -179,6 +182,24 @@ type HandlerType struct {
 	// EventTimeoutSec gives the handlers of the type at the events it names another
 	// default timeout.
 	EventTimeoutSec map[string]int
+	// Refused, when set, says why dsh does not run the type although the engine does: a
+	// handler of it is refused at load with this reason.
+	Refused string
+	// RefusedAt are the events at which a handler of the type is refused at load, each
+	// with why.
+	RefusedAt map[string]string
+	// Placeholders is how an mcp_tool handler's input reads ${path} from the hook's input:
+	// "text" (every placeholder text; missing: empty; an object: its JSON) or "typed" (a string
+	// that is one placeholder is the value itself; a missing path fails the hook).
+	Placeholders string
+	// OnFailure says a handler of the type may set "onFailure": "block", which makes a
+	// call that fails block where exit 2 would.
+	OnFailure bool
+	// SystemPrompt is a prompt handler's system prompt.
+	SystemPrompt string
+	// AnswerSchema is the JSON Schema of a prompt handler's answer, sent as the request's
+	// structured output format where the provider has one.
+	AnswerSchema string
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.

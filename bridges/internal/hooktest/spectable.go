@@ -74,6 +74,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.CommandVars) > 0 {
 		out.CommandVars = b.CommandVars
 	}
+	if len(b.EventTimeoutSec) > 0 {
+		out.EventTimeoutSec = b.EventTimeoutSec
+	}
 	if len(b.Unfired) > 0 {
 		out.Unfired = b.Unfired
 	}
@@ -110,7 +113,15 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		if out.Handlers == nil {
 			out.Handlers = map[string]hookmap.HandlerType{}
 		}
-		out.Handlers[typ] = hookmap.HandlerType{DefaultTimeoutSec: h.DefaultTimeoutSec, EventTimeoutSec: h.EventTimeoutSec}
+		ht := hookmap.HandlerType{DefaultTimeoutSec: h.DefaultTimeoutSec, EventTimeoutSec: h.EventTimeoutSec, Refused: h.Refused,
+			Placeholders: h.Placeholders, OnFailure: h.OnFailure, SystemPrompt: h.SystemPrompt, AnswerSchema: h.AnswerSchema}
+		if len(h.RefusedAt) > 0 {
+			ht.RefusedAt = h.RefusedAt
+		}
+		if len(h.EventTimeoutSec) == 0 {
+			ht.EventTimeoutSec = nil
+		}
+		out.Handlers[typ] = ht
 	}
 	if in := b.Instructions; in != nil {
 		h := &hookmap.Instructions{Dirs: in.Dirs, ImportDepth: in.ImportDepth, MaxBytes: in.MaxBytes,

@@ -79,7 +79,9 @@ The bridges interpret these tables; see bridges/hookproto.`, "\n") {
 	f.Add(gofile.Comment("Bridge is the table of one dialect.").Type().Id("Bridge").Struct(
 		gofile.Comment(`Dialect names the protocol ("claude-code", "codex" or "gemini").`).Id("Dialect").String(),
 		gofile.Comment(`Plugin is the source stamped on every message the bridge adds (plugin{plugin}).`).Id("Plugin").String(),
-		gofile.Comment(`DefaultTimeoutSec is a handler's timeout when it sets none.`).Id("DefaultTimeoutSec").Int(),
+		gofile.Comment(`DefaultTimeoutSec is a command handler's timeout when it sets none.`).Id("DefaultTimeoutSec").Int(),
+		gofile.Comment(`EventTimeoutSec gives the command handlers at the events it names another default
+timeout.`).Id("EventTimeoutSec").Map(jen.String()).Int(),
 		gofile.Comment(`Exit2EmptyStderr is what exit 2 with blank stderr does: "block" (with the event's
 fallback reason) or "failed".`).Id("Exit2EmptyStderr").String(),
 		gofile.Comment(`JSONPrefixes are the first characters that make (trimmed) stdout count as JSON.`).Id("JSONPrefixes").Add(strs()),
@@ -182,6 +184,18 @@ the entries and Wrap is the whole ({text}, {cwd}), one context before the first 
 		gofile.Comment(`DefaultTimeoutSec is the timeout of a handler of the type that sets none.`).Id("DefaultTimeoutSec").Int(),
 		gofile.Comment(`EventTimeoutSec gives the handlers of the type at the events it names another
 default timeout.`).Id("EventTimeoutSec").Map(jen.String()).Int(),
+		gofile.Comment(`Refused, when set, says why dsh does not run the type although the engine does: a
+handler of it is refused at load with this reason.`).Id("Refused").String(),
+		gofile.Comment(`RefusedAt are the events at which a handler of the type is refused at load, each
+with why.`).Id("RefusedAt").Map(jen.String()).String(),
+		gofile.Comment(`Placeholders is how an mcp_tool handler's input reads ${path} from the hook's input:
+"text" (every placeholder text; missing: empty; an object: its JSON) or "typed" (a string
+that is one placeholder is the value itself; a missing path fails the hook).`).Id("Placeholders").String(),
+		gofile.Comment(`OnFailure says a handler of the type may set "onFailure": "block", which makes a
+call that fails block where exit 2 would.`).Id("OnFailure").Bool(),
+		gofile.Comment(`SystemPrompt is a prompt handler's system prompt.`).Id("SystemPrompt").String(),
+		gofile.Comment(`AnswerSchema is the JSON Schema of a prompt handler's answer, sent as the request's
+structured output format where the provider has one.`).Id("AnswerSchema").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("ToolInput is how an engine writes one of its own tools' input to a hook.").Type().Id("ToolInput").Struct(
@@ -317,6 +331,9 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 		kv("StdinNewline", jen.Lit(b.StdinNewline)),
 		kv("Exit2ReadsJSON", jen.Lit(b.Exit2ReadsJSON)),
 	}
+	if len(b.EventTimeoutSec) > 0 {
+		fields = append(fields, kv("EventTimeoutSec", intMap(b.EventTimeoutSec)))
+	}
 	if len(b.Shell) > 0 {
 		fields = append(fields, kv("Shell", strs(b.Shell)))
 	}
@@ -422,6 +439,20 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	return lines(fields)
 }
 
+// intMap is the map literal of m, one key a line in key order.
+func intMap(m map[string]int) *jen.Statement {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	entries := make([]jen.Code, len(keys))
+	for i, k := range keys {
+		entries[i] = jen.Lit(k).Op(":").Lit(m[k])
+	}
+	return jen.Map(jen.String()).Int().Add(lines(entries))
+}
+
 // stringMap is the map literal of m, one key a line in key order.
 func stringMap(m map[string]string) *jen.Statement {
 	keys := make([]string, 0, len(m))
@@ -448,16 +479,25 @@ func handlerTypes(m map[string]*ir.HandlerType) *jen.Statement {
 		h := m[k]
 		fields := []jen.Code{kv("DefaultTimeoutSec", jen.Lit(h.DefaultTimeoutSec))}
 		if len(h.EventTimeoutSec) > 0 {
-			events := make([]string, 0, len(h.EventTimeoutSec))
-			for ev := range h.EventTimeoutSec {
-				events = append(events, ev)
-			}
-			sort.Strings(events)
-			es := make([]jen.Code, len(events))
-			for j, ev := range events {
-				es[j] = jen.Lit(ev).Op(":").Lit(h.EventTimeoutSec[ev])
-			}
-			fields = append(fields, kv("EventTimeoutSec", jen.Map(jen.String()).Int().Add(lines(es))))
+			fields = append(fields, kv("EventTimeoutSec", intMap(h.EventTimeoutSec)))
+		}
+		if h.Refused != "" {
+			fields = append(fields, kv("Refused", jen.Lit(h.Refused)))
+		}
+		if len(h.RefusedAt) > 0 {
+			fields = append(fields, kv("RefusedAt", stringMap(h.RefusedAt)))
+		}
+		if h.Placeholders != "" {
+			fields = append(fields, kv("Placeholders", jen.Lit(h.Placeholders)))
+		}
+		if h.OnFailure {
+			fields = append(fields, kv("OnFailure", jen.True()))
+		}
+		if h.SystemPrompt != "" {
+			fields = append(fields, kv("SystemPrompt", jen.Lit(h.SystemPrompt)))
+		}
+		if h.AnswerSchema != "" {
+			fields = append(fields, kv("AnswerSchema", jen.Lit(h.AnswerSchema)))
 		}
 		entries[i] = jen.Lit(k).Op(":").Add(lines(fields))
 	}
