@@ -88,6 +88,10 @@ type Case struct {
 	// Interrupt has each run's main process get SIGINT, as a user's interrupt sends it,
 	// once a hook of the case creates {{state}}/interrupt.
 	Interrupt bool
+	// Model is the Claude model both sides ask the mock for (claude --model, dsh run
+	// --model anthropic:…) instead of ClaudeModel: Claude Code sends hook contexts on
+	// another channel for some models.
+	Model string
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
@@ -420,6 +424,7 @@ func Cases() []Case {
 	cs = append(cs, handlerCases()...)
 	cs = append(cs, httpCases()...)
 	cs = append(cs, eventCases()...)
+	cs = append(cs, channelCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -308,6 +308,9 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		if c.AskPermission {
 			extra = append(extra, "--permission-mode", "default")
 		}
+		if c.Model != "" {
+			extra = append(extra, "--model", c.Model)
+		}
 		var env []string
 		if c.AutoCompact {
 			env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+ClaudeCompactWindow)
@@ -471,6 +474,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	if c.Sandbox != "" {
 		extra = append(extra, "--sandbox", c.Sandbox)
+	}
+	if c.Model != "" && engine == "claude" {
+		extra = append(extra, "--model", "anthropic:"+c.Model)
 	}
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)

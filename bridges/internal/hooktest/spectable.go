@@ -74,6 +74,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.CommandVars) > 0 {
 		out.CommandVars = b.CommandVars
 	}
+	if len(b.SystemContextModels) > 0 {
+		out.SystemContextModels = b.SystemContextModels
+	}
 	if len(b.Unfired) > 0 {
 		out.Unfired = b.Unfired
 	}
