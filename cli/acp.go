@@ -160,7 +160,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Check the model and the config files once, up front: one that cannot be used fails
 	// the command (exit 1) before any frame is read.
-	if _, _, err := o.run.modelOpener(logger)("", false); err != nil {
+	if _, _, err := o.run.modelOpener(logger)("", runner.ContextPlacement{}); err != nil {
 		return c.Fail(err)
 	}
 	if file := o.run.mcpConfig; file != "" {

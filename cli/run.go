@@ -424,7 +424,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// The model first, so that a script that cannot be read fails before anything is
 	// made; it is built again below, with the session's id.
-	if _, _, err := o.modelOpener(logger)("", false); err != nil {
+	if _, _, err := o.modelOpener(logger)("", runner.ContextPlacement{}); err != nil {
 		return runResult{}, err
 	}
 	// The log before anything starts: a database that cannot be reached fails the run

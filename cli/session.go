@@ -59,12 +59,12 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 // modelOpener opens the model o names: the bundled demo script, or --model through the
 // provider registry (provider.Builtin).
 func (o runOptions) modelOpener(logger *slog.Logger) runner.ModelOpener {
-	return func(sessionID string, developerContexts bool) (llm.Model, dsh.LLMCallConfig, error) {
+	return func(sessionID string, placement runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
 		if o.demo {
 			m, err := llm.ParseScript(demoScript)
 			return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
 		}
-		return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: developerContexts, SessionID: sessionID, Logger: logger,
+		return provider.Builtin().Open(o.model, provider.Options{DeveloperContexts: placement.Developer, SystemContextModels: placement.SystemModels, SessionID: sessionID, Logger: logger,
 			Limits: provider.Limits{ResponseBytes: o.maxResponseBytes}})
 	}
 }

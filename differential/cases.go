@@ -122,6 +122,10 @@ type Case struct {
 	HookModel      string
 	HookModelDelay time.Duration
 	HookModelFail  bool
+	// Model is the Claude model both sides ask the mock for (claude --model, dsh run
+	// --model anthropic:…) instead of ClaudeModel: Claude Code sends hook contexts on
+	// another channel for some models.
+	Model string
 }
 
 // mcp says whether a hook of c calls the run's MCP hook server.
@@ -468,6 +472,7 @@ func Cases() []Case {
 	cs = append(cs, realCases()...)
 	cs = append(cs, promptCases()...)
 	cs = append(cs, handlerTypeCases()...)
+	cs = append(cs, channelCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -361,6 +361,9 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		if c.mcp() {
 			extra = append(extra, "--mcp-config", ed.mcpConfig(t), "--strict-mcp-config")
 		}
+		if c.Model != "" {
+			extra = append(extra, "--model", c.Model)
+		}
 		var env []string
 		if c.AutoCompact {
 			env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+ClaudeCompactWindow)
@@ -538,6 +541,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	if c.Sandbox != "" {
 		extra = append(extra, "--sandbox", c.Sandbox)
+	}
+	if c.Model != "" && engine == "claude" {
+		extra = append(extra, "--model", "anthropic:"+c.Model)
 	}
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)

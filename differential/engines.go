@@ -191,8 +191,13 @@ func RunClaude(ctx context.Context, e Engines, home, workspace, settings, mockUR
 	return RunClaudeEnv(ctx, e, home, workspace, settings, mockURL, nil, prompt, extra...)
 }
 
+// ClaudeModel is the model Claude Code and dsh run ask the mock for, unless a case
+// names another (Case.Model).
+const ClaudeModel = "claude-sonnet-4-5"
+
 // RunClaudeEnv is RunClaude with extra environment variables (NAME=value). A
-// --permission-mode in extra replaces --dangerously-skip-permissions (Case.AskPermission).
+// --permission-mode in extra replaces --dangerously-skip-permissions (Case.AskPermission);
+// a --model in extra replaces ClaudeModel (Case.Model).
 func RunClaudeEnv(ctx context.Context, e Engines, home, workspace, settings, mockURL string, extraEnv []string, prompt string, extra ...string) Run {
 	env := append(baseEnv(home),
 		"ANTHROPIC_BASE_URL="+mockURL,
@@ -209,8 +214,10 @@ func RunClaudeEnv(ctx context.Context, e Engines, home, workspace, settings, moc
 	if slices.Contains(extra, "--permission-mode") {
 		perm = nil
 	}
-	args := append(append([]string{"-p", prompt, "--output-format", "json", "--settings", settings}, perm...),
-		"--model", "claude-sonnet-4-5", "--max-turns", "40")
+	args := append(append([]string{"-p", prompt, "--output-format", "json", "--settings", settings}, perm...), "--max-turns", "40")
+	if !slices.Contains(extra, "--model") {
+		args = append(args, "--model", ClaudeModel)
+	}
 	args = append(args, extra...)
 	return run(ctx, workspace, env, 90*time.Second, e.Claude, args...)
 }
@@ -294,7 +301,7 @@ func RunCodex(ctx context.Context, e Engines, home, codexHome, workspace, mockUR
 // RunDsh runs `dsh run` with the hooks file in the dialect against the mock, on the
 // dialect's engine's own wire: the Messages API (--model anthropic:…) for claude-code,
 // the Responses API (--model openai:…) for codex, streamGenerateContent (--model
-// gemini:…) for gemini.
+// gemini:…) for gemini. A --model in extra replaces the engine's model.
 func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFile, mockURL, prompt string, extra ...string) Run {
 	// The model's name is the engine's (hooks see it: Codex's model, Claude Code's at
 	// SessionStart[compact]).
@@ -303,12 +310,15 @@ func RunDsh(ctx context.Context, dshBin, home, workspace, hooks, dialect, logFil
 	switch dialect {
 	case "claude-code":
 		env = append(baseEnv(home), "ANTHROPIC_BASE_URL="+mockURL, "ANTHROPIC_API_KEY=dummy")
-		model = "anthropic:claude-sonnet-4-5"
+		model = "anthropic:" + ClaudeModel
 	case "gemini":
 		env = append(baseEnv(home), "GOOGLE_GEMINI_BASE_URL="+mockURL, "GEMINI_API_KEY=dummy")
 		model = "gemini:" + GeminiModel
 	}
-	args := []string{"run", "--model", model, "--workspace", workspace, "--log", logFile, "--hooks", hooks, "--dialect", dialect}
+	args := []string{"run", "--workspace", workspace, "--log", logFile, "--hooks", hooks, "--dialect", dialect}
+	if !slices.Contains(extra, "--model") {
+		args = append(args, "--model", model)
+	}
 	if !slices.Contains(extra, "--sandbox") {
 		// The engines run unsandboxed here (--dangerously-skip-permissions,
 		// --dangerously-bypass-approvals-and-sandbox, Gemini CLI's default), and so does

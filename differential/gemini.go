@@ -176,6 +176,9 @@ func geminiCases() []Case {
 
 		// AfterAgent: a deny sends the reason as a new prompt and runs the loop again.
 		g("agent/after-deny-loop", textOnly, h(AA, upTo("n", 3, js(`{"decision":"deny","reason":"keep going"}`)))),
+		// The new prompt of an AfterAgent deny fires BeforeAgent again, with the reason as
+		// its prompt (the engine resets its once-per-prompt mark).
+		g("agent/after-deny-before", textOnly, h(BA, "exit 0"), h(AA, once("s", js(`{"decision":"deny","reason":"keep going"}`)))),
 		g("agent/after-exit2-once", textOnly, h(AA, once("s", "echo 'one more pass' >&2; exit 2"))),
 		g("agent/after-continue-false", textOnly, h(AA, js(`{"continue":false,"stopReason":"agent halted"}`))),
 		g("agent/before-context", oneCall, h(BA, js(`{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"agent context"}}`))),

@@ -197,6 +197,13 @@ func SentAnthropic(reqs []Request) []Next {
 			}
 		}
 		for _, m := range body.Messages[last+1:] {
+			if m.Role == "system" {
+				for _, b := range blocks(m.Content) {
+					text, _ := b["text"].(string)
+					next = append(next, systemContexts(text, prelude)...)
+				}
+				continue
+			}
 			for _, b := range blocks(m.Content) {
 				switch b["type"] {
 				case "tool_result":
@@ -236,6 +243,31 @@ func SentAnthropic(reqs []Request) []Next {
 			}
 		}
 		out = append(out, next)
+	}
+	return out
+}
+
+// systemContexts are the "context" items of a message of role "system" (Claude Code's
+// channel for hook contexts with some models): the engine joins consecutive system texts
+// with a blank line, so each paragraph that starts as a hook text starts a context and
+// the paragraphs after it continue it; in the first request of a run the engine's own
+// paragraphs (its environment block, the date) are left out, as its other reminders are.
+func systemContexts(text string, prelude bool) []Item {
+	var out []Item
+	hook := false
+	for _, p := range strings.Split(text, "\n\n") {
+		switch {
+		case hookReminderRE.MatchString(p):
+			out = append(out, Item{Kind: "context", Text: p})
+			hook = true
+		case prelude:
+			hook = false
+		case hook:
+			out[len(out)-1].Text += "\n\n" + p
+		default:
+			out = append(out, Item{Kind: "context", Text: p})
+			hook = true
+		}
 	}
 	return out
 }

@@ -81,10 +81,20 @@ type Config struct {
 }
 
 // ModelOpener opens a session's model and names its call configuration. sessionID is the
-// id providers that send one see (the hooks' session id); developerContexts asks for the
+// id providers that send one see (the hooks' session id); placement asks for the
 // engine's placement of the hooks' contexts (the dialect's, when hooks load and
-// Hooks.Canonical is off).
-type ModelOpener func(sessionID string, developerContexts bool) (llm.Model, dsh.LLMCallConfig, error)
+// Hooks.Canonical is off; the zero value otherwise).
+type ModelOpener func(sessionID string, placement ContextPlacement) (llm.Model, dsh.LLMCallConfig, error)
+
+// ContextPlacement is where the engine of a hook dialect puts the hooks' contexts on
+// the wire (bridges/dialect.Descriptor).
+type ContextPlacement struct {
+	// Developer sends them as developer messages (Codex).
+	Developer bool
+	// SystemModels are the models (path.Match patterns) for which they go as "system"
+	// messages on the Messages API (Claude Code's default model).
+	SystemModels []string
+}
 
 // MCP is a session's MCP servers: those of ConfigFile (Claude Code's .mcp.json shape)
 // and, under Hooks.Trust, the project directory's .mcp.json.
@@ -176,7 +186,11 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}()
 	h := &s.cfg.Hooks
 	h.findProjectHooks(cfg.Workspace, s.note)
-	s.Model, s.LLM, err = cfg.OpenModel(HookSessionID(cfg.SessionID), h.loads() && !h.Canonical && h.desc().DeveloperContexts)
+	var placement ContextPlacement
+	if h.loads() && !h.Canonical {
+		placement = ContextPlacement{Developer: h.desc().DeveloperContexts, SystemModels: h.desc().SystemContextModels}
+	}
+	s.Model, s.LLM, err = cfg.OpenModel(HookSessionID(cfg.SessionID), placement)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func build(t *testing.T, limits runner.Limits, rs ...llm.ScriptedResponse) (*run
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	open := func(string, bool) (llm.Model, dsh.LLMCallConfig, error) {
+	open := func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
 		return llm.NewScripted(rs...), dsh.LLMCallConfig{Provider: "scripted", Model: "test"}, nil
 	}
 	s, err := runner.New(ctx, runner.Config{Workspace: t.TempDir(), SessionID: "ses_test", Log: log, OpenModel: open, Limits: limits})

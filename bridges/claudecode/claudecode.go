@@ -93,10 +93,11 @@ func Descriptor() *dialect.Descriptor {
 		ContinuationCap: 8,
 		// Measured in 2.1.328: CLAUDE_CODE_STOP_HOOK_BLOCK_CAP ?? 8, and a cap of 0 or
 		// less caps nothing.
-		ContinuationCapEnv: "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
-		ModelProvider:      "anthropic",
-		EnvFile:            true,
-		Revalidate:         true,
+		ContinuationCapEnv:  "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
+		ModelProvider:       "anthropic",
+		SystemContextModels: hookmap.ClaudeCode.SystemContextModels,
+		EnvFile:             true,
+		Revalidate:          true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			b, err := New(c)
 			if err != nil {

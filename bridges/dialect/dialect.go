@@ -60,6 +60,10 @@ type Descriptor struct {
 	// DeveloperContexts says whether the engine sends hook and plugin contexts to the
 	// model as developer messages (the provider's Options.DeveloperContexts).
 	DeveloperContexts bool
+	// SystemContextModels are the models for which the engine sends hook contexts as
+	// "system" messages on the Messages API (the provider's Options.SystemContextModels;
+	// the table's systemContextModels).
+	SystemContextModels []string
 	// EnvFile says whether the bridge exports a per-session environment file to its
 	// SessionStart hooks (Config.EnvFile; Claude Code's CLAUDE_ENV_FILE).
 	EnvFile bool

@@ -32,6 +32,9 @@ type Bridge struct {
 	InvalidJSON string `json:"invalidJSON"`
 	// StdinNewline says whether the stdin JSON ends with a newline.
 	StdinNewline bool `json:"stdinNewline"`
+	// SystemContextModels are the models (path.Match patterns) whose hook contexts go on
+	// the Messages API as "system" messages rather than <system-reminder> user text.
+	SystemContextModels []string `json:"systemContextModels"`
 	// Exit2ReadsJSON says whether JSON stdout still counts on exit 2 (its contexts, and a
 	// block or deny reason over stderr).
 	Exit2ReadsJSON bool `json:"exit2ReadsJSON"`

@@ -33,6 +33,10 @@ type Bridge struct {
 	Exit2ReadsJSON bool
 	// Events maps each supported external event to its table, sorted by name.
 	Events []Event
+	// SystemContextModels are the models (path.Match patterns on the name) for which the
+	// engine sends hook contexts on the Messages API as "system" messages (each context's bare
+	// text) rather than as <system-reminder> user text.
+	SystemContextModels []string
 	// Shell is the argv prefix a hook's command runs under; nil: the dialect's own.
 	Shell []string
 	// TimeoutUnit is the unit of a configured timeout: "s" or "ms".

@@ -77,6 +77,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.EventTimeoutSec) > 0 {
 		out.EventTimeoutSec = b.EventTimeoutSec
 	}
+	if len(b.SystemContextModels) > 0 {
+		out.SystemContextModels = b.SystemContextModels
+	}
 	if len(b.Unfired) > 0 {
 		out.Unfired = b.Unfired
 	}

@@ -92,6 +92,9 @@ not parse or does not decode as the event's output.`).Id("InvalidJSON").String()
 		gofile.Comment(`Exit2ReadsJSON says whether JSON stdout still counts on exit 2: its contexts join,
 and its block or deny reason replaces stderr as the reason.`).Id("Exit2ReadsJSON").Bool(),
 		gofile.Comment(`Events maps each supported external event to its table, sorted by name.`).Id("Events").Index().Id("Event"),
+		gofile.Comment(`SystemContextModels are the models (path.Match patterns on the name) for which the
+engine sends hook contexts on the Messages API as "system" messages (each context's bare
+text) rather than as <system-reminder> user text.`).Id("SystemContextModels").Add(strs()),
 		gofile.Comment(`Shell is the argv prefix a hook's command runs under; nil: the dialect's own.`).Id("Shell").Add(strs()),
 		gofile.Comment(`TimeoutUnit is the unit of a configured timeout: "s" or "ms".`).Id("TimeoutUnit").String(),
 		gofile.Comment(`NonPositiveTimeout is what a configured timeout of 0 or less does: "default" (the
@@ -336,6 +339,9 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	}
 	if len(b.Shell) > 0 {
 		fields = append(fields, kv("Shell", strs(b.Shell)))
+	}
+	if len(b.SystemContextModels) > 0 {
+		fields = append(fields, kv("SystemContextModels", strs(b.SystemContextModels)))
 	}
 	fields = append(fields,
 		kv("TimeoutUnit", jen.Lit(b.TimeoutUnit)),

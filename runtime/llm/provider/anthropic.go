@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -37,6 +38,11 @@ type AnthropicConfig struct {
 	APIKey, AuthToken string
 	// Model is the model used when a request's Config.Model is empty.
 	Model string
+	// SystemContextModels are the models (path.Match patterns on the request's model) for
+	// which the plugins' contexts that read as <system-reminder> texts (the claude-code
+	// dialect's) go as messages of role "system", as Claude Code sends them for those
+	// models; see [Anthropic].
+	SystemContextModels []string
 	// HTTPClient sends the requests; nil means a new client.
 	HTTPClient *http.Client
 	// Timeout bounds one call; zero means [DefaultCallTimeout].
@@ -61,7 +67,10 @@ type AnthropicConfig struct {
 // unsigned reasoning is dropped, as the API rejects it) and its tool calls as tool_use
 // (arguments that are not a JSON object as {}). MaxTokens is max_tokens (default 32000,
 // 8192 for claude-3 models), Temperature is temperature, and the other keys of
-// Config.Extra (e.g. "thinking") are added to the body.
+// Config.Extra (e.g. "thinking") are added to the body. For a model that matches
+// AnthropicConfig.SystemContextModels, the <system-reminder> texts of plugin messages
+// leave their user message: their bare texts, joined by a blank line, are one "system"
+// message right after it (Claude Code's channel for its default model).
 //
 // Mapping of the stream: text_delta and thinking_delta are text and reasoning deltas;
 // a thinking block's signature_delta ends it as a signed reasoning delta; a tool_use
@@ -73,6 +82,7 @@ type AnthropicConfig struct {
 type Anthropic struct {
 	client  anthropic.Client
 	model   string
+	system  []string
 	log     *slog.Logger
 	limits  Limits
 	timeout time.Duration
@@ -89,7 +99,7 @@ func anthropicProvider() Provider {
 		},
 		New: func(o Options) (llm.Model, error) {
 			return NewAnthropic(AnthropicConfig{BaseURL: o.getenv(EnvAnthropicBaseURL), APIKey: o.getenv(EnvAnthropicAPIKey),
-				AuthToken: o.getenv(EnvAnthropicAuthToken), Model: o.Model, HTTPClient: o.httpClient(), Timeout: o.Timeout, Limits: o.Limits, Logger: o.logger()})
+				AuthToken: o.getenv(EnvAnthropicAuthToken), Model: o.Model, SystemContextModels: o.SystemContextModels, HTTPClient: o.httpClient(), Timeout: o.Timeout, Limits: o.Limits, Logger: o.logger()})
 		},
 	}
 }
@@ -119,7 +129,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	log, timeout := adapterDefaults(cfg.Logger, cfg.Timeout)
-	return &Anthropic{client: anthropic.NewClient(opts...), model: cfg.Model, log: log, timeout: timeout, limits: cfg.Limits.withDefaults(), keyVars: keyVars}, nil
+	return &Anthropic{client: anthropic.NewClient(opts...), model: cfg.Model, system: cfg.SystemContextModels, log: log, timeout: timeout, limits: cfg.Limits.withDefaults(), keyVars: keyVars}, nil
 }
 
 // anthropicOwnKeys are the body keys the adapter sets itself.
@@ -226,29 +236,55 @@ func (m *Anthropic) params(req llm.Request) (anthropic.MessageNewParams, error) 
 	type turn struct {
 		user   bool
 		blocks []anthropic.ContentBlockParamUnion
+		system []string
 	}
+	systemChannel := matchesAny(m.system, model)
 	var turns []turn
 	for i, msg := range req.Messages {
 		var user bool
 		var blocks []anthropic.ContentBlockParamUnion
+		var system []string
 		switch msg.Role {
 		case llm.RoleUser:
-			user, blocks = true, m.userBlocks(msg.Content)
+			content := msg.Content
+			if _, plugin := msg.Source.(dsh.SourcePlugin); plugin && systemChannel {
+				content, system = splitSystem(content)
+			}
+			user, blocks = true, m.userBlocks(content)
 		case llm.RoleAssistant:
 			blocks = m.assistantBlocks(msg.Content)
 		default:
 			return p, fmt.Errorf("llm: anthropic: messages[%d]: unknown role %q", i, msg.Role)
 		}
-		if len(blocks) == 0 {
+		if len(blocks) == 0 && len(system) == 0 {
 			continue
 		}
 		if n := len(turns); n > 0 && turns[n-1].user == user {
 			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
+			turns[n-1].system = append(turns[n-1].system, system...)
 			continue
 		}
-		turns = append(turns, turn{user: user, blocks: blocks})
+		turns = append(turns, turn{user: user, blocks: blocks, system: system})
 	}
-	if n := len(turns); n > 0 {
+	var last *anthropic.TextBlockParam
+	for _, t := range turns {
+		switch {
+		case t.user && len(t.blocks) > 0:
+			p.Messages = append(p.Messages, anthropic.NewUserMessage(t.blocks...))
+		case !t.user:
+			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(t.blocks...))
+		}
+		if len(t.system) > 0 {
+			sys := &anthropic.SystemMessageParam{Content: []anthropic.TextBlockParam{{Text: strings.Join(t.system, "\n\n")}}}
+			p.Messages = append(p.Messages, anthropic.MessageParam{OfSystem: sys})
+			last = &sys.Content[0]
+		} else {
+			last = nil
+		}
+	}
+	if last != nil {
+		last.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	} else if n := len(turns); n > 0 {
 		content := turns[n-1].blocks
 		for j := len(content) - 1; j >= 0; j-- {
 			if cc := content[j].GetCacheControl(); cc != nil {
@@ -257,14 +293,61 @@ func (m *Anthropic) params(req llm.Request) (anthropic.MessageNewParams, error) 
 			}
 		}
 	}
-	for _, t := range turns {
-		if t.user {
-			p.Messages = append(p.Messages, anthropic.NewUserMessage(t.blocks...))
-		} else {
-			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(t.blocks...))
+	return p, nil
+}
+
+// matchesAny says whether model matches one of the path.Match patterns.
+func matchesAny(patterns []string, model string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, model); ok {
+			return true
 		}
 	}
-	return p, nil
+	return false
+}
+
+const (
+	reminderOpen  = "<system-reminder>\n"
+	reminderClose = "\n</system-reminder>"
+)
+
+// splitSystem takes out of a plugin message's content its text blocks made of
+// <system-reminder> texts (one, or several joined by newlines): the rest of the content
+// and the reminders' bare texts.
+func splitSystem(content []dsh.ContentBlock) ([]dsh.ContentBlock, []string) {
+	var rest []dsh.ContentBlock
+	var system []string
+	for _, b := range content {
+		t, ok := b.(dsh.TextBlock)
+		if !ok {
+			rest = append(rest, b)
+			continue
+		}
+		if texts, ok := reminders(t.Text); ok {
+			system = append(system, texts...)
+			continue
+		}
+		rest = append(rest, b)
+	}
+	return rest, system
+}
+
+// reminders splits s into the bare texts of the <system-reminder> texts it is made of
+// (joined by single newlines); ok is false when s is anything else.
+func reminders(s string) ([]string, bool) {
+	var out []string
+	for s != "" {
+		if !strings.HasPrefix(s, reminderOpen) {
+			return nil, false
+		}
+		end := strings.Index(s, reminderClose)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, s[len(reminderOpen):end])
+		s = strings.TrimPrefix(s[end+len(reminderClose):], "\n")
+	}
+	return out, len(out) > 0
 }
 
 // defaultMaxTokens is max_tokens when the config has none: Claude Code's 32000, or the

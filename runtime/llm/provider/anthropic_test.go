@@ -207,3 +207,61 @@ func withHeaders(h map[string]string, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// TestAnthropicSystemContexts: for a model of SystemContextModels, the <system-reminder>
+// texts of plugin messages leave their user message and follow it as one "system"
+// message of their bare texts, which carries the cache breakpoint when last; a plugin's
+// other text and a user's own reminder stay user text; another model keeps them all.
+func TestAnthropicSystemContexts(t *testing.T) {
+	msgs := []llm.Message{
+		userText("<system-reminder>\nmine\n</system-reminder>"),
+		{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{dsh.ToolCallBlock{ID: "toolu_1", Name: "Bash", Arguments: `{"command":"ls"}`}}},
+		{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "toolu_1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a.txt"}}}}},
+		{Role: llm.RoleUser, Source: dsh.SourcePlugin{}, Content: []dsh.ContentBlock{
+			dsh.TextBlock{Text: "<system-reminder>\nfirst\n</system-reminder>\n<system-reminder>\nsecond\n</system-reminder>"},
+			dsh.TextBlock{Text: "Stop hook feedback:\nno"},
+			dsh.TextBlock{Text: "<system-reminder>\nthird\n</system-reminder>"},
+		}},
+	}
+	for _, tt := range []struct {
+		model string
+		last  []any
+	}{
+		{"claude-opus-5-5", []any{
+			map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "content": []any{map[string]any{"type": "text", "text": "a.txt"}}},
+				map[string]any{"type": "text", "text": "Stop hook feedback:\nno"},
+			}},
+			map[string]any{"role": "system", "content": []any{map[string]any{"type": "text", "text": "first\n\nsecond\n\nthird", "cache_control": map[string]any{"type": "ephemeral"}}}},
+		}},
+		{"claude-sonnet-4-5", []any{
+			map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "content": []any{map[string]any{"type": "text", "text": "a.txt"}}},
+				map[string]any{"type": "text", "text": "<system-reminder>\nfirst\n</system-reminder>\n<system-reminder>\nsecond\n</system-reminder>"},
+				map[string]any{"type": "text", "text": "Stop hook feedback:\nno"},
+				map[string]any{"type": "text", "text": "<system-reminder>\nthird\n</system-reminder>", "cache_control": map[string]any{"type": "ephemeral"}},
+			}},
+		}},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			srv := serveSSE(t, 200, "text/event-stream", writeBody(anthropicSSE("end_turn", anthropicText(0, "ok")...)))
+			m, err := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: "sk-ant-test", Model: tt.model, SystemContextModels: []string{"claude-opus-5-5*"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := llm.Collect(m.Stream(context.Background(), llm.Request{Messages: msgs})); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := srv.body(t, 0)["messages"].([]any)
+			if len(got) < 2 {
+				t.Fatalf("messages: %v", got)
+			}
+			if first := got[0].(map[string]any); first["role"] != "user" {
+				t.Errorf("the user's own reminder left its message: %v", first)
+			}
+			if diff := cmp.Diff(tt.last, got[2:]); diff != "" {
+				t.Errorf("messages after the call (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -32,6 +32,10 @@ type Options struct {
 	// false keeps them user messages, as dsh's canonical form and Claude Code do. The
 	// hook dialect's descriptor says which (bridges/dialect).
 	DeveloperContexts bool
+	// SystemContextModels are the models (path.Match patterns) for which the anthropic
+	// provider sends the plugins' <system-reminder> contexts as "system" messages, as
+	// Claude Code does for them (the claude-code dialect's table says which).
+	SystemContextModels []string
 	// SessionID identifies the session to the provider where its engine does so (the
 	// Responses API's prompt_cache_key, as Codex sends it).
 	SessionID string
