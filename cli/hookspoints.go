@@ -20,6 +20,7 @@ var points = map[string]pointRow{
 	dsh.StatusEventName:          notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
 	dsh.SessionEndEventName:      notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
 	dsh.AgentErrorEventName:      notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
+	dsh.SetupEventName:           notification(setupPayload, (*dsh.Registry).NotifySetup, nil),
 	dsh.PostBatchEventName:       notification(postBatchPayload, (*dsh.Registry).NotifyPostBatch, describePostBatch),
 	dsh.TurnInterruptedEventName: notification(turnInterruptedPayload, (*dsh.Registry).NotifyTurnInterrupted, nil),
 	dsh.TurnStoppingEventName:    notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
@@ -74,6 +75,16 @@ func sessionEndPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.Sess
 		reason = dsh.SessionEndReasonClear
 	}
 	return &dsh.SessionEndPayload{Agent: f.agent, AgentID: hooksAgentID, Reason: reason}, nil
+}
+
+// agent/setup: the input's trigger ("init" when it names none).
+
+func setupPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.SetupPayload, error) {
+	trigger := dsh.SetupTriggerInit
+	if f.in.Trigger == string(dsh.SetupTriggerMaintenance) {
+		trigger = dsh.SetupTriggerMaintenance
+	}
+	return &dsh.SetupPayload{Agent: f.agent, AgentID: hooksAgentID, Trigger: trigger}, nil
 }
 
 // agent/post-batch: the input's settled calls; the listeners halt the turn before the

@@ -42,6 +42,7 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
                [--system-prompt TEXT] [--append-system-prompt TEXT] [--no-instructions]
+               [--init | --init-only | --maintenance]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--sandbox MODE [--add-dir DIR]... [--sandbox-network] [--sandbox-hooks]]
                [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
@@ -131,6 +132,10 @@ rights, as in Claude Code.
   --append-system-prompt TEXT
                        add TEXT at the end of the system prompt, after a blank line
                        (claude -p --append-system-prompt)
+  --init, --init-only, --maintenance
+                       as claude -p has them: before the session starts, run the Setup
+                       hooks (trigger init, or maintenance); --init-only then ends the run
+                       after the session-start hooks, with no turn and no PROMPT needed
   --no-instructions    read no instruction files. By default a new session reads those of
                        --dialect's engine, as it does, and places them before the first
                        prompt as it does: claude-code ~/.claude/CLAUDE.md, then CLAUDE.md,
@@ -266,6 +271,20 @@ type runOptions struct {
 	systemPrompt       string     // --system-prompt: replaces dsh's system prompt
 	appendSystem       string     // --append-system-prompt: added to the system prompt
 	noInstructions     bool       // --no-instructions: no CLAUDE.md, AGENTS.md, GEMINI.md
+	init               bool       // --init: the Setup hooks (trigger init) run first
+	initOnly           bool       // --init-only: --init, then no turn
+	maintenance        bool       // --maintenance: the Setup hooks (trigger maintenance) run first
+}
+
+// setup is the setup trigger the flags ask for ("" for none).
+func (o runOptions) setup() dsh.SetupTrigger {
+	switch {
+	case o.init || o.initOnly:
+		return dsh.SetupTriggerInit
+	case o.maintenance:
+		return dsh.SetupTriggerMaintenance
+	}
+	return ""
 }
 
 // sandboxProblem is the usage error of a --sandbox value, or "".
@@ -303,6 +322,9 @@ func (o *runOptions) sessionFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.systemPrompt, "system-prompt", "", "replace dsh's system prompt")
 	fs.StringVar(&o.appendSystem, "append-system-prompt", "", "add TEXT at the end of the system prompt")
 	fs.BoolVar(&o.noInstructions, "no-instructions", false, "read no instruction files (CLAUDE.md, AGENTS.md, GEMINI.md)")
+	fs.BoolVar(&o.init, "init", false, "run the Setup hooks (trigger init) before the session starts")
+	fs.BoolVar(&o.initOnly, "init-only", false, "run the Setup and session-start hooks, then stop: no turn")
+	fs.BoolVar(&o.maintenance, "maintenance", false, "run the Setup hooks (trigger maintenance) before the session starts")
 }
 
 // checkSession checks the session flags dsh run and dsh acp share (sessionFlags); it
@@ -373,9 +395,11 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 		return o, c.UsageError("--demo runs its own scripted model; drop --model"), false
 	case o.demo && o.prompt == "":
 		o.prompt = demoPrompt
-	case !o.demo && o.model == "":
+	case (o.init && o.initOnly) || (o.maintenance && (o.init || o.initOnly)):
+		return o, c.UsageError("--init, --init-only and --maintenance: give one"), false
+	case !o.demo && o.model == "" && !o.initOnly:
 		return o, c.UsageError("--model is required (or --demo)"), false
-	case o.prompt == "":
+	case o.prompt == "" && !o.initOnly:
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.checkSession() != "":
 		return o, c.UsageError("%s", o.checkSession()), false
@@ -503,6 +527,10 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		<-ctx.Done()
 		agent.Cancel(dsh.CancelUser{}, true)
 	}()
+	if o.initOnly {
+		// As claude -p --init-only: the Setup and session-start hooks ran; no turn.
+		return runResult{Type: "result", Subtype: "success", StopReason: "init-only", SessionID: sessionID}, nil
+	}
 	if instructions, ok := compactPrompt(o.prompt); ok {
 		if err := compactNow(ctx, agent, instructions, stderr); err != nil {
 			return runResult{}, err

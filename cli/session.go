@@ -43,6 +43,7 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 			Sandboxed: o.sandboxHooks},
 		Limits:  runner.Limits{CompactThreshold: o.compactThreshold},
 		Prompts: runner.Prompts{SystemPrompt: o.systemPrompt, AppendSystemPrompt: o.appendSystem, NoInstructions: o.noInstructions},
+		Setup:   o.setup(),
 	}
 	if o.stopCap >= 0 {
 		cfg.Limits.StopCap = &o.stopCap
@@ -60,7 +61,8 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 // provider registry (provider.Builtin).
 func (o runOptions) modelOpener(logger *slog.Logger) runner.ModelOpener {
 	return func(sessionID string, placement runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
-		if o.demo {
+		if o.demo || (o.initOnly && o.model == "") {
+			// (--init-only runs no turn: without --model, the bundled script is never asked.)
 			m, err := llm.ParseScript(demoScript)
 			return m, dsh.LLMCallConfig{Provider: "scripted", Model: "demo"}, err
 		}

@@ -118,6 +118,11 @@ var points = map[string]pointRow{
 			return scope{agentID: p.AgentID, handle: p.Agent}.with("status", string(p.Status))
 		}))
 	},
+	dsh.SetupEventName: func(reg *dsh.Registrar, l *listener) {
+		reg.OnSetup(onNotify(l, func(p *dsh.SetupPayload) scope {
+			return scope{agentID: p.AgentID, handle: p.Agent}.with("trigger", string(p.Trigger))
+		}))
+	},
 	dsh.PostBatchEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnPostBatch(onNotify(l, func(p *dsh.PostBatchPayload) scope {
 			ids := make([]string, len(p.Calls))

@@ -91,6 +91,8 @@ type Options struct {
 	ContinuationCap int
 	// SessionStartTimeout bounds the agent/session-start listeners (SEMANTICS A6).
 	SessionStartTimeout time.Duration
+	// Setup is the setup trigger the agent is created with ("": none).
+	Setup dsh.SetupTrigger
 	// Audit logs every decision a listener resolves at a policy point of an agent as
 	// decision/recorded (SEMANTICS A12).
 	Audit bool

@@ -532,6 +532,7 @@ func (r *run) setup(s sc.Setup) error {
 			opts.Compaction.ListenerTimeout = time.Duration(*c.ListenerTimeoutMS) * time.Millisecond
 		}
 	}
+	opts.Setup = dsh.SetupTrigger(s.Setup)
 	if s.SessionStartTimeoutMS != nil {
 		opts.SessionStartTimeout = time.Duration(*s.SessionStartTimeoutMS) * time.Millisecond
 	}

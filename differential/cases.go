@@ -470,6 +470,7 @@ func Cases() []Case {
 	cs = append(cs, httpCases()...)
 	cs = append(cs, eventCases()...)
 	cs = append(cs, realCases()...)
+	cs = append(cs, setupCases()...)
 	cs = append(cs, promptCases()...)
 	cs = append(cs, handlerTypeCases()...)
 	cs = append(cs, channelCases()...)

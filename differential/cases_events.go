@@ -49,3 +49,19 @@ func eventCases() []Case {
 			h("Interrupt", "exit 0"), h("Stop", "exit 0")}},
 	}
 }
+
+// setupCases are the cases of Claude Code's Setup hooks: --init-only runs Setup (trigger
+// init), then SessionStart, and no turn; --init runs a turn after them, Setup's context
+// in its first request.
+func setupCases() []Case {
+	claude := []string{"claude"}
+	return []Case{
+		{Name: "setup/init-only", Engines: claude, Args: []string{"--init-only"}, Turns: oneCall, Hooks: []Hook{
+			h("Setup", "exit 0"), h("SessionStart", "exit 0"), h("Stop", "exit 0")}},
+		{Name: "setup/init-context", Engines: claude, Args: []string{"--init"}, Turns: oneCall, Hooks: []Hook{
+			{Event: "Setup", Matcher: "init", Script: js(`{"hookSpecificOutput":{"hookEventName":"Setup","additionalContext":"setup context"}}`)},
+			{Event: "Setup", Matcher: "maintenance", Script: "echo never >&2; exit 2"}, h("SessionStart", "exit 0")}},
+		{Name: "setup/maintenance", Engines: claude, Args: []string{"--maintenance"}, Turns: oneCall, Hooks: []Hook{
+			h("Setup", "exit 0"), h("SessionStart", "exit 0")}},
+	}
+}

@@ -33,7 +33,7 @@ func TestPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	open := func(string, bool) (llm.Model, dsh.LLMCallConfig, error) {
+	open := func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
 		return llm.NewScripted(llm.ScriptedResponse{Text: "ok"}), dsh.LLMCallConfig{Provider: "scripted", Model: "test"}, nil
 	}
 	s, err := runner.New(ctx, runner.Config{Workspace: ws, SessionID: "ses_test", Log: log, OpenModel: open,
@@ -78,7 +78,7 @@ func TestPromptsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	open := func(string, bool) (llm.Model, dsh.LLMCallConfig, error) {
+	open := func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
 		return llm.NewScripted(llm.ScriptedResponse{Text: "ok"}), dsh.LLMCallConfig{Provider: "scripted", Model: "test"}, nil
 	}
 	s, err := runner.New(ctx, runner.Config{Workspace: ws, SessionID: "ses_test", Log: log, OpenModel: open,

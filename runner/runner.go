@@ -57,6 +57,10 @@ type Config struct {
 	// Prompts says what the session adds to the model's input besides the prompt: the
 	// system prompt, the dialect's instruction files and slash commands.
 	Prompts Prompts
+	// Setup, when set, runs agent/setup with this trigger when the session's agent is
+	// created, before agent/session-start (dsh run --init, --init-only, --maintenance, as
+	// claude -p has them: Claude Code's Setup hooks run there); a resumed agent runs none.
+	Setup dsh.SetupTrigger
 	// Env is the environment Bash, the hooks and the MCP servers start from (nil: the
 	// process's own).
 	Env []string
@@ -269,7 +273,7 @@ func (s *Session) Runtime() *tools.Runtime {
 func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop.Agent, error) {
 	cfg := loop.Config{ID: agentID, SessionID: s.cfg.SessionID, Registry: s.Hooks, Tools: s.Runtime(), Model: s.Model,
 		Log: s.cfg.Log, LLM: s.LLM, Logger: s.logger, System: s.System, ContinuationCap: s.ContinuationCap,
-		Compaction: s.Compaction}
+		Compaction: s.Compaction, Setup: s.cfg.Setup}
 	start := loop.New
 	if resume {
 		start = loop.Resume

@@ -51,6 +51,7 @@ const (
 	evPostToolUse        = "PostToolUse"
 	evPostToolUseFailure = "PostToolUseFailure"
 	evPostToolBatch      = "PostToolBatch"
+	evSetup              = "Setup"
 	evPermissionRequest  = "PermissionRequest"
 	evNotification       = "Notification"
 	evStop               = "Stop"
@@ -193,7 +194,7 @@ func behavior(cfg Config) hookbridge.Behavior {
 		ProjectEnv: func(dir string) []string { return []string{"CLAUDE_PROJECT_DIR=" + dir} },
 		SessionEnv: func(event string, s hookproto.Session) []string {
 			env := sessionEnv(event, s)
-			if envFile != "" && event == evSessionStart {
+			if envFile != "" && (event == evSessionStart || event == evSetup) {
 				env = append(env, "CLAUDE_ENV_FILE="+envFile)
 			}
 			return env
@@ -334,6 +335,11 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
+		}
+	case evSetup:
+		v = claudecode.SetupInput{
+			HookEventName: claudecode.SetupInputHookEventNameSetup, SessionID: s.SessionID,
+			Trigger: claudecode.SetupInputTrigger(in.Trigger), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 		}
 	case evPostToolBatch:
 		calls := make([]claudecode.BatchToolCall, len(in.Batch))

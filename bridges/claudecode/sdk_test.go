@@ -92,6 +92,7 @@ func TestSDKTypes(t *testing.T) {
 		"Notification": {claudecode.NotificationInput{}, claudecode.NotificationOutput{}, claudecode.NotificationSpecific{}},
 		"PostToolBatch": {claudecode.PostToolBatchInput{}, claudecode.PostToolBatchOutput{},
 			claudecode.PostToolBatchSpecific{}},
+		"Setup": {claudecode.SetupInput{}, claudecode.SetupOutput{}, claudecode.SetupSpecific{}},
 		"UserPromptExpansion": {claudecode.UserPromptExpansionInput{}, claudecode.UserPromptExpansionOutput{},
 			claudecode.UserPromptExpansionSpecific{}},
 	}

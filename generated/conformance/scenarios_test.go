@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 337 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 339 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -344,6 +344,8 @@ var scenarioTests = []struct {
 	{"rw22-rewrite-resume-runs-no-rewriter", false},
 	{"rw23-rewrite-silent", false},
 	{"rw24-rewrite-log-order", false},
+	{"setup-before-session-start", false},
+	{"setup-not-without-a-trigger", false},
 	{"t32-approval-throw", false},
 	{"t32-execute-throw", false},
 	{"t32-finalize-throw", false},

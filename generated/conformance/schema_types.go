@@ -92,6 +92,9 @@ type Setup struct {
 	// SessionStartTimeoutMS bounds the agent/session-start listeners (0: the runtime's
 	// default, SEMANTICS A6).
 	SessionStartTimeoutMS *int `json:"sessionStartTimeoutMs,omitempty"`
+	// Setup creates the agent with this setup trigger: agent/setup runs before
+	// agent/session-start (absent: no setup).
+	Setup SetupSetup `json:"setup,omitempty"`
 	// RewriteConflict is the conflict policy of the tools/rewrite-input fold (absent: the
 	// runtime's default, "ordered").
 	RewriteConflict SetupRewriteConflict `json:"rewriteConflict,omitempty"`
@@ -143,6 +146,9 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.SessionStartTimeoutMS != nil {
 		enc.Key("sessionStartTimeoutMs").Int(*r.SessionStartTimeoutMS)
 	}
+	if r.Setup != "" {
+		enc.Key("setup").String(string(r.Setup))
+	}
 	if r.RewriteConflict != "" {
 		enc.Key("rewriteConflict").String(string(r.RewriteConflict))
 	}
@@ -179,6 +185,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "maxParallelToolCalls", &v.MaxParallelToolCalls, codec.Value[*int])
 	codec.Optional(dec, "continuationCap", &v.ContinuationCap, codec.Value[*int])
 	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
+	codec.Optional(dec, "setup", &v.Setup, codec.Value[SetupSetup])
 	codec.Optional(dec, "rewriteConflict", &v.RewriteConflict, codec.Value[SetupRewriteConflict])
 	codec.Optional(dec, "rewriteDeadlineMs", &v.RewriteDeadlineMS, codec.Value[*int])
 	codec.Optional(dec, "modelListenerTimeoutMs", &v.ModelListenerTimeoutMS, codec.Value[*int])
@@ -208,6 +215,11 @@ func (r Setup) Validate() error {
 	}
 	if err := codec.CheckList(r.Model, Response.Validate); err != nil {
 		return codec.FieldError("Setup", "model", err)
+	}
+	if r.Setup != "" {
+		if err := codec.CheckEnum(r.Setup); err != nil {
+			return codec.FieldError("Setup", "setup", err)
+		}
 	}
 	if r.RewriteConflict != "" {
 		if err := codec.CheckEnum(r.RewriteConflict); err != nil {
@@ -264,6 +276,35 @@ func (v SetupApprover) Valid() bool {
 // an ErrInvalidEnum *DecodeError.
 func (v *SetupApprover) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SetupApprover", data, v, SetupApproverValues)
+}
+
+// SetupSetup is the set of values of Setup.Setup: setup creates the agent with this setup
+// trigger: agent/setup runs before
+type SetupSetup string
+
+const (
+	// SetupSetupInit is the SetupSetup value "init".
+	SetupSetupInit SetupSetup = "init"
+	// SetupSetupMaintenance is the SetupSetup value "maintenance".
+	SetupSetupMaintenance SetupSetup = "maintenance"
+)
+
+// SetupSetupValues lists every SetupSetup value, in spec order.
+var SetupSetupValues = []SetupSetup{SetupSetupInit, SetupSetupMaintenance}
+
+// Valid reports whether v is one of the SetupSetupValues.
+func (v SetupSetup) Valid() bool {
+	switch v {
+	case SetupSetupInit, SetupSetupMaintenance:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SetupSetup, rejecting any value not in SetupSetupValues with an
+// ErrInvalidEnum *DecodeError.
+func (v *SetupSetup) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SetupSetup", data, v, SetupSetupValues)
 }
 
 // SetupRewriteConflict is the set of values of Setup.RewriteConflict: rewriteConflict is the

@@ -363,6 +363,48 @@ func evScopeSessionStart(p *SessionStartPayload) dispatch.Scope {
 	return dispatch.Subject(p.AgentID)
 }
 
+// SetupEventName is the name of the agent/setup event, a notification.
+const SetupEventName = "agent/setup"
+
+// SetupListener is a listener of agent/setup, an awaited notification: every listener runs,
+// in order; a returned error or a panic is reported to the caller and stops nothing.
+//
+// agent/setup fires once, when an agent is created (never resumed) with a setup
+// trigger (loop Config.Setup: dsh run --init, --init-only, --maintenance), before
+// agent/session-start. Listeners are awaited in order, each bounded as
+// agent/session-start's; contexts they inject reach request 1. It cannot veto startup:
+// a failing or overrunning listener is logged and startup proceeds.
+type SetupListener func(ctx context.Context, p *SetupPayload) error
+
+// OnSetup registers fn as a agent/setup listener, after those already registered, and
+// returns a func that unregisters it. fn must not be nil.
+func (r *Registrar) OnSetup(fn SetupListener) (unregister func()) {
+	return dispatch.Register(r.r, SetupEventName, &r.reg.onSetup, fn)
+}
+
+// NotifySetup runs every agent/setup listener that sees p, in registration order, whatever
+// the others did, and returns their failures (each a *ListenerError) joined. The listeners
+// registered for one agent run only when p's subject is that agent.
+func (g *Registry) NotifySetup(ctx context.Context, p *SetupPayload) error {
+	return dispatch.RunNotify(ctx, SetupEventName, &g.onSetup, p, evScopeSetup)
+}
+
+// NotifySetupBounded is NotifySetup with a bound on each listener: a listener runs under a
+// context cancelled (with cause ErrListenerOverrun) when bound passes; one that has not
+// returned a short grace later is abandoned, named in overran, and the run goes on with the
+// next listener. Failures are returned as by NotifySetup; an abandoned listener's is not.
+func (g *Registry) NotifySetupBounded(ctx context.Context, p *SetupPayload, bound time.Duration) (overran []string, err error) {
+	return dispatch.RunNotifyBounded(ctx, SetupEventName, &g.onSetup, p, evScopeSetup, bound)
+}
+
+// evScopeSetup is the scope of the payload of agent/setup: its subject is AgentID.
+func evScopeSetup(p *SetupPayload) dispatch.Scope {
+	if p == nil {
+		return dispatch.NoSubject()
+	}
+	return dispatch.Subject(p.AgentID)
+}
+
 // StatusEventName is the name of the agent/status event, an observer.
 const StatusEventName = "agent/status"
 

@@ -1014,6 +1014,86 @@ func (r AgentErrorPayload) Validate() error {
 	return nil
 }
 
+// SetupTrigger says why a setup runs: "init" (dsh run --init, --init-only) or
+// "maintenance" (dsh run --maintenance).
+type SetupTrigger string
+
+const (
+	// SetupTriggerInit is the SetupTrigger value "init".
+	SetupTriggerInit SetupTrigger = "init"
+	// SetupTriggerMaintenance is the SetupTrigger value "maintenance".
+	SetupTriggerMaintenance SetupTrigger = "maintenance"
+)
+
+// SetupTriggerValues lists every SetupTrigger value, in spec order.
+var SetupTriggerValues = []SetupTrigger{SetupTriggerInit, SetupTriggerMaintenance}
+
+// Valid reports whether v is one of the SetupTriggerValues.
+func (v SetupTrigger) Valid() bool {
+	switch v {
+	case SetupTriggerInit, SetupTriggerMaintenance:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SetupTrigger, rejecting any value not in SetupTriggerValues with
+// an ErrInvalidEnum *DecodeError.
+func (v *SetupTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SetupTrigger", data, v, SetupTriggerValues)
+}
+
+// SetupPayload is what agent/setup listeners receive.
+type SetupPayload struct {
+	// Agent is the handle of the agent being created; call Inject on it to add context
+	// that reaches the first request. Runtime-only, never encoded.
+	Agent Agent `json:"-"`
+	// AgentID is the id of the agent being created.
+	AgentID string `json:"agentId"`
+	// Trigger says why the setup runs.
+	Trigger SetupTrigger `json:"trigger"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SetupPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SetupPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SetupPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId").String(r.AgentID)
+	enc.Key("trigger").String(string(r.Trigger))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SetupPayload strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *SetupPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SetupPayload", data)
+	if err != nil {
+		return err
+	}
+	var v SetupPayload
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[SetupTrigger])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SetupPayload) Validate() error {
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("SetupPayload", "trigger", err)
+	}
+	return nil
+}
+
 // PostBatchPayload is what agent/post-batch listeners receive.
 type PostBatchPayload struct {
 	// Agent is the handle of the agent whose step ran the batch. Inject on it to add a

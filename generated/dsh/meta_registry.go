@@ -150,6 +150,16 @@ var Events = []EventInfo{
 		Listener: "SessionStartListener",
 	},
 	{
+		Name:     "agent/setup",
+		Domain:   DomainNotification,
+		Doc:      "agent/setup fires once, when an agent is created (never resumed) with a setup\ntrigger (loop Config.Setup: dsh run --init, --init-only, --maintenance), before\nagent/session-start. Listeners are awaited in order, each bounded as\nagent/session-start's; contexts they inject reach request 1. It cannot veto startup:\na failing or overrunning listener is logged and startup proceeds.",
+		Payload:  "SetupPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnSetup",
+		Listener: "SetupListener",
+	},
+	{
 		Name:     "agent/status",
 		Domain:   DomainObserver,
 		Doc:      "agent/status observes every idle/running transition: running before turn/start of a\nwaking send, idle when the driver exits.",
@@ -345,6 +355,7 @@ type Registry struct {
 	onResponse        dispatch.List[ResponseListener]
 	onSessionEnd      dispatch.List[SessionEndListener]
 	onSessionStart    dispatch.List[SessionStartListener]
+	onSetup           dispatch.List[SetupListener]
 	onStatus          dispatch.List[StatusListener]
 	onTurnInterrupted dispatch.List[TurnInterruptedListener]
 	onTurnStopping    dispatch.List[TurnStoppingListener]
@@ -403,6 +414,8 @@ func (g *Registry) Listens(event string) bool {
 		return g.onSessionEnd.Len() > 0
 	case SessionStartEventName:
 		return g.onSessionStart.Len() > 0
+	case SetupEventName:
+		return g.onSetup.Len() > 0
 	case StatusEventName:
 		return g.onStatus.Len() > 0
 	case TurnInterruptedEventName:

@@ -1185,6 +1185,12 @@ func TestRoundTrip(t *testing.T) {
 			Turn:         ptr(1),
 		})
 	})
+	t.Run("SetupPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SetupPayload", closed, dsh.SetupPayload{
+			AgentID: "text-agentId",
+			Trigger: dsh.SetupTriggerInit,
+		})
+	})
 	t.Run("StartListenerOverrun", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StartListenerOverrun", closed, dsh.StartListenerOverrun{
 			Listener:  "text-listener",

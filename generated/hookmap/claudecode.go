@@ -55,7 +55,6 @@ var ClaudeCode = Bridge{
 	},
 	Pending: map[string]string{
 		"InstructionsLoaded": "when an instruction or rule file of the project is loaded into the context",
-		"Setup":              "at dsh run --init, --init-only and --maintenance",
 	},
 	ToolInputs: map[string]ToolInput{
 		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
@@ -485,6 +484,41 @@ var ClaudeCode = Bridge{
 			},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.SessionStartOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// Setup runs when claude -p --init, --init-only or --maintenance creates a session
+		// (agent/setup: dsh run's same flags), before SessionStart, matched on the
+		// trigger, with CLAUDE_ENV_FILE as SessionStart has it; it only observes: claude
+		// -p sends none of its additionalContext (measured, case setup/init-context) and
+		// it cannot block startup.
+		{
+			Name:               "Setup",
+			Point:              "agent/setup",
+			Input:              "SetupInput",
+			Output:             "SetupOutput",
+			Matcher:            "trigger",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by Setup hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               false,
+			HaltReason:         "stopped by Setup hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.SetupOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

@@ -98,6 +98,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("loop: new agent %q: %w", a.id, err)
 	}
 	a.req.first = dsh.HeaderReasonInitial
+	if a.cfg.Setup != "" {
+		a.setup(ctx, a.cfg.Setup)
+	}
 	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceStartup}, a.cfg.SessionStartTimeout)
 	return a, nil
 }

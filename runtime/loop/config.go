@@ -94,6 +94,9 @@ type Config struct {
 	// ContinuationCap caps how many times one turn continues from a natural stop through
 	// input steered at agent/turn-stopping (0: 8; negative: no continuation at all).
 	ContinuationCap int
+	// Setup, when set, runs agent/setup with this trigger when the agent is created (not
+	// when it is resumed), before agent/session-start.
+	Setup dsh.SetupTrigger
 	// SessionStartTimeout bounds the agent/session-start listeners (0: 5 s).
 	SessionStartTimeout time.Duration
 	// SessionEndTimeout bounds each agent/session-end listener Close runs (0: 1.5 s).

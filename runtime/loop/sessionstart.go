@@ -26,6 +26,20 @@ func (a *Agent) sessionStart(ctx context.Context, p dsh.SessionStartPayload, bou
 	}
 }
 
+// setup runs the agent/setup listeners of a created agent, before agent/session-start, in
+// order, each bounded by Config.SessionStartTimeout; failures and overruns are logged and
+// startup goes on.
+func (a *Agent) setup(ctx context.Context, trigger dsh.SetupTrigger) {
+	bound := a.cfg.SessionStartTimeout
+	overran, err := a.reg.NotifySetupBounded(withScope(ctx, scope{agent: a}), &dsh.SetupPayload{Agent: a, AgentID: a.id, Trigger: trigger}, bound)
+	for _, name := range overran {
+		a.logger.Warn("loop: agent/setup listener overran its bound; abandoned", "listener", name, "bound", bound)
+	}
+	for _, le := range listenerErrors(err) {
+		a.logger.Warn("loop: agent/setup listener failed", "listener", le.Listener, "trigger", string(trigger), "err", le.Err)
+	}
+}
+
 // sessionEnd runs the agent/session-end listeners once the agent is closed and idle, in
 // order, each bounded by Config.SessionEndTimeout: a listener still running at its bound
 // has its context cancelled and, after a short grace, is abandoned and recorded as

@@ -61,6 +61,9 @@ var pointListeners = map[string]pointListener{
 	dsh.PostCompactEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPostCompact(b.postCompact)}
 	}},
+	dsh.SetupEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnSetup(b.setup)}
+	}},
 	dsh.PostBatchEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPostBatch(b.postBatch)}
 	}},

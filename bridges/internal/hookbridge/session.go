@@ -259,6 +259,29 @@ func (b *Bridge) agentError(ctx context.Context, p *dsh.AgentErrorPayload) {
 	}
 }
 
+// setup fires the event at agent/setup (Claude Code's Setup) when an agent is created with
+// a setup trigger; its hooks' contexts reach the first request (Inject), as
+// SessionStart's do. It cannot block startup: other outcomes are logged.
+func (b *Bridge) setup(ctx context.Context, p *dsh.SetupPayload) error {
+	ev := b.event(dsh.SetupEventName)
+	in := Input{Event: ev, Session: b.session(ctx, p.AgentID), Trigger: string(p.Trigger)}
+	rep, err := b.fire(ctx, in, string(p.Trigger), false, p.Agent)
+	if err != nil {
+		return err
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("setup hooks cannot stop startup; ignored", "event", ev, "outcome", string(o), "reason", rep.Merged.Reason)
+	}
+	texts := b.contexts(ev, string(p.Trigger), rep)
+	if len(texts) == 0 {
+		return nil
+	}
+	if p.Agent == nil {
+		return fmt.Errorf("%s hook contexts: the payload has no agent handle", ev)
+	}
+	return p.Agent.Inject(ctx, b.message(texts))
+}
+
 // postBatch fires the event at agent/post-batch (Claude Code's PostToolBatch) once the
 // tool calls of a step have all settled: a block or a halt ends the turn before the next
 // request (Halt, with the reason); the hooks' contexts reach that request after the

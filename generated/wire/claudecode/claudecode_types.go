@@ -736,6 +736,156 @@ func (v *PreToolUseInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PreToolUseInputHookEventName", data, v, PreToolUseInputHookEventNameValues)
 }
 
+// SetupInput is the stdin of a Setup hook (claude -p --init, --init-only,
+// --maintenance; measured in 2.1.328: no permission_mode, no prompt_id).
+type SetupInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// HookEventName names the event.
+	HookEventName SetupInputHookEventName `json:"hook_event_name"`
+	// Trigger is "init" (--init, --init-only) or "maintenance" (--maintenance).
+	Trigger SetupInputTrigger `json:"trigger"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SetupInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SetupInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SetupInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("trigger").String(string(r.Trigger))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SetupInput strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *SetupInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SetupInput", data)
+	if err != nil {
+		return err
+	}
+	var v SetupInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SetupInputHookEventName])
+	codec.Required(dec, "trigger", &v.Trigger, codec.Value[SetupInputTrigger])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SetupInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SetupInput", "permission_mode", err)
+		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SetupInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.Trigger); err != nil {
+		return codec.FieldError("SetupInput", "trigger", err)
+	}
+	return nil
+}
+
+// SetupInputHookEventName is the set of values of SetupInput.HookEventName: hook_event_name
+// names the event.
+type SetupInputHookEventName string
+
+const (
+	// SetupInputHookEventNameSetup is the SetupInputHookEventName value "Setup".
+	SetupInputHookEventNameSetup SetupInputHookEventName = "Setup"
+)
+
+// SetupInputHookEventNameValues lists every SetupInputHookEventName value, in spec order.
+var SetupInputHookEventNameValues = []SetupInputHookEventName{SetupInputHookEventNameSetup}
+
+// Valid reports whether v is one of the SetupInputHookEventNameValues.
+func (v SetupInputHookEventName) Valid() bool {
+	switch v {
+	case SetupInputHookEventNameSetup:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SetupInputHookEventName, rejecting any value not in
+// SetupInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SetupInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SetupInputHookEventName", data, v, SetupInputHookEventNameValues)
+}
+
+// SetupInputTrigger is the set of values of SetupInput.Trigger: trigger is "init" (--init,
+// --init-only) or "maintenance" (--maintenance).
+type SetupInputTrigger string
+
+const (
+	// SetupInputTriggerInit is the SetupInputTrigger value "init".
+	SetupInputTriggerInit SetupInputTrigger = "init"
+	// SetupInputTriggerMaintenance is the SetupInputTrigger value "maintenance".
+	SetupInputTriggerMaintenance SetupInputTrigger = "maintenance"
+)
+
+// SetupInputTriggerValues lists every SetupInputTrigger value, in spec order.
+var SetupInputTriggerValues = []SetupInputTrigger{SetupInputTriggerInit, SetupInputTriggerMaintenance}
+
+// Valid reports whether v is one of the SetupInputTriggerValues.
+func (v SetupInputTrigger) Valid() bool {
+	switch v {
+	case SetupInputTriggerInit, SetupInputTriggerMaintenance:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SetupInputTrigger, rejecting any value not in
+// SetupInputTriggerValues with an ErrInvalidEnum *DecodeError.
+func (v *SetupInputTrigger) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SetupInputTrigger", data, v, SetupInputTriggerValues)
+}
+
 // PostToolBatchInput is the stdin of a PostToolBatch hook, once the tool calls of a step
 // have all settled (measured in Claude Code 2.1.328: after the batch's PostToolUse hooks,
 // before the next request).
@@ -2650,6 +2800,35 @@ func (v *SessionStartOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SessionStartOutputDecision", data, v, SessionStartOutputDecisionValues)
 }
 
+// SetupOutputDecision is the set of values of SetupOutput.Decision: decision "block" blocks
+// (the event decides what that means); "approve" is legacy.
+type SetupOutputDecision string
+
+const (
+	// SetupOutputDecisionApprove is the SetupOutputDecision value "approve".
+	SetupOutputDecisionApprove SetupOutputDecision = "approve"
+	// SetupOutputDecisionBlock is the SetupOutputDecision value "block".
+	SetupOutputDecisionBlock SetupOutputDecision = "block"
+)
+
+// SetupOutputDecisionValues lists every SetupOutputDecision value, in spec order.
+var SetupOutputDecisionValues = []SetupOutputDecision{SetupOutputDecisionApprove, SetupOutputDecisionBlock}
+
+// Valid reports whether v is one of the SetupOutputDecisionValues.
+func (v SetupOutputDecision) Valid() bool {
+	switch v {
+	case SetupOutputDecisionApprove, SetupOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SetupOutputDecision, rejecting any value not in
+// SetupOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *SetupOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SetupOutputDecision", data, v, SetupOutputDecisionValues)
+}
+
 // StopFailureOutputDecision is the set of values of StopFailureOutput.Decision: decision
 // "block" blocks (the event decides what that means); "approve" is legacy.
 type StopFailureOutputDecision string
@@ -4068,6 +4247,152 @@ func (r *PostToolUseFailureSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r PostToolUseFailureSpecific) Validate() error {
+	return nil
+}
+
+// SetupOutput is what a Setup hook may print: claude -p reads its additionalContext but
+// sends none of it to the model (2.1.328, differential case setup/init-context).
+//
+// SetupOutput is open: decoding ignores the fields it does not declare (they are not kept).
+type SetupOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the Setup-specific fields.
+	HookSpecificOutput *SetupSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision SetupOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SetupOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SetupOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SetupOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SetupOutput (see DecodeError); absent regular fields get their
+// default. SetupOutput is open: fields it does not declare are ignored.
+func (r *SetupOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SetupOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SetupOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*SetupSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[SetupOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SetupOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("SetupOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("SetupOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// SetupSpecific holds the Setup-specific output fields.
+//
+// SetupSpecific is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type SetupSpecific struct {
+	// HookEventName must equal "Setup" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is accepted; claude -p does not send it to the model.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SetupSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SetupSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SetupSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SetupSpecific (see DecodeError); absent regular fields get their
+// default. SetupSpecific is open: fields it does not declare are ignored.
+func (r *SetupSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SetupSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v SetupSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SetupSpecific) Validate() error {
 	return nil
 }
 

@@ -445,6 +445,39 @@ func TestRoundTrip(t *testing.T) {
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
+	t.Run("SetupInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SetupInput", closed, claudecode.SetupInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			HookEventName:  claudecode.SetupInputHookEventNameSetup,
+			Trigger:        claudecode.SetupInputTriggerInit,
+		})
+	})
+	t.Run("SetupOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SetupOutput", open, claudecode.SetupOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.SetupSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.SetupOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("SetupSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SetupSpecific", open, claudecode.SetupSpecific{
+			HookEventName:     ptr("text-hookEventName"),
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
 	t.Run("StopFailureInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopFailureInput", closed, claudecode.StopFailureInput{
 			SessionID:            "text-session_id",
