@@ -446,21 +446,13 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 }
 
 // intMap is the map literal of m, one key a line in key order.
-func intMap(m map[string]int) *jen.Statement {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	entries := make([]jen.Code, len(keys))
-	for i, k := range keys {
-		entries[i] = jen.Lit(k).Op(":").Lit(m[k])
-	}
-	return jen.Map(jen.String()).Int().Add(lines(entries))
-}
+func intMap(m map[string]int) *jen.Statement { return litMap(m, jen.Int()) }
 
 // stringMap is the map literal of m, one key a line in key order.
-func stringMap(m map[string]string) *jen.Statement {
+func stringMap(m map[string]string) *jen.Statement { return litMap(m, jen.String()) }
+
+// litMap is the literal of m, a map from strings to elem, one key a line in key order.
+func litMap[V int | string](m map[string]V, elem *jen.Statement) *jen.Statement {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -470,7 +462,7 @@ func stringMap(m map[string]string) *jen.Statement {
 	for i, k := range keys {
 		entries[i] = jen.Lit(k).Op(":").Lit(m[k])
 	}
-	return jen.Map(jen.String()).String().Add(lines(entries))
+	return jen.Map(jen.String()).Add(elem).Add(lines(entries))
 }
 
 // handlerTypes is the map literal of a table's handler types, one a line in type order.
