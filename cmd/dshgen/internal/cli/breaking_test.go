@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -128,12 +129,18 @@ func TestCIRejectsAnUnannouncedBreakingChange(t *testing.T) {
 		t.Fatalf("breaking --against HEAD~1: exit %d\n%s", code, out)
 	}
 
-	edit(t, filepath.Join(clone, "spec", "version.cue"), `version: "`+specVersion(t, clone)+`"`, `version: "2.0.0"`)
-	if out, code := run(t, clone, env, "scripts/spec-compat"); code != 1 || !strings.Contains(out, `"## 2.0.0"`) {
+	cur := specVersion(t, clone)
+	major, err := strconv.Atoi(cur[:strings.Index(cur, ".")])
+	if err != nil {
+		t.Fatalf("spec version %q: %v", cur, err)
+	}
+	next := strconv.Itoa(major+1) + ".0.0" // the next major, whatever the spec's is
+	edit(t, filepath.Join(clone, "spec", "version.cue"), `version: "`+cur+`"`, `version: "`+next+`"`)
+	if out, code := run(t, clone, env, "scripts/spec-compat"); code != 1 || !strings.Contains(out, `"## `+next+`"`) {
 		t.Fatalf("spec-compat with a bump but no CHANGELOG entry: exit %d\n%s", code, out)
 	}
-	edit(t, filepath.Join(clone, "spec", "CHANGELOG.md"), "## 1.0.0", "## 2.0.0\n\nsession/created loses workspace.\n\n## 1.0.0")
-	gitIn(t, clone, "commit", "--quiet", "-am", "spec 2.0.0")
+	edit(t, filepath.Join(clone, "spec", "CHANGELOG.md"), "## 1.0.0", "## "+next+"\n\nsession/created loses workspace.\n\n## 1.0.0")
+	gitIn(t, clone, "commit", "--quiet", "-am", "spec "+next)
 	if out, code := run(t, clone, env, "scripts/spec-compat"); code != 0 || !strings.Contains(out, "announced") {
 		t.Fatalf("spec-compat after an announced breaking change: exit %d\n%s", code, out)
 	}
