@@ -207,17 +207,9 @@ func (b *batch) record(s *slot, res tools.Result) {
 		return
 	}
 	b.contexts = append(b.contexts, res.AdditionalContexts()...)
-	args := json.RawMessage(s.block.Arguments)
-	if s.call != nil {
-		if a := s.call.Exec().Arguments; a != nil {
-			args = a
-		}
+	if b.a.reg.Listens(dsh.PostBatchEventName) {
+		b.keep(s, res)
 	}
-	content := res.Content()
-	if content == nil {
-		content = []dsh.ContentBlock{}
-	}
-	s.result = &dsh.BatchCall{CallID: s.block.ID, Name: s.block.Name, Arguments: args, Content: content, IsError: res.IsError()}
 	if res.ConcludesTurn() {
 		b.concluded = true
 	}
@@ -279,6 +271,22 @@ func (b *batch) synthetic() {
 	cancel()
 	s.call = b.a.rt.Start(ctx, s.in) // a cancelled context runs no rewriter
 	b.record(s, s.call.Finish())
+}
+
+// keep keeps s's committed result for agent/post-batch: the arguments it ran with and the
+// content the model reads.
+func (b *batch) keep(s *slot, res tools.Result) {
+	args := json.RawMessage(s.block.Arguments)
+	if s.call != nil {
+		if a := s.call.Exec().Arguments; a != nil {
+			args = a
+		}
+	}
+	content := res.Content()
+	if content == nil {
+		content = []dsh.ContentBlock{}
+	}
+	s.result = &dsh.BatchCall{CallID: s.block.ID, Name: s.block.Name, Arguments: args, Content: content, IsError: res.IsError()}
 }
 
 // postBatch runs agent/post-batch once every call of the batch has its tool/result and the
