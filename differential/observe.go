@@ -127,14 +127,20 @@ func codexOutput(out string) (text string, isErr, ok bool) {
 	return text + m[2] + "Output:\n" + m[3], m[1] != "" && m[1] != "0", true
 }
 
+// dateChangedPrefix opens the reminder Claude Code adds to the next request when the
+// local date changed since the last one ("The date has changed. Today's date is now
+// …"): a fact of the engine's clock, not of a hook, so a run that crosses midnight
+// compares as any other.
+const dateChangedPrefix = "The date has changed."
+
 // splitReminders takes the <system-reminder> blocks out of a text: the rest and the
-// reminders (token counters dropped).
+// reminders (token counters and date changes dropped).
 func splitReminders(s string) (string, []string) {
 	var rs []string
 	rest := reminderRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := reminderRE.FindStringSubmatch(m)
 		r := strings.TrimSpace(sub[1])
-		if !strings.HasPrefix(r, "<total_tokens>") {
+		if !strings.HasPrefix(r, "<total_tokens>") && !strings.HasPrefix(r, dateChangedPrefix) {
 			rs = append(rs, r)
 		}
 		return ""
@@ -257,6 +263,8 @@ func systemContexts(text string, prelude bool) []Item {
 	hook := false
 	for _, p := range strings.Split(text, "\n\n") {
 		switch {
+		case strings.HasPrefix(p, dateChangedPrefix):
+			hook = false
 		case hookReminderRE.MatchString(p):
 			out = append(out, Item{Kind: "context", Text: p})
 			hook = true

@@ -1,6 +1,9 @@
 package differential
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // TestCodexOutput: a Codex shell result keeps its exit code, token count and output; the
 // run-specific Chunk ID and Wall time become placeholders; a text without the header is
@@ -43,6 +46,28 @@ func TestGeminiNormalization(t *testing.T) {
 	} {
 		if got := n.Value(c.field, c.v); got != c.want {
 			t.Errorf("Value(%s, %v) = %s, want %s", c.field, c.v, got, c.want)
+		}
+	}
+}
+
+// TestSentDropsDateChange: the reminder Claude Code adds when the local date changed
+// between two requests (a run that crosses midnight) is the engine's clock, not a hook's
+// context; it is dropped from a tool result, a user text and a system message alike,
+// and the hook's context beside it stays.
+func TestSentDropsDateChange(t *testing.T) {
+	const date = "The date has changed. Today's date is now 2026-12-06. No need to announce the new date."
+	const hook = "PostToolUse hook additional context: ctx1"
+	first := Request{Main: true, Body: []byte(`{"messages":[{"role":"user","content":"go"}]}`)}
+	bodies := []string{
+		`{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result","content":"out1\n<system-reminder>\n` + date + `\n</system-reminder>\n<system-reminder>\n` + hook + `\n</system-reminder>"}]}]}`,
+		`{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result","content":"out1"},{"type":"text","text":"<system-reminder>\n` + date + `\n</system-reminder>\n<system-reminder>\n` + hook + `\n</system-reminder>"}]}]}`,
+		`{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result","content":"out1"}]},{"role":"system","content":"` + date + `\n\n` + hook + `"}]}`,
+	}
+	for _, b := range bodies {
+		got := SentAnthropic([]Request{first, {Main: true, Body: []byte(b)}})
+		want := Next{{Kind: "result", Text: "out1"}, {Kind: "context", Text: hook}}
+		if len(got) != 2 || !reflect.DeepEqual(got[1], want) {
+			t.Errorf("SentAnthropic(%s)[1] = %+v; want %+v", b, got[len(got)-1], want)
 		}
 	}
 }
