@@ -22,5 +22,16 @@ func channelCases() []Case {
 		c("post-block", oneCall, h("PostToolUse", js(`{"decision":"block","reason":"post block reason"}`))),
 		c("stop-block-once", textOnly, h("Stop", once("s", js(`{"decision":"block","reason":"not yet"}`)))),
 		c("plain", oneCall, h("PreToolUse", "exit 0")),
+		// The stdin of the other events (its effort field differs per event).
+		c("events", append(append([]Turn{}, failing[0]), oneCall...), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0"),
+			h("PostToolBatch", "exit 0"), h("Stop", "exit 0"), h("SessionEnd", "exit 0")),
+		// A turn that ends on a model error (StopFailure's stdin has effort too).
+		{Name: "channel/failure", Engines: claude, Model: OpusModel, Turns: []Turn{oneCall[0], {Fail: true}}, EngineUntil: "StopFailure-1",
+			Hooks: []Hook{h("StopFailure", failed+"exit 0"), h("PreToolUse", "exit 0"), awaitFailed}},
+		{Name: "channel/permission", Engines: claude, Model: OpusModel, AskPermission: true, Turns: escalated,
+			Hooks: []Hook{h("PermissionRequest", js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)), h("Notification", "exit 0")}},
+		{Name: "channel/expansion", Engines: claude, Model: OpusModel, Turns: textOnly, First: "/greet alice",
+			Files: map[string]string{".claude/commands/greet.md": "---\ndescription: greets\n---\nSay hello to $ARGUMENTS.\n"}, DshArgs: []string{"--trust"},
+			Hooks: []Hook{h("UserPromptExpansion", "exit 0")}},
 	}
 }

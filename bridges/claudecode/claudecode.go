@@ -31,6 +31,9 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,6 +223,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 	}
 	// The real engine sends prompt_id and permission_mode on every event but
 	// SessionStart, and no model (differential suite).
+	eff := effort(in.Event, s.Model)
 	var prompt *string
 	if s.PromptID != "" {
 		p := s.PromptID
@@ -232,7 +236,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 	switch in.Event {
 	case evSessionStart:
 		x := claudecode.SessionStartInput{
-			HookEventName: claudecode.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID,
+			HookEventName: claudecode.SessionStartInputHookEventNameSessionStart, SessionID: s.SessionID, Effort: eff,
 			Source: claudecode.SessionStartInputSource(in.Source), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 		}
 		if in.Source == string(dsh.SessionStartSourceCompact) {
@@ -253,30 +257,30 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		v = x
 	case evSessionEnd:
 		v = claudecode.SessionEndInput{
-			HookEventName: claudecode.SessionEndInputHookEventNameSessionEnd, SessionID: s.SessionID,
+			HookEventName: claudecode.SessionEndInputHookEventNameSessionEnd, SessionID: s.SessionID, Effort: eff,
 			Reason: claudecode.SessionEndInputReason(endReason(in.Reason)), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			PromptID: prompt,
 		}
 	case evPreCompact:
 		v = claudecode.PreCompactInput{
-			HookEventName: claudecode.PreCompactInputHookEventNamePreCompact, SessionID: s.SessionID,
+			HookEventName: claudecode.PreCompactInputHookEventNamePreCompact, SessionID: s.SessionID, Effort: eff,
 			Trigger: claudecode.PreCompactInputTrigger(in.Trigger), CustomInstructions: in.CustomInstructions,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
 		}
 	case evPostCompact:
 		v = claudecode.PostCompactInput{
-			HookEventName: claudecode.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID,
+			HookEventName: claudecode.PostCompactInputHookEventNamePostCompact, SessionID: s.SessionID, Effort: eff,
 			Trigger: claudecode.PostCompactInputTrigger(in.Trigger), CompactSummary: in.CompactSummary,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
 		}
 	case evUserPromptSubmit:
 		v = claudecode.UserPromptSubmitInput{
-			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID,
+			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit, SessionID: s.SessionID, Effort: eff,
 			Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evPromptExpansion:
 		x := claudecode.UserPromptExpansionInput{
-			HookEventName: claudecode.UserPromptExpansionInputHookEventNameUserPromptExpansion, SessionID: s.SessionID,
+			HookEventName: claudecode.UserPromptExpansionInputHookEventNameUserPromptExpansion, SessionID: s.SessionID, Effort: eff,
 			ExpansionType: claudecode.UserPromptExpansionInputExpansionType(in.ExpansionType), CommandName: in.CommandName,
 			CommandArgs: in.CommandArgs, Prompt: in.Prompt, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			PermissionMode: mode, PromptID: prompt,
@@ -288,13 +292,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		v = x
 	case evPreToolUse:
 		v = claudecode.PreToolUseInput{
-			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
+			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evPostToolUse:
 		v = claudecode.PostToolUseInput{
-			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
+			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			ToolResponse: ToolResponse(in.ToolName, in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			PermissionMode: mode, PromptID: prompt, DshOriginalToolInput: in.OriginalInput,
@@ -307,13 +311,13 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		}
 	case evPermissionRequest:
 		v = claudecode.PermissionRequestInput{
-			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
+			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput),
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evPostToolUseFailure:
 		x := claudecode.PostToolUseFailureInput{
-			HookEventName: claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure, SessionID: s.SessionID,
+			HookEventName: claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			Error: in.Error, IsInterrupt: &in.IsInterrupt,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
@@ -325,20 +329,20 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		v = x
 	case evNotification:
 		v = claudecode.NotificationInput{
-			HookEventName: claudecode.NotificationInputHookEventNameNotification, SessionID: s.SessionID,
+			HookEventName: claudecode.NotificationInputHookEventNameNotification, SessionID: s.SessionID, Effort: eff,
 			Message: in.Message, NotificationType: in.NotificationType,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evStop:
 		v = claudecode.StopInput{
-			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID,
+			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID, Effort: eff,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
 		}
 	case evSetup:
 		v = claudecode.SetupInput{
-			HookEventName: claudecode.SetupInputHookEventNameSetup, SessionID: s.SessionID,
+			HookEventName: claudecode.SetupInputHookEventNameSetup, SessionID: s.SessionID, Effort: eff,
 			Trigger: claudecode.SetupInputTrigger(in.Trigger), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 		}
 	case evPostToolBatch:
@@ -353,7 +357,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 				ToolUseID: c.ToolUseID, ToolResponse: text}
 		}
 		v = claudecode.PostToolBatchInput{
-			HookEventName: claudecode.PostToolBatchInputHookEventNamePostToolBatch, SessionID: s.SessionID, ToolCalls: calls,
+			HookEventName: claudecode.PostToolBatchInputHookEventNamePostToolBatch, SessionID: s.SessionID, Effort: eff, ToolCalls: calls,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evStopFailure:
@@ -362,7 +366,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		}
 		msg := failureMessage(*in.Failure)
 		v = claudecode.StopFailureInput{
-			HookEventName: claudecode.StopFailureInputHookEventNameStopFailure, SessionID: s.SessionID,
+			HookEventName: claudecode.StopFailureInputHookEventNameStopFailure, SessionID: s.SessionID, Effort: eff,
 			Error: claudecode.StopFailureInputError(failureKind(*in.Failure)), LastAssistantMessage: &msg,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
 		}
@@ -373,6 +377,21 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// effort is the "effort" field of event's stdin for the session's model: the level the
+// table gives the first pattern of EffortModels (in sorted order) that matches model, at
+// the events of EffortEvents; nil elsewhere.
+func effort(event, model string) *claudecode.Effort {
+	if model == "" || !slices.Contains(hookmap.ClaudeCode.EffortEvents, event) {
+		return nil
+	}
+	for _, pat := range slices.Sorted(maps.Keys(hookmap.ClaudeCode.EffortModels)) {
+		if ok, _ := path.Match(pat, model); ok {
+			return &claudecode.Effort{Level: claudecode.EffortLevel(hookmap.ClaudeCode.EffortModels[pat])}
+		}
+	}
+	return nil
 }
 
 // failureKinds are Claude Code's kinds of error (StopFailure's error, what its matchers
@@ -526,12 +545,15 @@ func notificationText(kind, tool string) string {
 }
 
 // sessionEnv is what the real engine exports to every hook besides CLAUDE_PROJECT_DIR:
-// CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT (sdk-cli, as under the headless claude -p) and
-// CLAUDE_CODE_SESSION_ID.
-func sessionEnv(_ string, s hookproto.Session) []string {
+// CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT (sdk-cli, as under the headless claude -p),
+// CLAUDE_CODE_SESSION_ID, and CLAUDE_EFFORT (the level) where the stdin carries "effort".
+func sessionEnv(event string, s hookproto.Session) []string {
 	env := []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=sdk-cli"}
 	if s.SessionID != "" {
 		env = append(env, "CLAUDE_CODE_SESSION_ID="+s.SessionID)
+	}
+	if e := effort(event, s.Model); e != nil {
+		env = append(env, "CLAUDE_EFFORT="+string(e.Level)) // where the stdin has it (measured)
 	}
 	return env
 }

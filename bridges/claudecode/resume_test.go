@@ -2,6 +2,8 @@ package claudecode
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dshkit/dsh/bridges/hookproto"
@@ -78,6 +80,35 @@ func TestSessionStartResumeFields(t *testing.T) {
 			if _, ok := m[k]; ok {
 				t.Errorf("source %s (resumed %v): %s sent", in.Source, in.Resumed != nil, k)
 			}
+		}
+	}
+}
+
+// TestEffortField: for a model of the table's effortModels, the stdin of an event of
+// effortEvents carries "effort" after permission_mode, and the hook's environment
+// CLAUDE_EFFORT; other events, and other models, get neither.
+func TestEffortField(t *testing.T) {
+	raw := json.RawMessage(`{"command":"ls"}`)
+	for _, c := range []struct {
+		model, event string
+		want         bool
+	}{
+		{"claude-opus-5-5", evPreToolUse, true},
+		{"claude-opus-5-5-20260101", evStop, true},
+		{"claude-opus-5-5", evUserPromptSubmit, false},
+		{"claude-opus-5-5", evSessionStart, false},
+		{"claude-sonnet-4-5", evPreToolUse, false},
+		{"", evPreToolUse, false},
+	} {
+		s := hookproto.Session{SessionID: "s", TranscriptPath: "/t.jsonl", CWD: "/w", Model: c.model, PermissionMode: "default", PromptID: "p"}
+		data, err := encode(hookbridge.Input{Event: c.event, Session: s, ToolName: "Bash", ToolInput: raw, Source: "startup", DurationMS: -1})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.model, c.event, err)
+		}
+		has := strings.Contains(string(data), `"permission_mode":"default","effort":{"level":"medium"},"hook_event_name"`)
+		env := slices.Contains(sessionEnv(c.event, s), "CLAUDE_EFFORT=medium")
+		if has != c.want || env != c.want {
+			t.Errorf("%s %s: effort in stdin %v, CLAUDE_EFFORT %v; want %v (stdin %s)", c.model, c.event, has, env, c.want, data)
 		}
 	}
 }

@@ -35,6 +35,11 @@ type Bridge struct {
 	// SystemContextModels are the models (path.Match patterns) whose hook contexts go on
 	// the Messages API as "system" messages rather than <system-reminder> user text.
 	SystemContextModels []string `json:"systemContextModels"`
+	// EffortModels are the models (path.Match patterns) for which the engine writes its
+	// effort setting on a hook's stdin, each with the level it writes by default.
+	EffortModels map[string]string `json:"effortModels"`
+	// EffortEvents are the events whose stdin carries that effort field.
+	EffortEvents []string `json:"effortEvents"`
 	// Exit2ReadsJSON says whether JSON stdout still counts on exit 2 (its contexts, and a
 	// block or deny reason over stderr).
 	Exit2ReadsJSON bool `json:"exit2ReadsJSON"`

@@ -37,6 +37,12 @@ type Bridge struct {
 	// engine sends hook contexts on the Messages API as "system" messages (each context's bare
 	// text) rather than as <system-reminder> user text.
 	SystemContextModels []string
+	// EffortModels are the models (path.Match patterns on the name) for which the engine
+	// writes its effort setting on a hook's stdin ("effort":{"level":LEVEL}), each with the level
+	// it writes by default.
+	EffortModels map[string]string
+	// EffortEvents are the events whose stdin carries that effort field.
+	EffortEvents []string
 	// Shell is the argv prefix a hook's command runs under; nil: the dialect's own.
 	Shell []string
 	// TimeoutUnit is the unit of a configured timeout: "s" or "ms".

@@ -80,6 +80,12 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	if len(b.SystemContextModels) > 0 {
 		out.SystemContextModels = b.SystemContextModels
 	}
+	if len(b.EffortModels) > 0 {
+		out.EffortModels = b.EffortModels
+	}
+	if len(b.EffortEvents) > 0 {
+		out.EffortEvents = b.EffortEvents
+	}
 	if len(b.Unfired) > 0 {
 		out.Unfired = b.Unfired
 	}

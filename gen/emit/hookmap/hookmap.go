@@ -95,6 +95,10 @@ and its block or deny reason replaces stderr as the reason.`).Id("Exit2ReadsJSON
 		gofile.Comment(`SystemContextModels are the models (path.Match patterns on the name) for which the
 engine sends hook contexts on the Messages API as "system" messages (each context's bare
 text) rather than as <system-reminder> user text.`).Id("SystemContextModels").Add(strs()),
+		gofile.Comment(`EffortModels are the models (path.Match patterns on the name) for which the engine
+writes its effort setting on a hook's stdin ("effort":{"level":LEVEL}), each with the level
+it writes by default.`).Id("EffortModels").Map(jen.String()).String(),
+		gofile.Comment(`EffortEvents are the events whose stdin carries that effort field.`).Id("EffortEvents").Add(strs()),
 		gofile.Comment(`Shell is the argv prefix a hook's command runs under; nil: the dialect's own.`).Id("Shell").Add(strs()),
 		gofile.Comment(`TimeoutUnit is the unit of a configured timeout: "s" or "ms".`).Id("TimeoutUnit").String(),
 		gofile.Comment(`NonPositiveTimeout is what a configured timeout of 0 or less does: "default" (the
@@ -342,6 +346,12 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	}
 	if len(b.SystemContextModels) > 0 {
 		fields = append(fields, kv("SystemContextModels", strs(b.SystemContextModels)))
+	}
+	if len(b.EffortModels) > 0 {
+		fields = append(fields, kv("EffortModels", stringMap(b.EffortModels)))
+	}
+	if len(b.EffortEvents) > 0 {
+		fields = append(fields, kv("EffortEvents", strs(b.EffortEvents)))
 	}
 	fields = append(fields,
 		kv("TimeoutUnit", jen.Lit(b.TimeoutUnit)),

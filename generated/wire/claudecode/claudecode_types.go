@@ -43,6 +43,86 @@ func (v *PermissionMode) UnmarshalJSON(data []byte) error {
 	return codec.Enum("PermissionMode", data, v, PermissionModeValues)
 }
 
+// Effort is the session's effort setting, as Claude Code sends it to hooks for a model
+// with effort levels.
+type Effort struct {
+	// Level is the effort level: low, medium, high, xhigh or max.
+	Level EffortLevel `json:"level"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r Effort) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, Effort.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Effort) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("level").String(string(r.Level))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an Effort strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *Effort) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("Effort", data)
+	if err != nil {
+		return err
+	}
+	var v Effort
+	codec.Required(dec, "level", &v.Level, codec.Value[EffortLevel])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r Effort) Validate() error {
+	if err := codec.CheckEnum(r.Level); err != nil {
+		return codec.FieldError("Effort", "level", err)
+	}
+	return nil
+}
+
+// EffortLevel is the set of values of Effort.Level: level is the effort level: low, medium,
+// high, xhigh or max.
+type EffortLevel string
+
+const (
+	// EffortLevelLow is the EffortLevel value "low".
+	EffortLevelLow EffortLevel = "low"
+	// EffortLevelMedium is the EffortLevel value "medium".
+	EffortLevelMedium EffortLevel = "medium"
+	// EffortLevelHigh is the EffortLevel value "high".
+	EffortLevelHigh EffortLevel = "high"
+	// EffortLevelXhigh is the EffortLevel value "xhigh".
+	EffortLevelXhigh EffortLevel = "xhigh"
+	// EffortLevelMax is the EffortLevel value "max".
+	EffortLevelMax EffortLevel = "max"
+)
+
+// EffortLevelValues lists every EffortLevel value, in spec order.
+var EffortLevelValues = []EffortLevel{EffortLevelLow, EffortLevelMedium, EffortLevelHigh, EffortLevelXhigh, EffortLevelMax}
+
+// Valid reports whether v is one of the EffortLevelValues.
+func (v EffortLevel) Valid() bool {
+	switch v {
+	case EffortLevelLow, EffortLevelMedium, EffortLevelHigh, EffortLevelXhigh, EffortLevelMax:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an EffortLevel, rejecting any value not in EffortLevelValues with an
+// ErrInvalidEnum *DecodeError.
+func (v *EffortLevel) UnmarshalJSON(data []byte) error {
+	return codec.Enum("EffortLevel", data, v, EffortLevelValues)
+}
+
 // Common holds the stdin fields every event carries.
 type Common struct {
 	// SessionID identifies the session.
@@ -60,6 +140,9 @@ type Common struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -86,6 +169,9 @@ func (r Common) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.EndObject()
 }
 
@@ -104,6 +190,7 @@ func (r *Common) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -117,6 +204,11 @@ func (r Common) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("Common", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("Common", "effort", err)
 		}
 	}
 	return nil
@@ -139,6 +231,9 @@ type SessionStartInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName SessionStartInputHookEventName `json:"hook_event_name"`
 	// Source says why the session started: startup, resume, clear or compact.
@@ -185,6 +280,9 @@ func (r SessionStartInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("source").String(string(r.Source))
 	if r.Model != nil {
@@ -220,6 +318,7 @@ func (r *SessionStartInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionStartInputHookEventName])
 	codec.Required(dec, "source", &v.Source, codec.Value[SessionStartInputSource])
 	codec.Optional(dec, "model", &v.Model, codec.Value[*string])
@@ -240,6 +339,11 @@ func (r SessionStartInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("SessionStartInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("SessionStartInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -330,6 +434,9 @@ type UserPromptSubmitInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName UserPromptSubmitInputHookEventName `json:"hook_event_name"`
 	// Prompt is the submitted prompt's text.
@@ -360,6 +467,9 @@ func (r UserPromptSubmitInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("prompt").String(r.Prompt)
 	enc.EndObject()
@@ -380,6 +490,7 @@ func (r *UserPromptSubmitInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptSubmitInputHookEventName])
 	codec.Required(dec, "prompt", &v.Prompt, codec.Value[string])
 	if err := dec.Finish(); err != nil {
@@ -395,6 +506,11 @@ func (r UserPromptSubmitInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("UserPromptSubmitInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("UserPromptSubmitInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -451,6 +567,9 @@ type UserPromptExpansionInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName UserPromptExpansionInputHookEventName `json:"hook_event_name"`
 	// ExpansionType is what expands: a slash command (dsh has no MCP prompts).
@@ -490,6 +609,9 @@ func (r UserPromptExpansionInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("expansion_type").String(string(r.ExpansionType))
 	enc.Key("command_name").String(r.CommandName)
@@ -516,6 +638,7 @@ func (r *UserPromptExpansionInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[UserPromptExpansionInputHookEventName])
 	codec.Required(dec, "expansion_type", &v.ExpansionType, codec.Value[UserPromptExpansionInputExpansionType])
 	codec.Required(dec, "command_name", &v.CommandName, codec.Value[string])
@@ -535,6 +658,11 @@ func (r UserPromptExpansionInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("UserPromptExpansionInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("UserPromptExpansionInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -625,6 +753,9 @@ type PreToolUseInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PreToolUseInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool the model called, e.g. "Bash" or "mcp__memory__read".
@@ -660,6 +791,9 @@ func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
@@ -682,6 +816,7 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
@@ -699,6 +834,11 @@ func (r PreToolUseInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PreToolUseInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PreToolUseInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -754,6 +894,9 @@ type SetupInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName SetupInputHookEventName `json:"hook_event_name"`
 	// Trigger is "init" (--init, --init-only) or "maintenance" (--maintenance).
@@ -784,6 +927,9 @@ func (r SetupInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("trigger").String(string(r.Trigger))
 	enc.EndObject()
@@ -804,6 +950,7 @@ func (r *SetupInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SetupInputHookEventName])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[SetupInputTrigger])
 	if err := dec.Finish(); err != nil {
@@ -819,6 +966,11 @@ func (r SetupInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("SetupInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("SetupInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -905,6 +1057,9 @@ type PostToolBatchInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PostToolBatchInputHookEventName `json:"hook_event_name"`
 	// ToolCalls are the batch's calls in the model's order.
@@ -935,6 +1090,9 @@ func (r PostToolBatchInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	codec.EncodeList(enc.Key("tool_calls"), codec.NonNilList(r.ToolCalls), func(enc *codec.Encoder, v BatchToolCall) {
 		v.encodeJSON(enc)
@@ -957,6 +1115,7 @@ func (r *PostToolBatchInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolBatchInputHookEventName])
 	codec.Required(dec, "tool_calls", &v.ToolCalls, codec.ListOf(codec.Checked[BatchToolCall]))
 	if err := dec.Finish(); err != nil {
@@ -972,6 +1131,11 @@ func (r PostToolBatchInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostToolBatchInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PostToolBatchInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1084,6 +1248,9 @@ type PostToolUseInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PostToolUseInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool that ran.
@@ -1129,6 +1296,9 @@ func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
@@ -1158,6 +1328,7 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
@@ -1178,6 +1349,11 @@ func (r PostToolUseInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostToolUseInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PostToolUseInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1233,6 +1409,9 @@ type PermissionRequestInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PermissionRequestInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool the call asks for.
@@ -1268,6 +1447,9 @@ func (r PermissionRequestInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
@@ -1292,6 +1474,7 @@ func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
@@ -1309,6 +1492,11 @@ func (r PermissionRequestInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PermissionRequestInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PermissionRequestInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1364,6 +1552,9 @@ type PostToolUseFailureInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PostToolUseFailureInputHookEventName `json:"hook_event_name"`
 	// ToolName is the tool that failed.
@@ -1404,6 +1595,9 @@ func (r PostToolUseFailureInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("tool_name").String(r.ToolName)
 	enc.Key("tool_input").Raw(r.ToolInput)
@@ -1433,6 +1627,7 @@ func (r *PostToolUseFailureInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseFailureInputHookEventName])
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
@@ -1453,6 +1648,11 @@ func (r PostToolUseFailureInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostToolUseFailureInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PostToolUseFailureInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1507,6 +1707,9 @@ type NotificationInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName NotificationInputHookEventName `json:"hook_event_name"`
 	// Message is the notification's text.
@@ -1542,6 +1745,9 @@ func (r NotificationInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("message").String(r.Message)
 	if r.Title != nil {
@@ -1566,6 +1772,7 @@ func (r *NotificationInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[NotificationInputHookEventName])
 	codec.Required(dec, "message", &v.Message, codec.Value[string])
 	codec.Optional(dec, "title", &v.Title, codec.Value[*string])
@@ -1583,6 +1790,11 @@ func (r NotificationInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("NotificationInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("NotificationInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1637,6 +1849,9 @@ type StopInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName StopInputHookEventName `json:"hook_event_name"`
 	// StopHookActive is true when the turn is already continuing because of a Stop hook;
@@ -1674,6 +1889,9 @@ func (r StopInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("stop_hook_active").Bool(r.StopHookActive)
 	if r.LastAssistantMessage != nil {
@@ -1703,6 +1921,7 @@ func (r *StopInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopInputHookEventName])
 	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
 	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
@@ -1721,6 +1940,11 @@ func (r StopInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("StopInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("StopInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1775,6 +1999,9 @@ type StopFailureInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName StopFailureInputHookEventName `json:"hook_event_name"`
 	// Error is the kind of the error that ended the turn, what the matcher tests (the
@@ -1808,6 +2035,9 @@ func (r StopFailureInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("error").String(string(r.Error))
 	if r.LastAssistantMessage != nil {
@@ -1831,6 +2061,7 @@ func (r *StopFailureInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[StopFailureInputHookEventName])
 	codec.Required(dec, "error", &v.Error, codec.Value[StopFailureInputError])
 	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
@@ -1847,6 +2078,11 @@ func (r StopFailureInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("StopFailureInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("StopFailureInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -1961,6 +2197,9 @@ type SessionEndInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName SessionEndInputHookEventName `json:"hook_event_name"`
 	// Reason says why the session ended; claude -p sends "other" when its prompt is done,
@@ -1992,6 +2231,9 @@ func (r SessionEndInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("reason").String(string(r.Reason))
 	enc.EndObject()
@@ -2012,6 +2254,7 @@ func (r *SessionEndInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SessionEndInputHookEventName])
 	codec.Required(dec, "reason", &v.Reason, codec.Value[SessionEndInputReason])
 	if err := dec.Finish(); err != nil {
@@ -2027,6 +2270,11 @@ func (r SessionEndInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("SessionEndInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("SessionEndInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -2121,6 +2369,9 @@ type PreCompactInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PreCompactInputHookEventName `json:"hook_event_name"`
 	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
@@ -2155,6 +2406,9 @@ func (r PreCompactInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("trigger").String(string(r.Trigger))
 	if r.CustomInstructions != nil {
@@ -2180,6 +2434,7 @@ func (r *PreCompactInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreCompactInputHookEventName])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PreCompactInputTrigger])
 	codec.Required(dec, "custom_instructions", &v.CustomInstructions, codec.Nullable(codec.Value[*string]))
@@ -2196,6 +2451,11 @@ func (r PreCompactInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PreCompactInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PreCompactInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {
@@ -2283,6 +2543,9 @@ type PostCompactInput struct {
 	AgentID *string `json:"agent_id,omitempty"`
 	// AgentType is the type of that subagent (e.g. "general-purpose").
 	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
 	// HookEventName names the event.
 	HookEventName PostCompactInputHookEventName `json:"hook_event_name"`
 	// Trigger is "manual" for /compact, "auto" for an automatic compaction.
@@ -2315,6 +2578,9 @@ func (r PostCompactInput) encodeJSON(enc *codec.Encoder) {
 	if r.AgentType != nil {
 		enc.Key("agent_type").String(*r.AgentType)
 	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
 	enc.Key("hook_event_name").String(string(r.HookEventName))
 	enc.Key("trigger").String(string(r.Trigger))
 	enc.Key("compact_summary").String(r.CompactSummary)
@@ -2336,6 +2602,7 @@ func (r *PostCompactInput) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
 	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
 	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostCompactInputHookEventName])
 	codec.Required(dec, "trigger", &v.Trigger, codec.Value[PostCompactInputTrigger])
 	codec.Required(dec, "compact_summary", &v.CompactSummary, codec.Value[string])
@@ -2352,6 +2619,11 @@ func (r PostCompactInput) Validate() error {
 	if r.PermissionMode != "" {
 		if err := codec.CheckEnum(r.PermissionMode); err != nil {
 			return codec.FieldError("PostCompactInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("PostCompactInput", "effort", err)
 		}
 	}
 	if err := codec.CheckEnum(r.HookEventName); err != nil {

@@ -44,6 +44,14 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+		})
+	})
+	t.Run("Effort", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "Effort", closed, claudecode.Effort{
+			Level: claudecode.EffortLevelLow,
 		})
 	})
 	t.Run("IgnoredSpecific", func(t *testing.T) {
@@ -53,13 +61,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("NotificationInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "NotificationInput", closed, claudecode.NotificationInput{
-			SessionID:        "text-session_id",
-			TranscriptPath:   "text-transcript_path",
-			CWD:              "text-cwd",
-			PromptID:         ptr("text-prompt_id"),
-			PermissionMode:   claudecode.PermissionModeDefault,
-			AgentID:          ptr("text-agent_id"),
-			AgentType:        ptr("text-agent_type"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:    claudecode.NotificationInputHookEventNameNotification,
 			Message:          "text-message",
 			Title:            ptr("text-title"),
@@ -104,9 +115,12 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.PermissionRequestInputHookEventNamePermissionRequest,
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest,
+			ToolName:      "text-tool_name",
+			ToolInput:     json.RawMessage("{\"k\":\"v\"}"),
 			PermissionSuggestions: []json.RawMessage{
 				json.RawMessage("{\"k\":\"v\"}"),
 			},
@@ -153,6 +167,9 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:  claudecode.PostCompactInputHookEventNamePostCompact,
 			Trigger:        claudecode.PostCompactInputTriggerManual,
 			CompactSummary: "text-compact_summary",
@@ -187,7 +204,10 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.PostToolBatchInputHookEventNamePostToolBatch,
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.PostToolBatchInputHookEventNamePostToolBatch,
 			ToolCalls: []claudecode.BatchToolCall{
 				claudecode.BatchToolCall{
 					ToolName:     "text-tool_name",
@@ -227,13 +247,16 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure,
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
-			ToolUseID:      "text-tool_use_id",
-			Error:          "text-error",
-			IsInterrupt:    ptr(true),
-			DurationMS:     ptr(1),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure,
+			ToolName:      "text-tool_name",
+			ToolInput:     json.RawMessage("{\"k\":\"v\"}"),
+			ToolUseID:     "text-tool_use_id",
+			Error:         "text-error",
+			IsInterrupt:   ptr(true),
+			DurationMS:    ptr(1),
 		})
 	})
 	t.Run("PostToolUseFailureOutput", func(t *testing.T) {
@@ -258,13 +281,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PostToolUseInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, claudecode.PostToolUseInput{
-			SessionID:            "text-session_id",
-			TranscriptPath:       "text-transcript_path",
-			CWD:                  "text-cwd",
-			PromptID:             ptr("text-prompt_id"),
-			PermissionMode:       claudecode.PermissionModeDefault,
-			AgentID:              ptr("text-agent_id"),
-			AgentType:            ptr("text-agent_type"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:        claudecode.PostToolUseInputHookEventNamePostToolUse,
 			ToolName:             "text-tool_name",
 			ToolInput:            json.RawMessage("{\"k\":\"v\"}"),
@@ -300,13 +326,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("PreCompactInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreCompactInput", closed, claudecode.PreCompactInput{
-			SessionID:          "text-session_id",
-			TranscriptPath:     "text-transcript_path",
-			CWD:                "text-cwd",
-			PromptID:           ptr("text-prompt_id"),
-			PermissionMode:     claudecode.PermissionModeDefault,
-			AgentID:            ptr("text-agent_id"),
-			AgentType:          ptr("text-agent_type"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:      claudecode.PreCompactInputHookEventNamePreCompact,
 			Trigger:            claudecode.PreCompactInputTriggerManual,
 			CustomInstructions: ptr("text-custom_instructions"),
@@ -321,8 +350,11 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.PreCompactInputHookEventNamePreCompact,
-			Trigger:        claudecode.PreCompactInputTriggerManual,
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.PreCompactInputHookEventNamePreCompact,
+			Trigger:       claudecode.PreCompactInputTriggerManual,
 		})
 	})
 	t.Run("PreCompactOutput", func(t *testing.T) {
@@ -347,10 +379,13 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.PreToolUseInputHookEventNamePreToolUse,
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
-			ToolUseID:      "text-tool_use_id",
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse,
+			ToolName:      "text-tool_name",
+			ToolInput:     json.RawMessage("{\"k\":\"v\"}"),
+			ToolUseID:     "text-tool_use_id",
 		})
 	})
 	t.Run("PreToolUseOutput", func(t *testing.T) {
@@ -390,8 +425,11 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.SessionEndInputHookEventNameSessionEnd,
-			Reason:         claudecode.SessionEndInputReasonClear,
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.SessionEndInputHookEventNameSessionEnd,
+			Reason:        claudecode.SessionEndInputReasonClear,
 		})
 	})
 	t.Run("SessionEndOutput", func(t *testing.T) {
@@ -409,13 +447,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SessionStartInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SessionStartInput", closed, claudecode.SessionStartInput{
-			SessionID:                "text-session_id",
-			TranscriptPath:           "text-transcript_path",
-			CWD:                      "text-cwd",
-			PromptID:                 ptr("text-prompt_id"),
-			PermissionMode:           claudecode.PermissionModeDefault,
-			AgentID:                  ptr("text-agent_id"),
-			AgentType:                ptr("text-agent_type"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:            claudecode.SessionStartInputHookEventNameSessionStart,
 			Source:                   claudecode.SessionStartInputSourceStartup,
 			Model:                    ptr("text-model"),
@@ -454,8 +495,11 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.SetupInputHookEventNameSetup,
-			Trigger:        claudecode.SetupInputTriggerInit,
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.SetupInputHookEventNameSetup,
+			Trigger:       claudecode.SetupInputTriggerInit,
 		})
 	})
 	t.Run("SetupOutput", func(t *testing.T) {
@@ -480,13 +524,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("StopFailureInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopFailureInput", closed, claudecode.StopFailureInput{
-			SessionID:            "text-session_id",
-			TranscriptPath:       "text-transcript_path",
-			CWD:                  "text-cwd",
-			PromptID:             ptr("text-prompt_id"),
-			PermissionMode:       claudecode.PermissionModeDefault,
-			AgentID:              ptr("text-agent_id"),
-			AgentType:            ptr("text-agent_type"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:        claudecode.StopFailureInputHookEventNameStopFailure,
 			Error:                claudecode.StopFailureInputErrorRateLimit,
 			LastAssistantMessage: ptr("text-last_assistant_message"),
@@ -507,13 +554,16 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("StopInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StopInput", closed, claudecode.StopInput{
-			SessionID:            "text-session_id",
-			TranscriptPath:       "text-transcript_path",
-			CWD:                  "text-cwd",
-			PromptID:             ptr("text-prompt_id"),
-			PermissionMode:       claudecode.PermissionModeDefault,
-			AgentID:              ptr("text-agent_id"),
-			AgentType:            ptr("text-agent_type"),
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
 			HookEventName:        claudecode.StopInputHookEventNameStop,
 			StopHookActive:       true,
 			LastAssistantMessage: ptr("text-last_assistant_message"),
@@ -564,12 +614,15 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.UserPromptExpansionInputHookEventNameUserPromptExpansion,
-			ExpansionType:  claudecode.UserPromptExpansionInputExpansionTypeSlashCommand,
-			CommandName:    "text-command_name",
-			CommandArgs:    "text-command_args",
-			CommandSource:  ptr("text-command_source"),
-			Prompt:         "text-prompt",
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.UserPromptExpansionInputHookEventNameUserPromptExpansion,
+			ExpansionType: claudecode.UserPromptExpansionInputExpansionTypeSlashCommand,
+			CommandName:   "text-command_name",
+			CommandArgs:   "text-command_args",
+			CommandSource: ptr("text-command_source"),
+			Prompt:        "text-prompt",
 		})
 	})
 	t.Run("UserPromptExpansionOutput", func(t *testing.T) {
@@ -603,8 +656,11 @@ func TestRoundTrip(t *testing.T) {
 			PermissionMode: claudecode.PermissionModeDefault,
 			AgentID:        ptr("text-agent_id"),
 			AgentType:      ptr("text-agent_type"),
-			HookEventName:  claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit,
-			Prompt:         "text-prompt",
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.UserPromptSubmitInputHookEventNameUserPromptSubmit,
+			Prompt:        "text-prompt",
 		})
 	})
 	t.Run("UserPromptSubmitOutput", func(t *testing.T) {
