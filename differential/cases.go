@@ -45,6 +45,8 @@ type Hook struct {
 	Prompt string
 	// Model is a prompt handler's model ("" leaves it out).
 	Model string
+	// ContinueOnBlock sets a prompt handler's continueOnBlock.
+	ContinueOnBlock bool
 }
 
 // Case is one differential case: hooks and the scripted model turns.
@@ -270,6 +272,9 @@ func Cases() []Case {
 		pre("legacy-block", oneCall, h(P, js(`{"decision":"block","reason":"legacy no"}`))),
 		pre("legacy-approve", oneCall, h(P, js(`{"decision":"approve","reason":"legacy yes"}`))),
 		pre("continue-false", oneCall, h(P, js(`{"continue":false,"stopReason":"halted by hook"}`))),
+		// continue:false with a deny, or with exit 2: the call does not run either.
+		pre("deny-continue-false", oneCall, h(P, js(`{"continue":false,"stopReason":"halted by hook","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"denied too"}}`))),
+		pre("exit2-continue-false", oneCall, h(P, js(`{"continue":false,"stopReason":"halted by hook"}`)+"; echo 'blocked too' >&2; exit 2")),
 		pre("context", oneCall, h(P, js(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"pre context"}}`))),
 		pre("plain-stdout", oneCall, h(P, "echo 'plain pre words'")),
 		pre("invalid-json", oneCall, h(P, "echo '{\"decision\": '")),
@@ -709,6 +714,7 @@ func handlerTypeCases() []Case {
 		{Name: "handler/mcp-prompt-plain", Engines: claude, Turns: oneCall, Hooks: []Hook{mcpHook(U, MCPAnswer{Answer: "mcp plain words"})}},
 		prompt("ok", `{"ok": true, "reason": "fine"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}),
 		prompt("not-ok", `{"ok": false, "reason": "the model says no"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}),
+		prompt("not-ok-continue", `{"ok": false, "reason": "the model says no"}`, Hook{Event: P, Prompt: "Is this command safe? $ARGUMENTS", ContinueOnBlock: true}),
 		prompt("prose", "Yes, that looks safe to me.", Hook{Event: P, Prompt: "Is this command safe?"}),
 		{Name: "handler/prompt-timeout", Engines: claude, Turns: oneCall, HookModel: `{"ok": false, "reason": "too late"}`, HookModelDelay: 4 * time.Second,
 			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS", Timeout: 1}}},

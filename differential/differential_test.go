@@ -202,6 +202,9 @@ func (d runDir) hooksJSONAt(t *testing.T, c Case, wrap, dir, ref, src string) []
 			if hk.Model != "" {
 				handler["model"] = hk.Model
 			}
+			if hk.ContinueOnBlock {
+				handler["continueOnBlock"] = true
+			}
 			events[hk.Event] = append(events[hk.Event], map[string]any{"matcher": hk.Matcher, "hooks": []any{handler}})
 			continue
 		}

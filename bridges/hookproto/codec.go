@@ -39,9 +39,11 @@ type Verdict struct {
 	// RewriteMerge makes Rewrite a JSON merge patch over the current arguments instead of
 	// a replacement.
 	RewriteMerge bool
-	// RuleHalt says a halt came from a rule of the event's table (Claude Code's
-	// PreToolUse "defer"), not from continue:false: the call it stands before never runs.
-	RuleHalt bool
+	// HaltBefore says a halt ends the turn before the call it stands before, which never
+	// runs: a halt of a rule of the event's table (Claude Code's PreToolUse "defer"), or
+	// continue:false together with a block or deny (in the same JSON, or with exit 2), where
+	// continue:false alone may let the call run (Render.PreHaltRunsTool).
+	HaltBefore bool
 	// AsExit2 says a failure counts as exit 2 (a handler's onFailure "block"), its Reason
 	// standing for the stderr the engine shows.
 	AsExit2 bool
@@ -281,7 +283,7 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 			}
 		}
 		v.Outcome, v.Reason = then, reason
-		v.RuleHalt = then == dsh.HookOutcomeHalt
+		v.HaltBefore = then == dsh.HookOutcomeHalt
 		break
 	}
 	if ev.Halt {
@@ -293,7 +295,8 @@ func evaluate(v *Verdict, ev *hookmap.Event, obj map[string]any) {
 			if strings.TrimSpace(stop) == "" {
 				stop = ev.HaltReason
 			}
-			v.Outcome, v.Reason, v.RuleHalt = dsh.HookOutcomeHalt, stop, false
+			blocked := v.Outcome == dsh.HookOutcomeBlock || v.Outcome == dsh.HookOutcomeDeny
+			v.Outcome, v.Reason, v.HaltBefore = dsh.HookOutcomeHalt, stop, blocked
 		}
 	}
 	for _, p := range ev.Contexts {
@@ -511,7 +514,9 @@ func processDiagnostic(r Result) string {
 
 // exit2JSON applies JSON stdout on exit 2 (Bridge.Exit2ReadsJSON): its contexts join the
 // verdict, and a block or deny with a reason supplies the reason; the outcome stays the
-// exit-2 block. Stdout that is not a decodable output object is ignored.
+// exit-2 block, unless the JSON halts (continue:false): then the turn ends before the
+// call (measured in Claude Code 2.1.328). Stdout that is not a decodable output object
+// is ignored.
 func exit2JSON(v *Verdict, b *hookmap.Bridge, ev *hookmap.Event, stdout []byte) {
 	out := strings.TrimSpace(strings.ToValidUTF8(string(stdout), "\uFFFD"))
 	if out == "" || !looksJSON(out, b.JSONPrefixes) || ev.DecodeOutput == nil {
@@ -529,7 +534,11 @@ func exit2JSON(v *Verdict, b *hookmap.Bridge, ev *hookmap.Event, stdout []byte) 
 	var j Verdict
 	evaluate(&j, ev, obj)
 	v.Contexts = append(v.Contexts, j.Contexts...)
-	if (j.Outcome == dsh.HookOutcomeBlock || j.Outcome == dsh.HookOutcomeDeny) && j.Reason != "" && j.Reason != ev.FallbackReason {
+	switch {
+	case j.Outcome == dsh.HookOutcomeHalt:
+		// continue:false with the exit-2 block: the turn ends, the call never runs.
+		v.Outcome, v.Reason, v.HaltBefore = dsh.HookOutcomeHalt, j.Reason, true
+	case (j.Outcome == dsh.HookOutcomeBlock || j.Outcome == dsh.HookOutcomeDeny) && j.Reason != "" && j.Reason != ev.FallbackReason:
 		v.Reason = j.Reason
 	}
 }

@@ -329,7 +329,9 @@ type promptAnswer struct {
 }
 
 // PromptOutput turns a prompt hook's model answer into the hook's output, as Claude Code
-// reads it: ok true passes; ok false blocks with "[prompt]: reason". An answer that is
+// reads it: ok true passes; ok false blocks with "[prompt]: reason" and, unless the
+// handler sets continueOnBlock, ends the turn with the reason as its stop reason
+// (continue false, measured in Claude Code 2.1.328). An answer that is
 // not that JSON object (prose, a missing ok or reason) is an ErrPromptAnswer.
 func (p *PromptHandler) PromptOutput(answer string) ([]byte, error) {
 	text := strings.TrimSpace(answer)
@@ -348,9 +350,11 @@ func (p *PromptHandler) PromptOutput(answer string) ([]byte, error) {
 	if *a.OK {
 		return nil, nil
 	}
-	// The engine also ends the turn unless continueOnBlock (its preventContinuation);
-	// dsh blocks the action and goes on (a pending difference, differences.md).
-	return json.Marshal(map[string]any{"decision": "block", "reason": "[" + p.Prompt + "]: " + *a.Reason})
+	out := map[string]any{"decision": "block", "reason": "[" + p.Prompt + "]: " + *a.Reason}
+	if !p.ContinueOnBlock {
+		out["continue"], out["stopReason"] = false, *a.Reason
+	}
+	return json.Marshal(out)
 }
 
 func cut(s string, n int) string {

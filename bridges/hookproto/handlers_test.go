@@ -154,14 +154,19 @@ func TestMCPToolHookCodex(t *testing.T) {
 }
 
 // A prompt hook asks the model with the table's system prompt and schema and the prompt
-// with $ARGUMENTS replaced; ok:false blocks with "[prompt]: reason"; prose, an error and
+// with $ARGUMENTS replaced; ok:false ends the turn with the reason, or with
+// continueOnBlock blocks with "[prompt]: reason"; prose, an error and
 // a hang are recorded outcomes that decide nothing.
 func TestPromptHook(t *testing.T) {
 	cfg := `{"hooks":{"PreToolUse":[{"hooks":[{"type":"prompt","prompt":"Safe? $ARGUMENTS","model":"m2"}]}]}}`
 	m := &fakeModel{text: `{"ok": false, "reason": "dangerous"}`}
 	rep := fire(t, ClaudeCode, cfg, nil, m)
-	if rep.Merged.Outcome != dsh.HookOutcomeDeny || rep.Merged.Reason != "[Safe? $ARGUMENTS]: dangerous" {
-		t.Errorf("not ok: got %s %q", rep.Merged.Outcome, rep.Merged.Reason)
+	if rep.Merged.Outcome != dsh.HookOutcomeHalt || rep.Merged.Reason != "dangerous" {
+		t.Errorf("not ok: got %s %q, want halt \"dangerous\"", rep.Merged.Outcome, rep.Merged.Reason)
+	}
+	cont := strings.Replace(cfg, `"model":"m2"`, `"model":"m2","continueOnBlock":true`, 1)
+	if rep := fire(t, ClaudeCode, cont, nil, m); rep.Merged.Outcome != dsh.HookOutcomeDeny || rep.Merged.Reason != "[Safe? $ARGUMENTS]: dangerous" {
+		t.Errorf("not ok, continueOnBlock: got %s %q", rep.Merged.Outcome, rep.Merged.Reason)
 	}
 	r := m.reqs[0]
 	if r.Model != "m2" || !strings.HasPrefix(r.System, "You are evaluating a hook in Claude Code.") || !strings.Contains(string(r.Schema), `"ok"`) {

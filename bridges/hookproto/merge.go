@@ -19,8 +19,8 @@ type Merged struct {
 	Contexts []string
 	// Notices are every hook's notices in configuration order.
 	Notices []string
-	// RuleHalt says the halt came from a rule, not continue:false (Verdict.RuleHalt).
-	RuleHalt bool
+	// HaltBefore says the halt came from a rule, not continue:false (Verdict.HaltBefore).
+	HaltBefore bool
 }
 
 // rank orders decisions: deny and block 3, ask 2, allow 1, anything else 0.
@@ -59,7 +59,7 @@ func MergeVerdicts(ev *hookmap.Event, vs []Verdict) Merged {
 		}
 		if v.Outcome == dsh.HookOutcomeHalt {
 			halted = true
-			m.Outcome, m.Reason, m.RuleHalt = dsh.HookOutcomeHalt, v.Reason, v.RuleHalt
+			m.Outcome, m.Reason, m.HaltBefore = dsh.HookOutcomeHalt, v.Reason, v.HaltBefore
 			continue
 		}
 		r := rank(v.Outcome)

@@ -176,23 +176,35 @@ func TestFireAsyncRewake(t *testing.T) {
 	}
 }
 
-// A PreToolUse "defer" halts as a rule (the call never runs); continue:false halts
-// otherwise.
-func TestDeferIsARuleHalt(t *testing.T) {
+// A PreToolUse "defer" halts before the call (it never runs), as does continue:false
+// with a deny or exit 2; continue:false alone halts otherwise.
+func TestDeferIsAHaltBefore(t *testing.T) {
 	ev, _ := hookmap.ClaudeCode.Lookup("PreToolUse")
 	zero := 0
 	out := func(s string) Result { return Result{ExitCode: &zero, Stdout: []byte(s)} }
 	v := Decode(&hookmap.ClaudeCode, &ev, out(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer","permissionDecisionReason":"later"}}`))
-	if v.Outcome != dsh.HookOutcomeHalt || !v.RuleHalt || v.Reason != "later" {
+	if v.Outcome != dsh.HookOutcomeHalt || !v.HaltBefore || v.Reason != "later" {
 		t.Errorf("defer: %+v", v)
 	}
 	m := MergeVerdicts(&ev, []Verdict{v})
-	if !m.RuleHalt {
-		t.Errorf("merged defer lost RuleHalt: %+v", m)
+	if !m.HaltBefore {
+		t.Errorf("merged defer lost HaltBefore: %+v", m)
 	}
 	v = Decode(&hookmap.ClaudeCode, &ev, out(`{"continue":false,"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"defer"}}`))
-	if v.Outcome != dsh.HookOutcomeHalt || v.RuleHalt {
+	if v.Outcome != dsh.HookOutcomeHalt || v.HaltBefore {
 		t.Errorf("continue:false: %+v", v)
+	}
+	// continue:false with a deny, or with exit 2, halts before the call (measured in
+	// Claude Code 2.1.328: differential cases pre/deny-continue-false and
+	// pre/exit2-continue-false).
+	v = Decode(&hookmap.ClaudeCode, &ev, out(`{"continue":false,"stopReason":"s","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`))
+	if v.Outcome != dsh.HookOutcomeHalt || !v.HaltBefore || v.Reason != "s" {
+		t.Errorf("deny and continue:false: %+v", v)
+	}
+	two := 2
+	v = Decode(&hookmap.ClaudeCode, &ev, Result{ExitCode: &two, Stdout: []byte(`{"continue":false,"stopReason":"s"}`), Stderr: []byte("no")})
+	if v.Outcome != dsh.HookOutcomeHalt || !v.HaltBefore || v.Reason != "s" {
+		t.Errorf("exit 2 and continue:false: %+v", v)
 	}
 }
 

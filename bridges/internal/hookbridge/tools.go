@@ -67,7 +67,7 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 	}
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeHalt:
-		if b.d.Render.PreHaltRunsTool && !rep.Merged.RuleHalt && !ex.Token.IsZero() {
+		if b.d.Render.PreHaltRunsTool && !rep.Merged.HaltBefore && !ex.Token.IsZero() {
 			// The engine lets the call run and ends the turn after it (postTool halts);
 			// a halt of a rule (a deferred call) ends the turn before it.
 			b.calls.update(ex.Token, func(c *call) { c.halt, c.halts = rep.Merged.Reason, true })
