@@ -590,7 +590,8 @@ func reminder(s string) string { return "<system-reminder>\n" + s + "\n</system-
 // renderContexts writes contexts as the real engine does: per run, plain stdout as
 // "<label> hook success: <text>" (label: the event, ":<source>" for SessionStart and
 // ":<tool>" for tool events) and additionalContext as "<event> hook additional
-// context: <text>" (":<tool>" for tool events), each in a system reminder.
+// context: <text>" (":<tool>" for tool events), each in a system reminder; a handler
+// type's PlainAnswer replaces the plain text.
 func renderContexts(event, subject string, rep *hookproto.Report) []string {
 	tool := event == evPreToolUse || event == evPostToolUse || event == evPostToolUseFailure
 	var out []string
@@ -606,6 +607,9 @@ func renderContexts(event, subject string, rep *hookproto.Report) []string {
 				label += ":" + subject
 			}
 			if plain {
+				if pa := hookmap.ClaudeCode.Handlers[h.Handler.Type()].PlainAnswer; pa != "" {
+					c = strings.ReplaceAll(pa, "{hook}", label) // (an mcp_tool's answer)
+				}
 				out = append(out, reminder(label+" hook success: "+c))
 			} else {
 				out = append(out, reminder(label+" hook additional context: "+c))

@@ -112,3 +112,19 @@ func TestEffortField(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPPlainAnswer: an mcp_tool hook's plain answer at UserPromptSubmit reads as
+// "UserPromptSubmit completed", as Claude Code 2.1.328 shows it (the table's
+// plainAnswer); a command's plain stdout is its text.
+func TestMCPPlainAnswer(t *testing.T) {
+	run := func(h hookproto.Handler) hookproto.HookRun {
+		return hookproto.HookRun{Handler: h, Result: hookproto.Result{Stdout: []byte("mcp words")},
+			Verdict: hookproto.Verdict{Contexts: []string{"mcp words"}}}
+	}
+	rep := &hookproto.Report{Hooks: []hookproto.HookRun{run(hookproto.Handler{MCP: &hookproto.MCPToolHandler{Server: "s", Tool: "t"}}), run(hookproto.Handler{Command: "echo"})}}
+	got := renderContexts(evUserPromptSubmit, "", rep)
+	want := []string{reminder("UserPromptSubmit hook success: UserPromptSubmit completed"), reminder("UserPromptSubmit hook success: mcp words")}
+	if !slices.Equal(got, want) {
+		t.Errorf("renderContexts = %q, want %q", got, want)
+	}
+}

@@ -353,7 +353,7 @@ func dedupeKey(h Handler) string {
 	}
 	if h.MCP != nil {
 		in, _ := json.Marshal(h.MCP.Input)
-		return fmt.Sprintf("mcp_tool %q %q %s %v", h.MCP.Server, h.MCP.Tool, in, h.MCP.FailBlocks)
+		return fmt.Sprintf("mcp_tool %q %q %s %q", h.MCP.Server, h.MCP.Tool, in, h.Options.OnFailure)
 	}
 	if h.Prompt != nil {
 		return fmt.Sprintf("prompt %q %q", h.Prompt.Prompt, h.Prompt.Model)

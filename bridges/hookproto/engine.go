@@ -602,7 +602,7 @@ func (e *Engine) command(h Handler, f Fire) Command {
 	case h.HTTP != nil:
 		c.HTTP = e.httpRequest(h)
 	case h.MCP != nil:
-		c.Invoke, c.FailBlocks = e.mcpCall(h.MCP, f.Stdin), h.MCP.FailBlocks
+		c.Invoke = e.mcpCall(h.MCP, f.Stdin)
 	case h.Prompt != nil:
 		c.Invoke = e.promptCall(h.Prompt, f.Stdin)
 	}

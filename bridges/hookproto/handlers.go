@@ -74,9 +74,6 @@ type MCPToolHandler struct {
 	Input map[string]any
 	// Placeholders is how they read the hook's input: "text" or "typed" (the table's).
 	Placeholders string
-	// FailBlocks says the handler set onFailure "block": a call that fails blocks where
-	// exit 2 would.
-	FailBlocks bool
 }
 
 // PromptHandler is a prompt handler's request (Handler.Prompt).
@@ -120,7 +117,9 @@ func (l *loader) mcpToolHandler(h *Handler, obj map[string]json.RawMessage) bool
 	if raw := obj["onFailure"]; ht.OnFailure && kindOf(raw) != "null" {
 		var v string
 		_ = json.Unmarshal(raw, &v)
-		m.FailBlocks = v != "continue" // as the engine: any other value reads as "block"
+		if v != "continue" { // as the engine: any other value reads as "block"
+			h.Options.OnFailure = "block"
+		}
 	}
 	h.MCP, h.Command = m, m.Server+"/"+m.Tool
 	return true
@@ -362,4 +361,18 @@ func cut(s string, n int) string {
 		return c + "…"
 	}
 	return s
+}
+
+// Type is h's handler type as a hooks file names it: "command", "http", "mcp_tool" or
+// "prompt" (the key of its row in the table's Handlers, where it has one).
+func (h Handler) Type() string {
+	switch {
+	case h.HTTP != nil:
+		return "http"
+	case h.MCP != nil:
+		return MCPToolHandlerType
+	case h.Prompt != nil:
+		return PromptHandlerType
+	}
+	return "command"
 }

@@ -134,9 +134,15 @@ func TestMCPToolHook(t *testing.T) {
 			}
 		})
 	}
-	// No MCP client at all: the server is not connected.
-	if rep := fire(t, ClaudeCode, hook("hk", `,"onFailure":"block"`), nil, nil); rep.Merged.Outcome != dsh.HookOutcomeDeny || !strings.Contains(rep.Merged.Reason, "not connected") {
-		t.Errorf("no client: got %s %q", rep.Merged.Outcome, rep.Merged.Reason)
+	// No MCP client at all: the server is not connected, in the engine's words (measured
+	// in Claude Code 2.1.328, case handler/mcp-not-mounted-block).
+	want := "failed; " + hookmap.ClaudeCode.Handlers[MCPToolHandlerType].OnFailureBecause + "\nMCP server 'hk' not connected"
+	if rep := fire(t, ClaudeCode, hook("hk", `,"onFailure":"block"`), nil, nil); rep.Merged.Outcome != dsh.HookOutcomeDeny || rep.Merged.Reason != want {
+		t.Errorf("no client: got %s %q, want deny %q", rep.Merged.Outcome, rep.Merged.Reason, want)
+	}
+	// A timeout says so, without output.
+	if rep := fire(t, ClaudeCode, hook("hk", `,"timeout":1,"onFailure":"block"`), &fakeMCP{hang: true}, nil); !strings.HasPrefix(rep.Merged.Reason, "timed out; blocking because") {
+		t.Errorf("hang: got %q", rep.Merged.Reason)
 	}
 }
 

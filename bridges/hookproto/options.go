@@ -127,6 +127,19 @@ func (e *Engine) home() string {
 	return h
 }
 
+// failureOutput is what a failed run of h said, as the engine quotes it after an
+// onFailure block: a process's stderr; an in-process handler's error (for an mcp_tool
+// whose server is not mounted, the engine's "MCP server 'NAME' not connected").
+func failureOutput(h Handler, res Result) string {
+	switch {
+	case len(res.Stderr) > 0 || res.Err == nil:
+		return string(res.Stderr)
+	case h.MCP != nil && errors.Is(res.Err, ErrMCPUnavailable):
+		return fmt.Sprintf("MCP server '%s' not connected", h.MCP.Server)
+	}
+	return res.Err.Error()
+}
+
 // afterRun applies h's options to the verdict of its run: an asyncRewake hook counts
 // only on exit 2; with onFailure "block", a failure gets the event's exit-2 outcome, its
 // reason saying so (Bridge.OnFailure), where the option is not ignored.
@@ -151,10 +164,14 @@ func (e *Engine) afterRun(ev *hookmap.Event, h Handler, res Result, v Verdict) V
 	default:
 		return v
 	}
-	reason := of.Failed + "; " + of.Because
+	because := of.Because
+	if ht, ok := e.Table.Handlers[h.Type()]; ok && ht.OnFailureBecause != "" {
+		because = ht.OnFailureBecause
+	}
+	reason := of.Failed + "; " + because
 	if res.TimedOut {
-		reason = of.TimedOut + "; " + of.Because
-	} else if s := strings.TrimSpace(string(res.Stderr)); s != "" {
+		reason = of.TimedOut + "; " + because
+	} else if s := strings.TrimSpace(failureOutput(h, res)); s != "" {
 		reason += "\n" + s
 	}
 	two := 2

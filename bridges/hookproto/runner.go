@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -67,13 +66,9 @@ type Command struct {
 	// Command, Args, Dir, Sandbox, the environments and the graces are not used).
 	HTTP *HTTPRequest
 	// Invoke, when set, makes the run an in-process handler's call (an mcp_tool or prompt
-	// hook): its answer is the stdout of an exit 0, its error the run's Err (exit 2 with
-	// the error as stderr when FailBlocks is set), and no process starts.
+	// hook): its answer is the stdout of an exit 0, its error the run's Err, and no
+	// process starts.
 	Invoke func(ctx context.Context) ([]byte, error)
-	// FailBlocks makes a failed Invoke (an error, a timeout) exit 2 with the failure as
-	// stderr, so that it blocks where exit 2 would (an mcp_tool handler's onFailure
-	// "block").
-	FailBlocks bool
 }
 
 // Result is how a run ended. ExitCode is set only when the process exited on its own;
@@ -287,16 +282,8 @@ func runInvoke(ctx context.Context, c Command) (res Result) {
 		return res
 	case rctx.Err() != nil:
 		res.TimedOut = true
-		if c.FailBlocks {
-			res.TimedOut = false
-			res.ExitCode, res.Stderr = intPtr(2), []byte(fmt.Sprintf("timed out after %v; blocking because onFailure is \"block\"", c.Timeout))
-		}
 		return res
 	case err != nil:
-		if c.FailBlocks {
-			res.ExitCode, res.Stderr = intPtr(2), []byte(err.Error()+"; blocking because onFailure is \"block\"")
-			return res
-		}
 		res.Err = err
 		return res
 	}

@@ -182,6 +182,10 @@ type HandlerType struct {
 	Placeholders string `json:"placeholders"`
 	// OnFailure says a handler may set "onFailure": "block".
 	OnFailure bool `json:"onFailure"`
+	// OnFailureBecause replaces the table's OnFailure.Because for a handler of the type.
+	OnFailureBecause string `json:"onFailureBecause"`
+	// PlainAnswer replaces a plain answer's text as a context ("{hook}": the hook's name).
+	PlainAnswer string `json:"plainAnswer"`
 	// SystemPrompt is a prompt handler's system prompt.
 	SystemPrompt string `json:"systemPrompt"`
 	// AnswerSchema is the JSON Schema of a prompt handler's answer.

@@ -84,8 +84,10 @@ var ClaudeCode = Bridge{
 			EventTimeoutSec: map[string]int{
 				"UserPromptSubmit": 30,
 			},
-			Placeholders: "text",
-			OnFailure:    true,
+			Placeholders:     "text",
+			OnFailure:        true,
+			PlainAnswer:      "{hook} completed",
+			OnFailureBecause: "blocking because onFailure is \"block\" and the hook got no usable answer from its MCP server. The user needs to fix the cause (in a session, /mcp shows the server's state) or ask whoever manages the hook; Claude should not change the hook or work around it.",
 		},
 		"prompt": {
 			DefaultTimeoutSec: 30,

@@ -205,6 +205,12 @@ type HandlerType struct {
 	// OnFailure says a handler of the type may set "onFailure": "block", which makes a
 	// call that fails block where exit 2 would.
 	OnFailure bool
+	// OnFailureBecause replaces the table's OnFailure.Because for a handler of the type
+	// ("" keeps it).
+	OnFailureBecause string
+	// PlainAnswer replaces the text of an answer that is not JSON where the event takes
+	// plain output as a context, "{hook}" standing for the hook's name; "" keeps the text.
+	PlainAnswer string
 	// SystemPrompt is a prompt handler's system prompt.
 	SystemPrompt string
 	// AnswerSchema is the JSON Schema of a prompt handler's answer, sent as the request's

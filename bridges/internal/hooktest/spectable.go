@@ -123,7 +123,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 			out.Handlers = map[string]hookmap.HandlerType{}
 		}
 		ht := hookmap.HandlerType{DefaultTimeoutSec: h.DefaultTimeoutSec, EventTimeoutSec: h.EventTimeoutSec, Refused: h.Refused,
-			Placeholders: h.Placeholders, OnFailure: h.OnFailure, SystemPrompt: h.SystemPrompt, AnswerSchema: h.AnswerSchema}
+			Placeholders: h.Placeholders, OnFailure: h.OnFailure, OnFailureBecause: h.OnFailureBecause, PlainAnswer: h.PlainAnswer, SystemPrompt: h.SystemPrompt, AnswerSchema: h.AnswerSchema}
 		if len(h.RefusedAt) > 0 {
 			ht.RefusedAt = h.RefusedAt
 		}

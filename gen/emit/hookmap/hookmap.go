@@ -200,6 +200,10 @@ with why.`).Id("RefusedAt").Map(jen.String()).String(),
 that is one placeholder is the value itself; a missing path fails the hook).`).Id("Placeholders").String(),
 		gofile.Comment(`OnFailure says a handler of the type may set "onFailure": "block", which makes a
 call that fails block where exit 2 would.`).Id("OnFailure").Bool(),
+		gofile.Comment(`OnFailureBecause replaces the table's OnFailure.Because for a handler of the type
+("" keeps it).`).Id("OnFailureBecause").String(),
+		gofile.Comment(`PlainAnswer replaces the text of an answer that is not JSON where the event takes
+plain output as a context, "{hook}" standing for the hook's name; "" keeps the text.`).Id("PlainAnswer").String(),
 		gofile.Comment(`SystemPrompt is a prompt handler's system prompt.`).Id("SystemPrompt").String(),
 		gofile.Comment(`AnswerSchema is the JSON Schema of a prompt handler's answer, sent as the request's
 structured output format where the provider has one.`).Id("AnswerSchema").String(),
@@ -500,6 +504,12 @@ func handlerTypes(m map[string]*ir.HandlerType) *jen.Statement {
 		}
 		if h.OnFailure {
 			fields = append(fields, kv("OnFailure", jen.True()))
+		}
+		if h.PlainAnswer != "" {
+			fields = append(fields, kv("PlainAnswer", jen.Lit(h.PlainAnswer)))
+		}
+		if h.OnFailureBecause != "" {
+			fields = append(fields, kv("OnFailureBecause", jen.Lit(h.OnFailureBecause)))
 		}
 		if h.SystemPrompt != "" {
 			fields = append(fields, kv("SystemPrompt", jen.Lit(h.SystemPrompt)))
