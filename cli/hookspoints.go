@@ -15,23 +15,24 @@ import (
 // generic path of its domain with the point's payload builder and decision describer.
 // Adding a point that an event of a dialect's table fires at is adding its row.
 var points = map[string]pointRow{
-	dsh.SessionStartEventName:    notification(sessionStartPayload, (*dsh.Registry).NotifySessionStart, nil),
-	dsh.ApprovalPromptEventName:  notification(approvalPromptPayload, (*dsh.Registry).EmitApprovalPrompt, nil),
-	dsh.StatusEventName:          notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
-	dsh.SessionEndEventName:      notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
-	dsh.AgentErrorEventName:      notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
-	dsh.SetupEventName:           notification(setupPayload, (*dsh.Registry).NotifySetup, nil),
-	dsh.PostBatchEventName:       notification(postBatchPayload, (*dsh.Registry).NotifyPostBatch, describePostBatch),
-	dsh.TurnInterruptedEventName: notification(turnInterruptedPayload, (*dsh.Registry).NotifyTurnInterrupted, nil),
-	dsh.TurnStoppingEventName:    notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
-	dsh.PreStepEventName:         waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
-	dsh.ApprovalAnswerEventName:  waterfall(approvalAnswerPayload, (*dsh.Registry).RunApprovalAnswer, nil, describeApprovalAnswer),
-	dsh.PreToolEventName:         waterfall(preToolPayload, (*dsh.Registry).RunPreTool, nil, describePreTool),
-	dsh.PostToolEventName:        waterfall(postToolPayload, (*dsh.Registry).RunPostTool, nil, describePostTool),
-	dsh.RequestEventName:         fold(requestPayload, (*dsh.Registry).RunRequest, decisionJSON{Kind: "pass"}, applyRequest, sentRequest),
-	dsh.ResponseEventName:        fold(responsePayload, (*dsh.Registry).RunResponse, decisionJSON{Kind: "accept"}, applyResponse, nil),
-	dsh.PreCompactEventName:      vote(preCompactPayload, (*dsh.Registry).RunPreCompact, decisionJSON{Kind: "proceed"}, tallyPreCompact),
-	dsh.PostCompactEventName:     vote(postCompactPayload, (*dsh.Registry).RunPostCompact, decisionJSON{Kind: "accept"}, tallyPostCompact),
+	dsh.SessionStartEventName:       notification(sessionStartPayload, (*dsh.Registry).NotifySessionStart, nil),
+	dsh.ApprovalPromptEventName:     notification(approvalPromptPayload, (*dsh.Registry).EmitApprovalPrompt, nil),
+	dsh.StatusEventName:             notification(statusPayload, (*dsh.Registry).EmitStatus, nil),
+	dsh.SessionEndEventName:         notification(sessionEndPayload, (*dsh.Registry).NotifySessionEnd, nil),
+	dsh.AgentErrorEventName:         notification(agentErrorPayload, (*dsh.Registry).EmitAgentError, nil),
+	dsh.SetupEventName:              notification(setupPayload, (*dsh.Registry).NotifySetup, nil),
+	dsh.InstructionsLoadedEventName: notification(instructionsLoadedPayload, (*dsh.Registry).NotifyInstructionsLoaded, nil),
+	dsh.PostBatchEventName:          notification(postBatchPayload, (*dsh.Registry).NotifyPostBatch, describePostBatch),
+	dsh.TurnInterruptedEventName:    notification(turnInterruptedPayload, (*dsh.Registry).NotifyTurnInterrupted, nil),
+	dsh.TurnStoppingEventName:       notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
+	dsh.PreStepEventName:            waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
+	dsh.ApprovalAnswerEventName:     waterfall(approvalAnswerPayload, (*dsh.Registry).RunApprovalAnswer, nil, describeApprovalAnswer),
+	dsh.PreToolEventName:            waterfall(preToolPayload, (*dsh.Registry).RunPreTool, nil, describePreTool),
+	dsh.PostToolEventName:           waterfall(postToolPayload, (*dsh.Registry).RunPostTool, nil, describePostTool),
+	dsh.RequestEventName:            fold(requestPayload, (*dsh.Registry).RunRequest, decisionJSON{Kind: "pass"}, applyRequest, sentRequest),
+	dsh.ResponseEventName:           fold(responsePayload, (*dsh.Registry).RunResponse, decisionJSON{Kind: "accept"}, applyResponse, nil),
+	dsh.PreCompactEventName:         vote(preCompactPayload, (*dsh.Registry).RunPreCompact, decisionJSON{Kind: "proceed"}, tallyPreCompact),
+	dsh.PostCompactEventName:        vote(postCompactPayload, (*dsh.Registry).RunPostCompact, decisionJSON{Kind: "accept"}, tallyPostCompact),
 }
 
 // session/start
@@ -85,6 +86,27 @@ func setupPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.SetupPayl
 		trigger = dsh.SetupTriggerMaintenance
 	}
 	return &dsh.SetupPayload{Agent: f.agent, AgentID: hooksAgentID, Trigger: trigger}, nil
+}
+
+// agent/instructions-loaded: the input's file (a project file read at session start when
+// it names no scope or reason).
+
+func instructionsLoadedPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.InstructionsLoadedPayload, error) {
+	if f.in.FilePath == "" {
+		return nil, fmt.Errorf("%s input needs a file_path", f.ev.Name)
+	}
+	file := dsh.InstructionFile{Path: f.in.FilePath, Scope: dsh.InstructionScope(strings.ToLower(f.in.MemoryType)),
+		Reason: dsh.InstructionReason(f.in.LoadReason), Parent: f.in.ParentFilePath}
+	if file.Scope == "" {
+		file.Scope = dsh.InstructionScopeProject
+	}
+	if file.Reason == "" {
+		file.Reason = dsh.InstructionReasonSessionStart
+	}
+	if !slices.Contains(dsh.InstructionScopeValues, file.Scope) || !slices.Contains(dsh.InstructionReasonValues, file.Reason) {
+		return nil, fmt.Errorf("%s input: memory_type %q or load_reason %q is not one dsh fires", f.ev.Name, f.in.MemoryType, f.in.LoadReason)
+	}
+	return &dsh.InstructionsLoadedPayload{Agent: f.agent, AgentID: hooksAgentID, File: file}, nil
 }
 
 // agent/post-batch: the input's settled calls; the listeners halt the turn before the

@@ -123,6 +123,11 @@ var points = map[string]pointRow{
 			return scope{agentID: p.AgentID, handle: p.Agent}.with("trigger", string(p.Trigger))
 		}))
 	},
+	dsh.InstructionsLoadedEventName: func(reg *dsh.Registrar, l *listener) {
+		reg.OnInstructionsLoaded(onNotify(l, func(p *dsh.InstructionsLoadedPayload) scope {
+			return scope{agentID: p.AgentID, handle: p.Agent}.with("path", p.File.Path).with("reason", string(p.File.Reason))
+		}))
+	},
 	dsh.PostBatchEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnPostBatch(onNotify(l, func(p *dsh.PostBatchPayload) scope {
 			ids := make([]string, len(p.Calls))

@@ -93,6 +93,8 @@ type Options struct {
 	SessionStartTimeout time.Duration
 	// Setup is the setup trigger the agent is created with ("": none).
 	Setup dsh.SetupTrigger
+	// Instructions are the instruction files the host loaded for the new agent.
+	Instructions []dsh.InstructionFile
 	// Audit logs every decision a listener resolves at a policy point of an agent as
 	// decision/recorded (SEMANTICS A12).
 	Audit bool

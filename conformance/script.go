@@ -33,7 +33,7 @@ func (s scope) label(l string) string {
 	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
 	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error",
 		"trigger", "origin", "instructions", "outcome", "summary", "args", "modelArgs", "tools", "system", "attempt",
-		"response", "calls"} {
+		"response", "calls", "path", "reason"} {
 		pairs = append(pairs, "{"+k+"}", s.vars[k])
 	}
 	return strings.NewReplacer(pairs...).Replace(l)
@@ -533,6 +533,10 @@ func (r *run) setup(s sc.Setup) error {
 		}
 	}
 	opts.Setup = dsh.SetupTrigger(s.Setup)
+	for _, f := range s.Instructions {
+		opts.Instructions = append(opts.Instructions, dsh.InstructionFile{Path: f.Path, Scope: dsh.InstructionScope(f.Scope),
+			Reason: dsh.InstructionReason(f.Reason), Parent: f.Parent})
+	}
 	if s.SessionStartTimeoutMS != nil {
 		opts.SessionStartTimeout = time.Duration(*s.SessionStartTimeoutMS) * time.Millisecond
 	}

@@ -115,6 +115,9 @@ type Case struct {
 	// DshArgs are further arguments of dsh run's first run only (--trust, for the
 	// project's slash commands, which the engine reads headless without asking).
 	DshArgs []string
+	// Concurrent names hooks ("Event-N") whose runs the engine starts concurrently: their
+	// runs are compared in the order of their stdin, after every other run (Unordered).
+	Concurrent []string
 	// Probes are words the case's files or arguments put in the model's input; the
 	// comparison says where each is in the first request (Observation.Placed).
 	Probes []string

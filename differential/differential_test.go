@@ -464,6 +464,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		if err != nil {
 			res.Err += err.Error()
 		}
+		runs = Unordered(runs, c.Concurrent)
 		calls := 0
 		for _, r := range reqs {
 			if r.Main {

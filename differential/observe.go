@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,25 @@ func ReadHookRuns(dir string) ([]HookRun, error) {
 		return runs[i].Name < runs[j].Name
 	})
 	return runs, nil
+}
+
+// Unordered moves the runs of the hooks named in names (hooks an engine starts
+// concurrently, so that their start order says nothing) after every other run, sorted by
+// their stdin, so that both sides compare them in the same order.
+func Unordered(runs []HookRun, names []string) []HookRun {
+	if len(names) == 0 {
+		return runs
+	}
+	var kept, moved []HookRun
+	for _, r := range runs {
+		if slices.Contains(names, r.Name) {
+			moved = append(moved, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	sort.SliceStable(moved, func(i, j int) bool { return moved[i].Raw < moved[j].Raw })
+	return append(kept, moved...)
 }
 
 // Item is one thing the model was sent after its previous response.

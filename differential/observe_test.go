@@ -71,3 +71,16 @@ func TestSentDropsDateChange(t *testing.T) {
 		}
 	}
 }
+
+// TestUnordered: the runs of a concurrent hook move after the others, sorted by stdin;
+// the others keep their order.
+func TestUnordered(t *testing.T) {
+	runs := []HookRun{{Name: "I-1", Raw: "b"}, {Name: "S-1", Raw: "s"}, {Name: "I-1", Raw: "a"}, {Name: "U-1", Raw: "u"}}
+	var got []string
+	for _, r := range Unordered(runs, []string{"I-1"}) {
+		got = append(got, r.Name+":"+r.Raw)
+	}
+	if want := []string{"S-1:s", "U-1:u", "I-1:a", "I-1:b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Unordered = %v, want %v", got, want)
+	}
+}

@@ -45,6 +45,12 @@ func promptCases() []Case {
 			Files: map[string]string{"CLAUDE.md": "Rule ONE.\n@sub/two.md\n", "sub/two.md": "Rule TWO.\n@../CLAUDE.md\n@../../outside.md\n",
 				"CLAUDE.local.md": "Rule LOCAL.\n", ".claude/CLAUDE.md": "Rule DOTCLAUDE.\n", "../CLAUDE.md": "Rule PARENT.\n", "../outside.md": "Rule OUTSIDE.\n"},
 			HomeFiles: map[string]string{".claude/CLAUDE.md": "Rule USER.\n"}},
+		// InstructionsLoaded: one run per file the engine loads, in its order, with why.
+		{Name: "instructions/loaded", Engines: claude, Turns: textOnly, Concurrent: []string{"InstructionsLoaded-1"}, Probes: []string{"ONE", "TWO", "LOCAL", "DOTCLAUDE", "PARENT", "USER", "THREE"},
+			Files: map[string]string{"CLAUDE.md": "Rule ONE.\n@sub/two.md\n", "sub/two.md": "Rule TWO.\n@three.md\n", "sub/three.md": "Rule THREE.\n",
+				"CLAUDE.local.md": "Rule LOCAL.\n", ".claude/CLAUDE.md": "Rule DOTCLAUDE.\n", "../CLAUDE.md": "Rule PARENT.\n"},
+			HomeFiles: map[string]string{".claude/CLAUDE.md": "Rule USER.\n"},
+			Hooks:     []Hook{h("InstructionsLoaded", "exit 0"), h("SessionStart", "exit 0"), h(U, "exit 0")}},
 		{Name: "instructions/agents-md", Engines: codex, Turns: textOnly, Probes: []string{"ALPHA"},
 			Files: map[string]string{"AGENTS.md": "Project rule ALPHA.\n"}},
 		{Name: "instructions/gemini-md", Engines: gemini, Turns: textOnly, Probes: []string{"ALPHA"},

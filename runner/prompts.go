@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/prompts"
@@ -46,6 +47,21 @@ func (p Prompts) system(workspace string) string {
 		s += "\n\n" + p.AppendSystemPrompt
 	}
 	return s
+}
+
+// instructionFiles are the files read as agent/instructions-loaded announces them: the
+// scope is the table's kind in lower case (User → user).
+func instructionFiles(fs []prompts.File) []dsh.InstructionFile {
+	out := make([]dsh.InstructionFile, len(fs))
+	for i, f := range fs {
+		out[i] = dsh.InstructionFile{Path: f.Path, Scope: dsh.InstructionScope(strings.ToLower(f.Kind)),
+			Reason: dsh.InstructionReason(f.LoadReason())}
+		if f.Parent != "" {
+			p := f.Parent
+			out[i].Parent = &p
+		}
+	}
+	return out
 }
 
 // attachPrompts registers what reads the dialect's instruction files (injected when a

@@ -273,7 +273,7 @@ func (s *Session) Runtime() *tools.Runtime {
 func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop.Agent, error) {
 	cfg := loop.Config{ID: agentID, SessionID: s.cfg.SessionID, Registry: s.Hooks, Tools: s.Runtime(), Model: s.Model,
 		Log: s.cfg.Log, LLM: s.LLM, Logger: s.logger, System: s.System, ContinuationCap: s.ContinuationCap,
-		Compaction: s.Compaction, Setup: s.cfg.Setup}
+		Compaction: s.Compaction, Setup: s.cfg.Setup, Instructions: instructionFiles(s.Instructions)}
 	start := loop.New
 	if resume {
 		start = loop.Resume

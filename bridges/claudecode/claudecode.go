@@ -48,6 +48,7 @@ import (
 // The events of the claude-code table (spec/bridges) that the encoder builds an input for.
 const (
 	evSessionStart       = "SessionStart"
+	evInstructionsLoaded = "InstructionsLoaded"
 	evUserPromptSubmit   = "UserPromptSubmit"
 	evPromptExpansion    = "UserPromptExpansion"
 	evPreToolUse         = "PreToolUse"
@@ -344,6 +345,21 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		v = claudecode.SetupInput{
 			HookEventName: claudecode.SetupInputHookEventNameSetup, SessionID: s.SessionID, Effort: eff,
 			Trigger: claudecode.SetupInputTrigger(in.Trigger), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
+		}
+	case evInstructionsLoaded:
+		f := in.Instruction
+		if f == nil {
+			return nil, fmt.Errorf("claude-code: %s without its file", in.Event)
+		}
+		scope := string(f.Scope)
+		if scope != "" {
+			scope = strings.ToUpper(scope[:1]) + scope[1:] // user → User, as memory_type
+		}
+		v = claudecode.InstructionsLoadedInput{
+			HookEventName: claudecode.InstructionsLoadedInputHookEventNameInstructionsLoaded, SessionID: s.SessionID, Effort: eff,
+			FilePath: f.Path, MemoryType: claudecode.InstructionsLoadedInputMemoryType(scope),
+			LoadReason: claudecode.InstructionsLoadedInputLoadReason(f.Reason), ParentFilePath: f.Parent,
+			TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 		}
 	case evPostToolBatch:
 		calls := make([]claudecode.BatchToolCall, len(in.Batch))

@@ -80,10 +80,11 @@ func TestSDKTypes(t *testing.T) {
 		"Stop":             {claudecode.StopInput{}, claudecode.StopOutput{}, claudecode.StopSpecific{}},
 		// The SDK declares no hookSpecificOutput for these (dsh's PostCompactSpecific, with
 		// additionalContext, is a superset the real engine rejects).
-		"PreCompact":  {claudecode.PreCompactInput{}, claudecode.PreCompactOutput{}, nil},
-		"PostCompact": {claudecode.PostCompactInput{}, claudecode.PostCompactOutput{}, nil},
-		"SessionEnd":  {claudecode.SessionEndInput{}, claudecode.SessionEndOutput{}, nil},
-		"StopFailure": {claudecode.StopFailureInput{}, claudecode.StopFailureOutput{}, nil},
+		"PreCompact":         {claudecode.PreCompactInput{}, claudecode.PreCompactOutput{}, nil},
+		"PostCompact":        {claudecode.PostCompactInput{}, claudecode.PostCompactOutput{}, nil},
+		"SessionEnd":         {claudecode.SessionEndInput{}, claudecode.SessionEndOutput{}, nil},
+		"StopFailure":        {claudecode.StopFailureInput{}, claudecode.StopFailureOutput{}, nil},
+		"InstructionsLoaded": {claudecode.InstructionsLoadedInput{}, claudecode.InstructionsLoadedOutput{}, nil},
 		"PermissionRequest": {claudecode.PermissionRequestInput{}, claudecode.PermissionRequestOutput{},
 			claudecode.PermissionRequestSpecific{}},
 		"PostToolUseFailure": {claudecode.PostToolUseFailureInput{}, claudecode.PostToolUseFailureOutput{},

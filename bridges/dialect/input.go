@@ -53,6 +53,12 @@ type Input struct {
 	CompactSummary string `json:"compact_summary"`
 	// ToolCalls are the settled calls of a step's tool batch (agent/post-batch).
 	ToolCalls []BatchCall `json:"tool_calls"`
+	// FilePath, MemoryType, LoadReason and ParentFilePath describe a loaded instruction
+	// file (Claude Code's InstructionsLoaded).
+	FilePath       string  `json:"file_path"`
+	MemoryType     string  `json:"memory_type"`
+	LoadReason     string  `json:"load_reason"`
+	ParentFilePath *string `json:"parent_file_path"`
 	// Request is the model request of a model-call event (agent/request,
 	// agent/response); nil when the dialect's input carries none.
 	Request *dsh.ModelRequest `json:"-"`

@@ -221,3 +221,21 @@ func TestIfBeforeDedupe(t *testing.T) {
 		t.Errorf("the npm guard ran %q (%v), want once", data, err)
 	}
 }
+
+// A table's pending event (one dsh has the capability for but does not fire yet) fails a
+// file that names it, where an unfired one loads; no table of the spec has one now, so
+// the row is added to a copy.
+func TestPendingEventFailsClosed(t *testing.T) {
+	b := hookmap.ClaudeCode
+	b.Pending = map[string]string{"InstructionsLoaded": "when an MCP server asks"}
+	err := NotFired(&b, "InstructionsLoaded")
+	if !errors.Is(err, ErrUnsupportedEvent) || !strings.Contains(err.Error(), "does not fire yet (it would fire when an MCP server asks)") {
+		t.Errorf("pending: %v", err)
+	}
+	if err := NotFired(&b, "SubagentStop"); !errors.Is(err, ErrUnfiredEvent) {
+		t.Errorf("unfired: %v", err)
+	}
+	if err := NotFired(&b, "PreToolUse"); err != nil {
+		t.Errorf("fired: %v", err)
+	}
+}

@@ -247,7 +247,7 @@ func (r *Runtime) config(id string, rt *tools.Runtime, log *session.Log) loop.Co
 	return loop.Config{
 		ID: id, Registry: r.hooks, Tools: rt, Model: r.model, Log: log,
 		MaxParallelToolCalls: r.opts.MaxParallelToolCalls, ContinuationCap: r.opts.ContinuationCap,
-		SessionStartTimeout: r.opts.SessionStartTimeout, Audit: r.opts.Audit, Setup: r.opts.Setup,
+		SessionStartTimeout: r.opts.SessionStartTimeout, Audit: r.opts.Audit, Setup: r.opts.Setup, Instructions: r.opts.Instructions,
 		ModelListenerTimeout: r.opts.ModelListenerTimeout,
 		LLM:                  dsh.LLMCallConfig{Provider: "scripted", Model: "scripted"},
 		Compaction: loop.CompactionConfig{ContextWindow: r.opts.Compaction.ContextWindow,

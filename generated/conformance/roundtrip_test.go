@@ -394,6 +394,14 @@ func TestRoundTrip(t *testing.T) {
 			RevalidateAfterRewrite: ptr(true),
 		})
 	})
+	t.Run("InstructionFile", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "InstructionFile", closed, conformance.InstructionFile{
+			Path:   "text-path",
+			Scope:  conformance.InstructionFileScopeUser,
+			Reason: conformance.InstructionFileReasonSessionStart,
+			Parent: ptr("text-parent"),
+		})
+	})
 	t.Run("Listener", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Listener", closed, conformance.Listener{
 			Point: "text-point",
@@ -494,10 +502,18 @@ func TestRoundTrip(t *testing.T) {
 						},
 					},
 				},
-				MaxParallelToolCalls:   ptr(1),
-				ContinuationCap:        ptr(1),
-				SessionStartTimeoutMS:  ptr(1),
-				Setup:                  conformance.SetupSetupInit,
+				MaxParallelToolCalls:  ptr(1),
+				ContinuationCap:       ptr(1),
+				SessionStartTimeoutMS: ptr(1),
+				Setup:                 conformance.SetupSetupInit,
+				Instructions: []conformance.InstructionFile{
+					conformance.InstructionFile{
+						Path:   "text-path",
+						Scope:  conformance.InstructionFileScopeUser,
+						Reason: conformance.InstructionFileReasonSessionStart,
+						Parent: ptr("text-parent"),
+					},
+				},
 				RewriteConflict:        conformance.SetupRewriteConflictOrdered,
 				RewriteDeadlineMS:      ptr(1),
 				ModelListenerTimeoutMS: ptr(1),
@@ -671,10 +687,18 @@ func TestRoundTrip(t *testing.T) {
 					},
 				},
 			},
-			MaxParallelToolCalls:   ptr(1),
-			ContinuationCap:        ptr(1),
-			SessionStartTimeoutMS:  ptr(1),
-			Setup:                  conformance.SetupSetupInit,
+			MaxParallelToolCalls:  ptr(1),
+			ContinuationCap:       ptr(1),
+			SessionStartTimeoutMS: ptr(1),
+			Setup:                 conformance.SetupSetupInit,
+			Instructions: []conformance.InstructionFile{
+				conformance.InstructionFile{
+					Path:   "text-path",
+					Scope:  conformance.InstructionFileScopeUser,
+					Reason: conformance.InstructionFileReasonSessionStart,
+					Parent: ptr("text-parent"),
+				},
+			},
 			RewriteConflict:        conformance.SetupRewriteConflictOrdered,
 			RewriteDeadlineMS:      ptr(1),
 			ModelListenerTimeoutMS: ptr(1),

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 339 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 340 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -281,6 +281,7 @@ var scenarioTests = []struct {
 	{"hc11-compact-cc-postcompact-under-manual-compact", false},
 	{"hc13-compact-cc-precompact-matcher-manual", false},
 	{"hc14-compact-codex-precompact-continue-false-halts", false},
+	{"instructions-loaded-each-file", false},
 	{"interrupted-after-a-user-cancel", false},
 	{"interrupted-not-for-a-parent-cancel", false},
 	{"model-request-answer", false},

@@ -95,6 +95,9 @@ type Setup struct {
 	// Setup creates the agent with this setup trigger: agent/setup runs before
 	// agent/session-start (absent: no setup).
 	Setup SetupSetup `json:"setup,omitempty"`
+	// Instructions are the instruction files the host loaded for the new agent:
+	// agent/instructions-loaded runs for each, after agent/setup (absent: none).
+	Instructions []InstructionFile `json:"instructions,omitempty"`
 	// RewriteConflict is the conflict policy of the tools/rewrite-input fold (absent: the
 	// runtime's default, "ordered").
 	RewriteConflict SetupRewriteConflict `json:"rewriteConflict,omitempty"`
@@ -149,6 +152,11 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.Setup != "" {
 		enc.Key("setup").String(string(r.Setup))
 	}
+	if r.Instructions != nil {
+		codec.EncodeList(enc.Key("instructions"), r.Instructions, func(enc *codec.Encoder, v InstructionFile) {
+			v.encodeJSON(enc)
+		})
+	}
 	if r.RewriteConflict != "" {
 		enc.Key("rewriteConflict").String(string(r.RewriteConflict))
 	}
@@ -186,6 +194,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "continuationCap", &v.ContinuationCap, codec.Value[*int])
 	codec.Optional(dec, "sessionStartTimeoutMs", &v.SessionStartTimeoutMS, codec.Value[*int])
 	codec.Optional(dec, "setup", &v.Setup, codec.Value[SetupSetup])
+	codec.Optional(dec, "instructions", &v.Instructions, codec.ListOf(codec.Checked[InstructionFile]))
 	codec.Optional(dec, "rewriteConflict", &v.RewriteConflict, codec.Value[SetupRewriteConflict])
 	codec.Optional(dec, "rewriteDeadlineMs", &v.RewriteDeadlineMS, codec.Value[*int])
 	codec.Optional(dec, "modelListenerTimeoutMs", &v.ModelListenerTimeoutMS, codec.Value[*int])
@@ -220,6 +229,9 @@ func (r Setup) Validate() error {
 		if err := codec.CheckEnum(r.Setup); err != nil {
 			return codec.FieldError("Setup", "setup", err)
 		}
+	}
+	if err := codec.CheckList(r.Instructions, InstructionFile.Validate); err != nil {
+		return codec.FieldError("Setup", "instructions", err)
 	}
 	if r.RewriteConflict != "" {
 		if err := codec.CheckEnum(r.RewriteConflict); err != nil {
@@ -3423,4 +3435,127 @@ func (r *ResultMatch) UnmarshalJSON(data []byte) error {
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ResultMatch) Validate() error {
 	return nil
+}
+
+// InstructionFile is one instruction file a host loaded (agent/instructions-loaded).
+type InstructionFile struct {
+	// Path is the file's path.
+	Path string `json:"path"`
+	// Scope is where it comes from.
+	Scope InstructionFileScope `json:"scope"`
+	// Reason says why it was loaded.
+	Reason InstructionFileReason `json:"reason"`
+	// Parent is, for an import, the file that imported it.
+	Parent *string `json:"parent,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r InstructionFile) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InstructionFile.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InstructionFile) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("path").String(r.Path)
+	enc.Key("scope").String(string(r.Scope))
+	enc.Key("reason").String(string(r.Reason))
+	if r.Parent != nil {
+		enc.Key("parent").String(*r.Parent)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InstructionFile strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *InstructionFile) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InstructionFile", data)
+	if err != nil {
+		return err
+	}
+	var v InstructionFile
+	codec.Required(dec, "path", &v.Path, codec.Value[string])
+	codec.Required(dec, "scope", &v.Scope, codec.Value[InstructionFileScope])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[InstructionFileReason])
+	codec.Optional(dec, "parent", &v.Parent, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InstructionFile) Validate() error {
+	if err := codec.CheckEnum(r.Scope); err != nil {
+		return codec.FieldError("InstructionFile", "scope", err)
+	}
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("InstructionFile", "reason", err)
+	}
+	return nil
+}
+
+// InstructionFileScope is the set of values of InstructionFile.Scope: scope is where it
+// comes from.
+type InstructionFileScope string
+
+const (
+	// InstructionFileScopeUser is the InstructionFileScope value "user".
+	InstructionFileScopeUser InstructionFileScope = "user"
+	// InstructionFileScopeProject is the InstructionFileScope value "project".
+	InstructionFileScopeProject InstructionFileScope = "project"
+	// InstructionFileScopeLocal is the InstructionFileScope value "local".
+	InstructionFileScopeLocal InstructionFileScope = "local"
+	// InstructionFileScopeManaged is the InstructionFileScope value "managed".
+	InstructionFileScopeManaged InstructionFileScope = "managed"
+)
+
+// InstructionFileScopeValues lists every InstructionFileScope value, in spec order.
+var InstructionFileScopeValues = []InstructionFileScope{InstructionFileScopeUser, InstructionFileScopeProject, InstructionFileScopeLocal, InstructionFileScopeManaged}
+
+// Valid reports whether v is one of the InstructionFileScopeValues.
+func (v InstructionFileScope) Valid() bool {
+	switch v {
+	case InstructionFileScopeUser, InstructionFileScopeProject, InstructionFileScopeLocal, InstructionFileScopeManaged:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionFileScope, rejecting any value not in
+// InstructionFileScopeValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionFileScope) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionFileScope", data, v, InstructionFileScopeValues)
+}
+
+// InstructionFileReason is the set of values of InstructionFile.Reason: reason says why it
+// was loaded.
+type InstructionFileReason string
+
+const (
+	// InstructionFileReasonSessionStart is the InstructionFileReason value "session_start".
+	InstructionFileReasonSessionStart InstructionFileReason = "session_start"
+	// InstructionFileReasonInclude is the InstructionFileReason value "include".
+	InstructionFileReasonInclude InstructionFileReason = "include"
+)
+
+// InstructionFileReasonValues lists every InstructionFileReason value, in spec order.
+var InstructionFileReasonValues = []InstructionFileReason{InstructionFileReasonSessionStart, InstructionFileReasonInclude}
+
+// Valid reports whether v is one of the InstructionFileReasonValues.
+func (v InstructionFileReason) Valid() bool {
+	switch v {
+	case InstructionFileReasonSessionStart, InstructionFileReasonInclude:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionFileReason, rejecting any value not in
+// InstructionFileReasonValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionFileReason) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionFileReason", data, v, InstructionFileReasonValues)
 }

@@ -139,6 +139,54 @@ func evScopeInboxInserted(p *InboxInsertedPayload) dispatch.Scope {
 	return dispatch.Subject(p.AgentID)
 }
 
+// InstructionsLoadedEventName is the name of the agent/instructions-loaded event, a
+// notification.
+const InstructionsLoadedEventName = "agent/instructions-loaded"
+
+// InstructionsLoadedListener is a listener of agent/instructions-loaded, an awaited
+// notification: every listener runs, in order; a returned error or a panic is reported to
+// the caller and stops nothing.
+//
+// agent/instructions-loaded fires once for each instruction file loaded into a new
+// agent's context (loop Config.Instructions, in their order: a file, then its
+// imports), when the agent is created (never resumed), after agent/setup and before
+// agent/session-start. It is for observers only: listeners cannot change anything.
+// They are awaited in order, each bounded as agent/session-start's; a failing or
+// overrunning listener is logged and startup proceeds.
+type InstructionsLoadedListener func(ctx context.Context, p *InstructionsLoadedPayload) error
+
+// OnInstructionsLoaded registers fn as a agent/instructions-loaded listener, after those
+// already registered, and returns a func that unregisters it. fn must not be nil.
+func (r *Registrar) OnInstructionsLoaded(fn InstructionsLoadedListener) (unregister func()) {
+	return dispatch.Register(r.r, InstructionsLoadedEventName, &r.reg.onInstructionsLoaded, fn)
+}
+
+// NotifyInstructionsLoaded runs every agent/instructions-loaded listener that sees p, in
+// registration order, whatever the others did, and returns their failures (each a
+// *ListenerError) joined. The listeners registered for one agent run only when p's subject
+// is that agent.
+func (g *Registry) NotifyInstructionsLoaded(ctx context.Context, p *InstructionsLoadedPayload) error {
+	return dispatch.RunNotify(ctx, InstructionsLoadedEventName, &g.onInstructionsLoaded, p, evScopeInstructionsLoaded)
+}
+
+// NotifyInstructionsLoadedBounded is NotifyInstructionsLoaded with a bound on each
+// listener: a listener runs under a context cancelled (with cause ErrListenerOverrun) when
+// bound passes; one that has not returned a short grace later is abandoned, named in
+// overran, and the run goes on with the next listener. Failures are returned as by
+// NotifyInstructionsLoaded; an abandoned listener's is not.
+func (g *Registry) NotifyInstructionsLoadedBounded(ctx context.Context, p *InstructionsLoadedPayload, bound time.Duration) (overran []string, err error) {
+	return dispatch.RunNotifyBounded(ctx, InstructionsLoadedEventName, &g.onInstructionsLoaded, p, evScopeInstructionsLoaded, bound)
+}
+
+// evScopeInstructionsLoaded is the scope of the payload of agent/instructions-loaded: its
+// subject is AgentID.
+func evScopeInstructionsLoaded(p *InstructionsLoadedPayload) dispatch.Scope {
+	if p == nil {
+		return dispatch.NoSubject()
+	}
+	return dispatch.Subject(p.AgentID)
+}
+
 // PostBatchEventName is the name of the agent/post-batch event, a notification.
 const PostBatchEventName = "agent/post-batch"
 

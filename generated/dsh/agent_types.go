@@ -1094,6 +1094,181 @@ func (r SetupPayload) Validate() error {
 	return nil
 }
 
+// InstructionScope is where an instruction file comes from: the user's ("user"), the
+// project's, shared ("project"), the project's, personal ("local"), or an
+// administrator's ("managed").
+type InstructionScope string
+
+const (
+	// InstructionScopeUser is the InstructionScope value "user".
+	InstructionScopeUser InstructionScope = "user"
+	// InstructionScopeProject is the InstructionScope value "project".
+	InstructionScopeProject InstructionScope = "project"
+	// InstructionScopeLocal is the InstructionScope value "local".
+	InstructionScopeLocal InstructionScope = "local"
+	// InstructionScopeManaged is the InstructionScope value "managed".
+	InstructionScopeManaged InstructionScope = "managed"
+)
+
+// InstructionScopeValues lists every InstructionScope value, in spec order.
+var InstructionScopeValues = []InstructionScope{InstructionScopeUser, InstructionScopeProject, InstructionScopeLocal, InstructionScopeManaged}
+
+// Valid reports whether v is one of the InstructionScopeValues.
+func (v InstructionScope) Valid() bool {
+	switch v {
+	case InstructionScopeUser, InstructionScopeProject, InstructionScopeLocal, InstructionScopeManaged:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionScope, rejecting any value not in
+// InstructionScopeValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionScope) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionScope", data, v, InstructionScopeValues)
+}
+
+// InstructionReason says why an instruction file was loaded: "session_start" (read as
+// the session started) or "include" (imported by another file's "@path").
+type InstructionReason string
+
+const (
+	// InstructionReasonSessionStart is the InstructionReason value "session_start".
+	InstructionReasonSessionStart InstructionReason = "session_start"
+	// InstructionReasonInclude is the InstructionReason value "include".
+	InstructionReasonInclude InstructionReason = "include"
+)
+
+// InstructionReasonValues lists every InstructionReason value, in spec order.
+var InstructionReasonValues = []InstructionReason{InstructionReasonSessionStart, InstructionReasonInclude}
+
+// Valid reports whether v is one of the InstructionReasonValues.
+func (v InstructionReason) Valid() bool {
+	switch v {
+	case InstructionReasonSessionStart, InstructionReasonInclude:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionReason, rejecting any value not in
+// InstructionReasonValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionReason) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionReason", data, v, InstructionReasonValues)
+}
+
+// InstructionFile is one instruction file loaded into an agent's context (Claude
+// Code's CLAUDE.md and its imports, Codex's AGENTS.md, Gemini CLI's GEMINI.md).
+type InstructionFile struct {
+	// Path is the file's absolute path.
+	Path string `json:"path"`
+	// Scope is where the file comes from.
+	Scope InstructionScope `json:"scope"`
+	// Reason says why it was loaded.
+	Reason InstructionReason `json:"reason"`
+	// Parent is, for an import, the absolute path of the file that imported it.
+	Parent *string `json:"parent,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r InstructionFile) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InstructionFile.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InstructionFile) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("path").String(r.Path)
+	enc.Key("scope").String(string(r.Scope))
+	enc.Key("reason").String(string(r.Reason))
+	if r.Parent != nil {
+		enc.Key("parent").String(*r.Parent)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InstructionFile strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *InstructionFile) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InstructionFile", data)
+	if err != nil {
+		return err
+	}
+	var v InstructionFile
+	codec.Required(dec, "path", &v.Path, codec.Value[string])
+	codec.Required(dec, "scope", &v.Scope, codec.Value[InstructionScope])
+	codec.Required(dec, "reason", &v.Reason, codec.Value[InstructionReason])
+	codec.Optional(dec, "parent", &v.Parent, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InstructionFile) Validate() error {
+	if err := codec.CheckEnum(r.Scope); err != nil {
+		return codec.FieldError("InstructionFile", "scope", err)
+	}
+	if err := codec.CheckEnum(r.Reason); err != nil {
+		return codec.FieldError("InstructionFile", "reason", err)
+	}
+	return nil
+}
+
+// InstructionsLoadedPayload is what agent/instructions-loaded listeners receive.
+type InstructionsLoadedPayload struct {
+	// Agent is the handle of the agent being created. Runtime-only, never encoded.
+	Agent Agent `json:"-"`
+	// AgentID is the id of the agent.
+	AgentID string `json:"agentId"`
+	// File is the instruction file that was loaded.
+	File InstructionFile `json:"file"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r InstructionsLoadedPayload) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InstructionsLoadedPayload.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InstructionsLoadedPayload) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("agentId").String(r.AgentID)
+	r.File.encodeJSON(enc.Key("file"))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedPayload strictly (see DecodeError); absent
+// regular fields get their default.
+func (r *InstructionsLoadedPayload) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InstructionsLoadedPayload", data)
+	if err != nil {
+		return err
+	}
+	var v InstructionsLoadedPayload
+	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "file", &v.File, codec.Checked[InstructionFile])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InstructionsLoadedPayload) Validate() error {
+	if err := r.File.Validate(); err != nil {
+		return codec.FieldError("InstructionsLoadedPayload", "file", err)
+	}
+	return nil
+}
+
 // PostBatchPayload is what agent/post-batch listeners receive.
 type PostBatchPayload struct {
 	// Agent is the handle of the agent whose step ran the batch. Inject on it to add a

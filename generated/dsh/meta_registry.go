@@ -80,6 +80,16 @@ var Events = []EventInfo{
 		Listener: "InboxInsertedListener",
 	},
 	{
+		Name:     "agent/instructions-loaded",
+		Domain:   DomainNotification,
+		Doc:      "agent/instructions-loaded fires once for each instruction file loaded into a new\nagent's context (loop Config.Instructions, in their order: a file, then its\nimports), when the agent is created (never resumed), after agent/setup and before\nagent/session-start. It is for observers only: listeners cannot change anything.\nThey are awaited in order, each bounded as agent/session-start's; a failing or\noverrunning listener is logged and startup proceeds.",
+		Payload:  "InstructionsLoadedPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnInstructionsLoaded",
+		Listener: "InstructionsLoadedListener",
+	},
+	{
 		Name:     "agent/post-batch",
 		Domain:   DomainNotification,
 		Doc:      "agent/post-batch fires once the tool calls of a step have all settled (every\ntool/result appended and the results' contexts accepted), before the next request,\nunless the turn is being stopped. Every listener runs in order\n(docs/design/SEMANTICS.md#a3-every-listener-of-an-awaited-notification-runs);\ninjected input reaches the next request after the results' contexts, Halt ends the\nturn before it. A failure ends the turn error.",
@@ -344,31 +354,32 @@ type Registry struct {
 
 	core *dispatch.Core
 
-	onAgentError      dispatch.List[AgentErrorListener]
-	onInboxClaimed    dispatch.List[InboxClaimedListener]
-	onInboxDiscarded  dispatch.List[InboxDiscardedListener]
-	onInboxInserted   dispatch.List[InboxInsertedListener]
-	onPostBatch       dispatch.List[PostBatchListener]
-	onPreStep         dispatch.List[PreStepListener]
-	onRequest         dispatch.List[RequestListener]
-	onRequestError    dispatch.List[RequestErrorListener]
-	onResponse        dispatch.List[ResponseListener]
-	onSessionEnd      dispatch.List[SessionEndListener]
-	onSessionStart    dispatch.List[SessionStartListener]
-	onSetup           dispatch.List[SetupListener]
-	onStatus          dispatch.List[StatusListener]
-	onTurnInterrupted dispatch.List[TurnInterruptedListener]
-	onTurnStopping    dispatch.List[TurnStoppingListener]
-	onApprovalAnswer  dispatch.List[ApprovalAnswerListener]
-	onApprovalPrompt  dispatch.List[ApprovalPromptListener]
-	onPostCompact     dispatch.List[PostCompactListener]
-	onPreCompact      dispatch.List[PreCompactListener]
-	onExecute         dispatch.List[ExecuteListener]
-	onGuard           dispatch.List[GuardListener]
-	onPostTool        dispatch.List[PostToolListener]
-	onPreTool         dispatch.List[PreToolListener]
-	onToolResult      dispatch.List[ToolResultListener]
-	onRewriteInput    dispatch.List[RewriteInputListener]
+	onAgentError         dispatch.List[AgentErrorListener]
+	onInboxClaimed       dispatch.List[InboxClaimedListener]
+	onInboxDiscarded     dispatch.List[InboxDiscardedListener]
+	onInboxInserted      dispatch.List[InboxInsertedListener]
+	onInstructionsLoaded dispatch.List[InstructionsLoadedListener]
+	onPostBatch          dispatch.List[PostBatchListener]
+	onPreStep            dispatch.List[PreStepListener]
+	onRequest            dispatch.List[RequestListener]
+	onRequestError       dispatch.List[RequestErrorListener]
+	onResponse           dispatch.List[ResponseListener]
+	onSessionEnd         dispatch.List[SessionEndListener]
+	onSessionStart       dispatch.List[SessionStartListener]
+	onSetup              dispatch.List[SetupListener]
+	onStatus             dispatch.List[StatusListener]
+	onTurnInterrupted    dispatch.List[TurnInterruptedListener]
+	onTurnStopping       dispatch.List[TurnStoppingListener]
+	onApprovalAnswer     dispatch.List[ApprovalAnswerListener]
+	onApprovalPrompt     dispatch.List[ApprovalPromptListener]
+	onPostCompact        dispatch.List[PostCompactListener]
+	onPreCompact         dispatch.List[PreCompactListener]
+	onExecute            dispatch.List[ExecuteListener]
+	onGuard              dispatch.List[GuardListener]
+	onPostTool           dispatch.List[PostToolListener]
+	onPreTool            dispatch.List[PreToolListener]
+	onToolResult         dispatch.List[ToolResultListener]
+	onRewriteInput       dispatch.List[RewriteInputListener]
 }
 
 // NewRegistry returns an empty registry configured by opts.
@@ -400,6 +411,8 @@ func (g *Registry) Listens(event string) bool {
 		return g.onInboxDiscarded.Len() > 0
 	case InboxInsertedEventName:
 		return g.onInboxInserted.Len() > 0
+	case InstructionsLoadedEventName:
+		return g.onInstructionsLoaded.Len() > 0
 	case PostBatchEventName:
 		return g.onPostBatch.Len() > 0
 	case PreStepEventName:

@@ -823,6 +823,17 @@ func TestRoundTrip(t *testing.T) {
 			Outcome: dsh.InboxSplicedOutcomeCanceled,
 		})
 	})
+	t.Run("InstructionsLoadedPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "InstructionsLoadedPayload", closed, dsh.InstructionsLoadedPayload{
+			AgentID: "text-agentId",
+			File: dsh.InstructionFile{
+				Path:   "text-path",
+				Scope:  dsh.InstructionScopeUser,
+				Reason: dsh.InstructionReasonSessionStart,
+				Parent: ptr("text-parent"),
+			},
+		})
+	})
 	t.Run("PostBatchPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostBatchPayload", closed, dsh.PostBatchPayload{
 			AgentID: "text-agentId",

@@ -57,9 +57,6 @@ var ClaudeCode = Bridge{
 		"WorktreeCreate":    "it makes no worktrees",
 		"WorktreeRemove":    "it makes no worktrees",
 	},
-	Pending: map[string]string{
-		"InstructionsLoaded": "when an instruction or rule file of the project is loaded into the context",
-	},
 	ToolInputs: map[string]ToolInput{
 		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
 		"Edit": {Keys: []string{"file_path", "old_string", "new_string", "replace_all"}, Defaults: map[string]string{
@@ -142,6 +139,40 @@ var ClaudeCode = Bridge{
 		AppendArgs: "\n\nARGUMENTS: {args}",
 	},
 	Events: []Event{
+		// InstructionsLoaded observes each instruction file loaded into a new session
+		// (agent/instructions-loaded): CLAUDE.md and the others, then their imports
+		// (load_reason include). The matcher tests load_reason; nothing it prints or
+		// exits with changes anything. Measured in 2.1.328: the engine starts these
+		// hooks concurrently, beside SessionStart's (case instructions/loaded).
+		{
+			Name:               "InstructionsLoaded",
+			Point:              "agent/instructions-loaded",
+			Input:              "InstructionsLoadedInput",
+			Output:             "InstructionsLoadedOutput",
+			Matcher:            "load_reason",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by InstructionsLoaded hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by InstructionsLoaded hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			Subject: "",
+			Results: "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.InstructionsLoadedOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
 		// Notification observes: permission_prompt when an approval request goes to
 		// the approval seam (approval/prompt), idle_prompt when an interactive agent
 		// waits for input (agent/status idle); the matcher tests notification_type.

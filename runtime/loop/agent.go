@@ -101,6 +101,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if a.cfg.Setup != "" {
 		a.setup(ctx, a.cfg.Setup)
 	}
+	for _, f := range a.cfg.Instructions {
+		a.instructionsLoaded(ctx, f)
+	}
 	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceStartup}, a.cfg.SessionStartTimeout)
 	return a, nil
 }

@@ -97,6 +97,10 @@ type Config struct {
 	// Setup, when set, runs agent/setup with this trigger when the agent is created (not
 	// when it is resumed), before agent/session-start.
 	Setup dsh.SetupTrigger
+	// Instructions are the instruction files the host loaded into the new agent's context
+	// (the text itself the host injects): agent/instructions-loaded runs for each, in
+	// order, when the agent is created (not when it is resumed), after agent/setup.
+	Instructions []dsh.InstructionFile
 	// SessionStartTimeout bounds the agent/session-start listeners (0: 5 s).
 	SessionStartTimeout time.Duration
 	// SessionEndTimeout bounds each agent/session-end listener Close runs (0: 1.5 s).

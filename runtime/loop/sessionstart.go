@@ -40,6 +40,21 @@ func (a *Agent) setup(ctx context.Context, trigger dsh.SetupTrigger) {
 	}
 }
 
+// instructionsLoaded runs the agent/instructions-loaded listeners of a created agent for
+// one instruction file, in order, each bounded by Config.SessionStartTimeout; failures
+// and overruns are logged and startup goes on.
+func (a *Agent) instructionsLoaded(ctx context.Context, f dsh.InstructionFile) {
+	bound := a.cfg.SessionStartTimeout
+	p := &dsh.InstructionsLoadedPayload{Agent: a, AgentID: a.id, File: f}
+	overran, err := a.reg.NotifyInstructionsLoadedBounded(withScope(ctx, scope{agent: a}), p, bound)
+	for _, name := range overran {
+		a.logger.Warn("loop: agent/instructions-loaded listener overran its bound; abandoned", "listener", name, "bound", bound)
+	}
+	for _, le := range listenerErrors(err) {
+		a.logger.Warn("loop: agent/instructions-loaded listener failed", "listener", le.Listener, "path", f.Path, "err", le.Err)
+	}
+}
+
 // sessionEnd runs the agent/session-end listeners once the agent is closed and idle, in
 // order, each bounded by Config.SessionEndTimeout: a listener still running at its bound
 // has its context cancelled and, after a short grace, is abandoned and recorded as

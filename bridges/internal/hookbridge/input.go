@@ -23,6 +23,8 @@ type Input struct {
 	Reason string
 	// Trigger is the compaction's origin, "manual" or "auto" (PreCompact, PostCompact).
 	Trigger string
+	// Instruction is the instruction file loaded (InstructionsLoaded).
+	Instruction *dsh.InstructionFile
 	// CustomInstructions are the /compact instructions (PreCompact; nil for none).
 	CustomInstructions *string
 	// CompactSummary is the checkpoint text (PostCompact).

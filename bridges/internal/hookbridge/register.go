@@ -64,6 +64,9 @@ var pointListeners = map[string]pointListener{
 	dsh.SetupEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnSetup(b.setup)}
 	}},
+	dsh.InstructionsLoadedEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnInstructionsLoaded(b.instructionsLoaded)}
+	}},
 	dsh.PostBatchEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnPostBatch(b.postBatch)}
 	}},

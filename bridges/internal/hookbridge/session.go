@@ -282,6 +282,22 @@ func (b *Bridge) setup(ctx context.Context, p *dsh.SetupPayload) error {
 	return p.Agent.Inject(ctx, b.message(texts))
 }
 
+// instructionsLoaded fires the event at agent/instructions-loaded (Claude Code's
+// InstructionsLoaded) for one file, matched on the load reason; it only observes.
+func (b *Bridge) instructionsLoaded(ctx context.Context, p *dsh.InstructionsLoadedPayload) error {
+	ev := b.event(dsh.InstructionsLoadedEventName)
+	f := p.File
+	in := Input{Event: ev, Session: b.session(ctx, p.AgentID), Instruction: &f}
+	rep, err := b.fire(ctx, in, b.subjectOf(in), false, p.Agent)
+	if err != nil {
+		return err
+	}
+	if o := rep.Merged.Outcome; o != dsh.HookOutcomePass && o != "" {
+		b.log.Info("hooks at a loaded instruction file cannot change anything; ignored", "event", ev, "outcome", string(o))
+	}
+	return nil
+}
+
 // postBatch fires the event at agent/post-batch (Claude Code's PostToolBatch) once the
 // tool calls of a step have all settled: a block or a halt ends the turn before the next
 // request (Halt, with the reason); the hooks' contexts reach that request after the

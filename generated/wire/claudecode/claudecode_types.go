@@ -1038,6 +1038,251 @@ func (v *SetupInputTrigger) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SetupInputTrigger", data, v, SetupInputTriggerValues)
 }
 
+// InstructionsLoadedInput is the stdin of an InstructionsLoaded hook, one for each
+// instruction file loaded (measured in 2.1.328: no permission_mode, no prompt_id).
+type InstructionsLoadedInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
+	// HookEventName names the event.
+	HookEventName InstructionsLoadedInputHookEventName `json:"hook_event_name"`
+	// FilePath is the file's absolute path.
+	FilePath string `json:"file_path"`
+	// MemoryType is where the file comes from.
+	MemoryType InstructionsLoadedInputMemoryType `json:"memory_type"`
+	// LoadReason says why it was loaded (dsh sends session_start and include).
+	LoadReason InstructionsLoadedInputLoadReason `json:"load_reason"`
+	// Globs are the path patterns of a conditional rule file (not sent by dsh).
+	Globs []string `json:"globs,omitempty"`
+	// TriggerFilePath is the file whose access loaded a nested or conditional file (not
+	// sent by dsh).
+	TriggerFilePath *string `json:"trigger_file_path,omitempty"`
+	// ParentFilePath is, for an import, the file that imported this one.
+	ParentFilePath *string `json:"parent_file_path,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r InstructionsLoadedInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InstructionsLoadedInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InstructionsLoadedInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("file_path").String(r.FilePath)
+	enc.Key("memory_type").String(string(r.MemoryType))
+	enc.Key("load_reason").String(string(r.LoadReason))
+	if r.Globs != nil {
+		codec.EncodeList(enc.Key("globs"), r.Globs, (*codec.Encoder).String)
+	}
+	if r.TriggerFilePath != nil {
+		enc.Key("trigger_file_path").String(*r.TriggerFilePath)
+	}
+	if r.ParentFilePath != nil {
+		enc.Key("parent_file_path").String(*r.ParentFilePath)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedInput strictly (see DecodeError); absent
+// regular fields get their default.
+func (r *InstructionsLoadedInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InstructionsLoadedInput", data)
+	if err != nil {
+		return err
+	}
+	var v InstructionsLoadedInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[InstructionsLoadedInputHookEventName])
+	codec.Required(dec, "file_path", &v.FilePath, codec.Value[string])
+	codec.Required(dec, "memory_type", &v.MemoryType, codec.Value[InstructionsLoadedInputMemoryType])
+	codec.Required(dec, "load_reason", &v.LoadReason, codec.Value[InstructionsLoadedInputLoadReason])
+	codec.Optional(dec, "globs", &v.Globs, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "trigger_file_path", &v.TriggerFilePath, codec.Value[*string])
+	codec.Optional(dec, "parent_file_path", &v.ParentFilePath, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InstructionsLoadedInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("InstructionsLoadedInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("InstructionsLoadedInput", "effort", err)
+		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("InstructionsLoadedInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.MemoryType); err != nil {
+		return codec.FieldError("InstructionsLoadedInput", "memory_type", err)
+	}
+	if err := codec.CheckEnum(r.LoadReason); err != nil {
+		return codec.FieldError("InstructionsLoadedInput", "load_reason", err)
+	}
+	return nil
+}
+
+// InstructionsLoadedInputHookEventName is the set of values of
+// InstructionsLoadedInput.HookEventName: hook_event_name names the event.
+type InstructionsLoadedInputHookEventName string
+
+const (
+	// InstructionsLoadedInputHookEventNameInstructionsLoaded is the
+	// InstructionsLoadedInputHookEventName value "InstructionsLoaded".
+	InstructionsLoadedInputHookEventNameInstructionsLoaded InstructionsLoadedInputHookEventName = "InstructionsLoaded"
+)
+
+// InstructionsLoadedInputHookEventNameValues lists every
+// InstructionsLoadedInputHookEventName value, in spec order.
+var InstructionsLoadedInputHookEventNameValues = []InstructionsLoadedInputHookEventName{InstructionsLoadedInputHookEventNameInstructionsLoaded}
+
+// Valid reports whether v is one of the InstructionsLoadedInputHookEventNameValues.
+func (v InstructionsLoadedInputHookEventName) Valid() bool {
+	switch v {
+	case InstructionsLoadedInputHookEventNameInstructionsLoaded:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedInputHookEventName, rejecting any value not in
+// InstructionsLoadedInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionsLoadedInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionsLoadedInputHookEventName", data, v, InstructionsLoadedInputHookEventNameValues)
+}
+
+// InstructionsLoadedInputMemoryType is the set of values of
+// InstructionsLoadedInput.MemoryType: memory_type is where the file comes from.
+type InstructionsLoadedInputMemoryType string
+
+const (
+	// InstructionsLoadedInputMemoryTypeUser is the InstructionsLoadedInputMemoryType value
+	// "User".
+	InstructionsLoadedInputMemoryTypeUser InstructionsLoadedInputMemoryType = "User"
+	// InstructionsLoadedInputMemoryTypeProject is the InstructionsLoadedInputMemoryType value
+	// "Project".
+	InstructionsLoadedInputMemoryTypeProject InstructionsLoadedInputMemoryType = "Project"
+	// InstructionsLoadedInputMemoryTypeLocal is the InstructionsLoadedInputMemoryType value
+	// "Local".
+	InstructionsLoadedInputMemoryTypeLocal InstructionsLoadedInputMemoryType = "Local"
+	// InstructionsLoadedInputMemoryTypeManaged is the InstructionsLoadedInputMemoryType value
+	// "Managed".
+	InstructionsLoadedInputMemoryTypeManaged InstructionsLoadedInputMemoryType = "Managed"
+)
+
+// InstructionsLoadedInputMemoryTypeValues lists every InstructionsLoadedInputMemoryType
+// value, in spec order.
+var InstructionsLoadedInputMemoryTypeValues = []InstructionsLoadedInputMemoryType{InstructionsLoadedInputMemoryTypeUser, InstructionsLoadedInputMemoryTypeProject, InstructionsLoadedInputMemoryTypeLocal, InstructionsLoadedInputMemoryTypeManaged}
+
+// Valid reports whether v is one of the InstructionsLoadedInputMemoryTypeValues.
+func (v InstructionsLoadedInputMemoryType) Valid() bool {
+	switch v {
+	case InstructionsLoadedInputMemoryTypeUser, InstructionsLoadedInputMemoryTypeProject, InstructionsLoadedInputMemoryTypeLocal, InstructionsLoadedInputMemoryTypeManaged:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedInputMemoryType, rejecting any value not in
+// InstructionsLoadedInputMemoryTypeValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionsLoadedInputMemoryType) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionsLoadedInputMemoryType", data, v, InstructionsLoadedInputMemoryTypeValues)
+}
+
+// InstructionsLoadedInputLoadReason is the set of values of
+// InstructionsLoadedInput.LoadReason: load_reason says why it was loaded (dsh sends
+// session_start and include).
+type InstructionsLoadedInputLoadReason string
+
+const (
+	// InstructionsLoadedInputLoadReasonSessionStart is the InstructionsLoadedInputLoadReason
+	// value "session_start".
+	InstructionsLoadedInputLoadReasonSessionStart InstructionsLoadedInputLoadReason = "session_start"
+	// InstructionsLoadedInputLoadReasonNestedTraversal is the InstructionsLoadedInputLoadReason
+	// value "nested_traversal".
+	InstructionsLoadedInputLoadReasonNestedTraversal InstructionsLoadedInputLoadReason = "nested_traversal"
+	// InstructionsLoadedInputLoadReasonPathGlobMatch is the InstructionsLoadedInputLoadReason
+	// value "path_glob_match".
+	InstructionsLoadedInputLoadReasonPathGlobMatch InstructionsLoadedInputLoadReason = "path_glob_match"
+	// InstructionsLoadedInputLoadReasonInclude is the InstructionsLoadedInputLoadReason value
+	// "include".
+	InstructionsLoadedInputLoadReasonInclude InstructionsLoadedInputLoadReason = "include"
+	// InstructionsLoadedInputLoadReasonCompact is the InstructionsLoadedInputLoadReason value
+	// "compact".
+	InstructionsLoadedInputLoadReasonCompact InstructionsLoadedInputLoadReason = "compact"
+)
+
+// InstructionsLoadedInputLoadReasonValues lists every InstructionsLoadedInputLoadReason
+// value, in spec order.
+var InstructionsLoadedInputLoadReasonValues = []InstructionsLoadedInputLoadReason{InstructionsLoadedInputLoadReasonSessionStart, InstructionsLoadedInputLoadReasonNestedTraversal, InstructionsLoadedInputLoadReasonPathGlobMatch, InstructionsLoadedInputLoadReasonInclude, InstructionsLoadedInputLoadReasonCompact}
+
+// Valid reports whether v is one of the InstructionsLoadedInputLoadReasonValues.
+func (v InstructionsLoadedInputLoadReason) Valid() bool {
+	switch v {
+	case InstructionsLoadedInputLoadReasonSessionStart, InstructionsLoadedInputLoadReasonNestedTraversal, InstructionsLoadedInputLoadReasonPathGlobMatch, InstructionsLoadedInputLoadReasonInclude, InstructionsLoadedInputLoadReasonCompact:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedInputLoadReason, rejecting any value not in
+// InstructionsLoadedInputLoadReasonValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionsLoadedInputLoadReason) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionsLoadedInputLoadReason", data, v, InstructionsLoadedInputLoadReasonValues)
+}
+
 // PostToolBatchInput is the stdin of a PostToolBatch hook, once the tool calls of a step
 // have all settled (measured in Claude Code 2.1.328: after the batch's PostToolUse hooks,
 // before the next request).
@@ -2769,6 +3014,39 @@ func (r Universal) Validate() error {
 		}
 	}
 	return nil
+}
+
+// InstructionsLoadedOutputDecision is the set of values of
+// InstructionsLoadedOutput.Decision: decision "block" blocks (the event decides what that
+// means); "approve" is legacy.
+type InstructionsLoadedOutputDecision string
+
+const (
+	// InstructionsLoadedOutputDecisionApprove is the InstructionsLoadedOutputDecision value
+	// "approve".
+	InstructionsLoadedOutputDecisionApprove InstructionsLoadedOutputDecision = "approve"
+	// InstructionsLoadedOutputDecisionBlock is the InstructionsLoadedOutputDecision value
+	// "block".
+	InstructionsLoadedOutputDecisionBlock InstructionsLoadedOutputDecision = "block"
+)
+
+// InstructionsLoadedOutputDecisionValues lists every InstructionsLoadedOutputDecision value,
+// in spec order.
+var InstructionsLoadedOutputDecisionValues = []InstructionsLoadedOutputDecision{InstructionsLoadedOutputDecisionApprove, InstructionsLoadedOutputDecisionBlock}
+
+// Valid reports whether v is one of the InstructionsLoadedOutputDecisionValues.
+func (v InstructionsLoadedOutputDecision) Valid() bool {
+	switch v {
+	case InstructionsLoadedOutputDecisionApprove, InstructionsLoadedOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedOutputDecision, rejecting any value not in
+// InstructionsLoadedOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *InstructionsLoadedOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("InstructionsLoadedOutputDecision", data, v, InstructionsLoadedOutputDecisionValues)
 }
 
 // NotificationOutputDecision is the set of values of NotificationOutput.Decision: decision
@@ -5289,6 +5567,102 @@ func (r StopFailureOutput) Validate() error {
 	if r.Decision != "" {
 		if err := codec.CheckEnum(r.Decision); err != nil {
 			return codec.FieldError("StopFailureOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// InstructionsLoadedOutput is what an InstructionsLoaded hook may print: the engine
+// ignores its output and exit code (it observes), and so does dsh (systemMessage is
+// recorded).
+//
+// InstructionsLoadedOutput is open: decoding ignores the fields it does not declare (they
+// are not kept).
+type InstructionsLoadedOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput is accepted and ignored (the event has no specific fields).
+	HookSpecificOutput *IgnoredSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision InstructionsLoadedOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r InstructionsLoadedOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, InstructionsLoadedOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r InstructionsLoadedOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes an InstructionsLoadedOutput (see DecodeError); absent regular fields
+// get their default. InstructionsLoadedOutput is open: fields it does not declare are
+// ignored.
+func (r *InstructionsLoadedOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("InstructionsLoadedOutput", data)
+	if err != nil {
+		return err
+	}
+	var v InstructionsLoadedOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*IgnoredSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[InstructionsLoadedOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r InstructionsLoadedOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("InstructionsLoadedOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("InstructionsLoadedOutput", "decision", err)
 		}
 	}
 	return nil

@@ -59,6 +59,42 @@ func TestRoundTrip(t *testing.T) {
 			HookEventName: ptr("text-hookEventName"),
 		})
 	})
+	t.Run("InstructionsLoadedInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "InstructionsLoadedInput", closed, claudecode.InstructionsLoadedInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.InstructionsLoadedInputHookEventNameInstructionsLoaded,
+			FilePath:      "text-file_path",
+			MemoryType:    claudecode.InstructionsLoadedInputMemoryTypeUser,
+			LoadReason:    claudecode.InstructionsLoadedInputLoadReasonSessionStart,
+			Globs: []string{
+				"text-globs",
+			},
+			TriggerFilePath: ptr("text-trigger_file_path"),
+			ParentFilePath:  ptr("text-parent_file_path"),
+		})
+	})
+	t.Run("InstructionsLoadedOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "InstructionsLoadedOutput", open, claudecode.InstructionsLoadedOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.IgnoredSpecific{
+				HookEventName: ptr("text-hookEventName"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.InstructionsLoadedOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
 	t.Run("NotificationInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "NotificationInput", closed, claudecode.NotificationInput{
 			SessionID:      "text-session_id",
