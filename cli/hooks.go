@@ -20,6 +20,9 @@ import (
 	"github.com/dshkit/dsh/runner"
 )
 
+// maxHookInput bounds the hook input dsh hooks run reads (a file or stdin).
+const maxHookInput = 64 << 20
+
 func init() {
 	commands["hooks"] = command{
 		summary: "fire one hook event at a Claude Code, Codex or Gemini CLI hooks configuration",
@@ -190,9 +193,13 @@ func hooksRun(ctx context.Context, c *clix.Command, args []string, stdin io.Read
 	var raw []byte
 	var err error
 	if *inputPath == "-" {
-		raw, err = io.ReadAll(stdin)
+		raw, err = hookproto.ReadAtMost(stdin, maxHookInput)
 	} else {
-		raw, err = os.ReadFile(*inputPath)
+		var f *os.File
+		if f, err = os.Open(*inputPath); err == nil {
+			raw, err = hookproto.ReadAtMost(f, maxHookInput)
+			f.Close()
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read the input: %v", err)

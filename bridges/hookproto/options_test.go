@@ -1,6 +1,7 @@
 package hookproto
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -237,5 +238,21 @@ func TestPendingEventFailsClosed(t *testing.T) {
 	}
 	if err := NotFired(&b, "PreToolUse"); err != nil {
 		t.Errorf("fired: %v", err)
+	}
+}
+
+// A configuration file over MaxConfigBytes is one ErrConfigRead diagnostic naming it, and
+// nothing of it loads; ReadAtMost reads a reader of exactly max bytes whole.
+func TestLoadFileTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, bytes.Repeat([]byte(" "), MaxConfigBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, diags := LoadFile(path, LoadOptions{Dialect: ClaudeCode})
+	if len(diags) != 1 || !errors.Is(diags[0].Err, ErrConfigRead) || diags[0].File != path || !strings.Contains(diags[0].Err.Error(), "larger than") || len(c.Events()) != 0 {
+		t.Errorf("diagnostics %v, config %+v", diags, c)
+	}
+	if data, err := ReadAtMost(strings.NewReader("abc"), 3); err != nil || string(data) != "abc" {
+		t.Errorf("ReadAtMost at the bound: %q, %v", data, err)
 	}
 }
