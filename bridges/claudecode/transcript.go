@@ -3,7 +3,6 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"sync"
 	"time"
 
@@ -37,13 +36,17 @@ func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transcript{out: out, sessionID: sessionID, cwd: cwd, parent: lastUUID(path)}, nil
+	return &Transcript{out: out, sessionID: sessionID, cwd: cwd, parent: lastUUID(out)}, nil
 }
 
-// lastUUID is the uuid of the last entry of the transcript at path (nil if none): a
-// resumed session's first entry continues the chain, as the engine's does.
-func lastUUID(path string) *string {
-	data, err := os.ReadFile(path)
+// maxTail bounds what lastUUID reads of a transcript's end.
+const maxTail = 4 << 20
+
+// lastUUID is the uuid of the last entry of the transcript out among those that begin in
+// its last maxTail bytes (nil if none): a resumed session's first entry continues the
+// chain, as the engine's does.
+func lastUUID(out *hookbridge.JSONL) *string {
+	data, err := out.Tail(maxTail)
 	if err != nil {
 		return nil
 	}

@@ -60,6 +60,30 @@ type JSONL struct {
 	kind string
 }
 
+// Tail returns the lines that begin in the last limit bytes of the file, read through the
+// handle OpenJSONL opened (never by its path again, which a link may have replaced since).
+func (j *JSONL) Tail(limit int64) ([]byte, error) {
+	st, err := j.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(st.Size()-limit, 0)
+	buf := make([]byte, st.Size()-off)
+	n, err := j.f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	buf = buf[:n]
+	if off > 0 {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return nil, nil
+		}
+		buf = buf[i+1:]
+	}
+	return buf, nil
+}
+
 // OpenJSONL creates (or opens for appending) the transcript at path; kind names it in
 // errors ("rollout", "transcript", ...). fresh says the file is empty: a new transcript
 // starts with its header line.
