@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
@@ -238,6 +239,8 @@ type Plugin struct {
 	// Record, when set, receives a decision/recorded for each decision the plugin makes
 	// (listener "permissions"): what it did, and the rule or mode that decided.
 	Record func(ctx context.Context, rec dsh.DecisionRecorded)
+
+	words sync.Map // call id -> the engine's text of a refusal the plugin made (string)
 }
 
 // Name is the plugin's registered name.
@@ -247,7 +250,35 @@ func (p *Plugin) Name() string { return "permissions" }
 func (p *Plugin) Register(r *dsh.Registrar) (unregister func()) {
 	a := r.OnPreTool(p.preTool)
 	b := r.Guard(p.guard)
-	return func() { a(); b() }
+	c := r.OnPostTool(p.postTool)
+	return func() { a(); b(); c() }
+}
+
+// refuse remembers the engine's text of a refusal of call id, for postTool.
+func (p *Plugin) refuse(id, text string) string {
+	p.words.Store(id, text)
+	return text
+}
+
+// postTool gives the model the engine's text of a refusal the plugin made as it is,
+// without the runtime's "Error: " before it (the result stays an error): a denial, or
+// an ask no one answered.
+func (p *Plugin) postTool(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+	text, ok := p.words.LoadAndDelete(pl.Exec.CallID)
+	d, err := next.Call(ctx)
+	if err != nil || !ok {
+		return d, err
+	}
+	f, failed := pl.Result.(dsh.ToolFailure)
+	acc, accepted := d.(dsh.PostToolAccept)
+	if !failed || !accepted || acc.Content != nil || len(f.Content) != 1 {
+		return d, nil
+	}
+	if t, isText := f.Content[0].(dsh.TextBlock); isText && t.Text == "Error: "+text.(string) {
+		acc.Content = []dsh.ContentBlock{dsh.TextBlock{Text: text.(string)}}
+		return acc, nil
+	}
+	return d, nil
 }
 
 // preTool decides a call after the listeners registered after it (the innermost): a
@@ -269,19 +300,23 @@ func (p *Plugin) preTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh.P
 	dec := p.Policy.Decide(call, p.Env)
 	switch dec.Behavior {
 	case permrule.Deny:
-		reason := p.denial(call, dec)
+		reason := p.refuse(pl.Exec.CallID, p.denial(call, dec))
 		p.record(ctx, "tools/pre-execute", pl.Exec.CallID, "deny", p.why(dec))
 		return dsh.PreToolDeny{Reason: reason}, nil
 	case permrule.Ask:
 		if p.Unanswered != "" {
 			// The mode refuses what would ask, asking no one (dontAsk).
 			p.record(ctx, "tools/pre-execute", pl.Exec.CallID, "deny", p.why(dec))
-			return dsh.PreToolDeny{Reason: fill(p.Unanswered, call)}, nil
+			return dsh.PreToolDeny{Reason: p.refuse(pl.Exec.CallID, fill(p.Unanswered, call))}, nil
 		}
 		reason := fill(textFor(p.Texts.Unanswered, call.Tool), call)
+		if dec.By == permrule.ByRule {
+			reason = fill(p.Texts.RuleAsked, call)
+		}
 		if a, ok := d.(dsh.PreToolAsk); ok && a.Reason != nil && *a.Reason != "" {
 			reason = *a.Reason // a listener's own ask keeps its words
 		}
+		p.refuse(pl.Exec.CallID, reason)
 		p.record(ctx, "tools/pre-execute", pl.Exec.CallID, "ask", p.why(dec))
 		return dsh.PreToolAsk{Reason: &reason}, nil
 	}
@@ -300,7 +335,7 @@ func (p *Plugin) guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdi
 	deny := permrule.Policy{Rules: slices.DeleteFunc(slices.Clone(p.Policy.Rules), func(e permrule.Entry) bool { return e.Behavior != permrule.Deny })}
 	if dec := deny.Decide(call, p.Env); dec.By == permrule.ByRule {
 		p.record(ctx, "tools/guard", pl.Exec.CallID, "deny", p.why(dec))
-		return dsh.GuardDeny{Reason: p.denial(call, dec)}
+		return dsh.GuardDeny{Reason: p.refuse(pl.Exec.CallID, p.denial(call, dec))}
 	}
 	return dsh.GuardAbstain{}
 }

@@ -175,6 +175,8 @@ func TestPluginTexts(t *testing.T) {
 			"deny: <tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>"},
 		{"ask-rule", "acceptEdits", map[permrule.Behavior][]string{permrule.Ask: {"Bash(echo *)"}}, "Bash", bash,
 			"ask: Claude requested permissions to use Bash, but you haven't granted it yet."},
+		{"ask-rule-edit", "default", map[permrule.Behavior][]string{permrule.Ask: {"Edit"}}, "Edit", map[string]any{"file_path": "/w/notes.txt"},
+			"ask: Claude requested permissions to use Edit, but you haven't granted it yet."},
 		{"default-write", "default", nil, "Write", write,
 			"ask: Claude requested permissions to write to /w/w.txt, but you haven't granted it yet."},
 		{"accept-edits-write", "acceptEdits", nil, "Write", write, "allow"},
@@ -228,5 +230,34 @@ func TestPluginDownstreamAndRecords(t *testing.T) {
 	args, _ = json.Marshal(map[string]any{"command": "ls"})
 	if _, ok := p.guard(context.Background(), &dsh.GuardPayload{Exec: dsh.ToolExecution{Name: "Bash", Arguments: args}}).(dsh.GuardAbstain); !ok {
 		t.Error("the guard did not abstain for a call no deny rule matches")
+	}
+}
+
+// The model reads the engine's text of a refusal the plugin made as it is, without the
+// runtime's "Error: " (the result stays a failure); another failure is left alone.
+func TestPluginPostTool(t *testing.T) {
+	p, _ := plugin(t, "default", nil)
+	write := map[string]any{"file_path": "/w/w.txt", "content": "x"}
+	pre(t, p, "Write", write, dsh.PreToolAllow{})
+	const text = "Claude requested permissions to write to /w/w.txt, but you haven't granted it yet."
+	post := func(id, content string) dsh.PostToolDecision {
+		pl := &dsh.PostToolPayload{Exec: dsh.ToolExecution{CallID: id, Name: "Write"},
+			Result: dsh.ToolFailure{Error: dsh.ToolError{Message: text}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: content}}}}
+		d, err := p.postTool(context.Background(), pl, dsh.WaterfallNextFunc(func(context.Context) (dsh.PostToolDecision, error) { return dsh.PostToolAccept{}, nil }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d, ok := post("c1", "Error: "+text).(dsh.PostToolAccept); !ok || len(d.Content) != 1 || d.Content[0].(dsh.TextBlock).Text != text {
+		t.Errorf("the refusal's content: %+v", d)
+	}
+	// Once only, and only for the text the plugin gave.
+	if d := post("c1", "Error: "+text).(dsh.PostToolAccept); d.Content != nil {
+		t.Errorf("a second result of c1 was rewritten: %+v", d)
+	}
+	pre(t, p, "Write", write, dsh.PreToolAllow{})
+	if d := post("c1", "Error: the user rejected tool \"Write\"").(dsh.PostToolAccept); d.Content != nil {
+		t.Errorf("another failure was rewritten: %+v", d)
 	}
 }

@@ -106,6 +106,8 @@ type Permissions struct {
 	WholeDenied string `json:"wholeDenied"`
 	// Unanswered is the text of an ask no one answers, per tool ("*": any other).
 	Unanswered map[string]string `json:"unanswered"`
+	// RuleAsked is the text of an ask rule's ask no one answers.
+	RuleAsked string `json:"ruleAsked"`
 }
 
 // PermissionMode is what one permission mode does with a call the rules do not decide.

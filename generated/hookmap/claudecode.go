@@ -159,6 +159,7 @@ var ClaudeCode = Bridge{
 			"Read":  "Claude requested permissions to read from {file_path}, but you haven't granted it yet.",
 			"Write": "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",
 		},
+		RuleAsked: "Claude requested permissions to use {tool}, but you haven't granted it yet.",
 	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to

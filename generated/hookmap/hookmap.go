@@ -123,9 +123,11 @@ type Permissions struct {
 	Denied map[string]string
 	// WholeDenied is the text of a call to a tool a deny rule names whole.
 	WholeDenied string
-	// Unanswered is the text of a call that asks and that no one answers, per tool ("*":
+	// Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
 	// any other), with Denied's placeholders.
 	Unanswered map[string]string
+	// RuleAsked is the text of a call an ask rule asks for and that no one answers.
+	RuleAsked string
 }
 
 // PermissionMode is what one permission mode does with a call the rules do not decide.
