@@ -39,7 +39,7 @@ func permissionCases() []Case {
 		permCase("mode-plan", "plan", "", false),
 		permCase("mode-bypass", "bypassPermissions", "", false),
 		permCase("mode-dont-ask", "dontAsk", "", false),
-		permCase("allow-rules", "default", `{"allow":["Bash(touch *)","Write(w.txt)","Edit"]}`, true),
+		permCase("allow-rules", "default", `{"allow":["Bash(touch *)","Bash(echo *)","Write(w.txt)","Edit"]}`, true),
 		permCase("allow-untrusted", "default", `{"allow":["Bash(touch *)","Write(w.txt)","Edit"]}`, false),
 		permCase("deny-rules", "bypassPermissions", `{"deny":["Bash(touch *)","Write","Edit(./notes.txt)"]}`, false),
 		permCase("ask-rules", "acceptEdits", `{"ask":["Edit","Bash(touch *)"]}`, false),

@@ -90,7 +90,7 @@ func (s *Session) permissionPlugin() (Plugin, error) {
 	home, _ := os.UserHomeDir()
 	log := s.cfg.Log
 	return &permissions.Plugin{
-		Policy:     permrule.Policy{Rules: rules, Mode: mode},
+		Policy:     permrule.Policy{Rules: rules, Mode: mode, As: t.RulesAs},
 		Env:        permrule.Env{Tools: permissions.RuleTable(table), Dir: s.cfg.Workspace, Home: home, Root: h.project(s.cfg.Workspace)},
 		Texts:      t,
 		Unanswered: t.Modes[name].Unanswered,

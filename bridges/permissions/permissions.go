@@ -311,7 +311,7 @@ func (p *Plugin) preTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh.P
 		}
 		reason := fill(textFor(p.Texts.Unanswered, call.Tool), call)
 		if dec.By == permrule.ByRule {
-			reason = fill(p.Texts.RuleAsked, call)
+			reason = fill(textFor(p.Texts.RuleAsked, call.Tool), call)
 		}
 		if a, ok := d.(dsh.PreToolAsk); ok && a.Reason != nil && *a.Reason != "" {
 			reason = *a.Reason // a listener's own ask keeps its words
@@ -332,7 +332,7 @@ func (p *Plugin) guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdi
 		return dsh.GuardAbstain{}
 	}
 	call := permrule.Call{Tool: pl.Exec.Name, Input: pl.Exec.Arguments}
-	deny := permrule.Policy{Rules: slices.DeleteFunc(slices.Clone(p.Policy.Rules), func(e permrule.Entry) bool { return e.Behavior != permrule.Deny })}
+	deny := permrule.Policy{As: p.Policy.As, Rules: slices.DeleteFunc(slices.Clone(p.Policy.Rules), func(e permrule.Entry) bool { return e.Behavior != permrule.Deny })}
 	if dec := deny.Decide(call, p.Env); dec.By == permrule.ByRule {
 		p.record(ctx, "tools/guard", pl.Exec.CallID, "deny", p.why(dec))
 		return dsh.GuardDeny{Reason: p.refuse(pl.Exec.CallID, p.denial(call, dec))}

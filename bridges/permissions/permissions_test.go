@@ -124,7 +124,7 @@ func plugin(t *testing.T, mode string, rules map[permrule.Behavior][]string) (*P
 		all = append(all, es...)
 	}
 	var recs []dsh.DecisionRecorded
-	return &Plugin{Policy: permrule.Policy{Rules: all, Mode: m}, Texts: table, Unanswered: table.Modes[mode].Unanswered,
+	return &Plugin{Policy: permrule.Policy{Rules: all, Mode: m, As: table.RulesAs}, Texts: table, Unanswered: table.Modes[mode].Unanswered,
 		Env:    permrule.Env{Tools: RuleTable(&hookmap.ClaudeCode), Dir: "/w"},
 		Record: func(_ context.Context, r dsh.DecisionRecorded) { recs = append(recs, r) }}, &recs
 }
@@ -177,6 +177,12 @@ func TestPluginTexts(t *testing.T) {
 			"ask: Claude requested permissions to use Bash, but you haven't granted it yet."},
 		{"ask-rule-edit", "default", map[permrule.Behavior][]string{permrule.Ask: {"Edit"}}, "Edit", map[string]any{"file_path": "/w/notes.txt"},
 			"ask: Claude requested permissions to use Edit, but you haven't granted it yet."},
+		{"ask-rule-write", "default", map[permrule.Behavior][]string{permrule.Ask: {"Write"}}, "Write", write,
+			"ask: Claude requested permissions to write to /w/w.txt, but you haven't granted it yet."},
+		{"write-path-rule-no-op", "default", map[permrule.Behavior][]string{permrule.Allow: {"Write(w.txt)"}}, "Write", write,
+			"ask: Claude requested permissions to write to /w/w.txt, but you haven't granted it yet."},
+		{"edit-rule-decides-write", "default", map[permrule.Behavior][]string{permrule.Allow: {"Edit(w.txt)"}}, "Write", write, "allow"},
+		{"whole-write-allow", "default", map[permrule.Behavior][]string{permrule.Allow: {"Write"}}, "Write", write, "allow"},
 		{"default-write", "default", nil, "Write", write,
 			"ask: Claude requested permissions to write to /w/w.txt, but you haven't granted it yet."},
 		{"accept-edits-write", "acceptEdits", nil, "Write", write, "allow"},

@@ -106,8 +106,10 @@ type Permissions struct {
 	WholeDenied string `json:"wholeDenied"`
 	// Unanswered is the text of an ask no one answers, per tool ("*": any other).
 	Unanswered map[string]string `json:"unanswered"`
-	// RuleAsked is the text of an ask rule's ask no one answers.
-	RuleAsked string `json:"ruleAsked"`
+	// RuleAsked is the text of an ask rule's ask no one answers, per tool ("*": any other).
+	RuleAsked map[string]string `json:"ruleAsked"`
+	// RulesAs names, per tool, the tool whose specifier rules decide its calls.
+	RulesAs map[string]string `json:"rulesAs"`
 }
 
 // PermissionMode is what one permission mode does with a call the rules do not decide.

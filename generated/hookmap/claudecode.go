@@ -159,7 +159,14 @@ var ClaudeCode = Bridge{
 			"Read":  "Claude requested permissions to read from {file_path}, but you haven't granted it yet.",
 			"Write": "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",
 		},
-		RuleAsked: "Claude requested permissions to use {tool}, but you haven't granted it yet.",
+		RuleAsked: map[string]string{
+			"*":     "Claude requested permissions to use {tool}, but you haven't granted it yet.",
+			"Write": "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",
+		},
+		RulesAs: map[string]string{
+			"NotebookEdit": "Edit",
+			"Write":        "Edit",
+		},
 	},
 	Events: []Event{
 		// Notification observes: permission_prompt when an approval request goes to

@@ -126,8 +126,12 @@ type Permissions struct {
 	// Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
 	// any other), with Denied's placeholders.
 	Unanswered map[string]string
-	// RuleAsked is the text of a call an ask rule asks for and that no one answers.
-	RuleAsked string
+	// RuleAsked is the text of a call an ask rule asks for and that no one answers, per
+	// tool ("*": any other).
+	RuleAsked map[string]string
+	// RulesAs names, per tool, the tool whose rules with a specifier decide its calls (a
+	// Write by the Edit rules); a rule naming the tool whole still counts.
+	RulesAs map[string]string
 }
 
 // PermissionMode is what one permission mode does with a call the rules do not decide.

@@ -98,6 +98,19 @@ type Policy struct {
 	Rules []Entry
 	// Mode decides the calls the rules leave.
 	Mode Mode
+	// As names, per tool, the tool whose rules with a specifier decide the tool's calls
+	// (the specifier matched against the call's own input); a rule naming the tool itself
+	// with a specifier then decides nothing, and one naming it whole still counts.
+	As map[string]string
+}
+
+// match tests rule r against call: a rule naming a tool whole as the call's, one with a
+// specifier as the call of the tool As names.
+func (p Policy) match(r Rule, call Call, env Env) Outcome {
+	if as := p.As[call.Tool]; as != "" && !r.Whole() {
+		call.Tool = as
+	}
+	return r.Match(call, env).Outcome
 }
 
 // By says what decided a call.
@@ -142,11 +155,15 @@ func (p Policy) Decide(call Call, env Env) Decision {
 			if e.Behavior != b {
 				continue
 			}
-			switch res := e.Rule.Match(call, restrict); res.Outcome {
+			switch p.match(e.Rule, call, restrict) {
 			case Matched:
 				return Decision{Behavior: b, By: ByRule, Entry: e}
 			case Undecided:
-				return Decision{Behavior: b, By: ByRule, Entry: e, Undecided: res.Reason}
+				c := call
+				if as := p.As[c.Tool]; as != "" && !e.Rule.Whole() {
+					c.Tool = as
+				}
+				return Decision{Behavior: b, By: ByRule, Entry: e, Undecided: e.Rule.Match(c, restrict).Reason}
 			}
 		}
 	}
@@ -163,7 +180,7 @@ func (p Policy) Decide(call Call, env Env) Decision {
 		if e.Behavior != Allow {
 			continue
 		}
-		if e.Rule.Match(call, allow).Outcome == Matched {
+		if p.match(e.Rule, call, allow) == Matched {
 			return Decision{Behavior: Allow, By: ByRule, Entry: e}
 		}
 		allowRules = append(allowRules, e.Rule)

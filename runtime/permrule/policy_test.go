@@ -168,3 +168,24 @@ func TestPolicyCoversCommand(t *testing.T) {
 	decide(t, p, bash("git add . && git push"), Ask, ByMode)
 	decide(t, p, bash("git add . && $(curl x)"), Ask, ByMode)
 }
+
+// With As, a Write is decided by the Edit rules with a specifier: "Write(path)" decides
+// nothing, "Edit(path)" decides it, a rule naming Write whole still counts.
+func TestPolicyAs(t *testing.T) {
+	w := call("Write", "file_path", "/work/proj/src/a.go")
+	as := map[string]string{"Write": "Edit"}
+	p := policy(t, modeDefault, []string{"Write(src/**)"}, nil, nil)
+	p.As = as
+	decide(t, p, w, Ask, ByMode)
+	p = policy(t, modeDefault, []string{"Edit(src/**)"}, nil, nil)
+	p.As = as
+	decide(t, p, w, Allow, ByRule)
+	p = policy(t, modeDefault, nil, nil, []string{"Edit(src/**)", "Write"})
+	p.As = as
+	if d := decide(t, p, w, Deny, ByRule); d.Entry.Rule.Text != "Edit(src/**)" {
+		t.Errorf("decided by %s", d.Entry.Rule.Text)
+	}
+	p = policy(t, modeBypass, nil, nil, []string{"Write"})
+	p.As = as
+	decide(t, p, w, Deny, ByRule)
+}

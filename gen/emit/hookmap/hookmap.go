@@ -152,7 +152,10 @@ other); {tool} is the tool's name, {FIELD} a top-level string of its input.`).Id
 		gofile.Comment(`WholeDenied is the text of a call to a tool a deny rule names whole.`).Id("WholeDenied").String(),
 		gofile.Comment(`Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
 any other), with Denied's placeholders.`).Id("Unanswered").Map(jen.String()).String(),
-		gofile.Comment(`RuleAsked is the text of a call an ask rule asks for and that no one answers.`).Id("RuleAsked").String(),
+		gofile.Comment(`RuleAsked is the text of a call an ask rule asks for and that no one answers, per
+tool ("*": any other).`).Id("RuleAsked").Map(jen.String()).String(),
+		gofile.Comment(`RulesAs names, per tool, the tool whose rules with a specifier decide its calls (a
+Write by the Edit rules); a rule naming the tool whole still counts.`).Id("RulesAs").Map(jen.String()).String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`PermissionMode is what one permission mode does with a call the rules do not decide.`).Type().Id("PermissionMode").Struct(
@@ -501,7 +504,7 @@ func permissionValues(p *ir.Permissions) *jen.Statement {
 		kv("Key", jen.Lit(p.Key)), kv("Untrusted", strs(p.Untrusted)),
 		kv("Modes", jen.Map(jen.String()).Id("PermissionMode").Add(lines(modes))),
 		kv("Denied", stringMap(p.Denied)), kv("WholeDenied", jen.Lit(p.WholeDenied)),
-		kv("Unanswered", stringMap(p.Unanswered)), kv("RuleAsked", jen.Lit(p.RuleAsked)),
+		kv("Unanswered", stringMap(p.Unanswered)), kv("RuleAsked", stringMap(p.RuleAsked)), kv("RulesAs", stringMap(p.RulesAs)),
 	}))
 }
 
