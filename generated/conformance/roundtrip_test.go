@@ -412,6 +412,20 @@ func TestRoundTrip(t *testing.T) {
 			},
 		})
 	})
+	t.Run("PermissionRules", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRules", closed, conformance.PermissionRules{
+			Mode: conformance.PermissionRulesModeBypassPermissions,
+			Allow: []string{
+				"text-allow",
+			},
+			Ask: []string{
+				"text-ask",
+			},
+			Deny: []string{
+				"text-deny",
+			},
+		})
+	})
 	t.Run("Response", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Response", closed, conformance.Response{
 			Text: ptr("text-text"),
@@ -518,6 +532,18 @@ func TestRoundTrip(t *testing.T) {
 						},
 					},
 					RevalidateAfterRewrite: ptr(true),
+				},
+				Permissions: &conformance.PermissionRules{
+					Mode: conformance.PermissionRulesModeBypassPermissions,
+					Allow: []string{
+						"text-allow",
+					},
+					Ask: []string{
+						"text-ask",
+					},
+					Deny: []string{
+						"text-deny",
+					},
 				},
 			},
 			Run: []conformance.Step{
@@ -700,6 +726,18 @@ func TestRoundTrip(t *testing.T) {
 					},
 				},
 				RevalidateAfterRewrite: ptr(true),
+			},
+			Permissions: &conformance.PermissionRules{
+				Mode: conformance.PermissionRulesModeBypassPermissions,
+				Allow: []string{
+					"text-allow",
+				},
+				Ask: []string{
+					"text-ask",
+				},
+				Deny: []string{
+					"text-deny",
+				},
 			},
 		})
 	})
