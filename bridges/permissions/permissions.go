@@ -292,6 +292,7 @@ func (p *Plugin) preTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh.P
 	switch d.(type) {
 	case dsh.PreToolDeny, dsh.PreToolHalt:
 		return d, nil
+	default: // an allow or an ask: the policy decides below
 	}
 	if !pl.Exec.Parent.IsZero() {
 		return d, nil // a composite's inner call: its outer call was decided

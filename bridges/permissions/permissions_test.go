@@ -141,6 +141,7 @@ func pre(t *testing.T, p *Plugin, tool string, input map[string]any, downstream 
 }
 
 func reason(d dsh.PreToolDecision) string {
+	//dshvet:partial an allow or a halt is named by its kind
 	switch d := d.(type) {
 	case dsh.PreToolDeny:
 		return "deny: " + d.Reason
