@@ -45,5 +45,12 @@ func permissionCases() []Case {
 		permCase("ask-rules", "acceptEdits", `{"ask":["Edit","Bash(touch *)"]}`, false),
 		permCase("deny-beats-allow", "default", `{"allow":["Bash","Write","Edit"],"deny":["Bash(touch *)","Edit(notes.txt)"]}`, true),
 		permCase("ask-beats-allow", "default", `{"allow":["Bash","Write"],"ask":["Write"]}`, true),
+		// A PermissionRequest hook answers what a rule or the mode asks for: its allow runs
+		// the call (a deny rule's call never reaches it).
+		func() Case {
+			c := permCase("ask-answered", "default", `{"ask":["Bash(touch *)"],"deny":["Edit"]}`, false)
+			c.Hooks = append(c.Hooks, h("PermissionRequest", js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)))
+			return c
+		}(),
 	}
 }
