@@ -31,6 +31,9 @@ func (o runOptions) permissionModes() []string {
 
 // permissionProblem is the usage error of the permission flags, or "".
 func (o runOptions) permissionProblem() string {
+	if t := o.desc().Table.Permissions; t != nil && t.Unsupported[o.permissionMode] != "" {
+		return fmt.Sprintf("--permission-mode %s: dsh does not have it: %s (want %s)", o.permissionMode, t.Unsupported[o.permissionMode], orList(o.permissionModes()))
+	}
 	if o.permissionMode != "" && !slices.Contains(o.permissionModes(), o.permissionMode) {
 		return fmt.Sprintf("--permission-mode %s: want %s (the %s dialect's modes)", o.permissionMode, orList(o.permissionModes()), o.dialect)
 	}

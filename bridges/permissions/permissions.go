@@ -124,6 +124,8 @@ func (s *Settings) read(t *hookmap.Permissions, src Source, data []byte, trusted
 		switch {
 		case json.Unmarshal(raw, &mode) != nil:
 			errs = append(errs, fail(t.Key+".defaultMode", "not a string"))
+		case t.Unsupported[mode] != "":
+			errs = append(errs, fail(t.Key+".defaultMode", "permission mode %q: dsh does not have it: %s (want %s)", mode, t.Unsupported[mode], strings.Join(ModeNames(t), ", ")))
 		case t.Modes[mode].Otherwise == "":
 			errs = append(errs, fail(t.Key+".defaultMode", "%q is not a permission mode (want %s)", mode, strings.Join(ModeNames(t), ", ")))
 		case gated("defaultMode"):
@@ -156,6 +158,9 @@ func ModeNames(t *hookmap.Permissions) []string {
 // name is an error listing the modes.
 func Mode(t *hookmap.Permissions, name string) (permrule.Mode, error) {
 	m, ok := t.Modes[name]
+	if why, no := t.Unsupported[name]; no {
+		return permrule.Mode{}, fmt.Errorf("permission mode %q: dsh does not have it: %s (want %s)", name, why, strings.Join(ModeNames(t), ", "))
+	}
 	if !ok {
 		return permrule.Mode{}, fmt.Errorf("%q is not a permission mode (want %s)", name, strings.Join(ModeNames(t), ", "))
 	}

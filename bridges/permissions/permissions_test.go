@@ -81,6 +81,7 @@ func TestLoadErrors(t *testing.T) {
 		{"block", `{"permissions":["Bash"]}`, `permissions: not an object`},
 		{"mode", `{"permissions":{"defaultMode":"yolo"}}`, `permissions.defaultMode: "yolo" is not a permission mode (want acceptEdits, bypassPermissions, default, dontAsk, plan)`},
 		{"json", `{"permissions":`, `not a JSON object`},
+		{"auto", `{"permissions":{"defaultMode":"auto"}}`, `permissions.defaultMode: permission mode "auto": dsh does not have it: its calls are decided by a classifier model, which dsh does not have`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := write(t, dir, tc.name+".json", tc.body)

@@ -100,6 +100,8 @@ type Permissions struct {
 	Untrusted []string `json:"untrusted"`
 	// Modes are the permission modes by name.
 	Modes map[string]PermissionMode `json:"modes"`
+	// Unsupported are the engine's modes dsh does not have, each with why.
+	Unsupported map[string]string `json:"unsupported"`
 	// Denied is the text of a denied call, per tool ("*": any other).
 	Denied map[string]string `json:"denied"`
 	// WholeDenied is the text of a call to a tool a deny rule names whole.

@@ -118,6 +118,9 @@ type Permissions struct {
 	Untrusted []string
 	// Modes are the permission modes, by name (--permission-mode, defaultMode).
 	Modes map[string]PermissionMode
+	// Unsupported are the engine's modes dsh does not have, each with why: naming one is an
+	// error that says so.
+	Unsupported map[string]string
 	// Denied is the text the model reads of a call a deny rule denies, per tool ("*": any
 	// other); {tool} is the tool's name, {FIELD} a top-level string of its input.
 	Denied map[string]string

@@ -143,7 +143,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 	}
 	if p := b.Permissions; p != nil {
 		h := &hookmap.Permissions{Key: p.Key, Untrusted: p.Untrusted, Denied: p.Denied, WholeDenied: p.WholeDenied,
-			Unanswered: p.Unanswered, RuleAsked: p.RuleAsked, RulesAs: p.RulesAs, Modes: map[string]hookmap.PermissionMode{}}
+			Unanswered: p.Unanswered, RuleAsked: p.RuleAsked, RulesAs: p.RulesAs, Unsupported: p.Unsupported, Modes: map[string]hookmap.PermissionMode{}}
 		for name, m := range p.Modes {
 			hm := hookmap.PermissionMode{Refused: m.Refused, Otherwise: m.Otherwise, Unanswered: m.Unanswered}
 			if len(m.Allow) > 0 {

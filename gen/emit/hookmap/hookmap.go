@@ -147,6 +147,8 @@ rule, or the mode's Allow rules, allow; else the mode's Otherwise.`).Type().Id("
 		gofile.Comment(`Untrusted are the lists of Key a project's own settings file may set only when the
 project is trusted ("allow", "defaultMode"); the others apply whatever the trust.`).Id("Untrusted").Add(strs()),
 		gofile.Comment(`Modes are the permission modes, by name (--permission-mode, defaultMode).`).Id("Modes").Map(jen.String()).Id("PermissionMode"),
+		gofile.Comment(`Unsupported are the engine's modes dsh does not have, each with why: naming one is an
+error that says so.`).Id("Unsupported").Map(jen.String()).String(),
 		gofile.Comment(`Denied is the text the model reads of a call a deny rule denies, per tool ("*": any
 other); {tool} is the tool's name, {FIELD} a top-level string of its input.`).Id("Denied").Map(jen.String()).String(),
 		gofile.Comment(`WholeDenied is the text of a call to a tool a deny rule names whole.`).Id("WholeDenied").String(),
@@ -502,7 +504,7 @@ func permissionValues(p *ir.Permissions) *jen.Statement {
 	}
 	return jen.Op("&").Id("Permissions").Add(lines([]jen.Code{
 		kv("Key", jen.Lit(p.Key)), kv("Untrusted", strs(p.Untrusted)),
-		kv("Modes", jen.Map(jen.String()).Id("PermissionMode").Add(lines(modes))),
+		kv("Modes", jen.Map(jen.String()).Id("PermissionMode").Add(lines(modes))), kv("Unsupported", stringMap(p.Unsupported)),
 		kv("Denied", stringMap(p.Denied)), kv("WholeDenied", jen.Lit(p.WholeDenied)),
 		kv("Unanswered", stringMap(p.Unanswered)), kv("RuleAsked", stringMap(p.RuleAsked)), kv("RulesAs", stringMap(p.RulesAs)),
 	}))
