@@ -268,17 +268,15 @@ type runOptions struct {
 	pluginDirs         pluginDirs
 	transcript         string
 	settingSources     string
-	maxResponseBytes   int64      // --max-response-bytes: provider.Limits.ResponseBytes (0: the default)
-	contextWindow      int        // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
-	compactThreshold   float64    // 0: the loop's default
-	permissionMode     string     // --permission-mode ("": the settings' defaultMode, else bypassPermissions)
-	allowedTools       pluginDirs // --allowedTools: allow rules
-	disallowedTools    pluginDirs // --disallowedTools: deny rules
-	interactive        bool       // the host waits for input between turns (dsh acp)
-	envDeny            envDeny    // --env-deny: variables kept away from Bash, hooks and MCP servers
-	session            string     // --session: the session id in a postgres --log
-	takeover           string     // --takeover OWNER: the holder a takeover fences out
-	force              bool       // --force: a takeover from whoever holds the session
+	maxResponseBytes   int64   // --max-response-bytes: provider.Limits.ResponseBytes (0: the default)
+	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
+	compactThreshold   float64 // 0: the loop's default
+	permissionMode     string  // --permission-mode ("": the settings' defaultMode, else bypassPermissions)
+	interactive        bool    // the host waits for input between turns (dsh acp)
+	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
+	session            string  // --session: the session id in a postgres --log
+	takeover           string  // --takeover OWNER: the holder a takeover fences out
+	force              bool    // --force: a takeover from whoever holds the session
 	prompt             string
 	outputFormat       string     // text, json or stream-json (dsh run)
 	maxTurns           int        // 0: no limit (dsh run)
@@ -293,6 +291,9 @@ type runOptions struct {
 	init               bool       // --init: the Setup hooks (trigger init) run first
 	initOnly           bool       // --init-only: --init, then no turn
 	maintenance        bool       // --maintenance: the Setup hooks (trigger maintenance) run first
+
+	// --allowedTools and --disallowedTools: allow and deny rules (cli/permissions.go).
+	allowedTools, disallowedTools pluginDirs
 }
 
 // setup is the setup trigger the flags ask for ("" for none).
