@@ -40,7 +40,8 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--log FILE | --log postgres://... [--session ID] [--takeover OWNER | --force]]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
-               [--permission-mode default|bypassPermissions] [--mcp-config FILE]
+               [--permission-mode MODE] [--allowedTools RULES]... [--disallowedTools RULES]...
+               [--mcp-config FILE]
                [--system-prompt TEXT] [--append-system-prompt TEXT] [--no-instructions]
                [--init | --init-only | --maintenance]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
@@ -179,11 +180,27 @@ rights, as in Claude Code.
                        capped at 16 MiB, one tool call's arguments at 16 MiB, the text,
                        reasoning and tool calls of one response at 16 MiB together, and its
                        content blocks and tool calls at 10,000
-  --permission-mode M  bypassPermissions (default): no call needs approval unless a hook or
-                       plugin asks; default: every call but Read needs approval, as under
-                       claude -p --permission-mode default. Headless, no one answers: a
+  --permission-mode M  what a call no permission rule decides needs (Claude Code's modes,
+                       README "Permissions"): bypassPermissions (the default, unless a
+                       settings file's permissions.defaultMode names another) runs it;
+                       default asks for all but Read, Glob and Grep; acceptEdits also runs
+                       Write and Edit; plan refuses Write and Edit; dontAsk refuses, in the
+                       engine's words, what would ask. Headless, no one answers an ask: a
                        PermissionRequest hook (approval/answer) may allow or deny, else the
-                       call is denied. The hooks get it as permission_mode
+                       call is denied with Claude Code's words ("Claude requested
+                       permissions to use Bash, but you haven't granted it yet."). The
+                       hooks get it as permission_mode. Other dialects: default (every
+                       call but Read asks) and bypassPermissions
+  --allowedTools RULES, --disallowedTools RULES
+                       allow and deny rules, as claude takes them: "Bash(git *)",
+                       "Read(./src/**)", "Edit", "mcp__server__tool", several to a value
+                       (comma or space separated), repeatable. They join the
+                       permissions.allow/ask/deny of the settings files dsh reads (the
+                       --hooks FILE, --setting-sources, and the project's .claude/settings.json
+                       and .claude/settings.local.json, whose allow rules and defaultMode
+                       load only with --trust). A deny rule wins over an ask rule, which wins
+                       over an allow rule. A rule that does not parse stops the run, naming
+                       its file and JSON path; every decision is logged (decision/recorded)
 
   --sandbox MODE       confine every Bash command (Landlock, user/PID/mount/network
                        namespaces, no_new_privs; Linux 6.2+): read-only, workspace-write
@@ -254,7 +271,7 @@ type runOptions struct {
 	maxResponseBytes   int64   // --max-response-bytes: provider.Limits.ResponseBytes (0: the default)
 	contextWindow      int     // tokens; 0: none; -1 (the default): the model's, from llm.ContextWindow
 	compactThreshold   float64 // 0: the loop's default
-	permissionMode     string  // bypassPermissions or default
+	permissionMode     string  // --permission-mode ("": the settings' defaultMode, else bypassPermissions)
 	interactive        bool    // the host waits for input between turns (dsh acp)
 	envDeny            envDeny // --env-deny: variables kept away from Bash, hooks and MCP servers
 	session            string  // --session: the session id in a postgres --log
@@ -274,6 +291,9 @@ type runOptions struct {
 	init               bool       // --init: the Setup hooks (trigger init) run first
 	initOnly           bool       // --init-only: --init, then no turn
 	maintenance        bool       // --maintenance: the Setup hooks (trigger maintenance) run first
+
+	// --allowedTools and --disallowedTools: allow and deny rules (cli/permissions.go).
+	allowedTools, disallowedTools pluginDirs
 }
 
 // setup is the setup trigger the flags ask for ("" for none).
@@ -372,8 +392,7 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	fs.StringVar(&o.takeover, "takeover", "", "with --session: take the session over from the writer `OWNER`")
 	fs.BoolVar(&o.force, "force", false, "with --session: take the session over whoever holds it")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
-	o.permissionMode = runner.PermissionBypass
-	fs.Var(clix.OneOf(&o.permissionMode, false, runner.PermissionBypass, runner.PermissionDefault), "permission-mode", "default or bypassPermissions")
+	o.permissionFlags(fs)
 	if code, ok := c.Parse(args, -1); !ok {
 		return o, code, false
 	}
@@ -401,6 +420,8 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 		return o, c.UsageError("--model is required (or --demo)"), false
 	case o.prompt == "" && !o.initOnly:
 		return o, c.UsageError("a PROMPT is required"), false
+	case o.permissionProblem() != "":
+		return o, c.UsageError("%s", o.permissionProblem()), false
 	case o.checkSession() != "":
 		return o, c.UsageError("%s", o.checkSession()), false
 	}
@@ -496,7 +517,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) })
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
-	cfg.AskUnlessRead = o.permissionMode == runner.PermissionDefault
+	cfg.Permissions = runner.Permissions{Mode: o.permissionMode, Allowed: o.allowedTools, Disallowed: o.disallowedTools}
 	s, err := runner.New(ctx, cfg)
 	if err != nil {
 		return runResult{}, err

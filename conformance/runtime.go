@@ -61,6 +61,11 @@ type Runtime interface {
 	//     on when a detached hook finishes;
 	//   - kill the hooks still running at Close.
 	AttachHooks(ctx context.Context, h HookConfig) error
+	// AttachPermissions registers the permission plugin of Claude Code's permission table
+	// (bridges/permissions) with the scenario's rules and mode, now: after the hooks, before
+	// the scenario's listeners. Its decisions are appended to the agent's log as
+	// decision/recorded. A runtime without permission rules returns an error.
+	AttachPermissions(p sc.PermissionRules) error
 	// Execute runs one tool call directly through the pipeline.
 	Execute(ctx context.Context, in ExecuteInput) dsh.ToolExecutionResult
 	// Agent creates the agent with the id (running agent/session-start), or returns it.

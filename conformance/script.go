@@ -570,6 +570,11 @@ func (r *run) setup(s sc.Setup) error {
 			return fmt.Errorf("hooks: %w", err)
 		}
 	}
+	if s.Permissions != nil {
+		if err := r.rt.AttachPermissions(*s.Permissions); err != nil {
+			return fmt.Errorf("permissions: %w", err)
+		}
+	}
 	for i, l := range s.Listeners {
 		if err := r.register(l); err != nil {
 			return fmt.Errorf("listeners[%d]: %w", i, err)

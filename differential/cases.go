@@ -127,6 +127,10 @@ type Case struct {
 	HookModel      string
 	HookModelDelay time.Duration
 	HookModelFail  bool
+	// TrustProject trusts the workspace on both sides: Claude Code's
+	// projects[WORKSPACE].hasTrustDialogAccepted in the run's ~/.claude.json, dsh run's
+	// --trust (an untrusted workspace's permissions.allow is ignored by both).
+	TrustProject bool
 	// Model is the Claude model both sides ask the mock for (claude --model, dsh run
 	// --model anthropic:…) instead of ClaudeModel: Claude Code sends hook contexts on
 	// another channel for some models.
@@ -482,6 +486,7 @@ func Cases() []Case {
 	cs = append(cs, promptCases()...)
 	cs = append(cs, handlerTypeCases()...)
 	cs = append(cs, channelCases()...)
+	cs = append(cs, permissionCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -361,6 +361,12 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		if c.AskPermission {
 			extra = append(extra, "--permission-mode", "default")
 		}
+		if c.TrustProject {
+			trust, _ := json.Marshal(map[string]any{"projects": map[string]any{ed.ws: map[string]any{"hasTrustDialogAccepted": true}}})
+			if err := os.WriteFile(filepath.Join(ed.home, ".claude.json"), trust, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if c.mcp() {
 			extra = append(extra, "--mcp-config", ed.mcpConfig(t), "--strict-mcp-config")
 		}
@@ -542,6 +548,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	if c.AskPermission {
 		extra = append(extra, "--permission-mode", "default")
+	}
+	if c.TrustProject {
+		extra = append(extra, "--trust")
 	}
 	if c.Sandbox != "" {
 		extra = append(extra, "--sandbox", c.Sandbox)

@@ -68,10 +68,11 @@ type Config struct {
 	MCP MCP
 	// Limits bound the session's turns.
 	Limits Limits
-	// AskUnlessRead makes every top-level call to a tool but Read that the listeners
-	// allow ask for approval (dsh run --permission-mode default). Its listener runs after
-	// the plugins' and the hooks', so that their decisions come first.
-	AskUnlessRead bool
+	// Permissions are the session's permission rules and mode (dsh run --permission-mode,
+	// --allowedTools, --disallowedTools, and the settings files' permissions). Their
+	// listener runs after the plugins' and the hooks', so that their decisions come first;
+	// a rule that does not parse fails New with ErrPermissions.
+	Permissions Permissions
 	// Sandbox confines Bash (runtime/sandbox): its mode, the directories it may write
 	// besides the workspace (Policy.Workspace is set to Workspace) and its network; nil, or
 	// danger-full-access, runs Bash with the user's rights. A sandbox the system cannot
@@ -237,6 +238,11 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}
 	s.Turns = &Turns{}
 	s.closers = append(s.closers, cfg.Log.Subscribe(s.Turns.Observe))
+	// Before the hooks: it resolves the mode they see as permission_mode.
+	perm, err := s.permissionPlugin()
+	if err != nil {
+		return nil, err
+	}
 	if h.loads() {
 		closeHooks, err := s.attachHooks(envFile)
 		if err != nil {
@@ -249,8 +255,8 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		// that a plugin's agent/request-error listener runs around it and may replace it.
 		s.Hooks.Plugin("retry").OnRequestError(llm.RetryPolicy{}.Listener())
 	}
-	if cfg.AskUnlessRead {
-		s.Hooks.Plugin("permissions").OnPreTool(askUnlessRead)
+	if perm != nil {
+		perm.Register(s.Hooks.Plugin("permissions"))
 	}
 	s.System = cfg.Prompts.system(cfg.Workspace)
 	s.ContinuationCap, s.Compaction = s.continuationCap(), s.compaction()
@@ -409,8 +415,8 @@ func (s *Session) compaction() loop.CompactionConfig {
 	return loop.CompactionConfig{ContextWindow: window, ThresholdRatio: s.cfg.Limits.CompactThreshold}
 }
 
-// askUnlessRead is AskUnlessRead: a top-level call to any tool but Read that the other
-// listeners allow needs approval.
+// askUnlessRead is --permission-mode default for a dialect without permission rows: a
+// top-level call to any tool but Read that the other listeners allow needs approval.
 func askUnlessRead(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 	d, err := next.Call(ctx)
 	if err != nil {

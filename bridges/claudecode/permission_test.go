@@ -109,9 +109,9 @@ func TestPermissionRequest(t *testing.T) {
 		{"deny", pr(`{"behavior":"deny","message":"no way"}`), 0, "no way", false, "deny"},
 		{"deny-nomessage", pr(`{"behavior":"deny"}`), 0, "Permission denied by hook", false, "deny"},
 		{"interrupt", pr(`{"behavior":"deny","message":"stop now","interrupt":true}`), 0, "stop now", true, "halt"},
-		{"exit2", `echo 'no via exit 2' >&2; exit 2`, 0, "Error: tool \"Bash\" requires approval (not yet supported)", false, "error"},
-		{"continue-false", `printf '%s\n' '{"continue":false,"stopReason":"halt"}'`, 0, "Error: tool \"Bash\" requires approval (not yet supported)", false, "pass"},
-		{"other-event", `printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","decision":{"behavior":"allow"}}}'`, 0, "Error: tool \"Bash\" requires approval (not yet supported)", false, "pass"},
+		{"exit2", `echo 'no via exit 2' >&2; exit 2`, 0, "Error: permission to use tool \"Bash\" was requested, but it has not been granted (no one can answer here)", false, "error"},
+		{"continue-false", `printf '%s\n' '{"continue":false,"stopReason":"halt"}'`, 0, "Error: permission to use tool \"Bash\" was requested, but it has not been granted (no one can answer here)", false, "pass"},
+		{"other-event", `printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","decision":{"behavior":"allow"}}}'`, 0, "Error: permission to use tool \"Bash\" was requested, but it has not been granted (no one can answer here)", false, "pass"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

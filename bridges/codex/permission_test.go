@@ -22,7 +22,7 @@ func TestPermissionRequest(t *testing.T) {
 	pr := func(dec string) string {
 		return `printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":` + dec + `}}'`
 	}
-	const pass = "Error: tool \"Bash\" requires approval (not yet supported)"
+	const pass = "Error: permission to use tool \"Bash\" was requested, but it has not been granted (no one can answer here)"
 	for _, tc := range []struct {
 		name    string
 		scripts []string

@@ -93,6 +93,43 @@ type Bridge struct {
 	Instructions *Instructions `json:"instructions"`
 	// Commands are the engine's custom slash commands; nil: none.
 	Commands *Commands `json:"commands"`
+	// Permissions are the engine's permission settings and modes; nil: none dsh reads.
+	Permissions *Permissions `json:"permissions"`
+}
+
+// Permissions are an engine's permission rules and modes (spec #Permissions).
+type Permissions struct {
+	// Key is the settings key of the {allow, ask, deny, defaultMode} block.
+	Key string `json:"key"`
+	// Untrusted are the lists an untrusted project's own settings file cannot set.
+	Untrusted []string `json:"untrusted"`
+	// Modes are the permission modes by name.
+	Modes map[string]PermissionMode `json:"modes"`
+	// Unsupported are the engine's modes dsh does not have, each with why.
+	Unsupported map[string]string `json:"unsupported"`
+	// Denied is the text of a denied call, per tool ("*": any other).
+	Denied map[string]string `json:"denied"`
+	// WholeDenied is the text of a call to a tool a deny rule names whole.
+	WholeDenied string `json:"wholeDenied"`
+	// Unanswered is the text of an ask no one answers, per tool ("*": any other).
+	Unanswered map[string]string `json:"unanswered"`
+	// RuleAsked is the text of an ask rule's ask no one answers, per tool ("*": any other).
+	RuleAsked map[string]string `json:"ruleAsked"`
+	// RulesAs names, per tool, the tool whose specifier rules decide its calls.
+	RulesAs map[string]string `json:"rulesAs"`
+}
+
+// PermissionMode is what one permission mode does with a call the rules do not decide.
+type PermissionMode struct {
+	// Allow are the rules whose calls run without asking.
+	Allow []string `json:"allow"`
+	// Refuse are the rules whose calls the mode refuses, with Refused's text.
+	Refuse  []string `json:"refuse"`
+	Refused string   `json:"refused"`
+	// Otherwise is "allow", "ask" or "deny": what the mode does with any other call.
+	Otherwise string `json:"otherwise"`
+	// Unanswered, when set, is the text of every ask under the mode.
+	Unanswered string `json:"unanswered"`
 }
 
 // RuleTool is where a permission rule's specifier is read in one tool's input.

@@ -420,6 +420,20 @@ func TestRoundTrip(t *testing.T) {
 			},
 		})
 	})
+	t.Run("PermissionRules", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "PermissionRules", closed, conformance.PermissionRules{
+			Mode: conformance.PermissionRulesModeBypassPermissions,
+			Allow: []string{
+				"text-allow",
+			},
+			Ask: []string{
+				"text-ask",
+			},
+			Deny: []string{
+				"text-deny",
+			},
+		})
+	})
 	t.Run("Response", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Response", closed, conformance.Response{
 			Text: ptr("text-text"),
@@ -534,6 +548,18 @@ func TestRoundTrip(t *testing.T) {
 						},
 					},
 					RevalidateAfterRewrite: ptr(true),
+				},
+				Permissions: &conformance.PermissionRules{
+					Mode: conformance.PermissionRulesModeBypassPermissions,
+					Allow: []string{
+						"text-allow",
+					},
+					Ask: []string{
+						"text-ask",
+					},
+					Deny: []string{
+						"text-deny",
+					},
 				},
 			},
 			Run: []conformance.Step{
@@ -724,6 +750,18 @@ func TestRoundTrip(t *testing.T) {
 					},
 				},
 				RevalidateAfterRewrite: ptr(true),
+			},
+			Permissions: &conformance.PermissionRules{
+				Mode: conformance.PermissionRulesModeBypassPermissions,
+				Allow: []string{
+					"text-allow",
+				},
+				Ask: []string{
+					"text-ask",
+				},
+				Deny: []string{
+					"text-deny",
+				},
 			},
 		})
 	})

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 340 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 356 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -312,6 +312,22 @@ var scenarioTests = []struct {
 	{"model-response-replace-keeps-tool-calls", false},
 	{"model-response-sees-synthetic-answer", false},
 	{"model-resume-with-rewriter", false},
+	{"p001-deny-rule", false},
+	{"p002-allow-rule", false},
+	{"p003-mode-default-ask-unanswered", false},
+	{"p004-mode-default-ask-answered", false},
+	{"p005-mode-default-read", false},
+	{"p006-mode-accept-edits-write", false},
+	{"p007-mode-accept-edits-bash", false},
+	{"p008-mode-plan-refuses-write", false},
+	{"p009-mode-plan-read", false},
+	{"p010-mode-dont-ask", false},
+	{"p011-mode-bypass", false},
+	{"p012-deny-beats-allow", false},
+	{"p013-ask-beats-allow", false},
+	{"p014-deny-undecided", false},
+	{"p015-deny-whole-tool", false},
+	{"p016-write-by-edit-rules", false},
 	{"post-batch-after-the-results", false},
 	{"post-batch-failure-ends-the-turn-error", false},
 	{"post-batch-halt-ends-the-turn", false},

@@ -117,6 +117,10 @@ type Setup struct {
 	// processes; absent: no bridge. The bridge is registered before the listeners, so it is
 	// the outermost listener at every point it maps and the listeners are its downstream.
 	Hooks *Hooks `json:"hooks,omitempty"`
+	// Permissions attaches the permission plugin (bridges/permissions) with Claude Code's
+	// table: the rules and the mode; absent: none. It is registered after the hooks and
+	// before the listeners, so the listeners are its downstream.
+	Permissions *PermissionRules `json:"permissions,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -175,6 +179,9 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.Hooks != nil {
 		r.Hooks.encodeJSON(enc.Key("hooks"))
 	}
+	if r.Permissions != nil {
+		r.Permissions.encodeJSON(enc.Key("permissions"))
+	}
 	enc.EndObject()
 }
 
@@ -201,6 +208,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "audit", &v.Audit, codec.Value[*bool])
 	codec.Optional(dec, "compaction", &v.Compaction, codec.Value[*Compaction])
 	codec.Optional(dec, "hooks", &v.Hooks, codec.Value[*Hooks])
+	codec.Optional(dec, "permissions", &v.Permissions, codec.Value[*PermissionRules])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -246,6 +254,11 @@ func (r Setup) Validate() error {
 	if r.Hooks != nil {
 		if err := r.Hooks.Validate(); err != nil {
 			return codec.FieldError("Setup", "hooks", err)
+		}
+	}
+	if r.Permissions != nil {
+		if err := r.Permissions.Validate(); err != nil {
+			return codec.FieldError("Setup", "permissions", err)
 		}
 	}
 	return nil
@@ -346,6 +359,98 @@ func (v SetupRewriteConflict) Valid() bool {
 // SetupRewriteConflictValues with an ErrInvalidEnum *DecodeError.
 func (v *SetupRewriteConflict) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SetupRewriteConflict", data, v, SetupRewriteConflictValues)
+}
+
+// PermissionRules are the permission rules and mode of a scenario, as a settings file's
+// permissions block and --permission-mode give them.
+type PermissionRules struct {
+	// Mode is the permission mode.
+	Mode PermissionRulesMode `json:"mode"`
+	// Allow are the allow rules (Bash(git *), Edit(src/**), Write).
+	Allow []string `json:"allow"`
+	// Ask are the ask rules.
+	Ask []string `json:"ask"`
+	// Deny are the deny rules.
+	Deny []string `json:"deny"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r PermissionRules) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PermissionRules.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PermissionRules) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("mode").String(string(r.Mode))
+	codec.EncodeList(enc.Key("allow"), codec.NonNilList(r.Allow), (*codec.Encoder).String)
+	codec.EncodeList(enc.Key("ask"), codec.NonNilList(r.Ask), (*codec.Encoder).String)
+	codec.EncodeList(enc.Key("deny"), codec.NonNilList(r.Deny), (*codec.Encoder).String)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PermissionRules strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *PermissionRules) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PermissionRules", data)
+	if err != nil {
+		return err
+	}
+	var v PermissionRules
+	codec.Default(dec, "mode", &v.Mode, codec.Value[PermissionRulesMode], `"bypassPermissions"`)
+	codec.Optional(dec, "allow", &v.Allow, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "ask", &v.Ask, codec.ListOf(codec.Value[string]))
+	codec.Optional(dec, "deny", &v.Deny, codec.ListOf(codec.Value[string]))
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PermissionRules) Validate() error {
+	if err := codec.CheckEnum(r.Mode); err != nil {
+		return codec.FieldError("PermissionRules", "mode", err)
+	}
+	return nil
+}
+
+// PermissionRulesMode is the set of values of PermissionRules.Mode: mode is the permission
+// mode.
+type PermissionRulesMode string
+
+const (
+	// PermissionRulesModeBypassPermissions is the PermissionRulesMode value "bypassPermissions".
+	PermissionRulesModeBypassPermissions PermissionRulesMode = "bypassPermissions"
+	// PermissionRulesModeDefault is the PermissionRulesMode value "default".
+	PermissionRulesModeDefault PermissionRulesMode = "default"
+	// PermissionRulesModeAcceptEdits is the PermissionRulesMode value "acceptEdits".
+	PermissionRulesModeAcceptEdits PermissionRulesMode = "acceptEdits"
+	// PermissionRulesModePlan is the PermissionRulesMode value "plan".
+	PermissionRulesModePlan PermissionRulesMode = "plan"
+	// PermissionRulesModeDontAsk is the PermissionRulesMode value "dontAsk".
+	PermissionRulesModeDontAsk PermissionRulesMode = "dontAsk"
+)
+
+// PermissionRulesModeValues lists every PermissionRulesMode value, in spec order.
+var PermissionRulesModeValues = []PermissionRulesMode{PermissionRulesModeBypassPermissions, PermissionRulesModeDefault, PermissionRulesModeAcceptEdits, PermissionRulesModePlan, PermissionRulesModeDontAsk}
+
+// Valid reports whether v is one of the PermissionRulesModeValues.
+func (v PermissionRulesMode) Valid() bool {
+	switch v {
+	case PermissionRulesModeBypassPermissions, PermissionRulesModeDefault, PermissionRulesModeAcceptEdits, PermissionRulesModePlan, PermissionRulesModeDontAsk:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a PermissionRulesMode, rejecting any value not in
+// PermissionRulesModeValues with an ErrInvalidEnum *DecodeError.
+func (v *PermissionRulesMode) UnmarshalJSON(data []byte) error {
+	return codec.Enum("PermissionRulesMode", data, v, PermissionRulesModeValues)
 }
 
 // Compaction is the compaction setting of a scenario. Token counts are those of the

@@ -138,6 +138,42 @@ var ClaudeCode = Bridge{
 		ArgsLine:   "<command-args>{args}</command-args>\n",
 		AppendArgs: "\n\nARGUMENTS: {args}",
 	},
+	Permissions: &Permissions{
+		Key:       "permissions",
+		Untrusted: []string{"allow", "defaultMode"},
+		Modes: map[string]PermissionMode{
+			"acceptEdits":       {Allow: []string{"Read", "Glob", "Grep", "Write", "Edit", "NotebookEdit"}, Otherwise: "ask"},
+			"bypassPermissions": {Otherwise: "allow"},
+			"default":           {Allow: []string{"Read", "Glob", "Grep"}, Otherwise: "ask"},
+			"dontAsk":           {Allow: []string{"Read", "Glob", "Grep"}, Otherwise: "ask", Unanswered: "Permission to use {tool} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed."},
+			"plan":              {Allow: []string{"Read", "Glob", "Grep"}, Refuse: []string{"Write", "Edit", "NotebookEdit"}, Refused: "Cannot write to {file_path} while in plan mode.", Otherwise: "ask"},
+		},
+		Unsupported: map[string]string{
+			"auto": "its calls are decided by a classifier model, which dsh does not have",
+		},
+		Denied: map[string]string{
+			"*":     "Permission to use {tool} has been denied.",
+			"Bash":  "Permission to use Bash with command {command} has been denied.",
+			"Edit":  "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>",
+			"Read":  "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>",
+			"Write": "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>",
+		},
+		WholeDenied: "<tool_use_error>Error: No such tool available: {tool}. {tool} is disabled for this session, in subagents as well as here.</tool_use_error>",
+		Unanswered: map[string]string{
+			"*":     "Claude requested permissions to use {tool}, but you haven't granted it yet.",
+			"Edit":  "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",
+			"Read":  "Claude requested permissions to read from {file_path}, but you haven't granted it yet.",
+			"Write": "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",
+		},
+		RuleAsked: map[string]string{
+			"*":     "Claude requested permissions to use {tool}, but you haven't granted it yet.",
+			"Write": "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",
+		},
+		RulesAs: map[string]string{
+			"NotebookEdit": "Edit",
+			"Write":        "Edit",
+		},
+	},
 	Events: []Event{
 		// InstructionsLoaded observes each instruction file loaded into a new session
 		// (agent/instructions-loaded): CLAUDE.md and the others, then their imports

@@ -108,6 +108,54 @@ type Bridge struct {
 	Instructions *Instructions
 	// Commands are the engine's custom slash commands; nil: none that dsh expands.
 	Commands *Commands
+	// Permissions are the engine's permission settings and modes (runtime/permrule reads
+	// its rules); nil: the engine has none dsh reads.
+	Permissions *Permissions
+}
+
+// Permissions are an engine's permission rules and modes. A call is decided in this
+// order: a deny rule denies; an ask rule asks; the mode's Refuse rules refuse; an allow
+// rule, or the mode's Allow rules, allow; else the mode's Otherwise.
+type Permissions struct {
+	// Key is the top-level settings key of the {allow, ask, deny, defaultMode} block.
+	Key string
+	// Untrusted are the lists of Key a project's own settings file may set only when the
+	// project is trusted ("allow", "defaultMode"); the others apply whatever the trust.
+	Untrusted []string
+	// Modes are the permission modes, by name (--permission-mode, defaultMode).
+	Modes map[string]PermissionMode
+	// Unsupported are the engine's modes dsh does not have, each with why: naming one is an
+	// error that says so.
+	Unsupported map[string]string
+	// Denied is the text the model reads of a call a deny rule denies, per tool ("*": any
+	// other); {tool} is the tool's name, {FIELD} a top-level string of its input.
+	Denied map[string]string
+	// WholeDenied is the text of a call to a tool a deny rule names whole.
+	WholeDenied string
+	// Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
+	// any other), with Denied's placeholders.
+	Unanswered map[string]string
+	// RuleAsked is the text of a call an ask rule asks for and that no one answers, per
+	// tool ("*": any other).
+	RuleAsked map[string]string
+	// RulesAs names, per tool, the tool whose rules with a specifier decide its calls (a
+	// Write by the Edit rules); a rule naming the tool whole still counts.
+	RulesAs map[string]string
+}
+
+// PermissionMode is what one permission mode does with a call the rules do not decide.
+type PermissionMode struct {
+	// Allow are permission rules whose calls run without asking.
+	Allow []string
+	// Refuse are permission rules whose calls the mode refuses, with Refused's text.
+	Refuse []string
+	// Refused is the text of a call the mode refuses (Denied's placeholders).
+	Refused string
+	// Otherwise is "allow", "ask" or "deny": what the mode does with any other call.
+	Otherwise string
+	// Unanswered, when set, is the text of every call that asks under the mode: the engine
+	// refuses it without asking anyone.
+	Unanswered string
 }
 
 // RuleTool is where a permission rule's specifier is read in one tool's input.

@@ -187,17 +187,9 @@ func matchCommand(spec, command string, every bool) Result {
 	if err != nil {
 		return Result{Outcome: Undecided, Reason: err.Error()}
 	}
-	prefix, legacy := strings.CutSuffix(spec, ":*")
-	legacy = legacy && prefix != ""
-	one := func(sub string) bool {
-		if legacy {
-			return sub == prefix || strings.HasPrefix(sub, prefix+" ") || sub == "xargs "+prefix || strings.HasPrefix(sub, "xargs "+prefix+" ")
-		}
-		return wildcard(spec, sub, true) || wildcard("xargs "+spec, sub, true)
-	}
 	matched := 0
 	for _, sub := range subs {
-		if one(sub) {
+		if matchSub(spec, sub) {
 			matched++
 		}
 	}
@@ -205,4 +197,13 @@ func matchCommand(spec, command string, every bool) Result {
 		return Result{Outcome: Matched}
 	}
 	return Result{}
+}
+
+// matchSub matches a Bash specifier against one simple command: a legacy prefix or a
+// wildcard pattern, "xargs " before either taking the command xargs runs.
+func matchSub(spec, sub string) bool {
+	if prefix, legacy := strings.CutSuffix(spec, ":*"); legacy && prefix != "" {
+		return sub == prefix || strings.HasPrefix(sub, prefix+" ") || sub == "xargs "+prefix || strings.HasPrefix(sub, "xargs "+prefix+" ")
+	}
+	return wildcard(spec, sub, true) || wildcard("xargs "+spec, sub, true)
 }

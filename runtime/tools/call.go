@@ -296,7 +296,7 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 			c.ctx = approval.WithUnanswered(c.ctx, approval.Unanswered{Reason: *reasonPtr})
 			return deny(*reasonPtr)
 		}
-		return deny("tool " + name + " requires approval (not yet supported)")
+		return deny("permission to use tool " + name + " was requested, but it has not been granted (no one can answer here)")
 	}
 	if c.exec.AgentID == nil {
 		return deny("tool " + name + " requires approval, but the call has no agent to route it through")

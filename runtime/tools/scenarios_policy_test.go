@@ -117,8 +117,8 @@ func TestAskWithoutApprover(t *testing.T) {
 		want   string
 	}{
 		{ptr("needs approval"), "Error: needs approval"},
-		{nil, `Error: tool "echo" requires approval (not yet supported)`},
-		{ptr(""), `Error: tool "echo" requires approval (not yet supported)`},
+		{nil, `Error: permission to use tool "echo" was requested, but it has not been granted (no one can answer here)`},
+		{ptr(""), `Error: permission to use tool "echo" was requested, but it has not been granted (no one can answer here)`},
 	} {
 		e := newEnv(t)
 		e.register(t, echoDef())

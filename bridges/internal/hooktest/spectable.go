@@ -147,6 +147,21 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		out.Commands = h
 	}
+	if p := b.Permissions; p != nil {
+		h := &hookmap.Permissions{Key: p.Key, Untrusted: p.Untrusted, Denied: p.Denied, WholeDenied: p.WholeDenied,
+			Unanswered: p.Unanswered, RuleAsked: p.RuleAsked, RulesAs: p.RulesAs, Unsupported: p.Unsupported, Modes: map[string]hookmap.PermissionMode{}}
+		for name, m := range p.Modes {
+			hm := hookmap.PermissionMode{Refused: m.Refused, Otherwise: m.Otherwise, Unanswered: m.Unanswered}
+			if len(m.Allow) > 0 {
+				hm.Allow = m.Allow
+			}
+			if len(m.Refuse) > 0 {
+				hm.Refuse = m.Refuse
+			}
+			h.Modes[name] = hm
+		}
+		out.Permissions = h
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {

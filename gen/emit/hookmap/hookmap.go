@@ -140,6 +140,37 @@ event's exit-2 outcome; nil: the dialect has no onFailure.`).Id("OnFailure").Op(
 only its exit 2 counts, as the event's exit 2 does.`).Id("AsyncRewake").Bool(), gofile.Comment(`Instructions are the engine's instruction files (CLAUDE.md, AGENTS.md, GEMINI.md)
 and where their text goes; nil: the engine has none.`).Id("Instructions").Op("*").Id("Instructions"),
 		gofile.Comment(`Commands are the engine's custom slash commands; nil: none that dsh expands.`).Id("Commands").Op("*").Id("Commands"),
+		gofile.Comment(`Permissions are the engine's permission settings and modes (runtime/permrule reads
+its rules); nil: the engine has none dsh reads.`).Id("Permissions").Op("*").Id("Permissions"),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`Permissions are an engine's permission rules and modes. A call is decided in this
+order: a deny rule denies; an ask rule asks; the mode's Refuse rules refuse; an allow
+rule, or the mode's Allow rules, allow; else the mode's Otherwise.`).Type().Id("Permissions").Struct(
+		gofile.Comment(`Key is the top-level settings key of the {allow, ask, deny, defaultMode} block.`).Id("Key").String(),
+		gofile.Comment(`Untrusted are the lists of Key a project's own settings file may set only when the
+project is trusted ("allow", "defaultMode"); the others apply whatever the trust.`).Id("Untrusted").Add(strs()),
+		gofile.Comment(`Modes are the permission modes, by name (--permission-mode, defaultMode).`).Id("Modes").Map(jen.String()).Id("PermissionMode"),
+		gofile.Comment(`Unsupported are the engine's modes dsh does not have, each with why: naming one is an
+error that says so.`).Id("Unsupported").Map(jen.String()).String(),
+		gofile.Comment(`Denied is the text the model reads of a call a deny rule denies, per tool ("*": any
+other); {tool} is the tool's name, {FIELD} a top-level string of its input.`).Id("Denied").Map(jen.String()).String(),
+		gofile.Comment(`WholeDenied is the text of a call to a tool a deny rule names whole.`).Id("WholeDenied").String(),
+		gofile.Comment(`Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
+any other), with Denied's placeholders.`).Id("Unanswered").Map(jen.String()).String(),
+		gofile.Comment(`RuleAsked is the text of a call an ask rule asks for and that no one answers, per
+tool ("*": any other).`).Id("RuleAsked").Map(jen.String()).String(),
+		gofile.Comment(`RulesAs names, per tool, the tool whose rules with a specifier decide its calls (a
+Write by the Edit rules); a rule naming the tool whole still counts.`).Id("RulesAs").Map(jen.String()).String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`PermissionMode is what one permission mode does with a call the rules do not decide.`).Type().Id("PermissionMode").Struct(
+		gofile.Comment(`Allow are permission rules whose calls run without asking.`).Id("Allow").Add(strs()),
+		gofile.Comment(`Refuse are permission rules whose calls the mode refuses, with Refused's text.`).Id("Refuse").Add(strs()),
+		gofile.Comment(`Refused is the text of a call the mode refuses (Denied's placeholders).`).Id("Refused").String(),
+		gofile.Comment(`Otherwise is "allow", "ask" or "deny": what the mode does with any other call.`).Id("Otherwise").String(),
+		gofile.Comment(`Unanswered, when set, is the text of every call that asks under the mode: the engine
+refuses it without asking anyone.`).Id("Unanswered").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`RuleTool is where a permission rule's specifier is read in one tool's input.`).Type().Id("RuleTool").Struct(
@@ -455,8 +486,42 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 			kv("Separator", jen.Lit(c.Separator)), kv("Texts", strs(c.Texts)), kv("ArgsLine", jen.Lit(c.ArgsLine)), kv("AppendArgs", jen.Lit(c.AppendArgs)),
 		}))))
 	}
+	if p := b.Permissions; p != nil {
+		fields = append(fields, kv("Permissions", permissionValues(p)))
+	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
+}
+
+// permissionValues is the literal of a table's permissions, the modes in name order.
+func permissionValues(p *ir.Permissions) *jen.Statement {
+	names := make([]string, 0, len(p.Modes))
+	for n := range p.Modes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	modes := make([]jen.Code, len(names))
+	for i, n := range names {
+		m := p.Modes[n]
+		var vals []jen.Code
+		if len(m.Allow) > 0 {
+			vals = append(vals, kv("Allow", strs(m.Allow)))
+		}
+		if len(m.Refuse) > 0 {
+			vals = append(vals, kv("Refuse", strs(m.Refuse)), kv("Refused", jen.Lit(m.Refused)))
+		}
+		vals = append(vals, kv("Otherwise", jen.Lit(m.Otherwise)))
+		if m.Unanswered != "" {
+			vals = append(vals, kv("Unanswered", jen.Lit(m.Unanswered)))
+		}
+		modes[i] = jen.Lit(n).Op(":").Values(vals...)
+	}
+	return jen.Op("&").Id("Permissions").Add(lines([]jen.Code{
+		kv("Key", jen.Lit(p.Key)), kv("Untrusted", strs(p.Untrusted)),
+		kv("Modes", jen.Map(jen.String()).Id("PermissionMode").Add(lines(modes))), kv("Unsupported", stringMap(p.Unsupported)),
+		kv("Denied", stringMap(p.Denied)), kv("WholeDenied", jen.Lit(p.WholeDenied)),
+		kv("Unanswered", stringMap(p.Unanswered)), kv("RuleAsked", stringMap(p.RuleAsked)), kv("RulesAs", stringMap(p.RulesAs)),
+	}))
 }
 
 // intMap is the map literal of m, one key a line in key order.
