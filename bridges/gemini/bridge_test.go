@@ -191,6 +191,54 @@ func TestAfterAgentDeny(t *testing.T) {
 	}
 }
 
+// TestBeforeAgentRelayed: BeforeAgent fires again for the reason an AfterAgent deny sends
+// as the next prompt, its prompt that reason, and its deny rejects that prompt; a plugin
+// message of another form fires nothing.
+func TestBeforeAgentRelayed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "prompts")
+	h, _ := setup(t, merge(
+		on("AfterAgent", "", `echo '{"decision":"deny","reason":"run the tests"}'`),
+		on("BeforeAgent", "", `cat >> `+out+`; echo >> `+out+`; echo '{"decision":"deny","reason":"not again"}'`)))
+	if err := h.Stop(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	st := h.Agent.Steered()
+	if len(st) != 1 {
+		t.Fatalf("steered %+v", st)
+	}
+	other := dsh.UserMessage{ID: "m-2", Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a context"}},
+		Source: dsh.SourcePlugin{Plugin: gemini.Plugin}}
+	step := func(msgs ...dsh.UserMessage) dsh.PreStepDecision {
+		t.Helper()
+		p := &dsh.PreStepPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: h.Turn, Step: 2, Messages: msgs}
+		d, err := h.Reg.RunPreStep(ctx, p, func(context.Context) (dsh.PreStepDecision, error) {
+			return dsh.PreStepEnter{Messages: p.Messages}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := step(other); d.Kind() != dsh.PreStepEnterKind {
+		t.Fatalf("a plain plugin message: %+v", d)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("BeforeAgent fired for a plain plugin message (%v)", err)
+	}
+	d := step(st[0])
+	r, ok := d.(dsh.PreStepReject)
+	if !ok || r.Reason == nil || *r.Reason != "not again" {
+		t.Fatalf("the relayed prompt: %+v", d)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"hook_event_name":"BeforeAgent"`) || !strings.Contains(string(data), `"prompt":"run the tests"`) {
+		t.Fatalf("BeforeAgent stdin %s", data)
+	}
+}
+
 func request(h *ht.Harness) *dsh.RequestPayload {
 	req := dsh.ModelRequest{Config: dsh.LLMCallConfig{Provider: "gemini", Model: "gemini-2.5-pro"},
 		Messages: []dsh.ModelMessage{{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}, Source: dsh.SourceUser{}}},

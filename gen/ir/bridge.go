@@ -241,6 +241,9 @@ type BridgeEvent struct {
 	// CommandsOnly says the event fires at its point only for a prompt the table's
 	// commands expand.
 	CommandsOnly bool `json:"commandsOnly"`
+	// Relayed says the event fires at its point (agent/pre-step) for the prompt a
+	// turn-stopping block relays into the turn too.
+	Relayed bool `json:"relayed"`
 	// Also are further extension points the event fires at.
 	Also []*BridgeAlso `json:"also"`
 	// PassOn is what a sequential hook passes on to the next; nil: the rewrite's stdin.

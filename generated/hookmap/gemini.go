@@ -163,7 +163,9 @@ var Gemini = Bridge{
 		},
 		// BeforeAgent gates the prompt: deny or block rejects it (no model call);
 		// continue:false halts the turn; contexts join the prompt. In a sequential
-		// group each hook sees the prompt with the contexts before it appended.
+		// group each hook sees the prompt with the contexts before it appended. It fires
+		// again for the reason an AfterAgent deny sends as the next prompt (measured in
+		// 0.61.0: the engine resets its once-per-prompt mark first).
 		{
 			Name:               "BeforeAgent",
 			Point:              "agent/pre-step",
@@ -188,6 +190,7 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Relayed: true,
 			Subject: "",
 			Results: "",
 			PassOn:  &PassOn{Output: "hookSpecificOutput.additionalContext", Stdin: "prompt", Join: "\n\n"},

@@ -236,6 +236,10 @@ type Event struct {
 	// CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
 	// table's commands expand, after the point's other event and before the expansion.
 	CommandsOnly bool
+	// Relayed says the event fires at its point (agent/pre-step) for the prompt a
+	// turn-stopping block of the same table relays into the turn too (a message of form
+	// "relay"), its prompt that message's text.
+	Relayed bool
 	// HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.
 	HarmlessContexts bool
 	// FallbackReason is the reason of a block that carries none.

@@ -148,7 +148,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
 			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
-			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts, CommandsOnly: e.CommandsOnly,
+			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts, CommandsOnly: e.CommandsOnly, Relayed: e.Relayed,
 			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
 			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
 		for _, r := range e.Rules {

@@ -219,6 +219,9 @@ the dialect's own rule.`).Id("MatcherKind").String(),
 result) rather than stopping something: a suspect capture's block is refused.`).Id("BlockInjects").Bool(),
 		gofile.Comment(`CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
 table's commands expand, after the point's other event and before the expansion.`).Id("CommandsOnly").Bool(),
+		gofile.Comment(`Relayed says the event fires at its point (agent/pre-step) for the prompt a
+turn-stopping block of the same table relays into the turn too (a message of form
+"relay"), its prompt that message's text.`).Id("Relayed").Bool(),
 		gofile.Comment(`HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.`).Id("HarmlessContexts").Bool(),
 		gofile.Comment(`FallbackReason is the reason of a block that carries none.`).Id("FallbackReason").String(),
 		gofile.Comment(`Scope is the output path of the event name that gates the event-specific fields
@@ -542,6 +545,9 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 	}
 	if e.CommandsOnly {
 		fields = append(fields, kv("CommandsOnly", jen.True()))
+	}
+	if e.Relayed {
+		fields = append(fields, kv("Relayed", jen.True()))
 	}
 	if e.BlockInjects {
 		fields = append(fields, kv("BlockInjects", jen.True()))
