@@ -292,6 +292,43 @@ func TestModelEvents(t *testing.T) {
 	}
 }
 
+// TestAfterToolTail: a tailToolCallRequest object is a tail decision (the last hook's
+// wins; absent args are null), its contexts dropped; any other value, or a block beside
+// it, is not; a tail call's AfterTool stdin carries original_request_name last.
+func TestAfterToolTail(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin")
+	h, _ := setup(t, merge(
+		on("AfterTool", "", `echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":"read_file","args":{"file_path":"a"}}}}'`),
+		on("AfterTool", "", `cat > `+out+`; echo '{"hookSpecificOutput":{"additionalContext":"lost","tailToolCallRequest":{"name":"run_shell_command","args":{"command":"echo tail","n":1.50}}}}'`)))
+	ex := h.Exec("run_shell_command", `{"command":"true"}`)
+	original := "run_shell_command"
+	ex.OriginalName = &original
+	post, err := h.PostTool(ctx, ex, ht.Success(`"ok"`))
+	tail, ok := post.(dsh.PostToolTail)
+	if err != nil || !ok || tail.Name != "run_shell_command" || string(tail.Arguments) != `{"command":"echo tail","n":1.50}` {
+		t.Fatalf("%s %+v %v", ht.Describe(post), post, err)
+	}
+	data, _ := os.ReadFile(out)
+	if !strings.HasSuffix(string(data), `,"original_request_name":"run_shell_command"}`) {
+		t.Errorf("AfterTool stdin %s", data)
+	}
+	for _, c := range []struct{ name, out string }{
+		{"not an object", `{"hookSpecificOutput":{"tailToolCallRequest":"read_file"}}`},
+		{"blocked", `{"decision":"deny","reason":"no","hookSpecificOutput":{"tailToolCallRequest":{"name":"read_file","args":{}}}}`},
+	} {
+		h, _ := setup(t, on("AfterTool", "", `echo '`+c.out+`'`))
+		post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
+		if err != nil || post.Kind() == dsh.PostToolTailKind {
+			t.Errorf("%s: %s %v", c.name, ht.Describe(post), err)
+		}
+	}
+	h, _ = setup(t, on("AfterTool", "", `echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":7}}}'`))
+	post, err = h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
+	if tail, ok := post.(dsh.PostToolTail); err != nil || !ok || tail.Name != "" || string(tail.Arguments) != "null" {
+		t.Errorf("a name that is no string: %s %+v %v", ht.Describe(post), post, err)
+	}
+}
+
 // TestAfterModelReplace: an llm_response replaces the text and drops the tool calls.
 func TestAfterModelReplace(t *testing.T) {
 	h, _ := setup(t, on("AfterModel", "", `echo '{"hookSpecificOutput":{"llm_response":{"text":"redacted","candidates":[]}}}'`))

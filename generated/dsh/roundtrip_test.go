@@ -1151,16 +1151,17 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("RewriteInputPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "RewriteInputPayload", closed, dsh.RewriteInputPayload{
-			CallID:     "text-callId",
-			Name:       "text-name",
-			Input:      json.RawMessage("{\"k\":\"v\"}"),
-			InputRaw:   ptr(true),
-			ModelInput: json.RawMessage("{\"k\":\"v\"}"),
-			ModelRaw:   ptr(true),
-			Schema:     json.RawMessage("{\"k\":\"v\"}"),
-			AgentID:    ptr("text-agentId"),
-			Turn:       1,
-			Step:       1,
+			CallID:       "text-callId",
+			Name:         "text-name",
+			Input:        json.RawMessage("{\"k\":\"v\"}"),
+			InputRaw:     ptr(true),
+			ModelInput:   json.RawMessage("{\"k\":\"v\"}"),
+			ModelRaw:     ptr(true),
+			Schema:       json.RawMessage("{\"k\":\"v\"}"),
+			AgentID:      ptr("text-agentId"),
+			Turn:         1,
+			Step:         1,
+			OriginalName: ptr("text-originalName"),
 		})
 	})
 	t.Run("SandboxApplied", func(t *testing.T) {

@@ -1570,6 +1570,9 @@ type RewriteInputPayload struct {
 	Step int `json:"step"`
 	// Parent is the token of the composite call that dispatched this one, if nested.
 	Parent Token `json:"-"`
+	// OriginalName is, for a tail call (a tools/post-execute tail decision), the name of
+	// the call the model made, whose result this call's replaces; absent otherwise.
+	OriginalName *string `json:"originalName,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1599,6 +1602,9 @@ func (r RewriteInputPayload) encodeJSON(enc *codec.Encoder) {
 	}
 	enc.Key("turn").Int(r.Turn)
 	enc.Key("step").Int(r.Step)
+	if r.OriginalName != nil {
+		enc.Key("originalName").String(*r.OriginalName)
+	}
 	enc.EndObject()
 }
 
@@ -1620,6 +1626,7 @@ func (r *RewriteInputPayload) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
 	codec.Default(dec, "turn", &v.Turn, codec.Value[int], `0`)
 	codec.Default(dec, "step", &v.Step, codec.Value[int], `0`)
+	codec.Optional(dec, "originalName", &v.OriginalName, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -125,7 +125,10 @@ var Gemini = Bridge{
 			},
 		},
 		// AfterTool follows every call, success or failure: deny or block replaces the
-		// result by the reason; contexts follow the result in <hook_context>.
+		// result by the reason; contexts follow the result in <hook_context>; a
+		// tailToolCallRequest {name, args} runs a tail call whose result replaces the
+		// call's (measured in 0.61.0: BeforeTool and AfterTool fire for it, with
+		// original_request_name; the first call's contexts are lost).
 		{
 			Name:               "AfterTool",
 			Point:              "tools/post-execute",
@@ -149,10 +152,10 @@ var Gemini = Bridge{
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
-				{When: "hookSpecificOutput.tailToolCallRequest", Text: "tailToolCallRequest is recorded but not applied"},
 			},
 			Subject: "",
 			Results: "",
+			Tail:    &TailCall{Output: "hookSpecificOutput.tailToolCallRequest", Name: "name", Arguments: "args"},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {

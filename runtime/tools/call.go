@@ -180,6 +180,10 @@ func (c *call) view(v *dsh.ToolExecution, i int) {
 	if c.exec.ModelArguments != nil {
 		v.ModelArguments = cloneRaw(c.exec.ModelArguments)
 	}
+	if c.exec.OriginalName != nil {
+		name := *c.exec.OriginalName
+		v.OriginalName = &name
+	}
 }
 
 // nested reports whether the call was dispatched by a composite.

@@ -43,6 +43,10 @@ func (k *Call) Exec() dsh.ToolExecution {
 		id := *v.AgentID
 		v.AgentID = &id
 	}
+	if v.OriginalName != nil {
+		name := *v.OriginalName
+		v.OriginalName = &name
+	}
 	return v
 }
 

@@ -112,6 +112,10 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		out.OnFailure = &hookmap.OnFailure{IgnoredOn: o.IgnoredOn, Failed: o.Failed, TimedOut: o.TimedOut, Because: o.Because}
 	}
 	out.AsyncRewake = b.AsyncRewake
+	if cl := b.ContextLimit; cl != nil {
+		out.ContextLimit = &hookmap.ContextLimit{BytesPerToken: cl.BytesPerToken, Dir: cl.Dir, SessionField: cl.SessionField,
+			Text: cl.Text, Marker: cl.Marker, Footer: cl.Footer}
+	}
 	for typ, h := range b.Handlers {
 		if out.Handlers == nil {
 			out.Handlers = map[string]hookmap.HandlerType{}
@@ -161,6 +165,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		for _, a := range e.Also {
 			ev.Also = append(ev.Also, hookmap.Also{Point: a.Point, Status: a.Status, Subject: a.Subject, Interactive: a.Interactive,
 				Before: a.Before, Engine: a.Engine})
+		}
+		if tc := e.Tail; tc != nil {
+			ev.Tail = &hookmap.TailCall{Output: tc.Output, Name: tc.Name, Arguments: tc.Arguments}
 		}
 		if po := e.PassOn; po != nil {
 			ev.PassOn = &hookmap.PassOn{Output: po.Output, Stdin: po.Stdin, Join: po.Join}
