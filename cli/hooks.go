@@ -147,6 +147,9 @@ type decisionJSON struct {
 	// them (tools/post-execute: the hooks' contexts and, in engine mode, a block's
 	// feedback, which Claude Code shows after the result it keeps).
 	Model []string `json:"model,omitempty"`
+	// Tail is the call a tools/post-execute tail decision runs in place of the call:
+	// {name, arguments}.
+	Tail json.RawMessage `json:"tail,omitempty"`
 }
 
 type hookJSON struct {

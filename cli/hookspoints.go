@@ -322,6 +322,13 @@ func describePostTool(d dsh.PostToolDecision, _ *fireIn) decisionJSON {
 			return decisionJSON{Kind: "block", Reason: ptr(joinText(x.Feedback, "\n")), Model: messageTexts(x.AdditionalContexts)}
 		},
 		func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: ptr(x.Reason)} },
+		func(x dsh.PostToolTail) decisionJSON {
+			tail, _ := json.Marshal(struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}{x.Name, x.Arguments})
+			return decisionJSON{Kind: "tail", Tail: tail}
+		},
 	)
 }
 

@@ -44,6 +44,19 @@ func eventCases() []Case {
 		// SessionEnd; Stop does not.
 		{Name: "codex/interrupt", Engines: codex, Turns: oneCall, Interrupt: true, Hooks: []Hook{
 			h("PreToolUse", "touch {{state}}/interrupt; sleep 3"), h("Interrupt", sysMsg), h("SessionEnd", "exit 0"), h("Stop", "exit 0")}},
+		// additionalContextLimit (a command handler's field): a context longer than the
+		// limit is spilled to a file, and the model reads what the engine puts in its place.
+		{Name: "codex/context-limit", Engines: codex, Turns: oneCall, Hooks: []Hook{
+			{Event: "SessionStart", Script: longContext("SessionStart", "session", 400, false), Fields: map[string]any{"additionalContextLimit": 100}},
+			{Event: "UserPromptSubmit", Script: longContext("UserPromptSubmit", "prompt", 400, true), Fields: map[string]any{"additionalContextLimit": 60}},
+			{Event: "PostToolUse", Script: longContext("PostToolUse", "post", 400, false), Fields: map[string]any{"additionalContextLimit": 20}}}},
+		// Contexts within the limit (the second one within it only with the footer left
+		// out), and a limit of 0.
+		{Name: "codex/context-limit-within", Engines: codex, Turns: oneCall, Hooks: []Hook{
+			{Event: "SessionStart", Script: longContext("SessionStart", "session", 100, false), Fields: map[string]any{"additionalContextLimit": 80}},
+			{Event: "UserPromptSubmit", Script: js(`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"short"}}`), Fields: map[string]any{"additionalContextLimit": 5}},
+			{Event: "PostToolUse", Script: longContext("PostToolUse", "zero", 400, false), Fields: map[string]any{"additionalContextLimit": 0}},
+			{Event: "Stop", Script: "exit 0", Fields: map[string]any{"additionalContextLimit": 3}}}},
 		// A run no one interrupts fires no Interrupt.
 		{Name: "codex/no-interrupt", Engines: codex, Turns: oneCall, Hooks: []Hook{
 			h("Interrupt", "exit 0"), h("Stop", "exit 0")}},
@@ -64,4 +77,14 @@ func setupCases() []Case {
 		{Name: "setup/maintenance", Engines: claude, Args: []string{"--maintenance"}, Turns: oneCall, Hooks: []Hook{
 			h("Setup", "exit 0"), h("SessionStart", "exit 0")}},
 	}
+}
+
+// longContext is a hook script printing event's additionalContext: word, then the numbers 1
+// to n, separated by spaces, or one a line.
+func longContext(event, word string, n int, lines bool) string {
+	join := "paste -sd ' ' -"
+	if lines {
+		join = `paste -sd '|' - | sed 's/|/\\n/g'`
+	}
+	return `printf '{"hookSpecificOutput":{"hookEventName":"` + event + `","additionalContext":"%s"}}\n' "$( (echo ` + word + `; seq 1 ` + itoa(n) + `) | ` + join + `)"`
 }

@@ -173,6 +173,15 @@ func geminiCases() []Case {
 		g("after-tool/exit1-text", oneCall, h(AT, "echo 'after trouble' >&2; exit 1")),
 		g("after-tool/failing-tool", failingCall, h(AT, js(`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"after context"}}`))),
 		g("after-tool/plain-stdout", oneCall, h(AT, "echo 'plain after words'")),
+		// tailToolCallRequest: another call replaces the first one, through BeforeTool, the
+		// call and AfterTool again; the model reads its result as the first call's.
+		g("after-tool/tail", oneCall, h(BT, "exit 0"), h(AT, once("t", tail(`{"name":"run_shell_command","args":{"command":"touch ran_tail; echo tail"}}`)))),
+		g("after-tool/tail-context", oneCall, h(AT, once("t", js(`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"lost context","tailToolCallRequest":{"name":"run_shell_command","args":{"command":"touch ran_tail; echo tail"}}}}`)))),
+		g("after-tool/tail-unknown", oneCall, h(BT, "exit 0"), h(AT, once("t", tail(`{"name":"no_such_tool","args":{"x":1}}`)))),
+		g("after-tool/tail-bad-args", oneCall, h(BT, "exit 0"), h(AT, once("t", tail(`{"name":"run_shell_command","args":{"cmd":"touch ran_tail"}}`)))),
+		g("after-tool/tail-not-object", oneCall, h(AT, tail(`"run_shell_command"`))),
+		g("after-tool/tail-deny", oneCall, h(AT, once("t", js(`{"decision":"deny","reason":"result withheld","hookSpecificOutput":{"hookEventName":"AfterTool","tailToolCallRequest":{"name":"run_shell_command","args":{"command":"touch ran_tail; echo tail"}}}}`)))),
+		g("after-tool/tail-blocked", oneCall, Hook{Event: BT, Script: "grep -q ran_tail && { echo 'tail blocked' >&2; exit 2; }; exit 0"}, h(AT, once("t", tail(`{"name":"run_shell_command","args":{"command":"touch ran_tail; echo tail"}}`)))),
 
 		// AfterAgent: a deny sends the reason as a new prompt and runs the loop again.
 		g("agent/after-deny-loop", textOnly, h(AA, upTo("n", 3, js(`{"decision":"deny","reason":"keep going"}`)))),
@@ -238,4 +247,9 @@ func geminiCases() []Case {
 		{Name: "gemini/env/hostile-dir", Engines: []string{"gemini"}, Turns: oneCall, Workspace: "ws$(touch ran_injected)", Hooks: []Hook{
 			{Event: BT, Args: `"$GEMINI_PROJECT_DIR/x"`, Script: `printf '%s\n' "$1" > {{state}}/arg; touch ran_hook; exit 0`}}},
 	}
+}
+
+// tail is an AfterTool hook script answering the tail call request (a JSON value).
+func tail(request string) string {
+	return js(`{"hookSpecificOutput":{"hookEventName":"AfterTool","tailToolCallRequest":` + request + `}}`)
 }

@@ -191,6 +191,54 @@ func TestAfterAgentDeny(t *testing.T) {
 	}
 }
 
+// TestBeforeAgentRelayed: BeforeAgent fires again for the reason an AfterAgent deny sends
+// as the next prompt, its prompt that reason, and its deny rejects that prompt; a plugin
+// message of another form fires nothing.
+func TestBeforeAgentRelayed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "prompts")
+	h, _ := setup(t, merge(
+		on("AfterAgent", "", `echo '{"decision":"deny","reason":"run the tests"}'`),
+		on("BeforeAgent", "", `cat >> `+out+`; echo >> `+out+`; echo '{"decision":"deny","reason":"not again"}'`)))
+	if err := h.Stop(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	st := h.Agent.Steered()
+	if len(st) != 1 {
+		t.Fatalf("steered %+v", st)
+	}
+	other := dsh.UserMessage{ID: "m-2", Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a context"}},
+		Source: dsh.SourcePlugin{Plugin: gemini.Plugin}}
+	step := func(msgs ...dsh.UserMessage) dsh.PreStepDecision {
+		t.Helper()
+		p := &dsh.PreStepPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Turn: h.Turn, Step: 2, Messages: msgs}
+		d, err := h.Reg.RunPreStep(ctx, p, func(context.Context) (dsh.PreStepDecision, error) {
+			return dsh.PreStepEnter{Messages: p.Messages}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := step(other); d.Kind() != dsh.PreStepEnterKind {
+		t.Fatalf("a plain plugin message: %+v", d)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("BeforeAgent fired for a plain plugin message (%v)", err)
+	}
+	d := step(st[0])
+	r, ok := d.(dsh.PreStepReject)
+	if !ok || r.Reason == nil || *r.Reason != "not again" {
+		t.Fatalf("the relayed prompt: %+v", d)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"hook_event_name":"BeforeAgent"`) || !strings.Contains(string(data), `"prompt":"run the tests"`) {
+		t.Fatalf("BeforeAgent stdin %s", data)
+	}
+}
+
 func request(h *ht.Harness) *dsh.RequestPayload {
 	req := dsh.ModelRequest{Config: dsh.LLMCallConfig{Provider: "gemini", Model: "gemini-2.5-pro"},
 		Messages: []dsh.ModelMessage{{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "hi"}}, Source: dsh.SourceUser{}}},
@@ -241,6 +289,43 @@ func TestModelEvents(t *testing.T) {
 	}
 	if use := ds[1].(dsh.RequestUse); use.Config.Model != "gemini-2.5-flash" || use.Config.Provider != "gemini" {
 		t.Errorf("%+v", use)
+	}
+}
+
+// TestAfterToolTail: a tailToolCallRequest object is a tail decision (the last hook's
+// wins; absent args are null), its contexts dropped; any other value, or a block beside
+// it, is not; a tail call's AfterTool stdin carries original_request_name last.
+func TestAfterToolTail(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "stdin")
+	h, _ := setup(t, merge(
+		on("AfterTool", "", `echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":"read_file","args":{"file_path":"a"}}}}'`),
+		on("AfterTool", "", `cat > `+out+`; echo '{"hookSpecificOutput":{"additionalContext":"lost","tailToolCallRequest":{"name":"run_shell_command","args":{"command":"echo tail","n":1.50}}}}'`)))
+	ex := h.Exec("run_shell_command", `{"command":"true"}`)
+	original := "run_shell_command"
+	ex.OriginalName = &original
+	post, err := h.PostTool(ctx, ex, ht.Success(`"ok"`))
+	tail, ok := post.(dsh.PostToolTail)
+	if err != nil || !ok || tail.Name != "run_shell_command" || string(tail.Arguments) != `{"command":"echo tail","n":1.50}` {
+		t.Fatalf("%s %+v %v", ht.Describe(post), post, err)
+	}
+	data, _ := os.ReadFile(out)
+	if !strings.HasSuffix(string(data), `,"original_request_name":"run_shell_command"}`) {
+		t.Errorf("AfterTool stdin %s", data)
+	}
+	for _, c := range []struct{ name, out string }{
+		{"not an object", `{"hookSpecificOutput":{"tailToolCallRequest":"read_file"}}`},
+		{"blocked", `{"decision":"deny","reason":"no","hookSpecificOutput":{"tailToolCallRequest":{"name":"read_file","args":{}}}}`},
+	} {
+		h, _ := setup(t, on("AfterTool", "", `echo '`+c.out+`'`))
+		post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
+		if err != nil || post.Kind() == dsh.PostToolTailKind {
+			t.Errorf("%s: %s %v", c.name, ht.Describe(post), err)
+		}
+	}
+	h, _ = setup(t, on("AfterTool", "", `echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":7}}}'`))
+	post, err = h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
+	if tail, ok := post.(dsh.PostToolTail); err != nil || !ok || tail.Name != "" || string(tail.Arguments) != "null" {
+		t.Errorf("a name that is no string: %s %+v %v", ht.Describe(post), post, err)
 	}
 }
 

@@ -258,11 +258,11 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 	case "BeforeTool":
 		v = gemini.BeforeToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
-			ToolInput: in.ToolInput}
+			ToolInput: in.ToolInput, OriginalRequestName: original(in)}
 	case "AfterTool":
 		v = gemini.AfterToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.AfterToolInputHookEventNameAfterTool, Timestamp: ts, ToolName: in.ToolName,
-			ToolInput: in.ToolInput, ToolResponse: toolResponse(in)}
+			ToolInput: in.ToolInput, ToolResponse: toolResponse(in), OriginalRequestName: original(in)}
 	case "PreCompress":
 		v = gemini.PreCompressInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.PreCompressInputHookEventNamePreCompress, Timestamp: ts,
@@ -302,4 +302,14 @@ func toolResponse(in hookbridge.Input) gemini.ToolResponse {
 		r.Error, _ = json.Marshal(fail)
 	}
 	return r
+}
+
+// original is a tail call's original_request_name: the name of the model's call it
+// replaces; nil for any other call.
+func original(in hookbridge.Input) *string {
+	if in.OriginalName == "" {
+		return nil
+	}
+	name := in.OriginalName
+	return &name
 }

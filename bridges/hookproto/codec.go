@@ -675,3 +675,36 @@ func Output(b *hookmap.Bridge, r Result) map[string]any {
 	obj, _, _ := jsonObject(text)
 	return obj
 }
+
+// TailCall reads the tail call the hooks of ev asked for (ev.Tail, Gemini CLI's
+// tailToolCallRequest): the value at ev.Tail.Output of the last run whose output has one
+// (the engine merges its hooks' outputs shallowly, the last winning), when it is an
+// object. Its name field is the tool ("" when it is not a string, which names no tool),
+// its arguments field the arguments (null when absent). ok is false when the event reads
+// no tail call or no run asked for one.
+func TailCall(b *hookmap.Bridge, ev *hookmap.Event, rep *Report) (name string, args json.RawMessage, ok bool) {
+	if ev == nil || ev.Tail == nil || rep == nil {
+		return "", nil, false
+	}
+	var last any
+	found := false
+	for _, h := range rep.Hooks {
+		if v, has := lookup(Output(b, h.Result), ev.Tail.Output); has {
+			last, found = v, true
+		}
+	}
+	req, isObject := last.(map[string]any)
+	if !found || !isObject {
+		return "", nil, false
+	}
+	name, _ = req[ev.Tail.Name].(string)
+	args = json.RawMessage("null")
+	if v, has := req[ev.Tail.Arguments]; has {
+		data, err := json.Marshal(v)
+		if err != nil { // unreachable: the value was decoded from JSON
+			return "", nil, false
+		}
+		args = data
+	}
+	return name, args, true
+}

@@ -208,8 +208,9 @@ type Handler struct {
 	// Prompt is a prompt handler's model request (type "prompt"): the model's answer
 	// becomes the hook's output. Nil for a command.
 	Prompt *PromptHandler
-	// ContextLimit is a command handler's additionalContextLimit (Codex), 0 when unset:
-	// loaded and checked, not yet applied (docs/design/HOOK-PROTOCOLS.md#113-mcp_tool-prompt-and-agent-handlers).
+	// ContextLimit is a command handler's additionalContextLimit (Codex), 0 when unset: a
+	// context of its hook over it is spilled as the table's ContextLimit says
+	// (docs/design/HOOK-PROTOCOLS.md#113-mcp_tool-prompt-and-agent-handlers).
 	ContextLimit int
 }
 

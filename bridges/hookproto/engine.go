@@ -78,6 +78,9 @@ type Engine struct {
 	MCP MCPCaller
 	// Model answers prompt hooks; nil: every prompt hook fails as a model error.
 	Model PromptModel
+	// TempDir is where the table's ContextLimit spills contexts over a handler's limit;
+	// "" means os.TempDir().
+	TempDir string
 
 	own  atomic.Pointer[Detached]
 	http atomic.Pointer[http.Client]
@@ -542,6 +545,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 			runs[i].Verdict = FailClosed(&ev, refused[i])
 		} else {
 			runs[i].Verdict = e.afterRun(&ev, runs[i].Handler, results[i], Decode(e.Table, &ev, results[i]))
+			e.limitContexts(&f, runs[i].Handler, &runs[i].Verdict)
 		}
 		if f.IgnoreRewrite != "" && len(runs[i].Verdict.Rewrite) > 0 {
 			runs[i].Verdict.Rewrite, runs[i].Verdict.RewriteMerge = nil, false
@@ -705,6 +709,7 @@ func (e *Engine) startAsync(ctx context.Context, ev *hookmap.Event, h Handler, f
 		// f carries the event's command variables (set by Fire before it starts any run).
 		run := HookRun{Handler: h, ID: id, Result: res, Verdict: Decode(e.Table, ev, res),
 			StderrSummary: StderrSummary(res.Stderr, e.StderrSummaryMax)}
+		e.limitContexts(&f, h, &run.Verdict)
 		e.logRun(ctx, run)
 		if f.OnAsync != nil {
 			f.OnAsync(run)

@@ -88,6 +88,9 @@ type Bridge struct {
 	IfEvents []string `json:"ifEvents"`
 	// OnFailure is what "onFailure": "block" does; nil: the dialect has no onFailure.
 	OnFailure *OnFailure `json:"onFailure"`
+	// ContextLimit is how a handler's additionalContextLimit spills a longer context; nil:
+	// the dialect has no such field.
+	ContextLimit *ContextLimit `json:"contextLimit"`
 	// AsyncRewake says a handler may set "asyncRewake": awaited, only its exit 2 counts.
 	AsyncRewake  bool          `json:"asyncRewake"` // Instructions are the engine's instruction files and their placement; nil: none.
 	Instructions *Instructions `json:"instructions"`
@@ -287,6 +290,11 @@ type BridgeEvent struct {
 	// CommandsOnly says the event fires at its point only for a prompt the table's
 	// commands expand.
 	CommandsOnly bool `json:"commandsOnly"`
+	// Relayed says the event fires at its point (agent/pre-step) for the prompt a
+	// turn-stopping block relays into the turn too.
+	Relayed bool `json:"relayed"`
+	// Tail is where an event at tools/post-execute reads a tail call; nil: nowhere.
+	Tail *BridgeTail `json:"tail"`
 	// Also are further extension points the event fires at.
 	Also []*BridgeAlso `json:"also"`
 	// PassOn is what a sequential hook passes on to the next; nil: the rewrite's stdin.
@@ -359,4 +367,31 @@ type BridgeNotice struct {
 	When string `json:"when"`
 	// Text is the notice; "{value}" stands for the field's value.
 	Text string `json:"text"`
+}
+
+// BridgeTail is where a hook's output asks for a tail call (#TailCall).
+type BridgeTail struct {
+	// Output is the output path of the request object.
+	Output string `json:"output"`
+	// Name is the request's field naming the tool.
+	Name string `json:"name"`
+	// Arguments is the request's field holding the arguments.
+	Arguments string `json:"arguments"`
+}
+
+// ContextLimit is how a context longer than its handler's additionalContextLimit is
+// spilled to a file (#ContextLimit).
+type ContextLimit struct {
+	// BytesPerToken is the bytes of one token of the engine's estimate.
+	BytesPerToken int `json:"bytesPerToken"`
+	// Dir is the directory of the files, under the system's temporary directory.
+	Dir string `json:"dir"`
+	// SessionField is the stdin field holding the session id.
+	SessionField string `json:"sessionField"`
+	// Text is what the model reads before the footer ({tokens}, {lines}, {kept}).
+	Text string `json:"text"`
+	// Marker stands for the cut middle ({tokens}).
+	Marker string `json:"marker"`
+	// Footer follows the text ({path}); its bytes count against the limit.
+	Footer string `json:"footer"`
 }

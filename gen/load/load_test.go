@@ -116,7 +116,7 @@ func TestEmbeddedSpec(t *testing.T) {
 		"PreToolDecision":  "PreToolAllow PreToolDeny PreToolAsk PreToolHalt",
 		"PreStepDecision":  "PreStepEnter PreStepReject PreStepHalt",
 		"GuardVerdict":     "GuardDeny GuardAbstain",
-		"PostToolDecision": "PostToolAccept PostToolBlock PostToolHalt",
+		"PostToolDecision": "PostToolAccept PostToolBlock PostToolHalt PostToolTail",
 	} {
 		if got := strings.Join(kinds(union), " "); got != want {
 			t.Errorf("%s variants = %s, want %s", union, got, want)

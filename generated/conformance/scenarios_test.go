@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 356 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 361 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -175,6 +175,11 @@ var scenarioTests = []struct {
 	{"b098-finalizer-none-keeps-content", false},
 	{"b098-finalizer-throw", false},
 	{"b099-finalizer-after-pre-throw", false},
+	{"b102-tail-chain-limit", false},
+	{"b102-tail-denied", false},
+	{"b102-tail-invalid-args", false},
+	{"b102-tail-replaces-result", false},
+	{"b102-tail-unknown", false},
 	{"b2-2-inbox-notifications-in-claim-order", false},
 	{"b2-5-request-error-retries-again-and-again", false},
 	{"b3-2-request-error-default-ends-turn-error", false},

@@ -620,7 +620,7 @@ func evCheckPostCompactDecision(d PostCompactDecision) (PostCompactDecision, err
 // variant), and with ErrUnknownVariant for a type that is not a variant of PostToolDecision.
 func evCheckPostToolDecision(d PostToolDecision) (PostToolDecision, error) {
 	switch v := d.(type) {
-	case PostToolHalt:
+	case PostToolHalt, PostToolTail:
 		return d, nil
 	case PostToolAccept:
 		if evPlanPostToolAccept.Has(d) {
@@ -633,6 +633,11 @@ func evCheckPostToolDecision(d PostToolDecision) (PostToolDecision, error) {
 		}
 		return d, nil
 	case *PostToolHalt:
+		if v == nil {
+			return nil, ErrNilDecision
+		}
+		return *v, nil
+	case *PostToolTail:
 		if v == nil {
 			return nil, ErrNilDecision
 		}

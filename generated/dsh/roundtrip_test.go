@@ -232,6 +232,12 @@ func TestRoundTrip(t *testing.T) {
 			Reason: "text-reason",
 		}), dsh.UnmarshalPostToolDecision)
 	})
+	t.Run("PostToolDecision/tail", func(t *testing.T) {
+		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolTail{
+			Name:      "text-name",
+			Arguments: json.RawMessage("{\"k\":\"v\"}"),
+		}), dsh.UnmarshalPostToolDecision)
+	})
 	t.Run("PreCompactDecision/proceed", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PreCompactDecision", "kind", dsh.PreCompactDecision(dsh.PreCompactProceed{
 			Instructions: []string{
@@ -518,6 +524,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 			Reason: ptr("text-reason"),
 		})
@@ -547,6 +554,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 			Reason: ptr("text-reason"),
 		})
@@ -714,6 +722,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 		})
 	})
@@ -726,6 +735,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 		})
 	})
@@ -883,6 +893,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 			Result: dsh.ToolSuccess{
 				Value: json.RawMessage("{\"k\":\"v\"}"),
@@ -964,6 +975,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 		})
 	})
@@ -1150,16 +1162,17 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("RewriteInputPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "RewriteInputPayload", closed, dsh.RewriteInputPayload{
-			CallID:     "text-callId",
-			Name:       "text-name",
-			Input:      json.RawMessage("{\"k\":\"v\"}"),
-			InputRaw:   ptr(true),
-			ModelInput: json.RawMessage("{\"k\":\"v\"}"),
-			ModelRaw:   ptr(true),
-			Schema:     json.RawMessage("{\"k\":\"v\"}"),
-			AgentID:    ptr("text-agentId"),
-			Turn:       1,
-			Step:       1,
+			CallID:       "text-callId",
+			Name:         "text-name",
+			Input:        json.RawMessage("{\"k\":\"v\"}"),
+			InputRaw:     ptr(true),
+			ModelInput:   json.RawMessage("{\"k\":\"v\"}"),
+			ModelRaw:     ptr(true),
+			Schema:       json.RawMessage("{\"k\":\"v\"}"),
+			AgentID:      ptr("text-agentId"),
+			Turn:         1,
+			Step:         1,
+			OriginalName: ptr("text-originalName"),
 		})
 	})
 	t.Run("SandboxApplied", func(t *testing.T) {
@@ -1283,6 +1296,12 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Value: ptr("text-value"),
 			},
+			Tails: []dsh.ToolTail{
+				dsh.ToolTail{
+					Name:      "text-name",
+					Arguments: json.RawMessage("{\"k\":\"v\"}"),
+				},
+			},
 		})
 	})
 	t.Run("ToolResultPayload", func(t *testing.T) {
@@ -1294,6 +1313,7 @@ func TestRoundTrip(t *testing.T) {
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
 				RootCallID:     "text-rootCallId",
+				OriginalName:   ptr("text-originalName"),
 			},
 			Result: dsh.ToolSuccess{
 				Value: json.RawMessage("{\"k\":\"v\"}"),

@@ -1398,6 +1398,9 @@ type ToolResultLogged struct {
 	// RewriteNotice is the notice of a disclosed tools/rewrite-input rewrite of the call;
 	// the model sees it as the result's first text block, before the tool's content.
 	RewriteNotice *RewriteNotice `json:"rewriteNotice,omitempty"`
+	// Tails are the tail calls that replaced the call's result (tools/post-execute tail),
+	// in the order they ran: the result is the last one's. Absent: none.
+	Tails []ToolTail `json:"tails,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1421,6 +1424,11 @@ func (r ToolResultLogged) encodeJSON(enc *codec.Encoder) {
 	if r.RewriteNotice != nil {
 		r.RewriteNotice.encodeJSON(enc.Key("rewriteNotice"))
 	}
+	if r.Tails != nil {
+		codec.EncodeList(enc.Key("tails"), r.Tails, func(enc *codec.Encoder, v ToolTail) {
+			v.encodeJSON(enc)
+		})
+	}
 	enc.EndObject()
 }
 
@@ -1438,6 +1446,7 @@ func (r *ToolResultLogged) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "error", &v.Error, codec.Value[*ToolErrorInfo])
 	codec.Optional(dec, "meta", &v.Meta, codec.Raw)
 	codec.Optional(dec, "rewriteNotice", &v.RewriteNotice, codec.Value[*RewriteNotice])
+	codec.Optional(dec, "tails", &v.Tails, codec.ListOf(codec.Checked[ToolTail]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1461,6 +1470,56 @@ func (r ToolResultLogged) Validate() error {
 			return codec.FieldError("ToolResultLogged", "rewriteNotice", err)
 		}
 	}
+	if err := codec.CheckList(r.Tails, ToolTail.Validate); err != nil {
+		return codec.FieldError("ToolResultLogged", "tails", err)
+	}
+	return nil
+}
+
+// ToolTail is one tail call that ran in place of a call.
+type ToolTail struct {
+	// Name is the tool the tail call ran.
+	Name string `json:"name"`
+	// Arguments are its effective arguments; absent when they could not be materialized.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r ToolTail) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, ToolTail.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r ToolTail) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("name").String(r.Name)
+	if len(r.Arguments) != 0 {
+		enc.Key("arguments").Raw(r.Arguments)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a ToolTail strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *ToolTail) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("ToolTail", data)
+	if err != nil {
+		return err
+	}
+	var v ToolTail
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Optional(dec, "arguments", &v.Arguments, codec.Raw)
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r ToolTail) Validate() error {
 	return nil
 }
 

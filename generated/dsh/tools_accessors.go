@@ -19,6 +19,21 @@ func (v ToolExecution) WithAgentID(x string) ToolExecution {
 	return v
 }
 
+// GetOriginalName returns OriginalName, or the zero value when it is absent.
+func (v ToolExecution) GetOriginalName() string {
+	if v.OriginalName == nil {
+		var zero string
+		return zero
+	}
+	return *v.OriginalName
+}
+
+// WithOriginalName returns a copy of v with OriginalName set to x.
+func (v ToolExecution) WithOriginalName(x string) ToolExecution {
+	v.OriginalName = &x
+	return v
+}
+
 // GetContent returns Content.
 func (v ToolSuccess) GetContent() []ContentBlock {
 	return v.Content

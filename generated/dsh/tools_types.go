@@ -32,6 +32,10 @@ type ToolExecution struct {
 	Token Token `json:"-"`
 	// Parent is the token of the composite call that dispatched this one, if nested.
 	Parent Token `json:"-"`
+	// OriginalName is, for a tail call (a tools/post-execute tail decision), the name of
+	// the call the model made, whose result this call's replaces (the first of a chain of
+	// tail calls); absent for any other call.
+	OriginalName *string `json:"originalName,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -55,6 +59,9 @@ func (r ToolExecution) encodeJSON(enc *codec.Encoder) {
 		enc.Key("agentId").String(*r.AgentID)
 	}
 	enc.Key("rootCallId").String(r.RootCallID)
+	if r.OriginalName != nil {
+		enc.Key("originalName").String(*r.OriginalName)
+	}
 	enc.EndObject()
 }
 
@@ -72,6 +79,7 @@ func (r *ToolExecution) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "modelArguments", &v.ModelArguments, codec.Raw)
 	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
 	codec.Required(dec, "rootCallId", &v.RootCallID, codec.Value[string])
+	codec.Optional(dec, "originalName", &v.OriginalName, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1104,10 +1112,12 @@ const (
 	PostToolBlockKind PostToolDecisionKind = "block"
 	// PostToolHaltKind is the kind of PostToolHalt.
 	PostToolHaltKind PostToolDecisionKind = "halt"
+	// PostToolTailKind is the kind of PostToolTail.
+	PostToolTailKind PostToolDecisionKind = "tail"
 )
 
 // PostToolDecisionKinds lists every PostToolDecisionKind, in spec order.
-var PostToolDecisionKinds = []PostToolDecisionKind{PostToolAcceptKind, PostToolBlockKind, PostToolHaltKind}
+var PostToolDecisionKinds = []PostToolDecisionKind{PostToolAcceptKind, PostToolBlockKind, PostToolHaltKind, PostToolTailKind}
 
 // UnmarshalPostToolDecision decodes a PostToolDecision, choosing the variant by its "kind"
 // field: a missing or unknown kind is an ErrMissingKind or ErrUnknownKind *DecodeError, and
@@ -1136,6 +1146,12 @@ func UnmarshalPostToolDecision(data []byte) (PostToolDecision, error) {
 			return nil, err
 		}
 		return v, nil
+	case PostToolTailKind:
+		var v PostToolTail
+		if err := v.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
 	return nil, codec.UnknownKind("PostToolDecision", "kind", kind, PostToolDecisionKinds)
 }
@@ -1143,7 +1159,7 @@ func UnmarshalPostToolDecision(data []byte) (PostToolDecision, error) {
 // SwitchPostToolDecision calls the function for the variant u holds (as T or *T) and returns
 // its result. It takes one function per variant, so adding a variant to the spec breaks
 // every call at compile time. It panics if u is nil or a nil pointer: a programming error.
-func SwitchPostToolDecision[R any](u PostToolDecision, onAccept func(PostToolAccept) R, onBlock func(PostToolBlock) R, onHalt func(PostToolHalt) R) R {
+func SwitchPostToolDecision[R any](u PostToolDecision, onAccept func(PostToolAccept) R, onBlock func(PostToolBlock) R, onHalt func(PostToolHalt) R, onTail func(PostToolTail) R) R {
 	switch v := u.(type) {
 	case PostToolAccept:
 		return onAccept(v)
@@ -1162,6 +1178,12 @@ func SwitchPostToolDecision[R any](u PostToolDecision, onAccept func(PostToolAcc
 	case *PostToolHalt:
 		if v != nil {
 			return onHalt(*v)
+		}
+	case PostToolTail:
+		return onTail(v)
+	case *PostToolTail:
+		if v != nil {
+			return onTail(*v)
 		}
 	}
 	panic("dsh: SwitchPostToolDecision called with a nil PostToolDecision")
@@ -1189,6 +1211,12 @@ func validatePostToolDecision(u PostToolDecision) error {
 		if v != nil {
 			return v.Validate()
 		}
+	case PostToolTail:
+		return v.Validate()
+	case *PostToolTail:
+		if v != nil {
+			return v.Validate()
+		}
 	}
 	return codec.ErrNilVariant
 }
@@ -1209,6 +1237,10 @@ func encodePostToolDecision(enc *codec.Encoder, u PostToolDecision) {
 		v.encodeJSON(enc)
 	case *PostToolHalt:
 		codec.EncodePtr(enc, v, PostToolHalt.encodeJSON)
+	case PostToolTail:
+		v.encodeJSON(enc)
+	case *PostToolTail:
+		codec.EncodePtr(enc, v, PostToolTail.encodeJSON)
 	case nil:
 		enc.Null()
 	default:
@@ -1435,6 +1467,76 @@ func (r PostToolHalt) Validate() error {
 	return nil
 }
 
+// PostToolTail replaces the result by the result of another call, the tail call (Gemini
+// CLI's tailToolCallRequest): once this call has finished (FinalizeContent, tools/result),
+// the call named name runs with arguments and the same call id, through the whole pipeline
+// (tools/rewrite-input, pre-execute, guards, approval, execute, post-execute) with
+// originalName set, and its result is what the call returns, and what the model reads. A
+// tail call's own tail decision chains, up to MaxTailCalls (16) in all (the one past them
+// fails at creation, TAIL_TOO_DEEP); an unknown name fails as any unknown tool
+// (UNKNOWN_TOOL), arguments that are not lossless JSON fail this call (TAIL_INVALID).
+type PostToolTail struct {
+	// Name is the tool the tail call runs.
+	Name string `json:"name"`
+	// Arguments are the tail call's arguments (a JSON object for a tool with an input
+	// schema); they must be lossless JSON.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// isPostToolDecision makes PostToolTail a PostToolDecision variant.
+func (PostToolTail) isPostToolDecision() {}
+
+// Kind returns PostToolTailKind.
+func (PostToolTail) Kind() PostToolDecisionKind {
+	return PostToolTailKind
+}
+
+// NewPostToolTail returns a PostToolTail as a PostToolDecision, from its required fields in
+// spec order.
+func NewPostToolTail(name string, arguments json.RawMessage) PostToolDecision {
+	return PostToolTail{Name: name, Arguments: arguments}
+}
+
+// MarshalJSON encodes r with its fields in spec order ("kind" first): absent optional fields
+// are omitted, nil lists and maps that are not optional encode as empty. It does not
+// validate r.
+func (r PostToolTail) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, PostToolTail.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r PostToolTail) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("kind").String(string(PostToolTailKind))
+	enc.Key("name").String(r.Name)
+	enc.Key("arguments").Raw(r.Arguments)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a PostToolTail strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *PostToolTail) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("PostToolTail", data)
+	if err != nil {
+		return err
+	}
+	var v PostToolTail
+	dec.Kind("kind", "tail")
+	codec.Required(dec, "name", &v.Name, codec.Value[string])
+	codec.Required(dec, "arguments", &v.Arguments, codec.Raw)
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r PostToolTail) Validate() error {
+	return nil
+}
+
 // RewriteInputPayload is what tools/rewrite-input listeners receive: one tool call of the
 // model, after its arguments were parsed and before the call is logged and sealed
 // (docs/design/REWRITE-COMPACTION.md#11-placement-and-ordering to
@@ -1468,6 +1570,9 @@ type RewriteInputPayload struct {
 	Step int `json:"step"`
 	// Parent is the token of the composite call that dispatched this one, if nested.
 	Parent Token `json:"-"`
+	// OriginalName is, for a tail call (a tools/post-execute tail decision), the name of
+	// the call the model made, whose result this call's replaces; absent otherwise.
+	OriginalName *string `json:"originalName,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1497,6 +1602,9 @@ func (r RewriteInputPayload) encodeJSON(enc *codec.Encoder) {
 	}
 	enc.Key("turn").Int(r.Turn)
 	enc.Key("step").Int(r.Step)
+	if r.OriginalName != nil {
+		enc.Key("originalName").String(*r.OriginalName)
+	}
 	enc.EndObject()
 }
 
@@ -1518,6 +1626,7 @@ func (r *RewriteInputPayload) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
 	codec.Default(dec, "turn", &v.Turn, codec.Value[int], `0`)
 	codec.Default(dec, "step", &v.Step, codec.Value[int], `0`)
+	codec.Optional(dec, "originalName", &v.OriginalName, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

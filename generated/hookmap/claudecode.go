@@ -272,7 +272,7 @@ var ClaudeCode = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 				{When: "hookSpecificOutput.decision.updatedInput", Text: "PermissionRequest updatedInput is recorded but not applied: an approval answer cannot rewrite the sealed call"},
-				{When: "hookSpecificOutput.decision.updatedPermissions", Text: "PermissionRequest updatedPermissions is recorded but not applied: dsh has no permission rules"},
+				{When: "hookSpecificOutput.decision.updatedPermissions", Text: "PermissionRequest updatedPermissions is recorded but not applied: a hook does not change dsh's permission rules yet"},
 			},
 			Subject: "",
 			Results: "",

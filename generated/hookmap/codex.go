@@ -40,6 +40,14 @@ var Codex = Bridge{
 			Placeholders:      "typed",
 		},
 	},
+	ContextLimit: &ContextLimit{
+		BytesPerToken: 4,
+		Dir:           "hook_outputs",
+		SessionField:  "session_id",
+		Text:          "Warning: truncated output (original token count: {tokens})\nTotal output lines: {lines}\n\n{kept}",
+		Marker:        "…{tokens} tokens truncated…",
+		Footer:        "\n\nFull hook output saved to: {path}",
+	},
 	Instructions: &Instructions{
 		Files: []InstructionFile{
 			{Path: "AGENTS.md", Base: "dirs", Kind: "Project", Label: ""},

@@ -125,7 +125,10 @@ var Gemini = Bridge{
 			},
 		},
 		// AfterTool follows every call, success or failure: deny or block replaces the
-		// result by the reason; contexts follow the result in <hook_context>.
+		// result by the reason; contexts follow the result in <hook_context>; a
+		// tailToolCallRequest {name, args} runs a tail call whose result replaces the
+		// call's (measured in 0.61.0: BeforeTool and AfterTool fire for it, with
+		// original_request_name; the first call's contexts are lost).
 		{
 			Name:               "AfterTool",
 			Point:              "tools/post-execute",
@@ -149,10 +152,10 @@ var Gemini = Bridge{
 			},
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
-				{When: "hookSpecificOutput.tailToolCallRequest", Text: "tailToolCallRequest is recorded but not applied"},
 			},
 			Subject: "",
 			Results: "",
+			Tail:    &TailCall{Output: "hookSpecificOutput.tailToolCallRequest", Name: "name", Arguments: "args"},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output
 				if err := out.UnmarshalJSON(data); err != nil {
@@ -163,7 +166,9 @@ var Gemini = Bridge{
 		},
 		// BeforeAgent gates the prompt: deny or block rejects it (no model call);
 		// continue:false halts the turn; contexts join the prompt. In a sequential
-		// group each hook sees the prompt with the contexts before it appended.
+		// group each hook sees the prompt with the contexts before it appended. It fires
+		// again for the reason an AfterAgent deny sends as the next prompt (measured in
+		// 0.61.0: the engine resets its once-per-prompt mark first).
 		{
 			Name:               "BeforeAgent",
 			Point:              "agent/pre-step",
@@ -188,6 +193,7 @@ var Gemini = Bridge{
 			Notices: []Notice{
 				{When: "systemMessage", Text: "{value}"},
 			},
+			Relayed: true,
 			Subject: "",
 			Results: "",
 			PassOn:  &PassOn{Output: "hookSpecificOutput.additionalContext", Stdin: "prompt", Join: "\n\n"},

@@ -100,6 +100,9 @@ type Bridge struct {
 	// OnFailure is what a handler's "onFailure": "block" does: a failed hook gets the
 	// event's exit-2 outcome; nil: the dialect has no onFailure.
 	OnFailure *OnFailure
+	// ContextLimit is how a command handler's "additionalContextLimit" spills a longer
+	// context of its hook to a file; nil: the dialect has no such field.
+	ContextLimit *ContextLimit
 	// AsyncRewake says a command handler may set "asyncRewake": the engine awaits it and
 	// only its exit 2 counts, as the event's exit 2 does.
 	AsyncRewake bool
@@ -296,6 +299,10 @@ type Event struct {
 	// CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
 	// table's commands expand, after the point's other event and before the expansion.
 	CommandsOnly bool
+	// Relayed says the event fires at its point (agent/pre-step) for the prompt a
+	// turn-stopping block of the same table relays into the turn too (a message of form
+	// "relay"), its prompt that message's text.
+	Relayed bool
 	// HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.
 	HarmlessContexts bool
 	// FallbackReason is the reason of a block that carries none.
@@ -335,6 +342,9 @@ type Event struct {
 	// PassOn is what a hook of a sequential group passes on to the hooks after it, when
 	// it exits 0; nil: the rewrite's Stdin field, or nothing.
 	PassOn *PassOn
+	// Tail is where an event at tools/post-execute reads a tail call in its hooks'
+	// output; nil: nowhere.
+	Tail *TailCall
 	// DecodeOutput decodes stdout strictly as the event's wire output type and returns
 	// it; an error makes the hook's outcome the bridge's InvalidJSON.
 	DecodeOutput func(data []byte) (any, error)
@@ -370,6 +380,35 @@ type PassOn struct {
 	// Join, when set, appends the output (a string) to the stdin field (a string) after
 	// it; "" merges the output (an object) shallowly into the field.
 	Join string
+}
+
+// ContextLimit is how a context longer than its handler's additionalContextLimit is spilled to a file.
+type ContextLimit struct {
+	// BytesPerToken is the bytes of one token of the engine's estimate (a text's tokens are
+	// its UTF-8 bytes over it, rounded up).
+	BytesPerToken int
+	// Dir is the directory of the files under the system's temporary directory: each is
+	// <Dir>/<session id>/<random UUID>.txt.
+	Dir string
+	// SessionField is the stdin field holding the session id.
+	SessionField string
+	// Text is what the model reads before the footer: {tokens} the context's tokens,
+	// {lines} its lines, {kept} its head, the marker and its tail.
+	Text string
+	// Marker stands for the cut middle: {tokens} the tokens cut.
+	Marker string
+	// Footer follows the text: {path} the file; its bytes count against the limit.
+	Footer string
+}
+
+// TailCall is where a hook's output asks for a tail call (a tools/post-execute tail decision).
+type TailCall struct {
+	// Output is the output path of the request object; the last hook's that has one wins.
+	Output string
+	// Name is the request's field naming the tool (not a string: no tool).
+	Name string
+	// Arguments is the request's field holding the arguments (absent: null).
+	Arguments string
 }
 
 // Rule is one row of an event's decision table.

@@ -233,6 +233,9 @@ func (b *batch) logResult(s *slot, res tools.Result) error {
 	if s.call != nil {
 		rec.RewriteNotice = s.call.Rewritten().Notice
 	}
+	if len(res.Tails) > 0 {
+		rec.Tails = res.Tails
+	}
 	switch o := res.Outcome.(type) {
 	case dsh.ToolSuccess:
 		rec.Meta = o.Meta

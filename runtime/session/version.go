@@ -22,8 +22,9 @@ const unversioned = "1.0.0"
 // readsMajors are, per major version of the spec, the earlier majors whose logs a build
 // of it reads: a major bump whose breaking changes are all hook behaviour (HOOK findings
 // of dshgen breaking) leaves the session log's wire as it was, and spec/CHANGELOG.md says
-// so in its entry. 2.0.0 changed what two hook output fields do, not the log.
-var readsMajors = map[int][]int{2: {1}}
+// so in its entry. 2.0.0 changed what two hook output fields do, and 3.0.0 two hook
+// notices, not the log.
+var readsMajors = map[int][]int{2: {1}, 3: {2, 1}}
 
 // checkVersion checks the first event of a log: a session/created written under a spec
 // of another major version than this build's (dsh.SpecVersion) is refused, in one line

@@ -77,6 +77,14 @@ type call struct {
 	handed   resultID // identity of the copy of it handed to the wrappers
 
 	staged Call // the call's handle, returned by Runtime.Start
+
+	// The tail call's needs (tail.go): the caller's context as Start got it (ctx may gain
+	// approval marks), the call's turn and step, its tail decision, and its place in a
+	// chain of tail calls (0: the model's own call).
+	caller     context.Context
+	turn, step int
+	tail       *dsh.PostToolTail
+	tails      uint8
 }
 
 // stage is where a step of the pipeline sends the call.
@@ -92,13 +100,18 @@ const (
 // newCall creates the call (docs/design/SEMANTICS.md#42-stage-a-creation steps 1-2): reads the input, mints the
 // token, resolves the visible definition, which captures its finalizer.
 func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
-	c := &call{rt: rt, ctx: ctx, agentID: in.AgentID, depth: in.depth, hidden: in.Hidden}
+	c := &call{rt: rt, ctx: ctx, caller: ctx, agentID: in.AgentID, depth: in.depth, hidden: in.Hidden,
+		turn: in.Turn, step: in.Step, tails: in.tails}
 	c.exec = dsh.ToolExecution{
 		CallID:     in.CallID,
 		Name:       in.Name,
 		RootCallID: in.RootCallID,
 		Token:      dsh.NewToken(),
 		Parent:     in.Parent,
+	}
+	if in.original != "" {
+		original := in.original
+		c.exec.OriginalName = &original
 	}
 	if c.exec.RootCallID == "" {
 		c.exec.RootCallID = in.CallID
@@ -167,6 +180,10 @@ func (c *call) view(v *dsh.ToolExecution, i int) {
 	if c.exec.ModelArguments != nil {
 		v.ModelArguments = cloneRaw(c.exec.ModelArguments)
 	}
+	if c.exec.OriginalName != nil {
+		name := *c.exec.OriginalName
+		v.OriginalName = &name
+	}
 }
 
 // nested reports whether the call was dispatched by a composite.
@@ -198,6 +215,10 @@ func (c *call) create(in Input) stage {
 	// dsh: a call nested too deep is final too (see MaxNesting).
 	if c.depth > MaxNesting {
 		return c.settle(failure(errNestingTooDeep(c.exec.Name)), toFinish)
+	}
+	// dsh: and so is a tail call past the end of its chain (see MaxTailCalls).
+	if c.tails > MaxTailCalls {
+		return c.settle(failure(errTailTooDeep(c.exec.Name)), toFinish)
 	}
 	return toPolicy
 }

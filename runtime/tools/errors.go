@@ -37,6 +37,11 @@ const (
 	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
 	// CodeNestingTooDeep: RunContext.Execute nested the call more than MaxNesting deep.
 	CodeNestingTooDeep = "NESTING_TOO_DEEP"
+	// CodeTailTooDeep: the call is a tail call past the MaxTailCalls of its chain.
+	CodeTailTooDeep = "TAIL_TOO_DEEP"
+	// CodeTailInvalid: a tools/post-execute tail decision's arguments are not lossless
+	// JSON.
+	CodeTailInvalid = "TAIL_INVALID"
 )
 
 // Error is a structured error: a tool body, a listener, a guard, an approver or a finalizer
@@ -95,6 +100,16 @@ func errInvalidOutput(name, violation string) *Error {
 func errNestingTooDeep(name string) *Error {
 	return &Error{Code: CodeNestingTooDeep,
 		Message: "tool " + quoted(name) + " is nested more than " + strconv.Itoa(MaxNesting) + " calls deep"}
+}
+
+func errTailTooDeep(name string) *Error {
+	return &Error{Code: CodeTailTooDeep,
+		Message: "tail call " + quoted(name) + " is past the " + strconv.Itoa(MaxTailCalls) + " tail calls a call may chain"}
+}
+
+func errTailArgs(name string, err error) *Error {
+	return &Error{Code: CodeTailInvalid,
+		Message: "tools/post-execute tail call " + quoted(name) + ": arguments are not lossless JSON: " + err.Error()}
 }
 
 func errInvalidArgs(violations string) *Error {

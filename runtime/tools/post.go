@@ -31,6 +31,8 @@ func (c *call) postExecute() {
 		c.cand = c.block(d)
 	case dsh.PostToolHalt:
 		c.halted(d.Reason)
+	case dsh.PostToolTail:
+		c.tailed(d)
 	default:
 		c.cand = c.finalFailure(errors.New("unreachable: tools/post-execute returned an unknown decision"))
 		return

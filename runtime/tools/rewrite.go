@@ -146,6 +146,10 @@ func (c *call) rewrite(in Input) json.RawMessage {
 	if c.exec.AgentID != nil {
 		p.AgentID = &rw.agentID
 	}
+	if c.exec.OriginalName != nil {
+		name := *c.exec.OriginalName
+		p.OriginalName = &name
+	}
 	f := &rw.f
 	*f = fold{c: c, rw: rw, cur: model, curRaw: rw.modelRaw}
 	// An abandoned (overrunning) listener may still read p: it is never written again.
@@ -295,6 +299,10 @@ func (f *fold) apply(_ context.Context, by string, d dsh.RewriteDecision) (*dsh.
 	if base.AgentID != nil {
 		id := f.rw.agentID
 		p.AgentID = &id
+	}
+	if base.OriginalName != nil {
+		name := *base.OriginalName
+		p.OriginalName = &name
 	}
 	return p, nil
 }

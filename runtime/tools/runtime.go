@@ -103,6 +103,10 @@ type Input struct {
 	Hidden bool
 
 	depth uint8 // how many calls RunContext.Execute nested this one in (0: top level)
+	// original and tails place a tail call (tail.go): the name of the model's call it
+	// replaces, and how many tail calls precede it in its chain, itself included.
+	original string
+	tails    uint8
 }
 
 // MaxNesting is how deep RunContext.Execute nests calls: a call nested deeper fails at
@@ -157,6 +161,9 @@ type Result struct {
 	// Halt is set when a pre- or post-execute decision halted the turn (the first halt
 	// wins); the call's outcome stands either way.
 	Halt *Halt `json:"halt,omitempty"`
+	// Tails are the tail calls that ran in place of the call (a tools/post-execute tail
+	// decision), in order: Outcome is the last one's, Exec stays the call's own.
+	Tails []dsh.ToolTail `json:"tails,omitempty"`
 }
 
 // IsError reports whether the call failed.

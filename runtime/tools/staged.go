@@ -14,8 +14,9 @@ import (
 // a stage a call skips (after a final failure or a denial) does nothing. A Call is not
 // safe for concurrent use: call its methods one after the other (from any goroutines).
 type Call struct {
-	c   *call                   // the call; the stage it is at is c.at
-	out dsh.ToolExecutionResult // the final outcome, once c.finished
+	c    *call                   // the call; the stage it is at is c.at
+	out  dsh.ToolExecutionResult // the final outcome, once c.finished
+	next *Call                   // the tail call that replaces the result, once started
 }
 
 // Start creates a call (docs/design/SEMANTICS.md#42-stage-a-creation): it reads in once, mints the token, captures
@@ -41,6 +42,10 @@ func (k *Call) Exec() dsh.ToolExecution {
 	if v.AgentID != nil {
 		id := *v.AgentID
 		v.AgentID = &id
+	}
+	if v.OriginalName != nil {
+		name := *v.OriginalName
+		v.OriginalName = &name
 	}
 	return v
 }
@@ -111,7 +116,11 @@ func (k *Call) Finish() Result {
 		}
 		k.c.finished = true
 	}
-	return Result{Exec: k.c.exec, Outcome: k.out, Halt: k.c.halt}
+	res := Result{Exec: k.c.exec, Outcome: k.out, Halt: k.c.halt}
+	if k.c.tail == nil {
+		return res
+	}
+	return k.finishTail(res)
 }
 
 // guard runs one stage with a safety net for a defect of the runtime itself (plugin code

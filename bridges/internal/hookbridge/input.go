@@ -46,6 +46,9 @@ type Input struct {
 	// OriginalInput is the model's own arguments when a rewrite changed them (PostToolUse
 	// dsh_original_tool_input); nil otherwise.
 	OriginalInput json.RawMessage
+	// OriginalName is, for a tail call, the name of the model's call it replaces (Gemini
+	// original_request_name); "" otherwise.
+	OriginalName string
 	// StopHookActive is the Stop flag.
 	StopHookActive bool
 	// DurationMS is how long the call executed, in milliseconds (PostToolUse and

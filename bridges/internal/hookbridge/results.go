@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/runtime/approval"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -122,7 +123,8 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		s := b.session(ctx, agentID(ex))
 		interrupted := fail.Error.Info != nil && fail.Error.Info.Code == abortedCode
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
-			ToolUseID: ex.CallID, DurationMS: took, Error: fail.Error.Message, IsInterrupt: interrupted}
+			ToolUseID: ex.CallID, DurationMS: took, Error: fail.Error.Message, IsInterrupt: interrupted,
+			OriginalName: deref(ex.OriginalName)}
 		rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 		if err != nil {
 			return nil, err
@@ -139,7 +141,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
-			ToolUseID: ex.CallID, DurationMS: took}
+			ToolUseID: ex.CallID, DurationMS: took, OriginalName: deref(ex.OriginalName)}
 		if succ != nil {
 			in.ToolResponse, in.ToolText = toolResponse(*succ), Text(succ.Content)
 		} else {
@@ -183,6 +185,15 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 				blk.AdditionalContexts = []dsh.UserMessage{b.message(texts)}
 			}
 			return blk, nil
+		}
+		e, _ := b.d.Table.Lookup(ev)
+		if name, args, ok := hookproto.TailCall(b.d.Table, &e, rep); ok {
+			// A tail call replaces the result, and the contexts that would follow it
+			// (measured in Gemini CLI 0.61.0: they are lost with the first result).
+			if len(texts) > 0 {
+				b.log.Info("tool hook contexts dropped: a tail call replaces the result", "event", ev, "tail", name, "count", len(texts))
+			}
+			return dsh.PostToolTail{Name: name, Arguments: args}, nil
 		}
 	}
 	if halts {

@@ -106,13 +106,22 @@ func userPrompt(msgs []dsh.UserMessage) (string, bool) {
 // command's name as its subject, and decides the same ways; the expansion itself is the
 // runner's, after this listener.
 func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+	submit, expansion := b.preStepEvents()
 	prompt, ok := userPrompt(p.Messages)
 	if !ok {
-		return next.Call(ctx)
+		// A batch without the user's prompt: the prompt event fires only for the message a
+		// turn-stopping block of this bridge relayed, where its row says so (Gemini CLI's
+		// BeforeAgent after an AfterAgent deny), and no command expands there.
+		if e, _ := b.d.Table.Lookup(submit); submit == "" || !e.Relayed {
+			return next.Call(ctx)
+		}
+		if prompt, ok = b.relayedPrompt(p.Messages); !ok {
+			return next.Call(ctx)
+		}
+		expansion = ""
 	}
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
-	submit, expansion := b.preStepEvents()
 	var contexts []string
 	if submit != "" {
 		rep, err := b.fire(ctx, Input{Event: submit, Session: s, Turn: p.Turn, Prompt: prompt}, "", true, p.Agent)
@@ -163,6 +172,28 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 	}
 	out = append(append(out, msgs...), b.message(contexts))
 	return dsh.PreStepEnter{Messages: out}, nil
+}
+
+// relayedPrompt joins the text of the batch's messages of form "relay" that this bridge
+// sent (a turn-stopping block's next prompt); ok is false when the batch holds none.
+func (b *Bridge) relayedPrompt(msgs []dsh.UserMessage) (string, bool) {
+	var parts []string
+	found := false
+	for _, m := range msgs {
+		src, isPlugin := m.Source.(dsh.SourcePlugin)
+		if !isPlugin || src.Form != dsh.PluginFormRelay || src.Plugin != b.d.Table.Plugin {
+			continue
+		}
+		found = true
+		for _, c := range m.Content {
+			//dshvet:partial a hook reads a prompt's text; the other blocks hold none
+			switch t := c.(type) {
+			case dsh.TextBlock:
+				parts = append(parts, t.Text)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), found
 }
 
 // preStepEvents are the events with hooks at agent/pre-step: the one every prompt fires

@@ -33,7 +33,8 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 	rep := b.calls.takeFired(callKey{agentID(ex), ex.CallID})
 	if rep == nil {
 		// No rewrite phase ran for the call (no model arguments to rewrite): fire here.
-		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID,
+			OriginalName: deref(ex.OriginalName)}
 		var err error
 		if rep, err = b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent); err != nil {
 			return nil, err
@@ -42,7 +43,8 @@ func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.Pr
 		// The rewrite phase changed the input: run the hooks again on the effective input
 		// (revalidateAfterRewrite); the stricter of the two passes decides, the first
 		// pass's contexts are kept, and a second-pass updatedInput is ignored.
-		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
+		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID,
+			OriginalName: deref(ex.OriginalName)}
 		second, err := b.fireIgnoring(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent, revalidateIgnored)
 		if err != nil {
 			return nil, err
@@ -127,7 +129,8 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	in := Input{Event: b.event(dsh.PreToolEventName), Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID}
+	in := Input{Event: b.event(dsh.PreToolEventName), Session: s, Turn: s.Turn, ToolName: p.Name, ToolInput: input, ToolUseID: p.CallID,
+		OriginalName: deref(p.OriginalName)}
 	rep, err := b.fire(ctx, in, p.Name, p.AgentID != nil && s.TurnOpen, s.Agent)
 	if err != nil {
 		return nil, err
@@ -184,4 +187,12 @@ func decodeNumbers(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	return dec.Decode(v)
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

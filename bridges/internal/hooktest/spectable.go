@@ -118,6 +118,10 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		out.OnFailure = &hookmap.OnFailure{IgnoredOn: o.IgnoredOn, Failed: o.Failed, TimedOut: o.TimedOut, Because: o.Because}
 	}
 	out.AsyncRewake = b.AsyncRewake
+	if cl := b.ContextLimit; cl != nil {
+		out.ContextLimit = &hookmap.ContextLimit{BytesPerToken: cl.BytesPerToken, Dir: cl.Dir, SessionField: cl.SessionField,
+			Text: cl.Text, Marker: cl.Marker, Footer: cl.Footer}
+	}
 	for typ, h := range b.Handlers {
 		if out.Handlers == nil {
 			out.Handlers = map[string]hookmap.HandlerType{}
@@ -169,7 +173,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		ev := hookmap.Event{Name: e.Event, Point: e.Point, Input: e.Input, Output: e.Output, Matcher: e.Matcher, MatcherKind: e.MatcherKind,
 			PlainStdoutContext: e.PlainStdoutContext, FallbackReason: e.FallbackReason, Scope: e.Scope, Halt: e.Halt,
-			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts, CommandsOnly: e.CommandsOnly,
+			BlockInjects: e.BlockInjects, HarmlessContexts: e.HarmlessContexts, CommandsOnly: e.CommandsOnly, Relayed: e.Relayed,
 			HaltReason: e.HaltReason, Exit2: e.Exit2, Contexts: append([]string{}, e.Contexts...), JoinReasons: e.JoinReasons,
 			Rules: []hookmap.Rule{}, Notices: []hookmap.Notice{}, DecodeOutput: g.DecodeOutput}
 		for _, r := range e.Rules {
@@ -182,6 +186,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		for _, a := range e.Also {
 			ev.Also = append(ev.Also, hookmap.Also{Point: a.Point, Status: a.Status, Subject: a.Subject, Interactive: a.Interactive,
 				Before: a.Before, Engine: a.Engine})
+		}
+		if tc := e.Tail; tc != nil {
+			ev.Tail = &hookmap.TailCall{Output: tc.Output, Name: tc.Name, Arguments: tc.Arguments}
 		}
 		if po := e.PassOn; po != nil {
 			ev.PassOn = &hookmap.PassOn{Output: po.Output, Stdin: po.Stdin, Join: po.Join}

@@ -136,6 +136,8 @@ handler's "if") is read in the tool's input and how it is matched.`).Id("RuleToo
 call; a handler with "if" elsewhere never runs. Empty: the dialect has no "if".`).Id("IfEvents").Add(strs()),
 		gofile.Comment(`OnFailure is what a handler's "onFailure": "block" does: a failed hook gets the
 event's exit-2 outcome; nil: the dialect has no onFailure.`).Id("OnFailure").Op("*").Id("OnFailure"),
+		gofile.Comment(`ContextLimit is how a command handler's "additionalContextLimit" spills a longer
+context of its hook to a file; nil: the dialect has no such field.`).Id("ContextLimit").Op("*").Id("ContextLimit"),
 		gofile.Comment(`AsyncRewake says a command handler may set "asyncRewake": the engine awaits it and
 only its exit 2 counts, as the event's exit 2 does.`).Id("AsyncRewake").Bool(), gofile.Comment(`Instructions are the engine's instruction files (CLAUDE.md, AGENTS.md, GEMINI.md)
 and where their text goes; nil: the engine has none.`).Id("Instructions").Op("*").Id("Instructions"),
@@ -258,6 +260,9 @@ the dialect's own rule.`).Id("MatcherKind").String(),
 result) rather than stopping something: a suspect capture's block is refused.`).Id("BlockInjects").Bool(),
 		gofile.Comment(`CommandsOnly says the event fires at its point (agent/pre-step) only for a prompt the
 table's commands expand, after the point's other event and before the expansion.`).Id("CommandsOnly").Bool(),
+		gofile.Comment(`Relayed says the event fires at its point (agent/pre-step) for the prompt a
+turn-stopping block of the same table relays into the turn too (a message of form
+"relay"), its prompt that message's text.`).Id("Relayed").Bool(),
 		gofile.Comment(`HarmlessContexts says contexts on exit 0 here are harmless in a suspect capture.`).Id("HarmlessContexts").Bool(),
 		gofile.Comment(`FallbackReason is the reason of a block that carries none.`).Id("FallbackReason").String(),
 		gofile.Comment(`Scope is the output path of the event name that gates the event-specific fields
@@ -282,6 +287,8 @@ or "failure" (calls that ran and failed); "" means every result.`).Id("Results")
 		gofile.Comment(`Also are further extension points the event fires at, besides Point.`).Id("Also").Index().Id("Also"),
 		gofile.Comment(`PassOn is what a hook of a sequential group passes on to the hooks after it, when
 it exits 0; nil: the rewrite's Stdin field, or nothing.`).Id("PassOn").Op("*").Id("PassOn"),
+		gofile.Comment(`Tail is where an event at tools/post-execute reads a tail call in its hooks'
+output; nil: nowhere.`).Id("Tail").Op("*").Id("TailCall"),
 		gofile.Comment(`DecodeOutput decodes stdout strictly as the event's wire output type and returns
 it; an error makes the hook's outcome the bridge's InvalidJSON.`).Id("DecodeOutput").Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()),
 	))
@@ -305,6 +312,24 @@ mapping: a bridge following the canonical mapping leaves it out.`).Id("Engine").
 		gofile.Comment(`Stdin is the top-level stdin field it updates.`).Id("Stdin").String(),
 		gofile.Comment(`Join, when set, appends the output (a string) to the stdin field (a string) after
 it; "" merges the output (an object) shallowly into the field.`).Id("Join").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("ContextLimit is how a context longer than its handler's additionalContextLimit is spilled to a file.").Type().Id("ContextLimit").Struct(
+		gofile.Comment(`BytesPerToken is the bytes of one token of the engine's estimate (a text's tokens are
+its UTF-8 bytes over it, rounded up).`).Id("BytesPerToken").Int(),
+		gofile.Comment(`Dir is the directory of the files under the system's temporary directory: each is
+<Dir>/<session id>/<random UUID>.txt.`).Id("Dir").String(),
+		gofile.Comment(`SessionField is the stdin field holding the session id.`).Id("SessionField").String(),
+		gofile.Comment(`Text is what the model reads before the footer: {tokens} the context's tokens,
+{lines} its lines, {kept} its head, the marker and its tail.`).Id("Text").String(),
+		gofile.Comment(`Marker stands for the cut middle: {tokens} the tokens cut.`).Id("Marker").String(),
+		gofile.Comment(`Footer follows the text: {path} the file; its bytes count against the limit.`).Id("Footer").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment("TailCall is where a hook's output asks for a tail call (a tools/post-execute tail decision).").Type().Id("TailCall").Struct(
+		gofile.Comment(`Output is the output path of the request object; the last hook's that has one wins.`).Id("Output").String(),
+		gofile.Comment(`Name is the request's field naming the tool (not a string: no tool).`).Id("Name").String(),
+		gofile.Comment(`Arguments is the request's field holding the arguments (absent: null).`).Id("Arguments").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("Rule is one row of an event's decision table.").Type().Id("Rule").Struct(
@@ -464,6 +489,12 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	}
 	if b.AsyncRewake {
 		fields = append(fields, kv("AsyncRewake", jen.True()))
+	}
+	if cl := b.ContextLimit; cl != nil {
+		fields = append(fields, kv("ContextLimit", jen.Op("&").Id("ContextLimit").Add(lines([]jen.Code{
+			kv("BytesPerToken", jen.Lit(cl.BytesPerToken)), kv("Dir", jen.Lit(cl.Dir)), kv("SessionField", jen.Lit(cl.SessionField)),
+			kv("Text", jen.Lit(cl.Text)), kv("Marker", jen.Lit(cl.Marker)), kv("Footer", jen.Lit(cl.Footer)),
+		}))))
 	}
 	if in := b.Instructions; in != nil {
 		files := make([]jen.Code, len(in.Files))
@@ -628,6 +659,9 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 	if e.CommandsOnly {
 		fields = append(fields, kv("CommandsOnly", jen.True()))
 	}
+	if e.Relayed {
+		fields = append(fields, kv("Relayed", jen.True()))
+	}
 	if e.BlockInjects {
 		fields = append(fields, kv("BlockInjects", jen.True()))
 	}
@@ -647,6 +681,11 @@ func eventValues(e *ir.BridgeEvent, wire string) *jen.Statement {
 	if po := e.PassOn; po != nil {
 		fields = append(fields, kv("PassOn", jen.Op("&").Id("PassOn").Values(
 			kv("Output", jen.Lit(po.Output)), kv("Stdin", jen.Lit(po.Stdin)), kv("Join", jen.Lit(po.Join)),
+		)))
+	}
+	if tc := e.Tail; tc != nil {
+		fields = append(fields, kv("Tail", jen.Op("&").Id("TailCall").Values(
+			kv("Output", jen.Lit(tc.Output)), kv("Name", jen.Lit(tc.Name)), kv("Arguments", jen.Lit(tc.Arguments)),
 		)))
 	}
 	fields = append(fields, kv("DecodeOutput", jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()).Block(

@@ -1664,7 +1664,7 @@ type PermissionRequestInput struct {
 	// ToolInput is the call's arguments.
 	ToolInput json.RawMessage `json:"tool_input"`
 	// PermissionSuggestions are the permission updates the engine would offer the user
-	// (dsh has no permission rules: absent).
+	// (dsh suggests none: absent).
 	PermissionSuggestions []json.RawMessage `json:"permission_suggestions,omitempty"`
 }
 

@@ -1238,6 +1238,9 @@ type BeforeToolInput struct {
 	ToolInput json.RawMessage `json:"tool_input"`
 	// MCPContext describes the MCP server of an MCP tool; absent otherwise.
 	MCPContext json.RawMessage `json:"mcp_context,omitempty"`
+	// OriginalRequestName is, for a tail call (an AfterTool tailToolCallRequest), the
+	// name of the model's call it replaces; absent otherwise.
+	OriginalRequestName *string `json:"original_request_name,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1259,6 +1262,9 @@ func (r BeforeToolInput) encodeJSON(enc *codec.Encoder) {
 	if len(r.MCPContext) != 0 {
 		enc.Key("mcp_context").Raw(r.MCPContext)
 	}
+	if r.OriginalRequestName != nil {
+		enc.Key("original_request_name").String(*r.OriginalRequestName)
+	}
 	enc.EndObject()
 }
 
@@ -1278,6 +1284,7 @@ func (r *BeforeToolInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "tool_name", &v.ToolName, codec.Value[string])
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Optional(dec, "mcp_context", &v.MCPContext, codec.Raw)
+	codec.Optional(dec, "original_request_name", &v.OriginalRequestName, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1343,6 +1350,9 @@ type AfterToolInput struct {
 	ToolResponse ToolResponse `json:"tool_response"`
 	// MCPContext describes the MCP server of an MCP tool; absent otherwise.
 	MCPContext json.RawMessage `json:"mcp_context,omitempty"`
+	// OriginalRequestName is, for a tail call (an AfterTool tailToolCallRequest), the
+	// name of the model's call it replaces; absent otherwise.
+	OriginalRequestName *string `json:"original_request_name,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1365,6 +1375,9 @@ func (r AfterToolInput) encodeJSON(enc *codec.Encoder) {
 	if len(r.MCPContext) != 0 {
 		enc.Key("mcp_context").Raw(r.MCPContext)
 	}
+	if r.OriginalRequestName != nil {
+		enc.Key("original_request_name").String(*r.OriginalRequestName)
+	}
 	enc.EndObject()
 }
 
@@ -1385,6 +1398,7 @@ func (r *AfterToolInput) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "tool_input", &v.ToolInput, codec.Raw)
 	codec.Required(dec, "tool_response", &v.ToolResponse, codec.Checked[ToolResponse])
 	codec.Optional(dec, "mcp_context", &v.MCPContext, codec.Raw)
+	codec.Optional(dec, "original_request_name", &v.OriginalRequestName, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1729,7 +1743,8 @@ type Specific struct {
 	ToolConfig *ToolConfig `json:"toolConfig,omitempty"`
 	// ClearContext resets the chat after an AfterAgent deny.
 	ClearContext *bool `json:"clearContext,omitempty"`
-	// TailToolCallRequest asks for another tool call after AfterTool (no dsh equivalent).
+	// TailToolCallRequest asks AfterTool for a tail call, {name, args}, whose result
+	// replaces the call's (tools/post-execute tail); any other value is ignored.
 	TailToolCallRequest json.RawMessage `json:"tailToolCallRequest,omitempty"`
 }
 

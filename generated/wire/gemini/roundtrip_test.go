@@ -96,7 +96,8 @@ func TestRoundTrip(t *testing.T) {
 				ReturnDisplay: json.RawMessage("{\"k\":\"v\"}"),
 				Error:         json.RawMessage("{\"k\":\"v\"}"),
 			},
-			MCPContext: json.RawMessage("{\"k\":\"v\"}"),
+			MCPContext:          json.RawMessage("{\"k\":\"v\"}"),
+			OriginalRequestName: ptr("text-original_request_name"),
 		})
 	})
 	t.Run("BeforeAgentInput", func(t *testing.T) {
@@ -135,14 +136,15 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("BeforeToolInput", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "BeforeToolInput", closed, gemini.BeforeToolInput{
-			SessionID:      "text-session_id",
-			TranscriptPath: "text-transcript_path",
-			CWD:            "text-cwd",
-			HookEventName:  gemini.BeforeToolInputHookEventNameBeforeTool,
-			Timestamp:      "text-timestamp",
-			ToolName:       "text-tool_name",
-			ToolInput:      json.RawMessage("{\"k\":\"v\"}"),
-			MCPContext:     json.RawMessage("{\"k\":\"v\"}"),
+			SessionID:           "text-session_id",
+			TranscriptPath:      "text-transcript_path",
+			CWD:                 "text-cwd",
+			HookEventName:       gemini.BeforeToolInputHookEventNameBeforeTool,
+			Timestamp:           "text-timestamp",
+			ToolName:            "text-tool_name",
+			ToolInput:           json.RawMessage("{\"k\":\"v\"}"),
+			MCPContext:          json.RawMessage("{\"k\":\"v\"}"),
+			OriginalRequestName: ptr("text-original_request_name"),
 		})
 	})
 	t.Run("BeforeToolSelectionInput", func(t *testing.T) {
