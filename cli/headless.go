@@ -35,6 +35,7 @@ const (
 const (
 	exitSIGHUP  = 128 + int(syscall.SIGHUP)
 	exitSIGINT  = 128 + int(syscall.SIGINT)
+	exitSIGPIPE = 128 + int(syscall.SIGPIPE)
 	exitSIGTERM = 128 + int(syscall.SIGTERM)
 )
 
@@ -101,6 +102,8 @@ func signalName(sig os.Signal) string {
 		return "SIGHUP"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGPIPE:
+		return "SIGPIPE (stdout or stderr was closed)"
 	}
 	return "SIGINT"
 }
@@ -112,6 +115,8 @@ func (s signalCause) exitCode() int {
 		return exitSIGHUP
 	case syscall.SIGTERM:
 		return exitSIGTERM
+	case syscall.SIGPIPE:
+		return exitSIGPIPE
 	}
 	return exitSIGINT
 }
@@ -120,28 +125,60 @@ func (s signalCause) exitCode() int {
 // the run then cancels its turn, reaps its hooks' and Bash's process groups and its MCP
 // servers, closes the turn in the log and exits 128 + the signal's number. After the
 // first signal the default disposition comes back, so a second one ends dsh at once.
-// stop releases the signal handler.
-func onSignals(ctx context.Context) (_ context.Context, stop func()) {
+//
+// A closed stdout or stderr (dsh run | head) ends the run the same way, as SIGPIPE with
+// exit status 141, instead of killing dsh in the middle of a write, which would leave its
+// temporary directories behind: SIGPIPE is caught for the run's lifetime, so such a write
+// fails with EPIPE, and the writers guarded by the returned guard cancel the run on it.
+// stop releases the signal handlers.
+func onSignals(ctx context.Context) (_ context.Context, guard func(io.Writer) io.Writer, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// Caught and dropped: a write to a closed pipe then fails with EPIPE, whichever file
+	// it goes to (a hook's stdin too, which fails that write as it did before).
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
-		select {
-		case sig := <-ch:
-			signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-			cancel(signalCause{sig})
-		case <-done:
+		for {
+			select {
+			case sig := <-ch:
+				signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+				cancel(signalCause{sig})
+			case <-pipe:
+				continue
+			case <-done:
+			}
+			return
 		}
 	}()
-	return ctx, func() {
+	guard = func(w io.Writer) io.Writer {
+		return &pipeGuard{w: w, broken: func() { cancel(signalCause{syscall.SIGPIPE}) }}
+	}
+	return ctx, guard, func() {
 		once.Do(func() {
 			signal.Stop(ch)
+			signal.Stop(pipe)
 			close(done)
 			cancel(nil)
 		})
 	}
+}
+
+// pipeGuard is a writer whose write failing with EPIPE (its reader is gone) calls broken.
+type pipeGuard struct {
+	w      io.Writer
+	broken func()
+}
+
+func (g *pipeGuard) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		g.broken()
+	}
+	return n, err
 }
 
 // runResult is what one dsh run did: --output-format json prints it, and its exit status
@@ -188,6 +225,21 @@ type outcome struct {
 	steps    int
 	usage    resultUsage
 	maxTurns bool
+	logErr   error // why the log refused the turn's end (checkLog)
+}
+
+// checkLog asks check why the log could not be written when no turn end reached it.
+func (c *outcome) checkLog(ctx context.Context, check func(context.Context) error) {
+	c.mu.Lock()
+	ended := c.ended != nil
+	c.mu.Unlock()
+	if ended || check == nil {
+		return
+	}
+	err := check(context.WithoutCancel(ctx))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logErr = err
 }
 
 func (c *outcome) observe(e session.Event) {
@@ -244,6 +296,9 @@ func (c *outcome) result(ctx context.Context, sessionID, logPath string, start t
 	var sc signalCause
 	if errors.As(context.Cause(ctx), &sc) {
 		return fail("interrupted", sc.Error(), sc.exitCode())
+	}
+	if c.ended == nil && c.logErr != nil {
+		return fail("error_during_execution", "the session log refused the turn: "+oneLine(c.logErr.Error()), clix.ExitFailure)
 	}
 	if c.maxTurns {
 		return fail("error_max_turns", fmt.Sprintf("reached --max-turns after %d steps", c.steps), clix.ExitFailure)

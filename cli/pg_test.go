@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -161,6 +162,8 @@ func TestPostgresBadInput(t *testing.T) {
 		switch {
 		case code != c.code || !strings.Contains(first, c.want) || strings.Contains(stderr, "sekrit") || stdout != "":
 			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", name, code, stderr, c.code, c.want)
+		case strings.Contains(stderr, "file does not exist"):
+			t.Errorf("%s: a file-system error for a database: %q", name, stderr)
 		case c.code == 1 && strings.Count(strings.TrimSpace(stderr), "\n") != 0:
 			t.Errorf("%s: not one line: %q", name, stderr)
 		}
@@ -338,4 +341,63 @@ func (s stopAfter) Run() int {
 	code := s.m.Run()
 	stopPostgres()
 	return code
+}
+
+// TestFencedRunOnPostgres: a run whose session another writer takes over mid-turn ends
+// with exit 1 and one line saying so (not "no turn ran").
+func TestFencedRunOnPostgres(t *testing.T) {
+	url := postgres(t).Schema(t)
+	ws := t.TempDir()
+	script := ws + "/slow.json"
+	if err := os.WriteFile(script, []byte(`{"responses": [
+  {"toolCalls": [{"id": "c1", "name": "Bash", "arguments": {"command": "sleep 3"}}]},
+  {"text": "done"}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgstore.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	done := make(chan struct{})
+	var code int
+	var stdout, stderr string
+	go func() {
+		defer close(done)
+		code, stdout, stderr = runDSH("run", "--model", "scripted:"+script, "--workspace", ws, "--log", url, "--session", "fenced", "--output-format", "json", "go")
+	}()
+	// Take the session over once the run holds it and its Bash sleeps.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := db.Exists(context.Background(), "fenced")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never created its session")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	st, err := db.Open(context.Background(), "fenced", pgstore.WithOwner("newer"), pgstore.WithTakeover())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	<-done
+	var res runResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not the result: %v\n%s", err, stdout)
+	}
+	last := strings.TrimSpace(stderr)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	if code != 1 || !res.IsError || strings.Contains(stderr, "no turn ran") ||
+		!strings.Contains(res.Error, "the session log refused the turn: pgstore: writer fenced out") ||
+		!strings.HasPrefix(last, "dsh run: the session log refused the turn: ") || !strings.Contains(last, "taken over") {
+		t.Fatalf("fenced run: exit %d, result %+v\nstderr %s", code, res, stderr)
+	}
 }

@@ -234,6 +234,8 @@ Exit status:
   130  SIGINT, 143 SIGTERM, 129 SIGHUP: the turn is cancelled, the hooks' and Bash's
        process groups and the MCP servers are reaped and the turn is closed in the log
        before dsh exits; a second signal ends dsh at once
+  141  stdout or stderr was closed (dsh run | head): the run ends as on a signal, and
+       its temporary directories are removed
 `
 
 // runOptions are the parsed flags of dsh run.
@@ -427,8 +429,9 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := hideProcess(); err != nil {
 		return c.Fail(err)
 	}
-	ctx, stop := onSignals(ctx)
+	ctx, guard, stop := onSignals(ctx)
 	defer stop()
+	stdout, stderr = guard(stdout), guard(stderr)
 	res, err := runOne(ctx, o, stdout, stderr)
 	var sc signalCause
 	switch {
@@ -439,6 +442,9 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return c.Fail(err)
 	}
 	writeResult(o.outputFormat, res, stdout, stderr)
+	if errors.As(context.Cause(ctx), &sc) {
+		return sc.exitCode() // the result met a closed stdout
+	}
 	return res.code
 }
 
@@ -453,11 +459,12 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	// The log before anything starts: a database that cannot be reached fails the run
 	// in one line, before a workspace, a hook or an MCP server is made.
-	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
+	opened, err := openSessionLog(ctx, &o, stderr)
 	if err != nil {
 		return runResult{}, err
 	}
-	defer closeLog()
+	defer opened.Close()
+	log, resume := opened.Log, opened.Resume
 	workspace := o.workspace
 	switch {
 	case workspace == "" && o.demo:
@@ -546,6 +553,9 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		return runResult{}, err
 	}
 	out.setMaxTurns(s.MaxTurnsReached())
+	// A turn that left no end in the log: the log may have refused it (another writer took
+	// the session over), which is what to say, not that no turn ran.
+	out.checkLog(ctx, opened.Check)
 	// The log as printed: a database URL without its password.
 	return out.result(ctx, sessionID, pgstore.Redact(o.logFile), start), nil
 }

@@ -107,10 +107,9 @@ func badSources(list string) string {
 }
 
 // openSessionLog opens the session log of o (package runner/logstore): a PostgreSQL
-// session (a new one's id is printed and stored in o), a JSONL file or memory; it
-// returns the function that closes it. Every failure to reach the database or to take
-// the lease is one line, exit 1.
-func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
+// session (a new one's id is printed and stored in o), a JSONL file or memory. Every
+// failure to reach the database or to take the lease is one line, exit 1.
+func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*logstore.Opened, error) {
 	opened, err := logstore.Open(ctx, logstore.Options{
 		Path: o.logFile, Session: o.session, TakeoverFrom: o.takeover, Force: o.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -122,10 +121,10 @@ func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*sess
 		},
 	})
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
 	if opened.Session != "" {
 		o.session = opened.Session
 	}
-	return opened.Log, opened.Resume, opened.Close, nil
+	return opened, nil
 }

@@ -94,7 +94,12 @@ func (h *Hooks) project(workspace string) string {
 // findProjectHooks looks for the project's own hook files: under Trust they load;
 // without it, their presence is reported once through note, saying how to load them.
 func (h *Hooks) findProjectHooks(workspace string, note func(string)) {
-	files := ProjectHookFiles(h.Dialect, h.project(workspace))
+	var files []string
+	for _, f := range ProjectHookFiles(h.Dialect, h.project(workspace)) {
+		if !sameFile(f, h.File) { // a project file named as File loads as named
+			files = append(files, f)
+		}
+	}
 	switch {
 	case len(files) == 0:
 	case h.Trust:
@@ -102,6 +107,19 @@ func (h *Hooks) findProjectHooks(workspace string, note func(string)) {
 	default:
 		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust to load them)", strings.Join(files, ", ")))
 	}
+}
+
+// sameFile reports whether the paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // ProjectHookFiles returns the project-level hook files of the dialect that exist under
