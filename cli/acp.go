@@ -216,6 +216,9 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 	if o.permissions == string(acp.PermissionsAsk) {
 		ro.permissionMode = runner.PermissionDefault
 	}
+	if err := ro.applyTrust(spec.CWD); err != nil {
+		return nil, err
+	}
 	s, err := runner.New(ctx, ro.runnerConfig(spec.CWD, spec.ID, spec.Log, logger,
 		func(msg string) { logger.Warn("hooks", "diagnostic", msg) }))
 	if err != nil {

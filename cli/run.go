@@ -125,9 +125,13 @@ rights, as in Claude Code.
                        file that is not this session's transcript, is refused and left as it is
   --dialect D          the hooks' dialect: claude-code (default), codex or gemini
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
-  --trust              also load the project directory's own hook files (.claude/settings.json
-                       and .claude/settings.local.json; Codex: .codex/hooks.json) and its
-                       .mcp.json; without it, their presence is reported once
+  --trust              trust the project for this run: load its own hook files
+                       (.claude/settings.json and .claude/settings.local.json; Codex:
+                       .codex/hooks.json), its .claude/commands and its .mcp.json; without
+                       trust, their presence is reported once. dsh trust DIR trusts a
+                       project for every run. claude-code loads the hook files and commands
+                       without trust, as claude -p does (headless, Claude Code treats its
+                       workspace as trusted); codex and gemini need it
   --system-prompt TEXT replace dsh's system prompt with TEXT (claude -p --system-prompt)
   --append-system-prompt TEXT
                        add TEXT at the end of the system prompt, after a blank line
@@ -499,6 +503,9 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	if !resume && o.session != "" {
 		sessionID = o.session // a new PostgreSQL session: its key is its id
+	}
+	if err := o.applyTrust(workspace); err != nil {
+		return runResult{}, err
 	}
 	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) })
 	cfg.Limits.MaxTurns = o.maxTurns

@@ -96,6 +96,9 @@ func Descriptor() *dialect.Descriptor {
 		// less caps nothing.
 		ContinuationCapEnv:  "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
 		ModelProvider:       "anthropic",
+		// Measured in 2.1.328: trust is `Se() || ra()`, Se() being !isInteractive(), so
+		// claude -p runs the project's hooks with no trust record (settings/hierarchy).
+		HeadlessTrust:       true,
 		SystemContextModels: hookmap.ClaudeCode.SystemContextModels,
 		EnvFile:             true,
 		Revalidate:          true,

@@ -54,6 +54,11 @@ type Descriptor struct {
 	// engine's user raises ContinuationCap (a whole number; 0 or less: no limit);
 	// --stop-cap overrides it too.
 	ContinuationCapEnv string
+	// HeadlessTrust says the engine's headless mode treats its workspace as a trusted
+	// project (claude -p: no trust dialog, so its project hook files and commands load):
+	// dsh run under the dialect loads them without --trust or dsh trust. The project's
+	// .mcp.json, which the engine approves apart from trust, still needs them.
+	HeadlessTrust bool
 	// ModelProvider is the provider whose wire the engine speaks ("anthropic",
 	// "openai", "gemini"), as named by --model PROVIDER:MODEL.
 	ModelProvider string
