@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
@@ -46,39 +47,126 @@ func (o *runOptions) headlessFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "end the turn after N model steps (0: no limit)")
 }
 
-// promptArgs turns dsh run's positional arguments into the prompt: "-" alone, or no
-// argument with stdin not a terminal, reads the prompt from stdin (a nil stdin: none). It
-// returns a usage error ("" if none): a word after the prompt that names one of fs's
-// flags is one (a prompt that holds such a word follows --); other words starting with
-// "-" are prompt text.
-func promptArgs(fs *flag.FlagSet, args []string, stdin io.Reader) (prompt, problem string, err error) {
-	rest := fs.Args()
-	terminated := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-	if !terminated {
-		for _, a := range rest {
-			name, ok := strings.CutPrefix(a, "-")
-			if !ok || name == "" {
-				continue
-			}
-			name = strings.TrimPrefix(name, "-")
-			name, _, _ = strings.Cut(name, "=")
-			if fs.Lookup(name) != nil || clix.IsHelp(a) && a != "help" {
-				return "", fmt.Sprintf("flag %s after the prompt: flags go before the PROMPT (or end the flags with --)", a), nil
-			}
+// flagsFirst moves the flags that follow the prompt's words before them, as claude -p
+// takes its flags anywhere: "dsh run hello --max-turns 2" is "dsh run --max-turns 2 --
+// hello". After "--" every word is the prompt's, and after the first word of the prompt a
+// word that starts with "-" but names none of fs's flags is prompt text too ("-" alone is
+// the prompt from stdin). The result ends the flags with "--".
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, words []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			words = append(words, args[i+1:]...)
+			break
+		}
+		name, isFlag := strings.CutPrefix(a, "-")
+		if !isFlag || name == "" {
+			words = append(words, a)
+			continue
+		}
+		name = strings.TrimPrefix(name, "-")
+		name, _, hasValue := strings.Cut(name, "=")
+		f := fs.Lookup(name)
+		if len(words) > 0 && f == nil && !(clix.IsHelp(a) && a != "help") {
+			words = append(words, a) // prompt text
+			continue
+		}
+		flags = append(flags, a)
+		if f == nil || hasValue {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !(ok && b.IsBoolFlag()) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i]) // its value
 		}
 	}
+	return append(append(flags, "--"), words...)
+}
+
+// The engines' limits on a piped stdin beside a prompt argument (Claude Code 2.1.328):
+// the wait for its first byte, and its size.
+const (
+	stdinWait     = 3 * time.Second
+	maxStdinBytes = 10 << 20
+)
+
+// promptArgs turns dsh run's prompt words into the prompt: "-" alone, or no word with
+// stdin not a terminal, reads the prompt from stdin (a nil stdin: none). Words with a pipe
+// on stdin join what it holds as the dialect's engine joins them (join, measured: echo
+// data | claude -p "summarize"): as Claude Code does, dsh waits stdinWait for the pipe's
+// first byte and goes on without it then, saying so through warn; more than
+// maxStdinBytes is an error.
+func promptArgs(words []string, stdin io.Reader, join dialect.StdinPrompt, warn func(string)) (string, error) {
+	prompt := strings.TrimSpace(strings.Join(words, " "))
 	switch {
-	case len(rest) == 1 && rest[0] == "-", len(rest) == 0 && stdin != nil && !isTerminal(stdin):
-		if stdin == nil {
-			return "", "", nil
-		}
+	case stdin == nil:
+		return prompt, nil
+	case len(words) == 1 && words[0] == "-", len(words) == 0 && !isTerminal(stdin):
 		b, err := io.ReadAll(stdin)
 		if err != nil {
-			return "", "", fmt.Errorf("reading the prompt from stdin: %w", err)
+			return "", fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
-		return strings.TrimSpace(string(b)), "", nil
+		return strings.TrimSpace(string(b)), nil
+	case isTerminal(stdin):
+		return prompt, nil
 	}
-	return strings.TrimSpace(strings.Join(rest, " ")), "", nil
+	piped, err := readPiped(stdin, warn)
+	if err != nil {
+		return "", err
+	}
+	return join.Join(prompt, piped), nil
+}
+
+// readPiped reads the pipe on stdin beside a prompt argument: "" when no byte came within
+// stdinWait (warn says so), an error past maxStdinBytes.
+func readPiped(stdin io.Reader, warn func(string)) (string, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	first := make(chan struct{})
+	done := make(chan result, 1)
+	go func() {
+		var buf []byte
+		p := make([]byte, 32<<10)
+		started := false
+		start := func() {
+			if !started {
+				started = true
+				close(first)
+			}
+		}
+		for {
+			n, err := stdin.Read(p)
+			if n > 0 {
+				start()
+				if buf = append(buf, p[:n]...); len(buf) > maxStdinBytes {
+					done <- result{err: fmt.Errorf("the piped stdin exceeds %d MiB: pass large content as a file path in the prompt instead", maxStdinBytes>>20)}
+					return
+				}
+			}
+			if err != nil {
+				start()
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				done <- result{buf, err}
+				return
+			}
+		}
+	}()
+	select {
+	case <-first:
+	case <-time.After(stdinWait):
+		warn(fmt.Sprintf("no stdin data received in %v, going on without it (redirect stdin from /dev/null to skip the wait)", stdinWait))
+		return "", nil
+	}
+	r := <-done
+	if r.err != nil {
+		return "", fmt.Errorf("reading the piped stdin: %w", r.err)
+	}
+	return string(r.data), nil
 }
 
 // isTerminal says whether r is a terminal (a character device).

@@ -50,8 +50,12 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
 Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
 with the built-in tools Bash, Read, Write and Edit. The final answer goes to stdout; a
 readable transcript goes to stderr. A PROMPT of - (or no PROMPT and a pipe on stdin) is
-read from stdin. Flags go before the PROMPT: a flag after it is a usage error (-- ends
-the flags, for a prompt that holds such a word).
+read from stdin; a PROMPT with a pipe on stdin is joined with what it holds as the
+dialect's engine joins them (echo data | claude -p "summarize" sends "summarize\ndata\n";
+codex: the PROMPT, a blank line, then stdin between <stdin> tags; gemini: stdin, a
+blank line, the PROMPT), waiting 3 s for its first byte, at most 10 MiB. Flags may come
+before or after the PROMPT, as claude -p takes them (-- ends the flags, for a prompt that
+holds a flag's name).
 
 What is confined: Read, Write and Edit refuse any path outside the workspace: every path
 is opened through os.Root, so neither "..", an absolute path nor a symlink (even one
@@ -368,7 +372,7 @@ func (o runOptions) checkSession() string {
 
 // parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
 // usage error and the command exits with code.
-func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, code int, ok bool) {
+func parseRun(c *clix.Command, args []string, stdin io.Reader, stderr io.Writer) (o runOptions, code int, ok bool) {
 	fs := c.Flags
 	o.sessionFlags(fs)
 	o.headlessFlags(fs)
@@ -380,18 +384,15 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
 	o.permissionMode = runner.PermissionBypass
 	fs.Var(clix.OneOf(&o.permissionMode, false, runner.PermissionBypass, runner.PermissionDefault), "permission-mode", "default or bypassPermissions")
-	if code, ok := c.Parse(args, -1); !ok {
+	if code, ok := c.Parse(flagsFirst(fs, args), -1); !ok {
 		return o, code, false
 	}
 	if o.demo {
 		stdin = nil // the demo has its own prompt: a pipe on stdin is not one
 	}
-	prompt, problem, err := promptArgs(fs, args, stdin)
+	prompt, err := promptArgs(fs.Args(), stdin, o.desc().StdinPrompt, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
 	if err != nil {
 		return o, c.Fail(err), false
-	}
-	if problem != "" {
-		return o, c.UsageError("%s", problem), false
 	}
 	o.prompt = prompt
 	switch {
@@ -419,7 +420,7 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := clix.New("dsh run", runUsage, stdout, stderr)
 	c.OmitFlagList = true
-	o, code, ok := parseRun(c, args, stdin)
+	o, code, ok := parseRun(c, args, stdin, stderr)
 	if !ok {
 		return code
 	}
