@@ -132,15 +132,11 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		}
 	}
 	if o.sessions == "" {
-		state := os.Getenv("XDG_STATE_HOME")
-		if state == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return o, c.Fail(fmt.Errorf("--sessions: no default (%v); pass a directory", err)), false
-			}
-			state = filepath.Join(home, ".local", "state")
+		dir, err := sessionsDir()
+		if err != nil {
+			return o, c.Fail(fmt.Errorf("--sessions: no default (%v); pass a directory", err)), false
 		}
-		o.sessions = filepath.Join(state, "dsh", "sessions")
+		o.sessions = dir
 	}
 	return o, clix.ExitOK, true
 }

@@ -146,7 +146,9 @@ func TestPostgresBadInput(t *testing.T) {
 		"acp server down":    {[]string{"acp", "--demo", "--sessions", down}, 1, "connect"},
 		"log server down":    {[]string{"log", "--session", "x", down}, 1, "connect"},
 		"log no session":     {[]string{"log", "--session", "nope", url}, 1, "no such session"},
-		"log needs session":  {[]string{"log", url}, 2, "needs --session"},
+		"log list raw":       {[]string{"log", "--raw", url}, 2, "give --session ID"},
+		"resume missing":     {[]string{"run", "--demo", "--log", url, "--resume", "nope"}, 1, "--resume nope: no such session in postgres://"},
+		"continue none":      {[]string{"run", "--demo", "--workspace", t.TempDir(), "--log", url, "--continue"}, 1, "--continue: no session of "},
 		"session no pg":      {[]string{"run", "--demo", "--log", t.TempDir() + "/x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
 		"takeover alone":     {[]string{"run", "--demo", "--log", url, "--takeover", "w"}, 2, "--takeover and --force need --session"},
 		"force alone":        {[]string{"run", "--demo", "--log", url, "--force"}, 2, "--takeover and --force need --session"},
@@ -338,6 +340,16 @@ func TestACPTakeoverOnPostgres(t *testing.T) {
 type stopAfter struct{ m *testing.M }
 
 func (s stopAfter) Run() int {
+	// dsh run keeps a session without --log in the session store under XDG_STATE_HOME:
+	// the tests' sessions go to a directory of their own, never the user's. (Only the
+	// test process gets here, not the dsh commands testscript runs.)
+	dir, err := os.MkdirTemp("", "dsh-cli-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_STATE_HOME", dir)
 	code := s.m.Run()
 	stopPostgres()
 	return code
@@ -400,4 +412,67 @@ func TestFencedRunOnPostgres(t *testing.T) {
 		!strings.HasPrefix(last, "dsh run: the session log refused the turn: ") || !strings.Contains(last, "taken over") {
 		t.Fatalf("fenced run: exit %d, result %+v\nstderr %s", code, res, stderr)
 	}
+}
+
+// TestPGSessionsListAndContinue: dsh log postgres://... without --session lists the
+// sessions, the one created last first, with their workspace and events; dsh run --continue
+// on a postgres --log goes on with the workspace's session written last, --resume ID with
+// that one.
+func TestPGSessionsListAndContinue(t *testing.T) {
+	url := postgres(t).Schema(t)
+	code, stdout, stderr := runDSH("log", url)
+	if code != 0 || !strings.HasPrefix(stdout, "no sessions in postgres://") {
+		t.Fatalf("empty list: exit %d, %q %q", code, stdout, stderr)
+	}
+	ws1, ws2 := t.TempDir(), t.TempDir()
+	for _, r := range [][]string{{ws1, "a"}, {ws2, "b"}, {ws1, "c"}} {
+		if code, _, stderr := runDSH("run", "--demo", "--workspace", r[0], "--log", url, "--session", r[1]); code != 0 {
+			t.Fatalf("run %v: exit %d\n%s", r, code, stderr)
+		}
+	}
+	code, stdout, stderr = runDSH("log", url)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "SESSION ") ||
+		!strings.HasPrefix(lines[1], "c ") || !strings.Contains(lines[1], ws1) ||
+		!strings.HasPrefix(lines[2], "b ") || !strings.Contains(lines[2], ws2) ||
+		!strings.HasPrefix(lines[3], "a ") || !strings.HasSuffix(lines[3], " -") {
+		t.Fatalf("dsh log %s: exit %d\n%s%s", url, code, stdout, stderr)
+	}
+	// --continue in ws1: c, created last there; then --resume a.
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws1, "--log", url, "--continue")
+	if code != 0 || !strings.Contains(stderr, "turn 2 ended") {
+		t.Fatalf("--continue: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws2, "--log", url, "--resume", "a")
+	if code != 0 || !strings.Contains(stderr, "turn 2 ended") {
+		t.Fatalf("--resume a: exit %d\n%s", code, stderr)
+	}
+	// a written last now: --continue in ws1 takes a
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws1, "--log", url, "--continue")
+	if code != 0 || !strings.Contains(stderr, "turn 3 ended") {
+		t.Fatalf("--continue after --resume a: exit %d\n%s", code, stderr)
+	}
+	var n int
+	for e, err := range mustConnect(t, url).Events(context.Background(), "a") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == "turn/end" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("session a has %d turns, want 3 (created, --resume, --continue)", n)
+	}
+}
+
+// mustConnect connects to the database at url, closed when the test ends.
+func mustConnect(t *testing.T, url string) *pgstore.DB {
+	t.Helper()
+	db, err := pgstore.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
 }

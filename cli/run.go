@@ -38,6 +38,7 @@ const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean
 
 const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace DIR]
                [--log FILE | --log postgres://... [--session ID] [--takeover OWNER | --force]]
+               [--resume ID | --continue | --no-session-persistence]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode default|bypassPermissions] [--mcp-config FILE]
@@ -86,6 +87,16 @@ rights, as in Claude Code.
                        openai             openai-chat with the model of OPENAI_MODEL
   --workspace DIR      the workspace (default: the current directory; with --demo, a new
                        temporary directory, removed at exit)
+  --resume ID, -r ID   go on with the session ID of the session store (or of a postgres
+                       --log), as claude -p --resume does; it must exist
+  --continue, -c       go on with the session of the workspace written last, in the session
+                       store (or a postgres --log), as claude -p --continue does
+  --no-session-persistence
+                       keep the session log in memory only (claude -p's flag). Without it
+                       and without --log, dsh run keeps every session (but --demo's) in the
+                       session store, $XDG_STATE_HOME/dsh/sessions (else
+                       ~/.local/state/dsh/sessions, mode 0700; where dsh acp keeps its
+                       own), as ID.jsonl, as claude -p keeps its sessions
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
                        A file that is not a session log, a symbolic link or a damaged log
                        is refused and left as it is (see dsh log --repair)
@@ -270,6 +281,10 @@ type runOptions struct {
 	session            string  // --session: the session id in a postgres --log
 	takeover           string  // --takeover OWNER: the holder a takeover fences out
 	force              bool    // --force: a takeover from whoever holds the session
+	resume             string  // --resume ID: a session of the session store (or a postgres --log)
+	cont               bool    // --continue: the workspace's session written last
+	noPersist          bool    // --no-session-persistence: without --log, the log stays in memory
+	newID              string  // a new session's id in the session store (useStore)
 	prompt             string
 	outputFormat       string     // text, json or stream-json (dsh run)
 	maxTurns           int        // 0: no limit (dsh run)
@@ -382,6 +397,11 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader, stderr io.Writer)
 	fs.StringVar(&o.takeover, "takeover", "", "with --session: take the session over from the writer `OWNER`")
 	fs.BoolVar(&o.force, "force", false, "with --session: take the session over whoever holds it")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
+	fs.StringVar(&o.resume, "resume", "", "resume the session `ID` of the session store (or of a postgres --log)")
+	fs.StringVar(&o.resume, "r", "", "--resume")
+	fs.BoolVar(&o.cont, "continue", false, "continue the workspace's session written last")
+	fs.BoolVar(&o.cont, "c", false, "--continue")
+	fs.BoolVar(&o.noPersist, "no-session-persistence", false, "without --log, keep the session log in memory only")
 	o.permissionMode = runner.PermissionBypass
 	fs.Var(clix.OneOf(&o.permissionMode, false, runner.PermissionBypass, runner.PermissionDefault), "permission-mode", "default or bypassPermissions")
 	if code, ok := c.Parse(flagsFirst(fs, args), -1); !ok {
@@ -410,6 +430,9 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader, stderr io.Writer)
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.checkSession() != "":
 		return o, c.UsageError("%s", o.checkSession()), false
+	}
+	if msg := o.checkStore(); msg != "" {
+		return o, c.UsageError("%s", msg), false
 	}
 	if msg := o.checkPGLog(); msg != "" {
 		return o, c.UsageError("%s", msg), false
@@ -464,6 +487,9 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	// The log before anything starts: a database that cannot be reached fails the run
 	// in one line, before a workspace, a hook or an MCP server is made.
+	if err := o.useStore(ctx); err != nil {
+		return runResult{}, err
+	}
 	opened, err := openSessionLog(ctx, &o, stderr)
 	if err != nil {
 		return runResult{}, err
@@ -502,8 +528,11 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if err != nil {
 		return runResult{}, fmt.Errorf("%s: %w", logName(o), err)
 	}
-	if !resume && o.session != "" {
+	switch {
+	case !resume && o.session != "":
 		sessionID = o.session // a new PostgreSQL session: its key is its id
+	case !resume && o.newID != "":
+		sessionID = o.newID // a new session of the store: its file is named by its id
 	}
 	if err := o.applyTrust(workspace); err != nil {
 		return runResult{}, err
