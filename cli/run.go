@@ -78,7 +78,11 @@ rights, as in Claude Code.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
-  --model PROVIDER:MODEL  the model (see "Use a real model" below):
+  --model PROVIDER:MODEL  the model (see "Use a real model" below); without it, the one
+                       provider whose key is set: anthropic (ANTHROPIC_API_KEY or
+                       ANTHROPIC_AUTH_TOKEN; the model of ANTHROPIC_MODEL, as Claude Code
+                       reads it, else claude-sonnet-4-5), openai (OPENAI_API_KEY; gpt-5) or
+                       gemini (GEMINI_API_KEY; gemini-2.5-pro); none or several: a usage error
                        anthropic:MODEL    the Anthropic Messages API
                        openai:MODEL       the OpenAI Responses API
                        openai-chat:MODEL  chat completions (OpenAI-compatible servers)
@@ -241,7 +245,8 @@ a missing key is a usage error naming it.
                                 OPENAI_API_KEY (not needed with OPENAI_BASE_URL)
   gemini:gemini-2.5-pro         GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL
 A rate limit, an overloaded provider or a server error is retried with exponential backoff
-(the default agent/request-error listener, which a plugin may replace). The context window
+(the default agent/request-error listener, which a plugin may replace); each retry is said
+on stderr ("dsh run: retrying in 4 s (attempt 2): 429 rate_limit: slow down"). The context window
 of a known model comes from dsh's table; --context-window overrides it.
 
 
@@ -424,8 +429,8 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader, stderr io.Writer)
 		o.prompt = demoPrompt
 	case (o.init && o.initOnly) || (o.maintenance && (o.init || o.initOnly)):
 		return o, c.UsageError("--init, --init-only and --maintenance: give one"), false
-	case !o.demo && o.model == "" && !o.initOnly:
-		return o, c.UsageError("--model is required (or --demo)"), false
+	case !o.demo && o.model == "" && !o.initOnly && defaultModel(&o, stderr) != nil:
+		return o, c.UsageError("--model is required (or --demo): %v", defaultModel(&o, stderr)), false
 	case o.prompt == "" && !o.initOnly:
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.checkSession() != "":
@@ -474,6 +479,18 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return sc.exitCode() // the result met a closed stdout
 	}
 	return res.code
+}
+
+// defaultModel sets the model of o from the environment, the one provider whose key is
+// set (provider.Registry.DefaultSpec), saying so on stderr; it returns why it cannot.
+func defaultModel(o *runOptions, stderr io.Writer) error {
+	spec, err := provider.Builtin().DefaultSpec(provider.Options{})
+	if err != nil {
+		return err
+	}
+	o.model = spec
+	fmt.Fprintf(stderr, "dsh run: --model %s, from the environment (the only provider key set)\n", spec)
+	return nil
 }
 
 // runOne runs the session o describes and returns how it went.
@@ -537,7 +554,10 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if err := o.applyTrust(workspace); err != nil {
 		return runResult{}, err
 	}
-	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) })
+	note := func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) }
+	// Before the compiled-in plugins: the retry notice sees what they and the hooks decide.
+	o.plugins = append([]Plugin{retryNotice{note: note}}, o.plugins...)
+	cfg := o.runnerConfig(workspace, sessionID, log, logger, note)
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
 	cfg.AskUnlessRead = o.permissionMode == runner.PermissionDefault
