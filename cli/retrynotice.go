@@ -36,7 +36,7 @@ func retryDelay(ms *int) string {
 	if ms == nil {
 		return "0 s"
 	}
-	return strconv.FormatFloat((time.Duration(*ms) * time.Millisecond).Seconds(), 'g', 3, 64) + " s"
+	return strconv.FormatFloat((time.Duration(*ms)*time.Millisecond).Seconds(), 'g', 3, 64) + " s"
 }
 
 // failureText is a model failure on one line: its status, code and message.
