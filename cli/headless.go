@@ -29,7 +29,11 @@ const (
 	formatText       = "text"
 	formatJSON       = "json"
 	formatStreamJSON = "stream-json"
+	formatEvents     = "events"
 )
+
+// streamFormatClaude is the StreamJSON of a dialect whose stream-json is claude -p's.
+const streamFormatClaude = "claude-code"
 
 // Exit statuses of dsh run beyond clix's: a signal ends it with 128 + the signal's number,
 // as a shell reports a process the signal killed.
@@ -43,7 +47,8 @@ const (
 // headlessFlags defines dsh run's scripting flags on fs.
 func (o *runOptions) headlessFlags(fs *flag.FlagSet) {
 	o.outputFormat = formatText
-	fs.Var(clix.OneOf(&o.outputFormat, false, formatText, formatJSON, formatStreamJSON), "output-format", "text, json or stream-json")
+	fs.Var(clix.OneOf(&o.outputFormat, false, formatText, formatJSON, formatStreamJSON, formatEvents), "output-format", "text, json, stream-json or events")
+	fs.BoolVar(&o.verbose, "verbose", false, "the transcript in full: every line, hooks' whole output, the warnings and notices of every level")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "end the turn after N model steps (0: no limit)")
 }
 
@@ -418,7 +423,7 @@ func writeResult(format string, r runResult, stdout, stderr io.Writer) {
 		fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(r.Error))
 	}
 	switch format {
-	case formatJSON, formatStreamJSON:
+	case formatJSON, formatStreamJSON, formatEvents:
 		b, _ := json.Marshal(r)
 		fmt.Fprintf(stdout, "%s\n", b)
 	default:

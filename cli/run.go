@@ -46,7 +46,7 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--init | --init-only | --maintenance]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--sandbox MODE [--add-dir DIR]... [--sandbox-network] [--sandbox-hooks]]
-               [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
+               [--output-format text|json|stream-json|events] [--verbose] [--max-turns N] [--] PROMPT...|-
 
 Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
 with the built-in tools Bash, Read, Write and Edit. The final answer goes to stdout; a
@@ -223,15 +223,21 @@ rights, as in Claude Code.
                        run with your rights, as in Claude Code and Codex); MCP servers stay
                        unsandboxed
 
+  --verbose            the transcript in full: also every session event it does not show
+                       (as dsh log --raw prints it), and the informational log lines
   --output-format F    text (default): the final answer on stdout, its control characters
                        but newline and tab written out (ESC as \x1b), as in the transcript
                        on stderr; json: one object on stdout
                        with type "result", subtype (success, error_max_turns,
                        error_during_execution, interrupted), is_error, result, stop_reason,
                        error, session_id, log, num_turns, duration_ms and usage;
-                       stream-json: every session event as a JSON line, as the log records
-                       it, then that object (both with the exact text; a database URL's
-                       password, in log or anywhere, is xxxxx)
+                       stream-json: under claude-code, the lines of claude -p
+                       --output-format stream-json --verbose (a system/init line, an
+                       assistant line per content block of each model message, a user line
+                       per tool result; measured in Claude Code 2.1.328), then that object;
+                       under codex and gemini, as events; events: every session event as a
+                       JSON line, as the log records it, then that object (both with the
+                       exact text; a database URL's password, in log or anywhere, is xxxxx)
   --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
@@ -291,7 +297,8 @@ type runOptions struct {
 	noPersist          bool    // --no-session-persistence: without --log, the log stays in memory
 	newID              string  // a new session's id in the session store (useStore)
 	prompt             string
-	outputFormat       string     // text, json or stream-json (dsh run)
+	outputFormat       string     // text, json, stream-json or events (dsh run)
+	verbose            bool       // --verbose: the transcript in full
 	maxTurns           int        // 0: no limit (dsh run)
 	plugins            []Plugin   // the native plugins compiled in (WithPlugins)
 	sandbox            string     // --sandbox: Bash's sandbox mode
@@ -496,7 +503,11 @@ func defaultModel(o *runOptions, stderr io.Writer) error {
 // runOne runs the session o describes and returns how it went.
 func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
 	start := time.Now()
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// The model first, so that a script that cannot be read fails before anything is
 	// made; it is built again below, with the session's id.
 	if _, _, err := o.modelOpener(logger)("", runner.ContextPlacement{}); err != nil {
@@ -571,14 +582,29 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	prog := newProgress(stderr)
 	defer prog.stop()
 	log.Subscribe(func(e session.Event) {
-		if s := line(e); s != "" {
+		switch s := line(e); {
+		case s != "":
 			prog.clear()
 			tr.write(s)
+		case o.verbose:
+			// Every event the transcript does not render, as dsh log --raw prints it.
+			prog.clear()
+			tr.write("  · " + clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 		}
 		prog.observe(e)
 	})
 	log.Subscribe(out.observe)
-	if o.outputFormat == formatStreamJSON {
+	switch {
+	case o.outputFormat == formatStreamJSON && o.desc().StreamJSON == streamFormatClaude:
+		// claude -p's stream: its init line first, then the messages.
+		cs := newClaudeStream(stdout, sessionID, s.LLM.Model)
+		var names []string
+		for _, d := range s.Tools.Visible("main") {
+			names = append(names, d.Name)
+		}
+		cs.start(workspace, names, o.permissionMode)
+		log.Subscribe(cs.observe)
+	case o.outputFormat == formatStreamJSON, o.outputFormat == formatEvents:
 		log.Subscribe(streamEvents(stdout))
 	}
 

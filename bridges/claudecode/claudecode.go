@@ -99,6 +99,7 @@ func Descriptor() *dialect.Descriptor {
 		// Measured in 2.1.328: trust is `Se() || ra()`, Se() being !isInteractive(), so
 		// claude -p runs the project's hooks with no trust record (settings/hierarchy).
 		HeadlessTrust: true,
+		StreamJSON:    "claude-code",
 		// Measured in 2.1.328 (cli/stdin-and-prompt): [prompt, stdin].filter(Boolean).join("\n").
 		StdinPrompt:         dialect.StdinPrompt{Separator: "\n"},
 		SystemContextModels: hookmap.ClaudeCode.SystemContextModels,

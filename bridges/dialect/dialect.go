@@ -60,6 +60,10 @@ type Descriptor struct {
 	// dsh run under the dialect loads them without --trust or dsh trust. The project's
 	// .mcp.json, which the engine approves apart from trust, still needs them.
 	HeadlessTrust bool
+	// StreamJSON names the line format of the engine's headless --output-format
+	// stream-json, which dsh run's stream-json then writes ("claude-code": claude -p's
+	// messages); "": none, and stream-json writes dsh's own session events.
+	StreamJSON string
 	// StdinPrompt is how the engine's headless mode joins a piped stdin with the prompt
 	// argument into the first user message (dsh run's PROMPT with a pipe on stdin).
 	StdinPrompt StdinPrompt
