@@ -132,15 +132,11 @@ func parseACP(c *clix.Command, args []string) (o acpOptions, code int, ok bool) 
 		}
 	}
 	if o.sessions == "" {
-		state := os.Getenv("XDG_STATE_HOME")
-		if state == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return o, c.Fail(fmt.Errorf("--sessions: no default (%v); pass a directory", err)), false
-			}
-			state = filepath.Join(home, ".local", "state")
+		dir, err := sessionsDir()
+		if err != nil {
+			return o, c.Fail(fmt.Errorf("--sessions: no default (%v); pass a directory", err)), false
 		}
-		o.sessions = filepath.Join(state, "dsh", "sessions")
+		o.sessions = dir
 	}
 	return o, clix.ExitOK, true
 }
@@ -215,6 +211,9 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 	ro.interactive = true
 	if o.permissions == string(acp.PermissionsAsk) {
 		ro.permissionMode = runner.PermissionDefault
+	}
+	if err := ro.applyTrust(spec.CWD); err != nil {
+		return nil, err
 	}
 	s, err := runner.New(ctx, ro.runnerConfig(spec.CWD, spec.ID, spec.Log, logger,
 		func(msg string) { logger.Warn("hooks", "diagnostic", msg) }))

@@ -13,28 +13,55 @@ import (
 // `<!-- custombuild: PATH -->` marker) and its path.
 func customBuildMain(t *testing.T, readme string) (path, src string) {
 	t.Helper()
+	path, src = readmeBlock(t, readme, func(line string) (string, bool) {
+		p, ok := strings.CutPrefix(line, "<!-- custombuild: ")
+		return strings.TrimSuffix(p, " -->"), ok && p != "commands -->"
+	})
+	return path, src
+}
+
+// customBuildCommands returns the README's commands that make the custom build (the
+// fenced block after `<!-- custombuild: commands -->`), one per line, without their
+// comments.
+func customBuildCommands(t *testing.T, readme string) [][]string {
+	t.Helper()
+	_, src := readmeBlock(t, readme, func(line string) (string, bool) { return "", line == "<!-- custombuild: commands -->" })
+	var out [][]string
+	for _, line := range strings.Split(src, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if words := strings.Fields(line); len(words) > 0 {
+			out = append(out, words)
+		}
+	}
+	return out
+}
+
+// readmeBlock returns the fenced block after the first line of readme that marker
+// accepts, and what marker made of that line.
+func readmeBlock(t *testing.T, readme string, marker func(string) (string, bool)) (name, src string) {
+	t.Helper()
 	f, err := os.Open(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	in := false
+	found, in := false, false
 	var block []string
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
-		case path == "" && strings.HasPrefix(line, "<!-- custombuild: "):
-			path = strings.TrimSuffix(strings.TrimPrefix(line, "<!-- custombuild: "), " -->")
-		case path != "" && !in && strings.HasPrefix(line, "```"):
+		case !found:
+			name, found = marker(line)
+		case !in && strings.HasPrefix(line, "```"):
 			in = true
 		case in && line == "```":
-			return path, strings.Join(block, "\n") + "\n"
+			return name, strings.Join(block, "\n") + "\n"
 		case in:
 			block = append(block, line)
 		}
 	}
-	t.Fatalf("%s has no custom build block", readme)
+	t.Fatalf("%s has no such custom build block", readme)
 	return "", ""
 }
 
@@ -107,9 +134,18 @@ func (p *Plugin) Guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdi
 		}
 		return string(out)
 	}
-	run(goBin, "mod", "tidy")
-	run(goBin, "build", "-o", "mydsh", "./"+filepath.Dir(mainPath))
-	bin := filepath.Join(dir, "mydsh")
+	// The README's commands, as it gives them (go mod tidy, then go build).
+	cmds := customBuildCommands(t, filepath.Join(root, "README.md"))
+	if len(cmds) == 0 {
+		t.Fatal("the README gives no commands for the custom build")
+	}
+	for _, c := range cmds {
+		if c[0] != "go" {
+			t.Fatalf("a README custom build command that is not go: %q", c)
+		}
+		run(goBin, c[1:]...)
+	}
+	bin := filepath.Join(dir, filepath.Base(filepath.Dir(mainPath)))
 	help := run(bin, "--help")
 	for _, c := range []string{"acp", "hooks", "log", "run"} {
 		if !strings.Contains(help, "\n  "+c+" ") {

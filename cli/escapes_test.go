@@ -50,7 +50,7 @@ func TestControlCharactersShownVisibly(t *testing.T) {
 			t.Errorf("%s holds a raw control character: …%s\n%q", what, c, out)
 		}
 	}
-	for _, format := range []string{"text", "json", "stream-json"} {
+	for _, format := range []string{"text", "json", "stream-json", "events"} {
 		logFile := filepath.Join(dir, format+".jsonl")
 		code, stdout, stderr := runDSH("run", "--model", "scripted:"+script, "--workspace", dir, "--log", logFile, "--output-format", format, "go")
 		if code != 0 {
@@ -73,6 +73,27 @@ func TestControlCharactersShownVisibly(t *testing.T) {
 				t.Errorf("json: the result is not the exact text (%v): %q", err, r.Result)
 			}
 		case "stream-json":
+			// claude -p's stream (the claude-code dialect): the tool result's exact text.
+			found := false
+			for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var m struct {
+					Type    string
+					Message struct {
+						Content []struct {
+							Type    string
+							Content string
+						}
+					}
+				}
+				if json.Unmarshal([]byte(l), &m) == nil && m.Type == "user" && len(m.Message.Content) == 1 &&
+					m.Message.Content[0].Type == "tool_result" && m.Message.Content[0].Content == hostile {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("stream-json: no tool result with the exact output:\n%s", stdout)
+			}
+		case "events":
 			found := false
 			for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
 				var e session.Event
@@ -86,7 +107,7 @@ func TestControlCharactersShownVisibly(t *testing.T) {
 				}
 			}
 			if !found {
-				t.Errorf("stream-json: no tool result with the exact output:\n%s", stdout)
+				t.Errorf("events: no tool result with the exact output:\n%s", stdout)
 			}
 		}
 		// The log keeps the exact bytes; dsh log's views show them visibly.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
@@ -28,56 +29,149 @@ const (
 	formatText       = "text"
 	formatJSON       = "json"
 	formatStreamJSON = "stream-json"
+	formatEvents     = "events"
 )
+
+// streamFormatClaude is the StreamJSON of a dialect whose stream-json is claude -p's.
+const streamFormatClaude = "claude-code"
 
 // Exit statuses of dsh run beyond clix's: a signal ends it with 128 + the signal's number,
 // as a shell reports a process the signal killed.
 const (
 	exitSIGHUP  = 128 + int(syscall.SIGHUP)
 	exitSIGINT  = 128 + int(syscall.SIGINT)
+	exitSIGPIPE = 128 + int(syscall.SIGPIPE)
 	exitSIGTERM = 128 + int(syscall.SIGTERM)
 )
 
 // headlessFlags defines dsh run's scripting flags on fs.
 func (o *runOptions) headlessFlags(fs *flag.FlagSet) {
 	o.outputFormat = formatText
-	fs.Var(clix.OneOf(&o.outputFormat, false, formatText, formatJSON, formatStreamJSON), "output-format", "text, json or stream-json")
+	fs.Var(clix.OneOf(&o.outputFormat, false, formatText, formatJSON, formatStreamJSON, formatEvents), "output-format", "text, json, stream-json or events")
+	fs.BoolVar(&o.verbose, "verbose", false, "the transcript in full: every line, hooks' whole output, the warnings and notices of every level")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "end the turn after N model steps (0: no limit)")
 }
 
-// promptArgs turns dsh run's positional arguments into the prompt: "-" alone, or no
-// argument with stdin not a terminal, reads the prompt from stdin (a nil stdin: none). It
-// returns a usage error ("" if none): a word after the prompt that names one of fs's
-// flags is one (a prompt that holds such a word follows --); other words starting with
-// "-" are prompt text.
-func promptArgs(fs *flag.FlagSet, args []string, stdin io.Reader) (prompt, problem string, err error) {
-	rest := fs.Args()
-	terminated := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-	if !terminated {
-		for _, a := range rest {
-			name, ok := strings.CutPrefix(a, "-")
-			if !ok || name == "" {
-				continue
-			}
-			name = strings.TrimPrefix(name, "-")
-			name, _, _ = strings.Cut(name, "=")
-			if fs.Lookup(name) != nil || clix.IsHelp(a) && a != "help" {
-				return "", fmt.Sprintf("flag %s after the prompt: flags go before the PROMPT (or end the flags with --)", a), nil
-			}
+// flagsFirst moves the flags that follow the prompt's words before them, as claude -p
+// takes its flags anywhere: "dsh run hello --max-turns 2" is "dsh run --max-turns 2 --
+// hello". After "--" every word is the prompt's, and after the first word of the prompt a
+// word that starts with "-" but names none of fs's flags is prompt text too ("-" alone is
+// the prompt from stdin). The result ends the flags with "--".
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, words []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			words = append(words, args[i+1:]...)
+			break
+		}
+		name, isFlag := strings.CutPrefix(a, "-")
+		if !isFlag || name == "" {
+			words = append(words, a)
+			continue
+		}
+		name = strings.TrimPrefix(name, "-")
+		name, _, hasValue := strings.Cut(name, "=")
+		f := fs.Lookup(name)
+		if len(words) > 0 && f == nil && !(clix.IsHelp(a) && a != "help") {
+			words = append(words, a) // prompt text
+			continue
+		}
+		flags = append(flags, a)
+		if f == nil || hasValue {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !(ok && b.IsBoolFlag()) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i]) // its value
 		}
 	}
+	return append(append(flags, "--"), words...)
+}
+
+// The engines' limits on a piped stdin beside a prompt argument (Claude Code 2.1.328):
+// the wait for its first byte, and its size.
+const (
+	stdinWait     = 3 * time.Second
+	maxStdinBytes = 10 << 20
+)
+
+// promptArgs turns dsh run's prompt words into the prompt: "-" alone, or no word with
+// stdin not a terminal, reads the prompt from stdin (a nil stdin: none). Words with a pipe
+// on stdin join what it holds as the dialect's engine joins them (join, measured: echo
+// data | claude -p "summarize"): as Claude Code does, dsh waits stdinWait for the pipe's
+// first byte and goes on without it then, saying so through warn; more than
+// maxStdinBytes is an error.
+func promptArgs(words []string, stdin io.Reader, join dialect.StdinPrompt, warn func(string)) (string, error) {
+	prompt := strings.TrimSpace(strings.Join(words, " "))
 	switch {
-	case len(rest) == 1 && rest[0] == "-", len(rest) == 0 && stdin != nil && !isTerminal(stdin):
-		if stdin == nil {
-			return "", "", nil
-		}
+	case stdin == nil:
+		return prompt, nil
+	case len(words) == 1 && words[0] == "-", len(words) == 0 && !isTerminal(stdin):
 		b, err := io.ReadAll(stdin)
 		if err != nil {
-			return "", "", fmt.Errorf("reading the prompt from stdin: %w", err)
+			return "", fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
-		return strings.TrimSpace(string(b)), "", nil
+		return strings.TrimSpace(string(b)), nil
+	case isTerminal(stdin):
+		return prompt, nil
 	}
-	return strings.TrimSpace(strings.Join(rest, " ")), "", nil
+	piped, err := readPiped(stdin, warn)
+	if err != nil {
+		return "", err
+	}
+	return join.Join(prompt, piped), nil
+}
+
+// readPiped reads the pipe on stdin beside a prompt argument: "" when no byte came within
+// stdinWait (warn says so), an error past maxStdinBytes.
+func readPiped(stdin io.Reader, warn func(string)) (string, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	first := make(chan struct{})
+	done := make(chan result, 1)
+	go func() {
+		var buf []byte
+		p := make([]byte, 32<<10)
+		started := false
+		start := func() {
+			if !started {
+				started = true
+				close(first)
+			}
+		}
+		for {
+			n, err := stdin.Read(p)
+			if n > 0 {
+				start()
+				if buf = append(buf, p[:n]...); len(buf) > maxStdinBytes {
+					done <- result{err: fmt.Errorf("the piped stdin exceeds %d MiB: pass large content as a file path in the prompt instead", maxStdinBytes>>20)}
+					return
+				}
+			}
+			if err != nil {
+				start()
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				done <- result{buf, err}
+				return
+			}
+		}
+	}()
+	select {
+	case <-first:
+	case <-time.After(stdinWait):
+		warn(fmt.Sprintf("no stdin data received in %v, going on without it (redirect stdin from /dev/null to skip the wait)", stdinWait))
+		return "", nil
+	}
+	r := <-done
+	if r.err != nil {
+		return "", fmt.Errorf("reading the piped stdin: %w", r.err)
+	}
+	return string(r.data), nil
 }
 
 // isTerminal says whether r is a terminal (a character device).
@@ -101,6 +195,8 @@ func signalName(sig os.Signal) string {
 		return "SIGHUP"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGPIPE:
+		return "SIGPIPE (stdout or stderr was closed)"
 	}
 	return "SIGINT"
 }
@@ -112,6 +208,8 @@ func (s signalCause) exitCode() int {
 		return exitSIGHUP
 	case syscall.SIGTERM:
 		return exitSIGTERM
+	case syscall.SIGPIPE:
+		return exitSIGPIPE
 	}
 	return exitSIGINT
 }
@@ -120,28 +218,60 @@ func (s signalCause) exitCode() int {
 // the run then cancels its turn, reaps its hooks' and Bash's process groups and its MCP
 // servers, closes the turn in the log and exits 128 + the signal's number. After the
 // first signal the default disposition comes back, so a second one ends dsh at once.
-// stop releases the signal handler.
-func onSignals(ctx context.Context) (_ context.Context, stop func()) {
+//
+// A closed stdout or stderr (dsh run | head) ends the run the same way, as SIGPIPE with
+// exit status 141, instead of killing dsh in the middle of a write, which would leave its
+// temporary directories behind: SIGPIPE is caught for the run's lifetime, so such a write
+// fails with EPIPE, and the writers guarded by the returned guard cancel the run on it.
+// stop releases the signal handlers.
+func onSignals(ctx context.Context) (_ context.Context, guard func(io.Writer) io.Writer, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// Caught and dropped: a write to a closed pipe then fails with EPIPE, whichever file
+	// it goes to (a hook's stdin too, which fails that write as it did before).
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
-		select {
-		case sig := <-ch:
-			signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-			cancel(signalCause{sig})
-		case <-done:
+		for {
+			select {
+			case sig := <-ch:
+				signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+				cancel(signalCause{sig})
+			case <-pipe:
+				continue
+			case <-done:
+			}
+			return
 		}
 	}()
-	return ctx, func() {
+	guard = func(w io.Writer) io.Writer {
+		return &pipeGuard{w: w, broken: func() { cancel(signalCause{syscall.SIGPIPE}) }}
+	}
+	return ctx, guard, func() {
 		once.Do(func() {
 			signal.Stop(ch)
+			signal.Stop(pipe)
 			close(done)
 			cancel(nil)
 		})
 	}
+}
+
+// pipeGuard is a writer whose write failing with EPIPE (its reader is gone) calls broken.
+type pipeGuard struct {
+	w      io.Writer
+	broken func()
+}
+
+func (g *pipeGuard) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		g.broken()
+	}
+	return n, err
 }
 
 // runResult is what one dsh run did: --output-format json prints it, and its exit status
@@ -188,6 +318,21 @@ type outcome struct {
 	steps    int
 	usage    resultUsage
 	maxTurns bool
+	logErr   error // why the log refused the turn's end (checkLog)
+}
+
+// checkLog asks check why the log could not be written when no turn end reached it.
+func (c *outcome) checkLog(ctx context.Context, check func(context.Context) error) {
+	c.mu.Lock()
+	ended := c.ended != nil
+	c.mu.Unlock()
+	if ended || check == nil {
+		return
+	}
+	err := check(context.WithoutCancel(ctx))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logErr = err
 }
 
 func (c *outcome) observe(e session.Event) {
@@ -245,6 +390,9 @@ func (c *outcome) result(ctx context.Context, sessionID, logPath string, start t
 	if errors.As(context.Cause(ctx), &sc) {
 		return fail("interrupted", sc.Error(), sc.exitCode())
 	}
+	if c.ended == nil && c.logErr != nil {
+		return fail("error_during_execution", "the session log refused the turn: "+oneLine(c.logErr.Error()), clix.ExitFailure)
+	}
 	if c.maxTurns {
 		return fail("error_max_turns", fmt.Sprintf("reached --max-turns after %d steps", c.steps), clix.ExitFailure)
 	}
@@ -275,7 +423,7 @@ func writeResult(format string, r runResult, stdout, stderr io.Writer) {
 		fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(r.Error))
 	}
 	switch format {
-	case formatJSON, formatStreamJSON:
+	case formatJSON, formatStreamJSON, formatEvents:
 		b, _ := json.Marshal(r)
 		fmt.Fprintf(stdout, "%s\n", b)
 	default:

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
@@ -15,6 +17,7 @@ import (
 
 const logUsage = `usage: dsh log [--raw | --summary] FILE
        dsh log [--raw | --summary] --session ID postgres://...
+       dsh log postgres://...
        dsh log --repair FILE
 
 Prints the session log FILE (JSONL, as dsh run --log writes it) as a readable transcript,
@@ -39,7 +42,9 @@ repaired log replaces FILE in one rename. A clean log is left as it is; a file t
 no session event, a symbolic link and a log in use are refused (exit status 1).
 
 With a postgres:// URL (as dsh run --log takes it) it prints session ID of that database,
-without taking its lease: a writer may go on appending meanwhile.
+without taking its lease: a writer may go on appending meanwhile. Without --session it
+lists the database's sessions, the one created last first: id, when it was created and
+last written (UTC), its events, its workspace, and the writer holding it ("-": none).
 `
 
 func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -153,14 +158,18 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 	switch {
 	case !pgstore.IsURL(url):
 		return c.UsageError("--session names a session of a postgres:// log, not of %s", url)
-	case id == "":
-		return c.UsageError("a postgres:// log needs --session ID")
 	}
 	db, err := pgstore.Connect(ctx, url)
 	if err != nil {
 		return c.Fail(err)
 	}
 	defer db.Close()
+	if id == "" {
+		if raw || summary {
+			return c.UsageError("--raw and --summary print one session: give --session ID")
+		}
+		return listPGSessions(ctx, c, db, stdout)
+	}
 	var sum *logSummary
 	if summary {
 		sum = newLogSummary()
@@ -184,5 +193,34 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 	if sum != nil {
 		sum.write(stdout)
 	}
+	return clix.ExitOK
+}
+
+// listPGSessions lists the sessions of db, the one created last first: id, creation and
+// last write times, events, workspace, and the writer holding it.
+func listPGSessions(ctx context.Context, c *clix.Command, db *pgstore.DB, stdout io.Writer) int {
+	infos, err := db.Sessions(ctx)
+	if err != nil {
+		return c.Fail(err)
+	}
+	if len(infos) == 0 {
+		fmt.Fprintf(stdout, "no sessions in %s\n", db)
+		return clix.ExitOK
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SESSION\tCREATED\tLAST WRITE\tEVENTS\tWORKSPACE\tHELD BY")
+	for _, s := range infos {
+		held := "-"
+		if s.Held {
+			held = s.Owner
+		}
+		ws := s.Workspace
+		if ws == "" {
+			ws = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", clix.Visible(s.ID), s.Created.UTC().Format(time.DateTime), s.LastWrite.UTC().Format(time.DateTime),
+			s.Events, clix.Visible(ws), clix.Visible(held))
+	}
+	w.Flush()
 	return clix.ExitOK
 }

@@ -28,6 +28,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			// A -race binary sleeps 1 s at exit by default; the scripts run dsh often.
 			e.Setenv("GORACE", "atexit_sleep_ms=0")
+			// The session store of dsh run without --log (XDG_STATE_HOME/dsh/sessions).
+			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/.state")
 			return nil
 		},
 	})

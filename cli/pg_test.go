@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -145,7 +146,9 @@ func TestPostgresBadInput(t *testing.T) {
 		"acp server down":    {[]string{"acp", "--demo", "--sessions", down}, 1, "connect"},
 		"log server down":    {[]string{"log", "--session", "x", down}, 1, "connect"},
 		"log no session":     {[]string{"log", "--session", "nope", url}, 1, "no such session"},
-		"log needs session":  {[]string{"log", url}, 2, "needs --session"},
+		"log list raw":       {[]string{"log", "--raw", url}, 2, "give --session ID"},
+		"resume missing":     {[]string{"run", "--demo", "--log", url, "--resume", "nope"}, 1, "--resume nope: no such session in postgres://"},
+		"continue none":      {[]string{"run", "--demo", "--workspace", t.TempDir(), "--log", url, "--continue"}, 1, "--continue: no session of "},
 		"session no pg":      {[]string{"run", "--demo", "--log", t.TempDir() + "/x.jsonl", "--session", "x"}, 2, "postgres:// --log"},
 		"takeover alone":     {[]string{"run", "--demo", "--log", url, "--takeover", "w"}, 2, "--takeover and --force need --session"},
 		"force alone":        {[]string{"run", "--demo", "--log", url, "--force"}, 2, "--takeover and --force need --session"},
@@ -161,6 +164,8 @@ func TestPostgresBadInput(t *testing.T) {
 		switch {
 		case code != c.code || !strings.Contains(first, c.want) || strings.Contains(stderr, "sekrit") || stdout != "":
 			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", name, code, stderr, c.code, c.want)
+		case strings.Contains(stderr, "file does not exist"):
+			t.Errorf("%s: a file-system error for a database: %q", name, stderr)
 		case c.code == 1 && strings.Count(strings.TrimSpace(stderr), "\n") != 0:
 			t.Errorf("%s: not one line: %q", name, stderr)
 		}
@@ -335,7 +340,139 @@ func TestACPTakeoverOnPostgres(t *testing.T) {
 type stopAfter struct{ m *testing.M }
 
 func (s stopAfter) Run() int {
+	// dsh run keeps a session without --log in the session store under XDG_STATE_HOME:
+	// the tests' sessions go to a directory of their own, never the user's. (Only the
+	// test process gets here, not the dsh commands testscript runs.)
+	dir, err := os.MkdirTemp("", "dsh-cli-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_STATE_HOME", dir)
 	code := s.m.Run()
 	stopPostgres()
 	return code
+}
+
+// TestFencedRunOnPostgres: a run whose session another writer takes over mid-turn ends
+// with exit 1 and one line saying so (not "no turn ran").
+func TestFencedRunOnPostgres(t *testing.T) {
+	url := postgres(t).Schema(t)
+	ws := t.TempDir()
+	script := ws + "/slow.json"
+	if err := os.WriteFile(script, []byte(`{"responses": [
+  {"toolCalls": [{"id": "c1", "name": "Bash", "arguments": {"command": "sleep 3"}}]},
+  {"text": "done"}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgstore.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	done := make(chan struct{})
+	var code int
+	var stdout, stderr string
+	go func() {
+		defer close(done)
+		code, stdout, stderr = runDSH("run", "--model", "scripted:"+script, "--workspace", ws, "--log", url, "--session", "fenced", "--output-format", "json", "go")
+	}()
+	// Take the session over once the run holds it and its Bash sleeps.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := db.Exists(context.Background(), "fenced")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never created its session")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	st, err := db.Open(context.Background(), "fenced", pgstore.WithOwner("newer"), pgstore.WithTakeover())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	<-done
+	var res runResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not the result: %v\n%s", err, stdout)
+	}
+	last := strings.TrimSpace(stderr)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	if code != 1 || !res.IsError || strings.Contains(stderr, "no turn ran") ||
+		!strings.Contains(res.Error, "the session log refused the turn: pgstore: writer fenced out") ||
+		!strings.HasPrefix(last, "dsh run: the session log refused the turn: ") || !strings.Contains(last, "taken over") {
+		t.Fatalf("fenced run: exit %d, result %+v\nstderr %s", code, res, stderr)
+	}
+}
+
+// TestPGSessionsListAndContinue: dsh log postgres://... without --session lists the
+// sessions, the one created last first, with their workspace and events; dsh run --continue
+// on a postgres --log goes on with the workspace's session written last, --resume ID with
+// that one.
+func TestPGSessionsListAndContinue(t *testing.T) {
+	url := postgres(t).Schema(t)
+	code, stdout, stderr := runDSH("log", url)
+	if code != 0 || !strings.HasPrefix(stdout, "no sessions in postgres://") {
+		t.Fatalf("empty list: exit %d, %q %q", code, stdout, stderr)
+	}
+	ws1, ws2 := t.TempDir(), t.TempDir()
+	for _, r := range [][]string{{ws1, "a"}, {ws2, "b"}, {ws1, "c"}} {
+		if code, _, stderr := runDSH("run", "--demo", "--workspace", r[0], "--log", url, "--session", r[1]); code != 0 {
+			t.Fatalf("run %v: exit %d\n%s", r, code, stderr)
+		}
+	}
+	code, stdout, stderr = runDSH("log", url)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "SESSION ") ||
+		!strings.HasPrefix(lines[1], "c ") || !strings.Contains(lines[1], ws1) ||
+		!strings.HasPrefix(lines[2], "b ") || !strings.Contains(lines[2], ws2) ||
+		!strings.HasPrefix(lines[3], "a ") || !strings.HasSuffix(lines[3], " -") {
+		t.Fatalf("dsh log %s: exit %d\n%s%s", url, code, stdout, stderr)
+	}
+	// --continue in ws1: c, created last there; then --resume a.
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws1, "--log", url, "--continue")
+	if code != 0 || !strings.Contains(stderr, "turn 2 ended") {
+		t.Fatalf("--continue: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws2, "--log", url, "--resume", "a")
+	if code != 0 || !strings.Contains(stderr, "turn 2 ended") {
+		t.Fatalf("--resume a: exit %d\n%s", code, stderr)
+	}
+	// a written last now: --continue in ws1 takes a
+	code, _, stderr = runDSH("run", "--demo", "--workspace", ws1, "--log", url, "--continue")
+	if code != 0 || !strings.Contains(stderr, "turn 3 ended") {
+		t.Fatalf("--continue after --resume a: exit %d\n%s", code, stderr)
+	}
+	var n int
+	for e, err := range mustConnect(t, url).Events(context.Background(), "a") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == "turn/end" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("session a has %d turns, want 3 (created, --resume, --continue)", n)
+	}
+}
+
+// mustConnect connects to the database at url, closed when the test ends.
+func mustConnect(t *testing.T, url string) *pgstore.DB {
+	t.Helper()
+	db, err := pgstore.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
 }

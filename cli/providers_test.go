@@ -26,8 +26,8 @@ func anthropicText(text string) string {
 }
 
 // TestRunAnthropic: dsh run --model anthropic:… against a local Messages mock: an
-// overloaded answer (529) is retried by the default agent/request-error listener and the
-// turn completes with the text (exit 0); a stream cut mid-way ends the turn in error
+// overloaded answer (529) is retried by the default agent/request-error listener, which
+// stderr says, and the turn completes with the text (exit 0); a stream cut mid-way ends the turn in error
 // (exit 1, a model failure) with its chunks logged but no assistant message.
 func TestRunAnthropic(t *testing.T) {
 	for _, tt := range []struct {
@@ -74,6 +74,11 @@ func TestRunAnthropic(t *testing.T) {
 			code := Run(context.Background(), []string{"run", "--model", "anthropic:claude-test", "--workspace", dir, "--log", logFile, "hi"}, nil, &stdout, &stderr)
 			if code != tt.wantExit {
 				t.Fatalf("exit %d, want %d: %s", code, tt.wantExit, stderr.String())
+			}
+			// A retry is said on stderr, with its delay and the failure.
+			const notice = "dsh run: retrying in 0 s (attempt 2): 529 overloaded_error: Overloaded\n"
+			if retried := strings.Contains(stderr.String(), notice); retried != (tt.wantCalls > 1) || strings.Count(stderr.String(), "retrying") > 1 {
+				t.Errorf("retry notice %q on stderr: %v, want %v\n%s", notice, retried, tt.wantCalls > 1, stderr.String())
 			}
 			if got := calls.Load(); got != tt.wantCalls {
 				t.Errorf("%d calls, want %d", got, tt.wantCalls)

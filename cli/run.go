@@ -38,6 +38,7 @@ const demoPrompt = "Set up the workspace: a greeting file, some notes, and clean
 
 const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace DIR]
                [--log FILE | --log postgres://... [--session ID] [--takeover OWNER | --force]]
+               [--resume ID | --continue | --no-session-persistence]
                [--hooks FILE] [--plugin-dir DIR]... [--dialect claude-code|codex|gemini] [--project-dir DIR]
                [--trust] [--transcript FILE] [--stop-cap N] [--canonical] [--revalidate-after-rewrite]
                [--permission-mode MODE] [--allowedTools RULES]... [--disallowedTools RULES]...
@@ -46,13 +47,17 @@ const runUsage = `usage: dsh run [--demo] [--model PROVIDER:MODEL] [--workspace 
                [--init | --init-only | --maintenance]
                [--context-window N] [--compact-threshold R] [--max-response-bytes N] [--env-deny PATTERN]...
                [--sandbox MODE [--add-dir DIR]... [--sandbox-network] [--sandbox-hooks]]
-               [--output-format text|json|stream-json] [--max-turns N] [--] PROMPT...|-
+               [--output-format text|json|stream-json|events] [--verbose] [--max-turns N] [--] PROMPT...|-
 
 Runs one session headless, as claude -p does: the prompt is one turn of the agent loop
 with the built-in tools Bash, Read, Write and Edit. The final answer goes to stdout; a
 readable transcript goes to stderr. A PROMPT of - (or no PROMPT and a pipe on stdin) is
-read from stdin. Flags go before the PROMPT: a flag after it is a usage error (-- ends
-the flags, for a prompt that holds such a word).
+read from stdin; a PROMPT with a pipe on stdin is joined with what it holds as the
+dialect's engine joins them (echo data | claude -p "summarize" sends "summarize\ndata\n";
+codex: the PROMPT, a blank line, then stdin between <stdin> tags; gemini: stdin, a
+blank line, the PROMPT), waiting 3 s for its first byte, at most 10 MiB. Flags may come
+before or after the PROMPT, as claude -p takes them (-- ends the flags, for a prompt that
+holds a flag's name).
 
 What is confined: Read, Write and Edit refuse any path outside the workspace: every path
 is opened through os.Root, so neither "..", an absolute path nor a symlink (even one
@@ -74,7 +79,11 @@ rights, as in Claude Code.
 
   --demo               run the bundled scripted session in a temporary workspace, with two
                        example native plugins (a guard denying rm -rf, a context after edits)
-  --model PROVIDER:MODEL  the model (see "Use a real model" below):
+  --model PROVIDER:MODEL  the model (see "Use a real model" below); without it, the one
+                       provider whose key is set: anthropic (ANTHROPIC_API_KEY or
+                       ANTHROPIC_AUTH_TOKEN; the model of ANTHROPIC_MODEL, as Claude Code
+                       reads it, else claude-sonnet-4-5), openai (OPENAI_API_KEY; gpt-5) or
+                       gemini (GEMINI_API_KEY; gemini-2.5-pro); none or several: a usage error
                        anthropic:MODEL    the Anthropic Messages API
                        openai:MODEL       the OpenAI Responses API
                        openai-chat:MODEL  chat completions (OpenAI-compatible servers)
@@ -83,6 +92,16 @@ rights, as in Claude Code.
                        openai             openai-chat with the model of OPENAI_MODEL
   --workspace DIR      the workspace (default: the current directory; with --demo, a new
                        temporary directory, removed at exit)
+  --resume ID, -r ID   go on with the session ID of the session store (or of a postgres
+                       --log), as claude -p --resume does; it must exist
+  --continue, -c       go on with the session of the workspace written last, in the session
+                       store (or a postgres --log), as claude -p --continue does
+  --no-session-persistence
+                       keep the session log in memory only (claude -p's flag). Without it
+                       and without --log, dsh run keeps every session (but --demo's) in the
+                       session store, $XDG_STATE_HOME/dsh/sessions (else
+                       ~/.local/state/dsh/sessions, mode 0700; where dsh acp keeps its
+                       own), as ID.jsonl, as claude -p keeps its sessions
   --log FILE           append the session log to FILE (JSONL); an existing log is resumed.
                        A file that is not a session log, a symbolic link or a damaged log
                        is refused and left as it is (see dsh log --repair)
@@ -126,9 +145,13 @@ rights, as in Claude Code.
                        file that is not this session's transcript, is refused and left as it is
   --dialect D          the hooks' dialect: claude-code (default), codex or gemini
   --project-dir DIR    CLAUDE_PROJECT_DIR for the hooks (default: the workspace)
-  --trust              also load the project directory's own hook files (.claude/settings.json
-                       and .claude/settings.local.json; Codex: .codex/hooks.json) and its
-                       .mcp.json; without it, their presence is reported once
+  --trust              trust the project for this run: load its own hook files
+                       (.claude/settings.json and .claude/settings.local.json; Codex:
+                       .codex/hooks.json), its .claude/commands and its .mcp.json; without
+                       trust, their presence is reported once. dsh trust DIR trusts a
+                       project for every run. claude-code loads the hook files and commands
+                       without trust, as claude -p does (headless, Claude Code treats its
+                       workspace as trusted); codex and gemini need it
   --system-prompt TEXT replace dsh's system prompt with TEXT (claude -p --system-prompt)
   --append-system-prompt TEXT
                        add TEXT at the end of the system prompt, after a blank line
@@ -217,15 +240,21 @@ rights, as in Claude Code.
                        run with your rights, as in Claude Code and Codex); MCP servers stay
                        unsandboxed
 
+  --verbose            the transcript in full: also every session event it does not show
+                       (as dsh log --raw prints it), and the informational log lines
   --output-format F    text (default): the final answer on stdout, its control characters
                        but newline and tab written out (ESC as \x1b), as in the transcript
                        on stderr; json: one object on stdout
                        with type "result", subtype (success, error_max_turns,
                        error_during_execution, interrupted), is_error, result, stop_reason,
                        error, session_id, log, num_turns, duration_ms and usage;
-                       stream-json: every session event as a JSON line, as the log records
-                       it, then that object (both with the exact text; a database URL's
-                       password, in log or anywhere, is xxxxx)
+                       stream-json: under claude-code, the lines of claude -p
+                       --output-format stream-json --verbose (a system/init line, an
+                       assistant line per content block of each model message, a user line
+                       per tool result; measured in Claude Code 2.1.328), then that object;
+                       under codex and gemini, as events; events: every session event as a
+                       JSON line, as the log records it, then that object (both with the
+                       exact text; a database URL's password, in log or anywhere, is xxxxx)
   --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
@@ -239,7 +268,8 @@ a missing key is a usage error naming it.
                                 OPENAI_API_KEY (not needed with OPENAI_BASE_URL)
   gemini:gemini-2.5-pro         GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL
 A rate limit, an overloaded provider or a server error is retried with exponential backoff
-(the default agent/request-error listener, which a plugin may replace). The context window
+(the default agent/request-error listener, which a plugin may replace); each retry is said
+on stderr ("dsh run: retrying in 4 s (attempt 2): 429 rate_limit: slow down"). The context window
 of a known model comes from dsh's table; --context-window overrides it.
 
 
@@ -251,6 +281,8 @@ Exit status:
   130  SIGINT, 143 SIGTERM, 129 SIGHUP: the turn is cancelled, the hooks' and Bash's
        process groups and the MCP servers are reaped and the turn is closed in the log
        before dsh exits; a second signal ends dsh at once
+  141  stdout or stderr was closed (dsh run | head): the run ends as on a signal, and
+       its temporary directories are removed
 `
 
 // runOptions are the parsed flags of dsh run.
@@ -277,8 +309,13 @@ type runOptions struct {
 	session            string  // --session: the session id in a postgres --log
 	takeover           string  // --takeover OWNER: the holder a takeover fences out
 	force              bool    // --force: a takeover from whoever holds the session
+	resume             string  // --resume ID: a session of the session store (or a postgres --log)
+	cont               bool    // --continue: the workspace's session written last
+	noPersist          bool    // --no-session-persistence: without --log, the log stays in memory
+	newID              string  // a new session's id in the session store (useStore)
 	prompt             string
-	outputFormat       string     // text, json or stream-json (dsh run)
+	outputFormat       string     // text, json, stream-json or events (dsh run)
+	verbose            bool       // --verbose: the transcript in full
 	maxTurns           int        // 0: no limit (dsh run)
 	plugins            []Plugin   // the native plugins compiled in (WithPlugins)
 	sandbox            string     // --sandbox: Bash's sandbox mode
@@ -382,7 +419,7 @@ func (o runOptions) checkSession() string {
 
 // parseRun parses dsh run's arguments; when it returns !ok, c has printed the help or the
 // usage error and the command exits with code.
-func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, code int, ok bool) {
+func parseRun(c *clix.Command, args []string, stdin io.Reader, stderr io.Writer) (o runOptions, code int, ok bool) {
 	fs := c.Flags
 	o.sessionFlags(fs)
 	o.headlessFlags(fs)
@@ -392,19 +429,21 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 	fs.StringVar(&o.takeover, "takeover", "", "with --session: take the session over from the writer `OWNER`")
 	fs.BoolVar(&o.force, "force", false, "with --session: take the session over whoever holds it")
 	fs.StringVar(&o.transcript, "transcript", "", "the transcript file the hooks read")
+	fs.StringVar(&o.resume, "resume", "", "resume the session `ID` of the session store (or of a postgres --log)")
+	fs.StringVar(&o.resume, "r", "", "--resume")
+	fs.BoolVar(&o.cont, "continue", false, "continue the workspace's session written last")
+	fs.BoolVar(&o.cont, "c", false, "--continue")
+	fs.BoolVar(&o.noPersist, "no-session-persistence", false, "without --log, keep the session log in memory only")
 	o.permissionFlags(fs)
-	if code, ok := c.Parse(args, -1); !ok {
+	if code, ok := c.Parse(flagsFirst(fs, args), -1); !ok {
 		return o, code, false
 	}
 	if o.demo {
 		stdin = nil // the demo has its own prompt: a pipe on stdin is not one
 	}
-	prompt, problem, err := promptArgs(fs, args, stdin)
+	prompt, err := promptArgs(fs.Args(), stdin, o.desc().StdinPrompt, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", msg) })
 	if err != nil {
 		return o, c.Fail(err), false
-	}
-	if problem != "" {
-		return o, c.UsageError("%s", problem), false
 	}
 	o.prompt = prompt
 	switch {
@@ -416,14 +455,17 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 		o.prompt = demoPrompt
 	case (o.init && o.initOnly) || (o.maintenance && (o.init || o.initOnly)):
 		return o, c.UsageError("--init, --init-only and --maintenance: give one"), false
-	case !o.demo && o.model == "" && !o.initOnly:
-		return o, c.UsageError("--model is required (or --demo)"), false
+	case !o.demo && o.model == "" && !o.initOnly && defaultModel(&o, stderr) != nil:
+		return o, c.UsageError("--model is required (or --demo): %v", defaultModel(&o, stderr)), false
 	case o.prompt == "" && !o.initOnly:
 		return o, c.UsageError("a PROMPT is required"), false
 	case o.permissionProblem() != "":
 		return o, c.UsageError("%s", o.permissionProblem()), false
 	case o.checkSession() != "":
 		return o, c.UsageError("%s", o.checkSession()), false
+	}
+	if msg := o.checkStore(); msg != "" {
+		return o, c.UsageError("%s", msg), false
 	}
 	if msg := o.checkPGLog(); msg != "" {
 		return o, c.UsageError("%s", msg), false
@@ -434,7 +476,7 @@ func parseRun(c *clix.Command, args []string, stdin io.Reader) (o runOptions, co
 func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := clix.New("dsh run", runUsage, stdout, stderr)
 	c.OmitFlagList = true
-	o, code, ok := parseRun(c, args, stdin)
+	o, code, ok := parseRun(c, args, stdin, stderr)
 	if !ok {
 		return code
 	}
@@ -448,8 +490,9 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := hideProcess(); err != nil {
 		return c.Fail(err)
 	}
-	ctx, stop := onSignals(ctx)
+	ctx, guard, stop := onSignals(ctx)
 	defer stop()
+	stdout, stderr = guard(stdout), guard(stderr)
 	res, err := runOne(ctx, o, stdout, stderr)
 	var sc signalCause
 	switch {
@@ -460,13 +503,32 @@ func runSession(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return c.Fail(err)
 	}
 	writeResult(o.outputFormat, res, stdout, stderr)
+	if errors.As(context.Cause(ctx), &sc) {
+		return sc.exitCode() // the result met a closed stdout
+	}
 	return res.code
+}
+
+// defaultModel sets the model of o from the environment, the one provider whose key is
+// set (provider.Registry.DefaultSpec), saying so on stderr; it returns why it cannot.
+func defaultModel(o *runOptions, stderr io.Writer) error {
+	spec, err := provider.Builtin().DefaultSpec(provider.Options{})
+	if err != nil {
+		return err
+	}
+	o.model = spec
+	fmt.Fprintf(stderr, "dsh run: --model %s, from the environment (the only provider key set)\n", spec)
+	return nil
 }
 
 // runOne runs the session o describes and returns how it went.
 func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runResult, error) {
 	start := time.Now()
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// The model first, so that a script that cannot be read fails before anything is
 	// made; it is built again below, with the session's id.
 	if _, _, err := o.modelOpener(logger)("", runner.ContextPlacement{}); err != nil {
@@ -474,11 +536,15 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	}
 	// The log before anything starts: a database that cannot be reached fails the run
 	// in one line, before a workspace, a hook or an MCP server is made.
-	log, resume, closeLog, err := openSessionLog(ctx, &o, stderr)
+	if err := o.useStore(ctx); err != nil {
+		return runResult{}, err
+	}
+	opened, err := openSessionLog(ctx, &o, stderr)
 	if err != nil {
 		return runResult{}, err
 	}
-	defer closeLog()
+	defer opened.Close()
+	log, resume := opened.Log, opened.Resume
 	workspace := o.workspace
 	switch {
 	case workspace == "" && o.demo:
@@ -511,10 +577,19 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if err != nil {
 		return runResult{}, fmt.Errorf("%s: %w", logName(o), err)
 	}
-	if !resume && o.session != "" {
+	switch {
+	case !resume && o.session != "":
 		sessionID = o.session // a new PostgreSQL session: its key is its id
+	case !resume && o.newID != "":
+		sessionID = o.newID // a new session of the store: its file is named by its id
 	}
-	cfg := o.runnerConfig(workspace, sessionID, log, logger, func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) })
+	if err := o.applyTrust(workspace); err != nil {
+		return runResult{}, err
+	}
+	note := func(msg string) { fmt.Fprintf(stderr, "dsh run: %s\n", clix.Visible(msg)) }
+	// Before the compiled-in plugins: the retry notice sees what they and the hooks decide.
+	o.plugins = append([]Plugin{retryNotice{note: note}}, o.plugins...)
+	cfg := o.runnerConfig(workspace, sessionID, log, logger, note)
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
 	cfg.Permissions = runner.Permissions{Mode: o.permissionMode, Allowed: o.allowedTools, Disallowed: o.disallowedTools}
@@ -528,14 +603,29 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	prog := newProgress(stderr)
 	defer prog.stop()
 	log.Subscribe(func(e session.Event) {
-		if s := line(e); s != "" {
+		switch s := line(e); {
+		case s != "":
 			prog.clear()
 			tr.write(s)
+		case o.verbose:
+			// Every event the transcript does not render, as dsh log --raw prints it.
+			prog.clear()
+			tr.write("  · " + clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 		}
 		prog.observe(e)
 	})
 	log.Subscribe(out.observe)
-	if o.outputFormat == formatStreamJSON {
+	switch {
+	case o.outputFormat == formatStreamJSON && o.desc().StreamJSON == streamFormatClaude:
+		// claude -p's stream: its init line first, then the messages.
+		cs := newClaudeStream(stdout, sessionID, s.LLM.Model)
+		var names []string
+		for _, d := range s.Tools.Visible("main") {
+			names = append(names, d.Name)
+		}
+		cs.start(workspace, names, o.permissionMode)
+		log.Subscribe(cs.observe)
+	case o.outputFormat == formatStreamJSON, o.outputFormat == formatEvents:
 		log.Subscribe(streamEvents(stdout))
 	}
 
@@ -567,6 +657,9 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		return runResult{}, err
 	}
 	out.setMaxTurns(s.MaxTurnsReached())
+	// A turn that left no end in the log: the log may have refused it (another writer took
+	// the session over), which is what to say, not that no turn ran.
+	out.checkLog(ctx, opened.Check)
 	// The log as printed: a database URL without its password.
 	return out.result(ctx, sessionID, pgstore.Redact(o.logFile), start), nil
 }

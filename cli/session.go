@@ -38,7 +38,7 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 		Workspace: workspace, SessionID: sessionID, Log: log, Logger: logger, OpenModel: o.modelOpener(logger),
 		Plugins: plugins, Env: o.envDeny.childEnv(), MCP: runner.MCP{ConfigFile: o.mcpConfig}, Note: note,
 		Hooks: runner.Hooks{Dialect: o.dialect, File: o.hooksFile, PluginDirs: o.pluginDirs, SettingSources: o.settingSources,
-			ProjectDir: o.projectDir, Trust: o.trust, Canonical: o.canonical, RevalidateAfterRewrite: o.revalidate,
+			ProjectDir: o.projectDir, Trust: o.trust, Headless: !o.interactive, Canonical: o.canonical, RevalidateAfterRewrite: o.revalidate,
 			Interactive: o.interactive, PermissionMode: o.permissionMode, Transcript: o.transcript, LogFile: logFile,
 			Sandboxed: o.sandboxHooks},
 		Limits:  runner.Limits{CompactThreshold: o.compactThreshold},
@@ -55,6 +55,21 @@ func (o runOptions) runnerConfig(workspace, sessionID string, log *session.Log, 
 		cfg.Limits.ContextWindow = &o.contextWindow
 	}
 	return cfg
+}
+
+// applyTrust trusts the project of a session in workspace when the user trusts it (dsh
+// trust) and --trust did not already; a trust file that cannot be used is an error.
+func (o *runOptions) applyTrust(workspace string) error {
+	if o.trust {
+		return nil
+	}
+	project := o.projectDir
+	if project == "" {
+		project = workspace
+	}
+	ok, err := trustedProject(project)
+	o.trust = ok
+	return err
 }
 
 // modelOpener opens the model o names: the bundled demo script, or --model through the
@@ -107,10 +122,9 @@ func badSources(list string) string {
 }
 
 // openSessionLog opens the session log of o (package runner/logstore): a PostgreSQL
-// session (a new one's id is printed and stored in o), a JSONL file or memory; it
-// returns the function that closes it. Every failure to reach the database or to take
-// the lease is one line, exit 1.
-func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*session.Log, bool, func(), error) {
+// session (a new one's id is printed and stored in o), a JSONL file or memory. Every
+// failure to reach the database or to take the lease is one line, exit 1.
+func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*logstore.Opened, error) {
 	opened, err := logstore.Open(ctx, logstore.Options{
 		Path: o.logFile, Session: o.session, TakeoverFrom: o.takeover, Force: o.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -122,10 +136,10 @@ func openSessionLog(ctx context.Context, o *runOptions, stderr io.Writer) (*sess
 		},
 	})
 	if err != nil {
-		return nil, false, nil, err
+		return nil, err
 	}
 	if opened.Session != "" {
 		o.session = opened.Session
 	}
-	return opened.Log, opened.Resume, opened.Close, nil
+	return opened, nil
 }

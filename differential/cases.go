@@ -109,6 +109,9 @@ type Case struct {
 	// run's HOME (.claude/CLAUDE.md, .claude/commands/…); a path may climb out of the
 	// workspace with ../ (a parent directory's instruction file).
 	Files, HomeFiles map[string]string
+	// Stdin, when set, is piped to every run's stdin, the engine's and dsh run's alike,
+	// beside the prompt argument: each joins the two as its engine does.
+	Stdin string
 	// Args are further arguments of the first run, given to the engine (claude -p) and to
 	// dsh run alike: flags both take (--append-system-prompt, --init-only).
 	Args []string

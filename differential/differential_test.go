@@ -341,6 +341,9 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 	if c.Interrupt {
 		ctx = withInterrupt(ctx, filepath.Join(ed.state, "interrupt"))
 	}
+	if c.Stdin != "" {
+		ctx = withStdin(ctx, c.Stdin)
+	}
 	ed.writeFiles(t, c)
 	stop := ed.serveHTTPHooks(t, c)
 	defer stop()
@@ -523,6 +526,9 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	dd := newRunDir(t, filepath.Join(base, "dsh"), c.Workspace)
 	if c.Interrupt {
 		ctx = withInterrupt(ctx, filepath.Join(dd.state, "interrupt"))
+	}
+	if c.Stdin != "" {
+		ctx = withStdin(ctx, c.Stdin)
 	}
 	dd.writeFiles(t, c)
 	stopHooks := dd.serveHTTPHooks(t, c)

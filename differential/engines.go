@@ -127,6 +127,9 @@ func run(ctx context.Context, dir string, env []string, timeout time.Duration, n
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null: closed stdin
+	if in, ok := ctx.Value(stdinKey{}).(string); ok {
+		cmd.Stdin = strings.NewReader(in) // a pipe (Case.Stdin)
+	}
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second
@@ -147,6 +150,14 @@ func run(ctx context.Context, dir string, env []string, timeout time.Duration, n
 		g.Kill()
 	}
 	return Run{Stdout: out.String(), Stderr: errb.String(), Err: err, Elapsed: time.Since(start)}
+}
+
+// stdinKey is the context key of what a run reads on stdin (Case.Stdin).
+type stdinKey struct{}
+
+// withStdin returns ctx with the runs' stdin set to in (a pipe holding it).
+func withStdin(ctx context.Context, in string) context.Context {
+	return context.WithValue(ctx, stdinKey{}, in)
 }
 
 // interruptKey is the context key of the file whose appearance interrupts a run.

@@ -35,6 +35,12 @@ func promptCases() []Case {
 		// A name no file has goes to the model as it is.
 		{Name: "command/unknown", Engines: claude, Turns: textOnly, First: "/nosuch alice", DshArgs: trust, Files: greet,
 			Hooks: []Hook{h(U, "exit 0"), h(UPE, "exit 0")}},
+		// A piped stdin beside the prompt argument (echo data | claude -p "summarize"): each
+		// engine joins the two into the first user message in its own way; the
+		// UserPromptSubmit hook sees the joined prompt.
+		{Name: "cli/stdin-and-prompt", Engines: claude, Turns: textOnly, Stdin: "piped line one\npiped line two\n", Hooks: []Hook{h(U, "exit 0")}},
+		{Name: "cli/codex-stdin-and-prompt", Engines: codex, Turns: textOnly, Stdin: "piped line one\npiped line two", Hooks: []Hook{h(U, "exit 0")}},
+		{Name: "gemini/cli/stdin-and-prompt", Engines: gemini, Turns: textOnly, Stdin: "piped line one\npiped line two\n", Hooks: []Hook{h("BeforeAgent", "exit 0")}},
 		{Name: "instructions/claude-md-import", Engines: claude, Turns: textOnly, Probes: []string{"ALPHA", "BETA"},
 			Files: map[string]string{"CLAUDE.md": "Project rule ALPHA.\n@notes.md\n", "notes.md": "Imported rule BETA.\n"}},
 		// Every scope in the engine's order: the user's file, a parent directory's, the

@@ -40,8 +40,13 @@ type Hooks struct {
 	SettingSources string
 	// ProjectDir is the project directory (default: the workspace).
 	ProjectDir string
-	// Trust loads the project's own hook files and .mcp.json.
+	// Trust loads the project's own hook files, commands and .mcp.json (--trust, or the
+	// user trusts the project: dsh trust).
 	Trust bool
+	// Headless says the session runs headless (dsh run): under a dialect whose engine
+	// treats its workspace as trusted headless (dialect.Descriptor.HeadlessTrust,
+	// claude -p), the project's own hook files and commands load without Trust.
+	Headless bool
 	// Canonical asks for dsh's canonical words instead of the engine's.
 	Canonical bool
 	// RevalidateAfterRewrite runs PreToolUse again on a rewritten input.
@@ -83,6 +88,10 @@ func (h *Hooks) loads() bool {
 	return h.File != "" || len(h.PluginDirs) > 0 || h.SettingSources != "" || h.projectHooks
 }
 
+// trusted says whether the project's own hook files and commands load: Trust, or a
+// headless session under a dialect whose engine trusts its workspace headless.
+func (h *Hooks) trusted() bool { return h.Trust || (h.Headless && h.desc().HeadlessTrust) }
+
 // project is the project directory of a session in workspace.
 func (h *Hooks) project(workspace string) string {
 	if h.ProjectDir != "" {
@@ -94,14 +103,32 @@ func (h *Hooks) project(workspace string) string {
 // findProjectHooks looks for the project's own hook files: under Trust they load;
 // without it, their presence is reported once through note, saying how to load them.
 func (h *Hooks) findProjectHooks(workspace string, note func(string)) {
-	files := ProjectHookFiles(h.Dialect, h.project(workspace))
+	var files []string
+	for _, f := range ProjectHookFiles(h.Dialect, h.project(workspace)) {
+		if !sameFile(f, h.File) { // a project file named as File loads as named
+			files = append(files, f)
+		}
+	}
 	switch {
 	case len(files) == 0:
-	case h.Trust:
+	case h.trusted():
 		h.projectHooks = true
 	default:
-		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust to load them)", strings.Join(files, ", ")))
+		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust, or run dsh trust once, to load them)", strings.Join(files, ", ")))
 	}
+}
+
+// sameFile reports whether the paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // ProjectHookFiles returns the project-level hook files of the dialect that exist under
@@ -222,7 +249,7 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	sess := s.Turns.SessionFunc(hookproto.Session{SessionID: sessionID, TranscriptPath: path, CWD: s.cfg.Workspace,
 		Model: s.LLM.Model, PermissionMode: mode})
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
-		DiscoverProject: h.Trust, TrustProject: h.Trust, Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
+		DiscoverProject: h.trusted(), TrustProject: h.trusted(), Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
 		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env,
 		MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.Model, cfg: s.LLM},
 		Sandbox: h.sandbox(s.Builtin.Sandbox)})

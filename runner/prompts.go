@@ -92,7 +92,7 @@ func (s *Session) attachPrompts() error {
 		}
 	}
 	if t.Commands != nil && !p.NoCommands {
-		places := prompts.Places{Workspace: s.cfg.Hooks.project(s.cfg.Workspace), Home: p.home(), Trusted: s.cfg.Hooks.Trust}
+		places := prompts.Places{Workspace: s.cfg.Hooks.project(s.cfg.Workspace), Home: p.home(), Trusted: s.cfg.Hooks.trusted()}
 		s.Hooks.Plugin("commands").OnPreStep(func(ctx context.Context, sp *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 			d, err := next.Call(ctx)
 			enter, ok := d.(dsh.PreStepEnter)

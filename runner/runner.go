@@ -277,7 +277,7 @@ func (s *Session) Runtime() *tools.Runtime {
 // Start creates the session's agent with the id agentID on a new tool runtime (resuming
 // it from the log when resume is set) and tells the hook bridge its handle.
 func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop.Agent, error) {
-	cfg := loop.Config{ID: agentID, SessionID: s.cfg.SessionID, Registry: s.Hooks, Tools: s.Runtime(), Model: s.Model,
+	cfg := loop.Config{ID: agentID, SessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace, Registry: s.Hooks, Tools: s.Runtime(), Model: s.Model,
 		Log: s.cfg.Log, LLM: s.LLM, Logger: s.logger, System: s.System, ContinuationCap: s.ContinuationCap,
 		Compaction: s.Compaction, Setup: s.cfg.Setup, Instructions: instructionFiles(s.Instructions)}
 	start := loop.New

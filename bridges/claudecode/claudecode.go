@@ -98,8 +98,14 @@ func Descriptor() *dialect.Descriptor {
 		ContinuationCap: 8,
 		// Measured in 2.1.328: CLAUDE_CODE_STOP_HOOK_BLOCK_CAP ?? 8, and a cap of 0 or
 		// less caps nothing.
-		ContinuationCapEnv:  "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
-		ModelProvider:       "anthropic",
+		ContinuationCapEnv: "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
+		ModelProvider:      "anthropic",
+		// Measured in 2.1.328: trust is `Se() || ra()`, Se() being !isInteractive(), so
+		// claude -p runs the project's hooks with no trust record (settings/hierarchy).
+		HeadlessTrust: true,
+		StreamJSON:    "claude-code",
+		// Measured in 2.1.328 (cli/stdin-and-prompt): [prompt, stdin].filter(Boolean).join("\n").
+		StdinPrompt:         dialect.StdinPrompt{Separator: "\n"},
 		SystemContextModels: hookmap.ClaudeCode.SystemContextModels,
 		EnvFile:             true,
 		Revalidate:          true,

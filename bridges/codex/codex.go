@@ -74,10 +74,13 @@ func Descriptor() *dialect.Descriptor {
 		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
 			return NewRollout(path, sessionID, workspace)
 		},
-		ToolStyle:         "codex",
-		Rules:             &Rules,
-		ContinuationCap:   math.MaxInt,
-		ModelProvider:     "openai",
+		ToolStyle:       "codex",
+		Rules:           &Rules,
+		ContinuationCap: math.MaxInt,
+		ModelProvider:   "openai",
+		// Measured in 0.169.0 (cli/codex-stdin-and-prompt): the prompt, a blank line, then
+		// stdin in <stdin> tags, a newline added when it has none.
+		StdinPrompt:       dialect.StdinPrompt{Separator: "\n\n", Open: "<stdin>\n", Close: "</stdin>"},
 		DeveloperContexts: true,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			b, err := New(c)

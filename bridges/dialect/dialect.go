@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/hookproto"
@@ -54,6 +55,18 @@ type Descriptor struct {
 	// engine's user raises ContinuationCap (a whole number; 0 or less: no limit);
 	// --stop-cap overrides it too.
 	ContinuationCapEnv string
+	// HeadlessTrust says the engine's headless mode treats its workspace as a trusted
+	// project (claude -p: no trust dialog, so its project hook files and commands load):
+	// dsh run under the dialect loads them without --trust or dsh trust. The project's
+	// .mcp.json, which the engine approves apart from trust, still needs them.
+	HeadlessTrust bool
+	// StreamJSON names the line format of the engine's headless --output-format
+	// stream-json, which dsh run's stream-json then writes ("claude-code": claude -p's
+	// messages); "": none, and stream-json writes dsh's own session events.
+	StreamJSON string
+	// StdinPrompt is how the engine's headless mode joins a piped stdin with the prompt
+	// argument into the first user message (dsh run's PROMPT with a pipe on stdin).
+	StdinPrompt StdinPrompt
 	// ModelProvider is the provider whose wire the engine speaks ("anthropic",
 	// "openai", "gemini"), as named by --model PROVIDER:MODEL.
 	ModelProvider string
@@ -285,4 +298,35 @@ func (r Registry) Names() []string {
 		out[i] = d.Name
 	}
 	return out
+}
+
+// StdinPrompt is how an engine joins a piped stdin with the prompt argument (echo data |
+// claude -p "summarize"). An empty stdin leaves the prompt alone; stdin is kept as it
+// came, its trailing newline too.
+type StdinPrompt struct {
+	// StdinFirst puts stdin before the prompt (Gemini CLI); else the prompt comes first.
+	StdinFirst bool
+	// Separator goes between the two ("\n": Claude Code).
+	Separator string
+	// Open and Close wrap stdin (Codex: "<stdin>\n" and "</stdin>"); when Close is set, a
+	// stdin that does not end in a newline gets one before it.
+	Open, Close string
+}
+
+// Join returns the user message of prompt and stdin as the engine makes it.
+func (j StdinPrompt) Join(prompt, stdin string) string {
+	switch {
+	case stdin == "":
+		return prompt
+	case prompt == "":
+		return stdin
+	}
+	if j.Close != "" && !strings.HasSuffix(stdin, "\n") {
+		stdin += "\n"
+	}
+	stdin = j.Open + stdin + j.Close
+	if j.StdinFirst {
+		return stdin + j.Separator + prompt
+	}
+	return prompt + j.Separator + stdin
 }

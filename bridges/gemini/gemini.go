@@ -55,7 +55,9 @@ func Descriptor() *dialect.Descriptor {
 			return NewChat(path, sessionID, workspace)
 		},
 		ToolStyle: "gemini", ContinuationCap: MaxTurns, ModelProvider: "gemini", Rules: &Rules,
-		ReadStdin: ReadStdin,
+		// Measured in 0.61.0 (gemini/cli/stdin-and-prompt): stdin, a blank line, the prompt.
+		StdinPrompt: dialect.StdinPrompt{StdinFirst: true, Separator: "\n\n"},
+		ReadStdin:   ReadStdin,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			cfg := c
 			if c.DiscoverProject {

@@ -50,6 +50,10 @@ type Opened struct {
 	Session string
 	// Close closes the log, releasing a database session's lease, and the database.
 	Close func()
+	// Check reports why the log can no longer be written, or nil: for a database
+	// session, an error wrapping pgstore.ErrFenced once another writer has taken it over
+	// (it renews the lease to find out); for a file or memory, nil.
+	Check func(context.Context) error
 }
 
 // IsURL says whether path names a PostgreSQL database rather than a file.
@@ -67,7 +71,7 @@ func Open(ctx context.Context, o Options) (*Opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Opened{Log: l, Close: func() { l.Close() }}, nil
+		return &Opened{Log: l, Close: func() { l.Close() }, Check: noCheck}, nil
 	}
 	f, rec, err := session.OpenFile(o.Path)
 	if err != nil {
@@ -80,8 +84,11 @@ func Open(ctx context.Context, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{Log: l, Resume: l.Len() > 0, Close: func() { l.Close() }}, nil
+	return &Opened{Log: l, Resume: l.Len() > 0, Close: func() { l.Close() }, Check: noCheck}, nil
 }
+
+// noCheck is the Check of a log no other writer can take over.
+func noCheck(context.Context) error { return nil }
 
 // openPG opens session o.Session (a new one when empty, told to o.Created) in the
 // database of o.Path, taking its writer lease.
@@ -112,7 +119,7 @@ func openPG(ctx context.Context, o Options) (*Opened, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Opened{Log: l, Resume: l.Len() > 0, Session: id, Close: func() { l.Close(); db.Close() }}, nil
+	return &Opened{Log: l, Resume: l.Len() > 0, Session: id, Close: func() { l.Close(); db.Close() }, Check: st.Sync}, nil
 }
 
 // PGLogs keeps session logs in a PostgreSQL database, by session id (dsh acp's

@@ -94,7 +94,11 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if sid == "" {
 		sid = "ses_" + rand.Text()
 	}
-	if _, err := a.log.Append(a.base, dsh.SessionCreated{SessionID: sid, AgentID: a.id}.WithSpecVersion(dsh.SpecVersion)); err != nil {
+	created := dsh.SessionCreated{SessionID: sid, AgentID: a.id}.WithSpecVersion(dsh.SpecVersion)
+	if cfg.Workspace != "" {
+		created = created.WithWorkspace(cfg.Workspace)
+	}
+	if _, err := a.log.Append(a.base, created); err != nil {
 		return nil, fmt.Errorf("loop: new agent %q: %w", a.id, err)
 	}
 	a.req.first = dsh.HeaderReasonInitial

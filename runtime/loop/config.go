@@ -75,6 +75,9 @@ type Config struct {
 	ID string
 	// SessionID is recorded in session/created by New; empty mints one.
 	SessionID string
+	// Workspace, when set, is recorded in session/created by New as the session's working
+	// directory (dsh run --continue finds a workspace's sessions by it).
+	Workspace string
 	// Registry holds the listeners of every event the agent dispatches.
 	Registry *dsh.Registry
 	// Tools runs the agent's tool calls; nil means a runtime with no tools over Registry.

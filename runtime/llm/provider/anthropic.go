@@ -91,7 +91,10 @@ type Anthropic struct {
 
 func anthropicProvider() Provider {
 	return Provider{
-		Name:    "anthropic",
+		Name: "anthropic",
+		// Picked when its key alone is set; the model of ANTHROPIC_MODEL as Claude Code
+		// reads it (2.1.328: the model is --model, else ANTHROPIC_MODEL, else settings).
+		Keys: []string{EnvAnthropicAPIKey, EnvAnthropicAuthToken}, ModelEnv: "ANTHROPIC_MODEL", DefaultModel: "claude-sonnet-4-5",
 		Summary: "the Anthropic Messages API: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL",
 		Env:     []string{EnvAnthropicAPIKey, EnvAnthropicAuthToken, EnvAnthropicBaseURL},
 		Check: func(o Options) error {

@@ -76,7 +76,9 @@ type Gemini struct {
 
 func geminiProvider() Provider {
 	return Provider{
-		Name:    "gemini",
+		Name: "gemini",
+		// Picked when its key alone is set; Gemini CLI 0.61.0's DEFAULT_GEMINI_MODEL.
+		Keys: []string{EnvGeminiAPIKey}, DefaultModel: "gemini-2.5-pro",
 		Summary: "the Gemini API: GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL",
 		Env:     []string{EnvGeminiAPIKey, EnvGeminiBaseURL},
 		Check: func(o Options) error {

@@ -89,6 +89,53 @@ type Provider struct {
 	Check func(Options) error
 	// New builds the model.
 	New func(Options) (llm.Model, error)
+	// Keys are the credential variables whose being set picks this provider when --model
+	// is not given (DefaultSpec); none: it is never picked so.
+	Keys []string
+	// ModelEnv names the variable that holds the model to use when the provider is
+	// picked so (Claude Code's ANTHROPIC_MODEL); "" or unset: DefaultModel.
+	ModelEnv string
+	// DefaultModel is the model of the provider when it is picked so.
+	DefaultModel string
+}
+
+// ErrNoDefaultModel is the error of DefaultSpec when the environment does not pick one
+// provider: no provider's key is set, or several are.
+var ErrNoDefaultModel = errors.New("no default model")
+
+// DefaultSpec is the --model that the environment picks when none is given: the
+// provider whose key (Provider.Keys) is the only one set, with the model of its ModelEnv,
+// else its DefaultModel. With none or several set it is an error wrapping
+// ErrNoDefaultModel that names the keys.
+func (r *Registry) DefaultSpec(o Options) (string, error) {
+	var set, keys []string
+	var picked Provider
+	for _, n := range r.names {
+		p := r.byName[n]
+		if len(p.Keys) == 0 {
+			continue
+		}
+		keys = append(keys, p.Keys[0])
+		for _, k := range p.Keys {
+			if o.getenv(k) != "" {
+				set = append(set, p.Name+" ("+k+")")
+				picked = p
+				break
+			}
+		}
+	}
+	switch len(set) {
+	case 0:
+		return "", fmt.Errorf("%w: none of %s is set", ErrNoDefaultModel, strings.Join(keys, ", "))
+	case 1:
+	default:
+		return "", fmt.Errorf("%w: the keys of %s are all set", ErrNoDefaultModel, strings.Join(set, " and "))
+	}
+	model := picked.DefaultModel
+	if picked.ModelEnv != "" && o.getenv(picked.ModelEnv) != "" {
+		model = o.getenv(picked.ModelEnv)
+	}
+	return picked.Name + ":" + model, nil
 }
 
 // Errors of [Registry.Open] and [Registry.Check].

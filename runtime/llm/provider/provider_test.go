@@ -107,3 +107,31 @@ func ptr[T any](v T) *T { return &v }
 func userText(s string) llm.Message {
 	return llm.Message{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: s}}}
 }
+
+// TestDefaultSpec: with no --model, the one provider whose key is set is picked, with its
+// model variable's model or its default; none or several keys set is ErrNoDefaultModel,
+// naming them.
+func TestDefaultSpec(t *testing.T) {
+	for name, c := range map[string]struct {
+		env  map[string]string
+		want string
+		err  string
+	}{
+		"anthropic":         {map[string]string{"ANTHROPIC_API_KEY": "k"}, "anthropic:claude-sonnet-4-5", ""},
+		"anthropic token":   {map[string]string{"ANTHROPIC_AUTH_TOKEN": "k"}, "anthropic:claude-sonnet-4-5", ""},
+		"anthropic model":   {map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_MODEL": "claude-opus-4-1"}, "anthropic:claude-opus-4-1", ""},
+		"openai":            {map[string]string{"OPENAI_API_KEY": "k"}, "openai:gpt-5", ""},
+		"gemini":            {map[string]string{"GEMINI_API_KEY": "k"}, "gemini:gemini-2.5-pro", ""},
+		"none":              {map[string]string{"OPENAI_BASE_URL": "http://x"}, "", "no default model: none of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY is set"},
+		"several":           {map[string]string{"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"}, "", "no default model: the keys of anthropic (ANTHROPIC_API_KEY) and gemini (GEMINI_API_KEY) are all set"},
+		"a model var alone": {map[string]string{"ANTHROPIC_MODEL": "m"}, "", "none of"},
+	} {
+		got, err := Builtin().DefaultSpec(Options{Getenv: func(k string) string { return c.env[k] }})
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s: %q, %v; want %q", name, got, err, c.want)
+		case c.err != "" && (err == nil || !errors.Is(err, ErrNoDefaultModel) || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %q, %v; want an error %q", name, got, err, c.err)
+		}
+	}
+}

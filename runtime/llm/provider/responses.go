@@ -80,7 +80,9 @@ type OpenAIResponses struct {
 
 func openAIResponsesProvider() Provider {
 	return Provider{
-		Name:    "openai",
+		Name: "openai",
+		// Picked when its key alone is set.
+		Keys: []string{EnvOpenAIAPIKey}, DefaultModel: "gpt-5",
 		Summary: "the OpenAI Responses API: OPENAI_API_KEY, OPENAI_BASE_URL",
 		Env:     []string{EnvOpenAIAPIKey, EnvOpenAIBaseURL},
 		Check: func(o Options) error {

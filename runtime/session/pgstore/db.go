@@ -27,10 +27,12 @@ var (
 	// SchemaVersion (or not one this package knows).
 	ErrSchemaVersion = errors.New("pgstore: unsupported schema version")
 	// ErrNotFound is the error of opening, for loading, a session the database does not
-	// hold. It wraps fs.ErrNotExist, as a missing log file does.
-	ErrNotFound = fmt.Errorf("pgstore: no such session: %w", fs.ErrNotExist)
-	// ErrExists is the error of creating a session that already exists.
-	ErrExists = fmt.Errorf("pgstore: session already exists: %w", fs.ErrExist)
+	// hold. errors.Is(err, fs.ErrNotExist) holds for it, as for a missing log file, but
+	// its message says nothing of files.
+	ErrNotFound error = &kindError{msg: "pgstore: no such session", kind: fs.ErrNotExist}
+	// ErrExists is the error of creating a session that already exists
+	// (errors.Is(err, fs.ErrExist) holds for it too).
+	ErrExists error = &kindError{msg: "pgstore: session already exists", kind: fs.ErrExist}
 	// ErrLeaseHeld is the error of opening a session another writer holds (its lease is
 	// live) without WithTakeover.
 	ErrLeaseHeld = errors.New("pgstore: session is held by another writer")
@@ -38,6 +40,18 @@ var (
 	// appends are refused, and so is every later call.
 	ErrFenced = errors.New("pgstore: writer fenced out by a newer one")
 )
+
+// kindError is an error that is also kind (errors.Is) without printing kind's message:
+// a session, not a file, is missing.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+// Is reports whether target is e's kind.
+func (e *kindError) Is(target error) bool { return target == e.kind }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or postgresql://)
 // rather than a file.

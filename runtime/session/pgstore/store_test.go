@@ -236,12 +236,14 @@ func TestLeaseExpiry(t *testing.T) {
 }
 
 // TestModes: LoadOnly of a missing session is ErrNotFound (fs.ErrNotExist); CreateOnly of
-// an existing one is ErrExists; Events of a missing one is ErrNotFound.
+// an existing one is ErrExists (fs.ErrExist); Events of a missing one is ErrNotFound.
+// None of them speaks of a file: a session, not a file, is missing.
 func TestModes(t *testing.T) {
 	url := server(t).Schema(t)
 	ctx := context.Background()
 	db := connect(t, url)
-	if _, err := db.Open(ctx, "nope", WithMode(LoadOnly)); !errors.Is(err, ErrNotFound) || !errors.Is(err, fs.ErrNotExist) {
+	if _, err := db.Open(ctx, "nope", WithMode(LoadOnly)); !errors.Is(err, ErrNotFound) || !errors.Is(err, fs.ErrNotExist) ||
+		strings.Contains(err.Error(), "file") || !strings.Contains(err.Error(), `no such session: "nope"`) {
 		t.Fatalf("LoadOnly of a missing session: %v", err)
 	}
 	if ok, err := db.Exists(ctx, "nope"); ok || err != nil {
@@ -249,11 +251,11 @@ func TestModes(t *testing.T) {
 	}
 	l, _ := openLog(t, db, "yes", WithMode(CreateOnly))
 	l.Close()
-	if _, err := db.Open(ctx, "yes", WithMode(CreateOnly)); !errors.Is(err, ErrExists) {
+	if _, err := db.Open(ctx, "yes", WithMode(CreateOnly)); !errors.Is(err, ErrExists) || !errors.Is(err, fs.ErrExist) || strings.Contains(err.Error(), "file") {
 		t.Fatalf("CreateOnly of an existing session: %v", err)
 	}
 	for _, err := range db.Events(ctx, "nope") {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "file") {
 			t.Fatalf("Events of a missing session: %v", err)
 		}
 	}
