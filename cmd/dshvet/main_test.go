@@ -196,7 +196,7 @@ var messageOf = map[string]string{
 	"ctxblock":      "time.Sleep in method Plugin.Guard, a listener (dsh.GuardListener), blocks without its context",
 	"payloadwrite":  "the payload of a GuardListener is written (pl.Exec.Name assigned)",
 	"nextonce":      "next can be called a second time on this path",
-	"exhaustive":    "type switch over dsh.PostToolDecision misses dsh.PostToolBlock, dsh.PostToolHalt and has no default",
+	"exhaustive":    "type switch over dsh.PostToolDecision misses dsh.PostToolBlock, dsh.PostToolHalt, dsh.PostToolTail and has no default",
 	"printf":        "fmt.Sprintf format %d has arg pl.Exec.Name of wrong type string",
 	"staleregister": "Plugin.OnPreTool has the type of dsh.PreToolListener but plugin_gen.go does not register it, so it never runs: add tools/pre-execute",
 }

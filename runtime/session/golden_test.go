@@ -95,14 +95,14 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 }
 
 // TestOpenChecksTheSpecVersion: a log of this major version opens, older minor or not,
-// and so does one written before versions were recorded and one of 1.x (2.0.0 broke hook
-// behaviour, not the log); one of another major version is refused in one line naming
-// both versions.
+// and so does one written before versions were recorded and one of 1.x or 2.x (2.0.0 and
+// 3.0.0 broke hook behaviour, not the log); one of another major version is refused in
+// one line naming both versions.
 func TestOpenChecksTheSpecVersion(t *testing.T) {
 	for _, c := range []struct {
 		version string
 		ok      bool
-	}{{"", true}, {dsh.SpecVersion, true}, {"1.0.7", true}, {"1.6.0", true}, {"2.0.0", true}, {"3.0.0", false}, {"0.9.0", false}, {"garbage", false}} {
+	}{{"", true}, {dsh.SpecVersion, true}, {"1.0.7", true}, {"1.6.0", true}, {"2.0.0", true}, {"2.1.0", true}, {"4.0.0", false}, {"0.9.0", false}, {"garbage", false}} {
 		t.Run("v"+c.version, func(t *testing.T) {
 			data := `{"sessionId":"s","agentId":"a"}`
 			if c.version != "" {
