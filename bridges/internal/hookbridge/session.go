@@ -81,10 +81,16 @@ func (b *Bridge) sessionStartRun(ctx context.Context, in Input, turn *int, agent
 // the batch holds none (a tool continuation or a steered plugin message), where
 // UserPromptSubmit does not fire.
 func userPrompt(msgs []dsh.UserMessage) (string, bool) {
+	return promptText(msgs, func(m dsh.UserMessage) bool { return m.Source != nil && m.Source.Kind() == dsh.SourceUserKind })
+}
+
+// promptText joins, with newlines, the text blocks of the messages of msgs that keep
+// accepts; ok is false when it accepts none.
+func promptText(msgs []dsh.UserMessage, keep func(dsh.UserMessage) bool) (string, bool) {
 	var parts []string
 	found := false
 	for _, m := range msgs {
-		if m.Source == nil || m.Source.Kind() != dsh.SourceUserKind {
+		if !keep(m) {
 			continue
 		}
 		found = true
@@ -177,23 +183,10 @@ func (b *Bridge) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.Pr
 // relayedPrompt joins the text of the batch's messages of form "relay" that this bridge
 // sent (a turn-stopping block's next prompt); ok is false when the batch holds none.
 func (b *Bridge) relayedPrompt(msgs []dsh.UserMessage) (string, bool) {
-	var parts []string
-	found := false
-	for _, m := range msgs {
+	return promptText(msgs, func(m dsh.UserMessage) bool {
 		src, isPlugin := m.Source.(dsh.SourcePlugin)
-		if !isPlugin || src.Form != dsh.PluginFormRelay || src.Plugin != b.d.Table.Plugin {
-			continue
-		}
-		found = true
-		for _, c := range m.Content {
-			//dshvet:partial a hook reads a prompt's text; the other blocks hold none
-			switch t := c.(type) {
-			case dsh.TextBlock:
-				parts = append(parts, t.Text)
-			}
-		}
-	}
-	return strings.Join(parts, "\n"), found
+		return isPlugin && src.Form == dsh.PluginFormRelay && src.Plugin == b.d.Table.Plugin
+	})
 }
 
 // preStepEvents are the events with hooks at agent/pre-step: the one every prompt fires
