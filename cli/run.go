@@ -623,7 +623,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		for _, d := range s.Tools.Visible("main") {
 			names = append(names, d.Name)
 		}
-		cs.start(workspace, names, o.permissionMode)
+		cs.start(workspace, names, s.PermissionMode())
 		log.Subscribe(cs.observe)
 	case o.outputFormat == formatStreamJSON, o.outputFormat == formatEvents:
 		log.Subscribe(streamEvents(stdout))

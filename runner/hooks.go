@@ -242,12 +242,8 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 		}
 	})
 	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
-	mode := h.PermissionMode
-	if mode == "" {
-		mode = PermissionBypass
-	}
 	sess := s.Turns.SessionFunc(hookproto.Session{SessionID: sessionID, TranscriptPath: path, CWD: s.cfg.Workspace,
-		Model: s.LLM.Model, PermissionMode: mode})
+		Model: s.LLM.Model, PermissionMode: s.PermissionMode()})
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
 		DiscoverProject: h.trusted(), TrustProject: h.trusted(), Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
 		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env,

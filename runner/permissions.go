@@ -29,6 +29,15 @@ type Permissions struct {
 // them. The session does not start: a rule the user wrote is never left out.
 var ErrPermissions = errors.New("permissions")
 
+// PermissionMode is the session's permission mode, as its hooks see it: the one
+// --permission-mode or the settings' defaultMode chose, else bypassPermissions.
+func (s *Session) PermissionMode() string {
+	if m := s.cfg.Hooks.PermissionMode; m != "" {
+		return m
+	}
+	return PermissionBypass
+}
+
 // permissionPlugin builds the session's permission plugin from Config.Permissions and the
 // settings files, and resolves the mode the hooks see (Hooks.PermissionMode). It returns
 // nil when no rule and no mode restricts anything. A dialect whose table has no
