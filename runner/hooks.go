@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,13 +103,18 @@ func (h *Hooks) project(workspace string) string {
 }
 
 // findProjectHooks looks for the project's own hook files: under Trust they load;
-// without it, their presence is reported once through note, saying how to load them.
+// without it, the presence of those that name hooks is reported once through note,
+// saying how to load them (a settings file holding only other settings, permissions
+// say, is not reported as hooks).
 func (h *Hooks) findProjectHooks(workspace string, note func(string)) {
 	var files []string
 	for _, f := range ProjectHookFiles(h.Dialect, h.project(workspace)) {
 		if !sameFile(f, h.File) { // a project file named as File loads as named
 			files = append(files, f)
 		}
+	}
+	if !h.trusted() {
+		files = slices.DeleteFunc(files, func(f string) bool { return !namesHooks(f) })
 	}
 	switch {
 	case len(files) == 0:
@@ -116,6 +123,24 @@ func (h *Hooks) findProjectHooks(workspace string, note func(string)) {
 	default:
 		note(fmt.Sprintf("project hooks not loaded: %s (the project is not trusted; pass --trust, or run dsh trust once, to load them)", strings.Join(files, ", ")))
 	}
+}
+
+// namesHooks reports whether the settings file at path may hold hooks: its top-level
+// "hooks" is present and not null, or the file cannot be read as a JSON object (which
+// loading it would report).
+func namesHooks(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	data, err := hookproto.ReadAtMost(f, hookproto.MaxConfigBytes)
+	var top map[string]json.RawMessage
+	if err != nil || json.Unmarshal(data, &top) != nil {
+		return true
+	}
+	hooks, ok := top["hooks"]
+	return ok && string(hooks) != "null"
 }
 
 // sameFile reports whether the paths a and b name one existing file.
