@@ -368,7 +368,7 @@ func cut(s string, n int) string {
 func (h Handler) Type() string {
 	switch {
 	case h.HTTP != nil:
-		return "http"
+		return HTTPHandlerType
 	case h.MCP != nil:
 		return MCPToolHandlerType
 	case h.Prompt != nil:

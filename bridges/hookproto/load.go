@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -18,22 +17,6 @@ import (
 
 	"github.com/dshkit/dsh/generated/hookmap"
 )
-
-// MaxConfigBytes bounds a hook configuration file: LoadFile refuses a larger one.
-const MaxConfigBytes = 16 << 20
-
-// ReadAtMost reads r whole when it holds at most max bytes, and fails with an error
-// saying so, without reading further, when it holds more.
-func ReadAtMost(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return data, nil
-}
 
 // LoadFile reads and loads the configuration file at path (see [Load]). A missing or
 // unreadable file, or one larger than [MaxConfigBytes], is a single [ErrConfigRead]
