@@ -223,9 +223,9 @@ func TestIfBeforeDedupe(t *testing.T) {
 	}
 }
 
-// A table's pending event (one dsh has the capability for but does not fire yet) fails a
-// file that names it, where an unfired one loads; no table of the spec has one now, so
-// the row is added to a copy.
+// NotFired: a table's pending event (one dsh has the capability for but does not fire yet)
+// is an ErrUnsupportedEvent, which fails a file naming it; an unfired one is not; no table
+// of the spec has one now, so the row is added to a copy.
 func TestPendingEventFailsClosed(t *testing.T) {
 	b := hookmap.ClaudeCode
 	b.Pending = map[string]string{"InstructionsLoaded": "when an MCP server asks"}
