@@ -198,11 +198,15 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Definitions returns the four tools, configured by o.
+// Definitions returns the built-in tools, configured by o: the tools of the style's
+// recorded [Toolset] when it has one (spec/toolsets), else the four tools.
 func Definitions(o Options) ([]tools.Definition, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if defs, ok, err := toolsetDefinitions(o); ok || err != nil {
+		return defs, err
 	}
 	if o.Style == StyleGemini {
 		return geminiDefinitions(o), nil

@@ -1,0 +1,130 @@
+package builtin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/spec"
+)
+
+// A Toolset is one dialect's tools as its engine offers them to the model: the file
+// spec/toolsets/<dialect>.json, recorded from the installed engine's requests (names,
+// descriptions and input schemas as the engine sends them) and read by one generic path
+// ([Definitions]): each row names the Go implementation that runs it, or says why dsh
+// does not offer it. Adding a tool of an engine is a row here and, when no
+// implementation fits, one entry in the implementation table.
+type Toolset struct {
+	// Dialect is the --dialect the toolset serves ("claude-code", "codex", "gemini").
+	Dialect string `json:"dialect"`
+	// Style is the builtin Style whose Definitions come from this toolset.
+	Style Style `json:"style"`
+	// Engine is the engine and version the rows were recorded from.
+	Engine string `json:"engine"`
+	// Model is the model the recording's requests named (an engine may offer other tools
+	// to other models; Models says which differ).
+	Model string `json:"model"`
+	// Tools are the engine's tools in the order its requests list them.
+	Tools []ToolRow `json:"tools"`
+}
+
+// A ToolRow is one tool of a [Toolset].
+type ToolRow struct {
+	// Name is the tool's name as the engine offers it.
+	Name string `json:"name"`
+	// Impl names the implementation that runs it (a key of the implementation table),
+	// empty when Absent says why dsh does not offer the tool.
+	Impl string `json:"impl,omitempty"`
+	// Absent, when set, says why dsh does not offer the tool (the rows still document
+	// what the engine offers).
+	Absent string `json:"absent,omitempty"`
+	// Deferred marks a tool the engine offers only behind its tool search for the model
+	// of the recording (Claude Code's ToolSearch).
+	Deferred bool `json:"deferred,omitempty"`
+	// Touches says what the tool may read, write or reach, for the README's tables.
+	Touches string `json:"touches,omitempty"`
+	// Description is the description the engine sends.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the input schema the engine sends, as it sends it.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// implTable maps a ToolRow's Impl to the function that builds its definition from o; the
+// row's name, description and schema then replace the implementation's own.
+var implTable = map[string]func(Options) tools.Definition{
+	"bash":  bash,
+	"read":  read,
+	"write": write,
+	"edit":  edit,
+}
+
+// Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
+// name order; a file that does not parse, or a row that names no implementation and gives
+// no reason, is an error naming the file and the row.
+func Toolsets() ([]Toolset, error) {
+	return loadToolsets(spec.FS)
+}
+
+func loadToolsets(fsys fs.FS) ([]Toolset, error) {
+	names, err := fs.Glob(fsys, "toolsets/*.json")
+	if err != nil {
+		return nil, err
+	}
+	var out []Toolset
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		var ts Toolset
+		if err := json.Unmarshal(data, &ts); err != nil {
+			return nil, fmt.Errorf("spec/%s: %w", name, err)
+		}
+		for i, r := range ts.Tools {
+			switch {
+			case r.Name == "":
+				return nil, fmt.Errorf("spec/%s: tools[%d]: no name", name, i)
+			case r.Impl == "" && r.Absent == "":
+				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): neither impl nor absent", name, i, r.Name)
+			case r.Impl != "" && implTable[r.Impl] == nil:
+				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
+			}
+		}
+		out = append(out, ts)
+	}
+	return out, nil
+}
+
+// toolsetDefinitions builds the tools a style's toolset offers, or reports ok false when
+// the style has no toolset file.
+func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error) {
+	all, err := Toolsets()
+	if err != nil {
+		return nil, false, err
+	}
+	i := slices.IndexFunc(all, func(ts Toolset) bool { return ts.Style == o.Style })
+	if i < 0 {
+		return nil, false, nil
+	}
+	for _, r := range all[i].Tools {
+		if r.Impl == "" {
+			continue
+		}
+		d := implTable[r.Impl](o)
+		d.Name = r.Name
+		if r.Description != "" {
+			d.Description = r.Description
+		}
+		if r.InputSchema != nil {
+			d.InputSchema = r.InputSchema
+		}
+		defs = append(defs, d)
+	}
+	if len(defs) == 0 {
+		return nil, false, errors.New("builtin: the " + all[i].Dialect + " toolset offers no tool")
+	}
+	return defs, true, nil
+}
