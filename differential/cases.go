@@ -731,6 +731,10 @@ func handlerTypeCases() []Case {
 			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS", Timeout: 1}}},
 		{Name: "handler/prompt-model-error", Engines: claude, Turns: oneCall, HookModelFail: true,
 			Hooks: []Hook{{Event: P, Prompt: "Is this command safe? $ARGUMENTS"}}},
+		// At Stop the engine judges the whole conversation with a stop-condition prompt.
+		prompt("stop-ok", `{"ok": true, "reason": "the work is done"}`, Hook{Event: "Stop", Prompt: "Is the work done? $ARGUMENTS"}),
+		prompt("stop-not-ok", `{"ok": false, "reason": "the tests were not run"}`, Hook{Event: "Stop", Prompt: "Is the work done? $ARGUMENTS"}),
+		prompt("stop-impossible", `{"ok": false, "reason": "it cannot be done", "impossible": true}`, Hook{Event: "Stop", Prompt: "Is the work done? $ARGUMENTS"}),
 		{Name: "handler/mcp-timeout", Engines: claude, Turns: oneCall, Hooks: []Hook{{Event: P, Timeout: 1, MCP: &MCPAnswer{Answer: denyJSON, Sleep: 4 * time.Second}}}},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -108,8 +109,11 @@ type Request struct {
 }
 
 // PromptHookMarkers are the phrases of a prompt hook's system prompt that make a request
-// a hook evaluation: Claude Code 2.1.328's (dsh sends the same).
-var PromptHookMarkers = []string{"You are evaluating a hook in Claude Code."}
+// a hook evaluation: Claude Code 2.1.328's (dsh sends the same), the second its
+// stop-condition evaluator's, which judges the conversation.
+var PromptHookMarkers = []string{"You are evaluating a hook in Claude Code.", stopConditionMarker}
+
+const stopConditionMarker = "You are evaluating a stop-condition hook in Claude Code."
 
 // HookModel sets what the mock answers a prompt hook's request with: the text, after
 // delay, or the protocol's error when fail is set.
@@ -121,10 +125,14 @@ func (m *Mock) HookModel(text string, delay time.Duration, fail bool) {
 
 // PromptHookRuns are the prompt hooks' requests among reqs as hook runs named
 // prompt-N, in order: their stdin the request's system prompt, its messages' texts, its
-// model and any output schema, so that the suite compares what each side asked.
+// model and any output schema, so that the suite compares what each side asked. A
+// stop-condition evaluation sends the conversation before its condition, with the
+// engine's own reminders: its messages are the condition's text and "conversation",
+// which says whether what precedes it is the last main request's messages and an
+// answer.
 func PromptHookRuns(reqs []Request) []HookRun {
 	var runs []HookRun
-	for _, r := range reqs {
+	for i, r := range reqs {
 		if !r.HookEval {
 			continue
 		}
@@ -132,6 +140,11 @@ func PromptHookRuns(reqs []Request) []HookRun {
 		_ = json.Unmarshal(r.Body, &req)
 		var texts []string
 		msgs, _ := req["messages"].([]any)
+		conversation := ""
+		if strings.Contains(contentText(req["system"]), stopConditionMarker) && len(msgs) > 0 {
+			conversation = conversationOf(reqs[:i], msgs[:len(msgs)-1])
+			msgs = msgs[len(msgs)-1:]
+		}
 		for _, msg := range msgs {
 			mm, _ := msg.(map[string]any)
 			texts = append(texts, fmt.Sprint(mm["role"])+": "+contentText(mm["content"]))
@@ -149,6 +162,9 @@ func PromptHookRuns(reqs []Request) []HookRun {
 			texts[i] = transcriptField.ReplaceAllString(t, `"transcript_path":"<transcript>"`)
 		}
 		rec := map[string]any{"system": system, "messages": texts, "model": req["model"]}
+		if conversation != "" {
+			rec["conversation"] = conversation
+		}
 		if of, ok := req["output_config"]; ok {
 			rec["output_config"] = of
 		}
@@ -162,6 +178,63 @@ func PromptHookRuns(reqs []Request) []HookRun {
 
 // transcriptField is a transcript_path inside a JSON text inside a message.
 var transcriptField = regexp.MustCompile(`"transcript_path":"[^"]*"`)
+
+// conversationOf says how the messages before a stop-condition's condition relate to the
+// last main request among earlier: "the last main request's messages, then an answer",
+// or where they differ.
+func conversationOf(earlier []Request, msgs []any) string {
+	var main map[string]any
+	for _, r := range slices.Backward(earlier) {
+		if r.Main {
+			_ = json.Unmarshal(r.Body, &main)
+			break
+		}
+	}
+	if main == nil {
+		return fmt.Sprintf("%d messages, no main request before", len(msgs))
+	}
+	prev, _ := main["messages"].([]any)
+	if len(msgs) != len(prev)+1 {
+		return fmt.Sprintf("%d messages where the last main request had %d", len(msgs), len(prev))
+	}
+	for j := range prev {
+		a, b := stripCacheControl(prev[j]), stripCacheControl(msgs[j])
+		if !reflect.DeepEqual(a, b) {
+			return fmt.Sprintf("message %d differs from the last main request's", j)
+		}
+	}
+	if m, _ := msgs[len(prev)].(map[string]any); m["role"] != "assistant" {
+		return "no answer after the last main request's messages"
+	}
+	return "the last main request's messages, then an answer"
+}
+
+// stripCacheControl is v without its cache_control keys, which the engine moves to the
+// last message of each request, and with a message's string content as the one text
+// block it stands for (the engine writes the last message's content as blocks, to mark
+// it, and others as it keeps them).
+func stripCacheControl(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "content" {
+				e = []any{map[string]any{"type": "text", "text": s}}
+			}
+			if k != "cache_control" {
+				out[k] = stripCacheControl(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = stripCacheControl(e)
+		}
+		return out
+	}
+	return v
+}
 
 // contentText joins the texts of an Anthropic content value (a string, or blocks).
 func contentText(v any) string {

@@ -1,6 +1,7 @@
 package differential
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -82,5 +83,23 @@ func TestUnordered(t *testing.T) {
 	}
 	if want := []string{"S-1:s", "U-1:u", "I-1:a", "I-1:b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Unordered = %v, want %v", got, want)
+	}
+}
+
+// A stop-condition evaluation's conversation is compared with the last main request's
+// messages, cache_control and a string content's form aside.
+func TestConversationOf(t *testing.T) {
+	main := Request{Main: true, Body: json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"go","cache_control":{"type":"ephemeral"}}]},{"role":"assistant","content":[{"type":"text","text":"ok"}]},{"role":"user","content":[{"type":"text","text":"fb","cache_control":{"type":"ephemeral"}}]}]}`)}
+	var same, differs []any
+	_ = json.Unmarshal([]byte(`[{"role":"user","content":[{"type":"text","text":"go"}]},{"role":"assistant","content":[{"type":"text","text":"ok"}]},{"role":"user","content":"fb"},{"role":"assistant","content":"done"}]`), &same)
+	_ = json.Unmarshal([]byte(`[{"role":"user","content":[{"type":"text","text":"go"}]},{"role":"assistant","content":[{"type":"text","text":"ok"}]},{"role":"user","content":"other"},{"role":"assistant","content":"done"}]`), &differs)
+	if got := conversationOf([]Request{main}, same); got != "the last main request's messages, then an answer" {
+		t.Errorf("same: %q", got)
+	}
+	if got := conversationOf([]Request{main}, differs); got != "message 2 differs from the last main request's" {
+		t.Errorf("differs: %q", got)
+	}
+	if got := conversationOf(nil, same); got != "4 messages, no main request before" {
+		t.Errorf("no main: %q", got)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/mcp"
@@ -31,11 +34,69 @@ func (h hookMCP) CallHookTool(ctx context.Context, server, tool string, args map
 type hookModel struct {
 	model llm.Model
 	cfg   dsh.LLMCallConfig
+	// last is the session's last exchange, which a request that judges the
+	// conversation sends before its prompt (nil: none).
+	last *exchange
 }
 
-// EvaluateHook sends r as one request (no tools) and returns the answer's text. The
-// answer's schema goes as Anthropic's structured output format (output_config), as
-// Claude Code sends it; other providers get the system prompt alone, which asks for it.
+// exchange is the last main model request of a session whose stream finished, and its
+// answer.
+type exchange struct {
+	mu       sync.Mutex
+	messages []llm.Message
+	answer   []dsh.ContentBlock
+}
+
+// conversation is the last request's messages followed by its answer, or nil when no
+// request has finished yet.
+func (e *exchange) conversation() []llm.Message {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.messages == nil {
+		return nil
+	}
+	return append(slices.Clone(e.messages), llm.Message{Role: llm.RoleAssistant, Content: e.answer})
+}
+
+// recordingModel is the session's model as the loop calls it: every request whose stream
+// finishes becomes the session's last exchange. A request is frozen once built (the loop
+// builds a new one for every call), so its messages are kept, not copied.
+type recordingModel struct {
+	llm.Model
+	last *exchange
+}
+
+// Stream streams req from the model, folding the answer to record it when it finishes.
+func (m recordingModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+	inner := m.Model.Stream(ctx, req)
+	messages := slices.Clone(req.Messages)
+	return func(yield func(dsh.AssistantChunk, error) bool) {
+		var a llm.Assembler
+		folding := true
+		for c, err := range inner {
+			if folding && (err != nil || a.Add(c) != nil) {
+				folding = false
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+		if folding && a.Finished() {
+			m.last.mu.Lock()
+			m.last.messages, m.last.answer = messages, a.Response().Content
+			m.last.mu.Unlock()
+		}
+	}
+}
+
+// EvaluateHook sends r as one request (no tools) and returns the answer's text: the
+// prompt alone, or, when r judges the conversation, after the session's last exchange (the
+// last request's messages and its answer). The answer's schema goes as Anthropic's
+// structured output format (output_config), as Claude Code sends it; other providers get
+// the system prompt alone, which asks for it.
 func (h hookModel) EvaluateHook(ctx context.Context, r hookproto.PromptEval) (string, error) {
 	if h.model == nil {
 		return "", errors.New("the session has no model")
@@ -52,7 +113,12 @@ func (h hookModel) EvaluateHook(ctx context.Context, r hookproto.PromptEval) (st
 		format, _ := json.Marshal(map[string]any{"format": map[string]any{"type": "json_schema", "schema": r.Schema}})
 		cfg.Extra["output_config"] = format
 	}
-	req := llm.Request{Config: cfg, System: r.System, Messages: []llm.Message{{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: r.Prompt}}}}}
+	var msgs []llm.Message
+	if r.Conversation {
+		msgs = h.last.conversation()
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: r.Prompt}}})
+	req := llm.Request{Config: cfg, System: r.System, Messages: msgs}
 	var text strings.Builder
 	for chunk, err := range h.model.Stream(ctx, req) {
 		if err != nil {

@@ -272,7 +272,7 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
 		DiscoverProject: h.trusted(), TrustProject: h.trusted(), Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
 		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env,
-		MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.Model, cfg: s.LLM},
+		MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.evalModel, cfg: s.LLM, last: s.exchange},
 		Sandbox: h.sandbox(s.Builtin.Sandbox)})
 	if err != nil {
 		stopTranscript()

@@ -156,6 +156,11 @@ type Session struct {
 	// MCPServers are the MCP servers for the host to mount (when MCP.Mount is off).
 	MCPServers []mcp.ServerConfig
 
+	// evalModel is the model as opened, which prompt hooks call; exchange is the last
+	// main request and answer that went through Model.
+	evalModel llm.Model
+	exchange  *exchange
+
 	cfg      Config
 	logger   *slog.Logger
 	closers  []func()
@@ -199,6 +204,10 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Prompt hooks that judge the conversation send the last exchange the loop had; their
+	// own requests go to the model unrecorded.
+	s.evalModel, s.exchange = s.Model, &exchange{}
+	s.Model = recordingModel{Model: s.Model, last: s.exchange}
 	envFile := ""
 	if h.loads() && h.desc().EnvFile {
 		// Claude Code's CLAUDE_ENV_FILE: SessionStart hooks write exports the session's

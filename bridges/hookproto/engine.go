@@ -644,7 +644,7 @@ func (e *Engine) promptCall(p *PromptHandler, stdin []byte) func(context.Context
 		if e.Model == nil {
 			return nil, fmt.Errorf("%w: no model to evaluate prompt hooks", ErrPromptModel)
 		}
-		answer, err := e.Model.EvaluateHook(ctx, PromptEval{System: p.System, Prompt: PromptText(p.Prompt, stdin), Model: p.Model, Schema: p.Schema})
+		answer, err := e.Model.EvaluateHook(ctx, p.Eval(stdin))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

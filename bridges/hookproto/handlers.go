@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -64,6 +65,10 @@ type PromptEval struct {
 	Model string
 	// Schema is the JSON Schema of the answer (the table's AnswerSchema).
 	Schema json.RawMessage
+	// Conversation says the request judges the session's conversation: the model gets
+	// the conversation as the session's last model request sent it, that request's
+	// answer, then Prompt (the table's ConversationPrompt).
+	Conversation bool
 }
 
 // MCPToolHandler is an mcp_tool handler's call (Handler.MCP).
@@ -87,6 +92,11 @@ type PromptHandler struct {
 	// System and Schema are the table's system prompt and answer schema.
 	System string
 	Schema json.RawMessage
+	// Condition, when set, makes the handler judge the session's conversation (the
+	// table's ConversationPrompt at the handler's event): the user message after it is
+	// Condition with "{prompt}" standing for Prompt. An ok:false answer then blocks
+	// without ending the turn, and impossible:true passes.
+	Condition string
 }
 
 // mcpToolHandler reads an mcp_tool handler's fields into h: server, tool (non-empty
@@ -131,6 +141,9 @@ func (l *loader) promptHandler(h *Handler, obj map[string]json.RawMessage) bool 
 	path, ev := h.Path, h.Event
 	ht, _ := l.handlerType(PromptHandlerType)
 	p := &PromptHandler{System: ht.SystemPrompt}
+	if c := ht.Conversation; c != nil && slices.Contains(c.Events, ev) {
+		p.System, p.Condition = c.SystemPrompt, c.Condition
+	}
 	if ht.AnswerSchema != "" {
 		p.Schema = json.RawMessage(ht.AnswerSchema)
 	}
@@ -323,15 +336,28 @@ func PromptText(prompt string, stdin []byte) string {
 
 // promptAnswer is the object a prompt hook's model answers with.
 type promptAnswer struct {
-	OK     *bool   `json:"ok"`
-	Reason *string `json:"reason"`
+	OK         *bool   `json:"ok"`
+	Reason     *string `json:"reason"`
+	Impossible bool    `json:"impossible"`
+}
+
+// Eval is the model request of p for a hook whose input is stdin.
+func (p *PromptHandler) Eval(stdin []byte) PromptEval {
+	prompt := p.Prompt
+	if p.Condition != "" {
+		prompt = strings.ReplaceAll(p.Condition, "{prompt}", p.Prompt)
+	}
+	return PromptEval{System: p.System, Prompt: PromptText(prompt, stdin), Model: p.Model, Schema: p.Schema, Conversation: p.Condition != ""}
 }
 
 // PromptOutput turns a prompt hook's model answer into the hook's output, as Claude Code
-// reads it: ok true passes; ok false blocks with "[prompt]: reason" and, unless the
-// handler sets continueOnBlock, ends the turn with the reason as its stop reason
-// (continue false, measured in Claude Code 2.1.328). An answer that is
-// not that JSON object (prose, a missing ok or reason) is an ErrPromptAnswer.
+// reads it: ok true passes; ok false is a *BlockingError (exit 2 with the reason, which
+// the engine shows as "[prompt]: reason") and, unless the handler sets continueOnBlock,
+// ends the turn with the reason as its stop reason (continue false beside it, measured
+// in Claude Code 2.1.328). A handler that judges the
+// conversation (Condition) blocks without ending the turn, and passes on ok false with
+// impossible true (the condition can never hold: the engine stops asking). An answer
+// that is not that JSON object (prose, a missing ok or reason) is an ErrPromptAnswer.
 func (p *PromptHandler) PromptOutput(answer string) ([]byte, error) {
 	text := strings.TrimSpace(answer)
 	if t, ok := strings.CutPrefix(text, "```json"); ok {
@@ -346,15 +372,29 @@ func (p *PromptHandler) PromptOutput(answer string) ([]byte, error) {
 	if a.OK == nil || a.Reason == nil {
 		return nil, fmt.Errorf("%w: schema validation failed: it needs a boolean ok and a string reason: %q", ErrPromptAnswer, cut(answer, 200))
 	}
-	if *a.OK {
+	if *a.OK || (a.Impossible && p.Condition != "") {
 		return nil, nil
 	}
-	out := map[string]any{"decision": "block", "reason": "[" + p.Prompt + "]: " + *a.Reason}
-	if !p.ContinueOnBlock {
-		out["continue"], out["stopReason"] = false, *a.Reason
+	block := &BlockingError{Reason: *a.Reason}
+	if !p.ContinueOnBlock && p.Condition == "" {
+		block.Stdout, _ = json.Marshal(map[string]any{"continue": false, "stopReason": *a.Reason})
 	}
-	return json.Marshal(out)
+	return nil, block
 }
+
+// BlockingError is what an in-process handler (Command.Invoke) returns to block as a
+// command does by exiting 2: its run reads as exit 2 with Reason as the stderr and
+// Stdout as the stdout (read where the table's Exit2ReadsJSON says so). Claude Code
+// reports a prompt hook's ok:false so, "[<prompt>]: <reason>".
+type BlockingError struct {
+	// Reason stands for the stderr of exit 2.
+	Reason string
+	// Stdout is the run's stdout beside it (nil: none).
+	Stdout []byte
+}
+
+// Error returns the reason.
+func (e *BlockingError) Error() string { return "blocking error: " + e.Reason }
 
 func cut(s string, n int) string {
 	if c, ok := cutRunes(s, n); ok {

@@ -161,7 +161,7 @@ func TestMCPToolHookCodex(t *testing.T) {
 
 // A prompt hook asks the model with the table's system prompt and schema and the prompt
 // with $ARGUMENTS replaced; ok:false ends the turn with the reason, or with
-// continueOnBlock blocks with "[prompt]: reason"; prose, an error and
+// continueOnBlock blocks as exit 2 does, with the reason as its stderr; prose, an error and
 // a hang are recorded outcomes that decide nothing.
 func TestPromptHook(t *testing.T) {
 	cfg := `{"hooks":{"PreToolUse":[{"hooks":[{"type":"prompt","prompt":"Safe? $ARGUMENTS","model":"m2"}]}]}}`
@@ -171,7 +171,7 @@ func TestPromptHook(t *testing.T) {
 		t.Errorf("not ok: got %s %q, want halt \"dangerous\"", rep.Merged.Outcome, rep.Merged.Reason)
 	}
 	cont := strings.Replace(cfg, `"model":"m2"`, `"model":"m2","continueOnBlock":true`, 1)
-	if rep := fire(t, ClaudeCode, cont, nil, m); rep.Merged.Outcome != dsh.HookOutcomeDeny || rep.Merged.Reason != "[Safe? $ARGUMENTS]: dangerous" {
+	if rep := fire(t, ClaudeCode, cont, nil, m); rep.Merged.Outcome != dsh.HookOutcomeDeny || rep.Merged.Reason != "dangerous" {
 		t.Errorf("not ok, continueOnBlock: got %s %q", rep.Merged.Outcome, rep.Merged.Reason)
 	}
 	r := m.reqs[0]
@@ -252,7 +252,6 @@ func TestLoadHandlerTypes(t *testing.T) {
 		`hooks.PreToolUse[0].hooks[6].shell: malformed hook entry: shell must be "bash" or "powershell"`,
 		`hooks.PreToolUse[0].hooks[7].server: malformed hook entry: an mcp_tool handler needs a non-empty server string`,
 		`hooks.PreToolUse[0].hooks[8].prompt: malformed hook entry: a prompt handler needs a non-empty prompt string`,
-		`hooks.Stop[0].hooks[0]: unsupported hook handler type "prompt" at Stop`,
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("no diagnostic %q in\n%s", w, all)
@@ -269,5 +268,41 @@ func TestLoadHandlerTypes(t *testing.T) {
 	}
 	if len(diags) != 2 || !errors.Is(diags[0], ErrUnsupportedHandler) || !errors.Is(diags[1], ErrMalformed) {
 		t.Errorf("codex diagnostics: %v", diags)
+	}
+}
+
+// At Stop a prompt hook judges the conversation: the table's stop-condition system
+// prompt, the condition wrapping the prompt, Conversation set; ok:false blocks without
+// ending the turn, even without continueOnBlock; impossible:true passes.
+func TestPromptHookStopCondition(t *testing.T) {
+	cfg := `{"hooks":{"Stop":[{"hooks":[{"type":"prompt","prompt":"Done? $ARGUMENTS"}]}]}}`
+	c, diags := Load([]byte(cfg), LoadOptions{Dialect: ClaudeCode, Source: "f.json"})
+	if len(diags) > 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	stdin := `{"hook_event_name":"Stop","stop_hook_active":false}` + "\n"
+	conv := hookmap.ClaudeCode.Handlers[PromptHandlerType].Conversation
+	for name, tc := range map[string]struct {
+		answer string
+		want   dsh.HookOutcome
+		reason string
+	}{
+		"not-ok":     {`{"ok": false, "reason": "no tests ran"}`, dsh.HookOutcomeBlock, "no tests ran"},
+		"impossible": {`{"ok": false, "reason": "cannot", "impossible": true}`, dsh.HookOutcomePass, ""},
+		"ok":         {`{"ok": true, "reason": "done"}`, dsh.HookOutcomePass, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := &fakeModel{text: tc.answer}
+			e := &Engine{Table: &hookmap.ClaudeCode, Config: c, Model: m}
+			rep := e.Fire(context.Background(), Fire{Event: "Stop", Stdin: []byte(stdin), InTurn: true, Turn: 1})
+			if rep.Merged.Outcome != tc.want || rep.Merged.Reason != tc.reason {
+				t.Errorf("got %s %q, want %s %q", rep.Merged.Outcome, rep.Merged.Reason, tc.want, tc.reason)
+			}
+			r := m.reqs[0]
+			wantPrompt := strings.ReplaceAll(conv.Condition, "{prompt}", "Done? "+strings.TrimSuffix(stdin, "\n"))
+			if !r.Conversation || r.System != conv.SystemPrompt || r.Prompt != wantPrompt {
+				t.Errorf("request: %+v", r)
+			}
+		})
 	}
 }

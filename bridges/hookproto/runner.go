@@ -276,6 +276,7 @@ func runInvoke(ctx context.Context, c Command) (res Result) {
 		defer cancel()
 	}
 	out, err := c.Invoke(rctx)
+	var block *BlockingError
 	switch {
 	case ctx.Err() != nil:
 		res.Cancelled = true
@@ -283,6 +284,8 @@ func runInvoke(ctx context.Context, c Command) (res Result) {
 	case rctx.Err() != nil:
 		res.TimedOut = true
 		return res
+	case errors.As(err, &block):
+		out = block.Stdout
 	case err != nil:
 		res.Err = err
 		return res
@@ -291,6 +294,9 @@ func runInvoke(ctx context.Context, c Command) (res Result) {
 	_, _ = capped.Write(out)
 	res.Stdout, res.StdoutOverCap, res.StdoutLost = capped.buf.Bytes(), capped.over, capped.lost
 	res.ExitCode = intPtr(0)
+	if block != nil {
+		res.ExitCode, res.Stderr = intPtr(2), []byte(block.Reason)
+	}
 	return res
 }
 

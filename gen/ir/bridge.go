@@ -230,6 +230,19 @@ type HandlerType struct {
 	SystemPrompt string `json:"systemPrompt"`
 	// AnswerSchema is the JSON Schema of a prompt handler's answer.
 	AnswerSchema string `json:"answerSchema"`
+	// Conversation, when set, is how a prompt handler judges the conversation.
+	Conversation *ConversationPrompt `json:"conversation"`
+}
+
+// ConversationPrompt is how a prompt handler judges the session's conversation at some
+// events.
+type ConversationPrompt struct {
+	// Events are the events at which it does.
+	Events []string `json:"events"`
+	// SystemPrompt replaces the handler type's there.
+	SystemPrompt string `json:"systemPrompt"`
+	// Condition is the user message after the conversation ("{prompt}": the prompt).
+	Condition string `json:"condition"`
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.

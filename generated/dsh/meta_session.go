@@ -19,7 +19,7 @@ type SessionEventData interface {
 // SpecVersion is the version of the spec this package was generated from
 // (MAJOR.MINOR.PATCH). A session log records it in its session/created event; a log of
 // another major version does not open.
-const SpecVersion = "3.0.0"
+const SpecVersion = "3.1.0"
 
 // SessionEventTypes lists every session-log event type, sorted.
 var SessionEventTypes = []string{

@@ -267,6 +267,24 @@ type HandlerType struct {
 	// AnswerSchema is the JSON Schema of a prompt handler's answer, sent as the request's
 	// structured output format where the provider has one.
 	AnswerSchema string
+	// Conversation, when set, is how a prompt handler judges the session's conversation at
+	// the events it names.
+	Conversation *ConversationPrompt
+}
+
+// ConversationPrompt is how a prompt handler judges the session's conversation (a stop
+// condition): its evaluator gets SystemPrompt, the conversation as the session's last model
+// request sent it followed by that request's answer, then the user message Condition. An
+// ok:false answer there blocks without ending the turn, whatever continueOnBlock says, and
+// impossible:true lets the action go ahead as ok:true does.
+type ConversationPrompt struct {
+	// Events are the events at which the handler judges the conversation.
+	Events []string
+	// SystemPrompt replaces the handler type's system prompt there.
+	SystemPrompt string
+	// Condition is the user message after the conversation: "{prompt}" stands for the
+	// handler's prompt, whose $ARGUMENTS is then replaced by the hook's input.
+	Condition string
 }
 
 // ToolInput is how an engine writes one of its own tools' input to a hook.

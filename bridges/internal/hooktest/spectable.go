@@ -131,6 +131,9 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		if len(h.RefusedAt) > 0 {
 			ht.RefusedAt = h.RefusedAt
 		}
+		if c := h.Conversation; c != nil {
+			ht.Conversation = &hookmap.ConversationPrompt{Events: c.Events, SystemPrompt: c.SystemPrompt, Condition: c.Condition}
+		}
 		if len(h.EventTimeoutSec) == 0 {
 			ht.EventTimeoutSec = nil
 		}

@@ -240,6 +240,19 @@ plain output as a context, "{hook}" standing for the hook's name; "" keeps the t
 		gofile.Comment(`SystemPrompt is a prompt handler's system prompt.`).Id("SystemPrompt").String(),
 		gofile.Comment(`AnswerSchema is the JSON Schema of a prompt handler's answer, sent as the request's
 structured output format where the provider has one.`).Id("AnswerSchema").String(),
+		gofile.Comment(`Conversation, when set, is how a prompt handler judges the session's conversation at
+the events it names.`).Id("Conversation").Op("*").Id("ConversationPrompt"),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`ConversationPrompt is how a prompt handler judges the session's conversation (a stop
+condition): its evaluator gets SystemPrompt, the conversation as the session's last model
+request sent it followed by that request's answer, then the user message Condition. An
+ok:false answer there blocks without ending the turn, whatever continueOnBlock says, and
+impossible:true lets the action go ahead as ok:true does.`).Type().Id("ConversationPrompt").Struct(
+		gofile.Comment(`Events are the events at which the handler judges the conversation.`).Id("Events").Index().String(),
+		gofile.Comment(`SystemPrompt replaces the handler type's system prompt there.`).Id("SystemPrompt").String(),
+		gofile.Comment(`Condition is the user message after the conversation: "{prompt}" stands for the
+handler's prompt, whose $ARGUMENTS is then replaced by the hook's input.`).Id("Condition").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment("ToolInput is how an engine writes one of its own tools' input to a hook.").Type().Id("ToolInput").Struct(
@@ -612,6 +625,17 @@ func handlerTypes(m map[string]*ir.HandlerType) *jen.Statement {
 		}
 		if h.AnswerSchema != "" {
 			fields = append(fields, kv("AnswerSchema", jen.Lit(h.AnswerSchema)))
+		}
+		if c := h.Conversation; c != nil {
+			events := make([]jen.Code, len(c.Events))
+			for i, e := range c.Events {
+				events[i] = jen.Lit(e)
+			}
+			fields = append(fields, kv("Conversation", jen.Op("&").Id("ConversationPrompt").Add(lines([]jen.Code{
+				kv("Events", jen.Index().String().Values(events...)),
+				kv("SystemPrompt", jen.Lit(c.SystemPrompt)),
+				kv("Condition", jen.Lit(c.Condition)),
+			}))))
 		}
 		entries[i] = jen.Lit(k).Op(":").Add(lines(fields))
 	}
