@@ -125,7 +125,11 @@ var points = map[string]pointRow{
 	},
 	dsh.InstructionsLoadedEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnInstructionsLoaded(onNotify(l, func(p *dsh.InstructionsLoadedPayload) scope {
-			return scope{agentID: p.AgentID, handle: p.Agent}.with("path", p.File.Path).with("reason", string(p.File.Reason))
+			s := scope{agentID: p.AgentID, handle: p.Agent}
+			if p.Turn != nil {
+				s.turn = *p.Turn
+			}
+			return s.with("path", p.File.Path).with("reason", string(p.File.Reason))
 		}))
 	},
 	dsh.PostBatchEventName: func(reg *dsh.Registrar, l *listener) {

@@ -536,6 +536,11 @@ func compactionCases() []Case {
 		auto("post-system-message", h(PO, js(`{"systemMessage":"compacted"}`))),
 		auto("session-start-context", Hook{Event: SS, Matcher: "compact", Script: js(`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"restored after compact"}}`)}),
 		{Name: "compact/overflow", Turns: overflow, Hooks: all("exit 0")},
+		// After a compaction the engine loads its instruction files again.
+		{Name: "compact/auto-instructions", Engines: claude, AutoCompact: true, Turns: big, Files: map[string]string{"CLAUDE.md": "Rule ONE.\n@two.md\n", "two.md": "Rule TWO.\n"},
+			Concurrent: []string{"InstructionsLoaded-1"}, Hooks: []Hook{h("InstructionsLoaded", "exit 0"), h(SS, "exit 0"), h(PO, "exit 0")}},
+		{Name: "compact/manual-instructions", Engines: claude, Prompts: manual, Turns: longCall, Files: map[string]string{"CLAUDE.md": "Rule ONE.\n@two.md\n", "two.md": "Rule TWO.\n"},
+			Concurrent: []string{"InstructionsLoaded-1"}, Hooks: []Hook{h("InstructionsLoaded", "exit 0"), h(SS, "exit 0"), h(PO, "exit 0")}},
 		man("exit0", all("exit 0")...),
 		man("matcher", Hook{Event: PC, Matcher: "auto", Script: "exit 0"}, Hook{Event: PC, Matcher: "manual", Script: "exit 0"}),
 		man("pre-plain-stdout", h(PC, "echo 'keep codename OSPREY'")),

@@ -3,8 +3,8 @@ package differential
 // promptCases are the cases of what reaches the model besides the prompt: slash commands
 // (Claude Code's .claude/commands), instruction files (CLAUDE.md and its @imports; Codex's
 // AGENTS.md; Gemini CLI's GEMINI.md) and the system-prompt flags, with UserPromptExpansion.
-// InstructionsLoaded and Setup are pending in dsh (a hooks file naming one does not load),
-// so the instruction cases observe the request only.
+// The instruction cases observe the request; instructions/loaded (and the compact/*
+// -instructions cases) the InstructionsLoaded hooks too.
 func promptCases() []Case {
 	const U, UPE = "UserPromptSubmit", "UserPromptExpansion"
 	claude, codex, gemini := []string{"claude"}, []string{"codex"}, []string{"gemini"}

@@ -358,12 +358,17 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		if scope != "" {
 			scope = strings.ToUpper(scope[:1]) + scope[1:] // user → User, as memory_type
 		}
-		v = claudecode.InstructionsLoadedInput{
+		x := claudecode.InstructionsLoadedInput{
 			HookEventName: claudecode.InstructionsLoadedInputHookEventNameInstructionsLoaded, SessionID: s.SessionID, Effort: eff,
 			FilePath: f.Path, MemoryType: claudecode.InstructionsLoadedInputMemoryType(scope),
 			LoadReason: claudecode.InstructionsLoadedInputLoadReason(f.Reason), ParentFilePath: f.Parent,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 		}
+		if s.TurnOpen {
+			// Loaded again after an automatic compaction: the engine sends the prompt's id.
+			x.PromptID = prompt
+		}
+		v = x
 	case evPostToolBatch:
 		calls := make([]claudecode.BatchToolCall, len(in.Batch))
 		for i, c := range in.Batch {

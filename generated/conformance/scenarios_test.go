@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 361 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 363 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -189,6 +189,7 @@ var scenarioTests = []struct {
 	{"b3-2-status-and-inbox-throws-are-contained", false},
 	{"b4-3-allow-after-cancel-does-not-dispatch", false},
 	{"b4-4-success-after-abort-reaches-post-execute-aborted", false},
+	{"compact-instructions-loaded-again", false},
 	{"compact-listener-failures-count-as-proceed", false},
 	{"compact-manual-while-idle", false},
 	{"compact-overflow-compacts-and-retries", false},
@@ -287,6 +288,7 @@ var scenarioTests = []struct {
 	{"hc13-compact-cc-precompact-matcher-manual", false},
 	{"hc14-compact-codex-precompact-continue-false-halts", false},
 	{"instructions-loaded-each-file", false},
+	{"instructions-loaded-on-resume", false},
 	{"interrupted-after-a-user-cancel", false},
 	{"interrupted-not-for-a-parent-cancel", false},
 	{"model-request-answer", false},

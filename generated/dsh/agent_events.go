@@ -147,10 +147,12 @@ const InstructionsLoadedEventName = "agent/instructions-loaded"
 // notification: every listener runs, in order; a returned error or a panic is reported to
 // the caller and stops nothing.
 //
-// agent/instructions-loaded fires once for each instruction file loaded into a new
+// agent/instructions-loaded fires once for each instruction file loaded into an
 // agent's context (loop Config.Instructions, in their order: a file, then its
-// imports), when the agent is created (never resumed), after agent/setup and before
-// agent/session-start. It is for observers only: listeners cannot change anything.
+// imports): when the agent is created (after agent/setup) or resumed, before
+// agent/session-start; and after each automatic compaction, after its
+// agent/session-start{compact}, with reason compact for the files read as the session
+// started (a manual compaction loads none). It is for observers only: listeners cannot change anything.
 // They are awaited in order, each bounded as agent/session-start's; a failing or
 // overrunning listener is logged and startup proceeds.
 type InstructionsLoadedListener func(ctx context.Context, p *InstructionsLoadedPayload) error

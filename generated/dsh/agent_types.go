@@ -1129,7 +1129,8 @@ func (v *InstructionScope) UnmarshalJSON(data []byte) error {
 }
 
 // InstructionReason says why an instruction file was loaded: "session_start" (read as
-// the session started) or "include" (imported by another file's "@path").
+// the session started or resumed), "include" (imported by another file's "@path") or
+// "compact" (read again after an automatic compaction).
 type InstructionReason string
 
 const (
@@ -1137,15 +1138,17 @@ const (
 	InstructionReasonSessionStart InstructionReason = "session_start"
 	// InstructionReasonInclude is the InstructionReason value "include".
 	InstructionReasonInclude InstructionReason = "include"
+	// InstructionReasonCompact is the InstructionReason value "compact".
+	InstructionReasonCompact InstructionReason = "compact"
 )
 
 // InstructionReasonValues lists every InstructionReason value, in spec order.
-var InstructionReasonValues = []InstructionReason{InstructionReasonSessionStart, InstructionReasonInclude}
+var InstructionReasonValues = []InstructionReason{InstructionReasonSessionStart, InstructionReasonInclude, InstructionReasonCompact}
 
 // Valid reports whether v is one of the InstructionReasonValues.
 func (v InstructionReason) Valid() bool {
 	switch v {
-	case InstructionReasonSessionStart, InstructionReasonInclude:
+	case InstructionReasonSessionStart, InstructionReasonInclude, InstructionReasonCompact:
 		return true
 	}
 	return false
@@ -1227,6 +1230,8 @@ type InstructionsLoadedPayload struct {
 	AgentID string `json:"agentId"`
 	// File is the instruction file that was loaded.
 	File InstructionFile `json:"file"`
+	// Turn is the open turn, for a load after an automatic compaction.
+	Turn *int `json:"turn,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1240,6 +1245,9 @@ func (r InstructionsLoadedPayload) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("agentId").String(r.AgentID)
 	r.File.encodeJSON(enc.Key("file"))
+	if r.Turn != nil {
+		enc.Key("turn").Int(*r.Turn)
+	}
 	enc.EndObject()
 }
 
@@ -1253,6 +1261,7 @@ func (r *InstructionsLoadedPayload) UnmarshalJSON(data []byte) error {
 	var v InstructionsLoadedPayload
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Required(dec, "file", &v.File, codec.Checked[InstructionFile])
+	codec.Optional(dec, "turn", &v.Turn, codec.Value[*int])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ var Events = []EventInfo{
 	{
 		Name:     "agent/instructions-loaded",
 		Domain:   DomainNotification,
-		Doc:      "agent/instructions-loaded fires once for each instruction file loaded into a new\nagent's context (loop Config.Instructions, in their order: a file, then its\nimports), when the agent is created (never resumed), after agent/setup and before\nagent/session-start. It is for observers only: listeners cannot change anything.\nThey are awaited in order, each bounded as agent/session-start's; a failing or\noverrunning listener is logged and startup proceeds.",
+		Doc:      "agent/instructions-loaded fires once for each instruction file loaded into an\nagent's context (loop Config.Instructions, in their order: a file, then its\nimports): when the agent is created (after agent/setup) or resumed, before\nagent/session-start; and after each automatic compaction, after its\nagent/session-start{compact}, with reason compact for the files read as the session\nstarted (a manual compaction loads none). It is for observers only: listeners cannot change anything.\nThey are awaited in order, each bounded as agent/session-start's; a failing or\noverrunning listener is logged and startup proceeds.",
 		Payload:  "InstructionsLoadedPayload",
 		Decision: "",
 		Default:  "",

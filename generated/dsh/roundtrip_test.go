@@ -842,6 +842,7 @@ func TestRoundTrip(t *testing.T) {
 				Reason: dsh.InstructionReasonSessionStart,
 				Parent: ptr("text-parent"),
 			},
+			Turn: ptr(1),
 		})
 	})
 	t.Run("PostBatchPayload", func(t *testing.T) {

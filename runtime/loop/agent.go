@@ -106,7 +106,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		a.setup(ctx, a.cfg.Setup)
 	}
 	for _, f := range a.cfg.Instructions {
-		a.instructionsLoaded(ctx, f)
+		a.instructionsLoaded(ctx, f, nil)
 	}
 	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceStartup}, a.cfg.SessionStartTimeout)
 	return a, nil
@@ -114,7 +114,8 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 
 // Resume re-creates an agent from its session log: it replays the log (session.Replay),
 // closes a turn a crash left open with turn/end{interrupted}, restores the turn counter,
-// the inbox and the request header, and runs the agent/session-start listeners with
+// the inbox and the request header, and runs the agent/instructions-loaded listeners
+// (Config.Instructions, as read for this run) and the agent/session-start listeners with
 // source resume, like New. Pending inbox messages wait for the next waking send.
 func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	cfg, err := cfg.normalized()
@@ -161,6 +162,9 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	a.req.first = dsh.HeaderReasonResume
 	a.resumed = a.req.resumedContext()
+	for _, f := range a.cfg.Instructions {
+		a.instructionsLoaded(ctx, f, nil)
+	}
 	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceResume}, a.cfg.SessionStartTimeout)
 	return a, nil
 }

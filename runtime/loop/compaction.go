@@ -485,6 +485,16 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	if res.outcome == dsh.CompactionOutcomeCommitted {
 		id := res.id
 		a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceCompact, CompactionID: &id, Turn: at.turn}, cc.ListenerTimeout)
+		if origin(at.trigger) == dsh.CompactionOriginAuto {
+			// An automatic compaction loads the instruction files again: the files read as
+			// the session started with reason compact, their imports as before.
+			for _, f := range a.cfg.Instructions {
+				if f.Reason == dsh.InstructionReasonSessionStart {
+					f.Reason = dsh.InstructionReasonCompact
+				}
+				a.instructionsLoaded(ctx, f, at.turn)
+			}
+		}
 	}
 	if _, stepsAfter := a.pending(); stepsAfter > stepsBefore {
 		res.contexts += stepsAfter - stepsBefore

@@ -100,9 +100,10 @@ type Config struct {
 	// Setup, when set, runs agent/setup with this trigger when the agent is created (not
 	// when it is resumed), before agent/session-start.
 	Setup dsh.SetupTrigger
-	// Instructions are the instruction files the host loaded into the new agent's context
-	// (the text itself the host injects): agent/instructions-loaded runs for each, in
-	// order, when the agent is created (not when it is resumed), after agent/setup.
+	// Instructions are the instruction files the host loaded into the agent's context (the
+	// text itself the host injects): agent/instructions-loaded runs for each, in order,
+	// when the agent is created (after agent/setup) or resumed, and again after each
+	// automatic compaction (reason compact for a file read as the session started).
 	Instructions []dsh.InstructionFile
 	// SessionStartTimeout bounds the agent/session-start listeners (0: 5 s).
 	SessionStartTimeout time.Duration

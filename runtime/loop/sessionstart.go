@@ -40,12 +40,12 @@ func (a *Agent) setup(ctx context.Context, trigger dsh.SetupTrigger) {
 	}
 }
 
-// instructionsLoaded runs the agent/instructions-loaded listeners of a created agent for
-// one instruction file, in order, each bounded by Config.SessionStartTimeout; failures
-// and overruns are logged and startup goes on.
-func (a *Agent) instructionsLoaded(ctx context.Context, f dsh.InstructionFile) {
+// instructionsLoaded runs the agent/instructions-loaded listeners for one instruction
+// file (turn: the open turn, when loaded within one), in order, each bounded by
+// Config.SessionStartTimeout; failures and overruns are logged and the agent goes on.
+func (a *Agent) instructionsLoaded(ctx context.Context, f dsh.InstructionFile, turn *int) {
 	bound := a.cfg.SessionStartTimeout
-	p := &dsh.InstructionsLoadedPayload{Agent: a, AgentID: a.id, File: f}
+	p := &dsh.InstructionsLoadedPayload{Agent: a, AgentID: a.id, File: f, Turn: turn}
 	overran, err := a.reg.NotifyInstructionsLoadedBounded(withScope(ctx, scope{agent: a}), p, bound)
 	for _, name := range overran {
 		a.logger.Warn("loop: agent/instructions-loaded listener overran its bound; abandoned", "listener", name, "bound", bound)

@@ -312,7 +312,10 @@ func (b *Bridge) instructionsLoaded(ctx context.Context, p *dsh.InstructionsLoad
 	ev := b.event(dsh.InstructionsLoadedEventName)
 	f := p.File
 	in := Input{Event: ev, Session: b.session(ctx, p.AgentID), Instruction: &f}
-	rep, err := b.fire(ctx, in, b.subjectOf(in), false, p.Agent)
+	if p.Turn != nil { // loaded again after an automatic compaction, within the turn
+		in.Turn, in.Session.Turn, in.Session.TurnOpen = *p.Turn, *p.Turn, true
+	}
+	rep, err := b.fire(ctx, in, b.subjectOf(in), p.Turn != nil, p.Agent)
 	if err != nil {
 		return err
 	}

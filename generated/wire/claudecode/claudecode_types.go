@@ -1039,7 +1039,8 @@ func (v *SetupInputTrigger) UnmarshalJSON(data []byte) error {
 }
 
 // InstructionsLoadedInput is the stdin of an InstructionsLoaded hook, one for each
-// instruction file loaded (measured in 2.1.328: no permission_mode, no prompt_id).
+// instruction file loaded (measured in 2.1.328: no permission_mode; prompt_id only when
+// loaded again within a turn, after an automatic compaction).
 type InstructionsLoadedInput struct {
 	// SessionID identifies the session.
 	SessionID string `json:"session_id"`
@@ -1065,7 +1066,7 @@ type InstructionsLoadedInput struct {
 	FilePath string `json:"file_path"`
 	// MemoryType is where the file comes from.
 	MemoryType InstructionsLoadedInputMemoryType `json:"memory_type"`
-	// LoadReason says why it was loaded (dsh sends session_start and include).
+	// LoadReason says why it was loaded (dsh sends session_start, include and compact).
 	LoadReason InstructionsLoadedInputLoadReason `json:"load_reason"`
 	// Globs are the path patterns of a conditional rule file (not sent by dsh).
 	Globs []string `json:"globs,omitempty"`
@@ -1243,7 +1244,7 @@ func (v *InstructionsLoadedInputMemoryType) UnmarshalJSON(data []byte) error {
 
 // InstructionsLoadedInputLoadReason is the set of values of
 // InstructionsLoadedInput.LoadReason: load_reason says why it was loaded (dsh sends
-// session_start and include).
+// session_start, include and compact).
 type InstructionsLoadedInputLoadReason string
 
 const (
