@@ -251,12 +251,42 @@ type Plugin struct {
 // Name is the plugin's registered name.
 func (p *Plugin) Name() string { return "permissions" }
 
-// Register registers the plugin's tools/pre-execute listener and guard.
+// Register registers the plugin's tools/pre-execute listener and guard, and, when
+// Texts.WholeDeniedHidden, its agent/request listener.
 func (p *Plugin) Register(r *dsh.Registrar) (unregister func()) {
 	a := r.OnPreTool(p.preTool)
 	b := r.Guard(p.guard)
 	c := r.OnPostTool(p.postTool)
-	return func() { a(); b(); c() }
+	d := func() {}
+	if p.Texts != nil && p.Texts.WholeDeniedHidden {
+		d = r.OnRequest(p.request)
+	}
+	return func() { a(); b(); c(); d() }
+}
+
+// request leaves out of the request's tools each tool a deny rule names whole, as the
+// engine does (Texts.WholeDeniedHidden); a call the model makes to one all the same is
+// denied at the tool gate.
+func (p *Plugin) request(ctx context.Context, pl *dsh.RequestPayload) (dsh.RequestDecision, error) {
+	var allow, hidden, by []string
+	for _, t := range pl.Request.Tools {
+		if e := p.Policy.Hidden(t.Name); e != nil {
+			hidden, by = append(hidden, t.Name), append(by, e.Source+": "+e.Rule.Text)
+			continue
+		}
+		allow = append(allow, t.Name)
+	}
+	if len(hidden) == 0 {
+		return dsh.RequestPass{}, nil
+	}
+	reason := "not offered: " + strings.Join(hidden, ", ") + " (denied whole by " + strings.Join(by, "; ") + ")"
+	if allow == nil {
+		allow = []string{}
+	}
+	if p.Record != nil {
+		p.Record(ctx, dsh.DecisionRecorded{Point: dsh.RequestEventName, Listener: p.Name(), Decision: "restrict", Reason: &reason})
+	}
+	return dsh.RequestRestrict{Allow: allow, Reason: &reason}, nil
 }
 
 // refuse remembers the engine's text of a refusal of call id, for postTool.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -268,4 +269,58 @@ func TestPluginPostTool(t *testing.T) {
 	if d := post("c1", "Error: the user rejected tool \"Write\"").(dsh.PostToolAccept); d.Content != nil {
 		t.Errorf("another failure was rewritten: %+v", d)
 	}
+}
+
+// A tool a deny rule names whole is left out of every request (an MCP server's rule takes
+// its tools); a deny rule with a specifier, or an allow rule, hides nothing. The
+// restriction is recorded.
+func TestPluginHidesWholeDeniedTools(t *testing.T) {
+	tools := []dsh.ModelTool{{Name: "Bash"}, {Name: "Read"}, {Name: "Write"}, {Name: "mcp__fs__read"}, {Name: "mcp__web__get"}}
+	for name, tc := range map[string]struct {
+		rules map[permrule.Behavior][]string
+		want  []string // nil: the request passes
+	}{
+		"whole":     {map[permrule.Behavior][]string{permrule.Deny: {"Write", "mcp__fs"}}, []string{"Bash", "Read", "mcp__web__get"}},
+		"specifier": {map[permrule.Behavior][]string{permrule.Deny: {"Write(secrets/**)", "Bash(rm *)"}}, nil},
+		"allow":     {map[permrule.Behavior][]string{permrule.Allow: {"Write"}}, nil},
+		"all":       {map[permrule.Behavior][]string{permrule.Deny: {"Bash", "Read", "Write", "mcp__fs__*", "mcp__web__get"}}, []string{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, recs := plugin(t, "bypassPermissions", tc.rules)
+			d, err := p.request(context.Background(), &dsh.RequestPayload{Request: dsh.ModelRequest{Tools: tools}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, restricted := d.(dsh.RequestRestrict)
+			switch {
+			case tc.want == nil && restricted:
+				t.Fatalf("restricted to %v, want pass", r.Allow)
+			case tc.want == nil:
+				return
+			case !restricted:
+				t.Fatalf("decision %s, want restrict %v", d.Kind(), tc.want)
+			case !slices.Equal(r.Allow, tc.want) || r.Allow == nil:
+				t.Errorf("allow %#v, want %#v", r.Allow, tc.want)
+			}
+			if len(*recs) != 1 || (*recs)[0].Decision != "restrict" || !strings.Contains(*(*recs)[0].Reason, "settings.json") {
+				t.Errorf("records %+v", *recs)
+			}
+		})
+	}
+	// The table says whether the engine hides them: only then does the plugin listen.
+	reg := dsh.NewRegistry()
+	p, _ := plugin(t, "bypassPermissions", map[permrule.Behavior][]string{permrule.Deny: {"Write"}})
+	unregister := p.Register(reg.Plugin(p.Name()))
+	if !reg.Listens(dsh.RequestEventName) {
+		t.Error("no agent/request listener under a table that hides whole-denied tools")
+	}
+	unregister()
+	hides := *p.Texts
+	hides.WholeDeniedHidden = false
+	p.Texts = &hides
+	unregister = p.Register(reg.Plugin(p.Name()))
+	if reg.Listens(dsh.RequestEventName) {
+		t.Error("an agent/request listener under a table that does not hide them")
+	}
+	unregister()
 }

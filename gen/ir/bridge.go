@@ -114,6 +114,8 @@ type Permissions struct {
 	Denied map[string]string `json:"denied"`
 	// WholeDenied is the text of a call to a tool a deny rule names whole.
 	WholeDenied string `json:"wholeDenied"`
+	// WholeDeniedHidden says a tool a deny rule names whole is not offered to the model.
+	WholeDeniedHidden bool `json:"wholeDeniedHidden"`
 	// Unanswered is the text of an ask no one answers, per tool ("*": any other).
 	Unanswered map[string]string `json:"unanswered"`
 	// RuleAsked is the text of an ask rule's ask no one answers, per tool ("*": any other).

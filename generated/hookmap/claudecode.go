@@ -160,7 +160,8 @@ var ClaudeCode = Bridge{
 			"Read":  "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>",
 			"Write": "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>",
 		},
-		WholeDenied: "<tool_use_error>Error: No such tool available: {tool}. {tool} is disabled for this session, in subagents as well as here.</tool_use_error>",
+		WholeDenied:       "<tool_use_error>Error: No such tool available: {tool}. {tool} is disabled for this session, in subagents as well as here.</tool_use_error>",
+		WholeDeniedHidden: true,
 		Unanswered: map[string]string{
 			"*":     "Claude requested permissions to use {tool}, but you haven't granted it yet.",
 			"Edit":  "Claude requested permissions to write to {file_path}, but you haven't granted it yet.",

@@ -135,6 +135,9 @@ type Permissions struct {
 	Denied map[string]string
 	// WholeDenied is the text of a call to a tool a deny rule names whole.
 	WholeDenied string
+	// WholeDeniedHidden says a tool a deny rule names whole is not offered to the model: the
+	// requests' tools leave it out.
+	WholeDeniedHidden bool
 	// Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
 	// any other), with Denied's placeholders.
 	Unanswered map[string]string

@@ -356,3 +356,21 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// Hidden names the deny rule that takes a whole tool: not one with a specifier, not an
+// allow or ask rule; an MCP server's rule takes each of its tools.
+func TestHidden(t *testing.T) {
+	deny, _ := Entries([]string{"Bash(rm *)", "WebFetch", "mcp__fs"}, Deny, "s.json")
+	allow, _ := Entries([]string{"Write"}, Allow, "s.json")
+	ask, _ := Entries([]string{"Read"}, Ask, "s.json")
+	p := Policy{Rules: append(append(deny, allow...), ask...)}
+	for tool, want := range map[string]string{"Bash": "", "WebFetch": "WebFetch", "mcp__fs__read": "mcp__fs", "mcp__fsx__read": "", "Write": "", "Read": ""} {
+		got := ""
+		if e := p.Hidden(tool); e != nil {
+			got = e.Rule.Text
+		}
+		if got != want {
+			t.Errorf("Hidden(%s) = %q, want %q", tool, got, want)
+		}
+	}
+}

@@ -141,6 +141,19 @@ type Decision struct {
 	Undecided string
 }
 
+// Hidden reports the deny rule that names the whole of tool (no specifier; an MCP
+// server's rule names each of its tools), or nil: an engine that hides such a tool does
+// not offer it to the model at all.
+func (p Policy) Hidden(tool string) *Entry {
+	for i := range p.Rules {
+		e := &p.Rules[i]
+		if e.Behavior == Deny && e.Rule.Whole() && toolMatches(e.Rule.Tool, tool) {
+			return e
+		}
+	}
+	return nil
+}
+
 // Decide decides call under env: a deny rule that matches it, or whose match cannot
 // be told, denies; then an ask rule likewise asks; then the mode's Refuse rules deny;
 // then an allow rule, or the mode's Allow rules, allow when they match (every

@@ -155,7 +155,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		out.Commands = h
 	}
 	if p := b.Permissions; p != nil {
-		h := &hookmap.Permissions{Key: p.Key, Untrusted: p.Untrusted, Denied: p.Denied, WholeDenied: p.WholeDenied,
+		h := &hookmap.Permissions{Key: p.Key, Untrusted: p.Untrusted, Denied: p.Denied, WholeDenied: p.WholeDenied, WholeDeniedHidden: p.WholeDeniedHidden,
 			Unanswered: p.Unanswered, RuleAsked: p.RuleAsked, RulesAs: p.RulesAs, Unsupported: p.Unsupported, Modes: map[string]hookmap.PermissionMode{}}
 		for name, m := range p.Modes {
 			hm := hookmap.PermissionMode{Refused: m.Refused, Otherwise: m.Otherwise, Unanswered: m.Unanswered}

@@ -158,6 +158,8 @@ error that says so.`).Id("Unsupported").Map(jen.String()).String(),
 		gofile.Comment(`Denied is the text the model reads of a call a deny rule denies, per tool ("*": any
 other); {tool} is the tool's name, {FIELD} a top-level string of its input.`).Id("Denied").Map(jen.String()).String(),
 		gofile.Comment(`WholeDenied is the text of a call to a tool a deny rule names whole.`).Id("WholeDenied").String(),
+		gofile.Comment(`WholeDeniedHidden says a tool a deny rule names whole is not offered to the model: the
+requests' tools leave it out.`).Id("WholeDeniedHidden").Bool(),
 		gofile.Comment(`Unanswered is the text of a call the mode asks for and that no one answers, per tool ("*":
 any other), with Denied's placeholders.`).Id("Unanswered").Map(jen.String()).String(),
 		gofile.Comment(`RuleAsked is the text of a call an ask rule asks for and that no one answers, per
@@ -563,7 +565,7 @@ func permissionValues(p *ir.Permissions) *jen.Statement {
 	return jen.Op("&").Id("Permissions").Add(lines([]jen.Code{
 		kv("Key", jen.Lit(p.Key)), kv("Untrusted", strs(p.Untrusted)),
 		kv("Modes", jen.Map(jen.String()).Id("PermissionMode").Add(lines(modes))), kv("Unsupported", stringMap(p.Unsupported)),
-		kv("Denied", stringMap(p.Denied)), kv("WholeDenied", jen.Lit(p.WholeDenied)),
+		kv("Denied", stringMap(p.Denied)), kv("WholeDenied", jen.Lit(p.WholeDenied)), kv("WholeDeniedHidden", jen.Lit(p.WholeDeniedHidden)),
 		kv("Unanswered", stringMap(p.Unanswered)), kv("RuleAsked", stringMap(p.RuleAsked)), kv("RulesAs", stringMap(p.RulesAs)),
 	}))
 }
