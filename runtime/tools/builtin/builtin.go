@@ -64,6 +64,12 @@ const (
 	// CodeBashExit is the failure of a command that exited non-zero under StyleClaudeCode
 	// (Claude Code's Bash fails then); its message is "Exit code N" and the output.
 	CodeBashExit = "BASH_EXIT"
+	// CodeWebFetchSkipped is the failure of the Gemini style's web_fetch when every URL
+	// of its prompt names a host it may not reach (loopback, private, local).
+	CodeWebFetchSkipped = "WEB_FETCH_PROCESSING_ERROR"
+	// CodeWebFetchFailed is the failure of the Gemini style's web_fetch when no URL of
+	// its prompt could be fetched.
+	CodeWebFetchFailed = "WEB_FETCH_FALLBACK_FAILED"
 )
 
 // Style is how the tools word their results for the model, and whether a command that
@@ -207,9 +213,6 @@ func Definitions(o Options) ([]tools.Definition, error) {
 	}
 	if defs, ok, err := toolsetDefinitions(o); ok || err != nil {
 		return defs, err
-	}
-	if o.Style == StyleGemini {
-		return geminiDefinitions(o), nil
 	}
 	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
 }
