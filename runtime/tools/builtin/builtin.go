@@ -14,8 +14,13 @@
 // structuredPatch, userModified, replaceAll}; Bash's is {stdout, stderr, exitCode,
 // outputTruncated?, wallTime} (Claude Code's bridge sends its own Bash shape from it).
 // How the model reads them is Options.Style: dsh's own words, Claude Code's or Codex's;
-// under StyleGemini the tools also take Gemini CLI's names and inputs (run_shell_command,
-// read_file, write_file, replace).
+// under StyleGemini the tools are Gemini CLI 0.61.0's, from its recorded toolset
+// (spec/toolsets/gemini.json, see [Toolset]): run_shell_command, read_file, write_file and
+// replace (these four tools under its names and inputs), and its own glob, grep_search,
+// list_directory, web_fetch and write_todos, whose values are {llmContent, returnDisplay}
+// as the engine's AfterTool hooks see them. glob, grep_search and list_directory read
+// beneath a workspace directory only; web_fetch refuses loopback, private and local
+// hosts, by name and at every dial.
 //
 // Read, Write and Edit are confined to the workspace: a relative path is taken under it,
 // a path that resolves (symlinks included) outside it is an error result with code
@@ -105,7 +110,9 @@ const (
 	// lines shown, "Successfully created and wrote to new file: PATH. Here is the updated
 	// code:" and the content, "Successfully modified file: PATH (N replacements). …", and
 	// failures in its words without "Error: " ("File not found: PATH"). The values are
-	// the other styles' (Bash's with its process group, PGID).
+	// the other styles' (Bash's with its process group, PGID). The style's toolset
+	// (spec/toolsets/gemini.json) adds Gemini CLI's glob, grep_search, list_directory,
+	// web_fetch and write_todos, with the engine's descriptions and schemas for all nine.
 	StyleGemini Style = "gemini"
 )
 
@@ -217,7 +224,7 @@ func Definitions(o Options) ([]tools.Definition, error) {
 	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
 }
 
-// Register registers the four tools globally in r and returns a func that unregisters
+// Register registers the style's tools (see [Definitions]) globally in r and returns a func that unregisters
 // them.
 func Register(r *tools.Registry, o Options) (unregister func(), err error) {
 	defs, err := Definitions(o)

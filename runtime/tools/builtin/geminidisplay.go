@@ -63,11 +63,13 @@ func GeminiDisplay(tool string, value json.RawMessage, workspace string) (displa
 		}
 		return geminiDiff(r.FilePath, r.OriginalFile, r.updated(), "Current", "Proposed", false), true
 	case GeminiGlob, GeminiGrep, GeminiList, GeminiWebFetch, GeminiWriteTodos:
-		var r geminiResult
+		var r struct {
+			ReturnDisplay json.RawMessage `json:"returnDisplay"`
+		}
 		if json.Unmarshal(value, &r) != nil || r.ReturnDisplay == nil {
 			return nil, false
 		}
-		return r.ReturnDisplay, true
+		return r.ReturnDisplay, true // as it is: its keys in the engine's order
 	}
 	return nil, false
 }
