@@ -29,6 +29,12 @@ const (
 	webFetchTruncated = "\n\n... [Content truncated due to size limit] ..."
 )
 
+// engineWords is an error worded as the engine words it (capitalized, with its
+// punctuation), which the model reads.
+type engineWords string
+
+func (e engineWords) Error() string { return string(e) }
+
 type geminiWebFetchInput struct {
 	Prompt string `json:"prompt"`
 }
@@ -50,7 +56,7 @@ func newWebFetcher() webFetcher {
 			return err
 		}
 		if ip, err := netip.ParseAddr(host); err != nil || privateAddr(ip) {
-			return fmt.Errorf("Access to blocked or private host %s is not allowed.", host)
+			return engineWords(fmt.Sprintf("Access to blocked or private host %s is not allowed.", host))
 		}
 		return nil
 	}}
@@ -250,14 +256,14 @@ func (f webFetcher) fetch(ctx context.Context, u string) (string, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", fmt.Errorf("Request failed with status code %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		return "", engineWords(fmt.Sprintf("Request failed with status code %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, webFetchMaxBody+1))
 	if err != nil {
 		return "", err
 	}
 	if len(body) > webFetchMaxBody {
-		return "", fmt.Errorf("Response exceeded the size limit of %d bytes", webFetchMaxBody)
+		return "", engineWords(fmt.Sprintf("Response exceeded the size limit of %d bytes", webFetchMaxBody))
 	}
 	ct := strings.ToLower(resp.Header.Get("Content-Type"))
 	if ct == "" || strings.Contains(ct, "text/html") {
