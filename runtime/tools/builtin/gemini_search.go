@@ -414,7 +414,9 @@ func grepFile(o Options, dir, file string, re, exclude *regexp.Regexp, perFile, 
 			break
 		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return out, nil // a line over 16 MiB ends the file's search, as a read error ends grep's
+	} else if err != nil {
 		return nil, fmt.Errorf("grep_search: %s: %w", file, err)
 	}
 	return out, nil

@@ -12,7 +12,8 @@ import (
 )
 
 // searchTree writes the files of the gemini/tools/search differential case, a second
-// apart (newest last), plus a file under node_modules and a link leading outside.
+// apart (newest last), plus a file under node_modules, a binary file and a link leading
+// outside.
 func searchTree(t *testing.T, ws string) {
 	t.Helper()
 	now := time.Now()
@@ -21,6 +22,7 @@ func searchTree(t *testing.T, ws string) {
 		{"src/b.md", "no match here\nbeta\n"},
 		{".hidden/c.txt", "alpha\n"},
 		{"node_modules/d.txt", "alpha\n"},
+		{"data/bin.dat", "alpha\x00\x01\n"},
 	} {
 		p := filepath.Join(ws, f.name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -77,7 +79,8 @@ func TestGeminiSearchTools(t *testing.T) {
 		{"grep_search", `{"pattern":"x","dir_path":"/etc"}`, "Path not in workspace: Attempted path \"/etc\" resolves outside the allowed workspace directories: " + ws, true},
 		{"list_directory", `{"dir_path":"` + ws + `/src"}`, "Directory listing for " + ws + "/src:\na.txt (23 bytes)\nb.md (19 bytes)", false},
 		{"list_directory", `{"dir_path":"src","ignore":["*.md"]}`, "Directory listing for " + ws + "/src:\na.txt (23 bytes)", false},
-		{"list_directory", `{"dir_path":"."}`, "Directory listing for " + ws + ":\n[DIR] .hidden\n[DIR] node_modules\n[DIR] src", false},
+		{"list_directory", `{"dir_path":"."}`, "Directory listing for " + ws + ":\n[DIR] .hidden\n[DIR] data\n[DIR] node_modules\n[DIR] src", false},
+		{"grep_search", `{"pattern":"alpha","dir_path":"data"}`, "No matches found for pattern \"alpha\" in path \"data\".", false},
 		{"list_directory", `{"dir_path":"` + ws + `/missing"}`, "Error listing directory: ENOENT: no such file or directory, stat '" + ws + "/missing'", true},
 		{"list_directory", `{"dir_path":"` + a + `"}`, "Error: Path is not a directory: " + a, true},
 		{"list_directory", `{"dir_path":"/"}`, "Path not in workspace: Attempted path \"/\" resolves outside the allowed workspace directories: " + ws, true},
