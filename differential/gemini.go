@@ -254,6 +254,15 @@ func geminiCases() []Case {
 			{Text: "finished"}},
 			Hook{Event: BT, Matcher: "^(glob|grep_search|list_directory)$", Script: "exit 0"},
 			Hook{Event: AT, Matcher: "^(glob|grep_search|list_directory)$", Script: "exit 0"}),
+		// update_topic: a new topic, an intent alone, the same title again.
+		g("tools/topic", []Turn{
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"title": "Setup", "summary": "Getting started.", "strategic_intent": "Look around."}}}},
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"strategic_intent": "Read the files."}}}},
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"title": " Setup ", "strategic_intent": " Next\nstep "}}}},
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"title": "Build", "strategic_intent": ""}}}},
+			{Text: "finished"}},
+			Hook{Event: BT, Matcher: "^update_topic$", Script: "exit 0"},
+			Hook{Event: AT, Matcher: "^update_topic$", Script: "exit 0"}),
 		// write_todos and web_fetch (a loopback URL: refused by both).
 		g("tools/todos-web", []Turn{
 			{Text: "planning", Calls: []Call{{Name: "write_todos", Input: map[string]any{"todos": []any{

@@ -17,10 +17,10 @@
 // under StyleGemini the tools are Gemini CLI 0.61.0's, from its recorded toolset
 // (spec/toolsets/gemini.json, see [Toolset]): run_shell_command, read_file, write_file and
 // replace (these four tools under its names and inputs), and its own glob, grep_search,
-// list_directory, web_fetch and write_todos, whose values are {llmContent, returnDisplay}
-// as the engine's AfterTool hooks see them. glob, grep_search and list_directory read
-// beneath a workspace directory only; web_fetch refuses loopback, private and local
-// hosts, by name and at every dial.
+// list_directory, web_fetch, write_todos and update_topic, whose values are
+// {llmContent, returnDisplay} as the engine's AfterTool hooks see them. glob,
+// grep_search and list_directory read beneath a workspace directory only; web_fetch
+// refuses loopback, private and local hosts, by name and at every dial.
 //
 // Read, Write and Edit are confined to the workspace: a relative path is taken under it,
 // a path that resolves (symlinks included) outside it is an error result with code
@@ -112,7 +112,8 @@ const (
 	// failures in its words without "Error: " ("File not found: PATH"). The values are
 	// the other styles' (Bash's with its process group, PGID). The style's toolset
 	// (spec/toolsets/gemini.json) adds Gemini CLI's glob, grep_search, list_directory,
-	// web_fetch and write_todos, with the engine's descriptions and schemas for all nine.
+	// web_fetch, write_todos and update_topic, with the engine's descriptions and schemas
+	// for all ten.
 	StyleGemini Style = "gemini"
 )
 

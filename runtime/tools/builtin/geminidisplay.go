@@ -62,7 +62,7 @@ func GeminiDisplay(tool string, value json.RawMessage, workspace string) (displa
 			return nil, false
 		}
 		return geminiDiff(r.FilePath, r.OriginalFile, r.updated(), "Current", "Proposed", false), true
-	case GeminiGlob, GeminiGrep, GeminiList, GeminiWebFetch, GeminiWriteTodos:
+	case GeminiGlob, GeminiGrep, GeminiList, GeminiWebFetch, GeminiWriteTodos, GeminiUpdateTopic:
 		var r struct {
 			ReturnDisplay json.RawMessage `json:"returnDisplay"`
 		}

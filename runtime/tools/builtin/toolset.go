@@ -60,15 +60,16 @@ var implTable = map[string]func(Options) tools.Definition{
 	"write": write,
 	"edit":  edit,
 
-	"gemini.shell":       geminiImpl(geminiShell),
-	"gemini.read":        geminiImpl(geminiRead),
-	"gemini.write":       geminiImpl(geminiWrite),
-	"gemini.replace":     geminiImpl(geminiReplace),
-	"gemini.glob":        geminiImpl(geminiGlob),
-	"gemini.grep":        geminiImpl(geminiGrep),
-	"gemini.ls":          geminiImpl(geminiList),
-	"gemini.web_fetch":   geminiImpl(geminiWebFetch),
-	"gemini.write_todos": geminiImpl(geminiWriteTodos),
+	"gemini.shell":        geminiImpl(geminiShell),
+	"gemini.read":         geminiImpl(geminiRead),
+	"gemini.write":        geminiImpl(geminiWrite),
+	"gemini.replace":      geminiImpl(geminiReplace),
+	"gemini.glob":         geminiImpl(geminiGlob),
+	"gemini.grep":         geminiImpl(geminiGrep),
+	"gemini.ls":           geminiImpl(geminiList),
+	"gemini.web_fetch":    geminiImpl(geminiWebFetch),
+	"gemini.write_todos":  geminiImpl(geminiWriteTodos),
+	"gemini.update_topic": geminiImpl(geminiUpdateTopic),
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file

@@ -67,7 +67,7 @@ func TestGeminiToolsetDefinitions(t *testing.T) {
 	if got := len(defs); got != len(want) {
 		t.Errorf("%d tools, want %d (%v)", got, len(want), want)
 	}
-	for _, name := range []string{"run_shell_command", "read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "web_fetch", "write_todos"} {
+	for _, name := range []string{"run_shell_command", "read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "web_fetch", "write_todos", "update_topic"} {
 		if !slices.Contains(want, name) {
 			t.Errorf("%s is not offered", name)
 		}
