@@ -276,8 +276,9 @@ func (d runDir) geminiExtensions(t *testing.T, c Case, wrap string) {
 	}
 }
 
-// geminiHooksOf is geminiHooks for the hooks of one source ("" the settings file,
-// "ext:NAME" an extension); hook names count every hook of the case.
+// geminiHooksOf is geminiHooks for the hooks of one source ("" the settings file, with
+// Case.Settings beside the hooks; "ext:NAME" an extension); hook names count every hook
+// of the case.
 func (d runDir) geminiHooksOf(t *testing.T, c Case, wrap, src string) map[string]any {
 	events := map[string][]any{}
 	groups := map[string]map[string]any{}
@@ -320,7 +321,13 @@ func (d runDir) geminiHooksOf(t *testing.T, c Case, wrap, src string) map[string
 			g["sequential"] = true
 		}
 	}
-	return map[string]any{"hooks": events}
+	out := map[string]any{"hooks": events}
+	if src == "" {
+		for k, v := range c.Settings { // further settings (tools.core, tools.exclude)
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Result is the comparison of one case under one engine.

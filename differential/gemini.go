@@ -263,6 +263,23 @@ func geminiCases() []Case {
 			{Text: "finished"}},
 			Hook{Event: BT, Matcher: "^update_topic$", Script: "exit 0"},
 			Hook{Event: AT, Matcher: "^update_topic$", Script: "exit 0"}),
+		// The settings' tools.exclude and tools.core (an allowlist; "run_shell_command(echo)"
+		// allows the shell for commands starting with echo).
+		{Name: "gemini/tools/exclude", Engines: []string{"gemini"}, Settings: map[string]any{"tools": map[string]any{"exclude": []any{"glob", "run_shell_command"}}},
+			Turns: []Turn{
+				{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*"}}}},
+				{Text: "running", Bash: []string{"touch ran_1"}},
+				{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "."}}}},
+				{Text: "finished"}},
+			Hooks: []Hook{h(BT, "exit 0"), h(AT, "exit 0")}},
+		{Name: "gemini/tools/core", Engines: []string{"gemini"}, Settings: map[string]any{"tools": map[string]any{"core": []any{"list_directory", "run_shell_command(echo)"}}},
+			Turns: []Turn{
+				{Text: "running", Bash: []string{"echo hi"}},
+				{Text: "running", Bash: []string{"touch ran_1"}},
+				{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "."}}}},
+				{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*"}}}},
+				{Text: "finished"}},
+			Hooks: []Hook{h(BT, "exit 0"), h(AT, "exit 0")}},
 		// write_todos and web_fetch (a loopback URL: refused by both).
 		g("tools/todos-web", []Turn{
 			{Text: "planning", Calls: []Call{{Name: "write_todos", Input: map[string]any{"todos": []any{
