@@ -68,7 +68,8 @@ type Case struct {
 	BrokenExtension bool
 	// DisableAll adds "disableAllHooks": true to the settings file.
 	DisableAll bool
-	// Settings are further top-level keys of the settings file (allowedHttpHookUrls).
+	// Settings are further top-level keys of the settings file (allowedHttpHookUrls;
+	// Gemini CLI's tools).
 	Settings map[string]any
 	// Sources has dsh load the settings hierarchy (--setting-sources user,project,local
 	// --trust), as the engine does by default.

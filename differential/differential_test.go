@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // setup installs the engines and builds dsh; outside CI a failure to install skips.
@@ -274,8 +276,9 @@ func (d runDir) geminiExtensions(t *testing.T, c Case, wrap string) {
 	}
 }
 
-// geminiHooksOf is geminiHooks for the hooks of one source ("" the settings file,
-// "ext:NAME" an extension); hook names count every hook of the case.
+// geminiHooksOf is geminiHooks for the hooks of one source ("" the settings file, with
+// Case.Settings beside the hooks; "ext:NAME" an extension); hook names count every hook
+// of the case.
 func (d runDir) geminiHooksOf(t *testing.T, c Case, wrap, src string) map[string]any {
 	events := map[string][]any{}
 	groups := map[string]map[string]any{}
@@ -318,7 +321,13 @@ func (d runDir) geminiHooksOf(t *testing.T, c Case, wrap, src string) map[string
 			g["sequential"] = true
 		}
 	}
-	return map[string]any{"hooks": events}
+	out := map[string]any{"hooks": events}
+	if src == "" {
+		for k, v := range c.Settings { // further settings (tools.core, tools.exclude)
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Result is the comparison of one case under one engine.
@@ -488,13 +497,17 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		}
 		runs = append(runs, PromptHookRuns(reqs)...)
 		var placed map[string]string
+		var offered []string
 		for _, r := range reqs {
 			if r.Main {
 				placed = Placement(r.Body, c.Probes)
+				if engine == "gemini" {
+					offered = OfferedTools(r.Body, absentTools(t, "gemini"))
+				}
 				break
 			}
 		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed, Tools: offered}
 	}
 	// The engine: again, up to engineAttempts runs in all, while a hook the case counts on
 	// (Case.EngineUntil) did not run to its end.
@@ -773,4 +786,25 @@ func TestDifferential(t *testing.T) {
 		data, _ := json.MarshalIndent(results, "", "  ")
 		_ = os.WriteFile(p, data, 0o644)
 	}
+}
+
+// absentTools are the tools the dialect's recorded toolset (spec/toolsets) marks absent:
+// the engine offers them and dsh does not, which the tools aspect does not count.
+func absentTools(t *testing.T, dialect string) map[string]bool {
+	all, err := builtin.Toolsets()
+	if err != nil {
+		t.Errorf("toolsets: %v", err)
+	}
+	out := map[string]bool{}
+	for _, ts := range all {
+		if ts.Dialect != dialect {
+			continue
+		}
+		for _, r := range ts.Tools {
+			if r.Absent != "" {
+				out[r.Name] = true
+			}
+		}
+	}
+	return out
 }

@@ -231,6 +231,72 @@ func geminiCases() []Case {
 			{Text: "finished"}},
 			h(AT, "exit 0")),
 
+		// Gemini CLI's own search tools, with hooks matching their names: glob (newest
+		// first), grep_search (its auto context, names_only, filters, no match),
+		// list_directory, and their refusals.
+		g("tools/search", []Turn{
+			{Text: "writing", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "{{ws}}/src/a.txt", "content": "alpha\nbeta\nAlpha again\n"}}}},
+			{Text: "writing", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "{{ws}}/src/b.md", "content": "no match here\nbeta\n"}}}},
+			{Text: "writing", Calls: []Call{{Name: "write_file", Input: map[string]any{"file_path": "{{ws}}/.hidden/c.txt", "content": "alpha\n"}}}},
+			{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "**/*.txt"}}}},
+			{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "src/*.{txt,md}"}}}},
+			{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*.none"}}}},
+			{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*", "dir_path": "/etc"}}}},
+			{Text: "grepping", Calls: []Call{{Name: "grep_search", Input: map[string]any{"pattern": "alpha", "dir_path": "src"}}}},
+			{Text: "grepping", Calls: []Call{{Name: "grep_search", Input: map[string]any{"pattern": "beta", "names_only": true}}}},
+			{Text: "grepping", Calls: []Call{{Name: "grep_search", Input: map[string]any{"pattern": "zzz"}}}},
+			{Text: "grepping", Calls: []Call{{Name: "grep_search", Input: map[string]any{"pattern": "beta", "dir_path": "src", "include_pattern": "*.md"}}}},
+			{Text: "grepping", Calls: []Call{{Name: "grep_search", Input: map[string]any{"pattern": "here", "dir_path": "{{ws}}/missing"}}}},
+			{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "{{ws}}/src"}}}},
+			{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "src", "ignore": []any{"*.md"}}}}},
+			{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "{{ws}}/missing"}}}},
+			{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "{{ws}}/src/a.txt"}}}},
+			{Text: "finished"}},
+			Hook{Event: BT, Matcher: "^(glob|grep_search|list_directory)$", Script: "exit 0"},
+			Hook{Event: AT, Matcher: "^(glob|grep_search|list_directory)$", Script: "exit 0"}),
+		// update_topic: a new topic, an intent alone, the same title again.
+		g("tools/topic", []Turn{
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"title": "Setup", "summary": "Getting started.", "strategic_intent": "Look around."}}}},
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"strategic_intent": "Read the files."}}}},
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"title": " Setup ", "strategic_intent": " Next\nstep "}}}},
+			{Text: "narrating", Calls: []Call{{Name: "update_topic", Input: map[string]any{"title": "Build", "strategic_intent": ""}}}},
+			{Text: "finished"}},
+			Hook{Event: BT, Matcher: "^update_topic$", Script: "exit 0"},
+			Hook{Event: AT, Matcher: "^update_topic$", Script: "exit 0"}),
+		// The settings' tools.exclude and tools.core (an allowlist; "run_shell_command(echo)"
+		// allows the shell for commands starting with echo).
+		{Name: "gemini/tools/exclude", Engines: []string{"gemini"}, Settings: map[string]any{"tools": map[string]any{"exclude": []any{"glob", "run_shell_command"}}},
+			Turns: []Turn{
+				{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*"}}}},
+				{Text: "running", Bash: []string{"touch ran_1"}},
+				{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "."}}}},
+				{Text: "finished"}},
+			Hooks: []Hook{h(BT, "exit 0"), h(AT, "exit 0")}},
+		{Name: "gemini/tools/core", Engines: []string{"gemini"}, Settings: map[string]any{"tools": map[string]any{"core": []any{"list_directory", "run_shell_command(echo)"}}},
+			Turns: []Turn{
+				{Text: "running", Bash: []string{"echo hi"}},
+				{Text: "running", Bash: []string{"touch ran_1"}},
+				{Text: "listing", Calls: []Call{{Name: "list_directory", Input: map[string]any{"dir_path": "."}}}},
+				{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*"}}}},
+				{Text: "finished"}},
+			Hooks: []Hook{h(BT, "exit 0"), h(AT, "exit 0")}},
+		// write_todos and web_fetch (a loopback URL: refused by both).
+		g("tools/todos-web", []Turn{
+			{Text: "planning", Calls: []Call{{Name: "write_todos", Input: map[string]any{"todos": []any{
+				map[string]any{"description": "look around", "status": "completed"},
+				map[string]any{"description": "change things", "status": "in_progress"},
+				map[string]any{"description": "check", "status": "pending"}}}}}},
+			{Text: "planning", Calls: []Call{{Name: "write_todos", Input: map[string]any{"todos": []any{
+				map[string]any{"description": "one", "status": "in_progress"},
+				map[string]any{"description": "two", "status": "in_progress"}}}}}},
+			{Text: "planning", Calls: []Call{{Name: "write_todos", Input: map[string]any{"todos": []any{}}}}},
+			{Text: "fetching", Calls: []Call{{Name: "web_fetch", Input: map[string]any{"prompt": "Summarize http://127.0.0.1:9/page please"}}}},
+			{Text: "fetching", Calls: []Call{{Name: "web_fetch", Input: map[string]any{"prompt": "Summarize ftp://example.com/x"}}}},
+			{Text: "fetching", Calls: []Call{{Name: "web_fetch", Input: map[string]any{"prompt": "Summarize nothing"}}}},
+			{Text: "finished"}},
+			Hook{Event: BT, Matcher: "^(write_todos|web_fetch)$", Script: "exit 0"},
+			Hook{Event: AT, Matcher: "^(write_todos|web_fetch)$", Script: "exit 0"}),
+
 		// Extensions: their hooks load beside the settings' hooks; a malformed hooks.json is
 		// a diagnostic and the other extensions still load.
 		{Name: "gemini/extension/broken-beside-good", Engines: []string{"gemini"}, Turns: oneCall, BrokenExtension: true, Hooks: []Hook{

@@ -14,8 +14,13 @@
 // structuredPatch, userModified, replaceAll}; Bash's is {stdout, stderr, exitCode,
 // outputTruncated?, wallTime} (Claude Code's bridge sends its own Bash shape from it).
 // How the model reads them is Options.Style: dsh's own words, Claude Code's or Codex's;
-// under StyleGemini the tools also take Gemini CLI's names and inputs (run_shell_command,
-// read_file, write_file, replace).
+// under StyleGemini the tools are Gemini CLI 0.61.0's, from its recorded toolset
+// (spec/toolsets/gemini.json, see [Toolset]): run_shell_command, read_file, write_file and
+// replace (these four tools under its names and inputs), and its own glob, grep_search,
+// list_directory, web_fetch, write_todos and update_topic, whose values are
+// {llmContent, returnDisplay} as the engine's AfterTool hooks see them. glob,
+// grep_search and list_directory read beneath a workspace directory only; web_fetch
+// refuses loopback, private and local hosts, by name and at every dial.
 //
 // Read, Write and Edit are confined to the workspace: a relative path is taken under it,
 // a path that resolves (symlinks included) outside it is an error result with code
@@ -64,6 +69,12 @@ const (
 	// CodeBashExit is the failure of a command that exited non-zero under StyleClaudeCode
 	// (Claude Code's Bash fails then); its message is "Exit code N" and the output.
 	CodeBashExit = "BASH_EXIT"
+	// CodeWebFetchSkipped is the failure of the Gemini style's web_fetch when every URL
+	// of its prompt names a host it may not reach (loopback, private, local).
+	CodeWebFetchSkipped = "WEB_FETCH_PROCESSING_ERROR"
+	// CodeWebFetchFailed is the failure of the Gemini style's web_fetch when no URL of
+	// its prompt could be fetched.
+	CodeWebFetchFailed = "WEB_FETCH_FALLBACK_FAILED"
 )
 
 // Style is how the tools word their results for the model, and whether a command that
@@ -99,7 +110,10 @@ const (
 	// lines shown, "Successfully created and wrote to new file: PATH. Here is the updated
 	// code:" and the content, "Successfully modified file: PATH (N replacements). …", and
 	// failures in its words without "Error: " ("File not found: PATH"). The values are
-	// the other styles' (Bash's with its process group, PGID).
+	// the other styles' (Bash's with its process group, PGID). The style's toolset
+	// (spec/toolsets/gemini.json) adds Gemini CLI's glob, grep_search, list_directory,
+	// web_fetch, write_todos and update_topic, with the engine's descriptions and schemas
+	// for all ten.
 	StyleGemini Style = "gemini"
 )
 
@@ -208,13 +222,10 @@ func Definitions(o Options) ([]tools.Definition, error) {
 	if defs, ok, err := toolsetDefinitions(o); ok || err != nil {
 		return defs, err
 	}
-	if o.Style == StyleGemini {
-		return geminiDefinitions(o), nil
-	}
 	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
 }
 
-// Register registers the four tools globally in r and returns a func that unregisters
+// Register registers the style's tools (see [Definitions]) globally in r and returns a func that unregisters
 // them.
 func Register(r *tools.Registry, o Options) (unregister func(), err error) {
 	defs, err := Definitions(o)

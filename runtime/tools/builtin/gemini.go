@@ -30,58 +30,16 @@ func ToolNames(s Style) [4]string {
 	return [4]string{"Bash", "Read", "Write", "Edit"}
 }
 
-const geminiShellSchema = `{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "Exact bash command to execute as ` + "`bash -c <command>`" + `"},
-    "description": {"type": "string", "description": "Brief description of the command for the user."},
-    "dir_path": {"type": "string", "description": "(OPTIONAL) The directory to run the command in, within the workspace; default the workspace."}
-  },
-  "required": ["command"]
-}`
-
-const geminiReadSchema = `{
-  "type": "object",
-  "properties": {
-    "file_path": {"type": "string", "description": "The path to the file to read."},
-    "start_line": {"type": "integer", "minimum": 1, "description": "Optional: The 1-based line number to start reading from."},
-    "end_line": {"type": "integer", "minimum": 1, "description": "Optional: The 1-based line number to end reading at (inclusive)."}
-  },
-  "required": ["file_path"]
-}`
-
-const geminiWriteSchema = `{
-  "type": "object",
-  "properties": {
-    "file_path": {"type": "string", "description": "The path to the file to write to."},
-    "content": {"type": "string", "description": "The content to write to the file."}
-  },
-  "required": ["file_path", "content"]
-}`
-
-const geminiReplaceSchema = `{
-  "type": "object",
-  "properties": {
-    "file_path": {"type": "string", "description": "The path to the file to modify."},
-    "instruction": {"type": "string", "description": "A clear, semantic instruction for the code change."},
-    "old_string": {"type": "string", "description": "The exact literal text to replace."},
-    "new_string": {"type": "string", "description": "The exact literal text to replace old_string with."},
-    "allow_multiple": {"type": "boolean", "description": "If true, replace every occurrence of old_string; if false (default), exactly one must be found."}
-  },
-  "required": ["file_path", "instruction", "old_string", "new_string"]
-}`
-
-// geminiDefinitions are the four tools in Gemini CLI's style: its names and input
-// shapes, the values of the other styles (Bash's with the command's process group), and
-// the texts its tools send the model, as measured on Gemini CLI 0.61.0 by the
-// differential suite (gemini/tools/*). A failure reads as its message alone (the Gemini
-// wire sends it as the function response's "error").
-func geminiDefinitions(o Options) []tools.Definition {
-	defs := []tools.Definition{geminiShell(o), geminiRead(o), geminiWrite(o), geminiReplace(o)}
-	for i := range defs {
-		defs[i].FinalizeContent = plainFailure
+// geminiImpl makes a Gemini-style tool's definition: the tool as mk builds it, its
+// failures read as their message alone (the Gemini wire sends it as the function
+// response's "error"). Its name, description and schema come from the toolset row
+// (spec/toolsets/gemini.json, recorded from Gemini CLI 0.61.0).
+func geminiImpl(mk func(Options) tools.Definition) func(Options) tools.Definition {
+	return func(o Options) tools.Definition {
+		d := mk(o)
+		d.FinalizeContent = plainFailure
+		return d
 	}
-	return defs
 }
 
 // plainFailure shows a failed call's message without dsh's "Error: " (a content a
@@ -99,10 +57,8 @@ func plainFailure(_ dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.Co
 
 func geminiShell(o Options) tools.Definition {
 	return tools.Definition{
-		Name:        GeminiShell,
-		Description: "This tool executes a given shell command as `bash -c <command>`, in the workspace, as the leader of its own process group.",
-		InputSchema: json.RawMessage(geminiShellSchema),
-		Output:      &tools.Output{Render: renderText(renderGeminiShell), PresentationMeta: bashMeta},
+		Name:   GeminiShell,
+		Output: &tools.Output{Render: renderText(renderGeminiShell), PresentationMeta: bashMeta},
 		Run: runWith(func(ctx context.Context, in geminiShellInput) (bashResult, error) {
 			ro := o
 			if in.DirPath != "" {
@@ -160,8 +116,6 @@ func geminiOutput(r bashResult) string {
 func geminiRead(o Options) tools.Definition {
 	return tools.Definition{
 		Name:              GeminiRead,
-		Description:       "Reads and returns the content of a text file in the workspace; start_line and end_line read a range of lines.",
-		InputSchema:       json.RawMessage(geminiReadSchema),
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
 		Output:            &tools.Output{Render: renderText(func(r readResult) string { return renderGeminiRead(r.File) })},
 		Run: runWith(func(ctx context.Context, in geminiReadInput) (readResult, error) {
@@ -194,9 +148,7 @@ func renderGeminiRead(f readFile) string {
 
 func geminiWrite(o Options) tools.Definition {
 	return tools.Definition{
-		Name:        GeminiWrite,
-		Description: "Writes content to a file in the workspace, creating it (and missing directories) or replacing it.",
-		InputSchema: json.RawMessage(geminiWriteSchema),
+		Name: GeminiWrite,
 		Output: &tools.Output{Render: renderText(func(r writeResult) string {
 			text := "Successfully overwrote file: " + r.FilePath
 			if r.Type == "create" {
@@ -213,9 +165,7 @@ func geminiWrite(o Options) tools.Definition {
 
 func geminiReplace(o Options) tools.Definition {
 	return tools.Definition{
-		Name:        GeminiReplace,
-		Description: "Replaces exact text in a workspace file: old_string must occur exactly once, unless allow_multiple is set.",
-		InputSchema: json.RawMessage(geminiReplaceSchema),
+		Name: GeminiReplace,
 		Output: &tools.Output{Render: renderText(func(r editResult) string {
 			n := 1
 			if r.ReplaceAll {

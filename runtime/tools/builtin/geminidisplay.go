@@ -13,7 +13,9 @@ import (
 // StyleGemini and the workspace: for run_shell_command the output (else "Command exited
 // with code: N", else ""), for read_file "Read lines A-B of N from PATH" when it read part of
 // the file (else ""), for write_file and replace the engine's diff object (fileDiff,
-// fileName, filePath, originalContent, newContent, diffStat, isNewFile, isBuildFile). ok is
+// fileName, filePath, originalContent, newContent, diffStat, isNewFile, isBuildFile), for
+// glob, grep_search, list_directory, web_fetch and write_todos the returnDisplay their
+// value carries ("Found N matching file(s)", {summary, matches}, {summary, files}, …). ok is
 // false for another tool or a value that is not that tool's.
 func GeminiDisplay(tool string, value json.RawMessage, workspace string) (display any, ok bool) {
 	switch tool {
@@ -60,6 +62,14 @@ func GeminiDisplay(tool string, value json.RawMessage, workspace string) (displa
 			return nil, false
 		}
 		return geminiDiff(r.FilePath, r.OriginalFile, r.updated(), "Current", "Proposed", false), true
+	case GeminiGlob, GeminiGrep, GeminiList, GeminiWebFetch, GeminiWriteTodos, GeminiUpdateTopic:
+		var r struct {
+			ReturnDisplay json.RawMessage `json:"returnDisplay"`
+		}
+		if json.Unmarshal(value, &r) != nil || r.ReturnDisplay == nil {
+			return nil, false
+		}
+		return r.ReturnDisplay, true // as it is: its keys in the engine's order
 	}
 	return nil, false
 }
@@ -74,6 +84,18 @@ func GeminiFailure(tool string, args json.RawMessage, code, message string) (typ
 		return "file_not_found", "Could not read file because no file was found at the specified path.", "File not found.", true
 	case code == CodeOutsideWorkspace && (tool == GeminiRead || tool == GeminiWrite || tool == GeminiReplace):
 		return "path_not_in_workspace", message, "Error: Path not in workspace.", true
+	case code == CodeOutsideWorkspace && (tool == GeminiGlob || tool == GeminiList):
+		return "path_not_in_workspace", message, "Path not in workspace.", true
+	case code == CodeOutsideWorkspace && tool == GeminiGrep:
+		return "path_not_in_workspace", message, "Error: Path not in workspace.", true
+	case code == CodeNotFound && tool == GeminiList:
+		return "ls_execution_error", message, "Error: Failed to list directory.", true
+	case code == CodeNotRegular && tool == GeminiList:
+		return "path_is_not_a_directory", message, "Error: Path is not a directory.", true
+	case code == CodeWebFetchSkipped && tool == GeminiWebFetch:
+		return "web_fetch_processing_error", "Error: " + message, "Error: " + message, true
+	case code == CodeWebFetchFailed && tool == GeminiWebFetch:
+		return "web_fetch_fallback_failed", "Error: " + message, "Error: " + message, true
 	case code == CodeEditNoMatch && tool == GeminiReplace:
 		var in geminiReplaceInput
 		_ = json.Unmarshal(args, &in)

@@ -59,6 +59,17 @@ var implTable = map[string]func(Options) tools.Definition{
 	"read":  read,
 	"write": write,
 	"edit":  edit,
+
+	"gemini.shell":        geminiImpl(geminiShell),
+	"gemini.read":         geminiImpl(geminiRead),
+	"gemini.write":        geminiImpl(geminiWrite),
+	"gemini.replace":      geminiImpl(geminiReplace),
+	"gemini.glob":         geminiImpl(geminiGlob),
+	"gemini.grep":         geminiImpl(geminiGrep),
+	"gemini.ls":           geminiImpl(geminiList),
+	"gemini.web_fetch":    geminiImpl(geminiWebFetch),
+	"gemini.write_todos":  geminiImpl(geminiWriteTodos),
+	"gemini.update_topic": geminiImpl(geminiUpdateTopic),
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -120,6 +131,9 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		}
 		if r.InputSchema != nil {
 			d.InputSchema = r.InputSchema
+		}
+		if d.InputSchema == nil {
+			return nil, false, fmt.Errorf("builtin: the %s toolset's %s has no input_schema", all[i].Dialect, r.Name)
 		}
 		defs = append(defs, d)
 	}

@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -29,5 +31,45 @@ func TestToolsetBadRows(t *testing.T) {
 	got, err := loadToolsets(fstest.MapFS{"toolsets/x.json": {Data: []byte(`{"dialect": "x", "tools": [{"name": "A", "impl": "bash"}, {"name": "B", "absent": "no"}]}`)}})
 	if err != nil || len(got) != 1 || len(got[0].Tools) != 2 {
 		t.Fatalf("good file: %v %+v", err, got)
+	}
+}
+
+// TestGeminiToolsetDefinitions: under StyleGemini the tools are the toolset's rows that
+// name an implementation, in its order, each with the row's description and the schema
+// exactly as recorded from the engine; the rows dsh does not offer say why.
+func TestGeminiToolsetDefinitions(t *testing.T) {
+	all, err := Toolsets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(all, func(ts Toolset) bool { return ts.Dialect == "gemini" })
+	if i < 0 {
+		t.Fatal("no gemini toolset")
+	}
+	defs, err := Definitions(Options{Workspace: t.TempDir(), Style: StyleGemini})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range all[i].Tools {
+		if r.Impl == "" {
+			continue
+		}
+		want = append(want, r.Name)
+		d := defs[len(want)-1]
+		if d.Name != r.Name || d.Description != r.Description || !bytes.Equal(d.InputSchema, r.InputSchema) {
+			t.Errorf("%s: got %s %q %s", r.Name, d.Name, d.Description, d.InputSchema)
+		}
+		if d.FinalizeContent == nil {
+			t.Errorf("%s: failures would read with dsh's \"Error: \"", r.Name)
+		}
+	}
+	if got := len(defs); got != len(want) {
+		t.Errorf("%d tools, want %d (%v)", got, len(want), want)
+	}
+	for _, name := range []string{"run_shell_command", "read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "web_fetch", "write_todos", "update_topic"} {
+		if !slices.Contains(want, name) {
+			t.Errorf("%s is not offered", name)
+		}
 	}
 }
