@@ -148,6 +148,10 @@ type Options struct {
 	// does. The program must call [sandbox.Main] first in its main function (a test binary
 	// in TestMain), since a confined command runs through the program re-executed.
 	Sandbox *sandbox.Sandbox
+
+	// execSessions are the commands Codex's exec_command left running (one table per
+	// Definitions call, shared by its exec_command and write_stdin).
+	execSessions *execSessions
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -59,6 +59,9 @@ var implTable = map[string]func(Options) tools.Definition{
 	"read":  read,
 	"write": write,
 	"edit":  edit,
+	// Codex's own tools (spec/toolsets/codex.json).
+	"codex.exec_command": codexExec,
+	"codex.write_stdin":  codexWriteStdin,
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -109,6 +112,8 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	if i < 0 {
 		return nil, false, nil
 	}
+	// The toolset's tools share one table of the commands exec_command leaves running.
+	o.execSessions = newExecSessions()
 	for _, r := range all[i].Tools {
 		if r.Impl == "" {
 			continue
