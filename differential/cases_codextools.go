@@ -31,5 +31,11 @@ func codexToolCases() []Case {
 			{Text: "starting", Calls: []Call{exec(map[string]any{"cmd": "read x; echo got $x", "tty": true, "yield_time_ms": 500})}},
 			{Text: "writing", Calls: []Call{stdin(map[string]any{"session_id": "{{session}}", "chars": "abc\n", "yield_time_ms": 2000})}},
 			{Text: "finished"}}},
+		// The shell tools of other models, called although the request does not offer them:
+		// what Codex answers and what its hooks see.
+		{Name: "codex/legacy-shell", Engines: codex, Hooks: hooks, Turns: []Turn{
+			{Text: "shell", Calls: []Call{{Name: "shell", Input: map[string]any{"command": []string{"bash", "-lc", "echo legacy"}}}}},
+			{Text: "shell_command", Calls: []Call{{Name: "shell_command", Input: map[string]any{"command": "echo sc"}}}},
+			{Text: "finished"}}},
 	}
 }
