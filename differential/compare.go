@@ -24,6 +24,9 @@ type Observation struct {
 	// request: "system end" (the system prompt ends with it), "system", "messages" or
 	// "absent".
 	Placed map[string]string
+	// Tools are the tools the first main request offered the model (OfferedTools), for
+	// the engines whose toolset dsh records (Case.CompareTools); "" otherwise.
+	Tools string
 }
 
 // Placement says where each of words is in a request body: in its system prompt
@@ -185,7 +188,7 @@ var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSI
 // GEMINI_SESSION_ID is compared as being the session_id of the hook's stdin or not.
 var ValuedEnv = []string{"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR"}
 
-// Diff is one difference: an aspect (effects, calls, sent, runs, exit, stdin.FIELD,
+// Diff is one difference: an aspect (effects, calls, sent, tools, runs, exit, stdin.FIELD,
 // bytes.order, bytes.escaping, bytes.spacing, bytes.newline, env.VAR) and what differed.
 type Diff struct {
 	Aspect, Detail string
@@ -209,6 +212,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		out = append(out, Diff{"summaries", fmt.Sprintf("engine made %d summarization requests, dsh %d", len(engine.Summaries), len(dsh.Summaries))})
 	} else if fmt.Sprint(engine.Summaries) != fmt.Sprint(dsh.Summaries) {
 		out = append(out, Diff{"directive", fmt.Sprintf("the summarization directives hold %q under the engine, %q under dsh", engine.Summaries, dsh.Summaries)})
+	}
+	if d, ok := toolsDiff(engine.Tools, dsh.Tools); ok {
+		out = append(out, d)
 	}
 	for i := 0; i < len(engine.Sent) && i < len(dsh.Sent); i++ {
 		a, b := normItems(engine.Sent[i], ne), normItems(dsh.Sent[i], nd)

@@ -488,13 +488,19 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		}
 		runs = append(runs, PromptHookRuns(reqs)...)
 		var placed map[string]string
+		var offered string
 		for _, r := range reqs {
 			if r.Main {
 				placed = Placement(r.Body, c.Probes)
+				if engine == "codex" {
+					// The tools dsh's codex dialect offers are the engine's, but for those
+					// its toolset records as absent.
+					offered = OfferedTools(r.Body, AbsentTools("codex"))
+				}
 				break
 			}
 		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed, Tools: offered}
 	}
 	// The engine: again, up to engineAttempts runs in all, while a hook the case counts on
 	// (Case.EngineUntil) did not run to its end.
@@ -680,12 +686,15 @@ func TestDifferential(t *testing.T) {
 		engine string
 	}
 	var todo []job
+	// DSH_DIFFERENTIAL_ENGINES (a comma-separated list: claude,codex,gemini) runs the cases
+	// under those engines alone.
+	onlyEngines := os.Getenv("DSH_DIFFERENTIAL_ENGINES")
 	for _, c := range cases {
 		if re != nil && !re.MatchString(c.Name) {
 			continue
 		}
 		for _, eng := range []string{"claude", "codex", "gemini"} {
-			if c.RunsOn(eng) {
+			if c.RunsOn(eng) && (onlyEngines == "" || slices.Contains(strings.Split(onlyEngines, ","), eng)) {
 				todo = append(todo, job{c, eng})
 			}
 		}
@@ -758,7 +767,7 @@ func TestDifferential(t *testing.T) {
 	if engineOnly > 0 {
 		t.Logf("differential: %d comparisons ran under the engine alone (DSH_DIFFERENTIAL_ENGINE_ONLY): nothing compared", engineOnly)
 	}
-	if re == nil && engineOnly == 0 {
+	if re == nil && onlyEngines == "" && engineOnly == 0 {
 		for i, l := range listed {
 			if !used[i] && l.Kind != "varies" {
 				t.Errorf("differential/testdata/differences.md:%d lists %s/%s/%s, which no longer differs: remove the row", l.Line, l.Case, l.Engine, l.Aspect)
