@@ -31,6 +31,11 @@ func codexToolCases() []Case {
 			{Text: "starting", Calls: []Call{exec(map[string]any{"cmd": "read x; echo got $x", "tty": true, "yield_time_ms": 500})}},
 			{Text: "writing", Calls: []Call{stdin(map[string]any{"session_id": "{{session}}", "chars": "abc\n", "yield_time_ms": 2000})}},
 			{Text: "finished"}}},
+		// Output over the call's max_output_tokens, and over the default budget.
+		{Name: "codex/exec-truncate", Engines: codex, Hooks: hooks, Turns: []Turn{
+			{Text: "small budget", Calls: []Call{exec(map[string]any{"cmd": "seq 1 400", "max_output_tokens": 50})}},
+			{Text: "default budget", Calls: []Call{exec(map[string]any{"cmd": "seq 1 20000"})}},
+			{Text: "finished"}}},
 		// The shell tools of other models, called although the request does not offer them:
 		// what Codex answers and what its hooks see.
 		{Name: "codex/legacy-shell", Engines: codex, Hooks: hooks, Turns: []Turn{

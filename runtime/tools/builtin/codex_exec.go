@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/tools"
@@ -47,6 +49,7 @@ type execInput struct {
 	Login       *bool  `json:"login"`
 	TTY         bool   `json:"tty"`
 	YieldTimeMS *int64 `json:"yield_time_ms"`
+	MaxTokens   *int64 `json:"max_output_tokens"`
 }
 
 // writeStdinInput is write_stdin's input.
@@ -54,6 +57,7 @@ type writeStdinInput struct {
 	SessionID   int64  `json:"session_id"`
 	Chars       string `json:"chars"`
 	YieldTimeMS *int64 `json:"yield_time_ms"`
+	MaxTokens   *int64 `json:"max_output_tokens"`
 }
 
 // execResult is the value of exec_command and write_stdin: one chunk of a command's output
@@ -67,9 +71,12 @@ type execResult struct {
 	ExitCode  *int    `json:"exitCode,omitempty"`
 	SessionID int64   `json:"sessionId,omitempty"`
 	WallTime  float64 `json:"wallTime"`
-	Truncated bool    `json:"outputTruncated,omitempty"`
-	Command   string  `json:"command,omitempty"`
-	CallID    string  `json:"callId,omitempty"`
+	// Tokens is the chunk's token count before truncation (a token per 4 bytes, rounded
+	// up); Truncated says Stdout is Codex's truncation of the chunk.
+	Tokens    int    `json:"originalTokenCount"`
+	Truncated bool   `json:"outputTruncated,omitempty"`
+	Command   string `json:"command,omitempty"`
+	CallID    string `json:"callId,omitempty"`
 }
 
 // execSessions are the commands exec_command left running, by session id; the toolset's
@@ -89,7 +96,7 @@ type execProc struct {
 	command string
 	callID  string
 	mu      sync.Mutex
-	out     capped
+	out     headTail
 	done    chan struct{}
 }
 
@@ -100,18 +107,17 @@ func (p *execProc) Write(b []byte) (int, error) {
 }
 
 // take returns the output since the last take.
-func (p *execProc) take() (string, bool) {
+func (p *execProc) take() headTail {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s, t := text(p.out.buf.Bytes()), p.out.truncated
-	p.out.buf.Reset()
-	p.out.truncated = false
-	return s, t
+	out := p.out
+	p.out = headTail{max: out.max}
+	return out
 }
 
 // yield waits until the command ends or d passes (or ctx ends: then the command is left
-// running), and returns the output so far.
-func (p *execProc) yield(ctx context.Context, d time.Duration) (execResult, bool) {
+// running), and returns the output so far, truncated to maxTokens as Codex truncates it.
+func (p *execProc) yield(ctx context.Context, d time.Duration, maxTokens *int64) (execResult, bool) {
 	start := time.Now()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -122,13 +128,94 @@ func (p *execProc) yield(ctx context.Context, d time.Duration) (execResult, bool
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	out, trunc := p.take()
-	r := execResult{Stdout: out, Truncated: trunc, WallTime: float64(time.Since(start).Microseconds()) / 1e6}
+	r := execResult{WallTime: float64(time.Since(start).Microseconds()) / 1e6}
+	r.Stdout, r.Tokens, r.Truncated = p.take().truncate(maxTokens)
 	if exited {
 		code := p.proc.ExitCode()
 		r.ExitCode = &code
 	}
 	return r, exited
+}
+
+// codexOutputBytes is Codex's output budget for a model outside its catalog when the call
+// sets no max_output_tokens: 10000 bytes (measured, codex/exec-truncate).
+const codexOutputBytes = 10000
+
+// headTail keeps the first and the last max bytes of a command's output, and counts its
+// bytes and lines: all that Codex's truncation (the head and the tail of a budget) reads.
+type headTail struct {
+	max         int
+	head, tail  []byte
+	total       int
+	newlines    int
+	endsNewline bool
+}
+
+func (h *headTail) Write(p []byte) (int, error) {
+	h.total += len(p)
+	h.newlines += bytes.Count(p, []byte("\n"))
+	if len(p) > 0 {
+		h.endsNewline = p[len(p)-1] == '\n'
+	}
+	rest := p
+	if room := h.max - len(h.head); room > 0 {
+		n := min(room, len(rest))
+		h.head = append(h.head, rest[:n]...)
+		rest = rest[n:]
+	}
+	if len(rest) > 0 {
+		h.tail = append(h.tail, rest...)
+		if len(h.tail) > h.max {
+			h.tail = append(h.tail[:0], h.tail[len(h.tail)-h.max:]...)
+		}
+	}
+	return len(p), nil
+}
+
+// truncate is the chunk as Codex shows it: whole when it fits the budget (maxTokens
+// tokens of 4 bytes, else codexOutputBytes), else "Warning: truncated output (original
+// token count: N)", "Total output lines: L", a blank line, then the budget's first half,
+// "…N tokens truncated…" (or "…N chars truncated…" under the byte budget) and its last
+// half (measured, codex/exec-truncate). tokens is the chunk's token count.
+func (h headTail) truncate(maxTokens *int64) (out string, tokens int, truncated bool) {
+	tokens = (h.total + 3) / 4
+	budget := codexOutputBytes
+	if maxTokens != nil && *maxTokens >= 0 {
+		budget = int(min(*maxTokens, int64(h.max/2))) * 4
+	}
+	budget = min(budget, 2*h.max)
+	dropped := h.total - len(h.head) - len(h.tail)
+	if h.total <= budget && dropped == 0 {
+		return text(append(slices.Clip(h.head), h.tail...)), tokens, false
+	}
+	half := budget / 2
+	var head, tail []byte
+	if dropped == 0 {
+		all := append(slices.Clip(h.head), h.tail...)
+		head, tail = all[:half], all[len(all)-half:]
+	} else {
+		head, tail = h.head[:min(half, len(h.head))], h.tail[len(h.tail)-min(half, len(h.tail)):]
+	}
+	// A character the cut split goes whole (at most UTFMax-1 bytes at either end).
+	for i := 0; i < utf8.UTFMax-1 && len(head) > 0; i++ {
+		if r, size := utf8.DecodeLastRune(head); r != utf8.RuneError || size != 1 {
+			break
+		}
+		head = head[:len(head)-1]
+	}
+	for i := 0; i < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	marker := fmt.Sprintf("…%d chars truncated…", h.total-budget)
+	if maxTokens != nil {
+		marker = fmt.Sprintf("…%d tokens truncated…", tokens-budget/4)
+	}
+	lines := h.newlines
+	if h.total > 0 && !h.endsNewline {
+		lines++
+	}
+	return fmt.Sprintf("Warning: truncated output (original token count: %d)\nTotal output lines: %d\n\n%s%s%s",
+		tokens, lines, text(head), marker, text(tail)), tokens, true
 }
 
 func clampYield(ms *int64, def, lo, hi int64) time.Duration {
@@ -199,7 +286,7 @@ func (s *execSessions) start(ctx context.Context, o Options, in execInput, callI
 	}
 	cmd := exec.Command(shell, flag, in.Cmd)
 	cmd.Dir, cmd.Env = dir, env
-	p := &execProc{command: in.Cmd, callID: callID, out: capped{max: o.MaxOutput}, done: make(chan struct{})}
+	p := &execProc{command: in.Cmd, callID: callID, out: headTail{max: max(o.MaxOutput, codexOutputBytes)}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
 	cmd.WaitDelay = 500 * time.Millisecond
 	if in.TTY {
@@ -232,7 +319,7 @@ func (s *execSessions) start(ctx context.Context, o Options, in execInput, callI
 		}
 		close(p.done)
 	}()
-	r, exited := p.yield(ctx, clampYield(in.YieldTimeMS, codexExecYieldDefault, codexYieldMin, codexYieldMax))
+	r, exited := p.yield(ctx, clampYield(in.YieldTimeMS, codexExecYieldDefault, codexYieldMin, codexYieldMax), in.MaxTokens)
 	if exited {
 		return r, nil
 	}
@@ -283,7 +370,7 @@ func (s *execSessions) write(ctx context.Context, in writeStdinInput) (execResul
 			return execResult{}, tools.NewError(CodeExecSession, "write_stdin failed: failed to write to stdin")
 		}
 	}
-	r, exited := p.yield(ctx, yield)
+	r, exited := p.yield(ctx, yield, in.MaxTokens)
 	if exited {
 		s.mu.Lock()
 		delete(s.m, in.SessionID)
@@ -300,21 +387,14 @@ func (s *execSessions) write(ctx context.Context, in writeStdinInput) (execResul
 // N" or "Process running with session ID N", "Original token count" (a token per 4 bytes,
 // rounded up) and the output after "Output:".
 func renderExec(r execResult) string {
-	out := r.Stdout
-	if r.Truncated {
-		if out != "" && !bytes.HasSuffix([]byte(out), []byte("\n")) {
-			out += "\n"
-		}
-		out += "[output truncated]\n"
-	}
 	status := fmt.Sprintf("Process running with session ID %d", r.SessionID)
 	if r.ExitCode != nil {
 		status = fmt.Sprintf("Process exited with code %d", *r.ExitCode)
 	}
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s\x00%g\x00%s", status, r.WallTime, out)
+	fmt.Fprintf(h, "%s\x00%g\x00%s", status, r.WallTime, r.Stdout)
 	return fmt.Sprintf("Chunk ID: %06x\nWall time: %.4f seconds\n%s\nOriginal token count: %d\nOutput:\n%s",
-		h.Sum32()&0xffffff, r.WallTime, status, (len(out)+3)/4, out)
+		h.Sum32()&0xffffff, r.WallTime, status, r.Tokens, r.Stdout)
 }
 
 // lookupEnv is the value of name in env, "" when unset.

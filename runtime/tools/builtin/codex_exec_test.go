@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +153,33 @@ func TestCodexToolsetDefinitions(t *testing.T) {
 	}
 	if defs[0].Name != "exec_command" || defs[1].Name != "write_stdin" {
 		t.Errorf("tools %s, %s: want exec_command and write_stdin first, as Codex lists them", defs[0].Name, defs[1].Name)
+	}
+}
+
+// TestCodexExecTruncate: output over the call's max_output_tokens keeps the budget's first
+// and last halves around "…N tokens truncated…", after a warning with the original token
+// count and the line count; over the default budget (10000 bytes) the marker counts chars.
+// The figures are Codex 0.169.0's for the same commands (differential codex/exec-truncate).
+func TestCodexExecTruncate(t *testing.T) {
+	rt, _ := setup(t, builtin.Options{Style: builtin.StyleCodex})
+	r := run(t, rt, "exec_command", `{"cmd":"seq 1 400","max_output_tokens":50}`)
+	_, _, toks, out := chunk(t, text(r))
+	want := "Warning: truncated output (original token count: 373)\nTotal output lines: 400\n\n" +
+		"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n21\n22\n23\n24\n25\n26\n27\n28\n29\n30\n31\n32\n33\n34\n35\n36\n3" +
+		"…323 tokens truncated…" +
+		"376\n377\n378\n379\n380\n381\n382\n383\n384\n385\n386\n387\n388\n389\n390\n391\n392\n393\n394\n395\n396\n397\n398\n399\n400\n"
+	if toks != 373 || out != want {
+		t.Errorf("seq 1 400 in 50 tokens: %d tokens\n%q\nwant\n%q", toks, out, want)
+	}
+	r = run(t, rt, "exec_command", `{"cmd":"seq 1 20000"}`)
+	_, _, toks, out = chunk(t, text(r))
+	head, tail, ok := strings.Cut(out, "…98894 chars truncated…")
+	if toks != 27224 || !ok || !strings.HasPrefix(head, "Warning: truncated output (original token count: 27224)\nTotal output lines: 20000\n\n1\n2\n") ||
+		len(head) != len("Warning: truncated output (original token count: 27224)\nTotal output lines: 20000\n\n")+5000 || len(tail) != 5000 || !strings.HasSuffix(tail, "19999\n20000\n") {
+		t.Errorf("seq 1 20000: %d tokens, %d+%d bytes around the marker (found %v)", toks, len(head), len(tail), ok)
+	}
+	r = run(t, rt, "exec_command", `{"cmd":"seq 1 3","max_output_tokens":50}`)
+	if _, _, toks, out := chunk(t, text(r)); toks != 2 || out != "1\n2\n3\n" {
+		t.Errorf("within the budget: %q", text(r))
 	}
 }
