@@ -236,9 +236,12 @@ func Definitions(o Options) ([]tools.Definition, error) {
 	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
 }
 
-// Register registers the built-in tools (Definitions) globally in r and returns a func that unregisters
-// them.
+// Register registers the built-in tools (Definitions) globally in r and returns a func that
+// unregisters them and kills the commands Codex's exec_command left running (call it when
+// the session ends: a command in a session would otherwise outlive it).
 func Register(r *tools.Registry, o Options) (unregister func(), err error) {
+	sessions := newExecSessions()
+	o.execSessions = sessions
 	defs, err := Definitions(o)
 	if err != nil {
 		return nil, err
@@ -248,6 +251,7 @@ func Register(r *tools.Registry, o Options) (unregister func(), err error) {
 		for _, u := range undo {
 			u()
 		}
+		sessions.killAll()
 	}
 	for _, d := range defs {
 		u, err := r.Register(d)

@@ -88,6 +88,17 @@ type execSessions struct {
 
 func newExecSessions() *execSessions { return &execSessions{m: map[int64]*execProc{}} }
 
+// killAll kills every command left running, with its process group, and forgets it.
+func (s *execSessions) killAll() {
+	s.mu.Lock()
+	procs := s.m
+	s.m = map[int64]*execProc{}
+	s.mu.Unlock()
+	for _, p := range procs {
+		p.proc.Kill()
+	}
+}
+
 // execProc is one running command: its merged output so far, its stdin (tty only) and
 // its end.
 type execProc struct {

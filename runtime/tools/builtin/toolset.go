@@ -112,8 +112,11 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	if i < 0 {
 		return nil, false, nil
 	}
-	// The toolset's tools share one table of the commands exec_command leaves running.
-	o.execSessions = newExecSessions()
+	// The toolset's tools share one table of the commands exec_command leaves running
+	// (Register's, which its unregister func empties, or one of their own).
+	if o.execSessions == nil {
+		o.execSessions = newExecSessions()
+	}
 	for _, r := range all[i].Tools {
 		if r.Impl == "" {
 			continue
