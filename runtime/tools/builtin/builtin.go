@@ -32,8 +32,9 @@
 //	exec_command{cmd, workdir?, shell?, login?, tty?, yield_time_ms?, ...}  runs a command
 //	write_stdin{session_id, chars?, yield_time_ms?}  writes to a running command, polls it
 //
-// exec_command runs cmd with a shell (a login shell only when login is true: Codex runs it
-// in its snapshot of the login shell's environment) in the workspace or workdir, confined
+// exec_command runs cmd with a shell (the call's, else the user's login shell from
+// /etc/passwd, as Codex; a login shell only when login is true: Codex runs it in its
+// snapshot of the login shell's environment) in the workspace or workdir, confined
 // as Bash is, its stdout and stderr merged in order. A command still running after
 // yield_time_ms is left in a session (an id from 1000 to 99999, as Codex's) that
 // write_stdin continues: it writes chars to the command's stdin, which only a command run

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -280,7 +282,7 @@ func (s *execSessions) start(ctx context.Context, o Options, in execInput, callI
 	}
 	shell := in.Shell
 	if shell == "" {
-		shell = lookupEnv(env, "SHELL")
+		shell = passwdShell()
 	}
 	if shell == "" {
 		shell = "bash"
@@ -408,11 +410,19 @@ func renderExec(r execResult) string {
 		h.Sum32()&0xffffff, r.WallTime, status, r.Tokens, r.Stdout)
 }
 
-// lookupEnv is the value of name in env, "" when unset.
-func lookupEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if len(env[i]) > len(name) && env[i][len(name)] == '=' && env[i][:len(name)] == name {
-			return env[i][len(name)+1:]
+// passwdShell is the user's login shell as /etc/passwd gives it, "" when it gives none:
+// Codex's "user's default shell", which it takes from there and not from $SHELL (measured
+// on 0.169.0: with SHELL=/bin/sh its commands ran under /bin/bash, sandbox/workspace-write).
+func passwdShell() string {
+	data, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return ""
+	}
+	uid := strconv.Itoa(os.Getuid())
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 7 && f[2] == uid {
+			return f[6]
 		}
 	}
 	return ""
