@@ -36,6 +36,16 @@ func codexToolCases() []Case {
 			{Text: "small budget", Calls: []Call{exec(map[string]any{"cmd": "seq 1 400", "max_output_tokens": 50})}},
 			{Text: "default budget", Calls: []Call{exec(map[string]any{"cmd": "seq 1 20000"})}},
 			{Text: "finished"}}},
+		// Which matchers fire for an exec_command call: Codex's name for the hooks is
+		// "Bash"; the others are names a matcher might try.
+		{Name: "codex/exec-matchers", Engines: codex, Turns: oneCall, Hooks: []Hook{
+			{Event: "PreToolUse", Matcher: "^Bash$", Script: "exit 0"},
+			{Event: "PreToolUse", Matcher: "^exec_command$", Script: "exit 0"},
+			{Event: "PreToolUse", Matcher: "^shell$", Script: "exit 0"},
+			{Event: "PreToolUse", Matcher: "^unified_exec$", Script: "exit 0"},
+			{Event: "PreToolUse", Matcher: "^local_shell$", Script: "exit 0"},
+			{Event: "PreToolUse", Matcher: "^shell_command$", Script: "exit 0"},
+			{Event: "PostToolUse", Matcher: "exec_command|shell", Script: "exit 0"}}},
 		// The shell tools of other models, called although the request does not offer them:
 		// what Codex answers and what its hooks see.
 		{Name: "codex/legacy-shell", Engines: codex, Hooks: hooks, Turns: []Turn{
