@@ -491,6 +491,7 @@ func Cases() []Case {
 	cs = append(cs, handlerTypeCases()...)
 	cs = append(cs, channelCases()...)
 	cs = append(cs, permissionCases()...)
+	cs = append(cs, codexToolCases()...)
 	return append(cs, geminiCases()...)
 }
 

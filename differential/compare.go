@@ -24,44 +24,9 @@ type Observation struct {
 	// request: "system end" (the system prompt ends with it), "system", "messages" or
 	// "absent".
 	Placed map[string]string
-	// Tools are the function declarations of the first main Gemini request (OfferedTools),
-	// nil for the other wires.
-	Tools []string
-}
-
-// OfferedTools returns the functions a Gemini request body declares, by name (dsh's
-// registry offers its tools sorted by name, the engine in an order of its own, which the
-// model is not told to read anything into), each as "name: description: schema" with the
-// schema (parametersJsonSchema, else parameters) re-encoded with sorted keys, less the
-// names in skip (the tools dsh's toolset marks absent).
-func OfferedTools(body []byte, skip map[string]bool) []string {
-	var req struct {
-		Tools []struct {
-			FunctionDeclarations []struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				JSONSchema  any    `json:"parametersJsonSchema"`
-				Parameters  any    `json:"parameters"`
-			} `json:"functionDeclarations"`
-		} `json:"tools"`
-	}
-	_ = json.Unmarshal(body, &req)
-	out := []string{}
-	for _, t := range req.Tools {
-		for _, f := range t.FunctionDeclarations {
-			if skip[f.Name] {
-				continue
-			}
-			schema := f.JSONSchema
-			if schema == nil {
-				schema = f.Parameters
-			}
-			data, _ := json.Marshal(schema)
-			out = append(out, f.Name+": "+f.Description+": "+string(data))
-		}
-	}
-	slices.Sort(out)
-	return out
+	// Tools are the tools the first main request offered the model (OfferedTools), for
+	// the engines whose toolset dsh records (Case.CompareTools); "" otherwise.
+	Tools string
 }
 
 // Placement says where each of words is in a request body: in its system prompt
@@ -223,7 +188,7 @@ var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSI
 // GEMINI_SESSION_ID is compared as being the session_id of the hook's stdin or not.
 var ValuedEnv = []string{"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR"}
 
-// Diff is one difference: an aspect (effects, tools, calls, sent, runs, exit, stdin.FIELD,
+// Diff is one difference: an aspect (effects, calls, sent, tools, runs, exit, stdin.FIELD,
 // bytes.order, bytes.escaping, bytes.spacing, bytes.newline, env.VAR) and what differed.
 type Diff struct {
 	Aspect, Detail string
@@ -240,9 +205,6 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 	if fmt.Sprint(engine.Placed) != fmt.Sprint(dsh.Placed) {
 		out = append(out, Diff{"placement", fmt.Sprintf("the probe words are placed %v under the engine, %v under dsh", engine.Placed, dsh.Placed)})
 	}
-	if engine.Tools != nil && dsh.Tools != nil && fmt.Sprint(engine.Tools) != fmt.Sprint(dsh.Tools) {
-		out = append(out, Diff{"tools", toolsDiff(engine.Tools, dsh.Tools)})
-	}
 	if engine.Calls != dsh.Calls {
 		out = append(out, Diff{"calls", fmt.Sprintf("engine made %d model calls, dsh %d", engine.Calls, dsh.Calls)})
 	}
@@ -250,6 +212,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		out = append(out, Diff{"summaries", fmt.Sprintf("engine made %d summarization requests, dsh %d", len(engine.Summaries), len(dsh.Summaries))})
 	} else if fmt.Sprint(engine.Summaries) != fmt.Sprint(dsh.Summaries) {
 		out = append(out, Diff{"directive", fmt.Sprintf("the summarization directives hold %q under the engine, %q under dsh", engine.Summaries, dsh.Summaries)})
+	}
+	if d, ok := toolsDiff(engine.Tools, dsh.Tools); ok {
+		out = append(out, d)
 	}
 	for i := 0; i < len(engine.Sent) && i < len(dsh.Sent); i++ {
 		a, b := normItems(engine.Sent[i], ne), normItems(dsh.Sent[i], nd)
@@ -538,23 +503,4 @@ func merge(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// toolsDiff says how two lists of offered tools differ: the first declaration that does
-// not match, or the names one side lacks.
-func toolsDiff(engine, dsh []string) string {
-	name := func(s string) string { n, _, _ := strings.Cut(s, ": "); return n }
-	for i := 0; i < len(engine) && i < len(dsh); i++ {
-		if engine[i] != dsh[i] {
-			return fmt.Sprintf("tool %d: engine offered %q; dsh offered %q", i+1, engine[i], dsh[i])
-		}
-	}
-	var en, dn []string
-	for _, s := range engine {
-		en = append(en, name(s))
-	}
-	for _, s := range dsh {
-		dn = append(dn, name(s))
-	}
-	return fmt.Sprintf("engine offered %v; dsh offered %v", en, dn)
 }

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // setup installs the engines and builds dsh; outside CI a failure to install skips.
@@ -497,12 +495,14 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		}
 		runs = append(runs, PromptHookRuns(reqs)...)
 		var placed map[string]string
-		var offered []string
+		var offered string
 		for _, r := range reqs {
 			if r.Main {
 				placed = Placement(r.Body, c.Probes)
-				if engine == "gemini" {
-					offered = OfferedTools(r.Body, absentTools(t, "gemini"))
+				if dialect, ok := toolsetDialects[engine]; ok {
+					// The tools the dialect offers are the engine's, but for those its
+					// toolset records as absent.
+					offered = OfferedTools(r.Body, AbsentTools(dialect))
 				}
 				break
 			}
@@ -693,12 +693,15 @@ func TestDifferential(t *testing.T) {
 		engine string
 	}
 	var todo []job
+	// DSH_DIFFERENTIAL_ENGINES (a comma-separated list: claude,codex,gemini) runs the cases
+	// under those engines alone.
+	onlyEngines := os.Getenv("DSH_DIFFERENTIAL_ENGINES")
 	for _, c := range cases {
 		if re != nil && !re.MatchString(c.Name) {
 			continue
 		}
 		for _, eng := range []string{"claude", "codex", "gemini"} {
-			if c.RunsOn(eng) {
+			if c.RunsOn(eng) && (onlyEngines == "" || slices.Contains(strings.Split(onlyEngines, ","), eng)) {
 				todo = append(todo, job{c, eng})
 			}
 		}
@@ -771,7 +774,7 @@ func TestDifferential(t *testing.T) {
 	if engineOnly > 0 {
 		t.Logf("differential: %d comparisons ran under the engine alone (DSH_DIFFERENTIAL_ENGINE_ONLY): nothing compared", engineOnly)
 	}
-	if re == nil && engineOnly == 0 {
+	if re == nil && onlyEngines == "" && engineOnly == 0 {
 		for i, l := range listed {
 			if !used[i] && l.Kind != "varies" {
 				t.Errorf("differential/testdata/differences.md:%d lists %s/%s/%s, which no longer differs: remove the row", l.Line, l.Case, l.Engine, l.Aspect)
@@ -786,25 +789,4 @@ func TestDifferential(t *testing.T) {
 		data, _ := json.MarshalIndent(results, "", "  ")
 		_ = os.WriteFile(p, data, 0o644)
 	}
-}
-
-// absentTools are the tools the dialect's recorded toolset (spec/toolsets) marks absent:
-// the engine offers them and dsh does not, which the tools aspect does not count.
-func absentTools(t *testing.T, dialect string) map[string]bool {
-	all, err := builtin.Toolsets()
-	if err != nil {
-		t.Errorf("toolsets: %v", err)
-	}
-	out := map[string]bool{}
-	for _, ts := range all {
-		if ts.Dialect != dialect {
-			continue
-		}
-		for _, r := range ts.Tools {
-			if r.Absent != "" {
-				out[r.Name] = true
-			}
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,8 @@ type Turn struct {
 	Text string `json:"text,omitempty"`
 	// Bash are the shell commands of the turn's tool calls, in order.
 	Bash []string `json:"bash,omitempty"`
-	// Calls are other tool calls (Claude Code's tools: Read, Write, Edit), after Bash;
+	// Calls are other tool calls (Claude Code's tools: Read, Write, Edit; on the Responses
+	// API a raw Codex call such as exec_command or write_stdin), after Bash;
 	// "{{ws}}" in their string inputs is the workspace (see Turn.In).
 	Calls []Call `json:"calls,omitempty"`
 	// InputTokens is the input token count the response reports (0: 10), so that a case
@@ -609,6 +611,27 @@ func codexShell(req map[string]any, cmd string) (string, string) {
 	}
 }
 
+// sessionRE finds the session a Codex exec output names.
+var sessionRE = regexp.MustCompile(`Process running with session ID (\d+)`)
+
+// lastSessionID is the session id the last tool output of a Responses request names
+// ("Process running with session ID N"), 0 when none does.
+func lastSessionID(req map[string]any) int {
+	items, _ := req["input"].([]any)
+	id := 0
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		if m["type"] != "function_call_output" {
+			continue
+		}
+		out, _ := m["output"].(string)
+		if sm := sessionRE.FindStringSubmatch(out); sm != nil {
+			id, _ = strconv.Atoi(sm[1])
+		}
+	}
+	return id
+}
+
 func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	var b bytes.Buffer
@@ -626,6 +649,22 @@ func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n in
 			args = string(a)
 		}
 		item := map[string]any{"type": "function_call", "id": callID("fc_", n, i), "call_id": callID("call_", n, i), "name": name, "arguments": args}
+		sse(&b, "response.output_item.done", map[string]any{"type": "response.output_item.done", "item": item})
+	}
+	session := lastSessionID(req)
+	for j, c := range t.Calls {
+		// A raw call in Codex's own shape (exec_command, write_stdin, ...), as scripted; an
+		// input "{{session}}" is the session id the last exec output named.
+		i := len(t.Bash) + j
+		in := map[string]any{}
+		for k, v := range c.Input {
+			if v == "{{session}}" {
+				v = session
+			}
+			in[k] = v
+		}
+		args, _ := json.Marshal(in)
+		item := map[string]any{"type": "function_call", "id": callID("fc_", n, i), "call_id": callID("call_", n, i), "name": c.Name, "arguments": string(args)}
 		sse(&b, "response.output_item.done", map[string]any{"type": "response.output_item.done", "item": item})
 	}
 	sse(&b, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": respID,

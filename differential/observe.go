@@ -128,13 +128,13 @@ func (it Item) String() string {
 
 var (
 	reminderRE = regexp.MustCompile(`(?s)\n*<system-reminder>\n?(.*?)\n?</system-reminder>\n*`)
-	codexOutRE = regexp.MustCompile(`(?s)^Chunk ID: \S+\nWall time: [^\n]*\n(?:Process exited with code (\d+)\n)?(Original token count: \d+\n)?Output:\n(.*)$`)
+	codexOutRE = regexp.MustCompile(`(?s)^Chunk ID: \S+\nWall time: [^\n]*\n(?:Process exited with code (\d+)\n)?(Process running with session ID \d+\n)?(Original token count: \d+\n)?Output:\n(.*)$`)
 )
 
 // codexOutput normalizes the text of a Codex shell result (exec_command): the header's
-// run-specific values become placeholders ("Chunk ID: <id>", "Wall time: <s>"), the exit
-// code and token count stay, and the exit code gives the error flag. ok is false for a
-// text without the header.
+// run-specific values become placeholders ("Chunk ID: <id>", "Wall time: <s>", a running
+// command's "Process running with session ID <id>"), the exit code and token count stay,
+// and the exit code gives the error flag. ok is false for a text without the header.
 func codexOutput(out string) (text string, isErr, ok bool) {
 	m := codexOutRE.FindStringSubmatch(out)
 	if m == nil {
@@ -144,7 +144,10 @@ func codexOutput(out string) (text string, isErr, ok bool) {
 	if m[1] != "" {
 		text += "Process exited with code " + m[1] + "\n"
 	}
-	return text + m[2] + "Output:\n" + m[3], m[1] != "" && m[1] != "0", true
+	if m[2] != "" {
+		text += "Process running with session ID <id>\n"
+	}
+	return text + m[3] + "Output:\n" + m[4], m[1] != "" && m[1] != "0", true
 }
 
 // dateChangedPrefix opens the reminder Claude Code adds to the next request when the

@@ -19,6 +19,8 @@ func TestCodexOutput(t *testing.T) {
 		"Chunk ID: 885729\nWall time: 0.0144 seconds\nProcess exited with code 0\nOriginal token count: 2\nOutput:\nout1\n": {
 			"Chunk ID: <id>\nWall time: <s>\nProcess exited with code 0\nOriginal token count: 2\nOutput:\nout1\n", false, true},
 		"Chunk ID: a\nWall time: 1.0000 seconds\nOutput:\nrunning\n": {"Chunk ID: <id>\nWall time: <s>\nOutput:\nrunning\n", false, true},
+		"Chunk ID: 6feebc\nWall time: 0.5016 seconds\nProcess running with session ID 10767\nOriginal token count: 2\nOutput:\nfirst\n": {
+			"Chunk ID: <id>\nWall time: <s>\nProcess running with session ID <id>\nOriginal token count: 2\nOutput:\nfirst\n", false, true},
 		"bad\n[exit code 3]": {"bad\n[exit code 3]", false, false},
 	} {
 		text, isErr, ok := codexOutput(in)

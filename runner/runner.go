@@ -229,9 +229,12 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		s.closers = append(s.closers, sb.Close)
 	}
 	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb}
-	if _, err := builtin.Register(s.Tools, s.Builtin); err != nil {
+	unregister, err := builtin.Register(s.Tools, s.Builtin)
+	if err != nil {
 		return nil, err
 	}
+	// Ends the commands Codex's exec_command left running, before the sandbox goes.
+	s.closers = append(s.closers, unregister)
 	if n := cfg.Limits.MaxTurns; n > 0 {
 		// First of all listeners, so that no plugin or hook runs for a step past the limit.
 		s.Hooks.Plugin("max-turns").OnPreStep(s.maxTurnsListener(n))

@@ -165,7 +165,45 @@ func behavior(cfg Config) hookbridge.Behavior {
 		Render:    render,
 		// An updatedInput goes back onto the call's own arguments, as the real engine does.
 		MapRewrite: MapRewrite,
+		ToolName:   HookToolName,
 	}
+}
+
+// HookToolName is the tool_name Codex gives a tool's hooks, the name their matchers test:
+// "Bash" for exec_command and for write_stdin (which fires hooks only when it sees the
+// command of an exec_command end: see encode), the tool's own name for every other tool.
+// Measured on 0.169.0 (differential all/exit0, codex/write-stdin-*).
+func HookToolName(tool string) string {
+	if tool == writeStdin || tool == execCommand {
+		return "Bash"
+	}
+	return tool
+}
+
+// execCommand is Codex's shell tool (unified exec).
+const execCommand = "exec_command"
+
+// writeStdin is Codex's tool that continues a command exec_command left running.
+const writeStdin = "write_stdin"
+
+// execChunk is what the encoder reads of an exec_command or write_stdin value (the
+// built-in tools' execResult): whether the command ended, and for write_stdin the
+// exec_command call it continues.
+type execChunk struct {
+	ExitCode  *int   `json:"exitCode"`
+	SessionID int64  `json:"sessionId"`
+	Command   string `json:"command"`
+	CallID    string `json:"callId"`
+}
+
+// continuedExec reads the chunk of a tool's value; running says the command is still
+// running after the call (exec_command left it in a session, or write_stdin did not see it
+// end), so Codex fires no PostToolUse for it yet.
+func continuedExec(value json.RawMessage) (c execChunk, running bool) {
+	if json.Unmarshal(value, &c) != nil {
+		return execChunk{}, false
+	}
+	return c, c.ExitCode == nil && c.SessionID != 0
 }
 
 // MapRewrite maps a PreToolUse updatedInput back onto the tool's arguments, as the real
@@ -286,25 +324,50 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			Prompt: in.Prompt,
 		}
 	case evPreToolUse:
+		if in.ToolName == writeStdin {
+			return nil, hookbridge.ErrNotFired // measured: Codex fires no hook for write_stdin
+		}
 		v = codex.PreToolUseInput{
 			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
-			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
+			ToolName: HookToolName(in.ToolName), ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			TurnID: &turn,
 		}
 	case evPostToolUse:
-		resp := ToolResponse(in.ToolName, in.ToolResponse)
+		// A command exec_command left running reaches PostToolUse when a write_stdin sees it
+		// end, as that exec_command call's, with the last chunk's output (measured:
+		// codex/write-stdin-poll); neither call fires it while the command runs.
+		toolInput, useID := ToolInput(in.ToolName, in.ToolInput), in.ToolUseID
+		if slices.Contains(ShellTools, in.ToolName) || in.ToolName == writeStdin {
+			c, running := continuedExec(in.ToolResponse)
+			if running {
+				return nil, hookbridge.ErrNotFired
+			}
+			if in.ToolName == writeStdin {
+				if c.CallID == "" {
+					return nil, hookbridge.ErrNotFired // a failed write_stdin
+				}
+				toolInput, _ = json.Marshal(struct {
+					Command string `json:"command"`
+				}{c.Command})
+				useID = c.CallID
+			}
+		}
+		resp := ToolResponse(HookToolName(in.ToolName), in.ToolResponse)
 		v = codex.PostToolUseInput{
 			HookEventName: codex.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
-			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
+			ToolName: HookToolName(in.ToolName), ToolInput: toolInput, ToolUseID: useID,
 			ToolResponse: resp,
 		}
 	case evPermissionRequest:
+		if in.ToolName == writeStdin {
+			return nil, hookbridge.ErrNotFired
+		}
 		v = codex.PermissionRequestInput{
 			HookEventName: codex.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
-			ToolName: in.ToolName, ToolInput: permissionToolInput(in.ToolName, in.ToolInput),
+			ToolName: HookToolName(in.ToolName), ToolInput: permissionToolInput(in.ToolName, in.ToolInput),
 		}
 	case evStop:
 		v = codex.StopInput{

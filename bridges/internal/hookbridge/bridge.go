@@ -76,6 +76,10 @@ type Behavior struct {
 	// MapRewrite, if set, maps a hook's updatedInput, given in the dialect's tool_input
 	// shape, back onto the tool's arguments (Codex: {command} for the shell tools).
 	MapRewrite func(tool string, args, updated json.RawMessage) json.RawMessage
+	// ToolName, if set, is the name a tool goes by for the hooks: what their matchers and
+	// `if` conditions test (Codex reports its exec_command as "Bash"); the Encode writes
+	// the tool_name itself from the tool's own name. Nil keeps the tool's own name.
+	ToolName func(tool string) string
 	// UpdatedOutput, if set, reads the hooks' replacement of a successful result's output
 	// from a report of the event at tools/post-execute (Claude Code's updatedToolOutput):
 	// the content the model then reads, and whether there is one the tool's output shape
@@ -387,7 +391,14 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	}
 	var call *permrule.Call
 	if in.ToolName != "" {
-		call = &permrule.Call{Tool: in.ToolName, Input: in.ToolInput}
+		name := in.ToolName
+		if b.d.ToolName != nil {
+			name = b.d.ToolName(name)
+			if subject == in.ToolName {
+				subject = name
+			}
+		}
+		call = &permrule.Call{Tool: name, Input: in.ToolInput}
 	}
 	rep := b.engine.Fire(ctx, hookproto.Fire{
 		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,

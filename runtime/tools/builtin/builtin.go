@@ -31,6 +31,24 @@
 // NOT_REGULAR_FILE (a FIFO never blocks them). Read streams the file, keeping only the
 // lines asked for, under Options.ReadMaxBytes and Options.ReadMaxLineLength.
 //
+// Under StyleCodex the tools are Codex's own, from spec/toolsets/codex.json (recorded from
+// the engine, read by one generic path: [Toolset]):
+//
+//	exec_command{cmd, workdir?, shell?, login?, tty?, yield_time_ms?, ...}  runs a command
+//	write_stdin{session_id, chars?, yield_time_ms?}  writes to a running command, polls it
+//
+// exec_command runs cmd with a shell (the call's, else the user's login shell from
+// /etc/passwd, as Codex; a login shell only when login is true: Codex runs it in its
+// snapshot of the login shell's environment) in the workspace or workdir, confined
+// as Bash is, its stdout and stderr merged in order. A command still running after
+// yield_time_ms is left in a session (an id from 1000 to 99999, as Codex's) that
+// write_stdin continues: it writes chars to the command's stdin, which only a command run
+// with tty has (a pipe: the command sees no terminal and nothing is echoed), then waits
+// for the command to end or yield_time_ms to pass. A session's command is killed after
+// Options.MaxBashTimeout. Their value is {stdout, exitCode?, sessionId?, wallTime} (and, for
+// a write_stdin that saw the command end, the exec_command's command and callId), their
+// failures read in Codex's words ("write_stdin failed: Unknown process id N").
+//
 // Bash runs in the workspace, in its own process group, with a timeout and a cap on
 // captured output. With Options.Sandbox it runs confined (runtime/sandbox): under
 // read-only or workspace-write it writes only where the mode lets it and has no network
@@ -96,10 +114,11 @@ const (
 	// file PATH has been updated successfully.", both with the engine's "(file state is
 	// current in your context — no need to Read it back)".
 	StyleClaudeCode Style = "claude-code"
-	// StyleCodex is Codex's shell output for Bash: a header (Chunk ID, Wall time,
-	// "Process exited with code N", Original token count) then "Output:" and the output;
-	// a non-zero exit does not fail the call. The file tools read as in StyleDSH (Codex
-	// has no such tools).
+	// StyleCodex is Codex's: the tools are Codex's own, as spec/toolsets/codex.json records
+	// them (exec_command and write_stdin; see [Definitions]), and their output has Codex's
+	// header (Chunk ID, Wall time, "Process exited with code N" or "Process running with
+	// session ID N", Original token count) then "Output:" and the output; a non-zero exit
+	// does not fail the call.
 	StyleCodex Style = "codex"
 	// StyleGemini is Gemini CLI's: the tools are named run_shell_command, read_file,
 	// write_file and replace, take Gemini CLI's inputs ({command, description?,
@@ -162,6 +181,10 @@ type Options struct {
 	// does. The program must call [sandbox.Main] first in its main function (a test binary
 	// in TestMain), since a confined command runs through the program re-executed.
 	Sandbox *sandbox.Sandbox
+
+	// execSessions are the commands Codex's exec_command left running (one table per
+	// Definitions call, shared by its exec_command and write_stdin).
+	execSessions *execSessions
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -213,7 +236,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Definitions returns the built-in tools, configured by o: the tools of the style's
-// recorded [Toolset] when it has one (spec/toolsets), else the four tools.
+// recorded [Toolset] when it has one (spec/toolsets: StyleCodex's), else the four tools.
 func Definitions(o Options) ([]tools.Definition, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -225,9 +248,12 @@ func Definitions(o Options) ([]tools.Definition, error) {
 	return []tools.Definition{bash(o), read(o), write(o), edit(o)}, nil
 }
 
-// Register registers the style's tools (see [Definitions]) globally in r and returns a func that unregisters
-// them.
+// Register registers the style's tools (see [Definitions]) globally in r and returns a func that
+// unregisters them and kills the commands Codex's exec_command left running (call it when
+// the session ends: a command in a session would otherwise outlive it).
 func Register(r *tools.Registry, o Options) (unregister func(), err error) {
+	sessions := newExecSessions()
+	o.execSessions = sessions
 	defs, err := Definitions(o)
 	if err != nil {
 		return nil, err
@@ -237,6 +263,7 @@ func Register(r *tools.Registry, o Options) (unregister func(), err error) {
 		for _, u := range undo {
 			u()
 		}
+		sessions.killAll()
 	}
 	for _, d := range defs {
 		u, err := r.Register(d)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -31,9 +30,9 @@ func value(t *testing.T, r tools.Result) string {
 
 // TestFileToolValues: Read, Write and Edit return Claude Code's output shapes (as the
 // engine sent them to a PostToolUse hook in the differential suite's post/file-tools),
-// whatever the style.
+// in the styles that offer them (Codex's toolset has no such tools).
 func TestFileToolValues(t *testing.T) {
-	for _, style := range []builtin.Style{builtin.StyleDSH, builtin.StyleClaudeCode, builtin.StyleCodex} {
+	for _, style := range []builtin.Style{builtin.StyleDSH, builtin.StyleClaudeCode} {
 		name := string(style)
 		if name == "" {
 			name = "dsh"
@@ -109,34 +108,6 @@ func TestClaudeCodeStyle(t *testing.T) {
 	}
 }
 
-// TestCodexStyle: Bash's output under Codex's exec_command header; a non-zero exit is a
-// success; the rendering of one value is always the same.
-func TestCodexStyle(t *testing.T) {
-	rt, _ := setup(t, builtin.Options{Style: builtin.StyleCodex})
-	header := regexp.MustCompile(`^Chunk ID: [0-9a-f]{6}\nWall time: \d+\.\d{4} seconds\nProcess exited with code (\d+)\nOriginal token count: (\d+)\nOutput:\n`)
-	for cmd, want := range map[string][3]string{
-		"echo bad >&2; exit 3": {"3", "1", "bad\n"},
-		"echo out1":            {"0", "2", "out1\n"},
-		"true":                 {"0", "0", ""},
-	} {
-		args, _ := json.Marshal(map[string]string{"command": cmd})
-		r := run(t, rt, "Bash", string(args))
-		got := text(r)
-		m := header.FindStringSubmatch(got)
-		if r.IsError() || m == nil || m[1] != want[0] || m[2] != want[1] || got[len(m[0]):] != want[2] {
-			t.Errorf("Bash %q = %q (error %v)", cmd, got, r.IsError())
-		}
-	}
-	def, _ := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleCodex})
-	v := json.RawMessage(`{"stdout":"x\n","stderr":"","exitCode":1,"wallTime":0.25}`)
-	a, err1 := def[0].Output.Render(nil, v)
-	b, err2 := def[0].Output.Render(nil, v)
-	if err1 != nil || err2 != nil || a[0].(dsh.TextBlock).Text != b[0].(dsh.TextBlock).Text ||
-		!strings.Contains(a[0].(dsh.TextBlock).Text, "\nWall time: 0.2500 seconds\nProcess exited with code 1\n") {
-		t.Errorf("rendering: %v %v %v %v", a, b, err1, err2)
-	}
-}
-
 // TestBadStyle: an unknown style is an error naming it.
 func TestBadStyle(t *testing.T) {
 	_, err := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: "zsh"})
@@ -172,7 +143,7 @@ func TestNotUTF8(t *testing.T) {
 // character) read as U+FFFD, in the value and in every style, instead of failing the call
 // for a value that is not lossless JSON.
 func TestBashNotUTF8(t *testing.T) {
-	for _, style := range []builtin.Style{builtin.StyleDSH, builtin.StyleClaudeCode, builtin.StyleCodex} {
+	for _, style := range []builtin.Style{builtin.StyleDSH, builtin.StyleClaudeCode} {
 		name := string(style)
 		if name == "" {
 			name = "dsh"

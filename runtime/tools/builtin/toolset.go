@@ -70,6 +70,10 @@ var implTable = map[string]func(Options) tools.Definition{
 	"gemini.web_fetch":    geminiImpl(geminiWebFetch),
 	"gemini.write_todos":  geminiImpl(geminiWriteTodos),
 	"gemini.update_topic": geminiImpl(geminiUpdateTopic),
+
+	// Codex's own tools (spec/toolsets/codex.json).
+	"codex.exec_command": codexExec,
+	"codex.write_stdin":  codexWriteStdin,
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -119,6 +123,11 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	i := slices.IndexFunc(all, func(ts Toolset) bool { return ts.Style == o.Style })
 	if i < 0 {
 		return nil, false, nil
+	}
+	// The toolset's tools share one table of the commands exec_command leaves running
+	// (Register's, which its unregister func empties, or one of their own).
+	if o.execSessions == nil {
+		o.execSessions = newExecSessions()
 	}
 	for _, r := range all[i].Tools {
 		if r.Impl == "" {

@@ -1,0 +1,83 @@
+package builtin
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestRecordCodexToolset rewrites spec/toolsets/codex.json from a Codex request the
+// differential suite kept (DSH_RECORD_CODEX_REQUEST=<keep>/all_exit0/codex/engine/req-0.json):
+// every tool of the request's tools array in its order, with the name, description and
+// parameters the engine sent, keeping the impl, absent and touches of the file's rows. A
+// tool the file has no row for is recorded absent ("not yet implemented"), to be decided.
+// Without the variable it does nothing.
+func TestRecordCodexToolset(t *testing.T) {
+	req := os.Getenv("DSH_RECORD_CODEX_REQUEST")
+	if req == "" {
+		t.Skip("DSH_RECORD_CODEX_REQUEST names no kept Codex request")
+	}
+	data, err := os.ReadFile(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Model string            `json:"model"`
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		t.Fatalf("%s: %v", req, err)
+	}
+	file := filepath.Join("..", "..", "..", "spec", "toolsets", "codex.json")
+	old := Toolset{Dialect: "codex", Style: StyleCodex}
+	if prev, err := os.ReadFile(file); err == nil {
+		if err := json.Unmarshal(prev, &old); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	rows := map[string]ToolRow{}
+	for _, r := range old.Tools {
+		rows[r.Name] = r
+	}
+	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model}
+	for i, raw := range body.Tools {
+		var tool struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}
+		if err := json.Unmarshal(raw, &tool); err != nil {
+			t.Fatalf("%s: tools[%d]: %v", req, i, err)
+		}
+		name := tool.Name
+		if name == "" {
+			name = tool.Type // web_search: a hosted tool, named by its type
+		}
+		r, ok := rows[name]
+		if !ok {
+			r = ToolRow{Absent: "not yet implemented"}
+		}
+		r.Name, r.Description, r.InputSchema = name, tool.Description, nil
+		if tool.Type == "function" {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, tool.Parameters); err != nil {
+				t.Fatal(err)
+			}
+			r.InputSchema = buf.Bytes()
+		}
+		ts.Tools = append(ts.Tools, r)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
