@@ -489,6 +489,7 @@ func Cases() []Case {
 	cs = append(cs, promptCases()...)
 	cs = append(cs, handlerTypeCases()...)
 	cs = append(cs, channelCases()...)
+	cs = append(cs, toolCases()...)
 	cs = append(cs, permissionCases()...)
 	return append(cs, geminiCases()...)
 }

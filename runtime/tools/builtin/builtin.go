@@ -38,6 +38,7 @@ package builtin
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,6 +149,15 @@ type Options struct {
 	// does. The program must call [sandbox.Main] first in its main function (a test binary
 	// in TestMain), since a confined command runs through the program re-executed.
 	Sandbox *sandbox.Sandbox
+	// Model is the session's model ("claude-sonnet-4-5"): a recorded toolset may offer a
+	// model fewer tools (Toolset.Models).
+	Model string
+	// HTTPClient is WebFetch's client (default: one that connects to public addresses
+	// only, refusing loopback, private, link-local and reserved ones at connect time).
+	HTTPClient *http.Client
+
+	// tasks is the task list the task tools of one Definitions call share.
+	tasks *taskList
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -194,6 +204,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.NoOutputText == "" {
 		o.NoOutputText = "(no output)"
+	}
+	if o.tasks == nil {
+		o.tasks = &taskList{}
 	}
 	return o, nil
 }

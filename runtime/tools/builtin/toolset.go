@@ -29,6 +29,18 @@ type Toolset struct {
 	Model string `json:"model"`
 	// Tools are the engine's tools in the order its requests list them.
 	Tools []ToolRow `json:"tools"`
+	// Models says, per model, how the engine's toolset for it differs from Model's: the
+	// tools it does not offer that model at all (Options.Model names the session's).
+	Models map[string]ModelTools `json:"models,omitempty"`
+}
+
+// ModelTools is how an engine's toolset for one model differs from the recording's.
+type ModelTools struct {
+	// Without are the tools the engine does not offer the model.
+	Without []string `json:"without,omitempty"`
+	// Deferred are the tools the engine offers the model only behind its tool search (in
+	// place of the rows' Deferred, which are the recording model's).
+	Deferred []string `json:"deferred,omitempty"`
 }
 
 // A ToolRow is one tool of a [Toolset].
@@ -50,15 +62,24 @@ type ToolRow struct {
 	Description string `json:"description,omitempty"`
 	// InputSchema is the input schema the engine sends, as it sends it.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// DeferLoading is the defer_loading the engine sends with the entry (its
+	// DeferredToolPlaceholder).
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // implTable maps a ToolRow's Impl to the function that builds its definition from o; the
 // row's name, description and schema then replace the implementation's own.
 var implTable = map[string]func(Options) tools.Definition{
-	"bash":  bash,
-	"read":  read,
-	"write": write,
-	"edit":  edit,
+	"bash":                 bash,
+	"read":                 read,
+	"write":                write,
+	"edit":                 edit,
+	"claude.notebook_edit": claudeNotebookEdit,
+	"claude.web_fetch":     claudeWebFetch,
+	"claude.task_create":   claudeTaskCreate,
+	"claude.task_get":      claudeTaskGet,
+	"claude.task_list":     claudeTaskList,
+	"claude.task_update":   claudeTaskUpdate,
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -93,6 +114,13 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
 			}
 		}
+		for model, m := range ts.Models {
+			for _, n := range append(slices.Clone(m.Without), m.Deferred...) {
+				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n }) {
+					return nil, fmt.Errorf("spec/%s: models[%q]: no tool %q", name, model, n)
+				}
+			}
+		}
 		out = append(out, ts)
 	}
 	return out, nil
@@ -109,8 +137,9 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	if i < 0 {
 		return nil, false, nil
 	}
+	without := all[i].Models[o.Model].Without
 	for _, r := range all[i].Tools {
-		if r.Impl == "" {
+		if r.Impl == "" || slices.Contains(without, r.Name) {
 			continue
 		}
 		d := implTable[r.Impl](o)
