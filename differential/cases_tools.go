@@ -27,7 +27,7 @@ func toolCases() []Case {
 			{Text: "missing update", Calls: []Call{{Name: "TaskUpdate", Input: map[string]any{"taskId": "9", "status": "completed"}}}},
 			{Text: "listing", Calls: []Call{{Name: "TaskList", Input: map[string]any{}}}},
 			{Text: "finished"}},
-			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+			Hooks: []Hook{{Event: "PreToolUse", Matcher: "TaskCreate|TaskUpdate", Script: "exit 0"}, h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
 		// A notebook: read it, edit a cell, insert one, delete one, a bad cell id.
 		{Name: "tools/notebook", Engines: claude, Files: map[string]string{"nb.ipynb": NB, "nb.txt": "text\n"},
 			Turns: []Turn{
@@ -46,7 +46,8 @@ func toolCases() []Case {
 			{Text: "fetching local", Calls: []Call{{Name: "WebFetch", Input: map[string]any{"url": "http://localhost:9/page", "prompt": "summarize"}}}},
 			{Text: "fetching bad", Calls: []Call{{Name: "WebFetch", Input: map[string]any{"url": "not a url", "prompt": "summarize"}}}},
 			{Text: "finished"}},
-			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+			Hooks: []Hook{{Event: "PreToolUse", Matcher: "WebFetch", Script: "exit 0"}, {Event: "PostToolUseFailure", Matcher: "WebFetch", Script: "exit 0"},
+				{Event: "PreToolUse", Matcher: "Grep|Glob", Script: "exit 0"}}},
 		// ToolSearch by keywords.
 		{Name: "tools/search-keywords", Engines: claude, Turns: []Turn{
 			{Text: "searching", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "notebook jupyter", "max_results": 3}}}},

@@ -74,12 +74,12 @@ var implTable = map[string]func(Options) tools.Definition{
 	"read":                 read,
 	"write":                write,
 	"edit":                 edit,
-	"claude.notebook_edit": claudeNotebookEdit,
-	"claude.web_fetch":     claudeWebFetch,
-	"claude.task_create":   claudeTaskCreate,
-	"claude.task_get":      claudeTaskGet,
-	"claude.task_list":     claudeTaskList,
-	"claude.task_update":   claudeTaskUpdate,
+	"claude.notebook_edit": func(o Options) tools.Definition { return claudeFailures(claudeNotebookEdit(o), CodeNotebook) },
+	"claude.web_fetch":     func(o Options) tools.Definition { return claudeFailures(claudeWebFetch(o)) },
+	"claude.task_create":   func(o Options) tools.Definition { return claudeFailures(claudeTaskCreate(o)) },
+	"claude.task_get":      func(o Options) tools.Definition { return claudeFailures(claudeTaskGet(o)) },
+	"claude.task_list":     func(o Options) tools.Definition { return claudeFailures(claudeTaskList(o)) },
+	"claude.task_update":   func(o Options) tools.Definition { return claudeFailures(claudeTaskUpdate(o)) },
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
