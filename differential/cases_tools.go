@@ -28,9 +28,12 @@ func toolCases() []Case {
 			{Text: "listing", Calls: []Call{{Name: "TaskList", Input: map[string]any{}}}},
 			{Text: "finished"}},
 			Hooks: []Hook{{Event: "PreToolUse", Matcher: "TaskCreate|TaskUpdate", Script: "exit 0"}, h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
-		// A notebook: read it, edit a cell, insert one, delete one, a bad cell id.
+		// A notebook: read it, edit a cell, delete one, then calls that fail (a cell id it
+		// does not have, none, a file that is no notebook, a missing one). An inserted cell's
+		// id is random, so no call inserts.
 		{Name: "tools/notebook", Engines: claude, Files: map[string]string{"nb.ipynb": NB, "nb.txt": "text\n"},
 			Turns: []Turn{
+				{Text: "reading", Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/nb.ipynb"}}}},
 				{Text: "editing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/nb.ipynb", "cell_id": "c1", "new_source": "print(2)"}}}},
 				{Text: "deleting", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/nb.ipynb", "cell_id": "c2", "new_source": "", "edit_mode": "delete"}}}},
 				{Text: "bad id", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/nb.ipynb", "cell_id": "zz", "new_source": "y"}}}},
@@ -48,12 +51,6 @@ func toolCases() []Case {
 			{Text: "finished"}},
 			Hooks: []Hook{{Event: "PreToolUse", Matcher: "WebFetch", Script: "exit 0"}, {Event: "PostToolUseFailure", Matcher: "WebFetch", Script: "exit 0"},
 				{Event: "PreToolUse", Matcher: "Grep|Glob", Script: "exit 0"}}},
-		// ToolSearch by keywords.
-		{Name: "tools/search-keywords", Engines: claude, Turns: []Turn{
-			{Text: "searching", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "notebook jupyter", "max_results": 3}}}},
-			{Text: "searching more", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "select:Nope", "max_results": 5}}}},
-			{Text: "finished"}},
-			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0")}},
 	}
 }
 

@@ -100,7 +100,7 @@ func notebookEdit(o Options, in notebookEditInput) (notebookEditResult, error) {
 			return notebookEditResult{}, tools.NewError(CodeNotebook, fmt.Sprintf("Cell with ID %q not found in notebook.", in.CellID))
 		}
 	} else if mode != "insert" {
-		return notebookEditResult{}, tools.NewError(CodeBadInput, "Cell ID must be specified when not inserting a new cell.")
+		return notebookEditResult{}, tools.NewError(CodeNotebook, "Cell ID must be specified when not inserting a new cell.")
 	}
 	res := notebookEditResult{NewSource: in.NewSource, EditMode: mode, CellID: in.CellID, NotebookPath: in.NotebookPath,
 		OriginalFile: text(data), Language: notebookLanguage(nb), CellType: in.CellType}

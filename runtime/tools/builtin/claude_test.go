@@ -131,7 +131,7 @@ func TestClaudeNotebookEdit(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{`{"notebook_path":"` + nb + `","cell_id":"zz","new_source":"y"}`, `<tool_use_error>Cell with ID "zz" not found in notebook.</tool_use_error>`},
 		{`{"notebook_path":"` + filepath.Join(ws, "a.txt") + `","cell_id":"c1","new_source":"y"}`, "<tool_use_error>File must be a Jupyter notebook (.ipynb file). For editing other file types, use the FileEdit tool.</tool_use_error>"},
-		{`{"notebook_path":"` + nb + `","new_source":"y"}`, "Cell ID must be specified when not inserting a new cell."},
+		{`{"notebook_path":"` + nb + `","new_source":"y"}`, "<tool_use_error>Cell ID must be specified when not inserting a new cell.</tool_use_error>"},
 		{`{"notebook_path":"../out.ipynb","cell_id":"c1","new_source":"y"}`, "outside the workspace"},
 	} {
 		if got, bad := edit(tc.args); !bad || !strings.Contains(got, tc.want) {
