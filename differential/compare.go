@@ -24,6 +24,8 @@ type Observation struct {
 	// request: "system end" (the system prompt ends with it), "system", "messages" or
 	// "absent".
 	Placed map[string]string
+	// Tools are the tool definitions the main requests offered (ToolDefs; Anthropic only).
+	Tools map[string]any
 }
 
 // Placement says where each of words is in a request body: in its system prompt
@@ -202,6 +204,7 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 	if fmt.Sprint(engine.Placed) != fmt.Sprint(dsh.Placed) {
 		out = append(out, Diff{"placement", fmt.Sprintf("the probe words are placed %v under the engine, %v under dsh", engine.Placed, dsh.Placed)})
 	}
+	out = append(out, toolsDiffs(engine.Tools, dsh.Tools)...)
 	if engine.Calls != dsh.Calls {
 		out = append(out, Diff{"calls", fmt.Sprintf("engine made %d model calls, dsh %d", engine.Calls, dsh.Calls)})
 	}

@@ -494,7 +494,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 				break
 			}
 		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed}
+		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed, Tools: ToolDefs(reqs)}
 	}
 	// The engine: again, up to engineAttempts runs in all, while a hook the case counts on
 	// (Case.EngineUntil) did not run to its end.

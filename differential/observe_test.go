@@ -1,6 +1,7 @@
 package differential
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -82,5 +83,21 @@ func TestUnordered(t *testing.T) {
 	}
 	if want := []string{"S-1:s", "U-1:u", "I-1:a", "I-1:b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Unordered = %v, want %v", got, want)
+	}
+}
+
+func TestToolsAspect(t *testing.T) {
+	req := func(tools string) Request {
+		return Request{Main: true, Body: json.RawMessage(`{"messages": [], "tools": ` + tools + `}`)}
+	}
+	engine := ToolDefs([]Request{req(`[{"name": "Bash", "description": "d", "input_schema": {"type": "object", "required": ["command"]}}]`),
+		req(`[{"name": "WebFetch", "description": "w", "input_schema": {}}]`)})
+	same := ToolDefs([]Request{req(`[{"name": "Bash", "input_schema": {"required": ["command"], "type": "object"}, "description": "d"}, {"name": "WebFetch", "description": "w", "input_schema": {}}, {"name": "Own", "description": "o"}]`)})
+	if d := toolsDiffs(engine, same); len(d) != 0 {
+		t.Errorf("the same definitions differ: %v", d)
+	}
+	other := ToolDefs([]Request{req(`[{"name": "Bash", "description": "d", "input_schema": {"type": "object"}}]`)})
+	if d := toolsDiffs(engine, other); len(d) != 1 || d[0].Aspect != "tools" {
+		t.Errorf("a schema that lost its required: %v", d)
 	}
 }

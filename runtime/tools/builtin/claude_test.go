@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
@@ -35,6 +36,11 @@ func TestClaudeToolsetOffers(t *testing.T) {
 		var want []builtin.ToolRow
 		for _, r := range ts.Tools {
 			if r.Impl != "" && !slices.Contains(ts.Models[model].Without, r.Name) {
+				for _, o := range ts.Models[model].Tools {
+					if o.Name == r.Name {
+						r.Description, r.InputSchema = o.Description, o.InputSchema
+					}
+				}
 				want = append(want, r)
 			}
 		}
@@ -60,6 +66,14 @@ func TestClaudeToolsetOffers(t *testing.T) {
 	}
 	if got := names("claude-opus-5-5"); slices.Contains(got, "TaskCreate") || !slices.Contains(got, "NotebookEdit") {
 		t.Errorf("opus tools %v: want NotebookEdit and no TaskCreate", got)
+	}
+	// The engine words Bash otherwise for claude-opus-5-5.
+	bash := func(model string) string {
+		defs, _ := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleClaudeCode, Model: model})
+		return defs[slices.IndexFunc(defs, func(d tools.Definition) bool { return d.Name == "Bash" })].Description
+	}
+	if s, o := bash("claude-sonnet-4-5"), bash("claude-opus-5-5"); !strings.HasPrefix(s, "Executes a given bash command") || !strings.HasPrefix(o, "Executes a bash command") {
+		t.Errorf("Bash's description: sonnet %.40q, opus %.40q", s, o)
 	}
 }
 

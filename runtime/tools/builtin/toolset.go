@@ -41,6 +41,9 @@ type ModelTools struct {
 	// Deferred are the tools the engine offers the model only behind its tool search (in
 	// place of the rows' Deferred, which are the recording model's).
 	Deferred []string `json:"deferred,omitempty"`
+	// Tools are the tools whose description or input schema the engine words otherwise
+	// for the model, as it sends them (name, description, input_schema).
+	Tools []ToolRow `json:"tools,omitempty"`
 }
 
 // A ToolRow is one tool of a [Toolset].
@@ -115,7 +118,11 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 			}
 		}
 		for model, m := range ts.Models {
-			for _, n := range append(slices.Clone(m.Without), m.Deferred...) {
+			names := append(slices.Clone(m.Without), m.Deferred...)
+			for _, r := range m.Tools {
+				names = append(names, r.Name)
+			}
+			for _, n := range names {
 				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n }) {
 					return nil, fmt.Errorf("spec/%s: models[%q]: no tool %q", name, model, n)
 				}
@@ -137,10 +144,13 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	if i < 0 {
 		return nil, false, nil
 	}
-	without := all[i].Models[o.Model].Without
+	m := all[i].Models[o.Model]
 	for _, r := range all[i].Tools {
-		if r.Impl == "" || slices.Contains(without, r.Name) {
+		if r.Impl == "" || slices.Contains(m.Without, r.Name) {
 			continue
+		}
+		if j := slices.IndexFunc(m.Tools, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
+			r.Description, r.InputSchema = m.Tools[j].Description, m.Tools[j].InputSchema
 		}
 		d := implTable[r.Impl](o)
 		d.Name = r.Name
