@@ -17,6 +17,16 @@
 // under StyleGemini the tools also take Gemini CLI's names and inputs (run_shell_command,
 // read_file, write_file, replace).
 //
+// Under StyleClaudeCode the tools are Claude Code 2.1.328's as its recorded toolset
+// (spec/toolsets/claude-code.json, see [Toolset]) lists them, with the engine's names,
+// descriptions and schemas: Bash, Read, Write and Edit as above, and its own tools
+// TaskCreate, TaskGet, TaskList and TaskUpdate (the session's task list, in memory),
+// NotebookEdit (one cell of a .ipynb file in the workspace) and WebFetch (one http or https
+// URL on a public address; the page's text, not a model's answer to the prompt). The rows
+// the engine offers that dsh does not (Agent, ToolSearch, Skill, …) say why. An input of
+// the engine's schemas that dsh does not honour fails the call before anything runs
+// (CodeUnsupported).
+//
 // Read, Write and Edit are confined to the workspace: a relative path is taken under it,
 // a path that resolves (symlinks included) outside it is an error result with code
 // PATH_OUTSIDE_WORKSPACE, and the file is then opened through an [os.Root] on the
