@@ -28,6 +28,16 @@ func toolCases() []Case {
 			{Text: "listing", Calls: []Call{{Name: "TaskList", Input: map[string]any{}}}},
 			{Text: "finished"}},
 			Hooks: []Hook{{Event: "PreToolUse", Matcher: "TaskCreate|TaskUpdate", Script: "exit 0"}, h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+		// The task tools under --permission-mode default: the engine lets them run without
+		// asking, as Read; WebFetch asks.
+		{Name: "tools/tasks-ask", Engines: claude, AskPermission: true, Turns: []Turn{
+			{Text: "creating", Calls: []Call{{Name: "TaskCreate", Input: map[string]any{"subject": "first task", "description": "do it"}}}},
+			{Text: "updating", Calls: []Call{{Name: "TaskUpdate", Input: map[string]any{"taskId": "1", "status": "in_progress"}}}},
+			{Text: "getting", Calls: []Call{{Name: "TaskGet", Input: map[string]any{"taskId": "1"}}}},
+			{Text: "listing", Calls: []Call{{Name: "TaskList", Input: map[string]any{}}}},
+			{Text: "fetching", Calls: []Call{{Name: "WebFetch", Input: map[string]any{"url": "http://localhost:9/page", "prompt": "summarize"}}}},
+			{Text: "finished"}},
+			Hooks: []Hook{h("PermissionRequest", "exit 0"), h("PostToolUse", "exit 0")}},
 		// A notebook: read it, edit a cell, delete one, then calls that fail (a cell id it
 		// does not have, none, a file that is no notebook, a missing one). An inserted cell's
 		// id is random, so no call inserts.
