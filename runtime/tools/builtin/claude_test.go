@@ -161,7 +161,7 @@ func TestClaudeNotebookEdit(t *testing.T) {
 }
 
 func TestClaudeWebFetch(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/page":
 			w.Header().Set("Content-Type", "text/html")
@@ -174,8 +174,12 @@ func TestClaudeWebFetch(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	// A client of the test's own: the default one refuses loopback addresses.
+	// A client of the test's own: the default one refuses loopback addresses. An http URL
+	// is fetched as https, as Claude Code upgrades it.
 	rt, _ := setup(t, builtin.Options{Style: builtin.StyleClaudeCode, HTTPClient: srv.Client()})
+	if r := run(t, rt, "WebFetch", `{"url":"`+strings.Replace(srv.URL, "https:", "http:", 1)+`/page","prompt":"what"}`); r.IsError() || text(r) != "Hello\none & two" {
+		t.Fatalf("an http URL: %q %v", text(r), r.IsError())
+	}
 	r := run(t, rt, "WebFetch", `{"url":"`+srv.URL+`/page","prompt":"what"}`)
 	if r.IsError() || text(r) != "Hello\none & two" {
 		t.Fatalf("page: %q %v", text(r), r.IsError())

@@ -82,6 +82,10 @@ func webFetch(ctx context.Context, client *http.Client, in webFetchInput) (webFe
 	if host := u.Hostname(); !strings.Contains(host, ".") && !strings.Contains(host, ":") {
 		return webFetchResult{}, tools.NewError(CodeFetchRefused, noDotHost)
 	}
+	if u.Scheme == "http" {
+		// As Claude Code: "HTTP URLs will be automatically upgraded to HTTPS".
+		u.Scheme = "https"
+	}
 	if in.Offset < 0 {
 		return webFetchResult{}, tools.NewError(CodeBadInput, "offset is negative")
 	}
