@@ -490,6 +490,7 @@ func Cases() []Case {
 	cs = append(cs, promptCases()...)
 	cs = append(cs, handlerTypeCases()...)
 	cs = append(cs, channelCases()...)
+	cs = append(cs, toolCases()...)
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
 	return append(cs, geminiCases()...)

@@ -24,9 +24,12 @@ type Observation struct {
 	// request: "system end" (the system prompt ends with it), "system", "messages" or
 	// "absent".
 	Placed map[string]string
-	// Tools are the tools the first main request offered the model (OfferedTools), for
-	// the engines whose toolset dsh records (Case.CompareTools); "" otherwise.
-	Tools string
+	// Tools are the tools the main requests offered the model, by name (OfferedTools), for
+	// the dialects whose toolset dsh records; nil otherwise.
+	Tools map[string]string
+	// MayDefer are the tools dsh may offer that the engine's requests need not show (the
+	// engine defers them behind its tool search: ToolsetRows).
+	MayDefer []string
 }
 
 // Placement says where each of words is in a request body: in its system prompt
@@ -213,9 +216,7 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 	} else if fmt.Sprint(engine.Summaries) != fmt.Sprint(dsh.Summaries) {
 		out = append(out, Diff{"directive", fmt.Sprintf("the summarization directives hold %q under the engine, %q under dsh", engine.Summaries, dsh.Summaries)})
 	}
-	if d, ok := toolsDiff(engine.Tools, dsh.Tools); ok {
-		out = append(out, d)
-	}
+	out = append(out, toolsDiffs(engine, dsh)...)
 	for i := 0; i < len(engine.Sent) && i < len(dsh.Sent); i++ {
 		a, b := normItems(engine.Sent[i], ne), normItems(dsh.Sent[i], nd)
 		if a != b {

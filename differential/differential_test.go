@@ -495,19 +495,20 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		}
 		runs = append(runs, PromptHookRuns(reqs)...)
 		var placed map[string]string
-		var offered string
 		for _, r := range reqs {
 			if r.Main {
 				placed = Placement(r.Body, c.Probes)
-				if dialect, ok := toolsetDialects[engine]; ok {
-					// The tools the dialect offers are the engine's, but for those its
-					// toolset records as absent.
-					offered = OfferedTools(r.Body, AbsentTools(dialect))
-				}
 				break
 			}
 		}
-		return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed, Tools: offered}
+		obs := Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed}
+		if dialect, ok := toolsetDialects[engine]; ok {
+			// The tools the dialect offers are the engine's, but for those its toolset
+			// records as absent; dsh may offer those the engine defers.
+			absent, deferred := ToolsetRows(dialect)
+			obs.Tools, obs.MayDefer = OfferedTools(reqs, absent), deferred
+		}
+		return obs
 	}
 	// The engine: again, up to engineAttempts runs in all, while a hook the case counts on
 	// (Case.EngineUntil) did not run to its end.

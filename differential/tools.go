@@ -2,112 +2,128 @@ package differential
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
-	"strings"
 
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
-// OfferedTools is the tools a request body offers the model, as the suite compares them:
-// one line per tool holding its name, description and input schema (as canonical JSON:
-// object keys sorted), whatever the wire writes them as (the Messages API's input_schema,
-// the Responses API's parameters beside its type, Gemini's functionDeclarations with
-// parametersJsonSchema or parameters), the tools named in skip left out, the lines
-// sorted (dsh's registry offers its tools by name, an engine in an order of its own that
-// the model is not told to read anything into); "(none)" for an empty tools array, ""
-// when the body has none.
-func OfferedTools(body []byte, skip []string) string {
-	var req struct {
-		Tools []map[string]any `json:"tools"`
-	}
-	if json.Unmarshal(body, &req) != nil || req.Tools == nil {
-		return ""
-	}
-	var lines []string
-	add := func(t map[string]any) {
-		name, _ := t["name"].(string)
-		if name == "" {
-			name, _ = t["type"].(string)
-		}
-		if slices.Contains(skip, name) {
-			return
-		}
-		schema := t["input_schema"]
-		for _, k := range []string{"parametersJsonSchema", "parameters"} {
-			if v, ok := t[k]; ok && schema == nil {
-				schema = v
-			}
-		}
-		line := map[string]any{"name": name, "description": t["description"], "schema": schema}
-		if typ, ok := t["type"]; ok {
-			line["type"] = typ
-		}
-		data, _ := json.Marshal(line)
-		lines = append(lines, string(data))
-	}
-	for _, t := range req.Tools {
-		decls, ok := t["functionDeclarations"].([]any)
-		if !ok {
-			add(t)
+// OfferedTools are the tools a side's main requests offered the model, by name, the union
+// over the requests (Claude Code adds a deferred tool to its requests once ToolSearch
+// loaded it, or once it withdrew ToolSearch; the first definition of a name counts): each
+// as one line holding its description and input schema as canonical JSON (object keys
+// sorted), whatever the wire writes them as (the Messages API's input_schema, the
+// Responses API's parameters beside its type, Gemini's functionDeclarations with
+// parametersJsonSchema or parameters), the tools named in skip left out. A side whose
+// requests carry no tools array offers none (nil).
+func OfferedTools(reqs []Request, skip []string) map[string]string {
+	var out map[string]string
+	for _, r := range reqs {
+		if !r.Main {
 			continue
 		}
-		for _, d := range decls {
-			if dm, ok := d.(map[string]any); ok {
-				add(dm)
-			}
+		var req struct {
+			Tools []map[string]any `json:"tools"`
 		}
-	}
-	if len(lines) == 0 {
-		return "(none)"
-	}
-	slices.Sort(lines)
-	return strings.Join(lines, "\n")
-}
-
-// toolsetDialects are the dialects whose recorded toolset dsh offers, by engine: the
-// tools aspect compares their first request's tools.
-var toolsetDialects = map[string]string{"codex": "codex", "gemini": "gemini"}
-
-// AbsentTools are the tools of a dialect's recorded toolset (spec/toolsets) that dsh does
-// not offer (rows with absent): the engine's tools the comparison of the tools aspect
-// leaves out.
-func AbsentTools(dialect string) []string {
-	all, err := builtin.Toolsets()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, ts := range all {
-		if ts.Dialect != dialect {
+		if json.Unmarshal(r.Body, &req) != nil || req.Tools == nil {
 			continue
 		}
-		for _, r := range ts.Tools {
-			if r.Absent != "" {
-				out = append(out, r.Name)
+		if out == nil {
+			out = map[string]string{}
+		}
+		add := func(t map[string]any) {
+			name, _ := t["name"].(string)
+			if name == "" {
+				name, _ = t["type"].(string)
+			}
+			if _, seen := out[name]; seen || slices.Contains(skip, name) {
+				return
+			}
+			schema := t["input_schema"]
+			for _, k := range []string{"parametersJsonSchema", "parameters"} {
+				if v, ok := t[k]; ok && schema == nil {
+					schema = v
+				}
+			}
+			line := map[string]any{"description": t["description"], "schema": schema}
+			if typ, ok := t["type"]; ok {
+				line["type"] = typ
+			}
+			data, _ := json.Marshal(line)
+			out[name] = string(data)
+		}
+		for _, t := range req.Tools {
+			decls, ok := t["functionDeclarations"].([]any)
+			if !ok {
+				add(t)
+				continue
+			}
+			for _, d := range decls {
+				if dm, ok := d.(map[string]any); ok {
+					add(dm)
+				}
 			}
 		}
 	}
 	return out
 }
 
-// toolsDiff compares the tools each side offered in its first main request
-// (Observation.Tools): the first line that differs; nothing when a side recorded none.
-func toolsDiff(engine, dsh string) (Diff, bool) {
-	if engine == dsh || engine == "" || dsh == "" {
-		return Diff{}, false
+// toolsetDialects are the dialects whose recorded toolset dsh offers, by engine: the
+// tools aspect compares their requests' tools.
+var toolsetDialects = map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini"}
+
+// ToolsetRows are the tools of a dialect's recorded toolset (spec/toolsets) that dsh does
+// not offer (rows with absent), which the tools aspect leaves out on both sides, and those
+// the engine offers only behind its tool search (for the recording model or another),
+// which dsh may offer where the engine's requests never showed them.
+func ToolsetRows(dialect string) (absent, deferred []string) {
+	all, err := builtin.Toolsets()
+	if err != nil {
+		return nil, nil
 	}
-	e, d := strings.Split(engine, "\n"), strings.Split(dsh, "\n")
-	for i := 0; i < len(e) || i < len(d); i++ {
-		a, b := "(none)", "(none)"
-		if i < len(e) {
-			a = e[i]
+	for _, ts := range all {
+		if ts.Dialect != dialect {
+			continue
 		}
-		if i < len(d) {
-			b = d[i]
+		for _, r := range ts.Tools {
+			if r.Absent != "" {
+				absent = append(absent, r.Name)
+			}
+			if r.Deferred {
+				deferred = append(deferred, r.Name)
+			}
 		}
-		if a != b {
-			return Diff{"tools", "tool " + itoa(i+1) + ": engine offered " + a + "; dsh offered " + b}, true
+		for _, m := range ts.Models {
+			deferred = append(deferred, m.Deferred...)
 		}
 	}
-	return Diff{}, false
+	return absent, deferred
+}
+
+// toolsDiffs compares the tools both sides offered (the aspect "tools"): a tool both
+// offered must have the engine's description and schema; a tool only the engine offered is
+// one dsh lacks; a tool only dsh offered is one too many, unless the engine defers it
+// (Observation.MayDefer of dsh's side). Nothing is compared when a side recorded no
+// tools.
+func toolsDiffs(engine, dsh Observation) []Diff {
+	if engine.Tools == nil || dsh.Tools == nil {
+		return nil
+	}
+	var out []Diff
+	for _, name := range slices.Sorted(maps.Keys(engine.Tools)) {
+		d, ok := dsh.Tools[name]
+		switch {
+		case !ok:
+			out = append(out, Diff{"tools", fmt.Sprintf("%s: the engine offered it, dsh did not", name)})
+		case d != engine.Tools[name]:
+			out = append(out, Diff{"tools", fmt.Sprintf("%s: the engine offered %s; dsh offered %s", name, engine.Tools[name], d)})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(dsh.Tools)) {
+		if _, ok := engine.Tools[name]; !ok && !slices.Contains(dsh.MayDefer, name) {
+			out = append(out, Diff{"tools", fmt.Sprintf("%s: dsh offered it, the engine did not", name)})
+		}
+	}
+	return out
 }

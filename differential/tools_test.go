@@ -1,68 +1,77 @@
 package differential
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
 
+func toolsReq(body string) Request { return Request{Main: true, Body: json.RawMessage(body)} }
+
 // TestOfferedTools: each wire's tools (the Messages API's input_schema, the Responses API's
 // parameters, Gemini's functionDeclarations with parametersJsonSchema or parameters) read
-// as one line per tool, schema keys sorted, the lines sorted, the skipped names left out;
-// the comparison reports a tools difference when a description or schema differs, and none
-// when only the order or the key order does.
+// by name, schema keys sorted, the union over the main requests, the skipped names left
+// out; a side without a tools array offers none.
 func TestOfferedTools(t *testing.T) {
-	engine := []byte(`{"tools":[{"functionDeclarations":[
+	engine := OfferedTools([]Request{toolsReq(`{"tools":[{"functionDeclarations":[
 		{"name":"zeta","description":"Z.","parametersJsonSchema":{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}}}},
 		{"name":"gone","description":"G.","parametersJsonSchema":{"type":"object"}},
-		{"name":"alpha","description":"A.","parameters":{"type":"object","required":["x"]}}]}]}`)
-	dsh := []byte(`{"tools":[{"functionDeclarations":[
+		{"name":"alpha","description":"A.","parameters":{"type":"object","required":["x"]}}]}]}`)}, []string{"gone"})
+	dsh := OfferedTools([]Request{toolsReq(`{"tools":[{"functionDeclarations":[
 		{"name":"alpha","description":"A.","parametersJsonSchema":{"required":["x"],"type":"object"}},
-		{"name":"zeta","description":"Z.","parametersJsonSchema":{"properties":{"a":{"type":"integer"},"b":{"type":"string"}},"type":"object"}}]}]}`)
-	skip := []string{"gone"}
-	e, d := OfferedTools(engine, skip), OfferedTools(dsh, skip)
-	want := `{"description":"A.","name":"alpha","schema":{"required":["x"],"type":"object"}}` + "\n" +
-		`{"description":"Z.","name":"zeta","schema":{"properties":{"a":{"type":"integer"},"b":{"type":"string"}},"type":"object"}}`
-	if e != want || d != want {
-		t.Fatalf("OfferedTools:\nengine %q\ndsh    %q\nwant   %q", e, d, want)
+		{"name":"zeta","description":"Z.","parametersJsonSchema":{"properties":{"a":{"type":"integer"},"b":{"type":"string"}},"type":"object"}}]}]}`)}, nil)
+	want := map[string]string{"alpha": `{"description":"A.","schema":{"required":["x"],"type":"object"}}`,
+		"zeta": `{"description":"Z.","schema":{"properties":{"a":{"type":"integer"},"b":{"type":"string"}},"type":"object"}}`}
+	for name, w := range want {
+		if engine[name] != w || dsh[name] != w {
+			t.Errorf("%s: engine %q, dsh %q, want %q", name, engine[name], dsh[name], w)
+		}
 	}
-	if diffs := Compare(Observation{Tools: e}, Observation{Tools: d}, Normalizer{}, Normalizer{}); len(diffs) != 0 {
-		t.Errorf("same tools: %v", diffs)
+	if len(engine) != 2 {
+		t.Errorf("engine tools %v: the skipped one kept", engine)
 	}
-	changed := OfferedTools([]byte(strings.Replace(string(dsh), `"type":"integer"`, `"type":"number"`, 1)), skip)
-	diffs := Compare(Observation{Tools: e}, Observation{Tools: changed}, Normalizer{}, Normalizer{})
-	if len(diffs) != 1 || diffs[0].Aspect != "tools" || !strings.Contains(diffs[0].Detail, "number") {
-		t.Errorf("a changed schema: %v", diffs)
+	// The Messages API, over two requests (a tool loaded later counts), and the Responses API.
+	msgs := OfferedTools([]Request{toolsReq(`{"tools":[{"name":"Bash","description":"d","input_schema":{"type":"object"}}]}`),
+		toolsReq(`{"tools":[{"name":"WebFetch","description":"w","input_schema":{}}]}`), {Body: json.RawMessage(`{"tools":[{"name":"Summarizer"}]}`)}}, nil)
+	if len(msgs) != 2 || msgs["Bash"] != `{"description":"d","schema":{"type":"object"}}` {
+		t.Errorf("messages: %v", msgs)
 	}
-	if diffs := Compare(Observation{Tools: OfferedTools(engine, nil)}, Observation{Tools: d}, Normalizer{}, Normalizer{}); len(diffs) != 1 || diffs[0].Aspect != "tools" {
-		t.Errorf("a tool dsh does not offer: %v", diffs)
+	resp := OfferedTools([]Request{toolsReq(`{"tools":[{"type":"function","name":"exec_command","description":"d","parameters":{}},{"type":"web_search"}]}`)}, []string{"web_search"})
+	if len(resp) != 1 || resp["exec_command"] != `{"description":"d","schema":{},"type":"function"}` {
+		t.Errorf("responses: %v", resp)
 	}
-	// A side that recorded no tools is not compared; an empty array is.
-	if diffs := Compare(Observation{Tools: e}, Observation{}, Normalizer{}, Normalizer{}); len(diffs) != 0 {
-		t.Errorf("no tools on one side: %v", diffs)
-	}
-	if got := OfferedTools([]byte(`{"tools":[]}`), nil); got != "(none)" {
-		t.Errorf("empty tools: %q", got)
-	}
-	// The Messages API's input_schema and the Responses API's parameters.
-	msgs := OfferedTools([]byte(`{"tools":[{"name":"Bash","description":"d","input_schema":{"type":"object"}}]}`), nil)
-	if msgs != `{"description":"d","name":"Bash","schema":{"type":"object"}}` {
-		t.Errorf("messages: %q", msgs)
+	if got := OfferedTools([]Request{toolsReq(`{"input":[]}`)}, nil); got != nil {
+		t.Errorf("no tools array: %v", got)
 	}
 }
 
-// TestToolsDiff: the tools aspect reports the first tool that differs, and no difference
-// for the same tools whatever the order of their schemas' keys.
-func TestToolsDiff(t *testing.T) {
-	a := OfferedTools([]byte(`{"tools":[{"type":"function","name":"exec_command","description":"d","parameters":{"type":"object","properties":{}}},{"type":"web_search"}]}`), []string{"web_search"})
-	b := OfferedTools([]byte(`{"tools":[{"name":"exec_command","type":"function","strict":false,"parameters":{"properties":{},"type":"object"},"description":"d"}]}`), nil)
-	if _, ok := toolsDiff(a, b); ok || a == "" {
-		t.Errorf("the same tool differs: %q %q", a, b)
-	}
-	c := OfferedTools([]byte(`{"tools":[{"type":"function","name":"Bash","description":"d","parameters":{}}]}`), nil)
-	if d, ok := toolsDiff(a, c); !ok || d.Aspect != "tools" {
-		t.Errorf("exec_command and Bash: %v %v", d, ok)
-	}
-	if _, ok := toolsDiff(a, a+"\n"+c); !ok {
-		t.Error("an extra tool is no difference")
+// TestToolsDiffs: a tool both sides offer must be the engine's; a tool only the engine
+// offers, and one only dsh offers, differ, unless the engine defers the latter; a side
+// that recorded no tools compares nothing.
+func TestToolsDiffs(t *testing.T) {
+	engine := Observation{Tools: map[string]string{"Bash": "b", "Read": "r"}}
+	for name, tc := range map[string]struct {
+		dsh  Observation
+		want []string
+	}{
+		"same":       {Observation{Tools: map[string]string{"Bash": "b", "Read": "r"}}, nil},
+		"changed":    {Observation{Tools: map[string]string{"Bash": "b2", "Read": "r"}}, []string{"Bash: the engine offered b; dsh offered b2"}},
+		"lacking":    {Observation{Tools: map[string]string{"Bash": "b"}}, []string{"Read: the engine offered it, dsh did not"}},
+		"extra":      {Observation{Tools: map[string]string{"Bash": "b", "Read": "r", "Own": "o"}}, []string{"Own: dsh offered it, the engine did not"}},
+		"deferred":   {Observation{Tools: map[string]string{"Bash": "b", "Read": "r", "WebFetch": "w"}, MayDefer: []string{"WebFetch"}}, nil},
+		"unrecorded": {Observation{}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, d := range Compare(engine, tc.dsh, Normalizer{}, Normalizer{}) {
+				if d.Aspect != "tools" {
+					t.Fatalf("aspect %s", d.Aspect)
+				}
+				got = append(got, d.Detail)
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

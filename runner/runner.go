@@ -228,7 +228,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		}
 		s.closers = append(s.closers, sb.Close)
 	}
-	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb}
+	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model}
 	unregister, err := builtin.Register(s.Tools, s.Builtin)
 	if err != nil {
 		return nil, err

@@ -144,11 +144,11 @@ var ClaudeCode = Bridge{
 		Key:       "permissions",
 		Untrusted: []string{"allow", "defaultMode"},
 		Modes: map[string]PermissionMode{
-			"acceptEdits":       {Allow: []string{"Read", "Glob", "Grep", "Write", "Edit", "NotebookEdit"}, Otherwise: "ask"},
+			"acceptEdits":       {Allow: []string{"Read", "Glob", "Grep", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Write", "Edit", "NotebookEdit"}, Otherwise: "ask"},
 			"bypassPermissions": {Otherwise: "allow"},
-			"default":           {Allow: []string{"Read", "Glob", "Grep"}, Otherwise: "ask"},
-			"dontAsk":           {Allow: []string{"Read", "Glob", "Grep"}, Otherwise: "ask", Unanswered: "Permission to use {tool} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed."},
-			"plan":              {Allow: []string{"Read", "Glob", "Grep"}, Refuse: []string{"Write", "Edit", "NotebookEdit"}, Refused: "Cannot write to {file_path} while in plan mode.", Otherwise: "ask"},
+			"default":           {Allow: []string{"Read", "Glob", "Grep", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}, Otherwise: "ask"},
+			"dontAsk":           {Allow: []string{"Read", "Glob", "Grep", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}, Otherwise: "ask", Unanswered: "Permission to use {tool} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed."},
+			"plan":              {Allow: []string{"Read", "Glob", "Grep", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}, Refuse: []string{"Write", "Edit", "NotebookEdit"}, Refused: "Cannot write to {file_path} while in plan mode.", Otherwise: "ask"},
 		},
 		Unsupported: map[string]string{
 			"auto": "its calls are decided by a classifier model, which dsh does not have",

@@ -40,6 +40,26 @@ type bashResult struct {
 	PGID int `json:"pgid,omitempty"`
 }
 
+// CodeUnsupported is the failure of a call that asks for something dsh's tool does not
+// do (Bash's run_in_background, a sandboxed Bash's dangerouslyDisableSandbox, Read's pages):
+// nothing runs, and the message says what to do instead.
+const CodeUnsupported = "UNSUPPORTED"
+
+// bashUnsupported refuses the inputs of Claude Code's Bash that dsh does not honour:
+// run_in_background (dsh runs no background commands: the turn would not be told when it
+// ends) and, when a sandbox confines the commands, dangerouslyDisableSandbox (dsh does not
+// lift its sandbox for one call). Without a sandbox dangerouslyDisableSandbox changes
+// nothing: the command runs unconfined as every command does.
+func bashUnsupported(o Options, in bashInput) error {
+	switch {
+	case in.RunInBackground:
+		return tools.NewError(CodeUnsupported, "run_in_background is not supported here: dsh runs commands in the foreground only. Run the command without it (with a timeout if it is long).")
+	case in.DangerouslyDisableSandbox && o.Sandbox != nil:
+		return tools.NewError(CodeUnsupported, "dangerouslyDisableSandbox is not supported here: dsh does not lift its sandbox for one command. Run the command without it.")
+	}
+	return nil
+}
+
 // callTimeout is a call's timeout of ms milliseconds, capped at max; compared in
 // milliseconds, so that no value overflows into a negative duration (which would kill the
 // command at once).
@@ -62,9 +82,17 @@ func bash(o Options) tools.Definition {
 			return renderBash(r, o.NoOutputText)
 		}), PresentationMeta: bashMeta},
 		Run: runWith(func(ctx context.Context, in bashInput) (bashResult, error) {
+			if err := bashUnsupported(o, in); err != nil {
+				return bashResult{}, err
+			}
 			timeout := o.BashTimeout
 			if in.Timeout > 0 {
-				timeout = callTimeout(in.Timeout, o.MaxBashTimeout)
+				// A number of milliseconds; compared as a float first, so that no value
+				// overflows int64 on the way.
+				timeout = o.MaxBashTimeout
+				if in.Timeout < float64(o.MaxBashTimeout/time.Millisecond) {
+					timeout = callTimeout(max(int64(in.Timeout), 1), o.MaxBashTimeout)
+				}
 			}
 			res, err := runBash(ctx, o, in.Command, timeout)
 			if err != nil {

@@ -22,6 +22,16 @@
 // grep_search and list_directory read beneath a workspace directory only; web_fetch
 // refuses loopback, private and local hosts, by name and at every dial.
 //
+// Under StyleClaudeCode the tools are Claude Code 2.1.328's as its recorded toolset
+// (spec/toolsets/claude-code.json, see [Toolset]) lists them, with the engine's names,
+// descriptions and schemas: Bash, Read, Write and Edit as above, and its own tools
+// TaskCreate, TaskGet, TaskList and TaskUpdate (the session's task list, in memory),
+// NotebookEdit (one cell of a .ipynb file in the workspace) and WebFetch (one http or https
+// URL on a public address; the page's text, not a model's answer to the prompt). The rows
+// the engine offers that dsh does not (Agent, ToolSearch, Skill, …) say why. An input of
+// the engine's schemas that dsh does not honour fails the call before anything runs
+// (CodeUnsupported).
+//
 // Read, Write and Edit are confined to the workspace: a relative path is taken under it,
 // a path that resolves (symlinks included) outside it is an error result with code
 // PATH_OUTSIDE_WORKSPACE, and the file is then opened through an [os.Root] on the
@@ -61,6 +71,7 @@ package builtin
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,6 +192,15 @@ type Options struct {
 	// does. The program must call [sandbox.Main] first in its main function (a test binary
 	// in TestMain), since a confined command runs through the program re-executed.
 	Sandbox *sandbox.Sandbox
+	// Model is the session's model ("claude-sonnet-4-5"): a recorded toolset may offer a
+	// model fewer tools (Toolset.Models).
+	Model string
+	// HTTPClient is WebFetch's client (default: one that connects to public addresses
+	// only, refusing loopback, private, link-local and reserved ones at connect time).
+	HTTPClient *http.Client
+
+	// tasks is the task list the task tools of one Definitions call share.
+	tasks *taskList
 
 	// execSessions are the commands Codex's exec_command left running (one table per
 	// Definitions call, shared by its exec_command and write_stdin).
@@ -231,6 +251,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.NoOutputText == "" {
 		o.NoOutputText = "(no output)"
+	}
+	if o.tasks == nil {
+		o.tasks = &taskList{}
 	}
 	return o, nil
 }

@@ -93,6 +93,15 @@ func read(o Options) tools.Definition {
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
 		Output:            &tools.Output{Render: renderText(func(r readResult) string { return renderRead(r.File, o.Style) })},
 		Run: runWith(func(ctx context.Context, in readInput) (readResult, error) {
+			if in.Pages != "" {
+				return readResult{}, tools.NewError(CodeUnsupported, "pages applies to PDF files, which dsh's Read does not read: it reads text files only.")
+			}
+			o := o
+			if in.AllowLarge {
+				// Claude Code's allow_large: "up to what still fits in your context"; dsh's
+				// bound is the size it edits (Options.EditMaxBytes).
+				o.ReadMaxBytes = max(o.ReadMaxBytes, o.EditMaxBytes)
+			}
 			return readLines(ctx, o, in.FilePath, max(in.Offset, 1), in.Limit, in.Offset > 0 || in.Limit > 0)
 		}),
 	}

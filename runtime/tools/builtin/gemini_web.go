@@ -304,7 +304,7 @@ func htmlText(s string) string {
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(spaceRunRE.ReplaceAllString(l, " "))
 	}
-	return strings.TrimSpace(blankRunRE.ReplaceAllString(strings.Join(lines, "\n"), "\n\n"))
+	return strings.ToValidUTF8(strings.TrimSpace(blankRunRE.ReplaceAllString(strings.Join(lines, "\n"), "\n\n")), "\uFFFD")
 }
 
 // sanitizeXML is the engine's sanitizeXml.

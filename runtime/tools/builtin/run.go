@@ -38,14 +38,23 @@ func runWith[In, Out any](run func(ctx context.Context, in In) (Out, error)) fun
 
 // The input shapes of the built-in tools.
 type (
+	// bashInput is Bash's: Claude Code's schema makes timeout a number (milliseconds) and
+	// adds run_in_background and dangerouslyDisableSandbox, which dsh does not honour
+	// (see bashUnsupported).
 	bashInput struct {
-		Command string `json:"command"`
-		Timeout int64  `json:"timeout"`
+		Command                   string  `json:"command"`
+		Timeout                   float64 `json:"timeout"`
+		RunInBackground           bool    `json:"run_in_background"`
+		DangerouslyDisableSandbox bool    `json:"dangerouslyDisableSandbox"`
 	}
+	// readInput is Read's: Claude Code's schema adds pages (PDF files, which dsh's Read does
+	// not read) and allow_large.
 	readInput struct {
-		FilePath string `json:"file_path"`
-		Offset   int    `json:"offset"`
-		Limit    int    `json:"limit"`
+		FilePath   string `json:"file_path"`
+		Offset     int    `json:"offset"`
+		Limit      int    `json:"limit"`
+		Pages      string `json:"pages"`
+		AllowLarge bool   `json:"allow_large"`
 	}
 	// writeInput is Write's and the Gemini style's write_file's.
 	writeInput struct {

@@ -29,6 +29,21 @@ type Toolset struct {
 	Model string `json:"model"`
 	// Tools are the engine's tools in the order its requests list them.
 	Tools []ToolRow `json:"tools"`
+	// Models says, per model, how the engine's toolset for it differs from Model's: the
+	// tools it does not offer that model at all (Options.Model names the session's).
+	Models map[string]ModelTools `json:"models,omitempty"`
+}
+
+// ModelTools is how an engine's toolset for one model differs from the recording's.
+type ModelTools struct {
+	// Without are the tools the engine does not offer the model.
+	Without []string `json:"without,omitempty"`
+	// Deferred are the tools the engine offers the model only behind its tool search (in
+	// place of the rows' Deferred, which are the recording model's).
+	Deferred []string `json:"deferred,omitempty"`
+	// Tools are the tools whose description or input schema the engine words otherwise
+	// for the model, as it sends them (name, description, input_schema).
+	Tools []ToolRow `json:"tools,omitempty"`
 }
 
 // A ToolRow is one tool of a [Toolset].
@@ -50,6 +65,9 @@ type ToolRow struct {
 	Description string `json:"description,omitempty"`
 	// InputSchema is the input schema the engine sends, as it sends it.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// DeferLoading is the defer_loading the engine sends with the entry (its
+	// DeferredToolPlaceholder).
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // implTable maps a ToolRow's Impl to the function that builds its definition from o; the
@@ -74,6 +92,14 @@ var implTable = map[string]func(Options) tools.Definition{
 	// Codex's own tools (spec/toolsets/codex.json).
 	"codex.exec_command": codexExec,
 	"codex.write_stdin":  codexWriteStdin,
+
+	// Claude Code's own tools (spec/toolsets/claude-code.json).
+	"claude.notebook_edit": func(o Options) tools.Definition { return claudeFailures(claudeNotebookEdit(o), CodeNotebook) },
+	"claude.web_fetch":     func(o Options) tools.Definition { return claudeFailures(claudeWebFetch(o)) },
+	"claude.task_create":   func(o Options) tools.Definition { return claudeFailures(claudeTaskCreate(o)) },
+	"claude.task_get":      func(o Options) tools.Definition { return claudeFailures(claudeTaskGet(o)) },
+	"claude.task_list":     func(o Options) tools.Definition { return claudeFailures(claudeTaskList(o)) },
+	"claude.task_update":   func(o Options) tools.Definition { return claudeFailures(claudeTaskUpdate(o)) },
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -108,6 +134,17 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
 			}
 		}
+		for model, m := range ts.Models {
+			names := append(slices.Clone(m.Without), m.Deferred...)
+			for _, r := range m.Tools {
+				names = append(names, r.Name)
+			}
+			for _, n := range names {
+				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n }) {
+					return nil, fmt.Errorf("spec/%s: models[%q]: no tool %q", name, model, n)
+				}
+			}
+		}
 		out = append(out, ts)
 	}
 	return out, nil
@@ -129,9 +166,13 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	if o.execSessions == nil {
 		o.execSessions = newExecSessions()
 	}
+	m := all[i].Models[o.Model]
 	for _, r := range all[i].Tools {
-		if r.Impl == "" {
+		if r.Impl == "" || slices.Contains(m.Without, r.Name) {
 			continue
+		}
+		if j := slices.IndexFunc(m.Tools, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
+			r.Description, r.InputSchema = m.Tools[j].Description, m.Tools[j].InputSchema
 		}
 		d := implTable[r.Impl](o)
 		d.Name = r.Name

@@ -19,6 +19,7 @@ func TestToolsetBadRows(t *testing.T) {
 		"syntax":       {`{"tools": [`, "spec/toolsets/x.json: unexpected end"},
 		"no name":      {`{"tools": [{"impl": "bash"}]}`, "spec/toolsets/x.json: tools[0]: no name"},
 		"no impl":      {`{"tools": [{"name": "A", "impl": "bash"}, {"name": "B"}]}`, "tools[1] (B): neither impl nor absent"},
+		"model's tool": {`{"tools": [{"name": "A", "impl": "bash"}], "models": {"m": {"without": ["B"]}}}`, `models["m"]: no tool "B"`},
 		"unknown impl": {`{"tools": [{"name": "A", "impl": "nope"}]}`, `tools[0] (A): unknown impl "nope"`},
 	} {
 		t.Run(name, func(t *testing.T) {
