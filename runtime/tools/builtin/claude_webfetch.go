@@ -134,8 +134,6 @@ func window(page string, offset int) string {
 	return out
 }
 
-
-
 // refusedAddr is the dial error for an address WebFetch does not connect to.
 type refusedAddr struct{ addr netip.Addr }
 
