@@ -42,6 +42,8 @@ type Settings struct {
 	// Core is the core list of the last file that sets one; nil: none is set (every
 	// tool is offered).
 	Core []Entry
+	// CoreSource is where Core was set ("FILE: tools.core").
+	CoreSource string
 	// Exclude are the exclude lists of every file, in file order.
 	Exclude []Entry
 }
@@ -102,11 +104,15 @@ func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte) error {
 		}
 		field := t.Key + "." + name
 		var items []string
-		if err := json.Unmarshal(raw, &items); err != nil {
+		var strict []*string // a null item is not a string
+		if err := json.Unmarshal(raw, &strict); err != nil || slices.Contains(strict, nil) {
 			errs = append(errs, fmt.Errorf("%w: %s: %s: not a list of strings", ErrSettings, path, field))
 			return nil, false
 		}
-		out := make([]Entry, 0, len(items))
+		out := make([]Entry, 0, len(strict))
+		for _, it := range strict {
+			items = append(items, *it)
+		}
 		for _, it := range items {
 			e := Entry{Tool: it, Source: path + ": " + field}
 			if m := entryRE.FindStringSubmatch(it); m != nil {
@@ -117,7 +123,7 @@ func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte) error {
 		return out, true
 	}
 	if core, ok := list(t.Core); ok {
-		s.Core = core // a later file's replaces an earlier one's
+		s.Core, s.CoreSource = core, path+": "+t.Key+"."+t.Core // a later file's replaces an earlier one's
 	}
 	if ex, ok := list(t.Exclude); ok {
 		s.Exclude = append(s.Exclude, ex...)
@@ -170,7 +176,7 @@ func (p *Plugin) offered(tool string) (bool, string) {
 			return true, ""
 		}
 	}
-	return false, "not in " + p.Settings.Core[0].Source
+	return false, "not in " + p.Settings.CoreSource
 }
 
 // request leaves out of the request's tools each tool the settings do not offer.
