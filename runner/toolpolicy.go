@@ -18,13 +18,16 @@ func (s *Session) toolPolicyPlugin() (Plugin, error) {
 	if t == nil {
 		return nil, nil
 	}
-	var files []string
+	var files []toolpolicy.Source
 	for _, src := range s.permissionSources() {
-		files = append(files, src.Path)
+		files = append(files, toolpolicy.Source{Path: src.Path, Project: src.Project})
 	}
-	settings, err := toolpolicy.Load(t, files)
+	settings, err := toolpolicy.Load(t, files, s.cfg.Hooks.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPermissions, err)
+	}
+	for _, ig := range settings.Ignored {
+		s.note(fmt.Sprintf("tool settings not loaded: %s (the project is not trusted; pass --trust to load them)", ig))
 	}
 	if settings.Empty() {
 		return nil, nil

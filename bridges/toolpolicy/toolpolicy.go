@@ -46,6 +46,19 @@ type Settings struct {
 	CoreSource string
 	// Exclude are the exclude lists of every file, in file order.
 	Exclude []Entry
+	// Ignored says which untrusted project file's core list was not loaded, for a notice.
+	Ignored []string
+}
+
+// Source is one settings file to read the lists from.
+type Source struct {
+	// Path is the file.
+	Path string
+	// Project marks a file dsh found in the project (not one the user named): its core
+	// list, which may widen what another file's allows, loads only when the project is
+	// trusted (the engine reads an untrusted folder's settings not at all); its exclude
+	// list restricts, and loads whatever the trust.
+	Project bool
 }
 
 // ErrSettings is wrapped by every error of Load.
@@ -58,12 +71,13 @@ var entryRE = regexp.MustCompile(`^([a-zA-Z0-9_-]+)\((.*)\)$`)
 // block that is not an object, or a list that is not one of strings is an error naming the
 // file and the field: dsh never runs with an entry the user wrote left out. A missing file
 // is skipped.
-func Load(t *dialect.ToolPolicy, files []string) (Settings, error) {
+func Load(t *dialect.ToolPolicy, files []Source, trusted bool) (Settings, error) {
 	var (
 		s    Settings
 		errs []error
 	)
-	for _, path := range files {
+	for _, src := range files {
+		path := src.Path
 		data, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -72,7 +86,7 @@ func Load(t *dialect.ToolPolicy, files []string) (Settings, error) {
 			errs = append(errs, fmt.Errorf("%w: %v", ErrSettings, err))
 			continue
 		}
-		if err := s.read(t, path, data); err != nil {
+		if err := s.read(t, path, data, src.Project && !trusted); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -80,7 +94,7 @@ func Load(t *dialect.ToolPolicy, files []string) (Settings, error) {
 }
 
 // read adds the lists of one file's data.
-func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte) error {
+func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte, untrusted bool) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
@@ -122,7 +136,9 @@ func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte) error {
 		}
 		return out, true
 	}
-	if core, ok := list(t.Core); ok {
+	if core, ok := list(t.Core); ok && untrusted {
+		s.Ignored = append(s.Ignored, fmt.Sprintf("%s: %s.%s", path, t.Key, t.Core))
+	} else if ok {
 		s.Core, s.CoreSource = core, path+": "+t.Key+"."+t.Core // a later file's replaces an earlier one's
 	}
 	if ex, ok := list(t.Exclude); ok {

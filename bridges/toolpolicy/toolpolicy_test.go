@@ -46,7 +46,7 @@ func TestLoadMerges(t *testing.T) {
 	user := write(t, dir, "user.json", `{"tools":{"exclude":["glob"],"core":["read_file","glob"]}}`)
 	none := write(t, dir, "none.json", `{"hooks":{}}`)
 	project := write(t, dir, "project.json", `{"tools":{"exclude":["web_fetch"],"core":["list_directory","run_shell_command(git log)"]}}`)
-	s, err := Load(table, []string{user, none, filepath.Join(dir, "absent.json"), project})
+	s, err := Load(table, []Source{{Path: user}, {Path: none}, {Path: filepath.Join(dir, "absent.json")}, {Path: project, Project: true}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +56,33 @@ func TestLoadMerges(t *testing.T) {
 	if got, want := tools(s.Core), []string{"list_directory @ project.json", "run_shell_command(git log) @ project.json"}; !slices.Equal(got, want) {
 		t.Errorf("core %v, want %v", got, want)
 	}
-	if s, _ := Load(table, []string{none}); !s.Empty() || s.Core != nil {
+	if s, _ := Load(table, []Source{{Path: none}}, true); !s.Empty() || s.Core != nil {
 		t.Errorf("no lists: %+v", s)
 	}
 	// An empty core list is set: it offers nothing.
-	if s, _ := Load(table, []string{write(t, dir, "empty.json", `{"tools":{"core":[]}}`)}); s.Core == nil || s.Empty() {
+	if s, _ := Load(table, []Source{{Path: write(t, dir, "empty.json", `{"tools":{"core":[]}}`)}}, true); s.Core == nil || s.Empty() {
 		t.Errorf("an empty core list was not kept: %+v", s)
+	}
+}
+
+// An untrusted project's core list, which could widen the user's, is not loaded (and
+// said); its exclude list is.
+func TestLoadUntrusted(t *testing.T) {
+	dir := t.TempDir()
+	user := write(t, dir, "user.json", `{"tools":{"core":["read_file"]}}`)
+	project := write(t, dir, "project.json", `{"tools":{"exclude":["glob"],"core":["read_file","run_shell_command"]}}`)
+	s, err := Load(table, []Source{{Path: user}, {Path: project, Project: true}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tools(s.Core); !slices.Equal(got, []string{"read_file @ user.json"}) {
+		t.Errorf("core %v, want the user's", got)
+	}
+	if got := tools(s.Exclude); !slices.Equal(got, []string{"glob @ project.json"}) {
+		t.Errorf("exclude %v", got)
+	}
+	if len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0], project+": tools.core") {
+		t.Errorf("ignored %v", s.Ignored)
 	}
 }
 
@@ -77,7 +98,7 @@ func TestLoadErrors(t *testing.T) {
 		`{"tools":{"exclude":[null, "glob"]}}`: "tools.exclude: not a list of strings",
 	} {
 		p := write(t, dir, "bad.json", body)
-		_, err := Load(table, []string{p})
+		_, err := Load(table, []Source{{Path: p}}, true)
 		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one naming %s and %q", body, err, p, want)
 		}
@@ -85,7 +106,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "dir.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(table, []string{filepath.Join(dir, "dir.json")}); !errors.Is(err, ErrSettings) {
+	if _, err := Load(table, []Source{{Path: filepath.Join(dir, "dir.json")}}, true); !errors.Is(err, ErrSettings) {
 		t.Errorf("an unreadable file: %v", err)
 	}
 }
