@@ -255,6 +255,10 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
+	toolSettings, err := s.toolPolicyPlugin()
+	if err != nil {
+		return nil, err
+	}
 	if h.loads() {
 		closeHooks, err := s.attachHooks(envFile)
 		if err != nil {
@@ -269,6 +273,9 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}
 	if perm != nil {
 		perm.Register(s.Hooks.Plugin("permissions"))
+	}
+	if toolSettings != nil {
+		toolSettings.Register(s.Hooks.Plugin("tool-settings"))
 	}
 	s.System = cfg.Prompts.system(cfg.Workspace)
 	s.ContinuationCap, s.Compaction = s.continuationCap(), s.compaction()

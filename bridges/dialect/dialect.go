@@ -91,6 +91,10 @@ type Descriptor struct {
 	// tool results, its model requests and responses), for dsh hooks run; nil: the
 	// common fields alone (ReadInput).
 	ReadStdin func(event string, data []byte) (Input, error)
+	// ToolPolicy, when set, is how the engine's settings narrow its toolset (Gemini CLI's
+	// tools.core and tools.exclude; bridges/toolpolicy reads it); nil: the engine has no
+	// such settings dsh reads.
+	ToolPolicy *ToolPolicy
 	// New loads a bridge of the dialect. Config.Canonical picks dsh's canonical
 	// rendering of the hooks' words for the model; without it the bridge renders them as
 	// the engine does.
@@ -329,4 +333,24 @@ func (j StdinPrompt) Join(prompt, stdin string) string {
 		return stdin + j.Separator + prompt
 	}
 	return prompt + j.Separator + stdin
+}
+
+// ToolPolicy is how an engine's settings narrow its toolset. An excluded tool is not
+// offered and a call to one is denied; when a core list is set, only the tools it names
+// are offered and a call to another is denied; a core entry "TOOL(PREFIX)" for the shell
+// tool allows only a command that, whole and each of its simple commands, starts with
+// PREFIX followed by a blank, a quote or the end. A denied call's hooks before the call
+// still run.
+type ToolPolicy struct {
+	// Key is the top-level key of a settings file holding the lists ("tools").
+	Key string
+	// Core names the list of the only tools offered; a later file's list replaces an
+	// earlier one's.
+	Core string
+	// Exclude names the list of tools not offered; every file's lists add up.
+	Exclude string
+	// Shell are the names of the shell tool, whose core entries may narrow its commands.
+	Shell []string
+	// Denied is the text the model reads of a denied call.
+	Denied string
 }

@@ -91,7 +91,7 @@ func TestBeforeToolDeny(t *testing.T) {
 	if err != nil || ht.Describe(d) != "deny: fine\nno rm" {
 		t.Fatalf("%q %v", ht.Describe(d), err)
 	}
-	post, err := h.PostTool(ctx, ex, dsh.ToolFailure{Error: dsh.ToolError{Message: "fine\nno rm"}})
+	post, err := h.Ran(ctx, ex, dsh.ToolFailure{Error: dsh.ToolError{Message: "fine\nno rm"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBeforeToolRewrite(t *testing.T) {
 	}
 	ex := h.Exec("run_shell_command", `{"command":"pwd"}`)
 	ex.CallID, ex.ModelArguments = "call-1", json.RawMessage(`{"command":"ls","dir_path":"."}`)
-	post, err := h.PostTool(ctx, ex, dsh.ToolSuccess{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: /w"}}})
+	post, err := h.Ran(ctx, ex, dsh.ToolSuccess{Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Output: /w"}}})
 	acc, ok := post.(dsh.PostToolAccept)
 	if err != nil || !ok || len(acc.Content) != 1 ||
 		acc.Content[0].(dsh.TextBlock).Text != "Output: /w\n\n[System] Tool input parameters were modified by a hook before execution." {
@@ -163,7 +163,7 @@ func TestBeforeToolRewrite(t *testing.T) {
 func TestAfterToolContext(t *testing.T) {
 	h, _ := setup(t, on("AfterTool", "run_shell", `echo '{"hookSpecificOutput":{"additionalContext":"checked"}}'`))
 	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "exit 1"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Exit Code: 1"}}}
-	post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"false"}`), fail)
+	post, err := h.Ran(ctx, h.Exec("run_shell_command", `{"command":"false"}`), fail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +172,26 @@ func TestAfterToolContext(t *testing.T) {
 		t.Fatalf("%s %+v", ht.Describe(post), post)
 	}
 	h, _ = setup(t, on("AfterTool", "", `echo '{"decision":"block","reason":"secret"}'`))
-	post, err = h.PostTool(ctx, h.Exec("read_file", `{"file_path":"x"}`), ht.Success(`"key"`))
+	post, err = h.Ran(ctx, h.Exec("read_file", `{"file_path":"x"}`), ht.Success(`"key"`))
 	blk, ok := post.(dsh.PostToolBlock)
 	if err != nil || !ok || blk.Feedback[0].(dsh.TextBlock).Text != "secret" {
 		t.Fatalf("%s %v", ht.Describe(post), err)
+	}
+}
+
+// TestAfterToolNotForDenied: a call denied before it ran (another listener's denial, as
+// the engine's policy denies after BeforeTool) runs no AfterTool; one that ran and failed
+// does.
+func TestAfterToolNotForDenied(t *testing.T) {
+	h, _ := setup(t, on("AfterTool", "", `echo '{"decision":"block","reason":"after"}'`))
+	fail := dsh.ToolFailure{Error: dsh.ToolError{Message: "Tool execution denied by policy."}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Tool execution denied by policy."}}}
+	post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"touch x"}`), fail)
+	if _, ok := post.(dsh.PostToolBlock); err != nil || ok {
+		t.Fatalf("denied call: %s %v", ht.Describe(post), err)
+	}
+	post, err = h.Ran(ctx, h.Exec("run_shell_command", `{"command":"touch x"}`), fail)
+	if _, ok := post.(dsh.PostToolBlock); err != nil || !ok {
+		t.Fatalf("failed call that ran: %s %v", ht.Describe(post), err)
 	}
 }
 
@@ -303,7 +319,7 @@ func TestAfterToolTail(t *testing.T) {
 	ex := h.Exec("run_shell_command", `{"command":"true"}`)
 	original := "run_shell_command"
 	ex.OriginalName = &original
-	post, err := h.PostTool(ctx, ex, ht.Success(`"ok"`))
+	post, err := h.Ran(ctx, ex, ht.Success(`"ok"`))
 	tail, ok := post.(dsh.PostToolTail)
 	if err != nil || !ok || tail.Name != "run_shell_command" || string(tail.Arguments) != `{"command":"echo tail","n":1.50}` {
 		t.Fatalf("%s %+v %v", ht.Describe(post), post, err)
@@ -317,13 +333,13 @@ func TestAfterToolTail(t *testing.T) {
 		{"blocked", `{"decision":"deny","reason":"no","hookSpecificOutput":{"tailToolCallRequest":{"name":"read_file","args":{}}}}`},
 	} {
 		h, _ := setup(t, on("AfterTool", "", `echo '`+c.out+`'`))
-		post, err := h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
+		post, err := h.Ran(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
 		if err != nil || post.Kind() == dsh.PostToolTailKind {
 			t.Errorf("%s: %s %v", c.name, ht.Describe(post), err)
 		}
 	}
 	h, _ = setup(t, on("AfterTool", "", `echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":7}}}'`))
-	post, err = h.PostTool(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
+	post, err = h.Ran(ctx, h.Exec("run_shell_command", `{"command":"true"}`), ht.Success(`"ok"`))
 	if tail, ok := post.(dsh.PostToolTail); err != nil || !ok || tail.Name != "" || string(tail.Arguments) != "null" {
 		t.Errorf("a name that is no string: %s %+v %v", ht.Describe(post), post, err)
 	}
@@ -404,7 +420,7 @@ func TestAfterToolStdin(t *testing.T) {
 			`{"llmContent":"boom","returnDisplay":"boom","error":{"message":"boom"}}`},
 	} {
 		_ = os.Remove(out)
-		if _, err := h.PostTool(ctx, h.Exec(c.tool, `{"file_path":"x"}`), c.r); err != nil {
+		if _, err := h.Ran(ctx, h.Exec(c.tool, `{"file_path":"x"}`), c.r); err != nil {
 			t.Fatal(err)
 		}
 		data, _ := os.ReadFile(out)

@@ -113,7 +113,7 @@ func TestTableColumns(t *testing.T) {
 			events: map[string]any{"BeforeTool": group("", false, deny)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				d, _ := preTool(t, h, `{"command":"ls"}`)
-				post, _ := h.PostTool(context.Background(), h.Exec("run_shell_command", `{}`), ht.Success(`"x"`))
+				post, _ := h.Ran(context.Background(), h.Exec("run_shell_command", `{}`), ht.Success(`"x"`))
 				return ht.Describe(d) + " / " + string(post.Kind())
 			}, as: "deny: no / accept", ed: "allow / block"},
 		{name: "timeoutUnit", edit: ht.EditField("", "timeoutUnit", `"ms"`, `"s"`),
@@ -196,13 +196,13 @@ func TestTableColumns(t *testing.T) {
 				}
 				return got
 			}, as: "deny: saw the model", ed: "pass"},
-		// results: AfterTool follows every result; limited to successes, a failed call
-		// runs no hook.
-		{name: "results", edit: ht.EditField("AfterTool", "point", `"tools/post-execute"`, "\"tools/post-execute\"\n\t\t\t\tresults: \"success\""),
+		// results: AfterTool follows every call that ran; limited to successes, a failed
+		// call runs no hook.
+		{name: "results", edit: ht.EditField("AfterTool", "results", `"ran"`, `"success"`),
 			events: map[string]any{"AfterTool": group("", false, deny)},
 			check: func(t *testing.T, h *ht.Harness, _ *hookbridge.Bridge) string {
 				failure := dsh.ToolFailure{Error: dsh.ToolError{Message: "boom"}, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Error: boom"}}}
-				post, err := h.PostTool(context.Background(), h.Exec("run_shell_command", `{}`), failure)
+				post, err := h.Ran(context.Background(), h.Exec("run_shell_command", `{}`), failure)
 				if err != nil {
 					t.Fatal(err)
 				}

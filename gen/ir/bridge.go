@@ -300,7 +300,8 @@ type BridgeEvent struct {
 	Rewrite *BridgeRewrite `json:"rewrite"`
 	// Subject is the value the matcher field carries at Point where the point gives none.
 	Subject string `json:"subject"`
-	// Results is "success", "failure" or "" (every result) at tools/post-execute.
+	// Results is "success", "failure", "ran" (calls that ran) or "" (every result) at
+	// tools/post-execute.
 	Results string `json:"results"`
 	// CommandsOnly says the event fires at its point only for a prompt the table's
 	// commands expand.

@@ -124,7 +124,9 @@ var Gemini = Bridge{
 				return out, nil
 			},
 		},
-		// AfterTool follows every call, success or failure: deny or block replaces the
+		// AfterTool follows every call that ran, success or failure (a call the policy
+		// denies after BeforeTool has none, measured in 0.61.0: gemini/tools/core):
+		// deny or block replaces the
 		// result by the reason; contexts follow the result in <hook_context>; a
 		// tailToolCallRequest {name, args} runs a tail call whose result replaces the
 		// call's (measured in 0.61.0: BeforeTool and AfterTool fire for it, with
@@ -154,7 +156,7 @@ var Gemini = Bridge{
 				{When: "systemMessage", Text: "{value}"},
 			},
 			Subject: "",
-			Results: "",
+			Results: "ran",
 			Tail:    &TailCall{Output: "hookSpecificOutput.tailToolCallRequest", Name: "name", Arguments: "args"},
 			DecodeOutput: func(data []byte) (any, error) {
 				var out gemini.Output

@@ -356,7 +356,8 @@ type Event struct {
 	// CLI's Notification at approval/prompt); "" means the point's own, or none.
 	Subject string
 	// Results limits an event at tools/post-execute to "success" (successful results)
-	// or "failure" (calls that ran and failed); "" means every result.
+	// or "failure" (calls that ran and failed) or "ran" (calls that ran, successful or failed);
+	// "" means every result.
 	Results string
 	// Also are further extension points the event fires at, besides Point.
 	Also []Also

@@ -35,6 +35,11 @@ func splitCommand(cmd string) ([]string, error) {
 	return p.subs, nil
 }
 
+// SplitCommand splits a shell command into its simple commands as a hook "if" and a
+// Bash rule see them (each its words, quotes removed, joined by one space); a command it
+// cannot split (a compound command, a here-document, a variable expansion) is an error.
+func SplitCommand(cmd string) ([]string, error) { return splitCommand(cmd) }
+
 type splitter struct {
 	s    string
 	i    int

@@ -331,12 +331,26 @@ func (b *Bridge) failureEvent() string {
 // resultEvent is the tools/post-execute event with hooks that fires for a successful
 // result (success) or for any failed one (results "success", or none), or "".
 func (b *Bridge) resultEvent(success bool) string {
+	ev, _ := b.resultEventRan(success, true)
+	return ev
+}
+
+// resultEventRan is resultEvent for a call that ran or not (denied before it ran), and
+// whether the event needs to know (results "ran": only the calls that ran).
+func (b *Bridge) resultEventRan(success, ran bool) (string, bool) {
 	for _, ev := range b.at[dsh.PostToolEventName] {
-		if e, _ := b.d.Table.Lookup(ev); e.Results == "" || (e.Results == "success" && success) {
-			return ev
+		e, _ := b.d.Table.Lookup(ev)
+		switch {
+		case e.Results == "" || (e.Results == "success" && success):
+			return ev, false
+		case e.Results == "ran":
+			if ran {
+				return ev, true
+			}
+			return "", true
 		}
 	}
-	return ""
+	return "", false
 }
 
 func (b *Bridge) session(ctx context.Context, agentID string) hookproto.Session {

@@ -194,7 +194,8 @@ func (b *Bridge) toolListeners(r *dsh.Registrar) []func() {
 	success, failure := b.resultEvent(true) != "", b.failureEvent() != ""
 	// The execute wrapper times the calls (the success event's duration) and tells a
 	// failed call that ran (the failure event) from a denied one.
-	if failure || (success && b.d.Durations) {
+	_, needsRan := b.resultEventRan(false, false)
+	if failure || needsRan || (success && b.d.Durations) {
 		unregs = append(unregs, r.WrapExecute(b.timeExecute))
 	}
 	// Post-execute delivers the pre-execute contexts and renderings too.

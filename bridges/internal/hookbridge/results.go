@@ -137,7 +137,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 			return dsh.PostToolHalt{Reason: rep.Merged.Reason}, nil
 		}
 	}
-	if ev := b.resultEvent(succ != nil); (succ != nil || fail != nil) && ev != "" {
+	if ev, _ := b.resultEventRan(succ != nil, st.dispatched); (succ != nil || fail != nil) && ev != "" {
 		ex := p.Exec
 		s := b.session(ctx, agentID(ex))
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),

@@ -207,6 +207,15 @@ func (h *Harness) PostTool(ctx context.Context, ex dsh.ToolExecution, result dsh
 	return h.Reg.RunPostTool(ctx, &dsh.PostToolPayload{Exec: ex, Result: result}, nil)
 }
 
+// Ran runs tools/execute (its result) and then tools/post-execute over a call that ran;
+// PostTool alone is a call denied before it ran.
+func (h *Harness) Ran(ctx context.Context, ex dsh.ToolExecution, result dsh.ToolExecutionResult) (dsh.PostToolDecision, error) {
+	if _, err := h.Reg.RunExecute(ctx, &dsh.ExecutePayload{Exec: ex}, func(context.Context) dsh.ToolExecutionResult { return result }); err != nil {
+		return nil, err
+	}
+	return h.PostTool(ctx, ex, result)
+}
+
 // Success is a successful result with a value and its text.
 func Success(value string) dsh.ToolSuccess {
 	return dsh.ToolSuccess{Value: json.RawMessage(value), Content: []dsh.ContentBlock{dsh.TextBlock{Text: value}}}

@@ -298,7 +298,8 @@ nothing.`).Id("Rewrite").Op("*").Id("Rewrite"),
 where the point gives none itself (the notification_type of Claude Code's and Gemini
 CLI's Notification at approval/prompt); "" means the point's own, or none.`).Id("Subject").String(),
 		gofile.Comment(`Results limits an event at tools/post-execute to "success" (successful results)
-or "failure" (calls that ran and failed); "" means every result.`).Id("Results").String(),
+or "failure" (calls that ran and failed) or "ran" (calls that ran, successful or failed);
+"" means every result.`).Id("Results").String(),
 		gofile.Comment(`Also are further extension points the event fires at, besides Point.`).Id("Also").Index().Id("Also"),
 		gofile.Comment(`PassOn is what a hook of a sequential group passes on to the hooks after it, when
 it exits 0; nil: the rewrite's Stdin field, or nothing.`).Id("PassOn").Op("*").Id("PassOn"),

@@ -1,0 +1,333 @@
+// Package toolpolicy is an engine's settings that narrow its toolset, as a native plugin:
+// Gemini CLI's tools.exclude (tools not offered) and tools.core (the only tools offered,
+// a shell entry "run_shell_command(PREFIX)" narrowing the commands run). What the settings
+// keys are called, which tool is the shell and what the model reads of a refusal are the
+// dialect's table (dialect.ToolPolicy). At agent/request the plugin leaves the tools the
+// settings do not offer out of the request; at the tool gate it denies a call to one, and
+// a shell command the core entries do not allow, after the hooks before the call have run
+// (as the engine runs its BeforeTool hooks first).
+package toolpolicy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/permrule"
+)
+
+// Entry is one entry of a core or exclude list.
+type Entry struct {
+	// Tool is the tool's name.
+	Tool string
+	// Prefix is the command prefix of a "TOOL(PREFIX)" entry.
+	Prefix string
+	// Narrow says the entry has a prefix.
+	Narrow bool
+	// Source is where the entry was written ("FILE: tools.core").
+	Source string
+}
+
+// Settings are the lists the settings files set.
+type Settings struct {
+	// Core is the core list of the last file that sets one; nil: none is set (every
+	// tool is offered).
+	Core []Entry
+	// CoreSource is where Core was set ("FILE: tools.core").
+	CoreSource string
+	// Exclude are the exclude lists of every file, in file order.
+	Exclude []Entry
+	// Ignored says which untrusted project file's core list was not loaded, for a notice.
+	Ignored []string
+}
+
+// Source is one settings file to read the lists from.
+type Source struct {
+	// Path is the file.
+	Path string
+	// Project marks a file dsh found in the project (not one the user named): its core
+	// list, which may widen what another file's allows, loads only when the project is
+	// trusted (the engine reads an untrusted folder's settings not at all); its exclude
+	// list restricts, and loads whatever the trust.
+	Project bool
+}
+
+// ErrSettings is wrapped by every error of Load.
+var ErrSettings = errors.New("tool settings")
+
+// entryRE is an entry with arguments, as the engine reads one.
+var entryRE = regexp.MustCompile(`^([a-zA-Z0-9_-]+)\((.*)\)$`)
+
+// Load reads the lists of each file that exists, in order. A file that does not parse, a
+// block that is not an object, or a list that is not one of strings is an error naming the
+// file and the field: dsh never runs with an entry the user wrote left out. A missing file
+// is skipped.
+func Load(t *dialect.ToolPolicy, files []Source, trusted bool) (Settings, error) {
+	var (
+		s    Settings
+		errs []error
+	)
+	for _, src := range files {
+		path := src.Path
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v", ErrSettings, err))
+			continue
+		}
+		if err := s.read(t, path, data, src.Project && !trusted); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// read adds the lists of one file's data.
+func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte, untrusted bool) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return fmt.Errorf("%w: %s: not a JSON object: %v", ErrSettings, path, err)
+	}
+	raw, ok := top[t.Key]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	var block map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &block); err != nil {
+		return fmt.Errorf("%w: %s: %s: not an object", ErrSettings, path, t.Key)
+	}
+	var errs []error
+	list := func(name string) ([]Entry, bool) {
+		raw, ok := block[name]
+		if !ok || string(raw) == "null" {
+			return nil, false
+		}
+		field := t.Key + "." + name
+		var items []string
+		var strict []*string // a null item is not a string
+		if err := json.Unmarshal(raw, &strict); err != nil || slices.Contains(strict, nil) {
+			errs = append(errs, fmt.Errorf("%w: %s: %s: not a list of strings", ErrSettings, path, field))
+			return nil, false
+		}
+		out := make([]Entry, 0, len(strict))
+		for _, it := range strict {
+			items = append(items, *it)
+		}
+		for _, it := range items {
+			e := Entry{Tool: it, Source: path + ": " + field}
+			if m := entryRE.FindStringSubmatch(it); m != nil {
+				e.Tool, e.Prefix, e.Narrow = m[1], m[2], true
+			}
+			out = append(out, e)
+		}
+		return out, true
+	}
+	if core, ok := list(t.Core); ok && untrusted {
+		s.Ignored = append(s.Ignored, fmt.Sprintf("%s: %s.%s", path, t.Key, t.Core))
+	} else if ok {
+		s.Core, s.CoreSource = core, path+": "+t.Key+"."+t.Core // a later file's replaces an earlier one's
+	}
+	if ex, ok := list(t.Exclude); ok {
+		s.Exclude = append(s.Exclude, ex...)
+	}
+	return errors.Join(errs...)
+}
+
+// Empty says the settings narrow nothing.
+func (s Settings) Empty() bool { return s.Core == nil && len(s.Exclude) == 0 }
+
+// Plugin is the tool settings at agent/request and at the tool gate. Each decision it
+// makes is recorded.
+type Plugin struct {
+	// Table is the dialect's (the keys, the shell tool, the text of a denial).
+	Table *dialect.ToolPolicy
+	// Settings are the lists.
+	Settings Settings
+	// Record, when set, receives a decision/recorded for each decision the plugin makes
+	// (listener "tool-settings").
+	Record func(ctx context.Context, rec dsh.DecisionRecorded)
+
+	denied sync.Map // call id -> struct{}: a call the plugin denied
+}
+
+// Name is the plugin's registered name.
+func (p *Plugin) Name() string { return "tool-settings" }
+
+// Register registers the plugin's agent/request, tools/pre-execute, tools/guard and
+// tools/post-execute listeners.
+func (p *Plugin) Register(r *dsh.Registrar) (unregister func()) {
+	a := r.OnRequest(p.request)
+	b := r.OnPreTool(p.preTool)
+	c := r.Guard(p.guard)
+	d := r.OnPostTool(p.postTool)
+	return func() { a(); b(); c(); d() }
+}
+
+// offered says whether the settings offer the tool, and if not, why.
+func (p *Plugin) offered(tool string) (bool, string) {
+	for _, e := range p.Settings.Exclude {
+		if e.Tool == tool {
+			return false, "excluded by " + e.Source
+		}
+	}
+	if p.Settings.Core == nil {
+		return true, ""
+	}
+	for _, e := range p.Settings.Core {
+		if e.Tool == tool {
+			return true, ""
+		}
+	}
+	return false, "not in " + p.Settings.CoreSource
+}
+
+// request leaves out of the request's tools each tool the settings do not offer.
+func (p *Plugin) request(ctx context.Context, pl *dsh.RequestPayload) (dsh.RequestDecision, error) {
+	allow, hidden := []string{}, []string(nil)
+	for _, t := range pl.Request.Tools {
+		if ok, _ := p.offered(t.Name); ok {
+			allow = append(allow, t.Name)
+		} else {
+			hidden = append(hidden, t.Name)
+		}
+	}
+	if len(hidden) == 0 {
+		return dsh.RequestPass{}, nil
+	}
+	reason := "not offered: " + strings.Join(hidden, ", ") + " (the " + p.Table.Key + " settings)"
+	if p.Record != nil {
+		p.Record(ctx, dsh.DecisionRecorded{Point: dsh.RequestEventName, Listener: p.Name(), Decision: "restrict", Reason: &reason})
+	}
+	return dsh.RequestRestrict{Allow: allow, Reason: &reason}, nil
+}
+
+// Decide says whether the settings allow a call of tool with input, and if not, why.
+func (p *Plugin) Decide(tool string, input json.RawMessage) (bool, string) {
+	if ok, why := p.offered(tool); !ok {
+		return false, why
+	}
+	if p.Settings.Core == nil || !slices.Contains(p.Table.Shell, tool) {
+		return true, ""
+	}
+	var prefixes []string
+	for _, e := range p.Settings.Core {
+		if e.Tool != tool {
+			continue
+		}
+		if !e.Narrow {
+			return true, "" // the tool named whole: any command
+		}
+		prefixes = append(prefixes, e.Prefix)
+	}
+	var in struct {
+		Command *string `json:"command"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil || in.Command == nil {
+		return false, "no command to match the core entries against"
+	}
+	cmd := *in.Command
+	if !anyPrefix(prefixes, strings.TrimSpace(cmd)) {
+		return false, fmt.Sprintf("the command does not start with a core prefix (%s)", strings.Join(prefixes, ", "))
+	}
+	subs, err := permrule.SplitCommand(cmd)
+	if err != nil {
+		return false, "the command cannot be split into simple commands: " + err.Error()
+	}
+	for _, sub := range subs {
+		if !anyPrefix(prefixes, sub) {
+			return false, fmt.Sprintf("the simple command %q does not start with a core prefix (%s)", sub, strings.Join(prefixes, ", "))
+		}
+	}
+	return true, ""
+}
+
+// anyPrefix says whether cmd starts with one of prefixes followed by a blank, a quote or
+// the end (the engine's pattern on the JSON-encoded command).
+func anyPrefix(prefixes []string, cmd string) bool {
+	for _, pre := range prefixes {
+		if !strings.HasPrefix(cmd, pre) {
+			continue
+		}
+		if rest := cmd[len(pre):]; rest == "" || rest[0] == ' ' || rest[0] == '"' {
+			return true
+		}
+	}
+	return false
+}
+
+// preTool decides a call after the listeners registered after it (the hooks): a denial or
+// a halt of theirs stands; otherwise a call the settings do not allow is denied.
+func (p *Plugin) preTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+	d, err := next.Call(ctx)
+	if err != nil {
+		return d, err
+	}
+	switch d.(type) {
+	case dsh.PreToolDeny, dsh.PreToolHalt:
+		return d, nil
+	default:
+	}
+	if !pl.Exec.Parent.IsZero() {
+		return d, nil // a composite's inner call: its outer call was decided
+	}
+	if ok, why := p.Decide(pl.Exec.Name, pl.Exec.Arguments); !ok {
+		p.deny(ctx, "tools/pre-execute", pl.Exec.CallID, why)
+		return dsh.PreToolDeny{Reason: p.Table.Denied}, nil
+	}
+	return d, nil
+}
+
+// guard denies again a call the settings do not allow, whatever allowed it.
+func (p *Plugin) guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdict {
+	if !pl.Exec.Parent.IsZero() {
+		return dsh.GuardAbstain{}
+	}
+	if ok, why := p.Decide(pl.Exec.Name, pl.Exec.Arguments); !ok {
+		p.deny(ctx, "tools/guard", pl.Exec.CallID, why)
+		return dsh.GuardDeny{Reason: p.Table.Denied}
+	}
+	return dsh.GuardAbstain{}
+}
+
+func (p *Plugin) deny(ctx context.Context, point, callID, why string) {
+	p.denied.Store(callID, struct{}{})
+	if p.Record == nil {
+		return
+	}
+	id := callID
+	p.Record(ctx, dsh.DecisionRecorded{Point: point, Listener: p.Name(), Decision: "deny", Reason: &why, CallID: &id})
+}
+
+// postTool gives the model the engine's text of a denial the plugin made as it is,
+// without the runtime's "Error: " before it (the result stays an error).
+func (p *Plugin) postTool(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+	_, ok := p.denied.LoadAndDelete(pl.Exec.CallID)
+	d, err := next.Call(ctx)
+	if err != nil || !ok {
+		return d, err
+	}
+	f, failed := pl.Result.(dsh.ToolFailure)
+	acc, accepted := d.(dsh.PostToolAccept)
+	if !failed || !accepted || acc.Content != nil || len(f.Content) != 1 {
+		return d, nil
+	}
+	if t, isText := f.Content[0].(dsh.TextBlock); isText && t.Text == "Error: "+p.Table.Denied {
+		acc.Content = []dsh.ContentBlock{dsh.TextBlock{Text: p.Table.Denied}}
+		return acc, nil
+	}
+	return d, nil
+}
