@@ -271,8 +271,9 @@ func describePreTool(d dsh.PreToolDecision, f *fireIn) decisionJSON {
 }
 
 // tools/post-execute: the table's results column says which result the event follows;
-// an event that follows every result takes the input's word. A failed call ran (through
-// the execute wrappers) and failed.
+// an event that follows every result (or every call that ran) takes the input's word. A
+// failed call ran (through the execute wrappers) and failed; so does a successful one
+// where the event follows only the calls that ran.
 
 func postToolPayload(ctx context.Context, reg *dsh.Registry, f *fireIn) (*dsh.PostToolPayload, error) {
 	_, _, ex, err := toolExecution(f.ev.Name, f.in)
@@ -280,7 +281,8 @@ func postToolPayload(ctx context.Context, reg *dsh.Registry, f *fireIn) (*dsh.Po
 		return nil, err
 	}
 	in := f.in
-	if f.ev.Results == "failure" || (f.ev.Results == "" && in.Error != nil) {
+	every := f.ev.Results == "" || f.ev.Results == "ran"
+	if f.ev.Results == "failure" || (every && in.Error != nil) {
 		msg := ""
 		if in.Error != nil {
 			msg = *in.Error
@@ -306,7 +308,13 @@ func postToolPayload(ctx context.Context, reg *dsh.Registry, f *fireIn) (*dsh.Po
 	if text == "" && json.Unmarshal(resp, &text) != nil {
 		text = string(resp)
 	}
-	return &dsh.PostToolPayload{Exec: ex, Result: dsh.ToolSuccess{Value: resp, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}}, nil
+	success := dsh.ToolSuccess{Value: resp, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
+	if f.ev.Results == "ran" {
+		if _, err := reg.RunExecute(ctx, &dsh.ExecutePayload{Exec: ex}, func(context.Context) dsh.ToolExecutionResult { return success }); err != nil {
+			return nil, err
+		}
+	}
+	return &dsh.PostToolPayload{Exec: ex, Result: success}, nil
 }
 
 func describePostTool(d dsh.PostToolDecision, _ *fireIn) decisionJSON {
