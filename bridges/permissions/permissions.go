@@ -304,16 +304,24 @@ func (p *Plugin) postTool(ctx context.Context, pl *dsh.PostToolPayload, next dsh
 	if err != nil || !ok {
 		return d, err
 	}
-	f, failed := pl.Result.(dsh.ToolFailure)
+	return Unprefixed(pl.Result, d, text.(string)), nil
+}
+
+// Unprefixed is d with the content the model reads of a refusal as the engine words it:
+// when result is a failure whose one text block is the runtime's "Error: " before text,
+// and d accepts it as it is, the content becomes text alone (the result stays an error).
+// Any other decision or result is d unchanged.
+func Unprefixed(result dsh.ToolExecutionResult, d dsh.PostToolDecision, text string) dsh.PostToolDecision {
+	f, failed := result.(dsh.ToolFailure)
 	acc, accepted := d.(dsh.PostToolAccept)
 	if !failed || !accepted || acc.Content != nil || len(f.Content) != 1 {
-		return d, nil
+		return d
 	}
-	if t, isText := f.Content[0].(dsh.TextBlock); isText && t.Text == "Error: "+text.(string) {
-		acc.Content = []dsh.ContentBlock{dsh.TextBlock{Text: text.(string)}}
-		return acc, nil
+	if t, isText := f.Content[0].(dsh.TextBlock); isText && t.Text == "Error: "+text {
+		acc.Content = []dsh.ContentBlock{dsh.TextBlock{Text: text}}
+		return acc
 	}
-	return d, nil
+	return d
 }
 
 // preTool decides a call after the listeners registered after it (the innermost): a

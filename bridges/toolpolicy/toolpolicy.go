@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/dshkit/dsh/bridges/dialect"
+	"github.com/dshkit/dsh/bridges/permissions"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/permrule"
 )
@@ -320,14 +321,5 @@ func (p *Plugin) postTool(ctx context.Context, pl *dsh.PostToolPayload, next dsh
 	if err != nil || !ok {
 		return d, err
 	}
-	f, failed := pl.Result.(dsh.ToolFailure)
-	acc, accepted := d.(dsh.PostToolAccept)
-	if !failed || !accepted || acc.Content != nil || len(f.Content) != 1 {
-		return d, nil
-	}
-	if t, isText := f.Content[0].(dsh.TextBlock); isText && t.Text == "Error: "+p.Table.Denied {
-		acc.Content = []dsh.ContentBlock{dsh.TextBlock{Text: p.Table.Denied}}
-		return acc, nil
-	}
-	return d, nil
+	return permissions.Unprefixed(pl.Result, d, p.Table.Denied), nil
 }
