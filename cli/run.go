@@ -590,6 +590,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	// Before the compiled-in plugins: the retry notice sees what they and the hooks decide.
 	o.plugins = append([]Plugin{retryNotice{note: note}}, o.plugins...)
 	cfg := o.runnerConfig(workspace, sessionID, log, logger, note)
+	cfg.Subagents.Logs = opened.Children
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
 	cfg.Permissions = runner.Permissions{Mode: o.permissionMode, Allowed: o.allowedTools, Disallowed: o.disallowedTools}

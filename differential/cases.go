@@ -131,6 +131,9 @@ type Case struct {
 	HookModel      string
 	HookModelDelay time.Duration
 	HookModelFail  bool
+	// Children script the subagents' requests apart from the parent's (Mock.Children):
+	// a child's requests consume its script's turns, never Turns.
+	Children []Child
 	// TrustProject trusts the workspace on both sides: Claude Code's
 	// projects[WORKSPACE].hasTrustDialogAccepted in the run's ~/.claude.json, dsh run's
 	// --trust (an untrusted workspace's permissions.allow is ignored by both).
@@ -491,6 +494,7 @@ func Cases() []Case {
 	cs = append(cs, handlerTypeCases()...)
 	cs = append(cs, channelCases()...)
 	cs = append(cs, toolCases()...)
+	cs = append(cs, subagentCases()...)
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
 	return append(cs, geminiCases()...)

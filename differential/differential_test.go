@@ -394,6 +394,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			return Observation{}, ed, false
 		}
 		em.HookModel(c.HookModel, c.HookModelDelay, c.HookModelFail)
+		em.Children(children(c.Children, ed.ws))
 		for i, p := range prompts {
 			args := append(append([]string(nil), extra...), c.Args...)
 			if i > 0 {
@@ -591,6 +592,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		return res
 	}
 	dm.HookModel(c.HookModel, c.HookModelDelay, c.HookModelFail)
+	dm.Children(children(c.Children, dd.ws))
 	dialect := map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini"}[engine]
 	logFile := filepath.Join(dd.root, "session.jsonl")
 	for i, p := range prompts {

@@ -81,6 +81,15 @@ func In(turns []Turn, ws string) []Turn {
 	return out
 }
 
+// children returns scripts with "{{ws}}" in their calls' string inputs replaced by ws.
+func children(scripts []Child, ws string) []Child {
+	out := make([]Child, len(scripts))
+	for i, c := range scripts {
+		out[i] = Child{Match: c.Match, Turns: In(c.Turns, ws)}
+	}
+	return out
+}
+
 // Protocol is a model wire protocol the mock serves.
 type Protocol string
 
@@ -108,6 +117,26 @@ type Request struct {
 	// HookEval says the request was a prompt hook's (see PromptHookMarkers); it is
 	// answered with the case's HookModel and consumes no scripted turn.
 	HookEval bool
+	// Child names the subagent script the request consumed a turn of (see
+	// SubagentMarkers and Mock.Children): its Match, "?" for a child no script matches;
+	// empty for the parent's requests.
+	Child string
+}
+
+// SubagentMarkers are the phrases of a subagent's system prompt that make a request a
+// child agent's rather than its parent's: Claude Code 2.1.328's general-purpose agent
+// (dsh sends the same). A child and its parent run concurrently, so the mock scripts
+// them apart (Mock.Children).
+var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude."}
+
+// Child is the script of the subagents whose task holds Match: every request of such a
+// child consumes the next of Turns (the text "done" once they are used up). A script is
+// shared by every child that matches it, in arrival order.
+type Child struct {
+	// Match is a phrase of the child's task (the text of its first user message).
+	Match string `json:"match"`
+	// Turns are the child's scripted turns.
+	Turns []Turn `json:"turns"`
 }
 
 // PromptHookMarkers are the phrases of a prompt hook's system prompt that make a request
@@ -290,6 +319,37 @@ type Mock struct {
 	hookText  string
 	hookDelay time.Duration
 	hookFail  bool
+
+	children  []Child
+	nextChild []int
+}
+
+// Children sets the scripts of the subagents' requests (see Child).
+func (m *Mock) Children(scripts []Child) {
+	m.mu.Lock()
+	m.children, m.nextChild = scripts, make([]int, len(scripts))
+	m.mu.Unlock()
+}
+
+// childScript says whether req is a subagent's and, if so, the index of the script among
+// m.children it follows (its first user message holds the script's Match; -1: none, and
+// the child's requests are answered "done"). m.mu is held.
+func (m *Mock) childScript(req map[string]any) (bool, int) {
+	system := contentText(req["system"])
+	if !slices.ContainsFunc(SubagentMarkers, func(p string) bool { return strings.Contains(system, p) }) {
+		return false, -1
+	}
+	first := ""
+	if msgs, _ := req["messages"].([]any); len(msgs) > 0 {
+		mm, _ := msgs[0].(map[string]any)
+		first = contentText(mm["content"])
+	}
+	for i, c := range m.children {
+		if strings.Contains(first, c.Match) {
+			return true, i
+		}
+	}
+	return true, -1
 }
 
 // NewMock starts a mock for proto on a free port of 127.0.0.1.
@@ -436,7 +496,20 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	turn := Turn{Text: "done"}
-	if main {
+	child := ""
+	if isChild, ci := m.childScript(req); main && isChild {
+		// A subagent's request follows its own script, never the parent's.
+		child = "?"
+		if ci >= 0 {
+			child = m.children[ci].Match
+			if k := m.nextChild[ci]; k < len(m.children[ci].Turns) {
+				turn = m.children[ci].Turns[k]
+			}
+			if !turn.Fail {
+				m.nextChild[ci]++
+			}
+		}
+	} else if main {
 		if m.next < len(m.turns) {
 			turn = m.turns[m.next]
 		}
@@ -446,7 +519,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.calls++
 	n := m.calls
-	m.requests = append(m.requests, Request{Method: r.Method, Path: path, Body: body, Main: main, Summarize: summarize, Run: m.run, HookEval: hookEval})
+	m.requests = append(m.requests, Request{Method: r.Method, Path: path, Body: body, Main: main, Summarize: summarize, Run: m.run, HookEval: hookEval, Child: child})
 	hookText, hookDelay, hookFail := m.hookText, m.hookDelay, m.hookFail
 	m.mu.Unlock()
 	switch {

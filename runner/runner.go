@@ -79,6 +79,8 @@ type Config struct {
 	// enforce fails New, saying why; it never runs unconfined. When it is not nil, Start
 	// records it in the log (session/sandbox), danger-full-access included.
 	Sandbox *sandbox.Policy
+	// Subagents configures the children of the dialect's agent tool.
+	Subagents Subagents
 	// Note receives the one-line notices meant for the user: project hooks or MCP
 	// servers not loaded for want of trust, MCP servers that failed to start (nil: the
 	// Logger's warnings).
@@ -229,6 +231,9 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		s.closers = append(s.closers, sb.Close)
 	}
 	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model}
+	if s.Builtin.Agent, err = s.subagents(); err != nil {
+		return nil, err
+	}
 	unregister, err := builtin.Register(s.Tools, s.Builtin)
 	if err != nil {
 		return nil, err

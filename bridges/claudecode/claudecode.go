@@ -31,6 +31,7 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,6 +61,8 @@ const (
 	evStopFailure        = "StopFailure"
 	evPreCompact         = "PreCompact"
 	evPostCompact        = "PostCompact"
+	evSubagentStart      = "SubagentStart"
+	evSubagentStop       = "SubagentStop"
 )
 
 // Plugin is the plugin name stamped on every message the bridge adds.
@@ -233,6 +236,12 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		p := s.PromptID
 		prompt = &p
 	}
+	// Inside a subagent every event names the child (measured in 2.1.328).
+	var agentID, agentType *string
+	if l := s.Lineage; l != nil {
+		id, typ := s.AgentID, l.AgentType
+		agentID, agentType = &id, &typ
+	}
 	var v interface {
 		MarshalJSON() ([]byte, error)
 		Validate() error
@@ -296,12 +305,14 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		v = x
 	case evPreToolUse:
 		v = claudecode.PreToolUseInput{
+			AgentID: agentID, AgentType: agentType,
 			HookEventName: claudecode.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evPostToolUse:
 		v = claudecode.PostToolUseInput{
+			AgentID: agentID, AgentType: agentType,
 			HookEventName: claudecode.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			ToolResponse: ToolResponse(in.ToolName, in.ToolResponse), TranscriptPath: s.TranscriptPath, CWD: s.CWD,
@@ -315,12 +326,14 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		}
 	case evPermissionRequest:
 		v = claudecode.PermissionRequestInput{
+			AgentID: agentID, AgentType: agentType,
 			HookEventName: claudecode.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput),
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
 	case evPostToolUseFailure:
 		x := claudecode.PostToolUseFailureInput{
+			AgentID: agentID, AgentType: agentType,
 			HookEventName: claudecode.PostToolUseFailureInputHookEventNamePostToolUseFailure, SessionID: s.SessionID, Effort: eff,
 			ToolName: in.ToolName, ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
 			Error: in.Error, IsInterrupt: &in.IsInterrupt,
@@ -333,6 +346,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		v = x
 	case evNotification:
 		v = claudecode.NotificationInput{
+			AgentID: agentID, AgentType: agentType,
 			HookEventName: claudecode.NotificationInputHookEventNameNotification, SessionID: s.SessionID, Effort: eff,
 			Message: in.Message, NotificationType: in.NotificationType,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
@@ -342,6 +356,20 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID, Effort: eff,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
+			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
+		}
+	case evSubagentStart:
+		// The engine sends no permission_mode here.
+		v = claudecode.SubagentStartInput{
+			HookEventName: claudecode.SubagentStartInputHookEventNameSubagentStart, SessionID: s.SessionID, Effort: eff,
+			AgentID: agentID, AgentType: agentType, TranscriptPath: s.TranscriptPath, CWD: s.CWD, PromptID: prompt,
+		}
+	case evSubagentStop:
+		v = claudecode.SubagentStopInput{
+			HookEventName: claudecode.SubagentStopInputHookEventNameSubagentStop, SessionID: s.SessionID, Effort: eff,
+			AgentID: agentID, AgentType: agentType, StopHookActive: in.StopHookActive, LastAssistantMessage: in.Answer,
+			AgentTranscriptPath: SubagentTranscript(s.TranscriptPath, s.AgentID),
+			TranscriptPath:      s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
 		}
 	case evSetup:
@@ -381,6 +409,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 				ToolUseID: c.ToolUseID, ToolResponse: text}
 		}
 		v = claudecode.PostToolBatchInput{
+			AgentID: agentID, AgentType: agentType,
 			HookEventName: claudecode.PostToolBatchInputHookEventNamePostToolBatch, SessionID: s.SessionID, Effort: eff, ToolCalls: calls,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
 		}
@@ -401,6 +430,16 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// SubagentTranscript is where Claude Code keeps the transcript of the subagent agentID of
+// the session whose transcript is at transcript: <session>/subagents/agent-<id>.jsonl,
+// beside it ("" without a session transcript).
+func SubagentTranscript(transcript, agentID string) string {
+	if transcript == "" {
+		return ""
+	}
+	return filepath.Join(strings.TrimSuffix(transcript, filepath.Ext(transcript)), "subagents", "agent-"+agentID+".jsonl")
 }
 
 // failureKinds are Claude Code's kinds of error (StopFailure's error, what its matchers

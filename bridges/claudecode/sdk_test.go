@@ -93,6 +93,9 @@ func TestSDKTypes(t *testing.T) {
 		"PostToolBatch": {claudecode.PostToolBatchInput{}, claudecode.PostToolBatchOutput{},
 			claudecode.PostToolBatchSpecific{}},
 		"Setup": {claudecode.SetupInput{}, claudecode.SetupOutput{}, claudecode.SetupSpecific{}},
+		"SubagentStart": {claudecode.SubagentStartInput{}, claudecode.SubagentStartOutput{},
+			claudecode.SubagentStartSpecific{}},
+		"SubagentStop": {claudecode.SubagentStopInput{}, claudecode.SubagentStopOutput{}, claudecode.StopSpecific{}},
 		"UserPromptExpansion": {claudecode.UserPromptExpansionInput{}, claudecode.UserPromptExpansionOutput{},
 			claudecode.UserPromptExpansionSpecific{}},
 	}

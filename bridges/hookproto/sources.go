@@ -135,6 +135,11 @@ type Session struct {
 	// Agent is the agent's handle, used to inject the contexts of async hooks that fired
 	// at tool events; nil drops them (with a log line).
 	Agent dsh.Agent
+	// Lineage is, for an event inside a subagent, the child's identity (Claude Code
+	// agent_id and agent_type); nil for the session's own agent.
+	Lineage *dsh.Lineage
+	// AgentID is the child's agent id, with Lineage.
+	AgentID string
 }
 
 // SessionFunc returns the Session of the agent with the given id ("" for a call with no

@@ -180,6 +180,26 @@ var Events = []EventInfo{
 		Listener: "StatusListener",
 	},
 	{
+		Name:     "agent/subagent-start",
+		Domain:   DomainNotification,
+		Doc:      "agent/subagent-start fires once for each child agent a tool call starts, after its\nsession/created and before its first claim, in place of agent/session-start (which a\nchild never fires). Listeners are awaited in order, bounded as agent/session-start's;\ncontexts they inject reach the child's first request. It cannot veto the child: a\nfailing or overrunning listener is recorded and the child starts.",
+		Payload:  "SubagentStartPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnSubagentStart",
+		Listener: "SubagentStartListener",
+	},
+	{
+		Name:     "agent/subagent-stop",
+		Domain:   DomainNotification,
+		Doc:      "agent/subagent-stop fires at every natural stop of a child's turn while its\nnext-step inbox is empty, in place of agent/turn-stopping (which a child never\nfires). Every listener runs in order; steering input continues the child's turn,\ncapped as agent/turn-stopping's continuations are; Halt ends it. A failure ends the\nchild's turn error.",
+		Payload:  "SubagentStopPayload",
+		Decision: "",
+		Default:  "",
+		Register: "OnSubagentStop",
+		Listener: "SubagentStopListener",
+	},
+	{
 		Name:     "agent/turn-interrupted",
 		Domain:   DomainNotification,
 		Doc:      "agent/turn-interrupted fires once for each turn that a user's cancellation ended\n(turn/end aborted{user}: dsh run's SIGINT, an ACP session/cancel), after its turn/end.\nIt is for observers only: listeners cannot change anything. They are awaited in\norder, each bounded by Config.SessionEndTimeout as agent/session-end's are; a\nlistener still running at its bound has its context cancelled and is abandoned.",
@@ -368,6 +388,8 @@ type Registry struct {
 	onSessionStart       dispatch.List[SessionStartListener]
 	onSetup              dispatch.List[SetupListener]
 	onStatus             dispatch.List[StatusListener]
+	onSubagentStart      dispatch.List[SubagentStartListener]
+	onSubagentStop       dispatch.List[SubagentStopListener]
 	onTurnInterrupted    dispatch.List[TurnInterruptedListener]
 	onTurnStopping       dispatch.List[TurnStoppingListener]
 	onApprovalAnswer     dispatch.List[ApprovalAnswerListener]
@@ -431,6 +453,10 @@ func (g *Registry) Listens(event string) bool {
 		return g.onSetup.Len() > 0
 	case StatusEventName:
 		return g.onStatus.Len() > 0
+	case SubagentStartEventName:
+		return g.onSubagentStart.Len() > 0
+	case SubagentStopEventName:
+		return g.onSubagentStop.Len() > 0
 	case TurnInterruptedEventName:
 		return g.onTurnInterrupted.Len() > 0
 	case TurnStoppingEventName:

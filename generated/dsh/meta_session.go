@@ -48,6 +48,8 @@ var SessionEventTypes = []string{
 	StartListenerOverrunType,
 	StepEndType,
 	StepStartType,
+	SubagentFinishedType,
+	SubagentStartedType,
 	ToolCallType,
 	ToolResultLoggedType,
 	ContinuationCappedType,
@@ -207,6 +209,18 @@ func DecodeSessionEventData(typ string, data []byte) (SessionEventData, error) {
 		return v, nil
 	case StepStartType:
 		var v StepStart
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case SubagentFinishedType:
+		var v SubagentFinished
+		if err := codec.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
+		}
+		return v, nil
+	case SubagentStartedType:
+		var v SubagentStarted
 		if err := codec.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("dsh: %s data: %w", typ, err)
 		}

@@ -523,8 +523,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 			Reason: ptr("text-reason"),
 		})
@@ -553,8 +559,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 			Reason: ptr("text-reason"),
 		})
@@ -721,8 +733,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 		})
 	})
@@ -734,8 +752,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 		})
 	})
@@ -893,8 +917,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 			Result: dsh.ToolSuccess{
 				Value: json.RawMessage("{\"k\":\"v\"}"),
@@ -975,8 +1005,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 		})
 	})
@@ -1163,14 +1199,20 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("RewriteInputPayload", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "RewriteInputPayload", closed, dsh.RewriteInputPayload{
-			CallID:       "text-callId",
-			Name:         "text-name",
-			Input:        json.RawMessage("{\"k\":\"v\"}"),
-			InputRaw:     ptr(true),
-			ModelInput:   json.RawMessage("{\"k\":\"v\"}"),
-			ModelRaw:     ptr(true),
-			Schema:       json.RawMessage("{\"k\":\"v\"}"),
-			AgentID:      ptr("text-agentId"),
+			CallID:     "text-callId",
+			Name:       "text-name",
+			Input:      json.RawMessage("{\"k\":\"v\"}"),
+			InputRaw:   ptr(true),
+			ModelInput: json.RawMessage("{\"k\":\"v\"}"),
+			ModelRaw:   ptr(true),
+			Schema:     json.RawMessage("{\"k\":\"v\"}"),
+			AgentID:    ptr("text-agentId"),
+			Lineage: &dsh.Lineage{
+				ParentAgentID: "text-parentAgentId",
+				ParentCallID:  "text-parentCallId",
+				AgentType:     "text-agentType",
+				Depth:         1,
+			},
 			Turn:         1,
 			Step:         1,
 			OriginalName: ptr("text-originalName"),
@@ -1191,6 +1233,13 @@ func TestRoundTrip(t *testing.T) {
 			AgentID:     "text-agentId",
 			Workspace:   ptr("text-workspace"),
 			SpecVersion: ptr("text-specVersion"),
+			Lineage: &dsh.Lineage{
+				ParentAgentID: "text-parentAgentId",
+				ParentCallID:  "text-parentCallId",
+				AgentType:     "text-agentType",
+				Depth:         1,
+			},
+			ParentSessionID: ptr("text-parentSessionId"),
 		})
 	})
 	t.Run("SessionEndPayload", func(t *testing.T) {
@@ -1238,6 +1287,57 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "StepStart", closed, dsh.StepStart{
 			Turn: 1,
 			Step: 1,
+		})
+	})
+	t.Run("SubagentFinished", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentFinished", closed, dsh.SubagentFinished{
+			CallID:  "text-callId",
+			AgentID: "text-agentId",
+			Outcome: dsh.SubagentOutcomeCompleted,
+			Answer:  ptr("text-answer"),
+			Error:   ptr("text-error"),
+			ToolsUsed: []string{
+				"text-toolsUsed",
+			},
+			ToolUses:   ptr(1),
+			Tokens:     ptr(1),
+			DurationMS: ptr(1),
+		})
+	})
+	t.Run("SubagentStartPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartPayload", closed, dsh.SubagentStartPayload{
+			AgentID: "text-agentId",
+			Lineage: dsh.Lineage{
+				ParentAgentID: "text-parentAgentId",
+				ParentCallID:  "text-parentCallId",
+				AgentType:     "text-agentType",
+				Depth:         1,
+			},
+			Task: "text-task",
+		})
+	})
+	t.Run("SubagentStarted", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStarted", closed, dsh.SubagentStarted{
+			CallID:    "text-callId",
+			AgentID:   "text-agentId",
+			AgentType: "text-agentType",
+			SessionID: "text-sessionId",
+			Depth:     1,
+		})
+	})
+	t.Run("SubagentStopPayload", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStopPayload", closed, dsh.SubagentStopPayload{
+			AgentID: "text-agentId",
+			Lineage: dsh.Lineage{
+				ParentAgentID: "text-parentAgentId",
+				ParentCallID:  "text-parentCallId",
+				AgentType:     "text-agentType",
+				Depth:         1,
+			},
+			Turn:           1,
+			Continuations:  1,
+			StopHookActive: true,
+			Answer:         ptr("text-answer"),
 		})
 	})
 	t.Run("ToolCall", func(t *testing.T) {
@@ -1313,8 +1413,14 @@ func TestRoundTrip(t *testing.T) {
 				Arguments:      json.RawMessage("{\"k\":\"v\"}"),
 				ModelArguments: json.RawMessage("{\"k\":\"v\"}"),
 				AgentID:        ptr("text-agentId"),
-				RootCallID:     "text-rootCallId",
-				OriginalName:   ptr("text-originalName"),
+				Lineage: &dsh.Lineage{
+					ParentAgentID: "text-parentAgentId",
+					ParentCallID:  "text-parentCallId",
+					AgentType:     "text-agentType",
+					Depth:         1,
+				},
+				RootCallID:   "text-rootCallId",
+				OriginalName: ptr("text-originalName"),
 			},
 			Result: dsh.ToolSuccess{
 				Value: json.RawMessage("{\"k\":\"v\"}"),

@@ -31,3 +31,18 @@ func (v SessionCreated) WithSpecVersion(x string) SessionCreated {
 	v.SpecVersion = &x
 	return v
 }
+
+// GetParentSessionID returns ParentSessionID, or the zero value when it is absent.
+func (v SessionCreated) GetParentSessionID() string {
+	if v.ParentSessionID == nil {
+		var zero string
+		return zero
+	}
+	return *v.ParentSessionID
+}
+
+// WithParentSessionID returns a copy of v with ParentSessionID set to x.
+func (v SessionCreated) WithParentSessionID(x string) SessionCreated {
+	v.ParentSessionID = &x
+	return v
+}

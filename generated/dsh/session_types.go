@@ -1719,6 +1719,11 @@ type SessionCreated struct {
 	// SpecVersion is the version of the spec the log was written under (version.cue);
 	// absent in logs written before the spec declared versions, which are 1.0.0.
 	SpecVersion *string `json:"specVersion,omitempty"`
+	// Lineage is, for a subagent's session, the child's identity: its parent agent, the
+	// call that started it, its type and depth.
+	Lineage *Lineage `json:"lineage,omitempty"`
+	// ParentSessionID is, for a subagent's session, the id of its parent's session.
+	ParentSessionID *string `json:"parentSessionId,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -1738,6 +1743,12 @@ func (r SessionCreated) encodeJSON(enc *codec.Encoder) {
 	if r.SpecVersion != nil {
 		enc.Key("specVersion").String(*r.SpecVersion)
 	}
+	if r.Lineage != nil {
+		r.Lineage.encodeJSON(enc.Key("lineage"))
+	}
+	if r.ParentSessionID != nil {
+		enc.Key("parentSessionId").String(*r.ParentSessionID)
+	}
 	enc.EndObject()
 }
 
@@ -1753,6 +1764,8 @@ func (r *SessionCreated) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "agentId", &v.AgentID, codec.Value[string])
 	codec.Optional(dec, "workspace", &v.Workspace, codec.Value[*string])
 	codec.Optional(dec, "specVersion", &v.SpecVersion, codec.Value[*string])
+	codec.Optional(dec, "lineage", &v.Lineage, codec.Value[*Lineage])
+	codec.Optional(dec, "parentSessionId", &v.ParentSessionID, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -1763,6 +1776,11 @@ func (r *SessionCreated) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r SessionCreated) Validate() error {
+	if r.Lineage != nil {
+		if err := r.Lineage.Validate(); err != nil {
+			return codec.FieldError("SessionCreated", "lineage", err)
+		}
+	}
 	return nil
 }
 

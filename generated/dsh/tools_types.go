@@ -24,6 +24,9 @@ type ToolExecution struct {
 	ModelArguments json.RawMessage `json:"modelArguments,omitempty"`
 	// AgentID is the id of the agent the call runs for; absent for an agent-less call.
 	AgentID *string `json:"agentId,omitempty"`
+	// Lineage is, for a call a subagent makes, that child's identity (its parent, the
+	// call that started it, its type and depth); absent for a top-level agent's call.
+	Lineage *Lineage `json:"lineage,omitempty"`
 	// RootCallID is the call id of the outermost call of a nested chain (this call's id
 	// when it has no parent).
 	RootCallID string `json:"rootCallId"`
@@ -58,6 +61,9 @@ func (r ToolExecution) encodeJSON(enc *codec.Encoder) {
 	if r.AgentID != nil {
 		enc.Key("agentId").String(*r.AgentID)
 	}
+	if r.Lineage != nil {
+		r.Lineage.encodeJSON(enc.Key("lineage"))
+	}
 	enc.Key("rootCallId").String(r.RootCallID)
 	if r.OriginalName != nil {
 		enc.Key("originalName").String(*r.OriginalName)
@@ -78,6 +84,7 @@ func (r *ToolExecution) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "arguments", &v.Arguments, codec.Raw)
 	codec.Optional(dec, "modelArguments", &v.ModelArguments, codec.Raw)
 	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "lineage", &v.Lineage, codec.Value[*Lineage])
 	codec.Required(dec, "rootCallId", &v.RootCallID, codec.Value[string])
 	codec.Optional(dec, "originalName", &v.OriginalName, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
@@ -90,6 +97,11 @@ func (r *ToolExecution) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r ToolExecution) Validate() error {
+	if r.Lineage != nil {
+		if err := r.Lineage.Validate(); err != nil {
+			return codec.FieldError("ToolExecution", "lineage", err)
+		}
+	}
 	return nil
 }
 
@@ -1564,6 +1576,9 @@ type RewriteInputPayload struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 	// AgentID is the id of the agent the call runs for; absent for an agent-less call.
 	AgentID *string `json:"agentId,omitempty"`
+	// Lineage is, for a call a subagent makes, the child's identity; absent for a
+	// top-level agent's call.
+	Lineage *Lineage `json:"lineage,omitempty"`
 	// Turn is the 1-based turn of the call; 0 for a direct execution.
 	Turn int `json:"turn"`
 	// Step is the 1-based step of the call within the turn; 0 for a direct execution.
@@ -1600,6 +1615,9 @@ func (r RewriteInputPayload) encodeJSON(enc *codec.Encoder) {
 	if r.AgentID != nil {
 		enc.Key("agentId").String(*r.AgentID)
 	}
+	if r.Lineage != nil {
+		r.Lineage.encodeJSON(enc.Key("lineage"))
+	}
 	enc.Key("turn").Int(r.Turn)
 	enc.Key("step").Int(r.Step)
 	if r.OriginalName != nil {
@@ -1624,6 +1642,7 @@ func (r *RewriteInputPayload) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "modelRaw", &v.ModelRaw, codec.Value[*bool])
 	codec.Optional(dec, "schema", &v.Schema, codec.Raw)
 	codec.Optional(dec, "agentId", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "lineage", &v.Lineage, codec.Value[*Lineage])
 	codec.Default(dec, "turn", &v.Turn, codec.Value[int], `0`)
 	codec.Default(dec, "step", &v.Step, codec.Value[int], `0`)
 	codec.Optional(dec, "originalName", &v.OriginalName, codec.Value[*string])
@@ -1637,6 +1656,11 @@ func (r *RewriteInputPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r RewriteInputPayload) Validate() error {
+	if r.Lineage != nil {
+		if err := r.Lineage.Validate(); err != nil {
+			return codec.FieldError("RewriteInputPayload", "lineage", err)
+		}
+	}
 	return nil
 }
 

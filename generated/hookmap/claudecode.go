@@ -49,8 +49,6 @@ var ClaudeCode = Bridge{
 		"PermissionDenied":  "it has no auto mode, whose classifier's denials are the only ones the engine fires it for",
 		"PostModelSwitch":   "a session keeps the model it started with",
 		"PreModelSwitch":    "a session keeps the model it started with",
-		"SubagentStart":     "it has no subagents",
-		"SubagentStop":      "it has no subagents",
 		"TaskCompleted":     "it has no agent teams and their shared task list",
 		"TaskCreated":       "it has no agent teams and their shared task list",
 		"TeammateIdle":      "it has no agent teams",
@@ -663,6 +661,76 @@ var ClaudeCode = Bridge{
 			Results:      "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out claudecode.StopFailureOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// SubagentStart runs when the Agent tool's child starts, before its first
+		// request (agent/subagent-start), matched on the agent type; its contexts reach
+		// the child's first request ("SubagentStart hook additional context: ...",
+		// measured in 2.1.328: case subagent/start-context); it cannot block the child.
+		{
+			Name:               "SubagentStart",
+			Point:              "agent/subagent-start",
+			Input:              "SubagentStartInput",
+			Output:             "SubagentStartOutput",
+			Matcher:            "agent_type",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by SubagentStart hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               false,
+			HaltReason:         "stopped by SubagentStart hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.SubagentStartOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// SubagentStop runs where a child's turn would end (agent/subagent-stop), as
+		// Stop does for the session's: a block continues the child with "Stop hook
+		// feedback:\n[COMMAND]: REASON" (measured in 2.1.328: case subagent/stop-block),
+		// capped as Stop's continuations are.
+		{
+			Name:               "SubagentStop",
+			Point:              "agent/subagent-stop",
+			Input:              "SubagentStopInput",
+			Output:             "SubagentStopOutput",
+			Matcher:            "agent_type",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "Blocked by hook",
+			Scope:              "hookSpecificOutput.hookEventName",
+			Halt:               true,
+			HaltReason:         "stopped by SubagentStop hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules: []Rule{
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: false, Unless: ""},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			BlockInjects: true,
+			Subject:      "",
+			Results:      "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out claudecode.SubagentStopOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

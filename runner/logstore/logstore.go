@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
+	"github.com/dshkit/dsh/runtime/subagent"
 )
 
 // Options says where a session log lives.
@@ -50,6 +51,10 @@ type Opened struct {
 	Session string
 	// Close closes the log, releasing a database session's lease, and the database.
 	Close func()
+	// Children opens the logs of the session's subagents where the log lives: a JSONL
+	// file each beside the file (subagent.DirFor), a session each in the same database,
+	// or memory.
+	Children subagent.Logs
 	// Check reports why the log can no longer be written, or nil: for a database
 	// session, an error wrapping pgstore.ErrFenced once another writer has taken it over
 	// (it renews the lease to find out); for a file or memory, nil.
@@ -71,7 +76,7 @@ func Open(ctx context.Context, o Options) (*Opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Opened{Log: l, Close: func() { l.Close() }, Check: noCheck}, nil
+		return &Opened{Log: l, Close: func() { l.Close() }, Check: noCheck, Children: &subagent.MemoryLogs{}}, nil
 	}
 	f, rec, err := session.OpenFile(o.Path)
 	if err != nil {
@@ -84,7 +89,8 @@ func Open(ctx context.Context, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{Log: l, Resume: l.Len() > 0, Close: func() { l.Close() }, Check: noCheck}, nil
+	return &Opened{Log: l, Resume: l.Len() > 0, Close: func() { l.Close() }, Check: noCheck,
+		Children: subagent.FileLogs{Dir: subagent.DirFor(o.Path)}}, nil
 }
 
 // noCheck is the Check of a log no other writer can take over.
@@ -119,7 +125,25 @@ func openPG(ctx context.Context, o Options) (*Opened, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Opened{Log: l, Resume: l.Len() > 0, Session: id, Close: func() { l.Close(); db.Close() }, Check: st.Sync}, nil
+	return &Opened{Log: l, Resume: l.Len() > 0, Session: id, Close: func() { l.Close(); db.Close() }, Check: st.Sync,
+		Children: pgChildren{db: db}}, nil
+}
+
+// pgChildren keeps a session's subagents' logs as sessions of its database.
+type pgChildren struct{ db *pgstore.DB }
+
+// Create opens the new database session id, taking its lease; close releases it.
+func (p pgChildren) Create(ctx context.Context, id string) (*session.Log, func(), error) {
+	st, err := p.db.Open(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := session.Open(ctx, st)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return l, func() { l.Close() }, nil
 }
 
 // PGLogs keeps session logs in a PostgreSQL database, by session id (dsh acp's

@@ -63,6 +63,7 @@ type turnRun struct {
 	prompt bool // the first claim ended with a next-turn prompt
 
 	blocked *dsh.TurnEndBlocked // the reason of a step that ended endBlocked (driver only)
+	answer  *string             // the text of the turn's last assistant message (driver only)
 
 	// Guarded by Agent.mu.
 	cause   dsh.AgentCancelCause // the first Cancel or Halt cause: the turn ends aborted with it
@@ -98,6 +99,13 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Workspace != "" {
 		created = created.WithWorkspace(cfg.Workspace)
 	}
+	if sa := cfg.Subagent; sa != nil {
+		lineage := sa.Lineage
+		created.Lineage = &lineage
+		if sa.ParentSessionID != "" {
+			created = created.WithParentSessionID(sa.ParentSessionID)
+		}
+	}
 	if _, err := a.log.Append(a.base, created); err != nil {
 		return nil, fmt.Errorf("loop: new agent %q: %w", a.id, err)
 	}
@@ -107,6 +115,10 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	for _, f := range a.cfg.Instructions {
 		a.instructionsLoaded(ctx, f, nil)
+	}
+	if a.cfg.Subagent != nil {
+		a.subagentStart(ctx)
+		return a, nil
 	}
 	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceStartup}, a.cfg.SessionStartTimeout)
 	return a, nil
@@ -165,7 +177,11 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	for _, f := range a.cfg.Instructions {
 		a.instructionsLoaded(ctx, f, nil)
 	}
-	a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceResume}, a.cfg.SessionStartTimeout)
+	if a.cfg.Subagent == nil {
+		// A resumed child fires no agent/subagent-start: its first request, with the
+		// contexts that start gave it, is in its log already.
+		a.sessionStart(ctx, dsh.SessionStartPayload{Source: dsh.SessionStartSourceResume}, a.cfg.SessionStartTimeout)
+	}
 	return a, nil
 }
 
@@ -264,7 +280,8 @@ func (a *Agent) Close() error {
 	a.mu.Unlock()
 	a.Cancel(dsh.CancelDisposed{}, true)
 	err := a.Wait(context.Background())
-	if first {
+	if first && a.cfg.Subagent == nil {
+		// A child's end is its parent's subagent/finished, not a session end.
 		a.sessionEnd(dsh.SessionEndReasonClose)
 	}
 	return err

@@ -52,6 +52,10 @@ func (a *Agent) runBatch(ctx context.Context, t *turnRun, step int, blocks []dsh
 		b.slots[i] = slot{block: blk, in: tools.Input{
 			CallID: blk.ID, Name: blk.Name, Arguments: tools.ModelArguments(blk.Arguments), RawArguments: blk.Arguments,
 			AgentID: a.id, Turn: t.n, Step: step, Hidden: a.calls.hidden(blk.Name)}}
+		if sa := a.cfg.Subagent; sa != nil {
+			lineage := sa.Lineage
+			b.slots[i].in.Lineage = &lineage
+		}
 	}
 	b.run()
 	if b.err != nil {

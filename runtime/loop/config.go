@@ -121,6 +121,25 @@ type Config struct {
 	ModelListenerTimeout time.Duration
 	// Logger receives the agent's diagnostics (default: discard).
 	Logger *slog.Logger
+	// Subagent, when set, makes the agent a subagent: a child agent that a tool call of
+	// another agent started (docs/design/SUBAGENTS.md#the-tool-and-the-child-loop). It fires
+	// agent/subagent-start in place of agent/session-start and agent/subagent-stop in
+	// place of agent/turn-stopping, and never agent/session-end; its session/created
+	// records its lineage, and its tool calls carry it.
+	Subagent *Subagent
+}
+
+// Subagent is what makes an agent a subagent (Config.Subagent).
+type Subagent struct {
+	// Lineage is the child's identity: its parent agent, the call that started it, its
+	// type and depth (1 or more).
+	Lineage dsh.Lineage
+	// ParentSessionID is the id of the parent's session, recorded in the child's
+	// session/created.
+	ParentSessionID string
+	// Task is the child's task, the prompt of its first turn, for the
+	// agent/subagent-start payload (the caller sends it with Followup).
+	Task string
 }
 
 // Errors of New and Resume.
@@ -144,6 +163,15 @@ func (c Config) normalized() (Config, error) {
 		return c, fmt.Errorf("%w: nil Model", ErrInvalidConfig)
 	case c.Log == nil:
 		return c, fmt.Errorf("%w: nil Log", ErrInvalidConfig)
+	}
+	if sa := c.Subagent; sa != nil {
+		l := sa.Lineage
+		switch {
+		case l.ParentAgentID == "" || l.ParentCallID == "" || l.AgentType == "":
+			return c, fmt.Errorf("%w: Subagent.Lineage needs parentAgentId, parentCallId and agentType", ErrInvalidConfig)
+		case l.Depth < 1:
+			return c, fmt.Errorf("%w: Subagent.Lineage.Depth %d is not 1 or more", ErrInvalidConfig, l.Depth)
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

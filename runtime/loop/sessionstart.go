@@ -26,6 +26,23 @@ func (a *Agent) sessionStart(ctx context.Context, p dsh.SessionStartPayload, bou
 	}
 }
 
+// subagentStart runs the agent/subagent-start listeners of a created child (in place of
+// agent/session-start), bounded as those are: awaited in order before the first claim;
+// contexts they inject reach the child's first request; an overrun is recorded as
+// session/start-listener-overrun and a failure logged, and the child starts.
+func (a *Agent) subagentStart(ctx context.Context) {
+	sa := a.cfg.Subagent
+	bound := a.cfg.SessionStartTimeout
+	p := &dsh.SubagentStartPayload{Agent: a, AgentID: a.id, Lineage: sa.Lineage, Task: sa.Task}
+	overran, err := a.reg.NotifySubagentStartBounded(withScope(ctx, scope{agent: a}), p, bound)
+	for _, name := range overran {
+		a.recordOverrun(name, bound)
+	}
+	for _, le := range listenerErrors(err) {
+		a.logger.Warn("loop: agent/subagent-start listener failed", "listener", le.Listener, "err", le.Err)
+	}
+}
+
 // setup runs the agent/setup listeners of a created agent, before agent/session-start, in
 // order, each bounded by Config.SessionStartTimeout; failures and overruns are logged and
 // startup goes on.

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -230,6 +231,7 @@ func (a *Agent) settle(ctx context.Context, t *turnRun, step int, resp llm.Respo
 	}, session.WithSources(seqs...)); err != nil {
 		return endNone, nil, err
 	}
+	t.answer = answerOf(content)
 	switch {
 	case maxTokens:
 		return endMaxTokens, nil, nil
@@ -244,4 +246,22 @@ func (a *Agent) settle(ctx context.Context, t *turnRun, step int, resp llm.Respo
 		return endCompleted, nil, nil
 	}
 	return endNone, nil, nil
+}
+
+// answerOf is the text of an assistant message's text blocks, joined, or nil when it has
+// none (a subagent's answer: agent/subagent-stop's payload).
+func answerOf(content []dsh.ContentBlock) *string {
+	var b strings.Builder
+	found := false
+	for _, c := range content {
+		if tb, ok := c.(dsh.TextBlock); ok {
+			b.WriteString(tb.Text)
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	s := b.String()
+	return &s
 }

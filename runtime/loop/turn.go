@@ -177,9 +177,20 @@ func (a *Agent) preStep(t *turnRun, claimed []dsh.UserMessage, step int) (dsh.Pr
 	return d, nil // the registry returns value variants only
 }
 
-// turnStopping awaits the agent/turn-stopping listeners (B §2.6): every one runs (Part A
-// item 3); their joined failures fail the turn.
+// turnStopping awaits the agent/turn-stopping listeners (B §2.6), or a child's
+// agent/subagent-stop listeners: every one runs (Part A item 3); their joined failures
+// fail the turn.
 func (a *Agent) turnStopping(t *turnRun, continuations int) error {
+	if sa := a.cfg.Subagent; sa != nil {
+		// A child's turn stops at agent/subagent-stop instead, with its answer.
+		p := &dsh.SubagentStopPayload{Agent: a, AgentID: a.id, Lineage: sa.Lineage, Turn: t.n,
+			Continuations: continuations, StopHookActive: continuations > 0}
+		if t.answer != nil {
+			answer := *t.answer
+			p.Answer = &answer
+		}
+		return a.reg.NotifySubagentStop(t.ctx, p)
+	}
 	return a.reg.NotifyTurnStopping(t.ctx, &dsh.TurnStoppingPayload{
 		Agent: a, AgentID: a.id, Turn: t.n, Continuations: continuations, StopHookActive: continuations > 0})
 }

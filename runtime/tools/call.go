@@ -119,6 +119,10 @@ func (rt *Runtime) newCall(ctx context.Context, in Input) *call {
 	if in.AgentID != "" {
 		c.exec.AgentID = &c.agentID
 	}
+	if in.Lineage != nil {
+		lineage := *in.Lineage
+		c.exec.Lineage = &lineage
+	}
 	c.def = c.lookup()
 	return c
 }

@@ -146,6 +146,10 @@ func (c *call) rewrite(in Input) json.RawMessage {
 	if c.exec.AgentID != nil {
 		p.AgentID = &rw.agentID
 	}
+	if c.exec.Lineage != nil {
+		lineage := *c.exec.Lineage
+		p.Lineage = &lineage
+	}
 	if c.exec.OriginalName != nil {
 		name := *c.exec.OriginalName
 		p.OriginalName = &name
@@ -299,6 +303,10 @@ func (f *fold) apply(_ context.Context, by string, d dsh.RewriteDecision) (*dsh.
 	if base.AgentID != nil {
 		id := f.rw.agentID
 		p.AgentID = &id
+	}
+	if base.Lineage != nil {
+		lineage := *base.Lineage
+		p.Lineage = &lineage
 	}
 	if base.OriginalName != nil {
 		name := *base.OriginalName

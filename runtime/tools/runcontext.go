@@ -87,6 +87,7 @@ func (rc *RunContext) Execute(ctx context.Context, in Input) Result {
 	in.depth = min(rc.c.depth, MaxNesting) + 1
 	if in.AgentID == "" {
 		in.AgentID = rc.c.agentID
+		in.Lineage = rc.exec.Lineage
 	}
 	return rc.c.rt.Execute(ctx, in)
 }

@@ -92,6 +92,9 @@ type Input struct {
 	Turn, Step int
 	// AgentID is the id of the agent the call runs for; empty for an agent-less call.
 	AgentID string
+	// Lineage is, for a call a subagent makes, the child's identity (ToolExecution's
+	// lineage); nil for a top-level agent's call.
+	Lineage *dsh.Lineage
 	// Parent is the token of the composite call that dispatched this one; zero for a
 	// top-level call.
 	Parent dsh.Token

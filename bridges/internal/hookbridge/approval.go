@@ -13,7 +13,7 @@ import (
 // else leaves the request to the next listener and the approval seam.
 func (b *Bridge) approvalAnswer(ctx context.Context, p *dsh.ApprovalAnswerPayload, next dsh.ApprovalAnswerNext) (dsh.ApprovalAnswerDecision, error) {
 	ex := p.Exec
-	s := b.session(ctx, agentID(ex))
+	s := b.execSession(ctx, ex)
 	in := Input{Event: b.event(dsh.ApprovalAnswerEventName), Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex), ToolUseID: ex.CallID}
 	rep, err := b.fire(ctx, in, ex.Name, ex.AgentID != nil && s.TurnOpen, s.Agent)
 	if err != nil {
@@ -61,7 +61,7 @@ func (b *Bridge) notify(ctx context.Context, event, kind, tool string, s hookpro
 func (b *Bridge) approvalPrompt(ctx context.Context, p *dsh.ApprovalPromptPayload) {
 	ev := b.event(dsh.ApprovalPromptEventName)
 	e, _ := b.d.Table.Lookup(ev)
-	s := b.session(ctx, agentID(p.Exec))
+	s := b.execSession(ctx, p.Exec)
 	b.notify(ctx, ev, e.Subject, p.Exec.Name, s, p.Exec.AgentID != nil && s.TurnOpen)
 }
 

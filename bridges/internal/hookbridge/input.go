@@ -49,8 +49,11 @@ type Input struct {
 	// OriginalName is, for a tail call, the name of the model's call it replaces (Gemini
 	// original_request_name); "" otherwise.
 	OriginalName string
-	// StopHookActive is the Stop flag.
+	// StopHookActive is the Stop flag (SubagentStop's too).
 	StopHookActive bool
+	// Answer is a child's last message (SubagentStop's last_assistant_message; nil for
+	// none).
+	Answer *string
 	// DurationMS is how long the call executed, in milliseconds (PostToolUse and
 	// PostToolUseFailure; -1 when unknown).
 	DurationMS int

@@ -49,6 +49,12 @@ var pointListeners = map[string]pointListener{
 	dsh.TurnStoppingEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnTurnStopping(b.turnStopping)}
 	}},
+	dsh.SubagentStartEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnSubagentStart(b.subagentStart)}
+	}},
+	dsh.SubagentStopEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
+		return []func(){r.OnSubagentStop(b.subagentStop)}
+	}},
 	dsh.SessionEndEventName: {register: func(b *Bridge, r *dsh.Registrar) []func() {
 		return []func(){r.OnSessionEnd(b.sessionEnd)}
 	}},

@@ -120,7 +120,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	if ev := b.failureEvent(); fail != nil && dispatched && ev != "" {
 		// A call that ran and failed (a denied call never reaches dispatch).
 		ex := p.Exec
-		s := b.session(ctx, agentID(ex))
+		s := b.execSession(ctx, ex)
 		interrupted := fail.Error.Info != nil && fail.Error.Info.Code == abortedCode
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took, Error: fail.Error.Message, IsInterrupt: interrupted,
@@ -139,7 +139,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 	}
 	if ev, _ := b.resultEventRan(succ != nil, st.dispatched); (succ != nil || fail != nil) && ev != "" {
 		ex := p.Exec
-		s := b.session(ctx, agentID(ex))
+		s := b.execSession(ctx, ex)
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took, OriginalName: deref(ex.OriginalName)}
 		if succ != nil {

@@ -232,14 +232,21 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 	if err != nil {
 		return err
 	}
+	return b.stopOutcome(ctx, ev, rep, p.Agent)
+}
+
+// stopOutcome acts on the report of a stop event (Stop, SubagentStop) for agent, whose
+// turn would end: a halt ends it, a block continues it with the reason, contexts
+// continue it where the dialect says so.
+func (b *Bridge) stopOutcome(ctx context.Context, ev string, rep *hookproto.Report, agent dsh.Agent) error {
 	switch rep.Merged.Outcome {
 	case dsh.HookOutcomeHalt:
-		if p.Agent == nil {
+		if agent == nil {
 			return errors.New("stop hook halt: the payload has no agent handle")
 		}
-		p.Agent.Halt(rep.Merged.Reason)
+		agent.Halt(rep.Merged.Reason)
 	case dsh.HookOutcomeBlock, dsh.HookOutcomeDeny:
-		if p.Agent == nil {
+		if agent == nil {
 			return errors.New("stop hook block: the payload has no agent handle")
 		}
 		texts := []string{rep.Merged.Reason}
@@ -250,13 +257,13 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 		if f := b.d.Render.StopForm; f != "" {
 			msg.Source = dsh.SourcePlugin{Plugin: b.d.Table.Plugin, Form: f}
 		}
-		return p.Agent.Steer(ctx, msg)
+		return agent.Steer(ctx, msg)
 	default:
 		if b.d.Render.StopContexts && len(rep.Merged.Contexts) > 0 {
-			if p.Agent == nil {
+			if agent == nil {
 				return errors.New("stop hook context: the payload has no agent handle")
 			}
-			return p.Agent.Steer(ctx, b.message(b.contexts(ev, "", rep)))
+			return agent.Steer(ctx, b.message(b.contexts(ev, "", rep)))
 		}
 	}
 	return nil

@@ -29,7 +29,7 @@ func toolInput(ex dsh.ToolExecution) json.RawMessage {
 func (b *Bridge) preTool(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
 	ex := p.Exec
 	ev := b.event(dsh.PreToolEventName)
-	s := b.session(ctx, agentID(ex))
+	s := b.execSession(ctx, ex)
 	rep := b.calls.takeFired(callKey{agentID(ex), ex.CallID})
 	if rep == nil {
 		// No rewrite phase ran for the call (no model arguments to rewrite): fire here.
@@ -124,7 +124,7 @@ func (b *Bridge) rewriteInput(ctx context.Context, p *dsh.RewriteInputPayload) (
 	if p.AgentID != nil {
 		agent = *p.AgentID
 	}
-	s := b.session(ctx, agent)
+	s := b.child(ctx, agent, p.Lineage)
 	input := p.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")

@@ -2226,6 +2226,291 @@ func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
 }
 
+// SubagentStartInput is the stdin of a SubagentStart hook: a child agent started by the
+// Agent tool, before its first request (measured in 2.1.328: no permission_mode; the
+// parent's session_id, transcript_path and prompt_id).
+type SubagentStartInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
+	// HookEventName names the event.
+	HookEventName SubagentStartInputHookEventName `json:"hook_event_name"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStartInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStartInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStartInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStartInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStartInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStartInput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStartInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SubagentStartInputHookEventName])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStartInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SubagentStartInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("SubagentStartInput", "effort", err)
+		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SubagentStartInput", "hook_event_name", err)
+	}
+	return nil
+}
+
+// SubagentStartInputHookEventName is the set of values of SubagentStartInput.HookEventName:
+// hook_event_name names the event.
+type SubagentStartInputHookEventName string
+
+const (
+	// SubagentStartInputHookEventNameSubagentStart is the SubagentStartInputHookEventName value
+	// "SubagentStart".
+	SubagentStartInputHookEventNameSubagentStart SubagentStartInputHookEventName = "SubagentStart"
+)
+
+// SubagentStartInputHookEventNameValues lists every SubagentStartInputHookEventName value,
+// in spec order.
+var SubagentStartInputHookEventNameValues = []SubagentStartInputHookEventName{SubagentStartInputHookEventNameSubagentStart}
+
+// Valid reports whether v is one of the SubagentStartInputHookEventNameValues.
+func (v SubagentStartInputHookEventName) Valid() bool {
+	switch v {
+	case SubagentStartInputHookEventNameSubagentStart:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStartInputHookEventName, rejecting any value not in
+// SubagentStartInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStartInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStartInputHookEventName", data, v, SubagentStartInputHookEventNameValues)
+}
+
+// SubagentStopInput is the stdin of a SubagentStop hook: a child agent's turn would end
+// (measured in 2.1.328, in this order).
+type SubagentStopInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TranscriptPath is the path of the session transcript (may lag the current turn).
+	TranscriptPath string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// PromptID identifies the user prompt the event belongs to (a UUID; the real engine
+	// sends it on every event but SessionStart).
+	PromptID *string `json:"prompt_id,omitempty"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode,omitempty"`
+	// AgentID identifies the subagent the hook fires in, if any.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the type of that subagent (e.g. "general-purpose").
+	AgentType *string `json:"agent_type,omitempty"`
+	// Effort is the session's effort setting, sent at some events for a model with effort
+	// levels (the bridge table's effortModels and effortEvents).
+	Effort *Effort `json:"effort,omitempty"`
+	// HookEventName names the event.
+	HookEventName SubagentStopInputHookEventName `json:"hook_event_name"`
+	// StopHookActive is true when the child is already continuing because of a
+	// SubagentStop hook.
+	StopHookActive bool `json:"stop_hook_active"`
+	// AgentTranscriptPath is the child's own transcript
+	// (<session>/subagents/agent-<agent_id>.jsonl, beside the session's transcript).
+	AgentTranscriptPath string `json:"agent_transcript_path"`
+	// LastAssistantMessage is the text of the child's last message: its answer.
+	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
+	// BackgroundTasks are the child's background tasks (dsh has none: []).
+	BackgroundTasks []json.RawMessage `json:"background_tasks,omitempty"`
+	// SessionCrons are the session's scheduled prompts (dsh has none: []).
+	SessionCrons []json.RawMessage `json:"session_crons,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStopInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStopInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStopInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("transcript_path").String(r.TranscriptPath)
+	enc.Key("cwd").String(r.CWD)
+	if r.PromptID != nil {
+		enc.Key("prompt_id").String(*r.PromptID)
+	}
+	if r.PermissionMode != "" {
+		enc.Key("permission_mode").String(string(r.PermissionMode))
+	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	if r.Effort != nil {
+		r.Effort.encodeJSON(enc.Key("effort"))
+	}
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("stop_hook_active").Bool(r.StopHookActive)
+	enc.Key("agent_transcript_path").String(r.AgentTranscriptPath)
+	if r.LastAssistantMessage != nil {
+		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
+	}
+	if r.BackgroundTasks != nil {
+		codec.EncodeList(enc.Key("background_tasks"), r.BackgroundTasks, (*codec.Encoder).Raw)
+	}
+	if r.SessionCrons != nil {
+		codec.EncodeList(enc.Key("session_crons"), r.SessionCrons, (*codec.Encoder).Raw)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStopInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStopInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStopInput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStopInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Value[string])
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Optional(dec, "prompt_id", &v.PromptID, codec.Value[*string])
+	codec.Optional(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	codec.Optional(dec, "effort", &v.Effort, codec.Value[*Effort])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SubagentStopInputHookEventName])
+	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
+	codec.Required(dec, "agent_transcript_path", &v.AgentTranscriptPath, codec.Value[string])
+	codec.Optional(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Value[*string])
+	codec.Optional(dec, "background_tasks", &v.BackgroundTasks, codec.ListOf(codec.Raw))
+	codec.Optional(dec, "session_crons", &v.SessionCrons, codec.ListOf(codec.Raw))
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStopInput) Validate() error {
+	if r.PermissionMode != "" {
+		if err := codec.CheckEnum(r.PermissionMode); err != nil {
+			return codec.FieldError("SubagentStopInput", "permission_mode", err)
+		}
+	}
+	if r.Effort != nil {
+		if err := r.Effort.Validate(); err != nil {
+			return codec.FieldError("SubagentStopInput", "effort", err)
+		}
+	}
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SubagentStopInput", "hook_event_name", err)
+	}
+	return nil
+}
+
+// SubagentStopInputHookEventName is the set of values of SubagentStopInput.HookEventName:
+// hook_event_name names the event.
+type SubagentStopInputHookEventName string
+
+const (
+	// SubagentStopInputHookEventNameSubagentStop is the SubagentStopInputHookEventName value
+	// "SubagentStop".
+	SubagentStopInputHookEventNameSubagentStop SubagentStopInputHookEventName = "SubagentStop"
+)
+
+// SubagentStopInputHookEventNameValues lists every SubagentStopInputHookEventName value, in
+// spec order.
+var SubagentStopInputHookEventNameValues = []SubagentStopInputHookEventName{SubagentStopInputHookEventNameSubagentStop}
+
+// Valid reports whether v is one of the SubagentStopInputHookEventNameValues.
+func (v SubagentStopInputHookEventName) Valid() bool {
+	switch v {
+	case SubagentStopInputHookEventNameSubagentStop:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStopInputHookEventName, rejecting any value not in
+// SubagentStopInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStopInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStopInputHookEventName", data, v, SubagentStopInputHookEventNameValues)
+}
+
 // StopFailureInput is the stdin of a StopFailure hook, which Claude Code runs instead of
 // Stop when an API error ended the turn (measured: Claude Code 2.1.328 sends these fields,
 // in this order, with no permission_mode).
@@ -3437,6 +3722,66 @@ func (v StopOutputDecision) Valid() bool {
 // StopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
 func (v *StopOutputDecision) UnmarshalJSON(data []byte) error {
 	return codec.Enum("StopOutputDecision", data, v, StopOutputDecisionValues)
+}
+
+// SubagentStartOutputDecision is the set of values of SubagentStartOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type SubagentStartOutputDecision string
+
+const (
+	// SubagentStartOutputDecisionApprove is the SubagentStartOutputDecision value "approve".
+	SubagentStartOutputDecisionApprove SubagentStartOutputDecision = "approve"
+	// SubagentStartOutputDecisionBlock is the SubagentStartOutputDecision value "block".
+	SubagentStartOutputDecisionBlock SubagentStartOutputDecision = "block"
+)
+
+// SubagentStartOutputDecisionValues lists every SubagentStartOutputDecision value, in spec
+// order.
+var SubagentStartOutputDecisionValues = []SubagentStartOutputDecision{SubagentStartOutputDecisionApprove, SubagentStartOutputDecisionBlock}
+
+// Valid reports whether v is one of the SubagentStartOutputDecisionValues.
+func (v SubagentStartOutputDecision) Valid() bool {
+	switch v {
+	case SubagentStartOutputDecisionApprove, SubagentStartOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStartOutputDecision, rejecting any value not in
+// SubagentStartOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStartOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStartOutputDecision", data, v, SubagentStartOutputDecisionValues)
+}
+
+// SubagentStopOutputDecision is the set of values of SubagentStopOutput.Decision: decision
+// "block" blocks (the event decides what that means); "approve" is legacy.
+type SubagentStopOutputDecision string
+
+const (
+	// SubagentStopOutputDecisionApprove is the SubagentStopOutputDecision value "approve".
+	SubagentStopOutputDecisionApprove SubagentStopOutputDecision = "approve"
+	// SubagentStopOutputDecisionBlock is the SubagentStopOutputDecision value "block".
+	SubagentStopOutputDecisionBlock SubagentStopOutputDecision = "block"
+)
+
+// SubagentStopOutputDecisionValues lists every SubagentStopOutputDecision value, in spec
+// order.
+var SubagentStopOutputDecisionValues = []SubagentStopOutputDecision{SubagentStopOutputDecisionApprove, SubagentStopOutputDecisionBlock}
+
+// Valid reports whether v is one of the SubagentStopOutputDecisionValues.
+func (v SubagentStopOutputDecision) Valid() bool {
+	switch v {
+	case SubagentStopOutputDecisionApprove, SubagentStopOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStopOutputDecision, rejecting any value not in
+// SubagentStopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStopOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStopOutputDecision", data, v, SubagentStopOutputDecisionValues)
 }
 
 // UniversalDecision is the set of values of Universal.Decision: decision "block" blocks (the
@@ -5382,6 +5727,246 @@ func (r *StopSpecific) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r StopSpecific) Validate() error {
+	return nil
+}
+
+// SubagentStartOutput is what a SubagentStart hook may print.
+//
+// SubagentStartOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type SubagentStartOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the SubagentStart-specific fields.
+	HookSpecificOutput *SubagentStartSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision SubagentStartOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStartOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStartOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStartOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStartOutput (see DecodeError); absent regular fields get
+// their default. SubagentStartOutput is open: fields it does not declare are ignored.
+func (r *SubagentStartOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStartOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStartOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*SubagentStartSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[SubagentStartOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStartOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("SubagentStartOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("SubagentStartOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// SubagentStartSpecific holds the SubagentStart-specific output fields.
+//
+// SubagentStartSpecific is open: decoding ignores the fields it does not declare (they are
+// not kept).
+type SubagentStartSpecific struct {
+	// HookEventName must equal "SubagentStart" for these fields to apply.
+	HookEventName *string `json:"hookEventName,omitempty"`
+	// AdditionalContext is added to the child's first request.
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStartSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStartSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStartSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.HookEventName != nil {
+		enc.Key("hookEventName").String(*r.HookEventName)
+	}
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStartSpecific (see DecodeError); absent regular fields get
+// their default. SubagentStartSpecific is open: fields it does not declare are ignored.
+func (r *SubagentStartSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStartSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStartSpecific
+	codec.Optional(dec, "hookEventName", &v.HookEventName, codec.Value[*string])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStartSpecific) Validate() error {
+	return nil
+}
+
+// SubagentStopOutput is what a SubagentStop hook may print: a block continues the child
+// with the reason, as Stop's continues the turn.
+//
+// SubagentStopOutput is open: decoding ignores the fields it does not declare (they are not
+// kept).
+type SubagentStopOutput struct {
+	// Continue false stops the whole turn (dsh: halt) and beats any event decision.
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the SubagentStop-specific fields.
+	HookSpecificOutput *StopSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides stdout from the transcript.
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user, never shown to the model.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+	// Decision "block" blocks (the event decides what that means); "approve" is legacy.
+	Decision SubagentStopOutputDecision `json:"decision,omitempty"`
+	// Reason explains a block.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStopOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStopOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStopOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStopOutput (see DecodeError); absent regular fields get
+// their default. SubagentStopOutput is open: fields it does not declare are ignored.
+func (r *SubagentStopOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStopOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStopOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*StopSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[SubagentStopOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	dec.SkipUnknown()
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStopOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("SubagentStopOutput", "hookSpecificOutput", err)
+		}
+	}
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("SubagentStopOutput", "decision", err)
+		}
+	}
 	return nil
 }
 

@@ -631,6 +631,79 @@ func TestRoundTrip(t *testing.T) {
 			AdditionalContext: ptr("text-additionalContext"),
 		})
 	})
+	t.Run("SubagentStartInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartInput", closed, claudecode.SubagentStartInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName: claudecode.SubagentStartInputHookEventNameSubagentStart,
+		})
+	})
+	t.Run("SubagentStartOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartOutput", open, claudecode.SubagentStartOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.SubagentStartSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.SubagentStartOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
+	t.Run("SubagentStartSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartSpecific", open, claudecode.SubagentStartSpecific{
+			HookEventName:     ptr("text-hookEventName"),
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
+	t.Run("SubagentStopInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStopInput", closed, claudecode.SubagentStopInput{
+			SessionID:      "text-session_id",
+			TranscriptPath: "text-transcript_path",
+			CWD:            "text-cwd",
+			PromptID:       ptr("text-prompt_id"),
+			PermissionMode: claudecode.PermissionModeDefault,
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
+			Effort: &claudecode.Effort{
+				Level: claudecode.EffortLevelLow,
+			},
+			HookEventName:        claudecode.SubagentStopInputHookEventNameSubagentStop,
+			StopHookActive:       true,
+			AgentTranscriptPath:  "text-agent_transcript_path",
+			LastAssistantMessage: ptr("text-last_assistant_message"),
+			BackgroundTasks: []json.RawMessage{
+				json.RawMessage("{\"k\":\"v\"}"),
+			},
+			SessionCrons: []json.RawMessage{
+				json.RawMessage("{\"k\":\"v\"}"),
+			},
+		})
+	})
+	t.Run("SubagentStopOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStopOutput", open, claudecode.SubagentStopOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &claudecode.StopSpecific{
+				HookEventName:     ptr("text-hookEventName"),
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+			Decision:       claudecode.SubagentStopOutputDecisionApprove,
+			Reason:         ptr("text-reason"),
+		})
+	})
 	t.Run("Universal", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Universal", closed, claudecode.Universal{
 			Continue:       ptr(true),

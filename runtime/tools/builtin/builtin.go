@@ -149,6 +149,10 @@ const (
 
 // Options configures the built-in tools.
 type Options struct {
+	// Agent is the agent tool of a toolset row whose impl is "agent" (runtime/subagent's
+	// Runner.Definition, for a host that runs subagents); its name, description and schema
+	// are the row's. Without a Run the row is not offered.
+	Agent tools.Definition
 	// Workspace is the directory every path is confined to and Bash runs in. Required.
 	Workspace string
 	// BashTimeout is Bash's default timeout (default 2 minutes); a call's timeout (in

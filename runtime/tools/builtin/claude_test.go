@@ -2,6 +2,7 @@ package builtin_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -28,8 +29,17 @@ func TestClaudeToolsetOffers(t *testing.T) {
 		t.Fatal("no claude-code toolset")
 	}
 	ts := all[i]
+	// The agent tool is the host's (runtime/subagent): offered only when the host gives it.
+	agent := tools.Definition{Run: func(context.Context, *tools.RunContext) (any, error) { return "child", nil }}
+	bare, err := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleClaudeCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(bare, func(d tools.Definition) bool { return d.Name == "Agent" }) {
+		t.Error("Agent is offered without a subagent runner")
+	}
 	for _, model := range []string{ts.Model, "claude-opus-5-5"} {
-		defs, err := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleClaudeCode, Model: model})
+		defs, err := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleClaudeCode, Model: model, Agent: agent})
 		if err != nil {
 			t.Fatal(err)
 		}

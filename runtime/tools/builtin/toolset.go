@@ -68,6 +68,56 @@ type ToolRow struct {
 	// DeferLoading is the defer_loading the engine sends with the entry (its
 	// DeferredToolPlaceholder).
 	DeferLoading bool `json:"defer_loading,omitempty"`
+	// Agent is, for the agent tool (impl "agent"), how the engine shapes its calls and
+	// results (runtime/subagent).
+	Agent *AgentShape `json:"agent,omitempty"`
+}
+
+// AgentShape is how an engine shapes its agent tool: where a call's input holds the task
+// and the agent type, the system prompt of its general-purpose child, and the words of
+// the result its model reads.
+type AgentShape struct {
+	// Task is the input key of the child's task, Type that of the agent type ("": the
+	// call names none).
+	Task string `json:"task"`
+	Type string `json:"type,omitempty"`
+	// MaxDepth is how deep the engine lets children nest: a child at this depth is not
+	// offered the tool.
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// System is the general-purpose child's system prompt.
+	System string `json:"system"`
+	// Result is the model's text of a completed child: {toolsUsed} (ToolsUsed, or ""
+	// when the child called no tool), {answer} (its answer, each line after Indent),
+	// {agentId}, {tokens} (its last response's input and output tokens), {toolUses} and
+	// {durationMs}; "" is the answer itself.
+	Result string `json:"result,omitempty"`
+	// ToolsUsed is {toolsUsed}: {tools} the names of the tools the child called, in first
+	// call order, joined with ", ".
+	ToolsUsed string `json:"toolsUsed,omitempty"`
+	// Indent begins every line of {answer}.
+	Indent string `json:"indent,omitempty"`
+}
+
+// AgentRow returns the agent tool's row of style's toolset (ok false when it has none).
+func AgentRow(style Style) (ToolRow, bool, error) {
+	all, err := Toolsets()
+	if err != nil {
+		return ToolRow{}, false, err
+	}
+	for _, ts := range all {
+		if ts.Style != style {
+			continue
+		}
+		for _, r := range ts.Tools {
+			if r.Impl == "agent" {
+				if r.Agent == nil {
+					return ToolRow{}, false, fmt.Errorf("spec/toolsets: the %s toolset's %s has no agent shape", ts.Dialect, r.Name)
+				}
+				return r, true, nil
+			}
+		}
+	}
+	return ToolRow{}, false, nil
 }
 
 // implTable maps a ToolRow's Impl to the function that builds its definition from o; the
@@ -100,6 +150,9 @@ var implTable = map[string]func(Options) tools.Definition{
 	"claude.task_get":      func(o Options) tools.Definition { return claudeFailures(claudeTaskGet(o)) },
 	"claude.task_list":     func(o Options) tools.Definition { return claudeFailures(claudeTaskList(o)) },
 	"claude.task_update":   func(o Options) tools.Definition { return claudeFailures(claudeTaskUpdate(o)) },
+	// The agent tool runs a child agent: the host's (runtime/subagent), not a built-in
+	// one; a host with no subagent runner does not offer it.
+	"agent": func(o Options) tools.Definition { return o.Agent },
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -175,6 +228,9 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 			r.Description, r.InputSchema = m.Tools[j].Description, m.Tools[j].InputSchema
 		}
 		d := implTable[r.Impl](o)
+		if d.Run == nil {
+			continue // an implementation the host provides and did not (Options.Agent)
+		}
 		d.Name = r.Name
 		if r.Description != "" {
 			d.Description = r.Description

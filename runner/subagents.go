@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/subagent"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
+)
+
+// Subagents configures a session's subagents: the children its agent tool starts
+// (runtime/subagent), when the dialect's toolset has one.
+type Subagents struct {
+	// Logs opens each child's session log, in the parent's store (nil: in memory, lost
+	// with the process; dsh run gives a JSONL file beside the parent's, or a session of
+	// the same PostgreSQL database).
+	Logs subagent.Logs
+	// Definitions are the agent types besides the built-in general-purpose one (Claude
+	// Code's .claude/agents/*.md).
+	Definitions []subagent.Definition
+	// MaxDepth bounds how deep children nest (0: the engine's, from its toolset row).
+	MaxDepth int
+	// MaxRunning bounds the children running at once (0: subagent.DefaultMaxRunning).
+	MaxRunning int
+}
+
+// subagents builds the session's subagent runner and its agent tool for the dialect's
+// toolset row of the agent tool (none when the toolset has no such row).
+func (s *Session) subagents() (tools.Definition, error) {
+	row, ok, err := builtin.AgentRow(s.Builtin.Style)
+	if err != nil || !ok {
+		return tools.Definition{}, err
+	}
+	shape := *row.Agent
+	cfg := s.cfg.Subagents
+	logs := cfg.Logs
+	if logs == nil {
+		logs = &subagent.MemoryLogs{}
+	}
+	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: s.LLM,
+		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
+		Definitions: cfg.Definitions, GeneralSystem: shape.System, ToolName: row.Name,
+		MaxDepth: max(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
+		ContinuationCap: s.continuationCap(), Logger: s.logger})
+	if err != nil {
+		return tools.Definition{}, err
+	}
+	s.closers = append(s.closers, r.Close)
+	def := r.Definition(subagent.Fields{Task: shape.Task, Type: shape.Type})
+	if shape.Result != "" {
+		def.Output = &tools.Output{Render: resultText(shape)}
+	}
+	return def, nil
+}
+
+// resultText renders a completed child's value (subagent.Value) in the words of shape's
+// Result.
+func resultText(shape builtin.AgentShape) func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+	return func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+		v, err := subagent.DecodeValue(value)
+		if err != nil {
+			return nil, err
+		}
+		used := ""
+		if len(v.ToolsUsed) > 0 {
+			used = strings.ReplaceAll(shape.ToolsUsed, "{tools}", strings.Join(v.ToolsUsed, ", "))
+		}
+		lines := strings.Split(v.Answer, "\n")
+		for i, l := range lines {
+			lines[i] = shape.Indent + l
+		}
+		text := strings.NewReplacer("{toolsUsed}", used, "{answer}", strings.Join(lines, "\n"), "{agentId}", v.AgentID,
+			"{tokens}", strconv.Itoa(v.Tokens), "{toolUses}", strconv.Itoa(v.ToolUses),
+			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(shape.Result)
+		return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
+	}
+}

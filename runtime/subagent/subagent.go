@@ -1,0 +1,467 @@
+// Package subagent runs child agents: a tool call of one agent (the parent) starts a
+// second agent loop (the child) on a task, and the child's final answer is the call's
+// result (docs/design/SUBAGENTS.md). The child is the same runtime/loop agent, over the
+// parent's registry (so every plugin and hook sees its events, marked with its lineage),
+// tool runtime and model, with a session log of its own in the parent's store; the
+// parent's log records each child's start and end (subagent/started, subagent/finished),
+// so that a parent resumed after a crash returns a finished child's answer without
+// running it again.
+//
+// A Runner belongs to one parent session: its agent tool ([Runner.Definition]) is
+// registered in the session's tool registry under the name and schema of the dialect's
+// engine.
+package subagent
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// Defaults of the optional Config fields.
+const (
+	// DefaultMaxDepth is how deep children may nest by default: 1, a child offers no
+	// agent tool of its own.
+	DefaultMaxDepth = 1
+	// DefaultMaxRunning is how many children may run at once by default, per parent
+	// session.
+	DefaultMaxRunning = 8
+	// GeneralPurpose is the agent type that is always there.
+	GeneralPurpose = "general-purpose"
+)
+
+// Errors a call can fail with (wrapped; test with errors.Is).
+var (
+	// ErrUnknownType is an agent type no definition has.
+	ErrUnknownType = errors.New("subagent: unknown agent type")
+	// ErrTooDeep is a call past Config.MaxDepth.
+	ErrTooDeep = errors.New("subagent: too deep")
+	// ErrTooMany is a call past Config.MaxRunning children running at once.
+	ErrTooMany = errors.New("subagent: too many children running")
+	// ErrClosed is a call after the Runner was closed.
+	ErrClosed = errors.New("subagent: runner closed")
+)
+
+// Definition is one agent type a child can run (Claude Code's .claude/agents/*.md).
+type Definition struct {
+	// Name is the agent type (subagent_type).
+	Name string
+	// Description says when to use it (the agent tool's description lists it).
+	Description string
+	// System is the child's system prompt.
+	System string
+	// Tools are the names of the tools the child is offered; nil offers every tool of the
+	// parent's registry (the agent tool only below Config.MaxDepth).
+	Tools []string
+	// Model, when set, is the model the child calls instead of the parent's.
+	Model string
+	// Source is where the definition comes from (a file path), for diagnostics; empty
+	// for a built-in one.
+	Source string
+}
+
+// Logs opens the session log of a new child, in the parent's store.
+type Logs interface {
+	// Create opens a new, empty log for the child session id; close releases it.
+	Create(ctx context.Context, sessionID string) (log *session.Log, close func(), err error)
+}
+
+// Config is what a Runner is built from. Registry, Tools, Model, Logs and ParentLog are
+// required.
+type Config struct {
+	// Registry holds the listeners every child's events go through (the parent's).
+	Registry *dsh.Registry
+	// Tools makes the tool runtime a child runs its calls on (it must dispatch through
+	// Registry).
+	Tools func() *tools.Runtime
+	// Model streams the children's responses, and LLM is their call configuration (a
+	// definition's Model replaces its model).
+	Model llm.Model
+	LLM   dsh.LLMCallConfig
+	// Logs opens each child's log.
+	Logs Logs
+	// ParentLog is the parent's session log: subagent/started and subagent/finished go
+	// there, and a resumed parent finds its finished children in it.
+	ParentLog *session.Log
+	// ParentSessionID is the parent's session id, recorded in each child's
+	// session/created.
+	ParentSessionID string
+	// Workspace is the children's working directory.
+	Workspace string
+	// Definitions are the agent types besides the built-in general-purpose one (a
+	// definition of that name replaces it).
+	Definitions []Definition
+	// GeneralSystem is the built-in general-purpose agent's system prompt.
+	GeneralSystem string
+	// ToolName is the agent tool's name (never offered to a child at MaxDepth).
+	ToolName string
+	// MaxDepth bounds how deep children nest (0: 1).
+	MaxDepth int
+	// MaxRunning bounds how many children run at once (0: 8).
+	MaxRunning int
+	// ContinuationCap is each child's continuation cap (loop.Config).
+	ContinuationCap int
+	// Logger receives the diagnostics (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Runner starts the children of one parent session. It is safe for concurrent use.
+type Runner struct {
+	cfg  Config
+	defs map[string]Definition
+
+	mu       sync.Mutex
+	running  int
+	closed   bool
+	finished map[string]dsh.SubagentFinished // by call id, from the parent's log
+	wg       sync.WaitGroup
+}
+
+// New returns a Runner over cfg; it reads the children the parent's log already
+// finished.
+func New(cfg Config) (*Runner, error) {
+	switch {
+	case cfg.Registry == nil, cfg.Tools == nil, cfg.Model == nil, cfg.Logs == nil, cfg.ParentLog == nil:
+		return nil, errors.New("subagent: Config needs Registry, Tools, Model, Logs and ParentLog")
+	}
+	cfg.MaxDepth = cmp.Or(cfg.MaxDepth, DefaultMaxDepth)
+	cfg.MaxRunning = cmp.Or(cfg.MaxRunning, DefaultMaxRunning)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{cfg: cfg, defs: map[string]Definition{}, finished: map[string]dsh.SubagentFinished{}}
+	r.defs[GeneralPurpose] = Definition{Name: GeneralPurpose, System: cfg.GeneralSystem,
+		Description: "General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks."}
+	for _, d := range cfg.Definitions {
+		r.defs[d.Name] = d
+	}
+	for f, err := range session.Of[dsh.SubagentFinished](cfg.ParentLog.Events()) {
+		if err != nil {
+			return nil, fmt.Errorf("subagent: reading the parent's log: %w", err)
+		}
+		r.finished[f.CallID] = f
+	}
+	return r, nil
+}
+
+// Types returns the agent types, built-in first, then by name.
+func (r *Runner) Types() []Definition {
+	out := make([]Definition, 0, len(r.defs))
+	for _, d := range r.defs {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b Definition) int {
+		if (a.Name == GeneralPurpose) != (b.Name == GeneralPurpose) {
+			if a.Name == GeneralPurpose {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Request is one call of the agent tool.
+type Request struct {
+	// CallID is the parent's tool call id.
+	CallID string
+	// ParentAgentID is the parent's agent id, and ParentLineage its own lineage (nil at
+	// the top).
+	ParentAgentID string
+	ParentLineage *dsh.Lineage
+	// Type is the agent type ("" is general-purpose).
+	Type string
+	// Task is the child's prompt.
+	Task string
+}
+
+// Result is how a child ended.
+type Result struct {
+	// AgentID is the child's id ("" when none started).
+	AgentID string
+	// Outcome says how it ended.
+	Outcome dsh.SubagentOutcome
+	// Answer is its final text (completed).
+	Answer string
+	// Err says why it did not complete.
+	Err error
+	// Replayed says the answer came from the parent's log: the child ran before a
+	// crash and did not run again.
+	Replayed bool
+	// Type is the child's agent type.
+	Type string
+	// ToolsUsed are the names of the tools the child called, in first-call order, and
+	// ToolUses how many calls it made.
+	ToolsUsed []string
+	ToolUses  int
+	// Tokens are its last response's input and output tokens.
+	Tokens int
+	// Duration is how long it ran.
+	Duration time.Duration
+}
+
+// Run starts a child for req and waits for its turn to end, or for ctx (the parent's
+// call) to be done, which cancels the child. A request the Runner refuses (an unknown
+// type, past a bound) fails before any child starts, and records nothing.
+func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
+	r.mu.Lock()
+	if f, ok := r.finished[req.CallID]; ok {
+		r.mu.Unlock()
+		res := replayed(f)
+		res.Type = cmp.Or(req.Type, GeneralPurpose)
+		return res, nil
+	}
+	if r.closed {
+		r.mu.Unlock()
+		return Result{}, ErrClosed
+	}
+	typ := cmp.Or(req.Type, GeneralPurpose)
+	def, ok := r.defs[typ]
+	depth := 1
+	if req.ParentLineage != nil {
+		depth = req.ParentLineage.Depth + 1
+	}
+	switch {
+	case !ok:
+		r.mu.Unlock()
+		return Result{}, fmt.Errorf("%w %q (the types are %s)", ErrUnknownType, typ, strings.Join(r.typeNames(), ", "))
+	case depth > r.cfg.MaxDepth:
+		r.mu.Unlock()
+		return Result{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
+	case r.running >= r.cfg.MaxRunning:
+		r.mu.Unlock()
+		return Result{}, fmt.Errorf("%w: %d are running (the limit is %d)", ErrTooMany, r.running, r.cfg.MaxRunning)
+	}
+	r.running++
+	r.wg.Add(1)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.running--
+		r.mu.Unlock()
+		r.wg.Done()
+	}()
+	lineage := dsh.Lineage{ParentAgentID: req.ParentAgentID, ParentCallID: req.CallID, AgentType: def.Name, Depth: depth}
+	began := time.Now()
+	res, err := r.run(ctx, def, lineage, req.Task)
+	res.Type, res.Duration = def.Name, time.Since(began)
+	if err != nil {
+		return res, err
+	}
+	ms := int(res.Duration.Milliseconds())
+	fin := dsh.SubagentFinished{CallID: req.CallID, AgentID: res.AgentID, Outcome: res.Outcome, ToolsUsed: res.ToolsUsed,
+		ToolUses: &res.ToolUses, Tokens: &res.Tokens, DurationMS: &ms}
+	if res.Outcome == dsh.SubagentOutcomeCompleted {
+		fin.Answer = &res.Answer
+	} else if res.Err != nil {
+		msg := res.Err.Error()
+		fin.Error = &msg
+	}
+	// The parent's call may be cancelled: the record outlives it.
+	if _, err := r.cfg.ParentLog.Append(context.WithoutCancel(ctx), fin); err != nil {
+		return res, fmt.Errorf("subagent: recording the end of %s: %w", res.AgentID, err)
+	}
+	r.mu.Lock()
+	r.finished[req.CallID] = fin
+	r.mu.Unlock()
+	return res, nil
+}
+
+// run starts the child of def with lineage on task and waits for its turn to end.
+func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, task string) (Result, error) {
+	// An id shaped as Claude Code's: "a" and 16 hex digits.
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := "a" + hex.EncodeToString(b[:])
+	sid := "ses_" + rand.Text()
+	if _, err := r.cfg.ParentLog.Append(ctx, dsh.SubagentStarted{CallID: lineage.ParentCallID, AgentID: id,
+		AgentType: def.Name, SessionID: sid, Depth: lineage.Depth}); err != nil {
+		return Result{}, fmt.Errorf("subagent: recording the start: %w", err)
+	}
+	failed := func(err error) Result {
+		if ctx.Err() != nil {
+			return Result{AgentID: id, Outcome: dsh.SubagentOutcomeCancelled, Err: fmt.Errorf("its parent's call was cancelled: %w", context.Cause(ctx))}
+		}
+		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: err}
+	}
+	log, closeLog, err := r.cfg.Logs.Create(ctx, sid)
+	if err != nil {
+		return failed(fmt.Errorf("opening its log: %w", err)), nil
+	}
+	defer closeLog()
+	llmCfg := r.cfg.LLM
+	if def.Model != "" && def.Model != "inherit" {
+		llmCfg.Model = def.Model
+	}
+	system := def.System
+	if def.Name == GeneralPurpose && system == "" {
+		system = r.cfg.GeneralSystem
+	}
+	// The child's tools: its definition's, without the agent tool at the depth limit.
+	restrict := r.childTools(def, lineage.Depth)
+	plugin := r.cfg.Registry.Plugin("subagent").ForAgent(id)
+	defer plugin.Close()
+	if restrict != nil {
+		plugin.OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
+			reason := "the tools of agent type " + def.Name
+			return dsh.RequestRestrict{Allow: restrict, Reason: &reason}, nil
+		})
+	}
+	child, err := loop.New(ctx, loop.Config{ID: id, SessionID: sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
+		Tools: r.cfg.Tools(), Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
+		ContinuationCap: r.cfg.ContinuationCap,
+		Subagent:        &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
+	if err != nil {
+		return failed(err), nil
+	}
+	defer child.Close()
+	if err := child.Followup(ctx, dsh.UserText(dsh.SourceUser{}, task)); err != nil {
+		return failed(err), nil
+	}
+	if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
+		// The parent's call was cancelled: so is the child (its context is the call's, so
+		// its turn may have ended first).
+		child.Cancel(dsh.CancelDisposed{}, false)
+		_ = child.Wait(context.WithoutCancel(ctx))
+		return failed(nil), nil
+	}
+	return ended(id, log), nil
+}
+
+// childTools are the tool names a child of def at depth is offered, or nil for every
+// tool the registry has.
+func (r *Runner) childTools(def Definition, depth int) []string {
+	atLimit := depth >= r.cfg.MaxDepth
+	if def.Tools == nil {
+		if !atLimit {
+			return nil
+		}
+		var names []string
+		for _, d := range r.cfg.Tools().Tools().Visible("") {
+			if d.Name != r.cfg.ToolName {
+				names = append(names, d.Name)
+			}
+		}
+		return names
+	}
+	names := make([]string, 0, len(def.Tools))
+	for _, n := range def.Tools {
+		if n != r.cfg.ToolName || !atLimit {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// ended reads how the child's last turn ended, and its answer, from its log.
+func ended(id string, log *session.Log) Result {
+	var end *dsh.TurnEnd
+	res := Result{AgentID: id}
+	for _, data := range session.Decoded(log.Events()) {
+		switch d := data.(type) {
+		case dsh.TurnEnd:
+			end = &d
+		case dsh.AssistantMessageLogged:
+			if a := text(d.Message.Content); a != "" {
+				res.Answer = a
+			}
+			if u := d.Usage; u != nil {
+				res.Tokens = u.InputTokens + u.OutputTokens
+			}
+		case dsh.ToolCall:
+			res.ToolUses++
+			if !slices.Contains(res.ToolsUsed, d.Name) {
+				res.ToolsUsed = append(res.ToolsUsed, d.Name)
+			}
+		default:
+			// The rest does not say how the child ended.
+		}
+	}
+	switch reason := end; {
+	case reason == nil:
+		res.Outcome, res.Err = dsh.SubagentOutcomeFailed, errors.New("its turn never ended")
+	default:
+		switch v := reason.Reason.(type) {
+		case dsh.TurnEndCompleted, dsh.TurnEndMaxTokens:
+			res.Outcome = dsh.SubagentOutcomeCompleted
+		case dsh.TurnEndAborted:
+			res.Outcome, res.Err = dsh.SubagentOutcomeCancelled, fmt.Errorf("its turn was aborted (%s)", v.Reason.Kind())
+		case dsh.TurnEndError:
+			res.Outcome, res.Err = dsh.SubagentOutcomeFailed, fmt.Errorf("its turn failed: %s", v.Error.Message)
+		case dsh.TurnEndBlocked:
+			res.Outcome, res.Err = dsh.SubagentOutcomeFailed, fmt.Errorf("its turn was blocked: %s", cmp.Or(deref(v.Reason), "no reason given"))
+		default:
+			res.Outcome, res.Err = dsh.SubagentOutcomeFailed, fmt.Errorf("its turn ended %s", reason.Reason.Kind())
+		}
+	}
+	return res
+}
+
+// replayed is the Result a finished child's record gives.
+func replayed(f dsh.SubagentFinished) Result {
+	res := Result{AgentID: f.AgentID, Outcome: f.Outcome, Answer: deref(f.Answer), Replayed: true, ToolsUsed: f.ToolsUsed}
+	if f.ToolUses != nil {
+		res.ToolUses = *f.ToolUses
+	}
+	if f.Tokens != nil {
+		res.Tokens = *f.Tokens
+	}
+	if f.DurationMS != nil {
+		res.Duration = time.Duration(*f.DurationMS) * time.Millisecond
+	}
+	if f.Error != nil {
+		res.Err = errors.New(*f.Error)
+	}
+	return res
+}
+
+// text joins the text blocks of content.
+func text(content []dsh.ContentBlock) string {
+	var b strings.Builder
+	for _, c := range content {
+		if tb, ok := c.(dsh.TextBlock); ok {
+			b.WriteString(tb.Text)
+		}
+	}
+	return b.String()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// typeNames are the agent types' names, in Types order.
+func (r *Runner) typeNames() []string {
+	var names []string
+	for _, d := range r.Types() {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// Close refuses new children and waits for the running ones, which their parents' calls
+// cancel.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.wg.Wait()
+}

@@ -1,0 +1,346 @@
+package subagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/subagent"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// harness is a parent agent whose registry has the agent tool and an Echo tool.
+type harness struct {
+	hooks  *dsh.Registry
+	reg    *tools.Registry
+	log    *session.Log
+	logs   *subagent.MemoryLogs
+	runner *subagent.Runner
+	parent *loop.Agent
+
+	mu     sync.Mutex
+	events []string
+}
+
+func (h *harness) record(s string) {
+	h.mu.Lock()
+	h.events = append(h.events, s)
+	h.mu.Unlock()
+}
+
+func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool) *harness {
+	t.Helper()
+	ctx := context.Background()
+	h := &harness{hooks: dsh.NewRegistry(), reg: tools.NewRegistry(), log: log, logs: &subagent.MemoryLogs{}}
+	rt := func() *tools.Runtime { return tools.New(h.reg, h.hooks) }
+	_, _ = h.reg.Register(tools.Definition{Name: "Echo", Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+		l := rc.Exec().Lineage
+		if l == nil {
+			return "echo from the top", nil
+		}
+		return "echo from " + l.AgentType, nil
+	}})
+	var err error
+	h.runner, err = subagent.New(subagent.Config{Registry: h.hooks, Tools: rt, Model: model,
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}, Logs: h.logs, ParentLog: log,
+		ParentSessionID: "ses_parent", ToolName: "Agent", GeneralSystem: "You are a child."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := h.runner.Definition(subagent.ClaudeCode)
+	def.Name = "Agent"
+	if _, err := h.reg.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	p := h.hooks.Plugin("probe")
+	p.OnSessionStart(func(ctx context.Context, sp *dsh.SessionStartPayload) error {
+		h.record("session-start " + sp.AgentID)
+		return nil
+	})
+	p.OnSubagentStart(func(ctx context.Context, sp *dsh.SubagentStartPayload) error {
+		h.record("subagent-start " + sp.Lineage.AgentType + " " + sp.Task)
+		return sp.Agent.Inject(ctx, dsh.UserText(dsh.SourcePlugin{Plugin: "probe"}, "CONTEXT FOR THE CHILD"))
+	})
+	p.OnSubagentStop(func(ctx context.Context, sp *dsh.SubagentStopPayload) error {
+		answer := ""
+		if sp.Answer != nil {
+			answer = *sp.Answer
+		}
+		h.record("subagent-stop " + sp.Lineage.ParentCallID + " " + answer)
+		return nil
+	})
+	p.OnTurnStopping(func(ctx context.Context, sp *dsh.TurnStoppingPayload) error {
+		h.record("turn-stopping " + sp.AgentID)
+		return nil
+	})
+	p.OnPreTool(func(ctx context.Context, pp *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+		lineage := "top"
+		if l := pp.Exec.Lineage; l != nil {
+			lineage = l.AgentType + "@" + l.ParentCallID
+		}
+		h.record("pre-tool " + pp.Exec.Name + " " + lineage)
+		return next.Call(ctx)
+	})
+	cfg := loop.Config{ID: "main", Registry: h.hooks, Tools: rt(), Model: model, Log: log,
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}}
+	start := loop.New
+	if resume {
+		start = loop.Resume
+	}
+	h.parent, err = start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.parent.Close(); h.runner.Close() })
+	return h
+}
+
+func (h *harness) prompt(t *testing.T, text string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := h.parent.Followup(ctx, dsh.UserText(dsh.SourceUser{}, text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func args(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// toolResults are the texts of the tool results in log, by call id.
+func toolResults(t *testing.T, log *session.Log) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for r, err := range session.Of[dsh.ToolResultLogged](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Message.Content {
+			tr, ok := c.(dsh.ToolResultBlock)
+			if !ok {
+				continue
+			}
+			var b strings.Builder
+			for _, x := range tr.Content {
+				if tb, ok := x.(dsh.TextBlock); ok {
+					b.WriteString(tb.Text)
+				}
+			}
+			out[tr.ToolCallID] = b.String()
+		}
+	}
+	return out
+}
+
+func TestForegroundChild(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent",
+			Arguments: args(map[string]any{"description": "probe", "prompt": "say hi", "subagent_type": "general-purpose"})}}},
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_c", Name: "Echo", Arguments: args(map[string]any{})}}},
+		llm.ScriptedResponse{Text: "child answer"},
+		llm.ScriptedResponse{Text: "parent done"},
+	)
+	log, _ := session.Open(context.Background(), session.NewMemory())
+	h := newHarness(t, log, model, false)
+	h.prompt(t, "delegate")
+
+	results := toolResults(t, log)
+	if got := results["call_a"]; got != "child answer" {
+		t.Errorf("the Agent call's result = %q, want the child's answer", got)
+	}
+	want := []string{
+		"session-start main",
+		"pre-tool Agent top",
+		"subagent-start general-purpose say hi",
+		"pre-tool Echo general-purpose@call_a",
+		"subagent-stop call_a child answer",
+		"turn-stopping main",
+	}
+	if strings.Join(h.events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(h.events, "\n"), strings.Join(want, "\n"))
+	}
+	var started dsh.SubagentStarted
+	for s, err := range session.Of[dsh.SubagentStarted](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = s
+	}
+	if started.CallID != "call_a" || started.AgentType != "general-purpose" || started.Depth != 1 {
+		t.Fatalf("subagent/started = %+v", started)
+	}
+	child, ok := h.logs.Log(started.SessionID)
+	if !ok {
+		t.Fatalf("no child log %s", started.SessionID)
+	}
+	if got := toolResults(t, child)["call_c"]; got != "echo from general-purpose" {
+		t.Errorf("the child's Echo result = %q", got)
+	}
+	for c, err := range session.Of[dsh.SessionCreated](child.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Lineage == nil || c.Lineage.ParentAgentID != "main" || c.Lineage.ParentCallID != "call_a" ||
+			c.ParentSessionID == nil || *c.ParentSessionID != "ses_parent" || c.AgentID != started.AgentID {
+			t.Errorf("the child's session/created = %+v", c)
+		}
+	}
+	// The context subagent-start injected reached the child's first request.
+	found := false
+	for m, err := range session.Of[dsh.UserMessageLogged](child.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range m.Message.Content {
+			if tb, ok := b.(dsh.TextBlock); ok && tb.Text == "CONTEXT FOR THE CHILD" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("the subagent-start context is not in the child's log")
+	}
+}
+
+func TestRefusedCalls(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
+			{ID: "call_u", Name: "Agent", Arguments: args(map[string]any{"prompt": "x", "subagent_type": "nope"})},
+			{ID: "call_e", Name: "Agent", Arguments: args(map[string]any{"prompt": "", "subagent_type": "general-purpose"})},
+		}},
+		llm.ScriptedResponse{Text: "parent done"},
+	)
+	log, _ := session.Open(context.Background(), session.NewMemory())
+	h := newHarness(t, log, model, false)
+	h.prompt(t, "delegate")
+	results := toolResults(t, log)
+	if got := results["call_u"]; !strings.Contains(got, `unknown agent type "nope"`) || !strings.Contains(got, "general-purpose") {
+		t.Errorf("unknown type: %q", got)
+	}
+	if got := results["call_e"]; !strings.Contains(got, "prompt is empty") {
+		t.Errorf("empty task: %q", got)
+	}
+	for range session.Of[dsh.SubagentStarted](log.Events()) {
+		t.Error("a refused call started a child")
+	}
+}
+
+// A child at the depth limit is not offered the agent tool, and a call of it fails.
+func TestDepthLimit(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "go deeper"})}}},
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_b", Name: "Agent", Arguments: args(map[string]any{"prompt": "deeper still"})}}},
+		llm.ScriptedResponse{Text: "child gave up"},
+		llm.ScriptedResponse{Text: "parent done"},
+	).RecordRequests()
+	log, _ := session.Open(context.Background(), session.NewMemory())
+	h := newHarness(t, log, model, false)
+	h.prompt(t, "delegate")
+	results := toolResults(t, log)
+	if got := results["call_a"]; got != "child gave up" {
+		t.Errorf("call_a = %q", got)
+	}
+	var seen []string
+	for _, r := range model.Requests() {
+		var names []string
+		for _, tl := range r.Tools {
+			names = append(names, tl.Name)
+		}
+		seen = append(seen, strings.Join(names, ","))
+	}
+	if want := []string{"Agent,Echo", "Echo", "Echo", "Agent,Echo"}; strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("tools offered per request: %q, want %q", seen, want)
+	}
+	started := 0
+	for range session.Of[dsh.SubagentStarted](log.Events()) {
+		started++
+	}
+	if started != 1 {
+		t.Errorf("%d children started, want 1 (the child's own call is refused)", started)
+	}
+}
+
+// A parent resumed after its child finished returns the child's answer from its log and
+// runs no child again.
+func TestResumeReplaysFinishedChild(t *testing.T) {
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "say hi"})}}},
+		llm.ScriptedResponse{Text: "child answer"},
+		llm.ScriptedResponse{Text: "parent done"},
+	)
+	h := newHarness(t, log, model, false)
+	h.prompt(t, "delegate")
+	_ = h.parent.Close()
+	h.runner.Close()
+
+	// A second runner over the same log: the call id's child is finished.
+	r2, err := subagent.New(subagent.Config{Registry: dsh.NewRegistry(), Tools: func() *tools.Runtime { return tools.New(nil, dsh.NewRegistry()) },
+		Model: llm.NewScripted(), Logs: &subagent.MemoryLogs{}, ParentLog: log, ToolName: "Agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r2.Run(ctx, subagent.Request{CallID: "call_a", ParentAgentID: "main", Task: "say hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Replayed || res.Answer != "child answer" || res.Outcome != dsh.SubagentOutcomeCompleted {
+		t.Errorf("replayed result = %+v", res)
+	}
+	n := 0
+	for range session.Of[dsh.SubagentStarted](log.Events()) {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("%d subagent/started events, want 1 (the replay starts none)", n)
+	}
+}
+
+// Cancelling the parent's call cancels the child, whose end is recorded as cancelled.
+func TestCancelledParentCancelsChild(t *testing.T) {
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "hang"})}}},
+		llm.ScriptedResponse{Text: "thinking", Hang: true},
+	)
+	h := newHarness(t, log, model, false)
+	started := make(chan struct{})
+	h.hooks.Plugin("watch").OnSubagentStart(func(ctx context.Context, p *dsh.SubagentStartPayload) error {
+		close(started)
+		return nil
+	})
+	if err := h.parent.Followup(ctx, dsh.UserText(dsh.SourceUser{}, "delegate")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	h.parent.Cancel(dsh.CancelUser{}, false)
+	if err := h.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.Close() // returns once the child is gone
+	var fin []dsh.SubagentFinished
+	for f, err := range session.Of[dsh.SubagentFinished](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin = append(fin, f)
+	}
+	if len(fin) != 1 || fin[0].Outcome != dsh.SubagentOutcomeCancelled {
+		t.Fatalf("subagent/finished = %+v (%s), want one cancelled", fin, *fin[0].Error)
+	}
+	if fin[0].Error == nil || !strings.Contains(*fin[0].Error, "cancelled") {
+		t.Errorf("the record says %v, not why", fin[0].Error)
+	}
+}
