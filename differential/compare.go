@@ -116,11 +116,16 @@ type Normalizer struct {
 }
 
 var (
-	uuidRE           = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	callIDRE         = regexp.MustCompile(`\b(toolu|call)_\d{3}_\d+\b`)
-	hookIDRE         = regexp.MustCompile(`hook_run_id="[^"]*"`)
-	timestampRE      = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
-	sessionContextRE = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
+	uuidRE   = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	callIDRE = regexp.MustCompile(`\b(toolu|call)_\d{3}_\d+\b`)
+	hookIDRE = regexp.MustCompile(`hook_run_id="[^"]*"`)
+	// A subagent's id (Claude Code's shape, which dsh mints too) and the transcript path
+	// made of it; and the child's run time in the Agent tool's result.
+	agentIDRE         = regexp.MustCompile(`\ba[0-9a-f]{16}\b`)
+	agentTranscriptRE = regexp.MustCompile(`/subagents/agent-a[0-9a-f]{16}\.jsonl$`)
+	durationRE        = regexp.MustCompile(`duration_ms: \d+`)
+	timestampRE       = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+	sessionContextRE  = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
@@ -138,6 +143,8 @@ func (n Normalizer) Text(s string) string {
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = callIDRE.ReplaceAllString(s, "<call>")
 	s = hookIDRE.ReplaceAllString(s, `hook_run_id="<id>"`)
+	s = agentIDRE.ReplaceAllString(s, "<agent>")
+	s = durationRE.ReplaceAllString(s, "duration_ms: <ms>")
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
 	return s
 }
@@ -170,6 +177,17 @@ func (n Normalizer) Value(field string, v any) string {
 		// the model was sent.
 		data, _ := json.Marshal(v)
 		return n.Text(sessionContextRE.ReplaceAllString(string(data), ""))
+	case "agent_id":
+		// A subagent's id: random on both sides, compared by its shape ("a" and 16 hex
+		// digits, Claude Code's).
+		if s, ok := v.(string); ok && agentIDRE.MatchString(s) && len(s) == 17 {
+			return "<agent>"
+		}
+	case "agent_transcript_path":
+		// <session>/subagents/agent-<id>.jsonl beside the session's transcript.
+		if s, ok := v.(string); ok && agentTranscriptRE.MatchString(s) {
+			return "<session>/subagents/agent-<agent>.jsonl"
+		}
 	case "session_id", "turn_id", "prompt_id":
 		if s, ok := v.(string); ok {
 			if uuidRE.MatchString(s) && len(s) == 36 {

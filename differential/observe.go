@@ -171,6 +171,13 @@ func splitReminders(s string) (string, []string) {
 	return rest, rs
 }
 
+// agentTypesPrefix opens the reminder in which Claude Code lists its agent types to a
+// subagent, after the child's first tool result: the engine's own types (claude,
+// Explore, Plan, statusline-setup, …), which dsh does not have, so it is left out, as
+// the engine's environment reminders of a first request are (docs/design/SUBAGENTS.md
+// says what dsh tells its children instead).
+const agentTypesPrefix = "Available agent types for the Agent tool:"
+
 // Next is what a main request sent after the model's previous response.
 type Next []Item
 
@@ -244,6 +251,9 @@ func SentAnthropic(reqs []Request) []Next {
 						if prelude && !hookReminderRE.MatchString(r) {
 							continue // after a compaction the engine attaches its environment again
 						}
+						if strings.HasPrefix(r, agentTypesPrefix) {
+							continue // the engine's own agent types (see agentTypesPrefix)
+						}
 						next = append(next, Item{Kind: "context", Text: r})
 					}
 				case "text":
@@ -310,7 +320,8 @@ func opensRun(reqs []Request, i int) (prelude, compacted bool) {
 		if reqs[j].Summarize {
 			compacted = true
 		}
-		if reqs[j].Main {
+		// A subagent's requests are a conversation of their own: its first one opens it.
+		if reqs[j].Main && reqs[j].Child == reqs[i].Child {
 			return reqs[j].Run != reqs[i].Run || compacted, compacted
 		}
 	}

@@ -56,7 +56,8 @@ var ClaudeCode = Bridge{
 		"WorktreeRemove":    "it makes no worktrees",
 	},
 	ToolInputs: map[string]ToolInput{
-		"Bash": {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
+		"Agent": {Keys: []string{"description", "prompt", "subagent_type", "model", "effort", "run_in_background", "isolation"}},
+		"Bash":  {Keys: []string{"command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"}},
 		"Edit": {Keys: []string{"file_path", "old_string", "new_string", "replace_all"}, Defaults: map[string]string{
 			"replace_all": "false",
 		}},

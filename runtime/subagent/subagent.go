@@ -330,7 +330,9 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 		return failed(err), nil
 	}
 	defer child.Close()
-	if err := child.Followup(ctx, dsh.UserText(dsh.SourceUser{}, task)); err != nil {
+	// The task comes from the parent's call, not from the user: a child fires no
+	// UserPromptSubmit (measured in Claude Code 2.1.328, case subagent/session-events).
+	if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)); err != nil {
 		return failed(err), nil
 	}
 	if err := child.Wait(ctx); err != nil || ctx.Err() != nil {

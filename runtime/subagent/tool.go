@@ -62,6 +62,8 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
 				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds()}, nil
 		},
+		// Several agent calls of one step run at once, as the engines run them.
+		IsConcurrencySafe: func(json.RawMessage) bool { return true },
 		// The model reads the answer; a host words it as its engine does (Output.Render).
 		Output: &tools.Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 			v, err := DecodeValue(value)
