@@ -50,6 +50,38 @@ var Gemini = Bridge{
 		Separator:   "\n",
 		Wrap:        "<loaded_context>\n<project_context>\n{text}\n</project_context>\n</loaded_context>",
 	},
+	ToolPolicy: &ToolPolicy{
+		Key:                "tools",
+		Core:               "core",
+		CorePriority:       4.25,
+		CoreOthersPriority: 4.24,
+		Exclude:            "exclude",
+		ExcludePriority:    4.4,
+		Shell:              []string{"run_shell_command"},
+		Denied:             "Tool execution denied by policy.",
+		DeniedWith:         "Tool execution denied by policy. {message}",
+		Unanswered:         "Tool execution for \"{tool}\" requires user confirmation, which is not supported in non-interactive mode.",
+		DisplayNames: map[string]string{
+			"glob":              "FindFiles",
+			"grep_search":       "SearchText",
+			"list_directory":    "ReadFolder",
+			"read_file":         "ReadFile",
+			"replace":           "Edit",
+			"run_shell_command": "Shell",
+			"update_topic":      "Update Topic Context",
+			"web_fetch":         "WebFetch",
+			"write_file":        "WriteFile",
+			"write_todos":       "WriteTodos",
+		},
+		Dirs: []PolicyDir{
+			{Path: "etc/gemini-cli/policies", Base: "root", Tier: 5, Name: "Admin", Secure: true},
+			{Path: ".gemini/policies", Base: "home", Tier: 4, Name: "User", Secure: false},
+		},
+		MaxPriority: 999,
+		Mode:        "yolo",
+		CatchAll:    PolicyRule{Decision: "allow", Priority: 1.998},
+		MCPPrefix:   "mcp_",
+	},
 	Events: []Event{
 		// AfterAgent: deny or block sends the reason as a new user message and runs
 		// the loop again (no continuation cap but the runtime's); continue:false halts.

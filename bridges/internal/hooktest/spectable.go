@@ -169,6 +169,16 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		}
 		out.Permissions = h
 	}
+	if p := b.ToolPolicy; p != nil {
+		h := &hookmap.ToolPolicy{Key: p.Key, Core: p.Core, CorePriority: p.CorePriority, CoreOthersPriority: p.CoreOthersPriority,
+			Exclude: p.Exclude, ExcludePriority: p.ExcludePriority, Shell: p.Shell, Denied: p.Denied, DeniedWith: p.DeniedWith,
+			Unanswered: p.Unanswered, DisplayNames: p.DisplayNames, MaxPriority: p.MaxPriority, Mode: p.Mode,
+			CatchAll: hookmap.PolicyRule{Decision: p.CatchAll.Decision, Priority: p.CatchAll.Priority}, MCPPrefix: p.MCPPrefix}
+		for _, d := range p.Dirs {
+			h.Dirs = append(h.Dirs, hookmap.PolicyDir{Path: d.Path, Base: d.Base, Tier: d.Tier, Name: d.Name, Secure: d.Secure})
+		}
+		out.ToolPolicy = h
+	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)
 		if !ok {
