@@ -110,6 +110,9 @@ type Case struct {
 	// run's HOME (.claude/CLAUDE.md, .claude/commands/…); a path may climb out of the
 	// workspace with ../ (a parent directory's instruction file).
 	Files, HomeFiles map[string]string
+	// MCPServer mounts the run's MCP hook server (MCPConfig; Gemini CLI's mcpServers)
+	// without an mcp_tool hook: its tool is one the model may call.
+	MCPServer bool
 	// Stdin, when set, is piped to every run's stdin, the engine's and dsh run's alike,
 	// beside the prompt argument: each joins the two as its engine does.
 	Stdin string
@@ -143,7 +146,7 @@ type Case struct {
 
 // mcp says whether a hook of c calls the run's MCP hook server.
 func (c Case) mcp() bool {
-	return slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
+	return c.MCPServer || slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
@@ -493,6 +496,7 @@ func Cases() []Case {
 	cs = append(cs, toolCases()...)
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
+	cs = append(cs, geminiPolicyCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -437,7 +437,12 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		}
 		eo = obs(ed, em.Requests(), SentResponses(em.Requests()))
 	case "gemini":
-		settings, _ := json.MarshalIndent(GeminiSettings(ed.geminiHooks(t, c, wrap)), "", "  ")
+		gs := GeminiSettings(ed.geminiHooks(t, c, wrap))
+		if c.mcp() {
+			exe, _ := os.Executable()
+			gs["mcpServers"] = GeminiMCPServers(exe, ed.hooklog)
+		}
+		settings, _ := json.MarshalIndent(gs, "", "  ")
 		if err := os.MkdirAll(filepath.Join(ed.home, ".gemini"), 0o755); err != nil {
 			t.Fatal(err)
 		}
