@@ -110,6 +110,10 @@ type Case struct {
 	// run's HOME (.claude/CLAUDE.md, .claude/commands/…); a path may climb out of the
 	// workspace with ../ (a parent directory's instruction file).
 	Files, HomeFiles map[string]string
+	// DshRefuses, when set, is what dsh run's error says when it refuses to start (exit
+	// status 1) where the engine runs: a deliberate difference the rows of
+	// testdata/differences.md list; dsh running is then an error.
+	DshRefuses string
 	// MCPServer mounts the run's MCP hook server (MCPConfig; Gemini CLI's mcpServers)
 	// without an mcp_tool hook: its tool is one the model may call.
 	MCPServer bool

@@ -59,6 +59,7 @@ func geminiPolicyCases() []Case {
 				{Text: "finished"}}},
 		// A malformed policy file beside a good one.
 		{Name: "gemini/policy/malformed", Engines: gem, Hooks: hooks,
+			DshRefuses: "bad.toml: rule #1: priority: <nil> is not an integer from 0 to 999",
 			HomeFiles: map[string]string{
 				".gemini/policies/bad.toml":  "[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\n",
 				".gemini/policies/good.toml": "[[rule]]\ntoolName = \"list_directory\"\ndecision = \"deny\"\npriority = 100\n"},

@@ -610,7 +610,13 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		// A /compact that a hook defers or that fails exits 1, as does a turn that ends on a
 		// model error or that is interrupted (the engine's exit status is not compared
 		// either); what it did shows in the comparison.
-		if r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails() || c.Interrupt) && isExit(r.Err)) {
+		switch {
+		case c.DshRefuses != "" && r.Err == nil:
+			res.Err += fmt.Sprintf("dsh run started; it should refuse to (%s)", c.DshRefuses)
+		case c.DshRefuses != "" && !(isExit(r.Err) && strings.Contains(r.Stderr, c.DshRefuses)):
+			res.Err += fmt.Sprintf("dsh run: %v, not the refusal %q\n%s", r.Err, c.DshRefuses, r.Stderr)
+		case c.DshRefuses != "":
+		case r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails() || c.Interrupt) && isExit(r.Err)):
 			res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
 		}
 	}

@@ -101,6 +101,9 @@ type Bridge struct {
 	// ToolPolicy is how the engine's settings lists and policy files narrow its toolset;
 	// nil: none dsh reads.
 	ToolPolicy *ToolPolicy `json:"toolPolicy"`
+	// MCPToolName is the name the engine gives an MCP server's tool ({server}, {tool});
+	// empty: "mcp__{server}__{tool}".
+	MCPToolName string `json:"mcpToolName"`
 }
 
 // ToolPolicy is how an engine's settings lists and policy rules narrow its toolset (spec

@@ -82,6 +82,7 @@ var Gemini = Bridge{
 		CatchAll:    PolicyRule{Decision: "allow", Priority: 1.998},
 		MCPPrefix:   "mcp_",
 	},
+	MCPToolName: "mcp_{server}_{tool}",
 	Events: []Event{
 		// AfterAgent: deny or block sends the reason as a new user message and runs
 		// the loop again (no continuation cap but the runtime's); continue:false halts.

@@ -117,6 +117,9 @@ type Bridge struct {
 	// ToolPolicy is how the engine's settings lists and policy files narrow its toolset
 	// (bridges/toolpolicy reads it); nil: the engine has none dsh reads.
 	ToolPolicy *ToolPolicy
+	// MCPToolName is the name the engine gives an MCP server's tool: {server} and {tool},
+	// each character outside [A-Za-z0-9_-] replaced by _; empty: "mcp__{server}__{tool}".
+	MCPToolName string
 }
 
 // ToolPolicy is how an engine's settings lists and policy files narrow its toolset, as

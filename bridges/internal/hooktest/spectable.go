@@ -118,6 +118,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		out.OnFailure = &hookmap.OnFailure{IgnoredOn: o.IgnoredOn, Failed: o.Failed, TimedOut: o.TimedOut, Because: o.Because}
 	}
 	out.AsyncRewake = b.AsyncRewake
+	out.MCPToolName = b.MCPToolName
 	if cl := b.ContextLimit; cl != nil {
 		out.ContextLimit = &hookmap.ContextLimit{BytesPerToken: cl.BytesPerToken, Dir: cl.Dir, SessionField: cl.SessionField,
 			Text: cl.Text, Marker: cl.Marker, Footer: cl.Footer}

@@ -146,6 +146,8 @@ and where their text goes; nil: the engine has none.`).Id("Instructions").Op("*"
 its rules); nil: the engine has none dsh reads.`).Id("Permissions").Op("*").Id("Permissions"),
 		gofile.Comment(`ToolPolicy is how the engine's settings lists and policy files narrow its toolset
 (bridges/toolpolicy reads it); nil: the engine has none dsh reads.`).Id("ToolPolicy").Op("*").Id("ToolPolicy"),
+		gofile.Comment(`MCPToolName is the name the engine gives an MCP server's tool: {server} and {tool},
+each character outside [A-Za-z0-9_-] replaced by _; empty: "mcp__{server}__{tool}".`).Id("MCPToolName").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`ToolPolicy is how an engine's settings lists and policy files narrow its toolset, as
@@ -586,6 +588,9 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	}
 	if p := b.ToolPolicy; p != nil {
 		fields = append(fields, kv("ToolPolicy", toolPolicyValues(p)))
+	}
+	if b.MCPToolName != "" {
+		fields = append(fields, kv("MCPToolName", jen.Lit(b.MCPToolName)))
 	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
