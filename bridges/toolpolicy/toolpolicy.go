@@ -1,10 +1,14 @@
-// Package toolpolicy is an engine's settings that narrow its toolset, as a native plugin:
-// Gemini CLI's tools.exclude (tools not offered) and tools.core (the only tools offered,
-// a shell entry "run_shell_command(PREFIX)" narrowing the commands run). What the settings
-// keys are called, which tool is the shell and what the model reads of a refusal are the
-// dialect's table (dialect.ToolPolicy). At agent/request the plugin leaves the tools the
-// settings do not offer out of the request; at the tool gate it denies a call to one, and
-// a shell command the core entries do not allow, after the hooks before the call have run
+// Package toolpolicy is an engine's settings and policy files that narrow its toolset,
+// as a native plugin: Gemini CLI's tools.exclude (tools not offered), tools.core (the only
+// tools offered, a shell entry "run_shell_command(PREFIX)" narrowing the commands run) and
+// its policy rules (the TOML [[rule]] tables of its policy directories: allow, deny or
+// ask_user a tool, an MCP server's tools, a command prefix or an arguments pattern, at a
+// priority). The lists and the rules make one list ranked as the engine ranks it (Rank);
+// what the keys are called, how the lists rank, where the files are, which tool is the
+// shell and what the model reads of a refusal are the dialect's table
+// (dialect.ToolPolicy, spec/bridges). At agent/request the plugin leaves the tools the
+// rules do not offer out of the request; at the tool gate it denies a call they deny, or
+// ask for (no one answers in a headless run), after the hooks before the call have run
 // (as the engine runs its BeforeTool hooks first).
 package toolpolicy
 
