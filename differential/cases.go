@@ -110,6 +110,13 @@ type Case struct {
 	// run's HOME (.claude/CLAUDE.md, .claude/commands/…); a path may climb out of the
 	// workspace with ../ (a parent directory's instruction file).
 	Files, HomeFiles map[string]string
+	// DshRefuses, when set, is what dsh run's error says when it refuses to start (exit
+	// status 1) where the engine runs: a deliberate difference the rows of
+	// testdata/differences.md list; dsh running is then an error.
+	DshRefuses string
+	// MCPServer mounts the run's MCP hook server (MCPConfig; Gemini CLI's mcpServers)
+	// without an mcp_tool hook: its tool is one the model may call.
+	MCPServer bool
 	// Stdin, when set, is piped to every run's stdin, the engine's and dsh run's alike,
 	// beside the prompt argument: each joins the two as its engine does.
 	Stdin string
@@ -146,7 +153,7 @@ type Case struct {
 
 // mcp says whether a hook of c calls the run's MCP hook server.
 func (c Case) mcp() bool {
-	return slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
+	return c.MCPServer || slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
@@ -497,6 +504,7 @@ func Cases() []Case {
 	cs = append(cs, subagentCases()...)
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
+	cs = append(cs, geminiPolicyCases()...)
 	return append(cs, geminiCases()...)
 }
 

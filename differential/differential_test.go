@@ -438,7 +438,12 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		}
 		eo = obs(ed, em.Requests(), SentResponses(em.Requests()))
 	case "gemini":
-		settings, _ := json.MarshalIndent(GeminiSettings(ed.geminiHooks(t, c, wrap)), "", "  ")
+		gs := GeminiSettings(ed.geminiHooks(t, c, wrap))
+		if c.mcp() {
+			exe, _ := os.Executable()
+			gs["mcpServers"] = GeminiMCPServers(exe, ed.hooklog)
+		}
+		settings, _ := json.MarshalIndent(gs, "", "  ")
 		if err := os.MkdirAll(filepath.Join(ed.home, ".gemini"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -607,7 +612,13 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		// A /compact that a hook defers or that fails exits 1, as does a turn that ends on a
 		// model error or that is interrupted (the engine's exit status is not compared
 		// either); what it did shows in the comparison.
-		if r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails() || c.Interrupt) && isExit(r.Err)) {
+		switch {
+		case c.DshRefuses != "" && r.Err == nil:
+			res.Err += fmt.Sprintf("dsh run started; it should refuse to (%s)", c.DshRefuses)
+		case c.DshRefuses != "" && !(isExit(r.Err) && strings.Contains(r.Stderr, c.DshRefuses)):
+			res.Err += fmt.Sprintf("dsh run: %v, not the refusal %q\n%s", r.Err, c.DshRefuses, r.Stderr)
+		case c.DshRefuses != "":
+		case r.Err != nil && !((strings.HasPrefix(p, "/compact") || c.fails() || c.Interrupt) && isExit(r.Err)):
 			res.Err += fmt.Sprintf("dsh run: %v\n%s", r.Err, r.Stderr)
 		}
 	}

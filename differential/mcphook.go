@@ -125,3 +125,9 @@ func ServeMCPHooks(ctx context.Context, logDir string) error {
 		})
 	return s.Run(ctx, &sdk.StdioTransport{})
 }
+
+// GeminiMCPServers is the settings.json mcpServers block (Gemini CLI's) of the run's MCP
+// hook server.
+func GeminiMCPServers(exe, hooklog string) map[string]any {
+	return map[string]any{MCPServerName: map[string]any{"command": exe, "args": []string{}, "env": map[string]string{MCPServerEnv: hooklog}}}
+}

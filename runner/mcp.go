@@ -64,7 +64,11 @@ func (s *Session) mcp(ctx context.Context) error {
 		s.MCPServers = servers
 		return nil
 	}
-	set, errs := mcp.Start(ctx, servers, mcp.Options{Dir: s.cfg.Workspace, Logger: s.logger, Env: s.cfg.Env})
+	o := mcp.Options{Dir: s.cfg.Workspace, Logger: s.logger, Env: s.cfg.Env}
+	if d := s.cfg.Hooks.desc(); d != nil && d.Table != nil {
+		o.NameFormat = d.Table.MCPToolName // the engine's name of an MCP tool
+	}
+	set, errs := mcp.Start(ctx, servers, o)
 	for _, e := range errs {
 		s.note(e.Error())
 	}

@@ -45,3 +45,37 @@ func TestToolSettings(t *testing.T) {
 		t.Error("no tool settings, yet an agent/request listener")
 	}
 }
+
+// The gemini dialect reads the policy files of $HOME/.gemini/policies: a malformed rule
+// stops the session with an error naming the file and the rule; a rule registers the
+// tool-settings plugin without any tools list.
+func TestToolPolicyFiles(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(home, ".gemini", "policies")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"hooks":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "p.toml")
+	if err := os.WriteFile(policy, []byte("[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newWith(t, runner.Config{Hooks: runner.Hooks{Dialect: "gemini", File: settings}})
+	if !errors.Is(err, runner.ErrPermissions) || !strings.Contains(err.Error(), policy+": rule #1: priority") {
+		t.Errorf("a rule without a priority: %v", err)
+	}
+	if err := os.WriteFile(policy, []byte("[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newWith(t, runner.Config{Hooks: runner.Hooks{Dialect: "gemini", File: settings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Hooks.Listens(dsh.RequestEventName) {
+		t.Error("a deny rule, yet no agent/request listener")
+	}
+}

@@ -335,22 +335,6 @@ func (j StdinPrompt) Join(prompt, stdin string) string {
 	return prompt + j.Separator + stdin
 }
 
-// ToolPolicy is how an engine's settings narrow its toolset. An excluded tool is not
-// offered and a call to one is denied; when a core list is set, only the tools it names
-// are offered and a call to another is denied; a core entry "TOOL(PREFIX)" for the shell
-// tool allows only a command that, whole and each of its simple commands, starts with
-// PREFIX followed by a blank, a quote or the end. A denied call's hooks before the call
-// still run.
-type ToolPolicy struct {
-	// Key is the top-level key of a settings file holding the lists ("tools").
-	Key string
-	// Core names the list of the only tools offered; a later file's list replaces an
-	// earlier one's.
-	Core string
-	// Exclude names the list of tools not offered; every file's lists add up.
-	Exclude string
-	// Shell are the names of the shell tool, whose core entries may narrow its commands.
-	Shell []string
-	// Denied is the text the model reads of a denied call.
-	Denied string
-}
+// ToolPolicy is how an engine's settings lists and policy files narrow its toolset: the
+// dialect's table row (spec/bridges, #ToolPolicy), read by bridges/toolpolicy.
+type ToolPolicy = hookmap.ToolPolicy

@@ -58,12 +58,8 @@ func Descriptor() *dialect.Descriptor {
 		// Measured in 0.61.0 (gemini/cli/stdin-and-prompt): stdin, a blank line, the prompt.
 		StdinPrompt: dialect.StdinPrompt{StdinFirst: true, Separator: "\n\n"},
 		ReadStdin:   ReadStdin,
-		// Measured in 0.61.0 (differential gemini/tools/exclude, gemini/tools/core): the
-		// settings' tools.exclude (merged across files) and tools.core (the last file's)
-		// become policy rules; a denied call reads "Tool execution denied by policy."
-		// after its BeforeTool hooks, with no AfterTool.
-		ToolPolicy: &dialect.ToolPolicy{Key: "tools", Core: "core", Exclude: "exclude",
-			Shell: []string{"run_shell_command"}, Denied: "Tool execution denied by policy."},
+		// The table's tool policy: tools.core, tools.exclude and the policy files.
+		ToolPolicy: hookmap.Gemini.ToolPolicy,
 		New: func(c dialect.Config) (dialect.Bridge, error) {
 			cfg := c
 			if c.DiscoverProject {

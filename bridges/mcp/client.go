@@ -100,6 +100,11 @@ type Options struct {
 	// server past either is not mounted.
 	MaxToolPages     int
 	MaxToolListBytes int
+	// NameFormat is the name a tool is mounted under: {server} and {tool} stand for the
+	// sanitized names (every character outside [A-Za-z0-9_-] replaced by _); empty:
+	// "mcp__{server}__{tool}" (ToolName). A name longer than MaxToolName is cut as
+	// ToolName cuts it.
+	NameFormat string
 }
 
 func (o Options) withDefaults() Options {
@@ -174,8 +179,23 @@ type server struct {
 // the SHA-256 of the server and tool names (separated by a NUL byte), so that it is
 // deterministic, fits the model APIs' ^[a-zA-Z0-9_-]{1,64}$, and two long names
 // sharing a prefix stay apart.
-func ToolName(server, tool string) string {
-	name := "mcp__" + sanitize(server) + "__" + sanitize(tool)
+func ToolName(server, tool string) string { return FormatToolName("", server, tool) }
+
+// serverTools names all the tools of server under format, for a message.
+func serverTools(format, server string) string {
+	if format == "" {
+		format = "mcp__{server}__{tool}"
+	}
+	return strings.NewReplacer("{server}", sanitize(server), "{tool}", "*").Replace(format)
+}
+
+// FormatToolName is the dsh name of tool of server under format ({server}, {tool}; empty:
+// "mcp__{server}__{tool}"), the names sanitized and a long name cut as ToolName says.
+func FormatToolName(format, server, tool string) string {
+	if format == "" {
+		format = "mcp__{server}__{tool}"
+	}
+	name := strings.NewReplacer("{server}", sanitize(server), "{tool}", sanitize(tool)).Replace(format)
 	if len(name) <= MaxToolName {
 		return name
 	}
@@ -226,13 +246,13 @@ func (s *Set) mount() []error {
 			continue
 		}
 		if first, dup := prefixes[sanitize(srv.cfg.Name)]; dup {
-			errs = append(errs, fmt.Errorf("mcp: servers %q (%s) and %q (%s) both name their tools mcp__%s__*: rename one; %q mounts no tools",
-				first.cfg.Name, first.cfg.Source, srv.cfg.Name, srv.cfg.Source, sanitize(srv.cfg.Name), srv.cfg.Name))
+			errs = append(errs, fmt.Errorf("mcp: servers %q (%s) and %q (%s) both name their tools %s: rename one; %q mounts no tools",
+				first.cfg.Name, first.cfg.Source, srv.cfg.Name, srv.cfg.Source, serverTools(s.o.NameFormat, srv.cfg.Name), srv.cfg.Name))
 			continue
 		}
 		prefixes[sanitize(srv.cfg.Name)] = srv
 		for _, tool := range srv.tools {
-			m := mountedTool{name: ToolName(srv.cfg.Name, tool.Name), srv: srv, tool: tool}
+			m := mountedTool{name: FormatToolName(s.o.NameFormat, srv.cfg.Name, tool.Name), srv: srv, tool: tool}
 			if first, dup := s.byName[m.name]; dup {
 				errs = append(errs, fmt.Errorf("mcp: tool %q of server %q and tool %q of server %q are both named %s: %q is not mounted",
 					first.tool.Name, first.srv.cfg.Name, tool.Name, srv.cfg.Name, m.name, tool.Name))

@@ -16,6 +16,24 @@ import (
 var apiName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Tool names fit the model APIs' rule (once, a 208-character name was passed on).
+// A dialect's format names the tools as its engine does (Gemini CLI: mcp_<server>_<tool>),
+// sanitized and cut alike; an empty format is ToolName's.
+func TestFormatToolName(t *testing.T) {
+	const gemini = "mcp_{server}_{tool}"
+	for _, tt := range []struct{ format, server, tool, want string }{
+		{gemini, "hk", "hook", "mcp_hk_hook"},
+		{gemini, "my server", "do.it", "mcp_my_server_do_it"},
+		{"", "hk", "hook", "mcp__hk__hook"},
+	} {
+		if got := mcp.FormatToolName(tt.format, tt.server, tt.tool); got != tt.want {
+			t.Errorf("FormatToolName(%q, %q, %q) = %q, want %q", tt.format, tt.server, tt.tool, got, tt.want)
+		}
+	}
+	if n := mcp.FormatToolName(gemini, "srv", strings.Repeat("long", 52)); len(n) != mcp.MaxToolName || !strings.HasPrefix(n, "mcp_srv_long") {
+		t.Errorf("a long name: %q", n)
+	}
+}
+
 func TestToolNameFitsTheModelAPIs(t *testing.T) {
 	long := strings.Repeat("long", 52)
 	tests := []struct{ server, tool, want string }{

@@ -1,10 +1,14 @@
-// Package toolpolicy is an engine's settings that narrow its toolset, as a native plugin:
-// Gemini CLI's tools.exclude (tools not offered) and tools.core (the only tools offered,
-// a shell entry "run_shell_command(PREFIX)" narrowing the commands run). What the settings
-// keys are called, which tool is the shell and what the model reads of a refusal are the
-// dialect's table (dialect.ToolPolicy). At agent/request the plugin leaves the tools the
-// settings do not offer out of the request; at the tool gate it denies a call to one, and
-// a shell command the core entries do not allow, after the hooks before the call have run
+// Package toolpolicy is an engine's settings and policy files that narrow its toolset,
+// as a native plugin: Gemini CLI's tools.exclude (tools not offered), tools.core (the only
+// tools offered, a shell entry "run_shell_command(PREFIX)" narrowing the commands run) and
+// its policy rules (the TOML [[rule]] tables of its policy directories: allow, deny or
+// ask_user a tool, an MCP server's tools, a command prefix or an arguments pattern, at a
+// priority). The lists and the rules make one list ranked as the engine ranks it (Rank);
+// what the keys are called, how the lists rank, where the files are, which tool is the
+// shell and what the model reads of a refusal are the dialect's table
+// (dialect.ToolPolicy, spec/bridges). At agent/request the plugin leaves the tools the
+// rules do not offer out of the request; at the tool gate it denies a call they deny, or
+// ask for (no one answers in a headless run), after the hooks before the call have run
 // (as the engine runs its BeforeTool hooks first).
 package toolpolicy
 
@@ -23,7 +27,6 @@ import (
 	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/permissions"
 	"github.com/dshkit/dsh/generated/dsh"
-	"github.com/dshkit/dsh/runtime/permrule"
 )
 
 // Entry is one entry of a core or exclude list.
@@ -151,18 +154,22 @@ func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte, untrust
 // Empty says the settings narrow nothing.
 func (s Settings) Empty() bool { return s.Core == nil && len(s.Exclude) == 0 }
 
-// Plugin is the tool settings at agent/request and at the tool gate. Each decision it
-// makes is recorded.
+// Plugin is the tool settings and policy rules at agent/request and at the tool gate.
+// Each decision it makes is recorded.
 type Plugin struct {
-	// Table is the dialect's (the keys, the shell tool, the text of a denial).
+	// Table is the dialect's (the keys, the shell tool, the ranks, the texts).
 	Table *dialect.ToolPolicy
 	// Settings are the lists.
 	Settings Settings
+	// Policies are the policy files' rules (LoadPolicies), in load order.
+	Policies []Rule
 	// Record, when set, receives a decision/recorded for each decision the plugin makes
 	// (listener "tool-settings").
 	Record func(ctx context.Context, rec dsh.DecisionRecorded)
 
-	denied sync.Map // call id -> struct{}: a call the plugin denied
+	once   sync.Once
+	ranked *Ranked
+	denied sync.Map // call id -> the text of the plugin's refusal
 }
 
 // Name is the plugin's registered name.
@@ -178,22 +185,33 @@ func (p *Plugin) Register(r *dsh.Registrar) (unregister func()) {
 	return func() { a(); b(); c(); d() }
 }
 
-// offered says whether the settings offer the tool, and if not, why.
+// rules are the ranked rules.
+func (p *Plugin) rules() *Ranked {
+	p.once.Do(func() { p.ranked = Rank(p.Table, p.Settings, p.Policies) })
+	return p.ranked
+}
+
+// offered says whether the rules offer the tool, and if not, why.
 func (p *Plugin) offered(tool string) (bool, string) {
-	for _, e := range p.Settings.Exclude {
-		if e.Tool == tool {
-			return false, "excluded by " + e.Source
-		}
-	}
-	if p.Settings.Core == nil {
+	ok, r := p.rules().Offered(tool)
+	if ok {
 		return true, ""
 	}
-	for _, e := range p.Settings.Core {
-		if e.Tool == tool {
-			return true, ""
-		}
+	if r == nil {
+		return false, "no rule offers it"
 	}
-	return false, "not in " + p.Settings.CoreSource
+	return false, p.denial(r)
+}
+
+// denial is why a deny rule denies.
+func (p *Plugin) denial(r *Rule) string {
+	if strings.HasSuffix(r.Source, "."+p.Table.Exclude) {
+		return "excluded by " + r.Source
+	}
+	if src, ok := strings.CutSuffix(r.Source, notNamed); ok {
+		return "not in " + src
+	}
+	return "denied by " + r.Source
 }
 
 // request leaves out of the request's tools each tool the settings do not offer.
@@ -216,58 +234,23 @@ func (p *Plugin) request(ctx context.Context, pl *dsh.RequestPayload) (dsh.Reque
 	return dsh.RequestRestrict{Allow: allow, Reason: &reason}, nil
 }
 
-// Decide says whether the settings allow a call of tool with input, and if not, why.
+// Decide says whether the rules allow a call of tool with input, and if not, why.
 func (p *Plugin) Decide(tool string, input json.RawMessage) (bool, string) {
-	if ok, why := p.offered(tool); !ok {
-		return false, why
-	}
-	if p.Settings.Core == nil || !slices.Contains(p.Table.Shell, tool) {
-		return true, ""
-	}
-	var prefixes []string
-	for _, e := range p.Settings.Core {
-		if e.Tool != tool {
-			continue
-		}
-		if !e.Narrow {
-			return true, "" // the tool named whole: any command
-		}
-		prefixes = append(prefixes, e.Prefix)
-	}
-	var in struct {
-		Command *string `json:"command"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil || in.Command == nil {
-		return false, "no command to match the core entries against"
-	}
-	cmd := *in.Command
-	if !anyPrefix(prefixes, strings.TrimSpace(cmd)) {
-		return false, fmt.Sprintf("the command does not start with a core prefix (%s)", strings.Join(prefixes, ", "))
-	}
-	subs, err := permrule.SplitCommand(cmd)
-	if err != nil {
-		return false, "the command cannot be split into simple commands: " + err.Error()
-	}
-	for _, sub := range subs {
-		if !anyPrefix(prefixes, sub) {
-			return false, fmt.Sprintf("the simple command %q does not start with a core prefix (%s)", sub, strings.Join(prefixes, ", "))
-		}
-	}
-	return true, ""
+	v := p.rules().Check(tool, input)
+	return v.Decision == Allow, p.why(v)
 }
 
-// anyPrefix says whether cmd starts with one of prefixes followed by a blank, a quote or
-// the end (the engine's pattern on the JSON-encoded command).
-func anyPrefix(prefixes []string, cmd string) bool {
-	for _, pre := range prefixes {
-		if !strings.HasPrefix(cmd, pre) {
-			continue
-		}
-		if rest := cmd[len(pre):]; rest == "" || rest[0] == ' ' || rest[0] == '"' {
-			return true
-		}
+// why is a verdict's reason, for the record.
+func (p *Plugin) why(v Verdict) string {
+	switch {
+	case v.Decision == Allow:
+		return ""
+	case v.Rule == nil:
+		return "no rule allows it"
+	case v.Decision == Ask:
+		return "asks for confirmation (" + v.Rule.Source + "), which no one can give in a headless run"
 	}
-	return false
+	return p.denial(v.Rule)
 }
 
 // preTool decides a call after the listeners registered after it (the hooks): a denial or
@@ -285,9 +268,10 @@ func (p *Plugin) preTool(ctx context.Context, pl *dsh.PreToolPayload, next dsh.P
 	if !pl.Exec.Parent.IsZero() {
 		return d, nil // a composite's inner call: its outer call was decided
 	}
-	if ok, why := p.Decide(pl.Exec.Name, pl.Exec.Arguments); !ok {
-		p.deny(ctx, "tools/pre-execute", pl.Exec.CallID, why)
-		return dsh.PreToolDeny{Reason: p.Table.Denied}, nil
+	if v := p.rules().Check(pl.Exec.Name, pl.Exec.Arguments); v.Decision != Allow {
+		text := p.rules().Text(pl.Exec.Name, v)
+		p.deny(ctx, "tools/pre-execute", pl.Exec.CallID, v, text)
+		return dsh.PreToolDeny{Reason: text}, nil
 	}
 	return d, nil
 }
@@ -297,29 +281,31 @@ func (p *Plugin) guard(ctx context.Context, pl *dsh.GuardPayload) dsh.GuardVerdi
 	if !pl.Exec.Parent.IsZero() {
 		return dsh.GuardAbstain{}
 	}
-	if ok, why := p.Decide(pl.Exec.Name, pl.Exec.Arguments); !ok {
-		p.deny(ctx, "tools/guard", pl.Exec.CallID, why)
-		return dsh.GuardDeny{Reason: p.Table.Denied}
+	if v := p.rules().Check(pl.Exec.Name, pl.Exec.Arguments); v.Decision != Allow {
+		text := p.rules().Text(pl.Exec.Name, v)
+		p.deny(ctx, "tools/guard", pl.Exec.CallID, v, text)
+		return dsh.GuardDeny{Reason: text}
 	}
 	return dsh.GuardAbstain{}
 }
 
-func (p *Plugin) deny(ctx context.Context, point, callID, why string) {
-	p.denied.Store(callID, struct{}{})
+// deny records a refusal of the call and keeps its text for the result.
+func (p *Plugin) deny(ctx context.Context, point, callID string, v Verdict, text string) {
+	p.denied.Store(callID, text)
 	if p.Record == nil {
 		return
 	}
-	id := callID
-	p.Record(ctx, dsh.DecisionRecorded{Point: point, Listener: p.Name(), Decision: "deny", Reason: &why, CallID: &id})
+	id, reason := callID, p.why(v)
+	p.Record(ctx, dsh.DecisionRecorded{Point: point, Listener: p.Name(), Decision: "deny", Reason: &reason, CallID: &id})
 }
 
 // postTool gives the model the engine's text of a denial the plugin made as it is,
 // without the runtime's "Error: " before it (the result stays an error).
 func (p *Plugin) postTool(ctx context.Context, pl *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
-	_, ok := p.denied.LoadAndDelete(pl.Exec.CallID)
+	text, ok := p.denied.LoadAndDelete(pl.Exec.CallID)
 	d, err := next.Call(ctx)
 	if err != nil || !ok {
 		return d, err
 	}
-	return permissions.Unprefixed(pl.Result, d, p.Table.Denied), nil
+	return permissions.Unprefixed(pl.Result, d, text.(string)), nil
 }

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/gemini"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/generated/hookmap"
 )
 
 // table is the gemini dialect's row.
@@ -287,10 +287,13 @@ func TestGate(t *testing.T) {
 	}
 }
 
-// The dialect's row is the engine's.
+// The dialect's row is the generated table's, with the engine's keys, texts and ranks.
 func TestTable(t *testing.T) {
-	want := dialect.ToolPolicy{Key: "tools", Core: "core", Exclude: "exclude", Shell: []string{"run_shell_command"}, Denied: "Tool execution denied by policy."}
-	if table == nil || table.Key != want.Key || table.Core != want.Core || table.Exclude != want.Exclude || !slices.Equal(table.Shell, want.Shell) || table.Denied != want.Denied {
+	if table == nil || table != hookmap.Gemini.ToolPolicy {
+		t.Fatalf("gemini's row %p is not the generated table's", table)
+	}
+	if table.Key != "tools" || table.Core != "core" || table.Exclude != "exclude" || !slices.Equal(table.Shell, []string{"run_shell_command"}) ||
+		table.Denied != "Tool execution denied by policy." || table.ExcludePriority <= table.CorePriority || table.CorePriority <= table.CoreOthersPriority {
 		t.Errorf("gemini's row %+v", table)
 	}
 }

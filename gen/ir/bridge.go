@@ -98,6 +98,58 @@ type Bridge struct {
 	Commands *Commands `json:"commands"`
 	// Permissions are the engine's permission settings and modes; nil: none dsh reads.
 	Permissions *Permissions `json:"permissions"`
+	// ToolPolicy is how the engine's settings lists and policy files narrow its toolset;
+	// nil: none dsh reads.
+	ToolPolicy *ToolPolicy `json:"toolPolicy"`
+	// MCPToolName is the name the engine gives an MCP server's tool ({server}, {tool});
+	// empty: "mcp__{server}__{tool}".
+	MCPToolName string `json:"mcpToolName"`
+}
+
+// ToolPolicy is how an engine's settings lists and policy rules narrow its toolset (spec
+// #ToolPolicy).
+type ToolPolicy struct {
+	// Key is the settings key of the lists; Core and Exclude name them.
+	Key     string `json:"key"`
+	Core    string `json:"core"`
+	Exclude string `json:"exclude"`
+	// CorePriority, CoreOthersPriority and ExcludePriority rank the lists' rules.
+	CorePriority       float64 `json:"corePriority"`
+	CoreOthersPriority float64 `json:"coreOthersPriority"`
+	ExcludePriority    float64 `json:"excludePriority"`
+	// Shell are the shell tool's names.
+	Shell []string `json:"shell"`
+	// Denied, DeniedWith and Unanswered are the texts the model reads.
+	Denied     string `json:"denied"`
+	DeniedWith string `json:"deniedWith"`
+	Unanswered string `json:"unanswered"`
+	// DisplayNames are the tools' display names.
+	DisplayNames map[string]string `json:"displayNames"`
+	// Dirs are the policy files' directories, in load order.
+	Dirs []PolicyDir `json:"dirs"`
+	// MaxPriority bounds a policy rule's priority.
+	MaxPriority int `json:"maxPriority"`
+	// Mode is the approval mode dsh's runs stand for.
+	Mode string `json:"mode"`
+	// CatchAll is the engine's own rule below every rule dsh reads.
+	CatchAll PolicyRule `json:"catchAll"`
+	// MCPPrefix begins an MCP tool's name.
+	MCPPrefix string `json:"mcpPrefix"`
+}
+
+// PolicyDir is one directory of policy files.
+type PolicyDir struct {
+	Path   string `json:"path"`
+	Base   string `json:"base"`
+	Tier   int    `json:"tier"`
+	Name   string `json:"name"`
+	Secure bool   `json:"secure"`
+}
+
+// PolicyRule is a rule the engine adds itself.
+type PolicyRule struct {
+	Decision string  `json:"decision"`
+	Priority float64 `json:"priority"`
 }
 
 // Permissions are an engine's permission rules and modes (spec #Permissions).

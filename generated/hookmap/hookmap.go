@@ -114,6 +114,84 @@ type Bridge struct {
 	// Permissions are the engine's permission settings and modes (runtime/permrule reads
 	// its rules); nil: the engine has none dsh reads.
 	Permissions *Permissions
+	// ToolPolicy is how the engine's settings lists and policy files narrow its toolset
+	// (bridges/toolpolicy reads it); nil: the engine has none dsh reads.
+	ToolPolicy *ToolPolicy
+	// MCPToolName is the name the engine gives an MCP server's tool: {server} and {tool},
+	// each character outside [A-Za-z0-9_-] replaced by _; empty: "mcp__{server}__{tool}".
+	MCPToolName string
+}
+
+// ToolPolicy is how an engine's settings lists and policy files narrow its toolset, as
+// one list of rules ranked by priority: the first rule (highest priority; of equal ones, the
+// first loaded) whose tool, server, modes and arguments match a call decides it (allow,
+// deny or ask_user). A shell call a rule allows or asks for is decided again for each
+// simple command of a compound command. A tool the first rule matching it, its arguments
+// aside, denies is not offered (a rule with arguments that denies is passed over there).
+type ToolPolicy struct {
+	// Key is the top-level key of a settings file holding the lists ("tools").
+	Key string
+	// Core names the list of the only tools offered (a later file's replaces an earlier
+	// one's): each entry an allow rule at CorePriority, "SHELL(PREFIX)" one for the commands
+	// starting with PREFIX; a deny rule for every tool follows at CoreOthersPriority.
+	Core string
+	// CorePriority ranks a core entry's allow rule.
+	CorePriority float64
+	// CoreOthersPriority ranks the core list's deny rule for every tool.
+	CoreOthersPriority float64
+	// Exclude names the list of tools not offered (every file's adds up): each entry a
+	// deny rule at ExcludePriority.
+	Exclude string
+	// ExcludePriority ranks an exclude entry's deny rule.
+	ExcludePriority float64
+	// Shell are the names of the shell tool, whose rules may narrow its commands.
+	Shell []string
+	// Denied is the text the model reads of a denied call.
+	Denied string
+	// DeniedWith is the text of a call denied by a rule with a message ({message}).
+	DeniedWith string
+	// Unanswered is the text of a call a rule asks for, which no one answers in a headless
+	// run: {tool} is the tool's display name (DisplayNames, else its name).
+	Unanswered string
+	// DisplayNames are the tools' display names.
+	DisplayNames map[string]string
+	// Dirs are the directories of policy files (each *.toml file in name order), in load
+	// order.
+	Dirs []PolicyDir
+	// MaxPriority bounds a policy rule's priority (0 to it): priority p ranks as its
+	// directory's tier + p/(MaxPriority+1).
+	MaxPriority int
+	// Mode is the approval mode dsh's runs stand for: a rule whose modes do not name it never
+	// matches. Runs are headless: a rule with interactive true never matches.
+	Mode string
+	// CatchAll is the engine's own rule for every tool in Mode, below every rule dsh reads.
+	CatchAll PolicyRule
+	// MCPPrefix begins an MCP tool's name in the toolset, before "<server>_<tool>".
+	MCPPrefix string
+}
+
+// PolicyDir is one directory of policy files.
+type PolicyDir struct {
+	// Path is the directory under its base: "home" (the user's home directory) or "root"
+	// (the file system's root).
+	Path string
+	// Base is "home" or "root".
+	Base string
+	// Tier ranks its rules: a higher tier's outrank a lower one's whatever their priorities.
+	Tier int
+	// Name is the tier's name, in a rule's source.
+	Name string
+	// Secure says the files are read only when root owns the directory and neither group
+	// nor others may write it (else it is skipped with a notice).
+	Secure bool
+}
+
+// PolicyRule is a rule the engine adds itself.
+type PolicyRule struct {
+	// Decision is "allow", "deny" or "ask_user".
+	Decision string
+	// Priority ranks the rule.
+	Priority float64
 }
 
 // Permissions are an engine's permission rules and modes. A call is decided in this

@@ -118,6 +118,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		out.OnFailure = &hookmap.OnFailure{IgnoredOn: o.IgnoredOn, Failed: o.Failed, TimedOut: o.TimedOut, Because: o.Because}
 	}
 	out.AsyncRewake = b.AsyncRewake
+	out.MCPToolName = b.MCPToolName
 	if cl := b.ContextLimit; cl != nil {
 		out.ContextLimit = &hookmap.ContextLimit{BytesPerToken: cl.BytesPerToken, Dir: cl.Dir, SessionField: cl.SessionField,
 			Text: cl.Text, Marker: cl.Marker, Footer: cl.Footer}
@@ -168,6 +169,16 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 			h.Modes[name] = hm
 		}
 		out.Permissions = h
+	}
+	if p := b.ToolPolicy; p != nil {
+		h := &hookmap.ToolPolicy{Key: p.Key, Core: p.Core, CorePriority: p.CorePriority, CoreOthersPriority: p.CoreOthersPriority,
+			Exclude: p.Exclude, ExcludePriority: p.ExcludePriority, Shell: p.Shell, Denied: p.Denied, DeniedWith: p.DeniedWith,
+			Unanswered: p.Unanswered, DisplayNames: p.DisplayNames, MaxPriority: p.MaxPriority, Mode: p.Mode,
+			CatchAll: hookmap.PolicyRule{Decision: p.CatchAll.Decision, Priority: p.CatchAll.Priority}, MCPPrefix: p.MCPPrefix}
+		for _, d := range p.Dirs {
+			h.Dirs = append(h.Dirs, hookmap.PolicyDir{Path: d.Path, Base: d.Base, Tier: d.Tier, Name: d.Name, Secure: d.Secure})
+		}
+		out.ToolPolicy = h
 	}
 	for _, e := range b.Events {
 		g, ok := gen.Lookup(e.Event)

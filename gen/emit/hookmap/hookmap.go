@@ -144,6 +144,56 @@ and where their text goes; nil: the engine has none.`).Id("Instructions").Op("*"
 		gofile.Comment(`Commands are the engine's custom slash commands; nil: none that dsh expands.`).Id("Commands").Op("*").Id("Commands"),
 		gofile.Comment(`Permissions are the engine's permission settings and modes (runtime/permrule reads
 its rules); nil: the engine has none dsh reads.`).Id("Permissions").Op("*").Id("Permissions"),
+		gofile.Comment(`ToolPolicy is how the engine's settings lists and policy files narrow its toolset
+(bridges/toolpolicy reads it); nil: the engine has none dsh reads.`).Id("ToolPolicy").Op("*").Id("ToolPolicy"),
+		gofile.Comment(`MCPToolName is the name the engine gives an MCP server's tool: {server} and {tool},
+each character outside [A-Za-z0-9_-] replaced by _; empty: "mcp__{server}__{tool}".`).Id("MCPToolName").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`ToolPolicy is how an engine's settings lists and policy files narrow its toolset, as
+one list of rules ranked by priority: the first rule (highest priority; of equal ones, the
+first loaded) whose tool, server, modes and arguments match a call decides it (allow,
+deny or ask_user). A shell call a rule allows or asks for is decided again for each
+simple command of a compound command. A tool the first rule matching it, its arguments
+aside, denies is not offered (a rule with arguments that denies is passed over there).`).Type().Id("ToolPolicy").Struct(
+		gofile.Comment(`Key is the top-level key of a settings file holding the lists ("tools").`).Id("Key").String(),
+		gofile.Comment(`Core names the list of the only tools offered (a later file's replaces an earlier
+one's): each entry an allow rule at CorePriority, "SHELL(PREFIX)" one for the commands
+starting with PREFIX; a deny rule for every tool follows at CoreOthersPriority.`).Id("Core").String(),
+		gofile.Comment(`CorePriority ranks a core entry's allow rule.`).Id("CorePriority").Float64(),
+		gofile.Comment(`CoreOthersPriority ranks the core list's deny rule for every tool.`).Id("CoreOthersPriority").Float64(),
+		gofile.Comment(`Exclude names the list of tools not offered (every file's adds up): each entry a
+deny rule at ExcludePriority.`).Id("Exclude").String(),
+		gofile.Comment(`ExcludePriority ranks an exclude entry's deny rule.`).Id("ExcludePriority").Float64(),
+		gofile.Comment(`Shell are the names of the shell tool, whose rules may narrow its commands.`).Id("Shell").Add(strs()),
+		gofile.Comment(`Denied is the text the model reads of a denied call.`).Id("Denied").String(),
+		gofile.Comment(`DeniedWith is the text of a call denied by a rule with a message ({message}).`).Id("DeniedWith").String(),
+		gofile.Comment(`Unanswered is the text of a call a rule asks for, which no one answers in a headless
+run: {tool} is the tool's display name (DisplayNames, else its name).`).Id("Unanswered").String(),
+		gofile.Comment(`DisplayNames are the tools' display names.`).Id("DisplayNames").Map(jen.String()).String(),
+		gofile.Comment(`Dirs are the directories of policy files (each *.toml file in name order), in load
+order.`).Id("Dirs").Index().Id("PolicyDir"),
+		gofile.Comment(`MaxPriority bounds a policy rule's priority (0 to it): priority p ranks as its
+directory's tier + p/(MaxPriority+1).`).Id("MaxPriority").Int(),
+		gofile.Comment(`Mode is the approval mode dsh's runs stand for: a rule whose modes do not name it never
+matches. Runs are headless: a rule with interactive true never matches.`).Id("Mode").String(),
+		gofile.Comment(`CatchAll is the engine's own rule for every tool in Mode, below every rule dsh reads.`).Id("CatchAll").Id("PolicyRule"),
+		gofile.Comment(`MCPPrefix begins an MCP tool's name in the toolset, before "<server>_<tool>".`).Id("MCPPrefix").String(),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`PolicyDir is one directory of policy files.`).Type().Id("PolicyDir").Struct(
+		gofile.Comment(`Path is the directory under its base: "home" (the user's home directory) or "root"
+(the file system's root).`).Id("Path").String(),
+		gofile.Comment(`Base is "home" or "root".`).Id("Base").String(),
+		gofile.Comment(`Tier ranks its rules: a higher tier's outrank a lower one's whatever their priorities.`).Id("Tier").Int(),
+		gofile.Comment(`Name is the tier's name, in a rule's source.`).Id("Name").String(),
+		gofile.Comment(`Secure says the files are read only when root owns the directory and neither group
+nor others may write it (else it is skipped with a notice).`).Id("Secure").Bool(),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`PolicyRule is a rule the engine adds itself.`).Type().Id("PolicyRule").Struct(
+		gofile.Comment(`Decision is "allow", "deny" or "ask_user".`).Id("Decision").String(),
+		gofile.Comment(`Priority ranks the rule.`).Id("Priority").Float64(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`Permissions are an engine's permission rules and modes. A call is decided in this
@@ -536,6 +586,12 @@ func bridgeValues(b *ir.Bridge, wire string) *jen.Statement {
 	if p := b.Permissions; p != nil {
 		fields = append(fields, kv("Permissions", permissionValues(p)))
 	}
+	if p := b.ToolPolicy; p != nil {
+		fields = append(fields, kv("ToolPolicy", toolPolicyValues(p)))
+	}
+	if b.MCPToolName != "" {
+		fields = append(fields, kv("MCPToolName", jen.Lit(b.MCPToolName)))
+	}
 	fields = append(fields, kv("Events", jen.Index().Id("Event").Add(lines(events))))
 	return lines(fields)
 }
@@ -568,6 +624,25 @@ func permissionValues(p *ir.Permissions) *jen.Statement {
 		kv("Modes", jen.Map(jen.String()).Id("PermissionMode").Add(lines(modes))), kv("Unsupported", stringMap(p.Unsupported)),
 		kv("Denied", stringMap(p.Denied)), kv("WholeDenied", jen.Lit(p.WholeDenied)), kv("WholeDeniedHidden", jen.Lit(p.WholeDeniedHidden)),
 		kv("Unanswered", stringMap(p.Unanswered)), kv("RuleAsked", stringMap(p.RuleAsked)), kv("RulesAs", stringMap(p.RulesAs)),
+	}))
+}
+
+// toolPolicyValues is the literal of a table's tool policy.
+func toolPolicyValues(p *ir.ToolPolicy) *jen.Statement {
+	dirs := make([]jen.Code, len(p.Dirs))
+	for i, d := range p.Dirs {
+		dirs[i] = jen.Values(kv("Path", jen.Lit(d.Path)), kv("Base", jen.Lit(d.Base)), kv("Tier", jen.Lit(d.Tier)),
+			kv("Name", jen.Lit(d.Name)), kv("Secure", jen.Lit(d.Secure)))
+	}
+	return jen.Op("&").Id("ToolPolicy").Add(lines([]jen.Code{
+		kv("Key", jen.Lit(p.Key)), kv("Core", jen.Lit(p.Core)), kv("CorePriority", jen.Lit(p.CorePriority)),
+		kv("CoreOthersPriority", jen.Lit(p.CoreOthersPriority)), kv("Exclude", jen.Lit(p.Exclude)),
+		kv("ExcludePriority", jen.Lit(p.ExcludePriority)), kv("Shell", strs(p.Shell)),
+		kv("Denied", jen.Lit(p.Denied)), kv("DeniedWith", jen.Lit(p.DeniedWith)), kv("Unanswered", jen.Lit(p.Unanswered)),
+		kv("DisplayNames", stringMap(p.DisplayNames)), kv("Dirs", jen.Index().Id("PolicyDir").Add(lines(dirs))),
+		kv("MaxPriority", jen.Lit(p.MaxPriority)), kv("Mode", jen.Lit(p.Mode)),
+		kv("CatchAll", jen.Id("PolicyRule").Values(kv("Decision", jen.Lit(p.CatchAll.Decision)), kv("Priority", jen.Lit(p.CatchAll.Priority)))),
+		kv("MCPPrefix", jen.Lit(p.MCPPrefix)),
 	}))
 }
 
