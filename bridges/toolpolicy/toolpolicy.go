@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -106,6 +107,9 @@ func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte, untrust
 	if err := json.Unmarshal(data, &top); err != nil {
 		return fmt.Errorf("%w: %s: not a JSON object: %v", ErrSettings, path, err)
 	}
+	if err := unsupported(t, path, top); err != nil {
+		return err
+	}
 	raw, ok := top[t.Key]
 	if !ok || string(raw) == "null" {
 		return nil
@@ -147,6 +151,33 @@ func (s *Settings) read(t *dialect.ToolPolicy, path string, data []byte, untrust
 	}
 	if ex, ok := list(t.Exclude); ok {
 		s.Exclude = append(s.Exclude, ex...)
+	}
+	return errors.Join(errs...)
+}
+
+// unsupported refuses a settings file that sets one of the table's unsupported keys (a
+// dotted path from the top level): dsh would run what the setting stops.
+func unsupported(t *dialect.ToolPolicy, path string, top map[string]json.RawMessage) error {
+	keys := slices.Sorted(maps.Keys(t.Unsupported))
+	var errs []error
+	for _, key := range keys {
+		parts := strings.Split(key, ".")
+		cur := top
+		for i, p := range parts {
+			raw, ok := cur[p]
+			if !ok || string(raw) == "null" {
+				break
+			}
+			if i == len(parts)-1 {
+				errs = append(errs, fmt.Errorf("%w: %s: %s is set, and %s", ErrSettings, path, key, t.Unsupported[key]))
+				break
+			}
+			next := map[string]json.RawMessage{}
+			if json.Unmarshal(raw, &next) != nil {
+				break // not an object: the engine's own schema check refuses it
+			}
+			cur = next
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -96,11 +96,21 @@ func TestLoadErrors(t *testing.T) {
 		`{"tools":{"core":["ls",1]}}`:          "tools.core: not a list of strings",
 		`{"tools":{"core":{"ls":true}}}`:       "tools.core: not a list of strings",
 		`{"tools":{"exclude":[null, "glob"]}}`: "tools.exclude: not a list of strings",
+		// Restricting settings dsh does not honour are refused, never left out.
+		`{"mcp":{"excluded":["hk"]}}`:                 "mcp.excluded is set",
+		`{"policyPaths":["/etc/p.toml"]}`:             "policyPaths is set",
+		`{"tools":{"confirmationRequired":["glob"]}}`: "tools.confirmationRequired is set",
 	} {
 		p := write(t, dir, "bad.json", body)
 		_, err := Load(table, []Source{{Path: p}}, true)
 		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one naming %s and %q", body, err, p, want)
+		}
+	}
+	// A permissive or unset one is not refused.
+	for _, body := range []string{`{"mcp":{"excluded":null}}`, `{"tools":{"allowed":["glob"]}}`, `{"mcp":{"serverCommand":"x"}}`} {
+		if _, err := Load(table, []Source{{Path: write(t, dir, "ok.json", body)}}, true); err != nil {
+			t.Errorf("%s: %v", body, err)
 		}
 	}
 	if err := os.Mkdir(filepath.Join(dir, "dir.json"), 0o755); err != nil {

@@ -135,6 +135,9 @@ type ToolPolicy struct {
 	CatchAll PolicyRule `json:"catchAll"`
 	// MCPPrefix begins an MCP tool's name.
 	MCPPrefix string `json:"mcpPrefix"`
+	// Unsupported are the restricting settings dsh does not honour, by dotted path, each
+	// with why.
+	Unsupported map[string]string `json:"unsupported"`
 }
 
 // PolicyDir is one directory of policy files.

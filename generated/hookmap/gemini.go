@@ -81,6 +81,13 @@ var Gemini = Bridge{
 		Mode:        "yolo",
 		CatchAll:    PolicyRule{Decision: "allow", Priority: 1.998},
 		MCPPrefix:   "mcp_",
+		Unsupported: map[string]string{
+			"adminPolicyPaths":           "dsh reads policy files from ~/.gemini/policies and the admin directory only",
+			"mcp.allowed":                "dsh does not filter MCP servers by name",
+			"mcp.excluded":               "dsh does not filter MCP servers by name",
+			"policyPaths":                "dsh reads policy files from ~/.gemini/policies and the admin directory only",
+			"tools.confirmationRequired": "dsh does not ask for confirmation by tool name (a headless run could not answer)",
+		},
 	},
 	MCPToolName: "mcp_{server}_{tool}",
 	Events: []Event{

@@ -168,6 +168,9 @@ type ToolPolicy struct {
 	CatchAll PolicyRule
 	// MCPPrefix begins an MCP tool's name in the toolset, before "<server>_<tool>".
 	MCPPrefix string
+	// Unsupported are the engine's settings that restrict what runs and that dsh does not
+	// honour, by dotted path in a settings file, each with why: a file that sets one is refused.
+	Unsupported map[string]string
 }
 
 // PolicyDir is one directory of policy files.

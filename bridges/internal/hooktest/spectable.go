@@ -174,7 +174,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		h := &hookmap.ToolPolicy{Key: p.Key, Core: p.Core, CorePriority: p.CorePriority, CoreOthersPriority: p.CoreOthersPriority,
 			Exclude: p.Exclude, ExcludePriority: p.ExcludePriority, Shell: p.Shell, Denied: p.Denied, DeniedWith: p.DeniedWith,
 			Unanswered: p.Unanswered, DisplayNames: p.DisplayNames, MaxPriority: p.MaxPriority, Mode: p.Mode,
-			CatchAll: hookmap.PolicyRule{Decision: p.CatchAll.Decision, Priority: p.CatchAll.Priority}, MCPPrefix: p.MCPPrefix}
+			CatchAll: hookmap.PolicyRule{Decision: p.CatchAll.Decision, Priority: p.CatchAll.Priority}, MCPPrefix: p.MCPPrefix, Unsupported: p.Unsupported}
 		for _, d := range p.Dirs {
 			h.Dirs = append(h.Dirs, hookmap.PolicyDir{Path: d.Path, Base: d.Base, Tier: d.Tier, Name: d.Name, Secure: d.Secure})
 		}

@@ -179,6 +179,8 @@ directory's tier + p/(MaxPriority+1).`).Id("MaxPriority").Int(),
 matches. Runs are headless: a rule with interactive true never matches.`).Id("Mode").String(),
 		gofile.Comment(`CatchAll is the engine's own rule for every tool in Mode, below every rule dsh reads.`).Id("CatchAll").Id("PolicyRule"),
 		gofile.Comment(`MCPPrefix begins an MCP tool's name in the toolset, before "<server>_<tool>".`).Id("MCPPrefix").String(),
+		gofile.Comment(`Unsupported are the engine's settings that restrict what runs and that dsh does not
+honour, by dotted path in a settings file, each with why: a file that sets one is refused.`).Id("Unsupported").Map(jen.String()).String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`PolicyDir is one directory of policy files.`).Type().Id("PolicyDir").Struct(
@@ -642,7 +644,7 @@ func toolPolicyValues(p *ir.ToolPolicy) *jen.Statement {
 		kv("DisplayNames", stringMap(p.DisplayNames)), kv("Dirs", jen.Index().Id("PolicyDir").Add(lines(dirs))),
 		kv("MaxPriority", jen.Lit(p.MaxPriority)), kv("Mode", jen.Lit(p.Mode)),
 		kv("CatchAll", jen.Id("PolicyRule").Values(kv("Decision", jen.Lit(p.CatchAll.Decision)), kv("Priority", jen.Lit(p.CatchAll.Priority)))),
-		kv("MCPPrefix", jen.Lit(p.MCPPrefix)),
+		kv("MCPPrefix", jen.Lit(p.MCPPrefix)), kv("Unsupported", stringMap(p.Unsupported)),
 	}))
 }
 
