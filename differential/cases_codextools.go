@@ -46,6 +46,13 @@ func codexToolCases() []Case {
 			{Event: "PreToolUse", Matcher: "^local_shell$", Script: "exit 0"},
 			{Event: "PreToolUse", Matcher: "^shell_command$", Script: "exit 0"},
 			{Event: "PostToolUse", Matcher: "exec_command|shell", Script: "exit 0"}}},
+		// An exec_command asking for unsandboxed execution when no approval is asked (codex
+		// exec runs under approval policy never, whatever config.toml says): refused, after
+		// PreToolUse; then a plain command runs.
+		{Name: "codex/escalate-never", Engines: codex, Hooks: hooks, Turns: []Turn{
+			{Text: "escalating", Bash: []string{"touch ran_esc; echo esc"}, Escalate: true},
+			{Text: "plain", Bash: []string{"touch ran_1; echo out1"}},
+			{Text: "finished"}}},
 		// The shell tools of other models, called although the request does not offer them:
 		// what Codex answers and what its hooks see.
 		{Name: "codex/legacy-shell", Engines: codex, Hooks: hooks, Turns: []Turn{

@@ -121,6 +121,9 @@ var (
 	hookIDRE         = regexp.MustCompile(`hook_run_id="[^"]*"`)
 	timestampRE      = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
 	sessionContextRE = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
+	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
+	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
+	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
@@ -139,6 +142,7 @@ func (n Normalizer) Text(s string) string {
 	s = callIDRE.ReplaceAllString(s, "<call>")
 	s = hookIDRE.ReplaceAllString(s, `hook_run_id="<id>"`)
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
+	s = wallRE.ReplaceAllString(s, "${1}<s>")
 	return s
 }
 

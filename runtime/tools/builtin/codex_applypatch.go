@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dshkit/dsh/runtime/tools"
 )
@@ -39,7 +42,7 @@ func CodexPatchParses(text string) bool {
 // its catalog): the patch is parsed, every change is computed from the files as they are
 // (nothing is written when one fails), then the files are added, updated, moved and
 // deleted, each confined to the workspace. The model reads Codex's words: "Exit code: 0",
-// "Wall time: 0 seconds", "Output:" and "Success. Updated the following files:" with a
+// "Wall time: N seconds" (to a tenth), "Output:" and "Success. Updated the following files:" with a
 // line per file ("A PATH", "M PATH", "D PATH", as the patch names it); a failure reads
 // "apply_patch verification failed: MESSAGE" (the paths in it made absolute, as Codex
 // does) or "patch rejected: empty patch" (measured on 0.169.0, codex/apply-patch*).
@@ -57,6 +60,7 @@ func codexApplyPatch(o Options) tools.Definition {
 
 // applyCodexPatch applies patch in o.Workspace and returns what the model reads.
 func applyCodexPatch(o Options, patch string) (string, error) {
+	start := time.Now()
 	fail := func(msg string) error {
 		return tools.NewError(CodePatch, "apply_patch verification failed: "+msg)
 	}
@@ -89,11 +93,11 @@ func applyCodexPatch(o Options, patch string) (string, error) {
 		}
 		if err != nil {
 			// The changes before this one stay made, as Codex leaves them.
-			return "", tools.NewError(CodePatch, fmt.Sprintf("Exit code: 1\nWall time: 0 seconds\nOutput:\n%v\n", err))
+			return "", tools.NewError(CodePatch, fmt.Sprintf("Exit code: 1\nWall time: %s seconds\nOutput:\n%v\n", wallSeconds(time.Since(start)), err))
 		}
 	}
 	var b strings.Builder
-	b.WriteString("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n")
+	fmt.Fprintf(&b, "Exit code: 0\nWall time: %s seconds\nOutput:\nSuccess. Updated the following files:\n", wallSeconds(time.Since(start)))
 	for _, list := range []struct {
 		letter string
 		paths  []string
@@ -103,6 +107,12 @@ func applyCodexPatch(o Options, patch string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// wallSeconds is a wall time as Codex writes it after "Wall time:": seconds rounded to a
+// tenth, without a fraction when there is none ("0", "0.1", "2").
+func wallSeconds(d time.Duration) string {
+	return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 32)
 }
 
 // verifyPatch computes every change of hunks from the files as they are now, failing in

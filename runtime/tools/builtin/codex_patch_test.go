@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,8 +22,17 @@ func patchCall(t *testing.T, o builtin.Options, ws string, patch string) (string
 	rt := setupIn(t, o)
 	args, _ := json.Marshal(map[string]string{"input": patch})
 	r := run(t, rt, "apply_patch", string(args))
-	return text(r), r.IsError()
+	got := text(r)
+	if m := wallTime.FindStringSubmatch(got); m != nil {
+		// The wall time is the call's own (a tenth of a second once the machine is slow).
+		got = strings.Replace(got, m[0], "Wall time: 0 seconds", 1)
+	}
+	return got, r.IsError()
 }
+
+// wallTime is the wall time of an apply_patch result: seconds to a tenth, "0" without
+// a fraction.
+var wallTime = regexp.MustCompile(`Wall time: (0|[1-9]\d*|\d+\.\d) seconds`)
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()
@@ -188,4 +198,22 @@ func setupIn(t *testing.T, o builtin.Options) *tools.Runtime {
 	}
 	t.Cleanup(unregister)
 	return tools.New(reg, dsh.NewRegistry())
+}
+
+// TestCodexEscalationNever: an exec_command asking for unsandboxed execution that no one
+// approved is refused in Codex's words (codex exec's approval policy is always never;
+// differential codex/escalate-never), and runs nothing.
+func TestCodexEscalationNever(t *testing.T) {
+	rt, ws := setup(t, builtin.Options{Style: builtin.StyleCodex})
+	r := run(t, rt, "exec_command", `{"cmd":"touch ran","sandbox_permissions":"require_escalated","justification":"need"}`)
+	want := "approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never"
+	if !r.IsError() || text(r) != want {
+		t.Fatalf("got %q (error %v), want %q", text(r), r.IsError(), want)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); !os.IsNotExist(err) {
+		t.Fatalf("the command ran: %v", err)
+	}
+	if r := run(t, rt, "exec_command", `{"cmd":"touch ran","sandbox_permissions":"use_default"}`); r.IsError() {
+		t.Fatalf("use_default: %s", text(r))
+	}
 }
