@@ -135,13 +135,13 @@ func verifyPatch(o Options, hunks []patchHunk) ([]patchChange, error) {
 			out = append(out, patchChange{kind: 'A', rel: rel, shown: h.path, content: h.add})
 		case 'D':
 			if _, err := readRel(o.Workspace, rel, o.EditMaxBytes); err != nil {
-				return nil, fmt.Errorf("Failed to read %s: %s", abs(h.path), ioMessage(err, abs(h.path)))
+				return nil, patchFailure(fmt.Sprintf("Failed to read %s: %s", abs(h.path), ioMessage(err, abs(h.path))))
 			}
 			out = append(out, patchChange{kind: 'D', rel: rel, shown: h.path})
 		case 'U':
 			orig, err := readRel(o.Workspace, rel, o.EditMaxBytes)
 			if err != nil {
-				return nil, fmt.Errorf("Failed to read file to update %s: %s", abs(h.path), ioMessage(err, abs(h.path)))
+				return nil, patchFailure(fmt.Sprintf("Failed to read file to update %s: %s", abs(h.path), ioMessage(err, abs(h.path))))
 			}
 			content, err := applyChunks(orig, abs(h.path), h.chunks)
 			if err != nil {

@@ -237,7 +237,7 @@ func applyChunks(orig, path string, chunks []patchChunk) (string, error) {
 		if c.context != nil {
 			i := seekLines(lines, []string{*c.context}, at, false)
 			if i < 0 {
-				return "", fmt.Errorf("Failed to find context '%s' in %s", *c.context, path)
+				return "", patchFailure(fmt.Sprintf("Failed to find context '%s' in %s", *c.context, path))
 			}
 			at = i + 1
 		}
@@ -259,7 +259,7 @@ func applyChunks(orig, path string, chunks []patchChunk) (string, error) {
 			i = seekLines(lines, old, at, c.eof)
 		}
 		if i < 0 {
-			return "", fmt.Errorf("Failed to find expected lines in %s:\n%s", path, strings.Join(c.old, "\n"))
+			return "", patchFailure(fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(c.old, "\n")))
 		}
 		repls = append(repls, repl{i, len(old), new})
 		at = i + len(old)
@@ -336,6 +336,12 @@ type patchChange struct {
 	content string // what the file becomes (A, M)
 	from    string // a move's source, relative to the workspace ("" otherwise)
 }
+
+// patchFailure is a patch that does not apply, in Codex's words (which start with a
+// capital: "Failed to find expected lines in …").
+type patchFailure string
+
+func (e patchFailure) Error() string { return string(e) }
 
 // errNotFile marks a path that is not a regular file.
 var errNotFile = errors.New("not a file")
