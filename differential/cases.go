@@ -145,9 +145,11 @@ type Case struct {
 	// projects[WORKSPACE].hasTrustDialogAccepted in the run's ~/.claude.json, dsh run's
 	// --trust (an untrusted workspace's permissions.allow is ignored by both).
 	TrustProject bool
-	// Model is the Claude model both sides ask the mock for (claude --model, dsh run
-	// --model anthropic:…) instead of ClaudeModel: Claude Code sends hook contexts on
-	// another channel for some models.
+	// Model is the model both sides ask the mock for instead of the suite's: the Claude
+	// model (claude --model, dsh run --model anthropic:…) instead of ClaudeModel, since
+	// Claude Code sends hook contexts on another channel for some models; the Codex model
+	// (config.toml's model, dsh run --model openai:…) instead of mock-model, since Codex
+	// offers the models of its catalog other tools.
 	Model string
 }
 
@@ -505,6 +507,7 @@ func Cases() []Case {
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
 	cs = append(cs, geminiPolicyCases()...)
+	cs = append(cs, codexCatalogCases()...)
 	return append(cs, geminiCases()...)
 }
 

@@ -126,6 +126,9 @@ var (
 	durationRE        = regexp.MustCompile(`duration_ms: \d+`)
 	timestampRE       = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
 	sessionContextRE  = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
+	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
+	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
+	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
@@ -146,6 +149,7 @@ func (n Normalizer) Text(s string) string {
 	s = agentIDRE.ReplaceAllString(s, "<agent>")
 	s = durationRE.ReplaceAllString(s, "duration_ms: <ms>")
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
+	s = wallRE.ReplaceAllString(s, "${1}<s>")
 	return s
 }
 

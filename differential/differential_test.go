@@ -413,14 +413,17 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 	case "codex":
 		codexHome := filepath.Join(ed.home, ".codex")
 		_ = os.WriteFile(filepath.Join(codexHome, "hooks.json"), cfg, 0o644)
-		em, err = NewMock(Responses, c.Turns)
+		em, err = NewMock(Responses, In(c.Turns, ed.ws))
 		if err != nil {
 			res.Err = err.Error()
 			return Observation{}, ed, false
 		}
 		extraConfig := ""
+		if c.Model != "" {
+			extraConfig = fmt.Sprintf("model = %q\n", c.Model)
+		}
 		if c.AutoCompact {
-			extraConfig = fmt.Sprintf("model_auto_compact_token_limit = %d\nmodel_context_window = %d\n", CodexCompactLimit, 200000)
+			extraConfig += fmt.Sprintf("model_auto_compact_token_limit = %d\nmodel_context_window = %d\n", CodexCompactLimit, 200000)
 		}
 		if c.mcp() {
 			exe, _ := os.Executable()
@@ -581,8 +584,11 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	if c.Sandbox != "" {
 		extra = append(extra, "--sandbox", c.Sandbox)
 	}
-	if c.Model != "" && engine == "claude" {
+	switch {
+	case c.Model != "" && engine == "claude":
 		extra = append(extra, "--model", "anthropic:"+c.Model)
+	case c.Model != "" && engine == "codex":
+		extra = append(extra, "--model", "openai:"+c.Model)
 	}
 	if c.AutoCompact {
 		extra = append(extra, DshAutoCompactArgs...)

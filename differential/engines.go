@@ -263,7 +263,8 @@ remote_models = false
 }
 
 // RunCodexArgs is RunCodex with extra config.toml text (top-level keys first; from its
-// first table on, it is written after the suite's own) and, when resume is set, `codex
+// first table on, it is written after the suite's own; a top-level `model` replaces the
+// suite's mock-model, Case.Model) and, when resume is set, `codex
 // exec resume --last PROMPT` (the previous session of codexHome); ask runs it under
 // --approve-for-me (approval requests go to PermissionRequest hooks, then to the automatic
 // reviewer) instead of --dangerously-bypass-approvals-and-sandbox (Case.AskPermission); a
@@ -278,6 +279,9 @@ func RunCodexArgs(ctx context.Context, e Engines, home, codexHome, workspace, mo
 	keys, tables := extraConfig, ""
 	if i := strings.Index("\n"+extraConfig, "\n["); i >= 0 {
 		keys, tables = extraConfig[:i], extraConfig[i:]
+	}
+	if strings.HasPrefix(keys, "model = ") || strings.Contains(keys, "\nmodel = ") {
+		cfg = strings.Replace(cfg, "model = \"mock-model\"\n", "", 1)
 	}
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(keys+"\n"+cfg+"\n"+tables), 0o644); err != nil {
 		return Run{Err: err}

@@ -684,6 +684,19 @@ func codexShell(req map[string]any, cmd string) (string, string) {
 	}
 }
 
+// responsesToolType is the type of the tool named name that a Responses request offers
+// ("function", "custom"), "" when it offers none of that name.
+func responsesToolType(req map[string]any, name string) string {
+	tools, _ := req["tools"].([]any)
+	for _, t := range tools {
+		if tm, ok := t.(map[string]any); ok && tm["name"] == name {
+			typ, _ := tm["type"].(string)
+			return typ
+		}
+	}
+	return ""
+}
+
 // sessionRE finds the session a Codex exec output names.
 var sessionRE = regexp.MustCompile(`Process running with session ID (\d+)`)
 
@@ -694,7 +707,7 @@ func lastSessionID(req map[string]any) int {
 	id := 0
 	for _, it := range items {
 		m, _ := it.(map[string]any)
-		if m["type"] != "function_call_output" {
+		if m["type"] != "function_call_output" && m["type"] != "custom_tool_call_output" {
 			continue
 		}
 		out, _ := m["output"].(string)
@@ -738,6 +751,12 @@ func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n in
 		}
 		args, _ := json.Marshal(in)
 		item := map[string]any{"type": "function_call", "id": callID("fc_", n, i), "call_id": callID("call_", n, i), "name": c.Name, "arguments": string(args)}
+		if responsesToolType(req, c.Name) == "custom" {
+			// A freeform tool (Codex's apply_patch for the models of its catalog): the
+			// call's text is its input "input".
+			text, _ := in["input"].(string)
+			item = map[string]any{"type": "custom_tool_call", "id": callID("ctc_", n, i), "call_id": callID("call_", n, i), "name": c.Name, "input": text}
+		}
 		sse(&b, "response.output_item.done", map[string]any{"type": "response.output_item.done", "item": item})
 	}
 	sse(&b, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": respID,

@@ -386,7 +386,7 @@ func SentResponses(reqs []Request) []Next {
 		last := -1
 		var beside Next // the texts of the environment's message beside it (AGENTS.md)
 		for i, it := range body.Input {
-			if it["type"] == "function_call" || (it["type"] == "message" && it["role"] == "assistant") {
+			if it["type"] == "function_call" || it["type"] == "custom_tool_call" || (it["type"] == "message" && it["role"] == "assistant") {
 				last, beside = i, nil
 			}
 			if prelude && it["type"] == "message" && hasEnvironment(it["content"]) {
@@ -402,7 +402,7 @@ func SentResponses(reqs []Request) []Next {
 		next := beside
 		for _, it := range body.Input[last+1:] {
 			switch it["type"] {
-			case "function_call_output":
+			case "function_call_output", "custom_tool_call_output":
 				out, _ := it["output"].(string)
 				out, isErr, _ := codexOutput(out)
 				next = append(next, Item{Kind: "result", Error: isErr, Text: strings.TrimRight(out, "\n")})

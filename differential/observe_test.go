@@ -105,3 +105,22 @@ func TestConversationOf(t *testing.T) {
 		t.Errorf("no main: %q", got)
 	}
 }
+
+// TestCodexWallTimeNormalization: the wall time of Codex's apply_patch result ("Exit
+// code: 0\nWall time: 0.1 seconds") is run-specific, in the model's text and in a hook's
+// tool_response alike; the rest of the text is kept.
+func TestCodexWallTimeNormalization(t *testing.T) {
+	n := Normalizer{}
+	for in, want := range map[string]string{
+		"Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess.\n": "Exit code: 0\nWall time: <s>\nOutput:\nSuccess.\n",
+		"Exit code: 1\nWall time: 12 seconds\nOutput:\nx\n":         "Exit code: 1\nWall time: <s>\nOutput:\nx\n",
+		"Wall time: 0.1 seconds":                                    "Wall time: 0.1 seconds",
+	} {
+		if got := n.Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got, want := n.Value("tool_response", "Exit code: 0\nWall time: 0 seconds\nOutput:\n"), `"Exit code: 0\nWall time: <s>\nOutput:\n"`; got != want {
+		t.Errorf("Value = %s, want %s", got, want)
+	}
+}

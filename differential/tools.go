@@ -50,6 +50,9 @@ func OfferedTools(reqs []Request, skip []string) map[string]string {
 			if typ, ok := t["type"]; ok {
 				line["type"] = typ
 			}
+			if f, ok := t["format"]; ok { // a Responses custom (freeform) tool's grammar
+				line["format"] = f
+			}
 			data, _ := json.Marshal(line)
 			out[name] = string(data)
 		}

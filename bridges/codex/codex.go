@@ -31,6 +31,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/generated/wire/codex"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // The events of the codex table (spec/bridges) that the encoder builds an input for.
@@ -166,6 +167,12 @@ func behavior(cfg Config) hookbridge.Behavior {
 		// An updatedInput goes back onto the call's own arguments, as the real engine does.
 		MapRewrite: MapRewrite,
 		ToolName:   HookToolName,
+		MatcherAliases: func(tool string) []string {
+			if tool == applyPatch {
+				return applyPatchAliases
+			}
+			return nil
+		},
 	}
 }
 
@@ -182,6 +189,15 @@ func HookToolName(tool string) string {
 
 // execCommand is Codex's shell tool (unified exec).
 const execCommand = "exec_command"
+
+// applyPatch is Codex's freeform patch tool: its hooks see it by its own name with the
+// patch as {command}, and only once the patch parses (a patch that does not parse fails
+// before PreToolUse; measured on 0.169.0, codex/apply-patch-bad).
+const applyPatch = "apply_patch"
+
+// applyPatchAliases are the names apply_patch's matchers also match it by (measured on
+// 0.169.0: codex/apply-patch-matchers; its hooks still see "apply_patch").
+var applyPatchAliases = []string{"Edit", "Write"}
 
 // writeStdin is Codex's tool that continues a command exec_command left running.
 const writeStdin = "write_stdin"
@@ -211,6 +227,17 @@ func continuedExec(value json.RawMessage) (c execChunk, running bool) {
 // call's (a string command, exec_command's cmd, or an argv as ["bash", "-lc", command]),
 // the other arguments kept; any other tool takes the object as given.
 func MapRewrite(tool string, args, updated json.RawMessage) json.RawMessage {
+	if tool == applyPatch {
+		// The hook saw the patch as {command}; it goes back as the call's text.
+		var u struct {
+			Command *string `json:"command"`
+		}
+		if json.Unmarshal(updated, &u) != nil || u.Command == nil {
+			return updated
+		}
+		data, _ := json.Marshal(map[string]string{"input": *u.Command})
+		return data
+	}
 	if !slices.Contains(ShellTools, tool) {
 		return updated
 	}
@@ -326,6 +353,9 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 	case evPreToolUse:
 		if in.ToolName == writeStdin {
 			return nil, hookbridge.ErrNotFired // measured: Codex fires no hook for write_stdin
+		}
+		if in.ToolName == applyPatch && !builtin.CodexPatchParses(patchText(in.ToolInput)) {
+			return nil, hookbridge.ErrNotFired
 		}
 		v = codex.PreToolUseInput{
 			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
@@ -471,6 +501,18 @@ func permissionToolInput(tool string, args json.RawMessage) json.RawMessage {
 // command as is, an argv array joined by spaces, anything else ""), the arguments as
 // they are for every other tool ({} when absent).
 func ToolInput(tool string, args json.RawMessage) json.RawMessage {
+	if tool == applyPatch {
+		// The freeform patch (the call's text, dsh's argument "input") as {command}
+		// (measured: codex/apply-patch).
+		var in struct {
+			Input string `json:"input"`
+		}
+		_ = json.Unmarshal(args, &in)
+		data, _ := json.Marshal(struct {
+			Command string `json:"command"`
+		}{in.Input})
+		return data
+	}
 	shell := false
 	for _, t := range ShellTools {
 		if t == tool {
@@ -501,4 +543,13 @@ func ToolInput(tool string, args json.RawMessage) json.RawMessage {
 		Command string `json:"command"`
 	}{cmd})
 	return data
+}
+
+// patchText is an apply_patch call's patch (its argument "input").
+func patchText(args json.RawMessage) string {
+	var in struct {
+		Input string `json:"input"`
+	}
+	_ = json.Unmarshal(args, &in)
+	return in.Input
 }

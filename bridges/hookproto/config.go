@@ -302,8 +302,9 @@ func (c *Config) Match(event, subject string) []Handler {
 }
 
 // MatchWhere is Match keeping only the handlers runs accepts (nil: all), tested before
-// de-duplication, as Claude Code tests a handler's "if" before it de-duplicates.
-func (c *Config) MatchWhere(event, subject string, runs func(Handler) bool) []Handler {
+// de-duplication, as Claude Code tests a handler's "if" before it de-duplicates. A group
+// whose matcher does not match subject matches when it matches one of aliases.
+func (c *Config) MatchWhere(event, subject string, runs func(Handler) bool, aliases ...string) []Handler {
 	if c == nil {
 		return nil
 	}
@@ -311,6 +312,11 @@ func (c *Config) MatchWhere(event, subject string, runs func(Handler) bool) []Ha
 	seen := map[string]bool{}
 	for _, g := range c.groups[event] {
 		ok, merr := g.Matcher.Test(subject)
+		for _, a := range aliases {
+			if !ok && merr == nil {
+				ok, merr = g.Matcher.Test(a)
+			}
+		}
 		if !ok && merr == nil {
 			continue
 		}

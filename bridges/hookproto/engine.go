@@ -93,6 +93,9 @@ type Fire struct {
 	// Subject is what matchers test (tool name, SessionStart source); "" for events
 	// without a matcher.
 	Subject string
+	// Aliases are further names a matcher may match the subject by (Codex's apply_patch
+	// fires the matchers of Edit and Write too); the hooks still see Subject.
+	Aliases []string
 	// Stdin is the encoded input JSON.
 	Stdin []byte
 	// Dir is the working directory of the hooks (the session cwd); "" means Engine.Dir.
@@ -478,7 +481,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	}
 	rep.Event = &ev
 	var sync, async []Handler
-	for _, h := range e.Config.MatchWhere(f.Event, f.Subject, func(h Handler) bool { return e.runs(h, f) }) {
+	for _, h := range e.Config.MatchWhere(f.Event, f.Subject, func(h Handler) bool { return e.runs(h, f) }, f.Aliases...) {
 		if h.Async {
 			async = append(async, h)
 		} else {

@@ -60,6 +60,15 @@ type Message struct {
 	Source dsh.MessageSource
 }
 
+// FreeformKey is the input-schema keyword that makes a tool freeform where the wire has
+// such tools (the Responses API's custom tools): its value is the tool's format (Codex's
+// apply_patch: {"type": "grammar", "syntax": "lark", "definition": …}), and the tool is
+// offered as a custom tool with that format instead of a function. The model's call is
+// the text it wrote, which the tool receives as its argument "input"; the rest of the
+// schema ({input: string}) is what the arguments are checked against. A wire without
+// freeform tools offers the schema as it is.
+const FreeformKey = "x-freeform"
+
 // ToolSpec describes a tool to the model.
 type ToolSpec struct {
 	// Name is the name the model calls the tool by.

@@ -42,6 +42,9 @@ type call struct {
 	// approved is the digest of the arguments an allowed-once answer was given for; the
 	// body must get exactly those (dispatch checks it).
 	approved string
+	// allowedOnAsk says the call asked for approval and was allowed (by approval/answer or
+	// the approver): RunContext.Approved.
+	allowedOnAsk bool
 
 	// survivors are the contexts every failure path keeps (docs/design/SEMANTICS.md#a5-deferred-contexts-survive-every-failure):
 	// the body's deferred contexts, or those of a post-execute block that replaced them.
@@ -353,7 +356,7 @@ func (c *call) ask(reasonPtr *string, reason *string, denied *bool) (outcome, st
 			return failureOf("approval for tool "+name+" was given for other arguments than the call's (stale argument digest)",
 				&dsh.ToolErrorInfo{Name: NameApprovalError, Code: CodeApprovalStale}), toPost, true
 		}
-		c.approved = digest
+		c.approved, c.allowedOnAsk = digest, true
 		return outcome{}, 0, false
 	case dsh.ApprovalOutcomeRejected:
 		return deny("the user rejected tool " + name)
@@ -392,6 +395,7 @@ func (c *call) answer(reasonPtr *string, reason *string, denied *bool) (o outcom
 	case dsh.ApprovalAnswerPass:
 		return outcome{}, 0, false, false
 	case dsh.ApprovalAnswerAllow:
+		c.allowedOnAsk = true
 		return outcome{}, 0, false, true
 	case dsh.ApprovalAnswerDeny:
 		deny = &x

@@ -27,6 +27,12 @@ type RunContext struct {
 	closed    bool
 }
 
+// Approved says whether the call asked for approval and was allowed (by an approval/answer
+// listener or the approver), as opposed to running without asking: a tool whose engine
+// refuses what needs an approval when no one was asked (Codex's escalation under approval
+// policy never) reads it.
+func (rc *RunContext) Approved() bool { return rc.c != nil && rc.c.allowedOnAsk }
+
 // Exec returns the sealed call. Its Arguments are the body's own copy of the frozen
 // arguments: changing them changes nothing else.
 func (rc *RunContext) Exec() dsh.ToolExecution { return rc.exec }

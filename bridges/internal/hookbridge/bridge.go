@@ -80,6 +80,9 @@ type Behavior struct {
 	// `if` conditions test (Codex reports its exec_command as "Bash"); the Encode writes
 	// the tool_name itself from the tool's own name. Nil keeps the tool's own name.
 	ToolName func(tool string) string
+	// MatcherAliases, if set, are further names a tool's matchers may match it by (Codex:
+	// Edit and Write for apply_patch); the hooks' tool_name stays ToolName's.
+	MatcherAliases func(tool string) []string
 	// UpdatedOutput, if set, reads the hooks' replacement of a successful result's output
 	// from a report of the event at tools/post-execute (Claude Code's updatedToolOutput):
 	// the content the model then reads, and whether there is one the tool's output shape
@@ -414,8 +417,12 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 		}
 		call = &permrule.Call{Tool: name, Input: in.ToolInput}
 	}
+	var aliases []string
+	if in.ToolName != "" && subject == call.Tool && b.d.MatcherAliases != nil {
+		aliases = b.d.MatcherAliases(in.ToolName)
+	}
 	rep := b.engine.Fire(ctx, hookproto.Fire{
-		Event: in.Event, Subject: subject, Stdin: stdin, Dir: in.Session.CWD,
+		Event: in.Event, Subject: subject, Aliases: aliases, Stdin: stdin, Dir: in.Session.CWD,
 		Turn: in.Turn, InTurn: inTurn, Maintenance: in.Maintenance, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
 		IgnoreRewrite: ignore, Call: call,
 	})

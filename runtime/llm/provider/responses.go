@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -55,7 +56,8 @@ type OpenAIResponsesConfig struct {
 // text is a user message of input_text parts; an assistant message replays its signed
 // reasoning as reasoning items (summary and encrypted_content), its text as an assistant
 // message of output_text and its tool calls as function_call items; a tool result is a
-// function_call_output with the result's text. With Codex set, a plugin's context is a
+// function_call_output with the result's text (a freeform tool's call and output are
+// custom_tool_call and custom_tool_call_output: see [llm.FreeformKey]). With Codex set, a plugin's context is a
 // developer message, and the contexts that follow a step's tool results go before its
 // function_call_output items, where Codex places them. Tools are function tools with
 // strict false. MaxTokens is max_output_tokens; the other keys of Config.Extra are added
@@ -190,6 +192,15 @@ func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, 
 		if err != nil {
 			return p, err
 		}
+		if format, ok := schema[llm.FreeformKey]; ok {
+			// A freeform (custom) tool: the model writes its input as text in format.
+			custom := map[string]any{"type": "custom", "name": t.Name, "format": format}
+			if t.Description != "" {
+				custom["description"] = t.Description
+			}
+			p.Tools = append(p.Tools, param.Override[responses.ToolUnionParam](custom))
+			continue
+		}
 		fn := responses.FunctionToolParam{Name: t.Name, Parameters: schema, Strict: openai.Bool(false)}
 		if t.Description != "" {
 			fn.Description = openai.String(t.Description)
@@ -207,6 +218,26 @@ func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, 
 	return p, nil
 }
 
+// freeformTools are the names of req's freeform tools.
+func freeformTools(req llm.Request) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range req.Tools {
+		if m, err := schemaMap(t); err == nil && m[llm.FreeformKey] != nil {
+			out[t.Name] = true
+		}
+	}
+	return out
+}
+
+// freeformInput is the text of a freeform call's arguments ({"input": text}).
+func freeformInput(args string) string {
+	var in struct {
+		Input string `json:"input"`
+	}
+	_ = json.Unmarshal([]byte(args), &in)
+	return in.Input
+}
+
 // item is an input item as Codex writes it.
 func item(v map[string]any) responses.ResponseInputItemUnionParam {
 	return param.Override[responses.ResponseInputItemUnionParam](v)
@@ -222,11 +253,12 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 	// outputsAt is where the current run of function_call_output items began (-1: none):
 	// under Codex, the contexts that follow go before it.
 	outputsAt := -1
+	freeform, customCalls := freeformTools(req), map[string]bool{}
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
 			outputsAt = -1
-			out = append(out, m.assistantItems(msg.Content)...)
+			out = append(out, m.assistantItems(msg.Content, freeform, customCalls)...)
 		case llm.RoleUser:
 			if pluginContext(msg) {
 				var ctxItems []responses.ResponseInputItemUnionParam
@@ -263,7 +295,11 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 					if outputsAt < 0 {
 						outputsAt = len(out)
 					}
-					out = append(out, item(map[string]any{"type": "function_call_output", "call_id": tr.ToolCallID, "output": toolResultText(tr, m.log)}))
+					kind := "function_call_output"
+					if customCalls[tr.ToolCallID] {
+						kind = "custom_tool_call_output"
+					}
+					out = append(out, item(map[string]any{"type": kind, "call_id": tr.ToolCallID, "output": toolResultText(tr, m.log)}))
 					continue
 				}
 				switch v := b.(type) {
@@ -284,7 +320,8 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 }
 
 // assistantItems maps a replayed assistant message: signed reasoning, text, calls.
-func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock) []responses.ResponseInputItemUnionParam {
+// A call of a freeform tool is a custom_tool_call, its id noted in customCalls.
+func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, customCalls map[string]bool) []responses.ResponseInputItemUnionParam {
 	var out []responses.ResponseInputItemUnionParam
 	var text strings.Builder
 	flush := func() {
@@ -312,6 +349,11 @@ func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock) []responses
 			args := v.Arguments
 			if args == "" {
 				args = "{}"
+			}
+			if freeform[v.Name] {
+				customCalls[v.ID] = true
+				out = append(out, item(map[string]any{"type": "custom_tool_call", "name": v.Name, "input": freeformInput(args), "call_id": v.ID}))
+				continue
 			}
 			out = append(out, item(map[string]any{"type": "function_call", "name": v.Name, "arguments": args, "call_id": v.ID}))
 		default:
@@ -380,6 +422,12 @@ func (st *responsesState) apply(c *call, ev responses.ResponseStreamEventUnion) 
 			fc := it.AsFunctionCall()
 			st.calls++
 			return c.emit(dsh.ChunkToolCall{ID: fc.CallID, Name: fc.Name, Arguments: fc.Arguments})
+		case "custom_tool_call":
+			// A freeform tool's call: its text is the argument "input" (llm.FreeformKey).
+			cc := it.AsCustomToolCall()
+			st.calls++
+			args, _ := json.Marshal(map[string]string{"input": cc.Input})
+			return c.emit(dsh.ChunkToolCall{ID: cc.CallID, Name: cc.Name, Arguments: string(args)})
 		case "reasoning":
 			r := it.AsReasoning()
 			var summary strings.Builder

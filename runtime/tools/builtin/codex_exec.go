@@ -28,6 +28,15 @@ import (
 // Codex's own ("write_stdin failed: Unknown process id N").
 const CodeExecSession = "EXEC_SESSION"
 
+// CodeEscalation is the failure of an exec_command that asks for unsandboxed execution
+// (sandbox_permissions "require_escalated") when no approval was asked and given: Codex's
+// refusal under approval policy never (codexEscalationRefusal).
+const CodeEscalation = "ESCALATION"
+
+// codexEscalationRefusal is what Codex 0.169.0 answers an escalation under approval policy
+// never, which codex exec always runs under.
+const codexEscalationRefusal = "approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never"
+
 // Codex's unified exec bounds (0.169.0, its tools' descriptions): exec_command waits
 // 10 s by default, within 250 ms to 30 s; a write_stdin that writes waits 250 ms by
 // default, up to 30 s; an empty one (a poll) waits 5 s to 300 s.
@@ -42,16 +51,18 @@ const (
 	codexMaxSessions = 64
 )
 
-// execInput is exec_command's input (Codex's; justification, prefix_rule and
-// sandbox_permissions ask Codex's approval flow and do not change how dsh runs it).
+// execInput is exec_command's input (Codex's; justification and prefix_rule ask Codex's
+// approval flow and do not change how dsh runs it; sandbox_permissions
+// "require_escalated" is refused unless the call was approved).
 type execInput struct {
-	Cmd         string `json:"cmd"`
-	Workdir     string `json:"workdir"`
-	Shell       string `json:"shell"`
-	Login       *bool  `json:"login"`
-	TTY         bool   `json:"tty"`
-	YieldTimeMS *int64 `json:"yield_time_ms"`
-	MaxTokens   *int64 `json:"max_output_tokens"`
+	Cmd                string `json:"cmd"`
+	SandboxPermissions string `json:"sandbox_permissions"`
+	Workdir            string `json:"workdir"`
+	Shell              string `json:"shell"`
+	Login              *bool  `json:"login"`
+	TTY                bool   `json:"tty"`
+	YieldTimeMS        *int64 `json:"yield_time_ms"`
+	MaxTokens          *int64 `json:"max_output_tokens"`
 }
 
 // writeStdinInput is write_stdin's input.
@@ -256,6 +267,12 @@ func codexExec(o Options) tools.Definition {
 			var in execInput
 			if err := rc.BindArguments(&in); err != nil {
 				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			if in.SandboxPermissions == "require_escalated" && !rc.Approved() {
+				// codex exec runs under approval policy never whatever config.toml says, and
+				// refuses an escalation no one approved (measured on 0.169.0:
+				// codex/escalate-never); dsh's approval is the asked call's.
+				return nil, tools.NewError(CodeEscalation, codexEscalationRefusal)
 			}
 			return s.start(ctx, o, in, rc.Exec().CallID)
 		},

@@ -136,7 +136,7 @@ func TestCodexToolsetDefinitions(t *testing.T) {
 	}
 	var want []builtin.ToolRow
 	for _, r := range ts.Tools {
-		if r.Impl != "" {
+		if r.Impl != "" && r.Only == nil {
 			want = append(want, r)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -41,7 +42,19 @@ func TestRecordCodexToolset(t *testing.T) {
 	for _, r := range old.Tools {
 		rows[r.Name] = r
 	}
-	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model}
+	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model, Models: old.Models}
+	// The rows of the tools offered only to other models (recorded from their requests)
+	// stay, after the row they followed.
+	var others [][2]string // {row name, the name of the row before it}
+	for i, r := range old.Tools {
+		if r.Only != nil && !slices.Contains(r.Only, body.Model) {
+			prev := ""
+			if i > 0 {
+				prev = old.Tools[i-1].Name
+			}
+			others = append(others, [2]string{r.Name, prev})
+		}
+	}
 	for i, raw := range body.Tools {
 		var tool struct {
 			Type        string          `json:"type"`
@@ -61,6 +74,13 @@ func TestRecordCodexToolset(t *testing.T) {
 			r = ToolRow{Absent: "not yet implemented"}
 		}
 		r.Name, r.Description, r.InputSchema = name, tool.Description, nil
+		if tool.Type == "custom" {
+			var c struct {
+				Format json.RawMessage `json:"format"`
+			}
+			_ = json.Unmarshal(raw, &c)
+			r.Type, r.Format = "custom", c.Format
+		}
 		if tool.Type == "function" {
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, tool.Parameters); err != nil {
@@ -69,6 +89,13 @@ func TestRecordCodexToolset(t *testing.T) {
 			r.InputSchema = buf.Bytes()
 		}
 		ts.Tools = append(ts.Tools, r)
+	}
+	for _, o := range others {
+		at := len(ts.Tools)
+		if j := slices.IndexFunc(ts.Tools, func(r ToolRow) bool { return r.Name == o[1] }); j >= 0 {
+			at = j + 1
+		}
+		ts.Tools = slices.Insert(ts.Tools, at, rows[o[0]])
 	}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 
+	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/spec"
 )
@@ -71,6 +72,16 @@ type ToolRow struct {
 	// Agent is, for the agent tool (impl "agent"), how the engine shapes its calls and
 	// results (runtime/subagent).
 	Agent *AgentShape `json:"agent,omitempty"`
+	// Type is the entry's type when the engine sends one other than a function ("custom":
+	// a freeform tool, whose input is text in Format; "tool_search").
+	Type string `json:"type,omitempty"`
+	// Format is a freeform tool's format as the engine sends it (Codex's apply_patch: a
+	// Lark grammar); dsh offers the tool with it (llm.FreeformKey).
+	Format json.RawMessage `json:"format,omitempty"`
+	// Only, when set, are the models the engine offers the tool to; the recording model is
+	// offered it only when named here (Codex offers apply_patch to the models of its
+	// catalog, not to an unknown one).
+	Only []string `json:"only,omitempty"`
 }
 
 // AgentShape is how an engine shapes its agent tool: where a call's input holds the task
@@ -142,6 +153,7 @@ var implTable = map[string]func(Options) tools.Definition{
 	// Codex's own tools (spec/toolsets/codex.json).
 	"codex.exec_command": codexExec,
 	"codex.write_stdin":  codexWriteStdin,
+	"codex.apply_patch":  codexApplyPatch,
 
 	// Claude Code's own tools (spec/toolsets/claude-code.json).
 	"claude.notebook_edit": func(o Options) tools.Definition { return claudeFailures(claudeNotebookEdit(o), CodeNotebook) },
@@ -221,7 +233,7 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	}
 	m := all[i].Models[o.Model]
 	for _, r := range all[i].Tools {
-		if r.Impl == "" || slices.Contains(m.Without, r.Name) {
+		if r.Impl == "" || slices.Contains(m.Without, r.Name) || (r.Only != nil && !slices.Contains(r.Only, o.Model)) {
 			continue
 		}
 		if j := slices.IndexFunc(m.Tools, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
@@ -241,10 +253,26 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		if d.InputSchema == nil {
 			return nil, false, fmt.Errorf("builtin: the %s toolset's %s has no input_schema", all[i].Dialect, r.Name)
 		}
+		if r.Format != nil {
+			if d.InputSchema, err = freeformSchema(d.InputSchema, r.Format); err != nil {
+				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: %w", all[i].Dialect, r.Name, err)
+			}
+		}
 		defs = append(defs, d)
 	}
 	if len(defs) == 0 {
 		return nil, false, errors.New("builtin: the " + all[i].Dialect + " toolset offers no tool")
 	}
 	return defs, true, nil
+}
+
+// freeformSchema is schema (the implementation's {input: string}) with the freeform
+// format the engine sends (llm.FreeformKey).
+func freeformSchema(schema, format json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, err
+	}
+	m[llm.FreeformKey] = format
+	return json.Marshal(m)
 }
