@@ -14,7 +14,8 @@ import (
 // suite replays (differential/testdata/real) and decides with them as Claude Code does:
 // devkit's plugin lets a plain command through and its safety check denies one naming
 // DROP TABLE (its scripts need bash and jq); claude-code-hooks-mastery's settings load,
-// with their SubagentStop hook reported as never firing, and run their PreToolUse hook.
+// their SubagentStop hook with the rest (nothing reported as never firing), and run their
+// PreToolUse hook.
 func TestRealConfigsHooksRun(t *testing.T) {
 	for _, tool := range []string{"bash", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -47,7 +48,7 @@ func TestRealConfigsHooksRun(t *testing.T) {
 	}
 	mastery := filepath.Join(real, "hooks-mastery", "settings.json")
 	out, errs, code = run("hooks", "run", "--config", mastery, "--project-dir", dir, "--input", input("ls"))
-	if code != 0 || !strings.Contains(errs, "hooks for SubagentStop never fire in dsh") || !strings.Contains(out, "PreToolUse") {
+	if code != 0 || strings.Contains(errs, "never fire") || !strings.Contains(out, "PreToolUse") {
 		t.Errorf("hooks-mastery: exit %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -1,5 +1,11 @@
 package differential
 
+// subagentCall is a foreground Agent call of a general-purpose child on task.
+func subagentCall(task string) Call {
+	return Call{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": task,
+		"subagent_type": "general-purpose", "run_in_background": false}}
+}
+
 // subagentCases are the cases of subagents: an agent tool call that runs a child agent,
 // and the hooks that fire around and inside it. The mock scripts each child apart from
 // its parent (Case.Children), matched by a phrase of its task.

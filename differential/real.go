@@ -93,6 +93,15 @@ func realCases() []Case {
 		{Name: "real/devkit-block", Engines: claude, Plugin: true, PluginFiles: "real/devkit", Hooks: devkit,
 			Turns: []Turn{{Text: "running", Bash: []string{"echo 'DROP TABLE t' > note.txt; touch ran_1"}}, {Text: "finished"}}},
 		{Name: "real/hooks-mastery", Engines: claude, Sources: true, Turns: oneCall, Hooks: mastery},
+		// The same files with a subagent: their SubagentStart and SubagentStop hooks run
+		// around the child (devkit's SubagentStop matcher, "Stop", names no agent type the
+		// call starts, so only its tool hooks run inside the child).
+		{Name: "real/devkit-subagent", Engines: claude, Plugin: true, PluginFiles: "real/devkit", Hooks: devkit,
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{subagentCall("CHILD-A: check")}}, {Text: "finished"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"touch ran_1; echo ok"}}, {Text: "ALL_TESTS_PASSING exit code 0"}}}}},
+		{Name: "real/hooks-mastery-subagent", Engines: claude, Sources: true, Hooks: mastery,
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{subagentCall("CHILD-A: check")}}, {Text: "finished"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"touch ran_1; echo ok"}}, {Text: "child answer"}}}}},
 	}
 }
 
