@@ -25,6 +25,8 @@ var points = map[string]pointRow{
 	dsh.PostBatchEventName:          notification(postBatchPayload, (*dsh.Registry).NotifyPostBatch, describePostBatch),
 	dsh.TurnInterruptedEventName:    notification(turnInterruptedPayload, (*dsh.Registry).NotifyTurnInterrupted, nil),
 	dsh.TurnStoppingEventName:       notification(turnStoppingPayload, (*dsh.Registry).NotifyTurnStopping, describeStop),
+	dsh.SubagentStartEventName:      notification(subagentStartPayload, (*dsh.Registry).NotifySubagentStart, nil),
+	dsh.SubagentStopEventName:       notification(subagentStopPayload, (*dsh.Registry).NotifySubagentStop, describeStop),
 	dsh.PreStepEventName:            waterfall(preStepPayload, (*dsh.Registry).RunPreStep, enterAll, describePreStep),
 	dsh.ApprovalAnswerEventName:     waterfall(approvalAnswerPayload, (*dsh.Registry).RunApprovalAnswer, nil, describeApprovalAnswer),
 	dsh.PreToolEventName:            waterfall(preToolPayload, (*dsh.Registry).RunPreTool, nil, describePreTool),
@@ -165,6 +167,35 @@ func agentErrorPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.Agen
 
 func turnStoppingPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.TurnStoppingPayload, error) {
 	p := &dsh.TurnStoppingPayload{Agent: f.agent, AgentID: hooksAgentID, Turn: f.turn, StopHookActive: f.in.StopHookActive}
+	if f.in.StopHookActive {
+		p.Continuations = 1
+	}
+	return p, nil
+}
+
+// agent/subagent-start and agent/subagent-stop: the input's agent_id and agent_type name
+// the child (general-purpose when it names none); a stop's listeners halt or steer it.
+
+func lineageOf(f *fireIn) (string, dsh.Lineage) {
+	id, typ := f.in.AgentID, f.in.AgentType
+	if id == "" {
+		id = hooksAgentID + "-child"
+	}
+	if typ == "" {
+		typ = "general-purpose"
+	}
+	return id, dsh.Lineage{ParentAgentID: hooksAgentID, ParentCallID: "dsh-hooks-call", AgentType: typ, Depth: 1}
+}
+
+func subagentStartPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.SubagentStartPayload, error) {
+	id, l := lineageOf(f)
+	return &dsh.SubagentStartPayload{Agent: f.agent, AgentID: id, Lineage: l}, nil
+}
+
+func subagentStopPayload(_ context.Context, _ *dsh.Registry, f *fireIn) (*dsh.SubagentStopPayload, error) {
+	id, l := lineageOf(f)
+	p := &dsh.SubagentStopPayload{Agent: f.agent, AgentID: id, Lineage: l, Turn: f.turn, StopHookActive: f.in.StopHookActive,
+		Answer: f.in.LastAssistantMessage}
 	if f.in.StopHookActive {
 		p.Continuations = 1
 	}

@@ -41,6 +41,10 @@ type Input struct {
 	IsInterrupt bool `json:"is_interrupt"`
 	// StopHookActive is the turn-stopping flag: a hook already continued the turn.
 	StopHookActive bool `json:"stop_hook_active"`
+	// AgentID and AgentType name the subagent an event fires in (Claude Code's agent_id
+	// and agent_type); "" at the top.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
 	// LastAssistantMessage is the model's last text of the turn.
 	LastAssistantMessage *string `json:"last_assistant_message"`
 	// Reason is the session-end reason, in the dialect's words.

@@ -233,7 +233,7 @@ func TestPendingEventFailsClosed(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedEvent) || !strings.Contains(err.Error(), "does not fire yet (it would fire when an MCP server asks)") {
 		t.Errorf("pending: %v", err)
 	}
-	if err := NotFired(&b, "SubagentStop"); !errors.Is(err, ErrUnfiredEvent) {
+	if err := NotFired(&b, "TeammateIdle"); !errors.Is(err, ErrUnfiredEvent) {
 		t.Errorf("unfired: %v", err)
 	}
 	if err := NotFired(&b, "PreToolUse"); err != nil {
