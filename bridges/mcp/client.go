@@ -100,6 +100,9 @@ type Options struct {
 	// server past either is not mounted.
 	MaxToolPages     int
 	MaxToolListBytes int
+	// Loading is how the model's requests declare the servers' tools (the zero value: in
+	// full; tools.LoadDeferred: behind a tool search, as Claude Code offers them).
+	Loading tools.Loading
 }
 
 func (o Options) withDefaults() Options {
@@ -374,6 +377,7 @@ func (s *Set) Definitions() []tools.Definition {
 func (s *Set) Register(reg *tools.Registry, agentID string) (unregister func(), errs []error) {
 	var unregs []func()
 	for _, def := range s.Definitions() {
+		def.Loading = s.o.Loading
 		add := func(d tools.Definition) (func(), error) {
 			if agentID == "" {
 				return reg.Register(d)

@@ -101,7 +101,8 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ContentBlock/text", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.TextBlock{
-			Text: "text-text",
+			Text:          "text-text",
+			ToolReference: ptr("text-toolReference"),
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/reasoning", func(t *testing.T) {
@@ -130,7 +131,8 @@ func TestRoundTrip(t *testing.T) {
 			ToolCallID: "text-toolCallId",
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			IsError: true,
@@ -177,7 +179,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -189,7 +192,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolAccept{
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			AdditionalContexts: []dsh.UserMessage{
@@ -198,7 +202,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -210,7 +215,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolBlock{
 			Feedback: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			AdditionalContexts: []dsh.UserMessage{
@@ -219,7 +225,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -264,7 +271,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -325,7 +333,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.ModelRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -333,9 +342,10 @@ func TestRoundTrip(t *testing.T) {
 			},
 			Tools: []dsh.ModelTool{
 				dsh.ModelTool{
-					Name:        "text-name",
-					Description: "text-description",
-					InputSchema: json.RawMessage("{\"k\":\"v\"}"),
+					Name:         "text-name",
+					Description:  "text-description",
+					InputSchema:  json.RawMessage("{\"k\":\"v\"}"),
+					DeferLoading: ptr(true),
 				},
 			},
 			Reason: ptr("text-reason"),
@@ -353,7 +363,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestAnswer{
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			Usage: &dsh.Usage{
@@ -419,7 +430,8 @@ func TestRoundTrip(t *testing.T) {
 			Value: json.RawMessage("{\"k\":\"v\"}"),
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -429,7 +441,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -449,7 +462,8 @@ func TestRoundTrip(t *testing.T) {
 			},
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -459,7 +473,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -576,7 +591,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.AssistantMessageRoleAssistant,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 			},
@@ -600,7 +616,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -773,7 +790,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -790,7 +808,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -806,7 +825,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -824,7 +844,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -857,7 +878,8 @@ func TestRoundTrip(t *testing.T) {
 					Arguments: json.RawMessage("{\"k\":\"v\"}"),
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					IsError: true,
@@ -900,7 +922,8 @@ func TestRoundTrip(t *testing.T) {
 				Value: json.RawMessage("{\"k\":\"v\"}"),
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -957,7 +980,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -1053,9 +1077,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Tools: []dsh.ModelTool{
 					dsh.ModelTool{
-						Name:        "text-name",
-						Description: "text-description",
-						InputSchema: json.RawMessage("{\"k\":\"v\"}"),
+						Name:         "text-name",
+						Description:  "text-description",
+						InputSchema:  json.RawMessage("{\"k\":\"v\"}"),
+						DeferLoading: ptr(true),
 					},
 				},
 			},
@@ -1083,9 +1108,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Tools: []dsh.ModelTool{
 					dsh.ModelTool{
-						Name:        "text-name",
-						Description: "text-description",
-						InputSchema: json.RawMessage("{\"k\":\"v\"}"),
+						Name:         "text-name",
+						Description:  "text-description",
+						InputSchema:  json.RawMessage("{\"k\":\"v\"}"),
+						DeferLoading: ptr(true),
 					},
 				},
 			},
@@ -1115,7 +1141,8 @@ func TestRoundTrip(t *testing.T) {
 			Response: dsh.ModelResponse{
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Finish: dsh.FinishReasonStop,
@@ -1129,7 +1156,8 @@ func TestRoundTrip(t *testing.T) {
 			Original: dsh.ModelResponse{
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Finish: dsh.FinishReasonStop,
@@ -1275,7 +1303,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -1320,7 +1349,8 @@ func TestRoundTrip(t *testing.T) {
 				Value: json.RawMessage("{\"k\":\"v\"}"),
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -1372,7 +1402,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
