@@ -13,6 +13,15 @@ func toolCases() []Case {
 			{Text: "listing", Calls: []Call{{Name: "TaskList", Input: map[string]any{}}}},
 			{Text: "finished"}},
 			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+		// ToolSearch by keywords, by a name no tool has, and by the name of a tool it
+		// loaded already; then a call to the tool the keywords found.
+		{Name: "tools/search-keyword", Engines: claude, Turns: []Turn{
+			{Text: "searching", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "notebook jupyter", "max_results": 5}}}},
+			{Text: "searching more", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "task list", "max_results": 2}}}},
+			{Text: "searching none", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "select:NoSuchTool", "max_results": 5}}}},
+			{Text: "searching loaded", Calls: []Call{{Name: "ToolSearch", Input: map[string]any{"query": "select:NotebookEdit,Read", "max_results": 5}}}},
+			{Text: "finished"}},
+			Hooks: []Hook{h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
 		// The task tools: create, update, get, list (TodoWrite's successors in 2.1.328).
 		{Name: "tools/tasks", Engines: claude, Turns: []Turn{
 			{Text: "creating", Calls: []Call{{Name: "TaskCreate", Input: map[string]any{"subject": "first task", "description": "do it", "activeForm": "Doing it"}}}},

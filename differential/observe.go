@@ -361,6 +361,10 @@ func blockText(v any) string {
 				if s, ok := pm["text"].(string); ok {
 					parts = append(parts, s)
 				}
+				// A tool search's answer (Claude Code's ToolSearch) loads these tools.
+				if name, ok := pm["tool_name"].(string); ok && pm["type"] == "tool_reference" {
+					parts = append(parts, "[tool_reference "+name+"]")
+				}
 			}
 		}
 		return strings.Join(parts, "\n")

@@ -75,6 +75,19 @@ func TestSentDropsDateChange(t *testing.T) {
 	}
 }
 
+// TestSentToolReferences: a tool result's tool_reference blocks (a tool search's answer)
+// are part of what the result sent, in order, so that a side that loads other tools, or
+// none, differs.
+func TestSentToolReferences(t *testing.T) {
+	first := Request{Main: true, Body: []byte(`{"messages":[{"role":"user","content":"go"}]}`)}
+	b := `{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result","content":[{"type":"tool_reference","tool_name":"A"},{"type":"tool_reference","tool_name":"B"}]},{"type":"text","text":"Tool loaded."}]}]}`
+	got := SentAnthropic([]Request{first, {Main: true, Body: []byte(b)}})
+	want := Next{{Kind: "result", Text: "[tool_reference A]\n[tool_reference B]"}, {Kind: "user", Text: "Tool loaded."}}
+	if len(got) != 2 || !reflect.DeepEqual(got[1], want) {
+		t.Errorf("SentAnthropic = %+v; want %+v", got, want)
+	}
+}
+
 // TestUnordered: the runs of a concurrent hook move after the others, sorted by stdin;
 // the others keep their order.
 func TestUnordered(t *testing.T) {

@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/dshkit/dsh/bridges/mcp"
+	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // MCPServers returns the MCP servers of a session: those of configFile (an unreadable
@@ -68,6 +73,9 @@ func (s *Session) mcp(ctx context.Context) error {
 	if d := s.cfg.Hooks.desc(); d != nil && d.Table != nil {
 		o.NameFormat = d.Table.MCPToolName // the engine's name of an MCP tool
 	}
+	if builtin.DefersMCP(s.Builtin) {
+		o.Loading = tools.LoadDeferred
+	}
 	set, errs := mcp.Start(ctx, servers, o)
 	for _, e := range errs {
 		s.note(e.Error())
@@ -79,4 +87,31 @@ func (s *Session) mcp(ctx context.Context) error {
 	s.mcpSet = set
 	s.closers = append(s.closers, func() { unregister(); set.Close() })
 	return nil
+}
+
+// remindDeferred tells the model, when a new session starts, the names of the tools its
+// requests offer behind the tool search (the built-in tools' and the MCP servers'), in
+// the dialect's words (its toolset's search reminder), as the engine does in its first
+// request.
+func (s *Session) remindDeferred() {
+	var names []string
+	for _, d := range s.Tools.Visible("") {
+		if d.Loading == tools.LoadDeferred {
+			names = append(names, d.Name)
+		}
+	}
+	text := builtin.DeferredReminder(s.Builtin, names)
+	if text == "" {
+		return
+	}
+	text = "<system-reminder>\n" + text + "\n</system-reminder>"
+	plugin := s.cfg.Hooks.desc().Table.Plugin
+	s.Hooks.Plugin("tool-search").OnSessionStart(func(ctx context.Context, sp *dsh.SessionStartPayload) error {
+		if sp.Source != dsh.SessionStartSourceStartup || sp.Agent == nil {
+			return nil
+		}
+		return sp.Agent.Inject(ctx, dsh.UserMessage{ID: fmt.Sprintf("tool-search-%d", time.Now().UnixNano()),
+			Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}},
+			Source: dsh.SourcePlugin{Plugin: plugin, Form: dsh.PluginFormCatalog}})
+	})
 }

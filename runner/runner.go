@@ -247,6 +247,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	if err := s.mcp(ctx); err != nil {
 		return nil, err
 	}
+	s.remindDeferred()
 	for _, p := range cfg.Plugins {
 		p.Register(s.Hooks.Plugin(PluginName(p)))
 	}

@@ -109,19 +109,23 @@ func TestAsEngine(t *testing.T) {
 }
 
 // TestTranscript: the transcript is Claude Code's JSONL, chained by parentUuid, with the
-// prompt as a string and blocks otherwise; "<" is written as is.
+// prompt as a string and blocks otherwise; "<" is written as is; a tool search's tool
+// references are tool_reference blocks.
 func TestTranscript(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	tr, err := claudecode.NewTranscript(path, "sess", "/ws")
 	if err != nil {
 		t.Fatal(err)
 	}
+	late := "Late"
 	for _, d := range []dsh.SessionEventData{
 		dsh.UserMessageLogged{Message: dsh.UserMessage{Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "go"}}}},
 		dsh.AssistantMessageLogged{Message: dsh.AssistantMessage{Role: dsh.AssistantMessageRoleAssistant, Content: []dsh.ContentBlock{
 			dsh.TextBlock{Text: "<promise>DONE</promise>"}, dsh.ToolCallBlock{ID: "c1", Name: "Bash", Arguments: `{"command":"ls"}`}}}},
 		dsh.ToolResultLogged{Message: dsh.UserMessage{Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{
 			dsh.ToolResultBlock{ToolCallID: "c1", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "a\nb"}}}}}},
+		dsh.ToolResultLogged{Message: dsh.UserMessage{Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{
+			dsh.ToolResultBlock{ToolCallID: "c2", Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Tool Late loaded.", ToolReference: &late}}}}}},
 		dsh.TurnEnd{Turn: 1},
 	} {
 		if err := tr.Observe(d); err != nil {
@@ -131,7 +135,7 @@ func TestTranscript(t *testing.T) {
 	tr.Close()
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], "<promise>DONE</promise>") {
+	if len(lines) != 4 || !strings.Contains(lines[1], "<promise>DONE</promise>") {
 		t.Fatalf("%s", data)
 	}
 	type entry struct {
@@ -162,5 +166,9 @@ func TestTranscript(t *testing.T) {
 	if !strings.Contains(string(entries[1].Message.Content), `{"id":"c1","input":{"command":"ls"},"name":"Bash","type":"tool_use"}`) ||
 		!strings.Contains(string(entries[2].Message.Content), `"type":"tool_result"`) {
 		t.Errorf("%s", data)
+	}
+	// A tool search's answer is written as the engine writes it: tool_reference blocks.
+	if !strings.Contains(string(entries[3].Message.Content), `"content":[{"tool_name":"Late","type":"tool_reference"}]`) {
+		t.Errorf("tool references: %s", entries[3].Message.Content)
 	}
 }

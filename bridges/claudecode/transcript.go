@@ -111,6 +111,21 @@ func (t *Transcript) Observe(data dsh.SessionEventData) error {
 	return nil
 }
 
+// resultContent is a tool result's content as the engine writes it: its text, or, for a
+// tool search's answer (tool references), the tool_reference blocks.
+func resultContent(content []dsh.ContentBlock) any {
+	var refs []map[string]any
+	for _, c := range content {
+		if t, ok := c.(dsh.TextBlock); ok && t.ToolReference != nil {
+			refs = append(refs, map[string]any{"type": "tool_reference", "tool_name": *t.ToolReference})
+		}
+	}
+	if refs != nil {
+		return refs
+	}
+	return hookbridge.Text(content)
+}
+
 // userContent is a user entry's content: the text alone for a message of one text
 // block (as the engine writes a prompt), else blocks.
 func userContent(blocks []dsh.ContentBlock) any {
@@ -127,7 +142,7 @@ func userContent(blocks []dsh.ContentBlock) any {
 			out = append(out, map[string]any{"type": "text", "text": v.Text})
 		case dsh.ToolResultBlock:
 			out = append(out, map[string]any{"type": "tool_result", "tool_use_id": v.ToolCallID,
-				"content": hookbridge.Text(v.Content), "is_error": v.IsError})
+				"content": resultContent(v.Content), "is_error": v.IsError})
 		case dsh.ImageBlock:
 			out = append(out, map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": v.MediaType, "data": v.Data}})
 		}

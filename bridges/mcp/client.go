@@ -105,6 +105,9 @@ type Options struct {
 	// "mcp__{server}__{tool}" (ToolName). A name longer than MaxToolName is cut as
 	// ToolName cuts it.
 	NameFormat string
+	// Loading is how the model's requests declare the servers' tools (the zero value: in
+	// full; tools.LoadDeferred: behind a tool search, as Claude Code offers them).
+	Loading tools.Loading
 }
 
 func (o Options) withDefaults() Options {
@@ -394,6 +397,7 @@ func (s *Set) Definitions() []tools.Definition {
 func (s *Set) Register(reg *tools.Registry, agentID string) (unregister func(), errs []error) {
 	var unregs []func()
 	for _, def := range s.Definitions() {
+		def.Loading = s.o.Loading
 		add := func(d tools.Definition) (func(), error) {
 			if agentID == "" {
 				return reg.Register(d)

@@ -824,6 +824,12 @@ func encodeContentBlock(enc *codec.Encoder, u ContentBlock) {
 type TextBlock struct {
 	// Text is the text.
 	Text string `json:"text"`
+	// toolReference, inside a tool result, makes the block a tool reference: the answer
+	// of a tool search (Claude Code's ToolSearch), which loads the named tool into the
+	// conversation. The Messages API sends it as a tool_reference block; a wire without
+	// one sends text ("Tool <name> loaded."). A request declares a tool offered behind the
+	// search only once such a block of the conversation names it.
+	ToolReference *string `json:"toolReference,omitempty"`
 }
 
 // isContentBlock makes TextBlock a ContentBlock variant.
@@ -852,6 +858,9 @@ func (r TextBlock) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("kind").String(string(TextBlockKind))
 	enc.Key("text").String(r.Text)
+	if r.ToolReference != nil {
+		enc.Key("toolReference").String(*r.ToolReference)
+	}
 	enc.EndObject()
 }
 
@@ -865,6 +874,7 @@ func (r *TextBlock) UnmarshalJSON(data []byte) error {
 	var v TextBlock
 	dec.Kind("kind", "text")
 	codec.Required(dec, "text", &v.Text, codec.Value[string])
+	codec.Optional(dec, "toolReference", &v.ToolReference, codec.Value[*string])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -109,6 +109,10 @@ type ModelTool struct {
 	// InputSchema is the JSON Schema of the tool's arguments; absent means an object with
 	// no declared properties.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// DeferLoading marks a tool offered behind a tool search (the Messages API's
+	// defer_loading): the model sees its definition only once a tool reference (a text
+	// block's toolReference) of the conversation names it.
+	DeferLoading *bool `json:"deferLoading,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -125,6 +129,9 @@ func (r ModelTool) encodeJSON(enc *codec.Encoder) {
 	if len(r.InputSchema) != 0 {
 		enc.Key("inputSchema").Raw(r.InputSchema)
 	}
+	if r.DeferLoading != nil {
+		enc.Key("deferLoading").Bool(*r.DeferLoading)
+	}
 	enc.EndObject()
 }
 
@@ -139,6 +146,7 @@ func (r *ModelTool) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "name", &v.Name, codec.Value[string])
 	codec.Required(dec, "description", &v.Description, codec.Value[string])
 	codec.Optional(dec, "inputSchema", &v.InputSchema, codec.Raw)
+	codec.Optional(dec, "deferLoading", &v.DeferLoading, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

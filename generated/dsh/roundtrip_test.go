@@ -101,7 +101,8 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("ContentBlock/text", func(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "", "kind", dsh.ContentBlock(dsh.TextBlock{
-			Text: "text-text",
+			Text:          "text-text",
+			ToolReference: ptr("text-toolReference"),
 		}), dsh.UnmarshalContentBlock)
 	})
 	t.Run("ContentBlock/reasoning", func(t *testing.T) {
@@ -130,7 +131,8 @@ func TestRoundTrip(t *testing.T) {
 			ToolCallID: "text-toolCallId",
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			IsError: true,
@@ -177,7 +179,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -189,7 +192,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolAccept{
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			AdditionalContexts: []dsh.UserMessage{
@@ -198,7 +202,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -210,7 +215,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "PostToolDecision", "kind", dsh.PostToolDecision(dsh.PostToolBlock{
 			Feedback: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			AdditionalContexts: []dsh.UserMessage{
@@ -219,7 +225,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -264,7 +271,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -325,7 +333,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.ModelRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -333,9 +342,10 @@ func TestRoundTrip(t *testing.T) {
 			},
 			Tools: []dsh.ModelTool{
 				dsh.ModelTool{
-					Name:        "text-name",
-					Description: "text-description",
-					InputSchema: json.RawMessage("{\"k\":\"v\"}"),
+					Name:         "text-name",
+					Description:  "text-description",
+					InputSchema:  json.RawMessage("{\"k\":\"v\"}"),
+					DeferLoading: ptr(true),
 				},
 			},
 			Reason: ptr("text-reason"),
@@ -353,7 +363,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckVariant(t, schemas, "RequestDecision", "kind", dsh.RequestDecision(dsh.RequestAnswer{
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			Usage: &dsh.Usage{
@@ -419,7 +430,8 @@ func TestRoundTrip(t *testing.T) {
 			Value: json.RawMessage("{\"k\":\"v\"}"),
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -429,7 +441,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -449,7 +462,8 @@ func TestRoundTrip(t *testing.T) {
 			},
 			Content: []dsh.ContentBlock{
 				dsh.TextBlock{
-					Text: "text-text",
+					Text:          "text-text",
+					ToolReference: ptr("text-toolReference"),
 				},
 			},
 			Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -459,7 +473,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -588,7 +603,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.AssistantMessageRoleAssistant,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 			},
@@ -612,7 +628,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -797,7 +814,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -814,7 +832,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -830,7 +849,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -848,7 +868,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -881,7 +902,8 @@ func TestRoundTrip(t *testing.T) {
 					Arguments: json.RawMessage("{\"k\":\"v\"}"),
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					IsError: true,
@@ -930,7 +952,8 @@ func TestRoundTrip(t *testing.T) {
 				Value: json.RawMessage("{\"k\":\"v\"}"),
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -987,7 +1010,8 @@ func TestRoundTrip(t *testing.T) {
 					Role: dsh.UserMessageRoleUser,
 					Content: []dsh.ContentBlock{
 						dsh.TextBlock{
-							Text: "text-text",
+							Text:          "text-text",
+							ToolReference: ptr("text-toolReference"),
 						},
 					},
 					Source: dsh.SourceUser{},
@@ -1089,9 +1113,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Tools: []dsh.ModelTool{
 					dsh.ModelTool{
-						Name:        "text-name",
-						Description: "text-description",
-						InputSchema: json.RawMessage("{\"k\":\"v\"}"),
+						Name:         "text-name",
+						Description:  "text-description",
+						InputSchema:  json.RawMessage("{\"k\":\"v\"}"),
+						DeferLoading: ptr(true),
 					},
 				},
 			},
@@ -1119,9 +1144,10 @@ func TestRoundTrip(t *testing.T) {
 				},
 				Tools: []dsh.ModelTool{
 					dsh.ModelTool{
-						Name:        "text-name",
-						Description: "text-description",
-						InputSchema: json.RawMessage("{\"k\":\"v\"}"),
+						Name:         "text-name",
+						Description:  "text-description",
+						InputSchema:  json.RawMessage("{\"k\":\"v\"}"),
+						DeferLoading: ptr(true),
 					},
 				},
 			},
@@ -1151,7 +1177,8 @@ func TestRoundTrip(t *testing.T) {
 			Response: dsh.ModelResponse{
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Finish: dsh.FinishReasonStop,
@@ -1165,7 +1192,8 @@ func TestRoundTrip(t *testing.T) {
 			Original: dsh.ModelResponse{
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Finish: dsh.FinishReasonStop,
@@ -1375,7 +1403,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},
@@ -1426,7 +1455,8 @@ func TestRoundTrip(t *testing.T) {
 				Value: json.RawMessage("{\"k\":\"v\"}"),
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Meta: json.RawMessage("{\"k\":\"v\"}"),
@@ -1478,7 +1508,8 @@ func TestRoundTrip(t *testing.T) {
 				Role: dsh.UserMessageRoleUser,
 				Content: []dsh.ContentBlock{
 					dsh.TextBlock{
-						Text: "text-text",
+						Text:          "text-text",
+						ToolReference: ptr("text-toolReference"),
 					},
 				},
 				Source: dsh.SourceUser{},

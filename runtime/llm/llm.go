@@ -78,6 +78,11 @@ type ToolSpec struct {
 	// InputSchema is the JSON Schema of the tool's arguments; nil means an object with
 	// no declared properties.
 	InputSchema json.RawMessage
+	// DeferLoading marks a tool offered behind a tool search: the Messages API shows the
+	// model its definition only once a tool_reference block names it (defer_loading; a
+	// text block's ToolReference in a tool result);
+	// the other wires declare it as any tool.
+	DeferLoading bool
 }
 
 // Clone returns a deep copy of r: no slice, map, pointer or raw JSON of the copy is shared
@@ -96,7 +101,7 @@ func (r Request) Clone() Request {
 	if r.Tools != nil {
 		c.Tools = make([]ToolSpec, len(r.Tools))
 		for i, t := range r.Tools {
-			c.Tools[i] = ToolSpec{Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema)}
+			c.Tools[i] = ToolSpec{Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema), DeferLoading: t.DeferLoading}
 		}
 	}
 	return c

@@ -301,7 +301,7 @@ func (a *Agent) compact(ctx context.Context, at attempt) (res attemptResult) {
 	if cfg.System != nil {
 		system = *cfg.System
 	}
-	specs, _ := a.toolSpecs()
+	specs, _, _ := a.toolSpecs(history)
 	prefix := llm.EstimatePrefix(system, specs)
 	cc := a.cfg.Compaction
 	measured := a.measure(prefix, history, at.pending)

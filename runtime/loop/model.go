@@ -80,7 +80,10 @@ type requestFold struct {
 	cur   dsh.ModelRequest // the request as the listeners so far left it
 	p     *dsh.RequestPayload
 	names []string // the registry's tool names visible to the agent, sorted
-	chain []dsh.ModelRewriteStep
+	// behind are the deferred tools the request leaves out, callable unless a restrict
+	// left them out of its allow-list.
+	behind []string
+	chain  []dsh.ModelRewriteStep
 }
 
 // prepareRequest derives the request of one attempt from the log and the agent's config,
@@ -90,16 +93,20 @@ type requestFold struct {
 func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt int) (requestPlan, error) {
 	plan := requestPlan{cfg: a.seed()}
 	a.calls.offered = nil
-	specs, names := a.toolSpecs()
 	history, err := a.req.messages(a.log)
 	if err != nil {
 		return plan, err
 	}
+	specs, names, behind := a.toolSpecs(history)
 	var f *requestFold
 	if a.reg.Listens(dsh.RequestEventName) {
 		c := &a.calls
 		f = &c.rf
-		*f = requestFold{plan: plan, names: names}
+		all := names
+		if len(behind) > 0 {
+			all = slices.Sorted(slices.Values(append(slices.Clone(names), behind...)))
+		}
+		*f = requestFold{plan: plan, names: all, behind: behind}
 		if c.rfApply == nil {
 			c.rfApply = f.apply
 		}
@@ -128,9 +135,9 @@ func (a *Agent) prepareRequest(ctx context.Context, t *turnRun, step, attempt in
 			return plan, err
 		}
 		plan.req = fromModelRequest(f.cur)
-		a.calls.offered = make([]string, len(f.cur.Tools))
-		for i, tool := range f.cur.Tools {
-			a.calls.offered[i] = tool.Name
+		a.calls.offered = slices.Clone(f.behind) // callable, though no request declares them yet
+		for _, tool := range f.cur.Tools {
+			a.calls.offered = append(a.calls.offered, tool.Name)
 		}
 		return plan, nil
 	}
@@ -163,6 +170,7 @@ func (f *requestFold) apply(_ context.Context, listener string, d dsh.RequestDec
 			}
 		}
 		f.cur.Tools = kept
+		f.behind = slices.DeleteFunc(slices.Clone(f.behind), func(name string) bool { return !slices.Contains(v.Allow, name) })
 		f.chain = append(f.chain, dsh.ModelRewriteStep{By: listener, Kind: dsh.ModelRewriteKindRestrict, Reason: v.Reason, Digest: ptrOf(digestOf(f.cur))})
 	case dsh.RequestAnswer:
 		if err := checkAnswer(v.Content); err != nil {
@@ -432,7 +440,7 @@ func assemble(content []dsh.ContentBlock, finish dsh.FinishReason, usage *dsh.Us
 		switch v := b.(type) {
 		case dsh.TextBlock:
 			if v.Text != "" {
-				chunks = append(chunks, dsh.ChunkTextDelta(v))
+				chunks = append(chunks, dsh.ChunkTextDelta{Text: v.Text})
 			}
 		case dsh.ReasoningBlock:
 			if v.Text != "" {
@@ -475,6 +483,9 @@ func toModelTools(specs []llm.ToolSpec) []dsh.ModelTool {
 	out := make([]dsh.ModelTool, len(specs))
 	for i, s := range specs {
 		out[i] = dsh.ModelTool{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema}
+		if s.DeferLoading {
+			out[i].DeferLoading = ptrOf(true)
+		}
 	}
 	return out
 }
@@ -493,7 +504,8 @@ func fromModelRequest(r dsh.ModelRequest) llm.Request {
 	if len(r.Tools) > 0 {
 		req.Tools = make([]llm.ToolSpec, len(r.Tools))
 		for i, t := range r.Tools {
-			req.Tools[i] = llm.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema)}
+			req.Tools[i] = llm.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: slices.Clone(t.InputSchema),
+				DeferLoading: t.DeferLoading != nil && *t.DeferLoading}
 		}
 	}
 	return req.Clone()

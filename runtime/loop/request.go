@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/variant"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
@@ -239,19 +240,64 @@ func (a *Agent) logHeader(h dsh.RequestHeader) error {
 }
 
 // toolSpecs returns the tools offered to the model, in canonical (name) order, and their
-// names.
-func (a *Agent) toolSpecs() ([]llm.ToolSpec, []string) {
+// names. A tool offered behind a tool search (tools.LoadDeferred) is declared only once a
+// tool reference (a text block's toolReference) of history names it, and then with DeferLoading; those left out
+// are behind (a call to one still runs). While one is left out, the placeholders
+// (tools.LoadPlaceholder) are declared with DeferLoading, else they are left out too.
+func (a *Agent) toolSpecs(history []llm.Message) (specs []llm.ToolSpec, names, behind []string) {
 	defs := a.rt.Tools().Visible(a.id)
 	if len(defs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	specs := make([]llm.ToolSpec, len(defs))
-	names := make([]string, len(defs))
-	for i, d := range defs {
-		specs[i] = llm.ToolSpec{Name: d.Name, Description: d.Description, InputSchema: slices.Clone(d.InputSchema)}
-		names[i] = d.Name
+	var loaded map[string]bool
+	deferred := false
+	for _, d := range defs {
+		if d.Loading == tools.LoadDeferred {
+			if loaded == nil {
+				loaded = referencedTools(history)
+			}
+			deferred = deferred || !loaded[d.Name]
+		}
 	}
-	return specs, names
+	specs = make([]llm.ToolSpec, 0, len(defs))
+	names = make([]string, 0, len(defs))
+	for _, d := range defs {
+		switch d.Loading {
+		case tools.LoadDeferred:
+			if !loaded[d.Name] {
+				behind = append(behind, d.Name)
+				continue
+			}
+		case tools.LoadPlaceholder:
+			if !deferred {
+				continue
+			}
+		}
+		specs = append(specs, llm.ToolSpec{Name: d.Name, Description: d.Description, InputSchema: slices.Clone(d.InputSchema),
+			DeferLoading: d.Loading != tools.LoadEager})
+		names = append(names, d.Name)
+	}
+	return specs, names, behind
+}
+
+// referencedTools are the names the tool references (text blocks' toolReference) of
+// history's tool results name: the tools a tool search loaded into the conversation.
+func referencedTools(history []llm.Message) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range history {
+		for _, b := range m.Content {
+			tr, ok := variant.Value(b).(dsh.ToolResultBlock)
+			if !ok {
+				continue
+			}
+			for _, c := range tr.Content {
+				if t, ok := variant.Value(c).(dsh.TextBlock); ok && t.ToolReference != nil {
+					out[*t.ToolReference] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // cloneConfig deep-copies c.

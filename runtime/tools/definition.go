@@ -37,7 +37,29 @@ type Definition struct {
 	// IsConcurrencySafe, if set, tells whether a call with args may run in parallel with
 	// other parallel calls; see Runtime.ExecutionMode.
 	IsConcurrencySafe func(args json.RawMessage) bool
+	// Loading is how the model's requests declare the tool: in full from the first
+	// request (the zero value), or behind a tool search. A call to the tool runs
+	// whichever it is.
+	Loading Loading
 }
+
+// Loading is how the model's requests declare a tool (the Messages API's deferred tool
+// loading, Claude Code's ToolSearch).
+type Loading string
+
+const (
+	// LoadEager declares the tool in full in every request (the zero value).
+	LoadEager Loading = ""
+	// LoadDeferred offers the tool behind a tool search: a request declares it only once a
+	// tool reference of the conversation names it (a text block's ToolReference in a tool
+	// result), and then with deferLoading
+	// (the model knows it by name until then).
+	LoadDeferred Loading = "deferred"
+	// LoadPlaceholder declares the tool in every request that leaves a deferred tool out,
+	// with deferLoading: an entry the model never sees, which keeps the API's deferred
+	// loading on (Claude Code's DeferredToolPlaceholder).
+	LoadPlaceholder Loading = "placeholder"
+)
 
 // Output declares a tool's canonical value and its presentation.
 type Output struct {

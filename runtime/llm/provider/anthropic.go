@@ -16,6 +16,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/internal/variant"
 	"github.com/dshkit/dsh/runtime/llm"
 )
 
@@ -232,6 +233,9 @@ func (m *Anthropic) params(req llm.Request) (anthropic.MessageNewParams, error) 
 		if t.Description != "" {
 			tp.Description = anthropic.String(t.Description)
 		}
+		if t.DeferLoading {
+			tp.DeferLoading = anthropic.Bool(true)
+		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
 	// Consecutive messages of one side are one message; the last content block carries
@@ -394,9 +398,15 @@ func (m *Anthropic) userBlocks(content []dsh.ContentBlock) []anthropic.ContentBl
 					res.IsError = anthropic.Bool(true)
 				}
 				for _, inner := range tr.Content {
-					switch v := inner.(type) {
+					switch v := variant.Value(inner).(type) {
 					case dsh.ImageBlock:
 						res.Content = append(res.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: anthropic.NewImageBlockBase64(v.MediaType, v.Data).OfImage})
+					case dsh.TextBlock:
+						if v.ToolReference != nil {
+							res.Content = append(res.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: *v.ToolReference}})
+						} else if v.Text != "" {
+							res.Content = append(res.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: v.Text}})
+						}
 					default:
 						if text := blocksText([]dsh.ContentBlock{inner}, m.log); text != "" {
 							res.Content = append(res.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: text}})

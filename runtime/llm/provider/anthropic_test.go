@@ -159,6 +159,41 @@ func TestAnthropicRequest(t *testing.T) {
 	}
 }
 
+// TestAnthropicToolReferences: a tool offered behind the tool search is declared with
+// defer_loading, and a tool result's tool references (text blocks with toolReference) are
+// tool_reference blocks, its other text text blocks, as Claude Code 2.1.328 sends them.
+func TestAnthropicToolReferences(t *testing.T) {
+	srv := serveSSE(t, 200, "text/event-stream", writeBody(anthropicSSE("end_turn", anthropicText(0, "ok")...)))
+	m := newAnthropicTest(t, srv.URL, 0)
+	schema := json.RawMessage(`{"type":"object","properties":{}}`)
+	req := llm.Request{Config: dsh.LLMCallConfig{Model: "claude-sonnet-4-5"},
+		Tools: []llm.ToolSpec{{Name: "Late", Description: "late", InputSchema: schema, DeferLoading: true}, {Name: "Search", Description: "search", InputSchema: schema}},
+		Messages: []llm.Message{
+			userText("go"),
+			{Role: llm.RoleAssistant, Content: []dsh.ContentBlock{dsh.ToolCallBlock{ID: "toolu_1", Name: "Search", Arguments: `{}`}}},
+			{Role: llm.RoleUser, Content: []dsh.ContentBlock{dsh.ToolResultBlock{ToolCallID: "toolu_1", Content: []dsh.ContentBlock{
+				dsh.TextBlock{Text: "Tool Late loaded.", ToolReference: ptr("Late")}, dsh.TextBlock{Text: "more"}}}}},
+		}}
+	if _, err := llm.Collect(m.Stream(context.Background(), req)); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.body(t, 0)
+	tools := []any{
+		map[string]any{"name": "Late", "description": "late", "defer_loading": true, "input_schema": map[string]any{"type": "object", "properties": map[string]any{}}},
+		map[string]any{"name": "Search", "description": "search", "input_schema": map[string]any{"type": "object", "properties": map[string]any{}}},
+	}
+	if diff := cmp.Diff(tools, got["tools"]); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	msgs, _ := got["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	result := map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "cache_control": map[string]any{"type": "ephemeral"}, "content": []any{
+		map[string]any{"type": "tool_reference", "tool_name": "Late"}, map[string]any{"type": "text", "text": "more"}}}
+	if diff := cmp.Diff([]any{result}, last["content"]); diff != "" {
+		t.Errorf("tool result (-want +got):\n%s", diff)
+	}
+}
+
 // TestAnthropicFailures: an overloaded 529 with Retry-After, a prompt over the window, an
 // error event inside the stream, and a bad key naming the variable.
 func TestAnthropicFailures(t *testing.T) {

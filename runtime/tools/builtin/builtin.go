@@ -28,7 +28,9 @@
 // TaskCreate, TaskGet, TaskList and TaskUpdate (the session's task list, in memory),
 // NotebookEdit (one cell of a .ipynb file in the workspace) and WebFetch (one http or https
 // URL on a public address; the page's text, not a model's answer to the prompt). The rows
-// the engine offers that dsh does not (Agent, ToolSearch, Skill, …) say why. An input of
+// the engine offers that dsh does not (Agent, Skill, …) say why. ToolSearch finds the tools
+// the toolset defers for the model (and the MCP servers' tools), which the requests declare
+// only once a search loaded them (tools.LoadDeferred; see [ToolSearch]). An input of
 // the engine's schemas that dsh does not honour fails the call before anything runs
 // (CodeUnsupported).
 //
@@ -203,6 +205,12 @@ type Options struct {
 	// only, refusing loopback, private, link-local and reserved ones at connect time).
 	HTTPClient *http.Client
 
+	// registry is the registry Register registers the tools in, where ToolSearch looks
+	// for tools (nil: ToolSearch finds none).
+	registry *tools.Registry
+	// search is the toolset's tool search for Model (ToolSearch's wording), if any.
+	search *ToolSearch
+
 	// tasks is the task list the task tools of one Definitions call share.
 	tasks *taskList
 
@@ -280,7 +288,7 @@ func Definitions(o Options) ([]tools.Definition, error) {
 // the session ends: a command in a session would otherwise outlive it).
 func Register(r *tools.Registry, o Options) (unregister func(), err error) {
 	sessions := newExecSessions()
-	o.execSessions = sessions
+	o.execSessions, o.registry = sessions, r
 	defs, err := Definitions(o)
 	if err != nil {
 		return nil, err

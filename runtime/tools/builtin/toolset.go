@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ type Toolset struct {
 	// Models says, per model, how the engine's toolset for it differs from Model's: the
 	// tools it does not offer that model at all (Options.Model names the session's).
 	Models map[string]ModelTools `json:"models,omitempty"`
+	// Search is how the engine offers its deferred tools behind its tool search; nil
+	// when it has none.
+	Search *ToolSearch `json:"search,omitempty"`
 }
 
 // ModelTools is how an engine's toolset for one model differs from the recording's.
@@ -162,9 +166,20 @@ var implTable = map[string]func(Options) tools.Definition{
 	"claude.task_get":      func(o Options) tools.Definition { return claudeFailures(claudeTaskGet(o)) },
 	"claude.task_list":     func(o Options) tools.Definition { return claudeFailures(claudeTaskList(o)) },
 	"claude.task_update":   func(o Options) tools.Definition { return claudeFailures(claudeTaskUpdate(o)) },
+	"claude.tool_search":   func(o Options) tools.Definition { return claudeFailures(claudeToolSearch(o)) },
+	"claude.placeholder":   placeholder,
 	// The agent tool runs a child agent: the host's (runtime/subagent), not a built-in
 	// one; a host with no subagent runner does not offer it.
 	"agent": func(o Options) tools.Definition { return o.Agent },
+}
+
+// placeholder is the entry a request declares with defer_loading while tools are behind
+// the tool search (the row's defer_loading): the model never sees it, and a call to it
+// fails.
+func placeholder(Options) tools.Definition {
+	return tools.Definition{Run: func(context.Context, *tools.RunContext) (any, error) {
+		return nil, tools.NewError(CodeBadInput, "this entry is not a tool: never call it")
+	}}
 }
 
 // Toolsets returns the recorded toolsets of every dialect (spec/toolsets/*.json), in file
@@ -232,9 +247,23 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		o.execSessions = newExecSessions()
 	}
 	m := all[i].Models[o.Model]
+	search := searchFor(all[i], o.Model)
+	o.search = search
 	for _, r := range all[i].Tools {
 		if r.Impl == "" || slices.Contains(m.Without, r.Name) || (r.Only != nil && !slices.Contains(r.Only, o.Model)) {
 			continue
+		}
+		loading := tools.LoadEager
+		switch {
+		case r.Impl == "claude.tool_search" || r.DeferLoading:
+			if search == nil {
+				continue // no tool search for the model: every tool is declared in full
+			}
+			if r.DeferLoading {
+				loading = tools.LoadPlaceholder
+			}
+		case search != nil && (m.Deferred == nil && r.Deferred || slices.Contains(m.Deferred, r.Name)):
+			loading = tools.LoadDeferred
 		}
 		if j := slices.IndexFunc(m.Tools, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
 			r.Description, r.InputSchema = m.Tools[j].Description, m.Tools[j].InputSchema
@@ -258,6 +287,7 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: %w", all[i].Dialect, r.Name, err)
 			}
 		}
+		d.Loading = loading
 		defs = append(defs, d)
 	}
 	if len(defs) == 0 {
