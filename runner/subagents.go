@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: cfg.Definitions, GeneralSystem: shape.System, ToolName: row.Name,
-		MaxDepth: max(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
+		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger})
 	if err != nil {
 		return tools.Definition{}, err
