@@ -139,6 +139,14 @@ func render(e session.Event) string {
 		return fmt.Sprintf("  approval %s: %s", d.ID, d.Outcome)
 	case dsh.ContinuationCapped:
 		return fmt.Sprintf("  continuation cap reached (%d)", d.Cap)
+	case dsh.SubagentStarted:
+		return fmt.Sprintf("    ⤷ subagent %s (%s) started by %s: its log is session %s", d.AgentID, d.AgentType, d.CallID, d.SessionID)
+	case dsh.SubagentFinished:
+		s := fmt.Sprintf("    ⤶ subagent %s %s", d.AgentID, d.Outcome)
+		if d.Error != nil {
+			s += ": " + clip(*d.Error)
+		}
+		return s
 	case dsh.StartListenerOverrun:
 		return fmt.Sprintf("  session-start listener %s overran", d.Listener)
 	case dsh.CompactionStart:
