@@ -244,8 +244,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		r.mu.Unlock()
 		return Result{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
 	case r.running >= r.cfg.MaxRunning:
+		n := r.running
 		r.mu.Unlock()
-		return Result{}, fmt.Errorf("%w: %d are running (the limit is %d)", ErrTooMany, r.running, r.cfg.MaxRunning)
+		return Result{}, fmt.Errorf("%w: %d are running (the limit is %d)", ErrTooMany, n, r.cfg.MaxRunning)
 	}
 	r.running++
 	r.wg.Add(1)

@@ -3,9 +3,11 @@ package subagent_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
@@ -342,5 +344,125 @@ func TestCancelledParentCancelsChild(t *testing.T) {
 	}
 	if fin[0].Error == nil || !strings.Contains(*fin[0].Error, "cancelled") {
 		t.Errorf("the record says %v, not why", fin[0].Error)
+	}
+}
+
+// A child whose model call fails fails the parent's call, saying why; the parent's log
+// records the child as failed.
+func TestChildModelFailure(t *testing.T) {
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "fail"})}}},
+		llm.ScriptedResponse{Error: &llm.ScriptedError{Message: "the model is down"}},
+		llm.ScriptedResponse{Text: "parent done"},
+	)
+	h := newHarness(t, log, model, false)
+	h.prompt(t, "delegate")
+	got := toolResults(t, log)["call_a"]
+	if !strings.Contains(got, "failed") || !strings.Contains(got, "the model is down") {
+		t.Errorf("the call's result = %q, want the child's failure", got)
+	}
+	for f, err := range session.Of[dsh.SubagentFinished](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Outcome != dsh.SubagentOutcomeFailed || f.Error == nil {
+			t.Errorf("subagent/finished = %+v", f)
+		}
+	}
+}
+
+// 50 agent calls in one step: at most MaxRunning children run at once; the calls past
+// the bound fail at once and say so, the others complete, and nothing is left running.
+func TestManyCallsBounded(t *testing.T) {
+	ctx := context.Background()
+	hooks, reg := dsh.NewRegistry(), tools.NewRegistry()
+	rt := func() *tools.Runtime { return tools.New(reg, hooks) }
+	release := make(chan struct{})
+	var mu sync.Mutex
+	running, peak := 0, 0
+	hooks.Plugin("slow").OnSubagentStop(func(ctx context.Context, p *dsh.SubagentStopPayload) error {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return nil
+	})
+	refusals := 0
+	var calls []llm.ScriptedToolCall
+	for i := range 50 {
+		calls = append(calls, llm.ScriptedToolCall{ID: "call_" + strconv.Itoa(i), Name: "Agent", Arguments: args(map[string]any{"prompt": "hi"})})
+	}
+	responses := []llm.ScriptedResponse{{ToolCalls: calls}}
+	for range 4 {
+		responses = append(responses, llm.ScriptedResponse{Text: "child answer"})
+	}
+	model := llm.NewScripted(append(responses, llm.ScriptedResponse{Text: "parent done"})...)
+	log, _ := session.Open(ctx, session.NewMemory())
+	r, err := subagent.New(subagent.Config{Registry: hooks, Tools: rt, Model: model, LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"},
+		Logs: &subagent.MemoryLogs{}, ParentLog: log, ToolName: "Agent", MaxRunning: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := r.Definition(subagent.ClaudeCode)
+	def.Name = "Agent"
+	run := def.Run
+	def.Run = func(ctx context.Context, rc *tools.RunContext) (any, error) {
+		v, err := run(ctx, rc)
+		if err != nil && strings.Contains(err.Error(), "too many children running") {
+			mu.Lock()
+			refusals++
+			mu.Unlock()
+		}
+		return v, err
+	}
+	_, _ = reg.Register(def)
+	a, err := loop.New(ctx, loop.Config{ID: "main", Registry: hooks, Tools: rt(), Model: model, Log: log,
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}, MaxParallelToolCalls: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Followup(ctx, dsh.UserText(dsh.SourceUser{}, "go")); err != nil {
+		t.Fatal(err)
+	}
+	// The four children wait at their stop while the other 46 calls are refused.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		mu.Lock()
+		r, n := running, refusals
+		mu.Unlock()
+		if r == 4 && n == 46 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d children at their stop and %d calls refused after 10 s; want 4 and 46", r, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Close()
+	r.Close()
+	results := toolResults(t, log)
+	ok, refused := 0, 0
+	for _, text := range results {
+		switch {
+		case text == "child answer":
+			ok++
+		case strings.Contains(text, "too many children running") && strings.Contains(text, "the limit is 4"):
+			refused++
+		default:
+			t.Errorf("unexpected result %q", text)
+		}
+	}
+	if ok != 4 || refused != 46 || peak != 4 {
+		t.Errorf("%d completed, %d refused, %d at once; want 4, 46, 4", ok, refused, peak)
 	}
 }
