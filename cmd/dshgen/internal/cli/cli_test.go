@@ -75,7 +75,7 @@ func TestCheckExitCodes(t *testing.T) {
 	if err := os.Mkdir("spec", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"meta.cue", "tools.cue", "messages.cue"} {
+	for _, name := range []string{"meta.cue", "tools.cue", "messages.cue", "subagent.cue"} {
 		data, err := spec.FS.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
