@@ -110,6 +110,23 @@ var points = map[string]pointRow{
 				with("stopHookActive", strconv.FormatBool(p.StopHookActive))
 		}))
 	},
+	dsh.SubagentStartEventName: func(reg *dsh.Registrar, l *listener) {
+		reg.OnSubagentStart(onNotify(l, func(p *dsh.SubagentStartPayload) scope {
+			return scope{agentID: p.AgentID, handle: p.Agent}.with("agentType", p.Lineage.AgentType).
+				with("parentCallId", p.Lineage.ParentCallID).with("task", p.Task)
+		}))
+	},
+	dsh.SubagentStopEventName: func(reg *dsh.Registrar, l *listener) {
+		reg.OnSubagentStop(onNotify(l, func(p *dsh.SubagentStopPayload) scope {
+			s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}.
+				with("continuations", strconv.Itoa(p.Continuations)).
+				with("stopHookActive", strconv.FormatBool(p.StopHookActive))
+			if p.Answer != nil {
+				s = s.with("answer", *p.Answer)
+			}
+			return s
+		}))
+	},
 	dsh.ToolResultEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnToolResult(onObserve(l, func(p *dsh.ToolResultPayload) scope { return callScope(p.Exec) }))
 	},

@@ -66,6 +66,15 @@ type Runtime interface {
 	// the scenario's listeners. Its decisions are appended to the agent's log as
 	// decision/recorded. A runtime without permission rules returns an error.
 	AttachPermissions(p sc.PermissionRules) error
+	// AttachSubagents registers the agent tool s names for every agent created
+	// afterwards (docs/design/SUBAGENTS.md): a call runs a child agent over the same
+	// registry, tools and scripted model, in the foreground, with the task of the call's
+	// "prompt" argument and the type of its "subagent_type"; the child fires
+	// agent/subagent-start and agent/subagent-stop, its calls carry its lineage, and the
+	// parent's log records subagent/started and subagent/finished (a call id that has a
+	// subagent/finished is answered from it). A runtime without subagents returns an
+	// error.
+	AttachSubagents(s sc.Subagents) error
 	// Execute runs one tool call directly through the pipeline.
 	Execute(ctx context.Context, in ExecuteInput) dsh.ToolExecutionResult
 	// Agent creates the agent with the id (running agent/session-start), or returns it.

@@ -33,7 +33,7 @@ func (s scope) label(l string) string {
 	pairs := []string{"{callId}", s.callID, "{turn}", strconv.Itoa(s.turn), "{step}", strconv.Itoa(s.step)}
 	for _, k := range []string{"messages", "text", "status", "source", "continuations", "stopHookActive", "error",
 		"trigger", "origin", "instructions", "outcome", "summary", "args", "modelArgs", "tools", "system", "attempt",
-		"response", "calls", "path", "reason"} {
+		"response", "calls", "path", "reason", "agentType", "parentCallId", "task", "answer"} {
 		pairs = append(pairs, "{"+k+"}", s.vars[k])
 	}
 	return strings.NewReplacer(pairs...).Replace(l)
@@ -573,6 +573,11 @@ func (r *run) setup(s sc.Setup) error {
 	if s.Permissions != nil {
 		if err := r.rt.AttachPermissions(*s.Permissions); err != nil {
 			return fmt.Errorf("permissions: %w", err)
+		}
+	}
+	if s.Subagents != nil {
+		if err := r.rt.AttachSubagents(*s.Subagents); err != nil {
+			return fmt.Errorf("subagents: %w", err)
 		}
 	}
 	for i, l := range s.Listeners {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/conformance"
+	sc "github.com/dshkit/dsh/generated/conformance"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runtime/approval"
@@ -45,6 +46,9 @@ type Runtime struct {
 
 	hookBridge hookBridge               // the attached hook bridge, if any
 	turns      map[string]*runner.Turns // each agent's open turn, for the hook bridge
+
+	subagents  *sc.Subagents     // the scenario's agent tool, if any
+	agentTools map[string]func() // unregisters each agent's agent tool and closes its runner
 }
 
 // hookBridge is what dshrt uses of a loaded bridge.
@@ -66,6 +70,8 @@ func NewMutant(t testing.TB, m Mutation) conformance.Runtime {
 		model:    &gatedModel{inner: llm.NewScripted().RecordRequests()},
 		mutation: m,
 		turns:    map[string]*runner.Turns{},
+
+		agentTools: map[string]func(){},
 	}
 }
 
@@ -225,6 +231,9 @@ func (r *Runtime) Agent(ctx context.Context, id string) (conformance.Agent, erro
 		return nil, err
 	}
 	r.follow(id, log)
+	if err := r.attachAgentTool(id, log); err != nil {
+		return nil, err
+	}
 	la, err := loop.New(ctx, r.config(id, rt, log))
 	if err != nil {
 		return nil, fmt.Errorf("dshrt: %w", err)
@@ -277,6 +286,9 @@ func (r *Runtime) Resume(ctx context.Context, id string) (conformance.Agent, err
 		return nil, err
 	}
 	r.follow(id, log)
+	if err := r.attachAgentTool(id, log); err != nil {
+		return nil, err
+	}
 	la, err := loop.Resume(ctx, r.config(id, rt, log))
 	if err != nil {
 		_ = log.Close()

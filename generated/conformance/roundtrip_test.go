@@ -561,6 +561,12 @@ func TestRoundTrip(t *testing.T) {
 						"text-deny",
 					},
 				},
+				Subagents: &conformance.Subagents{
+					Tool:       "text-tool",
+					System:     "text-system",
+					MaxDepth:   ptr(1),
+					MaxRunning: ptr(1),
+				},
 			},
 			Run: []conformance.Step{
 				conformance.Step{
@@ -763,6 +769,12 @@ func TestRoundTrip(t *testing.T) {
 					"text-deny",
 				},
 			},
+			Subagents: &conformance.Subagents{
+				Tool:       "text-tool",
+				System:     "text-system",
+				MaxDepth:   ptr(1),
+				MaxRunning: ptr(1),
+			},
 		})
 	})
 	t.Run("Step", func(t *testing.T) {
@@ -784,6 +796,14 @@ func TestRoundTrip(t *testing.T) {
 			Settle:  ptr("text-settle"),
 			Resume:  ptr(true),
 			Compact: ptr("text-compact"),
+		})
+	})
+	t.Run("Subagents", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "Subagents", closed, conformance.Subagents{
+			Tool:       "text-tool",
+			System:     "text-system",
+			MaxDepth:   ptr(1),
+			MaxRunning: ptr(1),
 		})
 	})
 	t.Run("Tool", func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// scenarioTests are the 363 scenarios of spec/conformance, by id, each with whether it
+// scenarioTests are the 368 scenarios of spec/conformance, by id, each with whether it
 // depends on the wall clock (a delay, a wait or a timeout).
 var scenarioTests = []struct {
 	id    string
@@ -368,6 +368,11 @@ var scenarioTests = []struct {
 	{"rw22-rewrite-resume-runs-no-rewriter", false},
 	{"rw23-rewrite-silent", false},
 	{"rw24-rewrite-log-order", false},
+	{"s001-subagent-start-context", false},
+	{"s002-subagent-stop-continues-the-child", false},
+	{"s003-cancel-cancels-the-child", false},
+	{"s004-child-failure-fails-the-call", false},
+	{"s005-resume-answers-a-finished-child-from-the-log", false},
 	{"setup-before-session-start", false},
 	{"setup-not-without-a-trigger", false},
 	{"t32-approval-throw", false},

@@ -2,6 +2,36 @@
 
 package conformance
 
+// GetMaxDepth returns MaxDepth, or the zero value when it is absent.
+func (v Subagents) GetMaxDepth() int {
+	if v.MaxDepth == nil {
+		var zero int
+		return zero
+	}
+	return *v.MaxDepth
+}
+
+// WithMaxDepth returns a copy of v with MaxDepth set to x.
+func (v Subagents) WithMaxDepth(x int) Subagents {
+	v.MaxDepth = &x
+	return v
+}
+
+// GetMaxRunning returns MaxRunning, or the zero value when it is absent.
+func (v Subagents) GetMaxRunning() int {
+	if v.MaxRunning == nil {
+		var zero int
+		return zero
+	}
+	return *v.MaxRunning
+}
+
+// WithMaxRunning returns a copy of v with MaxRunning set to x.
+func (v Subagents) WithMaxRunning(x int) Subagents {
+	v.MaxRunning = &x
+	return v
+}
+
 // GetRevalidateAfterRewrite returns RevalidateAfterRewrite, or the zero value when it is
 // absent.
 func (v Hooks) GetRevalidateAfterRewrite() bool {

@@ -121,6 +121,10 @@ type Setup struct {
 	// table: the rules and the mode; absent: none. It is registered after the hooks and
 	// before the listeners, so the listeners are its downstream.
 	Permissions *PermissionRules `json:"permissions,omitempty"`
+	// Subagents registers an agent tool whose calls run child agents over the same
+	// registry, tools and scripted model (docs/design/SUBAGENTS.md): the model's responses
+	// are consumed in order by the parent and its children alike. Absent: no agent tool.
+	Subagents *Subagents `json:"subagents,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -182,6 +186,9 @@ func (r Setup) encodeJSON(enc *codec.Encoder) {
 	if r.Permissions != nil {
 		r.Permissions.encodeJSON(enc.Key("permissions"))
 	}
+	if r.Subagents != nil {
+		r.Subagents.encodeJSON(enc.Key("subagents"))
+	}
 	enc.EndObject()
 }
 
@@ -209,6 +216,7 @@ func (r *Setup) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "compaction", &v.Compaction, codec.Value[*Compaction])
 	codec.Optional(dec, "hooks", &v.Hooks, codec.Value[*Hooks])
 	codec.Optional(dec, "permissions", &v.Permissions, codec.Value[*PermissionRules])
+	codec.Optional(dec, "subagents", &v.Subagents, codec.Value[*Subagents])
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -259,6 +267,11 @@ func (r Setup) Validate() error {
 	if r.Permissions != nil {
 		if err := r.Permissions.Validate(); err != nil {
 			return codec.FieldError("Setup", "permissions", err)
+		}
+	}
+	if r.Subagents != nil {
+		if err := r.Subagents.Validate(); err != nil {
+			return codec.FieldError("Setup", "subagents", err)
 		}
 	}
 	return nil
@@ -359,6 +372,65 @@ func (v SetupRewriteConflict) Valid() bool {
 // SetupRewriteConflictValues with an ErrInvalidEnum *DecodeError.
 func (v *SetupRewriteConflict) UnmarshalJSON(data []byte) error {
 	return codec.Enum("SetupRewriteConflict", data, v, SetupRewriteConflictValues)
+}
+
+// Subagents is the agent tool of a scenario: a call's arguments name the task
+// ({"prompt": TASK}) and may name the agent type ({"subagent_type": TYPE}); every call runs
+// in the foreground, the call waiting for the child, whose answer is its result.
+type Subagents struct {
+	// Tool is the agent tool's name.
+	Tool string `json:"tool"`
+	// System is the general-purpose child's system prompt.
+	System string `json:"system"`
+	// MaxDepth bounds how deep children nest (absent: the runtime's default, 1).
+	MaxDepth *int `json:"maxDepth,omitempty"`
+	// MaxRunning bounds the children running at once (absent: the runtime's default).
+	MaxRunning *int `json:"maxRunning,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r Subagents) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, Subagents.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Subagents) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("tool").String(r.Tool)
+	enc.Key("system").String(r.System)
+	if r.MaxDepth != nil {
+		enc.Key("maxDepth").Int(*r.MaxDepth)
+	}
+	if r.MaxRunning != nil {
+		enc.Key("maxRunning").Int(*r.MaxRunning)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a Subagents strictly (see DecodeError); absent regular fields get
+// their default.
+func (r *Subagents) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("Subagents", data)
+	if err != nil {
+		return err
+	}
+	var v Subagents
+	codec.Default(dec, "tool", &v.Tool, codec.Value[string], `"Agent"`)
+	codec.Default(dec, "system", &v.System, codec.Value[string], `"You are a subagent."`)
+	codec.Optional(dec, "maxDepth", &v.MaxDepth, codec.Value[*int])
+	codec.Optional(dec, "maxRunning", &v.MaxRunning, codec.Value[*int])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r Subagents) Validate() error {
+	return nil
 }
 
 // PermissionRules are the permission rules and mode of a scenario, as a settings file's
@@ -1087,7 +1159,10 @@ func (r When) Validate() error {
 // messages joined by "|", "{tools}" its tool names joined by ",", "{system}" its system
 // prompt and "{attempt}" the attempt; at agent/response, "{response}" is the current
 // response's text and "{source}" the answering listener ("" for the provider). At
-// agent/post-batch, "{calls}" is the batch's call ids joined by " ".
+// agent/post-batch, "{calls}" is the batch's call ids joined by " ". At
+// agent/subagent-start, "{agentType}", "{parentCallId}" and "{task}" are the child's; at
+// agent/subagent-stop, "{continuations}", "{stopHookActive}" and "{answer}" (the child's
+// last message).
 //
 //sumtype:decl
 type Action interface {
