@@ -13,9 +13,11 @@ import (
 
 	"github.com/dshkit/dsh/bridges/acp"
 	"github.com/dshkit/dsh/bridges/mcp"
+	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runner/logstore"
+	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -233,5 +235,9 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 		// The session's sandbox goes in its log, as under dsh run.
 		Started: s.Attach,
 		Close:   s.Close,
+		// Subagents run their calls through the editor's permission requests, and their
+		// tool calls show in the editor.
+		SetChildRuntime: s.SetChildRuntime,
+		ObserveChildren: func(fn func(string, dsh.Lineage, *session.Log) func()) { s.ObserveChildren(fn) },
 	}, nil
 }

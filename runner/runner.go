@@ -169,6 +169,11 @@ type Session struct {
 	// transcript is the hooks' transcript_path and hookSession their session_id ("":
 	// no hooks): a child's transcript goes where the dialect keeps it beside it.
 	transcript, hookSession string
+	// childMu guards childRuntime (the tool runtime children run their calls on; nil:
+	// Runtime) and childObservers (see ObserveChildren).
+	childMu        sync.Mutex
+	childRuntime   func() *tools.Runtime
+	childObservers []ChildObserver
 
 	cfg      Config
 	logger   *slog.Logger

@@ -44,12 +44,12 @@ func (s *Session) subagents() (tools.Definition, error) {
 	if logs == nil {
 		logs = &subagent.MemoryLogs{}
 	}
-	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: s.LLM,
+	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: cfg.Definitions, GeneralSystem: shape.System, ToolName: row.Name,
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger,
-		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.childTranscript})
+		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild})
 	if err != nil {
 		return tools.Definition{}, err
 	}
@@ -105,6 +105,56 @@ func (s *Session) StopBackground() {
 	}
 }
 
+// ChildObserver is told of each child the session's agent tool starts: its id, lineage
+// and session log, before the child's first event; the func it returns, if any, is called
+// when the child has ended.
+type ChildObserver func(agentID string, lineage dsh.Lineage, log *session.Log) (done func())
+
+// ObserveChildren adds fn to the observers of the session's children (an editor's view
+// of their tool calls).
+func (s *Session) ObserveChildren(fn ChildObserver) {
+	s.childMu.Lock()
+	defer s.childMu.Unlock()
+	s.childObservers = append(s.childObservers, fn)
+}
+
+// SetChildRuntime makes the children run their calls on the tool runtimes fn returns
+// (a server's own, with its approvals) instead of Runtime's.
+func (s *Session) SetChildRuntime(fn func() *tools.Runtime) {
+	s.childMu.Lock()
+	defer s.childMu.Unlock()
+	s.childRuntime = fn
+}
+
+// childTools is the tool runtime a new child runs its calls on.
+func (s *Session) childTools() *tools.Runtime {
+	s.childMu.Lock()
+	fn := s.childRuntime
+	s.childMu.Unlock()
+	if fn != nil {
+		return fn()
+	}
+	return s.Runtime()
+}
+
+// onChild tells the transcript and the observers of a new child (subagent.Config.OnChild).
+func (s *Session) onChild(agentID string, lineage dsh.Lineage, log *session.Log) func() {
+	s.childMu.Lock()
+	observers := append([]ChildObserver{s.childTranscript}, s.childObservers...)
+	s.childMu.Unlock()
+	var dones []func()
+	for _, o := range observers {
+		if done := o(agentID, lineage, log); done != nil {
+			dones = append(dones, done)
+		}
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
+}
+
 // childTranscriptPath is where the dialect keeps the transcript of child agentID ("":
 // no hooks, or the dialect keeps none).
 func (s *Session) childTranscriptPath(agentID string) string {
@@ -117,7 +167,7 @@ func (s *Session) childTranscriptPath(agentID string) string {
 
 // childTranscript writes the transcript of child agentID from its log, where the dialect
 // keeps it (nothing when childTranscriptPath is ""); the returned func stops it.
-func (s *Session) childTranscript(agentID string, log *session.Log) func() {
+func (s *Session) childTranscript(agentID string, _ dsh.Lineage, log *session.Log) func() {
 	if s.childTranscriptPath(agentID) == "" {
 		return nil
 	}

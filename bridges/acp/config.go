@@ -78,6 +78,14 @@ type Env struct {
 	Started func(context.Context, *loop.Agent) error
 	// Close, if set, releases what Setup acquired (hook bridges); called once.
 	Close func()
+	// SetChildRuntime, if set, is given the tool runtime the children of the session's
+	// agent (its subagents) must run their calls on: the session's own, with the
+	// editor's permission requests (runner.Session.SetChildRuntime).
+	SetChildRuntime func(rt func() *tools.Runtime)
+	// ObserveChildren, if set, is given the observer of the session's children: their tool
+	// calls are shown as tool calls of the prompt that runs them, marked with the child
+	// (runner.Session.ObserveChildren).
+	ObserveChildren func(observe func(agentID string, lineage dsh.Lineage, log *session.Log) (done func()))
 }
 
 // Config configures a Server.

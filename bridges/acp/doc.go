@@ -37,6 +37,12 @@
 //   - session/cancel (notification, or request): cancels the turn (agent.Cancel with the
 //     cause user, the inbox discarded); the approval seam resolves a pending permission as
 //     cancelled; in-flight tools drain; the prompt then answers cancelled.
+//   - Subagents (Env.SetChildRuntime, Env.ObserveChildren): a child's calls run on the
+//     session's tool runtime, so the permission policy asks the editor for them as for the
+//     agent's own; they show as tool_call and tool_call_update of the prompt that runs
+//     the child, with the id "<agentId>/<callId>" and _meta.dsh {agentId, agentType,
+//     parentToolCallId}. The child's text is not shown (its answer is the result of the
+//     call that started it), and session/load does not replay a child's calls.
 //
 // A second prompt while one runs is refused with -32602; a prompt that follows a
 // session/cancel waits for the cancelled one to settle and then runs (editors let the user

@@ -30,6 +30,10 @@ type acpSession struct {
 	mcp   *mcp.Set
 	tr    *translator
 	agent *loop.Agent
+	// children are the translators of the agent's children (subagents) that run, by
+	// agent id: their tool calls are shown with ids of their own (childCallID).
+	childMu  sync.Mutex
+	children map[string]*translator
 
 	closers []func()
 	// servers are the session's own MCP servers (mcpServers), kept for reopening it.
@@ -82,13 +86,69 @@ func (ss *acpSession) wire() {
 	svc.AddAnswerer(approval.AnswererFunc(ss.answer))
 	opts := append([]tools.Option{tools.WithApprover(svc), tools.WithLogger(ss.srv.log)}, ss.env.ToolOptions...)
 	ss.rt = tools.New(ss.env.Tools, ss.env.Hooks, opts...)
-	r := ss.env.Hooks.Plugin("acp").ForAgent(AgentID)
+	// The session's registry is its own: the permission policy and the progress apply to
+	// its agent and to the agent's children alike.
+	all := ss.env.Hooks.Plugin("acp")
 	if ss.srv.cfg.Permissions == PermissionsAsk {
-		ss.closers = append(ss.closers, r.OnPreTool(ss.permissionPolicy))
+		ss.closers = append(ss.closers, all.OnPreTool(ss.permissionPolicy))
 	}
 	ss.closers = append(ss.closers,
-		r.WrapExecute(ss.progress),
-		r.OnInboxClaimed(ss.claimed))
+		all.WrapExecute(ss.progress),
+		all.ForAgent(AgentID).OnInboxClaimed(ss.claimed))
+	if ss.env.SetChildRuntime != nil {
+		ss.env.SetChildRuntime(func() *tools.Runtime { return ss.rt })
+	}
+	if ss.env.ObserveChildren != nil {
+		ss.env.ObserveChildren(ss.observeChild)
+	}
+}
+
+// observeChild shows the tool calls of a child (a subagent of the session's agent) as tool
+// calls of the prompt that runs it: its log's tool/call and tool/result become tool_call
+// and tool_call_update, with ids of their own (childCallID) and _meta.dsh naming the
+// child, its type and the call that started it. The child's text is not shown: its answer
+// reaches the editor as the result of that call.
+func (ss *acpSession) observeChild(agentID string, lineage dsh.Lineage, log *session.Log) func() {
+	meta := map[string]any{"dsh": map[string]any{"agentId": agentID, "agentType": lineage.AgentType,
+		"parentToolCallId": lineage.ParentCallID}}
+	tr := newTranslator(ss.cwd, func(u update) {
+		if u.SessionUpdate != "tool_call" && u.SessionUpdate != "tool_call_update" {
+			return
+		}
+		u.ToolCallID, u.Meta = childCallID(agentID, u.ToolCallID), meta
+		ss.srv.sendUpdate(ss.id, u)
+	})
+	tr.fileText, tr.terminalMeta = ss.tr.fileText, ss.tr.terminalMeta
+	ss.childMu.Lock()
+	if ss.children == nil {
+		ss.children = map[string]*translator{}
+	}
+	ss.children[agentID] = tr
+	ss.childMu.Unlock()
+	cancel := log.Subscribe(func(e session.Event) { tr.observe(e, false) })
+	return func() {
+		cancel()
+		ss.childMu.Lock()
+		delete(ss.children, agentID)
+		ss.childMu.Unlock()
+	}
+}
+
+// childCallID is the id the editor knows a child's call by: the child's id and the call's.
+func childCallID(agentID, callID string) string { return agentID + "/" + callID }
+
+// translatorOf is the translator of agent agentID's calls and the id the editor knows
+// its call callID by: the session's own, or a child's.
+func (ss *acpSession) translatorOf(agentID, callID string) (*translator, string) {
+	if agentID == "" || agentID == AgentID {
+		return ss.tr, callID
+	}
+	ss.childMu.Lock()
+	defer ss.childMu.Unlock()
+	if tr := ss.children[agentID]; tr != nil {
+		return tr, childCallID(agentID, callID)
+	}
+	return ss.tr, callID
 }
 
 // subscribe streams every new log event to the client.
@@ -122,8 +182,17 @@ func (ss *acpSession) permissionPolicy(ctx context.Context, p *dsh.PreToolPayloa
 
 // progress marks a call in_progress when its dispatch starts.
 func (ss *acpSession) progress(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
-	if p.Exec.Parent.IsZero() && ss.tr.waitAnnounced(ctx, p.Exec.CallID) {
-		ss.srv.sendUpdate(ss.id, update{SessionUpdate: "tool_call_update", ToolCallID: p.Exec.CallID, Status: "in_progress"})
+	agentID := ""
+	if p.Exec.AgentID != nil {
+		agentID = *p.Exec.AgentID
+	}
+	tr, editorID := ss.translatorOf(agentID, p.Exec.CallID)
+	if p.Exec.Parent.IsZero() && tr.waitAnnounced(ctx, p.Exec.CallID) {
+		u := update{SessionUpdate: "tool_call_update", ToolCallID: editorID, Status: "in_progress"}
+		if tr != ss.tr {
+			u.Meta = map[string]any{"dsh": map[string]any{"agentId": agentID}}
+		}
+		ss.srv.sendUpdate(ss.id, u)
 	}
 	return next.Call(ctx)
 }
@@ -142,10 +211,11 @@ func (ss *acpSession) answer(ctx context.Context, req approval.Request) (dsh.App
 	if req.CallID == "" {
 		return approval.Pass, nil
 	}
-	if !ss.tr.waitAnnounced(ctx, req.CallID) {
+	tr, editorID := ss.translatorOf(req.AgentID, req.CallID)
+	if !tr.waitAnnounced(ctx, req.CallID) {
 		return dsh.ApprovalOutcomeCancelled, nil
 	}
-	title := ss.tr.title(req.CallID)
+	title := tr.title(req.CallID)
 	if title == "" {
 		title = req.ToolName
 	}
@@ -155,7 +225,7 @@ func (ss *acpSession) answer(ctx context.Context, req approval.Request) (dsh.App
 	var res requestPermissionResult
 	err := ss.srv.c.call(ctx, "session/request_permission", requestPermissionParams{
 		SessionID: ss.id,
-		ToolCall:  permissionToolCall{ToolCallID: req.CallID, Title: title},
+		ToolCall:  permissionToolCall{ToolCallID: editorID, Title: title},
 		Options: []permissionOption{
 			{OptionID: optionAllowOnce, Name: "Allow", Kind: "allow_once"},
 			{OptionID: optionRejectOnce, Name: "Reject", Kind: "reject_once"},

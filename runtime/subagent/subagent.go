@@ -121,10 +121,10 @@ type Config struct {
 	// OutputFile, when set, names where the output of the child agentID can be read
 	// (Claude Code's launch text and notification name it: the child's transcript).
 	OutputFile func(agentID string) string
-	// OnChild, when set, is called with each child's log once it is open, before the
-	// child's first event: a host subscribes to it (a transcript). The func it returns,
-	// if any, is called when the child has ended.
-	OnChild func(agentID string, log *session.Log) (done func())
+	// OnChild, when set, is called with each child's id, lineage and log once the log is
+	// open, before the child's first event: a host subscribes to it (a transcript, an
+	// editor's view). The func it returns, if any, is called when the child has ended.
+	OnChild func(agentID string, lineage dsh.Lineage, log *session.Log) (done func())
 	// Logger receives the diagnostics (nil: discarded).
 	Logger *slog.Logger
 }
@@ -467,7 +467,7 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 	}
 	defer closeLog()
 	if r.cfg.OnChild != nil {
-		if done := r.cfg.OnChild(id, log); done != nil {
+		if done := r.cfg.OnChild(id, lineage, log); done != nil {
 			defer done()
 		}
 	}
