@@ -40,9 +40,9 @@ func TestSubagentToolCalls(t *testing.T) {
 			var childRuntime func() *tools.Runtime
 			var observe func(string, dsh.Lineage, *session.Log) func()
 			runner, err := subagent.New(subagent.Config{Registry: hooks, Model: model,
-				Tools:     func() *tools.Runtime { return childRuntime() },
-				LLM:       dsh.LLMCallConfig{Provider: "test", Model: "m"},
-				Logs:      &subagent.MemoryLogs{}, ParentLog: spec.Log, ToolName: "Agent",
+				Tools: func() *tools.Runtime { return childRuntime() },
+				LLM:   dsh.LLMCallConfig{Provider: "test", Model: "m"},
+				Logs:  &subagent.MemoryLogs{}, ParentLog: spec.Log, ToolName: "Agent",
 				OnChild: func(id string, l dsh.Lineage, log *session.Log) func() { return observe(id, l, log) }})
 			if err != nil {
 				return nil, err
