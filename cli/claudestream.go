@@ -117,7 +117,19 @@ func (c *claudeStream) start(cwd string, tools []string, permissionMode string) 
 }
 
 // observe writes the lines of one session event.
-func (c *claudeStream) observe(e session.Event) {
+func (c *claudeStream) observe(e session.Event) { c.lines(e, nil) }
+
+// child returns the observer of a child's log (runner.Session.ObserveChildren): as claude
+// -p does by default, its tool_use and tool_result blocks are written with
+// parent_tool_use_id, the call that started the child; its text and thinking are not.
+func (c *claudeStream) child(agentID string, lineage dsh.Lineage, log *session.Log) func() {
+	parent := lineage.ParentCallID
+	return log.Subscribe(func(e session.Event) { c.lines(e, &parent) })
+}
+
+// lines writes the lines of one session event of the agent, or of the child the call
+// parent started (only its tool calls and results).
+func (c *claudeStream) lines(e session.Event, parent *string) {
 	data, err := e.Decode()
 	if err != nil {
 		return
@@ -135,11 +147,14 @@ func (c *claudeStream) observe(e session.Event) {
 			usage = claudeUsage{InputTokens: d.Usage.InputTokens, OutputTokens: d.Usage.OutputTokens}
 		}
 		for _, b := range d.Message.Content {
+			if _, call := b.(dsh.ToolCallBlock); parent != nil && !call {
+				continue
+			}
 			block := claudeBlock(b)
 			if block == nil {
 				continue
 			}
-			c.write(claudeMessage{Type: "assistant", SessionID: c.sessionID, UUID: newUUID(), Timestamp: ts,
+			c.write(claudeMessage{Type: "assistant", ParentToolUseID: parent, SessionID: c.sessionID, UUID: newUUID(), Timestamp: ts,
 				Message: claudeAssistant{ID: id, Model: c.model, Role: "assistant", Content: []any{block}, Type: "message", Usage: usage}})
 		}
 	case dsh.ToolResultLogged:
@@ -150,7 +165,7 @@ func (c *claudeStream) observe(e session.Event) {
 			}
 		}
 		if len(results) > 0 {
-			c.write(claudeMessage{Type: "user", SessionID: c.sessionID, UUID: newUUID(), Timestamp: ts,
+			c.write(claudeMessage{Type: "user", ParentToolUseID: parent, SessionID: c.sessionID, UUID: newUUID(), Timestamp: ts,
 				Message: claudeUser{Role: "user", Content: results}})
 		}
 	}

@@ -435,14 +435,25 @@ func writeResult(format string, r runResult, stdout, stderr io.Writer) {
 	}
 }
 
+// subagentMark names the subagent an event line of --output-format events comes from.
+type subagentMark struct {
+	AgentID      string `json:"agentId"`
+	ParentCallID string `json:"parentCallId"`
+}
+
 // streamEvents writes every session event to w as one JSON line (the log's own record),
-// for --output-format stream-json.
-func streamEvents(w io.Writer) func(session.Event) {
+// for --output-format events. An event of a subagent's log (child set) begins with
+// "subagent": {agentId, parentCallId}.
+func streamEvents(w io.Writer) func(e session.Event, child *subagentMark) {
 	var mu sync.Mutex
-	return func(e session.Event) {
+	return func(e session.Event, child *subagentMark) {
 		b, err := e.MarshalJSON()
 		if err != nil {
 			return
+		}
+		if child != nil {
+			mark, _ := json.Marshal(child)
+			b = append(append([]byte(`{"subagent":`), mark...), append([]byte(","), b[1:]...)...)
 		}
 		mu.Lock()
 		defer mu.Unlock()

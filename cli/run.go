@@ -251,10 +251,13 @@ rights, as in Claude Code.
                        stream-json: under claude-code, the lines of claude -p
                        --output-format stream-json --verbose (a system/init line, an
                        assistant line per content block of each model message, a user line
-                       per tool result; measured in Claude Code 2.1.328), then that object;
-                       under codex and gemini, as events; events: every session event as a
-                       JSON line, as the log records it, then that object (both with the
-                       exact text; a database URL's password, in log or anywhere, is xxxxx)
+                       per tool result, a subagent's tool_use and tool_result lines with
+                       parent_tool_use_id; measured in Claude Code 2.1.328), then that
+                       object; under codex and gemini, as events; events: every session
+                       event as a JSON line, as the log records it, a subagent's events
+                       too, each with "subagent": {agentId, parentCallId} first, then that
+                       object (both with the exact text; a database URL's password, in log
+                       or anywhere, is xxxxx)
   --max-turns N        end the turn before its model step N+1 (exit 1); 0: no limit
 
 A PROMPT of "/compact [instructions]" compacts the session of --log now instead of
@@ -626,8 +629,14 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		}
 		cs.start(workspace, names, s.PermissionMode())
 		log.Subscribe(cs.observe)
+		s.ObserveChildren(cs.child)
 	case o.outputFormat == formatStreamJSON, o.outputFormat == formatEvents:
-		log.Subscribe(streamEvents(stdout))
+		stream := streamEvents(stdout)
+		log.Subscribe(func(e session.Event) { stream(e, nil) })
+		s.ObserveChildren(func(agentID string, lineage dsh.Lineage, child *session.Log) func() {
+			mark := &subagentMark{AgentID: agentID, ParentCallID: lineage.ParentCallID}
+			return child.Subscribe(func(e session.Event) { stream(e, mark) })
+		})
 	}
 
 	agent, err := s.Start(ctx, "main", resume)
