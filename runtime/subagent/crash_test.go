@@ -3,6 +3,7 @@ package subagent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"strings"
 	"sync"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/subagent"
+	"github.com/dshkit/dsh/runtime/tools"
 )
 
 // router answers the parent from one script and each child from its own, chosen by the
@@ -257,5 +260,77 @@ func TestBackgroundCallWakesParent(t *testing.T) {
 	last := parent[2].Messages[len(parent[2].Messages)-1]
 	if jsonOf(last.Content) != `[{"kind":"text","text":"child answer"}]` || jsonOf(last.Source) != `{"kind":"tool","callId":"call_a"}` {
 		t.Errorf("the notice = %s from %s, want the child's answer from the call", jsonOf(last.Content), jsonOf(last.Source))
+	}
+}
+
+// A subagent-stop listener that always continues the child is capped as turn-stopping's
+// continuations are: the child's turn ends after the cap, its log records the cap, and
+// the call's result is the child's last answer.
+func TestAlwaysContinuingStopIsCapped(t *testing.T) {
+	ctx := context.Background()
+	var responses []llm.ScriptedResponse
+	for i := range 3 {
+		responses = append(responses, llm.ScriptedResponse{Text: "child answer " + string(rune('1'+i))})
+	}
+	model := &router{
+		parent: llm.NewScripted(
+			llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "never done"})}}},
+			llm.ScriptedResponse{Text: "parent done"}),
+		children: map[string]*llm.Scripted{"never done": llm.NewScripted(responses...)},
+		seen:     map[string][]llm.Request{},
+	}
+	log, _ := session.Open(ctx, session.NewMemory())
+	hooks, reg := dsh.NewRegistry(), tools.NewRegistry()
+	rt := func() *tools.Runtime { return tools.New(reg, hooks) }
+	var active []bool
+	hooks.Plugin("always").OnSubagentStop(func(ctx context.Context, p *dsh.SubagentStopPayload) error {
+		active = append(active, p.StopHookActive)
+		return p.Agent.Steer(ctx, dsh.UserText(dsh.SourcePlugin{Plugin: "always"}, "keep going"))
+	})
+	logs := &subagent.MemoryLogs{}
+	r, err := subagent.New(subagent.Config{Registry: hooks, Tools: rt, Model: model, LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"},
+		Logs: logs, ParentLog: log, ToolName: "Agent", ContinuationCap: 2, GeneralSystem: "You are a child."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	def := r.Definition(subagent.ClaudeCode)
+	def.Name = "Agent"
+	_, _ = reg.Register(def)
+	a, err := loop.New(ctx, loop.Config{ID: "main", Registry: hooks, Tools: rt(), Model: model, Log: log,
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Followup(ctx, dsh.UserText(dsh.SourceUser{}, "go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolResults(t, log)["call_a"]; got != "child answer 3" {
+		t.Errorf("the call's result = %q, want the child's last answer", got)
+	}
+	if fmt.Sprint(active) != "[false true true]" {
+		t.Errorf("stopHookActive at each stop = %v, want [false true true]", active)
+	}
+	var started dsh.SubagentStarted
+	for s := range session.Of[dsh.SubagentStarted](log.Events()) {
+		started = s
+	}
+	child, _ := logs.Log(started.SessionID)
+	capped := 0
+	for c, err := range session.Of[dsh.ContinuationCapped](child.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Cap != 2 || c.Continuations != 2 {
+			t.Errorf("turn/continuation-capped = %+v", c)
+		}
+		capped++
+	}
+	if capped != 1 {
+		t.Errorf("%d caps recorded in the child's log, want 1", capped)
 	}
 }
