@@ -291,6 +291,15 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		// 30 s default would cut a slow hook and fail its call).
 		s.ToolOptions = []tools.Option{tools.WithRewriteDeadline(0)}
 	}
+	// The dialect's engine refuses a call of a tool it does not have in its own words,
+	// before any hook (spec/toolsets' "unknown").
+	unknown, err := builtin.UnknownToolText(s.Builtin.Style, s.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if unknown != nil {
+		s.ToolOptions = append(s.ToolOptions, tools.WithUnknownTool(unknown))
+	}
 	return s, nil
 }
 

@@ -37,6 +37,9 @@ type Toolset struct {
 	// Search is how the engine offers its deferred tools behind its tool search; nil
 	// when it has none.
 	Search *ToolSearch `json:"search,omitempty"`
+	// Unknown is how the engine refuses a model's call of a tool it does not have, before
+	// any hook runs; nil: dsh's own words, after policy (UnknownToolText).
+	Unknown *UnknownTool `json:"unknown,omitempty"`
 }
 
 // ModelTools is how an engine's toolset for one model differs from the recording's.
