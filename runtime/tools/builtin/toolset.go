@@ -40,6 +40,10 @@ type Toolset struct {
 	// Unknown is how the engine refuses a model's call of a tool it does not have, before
 	// any hook runs; nil: dsh's own words, after policy (UnknownToolText).
 	Unknown *UnknownTool `json:"unknown,omitempty"`
+	// HookInput is how the engine writes a call's input to its hooks (tool_input):
+	// "schema", in its tool's schema's key order with the schema's defaults filled in
+	// (HookInputs); "": as the model gave it.
+	HookInput string `json:"hook_input,omitempty"`
 }
 
 // ModelTools is how an engine's toolset for one model differs from the recording's.
@@ -216,6 +220,9 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 			case r.Impl != "" && implTable[r.Impl] == nil:
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
 			}
+		}
+		if ts.HookInput != "" && ts.HookInput != "schema" {
+			return nil, fmt.Errorf("spec/%s: hook_input %q: want \"schema\" or none", name, ts.HookInput)
 		}
 		for model, m := range ts.Models {
 			names := append(slices.Clone(m.Without), m.Deferred...)
