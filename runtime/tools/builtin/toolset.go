@@ -44,6 +44,9 @@ type Toolset struct {
 	// "schema", in its tool's schema's key order with the schema's defaults filled in
 	// (HookInputs); "": as the model gave it.
 	HookInput string `json:"hook_input,omitempty"`
+	// MCP is how the engine offers an MCP server's tools beyond their names (MCPShape);
+	// nil: as the server gives them.
+	MCP *MCPShape `json:"mcp,omitempty"`
 }
 
 // ModelTools is how an engine's toolset for one model differs from the recording's.
@@ -219,6 +222,12 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): neither impl nor absent", name, i, r.Name)
 			case r.Impl != "" && implTable[r.Impl] == nil:
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
+			}
+		}
+		if m := ts.MCP; m != nil && len(m.Properties) > 0 {
+			var props map[string]json.RawMessage
+			if err := json.Unmarshal(m.Properties, &props); err != nil {
+				return nil, fmt.Errorf("spec/%s: mcp.properties: %w", name, err)
 			}
 		}
 		if ts.HookInput != "" && ts.HookInput != "schema" {
