@@ -230,7 +230,14 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		}
 		s.closers = append(s.closers, sb.Close)
 	}
-	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model}
+	// Before the tools, which its mode may word otherwise (and before the hooks: it
+	// resolves the mode they see as permission_mode).
+	perm, err := s.permissionPlugin()
+	if err != nil {
+		return nil, err
+	}
+	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model,
+		PermissionMode: s.PermissionMode()}
 	if s.Builtin.Agent, err = s.subagents(); err != nil {
 		return nil, err
 	}
@@ -256,11 +263,6 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}
 	s.Turns = &Turns{}
 	s.closers = append(s.closers, cfg.Log.Subscribe(s.Turns.Observe))
-	// Before the hooks: it resolves the mode they see as permission_mode.
-	perm, err := s.permissionPlugin()
-	if err != nil {
-		return nil, err
-	}
 	toolSettings, err := s.toolPolicyPlugin()
 	if err != nil {
 		return nil, err

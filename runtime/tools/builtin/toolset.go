@@ -59,6 +59,10 @@ type ModelTools struct {
 	// Tools are the tools whose description or input schema the engine words otherwise
 	// for the model, as it sends them (name, description, input_schema).
 	Tools []ToolRow `json:"tools,omitempty"`
+	// Modes are, per permission mode (Options.PermissionMode), the tools the engine words
+	// otherwise for the model under that mode, over Tools: a row's description or input
+	// schema, whichever it gives.
+	Modes map[string][]ToolRow `json:"modes,omitempty"`
 }
 
 // A ToolRow is one tool of a [Toolset].
@@ -238,6 +242,11 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 			for _, r := range m.Tools {
 				names = append(names, r.Name)
 			}
+			for _, rows := range m.Modes {
+				for _, r := range rows {
+					names = append(names, r.Name)
+				}
+			}
 			for _, n := range names {
 				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n }) {
 					return nil, fmt.Errorf("spec/%s: models[%q]: no tool %q", name, model, n)
@@ -286,6 +295,16 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		}
 		if j := slices.IndexFunc(m.Tools, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
 			r.Description, r.InputSchema = m.Tools[j].Description, m.Tools[j].InputSchema
+		}
+		if rows := m.Modes[o.PermissionMode]; rows != nil {
+			if j := slices.IndexFunc(rows, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
+				if rows[j].Description != "" {
+					r.Description = rows[j].Description
+				}
+				if rows[j].InputSchema != nil {
+					r.InputSchema = rows[j].InputSchema
+				}
+			}
 		}
 		d := implTable[r.Impl](o)
 		if d.Run == nil {
