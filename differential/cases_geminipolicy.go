@@ -66,6 +66,13 @@ func geminiPolicyCases() []Case {
 			Turns: []Turn{
 				{Text: "globbing", Calls: []Call{{Name: "glob", Input: map[string]any{"pattern": "*"}}}},
 				{Text: "finished"}}},
+		// Calls of tools the request does not offer (the mock makes them all the same):
+		// another engine's shell tool and a made-up name. What the model reads, and whether
+		// any hook runs for them.
+		{Name: "gemini/tools/unknown", Engines: gem, Hooks: hooks, Turns: []Turn{
+			{Text: "codex shell", Calls: []Call{{Name: "exec_command", Input: map[string]any{"cmd": "touch ran_x"}, Unoffered: true}}},
+			{Text: "made up", Calls: []Call{{Name: "no_such_tool", Input: map[string]any{"x": 1}, Unoffered: true}}},
+			{Text: "finished"}}},
 		// The tools list with an MCP server: the name the model calls its tool by.
 		{Name: "gemini/tools/mcp", Engines: gem, Hooks: hooks, MCPServer: true,
 			Turns: []Turn{

@@ -61,6 +61,13 @@ func toolCases() []Case {
 				{Text: "missing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/none.ipynb", "cell_id": "c1", "new_source": "y"}}}},
 				{Text: "finished"}},
 			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+		// Calls of tools the request does not offer: another engine's shell tool and a
+		// made-up name. What the model reads, and whether any hook runs for them.
+		{Name: "tools/unknown", Engines: claude, Turns: []Turn{
+			{Text: "codex shell", Calls: []Call{{Name: "exec_command", Input: map[string]any{"cmd": "touch ran_x"}}}},
+			{Text: "made up", Calls: []Call{{Name: "NoSuchTool", Input: map[string]any{"x": 1}}}},
+			{Text: "finished"}},
+			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
 		// WebFetch: a loopback URL, a dotless host, a bad URL. The engine asks
 		// api.anthropic.com whether a domain is safe first unless skipWebFetchPreflight.
 		{Name: "tools/webfetch", Engines: claude, Settings: map[string]any{"skipWebFetchPreflight": true}, Turns: []Turn{

@@ -59,6 +59,9 @@ func (t Turn) inputTokens() int {
 type Call struct {
 	Name  string         `json:"name"`
 	Input map[string]any `json:"input"`
+	// Unoffered makes the Gemini mock call the tool even when the request does not offer
+	// it (a model's made-up call); it leaves such a call out otherwise.
+	Unoffered bool `json:"unoffered,omitempty"`
 }
 
 // In returns turns with "{{ws}}" in the calls' string inputs replaced by ws.
@@ -75,7 +78,7 @@ func In(turns []Turn, ws string) []Turn {
 				}
 				in[k] = v
 			}
-			out[i].Calls = append(out[i].Calls, Call{Name: c.Name, Input: in})
+			out[i].Calls = append(out[i].Calls, Call{Name: c.Name, Input: in, Unoffered: c.Unoffered})
 		}
 	}
 	return out
@@ -831,8 +834,10 @@ func (m *Mock) gemini(w http.ResponseWriter, r *http.Request, req map[string]any
 	for _, c := range t.Bash {
 		calls = append(calls, geminiShell(req, c))
 	}
+	unoffered := map[string]bool{}
 	for _, c := range t.Calls {
 		calls = append(calls, map[string]any{"name": c.Name, "args": c.Input})
+		unoffered[c.Name] = unoffered[c.Name] || c.Unoffered
 	}
 	// As a model would, the mock calls only the functions the request offers and its
 	// toolConfig allows: none under mode NONE, only allowedFunctionNames when they are
@@ -845,7 +850,7 @@ func (m *Mock) gemini(w http.ResponseWriter, r *http.Request, req map[string]any
 	allowed, _ := fcc["allowedFunctionNames"].([]any)
 	for _, c := range calls {
 		name, _ := c["name"].(string)
-		if !offered[name] || mode == "NONE" || (len(allowed) > 0 && !slices.Contains(allowed, any(name))) {
+		if !offered[name] && !unoffered[name] || mode == "NONE" || (len(allowed) > 0 && !slices.Contains(allowed, any(name))) {
 			continue
 		}
 		parts = append(parts, map[string]any{"functionCall": c})

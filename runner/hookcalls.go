@@ -30,6 +30,15 @@ func (h hookMCP) CallHookTool(ctx context.Context, server, tool string, args map
 	return text, isErr, err
 }
 
+// MCPTool says which mounted MCP tool name is (hookproto.MCPTools).
+func (h hookMCP) MCPTool(name string) (hookproto.MCPTool, bool) {
+	cfg, tool, ok := h.set.Origin(name)
+	if !ok {
+		return hookproto.MCPTool{}, false
+	}
+	return hookproto.MCPTool{Server: cfg.Name, Tool: tool, Command: cfg.Command, Args: cfg.Args, URL: cfg.URL}, true
+}
+
 // hookModel answers prompt hooks with one call of the session's model.
 type hookModel struct {
 	model llm.Model

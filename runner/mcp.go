@@ -73,6 +73,17 @@ func (s *Session) mcp(ctx context.Context) error {
 	if d := s.cfg.Hooks.desc(); d != nil && d.Table != nil {
 		o.NameFormat = d.Table.MCPToolName // the engine's name of an MCP tool
 	}
+	// The properties the engine adds to the tools' schemas, and how their texts read.
+	shape, err := builtin.MCPShapeOf(s.Builtin.Style)
+	if err != nil {
+		return err
+	}
+	if shape != nil {
+		o.Properties = shape.Properties
+		if shape.Text != "" {
+			o.WrapText = shape.Wrap
+		}
+	}
 	if builtin.DefersMCP(s.Builtin) {
 		o.Loading = tools.LoadDeferred
 	}

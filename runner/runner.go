@@ -242,7 +242,14 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		}
 		s.closers = append(s.closers, sb.Close)
 	}
-	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model}
+	// Before the tools, which its mode may word otherwise (and before the hooks: it
+	// resolves the mode they see as permission_mode).
+	perm, err := s.permissionPlugin()
+	if err != nil {
+		return nil, err
+	}
+	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model,
+		PermissionMode: s.PermissionMode()}
 	if s.Builtin.Agent, err = s.subagents(); err != nil {
 		return nil, err
 	}
@@ -268,11 +275,6 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}
 	s.Turns = &Turns{}
 	s.closers = append(s.closers, cfg.Log.Subscribe(s.Turns.Observe))
-	// Before the hooks: it resolves the mode they see as permission_mode.
-	perm, err := s.permissionPlugin()
-	if err != nil {
-		return nil, err
-	}
 	toolSettings, err := s.toolPolicyPlugin()
 	if err != nil {
 		return nil, err
@@ -302,6 +304,15 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		// own timeouts bound (600 s by default), so the fold gets no deadline of its own (its
 		// 30 s default would cut a slow hook and fail its call).
 		s.ToolOptions = []tools.Option{tools.WithRewriteDeadline(0)}
+	}
+	// The dialect's engine refuses a call of a tool it does not have in its own words,
+	// before any hook (spec/toolsets' "unknown").
+	unknown, err := builtin.UnknownToolText(s.Builtin.Style, s.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if unknown != nil {
+		s.ToolOptions = append(s.ToolOptions, tools.WithUnknownTool(unknown))
 	}
 	return s, nil
 }

@@ -31,8 +31,10 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/dialect"
@@ -41,6 +43,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/generated/wire/claudecode"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // The events of the claude-code table (spec/bridges) that the encoder builds an input for.
@@ -590,10 +593,26 @@ func endReason(reason string) string {
 // ToolInput is the tool_input Claude Code sends for a call's arguments: as the model gave
 // them ({} when absent), except for the engine's own tools, whose input it parses with
 // the tool's schema before any hook sees it: the schema's key order and defaults (Edit's
-// replace_all false), as the table's toolInputs have them.
+// replace_all false), as the table's toolInputs have them, and for the other tools of its
+// toolset, their recorded schemas (toolInputs).
 func ToolInput(tool string, args json.RawMessage) json.RawMessage {
-	return hookbridge.EngineToolInput(&hookmap.ClaudeCode, tool, args)
+	return hookbridge.EngineToolInput(toolInputs(), tool, args)
 }
+
+// toolInputs are the tool_input shapes of Claude Code's own tools: those of its toolset
+// (spec/toolsets/claude-code.json, whose hook_input is "schema": each schema's
+// properties in order, their defaults), and over them the table's toolInputs. The
+// toolsets are embedded and checked by their tests; should they not load, the table's
+// alone.
+var toolInputs = sync.OnceValue(func() map[string]hookmap.ToolInput {
+	out := map[string]hookmap.ToolInput{}
+	inputs, _ := builtin.HookInputs(builtin.StyleClaudeCode)
+	for tool, hi := range inputs {
+		out[tool] = hookmap.ToolInput{Keys: hi.Keys, Defaults: hi.Defaults}
+	}
+	maps.Copy(out, hookmap.ClaudeCode.ToolInputs)
+	return out
+})
 
 func orNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/bridges/gemini"
+	"github.com/dshkit/dsh/bridges/hookproto"
 	ht "github.com/dshkit/dsh/bridges/internal/hooktest"
 	"github.com/dshkit/dsh/generated/dsh"
 )
@@ -530,5 +531,72 @@ func TestBeforeToolNonObjectRewrite(t *testing.T) {
 		if !recorded {
 			t.Errorf("tool_input %s: no hook/result records the fail-closed deny", tc.value)
 		}
+	}
+}
+
+// mcpTools is an MCP caller that knows one mounted MCP tool, mcp_hk_hook.
+type mcpTools struct{}
+
+func (mcpTools) CallHookTool(context.Context, string, string, map[string]any) (string, bool, error) {
+	return "", false, nil
+}
+
+func (mcpTools) MCPTool(name string) (hookproto.MCPTool, bool) {
+	if name != "mcp_hk_hook" {
+		return hookproto.MCPTool{}, false
+	}
+	return hookproto.MCPTool{Server: "hk", Tool: "hook", Command: "/bin/srv", Args: []string{}}, true
+}
+
+// TestMCPToolStdin: as Gemini CLI 0.61.0 writes them (gemini/tools/mcp), BeforeTool and
+// AfterTool of an MCP tool carry mcp_context (the server's name, its name of the tool,
+// its command and its args, an empty list too), and AfterTool's tool_response.llmContent
+// is the parts the model reads, its returnDisplay the server's text; a built-in tool's
+// stdin has no mcp_context.
+func TestMCPToolStdin(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "stdin")
+	data, _ := json.Marshal(map[string]any{"hooks": merge(on("BeforeTool", "", "cat >> "+out+"; echo >> "+out), on("AfterTool", "", "cat >> "+out+"; echo >> "+out))})
+	file := ht.Raw(t, t.TempDir(), "settings.json", string(data))
+	h := ht.New(dir)
+	b, err := gemini.New(gemini.Config{Files: []string{file}, Workspace: dir, Session: h.Session, Recorder: h.Rec, MCP: mcpTools{},
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(ctx) })
+	b.Register(h.Reg.Plugin(gemini.Plugin))
+
+	ex := h.Exec("mcp_hk_hook", `{"name":"x"}`)
+	if _, err := h.PreTool(ctx, ex); err != nil {
+		t.Fatal(err)
+	}
+	res := dsh.ToolSuccess{Value: json.RawMessage(`{"content":[{"type":"text","text":"done"},{"type":"image","data":"AA==","mimeType":"image/png"}]}`),
+		Content: []dsh.ContentBlock{dsh.TextBlock{Text: "<untrusted_context>\ndone\n</untrusted_context>"}, dsh.ImageBlock{MediaType: "image/png", Data: "AA=="}}}
+	if _, err := h.Ran(ctx, ex, res); err != nil {
+		t.Fatal(err)
+	}
+	shell := h.Exec("run_shell_command", `{"command":"ls"}`)
+	if _, err := h.PreTool(ctx, shell); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d stdins: %s", len(lines), got)
+	}
+	mcpCtx := `"mcp_context":{"server_name":"hk","tool_name":"hook","command":"/bin/srv","args":[]}`
+	if !strings.HasSuffix(lines[0], `"tool_input":{"name":"x"},`+mcpCtx+`}`) {
+		t.Errorf("BeforeTool stdin %s", lines[0])
+	}
+	wantAfter := `"tool_response":{"llmContent":[{"text":"<untrusted_context>\ndone\n</untrusted_context>"}],"returnDisplay":"done\n[Image: image/png]"},` + mcpCtx + `}`
+	if !strings.HasSuffix(lines[1], wantAfter) {
+		t.Errorf("AfterTool stdin\n%s\nwant the end\n%s", lines[1], wantAfter)
+	}
+	if strings.Contains(lines[2], "mcp_context") {
+		t.Errorf("built-in tool's stdin %s", lines[2])
 	}
 }

@@ -262,11 +262,11 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 	case "BeforeTool":
 		v = gemini.BeforeToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.BeforeToolInputHookEventNameBeforeTool, Timestamp: ts, ToolName: in.ToolName,
-			ToolInput: in.ToolInput, OriginalRequestName: original(in)}
+			ToolInput: in.ToolInput, MCPContext: mcpContext(in.MCP), OriginalRequestName: original(in)}
 	case "AfterTool":
 		v = gemini.AfterToolInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.AfterToolInputHookEventNameAfterTool, Timestamp: ts, ToolName: in.ToolName,
-			ToolInput: in.ToolInput, ToolResponse: toolResponse(in), OriginalRequestName: original(in)}
+			ToolInput: in.ToolInput, ToolResponse: toolResponse(in), MCPContext: mcpContext(in.MCP), OriginalRequestName: original(in)}
 	case "PreCompress":
 		v = gemini.PreCompressInput{SessionID: s.SessionID, TranscriptPath: s.TranscriptPath, CWD: s.CWD,
 			HookEventName: gemini.PreCompressInputHookEventNamePreCompress, Timestamp: ts,
@@ -284,11 +284,44 @@ func (m *model) encode(in hookbridge.Input, now func() time.Time) ([]byte, error
 	return v.MarshalJSON()
 }
 
+// mcpContext is the mcp_context of a call of an MCP tool (nil for another tool), as
+// Gemini CLI 0.61.0 writes it (gemini/tools/mcp): the server's name, its own name of the
+// tool, and how the server is reached, the keys it lacks left out.
+func mcpContext(t *hookproto.MCPTool) json.RawMessage {
+	if t == nil {
+		return nil
+	}
+	var args *[]string
+	if t.Args != nil {
+		args = &t.Args // an empty list the configuration gave is written, as the engine does
+	}
+	data, _ := json.Marshal(struct {
+		Server  string    `json:"server_name"`
+		Tool    string    `json:"tool_name"`
+		Command string    `json:"command,omitempty"`
+		Args    *[]string `json:"args,omitempty"`
+		URL     string    `json:"url,omitempty"`
+	}{t.Server, t.Tool, t.Command, args, t.URL})
+	return data
+}
+
 // toolResponse is AfterTool's tool_response as Gemini CLI's tools give it (for the
 // built-in tools of the Gemini style, builtin.GeminiDisplay and builtin.GeminiFailure):
 // llmContent the text the model reads, returnDisplay what the user is shown, and for a
-// failure its error's message and type. Another tool's display is its text.
+// failure its error's message and type. Another tool's display is its text; an MCP
+// tool's llmContent is the parts the model reads (a text part per text block), its
+// display the server's text.
 func toolResponse(in hookbridge.Input) gemini.ToolResponse {
+	if in.MCP != nil && in.Error == "" {
+		parts := make([]map[string]string, len(in.ToolTexts))
+		for i, t := range in.ToolTexts {
+			parts[i] = map[string]string{"text": t}
+		}
+		var r gemini.ToolResponse
+		r.LLMContent, _ = json.Marshal(parts)
+		r.ReturnDisplay, _ = json.Marshal(mcpDisplay(in.ToolResponse, in.ToolText))
+		return r
+	}
 	text, display := in.ToolText, any(in.ToolText)
 	var fail map[string]string
 	if in.Error != "" {
@@ -316,4 +349,57 @@ func original(in hookbridge.Input) *string {
 	}
 	name := in.OriginalName
 	return &name
+}
+
+// mcpDisplay is the returnDisplay of an MCP tool's result as Gemini CLI 0.61.0 words it
+// (getStringifiedResultForDisplay): each content block of the server's answer (value, an
+// mcp.Value) on a line of its own, a text as it is; text when value holds no content
+// list.
+func mcpDisplay(value json.RawMessage, text string) string {
+	var v struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			MIMEType string `json:"mimeType"`
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			Title    string `json:"title"`
+			Resource *struct {
+				MIMEType string `json:"mimeType"`
+				Text     string `json:"text"`
+			} `json:"resource"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(value, &v) != nil || v.Content == nil {
+		return text
+	}
+	lines := make([]string, len(v.Content))
+	for i, c := range v.Content {
+		switch c.Type {
+		case "text":
+			lines[i] = c.Text
+		case "image":
+			lines[i] = "[Image: " + c.MIMEType + "]"
+		case "audio":
+			lines[i] = "[Audio: " + c.MIMEType + "]"
+		case "resource_link":
+			name := c.Title
+			if name == "" {
+				name = c.Name
+			}
+			lines[i] = "[Link to " + name + ": " + c.URI + "]"
+		case "resource":
+			switch {
+			case c.Resource != nil && c.Resource.Text != "":
+				lines[i] = c.Resource.Text
+			case c.Resource != nil && c.Resource.MIMEType != "":
+				lines[i] = "[Embedded Resource: " + c.Resource.MIMEType + "]"
+			default:
+				lines[i] = "[Embedded Resource: unknown type]"
+			}
+		default:
+			lines[i] = "[Unknown content type: " + c.Type + "]"
+		}
+	}
+	return strings.Join(lines, "\n")
 }

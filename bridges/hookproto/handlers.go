@@ -46,6 +46,22 @@ type MCPCaller interface {
 	CallHookTool(ctx context.Context, server, tool string, args map[string]any) (text string, isError bool, err error)
 }
 
+// MCPTool is where a mounted MCP tool comes from: its server's name and the server's own
+// name of the tool, and how the server is reached (Command and Args for a stdio server,
+// URL for an HTTP one); Gemini CLI's mcp_context.
+type MCPTool struct {
+	Server, Tool string
+	Command      string
+	Args         []string
+	URL          string
+}
+
+// MCPTools is an MCPCaller that can also say which mounted MCP tool a tool name is (ok
+// false: none).
+type MCPTools interface {
+	MCPTool(name string) (MCPTool, bool)
+}
+
 // PromptModel answers prompt hooks with one model call (dsh run gives the session's
 // model).
 type PromptModel interface {

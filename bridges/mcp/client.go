@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -108,6 +109,13 @@ type Options struct {
 	// Loading is how the model's requests declare the servers' tools (the zero value: in
 	// full; tools.LoadDeferred: behind a tool search, as Claude Code offers them).
 	Loading tools.Loading
+	// Properties, if set, is a JSON object of property schemas added to every tool's
+	// input schema that is an object schema, after the server's own (Gemini CLI's
+	// wait_for_previous); a tool without an input schema gets none.
+	Properties json.RawMessage
+	// WrapText, if set, is how each text block of a result reads for the model: the
+	// server's text in, the model's out (Gemini CLI's <untrusted_context>).
+	WrapText func(string) string
 }
 
 func (o Options) withDefaults() Options {
@@ -423,6 +431,19 @@ func (s *Set) Register(reg *tools.Registry, agentID string) (unregister func(), 
 	}, errs
 }
 
+// Origin returns, for the dsh tool name of a mounted MCP tool, its server's
+// configuration and the server's own name of the tool; ok is false for any other name.
+func (s *Set) Origin(name string) (server ServerConfig, tool string, ok bool) {
+	if s == nil {
+		return ServerConfig{}, "", false
+	}
+	m, ok := s.byName[name]
+	if !ok {
+		return ServerConfig{}, "", false
+	}
+	return m.srv.cfg, m.tool.Name, true
+}
+
 // ReadOnly reports whether the dsh tool name is an MCP tool its server annotates
 // readOnlyHint and the server is one of Options.TrustedServers: an untrusted server's
 // annotations are hints, not permissions.
@@ -471,16 +492,58 @@ func (srv *server) definition(name string, tool *sdk.Tool) tools.Definition {
 			schema = b
 		}
 	}
+	if schema != nil && len(srv.o.Properties) > 0 {
+		schema = withProperties(schema, srv.o.Properties)
+	}
 	mcpName := tool.Name
+	rend := render
+	if wrap := srv.o.WrapText; wrap != nil {
+		rend = func(exec, value json.RawMessage) ([]dsh.ContentBlock, error) {
+			blocks, err := render(exec, value)
+			for i, b := range blocks {
+				if t, ok := b.(dsh.TextBlock); ok {
+					t.Text = wrap(t.Text)
+					blocks[i] = t
+				}
+			}
+			return blocks, err
+		}
+	}
 	return tools.Definition{
 		Name:        name,
 		Description: tool.Description,
 		InputSchema: schema,
-		Output:      &tools.Output{Render: render},
+		Output:      &tools.Output{Render: rend},
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			return srv.call(ctx, mcpName, rc.Exec().Arguments)
 		},
 	}
+}
+
+// withProperties is schema with props (a JSON object of property schemas) added to its
+// properties, when schema is an object schema ("type": "object") whose properties, if
+// any, are an object; otherwise schema as it is. A server's property of the same name is
+// replaced, as the engine spreads its own after the server's.
+func withProperties(schema, props json.RawMessage) json.RawMessage {
+	var top map[string]json.RawMessage
+	var add map[string]json.RawMessage
+	if json.Unmarshal(schema, &top) != nil || json.Unmarshal(props, &add) != nil || string(top["type"]) != `"object"` {
+		return schema
+	}
+	have := map[string]json.RawMessage{}
+	if p, ok := top["properties"]; ok && json.Unmarshal(p, &have) != nil {
+		return schema
+	}
+	maps.Copy(have, add)
+	var err error
+	if top["properties"], err = json.Marshal(have); err != nil {
+		return schema
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return schema
+	}
+	return out
 }
 
 // Value is the canonical value of a successful MCP tool call: the server's content

@@ -182,6 +182,9 @@ func parseServer(name string, raw json.RawMessage, source string, env func(strin
 			return sc, bad("command", errors.New("a stdio server needs a non-empty command"))
 		}
 		sc.Command = x("command", *fs.Command)
+		if fs.Args != nil {
+			sc.Args = []string{} // given, if empty (Gemini CLI's mcp_context writes it)
+		}
 		for i, a := range fs.Args {
 			sc.Args = append(sc.Args, x(fmt.Sprintf("args[%d]", i), a))
 		}

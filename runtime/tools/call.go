@@ -199,6 +199,12 @@ func (c *call) nested() bool { return !c.exec.Parent.IsZero() }
 // create completes creation (B §4.2 step 4): the arguments are snapshotted, then
 // validated against the input schema. Either failure is final and wins over an abort.
 func (c *call) create(in Input) stage {
+	if c.unknownAtCreation(in) {
+		if !c.materialize(in.Arguments) {
+			return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
+		}
+		return c.settle(unknownTool(c.rt.unknown(c.agentID, c.exec.Name)), toFinish)
+	}
 	args := c.rewrite(in)
 	if c.rw != nil && c.rw.err != nil {
 		// docs/design/REWRITE-COMPACTION.md#14-validation-and-failure-fail-closed: a failed rewrite fails the call closed, with the
@@ -228,6 +234,13 @@ func (c *call) create(in Input) stage {
 		return c.settle(failure(errTailTooDeep(c.exec.Name)), toFinish)
 	}
 	return toPolicy
+}
+
+// unknownAtCreation reports whether the call fails as an unknown tool at creation
+// (WithUnknownTool): a call the model made, of a tool no registration visible to it has.
+func (c *call) unknownAtCreation(in Input) bool {
+	return c.rt.unknown != nil && in.Turn > 0 && in.depth == 0 && in.tails == 0 && in.Parent.IsZero() &&
+		c.rt.tools.lookup(c.agentID, c.exec.Name) == nil
 }
 
 // settle makes o the candidate and returns to.

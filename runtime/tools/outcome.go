@@ -135,6 +135,14 @@ func failure(err error) outcome {
 	return failureOf(msg, info)
 }
 
+// unknownTool is the failure of a call of an unknown tool refused at creation
+// (WithUnknownTool): text is both its message and, as it is, its content.
+func unknownTool(text string) outcome {
+	text = jsonSafe(text)
+	return outcome{failed: true, err: dsh.ToolError{Message: text, Info: &dsh.ToolErrorInfo{Name: NameToolNotFound, Code: CodeUnknownTool}},
+		content: []dsh.ContentBlock{dsh.TextBlock{Text: text}}}
+}
+
 // denial is the failure of a policy denial: no info.
 func denial(reason string) outcome { return failureOf(reason, nil) }
 

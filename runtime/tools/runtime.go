@@ -21,6 +21,9 @@ type Runtime struct {
 	// conflict and rewriteBound configure the tools/rewrite-input fold (rewrite.go).
 	conflict     ConflictPolicy
 	rewriteBound time.Duration
+	// unknown words the failure of a model's call of a tool no registration is visible
+	// to, made at creation (WithUnknownTool); nil: such a call fails at dispatch.
+	unknown func(agentID, name string) string
 	// finals holds the final failure a tools/execute wrapper recorded with Fail, by *call,
 	// until dispatch takes it (fail.go).
 	finals sync.Map
@@ -33,6 +36,18 @@ type Option func(*Runtime)
 // denied (docs/design/SEMANTICS.md#210-ask-resolution-the-approval-seam).
 func WithApprover(a approval.Approver) Option {
 	return func(rt *Runtime) { rt.approver = a }
+}
+
+// WithUnknownTool makes a call the model made (not one a composite nested, nor a tail
+// call) of a tool that no registration visible to it has fail at creation, before
+// tools/rewrite-input and any policy, so that no listener of any phase sees it: its
+// content is text(agentID, name) as it is (no "Error: " before it), its error
+// UNKNOWN_TOOL. This is how the engines refuse a tool they do not have, before their hooks
+// (spec/toolsets' "unknown"). A tool registered but hidden from the call (Input.Hidden)
+// still goes through policy. Without the option, or with a nil text, an unknown tool
+// fails at dispatch, after policy.
+func WithUnknownTool(text func(agentID, name string) string) Option {
+	return func(rt *Runtime) { rt.unknown = text }
 }
 
 // WithLogger sets the logger of the runtime (default slog.Default()).

@@ -389,6 +389,11 @@ func (b *Bridge) fire(ctx context.Context, in Input, subject string, inTurn bool
 // fireIgnoring is fire, dropping the hooks' rewrites with the diagnostic ignore when it
 // is set (see hookproto.Fire.IgnoreRewrite).
 func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inTurn bool, agent dsh.Agent, ignore string) (*hookproto.Report, error) {
+	if m, ok := b.o.MCP.(hookproto.MCPTools); ok && in.ToolName != "" && in.MCP == nil {
+		if t, ok := m.MCPTool(in.ToolName); ok {
+			in.MCP = &t
+		}
+	}
 	stdin, err := b.d.Encode(in)
 	if errors.Is(err, ErrNotFired) {
 		return &hookproto.Report{Merged: hookproto.Merged{Outcome: dsh.HookOutcomePass}}, nil

@@ -43,6 +43,12 @@ type Input struct {
 	ToolUseID string
 	// ToolResponse is the tool's result (PostToolUse).
 	ToolResponse json.RawMessage
+	// ToolTexts are the texts of the text blocks of a result's content, one each, as
+	// the model reads them (ToolText joins them).
+	ToolTexts []string
+	// MCP is, for a call of a mounted MCP tool, where the tool comes from (the session's
+	// hookproto.MCPTools); nil otherwise.
+	MCP *hookproto.MCPTool
 	// OriginalInput is the model's own arguments when a rewrite changed them (PostToolUse
 	// dsh_original_tool_input); nil otherwise.
 	OriginalInput json.RawMessage

@@ -67,6 +67,17 @@ func toolResponse(s dsh.ToolSuccess) json.RawMessage {
 	return data
 }
 
+// blockTexts are the texts of content's text blocks, one each.
+func blockTexts(content []dsh.ContentBlock) []string {
+	var out []string
+	for _, c := range content {
+		if t, ok := c.(dsh.TextBlock); ok {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
 // Text is the text blocks of content joined by newlines: what the engines' transcripts and
 // tool_response carry for a message or a tool result.
 func Text(content []dsh.ContentBlock) string {
@@ -143,7 +154,7 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took, OriginalName: deref(ex.OriginalName)}
 		if succ != nil {
-			in.ToolResponse, in.ToolText = toolResponse(*succ), Text(succ.Content)
+			in.ToolResponse, in.ToolText, in.ToolTexts = toolResponse(*succ), Text(succ.Content), blockTexts(succ.Content)
 		} else {
 			in.Error, in.ToolText = fail.Error.Message, Text(fail.Content)
 			if fail.Error.Info != nil {

@@ -9,16 +9,16 @@ import (
 )
 
 // EngineToolInput is the tool_input the dialect's engine writes to a hook for a call of
-// tool with the model's arguments args: for a tool of the engine's own that its table
-// describes (ToolInputs), the keys in the engine's order, with its defaults filled in for
+// tool with the model's arguments args: for a tool of the engine's own that inputs
+// describes (its table's ToolInputs, and more), the keys in the engine's order, with its defaults filled in for
 // absent keys, and the keys it does not list after them in the model's order; otherwise
 // args as they are. Absent arguments are {}. Arguments that are not a JSON object are
 // returned as they are.
-func EngineToolInput(t *hookmap.Bridge, tool string, args json.RawMessage) json.RawMessage {
+func EngineToolInput(inputs map[string]hookmap.ToolInput, tool string, args json.RawMessage) json.RawMessage {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	ti, ok := t.ToolInputs[tool]
+	ti, ok := inputs[tool]
 	if !ok {
 		return args
 	}

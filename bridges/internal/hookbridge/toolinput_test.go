@@ -26,7 +26,7 @@ func TestEngineToolInput(t *testing.T) {
 		{"Write", `"not an object"`, `"not an object"`},
 		{"Write", `{"a":1} {"b":2}`, `{"a":1} {"b":2}`},
 	} {
-		if got := string(EngineToolInput(tb, c.tool, []byte(c.in))); got != c.want {
+		if got := string(EngineToolInput(tb.ToolInputs, c.tool, []byte(c.in))); got != c.want {
 			t.Errorf("EngineToolInput(%s, %s) = %s, want %s", c.tool, c.in, got, c.want)
 		}
 	}

@@ -201,6 +201,9 @@ type Options struct {
 	// Model is the session's model ("claude-sonnet-4-5"): a recorded toolset may offer a
 	// model fewer tools (Toolset.Models).
 	Model string
+	// PermissionMode is the session's permission mode ("default", "bypassPermissions"):
+	// a recorded toolset may word a tool otherwise under it (ModelTools.Modes).
+	PermissionMode string
 	// HTTPClient is WebFetch's client (default: one that connects to public addresses
 	// only, refusing loopback, private, link-local and reserved ones at connect time).
 	HTTPClient *http.Client

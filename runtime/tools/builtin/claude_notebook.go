@@ -150,6 +150,10 @@ func notebookEdit(o Options, in notebookEditInput) (notebookEditResult, error) {
 	if err := json.Indent(&out, compact, "", " "); err != nil {
 		return notebookEditResult{}, err
 	}
+	if bytes.HasSuffix(data, []byte("\n")) {
+		// The engine keeps the notebook's final newline (tools/notebook).
+		out.WriteByte('\n')
+	}
 	if out.Len() > o.EditMaxBytes {
 		return notebookEditResult{}, editTooLarge(in.NotebookPath, int64(out.Len()), int64(o.EditMaxBytes))
 	}

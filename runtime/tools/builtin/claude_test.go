@@ -148,9 +148,23 @@ func TestClaudeNotebookEdit(t *testing.T) {
 	data, _ := os.ReadFile(nb)
 	want := "{\n \"cells\": [\n  {\n   \"cell_type\": \"code\",\n   \"id\": \"c1\",\n   \"metadata\": {},\n   \"source\": \"print(2)\",\n   \"outputs\": [],\n   \"execution_count\": null\n  },\n" +
 		"  {\n   \"cell_type\": \"code\",\n   \"id\": \"" + newID + "\",\n   \"source\": \"x = 3\",\n   \"metadata\": {},\n   \"execution_count\": null,\n   \"outputs\": []\n  }\n ],\n" +
-		" \"metadata\": {\n  \"language_info\": {\n   \"name\": \"python\"\n  }\n },\n \"nbformat\": 4,\n \"nbformat_minor\": 5\n}"
+		" \"metadata\": {\n  \"language_info\": {\n   \"name\": \"python\"\n  }\n },\n \"nbformat\": 4,\n \"nbformat_minor\": 5\n}\n"
 	if string(data) != want {
 		t.Errorf("notebook:\n%s\nwant:\n%s", data, want)
+	}
+	// The final newline is the notebook's: one without keeps none (tools/notebook: the
+	// engine kept the one the notebook had).
+	if err := os.WriteFile(nb, []byte(strings.TrimSuffix(notebook, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, bad := edit(`{"notebook_path":"` + nb + `","cell_id":"c1","new_source":"print(2)"}`); bad {
+		t.Fatal("replace in a notebook without a final newline failed")
+	}
+	if data, _ := os.ReadFile(nb); strings.HasSuffix(string(data), "\n") || !strings.HasSuffix(string(data), "}") {
+		t.Errorf("a notebook without a final newline got one: %q", data[len(data)-5:])
+	}
+	if err := os.WriteFile(nb, []byte(notebook), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{`{"notebook_path":"` + nb + `","cell_id":"zz","new_source":"y"}`, `<tool_use_error>Cell with ID "zz" not found in notebook.</tool_use_error>`},

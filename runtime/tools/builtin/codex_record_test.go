@@ -42,7 +42,7 @@ func TestRecordCodexToolset(t *testing.T) {
 	for _, r := range old.Tools {
 		rows[r.Name] = r
 	}
-	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model, Models: old.Models}
+	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model, Models: old.Models, Unknown: old.Unknown}
 	// The rows of the tools offered only to other models (recorded from their requests)
 	// stay, after the row they followed.
 	var others [][2]string // {row name, the name of the row before it}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -91,10 +92,15 @@ func read(o Options) tools.Definition {
 		Description:       "Reads a text file from the workspace. Lines are numbered from 1, like cat -n.",
 		InputSchema:       json.RawMessage(readSchema),
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
-		Output:            &tools.Output{Render: renderText(func(r readResult) string { return renderRead(r.File, o.Style) })},
-		Run: runWith(func(ctx context.Context, in readInput) (readResult, error) {
+		Output:            &tools.Output{Render: renderReadValue(o.Style)},
+		Run: runWith(func(ctx context.Context, in readInput) (any, error) {
 			if in.Pages != "" {
 				return readResult{}, tools.NewError(CodeUnsupported, "pages applies to PDF files, which dsh's Read does not read: it reads text files only.")
+			}
+			if o.Style == StyleClaudeCode && strings.HasSuffix(in.FilePath, ".ipynb") {
+				// Claude Code reads a notebook as its cells, the whole notebook whatever
+				// the range.
+				return readNotebook(o, in.FilePath)
 			}
 			o := o
 			if in.AllowLarge {
@@ -104,6 +110,25 @@ func read(o Options) tools.Definition {
 			}
 			return readLines(ctx, o, in.FilePath, max(in.Offset, 1), in.Limit, in.Offset > 0 || in.Limit > 0)
 		}),
+	}
+}
+
+// renderReadValue renders Read's value: a notebook's cells (notebookRead), else the
+// lines read.
+func renderReadValue(style Style) func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+	lines := renderText(func(r readResult) string { return renderRead(r.File, style) })
+	return func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+		var kind struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(value, &kind) == nil && kind.Type == "notebook" {
+			var nb notebookRead
+			if err := json.Unmarshal(value, &nb); err != nil {
+				return nil, err
+			}
+			return renderNotebook(nb), nil
+		}
+		return lines(args, value)
 	}
 }
 

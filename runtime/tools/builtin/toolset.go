@@ -37,6 +37,16 @@ type Toolset struct {
 	// Search is how the engine offers its deferred tools behind its tool search; nil
 	// when it has none.
 	Search *ToolSearch `json:"search,omitempty"`
+	// Unknown is how the engine refuses a model's call of a tool it does not have, before
+	// any hook runs; nil: dsh's own words, after policy (UnknownToolText).
+	Unknown *UnknownTool `json:"unknown,omitempty"`
+	// HookInput is how the engine writes a call's input to its hooks (tool_input):
+	// "schema", in its tool's schema's key order with the schema's defaults filled in
+	// (HookInputs); "": as the model gave it.
+	HookInput string `json:"hook_input,omitempty"`
+	// MCP is how the engine offers an MCP server's tools beyond their names (MCPShape);
+	// nil: as the server gives them.
+	MCP *MCPShape `json:"mcp,omitempty"`
 }
 
 // ModelTools is how an engine's toolset for one model differs from the recording's.
@@ -49,6 +59,10 @@ type ModelTools struct {
 	// Tools are the tools whose description or input schema the engine words otherwise
 	// for the model, as it sends them (name, description, input_schema).
 	Tools []ToolRow `json:"tools,omitempty"`
+	// Modes are, per permission mode (Options.PermissionMode), the tools the engine words
+	// otherwise for the model under that mode, over Tools: a row's description or input
+	// schema, whichever it gives.
+	Modes map[string][]ToolRow `json:"modes,omitempty"`
 }
 
 // A ToolRow is one tool of a [Toolset].
@@ -238,10 +252,24 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
 			}
 		}
+		if m := ts.MCP; m != nil && len(m.Properties) > 0 {
+			var props map[string]json.RawMessage
+			if err := json.Unmarshal(m.Properties, &props); err != nil {
+				return nil, fmt.Errorf("spec/%s: mcp.properties: %w", name, err)
+			}
+		}
+		if ts.HookInput != "" && ts.HookInput != "schema" {
+			return nil, fmt.Errorf("spec/%s: hook_input %q: want \"schema\" or none", name, ts.HookInput)
+		}
 		for model, m := range ts.Models {
 			names := append(slices.Clone(m.Without), m.Deferred...)
 			for _, r := range m.Tools {
 				names = append(names, r.Name)
+			}
+			for _, rows := range m.Modes {
+				for _, r := range rows {
+					names = append(names, r.Name)
+				}
 			}
 			for _, n := range names {
 				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n }) {
@@ -291,6 +319,16 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		}
 		if j := slices.IndexFunc(m.Tools, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
 			r.Description, r.InputSchema = m.Tools[j].Description, m.Tools[j].InputSchema
+		}
+		if rows := m.Modes[o.PermissionMode]; rows != nil {
+			if j := slices.IndexFunc(rows, func(t ToolRow) bool { return t.Name == r.Name }); j >= 0 {
+				if rows[j].Description != "" {
+					r.Description = rows[j].Description
+				}
+				if rows[j].InputSchema != nil {
+					r.InputSchema = rows[j].InputSchema
+				}
+			}
 		}
 		d := implTable[r.Impl](o)
 		if d.Run == nil {

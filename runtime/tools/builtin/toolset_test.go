@@ -74,3 +74,44 @@ func TestGeminiToolsetDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsetModes: Claude Code words claude-opus-5-5's Bash otherwise under
+// --permission-mode default (channel/permission): one more paragraph; under another
+// mode, or for the recording model, the description is the model's own. A mode's row
+// naming a tool the toolset lacks is an error.
+func TestToolsetModes(t *testing.T) {
+	const important = "- IMPORTANT: Avoid using this tool to run `cat`, `head`"
+	bash := func(model, mode string) string {
+		t.Helper()
+		defs, err := Definitions(Options{Workspace: t.TempDir(), Style: StyleClaudeCode, Model: model, PermissionMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			if d.Name == "Bash" {
+				return d.Description
+			}
+		}
+		t.Fatal("no Bash")
+		return ""
+	}
+	def, bypass := bash("claude-opus-5-5", "default"), bash("claude-opus-5-5", "bypassPermissions")
+	if !strings.Contains(def, important) || strings.Contains(bypass, important) {
+		t.Errorf("opus Bash: default has the paragraph %v, bypassPermissions %v; want true, false",
+			strings.Contains(def, important), strings.Contains(bypass, important))
+	}
+	i := strings.Index(def, important)
+	if j := strings.Index(def[i:], "\n"); j < 0 || def[:i]+def[i+j+1:] != bypass {
+		t.Error("the default mode's Bash differs from bypassPermissions' by more than the paragraph")
+	}
+	if bash("claude-opus-5-5", "") != bypass {
+		t.Error("no mode differs from bypassPermissions")
+	}
+	if s := bash("claude-sonnet-4-5", "default"); strings.Contains(s, important) {
+		t.Error("sonnet's Bash has opus's default-mode paragraph")
+	}
+	_, err := loadToolsets(fstest.MapFS{"toolsets/x.json": {Data: []byte(`{"tools": [{"name": "A", "impl": "bash"}], "models": {"m": {"modes": {"default": [{"name": "B"}]}}}}`)}})
+	if err == nil || !strings.Contains(err.Error(), `models["m"]: no tool "B"`) {
+		t.Errorf("a mode's unknown tool: %v", err)
+	}
+}
