@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,8 @@ const (
 	evPreModelRequest   = "PreModelRequest"
 	evInterrupt         = "Interrupt"
 	evSessionEnd        = "SessionEnd"
+	evSubagentStart     = "SubagentStart"
+	evSubagentStop      = "SubagentStop"
 )
 
 // Plugin is the plugin name stamped on every message the bridge adds.
@@ -296,12 +299,17 @@ func renderPermissionDeny(tool, reason string) string {
 	return name + " failed: CreateProcess { message: " + strconv.Quote("Rejected("+strconv.Quote(reason)+")") + " }"
 }
 
-// renderStop is the real engine's continuation after a Stop block: one
-// <hook_prompt hook_run_id="stop:<n>:<source>">reason</hook_prompt> per blocking hook.
+// renderStop is the real engine's continuation after a Stop or SubagentStop block: one
+// <hook_prompt hook_run_id="<event>:<n>:<source>">reason</hook_prompt> per blocking hook,
+// <event> being "stop" or "subagent-stop" (measured in 0.169.0: codex/subagent-hooks).
 func renderStop(rep *hookproto.Report) []string {
+	event := "stop"
+	if rep.Event != nil && rep.Event.Name == evSubagentStop {
+		event = "subagent-stop"
+	}
 	var out []string
 	for _, b := range hookbridge.Blockers(rep) {
-		out = append(out, fmt.Sprintf("<hook_prompt hook_run_id=%q>%s</hook_prompt>", fmt.Sprintf("stop:%d:%s", b.Position, b.Source), b.Reason))
+		out = append(out, fmt.Sprintf("<hook_prompt hook_run_id=%q>%s</hook_prompt>", fmt.Sprintf("%s:%d:%s", event, b.Position, b.Source), b.Reason))
 	}
 	if len(out) == 0 {
 		out = []string{rep.Merged.Reason}
@@ -333,6 +341,13 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 	if s.TurnID != "" {
 		turn = s.TurnID
 	}
+	// Inside a sub-agent the tool events name the child (measured in 0.169.0:
+	// codex/subagent-spawn).
+	var agentID, agentType *string
+	if l := s.Lineage; l != nil {
+		id, typ := s.AgentID, l.AgentType
+		agentID, agentType = &id, &typ
+	}
 	var v interface {
 		MarshalJSON() ([]byte, error)
 		Validate() error
@@ -361,7 +376,7 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
 			ToolName: HookToolName(in.ToolName), ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
-			TurnID: &turn,
+			TurnID: &turn, AgentID: agentID, AgentType: agentType,
 		}
 	case evPostToolUse:
 		// A command exec_command left running reaches PostToolUse when a write_stdin sees it
@@ -388,7 +403,7 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			ToolName: HookToolName(in.ToolName), ToolInput: toolInput, ToolUseID: useID,
-			ToolResponse: resp,
+			ToolResponse: resp, AgentID: agentID, AgentType: agentType,
 		}
 	case evPermissionRequest:
 		if in.ToolName == writeStdin {
@@ -398,12 +413,32 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			ToolName: HookToolName(in.ToolName), ToolInput: permissionToolInput(in.ToolName, in.ToolInput),
+			AgentID: agentID, AgentType: agentType,
 		}
 	case evStop:
 		v = codex.StopInput{
 			HookEventName: codex.StopInputHookEventNameStop, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
+		}
+	case evSubagentStart, evSubagentStop:
+		if s.Lineage == nil {
+			return nil, fmt.Errorf("codex: %s without the child's lineage", in.Event)
+		}
+		if in.Event == evSubagentStart {
+			// The child's rollout is the transcript here (measured: codex/subagent-spawn).
+			v = codex.SubagentStartInput{
+				HookEventName: codex.SubagentStartInputHookEventNameSubagentStart, SessionID: s.SessionID, TurnID: turn,
+				TranscriptPath: childTranscript(transcript, s.SessionID, s.AgentID), CWD: s.CWD, Model: model, PermissionMode: mode,
+				AgentID: s.AgentID, AgentType: s.Lineage.AgentType,
+			}
+			break
+		}
+		v = codex.SubagentStopInput{
+			HookEventName: codex.SubagentStopInputHookEventNameSubagentStop, SessionID: s.SessionID, TurnID: turn,
+			TranscriptPath: transcript, AgentTranscriptPath: childTranscript(transcript, s.SessionID, s.AgentID),
+			CWD: s.CWD, Model: model, PermissionMode: mode, StopHookActive: in.StopHookActive,
+			AgentID: s.AgentID, AgentType: s.Lineage.AgentType, LastAssistantMessage: in.Answer,
 		}
 	case evPreCompact:
 		v = codex.PreCompactInput{
@@ -441,6 +476,23 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// childTranscript is a child's rollout beside its parent's: the parent's file name with
+// the session id replaced by the child's agent id, as Codex names a thread's rollout
+// (rollout-<time>-<thread id>.jsonl); nil when the parent has none.
+func childTranscript(parent *string, sessionID, agentID string) *string {
+	if parent == nil {
+		return nil
+	}
+	dir, name := filepath.Split(*parent)
+	if sessionID != "" && strings.Contains(name, sessionID) {
+		name = strings.Replace(name, sessionID, agentID, 1)
+	} else {
+		name = "rollout-" + agentID + ".jsonl"
+	}
+	p := filepath.Join(dir, name)
+	return &p
 }
 
 // ToolResponse is the tool_response Codex sends: for the ShellTools a plain string, the
