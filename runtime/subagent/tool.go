@@ -64,6 +64,9 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
+		// A call a crash left without a result runs again on resume: a child that
+		// finished answers from the parent's log, one that did not runs anew.
+		Resumable: true,
 		// The model reads the answer; a host words it as its engine does (Output.Render).
 		Output: &tools.Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 			v, err := DecodeValue(value)
