@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/dialect"
@@ -187,8 +188,16 @@ func HookToolName(tool string) string {
 	if tool == writeStdin || tool == execCommand {
 		return "Bash"
 	}
+	if n := hookNames()[tool]; n != "" {
+		return n
+	}
 	return tool
 }
+
+// hookNames are the tool_names the codex toolset's rows give their tools' hooks
+// (spec/toolsets/codex.json's hook_name: the multi_agent_v1 functions run their namespace
+// and name together, all but spawn_agent; measured in 0.169.0: codex/subagent-spawn).
+var hookNames = sync.OnceValue(func() map[string]string { return builtin.HookNames(builtin.StyleCodex) })
 
 // execCommand is Codex's shell tool (unified exec).
 const execCommand = "exec_command"

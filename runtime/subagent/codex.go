@@ -2,6 +2,8 @@ package subagent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -44,6 +46,21 @@ type CodexOptions struct {
 	Notify func(ctx context.Context, callID, text string) error
 	// Clock, when set, replaces time.After for wait_agent's timeout (tests).
 	Clock func(d time.Duration) <-chan time.Time
+}
+
+// NewCodexID makes a child's id shaped as Codex's thread ids: a UUID of version 7 (its
+// first 48 bits the time in milliseconds).
+func NewCodexID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	ms := uint64(time.Now().UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // codexAgents is the state of Codex's agent functions over one Runner: the children
