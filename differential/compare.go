@@ -129,6 +129,13 @@ var (
 	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
 	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
 	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
+	// nicknameRE is the nickname Codex's spawn_agent gives a child, at random from a list
+	// (raw, or inside JSON).
+	nicknameRE = regexp.MustCompile(`(\\?"nickname\\?":\\?")[A-Za-z]+`)
+	// codexRolloutRE is a Codex thread's rollout file (a child's agent_transcript_path):
+	// rollout-<time>-<thread id>.jsonl in Codex's sessions directory, rollout-<id>.jsonl
+	// beside the session's log under dsh.
+	codexRolloutRE = regexp.MustCompile(`/rollout-(?:[0-9T-]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$`)
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
@@ -149,6 +156,7 @@ func (n Normalizer) Text(s string) string {
 	s = agentIDRE.ReplaceAllString(s, "<agent>")
 	s = durationRE.ReplaceAllString(s, "duration_ms: <ms>")
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
+	s = nicknameRE.ReplaceAllString(s, "${1}<nickname>")
 	s = wallRE.ReplaceAllString(s, "${1}<s>")
 	return s
 }
@@ -191,6 +199,9 @@ func (n Normalizer) Value(field string, v any) string {
 		// <session>/subagents/agent-<id>.jsonl beside the session's transcript.
 		if s, ok := v.(string); ok && agentTranscriptRE.MatchString(s) {
 			return "<session>/subagents/agent-<agent>.jsonl"
+		}
+		if s, ok := v.(string); ok && codexRolloutRE.MatchString(s) {
+			return "<codex rollout of the child>"
 		}
 	case "session_id", "turn_id", "prompt_id":
 		if s, ok := v.(string); ok {

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm/provider"
 	"github.com/dshkit/dsh/runtime/subagent"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
@@ -105,10 +107,22 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 		logs = &subagent.MemoryLogs{}
 	}
 	names := make([]string, len(rows))
+	var nicknames []string
 	for i, r := range rows {
 		names[i] = r.Name
+		nicknames = append(nicknames, r.Nicknames...)
 	}
-	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: s.LLM,
+	// A child's requests carry Codex's sub-agent headers (measured in 0.169.0:
+	// x-openai-subagent "collab_spawn" and the parent's thread id).
+	childLLM := s.LLM
+	childLLM.Extra = maps.Clone(s.LLM.Extra)
+	if childLLM.Extra == nil {
+		childLLM.Extra = map[string]json.RawMessage{}
+	}
+	parent, _ := json.Marshal(s.cfg.SessionID)
+	childLLM.Extra[provider.HeaderExtraPrefix+"x-openai-subagent"] = json.RawMessage(`"collab_spawn"`)
+	childLLM.Extra[provider.HeaderExtraPrefix+"x-codex-parent-thread-id"] = parent
+	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: childLLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: cfg.Definitions, GeneralSystem: s.cfg.Prompts.system(s.cfg.Workspace), ToolNames: names,
 		DefaultType: CodexAgentType, NewID: subagent.NewCodexID,
@@ -118,7 +132,7 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, r.Close)
-	return r.CodexTools(subagent.CodexOptions{Notify: func(ctx context.Context, callID, text string) error {
+	return r.CodexTools(subagent.CodexOptions{Nicknames: nicknames, Notify: func(ctx context.Context, callID, text string) error {
 		agent := s.Turns.Agent()
 		if agent == nil {
 			return errors.New("no parent agent to notify")

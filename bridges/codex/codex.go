@@ -17,6 +17,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -193,6 +194,20 @@ func HookToolName(tool string) string {
 	}
 	return tool
 }
+
+// agentFunctions are the names, and the hooks' names, of the codex toolset's agent
+// functions (multi_agent_v1).
+var agentFunctions = sync.OnceValue(func() map[string]bool {
+	rows, _ := builtin.AgentRows(builtin.StyleCodex)
+	out := map[string]bool{}
+	for _, r := range rows {
+		out[r.Name] = true
+		if r.HookName != "" {
+			out[r.HookName] = true
+		}
+	}
+	return out
+})
 
 // hookNames are the tool_names the codex toolset's rows give their tools' hooks
 // (spec/toolsets/codex.json's hook_name: the multi_agent_v1 functions run their namespace
@@ -510,6 +525,15 @@ func childTranscript(parent *string, sessionID, agentID string) *string {
 func ToolResponse(tool string, value json.RawMessage) json.RawMessage {
 	if len(value) == 0 {
 		return json.RawMessage("null")
+	}
+	if agentFunctions()[tool] {
+		// The agent functions' output is their text (measured in 0.169.0: a JSON string
+		// holding the compact JSON the model read; codex/subagent-spawn).
+		var b bytes.Buffer
+		if json.Compact(&b, value) == nil {
+			data, _ := json.Marshal(b.String())
+			return data
+		}
 	}
 	for _, t := range ShellTools {
 		if t != tool {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -32,11 +33,6 @@ const (
 	codexWaitMax     = time.Hour
 )
 
-// CodexNicknames are the names a spawned child is given, in turn (Codex gives each child a
-// user-facing nickname from a list of its own: measured Goodall, Dewey, Galileo, Arendt,
-// Hypatia).
-var CodexNicknames = []string{"Goodall", "Dewey", "Galileo", "Arendt", "Hypatia"}
-
 // CodexOptions are how [Runner.CodexTools] words what a child's end tells the parent.
 type CodexOptions struct {
 	// Notify, when set, receives the parent's notification of a child that reached a
@@ -46,6 +42,10 @@ type CodexOptions struct {
 	Notify func(ctx context.Context, callID, text string) error
 	// Clock, when set, replaces time.After for wait_agent's timeout (tests).
 	Clock func(d time.Duration) <-chan time.Time
+	// Nicknames are the names a spawned child is given, one at random, as Codex gives
+	// each child a user-facing nickname from a list of its own (spec/toolsets/codex.json's
+	// spawn_agent row); none: spawn_agent answers no nickname.
+	Nicknames []string
 }
 
 // NewCodexID makes a child's id shaped as Codex's thread ids: a UUID of version 7 (its
@@ -72,7 +72,8 @@ type codexAgents struct {
 	mu       sync.Mutex
 	children map[string]*Child
 	closed   map[string]bool
-	spawned  int
+	// notified is closed once the parent was notified of a child's end (or will not be).
+	notified map[string]chan struct{}
 }
 
 // CodexTools returns Codex's multi_agent_v1 functions over r, by name: spawn_agent starts
@@ -85,7 +86,7 @@ type codexAgents struct {
 // turn ended. The caller sets each tool's name, description and schema (the toolset's
 // rows).
 func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
-	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}}
+	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}, notified: map[string]chan struct{}{}}
 	unsupported := func(name string) tools.Definition {
 		return tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			return nil, tools.NewError(CodeSubagent, name+" is not supported: dsh cannot continue a child agent whose turn has ended")
@@ -138,21 +139,26 @@ func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, err
 	if err != nil {
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
+	notified := make(chan struct{})
 	a.mu.Lock()
 	a.children[c.ID] = c
-	nick := CodexNicknames[a.spawned%len(CodexNicknames)]
-	a.spawned++
+	a.notified[c.ID] = notified
 	a.mu.Unlock()
-	if a.opts.Notify != nil {
-		go a.notify(context.WithoutCancel(ctx), c)
+	go func() {
+		defer close(notified)
+		a.notify(context.WithoutCancel(ctx), c)
+	}()
+	out := map[string]string{"agent_id": c.ID}
+	if n := len(a.opts.Nicknames); n > 0 {
+		out["nickname"] = a.opts.Nicknames[mrand.IntN(n)]
 	}
-	return map[string]string{"agent_id": c.ID, "nickname": nick}, nil
+	return out, nil
 }
 
 // notify tells the parent that c reached a final status, once it has.
 func (a *codexAgents) notify(ctx context.Context, c *Child) {
 	<-c.Done()
-	if a.isClosed(c.ID) {
+	if a.opts.Notify == nil || a.isClosed(c.ID) {
 		return
 	}
 	body, _ := json.Marshal(map[string]any{"agent_path": c.ID, "status": a.status(c)})
@@ -244,6 +250,15 @@ func (a *codexAgents) wait(ctx context.Context, rc *tools.RunContext) (any, erro
 		for _, c := range children {
 			if s := a.status(c); s != "running" {
 				out[c.ID] = s
+				// The parent reads the notification of an end with the wait's result, as
+				// Codex sends the two in one request (codex/subagent-hooks).
+				a.mu.Lock()
+				ch := a.notified[c.ID]
+				a.mu.Unlock()
+				select {
+				case <-ch:
+				case <-ctx.Done():
+				}
 			}
 		}
 		return out

@@ -39,7 +39,8 @@ func newCodexHarness(t *testing.T, model llm.Model) *codexHarness {
 			h.noticed <- struct{}{}
 			return nil
 		},
-		Clock: func(time.Duration) <-chan time.Time { return h.clock },
+		Clock:     func(time.Duration) <-chan time.Time { return h.clock },
+		Nicknames: []string{"Euclid", "Hypatia"},
 	})
 	for _, d := range defs {
 		if _, err := h.reg.Register(d); err != nil {
@@ -72,7 +73,7 @@ func (h *codexHarness) spawn(t *testing.T, id, task string) string {
 		AgentID  string `json:"agent_id"`
 		Nickname string `json:"nickname"`
 	}
-	if failed || json.Unmarshal([]byte(out), &v) != nil || v.AgentID == "" || v.Nickname == "" {
+	if failed || json.Unmarshal([]byte(out), &v) != nil || v.AgentID == "" || (v.Nickname != "Euclid" && v.Nickname != "Hypatia") {
 		t.Fatalf("spawn_agent = %q (failed %v)", out, failed)
 	}
 	if !strings.HasPrefix(out, `{"agent_id":`) {

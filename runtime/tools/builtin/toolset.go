@@ -98,6 +98,9 @@ type ToolRow struct {
 	// matchers test (Codex's namespaced functions: the namespace and the name run
 	// together, but spawn_agent's own name).
 	HookName string `json:"hook_name,omitempty"`
+	// Nicknames are the names the engine gives the children a spawning tool starts (Codex's
+	// spawn_agent: one at random, its "nickname").
+	Nicknames []string `json:"nicknames,omitempty"`
 }
 
 // AgentShape is how an engine shapes its agent tool: where a call's input holds the task
