@@ -37,3 +37,19 @@ func codexSubagentCases() []Case {
 			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"touch child_ran"}}, Turn{Text: "child answer"})}},
 	}
 }
+
+// geminiSubagentCases are Gemini CLI 0.61.0's subagents: invoke_agent, offered by default
+// in headless mode, runs the named agent (generalist: the parent's tools) on the prompt,
+// and which hooks fire around it and inside it.
+func geminiSubagentCases() []Case {
+	gem := []string{"gemini"}
+	hooks := []Hook{h("BeforeTool", "exit 0"), h("AfterTool", "exit 0"), h("BeforeAgent", "exit 0"), h("AfterAgent", "exit 0"),
+		h("BeforeModel", "exit 0")}
+	return []Case{
+		{Name: "gemini/subagent-invoke", Engines: gem, Hooks: hooks,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "invoke_agent", Input: map[string]any{"agent_name": "generalist", "prompt": "CHILD-A: say hi"}}}},
+				{Text: "parent done"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"touch child_ran; echo child"}},
+				{Text: "child answering", Calls: []Call{{Name: "complete_task", Input: map[string]any{"result": map[string]any{"response": "child answer"}}}}}}}}},
+	}
+}

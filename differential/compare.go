@@ -430,7 +430,9 @@ func normItems(items Next, n Normalizer) string {
 
 // byName groups runs by hook name, in start order, except that runs for parallel tool
 // calls are ordered by the call's position in its turn (engines start them in any
-// order), or, without call ids (Gemini CLI), by their tool and input.
+// order), or, without call ids (Gemini CLI), by their tool and input; and that the runs
+// inside a subagent (their stdin names an agent_id) follow the parent's, since a child
+// that runs in the background races its parent.
 func byName(runs []HookRun) map[string][]HookRun {
 	out := map[string][]HookRun{}
 	for _, r := range runs {
@@ -438,11 +440,22 @@ func byName(runs []HookRun) map[string][]HookRun {
 	}
 	for _, rs := range out {
 		sort.SliceStable(rs, func(i, j int) bool {
+			if ci, cj := inChild(rs[i]), inChild(rs[j]); ci != cj {
+				return cj
+			}
 			a, b := callKey(rs[i]), callKey(rs[j])
 			return a != "" && b != "" && a < b
 		})
 	}
 	return out
+}
+
+// inChild says whether a tool event's run is a subagent's (its stdin names the child's
+// agent_id); the subagent events themselves (SubagentStart, SubagentStop) are not.
+func inChild(r HookRun) bool {
+	_, ok := r.Stdin["agent_id"]
+	_, tool := r.Stdin["tool_name"]
+	return ok && tool
 }
 
 // callKey is the "<turn>_<index>" suffix of a run's tool_use_id, or, for a tool event

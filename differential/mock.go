@@ -135,6 +135,10 @@ var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's of
 // sends the same.
 var SubagentHeaders = []string{"X-Openai-Subagent"}
 
+// SubagentTools are the tools whose offer makes a request a child agent's: Gemini CLI
+// 0.61.0 offers its subagents complete_task (and its main agent never).
+var SubagentTools = []string{"complete_task"}
+
 // Child is the script of the subagents whose task holds Match: every request of such a
 // child consumes the next of Turns (the text "done" once they are used up). A script is
 // shared by every child that matches it, in arrival order.
@@ -343,13 +347,21 @@ func (m *Mock) Children(scripts []Child) {
 func (m *Mock) childScript(req map[string]any, header http.Header) (bool, int) {
 	system := contentText(req["system"])
 	if !slices.ContainsFunc(SubagentMarkers, func(p string) bool { return strings.Contains(system, p) }) &&
-		!slices.ContainsFunc(SubagentHeaders, func(h string) bool { return header.Get(h) != "" }) {
+		!slices.ContainsFunc(SubagentHeaders, func(h string) bool { return header.Get(h) != "" }) &&
+		!slices.ContainsFunc(SubagentTools, func(t string) bool { return geminiTools(req)[t] }) {
 		return false, -1
 	}
 	first := ""
 	if msgs, _ := req["messages"].([]any); len(msgs) > 0 {
 		mm, _ := msgs[0].(map[string]any)
 		first = contentText(mm["content"])
+	}
+	// A Gemini request: the task is one of its user contents.
+	contents, _ := req["contents"].([]any)
+	for _, c := range contents {
+		if cm, _ := c.(map[string]any); cm["role"] == "user" {
+			first += "\n" + blockText(cm["parts"])
+		}
 	}
 	// A Responses request: the task is one of the user messages of its input (after the
 	// engine's environment context).
