@@ -449,6 +449,9 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 		if s.Lineage == nil {
 			return nil, fmt.Errorf("codex: %s without the child's lineage", in.Event)
 		}
+		if s.TurnID == "" && in.Turn == 0 {
+			turn = strconv.Itoa(s.Turn) // SubagentStart comes before the child's first turn
+		}
 		if in.Event == evSubagentStart {
 			// The child's rollout is the transcript here (measured: codex/subagent-spawn).
 			v = codex.SubagentStartInput{
