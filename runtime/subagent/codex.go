@@ -135,7 +135,7 @@ func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, err
 	if exec.AgentID != nil {
 		req.ParentAgentID = *exec.AgentID
 	}
-	c, err := a.r.Spawn(ctx, req)
+	c, err := a.r.Spawn(ctx, req, nil)
 	if err != nil {
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/subagent"
 )
 
 // router answers the parent from one script and each child from its own, chosen by the
@@ -193,5 +194,68 @@ func TestCrashWithRunningChildResumes(t *testing.T) {
 	}
 	if strings.Join(ends, ",") != "interrupted,completed" {
 		t.Errorf("turn ends = %v, want the crashed turn interrupted, then the new one completed", ends)
+	}
+}
+
+// A call in the background returns at once; the parent's turn ends with the child listed
+// as a background task, and the child's end wakes the parent for a second turn whose
+// message is the child's notice.
+func TestBackgroundCallWakesParent(t *testing.T) {
+	ctx := context.Background()
+	model := &router{
+		parent: llm.NewScripted(
+			llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent",
+				Arguments: args(map[string]any{"description": "probe", "prompt": "slow task"})}}},
+			llm.ScriptedResponse{Text: "parent waits"},
+			llm.ScriptedResponse{Text: "parent done"}),
+		children: map[string]*llm.Scripted{"slow task": llm.NewScripted(llm.ScriptedResponse{Text: "child answer"})},
+		seen:     map[string][]llm.Request{},
+	}
+	log, _ := session.Open(ctx, session.NewMemory())
+	h := newHarnessWith(t, log, model, false, subagent.Fields{Task: "prompt", Description: "description",
+		Background: "run_in_background", BackgroundByDefault: true})
+	// The child waits until the parent's first turn is stopping, so that it is running
+	// then.
+	release := make(chan struct{})
+	var tasks [][]dsh.BackgroundTask
+	h.hooks.Plugin("bg").OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
+		tasks = append(tasks, p.BackgroundTasks)
+		if len(tasks) == 1 {
+			close(release)
+		}
+		return nil
+	})
+	h.hooks.Plugin("gate").OnSubagentStart(func(ctx context.Context, p *dsh.SubagentStartPayload) error {
+		<-release
+		return nil
+	})
+	h.prompt(t, "delegate")
+	if err := h.runner.WaitBackground(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := toolResults(t, log)["call_a"]
+	if !strings.Contains(got, "runs in the background") {
+		t.Errorf("the call's result = %q, want the launch", got)
+	}
+	if len(tasks) != 2 {
+		t.Fatalf("turn-stopping ran %d times, want 2 (the second turn is the notice's)", len(tasks))
+	}
+	if len(tasks[0]) != 1 || tasks[0][0].Kind != "subagent" || tasks[0][0].AgentType != subagent.GeneralPurpose ||
+		tasks[0][0].Description == nil || *tasks[0][0].Description != "probe" || tasks[0][0].Status != dsh.BackgroundTaskStatusRunning {
+		t.Errorf("the first stop's background tasks = %+v, want the running child", tasks[0])
+	}
+	if len(tasks[1]) != 0 {
+		t.Errorf("the second stop's background tasks = %+v, want none", tasks[1])
+	}
+	parent := model.requests("parent")
+	if len(parent) != 3 {
+		t.Fatalf("the parent sent %d requests, want 3", len(parent))
+	}
+	last := parent[2].Messages[len(parent[2].Messages)-1]
+	if jsonOf(last.Content) != `[{"kind":"text","text":"child answer"}]` || jsonOf(last.Source) != `{"kind":"tool","callId":"call_a"}` {
+		t.Errorf("the notice = %s from %s, want the child's answer from the call", jsonOf(last.Content), jsonOf(last.Source))
 	}
 }

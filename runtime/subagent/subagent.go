@@ -123,6 +123,16 @@ type Config struct {
 	MaxRunning int
 	// ContinuationCap is each child's continuation cap (loop.Config).
 	ContinuationCap int
+	// Notice words the message that wakes the parent when a child it started in the
+	// background ends (nil: the child's answer, or why it did not complete).
+	Notice func(c *Child, res Result) []dsh.ContentBlock
+	// OutputFile, when set, names where the output of the child agentID can be read
+	// (Claude Code's launch text and notification name it: the child's transcript).
+	OutputFile func(agentID string) string
+	// OnChild, when set, is called with each child's log once it is open, before the
+	// child's first event: a host subscribes to it (a transcript). The func it returns,
+	// if any, is called when the child has ended.
+	OnChild func(agentID string, log *session.Log) (done func())
 	// Logger receives the diagnostics (nil: discarded).
 	Logger *slog.Logger
 }
@@ -137,6 +147,7 @@ type Runner struct {
 	closed     bool
 	finished   map[string]dsh.SubagentFinished // by call id, from the parent's log
 	background map[string]*Child               // running, by agent id
+	spawned    sync.WaitGroup                  // children started by Spawn until their onEnd returned
 	wg         sync.WaitGroup
 }
 
@@ -201,6 +212,8 @@ type Request struct {
 	Type string
 	// Task is the child's prompt.
 	Task string
+	// Description is the call's short description of the task (optional).
+	Description string
 }
 
 // Result is how a child ended.
@@ -247,8 +260,10 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 // the parent's call returning at once.
 type Child struct {
 	// ID is the child's agent id, CallID the parent's call that started it, Type its
-	// agent type and Task its prompt.
-	ID, CallID, Type, Task string
+	// agent type, Task its prompt and Description the call's description of it.
+	ID, CallID, Type, Task, Description string
+	// OutputFile is where its output can be read (Config.OutputFile; "": unknown).
+	OutputFile string
 	// Started is when it started.
 	Started time.Time
 
@@ -277,11 +292,13 @@ func (c *Child) Cancel(cause error) { c.cancel(cause) }
 // ends, when it is cancelled ([Child.Cancel]) or when the Runner is closed. It is recorded
 // in the parent's log as a foreground child is, and a call id whose child finished before
 // (the parent resumed after a crash) returns that child, done, without running it again.
+// onEnd, if set, is called once the child's end is recorded and it is no longer listed as
+// running, before Done is closed and [Runner.WaitBackground] returns (it wakes the parent).
 // A request the Runner refuses fails before any child starts, and records nothing.
-func (r *Runner) Spawn(ctx context.Context, req Request) (*Child, error) {
+func (r *Runner) Spawn(ctx context.Context, req Request, onEnd func(*Child)) (*Child, error) {
 	if res, ok := r.replay(req); ok {
-		c := &Child{ID: res.AgentID, CallID: req.CallID, Type: res.Type, Task: req.Task, done: make(chan struct{}),
-			cancel: func(error) {}, res: res}
+		c := &Child{ID: res.AgentID, CallID: req.CallID, Type: res.Type, Task: req.Task, Description: req.Description,
+			OutputFile: r.outputFile(res.AgentID), done: make(chan struct{}), cancel: func(error) {}, res: res}
 		close(c.done)
 		return c, nil
 	}
@@ -290,21 +307,57 @@ func (r *Runner) Spawn(ctx context.Context, req Request) (*Child, error) {
 		return nil, err
 	}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	c := &Child{ID: a.id, CallID: req.CallID, Type: a.def.Name, Task: req.Task, Started: time.Now(),
-		done: make(chan struct{}), cancel: cancel}
+	c := &Child{ID: a.id, CallID: req.CallID, Type: a.def.Name, Task: req.Task, Description: req.Description,
+		OutputFile: r.outputFile(a.id), Started: time.Now(), done: make(chan struct{}), cancel: cancel}
 	r.mu.Lock()
 	r.background[c.ID] = c
 	r.mu.Unlock()
+	r.spawned.Add(1)
 	go func() {
+		defer r.spawned.Done()
 		defer r.release()
 		defer cancel(nil)
 		c.res, c.err = r.runRecorded(cctx, a)
 		r.mu.Lock()
 		delete(r.background, c.ID)
 		r.mu.Unlock()
+		if onEnd != nil {
+			onEnd(c)
+		}
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// WaitBackground waits until every child started by Spawn has ended and its onEnd has
+// returned, or ctx is done.
+func (r *Runner) WaitBackground(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		r.spawned.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// BackgroundTasks lists the children running in the background as the session's
+// background tasks, oldest first (loop.Config.BackgroundTasks).
+func (r *Runner) BackgroundTasks() []dsh.BackgroundTask {
+	var out []dsh.BackgroundTask
+	for _, c := range r.Background() {
+		t := dsh.BackgroundTask{ID: c.ID, Kind: "subagent", Status: dsh.BackgroundTaskStatusRunning, AgentType: c.Type}
+		if c.Description != "" {
+			d := c.Description
+			t.Description = &d
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // Background returns the children started by Spawn that are still running, oldest first.
@@ -430,6 +483,11 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		return failed(fmt.Errorf("opening its log: %w", err)), nil
 	}
 	defer closeLog()
+	if r.cfg.OnChild != nil {
+		if done := r.cfg.OnChild(id, log); done != nil {
+			defer done()
+		}
+	}
 	llmCfg := r.cfg.LLM
 	if def.Model != "" && def.Model != "inherit" {
 		llmCfg.Model = def.Model
@@ -450,8 +508,8 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 	}
 	child, err := loop.New(ctx, loop.Config{ID: id, SessionID: sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
 		Tools: r.cfg.Tools(), Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
-		ContinuationCap: r.cfg.ContinuationCap,
-		Subagent:        &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
+		ContinuationCap: r.cfg.ContinuationCap, BackgroundTasks: r.BackgroundTasks,
+		Subagent: &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
 	if err != nil {
 		return failed(err), nil
 	}

@@ -39,6 +39,12 @@ func (h *harness) record(s string) {
 
 func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool) *harness {
 	t.Helper()
+	return newHarnessWith(t, log, model, resume, subagent.ClaudeCode)
+}
+
+// newHarnessWith is newHarness with an agent tool reading its input by fields.
+func newHarnessWith(t *testing.T, log *session.Log, model llm.Model, resume bool, fields subagent.Fields) *harness {
+	t.Helper()
 	ctx := context.Background()
 	h := &harness{hooks: dsh.NewRegistry(), reg: tools.NewRegistry(), log: log, logs: &subagent.MemoryLogs{}}
 	rt := func() *tools.Runtime { return tools.New(h.reg, h.hooks) }
@@ -56,7 +62,7 @@ func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool) *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := h.runner.Definition(subagent.ClaudeCode)
+	def := h.runner.Definition(fields)
 	def.Name = "Agent"
 	if _, err := h.reg.Register(def); err != nil {
 		t.Fatal(err)
@@ -91,7 +97,7 @@ func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool) *h
 		return next.Call(ctx)
 	})
 	cfg := loop.Config{ID: "main", Registry: h.hooks, Tools: rt(), Model: model, Log: log,
-		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}}
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}, BackgroundTasks: h.runner.BackgroundTasks}
 	start := loop.New
 	if resume {
 		start = loop.Resume
@@ -480,7 +486,7 @@ func TestSpawnBackground(t *testing.T) {
 	)
 	h := newHarness(t, log, model, false)
 	callCtx, cancelCall := context.WithCancel(ctx)
-	c, err := h.runner.Spawn(callCtx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "work alone"})
+	c, err := h.runner.Spawn(callCtx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "work alone"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +506,7 @@ func TestSpawnBackground(t *testing.T) {
 	if n := len(h.runner.Background()); n != 0 {
 		t.Errorf("%d children still listed as running after Done", n)
 	}
-	again, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "work alone"})
+	again, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "work alone"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +539,7 @@ func TestCloseCancelsBackground(t *testing.T) {
 		close(started)
 		return nil
 	})
-	c, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "hang"})
+	c, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "hang"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +562,7 @@ func TestCloseCancelsBackground(t *testing.T) {
 	if len(fin) != 1 || fin[0].Outcome != dsh.SubagentOutcomeCancelled {
 		t.Errorf("subagent/finished = %+v", fin)
 	}
-	if _, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_late", Task: "x"}); !errors.Is(err, subagent.ErrClosed) {
+	if _, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_late", Task: "x"}, nil); !errors.Is(err, subagent.ErrClosed) {
 		t.Errorf("Spawn after Close = %v, want ErrClosed", err)
 	}
 }

@@ -126,6 +126,30 @@ type AgentShape struct {
 	ToolsUsed string `json:"toolsUsed,omitempty"`
 	// Indent begins every line of {answer}.
 	Indent string `json:"indent,omitempty"`
+	// Description is the input key of the call's short description of the task.
+	Description string `json:"description,omitempty"`
+	// Background says which calls run in the background and how the model hears of them
+	// (nil: every call runs in the foreground, the call waiting for the child).
+	Background *BackgroundShape `json:"background,omitempty"`
+}
+
+// BackgroundShape is how an engine runs agent calls in the background: the call returns
+// at once with Launch, and the child's end wakes the parent with a message of Notice.
+type BackgroundShape struct {
+	// Field is the input key of the call's choice (a boolean), and Default the choice of a
+	// call that makes none.
+	Field   string `json:"field"`
+	Default bool   `json:"default"`
+	// Launch is the call's result: {agentId} and {outputFile} (where the child's output
+	// can be read).
+	Launch string `json:"launch"`
+	// Notice are the text blocks of the message that wakes the parent when the child
+	// ends: {agentId}, {callId}, {outputFile}, {status} (completed, failed or
+	// cancelled), {description}, {result} (the answer, or why it did not complete),
+	// {tokens}, {toolUses} and {durationMs}. NoticeToolsUsed, when the child called tools,
+	// is a block before them: {tools} their names, as AgentShape.ToolsUsed.
+	Notice          []string `json:"notice"`
+	NoticeToolsUsed string   `json:"noticeToolsUsed,omitempty"`
 }
 
 // AgentRow returns the agent tool's row of style's toolset (ok false when it has none).
