@@ -506,6 +506,8 @@ func Cases() []Case {
 	cs = append(cs, subagentCases()...)
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
+	cs = append(cs, codexSubagentCases()...)
+	cs = append(cs, geminiSubagentCases()...)
 	cs = append(cs, geminiPolicyCases()...)
 	cs = append(cs, codexCatalogCases()...)
 	return append(cs, geminiCases()...)

@@ -134,6 +134,13 @@ var (
 	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
 	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
 	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
+	// nicknameRE is the nickname Codex's spawn_agent gives a child, at random from a list
+	// (raw, or inside JSON).
+	nicknameRE = regexp.MustCompile(`(\\?"nickname\\?":\\?")[A-Za-z]+`)
+	// codexRolloutRE is a Codex thread's rollout file (a child's agent_transcript_path):
+	// rollout-<time>-<thread id>.jsonl in Codex's sessions directory, rollout-<id>.jsonl
+	// beside the session's log under dsh.
+	codexRolloutRE = regexp.MustCompile(`/rollout-(?:[0-9T-]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$`)
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
 )
@@ -160,6 +167,7 @@ func (n Normalizer) Text(s string) string {
 		return "duration_ms: <ms>"
 	})
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
+	s = nicknameRE.ReplaceAllString(s, "${1}<nickname>")
 	s = wallRE.ReplaceAllString(s, "${1}<s>")
 	return s
 }
@@ -202,6 +210,9 @@ func (n Normalizer) Value(field string, v any) string {
 		// <session>/subagents/agent-<id>.jsonl beside the session's transcript.
 		if s, ok := v.(string); ok && agentTranscriptRE.MatchString(s) {
 			return "<session>/subagents/agent-<agent>.jsonl"
+		}
+		if s, ok := v.(string); ok && codexRolloutRE.MatchString(s) {
+			return "<codex rollout of the child>"
 		}
 	case "session_id", "turn_id", "prompt_id":
 		if s, ok := v.(string); ok {
@@ -430,7 +441,9 @@ func normItems(items Next, n Normalizer) string {
 
 // byName groups runs by hook name, in start order, except that runs for parallel tool
 // calls are ordered by the call's position in its turn (engines start them in any
-// order), or, without call ids (Gemini CLI), by their tool and input.
+// order), or, without call ids (Gemini CLI), by their tool and input; and that the runs
+// inside a subagent (their stdin names an agent_id) follow the parent's, since a child
+// that runs in the background races its parent.
 func byName(runs []HookRun) map[string][]HookRun {
 	out := map[string][]HookRun{}
 	for _, r := range runs {
@@ -438,11 +451,22 @@ func byName(runs []HookRun) map[string][]HookRun {
 	}
 	for _, rs := range out {
 		sort.SliceStable(rs, func(i, j int) bool {
+			if ci, cj := inChild(rs[i]), inChild(rs[j]); ci != cj {
+				return cj
+			}
 			a, b := callKey(rs[i]), callKey(rs[j])
 			return a != "" && b != "" && a < b
 		})
 	}
 	return out
+}
+
+// inChild says whether a tool event's run is a subagent's (its stdin names the child's
+// agent_id); the subagent events themselves (SubagentStart, SubagentStop) are not.
+func inChild(r HookRun) bool {
+	_, ok := r.Stdin["agent_id"]
+	_, tool := r.Stdin["tool_name"]
+	return ok && tool
 }
 
 // callKey is the "<turn>_<index>" suffix of a run's tool_use_id, or, for a tool event

@@ -418,6 +418,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			res.Err = err.Error()
 			return Observation{}, ed, false
 		}
+		em.Children(children(c.Children, ed.ws))
 		extraConfig := ""
 		if c.Model != "" {
 			extraConfig = fmt.Sprintf("model = %q\n", c.Model)
@@ -457,6 +458,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			res.Err = err.Error()
 			return Observation{}, ed, false
 		}
+		em.Children(children(c.Children, ed.ws))
 		for i, p := range prompts {
 			var args []string
 			if i > 0 {

@@ -132,6 +132,16 @@ type Request struct {
 // them apart (Mock.Children).
 var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude."}
 
+// SubagentHeaders are the request headers that make a request a child agent's: Codex
+// 0.169.0 sends a child's requests with the instructions and developer messages of its
+// parent's, and marks them with x-openai-subagent (and x-codex-parent-thread-id); dsh
+// sends the same.
+var SubagentHeaders = []string{"X-Openai-Subagent"}
+
+// SubagentTools are the tools whose offer makes a request a child agent's: Gemini CLI
+// 0.61.0 offers its subagents complete_task (and its main agent never).
+var SubagentTools = []string{"complete_task"}
+
 // Child is the script of the subagents whose task holds Match: every request of such a
 // child consumes the next of Turns (the text "done" once they are used up). A script is
 // shared by every child that matches it, in arrival order.
@@ -337,15 +347,32 @@ func (m *Mock) Children(scripts []Child) {
 // childScript says whether req is a subagent's and, if so, the index of the script among
 // m.children it follows (its first user message holds the script's Match; -1: none, and
 // the child's requests are answered "done"). m.mu is held.
-func (m *Mock) childScript(req map[string]any) (bool, int) {
+func (m *Mock) childScript(req map[string]any, header http.Header) (bool, int) {
 	system := contentText(req["system"])
-	if !slices.ContainsFunc(SubagentMarkers, func(p string) bool { return strings.Contains(system, p) }) {
+	if !slices.ContainsFunc(SubagentMarkers, func(p string) bool { return strings.Contains(system, p) }) &&
+		!slices.ContainsFunc(SubagentHeaders, func(h string) bool { return header.Get(h) != "" }) &&
+		!slices.ContainsFunc(SubagentTools, func(t string) bool { return geminiTools(req)[t] }) {
 		return false, -1
 	}
 	first := ""
 	if msgs, _ := req["messages"].([]any); len(msgs) > 0 {
 		mm, _ := msgs[0].(map[string]any)
 		first = contentText(mm["content"])
+	}
+	// A Gemini request: the task is one of its user contents.
+	contents, _ := req["contents"].([]any)
+	for _, c := range contents {
+		if cm, _ := c.(map[string]any); cm["role"] == "user" {
+			first += "\n" + blockText(cm["parts"])
+		}
+	}
+	// A Responses request: the task is one of the user messages of its input (after the
+	// engine's environment context).
+	items, _ := req["input"].([]any)
+	for _, it := range items {
+		if im, _ := it.(map[string]any); im["type"] == "message" && im["role"] == "user" {
+			first += "\n" + contentText(im["content"])
+		}
 	}
 	for i, c := range m.children {
 		if strings.Contains(first, c.Match) {
@@ -500,7 +527,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	turn := Turn{Text: "done"}
 	child := ""
-	if isChild, ci := m.childScript(req); main && isChild {
+	if isChild, ci := m.childScript(req, r.Header); main && isChild {
 		// A subagent's request follows its own script, never the parent's.
 		child = "?"
 		if ci >= 0 {
@@ -700,6 +727,68 @@ func responsesToolType(req map[string]any, name string) string {
 	return ""
 }
 
+// responsesNamespace is the name of the namespace tool of a Responses request that holds
+// the function name ("" when none does).
+func responsesNamespace(req map[string]any, name string) string {
+	tools, _ := req["tools"].([]any)
+	for _, t := range tools {
+		tm, _ := t.(map[string]any)
+		if tm["type"] != "namespace" {
+			continue
+		}
+		fns, _ := tm["tools"].([]any)
+		for _, f := range fns {
+			if fm, _ := f.(map[string]any); fm["name"] == name {
+				ns, _ := tm["name"].(string)
+				return ns
+			}
+		}
+	}
+	return ""
+}
+
+// agentRE finds the agent a Codex spawn_agent output names.
+var agentRE = regexp.MustCompile(`"agent_id":"([^"]+)"`)
+
+// lastAgentID is the agent id the last spawn_agent output of a Responses request names
+// ("" when none does).
+func lastAgentID(req map[string]any) string {
+	items, _ := req["input"].([]any)
+	id := ""
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		if out, _ := m["output"].(string); m["type"] == "function_call_output" {
+			if sm := agentRE.FindStringSubmatch(out); sm != nil {
+				id = sm[1]
+			}
+		}
+	}
+	return id
+}
+
+// withAgent is v with "{{agent}}" (a string, or an element of a list) replaced by agent.
+func withAgent(v any, agent string) any {
+	switch x := v.(type) {
+	case string:
+		if x == "{{agent}}" {
+			return agent
+		}
+	case []string:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = withAgent(s, agent)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = withAgent(s, agent)
+		}
+		return out
+	}
+	return v
+}
+
 // sessionRE finds the session a Codex exec output names.
 var sessionRE = regexp.MustCompile(`Process running with session ID (\d+)`)
 
@@ -741,6 +830,7 @@ func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n in
 		sse(&b, "response.output_item.done", map[string]any{"type": "response.output_item.done", "item": item})
 	}
 	session := lastSessionID(req)
+	agent := lastAgentID(req)
 	for j, c := range t.Calls {
 		// A raw call in Codex's own shape (exec_command, write_stdin, ...), as scripted; an
 		// input "{{session}}" is the session id the last exec output named.
@@ -750,10 +840,16 @@ func (m *Mock) responses(w http.ResponseWriter, req map[string]any, t Turn, n in
 			if v == "{{session}}" {
 				v = session
 			}
+			v = withAgent(v, agent)
 			in[k] = v
 		}
 		args, _ := json.Marshal(in)
 		item := map[string]any{"type": "function_call", "id": callID("fc_", n, i), "call_id": callID("call_", n, i), "name": c.Name, "arguments": string(args)}
+		if ns := responsesNamespace(req, c.Name); ns != "" {
+			// A function of a namespace the request offers (Codex's multi_agent_v1): the
+			// call names its namespace.
+			item["namespace"] = ns
+		}
 		if responsesToolType(req, c.Name) == "custom" {
 			// A freeform tool (Codex's apply_patch for the models of its catalog): the
 			// call's text is its input "input".

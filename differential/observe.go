@@ -195,7 +195,8 @@ var instructionsReminderRE = regexp.MustCompile(`^Codebase and user instructions
 // checkpoint, even before the last assistant message (a retained tail).
 func SentAnthropic(reqs []Request) []Next {
 	var out []Next
-	for i, r := range reqs {
+	for _, i := range conversationOrder(reqs) {
+		r := reqs[i]
 		if !r.Main {
 			continue
 		}
@@ -313,6 +314,26 @@ func systemContexts(text string, prelude bool) []Item {
 	return out
 }
 
+// conversationOrder are the indexes of reqs, the parent's requests first, then each
+// subagent's (Request.Child) in the order its first request came, each conversation in
+// arrival order: a child that runs in the background races its parent, so that the
+// arrival order of the two conversations' requests says nothing.
+func conversationOrder(reqs []Request) []int {
+	var order []string
+	byChild := map[string][]int{}
+	for i, r := range reqs {
+		if _, seen := byChild[r.Child]; !seen && r.Child != "" {
+			order = append(order, r.Child)
+		}
+		byChild[r.Child] = append(byChild[r.Child], i)
+	}
+	out := byChild[""]
+	for _, c := range order {
+		out = append(out, byChild[c]...)
+	}
+	return out
+}
+
 // opensRun says whether the main request reqs[i] is the first of its run (prelude), and
 // whether a summarization came before it since the previous main request (compacted).
 func opensRun(reqs []Request, i int) (prelude, compacted bool) {
@@ -378,7 +399,8 @@ func blockText(v any) string {
 // checkpoint message is a "checkpoint" item.
 func SentResponses(reqs []Request) []Next {
 	var out []Next
-	for i, r := range reqs {
+	for _, i := range conversationOrder(reqs) {
+		r := reqs[i]
 		if !r.Main {
 			continue
 		}

@@ -66,7 +66,11 @@ var codexShellOnly = map[string][]string{
 // deviation added to the spec must be listed here, with the reason.
 var codexDeviations = map[string][]deviation{
 	// The engine sends turn_id at PreToolUse too.
-	"pre-tool-use.command.input": {{field: "turn_id"}},
+	// Inside a sub-agent the engine adds agent_id and agent_type to the tool events
+	// (0.169.0, differential codex/subagent-spawn; its own embedded schemas have them, the
+	// published ones predate sub-agent hooks).
+	"pre-tool-use.command.input":  {{field: "turn_id"}, {field: "agent_id"}, {field: "agent_type"}},
+	"post-tool-use.command.input": {{field: "agent_id"}, {field: "agent_type"}},
 	// The engine honours the legacy {"decision":"block","reason":...} at PreToolUse.
 	"pre-tool-use.command.output": {{field: "decision"}, {field: "reason"}},
 }

@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm/provider"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/subagent"
@@ -35,7 +38,11 @@ type Subagents struct {
 // toolset row of the agent tool (none when the toolset has no such row).
 func (s *Session) subagents() (tools.Definition, error) {
 	row, ok, err := builtin.AgentRow(s.Builtin.Style)
-	if err != nil || !ok {
+	if err != nil {
+		return tools.Definition{}, err
+	}
+	if !ok {
+		s.Builtin.Agents, err = s.codexAgents()
 		return tools.Definition{}, err
 	}
 	shape := *row.Agent
@@ -238,4 +245,58 @@ func resultText(shape builtin.AgentShape) func(args, value json.RawMessage) ([]d
 			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(shape.Result)
 		return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
 	}
+}
+
+// CodexAgentType is the agent type of a child Codex's spawn_agent starts without a role
+// (its hooks' agent_type; measured in 0.169.0: codex/subagent-spawn).
+const CodexAgentType = "default"
+
+// codexAgents builds the session's subagent runner and Codex's multi_agent_v1 functions
+// when the dialect's toolset has them (none otherwise): a child runs in the background on
+// the parent's system prompt and tools, less the agent functions (Codex offers a child none:
+// depth 1), and its end reaches the parent's next step as Codex's notification.
+func (s *Session) codexAgents() (map[string]tools.Definition, error) {
+	rows, err := builtin.AgentRows(s.Builtin.Style)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	cfg := s.cfg.Subagents
+	logs := cfg.Logs
+	if logs == nil {
+		logs = &subagent.MemoryLogs{}
+	}
+	names := make([]string, len(rows))
+	var nicknames []string
+	for i, r := range rows {
+		names[i] = r.Name
+		nicknames = append(nicknames, r.Nicknames...)
+	}
+	// A child's requests carry Codex's sub-agent headers (measured in 0.169.0:
+	// x-openai-subagent "collab_spawn" and the parent's thread id).
+	childLLM := s.LLM
+	childLLM.Extra = maps.Clone(s.LLM.Extra)
+	if childLLM.Extra == nil {
+		childLLM.Extra = map[string]json.RawMessage{}
+	}
+	parent, _ := json.Marshal(s.cfg.SessionID)
+	childLLM.Extra[provider.HeaderExtraPrefix+"x-openai-subagent"] = json.RawMessage(`"collab_spawn"`)
+	childLLM.Extra[provider.HeaderExtraPrefix+"x-codex-parent-thread-id"] = parent
+	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: childLLM,
+		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
+		Definitions: cfg.Definitions, GeneralSystem: s.cfg.Prompts.system(s.cfg.Workspace), ToolNames: names,
+		DefaultType: CodexAgentType, NewID: subagent.NewCodexID,
+		MaxDepth: cmp.Or(cfg.MaxDepth, 1), MaxRunning: cfg.MaxRunning,
+		ContinuationCap: s.continuationCap(), Logger: s.logger})
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, r.Close)
+	return r.CodexTools(subagent.CodexOptions{Nicknames: nicknames, Notify: func(ctx context.Context, callID, text string) error {
+		agent := s.Turns.Agent()
+		if agent == nil {
+			return errors.New("no parent agent to notify")
+		}
+		// It reaches the parent's next step, without starting a turn.
+		return agent.Inject(ctx, dsh.UserText(dsh.SourceTool{CallID: callID}, text))
+	}}), nil
 }

@@ -58,6 +58,13 @@ func (t *Turns) SetAgent(a dsh.Agent) {
 	t.agent = a
 }
 
+// Agent returns the session's agent (nil before SetAgent).
+func (t *Turns) Agent() dsh.Agent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.agent
+}
+
 // Current returns the number of the last turn that started and whether it is open.
 func (t *Turns) Current() (turn int, open bool) {
 	t.mu.Lock()

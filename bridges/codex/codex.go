@@ -17,12 +17,15 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshkit/dsh/bridges/dialect"
@@ -47,6 +50,8 @@ const (
 	evPreModelRequest   = "PreModelRequest"
 	evInterrupt         = "Interrupt"
 	evSessionEnd        = "SessionEnd"
+	evSubagentStart     = "SubagentStart"
+	evSubagentStop      = "SubagentStop"
 )
 
 // Plugin is the plugin name stamped on every message the bridge adds.
@@ -184,8 +189,30 @@ func HookToolName(tool string) string {
 	if tool == writeStdin || tool == execCommand {
 		return "Bash"
 	}
+	if n := hookNames()[tool]; n != "" {
+		return n
+	}
 	return tool
 }
+
+// agentFunctions are the names, and the hooks' names, of the codex toolset's agent
+// functions (multi_agent_v1).
+var agentFunctions = sync.OnceValue(func() map[string]bool {
+	rows, _ := builtin.AgentRows(builtin.StyleCodex)
+	out := map[string]bool{}
+	for _, r := range rows {
+		out[r.Name] = true
+		if r.HookName != "" {
+			out[r.HookName] = true
+		}
+	}
+	return out
+})
+
+// hookNames are the tool_names the codex toolset's rows give their tools' hooks
+// (spec/toolsets/codex.json's hook_name: the multi_agent_v1 functions run their namespace
+// and name together, all but spawn_agent; measured in 0.169.0: codex/subagent-spawn).
+var hookNames = sync.OnceValue(func() map[string]string { return builtin.HookNames(builtin.StyleCodex) })
 
 // execCommand is Codex's shell tool (unified exec).
 const execCommand = "exec_command"
@@ -296,12 +323,17 @@ func renderPermissionDeny(tool, reason string) string {
 	return name + " failed: CreateProcess { message: " + strconv.Quote("Rejected("+strconv.Quote(reason)+")") + " }"
 }
 
-// renderStop is the real engine's continuation after a Stop block: one
-// <hook_prompt hook_run_id="stop:<n>:<source>">reason</hook_prompt> per blocking hook.
+// renderStop is the real engine's continuation after a Stop or SubagentStop block: one
+// <hook_prompt hook_run_id="<event>:<n>:<source>">reason</hook_prompt> per blocking hook,
+// <event> being "stop" or "subagent-stop" (measured in 0.169.0: codex/subagent-hooks).
 func renderStop(rep *hookproto.Report) []string {
+	event := "stop"
+	if rep.Event != nil && rep.Event.Name == evSubagentStop {
+		event = "subagent-stop"
+	}
 	var out []string
 	for _, b := range hookbridge.Blockers(rep) {
-		out = append(out, fmt.Sprintf("<hook_prompt hook_run_id=%q>%s</hook_prompt>", fmt.Sprintf("stop:%d:%s", b.Position, b.Source), b.Reason))
+		out = append(out, fmt.Sprintf("<hook_prompt hook_run_id=%q>%s</hook_prompt>", fmt.Sprintf("%s:%d:%s", event, b.Position, b.Source), b.Reason))
 	}
 	if len(out) == 0 {
 		out = []string{rep.Merged.Reason}
@@ -333,6 +365,13 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 	if s.TurnID != "" {
 		turn = s.TurnID
 	}
+	// Inside a sub-agent the tool events name the child (measured in 0.169.0:
+	// codex/subagent-spawn).
+	var agentID, agentType *string
+	if l := s.Lineage; l != nil {
+		id, typ := s.AgentID, l.AgentType
+		agentID, agentType = &id, &typ
+	}
 	var v interface {
 		MarshalJSON() ([]byte, error)
 		Validate() error
@@ -361,7 +400,7 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PreToolUseInputHookEventNamePreToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode,
 			ToolName: HookToolName(in.ToolName), ToolInput: ToolInput(in.ToolName, in.ToolInput), ToolUseID: in.ToolUseID,
-			TurnID: &turn,
+			TurnID: &turn, AgentID: agentID, AgentType: agentType,
 		}
 	case evPostToolUse:
 		// A command exec_command left running reaches PostToolUse when a write_stdin sees it
@@ -388,7 +427,7 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PostToolUseInputHookEventNamePostToolUse, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			ToolName: HookToolName(in.ToolName), ToolInput: toolInput, ToolUseID: useID,
-			ToolResponse: resp,
+			ToolResponse: resp, AgentID: agentID, AgentType: agentType,
 		}
 	case evPermissionRequest:
 		if in.ToolName == writeStdin {
@@ -398,12 +437,35 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 			HookEventName: codex.PermissionRequestInputHookEventNamePermissionRequest, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			ToolName: HookToolName(in.ToolName), ToolInput: permissionToolInput(in.ToolName, in.ToolInput),
+			AgentID: agentID, AgentType: agentType,
 		}
 	case evStop:
 		v = codex.StopInput{
 			HookEventName: codex.StopInputHookEventNameStop, SessionID: s.SessionID,
 			TranscriptPath: transcript, CWD: s.CWD, Model: model, PermissionMode: mode, TurnID: turn,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
+		}
+	case evSubagentStart, evSubagentStop:
+		if s.Lineage == nil {
+			return nil, fmt.Errorf("codex: %s without the child's lineage", in.Event)
+		}
+		if s.TurnID == "" && in.Turn == 0 {
+			turn = strconv.Itoa(s.Turn) // SubagentStart comes before the child's first turn
+		}
+		if in.Event == evSubagentStart {
+			// The child's rollout is the transcript here (measured: codex/subagent-spawn).
+			v = codex.SubagentStartInput{
+				HookEventName: codex.SubagentStartInputHookEventNameSubagentStart, SessionID: s.SessionID, TurnID: turn,
+				TranscriptPath: childTranscript(transcript, s.SessionID, s.AgentID), CWD: s.CWD, Model: model, PermissionMode: mode,
+				AgentID: s.AgentID, AgentType: s.Lineage.AgentType,
+			}
+			break
+		}
+		v = codex.SubagentStopInput{
+			HookEventName: codex.SubagentStopInputHookEventNameSubagentStop, SessionID: s.SessionID, TurnID: turn,
+			TranscriptPath: transcript, AgentTranscriptPath: childTranscript(transcript, s.SessionID, s.AgentID),
+			CWD: s.CWD, Model: model, PermissionMode: mode, StopHookActive: in.StopHookActive,
+			AgentID: s.AgentID, AgentType: s.Lineage.AgentType, LastAssistantMessage: in.Answer,
 		}
 	case evPreCompact:
 		v = codex.PreCompactInput{
@@ -443,12 +505,38 @@ func encode(in hookbridge.Input, defaultModel string) ([]byte, error) {
 	return v.MarshalJSON()
 }
 
+// childTranscript is a child's rollout beside its parent's: the parent's file name with
+// the session id replaced by the child's agent id, as Codex names a thread's rollout
+// (rollout-<time>-<thread id>.jsonl); nil when the parent has none.
+func childTranscript(parent *string, sessionID, agentID string) *string {
+	if parent == nil {
+		return nil
+	}
+	dir, name := filepath.Split(*parent)
+	if sessionID != "" && strings.Contains(name, sessionID) {
+		name = strings.Replace(name, sessionID, agentID, 1)
+	} else {
+		name = "rollout-" + agentID + ".jsonl"
+	}
+	p := filepath.Join(dir, name)
+	return &p
+}
+
 // ToolResponse is the tool_response Codex sends: for the ShellTools a plain string, the
 // command's output (dsh's {stdout, stderr} joined); any other value as it is (null when
 // absent).
 func ToolResponse(tool string, value json.RawMessage) json.RawMessage {
 	if len(value) == 0 {
 		return json.RawMessage("null")
+	}
+	if agentFunctions()[tool] {
+		// The agent functions' output is their text (measured in 0.169.0: a JSON string
+		// holding the compact JSON the model read; codex/subagent-spawn).
+		var b bytes.Buffer
+		if json.Compact(&b, value) == nil {
+			data, _ := json.Marshal(b.String())
+			return data
+		}
 	}
 	for _, t := range ShellTools {
 		if t != tool {

@@ -40,6 +40,9 @@ var schemaNames = map[string]string{
 	// Nor Interrupt and SessionEnd schemas: testdata holds the engine's own too.
 	"Interrupt":  "interrupt",
 	"SessionEnd": "session-end",
+	// Nor SubagentStart and SubagentStop schemas: testdata holds the engine's own.
+	"SubagentStart": "subagent-start",
+	"SubagentStop":  "subagent-stop",
 }
 
 // unpublished are the mapped events with no schema at all, published or in the engine:
@@ -49,7 +52,8 @@ var unpublished = map[string]bool{"PreCompact": true, "PostCompact": true, "PreM
 
 // engineSchemas are the schema prefixes read from testdata instead of shared/: extracted
 // from the codex 0.169.0 binary.
-var engineSchemas = map[string]bool{"permission-request": true, "interrupt": true, "session-end": true}
+var engineSchemas = map[string]bool{"permission-request": true, "interrupt": true, "session-end": true,
+	"subagent-start": true, "subagent-stop": true}
 
 // noOutputSchema are the events whose output the engine does not read, so that it has no
 // schema for it (SessionEnd).
@@ -249,6 +253,8 @@ func TestInputsAgainstSchemas(t *testing.T) {
 	}
 	h.Stop(ctx, 0)
 	h.Stop(ctx, 1)
+	h.SubagentStart(ctx, "child-1", "default", "call_1")
+	h.SubagentStop(ctx, "child-1", "default", "call_1", "answer", 0)
 	h.Transcript = "/logs/t.jsonl"
 	h.Stop(ctx, 0)
 	h.PreCompact(ctx, "cmp_1", dsh.CompactionOriginAuto, "", 1)

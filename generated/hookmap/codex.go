@@ -30,10 +30,6 @@ var Codex = Bridge{
 	InvalidRegexExact:  false,
 	SuspectCapture:     "honour",
 	SettingsBlock:      "",
-	Unfired: map[string]string{
-		"SubagentStart": "it has no subagents",
-		"SubagentStop":  "it has no subagents",
-	},
 	Handlers: map[string]HandlerType{
 		"mcp_tool": {
 			DefaultTimeoutSec: 600,
@@ -409,6 +405,77 @@ var Codex = Bridge{
 			Results: "",
 			DecodeOutput: func(data []byte) (any, error) {
 				var out codex.StopOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// SubagentStart runs when spawn_agent's child starts, before its first request
+		// (agent/subagent-start), matched on the agent type ("default" unless the call
+		// names a role); its contexts reach the child's first request as a developer
+		// message before the task (measured in 0.169.0: codex/subagent-hooks).
+		{
+			Name:               "SubagentStart",
+			Point:              "agent/subagent-start",
+			Input:              "SubagentStartInput",
+			Output:             "SubagentStartOutput",
+			Matcher:            "agent_type",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "blocked by SubagentStart hook",
+			Scope:              "",
+			Halt:               false,
+			HaltReason:         "stopped by SubagentStart hook (continue:false)",
+			Exit2:              "error",
+			Contexts:           []string{"hookSpecificOutput.additionalContext"},
+			JoinReasons:        "all",
+			Rules:              []Rule{},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			HarmlessContexts: true,
+			Subject:          "",
+			Results:          "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.SubagentStartOutput
+				if err := out.UnmarshalJSON(data); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+		// SubagentStop runs where a child's turn would end (agent/subagent-stop), as Stop
+		// does for the session's: a block (exit 2 with stderr, or decision block) continues
+		// the child with <hook_prompt hook_run_id="subagent-stop:<n>:<source>">REASON
+		// </hook_prompt>, and the next SubagentStop has stop_hook_active true (measured in
+		// 0.169.0: codex/subagent-hooks).
+		{
+			Name:               "SubagentStop",
+			Point:              "agent/subagent-stop",
+			Input:              "SubagentStopInput",
+			Output:             "SubagentStopOutput",
+			Matcher:            "agent_type",
+			MatcherKind:        "",
+			PlainStdoutContext: false,
+			FallbackReason:     "continue: blocked by SubagentStop hook",
+			Scope:              "",
+			Halt:               true,
+			HaltReason:         "stopped by SubagentStop hook (continue:false)",
+			Exit2:              "block",
+			Contexts:           []string{},
+			JoinReasons:        "all",
+			Rules: []Rule{
+				{When: "decision", Is: "\"block\"", Then: "block", Reason: "reason", NeedsReason: true, Unless: ""},
+			},
+			Notices: []Notice{
+				{When: "systemMessage", Text: "{value}"},
+			},
+			BlockInjects: true,
+			Subject:      "",
+			Results:      "",
+			DecodeOutput: func(data []byte) (any, error) {
+				var out codex.SubagentStopOutput
 				if err := out.UnmarshalJSON(data); err != nil {
 					return nil, err
 				}

@@ -69,6 +69,53 @@ type Message struct {
 // freeform tools offers the schema as it is.
 const FreeformKey = "x-freeform"
 
+// NamespaceKey is the input-schema keyword that puts a tool in a namespace where the wire
+// has them (the Responses API's namespace tools): its value is a [Namespace], and the
+// tool is offered as a function of that namespace's entry (with the namespace's other
+// tools) instead of on its own; the model's call names the function. A wire without
+// namespaces offers the schema as it is.
+const NamespaceKey = "x-namespace"
+
+// Namespace is a group of tools the model is offered as one entry (Codex's
+// multi_agent_v1).
+type Namespace struct {
+	// Name is the namespace's name, Description what it holds.
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Mark returns schema (a JSON object) with n under NamespaceKey.
+func (n Namespace) Mark(schema json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, fmt.Errorf("llm: a namespaced tool's schema: %w", err)
+	}
+	ns, err := json.Marshal(n)
+	if err != nil {
+		return nil, err
+	}
+	m[NamespaceKey] = ns
+	return json.Marshal(m)
+}
+
+// NamespaceOf returns the namespace a decoded input schema names under NamespaceKey, and
+// the schema without it; ok is false when it names none.
+func NamespaceOf(schema map[string]any) (n Namespace, rest map[string]any, ok bool) {
+	v, found := schema[NamespaceKey].(map[string]any)
+	if !found {
+		return Namespace{}, schema, false
+	}
+	n.Name, _ = v["name"].(string)
+	n.Description, _ = v["description"].(string)
+	rest = make(map[string]any, len(schema)-1)
+	for k, x := range schema {
+		if k != NamespaceKey {
+			rest[k] = x
+		}
+	}
+	return n, rest, n.Name != ""
+}
+
 // ToolSpec describes a tool to the model.
 type ToolSpec struct {
 	// Name is the name the model calls the tool by.

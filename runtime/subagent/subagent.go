@@ -109,6 +109,14 @@ type Config struct {
 	GeneralSystem string
 	// ToolName is the agent tool's name (never offered to a child at MaxDepth).
 	ToolName string
+	// ToolNames are further agent tools' names, never offered to a child at MaxDepth
+	// either (Codex's multi_agent_v1 functions).
+	ToolNames []string
+	// DefaultType is the name of the built-in agent type, which a call that names none
+	// gets ("": general-purpose, Claude Code's; Codex's is "default").
+	DefaultType string
+	// NewID makes a child's agent id (nil: Claude Code's shape, "a" and 16 hex digits).
+	NewID func() string
 	// MaxDepth bounds how deep children nest (0: 1).
 	MaxDepth int
 	// MaxRunning bounds how many children run at once (0: 8).
@@ -157,7 +165,7 @@ func New(cfg Config) (*Runner, error) {
 	}
 	r := &Runner{cfg: cfg, defs: map[string]Definition{}, finished: map[string]dsh.SubagentFinished{},
 		background: map[string]*Child{}}
-	r.defs[GeneralPurpose] = Definition{Name: GeneralPurpose, System: cfg.GeneralSystem,
+	r.defs[r.general()] = Definition{Name: r.general(), System: cfg.GeneralSystem,
 		Description: "General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks."}
 	for _, d := range cfg.Definitions {
 		r.defs[d.Name] = d
@@ -171,6 +179,9 @@ func New(cfg Config) (*Runner, error) {
 	return r, nil
 }
 
+// general is the built-in agent type's name.
+func (r *Runner) general() string { return cmp.Or(r.cfg.DefaultType, GeneralPurpose) }
+
 // Types returns the agent types, built-in first, then by name.
 func (r *Runner) Types() []Definition {
 	out := make([]Definition, 0, len(r.defs))
@@ -178,8 +189,8 @@ func (r *Runner) Types() []Definition {
 		out = append(out, d)
 	}
 	slices.SortFunc(out, func(a, b Definition) int {
-		if (a.Name == GeneralPurpose) != (b.Name == GeneralPurpose) {
-			if a.Name == GeneralPurpose {
+		if (a.Name == r.general()) != (b.Name == r.general()) {
+			if a.Name == r.general() {
 				return -1
 			}
 			return 1
@@ -379,7 +390,7 @@ func (r *Runner) replay(req Request) (Result, bool) {
 		return Result{}, false
 	}
 	res := replayed(f)
-	res.Type = cmp.Or(req.Type, GeneralPurpose)
+	res.Type = cmp.Or(req.Type, r.general())
 	return res, true
 }
 
@@ -390,7 +401,7 @@ func (r *Runner) admit(req Request) (admitted, error) {
 	if r.closed {
 		return admitted{}, ErrClosed
 	}
-	typ := cmp.Or(req.Type, GeneralPurpose)
+	typ := cmp.Or(req.Type, r.general())
 	def, ok := r.defs[typ]
 	depth := 1
 	if req.ParentLineage != nil {
@@ -406,10 +417,16 @@ func (r *Runner) admit(req Request) (admitted, error) {
 	}
 	r.running++
 	r.wg.Add(1)
-	// An id shaped as Claude Code's: "a" and 16 hex digits.
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return admitted{req: req, def: def, id: "a" + hex.EncodeToString(b[:]),
+	id := ""
+	if r.cfg.NewID != nil {
+		id = r.cfg.NewID()
+	} else {
+		// An id shaped as Claude Code's: "a" and 16 hex digits.
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = "a" + hex.EncodeToString(b[:])
+	}
+	return admitted{req: req, def: def, id: id,
 		lineage: dsh.Lineage{ParentAgentID: req.ParentAgentID, ParentCallID: req.CallID, AgentType: def.Name, Depth: depth}}, nil
 }
 
@@ -476,7 +493,7 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		llmCfg.Model = def.Model
 	}
 	system := def.System
-	if def.Name == GeneralPurpose && system == "" {
+	if def.Name == r.general() && system == "" {
 		system = r.cfg.GeneralSystem
 	}
 	// The child's tools: its definition's, without the agent tool at the depth limit.
@@ -522,7 +539,7 @@ func (r *Runner) childTools(def Definition, depth int) []string {
 		}
 		var names []string
 		for _, d := range r.cfg.Tools().Tools().Visible("") {
-			if d.Name != r.cfg.ToolName {
+			if !r.isAgentTool(d.Name) {
 				names = append(names, d.Name)
 			}
 		}
@@ -530,11 +547,16 @@ func (r *Runner) childTools(def Definition, depth int) []string {
 	}
 	names := make([]string, 0, len(def.Tools))
 	for _, n := range def.Tools {
-		if n != r.cfg.ToolName || !atLimit {
+		if !r.isAgentTool(n) || !atLimit {
 			names = append(names, n)
 		}
 	}
 	return names
+}
+
+// isAgentTool says whether name is one of the agent tools (Config.ToolName, ToolNames).
+func (r *Runner) isAgentTool(name string) bool {
+	return name == r.cfg.ToolName || slices.Contains(r.cfg.ToolNames, name)
 }
 
 // ended reads how the child's last turn ended, and its answer, from its log.

@@ -227,6 +227,21 @@ func (h *Harness) Stop(ctx context.Context, continuations int) error {
 		Continuations: continuations, StopHookActive: continuations > 0})
 }
 
+// SubagentStart runs agent/subagent-start for the child agentID of type typ, started by
+// the parent's call callID.
+func (h *Harness) SubagentStart(ctx context.Context, agentID, typ, callID string) error {
+	return h.Reg.NotifySubagentStart(ctx, &dsh.SubagentStartPayload{Agent: h.Agent, AgentID: agentID, Task: "task",
+		Lineage: dsh.Lineage{ParentAgentID: h.Agent.AgentID, ParentCallID: callID, AgentType: typ, Depth: 1}})
+}
+
+// SubagentStop runs agent/subagent-stop for the child agentID of type typ, whose answer
+// is answer.
+func (h *Harness) SubagentStop(ctx context.Context, agentID, typ, callID, answer string, continuations int) error {
+	return h.Reg.NotifySubagentStop(ctx, &dsh.SubagentStopPayload{Agent: h.Agent, AgentID: agentID, Turn: 1, Answer: &answer,
+		Lineage:       dsh.Lineage{ParentAgentID: h.Agent.AgentID, ParentCallID: callID, AgentType: typ, Depth: 1},
+		Continuations: continuations, StopHookActive: continuations > 0})
+}
+
 // SessionStart runs agent/session-start.
 func (h *Harness) SessionStart(ctx context.Context, src dsh.SessionStartSource) error {
 	return h.Reg.NotifySessionStart(ctx, &dsh.SessionStartPayload{Agent: h.Agent, AgentID: h.Agent.AgentID, Source: src})

@@ -106,6 +106,57 @@ func (r Common) Validate() error {
 	return nil
 }
 
+// Child holds the fields Codex adds to a tool event's stdin inside a sub-agent (a child
+// that spawn_agent started; measured in 0.169.0: codex/subagent-spawn). They are absent
+// for the session's own agent.
+type Child struct {
+	// AgentID is the child's thread id.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the child's role ("default" unless spawn_agent named one).
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r Child) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, Child.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r Child) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a Child strictly (see DecodeError); absent regular fields get their
+// default.
+func (r *Child) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("Child", data)
+	if err != nil {
+		return err
+	}
+	var v Child
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r Child) Validate() error {
+	return nil
+}
+
 // SessionStartInput is the stdin of a SessionStart hook.
 type SessionStartInput struct {
 	// SessionID identifies the session.
@@ -363,6 +414,10 @@ type PreToolUseInput struct {
 	SessionID string `json:"session_id"`
 	// TurnID identifies the turn.
 	TurnID *string `json:"turn_id,omitempty"`
+	// AgentID is the child's thread id.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the child's role ("default" unless spawn_agent named one).
+	AgentType *string `json:"agent_type,omitempty"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -395,6 +450,12 @@ func (r PreToolUseInput) encodeJSON(enc *codec.Encoder) {
 	if r.TurnID != nil {
 		enc.Key("turn_id").String(*r.TurnID)
 	}
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
@@ -420,6 +481,8 @@ func (r *PreToolUseInput) UnmarshalJSON(data []byte) error {
 	var v PreToolUseInput
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Optional(dec, "turn_id", &v.TurnID, codec.Value[*string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PreToolUseInputHookEventName])
@@ -482,6 +545,10 @@ type PostToolUseInput struct {
 	SessionID string `json:"session_id"`
 	// TurnID identifies the turn.
 	TurnID string `json:"turn_id"`
+	// AgentID is the child's thread id.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the child's role ("default" unless spawn_agent named one).
+	AgentType *string `json:"agent_type,omitempty"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -514,6 +581,12 @@ func (r PostToolUseInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("turn_id").String(r.TurnID)
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
@@ -540,6 +613,8 @@ func (r *PostToolUseInput) UnmarshalJSON(data []byte) error {
 	var v PostToolUseInput
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PostToolUseInputHookEventName])
@@ -604,6 +679,10 @@ type PermissionRequestInput struct {
 	SessionID string `json:"session_id"`
 	// TurnID identifies the turn.
 	TurnID string `json:"turn_id"`
+	// AgentID is the child's thread id.
+	AgentID *string `json:"agent_id,omitempty"`
+	// AgentType is the child's role ("default" unless spawn_agent named one).
+	AgentType *string `json:"agent_type,omitempty"`
 	// TranscriptPath is the path of the session transcript, or null.
 	TranscriptPath *string `json:"transcript_path"`
 	// CWD is the session's working directory.
@@ -633,6 +712,12 @@ func (r PermissionRequestInput) encodeJSON(enc *codec.Encoder) {
 	enc.BeginObject()
 	enc.Key("session_id").String(r.SessionID)
 	enc.Key("turn_id").String(r.TurnID)
+	if r.AgentID != nil {
+		enc.Key("agent_id").String(*r.AgentID)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
 	if r.TranscriptPath != nil {
 		enc.Key("transcript_path").String(*r.TranscriptPath)
 	} else {
@@ -657,6 +742,8 @@ func (r *PermissionRequestInput) UnmarshalJSON(data []byte) error {
 	var v PermissionRequestInput
 	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Optional(dec, "agent_id", &v.AgentID, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
 	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
 	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
 	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[PermissionRequestInputHookEventName])
@@ -825,6 +912,258 @@ func (v StopInputHookEventName) Valid() bool {
 // StopInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
 func (v *StopInputHookEventName) UnmarshalJSON(data []byte) error {
 	return codec.Enum("StopInputHookEventName", data, v, StopInputHookEventNameValues)
+}
+
+// SubagentStartInput is the stdin of a SubagentStart hook: a child that spawn_agent
+// started, before its first request (Codex 0.169.0's subagent-start.command.input; measured:
+// session_id is the parent's, turn_id the child's turn, transcript_path the child's
+// rollout).
+type SubagentStartInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the child's turn.
+	TurnID string `json:"turn_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName SubagentStartInputHookEventName `json:"hook_event_name"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode"`
+	// AgentID is the child's thread id.
+	AgentID string `json:"agent_id"`
+	// AgentType is the child's role ("default" unless spawn_agent named one).
+	AgentType string `json:"agent_type"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r SubagentStartInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStartInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStartInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("model").String(r.Model)
+	enc.Key("permission_mode").String(string(r.PermissionMode))
+	enc.Key("agent_id").String(r.AgentID)
+	enc.Key("agent_type").String(r.AgentType)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStartInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStartInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStartInput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStartInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SubagentStartInputHookEventName])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "agent_id", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "agent_type", &v.AgentType, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStartInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SubagentStartInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("SubagentStartInput", "permission_mode", err)
+	}
+	return nil
+}
+
+// SubagentStartInputHookEventName is the set of values of SubagentStartInput.HookEventName:
+// hook_event_name names the event.
+type SubagentStartInputHookEventName string
+
+const (
+	// SubagentStartInputHookEventNameSubagentStart is the SubagentStartInputHookEventName value
+	// "SubagentStart".
+	SubagentStartInputHookEventNameSubagentStart SubagentStartInputHookEventName = "SubagentStart"
+)
+
+// SubagentStartInputHookEventNameValues lists every SubagentStartInputHookEventName value,
+// in spec order.
+var SubagentStartInputHookEventNameValues = []SubagentStartInputHookEventName{SubagentStartInputHookEventNameSubagentStart}
+
+// Valid reports whether v is one of the SubagentStartInputHookEventNameValues.
+func (v SubagentStartInputHookEventName) Valid() bool {
+	switch v {
+	case SubagentStartInputHookEventNameSubagentStart:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStartInputHookEventName, rejecting any value not in
+// SubagentStartInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStartInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStartInputHookEventName", data, v, SubagentStartInputHookEventNameValues)
+}
+
+// SubagentStopInput is the stdin of a SubagentStop hook: a child's turn would end (Codex
+// 0.169.0's subagent-stop.command.input; measured: transcript_path is the parent's
+// rollout, agent_transcript_path the child's).
+type SubagentStopInput struct {
+	// SessionID identifies the session.
+	SessionID string `json:"session_id"`
+	// TurnID identifies the child's turn.
+	TurnID string `json:"turn_id"`
+	// TranscriptPath is the path of the session transcript, or null.
+	TranscriptPath *string `json:"transcript_path"`
+	// AgentTranscriptPath is the child's own transcript, or null.
+	AgentTranscriptPath *string `json:"agent_transcript_path"`
+	// CWD is the session's working directory.
+	CWD string `json:"cwd"`
+	// HookEventName names the event.
+	HookEventName SubagentStopInputHookEventName `json:"hook_event_name"`
+	// Model is the session's model.
+	Model string `json:"model"`
+	// PermissionMode is the current permission setting.
+	PermissionMode PermissionMode `json:"permission_mode"`
+	// StopHookActive is true when the child is already continuing because of a
+	// SubagentStop hook.
+	StopHookActive bool `json:"stop_hook_active"`
+	// AgentID is the child's thread id.
+	AgentID string `json:"agent_id"`
+	// AgentType is the child's role.
+	AgentType string `json:"agent_type"`
+	// LastAssistantMessage is the child's last message text (its answer), or null.
+	LastAssistantMessage *string `json:"last_assistant_message"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// absent nullable fields that are not optional encode as null, nil lists and maps that are
+// not optional encode as empty. It does not validate r.
+func (r SubagentStopInput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStopInput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStopInput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("session_id").String(r.SessionID)
+	enc.Key("turn_id").String(r.TurnID)
+	if r.TranscriptPath != nil {
+		enc.Key("transcript_path").String(*r.TranscriptPath)
+	} else {
+		enc.Key("transcript_path").Null()
+	}
+	if r.AgentTranscriptPath != nil {
+		enc.Key("agent_transcript_path").String(*r.AgentTranscriptPath)
+	} else {
+		enc.Key("agent_transcript_path").Null()
+	}
+	enc.Key("cwd").String(r.CWD)
+	enc.Key("hook_event_name").String(string(r.HookEventName))
+	enc.Key("model").String(r.Model)
+	enc.Key("permission_mode").String(string(r.PermissionMode))
+	enc.Key("stop_hook_active").Bool(r.StopHookActive)
+	enc.Key("agent_id").String(r.AgentID)
+	enc.Key("agent_type").String(r.AgentType)
+	if r.LastAssistantMessage != nil {
+		enc.Key("last_assistant_message").String(*r.LastAssistantMessage)
+	} else {
+		enc.Key("last_assistant_message").Null()
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStopInput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStopInput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStopInput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStopInput
+	codec.Required(dec, "session_id", &v.SessionID, codec.Value[string])
+	codec.Required(dec, "turn_id", &v.TurnID, codec.Value[string])
+	codec.Required(dec, "transcript_path", &v.TranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "agent_transcript_path", &v.AgentTranscriptPath, codec.Nullable(codec.Value[*string]))
+	codec.Required(dec, "cwd", &v.CWD, codec.Value[string])
+	codec.Required(dec, "hook_event_name", &v.HookEventName, codec.Value[SubagentStopInputHookEventName])
+	codec.Required(dec, "model", &v.Model, codec.Value[string])
+	codec.Required(dec, "permission_mode", &v.PermissionMode, codec.Value[PermissionMode])
+	codec.Required(dec, "stop_hook_active", &v.StopHookActive, codec.Value[bool])
+	codec.Required(dec, "agent_id", &v.AgentID, codec.Value[string])
+	codec.Required(dec, "agent_type", &v.AgentType, codec.Value[string])
+	codec.Required(dec, "last_assistant_message", &v.LastAssistantMessage, codec.Nullable(codec.Value[*string]))
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStopInput) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SubagentStopInput", "hook_event_name", err)
+	}
+	if err := codec.CheckEnum(r.PermissionMode); err != nil {
+		return codec.FieldError("SubagentStopInput", "permission_mode", err)
+	}
+	return nil
+}
+
+// SubagentStopInputHookEventName is the set of values of SubagentStopInput.HookEventName:
+// hook_event_name names the event.
+type SubagentStopInputHookEventName string
+
+const (
+	// SubagentStopInputHookEventNameSubagentStop is the SubagentStopInputHookEventName value
+	// "SubagentStop".
+	SubagentStopInputHookEventNameSubagentStop SubagentStopInputHookEventName = "SubagentStop"
+)
+
+// SubagentStopInputHookEventNameValues lists every SubagentStopInputHookEventName value, in
+// spec order.
+var SubagentStopInputHookEventNameValues = []SubagentStopInputHookEventName{SubagentStopInputHookEventNameSubagentStop}
+
+// Valid reports whether v is one of the SubagentStopInputHookEventNameValues.
+func (v SubagentStopInputHookEventName) Valid() bool {
+	switch v {
+	case SubagentStopInputHookEventNameSubagentStop:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStopInputHookEventName, rejecting any value not in
+// SubagentStopInputHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStopInputHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStopInputHookEventName", data, v, SubagentStopInputHookEventNameValues)
 }
 
 // CompactInput holds the stdin fields of PreCompact and PostCompact: the common fields
@@ -2899,6 +3238,266 @@ func (r StopOutput) Validate() error {
 		}
 	}
 	return nil
+}
+
+// SubagentStartOutput is what a SubagentStart hook may print (Codex 0.169.0's
+// subagent-start.command.output).
+type SubagentStartOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// HookSpecificOutput holds the SubagentStart-specific fields.
+	HookSpecificOutput *SubagentStartSpecific `json:"hookSpecificOutput,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStartOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStartOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStartOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.HookSpecificOutput != nil {
+		r.HookSpecificOutput.encodeJSON(enc.Key("hookSpecificOutput"))
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStartOutput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStartOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStartOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStartOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "hookSpecificOutput", &v.HookSpecificOutput, codec.Value[*SubagentStartSpecific])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStartOutput) Validate() error {
+	if r.HookSpecificOutput != nil {
+		if err := r.HookSpecificOutput.Validate(); err != nil {
+			return codec.FieldError("SubagentStartOutput", "hookSpecificOutput", err)
+		}
+	}
+	return nil
+}
+
+// SubagentStartSpecific holds the SubagentStart-specific output fields.
+type SubagentStartSpecific struct {
+	// HookEventName must be "SubagentStart".
+	HookEventName SubagentStartSpecificHookEventName `json:"hookEventName"`
+	// AdditionalContext is added to the child's first request (a developer message
+	// before its task).
+	AdditionalContext *string `json:"additionalContext,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStartSpecific) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStartSpecific.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStartSpecific) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("hookEventName").String(string(r.HookEventName))
+	if r.AdditionalContext != nil {
+		enc.Key("additionalContext").String(*r.AdditionalContext)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStartSpecific strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStartSpecific) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStartSpecific", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStartSpecific
+	codec.Required(dec, "hookEventName", &v.HookEventName, codec.Value[SubagentStartSpecificHookEventName])
+	codec.Optional(dec, "additionalContext", &v.AdditionalContext, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStartSpecific) Validate() error {
+	if err := codec.CheckEnum(r.HookEventName); err != nil {
+		return codec.FieldError("SubagentStartSpecific", "hookEventName", err)
+	}
+	return nil
+}
+
+// SubagentStartSpecificHookEventName is the set of values of
+// SubagentStartSpecific.HookEventName: hookEventName must be "SubagentStart".
+type SubagentStartSpecificHookEventName string
+
+const (
+	// SubagentStartSpecificHookEventNameSubagentStart is the SubagentStartSpecificHookEventName
+	// value "SubagentStart".
+	SubagentStartSpecificHookEventNameSubagentStart SubagentStartSpecificHookEventName = "SubagentStart"
+)
+
+// SubagentStartSpecificHookEventNameValues lists every SubagentStartSpecificHookEventName
+// value, in spec order.
+var SubagentStartSpecificHookEventNameValues = []SubagentStartSpecificHookEventName{SubagentStartSpecificHookEventNameSubagentStart}
+
+// Valid reports whether v is one of the SubagentStartSpecificHookEventNameValues.
+func (v SubagentStartSpecificHookEventName) Valid() bool {
+	switch v {
+	case SubagentStartSpecificHookEventNameSubagentStart:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStartSpecificHookEventName, rejecting any value not in
+// SubagentStartSpecificHookEventNameValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStartSpecificHookEventName) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStartSpecificHookEventName", data, v, SubagentStartSpecificHookEventNameValues)
+}
+
+// SubagentStopOutput is what a SubagentStop hook may print (Codex 0.169.0's
+// subagent-stop.command.output): a block continues the child with the reason.
+type SubagentStopOutput struct {
+	// Continue false stops processing (dsh: halt).
+	Continue *bool `json:"continue,omitempty"`
+	// Decision "block" continues the child; it needs a non-blank reason.
+	Decision SubagentStopOutputDecision `json:"decision,omitempty"`
+	// Reason is the child's continuation prompt.
+	Reason *string `json:"reason,omitempty"`
+	// StopReason is shown to the user when continue is false.
+	StopReason *string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the output (invalid on PreToolUse and PostToolUse).
+	SuppressOutput *bool `json:"suppressOutput,omitempty"`
+	// SystemMessage is a warning for the user.
+	SystemMessage *string `json:"systemMessage,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r SubagentStopOutput) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, SubagentStopOutput.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r SubagentStopOutput) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	if r.Continue != nil {
+		enc.Key("continue").Bool(*r.Continue)
+	}
+	if r.Decision != "" {
+		enc.Key("decision").String(string(r.Decision))
+	}
+	if r.Reason != nil {
+		enc.Key("reason").String(*r.Reason)
+	}
+	if r.StopReason != nil {
+		enc.Key("stopReason").String(*r.StopReason)
+	}
+	if r.SuppressOutput != nil {
+		enc.Key("suppressOutput").Bool(*r.SuppressOutput)
+	}
+	if r.SystemMessage != nil {
+		enc.Key("systemMessage").String(*r.SystemMessage)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a SubagentStopOutput strictly (see DecodeError); absent regular
+// fields get their default.
+func (r *SubagentStopOutput) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("SubagentStopOutput", data)
+	if err != nil {
+		return err
+	}
+	var v SubagentStopOutput
+	codec.Optional(dec, "continue", &v.Continue, codec.Value[*bool])
+	codec.Optional(dec, "decision", &v.Decision, codec.Value[SubagentStopOutputDecision])
+	codec.Optional(dec, "reason", &v.Reason, codec.Value[*string])
+	codec.Optional(dec, "stopReason", &v.StopReason, codec.Value[*string])
+	codec.Optional(dec, "suppressOutput", &v.SuppressOutput, codec.Value[*bool])
+	codec.Optional(dec, "systemMessage", &v.SystemMessage, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r SubagentStopOutput) Validate() error {
+	if r.Decision != "" {
+		if err := codec.CheckEnum(r.Decision); err != nil {
+			return codec.FieldError("SubagentStopOutput", "decision", err)
+		}
+	}
+	return nil
+}
+
+// SubagentStopOutputDecision is the set of values of SubagentStopOutput.Decision: decision
+// "block" continues the child; it needs a non-blank reason.
+type SubagentStopOutputDecision string
+
+const (
+	// SubagentStopOutputDecisionBlock is the SubagentStopOutputDecision value "block".
+	SubagentStopOutputDecisionBlock SubagentStopOutputDecision = "block"
+)
+
+// SubagentStopOutputDecisionValues lists every SubagentStopOutputDecision value, in spec
+// order.
+var SubagentStopOutputDecisionValues = []SubagentStopOutputDecision{SubagentStopOutputDecisionBlock}
+
+// Valid reports whether v is one of the SubagentStopOutputDecisionValues.
+func (v SubagentStopOutputDecision) Valid() bool {
+	switch v {
+	case SubagentStopOutputDecisionBlock:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a SubagentStopOutputDecision, rejecting any value not in
+// SubagentStopOutputDecisionValues with an ErrInvalidEnum *DecodeError.
+func (v *SubagentStopOutputDecision) UnmarshalJSON(data []byte) error {
+	return codec.Enum("SubagentStopOutputDecision", data, v, SubagentStopOutputDecisionValues)
 }
 
 // PreCompactOutput is what a PreCompact hook may print: Codex compaction cannot be

@@ -27,6 +27,12 @@ const (
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Run("Child", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "Child", closed, codex.Child{
+			AgentID:   ptr("text-agent_id"),
+			AgentType: ptr("text-agent_type"),
+		})
+	})
 	t.Run("Common", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Common", closed, codex.Common{
 			SessionID:      "text-session_id",
@@ -102,6 +108,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PermissionRequestInput", closed, codex.PermissionRequestInput{
 			SessionID:      "text-session_id",
 			TurnID:         "text-turn_id",
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
 			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
@@ -115,6 +123,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PermissionRequestInput", codex.PermissionRequestInput{
 			SessionID:      "text-session_id",
 			TurnID:         "text-turn_id",
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 			CWD:            "text-cwd",
 			HookEventName:  codex.PermissionRequestInputHookEventNamePermissionRequest,
 			Model:          "text-model",
@@ -186,6 +196,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PostToolUseInput", closed, codex.PostToolUseInput{
 			SessionID:      "text-session_id",
 			TurnID:         "text-turn_id",
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
 			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
@@ -201,6 +213,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PostToolUseInput", codex.PostToolUseInput{
 			SessionID:      "text-session_id",
 			TurnID:         "text-turn_id",
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 			CWD:            "text-cwd",
 			HookEventName:  codex.PostToolUseInputHookEventNamePostToolUse,
 			Model:          "text-model",
@@ -295,6 +309,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "PreToolUseInput", closed, codex.PreToolUseInput{
 			SessionID:      "text-session_id",
 			TurnID:         ptr("text-turn_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 			TranscriptPath: ptr("text-transcript_path"),
 			CWD:            "text-cwd",
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
@@ -309,6 +325,8 @@ func TestRoundTrip(t *testing.T) {
 		codectest.CheckNulls(t, schemas, "PreToolUseInput", codex.PreToolUseInput{
 			SessionID:      "text-session_id",
 			TurnID:         ptr("text-turn_id"),
+			AgentID:        ptr("text-agent_id"),
+			AgentType:      ptr("text-agent_type"),
 			CWD:            "text-cwd",
 			HookEventName:  codex.PreToolUseInputHookEventNamePreToolUse,
 			Model:          "text-model",
@@ -453,6 +471,88 @@ func TestRoundTrip(t *testing.T) {
 			Continue:       ptr(true),
 			SuppressOutput: ptr(true),
 		}, "stopReason", "systemMessage", "decision", "reason")
+	})
+	t.Run("SubagentStartInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartInput", closed, codex.SubagentStartInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			TranscriptPath: ptr("text-transcript_path"),
+			CWD:            "text-cwd",
+			HookEventName:  codex.SubagentStartInputHookEventNameSubagentStart,
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+			AgentID:        "text-agent_id",
+			AgentType:      "text-agent_type",
+		})
+	})
+	t.Run("SubagentStartInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "SubagentStartInput", codex.SubagentStartInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			CWD:            "text-cwd",
+			HookEventName:  codex.SubagentStartInputHookEventNameSubagentStart,
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+			AgentID:        "text-agent_id",
+			AgentType:      "text-agent_type",
+		})
+	})
+	t.Run("SubagentStartOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartOutput", closed, codex.SubagentStartOutput{
+			Continue: ptr(true),
+			HookSpecificOutput: &codex.SubagentStartSpecific{
+				HookEventName:     codex.SubagentStartSpecificHookEventNameSubagentStart,
+				AdditionalContext: ptr("text-additionalContext"),
+			},
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+		})
+	})
+	t.Run("SubagentStartSpecific", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStartSpecific", closed, codex.SubagentStartSpecific{
+			HookEventName:     codex.SubagentStartSpecificHookEventNameSubagentStart,
+			AdditionalContext: ptr("text-additionalContext"),
+		})
+	})
+	t.Run("SubagentStopInput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStopInput", closed, codex.SubagentStopInput{
+			SessionID:            "text-session_id",
+			TurnID:               "text-turn_id",
+			TranscriptPath:       ptr("text-transcript_path"),
+			AgentTranscriptPath:  ptr("text-agent_transcript_path"),
+			CWD:                  "text-cwd",
+			HookEventName:        codex.SubagentStopInputHookEventNameSubagentStop,
+			Model:                "text-model",
+			PermissionMode:       codex.PermissionModeDefault,
+			StopHookActive:       true,
+			AgentID:              "text-agent_id",
+			AgentType:            "text-agent_type",
+			LastAssistantMessage: ptr("text-last_assistant_message"),
+		})
+	})
+	t.Run("SubagentStopInput/nulls", func(t *testing.T) {
+		codectest.CheckNulls(t, schemas, "SubagentStopInput", codex.SubagentStopInput{
+			SessionID:      "text-session_id",
+			TurnID:         "text-turn_id",
+			CWD:            "text-cwd",
+			HookEventName:  codex.SubagentStopInputHookEventNameSubagentStop,
+			Model:          "text-model",
+			PermissionMode: codex.PermissionModeDefault,
+			StopHookActive: true,
+			AgentID:        "text-agent_id",
+			AgentType:      "text-agent_type",
+		})
+	})
+	t.Run("SubagentStopOutput", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "SubagentStopOutput", closed, codex.SubagentStopOutput{
+			Continue:       ptr(true),
+			Decision:       codex.SubagentStopOutputDecisionBlock,
+			Reason:         ptr("text-reason"),
+			StopReason:     ptr("text-stopReason"),
+			SuppressOutput: ptr(true),
+			SystemMessage:  ptr("text-systemMessage"),
+		})
 	})
 	t.Run("Universal", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "Universal", closed, codex.Universal{

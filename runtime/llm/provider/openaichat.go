@@ -283,16 +283,31 @@ func extraOptions(extra map[string]json.RawMessage, own []string) []option.Reque
 	opts := make([]option.RequestOption, 0, len(keys)+1)
 	opts = append(opts, option.WithHeader("Accept", "text/event-stream"))
 	for _, k := range keys {
+		if name, ok := strings.CutPrefix(k, HeaderExtraPrefix); ok {
+			var v string
+			_ = json.Unmarshal(extra[k], &v) // checkExtra: a JSON string
+			opts = append(opts, option.WithHeader(name, v))
+			continue
+		}
 		opts = append(opts, option.WithJSONSet(k, extra[k]))
 	}
 	return opts
 }
+
+// HeaderExtraPrefix begins a key of Config.Extra that the OpenAI adapters send as an HTTP
+// header instead of a body key: "header:NAME" with a JSON string value is the header NAME
+// (Codex marks a sub-agent's requests with x-openai-subagent).
+const HeaderExtraPrefix = "header:"
 
 // checkExtra checks that every value of Config.Extra is JSON.
 func checkExtra(extra map[string]json.RawMessage) error {
 	for k, v := range extra {
 		if !json.Valid(v) {
 			return fmt.Errorf("llm: config extra %q: not JSON", k)
+		}
+		var s string
+		if strings.HasPrefix(k, HeaderExtraPrefix) && json.Unmarshal(v, &s) != nil {
+			return fmt.Errorf("llm: config extra %q: a header's value must be a JSON string", k)
 		}
 	}
 	return nil

@@ -187,10 +187,23 @@ func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, 
 	if req.Config.Temperature != nil {
 		p.Temperature = openai.Float(*req.Config.Temperature)
 	}
+	// A namespace's functions are one entry, where its first function is (llm.NamespaceKey).
+	namespaces := map[string]map[string]any{}
 	for _, t := range req.Tools {
 		schema, err := schemaMap(t)
 		if err != nil {
 			return p, err
+		}
+		if ns, rest, ok := llm.NamespaceOf(schema); ok {
+			fn := map[string]any{"type": "function", "name": t.Name, "description": t.Description, "strict": false, "parameters": rest}
+			entry, seen := namespaces[ns.Name]
+			if !seen {
+				entry = map[string]any{"type": "namespace", "name": ns.Name, "description": ns.Description, "tools": []any{}}
+				namespaces[ns.Name] = entry
+				p.Tools = append(p.Tools, param.Override[responses.ToolUnionParam](entry))
+			}
+			entry["tools"] = append(entry["tools"].([]any), fn)
+			continue
 		}
 		if format, ok := schema[llm.FreeformKey]; ok {
 			// A freeform (custom) tool: the model writes its input as text in format.
@@ -216,6 +229,19 @@ func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, 
 	}
 	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
 	return p, nil
+}
+
+// namespacedTools are the namespaces of req's namespaced tools, by tool name.
+func namespacedTools(req llm.Request) map[string]string {
+	out := map[string]string{}
+	for _, t := range req.Tools {
+		if m, err := schemaMap(t); err == nil {
+			if ns, _, ok := llm.NamespaceOf(m); ok {
+				out[t.Name] = ns.Name
+			}
+		}
+	}
+	return out
 }
 
 // freeformTools are the names of req's freeform tools.
@@ -253,12 +279,12 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 	// outputsAt is where the current run of function_call_output items began (-1: none):
 	// under Codex, the contexts that follow go before it.
 	outputsAt := -1
-	freeform, customCalls := freeformTools(req), map[string]bool{}
+	freeform, customCalls, namespaced := freeformTools(req), map[string]bool{}, namespacedTools(req)
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
 			outputsAt = -1
-			out = append(out, m.assistantItems(msg.Content, freeform, customCalls)...)
+			out = append(out, m.assistantItems(msg.Content, freeform, customCalls, namespaced)...)
 		case llm.RoleUser:
 			if pluginContext(msg) {
 				var ctxItems []responses.ResponseInputItemUnionParam
@@ -320,8 +346,9 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 }
 
 // assistantItems maps a replayed assistant message: signed reasoning, text, calls.
-// A call of a freeform tool is a custom_tool_call, its id noted in customCalls.
-func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, customCalls map[string]bool) []responses.ResponseInputItemUnionParam {
+// A call of a freeform tool is a custom_tool_call, its id noted in customCalls; a call of a
+// namespaced tool names its namespace.
+func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, customCalls map[string]bool, namespaced map[string]string) []responses.ResponseInputItemUnionParam {
 	var out []responses.ResponseInputItemUnionParam
 	var text strings.Builder
 	flush := func() {
@@ -355,7 +382,11 @@ func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, c
 				out = append(out, item(map[string]any{"type": "custom_tool_call", "name": v.Name, "input": freeformInput(args), "call_id": v.ID}))
 				continue
 			}
-			out = append(out, item(map[string]any{"type": "function_call", "name": v.Name, "arguments": args, "call_id": v.ID}))
+			fc := map[string]any{"type": "function_call", "name": v.Name, "arguments": args, "call_id": v.ID}
+			if ns := namespaced[v.Name]; ns != "" {
+				fc["namespace"] = ns
+			}
+			out = append(out, item(fc))
 		default:
 			if b != nil {
 				m.log.Warn("llm: openai: block dropped from an assistant message", "kind", b.Kind())

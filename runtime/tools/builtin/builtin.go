@@ -155,6 +155,10 @@ type Options struct {
 	// Runner.Definition, for a host that runs subagents); its name, description and schema
 	// are the row's. Without a Run the row is not offered.
 	Agent tools.Definition
+	// Agents are the agent functions of the rows whose impl is one of Codex's
+	// multi_agent_v1 functions ("codex.spawn_agent", …: runtime/subagent's
+	// Runner.CodexTools), by function name; a row whose function is missing is not offered.
+	Agents map[string]tools.Definition
 	// Workspace is the directory every path is confined to and Bash runs in. Required.
 	Workspace string
 	// BashTimeout is Bash's default timeout (default 2 minutes); a call's timeout (in

@@ -136,7 +136,8 @@ func TestCodexToolsetDefinitions(t *testing.T) {
 	}
 	var want []builtin.ToolRow
 	for _, r := range ts.Tools {
-		if r.Impl != "" && r.Only == nil {
+		// The agent functions are the host's (Options.Agents): none here.
+		if r.Impl != "" && r.Only == nil && !builtin.AgentImpl(r.Impl) {
 			want = append(want, r)
 		}
 	}

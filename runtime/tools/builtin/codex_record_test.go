@@ -13,7 +13,8 @@ import (
 // differential suite kept (DSH_RECORD_CODEX_REQUEST=<keep>/all_exit0/codex/engine/req-0.json):
 // every tool of the request's tools array in its order, with the name, description and
 // parameters the engine sent, keeping the impl, absent and touches of the file's rows. A
-// tool the file has no row for is recorded absent ("not yet implemented"), to be decided.
+// tool the file has no row for is recorded absent ("not yet implemented"), to be decided. A
+// namespace entry (multi_agent_v1) is a row per function, with its namespace.
 // Without the variable it does nothing.
 func TestRecordCodexToolset(t *testing.T) {
 	req := os.Getenv("DSH_RECORD_CODEX_REQUEST")
@@ -55,15 +56,28 @@ func TestRecordCodexToolset(t *testing.T) {
 			others = append(others, [2]string{r.Name, prev})
 		}
 	}
-	for i, raw := range body.Tools {
+	var add func(i int, raw json.RawMessage, namespace string)
+	add = func(i int, raw json.RawMessage, namespace string) {
 		var tool struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
+			Type        string            `json:"type"`
+			Name        string            `json:"name"`
+			Description string            `json:"description"`
+			Parameters  json.RawMessage   `json:"parameters"`
+			Tools       []json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(raw, &tool); err != nil {
 			t.Fatalf("%s: tools[%d]: %v", req, i, err)
+		}
+		if tool.Type == "namespace" {
+			// A namespace entry: a row per function, the namespace's description beside.
+			if ts.Namespaces == nil {
+				ts.Namespaces = map[string]string{}
+			}
+			ts.Namespaces[tool.Name] = tool.Description
+			for _, fn := range tool.Tools {
+				add(i, fn, tool.Name)
+			}
+			return
 		}
 		name := tool.Name
 		if name == "" {
@@ -73,7 +87,7 @@ func TestRecordCodexToolset(t *testing.T) {
 		if !ok {
 			r = ToolRow{Absent: "not yet implemented"}
 		}
-		r.Name, r.Description, r.InputSchema = name, tool.Description, nil
+		r.Name, r.Description, r.InputSchema, r.Namespace = name, tool.Description, nil, namespace
 		if tool.Type == "custom" {
 			var c struct {
 				Format json.RawMessage `json:"format"`
@@ -89,6 +103,9 @@ func TestRecordCodexToolset(t *testing.T) {
 			r.InputSchema = buf.Bytes()
 		}
 		ts.Tools = append(ts.Tools, r)
+	}
+	for i, raw := range body.Tools {
+		add(i, raw, "")
 	}
 	for _, o := range others {
 		at := len(ts.Tools)

@@ -47,6 +47,10 @@ type Toolset struct {
 	// MCP is how the engine offers an MCP server's tools beyond their names (MCPShape);
 	// nil: as the server gives them.
 	MCP *MCPShape `json:"mcp,omitempty"`
+	// Namespaces are the descriptions of the namespaces rows belong to (ToolRow.Namespace),
+	// by name: the engine offers a namespace's functions as one entry (Codex's
+	// multi_agent_v1).
+	Namespaces map[string]string `json:"namespaces,omitempty"`
 }
 
 // ModelTools is how an engine's toolset for one model differs from the recording's.
@@ -100,6 +104,17 @@ type ToolRow struct {
 	// offered it only when named here (Codex offers apply_patch to the models of its
 	// catalog, not to an unknown one).
 	Only []string `json:"only,omitempty"`
+	// Namespace, when set, is the namespace the engine offers the tool in (one entry of
+	// the request's tools holding its functions; a model's call names it): a key of
+	// Toolset.Namespaces, and a name Models' Without may give for all its functions.
+	Namespace string `json:"namespace,omitempty"`
+	// HookName, when set, is the tool_name the engine's hooks see for the tool and its
+	// matchers test (Codex's namespaced functions: the namespace and the name run
+	// together, but spawn_agent's own name).
+	HookName string `json:"hook_name,omitempty"`
+	// Nicknames are the names the engine gives the children a spawning tool starts (Codex's
+	// spawn_agent: one at random, its "nickname").
+	Nicknames []string `json:"nicknames,omitempty"`
 }
 
 // AgentShape is how an engine shapes its agent tool: where a call's input holds the task
@@ -209,6 +224,66 @@ var implTable = map[string]func(Options) tools.Definition{
 	// The agent tool runs a child agent: the host's (runtime/subagent), not a built-in
 	// one; a host with no subagent runner does not offer it.
 	"agent": func(o Options) tools.Definition { return o.Agent },
+	// Codex's multi_agent_v1 functions: the host's too (Options.Agents, keyed by name).
+	"codex.spawn_agent":  hostAgent("spawn_agent"),
+	"codex.wait_agent":   hostAgent("wait_agent"),
+	"codex.close_agent":  hostAgent("close_agent"),
+	"codex.send_input":   hostAgent("send_input"),
+	"codex.resume_agent": hostAgent("resume_agent"),
+}
+
+// hostAgent is the implementation of an agent function the host provides under name
+// (Options.Agents).
+func hostAgent(name string) func(Options) tools.Definition {
+	return func(o Options) tools.Definition { return o.Agents[name] }
+}
+
+// agentImpls are the impls of the agent functions the host provides (Options.Agents).
+var agentImpls = []string{"codex.spawn_agent", "codex.wait_agent", "codex.close_agent", "codex.send_input", "codex.resume_agent"}
+
+// AgentImpl says whether impl names an agent function the host provides (Options.Agents).
+func AgentImpl(impl string) bool { return slices.Contains(agentImpls, impl) }
+
+// AgentRows returns the rows of style's toolset whose functions the host provides
+// (Options.Agents: Codex's multi_agent_v1), in the toolset's order.
+func AgentRows(style Style) ([]ToolRow, error) {
+	all, err := Toolsets()
+	if err != nil {
+		return nil, err
+	}
+	var out []ToolRow
+	for _, ts := range all {
+		if ts.Style != style {
+			continue
+		}
+		for _, r := range ts.Tools {
+			if AgentImpl(r.Impl) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// HookNames returns the tool_name the hooks see for each tool of style's toolset that
+// the engine's hooks see under another name (ToolRow.HookName), by tool name.
+func HookNames(style Style) map[string]string {
+	all, err := Toolsets()
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, ts := range all {
+		if ts.Style != style {
+			continue
+		}
+		for _, r := range ts.Tools {
+			if r.HookName != "" {
+				out[r.Name] = r.HookName
+			}
+		}
+	}
+	return out
 }
 
 // placeholder is the entry a request declares with defer_loading while tools are behind
@@ -250,6 +325,8 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): neither impl nor absent", name, i, r.Name)
 			case r.Impl != "" && implTable[r.Impl] == nil:
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
+			case r.Namespace != "" && ts.Namespaces[r.Namespace] == "":
+				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): namespace %q has no description in namespaces", name, i, r.Name, r.Namespace)
 			}
 		}
 		if m := ts.MCP; m != nil && len(m.Properties) > 0 {
@@ -272,7 +349,7 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				}
 			}
 			for _, n := range names {
-				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n }) {
+				if !slices.ContainsFunc(ts.Tools, func(r ToolRow) bool { return r.Name == n || r.Namespace == n }) {
 					return nil, fmt.Errorf("spec/%s: models[%q]: no tool %q", name, model, n)
 				}
 			}
@@ -302,7 +379,8 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	search := searchFor(all[i], o.Model)
 	o.search = search
 	for _, r := range all[i].Tools {
-		if r.Impl == "" || slices.Contains(m.Without, r.Name) || (r.Only != nil && !slices.Contains(r.Only, o.Model)) {
+		if r.Impl == "" || slices.Contains(m.Without, r.Name) || (r.Namespace != "" && slices.Contains(m.Without, r.Namespace)) ||
+			(r.Only != nil && !slices.Contains(r.Only, o.Model)) {
 			continue
 		}
 		loading := tools.LoadEager
@@ -346,6 +424,12 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		}
 		if r.Format != nil {
 			if d.InputSchema, err = freeformSchema(d.InputSchema, r.Format); err != nil {
+				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: %w", all[i].Dialect, r.Name, err)
+			}
+		}
+		if r.Namespace != "" {
+			ns := llm.Namespace{Name: r.Namespace, Description: all[i].Namespaces[r.Namespace]}
+			if d.InputSchema, err = ns.Mark(d.InputSchema); err != nil {
 				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: %w", all[i].Dialect, r.Name, err)
 			}
 		}

@@ -2,10 +2,15 @@ package builtin
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/tools"
 )
 
 func TestToolsetsLoad(t *testing.T) {
@@ -21,6 +26,7 @@ func TestToolsetBadRows(t *testing.T) {
 		"no impl":      {`{"tools": [{"name": "A", "impl": "bash"}, {"name": "B"}]}`, "tools[1] (B): neither impl nor absent"},
 		"model's tool": {`{"tools": [{"name": "A", "impl": "bash"}], "models": {"m": {"without": ["B"]}}}`, `models["m"]: no tool "B"`},
 		"unknown impl": {`{"tools": [{"name": "A", "impl": "nope"}]}`, `tools[0] (A): unknown impl "nope"`},
+		"namespace":    {`{"tools": [{"name": "A", "impl": "bash", "namespace": "ns"}]}`, `tools[0] (A): namespace "ns" has no description in namespaces`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := loadToolsets(fstest.MapFS{"toolsets/x.json": {Data: []byte(tc.file)}})
@@ -113,5 +119,56 @@ func TestToolsetModes(t *testing.T) {
 	_, err := loadToolsets(fstest.MapFS{"toolsets/x.json": {Data: []byte(`{"tools": [{"name": "A", "impl": "bash"}], "models": {"m": {"modes": {"default": [{"name": "B"}]}}}}`)}})
 	if err == nil || !strings.Contains(err.Error(), `models["m"]: no tool "B"`) {
 		t.Errorf("a mode's unknown tool: %v", err)
+	}
+}
+
+// TestCodexAgentRows: the codex toolset's multi_agent_v1 rows are offered with the host's
+// functions (Options.Agents), each marked with its namespace (llm.NamespaceKey), and not
+// to gpt-5.5, whose toolset is without the namespace; without the host's functions they
+// are not offered.
+func TestCodexAgentRows(t *testing.T) {
+	rows, err := AgentRows(StyleCodex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	agents := map[string]tools.Definition{}
+	for _, r := range rows {
+		names = append(names, r.Name)
+		agents[r.Name] = tools.Definition{Name: r.Name, Run: func(context.Context, *tools.RunContext) (any, error) { return nil, nil }}
+	}
+	if want := []string{"close_agent", "resume_agent", "send_input", "spawn_agent", "wait_agent"}; !slices.Equal(names, want) {
+		t.Fatalf("agent rows %v, want %v", names, want)
+	}
+	offered := func(o Options) map[string]json.RawMessage {
+		defs, err := Definitions(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]json.RawMessage{}
+		for _, d := range defs {
+			out[d.Name] = d.InputSchema
+		}
+		return out
+	}
+	got := offered(Options{Workspace: t.TempDir(), Style: StyleCodex, Agents: agents})
+	for _, n := range names {
+		var schema map[string]any
+		if err := json.Unmarshal(got[n], &schema); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		ns, _, ok := llm.NamespaceOf(schema)
+		if !ok || ns.Name != "multi_agent_v1" || ns.Description != "Tools for spawning and managing sub-agents." {
+			t.Errorf("%s: namespace %+v (ok %v)", n, ns, ok)
+		}
+	}
+	if got := offered(Options{Workspace: t.TempDir(), Style: StyleCodex, Agents: agents, Model: "gpt-5.5"}); got["spawn_agent"] != nil {
+		t.Error("spawn_agent offered to gpt-5.5")
+	}
+	if got := offered(Options{Workspace: t.TempDir(), Style: StyleCodex}); got["spawn_agent"] != nil {
+		t.Error("spawn_agent offered without the host's functions")
+	}
+	if hn := HookNames(StyleCodex); hn["wait_agent"] != "multi_agent_v1wait_agent" || hn["spawn_agent"] != "spawn_agent" {
+		t.Errorf("hook names %v", hn)
 	}
 }

@@ -1,0 +1,55 @@
+package differential
+
+// codexSubagentCases are the cases of Codex's sub-agents (its multi_agent_v1 namespace):
+// the parent's model spawns a child with spawn_agent and collects it with wait_agent; the
+// mock scripts the child apart from its parent (Case.Children: Codex marks a child's
+// requests with SubagentHeaders).
+func codexSubagentCases() []Case {
+	codex := []string{"codex"}
+	spawn := func(msg string) Call { return Call{Name: "spawn_agent", Input: map[string]any{"message": msg}} }
+	wait := Call{Name: "wait_agent", Input: map[string]any{"targets": []string{"{{agent}}"}, "timeout_ms": 30000}}
+	closeAgent := Call{Name: "close_agent", Input: map[string]any{"target": "{{agent}}"}}
+	all := []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("SubagentStart", "exit 0"),
+		h("SubagentStop", "exit 0"), h("Stop", "exit 0")}
+	child := func(match string, turns ...Turn) Child { return Child{Match: match, Turns: turns} }
+	parent := []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}}
+	return []Case{
+		// A child that runs a command and answers; the parent waits for it, then closes it.
+		{Name: "codex/subagent-spawn", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "closing", Calls: []Call{closeAgent}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"touch child_ran; echo child"}}, Turn{Text: "child answer"})}},
+		// SubagentStart adds a context (its matcher is the agent type) and SubagentStop
+		// blocks once: the child continues with the reason.
+		{Name: "codex/subagent-hooks", Engines: codex,
+			Hooks: []Hook{
+				{Event: "SubagentStart", Matcher: "default", Script: js(`{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"CTX-FOR-CHILD"}}`)},
+				{Event: "SubagentStart", Matcher: "explorer", Script: "exit 0"},
+				{Event: "SubagentStop", Matcher: "default", Script: once("ss", "echo 'keep going, child' >&2; exit 2")},
+				{Event: "SubagentStop", Matcher: "explorer", Script: "exit 0"},
+				h("Stop", "exit 0")},
+			Turns:    parent,
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// A PreToolUse deny that the child's shell call meets.
+		{Name: "codex/subagent-deny-inside", Engines: codex,
+			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),
+			Turns:    parent,
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"touch child_ran"}}, Turn{Text: "child answer"})}},
+	}
+}
+
+// geminiSubagentCases are Gemini CLI 0.61.0's subagents: invoke_agent, offered by default
+// in headless mode, runs the named agent (generalist: the parent's tools) on the prompt,
+// and which hooks fire around it and inside it.
+func geminiSubagentCases() []Case {
+	gem := []string{"gemini"}
+	hooks := []Hook{h("BeforeTool", "exit 0"), h("AfterTool", "exit 0"), h("BeforeAgent", "exit 0"), h("AfterAgent", "exit 0"),
+		h("BeforeModel", "exit 0")}
+	return []Case{
+		{Name: "gemini/subagent-invoke", Engines: gem, Hooks: hooks,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "invoke_agent", Input: map[string]any{"agent_name": "generalist", "prompt": "CHILD-A: say hi"}}}},
+				{Text: "parent done"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"touch child_ran; echo child"}},
+				{Text: "child answering", Calls: []Call{{Name: "complete_task", Input: map[string]any{"result": map[string]any{"response": "child answer"}}}}}}}}},
+	}
+}

@@ -1,0 +1,325 @@
+package subagent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	mrand "math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/tools"
+)
+
+// The names of Codex's multi_agent_v1 functions (Codex 0.169.0), the keys of
+// [Runner.CodexTools].
+const (
+	SpawnAgent  = "spawn_agent"
+	WaitAgent   = "wait_agent"
+	CloseAgent  = "close_agent"
+	SendInput   = "send_input"
+	ResumeAgent = "resume_agent"
+)
+
+// Codex's wait_agent bounds on timeout_ms (its description: "Defaults to 30000, min
+// 10000, max 3600000").
+const (
+	codexWaitDefault = 30 * time.Second
+	codexWaitMin     = 10 * time.Second
+	codexWaitMax     = time.Hour
+)
+
+// CodexOptions are how [Runner.CodexTools] words what a child's end tells the parent.
+type CodexOptions struct {
+	// Notify, when set, receives the parent's notification of a child that reached a
+	// final status (Codex sends "<subagent_notification>\n{agent_path, status}\n
+	// </subagent_notification>" as a user message in the parent's next request): the
+	// caller queues it for the parent agent's next step. callID is the spawn_agent call.
+	Notify func(ctx context.Context, callID, text string) error
+	// Clock, when set, replaces time.After for wait_agent's timeout (tests).
+	Clock func(d time.Duration) <-chan time.Time
+	// Nicknames are the names a spawned child is given, one at random, as Codex gives
+	// each child a user-facing nickname from a list of its own (spec/toolsets/codex.json's
+	// spawn_agent row); none: spawn_agent answers no nickname.
+	Nicknames []string
+}
+
+// NewCodexID makes a child's id shaped as Codex's thread ids: a UUID of version 7 (its
+// first 48 bits the time in milliseconds).
+func NewCodexID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	ms := uint64(time.Now().UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// codexAgents is the state of Codex's agent functions over one Runner: the children
+// spawn_agent started, by id, and those close_agent closed.
+type codexAgents struct {
+	r    *Runner
+	opts CodexOptions
+
+	mu       sync.Mutex
+	children map[string]*Child
+	closed   map[string]bool
+	// notified is closed once the parent was notified of a child's end (or will not be).
+	notified map[string]chan struct{}
+}
+
+// CodexTools returns Codex's multi_agent_v1 functions over r, by name: spawn_agent starts
+// a child in the background and answers its id at once ({"agent_id", "nickname"});
+// wait_agent waits until one of its targets reaches a final status, or its timeout
+// ({"status": {id: status}, "timed_out"}); close_agent cancels a child that is still
+// running and answers its previous status ({"previous_status"}). A status is
+// {"completed": answer}, {"errored": message}, "running" or "shutdown" (a closed or
+// cancelled child). send_input and resume_agent fail: dsh cannot continue a child whose
+// turn ended. The caller sets each tool's name, description and schema (the toolset's
+// rows).
+func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
+	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}, notified: map[string]chan struct{}{}}
+	unsupported := func(name string) tools.Definition {
+		return tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			return nil, tools.NewError(CodeSubagent, name+" is not supported: dsh cannot continue a child agent whose turn has ended")
+		}}
+	}
+	return map[string]tools.Definition{
+		SpawnAgent:  {Name: SpawnAgent, Run: a.spawn, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
+		WaitAgent:   {Name: WaitAgent, Run: a.wait, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
+		CloseAgent:  {Name: CloseAgent, Run: a.close},
+		SendInput:   unsupported(SendInput),
+		ResumeAgent: unsupported(ResumeAgent),
+	}
+}
+
+// codexSpawnInput is spawn_agent's input (the keys dsh reads).
+type codexSpawnInput struct {
+	Message string `json:"message"`
+	Items   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"items"`
+	AgentType string `json:"agent_type"`
+}
+
+// spawn runs spawn_agent.
+func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, error) {
+	var in codexSpawnInput
+	if err := rc.BindArguments(&in); err != nil {
+		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+	}
+	task := in.Message
+	if task == "" {
+		var texts []string
+		for _, it := range in.Items {
+			if it.Text != "" {
+				texts = append(texts, it.Text)
+			}
+		}
+		task = strings.Join(texts, "\n")
+	}
+	if task == "" {
+		return nil, tools.NewError(CodeSubagent, "the agent has no task: give message or text items")
+	}
+	exec := rc.Exec()
+	req := Request{CallID: exec.CallID, Type: in.AgentType, Task: task, ParentLineage: exec.Lineage}
+	if exec.AgentID != nil {
+		req.ParentAgentID = *exec.AgentID
+	}
+	c, err := a.r.Spawn(ctx, req, nil)
+	if err != nil {
+		return nil, tools.NewError(CodeSubagent, err.Error())
+	}
+	notified := make(chan struct{})
+	a.mu.Lock()
+	a.children[c.ID] = c
+	a.notified[c.ID] = notified
+	a.mu.Unlock()
+	go func() {
+		defer close(notified)
+		a.notify(context.WithoutCancel(ctx), c)
+	}()
+	out := map[string]string{"agent_id": c.ID}
+	if n := len(a.opts.Nicknames); n > 0 {
+		out["nickname"] = a.opts.Nicknames[mrand.IntN(n)]
+	}
+	return out, nil
+}
+
+// notify tells the parent that c reached a final status, once it has.
+func (a *codexAgents) notify(ctx context.Context, c *Child) {
+	<-c.Done()
+	if a.opts.Notify == nil || a.isClosed(c.ID) {
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"agent_path": c.ID, "status": a.status(c)})
+	text := "<subagent_notification>\n" + string(body) + "\n</subagent_notification>"
+	if err := a.opts.Notify(ctx, c.CallID, text); err != nil {
+		a.r.cfg.Logger.Warn("subagent: notifying the parent of a child's end", "agent", c.ID, "err", err)
+	}
+}
+
+// status is c's status as Codex words it.
+func (a *codexAgents) status(c *Child) any {
+	if a.isClosed(c.ID) {
+		return "shutdown"
+	}
+	select {
+	case <-c.Done():
+	default:
+		return "running"
+	}
+	res, err := c.Result()
+	switch {
+	case err != nil:
+		return map[string]string{"errored": err.Error()}
+	case res.Outcome == dsh.SubagentOutcomeCompleted:
+		return map[string]string{"completed": res.Answer}
+	case res.Outcome == dsh.SubagentOutcomeCancelled:
+		return "shutdown"
+	default:
+		msg := string(res.Outcome)
+		if res.Err != nil {
+			msg = res.Err.Error()
+		}
+		return map[string]string{"errored": msg}
+	}
+}
+
+func (a *codexAgents) isClosed(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closed[id]
+}
+
+// child is the child of id, or a tool error naming it.
+func (a *codexAgents) child(id string) (*Child, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.children[id]
+	if !ok {
+		return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s not found", id))
+	}
+	return c, nil
+}
+
+// codexWaitInput is wait_agent's input.
+type codexWaitInput struct {
+	Targets   []string `json:"targets"`
+	TimeoutMS *float64 `json:"timeout_ms"`
+}
+
+// waitTimeout is a wait's timeout for timeout_ms, within Codex's bounds.
+func waitTimeout(ms *float64) time.Duration {
+	if ms == nil {
+		return codexWaitDefault
+	}
+	d := time.Duration(*ms * float64(time.Millisecond))
+	return min(max(d, codexWaitMin), codexWaitMax)
+}
+
+// wait runs wait_agent: it returns as soon as one target has reached a final status
+// (every target that has by then is in the status), or empty when the timeout passes.
+func (a *codexAgents) wait(ctx context.Context, rc *tools.RunContext) (any, error) {
+	var in codexWaitInput
+	if err := rc.BindArguments(&in); err != nil {
+		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+	}
+	if len(in.Targets) == 0 {
+		return nil, tools.NewError(CodeSubagent, "targets is empty: name the agents to wait for")
+	}
+	children := make([]*Child, len(in.Targets))
+	for i, id := range in.Targets {
+		c, err := a.child(id)
+		if err != nil {
+			return nil, err
+		}
+		children[i] = c
+	}
+	final := func() map[string]any {
+		out := map[string]any{}
+		for _, c := range children {
+			if s := a.status(c); s != "running" {
+				out[c.ID] = s
+				// The parent reads the notification of an end with the wait's result, as
+				// Codex sends the two in one request (codex/subagent-hooks).
+				a.mu.Lock()
+				ch := a.notified[c.ID]
+				a.mu.Unlock()
+				select {
+				case <-ch:
+				case <-ctx.Done():
+				}
+			}
+		}
+		return out
+	}
+	after := a.opts.Clock
+	if after == nil {
+		after = time.After
+	}
+	timeout := after(waitTimeout(in.TimeoutMS))
+	// One goroutine per target signals the first end.
+	done := make(chan struct{}, len(children))
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, c := range children {
+		go func() {
+			select {
+			case <-c.Done():
+				done <- struct{}{}
+			case <-stop:
+			}
+		}()
+	}
+	if s := final(); len(s) > 0 {
+		return codexWaitResult{Status: s}, nil
+	}
+	select {
+	case <-done:
+		return codexWaitResult{Status: final()}, nil
+	case <-timeout:
+		return codexWaitResult{Status: map[string]any{}, TimedOut: true}, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// codexWaitResult is wait_agent's value, as Codex writes it.
+type codexWaitResult struct {
+	Status   map[string]any `json:"status"`
+	TimedOut bool           `json:"timed_out"`
+}
+
+// close runs close_agent: a running child is cancelled; its previous status is the
+// value.
+func (a *codexAgents) close(ctx context.Context, rc *tools.RunContext) (any, error) {
+	var in struct {
+		Target string `json:"target"`
+	}
+	if err := rc.BindArguments(&in); err != nil {
+		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+	}
+	c, err := a.child(in.Target)
+	if err != nil {
+		return nil, err
+	}
+	prev := a.status(c)
+	a.mu.Lock()
+	a.closed[c.ID] = true
+	a.mu.Unlock()
+	if prev == "running" {
+		c.Cancel(fmt.Errorf("closed by close_agent"))
+		<-c.Done()
+	}
+	return map[string]any{"previous_status": prev}, nil
+}
