@@ -6,6 +6,23 @@ func subagentCall(task string) Call {
 		"subagent_type": "general-purpose", "run_in_background": false}}
 }
 
+// DefinitionMarker starts the body of every agent definition the cases write, so that
+// the mock tells their children's requests (whose system prompt is the body) from the
+// parent's (SubagentMarkers).
+const DefinitionMarker = "DSH-AGENT-DEFINITION."
+
+// probeAgent is a definition file (.claude/agents/NAME.md) of name with tools (a comma
+// list), whose body says where it is (which).
+func probeAgent(name, tools, which string) string {
+	return "---\nname: " + name + "\ndescription: The " + which + " " + name + " agent; use it to probe.\ntools: " + tools +
+		"\n---\n\n" + DefinitionMarker + " You are the " + which + " " + name + " agent.\nAnswer briefly.\n"
+}
+
+// agentOf is a foreground Agent call of agent type typ on task.
+func agentOf(typ, task string) Call {
+	return Call{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": task, "subagent_type": typ, "run_in_background": false}}
+}
+
 // subagentCases are the cases of subagents: an agent tool call that runs a child agent,
 // and the hooks that fire around and inside it. The mock scripts each child apart from
 // its parent (Case.Children), matched by a phrase of its task.
@@ -62,6 +79,73 @@ func subagentCases() []Case {
 		{Name: "subagent/unknown-type", Engines: claude, Hooks: all,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": "CHILD-A: x",
 				"subagent_type": "no-such-agent", "run_in_background": false}}}}, {Text: "parent done"}}},
+		// A project definition (.claude/agents/probe.md): the child's system prompt is its
+		// body, its tools the frontmatter's.
+		{Name: "subagent/definition", Engines: claude, Hooks: all,
+			Files:    map[string]string{".claude/agents/probe.md": probeAgent("probe", "Bash, Read", "project")},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("probe", "CHILD-A: say hi")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		// User definitions (~/.claude/agents): one the project's of the same name replaces,
+		// one of its own; the unknown type's answer lists the types that loaded.
+		{Name: "subagent/definition-user", Engines: claude, Hooks: all,
+			HomeFiles: map[string]string{".claude/agents/probe.md": probeAgent("probe", "Bash", "user"),
+				".claude/agents/uprobe.md": probeAgent("uprobe", "Read", "user-only")},
+			Files: map[string]string{".claude/agents/probe.md": probeAgent("probe", "Read", "project")},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("probe", "CHILD-A: say hi"), agentOf("uprobe", "CHILD-B: say bye"),
+				agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
+		// Malformed definitions beside a good one: bad YAML, no name, no description, a tools
+		// list naming no tool; the unknown type's answer lists the types that loaded.
+		{Name: "subagent/definition-malformed", Engines: claude, Hooks: all,
+			Files: map[string]string{
+				".claude/agents/good.md":     probeAgent("good", "Bash", "good"),
+				".claude/agents/badyaml.md":  "---\nname: badyaml\ndescription: [unclosed\ntools: Bash\n---\n" + DefinitionMarker + " badyaml body.\n",
+				".claude/agents/noname.md":   "---\ndescription: Has no name.\n---\n" + DefinitionMarker + " noname body.\n",
+				".claude/agents/nodesc.md":   "---\nname: nodesc\n---\n" + DefinitionMarker + " nodesc body.\n",
+				".claude/agents/badtools.md": probeAgent("badtools", "NoSuchTool", "badtools"),
+				".claude/agents/notfront.md": DefinitionMarker + " a file with no frontmatter.\n",
+				".claude/agents/mixtools.md": probeAgent("mixtools", "Bash, NoSuchTool", "mixtools"),
+				".claude/agents/badhooks.md": "---\nname: badhooks\ndescription: Hooks of a wrong shape.\nhooks: 12\n---\n" + DefinitionMarker + " badhooks body.\n",
+			},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("badtools", "CHILD-A: say hi"), agentOf("mixtools", "CHILD-B: say bye"),
+				agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
+		// A definition's frontmatter hooks, in a trusted project: they run only inside its
+		// child, and its Stop hook fires as SubagentStop.
+		{Name: "subagent/frontmatter-hooks", Engines: claude, TrustProject: true,
+			Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
+				{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
+				{Event: "Stop", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
+				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
+			Files: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
+				DefinitionMarker + " You are the hooked agent.\n"},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		// The same in a project not trusted: claude -p loads the definition but runs none of
+		// its frontmatter hooks.
+		{Name: "subagent/frontmatter-hooks-untrusted", Engines: claude,
+			Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
+				{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
+				{Event: "Stop", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
+				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
+			Files: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
+				DefinitionMarker + " You are the hooked agent.\n"},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		// A user definition's frontmatter hooks (~/.claude/agents), the project not trusted.
+		{Name: "subagent/frontmatter-hooks-user", Engines: claude,
+			Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
+				{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
+				{Event: "Stop", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
+				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
+			HomeFiles: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
+				DefinitionMarker + " You are the hooked agent.\n"},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		// The engine's own agent types, each called plainly.
+		{Name: "subagent/builtin-types", Engines: claude, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("Explore", "CHILD-E: look"), agentOf("Plan", "CHILD-P: plan"),
+				agentOf("statusline-setup", "CHILD-S: status"), agentOf("claude", "CHILD-C: catch")}}, {Text: "t1"}, {Text: "t2"}, {Text: "t3"}, {Text: "t4"}, {Text: "t5"}, {Text: "parent done"}}},
 		// A PreToolUse deny that only the child's Bash call meets.
 		{Name: "subagent/deny-inside", Engines: claude,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

@@ -127,7 +127,7 @@ type Request struct {
 // child agent's rather than its parent's: Claude Code 2.1.328's general-purpose agent
 // (dsh sends the same). A child and its parent run concurrently, so the mock scripts
 // them apart (Mock.Children).
-var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude."}
+var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude.", DefinitionMarker}
 
 // Child is the script of the subagents whose task holds Match: every request of such a
 // child consumes the next of Turns (the text "done" once they are used up). A script is

@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/subagent"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -163,11 +165,14 @@ type Session struct {
 	evalModel llm.Model
 	exchange  *exchange
 
-	cfg      Config
-	logger   *slog.Logger
-	closers  []func()
-	maxMu    sync.Mutex
-	maxTurns bool
+	cfg     Config
+	logger  *slog.Logger
+	closers []func()
+	// childHooks installs an agent definition's own hooks for one child (attachHooks);
+	// nil when no hooks load.
+	childHooks func(def subagent.Definition, agentID string) (func(), error)
+	maxMu      sync.Mutex
+	maxTurns   bool
 }
 
 // New builds the session cfg describes, in this order: the built-in tools (with the
@@ -198,6 +203,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}()
 	h := &s.cfg.Hooks
 	h.findProjectHooks(cfg.Workspace, s.note)
+	h.agentHooks = slices.ContainsFunc(cfg.Subagents.Definitions, func(d subagent.Definition) bool { return len(d.Hooks) > 0 })
 	var placement ContextPlacement
 	if h.loads() && !h.Canonical {
 		placement = ContextPlacement{Developer: h.desc().DeveloperContexts, SystemModels: h.desc().SystemContextModels}

@@ -2,7 +2,11 @@ package runner
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,11 +45,30 @@ func (s *Session) subagents() (tools.Definition, error) {
 	if logs == nil {
 		logs = &subagent.MemoryLogs{}
 	}
+	defs := make([]subagent.Definition, 0, len(cfg.Definitions))
+	known := s.toolNames()
+	for _, d := range cfg.Definitions {
+		for _, t := range d.Tools {
+			if !known[t] && !strings.HasPrefix(t, "mcp__") {
+				s.note(fmt.Sprintf("agent definition %s: field tools: %q names no tool (dropped when its child starts; a list of none refuses the call)", cmp.Or(d.Source, d.Name), t))
+			}
+		}
+		if shape.DefinitionSystem != "" {
+			d.System = strings.ReplaceAll(shape.DefinitionSystem, "{prompt}", d.System)
+		}
+		defs = append(defs, d)
+	}
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
-		Definitions: cfg.Definitions, GeneralSystem: shape.System, ToolName: row.Name,
+		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
-		ContinuationCap: s.continuationCap(), Logger: s.logger})
+		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape),
+		OnChild: func(_ context.Context, def subagent.Definition, agentID string) (func(), error) {
+			if len(def.Hooks) == 0 || s.childHooks == nil {
+				return func() {}, nil
+			}
+			return s.childHooks(def, agentID)
+		}})
 	if err != nil {
 		return tools.Definition{}, err
 	}
@@ -55,6 +78,45 @@ func (s *Session) subagents() (tools.Definition, error) {
 		def.Output = &tools.Output{Render: resultText(shape)}
 	}
 	return def, nil
+}
+
+// toolNames are the names of the dialect's built-in tools (its toolset's rows).
+func (s *Session) toolNames() map[string]bool {
+	names := map[string]bool{}
+	all, err := builtin.Toolsets()
+	if err != nil {
+		return names
+	}
+	for _, ts := range all {
+		if ts.Style == s.Builtin.Style {
+			for _, r := range ts.Tools {
+				names[r.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+// refusal words a refused call's error as shape's engine does: an unknown type (or one
+// of the engine's own, which dsh does not run), a type whose tools name no tool.
+func refusal(shape builtin.AgentShape) func(error) string {
+	return func(err error) string {
+		var unknown *subagent.UnknownTypeError
+		var none *subagent.NoToolsError
+		switch {
+		case errors.As(err, &unknown) && shape.EngineType != "" && slices.Contains(shape.EngineTypes, unknown.Type):
+			return strings.ReplaceAll(shape.EngineType, "{type}", unknown.Type)
+		case errors.As(err, &unknown) && shape.UnknownType != "":
+			types := append(slices.Clone(unknown.Types), shape.EngineTypes...)
+			slices.SortFunc(types, func(a, b string) int {
+				return cmp.Or(strings.Compare(strings.ToLower(a), strings.ToLower(b)), strings.Compare(a, b))
+			})
+			return strings.NewReplacer("{type}", unknown.Type, "{types}", strings.Join(types, ", ")).Replace(shape.UnknownType)
+		case errors.As(err, &none) && shape.NoTools != "":
+			return strings.NewReplacer("{type}", none.Type, "{unrecognized}", strings.Join(none.Unrecognized, ", ")).Replace(shape.NoTools)
+		}
+		return err.Error()
+	}
 }
 
 // resultText renders a completed child's value (subagent.Value) in the words of shape's

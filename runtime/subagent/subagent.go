@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,6 +55,8 @@ var (
 	ErrTooMany = errors.New("subagent: too many children running")
 	// ErrClosed is a call after the Runner was closed.
 	ErrClosed = errors.New("subagent: runner closed")
+	// ErrNoTools is a call of a definition whose tools name no tool of the registry.
+	ErrNoTools = errors.New("subagent: no tools")
 )
 
 // Definition is one agent type a child can run (Claude Code's .claude/agents/*.md).
@@ -72,7 +75,41 @@ type Definition struct {
 	// Source is where the definition comes from (a file path), for diagnostics; empty
 	// for a built-in one.
 	Source string
+	// Hooks are the definition's own hooks, in its host's configuration shape (Claude
+	// Code's frontmatter hooks as a settings hooks object): Config.OnChild installs them
+	// for its children's lifetime. The Runner does not read them.
+	Hooks json.RawMessage
 }
+
+// UnknownTypeError is a call naming an agent type no definition has (it wraps
+// ErrUnknownType).
+type UnknownTypeError struct {
+	// Type is the type the call named; Types are the types there are, in Types order.
+	Type  string
+	Types []string
+}
+
+func (e *UnknownTypeError) Error() string {
+	return fmt.Sprintf("%v %q (the types are %s)", ErrUnknownType, e.Type, strings.Join(e.Types, ", "))
+}
+
+// Unwrap returns ErrUnknownType.
+func (e *UnknownTypeError) Unwrap() error { return ErrUnknownType }
+
+// NoToolsError is a call of a definition whose tools name none the registry has (it
+// wraps ErrNoTools).
+type NoToolsError struct {
+	// Type is the agent type; Unrecognized are its tool names that name no tool.
+	Type         string
+	Unrecognized []string
+}
+
+func (e *NoToolsError) Error() string {
+	return fmt.Sprintf("%v: the tools of agent type %s name no tool (unrecognized: %s)", ErrNoTools, e.Type, strings.Join(e.Unrecognized, ", "))
+}
+
+// Unwrap returns ErrNoTools.
+func (e *NoToolsError) Unwrap() error { return ErrNoTools }
 
 // Logs opens the session log of a new child, in the parent's store.
 type Logs interface {
@@ -117,6 +154,14 @@ type Config struct {
 	ContinuationCap int
 	// Logger receives the diagnostics (nil: discarded).
 	Logger *slog.Logger
+	// OnChild, when set, is called once a child of def has its agent id, before it
+	// starts; the func it returns is called when the child has ended. A host scopes
+	// listeners to the child there (Claude Code's frontmatter hooks, Definition.Hooks).
+	// An error fails the child before it starts.
+	OnChild func(ctx context.Context, def Definition, agentID string) (end func(), err error)
+	// Refusal, when set, words a refused call's error for the model (UnknownTypeError,
+	// NoToolsError, ...), as the dialect's engine words it; nil: the error's own text.
+	Refusal func(err error) string
 }
 
 // Runner starts the children of one parent session. It is safe for concurrent use.
@@ -239,10 +284,13 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	switch {
 	case !ok:
 		r.mu.Unlock()
-		return Result{}, fmt.Errorf("%w %q (the types are %s)", ErrUnknownType, typ, strings.Join(r.typeNames(), ", "))
+		return Result{}, &UnknownTypeError{Type: typ, Types: r.typeNames()}
 	case depth > r.cfg.MaxDepth:
 		r.mu.Unlock()
 		return Result{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
+	case def.Tools != nil && len(r.known(def.Tools)) == 0:
+		r.mu.Unlock()
+		return Result{}, &NoToolsError{Type: typ, Unrecognized: def.Tools}
 	case r.running >= r.cfg.MaxRunning:
 		n := r.running
 		r.mu.Unlock()
@@ -315,6 +363,13 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 	}
 	// The child's tools: its definition's, without the agent tool at the depth limit.
 	restrict := r.childTools(def, lineage.Depth)
+	if r.cfg.OnChild != nil {
+		end, err := r.cfg.OnChild(ctx, def, id)
+		if err != nil {
+			return failed(fmt.Errorf("starting it: %w", err)), nil
+		}
+		defer end()
+	}
 	plugin := r.cfg.Registry.Plugin("subagent").ForAgent(id)
 	defer plugin.Close()
 	if restrict != nil {
@@ -363,12 +418,24 @@ func (r *Runner) childTools(def Definition, depth int) []string {
 		return names
 	}
 	names := make([]string, 0, len(def.Tools))
-	for _, n := range def.Tools {
+	for _, n := range r.known(def.Tools) {
 		if n != r.cfg.ToolName || !atLimit {
 			names = append(names, n)
 		}
 	}
 	return names
+}
+
+// known are the names of names that the registry has a tool of, in the registry's order
+// (a definition's names of no tool are dropped, as Claude Code drops them).
+func (r *Runner) known(names []string) []string {
+	var out []string
+	for _, d := range r.cfg.Tools().Tools().Visible("") {
+		if slices.Contains(names, d.Name) {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }
 
 // ended reads how the child's last turn ended, and its answer, from its log.

@@ -54,7 +54,11 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			}
 			res, err := r.Run(ctx, req)
 			if err != nil {
-				return nil, tools.NewError(CodeSubagent, err.Error())
+				msg := err.Error()
+				if r.cfg.Refusal != nil {
+					msg = r.cfg.Refusal(err)
+				}
+				return nil, tools.NewError(CodeSubagent, msg)
 			}
 			if res.Outcome != dsh.SubagentOutcomeCompleted {
 				return nil, tools.NewError(CodeSubagent, fmt.Sprintf("the %s agent %s %s: %v", req.typeName(), res.AgentID, res.Outcome, res.Err))

@@ -111,6 +111,23 @@ type AgentShape struct {
 	ToolsUsed string `json:"toolsUsed,omitempty"`
 	// Indent begins every line of {answer}.
 	Indent string `json:"indent,omitempty"`
+	// DefinitionSystem is the system prompt of a child of a defined agent type (Claude
+	// Code's .claude/agents/NAME.md): {prompt} is the definition's body; "" is the body
+	// itself.
+	DefinitionSystem string `json:"definitionSystem,omitempty"`
+	// UnknownType is the model's text of a call naming no agent type there is: {type} the
+	// type named, {types} the types there are, joined with ", " in the engine's order
+	// (by name, ignoring case); "" is dsh's own.
+	UnknownType string `json:"unknownType,omitempty"`
+	// NoTools is the model's text of a call of a type whose tools name no tool: {type},
+	// and {unrecognized} its tool names, joined with ", "; "" is dsh's own.
+	NoTools string `json:"noTools,omitempty"`
+	// EngineTypes are the engine's own agent types besides general-purpose, which dsh
+	// does not run: they are named where the engine names the types (UnknownType's
+	// {types}), and a call of one is refused (EngineType).
+	EngineTypes []string `json:"engineTypes,omitempty"`
+	// EngineType is the model's text of a call of one of EngineTypes ({type}).
+	EngineType string `json:"engineType,omitempty"`
 }
 
 // AgentRow returns the agent tool's row of style's toolset (ok false when it has none).
