@@ -6,9 +6,8 @@ func subagentCall(task string) Call {
 		"subagent_type": "general-purpose", "run_in_background": false}}
 }
 
-// DefinitionMarker starts the body of every agent definition the cases write, so that
-// the mock tells their children's requests (whose system prompt is the body) from the
-// parent's (SubagentMarkers).
+// DefinitionMarker starts the body of every agent definition the cases write: the
+// child's system prompt shows where it came from.
 const DefinitionMarker = "DSH-AGENT-DEFINITION."
 
 // probeAgent is a definition file (.claude/agents/NAME.md) of name with tools (a comma
@@ -91,8 +90,8 @@ func subagentCases() []Case {
 			HomeFiles: map[string]string{".claude/agents/probe.md": probeAgent("probe", "Bash", "user"),
 				".claude/agents/uprobe.md": probeAgent("uprobe", "Read", "user-only")},
 			Files: map[string]string{".claude/agents/probe.md": probeAgent("probe", "Read", "project")},
-			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("probe", "CHILD-A: say hi"), agentOf("uprobe", "CHILD-B: say bye"),
-				agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("probe", "CHILD-A: say hi")}}, {Text: "again", Calls: []Call{agentOf("uprobe", "CHILD-B: say bye")}},
+				{Text: "once more", Calls: []Call{agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
 		// Malformed definitions beside a good one: bad YAML, no name, no description, a tools
 		// list naming no tool; the unknown type's answer lists the types that loaded.
@@ -107,8 +106,8 @@ func subagentCases() []Case {
 				".claude/agents/mixtools.md": probeAgent("mixtools", "Bash, NoSuchTool", "mixtools"),
 				".claude/agents/badhooks.md": "---\nname: badhooks\ndescription: Hooks of a wrong shape.\nhooks: 12\n---\n" + DefinitionMarker + " badhooks body.\n",
 			},
-			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("badtools", "CHILD-A: say hi"), agentOf("mixtools", "CHILD-B: say bye"),
-				agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("badtools", "CHILD-A: say hi")}}, {Text: "again", Calls: []Call{agentOf("mixtools", "CHILD-B: say bye")}},
+				{Text: "once more", Calls: []Call{agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
 		// A definition's frontmatter hooks, in a trusted project: they run only inside its
 		// child, and its Stop hook fires as SubagentStop.
@@ -119,8 +118,9 @@ func subagentCases() []Case {
 				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
 			Files: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
 				DefinitionMarker + " You are the hooked agent.\n"},
-			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
-			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+			Turns:      []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
+			Children:   []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})},
+			Concurrent: []string{"SubagentStop-1", "Stop-2"}},
 		// The same in a project not trusted: claude -p loads the definition but runs none of
 		// its frontmatter hooks.
 		{Name: "subagent/frontmatter-hooks-untrusted", Engines: claude,
@@ -144,8 +144,10 @@ func subagentCases() []Case {
 			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
 		// The engine's own agent types, each called plainly.
 		{Name: "subagent/builtin-types", Engines: claude, Hooks: all,
-			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("Explore", "CHILD-E: look"), agentOf("Plan", "CHILD-P: plan"),
-				agentOf("statusline-setup", "CHILD-S: status"), agentOf("claude", "CHILD-C: catch")}}, {Text: "t1"}, {Text: "t2"}, {Text: "t3"}, {Text: "t4"}, {Text: "t5"}, {Text: "parent done"}}},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("Explore", "CHILD-E: look")}}, {Text: "then", Calls: []Call{agentOf("Plan", "CHILD-P: plan")}},
+				{Text: "then", Calls: []Call{agentOf("statusline-setup", "CHILD-S: status")}}, {Text: "then", Calls: []Call{agentOf("claude", "CHILD-C: catch")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-E", Turn{Text: "explored"}), child("CHILD-P", Turn{Text: "planned"}), child("CHILD-S", Turn{Text: "set up"}),
+				child("CHILD-C", Turn{Text: "caught"})}},
 		// A PreToolUse deny that only the child's Bash call meets.
 		{Name: "subagent/deny-inside", Engines: claude,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

@@ -45,7 +45,12 @@ func (s *Session) subagents() (tools.Definition, error) {
 	if logs == nil {
 		logs = &subagent.MemoryLogs{}
 	}
-	defs := make([]subagent.Definition, 0, len(cfg.Definitions))
+	// The engine's own types first: a definition of the same name replaces one.
+	defs := make([]subagent.Definition, 0, len(shape.Types)+len(cfg.Definitions))
+	for _, t := range shape.Types {
+		defs = append(defs, subagent.Definition{Name: t.Name, Description: t.Description, System: t.System,
+			Tools: t.Tools, Disallowed: t.Disallowed})
+	}
 	known := s.toolNames()
 	for _, d := range cfg.Definitions {
 		for _, t := range d.Tools {
@@ -53,10 +58,12 @@ func (s *Session) subagents() (tools.Definition, error) {
 				s.note(fmt.Sprintf("agent definition %s: field tools: %q names no tool (dropped when its child starts; a list of none refuses the call)", cmp.Or(d.Source, d.Name), t))
 			}
 		}
-		if shape.DefinitionSystem != "" {
-			d.System = strings.ReplaceAll(shape.DefinitionSystem, "{prompt}", d.System)
-		}
 		defs = append(defs, d)
+	}
+	if shape.DefinitionSystem != "" {
+		for i := range defs {
+			defs[i].System = strings.ReplaceAll(shape.DefinitionSystem, "{prompt}", defs[i].System)
+		}
 	}
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
@@ -76,6 +83,20 @@ func (s *Session) subagents() (tools.Definition, error) {
 	def := r.Definition(subagent.Fields{Task: shape.Task, Type: shape.Type})
 	if shape.Result != "" {
 		def.Output = &tools.Output{Render: resultText(shape)}
+	}
+	if shape.UnknownType != "" {
+		// The engine shows its refusals as they are, without dsh's "Error: " (a content a
+		// listener replaced stays as it is).
+		def.FinalizeContent = func(_ dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+			f, ok := result.(dsh.ToolFailure)
+			if !ok || f.Error.Info == nil || f.Error.Info.Code != subagent.CodeSubagent || len(f.Content) != 1 {
+				return nil, nil
+			}
+			if t, ok := f.Content[0].(dsh.TextBlock); ok && t.Text == "Error: "+f.Error.Message {
+				return []dsh.ContentBlock{dsh.TextBlock{Text: f.Error.Message}}, nil
+			}
+			return nil, nil
+		}
 	}
 	return def, nil
 }
@@ -97,17 +118,15 @@ func (s *Session) toolNames() map[string]bool {
 	return names
 }
 
-// refusal words a refused call's error as shape's engine does: an unknown type (or one
-// of the engine's own, which dsh does not run), a type whose tools name no tool.
+// refusal words a refused call's error as shape's engine does: an unknown type, a type
+// whose tools name no tool.
 func refusal(shape builtin.AgentShape) func(error) string {
 	return func(err error) string {
 		var unknown *subagent.UnknownTypeError
 		var none *subagent.NoToolsError
 		switch {
-		case errors.As(err, &unknown) && shape.EngineType != "" && slices.Contains(shape.EngineTypes, unknown.Type):
-			return strings.ReplaceAll(shape.EngineType, "{type}", unknown.Type)
 		case errors.As(err, &unknown) && shape.UnknownType != "":
-			types := append(slices.Clone(unknown.Types), shape.EngineTypes...)
+			types := slices.Clone(unknown.Types)
 			slices.SortFunc(types, func(a, b string) int {
 				return cmp.Or(strings.Compare(strings.ToLower(a), strings.ToLower(b)), strings.Compare(a, b))
 			})

@@ -68,8 +68,9 @@ type Definition struct {
 	// System is the child's system prompt.
 	System string
 	// Tools are the names of the tools the child is offered; nil offers every tool of the
-	// parent's registry (the agent tool only below Config.MaxDepth).
-	Tools []string
+	// parent's registry (the agent tool only below Config.MaxDepth) but Disallowed.
+	Tools      []string
+	Disallowed []string
 	// Model, when set, is the model the child calls instead of the parent's.
 	Model string
 	// Source is where the definition comes from (a file path), for diagnostics; empty
@@ -406,12 +407,12 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 func (r *Runner) childTools(def Definition, depth int) []string {
 	atLimit := depth >= r.cfg.MaxDepth
 	if def.Tools == nil {
-		if !atLimit {
+		if !atLimit && len(def.Disallowed) == 0 {
 			return nil
 		}
 		var names []string
 		for _, d := range r.cfg.Tools().Tools().Visible("") {
-			if d.Name != r.cfg.ToolName {
+			if (d.Name != r.cfg.ToolName || !atLimit) && !slices.Contains(def.Disallowed, d.Name) {
 				names = append(names, d.Name)
 			}
 		}

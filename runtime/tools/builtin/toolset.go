@@ -122,12 +122,22 @@ type AgentShape struct {
 	// NoTools is the model's text of a call of a type whose tools name no tool: {type},
 	// and {unrecognized} its tool names, joined with ", "; "" is dsh's own.
 	NoTools string `json:"noTools,omitempty"`
-	// EngineTypes are the engine's own agent types besides general-purpose, which dsh
-	// does not run: they are named where the engine names the types (UnknownType's
-	// {types}), and a call of one is refused (EngineType).
-	EngineTypes []string `json:"engineTypes,omitempty"`
-	// EngineType is the model's text of a call of one of EngineTypes ({type}).
-	EngineType string `json:"engineType,omitempty"`
+	// Types are the engine's own agent types besides general-purpose (a definition of
+	// the same name replaces one).
+	Types []AgentType `json:"types,omitempty"`
+}
+
+// AgentType is one of an engine's own agent types, as its child's requests show it.
+type AgentType struct {
+	// Name is the type (subagent_type); Description says when to use it.
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// System is its prompt, which DefinitionSystem's {prompt} holds in the child's system
+	// prompt.
+	System string `json:"system"`
+	// Tools are the only tools its child is offered (none: every tool but Disallowed).
+	Tools      []string `json:"tools,omitempty"`
+	Disallowed []string `json:"disallowed,omitempty"`
 }
 
 // AgentRow returns the agent tool's row of style's toolset (ok false when it has none).
