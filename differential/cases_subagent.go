@@ -22,6 +22,34 @@ func agentOf(typ, task string) Call {
 	return Call{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": task, "subagent_type": typ, "run_in_background": false}}
 }
 
+// hooked is a case of a definition "hooked" (in HOME's .claude/agents when home, else
+// the workspace's; the project trusted when trust) whose frontmatter hooks are
+// PreToolUse[Bash], Stop and PostToolUse, beside the settings' PreToolUse, SubagentStop
+// and Stop; the parent and the child each run a command. The frontmatter Stop (Stop-2)
+// runs as SubagentStop, beside the settings' SubagentStop-1: the engine starts them
+// together.
+func hooked(name string, home, trust bool) Case {
+	file := ".claude/agents/hooked.md"
+	src := "agent:" + file
+	c := Case{Name: name, Engines: []string{"claude"}, TrustProject: trust,
+		Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
+			{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: src},
+			{Event: "Stop", Script: "exit 0", Source: src},
+			{Event: "PostToolUse", Script: "exit 0", Source: src}},
+		Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}},
+			{Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
+		Children:   []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"echo child"}}, {Text: "child answer"}}}},
+		Concurrent: []string{"SubagentStop-1", "Stop-2"}}
+	files := map[string]string{file: "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
+		DefinitionMarker + " You are the hooked agent.\n"}
+	if home {
+		c.HomeFiles = files
+	} else {
+		c.Files = files
+	}
+	return c
+}
+
 // subagentCases are the cases of subagents: an agent tool call that runs a child agent,
 // and the hooks that fire around and inside it. The mock scripts each child apart from
 // its parent (Case.Children), matched by a phrase of its task.
@@ -111,37 +139,13 @@ func subagentCases() []Case {
 			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
 		// A definition's frontmatter hooks, in a trusted project: they run only inside its
 		// child, and its Stop hook fires as SubagentStop.
-		{Name: "subagent/frontmatter-hooks", Engines: claude, TrustProject: true,
-			Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
-				{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
-				{Event: "Stop", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
-				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
-			Files: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
-				DefinitionMarker + " You are the hooked agent.\n"},
-			Turns:      []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
-			Children:   []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})},
-			Concurrent: []string{"SubagentStop-1", "Stop-2"}},
+		hooked("subagent/frontmatter-hooks", false, true),
 		// The same in a project not trusted: claude -p loads the definition but runs none of
 		// its frontmatter hooks.
-		{Name: "subagent/frontmatter-hooks-untrusted", Engines: claude,
-			Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
-				{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
-				{Event: "Stop", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
-				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
-			Files: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
-				DefinitionMarker + " You are the hooked agent.\n"},
-			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
-			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
-		// A user definition's frontmatter hooks (~/.claude/agents), the project not trusted.
-		{Name: "subagent/frontmatter-hooks-user", Engines: claude,
-			Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
-				{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
-				{Event: "Stop", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"},
-				{Event: "PostToolUse", Script: "exit 0", Source: "agent:.claude/agents/hooked.md"}},
-			HomeFiles: map[string]string{".claude/agents/hooked.md": "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
-				DefinitionMarker + " You are the hooked agent.\n"},
-			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}}, {Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
-			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		hooked("subagent/frontmatter-hooks-untrusted", false, false),
+		// A user definition's frontmatter hooks (~/.claude/agents), the project not trusted:
+		// they run.
+		hooked("subagent/frontmatter-hooks-user", true, false),
 		// The engine's own agent types, each called plainly.
 		{Name: "subagent/builtin-types", Engines: claude, Hooks: all,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("Explore", "CHILD-E: look")}}, {Text: "then", Calls: []Call{agentOf("Plan", "CHILD-P: plan")}},

@@ -82,7 +82,15 @@ func (s *Session) subagents() (tools.Definition, error) {
 	s.closers = append(s.closers, r.Close)
 	def := r.Definition(subagent.Fields{Task: shape.Task, Type: shape.Type})
 	if shape.Result != "" {
-		def.Output = &tools.Output{Render: resultText(shape)}
+		// The engine's own types may word their results otherwise, unless a definition
+		// replaced them.
+		results := map[string]string{}
+		for _, t := range shape.Types {
+			if t.Result != "" && !slices.ContainsFunc(cfg.Definitions, func(d subagent.Definition) bool { return d.Name == t.Name }) {
+				results[t.Name] = t.Result
+			}
+		}
+		def.Output = &tools.Output{Render: resultText(shape, results)}
 	}
 	if shape.UnknownType != "" {
 		// The engine shows its refusals as they are, without dsh's "Error: " (a content a
@@ -140,7 +148,7 @@ func refusal(shape builtin.AgentShape) func(error) string {
 
 // resultText renders a completed child's value (subagent.Value) in the words of shape's
 // Result.
-func resultText(shape builtin.AgentShape) func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+func resultText(shape builtin.AgentShape, byType map[string]string) func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 	return func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 		v, err := subagent.DecodeValue(value)
 		if err != nil {
@@ -156,7 +164,7 @@ func resultText(shape builtin.AgentShape) func(args, value json.RawMessage) ([]d
 		}
 		text := strings.NewReplacer("{toolsUsed}", used, "{answer}", strings.Join(lines, "\n"), "{agentId}", v.AgentID,
 			"{tokens}", strconv.Itoa(v.Tokens), "{toolUses}", strconv.Itoa(v.ToolUses),
-			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(shape.Result)
+			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(cmp.Or(byType[v.Type], shape.Result))
 		return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
 	}
 }

@@ -138,6 +138,9 @@ type AgentType struct {
 	// Tools are the only tools its child is offered (none: every tool but Disallowed).
 	Tools      []string `json:"tools,omitempty"`
 	Disallowed []string `json:"disallowed,omitempty"`
+	// Result, when set, replaces the shape's Result for its children (a one-shot type's
+	// answer comes without the agent id and usage lines).
+	Result string `json:"result,omitempty"`
 }
 
 // AgentRow returns the agent tool's row of style's toolset (ok false when it has none).
