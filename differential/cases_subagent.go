@@ -152,6 +152,13 @@ func subagentCases() []Case {
 				{Text: "then", Calls: []Call{agentOf("statusline-setup", "CHILD-S: status")}}, {Text: "then", Calls: []Call{agentOf("claude", "CHILD-C: catch")}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-E", Turn{Text: "explored"}), child("CHILD-P", Turn{Text: "planned"}), child("CHILD-S", Turn{Text: "set up"}),
 				child("CHILD-C", Turn{Text: "caught"})}},
+		// An agent hook (a verifier subagent) at PreToolUse (measurement: the verifier's
+		// requests consume the parent's script).
+		{Name: "subagent/agent-hook", Engines: claude,
+			Hooks: []Hook{{Event: "PreToolUse", Matcher: "Bash", Fields: map[string]any{"type": "agent", "prompt": "Verify the command is harmless: $ARGUMENTS"}}},
+			Turns: []Turn{{Text: "running", Bash: []string{"echo parent"}},
+				{Text: "verifying", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": true, "reason": "harmless"}}}},
+				{Text: "verified"}, {Text: "parent done"}, {Text: "extra"}}},
 		// A PreToolUse deny that only the child's Bash call meets.
 		{Name: "subagent/deny-inside", Engines: claude,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),
