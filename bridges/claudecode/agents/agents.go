@@ -264,7 +264,7 @@ func hooksJSON(v any) (json.RawMessage, error) {
 		sub, _ := obj["SubagentStop"].([]any)
 		more, ok := stop.([]any)
 		if !ok {
-			return nil, errors.New("Stop: must be an array of matchers")
+			return nil, errors.New("its Stop entry must be an array of matchers")
 		}
 		obj["SubagentStop"] = append(sub, more...)
 	}
