@@ -156,7 +156,9 @@ func TestParseHooks(t *testing.T) {
 func TestLoadPrecedence(t *testing.T) {
 	root := t.TempDir()
 	user, project := filepath.Join(root, "home", ".claude", "agents"), filepath.Join(root, "ws", ".claude", "agents")
-	def := func(name, body string) string { return "---\nname: " + name + "\ndescription: " + body + "\n---\n" + body + "\n" }
+	def := func(name, body string) string {
+		return "---\nname: " + name + "\ndescription: " + body + "\n---\n" + body + "\n"
+	}
 	write(t, user, map[string]string{"probe.md": def("probe", "user probe"), "mine.md": def("mine", "user only"), "notes.txt": "not an agent"})
 	write(t, project, map[string]string{"probe.md": def("probe", "project probe"), "other-file.md": def("theirs", "project only"),
 		"broken.md": "---\ndescription: no name\n---\nx\n"})
