@@ -97,8 +97,9 @@ func (e *UnknownTypeError) Error() string {
 // Unwrap returns ErrUnknownType.
 func (e *UnknownTypeError) Unwrap() error { return ErrUnknownType }
 
-// NoToolsError is a call of a definition whose tools name none the registry has (it
-// wraps ErrNoTools).
+// NoToolsError is how a child of a definition whose tools name none the registry has
+// ends: it was created (agent/subagent-start fired, as Claude Code fires SubagentStart)
+// and never ran (it wraps ErrNoTools).
 type NoToolsError struct {
 	// Type is the agent type; Unrecognized are its tool names that name no tool.
 	Type         string
@@ -289,9 +290,6 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	case depth > r.cfg.MaxDepth:
 		r.mu.Unlock()
 		return Result{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
-	case def.Tools != nil && len(r.known(def.Tools)) == 0:
-		r.mu.Unlock()
-		return Result{}, &NoToolsError{Type: typ, Unrecognized: def.Tools}
 	case r.running >= r.cfg.MaxRunning:
 		n := r.running
 		r.mu.Unlock()
@@ -387,6 +385,11 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 		return failed(err), nil
 	}
 	defer child.Close()
+	// A definition whose tools name no tool: the child exists (agent/subagent-start has
+	// fired, as Claude Code 2.1.328 fires SubagentStart) and never runs.
+	if def.Tools != nil && len(r.known(def.Tools)) == 0 {
+		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: &NoToolsError{Type: def.Name, Unrecognized: def.Tools}}, nil
+	}
 	// The task comes from the parent's call, not from the user: a child fires no
 	// UserPromptSubmit (measured in Claude Code 2.1.328, case subagent/session-events).
 	if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)); err != nil {

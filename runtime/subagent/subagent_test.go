@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -473,8 +474,10 @@ func TestManyCallsBounded(t *testing.T) {
 }
 
 // A definition's child is offered its tools that exist (a name of no tool is dropped),
-// runs on its system prompt, and OnChild brackets it with the child's id; a definition
-// whose tools name no tool is refused, in Refusal's words, before any child starts.
+// runs on its system prompt, and OnChild brackets it with the child's id; a child of a
+// definition whose tools name no tool is created (agent/subagent-start fires, as in
+// Claude Code) and never runs, and the call fails in Refusal's words; an unknown type
+// starts no child.
 func TestDefinitionToolsAndOnChild(t *testing.T) {
 	model := llm.NewScripted(
 		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
@@ -488,6 +491,7 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 	log, _ := session.Open(context.Background(), session.NewMemory())
 	var mu sync.Mutex
 	var bracket []string
+	var subagentStarts []string
 	h := newHarness(t, log, model, false, func(c *subagent.Config) {
 		c.Definitions = []subagent.Definition{
 			{Name: "reader", System: "You read.", Tools: []string{"Nope", "Echo"}, Hooks: json.RawMessage(`{"x":1}`)},
@@ -515,7 +519,14 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 			return err.Error()
 		}
 	})
+	h.hooks.Plugin("starts").OnSubagentStart(func(_ context.Context, sp *dsh.SubagentStartPayload) error {
+		mu.Lock()
+		subagentStarts = append(subagentStarts, sp.Lineage.AgentType)
+		mu.Unlock()
+		return nil
+	})
 	h.prompt(t, "delegate")
+	slices.Sort(subagentStarts)
 	results := toolResults(t, log)
 	if got := results["call_n"]; !strings.HasSuffix(got, ": REFUSED none: Nope") {
 		t.Errorf("no tools: %q", got)
@@ -526,7 +537,8 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 	if got := results["call_r"]; got != "reader answer" {
 		t.Errorf("reader: %q", got)
 	}
-	if d := strings.Join(bracket, "; "); d != `start reader {"x":1} true; end reader` {
+	slices.Sort(bracket)
+	if d := strings.Join(bracket, "; "); d != `end none; end reader; start none  true; start reader {"x":1} true` {
 		t.Errorf("OnChild: %s", d)
 	}
 	var child *llm.Request
@@ -545,12 +557,19 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 	if strings.Join(offered, ",") != "Echo" {
 		t.Errorf("the reader was offered %v", offered)
 	}
-	n := 0
-	for range session.Of[dsh.SubagentStarted](log.Events()) {
-		n++
+	var started []string
+	for s, err := range session.Of[dsh.SubagentStarted](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = append(started, s.AgentType)
 	}
-	if n != 1 {
-		t.Errorf("%d children started, want 1 (the refused calls start none)", n)
+	slices.Sort(started)
+	if strings.Join(started, ",") != "none,reader" {
+		t.Errorf("children started: %v, want none and reader (the unknown type starts none)", started)
+	}
+	if strings.Join(subagentStarts, ",") != "none,reader" {
+		t.Errorf("agent/subagent-start fired for %v", subagentStarts)
 	}
 }
 

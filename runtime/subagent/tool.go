@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -60,7 +61,11 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 				}
 				return nil, tools.NewError(CodeSubagent, msg)
 			}
-			if res.Outcome != dsh.SubagentOutcomeCompleted {
+			var none *NoToolsError
+			switch {
+			case res.Outcome != dsh.SubagentOutcomeCompleted && errors.As(res.Err, &none) && r.cfg.Refusal != nil:
+				return nil, tools.NewError(CodeSubagent, r.cfg.Refusal(none))
+			case res.Outcome != dsh.SubagentOutcomeCompleted:
 				return nil, tools.NewError(CodeSubagent, fmt.Sprintf("the %s agent %s %s: %v", req.typeName(), res.AgentID, res.Outcome, res.Err))
 			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
