@@ -292,7 +292,7 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	// The bridge has logged its diagnostics.
 	unregister := b.Register(s.Hooks.Plugin(h.desc().Plugin()))
 	// An agent definition's own hooks load with the same wiring, in a bridge registered
-	// for its child alone while the child runs (Subagents.Definitions, subagent.OnChild).
+	// for its child alone while the child runs (Subagents.Definitions, subagent.BeforeChild).
 	s.childHooks = func(def subagent.Definition, agentID string) (func(), error) {
 		data, err := json.Marshal(map[string]json.RawMessage{"hooks": def.Hooks})
 		if err != nil {

@@ -70,7 +70,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape),
-		OnChild: func(_ context.Context, def subagent.Definition, agentID string) (func(), error) {
+		BeforeChild: func(_ context.Context, def subagent.Definition, agentID string) (func(), error) {
 			if len(def.Hooks) == 0 || s.childHooks == nil {
 				return func() {}, nil
 			}

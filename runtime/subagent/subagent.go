@@ -77,7 +77,7 @@ type Definition struct {
 	// for a built-in one.
 	Source string
 	// Hooks are the definition's own hooks, in its host's configuration shape (Claude
-	// Code's frontmatter hooks as a settings hooks object): Config.OnChild installs them
+	// Code's frontmatter hooks as a settings hooks object): Config.BeforeChild installs them
 	// for its children's lifetime. The Runner does not read them.
 	Hooks json.RawMessage
 }
@@ -156,11 +156,11 @@ type Config struct {
 	ContinuationCap int
 	// Logger receives the diagnostics (nil: discarded).
 	Logger *slog.Logger
-	// OnChild, when set, is called once a child of def has its agent id, before it
+	// BeforeChild, when set, is called once a child of def has its agent id, before it
 	// starts; the func it returns is called when the child has ended. A host scopes
 	// listeners to the child there (Claude Code's frontmatter hooks, Definition.Hooks).
 	// An error fails the child before it starts.
-	OnChild func(ctx context.Context, def Definition, agentID string) (end func(), err error)
+	BeforeChild func(ctx context.Context, def Definition, agentID string) (end func(), err error)
 	// Refusal, when set, words a refused call's error for the model (UnknownTypeError,
 	// NoToolsError, ...), as the dialect's engine words it; nil: the error's own text.
 	Refusal func(err error) string
@@ -362,8 +362,8 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 	}
 	// The child's tools: its definition's, without the agent tool at the depth limit.
 	restrict := r.childTools(def, lineage.Depth)
-	if r.cfg.OnChild != nil {
-		end, err := r.cfg.OnChild(ctx, def, id)
+	if r.cfg.BeforeChild != nil {
+		end, err := r.cfg.BeforeChild(ctx, def, id)
 		if err != nil {
 			return failed(fmt.Errorf("starting it: %w", err)), nil
 		}

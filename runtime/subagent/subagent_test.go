@@ -474,11 +474,11 @@ func TestManyCallsBounded(t *testing.T) {
 }
 
 // A definition's child is offered its tools that exist (a name of no tool is dropped),
-// runs on its system prompt, and OnChild brackets it with the child's id; a child of a
+// runs on its system prompt, and BeforeChild brackets it with the child's id; a child of a
 // definition whose tools name no tool is created (agent/subagent-start fires, as in
 // Claude Code) and never runs, and the call fails in Refusal's words; an unknown type
 // starts no child.
-func TestDefinitionToolsAndOnChild(t *testing.T) {
+func TestDefinitionToolsAndBeforeChild(t *testing.T) {
 	model := llm.NewScripted(
 		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
 			{ID: "call_r", Name: "Agent", Arguments: args(map[string]any{"prompt": "read it", "subagent_type": "reader"})},
@@ -497,7 +497,7 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 			{Name: "reader", System: "You read.", Tools: []string{"Nope", "Echo"}, Hooks: json.RawMessage(`{"x":1}`)},
 			{Name: "none", System: "You cannot.", Tools: []string{"Nope"}},
 		}
-		c.OnChild = func(_ context.Context, def subagent.Definition, id string) (func(), error) {
+		c.BeforeChild = func(_ context.Context, def subagent.Definition, id string) (func(), error) {
 			mu.Lock()
 			bracket = append(bracket, "start "+def.Name+" "+string(def.Hooks)+" "+strconv.FormatBool(strings.HasPrefix(id, "a")))
 			mu.Unlock()
@@ -539,7 +539,7 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 	}
 	slices.Sort(bracket)
 	if d := strings.Join(bracket, "; "); d != `end none; end reader; start none  true; start reader {"x":1} true` {
-		t.Errorf("OnChild: %s", d)
+		t.Errorf("BeforeChild: %s", d)
 	}
 	var child *llm.Request
 	for _, r := range model.Requests() {
@@ -573,15 +573,15 @@ func TestDefinitionToolsAndOnChild(t *testing.T) {
 	}
 }
 
-// A child whose OnChild fails does not run; the call fails saying why.
-func TestOnChildFails(t *testing.T) {
+// A child whose BeforeChild fails does not run; the call fails saying why.
+func TestBeforeChildFails(t *testing.T) {
 	model := llm.NewScripted(
 		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "x"})}}},
 		llm.ScriptedResponse{Text: "parent done"},
 	)
 	log, _ := session.Open(context.Background(), session.NewMemory())
 	h := newHarness(t, log, model, false, func(c *subagent.Config) {
-		c.OnChild = func(context.Context, subagent.Definition, string) (func(), error) {
+		c.BeforeChild = func(context.Context, subagent.Definition, string) (func(), error) {
 			return nil, errors.New("hooks would not load")
 		}
 	})
