@@ -639,6 +639,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	go func() {
 		<-ctx.Done()
 		agent.Cancel(dsh.CancelUser{}, true)
+		s.StopBackground()
 	}()
 	if o.initOnly {
 		// As claude -p --init-only: the Setup and session-start hooks ran; no turn.
@@ -655,7 +656,9 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	if err := agent.Followup(context.WithoutCancel(ctx), msg); err != nil {
 		return runResult{}, err
 	}
-	if err := agent.Wait(context.WithoutCancel(ctx)); err != nil {
+	// As claude -p, wait for the children running in the background too: the end of
+	// each wakes the agent for another turn.
+	if err := s.Settle(context.WithoutCancel(ctx), agent); err != nil {
 		return runResult{}, err
 	}
 	out.setMaxTurns(s.MaxTurnsReached())

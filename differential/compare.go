@@ -123,9 +123,14 @@ var (
 	// made of it; and the child's run time in the Agent tool's result.
 	agentIDRE         = regexp.MustCompile(`\ba[0-9a-f]{16}\b`)
 	agentTranscriptRE = regexp.MustCompile(`/subagents/agent-a[0-9a-f]{16}\.jsonl$`)
-	durationRE        = regexp.MustCompile(`duration_ms: \d+`)
-	timestampRE       = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
-	sessionContextRE  = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
+	durationRE        = regexp.MustCompile(`duration_ms: \d+|<duration_ms>\d+</duration_ms>`)
+	// outputFileRE is where a child in the background writes (the launch text's
+	// output_file, the notification's <output-file>): Claude Code names a link under its
+	// temporary directory to the child's transcript, dsh the transcript itself, which is
+	// beside the session's as transcript_path is (a path compared by its form only).
+	outputFileRE     = regexp.MustCompile(`[^\s<>"]*/(?:claude-\d+/[^\s<>"]+/tasks/a[0-9a-f]{16}\.output|subagents/agent-a[0-9a-f]{16}\.jsonl)\b`)
+	timestampRE      = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+	sessionContextRE = regexp.MustCompile(`\\u003csession_context\\u003e.*?\\u003c/session_context\\u003e`) // as json.Marshal escapes it
 	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
 	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
 	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
@@ -135,6 +140,7 @@ var (
 
 // Text normalizes a string.
 func (n Normalizer) Text(s string) string {
+	s = outputFileRE.ReplaceAllString(s, "<output-file>") // before the paths it starts with
 	keys := make([]string, 0, len(n.Paths))
 	for k := range n.Paths {
 		keys = append(keys, k)
@@ -147,7 +153,12 @@ func (n Normalizer) Text(s string) string {
 	s = callIDRE.ReplaceAllString(s, "<call>")
 	s = hookIDRE.ReplaceAllString(s, `hook_run_id="<id>"`)
 	s = agentIDRE.ReplaceAllString(s, "<agent>")
-	s = durationRE.ReplaceAllString(s, "duration_ms: <ms>")
+	s = durationRE.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, "<") {
+			return "<duration_ms><ms></duration_ms>"
+		}
+		return "duration_ms: <ms>"
+	})
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
 	s = wallRE.ReplaceAllString(s, "${1}<s>")
 	return s

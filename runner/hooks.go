@@ -278,6 +278,7 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 		}
 	})
 	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
+	s.transcript, s.hookSession = path, sessionID
 	sess := s.Turns.SessionFunc(hookproto.Session{SessionID: sessionID, TranscriptPath: path, CWD: s.cfg.Workspace,
 		Model: s.LLM.Model, PermissionMode: s.PermissionMode()})
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,

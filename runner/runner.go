@@ -165,6 +165,12 @@ type Session struct {
 	evalModel llm.Model
 	exchange  *exchange
 
+	// agents runs the children of the dialect's agent tool (nil: none).
+	agents *subagent.Runner
+	// transcript is the hooks' transcript_path and hookSession their session_id ("":
+	// no hooks): a child's transcript goes where the dialect keeps it beside it.
+	transcript, hookSession string
+
 	cfg     Config
 	logger  *slog.Logger
 	closers []func()
@@ -310,7 +316,8 @@ func (s *Session) Runtime() *tools.Runtime {
 func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop.Agent, error) {
 	cfg := loop.Config{ID: agentID, SessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace, Registry: s.Hooks, Tools: s.Runtime(), Model: s.Model,
 		Log: s.cfg.Log, LLM: s.LLM, Logger: s.logger, System: s.System, ContinuationCap: s.ContinuationCap,
-		Compaction: s.Compaction, Setup: s.cfg.Setup, Instructions: instructionFiles(s.Instructions)}
+		Compaction: s.Compaction, Setup: s.cfg.Setup, Instructions: instructionFiles(s.Instructions),
+		BackgroundTasks: s.BackgroundTasks}
 	start := loop.New
 	if resume {
 		start = loop.Resume

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/loop"
+	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/subagent"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
@@ -70,6 +72,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape),
+		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.childTranscript,
 		BeforeChild: func(_ context.Context, def subagent.Definition, agentID string) (func(), error) {
 			if len(def.Hooks) == 0 || s.childHooks == nil {
 				return func() {}, nil
@@ -79,8 +82,13 @@ func (s *Session) subagents() (tools.Definition, error) {
 	if err != nil {
 		return tools.Definition{}, err
 	}
+	s.agents = r
 	s.closers = append(s.closers, r.Close)
-	def := r.Definition(subagent.Fields{Task: shape.Task, Type: shape.Type})
+	fields := subagent.Fields{Task: shape.Task, Type: shape.Type, Description: shape.Description}
+	if bg := shape.Background; bg != nil {
+		fields.Background, fields.BackgroundByDefault = bg.Field, bg.Default
+	}
+	def := r.Definition(fields)
 	if shape.Result != "" {
 		// The engine's own types may word their results otherwise, unless a definition
 		// replaced them.
@@ -107,6 +115,103 @@ func (s *Session) subagents() (tools.Definition, error) {
 		}
 	}
 	return def, nil
+}
+
+// BackgroundTasks lists the session's children running in the background
+// (loop.Config.BackgroundTasks; nil: none).
+func (s *Session) BackgroundTasks() []dsh.BackgroundTask {
+	if s.agents == nil {
+		return nil
+	}
+	return s.agents.BackgroundTasks()
+}
+
+// Settle waits until a, the session's agent, is idle and no child it started in the
+// background runs: a child that ends wakes a with its notice, and the turn that starts
+// is waited for too (as claude -p waits for its background agents before it exits).
+func (s *Session) Settle(ctx context.Context, a *loop.Agent) error {
+	for {
+		if err := a.Wait(ctx); err != nil {
+			return err
+		}
+		if s.agents == nil {
+			return nil
+		}
+		if err := s.agents.WaitBackground(ctx); err != nil {
+			return err
+		}
+		// A child's notice wakes a before WaitBackground returns: running now means
+		// another turn to wait for.
+		if a.Status() == dsh.AgentStatusIdle && len(s.agents.Background()) == 0 {
+			return nil
+		}
+	}
+}
+
+// StopBackground cancels the children running in the background and refuses new ones;
+// their ends wake no agent. It returns once they have ended.
+func (s *Session) StopBackground() {
+	if s.agents != nil {
+		s.agents.Close()
+	}
+}
+
+// childTranscriptPath is where the dialect keeps the transcript of child agentID ("":
+// no hooks, or the dialect keeps none).
+func (s *Session) childTranscriptPath(agentID string) string {
+	desc := s.cfg.Hooks.desc()
+	if s.transcript == "" || desc == nil || desc.SubagentTranscript == nil {
+		return ""
+	}
+	return desc.SubagentTranscript(s.transcript, agentID)
+}
+
+// childTranscript writes the transcript of child agentID from its log, where the dialect
+// keeps it (nothing when childTranscriptPath is ""); the returned func stops it.
+func (s *Session) childTranscript(agentID string, log *session.Log) func() {
+	if s.childTranscriptPath(agentID) == "" {
+		return nil
+	}
+	tw, err := s.cfg.Hooks.desc().NewSubagentTranscript(s.transcript, s.hookSession, agentID, s.cfg.Workspace)
+	if err != nil {
+		s.logger.Warn("subagent transcript", "agentId", agentID, "error", err)
+		return nil
+	}
+	cancel := log.Subscribe(func(e session.Event) {
+		if data, err := e.Decode(); err == nil {
+			if err := tw.Observe(data); err != nil {
+				s.logger.Warn("subagent transcript", "agentId", agentID, "error", err)
+			}
+		}
+	})
+	return func() { cancel(); _ = tw.Close() }
+}
+
+// notice words the message that wakes the parent when a child in the background ends, in
+// the words of shape's Background (nil: subagent's own).
+func notice(shape builtin.AgentShape) func(c *subagent.Child, res subagent.Result) []dsh.ContentBlock {
+	bg := shape.Background
+	if bg == nil {
+		return nil
+	}
+	return func(c *subagent.Child, res subagent.Result) []dsh.ContentBlock {
+		result := res.Answer
+		if res.Outcome != dsh.SubagentOutcomeCompleted && res.Err != nil {
+			result = res.Err.Error()
+		}
+		r := strings.NewReplacer("{agentId}", c.ID, "{callId}", c.CallID, "{outputFile}", c.OutputFile,
+			"{status}", string(res.Outcome), "{description}", c.Description, "{result}", result,
+			"{tokens}", strconv.Itoa(res.Tokens), "{toolUses}", strconv.Itoa(res.ToolUses),
+			"{durationMs}", strconv.FormatInt(res.Duration.Milliseconds(), 10))
+		var out []dsh.ContentBlock
+		if len(res.ToolsUsed) > 0 && bg.NoticeToolsUsed != "" {
+			out = append(out, dsh.TextBlock{Text: strings.ReplaceAll(bg.NoticeToolsUsed, "{tools}", strings.Join(res.ToolsUsed, ", "))})
+		}
+		for _, n := range bg.Notice {
+			out = append(out, dsh.TextBlock{Text: r.Replace(n)})
+		}
+		return out
+	}
 }
 
 // toolNames are the names of the dialect's built-in tools (its toolset's rows).
@@ -153,6 +258,10 @@ func resultText(shape builtin.AgentShape, byType map[string]string) func(args, v
 		v, err := subagent.DecodeValue(value)
 		if err != nil {
 			return nil, err
+		}
+		if v.Async && shape.Background != nil {
+			text := strings.NewReplacer("{agentId}", v.AgentID, "{outputFile}", v.OutputFile).Replace(shape.Background.Launch)
+			return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
 		}
 		used := ""
 		if len(v.ToolsUsed) > 0 {

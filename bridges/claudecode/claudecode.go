@@ -94,6 +94,10 @@ func Descriptor() *dialect.Descriptor {
 		NewTranscript: func(path, sessionID, workspace string) (dialect.Transcript, error) {
 			return NewTranscript(path, sessionID, workspace)
 		},
+		SubagentTranscript: SubagentTranscript,
+		NewSubagentTranscript: func(path, sessionID, agentID, workspace string) (dialect.Transcript, error) {
+			return NewSubagentTranscript(path, sessionID, agentID, workspace)
+		},
 		ToolStyle:       "claude-code",
 		Rules:           &Rules,
 		ContinuationCap: 8,
@@ -359,7 +363,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			HookEventName: claudecode.StopInputHookEventNameStop, SessionID: s.SessionID, Effort: eff,
 			StopHookActive: in.StopHookActive, LastAssistantMessage: s.LastAssistantMessage,
 			TranscriptPath: s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
-			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
+			BackgroundTasks: backgroundTasks(in.BackgroundTasks), SessionCrons: []json.RawMessage{},
 		}
 	case evSubagentStart:
 		// The engine sends no permission_mode here.
@@ -373,7 +377,7 @@ func encode(in hookbridge.Input) ([]byte, error) {
 			AgentID: agentID, AgentType: agentType, StopHookActive: in.StopHookActive, LastAssistantMessage: in.Answer,
 			AgentTranscriptPath: SubagentTranscript(s.TranscriptPath, s.AgentID),
 			TranscriptPath:      s.TranscriptPath, CWD: s.CWD, PermissionMode: mode, PromptID: prompt,
-			BackgroundTasks: []json.RawMessage{}, SessionCrons: []json.RawMessage{},
+			BackgroundTasks: backgroundTasks(in.BackgroundTasks), SessionCrons: []json.RawMessage{},
 		}
 	case evSetup:
 		v = claudecode.SetupInput{
@@ -433,6 +437,20 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		return nil, err
 	}
 	return v.MarshalJSON()
+}
+
+// backgroundTasks are tasks as background_tasks lists them ([] when none).
+func backgroundTasks(tasks []dsh.BackgroundTask) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(tasks))
+	for _, t := range tasks {
+		agentType := t.AgentType
+		raw, err := claudecode.BackgroundTask{ID: t.ID, Type: t.Kind, Status: string(t.Status),
+			Description: t.Description, AgentType: &agentType}.MarshalJSON()
+		if err == nil { // strings only: it does not fail
+			out = append(out, raw)
+		}
+	}
+	return out
 }
 
 // SubagentTranscript is where Claude Code keeps the transcript of the subagent agentID of

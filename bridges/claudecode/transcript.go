@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ type Transcript struct {
 	mu        sync.Mutex
 	out       *hookbridge.JSONL
 	sessionID string
+	agentID   string // a child's: its entries are the session's sidechain
 	cwd       string
 	parent    *string
 }
@@ -37,6 +39,23 @@ func NewTranscript(path, sessionID, cwd string) (*Transcript, error) {
 		return nil, err
 	}
 	return &Transcript{out: out, sessionID: sessionID, cwd: cwd, parent: lastUUID(out)}, nil
+}
+
+// NewSubagentTranscript creates the transcript of the child agentID of the session
+// sessionID whose transcript is at parent, where the engine keeps it
+// (SubagentTranscript): its entries are marked isSidechain and carry the child's agentId,
+// with the parent's sessionId, as the engine writes them.
+func NewSubagentTranscript(parent, sessionID, agentID, cwd string) (*Transcript, error) {
+	path := SubagentTranscript(parent, agentID)
+	if path == "" {
+		return nil, errors.New("claude-code: a subagent transcript needs its session's transcript path")
+	}
+	t, err := NewTranscript(path, sessionID, cwd)
+	if err != nil {
+		return nil, err
+	}
+	t.agentID = agentID
+	return t, nil
 }
 
 // maxTail bounds what lastUUID reads of a transcript's end.
@@ -90,6 +109,7 @@ func (t *Transcript) Observe(data dsh.SessionEventData) error {
 	entry := struct {
 		ParentUUID  *string `json:"parentUuid"`
 		IsSidechain bool    `json:"isSidechain"`
+		AgentID     string  `json:"agentId,omitempty"`
 		Type        string  `json:"type"`
 		Message     struct {
 			Role    string `json:"role"`
@@ -101,7 +121,7 @@ func (t *Transcript) Observe(data dsh.SessionEventData) error {
 		CWD       string `json:"cwd"`
 		SessionID string `json:"sessionId"`
 		Version   string `json:"version"`
-	}{ParentUUID: t.parent, Type: role, UUID: id, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+	}{ParentUUID: t.parent, IsSidechain: t.agentID != "", AgentID: t.agentID, Type: role, UUID: id, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		UserType: "external", CWD: t.cwd, SessionID: t.sessionID, Version: "dsh"}
 	entry.Message.Role, entry.Message.Content = role, content
 	if err := t.out.Append(entry); err != nil {

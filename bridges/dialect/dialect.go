@@ -45,6 +45,11 @@ type Descriptor struct {
 	// NewTranscript opens the transcript the hooks read at transcript_path, in the
 	// engine's own format, for a session: path, the hooks' session id, the workspace.
 	NewTranscript func(path, sessionID, workspace string) (Transcript, error)
+	// SubagentTranscript, when set, is where the engine keeps the transcript of the child
+	// agentID of the session whose transcript is at path (SubagentStop's
+	// agent_transcript_path), and NewSubagentTranscript opens it; nil: it keeps none.
+	SubagentTranscript    func(path, agentID string) string
+	NewSubagentTranscript func(path, sessionID, agentID, workspace string) (Transcript, error)
 	// ToolStyle is the runtime/tools/builtin Options.Style whose wording of the built-in
 	// tools' results matches the engine's (a builtin.Style value).
 	ToolStyle string

@@ -574,6 +574,9 @@ type TurnStoppingPayload struct {
 	// StopHookActive is true when the turn is already continuing from an earlier stop, i.e.
 	// continuations > 0; use it to avoid continuing forever.
 	StopHookActive bool `json:"stopHookActive"`
+	// BackgroundTasks are the session's tasks still running in the background, whose end
+	// will wake the agent again (absent: none).
+	BackgroundTasks []BackgroundTask `json:"backgroundTasks,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -589,6 +592,11 @@ func (r TurnStoppingPayload) encodeJSON(enc *codec.Encoder) {
 	enc.Key("turn").Int(r.Turn)
 	enc.Key("continuations").Int(r.Continuations)
 	enc.Key("stopHookActive").Bool(r.StopHookActive)
+	if r.BackgroundTasks != nil {
+		codec.EncodeList(enc.Key("backgroundTasks"), r.BackgroundTasks, func(enc *codec.Encoder, v BackgroundTask) {
+			v.encodeJSON(enc)
+		})
+	}
 	enc.EndObject()
 }
 
@@ -604,6 +612,7 @@ func (r *TurnStoppingPayload) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "turn", &v.Turn, codec.Value[int])
 	codec.Required(dec, "continuations", &v.Continuations, codec.Value[int])
 	codec.Required(dec, "stopHookActive", &v.StopHookActive, codec.Value[bool])
+	codec.Optional(dec, "backgroundTasks", &v.BackgroundTasks, codec.ListOf(codec.Checked[BackgroundTask]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -614,6 +623,9 @@ func (r *TurnStoppingPayload) UnmarshalJSON(data []byte) error {
 // Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
 // groups, recursively. It returns the first violation as a *DecodeError.
 func (r TurnStoppingPayload) Validate() error {
+	if err := codec.CheckList(r.BackgroundTasks, BackgroundTask.Validate); err != nil {
+		return codec.FieldError("TurnStoppingPayload", "backgroundTasks", err)
+	}
 	return nil
 }
 

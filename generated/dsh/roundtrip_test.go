@@ -1366,6 +1366,15 @@ func TestRoundTrip(t *testing.T) {
 			Continuations:  1,
 			StopHookActive: true,
 			Answer:         ptr("text-answer"),
+			BackgroundTasks: []dsh.BackgroundTask{
+				dsh.BackgroundTask{
+					ID:          "text-id",
+					Kind:        "text-kind",
+					Status:      dsh.BackgroundTaskStatusRunning,
+					Description: ptr("text-description"),
+					AgentType:   "text-agentType",
+				},
+			},
 		})
 	})
 	t.Run("ToolCall", func(t *testing.T) {
@@ -1499,6 +1508,15 @@ func TestRoundTrip(t *testing.T) {
 			Turn:           1,
 			Continuations:  1,
 			StopHookActive: true,
+			BackgroundTasks: []dsh.BackgroundTask{
+				dsh.BackgroundTask{
+					ID:          "text-id",
+					Kind:        "text-kind",
+					Status:      dsh.BackgroundTaskStatusRunning,
+					Description: ptr("text-description"),
+					AgentType:   "text-agentType",
+				},
+			},
 		})
 	})
 	t.Run("UserMessageLogged", func(t *testing.T) {

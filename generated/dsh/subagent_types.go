@@ -62,6 +62,97 @@ func (r Lineage) Validate() error {
 	return nil
 }
 
+// BackgroundTask is a task of the session that runs on its own while the agents' turns go
+// on and end: a child started in the background (Claude Code's default for an Agent call),
+// whose end wakes its parent with a notification.
+type BackgroundTask struct {
+	// ID is the task's id: the child's agent id.
+	ID string `json:"id"`
+	// Kind is what runs: "subagent".
+	Kind string `json:"kind"`
+	// Status is "running": a task that ended is not listed.
+	Status BackgroundTaskStatus `json:"status"`
+	// Description is the short description the call gave it.
+	Description *string `json:"description,omitempty"`
+	// AgentType is the child's agent type.
+	AgentType string `json:"agentType"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r BackgroundTask) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, BackgroundTask.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r BackgroundTask) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("id").String(r.ID)
+	enc.Key("kind").String(r.Kind)
+	enc.Key("status").String(string(r.Status))
+	if r.Description != nil {
+		enc.Key("description").String(*r.Description)
+	}
+	enc.Key("agentType").String(r.AgentType)
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a BackgroundTask strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *BackgroundTask) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("BackgroundTask", data)
+	if err != nil {
+		return err
+	}
+	var v BackgroundTask
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "kind", &v.Kind, codec.Value[string])
+	codec.Required(dec, "status", &v.Status, codec.Value[BackgroundTaskStatus])
+	codec.Optional(dec, "description", &v.Description, codec.Value[*string])
+	codec.Required(dec, "agentType", &v.AgentType, codec.Value[string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r BackgroundTask) Validate() error {
+	if err := codec.CheckEnum(r.Status); err != nil {
+		return codec.FieldError("BackgroundTask", "status", err)
+	}
+	return nil
+}
+
+// BackgroundTaskStatus is the set of values of BackgroundTask.Status: status is "running": a
+// task that ended is not listed.
+type BackgroundTaskStatus string
+
+const (
+	// BackgroundTaskStatusRunning is the BackgroundTaskStatus value "running".
+	BackgroundTaskStatusRunning BackgroundTaskStatus = "running"
+)
+
+// BackgroundTaskStatusValues lists every BackgroundTaskStatus value, in spec order.
+var BackgroundTaskStatusValues = []BackgroundTaskStatus{BackgroundTaskStatusRunning}
+
+// Valid reports whether v is one of the BackgroundTaskStatusValues.
+func (v BackgroundTaskStatus) Valid() bool {
+	switch v {
+	case BackgroundTaskStatusRunning:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a BackgroundTaskStatus, rejecting any value not in
+// BackgroundTaskStatusValues with an ErrInvalidEnum *DecodeError.
+func (v *BackgroundTaskStatus) UnmarshalJSON(data []byte) error {
+	return codec.Enum("BackgroundTaskStatus", data, v, BackgroundTaskStatusValues)
+}
+
 // SubagentStartPayload is what agent/subagent-start listeners receive.
 type SubagentStartPayload struct {
 	// Agent is the handle of the child being started; call Inject on it to add context
@@ -140,6 +231,9 @@ type SubagentStopPayload struct {
 	// Answer is the text of the child's last message: what its parent's call gets back
 	// if the turn ends here.
 	Answer *string `json:"answer,omitempty"`
+	// BackgroundTasks are the session's tasks running in the background, this child
+	// among them when it runs in the background (absent: none).
+	BackgroundTasks []BackgroundTask `json:"backgroundTasks,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -159,6 +253,11 @@ func (r SubagentStopPayload) encodeJSON(enc *codec.Encoder) {
 	if r.Answer != nil {
 		enc.Key("answer").String(*r.Answer)
 	}
+	if r.BackgroundTasks != nil {
+		codec.EncodeList(enc.Key("backgroundTasks"), r.BackgroundTasks, func(enc *codec.Encoder, v BackgroundTask) {
+			v.encodeJSON(enc)
+		})
+	}
 	enc.EndObject()
 }
 
@@ -176,6 +275,7 @@ func (r *SubagentStopPayload) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "continuations", &v.Continuations, codec.Value[int])
 	codec.Required(dec, "stopHookActive", &v.StopHookActive, codec.Value[bool])
 	codec.Optional(dec, "answer", &v.Answer, codec.Value[*string])
+	codec.Optional(dec, "backgroundTasks", &v.BackgroundTasks, codec.ListOf(codec.Checked[BackgroundTask]))
 	if err := dec.Finish(); err != nil {
 		return err
 	}
@@ -188,6 +288,9 @@ func (r *SubagentStopPayload) UnmarshalJSON(data []byte) error {
 func (r SubagentStopPayload) Validate() error {
 	if err := r.Lineage.Validate(); err != nil {
 		return codec.FieldError("SubagentStopPayload", "lineage", err)
+	}
+	if err := codec.CheckList(r.BackgroundTasks, BackgroundTask.Validate); err != nil {
+		return codec.FieldError("SubagentStopPayload", "backgroundTasks", err)
 	}
 	return nil
 }

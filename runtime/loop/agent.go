@@ -125,7 +125,9 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 }
 
 // Resume re-creates an agent from its session log: it replays the log (session.Replay),
-// closes a turn a crash left open with turn/end{interrupted}, restores the turn counter,
+// settles the calls a crash left without a result (a Resumable tool's run again, others
+// fail INTERRUPTED; docs/design/SEMANTICS.md#551-resuming-a-crashed-batch), closes a turn
+// a crash left open with turn/end{interrupted}, restores the turn counter,
 // the inbox and the request header, and runs the agent/instructions-loaded listeners
 // (Config.Instructions, as read for this run) and the agent/session-start listeners with
 // source resume, like New. Pending inbox messages wait for the next waking send.
@@ -159,6 +161,16 @@ func Resume(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotResumable, err)
+	}
+	if st.TurnOpen {
+		settled, err := a.settleInterrupted(ctx, st)
+		if err != nil {
+			return nil, fmt.Errorf("loop: resume agent %q: settling the calls a crash interrupted: %w", a.id, err)
+		}
+		if settled {
+			// The results are in the log: the turn is closed after them.
+			st.Events = int64(a.log.Len())
+		}
 	}
 	if err := session.CloseInterrupted(a.base, a.log, st); err != nil {
 		return nil, fmt.Errorf("loop: resume agent %q: %w", a.id, err)

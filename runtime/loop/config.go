@@ -127,6 +127,10 @@ type Config struct {
 	// place of agent/turn-stopping, and never agent/session-end; its session/created
 	// records its lineage, and its tool calls carry it.
 	Subagent *Subagent
+	// BackgroundTasks, when set, lists the session's tasks running in the background (the
+	// children runtime/subagent started so) for agent/turn-stopping and
+	// agent/subagent-stop; it is called on the agent's goroutine and must not block.
+	BackgroundTasks func() []dsh.BackgroundTask
 }
 
 // Subagent is what makes an agent a subagent (Config.Subagent).

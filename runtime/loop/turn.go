@@ -189,10 +189,23 @@ func (a *Agent) turnStopping(t *turnRun, continuations int) error {
 			answer := *t.answer
 			p.Answer = &answer
 		}
+		p.BackgroundTasks = a.backgroundTasks()
 		return a.reg.NotifySubagentStop(t.ctx, p)
 	}
 	return a.reg.NotifyTurnStopping(t.ctx, &dsh.TurnStoppingPayload{
-		Agent: a, AgentID: a.id, Turn: t.n, Continuations: continuations, StopHookActive: continuations > 0})
+		Agent: a, AgentID: a.id, Turn: t.n, Continuations: continuations, StopHookActive: continuations > 0,
+		BackgroundTasks: a.backgroundTasks()})
+}
+
+// backgroundTasks are the session's tasks running in the background (nil: none).
+func (a *Agent) backgroundTasks() []dsh.BackgroundTask {
+	if a.cfg.BackgroundTasks == nil {
+		return nil
+	}
+	if tasks := a.cfg.BackgroundTasks(); len(tasks) > 0 {
+		return tasks
+	}
+	return nil
 }
 
 // aborted is the reason of a turn stopped by cause.

@@ -154,6 +154,16 @@ type Config struct {
 	MaxRunning int
 	// ContinuationCap is each child's continuation cap (loop.Config).
 	ContinuationCap int
+	// Notice words the message that wakes the parent when a child it started in the
+	// background ends (nil: the child's answer, or why it did not complete).
+	Notice func(c *Child, res Result) []dsh.ContentBlock
+	// OutputFile, when set, names where the output of the child agentID can be read
+	// (Claude Code's launch text and notification name it: the child's transcript).
+	OutputFile func(agentID string) string
+	// OnChild, when set, is called with each child's log once it is open, before the
+	// child's first event: a host subscribes to it (a transcript). The func it returns,
+	// if any, is called when the child has ended.
+	OnChild func(agentID string, log *session.Log) (done func())
 	// Logger receives the diagnostics (nil: discarded).
 	Logger *slog.Logger
 	// BeforeChild, when set, is called once a child of def has its agent id, before it
@@ -171,11 +181,13 @@ type Runner struct {
 	cfg  Config
 	defs map[string]Definition
 
-	mu       sync.Mutex
-	running  int
-	closed   bool
-	finished map[string]dsh.SubagentFinished // by call id, from the parent's log
-	wg       sync.WaitGroup
+	mu         sync.Mutex
+	running    int
+	closed     bool
+	finished   map[string]dsh.SubagentFinished // by call id, from the parent's log
+	background map[string]*Child               // running, by agent id
+	spawned    sync.WaitGroup                  // children started by Spawn until their onEnd returned
+	wg         sync.WaitGroup
 }
 
 // New returns a Runner over cfg; it reads the children the parent's log already
@@ -190,7 +202,8 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{cfg: cfg, defs: map[string]Definition{}, finished: map[string]dsh.SubagentFinished{}}
+	r := &Runner{cfg: cfg, defs: map[string]Definition{}, finished: map[string]dsh.SubagentFinished{},
+		background: map[string]*Child{}}
 	r.defs[GeneralPurpose] = Definition{Name: GeneralPurpose, System: cfg.GeneralSystem,
 		Description: "General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks."}
 	for _, d := range cfg.Definitions {
@@ -235,6 +248,8 @@ type Request struct {
 	Type string
 	// Task is the child's prompt.
 	Task string
+	// Description is the call's short description of the task (optional).
+	Description string
 }
 
 // Result is how a child ended.
@@ -266,16 +281,161 @@ type Result struct {
 // call) to be done, which cancels the child. A request the Runner refuses (an unknown
 // type, past a bound) fails before any child starts, and records nothing.
 func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
-	r.mu.Lock()
-	if f, ok := r.finished[req.CallID]; ok {
-		r.mu.Unlock()
-		res := replayed(f)
-		res.Type = cmp.Or(req.Type, GeneralPurpose)
+	if res, ok := r.replay(req); ok {
 		return res, nil
 	}
-	if r.closed {
+	a, err := r.admit(req)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.release()
+	return r.runRecorded(ctx, a)
+}
+
+// Child is a child started in the background ([Runner.Spawn]): its turn runs on its own,
+// the parent's call returning at once.
+type Child struct {
+	// ID is the child's agent id, CallID the parent's call that started it, Type its
+	// agent type, Task its prompt and Description the call's description of it.
+	ID, CallID, Type, Task, Description string
+	// OutputFile is where its output can be read (Config.OutputFile; "": unknown).
+	OutputFile string
+	// Started is when it started.
+	Started time.Time
+
+	done   chan struct{}
+	cancel context.CancelCauseFunc
+	res    Result
+	err    error
+}
+
+// Done is closed when the child's turn has ended (or it was cancelled), and its
+// [Child.Result] is known.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// Result is how the child ended: valid once Done is closed.
+func (c *Child) Result() (Result, error) {
+	<-c.done
+	return c.res, c.err
+}
+
+// Cancel cancels the child's turn for cause (recorded in its end); Done is closed once
+// it has ended.
+func (c *Child) Cancel(cause error) { c.cancel(cause) }
+
+// Spawn starts a child for req in the background and returns at once, with the child's
+// id known. The child runs on ctx's values but not its cancellation: it ends when its turn
+// ends, when it is cancelled ([Child.Cancel]) or when the Runner is closed. It is recorded
+// in the parent's log as a foreground child is, and a call id whose child finished before
+// (the parent resumed after a crash) returns that child, done, without running it again.
+// onEnd, if set, is called once the child's end is recorded and it is no longer listed as
+// running, before Done is closed and [Runner.WaitBackground] returns (it wakes the parent).
+// A request the Runner refuses fails before any child starts, and records nothing.
+func (r *Runner) Spawn(ctx context.Context, req Request, onEnd func(*Child)) (*Child, error) {
+	if res, ok := r.replay(req); ok {
+		c := &Child{ID: res.AgentID, CallID: req.CallID, Type: res.Type, Task: req.Task, Description: req.Description,
+			OutputFile: r.outputFile(res.AgentID), done: make(chan struct{}), cancel: func(error) {}, res: res}
+		close(c.done)
+		return c, nil
+	}
+	a, err := r.admit(req)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	c := &Child{ID: a.id, CallID: req.CallID, Type: a.def.Name, Task: req.Task, Description: req.Description,
+		OutputFile: r.outputFile(a.id), Started: time.Now(), done: make(chan struct{}), cancel: cancel}
+	r.mu.Lock()
+	r.background[c.ID] = c
+	r.mu.Unlock()
+	r.spawned.Add(1)
+	go func() {
+		defer r.spawned.Done()
+		defer r.release()
+		defer cancel(nil)
+		c.res, c.err = r.runRecorded(cctx, a)
+		r.mu.Lock()
+		delete(r.background, c.ID)
 		r.mu.Unlock()
-		return Result{}, ErrClosed
+		if onEnd != nil {
+			onEnd(c)
+		}
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// WaitBackground waits until every child started by Spawn has ended and its onEnd has
+// returned, or ctx is done.
+func (r *Runner) WaitBackground(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		r.spawned.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// BackgroundTasks lists the children running in the background as the session's
+// background tasks, oldest first (loop.Config.BackgroundTasks).
+func (r *Runner) BackgroundTasks() []dsh.BackgroundTask {
+	var out []dsh.BackgroundTask
+	for _, c := range r.Background() {
+		t := dsh.BackgroundTask{ID: c.ID, Kind: "subagent", Status: dsh.BackgroundTaskStatusRunning, AgentType: c.Type}
+		if c.Description != "" {
+			d := c.Description
+			t.Description = &d
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Background returns the children started by Spawn that are still running, oldest first.
+func (r *Runner) Background() []*Child {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Child, 0, len(r.background))
+	for _, c := range r.background {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *Child) int { return a.Started.Compare(b.Started) })
+	return out
+}
+
+// admitted is a request the Runner admitted: its slot among the running children is
+// taken (release gives it back).
+type admitted struct {
+	req     Request
+	def     Definition
+	lineage dsh.Lineage
+	id      string
+}
+
+// replay returns the result of req's call when a child of it finished before.
+func (r *Runner) replay(req Request) (Result, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.finished[req.CallID]
+	if !ok {
+		return Result{}, false
+	}
+	res := replayed(f)
+	res.Type = cmp.Or(req.Type, GeneralPurpose)
+	return res, true
+}
+
+// admit checks req against the definitions and bounds, and takes a slot.
+func (r *Runner) admit(req Request) (admitted, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return admitted{}, ErrClosed
 	}
 	typ := cmp.Or(req.Type, GeneralPurpose)
 	def, ok := r.defs[typ]
@@ -285,34 +445,39 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	switch {
 	case !ok:
-		r.mu.Unlock()
-		return Result{}, &UnknownTypeError{Type: typ, Types: r.typeNames()}
+		return admitted{}, &UnknownTypeError{Type: typ, Types: r.typeNames()}
 	case depth > r.cfg.MaxDepth:
-		r.mu.Unlock()
-		return Result{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
+		return admitted{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
 	case r.running >= r.cfg.MaxRunning:
-		n := r.running
-		r.mu.Unlock()
-		return Result{}, fmt.Errorf("%w: %d are running (the limit is %d)", ErrTooMany, n, r.cfg.MaxRunning)
+		return admitted{}, fmt.Errorf("%w: %d are running (the limit is %d)", ErrTooMany, r.running, r.cfg.MaxRunning)
 	}
 	r.running++
 	r.wg.Add(1)
+	// An id shaped as Claude Code's: "a" and 16 hex digits.
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return admitted{req: req, def: def, id: "a" + hex.EncodeToString(b[:]),
+		lineage: dsh.Lineage{ParentAgentID: req.ParentAgentID, ParentCallID: req.CallID, AgentType: def.Name, Depth: depth}}, nil
+}
+
+// release gives back the slot admit took.
+func (r *Runner) release() {
+	r.mu.Lock()
+	r.running--
 	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.running--
-		r.mu.Unlock()
-		r.wg.Done()
-	}()
-	lineage := dsh.Lineage{ParentAgentID: req.ParentAgentID, ParentCallID: req.CallID, AgentType: def.Name, Depth: depth}
+	r.wg.Done()
+}
+
+// runRecorded runs the admitted child and records its end in the parent's log.
+func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	began := time.Now()
-	res, err := r.run(ctx, def, lineage, req.Task)
-	res.Type, res.Duration = def.Name, time.Since(began)
+	res, err := r.run(ctx, a.id, a.def, a.lineage, a.req.Task)
+	res.Type, res.Duration = a.def.Name, time.Since(began)
 	if err != nil {
 		return res, err
 	}
 	ms := int(res.Duration.Milliseconds())
-	fin := dsh.SubagentFinished{CallID: req.CallID, AgentID: res.AgentID, Outcome: res.Outcome, ToolsUsed: res.ToolsUsed,
+	fin := dsh.SubagentFinished{CallID: a.req.CallID, AgentID: res.AgentID, Outcome: res.Outcome, ToolsUsed: res.ToolsUsed,
 		ToolUses: &res.ToolUses, Tokens: &res.Tokens, DurationMS: &ms}
 	if res.Outcome == dsh.SubagentOutcomeCompleted {
 		fin.Answer = &res.Answer
@@ -325,17 +490,13 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		return res, fmt.Errorf("subagent: recording the end of %s: %w", res.AgentID, err)
 	}
 	r.mu.Lock()
-	r.finished[req.CallID] = fin
+	r.finished[a.req.CallID] = fin
 	r.mu.Unlock()
 	return res, nil
 }
 
-// run starts the child of def with lineage on task and waits for its turn to end.
-func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, task string) (Result, error) {
-	// An id shaped as Claude Code's: "a" and 16 hex digits.
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := "a" + hex.EncodeToString(b[:])
+// run starts the child id of def with lineage on task and waits for its turn to end.
+func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh.Lineage, task string) (Result, error) {
 	sid := "ses_" + rand.Text()
 	if _, err := r.cfg.ParentLog.Append(ctx, dsh.SubagentStarted{CallID: lineage.ParentCallID, AgentID: id,
 		AgentType: def.Name, SessionID: sid, Depth: lineage.Depth}); err != nil {
@@ -343,7 +504,7 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 	}
 	failed := func(err error) Result {
 		if ctx.Err() != nil {
-			return Result{AgentID: id, Outcome: dsh.SubagentOutcomeCancelled, Err: fmt.Errorf("its parent's call was cancelled: %w", context.Cause(ctx))}
+			return Result{AgentID: id, Outcome: dsh.SubagentOutcomeCancelled, Err: fmt.Errorf("it was cancelled: %w", context.Cause(ctx))}
 		}
 		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: err}
 	}
@@ -352,6 +513,11 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 		return failed(fmt.Errorf("opening its log: %w", err)), nil
 	}
 	defer closeLog()
+	if r.cfg.OnChild != nil {
+		if done := r.cfg.OnChild(id, log); done != nil {
+			defer done()
+		}
+	}
 	llmCfg := r.cfg.LLM
 	if def.Model != "" && def.Model != "inherit" {
 		llmCfg.Model = def.Model
@@ -379,8 +545,8 @@ func (r *Runner) run(ctx context.Context, def Definition, lineage dsh.Lineage, t
 	}
 	child, err := loop.New(ctx, loop.Config{ID: id, SessionID: sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
 		Tools: r.cfg.Tools(), Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
-		ContinuationCap: r.cfg.ContinuationCap,
-		Subagent:        &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
+		ContinuationCap: r.cfg.ContinuationCap, BackgroundTasks: r.BackgroundTasks,
+		Subagent: &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
 	if err != nil {
 		return failed(err), nil
 	}
@@ -531,11 +697,15 @@ func (r *Runner) typeNames() []string {
 	return names
 }
 
-// Close refuses new children and waits for the running ones, which their parents' calls
-// cancel.
+// Close refuses new children, cancels those running in the background and waits for
+// every running one (a foreground child ends with its parent's call, which the parent
+// cancels).
 func (r *Runner) Close() {
 	r.mu.Lock()
 	r.closed = true
+	for _, c := range r.background {
+		c.cancel(ErrClosed)
+	}
 	r.mu.Unlock()
 	r.wg.Wait()
 }

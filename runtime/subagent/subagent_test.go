@@ -40,6 +40,12 @@ func (h *harness) record(s string) {
 
 func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool, opts ...func(*subagent.Config)) *harness {
 	t.Helper()
+	return newHarnessWith(t, log, model, resume, subagent.ClaudeCode, opts...)
+}
+
+// newHarnessWith is newHarness with an agent tool reading its input by fields.
+func newHarnessWith(t *testing.T, log *session.Log, model llm.Model, resume bool, fields subagent.Fields, opts ...func(*subagent.Config)) *harness {
+	t.Helper()
 	ctx := context.Background()
 	h := &harness{hooks: dsh.NewRegistry(), reg: tools.NewRegistry(), log: log, logs: &subagent.MemoryLogs{}}
 	rt := func() *tools.Runtime { return tools.New(h.reg, h.hooks) }
@@ -61,7 +67,7 @@ func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool, op
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := h.runner.Definition(subagent.ClaudeCode)
+	def := h.runner.Definition(fields)
 	def.Name = "Agent"
 	if _, err := h.reg.Register(def); err != nil {
 		t.Fatal(err)
@@ -96,7 +102,7 @@ func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool, op
 		return next.Call(ctx)
 	})
 	cfg := loop.Config{ID: "main", Registry: h.hooks, Tools: rt(), Model: model, Log: log,
-		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}}
+		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}, BackgroundTasks: h.runner.BackgroundTasks}
 	start := loop.New
 	if resume {
 		start = loop.Resume
@@ -588,5 +594,98 @@ func TestBeforeChildFails(t *testing.T) {
 	h.prompt(t, "delegate")
 	if got := toolResults(t, log)["call_a"]; !strings.Contains(got, "failed") || !strings.Contains(got, "hooks would not load") {
 		t.Errorf("result %q", got)
+	}
+}
+
+// Spawn starts a child in the background: its id is known at once, the child's end is
+// recorded in the parent's log, and a second Spawn for the same call id returns the
+// finished child without running it again.
+func TestSpawnBackground(t *testing.T) {
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_c", Name: "Echo", Arguments: args(map[string]any{})}}},
+		llm.ScriptedResponse{Text: "background answer"},
+	)
+	h := newHarness(t, log, model, false)
+	callCtx, cancelCall := context.WithCancel(ctx)
+	c, err := h.runner.Spawn(callCtx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "work alone"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call that started it ends at once; the child goes on.
+	cancelCall()
+	if !strings.HasPrefix(c.ID, "a") || len(c.ID) != 17 || c.CallID != "call_bg" || c.Type != subagent.GeneralPurpose {
+		t.Errorf("child = %+v", c)
+	}
+	res, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != dsh.SubagentOutcomeCompleted || res.Answer != "background answer" || res.AgentID != c.ID ||
+		res.ToolUses != 1 || strings.Join(res.ToolsUsed, ",") != "Echo" {
+		t.Errorf("result = %+v", res)
+	}
+	if n := len(h.runner.Background()); n != 0 {
+		t.Errorf("%d children still listed as running after Done", n)
+	}
+	again, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "work alone"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-again.Done():
+	default:
+		t.Fatal("a Spawn of a finished call id is not done at once")
+	}
+	if r2, _ := again.Result(); !r2.Replayed || r2.Answer != "background answer" || r2.AgentID != c.ID {
+		t.Errorf("replayed = %+v", r2)
+	}
+	n := 0
+	for range session.Of[dsh.SubagentStarted](log.Events()) {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("%d subagent/started events, want 1", n)
+	}
+}
+
+// Closing the Runner cancels the children running in the background, and records each as
+// cancelled, saying why.
+func TestCloseCancelsBackground(t *testing.T) {
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	model := llm.NewScripted(llm.ScriptedResponse{Text: "thinking", Hang: true})
+	h := newHarness(t, log, model, false)
+	started := make(chan struct{})
+	h.hooks.Plugin("watch").OnSubagentStart(func(ctx context.Context, p *dsh.SubagentStartPayload) error {
+		close(started)
+		return nil
+	})
+	c, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_bg", ParentAgentID: "main", Task: "hang"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if bg := h.runner.Background(); len(bg) != 1 || bg[0] != c {
+		t.Fatalf("Background() = %v, want the child", bg)
+	}
+	h.runner.Close()
+	res, _ := c.Result()
+	if res.Outcome != dsh.SubagentOutcomeCancelled || res.Err == nil || !strings.Contains(res.Err.Error(), "runner closed") {
+		t.Errorf("result = %+v", res)
+	}
+	var fin []dsh.SubagentFinished
+	for f, err := range session.Of[dsh.SubagentFinished](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin = append(fin, f)
+	}
+	if len(fin) != 1 || fin[0].Outcome != dsh.SubagentOutcomeCancelled {
+		t.Errorf("subagent/finished = %+v", fin)
+	}
+	if _, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_late", Task: "x"}, nil); !errors.Is(err, subagent.ErrClosed) {
+		t.Errorf("Spawn after Close = %v, want ErrClosed", err)
 	}
 }

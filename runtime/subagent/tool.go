@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -18,6 +19,14 @@ type Fields struct {
 	// Type is the input key of the agent type ("": the call names none, and the child is
 	// general-purpose).
 	Type string
+	// Description is the input key of the call's short description of the task ("":
+	// none).
+	Description string
+	// Background is the input key of the call's choice to run the child in the
+	// background (a boolean), and BackgroundByDefault the choice of a call that makes
+	// none; "" runs every child in the foreground.
+	Background          string
+	BackgroundByDefault bool
 }
 
 // ClaudeCode are the fields of Claude Code's Agent tool.
@@ -27,11 +36,12 @@ var ClaudeCode = Fields{Task: "prompt", Type: "subagent_type"}
 // complete.
 const CodeSubagent = "SUBAGENT_FAILED"
 
-// Definition returns the agent tool reading its input by f: a call runs a child (in the
-// foreground: the call waits for it) and its result is the child's final answer. A child
-// that could not start, or did not complete, fails the call with a message that says
-// which and why. The caller sets the tool's name, description and schema (a toolset
-// row's).
+// Definition returns the agent tool reading its input by f. A call in the foreground runs
+// a child and waits for it: its result is the child's final answer, and a child that could
+// not start, or did not complete, fails the call with a message that says which and why. A
+// call in the background starts the child and returns at once (Value.Async); when the
+// child ends, a message of Config.Notice wakes the calling agent (Steer). The caller sets
+// the tool's name, description and schema (a toolset row's).
 func (r *Runner) Definition(f Fields) tools.Definition {
 	return tools.Definition{
 		Name: r.cfg.ToolName,
@@ -53,6 +63,18 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			if exec.AgentID != nil {
 				req.ParentAgentID = *exec.AgentID
 			}
+			if f.Description != "" {
+				req.Description, _ = in[f.Description].(string)
+			}
+			if f.Background != "" {
+				bg, set := in[f.Background].(bool)
+				if !set {
+					bg = f.BackgroundByDefault
+				}
+				if bg {
+					return r.startBackground(ctx, req)
+				}
+			}
 			res, err := r.Run(ctx, req)
 			if err != nil {
 				msg := err.Error()
@@ -73,15 +95,74 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
+		// A call a crash left without a result runs again on resume: a child that
+		// finished answers from the parent's log, one that did not runs anew.
+		Resumable: true,
 		// The model reads the answer; a host words it as its engine does (Output.Render).
 		Output: &tools.Output{Render: func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 			v, err := DecodeValue(value)
 			if err != nil {
 				return nil, err
 			}
+			if v.Async {
+				return []dsh.ContentBlock{dsh.TextBlock{Text: fmt.Sprintf("The %s agent %s runs in the background: its answer comes in a message of its own when it ends.", v.Type, v.AgentID)}}, nil
+			}
 			return []dsh.ContentBlock{dsh.TextBlock{Text: v.Answer}}, nil
 		}},
 	}
+}
+
+// startBackground starts req's child in the background: the call's value says so, and the
+// child's end wakes the calling agent with its notice.
+func (r *Runner) startBackground(ctx context.Context, req Request) (any, error) {
+	parent, ok := loop.AgentFromContext(ctx)
+	if !ok {
+		return nil, tools.NewError(CodeSubagent, "a child in the background needs the calling agent, and the call has none")
+	}
+	c, err := r.Spawn(ctx, req, func(c *Child) { r.notify(ctx, parent, c) })
+	if err != nil {
+		return nil, tools.NewError(CodeSubagent, err.Error())
+	}
+	return Value{AgentID: c.ID, Type: c.Type, Async: true, Description: c.Description, OutputFile: c.OutputFile}, nil
+}
+
+// notify wakes parent with the notice of c's end, unless the Runner was closed (the
+// parent's session is ending, and the child was cancelled with it).
+func (r *Runner) notify(ctx context.Context, parent dsh.Agent, c *Child) {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return
+	}
+	res, err := c.res, c.err
+	if err != nil && res.Err == nil {
+		res.Outcome, res.Err = dsh.SubagentOutcomeFailed, err
+	}
+	var content []dsh.ContentBlock
+	if r.cfg.Notice != nil {
+		content = r.cfg.Notice(c, res)
+	} else {
+		text := res.Answer
+		if res.Outcome != dsh.SubagentOutcomeCompleted {
+			text = fmt.Sprintf("the %s agent %s %s: %v", c.Type, c.ID, res.Outcome, res.Err)
+		}
+		content = []dsh.ContentBlock{dsh.TextBlock{Text: text}}
+	}
+	msg := dsh.UserMessage{ID: "task-" + c.ID, Role: dsh.UserMessageRoleUser, Content: content,
+		Source: dsh.SourceTool{CallID: c.CallID}}
+	if err := parent.Steer(context.WithoutCancel(ctx), msg); err != nil {
+		r.cfg.Logger.Warn("subagent: the end of a child in the background did not reach its parent",
+			"agentId", c.ID, "callId", c.CallID, "error", err)
+	}
+}
+
+// outputFile is where the output of child id can be read ("" when unknown).
+func (r *Runner) outputFile(id string) string {
+	if r.cfg.OutputFile == nil {
+		return ""
+	}
+	return r.cfg.OutputFile(id)
 }
 
 // Value is the agent tool's value: the child that ran and what it answered.
@@ -99,6 +180,13 @@ type Value struct {
 	// DurationMS is how long it ran, in milliseconds (0 for an answer replayed from the
 	// log).
 	DurationMS int64 `json:"durationMs"`
+	// Async says the child runs in the background: the call returned when it started,
+	// and Answer and the figures are empty.
+	Async bool `json:"async,omitempty"`
+	// Description is the call's description of the task.
+	Description string `json:"description,omitempty"`
+	// OutputFile is where the child's output can be read ("": unknown).
+	OutputFile string `json:"outputFile,omitempty"`
 }
 
 // DecodeValue decodes the agent tool's value.

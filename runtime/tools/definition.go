@@ -41,6 +41,12 @@ type Definition struct {
 	// request (the zero value), or behind a tool search. A call to the tool runs
 	// whichever it is.
 	Loading Loading
+	// Resumable says a call of the tool that a crash left without a result may be
+	// dispatched again when its agent resumes: the tool itself makes a second dispatch
+	// safe (the agent tool answers a child that finished from the session log and runs
+	// only one that did not). A call of any other tool gets an INTERRUPTED failure on
+	// resume, and never runs twice.
+	Resumable bool
 }
 
 // Loading is how the model's requests declare a tool (the Messages API's deferred tool

@@ -35,6 +35,9 @@ const (
 	CodeAborted = "ABORTED"
 	// CodeAbortedBeforeDispatch: the caller cancelled the call before the body was invoked.
 	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
+	// CodeInterrupted: a crash left the call without a result and its tool is not
+	// Resumable; the resumed agent does not run it again (it may have taken effect).
+	CodeInterrupted = "INTERRUPTED"
 	// CodeNestingTooDeep: RunContext.Execute nested the call more than MaxNesting deep.
 	CodeNestingTooDeep = "NESTING_TOO_DEEP"
 	// CodeTailTooDeep: the call is a tail call past the MaxTailCalls of its chain.

@@ -54,6 +54,9 @@ type Input struct {
 	// Answer is a child's last message (SubagentStop's last_assistant_message; nil for
 	// none).
 	Answer *string
+	// BackgroundTasks are the session's tasks running in the background (Stop and
+	// SubagentStop background_tasks).
+	BackgroundTasks []dsh.BackgroundTask
 	// DurationMS is how long the call executed, in milliseconds (PostToolUse and
 	// PostToolUseFailure; -1 when unknown).
 	DurationMS int

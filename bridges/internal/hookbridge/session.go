@@ -227,7 +227,7 @@ func (b *Bridge) turnStopping(ctx context.Context, p *dsh.TurnStoppingPayload) e
 	s := b.session(ctx, p.AgentID)
 	s.Turn, s.TurnOpen = p.Turn, true
 	ev := b.event(dsh.TurnStoppingEventName)
-	in := Input{Event: ev, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive}
+	in := Input{Event: ev, Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive, BackgroundTasks: p.BackgroundTasks}
 	rep, err := b.fire(ctx, in, "", true, p.Agent)
 	if err != nil {
 		return err

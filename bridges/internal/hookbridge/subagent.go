@@ -52,7 +52,8 @@ func (b *Bridge) subagentStart(ctx context.Context, p *dsh.SubagentStartPayload)
 func (b *Bridge) subagentStop(ctx context.Context, p *dsh.SubagentStopPayload) error {
 	s := b.child(ctx, p.AgentID, &p.Lineage)
 	s.Turn, s.TurnOpen = p.Turn, true
-	in := Input{Event: b.event(dsh.SubagentStopEventName), Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive, Answer: p.Answer}
+	in := Input{Event: b.event(dsh.SubagentStopEventName), Session: s, Turn: p.Turn, StopHookActive: p.StopHookActive, Answer: p.Answer,
+		BackgroundTasks: p.BackgroundTasks}
 	rep, err := b.fire(ctx, in, p.Lineage.AgentType, true, p.Agent)
 	if err != nil {
 		return err

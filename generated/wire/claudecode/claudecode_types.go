@@ -214,6 +214,68 @@ func (r Common) Validate() error {
 	return nil
 }
 
+// BackgroundTask is one task of background_tasks (measured in 2.1.328, case
+// subagent/background: a child an Agent call runs in the background).
+type BackgroundTask struct {
+	// ID is the task's id (a child's agent id).
+	ID string `json:"id"`
+	// Type is what runs: "subagent".
+	Type string `json:"type"`
+	// Status is the task's status: "running".
+	Status string `json:"status"`
+	// Description is the description of the call that started it.
+	Description *string `json:"description,omitempty"`
+	// AgentType is the child's agent type.
+	AgentType *string `json:"agent_type,omitempty"`
+}
+
+// MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
+// nil lists and maps that are not optional encode as empty. It does not validate r.
+func (r BackgroundTask) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(r, BackgroundTask.encodeJSON)
+}
+
+// encodeJSON writes r to enc as MarshalJSON encodes it.
+func (r BackgroundTask) encodeJSON(enc *codec.Encoder) {
+	enc.BeginObject()
+	enc.Key("id").String(r.ID)
+	enc.Key("type").String(r.Type)
+	enc.Key("status").String(r.Status)
+	if r.Description != nil {
+		enc.Key("description").String(*r.Description)
+	}
+	if r.AgentType != nil {
+		enc.Key("agent_type").String(*r.AgentType)
+	}
+	enc.EndObject()
+}
+
+// UnmarshalJSON decodes a BackgroundTask strictly (see DecodeError); absent regular fields
+// get their default.
+func (r *BackgroundTask) UnmarshalJSON(data []byte) error {
+	dec, err := codec.NewObjectDecoder("BackgroundTask", data)
+	if err != nil {
+		return err
+	}
+	var v BackgroundTask
+	codec.Required(dec, "id", &v.ID, codec.Value[string])
+	codec.Required(dec, "type", &v.Type, codec.Value[string])
+	codec.Required(dec, "status", &v.Status, codec.Value[string])
+	codec.Optional(dec, "description", &v.Description, codec.Value[*string])
+	codec.Optional(dec, "agent_type", &v.AgentType, codec.Value[*string])
+	if err := dec.Finish(); err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Validate checks what the Go types cannot: enum values, non-nil unions and exclusive
+// groups, recursively. It returns the first violation as a *DecodeError.
+func (r BackgroundTask) Validate() error {
+	return nil
+}
+
 // SessionStartInput is the stdin of a SessionStart hook.
 type SessionStartInput struct {
 	// SessionID identifies the session.
@@ -2105,7 +2167,8 @@ type StopInput struct {
 	StopHookActive bool `json:"stop_hook_active"`
 	// LastAssistantMessage is the text of the model's last message, when there is one.
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
-	// BackgroundTasks are the session's background tasks (dsh has none: []).
+	// BackgroundTasks are the session's tasks running in the background ([] when none),
+	// each a #BackgroundTask.
 	BackgroundTasks []json.RawMessage `json:"background_tasks,omitempty"`
 	// SessionCrons are the session's scheduled prompts (dsh has none: []).
 	SessionCrons []json.RawMessage `json:"session_crons,omitempty"`
@@ -2386,7 +2449,9 @@ type SubagentStopInput struct {
 	AgentTranscriptPath string `json:"agent_transcript_path"`
 	// LastAssistantMessage is the text of the child's last message: its answer.
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
-	// BackgroundTasks are the child's background tasks (dsh has none: []).
+	// BackgroundTasks are the session's tasks running in the background, the child
+	// itself among them when it runs in the background ([] when none), each a
+	// #BackgroundTask.
 	BackgroundTasks []json.RawMessage `json:"background_tasks,omitempty"`
 	// SessionCrons are the session's scheduled prompts (dsh has none: []).
 	SessionCrons []json.RawMessage `json:"session_crons,omitempty"`

@@ -27,6 +27,15 @@ const (
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Run("BackgroundTask", func(t *testing.T) {
+		codectest.CheckRecord(t, schemas, "BackgroundTask", closed, claudecode.BackgroundTask{
+			ID:          "text-id",
+			Type:        "text-type",
+			Status:      "text-status",
+			Description: ptr("text-description"),
+			AgentType:   ptr("text-agent_type"),
+		})
+	})
 	t.Run("BatchToolCall", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "BatchToolCall", closed, claudecode.BatchToolCall{
 			ToolName:     "text-tool_name",

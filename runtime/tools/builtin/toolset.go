@@ -125,6 +125,11 @@ type AgentShape struct {
 	// Types are the engine's own agent types besides general-purpose (a definition of
 	// the same name replaces one).
 	Types []AgentType `json:"types,omitempty"`
+	// Description is the input key of the call's short description of the task.
+	Description string `json:"description,omitempty"`
+	// Background says which calls run in the background and how the model hears of them
+	// (nil: every call runs in the foreground, the call waiting for the child).
+	Background *BackgroundShape `json:"background,omitempty"`
 }
 
 // AgentType is one of an engine's own agent types, as its child's requests show it.
@@ -141,6 +146,25 @@ type AgentType struct {
 	// Result, when set, replaces the shape's Result for its children (a one-shot type's
 	// answer comes without the agent id and usage lines).
 	Result string `json:"result,omitempty"`
+}
+
+// BackgroundShape is how an engine runs agent calls in the background: the call returns
+// at once with Launch, and the child's end wakes the parent with a message of Notice.
+type BackgroundShape struct {
+	// Field is the input key of the call's choice (a boolean), and Default the choice of a
+	// call that makes none.
+	Field   string `json:"field"`
+	Default bool   `json:"default"`
+	// Launch is the call's result: {agentId} and {outputFile} (where the child's output
+	// can be read).
+	Launch string `json:"launch"`
+	// Notice are the text blocks of the message that wakes the parent when the child
+	// ends: {agentId}, {callId}, {outputFile}, {status} (completed, failed or
+	// cancelled), {description}, {result} (the answer, or why it did not complete),
+	// {tokens}, {toolUses} and {durationMs}. NoticeToolsUsed, when the child called tools,
+	// is a block before them: {tools} their names, as AgentShape.ToolsUsed.
+	Notice          []string `json:"notice"`
+	NoticeToolsUsed string   `json:"noticeToolsUsed,omitempty"`
 }
 
 // AgentRow returns the agent tool's row of style's toolset (ok false when it has none).

@@ -1,0 +1,261 @@
+package subagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
+	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/subagent"
+)
+
+// router answers the parent from one script and each child from its own, chosen by the
+// child's task, so that children running at
+// once each follow their script whatever the order of their requests. Every request is
+// recorded under its script's name.
+type router struct {
+	parent   *llm.Scripted
+	children map[string]*llm.Scripted // by task
+
+	mu   sync.Mutex
+	seen map[string][]llm.Request
+}
+
+func (r *router) Stream(ctx context.Context, req llm.Request) iter.Seq2[dsh.AssistantChunk, error] {
+	name, m := "parent", r.parent
+	if strings.Contains(req.System+jsonOf(req.Config.System), "You are a child.") {
+		for task, s := range r.children {
+			if strings.Contains(jsonOf(req.Messages), `"text":"`+task+`"`) {
+				name, m = task, s
+			}
+		}
+	}
+	r.mu.Lock()
+	r.seen[name] = append(r.seen[name], req)
+	r.mu.Unlock()
+	return m.Stream(ctx, req)
+}
+
+func (r *router) requests(name string) []llm.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[name]
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// fourChildren is a parent whose first step calls the agent tool four times; the first
+// child's model hangs when hang is set, the others answer at once.
+func fourChildren(hang bool) *router {
+	var calls []llm.ScriptedToolCall
+	for _, n := range []string{"1", "2", "3", "4"} {
+		calls = append(calls, llm.ScriptedToolCall{ID: "call_" + n, Name: "Agent", Arguments: args(map[string]any{"prompt": "task " + n})})
+	}
+	first := llm.ScriptedResponse{Text: "answer 1"}
+	if hang {
+		first = llm.ScriptedResponse{Text: "thinking", Hang: true}
+	}
+	return &router{
+		parent: llm.NewScripted(llm.ScriptedResponse{ToolCalls: calls}, llm.ScriptedResponse{Text: "parent done"}),
+		children: map[string]*llm.Scripted{"task 1": llm.NewScripted(first), "task 2": llm.NewScripted(llm.ScriptedResponse{Text: "answer 2"}),
+			"task 3": llm.NewScripted(llm.ScriptedResponse{Text: "answer 3"}), "task 4": llm.NewScripted(llm.ScriptedResponse{Text: "answer 4"})},
+		seen: map[string][]llm.Request{},
+	}
+}
+
+// copyLog is what a crash leaves of log: its events so far, in a store of their own.
+func copyLog(t *testing.T, log *session.Log) *session.Log {
+	t.Helper()
+	ctx := context.Background()
+	mem := session.NewMemory()
+	if _, err := mem.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range log.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Append(ctx, append(line, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = mem.Close()
+	out, err := session.Open(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A parent killed while three of its four children have finished and one runs, then
+// resumed: the finished children's answers come from the log (no request of theirs is sent
+// again), only the unfinished child runs again, with the same requests as before, and the
+// parent's next request carries the four results as a run without the crash does.
+func TestCrashWithRunningChildResumes(t *testing.T) {
+	ctx := context.Background()
+
+	// The reference: the same parent, no crash.
+	refModel := fourChildren(false)
+	refLog, _ := session.Open(ctx, session.NewMemory())
+	ref := newHarness(t, refLog, refModel, false)
+	ref.prompt(t, "delegate")
+	refParent := refModel.requests("parent")
+	if len(refParent) != 2 {
+		t.Fatalf("the reference parent sent %d requests, want 2", len(refParent))
+	}
+
+	// The crash: the first child hangs while the other three finish.
+	model := fourChildren(true)
+	log, _ := session.Open(ctx, session.NewMemory())
+	h := newHarness(t, log, model, false)
+	if err := h.parent.Followup(ctx, dsh.UserText(dsh.SourceUser{}, "delegate")); err != nil {
+		t.Fatal(err)
+	}
+	var crashed *session.Log
+	for deadline := time.Now().Add(10 * time.Second); crashed == nil; time.Sleep(2 * time.Millisecond) {
+		finished := 0
+		for range session.Of[dsh.SubagentFinished](log.Events()) {
+			finished++
+		}
+		if finished == 3 && len(model.requests("task 1")) == 1 {
+			crashed = copyLog(t, log) // the process dies here
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d children finished after 10 s, want 3 and one running", finished)
+		}
+	}
+	firstRun := model.requests("task 1")[0]
+	h.parent.Cancel(dsh.CancelUser{}, false)
+	_ = h.parent.Wait(ctx)
+
+	// The restart: the same children's scripts, the first child no longer hangs.
+	again := fourChildren(false)
+	again.parent = llm.NewScripted(llm.ScriptedResponse{Text: "parent done"})
+	r := newHarness(t, crashed, again, true)
+	for _, task := range []string{"task 2", "task 3", "task 4"} {
+		if n := len(again.requests(task)); n != 0 {
+			t.Errorf("the finished child of %q sent %d requests after the restart, want none", task, n)
+		}
+	}
+	rerun := again.requests("task 1")
+	if len(rerun) != 1 {
+		t.Fatalf("the unfinished child sent %d requests after the restart, want 1", len(rerun))
+	}
+	if got, want := jsonOf(rerun[0].Messages), jsonOf(firstRun.Messages); got != want {
+		t.Errorf("the unfinished child's request differs after the restart:\n got %s\nwant %s", got, want)
+	}
+	started := map[string]int{}
+	for s, err := range session.Of[dsh.SubagentStarted](crashed.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		started[s.CallID]++
+	}
+	if started["call_1"] != 2 || started["call_2"] != 1 || started["call_3"] != 1 || started["call_4"] != 1 {
+		t.Errorf("children started per call: %v, want call_1 twice and the others once", started)
+	}
+
+	// The resumed parent's next request carries the four results in model order, byte
+	// for byte as the reference's second request does, before the new prompt.
+	r.prompt(t, "go on")
+	got := again.requests("parent")
+	if len(got) != 1 {
+		t.Fatalf("the resumed parent sent %d requests, want 1", len(got))
+	}
+	want := refParent[1].Messages
+	if len(got[0].Messages) != len(want)+1 {
+		t.Fatalf("the resumed request has %d messages, want %d and the new prompt", len(got[0].Messages), len(want))
+	}
+	if g, w := jsonOf(got[0].Messages[:len(want)]), jsonOf(want); g != w {
+		t.Errorf("the resumed parent's history differs from the reference:\n got %s\nwant %s", g, w)
+	}
+	var ends []string
+	for e, err := range session.Of[dsh.TurnEnd](crashed.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, string(e.Reason.Kind()))
+	}
+	if strings.Join(ends, ",") != "interrupted,completed" {
+		t.Errorf("turn ends = %v, want the crashed turn interrupted, then the new one completed", ends)
+	}
+}
+
+// A call in the background returns at once; the parent's turn ends with the child listed
+// as a background task, and the child's end wakes the parent for a second turn whose
+// message is the child's notice.
+func TestBackgroundCallWakesParent(t *testing.T) {
+	ctx := context.Background()
+	model := &router{
+		parent: llm.NewScripted(
+			llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent",
+				Arguments: args(map[string]any{"description": "probe", "prompt": "slow task"})}}},
+			llm.ScriptedResponse{Text: "parent waits"},
+			llm.ScriptedResponse{Text: "parent done"}),
+		children: map[string]*llm.Scripted{"slow task": llm.NewScripted(llm.ScriptedResponse{Text: "child answer"})},
+		seen:     map[string][]llm.Request{},
+	}
+	log, _ := session.Open(ctx, session.NewMemory())
+	h := newHarnessWith(t, log, model, false, subagent.Fields{Task: "prompt", Description: "description",
+		Background: "run_in_background", BackgroundByDefault: true})
+	// The child waits until the parent's first turn is stopping, so that it is running
+	// then.
+	release := make(chan struct{})
+	var tasks [][]dsh.BackgroundTask
+	h.hooks.Plugin("bg").OnTurnStopping(func(ctx context.Context, p *dsh.TurnStoppingPayload) error {
+		tasks = append(tasks, p.BackgroundTasks)
+		if len(tasks) == 1 {
+			close(release)
+		}
+		return nil
+	})
+	h.hooks.Plugin("gate").OnSubagentStart(func(ctx context.Context, p *dsh.SubagentStartPayload) error {
+		<-release
+		return nil
+	})
+	h.prompt(t, "delegate")
+	if err := h.runner.WaitBackground(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := toolResults(t, log)["call_a"]
+	if !strings.Contains(got, "runs in the background") {
+		t.Errorf("the call's result = %q, want the launch", got)
+	}
+	if len(tasks) != 2 {
+		t.Fatalf("turn-stopping ran %d times, want 2 (the second turn is the notice's)", len(tasks))
+	}
+	if len(tasks[0]) != 1 || tasks[0][0].Kind != "subagent" || tasks[0][0].AgentType != subagent.GeneralPurpose ||
+		tasks[0][0].Description == nil || *tasks[0][0].Description != "probe" || tasks[0][0].Status != dsh.BackgroundTaskStatusRunning {
+		t.Errorf("the first stop's background tasks = %+v, want the running child", tasks[0])
+	}
+	if len(tasks[1]) != 0 {
+		t.Errorf("the second stop's background tasks = %+v, want none", tasks[1])
+	}
+	parent := model.requests("parent")
+	if len(parent) != 3 {
+		t.Fatalf("the parent sent %d requests, want 3", len(parent))
+	}
+	last := parent[2].Messages[len(parent[2].Messages)-1]
+	if jsonOf(last.Content) != `[{"kind":"text","text":"child answer"}]` || jsonOf(last.Source) != `{"kind":"tool","callId":"call_a"}` {
+		t.Errorf("the notice = %s from %s, want the child's answer from the call", jsonOf(last.Content), jsonOf(last.Source))
+	}
+}
