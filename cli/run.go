@@ -594,6 +594,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 	o.plugins = append([]Plugin{retryNotice{note: note}}, o.plugins...)
 	cfg := o.runnerConfig(workspace, sessionID, log, logger, note)
 	cfg.Subagents.Logs = opened.Children
+	cfg.Subagents.Definitions = o.agentDefinitions(cfg.Hooks, workspace, note)
 	cfg.Limits.MaxTurns = o.maxTurns
 	cfg.MCP.Mount = true
 	cfg.Permissions = runner.Permissions{Mode: o.permissionMode, Allowed: o.allowedTools, Disallowed: o.disallowedTools}

@@ -16,8 +16,9 @@ type Hook struct {
 	// Timeout is the hook's timeout in seconds (0: the engine's default).
 	Timeout int
 	// Source is the settings file the hook is in: "" (the file passed to the engine),
-	// "user", "project" or "local" (the Claude Code settings hierarchy), or "ext:NAME" (a
-	// Gemini CLI extension's hooks/hooks.json).
+	// "user", "project" or "local" (the Claude Code settings hierarchy), "ext:NAME" (a
+	// Gemini CLI extension's hooks/hooks.json), or "agent:FILE" (the frontmatter hooks of a
+	// Claude Code agent definition, Case.Files' or HomeFiles' FILE, at its {{hooks}}).
 	Source string
 	// Group puts the hooks of one event with the same non-zero Group in one matcher group
 	// (0: a group of its own); Sequential makes the hook's group sequential (Gemini CLI's

@@ -6,6 +6,50 @@ func subagentCall(task string) Call {
 		"subagent_type": "general-purpose", "run_in_background": false}}
 }
 
+// DefinitionMarker starts the body of every agent definition the cases write: the
+// child's system prompt shows where it came from.
+const DefinitionMarker = "DSH-AGENT-DEFINITION."
+
+// probeAgent is a definition file (.claude/agents/NAME.md) of name with tools (a comma
+// list), whose body says where it is (which).
+func probeAgent(name, tools, which string) string {
+	return "---\nname: " + name + "\ndescription: The " + which + " " + name + " agent; use it to probe.\ntools: " + tools +
+		"\n---\n\n" + DefinitionMarker + " You are the " + which + " " + name + " agent.\nAnswer briefly.\n"
+}
+
+// agentOf is a foreground Agent call of agent type typ on task.
+func agentOf(typ, task string) Call {
+	return Call{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": task, "subagent_type": typ, "run_in_background": false}}
+}
+
+// hooked is a case of a definition "hooked" (in HOME's .claude/agents when home, else
+// the workspace's; the project trusted when trust) whose frontmatter hooks are
+// PreToolUse[Bash], Stop and PostToolUse, beside the settings' PreToolUse, SubagentStop
+// and Stop; the parent and the child each run a command. The frontmatter Stop (Stop-2)
+// runs as SubagentStop, beside the settings' SubagentStop-1: the engine starts them
+// together.
+func hooked(name string, home, trust bool) Case {
+	file := ".claude/agents/hooked.md"
+	src := "agent:" + file
+	c := Case{Name: name, Engines: []string{"claude"}, TrustProject: trust,
+		Hooks: []Hook{h("PreToolUse", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0"),
+			{Event: "PreToolUse", Matcher: "Bash", Script: "exit 0", Source: src},
+			{Event: "Stop", Script: "exit 0", Source: src},
+			{Event: "PostToolUse", Script: "exit 0", Source: src}},
+		Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("hooked", "CHILD-A: say hi")}},
+			{Text: "parent running", Bash: []string{"echo parent"}}, {Text: "parent done"}},
+		Children:   []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"echo child"}}, {Text: "child answer"}}}},
+		Concurrent: []string{"SubagentStop-1", "Stop-2"}}
+	files := map[string]string{file: "---\nname: hooked\ndescription: An agent with hooks.\nhooks: {{hooks}}\n---\n" +
+		DefinitionMarker + " You are the hooked agent.\n"}
+	if home {
+		c.HomeFiles = files
+	} else {
+		c.Files = files
+	}
+	return c
+}
+
 // subagentCases are the cases of subagents: an agent tool call that runs a child agent,
 // and the hooks that fire around and inside it. The mock scripts each child apart from
 // its parent (Case.Children), matched by a phrase of its task.
@@ -62,6 +106,61 @@ func subagentCases() []Case {
 		{Name: "subagent/unknown-type", Engines: claude, Hooks: all,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": "CHILD-A: x",
 				"subagent_type": "no-such-agent", "run_in_background": false}}}}, {Text: "parent done"}}},
+		// A project definition (.claude/agents/probe.md): the child's system prompt is its
+		// body, its tools the frontmatter's.
+		{Name: "subagent/definition", Engines: claude, Hooks: all,
+			Files:    map[string]string{".claude/agents/probe.md": probeAgent("probe", "Bash, Read", "project")},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("probe", "CHILD-A: say hi")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		// User definitions (~/.claude/agents): one the project's of the same name replaces,
+		// one of its own; the unknown type's answer lists the types that loaded.
+		{Name: "subagent/definition-user", Engines: claude, Hooks: all,
+			HomeFiles: map[string]string{".claude/agents/probe.md": probeAgent("probe", "Bash", "user"),
+				".claude/agents/uprobe.md": probeAgent("uprobe", "Read", "user-only")},
+			Files: map[string]string{".claude/agents/probe.md": probeAgent("probe", "Read", "project")},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("probe", "CHILD-A: say hi")}}, {Text: "again", Calls: []Call{agentOf("uprobe", "CHILD-B: say bye")}},
+				{Text: "once more", Calls: []Call{agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
+		// Malformed definitions beside a good one: bad YAML, no name, no description, a tools
+		// list naming no tool; the unknown type's answer lists the types that loaded.
+		{Name: "subagent/definition-malformed", Engines: claude, Hooks: all,
+			Files: map[string]string{
+				".claude/agents/good.md":     probeAgent("good", "Bash", "good"),
+				".claude/agents/badyaml.md":  "---\nname: badyaml\ndescription: [unclosed\ntools: Bash\n---\n" + DefinitionMarker + " badyaml body.\n",
+				".claude/agents/noname.md":   "---\ndescription: Has no name.\n---\n" + DefinitionMarker + " noname body.\n",
+				".claude/agents/nodesc.md":   "---\nname: nodesc\n---\n" + DefinitionMarker + " nodesc body.\n",
+				".claude/agents/badtools.md": probeAgent("badtools", "NoSuchTool", "badtools"),
+				".claude/agents/notfront.md": DefinitionMarker + " a file with no frontmatter.\n",
+				".claude/agents/mixtools.md": probeAgent("mixtools", "Bash, NoSuchTool", "mixtools"),
+				".claude/agents/badhooks.md": "---\nname: badhooks\ndescription: Hooks of a wrong shape.\nhooks: 12\n---\n" + DefinitionMarker + " badhooks body.\n",
+			},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("badtools", "CHILD-A: say hi")}}, {Text: "again", Calls: []Call{agentOf("mixtools", "CHILD-B: say bye")}},
+				{Text: "once more", Calls: []Call{agentOf("no-such-agent", "CHILD-C: x")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child a answer"}), child("CHILD-B", Turn{Text: "child b answer"})}},
+		// A definition's frontmatter hooks, in a trusted project: they run only inside its
+		// child, and its Stop hook fires as SubagentStop.
+		hooked("subagent/frontmatter-hooks", false, true),
+		// The same in a project not trusted: claude -p loads the definition but runs none of
+		// its frontmatter hooks.
+		hooked("subagent/frontmatter-hooks-untrusted", false, false),
+		// A user definition's frontmatter hooks (~/.claude/agents), the project not trusted:
+		// they run.
+		hooked("subagent/frontmatter-hooks-user", true, false),
+		// The engine's own agent types, each called plainly.
+		{Name: "subagent/builtin-types", Engines: claude, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("Explore", "CHILD-E: look")}}, {Text: "then", Calls: []Call{agentOf("Plan", "CHILD-P: plan")}},
+				{Text: "then", Calls: []Call{agentOf("statusline-setup", "CHILD-S: status")}}, {Text: "then", Calls: []Call{agentOf("claude", "CHILD-C: catch")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-E", Turn{Text: "explored"}), child("CHILD-P", Turn{Text: "planned"}), child("CHILD-S", Turn{Text: "set up"}),
+				child("CHILD-C", Turn{Text: "caught"})}},
+		// An agent hook (a verifier subagent) at PreToolUse: the engine's verifier request
+		// consumes the parent's second turn (its StructuredOutput call); dsh refuses the
+		// hooks file.
+		{Name: "subagent/agent-hook", Engines: claude,
+			DshRefuses: `unsupported hook handler type "agent": agent hooks (a verifier subagent that answers through StructuredOutput) are not built yet`,
+			Hooks:      []Hook{{Event: "PreToolUse", Matcher: "Bash", Fields: map[string]any{"type": "agent", "prompt": "Verify the command is harmless: $ARGUMENTS"}}},
+			Turns: []Turn{{Text: "running", Bash: []string{"echo parent"}},
+				{Text: "verifying", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": true, "reason": "harmless"}}}},
+				{Text: "verified"}, {Text: "parent done"}, {Text: "extra"}}},
 		// A PreToolUse deny that only the child's Bash call meets.
 		{Name: "subagent/deny-inside", Engines: claude,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

@@ -1,6 +1,7 @@
 package differential
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,10 +105,26 @@ func newRunDir(t *testing.T, base, ws string) runDir {
 	return d
 }
 
-// writeFiles writes the case's workspace and home files (Case.Files, Case.HomeFiles).
-func (d runDir) writeFiles(t *testing.T, c Case) {
+// writeFiles writes the case's workspace and home files (Case.Files, Case.HomeFiles); a
+// file's {{hooks}} becomes the hooks of Hook.Source "agent:NAME" (NAME the file's key), as
+// one line of JSON (a YAML flow mapping: a Claude Code agent definition's frontmatter
+// hooks), each command wrapped by the recorder.
+func (d runDir) writeFiles(t *testing.T, c Case, wrap string) {
 	for base, files := range map[string]map[string]string{d.ws: c.Files, d.home: c.HomeFiles} {
 		for name, text := range files {
+			if strings.Contains(text, "{{hooks}}") {
+				var cfg struct {
+					Hooks json.RawMessage `json:"hooks"`
+				}
+				if err := json.Unmarshal(d.hooksJSONAt(t, c, wrap, d.hooks, d.hooks, "agent:"+name), &cfg); err != nil {
+					t.Fatal(err)
+				}
+				var line bytes.Buffer
+				if err := json.Compact(&line, cfg.Hooks); err != nil {
+					t.Fatal(err)
+				}
+				text = strings.ReplaceAll(text, "{{hooks}}", line.String())
+			}
 			p := filepath.Join(base, filepath.FromSlash(name))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
@@ -351,7 +368,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 	if c.Stdin != "" {
 		ctx = withStdin(ctx, c.Stdin)
 	}
-	ed.writeFiles(t, c)
+	ed.writeFiles(t, c, wrap)
 	stop := ed.serveHTTPHooks(t, c)
 	defer stop()
 	cfg := ed.hooksJSON(t, c, wrap)
@@ -555,7 +572,7 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	if c.Stdin != "" {
 		ctx = withStdin(ctx, c.Stdin)
 	}
-	dd.writeFiles(t, c)
+	dd.writeFiles(t, c, wrap)
 	stopHooks := dd.serveHTTPHooks(t, c)
 	defer stopHooks()
 	hooksFile := filepath.Join(dd.root, "hooks.json")

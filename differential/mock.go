@@ -127,10 +127,12 @@ type Request struct {
 }
 
 // SubagentMarkers are the phrases of a subagent's system prompt that make a request a
-// child agent's rather than its parent's: Claude Code 2.1.328's general-purpose agent
-// (dsh sends the same). A child and its parent run concurrently, so the mock scripts
-// them apart (Mock.Children).
-var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude."}
+// child agent's rather than its parent's: Claude Code 2.1.328's general-purpose agent,
+// and the notes the engine ends every child's system prompt with, after a defined or
+// built-in type's own prompt (dsh sends the same). A child and its parent run
+// concurrently, so the mock scripts them apart (Mock.Children).
+var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude.",
+	"\n\nMessages from the agent that launched you — your task and any mid-task course corrections — direct your work."}
 
 // SubagentHeaders are the request headers that make a request a child agent's: Codex
 // 0.169.0 sends a child's requests with the instructions and developer messages of its

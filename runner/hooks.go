@@ -16,6 +16,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/runtime/sandbox"
 	"github.com/dshkit/dsh/runtime/session"
+	"github.com/dshkit/dsh/runtime/subagent"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
@@ -68,6 +69,7 @@ type Hooks struct {
 	LogFile string
 
 	projectHooks bool // the trusted project has hook files (findProjectHooks)
+	agentHooks   bool // an agent definition has frontmatter hooks (Subagents.Definitions)
 }
 
 // Dialect returns the registered dialect named name (bridges/dialects), else the
@@ -87,12 +89,21 @@ func (h *Hooks) desc() *dialect.Descriptor { return Dialect(h.Dialect) }
 // loads says whether h loads hooks (a file, plugins, settings or the trusted project's
 // own hook files).
 func (h *Hooks) loads() bool {
-	return h.File != "" || len(h.PluginDirs) > 0 || h.SettingSources != "" || h.projectHooks
+	return h.File != "" || len(h.PluginDirs) > 0 || h.SettingSources != "" || h.projectHooks || h.agentHooks
 }
 
 // trusted says whether the project's own hook files and commands load: Trust, or a
 // headless session under a dialect whose engine trusts its workspace headless.
 func (h *Hooks) trusted() bool { return h.Trust || (h.Headless && h.desc().HeadlessTrust) }
+
+// Trusted says whether the project's own files load (its hook files, commands and agent
+// definitions): Trust, or a headless session under a dialect whose engine trusts its
+// workspace headless.
+func (h Hooks) Trusted() bool { return h.trusted() }
+
+// Project is the project directory of a session in workspace: ProjectDir, else
+// workspace.
+func (h Hooks) Project(workspace string) string { return h.project(workspace) }
 
 // project is the project directory of a session in workspace.
 func (h *Hooks) project(workspace string) string {
@@ -281,6 +292,31 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	}
 	// The bridge has logged its diagnostics.
 	unregister := b.Register(s.Hooks.Plugin(h.desc().Plugin()))
+	// An agent definition's own hooks load with the same wiring, in a bridge registered
+	// for its child alone while the child runs (Subagents.Definitions, subagent.BeforeChild).
+	s.childHooks = func(def subagent.Definition, agentID string) (func(), error) {
+		data, err := json.Marshal(map[string]json.RawMessage{"hooks": def.Hooks})
+		if err != nil {
+			return nil, err
+		}
+		cb, err := h.desc().New(dialect.Config{Sources: []hookproto.Source{{Path: def.Source, Data: data}},
+			Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir, Session: sess, Recorder: rec, Logger: logger,
+			Canonical: h.Canonical, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite,
+			BaseEnv: s.cfg.Env, MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.evalModel, cfg: s.LLM, last: s.exchange},
+			Sandbox: h.sandbox(s.Builtin.Sandbox)})
+		if err != nil {
+			return nil, err
+		}
+		reg := s.Hooks.Plugin(h.desc().Plugin() + "/agent:" + def.Name).ForAgent(agentID)
+		unregister := cb.Register(reg)
+		return func() {
+			unregister()
+			reg.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = cb.Close(ctx)
+		}, nil
+	}
 	return func() {
 		unregister()
 		stopTranscript()

@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,11 +176,14 @@ type Session struct {
 	childRuntime   func() *tools.Runtime
 	childObservers []ChildObserver
 
-	cfg      Config
-	logger   *slog.Logger
-	closers  []func()
-	maxMu    sync.Mutex
-	maxTurns bool
+	cfg     Config
+	logger  *slog.Logger
+	closers []func()
+	// childHooks installs an agent definition's own hooks for one child (attachHooks);
+	// nil when no hooks load.
+	childHooks func(def subagent.Definition, agentID string) (func(), error)
+	maxMu      sync.Mutex
+	maxTurns   bool
 }
 
 // New builds the session cfg describes, in this order: the built-in tools (with the
@@ -210,6 +214,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}()
 	h := &s.cfg.Hooks
 	h.findProjectHooks(cfg.Workspace, s.note)
+	h.agentHooks = slices.ContainsFunc(cfg.Subagents.Definitions, func(d subagent.Definition) bool { return len(d.Hooks) > 0 })
 	var placement ContextPlacement
 	if h.loads() && !h.Canonical {
 		placement = ContextPlacement{Developer: h.desc().DeveloperContexts, SystemModels: h.desc().SystemContextModels}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,12 +53,38 @@ func (s *Session) subagents() (tools.Definition, error) {
 	if logs == nil {
 		logs = &subagent.MemoryLogs{}
 	}
+	// The engine's own types first: a definition of the same name replaces one.
+	defs := make([]subagent.Definition, 0, len(shape.Types)+len(cfg.Definitions))
+	for _, t := range shape.Types {
+		defs = append(defs, subagent.Definition{Name: t.Name, Description: t.Description, System: t.System,
+			Tools: t.Tools, Disallowed: t.Disallowed})
+	}
+	known := s.toolNames()
+	for _, d := range cfg.Definitions {
+		for _, t := range d.Tools {
+			if !known[t] && !strings.HasPrefix(t, "mcp__") {
+				s.note(fmt.Sprintf("agent definition %s: field tools: %q names no tool (dropped when its child starts; a list of none refuses the call)", cmp.Or(d.Source, d.Name), t))
+			}
+		}
+		defs = append(defs, d)
+	}
+	if shape.DefinitionSystem != "" {
+		for i := range defs {
+			defs[i].System = strings.ReplaceAll(shape.DefinitionSystem, "{prompt}", defs[i].System)
+		}
+	}
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
-		Definitions: cfg.Definitions, GeneralSystem: shape.System, ToolName: row.Name,
+		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
-		ContinuationCap: s.continuationCap(), Logger: s.logger,
-		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild})
+		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape),
+		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild,
+		BeforeChild: func(_ context.Context, def subagent.Definition, agentID string) (func(), error) {
+			if len(def.Hooks) == 0 || s.childHooks == nil {
+				return func() {}, nil
+			}
+			return s.childHooks(def, agentID)
+		}})
 	if err != nil {
 		return tools.Definition{}, err
 	}
@@ -68,7 +96,29 @@ func (s *Session) subagents() (tools.Definition, error) {
 	}
 	def := r.Definition(fields)
 	if shape.Result != "" {
-		def.Output = &tools.Output{Render: resultText(shape)}
+		// The engine's own types may word their results otherwise, unless a definition
+		// replaced them.
+		results := map[string]string{}
+		for _, t := range shape.Types {
+			if t.Result != "" && !slices.ContainsFunc(cfg.Definitions, func(d subagent.Definition) bool { return d.Name == t.Name }) {
+				results[t.Name] = t.Result
+			}
+		}
+		def.Output = &tools.Output{Render: resultText(shape, results)}
+	}
+	if shape.UnknownType != "" {
+		// The engine shows its refusals as they are, without dsh's "Error: " (a content a
+		// listener replaced stays as it is).
+		def.FinalizeContent = func(_ dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+			f, ok := result.(dsh.ToolFailure)
+			if !ok || f.Error.Info == nil || f.Error.Info.Code != subagent.CodeSubagent || len(f.Content) != 1 {
+				return nil, nil
+			}
+			if t, ok := f.Content[0].(dsh.TextBlock); ok && t.Text == "Error: "+f.Error.Message {
+				return []dsh.ContentBlock{dsh.TextBlock{Text: f.Error.Message}}, nil
+			}
+			return nil, nil
+		}
 	}
 	return def, nil
 }
@@ -220,9 +270,46 @@ func notice(shape builtin.AgentShape) func(c *subagent.Child, res subagent.Resul
 	}
 }
 
+// toolNames are the names of the dialect's built-in tools (its toolset's rows).
+func (s *Session) toolNames() map[string]bool {
+	names := map[string]bool{}
+	all, err := builtin.Toolsets()
+	if err != nil {
+		return names
+	}
+	for _, ts := range all {
+		if ts.Style == s.Builtin.Style {
+			for _, r := range ts.Tools {
+				names[r.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+// refusal words a refused call's error as shape's engine does: an unknown type, a type
+// whose tools name no tool.
+func refusal(shape builtin.AgentShape) func(error) string {
+	return func(err error) string {
+		var unknown *subagent.UnknownTypeError
+		var none *subagent.NoToolsError
+		switch {
+		case errors.As(err, &unknown) && shape.UnknownType != "":
+			types := slices.Clone(unknown.Types)
+			slices.SortFunc(types, func(a, b string) int {
+				return cmp.Or(strings.Compare(strings.ToLower(a), strings.ToLower(b)), strings.Compare(a, b))
+			})
+			return strings.NewReplacer("{type}", unknown.Type, "{types}", strings.Join(types, ", ")).Replace(shape.UnknownType)
+		case errors.As(err, &none) && shape.NoTools != "":
+			return strings.NewReplacer("{type}", none.Type, "{unrecognized}", strings.Join(none.Unrecognized, ", ")).Replace(shape.NoTools)
+		}
+		return err.Error()
+	}
+}
+
 // resultText renders a completed child's value (subagent.Value) in the words of shape's
 // Result.
-func resultText(shape builtin.AgentShape) func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
+func resultText(shape builtin.AgentShape, byType map[string]string) func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 	return func(args, value json.RawMessage) ([]dsh.ContentBlock, error) {
 		v, err := subagent.DecodeValue(value)
 		if err != nil {
@@ -242,7 +329,7 @@ func resultText(shape builtin.AgentShape) func(args, value json.RawMessage) ([]d
 		}
 		text := strings.NewReplacer("{toolsUsed}", used, "{answer}", strings.Join(lines, "\n"), "{agentId}", v.AgentID,
 			"{tokens}", strconv.Itoa(v.Tokens), "{toolUses}", strconv.Itoa(v.ToolUses),
-			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(shape.Result)
+			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(cmp.Or(byType[v.Type], shape.Result))
 		return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil
 	}
 }
@@ -281,7 +368,7 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 	parent, _ := json.Marshal(s.cfg.SessionID)
 	childLLM.Extra[provider.HeaderExtraPrefix+"x-openai-subagent"] = json.RawMessage(`"collab_spawn"`)
 	childLLM.Extra[provider.HeaderExtraPrefix+"x-codex-parent-thread-id"] = parent
-	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.Runtime, Model: s.evalModel, LLM: childLLM,
+	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: childLLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: cfg.Definitions, GeneralSystem: s.cfg.Prompts.system(s.cfg.Workspace), ToolNames: names,
 		DefaultType: CodexAgentType, NewID: subagent.NewCodexID,

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshkit/dsh/bridges/claudecode/agents"
 	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
@@ -110,7 +111,9 @@ func Descriptor() *dialect.Descriptor {
 		// Measured in 2.1.328: trust is `Se() || ra()`, Se() being !isInteractive(), so
 		// claude -p runs the project's hooks with no trust record (settings/hierarchy).
 		HeadlessTrust: true,
-		StreamJSON:    "claude-code",
+		// Measured in 2.1.328 (subagent/definition*): ~/.claude/agents and .claude/agents.
+		AgentDir:   agents.Dir,
+		StreamJSON: "claude-code",
 		// Measured in 2.1.328 (cli/stdin-and-prompt): [prompt, stdin].filter(Boolean).join("\n").
 		StdinPrompt:         dialect.StdinPrompt{Separator: "\n"},
 		SystemContextModels: hookmap.ClaudeCode.SystemContextModels,

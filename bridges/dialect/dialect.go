@@ -65,6 +65,10 @@ type Descriptor struct {
 	// dsh run under the dialect loads them without --trust or dsh trust. The project's
 	// .mcp.json, which the engine approves apart from trust, still needs them.
 	HeadlessTrust bool
+	// AgentDir is where the engine reads its agent definitions, under the user's home
+	// and under the project's directory (Claude Code: .claude/agents, read by
+	// bridges/claudecode/agents); "": the dialect has none.
+	AgentDir string
 	// StreamJSON names the line format of the engine's headless --output-format
 	// stream-json, which dsh run's stream-json then writes ("claude-code": claude -p's
 	// messages); "": none, and stream-json writes dsh's own session events.
@@ -218,6 +222,9 @@ type Config struct {
 	// Plugins are plugin hook files (PluginRoot set; an empty Path means
 	// <PluginRoot>/hooks/hooks.json).
 	Plugins []hookproto.Source
+	// Sources are further hook configurations, loaded after the others (a source's Data
+	// instead of its file: an agent definition's frontmatter hooks).
+	Sources []hookproto.Source
 	// Workspace is the session workspace: the hooks' default working directory and the
 	// default project directory. Required.
 	Workspace string

@@ -247,7 +247,7 @@ func TestLoadHandlerTypes(t *testing.T) {
 	}
 	all := strings.Join(msgs, "\n")
 	for _, w := range []string{
-		`f.json: hooks.PreToolUse[0].hooks[3]: unsupported hook handler type "agent": agent hooks need subagents, which dsh does not have yet (handler skipped)`,
+		`f.json: hooks.PreToolUse[0].hooks[3]: unsupported hook handler type "agent": agent hooks (a verifier subagent that answers through StructuredOutput) are not built yet (handler skipped)`,
 		`hooks.PreToolUse[0].hooks[4].shell: unsupported hook handler type: shell "powershell"`,
 		`hooks.PreToolUse[0].hooks[6].shell: malformed hook entry: shell must be "bash" or "powershell"`,
 		`hooks.PreToolUse[0].hooks[7].server: malformed hook entry: an mcp_tool handler needs a non-empty server string`,

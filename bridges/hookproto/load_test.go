@@ -2,6 +2,7 @@ package hookproto
 
 import (
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,5 +66,21 @@ func TestLoadUnfiredEvent(t *testing.T) {
 		if errors.Is(d, ErrUnfiredEvent) || d.Skipped != "event" {
 			t.Errorf("without a table: %q (skipped %q), want every event skipped", d.Error(), d.Skipped)
 		}
+	}
+}
+
+// A source's Data loads instead of its file, which then only names it: an agent
+// definition's frontmatter hooks, no file of their own.
+func TestLoadSourcesData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.md") // never written
+	data := []byte(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "ok"}, {"type": "nope"}]}]}}`)
+	c, diags := LoadSources([]Source{{Path: path, Data: data}},
+		SourcesOptions{Dialect: ClaudeCode, Events: []string{"PreToolUse"}, Table: &hookmap.ClaudeCode})
+	hs := c.Handlers("PreToolUse")
+	if len(hs) != 1 || hs[0].Command != "ok" || hs[0].Source != path {
+		t.Fatalf("handlers %+v", hs)
+	}
+	if len(diags) != 1 || diags[0].File != path {
+		t.Fatalf("diagnostics %v, want one naming %s", diags, path)
 	}
 }

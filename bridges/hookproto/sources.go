@@ -29,6 +29,10 @@ type Source struct {
 	// Project marks a project-level file (one the bridge discovered in the workspace,
 	// e.g. .claude/settings.json): it loads only when the project is trusted.
 	Project bool
+	// Data, when set, is the configuration's text, loaded instead of reading Path, which
+	// then only names it (a Claude Code agent definition's frontmatter hooks, as a
+	// settings file's {"hooks": …}).
+	Data []byte
 }
 
 // SourcesOptions configures LoadSources.
@@ -83,7 +87,15 @@ func LoadSources(srcs []Source, o SourcesOptions) (*Config, []Diagnostic) {
 		if o.SubstituteProjectDir {
 			lo.ProjectDir = o.ProjectDir
 		}
-		c, d := LoadFile(s.Path, lo)
+		var (
+			c *Config
+			d []Diagnostic
+		)
+		if s.Data != nil {
+			c, d = Load(s.Data, lo)
+		} else {
+			c, d = LoadFile(s.Path, lo)
+		}
 		cfgs = append(cfgs, c)
 		diags = append(diags, d...)
 	}

@@ -67,7 +67,7 @@ var ClaudeCode = Bridge{
 	Handlers: map[string]HandlerType{
 		"agent": {
 			DefaultTimeoutSec: 60,
-			Refused:           "agent hooks need subagents, which dsh does not have yet",
+			Refused:           "agent hooks (a verifier subagent that answers through StructuredOutput) are not built yet",
 		},
 		"http": {
 			DefaultTimeoutSec: 600,

@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,6 +55,8 @@ var (
 	ErrTooMany = errors.New("subagent: too many children running")
 	// ErrClosed is a call after the Runner was closed.
 	ErrClosed = errors.New("subagent: runner closed")
+	// ErrNoTools is a call of a definition whose tools name no tool of the registry.
+	ErrNoTools = errors.New("subagent: no tools")
 )
 
 // Definition is one agent type a child can run (Claude Code's .claude/agents/*.md).
@@ -65,14 +68,50 @@ type Definition struct {
 	// System is the child's system prompt.
 	System string
 	// Tools are the names of the tools the child is offered; nil offers every tool of the
-	// parent's registry (the agent tool only below Config.MaxDepth).
-	Tools []string
+	// parent's registry (the agent tool only below Config.MaxDepth) but Disallowed.
+	Tools      []string
+	Disallowed []string
 	// Model, when set, is the model the child calls instead of the parent's.
 	Model string
 	// Source is where the definition comes from (a file path), for diagnostics; empty
 	// for a built-in one.
 	Source string
+	// Hooks are the definition's own hooks, in its host's configuration shape (Claude
+	// Code's frontmatter hooks as a settings hooks object): Config.BeforeChild installs them
+	// for its children's lifetime. The Runner does not read them.
+	Hooks json.RawMessage
 }
+
+// UnknownTypeError is a call naming an agent type no definition has (it wraps
+// ErrUnknownType).
+type UnknownTypeError struct {
+	// Type is the type the call named; Types are the types there are, in Types order.
+	Type  string
+	Types []string
+}
+
+func (e *UnknownTypeError) Error() string {
+	return fmt.Sprintf("%v %q (the types are %s)", ErrUnknownType, e.Type, strings.Join(e.Types, ", "))
+}
+
+// Unwrap returns ErrUnknownType.
+func (e *UnknownTypeError) Unwrap() error { return ErrUnknownType }
+
+// NoToolsError is how a child of a definition whose tools name none the registry has
+// ends: it was created (agent/subagent-start fired, as Claude Code fires SubagentStart)
+// and never ran (it wraps ErrNoTools).
+type NoToolsError struct {
+	// Type is the agent type; Unrecognized are its tool names that name no tool.
+	Type         string
+	Unrecognized []string
+}
+
+func (e *NoToolsError) Error() string {
+	return fmt.Sprintf("%v: the tools of agent type %s name no tool (unrecognized: %s)", ErrNoTools, e.Type, strings.Join(e.Unrecognized, ", "))
+}
+
+// Unwrap returns ErrNoTools.
+func (e *NoToolsError) Unwrap() error { return ErrNoTools }
 
 // Logs opens the session log of a new child, in the parent's store.
 type Logs interface {
@@ -135,6 +174,14 @@ type Config struct {
 	OnChild func(agentID string, lineage dsh.Lineage, log *session.Log) (done func())
 	// Logger receives the diagnostics (nil: discarded).
 	Logger *slog.Logger
+	// BeforeChild, when set, is called once a child of def has its agent id, before it
+	// starts; the func it returns is called when the child has ended. A host scopes
+	// listeners to the child there (Claude Code's frontmatter hooks, Definition.Hooks).
+	// An error fails the child before it starts.
+	BeforeChild func(ctx context.Context, def Definition, agentID string) (end func(), err error)
+	// Refusal, when set, words a refused call's error for the model (UnknownTypeError,
+	// NoToolsError, ...), as the dialect's engine words it; nil: the error's own text.
+	Refusal func(err error) string
 }
 
 // Runner starts the children of one parent session. It is safe for concurrent use.
@@ -409,7 +456,7 @@ func (r *Runner) admit(req Request) (admitted, error) {
 	}
 	switch {
 	case !ok:
-		return admitted{}, fmt.Errorf("%w %q (the types are %s)", ErrUnknownType, typ, strings.Join(r.typeNames(), ", "))
+		return admitted{}, &UnknownTypeError{Type: typ, Types: r.typeNames()}
 	case depth > r.cfg.MaxDepth:
 		return admitted{}, fmt.Errorf("%w: a child at depth %d may not start another (the limit is %d)", ErrTooDeep, depth-1, r.cfg.MaxDepth)
 	case r.running >= r.cfg.MaxRunning:
@@ -498,6 +545,13 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 	}
 	// The child's tools: its definition's, without the agent tool at the depth limit.
 	restrict := r.childTools(def, lineage.Depth)
+	if r.cfg.BeforeChild != nil {
+		end, err := r.cfg.BeforeChild(ctx, def, id)
+		if err != nil {
+			return failed(fmt.Errorf("starting it: %w", err)), nil
+		}
+		defer end()
+	}
 	plugin := r.cfg.Registry.Plugin("subagent").ForAgent(id)
 	defer plugin.Close()
 	if restrict != nil {
@@ -514,6 +568,11 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		return failed(err), nil
 	}
 	defer child.Close()
+	// A definition whose tools name no tool: the child exists (agent/subagent-start has
+	// fired, as Claude Code 2.1.328 fires SubagentStart) and never runs.
+	if def.Tools != nil && len(r.known(def.Tools)) == 0 {
+		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: &NoToolsError{Type: def.Name, Unrecognized: def.Tools}}, nil
+	}
 	// The task comes from the parent's call, not from the user: a child fires no
 	// UserPromptSubmit (measured in Claude Code 2.1.328, case subagent/session-events).
 	if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)); err != nil {
@@ -534,19 +593,19 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 func (r *Runner) childTools(def Definition, depth int) []string {
 	atLimit := depth >= r.cfg.MaxDepth
 	if def.Tools == nil {
-		if !atLimit {
+		if !atLimit && len(def.Disallowed) == 0 {
 			return nil
 		}
 		var names []string
 		for _, d := range r.cfg.Tools().Tools().Visible("") {
-			if !r.isAgentTool(d.Name) {
+			if (!r.isAgentTool(d.Name) || !atLimit) && !slices.Contains(def.Disallowed, d.Name) {
 				names = append(names, d.Name)
 			}
 		}
 		return names
 	}
 	names := make([]string, 0, len(def.Tools))
-	for _, n := range def.Tools {
+	for _, n := range r.known(def.Tools) {
 		if !r.isAgentTool(n) || !atLimit {
 			names = append(names, n)
 		}
@@ -557,6 +616,18 @@ func (r *Runner) childTools(def Definition, depth int) []string {
 // isAgentTool says whether name is one of the agent tools (Config.ToolName, ToolNames).
 func (r *Runner) isAgentTool(name string) bool {
 	return name == r.cfg.ToolName || slices.Contains(r.cfg.ToolNames, name)
+}
+
+// known are the names of names that the registry has a tool of, in the registry's order
+// (a definition's names of no tool are dropped, as Claude Code drops them).
+func (r *Runner) known(names []string) []string {
+	var out []string
+	for _, d := range r.cfg.Tools().Tools().Visible("") {
+		if slices.Contains(names, d.Name) {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }
 
 // ended reads how the child's last turn ended, and its answer, from its log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,13 +38,13 @@ func (h *harness) record(s string) {
 	h.mu.Unlock()
 }
 
-func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool) *harness {
+func newHarness(t *testing.T, log *session.Log, model llm.Model, resume bool, opts ...func(*subagent.Config)) *harness {
 	t.Helper()
-	return newHarnessWith(t, log, model, resume, subagent.ClaudeCode)
+	return newHarnessWith(t, log, model, resume, subagent.ClaudeCode, opts...)
 }
 
 // newHarnessWith is newHarness with an agent tool reading its input by fields.
-func newHarnessWith(t *testing.T, log *session.Log, model llm.Model, resume bool, fields subagent.Fields) *harness {
+func newHarnessWith(t *testing.T, log *session.Log, model llm.Model, resume bool, fields subagent.Fields, opts ...func(*subagent.Config)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	h := &harness{hooks: dsh.NewRegistry(), reg: tools.NewRegistry(), log: log, logs: &subagent.MemoryLogs{}}
@@ -56,9 +57,13 @@ func newHarnessWith(t *testing.T, log *session.Log, model llm.Model, resume bool
 		return "echo from " + l.AgentType, nil
 	}})
 	var err error
-	h.runner, err = subagent.New(subagent.Config{Registry: h.hooks, Tools: rt, Model: model,
+	scfg := subagent.Config{Registry: h.hooks, Tools: rt, Model: model,
 		LLM: dsh.LLMCallConfig{Provider: "scripted", Model: "m"}, Logs: h.logs, ParentLog: log,
-		ParentSessionID: "ses_parent", ToolName: "Agent", GeneralSystem: "You are a child."})
+		ParentSessionID: "ses_parent", ToolName: "Agent", GeneralSystem: "You are a child."}
+	for _, o := range opts {
+		o(&scfg)
+	}
+	h.runner, err = subagent.New(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,6 +476,124 @@ func TestManyCallsBounded(t *testing.T) {
 	}
 	if ok != 4 || refused != 46 || peak != 4 {
 		t.Errorf("%d completed, %d refused, %d at once; want 4, 46, 4", ok, refused, peak)
+	}
+}
+
+// A definition's child is offered its tools that exist (a name of no tool is dropped),
+// runs on its system prompt, and BeforeChild brackets it with the child's id; a child of a
+// definition whose tools name no tool is created (agent/subagent-start fires, as in
+// Claude Code) and never runs, and the call fails in Refusal's words; an unknown type
+// starts no child.
+func TestDefinitionToolsAndBeforeChild(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
+			{ID: "call_r", Name: "Agent", Arguments: args(map[string]any{"prompt": "read it", "subagent_type": "reader"})},
+			{ID: "call_n", Name: "Agent", Arguments: args(map[string]any{"prompt": "x", "subagent_type": "none"})},
+			{ID: "call_u", Name: "Agent", Arguments: args(map[string]any{"prompt": "x", "subagent_type": "nope"})},
+		}},
+		llm.ScriptedResponse{Text: "reader answer"},
+		llm.ScriptedResponse{Text: "parent done"},
+	).RecordRequests()
+	log, _ := session.Open(context.Background(), session.NewMemory())
+	var mu sync.Mutex
+	var bracket []string
+	var subagentStarts []string
+	h := newHarness(t, log, model, false, func(c *subagent.Config) {
+		c.Definitions = []subagent.Definition{
+			{Name: "reader", System: "You read.", Tools: []string{"Nope", "Echo"}, Hooks: json.RawMessage(`{"x":1}`)},
+			{Name: "none", System: "You cannot.", Tools: []string{"Nope"}},
+		}
+		c.BeforeChild = func(_ context.Context, def subagent.Definition, id string) (func(), error) {
+			mu.Lock()
+			bracket = append(bracket, "start "+def.Name+" "+string(def.Hooks)+" "+strconv.FormatBool(strings.HasPrefix(id, "a")))
+			mu.Unlock()
+			return func() {
+				mu.Lock()
+				bracket = append(bracket, "end "+def.Name)
+				mu.Unlock()
+			}, nil
+		}
+		c.Refusal = func(err error) string {
+			var none *subagent.NoToolsError
+			var unknown *subagent.UnknownTypeError
+			switch {
+			case errors.As(err, &none):
+				return "REFUSED " + none.Type + ": " + strings.Join(none.Unrecognized, ",")
+			case errors.As(err, &unknown):
+				return "UNKNOWN " + unknown.Type + " of " + strings.Join(unknown.Types, ",")
+			}
+			return err.Error()
+		}
+	})
+	h.hooks.Plugin("starts").OnSubagentStart(func(_ context.Context, sp *dsh.SubagentStartPayload) error {
+		mu.Lock()
+		subagentStarts = append(subagentStarts, sp.Lineage.AgentType)
+		mu.Unlock()
+		return nil
+	})
+	h.prompt(t, "delegate")
+	slices.Sort(subagentStarts)
+	results := toolResults(t, log)
+	if got := results["call_n"]; !strings.HasSuffix(got, ": REFUSED none: Nope") {
+		t.Errorf("no tools: %q", got)
+	}
+	if got := results["call_u"]; !strings.HasSuffix(got, ": UNKNOWN nope of general-purpose,none,reader") {
+		t.Errorf("unknown: %q", got)
+	}
+	if got := results["call_r"]; got != "reader answer" {
+		t.Errorf("reader: %q", got)
+	}
+	slices.Sort(bracket)
+	if d := strings.Join(bracket, "; "); d != `end none; end reader; start none  true; start reader {"x":1} true` {
+		t.Errorf("BeforeChild: %s", d)
+	}
+	var child *llm.Request
+	for _, r := range model.Requests() {
+		if r.System == "You read." {
+			child = &r
+		}
+	}
+	if child == nil {
+		t.Fatal("no request on the reader's system prompt")
+	}
+	var offered []string
+	for _, ts := range child.Tools {
+		offered = append(offered, ts.Name)
+	}
+	if strings.Join(offered, ",") != "Echo" {
+		t.Errorf("the reader was offered %v", offered)
+	}
+	var started []string
+	for s, err := range session.Of[dsh.SubagentStarted](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = append(started, s.AgentType)
+	}
+	slices.Sort(started)
+	if strings.Join(started, ",") != "none,reader" {
+		t.Errorf("children started: %v, want none and reader (the unknown type starts none)", started)
+	}
+	if strings.Join(subagentStarts, ",") != "none,reader" {
+		t.Errorf("agent/subagent-start fired for %v", subagentStarts)
+	}
+}
+
+// A child whose BeforeChild fails does not run; the call fails saying why.
+func TestBeforeChildFails(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "x"})}}},
+		llm.ScriptedResponse{Text: "parent done"},
+	)
+	log, _ := session.Open(context.Background(), session.NewMemory())
+	h := newHarness(t, log, model, false, func(c *subagent.Config) {
+		c.BeforeChild = func(context.Context, subagent.Definition, string) (func(), error) {
+			return nil, errors.New("hooks would not load")
+		}
+	})
+	h.prompt(t, "delegate")
+	if got := toolResults(t, log)["call_a"]; !strings.Contains(got, "failed") || !strings.Contains(got, "hooks would not load") {
+		t.Errorf("result %q", got)
 	}
 }
 

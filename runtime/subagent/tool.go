@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -76,9 +77,17 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			}
 			res, err := r.Run(ctx, req)
 			if err != nil {
-				return nil, tools.NewError(CodeSubagent, err.Error())
+				msg := err.Error()
+				if r.cfg.Refusal != nil {
+					msg = r.cfg.Refusal(err)
+				}
+				return nil, tools.NewError(CodeSubagent, msg)
 			}
-			if res.Outcome != dsh.SubagentOutcomeCompleted {
+			var none *NoToolsError
+			switch {
+			case res.Outcome != dsh.SubagentOutcomeCompleted && errors.As(res.Err, &none) && r.cfg.Refusal != nil:
+				return nil, tools.NewError(CodeSubagent, r.cfg.Refusal(none))
+			case res.Outcome != dsh.SubagentOutcomeCompleted:
 				return nil, tools.NewError(CodeSubagent, fmt.Sprintf("the %s agent %s %s: %v", req.typeName(), res.AgentID, res.Outcome, res.Err))
 			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,

@@ -236,6 +236,7 @@ func New(d Behavior, cfg dialect.Config, opts ...Option) (*Bridge, error) {
 		}
 		srcs = append(srcs, p)
 	}
+	srcs = append(srcs, o.Sources...)
 	hooks, diags := hookproto.LoadSources(srcs, hookproto.SourcesOptions{
 		Dialect: d.Name, Events: events, NoMatcherEvents: noMatcher,
 		ProjectDir: o.ProjectDir, Trusted: o.TrustProject,

@@ -140,11 +140,41 @@ type AgentShape struct {
 	ToolsUsed string `json:"toolsUsed,omitempty"`
 	// Indent begins every line of {answer}.
 	Indent string `json:"indent,omitempty"`
+	// DefinitionSystem is the system prompt of a child of a defined agent type (Claude
+	// Code's .claude/agents/NAME.md): {prompt} is the definition's body; "" is the body
+	// itself.
+	DefinitionSystem string `json:"definitionSystem,omitempty"`
+	// UnknownType is the model's text of a call naming no agent type there is: {type} the
+	// type named, {types} the types there are, joined with ", " in the engine's order
+	// (by name, ignoring case); "" is dsh's own.
+	UnknownType string `json:"unknownType,omitempty"`
+	// NoTools is the model's text of a call of a type whose tools name no tool: {type},
+	// and {unrecognized} its tool names, joined with ", "; "" is dsh's own.
+	NoTools string `json:"noTools,omitempty"`
+	// Types are the engine's own agent types besides general-purpose (a definition of
+	// the same name replaces one).
+	Types []AgentType `json:"types,omitempty"`
 	// Description is the input key of the call's short description of the task.
 	Description string `json:"description,omitempty"`
 	// Background says which calls run in the background and how the model hears of them
 	// (nil: every call runs in the foreground, the call waiting for the child).
 	Background *BackgroundShape `json:"background,omitempty"`
+}
+
+// AgentType is one of an engine's own agent types, as its child's requests show it.
+type AgentType struct {
+	// Name is the type (subagent_type); Description says when to use it.
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// System is its prompt, which DefinitionSystem's {prompt} holds in the child's system
+	// prompt.
+	System string `json:"system"`
+	// Tools are the only tools its child is offered (none: every tool but Disallowed).
+	Tools      []string `json:"tools,omitempty"`
+	Disallowed []string `json:"disallowed,omitempty"`
+	// Result, when set, replaces the shape's Result for its children (a one-shot type's
+	// answer comes without the agent id and usage lines).
+	Result string `json:"result,omitempty"`
 }
 
 // BackgroundShape is how an engine runs agent calls in the background: the call returns
