@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"sync/atomic"
 	"testing"
 
@@ -11,30 +10,6 @@ import (
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
 )
-
-// snapshot is what a crash leaves of l: its events so far, in a new memory store.
-func snapshot(t *testing.T, l *session.Log) *session.Memory {
-	t.Helper()
-	ctx := context.Background()
-	mem := session.NewMemory()
-	if _, err := mem.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for ev, err := range l.Events() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		line, err := json.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := mem.Append(ctx, append(line, '\n')); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = mem.Close()
-	return mem
-}
 
 // A crash in the middle of a batch: on resume, the call of a Resumable tool runs again,
 // every other call without a result gets an INTERRUPTED failure saying whether it had
@@ -58,7 +33,7 @@ func TestResumeSettlesInterruptedBatch(t *testing.T) {
 	followup(t, a, "u1", "go")
 	<-running
 	waitFor(t, "fast to run", func() bool { return runs[1].Load() == 1 })
-	crashed := snapshot(t, e.log)
+	crashed := e.store.Clone() // the process dies here
 	a.Cancel(dsh.CancelUser{}, false)
 	wait(t, a)
 

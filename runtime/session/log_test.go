@@ -478,3 +478,28 @@ func TestHugeEventDoesNotPinBuffer(t *testing.T) {
 		t.Fatalf("the encoding buffer kept %d bytes", cap(l.line))
 	}
 }
+
+// Clone keeps the events appended so far: a Log opened over it reads them, and what the
+// original gets afterwards stays out of it.
+func TestMemoryClone(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemory()
+	l, err := Open(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, dsh.SessionCreated{SessionID: "s1", AgentID: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	clone := store.Clone()
+	if _, err := l.Append(ctx, dsh.TurnStart{Turn: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(ctx, clone)
+	if err != nil {
+		t.Fatalf("opening the clone while the original is in use: %v", err)
+	}
+	if c.Len() != 1 || l.Len() != 2 {
+		t.Errorf("the clone holds %d events and the original %d, want 1 and 2", c.Len(), l.Len())
+	}
+}

@@ -115,6 +115,19 @@ func (m *Memory) Sync(ctx context.Context) error {
 	return nil
 }
 
+// Clone returns a new Memory holding the events appended so far, not in use: what a
+// process that stopped now would leave of the store (tests of resume after a crash open a
+// Log over it while the original goes on).
+func (m *Memory) Clone() *Memory {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	lines := make([][]byte, len(m.lines))
+	for i, l := range m.lines {
+		lines[i] = append([]byte(nil), l...)
+	}
+	return &Memory{lines: lines}
+}
+
 // Close ends the current Log's use of the store, keeping its events.
 func (m *Memory) Close() error {
 	m.mu.Lock()
