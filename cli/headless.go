@@ -17,6 +17,7 @@ import (
 	"github.com/dshkit/dsh/bridges/dialect"
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
+	"github.com/dshkit/dsh/runner"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -432,6 +433,31 @@ func writeResult(format string, r runResult, stdout, stderr io.Writer) {
 			// (the json formats carry the exact text).
 			fmt.Fprintln(stdout, clix.Visible(strings.TrimRight(r.Result, "\n")))
 		}
+	}
+}
+
+// streamOutput subscribes the stream formats to the session's log and to its children's:
+// stream-json in claude -p's lines under a dialect that has them, else (and for events)
+// every session event as a JSON line.
+func (o runOptions) streamOutput(stdout io.Writer, s *runner.Session, log *session.Log, sessionID, workspace string) {
+	switch {
+	case o.outputFormat == formatStreamJSON && o.desc().StreamJSON == streamFormatClaude:
+		// claude -p's stream: its init line first, then the messages.
+		cs := newClaudeStream(stdout, sessionID, s.LLM.Model)
+		var names []string
+		for _, d := range s.Tools.Visible("main") {
+			names = append(names, d.Name)
+		}
+		cs.start(workspace, names, s.PermissionMode())
+		log.Subscribe(cs.observe)
+		s.ObserveChildren(cs.child)
+	case o.outputFormat == formatStreamJSON, o.outputFormat == formatEvents:
+		stream := streamEvents(stdout)
+		log.Subscribe(func(e session.Event) { stream(e, nil) })
+		s.ObserveChildren(func(agentID string, lineage dsh.Lineage, child *session.Log) func() {
+			mark := &subagentMark{AgentID: agentID, ParentCallID: lineage.ParentCallID}
+			return child.Subscribe(func(e session.Event) { stream(e, mark) })
+		})
 	}
 }
 

@@ -620,25 +620,7 @@ func runOne(ctx context.Context, o runOptions, stdout, stderr io.Writer) (runRes
 		prog.observe(e)
 	})
 	log.Subscribe(out.observe)
-	switch {
-	case o.outputFormat == formatStreamJSON && o.desc().StreamJSON == streamFormatClaude:
-		// claude -p's stream: its init line first, then the messages.
-		cs := newClaudeStream(stdout, sessionID, s.LLM.Model)
-		var names []string
-		for _, d := range s.Tools.Visible("main") {
-			names = append(names, d.Name)
-		}
-		cs.start(workspace, names, s.PermissionMode())
-		log.Subscribe(cs.observe)
-		s.ObserveChildren(cs.child)
-	case o.outputFormat == formatStreamJSON, o.outputFormat == formatEvents:
-		stream := streamEvents(stdout)
-		log.Subscribe(func(e session.Event) { stream(e, nil) })
-		s.ObserveChildren(func(agentID string, lineage dsh.Lineage, child *session.Log) func() {
-			mark := &subagentMark{AgentID: agentID, ParentCallID: lineage.ParentCallID}
-			return child.Subscribe(func(e session.Event) { stream(e, mark) })
-		})
-	}
+	o.streamOutput(stdout, s, log, sessionID, workspace)
 
 	agent, err := s.Start(ctx, "main", resume)
 	if err != nil {

@@ -107,7 +107,7 @@ type Case struct {
 	// First, when set, is the first run's prompt instead of Prompt (a slash command).
 	First string
 	// Files are files written into the workspace before each run (path relative to it:
-	// CLAUDE.md, .claude/commands/NAME.md, AGENTS.md, GEMINI.md), and HomeFiles into the
+	// CLAUDE.md, a command file in .claude/commands, AGENTS.md, GEMINI.md), and HomeFiles into the
 	// run's HOME (.claude/CLAUDE.md, .claude/commands/…); a path may climb out of the
 	// workspace with ../ (a parent directory's instruction file).
 	Files, HomeFiles map[string]string

@@ -10,7 +10,7 @@ func subagentCall(task string) Call {
 // child's system prompt shows where it came from.
 const DefinitionMarker = "DSH-AGENT-DEFINITION."
 
-// probeAgent is a definition file (.claude/agents/NAME.md) of name with tools (a comma
+// probeAgent is a definition file (in .claude/agents, named for the agent) of name with tools (a comma
 // list), whose body says where it is (which).
 func probeAgent(name, tools, which string) string {
 	return "---\nname: " + name + "\ndescription: The " + which + " " + name + " agent; use it to probe.\ntools: " + tools +

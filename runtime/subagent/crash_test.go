@@ -105,10 +105,7 @@ func TestCrashWithRunningChildResumes(t *testing.T) {
 	}
 	var crashed *session.Log
 	for deadline := time.Now().Add(10 * time.Second); crashed == nil; time.Sleep(2 * time.Millisecond) {
-		finished := 0
-		for range session.Of[dsh.SubagentFinished](log.Events()) {
-			finished++
-		}
+		finished := len(recordsOf[dsh.SubagentFinished](t, log))
 		if finished == 3 && len(model.requests("task 1")) == 1 {
 			var err error
 			if crashed, err = session.Open(ctx, store.Clone()); err != nil { // the process dies here
@@ -140,10 +137,7 @@ func TestCrashWithRunningChildResumes(t *testing.T) {
 		t.Errorf("the unfinished child's request differs after the restart:\n got %s\nwant %s", got, want)
 	}
 	started := map[string]int{}
-	for s, err := range session.Of[dsh.SubagentStarted](crashed.Events()) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range recordsOf[dsh.SubagentStarted](t, crashed) {
 		started[s.CallID]++
 	}
 	if started["call_1"] != 2 || started["call_2"] != 1 || started["call_3"] != 1 || started["call_4"] != 1 {
@@ -165,10 +159,7 @@ func TestCrashWithRunningChildResumes(t *testing.T) {
 		t.Errorf("the resumed parent's history differs from the reference:\n got %s\nwant %s", g, w)
 	}
 	var ends []string
-	for e, err := range session.Of[dsh.TurnEnd](crashed.Events()) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range recordsOf[dsh.TurnEnd](t, crashed) {
 		ends = append(ends, string(e.Reason.Kind()))
 	}
 	if strings.Join(ends, ",") != "interrupted,completed" {
@@ -291,22 +282,12 @@ func TestAlwaysContinuingStopIsCapped(t *testing.T) {
 	if fmt.Sprint(active) != "[false true true]" {
 		t.Errorf("stopHookActive at each stop = %v, want [false true true]", active)
 	}
-	var started dsh.SubagentStarted
-	for s := range session.Of[dsh.SubagentStarted](log.Events()) {
-		started = s
+	started := recordsOf[dsh.SubagentStarted](t, log)
+	if len(started) != 1 {
+		t.Fatalf("%d children started, want 1", len(started))
 	}
-	child, _ := logs.Log(started.SessionID)
-	capped := 0
-	for c, err := range session.Of[dsh.ContinuationCapped](child.Events()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Cap != 2 || c.Continuations != 2 {
-			t.Errorf("turn/continuation-capped = %+v", c)
-		}
-		capped++
-	}
-	if capped != 1 {
-		t.Errorf("%d caps recorded in the child's log, want 1", capped)
+	child, _ := logs.Log(started[0].SessionID)
+	if capped := recordsOf[dsh.ContinuationCapped](t, child); len(capped) != 1 || capped[0].Cap != 2 || capped[0].Continuations != 2 {
+		t.Errorf("turn/continuation-capped in the child's log = %+v, want one at 2 of 2", capped)
 	}
 }

@@ -131,6 +131,19 @@ func args(v any) json.RawMessage {
 	return b
 }
 
+// recordsOf are the events of type T in log, in order.
+func recordsOf[T dsh.SessionEventData](t *testing.T, log *session.Log) []T {
+	t.Helper()
+	var out []T
+	for r, err := range session.Of[T](log.Events()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // toolResults are the texts of the tool results in log, by call id.
 func toolResults(t *testing.T, log *session.Log) map[string]string {
 	t.Helper()
@@ -244,8 +257,8 @@ func TestRefusedCalls(t *testing.T) {
 	if got := results["call_e"]; !strings.Contains(got, "prompt is empty") {
 		t.Errorf("empty task: %q", got)
 	}
-	for range session.Of[dsh.SubagentStarted](log.Events()) {
-		t.Error("a refused call started a child")
+	if n := len(recordsOf[dsh.SubagentStarted](t, log)); n != 0 {
+		t.Errorf("the refused calls started %d children", n)
 	}
 }
 
@@ -275,11 +288,7 @@ func TestDepthLimit(t *testing.T) {
 	if want := []string{"Agent,Echo", "Echo", "Echo", "Agent,Echo"}; strings.Join(seen, " ") != strings.Join(want, " ") {
 		t.Errorf("tools offered per request: %q, want %q", seen, want)
 	}
-	started := 0
-	for range session.Of[dsh.SubagentStarted](log.Events()) {
-		started++
-	}
-	if started != 1 {
+	if started := len(recordsOf[dsh.SubagentStarted](t, log)); started != 1 {
 		t.Errorf("%d children started, want 1 (the child's own call is refused)", started)
 	}
 }
@@ -312,11 +321,7 @@ func TestResumeReplaysFinishedChild(t *testing.T) {
 	if !res.Replayed || res.Answer != "child answer" || res.Outcome != dsh.SubagentOutcomeCompleted {
 		t.Errorf("replayed result = %+v", res)
 	}
-	n := 0
-	for range session.Of[dsh.SubagentStarted](log.Events()) {
-		n++
-	}
-	if n != 1 {
+	if n := len(recordsOf[dsh.SubagentStarted](t, log)); n != 1 {
 		t.Errorf("%d subagent/started events, want 1 (the replay starts none)", n)
 	}
 }
@@ -641,11 +646,7 @@ func TestSpawnBackground(t *testing.T) {
 	if r2, _ := again.Result(); !r2.Replayed || r2.Answer != "background answer" || r2.AgentID != c.ID {
 		t.Errorf("replayed = %+v", r2)
 	}
-	n := 0
-	for range session.Of[dsh.SubagentStarted](log.Events()) {
-		n++
-	}
-	if n != 1 {
+	if n := len(recordsOf[dsh.SubagentStarted](t, log)); n != 1 {
 		t.Errorf("%d subagent/started events, want 1", n)
 	}
 }
@@ -675,14 +676,7 @@ func TestCloseCancelsBackground(t *testing.T) {
 	if res.Outcome != dsh.SubagentOutcomeCancelled || res.Err == nil || !strings.Contains(res.Err.Error(), "runner closed") {
 		t.Errorf("result = %+v", res)
 	}
-	var fin []dsh.SubagentFinished
-	for f, err := range session.Of[dsh.SubagentFinished](log.Events()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		fin = append(fin, f)
-	}
-	if len(fin) != 1 || fin[0].Outcome != dsh.SubagentOutcomeCancelled {
+	if fin := recordsOf[dsh.SubagentFinished](t, log); len(fin) != 1 || fin[0].Outcome != dsh.SubagentOutcomeCancelled {
 		t.Errorf("subagent/finished = %+v", fin)
 	}
 	if _, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_late", Task: "x"}, nil); !errors.Is(err, subagent.ErrClosed) {

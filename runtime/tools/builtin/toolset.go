@@ -141,7 +141,7 @@ type AgentShape struct {
 	// Indent begins every line of {answer}.
 	Indent string `json:"indent,omitempty"`
 	// DefinitionSystem is the system prompt of a child of a defined agent type (Claude
-	// Code's .claude/agents/NAME.md): {prompt} is the definition's body; "" is the body
+	// Code's agent files in .claude/agents): {prompt} is the definition's body; "" is the body
 	// itself.
 	DefinitionSystem string `json:"definitionSystem,omitempty"`
 	// UnknownType is the model's text of a call naming no agent type there is: {type} the

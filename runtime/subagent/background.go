@@ -1,0 +1,125 @@
+package subagent
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/dshkit/dsh/generated/dsh"
+)
+
+// Child is a child started in the background ([Runner.Spawn]): its turn runs on its own,
+// the parent's call returning at once.
+type Child struct {
+	// ID is the child's agent id, CallID the parent's call that started it, Type its
+	// agent type, Task its prompt and Description the call's description of it.
+	ID, CallID, Type, Task, Description string
+	// OutputFile is where its output can be read (Config.OutputFile; "": unknown).
+	OutputFile string
+	// Started is when it started.
+	Started time.Time
+
+	done   chan struct{}
+	cancel context.CancelCauseFunc
+	res    Result
+	err    error
+}
+
+// Done is closed when the child's turn has ended (or it was cancelled), and its
+// [Child.Result] is known.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// Result is how the child ended: valid once Done is closed.
+func (c *Child) Result() (Result, error) {
+	<-c.done
+	return c.res, c.err
+}
+
+// Cancel cancels the child's turn for cause (recorded in its end); Done is closed once
+// it has ended.
+func (c *Child) Cancel(cause error) { c.cancel(cause) }
+
+// Spawn starts a child for req in the background and returns at once, with the child's
+// id known. The child runs on ctx's values but not its cancellation: it ends when its turn
+// ends, when it is cancelled ([Child.Cancel]) or when the Runner is closed. It is recorded
+// in the parent's log as a foreground child is, and a call id whose child finished before
+// (the parent resumed after a crash) returns that child, done, without running it again.
+// onEnd, if set, is called once the child's end is recorded and it is no longer listed as
+// running, before Done is closed and [Runner.WaitBackground] returns (it wakes the parent).
+// A request the Runner refuses fails before any child starts, and records nothing.
+func (r *Runner) Spawn(ctx context.Context, req Request, onEnd func(*Child)) (*Child, error) {
+	if res, ok := r.replay(req); ok {
+		c := &Child{ID: res.AgentID, CallID: req.CallID, Type: res.Type, Task: req.Task, Description: req.Description,
+			OutputFile: r.outputFile(res.AgentID), done: make(chan struct{}), cancel: func(error) {}, res: res}
+		close(c.done)
+		return c, nil
+	}
+	a, err := r.admit(req)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	c := &Child{ID: a.id, CallID: req.CallID, Type: a.def.Name, Task: req.Task, Description: req.Description,
+		OutputFile: r.outputFile(a.id), Started: time.Now(), done: make(chan struct{}), cancel: cancel}
+	r.mu.Lock()
+	r.background[c.ID] = c
+	r.mu.Unlock()
+	r.spawned.Add(1)
+	go func() {
+		defer r.spawned.Done()
+		defer r.release()
+		defer cancel(nil)
+		c.res, c.err = r.runRecorded(cctx, a)
+		r.mu.Lock()
+		delete(r.background, c.ID)
+		r.mu.Unlock()
+		if onEnd != nil {
+			onEnd(c)
+		}
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// WaitBackground waits until every child started by Spawn has ended and its onEnd has
+// returned, or ctx is done.
+func (r *Runner) WaitBackground(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		r.spawned.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// BackgroundTasks lists the children running in the background as the session's
+// background tasks, oldest first (loop.Config.BackgroundTasks).
+func (r *Runner) BackgroundTasks() []dsh.BackgroundTask {
+	var out []dsh.BackgroundTask
+	for _, c := range r.Background() {
+		t := dsh.BackgroundTask{ID: c.ID, Kind: "subagent", Status: dsh.BackgroundTaskStatusRunning, AgentType: c.Type}
+		if c.Description != "" {
+			d := c.Description
+			t.Description = &d
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Background returns the children started by Spawn that are still running, oldest first.
+func (r *Runner) Background() []*Child {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Child, 0, len(r.background))
+	for _, c := range r.background {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *Child) int { return a.Started.Compare(b.Started) })
+	return out
+}
