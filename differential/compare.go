@@ -2,6 +2,7 @@ package differential
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,107 +12,14 @@ import (
 	"strings"
 )
 
-// Observation is what one run of a case showed.
-type Observation struct {
-	Effects []string // marker files the tool calls created, sorted
-	Calls   int      // main model requests
-	// Summaries are the compaction summarization requests: for each, the probe words
-	// (CompactWords) its directive holds.
-	Summaries []string
-	Sent      []Next // what each main request sent after the model's previous response
-	Hooks     []HookRun
-	// Placed says where each probe word of the case (Case.Probes) is in the first main
-	// request: "system end" (the system prompt ends with it), "system", "messages" or
-	// "absent".
-	Placed map[string]string
-	// Tools are the tools the main requests offered the model, by name (OfferedTools), for
-	// the dialects whose toolset dsh records; nil otherwise.
-	Tools map[string]string
-	// MayDefer are the tools dsh may offer that the engine's requests need not show (the
-	// engine defers them behind its tool search: ToolsetRows).
-	MayDefer []string
-}
-
-// Placement says where each of words is in a request body: in its system prompt
-// (Anthropic system, Responses instructions, Gemini systemInstruction), at its end, in
-// the rest of the request, or nowhere.
-func Placement(body []byte, words []string) map[string]string {
-	if len(words) == 0 {
-		return nil
-	}
-	var req map[string]json.RawMessage
-	_ = json.Unmarshal(body, &req)
-	var system string
-	for _, k := range []string{"system", "instructions", "systemInstruction"} {
-		if v, ok := req[k]; ok {
-			system += strings.Join(texts(v), "\n")
-			delete(req, k)
-		}
-	}
-	rest, _ := json.Marshal(req)
-	out := map[string]string{}
-	for _, w := range words {
-		switch {
-		case strings.HasSuffix(strings.TrimSpace(system), w):
-			out[w] = "system end"
-		case strings.Contains(system, w):
-			out[w] = "system"
-		case strings.Contains(string(rest), w):
-			out[w] = "messages"
-		default:
-			out[w] = "absent"
-		}
-	}
-	return out
-}
-
-// texts are the strings of a JSON value ("text" fields and bare strings), in order.
-func texts(v json.RawMessage) []string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return []string{s}
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(v, &list) == nil {
-		var out []string
-		for _, e := range list {
-			out = append(out, texts(e)...)
-		}
-		return out
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(v, &obj) == nil {
-		var out []string
-		for _, k := range []string{"text", "parts"} {
-			if e, ok := obj[k]; ok {
-				out = append(out, texts(e)...)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// ReadEffects lists the ran_* marker files of a workspace.
-func ReadEffects(ws string) []string {
-	ents, _ := os.ReadDir(ws)
-	var out []string
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "ran_") {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Normalizer rewrites run-specific values (paths, ids, times) to placeholders.
 type Normalizer struct {
 	Paths map[string]string // path prefix → placeholder, longest first when applied
 	// NoErrorFlag drops the error flag of tool results (the Responses API has none).
 	NoErrorFlag bool
-	// CallerPath, when set, is the PATH the engines were started with: Compare checks that
-	// hooks keep it (env.PATH).
+	// CallerPath, when set, is the PATH the run was started with: Compare checks that
+	// hooks keep it (env.PATH), the engine's run's under the engine's normalizer, dsh's
+	// under dsh's (that of the engine's when dsh's has none).
 	CallerPath string
 }
 
@@ -354,8 +262,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 					addField("header."+k, fmt.Sprintf("%s: the server got %q (%v) from the engine, %q (%v) from dsh", name, ne.Text(va), oka, nd.Text(vb), okb))
 				}
 			}
-			if p := ne.CallerPath; p != "" {
-				oka, okb := strings.Contains(a[i].Env["PATH"], p), strings.Contains(b[i].Env["PATH"], p)
+			if pe := ne.CallerPath; pe != "" {
+				pd := cmp.Or(nd.CallerPath, pe) // a recorded engine run had a PATH of its own
+				oka, okb := strings.Contains(a[i].Env["PATH"], pe), strings.Contains(b[i].Env["PATH"], pd)
 				if oka != okb {
 					addField("env.PATH", fmt.Sprintf("%s: the hook's PATH keeps the caller's under the engine %v, under dsh %v", name, oka, okb))
 				}

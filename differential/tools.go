@@ -72,6 +72,26 @@ func OfferedTools(reqs []Request, skip []string) map[string]string {
 	return out
 }
 
+// withToolset is o, a run under engine, as the tools aspect compares it: without the
+// tools the dialect's toolset records as absent, and with those dsh may offer where the
+// engine defers them (ToolsetRows).
+func withToolset(o Observation, engine string) Observation {
+	dialect, ok := toolsetDialects[engine]
+	if !ok {
+		o.Tools = nil
+		return o
+	}
+	absent, deferred := ToolsetRows(dialect)
+	if o.Tools != nil {
+		o.Tools = maps.Clone(o.Tools)
+		for _, name := range absent {
+			delete(o.Tools, name)
+		}
+	}
+	o.MayDefer = deferred
+	return o
+}
+
 // toolsetDialects are the dialects whose recorded toolset dsh offers, by engine: the
 // tools aspect compares their requests' tools.
 var toolsetDialects = map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini"}
