@@ -19,6 +19,7 @@ import (
 	"github.com/dshkit/dsh/runner/logstore"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
+	"github.com/dshkit/dsh/runtime/subagent"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
@@ -203,8 +204,8 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 // acpSetup builds one session's environment with the session wiring (package runner):
 // the model, the built-in tools in the session's cwd (with CLAUDE_ENV_FILE under a dialect
-// that has one), the plugins, the hooks bridge; plus the MCP servers of --mcp-config and
-// the project, which the ACP server mounts.
+// that has one), the plugins, the hooks bridge, the agent definitions; plus the MCP
+// servers of --mcp-config and the project, which the ACP server mounts.
 func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *slog.Logger) (*acp.Env, error) {
 	ro := o.run
 	ro.logFile = spec.LogPath
@@ -217,8 +218,15 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 	if err := ro.applyTrust(spec.CWD); err != nil {
 		return nil, err
 	}
-	s, err := runner.New(ctx, ro.runnerConfig(spec.CWD, spec.ID, spec.Log, logger,
-		func(msg string) { logger.Warn("hooks", "diagnostic", msg) }))
+	note := func(msg string) { logger.Warn("hooks", "diagnostic", msg) }
+	cfg := ro.runnerConfig(spec.CWD, spec.ID, spec.Log, logger, note)
+	// The agent definitions load as under dsh run (the user's, the project's behind its
+	// trust), and each child's log is a file beside the session's, as dsh run keeps them.
+	cfg.Subagents.Definitions = ro.agentDefinitions(cfg.Hooks, spec.CWD, note)
+	if spec.LogPath != "" {
+		cfg.Subagents.Logs = subagent.FileLogs{Dir: subagent.DirFor(spec.LogPath)}
+	}
+	s, err := runner.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
