@@ -17,7 +17,7 @@ func TestACPAgentDefinitions(t *testing.T) {
 	ws := filepath.Join(dir, "ws")
 	files := map[string]string{
 		"ws/.claude/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews things.\ntools: Bash\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: touch hooked\n---\nYou review.\n",
-		"hooks.json": `{"hooks": {}}`,
+		"hooks.json":                    `{"hooks": {}}`,
 		"agent.json": `{"responses": [
   {"toolCalls": [{"id": "c1", "name": "Agent", "arguments": {"description": "review", "prompt": "touch child_ran", "subagent_type": "reviewer", "run_in_background": false}}]},
   {"toolCalls": [{"id": "c2", "name": "Bash", "arguments": {"command": "touch child_ran"}}]},

@@ -3,16 +3,20 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/clix"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/session/pgstore"
+	"github.com/dshkit/dsh/runtime/subagent"
 )
 
 const logUsage = `usage: dsh log [--raw | --summary] FILE
@@ -28,7 +32,10 @@ tool, hook runs and outcomes per point, and the time spent in each. A damaged li
 reported on stderr and ends the listing with exit status 1 (the file is not modified).
 Control characters a model, tool or hook wrote are shown, never sent to the terminal:
 ESC as \x1b, a carriage return as \x0d, C1 controls as \u009b (--raw: \u00HH, so that
-each line's data stays valid JSON); newline and tab stay.
+each line's data stays valid JSON); newline and tab stay. A subagent's log (a file beside
+FILE, FILE without its extension/subagents/SESSION.jsonl, or a session of the same
+database) is shown under the line of its start, indented with │; one that is not there
+says so on one line.
 
 A log is never changed behind your back: dsh run --log and dsh acp refuse a file that
 does not start with a session event, a symbolic link, and a log damaged anywhere but a
@@ -81,36 +88,89 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			}
 		}()
 	}
-	f, err := os.Open(name)
-	if err != nil {
+	if sum != nil || *raw {
+		for e, err := range fileEvents(name) {
+			if err != nil {
+				return c.Fail(err)
+			}
+			if sum != nil {
+				sum.add(e)
+				continue
+			}
+			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
+		}
+		return clix.ExitOK
+	}
+	// A subagent's log is a file of its own beside the session's (subagent.DirFor).
+	children := func(id string) iter.Seq2[session.Event, error] {
+		return fileEvents(subagent.FileLogs{Dir: subagent.DirFor(name)}.Path(id))
+	}
+	if err := printTranscript(stdout, fileEvents(name), children, "", 0); err != nil {
 		return c.Fail(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		var e session.Event
-		if err := e.UnmarshalJSON(sc.Bytes()); err != nil {
-			return c.Fail(fmt.Errorf("%s:%d: damaged event (%v); the rest is not shown", name, n, err))
-		}
-		if sum != nil {
-			sum.add(e)
-			continue
-		}
-		if *raw {
-			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
-			continue
-		}
-		if s := line(e); s != "" {
-			fmt.Fprintln(stdout, s)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return c.Fail(fmt.Errorf("%s: %w", name, err))
-	}
 	return clix.ExitOK
+}
+
+// fileEvents are the events of the JSONL log at name; a damaged line is an error naming
+// the file and line, which ends them.
+func fileEvents(name string) iter.Seq2[session.Event, error] {
+	return func(yield func(session.Event, error) bool) {
+		f, err := os.Open(name)
+		if err != nil {
+			yield(session.Event{}, err)
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+		n := 0
+		for sc.Scan() {
+			n++
+			var e session.Event
+			if err := e.UnmarshalJSON(sc.Bytes()); err != nil {
+				yield(session.Event{}, fmt.Errorf("%s:%d: damaged event (%v); the rest is not shown", name, n, err))
+				return
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield(session.Event{}, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+}
+
+// maxLogDepth bounds how deep dsh log follows children's logs (a log naming itself as a
+// child's, say, ends there).
+const maxLogDepth = 8
+
+// printTranscript writes events as the readable transcript, each line after prefix, and
+// after each subagent/started line the child's log (children gives its events), indented
+// under it; a child whose log is not there says so on one line, and the listing goes on.
+func printTranscript(w io.Writer, events iter.Seq2[session.Event, error], children func(id string) iter.Seq2[session.Event, error], prefix string, depth int) error {
+	for e, err := range events {
+		if err != nil {
+			return err
+		}
+		s := line(e)
+		if s == "" {
+			continue
+		}
+		fmt.Fprintln(w, indent(s, prefix))
+		if e.Type != dsh.SubagentStartedType || depth >= maxLogDepth {
+			continue
+		}
+		var d dsh.SubagentStarted
+		if json.Unmarshal(e.Data, &d) != nil || d.SessionID == "" {
+			continue
+		}
+		inner := prefix + "      │ "
+		if err := printTranscript(w, children(d.SessionID), children, inner, depth+1); err != nil {
+			fmt.Fprintln(w, indent(clix.Visible(fmt.Sprintf("(the subagent's log cannot be shown: %v)", err)), inner))
+		}
+	}
+	return nil
 }
 
 // repairLog runs dsh log --repair on name and says what it did.
@@ -174,6 +234,14 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 	if summary {
 		sum = newLogSummary()
 	}
+	if sum == nil && !raw {
+		// A subagent's log is a session of its own in the same database.
+		children := func(id string) iter.Seq2[session.Event, error] { return db.Events(ctx, id) }
+		if err := printTranscript(stdout, db.Events(ctx, id), children, "", 0); err != nil {
+			return c.Fail(err)
+		}
+		return clix.ExitOK
+	}
 	for e, err := range db.Events(ctx, id) {
 		if err != nil {
 			return c.Fail(err)
@@ -182,13 +250,7 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 			sum.add(e)
 			continue
 		}
-		if raw {
-			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
-			continue
-		}
-		if s := line(e); s != "" {
-			fmt.Fprintln(stdout, s)
-		}
+		fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
 	}
 	if sum != nil {
 		sum.write(stdout)
