@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -475,4 +477,46 @@ func mustConnect(t *testing.T, url string) *pgstore.DB {
 	}
 	t.Cleanup(db.Close)
 	return db
+}
+
+// TestSubagentLogOnPostgres: a child's log is a session of the parent's database, and
+// dsh log shows it nested under the line of its start.
+func TestSubagentLogOnPostgres(t *testing.T) {
+	url := postgres(t).Schema(t)
+	dir := t.TempDir()
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "agent.json")
+	hooks := filepath.Join(dir, "hooks.json")
+	if err := os.WriteFile(model, []byte(`{"responses": [
+  {"toolCalls": [{"id": "c1", "name": "Agent", "arguments": {"description": "probe", "prompt": "work", "subagent_type": "general-purpose", "run_in_background": false}}]},
+  {"toolCalls": [{"id": "c2", "name": "Bash", "arguments": {"command": "echo from-the-child"}}]},
+  {"text": "child answer"},
+  {"text": "parent done"}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hooks, []byte(`{"hooks": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runDSH("run", "--dialect", "claude-code", "--model", "scripted:"+model, "--hooks", hooks,
+		"--setting-sources", "user", "--workspace", ws, "--log", url, "--session", "parent", "delegate")
+	if code != 0 {
+		t.Fatalf("dsh run: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := runDSH("log", "--session", "parent", url)
+	if code != 0 {
+		t.Fatalf("dsh log: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"⤷ subagent", "│ ", "from-the-child", "⤶ subagent"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dsh log lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^ +│ .*Bash`).MatchString(stdout) {
+		t.Errorf("the child's Bash call is not nested under its start:\n%s", stdout)
+	}
 }
