@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -223,8 +224,11 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 	// The agent definitions load as under dsh run (the user's, the project's behind its
 	// trust), and each child's log is a file beside the session's, as dsh run keeps them.
 	cfg.Subagents.Definitions = ro.agentDefinitions(cfg.Hooks, spec.CWD, note)
+	var childEvents func(string) iter.Seq2[session.Event, error]
 	if spec.LogPath != "" {
-		cfg.Subagents.Logs = subagent.FileLogs{Dir: subagent.DirFor(spec.LogPath)}
+		children := subagent.FileLogs{Dir: subagent.DirFor(spec.LogPath)}
+		cfg.Subagents.Logs = children
+		childEvents = func(id string) iter.Seq2[session.Event, error] { return fileEvents(children.Path(id)) }
 	}
 	s, err := runner.New(ctx, cfg)
 	if err != nil {
@@ -247,5 +251,7 @@ func acpSetup(ctx context.Context, o acpOptions, spec acp.SessionSpec, logger *s
 		// tool calls show in the editor.
 		SetChildRuntime: s.SetChildRuntime,
 		ObserveChildren: func(fn func(string, dsh.Lineage, *session.Log) func()) { s.ObserveChildren(fn) },
+		// session/load shows a child's calls again from its log.
+		ChildEvents: childEvents,
 	}, nil
 }

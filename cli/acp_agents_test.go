@@ -50,6 +50,27 @@ func TestACPAgentDefinitions(t *testing.T) {
 	if code := a.close(); code != 0 {
 		t.Fatalf("dsh acp: exit %d", code)
 	}
+	// session/load on another dsh acp shows the child's call again, from its log.
+	b := startACP(t, "--dialect", "claude-code", "--model", "scripted:"+filepath.Join(dir, "agent.json"),
+		"--hooks", filepath.Join(dir, "hooks.json"), "--sessions", sessions, "--trust")
+	b.call("initialize", map[string]any{"protocolVersion": 1})
+	var replayed bool
+	b.onFrame = func(f map[string]any) {
+		params, _ := f["params"].(map[string]any)
+		u, _ := params["update"].(map[string]any)
+		if id, _ := u["toolCallId"].(string); strings.HasSuffix(id, "/c2") && u["sessionUpdate"] == "tool_call" {
+			replayed = true
+		}
+	}
+	if res := b.call("session/load", map[string]any{"sessionId": id, "cwd": ws, "mcpServers": []any{}}); res["error"] != nil {
+		t.Fatalf("session/load: %v", res)
+	}
+	if code := b.close(); code != 0 {
+		t.Fatalf("second dsh acp: exit %d", code)
+	}
+	if !replayed {
+		t.Error("session/load did not show the child's Bash call again")
+	}
 	for _, f := range []string{"child_ran", "hooked"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
 			t.Errorf("%s: %v (the reviewer's child, or its frontmatter PreToolUse hook, did not run)", f, err)

@@ -181,6 +181,8 @@ type acpConn struct {
 	frames chan map[string]any
 	done   chan int
 	id     int
+	// onFrame, if set, sees every frame call reads.
+	onFrame func(map[string]any)
 }
 
 func startACP(t *testing.T, args ...string) *acpConn {
@@ -224,6 +226,9 @@ func (c *acpConn) call(method string, params any) map[string]any {
 		case f, ok := <-c.frames:
 			if !ok {
 				c.t.Fatalf("dsh acp ended before answering %s", method)
+			}
+			if c.onFrame != nil {
+				c.onFrame(f)
 			}
 			if f["method"] == "session/request_permission" {
 				r, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f["id"],

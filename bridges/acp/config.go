@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"iter"
 	"log/slog"
 
 	"github.com/dshkit/dsh/bridges/mcp"
@@ -86,6 +87,10 @@ type Env struct {
 	// calls are shown as tool calls of the prompt that runs them, marked with the child
 	// (runner.Session.ObserveChildren).
 	ObserveChildren func(observe func(agentID string, lineage dsh.Lineage, log *session.Log) (done func()))
+	// ChildEvents, if set, reads the log of a child session (its id as the parent's
+	// subagent/started records it): session/load shows the child's tool calls again as
+	// they were shown live. An error ends that child's replay, logged, not the load.
+	ChildEvents func(sessionID string) iter.Seq2[session.Event, error]
 }
 
 // Config configures a Server.

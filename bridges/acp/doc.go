@@ -42,7 +42,8 @@
 //     agent's own; they show as tool_call and tool_call_update of the prompt that runs
 //     the child, with the id "<agentId>/<callId>" and _meta.dsh {agentId, agentType,
 //     parentToolCallId}. The child's text is not shown (its answer is the result of the
-//     call that started it), and session/load does not replay a child's calls.
+//     call that started it). session/load shows a child's calls again as they were shown
+//     live, from the child's log (Env.ChildEvents).
 //
 // A second prompt while one runs is refused with -32602; a prompt that follows a
 // session/cancel waits for the cancelled one to settle and then runs (editors let the user

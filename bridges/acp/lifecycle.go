@@ -287,6 +287,9 @@ func (s *Server) start(ctx context.Context, id, cwd, path string, servers []mcp.
 		}
 		for e := range lg.Events() {
 			ss.tr.observe(e, true)
+			if !quiet {
+				ss.replayChild(e)
+			}
 		}
 		ss.tr.send = send
 	}

@@ -109,16 +109,7 @@ func (ss *acpSession) wire() {
 // child, its type and the call that started it. The child's text is not shown: its answer
 // reaches the editor as the result of that call.
 func (ss *acpSession) observeChild(agentID string, lineage dsh.Lineage, log *session.Log) func() {
-	meta := map[string]any{"dsh": map[string]any{"agentId": agentID, "agentType": lineage.AgentType,
-		"parentToolCallId": lineage.ParentCallID}}
-	tr := newTranslator(ss.cwd, func(u update) {
-		if u.SessionUpdate != "tool_call" && u.SessionUpdate != "tool_call_update" {
-			return
-		}
-		u.ToolCallID, u.Meta = childCallID(agentID, u.ToolCallID), meta
-		ss.srv.sendUpdate(ss.id, u)
-	})
-	tr.fileText, tr.terminalMeta = ss.tr.fileText, ss.tr.terminalMeta
+	tr := ss.childTranslator(agentID, lineage)
 	ss.childMu.Lock()
 	if ss.children == nil {
 		ss.children = map[string]*translator{}
@@ -131,6 +122,43 @@ func (ss *acpSession) observeChild(agentID string, lineage dsh.Lineage, log *ses
 		ss.childMu.Lock()
 		delete(ss.children, agentID)
 		ss.childMu.Unlock()
+	}
+}
+
+// childTranslator is the translator of a child's log: its tool_call and tool_call_update
+// alone, with ids of their own (childCallID) and _meta.dsh naming the child, its type and
+// the call that started it.
+func (ss *acpSession) childTranslator(agentID string, lineage dsh.Lineage) *translator {
+	meta := map[string]any{"dsh": map[string]any{"agentId": agentID, "agentType": lineage.AgentType,
+		"parentToolCallId": lineage.ParentCallID}}
+	tr := newTranslator(ss.cwd, func(u update) {
+		if u.SessionUpdate != "tool_call" && u.SessionUpdate != "tool_call_update" {
+			return
+		}
+		u.ToolCallID, u.Meta = childCallID(agentID, u.ToolCallID), meta
+		ss.srv.sendUpdate(ss.id, u)
+	})
+	tr.fileText, tr.terminalMeta = ss.tr.fileText, ss.tr.terminalMeta
+	return tr
+}
+
+// replayChild shows again, on session/load, the tool calls of the child whose start e
+// records (a subagent/started event of the session's log), as they were shown live.
+func (ss *acpSession) replayChild(e session.Event) {
+	if e.Type != dsh.SubagentStartedType || ss.env.ChildEvents == nil {
+		return
+	}
+	var d dsh.SubagentStarted
+	if err := json.Unmarshal(e.Data, &d); err != nil || d.SessionID == "" {
+		return
+	}
+	tr := ss.childTranslator(d.AgentID, dsh.Lineage{AgentType: d.AgentType, ParentCallID: d.CallID})
+	for ce, err := range ss.env.ChildEvents(d.SessionID) {
+		if err != nil {
+			ss.srv.log.Warn("acp: a subagent's log not replayed", "session", ss.id, "agent", d.AgentID, "error", err)
+			return
+		}
+		tr.observe(ce, true)
 	}
 }
 
