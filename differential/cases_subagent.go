@@ -1,5 +1,11 @@
 package differential
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
 // subagentCall is a foreground Agent call of a general-purpose child on task.
 func subagentCall(task string) Call {
 	return Call{Name: "Agent", Input: map[string]any{"description": "probe", "prompt": task,
@@ -53,6 +59,23 @@ func hooked(name string, home, trust bool) Case {
 // subagentCases are the cases of subagents: an agent tool call that runs a child agent,
 // and the hooks that fire around and inside it. The mock scripts each child apart from
 // its parent (Case.Children), matched by a phrase of its task.
+// modelCase is a case whose definitions name models (name: model field), each called in
+// a turn of its own under a parent running parent ("": ClaudeModel): which model each
+// child's requests name (the aspect models).
+func modelCase(name, parent string, models map[string]string) Case {
+	c := Case{Name: name, Engines: []string{"claude"}, Model: parent, Files: map[string]string{}}
+	names := slices.Sorted(maps.Keys(models))
+	for i, n := range names {
+		c.Files[".claude/agents/"+n+".md"] = "---\nname: " + n + "\ndescription: The " + n + " agent; use it.\nmodel: " + models[n] +
+			"\n---\n\n" + DefinitionMarker + " You are the " + n + " agent.\n"
+		task := fmt.Sprintf("CHILD-%c: answer", 'A'+i)
+		c.Turns = append(c.Turns, Turn{Text: "delegating", Calls: []Call{agentOf(n, task)}})
+		c.Children = append(c.Children, Child{Match: task[:7], Turns: []Turn{{Text: n + " answer"}}})
+	}
+	c.Turns = append(c.Turns, Turn{Text: "parent done"})
+	return c
+}
+
 func subagentCases() []Case {
 	claude := []string{"claude"}
 	agent := func(desc, task string, extra map[string]any) Call {
@@ -67,6 +90,15 @@ func subagentCases() []Case {
 	all := []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("SubagentStart", "exit 0"),
 		h("SubagentStop", "exit 0"), h("Stop", "exit 0")}
 	return []Case{
+		// A definition's model: the engine's aliases (in any case, with "[1m]"), an alias
+		// of the parent's family keeping the parent's model, the legacy Opus ids on the
+		// current Opus, other ids as written, inherit and none the parent's. Three
+		// children a case, before the engine's task-tools reminder.
+		modelCase("subagent/model-alias", "", map[string]string{"ha": "haiku", "so": "sonnet", "op": "opus"}),
+		modelCase("subagent/model-alias-names", "", map[string]string{"hy": "HAIKU", "opp": "opusplan", "in": "inherit"}),
+		modelCase("subagent/model-alias-ids", "", map[string]string{"leg": "claude-opus-4-1", "raw": "nonsense-model"}),
+		modelCase("subagent/model-alias-haiku", "claude-haiku-4-5", map[string]string{"ha": "haiku", "so": "Sonnet[1m]", "none": ""}),
+		modelCase("subagent/model-alias-haiku-ids", "claude-haiku-4-5", map[string]string{"leg": "claude-opus-4-0", "raw": "claude-sonnet-4-0"}),
 		// A foreground call: the parent waits for the child, whose answer is the result.
 		{Name: "subagent/foreground", Engines: claude, Hooks: all,
 			Turns:    []Turn{{Text: "delegating", Calls: []Call{agent("probe", "CHILD-A: say hi", fg)}}, {Text: "parent done"}},

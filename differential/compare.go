@@ -143,7 +143,7 @@ var TrackedEnv = []string{"CLAUDE_PROJECT_DIR", "CLAUDECODE", "CLAUDE_CODE_SESSI
 // GEMINI_SESSION_ID is compared as being the session_id of the hook's stdin or not.
 var ValuedEnv = []string{"GEMINI_PROJECT_DIR", "GEMINI_CWD", "GEMINI_PLANS_DIR"}
 
-// Diff is one difference: an aspect (effects, calls, sent, tools, runs, exit, stdin.FIELD,
+// Diff is one difference: an aspect (effects, calls, models, sent, tools, runs, exit, stdin.FIELD,
 // bytes.order, bytes.escaping, bytes.spacing, bytes.newline, env.VAR) and what differed.
 type Diff struct {
 	Aspect, Detail string
@@ -169,6 +169,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		out = append(out, Diff{"directive", fmt.Sprintf("the summarization directives hold %q under the engine, %q under dsh", engine.Summaries, dsh.Summaries)})
 	}
 	out = append(out, toolsDiffs(engine, dsh)...)
+	if fmt.Sprint(engine.ChildModels) != fmt.Sprint(dsh.ChildModels) {
+		out = append(out, Diff{"models", fmt.Sprintf("the subagents' requests named the models %v under the engine, %v under dsh", engine.ChildModels, dsh.ChildModels)})
+	}
 	for i := 0; i < len(engine.Sent) && i < len(dsh.Sent); i++ {
 		a, b := normItems(engine.Sent[i], ne), normItems(dsh.Sent[i], nd)
 		if a != b {

@@ -577,6 +577,39 @@ type Observation struct {
 	// MayDefer are the tools dsh may offer that the engine's requests need not show (the
 	// engine defers them behind its tool search: ToolsetRows).
 	MayDefer []string
+	// ChildModels are the models the subagents' requests named, by the Match of the
+	// child's script ("?" for a child no script matches): ChildModelsOf.
+	ChildModels map[string]string `json:",omitempty"`
+}
+
+// ChildModelsOf are the models the subagents' requests among reqs named (their body's
+// model; none for a wire that names it elsewhere), by the Match of the child's script,
+// each child's distinct models sorted and joined with ", ".
+func ChildModelsOf(reqs []Request) map[string]string {
+	models := map[string][]string{}
+	for _, r := range reqs {
+		if r.Child == "" {
+			continue
+		}
+		var body struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(r.Body, &body) != nil || body.Model == "" {
+			continue
+		}
+		if !slices.Contains(models[r.Child], body.Model) {
+			models[r.Child] = append(models[r.Child], body.Model)
+		}
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range models {
+		slices.Sort(v)
+		out[k] = strings.Join(v, ", ")
+	}
+	return out
 }
 
 // Placement says where each of words is in a request body: in its system prompt

@@ -36,10 +36,11 @@ func TestRecordingRoundTrip(t *testing.T) {
 	raw := `{"hook_event_name":"PreToolUse","n":1}`
 	o := Observation{
 		Effects: []string{"ran_1"}, Calls: 2, Summaries: []string{"w"},
-		Sent:   []Next{{{Kind: "result", Error: true, Text: "no"}}},
-		Hooks:  []HookRun{{Name: "PreToolUse-0", Start: 7, Raw: raw, Exit: "2", Env: map[string]string{"PATH": "/bin", "CLAUDE_PROJECT_DIR": "/ws", "HOSTNAME": "h"}}, {Name: "plain", Raw: "not json", Exit: "0", Env: map[string]string{}}},
-		Placed: map[string]string{"probe": "system"},
-		Tools:  map[string]string{"Bash": `{"description":"d"}`},
+		Sent:        []Next{{{Kind: "result", Error: true, Text: "no"}}},
+		Hooks:       []HookRun{{Name: "PreToolUse-0", Start: 7, Raw: raw, Exit: "2", Env: map[string]string{"PATH": "/bin", "CLAUDE_PROJECT_DIR": "/ws", "HOSTNAME": "h"}}, {Name: "plain", Raw: "not json", Exit: "0", Env: map[string]string{}}},
+		Placed:      map[string]string{"probe": "system"},
+		Tools:       map[string]string{"Bash": `{"description":"d"}`},
+		ChildModels: map[string]string{"CHILD-A": "claude-haiku-5-5"},
 	}
 	paths := RecordedPaths{Root: "/r", Home: "/r/home", WS: "/r/ws", Wrap: "/w.sh", PATH: "/bin"}
 	if err := r.Save(c, "claude", key, o, paths); err != nil {

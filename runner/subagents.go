@@ -73,6 +73,14 @@ func (s *Session) subagents() (tools.Definition, error) {
 			defs[i].System = strings.ReplaceAll(shape.DefinitionSystem, "{prompt}", defs[i].System)
 		}
 	}
+	// A definition's model as the engine reads it: an alias, the parent's, or as written.
+	for i := range defs {
+		m, err := shape.Models.Resolve(defs[i].Model, s.LLM.Model)
+		if err != nil {
+			return tools.Definition{}, err
+		}
+		defs[i].Model = m
+	}
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/tools"
@@ -159,6 +161,70 @@ type AgentShape struct {
 	// Background says which calls run in the background and how the model hears of them
 	// (nil: every call runs in the foreground, the call waiting for the child).
 	Background *BackgroundShape `json:"background,omitempty"`
+	// Models says which model a definition's model field names (nil: the model as
+	// written; "" or "inherit" the parent's).
+	Models *ModelShape `json:"models,omitempty"`
+}
+
+// ModelShape is how an engine reads the model an agent definition names.
+type ModelShape struct {
+	// Inherit are the names of the parent's model.
+	Inherit []string `json:"inherit"`
+	// Strip are suffixes left out of a name before it is looked up (a context-window
+	// marker such as "[1m]").
+	Strip []string `json:"strip,omitempty"`
+	// Aliases are the names that stand for another model, looked up ignoring case.
+	Aliases []ModelAlias `json:"aliases"`
+	// Family extracts a model id's family (its first submatch): an alias with a Family
+	// names the parent's model when the parent's is of that family.
+	Family string `json:"family,omitempty"`
+}
+
+// ModelAlias is a name that stands for Model.
+type ModelAlias struct {
+	Name  string `json:"name"`
+	Model string `json:"model"`
+	// Family, when set, is the family of the alias: a parent of that family keeps its
+	// own model.
+	Family string `json:"family,omitempty"`
+}
+
+// Resolve is the model a definition naming name runs on, under a parent running parent:
+// "" for the parent's (no name, an Inherit name, or an alias of the parent's family), an
+// alias's model, else name as written.
+func (m *ModelShape) Resolve(name, parent string) (string, error) {
+	name = strings.TrimSpace(name)
+	if m == nil {
+		if name == "" || name == "inherit" {
+			return "", nil
+		}
+		return name, nil
+	}
+	for _, s := range m.Strip {
+		if len(name) >= len(s) && strings.EqualFold(name[len(name)-len(s):], s) {
+			name = name[:len(name)-len(s)]
+		}
+	}
+	key := strings.ToLower(name)
+	if key == "" || slices.Contains(m.Inherit, key) {
+		return "", nil
+	}
+	for _, a := range m.Aliases {
+		if strings.ToLower(a.Name) != key {
+			continue
+		}
+		if a.Family != "" && m.Family != "" {
+			re, err := regexp.Compile(m.Family)
+			if err != nil {
+				return "", fmt.Errorf("toolset: agent models family %q: %w", m.Family, err)
+			}
+			if sub := re.FindStringSubmatch(parent); len(sub) > 1 && sub[1] == a.Family {
+				return "", nil
+			}
+		}
+		return a.Model, nil
+	}
+	return name, nil
 }
 
 // AgentType is one of an engine's own agent types, as its child's requests show it.
