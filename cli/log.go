@@ -79,36 +79,41 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if pgstore.IsURL(name) || *id != "" {
 		return printPGLog(ctx, c, name, *id, *raw, *summary, stdout)
 	}
-	var sum *logSummary
-	if *summary {
-		sum = newLogSummary()
-		defer func() {
-			if sum != nil {
-				sum.write(stdout)
-			}
-		}()
-	}
-	if sum != nil || *raw {
-		for e, err := range fileEvents(name) {
-			if err != nil {
-				return c.Fail(err)
-			}
-			if sum != nil {
-				sum.add(e)
-				continue
-			}
-			fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
-		}
-		return clix.ExitOK
-	}
 	// A subagent's log is a file of its own beside the session's (subagent.DirFor).
 	children := func(id string) iter.Seq2[session.Event, error] {
 		return fileEvents(subagent.FileLogs{Dir: subagent.DirFor(name)}.Path(id))
 	}
-	if err := printTranscript(stdout, fileEvents(name), children, "", 0); err != nil {
+	if err := printLog(stdout, fileEvents(name), children, *raw, *summary); err != nil {
 		return c.Fail(err)
 	}
 	return clix.ExitOK
+}
+
+// printLog writes events as dsh log shows them: every event as "seq type data" (raw),
+// the totals (summary: of the events read before an error too), or the transcript with
+// each child's log nested under its start (children gives its events).
+func printLog(w io.Writer, events iter.Seq2[session.Event, error], children func(id string) iter.Seq2[session.Event, error], raw, summary bool) error {
+	switch {
+	case summary:
+		sum := newLogSummary()
+		defer sum.write(w)
+		for e, err := range events {
+			if err != nil {
+				return err
+			}
+			sum.add(e)
+		}
+	case raw:
+		for e, err := range events {
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(w, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
+		}
+	default:
+		return printTranscript(w, events, children, "", 0)
+	}
+	return nil
 }
 
 // fileEvents are the events of the JSONL log at name; a damaged line is an error naming
@@ -230,30 +235,10 @@ func printPGLog(ctx context.Context, c *clix.Command, url, id string, raw, summa
 		}
 		return listPGSessions(ctx, c, db, stdout)
 	}
-	var sum *logSummary
-	if summary {
-		sum = newLogSummary()
-	}
-	if sum == nil && !raw {
-		// A subagent's log is a session of its own in the same database.
-		children := func(id string) iter.Seq2[session.Event, error] { return db.Events(ctx, id) }
-		if err := printTranscript(stdout, db.Events(ctx, id), children, "", 0); err != nil {
-			return c.Fail(err)
-		}
-		return clix.ExitOK
-	}
-	for e, err := range db.Events(ctx, id) {
-		if err != nil {
-			return c.Fail(err)
-		}
-		if sum != nil {
-			sum.add(e)
-			continue
-		}
-		fmt.Fprintln(stdout, clix.VisibleJSON(fmt.Sprintf("%d %s %s", e.Seq, e.Type, e.Data)))
-	}
-	if sum != nil {
-		sum.write(stdout)
+	// A subagent's log is a session of its own in the same database.
+	children := func(id string) iter.Seq2[session.Event, error] { return db.Events(ctx, id) }
+	if err := printLog(stdout, db.Events(ctx, id), children, raw, summary); err != nil {
+		return c.Fail(err)
 	}
 	return clix.ExitOK
 }
