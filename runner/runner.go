@@ -291,6 +291,12 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		}
 		s.closers = append(s.closers, closeHooks)
 	}
+	if p := builtin.NewSearchRetry(s.Builtin, s.Tools, s.searchReminder); p != nil {
+		// The dialect's engine answers some failures of a request that declared deferred
+		// tools by withdrawing its tool search (spec/toolsets' search "withdraw"); around
+		// dsh's retry policy, which gets every other failure.
+		p.Register(s.Hooks.Plugin("tool-search-retry"))
+	}
 	if s.LLM.Provider != "scripted" {
 		// dsh's retry policy for a real provider's failed requests, registered last, so
 		// that a plugin's agent/request-error listener runs around it and may replace it.
