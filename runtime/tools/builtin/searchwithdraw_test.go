@@ -80,7 +80,10 @@ func attempt(t *testing.T, hooks *dsh.Registry, req dsh.ModelRequest, step, n, s
 	inner := false
 	d, err := hooks.RunRequestError(ctx, &dsh.RequestErrorPayload{AgentID: "main", Turn: 1, Step: step, Provider: "anthropic", Attempt: n,
 		Failure: dsh.LLMFailure{Message: "bad request", Code: "invalid_request_error", Status: &status}},
-		func(context.Context) (dsh.RequestErrorDecision, error) { inner = true; return dsh.RequestErrorNone{}, nil })
+		func(context.Context) (dsh.RequestErrorDecision, error) {
+			inner = true
+			return dsh.RequestErrorNone{}, nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
