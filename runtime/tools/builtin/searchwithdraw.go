@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -126,10 +127,12 @@ func (p *SearchRetry) withdrawnTools(pl *dsh.RequestPayload) []dsh.ModelTool {
 // RequestError is the policy's agent/request-error listener: a failure of one of the
 // statuses, in a step whose request declared deferred tools, is retried at once until
 // the request was sent Sends times; then the search is withdrawn and the request retried
-// until it was sent Sends times more. Every other failure, and this one past the
-// schedule, goes to the listeners inside.
+// until it was sent Sends times more. Every other failure (one over the context window
+// too), and this one past the schedule, goes to the listeners inside.
 func (p *SearchRetry) RequestError(ctx context.Context, pl *dsh.RequestErrorPayload, next dsh.RequestErrorNext) (dsh.RequestErrorDecision, error) {
-	if pl.Failure.Status == nil || !slices.Contains(p.w.Statuses, *pl.Failure.Status) {
+	if pl.Failure.Status == nil || !slices.Contains(p.w.Statuses, *pl.Failure.Status) || llm.IsContextWindowExceeded(pl.Failure) {
+		// A request over the context window is the loop's overflow recovery's, whose
+		// failure ends the turn (the engine's own recoveries take it first too).
 		return next.Call(ctx)
 	}
 	p.mu.Lock()

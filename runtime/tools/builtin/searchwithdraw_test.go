@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/tools"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
@@ -60,6 +61,12 @@ func declared(reg *tools.Registry) []dsh.ModelTool {
 // decision, and whether the listeners inside the policy (dsh's default) were asked.
 func attempt(t *testing.T, hooks *dsh.Registry, req dsh.ModelRequest, step, n, status int) (dsh.ModelRequest, dsh.RequestErrorDecision, bool) {
 	t.Helper()
+	return attemptFailure(t, hooks, req, step, n, dsh.LLMFailure{Message: "bad request", Code: "invalid_request_error", Status: &status})
+}
+
+// attemptFailure is attempt with the failure f.
+func attemptFailure(t *testing.T, hooks *dsh.Registry, req dsh.ModelRequest, step, n int, f dsh.LLMFailure) (dsh.ModelRequest, dsh.RequestErrorDecision, bool) {
+	t.Helper()
 	ctx := context.Background()
 	sent := req
 	p := &dsh.RequestPayload{AgentID: "main", Turn: 1, Step: step, Attempt: n, Request: req, Original: req}
@@ -79,7 +86,7 @@ func attempt(t *testing.T, hooks *dsh.Registry, req dsh.ModelRequest, step, n, s
 	}
 	inner := false
 	d, err := hooks.RunRequestError(ctx, &dsh.RequestErrorPayload{AgentID: "main", Turn: 1, Step: step, Provider: "anthropic", Attempt: n,
-		Failure: dsh.LLMFailure{Message: "bad request", Code: "invalid_request_error", Status: &status}},
+		Failure: f},
 		func(context.Context) (dsh.RequestErrorDecision, error) {
 			inner = true
 			return dsh.RequestErrorNone{}, nil
@@ -150,8 +157,9 @@ func TestSearchRetrySchedule(t *testing.T) {
 }
 
 // TestSearchRetryPasses: a failure of another status goes to the listeners inside at once
-// (a 403 is sent once by the engine; a 429 or 5xx is dsh's retry policy's), as does a
-// failure of a request that declared no deferred tools; a model without the tool search
+// (a 403 is sent once by the engine; a 429 or 5xx is dsh's retry policy's), as do a
+// request over the context window (the overflow recovery's) and a failure of a request
+// that declared no deferred tools; a model without the tool search
 // gets no policy (the engine sends its failing request once).
 func TestSearchRetryPasses(t *testing.T) {
 	reg, hooks, _ := searchRetry(t, "claude-opus-5-5")
@@ -160,6 +168,10 @@ func TestSearchRetryPasses(t *testing.T) {
 		if _, d, inner := attempt(t, hooks, req, status, 1, status); !inner {
 			t.Errorf("%d: decided %T without the inner listeners", status, d)
 		}
+	}
+	over := 400
+	if _, d, inner := attemptFailure(t, hooks, req, 8, 1, dsh.LLMFailure{Message: "prompt is too long", Code: llm.CodeContextWindowExceeded, Status: &over}); !inner {
+		t.Errorf("a request over the context window: decided %T without the inner listeners", d)
 	}
 	full := dsh.ModelRequest{Tools: slices.DeleteFunc(declared(reg), func(t dsh.ModelTool) bool { return t.DeferLoading != nil })}
 	if _, d, inner := attempt(t, hooks, full, 9, 1, 400); !inner {
