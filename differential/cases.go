@@ -417,6 +417,12 @@ func Cases() []Case {
 		// (up to 3 s) for its mark, since Claude Code exits once SessionEnd's hooks end.
 		{Name: "stop/failure", Engines: []string{"claude"}, Turns: []Turn{{Fail: true}}, EngineUntil: "StopFailure-1",
 			Hooks: []Hook{h("StopFailure", failed+js(`{"decision":"block","reason":"ignored"}`)), h(S, "exit 0"), awaitFailed}},
+		// HTTP 422 answered as 400 (the engine withdraws ToolSearch alike; a 403 it sends
+		// once), and a model without the tool search, whose failing request is sent once.
+		{Name: "stop/failure-422", Engines: []string{"claude"}, Turns: []Turn{{Fail: true, FailStatus: 422}}, EngineUntil: "StopFailure-1",
+			Hooks: []Hook{h("StopFailure", failed+"exit 0"), awaitFailed}},
+		{Name: "stop/failure-no-search", Engines: []string{"claude"}, Model: "claude-3-7-sonnet-20250219", Turns: []Turn{{Fail: true}}, EngineUntil: "StopFailure-1",
+			Hooks: []Hook{h("StopFailure", failed+"exit 0"), awaitFailed}},
 		{Name: "stop/failure-after-tool", Engines: []string{"claude"}, Turns: []Turn{oneCall[0], {Fail: true}}, EngineUntil: "StopFailure-1",
 			Hooks: []Hook{{Event: "StopFailure", Matcher: "unknown", Script: failed + "exit 0"}, {Event: "StopFailure", Matcher: "rate_limit", Script: failed + "exit 0"},
 				h(S, "exit 0"), awaitFailed}},

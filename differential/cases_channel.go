@@ -28,6 +28,11 @@ func channelCases() []Case {
 		// A turn that ends on a model error (StopFailure's stdin has effort too).
 		{Name: "channel/failure", Engines: claude, Model: OpusModel, Turns: []Turn{oneCall[0], {Fail: true}}, EngineUntil: "StopFailure-1",
 			Hooks: []Hook{h("StopFailure", failed+"exit 0"), h("PreToolUse", "exit 0"), awaitFailed}},
+		// The withdrawal holds for the failing step only: the next run offers ToolSearch
+		// again, without the withdrawal's message. (No StopFailure hook: in the second run
+		// the engine may kill it before it ends, which the suite cannot wait for.)
+		{Name: "channel/failure-next", Engines: claude, Model: OpusModel, Turns: []Turn{{Fail: true}}, Prompts: []string{"Next task."},
+			Hooks: []Hook{h("UserPromptSubmit", "exit 0")}},
 		{Name: "channel/permission", Engines: claude, Model: OpusModel, AskPermission: true, Turns: escalated,
 			Hooks: []Hook{h("PermissionRequest", js(`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)), h("Notification", "exit 0")}},
 		{Name: "channel/expansion", Engines: claude, Model: OpusModel, Turns: textOnly, First: "/greet alice",

@@ -61,6 +61,27 @@ func toolCases() []Case {
 				{Text: "missing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/none.ipynb", "cell_id": "c1", "new_source": "y"}}}},
 				{Text: "finished"}},
 			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+		// Which file tools refuse a file the conversation has not read: an Edit and a Write
+		// of files never read, a NotebookEdit of a notebook never read, then of one Write
+		// created (five requests: a sixth would bring the engine's task reminder).
+		{Name: "tools/read-first", Engines: claude, Files: map[string]string{"nb.ipynb": NB, "notes.txt": "alpha\n", "w.txt": "old\n"},
+			Turns: []Turn{
+				{Text: "changing", Calls: []Call{{Name: "Edit", Input: map[string]any{"file_path": "{{ws}}/notes.txt", "old_string": "alpha", "new_string": "gamma"}},
+					{Name: "Write", Input: map[string]any{"file_path": "{{ws}}/w.txt", "content": "new\n"}}}},
+				{Text: "editing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/nb.ipynb", "cell_id": "c1", "new_source": "print(2)"}}}},
+				{Text: "writing", Calls: []Call{{Name: "Write", Input: map[string]any{"file_path": "{{ws}}/nb2.ipynb", "content": NB}}}},
+				{Text: "editing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/nb2.ipynb", "cell_id": "c1", "new_source": "print(3)"}}}},
+				{Text: "finished"}},
+			Hooks: []Hook{h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+		// A Read in one run and a NotebookEdit of the same notebook in the next
+		// (claude -p --continue): whether the read survives the resume.
+		{Name: "tools/read-first-resume", Engines: claude, Files: map[string]string{"nb.ipynb": NB}, Prompts: []string{"Next task."},
+			Turns: []Turn{
+				{Text: "reading", Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/nb.ipynb"}}}},
+				{Text: "read"},
+				{Text: "editing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/nb.ipynb", "cell_id": "c1", "new_source": "print(2)"}}}},
+				{Text: "finished"}},
+			Hooks: []Hook{h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
 		// Calls of tools the request does not offer: another engine's shell tool and a
 		// made-up name. What the model reads, and whether any hook runs for them.
 		{Name: "tools/unknown", Engines: claude, Turns: []Turn{

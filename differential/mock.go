@@ -40,6 +40,8 @@ type Turn struct {
 	// every later request of the loop too (the turn is never consumed: an engine that
 	// retries gets the error again), so that the turn ends on a model error (StopFailure).
 	Fail bool `json:"fail,omitempty"`
+	// FailStatus is the HTTP status of Fail's error (0: 400, a bad request).
+	FailStatus int `json:"failStatus,omitempty"`
 	// Escalate makes the turn's shell calls ask Codex for unsandboxed execution
 	// (exec_command's sandbox_permissions "require_escalated", justification "run"): under
 	// --approve-for-me Codex then asks for approval, and PermissionRequest fires. The other
@@ -564,7 +566,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if hookFail {
-			m.fail(w)
+			m.fail(w, 0)
 			return
 		}
 		turn = Turn{Text: hookText}
@@ -580,7 +582,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if turn.Fail {
-		m.fail(w)
+		m.fail(w, turn.FailStatus)
 		return
 	}
 	switch m.proto {
@@ -617,11 +619,13 @@ func (m *Mock) overflow(w http.ResponseWriter) {
 	}
 }
 
-// fail answers with the protocol's error for a bad request: HTTP 400, which no engine
-// retries.
-func (m *Mock) fail(w http.ResponseWriter) {
+// fail answers with the protocol's error for a bad request, under status (0: HTTP 400).
+func (m *Mock) fail(w http.ResponseWriter, status int) {
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	switch m.proto {
 	case Anthropic:
 		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request for test"}}`)

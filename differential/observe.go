@@ -190,7 +190,8 @@ var hookReminderRE = regexp.MustCompile(`^\S+ hook (success|additional context|b
 var instructionsReminderRE = regexp.MustCompile(`^Codebase and user instructions are shown below`)
 
 // SentAnthropic returns, for every main request, the items after the last assistant
-// message (the first request of a run: the prompt and the hooks' reminders). A request
+// message (the first request of a run, or one sent again before any answer: the prompt and
+// the hooks' reminders). A request
 // that follows a summarization starts with a "checkpoint" item when it carries the
 // checkpoint, even before the last assistant message (a retained tail).
 func SentAnthropic(reqs []Request) []Next {
@@ -213,6 +214,11 @@ func SentAnthropic(reqs []Request) []Next {
 			if m.Role == "assistant" {
 				last = i
 			}
+		}
+		if last < 0 {
+			// A request without an answer before it opens the run, whether it is the run's
+			// first or the engine sends it again after a failure.
+			prelude = true
 		}
 		var next Next
 		blocks := func(m json.RawMessage) []map[string]any {

@@ -100,6 +100,13 @@ func (s *Session) mcp(ctx context.Context) error {
 	return nil
 }
 
+// searchReminder is the message that tells the model text as the tool search's other
+// reminders do: a <system-reminder> of the hook bridge's plugin.
+func (s *Session) searchReminder(text string) dsh.ModelMessage {
+	return dsh.ModelMessage{Role: dsh.ModelRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "<system-reminder>\n" + text + "\n</system-reminder>"}},
+		Source: dsh.SourcePlugin{Plugin: s.cfg.Hooks.desc().Table.Plugin}}
+}
+
 // remindDeferred tells the model, when a new session starts, the names of the tools its
 // requests offer behind the tool search (the built-in tools' and the MCP servers'), in
 // the dialect's words (its toolset's search reminder), as the engine does in its first

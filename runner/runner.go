@@ -176,6 +176,11 @@ type Session struct {
 	childRuntime   func() *tools.Runtime
 	childObservers []ChildObserver
 
+	// reads are the files the agents' conversations read in this run, from readsFrom on
+	// (the toolset's read-before-edit rule; nil: its rows have none).
+	reads     *builtin.ReadLog
+	readsFrom int64
+
 	cfg     Config
 	logger  *slog.Logger
 	closers []func()
@@ -255,6 +260,10 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}
 	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model,
 		PermissionMode: s.PermissionMode()}
+	if s.reads = builtin.NewReadLog(s.Builtin.Style, cfg.Workspace); s.reads != nil {
+		// The engine's reads count within a run (a resumed session reads again).
+		s.Builtin.ReadFiles, s.readsFrom = s.reads, cfg.Log.Len()
+	}
 	if s.Builtin.Agent, err = s.subagents(); err != nil {
 		return nil, err
 	}
@@ -290,6 +299,12 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 			return nil, err
 		}
 		s.closers = append(s.closers, closeHooks)
+	}
+	if p := builtin.NewSearchRetry(s.Builtin, s.Tools, s.searchReminder); p != nil {
+		// The dialect's engine answers some failures of a request that declared deferred
+		// tools by withdrawing its tool search (spec/toolsets' search "withdraw"); around
+		// dsh's retry policy, which gets every other failure.
+		p.Register(s.Hooks.Plugin("tool-search-retry"))
 	}
 	if s.LLM.Provider != "scripted" {
 		// dsh's retry policy for a real provider's failed requests, registered last, so
@@ -351,12 +366,20 @@ func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop
 
 // Attach completes the start of a, the session's agent, made by Start or by a server that
 // makes its own (dsh acp): it records the sandbox in the log (a session/sandbox event, when
-// Config.Sandbox is set) and tells the hook bridge the agent's handle.
+// Config.Sandbox is set), follows the log for the files a's conversation reads (the
+// toolset's read-before-edit rule) and tells the hook bridge the agent's handle.
 func (s *Session) Attach(ctx context.Context, a *loop.Agent) error {
 	if rec, ok := s.sandboxApplied(); ok {
 		if _, err := s.cfg.Log.Append(ctx, rec); err != nil {
 			return fmt.Errorf("recording the sandbox: %w", err)
 		}
+	}
+	if s.reads != nil {
+		cancel, err := s.reads.Watch(a.ID(), s.cfg.Log, s.readsFrom)
+		if err != nil {
+			return fmt.Errorf("reading the files read from the log: %w", err)
+		}
+		s.closers = append(s.closers, cancel)
 	}
 	s.Turns.SetAgent(a)
 	return nil

@@ -212,6 +212,14 @@ type Options struct {
 	// only, refusing loopback, private, link-local and reserved ones at connect time).
 	HTTPClient *http.Client
 
+	// ReadFiles is what each agent's conversation read, for the rows' read-before-edit
+	// rule (ToolRow.ReadFirst: Claude Code's NotebookEdit); nil: the rule is not applied
+	// (a host without a session log to derive it from).
+	ReadFiles ReadFiles
+
+	// readFirst is the read-before-edit rule of the row being built, if any.
+	readFirst *ReadFirst
+
 	// registry is the registry Register registers the tools in, where ToolSearch looks
 	// for tools (nil: ToolSearch finds none).
 	registry *tools.Registry

@@ -54,15 +54,21 @@ func claudeNotebookEdit(o Options) tools.Definition {
 			}
 			return "Updated cell " + r.CellID + " with " + r.NewSource
 		})},
-		Run: runWith(func(_ context.Context, in notebookEditInput) (notebookEditResult, error) {
-			return notebookEdit(o, in)
-		}),
+		Run: func(_ context.Context, rc *tools.RunContext) (any, error) {
+			var in notebookEditInput
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			return notebookEdit(o, rc, in)
+		},
 	}
 }
 
-// notebookEdit edits one cell as Claude Code 2.1.328 does, and writes the notebook back
-// as it does (JSON indented by one space, keys in their order).
-func notebookEdit(o Options, in notebookEditInput) (notebookEditResult, error) {
+// notebookEdit edits one cell as Claude Code 2.1.328 does, checking its input in the
+// engine's order (a notebook's extension, the edit mode, the row's read-before-edit rule,
+// then the file), and writes the notebook back as it does (JSON indented by one space,
+// keys in their order).
+func notebookEdit(o Options, rc *tools.RunContext, in notebookEditInput) (notebookEditResult, error) {
 	if !strings.HasSuffix(in.NotebookPath, ".ipynb") {
 		return notebookEditResult{}, tools.NewError(CodeNotebook, "File must be a Jupyter notebook (.ipynb file). For editing other file types, use the FileEdit tool.")
 	}
@@ -75,6 +81,10 @@ func notebookEdit(o Options, in notebookEditInput) (notebookEditResult, error) {
 	}
 	if mode == "insert" && in.CellType == "" {
 		return notebookEditResult{}, tools.NewError(CodeBadInput, "Cell type is required when using edit_mode=insert.")
+	}
+	// The engine's next check, before it looks for the file: the read-before-edit rule.
+	if err := o.checkRead(rc, in.NotebookPath); err != nil {
+		return notebookEditResult{}, err
 	}
 	wf, err := openInWorkspace(o.Workspace, in.NotebookPath, os.O_RDWR, 0)
 	if err != nil {

@@ -32,6 +32,9 @@ type ToolSearch struct {
 	Loaded string `json:"loaded"`
 	// NoMatch is the result of a search that found nothing.
 	NoMatch string `json:"no_match"`
+	// Withdraw is how the engine withdraws the search after a failed request (nil: it
+	// does not; see [SearchRetry]).
+	Withdraw *Withdrawal `json:"withdraw,omitempty"`
 }
 
 // searchFor is the toolset's tool search for o's model, or nil when the toolset has none

@@ -209,14 +209,19 @@ func write(o Options) tools.Definition {
 			}
 			return text
 		})},
-		Run: runWith(func(_ context.Context, in writeInput) (writeResult, error) {
-			return writeFile(o, in.FilePath, in.Content)
-		}),
+		Run: func(_ context.Context, rc *tools.RunContext) (any, error) {
+			var in writeInput
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			return writeFile(o, in.FilePath, in.Content, func() error { return o.checkRead(rc, in.FilePath) })
+		},
 	}
 }
 
-// writeFile makes content the whole of a workspace file, creating it if need be.
-func writeFile(o Options, filePath, content string) (writeResult, error) {
+// writeFile makes content the whole of a workspace file, creating it if need be. gate,
+// when set, may refuse to replace a file that exists (the read-before-edit rule).
+func writeFile(o Options, filePath, content string, gate func() error) (writeResult, error) {
 	if len(content) > o.EditMaxBytes {
 		return writeResult{}, editTooLarge(filePath, int64(len(content)), int64(o.EditMaxBytes))
 	}
@@ -226,6 +231,11 @@ func writeFile(o Options, filePath, content string) (writeResult, error) {
 	}
 	defer wf.f.Close()
 	res := writeResult{Type: "create", FilePath: filePath, Content: content, StructuredPatch: []hunk{}}
+	if wf.existed && gate != nil {
+		if err := gate(); err != nil {
+			return writeResult{}, err
+		}
+	}
 	if wf.existed {
 		old, err := readForEdit(wf, filePath, o.EditMaxBytes)
 		if err != nil {
@@ -258,17 +268,25 @@ func edit(o Options) tools.Definition {
 			}
 			return text
 		})},
-		Run: runWith(func(_ context.Context, in editInput) (editResult, error) {
-			r, _, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
-			return r, err
-		}),
+		Run: func(_ context.Context, rc *tools.RunContext) (any, error) {
+			var in editInput
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeBadInput, err.Error())
+			}
+			r, _, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.ReplaceAll, func() error { return o.checkRead(rc, in.FilePath) })
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
 	}
 }
 
 // editFile replaces old by new in a workspace file: its one occurrence, or every one
 // when all is set. found is how many times old occurs (also when the edit fails as
-// ambiguous).
-func editFile(o Options, filePath, old, new string, all bool) (r editResult, found int, err error) {
+// ambiguous). gate, when set, may refuse the edit once the file is found (the
+// read-before-edit rule).
+func editFile(o Options, filePath, old, new string, all bool, gate func() error) (r editResult, found int, err error) {
 	if old == new {
 		return r, 0, tools.NewError(CodeBadInput, "old_string and new_string are identical")
 	}
@@ -280,6 +298,11 @@ func editFile(o Options, filePath, old, new string, all bool) (r editResult, fou
 		return r, 0, err
 	}
 	defer wf.f.Close()
+	if gate != nil {
+		if err := gate(); err != nil {
+			return r, 0, err
+		}
+	}
 	data, err := readForEdit(wf, filePath, o.EditMaxBytes)
 	if err != nil {
 		return r, 0, err

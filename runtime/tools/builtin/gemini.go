@@ -157,7 +157,7 @@ func geminiWrite(o Options) tools.Definition {
 			return text + ". Here is the updated code:\n" + r.Content
 		})},
 		Run: runWith(func(_ context.Context, in writeInput) (writeResult, error) {
-			r, err := writeFile(o, in.FilePath, in.Content)
+			r, err := writeFile(o, in.FilePath, in.Content, nil)
 			return r, geminiFileError(err, in.FilePath, o.Workspace)
 		}),
 	}
@@ -174,7 +174,7 @@ func geminiReplace(o Options) tools.Definition {
 			return fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s", r.FilePath, n, r.updated())
 		})},
 		Run: runWith(func(_ context.Context, in geminiReplaceInput) (editResult, error) {
-			r, found, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.AllowMultiple)
+			r, found, err := editFile(o, in.FilePath, in.OldString, in.NewString, in.AllowMultiple, nil)
 			var te *tools.Error
 			if errors.As(err, &te) {
 				switch te.Code {

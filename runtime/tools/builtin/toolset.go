@@ -117,6 +117,12 @@ type ToolRow struct {
 	// Nicknames are the names the engine gives the children a spawning tool starts (Codex's
 	// spawn_agent: one at random, its "nickname").
 	Nicknames []string `json:"nicknames,omitempty"`
+	// Reads, when set, is the input key of the path a successful call reads (or writes):
+	// the conversation has read that file from then on, for the rows' ReadFirst.
+	Reads string `json:"reads,omitempty"`
+	// ReadFirst, when set, is the tool's read-before-edit rule: the engine refuses a call
+	// whose file the conversation has not read ([ReadLog] remembers the reads).
+	ReadFirst *ReadFirst `json:"read_first,omitempty"`
 }
 
 // AgentShape is how an engine shapes its agent tool: where a call's input holds the task
@@ -421,6 +427,8 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): neither impl nor absent", name, i, r.Name)
 			case r.Impl != "" && implTable[r.Impl] == nil:
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): unknown impl %q", name, i, r.Name, r.Impl)
+			case r.ReadFirst != nil && (r.ReadFirst.Path == "" || r.ReadFirst.Message == ""):
+				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): read_first needs a path and a message", name, i, r.Name)
 			case r.Namespace != "" && ts.Namespaces[r.Namespace] == "":
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): namespace %q has no description in namespaces", name, i, r.Name, r.Namespace)
 			}
@@ -504,7 +512,9 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 				}
 			}
 		}
-		d := implTable[r.Impl](o)
+		ro := o
+		ro.readFirst = r.ReadFirst
+		d := implTable[r.Impl](ro)
 		if d.Run == nil {
 			continue // an implementation the host provides and did not (Options.Agent)
 		}
@@ -530,7 +540,7 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 			}
 		}
 		d.Loading = loading
-		defs = append(defs, d)
+		defs = append(defs, withReadFirst(d, r.ReadFirst))
 	}
 	if len(defs) == 0 {
 		return nil, false, errors.New("builtin: the " + all[i].Dialect + " toolset offers no tool")
