@@ -253,8 +253,6 @@ func isExit(err error) bool {
 	return ok
 }
 
-func slug(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }
-
 // budget is how long TestDifferential may run its cases: DSH_DIFFERENTIAL_BUDGET (a
 // duration) when set, else until a minute before go test's -timeout deadline (leaving time
 // to kill the engines, remove the temporary directories and report), else 20 minutes.

@@ -323,3 +323,6 @@ func LiveCases(env string) (*regexp.Regexp, error) {
 	}
 	return re, nil
 }
+
+// slug is a case name as a file name: its slashes and spaces underscores.
+func slug(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }
