@@ -326,6 +326,8 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		ok = l.mcpToolHandler(&h, obj)
 	case PromptHandlerType:
 		ok = l.promptHandler(&h, obj)
+	case AgentHandlerType:
+		ok = l.agentHandler(&h, obj)
 	default:
 		ok = l.commandHandler(&h, obj)
 	}
