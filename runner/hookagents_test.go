@@ -122,6 +122,8 @@ func lastUserText(req llm.Request) string {
 					b.WriteString(tb.Text)
 				}
 			}
+		default:
+			// Images, reasoning and tool calls hold no text the test reads.
 		}
 	}
 	return b.String()
