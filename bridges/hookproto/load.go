@@ -483,8 +483,8 @@ func (l *loader) handlerType(typ string) (hookmap.HandlerType, bool) {
 }
 
 // handlersRun says which handler types the dialect runs: "claude-code runs command,
-// http, mcp_tool and prompt handlers", "gemini runs only command handlers"; a type the table
-// refuses (agent) is not one it runs.
+// agent, http, mcp_tool and prompt handlers", "gemini runs only command handlers"; a type
+// the table refuses is not one it runs.
 func (l *loader) handlersRun() string {
 	types := []string{"command"}
 	if l.opts.Table != nil {
