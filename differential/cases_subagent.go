@@ -56,6 +56,17 @@ func hooked(name string, home, trust bool) Case {
 	return c
 }
 
+// agentHook is a case of an agent hook at PreToolUse[Bash] whose verifier follows the
+// script verifier (a child of the mock's: a conversation of its own): the parent runs one
+// command.
+func agentHook(name string, verifier ...Turn) Case {
+	return Case{Name: name, Engines: []string{"claude"},
+		Hooks: []Hook{{Event: "PreToolUse", Matcher: "Bash", Fields: map[string]any{"type": "agent", "prompt": "Verify the command is harmless: $ARGUMENTS"}},
+			h("PostToolUse", "exit 0")},
+		Turns:    []Turn{{Text: "running", Bash: []string{"touch ran_1; echo parent"}}, {Text: "after"}, {Text: "parent done"}},
+		Children: []Child{{Match: "Verify the command is harmless", Turns: verifier}}}
+}
+
 // subagentCases are the cases of subagents: an agent tool call that runs a child agent,
 // and the hooks that fire around and inside it. The mock scripts each child apart from
 // its parent (Case.Children), matched by a phrase of its task.
@@ -184,15 +195,14 @@ func subagentCases() []Case {
 				{Text: "then", Calls: []Call{agentOf("statusline-setup", "CHILD-S: status")}}, {Text: "then", Calls: []Call{agentOf("claude", "CHILD-C: catch")}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-E", Turn{Text: "explored"}), child("CHILD-P", Turn{Text: "planned"}), child("CHILD-S", Turn{Text: "set up"}),
 				child("CHILD-C", Turn{Text: "caught"})}},
-		// An agent hook (a verifier subagent) at PreToolUse: the engine's verifier request
-		// consumes the parent's second turn (its StructuredOutput call); dsh refuses the
-		// hooks file.
-		{Name: "subagent/agent-hook", Engines: claude,
-			DshRefuses: `unsupported hook handler type "agent": agent hooks (a verifier subagent that answers through StructuredOutput) are not built yet`,
-			Hooks:      []Hook{{Event: "PreToolUse", Matcher: "Bash", Fields: map[string]any{"type": "agent", "prompt": "Verify the command is harmless: $ARGUMENTS"}}},
-			Turns: []Turn{{Text: "running", Bash: []string{"echo parent"}},
-				{Text: "verifying", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": true, "reason": "harmless"}}}},
-				{Text: "verified"}, {Text: "parent done"}, {Text: "extra"}}},
+		// An agent hook (a verifier subagent) at PreToolUse: the verifier calls
+		// StructuredOutput with ok:true, which lets the command run.
+		agentHook("subagent/agent-hook", Turn{Text: "verifying", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": true, "reason": "harmless"}}}}),
+		// The verifier answers ok:false: the command is blocked with its reason.
+		agentHook("subagent/agent-hook-deny", Turn{Text: "verifying", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": false, "reason": "not harmless"}}}}),
+		// The verifier answers with text and never calls StructuredOutput, even when the
+		// engine asks it again.
+		agentHook("subagent/agent-hook-no-verdict", Turn{Text: "no verdict from me"}, Turn{Text: "still none"}),
 		// A PreToolUse deny that only the child's Bash call meets.
 		{Name: "subagent/deny-inside", Engines: claude,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

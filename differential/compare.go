@@ -32,6 +32,9 @@ var (
 	agentIDRE         = regexp.MustCompile(`\ba[0-9a-f]{16}\b`)
 	agentTranscriptRE = regexp.MustCompile(`/subagents/agent-a[0-9a-f]{16}\.jsonl$`)
 	durationRE        = regexp.MustCompile(`duration_ms: \d+|<duration_ms>\d+</duration_ms>`)
+	// totalDurationRE is the child's run time in the Agent tool's value (tool_response),
+	// raw or inside JSON: wall time, which varies from run to run on both sides.
+	totalDurationRE = regexp.MustCompile(`(\\?"totalDurationMs\\?":)\d+`)
 	// outputFileRE is where a child in the background writes (the launch text's
 	// output_file, the notification's <output-file>): Claude Code names a link under its
 	// temporary directory to the child's transcript, dsh the transcript itself, which is
@@ -74,6 +77,7 @@ func (n Normalizer) Text(s string) string {
 		}
 		return "duration_ms: <ms>"
 	})
+	s = totalDurationRE.ReplaceAllString(s, `${1}"<ms>"`)
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
 	s = nicknameRE.ReplaceAllString(s, "${1}<nickname>")
 	s = wallRE.ReplaceAllString(s, "${1}<s>")

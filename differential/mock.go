@@ -130,11 +130,14 @@ type Request struct {
 
 // SubagentMarkers are the phrases of a subagent's system prompt that make a request a
 // child agent's rather than its parent's: Claude Code 2.1.328's general-purpose agent,
-// and the notes the engine ends every child's system prompt with, after a defined or
-// built-in type's own prompt (dsh sends the same). A child and its parent run
-// concurrently, so the mock scripts them apart (Mock.Children).
+// the notes the engine ends every child's system prompt with, after a defined or
+// built-in type's own prompt, and an agent hook's verifier (its two intros; dsh sends the
+// same). A child and its parent run concurrently, so the mock scripts them apart
+// (Mock.Children).
 var SubagentMarkers = []string{"You are an agent for Claude Code, Anthropic's official CLI for Claude.",
-	"\n\nMessages from the agent that launched you — your task and any mid-task course corrections — direct your work."}
+	"\n\nMessages from the agent that launched you — your task and any mid-task course corrections — direct your work.",
+	" hook in Claude Code. Your task is to evaluate the condition described in the user message.",
+	"You are verifying a stop condition in Claude Code. Your task is to verify that the agent completed the given plan."}
 
 // SubagentHeaders are the request headers that make a request a child agent's: Codex
 // 0.169.0 sends a child's requests with the instructions and developer messages of its

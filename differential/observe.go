@@ -283,6 +283,10 @@ func SentAnthropic(reqs []Request) []Next {
 						next = append(next, Item{Kind: "context", Text: r})
 					}
 					if strings.TrimSpace(rest) != "" {
+						// A hook's input quoted in a task (an agent hook's verifier's) names the
+						// transcript where each side keeps it: compared by form, as stdin's
+						// transcript_path is.
+						rest = transcriptField.ReplaceAllString(rest, `"transcript_path":"<transcript>"`)
 						next = append(next, Item{Kind: "user", Text: strings.TrimSpace(rest)})
 					}
 				}

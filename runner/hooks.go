@@ -284,7 +284,7 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
 		DiscoverProject: h.trusted(), TrustProject: h.trusted(), Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
 		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env,
-		MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.evalModel, cfg: s.LLM, last: s.exchange},
+		MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.evalModel, cfg: s.LLM, last: s.exchange}, HookAgents: hookAgents{s},
 		Sandbox: h.sandbox(s.Builtin.Sandbox)})
 	if err != nil {
 		stopTranscript()
@@ -302,7 +302,7 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 		cb, err := h.desc().New(dialect.Config{Sources: []hookproto.Source{{Path: def.Source, Data: data}},
 			Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir, Session: sess, Recorder: rec, Logger: logger,
 			Canonical: h.Canonical, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite,
-			BaseEnv: s.cfg.Env, MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.evalModel, cfg: s.LLM, last: s.exchange},
+			BaseEnv: s.cfg.Env, MCP: hookMCP{s.mcpSet}, HookModel: hookModel{model: s.evalModel, cfg: s.LLM, last: s.exchange}, HookAgents: hookAgents{s},
 			Sandbox: h.sandbox(s.Builtin.Sandbox)})
 		if err != nil {
 			return nil, err

@@ -85,7 +85,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
-		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape),
+		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape), ToolKinds: toolKinds(shape),
 		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild,
 		BeforeChild: func(_ context.Context, def subagent.Definition, agentID string) (func(), error) {
 			if len(def.Hooks) == 0 || s.childHooks == nil {
@@ -276,6 +276,18 @@ func notice(shape builtin.AgentShape) func(c *subagent.Child, res subagent.Resul
 		}
 		return out
 	}
+}
+
+// toolKinds is how shape's engine counts a child's calls (nil: it does not).
+func toolKinds(shape builtin.AgentShape) map[string]subagent.ToolKind {
+	if shape.ToolStats == nil {
+		return nil
+	}
+	out := make(map[string]subagent.ToolKind, len(shape.ToolStats))
+	for name, k := range shape.ToolStats {
+		out[name] = subagent.ToolKind{Kind: k.Kind, Added: k.Added, Removed: k.Removed}
+	}
+	return out
 }
 
 // toolNames are the names of the dialect's built-in tools (its toolset's rows).

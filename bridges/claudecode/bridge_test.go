@@ -95,7 +95,7 @@ func TestLoadingNeverFailsWhole(t *testing.T) {
 		"PreToolUse":[{"matcher":"(","hooks":[{"type":"command","command":"exit 2"}]}],
 		"SubagentFinish":[{"matcher":"(","hooks":[{"type":"command","command":"exit 2"}]}],
 		"UserPromptSubmit":[{"matcher":"[","hooks":[{"command":"echo 'prompt denied by policy' >&2; exit 2"}]}],
-		"Stop":[{"matcher":"(","hooks":[{"type":"agent","prompt":"x"},{"command":"exit 0"},{"type":"http","url":"x"}]}]}}`)
+		"Stop":[{"matcher":"(","hooks":[{"command":"x","shell":"powershell"},{"command":"exit 0"},{"type":"http","url":"x"}]}]}}`)
 	h, b := setupIn(t, t.TempDir(), claudecode.Config{Canonical: true, Files: []string{cfg}})
 	var msgs []string
 	for _, d := range b.Diagnostics() {
@@ -105,7 +105,7 @@ func TestLoadingNeverFailsWhole(t *testing.T) {
 	for _, want := range []string{
 		`hooks.PreToolUse[0].matcher: invalid claude-code regex matcher "(" on event "PreToolUse"`,
 		`unsupported hook event "SubagentFinish"`,
-		`hooks.Stop[0].hooks[0]: unsupported hook handler type "agent"`,
+		`hooks.Stop[0].hooks[0].shell: unsupported hook handler type: shell "powershell"`,
 		`hooks.Stop[0].hooks[2].url: malformed hook entry: url must be an absolute http or https URL, got "x"`,
 	} {
 		if !strings.Contains(all, want) {

@@ -44,6 +44,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/generated/wire/claudecode"
+	"github.com/dshkit/dsh/runtime/subagent"
 	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
@@ -617,6 +618,23 @@ var toolInputs = sync.OnceValue(func() map[string]hookmap.ToolInput {
 	return out
 })
 
+// agentTool is the agent tool's name and its hookResponse templates, from the claude-code
+// toolset's row (none when the row has no template, or the toolsets do not load: their
+// tests check them).
+type agentTool struct {
+	name      string
+	templates subagent.Templates
+}
+
+var agentResponse = sync.OnceValue(func() agentTool {
+	row, ok, err := builtin.AgentRow(builtin.StyleClaudeCode)
+	if err != nil || !ok || row.Agent.HookResponse == nil {
+		return agentTool{}
+	}
+	r := row.Agent.HookResponse
+	return agentTool{name: row.Name, templates: subagent.Templates{Completed: r.Completed, Async: r.Async, ToolsUsedNote: r.ToolsUsedNote}}
+})
+
 func orNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("null")
@@ -634,9 +652,17 @@ func notificationText(kind, tool string) string {
 
 // ToolResponse is the tool_response Claude Code sends for a tool's result value: for
 // Bash, the engine's own shape ({stdout (trailing newlines trimmed), stderr, interrupted,
-// isImage, noOutputExpected}) built from dsh's {stdout, stderr, exitCode}; any other
-// value as it is (null when absent).
+// isImage, noOutputExpected}) built from dsh's {stdout, stderr, exitCode}; for the agent
+// tool, its toolset row's hookResponse template rendered from the child's figures
+// (subagent.Value.Wire); any other value as it is (null when absent).
 func ToolResponse(tool string, value json.RawMessage) json.RawMessage {
+	if a := agentResponse(); a.name != "" && tool == a.name {
+		if v, err := subagent.DecodeValue(value); err == nil {
+			if out, err := v.Wire(a.templates); err == nil && out != nil {
+				return out
+			}
+		}
+	}
 	if tool == "Bash" {
 		var r struct {
 			Stdout *string `json:"stdout"`

@@ -251,6 +251,9 @@ type Config struct {
 	// HookModel answers prompt hooks with the session's model (nil: every prompt hook
 	// fails as a model error).
 	HookModel hookproto.PromptModel
+	// HookAgents runs agent hooks' verifiers over the session's tools (nil: every agent
+	// hook blocks, its verifier unable to run).
+	HookAgents hookproto.AgentVerifier
 	// Getenv reads the harness environment, e.g. for $SHELL (nil: os.Getenv).
 	Getenv func(string) string
 	// Model is the model sent to hooks when the session names none.

@@ -203,19 +203,19 @@ func TestLoadScenario5MatcherlessEventsDropMatcher(t *testing.T) {
 	}
 }
 
-// Scenario 6: a missing type is a command; http, prompt and mcp_tool handlers load
-// (Claude Code runs them); agent (no subagents), a malformed mcp_tool and unknown types
-// are skipped one by one.
+// Scenario 6: a missing type is a command; http, prompt, agent and mcp_tool handlers load
+// (Claude Code runs them); an agent without a prompt, a malformed mcp_tool and unknown
+// types are skipped one by one.
 func TestLoadScenario6HandlerTypes(t *testing.T) {
 	c, ds := load(t, ccOpts, `{"hooks":{"PreToolUse":[{"hooks":[
 		{"type":"prompt","prompt":"judge"},
 		{"type":"command","command":"ok.sh"},
 		{"type":"http","url":"http://x"},
 		{"command":"untyped.sh"},
-		{"type":"agent"},{"type":"mcp_tool"},{"type":"webhook"}]}]}}`)
+		{"type":"agent"},{"type":"mcp_tool"},{"type":"webhook"},{"type":"agent","prompt":"verify"}]}]}}`)
 	p := "hooks.PreToolUse[0].hooks"
 	want := []diag{
-		{p + "[4]", "handler", "handler"}, {p + "[5].server", "handler", "malformed"}, {p + "[6]", "handler", "handler"},
+		{p + "[4].prompt", "handler", "malformed"}, {p + "[5].server", "handler", "malformed"}, {p + "[6]", "handler", "handler"},
 	}
 	if diff := cmp.Diff(want, diags(ds)); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
@@ -224,7 +224,7 @@ func TestLoadScenario6HandlerTypes(t *testing.T) {
 	for _, h := range c.Match("PreToolUse", "Bash") {
 		cmds = append(cmds, h.Command)
 	}
-	if diff := cmp.Diff([]string{"judge", "ok.sh", "http://x", "untyped.sh"}, cmds); diff != "" {
+	if diff := cmp.Diff([]string{"judge", "ok.sh", "http://x", "untyped.sh", "verify"}, cmds); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }

@@ -208,6 +208,8 @@ type Handler struct {
 	// Prompt is a prompt handler's model request (type "prompt"): the model's answer
 	// becomes the hook's output. Nil for a command.
 	Prompt *PromptHandler
+	// Agent is an agent handler's verifier, nil for other types.
+	Agent *AgentHandler
 	// ContextLimit is a command handler's additionalContextLimit (Codex), 0 when unset: a
 	// context of its hook over it is spilled as the table's ContextLimit says
 	// (docs/design/HOOK-PROTOCOLS.md#113-mcp_tool-prompt-and-agent-handlers).
@@ -364,6 +366,9 @@ func dedupeKey(h Handler) string {
 	}
 	if h.Prompt != nil {
 		return fmt.Sprintf("prompt %q %q", h.Prompt.Prompt, h.Prompt.Model)
+	}
+	if h.Agent != nil {
+		return fmt.Sprintf("agent %q %q", h.Agent.Prompt, h.Agent.Model)
 	}
 	k := "sh " + strconv.Quote(h.Command)
 	if h.Args != nil {

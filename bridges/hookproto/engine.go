@@ -78,6 +78,9 @@ type Engine struct {
 	MCP MCPCaller
 	// Model answers prompt hooks; nil: every prompt hook fails as a model error.
 	Model PromptModel
+	// Agents runs agent hooks' verifiers; nil: every agent hook blocks, its verifier
+	// unable to run.
+	Agents AgentVerifier
 	// TempDir is where the table's ContextLimit spills contexts over a handler's limit;
 	// "" means os.TempDir().
 	TempDir string
@@ -582,7 +585,7 @@ func (e *Engine) refusal(h Handler, f Fire) error {
 		return h.MatchErr
 	case h.SubstErr != nil:
 		return h.SubstErr
-	case h.HTTP != nil, h.MCP != nil, h.Prompt != nil:
+	case h.HTTP != nil, h.MCP != nil, h.Prompt != nil, h.Agent != nil:
 		return nil // no command text: nothing is substituted into it
 	case h.Args == nil:
 		return unsafeSubstitution(h.Command, f.vars.vars)
@@ -612,6 +615,8 @@ func (e *Engine) command(h Handler, f Fire) Command {
 		c.Invoke = e.mcpCall(h.MCP, f.Stdin)
 	case h.Prompt != nil:
 		c.Invoke = e.promptCall(h.Prompt, f.Stdin)
+	case h.Agent != nil:
+		c.Invoke = e.agentCall(h.Agent, f.Stdin)
 	}
 	return c
 }

@@ -419,8 +419,8 @@ func cut(s string, n int) string {
 	return s
 }
 
-// Type is h's handler type as a hooks file names it: "command", "http", "mcp_tool" or
-// "prompt" (the key of its row in the table's Handlers, where it has one).
+// Type is h's handler type as a hooks file names it: "command", "http", "mcp_tool",
+// "prompt" or "agent" (the key of its row in the table's Handlers, where it has one).
 func (h Handler) Type() string {
 	switch {
 	case h.HTTP != nil:
@@ -429,6 +429,8 @@ func (h Handler) Type() string {
 		return MCPToolHandlerType
 	case h.Prompt != nil:
 		return PromptHandlerType
+	case h.Agent != nil:
+		return AgentHandlerType
 	}
 	return "command"
 }

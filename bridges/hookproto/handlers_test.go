@@ -215,8 +215,8 @@ func TestPromptHook(t *testing.T) {
 	}
 }
 
-// The handler types' loading: default timeouts per type and event, agent refused with
-// why, a prompt at Stop refused, shell and Codex's command fields checked.
+// The handler types' loading: default timeouts per type and event (an agent's 60 s), a
+// prompt at Stop refused, shell and Codex's command fields checked.
 func TestLoadHandlerTypes(t *testing.T) {
 	c, diags := ccLoad(t, `{"hooks":{
 		"UserPromptSubmit":[{"hooks":[{"type":"command","command":"a"},{"type":"prompt","prompt":"p"},{"type":"mcp_tool","server":"s","tool":"t"}]}],
@@ -235,7 +235,7 @@ func TestLoadHandlerTypes(t *testing.T) {
 	for _, h := range c.Handlers("PreToolUse") {
 		got[h.Command] = h.Timeout
 	}
-	if got["b"] != 600*time.Second || got["p"] != 30*time.Second || got["s/t"] != 600*time.Second || got["d"] != 600*time.Second {
+	if got["b"] != 600*time.Second || got["p"] != 30*time.Second || got["s/t"] != 600*time.Second || got["d"] != 600*time.Second || got["verify"] != 60*time.Second {
 		t.Errorf("PreToolUse timeouts: %v", got)
 	}
 	if _, ok := got["c"]; ok {
@@ -247,7 +247,6 @@ func TestLoadHandlerTypes(t *testing.T) {
 	}
 	all := strings.Join(msgs, "\n")
 	for _, w := range []string{
-		`f.json: hooks.PreToolUse[0].hooks[3]: unsupported hook handler type "agent": agent hooks (a verifier subagent that answers through StructuredOutput) are not built yet (handler skipped)`,
 		`hooks.PreToolUse[0].hooks[4].shell: unsupported hook handler type: shell "powershell"`,
 		`hooks.PreToolUse[0].hooks[6].shell: malformed hook entry: shell must be "bash" or "powershell"`,
 		`hooks.PreToolUse[0].hooks[7].server: malformed hook entry: an mcp_tool handler needs a non-empty server string`,

@@ -326,6 +326,8 @@ func (l *loader) handler(g Group, index int, path string, raw json.RawMessage) (
 		ok = l.mcpToolHandler(&h, obj)
 	case PromptHandlerType:
 		ok = l.promptHandler(&h, obj)
+	case AgentHandlerType:
+		ok = l.agentHandler(&h, obj)
 	default:
 		ok = l.commandHandler(&h, obj)
 	}
@@ -481,8 +483,8 @@ func (l *loader) handlerType(typ string) (hookmap.HandlerType, bool) {
 }
 
 // handlersRun says which handler types the dialect runs: "claude-code runs command,
-// http, mcp_tool and prompt handlers", "gemini runs only command handlers"; a type the table
-// refuses (agent) is not one it runs.
+// agent, http, mcp_tool and prompt handlers", "gemini runs only command handlers"; a type
+// the table refuses is not one it runs.
 func (l *loader) handlersRun() string {
 	types := []string{"command"}
 	if l.opts.Table != nil {

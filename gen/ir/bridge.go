@@ -289,6 +289,31 @@ type HandlerType struct {
 	AnswerSchema string `json:"answerSchema"`
 	// Conversation, when set, is how a prompt handler judges the conversation.
 	Conversation *ConversationPrompt `json:"conversation"`
+	// Verifier, when set, is how an agent handler's verifier runs.
+	Verifier *AgentVerifier `json:"verifier"`
+}
+
+// AgentVerifier is how an agent handler's verifier agent runs (spec #AgentVerifier).
+type AgentVerifier struct {
+	// Intro opens its system prompt ("{event}": the hook's event), StopIntro at StopEvents.
+	Intro      string   `json:"intro"`
+	StopEvents []string `json:"stopEvents"`
+	StopIntro  string   `json:"stopIntro"`
+	// Transcript says where the transcript is ("{path}"), NoTranscript that there is none.
+	Transcript   string `json:"transcript"`
+	NoTranscript string `json:"noTranscript"`
+	// AnswerTool and AnswerDescription name and describe the verdict's tool.
+	AnswerTool        string `json:"answerTool"`
+	AnswerDescription string `json:"answerDescription"`
+	// WithoutTools are the session's tools it is not offered.
+	WithoutTools []string `json:"withoutTools"`
+	// MaxTurns bounds its model requests.
+	MaxTurns int `json:"maxTurns"`
+	// Enforce continues a verifier that ended without an answer, EnforceTimes at most.
+	Enforce      string `json:"enforce"`
+	EnforceTimes int    `json:"enforceTimes"`
+	// NotMet is the block reason of ok:false ("{reason}").
+	NotMet string `json:"notMet"`
 }
 
 // ConversationPrompt is how a prompt handler judges the session's conversation at some

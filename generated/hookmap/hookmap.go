@@ -354,6 +354,43 @@ type HandlerType struct {
 	// Conversation, when set, is how a prompt handler judges the session's conversation at
 	// the events it names.
 	Conversation *ConversationPrompt
+	// Verifier, when set, is how an agent handler's verifier agent runs (its system prompt
+	// is SystemPrompt, its answer tool's input schema AnswerSchema).
+	Verifier *AgentVerifier
+}
+
+// AgentVerifier is how an agent handler judges: a child agent over the session's tools,
+// read-only, whose system prompt is the handler type's SystemPrompt ("{intro}": Intro, or
+// StopIntro at StopEvents, "{event}" the hook's event; "{transcript}": Transcript, "{path}"
+// the session's transcript, or NoTranscript) and whose task is the handler's prompt with
+// $ARGUMENTS replaced by the hook's input. Its answer is its call of AnswerTool ({ok,
+// reason}); ok false blocks with NotMet ("{reason}").
+type AgentVerifier struct {
+	// Intro opens the system prompt; StopIntro replaces it at StopEvents.
+	Intro string
+	// StopEvents are the events whose verifier checks a stop condition.
+	StopEvents []string
+	// StopIntro is the intro at StopEvents.
+	StopIntro string
+	// Transcript says where the session's transcript is ("{path}").
+	Transcript string
+	// NoTranscript says there is none.
+	NoTranscript string
+	// AnswerTool is the name of the verdict's tool.
+	AnswerTool string
+	// AnswerDescription is its description.
+	AnswerDescription string
+	// WithoutTools are the session's tools the verifier is not offered.
+	WithoutTools []string
+	// MaxTurns bounds the verifier's model requests.
+	MaxTurns int
+	// Enforce is the user message that continues a verifier whose turn ended without
+	// calling AnswerTool, EnforceTimes times at most.
+	Enforce string
+	// EnforceTimes is how many times Enforce continues it.
+	EnforceTimes int
+	// NotMet is the block reason of an ok:false answer ("{reason}").
+	NotMet string
 }
 
 // ConversationPrompt is how a prompt handler judges the session's conversation (a stop

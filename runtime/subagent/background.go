@@ -16,6 +16,8 @@ type Child struct {
 	ID, CallID, Type, Task, Description string
 	// OutputFile is where its output can be read (Config.OutputFile; "": unknown).
 	OutputFile string
+	// Model is the model it calls.
+	Model string
 	// Started is when it started.
 	Started time.Time
 
@@ -50,7 +52,7 @@ func (c *Child) Cancel(cause error) { c.cancel(cause) }
 func (r *Runner) Spawn(ctx context.Context, req Request, onEnd func(*Child)) (*Child, error) {
 	if res, ok := r.replay(req); ok {
 		c := &Child{ID: res.AgentID, CallID: req.CallID, Type: res.Type, Task: req.Task, Description: req.Description,
-			OutputFile: r.outputFile(res.AgentID), done: make(chan struct{}), cancel: func(error) {}, res: res}
+			OutputFile: r.outputFile(res.AgentID), Model: res.Model, done: make(chan struct{}), cancel: func(error) {}, res: res}
 		close(c.done)
 		return c, nil
 	}
@@ -60,7 +62,7 @@ func (r *Runner) Spawn(ctx context.Context, req Request, onEnd func(*Child)) (*C
 	}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &Child{ID: a.id, CallID: req.CallID, Type: a.def.Name, Task: req.Task, Description: req.Description,
-		OutputFile: r.outputFile(a.id), Started: time.Now(), done: make(chan struct{}), cancel: cancel}
+		OutputFile: r.outputFile(a.id), Model: r.modelOf(a.def), Started: time.Now(), done: make(chan struct{}), cancel: cancel}
 	r.mu.Lock()
 	r.background[c.ID] = c
 	r.mu.Unlock()

@@ -182,6 +182,9 @@ type Config struct {
 	// Refusal, when set, words a refused call's error for the model (UnknownTypeError,
 	// NoToolsError, ...), as the dialect's engine words it; nil: the error's own text.
 	Refusal func(err error) string
+	// ToolKinds says how a child's calls count in its Result.ToolStats, by tool name (the
+	// dialect's toolset row); nil: no ToolStats.
+	ToolKinds map[string]ToolKind
 }
 
 // Runner starts the children of one parent session. It is safe for concurrent use.
@@ -286,6 +289,14 @@ type Result struct {
 	Tokens int
 	// Duration is how long it ran.
 	Duration time.Duration
+	// Model is the model it called (its definition's, else the parent's).
+	Model string
+	// Usage is its last response's token accounting (nil: the provider reported none, or
+	// the answer was replayed from the parent's log).
+	Usage *dsh.Usage
+	// ToolStats counts its calls by kind (nil: Config.ToolKinds is nil, or it counted
+	// none).
+	ToolStats *ToolStats
 }
 
 // Run starts a child for req and waits for its turn to end, or for ctx (the parent's
@@ -322,6 +333,9 @@ func (r *Runner) replay(req Request) (Result, bool) {
 	}
 	res := replayed(f)
 	res.Type = cmp.Or(req.Type, r.general())
+	if def, ok := r.defs[res.Type]; ok {
+		res.Model = r.modelOf(def)
+	}
 	return res, true
 }
 
@@ -373,7 +387,7 @@ func (r *Runner) release() {
 func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	began := time.Now()
 	res, err := r.run(ctx, a.id, a.def, a.lineage, a.req.Task)
-	res.Type, res.Duration = a.def.Name, time.Since(began)
+	res.Type, res.Duration, res.Model = a.def.Name, time.Since(began), r.modelOf(a.def)
 	if err != nil {
 		return res, err
 	}
@@ -420,9 +434,7 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		}
 	}
 	llmCfg := r.cfg.LLM
-	if def.Model != "" && def.Model != "inherit" {
-		llmCfg.Model = def.Model
-	}
+	llmCfg.Model = r.modelOf(def)
 	system := def.System
 	if def.Name == r.general() && system == "" {
 		system = r.cfg.GeneralSystem
@@ -469,7 +481,15 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		_ = child.Wait(context.WithoutCancel(ctx))
 		return failed(nil), nil
 	}
-	return ended(id, log), nil
+	return ended(id, log, r.cfg.ToolKinds), nil
+}
+
+// modelOf is the model a child of def calls: its definition's, else the parent's.
+func (r *Runner) modelOf(def Definition) string {
+	if def.Model != "" && def.Model != "inherit" {
+		return def.Model
+	}
+	return r.cfg.LLM.Model
 }
 
 // childTools are the tool names a child of def at depth is offered, or nil for every
@@ -514,10 +534,12 @@ func (r *Runner) known(names []string) []string {
 	return out
 }
 
-// ended reads how the child's last turn ended, and its answer, from its log.
-func ended(id string, log *session.Log) Result {
+// ended reads how the child's last turn ended, its answer and its figures, from its log;
+// kinds counts its calls (ToolStats).
+func ended(id string, log *session.Log, kinds map[string]ToolKind) Result {
 	var end *dsh.TurnEnd
 	res := Result{AgentID: id}
+	var stats ToolStats
 	for _, data := range session.Decoded(log.Events()) {
 		switch d := data.(type) {
 		case dsh.TurnEnd:
@@ -528,8 +550,12 @@ func ended(id string, log *session.Log) Result {
 			}
 			if u := d.Usage; u != nil {
 				res.Tokens = u.InputTokens + u.OutputTokens
+				res.Usage = u
 			}
 		case dsh.ToolCall:
+			if kinds != nil {
+				stats.count(kinds, d.Name, d.Arguments)
+			}
 			res.ToolUses++
 			if !slices.Contains(res.ToolsUsed, d.Name) {
 				res.ToolsUsed = append(res.ToolsUsed, d.Name)
@@ -537,6 +563,9 @@ func ended(id string, log *session.Log) Result {
 		default:
 			// The rest does not say how the child ended.
 		}
+	}
+	if !stats.zero() {
+		res.ToolStats = &stats
 	}
 	switch reason := end; {
 	case reason == nil:

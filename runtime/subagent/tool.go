@@ -91,7 +91,8 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 				return nil, tools.NewError(CodeSubagent, fmt.Sprintf("the %s agent %s %s: %v", req.typeName(), res.AgentID, res.Outcome, res.Err))
 			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
-				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds()}, nil
+				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds(), Task: req.Task,
+				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats}, nil
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
@@ -123,7 +124,8 @@ func (r *Runner) startBackground(ctx context.Context, req Request) (any, error) 
 	if err != nil {
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
-	return Value{AgentID: c.ID, Type: c.Type, Async: true, Description: c.Description, OutputFile: c.OutputFile}, nil
+	return Value{AgentID: c.ID, Type: c.Type, Async: true, Description: c.Description, OutputFile: c.OutputFile,
+		Task: c.Task, Model: c.Model}, nil
 }
 
 // notify wakes parent with the notice of c's end, unless the Runner was closed (the
@@ -187,6 +189,15 @@ type Value struct {
 	Description string `json:"description,omitempty"`
 	// OutputFile is where the child's output can be read ("": unknown).
 	OutputFile string `json:"outputFile,omitempty"`
+	// Task is the child's prompt.
+	Task string `json:"task,omitempty"`
+	// Model is the model the child calls ("": unknown).
+	Model string `json:"model,omitempty"`
+	// Usage is its last response's token accounting (nil: none reported, or the answer
+	// was replayed from the log).
+	Usage *dsh.Usage `json:"usage,omitempty"`
+	// ToolStats counts its calls by kind (nil: none counted).
+	ToolStats *ToolStats `json:"toolStats,omitempty"`
 }
 
 // DecodeValue decodes the agent tool's value.

@@ -261,7 +261,7 @@ func New(d Behavior, cfg dialect.Config, opts ...Option) (*Bridge, error) {
 	b.engine = &hookproto.Engine{
 		Table: d.Table, Config: hooks, Shell: d.rules().ShellArgv(o.Getenv), BaseEnv: o.BaseEnv, Sandbox: o.Sandbox, Env: env, Dir: o.Workspace,
 		Recorder: o.Recorder, Logger: log, StderrSummaryMax: o.StderrSummaryMax,
-		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace, MCP: o.MCP, Model: o.HookModel,
+		KillGrace: o.KillGrace, PipeGrace: o.PipeGrace, MCP: o.MCP, Model: o.HookModel, Agents: o.HookAgents,
 	}
 	b.at = map[string][]string{}
 	for _, e := range d.Table.Events {

@@ -135,6 +135,11 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		if c := h.Conversation; c != nil {
 			ht.Conversation = &hookmap.ConversationPrompt{Events: c.Events, SystemPrompt: c.SystemPrompt, Condition: c.Condition}
 		}
+		if v := h.Verifier; v != nil {
+			ht.Verifier = &hookmap.AgentVerifier{Intro: v.Intro, StopEvents: v.StopEvents, StopIntro: v.StopIntro, Transcript: v.Transcript,
+				NoTranscript: v.NoTranscript, AnswerTool: v.AnswerTool, AnswerDescription: v.AnswerDescription, WithoutTools: v.WithoutTools,
+				MaxTurns: v.MaxTurns, NotMet: v.NotMet, Enforce: v.Enforce, EnforceTimes: v.EnforceTimes}
+		}
 		if len(h.EventTimeoutSec) == 0 {
 			ht.EventTimeoutSec = nil
 		}

@@ -296,6 +296,29 @@ plain output as a context, "{hook}" standing for the hook's name; "" keeps the t
 structured output format where the provider has one.`).Id("AnswerSchema").String(),
 		gofile.Comment(`Conversation, when set, is how a prompt handler judges the session's conversation at
 the events it names.`).Id("Conversation").Op("*").Id("ConversationPrompt"),
+		gofile.Comment(`Verifier, when set, is how an agent handler's verifier agent runs (its system prompt
+is SystemPrompt, its answer tool's input schema AnswerSchema).`).Id("Verifier").Op("*").Id("AgentVerifier"),
+	))
+	f.Line()
+	f.Add(gofile.Comment(`AgentVerifier is how an agent handler judges: a child agent over the session's tools,
+read-only, whose system prompt is the handler type's SystemPrompt ("{intro}": Intro, or
+StopIntro at StopEvents, "{event}" the hook's event; "{transcript}": Transcript, "{path}"
+the session's transcript, or NoTranscript) and whose task is the handler's prompt with
+$ARGUMENTS replaced by the hook's input. Its answer is its call of AnswerTool ({ok,
+reason}); ok false blocks with NotMet ("{reason}").`).Type().Id("AgentVerifier").Struct(
+		gofile.Comment(`Intro opens the system prompt; StopIntro replaces it at StopEvents.`).Id("Intro").String(),
+		gofile.Comment(`StopEvents are the events whose verifier checks a stop condition.`).Id("StopEvents").Index().String(),
+		gofile.Comment(`StopIntro is the intro at StopEvents.`).Id("StopIntro").String(),
+		gofile.Comment(`Transcript says where the session's transcript is ("{path}").`).Id("Transcript").String(),
+		gofile.Comment(`NoTranscript says there is none.`).Id("NoTranscript").String(),
+		gofile.Comment(`AnswerTool is the name of the verdict's tool.`).Id("AnswerTool").String(),
+		gofile.Comment(`AnswerDescription is its description.`).Id("AnswerDescription").String(),
+		gofile.Comment(`WithoutTools are the session's tools the verifier is not offered.`).Id("WithoutTools").Index().String(),
+		gofile.Comment(`MaxTurns bounds the verifier's model requests.`).Id("MaxTurns").Int(),
+		gofile.Comment(`Enforce is the user message that continues a verifier whose turn ended without
+calling AnswerTool, EnforceTimes times at most.`).Id("Enforce").String(),
+		gofile.Comment(`EnforceTimes is how many times Enforce continues it.`).Id("EnforceTimes").Int(),
+		gofile.Comment(`NotMet is the block reason of an ok:false answer ("{reason}").`).Id("NotMet").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`ConversationPrompt is how a prompt handler judges the session's conversation (a stop
@@ -715,6 +738,22 @@ func handlerTypes(m map[string]*ir.HandlerType) *jen.Statement {
 				kv("Events", jen.Index().String().Values(events...)),
 				kv("SystemPrompt", jen.Lit(c.SystemPrompt)),
 				kv("Condition", jen.Lit(c.Condition)),
+			}))))
+		}
+		if v := h.Verifier; v != nil {
+			fields = append(fields, kv("Verifier", jen.Op("&").Id("AgentVerifier").Add(lines([]jen.Code{
+				kv("Intro", jen.Lit(v.Intro)),
+				kv("StopEvents", strs(v.StopEvents)),
+				kv("StopIntro", jen.Lit(v.StopIntro)),
+				kv("Transcript", jen.Lit(v.Transcript)),
+				kv("NoTranscript", jen.Lit(v.NoTranscript)),
+				kv("AnswerTool", jen.Lit(v.AnswerTool)),
+				kv("AnswerDescription", jen.Lit(v.AnswerDescription)),
+				kv("WithoutTools", strs(v.WithoutTools)),
+				kv("MaxTurns", jen.Lit(v.MaxTurns)),
+				kv("Enforce", jen.Lit(v.Enforce)),
+				kv("EnforceTimes", jen.Lit(v.EnforceTimes)),
+				kv("NotMet", jen.Lit(v.NotMet)),
 			}))))
 		}
 		entries[i] = jen.Lit(k).Op(":").Add(lines(fields))

@@ -167,6 +167,10 @@ type AgentShape struct {
 	// Background says which calls run in the background and how the model hears of them
 	// (nil: every call runs in the foreground, the call waiting for the child).
 	Background *BackgroundShape `json:"background,omitempty"`
+	// HookResponse is the tool's value as the engine's hooks see it (tool_response), and
+	// ToolStats how a child's calls count in it (agentresponse.go).
+	HookResponse *AgentHookResponse  `json:"hookResponse,omitempty"`
+	ToolStats    map[string]ToolKind `json:"toolStats,omitempty"`
 	// Models says which model a definition's model field names (nil: the model as
 	// written; "" or "inherit" the parent's).
 	Models *ModelShape `json:"models,omitempty"`
