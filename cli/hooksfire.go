@@ -12,6 +12,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/internal/agentrec"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // dsh hooks run fires an event by its table row: at the extension point the row names (or
@@ -198,22 +199,11 @@ func vote[P, D any](build builder[P], run func(*dsh.Registry, context.Context, *
 
 func ptr[T any](v T) *T { return &v }
 
-// joinText is the text blocks of content joined by sep.
-func joinText(content []dsh.ContentBlock, sep string) string {
-	var parts []string
-	for _, c := range content {
-		if t, ok := c.(dsh.TextBlock); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, sep)
-}
-
 // messageTexts are the texts of ms, one per message, as the model reads them.
 func messageTexts(ms []dsh.UserMessage) []string {
 	var out []string
 	for _, m := range ms {
-		out = append(out, joinText(m.Content, "\n"))
+		out = append(out, blocktext.Text(m.Content, "\n"))
 	}
 	return out
 }

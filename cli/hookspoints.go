@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -138,7 +139,7 @@ func describePostBatch(f *fireIn) decisionJSON {
 	}
 	out := decisionJSON{Kind: "continue"}
 	for _, m := range f.agent.Injected() {
-		out.Model = append(out.Model, joinText(m.Content, "\n"))
+		out.Model = append(out.Model, blocktext.Text(m.Content, "\n"))
 	}
 	return out
 }
@@ -210,7 +211,7 @@ func describeStop(f *fireIn) decisionJSON {
 	case len(steered) > 0:
 		var parts []string
 		for _, m := range steered {
-			parts = append(parts, joinText(m.Content, "\n"))
+			parts = append(parts, blocktext.Text(m.Content, "\n"))
 		}
 		return decisionJSON{Kind: "continue", Reason: ptr(strings.Join(parts, "\n\n"))}
 	}
@@ -353,12 +354,12 @@ func describePostTool(d dsh.PostToolDecision, _ *fireIn) decisionJSON {
 		func(x dsh.PostToolAccept) decisionJSON {
 			out := decisionJSON{Kind: "accept", Model: messageTexts(x.AdditionalContexts)}
 			if x.Content != nil {
-				out.Content = ptr(joinText(x.Content, "\n"))
+				out.Content = ptr(blocktext.Text(x.Content, "\n"))
 			}
 			return out
 		},
 		func(x dsh.PostToolBlock) decisionJSON {
-			return decisionJSON{Kind: "block", Reason: ptr(joinText(x.Feedback, "\n")), Model: messageTexts(x.AdditionalContexts)}
+			return decisionJSON{Kind: "block", Reason: ptr(blocktext.Text(x.Feedback, "\n")), Model: messageTexts(x.AdditionalContexts)}
 		},
 		func(x dsh.PostToolHalt) decisionJSON { return decisionJSON{Kind: "halt", Reason: ptr(x.Reason)} },
 		func(x dsh.PostToolTail) decisionJSON {
@@ -404,7 +405,7 @@ func applyRequest(p *dsh.RequestPayload, d dsh.RequestDecision, out *decisionJSO
 		out.Allow = &allow
 		cur.Tools = slices.DeleteFunc(slices.Clone(cur.Tools), func(t dsh.ModelTool) bool { return !slices.Contains(allow, t.Name) })
 	case dsh.RequestAnswer:
-		*out = decisionJSON{Kind: "answer", Text: ptr(joinText(x.Content, ""))}
+		*out = decisionJSON{Kind: "answer", Text: ptr(blocktext.Text(x.Content, ""))}
 		return nil, true
 	case dsh.RequestDeny:
 		*out = decisionJSON{Kind: "deny", Reason: ptr(x.Reason)}

@@ -11,6 +11,7 @@ import (
 
 	sc "github.com/dshkit/dsh/generated/conformance"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // check compares the outcome of a run with the expectation; it returns one readable
@@ -261,8 +262,8 @@ func matchResult(i int, m sc.ResultMatch, res dsh.ToolExecutionResult) []string 
 	if m.IsError != nil && *m.IsError != failed {
 		bad("isError = %v, want %v (result %s)", failed, *m.IsError, show(res))
 	}
-	if m.Text != nil && textOf(content) != *m.Text {
-		bad("text = %q, want %q", textOf(content), *m.Text)
+	if m.Text != nil && blocktext.Text(content, "") != *m.Text {
+		bad("text = %q, want %q", blocktext.Text(content, ""), *m.Text)
 	}
 	if m.ErrorCode != nil && (info == nil || info.Code != *m.ErrorCode) {
 		bad("error code = %v, want %q (result %s)", info, *m.ErrorCode, show(res))
@@ -294,22 +295,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// textOf joins the text blocks of content.
-func textOf(content []dsh.ContentBlock) string {
-	var b strings.Builder
-	for _, c := range content {
-		if t, ok := c.(dsh.TextBlock); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
 // texts lists the text of each message.
 func texts(msgs []dsh.UserMessage) []string {
 	out := []string{}
 	for _, m := range msgs {
-		out = append(out, textOf(m.Content))
+		out = append(out, blocktext.Text(m.Content, ""))
 	}
 	return out
 }

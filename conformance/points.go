@@ -9,6 +9,7 @@ import (
 
 	sc "github.com/dshkit/dsh/generated/conformance"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // A scripted listener registers at its point by that point's row: the row says how to
@@ -70,7 +71,7 @@ var points = map[string]pointRow{
 	dsh.ResponseEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnResponse(onModelFold(l, responseScope, dsh.ResponseDecision(dsh.ResponseAccept{}), dsh.UnmarshalResponseDecision,
 			func(p *dsh.ResponsePayload, text, with string) dsh.ResponseDecision {
-				return dsh.ResponseReplace{Text: strings.ReplaceAll(textOf(p.Response.Content), text, with)}
+				return dsh.ResponseReplace{Text: strings.ReplaceAll(blocktext.Text(p.Response.Content, ""), text, with)}
 			}))
 	},
 	dsh.PreCompactEventName: func(reg *dsh.Registrar, l *listener) {
@@ -170,17 +171,17 @@ var points = map[string]pointRow{
 	},
 	dsh.InboxInsertedEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnInboxInserted(onObserve(l, func(p *dsh.InboxInsertedPayload) scope {
-			return scope{agentID: p.AgentID, handle: p.Agent}.with("text", textOf(p.Message.Content))
+			return scope{agentID: p.AgentID, handle: p.Agent}.with("text", blocktext.Text(p.Message.Content, ""))
 		}))
 	},
 	dsh.InboxClaimedEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnInboxClaimed(onObserve(l, func(p *dsh.InboxClaimedPayload) scope {
-			return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}.with("text", textOf(p.Message.Content))
+			return scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn}.with("text", blocktext.Text(p.Message.Content, ""))
 		}))
 	},
 	dsh.InboxDiscardedEventName: func(reg *dsh.Registrar, l *listener) {
 		reg.OnInboxDiscarded(onObserve(l, func(p *dsh.InboxDiscardedPayload) scope {
-			return scope{agentID: p.AgentID, handle: p.Agent}.with("text", textOf(p.Message.Content))
+			return scope{agentID: p.AgentID, handle: p.Agent}.with("text", blocktext.Text(p.Message.Content, ""))
 		}))
 	},
 }
@@ -218,7 +219,7 @@ func callScope(e dsh.ToolExecution) scope {
 
 // responseScope is the scope of an agent/response event.
 func responseScope(p *dsh.ResponsePayload) scope {
-	s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("response", textOf(p.Response.Content))
+	s := scope{agentID: p.AgentID, handle: p.Agent, turn: p.Turn, step: p.Step}.with("response", blocktext.Text(p.Response.Content, ""))
 	if src, ok := p.Source.(dsh.ResponseByListener); ok {
 		s = s.with("source", src.Listener)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -304,7 +305,7 @@ func (t *translator) toolResult(d dsh.ToolResultLogged) {
 			t.send(update{SessionUpdate: "tool_call", ToolCallID: tr.ToolCallID, Title: "tool", Kind: "other", Status: "pending"})
 			t.announce(tr.ToolCallID)
 		}
-		text := blocksText(tr.Content)
+		text := blocktext.Text(tr.Content, "\n")
 		u := update{SessionUpdate: "tool_call_update", ToolCallID: tr.ToolCallID, Status: "completed", RawOutput: text}
 		var content []toolCallContent
 		switch {
@@ -362,17 +363,6 @@ func fenced(s string) string {
 		fence += "`"
 	}
 	return fence + "console\n" + strings.TrimSuffix(s, "\n") + "\n" + fence
-}
-
-// blocksText joins the text of blocks.
-func blocksText(blocks []dsh.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		if tb, ok := b.(dsh.TextBlock); ok {
-			parts = append(parts, tb.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // acpContent maps a dsh content block to an ACP one (text and images).

@@ -10,6 +10,7 @@ import (
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // Transcript writes a session's conversation as a Claude Code transcript: JSONL entries
@@ -143,7 +144,7 @@ func resultContent(content []dsh.ContentBlock) any {
 	if refs != nil {
 		return refs
 	}
-	return hookbridge.Text(content)
+	return blocktext.Text(content, "\n")
 }
 
 // userContent is a user entry's content: the text alone for a message of one text

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // Rollout writes a session's conversation as a Codex rollout: JSONL lines {timestamp,
@@ -59,17 +60,17 @@ func (r *Rollout) Observe(data dsh.SessionEventData) error {
 	//dshvet:partial the rollout holds the conversation; the other session events are not in it
 	switch d := data.(type) {
 	case dsh.UserMessageLogged:
-		if t := hookbridge.Text(d.Message.Content); t != "" {
+		if t := blocktext.Text(d.Message.Content, "\n"); t != "" {
 			items = append(items, message("user", "input_text", t))
 		}
 	case dsh.ToolResultLogged:
 		for _, b := range d.Message.Content {
 			if tr, ok := b.(dsh.ToolResultBlock); ok {
-				items = append(items, map[string]any{"type": "function_call_output", "call_id": tr.ToolCallID, "output": hookbridge.Text(tr.Content)})
+				items = append(items, map[string]any{"type": "function_call_output", "call_id": tr.ToolCallID, "output": blocktext.Text(tr.Content, "\n")})
 			}
 		}
 	case dsh.AssistantMessageLogged:
-		if t := hookbridge.Text(d.Message.Content); t != "" {
+		if t := blocktext.Text(d.Message.Content, "\n"); t != "" {
 			items = append(items, message("assistant", "output_text", t))
 		}
 		for _, b := range d.Message.Content {

@@ -13,6 +13,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/generated/wire/gemini"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // model maps the model-call events onto agent/request and agent/response, and keeps what
@@ -74,7 +75,7 @@ func (m *model) register(b *hookbridge.Bridge, r *dsh.Registrar) []func() {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			t := m.at(p.Turn)
-			if s := text(p.Response.Content); s != "" {
+			if s := blocktext.Text(p.Response.Content, ""); s != "" {
 				t.texts = append(t.texts, s)
 			}
 			if req, ok := m.last[p.AgentID]; ok && t.prompt == "" {
@@ -264,7 +265,7 @@ func LLMRequest(r *dsh.ModelRequest) gemini.LLMRequest {
 	out.Model = r.Config.Model
 	out.Config = gemini.LLMConfig{Temperature: r.Config.Temperature, MaxOutputTokens: r.Config.MaxTokens}
 	for _, msg := range r.Messages {
-		if t := text(msg.Content); t != "" {
+		if t := blocktext.Text(msg.Content, ""); t != "" {
 			out.Messages = append(out.Messages, gemini.LLMMessage{Role: role(msg.Role), Content: t})
 		}
 	}
@@ -312,7 +313,7 @@ func Messages(orig []dsh.ModelMessage, hook []gemini.LLMMessage) []dsh.ModelMess
 	out := make([]dsh.ModelMessage, 0, max(len(orig), len(hook)))
 	i := 0
 	for _, msg := range orig {
-		if text(msg.Content) == "" || i >= len(hook) {
+		if blocktext.Text(msg.Content, "") == "" || i >= len(hook) {
 			out = append(out, msg)
 			continue
 		}
@@ -345,21 +346,10 @@ func modelRole(r string) dsh.ModelRole {
 	return dsh.ModelRoleUser
 }
 
-// text joins the text blocks of content.
-func text(content []dsh.ContentBlock) string {
-	var sb strings.Builder
-	for _, c := range content {
-		if t, ok := c.(dsh.TextBlock); ok {
-			sb.WriteString(t.Text)
-		}
-	}
-	return sb.String()
-}
-
 func lastUserText(msgs []dsh.ModelMessage) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == dsh.ModelRoleUser && msgs[i].Source != nil && msgs[i].Source.Kind() == dsh.SourceUserKind {
-			return text(msgs[i].Content)
+			return blocktext.Text(msgs[i].Content, "")
 		}
 	}
 	return ""

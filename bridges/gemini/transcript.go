@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshkit/dsh/bridges/internal/hookbridge"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // Chat writes a session's conversation as Gemini CLI records it (chats/session-….jsonl):
@@ -57,11 +58,11 @@ func (c *Chat) Observe(data dsh.SessionEventData) error {
 	//dshvet:partial the chat file holds the conversation; the other session events are not in it
 	switch d := data.(type) {
 	case dsh.UserMessageLogged:
-		if t := hookbridge.Text(d.Message.Content); t != "" {
+		if t := blocktext.Text(d.Message.Content, "\n"); t != "" {
 			msg = map[string]any{"type": "user", "content": []any{map[string]string{"text": t}}}
 		}
 	case dsh.AssistantMessageLogged:
-		msg = map[string]any{"type": "gemini", "content": hookbridge.Text(d.Message.Content), "thoughts": []any{}}
+		msg = map[string]any{"type": "gemini", "content": blocktext.Text(d.Message.Content, "\n"), "thoughts": []any{}}
 		var calls []any
 		for _, b := range d.Message.Content {
 			if tc, ok := b.(dsh.ToolCallBlock); ok {

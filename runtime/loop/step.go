@@ -3,10 +3,10 @@ package loop
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 	"github.com/dshkit/dsh/internal/duration"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/session"
@@ -251,17 +251,8 @@ func (a *Agent) settle(ctx context.Context, t *turnRun, step int, resp llm.Respo
 // answerOf is the text of an assistant message's text blocks, joined, or nil when it has
 // none (a subagent's answer: agent/subagent-stop's payload).
 func answerOf(content []dsh.ContentBlock) *string {
-	var b strings.Builder
-	found := false
-	for _, c := range content {
-		if tb, ok := c.(dsh.TextBlock); ok {
-			b.WriteString(tb.Text)
-			found = true
-		}
+	if s, ok := blocktext.Join(content, ""); ok {
+		return &s
 	}
-	if !found {
-		return nil
-	}
-	s := b.String()
-	return &s
+	return nil
 }

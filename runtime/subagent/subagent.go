@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
@@ -545,7 +546,7 @@ func ended(id string, log *session.Log, kinds map[string]ToolKind) Result {
 		case dsh.TurnEnd:
 			end = &d
 		case dsh.AssistantMessageLogged:
-			if a := text(d.Message.Content); a != "" {
+			if a := blocktext.Text(d.Message.Content, ""); a != "" {
 				res.Answer = a
 			}
 			if u := d.Usage; u != nil {
@@ -603,17 +604,6 @@ func replayed(f dsh.SubagentFinished) Result {
 		res.Err = errors.New(*f.Error)
 	}
 	return res
-}
-
-// text joins the text blocks of content.
-func text(content []dsh.ContentBlock) string {
-	var b strings.Builder
-	for _, c := range content {
-		if tb, ok := c.(dsh.TextBlock); ok {
-			b.WriteString(tb.Text)
-		}
-	}
-	return b.String()
 }
 
 func deref(s *string) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/dshkit/dsh/runtime/approval"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // timeExecute records how long a call's execution took, for PostToolUse's duration.
@@ -63,7 +64,7 @@ func toolResponse(s dsh.ToolSuccess) json.RawMessage {
 	if len(s.Value) > 0 {
 		return s.Value
 	}
-	data, _ := json.Marshal(Text(s.Content))
+	data, _ := json.Marshal(blocktext.Text(s.Content, "\n"))
 	return data
 }
 
@@ -76,18 +77,6 @@ func blockTexts(content []dsh.ContentBlock) []string {
 		}
 	}
 	return out
-}
-
-// Text is the text blocks of content joined by newlines: what the engines' transcripts and
-// tool_response carry for a message or a tool result.
-func Text(content []dsh.ContentBlock) string {
-	var parts []string
-	for _, c := range content {
-		if t, ok := c.(dsh.TextBlock); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // postTool maps PostToolUse (successful results only, decision 8) and delivers the
@@ -154,9 +143,9 @@ func (b *Bridge) postTool(ctx context.Context, p *dsh.PostToolPayload, next dsh.
 		in := Input{Event: ev, Session: s, Turn: s.Turn, ToolName: ex.Name, ToolInput: toolInput(ex),
 			ToolUseID: ex.CallID, DurationMS: took, OriginalName: deref(ex.OriginalName)}
 		if succ != nil {
-			in.ToolResponse, in.ToolText, in.ToolTexts = toolResponse(*succ), Text(succ.Content), blockTexts(succ.Content)
+			in.ToolResponse, in.ToolText, in.ToolTexts = toolResponse(*succ), blocktext.Text(succ.Content, "\n"), blockTexts(succ.Content)
 		} else {
-			in.Error, in.ToolText = fail.Error.Message, Text(fail.Content)
+			in.Error, in.ToolText = fail.Error.Message, blocktext.Text(fail.Content, "\n")
 			if fail.Error.Info != nil {
 				in.ErrorCode = fail.Error.Info.Code
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/dshkit/dsh/bridges/hookproto"
 	"github.com/dshkit/dsh/bridges/prompts"
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/internal/blocktext"
 )
 
 // sessionStart: contexts become one injected message; SessionStart cannot block.
@@ -342,7 +343,7 @@ func (b *Bridge) postBatch(ctx context.Context, p *dsh.PostBatchPayload) error {
 	ev := b.event(dsh.PostBatchEventName)
 	batch := make([]BatchCall, len(p.Calls))
 	for i, c := range p.Calls {
-		batch[i] = BatchCall{ToolName: c.Name, ToolInput: c.Arguments, ToolUseID: c.CallID, ToolText: Text(c.Content)}
+		batch[i] = BatchCall{ToolName: c.Name, ToolInput: c.Arguments, ToolUseID: c.CallID, ToolText: blocktext.Text(c.Content, "\n")}
 	}
 	rep, err := b.fire(ctx, Input{Event: ev, Session: s, Turn: p.Turn, Batch: batch}, "", true, p.Agent)
 	if err != nil {
