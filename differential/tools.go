@@ -53,6 +53,9 @@ func OfferedTools(reqs []Request, skip []string) map[string]string {
 			if f, ok := t["format"]; ok { // a Responses custom (freeform) tool's grammar
 				line["format"] = f
 			}
+			if fns, ok := t["tools"]; ok { // a Responses namespace's functions
+				line["tools"] = fns
+			}
 			data, _ := json.Marshal(line)
 			out[name] = string(data)
 		}

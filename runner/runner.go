@@ -255,6 +255,14 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	}
 	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model,
 		PermissionMode: s.PermissionMode()}
+	// The MCP servers start before the built-in tools, which read them (Codex's resource
+	// tools), and register their tools after them.
+	if err := s.mcp(ctx); err != nil {
+		return nil, err
+	}
+	if s.mcpSet != nil {
+		s.Builtin.MCPResources = s.mcpSet
+	}
 	if s.Builtin.Agent, err = s.subagents(); err != nil {
 		return nil, err
 	}
@@ -268,9 +276,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		// First of all listeners, so that no plugin or hook runs for a step past the limit.
 		s.Hooks.Plugin("max-turns").OnPreStep(s.maxTurnsListener(n))
 	}
-	if err := s.mcp(ctx); err != nil {
-		return nil, err
-	}
+	s.registerMCP()
 	s.remindDeferred()
 	for _, p := range cfg.Plugins {
 		p.Register(s.Hooks.Plugin(PluginName(p)))

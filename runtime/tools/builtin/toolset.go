@@ -112,6 +112,9 @@ type ToolRow struct {
 	// matchers test (Codex's namespaced functions: the namespace and the name run
 	// together, but spawn_agent's own name).
 	HookName string `json:"hook_name,omitempty"`
+	// WithMCP marks a tool the engine offers only when the session has MCP servers
+	// (Codex's resource tools; Options.MCPResources).
+	WithMCP bool `json:"with_mcp,omitempty"`
 	// Nicknames are the names the engine gives the children a spawning tool starts (Codex's
 	// spawn_agent: one at random, its "nickname").
 	Nicknames []string `json:"nicknames,omitempty"`
@@ -241,6 +244,10 @@ var implTable = map[string]func(Options) tools.Definition{
 	"codex.exec_command": codexExec,
 	"codex.write_stdin":  codexWriteStdin,
 	"codex.apply_patch":  codexApplyPatch,
+	// Codex's MCP resource tools, over the session's MCP servers (Options.MCPResources).
+	"codex.list_mcp_resources":          codexResourceList(false),
+	"codex.list_mcp_resource_templates": codexResourceList(true),
+	"codex.read_mcp_resource":           codexReadResource,
 
 	// Claude Code's own tools (spec/toolsets/claude-code.json).
 	"claude.notebook_edit": func(o Options) tools.Definition { return claudeFailures(claudeNotebookEdit(o), CodeNotebook) },
@@ -410,7 +417,7 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	o.search = search
 	for _, r := range all[i].Tools {
 		if r.Impl == "" || slices.Contains(m.Without, r.Name) || (r.Namespace != "" && slices.Contains(m.Without, r.Namespace)) ||
-			(r.Only != nil && !slices.Contains(r.Only, o.Model)) {
+			(r.Only != nil && !slices.Contains(r.Only, o.Model)) || (r.WithMCP && o.MCPResources == nil) {
 			continue
 		}
 		loading := tools.LoadEager
