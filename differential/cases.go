@@ -118,6 +118,10 @@ type Case struct {
 	// MCPServer mounts the run's MCP hook server (MCPConfig; Gemini CLI's mcpServers)
 	// without an mcp_tool hook: its tool is one the model may call.
 	MCPServer bool
+	// CodexConfig are further tables of Codex's config.toml (the run's CODEX_HOME, which
+	// is HOME/.codex): agent roles ([agents.NAME]). dsh run finds the same file in its
+	// HOME.
+	CodexConfig string
 	// MCPResources has the MCP hook server offer resources too (addMCPResources); it
 	// mounts the server as MCPServer does.
 	MCPResources bool

@@ -30,6 +30,27 @@ func codexSubagentCases() []Case {
 				h("Stop", "exit 0")},
 			Turns:    parent,
 			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// An agent role of the user's config.toml ([agents.NAME] with a description and a
+		// config_file of developer_instructions) and one of the project's .codex/agents:
+		// what spawn_agent's schema offers, and what the child of a role is told.
+		{Name: "codex/subagent-role", Engines: codex, Hooks: all,
+			CodexConfig: "[agents.reviewer]\ndescription = \"Reviews code for ROLE-DESC-PROBE\"\nconfig_file = \"./agents/reviewer.toml\"\n",
+			HomeFiles:   map[string]string{".codex/agents/reviewer.toml": "developer_instructions = \"ROLE-INSTRUCTIONS-PROBE\"\n"},
+			Files: map[string]string{".codex/agents/writer.toml": "name = \"writer\"\ndescription = \"Writes PROJECT-ROLE-PROBE\"\n" +
+				"developer_instructions = \"PROJECT-INSTRUCTIONS-PROBE\"\n"},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "reviewer"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// spawn_agent naming a role there is none of.
+		{Name: "codex/subagent-role-unknown", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "nosuch"}}}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// The built-in role explorer.
+		{Name: "codex/subagent-role-explorer", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: explore", "agent_type": "explorer"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

@@ -447,6 +447,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			exe, _ := os.Executable()
 			extraConfig += CodexMCPConfig(exe, ed.hooklog, c.MCPResources)
 		}
+		extraConfig += c.CodexConfig
 		for i, p := range prompts {
 			if i > 0 {
 				em.NextRun()
@@ -614,6 +615,15 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 	}
 	if c.mcp() {
 		extra = append(extra, "--mcp-config", dd.mcpConfig(t, c.MCPResources))
+	}
+	if c.CodexConfig != "" && engine == "codex" {
+		// The agent roles of Codex's config.toml, where dsh run --dialect codex reads them.
+		if err := os.MkdirAll(filepath.Join(dd.home, ".codex"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dd.home, ".codex", "config.toml"), []byte(c.CodexConfig), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	proto := map[string]Protocol{"claude": Anthropic, "codex": Responses, "gemini": Gemini}[engine]
 	dm, err := NewMock(proto, In(c.Turns, dd.ws))

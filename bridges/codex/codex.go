@@ -82,6 +82,7 @@ func Descriptor() *dialect.Descriptor {
 		},
 		ToolStyle:       "codex",
 		Rules:           &Rules,
+		AgentRoles:      UserAgentRoles,
 		ContinuationCap: math.MaxInt,
 		ModelProvider:   "openai",
 		// Measured in 0.169.0 (cli/codex-stdin-and-prompt): the prompt, a blank line, then

@@ -76,6 +76,12 @@ const FreeformKey = "x-freeform"
 // namespaces offers the schema as it is.
 const NamespaceKey = "x-namespace"
 
+// UnofferedKey is the input-schema keyword that names properties (a list of names) the
+// schema accepts but the model is not told of: every provider leaves them and the keyword
+// out of the schema it offers, while the tool still validates a call against the whole
+// schema (Codex's spawn_agent takes agent_type when its schema lists no role).
+const UnofferedKey = "x-unoffered"
+
 // Namespace is a group of tools the model is offered as one entry (Codex's
 // multi_agent_v1, and an MCP server's tools, mcp__<server>).
 type Namespace struct {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"strings"
@@ -42,6 +43,10 @@ type CodexOptions struct {
 	Notify func(ctx context.Context, callID, text string) error
 	// Clock, when set, replaces time.After for wait_agent's timeout (tests).
 	Clock func(d time.Duration) <-chan time.Time
+	// UnknownType, when set, is the model's text of a spawn_agent call naming an agent
+	// type there is none of, {type} standing for it (Codex's "unknown agent_type
+	// '{type}'", the toolset row's roles.unknown); "": dsh's own.
+	UnknownType string
 	// Nicknames are the names a spawned child is given, one at random, as Codex gives
 	// each child a user-facing nickname from a list of its own (spec/toolsets/codex.json's
 	// spawn_agent row); none: spawn_agent answers no nickname.
@@ -137,6 +142,9 @@ func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, err
 	}
 	c, err := a.r.Spawn(ctx, req, nil)
 	if err != nil {
+		if errors.Is(err, ErrUnknownType) && a.opts.UnknownType != "" {
+			return nil, tools.NewError(CodeSubagent, strings.ReplaceAll(a.opts.UnknownType, "{type}", in.AgentType))
+		}
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
 	notified := make(chan struct{})

@@ -39,8 +39,9 @@ func newCodexHarness(t *testing.T, model llm.Model) *codexHarness {
 			h.noticed <- struct{}{}
 			return nil
 		},
-		Clock:     func(time.Duration) <-chan time.Time { return h.clock },
-		Nicknames: []string{"Euclid", "Hypatia"},
+		Clock:       func(time.Duration) <-chan time.Time { return h.clock },
+		Nicknames:   []string{"Euclid", "Hypatia"},
+		UnknownType: "unknown agent_type '{type}'",
 	})
 	for _, d := range defs {
 		if _, err := h.reg.Register(d); err != nil {
@@ -125,7 +126,7 @@ func TestCodexSpawnWaitClose(t *testing.T) {
 }
 
 // wait_agent and close_agent of an id no spawn_agent gave fail, naming it; so do a wait
-// without targets and a spawn without a task.
+// without targets, a spawn without a task and one naming an agent type there is none of.
 func TestCodexUnknownAgent(t *testing.T) {
 	h := newCodexHarness(t, llm.NewScripted())
 	for _, c := range []struct {
@@ -138,6 +139,8 @@ func TestCodexUnknownAgent(t *testing.T) {
 		{subagent.WaitAgent, map[string]any{"targets": []string{}}, "targets is empty"},
 		{subagent.SpawnAgent, map[string]any{"message": ""}, "the agent has no task"},
 		{subagent.SendInput, map[string]any{"target": "x", "message": "m"}, "send_input is not supported"},
+		// A role there is none of, in the words CodexOptions.UnknownType gives.
+		{subagent.SpawnAgent, map[string]any{"message": "m", "agent_type": "nosuch"}, "unknown agent_type 'nosuch'"},
 	} {
 		out, failed := h.call(t, "call_x", c.name, c.in)
 		if !failed || !strings.Contains(out, c.want) {

@@ -127,3 +127,17 @@ func TestResponsesNamespaceFunction(t *testing.T) {
 		t.Errorf("input (-want +got):\n%s", diff)
 	}
 }
+
+// TestUnofferedProperties: the properties a schema names under llm.UnofferedKey are left
+// out of the schema offered, with the keyword (Codex's spawn_agent takes agent_type that
+// its schema does not list).
+func TestUnofferedProperties(t *testing.T) {
+	m, err := schemaMap(llm.ToolSpec{Name: "spawn_agent", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"},"agent_type":{"type":"string"}},"additionalProperties":false,"x-unoffered":["agent_type"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}, "additionalProperties": false}
+	if diff := cmp.Diff(want, m); diff != "" {
+		t.Errorf("offered schema (-want +got):\n%s", diff)
+	}
+}
