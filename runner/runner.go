@@ -186,9 +186,10 @@ type Session struct {
 	maxTurns   bool
 }
 
-// New builds the session cfg describes, in this order: the built-in tools (with the
-// dialect's CLAUDE_ENV_FILE when it has one and hooks load), the max-turns listener and
-// the mounted MCP servers, the native plugins, the hook bridge, the retry policy of a real
+// New builds the session cfg describes, in this order: the MCP servers started, the
+// built-in tools (with the dialect's CLAUDE_ENV_FILE when it has one and hooks load; Codex's
+// resource tools read the servers), the max-turns listener and the servers' tools, the
+// native plugins, the hook bridge, the retry policy of a real
 // provider and the approval policy. Close releases what it made.
 func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	switch {
