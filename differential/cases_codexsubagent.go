@@ -51,6 +51,25 @@ func codexSubagentCases() []Case {
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: explore", "agent_type": "explorer"}}}},
 				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// send_input to a finished child, then wait_agent again: what the child is told and
+		// what the calls answer; then send_input and resume_agent of an id there is none of.
+		{Name: "codex/subagent-send-input", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "waiting again", Calls: []Call{wait}},
+				{Text: "unknown", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "01a24b6d-0000-7000-8000-000000000000", "message": "x"}},
+					{Name: "resume_agent", Input: map[string]any{"id": "01a24b6d-0000-7000-8000-000000000000"}}}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// close_agent, then resume_agent of the closed child and send_input to it.
+		{Name: "codex/subagent-resume", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "closing", Calls: []Call{closeAgent}},
+				{Text: "resuming", Calls: []Call{{Name: "resume_agent", Input: map[string]any{"id": "{{agent}}"}}}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "waiting again", Calls: []Call{wait}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

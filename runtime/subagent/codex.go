@@ -87,13 +87,24 @@ type codexAgents struct {
 // ({"status": {id: status}, "timed_out"}); close_agent cancels a child that is still
 // running and answers its previous status ({"previous_status"}). A status is
 // {"completed": answer}, {"errored": message}, "running" or "shutdown" (a closed or
-// cancelled child). send_input and resume_agent fail: dsh cannot continue a child whose
+// cancelled child). send_input and resume_agent fail: an id no spawn_agent gave in Codex's
+// words ("agent with id X not found"), any other because dsh cannot continue a child whose
 // turn ended. The caller sets each tool's name, description and schema (the toolset's
 // rows).
 func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
 	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}, notified: map[string]chan struct{}{}}
-	unsupported := func(name string) tools.Definition {
+	// send_input and resume_agent: an id no spawn_agent gave fails in Codex's words (measured
+	// in 0.169.0: codex/subagent-send-input); continuing a child is not built.
+	unsupported := func(name, key string) tools.Definition {
 		return tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			var in map[string]any
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+			}
+			id, _ := in[key].(string)
+			if _, err := a.child(id); err != nil {
+				return nil, err
+			}
 			return nil, tools.NewError(CodeSubagent, name+" is not supported: dsh cannot continue a child agent whose turn has ended")
 		}}
 	}
@@ -101,8 +112,8 @@ func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
 		SpawnAgent:  {Name: SpawnAgent, Run: a.spawn, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
 		WaitAgent:   {Name: WaitAgent, Run: a.wait, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
 		CloseAgent:  {Name: CloseAgent, Run: a.close},
-		SendInput:   unsupported(SendInput),
-		ResumeAgent: unsupported(ResumeAgent),
+		SendInput:   unsupported(SendInput, "target"),
+		ResumeAgent: unsupported(ResumeAgent, "id"),
 	}
 }
 
