@@ -18,8 +18,18 @@ import (
 // claude -p loads them); their frontmatter hooks only with --trust or dsh trust, as
 // claude -p runs those of a project whose trust was accepted (case
 // subagent/frontmatter-hooks-untrusted). Each problem of a file is one notice naming the
-// file and field; the other definitions load.
+// file and field; the other definitions load. A dialect with AgentRoles (Codex) loads its
+// roles from the user's configuration instead.
 func (o runOptions) agentDefinitions(h runner.Hooks, workspace string, note func(string)) []subagent.Definition {
+	if load := runner.Dialect(o.dialect).AgentRoles; load != nil {
+		// Codex's roles, from the user's config.toml.
+		home, _ := os.UserHomeDir()
+		defs, errs := load(os.Getenv, home)
+		for _, e := range errs {
+			note("agent role " + e.Error())
+		}
+		return defs
+	}
 	dir := runner.Dialect(o.dialect).AgentDir
 	if dir == "" {
 		return nil

@@ -118,6 +118,13 @@ type Case struct {
 	// MCPServer mounts the run's MCP hook server (MCPConfig; Gemini CLI's mcpServers)
 	// without an mcp_tool hook: its tool is one the model may call.
 	MCPServer bool
+	// CodexConfig are further tables of Codex's config.toml (the run's CODEX_HOME, which
+	// is HOME/.codex): agent roles ([agents.NAME]). dsh run finds the same file in its
+	// HOME.
+	CodexConfig string
+	// MCPResources has the MCP hook server offer resources too (addMCPResources); it
+	// mounts the server as MCPServer does.
+	MCPResources bool
 	// Stdin, when set, is piped to every run's stdin, the engine's and dsh run's alike,
 	// beside the prompt argument: each joins the two as its engine does.
 	Stdin string
@@ -156,7 +163,7 @@ type Case struct {
 
 // mcp says whether a hook of c calls the run's MCP hook server.
 func (c Case) mcp() bool {
-	return c.MCPServer || slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
+	return c.MCPServer || c.MCPResources || slices.ContainsFunc(c.Hooks, func(hk Hook) bool { return hk.MCP != nil })
 }
 
 // prompts are the prompts of c's runs: Prompt, then its further ones.
@@ -514,6 +521,7 @@ func Cases() []Case {
 	cs = append(cs, permissionCases()...)
 	cs = append(cs, codexToolCases()...)
 	cs = append(cs, codexSubagentCases()...)
+	cs = append(cs, codexMCPCases()...)
 	cs = append(cs, geminiSubagentCases()...)
 	cs = append(cs, geminiPolicyCases()...)
 	cs = append(cs, codexCatalogCases()...)

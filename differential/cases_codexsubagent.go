@@ -30,6 +30,46 @@ func codexSubagentCases() []Case {
 				h("Stop", "exit 0")},
 			Turns:    parent,
 			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// An agent role of the user's config.toml ([agents.NAME] with a description and a
+		// config_file of developer_instructions) and one of the project's .codex/agents:
+		// what spawn_agent's schema offers, and what the child of a role is told.
+		{Name: "codex/subagent-role", Engines: codex, Hooks: all,
+			CodexConfig: "[agents.reviewer]\ndescription = \"Reviews code for ROLE-DESC-PROBE\"\nconfig_file = \"./agents/reviewer.toml\"\n",
+			HomeFiles:   map[string]string{".codex/agents/reviewer.toml": "developer_instructions = \"ROLE-INSTRUCTIONS-PROBE\"\n"},
+			Files: map[string]string{".codex/agents/writer.toml": "name = \"writer\"\ndescription = \"Writes PROJECT-ROLE-PROBE\"\n" +
+				"developer_instructions = \"PROJECT-INSTRUCTIONS-PROBE\"\n"},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "reviewer"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// spawn_agent naming a role there is none of.
+		{Name: "codex/subagent-role-unknown", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "nosuch"}}}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// The built-in role explorer.
+		{Name: "codex/subagent-role-explorer", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: explore", "agent_type": "explorer"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// send_input to a finished child, then wait_agent again: what the child is told and
+		// what the calls answer; then send_input and resume_agent of an id there is none of.
+		{Name: "codex/subagent-send-input", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "waiting again", Calls: []Call{wait}},
+				{Text: "unknown", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "01a24b6d-0000-7000-8000-000000000000", "message": "x"}},
+					{Name: "resume_agent", Input: map[string]any{"id": "01a24b6d-0000-7000-8000-000000000000"}}}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// close_agent, then resume_agent of the closed child and send_input to it.
+		{Name: "codex/subagent-resume", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "closing", Calls: []Call{closeAgent}},
+				{Text: "resuming", Calls: []Call{{Name: "resume_agent", Input: map[string]any{"id": "{{agent}}"}}}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "waiting again", Calls: []Call{wait}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

@@ -197,7 +197,16 @@ func runCase(ctx context.Context, t *testing.T, e Engines, dshBin, base, wrap st
 		extra = append(extra, DshAutoCompactArgs...)
 	}
 	if c.mcp() {
-		extra = append(extra, "--mcp-config", dd.mcpConfig(t))
+		extra = append(extra, "--mcp-config", dd.mcpConfig(t, c.MCPResources))
+	}
+	if c.CodexConfig != "" && engine == "codex" {
+		// The agent roles of Codex's config.toml, where dsh run --dialect codex reads them.
+		if err := os.MkdirAll(filepath.Join(dd.home, ".codex"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dd.home, ".codex", "config.toml"), []byte(c.CodexConfig), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	proto := map[string]Protocol{"claude": Anthropic, "codex": Responses, "gemini": Gemini}[engine]
 	dm, err := NewMock(proto, In(c.Turns, dd.ws))

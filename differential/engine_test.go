@@ -46,13 +46,13 @@ func (d *runDir) serveHTTPHooks(t *testing.T, c Case) func() {
 
 // mcpConfig writes the run's MCP configuration (.mcp.json shape): the MCP hook server,
 // recording into the run's hook log. It returns the file's path.
-func (d runDir) mcpConfig(t *testing.T) string {
+func (d runDir) mcpConfig(t *testing.T, resources bool) string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(d.root, "mcp.json")
-	if err := os.WriteFile(path, MCPConfig(exe, d.hooklog), 0o644); err != nil {
+	if err := os.WriteFile(path, MCPConfig(exe, d.hooklog, resources), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -351,7 +351,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 			}
 		}
 		if c.mcp() {
-			extra = append(extra, "--mcp-config", ed.mcpConfig(t), "--strict-mcp-config")
+			extra = append(extra, "--mcp-config", ed.mcpConfig(t, c.MCPResources), "--strict-mcp-config")
 		}
 		if c.Model != "" {
 			extra = append(extra, "--model", c.Model)
@@ -401,8 +401,9 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		}
 		if c.mcp() {
 			exe, _ := os.Executable()
-			extraConfig += CodexMCPConfig(exe, ed.hooklog)
+			extraConfig += CodexMCPConfig(exe, ed.hooklog, c.MCPResources)
 		}
+		extraConfig += c.CodexConfig
 		for i, p := range prompts {
 			if i > 0 {
 				em.NextRun()
@@ -418,7 +419,7 @@ func runEngine(ctx context.Context, t *testing.T, e Engines, dir, wrap string, c
 		gs := GeminiSettings(ed.geminiHooks(t, c, wrap))
 		if c.mcp() {
 			exe, _ := os.Executable()
-			gs["mcpServers"] = GeminiMCPServers(exe, ed.hooklog)
+			gs["mcpServers"] = GeminiMCPServers(exe, ed.hooklog, c.MCPResources)
 		}
 		settings, _ := json.MarshalIndent(gs, "", "  ")
 		if err := os.MkdirAll(filepath.Join(ed.home, ".gemini"), 0o755); err != nil {

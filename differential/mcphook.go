@@ -15,6 +15,11 @@ import (
 // with it set serves MCP on stdio (ServeMCPHooks) instead of running the tests.
 const MCPServerEnv = "DSH_DIFFERENTIAL_MCP_LOG"
 
+// MCPResourcesEnv, set to "1" beside MCPServerEnv, makes the MCP hook server offer
+// resources too (MCPResources): an engine offers its resource tools for a server that has
+// them (Claude Code), so the other cases' servers have none.
+const MCPResourcesEnv = "DSH_DIFFERENTIAL_MCP_RESOURCES"
+
 // MCPServerName is the name the runs give the MCP hook server in their MCP
 // configurations (Claude Code's --mcp-config, Codex's [mcp_servers], dsh's --mcp-config).
 const MCPServerName = "hk"
@@ -75,24 +80,42 @@ func MCPHandler(name string, hk Hook) map[string]any {
 
 // MCPConfig is the .mcp.json shape (Claude Code's --mcp-config, dsh's) of the run's MCP
 // hook server: this test binary, started with MCPServerEnv naming the hook log.
-func MCPConfig(exe, hooklog string) []byte {
+// With resources the server offers MCPResources.
+func MCPConfig(exe, hooklog string, resources bool) []byte {
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		MCPServerName: map[string]any{"type": "stdio", "command": exe, "args": []string{}, "env": map[string]string{MCPServerEnv: hooklog}},
+		MCPServerName: map[string]any{"type": "stdio", "command": exe, "args": []string{}, "env": mcpEnv(hooklog, resources)},
 	}})
 	return data
 }
 
+// mcpEnv is the MCP hook server's environment.
+func mcpEnv(hooklog string, resources bool) map[string]string {
+	env := map[string]string{MCPServerEnv: hooklog}
+	if resources {
+		env[MCPResourcesEnv] = "1"
+	}
+	return env
+}
+
 // CodexMCPConfig is the config.toml table of the run's MCP hook server.
-func CodexMCPConfig(exe, hooklog string) string {
-	return "[mcp_servers." + MCPServerName + "]\ncommand = " + strconv.Quote(exe) + "\nargs = []\n" +
+func CodexMCPConfig(exe, hooklog string, resources bool) string {
+	out := "[mcp_servers." + MCPServerName + "]\ncommand = " + strconv.Quote(exe) + "\nargs = []\n" +
 		"[mcp_servers." + MCPServerName + ".env]\n" + MCPServerEnv + " = " + strconv.Quote(hooklog) + "\n"
+	if resources {
+		out += MCPResourcesEnv + " = \"1\"\n"
+	}
+	return out
 }
 
 // ServeMCPHooks serves the MCP hook server on stdin and stdout until the client goes,
 // recording each call of its tool "hook" under the hook log logDir as a run of the hook
 // its input names (the arguments as the stdin, "0" as the exit once it answered).
-func ServeMCPHooks(ctx context.Context, logDir string) error {
+// With resources it offers MCPResources as well.
+func ServeMCPHooks(ctx context.Context, logDir string, resources bool) error {
 	s := sdk.NewServer(&sdk.Implementation{Name: "dsh-differential-hooks", Version: "1"}, nil)
+	if resources {
+		addMCPResources(s)
+	}
 	s.AddTool(&sdk.Tool{Name: "hook", Description: "records a hook call and answers as told",
 		InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -128,6 +151,31 @@ func ServeMCPHooks(ctx context.Context, logDir string) error {
 
 // GeminiMCPServers is the settings.json mcpServers block (Gemini CLI's) of the run's MCP
 // hook server.
-func GeminiMCPServers(exe, hooklog string) map[string]any {
-	return map[string]any{MCPServerName: map[string]any{"command": exe, "args": []string{}, "env": map[string]string{MCPServerEnv: hooklog}}}
+func GeminiMCPServers(exe, hooklog string, resources bool) map[string]any {
+	return map[string]any{MCPServerName: map[string]any{"command": exe, "args": []string{}, "env": mcpEnv(hooklog, resources)}}
+}
+
+// The resources the MCP hook server offers under MCPResourcesEnv: two texts, one of them
+// with a MIME type and a description, and a template.
+const (
+	MCPResourceNote  = "hk://notes/one"
+	MCPResourceOther = "hk://notes/two"
+	MCPResourceTmpl  = "hk://notes/{name}"
+)
+
+// addMCPResources adds the server's resources and its template to s; reading a URI of
+// the template that is neither resource fails with the SDK's "not found".
+func addMCPResources(s *sdk.Server) {
+	text := func(uri, body, mime string) sdk.ResourceHandler {
+		return func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mime, Text: body}}}, nil
+		}
+	}
+	s.AddResource(&sdk.Resource{URI: MCPResourceNote, Name: "note-one", Title: "Note one", Description: "the first note", MIMEType: "text/plain"},
+		text(MCPResourceNote, "first note body", "text/plain"))
+	s.AddResource(&sdk.Resource{URI: MCPResourceOther, Name: "note-two"}, text(MCPResourceOther, "second note body", ""))
+	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: MCPResourceTmpl, Name: "note", Description: "a note by name", MIMEType: "text/plain"},
+		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return nil, sdk.ResourceNotFoundError(req.Params.URI)
+		})
 }

@@ -439,7 +439,10 @@ func SentResponses(reqs []Request) []Next {
 		for _, it := range body.Input[last+1:] {
 			switch it["type"] {
 			case "function_call_output", "custom_tool_call_output":
-				out, _ := it["output"].(string)
+				out, ok := it["output"].(string)
+				if !ok {
+					out = outputItems(it["output"])
+				}
 				out, isErr, _ := codexOutput(out)
 				next = append(next, Item{Kind: "result", Error: isErr, Text: strings.TrimRight(out, "\n")})
 			case "message":
@@ -458,6 +461,30 @@ func SentResponses(reqs []Request) []Next {
 		out = append(out, next)
 	}
 	return out
+}
+
+// wallTimeRE is the wall time Codex puts before an MCP tool's output ("Wall time:
+// 0.0338 seconds\nOutput:").
+var wallTimeRE = regexp.MustCompile(`^Wall time: \d+(?:\.\d+)? seconds`)
+
+// outputItems is a function_call_output's output given as content items (Codex's MCP
+// results: a "Wall time: … seconds\nOutput:" text, then the server's content), each item
+// as "[<type>] <text>" on lines of its own, the wall time as <s>.
+func outputItems(v any) string {
+	items, _ := v.([]any)
+	var lines []string
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		typ, _ := m["type"].(string)
+		text, _ := m["text"].(string)
+		if text == "" {
+			if u, ok := m["image_url"].(string); ok {
+				text = fmt.Sprintf("(%d characters)", len(u))
+			}
+		}
+		lines = append(lines, "["+typ+"] "+wallTimeRE.ReplaceAllString(text, "Wall time: <s>"))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // hasEnvironment says whether a Responses message's content has Codex's

@@ -15,7 +15,8 @@ import (
 // as one line holding its description and input schema as canonical JSON (object keys
 // sorted), whatever the wire writes them as (the Messages API's input_schema, the
 // Responses API's parameters beside its type, Gemini's functionDeclarations with
-// parametersJsonSchema or parameters), the tools named in skip left out. A side whose
+// parametersJsonSchema or parameters; a Responses namespace with its functions), the tools
+// named in skip left out. A side whose
 // requests carry no tools array offers none (nil).
 func OfferedTools(reqs []Request, skip []string) map[string]string {
 	var out map[string]string
@@ -52,6 +53,9 @@ func OfferedTools(reqs []Request, skip []string) map[string]string {
 			}
 			if f, ok := t["format"]; ok { // a Responses custom (freeform) tool's grammar
 				line["format"] = f
+			}
+			if fns, ok := t["tools"]; ok { // a Responses namespace's functions
+				line["tools"] = fns
 			}
 			data, _ := json.Marshal(line)
 			out[name] = string(data)

@@ -58,8 +58,8 @@ func MCPServers(configFile, projectDir string, trust bool, logger *slog.Logger) 
 	return append(kept, servers...), nil
 }
 
-// mcp lists the session's MCP servers and, with MCP.Mount, starts them and registers
-// their tools (a server that fails to start is a notice); Close stops them.
+// mcp lists the session's MCP servers and, with MCP.Mount, starts them (a server that
+// fails to start is a notice); registerMCP registers their tools; Close stops them.
 func (s *Session) mcp(ctx context.Context) error {
 	servers, err := MCPServers(s.cfg.MCP.ConfigFile, s.cfg.Hooks.project(s.cfg.Workspace), s.cfg.Hooks.Trust, s.logger)
 	if err != nil || len(servers) == 0 {
@@ -83,6 +83,7 @@ func (s *Session) mcp(ctx context.Context) error {
 		if shape.Text != "" {
 			o.WrapText = shape.Wrap
 		}
+		o.Namespace, o.NamespaceDescription, o.Header = shape.Namespace, shape.NamespaceDescription, shape.Header
 	}
 	if builtin.DefersMCP(s.Builtin) {
 		o.Loading = tools.LoadDeferred
@@ -91,13 +92,22 @@ func (s *Session) mcp(ctx context.Context) error {
 	for _, e := range errs {
 		s.note(e.Error())
 	}
-	unregister, rerrs := set.Register(s.Tools, "")
-	for _, e := range rerrs {
+	s.mcpSet = set
+	s.closers = append(s.closers, func() { set.Close() })
+	return nil
+}
+
+// registerMCP registers the started MCP servers' tools (after the built-in tools, which
+// the servers' resource tools are among); a tool that does not register is a notice.
+func (s *Session) registerMCP() {
+	if s.mcpSet == nil {
+		return
+	}
+	unregister, errs := s.mcpSet.Register(s.Tools, "")
+	for _, e := range errs {
 		s.note(e.Error())
 	}
-	s.mcpSet = set
-	s.closers = append(s.closers, func() { unregister(); set.Close() })
-	return nil
+	s.closers = append(s.closers, unregister)
 }
 
 // searchReminder is the message that tells the model text as the tool search's other

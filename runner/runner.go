@@ -191,9 +191,10 @@ type Session struct {
 	maxTurns   bool
 }
 
-// New builds the session cfg describes, in this order: the built-in tools (with the
-// dialect's CLAUDE_ENV_FILE when it has one and hooks load), the max-turns listener and
-// the mounted MCP servers, the native plugins, the hook bridge, the retry policy of a real
+// New builds the session cfg describes, in this order: the MCP servers started, the
+// built-in tools (with the dialect's CLAUDE_ENV_FILE when it has one and hooks load; Codex's
+// resource tools read the servers), the max-turns listener and the servers' tools, the
+// native plugins, the hook bridge, the retry policy of a real
 // provider and the approval policy. Close releases what it made.
 func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	switch {
@@ -264,6 +265,14 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		// The engine's reads count within a run (a resumed session reads again).
 		s.Builtin.ReadFiles, s.readsFrom = s.reads, cfg.Log.Len()
 	}
+	// The MCP servers start before the built-in tools, which read them (Codex's resource
+	// tools), and register their tools after them.
+	if err := s.mcp(ctx); err != nil {
+		return nil, err
+	}
+	if s.mcpSet != nil {
+		s.Builtin.MCPResources = s.mcpSet
+	}
 	if s.Builtin.Agent, err = s.subagents(); err != nil {
 		return nil, err
 	}
@@ -277,9 +286,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		// First of all listeners, so that no plugin or hook runs for a step past the limit.
 		s.Hooks.Plugin("max-turns").OnPreStep(s.maxTurnsListener(n))
 	}
-	if err := s.mcp(ctx); err != nil {
-		return nil, err
-	}
+	s.registerMCP()
 	s.remindDeferred()
 	for _, p := range cfg.Plugins {
 		p.Register(s.Hooks.Plugin(PluginName(p)))

@@ -388,9 +388,39 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 	parent, _ := json.Marshal(s.cfg.SessionID)
 	childLLM.Extra[provider.HeaderExtraPrefix+"x-openai-subagent"] = json.RawMessage(`"collab_spawn"`)
 	childLLM.Extra[provider.HeaderExtraPrefix+"x-codex-parent-thread-id"] = parent
+	// The agent roles: the engine's own (its spawn_agent row's), then the configuration's
+	// (Codex's [agents.NAME]), which replace one of the same name and which the schema
+	// lists. A role's child runs on the parent's system prompt followed by the role's
+	// instructions (its developer_instructions, in Definition.System).
+	general := s.cfg.Prompts.system(s.cfg.Workspace)
+	roles, err := builtin.RolesOf(s.Builtin.Style)
+	if err != nil {
+		return nil, err
+	}
+	var defs []subagent.Definition
+	unknown := ""
+	if roles != nil {
+		unknown = roles.Unknown
+		for _, b := range roles.Builtin {
+			if b.Name != CodexAgentType && !slices.ContainsFunc(cfg.Definitions, func(d subagent.Definition) bool { return d.Name == b.Name }) {
+				defs = append(defs, subagent.Definition{Name: b.Name, Description: b.Description, System: general})
+			}
+		}
+	}
+	s.Builtin.AgentRoles = nil
+	for _, d := range cfg.Definitions {
+		s.Builtin.AgentRoles = append(s.Builtin.AgentRoles, builtin.AgentRole{Name: d.Name, Description: d.Description})
+		switch {
+		case d.System == "":
+			d.System = general
+		case general != "":
+			d.System = strings.TrimRight(general, "\n") + "\n\n" + d.System
+		}
+		defs = append(defs, d)
+	}
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: childLLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
-		Definitions: cfg.Definitions, GeneralSystem: s.cfg.Prompts.system(s.cfg.Workspace), ToolNames: names,
+		Definitions: defs, GeneralSystem: general, ToolNames: names,
 		DefaultType: CodexAgentType, NewID: subagent.NewCodexID,
 		MaxDepth: cmp.Or(cfg.MaxDepth, 1), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger})
@@ -398,7 +428,7 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, r.Close)
-	return r.CodexTools(subagent.CodexOptions{Nicknames: nicknames, Notify: func(ctx context.Context, callID, text string) error {
+	return r.CodexTools(subagent.CodexOptions{Nicknames: nicknames, UnknownType: unknown, Notify: func(ctx context.Context, callID, text string) error {
 		agent := s.Turns.Agent()
 		if agent == nil {
 			return errors.New("no parent agent to notify")

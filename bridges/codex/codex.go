@@ -82,6 +82,7 @@ func Descriptor() *dialect.Descriptor {
 		},
 		ToolStyle:       "codex",
 		Rules:           &Rules,
+		AgentRoles:      UserAgentRoles,
 		ContinuationCap: math.MaxInt,
 		ModelProvider:   "openai",
 		// Measured in 0.169.0 (cli/codex-stdin-and-prompt): the prompt, a blank line, then
@@ -298,11 +299,20 @@ func MapRewrite(tool string, args, updated json.RawMessage) json.RawMessage {
 }
 
 // renderDeny is the real engine's tool output for a denied call: "Command blocked by
-// PreToolUse hook: <reason>. Command: <command>" (the first denying hook's reason).
+// PreToolUse hook: <reason>. Command: <command>" for its shell and patch tools, "Tool call
+// blocked by PreToolUse hook: <reason>. Tool: <tool_name>" for the others (measured in
+// 0.169.0: codex/mcp-call-deny), the first denying hook's reason.
 func renderDeny(tool string, args json.RawMessage, rep *hookproto.Report) string {
 	reason := rep.Merged.Reason
 	if bs := hookbridge.Blockers(rep); len(bs) > 0 {
 		reason = bs[0].Reason
+	}
+	if !slices.Contains(ShellTools, tool) && tool != applyPatch {
+		name := tool
+		if n, ok := hookNames()[tool]; ok {
+			name = n
+		}
+		return "Tool call blocked by PreToolUse hook: " + reason + ". Tool: " + name
 	}
 	var in struct {
 		Command string `json:"command"`

@@ -26,6 +26,7 @@ import (
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/generated/hookmap"
 	"github.com/dshkit/dsh/runtime/sandbox"
+	"github.com/dshkit/dsh/runtime/subagent"
 )
 
 // Descriptor describes one dialect. Build it with the dialect package's Descriptor
@@ -69,6 +70,11 @@ type Descriptor struct {
 	// and under the project's directory (Claude Code: .claude/agents, read by
 	// bridges/claudecode/agents); "": the dialect has none.
 	AgentDir string
+	// AgentRoles, when set, loads the agent roles of the engine's user configuration
+	// (Codex: the [agents.NAME] tables of $CODEX_HOME/config.toml, default
+	// ~/.codex/config.toml), getenv reading the environment: the definitions its spawning
+	// tool offers, and a problem of each role that did not load (naming file and key).
+	AgentRoles func(getenv func(string) string, home string) ([]subagent.Definition, []error)
 	// StreamJSON names the line format of the engine's headless --output-format
 	// stream-json, which dsh run's stream-json then writes ("claude-code": claude -p's
 	// messages); "": none, and stream-json writes dsh's own session events.

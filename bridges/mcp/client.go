@@ -24,6 +24,7 @@ import (
 
 	"github.com/dshkit/dsh/generated/dsh"
 	"github.com/dshkit/dsh/internal/procgroup"
+	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
@@ -116,6 +117,17 @@ type Options struct {
 	// WrapText, if set, is how each text block of a result reads for the model: the
 	// server's text in, the model's out (Gemini CLI's <untrusted_context>).
 	WrapText func(string) string
+	// Namespace, if set, offers each server's tools in a namespace of their own
+	// (llm.NamespaceKey), {server} standing for the sanitized server name (Codex's
+	// "mcp__{server}"): the model calls a tool by its sanitized name there, while its dsh
+	// name (NameFormat's) stays what hooks and policies see. NamespaceDescription is the
+	// namespace's description, {namespace} standing for its name.
+	Namespace            string
+	NamespaceDescription string
+	// Header, if set, is a text block before the content of a result the model reads,
+	// and before the message of a result the server marked isError, {seconds} standing
+	// for the call's wall time in seconds (Codex's "Wall time: {seconds} seconds\nOutput:").
+	Header string
 }
 
 func (o Options) withDefaults() Options {
@@ -509,7 +521,17 @@ func (srv *server) definition(name string, tool *sdk.Tool) tools.Definition {
 			return blocks, err
 		}
 	}
-	return tools.Definition{
+	if srv.o.Namespace != "" {
+		ns := strings.ReplaceAll(srv.o.Namespace, "{server}", sanitize(srv.cfg.Name))
+		n := llm.Namespace{Name: ns, Description: strings.ReplaceAll(srv.o.NamespaceDescription, "{namespace}", ns), Function: sanitize(tool.Name)}
+		if schema == nil {
+			schema = json.RawMessage(`{}`)
+		}
+		if marked, err := n.Mark(schema); err == nil {
+			schema = marked
+		}
+	}
+	d := tools.Definition{
 		Name:        name,
 		Description: tool.Description,
 		InputSchema: schema,
@@ -517,6 +539,40 @@ func (srv *server) definition(name string, tool *sdk.Tool) tools.Definition {
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			return srv.call(ctx, mcpName, rc.Exec().Arguments)
 		},
+	}
+	if srv.o.Header != "" {
+		headed(&d, srv.o.Header)
+	}
+	return d
+}
+
+// headed makes d's results the model reads begin with header (Options.Header): the
+// call's wall time is kept by call id from its run to its finalization; a call that did
+// not run (a denial) has none and keeps its content.
+func headed(d *tools.Definition, header string) {
+	var elapsed sync.Map // call id -> time.Duration
+	run := d.Run
+	d.Run = func(ctx context.Context, rc *tools.RunContext) (any, error) {
+		start := time.Now()
+		v, err := run(ctx, rc)
+		elapsed.Store(rc.Exec().CallID, time.Since(start))
+		return v, err
+	}
+	d.FinalizeContent = func(exec dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error) {
+		v, ok := elapsed.LoadAndDelete(exec.CallID)
+		if !ok {
+			return nil, nil
+		}
+		head := dsh.TextBlock{Text: strings.ReplaceAll(header, "{seconds}", fmt.Sprintf("%.4f", v.(time.Duration).Seconds()))}
+		switch r := result.(type) {
+		case dsh.ToolSuccess:
+			return append([]dsh.ContentBlock{head}, r.Content...), nil
+		case dsh.ToolFailure:
+			if r.Error.Info != nil && r.Error.Info.Code == CodeToolError {
+				return []dsh.ContentBlock{head, dsh.TextBlock{Text: r.Error.Message}}, nil
+			}
+		}
+		return nil, nil
 	}
 }
 

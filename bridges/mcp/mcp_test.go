@@ -66,6 +66,16 @@ func fakeServer() *sdk.Server {
 			os.Stdout.WriteString("debug: handling noisy\n")
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "answered"}}}, nil, nil
 		})
+	if os.Getenv("DSH_MCP_FAKE_RESOURCES") != "" {
+		s.AddResource(&sdk.Resource{URI: "fake://b", Name: "b", MIMEType: "text/plain"},
+			func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+				return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "fake://b", MIMEType: "text/plain", Text: "body b"}}}, nil
+			})
+		s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "fake://t/{x}", Name: "t"},
+			func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+				return nil, sdk.ResourceNotFoundError(req.Params.URI)
+			})
+	}
 	if os.Getenv("DSH_MCP_FAKE_NAMES") != "" {
 		// Tools whose names sanitise alike, and one far over 64 characters.
 		for _, name := range []string{"x.y", "x_y", strings.Repeat("long", 52)} {

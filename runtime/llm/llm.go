@@ -76,12 +76,30 @@ const FreeformKey = "x-freeform"
 // namespaces offers the schema as it is.
 const NamespaceKey = "x-namespace"
 
+// UnofferedKey is the input-schema keyword that names properties (a list of names) the
+// schema accepts but the model is not told of: every provider leaves them and the keyword
+// out of the schema it offers, while the tool still validates a call against the whole
+// schema (Codex's spawn_agent takes agent_type when its schema lists no role).
+const UnofferedKey = "x-unoffered"
+
 // Namespace is a group of tools the model is offered as one entry (Codex's
-// multi_agent_v1).
+// multi_agent_v1, and an MCP server's tools, mcp__<server>).
 type Namespace struct {
 	// Name is the namespace's name, Description what it holds.
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Function, when set, is the name the tool has in the namespace, which the model's
+	// call names, when it is not the tool's own (an MCP tool mcp__hk__hook is the
+	// function hook of the namespace mcp__hk).
+	Function string `json:"function,omitempty"`
+}
+
+// FunctionOf is the name the tool name has in n (Function, else name).
+func (n Namespace) FunctionOf(name string) string {
+	if n.Function != "" {
+		return n.Function
+	}
+	return name
 }
 
 // Mark returns schema (a JSON object) with n under NamespaceKey.
@@ -107,6 +125,7 @@ func NamespaceOf(schema map[string]any) (n Namespace, rest map[string]any, ok bo
 	}
 	n.Name, _ = v["name"].(string)
 	n.Description, _ = v["description"].(string)
+	n.Function, _ = v["function"].(string)
 	rest = make(map[string]any, len(schema)-1)
 	for k, x := range schema {
 		if k != NamespaceKey {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"strings"
@@ -42,6 +43,10 @@ type CodexOptions struct {
 	Notify func(ctx context.Context, callID, text string) error
 	// Clock, when set, replaces time.After for wait_agent's timeout (tests).
 	Clock func(d time.Duration) <-chan time.Time
+	// UnknownType, when set, is the model's text of a spawn_agent call naming an agent
+	// type there is none of, {type} standing for it (Codex's "unknown agent_type
+	// '{type}'", the toolset row's roles.unknown); "": dsh's own.
+	UnknownType string
 	// Nicknames are the names a spawned child is given, one at random, as Codex gives
 	// each child a user-facing nickname from a list of its own (spec/toolsets/codex.json's
 	// spawn_agent row); none: spawn_agent answers no nickname.
@@ -82,13 +87,24 @@ type codexAgents struct {
 // ({"status": {id: status}, "timed_out"}); close_agent cancels a child that is still
 // running and answers its previous status ({"previous_status"}). A status is
 // {"completed": answer}, {"errored": message}, "running" or "shutdown" (a closed or
-// cancelled child). send_input and resume_agent fail: dsh cannot continue a child whose
+// cancelled child). send_input and resume_agent fail: an id no spawn_agent gave in Codex's
+// words ("agent with id X not found"), any other because dsh cannot continue a child whose
 // turn ended. The caller sets each tool's name, description and schema (the toolset's
 // rows).
 func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
 	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}, notified: map[string]chan struct{}{}}
-	unsupported := func(name string) tools.Definition {
+	// send_input and resume_agent: an id no spawn_agent gave fails in Codex's words (measured
+	// in 0.169.0: codex/subagent-send-input); continuing a child is not built.
+	unsupported := func(name, key string) tools.Definition {
 		return tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+			var in map[string]any
+			if err := rc.BindArguments(&in); err != nil {
+				return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+			}
+			id, _ := in[key].(string)
+			if _, err := a.child(id); err != nil {
+				return nil, err
+			}
 			return nil, tools.NewError(CodeSubagent, name+" is not supported: dsh cannot continue a child agent whose turn has ended")
 		}}
 	}
@@ -96,8 +112,8 @@ func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
 		SpawnAgent:  {Name: SpawnAgent, Run: a.spawn, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
 		WaitAgent:   {Name: WaitAgent, Run: a.wait, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
 		CloseAgent:  {Name: CloseAgent, Run: a.close},
-		SendInput:   unsupported(SendInput),
-		ResumeAgent: unsupported(ResumeAgent),
+		SendInput:   unsupported(SendInput, "target"),
+		ResumeAgent: unsupported(ResumeAgent, "id"),
 	}
 }
 
@@ -137,6 +153,9 @@ func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, err
 	}
 	c, err := a.r.Spawn(ctx, req, nil)
 	if err != nil {
+		if errors.Is(err, ErrUnknownType) && a.opts.UnknownType != "" {
+			return nil, tools.NewError(CodeSubagent, strings.ReplaceAll(a.opts.UnknownType, "{type}", in.AgentType))
+		}
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
 	notified := make(chan struct{})

@@ -39,8 +39,9 @@ func newCodexHarness(t *testing.T, model llm.Model) *codexHarness {
 			h.noticed <- struct{}{}
 			return nil
 		},
-		Clock:     func(time.Duration) <-chan time.Time { return h.clock },
-		Nicknames: []string{"Euclid", "Hypatia"},
+		Clock:       func(time.Duration) <-chan time.Time { return h.clock },
+		Nicknames:   []string{"Euclid", "Hypatia"},
+		UnknownType: "unknown agent_type '{type}'",
 	})
 	for _, d := range defs {
 		if _, err := h.reg.Register(d); err != nil {
@@ -125,7 +126,7 @@ func TestCodexSpawnWaitClose(t *testing.T) {
 }
 
 // wait_agent and close_agent of an id no spawn_agent gave fail, naming it; so do a wait
-// without targets and a spawn without a task.
+// without targets, a spawn without a task and one naming an agent type there is none of.
 func TestCodexUnknownAgent(t *testing.T) {
 	h := newCodexHarness(t, llm.NewScripted())
 	for _, c := range []struct {
@@ -137,7 +138,10 @@ func TestCodexUnknownAgent(t *testing.T) {
 		{subagent.CloseAgent, map[string]any{"target": "nope"}, "agent with id nope not found"},
 		{subagent.WaitAgent, map[string]any{"targets": []string{}}, "targets is empty"},
 		{subagent.SpawnAgent, map[string]any{"message": ""}, "the agent has no task"},
-		{subagent.SendInput, map[string]any{"target": "x", "message": "m"}, "send_input is not supported"},
+		{subagent.SendInput, map[string]any{"target": "x", "message": "m"}, "agent with id x not found"},
+		{subagent.ResumeAgent, map[string]any{"id": "x"}, "agent with id x not found"},
+		// A role there is none of, in the words CodexOptions.UnknownType gives.
+		{subagent.SpawnAgent, map[string]any{"message": "m", "agent_type": "nosuch"}, "unknown agent_type 'nosuch'"},
 	} {
 		out, failed := h.call(t, "call_x", c.name, c.in)
 		if !failed || !strings.Contains(out, c.want) {
@@ -181,5 +185,28 @@ func TestCodexWaitTimeoutAndCloseRunning(t *testing.T) {
 	case <-h.noticed:
 		t.Errorf("a closed child notified its parent: %q", h.notices)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// send_input and resume_agent of a child spawn_agent started, finished or closed, fail
+// saying that continuing it is not built (Codex answers {"submission_id"} and
+// {"status":"pending_init"} and runs it again: codex/subagent-send-input,
+// codex/subagent-resume).
+func TestCodexSendInputResumeFinished(t *testing.T) {
+	h := newCodexHarness(t, llm.NewScripted(llm.ScriptedResponse{Text: "child answer"}))
+	id := h.spawn(t, "call_s", "say hi")
+	if out, failed := h.call(t, "call_w", subagent.WaitAgent, map[string]any{"targets": []string{id}}); failed {
+		t.Fatalf("wait_agent = %q", out)
+	}
+	out, failed := h.call(t, "call_i", subagent.SendInput, map[string]any{"target": id, "message": "again"})
+	if !failed || !strings.HasSuffix(out, "send_input is not supported: dsh cannot continue a child agent whose turn has ended") {
+		t.Errorf("send_input to a finished child = %q (failed %v)", out, failed)
+	}
+	if out, _ := h.call(t, "call_c", subagent.CloseAgent, map[string]any{"target": id}); !strings.Contains(out, "previous_status") {
+		t.Fatalf("close_agent = %q", out)
+	}
+	out, failed = h.call(t, "call_r", subagent.ResumeAgent, map[string]any{"id": id})
+	if !failed || !strings.Contains(out, "resume_agent is not supported") {
+		t.Errorf("resume_agent of a closed child = %q (failed %v)", out, failed)
 	}
 }

@@ -322,6 +322,17 @@ func schemaMap(t llm.ToolSpec) (map[string]any, error) {
 	if err := json.Unmarshal(t.InputSchema, &m); err != nil {
 		return nil, fmt.Errorf("llm: tool %q: input schema: %w", t.Name, err)
 	}
+	if names, ok := m[llm.UnofferedKey].([]any); ok {
+		// Properties the tool takes but the model is not told of (llm.UnofferedKey).
+		delete(m, llm.UnofferedKey)
+		if props, ok := m["properties"].(map[string]any); ok {
+			for _, n := range names {
+				if s, ok := n.(string); ok {
+					delete(props, s)
+				}
+			}
+		}
+	}
 	return m, nil
 }
 

@@ -131,7 +131,7 @@ func (m *OpenAIResponses) Stream(ctx context.Context, req llm.Request) iter.Seq2
 		dec := watchSSE(raw)
 		stream := ssestream.NewStream[responses.ResponseStreamEventUnion](dec, err)
 		defer stream.Close()
-		st := responsesState{streamed: map[string]bool{}}
+		st := responsesState{streamed: map[string]bool{}, names: namespacedNames(req)}
 		for stream.Next() {
 			if !st.apply(c, stream.Current()) || c.done {
 				return
@@ -195,7 +195,7 @@ func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, 
 			return p, err
 		}
 		if ns, rest, ok := llm.NamespaceOf(schema); ok {
-			fn := map[string]any{"type": "function", "name": t.Name, "description": t.Description, "strict": false, "parameters": rest}
+			fn := map[string]any{"type": "function", "name": ns.FunctionOf(t.Name), "description": t.Description, "strict": false, "parameters": rest}
 			entry, seen := namespaces[ns.Name]
 			if !seen {
 				entry = map[string]any{"type": "namespace", "name": ns.Name, "description": ns.Description, "tools": []any{}}
@@ -232,13 +232,26 @@ func (m *OpenAIResponses) params(req llm.Request) (responses.ResponseNewParams, 
 }
 
 // namespacedTools are the namespaces of req's namespaced tools, by tool name.
-func namespacedTools(req llm.Request) map[string]string {
-	out := map[string]string{}
+func namespacedTools(req llm.Request) map[string]llm.Namespace {
+	out := map[string]llm.Namespace{}
 	for _, t := range req.Tools {
 		if m, err := schemaMap(t); err == nil {
 			if ns, _, ok := llm.NamespaceOf(m); ok {
-				out[t.Name] = ns.Name
+				out[t.Name] = ns
 			}
+		}
+	}
+	return out
+}
+
+// namespacedNames are the tool names of req's namespaced tools whose function has
+// another name (llm.Namespace.Function), by namespace and function name: what a model's
+// call of such a function names.
+func namespacedNames(req llm.Request) map[[2]string]string {
+	out := map[[2]string]string{}
+	for name, ns := range namespacedTools(req) {
+		if ns.Function != "" {
+			out[[2]string{ns.Name, ns.Function}] = name
 		}
 	}
 	return out
@@ -325,7 +338,7 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 					if customCalls[tr.ToolCallID] {
 						kind = "custom_tool_call_output"
 					}
-					out = append(out, item(map[string]any{"type": kind, "call_id": tr.ToolCallID, "output": toolResultText(tr, m.log)}))
+					out = append(out, item(map[string]any{"type": kind, "call_id": tr.ToolCallID, "output": m.toolOutput(tr)}))
 					continue
 				}
 				switch v := b.(type) {
@@ -345,10 +358,30 @@ func (m *OpenAIResponses) input(req llm.Request) (responses.ResponseInputParam, 
 	return out, nil
 }
 
+// toolOutput is a tool result's output: its text, or under Codex, for a result of several
+// blocks, its blocks as content items (input_text, input_image), as Codex sends an MCP
+// tool's result (a "Wall time: … seconds\nOutput:" text, then the server's content;
+// measured in 0.169.0: codex/mcp-call).
+func (m *OpenAIResponses) toolOutput(tr dsh.ToolResultBlock) any {
+	if !m.codex || len(tr.Content) < 2 {
+		return toolResultText(tr, m.log)
+	}
+	parts := make([]any, 0, len(tr.Content))
+	for _, b := range tr.Content {
+		switch v := b.(type) {
+		case dsh.ImageBlock:
+			parts = append(parts, map[string]any{"type": "input_image", "image_url": "data:" + v.MediaType + ";base64," + v.Data})
+		default:
+			parts = append(parts, map[string]any{"type": "input_text", "text": blocksText([]dsh.ContentBlock{b}, m.log)})
+		}
+	}
+	return parts
+}
+
 // assistantItems maps a replayed assistant message: signed reasoning, text, calls.
 // A call of a freeform tool is a custom_tool_call, its id noted in customCalls; a call of a
 // namespaced tool names its namespace.
-func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, customCalls map[string]bool, namespaced map[string]string) []responses.ResponseInputItemUnionParam {
+func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, customCalls map[string]bool, namespaced map[string]llm.Namespace) []responses.ResponseInputItemUnionParam {
 	var out []responses.ResponseInputItemUnionParam
 	var text strings.Builder
 	flush := func() {
@@ -383,8 +416,8 @@ func (m *OpenAIResponses) assistantItems(content []dsh.ContentBlock, freeform, c
 				continue
 			}
 			fc := map[string]any{"type": "function_call", "name": v.Name, "arguments": args, "call_id": v.ID}
-			if ns := namespaced[v.Name]; ns != "" {
-				fc["namespace"] = ns
+			if ns, ok := namespaced[v.Name]; ok {
+				fc["name"], fc["namespace"] = ns.FunctionOf(v.Name), ns.Name
 			}
 			out = append(out, item(fc))
 		default:
@@ -402,6 +435,8 @@ type responsesState struct {
 	// streamed marks the items whose text or summary came as deltas.
 	streamed map[string]bool
 	calls    int
+	// names are the tools a namespaced call names by another name (namespacedNames).
+	names map[[2]string]string
 }
 
 // stream marks item as streamed; a new one counts against the block cap. It reports
@@ -452,7 +487,11 @@ func (st *responsesState) apply(c *call, ev responses.ResponseStreamEventUnion) 
 		case "function_call":
 			fc := it.AsFunctionCall()
 			st.calls++
-			return c.emit(dsh.ChunkToolCall{ID: fc.CallID, Name: fc.Name, Arguments: fc.Arguments})
+			name := fc.Name
+			if n, ok := st.names[[2]string{fc.Namespace, fc.Name}]; ok {
+				name = n
+			}
+			return c.emit(dsh.ChunkToolCall{ID: fc.CallID, Name: name, Arguments: fc.Arguments})
 		case "custom_tool_call":
 			// A freeform tool's call: its text is the argument "input" (llm.FreeformKey).
 			cc := it.AsCustomToolCall()

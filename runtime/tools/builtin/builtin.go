@@ -159,6 +159,13 @@ type Options struct {
 	// multi_agent_v1 functions ("codex.spawn_agent", …: runtime/subagent's
 	// Runner.CodexTools), by function name; a row whose function is missing is not offered.
 	Agents map[string]tools.Definition
+	// AgentRoles are the agent roles of the session's configuration (Codex's [agents.NAME]
+	// tables), which the spawning tool's schema lists (ToolRow.Roles).
+	AgentRoles []AgentRole
+	// MCPResources, when set, are the session's MCP servers, which Codex's resource
+	// tools read (impls "codex.list_mcp_resources", …); without it they are not offered,
+	// as Codex offers them only with MCP servers.
+	MCPResources MCPResources
 	// Workspace is the directory every path is confined to and Bash runs in. Required.
 	Workspace string
 	// BashTimeout is Bash's default timeout (default 2 minutes); a call's timeout (in

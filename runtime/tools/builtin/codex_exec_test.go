@@ -136,8 +136,9 @@ func TestCodexToolsetDefinitions(t *testing.T) {
 	}
 	var want []builtin.ToolRow
 	for _, r := range ts.Tools {
-		// The agent functions are the host's (Options.Agents): none here.
-		if r.Impl != "" && r.Only == nil && !builtin.AgentImpl(r.Impl) {
+		// The agent functions are the host's (Options.Agents): none here; nor MCP servers,
+		// without which the resource tools are not offered.
+		if r.Impl != "" && r.Only == nil && !builtin.AgentImpl(r.Impl) && !r.WithMCP {
 			want = append(want, r)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +15,9 @@ import (
 // every tool of the request's tools array in its order, with the name, description and
 // parameters the engine sent, keeping the impl, absent and touches of the file's rows. A
 // tool the file has no row for is recorded absent ("not yet implemented"), to be decided. A
-// namespace entry (multi_agent_v1) is a row per function, with its namespace.
+// namespace entry (multi_agent_v1) is a row per function, with its namespace; an MCP
+// server's namespace (the file's mcp.namespace) is the server's, not a row. The rows the
+// engine offers only with MCP servers (with_mcp) stay when the request has none.
 // Without the variable it does nothing.
 func TestRecordCodexToolset(t *testing.T) {
 	req := os.Getenv("DSH_RECORD_CODEX_REQUEST")
@@ -43,12 +46,17 @@ func TestRecordCodexToolset(t *testing.T) {
 	for _, r := range old.Tools {
 		rows[r.Name] = r
 	}
-	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model, Models: old.Models, Unknown: old.Unknown}
+	ts := Toolset{Dialect: "codex", Style: StyleCodex, Engine: "@openai/codex 0.169.0", Model: body.Model, Models: old.Models, Unknown: old.Unknown, MCP: old.MCP}
+	mcpPrefix := "\x00"
+	if old.MCP != nil && old.MCP.Namespace != "" {
+		mcpPrefix, _, _ = strings.Cut(old.MCP.Namespace, "{server}")
+	}
+	withMCP := bytes.Contains(data, []byte(`"name":"`+mcpPrefix))
 	// The rows of the tools offered only to other models (recorded from their requests)
 	// stay, after the row they followed.
 	var others [][2]string // {row name, the name of the row before it}
 	for i, r := range old.Tools {
-		if r.Only != nil && !slices.Contains(r.Only, body.Model) {
+		if r.Only != nil && !slices.Contains(r.Only, body.Model) || r.WithMCP && !withMCP {
 			prev := ""
 			if i > 0 {
 				prev = old.Tools[i-1].Name
@@ -67,6 +75,9 @@ func TestRecordCodexToolset(t *testing.T) {
 		}
 		if err := json.Unmarshal(raw, &tool); err != nil {
 			t.Fatalf("%s: tools[%d]: %v", req, i, err)
+		}
+		if tool.Type == "namespace" && strings.HasPrefix(tool.Name, mcpPrefix) {
+			return // an MCP server's tools
 		}
 		if tool.Type == "namespace" {
 			// A namespace entry: a row per function, the namespace's description beside.

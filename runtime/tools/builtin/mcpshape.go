@@ -17,6 +17,16 @@ type MCPShape struct {
 	Text string `json:"text,omitempty"`
 	// Escape replaces, in the server's text, each key by its value first.
 	Escape map[string]string `json:"escape,omitempty"`
+	// Namespace, when set, is the namespace the engine offers a server's tools in,
+	// {server} standing for the server's name (Codex's "mcp__{server}"), the model
+	// calling a tool by its own name there; NamespaceDescription is the namespace's
+	// description, {namespace} standing for its name.
+	Namespace            string `json:"namespace,omitempty"`
+	NamespaceDescription string `json:"namespace_description,omitempty"`
+	// Header, when set, is a text block the engine puts before a result's content (and
+	// before the text of a result the server marked isError), {seconds} standing for the
+	// call's wall time in seconds.
+	Header string `json:"header,omitempty"`
 }
 
 // Wrap is text as the model reads it (Text, after Escape).

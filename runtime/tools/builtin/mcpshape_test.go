@@ -9,7 +9,8 @@ import (
 
 // TestMCPShape: Gemini CLI's toolset adds wait_for_previous to an MCP tool's schema and
 // wraps each text of a result in <untrusted_context>, escaping the closing tag inside
-// (measured in gemini/tools/mcp); the other toolsets have no MCP shape.
+// (measured in gemini/tools/mcp); Codex's offers a server's tools in a namespace with a
+// header before their results; the other toolsets have no MCP shape.
 func TestMCPShape(t *testing.T) {
 	m, err := MCPShapeOf(StyleGemini)
 	if err != nil || m == nil {
@@ -29,7 +30,14 @@ func TestMCPShape(t *testing.T) {
 			t.Errorf("Wrap(%q) = %q, want %q", in, got, want)
 		}
 	}
-	for _, s := range []Style{StyleClaudeCode, StyleCodex, StyleDSH} {
+	// Codex's: an empty properties object, each server's tools in a namespace of their
+	// own, and the wall-time header (measured in codex/mcp-call).
+	c, err := MCPShapeOf(StyleCodex)
+	if err != nil || c == nil || string(c.Properties) != "{}" || c.Namespace != "mcp__{server}" ||
+		c.NamespaceDescription != "Tools in the {namespace} namespace." || c.Header != "Wall time: {seconds} seconds\nOutput:" || c.Text != "" {
+		t.Errorf("codex: %+v %v", c, err)
+	}
+	for _, s := range []Style{StyleClaudeCode, StyleDSH} {
 		if m, err := MCPShapeOf(s); err != nil || m != nil {
 			t.Errorf("%s: %v %v, want none", s, m, err)
 		}

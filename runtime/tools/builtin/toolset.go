@@ -114,6 +114,12 @@ type ToolRow struct {
 	// matchers test (Codex's namespaced functions: the namespace and the name run
 	// together, but spawn_agent's own name).
 	HookName string `json:"hook_name,omitempty"`
+	// WithMCP marks a tool the engine offers only when the session has MCP servers
+	// (Codex's resource tools; Options.MCPResources).
+	WithMCP bool `json:"with_mcp,omitempty"`
+	// Roles, when set, is how the tool (Codex's spawn_agent) offers the agent roles a
+	// child may take (Options.AgentRoles and the engine's own).
+	Roles *RolesShape `json:"roles,omitempty"`
 	// Nicknames are the names the engine gives the children a spawning tool starts (Codex's
 	// spawn_agent: one at random, its "nickname").
 	Nicknames []string `json:"nicknames,omitempty"`
@@ -237,6 +243,88 @@ func (m *ModelShape) Resolve(name, parent string) (string, error) {
 	return name, nil
 }
 
+// RolesShape is how an engine's spawning tool offers agent roles (Codex 0.169.0's
+// spawn_agent, measured in codex/subagent-role*): with roles of the user's, the input
+// schema gains Property, whose Schema's description lists every role ({roles}: each as
+// Role, {name} and {description}, the user's in name order, then Builtin); without, the
+// tool still takes Property, which the model is not told of (llm.UnofferedKey).
+type RolesShape struct {
+	// Property is the input key naming the role.
+	Property string `json:"property"`
+	// Schema is the property's schema; its description's {roles} lists the roles.
+	Schema json.RawMessage `json:"schema"`
+	// Role is one role in {roles}: {name} and {description}; Separator joins them.
+	Role      string `json:"role"`
+	Separator string `json:"separator"`
+	// Builtin are the engine's own roles, in its order (a user's role of the same name
+	// replaces one); each child of one runs as the default role does.
+	Builtin []AgentType `json:"builtin"`
+	// Unknown is the model's text of a call naming no role there is: {type}.
+	Unknown string `json:"unknown"`
+}
+
+// AgentRole is an agent role of the session's configuration, as a spawning tool lists it.
+type AgentRole struct {
+	Name, Description string
+}
+
+// RolesOf returns the roles shape of style's toolset's spawning tool (nil: none).
+func RolesOf(style Style) (*RolesShape, error) {
+	rows, err := AgentRows(style)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.Roles != nil {
+			return r.Roles, nil
+		}
+	}
+	return nil, nil
+}
+
+// withRoles is schema (an object schema) with the roles property of rs: listing the
+// session's roles (sorted by name) and the built-in ones when the session has roles,
+// accepted but not offered otherwise.
+func withRoles(schema json.RawMessage, rs *RolesShape, roles []AgentRole) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, err
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(m["properties"], &props); err != nil {
+		return nil, fmt.Errorf("properties: %w", err)
+	}
+	var prop map[string]any
+	if err := json.Unmarshal(rs.Schema, &prop); err != nil {
+		return nil, fmt.Errorf("roles.schema: %w", err)
+	}
+	user := slices.SortedFunc(slices.Values(roles), func(a, b AgentRole) int { return strings.Compare(a.Name, b.Name) })
+	var list []string
+	for _, r := range user {
+		list = append(list, strings.NewReplacer("{name}", r.Name, "{description}", r.Description).Replace(rs.Role))
+	}
+	for _, b := range rs.Builtin {
+		if !slices.ContainsFunc(user, func(r AgentRole) bool { return r.Name == b.Name }) {
+			list = append(list, strings.NewReplacer("{name}", b.Name, "{description}", b.Description).Replace(rs.Role))
+		}
+	}
+	if d, ok := prop["description"].(string); ok {
+		prop["description"] = strings.ReplaceAll(d, "{roles}", strings.Join(list, rs.Separator))
+	}
+	b, err := json.Marshal(prop)
+	if err != nil {
+		return nil, err
+	}
+	props[rs.Property] = b
+	if m["properties"], err = json.Marshal(props); err != nil {
+		return nil, err
+	}
+	if len(roles) == 0 {
+		m[llm.UnofferedKey], _ = json.Marshal([]string{rs.Property})
+	}
+	return json.Marshal(m)
+}
+
 // AgentType is one of an engine's own agent types, as its child's requests show it.
 type AgentType struct {
 	// Name is the type (subagent_type); Description says when to use it.
@@ -317,6 +405,10 @@ var implTable = map[string]func(Options) tools.Definition{
 	"codex.exec_command": codexExec,
 	"codex.write_stdin":  codexWriteStdin,
 	"codex.apply_patch":  codexApplyPatch,
+	// Codex's MCP resource tools, over the session's MCP servers (Options.MCPResources).
+	"codex.list_mcp_resources":          codexResourceList(false),
+	"codex.list_mcp_resource_templates": codexResourceList(true),
+	"codex.read_mcp_resource":           codexReadResource,
 
 	// Claude Code's own tools (spec/toolsets/claude-code.json).
 	"claude.notebook_edit": func(o Options) tools.Definition { return claudeFailures(claudeNotebookEdit(o), CodeNotebook) },
@@ -339,9 +431,16 @@ var implTable = map[string]func(Options) tools.Definition{
 }
 
 // hostAgent is the implementation of an agent function the host provides under name
-// (Options.Agents).
+// (Options.Agents); its failures read as their message alone, as Codex's do ("unknown
+// agent_type 'x'", measured in codex/subagent-role-unknown).
 func hostAgent(name string) func(Options) tools.Definition {
-	return func(o Options) tools.Definition { return o.Agents[name] }
+	return func(o Options) tools.Definition {
+		d := o.Agents[name]
+		if d.Run != nil && d.FinalizeContent == nil {
+			d.FinalizeContent = plainFailure
+		}
+		return d
+	}
 }
 
 // agentImpls are the impls of the agent functions the host provides (Options.Agents).
@@ -488,7 +587,7 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 	o.search = search
 	for _, r := range all[i].Tools {
 		if r.Impl == "" || slices.Contains(m.Without, r.Name) || (r.Namespace != "" && slices.Contains(m.Without, r.Namespace)) ||
-			(r.Only != nil && !slices.Contains(r.Only, o.Model)) {
+			(r.Only != nil && !slices.Contains(r.Only, o.Model)) || (r.WithMCP && o.MCPResources == nil) {
 			continue
 		}
 		loading := tools.LoadEager
@@ -531,6 +630,11 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 		}
 		if d.InputSchema == nil {
 			return nil, false, fmt.Errorf("builtin: the %s toolset's %s has no input_schema", all[i].Dialect, r.Name)
+		}
+		if r.Roles != nil {
+			if d.InputSchema, err = withRoles(d.InputSchema, r.Roles, o.AgentRoles); err != nil {
+				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: %w", all[i].Dialect, r.Name, err)
+			}
 		}
 		if r.Format != nil {
 			if d.InputSchema, err = freeformSchema(d.InputSchema, r.Format); err != nil {

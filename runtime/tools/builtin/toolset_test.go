@@ -172,3 +172,47 @@ func TestCodexAgentRows(t *testing.T) {
 		t.Errorf("hook names %v", hn)
 	}
 }
+
+// TestCodexSpawnRoles: spawn_agent takes agent_type whether or not the session has roles:
+// without, the property is there for validation but marked unoffered (llm.UnofferedKey);
+// with, it is offered, its description listing the session's roles by name, then Codex's
+// own (default, explorer, worker), a session's role replacing one of the same name
+// (measured in codex/subagent-role).
+func TestCodexSpawnRoles(t *testing.T) {
+	agents := map[string]tools.Definition{"spawn_agent": {Run: func(context.Context, *tools.RunContext) (any, error) { return nil, nil }}}
+	spawn := func(roles []AgentRole) map[string]any {
+		defs, err := Definitions(Options{Workspace: t.TempDir(), Style: StyleCodex, Agents: agents, AgentRoles: roles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			if d.Name == "spawn_agent" {
+				var m map[string]any
+				if err := json.Unmarshal(d.InputSchema, &m); err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+		}
+		t.Fatal("no spawn_agent")
+		return nil
+	}
+	none := spawn(nil)
+	if u, _ := none[llm.UnofferedKey].([]any); len(u) != 1 || u[0] != "agent_type" || none["properties"].(map[string]any)["agent_type"] == nil {
+		t.Errorf("without roles: %v", none)
+	}
+	with := spawn([]AgentRole{{"zeta", "Z role"}, {"explorer", "My explorer"}, {"alpha", "A role"}})
+	if with[llm.UnofferedKey] != nil {
+		t.Errorf("with roles: agent_type not offered: %v", with[llm.UnofferedKey])
+	}
+	desc, _ := with["properties"].(map[string]any)["agent_type"].(map[string]any)["description"].(string)
+	_, list, ok := strings.Cut(desc, "Available roles:\n")
+	if !ok || !strings.HasPrefix(list, "alpha: {\nA role\n}\nexplorer: {\nMy explorer\n}\nzeta: {\nZ role\n}\ndefault: {\nDefault agent.\n}\nworker: {\nUse for execution") ||
+		strings.Count(list, "explorer: {") != 1 || !strings.HasSuffix(list, "\n}") {
+		t.Errorf("roles listed:\n%s", list)
+	}
+	rs, err := RolesOf(StyleCodex)
+	if err != nil || rs == nil || rs.Unknown != "unknown agent_type '{type}'" || len(rs.Builtin) != 3 {
+		t.Errorf("roles shape %+v %v", rs, err)
+	}
+}
