@@ -54,11 +54,16 @@ var (
 	codexRolloutRE = regexp.MustCompile(`/rollout-(?:[0-9T-]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$`)
 	// pgidRE is the process group of a Gemini shell result.
 	pgidRE = regexp.MustCompile(`Process Group PGID: \d+`)
+	// suiteBinaryRE is the suite's own test binary, the command of the MCP hook server
+	// (Gemini CLI's mcp_context names it): go test builds it afresh for each run, so a
+	// recorded run names another one.
+	suiteBinaryRE = regexp.MustCompile(`[^\s"']*/differential\.test\b`)
 )
 
 // Text normalizes a string.
 func (n Normalizer) Text(s string) string {
 	s = outputFileRE.ReplaceAllString(s, "<output-file>") // before the paths it starts with
+	s = suiteBinaryRE.ReplaceAllString(s, "<suite-binary>")
 	keys := make([]string, 0, len(n.Paths))
 	for k := range n.Paths {
 		keys = append(keys, k)

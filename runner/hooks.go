@@ -312,18 +312,34 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 		return func() {
 			unregister()
 			reg.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = cb.Close(ctx)
+			closeHooks(cb)
 		}, nil
 	}
 	return func() {
 		unregister()
 		stopTranscript()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = b.Close(ctx)
+		closeHooks(b)
 	}, nil
+}
+
+// asyncGrace is how long a session's end waits for its async hooks before it kills those
+// still running: one that ends within it (a logger, a notifier) runs to its end, as
+// under claude -p, whose shutdown outlasts it; a slower one is killed, as claude -p
+// kills it (case handler/async-slow).
+const asyncGrace = time.Second
+
+// closeHooks closes a hook bridge at a session's end: its async hooks get asyncGrace to
+// end, then those still running are killed and waited for (5 s at most).
+func closeHooks(b interface {
+	Wait(context.Context) error
+	Close(context.Context) error
+}) {
+	grace, cancelGrace := context.WithTimeout(context.Background(), asyncGrace)
+	_ = b.Wait(grace)
+	cancelGrace()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = b.Close(ctx)
 }
 
 // sandbox is the sandbox the command hooks run in: sb when Sandboxed, else none.
