@@ -107,12 +107,17 @@ func logHas(t *testing.T, path, want string) bool {
 // streams without end (up to 1 GiB), once per provider wire and per way of sending
 // without end (text, at the default caps and with --max-response-bytes; tool calls; one
 // server-sent event; for Anthropic, content blocks never closed): dsh run exits 1, the
-// session log records RESPONSE_TOO_LARGE, its peak RSS stays under 200 MB, the server got
+// session log records RESPONSE_TOO_LARGE, its peak RSS stays under 256 MiB, the server got
 // to write little more than the cap, and no process of dsh's group is left.
 func TestSoakEndlessModelStream(t *testing.T) {
 	const (
-		bound  = 1 << 30     // what the server would stream: far past every cap
-		maxRSS = 200_000_000 // bytes
+		bound = 1 << 30 // what the server would stream: far past every cap
+		// maxRSS bounds dsh's peak RSS (bytes). At the default caps, where the 16 MiB
+		// answer is held, it measured 181 to 193 MiB on every wire (2 cores, Go 1.26),
+		// about 160 MiB with GOGC=50: the collector's headroom over some 65 MB live. A
+		// bound of 200 MB was inside that spread and failed one run in three; an
+		// unbounded read of the 1 GiB stream is still far past this one.
+		maxRSS = 256 << 20
 	)
 	dir := t.TempDir()
 	bin := buildDsh(t, dir)

@@ -83,12 +83,7 @@ func (l *loader) agentHandler(h *Handler, obj map[string]json.RawMessage) bool {
 		a.Schema = json.RawMessage(ht.AnswerSchema)
 	}
 	var ok bool
-	if a.Prompt, ok = optString(obj["prompt"]); !ok || a.Prompt == "" {
-		l.malformed(path+".prompt", ev, "handler", "an agent handler needs a non-empty prompt string", obj["prompt"])
-		return false
-	}
-	if a.Model, ok = optString(obj["model"]); !ok {
-		l.malformed(path+".model", ev, "handler", "model must be a string", obj["model"])
+	if a.Prompt, a.Model, ok = l.promptAndModel(path, ev, obj, "an agent"); !ok {
 		return false
 	}
 	h.Agent, h.Command = a, a.Prompt

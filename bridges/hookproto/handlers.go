@@ -164,12 +164,7 @@ func (l *loader) promptHandler(h *Handler, obj map[string]json.RawMessage) bool 
 		p.Schema = json.RawMessage(ht.AnswerSchema)
 	}
 	var ok bool
-	if p.Prompt, ok = optString(obj["prompt"]); !ok || p.Prompt == "" {
-		l.malformed(path+".prompt", ev, "handler", "a prompt handler needs a non-empty prompt string", obj["prompt"])
-		return false
-	}
-	if p.Model, ok = optString(obj["model"]); !ok {
-		l.malformed(path+".model", ev, "handler", "model must be a string", obj["model"])
+	if p.Prompt, p.Model, ok = l.promptAndModel(path, ev, obj, "a prompt"); !ok {
 		return false
 	}
 	if raw := obj["continueOnBlock"]; kindOf(raw) != "null" {
@@ -433,4 +428,19 @@ func (h Handler) Type() string {
 		return AgentHandlerType
 	}
 	return "command"
+}
+
+// promptAndModel reads the prompt (required, not empty) and the model of a handler that
+// asks a model (what names it: "a prompt", "an agent"); a malformed one is reported and
+// ok is false.
+func (l *loader) promptAndModel(path, ev string, obj map[string]json.RawMessage, what string) (prompt, model string, ok bool) {
+	if prompt, ok = optString(obj["prompt"]); !ok || prompt == "" {
+		l.malformed(path+".prompt", ev, "handler", what+" handler needs a non-empty prompt string", obj["prompt"])
+		return "", "", false
+	}
+	if model, ok = optString(obj["model"]); !ok {
+		l.malformed(path+".model", ev, "handler", "model must be a string", obj["model"])
+		return "", "", false
+	}
+	return prompt, model, true
 }

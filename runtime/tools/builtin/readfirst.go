@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -162,10 +163,29 @@ func (r *ReadLog) HasRead(agentID, path string) (read, known bool) {
 	return a.read[path], true
 }
 
+// toolCallKind is how a tool call block's kind is written in the session log.
+var toolCallKind = []byte(`"kind":"` + string(dsh.ToolCallBlock{}.Kind()) + `"`)
+
 // fold records the calls of an assistant message that name a path, and the path of each
 // of them whose tool/result is no error.
 func (r *ReadLog) fold(agentID string, ev session.Event) {
-	if ev.Type != dsh.AssistantMessageLoggedType && ev.Type != dsh.ToolResultLoggedType {
+	switch ev.Type {
+	case dsh.AssistantMessageLoggedType:
+		// Only a message with a call names a path: one without (a long answer, say) is
+		// not decoded again. The log's encoding is compact, and a "kind" inside a text
+		// is written with its quotes escaped, so the needle is a call block's own.
+		if !bytes.Contains(ev.Data, toolCallKind) {
+			return
+		}
+	case dsh.ToolResultLoggedType:
+		r.mu.Lock()
+		a := r.agents[agentID]
+		pending := a != nil && len(a.calls) > 0
+		r.mu.Unlock()
+		if !pending {
+			return // no call it could be the result of named a path
+		}
+	default:
 		return
 	}
 	data, err := ev.Decode()
