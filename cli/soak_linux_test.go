@@ -115,7 +115,7 @@ func TestSoakEndlessModelStream(t *testing.T) {
 		// maxRSS bounds dsh's peak RSS (bytes). At the default caps, where the 16 MiB
 		// answer is held, it measured 181 to 193 MiB on every wire (2 cores, Go 1.26),
 		// about 160 MiB with GOGC=50: the collector's headroom over some 65 MB live. A
-		// bound of 200 MB was inside that spread and failed one run in three; an
+		// bound of 200 MB was inside that spread and failed most runs here; an
 		// unbounded read of the 1 GiB stream is still far past this one.
 		maxRSS = 256 << 20
 	)
