@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,13 +66,36 @@ func npmPackages(t *testing.T) string {
 	return prefix
 }
 
-// buildDsh builds the dsh binary into dir.
+// buildDsh puts a dsh binary into dir: this test binary itself, which runs as dsh when
+// its name is dsh (TestMain: testscript dispatches on the program's name, to the same
+// Run as cmd/dsh's main) and can be re-executed as the sandbox's helper (which runs while
+// the program is initialized). It is a hard link where the file system allows one, else
+// a copy; linking cmd/dsh anew cost each test several seconds of CPU.
 func buildDsh(t *testing.T, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "dsh")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/dsh").CombinedOutput()
+	exe, err := os.Executable()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "dsh")
+	if os.Link(exe, bin) == nil {
+		return bin
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
