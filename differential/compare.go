@@ -178,6 +178,7 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		out = append(out, Diff{"directive", fmt.Sprintf("the summarization directives hold %q under the engine, %q under dsh", engine.Summaries, dsh.Summaries)})
 	}
 	out = append(out, toolsDiffs(engine, dsh)...)
+	out = append(out, childToolsDiffs(engine, dsh)...)
 	if fmt.Sprint(engine.ChildModels) != fmt.Sprint(dsh.ChildModels) {
 		out = append(out, Diff{"models", fmt.Sprintf("the subagents' requests named the models %v under the engine, %v under dsh", engine.ChildModels, dsh.ChildModels)})
 	}

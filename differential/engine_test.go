@@ -490,5 +490,5 @@ func observe(c Case, dir runDir, reqs []Request, sent []Next) (Observation, erro
 			break
 		}
 	}
-	return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed, Tools: OfferedTools(reqs, nil), ChildModels: ChildModelsOf(reqs)}, err
+	return Observation{Effects: ReadEffects(dir.ws), Calls: calls, Summaries: summaries, Sent: sent, Hooks: runs, Placed: placed, Tools: OfferedTools(reqs, nil), ChildModels: ChildModelsOf(reqs), ChildTools: ChildToolsOf(reqs)}, err
 }

@@ -617,6 +617,33 @@ type Observation struct {
 	// ChildModels are the models the subagents' requests named, by the Match of the
 	// child's script ("?" for a child no script matches): ChildModelsOf.
 	ChildModels map[string]string `json:",omitempty"`
+	// ChildTools are the names of the tools the subagents' requests offered, by the Match
+	// of the child's script: ChildToolsOf.
+	ChildTools map[string][]string `json:",omitempty"`
+}
+
+// ChildToolsOf are the names of the tools the subagents' requests among reqs offered (the
+// union over each child's requests, as OfferedTools reads a request), sorted, by the
+// Match of the child's script; nil when no child's request offered any.
+func ChildToolsOf(reqs []Request) map[string][]string {
+	var out map[string][]string
+	for _, r := range reqs {
+		if r.Child == "" {
+			continue
+		}
+		for name := range OfferedTools([]Request{{Main: true, Body: r.Body}}, nil) {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			if !slices.Contains(out[r.Child], name) {
+				out[r.Child] = append(out[r.Child], name)
+			}
+		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
 }
 
 // ChildModelsOf are the models the subagents' requests among reqs named (their body's

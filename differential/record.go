@@ -51,6 +51,8 @@ type Recording struct {
 	Placed    map[string]string `json:"placed,omitempty"`
 	// ChildModels are Observation.ChildModels.
 	ChildModels map[string]string `json:"childModels,omitempty"`
+	// ChildTools are Observation.ChildTools.
+	ChildTools map[string][]string `json:"childTools,omitempty"`
 	// Tools names the file of RecordedDir/tools that holds the tools the run's requests
 	// offered (OfferedTools), which many runs share; "" when they offered none.
 	Tools string `json:"tools,omitempty"`
@@ -189,7 +191,7 @@ func (r *Recorder) Load(c Case, engine, key string) (Observation, RecordedPaths,
 	if rec.Key != key {
 		return Observation{}, RecordedPaths{}, fmt.Errorf("%s under %s: %w under this key (the case or the harness changed)", c.Name, engine, ErrNoRecording)
 	}
-	o := Observation{Effects: rec.Effects, Calls: rec.Calls, Summaries: rec.Summaries, Sent: rec.Sent, Placed: rec.Placed, ChildModels: rec.ChildModels}
+	o := Observation{Effects: rec.Effects, Calls: rec.Calls, Summaries: rec.Summaries, Sent: rec.Sent, Placed: rec.Placed, ChildModels: rec.ChildModels, ChildTools: rec.ChildTools}
 	for _, h := range rec.Hooks {
 		run := HookRun{Name: h.Name, Start: h.Start, Raw: h.Raw, Env: h.Env, Exit: h.Exit, Headers: h.Headers}
 		if run.Env == nil {
@@ -217,7 +219,7 @@ func (r *Recorder) Load(c Case, engine, key string) (Observation, RecordedPaths,
 // made under key.
 func (r *Recorder) Save(c Case, engine, key string, o Observation, paths RecordedPaths) error {
 	rec := Recording{Key: key, Case: c.Name, Engine: engine, Paths: paths, Effects: o.Effects, Calls: o.Calls,
-		Summaries: o.Summaries, Sent: o.Sent, Placed: o.Placed, ChildModels: o.ChildModels}
+		Summaries: o.Summaries, Sent: o.Sent, Placed: o.Placed, ChildModels: o.ChildModels, ChildTools: o.ChildTools}
 	for _, h := range o.Hooks {
 		env := map[string]string{}
 		for k, v := range h.Env {

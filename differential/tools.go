@@ -92,8 +92,41 @@ func withToolset(o Observation, engine string) Observation {
 			delete(o.Tools, name)
 		}
 	}
+	if o.ChildTools != nil {
+		children := make(map[string][]string, len(o.ChildTools))
+		for child, names := range o.ChildTools {
+			children[child] = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(absent, n) })
+		}
+		o.ChildTools = children
+	}
 	o.MayDefer = deferred
 	return o
+}
+
+// childToolsDiffs compares the names of the tools each child was offered (the aspect
+// "tools"), as toolsDiffs compares the names: a tool only the engine's child was offered
+// is one dsh's lacks, a tool only dsh's was offered one too many unless the engine defers
+// it. Nothing is compared for a child only one side ran (other aspects report it).
+func childToolsDiffs(engine, dsh Observation) []Diff {
+	var out []Diff
+	for _, child := range slices.Sorted(maps.Keys(engine.ChildTools)) {
+		e := engine.ChildTools[child]
+		d, ok := dsh.ChildTools[child]
+		if !ok {
+			continue
+		}
+		for _, n := range e {
+			if !slices.Contains(d, n) {
+				out = append(out, Diff{"tools", fmt.Sprintf("child %s: %s: the engine offered it, dsh did not", child, n)})
+			}
+		}
+		for _, n := range d {
+			if !slices.Contains(e, n) && !slices.Contains(dsh.MayDefer, n) {
+				out = append(out, Diff{"tools", fmt.Sprintf("child %s: %s: dsh offered it, the engine did not", child, n)})
+			}
+		}
+	}
+	return out
 }
 
 // toolsetDialects are the dialects whose recorded toolset dsh offers, by engine: the

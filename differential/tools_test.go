@@ -75,3 +75,39 @@ func TestToolsDiffs(t *testing.T) {
 		})
 	}
 }
+
+// TestChildToolsDiffs: the tools each child was offered are compared by name, with the
+// toolset's absent tools left out on both sides and dsh's deferred extras allowed; a child
+// only one side ran is not compared here.
+func TestChildToolsDiffs(t *testing.T) {
+	engine := Observation{Tools: map[string]string{}, ChildTools: map[string][]string{"CHILD-A": {"Bash", "Read"}}}
+	for name, tc := range map[string]struct {
+		dsh  Observation
+		want []string
+	}{
+		"same":     {Observation{ChildTools: map[string][]string{"CHILD-A": {"Bash", "Read"}}}, nil},
+		"lacking":  {Observation{ChildTools: map[string][]string{"CHILD-A": {"Read"}}}, []string{"child CHILD-A: Bash: the engine offered it, dsh did not"}},
+		"extra":    {Observation{ChildTools: map[string][]string{"CHILD-A": {"Bash", "Read", "Write"}}}, []string{"child CHILD-A: Write: dsh offered it, the engine did not"}},
+		"deferred": {Observation{ChildTools: map[string][]string{"CHILD-A": {"Bash", "Read", "WebFetch"}}, MayDefer: []string{"WebFetch"}}, nil},
+		"no child": {Observation{ChildTools: map[string][]string{"CHILD-B": {"Write"}}}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, d := range childToolsDiffs(engine, tc.dsh) {
+				got = append(got, d.Detail)
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The toolset's absent tools (rows dsh does not offer) leave both sides.
+	absent, _ := ToolsetRows("claude-code")
+	if len(absent) == 0 {
+		t.Fatal("the claude-code toolset records no absent tool")
+	}
+	o := withToolset(Observation{ChildTools: map[string][]string{"CHILD-A": {absent[0], "Bash"}}}, "claude")
+	if got := o.ChildTools["CHILD-A"]; len(got) != 1 || got[0] != "Bash" {
+		t.Errorf("withToolset left %v", got)
+	}
+}
