@@ -189,6 +189,26 @@ func subagentCases() []Case {
 		// A user definition's frontmatter hooks (~/.claude/agents), the project not trusted:
 		// they run.
 		hooked("subagent/frontmatter-hooks-user", true, false),
+		// A definition's disallowedTools: the child is offered every tool but those (and an
+		// invalid maxTurns, which the engine ignores).
+		{Name: "subagent/frontmatter-disallowed", Engines: claude, Hooks: all,
+			Files: map[string]string{".claude/agents/lean.md": "---\nname: lean\ndescription: The lean agent; use it.\ndisallowedTools: Bash, Write\nmaxTurns: zero\n---\n\n" +
+				DefinitionMarker + " You are the lean agent.\n"},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("lean", "CHILD-A: say hi")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// A definition's maxTurns: the child's second model turn never comes.
+		{Name: "subagent/frontmatter-maxturns", Engines: claude, Hooks: all,
+			Files: map[string]string{".claude/agents/short.md": "---\nname: short\ndescription: The short agent; use it.\nmaxTurns: 1\n---\n\n" +
+				DefinitionMarker + " You are the short agent.\n"},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("short", "CHILD-A: say hi")}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
+		// A definition's background: true runs its child in the background though the call
+		// asks for the foreground.
+		{Name: "subagent/frontmatter-background", Engines: claude, Hooks: all,
+			Files: map[string]string{".claude/agents/bg.md": "---\nname: bg\ndescription: The bg agent; use it.\nbackground: true\n---\n\n" +
+				DefinitionMarker + " You are the bg agent.\n"},
+			Turns:    []Turn{{Text: "delegating", Calls: []Call{agentOf("bg", "CHILD-A: say hi")}}, {Text: "parent waits"}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"echo child"}}, Turn{Text: "child answer"})}},
 		// The engine's own agent types, each called plainly.
 		{Name: "subagent/builtin-types", Engines: claude, Hooks: all,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{agentOf("Explore", "CHILD-E: look")}}, {Text: "then", Calls: []Call{agentOf("Plan", "CHILD-P: plan")}},

@@ -343,6 +343,9 @@ func resultText(shape builtin.AgentShape, byType map[string]string) func(args, v
 		if len(v.ToolsUsed) > 0 {
 			used = strings.ReplaceAll(shape.ToolsUsed, "{tools}", strings.Join(v.ToolsUsed, ", "))
 		}
+		if v.TurnLimit > 0 && shape.TurnLimit != nil {
+			used += strings.ReplaceAll(shape.TurnLimit.Result, "{turns}", strconv.Itoa(v.TurnLimit))
+		}
 		lines := strings.Split(v.Answer, "\n")
 		for i, l := range lines {
 			lines[i] = shape.Indent + l

@@ -632,7 +632,11 @@ var agentResponse = sync.OnceValue(func() agentTool {
 		return agentTool{}
 	}
 	r := row.Agent.HookResponse
-	return agentTool{name: row.Name, templates: subagent.Templates{Completed: r.Completed, Async: r.Async, ToolsUsedNote: r.ToolsUsedNote}}
+	t := subagent.Templates{Completed: r.Completed, Async: r.Async, ToolsUsedNote: r.ToolsUsedNote}
+	if tl := row.Agent.TurnLimit; tl != nil {
+		t.TurnLimitNote = tl.Note
+	}
+	return agentTool{name: row.Name, templates: t}
 })
 
 func orNull(raw json.RawMessage) json.RawMessage {

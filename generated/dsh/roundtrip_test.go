@@ -1330,6 +1330,7 @@ func TestRoundTrip(t *testing.T) {
 			ToolUses:   ptr(1),
 			Tokens:     ptr(1),
 			DurationMS: ptr(1),
+			TurnLimit:  ptr(1),
 		})
 	})
 	t.Run("SubagentStartPayload", func(t *testing.T) {

@@ -407,6 +407,9 @@ type SubagentFinished struct {
 	Tokens *int `json:"tokens,omitempty"`
 	// DurationMS is how long the child ran, in milliseconds.
 	DurationMS *int `json:"durationMs,omitempty"`
+	// TurnLimit is its definition's limit of model steps, when the child stopped at it
+	// with tool results its model never read: it completed, and its answer is partial.
+	TurnLimit *int `json:"turnLimit,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -439,6 +442,9 @@ func (r SubagentFinished) encodeJSON(enc *codec.Encoder) {
 	if r.DurationMS != nil {
 		enc.Key("durationMs").Int(*r.DurationMS)
 	}
+	if r.TurnLimit != nil {
+		enc.Key("turnLimit").Int(*r.TurnLimit)
+	}
 	enc.EndObject()
 }
 
@@ -459,6 +465,7 @@ func (r *SubagentFinished) UnmarshalJSON(data []byte) error {
 	codec.Optional(dec, "toolUses", &v.ToolUses, codec.Value[*int])
 	codec.Optional(dec, "tokens", &v.Tokens, codec.Value[*int])
 	codec.Optional(dec, "durationMs", &v.DurationMS, codec.Value[*int])
+	codec.Optional(dec, "turnLimit", &v.TurnLimit, codec.Value[*int])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

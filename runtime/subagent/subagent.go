@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
@@ -81,6 +82,13 @@ type Definition struct {
 	// Code's frontmatter hooks as a settings hooks object): Config.BeforeChild installs them
 	// for its children's lifetime. The Runner does not read them.
 	Hooks json.RawMessage
+	// MaxTurns, when positive, bounds the child's model steps: its turn ends before step
+	// MaxTurns+1 (the tools of step MaxTurns run, and no agent/subagent-stop fires), and
+	// it completes with its last text, marked Result.TurnLimit.
+	MaxTurns int
+	// Background runs every child of the definition in the background, whatever the call
+	// asks.
+	Background bool
 }
 
 // UnknownTypeError is a call naming an agent type no definition has (it wraps
@@ -298,6 +306,9 @@ type Result struct {
 	// ToolStats counts its calls by kind (nil: Config.ToolKinds is nil, or it counted
 	// none).
 	ToolStats *ToolStats
+	// TurnLimit is Definition.MaxTurns when the child stopped at it (0: it did not): it
+	// completed, and its answer is partial.
+	TurnLimit int
 }
 
 // Run starts a child for req and waits for its turn to end, or for ctx (the parent's
@@ -338,6 +349,15 @@ func (r *Runner) replay(req Request) (Result, bool) {
 		res.Model = r.modelOf(def)
 	}
 	return res, true
+}
+
+// runsInBackground says whether req's agent type runs its children in the background
+// whatever the call asks (Definition.Background).
+func (r *Runner) runsInBackground(req Request) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	def, ok := r.defs[cmp.Or(req.Type, r.general())]
+	return ok && def.Background
 }
 
 // admit checks req against the definitions and bounds, and takes a slot.
@@ -395,6 +415,9 @@ func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	ms := int(res.Duration.Milliseconds())
 	fin := dsh.SubagentFinished{CallID: a.req.CallID, AgentID: res.AgentID, Outcome: res.Outcome, ToolsUsed: res.ToolsUsed,
 		ToolUses: &res.ToolUses, Tokens: &res.Tokens, DurationMS: &ms}
+	if res.TurnLimit > 0 {
+		fin.TurnLimit = &res.TurnLimit
+	}
 	if res.Outcome == dsh.SubagentOutcomeCompleted {
 		fin.Answer = &res.Answer
 	} else if res.Err != nil {
@@ -451,6 +474,18 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 	}
 	plugin := r.cfg.Registry.Plugin("subagent").ForAgent(id)
 	defer plugin.Close()
+	// The definition's limit of model steps, as Claude Code's maxTurns: the turn ends
+	// before the step past it (first among the child's own listeners).
+	var limited atomic.Bool
+	if n := def.MaxTurns; n > 0 {
+		plugin.OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+			if p.Step > n {
+				limited.Store(true)
+				return dsh.PreStepHalt{Reason: fmt.Sprintf("the agent type's limit of %d model steps", n)}, nil
+			}
+			return next.Call(ctx)
+		})
+	}
 	if restrict != nil {
 		plugin.OnRequest(func(ctx context.Context, p *dsh.RequestPayload) (dsh.RequestDecision, error) {
 			reason := "the tools of agent type " + def.Name
@@ -482,7 +517,11 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		_ = child.Wait(context.WithoutCancel(ctx))
 		return failed(nil), nil
 	}
-	return ended(id, log, r.cfg.ToolKinds), nil
+	res := ended(id, log, r.cfg.ToolKinds)
+	if limited.Load() && res.Outcome == dsh.SubagentOutcomeCancelled {
+		res.Outcome, res.Err, res.TurnLimit = dsh.SubagentOutcomeCompleted, nil, def.MaxTurns
+	}
+	return res, nil
 }
 
 // modelOf is the model a child of def calls: its definition's, else the parent's.
@@ -602,6 +641,9 @@ func replayed(f dsh.SubagentFinished) Result {
 	}
 	if f.Error != nil {
 		res.Err = errors.New(*f.Error)
+	}
+	if f.TurnLimit != nil {
+		res.TurnLimit = *f.TurnLimit
 	}
 	return res
 }

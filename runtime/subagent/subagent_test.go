@@ -683,3 +683,75 @@ func TestCloseCancelsBackground(t *testing.T) {
 		t.Errorf("Spawn after Close = %v, want ErrClosed", err)
 	}
 }
+
+// A definition's MaxTurns ends the child's turn before its model step past the limit: the
+// tools of the last step run, no subagent-stop fires, and the child completes with its
+// last text, marked with the limit, in its result and in subagent/finished, which a replay
+// reads back.
+func TestDefinitionMaxTurns(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"prompt": "work", "subagent_type": "short"})}}},
+		llm.ScriptedResponse{Text: "child running", ToolCalls: []llm.ScriptedToolCall{{ID: "call_c", Name: "Echo", Arguments: args(map[string]any{})}}},
+		llm.ScriptedResponse{Text: "parent done"},
+	)
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	h := newHarness(t, log, model, false, func(c *subagent.Config) {
+		c.Definitions = []subagent.Definition{{Name: "short", System: "You stop early.", MaxTurns: 1}}
+	})
+	h.prompt(t, "delegate")
+	if got := toolResults(t, log)["call_a"]; got != "child running" {
+		t.Errorf("the Agent call's result = %q, want the child's last text", got)
+	}
+	want := []string{"session-start main", "pre-tool Agent top", "subagent-start short work", "pre-tool Echo short@call_a", "turn-stopping main"}
+	if strings.Join(h.events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(h.events, "\n"), strings.Join(want, "\n"))
+	}
+	fins := recordsOf[dsh.SubagentFinished](t, log)
+	if len(fins) != 1 || fins[0].Outcome != dsh.SubagentOutcomeCompleted || fins[0].TurnLimit == nil || *fins[0].TurnLimit != 1 {
+		t.Fatalf("subagent/finished = %+v", fins)
+	}
+	r2, err := subagent.New(subagent.Config{Registry: dsh.NewRegistry(), Tools: func() *tools.Runtime { return tools.New(nil, dsh.NewRegistry()) },
+		Model: llm.NewScripted(), Logs: &subagent.MemoryLogs{}, ParentLog: log, ToolName: "Agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r2.Run(ctx, subagent.Request{CallID: "call_a", ParentAgentID: "main", Task: "work", Type: "short"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Replayed || res.TurnLimit != 1 || res.Answer != "child running" {
+		t.Errorf("replayed result = %+v", res)
+	}
+}
+
+// A definition's Background runs its child in the background though the call asks for
+// the foreground.
+func TestDefinitionBackground(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent",
+			Arguments: args(map[string]any{"prompt": "work", "subagent_type": "bg", "run_in_background": false})}}},
+		llm.ScriptedResponse{Text: "child answer"},
+		llm.ScriptedResponse{Text: "parent done"},
+		llm.ScriptedResponse{Text: "parent read the notice"},
+	)
+	ctx := context.Background()
+	log, _ := session.Open(ctx, session.NewMemory())
+	fields := subagent.ClaudeCode
+	fields.Background = "run_in_background"
+	h := newHarnessWith(t, log, model, false, fields, func(c *subagent.Config) {
+		c.Definitions = []subagent.Definition{{Name: "bg", System: "You run alone.", Background: true}}
+	})
+	h.prompt(t, "delegate")
+	if got := toolResults(t, log)["call_a"]; !strings.Contains(got, "The bg agent") || !strings.Contains(got, "runs in the background") {
+		t.Errorf("the Agent call's result = %q, want a child in the background", got)
+	}
+	if err := h.runner.WaitBackground(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The parent's next step and the child share the scripted model and run at once:
+	// which reads which answer varies.
+	if fins := recordsOf[dsh.SubagentFinished](t, log); len(fins) != 1 || fins[0].Outcome != dsh.SubagentOutcomeCompleted {
+		t.Errorf("subagent/finished = %+v", fins)
+	}
+}

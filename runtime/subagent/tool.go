@@ -71,7 +71,7 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 				if !set {
 					bg = f.BackgroundByDefault
 				}
-				if bg {
+				if bg || r.runsInBackground(req) {
 					return r.startBackground(ctx, req)
 				}
 			}
@@ -92,7 +92,7 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
 				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds(), Task: req.Task,
-				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats}, nil
+				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats, TurnLimit: res.TurnLimit}, nil
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
@@ -198,6 +198,9 @@ type Value struct {
 	Usage *dsh.Usage `json:"usage,omitempty"`
 	// ToolStats counts its calls by kind (nil: none counted).
 	ToolStats *ToolStats `json:"toolStats,omitempty"`
+	// TurnLimit is the limit of model steps the child stopped at (0: none): its answer is
+	// partial.
+	TurnLimit int `json:"turnLimit,omitempty"`
 }
 
 // DecodeValue decodes the agent tool's value.

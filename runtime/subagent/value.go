@@ -89,6 +89,9 @@ type Templates struct {
 	// ToolsUsedNote is the text block that leads {content} when the child called tools:
 	// {tools} their names, joined with ", " ("": none).
 	ToolsUsedNote string
+	// TurnLimitNote is the text block that follows it when the child stopped at its limit
+	// of model steps: {turns} the limit ("": none).
+	TurnLimitNote string
 }
 
 // placeholderRE is a template string that is one placeholder.
@@ -104,8 +107,8 @@ var placeholderRE = regexp.MustCompile(`^\{([A-Za-z][A-Za-z0-9.]*)\}$`)
 // not read from or written to the cache), usage.outputTokens, usage.cacheReadTokens and
 // usage.cacheWriteTokens (when the provider reported usage), toolStats.read, .search,
 // .bash, .edit, .linesAdded, .linesRemoved and .other (when a call was counted), content
-// (the text blocks {type: "text", text}: ToolsUsedNote when the child called tools, then
-// the answer), notes (how many blocks lead the answer) and contentHash (Claude Code's
+// (the text blocks {type: "text", text}: ToolsUsedNote when the child called tools,
+// TurnLimitNote when it stopped at its limit of model steps, then the answer), notes (how many blocks lead the answer) and contentHash (Claude Code's
 // fingerprint of content: the first 16 hex digits of the SHA-256 of the block count and,
 // per block, ":LENGTH:TEXT", lengths in UTF-16 code units).
 func (v Value) Wire(t Templates) (json.RawMessage, error) {
@@ -118,7 +121,7 @@ func (v Value) Wire(t Templates) (json.RawMessage, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(tmpl))
 	dec.UseNumber()
-	out, _, err := render(dec, v.env(t.ToolsUsedNote))
+	out, _, err := render(dec, v.env(t))
 	if err != nil {
 		return nil, fmt.Errorf("subagent: the value template: %w", err)
 	}
@@ -129,7 +132,7 @@ func (v Value) Wire(t Templates) (json.RawMessage, error) {
 }
 
 // env are the values a template's placeholders name.
-func (v Value) env(note string) map[string]any {
+func (v Value) env(t Templates) map[string]any {
 	env := map[string]any{"task": v.Task, "agentId": v.AgentID, "agentType": v.Type, "answer": v.Answer,
 		"toolUses": v.ToolUses, "tokens": v.Tokens, "durationMs": v.DurationMS}
 	for k, s := range map[string]string{"description": v.Description, "outputFile": v.OutputFile, "model": v.Model} {
@@ -154,8 +157,11 @@ func (v Value) env(note string) map[string]any {
 		}
 	}
 	var texts []string
-	if len(v.ToolsUsed) > 0 && note != "" {
-		texts = append(texts, strings.ReplaceAll(note, "{tools}", strings.Join(v.ToolsUsed, ", ")))
+	if len(v.ToolsUsed) > 0 && t.ToolsUsedNote != "" {
+		texts = append(texts, strings.ReplaceAll(t.ToolsUsedNote, "{tools}", strings.Join(v.ToolsUsed, ", ")))
+	}
+	if v.TurnLimit > 0 && t.TurnLimitNote != "" {
+		texts = append(texts, strings.ReplaceAll(t.TurnLimitNote, "{turns}", strconv.Itoa(v.TurnLimit)))
 	}
 	env["notes"] = len(texts)
 	texts = append(texts, v.Answer)

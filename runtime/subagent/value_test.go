@@ -132,3 +132,22 @@ func TestContentHash(t *testing.T) {
 		t.Errorf("ContentHash of an astral character = %s, want %s", got, want)
 	}
 }
+
+// TestWireTurnLimit: a child that stopped at its limit of model steps leads its answer
+// with the limit's note after the tools-used one, and the fingerprint of the three blocks
+// is the one Claude Code 2.1.328 gave (case subagent/frontmatter-maxturns).
+func TestWireTurnLimit(t *testing.T) {
+	const note = "NOTE: this agent stopped at its {turns}-turn limit before finishing. The text below is PARTIAL output; treat it as incomplete. Send the agent a message (SendMessage) to let it continue from where it stopped.\n"
+	v := subagent.Value{Answer: "child running", ToolsUsed: []string{"Bash"}, TurnLimit: 1}
+	got, err := v.Wire(subagent.Templates{Completed: json.RawMessage(`{"n": "{notes}", "h": "{contentHash}", "c": "{content}"}`),
+		ToolsUsedNote: "<tools-used-before-summary>{tools}</tools-used-before-summary>\n", TurnLimitNote: note})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"n":2,"h":"712b80d1e4064fb2","c":[{"type":"text","text":"<tools-used-before-summary>Bash</tools-used-before-summary>\n"},` +
+		`{"type":"text","text":"NOTE: this agent stopped at its 1-turn limit before finishing. The text below is PARTIAL output; treat it as incomplete. Send the agent a message (SendMessage) to let it continue from where it stopped.\n"},` +
+		`{"type":"text","text":"child running"}]}`
+	if string(got) != want {
+		t.Errorf("Wire:\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,8 +1,9 @@
 // Package agents loads Claude Code's agent definitions: the Markdown files of
 // ~/.claude/agents and a project's .claude/agents, whose YAML frontmatter names an agent
-// type (name, description, tools, model, hooks) and whose body is its child's system
-// prompt. Load turns them into runtime/subagent Definitions, as Claude Code 2.1.328 reads
-// them (differential cases subagent/definition*, docs/design/SUBAGENTS.md):
+// type (name, description, tools, disallowedTools, model, maxTurns, background, hooks)
+// and whose body is its child's system prompt. Load turns them into runtime/subagent
+// Definitions, as Claude Code 2.1.328 reads them (differential cases subagent/definition*
+// and subagent/frontmatter*, docs/design/SUBAGENTS.md):
 //
 //   - a file without frontmatter, name or description is not an agent (the engine skips
 //     it without a word); dsh skips it too, with a Diagnostic;
@@ -10,7 +11,13 @@
 //     engine does (a description "[unclosed" is that text), with a Diagnostic;
 //   - tools is a comma list (or a YAML list); "*" or none is every tool; names of no tool
 //     are dropped when the child starts (runtime/subagent), and a list of none refuses the
-//     call;
+//     call; disallowedTools is read the same way, and takes its tools from the child;
+//   - maxTurns (a positive integer) ends the child's turn before its model step past it,
+//     and background: true runs every call of the type in the background; a value of
+//     neither shape is ignored, as the engine ignores it, with a Diagnostic;
+//   - the fields the engine reads that dsh does not apply (effort, permissionMode,
+//     mcpServers, skills, memory, isolation and the rest of notRun) are a Diagnostic each,
+//     and the agent loads without them;
 //   - hooks is a settings-shaped hooks object; one that is not an object keeps the
 //     definition from loading, as in the engine; its Stop hooks run as SubagentStop;
 //   - of two definitions of one name the later directory's wins: the project's over the
@@ -26,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -175,6 +183,34 @@ func Parse(path string, data []byte) (def subagent.Definition, diags []Diagnosti
 		diags = append(diags, Diagnostic{File: path, Field: "tools", Err: err})
 	}
 	def.Tools = tools
+	if raw, present := front["disallowedTools"]; present {
+		names, err := toolList(raw)
+		if err != nil {
+			diags = append(diags, Diagnostic{File: path, Field: "disallowedTools", Err: err})
+		}
+		def.Disallowed = names
+	}
+	if raw, present := front["maxTurns"]; present && raw != nil {
+		n, ok := positive(raw)
+		if !ok {
+			diags = append(diags, Diagnostic{File: path, Field: "maxTurns", Err: fmt.Errorf("%v is not a positive integer (ignored, as Claude Code ignores it)", raw)})
+		}
+		def.MaxTurns = n
+	}
+	if raw, present := front["background"]; present && raw != nil {
+		switch raw {
+		case true, "true":
+			def.Background = true
+		case false, "false":
+		default:
+			diags = append(diags, Diagnostic{File: path, Field: "background", Err: fmt.Errorf("%v is not true or false (ignored, as Claude Code ignores it)", raw)})
+		}
+	}
+	for _, f := range notRun {
+		if v, present := front[f]; present && v != nil {
+			diags = append(diags, Diagnostic{File: path, Field: f, Err: errors.New("dsh does not apply it (the agent runs without it)")})
+		}
+	}
 	if raw, present := front["hooks"]; present && raw != nil {
 		hooks, err := hooksJSON(raw)
 		if err != nil {
@@ -183,6 +219,24 @@ func Parse(path string, data []byte) (def subagent.Definition, diags []Diagnosti
 		def.Hooks = hooks
 	}
 	return def, diags, true
+}
+
+// notRun are the frontmatter fields Claude Code 2.1.328 reads that dsh does not apply:
+// each present one is a Diagnostic, and the agent loads without it.
+var notRun = []string{"effort", "permissionMode", "mcpServers", "skills", "initialPrompt", "memory",
+	"omitClaudeMd", "isolation", "autoCompactWindow", "observer", "observerMessage", "observeSubagents", "observeToolResults"}
+
+// positive reads a positive integer: a YAML integer, or text that is one (as the
+// key: value reading gives it); ok is false for anything else.
+func positive(v any) (int, bool) {
+	switch t := v.(type) {
+	case int:
+		return t, t > 0
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		return n, err == nil && n > 0
+	}
+	return 0, false
 }
 
 // split cuts a leading "---" line's block from the body; found is false when the text

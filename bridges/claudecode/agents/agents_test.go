@@ -88,6 +88,12 @@ func TestParseMalformed(t *testing.T) {
 		{"Stop hooks not a list", "---\nname: x\ndescription: d\nhooks: {Stop: 1}\n---\nbody\n", "hooks", "Stop", false},
 		{"tools of another shape", "---\nname: x\ndescription: d\ntools: {a: 1}\n---\nbody\n", "tools", "comma list", true},
 		{"bad yaml", "---\nname: x\ndescription: [unclosed\ntools: Bash\n---\nbody\n", "", "not valid YAML", true},
+		{"disallowedTools of another shape", "---\nname: x\ndescription: d\ndisallowedTools: 3\n---\nbody\n", "disallowedTools", "comma list", true},
+		{"maxTurns zero", "---\nname: x\ndescription: d\nmaxTurns: 0\n---\nbody\n", "maxTurns", "not a positive integer", true},
+		{"maxTurns text", "---\nname: x\ndescription: d\nmaxTurns: many\n---\nbody\n", "maxTurns", "not a positive integer", true},
+		{"background not a boolean", "---\nname: x\ndescription: d\nbackground: yes please\n---\nbody\n", "background", "not true or false", true},
+		{"a field dsh does not apply", "---\nname: x\ndescription: d\npermissionMode: plan\n---\nbody\n", "permissionMode", "does not apply", true},
+		{"isolation", "---\nname: x\ndescription: d\nisolation: worktree\n---\nbody\n", "isolation", "does not apply", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			def, diags, ok := Parse("/agents/x.md", []byte(tc.text))
@@ -199,5 +205,36 @@ func TestLoadUnreadable(t *testing.T) {
 	var d Diagnostic
 	if !errors.As(error(diags[1]), &d) {
 		t.Fatal("a Diagnostic is an error")
+	}
+}
+
+// disallowedTools, maxTurns and background, as Claude Code 2.1.328 reads them (cases
+// subagent/frontmatter-disallowed, -maxturns and -background).
+func TestParseChildFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, front string
+		disallowed  []string
+		maxTurns    int
+		background  bool
+	}{
+		{"none", "", nil, 0, false},
+		{"comma list", "disallowedTools: Bash, Write\n", []string{"Bash", "Write"}, 0, false},
+		{"yaml list", "disallowedTools: [Bash]\n", []string{"Bash"}, 0, false},
+		{"star disallows none", "disallowedTools: '*'\n", nil, 0, false},
+		{"maxTurns", "maxTurns: 3\n", nil, 3, false},
+		{"maxTurns as text", "maxTurns: '2'\n", nil, 2, false},
+		{"background", "background: true\n", nil, 0, true},
+		{"background as text", "background: 'true'\n", nil, 0, true},
+		{"background false", "background: false\n", nil, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			def, diags, ok := Parse("x.md", []byte("---\nname: x\ndescription: d\n"+tc.front+"---\nbody\n"))
+			if !ok || len(diags) != 0 {
+				t.Fatalf("ok %v, diagnostics %v", ok, diags)
+			}
+			if !slicesEqual(def.Disallowed, tc.disallowed) || def.MaxTurns != tc.maxTurns || def.Background != tc.background {
+				t.Errorf("disallowed %q, maxTurns %d, background %v", def.Disallowed, def.MaxTurns, def.Background)
+			}
+		})
 	}
 }

@@ -154,6 +154,9 @@ type AgentShape struct {
 	ToolsUsed string `json:"toolsUsed,omitempty"`
 	// Indent begins every line of {answer}.
 	Indent string `json:"indent,omitempty"`
+	// TurnLimit words a child that stopped at its definition's limit of model steps
+	// (nil: as any other): {turns} is the limit.
+	TurnLimit *TurnLimitNote `json:"turnLimit,omitempty"`
 	// DefinitionSystem is the system prompt of a child of a defined agent type (Claude
 	// Code's agent files in .claude/agents): {prompt} is the definition's body; "" is the body
 	// itself.
@@ -180,6 +183,14 @@ type AgentShape struct {
 	// Models says which model a definition's model field names (nil: the model as
 	// written; "" or "inherit" the parent's).
 	Models *ModelShape `json:"models,omitempty"`
+}
+
+// TurnLimitNote is how an engine words a child that stopped at its limit of model steps:
+// Result follows {toolsUsed} in the model's text, and Note is the text block that follows
+// the tools-used one in the value its hooks see.
+type TurnLimitNote struct {
+	Result string `json:"result"`
+	Note   string `json:"note"`
 }
 
 // ModelShape is how an engine reads the model an agent definition names.
