@@ -368,6 +368,16 @@ func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop
 		_ = a.Close()
 		return nil, err
 	}
+	if resume && s.agents != nil {
+		// The children a crash stopped in the background run again; their ends wake a.
+		children, err := s.agents.ResumeBackground(ctx, a)
+		for _, c := range children {
+			s.note(fmt.Sprintf("the %s agent of call %s was running in the background when the session stopped: it runs again as %s", c.Type, c.CallID, c.ID))
+		}
+		if err != nil {
+			s.note(err.Error())
+		}
+	}
 	return a, nil
 }
 

@@ -2,10 +2,14 @@ package subagent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/session"
 )
 
 // Child is a child started in the background ([Runner.Spawn]): its turn runs on its own,
@@ -124,4 +128,77 @@ func (r *Runner) Background() []*Child {
 	}
 	slices.SortFunc(out, func(a, b *Child) int { return a.Started.Compare(b.Started) })
 	return out
+}
+
+// ResumeBackground starts again, in the background, the children of parent's calls that
+// a crash stopped while they ran there: a subagent/started in the parent's log with no
+// subagent/finished, whose call has its result (the launch: a child in the foreground has
+// none until it ends, and its call runs again as the loop resumes it). Each runs anew, as
+// an unfinished child in the foreground does, with a new id and log (the old log is
+// kept), on the call's task as the agent tool reads it (Definition's Fields); its end
+// wakes parent with its notice, as if the first run had ended. It returns the children it
+// started; a request the Runner refuses now (past a bound, an agent type no longer
+// defined) is an error naming the call, and the others start. A Runner whose agent tool
+// was not made (Definition) starts none.
+func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Child, error) {
+	r.mu.Lock()
+	fields := r.fields
+	r.mu.Unlock()
+	if fields == nil {
+		return nil, nil
+	}
+	started := map[string]bool{}
+	var order []string
+	calls := map[string]dsh.ToolCall{}
+	answered := map[string]bool{}
+	for _, data := range session.Decoded(r.cfg.ParentLog.Events()) {
+		switch d := data.(type) {
+		case dsh.SubagentStarted:
+			if d.Depth == 1 && !started[d.CallID] {
+				started[d.CallID] = true
+				order = append(order, d.CallID)
+			}
+		case dsh.ToolCall:
+			calls[d.CallID] = d
+		case dsh.ToolResultLogged:
+			for _, b := range d.Message.Content {
+				if tr, ok := b.(dsh.ToolResultBlock); ok {
+					answered[tr.ToolCallID] = true
+				}
+			}
+		default:
+			// Nothing else says which children were left running.
+		}
+	}
+	var out []*Child
+	var errs []error
+	for _, callID := range order {
+		r.mu.Lock()
+		_, done := r.finished[callID]
+		r.mu.Unlock()
+		call, ok := calls[callID]
+		if done || !ok || !answered[callID] || call.Name != r.cfg.ToolName {
+			continue
+		}
+		var in map[string]any
+		if err := json.Unmarshal([]byte(call.Arguments), &in); err != nil {
+			errs = append(errs, fmt.Errorf("subagent: the call %s left running by a crash: its arguments: %w", callID, err))
+			continue
+		}
+		req := Request{CallID: callID, ParentAgentID: parent.ID()}
+		req.Task, _ = in[fields.Task].(string)
+		if fields.Type != "" {
+			req.Type, _ = in[fields.Type].(string)
+		}
+		if fields.Description != "" {
+			req.Description, _ = in[fields.Description].(string)
+		}
+		c, err := r.Spawn(ctx, req, func(c *Child) { r.notify(ctx, parent, c) })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("subagent: the call %s left running by a crash: %w", callID, err))
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, errors.Join(errs...)
 }

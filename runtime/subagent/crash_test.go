@@ -291,3 +291,81 @@ func TestAlwaysContinuingStopIsCapped(t *testing.T) {
 		t.Errorf("turn/continuation-capped in the child's log = %+v, want one at 2 of 2", capped)
 	}
 }
+
+// A parent killed while a child it started in the background runs, then resumed:
+// ResumeBackground starts the child again on the call's task (a new id; the old start
+// stays in the log without an end), and its end wakes the resumed parent with its notice;
+// a child in the background that finished before the crash is not run again.
+func TestCrashWithBackgroundChildResumes(t *testing.T) {
+	ctx := context.Background()
+	bg := subagent.Fields{Task: "prompt", Description: "description", Background: "run_in_background", BackgroundByDefault: true}
+	model := &router{
+		parent: llm.NewScripted(
+			llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{
+				{ID: "call_slow", Name: "Agent", Arguments: args(map[string]any{"description": "slow", "prompt": "slow task"})},
+				{ID: "call_fast", Name: "Agent", Arguments: args(map[string]any{"description": "fast", "prompt": "fast task"})}}},
+			llm.ScriptedResponse{Text: "parent waits"},
+			llm.ScriptedResponse{Text: "parent read the fast one"}),
+		children: map[string]*llm.Scripted{"slow task": llm.NewScripted(llm.ScriptedResponse{Text: "thinking", Hang: true}),
+			"fast task": llm.NewScripted(llm.ScriptedResponse{Text: "fast answer"})},
+		seen: map[string][]llm.Request{},
+	}
+	store := session.NewMemory()
+	log, _ := session.Open(ctx, store)
+	h := newHarnessWith(t, log, model, false, bg)
+	if err := h.parent.Followup(ctx, dsh.UserText(dsh.SourceUser{}, "delegate")); err != nil {
+		t.Fatal(err)
+	}
+	var crashed *session.Log
+	for deadline := time.Now().Add(10 * time.Second); crashed == nil; time.Sleep(2 * time.Millisecond) {
+		if len(model.requests("parent")) == 3 && len(model.requests("slow task")) == 1 && h.parent.Status() == dsh.AgentStatusIdle {
+			var err error
+			if crashed, err = session.Open(ctx, store.Clone()); err != nil { // the process dies here
+				t.Fatal(err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after 10 s, the parent had not read the fast child's notice, or the slow child had not started")
+		}
+	}
+	h.runner.Close()
+
+	again := &router{
+		parent:   llm.NewScripted(llm.ScriptedResponse{Text: "parent read the slow one"}),
+		children: map[string]*llm.Scripted{"slow task": llm.NewScripted(llm.ScriptedResponse{Text: "slow answer"})},
+		seen:     map[string][]llm.Request{},
+	}
+	r := newHarnessWith(t, crashed, again, true, bg)
+	children, err := r.runner.ResumeBackground(ctx, r.parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(children) != 1 || children[0].CallID != "call_slow" || children[0].Task != "slow task" || children[0].Description != "slow" {
+		t.Fatalf("resumed children = %+v, want the slow one alone", children)
+	}
+	if err := r.runner.WaitBackground(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(again.requests("fast task")); n != 0 {
+		t.Errorf("the finished child sent %d requests after the restart", n)
+	}
+	started := recordsOf[dsh.SubagentStarted](t, crashed)
+	if len(started) != 3 || started[2].CallID != "call_slow" || started[2].AgentID == started[0].AgentID {
+		t.Errorf("subagent/started = %+v, want the slow child started again with a new id", started)
+	}
+	parent := again.requests("parent")
+	if len(parent) != 1 {
+		t.Fatalf("the resumed parent sent %d requests, want 1 (the slow child's notice)", len(parent))
+	}
+	last := parent[0].Messages[len(parent[0].Messages)-1]
+	if jsonOf(last.Content) != `[{"kind":"text","text":"slow answer"}]` || jsonOf(last.Source) != `{"kind":"tool","callId":"call_slow"}` {
+		t.Errorf("the notice = %s from %s, want the slow child's answer from its call", jsonOf(last.Content), jsonOf(last.Source))
+	}
+	// A second resume finds nothing left running.
+	if more, err := r.runner.ResumeBackground(ctx, r.parent); err != nil || len(more) != 0 {
+		t.Errorf("a second ResumeBackground started %v (%v)", more, err)
+	}
+}

@@ -205,6 +205,7 @@ type Runner struct {
 	running    int
 	closed     bool
 	finished   map[string]dsh.SubagentFinished // by call id, from the parent's log
+	fields     *Fields                         // the agent tool's, once Definition made it
 	background map[string]*Child               // running, by agent id
 	spawned    sync.WaitGroup                  // children started by Spawn until their onEnd returned
 	wg         sync.WaitGroup

@@ -43,6 +43,9 @@ const CodeSubagent = "SUBAGENT_FAILED"
 // child ends, a message of Config.Notice wakes the calling agent (Steer). The caller sets
 // the tool's name, description and schema (a toolset row's).
 func (r *Runner) Definition(f Fields) tools.Definition {
+	r.mu.Lock()
+	r.fields = &f
+	r.mu.Unlock()
 	return tools.Definition{
 		Name: r.cfg.ToolName,
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
