@@ -130,16 +130,21 @@ func (r *Runner) Background() []*Child {
 	return out
 }
 
-// ResumeBackground starts again, in the background, the children of parent's calls that
-// a crash stopped while they ran there: a subagent/started in the parent's log with no
-// subagent/finished, whose call has its result (the launch: a child in the foreground has
-// none until it ends, and its call runs again as the loop resumes it). Each runs anew, as
-// an unfinished child in the foreground does, with a new id and log (the old log is
-// kept), on the call's task as the agent tool reads it (Definition's Fields); its end
-// wakes parent with its notice, as if the first run had ended. It returns the children it
-// started; a request the Runner refuses now (past a bound, an agent type no longer
-// defined) is an error naming the call, and the others start. A Runner whose agent tool
-// was not made (Definition) starts none.
+// ResumeBackground finishes, for a parent resumed after a crash, what its children in the
+// background left undone (the top-level parent's; a child in the background is one whose
+// call's result, the launch, was logged before its subagent/finished, if any):
+//
+//   - a child the crash stopped while it ran (a subagent/started with no
+//     subagent/finished) starts again on the call's task as the agent tool reads it
+//     (Definition's Fields), as an unfinished child in the foreground does: with a new id
+//     and log (the old log is kept); its end wakes parent with its notice;
+//   - a child that ended, but whose notice the crash kept from parent (no message from its
+//     call in the parent's log), wakes parent with its notice now, from its
+//     subagent/finished, and does not run again.
+//
+// It returns the children it started or whose notice it sent; a request the Runner
+// refuses now (past a bound, an agent type no longer defined) is an error naming the call,
+// and the others go on. A Runner whose agent tool was not made (Definition) does nothing.
 func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Child, error) {
 	r.mu.Lock()
 	fields := r.fields
@@ -147,10 +152,10 @@ func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Chi
 	if fields == nil {
 		return nil, nil
 	}
-	started := map[string]bool{}
-	var order []string
+	var order []string // the calls of the parent's children, in start order
+	started, launched, noticed := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	ended := map[string]string{} // the agent id of each call's finished child
 	calls := map[string]dsh.ToolCall{}
-	answered := map[string]bool{}
 	for _, data := range session.Decoded(r.cfg.ParentLog.Events()) {
 		switch d := data.(type) {
 		case dsh.SubagentStarted:
@@ -158,31 +163,32 @@ func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Chi
 				started[d.CallID] = true
 				order = append(order, d.CallID)
 			}
+		case dsh.SubagentFinished:
+			ended[d.CallID] = d.AgentID
 		case dsh.ToolCall:
 			calls[d.CallID] = d
 		case dsh.ToolResultLogged:
 			for _, b := range d.Message.Content {
-				if tr, ok := b.(dsh.ToolResultBlock); ok {
-					answered[tr.ToolCallID] = true
+				if tr, ok := b.(dsh.ToolResultBlock); ok && ended[tr.ToolCallID] == "" {
+					launched[tr.ToolCallID] = true
 				}
 			}
+		case dsh.UserMessageLogged:
+			noticed[d.Message.ID] = true // a notice's id is "task-" and the child's
 		default:
-			// Nothing else says which children were left running.
+			// Nothing else says which children were left undone.
 		}
 	}
 	var out []*Child
 	var errs []error
 	for _, callID := range order {
-		r.mu.Lock()
-		_, done := r.finished[callID]
-		r.mu.Unlock()
 		call, ok := calls[callID]
-		if done || !ok || !answered[callID] || call.Name != r.cfg.ToolName {
+		if id := ended[callID]; !ok || !launched[callID] || (id != "" && noticed[noticeID(id)]) || call.Name != r.cfg.ToolName {
 			continue
 		}
 		var in map[string]any
 		if err := json.Unmarshal([]byte(call.Arguments), &in); err != nil {
-			errs = append(errs, fmt.Errorf("subagent: the call %s left running by a crash: its arguments: %w", callID, err))
+			errs = append(errs, fmt.Errorf("subagent: the call %s left undone by a crash: its arguments: %w", callID, err))
 			continue
 		}
 		req := Request{CallID: callID, ParentAgentID: parent.ID()}
@@ -193,12 +199,20 @@ func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Chi
 		if fields.Description != "" {
 			req.Description, _ = in[fields.Description].(string)
 		}
+		// A finished child's Spawn answers from its subagent/finished at once, and onEnd
+		// is not called: its notice is sent here.
 		c, err := r.Spawn(ctx, req, func(c *Child) { r.notify(ctx, parent, c) })
 		if err != nil {
-			errs = append(errs, fmt.Errorf("subagent: the call %s left running by a crash: %w", callID, err))
+			errs = append(errs, fmt.Errorf("subagent: the call %s left undone by a crash: %w", callID, err))
 			continue
+		}
+		if ended[callID] != "" {
+			r.notify(ctx, parent, c)
 		}
 		out = append(out, c)
 	}
 	return out, errors.Join(errs...)
 }
+
+// noticeID is the id of the message that tells a parent child agentID ended.
+func noticeID(agentID string) string { return "task-" + agentID }

@@ -369,3 +369,68 @@ func TestCrashWithBackgroundChildResumes(t *testing.T) {
 		t.Errorf("a second ResumeBackground started %v (%v)", more, err)
 	}
 }
+
+// A parent killed after its child in the background ended but before it read the child's
+// notice: resumed, it reads the notice, built from subagent/finished, and the child does
+// not run again.
+func TestCrashBeforeNoticeDelivers(t *testing.T) {
+	ctx := context.Background()
+	bg := subagent.Fields{Task: "prompt", Description: "description", Background: "run_in_background", BackgroundByDefault: true}
+	model := &router{
+		parent: llm.NewScripted(
+			llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_a", Name: "Agent", Arguments: args(map[string]any{"description": "probe", "prompt": "fast task"})}}},
+			llm.ScriptedResponse{Text: "parent waits"},
+			llm.ScriptedResponse{Text: "parent read it"}),
+		children: map[string]*llm.Scripted{"fast task": llm.NewScripted(llm.ScriptedResponse{Text: "fast answer"})},
+		seen:     map[string][]llm.Request{},
+	}
+	store := session.NewMemory()
+	log, _ := session.Open(ctx, store)
+	h := newHarnessWith(t, log, model, false, bg)
+	// The process dies as the notice's turn begins: its message is claimed, not logged.
+	var crashed *session.Log
+	h.hooks.Plugin("crash").OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+		if p.AgentID == "main" && p.Turn == 2 && crashed == nil {
+			var err error
+			if crashed, err = session.Open(ctx, store.Clone()); err != nil {
+				return nil, err
+			}
+		}
+		return next.Call(ctx)
+	})
+	h.prompt(t, "delegate")
+	if err := h.runner.WaitBackground(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if crashed == nil {
+		t.Fatal("the notice's turn never began")
+	}
+	h.runner.Close()
+	if fins := recordsOf[dsh.SubagentFinished](t, crashed); len(fins) != 1 {
+		t.Fatalf("the crashed log has %d subagent/finished, want the child's", len(fins))
+	}
+
+	again := &router{parent: llm.NewScripted(llm.ScriptedResponse{Text: "parent read it"}), children: map[string]*llm.Scripted{}, seen: map[string][]llm.Request{}}
+	r := newHarnessWith(t, crashed, again, true, bg)
+	children, err := r.runner.ResumeBackground(ctx, r.parent)
+	if err != nil || len(children) != 1 || children[0].CallID != "call_a" {
+		t.Fatalf("resumed = %+v (%v), want the child of call_a", children, err)
+	}
+	if err := r.parent.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(recordsOf[dsh.SubagentStarted](t, crashed)); n != 1 {
+		t.Errorf("%d children started, want 1 (the finished child does not run again)", n)
+	}
+	parent := again.requests("parent")
+	if len(parent) != 1 {
+		t.Fatalf("the resumed parent sent %d requests, want 1 (the notice's)", len(parent))
+	}
+	last := parent[0].Messages[len(parent[0].Messages)-1]
+	if jsonOf(last.Content) != `[{"kind":"text","text":"fast answer"}]` {
+		t.Errorf("the notice = %s, want the child's answer", jsonOf(last.Content))
+	}
+}

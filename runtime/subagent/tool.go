@@ -154,7 +154,7 @@ func (r *Runner) notify(ctx context.Context, parent dsh.Agent, c *Child) {
 		}
 		content = []dsh.ContentBlock{dsh.TextBlock{Text: text}}
 	}
-	msg := dsh.UserMessage{ID: "task-" + c.ID, Role: dsh.UserMessageRoleUser, Content: content,
+	msg := dsh.UserMessage{ID: noticeID(c.ID), Role: dsh.UserMessageRoleUser, Content: content,
 		Source: dsh.SourceTool{CallID: c.CallID}}
 	if err := parent.Steer(context.WithoutCancel(ctx), msg); err != nil {
 		r.cfg.Logger.Warn("subagent: the end of a child in the background did not reach its parent",
