@@ -369,10 +369,11 @@ func (s *Session) Start(ctx context.Context, agentID string, resume bool) (*loop
 		return nil, err
 	}
 	if resume && s.agents != nil {
-		// The children a crash stopped in the background run again; their ends wake a.
+		// The children a crash stopped in the background run again, and the notices it
+		// kept from a are sent; their ends wake a.
 		children, err := s.agents.ResumeBackground(ctx, a)
 		for _, c := range children {
-			s.note(fmt.Sprintf("the %s agent of call %s was running in the background when the session stopped: it runs again as %s", c.Type, c.CallID, c.ID))
+			s.note(fmt.Sprintf("the %s agent of call %s was in the background when the session stopped: its end reaches the agent now (agent %s)", c.Type, c.CallID, c.ID))
 		}
 		if err != nil {
 			s.note(err.Error())

@@ -138,8 +138,8 @@ func (r *Runner) Background() []*Child {
 //     subagent/finished) starts again on the call's task as the agent tool reads it
 //     (Definition's Fields), as an unfinished child in the foreground does: with a new id
 //     and log (the old log is kept); its end wakes parent with its notice;
-//   - a child that ended, but whose notice the crash kept from parent (no message from its
-//     call in the parent's log), wakes parent with its notice now, from its
+//   - a child that ended, but whose notice the crash kept from parent (no message of the
+//     notice's id in the parent's log), wakes parent with its notice now, from its
 //     subagent/finished, and does not run again.
 //
 // It returns the children it started or whose notice it sent; a request the Runner
