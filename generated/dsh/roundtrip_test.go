@@ -1347,11 +1347,12 @@ func TestRoundTrip(t *testing.T) {
 	})
 	t.Run("SubagentStarted", func(t *testing.T) {
 		codectest.CheckRecord(t, schemas, "SubagentStarted", closed, dsh.SubagentStarted{
-			CallID:    "text-callId",
-			AgentID:   "text-agentId",
-			AgentType: "text-agentType",
-			SessionID: "text-sessionId",
-			Depth:     1,
+			CallID:     "text-callId",
+			AgentID:    "text-agentId",
+			AgentType:  "text-agentType",
+			SessionID:  "text-sessionId",
+			Depth:      1,
+			Background: ptr(true),
 		})
 	})
 	t.Run("SubagentStopPayload", func(t *testing.T) {

@@ -340,6 +340,9 @@ type SubagentStarted struct {
 	SessionID string `json:"sessionId"`
 	// Depth is the child's depth (#Lineage.depth).
 	Depth int `json:"depth"`
+	// Background says the child runs in the background: its call returned when it started,
+	// and its end reaches the parent in a message of its own.
+	Background *bool `json:"background,omitempty"`
 }
 
 // MarshalJSON encodes r with its fields in spec order: absent optional fields are omitted,
@@ -356,6 +359,9 @@ func (r SubagentStarted) encodeJSON(enc *codec.Encoder) {
 	enc.Key("agentType").String(r.AgentType)
 	enc.Key("sessionId").String(r.SessionID)
 	enc.Key("depth").Int(r.Depth)
+	if r.Background != nil {
+		enc.Key("background").Bool(*r.Background)
+	}
 	enc.EndObject()
 }
 
@@ -372,6 +378,7 @@ func (r *SubagentStarted) UnmarshalJSON(data []byte) error {
 	codec.Required(dec, "agentType", &v.AgentType, codec.Value[string])
 	codec.Required(dec, "sessionId", &v.SessionID, codec.Value[string])
 	codec.Required(dec, "depth", &v.Depth, codec.Value[int])
+	codec.Optional(dec, "background", &v.Background, codec.Value[*bool])
 	if err := dec.Finish(); err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ func (r *Runner) Spawn(ctx context.Context, req Request, onEnd func(*Child)) (*C
 	if err != nil {
 		return nil, err
 	}
+	a.background = true
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &Child{ID: a.id, CallID: req.CallID, Type: a.def.Name, Task: req.Task, Description: req.Description,
 		OutputFile: r.outputFile(a.id), Model: r.modelOf(a.def), Started: time.Now(), done: make(chan struct{}), cancel: cancel}
@@ -131,8 +132,9 @@ func (r *Runner) Background() []*Child {
 }
 
 // ResumeBackground finishes, for a parent resumed after a crash, what its children in the
-// background left undone (the top-level parent's; a child in the background is one whose
-// call's result, the launch, was logged before its subagent/finished, if any):
+// background left undone (the top-level parent's: a subagent/started marked background,
+// whose call has its result, the launch; a call without one runs again as the loop resumes
+// it, and starts its child anew then):
 //
 //   - a child the crash stopped while it ran (a subagent/started with no
 //     subagent/finished) starts again on the call's task as the agent tool reads it
@@ -153,13 +155,13 @@ func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Chi
 		return nil, nil
 	}
 	var order []string // the calls of the parent's children, in start order
-	started, launched, noticed := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	started, answered, noticed := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	ended := map[string]string{} // the agent id of each call's finished child
 	calls := map[string]dsh.ToolCall{}
 	for _, data := range session.Decoded(r.cfg.ParentLog.Events()) {
 		switch d := data.(type) {
 		case dsh.SubagentStarted:
-			if d.Depth == 1 && !started[d.CallID] {
+			if d.Depth == 1 && d.Background != nil && *d.Background && !started[d.CallID] {
 				started[d.CallID] = true
 				order = append(order, d.CallID)
 			}
@@ -169,8 +171,8 @@ func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Chi
 			calls[d.CallID] = d
 		case dsh.ToolResultLogged:
 			for _, b := range d.Message.Content {
-				if tr, ok := b.(dsh.ToolResultBlock); ok && ended[tr.ToolCallID] == "" {
-					launched[tr.ToolCallID] = true
+				if tr, ok := b.(dsh.ToolResultBlock); ok {
+					answered[tr.ToolCallID] = true
 				}
 			}
 		case dsh.UserMessageLogged:
@@ -183,7 +185,7 @@ func (r *Runner) ResumeBackground(ctx context.Context, parent dsh.Agent) ([]*Chi
 	var errs []error
 	for _, callID := range order {
 		call, ok := calls[callID]
-		if id := ended[callID]; !ok || !launched[callID] || (id != "" && noticed[noticeID(id)]) || call.Name != r.cfg.ToolName {
+		if id := ended[callID]; !ok || !answered[callID] || (id != "" && noticed[noticeID(id)]) || call.Name != r.cfg.ToolName {
 			continue
 		}
 		var in map[string]any

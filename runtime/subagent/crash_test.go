@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -318,14 +319,21 @@ func TestCrashWithBackgroundChildResumes(t *testing.T) {
 	}
 	var crashed *session.Log
 	for deadline := time.Now().Add(10 * time.Second); crashed == nil; time.Sleep(2 * time.Millisecond) {
-		if len(model.requests("parent")) == 3 && len(model.requests("slow task")) == 1 && h.parent.Status() == dsh.AgentStatusIdle {
+		// The fast child's notice reached the parent (a step of the first turn, or a turn
+		// of its own, as the two run), the parent is idle, and the slow child runs.
+		noticed := slices.ContainsFunc(recordsOf[dsh.UserMessageLogged](t, log), func(m dsh.UserMessageLogged) bool {
+			src, ok := m.Message.Source.(dsh.SourceTool)
+			return ok && src.CallID == "call_fast"
+		})
+		if noticed && len(model.requests("slow task")) == 1 && h.parent.Status() == dsh.AgentStatusIdle {
 			var err error
 			if crashed, err = session.Open(ctx, store.Clone()); err != nil { // the process dies here
 				t.Fatal(err)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("after 10 s, the parent had not read the fast child's notice, or the slow child had not started")
+			t.Fatalf("after 10 s, the parent had not read the fast child's notice, or the slow child had not started: parent requests %d, slow %d, fast %d, status %s",
+				len(model.requests("parent")), len(model.requests("slow task")), len(model.requests("fast task")), h.parent.Status())
 		}
 	}
 	h.runner.Close()
@@ -387,10 +395,15 @@ func TestCrashBeforeNoticeDelivers(t *testing.T) {
 	store := session.NewMemory()
 	log, _ := session.Open(ctx, store)
 	h := newHarnessWith(t, log, model, false, bg)
-	// The process dies as the notice's turn begins: its message is claimed, not logged.
+	// The process dies at the step that claims the notice (a step of the first turn, or a
+	// turn of its own, as the two run): its message is claimed, not logged.
 	var crashed *session.Log
 	h.hooks.Plugin("crash").OnPreStep(func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
-		if p.AgentID == "main" && p.Turn == 2 && crashed == nil {
+		notice := slices.ContainsFunc(p.Messages, func(m dsh.UserMessage) bool {
+			src, ok := m.Source.(dsh.SourceTool)
+			return ok && src.CallID == "call_a"
+		})
+		if p.AgentID == "main" && notice && crashed == nil {
 			var err error
 			if crashed, err = session.Open(ctx, store.Clone()); err != nil {
 				return nil, err
@@ -406,7 +419,7 @@ func TestCrashBeforeNoticeDelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if crashed == nil {
-		t.Fatal("the notice's turn never began")
+		t.Fatal("no step claimed the notice")
 	}
 	h.runner.Close()
 	if fins := recordsOf[dsh.SubagentFinished](t, crashed); len(fins) != 1 {

@@ -330,10 +330,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 // admitted is a request the Runner admitted: its slot among the running children is
 // taken (release gives it back).
 type admitted struct {
-	req     Request
-	def     Definition
-	lineage dsh.Lineage
-	id      string
+	req        Request
+	def        Definition
+	lineage    dsh.Lineage
+	id         string
+	background bool // started by Spawn
 }
 
 // replay returns the result of req's call when a child of it finished before.
@@ -408,7 +409,7 @@ func (r *Runner) release() {
 // runRecorded runs the admitted child and records its end in the parent's log.
 func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	began := time.Now()
-	res, err := r.run(ctx, a.id, a.def, a.lineage, a.req.Task)
+	res, err := r.run(ctx, a)
 	res.Type, res.Duration, res.Model = a.def.Name, time.Since(began), r.modelOf(a.def)
 	if err != nil {
 		return res, err
@@ -435,11 +436,15 @@ func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	return res, nil
 }
 
-// run starts the child id of def with lineage on task and waits for its turn to end.
-func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh.Lineage, task string) (Result, error) {
+// run starts the admitted child and waits for its turn to end.
+func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
+	id, def, lineage, task := a.id, a.def, a.lineage, a.req.Task
 	sid := "ses_" + rand.Text()
-	if _, err := r.cfg.ParentLog.Append(ctx, dsh.SubagentStarted{CallID: lineage.ParentCallID, AgentID: id,
-		AgentType: def.Name, SessionID: sid, Depth: lineage.Depth}); err != nil {
+	started := dsh.SubagentStarted{CallID: lineage.ParentCallID, AgentID: id, AgentType: def.Name, SessionID: sid, Depth: lineage.Depth}
+	if a.background {
+		started.Background = &a.background
+	}
+	if _, err := r.cfg.ParentLog.Append(ctx, started); err != nil {
 		return Result{}, fmt.Errorf("subagent: recording the start: %w", err)
 	}
 	failed := func(err error) Result {
