@@ -186,6 +186,9 @@ type Config struct {
 	// ToolKinds says how a child's calls count in its Result.ToolStats, by tool name (the
 	// dialect's toolset row); nil: no ToolStats.
 	ToolKinds map[string]ToolKind
+	// Completion, when set, is the answer tool a child ends by (Gemini CLI's
+	// complete_task); nil: a child ends when its turn does, its last text the answer.
+	Completion *Completion
 }
 
 // Runner starts the children of one parent session. It is safe for concurrent use.
@@ -232,6 +235,12 @@ func New(cfg Config) (*Runner, error) {
 
 // general is the built-in agent type's name.
 func (r *Runner) general() string { return cmp.Or(r.cfg.DefaultType, GeneralPurpose) }
+
+// Known says whether typ names an agent type ("" names the built-in one).
+func (r *Runner) Known(typ string) bool {
+	_, ok := r.defs[cmp.Or(typ, r.general())]
+	return ok
+}
 
 // Types returns the agent types, built-in first, then by name.
 func (r *Runner) Types() []Definition {
@@ -298,6 +307,9 @@ type Result struct {
 	// ToolStats counts its calls by kind (nil: Config.ToolKinds is nil, or it counted
 	// none).
 	ToolStats *ToolStats
+	// Reason is its termination reason in the words of Config.Completion (Goal or
+	// Missing; "" without one).
+	Reason string
 }
 
 // Run starts a child for req and waits for its turn to end, or for ctx (the parent's
@@ -333,6 +345,14 @@ func (r *Runner) replay(req Request) (Result, bool) {
 		return Result{}, false
 	}
 	res := replayed(f)
+	if c := r.cfg.Completion; c != nil {
+		switch {
+		case res.Outcome == dsh.SubagentOutcomeCompleted:
+			res.Reason = c.Goal
+		case errors.Is(res.Err, ErrNoCompletion):
+			res.Reason = c.Missing
+		}
+	}
 	res.Type = cmp.Or(req.Type, r.general())
 	if def, ok := r.defs[res.Type]; ok {
 		res.Model = r.modelOf(def)
@@ -440,8 +460,25 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 	if def.Name == r.general() && system == "" {
 		system = r.cfg.GeneralSystem
 	}
-	// The child's tools: its definition's, without the agent tool at the depth limit.
+	// The child's tools: its definition's, without the agent tool at the depth limit,
+	// and its answer tool (registered for it alone).
+	rt := r.cfg.Tools()
 	restrict := r.childTools(def, lineage.Depth)
+	var done *completer
+	if c := r.cfg.Completion; c != nil {
+		done = &completer{c: c}
+		unregister, err := rt.Tools().RegisterForAgent(id, done.definition())
+		if err != nil {
+			return failed(fmt.Errorf("registering its answer tool: %w", err)), nil
+		}
+		defer unregister()
+		if restrict == nil {
+			for _, d := range rt.Tools().Visible("") {
+				restrict = append(restrict, d.Name)
+			}
+		}
+		restrict = append(restrict, c.Tool.Name)
+	}
 	if r.cfg.BeforeChild != nil {
 		end, err := r.cfg.BeforeChild(ctx, def, id)
 		if err != nil {
@@ -458,7 +495,7 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 		})
 	}
 	child, err := loop.New(ctx, loop.Config{ID: id, SessionID: sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
-		Tools: r.cfg.Tools(), Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
+		Tools: rt, Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
 		ContinuationCap: r.cfg.ContinuationCap, BackgroundTasks: r.BackgroundTasks,
 		Subagent: &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
 	if err != nil {
@@ -475,14 +512,35 @@ func (r *Runner) run(ctx context.Context, id string, def Definition, lineage dsh
 	if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)); err != nil {
 		return failed(err), nil
 	}
-	if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
-		// The parent's call was cancelled: so is the child (its context is the call's, so
-		// its turn may have ended first).
-		child.Cancel(dsh.CancelDisposed{}, false)
-		_ = child.Wait(context.WithoutCancel(ctx))
-		return failed(nil), nil
+	for nudge := 0; ; nudge++ {
+		if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
+			// The parent's call was cancelled: so is the child (its context is the call's,
+			// so its turn may have ended first).
+			child.Cancel(dsh.CancelDisposed{}, false)
+			_ = child.Wait(context.WithoutCancel(ctx))
+			return failed(nil), nil
+		}
+		// A child that ends only by its answer tool and whose turn ended without it is
+		// nudged (Gemini CLI's "final chance"), as often as the Completion says.
+		if done == nil || nudge >= done.c.Nudges || ended(id, log, nil).Outcome != dsh.SubagentOutcomeCompleted {
+			break
+		}
+		if _, ok := done.result(); ok {
+			break
+		}
+		if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, done.c.Nudge)); err != nil {
+			return failed(err), nil
+		}
 	}
-	return ended(id, log, r.cfg.ToolKinds), nil
+	res := ended(id, log, r.cfg.ToolKinds)
+	if done != nil && res.Outcome == dsh.SubagentOutcomeCompleted {
+		if answer, ok := done.result(); ok {
+			res.Answer, res.Reason = answer, done.c.Goal
+		} else {
+			res.Outcome, res.Err, res.Answer, res.Reason = dsh.SubagentOutcomeFailed, ErrNoCompletion, "", done.c.Missing
+		}
+	}
+	return res, nil
 }
 
 // modelOf is the model a child of def calls: its definition's, else the parent's.
@@ -602,6 +660,9 @@ func replayed(f dsh.SubagentFinished) Result {
 	}
 	if f.Error != nil {
 		res.Err = errors.New(*f.Error)
+		if *f.Error == ErrNoCompletion.Error() {
+			res.Err = ErrNoCompletion
+		}
 	}
 	return res
 }

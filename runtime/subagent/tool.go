@@ -27,6 +27,10 @@ type Fields struct {
 	// none; "" runs every child in the foreground.
 	Background          string
 	BackgroundByDefault bool
+	// TypeAtCreation refuses a call naming no agent type when the call is created, before
+	// any policy or hook (tools.Definition.Check), as Gemini CLI 0.61.0 refuses it while
+	// it builds the call; false refuses it when the call runs.
+	TypeAtCreation bool
 }
 
 // ClaudeCode are the fields of Claude Code's Agent tool.
@@ -43,8 +47,27 @@ const CodeSubagent = "SUBAGENT_FAILED"
 // child ends, a message of Config.Notice wakes the calling agent (Steer). The caller sets
 // the tool's name, description and schema (a toolset row's).
 func (r *Runner) Definition(f Fields) tools.Definition {
+	var check func(json.RawMessage) error
+	if f.TypeAtCreation && f.Type != "" {
+		check = func(args json.RawMessage) error {
+			var in map[string]any
+			if json.Unmarshal(args, &in) != nil {
+				return nil // the call's run says what is wrong with it
+			}
+			typ, _ := in[f.Type].(string)
+			if r.Known(typ) {
+				return nil
+			}
+			err := error(&UnknownTypeError{Type: typ, Types: r.typeNames()})
+			if r.cfg.Refusal != nil {
+				return tools.NewError(CodeSubagent, r.cfg.Refusal(err))
+			}
+			return tools.NewError(CodeSubagent, err.Error())
+		}
+	}
 	return tools.Definition{
-		Name: r.cfg.ToolName,
+		Name:  r.cfg.ToolName,
+		Check: check,
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in map[string]any
 			if err := rc.BindArguments(&in); err != nil {
@@ -85,6 +108,9 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			}
 			var none *NoToolsError
 			switch {
+			case r.cfg.Completion != nil && errors.Is(res.Err, ErrNoCompletion):
+				// The call answers the child's end in the engine's words, as a result.
+				res.Answer = r.cfg.Completion.MissingAnswer
 			case res.Outcome != dsh.SubagentOutcomeCompleted && errors.As(res.Err, &none) && r.cfg.Refusal != nil:
 				return nil, tools.NewError(CodeSubagent, r.cfg.Refusal(none))
 			case res.Outcome != dsh.SubagentOutcomeCompleted:
@@ -92,7 +118,7 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
 				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds(), Task: req.Task,
-				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats}, nil
+				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats, Reason: res.Reason}, nil
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
@@ -198,6 +224,8 @@ type Value struct {
 	Usage *dsh.Usage `json:"usage,omitempty"`
 	// ToolStats counts its calls by kind (nil: none counted).
 	ToolStats *ToolStats `json:"toolStats,omitempty"`
+	// Reason is its termination reason (Config.Completion's words; "": none).
+	Reason string `json:"reason,omitempty"`
 }
 
 // DecodeValue decodes the agent tool's value.

@@ -142,8 +142,19 @@ type AgentShape struct {
 	// MaxDepth is how deep the engine lets children nest: a child at this depth is not
 	// offered the tool.
 	MaxDepth int `json:"maxDepth,omitempty"`
-	// System is the general-purpose child's system prompt.
+	// System is the general-purpose child's system prompt: {parent} stands for the
+	// parent's system prompt and {workspace} for the working directory (Gemini CLI builds
+	// its child's prompt on its own).
 	System string `json:"system"`
+	// DefaultType is the name of the engine's built-in agent type, whose prompt System is
+	// ("": general-purpose, Claude Code's).
+	DefaultType string `json:"defaultType,omitempty"`
+	// TypeAtCreation says the engine refuses a call naming no agent type while it builds
+	// the call, before any hook runs (Gemini CLI 0.61.0); false: when the call runs.
+	TypeAtCreation bool `json:"typeAtCreation,omitempty"`
+	// Completion, when set, is the answer tool the engine's child ends by (Gemini CLI's
+	// complete_task); nil: a child ends when its turn does, its last text the answer.
+	Completion *CompletionShape `json:"completion,omitempty"`
 	// Result is the model's text of a completed child: {toolsUsed} (ToolsUsed, or ""
 	// when the child called no tool), {answer} (its answer, each line after Indent),
 	// {agentId}, {tokens} (its last response's input and output tokens), {toolUses} and
@@ -180,6 +191,28 @@ type AgentShape struct {
 	// Models says which model a definition's model field names (nil: the model as
 	// written; "" or "inherit" the parent's).
 	Models *ModelShape `json:"models,omitempty"`
+}
+
+// CompletionShape is the answer tool an engine's child ends by, and the words around it
+// (Gemini CLI 0.61.0's complete_task, measured in gemini/subagent-invoke and
+// gemini/subagent-nudge).
+type CompletionShape struct {
+	// Tool is the tool as the child's requests offer it (name, description,
+	// input_schema).
+	Tool ToolRow `json:"tool"`
+	// Field is the input key of the answer (a string as it is, any other value as JSON
+	// indented by two spaces).
+	Field string `json:"field"`
+	// Text is the tool's result.
+	Text string `json:"text"`
+	// Nudge continues a child whose turn ended without the call, Nudges times.
+	Nudge  string `json:"nudge"`
+	Nudges int    `json:"nudges"`
+	// Goal and Missing are the termination reasons of a child that called the tool and
+	// of one that did not; MissingAnswer is what the latter answers.
+	Goal          string `json:"goal"`
+	Missing       string `json:"missing"`
+	MissingAnswer string `json:"missingAnswer"`
 }
 
 // ModelShape is how an engine reads the model an agent definition names.
