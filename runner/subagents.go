@@ -86,6 +86,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: defs, GeneralSystem: general, ToolName: row.Name, DefaultType: shape.DefaultType, Completion: completion(shape),
+		NewID: newID(shape.ID),
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape), ToolKinds: toolKinds(shape),
 		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild,
@@ -278,6 +279,14 @@ func notice(shape builtin.AgentShape) func(c *subagent.Child, res subagent.Resul
 		}
 		return out
 	}
+}
+
+// newID makes a child's agent id in the shape the row names (nil: the Runner's own).
+func newID(shape string) func() string {
+	if shape == "uuid" {
+		return subagent.NewUUID
+	}
+	return nil
 }
 
 // completion is the answer tool shape's engine's child ends by (nil: none).

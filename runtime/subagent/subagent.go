@@ -310,6 +310,22 @@ type Result struct {
 	// Reason is its termination reason in the words of Config.Completion (Goal or
 	// Missing; "" without one).
 	Reason string
+	// Calls are the calls it made, in order (none for an answer replayed from the log).
+	Calls []ChildCall
+}
+
+// ChildCall is one call a child made, as its log has it.
+type ChildCall struct {
+	// Step is the 0-based position of the response that made it among the child's
+	// responses, and Index its position in that response.
+	Step  int `json:"step"`
+	Index int `json:"index"`
+	// Name and Args are the tool and the model's arguments.
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+	// Failed says the call failed, and Error is the text the model read of it.
+	Failed bool   `json:"failed,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Run starts a child for req and waits for its turn to end, or for ctx (the parent's
@@ -599,14 +615,36 @@ func ended(id string, log *session.Log, kinds map[string]ToolKind) Result {
 	var end *dsh.TurnEnd
 	res := Result{AgentID: id}
 	var stats ToolStats
+	step, byID := 0, map[string]int{}
 	for _, data := range session.Decoded(log.Events()) {
 		switch d := data.(type) {
 		case dsh.TurnEnd:
 			end = &d
+		case dsh.ToolResultLogged:
+			for _, b := range d.Message.Content {
+				if tr, ok := b.(dsh.ToolResultBlock); ok && tr.IsError {
+					if i, ok := byID[tr.ToolCallID]; ok {
+						res.Calls[i].Failed, res.Calls[i].Error = true, blocktext.Text(tr.Content, "")
+					}
+				}
+			}
 		case dsh.AssistantMessageLogged:
 			if a := blocktext.Text(d.Message.Content, ""); a != "" {
 				res.Answer = a
 			}
+			index := 0
+			for _, b := range d.Message.Content {
+				if c, ok := b.(dsh.ToolCallBlock); ok {
+					var args json.RawMessage
+					if json.Valid([]byte(c.Arguments)) {
+						args = json.RawMessage(c.Arguments)
+					}
+					byID[c.ID] = len(res.Calls)
+					res.Calls = append(res.Calls, ChildCall{Step: step, Index: index, Name: c.Name, Args: args})
+					index++
+				}
+			}
+			step++
 			if u := d.Usage; u != nil {
 				res.Tokens = u.InputTokens + u.OutputTokens
 				res.Usage = u

@@ -116,9 +116,13 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			case res.Outcome != dsh.SubagentOutcomeCompleted:
 				return nil, tools.NewError(CodeSubagent, fmt.Sprintf("the %s agent %s %s: %v", req.typeName(), res.AgentID, res.Outcome, res.Err))
 			}
+			var calls []ChildCall
+			if r.cfg.Completion != nil {
+				calls = res.Calls // what Gemini CLI's hooks see of the child (its recentActivity)
+			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
 				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds(), Task: req.Task,
-				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats, Reason: res.Reason}, nil
+				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats, Reason: res.Reason, Calls: calls}, nil
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
@@ -226,6 +230,8 @@ type Value struct {
 	ToolStats *ToolStats `json:"toolStats,omitempty"`
 	// Reason is its termination reason (Config.Completion's words; "": none).
 	Reason string `json:"reason,omitempty"`
+	// Calls are the calls it made (none for an answer replayed from the log).
+	Calls []ChildCall `json:"calls,omitempty"`
 }
 
 // DecodeValue decodes the agent tool's value.

@@ -149,6 +149,12 @@ type AgentShape struct {
 	// DefaultType is the name of the engine's built-in agent type, whose prompt System is
 	// ("": general-purpose, Claude Code's).
 	DefaultType string `json:"defaultType,omitempty"`
+	// ID is the shape of a child's agent id: "uuid" (Gemini CLI's), else Claude Code's
+	// ("a" and 16 hex digits).
+	ID string `json:"id,omitempty"`
+	// Progress is how the engine's hooks see the agent tool's result (Gemini CLI's
+	// subagent progress; nil: the value as it is).
+	Progress *ProgressShape `json:"progress,omitempty"`
 	// TypeAtCreation says the engine refuses a call naming no agent type while it builds
 	// the call, before any hook runs (Gemini CLI 0.61.0); false: when the call runs.
 	TypeAtCreation bool `json:"typeAtCreation,omitempty"`
@@ -213,6 +219,28 @@ type CompletionShape struct {
 	Goal          string `json:"goal"`
 	Missing       string `json:"missing"`
 	MissingAnswer string `json:"missingAnswer"`
+}
+
+// ProgressShape is how Gemini CLI 0.61.0's AfterTool sees invoke_agent's result
+// (tool_response.returnDisplay: isSubagentProgress, agentName, recentActivity, state,
+// result, terminateReason; measured in gemini/subagent-*): an entry of recentActivity per
+// call of the child, a thought after a failed one, and Missing's thoughts after a child
+// that ended without its answer tool.
+type ProgressShape struct {
+	// Names are the tools' display names, and Descriptions their calls' descriptions
+	// ({key} an input key's value), by tool name; a tool without one has none.
+	Names        map[string]string `json:"names"`
+	Descriptions map[string]string `json:"descriptions"`
+	// Failed is the thought after a failed call: {error} the text the model read.
+	Failed string `json:"failed"`
+	// Missing are the thoughts after a child that ended without its answer tool.
+	Missing []ProgressThought `json:"missing"`
+}
+
+// ProgressThought is a thought entry of Gemini CLI's subagent progress.
+type ProgressThought struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
 }
 
 // ModelShape is how an engine reads the model an agent definition names.
