@@ -86,7 +86,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
 		Definitions: defs, GeneralSystem: general, ToolName: row.Name, DefaultType: shape.DefaultType, Completion: completion(shape),
-		NewID: newID(shape.ID),
+		NewID:    newID(shape.ID),
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape), ToolKinds: toolKinds(shape),
 		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild,
