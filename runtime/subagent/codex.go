@@ -68,16 +68,6 @@ func NewCodexID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// NewUUID makes a child's id shaped as Gemini CLI's agent ids: a random UUID (version 4).
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // codexAgents is the state of Codex's agent functions over one Runner: the children
 // spawn_agent started, by id, and those close_agent closed.
 type codexAgents struct {

@@ -3,6 +3,8 @@ package subagent
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,4 +94,14 @@ func answerText(raw json.RawMessage) (string, error) {
 		return "", err
 	}
 	return buf.String(), nil
+}
+
+// NewUUID makes a child's id shaped as Gemini CLI's agent ids: a random UUID (version 4).
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
