@@ -236,8 +236,8 @@ func New(cfg Config) (*Runner, error) {
 // general is the built-in agent type's name.
 func (r *Runner) general() string { return cmp.Or(r.cfg.DefaultType, GeneralPurpose) }
 
-// Known says whether typ names an agent type ("" names the built-in one).
-func (r *Runner) Known(typ string) bool {
+// hasType says whether typ names an agent type ("" names the built-in one).
+func (r *Runner) hasType(typ string) bool {
 	_, ok := r.defs[cmp.Or(typ, r.general())]
 	return ok
 }

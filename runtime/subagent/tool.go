@@ -55,7 +55,7 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 				return nil // the call's run says what is wrong with it
 			}
 			typ, _ := in[f.Type].(string)
-			if r.Known(typ) {
+			if r.hasType(typ) {
 				return nil
 			}
 			err := error(&UnknownTypeError{Type: typ, Types: r.typeNames()})
