@@ -85,11 +85,30 @@ func geminiSubagentCases() []Case {
 	gem := []string{"gemini"}
 	hooks := []Hook{h("BeforeTool", "exit 0"), h("AfterTool", "exit 0"), h("BeforeAgent", "exit 0"), h("AfterAgent", "exit 0"),
 		h("BeforeModel", "exit 0")}
+	complete := Call{Name: "complete_task", Input: map[string]any{"result": map[string]any{"response": "child answer"}}}
+	invoke := func(agent string) Turn {
+		return Turn{Text: "delegating", Calls: []Call{{Name: "invoke_agent", Input: map[string]any{"agent_name": agent, "prompt": "CHILD-A: say hi"}}}}
+	}
 	return []Case{
 		{Name: "gemini/subagent-invoke", Engines: gem, Hooks: hooks,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "invoke_agent", Input: map[string]any{"agent_name": "generalist", "prompt": "CHILD-A: say hi"}}}},
 				{Text: "parent done"}},
 			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"touch child_ran; echo child"}},
-				{Text: "child answering", Calls: []Call{{Name: "complete_task", Input: map[string]any{"result": map[string]any{"response": "child answer"}}}}}}}}},
+				{Text: "child answering", Calls: []Call{complete}}}}}},
+		// A child that answers with text, twice: the engine nudges it once, then ends it
+		// without a result.
+		{Name: "gemini/subagent-nudge", Engines: gem, Hooks: hooks,
+			Turns:    []Turn{invoke("generalist"), {Text: "parent done"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child text only"}, {Text: "child still text"}}}}},
+		// An agent name there is none of.
+		{Name: "gemini/subagent-unknown", Engines: gem, Hooks: hooks,
+			Turns:    []Turn{invoke("nosuch"), {Text: "parent done"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child answering", Calls: []Call{complete}}}}}},
+		// A BeforeTool deny of the child's shell call.
+		{Name: "gemini/subagent-deny-inside", Engines: gem,
+			Hooks: append([]Hook{{Event: "BeforeTool", Matcher: "run_shell_command", Script: "echo 'no shell in children' >&2; exit 2"}}, hooks[1:]...),
+			Turns: []Turn{invoke("generalist"), {Text: "parent done"}},
+			Children: []Child{{Match: "CHILD-A", Turns: []Turn{{Text: "child running", Bash: []string{"touch child_ran"}},
+				{Text: "child answering", Calls: []Call{complete}}}}}},
 	}
 }

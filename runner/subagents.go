@@ -81,9 +81,12 @@ func (s *Session) subagents() (tools.Definition, error) {
 		}
 		defs[i].Model = m
 	}
+	// The built-in child's prompt, on the parent's where the engine builds it so.
+	general := strings.NewReplacer("{parent}", s.cfg.Prompts.system(s.cfg.Workspace), "{workspace}", s.cfg.Workspace).Replace(shape.System)
 	r, err := subagent.New(subagent.Config{Registry: s.Hooks, Tools: s.childTools, Model: s.evalModel, LLM: s.LLM,
 		Logs: logs, ParentLog: s.cfg.Log, ParentSessionID: s.cfg.SessionID, Workspace: s.cfg.Workspace,
-		Definitions: defs, GeneralSystem: shape.System, ToolName: row.Name,
+		Definitions: defs, GeneralSystem: general, ToolName: row.Name, DefaultType: shape.DefaultType, Completion: completion(shape),
+		NewID:    newID(shape.ID),
 		MaxDepth: cmp.Or(cfg.MaxDepth, shape.MaxDepth), MaxRunning: cfg.MaxRunning,
 		ContinuationCap: s.continuationCap(), Logger: s.logger, Refusal: refusal(shape), ToolKinds: toolKinds(shape),
 		Notice: notice(shape), OutputFile: s.childTranscriptPath, OnChild: s.onChild,
@@ -98,7 +101,7 @@ func (s *Session) subagents() (tools.Definition, error) {
 	}
 	s.agents = r
 	s.closers = append(s.closers, r.Close)
-	fields := subagent.Fields{Task: shape.Task, Type: shape.Type, Description: shape.Description}
+	fields := subagent.Fields{Task: shape.Task, Type: shape.Type, Description: shape.Description, TypeAtCreation: shape.TypeAtCreation}
 	if bg := shape.Background; bg != nil {
 		fields.Background, fields.BackgroundByDefault = bg.Field, bg.Default
 	}
@@ -278,6 +281,24 @@ func notice(shape builtin.AgentShape) func(c *subagent.Child, res subagent.Resul
 	}
 }
 
+// newID makes a child's agent id in the shape the row names (nil: the Runner's own).
+func newID(shape string) func() string {
+	if shape == "uuid" {
+		return subagent.NewUUID
+	}
+	return nil
+}
+
+// completion is the answer tool shape's engine's child ends by (nil: none).
+func completion(shape builtin.AgentShape) *subagent.Completion {
+	c := shape.Completion
+	if c == nil {
+		return nil
+	}
+	return &subagent.Completion{Tool: tools.Definition{Name: c.Tool.Name, Description: c.Tool.Description, InputSchema: c.Tool.InputSchema},
+		Field: c.Field, Text: c.Text, Nudge: c.Nudge, Nudges: c.Nudges, Goal: c.Goal, Missing: c.Missing, MissingAnswer: c.MissingAnswer}
+}
+
 // toolKinds is how shape's engine counts a child's calls (nil: it does not).
 func toolKinds(shape builtin.AgentShape) map[string]subagent.ToolKind {
 	if shape.ToolStats == nil {
@@ -351,6 +372,7 @@ func resultText(shape builtin.AgentShape, byType map[string]string) func(args, v
 			lines[i] = shape.Indent + l
 		}
 		text := strings.NewReplacer("{toolsUsed}", used, "{answer}", strings.Join(lines, "\n"), "{agentId}", v.AgentID,
+			"{type}", v.Type, "{reason}", v.Reason,
 			"{tokens}", strconv.Itoa(v.Tokens), "{toolUses}", strconv.Itoa(v.ToolUses),
 			"{durationMs}", strconv.FormatInt(v.DurationMS, 10)).Replace(cmp.Or(byType[v.Type], shape.Result))
 		return []dsh.ContentBlock{dsh.TextBlock{Text: text}}, nil

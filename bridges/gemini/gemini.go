@@ -312,6 +312,9 @@ func mcpContext(t *hookproto.MCPTool) json.RawMessage {
 // tool's llmContent is the parts the model reads (a text part per text block), its
 // display the server's text.
 func toolResponse(in hookbridge.Input) gemini.ToolResponse {
+	if r, ok := agentResponse(in.ToolName, in.ToolResponse, in.ToolText); ok && in.Error == "" {
+		return r
+	}
 	if in.MCP != nil && in.Error == "" {
 		parts := make([]map[string]string, len(in.ToolTexts))
 		for i, t := range in.ToolTexts {

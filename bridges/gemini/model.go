@@ -24,6 +24,10 @@ type model struct {
 	turns map[string]*turnText        // by agent id
 	last  map[string]dsh.ModelRequest // the last request sent, by agent id
 	use   map[string]dsh.LLMCallConfig
+	// children are the ids of the subagents (invoke_agent's children): their responses
+	// are not the turn's (AfterAgent's prompt_response is the main agent's texts only, as
+	// Gemini CLI 0.61.0 writes it: gemini/subagent-deny-inside).
+	children map[string]bool
 }
 
 // turnText is one turn's prompt and model texts.
@@ -37,7 +41,7 @@ type turnText struct {
 // agent/response) for each model-call event with hooks, in table order, and the
 // observers AfterModel's and AfterAgent's stdin need.
 func (m *model) register(b *hookbridge.Bridge, r *dsh.Registrar) []func() {
-	m.last, m.use = map[string]dsh.ModelRequest{}, map[string]dsh.LLMCallConfig{}
+	m.last, m.use, m.children = map[string]dsh.ModelRequest{}, map[string]dsh.LLMCallConfig{}, map[string]bool{}
 	var out []func()
 	listeners := map[string]any{"BeforeModel": m.beforeModel(b), "BeforeToolSelection": m.beforeToolSelection(b), "AfterModel": m.afterModel(b)}
 	for _, e := range b.Table().Events {
@@ -71,9 +75,18 @@ func (m *model) register(b *hookbridge.Bridge, r *dsh.Registrar) []func() {
 		}))
 	}
 	if b.Has("AfterAgent") {
+		out = append(out, r.OnSubagentStart(func(_ context.Context, p *dsh.SubagentStartPayload) error {
+			m.mu.Lock()
+			m.children[p.AgentID] = true
+			m.mu.Unlock()
+			return nil
+		}))
 		out = append(out, r.OnResponse(func(_ context.Context, p *dsh.ResponsePayload) (dsh.ResponseDecision, error) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
+			if m.children[p.AgentID] {
+				return dsh.ResponseAccept{}, nil
+			}
 			t := m.at(p.Turn)
 			if s := blocktext.Text(p.Response.Content, ""); s != "" {
 				t.texts = append(t.texts, s)

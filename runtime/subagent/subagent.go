@@ -194,6 +194,9 @@ type Config struct {
 	// ToolKinds says how a child's calls count in its Result.ToolStats, by tool name (the
 	// dialect's toolset row); nil: no ToolStats.
 	ToolKinds map[string]ToolKind
+	// Completion, when set, is the answer tool a child ends by (Gemini CLI's
+	// complete_task); nil: a child ends when its turn does, its last text the answer.
+	Completion *Completion
 }
 
 // Runner starts the children of one parent session. It is safe for concurrent use.
@@ -241,6 +244,12 @@ func New(cfg Config) (*Runner, error) {
 
 // general is the built-in agent type's name.
 func (r *Runner) general() string { return cmp.Or(r.cfg.DefaultType, GeneralPurpose) }
+
+// hasType says whether typ names an agent type ("" names the built-in one).
+func (r *Runner) hasType(typ string) bool {
+	_, ok := r.defs[cmp.Or(typ, r.general())]
+	return ok
+}
 
 // Types returns the agent types, built-in first, then by name.
 func (r *Runner) Types() []Definition {
@@ -310,6 +319,25 @@ type Result struct {
 	// TurnLimit is Definition.MaxTurns when the child stopped at it (0: it did not): it
 	// completed, and its answer is partial.
 	TurnLimit int
+	// Reason is its termination reason in the words of Config.Completion (Goal or
+	// Missing; "" without one).
+	Reason string
+	// Calls are the calls it made, in order (none for an answer replayed from the log).
+	Calls []ChildCall
+}
+
+// ChildCall is one call a child made, as its log has it.
+type ChildCall struct {
+	// Step is the 0-based position of the response that made it among the child's
+	// responses, and Index its position in that response.
+	Step  int `json:"step"`
+	Index int `json:"index"`
+	// Name and Args are the tool and the model's arguments.
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+	// Failed says the call failed, and Error is the text the model read of it.
+	Failed bool   `json:"failed,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Run starts a child for req and waits for its turn to end, or for ctx (the parent's
@@ -346,6 +374,14 @@ func (r *Runner) replay(req Request) (Result, bool) {
 		return Result{}, false
 	}
 	res := replayed(f)
+	if c := r.cfg.Completion; c != nil {
+		switch {
+		case res.Outcome == dsh.SubagentOutcomeCompleted:
+			res.Reason = c.Goal
+		case errors.Is(res.Err, ErrNoCompletion):
+			res.Reason = c.Missing
+		}
+	}
 	res.Type = cmp.Or(req.Type, r.general())
 	if def, ok := r.defs[res.Type]; ok {
 		res.Model = r.modelOf(def)
@@ -469,8 +505,25 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 	if def.Name == r.general() && system == "" {
 		system = r.cfg.GeneralSystem
 	}
-	// The child's tools: its definition's, without the agent tool at the depth limit.
+	// The child's tools: its definition's, without the agent tool at the depth limit,
+	// and its answer tool (registered for it alone).
+	rt := r.cfg.Tools()
 	restrict := r.childTools(def, lineage.Depth)
+	var done *completer
+	if c := r.cfg.Completion; c != nil {
+		done = &completer{c: c}
+		unregister, err := rt.Tools().RegisterForAgent(id, done.definition())
+		if err != nil {
+			return failed(fmt.Errorf("registering its answer tool: %w", err)), nil
+		}
+		defer unregister()
+		if restrict == nil {
+			for _, d := range rt.Tools().Visible("") {
+				restrict = append(restrict, d.Name)
+			}
+		}
+		restrict = append(restrict, c.Tool.Name)
+	}
 	if r.cfg.BeforeChild != nil {
 		end, err := r.cfg.BeforeChild(ctx, def, id)
 		if err != nil {
@@ -499,7 +552,7 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 		})
 	}
 	child, err := loop.New(ctx, loop.Config{ID: id, SessionID: sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
-		Tools: r.cfg.Tools(), Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
+		Tools: rt, Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
 		ContinuationCap: r.cfg.ContinuationCap, BackgroundTasks: r.BackgroundTasks,
 		Subagent: &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
 	if err != nil {
@@ -516,16 +569,36 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 	if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)); err != nil {
 		return failed(err), nil
 	}
-	if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
-		// The parent's call was cancelled: so is the child (its context is the call's, so
-		// its turn may have ended first).
-		child.Cancel(dsh.CancelDisposed{}, false)
-		_ = child.Wait(context.WithoutCancel(ctx))
-		return failed(nil), nil
+	for nudge := 0; ; nudge++ {
+		if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
+			// The parent's call was cancelled: so is the child (its context is the call's,
+			// so its turn may have ended first).
+			child.Cancel(dsh.CancelDisposed{}, false)
+			_ = child.Wait(context.WithoutCancel(ctx))
+			return failed(nil), nil
+		}
+		// A child that ends only by its answer tool and whose turn ended without it is
+		// nudged (Gemini CLI's "final chance"), as often as the Completion says.
+		if done == nil || nudge >= done.c.Nudges || ended(id, log, nil).Outcome != dsh.SubagentOutcomeCompleted {
+			break
+		}
+		if _, ok := done.result(); ok {
+			break
+		}
+		if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, done.c.Nudge)); err != nil {
+			return failed(err), nil
+		}
 	}
 	res := ended(id, log, r.cfg.ToolKinds)
 	if limited.Load() && res.Outcome == dsh.SubagentOutcomeCancelled {
 		res.Outcome, res.Err, res.TurnLimit = dsh.SubagentOutcomeCompleted, nil, def.MaxTurns
+	}
+	if done != nil && res.Outcome == dsh.SubagentOutcomeCompleted {
+		if answer, ok := done.result(); ok {
+			res.Answer, res.Reason = answer, done.c.Goal
+		} else {
+			res.Outcome, res.Err, res.Answer, res.Reason = dsh.SubagentOutcomeFailed, ErrNoCompletion, "", done.c.Missing
+		}
 	}
 	return res, nil
 }
@@ -586,14 +659,36 @@ func ended(id string, log *session.Log, kinds map[string]ToolKind) Result {
 	var end *dsh.TurnEnd
 	res := Result{AgentID: id}
 	var stats ToolStats
+	step, byID := 0, map[string]int{}
 	for _, data := range session.Decoded(log.Events()) {
 		switch d := data.(type) {
 		case dsh.TurnEnd:
 			end = &d
+		case dsh.ToolResultLogged:
+			for _, b := range d.Message.Content {
+				if tr, ok := b.(dsh.ToolResultBlock); ok && tr.IsError {
+					if i, ok := byID[tr.ToolCallID]; ok {
+						res.Calls[i].Failed, res.Calls[i].Error = true, blocktext.Text(tr.Content, "")
+					}
+				}
+			}
 		case dsh.AssistantMessageLogged:
 			if a := blocktext.Text(d.Message.Content, ""); a != "" {
 				res.Answer = a
 			}
+			index := 0
+			for _, b := range d.Message.Content {
+				if c, ok := b.(dsh.ToolCallBlock); ok {
+					var args json.RawMessage
+					if json.Valid([]byte(c.Arguments)) {
+						args = json.RawMessage(c.Arguments)
+					}
+					byID[c.ID] = len(res.Calls)
+					res.Calls = append(res.Calls, ChildCall{Step: step, Index: index, Name: c.Name, Args: args})
+					index++
+				}
+			}
+			step++
 			if u := d.Usage; u != nil {
 				res.Tokens = u.InputTokens + u.OutputTokens
 				res.Usage = u
@@ -647,6 +742,9 @@ func replayed(f dsh.SubagentFinished) Result {
 	}
 	if f.Error != nil {
 		res.Err = errors.New(*f.Error)
+		if *f.Error == ErrNoCompletion.Error() {
+			res.Err = ErrNoCompletion
+		}
 	}
 	if f.TurnLimit != nil {
 		res.TurnLimit = *f.TurnLimit

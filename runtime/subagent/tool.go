@@ -27,6 +27,10 @@ type Fields struct {
 	// none; "" runs every child in the foreground.
 	Background          string
 	BackgroundByDefault bool
+	// TypeAtCreation refuses a call naming no agent type when the call is created, before
+	// any policy or hook (tools.Definition.Check), as Gemini CLI 0.61.0 refuses it while
+	// it builds the call; false refuses it when the call runs.
+	TypeAtCreation bool
 }
 
 // ClaudeCode are the fields of Claude Code's Agent tool.
@@ -46,8 +50,27 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 	r.mu.Lock()
 	r.fields = &f
 	r.mu.Unlock()
+	var check func(json.RawMessage) error
+	if f.TypeAtCreation && f.Type != "" {
+		check = func(args json.RawMessage) error {
+			var in map[string]any
+			if json.Unmarshal(args, &in) != nil {
+				return nil // the call's run says what is wrong with it
+			}
+			typ, _ := in[f.Type].(string)
+			if r.hasType(typ) {
+				return nil
+			}
+			err := error(&UnknownTypeError{Type: typ, Types: r.typeNames()})
+			if r.cfg.Refusal != nil {
+				return tools.NewError(CodeSubagent, r.cfg.Refusal(err))
+			}
+			return tools.NewError(CodeSubagent, err.Error())
+		}
+	}
 	return tools.Definition{
-		Name: r.cfg.ToolName,
+		Name:  r.cfg.ToolName,
+		Check: check,
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in map[string]any
 			if err := rc.BindArguments(&in); err != nil {
@@ -88,14 +111,21 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 			}
 			var none *NoToolsError
 			switch {
+			case r.cfg.Completion != nil && errors.Is(res.Err, ErrNoCompletion):
+				// The call answers the child's end in the engine's words, as a result.
+				res.Answer = r.cfg.Completion.MissingAnswer
 			case res.Outcome != dsh.SubagentOutcomeCompleted && errors.As(res.Err, &none) && r.cfg.Refusal != nil:
 				return nil, tools.NewError(CodeSubagent, r.cfg.Refusal(none))
 			case res.Outcome != dsh.SubagentOutcomeCompleted:
 				return nil, tools.NewError(CodeSubagent, fmt.Sprintf("the %s agent %s %s: %v", req.typeName(), res.AgentID, res.Outcome, res.Err))
 			}
+			var calls []ChildCall
+			if r.cfg.Completion != nil {
+				calls = res.Calls // what Gemini CLI's hooks see of the child (its recentActivity)
+			}
 			return Value{AgentID: res.AgentID, Type: res.Type, Answer: res.Answer, ToolsUsed: res.ToolsUsed,
 				ToolUses: res.ToolUses, Tokens: res.Tokens, DurationMS: res.Duration.Milliseconds(), Task: req.Task,
-				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats, TurnLimit: res.TurnLimit}, nil
+				Model: res.Model, Usage: res.Usage, ToolStats: res.ToolStats, TurnLimit: res.TurnLimit, Reason: res.Reason, Calls: calls}, nil
 		},
 		// Several agent calls of one step run at once, as the engines run them.
 		IsConcurrencySafe: func(json.RawMessage) bool { return true },
@@ -204,6 +234,10 @@ type Value struct {
 	// TurnLimit is the limit of model steps the child stopped at (0: none): its answer is
 	// partial.
 	TurnLimit int `json:"turnLimit,omitempty"`
+	// Reason is its termination reason (Config.Completion's words; "": none).
+	Reason string `json:"reason,omitempty"`
+	// Calls are the calls it made (none for an answer replayed from the log).
+	Calls []ChildCall `json:"calls,omitempty"`
 }
 
 // DecodeValue decodes the agent tool's value.

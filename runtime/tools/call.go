@@ -205,6 +205,16 @@ func (c *call) create(in Input) stage {
 		}
 		return c.settle(unknownTool(c.rt.unknown(c.agentID, c.exec.Name)), toFinish)
 	}
+	// dsh: the tool's own check (Definition.Check) refuses a call it cannot build, on the
+	// caller's arguments, before any rewrite or policy sees it; a refusal is final.
+	if c.def != nil && c.def.def.Check != nil {
+		if err := c.def.def.Check(in.Arguments); err != nil {
+			if !c.materialize(in.Arguments) {
+				return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
+			}
+			return c.settle(failure(err), toFinish)
+		}
+	}
 	args := c.rewrite(in)
 	if c.rw != nil && c.rw.err != nil {
 		// docs/design/REWRITE-COMPACTION.md#14-validation-and-failure-fail-closed: a failed rewrite fails the call closed, with the

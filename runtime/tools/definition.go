@@ -34,6 +34,11 @@ type Definition struct {
 	// lossless JSON with the failure "tool result must be losslessly JSON-serializable";
 	// the contexts that survive every failure are kept.
 	FinalizeContent func(exec dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
+	// Check, if set, validates the caller's arguments when the call is created, before
+	// any rewrite or policy sees them (as an engine refuses a call it cannot build before
+	// its hooks run): an error fails the call there, final like a schema violation (an
+	// *Error keeps its code).
+	Check func(args json.RawMessage) error
 	// IsConcurrencySafe, if set, tells whether a call with args may run in parallel with
 	// other parallel calls; see Runtime.ExecutionMode.
 	IsConcurrencySafe func(args json.RawMessage) bool

@@ -142,8 +142,25 @@ type AgentShape struct {
 	// MaxDepth is how deep the engine lets children nest: a child at this depth is not
 	// offered the tool.
 	MaxDepth int `json:"maxDepth,omitempty"`
-	// System is the general-purpose child's system prompt.
+	// System is the general-purpose child's system prompt: {parent} stands for the
+	// parent's system prompt and {workspace} for the working directory (Gemini CLI builds
+	// its child's prompt on its own).
 	System string `json:"system"`
+	// DefaultType is the name of the engine's built-in agent type, whose prompt System is
+	// ("": general-purpose, Claude Code's).
+	DefaultType string `json:"defaultType,omitempty"`
+	// ID is the shape of a child's agent id: "uuid" (Gemini CLI's), else Claude Code's
+	// ("a" and 16 hex digits).
+	ID string `json:"id,omitempty"`
+	// Progress is how the engine's hooks see the agent tool's result (Gemini CLI's
+	// subagent progress; nil: the value as it is).
+	Progress *ProgressShape `json:"progress,omitempty"`
+	// TypeAtCreation says the engine refuses a call naming no agent type while it builds
+	// the call, before any hook runs (Gemini CLI 0.61.0); false: when the call runs.
+	TypeAtCreation bool `json:"typeAtCreation,omitempty"`
+	// Completion, when set, is the answer tool the engine's child ends by (Gemini CLI's
+	// complete_task); nil: a child ends when its turn does, its last text the answer.
+	Completion *CompletionShape `json:"completion,omitempty"`
 	// Result is the model's text of a completed child: {toolsUsed} (ToolsUsed, or ""
 	// when the child called no tool), {answer} (its answer, each line after Indent),
 	// {agentId}, {tokens} (its last response's input and output tokens), {toolUses} and
@@ -191,6 +208,50 @@ type AgentShape struct {
 type TurnLimitNote struct {
 	Result string `json:"result"`
 	Note   string `json:"note"`
+}
+
+// CompletionShape is the answer tool an engine's child ends by, and the words around it
+// (Gemini CLI 0.61.0's complete_task, measured in gemini/subagent-invoke and
+// gemini/subagent-nudge).
+type CompletionShape struct {
+	// Tool is the tool as the child's requests offer it (name, description,
+	// input_schema).
+	Tool ToolRow `json:"tool"`
+	// Field is the input key of the answer (a string as it is, any other value as JSON
+	// indented by two spaces).
+	Field string `json:"field"`
+	// Text is the tool's result.
+	Text string `json:"text"`
+	// Nudge continues a child whose turn ended without the call, Nudges times.
+	Nudge  string `json:"nudge"`
+	Nudges int    `json:"nudges"`
+	// Goal and Missing are the termination reasons of a child that called the tool and
+	// of one that did not; MissingAnswer is what the latter answers.
+	Goal          string `json:"goal"`
+	Missing       string `json:"missing"`
+	MissingAnswer string `json:"missingAnswer"`
+}
+
+// ProgressShape is how Gemini CLI 0.61.0's AfterTool sees invoke_agent's result
+// (tool_response.returnDisplay: isSubagentProgress, agentName, recentActivity, state,
+// result, terminateReason; measured in gemini/subagent-*): an entry of recentActivity per
+// call of the child, a thought after a failed one, and Missing's thoughts after a child
+// that ended without its answer tool.
+type ProgressShape struct {
+	// Names are the tools' display names, and Descriptions their calls' descriptions
+	// ({key} an input key's value), by tool name; a tool without one has none.
+	Names        map[string]string `json:"names"`
+	Descriptions map[string]string `json:"descriptions"`
+	// Failed is the thought after a failed call: {error} the text the model read.
+	Failed string `json:"failed"`
+	// Missing are the thoughts after a child that ended without its answer tool.
+	Missing []ProgressThought `json:"missing"`
+}
+
+// ProgressThought is a thought entry of Gemini CLI's subagent progress.
+type ProgressThought struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
 }
 
 // ModelShape is how an engine reads the model an agent definition names.
