@@ -205,6 +205,15 @@ func (c *call) create(in Input) stage {
 		}
 		return c.settle(unknownTool(c.rt.unknown(c.agentID, c.exec.Name)), toFinish)
 	}
+	// dsh: the tool's own check before any listener (Definition.Precheck) is final too.
+	if c.def != nil && c.def.def.Precheck != nil && json.Valid(in.Arguments) {
+		if err := precheck(c.def.def.Precheck, in.Arguments); err != nil {
+			if !c.materialize(in.Arguments) { // unreachable: the arguments are valid JSON
+				return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
+			}
+			return c.settle(failure(err), toFinish)
+		}
+	}
 	args := c.rewrite(in)
 	if c.rw != nil && c.rw.err != nil {
 		// docs/design/REWRITE-COMPACTION.md#14-validation-and-failure-fail-closed: a failed rewrite fails the call closed, with the
@@ -234,6 +243,16 @@ func (c *call) create(in Input) stage {
 		return c.settle(failure(errTailTooDeep(c.exec.Name)), toFinish)
 	}
 	return toPolicy
+}
+
+// precheck runs check on args, a panic becoming its error.
+func precheck(check func(json.RawMessage) error, args json.RawMessage) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v}
+		}
+	}()
+	return check(cloneRaw(args))
 }
 
 // unknownAtCreation reports whether the call fails as an unknown tool at creation
