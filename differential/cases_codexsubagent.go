@@ -70,6 +70,15 @@ func codexSubagentCases() []Case {
 				{Text: "waiting again", Calls: []Call{wait}},
 				{Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// resume_agent of a child that was never closed, then send_input to a closed child
+		// that resume_agent did not reopen.
+		{Name: "codex/subagent-continue-edges", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "resuming open", Calls: []Call{{Name: "resume_agent", Input: map[string]any{"id": "{{agent}}"}}}},
+				{Text: "closing", Calls: []Call{closeAgent}},
+				{Text: "sending closed", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),
