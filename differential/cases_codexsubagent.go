@@ -41,6 +41,19 @@ func codexSubagentCases() []Case {
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "reviewer"}}}},
 				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// Standalone role files in $CODEX_HOME/agents: one well formed, one without
+		// developer_instructions, one that is not TOML, one repeating the first's name.
+		{Name: "codex/subagent-role-file", Engines: codex, Hooks: all,
+			HomeFiles: map[string]string{
+				".codex/agents/writer.toml": "name = \"writer\"\ndescription = \"Writes FILE-ROLE-PROBE\"\n" +
+					"developer_instructions = \"FILE-INSTRUCTIONS-PROBE\"\n",
+				".codex/agents/noinstr.toml": "name = \"noinstr\"\ndescription = \"Lacks NOINSTR-PROBE\"\n",
+				".codex/agents/broken.toml":  "name = [\n",
+				".codex/agents/writer2.toml": "name = \"writer\"\ndescription = \"Second DUP-PROBE\"\ndeveloper_instructions = \"DUP-INSTRUCTIONS\"\n",
+			},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: write", "agent_type": "writer"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
 		// spawn_agent naming a role there is none of.
 		{Name: "codex/subagent-role-unknown", Engines: codex, Hooks: all,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "nosuch"}}}},
