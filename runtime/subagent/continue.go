@@ -76,6 +76,8 @@ func (r *Runner) readParentLog() error {
 			if rec := r.agents[d.AgentID]; rec != nil {
 				rec.finished = &d
 			}
+		default:
+			// Unreachable: only the three types above are decoded.
 		}
 	}
 	return nil
