@@ -92,6 +92,13 @@ func codexSubagentCases() []Case {
 				{Text: "sending closed", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
 				{Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// send_input to a child whose turn is still running (its shell command sleeps).
+		{Name: "codex/subagent-send-running", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "waiting again", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"sleep 3; echo slept"}},
+				Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

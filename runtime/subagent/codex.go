@@ -132,10 +132,11 @@ type codexItem struct {
 // sendInput runs send_input: a child whose turn ended (finished, or closed and resumed)
 // gets message as a new turn on its own history, in the background; the value is the
 // submission's id. Codex 0.169.0 answers {"submission_id":"<uuid>"}, and the child ends
-// with another SubagentStop and no SubagentStart (codex/subagent-send-input). A closed
-// child that resume_agent did not reopen is not found, as in Codex
-// (codex/subagent-continue-edges); one still running fails (Codex queues the input: not
-// measured, and dsh does not queue it).
+// with another SubagentStop and no SubagentStart (codex/subagent-send-input); a child
+// whose turn is running reads the message at its turn's next step, after the step's tool
+// results (codex/subagent-send-running). A closed child that resume_agent did not reopen
+// is not found, as in Codex (codex/subagent-continue-edges). interrupt is not read (not
+// measured).
 func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any, error) {
 	var in struct {
 		Target  string      `json:"target"`
@@ -161,11 +162,14 @@ func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any,
 	next, err := a.r.Continue(ctx, c.ID, dsh.UserText(dsh.SourceTool{CallID: rc.Exec().CallID}, task), nil)
 	if err != nil {
 		if errors.Is(err, ErrRunning) {
-			return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s is running: wait for it before sending input (dsh does not queue input to a running agent)", c.ID))
+			return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s is starting or ending its turn: send the input again", c.ID))
 		}
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
-	a.track(ctx, next)
+	if next != c {
+		// A new turn (a message for a running turn is read by it: its Child stays).
+		a.track(ctx, next)
+	}
 	return map[string]string{"submission_id": NewCodexID()}, nil
 }
 

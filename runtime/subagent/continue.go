@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dshkit/dsh/generated/dsh"
+	"github.com/dshkit/dsh/runtime/loop"
 	"github.com/dshkit/dsh/runtime/session"
 )
 
@@ -40,6 +42,10 @@ type agentRecord struct {
 	running  bool
 	last     *Child
 	finished *dsh.SubagentFinished
+	// liveMu guards live, the loop of its running turn (nil between turns), into which
+	// Continue steers a message.
+	liveMu sync.Mutex
+	live   *loop.Agent
 }
 
 // readParentLog reads the children the parent's log records: each start, and the end of
@@ -108,21 +114,33 @@ func (r *Runner) Agent(id string) (c *Child, ok bool) {
 	return c, true
 }
 
-// Continue gives the child agentID another turn, in the background, and returns at once:
-// its loop is resumed from its own log (loop.Resume: it reads its history, and a turn a
-// crash left open is closed, never run again) and msg is the new turn's prompt. The turn
-// ends as a first one does: agent/subagent-stop, then a subagent/finished record in the
-// parent's log (the same call id; the last one is what a resumed parent answers). It fires
-// no agent/subagent-start. onEnd is as for [Runner.Spawn]. It fails with ErrUnknownAgent,
-// ErrRunning (the child's turn has not ended), ErrNotReopenable, ErrClosed or ErrTooMany,
-// and then starts nothing.
+// Continue gives msg to the child agentID, and returns at once. A child whose turn is
+// running reads it at its turn's next step (loop.Agent.Steer), as Codex 0.169.0 gives a
+// running child send_input's message (codex/subagent-send-running): the running turn's
+// Child is returned, and onEnd is not used. A child whose turn ended gets another turn, in
+// the background: its loop is resumed from its own log (loop.Resume: it reads its history,
+// and a turn a crash left open is closed, never run again) and msg is the new turn's
+// prompt. That turn ends as a first one does: agent/subagent-stop, then a
+// subagent/finished record in the parent's log (the same call id; the last one is what a
+// resumed parent answers). It fires no agent/subagent-start. onEnd is as for
+// [Runner.Spawn]. It fails with ErrUnknownAgent, ErrRunning (the child's turn is starting
+// or ending, and cannot take the message now), ErrNotReopenable, ErrClosed or ErrTooMany,
+// and then changes nothing.
 func (r *Runner) Continue(ctx context.Context, agentID string, msg dsh.UserMessage, onEnd func(*Child)) (*Child, error) {
+	r.mu.Lock()
+	rec, closed := r.agents[agentID], r.closed
+	r.mu.Unlock()
+	if rec != nil && !closed {
+		if c, steered, err := r.steer(ctx, agentID, rec, msg); steered {
+			return c, err
+		}
+	}
 	reopen, ok := r.cfg.Logs.(Reopener)
 	if !ok {
 		return nil, ErrNotReopenable
 	}
 	r.mu.Lock()
-	rec := r.agents[agentID]
+	rec = r.agents[agentID]
 	var (
 		def Definition
 		err error
@@ -174,6 +192,64 @@ func (r *Runner) Continue(ctx context.Context, agentID string, msg dsh.UserMessa
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// steer gives msg to the running turn of the child agentID (rec's), if it has one: steered
+// says it did (or failed to, err).
+func (r *Runner) steer(ctx context.Context, agentID string, rec *agentRecord, msg dsh.UserMessage) (c *Child, steered bool, err error) {
+	rec.liveMu.Lock()
+	defer rec.liveMu.Unlock()
+	if rec.live == nil {
+		return nil, false, nil
+	}
+	if err := rec.live.Steer(ctx, msg); err != nil {
+		return nil, true, fmt.Errorf("subagent: giving agent %s the message: %w", agentID, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c = r.background[agentID]; c == nil {
+		c = rec.last
+	}
+	return c, true, nil
+}
+
+// setLive makes child the running loop of the child id (nil: none), which Continue steers
+// messages into.
+func (r *Runner) setLive(id string, child *loop.Agent) {
+	r.mu.Lock()
+	rec := r.agents[id]
+	r.mu.Unlock()
+	if rec != nil {
+		rec.liveMu.Lock()
+		rec.live = child
+		rec.liveMu.Unlock()
+	}
+}
+
+// waitTurns waits until the child's loop is idle: its turn ended, and so did any turn a
+// message steered in as it ended started (Continue). A message still pending then stays
+// in the child's log, for its next turn.
+func (r *Runner) waitTurns(ctx context.Context, id string, child *loop.Agent) error {
+	r.mu.Lock()
+	rec := r.agents[id]
+	r.mu.Unlock()
+	for {
+		if err := child.Wait(ctx); err != nil {
+			return err
+		}
+		if rec == nil {
+			return nil
+		}
+		rec.liveMu.Lock()
+		idle := child.Status() == dsh.AgentStatusIdle
+		if idle {
+			rec.live = nil
+		}
+		rec.liveMu.Unlock()
+		if idle {
+			return nil
+		}
+	}
 }
 
 // continueRecorded runs the later turn t over the child's reopened log and records its end

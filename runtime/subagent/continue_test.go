@@ -147,10 +147,61 @@ func TestCodexResumeClosedChild(t *testing.T) {
 	}
 }
 
-// send_input to a child whose turn is running fails, and one to a child closed and not
-// resumed fails as Codex 0.169.0 fails it ("agent with id X not found":
-// codex/subagent-continue-edges); neither runs anything. resume_agent of a child that was
-// never closed answers its status (measured there for a finished child).
+// send_input to a child whose turn is running answers a submission id at once, and the
+// child reads the message at its turn's next step: no new turn, one agent/subagent-stop,
+// and wait_agent answers that turn's answer (Codex 0.169.0: codex/subagent-send-running).
+func TestCodexSendInputRunningChild(t *testing.T) {
+	model := llm.NewScripted(llm.ScriptedResponse{Text: "child first", DelayMS: 500}, llm.ScriptedResponse{Text: "child answer after input"}).RecordRequests()
+	h := newCodexHarness(t, model)
+	id := h.spawn(t, "call_s", "say hi")
+	for deadline := time.Now().Add(10 * time.Second); len(model.Requests()) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the child sent no request")
+		}
+	}
+	// The turn may still be starting (the loop's running turn not yet steerable): again.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		out, failed := h.call(t, "call_i", subagent.SendInput, map[string]any{"target": id, "message": "again"})
+		if !failed {
+			if !uuidV7.MatchString(strings.TrimSuffix(strings.TrimPrefix(out, `{"submission_id":"`), `"}`)) {
+				t.Fatalf("send_input = %q", out)
+			}
+			break
+		}
+		if !strings.Contains(out, "starting or ending its turn") || time.Now().After(deadline) {
+			t.Fatalf("send_input to a running child = %q", out)
+		}
+	}
+	if out := h.waitFor(t, "call_w", id); out != `{"status":{"`+id+`":{"completed":"child answer after input"}},"timed_out":false}` {
+		t.Errorf("wait_agent = %q", out)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the child sent %d requests, want 2", len(reqs))
+	}
+	if got := texts(reqs[1]); len(got) < 3 || got[len(got)-3] != "say hi" || got[len(got)-2] != "child first" || got[len(got)-1] != "again" {
+		t.Errorf("the child's second request's messages = %q, want the message after its first answer", got)
+	}
+	h.mu.Lock()
+	stops := 0
+	for _, e := range h.events {
+		if strings.HasPrefix(e, "subagent-stop") {
+			stops++
+		}
+	}
+	h.mu.Unlock()
+	child, _ := h.logs.Log(recordsOf[dsh.SubagentStarted](t, h.log)[0].SessionID)
+	if turns := len(recordsOf[dsh.TurnEnd](t, child)); stops != 1 || turns != 1 {
+		t.Errorf("%d subagent-stop, %d turns: want the message read in the running turn", stops, turns)
+	}
+	if fin := recordsOf[dsh.SubagentFinished](t, h.log); len(fin) != 1 {
+		t.Errorf("subagent/finished = %+v, want one", fin)
+	}
+}
+
+// send_input to a child closed and not resumed fails as Codex 0.169.0 fails it ("agent
+// with id X not found": codex/subagent-continue-edges) and runs nothing; resume_agent of a
+// child never closed answers its status (measured there for a finished child).
 func TestCodexSendInputRefusals(t *testing.T) {
 	model := llm.NewScripted(llm.ScriptedResponse{Text: "thinking", Hang: true})
 	h := newCodexHarness(t, model)
@@ -161,17 +212,13 @@ func TestCodexSendInputRefusals(t *testing.T) {
 	})
 	id := h.spawn(t, "call_s", "hang")
 	<-started
-	out, failed := h.call(t, "call_i", subagent.SendInput, map[string]any{"target": id, "message": "more"})
-	if !failed || !strings.Contains(out, "agent with id "+id+" is running") {
-		t.Errorf("send_input to a running child = %q (failed %v)", out, failed)
-	}
 	if out, failed := h.call(t, "call_r", subagent.ResumeAgent, map[string]any{"id": id}); failed || out != `{"status":"running"}` {
 		t.Errorf("resume_agent of a child never closed = %q (failed %v)", out, failed)
 	}
 	if out, _ := h.call(t, "call_c", subagent.CloseAgent, map[string]any{"target": id}); out != `{"previous_status":"running"}` {
 		t.Fatalf("close_agent = %q", out)
 	}
-	out, failed = h.call(t, "call_i2", subagent.SendInput, map[string]any{"target": id, "message": "more"})
+	out, failed := h.call(t, "call_i2", subagent.SendInput, map[string]any{"target": id, "message": "more"})
 	if !failed || !strings.HasSuffix(out, "agent with id "+id+" not found") {
 		t.Errorf("send_input to a closed child = %q (failed %v)", out, failed)
 	}
@@ -180,31 +227,16 @@ func TestCodexSendInputRefusals(t *testing.T) {
 	}
 }
 
-// Runner.Continue refuses an id no child has, a child still running and Logs that cannot
-// reopen a log, naming each.
+// Runner.Continue refuses an id no child has and Logs that cannot reopen a log, naming
+// each.
 func TestContinueRefusals(t *testing.T) {
 	ctx := context.Background()
 	log, _ := session.Open(ctx, session.NewMemory())
-	h := newHarness(t, log, llm.NewScripted(llm.ScriptedResponse{Text: "thinking", Hang: true}), false)
+	h := newHarness(t, log, llm.NewScripted(), false)
 	msg := dsh.UserText(dsh.SourceUser{}, "more")
 	if _, err := h.runner.Continue(ctx, "nope", msg, nil); !errors.Is(err, subagent.ErrUnknownAgent) || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Continue of an unknown id: %v", err)
 	}
-	c, err := h.runner.Spawn(ctx, subagent.Request{CallID: "call_s", ParentAgentID: "main", Task: "hang"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); len(recordsOf[dsh.SubagentStarted](t, log)) == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the child did not start")
-		}
-	}
-	if _, err := h.runner.Continue(ctx, c.ID, msg, nil); !errors.Is(err, subagent.ErrRunning) {
-		t.Errorf("Continue of a running child: %v", err)
-	}
-	c.Cancel(errors.New("done"))
-	<-c.Done()
-
 	noReopen := struct{ subagent.Logs }{&subagent.MemoryLogs{}}
 	log2, _ := session.Open(ctx, session.NewMemory())
 	h2 := newHarness(t, log2, llm.NewScripted(), false, func(cfg *subagent.Config) { cfg.Logs = noReopen })

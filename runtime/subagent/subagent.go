@@ -516,7 +516,10 @@ func (r *Runner) turn(ctx context.Context, t childTurn) Result {
 	if err := child.Followup(ctx, t.msg); err != nil {
 		return failedTurn(ctx, id, err)
 	}
-	if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
+	// From now on a message for the child reaches its running turn (Continue).
+	r.setLive(id, child)
+	defer r.setLive(id, nil)
+	if err := r.waitTurns(ctx, id, child); err != nil || ctx.Err() != nil {
 		// The parent's call was cancelled: so is the child (its context is the call's, so
 		// its turn may have ended first).
 		child.Cancel(dsh.CancelDisposed{}, false)
