@@ -99,6 +99,13 @@ func codexSubagentCases() []Case {
 				{Text: "waiting", Calls: []Call{wait}}, {Text: "waiting again", Calls: []Call{wait}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"sleep 3; echo slept"}},
 				Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// send_input with interrupt to a child whose turn is still running.
+		{Name: "codex/subagent-send-interrupt", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again", "interrupt": true}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "waiting again", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"sleep 3; echo slept"}},
+				Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

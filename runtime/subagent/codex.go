@@ -135,8 +135,8 @@ type codexItem struct {
 // with another SubagentStop and no SubagentStart (codex/subagent-send-input); a child
 // whose turn is running reads the message at its turn's next step, after the step's tool
 // results (codex/subagent-send-running). A closed child that resume_agent did not reopen
-// is not found, as in Codex (codex/subagent-continue-edges). interrupt is not read (not
-// measured).
+// is not found, as in Codex (codex/subagent-continue-edges). interrupt is not read (Codex
+// aborts the running turn and starts another: codex/subagent-send-interrupt, pending).
 func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any, error) {
 	var in struct {
 		Target  string      `json:"target"`
