@@ -166,7 +166,7 @@ func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any,
 		}
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
-	if next != c {
+	if next != nil && next != c {
 		// A new turn (a message for a running turn is read by it: its Child stays).
 		a.track(ctx, next)
 	}

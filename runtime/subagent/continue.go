@@ -117,7 +117,8 @@ func (r *Runner) Agent(id string) (c *Child, ok bool) {
 // Continue gives msg to the child agentID, and returns at once. A child whose turn is
 // running reads it at its turn's next step (loop.Agent.Steer), as Codex 0.169.0 gives a
 // running child send_input's message (codex/subagent-send-running): the running turn's
-// Child is returned, and onEnd is not used. A child whose turn ended gets another turn, in
+// Child is returned (nil for a foreground child, whose call returns its result), and onEnd
+// is not used. A child whose turn ended gets another turn, in
 // the background: its loop is resumed from its own log (loop.Resume: it reads its history,
 // and a turn a crash left open is closed, never run again) and msg is the new turn's
 // prompt. That turn ends as a first one does: agent/subagent-stop, then a
