@@ -22,7 +22,7 @@ import (
 // roles from the user's configuration instead.
 func (o runOptions) agentDefinitions(h runner.Hooks, workspace string, note func(string)) []subagent.Definition {
 	if load := runner.Dialect(o.dialect).AgentRoles; load != nil {
-		// Codex's roles, from the user's config.toml.
+		// Codex's roles, from the user's config.toml and $CODEX_HOME/agents.
 		home, _ := os.UserHomeDir()
 		defs, errs := load(os.Getenv, home)
 		for _, e := range errs {

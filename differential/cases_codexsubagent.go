@@ -41,6 +41,19 @@ func codexSubagentCases() []Case {
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "reviewer"}}}},
 				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
+		// Standalone role files in $CODEX_HOME/agents: one well formed, one without
+		// developer_instructions, one that is not TOML, one repeating the first's name.
+		{Name: "codex/subagent-role-file", Engines: codex, Hooks: all,
+			HomeFiles: map[string]string{
+				".codex/agents/writer.toml": "name = \"writer\"\ndescription = \"Writes FILE-ROLE-PROBE\"\n" +
+					"developer_instructions = \"FILE-INSTRUCTIONS-PROBE\"\n",
+				".codex/agents/noinstr.toml": "name = \"noinstr\"\ndescription = \"Lacks NOINSTR-PROBE\"\n",
+				".codex/agents/broken.toml":  "name = [\n",
+				".codex/agents/writer2.toml": "name = \"writer\"\ndescription = \"Second DUP-PROBE\"\ndeveloper_instructions = \"DUP-INSTRUCTIONS\"\n",
+			},
+			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: write", "agent_type": "writer"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child answer"})}},
 		// spawn_agent naming a role there is none of.
 		{Name: "codex/subagent-role-unknown", Engines: codex, Hooks: all,
 			Turns: []Turn{{Text: "delegating", Calls: []Call{{Name: "spawn_agent", Input: map[string]any{"message": "CHILD-A: review", "agent_type": "nosuch"}}}},
@@ -70,6 +83,29 @@ func codexSubagentCases() []Case {
 				{Text: "waiting again", Calls: []Call{wait}},
 				{Text: "parent done"}},
 			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// resume_agent of a child that was never closed, then send_input to a closed child
+		// that resume_agent did not reopen.
+		{Name: "codex/subagent-continue-edges", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}}, {Text: "waiting", Calls: []Call{wait}},
+				{Text: "resuming open", Calls: []Call{{Name: "resume_agent", Input: map[string]any{"id": "{{agent}}"}}}},
+				{Text: "closing", Calls: []Call{closeAgent}},
+				{Text: "sending closed", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// send_input to a child whose turn is still running (its shell command sleeps).
+		{Name: "codex/subagent-send-running", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again"}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "waiting again", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"sleep 3; echo slept"}},
+				Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
+		// send_input with interrupt to a child whose turn is still running.
+		{Name: "codex/subagent-send-interrupt", Engines: codex, Hooks: all,
+			Turns: []Turn{{Text: "delegating", Calls: []Call{spawn("CHILD-A: say hi")}},
+				{Text: "sending", Calls: []Call{{Name: "send_input", Input: map[string]any{"target": "{{agent}}", "message": "CHILD-A-MORE: again", "interrupt": true}}}},
+				{Text: "waiting", Calls: []Call{wait}}, {Text: "waiting again", Calls: []Call{wait}}, {Text: "parent done"}},
+			Children: []Child{child("CHILD-A", Turn{Text: "child running", Bash: []string{"sleep 3; echo slept"}},
+				Turn{Text: "child first answer"}, Turn{Text: "child second answer"})}},
 		// A PreToolUse deny that the child's shell call meets.
 		{Name: "codex/subagent-deny-inside", Engines: codex,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

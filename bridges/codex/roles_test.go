@@ -104,3 +104,66 @@ descripton = "x"
 		t.Errorf("home: %v", defs)
 	}
 }
+
+// TestUserAgentRolesWithRoleFiles: the role files of $CODEX_HOME/agents are roles after
+// config.toml's, in file name order (measured: codex/subagent-role-file), each with its
+// description, instructions and model; a file that does not parse, lacks its name,
+// description or developer_instructions, or repeats a name, is an error naming the file
+// and key and is left out; a role's config_file there is not a role of its own.
+func TestUserAgentRolesWithRoleFiles(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "codexhome")
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("config.toml", "[agents.reviewer]\ndescription = \"Reviews\"\nconfig_file = \"./agents/reviewer.toml\"\n")
+	write("agents/reviewer.toml", "developer_instructions = \"Review carefully\"\n")
+	write("agents/writer.toml", "name = \"writer\"\ndescription = \"Writes\"\ndeveloper_instructions = \"Write well\"\nmodel = \"gpt-5.2\"\nsandbox_mode = \"read-only\"\n")
+	write("agents/writer2.toml", "name = \"writer\"\ndescription = \"Again\"\ndeveloper_instructions = \"x\"\n")
+	write("agents/again.toml", "name = \"reviewer\"\ndescription = \"Again\"\ndeveloper_instructions = \"x\"\n")
+	write("agents/noinstr.toml", "name = \"noinstr\"\ndescription = \"Lacks\"\n")
+	write("agents/nodesc.toml", "name = \"nodesc\"\ndeveloper_instructions = \"x\"\n")
+	write("agents/noname.toml", "description = \"d\"\ndeveloper_instructions = \"x\"\n")
+	write("agents/broken.toml", "name = [\n")
+	write("agents/notes.txt", "not a role")
+	env := map[string]string{"CODEX_HOME": dir}
+	defs, errs := codex.UserAgentRoles(func(k string) string { return env[k] }, home)
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, ",") != "reviewer,writer" {
+		t.Fatalf("roles %v, want reviewer (config.toml) then writer (its file)", names)
+	}
+	if w := defs[1]; w.Description != "Writes" || w.System != "Write well" || w.Model != "gpt-5.2" || w.Source != filepath.Join(dir, "agents", "writer.toml") {
+		t.Errorf("writer = %+v", w)
+	}
+	want := map[string]string{
+		"again.toml":   "name: duplicate agent role name `reviewer`",
+		"broken.toml":  "failed to parse agent role file",
+		"noinstr.toml": "developer_instructions: agent role file must define `developer_instructions`",
+		"nodesc.toml":  "description: agent role `nodesc` must define a description",
+		"noname.toml":  "name: agent role file must define a non-empty `name`",
+		"writer2.toml": "name: duplicate agent role name `writer`",
+	}
+	if len(errs) != len(want) {
+		t.Errorf("errors %v, want one per file of %v", errs, want)
+	}
+	for _, err := range errs {
+		var re *codex.RoleError
+		if !errors.As(err, &re) {
+			t.Errorf("%v is not a *RoleError", err)
+			continue
+		}
+		w, ok := want[filepath.Base(re.File)]
+		if !ok || !strings.Contains(err.Error(), w) || !strings.HasPrefix(err.Error(), re.File+": ") {
+			t.Errorf("error %q, want the file and %q", err, w)
+		}
+	}
+}

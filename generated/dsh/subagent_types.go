@@ -394,7 +394,8 @@ func (r SubagentStarted) Validate() error {
 
 // SubagentFinished records, in the parent's log, how a child ended. A parent resumed
 // after a crash returns a finished child's answer to its call from this event and never
-// runs the child again.
+// runs the child again. A child given another turn (Codex's send_input) records one per
+// turn, each with the call that started it; the last is the child's latest end.
 type SubagentFinished struct {
 	// CallID is the id of the parent's tool call that started the child.
 	CallID string `json:"callId"`

@@ -146,6 +146,11 @@ func (p pgChildren) Create(ctx context.Context, id string) (*session.Log, func()
 	return l, func() { l.Close() }, nil
 }
 
+// Reopen opens the database session id again (a child's next turn), taking its lease.
+func (p pgChildren) Reopen(ctx context.Context, id string) (*session.Log, func(), error) {
+	return p.Create(ctx, id)
+}
+
 // PGLogs keeps session logs in a PostgreSQL database, by session id (dsh acp's
 // acp.LogStore).
 type PGLogs struct {

@@ -77,54 +77,157 @@ type codexAgents struct {
 	mu       sync.Mutex
 	children map[string]*Child
 	closed   map[string]bool
-	// notified is closed once the parent was notified of a child's end (or will not be).
+	// notified is closed once the parent was notified of a child's latest turn's end (or
+	// will not be).
 	notified map[string]chan struct{}
+	// rearmed are the children resume_agent reopened: the end of their next turn notifies
+	// the parent.
+	rearmed map[string]bool
 }
 
 // CodexTools returns Codex's multi_agent_v1 functions over r, by name: spawn_agent starts
 // a child in the background and answers its id at once ({"agent_id", "nickname"});
 // wait_agent waits until one of its targets reaches a final status, or its timeout
 // ({"status": {id: status}, "timed_out"}); close_agent cancels a child that is still
-// running and answers its previous status ({"previous_status"}). A status is
-// {"completed": answer}, {"errored": message}, "running" or "shutdown" (a closed or
-// cancelled child). send_input and resume_agent fail: an id no spawn_agent gave in Codex's
-// words ("agent with id X not found"), any other because dsh cannot continue a child whose
-// turn ended. The caller sets each tool's name, description and schema (the toolset's
-// rows).
+// running and answers its previous status ({"previous_status"}); send_input gives a child
+// whose turn ended another turn on its message ([Runner.Continue]) and answers at once
+// ({"submission_id"}); resume_agent reopens a closed child ({"status": "pending_init"}),
+// which send_input may then continue. A status is {"completed": answer}, {"errored":
+// message}, "running" or "shutdown" (a closed or cancelled child). An id no spawn_agent
+// gave fails in Codex's words ("agent with id X not found"). The caller sets each tool's
+// name, description and schema (the toolset's rows).
 func (r *Runner) CodexTools(opts CodexOptions) map[string]tools.Definition {
-	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}, notified: map[string]chan struct{}{}}
-	// send_input and resume_agent: an id no spawn_agent gave fails in Codex's words (measured
-	// in 0.169.0: codex/subagent-send-input); continuing a child is not built.
-	unsupported := func(name, key string) tools.Definition {
-		return tools.Definition{Name: name, Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
-			var in map[string]any
-			if err := rc.BindArguments(&in); err != nil {
-				return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
-			}
-			id, _ := in[key].(string)
-			if _, err := a.child(id); err != nil {
-				return nil, err
-			}
-			return nil, tools.NewError(CodeSubagent, name+" is not supported: dsh cannot continue a child agent whose turn has ended")
-		}}
-	}
+	a := &codexAgents{r: r, opts: opts, children: map[string]*Child{}, closed: map[string]bool{}, notified: map[string]chan struct{}{},
+		rearmed: map[string]bool{}}
 	return map[string]tools.Definition{
 		SpawnAgent:  {Name: SpawnAgent, Run: a.spawn, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
 		WaitAgent:   {Name: WaitAgent, Run: a.wait, IsConcurrencySafe: func(json.RawMessage) bool { return true }},
 		CloseAgent:  {Name: CloseAgent, Run: a.close},
-		SendInput:   unsupported(SendInput, "target"),
-		ResumeAgent: unsupported(ResumeAgent, "id"),
+		SendInput:   {Name: SendInput, Run: a.sendInput},
+		ResumeAgent: {Name: ResumeAgent, Run: a.resume},
 	}
+}
+
+// codexTask is the text of a message or of text items (spawn_agent's and send_input's).
+func codexTask(message string, items []codexItem) string {
+	if message != "" {
+		return message
+	}
+	var texts []string
+	for _, it := range items {
+		if it.Text != "" {
+			texts = append(texts, it.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// codexItem is an input item of spawn_agent and send_input (the text of text items is
+// read).
+type codexItem struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// sendInput runs send_input: a child whose turn ended (finished, or closed and resumed)
+// gets message as a new turn on its own history, in the background; the value is the
+// submission's id. Codex 0.169.0 answers {"submission_id":"<uuid>"}, and the child ends
+// with another SubagentStop and no SubagentStart (codex/subagent-send-input); a child
+// whose turn is running reads the message at its turn's next step, after the step's tool
+// results (codex/subagent-send-running). A closed child that resume_agent did not reopen
+// is not found, as in Codex (codex/subagent-continue-edges). interrupt is not read (Codex
+// aborts the running turn and starts another: codex/subagent-send-interrupt, pending).
+func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any, error) {
+	var in struct {
+		Target  string      `json:"target"`
+		Message string      `json:"message"`
+		Items   []codexItem `json:"items"`
+	}
+	if err := rc.BindArguments(&in); err != nil {
+		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+	}
+	c, err := a.child(in.Target)
+	if err != nil {
+		return nil, err
+	}
+	task := codexTask(in.Message, in.Items)
+	switch {
+	case task == "":
+		return nil, tools.NewError(CodeSubagent, "the input has no text: give message or text items")
+	case a.isClosed(c.ID):
+		// Codex 0.169.0 no longer knows a closed agent until resume_agent reopens it
+		// (codex/subagent-continue-edges).
+		return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s not found", c.ID))
+	}
+	next, err := a.r.Continue(ctx, c.ID, dsh.UserText(dsh.SourceTool{CallID: rc.Exec().CallID}, task), nil)
+	if err != nil {
+		if errors.Is(err, ErrRunning) {
+			return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s is starting or ending its turn: send the input again", c.ID))
+		}
+		return nil, tools.NewError(CodeSubagent, err.Error())
+	}
+	if next != nil && next != c {
+		// A new turn (a message for a running turn is read by it: its Child stays).
+		a.track(ctx, next)
+	}
+	return map[string]string{"submission_id": NewCodexID()}, nil
+}
+
+// resume runs resume_agent: a closed child is open again (Codex 0.169.0 answers
+// {"status":"pending_init"}, and the parent is notified of the end of its next turn:
+// codex/subagent-resume); the value of an open one is its status (measured:
+// {"status":{"completed":…}}, codex/subagent-continue-edges).
+func (a *codexAgents) resume(ctx context.Context, rc *tools.RunContext) (any, error) {
+	var in struct {
+		ID string `json:"id"`
+	}
+	if err := rc.BindArguments(&in); err != nil {
+		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
+	}
+	c, err := a.child(in.ID)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	closed := a.closed[c.ID]
+	if closed {
+		delete(a.closed, c.ID)
+		a.rearmed[c.ID] = true
+	}
+	a.mu.Unlock()
+	if !closed {
+		return map[string]any{"status": a.status(c)}, nil
+	}
+	return map[string]any{"status": "pending_init"}, nil
+}
+
+// track makes c, a child's latest turn, the one its id names; the parent is notified of
+// its end when it is a first turn, or the first after resume_agent (Codex notifies once
+// per spawn or resume: a turn send_input started after neither ends without one).
+func (a *codexAgents) track(ctx context.Context, c *Child) {
+	notified := make(chan struct{})
+	a.mu.Lock()
+	_, known := a.children[c.ID]
+	watch := !known || a.rearmed[c.ID]
+	delete(a.rearmed, c.ID)
+	a.children[c.ID] = c
+	a.notified[c.ID] = notified
+	a.mu.Unlock()
+	if !watch {
+		close(notified)
+		return
+	}
+	go func() {
+		defer close(notified)
+		a.notify(context.WithoutCancel(ctx), c)
+	}()
 }
 
 // codexSpawnInput is spawn_agent's input (the keys dsh reads).
 type codexSpawnInput struct {
-	Message string `json:"message"`
-	Items   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"items"`
-	AgentType string `json:"agent_type"`
+	Message   string      `json:"message"`
+	Items     []codexItem `json:"items"`
+	AgentType string      `json:"agent_type"`
 }
 
 // spawn runs spawn_agent.
@@ -133,16 +236,7 @@ func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, err
 	if err := rc.BindArguments(&in); err != nil {
 		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
 	}
-	task := in.Message
-	if task == "" {
-		var texts []string
-		for _, it := range in.Items {
-			if it.Text != "" {
-				texts = append(texts, it.Text)
-			}
-		}
-		task = strings.Join(texts, "\n")
-	}
+	task := codexTask(in.Message, in.Items)
 	if task == "" {
 		return nil, tools.NewError(CodeSubagent, "the agent has no task: give message or text items")
 	}
@@ -158,15 +252,7 @@ func (a *codexAgents) spawn(ctx context.Context, rc *tools.RunContext) (any, err
 		}
 		return nil, tools.NewError(CodeSubagent, err.Error())
 	}
-	notified := make(chan struct{})
-	a.mu.Lock()
-	a.children[c.ID] = c
-	a.notified[c.ID] = notified
-	a.mu.Unlock()
-	go func() {
-		defer close(notified)
-		a.notify(context.WithoutCancel(ctx), c)
-	}()
+	a.track(ctx, c)
 	out := map[string]string{"agent_id": c.ID}
 	if n := len(a.opts.Nicknames); n > 0 {
 		out["nickname"] = a.opts.Nicknames[mrand.IntN(n)]
@@ -223,12 +309,24 @@ func (a *codexAgents) isClosed(id string) bool {
 // child is the child of id, or a tool error naming it.
 func (a *codexAgents) child(id string) (*Child, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	c, ok := a.children[id]
-	if !ok {
-		return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s not found", id))
+	a.mu.Unlock()
+	if ok {
+		return c, nil
 	}
-	return c, nil
+	// A child of the parent's log, started before a restart: its recorded end.
+	if c, ok = a.r.Agent(id); ok {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if prev, ok := a.children[id]; ok {
+			return prev, nil
+		}
+		done := make(chan struct{})
+		close(done)
+		a.children[id], a.notified[id] = c, done
+		return c, nil
+	}
+	return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s not found", id))
 }
 
 // codexWaitInput is wait_agent's input.

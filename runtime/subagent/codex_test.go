@@ -30,7 +30,14 @@ type codexHarness struct {
 func newCodexHarness(t *testing.T, model llm.Model) *codexHarness {
 	t.Helper()
 	log, _ := session.Open(context.Background(), session.NewMemory())
-	h := &codexHarness{harness: newHarness(t, log, model, false), clock: make(chan time.Time, 1), noticed: make(chan struct{}, 8)}
+	return newCodexHarnessOn(t, log, false, model)
+}
+
+// newCodexHarnessOn is newCodexHarness over the parent's log (resumed from it when
+// resume), with opts.
+func newCodexHarnessOn(t *testing.T, log *session.Log, resume bool, model llm.Model, opts ...func(*subagent.Config)) *codexHarness {
+	t.Helper()
+	h := &codexHarness{harness: newHarness(t, log, model, resume, opts...), clock: make(chan time.Time, 1), noticed: make(chan struct{}, 8)}
 	defs := h.runner.CodexTools(subagent.CodexOptions{
 		Notify: func(ctx context.Context, callID, text string) error {
 			h.nmu.Lock()
@@ -185,28 +192,5 @@ func TestCodexWaitTimeoutAndCloseRunning(t *testing.T) {
 	case <-h.noticed:
 		t.Errorf("a closed child notified its parent: %q", h.notices)
 	case <-time.After(200 * time.Millisecond):
-	}
-}
-
-// send_input and resume_agent of a child spawn_agent started, finished or closed, fail
-// saying that continuing it is not built (Codex answers {"submission_id"} and
-// {"status":"pending_init"} and runs it again: codex/subagent-send-input,
-// codex/subagent-resume).
-func TestCodexSendInputResumeFinished(t *testing.T) {
-	h := newCodexHarness(t, llm.NewScripted(llm.ScriptedResponse{Text: "child answer"}))
-	id := h.spawn(t, "call_s", "say hi")
-	if out, failed := h.call(t, "call_w", subagent.WaitAgent, map[string]any{"targets": []string{id}}); failed {
-		t.Fatalf("wait_agent = %q", out)
-	}
-	out, failed := h.call(t, "call_i", subagent.SendInput, map[string]any{"target": id, "message": "again"})
-	if !failed || !strings.HasSuffix(out, "send_input is not supported: dsh cannot continue a child agent whose turn has ended") {
-		t.Errorf("send_input to a finished child = %q (failed %v)", out, failed)
-	}
-	if out, _ := h.call(t, "call_c", subagent.CloseAgent, map[string]any{"target": id}); !strings.Contains(out, "previous_status") {
-		t.Fatalf("close_agent = %q", out)
-	}
-	out, failed = h.call(t, "call_r", subagent.ResumeAgent, map[string]any{"id": id})
-	if !failed || !strings.Contains(out, "resume_agent is not supported") {
-		t.Errorf("resume_agent of a closed child = %q (failed %v)", out, failed)
 	}
 }

@@ -32,6 +32,17 @@ func (m *MemoryLogs) Create(ctx context.Context, id string) (*session.Log, func(
 	return l, func() {}, nil
 }
 
+// Reopen returns the log Create made for id again (it stays open in memory).
+func (m *MemoryLogs) Reopen(ctx context.Context, id string) (*session.Log, func(), error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[id]
+	if !ok {
+		return nil, nil, fmt.Errorf("subagent: no log of session %s", id)
+	}
+	return l, func() {}, nil
+}
+
 // Log returns the child log of id, if one was created.
 func (m *MemoryLogs) Log(id string) (*session.Log, bool) {
 	m.mu.Lock()
@@ -66,6 +77,24 @@ func (f FileLogs) Create(ctx context.Context, id string) (*session.Log, func(), 
 	p := f.Path(id)
 	if _, err := os.Lstat(p); err == nil {
 		return nil, nil, fmt.Errorf("subagent: %s exists already", p)
+	}
+	st, _, err := session.OpenFile(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := session.Open(ctx, st)
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	return l, func() { _ = l.Close() }, nil
+}
+
+// Reopen opens the JSONL file of id again, which must exist (Create made it).
+func (f FileLogs) Reopen(ctx context.Context, id string) (*session.Log, func(), error) {
+	p := f.Path(id)
+	if _, err := os.Lstat(p); err != nil {
+		return nil, nil, fmt.Errorf("subagent: the log of session %s: %w", id, err)
 	}
 	st, _, err := session.OpenFile(p)
 	if err != nil {

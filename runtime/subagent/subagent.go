@@ -210,6 +210,7 @@ type Runner struct {
 	finished   map[string]dsh.SubagentFinished // by call id, from the parent's log
 	fields     *Fields                         // the agent tool's, once Definition made it
 	background map[string]*Child               // running, by agent id
+	agents     map[string]*agentRecord         // every child started, by agent id (Continue)
 	spawned    sync.WaitGroup                  // children started by Spawn until their onEnd returned
 	wg         sync.WaitGroup
 }
@@ -227,17 +228,14 @@ func New(cfg Config) (*Runner, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Runner{cfg: cfg, defs: map[string]Definition{}, finished: map[string]dsh.SubagentFinished{},
-		background: map[string]*Child{}}
+		background: map[string]*Child{}, agents: map[string]*agentRecord{}}
 	r.defs[r.general()] = Definition{Name: r.general(), System: cfg.GeneralSystem,
 		Description: "General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks."}
 	for _, d := range cfg.Definitions {
 		r.defs[d.Name] = d
 	}
-	for f, err := range session.Of[dsh.SubagentFinished](cfg.ParentLog.Events()) {
-		if err != nil {
-			return nil, fmt.Errorf("subagent: reading the parent's log: %w", err)
-		}
-		r.finished[f.CallID] = f
+	if err := r.readParentLog(); err != nil {
+		return nil, fmt.Errorf("subagent: reading the parent's log: %w", err)
 	}
 	return r, nil
 }
@@ -450,8 +448,14 @@ func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	return res, r.recordEnd(ctx, a.req.CallID, res)
+}
+
+// recordEnd records the end of a child's turn, res, in the parent's log
+// (subagent/finished of the call callID), where a resumed parent finds it.
+func (r *Runner) recordEnd(ctx context.Context, callID string, res Result) error {
 	ms := int(res.Duration.Milliseconds())
-	fin := dsh.SubagentFinished{CallID: a.req.CallID, AgentID: res.AgentID, Outcome: res.Outcome, ToolsUsed: res.ToolsUsed,
+	fin := dsh.SubagentFinished{CallID: callID, AgentID: res.AgentID, Outcome: res.Outcome, ToolsUsed: res.ToolsUsed,
 		ToolUses: &res.ToolUses, Tokens: &res.Tokens, DurationMS: &ms}
 	if res.TurnLimit > 0 {
 		fin.TurnLimit = &res.TurnLimit
@@ -464,12 +468,15 @@ func (r *Runner) runRecorded(ctx context.Context, a admitted) (Result, error) {
 	}
 	// The parent's call may be cancelled: the record outlives it.
 	if _, err := r.cfg.ParentLog.Append(context.WithoutCancel(ctx), fin); err != nil {
-		return res, fmt.Errorf("subagent: recording the end of %s: %w", res.AgentID, err)
+		return fmt.Errorf("subagent: recording the end of %s: %w", res.AgentID, err)
 	}
 	r.mu.Lock()
-	r.finished[a.req.CallID] = fin
+	r.finished[callID] = fin
+	if rec := r.agents[res.AgentID]; rec != nil {
+		rec.finished = &fin
+	}
 	r.mu.Unlock()
-	return res, nil
+	return nil
 }
 
 // run starts the admitted child and waits for its turn to end.
@@ -483,17 +490,44 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 	if _, err := r.cfg.ParentLog.Append(ctx, started); err != nil {
 		return Result{}, fmt.Errorf("subagent: recording the start: %w", err)
 	}
-	failed := func(err error) Result {
-		if ctx.Err() != nil {
-			return Result{AgentID: id, Outcome: dsh.SubagentOutcomeCancelled, Err: fmt.Errorf("it was cancelled: %w", context.Cause(ctx))}
-		}
-		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: err}
-	}
+	r.mu.Lock()
+	r.agents[id] = &agentRecord{callID: lineage.ParentCallID, sessionID: sid, agentType: def.Name, lineage: lineage, task: task}
+	r.mu.Unlock()
 	log, closeLog, err := r.cfg.Logs.Create(ctx, sid)
 	if err != nil {
-		return failed(fmt.Errorf("opening its log: %w", err)), nil
+		return failedTurn(ctx, id, fmt.Errorf("opening its log: %w", err)), nil
 	}
 	defer closeLog()
+	return r.turn(ctx, childTurn{id: id, sid: sid, def: def, lineage: lineage, log: log, task: task,
+		msg: dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)}), nil
+}
+
+// childTurn is one turn of a child: its first (a new loop over a new log) or a later one
+// (resume: the loop resumed from the log, [Runner.Continue]).
+type childTurn struct {
+	id, sid string
+	def     Definition
+	lineage dsh.Lineage
+	log     *session.Log
+	resume  bool
+	// task is the child's first task (its first turn's prompt); msg is this turn's.
+	task string
+	msg  dsh.UserMessage
+}
+
+// failedTurn is how a turn that could not run ends: cancelled when ctx is done, else failed
+// with err.
+func failedTurn(ctx context.Context, id string, err error) Result {
+	if ctx.Err() != nil {
+		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeCancelled, Err: fmt.Errorf("it was cancelled: %w", context.Cause(ctx))}
+	}
+	return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: err}
+}
+
+// turn runs one turn of the child t describes over its log and waits for it to end: its
+// result is read from the events the turn appended.
+func (r *Runner) turn(ctx context.Context, t childTurn) Result {
+	id, def, lineage, log := t.id, t.def, t.lineage, t.log
 	if r.cfg.OnChild != nil {
 		if done := r.cfg.OnChild(id, lineage, log); done != nil {
 			defer done()
@@ -514,7 +548,7 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 		done = &completer{c: c}
 		unregister, err := rt.Tools().RegisterForAgent(id, done.definition())
 		if err != nil {
-			return failed(fmt.Errorf("registering its answer tool: %w", err)), nil
+			return failedTurn(ctx, id, fmt.Errorf("registering its answer tool: %w", err))
 		}
 		defer unregister()
 		if restrict == nil {
@@ -527,7 +561,7 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 	if r.cfg.BeforeChild != nil {
 		end, err := r.cfg.BeforeChild(ctx, def, id)
 		if err != nil {
-			return failed(fmt.Errorf("starting it: %w", err)), nil
+			return failedTurn(ctx, id, fmt.Errorf("starting it: %w", err))
 		}
 		defer end()
 	}
@@ -551,45 +585,56 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 			return dsh.RequestRestrict{Allow: restrict, Reason: &reason}, nil
 		})
 	}
-	child, err := loop.New(ctx, loop.Config{ID: id, SessionID: sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
+	start := loop.New
+	if t.resume {
+		// A later turn: the loop is resumed from the child's log, so that it reads its
+		// history (and closes a turn a crash left open); it fires no agent/subagent-start.
+		start = loop.Resume
+	}
+	child, err := start(ctx, loop.Config{ID: id, SessionID: t.sid, Workspace: r.cfg.Workspace, Registry: r.cfg.Registry,
 		Tools: rt, Model: r.cfg.Model, Log: log, System: system, LLM: llmCfg, Logger: r.cfg.Logger,
 		ContinuationCap: r.cfg.ContinuationCap, BackgroundTasks: r.BackgroundTasks,
-		Subagent: &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: task}})
+		Subagent: &loop.Subagent{Lineage: lineage, ParentSessionID: r.cfg.ParentSessionID, Task: t.task}})
 	if err != nil {
-		return failed(err), nil
+		return failedTurn(ctx, id, err)
 	}
 	defer child.Close()
 	// A definition whose tools name no tool: the child exists (agent/subagent-start has
 	// fired, as Claude Code 2.1.328 fires SubagentStart) and never runs.
 	if def.Tools != nil && len(r.known(def.Tools)) == 0 {
-		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: &NoToolsError{Type: def.Name, Unrecognized: def.Tools}}, nil
+		return Result{AgentID: id, Outcome: dsh.SubagentOutcomeFailed, Err: &NoToolsError{Type: def.Name, Unrecognized: def.Tools}}
 	}
+	from := log.Len()
 	// The task comes from the parent's call, not from the user: a child fires no
 	// UserPromptSubmit (measured in Claude Code 2.1.328, case subagent/session-events).
-	if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, task)); err != nil {
-		return failed(err), nil
+	if err := child.Followup(ctx, t.msg); err != nil {
+		return failedTurn(ctx, id, err)
 	}
+	// From now on a message for the child reaches its running turn (Continue).
+	r.setLive(id, child)
+	defer r.setLive(id, nil)
 	for nudge := 0; ; nudge++ {
-		if err := child.Wait(ctx); err != nil || ctx.Err() != nil {
+		if err := r.waitTurns(ctx, id, child); err != nil || ctx.Err() != nil {
 			// The parent's call was cancelled: so is the child (its context is the call's,
 			// so its turn may have ended first).
 			child.Cancel(dsh.CancelDisposed{}, false)
 			_ = child.Wait(context.WithoutCancel(ctx))
-			return failed(nil), nil
+			return failedTurn(ctx, id, nil)
 		}
 		// A child that ends only by its answer tool and whose turn ended without it is
 		// nudged (Gemini CLI's "final chance"), as often as the Completion says.
-		if done == nil || nudge >= done.c.Nudges || ended(id, log, nil).Outcome != dsh.SubagentOutcomeCompleted {
+		if done == nil || nudge >= done.c.Nudges || ended(id, log, from, nil).Outcome != dsh.SubagentOutcomeCompleted {
 			break
 		}
 		if _, ok := done.result(); ok {
 			break
 		}
+		r.setLive(id, child)
 		if err := child.Followup(ctx, dsh.UserText(dsh.SourceTool{CallID: lineage.ParentCallID}, done.c.Nudge)); err != nil {
-			return failed(err), nil
+			return failedTurn(ctx, id, err)
 		}
 	}
-	res := ended(id, log, r.cfg.ToolKinds)
+	res := ended(id, log, from, r.cfg.ToolKinds)
 	if limited.Load() && res.Outcome == dsh.SubagentOutcomeCancelled {
 		res.Outcome, res.Err, res.TurnLimit = dsh.SubagentOutcomeCompleted, nil, def.MaxTurns
 	}
@@ -600,7 +645,7 @@ func (r *Runner) run(ctx context.Context, a admitted) (Result, error) {
 			res.Outcome, res.Err, res.Answer, res.Reason = dsh.SubagentOutcomeFailed, ErrNoCompletion, "", done.c.Missing
 		}
 	}
-	return res, nil
+	return res
 }
 
 // modelOf is the model a child of def calls: its definition's, else the parent's.
@@ -653,14 +698,14 @@ func (r *Runner) known(names []string) []string {
 	return out
 }
 
-// ended reads how the child's last turn ended, its answer and its figures, from its log;
-// kinds counts its calls (ToolStats).
-func ended(id string, log *session.Log, kinds map[string]ToolKind) Result {
+// ended reads how the child's last turn ended, its answer and its figures, from the
+// events of its log from from on; kinds counts its calls (ToolStats).
+func ended(id string, log *session.Log, from int64, kinds map[string]ToolKind) Result {
 	var end *dsh.TurnEnd
 	res := Result{AgentID: id}
 	var stats ToolStats
 	step, byID := 0, map[string]int{}
-	for _, data := range session.Decoded(log.Events()) {
+	for _, data := range session.Decoded(log.EventsFrom(from)) {
 		switch d := data.(type) {
 		case dsh.TurnEnd:
 			end = &d

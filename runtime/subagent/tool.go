@@ -28,7 +28,7 @@ type Fields struct {
 	Background          string
 	BackgroundByDefault bool
 	// TypeAtCreation refuses a call naming no agent type when the call is created, before
-	// any policy or hook (tools.Definition.Check), as Gemini CLI 0.61.0 refuses it while
+	// any policy or hook (tools.Definition.Precheck), as Gemini CLI 0.61.0 refuses it while
 	// it builds the call; false refuses it when the call runs.
 	TypeAtCreation bool
 }
@@ -69,8 +69,8 @@ func (r *Runner) Definition(f Fields) tools.Definition {
 		}
 	}
 	return tools.Definition{
-		Name:  r.cfg.ToolName,
-		Check: check,
+		Name:     r.cfg.ToolName,
+		Precheck: check,
 		Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
 			var in map[string]any
 			if err := rc.BindArguments(&in); err != nil {

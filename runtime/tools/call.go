@@ -205,11 +205,10 @@ func (c *call) create(in Input) stage {
 		}
 		return c.settle(unknownTool(c.rt.unknown(c.agentID, c.exec.Name)), toFinish)
 	}
-	// dsh: the tool's own check (Definition.Check) refuses a call it cannot build, on the
-	// caller's arguments, before any rewrite or policy sees it; a refusal is final.
-	if c.def != nil && c.def.def.Check != nil {
-		if err := c.def.def.Check(in.Arguments); err != nil {
-			if !c.materialize(in.Arguments) {
+	// dsh: the tool's own check before any listener (Definition.Precheck) is final too.
+	if c.def != nil && c.def.def.Precheck != nil && json.Valid(in.Arguments) {
+		if err := precheck(c.def.def.Precheck, in.Arguments); err != nil {
+			if !c.materialize(in.Arguments) { // unreachable: the arguments are valid JSON
 				return c.settle(failureOf(msgArgsNotJSON, nil), toFinish)
 			}
 			return c.settle(failure(err), toFinish)
@@ -244,6 +243,16 @@ func (c *call) create(in Input) stage {
 		return c.settle(failure(errTailTooDeep(c.exec.Name)), toFinish)
 	}
 	return toPolicy
+}
+
+// precheck runs check on args, a panic becoming its error.
+func precheck(check func(json.RawMessage) error, args json.RawMessage) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v}
+		}
+	}()
+	return check(cloneRaw(args))
 }
 
 // unknownAtCreation reports whether the call fails as an unknown tool at creation

@@ -34,11 +34,6 @@ type Definition struct {
 	// lossless JSON with the failure "tool result must be losslessly JSON-serializable";
 	// the contexts that survive every failure are kept.
 	FinalizeContent func(exec dsh.ToolExecution, result dsh.ToolExecutionResult) ([]dsh.ContentBlock, error)
-	// Check, if set, validates the caller's arguments when the call is created, before
-	// any rewrite or policy sees them (as an engine refuses a call it cannot build before
-	// its hooks run): an error fails the call there, final like a schema violation (an
-	// *Error keeps its code).
-	Check func(args json.RawMessage) error
 	// IsConcurrencySafe, if set, tells whether a call with args may run in parallel with
 	// other parallel calls; see Runtime.ExecutionMode.
 	IsConcurrencySafe func(args json.RawMessage) bool
@@ -46,6 +41,14 @@ type Definition struct {
 	// request (the zero value), or behind a tool search. A call to the tool runs
 	// whichever it is.
 	Loading Loading
+	// Precheck, if set, checks a call's arguments (the model's, valid JSON) when the call
+	// is created, before any listener sees it: no tools/rewrite-input, no
+	// tools/pre-execute. An error fails the call there, finally, as an argument that breaks
+	// the input schema does (an *Error keeps its code; the message is what the model
+	// reads). It is for the refusals an engine makes before its hooks run (Codex parsing a
+	// function's arguments, checking the MCP server a resource tool names). It must be
+	// quick and must not block; a panic is a failure.
+	Precheck func(args json.RawMessage) error
 	// Resumable says a call of the tool that a crash left without a result may be
 	// dispatched again when its agent resumes: the tool itself makes a second dispatch
 	// safe (the agent tool answers a child that finished from the session log and runs

@@ -677,39 +677,3 @@ func TestErrorInfoIsMadeJSONSafe(t *testing.T) {
 		wantInfo(t, e.exec(context.Background(), "t", `{}`), c.wantName, c.wantCode)
 	}
 }
-
-// A definition's Check refuses a call at creation, on the caller's arguments, before any
-// rewrite or policy: its error is the final failure (its code kept), the body never runs,
-// and a call it accepts goes on as usual.
-func TestCheckRefusesAtCreation(t *testing.T) {
-	e := newEnv(t)
-	var rec recorder
-	e.phaseCounter(&rec)
-	e.hooks.Plugin("rw").OnRewriteInput(func(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
-		rec.add("rewrite")
-		return dsh.RewriteKeep{}, nil
-	})
-	e.register(t, Definition{Name: "agent",
-		Check: func(args json.RawMessage) error {
-			if strings.Contains(string(args), "nosuch") {
-				return NewError("SUBAGENT_FAILED", "Subagent 'nosuch' not found.")
-			}
-			return nil
-		},
-		Run: func(ctx context.Context, rc *RunContext) (any, error) { rec.add("body"); return "ok", nil }})
-	r := e.exec(context.Background(), "agent", `{"agent_name":"nosuch"}`)
-	f := failureOfResult(t, r)
-	if f.Error.Message != "Subagent 'nosuch' not found." || f.Error.Info == nil || f.Error.Info.Code != "SUBAGENT_FAILED" {
-		t.Errorf("failure = %+v", f.Error)
-	}
-	if string(r.Exec.Arguments) != `{"agent_name":"nosuch"}` {
-		t.Errorf("exec.Arguments = %s", r.Exec.Arguments)
-	}
-	if got := rec.get(); len(got) != 1 || got[0] != "result" {
-		t.Errorf("phases = %v, want only tools/result", got)
-	}
-	successOf(t, e.exec(context.Background(), "agent", `{"agent_name":"generalist"}`))
-	if rec.count("body") != 1 || rec.count("pre") != 1 || rec.count("rewrite") != 1 {
-		t.Errorf("phases after an accepted call = %v", rec.get())
-	}
-}

@@ -114,3 +114,57 @@ func TestCodexMCPResources(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexMCPResourcesRefusedBeforeListeners: the resource tools' rows' refusals (a
+// missing argument in serde's words, a server there is none of) fail the call when it is
+// created, before any tools/rewrite-input or tools/pre-execute listener (where the hooks
+// run), as Codex refuses them before its hooks (measured: codex/mcp-resources-refused); a
+// call that passes them reaches the listeners.
+func TestCodexMCPResourcesRefusedBeforeListeners(t *testing.T) {
+	defs, err := builtin.Definitions(builtin.Options{Workspace: t.TempDir(), Style: builtin.StyleCodex, MCPResources: &fakeResources{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	for _, d := range defs {
+		if _, err := reg.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks := dsh.NewRegistry()
+	var seen []string
+	hooks.OnRewriteInput(func(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
+		seen = append(seen, "rewrite "+p.Name)
+		return dsh.RewriteKeep{}, nil
+	})
+	hooks.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+		seen = append(seen, "pre "+p.Exec.Name)
+		return next.Call(ctx)
+	})
+	rt := tools.New(reg, hooks)
+	for _, c := range []struct{ name, args, want string }{
+		{"read_mcp_resource", `{"server":"nope","uri":"x://one"}`, "unknown MCP server 'nope'"},
+		{"list_mcp_resources", `{"server":"nope"}`, "unknown MCP server 'nope'"},
+		{"list_mcp_resource_templates", `{"server":" nope "}`, "unknown MCP server 'nope'"},
+		{"read_mcp_resource", `{"server":"b"}`, "failed to parse function arguments: missing field `uri`"},
+		// The missing argument is checked first, as serde parses before the server is looked up.
+		{"read_mcp_resource", `{"uri":"x://one"}`, "failed to parse function arguments: missing field `server`"},
+	} {
+		seen = nil
+		r := rt.Execute(context.Background(), tools.Input{CallID: "c", Name: c.name, Arguments: json.RawMessage(c.args), Turn: 1})
+		var text string
+		for _, b := range r.Content() {
+			if tb, ok := b.(dsh.TextBlock); ok {
+				text += tb.Text
+			}
+		}
+		if !r.IsError() || text != c.want || len(seen) != 0 {
+			t.Errorf("%s %s = %q (error %v), listeners %v; want the failure %q before any listener", c.name, c.args, text, r.IsError(), seen, c.want)
+		}
+	}
+	seen = nil
+	if r := rt.Execute(context.Background(), tools.Input{CallID: "c", Name: "read_mcp_resource", Arguments: json.RawMessage(`{"server":"b","uri":"x://one"}`), Turn: 1}); r.IsError() ||
+		!slices.Equal(seen, []string{"rewrite read_mcp_resource", "pre read_mcp_resource"}) {
+		t.Errorf("a call the refusals pass: error %v, listeners %v", r.IsError(), seen)
+	}
+}

@@ -126,6 +126,9 @@ type ToolRow struct {
 	// Reads, when set, is the input key of the path a successful call reads (or writes):
 	// the conversation has read that file from then on, for the rows' ReadFirst.
 	Reads string `json:"reads,omitempty"`
+	// Refuse, when set, are the refusals the engine makes of a call before any hook runs
+	// (tools.Definition.Precheck): dsh makes them when the call is created.
+	Refuse *Refusals `json:"refuse,omitempty"`
 	// ReadFirst, when set, is the tool's read-before-edit rule: the engine refuses a call
 	// whose file the conversation has not read ([ReadLog] remembers the reads).
 	ReadFirst *ReadFirst `json:"read_first,omitempty"`
@@ -607,6 +610,11 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 			case r.Namespace != "" && ts.Namespaces[r.Namespace] == "":
 				return nil, fmt.Errorf("spec/%s: tools[%d] (%s): namespace %q has no description in namespaces", name, i, r.Name, r.Namespace)
 			}
+			if r.Refuse != nil {
+				if _, err := r.Refuse.required(r.InputSchema); err != nil {
+					return nil, fmt.Errorf("spec/%s: tools[%d] (%s): refuse: %w", name, i, r.Name, err)
+				}
+			}
 		}
 		if m := ts.MCP; m != nil && len(m.Properties) > 0 {
 			var props map[string]json.RawMessage
@@ -717,6 +725,11 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 			ns := llm.Namespace{Name: r.Namespace, Description: all[i].Namespaces[r.Namespace]}
 			if d.InputSchema, err = ns.Mark(d.InputSchema); err != nil {
 				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: %w", all[i].Dialect, r.Name, err)
+			}
+		}
+		if r.Refuse != nil {
+			if d.Precheck, err = r.Refuse.check(r.InputSchema, o.MCPResources); err != nil {
+				return nil, false, fmt.Errorf("builtin: the %s toolset's %s: refuse: %w", all[i].Dialect, r.Name, err)
 			}
 		}
 		d.Loading = loading

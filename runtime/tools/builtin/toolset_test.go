@@ -27,6 +27,10 @@ func TestToolsetBadRows(t *testing.T) {
 		"model's tool": {`{"tools": [{"name": "A", "impl": "bash"}], "models": {"m": {"without": ["B"]}}}`, `models["m"]: no tool "B"`},
 		"unknown impl": {`{"tools": [{"name": "A", "impl": "nope"}]}`, `tools[0] (A): unknown impl "nope"`},
 		"namespace":    {`{"tools": [{"name": "A", "impl": "bash", "namespace": "ns"}]}`, `tools[0] (A): namespace "ns" has no description in namespaces`},
+		"empty refuse": {`{"tools": [{"name": "A", "impl": "bash", "refuse": {}}]}`, `tools[0] (A): refuse: no refusal`},
+		"server key":   {`{"tools": [{"name": "A", "impl": "bash", "refuse": {"unknown_server": "x"}}]}`, `tools[0] (A): refuse: unknown_server and server_key go together`},
+		"no required": {`{"tools": [{"name": "A", "impl": "bash", "input_schema": {"type": "object"}, "refuse": {"missing_field": "m"}}]}`,
+			`tools[0] (A): refuse: missing_field: the input schema requires no property`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := loadToolsets(fstest.MapFS{"toolsets/x.json": {Data: []byte(tc.file)}})
