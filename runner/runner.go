@@ -187,8 +187,13 @@ type Session struct {
 	// childHooks installs an agent definition's own hooks for one child (attachHooks);
 	// nil when no hooks load.
 	childHooks func(def subagent.Definition, agentID string) (func(), error)
-	maxMu      sync.Mutex
-	maxTurns   bool
+	// verifierHooks registers the session's hook bridge on an agent hook's verifier's
+	// registry (attachHooks; nil when no hooks load), and verifiers holds the agent ids of
+	// the verifiers running, whose hooks see that id and the verifier's mode (hookAgents).
+	verifierHooks func(r *dsh.Registrar) (unregister func())
+	verifiers     sync.Map
+	maxMu         sync.Mutex
+	maxTurns      bool
 }
 
 // New builds the session cfg describes, in this order: the MCP servers started, the
