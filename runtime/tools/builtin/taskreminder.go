@@ -113,6 +113,8 @@ func (t *TaskReminder) Replay(agentID string, e dsh.SessionEventData) {
 			t.counts(agentID).sinceReminder = 0
 			t.mu.Unlock()
 		}
+	default:
+		// No other event is a block of the conversation or a reminder.
 	}
 }
 
@@ -127,13 +129,15 @@ func (t *TaskReminder) count(agentID string, content []dsh.ContentBlock) {
 	for _, b := range content {
 		switch x := b.(type) {
 		case dsh.ReasoningBlock:
-			continue
+			continue // the engine does not count a thinking block
 		case dsh.ToolCallBlock:
 			if slices.Contains(t.shape.Tools, x.Name) {
 				c.sinceCall = 0
 				c.sinceReminder++
 				continue
 			}
+		default:
+			// A text block (or any other a response holds) counts as the other calls do.
 		}
 		c.sinceCall++
 		c.sinceReminder++
