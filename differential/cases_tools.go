@@ -72,7 +72,9 @@ func toolCases() []Case {
 				slices.Repeat([]Turn{{Text: "working", Bash: []string{"echo w"}}}, 10)...), Turn{Text: "done"}),
 			Hooks: []Hook{h("PostToolUse", "exit 0")}},
 		// No task calls: the turn ends at the tenth block, and the next prompt (claude -p
-		// --continue) carries the reminder, before the prompt, with no task list.
+		// --continue) carries the reminder, before the prompt, with no task list (the
+		// comparison does not see the contexts before a prompt: runner's
+		// TestTaskReminderResumed checks dsh's).
 		{Name: "tools/task-reminder-continue", Engines: claude, Prompts: []string{"Next task."},
 			Turns: append(slices.Repeat([]Turn{{Text: "more", Bash: []string{"echo m"}}}, 4),
 				Turn{Bash: []string{"echo last"}}, Turn{Text: "first done"}, Turn{Text: "second done"}),

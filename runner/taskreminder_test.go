@@ -76,3 +76,84 @@ func TestTaskReminder(t *testing.T) {
 		t.Errorf("the reminder reads %q, want it to end with %q", got, want)
 	}
 }
+
+// A resumed session counts on from its log (as claude -p --continue does:
+// tools/task-reminder-continue): a turn that ends at the tenth block brings the reminder
+// with the next prompt, before the prompt's text, in the resumed session's first request.
+func TestTaskReminderResumed(t *testing.T) {
+	ws := t.TempDir()
+	hooks := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(hooks, []byte(`{"hooks":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("a note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := json.Marshal(map[string]any{"file_path": filepath.Join(ws, "notes.txt")})
+	store := session.NewMemory()
+	var log *session.Log
+	open := func(rs ...llm.ScriptedResponse) (*runner.Session, *llm.Scripted) {
+		var err error
+		if log, err = session.Open(context.Background(), store); err != nil {
+			t.Fatal(err)
+		}
+		l := log
+		t.Cleanup(func() { l.Close() })
+		model := llm.NewScripted(rs...).RecordRequests()
+		s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
+			Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
+			OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
+				return model, dsh.LLMCallConfig{Provider: "scripted", Model: "claude-sonnet-4-5"}, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s, model
+	}
+	var script []llm.ScriptedResponse
+	for range 4 {
+		script = append(script, llm.ScriptedResponse{Text: "more", ToolCalls: []llm.ScriptedToolCall{{Name: "Read", Arguments: read}}})
+	}
+	script = append(script, llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{Name: "Read", Arguments: read}}}, llm.ScriptedResponse{Text: "first done"})
+	s1, m1 := open(script...)
+	a := turn(t, s1, "go")
+	const words = "The task tools haven't been used recently."
+	for i, r := range m1.Requests() {
+		if strings.Contains(lastUserText(r), words) {
+			t.Errorf("the first run's request %d carries the reminder at nine blocks", i)
+		}
+	}
+	_ = a.Close()
+	s1.Close()
+	log.Close()
+	s2, m2 := open(llm.ScriptedResponse{Text: "second done"})
+	a2, err := s2.Start(context.Background(), "main", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a2.Close() })
+	msg := dsh.UserMessage{ID: "p2", Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: "Next task."}}, Source: dsh.SourceUser{}}
+	if err := a2.Followup(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	if err := a2.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m2.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests after the resume, want 1", len(reqs))
+	}
+	// The user side after the last response: the reminder and the prompt, in order.
+	var got string
+	for i := len(reqs[0].Messages) - 1; i >= 0 && reqs[0].Messages[i].Role == llm.RoleUser; i-- {
+		got = lastUserText(llm.Request{Messages: reqs[0].Messages[i : i+1]}) + "|" + got
+	}
+	r, p := strings.Index(got, words), strings.Index(got, "Next task.")
+	if r < 0 || p < 0 || r > p || strings.Contains(got, "Here are the existing tasks") {
+		t.Errorf("the resumed session's first request ends with %q, want the reminder (no task list) before the prompt", got)
+	}
+	if strings.Count(got, words) != 1 {
+		t.Errorf("the reminder came %d times", strings.Count(got, words))
+	}
+}
