@@ -180,7 +180,6 @@ func forwardToolEvents(r *dsh.Registrar, from *dsh.Registry) {
 	})
 	r.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
 		_ = from.EmitToolResult(ctx, p) // tools/result observes: a failing listener changes nothing
-
 	})
 }
 
