@@ -39,12 +39,13 @@ type TaskReminderShape struct {
 }
 
 // TaskReminder adds the toolset's task reminder (TaskReminderShape) to an agent's
-// requests, counting each agent's blocks apart (a subagent's conversation is its own). It
-// counts what the agent/response listeners before its own left of each response, and
-// adds the reminder at agent/pre-step, after the other listeners, as a message of the
-// step's batch (after the results of the step before, or after the turn's prompt); the
-// provider sends it as the dialect's contexts are sent. The counts are in memory: a
-// session resumed from its log counts from the resume.
+// requests, counting each agent's blocks apart (a subagent's conversation is its own; the
+// engine's reminders inside a subagent are not measured). It counts what the
+// agent/response listeners before its own left of each response, and adds the reminder
+// at agent/pre-step, after the other listeners, as a message of the step's batch (after
+// the results of the step before, or before the turn's prompt); the provider sends it as
+// the dialect's contexts are sent. The counts are in memory; a session resumed from its
+// log replays the log first (Replay).
 type TaskReminder struct {
 	shape  TaskReminderShape
 	tasks  *TaskList
