@@ -223,6 +223,19 @@ func subagentCases() []Case {
 		// The verifier answers with text and never calls StructuredOutput, even when the
 		// engine asks it again.
 		agentHook("subagent/agent-hook-no-verdict", Turn{Text: "no verdict from me"}, Turn{Text: "still none"}),
+		// The verifier calls Read and Bash before it answers: which of the session's hooks
+		// fire for its calls, and whether the agent hook at PreToolUse[Bash] starts a
+		// verifier of the verifier's Bash call.
+		{Name: "subagent/agent-hook-tools", Engines: claude,
+			Files: map[string]string{"notes.txt": "a note\n"},
+			Hooks: []Hook{{Event: "PreToolUse", Matcher: "Bash", Fields: map[string]any{"type": "agent", "prompt": "Verify the command is harmless: $ARGUMENTS"}},
+				h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0"), h("PermissionDenied", "exit 0"),
+				h("SubagentStart", "exit 0"), h("SubagentStop", "exit 0"), h("Stop", "exit 0")},
+			Turns: []Turn{{Text: "running", Bash: []string{"touch ran_1; echo parent"}}, {Text: "after"}, {Text: "parent done"}},
+			Children: []Child{{Match: "Verify the command is harmless", Turns: []Turn{
+				{Text: "checking", Bash: []string{"touch verifier_ran; echo verifier"}, Calls: []Call{{Name: "Read", Input: map[string]any{"file_path": "{{ws}}/notes.txt"}}}},
+				{Text: "verifying", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": true, "reason": "harmless"}}}},
+				{Text: "verifying again", Calls: []Call{{Name: "StructuredOutput", Input: map[string]any{"ok": true, "reason": "harmless too"}}}}}}}},
 		// A PreToolUse deny that only the child's Bash call meets.
 		{Name: "subagent/deny-inside", Engines: claude,
 			Hooks:    append([]Hook{{Event: "PreToolUse", Matcher: "Bash", Script: "echo 'no shell in children' >&2; exit 2"}}, all[1:]...),

@@ -1,5 +1,7 @@
 package differential
 
+import "slices"
+
 // toolCases are the cases of Claude Code's own tools beyond Bash, Read, Write and Edit:
 // its deferred tools, loaded through ToolSearch, and what their calls send the model and
 // the hooks.
@@ -61,6 +63,22 @@ func toolCases() []Case {
 				{Text: "missing", Calls: []Call{{Name: "NotebookEdit", Input: map[string]any{"notebook_path": "{{ws}}/none.ipynb", "cell_id": "c1", "new_source": "y"}}}},
 				{Text: "finished"}},
 			Hooks: []Hook{h("PreToolUse", "exit 0"), h("PostToolUse", "exit 0"), h("PostToolUseFailure", "exit 0")}},
+		// Claude Code's periodic task-tools reminder: two TaskCreate calls, then ten
+		// assistant content blocks (a text and a call a response) bring it, with the task
+		// list, after the last tool result; ten more bring it again.
+		{Name: "tools/task-reminder", Engines: claude,
+			Turns: append(append([]Turn{{Text: "planning", Calls: []Call{{Name: "TaskCreate", Input: map[string]any{"subject": "Write the notes", "description": "d"}},
+				{Name: "TaskCreate", Input: map[string]any{"subject": "Check them", "description": "e"}}}}},
+				slices.Repeat([]Turn{{Text: "working", Bash: []string{"echo w"}}}, 10)...), Turn{Text: "done"}),
+			Hooks: []Hook{h("PostToolUse", "exit 0")}},
+		// No task calls: the turn ends at the tenth block, and the next prompt (claude -p
+		// --continue) carries the reminder, before the prompt, with no task list (the
+		// comparison does not see the contexts before a prompt: runner's
+		// TestTaskReminderResumed checks dsh's).
+		{Name: "tools/task-reminder-continue", Engines: claude, Prompts: []string{"Next task."},
+			Turns: append(slices.Repeat([]Turn{{Text: "more", Bash: []string{"echo m"}}}, 4),
+				Turn{Bash: []string{"echo last"}}, Turn{Text: "first done"}, Turn{Text: "second done"}),
+			Hooks: []Hook{h("PostToolUse", "exit 0")}},
 		// Which file tools refuse a file the conversation has not read: an Edit and a Write
 		// of files never read, a NotebookEdit of a notebook never read, then of one Write
 		// created (five requests: a sixth would bring the engine's task reminder).

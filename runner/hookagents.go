@@ -21,11 +21,17 @@ import (
 // hookAgents runs agent hooks' verifiers (hookproto.AgentVerifier) for a session: each a
 // child agent loop of its own over the session's tools less the eval's Without, plus its
 // answer tool, on the session's model, with a log in memory. Its calls go through a
-// registry of their own, which holds only the dialect's dontAsk permissions (the engine
-// runs the verifier under dontAsk): what would ask is denied, so the verifier reads and
-// never writes, and no hook fires for its calls (an agent hook cannot start a verifier of
-// its verifier).
+// registry of their own: first the session's hooks, then the dialect's dontAsk
+// permissions (the engine runs the verifier under dontAsk), so that what would ask is
+// denied and the verifier reads and never writes. The hooks fire for the tool events
+// only (tools/*: PreToolUse, PostToolUse, PostToolUseFailure), as Claude Code 2.1.328
+// fires them for its verifier's calls (subagent/agent-hook-tools), with the eval's
+// AgentID and the dontAsk mode; no prompt or agent handler runs there
+// (hookproto.Session.Verifier), so no verifier starts a verifier of its own.
 type hookAgents struct{ s *Session }
+
+// verifierMode is the permission mode a verifier runs under (the dialect's name).
+const verifierMode = "dontAsk"
 
 // errVerifierTurns is why a verifier past its turn bound was stopped.
 var errVerifierTurns = errors.New("the verifier reached its turn bound")
@@ -69,6 +75,15 @@ func (h hookAgents) VerifyHook(ctx context.Context, r hookproto.AgentEval) (json
 		return nil, err
 	}
 	hooks := dsh.NewRegistry()
+	id := "hook-verifier"
+	if r.AgentID != "" && s.verifierHooks != nil {
+		id = r.AgentID
+		s.verifiers.Store(id, struct{}{})
+		defer s.verifiers.Delete(id)
+		session := dsh.NewRegistry(dsh.WithLogger(s.logger))
+		defer s.verifierHooks(session.Plugin(s.cfg.Hooks.desc().Plugin()))()
+		forwardToolEvents(hooks.Plugin("hooks"), session)
+	}
 	if p, err := h.policy(r.AnswerTool); err != nil {
 		return nil, err
 	} else if p != nil {
@@ -93,7 +108,7 @@ func (h hookAgents) VerifyHook(ctx context.Context, r hookproto.AgentEval) (json
 	if r.Model != "" {
 		cfg.Model = r.Model
 	}
-	v, err := loop.New(ctx, loop.Config{ID: "hook-verifier", SessionID: "ses_" + rand.Text(), Workspace: s.cfg.Workspace, Registry: hooks,
+	v, err := loop.New(ctx, loop.Config{ID: id, SessionID: "ses_" + rand.Text(), Workspace: s.cfg.Workspace, Registry: hooks,
 		Tools: tools.New(reg, hooks, s.ToolOptions...), Model: s.evalModel, Log: log, System: r.System, LLM: cfg, Logger: s.logger})
 	if err != nil {
 		return nil, err
@@ -133,6 +148,53 @@ func (h hookAgents) VerifyHook(ctx context.Context, r hookproto.AgentEval) (json
 	return nil, fmt.Errorf("%w: its turn ended without a call of %s", hookproto.ErrAgentNoVerdict, r.AnswerTool)
 }
 
+// forwardToolEvents registers on r listeners that run the tool events' listeners of
+// from (the session's hook bridge, registered there alone) at their place in r's chains:
+// tools/rewrite-input (where the bridge runs PreToolUse), pre-execute, execute,
+// post-execute and result. No other event reaches from: the verifier's session, prompt and
+// turn events fire no hook. from's rewrite-input fold has one listener, the bridge's, whose
+// decision is r's listener's.
+func forwardToolEvents(r *dsh.Registrar, from *dsh.Registry) {
+	r.OnRewriteInput(func(ctx context.Context, p *dsh.RewriteInputPayload) (dsh.RewriteDecision, error) {
+		var d dsh.RewriteDecision = dsh.RewriteKeep{}
+		err := from.RunRewriteInput(ctx, p, 0, func(_ context.Context, _ string, got dsh.RewriteDecision) (*dsh.RewriteInputPayload, error) {
+			if got.Kind() != (dsh.RewriteKeep{}).Kind() {
+				d = got
+			}
+			return nil, nil
+		})
+		return d, err
+	})
+	r.OnPreTool(func(ctx context.Context, p *dsh.PreToolPayload, next dsh.PreToolNext) (dsh.PreToolDecision, error) {
+		return from.RunPreTool(ctx, p, func(ctx context.Context) (dsh.PreToolDecision, error) { return next.Call(ctx) })
+	})
+	r.WrapExecute(func(ctx context.Context, p *dsh.ExecutePayload, next dsh.ExecuteNext) dsh.ToolExecutionResult {
+		res, err := from.RunExecute(ctx, p, func(ctx context.Context) dsh.ToolExecutionResult { return next.Call(ctx) })
+		if err != nil {
+			return tools.Fail(ctx, err)
+		}
+		return res
+	})
+	r.OnPostTool(func(ctx context.Context, p *dsh.PostToolPayload, next dsh.PostToolNext) (dsh.PostToolDecision, error) {
+		return from.RunPostTool(ctx, p, func(ctx context.Context) (dsh.PostToolDecision, error) { return next.Call(ctx) })
+	})
+	r.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
+		_ = from.EmitToolResult(ctx, p) // tools/result observes: a failing listener changes nothing
+	})
+}
+
+// verifierSession marks the session of a running verifier's calls (Session.verifiers):
+// its agent id, the verifier's mode, and no prompt or agent handler.
+func (s *Session) verifierSession(fn hookproto.SessionFunc) hookproto.SessionFunc {
+	return func(ctx context.Context, agentID string) hookproto.Session {
+		hs := fn(ctx, agentID)
+		if _, ok := s.verifiers.Load(agentID); ok {
+			hs.AgentID, hs.PermissionMode, hs.Verifier = agentID, verifierMode, true
+		}
+		return hs
+	}
+}
+
 // turnError is the error the verifier's last turn ended on ("" when it did not).
 func turnError(log *session.Log) string {
 	msg := ""
@@ -158,7 +220,7 @@ func (h hookAgents) policy(answerTool string) (interface {
 	if t == nil {
 		return pluginFunc(func(r *dsh.Registrar) func() { return r.OnPreTool(denyUnlessRead(answerTool)) }), nil
 	}
-	mode, err := permissions.Mode(t, "dontAsk")
+	mode, err := permissions.Mode(t, verifierMode)
 	if err != nil {
 		return nil, fmt.Errorf("agent hook verifier: %w", err)
 	}
@@ -170,7 +232,7 @@ func (h hookAgents) policy(answerTool string) (interface {
 	rules := []permrule.Entry{{Rule: answer, Behavior: permrule.Allow, Source: "the agent hook's verifier"}}
 	return &permissions.Plugin{Policy: permrule.Policy{Rules: rules, Mode: mode, As: t.RulesAs},
 		Env:   permrule.Env{Tools: permissions.RuleTable(table), Dir: h.s.cfg.Workspace, Root: h.s.cfg.Hooks.project(h.s.cfg.Workspace)},
-		Texts: t, Unanswered: t.Modes["dontAsk"].Unanswered}, nil
+		Texts: t, Unanswered: t.Modes[verifierMode].Unanswered}, nil
 }
 
 // denyUnlessRead denies every call but Read's and the answer tool's.

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,4 +128,100 @@ func lastUserText(req llm.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// The session's hooks fire for an agent hook's verifier's own calls, as Claude Code
+// 2.1.328 fires them (differential case subagent/agent-hook-tools): PreToolUse for each,
+// PostToolUse for those that ran, with the verifier's agent id ("hook-agent-<uuid>"), no
+// agent type and the dontAsk mode; a call that dontAsk denies gets no PostToolUse. The
+// agent hook at PreToolUse[Bash] does not start a verifier of the verifier's Bash call:
+// the script has no response for one, and the requests are counted.
+func TestAgentHookVerifierFiresSessionHooks(t *testing.T) {
+	ws, dir := t.TempDir(), t.TempDir()
+	pre, post := filepath.Join(dir, "pre.log"), filepath.Join(dir, "post.log")
+	hooks := filepath.Join(dir, "settings.json")
+	cfg, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"PreToolUse": []any{
+			map[string]any{"matcher": "Bash", "hooks": []any{map[string]any{"type": "agent", "prompt": "Is it harmless? $ARGUMENTS"}}},
+			map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat >> " + pre}}}},
+		"PostToolUse": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat >> " + post}}}}}})
+	if err := os.WriteFile(hooks, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, err := session.Open(context.Background(), session.NewMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("Bash", map[string]any{"command": "touch made", "description": "d"})}},
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("Bash", map[string]any{"command": "touch verifier_made", "description": "v"})}},
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("StructuredOutput", map[string]any{"ok": true, "reason": "fine"})}},
+		llm.ScriptedResponse{Text: "done"},
+	).RecordRequests()
+	s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
+		Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
+		OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
+			return model, dsh.LLMCallConfig{Provider: "scripted", Model: "test"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	turn(t, s, "go")
+	if n := len(model.Requests()); n != 4 {
+		t.Fatalf("%d model requests, want 4 (a verifier of the verifier's Bash call ran?)", n)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "made")); err != nil {
+		t.Error("the command did not run after ok:true")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "verifier_made")); err == nil {
+		t.Error("the verifier's Bash ran under dontAsk")
+	}
+	type input struct {
+		Tool      string  `json:"tool_name"`
+		Mode      string  `json:"permission_mode"`
+		AgentID   *string `json:"agent_id"`
+		AgentType *string `json:"agent_type"`
+	}
+	read := func(path string) map[string]input {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]input{}
+		for line := range strings.Lines(string(data)) {
+			var in input
+			if err := json.Unmarshal([]byte(line), &in); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			key := in.Tool
+			if in.AgentID != nil {
+				key = "verifier " + key
+			}
+			if _, dup := out[key]; dup {
+				t.Errorf("%s: %s fired twice", path, key)
+			}
+			out[key] = in
+		}
+		return out
+	}
+	pres, posts := read(pre), read(post)
+	if got := slices.Sorted(maps.Keys(pres)); !slices.Equal(got, []string{"Bash", "verifier Bash", "verifier StructuredOutput"}) {
+		t.Errorf("PreToolUse fired for %v", got)
+	}
+	if got := slices.Sorted(maps.Keys(posts)); !slices.Equal(got, []string{"Bash", "verifier StructuredOutput"}) {
+		t.Errorf("PostToolUse fired for %v", got)
+	}
+	for key, in := range pres {
+		if !strings.HasPrefix(key, "verifier") {
+			if in.Mode == "dontAsk" {
+				t.Errorf("the session's own %s call's hook sees the verifier's mode", key)
+			}
+			continue
+		}
+		if !strings.HasPrefix(*in.AgentID, "hook-agent-") || len(*in.AgentID) != len("hook-agent-")+36 || in.AgentType != nil || in.Mode != "dontAsk" {
+			t.Errorf("%s: agent_id %q, agent_type %v, permission_mode %q", key, *in.AgentID, in.AgentType, in.Mode)
+		}
+	}
 }

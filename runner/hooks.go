@@ -279,8 +279,8 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	})
 	stopTranscript := func() { cancelTranscript(); _ = tw.Close(); removeTranscript() }
 	s.transcript, s.hookSession = path, sessionID
-	sess := s.Turns.SessionFunc(hookproto.Session{SessionID: sessionID, TranscriptPath: path, CWD: s.cfg.Workspace,
-		Model: s.LLM.Model, PermissionMode: s.PermissionMode()})
+	sess := s.verifierSession(s.Turns.SessionFunc(hookproto.Session{SessionID: sessionID, TranscriptPath: path, CWD: s.cfg.Workspace,
+		Model: s.LLM.Model, PermissionMode: s.PermissionMode()}))
 	b, err := h.desc().New(dialect.Config{Files: files, Plugins: plugins, Workspace: s.cfg.Workspace, ProjectDir: h.ProjectDir,
 		DiscoverProject: h.trusted(), TrustProject: h.trusted(), Session: sess, Recorder: rec, Logger: logger, Canonical: h.Canonical,
 		EnvFile: envFile, Interactive: h.Interactive, RevalidateAfterRewrite: h.RevalidateAfterRewrite, BaseEnv: s.cfg.Env,
@@ -292,6 +292,8 @@ func (s *Session) attachHooks(envFile string) (func(), error) {
 	}
 	// The bridge has logged its diagnostics.
 	unregister := b.Register(s.Hooks.Plugin(h.desc().Plugin()))
+	// The same hooks fire for an agent hook's verifier's own calls (hookAgents).
+	s.verifierHooks = b.Register
 	// An agent definition's own hooks load with the same wiring, in a bridge registered
 	// for its child alone while the child runs (Subagents.Definitions, subagent.BeforeChild).
 	s.childHooks = func(def subagent.Definition, agentID string) (func(), error) {

@@ -187,8 +187,15 @@ type Session struct {
 	// childHooks installs an agent definition's own hooks for one child (attachHooks);
 	// nil when no hooks load.
 	childHooks func(def subagent.Definition, agentID string) (func(), error)
-	maxMu      sync.Mutex
-	maxTurns   bool
+	// verifierHooks registers the session's hook bridge on an agent hook's verifier's
+	// registry (attachHooks; nil when no hooks load), and verifiers holds the agent ids of
+	// the verifiers running, whose hooks see that id and the verifier's mode (hookAgents).
+	verifierHooks func(r *dsh.Registrar) (unregister func())
+	verifiers     sync.Map
+	// taskReminder is the dialect's task reminder (nil: none); Attach replays the log to it.
+	taskReminder *builtin.TaskReminder
+	maxMu        sync.Mutex
+	maxTurns     bool
 }
 
 // New builds the session cfg describes, in this order: the MCP servers started, the
@@ -260,7 +267,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		return nil, err
 	}
 	s.Builtin = builtin.Options{Workspace: cfg.Workspace, EnvFile: envFile, Style: h.toolStyle(), Env: cfg.Env, Sandbox: sb, Model: s.LLM.Model,
-		PermissionMode: s.PermissionMode()}
+		PermissionMode: s.PermissionMode(), Tasks: &builtin.TaskList{}}
 	if s.reads = builtin.NewReadLog(s.Builtin.Style, cfg.Workspace); s.reads != nil {
 		// The engine's reads count within a run (a resumed session reads again).
 		s.Builtin.ReadFiles, s.readsFrom = s.reads, cfg.Log.Len()
@@ -285,6 +292,12 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 	if n := cfg.Limits.MaxTurns; n > 0 {
 		// First of all listeners, so that no plugin or hook runs for a step past the limit.
 		s.Hooks.Plugin("max-turns").OnPreStep(s.maxTurnsListener(n))
+	}
+	// The dialect's task reminder reads the task tools' list (spec/toolsets' task_reminder).
+	if s.taskReminder, err = builtin.NewTaskReminder(s.Builtin, s.Tools, s.cfg.Hooks.desc().Table.Plugin); err != nil {
+		return nil, err
+	} else if s.taskReminder != nil {
+		s.taskReminder.Register(s.Hooks.Plugin("task-reminder"))
 	}
 	s.registerMCP()
 	s.remindDeferred()
@@ -390,6 +403,17 @@ func (s *Session) Attach(ctx context.Context, a *loop.Agent) error {
 	if rec, ok := s.sandboxApplied(); ok {
 		if _, err := s.cfg.Log.Append(ctx, rec); err != nil {
 			return fmt.Errorf("recording the sandbox: %w", err)
+		}
+	}
+	if s.taskReminder != nil {
+		// A resumed conversation counts on from its log, as the engine's does.
+		for e, err := range s.cfg.Log.Events() {
+			if err != nil {
+				return fmt.Errorf("reading the log for the task reminder: %w", err)
+			}
+			if data, err := e.Decode(); err == nil {
+				s.taskReminder.Replay(a.ID(), data)
+			}
 		}
 	}
 	if s.reads != nil {

@@ -247,11 +247,16 @@ func encode(in hookbridge.Input) ([]byte, error) {
 		p := s.PromptID
 		prompt = &p
 	}
-	// Inside a subagent every event names the child (measured in 2.1.328).
+	// Inside a subagent every event names the child (measured in 2.1.328); an agent
+	// hook's verifier's calls name its agent id and no type (subagent/agent-hook-tools).
 	var agentID, agentType *string
+	if s.AgentID != "" {
+		id := s.AgentID
+		agentID = &id
+	}
 	if l := s.Lineage; l != nil {
-		id, typ := s.AgentID, l.AgentType
-		agentID, agentType = &id, &typ
+		typ := l.AgentType
+		agentType = &typ
 	}
 	var v interface {
 		MarshalJSON() ([]byte, error)

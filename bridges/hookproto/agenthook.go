@@ -52,6 +52,9 @@ type AgentEval struct {
 	// times at most.
 	Enforce      string
 	EnforceTimes int
+	// AgentID is its agent id, which the hooks fired for its own calls see ("": none).
+	// Those hooks run no prompt or agent handler (Session.Verifier).
+	AgentID string
 }
 
 // AgentHandler is an agent handler's verifier (Handler.Agent).
@@ -110,7 +113,8 @@ func (a *AgentHandler) Eval(stdin []byte) AgentEval {
 	system := strings.NewReplacer("{intro}", strings.ReplaceAll(intro, "{event}", a.Event), "{transcript}", transcript).Replace(a.System)
 	return AgentEval{System: system, Prompt: PromptText(a.Prompt, stdin), Model: a.Model,
 		AnswerTool: v.AnswerTool, AnswerDescription: v.AnswerDescription, AnswerSchema: a.Schema,
-		Without: v.WithoutTools, MaxTurns: v.MaxTurns, Enforce: v.Enforce, EnforceTimes: v.EnforceTimes}
+		Without: v.WithoutTools, MaxTurns: v.MaxTurns, Enforce: v.Enforce, EnforceTimes: v.EnforceTimes,
+		AgentID: strings.ReplaceAll(v.AgentID, "{uuid}", NewUUID())}
 }
 
 // Verdict turns the verifier's answer (its answer tool's input) into the hook's output,

@@ -105,3 +105,30 @@ func TestAgentHookStopIntro(t *testing.T) {
 		t.Errorf("an empty prompt: %v", diags)
 	}
 }
+
+// Inside a verifier (Fire.Verifier) no prompt or agent handler runs, as Claude Code
+// 2.1.328 cancels them there, and none is recorded; a command handler still runs; the
+// eval's agent id is the table's, its {uuid} a new UUID each time.
+func TestAgentHookInsideVerifier(t *testing.T) {
+	const cfg = `{"hooks":{"PreToolUse":[{"hooks":[{"type":"agent","prompt":"Harmless? $ARGUMENTS"},{"type":"prompt","prompt":"Fine? $ARGUMENTS"},{"type":"command","command":"exit 0"}]}]}}`
+	c, diags := Load([]byte(cfg), LoadOptions{Dialect: ClaudeCode, Source: "f.json"})
+	if len(diags) > 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	stdin := []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}` + "\n")
+	v, m := &fakeVerifier{answer: `{"ok":false,"reason":"no"}`}, &fakeModel{text: `{"ok":false,"reason":"no"}`}
+	e := &Engine{Table: &hookmap.ClaudeCode, Config: c, Agents: v, Model: m}
+	rep := e.Fire(context.Background(), Fire{Event: "PreToolUse", Subject: "Bash", Stdin: stdin, InTurn: true, Turn: 1, Verifier: true})
+	if rep.Merged.Outcome != dsh.HookOutcomePass || len(rep.Hooks) != 1 || rep.Hooks[0].Handler.Type() != "command" || len(v.evals) != 0 || len(m.reqs) != 0 {
+		t.Errorf("inside a verifier: %s, %d hooks run, %d verifiers, %d prompt requests", rep.Merged.Outcome, len(rep.Hooks), len(v.evals), len(m.reqs))
+	}
+	rep = e.Fire(context.Background(), Fire{Event: "PreToolUse", Subject: "Bash", Stdin: stdin, InTurn: true, Turn: 1})
+	if rep.Merged.Outcome == dsh.HookOutcomePass || len(rep.Hooks) != 3 || len(v.evals) != 1 || len(m.reqs) != 1 {
+		t.Errorf("outside: %s, %d hooks run, %d verifiers", rep.Merged.Outcome, len(rep.Hooks), len(v.evals))
+	}
+	a := rep.Hooks[0].Handler.Agent
+	id1, id2 := a.Eval(stdin).AgentID, a.Eval(stdin).AgentID
+	if !strings.HasPrefix(id1, "hook-agent-") || len(id1) != len("hook-agent-")+36 || id1 == id2 {
+		t.Errorf("agent ids %q, %q", id1, id2)
+	}
+}

@@ -124,6 +124,9 @@ type Fire struct {
 	// Call is the tool call of a tool event, which handlers' "if" rules are tested
 	// against (HandlerOptions.If); nil: the rules cannot be told, and their hooks run.
 	Call *permrule.Call
+	// Verifier says the event is a call of an agent hook's verifier: its prompt and
+	// agent handlers do not run (Session.Verifier), and are not recorded.
+	Verifier bool
 
 	vars commandVars // the table's command variables for this stdin (set by Fire)
 }
@@ -484,7 +487,7 @@ func (e *Engine) Fire(ctx context.Context, f Fire) *Report {
 	}
 	rep.Event = &ev
 	var sync, async []Handler
-	for _, h := range e.Config.MatchWhere(f.Event, f.Subject, func(h Handler) bool { return e.runs(h, f) }, f.Aliases...) {
+	for _, h := range e.Config.MatchWhere(f.Event, f.Subject, func(h Handler) bool { return e.runs(h, f) && !(f.Verifier && h.runsModel()) }, f.Aliases...) {
 		if h.Async {
 			async = append(async, h)
 		} else {

@@ -430,6 +430,10 @@ func (h Handler) Type() string {
 	return "command"
 }
 
+// runsModel says h asks a model (a prompt or agent handler): such a handler does not run
+// for an agent hook's verifier's own calls (Fire.Verifier).
+func (h Handler) runsModel() bool { return h.Prompt != nil || h.Agent != nil }
+
 // promptAndModel reads the prompt (required, not empty) and the model of a handler that
 // asks a model (what names it: "a prompt", "an agent"); a malformed one is reported and
 // ok is false.

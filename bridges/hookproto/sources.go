@@ -150,8 +150,13 @@ type Session struct {
 	// Lineage is, for an event inside a subagent, the child's identity (Claude Code
 	// agent_id and agent_type); nil for the session's own agent.
 	Lineage *dsh.Lineage
-	// AgentID is the child's agent id, with Lineage.
+	// AgentID is the child's agent id, with Lineage, or an agent hook's verifier's, with
+	// Verifier (Claude Code agent_id).
 	AgentID string
+	// Verifier says the event is a call of an agent hook's verifier (AgentEval): its
+	// prompt and agent handlers do not run, as Claude Code 2.1.328 cancels them there,
+	// so that no verifier starts a verifier of its own calls.
+	Verifier bool
 }
 
 // SessionFunc returns the Session of the agent with the given id ("" for a call with no

@@ -314,6 +314,9 @@ type AgentVerifier struct {
 	EnforceTimes int    `json:"enforceTimes"`
 	// NotMet is the block reason of ok:false ("{reason}").
 	NotMet string `json:"notMet"`
+	// AgentID is the verifier's agent id as its calls' hooks see it ("{uuid}": a random
+	// UUID; "": none).
+	AgentID string `json:"agentId"`
 }
 
 // ConversationPrompt is how a prompt handler judges the session's conversation at some

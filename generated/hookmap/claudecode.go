@@ -83,6 +83,7 @@ var ClaudeCode = Bridge{
 				Enforce:           "[structured-output-enforce] You MUST call the StructuredOutput tool to complete this request. Call this tool now.",
 				EnforceTimes:      1,
 				NotMet:            "Agent hook condition was not met: {reason}",
+				AgentID:           "hook-agent-{uuid}",
 			},
 		},
 		"http": {

@@ -391,6 +391,9 @@ type AgentVerifier struct {
 	EnforceTimes int
 	// NotMet is the block reason of an ok:false answer ("{reason}").
 	NotMet string
+	// AgentID is the verifier's agent id as the hooks fired for its own calls see it
+	// ("{uuid}": a random UUID; "": they see none).
+	AgentID string
 }
 
 // ConversationPrompt is how a prompt handler judges the session's conversation (a stop

@@ -430,7 +430,7 @@ func (b *Bridge) fireIgnoring(ctx context.Context, in Input, subject string, inT
 	rep := b.engine.Fire(ctx, hookproto.Fire{
 		Event: in.Event, Subject: subject, Aliases: aliases, Stdin: stdin, Dir: in.Session.CWD,
 		Turn: in.Turn, InTurn: inTurn, Maintenance: in.Maintenance, OnAsync: b.asyncInjector(in.Event, agent), Env: env,
-		IgnoreRewrite: ignore, Call: call,
+		IgnoreRewrite: ignore, Call: call, Verifier: in.Session.Verifier,
 	})
 	if b.o.Observe != nil && rep.Matched() {
 		b.o.Observe(rep)

@@ -138,7 +138,7 @@ func fromIR(t *testing.T, b *ir.Bridge, gen *hookmap.Bridge) *hookmap.Bridge {
 		if v := h.Verifier; v != nil {
 			ht.Verifier = &hookmap.AgentVerifier{Intro: v.Intro, StopEvents: v.StopEvents, StopIntro: v.StopIntro, Transcript: v.Transcript,
 				NoTranscript: v.NoTranscript, AnswerTool: v.AnswerTool, AnswerDescription: v.AnswerDescription, WithoutTools: v.WithoutTools,
-				MaxTurns: v.MaxTurns, NotMet: v.NotMet, Enforce: v.Enforce, EnforceTimes: v.EnforceTimes}
+				MaxTurns: v.MaxTurns, NotMet: v.NotMet, Enforce: v.Enforce, EnforceTimes: v.EnforceTimes, AgentID: v.AgentID}
 		}
 		if len(h.EventTimeoutSec) == 0 {
 			ht.EventTimeoutSec = nil

@@ -319,6 +319,8 @@ reason}); ok false blocks with NotMet ("{reason}").`).Type().Id("AgentVerifier")
 calling AnswerTool, EnforceTimes times at most.`).Id("Enforce").String(),
 		gofile.Comment(`EnforceTimes is how many times Enforce continues it.`).Id("EnforceTimes").Int(),
 		gofile.Comment(`NotMet is the block reason of an ok:false answer ("{reason}").`).Id("NotMet").String(),
+		gofile.Comment(`AgentID is the verifier's agent id as the hooks fired for its own calls see it
+("{uuid}": a random UUID; "": they see none).`).Id("AgentID").String(),
 	))
 	f.Line()
 	f.Add(gofile.Comment(`ConversationPrompt is how a prompt handler judges the session's conversation (a stop
@@ -754,6 +756,7 @@ func handlerTypes(m map[string]*ir.HandlerType) *jen.Statement {
 				kv("Enforce", jen.Lit(v.Enforce)),
 				kv("EnforceTimes", jen.Lit(v.EnforceTimes)),
 				kv("NotMet", jen.Lit(v.NotMet)),
+				kv("AgentID", jen.Lit(v.AgentID)),
 			}))))
 		}
 		entries[i] = jen.Lit(k).Op(":").Add(lines(fields))

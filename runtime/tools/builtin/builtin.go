@@ -224,6 +224,10 @@ type Options struct {
 	// (a host without a session log to derive it from).
 	ReadFiles ReadFiles
 
+	// Tasks is the session's task list, which Claude Code's task tools share (and its
+	// task reminder reads: NewTaskReminder); nil: a new list for each Definitions call.
+	Tasks *TaskList
+
 	// readFirst is the read-before-edit rule of the row being built, if any.
 	readFirst *ReadFirst
 
@@ -232,9 +236,6 @@ type Options struct {
 	registry *tools.Registry
 	// search is the toolset's tool search for Model (ToolSearch's wording), if any.
 	search *ToolSearch
-
-	// tasks is the task list the task tools of one Definitions call share.
-	tasks *taskList
 
 	// execSessions are the commands Codex's exec_command left running (one table per
 	// Definitions call, shared by its exec_command and write_stdin).
@@ -286,8 +287,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.NoOutputText == "" {
 		o.NoOutputText = "(no output)"
 	}
-	if o.tasks == nil {
-		o.tasks = &taskList{}
+	if o.Tasks == nil {
+		o.Tasks = &TaskList{}
 	}
 	return o, nil
 }

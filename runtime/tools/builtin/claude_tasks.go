@@ -12,17 +12,18 @@ import (
 	"github.com/dshkit/dsh/runtime/tools"
 )
 
-// taskList is the session's task list of Claude Code's task tools (TaskCreate, TaskGet,
+// TaskList is the session's task list of Claude Code's task tools (TaskCreate, TaskGet,
 // TaskList, TaskUpdate): in memory, shared by the tools of one [Definitions] call, so one
-// session's. Claude Code 2.1.328 keeps its list on disk under ~/.claude/tasks; dsh keeps
+// session's (Options.Tasks shares it with the task reminder). Its zero value is an empty
+// list. Claude Code 2.1.328 keeps its list on disk under ~/.claude/tasks; dsh keeps
 // it for the session only.
-type taskList struct {
+type TaskList struct {
 	mu    sync.Mutex
 	next  int
 	tasks []*task
 }
 
-// task is one task of a taskList.
+// task is one task of a TaskList.
 type task struct {
 	ID          string
 	Subject     string
@@ -35,7 +36,7 @@ type task struct {
 	Metadata    map[string]any
 }
 
-func (l *taskList) find(id string) *task {
+func (l *TaskList) find(id string) *task {
 	i := slices.IndexFunc(l.tasks, func(t *task) bool { return t.ID == id })
 	if i < 0 {
 		return nil
@@ -115,7 +116,7 @@ type (
 const taskSchema = `{"type": "object"}`
 
 func claudeTaskCreate(o Options) tools.Definition {
-	l := o.tasks
+	l := o.Tasks
 	return tools.Definition{
 		Name:        "TaskCreate",
 		Description: "Creates a task in the session's task list.",
@@ -139,7 +140,7 @@ func claudeTaskCreate(o Options) tools.Definition {
 }
 
 func claudeTaskGet(o Options) tools.Definition {
-	l := o.tasks
+	l := o.Tasks
 	return tools.Definition{
 		Name:              "TaskGet",
 		Description:       "Returns a task of the session's task list by its id.",
@@ -173,7 +174,7 @@ func claudeTaskGet(o Options) tools.Definition {
 }
 
 func claudeTaskList(o Options) tools.Definition {
-	l := o.tasks
+	l := o.Tasks
 	return tools.Definition{
 		Name:              "TaskList",
 		Description:       "Lists the session's task list.",
@@ -215,7 +216,7 @@ func claudeTaskList(o Options) tools.Definition {
 }
 
 func claudeTaskUpdate(o Options) tools.Definition {
-	l := o.tasks
+	l := o.Tasks
 	return tools.Definition{
 		Name:        "TaskUpdate",
 		Description: "Updates a task of the session's task list.",
@@ -241,7 +242,7 @@ func claudeTaskUpdate(o Options) tools.Definition {
 // updatedFields in the order subject, description, activeForm, owner, metadata, status
 // (deleted removes the task and is listed alone), then blocks and blockedBy for the ids
 // not there yet; an unknown id is no failure but success false, "Task not found".
-func (l *taskList) update(in taskUpdateInput) (taskUpdated, error) {
+func (l *TaskList) update(in taskUpdateInput) (taskUpdated, error) {
 	t := l.find(in.TaskID)
 	if t == nil {
 		return taskUpdated{TaskID: in.TaskID, UpdatedFields: []string{}, Error: "Task not found"}, nil
@@ -300,7 +301,7 @@ func (l *taskList) update(in taskUpdateInput) (taskUpdated, error) {
 
 // link records that t blocks each of ids (t is blocked by each, with blockedBy) that it
 // does not yet, on both tasks, and says whether there was one.
-func (l *taskList) link(t *task, ids []string, blockedBy bool) bool {
+func (l *TaskList) link(t *task, ids []string, blockedBy bool) bool {
 	added := false
 	for _, id := range ids {
 		own := &t.Blocks
@@ -324,7 +325,7 @@ func (l *taskList) link(t *task, ids []string, blockedBy bool) bool {
 }
 
 // remove deletes the task id and every reference to it.
-func (l *taskList) remove(id string) {
+func (l *TaskList) remove(id string) {
 	l.tasks = slices.DeleteFunc(l.tasks, func(t *task) bool { return t.ID == id })
 	for _, t := range l.tasks {
 		t.Blocks = slices.DeleteFunc(t.Blocks, func(s string) bool { return s == id })

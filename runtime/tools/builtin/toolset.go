@@ -42,6 +42,9 @@ type Toolset struct {
 	// Unknown is how the engine refuses a model's call of a tool it does not have, before
 	// any hook runs; nil: dsh's own words, after policy (UnknownToolText).
 	Unknown *UnknownTool `json:"unknown,omitempty"`
+	// TaskReminder is the engine's periodic reminder of its task tools (NewTaskReminder);
+	// nil: it has none.
+	TaskReminder *TaskReminderShape `json:"task_reminder,omitempty"`
 	// HookInput is how the engine writes a call's input to its hooks (tool_input):
 	// "schema", in its tool's schema's key order with the schema's defaults filled in
 	// (HookInputs); "": as the model gave it.
