@@ -78,16 +78,7 @@ func (f FileLogs) Create(ctx context.Context, id string) (*session.Log, func(), 
 	if _, err := os.Lstat(p); err == nil {
 		return nil, nil, fmt.Errorf("subagent: %s exists already", p)
 	}
-	st, _, err := session.OpenFile(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := session.Open(ctx, st)
-	if err != nil {
-		_ = st.Close()
-		return nil, nil, err
-	}
-	return l, func() { _ = l.Close() }, nil
+	return openFile(ctx, p)
 }
 
 // Reopen opens the JSONL file of id again, which must exist (Create made it).
@@ -96,7 +87,12 @@ func (f FileLogs) Reopen(ctx context.Context, id string) (*session.Log, func(), 
 	if _, err := os.Lstat(p); err != nil {
 		return nil, nil, fmt.Errorf("subagent: the log of session %s: %w", id, err)
 	}
-	st, _, err := session.OpenFile(p)
+	return openFile(ctx, p)
+}
+
+// openFile opens the session log in the JSONL file at path, and the func that closes it.
+func openFile(ctx context.Context, path string) (*session.Log, func(), error) {
+	st, _, err := session.OpenFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
