@@ -157,3 +157,57 @@ func TestTaskReminderResumed(t *testing.T) {
 		t.Errorf("the reminder came %d times", strings.Count(got, words))
 	}
 }
+
+// A step that continues a turn after its final answer (a Stop hook's feedback) carries no
+// reminder, though one is due then: Claude Code adds it to a prompt or to tool results
+// only (handler/prompt-stop-not-ok).
+func TestTaskReminderNotAtStopFeedback(t *testing.T) {
+	ws := t.TempDir()
+	hooks := filepath.Join(t.TempDir(), "settings.json")
+	block := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo '{\"decision\":\"block\",\"reason\":\"not yet\"}'"}]}]}}`
+	if err := os.WriteFile(hooks, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("a note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := json.Marshal(map[string]any{"file_path": filepath.Join(ws, "notes.txt")})
+	calls := []llm.ScriptedToolCall{{Name: "Read", Arguments: read}, {Name: "Read", Arguments: read}}
+	// Three responses of three blocks, then answers of one: the tenth block is the first
+	// answer, after which every step is a Stop hook's continuation.
+	var script []llm.ScriptedResponse
+	for range 3 {
+		script = append(script, llm.ScriptedResponse{Text: "working", ToolCalls: calls})
+	}
+	for range 12 {
+		script = append(script, llm.ScriptedResponse{Text: "done"})
+	}
+	log, err := session.Open(context.Background(), session.NewMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	model := llm.NewScripted(script...).RecordRequests()
+	s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
+		Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
+		OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
+			return model, dsh.LLMCallConfig{Provider: "scripted", Model: "claude-sonnet-4-5"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	turn(t, s, "go")
+	reqs := model.Requests()
+	if len(reqs) < 6 {
+		t.Fatalf("%d requests: the Stop hook did not continue the turn", len(reqs))
+	}
+	for i, r := range reqs {
+		if strings.Contains(lastUserText(r), "The task tools haven't been used recently.") {
+			t.Errorf("request %d carries the reminder: %q", i, lastUserText(r))
+		}
+	}
+	if !strings.Contains(lastUserText(reqs[4]), "not yet") {
+		t.Errorf("request 4 is not the Stop hook's continuation: %q", lastUserText(reqs[4]))
+	}
+}

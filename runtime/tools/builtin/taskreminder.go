@@ -58,7 +58,13 @@ type TaskReminder struct {
 
 // taskCounts are one agent's blocks since its last task call and since its last
 // reminder.
-type taskCounts struct{ sinceCall, sinceReminder int }
+type taskCounts struct {
+	sinceCall, sinceReminder int
+	// afterCalls says the agent's last response called tools: its next step carries their
+	// results, where the engine adds its reminders (as it does to a prompt); a step that
+	// continues a turn after a final answer (a Stop hook's feedback) gets none.
+	afterCalls bool
+}
 
 // NewTaskReminder returns the task reminder of o's style's toolset, reading the task list
 // o.Tasks (the one the task tools share) and the tools reg offers each agent; plugin names
@@ -127,7 +133,11 @@ func (t *TaskReminder) count(agentID string, content []dsh.ContentBlock) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.counts(agentID)
+	c.afterCalls = false
 	for _, b := range content {
+		if _, call := b.(dsh.ToolCallBlock); call {
+			c.afterCalls = true
+		}
 		switch x := b.(type) {
 		case dsh.ReasoningBlock:
 			continue // the engine does not count a thinking block
@@ -156,7 +166,9 @@ func (t *TaskReminder) counts(agentID string) *taskCounts {
 
 // preStep adds the reminder to the step's batch when it is due: before the turn's prompt
 // (measured: tools/task-reminder-continue), else after the batch (after the results of
-// the step before: tools/task-reminder).
+// the step before: tools/task-reminder). A step that continues the turn after a final
+// answer (a Stop hook's feedback) gets none, and the reminder stays due (measured:
+// handler/prompt-stop-not-ok).
 func (t *TaskReminder) preStep(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
 	d, err := next.Call(ctx)
 	enter, ok := d.(dsh.PreStepEnter)
@@ -168,7 +180,7 @@ func (t *TaskReminder) preStep(ctx context.Context, p *dsh.PreStepPayload, next 
 	}
 	t.mu.Lock()
 	c := t.counts(p.AgentID)
-	due := c.sinceCall >= t.shape.After && c.sinceReminder >= t.shape.Between
+	due := c.sinceCall >= t.shape.After && c.sinceReminder >= t.shape.Between && (p.Step == 1 || c.afterCalls)
 	if due {
 		c.sinceReminder = 0
 	}
