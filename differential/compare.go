@@ -45,6 +45,11 @@ var (
 	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
 	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
 	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
+	// abortedWallRE is the wall time of a Codex shell call its turn's interruption
+	// aborted ("Wall time: 0.1 seconds\naborted by user"): how long the command had run,
+	// which varies from run to run on both sides (0.1 and 0.2 seconds measured under the
+	// engine, codex/subagent-send-interrupt).
+	abortedWallRE = regexp.MustCompile(`(Wall time: )\d+(?:\.\d+)? seconds((?:\n|\\n)aborted by user)`)
 	// nicknameRE is the nickname Codex's spawn_agent gives a child, at random from a list
 	// (raw, or inside JSON).
 	nicknameRE = regexp.MustCompile(`(\\?"nickname\\?":\\?")[A-Za-z]+`)
@@ -86,6 +91,7 @@ func (n Normalizer) Text(s string) string {
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
 	s = nicknameRE.ReplaceAllString(s, "${1}<nickname>")
 	s = wallRE.ReplaceAllString(s, "${1}<s>")
+	s = abortedWallRE.ReplaceAllString(s, "${1}<s>${2}")
 	return s
 }
 
