@@ -231,6 +231,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 			if a[i].Exit != b[i].Exit {
 				out = append(out, Diff{"exit", fmt.Sprintf("%s run %d: exit %q under the engine, %q under dsh", name, i+1, a[i].Exit, b[i].Exit)})
 			}
+			if unread(a[i]) || unread(b[i]) {
+				continue
+			}
 			keys := map[string]bool{}
 			for k := range a[i].Stdin {
 				keys[k] = true
@@ -379,6 +382,9 @@ func byName(runs []HookRun) map[string][]HookRun {
 	}
 	for _, rs := range out {
 		sort.SliceStable(rs, func(i, j int) bool {
+			if ui, uj := unread(rs[i]), unread(rs[j]); ui != uj {
+				return uj
+			}
 			if ci, cj := inChild(rs[i]), inChild(rs[j]); ci != cj {
 				return cj
 			}
@@ -388,6 +394,13 @@ func byName(runs []HookRun) map[string][]HookRun {
 	}
 	return out
 }
+
+// unread says whether a run's hook was killed before it read its stdin (no stdin, no
+// exit: an interruption that aborted the call as its hook started,
+// codex/subagent-send-interrupt): nothing of it but its name can be compared, so it pairs
+// last, with the run the other side may have made in its place, and only its exit is
+// compared.
+func unread(r HookRun) bool { return r.Raw == "" && r.Exit == "" }
 
 // inChild says whether a tool event's run is a subagent's (its stdin names the child's
 // agent_id); the subagent events themselves (SubagentStart, SubagentStop) are not.

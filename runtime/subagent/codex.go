@@ -94,8 +94,9 @@ type codexAgents struct {
 // wait_agent waits until one of its targets reaches a final status, or its timeout
 // ({"status": {id: status}, "timed_out"}); close_agent cancels a child that is still
 // running and answers its previous status ({"previous_status"}); send_input gives a child
-// whose turn ended another turn on its message ([Runner.Continue]) and answers at once
-// ({"submission_id"}); resume_agent reopens a closed child ({"status": "pending_init"}),
+// whose turn ended another turn on its message, and a running child the message in its
+// running turn, or, with interrupt, in a new turn after aborting that one
+// ([Runner.Continue]), and answers at once ({"submission_id"}); resume_agent reopens a closed child ({"status": "pending_init"}),
 // which send_input may then continue. A status is {"completed": answer}, {"errored":
 // message}, "running" or "shutdown" (a closed or cancelled child). An id no spawn_agent
 // gave fails in Codex's words ("agent with id X not found"). The caller sets each tool's
