@@ -45,6 +45,11 @@ var (
 	// wallRE is the wall time of a Codex result with an exit code (apply_patch's
 	// "Exit code: 0\nWall time: 0.1 seconds"), raw or inside JSON.
 	wallRE = regexp.MustCompile(`(Exit code: \d+(?:\n|\\n)Wall time: )\d+(?:\.\d+)? seconds`)
+	// abortedWallRE is the wall time of a Codex shell call its turn's interruption
+	// aborted ("Wall time: 0.1 seconds\naborted by user"): how long the command had run,
+	// which varies from run to run on both sides (0.1 and 0.2 seconds measured under the
+	// engine, codex/subagent-send-interrupt).
+	abortedWallRE = regexp.MustCompile(`(Wall time: )\d+(?:\.\d+)? seconds((?:\n|\\n)aborted by user)`)
 	// nicknameRE is the nickname Codex's spawn_agent gives a child, at random from a list
 	// (raw, or inside JSON).
 	nicknameRE = regexp.MustCompile(`(\\?"nickname\\?":\\?")[A-Za-z]+`)
@@ -86,6 +91,7 @@ func (n Normalizer) Text(s string) string {
 	s = pgidRE.ReplaceAllString(s, "Process Group PGID: <pgid>")
 	s = nicknameRE.ReplaceAllString(s, "${1}<nickname>")
 	s = wallRE.ReplaceAllString(s, "${1}<s>")
+	s = abortedWallRE.ReplaceAllString(s, "${1}<s>${2}")
 	return s
 }
 
@@ -224,6 +230,9 @@ func Compare(engine, dsh Observation, ne, nd Normalizer) []Diff {
 		for i := 0; i < len(a) && i < len(b); i++ {
 			if a[i].Exit != b[i].Exit {
 				out = append(out, Diff{"exit", fmt.Sprintf("%s run %d: exit %q under the engine, %q under dsh", name, i+1, a[i].Exit, b[i].Exit)})
+			}
+			if unread(a[i]) || unread(b[i]) {
+				continue
 			}
 			keys := map[string]bool{}
 			for k := range a[i].Stdin {
@@ -373,6 +382,9 @@ func byName(runs []HookRun) map[string][]HookRun {
 	}
 	for _, rs := range out {
 		sort.SliceStable(rs, func(i, j int) bool {
+			if ui, uj := unread(rs[i]), unread(rs[j]); ui != uj {
+				return uj
+			}
 			if ci, cj := inChild(rs[i]), inChild(rs[j]); ci != cj {
 				return cj
 			}
@@ -382,6 +394,13 @@ func byName(runs []HookRun) map[string][]HookRun {
 	}
 	return out
 }
+
+// unread says whether a run's hook was killed before it read its stdin (no stdin, no
+// exit: an interruption that aborted the call as its hook started,
+// codex/subagent-send-interrupt): nothing of it but its name can be compared, so it pairs
+// last, with the run the other side may have made in its place, and only its exit is
+// compared.
+func unread(r HookRun) bool { return r.Raw == "" && r.Exit == "" }
 
 // inChild says whether a tool event's run is a subagent's (its stdin names the child's
 // agent_id); the subagent events themselves (SubagentStart, SubagentStop) are not.

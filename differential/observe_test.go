@@ -120,14 +120,17 @@ func TestConversationOf(t *testing.T) {
 }
 
 // TestCodexWallTimeNormalization: the wall time of Codex's apply_patch result ("Exit
-// code: 0\nWall time: 0.1 seconds") is run-specific, in the model's text and in a hook's
-// tool_response alike; the rest of the text is kept.
+// code: 0\nWall time: 0.1 seconds") and of a shell call an interruption aborted ("Wall
+// time: 0.1 seconds\naborted by user") is run-specific, in the model's text and in a
+// hook's tool_response alike; the rest of the text is kept.
 func TestCodexWallTimeNormalization(t *testing.T) {
 	n := Normalizer{}
 	for in, want := range map[string]string{
 		"Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess.\n": "Exit code: 0\nWall time: <s>\nOutput:\nSuccess.\n",
 		"Exit code: 1\nWall time: 12 seconds\nOutput:\nx\n":         "Exit code: 1\nWall time: <s>\nOutput:\nx\n",
 		"Wall time: 0.1 seconds":                                    "Wall time: 0.1 seconds",
+		// An exec_command call an interruption aborted (codex/subagent-send-interrupt).
+		"Wall time: 0.2 seconds\naborted by user": "Wall time: <s>\naborted by user",
 	} {
 		if got := n.Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)

@@ -399,9 +399,11 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 	}
 	names := make([]string, len(rows))
 	var nicknames []string
+	interrupted := ""
 	for i, r := range rows {
 		names[i] = r.Name
 		nicknames = append(nicknames, r.Nicknames...)
+		interrupted = cmp.Or(interrupted, r.Interrupted)
 	}
 	// A child's requests carry Codex's sub-agent headers (measured in 0.169.0:
 	// x-openai-subagent "collab_spawn" and the parent's thread id).
@@ -453,7 +455,7 @@ func (s *Session) codexAgents() (map[string]tools.Definition, error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, r.Close)
-	return r.CodexTools(subagent.CodexOptions{Nicknames: nicknames, UnknownType: unknown, Notify: func(ctx context.Context, callID, text string) error {
+	return r.CodexTools(subagent.CodexOptions{Nicknames: nicknames, UnknownType: unknown, Interrupted: interrupted, Notify: func(ctx context.Context, callID, text string) error {
 		agent := s.Turns.Agent()
 		if agent == nil {
 			return errors.New("no parent agent to notify")

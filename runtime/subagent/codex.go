@@ -51,6 +51,10 @@ type CodexOptions struct {
 	// each child a user-facing nickname from a list of its own (spec/toolsets/codex.json's
 	// spawn_agent row); none: spawn_agent answers no nickname.
 	Nicknames []string
+	// Interrupted is the note a child whose running turn send_input interrupts reads
+	// before the message (Codex's "<turn_aborted>…</turn_aborted>", the toolset's
+	// send_input row's interrupted): [ContinueOptions].Aborted.
+	Interrupted string
 }
 
 // NewCodexID makes a child's id shaped as Codex's thread ids: a UUID of version 7 (its
@@ -90,8 +94,9 @@ type codexAgents struct {
 // wait_agent waits until one of its targets reaches a final status, or its timeout
 // ({"status": {id: status}, "timed_out"}); close_agent cancels a child that is still
 // running and answers its previous status ({"previous_status"}); send_input gives a child
-// whose turn ended another turn on its message ([Runner.Continue]) and answers at once
-// ({"submission_id"}); resume_agent reopens a closed child ({"status": "pending_init"}),
+// whose turn ended another turn on its message, and a running child the message in its
+// running turn, or, with interrupt, in a new turn after aborting that one
+// ([Runner.Continue]), and answers at once ({"submission_id"}); resume_agent reopens a closed child ({"status": "pending_init"}),
 // which send_input may then continue. A status is {"completed": answer}, {"errored":
 // message}, "running" or "shutdown" (a closed or cancelled child). An id no spawn_agent
 // gave fails in Codex's words ("agent with id X not found"). The caller sets each tool's
@@ -134,14 +139,17 @@ type codexItem struct {
 // submission's id. Codex 0.169.0 answers {"submission_id":"<uuid>"}, and the child ends
 // with another SubagentStop and no SubagentStart (codex/subagent-send-input); a child
 // whose turn is running reads the message at its turn's next step, after the step's tool
-// results (codex/subagent-send-running). A closed child that resume_agent did not reopen
-// is not found, as in Codex (codex/subagent-continue-edges). interrupt is not read (Codex
-// aborts the running turn and starts another: codex/subagent-send-interrupt, pending).
+// results (codex/subagent-send-running); with interrupt, its running turn is aborted (a
+// running exec_command call reads "Wall time: N seconds\naborted by user", no
+// PostToolUse, no SubagentStop) and another starts, which reads the Interrupted note and
+// then the message (codex/subagent-send-interrupt). A closed child that resume_agent did
+// not reopen is not found, as in Codex (codex/subagent-continue-edges).
 func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any, error) {
 	var in struct {
-		Target  string      `json:"target"`
-		Message string      `json:"message"`
-		Items   []codexItem `json:"items"`
+		Target    string      `json:"target"`
+		Message   string      `json:"message"`
+		Items     []codexItem `json:"items"`
+		Interrupt bool        `json:"interrupt"`
 	}
 	if err := rc.BindArguments(&in); err != nil {
 		return nil, tools.NewError(CodeSubagent, "bad input: "+err.Error())
@@ -159,7 +167,8 @@ func (a *codexAgents) sendInput(ctx context.Context, rc *tools.RunContext) (any,
 		// (codex/subagent-continue-edges).
 		return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s not found", c.ID))
 	}
-	next, err := a.r.Continue(ctx, c.ID, dsh.UserText(dsh.SourceTool{CallID: rc.Exec().CallID}, task), nil)
+	opts := ContinueOptions{Interrupt: in.Interrupt, Aborted: a.opts.Interrupted}
+	next, err := a.r.Continue(ctx, c.ID, dsh.UserText(dsh.SourceTool{CallID: rc.Exec().CallID}, task), opts, nil)
 	if err != nil {
 		if errors.Is(err, ErrRunning) {
 			return nil, tools.NewError(CodeSubagent, fmt.Sprintf("agent with id %s is starting or ending its turn: send the input again", c.ID))

@@ -27,6 +27,9 @@ type codexHarness struct {
 	noticed chan struct{}
 }
 
+// interruptedNote is the note the harness's send_input gives a child it interrupts.
+const interruptedNote = "<turn_aborted>\ninterrupted on purpose\n</turn_aborted>"
+
 func newCodexHarness(t *testing.T, model llm.Model) *codexHarness {
 	t.Helper()
 	log, _ := session.Open(context.Background(), session.NewMemory())
@@ -49,6 +52,7 @@ func newCodexHarnessOn(t *testing.T, log *session.Log, resume bool, model llm.Mo
 		Clock:       func(time.Duration) <-chan time.Time { return h.clock },
 		Nicknames:   []string{"Euclid", "Hypatia"},
 		UnknownType: "unknown agent_type '{type}'",
+		Interrupted: interruptedNote,
 	})
 	for _, d := range defs {
 		if _, err := h.reg.Register(d); err != nil {

@@ -114,11 +114,30 @@ func (r *Runner) Agent(id string) (c *Child, ok bool) {
 	return c, true
 }
 
+// ContinueOptions are how [Runner.Continue] gives its message to a child whose turn is
+// running.
+type ContinueOptions struct {
+	// Interrupt aborts the running turn (loop.Agent.Cancel with the user's cause, the
+	// inbox kept: a call still running ends ABORTED, and the turn ends aborted, with no
+	// agent/subagent-stop) and gives the message to a new turn of the same run, which
+	// reads Aborted first: as Codex 0.169.0's send_input with interrupt
+	// (codex/subagent-send-interrupt). The child's run ends, and agent/subagent-stop
+	// fires, once that turn does. A child whose turn has ended gets its next turn as
+	// without it.
+	Interrupt bool
+	// Aborted, when set, is the text of the message an interrupted child reads before
+	// the message (Codex's <turn_aborted> note: the send tool's toolset row's
+	// interrupted); "": the message alone.
+	Aborted string
+}
+
 // Continue gives msg to the child agentID, and returns at once. A child whose turn is
 // running reads it at its turn's next step (loop.Agent.Steer), as Codex 0.169.0 gives a
-// running child send_input's message (codex/subagent-send-running): the running turn's
-// Child is returned (nil for a foreground child, whose call returns its result), and onEnd
-// is not used. A child whose turn ended gets another turn, in
+// running child send_input's message (codex/subagent-send-running), or, with
+// opts.Interrupt, at the start of the turn that follows the running one, which is
+// aborted: the running turn's Child is returned (nil for a foreground child, whose call
+// returns its result), and onEnd is not used. A child whose turn ended gets another
+// turn, in
 // the background: its loop is resumed from its own log (loop.Resume: it reads its history,
 // and a turn a crash left open is closed, never run again) and msg is the new turn's
 // prompt. That turn ends as a first one does: agent/subagent-stop, then a
@@ -127,12 +146,12 @@ func (r *Runner) Agent(id string) (c *Child, ok bool) {
 // [Runner.Spawn]. It fails with ErrUnknownAgent, ErrRunning (the child's turn is starting
 // or ending, and cannot take the message now), ErrNotReopenable, ErrClosed or ErrTooMany,
 // and then changes nothing.
-func (r *Runner) Continue(ctx context.Context, agentID string, msg dsh.UserMessage, onEnd func(*Child)) (*Child, error) {
+func (r *Runner) Continue(ctx context.Context, agentID string, msg dsh.UserMessage, opts ContinueOptions, onEnd func(*Child)) (*Child, error) {
 	r.mu.Lock()
 	rec, closed := r.agents[agentID], r.closed
 	r.mu.Unlock()
 	if rec != nil && !closed {
-		if c, steered, err := r.steer(ctx, agentID, rec, msg); steered {
+		if c, steered, err := r.steer(ctx, agentID, rec, msg, opts); steered {
 			return c, err
 		}
 	}
@@ -196,12 +215,23 @@ func (r *Runner) Continue(ctx context.Context, agentID string, msg dsh.UserMessa
 }
 
 // steer gives msg to the running turn of the child agentID (rec's), if it has one: steered
-// says it did (or failed to, err).
-func (r *Runner) steer(ctx context.Context, agentID string, rec *agentRecord, msg dsh.UserMessage) (c *Child, steered bool, err error) {
+// says it did (or failed to, err). With opts.Interrupt the turn is cancelled first; the
+// note (opts.Aborted) waits in the next-step list without waking the child, and msg,
+// steered into a turn being cancelled, in the next-turn list (loop.Agent.Steer): the
+// turn that follows the cancelled one claims both, the note first.
+func (r *Runner) steer(ctx context.Context, agentID string, rec *agentRecord, msg dsh.UserMessage, opts ContinueOptions) (c *Child, steered bool, err error) {
 	rec.liveMu.Lock()
 	defer rec.liveMu.Unlock()
 	if rec.live == nil {
 		return nil, false, nil
+	}
+	if opts.Interrupt {
+		rec.live.Cancel(dsh.CancelUser{}, true)
+		if opts.Aborted != "" {
+			if err := rec.live.Inject(ctx, dsh.UserText(msg.Source, opts.Aborted)); err != nil {
+				return nil, true, fmt.Errorf("subagent: giving agent %s the interruption's note: %w", agentID, err)
+			}
+		}
 	}
 	if err := rec.live.Steer(ctx, msg); err != nil {
 		return nil, true, fmt.Errorf("subagent: giving agent %s the message: %w", agentID, err)

@@ -2,6 +2,7 @@ package subagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/dshkit/dsh/runtime/llm"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/subagent"
+	"github.com/dshkit/dsh/runtime/tools"
 )
 
 // uuidV7 is the shape of Codex's ids (NewCodexID).
@@ -234,13 +236,13 @@ func TestContinueRefusals(t *testing.T) {
 	log, _ := session.Open(ctx, session.NewMemory())
 	h := newHarness(t, log, llm.NewScripted(), false)
 	msg := dsh.UserText(dsh.SourceUser{}, "more")
-	if _, err := h.runner.Continue(ctx, "nope", msg, nil); !errors.Is(err, subagent.ErrUnknownAgent) || !strings.Contains(err.Error(), "nope") {
+	if _, err := h.runner.Continue(ctx, "nope", msg, subagent.ContinueOptions{}, nil); !errors.Is(err, subagent.ErrUnknownAgent) || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Continue of an unknown id: %v", err)
 	}
 	noReopen := struct{ subagent.Logs }{&subagent.MemoryLogs{}}
 	log2, _ := session.Open(ctx, session.NewMemory())
 	h2 := newHarness(t, log2, llm.NewScripted(), false, func(cfg *subagent.Config) { cfg.Logs = noReopen })
-	if _, err := h2.runner.Continue(ctx, "any", msg, nil); !errors.Is(err, subagent.ErrNotReopenable) {
+	if _, err := h2.runner.Continue(ctx, "any", msg, subagent.ContinueOptions{}, nil); !errors.Is(err, subagent.ErrNotReopenable) {
 		t.Errorf("Continue over Logs without Reopen: %v", err)
 	}
 }
@@ -290,4 +292,127 @@ func TestCodexCrashAfterContinuedChild(t *testing.T) {
 	if n := len(recordsOf[dsh.SubagentFinished](t, crashed)); n != 3 {
 		t.Errorf("%d subagent/finished in the parent's log, want one per turn (3)", n)
 	}
+}
+
+// send_input with interrupt to a child whose turn runs a call aborts that turn: the call
+// ends ABORTED (its body's context cancelled), and another turn starts whose request
+// carries, after the aborted call's result, the note and then the message; one
+// agent/subagent-stop, at the end of that turn, whose answer wait_agent answers (Codex
+// 0.169.0: codex/subagent-send-interrupt). With interrupt to a child whose turn has
+// ended, the message starts its next turn alone.
+func TestCodexSendInputInterrupt(t *testing.T) {
+	model := llm.NewScripted(
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{{ID: "call_slow", Name: "Slow", Arguments: json.RawMessage(`{}`)}}},
+		llm.ScriptedResponse{Text: "child answer after interrupt"},
+		llm.ScriptedResponse{Text: "child third answer"}).RecordRequests()
+	h := newCodexHarness(t, model)
+	started, cancelled := make(chan struct{}), make(chan error, 1)
+	if _, err := h.reg.Register(tools.Definition{Name: "Slow", Run: func(ctx context.Context, rc *tools.RunContext) (any, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			cancelled <- context.Cause(ctx)
+			return "cancelled", nil
+		case <-time.After(20 * time.Second):
+			return "ran to its end", nil
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	id := h.spawn(t, "call_s", "say hi")
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child's call did not start")
+	}
+	began := time.Now()
+	out, failed := h.call(t, "call_i", subagent.SendInput, map[string]any{"target": id, "message": "again", "interrupt": true})
+	if failed || !uuidV7.MatchString(strings.TrimSuffix(strings.TrimPrefix(out, `{"submission_id":"`), `"}`)) {
+		t.Fatalf("send_input with interrupt = %q (failed %v)", out, failed)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running call was not cancelled")
+	}
+	if out := h.waitFor(t, "call_w", id); out != `{"status":{"`+id+`":{"completed":"child answer after interrupt"}},"timed_out":false}` {
+		t.Errorf("wait_agent = %q", out)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the interrupted child took %v to answer", took)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the child sent %d requests, want 2", len(reqs))
+	}
+	second := reqs[1].Messages
+	if n := len(second); n < 4 {
+		t.Fatalf("the child's second request has %d messages", n)
+	}
+	got := texts(reqs[1])
+	n := len(got)
+	if got[n-2] != interruptedNote || got[n-1] != "again" {
+		t.Errorf("the child's second request ends with %q, want the note, then the message", got[n-2:])
+	}
+	var result *dsh.ToolResultBlock
+	for _, c := range second[n-3].Content {
+		if tr, ok := c.(dsh.ToolResultBlock); ok {
+			result = &tr
+		}
+	}
+	if result == nil || result.ToolCallID != "call_slow" || !result.IsError || !strings.Contains(blocktextOf(result.Content), "aborted") {
+		t.Errorf("before the note: %+v, want the aborted call's failed result", second[n-3])
+	}
+	child, _ := h.logs.Log(recordsOf[dsh.SubagentStarted](t, h.log)[0].SessionID)
+	ends := recordsOf[dsh.TurnEnd](t, child)
+	if len(ends) != 2 {
+		t.Fatalf("the child's log has %d turn ends, want 2", len(ends))
+	}
+	if ab, ok := ends[0].Reason.(dsh.TurnEndAborted); !ok {
+		t.Errorf("the interrupted turn ended %#v, want aborted", ends[0].Reason)
+	} else if _, user := ab.Reason.(dsh.CancelUser); !user {
+		t.Errorf("the interrupted turn's cause is %#v, want the user's", ab.Reason)
+	}
+	h.mu.Lock()
+	stops := 0
+	for _, e := range h.events {
+		if strings.HasPrefix(e, "subagent-stop") {
+			stops++
+		}
+	}
+	h.mu.Unlock()
+	if stops != 1 {
+		t.Errorf("%d subagent-stop, want one, at the end of the turn after the interrupt", stops)
+	}
+	if fin := recordsOf[dsh.SubagentFinished](t, h.log); len(fin) != 1 {
+		t.Errorf("subagent/finished = %+v, want one", fin)
+	}
+
+	// The child's turn has ended: interrupt has nothing to abort, and no note is given.
+	<-h.noticed
+	out, failed = h.call(t, "call_i2", subagent.SendInput, map[string]any{"target": id, "message": "once more", "interrupt": true})
+	if failed {
+		t.Fatalf("send_input with interrupt to a finished child = %q", out)
+	}
+	if out := h.waitFor(t, "call_w2", id); out != `{"status":{"`+id+`":{"completed":"child third answer"}},"timed_out":false}` {
+		t.Errorf("the second wait_agent = %q", out)
+	}
+	reqs = model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the child sent %d requests, want 3", len(reqs))
+	}
+	if got := texts(reqs[2]); got[len(got)-1] != "once more" || got[len(got)-2] != "child answer after interrupt" {
+		t.Errorf("the third request ends with %q, want the answer, then the message alone", got[len(got)-2:])
+	}
+}
+
+// blocktextOf is the text of content's text blocks.
+func blocktextOf(content []dsh.ContentBlock) string {
+	var b strings.Builder
+	for _, c := range content {
+		if tb, ok := c.(dsh.TextBlock); ok {
+			b.WriteString(tb.Text)
+		}
+	}
+	return b.String()
 }

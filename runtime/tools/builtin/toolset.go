@@ -135,6 +135,16 @@ type ToolRow struct {
 	// ReadFirst, when set, is the tool's read-before-edit rule: the engine refuses a call
 	// whose file the conversation has not read ([ReadLog] remembers the reads).
 	ReadFirst *ReadFirst `json:"read_first,omitempty"`
+	// Aborted, when set, is the model's text of a call the cancellation of its turn
+	// aborted (an ABORTED or ABORTED_BEFORE_DISPATCH failure): {seconds} is how long its
+	// body had run, to a tenth of a second (0.0 when it had not started). Codex 0.169.0
+	// words an exec_command call a send_input interrupt aborted "Wall time: 0.1
+	// seconds\naborted by user" (codex/subagent-send-interrupt); "": dsh's own words.
+	Aborted string `json:"aborted,omitempty"`
+	// Interrupted, when set, is the message the engine gives a child agent before the
+	// message of a send call that interrupts its running turn (Codex's send_input with
+	// interrupt: its <turn_aborted> note); "": the message alone.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // AgentShape is how an engine shapes its agent tool: where a call's input holds the task
@@ -736,7 +746,7 @@ func toolsetDefinitions(o Options) (defs []tools.Definition, ok bool, err error)
 			}
 		}
 		d.Loading = loading
-		defs = append(defs, withReadFirst(d, r.ReadFirst))
+		defs = append(defs, withAborted(withReadFirst(d, r.ReadFirst), r.Aborted))
 	}
 	if len(defs) == 0 {
 		return nil, false, errors.New("builtin: the " + all[i].Dialect + " toolset offers no tool")
