@@ -16,6 +16,7 @@ import (
 	"github.com/dshkit/dsh/runtime/permrule"
 	"github.com/dshkit/dsh/runtime/session"
 	"github.com/dshkit/dsh/runtime/tools"
+	"github.com/dshkit/dsh/runtime/tools/builtin"
 )
 
 // hookAgents runs agent hooks' verifiers (hookproto.AgentVerifier) for a session: each a
@@ -100,6 +101,9 @@ func (h hookAgents) VerifyHook(ctx context.Context, r hookproto.AgentEval) (json
 		}
 		return dsh.RequestPass{}, nil
 	})
+	if l := h.reminders(r, reg); l != nil {
+		hooks.Plugin("session-reminders").OnPreStep(l)
+	}
 	log, err := session.Open(ctx, session.NewMemory())
 	if err != nil {
 		return nil, err
@@ -181,6 +185,46 @@ func forwardToolEvents(r *dsh.Registrar, from *dsh.Registry) {
 	r.OnToolResult(func(ctx context.Context, p *dsh.ToolResultPayload) {
 		_ = from.EmitToolResult(ctx, p) // tools/result observes: a failing listener changes nothing
 	})
+}
+
+// reminders is the pre-step listener that gives the verifier the session's reminders
+// (Session.sessionReminders, for the verifier's model and its tools reg) where the
+// dialect's toolset says (builtin.VerifierReminders): once, after the results of its
+// first calls (at the end of the batch of the first step that follows calls), as Claude
+// Code 2.1.328 does (subagent/agent-hook-tools); the request that asks a verifier that
+// answered with text only to answer gets none (subagent/agent-hook-no-verdict). Nil when
+// the verifier gets none.
+func (h hookAgents) reminders(r hookproto.AgentEval, reg *tools.Registry) dsh.PreStepListener {
+	s := h.s
+	o := s.Builtin
+	if r.Model != "" {
+		o.Model = r.Model
+	}
+	if builtin.VerifierReminders(o) != builtin.VerifierAfterFirstResults {
+		return nil
+	}
+	blocks := s.sessionReminders(o, reg)
+	if len(blocks) == 0 {
+		return nil
+	}
+	plugin := s.cfg.Hooks.desc().Table.Plugin
+	var once sync.Once
+	return func(ctx context.Context, p *dsh.PreStepPayload, next dsh.PreStepNext) (dsh.PreStepDecision, error) {
+		d, err := next.Call(ctx)
+		enter, ok := d.(dsh.PreStepEnter)
+		if err != nil || !ok || p.Step < 2 {
+			// A turn's first step follows no calls (the prompt, or the request to answer).
+			return d, err
+		}
+		due := false
+		once.Do(func() { due = true })
+		if !due {
+			return d, nil
+		}
+		m := dsh.UserMessage{ID: "session-reminders-" + rand.Text(), Role: dsh.UserMessageRoleUser, Content: blocks,
+			Source: dsh.SourcePlugin{Plugin: plugin, Form: dsh.PluginFormCatalog}}
+		return dsh.PreStepEnter{Messages: append(slices.Clone(enter.Messages), m)}, nil
+	}
 }
 
 // verifierSession marks the session of a running verifier's calls (Session.verifiers):

@@ -93,8 +93,8 @@ func TestAgentHookVerifier(t *testing.T) {
 				!slices.Contains(names, "StructuredOutput") || slices.Contains(names, "Agent") || !slices.Contains(names, "Read") {
 				t.Errorf("the verifier's request: system %q, tools %v", v.System, names)
 			}
-			if name == "not met" && !strings.Contains(lastUserText(reqs[2]), "don't ask mode") {
-				t.Errorf("the verifier's Write was not denied as dontAsk denies it: %q", lastUserText(reqs[2]))
+			if name == "not met" && !strings.Contains(allText(reqs[2]), "don't ask mode") {
+				t.Errorf("the verifier's Write was not denied as dontAsk denies it: %q", allText(reqs[2]))
 			}
 			if name == "no verdict" && !strings.Contains(lastUserText(reqs[2]), "[structured-output-enforce] You MUST call the StructuredOutput tool") {
 				t.Errorf("the verifier was not asked again: %q", lastUserText(reqs[2]))
@@ -223,5 +223,56 @@ func TestAgentHookVerifierFiresSessionHooks(t *testing.T) {
 		if !strings.HasPrefix(*in.AgentID, "hook-agent-") || len(*in.AgentID) != len("hook-agent-")+36 || in.AgentType != nil || in.Mode != "dontAsk" {
 			t.Errorf("%s: agent_id %q, agent_type %v, permission_mode %q", key, *in.AgentID, in.AgentType, in.Mode)
 		}
+	}
+}
+
+// allText is the text of every message of req (lastUserText's, message by message).
+func allText(req llm.Request) string {
+	var b strings.Builder
+	for i := range req.Messages {
+		b.WriteString(lastUserText(llm.Request{Messages: req.Messages[:i+1]}))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// An agent hook's verifier gets the session reminders that the main session's first
+// request carries (spec/toolsets/claude-code.json's session_reminders: the environment,
+// the model), once, in the request after the results of its first calls, as Claude Code
+// 2.1.328 sends them (differential case subagent/agent-hook-tools): not in its first
+// request, not again after its next calls.
+func TestAgentHookVerifierSessionReminders(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("a note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("Read", map[string]any{"file_path": filepath.Join(ws, "notes.txt")})}}
+	s, model := agentHookSession(t, ws,
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("Bash", map[string]any{"command": "true", "description": "d"})}},
+		read, read,
+		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("StructuredOutput", map[string]any{"ok": true})}},
+		llm.ScriptedResponse{Text: "done"})
+	turn(t, s, "go")
+	reqs := model.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d model requests, want 5", len(reqs))
+	}
+	env := "<system-reminder>\n# Environment\nYou have been invoked in the following environment: \n - Primary working directory: " + ws + "\n"
+	modelText := "<system-reminder>\nYou are powered by the model test.\n</system-reminder>"
+	if got := allText(reqs[0]); !strings.Contains(got, env) || !strings.Contains(got, modelText) {
+		t.Errorf("the session's first request lacks the session reminders: %q", got)
+	}
+	if got := allText(reqs[1]); strings.Contains(got, "# Environment") {
+		t.Errorf("the verifier's first request carries the session reminders: %q", got)
+	}
+	got := allText(reqs[2])
+	if strings.Count(got, env) != 1 || strings.Count(got, modelText) != 1 {
+		t.Errorf("the verifier's request after its first results: %q", got)
+	}
+	if i, j := strings.Index(got, "1\ta note"), strings.Index(got, env); i < 0 || j < i {
+		t.Errorf("the session reminders are not after the verifier's first results: %q", got)
+	}
+	if got := allText(reqs[3]); strings.Count(got, env) != 1 {
+		t.Errorf("the verifier's reminders came %d times by its third request, want once", strings.Count(got, env))
 	}
 }

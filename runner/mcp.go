@@ -117,29 +117,38 @@ func (s *Session) searchReminder(text string) dsh.ModelMessage {
 		Source: dsh.SourcePlugin{Plugin: s.cfg.Hooks.desc().Table.Plugin}}
 }
 
-// remindDeferred tells the model, when a new session starts, the names of the tools its
-// requests offer behind the tool search (the built-in tools' and the MCP servers'), in
-// the dialect's words (its toolset's search reminder), as the engine does in its first
-// request.
-func (s *Session) remindDeferred() {
+// sessionReminders are the reminders that the dialect's engine tells the model of a new
+// session of o (builtin.SessionReminders: the environment, the model, and the names of the
+// tools reg offers behind the tool search, the built-in tools' and the MCP servers'), one
+// <system-reminder> text block each; nil when there are none.
+func (s *Session) sessionReminders(o builtin.Options, reg *tools.Registry) []dsh.ContentBlock {
 	var names []string
-	for _, d := range s.Tools.Visible("") {
+	for _, d := range reg.Visible("") {
 		if d.Loading == tools.LoadDeferred {
 			names = append(names, d.Name)
 		}
 	}
-	text := builtin.DeferredReminder(s.Builtin, names)
-	if text == "" {
+	var out []dsh.ContentBlock
+	for _, t := range builtin.SessionReminders(o, builtin.HostOf(o), names) {
+		out = append(out, dsh.TextBlock{Text: "<system-reminder>\n" + t + "\n</system-reminder>"})
+	}
+	return out
+}
+
+// remindSession tells the model, when a new session starts, the session reminders
+// (sessionReminders), as the engine does in its first request.
+func (s *Session) remindSession() {
+	blocks := s.sessionReminders(s.Builtin, s.Tools)
+	if len(blocks) == 0 {
 		return
 	}
-	text = "<system-reminder>\n" + text + "\n</system-reminder>"
 	plugin := s.cfg.Hooks.desc().Table.Plugin
 	s.Hooks.Plugin("tool-search").OnSessionStart(func(ctx context.Context, sp *dsh.SessionStartPayload) error {
 		if sp.Source != dsh.SessionStartSourceStartup || sp.Agent == nil {
 			return nil
 		}
 		return sp.Agent.Inject(ctx, dsh.UserMessage{ID: fmt.Sprintf("tool-search-%d", time.Now().UnixNano()),
-			Role: dsh.UserMessageRoleUser, Content: []dsh.ContentBlock{dsh.TextBlock{Text: text}},
+			Role: dsh.UserMessageRoleUser, Content: blocks,
 			Source: dsh.SourcePlugin{Plugin: plugin, Form: dsh.PluginFormCatalog}})
 	})
 }

@@ -300,7 +300,7 @@ func New(ctx context.Context, cfg Config) (s *Session, err error) {
 		s.taskReminder.Register(s.Hooks.Plugin("task-reminder"))
 	}
 	s.registerMCP()
-	s.remindDeferred()
+	s.remindSession()
 	for _, p := range cfg.Plugins {
 		p.Register(s.Hooks.Plugin(PluginName(p)))
 	}

@@ -45,6 +45,9 @@ type Toolset struct {
 	// TaskReminder is the engine's periodic reminder of its task tools (NewTaskReminder);
 	// nil: it has none.
 	TaskReminder *TaskReminderShape `json:"task_reminder,omitempty"`
+	// SessionReminders are the engine's reminders of where and on which model a session
+	// runs (SessionReminders); nil: it has none.
+	SessionReminders *SessionRemindersShape `json:"session_reminders,omitempty"`
 	// HookInput is how the engine writes a call's input to its hooks (tool_input):
 	// "schema", in its tool's schema's key order with the schema's defaults filled in
 	// (HookInputs); "": as the model gave it.
@@ -609,6 +612,9 @@ func loadToolsets(fsys fs.FS) ([]Toolset, error) {
 		var ts Toolset
 		if err := json.Unmarshal(data, &ts); err != nil {
 			return nil, fmt.Errorf("spec/%s: %w", name, err)
+		}
+		if sr := ts.SessionReminders; sr != nil && sr.Verifier != "" && sr.Verifier != VerifierAfterFirstResults {
+			return nil, fmt.Errorf("spec/%s: session_reminders.verifier: %q is not %q", name, sr.Verifier, VerifierAfterFirstResults)
 		}
 		for i, r := range ts.Tools {
 			switch {

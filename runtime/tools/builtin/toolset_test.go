@@ -28,6 +28,7 @@ func TestToolsetBadRows(t *testing.T) {
 		"unknown impl": {`{"tools": [{"name": "A", "impl": "nope"}]}`, `tools[0] (A): unknown impl "nope"`},
 		"namespace":    {`{"tools": [{"name": "A", "impl": "bash", "namespace": "ns"}]}`, `tools[0] (A): namespace "ns" has no description in namespaces`},
 		"empty refuse": {`{"tools": [{"name": "A", "impl": "bash", "refuse": {}}]}`, `tools[0] (A): refuse: no refusal`},
+		"verifier":     {`{"session_reminders": {"verifier": "later"}, "tools": [{"name": "A", "impl": "bash"}]}`, `spec/toolsets/x.json: session_reminders.verifier: "later" is not "after_first_results"`},
 		"server key":   {`{"tools": [{"name": "A", "impl": "bash", "refuse": {"unknown_server": "x"}}]}`, `tools[0] (A): refuse: unknown_server and server_key go together`},
 		"no required": {`{"tools": [{"name": "A", "impl": "bash", "input_schema": {"type": "object"}, "refuse": {"missing_field": "m"}}]}`,
 			`tools[0] (A): refuse: missing_field: the input schema requires no property`},
