@@ -41,8 +41,8 @@ func TestAgentResponse(t *testing.T) {
 		Reason: "ERROR_NO_COMPLETE_TASK_CALL"})
 	r, ok = agentResponse("invoke_agent", missing, "x")
 	var d struct {
-		RecentActivity []struct{ Type, Content, Status string } `json:"recentActivity"`
-		TerminateReason string                                 `json:"terminateReason"`
+		RecentActivity  []struct{ Type, Content, Status string } `json:"recentActivity"`
+		TerminateReason string                                   `json:"terminateReason"`
 	}
 	if !ok || json.Unmarshal(r.ReturnDisplay, &d) != nil || len(d.RecentActivity) != 5 || d.TerminateReason != "ERROR_NO_COMPLETE_TASK_CALL" ||
 		d.RecentActivity[1].Status != "running" || d.RecentActivity[4].Content != "Error: Agent stopped calling tools but did not call 'complete_task'." {
