@@ -137,15 +137,14 @@ type ContinueOptions struct {
 // opts.Interrupt, at the start of the turn that follows the running one, which is
 // aborted: the running turn's Child is returned (nil for a foreground child, whose call
 // returns its result), and onEnd is not used. A child whose turn ended gets another
-// turn, in
-// the background: its loop is resumed from its own log (loop.Resume: it reads its history,
-// and a turn a crash left open is closed, never run again) and msg is the new turn's
-// prompt. That turn ends as a first one does: agent/subagent-stop, then a
+// turn, in the background: its loop is resumed from its own log (loop.Resume: it reads
+// its history, and a turn a crash left open is closed, never run again) and msg is the
+// new turn's prompt. That turn ends as a first one does: agent/subagent-stop, then a
 // subagent/finished record in the parent's log (the same call id; the last one is what a
 // resumed parent answers). It fires no agent/subagent-start. onEnd is as for
-// [Runner.Spawn]. It fails with ErrUnknownAgent, ErrRunning (the child's turn is starting
-// or ending, and cannot take the message now), ErrNotReopenable, ErrClosed or ErrTooMany,
-// and then changes nothing.
+// [Runner.Spawn]. It fails with ErrUnknownAgent, ErrRunning (the child's turn is
+// starting or ending, and cannot take the message now), ErrNotReopenable, ErrClosed or
+// ErrTooMany, and then changes nothing.
 func (r *Runner) Continue(ctx context.Context, agentID string, msg dsh.UserMessage, opts ContinueOptions, onEnd func(*Child)) (*Child, error) {
 	r.mu.Lock()
 	rec, closed := r.agents[agentID], r.closed
