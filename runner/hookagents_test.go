@@ -31,15 +31,7 @@ func agentHookSession(t *testing.T, ws string, rs ...llm.ScriptedResponse) (*run
 	}
 	t.Cleanup(func() { log.Close() })
 	model := llm.NewScripted(rs...).RecordRequests()
-	s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
-		Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
-		OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
-			return model, dsh.LLMCallConfig{Provider: "scripted", Model: "test"}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := claudeSession(t, ws, hooks, log, model, "test")
 	return s, model
 }
 
@@ -159,15 +151,7 @@ func TestAgentHookVerifierFiresSessionHooks(t *testing.T) {
 		llm.ScriptedResponse{ToolCalls: []llm.ScriptedToolCall{call("StructuredOutput", map[string]any{"ok": true, "reason": "fine"})}},
 		llm.ScriptedResponse{Text: "done"},
 	).RecordRequests()
-	s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
-		Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
-		OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
-			return model, dsh.LLMCallConfig{Provider: "scripted", Model: "test"}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := claudeSession(t, ws, hooks, log, model, "test")
 	turn(t, s, "go")
 	if n := len(model.Requests()); n != 4 {
 		t.Fatalf("%d model requests, want 4 (a verifier of the verifier's Bash call ran?)", n)

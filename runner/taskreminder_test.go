@@ -47,15 +47,7 @@ func TestTaskReminder(t *testing.T) {
 	}
 	script = append(script, llm.ScriptedResponse{Text: "done"})
 	model := llm.NewScripted(script...).RecordRequests()
-	s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
-		Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
-		OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
-			return model, dsh.LLMCallConfig{Provider: "scripted", Model: "claude-sonnet-4-5"}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := claudeSession(t, ws, hooks, log, model, "claude-sonnet-4-5")
 	turn(t, s, "go")
 	reqs := model.Requests()
 	if len(reqs) != len(script) {
@@ -100,15 +92,7 @@ func TestTaskReminderResumed(t *testing.T) {
 		l := log
 		t.Cleanup(func() { l.Close() })
 		model := llm.NewScripted(rs...).RecordRequests()
-		s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
-			Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
-			OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
-				return model, dsh.LLMCallConfig{Provider: "scripted", Model: "claude-sonnet-4-5"}, nil
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
+		s := claudeSession(t, ws, hooks, log, model, "claude-sonnet-4-5")
 		return s, model
 	}
 	var script []llm.ScriptedResponse
@@ -188,15 +172,7 @@ func TestTaskReminderNotAtStopFeedback(t *testing.T) {
 	}
 	t.Cleanup(func() { log.Close() })
 	model := llm.NewScripted(script...).RecordRequests()
-	s, err := runner.New(context.Background(), runner.Config{Workspace: ws, SessionID: "ses_test", Log: log,
-		Hooks: runner.Hooks{Dialect: "claude-code", File: hooks, Trust: true},
-		OpenModel: func(string, runner.ContextPlacement) (llm.Model, dsh.LLMCallConfig, error) {
-			return model, dsh.LLMCallConfig{Provider: "scripted", Model: "claude-sonnet-4-5"}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := claudeSession(t, ws, hooks, log, model, "claude-sonnet-4-5")
 	turn(t, s, "go")
 	reqs := model.Requests()
 	if len(reqs) < 6 {
